@@ -1,0 +1,70 @@
+// The object types the server knows: the SIP (res_pjsip) types, plus whatever else the
+// configuration file defines, so every object the operator configured can be read through ARI.
+import type { DynamicConfig } from './store.ts';
+import type { FileBackend } from './file-backend.ts';
+import type { FieldSpec } from './types.ts';
+
+const oneOf =
+  (...allowed: string[]) =>
+  (value: string): string | undefined =>
+    allowed.includes(value.toLowerCase()) ? undefined : `must be one of ${allowed.join(', ')}`;
+
+const nonNegativeInteger = (value: string): string | undefined =>
+  /^\d+$/.test(value.trim()) ? undefined : 'must be a non-negative integer';
+
+/** Asterisk's spellings of true and false (ast_true / ast_false). */
+const yesNo = oneOf('yes', 'no', 'true', 'false', 'y', 'n', 't', 'f', '1', '0', 'on', 'off');
+
+const field = (defaultValue: string, validate?: FieldSpec['validate']): FieldSpec => ({ default: defaultValue, validate });
+
+export const SIP_CONFIG_CLASS = 'res_pjsip';
+
+export function registerBuiltinConfigTypes(store: DynamicConfig): void {
+  const backends = ['file', 'sqlite'] as const;
+  store.registerType(SIP_CONFIG_CLASS, 'endpoint', {
+    backends,
+    fields: {
+      context: field('default'),
+      disallow: field(''),
+      allow: field('ulaw,alaw'),
+      aors: field(''),
+      auth: field(''),
+      transport: field(''),
+      direct_media: field('no', yesNo),
+      callerid: field(''),
+      dtmf_mode: field('rfc4733', oneOf('rfc4733', 'inband', 'info', 'auto', 'auto_info')),
+      language: field(''),
+    },
+  });
+  store.registerType(SIP_CONFIG_CLASS, 'aor', {
+    backends,
+    fields: {
+      max_contacts: field('1', nonNegativeInteger),
+      contact: field(''),
+      qualify_frequency: field('0', nonNegativeInteger),
+    },
+  });
+  store.registerType(SIP_CONFIG_CLASS, 'auth', {
+    backends,
+    fields: {
+      auth_type: field('userpass', oneOf('userpass', 'md5')),
+      username: field(''),
+      password: field(''),
+      realm: field(''),
+    },
+  });
+}
+
+/**
+ * Registers, as read-only types, the class/type pairs the configuration file uses but no code
+ * registered; their fields are those the file's objects set, with empty defaults.
+ */
+export function registerFileOnlyTypes(store: DynamicConfig, file: FileBackend): void {
+  for (const { configClass, objectType, fieldNames } of file.objectTypes()) {
+    if (store.hasType(configClass, objectType)) continue;
+    store.registerType(configClass, objectType, {
+      backends: ['file'],
+      fields: Object.fromEntries(fieldNames.map((name) => [name, field('')])),
+    });
+  }
+}

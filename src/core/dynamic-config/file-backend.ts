@@ -1,0 +1,48 @@
+// Objects defined in the configuration file. Read-only: the file is the operator's, never rewritten by the server.
+import { ForbiddenError } from '../errors.ts';
+import type { ConfigBackend, StoredFields } from './types.ts';
+
+/** configClass → objectType → id → field → value, as in the configuration file. */
+export type ConfigObjectTree = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, string>>>>>>>>;
+
+export class FileBackend implements ConfigBackend {
+  readonly name = 'file' as const;
+  readonly readOnly = true;
+  readonly writable = false;
+
+  constructor(private readonly tree: ConfigObjectTree) {}
+
+  retrieve(configClass: string, objectType: string, id: string): StoredFields | undefined {
+    const fields = this.#objectsOf(configClass, objectType)?.[id];
+    return fields ? { ...fields } : undefined;
+  }
+
+  ids(configClass: string, objectType: string): string[] {
+    return Object.keys(this.#objectsOf(configClass, objectType) ?? {}).sort();
+  }
+
+  save(): void {
+    throw new ForbiddenError('The configuration file is read-only');
+  }
+
+  remove(): void {
+    throw new ForbiddenError('The configuration file is read-only');
+  }
+
+  /** Every class/type the file uses, with the union of the field names its objects set. */
+  objectTypes(): { configClass: string; objectType: string; fieldNames: string[] }[] {
+    return Object.entries(this.tree).flatMap(([configClass, types]) =>
+      Object.entries(types).map(([objectType, objects]) => ({
+        configClass,
+        objectType,
+        fieldNames: [...new Set(Object.values(objects).flatMap((fields) => Object.keys(fields)))],
+      })),
+    );
+  }
+
+  #objectsOf(configClass: string, objectType: string) {
+    return Object.hasOwn(this.tree, configClass) && Object.hasOwn(this.tree[configClass], objectType)
+      ? this.tree[configClass][objectType]
+      : undefined;
+  }
+}

@@ -1,0 +1,151 @@
+// The dynamic configuration store: typed objects addressed by (configClass, objectType, id),
+// read from and written to the backends their type lists, in the manner of Asterisk's sorcery.
+import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from '../errors.ts';
+import { TypedEmitter } from '../typed-emitter.ts';
+import type {
+  BackendName,
+  ConfigBackend,
+  ConfigChange,
+  ConfigTuple,
+  DynamicObject,
+  ObjectTypeDefinition,
+  StoredFields,
+} from './types.ts';
+
+type DynamicConfigEvents = { change: ConfigChange };
+
+interface Located {
+  readonly backend: ConfigBackend;
+  readonly fields: StoredFields;
+}
+
+export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
+  readonly #types = new Map<string, Map<string, ObjectTypeDefinition>>();
+  readonly #backends = new Map<BackendName, ConfigBackend>();
+
+  registerType(configClass: string, objectType: string, definition: ObjectTypeDefinition): void {
+    let types = this.#types.get(configClass);
+    if (!types) this.#types.set(configClass, (types = new Map()));
+    if (types.has(objectType)) throw new ConflictError(`Object type '${configClass}/${objectType}' is already registered`);
+    types.set(objectType, definition);
+  }
+
+  hasType(configClass: string, objectType: string): boolean {
+    return this.#types.get(configClass)?.has(objectType) ?? false;
+  }
+
+  /** Makes a backend available to every type that lists it; replaces an earlier one of the same name. */
+  attachBackend(backend: ConfigBackend): void {
+    this.#backends.set(backend.name, backend);
+  }
+
+  detachBackend(name: BackendName): void {
+    this.#backends.delete(name);
+  }
+
+  /** All fields of the object, defaults filled in, in the type's field order. */
+  get(configClass: string, objectType: string, id: string): ConfigTuple[] {
+    const definition = this.#definition(configClass, objectType);
+    const located = this.#locate(definition, configClass, objectType, id);
+    if (!located) throw new NotFoundError(`Object with id '${id}' not found`);
+    return tuplesOf(definition, located.fields);
+  }
+
+  /**
+   * Creates the object when it does not exist (then `fields` may be omitted) or changes the given
+   * fields of an existing one. Returns all its fields afterwards.
+   */
+  update(configClass: string, objectType: string, id: string, fields?: readonly ConfigTuple[]): ConfigTuple[] {
+    const definition = this.#definition(configClass, objectType);
+    const existing = this.#locate(definition, configClass, objectType, id);
+    if (existing && fields === undefined) throw new InvalidError(`Fields must be provided to update object '${id}'`);
+
+    const changes = validatedChanges(definition, fields ?? [], `${existing ? 'Update' : 'Creation'} of object '${id}'`);
+    const target = existing ? existing.backend : this.#writableBackend(definition);
+    if (!target?.writable) {
+      throw new ForbiddenError(`Cannot ${existing ? 'update' : 'create'} sorcery objects of type '${objectType}'`);
+    }
+    const stored = { ...existing?.fields, ...changes };
+    target.save(configClass, objectType, id, stored);
+    this.emit('change', { configClass, objectType, id, action: existing ? 'updated' : 'created' });
+    return tuplesOf(definition, stored);
+  }
+
+  delete(configClass: string, objectType: string, id: string): void {
+    const definition = this.#definition(configClass, objectType);
+    const located = this.#locate(definition, configClass, objectType, id);
+    if (!located) throw new NotFoundError(`Object with id '${id}' not found`);
+    if (!located.backend.writable) throw new ForbiddenError(`Could not delete object with id '${id}'`);
+    located.backend.remove(configClass, objectType, id);
+    this.emit('change', { configClass, objectType, id, action: 'deleted' });
+  }
+
+  /** Every object of the type across its backends; an id found in several backends is taken from the first. */
+  list(configClass: string, objectType: string): DynamicObject[] {
+    const definition = this.#definition(configClass, objectType);
+    const objects = new Map<string, DynamicObject>();
+    for (const backend of this.#backendsOf(definition)) {
+      for (const id of backend.ids(configClass, objectType)) {
+        if (objects.has(id)) continue;
+        const fields = backend.retrieve(configClass, objectType, id);
+        if (fields) objects.set(id, { id, backend: backend.name, values: valuesOf(definition, fields) });
+      }
+    }
+    return [...objects.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** The object's values with defaults filled in, or undefined when it does not exist. */
+  find(configClass: string, objectType: string, id: string): DynamicObject | undefined {
+    const definition = this.#definition(configClass, objectType);
+    const located = this.#locate(definition, configClass, objectType, id);
+    return located && { id, backend: located.backend.name, values: valuesOf(definition, located.fields) };
+  }
+
+  #definition(configClass: string, objectType: string): ObjectTypeDefinition {
+    const types = this.#types.get(configClass);
+    if (!types) throw new NotFoundError(`configClass '${configClass}' not found`);
+    const definition = types.get(objectType);
+    if (!definition) throw new NotFoundError(`objectType '${objectType}' not found`);
+    return definition;
+  }
+
+  #backendsOf(definition: ObjectTypeDefinition): ConfigBackend[] {
+    return definition.backends.flatMap((name) => this.#backends.get(name) ?? []);
+  }
+
+  #locate(definition: ObjectTypeDefinition, configClass: string, objectType: string, id: string): Located | undefined {
+    for (const backend of this.#backendsOf(definition)) {
+      const fields = backend.retrieve(configClass, objectType, id);
+      if (fields) return { backend, fields };
+    }
+    return undefined;
+  }
+
+  /** Where new objects go: the first listed backend that is not read-only (it may still refuse writes for now). */
+  #writableBackend(definition: ObjectTypeDefinition): ConfigBackend | undefined {
+    return this.#backendsOf(definition).find((backend) => !backend.readOnly);
+  }
+}
+
+function validatedChanges(definition: ObjectTypeDefinition, fields: readonly ConfigTuple[], what: string): StoredFields {
+  const changes: StoredFields = {};
+  for (const { attribute, value } of fields) {
+    if (!Object.hasOwn(definition.fields, attribute)) {
+      throw new InvalidError(`${what} failed field value validation: unknown attribute '${attribute}'`);
+    }
+    const problem = definition.fields[attribute].validate?.(value);
+    if (problem !== undefined) throw new InvalidError(`${what} failed field value validation: ${attribute}: ${problem}`);
+    changes[attribute] = value;
+  }
+  return changes;
+}
+
+function valuesOf(definition: ObjectTypeDefinition, stored: StoredFields): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(definition.fields).map(([name, spec]) => [name, Object.hasOwn(stored, name) ? stored[name] : spec.default]),
+  );
+}
+
+function tuplesOf(definition: ObjectTypeDefinition, stored: StoredFields): ConfigTuple[] {
+  return Object.entries(valuesOf(definition, stored)).map(([attribute, value]) => ({ attribute, value }));
+}

@@ -1,0 +1,27 @@
+// Server-wide variables, as set and read by ARI's /asterisk/variable (Asterisk's global dialplan variables).
+import { InvalidError } from './errors.ts';
+
+export class GlobalVariables {
+  readonly #values = new Map<string, string>();
+
+  get(name: string): string | undefined {
+    assertName(name);
+    return this.#values.get(name);
+  }
+
+  /** Sets the variable, or unsets it when `value` is undefined. */
+  set(name: string, value: string | undefined): void {
+    assertName(name);
+    if (value === undefined) this.#values.delete(name);
+    else this.#values.set(name, value);
+  }
+
+  /** Every set variable, in the order they were first set. */
+  list(): Record<string, string> {
+    return Object.fromEntries(this.#values);
+  }
+}
+
+function assertName(name: string): void {
+  if (name === '') throw new InvalidError('Variable name is required');
+}

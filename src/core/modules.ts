@@ -1,0 +1,165 @@
+// The module registry: named, loadable subsystems in the manner of Asterisk's loadable modules.
+// Other subsystems ask `isRunning(name)` (or listen for 'change') to switch themselves on and off.
+import { TypedEmitter } from './typed-emitter.ts';
+import { ConflictError, NotFoundError } from './errors.ts';
+
+export type SupportLevel = 'core' | 'extended' | 'deprecated';
+export type ModuleStatus = 'Running' | 'Not Running';
+
+export interface ModuleDefinition {
+  /** Asterisk-style resource name, e.g. `res_ari_channels.so`. */
+  readonly name: string;
+  readonly description: string;
+  readonly supportLevel: SupportLevel;
+  load(): Promise<void> | void;
+  unload(): Promise<void> | void;
+  /** Absent when the module cannot be reloaded. */
+  reload?(): Promise<void> | void;
+  /** False for modules the server cannot run without. */
+  canUnload?(): boolean;
+  /** How many users hold the module; a module in use cannot be unloaded. */
+  useCount?(): number;
+}
+
+export interface ModuleRecord {
+  name: string;
+  description: string;
+  use_count: number;
+  status: ModuleStatus;
+  support_level: SupportLevel;
+}
+
+export interface ModuleChange {
+  readonly name: string;
+  readonly status: ModuleStatus;
+}
+
+// A type alias rather than an interface: only aliases are assignable to the emitter's event map.
+type ModuleEvents = {
+  /** A module started or stopped running. */
+  change: ModuleChange;
+  /** A running module finished a reload (Asterisk counts this as a configuration reload). */
+  reloaded: { readonly name: string };
+};
+
+/** Asterisk accepts module names with or without the `.so` suffix; so do we. */
+function canonicalName(name: string): string {
+  return name.endsWith('.so') ? name : `${name}.so`;
+}
+
+export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
+  readonly #definitions = new Map<string, ModuleDefinition>();
+  readonly #running = new Set<string>();
+  /** Modules in the middle of a load, unload or reload; a second transition must not interleave. */
+  readonly #busy = new Set<string>();
+
+  register(definition: ModuleDefinition): void {
+    const name = canonicalName(definition.name);
+    if (this.#definitions.has(name)) throw new ConflictError(`Module ${name} is already registered`);
+    this.#definitions.set(name, definition);
+  }
+
+  isRunning(name: string): boolean {
+    return this.#running.has(canonicalName(name));
+  }
+
+  /** Every registered module, loaded or not, in registration order. */
+  list(): ModuleRecord[] {
+    return [...this.#definitions.keys()].map((name) => this.#record(name));
+  }
+
+  get(name: string): ModuleRecord {
+    const canonical = canonicalName(name);
+    if (!this.#running.has(canonical)) throw new NotFoundError('Module could not be found in running modules');
+    return this.#record(canonical);
+  }
+
+  async load(name: string): Promise<void> {
+    const canonical = canonicalName(name);
+    const definition = this.#definitions.get(canonical);
+    if (this.#running.has(canonical)) throw new ConflictError('Module is already loaded');
+    if (!definition) throw new ConflictError('Module could not be loaded');
+    await this.#transition(canonical, 'Module could not be loaded', async () => {
+      await definition.load();
+      this.#running.add(canonical);
+    });
+  }
+
+  async unload(name: string): Promise<void> {
+    const canonical = canonicalName(name);
+    const definition = this.#definitions.get(canonical);
+    if (!definition || !this.#running.has(canonical)) throw new NotFoundError('Module not found in running modules');
+    if (definition.canUnload?.() === false || (definition.useCount?.() ?? 0) > 0) {
+      throw new ConflictError('Module could not be unloaded');
+    }
+    await this.#transition(canonical, 'Module could not be unloaded', async () => {
+      await definition.unload();
+      this.#running.delete(canonical);
+    });
+  }
+
+  async reload(name: string): Promise<void> {
+    const canonical = canonicalName(name);
+    const definition = this.#definitions.get(canonical);
+    if (!definition || !this.#running.has(canonical)) throw new NotFoundError('Module not found in running modules');
+    const reload = definition.reload;
+    if (!reload) throw new ConflictError('Module does not support reloading');
+    if (this.#busy.has(canonical)) throw new ConflictError('Another reload is currently in progress');
+    await this.#transition(canonical, 'An unknown error occurred while reloading the module', () =>
+      reload.call(definition),
+    );
+    this.emit('reloaded', { name: canonical });
+  }
+
+  /** Loads every registered module that is not running yet, in registration order. */
+  async loadAll(): Promise<void> {
+    for (const name of this.#definitions.keys()) {
+      if (!this.#running.has(name)) await this.load(name);
+    }
+  }
+
+  /**
+   * Unloads every running module in reverse order, core ones included: used at shutdown, where a
+   * module that fails to unload must not keep the others running. Returns the failures.
+   */
+  async unloadAll(): Promise<Error[]> {
+    const failures: Error[] = [];
+    for (const name of [...this.#definitions.keys()].reverse()) {
+      if (!this.#running.has(name)) continue;
+      try {
+        await this.#definitions.get(name)!.unload();
+      } catch (error) {
+        failures.push(error instanceof Error ? error : new Error(String(error)));
+      }
+      this.#running.delete(name);
+      this.emit('change', { name, status: 'Not Running' });
+    }
+    return failures;
+  }
+
+  async #transition(name: string, failure: string, action: () => Promise<void> | void): Promise<void> {
+    if (this.#busy.has(name)) throw new ConflictError(failure);
+    const wasRunning = this.#running.has(name);
+    this.#busy.add(name);
+    try {
+      await action();
+    } catch (cause) {
+      throw new ConflictError(failure, { cause });
+    } finally {
+      this.#busy.delete(name);
+    }
+    const isRunning = this.#running.has(name);
+    if (isRunning !== wasRunning) this.emit('change', { name, status: isRunning ? 'Running' : 'Not Running' });
+  }
+
+  #record(name: string): ModuleRecord {
+    const definition = this.#definitions.get(name)!;
+    return {
+      name,
+      description: definition.description,
+      use_count: definition.useCount?.() ?? 0,
+      status: this.#running.has(name) ? 'Running' : 'Not Running',
+      support_level: definition.supportLevel,
+    };
+  }
+}
