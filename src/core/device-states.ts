@@ -1,0 +1,91 @@
+// Device states. Names beginning with `Stasis:` are controlled through ARI and persist in the
+// database; every other name is derived by the subsystem that owns it (channels, endpoints) and
+// is read-only. Any device state may be subscribed to.
+import type { Applications } from './applications.ts';
+import type { SqliteDatabase } from './database.ts';
+import { ConflictError, NotFoundError } from './errors.ts';
+import { formatAriDate } from './time.ts';
+
+export const DEVICE_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'ONHOLD'] as const;
+export type DeviceStateValue = (typeof DEVICE_STATES)[number];
+
+export interface DeviceStateSnapshot {
+  readonly name: string;
+  readonly state: DeviceStateValue;
+}
+
+const CONTROLLED_PREFIX = 'stasis:';
+
+/** Derives the state of a device that is not controlled through ARI, or undefined when unknown. */
+export type DeviceStateProvider = (name: string) => DeviceStateValue | undefined;
+
+export class DeviceStates {
+  private readonly controlled = new Map<string, DeviceStateValue>();
+  private readonly providers: DeviceStateProvider[] = [];
+  private database: SqliteDatabase | undefined;
+
+  constructor(private readonly applications: Applications) {}
+
+  static isControlled(name: string): boolean {
+    return name.toLowerCase().startsWith(CONTROLLED_PREFIX);
+  }
+
+  /** Loads the persisted controlled states. */
+  open(database: SqliteDatabase): void {
+    this.database = database;
+    database.exec('CREATE TABLE IF NOT EXISTS device_states (name TEXT PRIMARY KEY, state TEXT NOT NULL)');
+    this.controlled.clear();
+    for (const row of database.prepare('SELECT name, state FROM device_states').all() as DeviceStateSnapshot[]) {
+      this.controlled.set(row.name, row.state);
+    }
+  }
+
+  close(): void {
+    this.database = undefined;
+  }
+
+  addProvider(provider: DeviceStateProvider): void {
+    this.providers.push(provider);
+  }
+
+  list(): DeviceStateSnapshot[] {
+    return [...this.controlled].map(([name, state]) => ({ name, state }));
+  }
+
+  get(name: string): DeviceStateSnapshot {
+    const controlled = this.controlled.get(name);
+    if (controlled) return { name, state: controlled };
+    for (const provider of this.providers) {
+      const state = provider(name);
+      if (state) return { name, state };
+    }
+    return { name, state: 'UNKNOWN' };
+  }
+
+  set(name: string, state: DeviceStateValue): void {
+    this.checkControlled(name);
+    this.controlled.set(name, state);
+    this.database?.prepare('INSERT INTO device_states (name, state) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = excluded.state').run(name, state);
+    this.changed(name, state);
+  }
+
+  delete(name: string): void {
+    this.checkControlled(name);
+    if (!this.controlled.delete(name)) throw new NotFoundError(`Device state not found: ${name}`);
+    this.database?.prepare('DELETE FROM device_states WHERE name = ?').run(name);
+    this.changed(name, 'UNKNOWN');
+  }
+
+  /** Owners of derived device states call this when one changes. */
+  changed(name: string, state: DeviceStateValue): void {
+    this.applications.publish(
+      { type: 'DeviceStateChanged', timestamp: formatAriDate(), device_state: { name, state } },
+      { deviceNames: [name] },
+    );
+  }
+
+  private checkControlled(name: string): void {
+    if (!DeviceStates.isControlled(name)) throw new ConflictError(`Device state is not controlled through ARI (name must begin with Stasis:): ${name}`);
+    if (name.length === CONTROLLED_PREFIX.length) throw new NotFoundError('Device name is missing');
+  }
+}

@@ -1,0 +1,47 @@
+// Mailboxes whose message counts an ARI application maintains; persisted in the database.
+import type { SqliteDatabase } from './database.ts';
+import { NotFoundError } from './errors.ts';
+
+export interface MailboxSnapshot {
+  readonly name: string;
+  readonly old_messages: number;
+  readonly new_messages: number;
+}
+
+export class Mailboxes {
+  private database: SqliteDatabase | undefined;
+
+  open(database: SqliteDatabase): void {
+    this.database = database;
+    database.exec('CREATE TABLE IF NOT EXISTS mailboxes (name TEXT PRIMARY KEY, old_messages INTEGER NOT NULL, new_messages INTEGER NOT NULL)');
+  }
+
+  close(): void {
+    this.database = undefined;
+  }
+
+  private get db(): SqliteDatabase {
+    if (!this.database) throw new Error('mailboxes are not open');
+    return this.database;
+  }
+
+  list(): MailboxSnapshot[] {
+    return this.db.prepare('SELECT name, old_messages, new_messages FROM mailboxes ORDER BY name').all() as MailboxSnapshot[];
+  }
+
+  get(name: string): MailboxSnapshot {
+    const row = this.db.prepare('SELECT name, old_messages, new_messages FROM mailboxes WHERE name = ?').get(name) as MailboxSnapshot | undefined;
+    if (!row) throw new NotFoundError(`Mailbox not found: ${name}`);
+    return row;
+  }
+
+  update(name: string, oldMessages: number, newMessages: number): void {
+    this.db
+      .prepare('INSERT INTO mailboxes (name, old_messages, new_messages) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET old_messages = excluded.old_messages, new_messages = excluded.new_messages')
+      .run(name, oldMessages, newMessages);
+  }
+
+  delete(name: string): void {
+    if (this.db.prepare('DELETE FROM mailboxes WHERE name = ?').run(name).changes === 0) throw new NotFoundError(`Mailbox not found: ${name}`);
+  }
+}
