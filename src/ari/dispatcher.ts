@@ -1,0 +1,152 @@
+// Transport-independent request handling: the same path serves HTTP and REST-over-WebSocket.
+import type { Logger } from 'pino';
+import type { AriUser } from '../config/config.ts';
+import type { Core } from '../core/core.ts';
+import { toAriError } from './core-errors.ts';
+import { AriError, Reply, type AnyHandler, type HandlerTable, type RequestContext } from './handler.ts';
+import { checkValue } from './model-check.ts';
+import { parseParams } from './params.ts';
+import { Router, type RouteTarget } from './router.ts';
+import type { ResourceDecl } from './spec/types.ts';
+import { SwaggerDocuments } from './swagger.ts';
+
+export interface AriRequest {
+  readonly method: string;
+  /** Path relative to /ari, still percent-encoded, e.g. `/channels/abc`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly contentType?: string;
+  readonly body?: Buffer;
+  readonly user: AriUser;
+  /** `http://host:port` as the client addressed the server, or undefined without a Host header. */
+  readonly origin?: string;
+  /** REST over WebSocket cannot carry binary bodies. */
+  readonly transport: 'http' | 'websocket';
+}
+
+export interface AriResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** A JSON value to serialise, raw bytes, or a stream (binary downloads). */
+  readonly json?: unknown;
+  readonly raw?: Buffer | NodeJS.ReadableStream;
+  readonly contentType?: string;
+}
+
+export interface DispatcherOptions {
+  readonly core: Core;
+  readonly log: Logger;
+  readonly resources: readonly ResourceDecl[];
+  readonly handlers: ReadonlyMap<string, HandlerTable>;
+  readonly developerMode: boolean;
+  /** Maps a resource to the module that must be running for it to be served. */
+  readonly moduleOf: (resource: string) => string;
+}
+
+const error = (status: number, message: string, headers: Record<string, string> = {}): AriResponse => ({
+  status,
+  headers,
+  json: { message },
+});
+
+const NOT_FOUND = error(404, 'Resource not found');
+
+export class Dispatcher {
+  readonly router = new Router();
+  readonly swagger: SwaggerDocuments;
+  private readonly options: DispatcherOptions;
+
+  constructor(options: DispatcherOptions) {
+    this.options = options;
+    this.swagger = new SwaggerDocuments(options.resources);
+    for (const resource of options.resources) {
+      for (const operation of resource.operations) {
+        this.router.add(resource, operation, operation.method, operation.path);
+        for (const alias of operation.aliases ?? []) this.router.add(resource, operation, alias.method, alias.path);
+      }
+    }
+  }
+
+  handlerFor(target: RouteTarget): AnyHandler | undefined {
+    return this.options.handlers.get(target.resource.name)?.handlers[target.operation.nickname];
+  }
+
+  async dispatch(request: AriRequest): Promise<AriResponse> {
+    if (request.path.startsWith('/api-docs/')) return this.apiDocs(request);
+    const routed = this.router.route(request.method, request.path);
+    switch (routed.kind) {
+      case 'not-found':
+        return routed.trailingSlash ? error(404, 'Resource not found; remove the trailing slash from the path') : NOT_FOUND;
+      case 'options':
+        return { status: 204, headers: { Allow: routed.allow.join(',') } };
+      case 'method-not-allowed':
+        return error(405, 'Invalid method', { Allow: routed.allow.join(',') });
+    }
+    const { target, pathParams } = routed;
+    const { core, log } = this.options;
+    if (!core.modules.isRunning(this.options.moduleOf(target.resource.name))) return NOT_FOUND;
+    if (target.operation.upgrade === 'websocket') return error(426, 'Upgrade to a WebSocket is required');
+
+    let json: unknown;
+    let form: Map<string, string> | undefined;
+    if (request.body && request.body.length > 0) {
+      const type = (request.contentType ?? '').split(';')[0].trim().toLowerCase();
+      if (type === 'application/json') {
+        try {
+          json = JSON.parse(request.body.toString('utf8'));
+        } catch {
+          return error(400, 'Error parsing request body');
+        }
+      } else if (type === 'application/x-www-form-urlencoded') {
+        form = new Map(new URLSearchParams(request.body.toString('utf8')));
+      }
+    }
+    const handler = this.handlerFor(target);
+    try {
+      const params = parseParams(target.operation, { pathParams, query: new Map(request.query), form, json });
+      if (!handler) return error(501, `Not implemented: ${target.operation.nickname}`);
+      const context: RequestContext = { core, user: request.user, log, origin: request.origin ?? '' };
+      const result = await handler(params, context);
+      return this.success(target, result, request.transport);
+    } catch (thrown) {
+      const ariError = thrown instanceof AriError ? thrown : toAriError(thrown);
+      if (ariError) return error(ariError.status, ariError.message, ariError.headers);
+      log.error({ err: thrown, operation: target.operation.nickname }, 'handler failed');
+      return error(500, 'Internal server error');
+    }
+  }
+
+  private success(target: RouteTarget, result: unknown, transport: AriRequest['transport']): AriResponse {
+    const reply = result instanceof Reply ? result : undefined;
+    const body = reply ? reply.body : result;
+    const headers = { ...(reply?.headers ?? {}) };
+    const operation = target.operation;
+    if (operation.responseClass === 'binary') {
+      if (transport === 'websocket') return error(406, 'Binary content cannot be sent over a WebSocket');
+      const binary = body as { contentType: string; body: Buffer | NodeJS.ReadableStream; length?: number };
+      if (binary.length !== undefined) headers['Content-Length'] = String(binary.length);
+      return { status: reply?.status ?? 200, headers, raw: binary.body, contentType: binary.contentType };
+    }
+    if (operation.responseClass === 'void' || body === undefined) {
+      return { status: reply?.status ?? operation.successStatus ?? 204, headers };
+    }
+    if (this.options.developerMode) {
+      const problem = checkValue(operation.responseClass, body, operation.responseClass);
+      if (problem) {
+        this.options.log.error({ operation: operation.nickname, problem }, 'response does not match its model');
+        return error(500, `Response does not match model: ${problem}`);
+      }
+    }
+    return { status: reply?.status ?? operation.successStatus ?? 200, headers, json: body };
+  }
+
+  private apiDocs(request: AriRequest): AriResponse {
+    const match = /^\/api-docs\/([A-Za-z]+)\.json$/.exec(request.path);
+    if (!match) return NOT_FOUND;
+    const document = this.swagger.render(match[1], request.origin === undefined ? undefined : `${request.origin}/ari`);
+    if (!document) return NOT_FOUND;
+    if (request.method === 'OPTIONS') return { status: 204, headers: { Allow: 'OPTIONS,GET' } };
+    if (request.method !== 'GET') return error(405, 'Invalid method', { Allow: 'OPTIONS,GET' });
+    return { status: 200, headers: {}, json: document };
+  }
+}

@@ -1,0 +1,223 @@
+// The event WebSocket (`GET /ari/events`): registers the connection's applications, delivers
+// their events with a bounded send queue, keeps the connection alive, and answers REST requests
+// sent over the socket.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AriUser } from '../config/config.ts';
+import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
+import type { Core } from '../core/core.ts';
+import { formatAriDate } from '../core/time.ts';
+import type { AuthResult } from './auth.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import { ARI_PREFIX, originOf, rejectUpgrade, type UpgradeHandler } from './http-server.ts';
+import { checkValue } from './model-check.ts';
+
+const PROTOCOL = 'ari';
+const MAX_APP_NAME = 73;
+const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
+  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable', 409: 'Conflict',
+  412: 'Precondition Failed', 413: 'Payload Too Large', 422: 'Unprocessable Entity', 426: 'Upgrade Required',
+  500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
+};
+
+export interface EventsWebSocketOptions {
+  readonly core: Core;
+  readonly log: Logger;
+  readonly dispatcher: Dispatcher;
+  readonly developerMode: boolean;
+  readonly pingIntervalSeconds: number;
+  readonly maxQueuedMessages: number;
+}
+
+class EventConnection implements ApplicationSink {
+  private pending = 0;
+  private alive = true;
+  private closed = false;
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly apps: readonly string[],
+    readonly user: AriUser,
+    readonly origin: string | undefined,
+    private readonly owner: EventsWebSocket,
+  ) {
+    socket.on('pong', () => {
+      this.alive = true;
+    });
+  }
+
+  deliver(application: string, event: CoreEvent): void {
+    this.send({ ...event, application, asterisk_id: this.owner.serverId });
+  }
+
+  send(message: Record<string, unknown>): void {
+    if (this.closed) return;
+    if (this.pending >= this.owner.maxQueuedMessages) {
+      this.owner.log.warn({ apps: this.apps, queued: this.pending }, 'event consumer too slow; closing its WebSocket');
+      this.close();
+      return;
+    }
+    const payload = this.owner.developerMode ? this.owner.checked(message) : message;
+    this.pending++;
+    this.socket.send(JSON.stringify(payload), () => {
+      this.pending--;
+    });
+  }
+
+  /** Called by the keep-alive timer; a connection that missed the previous ping is dropped. */
+  ping(): void {
+    if (!this.alive) {
+      this.owner.log.info({ apps: this.apps }, 'event WebSocket missed a keep-alive; closing it');
+      this.close();
+      return;
+    }
+    this.alive = false;
+    this.socket.ping();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.terminate();
+  }
+
+  markClosed(): void {
+    this.closed = true;
+  }
+}
+
+export class EventsWebSocket implements UpgradeHandler {
+  readonly log: Logger;
+  readonly developerMode: boolean;
+  readonly maxQueuedMessages: number;
+  private readonly options: EventsWebSocketOptions;
+  private readonly server = new WebSocketServer({ noServer: true, handleProtocols: (offered) => (offered.has(PROTOCOL) ? PROTOCOL : false) });
+  private readonly connections = new Set<EventConnection>();
+  private readonly keepAlive: NodeJS.Timeout;
+
+  constructor(options: EventsWebSocketOptions) {
+    this.options = options;
+    this.log = options.log;
+    this.developerMode = options.developerMode;
+    this.maxQueuedMessages = options.maxQueuedMessages;
+    this.keepAlive = setInterval(() => {
+      for (const connection of this.connections) connection.ping();
+    }, options.pingIntervalSeconds * 1000);
+    this.keepAlive.unref();
+  }
+
+  get serverId(): string {
+    return this.options.core.serverId;
+  }
+
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, url: URL): void {
+    if (url.pathname !== `${ARI_PREFIX}/events`) return rejectUpgrade(socket, 404, 'Resource not found');
+    if (!this.options.core.modules.isRunning('res_ari_events.so')) return rejectUpgrade(socket, 404, 'Resource not found');
+    const offered = request.headers['sec-websocket-protocol'];
+    if (offered !== undefined && !offered.split(',').some((name) => name.trim() === PROTOCOL)) {
+      return rejectUpgrade(socket, 400, `WebSocket subprotocol must include "${PROTOCOL}"`);
+    }
+    const appParam = url.searchParams.get('app');
+    if (!appParam) return rejectUpgrade(socket, 400, 'HTTP request is missing param: [app]');
+    const apps = appParam.split(',').map((name) => name.trim());
+    const badName = apps.find((name) => name.length === 0 || name.length > MAX_APP_NAME);
+    if (badName !== undefined) return rejectUpgrade(socket, 400, `Invalid application name: "${badName}" (1 to ${MAX_APP_NAME} characters)`);
+    const subscribeAllRaw = url.searchParams.get('subscribeAll');
+    const subscribeAll = subscribeAllRaw !== null && TRUE_WORDS.has(subscribeAllRaw.trim().toLowerCase());
+    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, [...new Set(apps)], subscribeAll, auth.user, originOf(request)));
+  }
+
+  private accept(ws: WebSocket, apps: string[], subscribeAll: boolean, user: AriUser, origin: string | undefined): void {
+    const connection = new EventConnection(ws, apps, user, origin, this);
+    this.connections.add(connection);
+    const registry = this.options.core.applications;
+    for (const app of apps) registry.register(app, connection, subscribeAll);
+    this.log.info({ apps, subscribeAll }, 'event WebSocket connected');
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) void this.restRequest(connection, data.toString());
+    });
+    ws.on('close', () => {
+      connection.markClosed();
+      this.connections.delete(connection);
+      for (const app of apps) registry.deactivate(app, connection);
+      this.log.info({ apps }, 'event WebSocket closed');
+    });
+    ws.on('error', (err) => this.log.warn({ err, apps }, 'event WebSocket error'));
+  }
+
+  /** Replaces a message that does not match its model (developer mode). */
+  checked(message: Record<string, unknown>): Record<string, unknown> {
+    const problem = checkValue('Message', message, String(message.type));
+    if (!problem) return message;
+    this.log.error({ problem, type: message.type }, 'event does not match its model');
+    return { error: 'InvalidMessage', message, details: problem };
+  }
+
+  private async restRequest(connection: EventConnection, text: string): Promise<void> {
+    let request: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      request = parsed as Record<string, unknown>;
+    } catch {
+      return this.restReply(connection, {}, 400, { message: 'Error parsing request body' });
+    }
+    const { type, method, uri } = request;
+    if (type !== 'RESTRequest' || typeof method !== 'string' || typeof uri !== 'string') {
+      return this.restReply(connection, request, 400, { message: 'A RESTRequest needs type, method and uri' });
+    }
+    const url = new URL(`${ARI_PREFIX}/${uri.replace(/^\/+/, '')}`, 'http://localhost');
+    if (Array.isArray(request.query_strings)) {
+      for (const entry of request.query_strings as { name?: unknown; value?: unknown }[]) {
+        if (typeof entry?.name === 'string') url.searchParams.set(entry.name, String(entry.value ?? ''));
+      }
+    }
+    const body = typeof request.message_body === 'string' && request.message_body.length > 0 ? Buffer.from(request.message_body) : undefined;
+    const contentType = typeof request.content_type === 'string' ? request.content_type : undefined;
+    if (body && !contentType) return this.restReply(connection, request, 400, { message: 'content_type is required with a message_body' });
+    const upperMethod = method.toUpperCase();
+    if (connection.user.readOnly && upperMethod !== 'GET' && upperMethod !== 'OPTIONS') {
+      return this.restReply(connection, request, 403, { message: 'Write access denied' });
+    }
+    const response = await this.options.dispatcher.dispatch({
+      method: upperMethod,
+      path: url.pathname.slice(ARI_PREFIX.length),
+      query: url.searchParams,
+      contentType,
+      body,
+      user: connection.user,
+      origin: connection.origin,
+      transport: 'websocket',
+    });
+    this.restReply(connection, request, response.status, response.json);
+  }
+
+  private restReply(connection: EventConnection, request: Record<string, unknown>, status: number, json: unknown): void {
+    const message: Record<string, unknown> = {
+      type: 'RESTResponse',
+      transaction_id: typeof request.transaction_id === 'string' ? request.transaction_id : '',
+      request_id: typeof request.request_id === 'string' ? request.request_id : '',
+      status_code: status,
+      reason_phrase: STATUS_TEXT[status] ?? 'Unknown',
+      uri: typeof request.uri === 'string' ? request.uri : '',
+      timestamp: formatAriDate(),
+      application: connection.apps[0],
+      asterisk_id: this.serverId,
+    };
+    if (json !== undefined) {
+      message.content_type = 'application/json';
+      message.message_body = JSON.stringify(json);
+    }
+    connection.send(message);
+  }
+
+  close(): void {
+    clearInterval(this.keepAlive);
+    for (const connection of this.connections) connection.close();
+    this.server.close();
+  }
+}

@@ -1,0 +1,197 @@
+// The HTTP front door: authentication, CORS, body limits, then the dispatcher.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { PatchbayConfig } from '../config/config.ts';
+import { Authenticator, type AuthResult } from './auth.ts';
+import type { AriResponse, Dispatcher } from './dispatcher.ts';
+
+export const ARI_PREFIX = '/ari';
+
+export interface UpgradeHandler {
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, url: URL): void;
+}
+
+export interface HttpServerOptions {
+  readonly config: PatchbayConfig;
+  readonly log: Logger;
+  readonly dispatcher: Dispatcher;
+  readonly authenticator: Authenticator;
+  readonly upgrade: UpgradeHandler;
+}
+
+const JSON_TYPE = 'application/json';
+
+/** The server's own origin as the client addressed it, for Swagger basePath and Location headers. */
+export function originOf(request: IncomingMessage): string | undefined {
+  const host = request.headers.host;
+  return host ? `http://${host}` : undefined;
+}
+
+export class AriHttpServer {
+  readonly server: http.Server;
+  private readonly options: HttpServerOptions;
+  private readonly allowedOrigins: ReadonlySet<string>;
+  private readonly indent: number | undefined;
+  private readonly realmHeader: string;
+
+  constructor(options: HttpServerOptions) {
+    this.options = options;
+    this.allowedOrigins = new Set(options.config.ari.allowedOrigins);
+    this.indent = options.config.ari.pretty ? 2 : undefined;
+    this.realmHeader = `Basic realm="${options.config.ari.authRealm}"`;
+    this.server = http.createServer((request, response) => void this.handle(request, response));
+    this.server.on('upgrade', (request, socket, head) => this.handleUpgrade(request, socket, head));
+    this.server.on('clientError', (_err, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    });
+  }
+
+  listen(port: number, host: string): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = request.method ?? 'GET';
+    this.addCors(request, response);
+    if (url.pathname !== ARI_PREFIX && !url.pathname.startsWith(`${ARI_PREFIX}/`)) {
+      request.resume();
+      return this.send(response, { status: 404, headers: {}, json: { message: 'Resource not found' } });
+    }
+    const auth = this.options.authenticator.authenticate(request.headers, url.searchParams.get('api_key'), method);
+    if (auth.kind !== 'ok') {
+      request.resume();
+      return this.send(response, this.authFailure(auth));
+    }
+    let body: Buffer | undefined;
+    try {
+      body = await this.readBody(request);
+    } catch (tooLarge) {
+      return this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: (tooLarge as Error).message } });
+    }
+    const result = await this.options.dispatcher.dispatch({
+      method,
+      path: url.pathname.slice(ARI_PREFIX.length),
+      query: url.searchParams,
+      contentType: request.headers['content-type'],
+      body,
+      user: auth.user,
+      origin: originOf(request),
+      transport: 'http',
+    });
+    this.send(response, result);
+  }
+
+  authFailure(auth: AuthResult): AriResponse {
+    if (auth.kind === 'read-only') return { status: 403, headers: {}, json: { message: 'Write access denied' } };
+    return { status: 401, headers: { 'WWW-Authenticate': this.realmHeader }, json: { message: 'Authentication required' } };
+  }
+
+  private readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+    const declared = request.headers['content-length'];
+    if (declared === '0' || (declared === undefined && !request.headers['transfer-encoding'])) {
+      request.resume();
+      return Promise.resolve(undefined);
+    }
+    const limit = this.options.config.http.bodyLimitBytes;
+    if (declared !== undefined && Number(declared) > limit) {
+      request.resume();
+      return Promise.reject(new Error(`Request body is larger than ${limit} bytes`));
+    }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      request.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limit) {
+          request.removeAllListeners('data');
+          request.resume();
+          reject(new Error(`Request body is larger than ${limit} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      request.on('end', () => resolve(Buffer.concat(chunks)));
+      request.on('error', reject);
+    });
+  }
+
+  private addCors(request: IncomingMessage, response: ServerResponse): void {
+    const origin = request.headers.origin;
+    if (!origin || (!this.allowedOrigins.has(origin) && !this.allowedOrigins.has('*'))) return;
+    response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Access-Control-Allow-Credentials', 'true');
+    if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
+      response.setHeader('Access-Control-Allow-Methods', 'GET,POST,PUT,DELETE,OPTIONS');
+      const requested = request.headers['access-control-request-headers'];
+      if (requested) response.setHeader('Access-Control-Allow-Headers', requested);
+    }
+  }
+
+  private send(response: ServerResponse, result: AriResponse): void {
+    for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
+    response.statusCode = result.status;
+    if (result.json !== undefined) {
+      const text = JSON.stringify(result.json, null, this.indent);
+      response.setHeader('Content-Type', JSON_TYPE);
+      response.setHeader('Content-Length', Buffer.byteLength(text));
+      response.end(text);
+      return;
+    }
+    if (result.raw !== undefined) {
+      if (result.contentType) response.setHeader('Content-Type', result.contentType);
+      if (Buffer.isBuffer(result.raw)) {
+        response.setHeader('Content-Length', result.raw.length);
+        response.end(result.raw);
+      } else {
+        result.raw.on('error', () => response.destroy());
+        result.raw.pipe(response);
+      }
+      return;
+    }
+    response.setHeader('Content-Length', 0);
+    response.end();
+  }
+
+  private handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const auth = this.options.authenticator.authenticate(request.headers, url.searchParams.get('api_key'), request.method ?? 'GET');
+    if (auth.kind !== 'ok') {
+      const failure = this.authFailure(auth);
+      return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);
+    }
+    this.options.upgrade.handleUpgrade(request, socket, head, auth, url);
+  }
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  426: 'Upgrade Required',
+  500: 'Internal Server Error',
+};
+
+/** Ends an upgrade attempt with a plain HTTP answer carrying the ARI error body. */
+export function rejectUpgrade(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ message });
+  const lines = [`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}`, 'Connection: close', `Content-Type: ${JSON_TYPE}`, `Content-Length: ${Buffer.byteLength(body)}`];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}

@@ -1,0 +1,134 @@
+// Parameter parsing and validation, driven entirely by the operation's declaration.
+// Sources, in rising precedence: form body, query string, JSON body (top-level keys).
+import { splitArgs } from '../core/dialplan/args.ts';
+import { AriError } from './handler.ts';
+import type { OperationDecl, ParamDecl } from './spec/types.ts';
+
+/** Asterisk refuses lists of this many values or more. */
+export const MAX_LIST_VALUES = 128;
+
+const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
+const FALSE_WORDS = new Set(['no', 'false', 'n', 'f', '0', 'off']);
+const INTEGER = /^[+-]?\d+$/;
+
+export interface RawRequestParams {
+  readonly pathParams: Readonly<Record<string, string>>;
+  /** Last occurrence of each query key wins, as in Asterisk. */
+  readonly query: ReadonlyMap<string, string>;
+  /** Form-urlencoded body values (the query string wins over these). */
+  readonly form?: ReadonlyMap<string, string>;
+  /** A parsed JSON body, when the request carried one. */
+  readonly json?: unknown;
+}
+
+const bad = (message: string): AriError => new AriError(400, message);
+
+function parseScalar(decl: ParamDecl, raw: unknown): unknown {
+  const name = decl.name;
+  switch (decl.dataType) {
+    case 'int':
+    case 'long': {
+      if (typeof raw === 'number') {
+        if (!Number.isInteger(raw)) throw bad(`${name}: must be an integer`);
+        return raw;
+      }
+      if (typeof raw === 'string' && INTEGER.test(raw.trim())) return Number.parseInt(raw, 10);
+      throw bad(`${name}: must be an integer`);
+    }
+    case 'boolean': {
+      if (typeof raw === 'boolean') return raw;
+      const word = String(raw).trim().toLowerCase();
+      if (TRUE_WORDS.has(word)) return true;
+      if (FALSE_WORDS.has(word)) return false;
+      throw bad(`${name}: must be a boolean (true or false)`);
+    }
+    case 'containers':
+      // A JSON container: an object (variables) or a list (dynamic configuration `fields`).
+      if (raw === null || typeof raw !== 'object') throw bad(`${name}: must be a JSON object or list`);
+      return raw;
+    case 'object':
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`${name}: must be a JSON object`);
+      return raw;
+    default:
+      if (raw === null || typeof raw === 'object') throw bad(`${name}: must be a string`);
+      return String(raw);
+  }
+}
+
+function checkAllowed(decl: ParamDecl, value: unknown): unknown {
+  if (decl.allowedValues && typeof value === 'string') {
+    const match = decl.caseInsensitive
+      ? decl.allowedValues.find((allowed) => allowed.toLowerCase() === value.toLowerCase())
+      : decl.allowedValues.find((allowed) => allowed === value);
+    if (match === undefined) {
+      throw bad(`Invalid value for ${decl.name}: "${value}"; allowed values: ${decl.allowedValues.join(', ')}`);
+    }
+    return match;
+  }
+  if (decl.range && typeof value === 'number') {
+    const { min, max } = decl.range;
+    if ((min !== undefined && value < min) || (max !== undefined && value > max)) {
+      const bounds = [min !== undefined ? `>= ${min}` : '', max !== undefined ? `<= ${max}` : ''].filter(Boolean).join(' and ');
+      throw bad(`Invalid value for ${decl.name}: ${value}; must be ${bounds}`);
+    }
+  }
+  return value;
+}
+
+function parseList(decl: ParamDecl, raw: unknown): unknown[] {
+  let items: unknown[];
+  if (Array.isArray(raw)) items = raw;
+  else if (typeof raw === 'string') items = splitArgs(raw);
+  else items = [raw];
+  if (items.length >= MAX_LIST_VALUES) throw bad(`Too many values for ${decl.name}`);
+  return items.map((item) => checkAllowed(decl, parseScalar(decl, item)));
+}
+
+function lookupNames(decl: ParamDecl): readonly string[] {
+  return decl.aliases ? [decl.name, ...decl.aliases] : [decl.name];
+}
+
+function findRaw(decl: ParamDecl, raw: RawRequestParams, jsonObject: Record<string, unknown> | undefined): unknown {
+  if (decl.in === 'path') return raw.pathParams[decl.name];
+  if (decl.in === 'body') {
+    // An `object` body parameter is the whole body (eventFilter); `containers` is one key of it.
+    if (decl.dataType === 'object') return jsonObject;
+    return jsonObject?.[decl.name];
+  }
+  const names = lookupNames(decl);
+  if (jsonObject) {
+    for (const name of names) if (jsonObject[name] !== undefined) return jsonObject[name];
+  }
+  for (const name of names) {
+    const value = raw.query.get(name);
+    if (value !== undefined) return value;
+  }
+  if (raw.form) {
+    for (const name of names) {
+      const value = raw.form.get(name);
+      if (value !== undefined) return value;
+    }
+  }
+  return undefined;
+}
+
+/** Parses and validates every declared parameter; throws AriError(400) naming the parameter on bad input. */
+export function parseParams(operation: OperationDecl, raw: RawRequestParams): Record<string, unknown> {
+  const jsonObject =
+    raw.json !== null && typeof raw.json === 'object' && !Array.isArray(raw.json) ? (raw.json as Record<string, unknown>) : undefined;
+  const result: Record<string, unknown> = {};
+  for (const decl of operation.params) {
+    let value = findRaw(decl, raw, jsonObject);
+    const missing = value === undefined || value === null || (value === '' && decl.dataType !== 'string' && decl.in !== 'path');
+    if (missing || (value === '' && decl.required && decl.in !== 'path')) {
+      if (decl.required) throw bad(`Missing required parameter: ${decl.name}`);
+      if (decl.defaultValue !== undefined) {
+        result[decl.name] = decl.allowMultiple ? [decl.defaultValue] : decl.defaultValue;
+      }
+      continue;
+    }
+    value = decl.allowMultiple ? parseList(decl, value) : checkAllowed(decl, parseScalar(decl, value));
+    result[decl.name] = value;
+  }
+  return result;
+}

@@ -1,0 +1,105 @@
+// Path routing derived from the declarations: a segment trie where literal segments win over
+// `{param}` segments, as in Asterisk's router.
+import type { HttpMethod, OperationDecl, ResourceDecl } from './spec/types.ts';
+
+export interface RouteTarget {
+  readonly resource: ResourceDecl;
+  readonly operation: OperationDecl;
+  /** Names of the path parameters, in path order, as this route spells them. */
+  readonly pathParamNames: readonly string[];
+}
+
+interface RouteNode {
+  readonly literals: Map<string, RouteNode>;
+  param?: { readonly node: RouteNode };
+  readonly methods: Map<HttpMethod, RouteTarget>;
+}
+
+const newNode = (): RouteNode => ({ literals: new Map(), methods: new Map() });
+
+export type RouteResult =
+  | { readonly kind: 'found'; readonly target: RouteTarget; readonly pathParams: Record<string, string> }
+  | { readonly kind: 'method-not-allowed'; readonly allow: readonly string[] }
+  | { readonly kind: 'options'; readonly allow: readonly string[] }
+  | { readonly kind: 'not-found'; readonly trailingSlash: boolean };
+
+function splitPath(path: string): string[] {
+  return path.split('/').filter((segment, index) => index > 0 || segment !== '');
+}
+
+/** Decodes one path segment the way Asterisk does: `%XX` escapes, and `+` as a space. */
+function decodeSegment(segment: string): string | undefined {
+  const spaced = segment.includes('+') ? segment.replaceAll('+', ' ') : segment;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return undefined;
+  }
+}
+
+export class Router {
+  private readonly root = newNode();
+
+  add(resource: ResourceDecl, operation: OperationDecl, method: HttpMethod, path: string): void {
+    let node = this.root;
+    const pathParamNames: string[] = [];
+    for (const segment of splitPath(path)) {
+      if (segment.startsWith('{') && segment.endsWith('}')) {
+        pathParamNames.push(segment.slice(1, -1));
+        node.param ??= { node: newNode() };
+        node = node.param.node;
+      } else {
+        let next = node.literals.get(segment);
+        if (!next) {
+          next = newNode();
+          node.literals.set(segment, next);
+        }
+        node = next;
+      }
+    }
+    if (node.methods.has(method)) throw new Error(`duplicate route ${method} ${path}`);
+    node.methods.set(method, { resource, operation, pathParamNames });
+  }
+
+  /** `path` is relative to /ari and still percent-encoded, e.g. `/channels/abc/play`. */
+  route(method: string, path: string): RouteResult {
+    const segments = path.split('/');
+    segments.shift(); // the empty segment before the leading '/'
+    const trailingSlash = segments.length > 0 && segments[segments.length - 1] === '';
+    if (trailingSlash) return { kind: 'not-found', trailingSlash: this.find(segments.slice(0, -1)) !== undefined };
+    const found = this.find(segments);
+    if (!found) return { kind: 'not-found', trailingSlash: false };
+    const { node, values } = found;
+    const allow = ['OPTIONS', ...node.methods.keys()];
+    if (method === 'OPTIONS') return { kind: 'options', allow };
+    const target = node.methods.get(method as HttpMethod);
+    if (!target) return { kind: 'method-not-allowed', allow };
+    const pathParams: Record<string, string> = {};
+    for (let i = 0; i < values.length; i++) pathParams[target.pathParamNames[i]] = values[i];
+    return { kind: 'found', target, pathParams };
+  }
+
+  private find(segments: readonly string[]): { node: RouteNode; values: string[] } | undefined {
+    const values: string[] = [];
+    const walk = (node: RouteNode, index: number): RouteNode | undefined => {
+      if (index === segments.length) return node.methods.size > 0 ? node : undefined;
+      const decoded = decodeSegment(segments[index]);
+      if (decoded === undefined || segments[index] === '') return undefined;
+      const literal = node.literals.get(decoded);
+      if (literal) {
+        const hit = walk(literal, index + 1);
+        if (hit) return hit;
+      }
+      if (node.param) {
+        values.push(decoded);
+        const hit = walk(node.param.node, index + 1);
+        if (hit) return hit;
+        values.pop();
+      }
+      return undefined;
+    };
+    const node = walk(this.root, 0);
+    return node ? { node, values } : undefined;
+  }
+}

@@ -1,0 +1,75 @@
+// Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { PatchbayConfig } from './config/config.ts';
+import { Core } from './core/core.ts';
+import { Authenticator } from './ari/auth.ts';
+import { Dispatcher } from './ari/dispatcher.ts';
+import { EventsWebSocket } from './ari/events-ws.ts';
+import type { HandlerTable } from './ari/handler.ts';
+import { HANDLER_TABLES } from './ari/handlers/index.ts';
+import { AriHttpServer } from './ari/http-server.ts';
+import { HANDLER_SOURCE, SERVED_RESOURCES } from './ari/resources.ts';
+import { ariResourceModuleName } from './core/builtin-modules.ts';
+
+export interface RunningServer {
+  readonly core: Core;
+  readonly address: AddressInfo;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export function buildHandlerMap(): Map<string, HandlerTable> {
+  const byResource = new Map<string, HandlerTable>(HANDLER_TABLES.map((table) => [table.resource, table]));
+  for (const [alias, source] of Object.entries(HANDLER_SOURCE)) {
+    const table = byResource.get(source);
+    if (table) byResource.set(alias, table);
+  }
+  return byResource;
+}
+
+export async function startServer(config: PatchbayConfig, log: Logger): Promise<RunningServer> {
+  const core = new Core({ config, log });
+  await core.start();
+  const developerMode = config.ari.developerMode;
+  const dispatcher = new Dispatcher({
+    core,
+    log,
+    resources: SERVED_RESOURCES,
+    handlers: buildHandlerMap(),
+    developerMode,
+    moduleOf: (resource) => ariResourceModuleName(resource === 'system' ? 'asterisk' : resource),
+  });
+  const events = new EventsWebSocket({
+    core,
+    log,
+    dispatcher,
+    developerMode,
+    pingIntervalSeconds: config.ari.websocket.pingIntervalSeconds,
+    maxQueuedMessages: config.ari.websocket.maxQueuedMessages,
+  });
+  const http = new AriHttpServer({ config, log, dispatcher, authenticator: new Authenticator(config.ari.users), upgrade: events });
+  let address: AddressInfo;
+  try {
+    address = await http.listen(config.http.port, config.http.bind);
+  } catch (err) {
+    await core.stop();
+    throw err;
+  }
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let stopping: Promise<void> | undefined;
+  return {
+    core,
+    address,
+    url: `http://${host}:${address.port}`,
+    stop() {
+      stopping ??= (async () => {
+        events.close();
+        await http.close();
+        await core.stop();
+      })();
+      return stopping;
+    },
+  };
+}

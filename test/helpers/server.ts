@@ -1,0 +1,145 @@
+// Starts a real Patchbay on an ephemeral 127.0.0.1 port with a temporary data directory.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import WebSocket from 'ws';
+import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+
+export interface TestServer extends RunningServer {
+  readonly config: PatchbayConfig;
+  readonly dataDir: string;
+  /** Captured log lines (JSON). */
+  readonly logLines: string[];
+  /** fetch() against /ari with the default credentials unless headers say otherwise. */
+  ari(path: string, init?: RequestInit & { auth?: string | null }): Promise<Response>;
+  /** Opens the event WebSocket for the given apps and collects its messages. */
+  events(query: string, options?: WebSocket.ClientOptions & { protocols?: string | string[] }): Promise<EventSocket>;
+}
+
+export const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+
+export async function startTestServer(overrides: DeepPartialYaml = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'patchbay-test-'));
+  const base: DeepPartialYaml = {
+    http: { port: 0, bind: '127.0.0.1' },
+    dirs: { data: dataDir },
+    ari: { developer_mode: true },
+    logging: { console: false, level: 'debug' },
+  };
+  const config = loadConfig({ path: null, env: {}, overrides: merge(base, overrides) });
+  const logLines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  const log = createLogger(config, { destination });
+  const server = await startServer(config, log);
+  return {
+    ...server,
+    config,
+    dataDir,
+    logLines,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    ari(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.auth !== null && !headers.has('authorization')) headers.set('authorization', init.auth ?? AUTH);
+      return fetch(`${server.url}/ari${path}`, { ...init, headers });
+    },
+    events(query, options = {}) {
+      const { protocols, ...rest } = options;
+      const socket = new WebSocket(`${server.url.replace('http', 'ws')}/ari/events?${query}`, protocols, {
+        headers: { authorization: AUTH },
+        ...rest,
+      });
+      return EventSocket.open(socket);
+    },
+  };
+}
+
+function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const existing = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && existing && typeof existing === 'object' && !Array.isArray(existing)
+        ? merge(existing as Record<string, unknown>, value as Record<string, unknown>)
+        : value;
+  }
+  return out;
+}
+
+/** A connected event WebSocket that queues incoming messages for `next()`. */
+export class EventSocket {
+  readonly messages: Record<string, unknown>[] = [];
+  private waiters: ((message: Record<string, unknown>) => void)[] = [];
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as Record<string, unknown>;
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(message);
+      else this.messages.push(message);
+    });
+  }
+
+  static open(socket: WebSocket): Promise<EventSocket> {
+    const events = new EventSocket(socket);
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => resolve(events));
+      socket.once('error', reject);
+      socket.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+    });
+  }
+
+  /** The next message, waiting up to `timeoutMs`. */
+  next(timeoutMs = 2000): Promise<Record<string, unknown>> {
+    const queued = this.messages.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new Error('timed out waiting for an event'));
+      }, timeoutMs);
+      const waiter = (message: Record<string, unknown>): void => {
+        clearTimeout(timer);
+        resolve(message);
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Waits for the next message of the given type, skipping others. */
+  async nextOfType(type: string, timeoutMs = 2000): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const message = await this.next(Math.max(1, deadline - Date.now()));
+      if (message.type === type) return message;
+    }
+  }
+
+  /** Asserts nothing arrives within `ms`; returns what did arrive. */
+  async quiet(ms = 200): Promise<Record<string, unknown>[]> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return this.messages.splice(0);
+  }
+
+  send(message: unknown): void {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.socket.readyState === WebSocket.CLOSED) return resolve();
+      this.socket.once('close', () => resolve());
+      this.socket.close();
+    });
+  }
+}
