@@ -1,0 +1,115 @@
+// Headerless recordings (.ulaw, .alaw, .sln, .sln16): the file is nothing
+// but encoded samples, so a crash can only lose the unflushed tail and
+// appending is just writing at the end.
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import type { Codec } from './codecs.ts';
+
+export interface RawAudioWriterOptions {
+  readonly codec: Codec;
+  readonly append?: boolean;
+  /** Audio kept in memory between automatic flushes; default 1000 ms. */
+  readonly flushIntervalMs?: number;
+}
+
+const DEFAULT_FLUSH_INTERVAL_MS = 1000;
+
+function openForWriting(path: string, append: boolean): number {
+  if (!append) return openSync(path, 'w');
+  try {
+    return openSync(path, 'r+');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return openSync(path, 'w');
+    throw error;
+  }
+}
+
+export class RawAudioWriter {
+  readonly path: string;
+  readonly codec: Codec;
+  private fd: number;
+  private flushedBytes: number;
+  private readonly pending: Buffer;
+  private pendingBytes = 0;
+  // Encoding goes through a scratch buffer so that `pending` can be filled
+  // at any offset without creating a view per frame.
+  private scratch: Buffer = Buffer.alloc(0);
+
+  private constructor(path: string, codec: Codec, fd: number, existingBytes: number, flushIntervalMs: number) {
+    this.path = path;
+    this.codec = codec;
+    this.fd = fd;
+    this.flushedBytes = existingBytes;
+    const pendingSamples = Math.max(1, Math.ceil((codec.rate * flushIntervalMs) / 1000));
+    this.pending = Buffer.alloc(pendingSamples * codec.bytesPerSample);
+  }
+
+  static open(path: string, options: RawAudioWriterOptions): RawAudioWriter {
+    const { codec } = options;
+    const append = options.append === true;
+    const fd = openForWriting(path, append);
+    try {
+      let existingBytes = 0;
+      if (append) {
+        const size = fstatSync(fd).size;
+        // A torn final sample (odd byte of slin) would shift every later one.
+        existingBytes = size - (size % codec.bytesPerSample);
+        if (existingBytes !== size) ftruncateSync(fd, existingBytes);
+      }
+      return new RawAudioWriter(path, codec, fd, existingBytes, options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
+
+  get rate(): number {
+    return this.codec.rate;
+  }
+
+  get closed(): boolean {
+    return this.fd < 0;
+  }
+
+  get samplesWritten(): number {
+    return (this.flushedBytes + this.pendingBytes) / this.codec.bytesPerSample;
+  }
+
+  get durationMs(): number {
+    return (this.samplesWritten * 1000) / this.codec.rate;
+  }
+
+  /** Queues samples, flushing when the interval's worth is gathered; false once closed. */
+  write(samples: Int16Array): boolean {
+    if (this.closed) return false;
+    const byteCount = samples.length * this.codec.bytesPerSample;
+    if (this.scratch.length < byteCount) this.scratch = Buffer.alloc(byteCount);
+    this.codec.encode(samples, this.scratch);
+    let copied = 0;
+    while (copied < byteCount) {
+      const chunk = Math.min(byteCount - copied, this.pending.length - this.pendingBytes);
+      this.scratch.copy(this.pending, this.pendingBytes, copied, copied + chunk);
+      this.pendingBytes += chunk;
+      copied += chunk;
+      if (this.pendingBytes === this.pending.length) this.flush();
+    }
+    return true;
+  }
+
+  flush(): void {
+    if (this.closed || this.pendingBytes === 0) return;
+    let done = 0;
+    while (done < this.pendingBytes) {
+      done += writeSync(this.fd, this.pending, done, this.pendingBytes - done, this.flushedBytes + done);
+    }
+    this.flushedBytes += this.pendingBytes;
+    this.pendingBytes = 0;
+  }
+
+  finalize(): void {
+    if (this.closed) return;
+    this.flush();
+    const fd = this.fd;
+    this.fd = -1;
+    closeSync(fd);
+  }
+}

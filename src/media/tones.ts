@@ -1,0 +1,73 @@
+// Asterisk's tone-list syntax, as used in indications.conf and `tone:` media:
+//   part[,part...]   part = [!]freq[+freq...][/duration_ms]  or  [!]freq*freq[/ms]
+// `0` is silence, `M<n>` a MIDI note number, a missing duration means "play
+// forever". The list loops back to its first part not marked `!`; when every
+// part is marked `!` the tone ends after one pass.
+
+export const MAX_TONE_FREQUENCIES = 4;
+
+export interface TonePart {
+  /** Hertz; 0 stands for silence. */
+  readonly frequencies: readonly number[];
+  /** 0 means play this part forever. */
+  readonly durationMs: number;
+  /** Marked `!`: excluded from repetition. */
+  readonly once: boolean;
+  /** `a*b`: carrier a amplitude-modulated by b instead of a sum. */
+  readonly modulate: boolean;
+}
+
+export interface ToneList {
+  readonly parts: readonly TonePart[];
+  /** Index playback returns to after the last part; -1 to stop. */
+  readonly repeatFrom: number;
+}
+
+const FREQUENCY = /^(?:M(\d{1,3})|(\d+(?:\.\d+)?))$/;
+const DURATION = /^\d+$/;
+
+function parseFrequency(text: string): number | undefined {
+  const match = FREQUENCY.exec(text.trim());
+  if (match === null) return undefined;
+  if (match[1] !== undefined) {
+    const note = Number(match[1]);
+    return note > 127 ? undefined : 440 * Math.pow(2, (note - 69) / 12);
+  }
+  return Number(match[2]);
+}
+
+function parsePart(text: string): TonePart | undefined {
+  let body = text.trim();
+  const once = body.startsWith('!');
+  if (once) body = body.slice(1);
+  let durationMs = 0;
+  const slash = body.indexOf('/');
+  if (slash >= 0) {
+    const durationText = body.slice(slash + 1).trim();
+    if (!DURATION.test(durationText)) return undefined;
+    durationMs = Number(durationText);
+    body = body.slice(0, slash);
+  }
+  const modulate = body.includes('*');
+  const pieces = body.split(modulate ? '*' : '+');
+  if (pieces.length > (modulate ? 2 : MAX_TONE_FREQUENCIES)) return undefined;
+  const frequencies: number[] = [];
+  for (const piece of pieces) {
+    const frequency = parseFrequency(piece);
+    if (frequency === undefined) return undefined;
+    frequencies.push(frequency);
+  }
+  return { frequencies, durationMs, once, modulate };
+}
+
+/** Undefined when any part is malformed. */
+export function parseToneList(text: string): ToneList | undefined {
+  if (text.trim() === '') return undefined;
+  const parts: TonePart[] = [];
+  for (const partText of text.split(',')) {
+    const part = parsePart(partText);
+    if (part === undefined) return undefined;
+    parts.push(part);
+  }
+  return { parts, repeatFrom: parts.findIndex((part) => !part.once) };
+}
