@@ -21,7 +21,10 @@ const REDACT = [
  * JSON lines to `options.destination` if given, else to stdout when `logging.console` is true,
  * else appended to `<dirs.logs>/patchbay.log` (directory created as needed).
  */
-export function createLogger(config: PatchbayConfig, options: { destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(
+  config: PatchbayConfig,
+  options: { destination?: NodeJS.WritableStream; alsoTo?: { write(record: string): void } } = {},
+): Logger {
   const destination: DestinationStream =
     (options.destination as DestinationStream | undefined) ??
     (config.logging.console
@@ -35,6 +38,12 @@ export function createLogger(config: PatchbayConfig, options: { destination?: No
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT, censor: '[redacted]' },
     },
-    destination,
+    // The log channels (files and console managed through ARI) receive every record too.
+    options.alsoTo
+      ? pino.multistream([
+          { stream: destination, level: config.logging.level },
+          { stream: options.alsoTo, level: config.logging.level },
+        ])
+      : destination,
   );
 }

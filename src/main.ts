@@ -1,7 +1,6 @@
 // Command-line entry point: `patchbay [--config path]`. Exit code 2 means a bad configuration.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
-import { createLogger } from './log.ts';
 import { startServer } from './server.ts';
 
 function readConfig(): PatchbayConfig {
@@ -24,11 +23,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config);
+  const server = await startServer(config);
+  const log = server.log;
   if (config.usingDefaultPassword) {
     log.warn('the ARI user "asterisk" still has the embedded default password "asterisk"; set ari.users in a config file before exposing this server beyond loopback');
   }
-  const server = await startServer(config, log);
   log.info({ url: `${server.url}/ari`, serverId: config.serverId, config: config.configFile ?? '(embedded defaults)' }, 'Patchbay is listening');
   let stopping = false;
   const shutdown = (signal: string): void => {

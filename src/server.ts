@@ -1,8 +1,9 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
 import type { AddressInfo } from 'node:net';
-import type { Logger } from 'pino';
 import type { PatchbayConfig } from './config/config.ts';
 import { Core } from './core/core.ts';
+import { LogChannels } from './core/log-channels.ts';
+import { createLogger, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
 import { Dispatcher } from './ari/dispatcher.ts';
 import { EventsWebSocket } from './ari/events-ws.ts';
@@ -14,6 +15,7 @@ import { ariResourceModuleName } from './core/builtin-modules.ts';
 
 export interface RunningServer {
   readonly core: Core;
+  readonly log: Logger;
   readonly address: AddressInfo;
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
@@ -29,8 +31,16 @@ export function buildHandlerMap(): Map<string, HandlerTable> {
   return byResource;
 }
 
-export async function startServer(config: PatchbayConfig, log: Logger): Promise<RunningServer> {
-  const core = new Core({ config, log });
+export interface StartOptions {
+  /** Where the JSON log goes instead of the configured destination (tests capture it). */
+  readonly logDestination?: NodeJS.WritableStream;
+}
+
+export async function startServer(config: PatchbayConfig, options: StartOptions = {}): Promise<RunningServer> {
+  // The console log channel writes readable lines to stderr; stdout carries the JSON log.
+  const logChannels = new LogChannels({ logsDir: config.dirs.logs, consoleSink: process.stderr });
+  const log = createLogger(config, { destination: options.logDestination, alsoTo: logChannels.createPinoDestination() });
+  const core = new Core({ config, log, logChannels });
   await core.start();
   const developerMode = config.ari.developerMode;
   const dispatcher = new Dispatcher({
@@ -61,6 +71,7 @@ export async function startServer(config: PatchbayConfig, log: Logger): Promise<
   let stopping: Promise<void> | undefined;
   return {
     core,
+    log,
     address,
     url: `http://${host}:${address.port}`,
     stop() {
@@ -68,6 +79,7 @@ export async function startServer(config: PatchbayConfig, log: Logger): Promise<
         events.close();
         await http.close();
         await core.stop();
+        logChannels.close();
       })();
       return stopping;
     },

@@ -32,8 +32,8 @@ export class Authenticator {
     this.users = new Map(users.map((user) => [user.name, user]));
   }
 
-  authenticate(headers: IncomingHttpHeaders, apiKey: string | null, method: string): AuthResult {
-    const credentials = credentialsFromBasic(headers.authorization) ?? credentialsFromApiKey(apiKey);
+  authenticate(headers: IncomingHttpHeaders, query: URLSearchParams, method: string): AuthResult {
+    const credentials = credentialsFromBasic(headers.authorization) ?? credentialsFromApiKey(query.get('api_key'));
     if (!credentials) return { kind: 'unauthorized' };
     const user = this.check(credentials[0], credentials[1]);
     if (!user) return { kind: 'unauthorized' };

@@ -55,11 +55,13 @@ export class Dispatcher {
   readonly router = new Router();
   readonly swagger: SwaggerDocuments;
   private readonly options: DispatcherOptions;
+  private readonly moduleByResource = new Map<string, string>();
 
   constructor(options: DispatcherOptions) {
     this.options = options;
     this.swagger = new SwaggerDocuments(options.resources);
     for (const resource of options.resources) {
+      this.moduleByResource.set(resource.name, options.moduleOf(resource.name));
       for (const operation of resource.operations) {
         this.router.add(resource, operation, operation.method, operation.path);
         for (const alias of operation.aliases ?? []) this.router.add(resource, operation, alias.method, alias.path);
@@ -84,7 +86,7 @@ export class Dispatcher {
     }
     const { target, pathParams } = routed;
     const { core, log } = this.options;
-    if (!core.modules.isRunning(this.options.moduleOf(target.resource.name))) return NOT_FOUND;
+    if (!core.modules.isRunning(this.moduleByResource.get(target.resource.name)!)) return NOT_FOUND;
     if (target.operation.upgrade === 'websocket') return error(426, 'Upgrade to a WebSocket is required');
 
     let json: unknown;
@@ -103,7 +105,7 @@ export class Dispatcher {
     }
     const handler = this.handlerFor(target);
     try {
-      const params = parseParams(target.operation, { pathParams, query: new Map(request.query), form, json });
+      const params = parseParams(target.operation, { pathParams, query: request.query, form, json });
       if (!handler) return error(501, `Not implemented: ${target.operation.nickname}`);
       const context: RequestContext = { core, user: request.user, log, origin: request.origin ?? '' };
       const result = await handler(params, context);

@@ -66,14 +66,17 @@ export class AriHttpServer {
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    const target = request.url ?? '/';
+    const queryStart = target.indexOf('?');
+    const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
+    const query = new URLSearchParams(queryStart < 0 ? '' : target.slice(queryStart + 1));
     const method = request.method ?? 'GET';
-    this.addCors(request, response);
-    if (url.pathname !== ARI_PREFIX && !url.pathname.startsWith(`${ARI_PREFIX}/`)) {
+    if (request.headers.origin) this.addCors(request, response);
+    if (pathname !== ARI_PREFIX && !pathname.startsWith(`${ARI_PREFIX}/`)) {
       request.resume();
       return this.send(response, { status: 404, headers: {}, json: { message: 'Resource not found' } });
     }
-    const auth = this.options.authenticator.authenticate(request.headers, url.searchParams.get('api_key'), method);
+    const auth = this.options.authenticator.authenticate(request.headers, query, method);
     if (auth.kind !== 'ok') {
       request.resume();
       return this.send(response, this.authFailure(auth));
@@ -86,8 +89,8 @@ export class AriHttpServer {
     }
     const result = await this.options.dispatcher.dispatch({
       method,
-      path: url.pathname.slice(ARI_PREFIX.length),
-      query: url.searchParams,
+      path: pathname.slice(ARI_PREFIX.length),
+      query,
       contentType: request.headers['content-type'],
       body,
       user: auth.user,
@@ -144,15 +147,14 @@ export class AriHttpServer {
   }
 
   private send(response: ServerResponse, result: AriResponse): void {
-    for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
-    response.statusCode = result.status;
     if (result.json !== undefined) {
       const text = JSON.stringify(result.json, null, this.indent);
-      response.setHeader('Content-Type', JSON_TYPE);
-      response.setHeader('Content-Length', Buffer.byteLength(text));
+      response.writeHead(result.status, { ...result.headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
       response.end(text);
       return;
     }
+    for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
+    response.statusCode = result.status;
     if (result.raw !== undefined) {
       if (result.contentType) response.setHeader('Content-Type', result.contentType);
       if (Buffer.isBuffer(result.raw)) {
@@ -170,7 +172,7 @@ export class AriHttpServer {
 
   private handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const auth = this.options.authenticator.authenticate(request.headers, url.searchParams.get('api_key'), request.method ?? 'GET');
+    const auth = this.options.authenticator.authenticate(request.headers, url.searchParams, request.method ?? 'GET');
     if (auth.kind !== 'ok') {
       const failure = this.authFailure(auth);
       return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);

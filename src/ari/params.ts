@@ -13,8 +13,8 @@ const INTEGER = /^[+-]?\d+$/;
 
 export interface RawRequestParams {
   readonly pathParams: Readonly<Record<string, string>>;
-  /** Last occurrence of each query key wins, as in Asterisk. */
-  readonly query: ReadonlyMap<string, string>;
+  /** The query string; the last occurrence of a key wins, as in Asterisk. */
+  readonly query: URLSearchParams;
   /** Form-urlencoded body values (the query string wins over these). */
   readonly form?: ReadonlyMap<string, string>;
   /** A parsed JSON body, when the request carried one. */
@@ -100,8 +100,8 @@ function findRaw(decl: ParamDecl, raw: RawRequestParams, jsonObject: Record<stri
     for (const name of names) if (jsonObject[name] !== undefined) return jsonObject[name];
   }
   for (const name of names) {
-    const value = raw.query.get(name);
-    if (value !== undefined) return value;
+    const values = raw.query.getAll(name);
+    if (values.length > 0) return values[values.length - 1];
   }
   if (raw.form) {
     for (const name of names) {

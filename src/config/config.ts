@@ -680,10 +680,15 @@ export function verifyPassword(user: AriUser, password: string): boolean {
   return ok;
 }
 
+/** Compares in time independent of where the strings differ (only their lengths show). */
 function constantTimeEqual(a: string, b: string): boolean {
-  const ha = crypto.createHash('sha256').update(a, 'utf8').digest();
-  const hb = crypto.createHash('sha256').update(b, 'utf8').digest();
-  return crypto.timingSafeEqual(ha, hb) && a === b;
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  if (left.length !== right.length) {
+    crypto.timingSafeEqual(left, left);
+    return false;
+  }
+  return crypto.timingSafeEqual(left, right);
 }
 
 function verifyCrypt(password: string, hash: string): boolean {

@@ -31,8 +31,11 @@ export function patchbayVersion(): string {
  * Patchbay runs from source, so its "build" is the installed tree on this host: the date is when
  * package.json was last written (installed or checked out), in Asterisk's `YYYY-MM-DD HH:MM:SS UTC` form.
  */
+let cachedBuild: BuildDescription | undefined;
+let cachedIdentity: ProcessIdentity | undefined;
+
 export function describeBuild(): BuildDescription {
-  return {
+  cachedBuild ??= {
     os: os.type(),
     kernel: os.release(),
     options: '',
@@ -40,10 +43,13 @@ export function describeBuild(): BuildDescription {
     date: statSync(PACKAGE_JSON).mtime.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
     user: processIdentity().user,
   };
+  return cachedBuild;
 }
 
+/** The process never changes identity, so the lookups (one reads /etc/group) run once. */
 export function processIdentity(): ProcessIdentity {
-  return { user: safeUserName(), group: groupName() };
+  cachedIdentity ??= { user: safeUserName(), group: groupName() };
+  return cachedIdentity;
 }
 
 function safeUserName(): string {

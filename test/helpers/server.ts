@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/log.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
 export interface TestServer extends RunningServer {
@@ -21,8 +20,17 @@ export interface TestServer extends RunningServer {
 
 export const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
-export async function startTestServer(overrides: DeepPartialYaml = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'patchbay-test-'));
+export interface TestServerOptions {
+  /**
+   * Use this data directory instead of a fresh temporary one (e.g. to restart a server on the
+   * data of an earlier one). The caller owns it: stop() leaves it in place.
+   */
+  readonly dataDir?: string;
+}
+
+export async function startTestServer(overrides: DeepPartialYaml = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'patchbay-test-'));
   const base: DeepPartialYaml = {
     http: { port: 0, bind: '127.0.0.1' },
     dirs: { data: dataDir },
@@ -37,8 +45,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}): Promise<
       done();
     },
   });
-  const log = createLogger(config, { destination });
-  const server = await startServer(config, log);
+  const server = await startServer(config, { logDestination: destination });
   return {
     ...server,
     config,
@@ -46,7 +53,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}): Promise<
     logLines,
     async stop() {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
     ari(path, init = {}) {
       const headers = new Headers(init.headers);

@@ -1,0 +1,25 @@
+// The operations whose telephony core is not built yet. Each answers
+// `501 {"message":"Not implemented: <nickname>"}`; a test keeps this list equal to the set of
+// declared operations without a handler, so removing a row means landing its handler.
+import type { ResourceName } from './spec/index.ts';
+
+export const NOT_IMPLEMENTED: Partial<Record<ResourceName, readonly string[]>> = {
+  // Issue 3 (telephony core): endpoints, channels, user events with object sources.
+  endpoints: ['list', 'sendMessage', 'refer', 'listByTech', 'get', 'sendMessageToEndpoint', 'referToEndpoint'],
+  channels: [
+    'list', 'originate', 'create', 'get', 'originateWithId', 'hangup', 'continueInDialplan', 'move', 'redirect',
+    'answer', 'ring', 'ringStop', 'progress', 'sendDTMF', 'mute', 'unmute', 'hold', 'unhold', 'startMoh', 'stopMoh',
+    'startSilence', 'stopSilence', 'play', 'playWithId', 'record', 'getChannelVar', 'setChannelVar', 'getChannelVars',
+    'setChannelVars', 'snoopChannel', 'snoopChannelWithId', 'dial', 'rtpstatistics', 'externalMedia', 'transfer_progress',
+  ],
+  // Issue 4 (media engine): bridges, recordings, sounds, playbacks.
+  bridges: [
+    'list', 'create', 'createWithId', 'get', 'destroy', 'getBridgeVar', 'setBridgeVar', 'getBridgeVars', 'setBridgeVars',
+    'addChannel', 'removeChannel', 'setVideoSource', 'clearVideoSource', 'startMoh', 'stopMoh', 'play', 'playWithId', 'record',
+  ],
+  recordings: ['listStored', 'getStored', 'deleteStored', 'getStoredFile', 'copyStored', 'getLive', 'cancel', 'stop', 'pause', 'unpause', 'mute', 'unmute'],
+  sounds: ['list', 'get'],
+  playbacks: ['get', 'stop', 'control'],
+  // Channel broadcast (res_stasis_broadcast) is not part of any issue yet.
+  events: ['claimChannel'],
+};
