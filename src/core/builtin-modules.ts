@@ -57,7 +57,10 @@ export function registerBuiltinModules(registry: ModuleRegistry, hooks: BuiltinM
     canUnload: () => false,
   });
   for (const resource of ARI_RESOURCE_NAMES) {
-    registry.register(switchModule(ariResourceModuleName(resource), `ARI resource: ${resource}`));
+    const definition = switchModule(ariResourceModuleName(resource), `ARI resource: ${resource}`);
+    // The management resource is the only way to load modules again (there is no CLI): unloading
+    // it would lock every client out of module management until a restart.
+    registry.register(resource === 'asterisk' ? { ...definition, canUnload: () => false } : definition);
   }
   registry.register({
     name: MODULE_NAMES.sqliteConfig,
@@ -70,5 +73,4 @@ export function registerBuiltinModules(registry: ModuleRegistry, hooks: BuiltinM
   registry.register(switchModule(MODULE_NAMES.stasis, 'Stasis dialplan application'));
   registry.register(switchModule(MODULE_NAMES.stasisRecording, 'Stasis application recording support'));
   registry.register(switchModule(MODULE_NAMES.stasisPlayback, 'Stasis application playback support'));
-  registry.register(switchModule(MODULE_NAMES.localChannels, 'Local Proxy Channel Driver'));
 }

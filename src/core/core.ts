@@ -14,6 +14,15 @@ import { LogChannels } from './log-channels.ts';
 import { Mailboxes } from './mailboxes.ts';
 import { ModuleRegistry } from './modules.ts';
 import { ObjectDirectory } from './objects.ts';
+import { LocalTechnology } from '../channels/local.ts';
+import { CAUSE } from './channels/causes.ts';
+import { Channels } from './channels/channels.ts';
+import { Dialplan } from './dialplan/dialplan.ts';
+import { loadDefaultDialplan } from './dialplan/default-dialplan.ts';
+import { registerDialplanApplications } from './pbx/apps/index.ts';
+import { Pbx } from './pbx/pbx.ts';
+import { Stasis } from './stasis.ts';
+import { readFileSync } from 'node:fs';
 
 export interface CoreOptions {
   readonly config: PatchbayConfig;
@@ -41,12 +50,18 @@ export class Core {
   readonly applications = new Applications((kind, id) => this.objects.exists(kind, id));
   readonly deviceStates = new DeviceStates(this.applications);
   readonly mailboxes = new Mailboxes();
+  readonly channels: Channels;
+  readonly stasis = new Stasis(this.applications);
+  readonly pbx: Pbx;
+  #dialplan: Dialplan;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
   #database: SqliteDatabase | undefined;
   #sqliteConfig: SqliteBackend | undefined;
   /** Remembered across restarts of the database: the module's state, not the backend's, decides. */
   #sqliteConfigWrites = true;
+  /** Between the end of start() and the beginning of stop(). */
+  #started = false;
 
   constructor(options: CoreOptions) {
     this.config = options.config;
@@ -60,6 +75,42 @@ export class Core {
     registerBuiltinConfigTypes(this.dynamicConfig);
     registerFileOnlyTypes(this.dynamicConfig, fileConfig);
 
+    this.channels = new Channels({
+      applications: this.applications,
+      channelvars: options.config.ari.channelvars,
+      defaultLanguage: options.config.language,
+    });
+    this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
+    this.#dialplan = this.loadDialplan();
+    this.pbx = new Pbx({
+      channels: this.channels,
+      stasis: this.stasis,
+      log: this.log,
+      globals: this.globalVars,
+      dialplan: () => this.#dialplan,
+    });
+    registerDialplanApplications(this.pbx);
+    this.stasis.onContinue((channel) => this.pbx.start(channel));
+    const local = new LocalTechnology({ channels: this.channels, startDialplan: (channel) => this.pbx.start(channel) });
+    this.modules.register({
+      name: 'chan_local.so',
+      description: 'Local Proxy Channel Driver',
+      supportLevel: 'core',
+      load: () => this.channels.registerTechnology(local),
+      unload: () => this.channels.unregisterTechnology(local.name),
+      useCount: () => this.channels.list().filter((channel) => channel.technology === local.name).length,
+    });
+    this.modules.register({
+      name: 'pbx_config.so',
+      description: 'Text extension configuration (the dialplan)',
+      supportLevel: 'core',
+      load: () => undefined,
+      unload: () => undefined,
+      reload: () => {
+        this.#dialplan = this.loadDialplan();
+      },
+    });
+
     registerBuiltinModules(this.modules, {
       setSqliteConfigWrites: (enabled) => {
         this.#sqliteConfigWrites = enabled;
@@ -67,9 +118,27 @@ export class Core {
       },
     });
     // Asterisk counts any module reload as a reload of the system (StatusInfo.last_reload_time).
-    this.modules.on('reloaded', () => {
+    this.modules.on('reloaded', ({ name }) => {
       this.lastReloadAt = new Date();
+      this.log.info({ module: name }, `Reloaded module ${name}`);
     });
+    // Run-time loads and unloads are notices in the log channels, as in Asterisk; the many
+    // transitions of start-up and shutdown are summarised instead.
+    this.modules.on('change', ({ name, status }) => {
+      if (!this.#started) return;
+      this.log.info({ module: name }, `${status === 'Running' ? 'Loaded' : 'Unloaded'} module ${name}`);
+    });
+  }
+
+  get dialplan(): Dialplan {
+    return this.#dialplan;
+  }
+
+  /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */
+  private loadDialplan(): Dialplan {
+    const file = this.config.dialplan.file;
+    if (!file) return loadDefaultDialplan();
+    return Dialplan.parse(readFileSync(file, 'utf8'), file);
   }
 
   /** The server's SQLite database; open between start() and stop(). */
@@ -87,9 +156,13 @@ export class Core {
     this.deviceStates.open(this.#database);
     this.mailboxes.open(this.#database);
     await this.modules.loadAll();
+    this.#started = true;
+    this.log.debug({ modules: this.modules.list().filter((m) => m.status === 'Running').length }, 'modules loaded');
   }
 
   async stop(): Promise<void> {
+    this.channels.hangupAll(CAUSE.normal);
+    this.#started = false;
     for (const failure of await this.modules.unloadAll()) this.log.warn({ err: failure }, 'module failed to unload');
     this.dynamicConfig.detachBackend('sqlite');
     this.#sqliteConfig = undefined;

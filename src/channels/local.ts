@@ -1,0 +1,118 @@
+// Local channels: `Local/exten@context` creates a pair. `;1` is the outbound half the requester
+// holds; `;2` is an inbound half that runs the dialplan at exten@context. Whatever one half sends
+// towards its far end (audio, DTMF, answer, indications, hangup) arrives at the other half.
+import type { Frame } from '../media/frame.ts';
+import type { Channel } from '../core/channels/channel.ts';
+import type { Channels } from '../core/channels/channels.ts';
+import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication } from '../core/channels/technology.ts';
+import { InvalidError } from '../core/errors.ts';
+
+export interface LocalTechnologyOptions {
+  readonly channels: Channels;
+  /** Starts the dialplan on a `;2` half at its location. */
+  readonly startDialplan: (channel: Channel) => void;
+}
+
+/** One half's view of the pair: what it sends to its far end arrives at `other`. */
+class LocalHalf implements ChannelDriver {
+  constructor(
+    private readonly other: () => Channel,
+    private readonly onCall: () => void,
+  ) {}
+
+  call(): void {
+    this.onCall();
+  }
+
+  answer(): void {
+    const other = this.other();
+    if (!other.hangingUp && other.state !== 'Up') other.remoteIndication('answer');
+  }
+
+  hangup(cause: number): void {
+    const other = this.other();
+    if (!other.hangingUp) other.hangup(cause, { fromFarEnd: true });
+  }
+
+  indicate(indication: Indication, musicClass?: string): void {
+    const other = this.other();
+    if (other.hangingUp) return;
+    if (indication === 'hold') {
+      other.onHold = true;
+      other.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
+    } else if (indication === 'unhold') {
+      other.onHold = false;
+      other.raise('ChannelUnhold');
+    }
+    other.remoteIndication(indication);
+  }
+
+  sendDigit(digit: string, durationMs: number): void {
+    this.other().receiveDigit(digit, durationMs);
+  }
+
+  writeFrame(frame: Frame): void {
+    this.other().deliver(frame);
+  }
+
+  sendText(text: string): void {
+    this.other().emit('text', text);
+  }
+}
+
+/** Parses `exten@context[/n]` (the `/n` option is accepted and ignored: there is no optimisation to disable). */
+export function parseLocalResource(resource: string): { exten: string; context: string } {
+  const withoutOptions = resource.split('/')[0];
+  const at = withoutOptions.lastIndexOf('@');
+  const exten = at < 0 ? withoutOptions : withoutOptions.slice(0, at);
+  const context = at < 0 ? 'default' : withoutOptions.slice(at + 1);
+  if (exten === '' || context === '') throw new InvalidError(`Local channel resource must be exten@context: ${resource}`);
+  return { exten, context };
+}
+
+export class LocalTechnology implements ChannelTechnology {
+  readonly name = 'Local';
+  readonly description = 'Local proxy channel pairs that run the dialplan';
+
+  constructor(private readonly options: LocalTechnologyOptions) {}
+
+  request(request: ChannelRequest): Channel {
+    const { exten, context } = parseLocalResource(request.resource);
+    const { channels } = this.options;
+    const base = `Local/${exten}@${context}-${channels.newNameSuffix()}`;
+    const language = request.requestor?.language;
+    const one = channels.create({
+      id: request.channelId,
+      name: `${base};1`,
+      technology: 'Local',
+      direction: 'outbound',
+      state: 'Down',
+      linkedId: request.requestor?.linkedId,
+      language,
+      location: { context, exten, priority: 1 },
+    });
+    const two = channels.create({
+      id: request.otherChannelId,
+      name: `${base};2`,
+      technology: 'Local',
+      direction: 'inbound',
+      state: 'Ring',
+      linkedId: one.linkedId,
+      language,
+      location: { context, exten, priority: 1 },
+    });
+    one.peer = two;
+    two.peer = one;
+    let started = false;
+    one.driver = new LocalHalf(() => two, () => {
+      if (started) return;
+      started = true;
+      // The dialplan runs after the caller has finished setting the call up.
+      setImmediate(() => {
+        if (!two.hangingUp) this.options.startDialplan(two);
+      });
+    });
+    two.driver = new LocalHalf(() => one, () => undefined);
+    return one;
+  }
+}

@@ -1,0 +1,333 @@
+// A channel: one leg of a call between the server and something that carries audio. It owns its
+// identity, state, variables and dialplan position, raises the ARI channel events, and moves
+// audio frames and DTMF between its technology (the far end) and whatever consumes it here.
+import type { Frame } from '../../media/frame.ts';
+import type { CoreEvent, EventScope } from '../applications.ts';
+import { TypedEmitter } from '../typed-emitter.ts';
+import { formatAriDate } from '../time.ts';
+import { causeText, CAUSE } from './causes.ts';
+import type { ChannelDriver, Indication } from './technology.ts';
+
+export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
+
+export interface CallerId {
+  name: string;
+  number: string;
+}
+
+export interface DialplanLocation {
+  context: string;
+  exten: string;
+  priority: number;
+  appName: string;
+  appData: string;
+}
+
+/** What a channel needs from the rest of the core. */
+export interface ChannelEnvironment {
+  publish(event: CoreEvent, scope: EventScope): void;
+  /** Variables every snapshot carries (the `channelvars` setting). */
+  readonly channelvars: readonly string[];
+  readonly defaultLanguage: string;
+  /** Called once, after ChannelDestroyed. */
+  destroyed(channel: Channel): void;
+}
+
+export interface ChannelInit {
+  readonly id: string;
+  readonly name: string;
+  readonly technology: string;
+  /** The endpoint resource this channel belongs to, when it has one (`alice` of `PJSIP/alice`). */
+  readonly endpointResource?: string;
+  readonly direction: 'inbound' | 'outbound';
+  readonly state: ChannelState;
+  readonly linkedId?: string;
+  readonly language?: string;
+  readonly caller?: CallerId;
+  readonly location?: Partial<DialplanLocation>;
+  readonly protocolId?: string;
+}
+
+/** A consumer of the audio a channel receives from its far end. Called on the media clock. */
+export type FrameListener = (frame: Frame, channel: Channel) => void;
+
+export interface ChannelInternalEvents {
+  state: ChannelState;
+  dtmf: { digit: string; durationMs: number };
+  /** The channel is hanging up; listeners release what they hold on it (bridges, media, waits). */
+  hangup: { cause: number };
+  /** The channel left Stasis control (for any reason). */
+  'stasis-left': { app: string };
+  answered: undefined;
+  /** The far end indicated a condition (ringing, busy, ...). */
+  'remote-indication': Indication;
+  /** Text received from the far end (in-call messages). */
+  text: string;
+  [key: string]: unknown;
+}
+
+export interface StasisControl {
+  app: string;
+  args: string[];
+}
+
+export class Channel extends TypedEmitter<ChannelInternalEvents> {
+  readonly id: string;
+  readonly name: string;
+  readonly technology: string;
+  readonly endpointResource: string | undefined;
+  readonly direction: 'inbound' | 'outbound';
+  readonly creationtime = new Date();
+  readonly linkedId: string;
+  protocolId: string;
+  state: ChannelState;
+  caller: CallerId;
+  connected: CallerId = { name: '', number: '' };
+  accountcode = '';
+  language: string;
+  location: DialplanLocation;
+  /** The Stasis application controlling the channel, if any. */
+  stasis: StasisControl | undefined;
+  /** Made by POST /channels/create: may be dialed later. */
+  dialable = false;
+  /** The bridge the channel is in, if any (set by the bridging core). */
+  bridgeId: string | undefined;
+  hangupCause: number | undefined;
+  onHold = false;
+  mutedIn = false;
+  mutedOut = false;
+  driver!: ChannelDriver;
+  /** The other half of a pair (Local `;1`/`;2`). */
+  peer: Channel | undefined;
+
+  private readonly env: ChannelEnvironment;
+  private readonly variables = new Map<string, string>();
+  private readonly reportedVariables = new Set<string>();
+  private frameListeners: FrameListener[] = [];
+  private silence: Frame | undefined;
+  private destroyedAlready = false;
+
+  constructor(env: ChannelEnvironment, init: ChannelInit) {
+    super();
+    this.env = env;
+    this.id = init.id;
+    this.name = init.name;
+    this.technology = init.technology;
+    this.endpointResource = init.endpointResource;
+    this.direction = init.direction;
+    this.state = init.state;
+    this.linkedId = init.linkedId ?? init.id;
+    this.language = init.language ?? env.defaultLanguage;
+    this.caller = { ...(init.caller ?? { name: '', number: '' }) };
+    this.protocolId = init.protocolId ?? '';
+    this.location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+  }
+
+  /** Public so the core's collaborators (Stasis, technologies) can signal on the channel. */
+  override emit<E extends keyof ChannelInternalEvents & string>(event: E, payload: ChannelInternalEvents[E]): void {
+    super.emit(event, payload);
+  }
+
+  get endpointId(): string | undefined {
+    return this.endpointResource === undefined ? undefined : `${this.technology}/${this.endpointResource}`;
+  }
+
+  get hangingUp(): boolean {
+    return this.hangupCause !== undefined;
+  }
+
+  get destroyed(): boolean {
+    return this.destroyedAlready;
+  }
+
+  get answered(): boolean {
+    return this.state === 'Up';
+  }
+
+  // ---- snapshots and events -------------------------------------------------------------------
+
+  snapshot(): Record<string, unknown> {
+    const snapshot: Record<string, unknown> = {
+      id: this.id,
+      name: this.name,
+      state: this.state,
+      protocol_id: this.protocolId,
+      caller: { ...this.caller },
+      connected: { ...this.connected },
+      accountcode: this.accountcode,
+      dialplan: {
+        context: this.location.context,
+        exten: this.location.exten,
+        priority: this.location.priority,
+        app_name: this.location.appName,
+        app_data: this.location.appData,
+      },
+      creationtime: formatAriDate(this.creationtime),
+      language: this.language,
+    };
+    const names = this.env.channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...this.env.channelvars, ...this.reportedVariables]);
+    if (names) {
+      const channelvars: Record<string, string> = {};
+      for (const name of names) channelvars[name] = this.variables.get(name) ?? '';
+      snapshot.channelvars = channelvars;
+    }
+    const rdnis = this.variables.get('__CALLER_RDNIS');
+    if (rdnis) snapshot.caller_rdnis = rdnis;
+    return snapshot;
+  }
+
+  scope(): EventScope {
+    const endpointId = this.endpointId;
+    return endpointId ? { channelIds: [this.id], endpointIds: [endpointId] } : { channelIds: [this.id] };
+  }
+
+  /** Raises a channel event carrying this channel's snapshot to everyone subscribed to it. */
+  raise(type: string, fields: Record<string, unknown> = {}, scope: EventScope = this.scope()): void {
+    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() }, scope);
+  }
+
+  // ---- state ----------------------------------------------------------------------------------
+
+  setState(state: ChannelState): void {
+    if (this.state === state || this.destroyedAlready) return;
+    this.state = state;
+    this.raise('ChannelStateChange');
+    this.emit('state', state);
+    if (state === 'Up') this.emit('answered', undefined);
+  }
+
+  /** Answers an inbound channel towards its far end. */
+  answer(): void {
+    if (this.state === 'Up' || this.hangingUp) return;
+    // This channel is Up before its far end hears the answer (a Local peer becomes Up after it).
+    this.setState('Up');
+    this.driver.answer();
+  }
+
+  indicate(indication: Indication, musicClass?: string): void {
+    if (this.hangingUp) return;
+    this.driver.indicate(indication, musicClass);
+  }
+
+  hold(musicClass?: string): void {
+    this.onHold = true;
+    this.indicate('hold', musicClass);
+    this.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
+  }
+
+  unhold(): void {
+    this.onHold = false;
+    this.indicate('unhold');
+    this.raise('ChannelUnhold');
+  }
+
+  setCaller(caller: Partial<CallerId>): void {
+    this.caller = { ...this.caller, ...caller };
+    this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
+  }
+
+  setConnected(connected: Partial<CallerId>): void {
+    this.connected = { ...this.connected, ...connected };
+    this.raise('ChannelConnectedLine');
+  }
+
+  /** Moves the dialplan position and raises ChannelDialplan, as every dialplan application does. */
+  setDialplan(location: DialplanLocation): void {
+    this.location = { ...location };
+    this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
+  }
+
+  /** Moves the dialplan position without running anything (continue, goto). */
+  setLocation(location: Partial<DialplanLocation>): void {
+    this.location = { ...this.location, ...location };
+  }
+
+  // ---- variables ------------------------------------------------------------------------------
+
+  getVariable(name: string): string | undefined {
+    return this.variables.get(name);
+  }
+
+  /** `value` undefined unsets the variable. */
+  setVariable(name: string, value: string | undefined, reportEvents = false): void {
+    if (value === undefined) this.variables.delete(name);
+    else this.variables.set(name, value);
+    if (reportEvents) this.reportedVariables.add(name);
+    this.raise('ChannelVarset', { variable: name, value: value ?? '' });
+  }
+
+  variableNames(): string[] {
+    return [...this.variables.keys()];
+  }
+
+  // ---- media ----------------------------------------------------------------------------------
+
+  /** Audio towards the far end. */
+  write(frame: Frame): void {
+    if (this.hangingUp) return;
+    this.driver.writeFrame(this.mutedOut ? this.silenceLike(frame) : frame);
+  }
+
+  /** Audio from the far end; the technology calls this once per received frame. */
+  deliver(frame: Frame): void {
+    if (this.hangingUp) return;
+    const delivered = this.mutedIn ? this.silenceLike(frame) : frame;
+    const listeners = this.frameListeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i](delivered, this);
+  }
+
+  addFrameListener(listener: FrameListener): void {
+    this.frameListeners = [...this.frameListeners, listener];
+  }
+
+  removeFrameListener(listener: FrameListener): void {
+    this.frameListeners = this.frameListeners.filter((entry) => entry !== listener);
+  }
+
+  private silenceLike(frame: Frame): Frame {
+    if (!this.silence || this.silence.rate !== frame.rate) this.silence = { rate: frame.rate, samples: new Int16Array(frame.samples.length) };
+    return this.silence;
+  }
+
+  /** The far end indicated a condition; ringing moves an outbound channel to Ringing. */
+  remoteIndication(indication: Indication): void {
+    if (this.hangingUp) return;
+    if (indication === 'ringing' && this.direction === 'outbound' && this.state !== 'Up') this.setState('Ringing');
+    if (indication === 'answer') this.setState('Up');
+    this.emit('remote-indication', indication);
+  }
+
+  /** A DTMF digit received from the far end. */
+  receiveDigit(digit: string, durationMs: number): void {
+    if (this.hangingUp) return;
+    this.raise('ChannelDtmfReceived', { digit, duration_ms: durationMs });
+    this.emit('dtmf', { digit, durationMs });
+  }
+
+  // ---- hangup ---------------------------------------------------------------------------------
+
+  /**
+   * Hangs the channel up: ChannelHangupRequest, then listeners release it (Stasis raises StasisEnd,
+   * bridges let it go), then the technology is told and ChannelDestroyed is raised.
+   */
+  hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean } = {}): void {
+    if (this.hangingUp) return;
+    this.hangupCause = cause;
+    this.raise('ChannelHangupRequest', { cause, ...(options.soft ? { soft: true } : {}) });
+    this.emit('hangup', { cause });
+    if (!options.fromFarEnd) this.driver.hangup(cause);
+    this.destroy();
+  }
+
+  private destroy(): void {
+    if (this.destroyedAlready) return;
+    const cause = this.hangupCause ?? CAUSE.normal;
+    this.destroyedAlready = true;
+    this.frameListeners = [];
+    this.env.publish(
+      { type: 'ChannelDestroyed', timestamp: formatAriDate(), cause, cause_txt: causeText(cause), channel: this.snapshot() },
+      this.scope(),
+    );
+    this.env.destroyed(this);
+  }
+}

@@ -1,0 +1,69 @@
+// Calls an outbound channel and waits for the outcome, raising the Dial events that ARI reports
+// for originate, /dial and the Dial() application.
+import { CAUSE, dialStatusForCause } from './causes.ts';
+import type { Channel } from './channel.ts';
+
+export type DialStatus = 'ANSWER' | 'BUSY' | 'NOANSWER' | 'CONGESTION' | 'CHANUNAVAIL' | 'CANCEL';
+
+export interface DialOptions {
+  /** Give up (hang the channel up, NOANSWER) after this long; 0 or undefined waits forever. */
+  readonly timeoutMs?: number;
+  /** The channel on whose behalf the call is made (Dial() caller); raised as `caller`. */
+  readonly caller?: Channel;
+  /** Raised as `dialstring`: what was dialed, without the technology. */
+  readonly dialstring: string;
+}
+
+function raiseDial(peer: Channel, options: DialOptions, dialstatus: string): void {
+  const fields: Record<string, unknown> = { peer: peer.snapshot(), dialstring: options.dialstring, dialstatus };
+  const channelIds = [peer.id];
+  if (options.caller && !options.caller.destroyed) {
+    fields.caller = options.caller.snapshot();
+    channelIds.push(options.caller.id);
+  }
+  peer.raise('Dial', fields, { channelIds });
+}
+
+/** Starts the call and resolves with its outcome; the peer is hung up unless it answered. */
+export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (status: DialStatus): void => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      peer.off('answered', onAnswered);
+      peer.off('hangup', onHangup);
+      peer.off('remote-indication', onIndication);
+      if (!peer.destroyed) raiseDial(peer, options, status);
+      resolve(status);
+    };
+    const onAnswered = (): void => finish('ANSWER');
+    const onHangup = ({ cause }: { cause: number }): void => {
+      // The Dial event with the final status comes before the peer's destruction.
+      if (!settled) {
+        settled = true;
+        if (timer) clearTimeout(timer);
+        peer.off('answered', onAnswered);
+        peer.off('remote-indication', onIndication);
+        raiseDial(peer, options, dialStatusForCause(cause));
+        resolve(dialStatusForCause(cause));
+      }
+    };
+    const onIndication = (indication: string): void => {
+      if (indication === 'busy') peer.hangup(CAUSE.busy);
+      else if (indication === 'congestion') peer.hangup(CAUSE.congestion);
+    };
+    peer.on('answered', onAnswered);
+    peer.on('hangup', onHangup);
+    peer.on('remote-indication', onIndication);
+    raiseDial(peer, options, '');
+    if (options.timeoutMs && options.timeoutMs > 0) {
+      timer = setTimeout(() => peer.hangup(CAUSE.noAnswer), options.timeoutMs);
+      timer.unref();
+    }
+    if (peer.answered) finish('ANSWER');
+    else peer.driver.call();
+  });
+}

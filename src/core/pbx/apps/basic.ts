@@ -1,0 +1,60 @@
+// The simplest dialplan applications: Answer, Hangup, NoOp, Wait, Set.
+import { CAUSE, REASON_CAUSES } from '../../channels/causes.ts';
+import type { DialplanApplication } from '../application.ts';
+import { parseFunctionCall, writeChannelFunction } from '../functions.ts';
+import { waitOnChannel } from '../wait.ts';
+
+const seconds = (text: string | undefined, fallback: number): number => {
+  const value = Number.parseFloat(text ?? '');
+  return Number.isFinite(value) && value >= 0 ? value : fallback;
+};
+
+export const answer: DialplanApplication = {
+  name: 'Answer',
+  async execute(channel, [delay]) {
+    channel.answer();
+    const delayMs = seconds(delay, 0);
+    if (delayMs > 0 && !(await waitOnChannel(channel, delayMs))) return 'stop';
+    return 'next';
+  },
+};
+
+export const hangup: DialplanApplication = {
+  name: 'Hangup',
+  execute(channel, [cause]) {
+    const numeric = Number.parseInt(cause ?? '', 10);
+    channel.hangup(Number.isInteger(numeric) && numeric > 0 ? numeric : (REASON_CAUSES[cause ?? ''] ?? CAUSE.normal));
+    return 'stop';
+  },
+};
+
+export const noOp: DialplanApplication = {
+  name: 'NoOp',
+  execute: () => 'next',
+};
+
+export const wait: DialplanApplication = {
+  name: 'Wait',
+  async execute(channel, [duration]) {
+    return (await waitOnChannel(channel, seconds(duration, 0) * 1000)) ? 'next' : 'stop';
+  },
+};
+
+/** Set(name=value): a variable, or a writable function such as CALLERID(num). `__`/`_` inheritance prefixes are kept as part of the name. */
+export const set: DialplanApplication = {
+  name: 'Set',
+  execute(channel, _args, services, rawData) {
+    const equals = rawData.indexOf('=');
+    if (equals <= 0) {
+      services.log.warn({ channel: channel.name, data: rawData }, 'Set requires name=value');
+      return 'next';
+    }
+    const name = rawData.slice(0, equals).trim();
+    const value = rawData.slice(equals + 1);
+    const call = parseFunctionCall(name);
+    if (call) writeChannelFunction(channel, call[0], call[1], value);
+    else if (name.startsWith('GLOBAL(')) services.globals.set(name.slice(7, -1), value);
+    else channel.setVariable(name, value);
+    return 'next';
+  },
+};

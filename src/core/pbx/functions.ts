@@ -1,0 +1,117 @@
+// Dialplan functions on channels: reading `CALLERID(name)`, `CHANNEL(state)`, ... and writing
+// those that can be set (`Set(CALLERID(num)=...)`, ARI setChannelVar on a function name).
+import type { Channel } from '../channels/channel.ts';
+import { InvalidError } from '../errors.ts';
+
+/** `NAME(args)` → [NAME, args], or undefined when `text` is a plain variable name. */
+export function parseFunctionCall(text: string): [string, string] | undefined {
+  const open = text.indexOf('(');
+  if (open <= 0 || !text.endsWith(')')) return undefined;
+  return [text.slice(0, open).toUpperCase(), text.slice(open + 1, -1)];
+}
+
+function partyField(party: { name: string; number: string }, field: string): string | undefined {
+  switch (field.toLowerCase()) {
+    case 'name':
+      return party.name;
+    case 'num':
+    case 'number':
+      return party.number;
+    case 'all':
+    case '':
+      return party.name ? `"${party.name}" <${party.number}>` : party.number;
+    default:
+      return undefined;
+  }
+}
+
+/** Reads a function; undefined when the function or its argument is unknown. */
+export function readChannelFunction(channel: Channel, name: string, args: string): string | undefined {
+  switch (name.toUpperCase()) {
+    case 'CALLERID':
+      return partyField(channel.caller, args);
+    case 'CONNECTEDLINE':
+      return partyField(channel.connected, args);
+    case 'CHANNEL':
+      switch (args.toLowerCase()) {
+        case 'name':
+          return channel.name;
+        case 'uniqueid':
+          return channel.id;
+        case 'linkedid':
+          return channel.linkedId;
+        case 'state':
+          return channel.state;
+        case 'language':
+          return channel.language;
+        case 'accountcode':
+          return channel.accountcode;
+        case 'channeltype':
+          return channel.technology;
+        case 'context':
+          return channel.location.context;
+        case 'exten':
+          return channel.location.exten;
+        case 'hangupcause':
+          return String(channel.hangupCause ?? 0);
+        case 'musicclass':
+          return channel.getVariable('__MUSICCLASS') ?? 'default';
+        default:
+          return undefined;
+      }
+    case 'LEN':
+      return String(args.length);
+    default:
+      return undefined;
+  }
+}
+
+/** Setters other subsystems register (TALK_DETECT is the media engine's). */
+export type FunctionWriter = (channel: Channel, args: string, value: string) => void;
+const writers = new Map<string, FunctionWriter>();
+
+export function registerFunctionWriter(name: string, writer: FunctionWriter): void {
+  writers.set(name.toUpperCase(), writer);
+}
+
+/** Writes a function; throws InvalidError when it cannot be written. */
+export function writeChannelFunction(channel: Channel, name: string, args: string, value: string): void {
+  const upper = name.toUpperCase();
+  const parseParty = (): { name?: string; number?: string } => {
+    const field = args.toLowerCase();
+    if (field === 'name') return { name: value };
+    if (field === 'num' || field === 'number') return { number: value };
+    if (field === 'all' || field === '') {
+      const match = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(value);
+      return match ? { name: match[1], number: match[2] } : { number: value };
+    }
+    throw new InvalidError(`Unknown ${upper} field: ${args}`);
+  };
+  switch (upper) {
+    case 'CALLERID':
+      channel.setCaller(parseParty());
+      return;
+    case 'CONNECTEDLINE':
+      channel.setConnected(parseParty());
+      return;
+    case 'CHANNEL':
+      if (args.toLowerCase() === 'language') {
+        channel.language = value;
+        return;
+      }
+      if (args.toLowerCase() === 'accountcode') {
+        channel.accountcode = value;
+        return;
+      }
+      if (args.toLowerCase() === 'musicclass') {
+        channel.setVariable('__MUSICCLASS', value);
+        return;
+      }
+      throw new InvalidError(`CHANNEL(${args}) cannot be written`);
+    default: {
+      const writer = writers.get(upper);
+      if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
+      writer(channel, args, value);
+    }
+  }
+}
