@@ -119,7 +119,9 @@ export function parseParams(operation: OperationDecl, raw: RawRequestParams): Re
   const result: Record<string, unknown> = {};
   for (const decl of operation.params) {
     let value = findRaw(decl, raw, jsonObject);
-    const missing = value === undefined || value === null || (value === '' && decl.dataType !== 'string' && decl.in !== 'path');
+    // An empty value of a non-string or list parameter means "not given".
+    const missing =
+      value === undefined || value === null || (value === '' && (decl.dataType !== 'string' || decl.allowMultiple === true) && decl.in !== 'path');
     if (missing || (value === '' && decl.required && decl.in !== 'path')) {
       if (decl.required) throw bad(`Missing required parameter: ${decl.name}`);
       if (decl.defaultValue !== undefined) {
