@@ -4,13 +4,12 @@
 import type { ResourceName } from './spec/index.ts';
 
 export const NOT_IMPLEMENTED: Partial<Record<ResourceName, readonly string[]>> = {
-  // Issue 3 (telephony core): endpoints, channels, user events with object sources.
-  endpoints: ['list', 'sendMessage', 'refer', 'listByTech', 'get', 'sendMessageToEndpoint', 'referToEndpoint'],
+  // REFER needs the SIP stack (the SIP issue owns it).
+  endpoints: ['refer', 'referToEndpoint'],
+  // Media (issue 4) and SIP/RTP: the channel operations that need them.
   channels: [
-    'list', 'originate', 'create', 'get', 'originateWithId', 'hangup', 'continueInDialplan', 'move', 'redirect',
-    'answer', 'ring', 'ringStop', 'progress', 'sendDTMF', 'mute', 'unmute', 'hold', 'unhold', 'startMoh', 'stopMoh',
-    'startSilence', 'stopSilence', 'play', 'playWithId', 'record', 'getChannelVar', 'setChannelVar', 'getChannelVars',
-    'setChannelVars', 'snoopChannel', 'snoopChannelWithId', 'dial', 'rtpstatistics', 'externalMedia', 'transfer_progress',
+    'startMoh', 'stopMoh', 'startSilence', 'stopSilence', 'play', 'playWithId', 'record', 'snoopChannel', 'snoopChannelWithId',
+    'rtpstatistics', 'externalMedia', 'transfer_progress',
   ],
   // Issue 4 (media engine): bridges, recordings, sounds, playbacks.
   bridges: [

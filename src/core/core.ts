@@ -9,6 +9,10 @@ import { FileBackend } from './dynamic-config/file-backend.ts';
 import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from './dynamic-config/store.ts';
 import { DeviceStates } from './device-states.ts';
+import { DerivedDeviceStates } from './derived-device-states.ts';
+import { Endpoints } from './endpoints.ts';
+import { MessageRouter } from './messages.ts';
+import { PjsipEndpoints } from './pjsip-endpoints.ts';
 import { GlobalVariables } from './global-vars.ts';
 import { LogChannels } from './log-channels.ts';
 import { Mailboxes } from './mailboxes.ts';
@@ -51,6 +55,14 @@ export class Core {
   readonly deviceStates = new DeviceStates(this.applications);
   readonly mailboxes = new Mailboxes();
   readonly channels: Channels;
+  /** Endpoints of every technology that has them, with their channels. */
+  readonly endpoints: Endpoints;
+  /** The PJSIP endpoints (from the res_pjsip/endpoint configuration objects). */
+  readonly pjsipEndpoints: PjsipEndpoints;
+  /** Out-of-call text messages, routed per technology. */
+  readonly messages: MessageRouter;
+  /** Device states derived from channels and endpoints. */
+  readonly derivedDeviceStates: DerivedDeviceStates;
   readonly stasis = new Stasis(this.applications);
   readonly pbx: Pbx;
   #dialplan: Dialplan;
@@ -81,6 +93,12 @@ export class Core {
       defaultLanguage: options.config.language,
     });
     this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
+    this.endpoints = new Endpoints({ applications: this.applications, channels: this.channels });
+    this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
+    this.pjsipEndpoints = new PjsipEndpoints(this.dynamicConfig);
+    this.endpoints.registerTechnology(this.pjsipEndpoints);
+    this.messages = new MessageRouter({ endpoints: this.endpoints, applications: this.applications });
+    this.derivedDeviceStates = new DerivedDeviceStates({ channels: this.channels, endpoints: this.endpoints, deviceStates: this.deviceStates });
     this.#dialplan = this.loadDialplan();
     this.pbx = new Pbx({
       channels: this.channels,
@@ -137,8 +155,10 @@ export class Core {
   /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */
   private loadDialplan(): Dialplan {
     const file = this.config.dialplan.file;
-    if (!file) return loadDefaultDialplan();
-    return Dialplan.parse(readFileSync(file, 'utf8'), file);
+    const dialplan = file ? Dialplan.parse(readFileSync(file, 'utf8'), file) : loadDefaultDialplan();
+    // [globals] become global variables, as pbx_config sets them (a reload overwrites, clearglobalvars=no).
+    for (const [name, value] of dialplan.globals) this.globalVars.set(name, value);
+    return dialplan;
   }
 
   /** The server's SQLite database; open between start() and stop(). */

@@ -97,6 +97,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   mutedIn = false;
   mutedOut = false;
   driver!: ChannelDriver;
+  /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
+  generatorActive = false;
   /** The other half of a pair (Local `;1`/`;2`). */
   peer: Channel | undefined;
 
@@ -184,6 +186,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   /** Raises a channel event carrying this channel's snapshot to everyone subscribed to it. */
   raise(type: string, fields: Record<string, unknown> = {}, scope: EventScope = this.scope()): void {
     this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() }, scope);
+  }
+
+  /** Raises an event about this channel whose model has no `channel` field (Dial names its peer). */
+  publishEvent(type: string, fields: Record<string, unknown>, scope: EventScope = this.scope()): void {
+    this.env.publish({ type, timestamp: formatAriDate(), ...fields }, scope);
   }
 
   // ---- state ----------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ function raiseDial(peer: Channel, options: DialOptions, dialstatus: string): voi
     fields.caller = options.caller.snapshot();
     channelIds.push(options.caller.id);
   }
-  peer.raise('Dial', fields, { channelIds });
+  // Dial carries `peer` (and `caller`), not `channel`.
+  peer.publishEvent('Dial', fields, { channelIds });
 }
 
 /** Starts the call and resolves with its outcome; the peer is hung up unless it answered. */

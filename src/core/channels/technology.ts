@@ -3,8 +3,11 @@
 import type { Frame } from '../../media/frame.ts';
 import type { Channel } from './channel.ts';
 
-/** Conditions a channel can indicate to its far end. */
-export type Indication = 'ringing' | 'progress' | 'busy' | 'congestion' | 'hold' | 'unhold' | 'answer';
+/**
+ * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
+ * progress (Asterisk's indication -1, what ARI's ringStop sends).
+ */
+export type Indication = 'ringing' | 'progress' | 'busy' | 'congestion' | 'hold' | 'unhold' | 'answer' | 'stop';
 
 /** What the core asks of one channel's technology side. */
 export interface ChannelDriver {
@@ -21,6 +24,11 @@ export interface ChannelDriver {
   writeFrame(frame: Frame): void;
   /** Out-of-call text towards the far end, if the technology carries text. */
   sendText?(text: string): void;
+  /**
+   * Sends the far end to another destination of the same technology (`resource` is the part of
+   * the endpoint after `TECH/`), e.g. a SIP 302 or REFER. Technologies that cannot leave it out.
+   */
+  redirect?(resource: string): void;
 }
 
 export interface ChannelRequest {

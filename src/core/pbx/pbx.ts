@@ -54,14 +54,16 @@ export class Pbx {
       let steps = 0;
       while (!channel.hangingUp) {
         const { context, exten, priority } = channel.location;
-        const step = this.services.dialplan().find(context, exten, priority);
+        const step = this.services.dialplan().find(context, exten, priority, channel.caller.number || undefined);
         if (!step) {
           // Falling off the end of the dialplan hangs the channel up, as in Asterisk.
           this.services.log.debug({ channel: channel.name, context, exten, priority }, 'no more dialplan steps');
           break;
         }
         const data = this.substitute(channel, step.appData);
-        channel.setDialplan({ context: step.context, exten: step.extension, priority: step.priority, appName: step.app, appData: data });
+        // The channel stays where it was sent: the dialed digits (not the matching pattern) and the
+        // context searched (not an included one), so ${EXTEN} and ${CONTEXT} read as in Asterisk.
+        channel.setDialplan({ context, exten, priority: step.priority, appName: step.app, appData: data });
         const application = this.application(step.app);
         let outcome;
         if (!application) {

@@ -1,8 +1,33 @@
 // Registers every dialplan application with the executor.
 import type { Pbx } from '../pbx.ts';
 import { answer, hangup, noOp, set, wait } from './basic.ts';
+import { dialApplication } from './dial.ts';
+import { echo } from './echo.ts';
+import { goto, gotoIf } from './goto.ts';
+import { busy, congestion, progress, ringing } from './indications.ts';
+import { musicOnHold, playback, record } from './media.ts';
 import { stasis } from './stasis.ts';
 
 export function registerDialplanApplications(pbx: Pbx): void {
-  for (const application of [answer, hangup, noOp, wait, set, stasis]) pbx.register(application);
+  for (const application of [
+    answer,
+    hangup,
+    noOp,
+    wait,
+    set,
+    stasis,
+    goto,
+    gotoIf,
+    dialApplication,
+    ringing,
+    progress,
+    busy,
+    congestion,
+    echo,
+    playback,
+    musicOnHold,
+    record,
+  ]) {
+    pbx.register(application);
+  }
 }

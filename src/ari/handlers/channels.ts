@@ -1,0 +1,151 @@
+// Channels: listing, origination, call control and variables. The telephony work is the core's
+// (src/core/channels/*); this file maps parameters onto it. Core failures become statuses in the
+// dispatcher: NotFound 404, Conflict 409 (not in Stasis, id in use), State 412, Invalid 400,
+// Unprocessable 422.
+import type { Channel } from '../../core/channels/channel.ts';
+import {
+  continueTarget,
+  findChannel,
+  findControlled,
+  hangupCause,
+  readVariable,
+  redirect,
+  requireValidState,
+  setMuted,
+  writeVariable,
+} from '../../core/channels/control.ts';
+import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
+import { createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../core/channels/originate.ts';
+import type { Core } from '../../core/core.ts';
+import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
+import type { Model } from '../spec/index.ts';
+
+type ChannelJson = Model<'Channel'>;
+
+const json = (channel: Channel): ChannelJson => channel.snapshot() as ChannelJson;
+
+/** Asterisk's message when the variable operations cannot find the channel. */
+const NO_CHANNEL_FOR_VARIABLES = 'Provided channel was not found';
+
+/** A channel under Stasis control in a state that allows call control (404, 409, 412). */
+function controllable(core: Core, channelId: string): Channel {
+  const channel = findControlled(core.channels, core.stasis, channelId);
+  requireValidState(channel);
+  return channel;
+}
+
+function originateWith(request: OriginateRequest, { core }: RequestContext): ChannelJson {
+  return originate(core, request).snapshot as ChannelJson;
+}
+
+export const channelsHandlers = defineHandlers('channels', {
+  list: (_params, { core }) => core.channels.list().map(json),
+
+  get: ({ channelId }, { core }) => json(findChannel(core.channels, channelId)),
+
+  originate: (params, ctx) => originateWith(params, ctx),
+
+  originateWithId: (params, ctx) => originateWith(params, ctx),
+
+  create: (params, { core }) => createChannel(core, params).snapshot as ChannelJson,
+
+  dial: ({ channelId, caller, timeout }, { core }) => {
+    const channel = findChannel(core.channels, channelId);
+    // Answers at once; Dial events report the progress of the call.
+    void dialCreated(core, channel, { caller, timeout });
+  },
+
+  hangup: ({ channelId, reason, reason_code }, { core }) => {
+    const channel = findChannel(core.channels, channelId);
+    channel.hangup(hangupCause(reason, reason_code), { soft: true });
+  },
+
+  continueInDialplan: ({ channelId, context, extension, priority, label }, { core }) => {
+    const channel = controllable(core, channelId);
+    core.stasis.continue(channel, continueTarget(core.dialplan, channel, { context, extension, priority, label }));
+  },
+
+  move: ({ channelId, app, appArgs }, { core }) => {
+    const channel = findControlled(core.channels, core.stasis, channelId);
+    // A destination that is not active raises ApplicationMoveFailed; the request still succeeds.
+    core.stasis.move(channel, app, splitAppArgs(appArgs));
+  },
+
+  redirect: ({ channelId, endpoint }, { core }) => {
+    redirect(controllable(core, channelId), endpoint);
+  },
+
+  answer: ({ channelId }, { core }) => {
+    controllable(core, channelId).answer();
+  },
+
+  ring: ({ channelId }, { core }) => {
+    controllable(core, channelId).indicate('ringing');
+  },
+
+  ringStop: ({ channelId }, { core }) => {
+    // Asterisk stops ringing by indicating -1 (stop every indication).
+    controllable(core, channelId).indicate('stop');
+  },
+
+  progress: ({ channelId }, { core }) => {
+    controllable(core, channelId).indicate('progress');
+  },
+
+  sendDTMF: ({ channelId, dtmf, before, between, duration, after }, { core, log }) => {
+    const channel = controllable(core, channelId);
+    if (!dtmf) throw new AriError(400, 'DTMF is required');
+    // Answers at once; the digits follow on their timers.
+    sendDtmf(channel, dtmf, { before, between, duration, after }).catch((err: unknown) => {
+      log.warn({ err, channel: channel.name }, 'sending DTMF failed');
+    });
+  },
+
+  mute: ({ channelId, direction }, { core }) => {
+    setMuted(controllable(core, channelId), direction, true);
+  },
+
+  unmute: ({ channelId, direction }, { core }) => {
+    setMuted(controllable(core, channelId), direction, false);
+  },
+
+  hold: ({ channelId }, { core }) => {
+    controllable(core, channelId).hold();
+  },
+
+  unhold: ({ channelId }, { core }) => {
+    controllable(core, channelId).unhold();
+  },
+
+  getChannelVar: ({ channelId, variable }, { core }) => {
+    if (variable === '') throw new AriError(400, 'Variable name is required');
+    const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
+    return { value: readVariable(core.pbx, channel, variable) };
+  },
+
+  setChannelVar: ({ channelId, variable, value, report_events }, { core }) => {
+    if (variable === '') throw new AriError(400, 'Variable name is required');
+    const channel = findControlled(core.channels, core.stasis, channelId);
+    writeVariable(channel, variable, value, report_events);
+  },
+
+  getChannelVars: ({ channelId, variables }, { core }) => {
+    if (variables.length === 0) throw new AriError(400, 'At least one variable name is required');
+    const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
+    const values: Record<string, string> = {};
+    for (const entry of variables) {
+      const name = entry.trim();
+      if (name === '') throw new AriError(400, 'Variable names are required');
+      values[name] = readVariable(core.pbx, channel, name);
+    }
+    return { variables: values };
+  },
+
+  setChannelVars: ({ channelId, variables }, { core }) => {
+    const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
+    core.stasis.require(channel);
+    for (const { name, value, reportEvents } of parseVariables(variables)) {
+      writeVariable(channel, name.trim(), value, reportEvents);
+    }
+  },
+});

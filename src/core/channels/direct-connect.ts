@@ -1,0 +1,30 @@
+// The simplest way to put two channels in a call: every audio frame and DTMF digit one channel
+// receives from its far end is sent on to the other's far end. Dial() uses it for the answered
+// pair; the bridging engine can take its place behind the same signature.
+import type { Frame } from '../../media/frame.ts';
+import type { Channel, FrameListener } from './channel.ts';
+
+/** Connects the media of `a` and `b` in both directions; the returned function disconnects them. */
+export function connectChannels(a: Channel, b: Channel): () => void {
+  const forward = (to: Channel): { frame: FrameListener; dtmf: (digit: { digit: string; durationMs: number }) => void } => ({
+    frame: (frame: Frame) => to.write(frame),
+    dtmf: ({ digit, durationMs }) => {
+      if (!to.hangingUp) to.driver.sendDigit(digit, durationMs);
+    },
+  });
+  const aToB = forward(b);
+  const bToA = forward(a);
+  a.addFrameListener(aToB.frame);
+  b.addFrameListener(bToA.frame);
+  a.on('dtmf', aToB.dtmf);
+  b.on('dtmf', bToA.dtmf);
+  let connected = true;
+  return () => {
+    if (!connected) return;
+    connected = false;
+    a.removeFrameListener(aToB.frame);
+    b.removeFrameListener(bToA.frame);
+    a.off('dtmf', aToB.dtmf);
+    b.off('dtmf', bToA.dtmf);
+  };
+}

@@ -1,0 +1,175 @@
+// Device states derived from channels and endpoints, as Asterisk derives them. A channel belongs
+// to the device named by its name up to the last `-` (`PJSIP/alice-00000001` → `PJSIP/alice`,
+// `Local/answer@default-00000002;1` → `Local/answer@default`) and to its endpoint, if any. A
+// device's state aggregates its channels' states (Asterisk's channel-to-device table and its
+// aggregation rules); a device without channels has its endpoint's state (online → NOT_INUSE,
+// offline → UNAVAILABLE) or none. DeviceStateChanged is raised whenever a derived state changes.
+import type { Channel, ChannelState } from './channels/channel.ts';
+import type { Channels } from './channels/channels.ts';
+import type { DeviceStates, DeviceStateValue } from './device-states.ts';
+import type { Endpoints, EndpointState } from './endpoints.ts';
+
+/** Asterisk's chan2dev table (main/devicestate.c). */
+const CHANNEL_TO_DEVICE: Readonly<Record<ChannelState, DeviceStateValue>> = {
+  Down: 'NOT_INUSE',
+  Rsrvd: 'INUSE',
+  OffHook: 'INUSE',
+  Dialing: 'INUSE',
+  Ring: 'INUSE',
+  Ringing: 'RINGING',
+  Up: 'INUSE',
+  Busy: 'BUSY',
+};
+
+/** The precedence of ast_devstate_aggregate_add. */
+const AGGREGATE_ORDER: Readonly<Record<DeviceStateValue, number>> = {
+  INVALID: 0,
+  UNKNOWN: 1,
+  UNAVAILABLE: 2,
+  NOT_INUSE: 3,
+  ONHOLD: 4,
+  RINGING: 5,
+  INUSE: 6,
+  BUSY: 7,
+  RINGINUSE: 8,
+};
+
+/** Combines the states of a device's channels as ast_devstate_aggregate does. */
+export function aggregateDeviceStates(states: Iterable<DeviceStateValue>): DeviceStateValue {
+  let result: DeviceStateValue = 'INVALID';
+  let ringing = false;
+  let inUse = false;
+  for (const state of states) {
+    if (state === 'RINGING') ringing = true;
+    else if (state === 'INUSE' || state === 'ONHOLD' || state === 'BUSY') inUse = true;
+    if (ringing && inUse) result = 'RINGINUSE';
+    else if (AGGREGATE_ORDER[state] > AGGREGATE_ORDER[result]) result = state;
+  }
+  return result;
+}
+
+export function channelDeviceState(state: ChannelState): DeviceStateValue {
+  return CHANNEL_TO_DEVICE[state];
+}
+
+/** The device a channel name belongs to: the name up to its last `-`. */
+export function deviceNameOfChannel(name: string): string {
+  const dash = name.lastIndexOf('-');
+  return dash > 0 ? name.slice(0, dash) : name;
+}
+
+function endpointDeviceState(state: EndpointState | undefined): DeviceStateValue {
+  if (state === 'online') return 'NOT_INUSE';
+  if (state === 'offline') return 'UNAVAILABLE';
+  return 'UNKNOWN';
+}
+
+/** Device names compare with the technology case-insensitive, the rest exactly. */
+function keyOf(name: string): string | undefined {
+  const slash = name.indexOf('/');
+  if (slash <= 0 || slash === name.length - 1) return undefined;
+  return `${name.slice(0, slash).toLowerCase()}${name.slice(slash)}`;
+}
+
+export interface DerivedDeviceStatesOptions {
+  readonly channels: Channels;
+  readonly endpoints: Endpoints;
+  readonly deviceStates: DeviceStates;
+}
+
+export class DerivedDeviceStates {
+  /** Device key → its live channels. */
+  private readonly channelsByDevice = new Map<string, Set<Channel>>();
+  /** Device key → the last state computed for it, for the devices that have channels or an endpoint. */
+  private readonly known = new Map<string, DeviceStateValue>();
+  /** Device key → the name events carry (the endpoint's id, or the first channel's device name). */
+  private readonly names = new Map<string, string>();
+  private readonly endpoints: Endpoints;
+  private readonly deviceStates: DeviceStates;
+
+  constructor(options: DerivedDeviceStatesOptions) {
+    this.endpoints = options.endpoints;
+    this.deviceStates = options.deviceStates;
+    options.channels.onCreated((channel) => this.channelCreated(channel));
+    options.channels.onDestroyed((channel) => this.channelDestroyed(channel));
+    options.endpoints.onChange((change) => {
+      const key = keyOf(change.id);
+      if (!key) return;
+      this.names.set(key, change.id);
+      // The state the device had before the change, unless one was computed already.
+      const endpointBefore = change.kind === 'added' ? undefined : change.previous;
+      this.refresh(key, () => this.compute(key, endpointBefore));
+    });
+    options.deviceStates.addProvider((name) => this.state(name));
+  }
+
+  /** The derived state of a device, or undefined when nothing is known of it. */
+  state(name: string): DeviceStateValue | undefined {
+    const key = keyOf(name);
+    if (!key) return undefined;
+    if (!this.channelsByDevice.has(key) && this.endpointState(key) === undefined) return undefined;
+    return this.compute(key, this.endpointState(key));
+  }
+
+  private endpointState(key: string): EndpointState | undefined {
+    const slash = key.indexOf('/');
+    return this.endpoints.state(key.slice(0, slash), key.slice(slash + 1));
+  }
+
+  private compute(key: string, endpointState: EndpointState | undefined): DeviceStateValue {
+    const base = endpointDeviceState(endpointState);
+    const channels = this.channelsByDevice.get(key);
+    if (!channels || channels.size === 0) return base;
+    const aggregate = aggregateDeviceStates([...channels].map((channel) => channelDeviceState(channel.state)));
+    return aggregate === 'INVALID' ? base : aggregate;
+  }
+
+  private devicesOf(channel: Channel): Map<string, string> {
+    const devices = new Map<string, string>();
+    for (const name of [channel.endpointId, deviceNameOfChannel(channel.name)]) {
+      const key = name === undefined ? undefined : keyOf(name);
+      if (key && !devices.has(key)) devices.set(key, name!);
+    }
+    return devices;
+  }
+
+  private channelCreated(channel: Channel): void {
+    const devices = this.devicesOf(channel);
+    for (const [key, name] of devices) {
+      if (!this.names.has(key)) this.names.set(key, name);
+      const before = this.known.get(key) ?? this.compute(key, this.endpointState(key));
+      let channels = this.channelsByDevice.get(key);
+      if (!channels) this.channelsByDevice.set(key, (channels = new Set()));
+      channels.add(channel);
+      this.refresh(key, () => before);
+    }
+    channel.on('state', () => {
+      if (channel.destroyed) return;
+      for (const key of devices.keys()) this.refresh(key);
+    });
+  }
+
+  private channelDestroyed(channel: Channel): void {
+    for (const key of this.devicesOf(channel).keys()) {
+      const channels = this.channelsByDevice.get(key);
+      if (!channels?.delete(channel)) continue;
+      if (channels.size === 0) this.channelsByDevice.delete(key);
+      this.refresh(key);
+    }
+  }
+
+  /** Recomputes a device's state and raises DeviceStateChanged when it differs from the last one. */
+  private refresh(key: string, previous?: () => DeviceStateValue): void {
+    const endpointState = this.endpointState(key);
+    const state = this.compute(key, endpointState);
+    const before = this.known.get(key) ?? previous?.() ?? 'UNKNOWN';
+    const name = this.names.get(key) ?? key;
+    if (this.channelsByDevice.has(key) || endpointState !== undefined) {
+      this.known.set(key, state);
+    } else {
+      this.known.delete(key);
+      this.names.delete(key);
+    }
+    if (state !== before) this.deviceStates.changed(name, state);
+  }
+}

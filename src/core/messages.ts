@@ -1,0 +1,92 @@
+// Out-of-call text messages. A message addressed `tech:resource` is routed to its technology's
+// transport; a technology without one (every technology, until SIP carries messages on the wire)
+// delivers locally: the destination endpoint raises TextMessageReceived to the applications
+// subscribed to it. Transports hand the messages they receive to receive(), which does the same.
+import type { Applications } from './applications.ts';
+import type { Endpoints } from './endpoints.ts';
+import { InvalidError, NotFoundError } from './errors.ts';
+import { formatAriDate } from './time.ts';
+
+/** The ARI TextMessage model. */
+export interface TextMessage {
+  readonly from: string;
+  readonly to: string;
+  readonly body: string;
+  readonly variables: Readonly<Record<string, string>>;
+}
+
+/** Where a message goes: a registered technology (canonical spelling) and the rest of `to`. */
+export interface MessageDestination {
+  readonly technology: string;
+  /** The endpoint part of `to` (before any `/`: `pjsip:alice/sip:alice@host` → `alice`). */
+  readonly resource: string;
+  /** Everything after `tech:` (`alice/sip:alice@host`), for transports that address URIs. */
+  readonly address: string;
+}
+
+/** Carries a technology's messages to their destination. Throws NotFoundError when it cannot. */
+export interface MessageTransport {
+  send(message: TextMessage, destination: MessageDestination): void;
+}
+
+export interface MessageRouterOptions {
+  readonly endpoints: Endpoints;
+  readonly applications: Applications;
+}
+
+export class MessageRouter {
+  private readonly transports = new Map<string, MessageTransport>();
+  private readonly endpoints: Endpoints;
+  private readonly applications: Applications;
+
+  constructor(options: MessageRouterOptions) {
+    this.endpoints = options.endpoints;
+    this.applications = options.applications;
+  }
+
+  /** Plugs a transport in for a technology; `undefined` returns it to local delivery. */
+  setTransport(technology: string, transport: MessageTransport | undefined): void {
+    if (transport) this.transports.set(technology.toLowerCase(), transport);
+    else this.transports.delete(technology.toLowerCase());
+  }
+
+  /**
+   * Parses `tech:resource`. InvalidError for a malformed destination, NotFoundError for a
+   * technology that has no endpoints (technology names match case-insensitively).
+   */
+  destination(to: string): MessageDestination {
+    const colon = to.indexOf(':');
+    if (to === '') throw new InvalidError('To must be specified');
+    if (colon <= 0 || colon === to.length - 1) throw new InvalidError(`Invalid destination, expected technology:resource: ${to}`);
+    const technology = this.endpoints.technologyName(to.slice(0, colon));
+    if (!technology) throw new NotFoundError(`Unknown message technology: ${to.slice(0, colon)}`);
+    const address = to.slice(colon + 1);
+    const slash = address.indexOf('/');
+    const resource = slash < 0 ? address : address.slice(0, slash);
+    if (resource === '') throw new InvalidError(`Invalid destination, expected technology:resource: ${to}`);
+    return { technology, resource, address };
+  }
+
+  /** Sends a message; see destination() for the errors, plus NotFoundError for an unknown endpoint. */
+  send(message: TextMessage): void {
+    const destination = this.destination(message.to);
+    const transport = this.transports.get(destination.technology.toLowerCase());
+    if (transport) transport.send(message, destination);
+    else this.receive(message, destination.technology, destination.resource);
+  }
+
+  /** A message arrived for an endpoint: its subscribers receive TextMessageReceived. */
+  receive(message: TextMessage, technology: string, resource: string): void {
+    const endpoint = this.endpoints.get(technology, resource);
+    if (!endpoint) throw new NotFoundError('Endpoint not found');
+    this.applications.publish(
+      {
+        type: 'TextMessageReceived',
+        timestamp: formatAriDate(),
+        message: { from: message.from, to: message.to, body: message.body, variables: { ...message.variables } },
+        endpoint,
+      },
+      { endpointIds: [`${endpoint.technology}/${endpoint.resource}`] },
+    );
+  }
+}

@@ -1,0 +1,117 @@
+// The embedded default dialplan run end to end: `echo`, `1000` (Stasis) and `hello`.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createFrame } from '../../src/media/frame.ts';
+import type { EventSocket } from '../helpers/server.ts';
+import {
+  assertNoChannels,
+  channelName,
+  collectUntil,
+  dialplanTrace,
+  originate,
+  startPbxServer,
+  untilDestroyed,
+  varsets,
+  watchAll,
+  type PbxServer,
+} from './pbx-helpers.ts';
+
+let pbx: PbxServer;
+let events: EventSocket;
+before(async () => {
+  pbx = await startPbxServer(null);
+  events = await watchAll(pbx.server);
+});
+after(async () => {
+  await events.close();
+  await pbx.stop();
+});
+
+describe('default dialplan', () => {
+  test('echo: frames written into the ;1 half come back out of it, and DTMF too; # ends Echo', async () => {
+    const call = originate(pbx.server, 'Local/echo@default');
+    assert.equal(await call.status, 'ANSWER');
+    await collectUntil(events, (event) => event.type === 'ChannelDialplan' && event.dialplan_app === 'Echo');
+
+    const heard: Int16Array[] = [];
+    call.one.addFrameListener((frame, channel) => {
+      assert.equal(channel, call.one);
+      heard.push(Int16Array.from(frame.samples));
+    });
+    for (let n = 1; n <= 3; n++) {
+      const frame = createFrame(8000);
+      frame.samples.fill(n * 1000);
+      call.one.write(frame);
+    }
+    assert.deepEqual(
+      heard.map((samples) => samples[0]),
+      [1000, 2000, 3000],
+    );
+    assert.ok(heard.every((samples) => samples.length === 160));
+
+    call.one.driver.sendDigit('5', 100);
+    const dtmf = await collectUntil(events, (event) => event.type === 'ChannelDtmfReceived' && channelName(event) === call.one.name);
+    assert.deepEqual(
+      dtmf.filter((event) => event.type === 'ChannelDtmfReceived').map((event) => [channelName(event), event.digit]),
+      [
+        [call.two.name, '5'],
+        [call.one.name, '5'],
+      ],
+    );
+
+    // `#` is echoed and ends Echo(); the extension has no more steps, so the call ends.
+    call.one.driver.sendDigit('#', 100);
+    const seen = await untilDestroyed(events, [call.one, call.two]);
+    assert.ok(seen.some((event) => event.type === 'ChannelDtmfReceived' && channelName(event) === call.one.name && event.digit === '#'));
+    assertNoChannels(pbx.server);
+  });
+
+  test('1000 enters Stasis(test-app,dialplan) with args [dialplan]; continue runs Hangup', async () => {
+    const app = await pbx.server.events('app=test-app');
+    try {
+      const call = originate(pbx.server, 'Local/1000@default');
+      const start = await app.nextOfType('StasisStart');
+      assert.deepEqual(start.args, ['dialplan']);
+      assert.equal((start.channel as Record<string, unknown>).name, call.two.name);
+      assert.deepEqual((start.channel as Record<string, unknown>).dialplan, {
+        context: 'default',
+        exten: '1000',
+        priority: 2,
+        app_name: 'Stasis',
+        app_data: 'test-app,dialplan',
+      });
+      assert.equal(await call.status, 'ANSWER');
+      // What POST /channels/{id}/continue with no location does: the next priority.
+      pbx.server.core.stasis.continue(call.two, { priority: call.two.location.priority + 1 });
+      const end = await app.nextOfType('StasisEnd');
+      assert.equal((end.channel as Record<string, unknown>).name, call.two.name);
+      const seen = await untilDestroyed(events, [call.one, call.two]);
+      assert.deepEqual(dialplanTrace(seen, call.two.name), [
+        'Answer()@default,1000,1',
+        'Stasis(test-app,dialplan)@default,1000,2',
+        'Hangup()@default,1000,3',
+      ]);
+      assertNoChannels(pbx.server);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('hello: answered, placeholder Playback (PLAYBACKSTATUS=FAILED, one log line), then Hangup', async () => {
+    const logged = pbx.server.logLines.length;
+    const call = originate(pbx.server, 'Local/hello@default');
+    const seen = await untilDestroyed(events, [call.one, call.two]);
+    assert.equal(await call.status, 'ANSWER');
+    assert.deepEqual(dialplanTrace(seen, call.two.name), [
+      'Answer()@default,hello,1',
+      'Playback(hello-world)@default,hello,2',
+      'Hangup()@default,hello,3',
+    ]);
+    assert.deepEqual(varsets(seen, call.two.name, 'PLAYBACKSTATUS'), ['FAILED']);
+    const lines = pbx.server.logLines.slice(logged).filter((line) => line.includes('media engine'));
+    assert.equal(lines.length, 1);
+    assert.equal(JSON.parse(lines[0]).level, 30, 'an info line');
+    assert.match(lines[0], /Playback\(hello-world\): playback is not available until the media engine lands; waiting 0 s instead/);
+    assertNoChannels(pbx.server);
+  });
+});
