@@ -26,6 +26,11 @@ import { loadDefaultDialplan } from './dialplan/default-dialplan.ts';
 import { registerDialplanApplications } from './pbx/apps/index.ts';
 import { Pbx } from './pbx/pbx.ts';
 import { Stasis } from './stasis.ts';
+import { Bridges } from './bridges/bridges.ts';
+import { ensureBuiltinSounds } from './builtin-sounds.ts';
+import { ChannelGenerators } from './channel-generators.ts';
+import { MediaEngine } from './media-engine.ts';
+import { Sounds } from './sounds.ts';
 import { readFileSync } from 'node:fs';
 
 export interface CoreOptions {
@@ -36,6 +41,8 @@ export interface CoreOptions {
    * builds it creates these first and hands them over; without them the core makes its own.
    */
   readonly logChannels?: LogChannels;
+  /** Tests drive the media clock by hand. */
+  readonly manualClock?: boolean;
 }
 
 export class Core {
@@ -64,6 +71,11 @@ export class Core {
   /** Device states derived from channels and endpoints. */
   readonly derivedDeviceStates: DerivedDeviceStates;
   readonly stasis = new Stasis(this.applications);
+  /** The one media clock: bridges, generators, playbacks and recordings tick on it. */
+  readonly media: MediaEngine;
+  readonly generators: ChannelGenerators;
+  readonly bridges: Bridges;
+  readonly sounds: Sounds;
   readonly pbx: Pbx;
   #dialplan: Dialplan;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
@@ -93,6 +105,14 @@ export class Core {
       defaultLanguage: options.config.language,
     });
     this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
+    this.media = new MediaEngine({
+      manualClock: options.manualClock,
+      onError: (err) => this.log.error({ err }, 'media clock listener failed'),
+    });
+    this.generators = new ChannelGenerators(this.media);
+    this.bridges = new Bridges(this.applications, this.media);
+    this.objects.register('bridge', (id) => this.bridges.get(id)?.snapshot());
+    this.sounds = new Sounds(options.config.dirs.sounds);
     this.endpoints = new Endpoints({ applications: this.applications, channels: this.channels });
     this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
     this.pjsipEndpoints = new PjsipEndpoints(this.dynamicConfig);
@@ -175,13 +195,19 @@ export class Core {
     this.dynamicConfig.attachBackend(this.#sqliteConfig);
     this.deviceStates.open(this.#database);
     this.mailboxes.open(this.#database);
+    const generated = ensureBuiltinSounds(this.config.dirs.sounds[0]);
+    if (generated > 0) this.log.info({ count: generated, dir: this.config.dirs.sounds[0] }, 'generated built-in prompts');
+    this.sounds.rescan();
     await this.modules.loadAll();
+    this.media.start();
     this.#started = true;
     this.log.debug({ modules: this.modules.list().filter((m) => m.status === 'Running').length }, 'modules loaded');
   }
 
   async stop(): Promise<void> {
     this.channels.hangupAll(CAUSE.normal);
+    this.bridges.destroyAll();
+    this.media.stop();
     this.#started = false;
     for (const failure of await this.modules.unloadAll()) this.log.warn({ err: failure }, 'module failed to unload');
     this.dynamicConfig.detachBackend('sqlite');

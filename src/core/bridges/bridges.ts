@@ -1,0 +1,113 @@
+// The table of bridges. Each bridge mixes on the media clock; a channel's controlling application
+// is subscribed to the bridge while the channel is a member.
+import type { Applications } from '../applications.ts';
+import type { Channel } from '../channels/channel.ts';
+import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
+import type { MediaEngine } from '../media-engine.ts';
+import { Bridge, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
+import { randomUUID } from 'node:crypto';
+
+/** Type tokens a bridge may be created with. */
+export const BRIDGE_TYPE_TOKENS = ['mixing', 'holding', 'dtmf_events', 'proxy_media', 'video_sfu', 'video_single', 'sdp_label'] as const;
+
+export interface CreateBridgeOptions {
+  readonly id?: string;
+  readonly name?: string;
+  /** The requested type tokens; default mixing. */
+  readonly types?: readonly string[];
+  readonly mute?: boolean;
+  readonly absorbDtmf?: boolean;
+}
+
+/** Resolves a list of type tokens into a base type and video mode; throws InvalidError for impossible sets. */
+export function resolveBridgeType(tokens: readonly string[]): { type: BridgeType; videoMode: VideoMode; flags: string[] } {
+  const set = new Set(tokens.length === 0 ? ['mixing'] : tokens);
+  for (const token of set) {
+    if (!(BRIDGE_TYPE_TOKENS as readonly string[]).includes(token)) throw new InvalidError(`Unknown bridge type: ${token}`);
+  }
+  const mixing = set.has('mixing') || set.has('video_sfu') || set.has('video_single');
+  const holding = set.has('holding');
+  if (mixing && holding) throw new InvalidError('A bridge cannot be both mixing and holding');
+  if (!mixing && !holding) throw new InvalidError('A bridge type needs mixing or holding (or a video mode, which implies mixing)');
+  if (set.has('video_sfu') && set.has('video_single')) throw new InvalidError('video_sfu and video_single cannot be combined');
+  const videoMode: VideoMode = holding ? 'none' : set.has('video_sfu') ? 'sfu' : set.has('video_single') ? 'single' : 'talker';
+  const flags = [...set].filter((token) => token !== 'mixing' && token !== 'holding');
+  return { type: holding ? 'holding' : 'mixing', videoMode, flags };
+}
+
+export class Bridges {
+  private readonly byId = new Map<string, Bridge>();
+  /** How many of a bridge's members each application controls (for the bridge subscription). */
+  private readonly appMembers = new Map<string, Map<string, number>>();
+
+  constructor(
+    private readonly applications: Applications,
+    private readonly media: MediaEngine,
+  ) {}
+
+  create(options: CreateBridgeOptions): Bridge {
+    const id = options.id || randomUUID();
+    if (this.byId.has(id)) throw new ConflictError(`Bridge with id ${id} already exists`);
+    const { type, videoMode, flags } = resolveBridgeType(options.types ?? []);
+    const tick = (): void => bridge.tick();
+    const bridge: Bridge = new Bridge(
+      {
+        publish: (event, scope) => this.applications.publish(event, scope),
+        memberJoined: (joined, channel) => this.countApp(joined, channel, +1),
+        memberLeft: (left, channel) => this.countApp(left, channel, -1),
+        destroyed: (gone) => {
+          this.media.offTick(tick);
+          this.byId.delete(gone.id);
+          this.appMembers.delete(gone.id);
+          this.applications.forgetObject('bridge', gone.id);
+        },
+      },
+      { id, name: options.name ?? '', type, videoMode, flags, defaultMute: options.mute, defaultAbsorbDtmf: options.absorbDtmf },
+    );
+    this.byId.set(id, bridge);
+    this.media.onTick(tick);
+    bridge.raise('BridgeCreated');
+    return bridge;
+  }
+
+  get(id: string): Bridge | undefined {
+    return this.byId.get(id);
+  }
+
+  require(id: string): Bridge {
+    const bridge = this.byId.get(id);
+    if (!bridge) throw new NotFoundError('Bridge not found');
+    return bridge;
+  }
+
+  list(): Bridge[] {
+    return [...this.byId.values()];
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** Adds a channel, taking it out of any other bridge first. */
+  addChannel(bridge: Bridge, channel: Channel, options: MemberOptions): void {
+    if (channel.bridgeId && channel.bridgeId !== bridge.id) this.byId.get(channel.bridgeId)?.remove(channel);
+    bridge.add(channel, options);
+  }
+
+  destroyAll(): void {
+    for (const bridge of this.list()) bridge.destroy();
+  }
+
+  private countApp(bridge: Bridge, channel: Channel, delta: number): void {
+    const app = channel.stasis?.app;
+    if (!app) return;
+    let counts = this.appMembers.get(bridge.id);
+    if (!counts) this.appMembers.set(bridge.id, (counts = new Map()));
+    const count = (counts.get(app) ?? 0) + delta;
+    if (delta > 0 && count === 1) this.applications.subscribeInternal(app, 'bridge', bridge.id);
+    if (count <= 0) {
+      counts.delete(app);
+      this.applications.get(app)?.removeSubscription('bridge', bridge.id);
+    } else counts.set(app, count);
+  }
+}

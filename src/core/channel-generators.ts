@@ -1,0 +1,100 @@
+// Audio a channel hears from the server itself rather than from a bridge: playback, music on
+// hold, silence. Each channel has one slot per kind; on every media clock tick the highest kind
+// present writes 20 ms to the channel, and a bridge leaves that channel alone meanwhile.
+import { samplesPerFrame } from '../media/frame.ts';
+import type { Channel } from './channels/channel.ts';
+import type { MediaEngine } from './media-engine.ts';
+
+/** Highest first: a playback interrupts music on hold, which replaces silence. */
+export const GENERATOR_KINDS = ['playback', 'moh', 'silence'] as const;
+export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
+
+export interface AudioGenerator {
+  /** Fills `dst` (20 ms at 8 kHz); returns false when it has finished (nothing written). */
+  fill(dst: Int16Array): boolean;
+  /** Called once when the generator finished by itself or was replaced/removed. */
+  stopped?(reason: 'finished' | 'removed' | 'hangup'): void;
+}
+
+interface ChannelSlots {
+  readonly channel: Channel;
+  readonly generators: Map<GeneratorKind, AudioGenerator>;
+  readonly frame: { rate: 8000; samples: Int16Array };
+  readonly onHangup: () => void;
+}
+
+const FRAME_SAMPLES = samplesPerFrame(8000);
+
+export class ChannelGenerators {
+  private readonly byChannel = new Map<string, ChannelSlots>();
+
+  constructor(media: MediaEngine) {
+    media.onTick(() => this.tick());
+  }
+
+  get(channel: Channel, kind: GeneratorKind): AudioGenerator | undefined {
+    return this.byChannel.get(channel.id)?.generators.get(kind);
+  }
+
+  /** Installs (or with undefined, removes) the generator of a kind on a channel. */
+  set(channel: Channel, kind: GeneratorKind, generator: AudioGenerator | undefined): void {
+    let slots = this.byChannel.get(channel.id);
+    const previous = slots?.generators.get(kind);
+    if (previous === generator) return;
+    if (generator && !slots) {
+      if (channel.hangingUp) {
+        generator.stopped?.('hangup');
+        return;
+      }
+      const created: ChannelSlots = {
+        channel,
+        generators: new Map(),
+        frame: { rate: 8000, samples: new Int16Array(FRAME_SAMPLES) },
+        onHangup: () => this.clear(created, 'hangup'),
+      };
+      slots = created;
+      this.byChannel.set(channel.id, created);
+      channel.once('hangup', created.onHangup);
+    }
+    if (!slots) return;
+    if (generator) slots.generators.set(kind, generator);
+    else slots.generators.delete(kind);
+    previous?.stopped?.('removed');
+    this.settle(slots);
+  }
+
+  private settle(slots: ChannelSlots): void {
+    if (slots.generators.size === 0) {
+      this.byChannel.delete(slots.channel.id);
+      slots.channel.off('hangup', slots.onHangup);
+      slots.channel.generatorActive = false;
+    } else {
+      slots.channel.generatorActive = true;
+    }
+  }
+
+  private clear(slots: ChannelSlots, reason: 'hangup'): void {
+    const generators = [...slots.generators.values()];
+    slots.generators.clear();
+    this.settle(slots);
+    for (const generator of generators) generator.stopped?.(reason);
+  }
+
+  private tick(): void {
+    for (const slots of this.byChannel.values()) {
+      for (const kind of GENERATOR_KINDS) {
+        const generator = slots.generators.get(kind);
+        if (!generator) continue;
+        if (generator.fill(slots.frame.samples)) {
+          slots.channel.write(slots.frame);
+          break;
+        }
+        // Finished by itself: drop it and let the next kind speak on the next tick.
+        slots.generators.delete(kind);
+        generator.stopped?.('finished');
+        this.settle(slots);
+        break;
+      }
+    }
+  }
+}
