@@ -23,7 +23,15 @@ export interface RunningServer {
 }
 
 export function buildHandlerMap(): Map<string, HandlerTable> {
-  const byResource = new Map<string, HandlerTable>(HANDLER_TABLES.map((table) => [table.resource, table]));
+  // A resource's operations may be handled from several files (channel playback lives with playbacks).
+  const byResource = new Map<string, HandlerTable>();
+  for (const table of HANDLER_TABLES) {
+    const existing = byResource.get(table.resource);
+    for (const nickname of Object.keys(table.handlers)) {
+      if (existing && nickname in existing.handlers) throw new Error(`two handlers for ${table.resource}.${nickname}`);
+    }
+    byResource.set(table.resource, { resource: table.resource, handlers: { ...existing?.handlers, ...table.handlers } });
+  }
   for (const [alias, source] of Object.entries(HANDLER_SOURCE)) {
     const table = byResource.get(source);
     if (table) byResource.set(alias, table);
