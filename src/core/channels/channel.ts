@@ -25,6 +25,8 @@ export interface DialplanLocation {
 
 /** What a channel needs from the rest of the core. */
 export interface ChannelEnvironment {
+  /** The table the channel belongs to (the core's Channels); scopes per-core registrations. */
+  readonly table: object;
   publish(event: CoreEvent, scope: EventScope): void;
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
@@ -103,6 +105,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   peer: Channel | undefined;
 
   private readonly env: ChannelEnvironment;
+  /** The channel table this channel belongs to. */
+  readonly table: object;
   private readonly variables = new Map<string, string>();
   private readonly reportedVariables = new Set<string>();
   private frameListeners: FrameListener[] = [];
@@ -112,6 +116,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   constructor(env: ChannelEnvironment, init: ChannelInit) {
     super();
     this.env = env;
+    this.table = env.table;
     this.id = init.id;
     this.name = init.name;
     this.technology = init.technology;

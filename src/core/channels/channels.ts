@@ -79,6 +79,7 @@ export class Channels {
     this.checkId(id);
     const channel = new Channel(
       {
+        table: this,
         publish: (event, scope) => this.options.applications.publish(event, scope),
         channelvars: this.options.channelvars,
         defaultLanguage: this.options.defaultLanguage,

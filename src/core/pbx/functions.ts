@@ -68,9 +68,13 @@ export function readChannelFunction(channel: Channel, name: string, args: string
 
 /** Setters other subsystems register (TALK_DETECT is the media engine's). */
 export type FunctionWriter = (channel: Channel, args: string, value: string) => void;
-const writers = new Map<string, FunctionWriter>();
+/** Per channel table (one per core), so two servers in one process never share a writer. */
+const writersByTable = new WeakMap<object, Map<string, FunctionWriter>>();
 
-export function registerFunctionWriter(name: string, writer: FunctionWriter): void {
+/** Registers a writable function for the channels of `table` (a core's channel table). */
+export function registerFunctionWriter(table: object, name: string, writer: FunctionWriter): void {
+  let writers = writersByTable.get(table);
+  if (!writers) writersByTable.set(table, (writers = new Map()));
   writers.set(name.toUpperCase(), writer);
 }
 
@@ -109,7 +113,7 @@ export function writeChannelFunction(channel: Channel, name: string, args: strin
       }
       throw new InvalidError(`CHANNEL(${args}) cannot be written`);
     default: {
-      const writer = writers.get(upper);
+      const writer = writersByTable.get(channel.table)?.get(upper);
       if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
       writer(channel, args, value);
     }
