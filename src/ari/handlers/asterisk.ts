@@ -42,6 +42,29 @@ function configSection(core: Core) {
   };
 }
 
+interface SystemInformation {
+  readonly build: ReturnType<typeof describeBuild>;
+  readonly system: { version: string; entity_id: string };
+  readonly config: ReturnType<typeof configSection>;
+  readonly status: { startup_time: string; last_reload_time: string };
+}
+
+/** The answer changes only on a reload, so it is built once per reload rather than per request. */
+const informationCache = new WeakMap<Core, { reloadedAt: Date; info: SystemInformation }>();
+
+function systemInformation(core: Core): SystemInformation {
+  const cached = informationCache.get(core);
+  if (cached && cached.reloadedAt === core.lastReloadAt) return cached.info;
+  const info: SystemInformation = {
+    build: describeBuild(),
+    system: { version: patchbayVersion(), entity_id: core.serverId },
+    config: configSection(core),
+    status: { startup_time: formatAriDate(core.startedAt), last_reload_time: formatAriDate(core.lastReloadAt) },
+  };
+  informationCache.set(core, { reloadedAt: core.lastReloadAt, info });
+  return info;
+}
+
 export const asteriskHandlers = defineHandlers('asterisk', {
   getObject: ({ configClass, objectType, id }, { core }) => core.dynamicConfig.get(configClass, objectType, id),
 
@@ -53,14 +76,14 @@ export const asteriskHandlers = defineHandlers('asterisk', {
   },
 
   getInfo: ({ only }, { core }) => {
+    const info = systemInformation(core);
+    if (only === undefined) return info;
     const sections = requestedSections(only);
     return {
-      ...(sections.has('build') ? { build: describeBuild() } : {}),
-      ...(sections.has('system') ? { system: { version: patchbayVersion(), entity_id: core.serverId } } : {}),
-      ...(sections.has('config') ? { config: configSection(core) } : {}),
-      ...(sections.has('status')
-        ? { status: { startup_time: formatAriDate(core.startedAt), last_reload_time: formatAriDate(core.lastReloadAt) } }
-        : {}),
+      ...(sections.has('build') ? { build: info.build } : {}),
+      ...(sections.has('system') ? { system: info.system } : {}),
+      ...(sections.has('config') ? { config: info.config } : {}),
+      ...(sections.has('status') ? { status: info.status } : {}),
     };
   },
 
