@@ -37,9 +37,13 @@ class EventConnection implements ApplicationSink {
   private pending = 0;
   private alive = true;
   private closed = false;
+  /** The TCP socket under the WebSocket is corked until the next check phase of the event loop. */
+  private corked = false;
 
   constructor(
     readonly socket: WebSocket,
+    /** The upgraded connection the WebSocket writes its frames to. */
+    private readonly transport: Duplex,
     readonly apps: readonly string[],
     readonly user: AriUser,
     readonly origin: string | undefined,
@@ -49,6 +53,25 @@ class EventConnection implements ApplicationSink {
       this.alive = true;
     });
   }
+
+  /**
+   * One core action raises a burst of events (a hangup raises ChannelHangupRequest, StasisEnd and
+   * ChannelDestroyed for both halves of a pair). Without corking, every frame is its own write
+   * system call and its own TCP segment; corked, the burst leaves in one writev when the event loop
+   * reaches its check phase (within the same loop iteration when raised from I/O callbacks). Order
+   * is unchanged.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.transport.cork();
+    setImmediate(this.uncork);
+  }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.transport.uncork();
+  };
 
   deliver(application: string, event: CoreEvent): void {
     this.send({ ...event, application, asterisk_id: this.owner.serverId });
@@ -62,6 +85,7 @@ class EventConnection implements ApplicationSink {
       return;
     }
     const payload = this.owner.developerMode ? this.owner.checked(message) : message;
+    this.cork();
     this.pending++;
     this.socket.send(JSON.stringify(payload), () => {
       this.pending--;
@@ -128,11 +152,11 @@ export class EventsWebSocket implements UpgradeHandler {
     if (badName !== undefined) return rejectUpgrade(socket, 400, `Invalid application name: "${badName}" (1 to ${MAX_APP_NAME} characters)`);
     const subscribeAllRaw = url.searchParams.get('subscribeAll');
     const subscribeAll = subscribeAllRaw !== null && TRUE_WORDS.has(subscribeAllRaw.trim().toLowerCase());
-    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, [...new Set(apps)], subscribeAll, auth.user, originOf(request)));
+    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, [...new Set(apps)], subscribeAll, auth.user, originOf(request)));
   }
 
-  private accept(ws: WebSocket, apps: string[], subscribeAll: boolean, user: AriUser, origin: string | undefined): void {
-    const connection = new EventConnection(ws, apps, user, origin, this);
+  private accept(ws: WebSocket, transport: Duplex, apps: string[], subscribeAll: boolean, user: AriUser, origin: string | undefined): void {
+    const connection = new EventConnection(ws, transport, apps, user, origin, this);
     this.connections.add(connection);
     const registry = this.options.core.applications;
     for (const app of apps) registry.register(app, connection, subscribeAll);
