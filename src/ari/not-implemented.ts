@@ -8,17 +8,8 @@ export const NOT_IMPLEMENTED: Partial<Record<ResourceName, readonly string[]>> =
   endpoints: ['refer', 'referToEndpoint'],
   // Media (issue 4) and SIP/RTP: the channel operations that need them.
   channels: [
-    'startMoh', 'stopMoh', 'startSilence', 'stopSilence', 'play', 'playWithId', 'record', 'snoopChannel', 'snoopChannelWithId',
     'rtpstatistics', 'externalMedia', 'transfer_progress',
   ],
-  // Issue 4 (media engine): bridges, recordings, sounds, playbacks.
-  bridges: [
-    'list', 'create', 'createWithId', 'get', 'destroy', 'getBridgeVar', 'setBridgeVar', 'getBridgeVars', 'setBridgeVars',
-    'addChannel', 'removeChannel', 'setVideoSource', 'clearVideoSource', 'startMoh', 'stopMoh', 'play', 'playWithId', 'record',
-  ],
-  recordings: ['listStored', 'getStored', 'deleteStored', 'getStoredFile', 'copyStored', 'getLive', 'cancel', 'stop', 'pause', 'unpause', 'mute', 'unmute'],
-  sounds: ['list', 'get'],
-  playbacks: ['get', 'stop', 'control'],
   // Channel broadcast (res_stasis_broadcast) is not part of any issue yet.
   events: ['claimChannel'],
 };

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import { Applications } from './applications.ts';
-import { registerBuiltinModules } from './builtin-modules.ts';
+import { MODULE_NAMES, registerBuiltinModules } from './builtin-modules.ts';
 import { databasePath, openDatabase, type SqliteDatabase } from './database.ts';
 import { registerBuiltinConfigTypes, registerFileOnlyTypes } from './dynamic-config/builtin-types.ts';
 import { FileBackend } from './dynamic-config/file-backend.ts';
@@ -30,6 +30,10 @@ import { Bridges } from './bridges/bridges.ts';
 import { ensureBuiltinSounds } from './builtin-sounds.ts';
 import { ChannelGenerators } from './channel-generators.ts';
 import { MediaEngine } from './media-engine.ts';
+import { Recordings } from './recordings/recordings.ts';
+import { MusicOnHold } from './moh.ts';
+import { TalkDetection } from './talk-detect.ts';
+import { Playbacks } from './playback/playbacks.ts';
 import { Sounds } from './sounds.ts';
 import { readFileSync } from 'node:fs';
 
@@ -76,6 +80,14 @@ export class Core {
   readonly generators: ChannelGenerators;
   readonly bridges: Bridges;
   readonly sounds: Sounds;
+  /** Live recordings of channels and bridges, and the stored recordings on disk. */
+  readonly recordings: Recordings;
+  /** Music-on-hold classes (channel and bridge music on hold, MusicOnHold()). */
+  readonly moh: MusicOnHold;
+  /** TALK_DETECT on channels. */
+  readonly talkDetection: TalkDetection;
+  /** Media played to channels and bridges (ARI playbacks and the dialplan's Playback). */
+  readonly playbacks: Playbacks;
   readonly pbx: Pbx;
   #dialplan: Dialplan;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
@@ -112,7 +124,31 @@ export class Core {
     this.generators = new ChannelGenerators(this.media);
     this.bridges = new Bridges(this.applications, this.media);
     this.objects.register('bridge', (id) => this.bridges.get(id)?.snapshot());
+    this.recordings = new Recordings({
+      dir: options.config.dirs.recordings,
+      media: this.media,
+      applications: this.applications,
+      channels: this.channels,
+      log: this.log,
+    });
     this.sounds = new Sounds(options.config.dirs.sounds);
+    this.moh = new MusicOnHold({
+      directory: options.config.dirs.moh,
+      available: () => this.modules.isRunning(MODULE_NAMES.musicOnHold),
+      warn: (message, details) => this.log.warn(details ?? {}, message),
+    });
+    this.talkDetection = new TalkDetection(this.media, this.channels);
+    this.playbacks = new Playbacks(
+      {
+        applications: this.applications,
+        generators: this.generators,
+        media: this.media,
+        sounds: this.sounds,
+        recordingsDir: options.config.dirs.recordings,
+        log: this.log,
+      },
+      this.channels,
+    );
     this.endpoints = new Endpoints({ applications: this.applications, channels: this.channels });
     this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
     this.pjsipEndpoints = new PjsipEndpoints(this.dynamicConfig);
@@ -126,6 +162,11 @@ export class Core {
       log: this.log,
       globals: this.globalVars,
       dialplan: () => this.#dialplan,
+      recordings: this.recordings,
+      musicOnHold: {
+        start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
+        stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
+      },
     });
     registerDialplanApplications(this.pbx);
     this.stasis.onContinue((channel) => this.pbx.start(channel));
@@ -198,6 +239,10 @@ export class Core {
     const generated = ensureBuiltinSounds(this.config.dirs.sounds[0]);
     if (generated > 0) this.log.info({ count: generated, dir: this.config.dirs.sounds[0] }, 'generated built-in prompts');
     this.sounds.rescan();
+    this.recordings.open();
+    const mohFile = this.moh.ensureDefault();
+    if (mohFile) this.log.info({ file: mohFile }, 'generated the default music-on-hold class');
+    this.talkDetection.start();
     await this.modules.loadAll();
     this.media.start();
     this.#started = true;
@@ -205,8 +250,11 @@ export class Core {
   }
 
   async stop(): Promise<void> {
+    // First, before anything can fail or wait: every recording's file is finalised (SIGTERM ends here).
+    this.recordings.stopAll();
     this.channels.hangupAll(CAUSE.normal);
     this.bridges.destroyAll();
+    this.talkDetection.stop();
     this.media.stop();
     this.#started = false;
     for (const failure of await this.modules.unloadAll()) this.log.warn({ err: failure }, 'module failed to unload');

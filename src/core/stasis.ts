@@ -44,6 +44,8 @@ export class Stasis {
   leave(channel: Channel): void {
     const control = channel.stasis;
     if (!control) return;
+    // What the channel is part of lets go first (a bridge raises ChannelLeftBridge before StasisEnd).
+    channel.emit('stasis-leaving', { app: control.app });
     channel.stasis = undefined;
     this.applications.sendTo(control.app, { type: 'StasisEnd', timestamp: formatAriDate(), channel: channel.snapshot() });
     channel.emit('stasis-left', { app: control.app });

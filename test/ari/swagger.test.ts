@@ -261,6 +261,9 @@ describe('per-resource documents', () => {
   });
 });
 
+/** Operations Asterisk answers 404 without documenting it (an unknown sound: resource_sounds.c). */
+const UNDOCUMENTED_404 = new Set(['sounds.get']);
+
 describe('every documented operation is routed', () => {
   test('a request to each operation with placeholder path parameters reaches the operation', async () => {
     const problems: string[] = [];
@@ -276,7 +279,7 @@ describe('every documented operation is routed', () => {
           if (response.status === 405 || (response.status === 404 && message?.startsWith('Resource not found'))) {
             problems.push(`${name}: ${operation.httpMethod} ${path} (${operation.nickname}) → ${response.status} ${text}`);
           }
-          if (response.status === 404) {
+          if (response.status === 404 && !UNDOCUMENTED_404.has(`${name}.${operation.nickname}`)) {
             assert.ok(
               operation.errorResponses.some((error) => Number(error.code) === 404),
               `${operation.httpMethod} ${path}: 404 "${message}", which ${operation.nickname} does not document`,

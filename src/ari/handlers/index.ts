@@ -2,10 +2,15 @@
 import type { HandlerTable } from '../handler.ts';
 import { applicationsHandlers } from './applications.ts';
 import { asteriskHandlers } from './asterisk.ts';
+import { bridgesHandlers } from './bridges.ts';
+import { channelMediaHandlers } from './channel-media.ts';
 import { channelsHandlers } from './channels.ts';
 import { deviceStatesHandlers } from './deviceStates.ts';
 import { endpointsHandlers } from './endpoints.ts';
 import { eventsHandlers } from './events.ts';
 import { mailboxesHandlers } from './mailboxes.ts';
+import { bridgePlayHandlers, channelPlayHandlers, playbacksHandlers } from './playbacks.ts';
+import { bridgeRecordHandlers, channelRecordHandlers, recordingsHandlers } from './recordings.ts';
+import { soundsHandlers } from './sounds.ts';
 
-export const HANDLER_TABLES: readonly HandlerTable[] = [asteriskHandlers, applicationsHandlers, eventsHandlers, deviceStatesHandlers, mailboxesHandlers, channelsHandlers, endpointsHandlers];
+export const HANDLER_TABLES: readonly HandlerTable[] = [asteriskHandlers, applicationsHandlers, eventsHandlers, deviceStatesHandlers, mailboxesHandlers, channelsHandlers, channelMediaHandlers, bridgesHandlers, endpointsHandlers, playbacksHandlers, channelPlayHandlers, bridgePlayHandlers, soundsHandlers, recordingsHandlers, channelRecordHandlers, bridgeRecordHandlers];

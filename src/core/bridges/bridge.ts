@@ -5,7 +5,7 @@ import { samplesPerFrame, type Frame } from '../../media/frame.ts';
 import { FrameSlot } from '../../media/frame-slot.ts';
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
-import type { Channel, FrameListener } from '../channels/channel.ts';
+import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
 import { formatAriDate } from '../time.ts';
 
 export type BridgeType = 'mixing' | 'holding';
@@ -32,6 +32,8 @@ interface Member {
   roles: string[];
   absorbDtmf: boolean;
   mute: boolean;
+  /** Entered with inhibitConnectedLineUpdates: no connected-line updates while two-party. */
+  inhibitColp: boolean;
   readonly slot: FrameSlot;
   readonly output: Int16Array;
   /** What this member put into the sum this tick (to subtract it from its own output). */
@@ -39,6 +41,8 @@ interface Member {
   readonly onFrame: FrameListener;
   readonly onDtmf: (event: { digit: string; durationMs: number }) => void;
   readonly onHangup: () => void;
+  /** A channel that leaves its application (continue, hangup) leaves the bridge first. */
+  readonly onStasisLeft: () => void;
 }
 
 export interface BridgeEnvironment {
@@ -59,6 +63,12 @@ export interface BridgeInit {
   readonly defaultAbsorbDtmf?: boolean;
   /** Requested type tokens beyond the base type (dtmf_events, proxy_media, ...), kept for reference. */
   readonly flags?: readonly string[];
+}
+
+/** Fills a member's own output buffer with silence and returns it. */
+function silent(output: Int16Array): Int16Array {
+  output.fill(0);
+  return output;
 }
 
 const MIX_RATE = 8000;
@@ -147,6 +157,9 @@ export class Bridge {
     if (existing) {
       // Entering again clears the roles and takes the new ones, as Asterisk does.
       existing.roles = [...(options.roles ?? [])];
+      existing.absorbDtmf = options.absorbDtmf ?? this.defaultAbsorbDtmf;
+      existing.mute = options.mute ?? this.defaultMute;
+      existing.inhibitColp = options.inhibitConnectedLineUpdates ?? false;
       return;
     }
     const slot = new FrameSlot(MIX_RATE);
@@ -155,20 +168,43 @@ export class Bridge {
       roles: [...(options.roles ?? [])],
       absorbDtmf: options.absorbDtmf ?? this.defaultAbsorbDtmf,
       mute: options.mute ?? this.defaultMute,
+      inhibitColp: options.inhibitConnectedLineUpdates ?? false,
       slot,
       output: new Int16Array(FRAME_SAMPLES),
       contribution: undefined,
       onFrame: (frame: Frame) => slot.put(frame),
       onDtmf: ({ digit, durationMs }) => this.passDigit(member, digit, durationMs),
       onHangup: () => this.remove(channel),
+      onStasisLeft: () => this.remove(channel),
     };
     this.members.set(channel.id, member);
     channel.bridgeId = this.id;
     channel.addFrameListener(member.onFrame);
     channel.on('dtmf', member.onDtmf);
     channel.once('hangup', member.onHangup);
+    channel.once('stasis-leaving', member.onStasisLeft);
     this.env.memberJoined(this, channel);
     this.publishMembership('ChannelEnteredBridge', channel);
+    if (this.members.size === 2) this.updateConnectedLines();
+  }
+
+  /**
+   * In a two-party bridge each party's connected line becomes the other's caller id, as Asterisk's
+   * bridge reconfiguration does; a party that entered with inhibitConnectedLineUpdates stops it.
+   * ChannelConnectedLine is raised only for a party whose connected line really changes.
+   */
+  private updateConnectedLines(): void {
+    const [first, second] = [...this.members.values()];
+    if (first.inhibitColp || second.inhibitColp) return;
+    const update = (channel: Channel, { name, number }: CallerId): void => {
+      if (channel.hangingUp) return;
+      if (channel.connected.name === name && channel.connected.number === number) return;
+      channel.setConnected({ name, number });
+    };
+    const firstCaller = { ...first.channel.caller };
+    const secondCaller = { ...second.channel.caller };
+    update(first.channel, secondCaller);
+    update(second.channel, firstCaller);
   }
 
   remove(channel: Channel): boolean {
@@ -179,6 +215,7 @@ export class Bridge {
     channel.removeFrameListener(member.onFrame);
     channel.off('dtmf', member.onDtmf);
     channel.off('hangup', member.onHangup);
+    channel.off('stasis-leaving', member.onStasisLeft);
     if (this.videoSourceId === channel.id) this.videoSourceId = undefined;
     this.publishMembership('ChannelLeftBridge', channel);
     this.env.memberLeft(this, channel);
@@ -230,6 +267,10 @@ export class Bridge {
   }
 
   private mixAll(): void {
+    if (this.members.size === 2 && this.sources.length === 0 && this.mixListeners.length === 0) {
+      this.passTwoParty();
+      return;
+    }
     const sum = this.sum;
     clearSum(sum);
     for (const member of this.members.values()) {
@@ -243,6 +284,26 @@ export class Bridge {
       mixMinus(sum, member.contribution, member.output);
       this.deliver(member, member.output);
     }
+  }
+
+  /**
+   * Two parties and nothing else to hear (no bridge playback, music on hold or recording): "the
+   * sum minus my own" is exactly the other party's frame, or silence when it sent none or is
+   * muted, so the frame passes through without building a sum, as Asterisk's two-party bridging
+   * does. Same result as the mix at a fraction of the cost (the sum, clip and subtraction of 2 ×
+   * 160 samples are most of a bridge's work per tick). Allocation-free: the other party's slot
+   * is delivered as it is (frames are the owner's to reuse; listeners copy what they keep).
+   */
+  private passTwoParty(): void {
+    const members = this.members.values();
+    const a = members.next().value as Member;
+    const b = members.next().value as Member;
+    const fromA = a.slot.take();
+    const fromB = b.slot.take();
+    a.contribution = fromA && !a.mute ? fromA : undefined;
+    b.contribution = fromB && !b.mute ? fromB : undefined;
+    this.deliver(a, b.contribution ?? silent(a.output));
+    this.deliver(b, a.contribution ?? silent(b.output));
   }
 
   /** Participants hear announcers and the bridge's sources; what participants say is not passed on. */

@@ -39,6 +39,8 @@ export class Bridges {
   private readonly byId = new Map<string, Bridge>();
   /** How many of a bridge's members each application controls (for the bridge subscription). */
   private readonly appMembers = new Map<string, Map<string, number>>();
+  /** The application each member was counted for (a channel may move to another app while bridged). */
+  private readonly countedApp = new Map<string, string>();
 
   constructor(
     private readonly applications: Applications,
@@ -99,7 +101,10 @@ export class Bridges {
   }
 
   private countApp(bridge: Bridge, channel: Channel, delta: number): void {
-    const app = channel.stasis?.app;
+    const key = `${bridge.id}\u0000${channel.id}`;
+    const app = delta > 0 ? channel.stasis?.app : this.countedApp.get(key);
+    if (delta > 0 && app) this.countedApp.set(key, app);
+    else this.countedApp.delete(key);
     if (!app) return;
     let counts = this.appMembers.get(bridge.id);
     if (!counts) this.appMembers.set(bridge.id, (counts = new Map()));

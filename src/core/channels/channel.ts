@@ -53,11 +53,22 @@ export interface ChannelInit {
 /** A consumer of the audio a channel receives from its far end. Called on the media clock. */
 export type FrameListener = (frame: Frame, channel: Channel) => void;
 
+/**
+ * Sees a frame on its way and returns the frame to pass on (the same one, or one it owns, e.g.
+ * with audio added): `read` hooks run on audio from the far end before the frame listeners,
+ * `write` hooks on audio towards the far end before the technology. Snoop spies and whispers
+ * with them. On the media path: must not allocate.
+ */
+export type AudioHook = (frame: Frame, channel: Channel) => Frame;
+export type AudioHookDirection = 'read' | 'write';
+
 export interface ChannelInternalEvents {
   state: ChannelState;
   dtmf: { digit: string; durationMs: number };
   /** The channel is hanging up; listeners release what they hold on it (bridges, media, waits). */
   hangup: { cause: number };
+  /** The channel is about to leave Stasis control (before StasisEnd); bridges release it. */
+  'stasis-leaving': { app: string };
   /** The channel left Stasis control (for any reason). */
   'stasis-left': { app: string };
   answered: undefined;
@@ -110,6 +121,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   private readonly variables = new Map<string, string>();
   private readonly reportedVariables = new Set<string>();
   private frameListeners: FrameListener[] = [];
+  private readHooks: AudioHook[] = [];
+  private writeHooks: AudioHook[] = [];
   private silence: Frame | undefined;
   private destroyedAlready = false;
 
@@ -277,13 +290,18 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    this.driver.writeFrame(this.mutedOut ? this.silenceLike(frame) : frame);
+    let out = this.mutedOut ? this.silenceLike(frame) : frame;
+    const hooks = this.writeHooks;
+    for (let i = 0; i < hooks.length; i++) out = hooks[i](out, this);
+    this.driver.writeFrame(out);
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
   deliver(frame: Frame): void {
     if (this.hangingUp) return;
-    const delivered = this.mutedIn ? this.silenceLike(frame) : frame;
+    let delivered = this.mutedIn ? this.silenceLike(frame) : frame;
+    const hooks = this.readHooks;
+    for (let i = 0; i < hooks.length; i++) delivered = hooks[i](delivered, this);
     const listeners = this.frameListeners;
     for (let i = 0; i < listeners.length; i++) listeners[i](delivered, this);
   }
@@ -294,6 +312,16 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
 
   removeFrameListener(listener: FrameListener): void {
     this.frameListeners = this.frameListeners.filter((entry) => entry !== listener);
+  }
+
+  addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
+    if (direction === 'read') this.readHooks = [...this.readHooks, hook];
+    else this.writeHooks = [...this.writeHooks, hook];
+  }
+
+  removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
+    if (direction === 'read') this.readHooks = this.readHooks.filter((entry) => entry !== hook);
+    else this.writeHooks = this.writeHooks.filter((entry) => entry !== hook);
   }
 
   private silenceLike(frame: Frame): Frame {
@@ -336,6 +364,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.frameListeners = [];
+    this.readHooks = [];
+    this.writeHooks = [];
     this.env.publish(
       { type: 'ChannelDestroyed', timestamp: formatAriDate(), cause, cause_txt: causeText(cause), channel: this.snapshot() },
       this.scope(),

@@ -1,8 +1,10 @@
 // What dialplan applications may use from the core.
 import type { Logger } from 'pino';
+import type { Channel } from '../channels/channel.ts';
 import type { Channels } from '../channels/channels.ts';
 import type { Dialplan } from '../dialplan/dialplan.ts';
 import type { GlobalVariables } from '../global-vars.ts';
+import type { Recordings } from '../recordings/recordings.ts';
 import type { Stasis } from '../stasis.ts';
 
 export interface PbxServices {
@@ -11,4 +13,11 @@ export interface PbxServices {
   readonly log: Logger;
   readonly globals: GlobalVariables;
   dialplan(): Dialplan;
+  /** Recording to files (Record()). */
+  readonly recordings?: Recordings;
+  /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
+  readonly musicOnHold?: {
+    start(channel: Channel, mohClass?: string): void;
+    stop(channel: Channel): void;
+  };
 }

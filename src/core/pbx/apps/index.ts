@@ -5,7 +5,9 @@ import { dialApplication } from './dial.ts';
 import { echo } from './echo.ts';
 import { goto, gotoIf } from './goto.ts';
 import { busy, congestion, progress, ringing } from './indications.ts';
-import { musicOnHold, playback, record } from './media.ts';
+import { record } from './record.ts';
+import { musicOnHold } from './music-on-hold.ts';
+import { playback } from './playback.ts';
 import { stasis } from './stasis.ts';
 
 export function registerDialplanApplications(pbx: Pbx): void {

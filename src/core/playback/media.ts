@@ -1,0 +1,224 @@
+// Turns a media URI into a MediaSource: `sound:`, `recording:`, `tone:`, `digits:`, `number:`
+// and `characters:`. Anything that cannot be found or read is a MediaFailure naming why, never an
+// exception: the playback reports it as a failed item.
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { readAudioFile } from '../../media/audio-file.ts';
+import { fileFormatForPath } from '../../media/codecs.ts';
+import { Downsampler16kTo8k } from '../../media/resample.ts';
+import { DEFAULT_TONE_ZONE, resolveToneMedia } from '../../media/tonezones.ts';
+import type { Sounds } from '../sounds.ts';
+import { PcmSource, PLAYBACK_RATE, ToneSource, type MediaSource } from './media-source.ts';
+import { parseSayNumber, sayCharacters, sayDigits, sayNumber } from './say.ts';
+
+export interface MediaContext {
+  readonly sounds: Sounds;
+  /** Where stored recordings live; `recording:` names are confined to it. */
+  readonly recordingsDir: string;
+}
+
+export type MediaResult = { readonly source: MediaSource } | { readonly failure: string };
+
+export const MEDIA_SCHEMES = ['sound', 'recording', 'tone', 'digits', 'number', 'characters'] as const;
+
+/** Extensions tried, in order, for a `sound:` given as an absolute path without one. */
+const PATH_EXTENSIONS = ['wav', 'wav16', 'sln16', 'sln', 'ulaw', 'alaw', 'ul', 'al', 'slin', 'raw'];
+
+/** Opens the media of `uri` in `language`, skipping `offsetMs` into it (files only). */
+export function openMedia(uri: string, language: string, offsetMs: number, context: MediaContext): MediaResult {
+  const colon = uri.indexOf(':');
+  const scheme = colon < 0 ? '' : uri.slice(0, colon);
+  const resource = colon < 0 ? '' : uri.slice(colon + 1);
+  switch (scheme) {
+    case 'sound': {
+      const file = resolveSoundFile(resource, language, context.sounds);
+      if (!file) return { failure: `Sound not found: ${resource}` };
+      return pcmFrom([file], offsetMs);
+    }
+    case 'recording': {
+      const file = findStoredRecording(context.recordingsDir, resource);
+      if (!file) return { failure: `Recording not found: ${resource}` };
+      return pcmFrom([file], offsetMs);
+    }
+    case 'tone': {
+      const tones = resolveToneMedia(resource, DEFAULT_TONE_ZONE);
+      if (!tones) return { failure: `Unknown tone: ${resource}` };
+      return { source: new ToneSource(tones) };
+    }
+    case 'digits':
+    case 'characters': {
+      const exists = (id: string): boolean => context.sounds.resolve(id, language) !== undefined;
+      const prompts = scheme === 'digits' ? sayDigits(resource, exists) : sayCharacters(resource, exists);
+      return sayBack(prompts, language, offsetMs, context.sounds);
+    }
+    case 'number': {
+      const value = parseSayNumber(resource);
+      if (value === undefined) return { failure: `Invalid number: ${resource}` };
+      return sayBack(sayNumber(value), language, offsetMs, context.sounds);
+    }
+    default:
+      return { failure: `Unsupported media URI scheme: ${uri}` };
+  }
+}
+
+function sayBack(prompts: readonly string[], language: string, offsetMs: number, sounds: Sounds): MediaResult {
+  const files: string[] = [];
+  for (const prompt of prompts) {
+    const file = sounds.resolve(prompt, language);
+    if (!file) return { failure: `Sound not found: ${prompt}` };
+    files.push(file);
+  }
+  return pcmFrom(files, offsetMs);
+}
+
+function pcmFrom(files: readonly string[], offsetMs: number): MediaResult {
+  const parts: Int16Array[] = [];
+  for (const file of files) {
+    const samples = loadPcm8k(file);
+    if (!samples) return { failure: `Cannot read ${file}` };
+    parts.push(samples);
+  }
+  const samples = parts.length === 1 ? parts[0] : concat(parts);
+  return { source: new PcmSource(samples, offsetMs) };
+}
+
+/** The file of a `sound:` id: from the sounds index, or an absolute path with or without its extension. */
+export function resolveSoundFile(id: string, language: string, sounds: Sounds): string | undefined {
+  if (id === '') return undefined;
+  if (!isAbsolute(id)) return sounds.resolve(id, language);
+  if (fileFormatForPath(id) && isFile(id)) return id;
+  for (const extension of PATH_EXTENSIONS) {
+    const candidate = `${id}.${extension}`;
+    if (isFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * The file of a stored recording `name` (without extension, possibly in a subdirectory) in any
+ * format Patchbay reads. Names that resolve outside the recordings directory, directly or through
+ * symbolic links, find nothing.
+ */
+export function findStoredRecording(recordingsDir: string, name: string): string | undefined {
+  if (name === '' || isAbsolute(name) || name.includes('\0')) return undefined;
+  const root = resolve(recordingsDir);
+  const wanted = resolve(root, name);
+  if (!inside(root, wanted)) return undefined;
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(root);
+  } catch {
+    return undefined;
+  }
+  const directory = dirname(wanted);
+  const base = basename(wanted);
+  let entries: string[];
+  try {
+    entries = readdirSync(directory).sort();
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    const dot = entry.lastIndexOf('.');
+    if (dot <= 0 || entry.slice(0, dot) !== base || !fileFormatForPath(entry)) continue;
+    const file = join(directory, entry);
+    let real: string;
+    try {
+      real = realpathSync(file);
+    } catch {
+      continue;
+    }
+    if (inside(realRoot, real) && isFile(real)) return file;
+  }
+  return undefined;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+// ---- decoding, with a small cache for prompts said again and again ----------------------------
+
+interface CachedPcm {
+  readonly mtimeMs: number;
+  readonly size: number;
+  readonly samples: Int16Array;
+}
+
+const CACHE_ENTRIES = 128;
+/** Files longer than this (about 2 minutes) are decoded each time rather than kept. */
+const CACHE_MAX_SAMPLES = 120 * PLAYBACK_RATE;
+const cache = new Map<string, CachedPcm>();
+
+/** The file's audio as 8 kHz samples; undefined when it cannot be read or decoded. */
+export function loadPcm8k(file: string): Int16Array | undefined {
+  let stat;
+  try {
+    stat = statSync(file);
+  } catch {
+    return undefined;
+  }
+  const cached = cache.get(file);
+  if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+    // Most recently used last.
+    cache.delete(file);
+    cache.set(file, cached);
+    return cached.samples;
+  }
+  let samples: Int16Array;
+  try {
+    const decoded = readAudioFile(file);
+    if (!decoded) return undefined;
+    samples = to8k(decoded.samples, decoded.rate);
+  } catch {
+    return undefined;
+  }
+  if (samples.length <= CACHE_MAX_SAMPLES) {
+    cache.delete(file);
+    cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, samples });
+    while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+  }
+  return samples;
+}
+
+function to8k(samples: Int16Array, rate: number): Int16Array {
+  if (rate === PLAYBACK_RATE) return samples;
+  if (rate === 16000) {
+    const downsampler = new Downsampler16kTo8k();
+    const out = new Int16Array(downsampler.outputLength(samples.length));
+    downsampler.process(samples, out);
+    return out;
+  }
+  // Other rates (rare in prompt libraries): linear interpolation.
+  const length = Math.floor((samples.length * PLAYBACK_RATE) / rate);
+  const out = new Int16Array(length);
+  const step = rate / PLAYBACK_RATE;
+  for (let i = 0; i < length; i++) {
+    const position = i * step;
+    const index = Math.floor(position);
+    const fraction = position - index;
+    const a = samples[index] ?? 0;
+    const b = samples[index + 1] ?? a;
+    out[i] = Math.round(a + (b - a) * fraction);
+  }
+  return out;
+}
+
+function concat(parts: readonly Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}

@@ -1,0 +1,192 @@
+// One playback: a list of media URIs played in order to a channel or a bridge. States are the
+// spec's: `enqueued` (waiting behind another playback of its target), `playing`, then `complete`
+// or `failed`. Paused playbacks stay `playing` and produce silence.
+//
+// A media item that cannot be played (not found, unreadable, bad URI) is handled as Asterisk's
+// res_stasis_playback handles it: when more items follow, PlaybackContinuing is raised and the
+// next item plays; when it is the last item, the playback finishes `failed`. A single missing
+// item therefore fails the playback, and a list never stops half-way without an event.
+import type { MediaSource } from './media-source.ts';
+import type { MediaResult } from './media.ts';
+
+export type PlaybackState = 'enqueued' | 'playing' | 'complete' | 'failed';
+
+export type PlaybackOperation = 'pause' | 'unpause' | 'reverse' | 'forward' | 'restart';
+
+export const PLAYBACK_OPERATIONS: readonly PlaybackOperation[] = ['restart', 'pause', 'unpause', 'reverse', 'forward'];
+
+export const DEFAULT_SKIP_MS = 3000;
+
+export type PlaybackTarget = { readonly kind: 'channel'; readonly id: string } | { readonly kind: 'bridge'; readonly id: string };
+
+export interface PlaybackJson {
+  id: string;
+  media_uri: string;
+  next_media_uri?: string;
+  target_uri: string;
+  language: string;
+  state: PlaybackState;
+}
+
+export type PlaybackEventType = 'PlaybackStarted' | 'PlaybackContinuing' | 'PlaybackFinished';
+
+export interface PlaybackHooks {
+  /** Opens a media item (the URI, the playback's language, and the offset for the first item). */
+  open(uri: string, language: string, offsetMs: number): MediaResult;
+  raise(playback: Playback, type: PlaybackEventType): void;
+  /** A media item could not be played (for the log). */
+  failedItem(playback: Playback, uri: string, reason: string): void;
+}
+
+export interface PlaybackInit {
+  readonly id: string;
+  readonly media: readonly string[];
+  readonly target: PlaybackTarget;
+  readonly language: string;
+  readonly offsetMs?: number;
+  readonly skipMs?: number;
+}
+
+export class Playback {
+  readonly id: string;
+  readonly media: readonly string[];
+  readonly target: PlaybackTarget;
+  readonly language: string;
+  readonly offsetMs: number;
+  readonly skipMs: number;
+  state: PlaybackState = 'enqueued';
+  /** The media item playing now (or last played). */
+  index = 0;
+  paused = false;
+
+  private readonly hooks: PlaybackHooks;
+  private source: MediaSource | undefined;
+  /** Set when the items have run out: how the playback ends. */
+  private outcome: 'complete' | 'failed' | undefined;
+
+  constructor(hooks: PlaybackHooks, init: PlaybackInit) {
+    if (init.media.length === 0) throw new RangeError('a playback needs at least one media URI');
+    this.hooks = hooks;
+    this.id = init.id;
+    this.media = [...init.media];
+    this.target = init.target;
+    this.language = init.language;
+    this.offsetMs = Math.max(0, init.offsetMs ?? 0);
+    // skipms 0 means the default, as in Asterisk.
+    this.skipMs = init.skipMs && init.skipMs > 0 ? init.skipMs : DEFAULT_SKIP_MS;
+  }
+
+  get targetUri(): string {
+    return `${this.target.kind}:${this.target.id}`;
+  }
+
+  get finished(): boolean {
+    return this.state === 'complete' || this.state === 'failed';
+  }
+
+  snapshot(): PlaybackJson {
+    // Asterisk's field order; next_media_uri only while another item follows.
+    return {
+      id: this.id,
+      media_uri: this.media[this.index],
+      ...(this.index + 1 < this.media.length ? { next_media_uri: this.media[this.index + 1] } : {}),
+      target_uri: this.targetUri,
+      language: this.language,
+      state: this.state,
+    };
+  }
+
+  /** Leaves the queue and begins the first item: PlaybackStarted. */
+  start(): void {
+    if (this.state !== 'enqueued') return;
+    this.state = 'playing';
+    this.hooks.raise(this, 'PlaybackStarted');
+    this.open(0);
+  }
+
+  /**
+   * Fills one 20 ms frame. False when the playback has ended (nothing written); the caller then
+   * calls finish() with `outcome`.
+   */
+  fill(dst: Int16Array): boolean {
+    if (this.state !== 'playing' || this.outcome) return false;
+    if (this.paused) {
+      dst.fill(0);
+      return true;
+    }
+    let written = 0;
+    while (written < dst.length && this.source) {
+      written += this.source.read(dst, written);
+      if (written < dst.length) this.advance();
+    }
+    if (written === 0) return false;
+    dst.fill(0, written);
+    return true;
+  }
+
+  /** How the playback ends when fill() reports the end. */
+  get endState(): 'complete' | 'failed' {
+    return this.outcome ?? 'complete';
+  }
+
+  /** Ends the playback in `state` and raises PlaybackFinished (once). */
+  finish(state: 'complete' | 'failed'): void {
+    if (this.finished) return;
+    this.source = undefined;
+    this.paused = false;
+    this.state = state;
+    this.hooks.raise(this, 'PlaybackFinished');
+  }
+
+  /** A control operation on the item playing now; the caller has checked the playback is playing. */
+  control(operation: PlaybackOperation): void {
+    switch (operation) {
+      case 'pause':
+        this.paused = true;
+        return;
+      case 'unpause':
+        this.paused = false;
+        return;
+      case 'restart':
+        this.source?.restart();
+        return;
+      case 'reverse':
+        this.source?.skip(-this.skipMs);
+        return;
+      case 'forward':
+        this.source?.skip(this.skipMs);
+        return;
+    }
+  }
+
+  /** The current item ended: on to the next one, or out of items. */
+  private advance(): void {
+    if (this.index + 1 < this.media.length) {
+      this.hooks.raise(this, 'PlaybackContinuing');
+      this.open(this.index + 1);
+    } else {
+      this.source = undefined;
+      this.outcome = 'complete';
+    }
+  }
+
+  /** Opens item `index`; items that cannot be played are passed over as Asterisk does. */
+  private open(index: number): void {
+    for (let i = index; i < this.media.length; i++) {
+      this.index = i;
+      const uri = this.media[i];
+      const result = this.hooks.open(uri, this.language, i === 0 ? this.offsetMs : 0);
+      if ('source' in result) {
+        this.source = result.source;
+        return;
+      }
+      this.hooks.failedItem(this, uri, result.failure);
+      if (i + 1 < this.media.length) {
+        this.hooks.raise(this, 'PlaybackContinuing');
+      } else {
+        this.source = undefined;
+        this.outcome = 'failed';
+      }
+    }
+  }
+}

@@ -1,0 +1,270 @@
+// The playback engine: every live playback by id, one queue per channel and per bridge, and the
+// events. A channel's playbacks play through its `playback` generator (which outranks music on
+// hold and silence); a bridge's through a source mixed into what every member hears. Finished
+// playbacks are forgotten at once (GET answers 404 afterwards).
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Applications, EventScope } from '../applications.ts';
+import type { Bridge, BridgeAudioSource } from '../bridges/bridge.ts';
+import type { AudioGenerator, ChannelGenerators } from '../channel-generators.ts';
+import type { Channel } from '../channels/channel.ts';
+import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
+import type { MediaEngine } from '../media-engine.ts';
+import type { Sounds } from '../sounds.ts';
+import { formatAriDate } from '../time.ts';
+import { openMedia } from './media.ts';
+import { Playback, type PlaybackEventType, type PlaybackHooks, type PlaybackOperation, type PlaybackState } from './playback.ts';
+import { PlaybackQueue } from './queue.ts';
+
+export interface PlaybacksOptions {
+  readonly applications: Applications;
+  readonly generators: ChannelGenerators;
+  readonly media: MediaEngine;
+  readonly sounds: Sounds;
+  readonly recordingsDir: string;
+  readonly log: Logger;
+}
+
+export interface PlayRequest {
+  readonly media: readonly string[];
+  readonly language: string;
+  readonly offsetMs?: number;
+  readonly skipMs?: number;
+  /** An id of the caller's choosing; ConflictError when a live playback has it. */
+  readonly playbackId?: string;
+  /**
+   * Not an ARI playback (the dialplan's Playback application): no events, not listed, not
+   * controllable by id. It still queues with the target's other playbacks.
+   */
+  readonly internal?: boolean;
+}
+
+/** The engine of each core, by its channel table, for code that only has a channel (dialplan apps). */
+const enginesByTable = new WeakMap<object, Playbacks>();
+
+export function playbacksFor(channel: Channel): Playbacks | undefined {
+  return enginesByTable.get(channel.table);
+}
+
+export class Playbacks {
+  private readonly byId = new Map<string, Playback>();
+  private readonly internal = new WeakSet<Playback>();
+  private readonly waiters = new Map<Playback, ((state: PlaybackState) => void)[]>();
+  private readonly channelQueues = new Map<Channel, PlaybackQueue>();
+  private readonly bridgeQueues = new Map<Bridge, PlaybackQueue>();
+  private readonly queueOf = new Map<Playback, PlaybackQueue>();
+  private readonly scopes = new Map<Playback, EventScope>();
+  /** Bridge playbacks: the bridge, and the applications that heard of the playback while it lived. */
+  private readonly bridgeOf = new Map<Playback, Bridge>();
+  private readonly audience = new Map<Playback, string[]>();
+  private readonly hooks: PlaybackHooks;
+
+  constructor(
+    private readonly options: PlaybacksOptions,
+    channelTable?: object,
+  ) {
+    if (channelTable) enginesByTable.set(channelTable, this);
+    this.hooks = {
+      open: (uri, language, offsetMs) => openMedia(uri, language, offsetMs, { sounds: options.sounds, recordingsDir: options.recordingsDir }),
+      raise: (playback, type) => this.raised(playback, type),
+      failedItem: (playback, uri, reason) =>
+        options.log.warn({ playback: playback.id, target: playback.targetUri, media: uri }, `Playback failed for ${uri}: ${reason}`),
+    };
+    // A destroyed bridge no longer mixes, so its playbacks are ended from the clock.
+    options.media.onTick(() => this.sweepBridges());
+  }
+
+  get(id: string): Playback | undefined {
+    return this.byId.get(id);
+  }
+
+  require(id: string): Playback {
+    const playback = this.byId.get(id);
+    if (!playback) throw new NotFoundError('Playback not found');
+    return playback;
+  }
+
+  list(): Playback[] {
+    return [...this.byId.values()];
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** Plays to one channel (what the channel's far end hears), after its earlier playbacks. */
+  playOnChannel(channel: Channel, request: PlayRequest): Playback {
+    const playback = this.create({ kind: 'channel', id: channel.id }, request, channel.scope());
+    let queue = this.channelQueues.get(channel);
+    if (!queue) {
+      queue = this.channelQueue(channel);
+      this.channelQueues.set(channel, queue);
+    }
+    this.queueOf.set(playback, queue);
+    queue.enqueue(playback);
+    return playback;
+  }
+
+  /** Plays to everyone in a bridge, after the bridge's earlier playbacks. */
+  playOnBridge(bridge: Bridge, request: PlayRequest): Playback {
+    if (bridge.destroyed) throw new NotFoundError('Bridge not found');
+    const playback = this.create({ kind: 'bridge', id: bridge.id }, request, { bridgeIds: [bridge.id] });
+    let queue = this.bridgeQueues.get(bridge);
+    if (!queue) {
+      queue = this.bridgeQueue(bridge);
+      this.bridgeQueues.set(bridge, queue);
+    }
+    this.queueOf.set(playback, queue);
+    this.bridgeOf.set(playback, bridge);
+    // Remember who follows the bridge now: one that waits is not reported until it starts.
+    this.scopeOf(playback);
+    queue.enqueue(playback);
+    return playback;
+  }
+
+  /** Stops a playback in any state: PlaybackFinished, and it is gone. */
+  stop(id: string): void {
+    const playback = this.require(id);
+    this.stopPlayback(playback);
+  }
+
+  stopPlayback(playback: Playback): void {
+    const queue = this.queueOf.get(playback);
+    if (queue) queue.stop(playback);
+    else playback.finish('complete');
+  }
+
+  /**
+   * A control operation on the item playing now. An unknown id is NotFoundError; a playback still
+   * waiting in its queue is ConflictError.
+   */
+  control(id: string, operation: PlaybackOperation): void {
+    const playback = this.require(id);
+    if (playback.state !== 'playing') throw new ConflictError(`Can only ${operation} while media is playing`);
+    playback.control(operation);
+  }
+
+  /** Resolves with the final state once the playback has finished. */
+  finished(playback: Playback): Promise<PlaybackState> {
+    if (playback.finished) return Promise.resolve(playback.state);
+    return new Promise((resolve) => {
+      const list = this.waiters.get(playback) ?? [];
+      list.push(resolve);
+      this.waiters.set(playback, list);
+    });
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private create(target: Playback['target'], request: PlayRequest, scope: EventScope): Playback {
+    if (request.media.length === 0) throw new InvalidError('Missing parameter media');
+    const id = request.playbackId || randomUUID();
+    if (!request.internal && this.byId.has(id)) throw new ConflictError(`Playback with id ${id} already exists`);
+    const playback = new Playback(this.hooks, {
+      id,
+      media: request.media,
+      target,
+      language: request.language,
+      offsetMs: request.offsetMs,
+      skipMs: request.skipMs,
+    });
+    if (request.internal) this.internal.add(playback);
+    else this.byId.set(id, playback);
+    this.scopes.set(playback, scope);
+    return playback;
+  }
+
+  private raised(playback: Playback, type: PlaybackEventType): void {
+    if (!this.internal.has(playback)) {
+      this.options.applications.publish({ type, timestamp: formatAriDate(), playback: playback.snapshot() }, this.scopeOf(playback));
+    }
+    if (type !== 'PlaybackFinished') return;
+    // The complete state lasts only as long as it takes to tell the subscribers.
+    if (this.byId.get(playback.id) === playback) this.byId.delete(playback.id);
+    this.queueOf.delete(playback);
+    this.scopes.delete(playback);
+    this.bridgeOf.delete(playback);
+    this.audience.delete(playback);
+    const waiters = this.waiters.get(playback);
+    this.waiters.delete(playback);
+    for (const resolve of waiters ?? []) resolve(playback.state);
+  }
+
+  /**
+   * Who hears of a playback: subscribers of its channel, or of its bridge. A destroyed bridge has
+   * no subscribers left, so a bridge playback also goes to the applications that were subscribed
+   * when it was last reported (they hear how it ended).
+   */
+  private scopeOf(playback: Playback): EventScope {
+    const scope = this.scopes.get(playback) ?? {};
+    const bridge = this.bridgeOf.get(playback);
+    if (!bridge) return scope;
+    if (!bridge.destroyed) {
+      this.audience.set(
+        playback,
+        this.options.applications
+          .list()
+          .filter((app) => app.active && app.wants(scope))
+          .map((app) => app.name),
+      );
+    }
+    return { ...scope, applications: this.audience.get(playback) ?? [] };
+  }
+
+  private channelQueue(channel: Channel): PlaybackQueue {
+    const generators = this.options.generators;
+    let filling = false;
+    const queue: PlaybackQueue = new PlaybackQueue(
+      {
+        attach: () => generators.set(channel, 'playback', generator),
+        // Running empty inside fill() is reported by fill() returning false; the generators then
+        // drop the generator themselves.
+        detach: () => {
+          if (!filling && generators.get(channel, 'playback') === generator) generators.set(channel, 'playback', undefined);
+        },
+      },
+      (emptied) => {
+        if (this.channelQueues.get(channel) === emptied) this.channelQueues.delete(channel);
+      },
+    );
+    const generator: AudioGenerator = {
+      fill: (dst) => {
+        filling = true;
+        try {
+          return queue.fill(dst);
+        } finally {
+          filling = false;
+        }
+      },
+      // Hangup, or replaced by another playback generator: whatever is left ends.
+      stopped: (reason) => {
+        if (reason !== 'finished') queue.stopAll();
+      },
+    };
+    return queue;
+  }
+
+  private bridgeQueue(bridge: Bridge): PlaybackQueue {
+    const queue: PlaybackQueue = new PlaybackQueue(
+      {
+        attach: () => bridge.addSource(source),
+        detach: () => bridge.removeSource(source),
+      },
+      (emptied) => {
+        if (this.bridgeQueues.get(bridge) === emptied) this.bridgeQueues.delete(bridge);
+      },
+    );
+    const source: BridgeAudioSource = {
+      // A paused bridge playback contributes nothing to the mix.
+      fill: (dst) => (queue.playing?.paused ? false : queue.fill(dst)),
+    };
+    return queue;
+  }
+
+  private sweepBridges(): void {
+    if (this.bridgeQueues.size === 0) return;
+    for (const [bridge, queue] of this.bridgeQueues) {
+      if (bridge.destroyed) queue.stopAll();
+    }
+  }
+}

@@ -1,0 +1,180 @@
+// What a recording listens to: the audio a channel receives from its far end, or the whole mix
+// of a bridge. A source hands frames to the recording as they arrive (the recording takes one per
+// clock tick), reports DTMF and the end of its target, and plays the start beep to the target.
+import type { Frame } from '../../media/frame.ts';
+import type { EventScope } from '../applications.ts';
+import type { Bridge, BridgeAudioSource } from '../bridges/bridge.ts';
+import type { Channel, FrameListener } from '../channels/channel.ts';
+
+export interface SourceHandlers {
+  frame(frame: Frame): void;
+  dtmf(digit: string): void;
+  /** The channel hung up or the bridge was destroyed. */
+  ended(): void;
+}
+
+export interface RecordingSource {
+  /** `channel:<id>` or `bridge:<id>`. */
+  readonly targetUri: string;
+  /** Who receives the recording's events. */
+  readonly scope: EventScope;
+  attach(handlers: SourceHandlers): void;
+  detach(): void;
+  /** Called on every clock tick before the recording takes its frame. */
+  tick(): void;
+  /** Plays 20 ms at 8 kHz of the start beep to the target. */
+  beep(samples: Int16Array): void;
+}
+
+type DtmfEvent = { digit: string; durationMs: number };
+
+/** A channel's received audio (what its far end says). */
+export class ChannelSource implements RecordingSource {
+  readonly targetUri: string;
+  readonly scope: EventScope;
+  private handlers: SourceHandlers | undefined;
+  private readonly beepFrame: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(0) };
+
+  constructor(readonly channel: Channel) {
+    this.targetUri = `channel:${channel.id}`;
+    // The controlling application hears the end of the recording even if the channel has left it.
+    const scope = channel.scope();
+    this.scope = channel.stasis ? { ...scope, applications: [channel.stasis.app] } : scope;
+  }
+
+  private readonly onFrame: FrameListener = (frame) => this.handlers?.frame(frame);
+  private readonly onDtmf = ({ digit }: DtmfEvent): void => this.handlers?.dtmf(digit);
+  private readonly onHangup = (): void => this.handlers?.ended();
+
+  attach(handlers: SourceHandlers): void {
+    this.handlers = handlers;
+    this.channel.addFrameListener(this.onFrame);
+    this.channel.on('dtmf', this.onDtmf);
+    this.channel.once('hangup', this.onHangup);
+  }
+
+  detach(): void {
+    this.handlers = undefined;
+    this.channel.removeFrameListener(this.onFrame);
+    this.channel.off('dtmf', this.onDtmf);
+    this.channel.off('hangup', this.onHangup);
+  }
+
+  tick(): void {
+    if (this.channel.hangingUp) this.handlers?.ended();
+  }
+
+  beep(samples: Int16Array): void {
+    this.beepFrame.samples = samples;
+    this.channel.write(this.beepFrame);
+  }
+}
+
+/**
+ * A bridge's mix: every member's audio and the bridge's own sources, as the bridge publishes it
+ * each tick. DTMF from any member ends the recording when asked to, as it would reach a channel
+ * recording the bridge from inside. The events go to the bridge's subscribers and to every
+ * application that controlled a member while the recording ran, so the end of a recording
+ * whose bridge was destroyed (and its subscriptions dropped) still reaches them.
+ */
+export class BridgeSource implements RecordingSource {
+  readonly targetUri: string;
+  private handlers: SourceHandlers | undefined;
+  private readonly applications = new Set<string>();
+  private readonly mixFrame: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(0) };
+  private readonly members = new Map<string, Channel>();
+  private pendingBeep: Int16Array | undefined;
+  private beepSource: BridgeAudioSource | undefined;
+
+  constructor(
+    readonly bridge: Bridge,
+    /** Finds a member channel by id. */
+    private readonly lookup: (id: string) => Channel | undefined,
+    /** Whether members' DTMF is listened to (the recording ends on some digits). */
+    private readonly listenDtmf: boolean,
+  ) {
+    this.targetUri = `bridge:${bridge.id}`;
+  }
+
+  get scope(): EventScope {
+    return { bridgeIds: [this.bridge.id], applications: [...this.applications] };
+  }
+
+  private readonly onMix = (mix: Int16Array): void => {
+    this.mixFrame.samples = mix;
+    this.handlers?.frame(this.mixFrame);
+  };
+
+  private readonly onDtmf = ({ digit }: DtmfEvent): void => this.handlers?.dtmf(digit);
+
+  attach(handlers: SourceHandlers): void {
+    this.handlers = handlers;
+    this.bridge.addMixListener(this.onMix);
+    this.syncMembers();
+  }
+
+  detach(): void {
+    this.handlers = undefined;
+    this.bridge.removeMixListener(this.onMix);
+    for (const channel of this.members.values()) if (this.listenDtmf) channel.off('dtmf', this.onDtmf);
+    this.members.clear();
+    this.stopBeep();
+  }
+
+  tick(): void {
+    if (this.bridge.destroyed) {
+      this.handlers?.ended();
+      return;
+    }
+    this.syncMembers();
+  }
+
+  beep(samples: Int16Array): void {
+    if (!this.beepSource) {
+      const source: BridgeAudioSource = {
+        fill: (dst) => {
+          const pending = this.pendingBeep;
+          if (!pending) return false;
+          dst.set(pending);
+          this.pendingBeep = undefined;
+          return true;
+        },
+      };
+      this.beepSource = source;
+      this.bridge.addSource(source);
+    }
+    this.pendingBeep = Int16Array.from(samples);
+  }
+
+  /** Takes the beep out of the bridge once it has played. */
+  stopBeep(): void {
+    if (!this.beepSource) return;
+    this.bridge.removeSource(this.beepSource);
+    this.beepSource = undefined;
+    this.pendingBeep = undefined;
+  }
+
+  // Members come and go; the listeners follow them. Cheap when nothing changed (no allocation).
+  private syncMembers(): void {
+    if (!this.handlers) return;
+    let current = this.members.size === this.bridge.size;
+    if (current) {
+      for (const channel of this.members.values()) {
+        if (!this.bridge.has(channel)) {
+          current = false;
+          break;
+        }
+      }
+    }
+    if (current) return;
+    for (const channel of this.members.values()) if (this.listenDtmf) channel.off('dtmf', this.onDtmf);
+    this.members.clear();
+    for (const id of this.bridge.channelIds()) {
+      const channel = this.lookup(id);
+      if (!channel) continue;
+      if (this.listenDtmf) channel.on('dtmf', this.onDtmf);
+      if (channel.stasis) this.applications.add(channel.stasis.app);
+      this.members.set(id, channel);
+    }
+  }
+}
