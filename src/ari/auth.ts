@@ -25,18 +25,34 @@ function credentialsFromApiKey(apiKey: string | null): [string, string] | undefi
   return [apiKey.slice(0, colon), apiKey.slice(colon + 1)];
 }
 
+const MAX_REMEMBERED_HEADERS = 64;
+
 export class Authenticator {
   private readonly users: ReadonlyMap<string, AriUser>;
+  private readonly verifiedHeaders = new Map<string, AriUser>();
 
   constructor(users: readonly AriUser[]) {
     this.users = new Map(users.map((user) => [user.name, user]));
   }
 
   authenticate(headers: IncomingHttpHeaders, query: URLSearchParams, method: string): AuthResult {
-    const credentials = credentialsFromBasic(headers.authorization) ?? credentialsFromApiKey(query.get('api_key'));
+    const header = headers.authorization;
+    // A header already verified for a plain-password user maps straight to that user: the password
+    // is held in plain text in the configuration anyway, so remembering its header reveals nothing new.
+    const known = header === undefined ? undefined : this.verifiedHeaders.get(header);
+    if (known) return this.authorize(known, method);
+    const credentials = credentialsFromBasic(header) ?? credentialsFromApiKey(query.get('api_key'));
     if (!credentials) return { kind: 'unauthorized' };
     const user = this.check(credentials[0], credentials[1]);
     if (!user) return { kind: 'unauthorized' };
+    if (header !== undefined && user.passwordFormat === 'plain' && credentialsFromBasic(header)) {
+      if (this.verifiedHeaders.size >= MAX_REMEMBERED_HEADERS) this.verifiedHeaders.clear();
+      this.verifiedHeaders.set(header, user);
+    }
+    return this.authorize(user, method);
+  }
+
+  private authorize(user: AriUser, method: string): AuthResult {
     if (user.readOnly && method !== 'GET' && method !== 'OPTIONS') return { kind: 'read-only' };
     return { kind: 'ok', user };
   }

@@ -73,7 +73,8 @@ export class Dispatcher {
     return this.options.handlers.get(target.resource.name)?.handlers[target.operation.nickname];
   }
 
-  async dispatch(request: AriRequest): Promise<AriResponse> {
+  /** Answers synchronously when the handler does, so the common case costs no promise hops. */
+  dispatch(request: AriRequest): AriResponse | Promise<AriResponse> {
     if (request.path.startsWith('/api-docs/')) return this.apiDocs(request);
     const routed = this.router.route(request.method, request.path);
     switch (routed.kind) {
@@ -108,14 +109,24 @@ export class Dispatcher {
       const params = parseParams(target.operation, { pathParams, query: request.query, form, json });
       if (!handler) return error(501, `Not implemented: ${target.operation.nickname}`);
       const context: RequestContext = { core, user: request.user, log, origin: request.origin ?? '' };
-      const result = await handler(params, context);
+      const result = handler(params, context);
+      if (result instanceof Promise) {
+        return result.then(
+          (value) => this.success(target, value, request.transport),
+          (thrown: unknown) => this.failure(target, thrown),
+        );
+      }
       return this.success(target, result, request.transport);
     } catch (thrown) {
-      const ariError = thrown instanceof AriError ? thrown : toAriError(thrown);
-      if (ariError) return error(ariError.status, ariError.message, ariError.headers);
-      log.error({ err: thrown, operation: target.operation.nickname }, 'handler failed');
-      return error(500, 'Internal server error');
+      return this.failure(target, thrown);
     }
+  }
+
+  private failure(target: RouteTarget, thrown: unknown): AriResponse {
+    const ariError = thrown instanceof AriError ? thrown : toAriError(thrown);
+    if (ariError) return error(ariError.status, ariError.message, ariError.headers);
+    this.options.log.error({ err: thrown, operation: target.operation.nickname }, 'handler failed');
+    return error(500, 'Internal server error');
   }
 
   private success(target: RouteTarget, result: unknown, transport: AriRequest['transport']): AriResponse {

@@ -29,6 +29,11 @@ export function originOf(request: IncomingMessage): string | undefined {
   return host ? `http://${host}` : undefined;
 }
 
+function hasBody(request: IncomingMessage): boolean {
+  const declared = request.headers['content-length'];
+  return declared !== undefined ? declared !== '0' : request.headers['transfer-encoding'] !== undefined;
+}
+
 export class AriHttpServer {
   readonly server: http.Server;
   private readonly options: HttpServerOptions;
@@ -41,7 +46,14 @@ export class AriHttpServer {
     this.allowedOrigins = new Set(options.config.ari.allowedOrigins);
     this.indent = options.config.ari.pretty ? 2 : undefined;
     this.realmHeader = `Basic realm="${options.config.ari.authRealm}"`;
-    this.server = http.createServer((request, response) => void this.handle(request, response));
+    this.server = http.createServer((request, response) => {
+      try {
+        this.handle(request, response);
+      } catch (err) {
+        options.log.error({ err }, 'request handling failed');
+        if (!response.headersSent) this.send(response, { status: 500, headers: {}, json: { message: 'Internal server error' } });
+      }
+    });
     this.server.on('upgrade', (request, socket, head) => this.handleUpgrade(request, socket, head));
     this.server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
@@ -65,7 +77,7 @@ export class AriHttpServer {
     });
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  private handle(request: IncomingMessage, response: ServerResponse): void {
     const target = request.url ?? '/';
     const queryStart = target.indexOf('?');
     const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
@@ -81,23 +93,24 @@ export class AriHttpServer {
       request.resume();
       return this.send(response, this.authFailure(auth));
     }
-    let body: Buffer | undefined;
-    try {
-      body = await this.readBody(request);
-    } catch (tooLarge) {
-      return this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: (tooLarge as Error).message } });
-    }
-    const result = await this.options.dispatcher.dispatch({
-      method,
-      path: pathname.slice(ARI_PREFIX.length),
-      query,
-      contentType: request.headers['content-type'],
-      body,
-      user: auth.user,
-      origin: originOf(request),
-      transport: 'http',
-    });
-    this.send(response, result);
+    const dispatch = (body: Buffer | undefined): void => {
+      const result = this.options.dispatcher.dispatch({
+        method,
+        path: pathname.slice(ARI_PREFIX.length),
+        query,
+        contentType: request.headers['content-type'],
+        body,
+        user: auth.user,
+        origin: originOf(request),
+        transport: 'http',
+      });
+      if (result instanceof Promise) void result.then((answer) => this.send(response, answer));
+      else this.send(response, result);
+    };
+    if (!hasBody(request)) return dispatch(undefined);
+    this.readBody(request).then(dispatch, (tooLarge: Error) =>
+      this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: tooLarge.message } }),
+    );
   }
 
   authFailure(auth: AuthResult): AriResponse {
@@ -105,12 +118,8 @@ export class AriHttpServer {
     return { status: 401, headers: { 'WWW-Authenticate': this.realmHeader }, json: { message: 'Authentication required' } };
   }
 
-  private readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  private readBody(request: IncomingMessage): Promise<Buffer> {
     const declared = request.headers['content-length'];
-    if (declared === '0' || (declared === undefined && !request.headers['transfer-encoding'])) {
-      request.resume();
-      return Promise.resolve(undefined);
-    }
     const limit = this.options.config.http.bodyLimitBytes;
     if (declared !== undefined && Number(declared) > limit) {
       request.resume();

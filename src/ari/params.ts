@@ -114,6 +114,7 @@ function findRaw(decl: ParamDecl, raw: RawRequestParams, jsonObject: Record<stri
 
 /** Parses and validates every declared parameter; throws AriError(400) naming the parameter on bad input. */
 export function parseParams(operation: OperationDecl, raw: RawRequestParams): Record<string, unknown> {
+  if (operation.params.length === 0) return {};
   const jsonObject =
     raw.json !== null && typeof raw.json === 'object' && !Array.isArray(raw.json) ? (raw.json as Record<string, unknown>) : undefined;
   const result: Record<string, unknown> = {};

@@ -38,8 +38,12 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
+/** Routes of recently seen paths; ARI clients hit the same few paths over and over. */
+const ROUTE_CACHE_SIZE = 512;
+
 export class Router {
   private readonly root = newNode();
+  private readonly cache = new Map<string, RouteResult>();
 
   add(resource: ResourceDecl, operation: OperationDecl, method: HttpMethod, path: string): void {
     let node = this.root;
@@ -64,6 +68,16 @@ export class Router {
 
   /** `path` is relative to /ari and still percent-encoded, e.g. `/channels/abc/play`. */
   route(method: string, path: string): RouteResult {
+    const key = `${method} ${path}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const result = this.resolve(method, path);
+    if (this.cache.size >= ROUTE_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, result);
+    return result;
+  }
+
+  private resolve(method: string, path: string): RouteResult {
     const segments = path.split('/');
     segments.shift(); // the empty segment before the leading '/'
     const trailingSlash = segments.length > 0 && segments[segments.length - 1] === '';
