@@ -144,7 +144,7 @@ export class Core {
         generators: this.generators,
         media: this.media,
         sounds: this.sounds,
-        recordingsDir: options.config.dirs.recordings,
+        findRecording: (name) => this.recordings.store.find(name)?.real,
         log: this.log,
       },
       this.channels,

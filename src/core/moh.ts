@@ -4,7 +4,7 @@
 // `moh` generator) or a bridge (as one of its audio sources). The `default` class always exists:
 // when its directory holds no audio, a melody is generated into it at first start. An unknown
 // class falls back to `default`, as Asterisk does.
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileFormatForPath } from '../media/codecs.ts';
 import { readAudioFile } from '../media/audio-file.ts';
@@ -14,6 +14,7 @@ import type { Bridge, BridgeAudioSource } from './bridges/bridge.ts';
 import type { AudioGenerator, ChannelGenerators } from './channel-generators.ts';
 import type { Channel } from './channels/channel.ts';
 import { ConflictError } from './errors.ts';
+import { isDirectory, isFile, listDirectory } from './fs-probe.ts';
 
 export const DEFAULT_MOH_CLASS = 'default';
 /** The file generated for the default class when it has none. */
@@ -116,7 +117,7 @@ export class MusicOnHold {
   /** Names of the classes that have audio (always including `default`). */
   classes(): string[] {
     const names = new Set<string>([DEFAULT_MOH_CLASS]);
-    for (const entry of safeReaddir(this.directory)) {
+    for (const entry of listDirectory(this.directory)) {
       const dir = join(this.directory, entry);
       if (isDirectory(dir) && this.audioFiles(dir).length > 0) names.add(entry);
     }
@@ -193,7 +194,7 @@ export class MusicOnHold {
   }
 
   private audioFiles(dir: string): string[] {
-    return safeReaddir(dir)
+    return listDirectory(dir)
       .filter((name) => {
         const dot = name.lastIndexOf('.');
         return dot > 0 && MOH_EXTENSIONS.has(name.slice(dot + 1).toLowerCase()) && !name.endsWith('.partial');
@@ -309,26 +310,5 @@ function addTone(mix: Float64Array, start: number, length: number, frequency: nu
   }
 }
 
-function safeReaddir(dir: string): string[] {
-  try {
-    return existsSync(dir) ? readdirSync(dir) : [];
-  } catch {
-    return [];
-  }
-}
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}

@@ -1,6 +1,6 @@
 // The sounds index: every prompt under the configured sound directories, by id (`hello-world`,
 // `digits/1`), language (the first directory level, `en`, `fr`, ...) and format (file extension).
-import { readdirSync, statSync } from 'node:fs';
+import { isDirectory, listDirectory } from './fs-probe.ts';
 import { join } from 'node:path';
 import { getFileFormat } from '../media/codecs.ts';
 import { NotFoundError } from './errors.ts';
@@ -32,7 +32,7 @@ export class Sounds {
   rescan(): void {
     const entries = new Map<string, SoundEntry>();
     for (const directory of this.directories) {
-      for (const language of safeReaddir(directory)) {
+      for (const language of listDirectory(directory)) {
         const languageDir = join(directory, language);
         if (!isDirectory(languageDir)) continue;
         walk(languageDir, '', (relative, file) => {
@@ -95,24 +95,10 @@ export class Sounds {
   }
 }
 
-function safeReaddir(directory: string): string[] {
-  try {
-    return readdirSync(directory).sort();
-  } catch {
-    return [];
-  }
-}
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 function walk(root: string, prefix: string, visit: (relative: string, file: string) => void): void {
-  for (const name of safeReaddir(join(root, prefix))) {
+  for (const name of listDirectory(join(root, prefix))) {
     const relative = prefix ? `${prefix}/${name}` : name;
     const file = join(root, relative);
     if (isDirectory(file)) walk(root, relative, visit);

@@ -10,7 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import { getFileFormat } from '../../src/media/codecs.ts';
 import { openAudioFileWriter } from '../../src/media/audio-file.ts';
 import { PcmSource, ToneSource } from '../../src/core/playback/media-source.ts';
-import { findStoredRecording, openMedia, type MediaContext } from '../../src/core/playback/media.ts';
+import { openMedia, type MediaContext } from '../../src/core/playback/media.ts';
+import { RecordingsDirectory } from '../../src/core/recordings/directory.ts';
+import { RecordingStore } from '../../src/core/recordings/store.ts';
 import { parseSayNumber, sayCharacters, sayDigits, sayNumber } from '../../src/core/playback/say.ts';
 import { Sounds } from '../../src/core/sounds.ts';
 import { parseToneList } from '../../src/media/tones.ts';
@@ -135,7 +137,8 @@ describe('media resolution', () => {
     writeSound(join(recordings, 'greeting.wav'), 4000, 6);
     writeSound(join(recordings, 'calls', 'call-1.ulaw'), 800, 7, 'ulaw');
     symlinkSync(join(root, 'elsewhere', 'secret.wav'), join(recordings, 'escape.wav'));
-    context = { sounds: new Sounds([sounds]), recordingsDir: recordings };
+    const store = new RecordingStore(new RecordingsDirectory(recordings));
+    context = { sounds: new Sounds([sounds]), findRecording: (name) => store.find(name)?.real };
   });
 
   after(() => rmSync(root, { recursive: true, force: true }));
@@ -170,7 +173,7 @@ describe('media resolution', () => {
     assert.equal(length('recording:greeting'), 4000);
     assert.equal(length('recording:calls/call-1'), 800);
     for (const name of ['../elsewhere/secret', '/etc/passwd', 'calls/../../elsewhere/secret', 'escape', '', 'calls']) {
-      assert.equal(findStoredRecording(context.recordingsDir, name), undefined, name);
+      assert.equal(context.findRecording(name), undefined, name);
       assert.match(String(length(`recording:${name}`)), /Recording not found/, name);
     }
   });

@@ -2,6 +2,7 @@
 // a pause before, each digit lasting `duration` followed by `between`, a pause after. Sequences
 // for one channel play one after another; a hangup abandons what is left.
 import type { Channel } from './channel.ts';
+import { waitOnChannel } from './wait.ts';
 
 export interface DtmfTiming {
   /** Milliseconds before the first digit. */
@@ -43,29 +44,13 @@ export function dtmfSteps(digits: string, timing: DtmfTiming = {}): DtmfStep[] {
   return steps;
 }
 
-/** Resolves true after `ms`, false as soon as the channel hangs up. */
-function pause(channel: Channel, ms: number): Promise<boolean> {
-  if (channel.hangingUp) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onHangup = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      channel.off('hangup', onHangup);
-      resolve(true);
-    }, ms);
-    channel.once('hangup', onHangup);
-  });
-}
-
 async function play(channel: Channel, steps: readonly DtmfStep[]): Promise<void> {
   // Digits towards a channel that has not answered travel as early media, as in Asterisk.
   if (channel.state !== 'Up' && !channel.hangingUp) channel.indicate('progress');
   for (const step of steps) {
     if (channel.hangingUp) return;
     if ('wait' in step) {
-      if (!(await pause(channel, step.wait))) return;
+      if (!(await waitOnChannel(channel, step.wait))) return;
     } else {
       channel.driver.sendDigit(step.digit, step.duration);
     }

@@ -1,8 +1,9 @@
 // Turns a media URI into a MediaSource: `sound:`, `recording:`, `tone:`, `digits:`, `number:`
 // and `characters:`. Anything that cannot be found or read is a MediaFailure naming why, never an
 // exception: the playback reports it as a failed item.
-import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { isFile } from '../fs-probe.ts';
 import { readAudioFile } from '../../media/audio-file.ts';
 import { fileFormatForPath } from '../../media/codecs.ts';
 import { Downsampler16kTo8k } from '../../media/resample.ts';
@@ -13,8 +14,8 @@ import { parseSayNumber, sayCharacters, sayDigits, sayNumber } from './say.ts';
 
 export interface MediaContext {
   readonly sounds: Sounds;
-  /** Where stored recordings live; `recording:` names are confined to it. */
-  readonly recordingsDir: string;
+  /** The file of a stored recording, confined to the recordings directory (the recordings store decides). */
+  readonly findRecording: (name: string) => string | undefined;
 }
 
 export type MediaResult = { readonly source: MediaSource } | { readonly failure: string };
@@ -36,7 +37,7 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
       return pcmFrom([file], offsetMs);
     }
     case 'recording': {
-      const file = findStoredRecording(context.recordingsDir, resource);
+      const file = context.findRecording(resource);
       if (!file) return { failure: `Recording not found: ${resource}` };
       return pcmFrom([file], offsetMs);
     }
@@ -94,57 +95,6 @@ export function resolveSoundFile(id: string, language: string, sounds: Sounds): 
   return undefined;
 }
 
-/**
- * The file of a stored recording `name` (without extension, possibly in a subdirectory) in any
- * format Patchbay reads. Names that resolve outside the recordings directory, directly or through
- * symbolic links, find nothing.
- */
-export function findStoredRecording(recordingsDir: string, name: string): string | undefined {
-  if (name === '' || isAbsolute(name) || name.includes('\0')) return undefined;
-  const root = resolve(recordingsDir);
-  const wanted = resolve(root, name);
-  if (!inside(root, wanted)) return undefined;
-  let realRoot: string;
-  try {
-    realRoot = realpathSync(root);
-  } catch {
-    return undefined;
-  }
-  const directory = dirname(wanted);
-  const base = basename(wanted);
-  let entries: string[];
-  try {
-    entries = readdirSync(directory).sort();
-  } catch {
-    return undefined;
-  }
-  for (const entry of entries) {
-    const dot = entry.lastIndexOf('.');
-    if (dot <= 0 || entry.slice(0, dot) !== base || !fileFormatForPath(entry)) continue;
-    const file = join(directory, entry);
-    let real: string;
-    try {
-      real = realpathSync(file);
-    } catch {
-      continue;
-    }
-    if (inside(realRoot, real) && isFile(real)) return file;
-  }
-  return undefined;
-}
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
 
 // ---- decoding, with a small cache for prompts said again and again ----------------------------
 

@@ -21,7 +21,8 @@ export interface PlaybacksOptions {
   readonly generators: ChannelGenerators;
   readonly media: MediaEngine;
   readonly sounds: Sounds;
-  readonly recordingsDir: string;
+  /** Confined lookup of a stored recording's file, for `recording:` media. */
+  readonly findRecording: (name: string) => string | undefined;
   readonly log: Logger;
 }
 
@@ -65,7 +66,7 @@ export class Playbacks {
   ) {
     if (channelTable) enginesByTable.set(channelTable, this);
     this.hooks = {
-      open: (uri, language, offsetMs) => openMedia(uri, language, offsetMs, { sounds: options.sounds, recordingsDir: options.recordingsDir }),
+      open: (uri, language, offsetMs) => openMedia(uri, language, offsetMs, { sounds: options.sounds, findRecording: options.findRecording }),
       raise: (playback, type) => this.raised(playback, type),
       failedItem: (playback, uri, reason) =>
         options.log.warn({ playback: playback.id, target: playback.targetUri, media: uri }, `Playback failed for ${uri}: ${reason}`),

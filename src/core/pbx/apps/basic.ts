@@ -2,7 +2,7 @@
 import { CAUSE, REASON_CAUSES } from '../../channels/causes.ts';
 import type { DialplanApplication } from '../application.ts';
 import { parseFunctionCall, writeChannelFunction } from '../functions.ts';
-import { waitOnChannel } from '../wait.ts';
+import { waitOnChannel } from '../../channels/wait.ts';
 
 const seconds = (text: string | undefined, fallback: number): number => {
   const value = Number.parseFloat(text ?? '');

@@ -5,7 +5,7 @@ import { CAUSE } from '../../channels/causes.ts';
 import type { Channel } from '../../channels/channel.ts';
 import type { Indication } from '../../channels/technology.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
-import { waitOnChannel } from '../wait.ts';
+import { waitOnChannel } from '../../channels/wait.ts';
 
 export const ringing: DialplanApplication = {
   name: 'Ringing',

@@ -3,7 +3,7 @@
 // Like app_moh it does not answer the channel; when music on hold cannot start (res_musiconhold.so
 // not running) it logs a warning and the dialplan goes on at once.
 import type { AppOutcome, DialplanApplication } from '../application.ts';
-import { waitOnChannel } from '../wait.ts';
+import { waitOnChannel } from '../../channels/wait.ts';
 
 export const musicOnHold: DialplanApplication = {
   name: 'MusicOnHold',

@@ -1,6 +1,6 @@
 // Stasis(app[,args...]): hands the channel to an ARI application until it is continued or hung up.
 import type { DialplanApplication } from '../application.ts';
-import { waitForStasisExit } from '../wait.ts';
+import { waitForStasisExit } from '../../channels/wait.ts';
 
 export const stasis: DialplanApplication = {
   name: 'Stasis',

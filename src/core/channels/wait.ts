@@ -1,5 +1,5 @@
 // Waiting inside a dialplan application without outliving the channel.
-import type { Channel } from '../channels/channel.ts';
+import type { Channel } from './channel.ts';
 
 /** Resolves true after `ms`, or false as soon as the channel hangs up. */
 export function waitOnChannel(channel: Channel, ms: number): Promise<boolean> {
