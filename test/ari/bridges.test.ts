@@ -200,6 +200,10 @@ describe('membership', () => {
     assert.deepEqual(await expectStatus(server, `/bridges/errs/removeChannel?channel=${a.one.id}`, 422), { message: 'Channel not in this bridge' });
     await expectStatus(server, '/bridges/errs/removeChannel?channel=ghost', 400);
     await expectStatus(server, `/bridges/nope/removeChannel?channel=${a.one.id}`, 404);
+    // A channel recording on its own cannot join a bridge (409), as in Asterisk.
+    await expectStatus(server, `/channels/${a.one.id}/record?name=errs-rec&format=wav`, 201);
+    assert.deepEqual(await expectStatus(server, `/bridges/errs/addChannel?channel=${a.one.id}`, 409), { message: 'Channel is being recorded' });
+    await expectStatus(server, '/recordings/live/errs-rec', 204, 'DELETE');
     await finish(server, [a], ['errs']);
   });
 });

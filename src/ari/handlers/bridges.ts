@@ -125,6 +125,8 @@ export const bridgesHandlers = defineHandlers('bridges', {
   addChannel: ({ bridgeId, channel, role, absorbDTMF, mute, inhibitConnectedLineUpdates }, { core }) => {
     const bridge = findBridge(core, bridgeId);
     const channels = controlledChannels(core, channel);
+    // As in Asterisk, a channel being recorded on its own cannot join a bridge.
+    if (channels.some((member) => core.recordings.isRecordingChannel(member.id))) throw new AriError(409, 'Channel is being recorded');
     // A role given applies to every channel added and replaces the roles they had; none clears them.
     const roles = role?.trim() ? [role.trim()] : [];
     // false (the declared default) leaves the bridge's own defaults from its creation in force.
