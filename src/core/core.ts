@@ -122,7 +122,9 @@ export class Core {
       onError: (err) => this.log.error({ err }, 'media clock listener failed'),
     });
     this.generators = new ChannelGenerators(this.media);
-    this.bridges = new Bridges(this.applications, this.media);
+    this.bridges = new Bridges(this.applications, this.media, () =>
+      this.modules.isRunning(MODULE_NAMES.musicOnHold) ? this.moh.stream() : undefined,
+    );
     this.objects.register('bridge', (id) => this.bridges.get(id)?.snapshot());
     this.recordings = new Recordings({
       dir: options.config.dirs.recordings,

@@ -141,6 +141,27 @@ describe('holding bridge roles', () => {
   });
 });
 
+describe('holding bridge idle audio', () => {
+  test('participants hear music on hold while no announcer is in the bridge, and not once one joins', async () => {
+    await expectStatus(server, '/bridges/idle?type=holding', 200);
+    const p1 = await localCall(server, log, APP, 'idle-p1');
+    const ann = await localCall(server, log, APP, 'idle-ann');
+    await expectStatus(server, `/bridges/idle/addChannel?channel=${p1.one.id}&role=participant`, 204);
+    const atP1 = capture(server, p1.two);
+    await ticks(server, 5);
+    const idleFrom = server.core.media.clock.ticks;
+    await ticks(server, 50);
+    assert.ok(measure(atP1.between(idleFrom, idleFrom + 49), 1000).rms > 300, 'music while nobody announces');
+    await expectStatus(server, `/bridges/idle/addChannel?channel=${ann.one.id}&role=announcer`, 204);
+    await ticks(server, 3);
+    const quietFrom = server.core.media.clock.ticks;
+    await ticks(server, 10);
+    assert.ok(measure(atP1.between(quietFrom, quietFrom + 9), 1000).rms < 1, 'no music once an announcer is in the bridge');
+    atP1.stop();
+    await finish(server, [p1, ann], ['idle']);
+  });
+});
+
 describe('member options', () => {
   test('mute: a muted member is not heard; adding it again unmuted lets it through; a bridge created muted mutes its members', async () => {
     await expectStatus(server, '/bridges/mute', 200);

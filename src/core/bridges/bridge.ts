@@ -51,6 +51,8 @@ export interface BridgeEnvironment {
   memberJoined(bridge: Bridge, channel: Channel): void;
   memberLeft(bridge: Bridge, channel: Channel): void;
   destroyed(bridge: Bridge): void;
+  /** What holding-bridge participants hear while nothing else plays (music on hold). */
+  idleSource?(): BridgeAudioSource | undefined;
 }
 
 export interface BridgeInit {
@@ -92,6 +94,7 @@ export class Bridge {
   private readonly env: BridgeEnvironment;
   private readonly members = new Map<string, Member>();
   private sources: BridgeAudioSource[] = [];
+  private idleSource: BridgeAudioSource | undefined;
   private mixListeners: MixListener[] = [];
   private readonly sum = new Int32Array(FRAME_SAMPLES);
   private readonly announceSum = new Int32Array(FRAME_SAMPLES);
@@ -306,22 +309,35 @@ export class Bridge {
     this.deliver(b, a.contribution ?? silent(b.output));
   }
 
-  /** Participants hear announcers and the bridge's sources; what participants say is not passed on. */
+  /**
+   * Participants hear announcers and the bridge's sources; what participants say is not passed on.
+   * With no announcer and no source of its own, participants hear the idle audio (music on hold),
+   * as Asterisk's holding bridge does by default.
+   */
   private mixHolding(): void {
     const sum = this.announceSum;
     clearSum(sum);
+    let announcers = 0;
     for (const member of this.members.values()) {
       const frame = member.slot.take();
-      member.contribution = frame && !member.mute && member.roles.includes('announcer') ? frame : undefined;
+      const announcer = member.roles.includes('announcer');
+      if (announcer) announcers++;
+      member.contribution = frame && !member.mute && announcer ? frame : undefined;
       if (member.contribution) accumulate(sum, member.contribution);
     }
     this.addSources(sum);
+    if (announcers === 0 && this.sources.length === 0 && this.members.size > 0) this.addIdleAudio(sum);
     this.publishMix(sum);
     for (const member of this.members.values()) {
       if (member.roles.includes('announcer')) continue;
       saturateSum(sum, member.output);
       this.deliver(member, member.output);
     }
+  }
+
+  private addIdleAudio(sum: Int32Array): void {
+    this.idleSource ??= this.env.idleSource?.();
+    if (this.idleSource?.fill(this.sourceBuffer)) accumulate(sum, this.sourceBuffer);
   }
 
   private addSources(sum: Int32Array): void {

@@ -4,7 +4,7 @@ import type { Applications } from '../applications.ts';
 import type { Channel } from '../channels/channel.ts';
 import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
-import { Bridge, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
+import { Bridge, type BridgeAudioSource, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
 import { randomUUID } from 'node:crypto';
 
 /** Type tokens a bridge may be created with. */
@@ -45,6 +45,8 @@ export class Bridges {
   constructor(
     private readonly applications: Applications,
     private readonly media: MediaEngine,
+    /** Idle audio for holding bridges (music on hold), when available. */
+    private readonly idleSource: () => BridgeAudioSource | undefined = () => undefined,
   ) {}
 
   create(options: CreateBridgeOptions): Bridge {
@@ -55,6 +57,7 @@ export class Bridges {
     const bridge: Bridge = new Bridge(
       {
         publish: (event, scope) => this.applications.publish(event, scope),
+        idleSource: this.idleSource,
         memberJoined: (joined, channel) => this.countApp(joined, channel, +1),
         memberLeft: (left, channel) => this.countApp(left, channel, -1),
         destroyed: (gone) => {
