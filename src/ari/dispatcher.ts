@@ -132,7 +132,7 @@ export class Dispatcher {
   private success(target: RouteTarget, result: unknown, transport: AriRequest['transport']): AriResponse {
     const reply = result instanceof Reply ? result : undefined;
     const body = reply ? reply.body : result;
-    const headers = { ...(reply?.headers ?? {}) };
+    const headers: Record<string, string> = reply?.headers ? { ...reply.headers } : {};
     const operation = target.operation;
     if (operation.responseClass === 'binary') {
       if (transport === 'websocket') return error(406, 'Binary content cannot be sent over a WebSocket');

@@ -99,9 +99,11 @@ function findRaw(decl: ParamDecl, raw: RawRequestParams, jsonObject: Record<stri
   if (jsonObject) {
     for (const name of names) if (jsonObject[name] !== undefined) return jsonObject[name];
   }
-  for (const name of names) {
-    const values = raw.query.getAll(name);
-    if (values.length > 0) return values[values.length - 1];
+  if (raw.query.size > 0) {
+    for (const name of names) {
+      const values = raw.query.getAll(name);
+      if (values.length > 0) return values[values.length - 1];
+    }
   }
   if (raw.form) {
     for (const name of names) {
