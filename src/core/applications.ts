@@ -1,7 +1,7 @@
 // Stasis applications: registration by event connections, reference-counted subscriptions to
 // event sources, event filters, and the event router that delivers each core event to the
 // applications that control or subscribe to the objects it concerns.
-import { ConflictError, InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
+import { InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
 import { formatAriDate } from './time.ts';
 
 export type SourceKind = 'channel' | 'bridge' | 'endpoint' | 'deviceState';
@@ -290,4 +290,3 @@ function parseFilterList(key: string, value: unknown): EventTypeFilter[] {
   });
 }
 
-export { ConflictError };

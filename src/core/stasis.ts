@@ -76,7 +76,7 @@ export class Stasis {
     return true;
   }
 
-  /** Returns the channel to the dialplan at `location` (or the next priority). */
+  /** Returns the channel to the dialplan at `location` (callers work out the target, e.g. the next priority). */
   continue(channel: Channel, location: Partial<DialplanLocation>): void {
     this.require(channel);
     const fromDialplan = this.fromDialplan.has(channel);
