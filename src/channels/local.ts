@@ -107,6 +107,12 @@ export class LocalTechnology implements ChannelTechnology {
     one.driver = new LocalHalf(() => two, () => {
       if (started) return;
       started = true;
+      // As chan_local's call: the ;2 half takes every variable of ;1, and the two identities cross
+      // (what ;1 is connected to calls in on ;2; ;1's own identity is what ;2 is connected to).
+      two.copyVariablesFrom(one);
+      const callerOfTwo = one.connected.number || one.connected.name ? one.connected : one.caller;
+      two.caller = { ...callerOfTwo };
+      two.connected = { ...one.caller };
       // The dialplan runs after the caller has finished setting the call up.
       setImmediate(() => {
         if (!two.hangingUp) this.options.startDialplan(two);

@@ -35,6 +35,16 @@ exten => inc,1,NoOp(included)
  same => n(start),Set(WHERE=\${CONTEXT},\${EXTEN})
  same => n,Hangup()
 
+[inherit]
+exten => start,1,Set(_SHARED=one-level)
+ same => n,Set(__DEEP=every-level)
+ same => n,Set(LOCALONLY=no)
+ same => n,Set(CALLERID(all)="Alice" <200>)
+ same => n,Dial(Local/seen@inherit,5,g)
+ same => n,Hangup()
+exten => seen,1,Set(SEEN=\${SHARED}|\${DEEP}|\${LOCALONLY}|\${CALLERID(num)}|\${CALLERID(name)})
+ same => n,Hangup()
+
 [media]
 exten => moh,1,MusicOnHold(jazz,0.2)
  same => n,Record(apps-test.wav,0,1,q)
@@ -69,6 +79,19 @@ describe('substitution in application arguments', () => {
     assert.deepEqual(varsets(seen, call.two.name, 'AFTER'), ['4242@subst:3']);
     assert.equal(trace[4], 'Set(WHERE=subst,inc)@subst,inc,2', 'a label found through an include; the context stays subst');
     assert.deepEqual(varsets(seen, call.two.name, 'WHERE'), ['subst,inc']);
+    assertNoChannels(pbx.server);
+  });
+});
+
+describe('inheritance into dialed channels', () => {
+  test('_VAR arrives once as VAR, __VAR keeps going, other variables stay; the caller id reaches the dialed ;2 half', async () => {
+    const call = originate(pbx.server, 'Local/start@inherit');
+    const seen = await untilDestroyed(events, [call.one, call.two], 5000);
+    const values = seen
+      .filter((event) => event.type === 'ChannelVarset' && event.variable === 'SEEN')
+      .map((event) => String(event.value));
+    assert.deepEqual(values, ['one-level|every-level||200|Alice']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
     assertNoChannels(pbx.server);
   });
 });

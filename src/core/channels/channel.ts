@@ -285,6 +285,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     return [...this.variables.keys()];
   }
 
+  /** Copies every variable of `source` without raising events (a technology handing a call on). */
+  copyVariablesFrom(source: Channel): void {
+    for (const [name, value] of source.variables) this.variables.set(name, value);
+  }
+
   // ---- media ----------------------------------------------------------------------------------
 
   /** Audio towards the far end. */

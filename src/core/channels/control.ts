@@ -76,11 +76,6 @@ export function continueTarget(dialplan: Dialplan, channel: Channel, request: Co
   return { context, exten, priority };
 }
 
-/** Removes the `_`/`__` inheritance prefix Asterisk ignores when a variable is looked up. */
-function inheritedVariable(channel: Channel, name: string): string | undefined {
-  return channel.getVariable(`__${name}`) ?? channel.getVariable(`_${name}`);
-}
-
 /**
  * Reads a variable as getChannelVar does: a name ending in `)` is a dialplan function (an unknown
  * one is InvalidError); otherwise channel variables, built-ins and globals, NotFoundError when unset.
@@ -92,7 +87,7 @@ export function readVariable(pbx: Pbx, channel: Channel, name: string): string {
     if (value === undefined) throw new InvalidError('Unable to read provided function');
     return value;
   }
-  const value = pbx.variable(channel, name) ?? inheritedVariable(channel, name);
+  const value = pbx.variable(channel, name);
   if (value === undefined) throw new NotFoundError('Provided variable was not found');
   return value;
 }

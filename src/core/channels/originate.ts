@@ -13,6 +13,7 @@ import { CAUSE } from './causes.ts';
 import type { CallerId, Channel } from './channel.ts';
 import { MAX_CHANNEL_ID_LENGTH, type Channels } from './channels.ts';
 import { dial } from './dialer.ts';
+import { inheritFromCaller } from './inherit.ts';
 
 /** What origination needs from the core (the Core itself provides all of it). */
 export interface OriginateServices {
@@ -370,18 +371,3 @@ export function dialCreated(services: OriginateServices, channel: Channel, reque
   );
 }
 
-/**
- * What a dialed channel takes from its caller (as ast_channel_inherit_variables and main/dial.c):
- * `__NAME` variables keep their prefix and go on being inherited, `_NAME` ones arrive as NAME; the
- * caller's identity becomes the connected line; the language follows.
- */
-function inheritFromCaller(channel: Channel, caller: Channel): void {
-  for (const name of caller.variableNames()) {
-    const value = caller.getVariable(name);
-    if (value === undefined) continue;
-    if (name.startsWith('__')) channel.setVariable(name, value);
-    else if (name.startsWith('_')) channel.setVariable(name.slice(1), value);
-  }
-  if (caller.caller.name || caller.caller.number) channel.setConnected({ ...caller.caller });
-  channel.language = caller.language;
-}

@@ -45,7 +45,14 @@ export class Pbx {
 
   /** A variable as the dialplan sees it: channel variables, then the built-ins, then globals. */
   variable(channel: Channel, name: string): string | undefined {
-    return channel.getVariable(name) ?? builtinVariable(channel, name) ?? this.services.globals.get(name);
+    // Inheritable variables (`_NAME`, `__NAME`) answer to their bare name, as in Asterisk.
+    return (
+      channel.getVariable(name) ??
+      channel.getVariable(`__${name}`) ??
+      channel.getVariable(`_${name}`) ??
+      builtinVariable(channel, name) ??
+      this.services.globals.get(name)
+    );
   }
 
   private async run(channel: Channel): Promise<void> {

@@ -8,6 +8,7 @@ import { connectChannels } from '../../channels/direct-connect.ts';
 import type { Indication } from '../../channels/technology.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../services.ts';
+import { inheritFromCaller } from '../../channels/inherit.ts';
 
 /** Options that Dial acts on; the others are accepted and ignored. */
 const SUPPORTED_OPTIONS = new Set(['g', 'r']);
@@ -149,6 +150,7 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
   for (const target of targets) {
     try {
       const peer = services.channels.request(target, { requestor: channel });
+      inheritFromCaller(peer, channel);
       legs.push({ peer, dialstring: target.slice(target.indexOf('/') + 1) });
     } catch (err) {
       unavailable++;
