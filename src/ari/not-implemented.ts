@@ -6,10 +6,8 @@ import type { ResourceName } from './spec/index.ts';
 export const NOT_IMPLEMENTED: Partial<Record<ResourceName, readonly string[]>> = {
   // REFER needs the SIP stack (the SIP issue owns it).
   endpoints: ['refer', 'referToEndpoint'],
-  // Media (issue 4) and SIP/RTP: the channel operations that need them.
-  channels: [
-    'rtpstatistics', 'externalMedia', 'transfer_progress',
-  ],
+  // The channel operation that needs a SIP transfer.
+  channels: ['transfer_progress'],
   // Channel broadcast (res_stasis_broadcast) is not part of any issue yet.
   events: ['claimChannel'],
 };

@@ -19,6 +19,7 @@ import { Mailboxes } from './mailboxes.ts';
 import { ModuleRegistry } from './modules.ts';
 import { ObjectDirectory } from './objects.ts';
 import { LocalTechnology } from '../channels/local.ts';
+import { ExternalMediaTechnology } from '../channels/external-media.ts';
 import { CAUSE } from './channels/causes.ts';
 import { Channels } from './channels/channels.ts';
 import { Dialplan } from './dialplan/dialplan.ts';
@@ -89,6 +90,8 @@ export class Core {
   /** Media played to channels and bridges (ARI playbacks and the dialplan's Playback). */
   readonly playbacks: Playbacks;
   readonly pbx: Pbx;
+  /** UnicastRTP channels (ARI externalMedia) and their RTP sockets. */
+  readonly externalMedia: ExternalMediaTechnology;
   #dialplan: Dialplan;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
@@ -181,6 +184,14 @@ export class Core {
       unload: () => this.channels.unregisterTechnology(local.name),
       useCount: () => this.channels.list().filter((channel) => channel.technology === local.name).length,
     });
+    this.externalMedia = new ExternalMediaTechnology({
+      channels: this.channels,
+      stasis: this.stasis,
+      applications: this.applications,
+      media: this.media,
+      httpBind: options.config.http.bind,
+      log: this.log,
+    });
     this.modules.register({
       name: 'pbx_config.so',
       description: 'Text extension configuration (the dialplan)',
@@ -255,6 +266,7 @@ export class Core {
     // First, before anything can fail or wait: every recording's file is finalised (SIGTERM ends here).
     this.recordings.stopAll();
     this.channels.hangupAll(CAUSE.normal);
+    this.externalMedia.closeAll();
     this.bridges.destroyAll();
     this.talkDetection.stop();
     this.media.stop();

@@ -8,9 +8,10 @@ import { channelsHandlers } from './channels.ts';
 import { deviceStatesHandlers } from './deviceStates.ts';
 import { endpointsHandlers } from './endpoints.ts';
 import { eventsHandlers } from './events.ts';
+import { externalMediaHandlers } from './external-media.ts';
 import { mailboxesHandlers } from './mailboxes.ts';
 import { bridgePlayHandlers, channelPlayHandlers, playbacksHandlers } from './playbacks.ts';
 import { bridgeRecordHandlers, channelRecordHandlers, recordingsHandlers } from './recordings.ts';
 import { soundsHandlers } from './sounds.ts';
 
-export const HANDLER_TABLES: readonly HandlerTable[] = [asteriskHandlers, applicationsHandlers, eventsHandlers, deviceStatesHandlers, mailboxesHandlers, channelsHandlers, channelMediaHandlers, bridgesHandlers, endpointsHandlers, playbacksHandlers, channelPlayHandlers, bridgePlayHandlers, soundsHandlers, recordingsHandlers, channelRecordHandlers, bridgeRecordHandlers];
+export const HANDLER_TABLES: readonly HandlerTable[] = [asteriskHandlers, applicationsHandlers, eventsHandlers, deviceStatesHandlers, mailboxesHandlers, channelsHandlers, channelMediaHandlers, externalMediaHandlers, bridgesHandlers, endpointsHandlers, playbacksHandlers, channelPlayHandlers, bridgePlayHandlers, soundsHandlers, recordingsHandlers, channelRecordHandlers, bridgeRecordHandlers];

@@ -1,0 +1,50 @@
+// External media (ARI `externalMedia`) and RTP statistics (`rtpstatistics`). The parameter rules
+// follow Asterisk's res/ari/resource_channels.c: websocket needs encapsulation none, rtp needs udp,
+// audiosocket needs tcp, connection type server only with websocket (400 otherwise); of the
+// combinations left, rtp over udp is built here (src/channels/external-media.ts) and the others
+// answer 501.
+import { isExternalMediaFormat, EXTERNAL_MEDIA_FORMATS, parseHostPort } from '../../channels/external-media.ts';
+import { findChannel } from '../../core/channels/control.ts';
+import { parseVariables } from '../../core/channels/originate.ts';
+import { AriError, defineHandlers } from '../handler.ts';
+import type { Model } from '../spec/index.ts';
+
+export const externalMediaHandlers = defineHandlers('channels', {
+  externalMedia: async (params, { core }) => {
+    const variables = parseVariables(params.variables);
+    const { app, encapsulation, transport, connection_type: connectionType, direction } = params;
+    if (!app) throw new AriError(400, 'app cannot be empty');
+    if (transport === 'websocket' && encapsulation !== 'none') throw new AriError(400, 'Transport websocket requires encapsulation none');
+    if (encapsulation === 'rtp' && transport !== 'udp') throw new AriError(400, 'Encapsulation rtp requires transport udp');
+    if (encapsulation === 'audiosocket' && transport !== 'tcp') throw new AriError(400, 'Encapsulation audiosocket requires transport tcp');
+    if (connectionType === 'server' && transport !== 'websocket') throw new AriError(400, 'Connection type server requires transport websocket');
+    const externalHost = params.external_host ?? '';
+    if (!externalHost && !(transport === 'websocket' && connectionType === 'server')) throw new AriError(400, 'external_host cannot be empty');
+    // For websocket clients external_host names a connection; everything else connects to host:port.
+    if (transport !== 'websocket' && !parseHostPort(externalHost)) throw new AriError(400, 'external_host must be <host>:<port>');
+    if (!params.format) throw new AriError(400, 'format cannot be empty');
+    if (!isExternalMediaFormat(params.format)) {
+      throw new AriError(400, `Unsupported format '${params.format}'; supported: ${EXTERNAL_MEDIA_FORMATS.join(', ')}`);
+    }
+    if (encapsulation === 'audiosocket' && !params.data) throw new AriError(400, 'data can not be empty');
+    if (encapsulation !== 'rtp' || transport !== 'udp') throw new AriError(501, `Not implemented: externalMedia (${encapsulation}/${transport})`);
+    const channel = await core.externalMedia.create({
+      app,
+      appArgs: params.data || undefined,
+      externalHost,
+      format: params.format,
+      direction,
+      channelId: params.channelId || undefined,
+      variables,
+    });
+    return channel.snapshot() as Model<'Channel'>;
+  },
+
+  rtpstatistics: ({ channelId }, { core }) => {
+    const channel = findChannel(core.channels, channelId);
+    if (channel.technology !== core.externalMedia.name) throw new AriError(403, 'Unsupported channel type');
+    const session = core.externalMedia.session(channel);
+    if (!session) throw new AriError(404, 'RTP info not found');
+    return session.statistics() as Model<'RTPstat'>;
+  },
+});
