@@ -15,9 +15,8 @@
 //   samples of each packet and, after media-clock ticks without a frame, by the gap too; the
 //   marker bit is set on the first packet and on the first after a gap.
 // - Receiving: packets of the format's payload type are decoded into a queue and delivered one
-//   20 ms frame per media clock tick, whatever duration the packets carry. The queue holds at
-//   most a second (the oldest audio goes first); a queue that never drains below three frames
-//   for five seconds (a sender whose clock runs fast) loses a frame so latency does not creep up.
+//   20 ms frame per media clock tick, whatever duration the packets carry (the shared receive
+//   queue of external-media-common.ts: at most a second, with drift control).
 // - direction `in` only receives (nothing is sent), `out` only sends (received audio is counted
 //   in the statistics but not delivered), `both` does both.
 // - Statistics follow RFC 3550: loss from the extended sequence numbers (A.3), interarrival jitter
@@ -25,67 +24,36 @@
 //   end would report (txploss, txjitter, rtt) stay 0.
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
-import { lookup } from 'node:dns/promises';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Applications } from '../core/applications.ts';
-import { CAUSE } from '../core/channels/causes.ts';
 import type { Channel } from '../core/channels/channel.ts';
-import type { Channels } from '../core/channels/channels.ts';
-import { applyVariables, splitAppArgs, type VariableAssignment } from '../core/channels/originate.ts';
 import type { ChannelDriver } from '../core/channels/technology.ts';
 import { InvalidError } from '../core/errors.ts';
 import type { MediaEngine } from '../core/media-engine.ts';
-import type { Stasis } from '../core/stasis.ts';
 import { getCodec, type Codec } from '../media/codecs.ts';
 import { samplesPerFrame, type Frame, type SampleRate } from '../media/frame.ts';
-import { createResampler, type Resampler } from '../media/resample.ts';
-
-export type ExternalMediaFormat = 'ulaw' | 'alaw' | 'slin' | 'slin16';
-export type ExternalMediaDirection = 'both' | 'in' | 'out';
-
-export const EXTERNAL_MEDIA_FORMATS: readonly ExternalMediaFormat[] = ['ulaw', 'alaw', 'slin', 'slin16'];
+import {
+  enterApplication,
+  isExternalMediaFormat,
+  OutgoingRate,
+  parseHostPort,
+  ReceiveQueue,
+  resolveTarget,
+  SessionTable,
+  type ExternalMediaDirection,
+  type ExternalMediaFormat,
+  type ExternalMediaOptions,
+  type ExternalMediaRequest,
+} from './external-media-common.ts';
 
 /** RTP payload types: the static ones of RFC 3551 for G.711, dynamic ones for linear audio. */
 export const RTP_PAYLOAD_TYPES: Readonly<Record<ExternalMediaFormat, number>> = { ulaw: 0, alaw: 8, slin16: 118, slin: 119 };
 
-export function isExternalMediaFormat(name: string): name is ExternalMediaFormat {
-  return (EXTERNAL_MEDIA_FORMATS as readonly string[]).includes(name);
-}
-
 export const RTP_HEADER_BYTES = 12;
 const RTP_VERSION = 2;
-/** The most audio waiting to be delivered. */
-const MAX_QUEUED_FRAMES = 50;
-/** A queue that stays at least this deep for DRIFT_WINDOW_TICKS loses one frame. */
-const DRIFT_MIN_FRAMES = 3;
-const DRIFT_WINDOW_TICKS = 250;
 /** RFC 3550 A.1: sequence jumps and misorder tolerated before a source is considered restarted. */
 const MAX_DROPOUT = 3000;
 const MAX_MISORDER = 100;
 const SEQ_MOD = 0x10000;
-
-/** `host:port` or `[v6]:port`, port 1–65535; undefined when malformed. */
-export function parseHostPort(text: string): { host: string; port: number } | undefined {
-  const match = /^\[([^\]]+)\]:(\d{1,5})$/.exec(text) ?? /^([^:[\]\s/]+):(\d{1,5})$/.exec(text);
-  if (!match) return undefined;
-  const port = Number(match[2]);
-  if (port < 1 || port > 65535) return undefined;
-  const host = match[1];
-  if (text.startsWith('[') && net.isIPv6(host) === false) return undefined;
-  return { host, port };
-}
-
-export interface ExternalMediaRequest {
-  readonly app: string;
-  readonly appArgs?: string;
-  /** `host:port` of the media server. */
-  readonly externalHost: string;
-  readonly format: ExternalMediaFormat;
-  readonly direction: ExternalMediaDirection;
-  readonly channelId?: string;
-  readonly variables?: readonly VariableAssignment[];
-}
 
 export interface RtpStatistics {
   txcount: number;
@@ -122,16 +90,6 @@ export interface RtpStatistics {
   channel_uniqueid: string;
 }
 
-export interface ExternalMediaOptions {
-  readonly channels: Channels;
-  readonly stasis: Stasis;
-  readonly applications: Applications;
-  readonly media: MediaEngine;
-  /** The address the ARI interface listens on (`http.bind`); the RTP socket binds on its class. */
-  readonly httpBind: string;
-  readonly log?: { warn(details: Record<string, unknown>, message: string): void; debug(details: Record<string, unknown>, message: string): void };
-}
-
 // ---- payload coding ------------------------------------------------------------------------------
 
 function encodeS16be(src: Int16Array, dst: Uint8Array): number {
@@ -162,38 +120,7 @@ function payloadCoder(format: ExternalMediaFormat): PayloadCoder {
   return { rate: codec.rate, bytesPerSample: 2, encode: encodeS16be, decode: decodeS16be };
 }
 
-// ---- addresses -----------------------------------------------------------------------------------
-
-const isLoopbackAddress = (address: string): boolean =>
-  address === '::1' || address.startsWith('127.') || address.toLowerCase().startsWith('::ffff:127.');
-
-async function resolveRemote(host: string): Promise<{ address: string; family: 4 | 6 }> {
-  const literal = net.isIP(host);
-  if (literal) return { address: host, family: literal as 4 | 6 };
-  try {
-    const found = await lookup(host);
-    return { address: found.address, family: found.family === 6 ? 6 : 4 };
-  } catch {
-    throw new InvalidError(`external_host: cannot resolve ${host}`);
-  }
-}
-
-/** Where the socket binds: the class of http.bind (loopback, wildcard or that address) in the remote's family. */
-async function bindAddressFor(httpBind: string, family: 4 | 6): Promise<string> {
-  const bind = httpBind.trim();
-  if (bind === '' || bind === 'localhost' || isLoopbackAddress(bind)) return family === 4 ? '127.0.0.1' : '::1';
-  if (bind === '0.0.0.0' || bind === '::') return family === 4 ? '0.0.0.0' : '::';
-  let address = bind;
-  if (!net.isIP(bind)) {
-    try {
-      address = (await lookup(bind, { family })).address;
-    } catch {
-      throw new InvalidError(`external_host: no IPv${family} address to send from (http.bind is ${httpBind})`);
-    }
-  }
-  if (net.isIP(address) !== family) throw new InvalidError(`external_host: an IPv${family} host cannot be reached from ${httpBind} (http.bind)`);
-  return address;
-}
+// ---- the socket --------------------------------------------------------------------------------
 
 /** Binds an ephemeral port and connects it to the remote; `opening` holds the socket meanwhile. */
 function openSocket(bindAddress: string, family: 4 | 6, remote: { address: string; port: number }, opening: Set<dgram.Socket>): Promise<dgram.Socket> {
@@ -346,20 +273,13 @@ export class RtpSession implements ChannelDriver {
   private sequence = randomInt(0, SEQ_MOD);
   private timestamp = randomInt(0, 0x1_0000_0000);
   private lastSendTick: number | undefined;
-  private readonly outSamples: Int16Array;
-  private resampler: Resampler | undefined;
+  private readonly outgoing: OutgoingRate;
   txPackets = 0;
   txOctets = 0;
 
   // receiving
   private readonly receiver: ReceiverStats;
-  private readonly queue: Int16Array;
-  private queueRead = 0;
-  private queueLength = 0;
-  private scratch = new Int16Array(0);
-  private readonly inFrame: Frame;
-  private minDepthFrames = Number.POSITIVE_INFINITY;
-  private ticksInWindow = 0;
+  private readonly queue: ReceiveQueue;
 
   constructor(
     private readonly socket: dgram.Socket,
@@ -380,10 +300,9 @@ export class RtpSession implements ChannelDriver {
     this.frameSamples = samplesPerFrame(this.coder.rate);
     this.sendEnabled = direction !== 'in';
     this.receiveEnabled = direction !== 'out';
-    this.outSamples = new Int16Array(this.frameSamples);
+    this.outgoing = new OutgoingRate(this.coder.rate);
     this.receiver = new ReceiverStats(this.coder.rate);
-    this.queue = new Int16Array(this.frameSamples * MAX_QUEUED_FRAMES);
-    this.inFrame = { rate: this.coder.rate, samples: new Int16Array(this.frameSamples) };
+    this.queue = new ReceiveQueue(this.coder.rate);
   }
 
   attach(channel: Channel): void {
@@ -516,49 +435,15 @@ export class RtpSession implements ChannelDriver {
   private enqueue(payload: Uint8Array): void {
     const count = Math.floor(payload.length / this.coder.bytesPerSample);
     if (count === 0) return;
-    if (this.scratch.length < count) this.scratch = new Int16Array(count);
-    this.coder.decode(payload.subarray(0, count * this.coder.bytesPerSample), this.scratch);
-    const capacity = this.queue.length;
-    // Only the newest `capacity` samples can be kept; older queued audio makes room.
-    const keep = Math.min(count, capacity);
-    const source = this.scratch.subarray(count - keep, count);
-    const overflow = this.queueLength + keep - capacity;
-    if (overflow > 0) this.discard(overflow);
-    let write = (this.queueRead + this.queueLength) % capacity;
-    const first = Math.min(keep, capacity - write);
-    this.queue.set(source.subarray(0, first), write);
-    if (first < keep) this.queue.set(source.subarray(first), 0);
-    write = (write + keep) % capacity;
-    this.queueLength += keep;
-  }
-
-  private discard(samples: number): void {
-    const dropped = Math.min(samples, this.queueLength);
-    this.queueRead = (this.queueRead + dropped) % this.queue.length;
-    this.queueLength -= dropped;
+    const samples = this.queue.scratch(count);
+    this.coder.decode(payload.subarray(0, count * this.coder.bytesPerSample), samples);
+    this.queue.push(samples.subarray(0, count));
   }
 
   private readonly tick = (): void => {
     if (this.closed || this.channel.hangingUp) return;
-    const size = this.frameSamples;
-    if (this.queueLength >= size) {
-      const capacity = this.queue.length;
-      const first = Math.min(size, capacity - this.queueRead);
-      const dst = this.inFrame.samples;
-      dst.set(this.queue.subarray(this.queueRead, this.queueRead + first), 0);
-      if (first < size) dst.set(this.queue.subarray(0, size - first), first);
-      this.queueRead = (this.queueRead + size) % capacity;
-      this.queueLength -= size;
-      this.channel.deliver(this.inFrame);
-    }
-    // Drift: a queue that never ran low during the window holds latency nobody needs.
-    const depth = Math.floor(this.queueLength / size);
-    if (depth < this.minDepthFrames) this.minDepthFrames = depth;
-    if (++this.ticksInWindow >= DRIFT_WINDOW_TICKS) {
-      if (this.minDepthFrames >= DRIFT_MIN_FRAMES) this.discard(size);
-      this.ticksInWindow = 0;
-      this.minDepthFrames = Number.POSITIVE_INFINITY;
-    }
+    const frame = this.queue.next();
+    if (frame) this.channel.deliver(frame);
   };
 
   // ---- ChannelDriver -----------------------------------------------------------------------------
@@ -577,17 +462,7 @@ export class RtpSession implements ChannelDriver {
 
   writeFrame(frame: Frame): void {
     if (this.closed || !this.sendEnabled) return;
-    if (frame.rate === this.coder.rate && frame.samples.length === this.frameSamples) {
-      this.send(frame.samples);
-      return;
-    }
-    if (frame.rate !== this.coder.rate) {
-      if (!this.resampler || this.resampler.fromRate !== frame.rate) this.resampler = createResampler(frame.rate, this.coder.rate);
-      const written = this.resampler.process(frame.samples, this.outSamples);
-      this.send(written === this.outSamples.length ? this.outSamples : this.outSamples.subarray(0, written));
-      return;
-    }
-    this.send(frame.samples);
+    this.send(this.outgoing.samples(frame));
   }
 }
 
@@ -597,7 +472,7 @@ export class RtpSession implements ChannelDriver {
 export class ExternalMediaTechnology {
   readonly name = 'UnicastRTP';
   readonly description = 'Unicast RTP Media Channel Driver';
-  private readonly sessions = new Map<string, RtpSession>();
+  private readonly sessions = new SessionTable<RtpSession>();
   /** Sockets being set up, closed by closeAll() too. */
   private readonly opening = new Set<dgram.Socket>();
   private shutDown = false;
@@ -610,8 +485,7 @@ export class ExternalMediaTechnology {
   }
 
   session(channel: Channel): RtpSession | undefined {
-    const session = this.sessions.get(channel.id);
-    return session?.channel === channel ? session : undefined;
+    return this.sessions.get(channel);
   }
 
   /**
@@ -621,19 +495,14 @@ export class ExternalMediaTechnology {
    * is hung up at once, as a channel originated into an inactive application is.
    */
   async create(request: ExternalMediaRequest): Promise<Channel> {
-    const { channels, stasis, applications, media, log } = this.options;
+    const { channels, media, log } = this.options;
     if (this.shutDown) throw new InvalidError('The server is shutting down');
-    const target = parseHostPort(request.externalHost);
-    if (!target) throw new InvalidError('external_host must be <host>:<port>');
+    if (!parseHostPort(request.externalHost)) throw new InvalidError('external_host must be <host>:<port>');
     if (!isExternalMediaFormat(request.format)) throw new InvalidError(`Unsupported format: ${String(request.format)}`);
     channels.checkId(request.channelId);
 
-    const remote = await resolveRemote(target.host);
-    const bindAddress = await bindAddressFor(this.options.httpBind, remote.family);
-    if (isLoopbackAddress(bindAddress) && !isLoopbackAddress(remote.address)) {
-      throw new InvalidError(`external_host ${request.externalHost} cannot be reached: RTP is sent from the loopback address, as the interface listens on ${this.options.httpBind} (http.bind)`);
-    }
-    const socket = await openSocket(bindAddress, remote.family, { address: remote.address, port: target.port }, this.opening);
+    const target = await resolveTarget(request.externalHost, this.options.httpBind, 'RTP is sent');
+    const socket = await openSocket(target.bindAddress, target.family, target, this.opening);
     if (this.shutDown) {
       socket.close();
       throw new InvalidError('The server is shutting down');
@@ -656,29 +525,23 @@ export class ExternalMediaTechnology {
     }
     channel.driver = session;
     session.attach(channel);
-    this.sessions.set(channel.id, session);
+    this.sessions.add(session);
 
-    // The application sees the set-up of its channel (as for originate and create).
-    applications.subscribeInternal(request.app, 'channel', channel.id);
     const address = session.localAddress;
     const port = String(session.localPort);
-    channel.setVariable('UNICASTRTP_LOCAL_ADDRESS', address, true);
-    channel.setVariable('UNICASTRTP_LOCAL_PORT', port, true);
-    channel.setVariable('local_address', address, true);
-    channel.setVariable('local_port', port, true);
-    applyVariables(channel, request.variables ?? []);
-    channel.setDialplan({ ...channel.location, appName: 'Stasis', appData: request.appArgs ? `${request.app},${request.appArgs}` : request.app });
-    if (!stasis.enter(channel, request.app, splitAppArgs(request.appArgs))) {
-      log?.warn({ channel: channel.name, app: request.app }, 'Stasis application is not registered; hanging the external media channel up');
-      channel.hangup(CAUSE.normal);
-    }
+    enterApplication(this.options, channel, request, {
+      UNICASTRTP_LOCAL_ADDRESS: address,
+      UNICASTRTP_LOCAL_PORT: port,
+      local_address: address,
+      local_port: port,
+    });
     return channel;
   }
 
   /** Server shutdown: every socket closes (channels hanging up have closed theirs already). */
   closeAll(): void {
     this.shutDown = true;
-    for (const session of [...this.sessions.values()]) session.close();
+    this.sessions.closeAll();
     for (const socket of this.opening) {
       try {
         socket.close();
@@ -690,6 +553,6 @@ export class ExternalMediaTechnology {
   }
 
   private forget(session: RtpSession): void {
-    if (this.sessions.get(session.channel?.id) === session) this.sessions.delete(session.channel.id);
+    this.sessions.forget(session);
   }
 }

@@ -20,6 +20,7 @@ import { ModuleRegistry } from './modules.ts';
 import { ObjectDirectory } from './objects.ts';
 import { LocalTechnology } from '../channels/local.ts';
 import { ExternalMediaTechnology } from '../channels/external-media.ts';
+import { AudioSocketTechnology } from '../channels/audiosocket.ts';
 import { CAUSE } from './channels/causes.ts';
 import { Channels } from './channels/channels.ts';
 import { Dialplan } from './dialplan/dialplan.ts';
@@ -92,6 +93,8 @@ export class Core {
   readonly pbx: Pbx;
   /** UnicastRTP channels (ARI externalMedia) and their RTP sockets. */
   readonly externalMedia: ExternalMediaTechnology;
+  /** AudioSocket channels (ARI externalMedia, encapsulation audiosocket) and their TCP connections. */
+  readonly audioSocket: AudioSocketTechnology;
   #dialplan: Dialplan;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
@@ -184,14 +187,16 @@ export class Core {
       unload: () => this.channels.unregisterTechnology(local.name),
       useCount: () => this.channels.list().filter((channel) => channel.technology === local.name).length,
     });
-    this.externalMedia = new ExternalMediaTechnology({
+    const externalMediaOptions = {
       channels: this.channels,
       stasis: this.stasis,
       applications: this.applications,
       media: this.media,
       httpBind: options.config.http.bind,
       log: this.log,
-    });
+    };
+    this.externalMedia = new ExternalMediaTechnology(externalMediaOptions);
+    this.audioSocket = new AudioSocketTechnology(externalMediaOptions);
     this.modules.register({
       name: 'pbx_config.so',
       description: 'Text extension configuration (the dialplan)',
@@ -267,6 +272,7 @@ export class Core {
     this.recordings.stopAll();
     this.channels.hangupAll(CAUSE.normal);
     this.externalMedia.closeAll();
+    this.audioSocket.closeAll();
     this.bridges.destroyAll();
     this.talkDetection.stop();
     this.media.stop();

@@ -532,7 +532,6 @@ describe('parameters', () => {
       assert.equal(response.status, 501);
       assert.deepEqual(await response.json(), { message: `Not implemented: externalMedia (${what})` });
     };
-    await notImplemented({ encapsulation: 'audiosocket', transport: 'tcp', data: '3e2f1f5a-0000-4000-8000-000000000001' }, 'audiosocket/tcp');
     await notImplemented({ encapsulation: 'none', transport: 'websocket', external_host: 'media_connection1' }, 'none/websocket');
     await notImplemented({ encapsulation: 'none', transport: 'websocket', connection_type: 'server', external_host: undefined }, 'none/websocket');
 

@@ -1,9 +1,9 @@
 // External media (ARI `externalMedia`) and RTP statistics (`rtpstatistics`). The parameter rules
 // follow Asterisk's res/ari/resource_channels.c: websocket needs encapsulation none, rtp needs udp,
 // audiosocket needs tcp, connection type server only with websocket (400 otherwise); of the
-// combinations left, rtp over udp is built here (src/channels/external-media.ts) and the others
-// answer 501.
-import { isExternalMediaFormat, EXTERNAL_MEDIA_FORMATS, parseHostPort } from '../../channels/external-media.ts';
+// combinations left, rtp over udp (src/channels/external-media.ts) and audiosocket over tcp
+// (src/channels/audiosocket.ts) are built here and the websocket ones answer 501.
+import { isExternalMediaFormat, EXTERNAL_MEDIA_FORMATS, parseHostPort } from '../../channels/external-media-common.ts';
 import { findChannel } from '../../core/channels/control.ts';
 import { parseVariables } from '../../core/channels/originate.ts';
 import { AriError, defineHandlers } from '../handler.ts';
@@ -27,17 +27,21 @@ export const externalMediaHandlers = defineHandlers('channels', {
       throw new AriError(400, `Unsupported format '${params.format}'; supported: ${EXTERNAL_MEDIA_FORMATS.join(', ')}`);
     }
     if (encapsulation === 'audiosocket' && !params.data) throw new AriError(400, 'data can not be empty');
-    if (encapsulation !== 'rtp' || transport !== 'udp') throw new AriError(501, `Not implemented: externalMedia (${encapsulation}/${transport})`);
-    const channel = await core.externalMedia.create({
+    const request = {
       app,
+      // As in Asterisk, `data` is also the application's argument.
       appArgs: params.data || undefined,
       externalHost,
       format: params.format,
       direction,
       channelId: params.channelId || undefined,
       variables,
-    });
-    return channel.snapshot() as Model<'Channel'>;
+    };
+    if (encapsulation === 'rtp' && transport === 'udp') return (await core.externalMedia.create(request)).snapshot() as Model<'Channel'>;
+    if (encapsulation === 'audiosocket' && transport === 'tcp') {
+      return (await core.audioSocket.create({ ...request, data: params.data ?? '' })).snapshot() as Model<'Channel'>;
+    }
+    throw new AriError(501, `Not implemented: externalMedia (${encapsulation}/${transport})`);
   },
 
   rtpstatistics: ({ channelId }, { core }) => {
