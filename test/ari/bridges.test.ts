@@ -34,7 +34,7 @@ describe('create, list, get, destroy', () => {
       { ...created, creationtime: undefined },
       {
         id: 'first',
-        technology: 'softmix',
+        technology: 'simple_bridge',
         bridge_type: 'mixing',
         bridge_class: 'stasis',
         creator: 'Stasis',

@@ -80,7 +80,6 @@ export class Bridge {
   readonly id: string;
   readonly name: string;
   readonly type: BridgeType;
-  readonly technology: string;
   readonly creationtime = new Date();
   readonly flags: readonly string[];
   readonly defaultMute: boolean;
@@ -108,11 +107,19 @@ export class Bridge {
     this.id = init.id;
     this.name = init.name;
     this.type = init.type;
-    this.technology = init.type === 'holding' ? 'holding_bridge' : 'softmix';
     this.videoMode = init.videoMode;
     this.flags = init.flags ?? [];
     this.defaultMute = init.defaultMute ?? false;
     this.defaultAbsorbDtmf = init.defaultAbsorbDtmf ?? false;
+  }
+
+  /**
+   * The technology Asterisk would be using now: two parties share a simple bridge, more (or a
+   * video SFU) need the mixer, holding bridges have their own.
+   */
+  technology(): string {
+    if (this.type === 'holding') return 'holding_bridge';
+    return this.videoMode === 'sfu' || this.members.size > 2 ? 'softmix' : 'simple_bridge';
   }
 
   get destroyed(): boolean {
@@ -134,7 +141,7 @@ export class Bridge {
   snapshot(): Record<string, unknown> {
     const snapshot: Record<string, unknown> = {
       id: this.id,
-      technology: this.technology,
+      technology: this.technology(),
       bridge_type: this.type,
       bridge_class: 'stasis',
       creator: 'Stasis',
