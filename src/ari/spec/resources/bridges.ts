@@ -1,5 +1,6 @@
 // Bridges: creation, membership, variables, video source, music on hold, playback and recording.
 import type { ResourceDecl } from '../types.ts';
+import { recordingOptionParams } from './shared.ts';
 
 const bridgeId = { name: 'bridgeId', description: 'Id of the bridge.', in: 'path', dataType: 'string', required: true } as const;
 
@@ -312,45 +313,7 @@ export const bridges = {
         { name: 'name', description: 'Name of the recording.', in: 'query', dataType: 'string', required: true },
         { name: 'format', description: 'File format to record in.', in: 'query', dataType: 'string', required: true },
         { name: 'recorder_format', description: 'Format of the recorder channel that listens to the bridge.', in: 'query', dataType: 'string' },
-        {
-          name: 'maxDurationSeconds',
-          description: 'Longest recording allowed, in seconds; 0 means no limit.',
-          in: 'query',
-          dataType: 'int',
-          defaultValue: 0,
-          range: { min: 0 },
-          aliases: ['max_duration_seconds'],
-        },
-        {
-          name: 'maxSilenceSeconds',
-          description: 'Longest silence allowed, in seconds; 0 means no limit.',
-          in: 'query',
-          dataType: 'int',
-          defaultValue: 0,
-          range: { min: 0 },
-          aliases: ['max_silence_seconds'],
-        },
-        {
-          name: 'ifExists',
-          description: 'What to do when a recording of that name exists.',
-          in: 'query',
-          dataType: 'string',
-          defaultValue: 'fail',
-          allowedValues: ['fail', 'overwrite', 'append'],
-          caseInsensitive: true,
-          aliases: ['if_exists'],
-        },
-        { name: 'beep', description: 'Whether to play a beep before recording.', in: 'query', dataType: 'boolean', defaultValue: false },
-        {
-          name: 'terminateOn',
-          description: 'DTMF digit that ends the recording.',
-          in: 'query',
-          dataType: 'string',
-          defaultValue: 'none',
-          allowedValues: ['none', 'any', '*', '#'],
-          caseInsensitive: true,
-          aliases: ['terminate_on'],
-        },
+        ...recordingOptionParams,
       ],
       responseClass: 'LiveRecording',
       errors: [

@@ -1,5 +1,6 @@
 // Channels: origination, call control, media, recording, variables, snooping and external media.
 import type { ResourceDecl } from '../types.ts';
+import { recordingOptionParams } from './shared.ts';
 
 const channelId = { name: 'channelId', description: 'Id of the channel.', in: 'path', dataType: 'string', required: true } as const;
 const playbackIdPath = { name: 'playbackId', description: 'Id to give the new playback.', in: 'path', dataType: 'string', required: true } as const;
@@ -433,45 +434,7 @@ export const channels = {
         channelId,
         { name: 'name', description: 'Name of the recording.', in: 'query', dataType: 'string', required: true },
         { name: 'format', description: 'File format to record in.', in: 'query', dataType: 'string', required: true },
-        {
-          name: 'maxDurationSeconds',
-          description: 'Longest recording allowed, in seconds; 0 means no limit.',
-          in: 'query',
-          dataType: 'int',
-          defaultValue: 0,
-          range: { min: 0 },
-          aliases: ['max_duration_seconds'],
-        },
-        {
-          name: 'maxSilenceSeconds',
-          description: 'Longest silence allowed, in seconds; 0 means no limit.',
-          in: 'query',
-          dataType: 'int',
-          defaultValue: 0,
-          range: { min: 0 },
-          aliases: ['max_silence_seconds'],
-        },
-        {
-          name: 'ifExists',
-          description: 'What to do when a recording of that name exists.',
-          in: 'query',
-          dataType: 'string',
-          defaultValue: 'fail',
-          allowedValues: ['fail', 'overwrite', 'append'],
-          caseInsensitive: true,
-          aliases: ['if_exists'],
-        },
-        { name: 'beep', description: 'Whether to play a beep before recording.', in: 'query', dataType: 'boolean', defaultValue: false },
-        {
-          name: 'terminateOn',
-          description: 'DTMF digit that ends the recording.',
-          in: 'query',
-          dataType: 'string',
-          defaultValue: 'none',
-          allowedValues: ['none', 'any', '*', '#'],
-          caseInsensitive: true,
-          aliases: ['terminate_on'],
-        },
+        ...recordingOptionParams,
       ],
       responseClass: 'LiveRecording',
       errors: [
