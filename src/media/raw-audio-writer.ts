@@ -1,8 +1,9 @@
 // Headerless recordings (.ulaw, .alaw, .sln, .sln16): the file is nothing
 // but encoded samples, so a crash can only lose the unflushed tail and
 // appending is just writing at the end.
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import type { Codec } from './codecs.ts';
+import { openForWriting } from './open-for-writing.ts';
 
 export interface RawAudioWriterOptions {
   readonly codec: Codec;
@@ -12,16 +13,6 @@ export interface RawAudioWriterOptions {
 }
 
 const DEFAULT_FLUSH_INTERVAL_MS = 1000;
-
-function openForWriting(path: string, append: boolean): number {
-  if (!append) return openSync(path, 'w');
-  try {
-    return openSync(path, 'r+');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return openSync(path, 'w');
-    throw error;
-  }
-}
 
 export class RawAudioWriter {
   readonly path: string;

@@ -4,7 +4,8 @@
 // the header describes data that is really on disk. A crash therefore loses
 // at most the samples gathered since the last flush, and a stop, hangup or
 // SIGTERM handler can finalize without awaiting anything.
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import { openForWriting } from './open-for-writing.ts';
 import {
   CANONICAL_HEADER_BYTES,
   RIFF_SIZE_OFFSET,
@@ -60,18 +61,6 @@ function prepareForAppend(fd: number, rate: number): ExistingData | undefined {
   const dataEnd = layout.dataOffset + dataBytes;
   if (dataEnd !== fileLength) ftruncateSync(fd, dataEnd);
   return { dataOffset: layout.dataOffset, dataBytes };
-}
-
-// Not the 'a' flags: Linux ignores the position of writes on an O_APPEND
-// descriptor, and the header patches need positioned writes.
-function openForWriting(path: string, append: boolean): number {
-  if (!append) return openSync(path, 'w+');
-  try {
-    return openSync(path, 'r+');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return openSync(path, 'w+');
-    throw error;
-  }
 }
 
 export class WavWriter {
