@@ -90,23 +90,17 @@ export class Pbx {
   }
 }
 
+/** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */
+const BUILTIN_CHANNEL_FIELDS: Readonly<Record<string, string>> = {
+  CHANNEL: 'name',
+  UNIQUEID: 'uniqueid',
+  LINKEDID: 'linkedid',
+  CONTEXT: 'context',
+  EXTEN: 'exten',
+};
+
 function builtinVariable(channel: Channel, name: string): string | undefined {
-  switch (name) {
-    case 'CHANNEL':
-      return channel.name;
-    case 'UNIQUEID':
-      return channel.id;
-    case 'CONTEXT':
-      return channel.location.context;
-    case 'EXTEN':
-      return channel.location.exten;
-    case 'PRIORITY':
-      return String(channel.location.priority);
-    case 'LINKEDID':
-      return channel.linkedId;
-    case 'CALLERID(num)':
-      return channel.caller.number;
-    default:
-      return undefined;
-  }
+  if (name === 'PRIORITY') return String(channel.location.priority);
+  const field = BUILTIN_CHANNEL_FIELDS[name];
+  return field === undefined ? undefined : readChannelFunction(channel, 'CHANNEL', field);
 }
