@@ -42,6 +42,9 @@ async function main(): Promise<void> {
       },
     );
   };
+  // Last resort: a defect reached from one request must not end every call on the server.
+  process.on('uncaughtException', (err) => log.fatal({ err }, 'uncaught exception; the server goes on'));
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }

@@ -11,11 +11,13 @@ import type { Core } from '../core/core.ts';
 import { formatAriDate } from '../core/time.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
-import { ARI_PREFIX, originOf, rejectUpgrade, type UpgradeHandler } from './http-server.ts';
+import { ARI_PREFIX, originOf, rejectUpgrade, splitTarget, type RequestTarget, type UpgradeHandler } from './http-server.ts';
 import { checkValue } from './model-check.ts';
 
 const PROTOCOL = 'ari';
 const MAX_APP_NAME = 73;
+/** A REST request over the socket carries at most this many query parameters. */
+const MAX_QUERY_STRINGS = 256;
 const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
@@ -138,19 +140,19 @@ export class EventsWebSocket implements UpgradeHandler {
     return this.options.core.serverId;
   }
 
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, url: URL): void {
-    if (url.pathname !== `${ARI_PREFIX}/events`) return rejectUpgrade(socket, 404, 'Resource not found');
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, target: RequestTarget): void {
+    if (target.pathname !== `${ARI_PREFIX}/events`) return rejectUpgrade(socket, 404, 'Resource not found');
     if (!this.options.core.modules.isRunning('res_ari_events.so')) return rejectUpgrade(socket, 404, 'Resource not found');
     const offered = request.headers['sec-websocket-protocol'];
     if (offered !== undefined && !offered.split(',').some((name) => name.trim() === PROTOCOL)) {
       return rejectUpgrade(socket, 400, `WebSocket subprotocol must include "${PROTOCOL}"`);
     }
-    const appParam = url.searchParams.get('app');
+    const appParam = target.query.get('app');
     if (!appParam) return rejectUpgrade(socket, 400, 'HTTP request is missing param: [app]');
     const apps = appParam.split(',').map((name) => name.trim());
     const badName = apps.find((name) => name.length === 0 || name.length > MAX_APP_NAME);
     if (badName !== undefined) return rejectUpgrade(socket, 400, `Invalid application name: "${badName}" (1 to ${MAX_APP_NAME} characters)`);
-    const subscribeAllRaw = url.searchParams.get('subscribeAll');
+    const subscribeAllRaw = target.query.get('subscribeAll');
     const subscribeAll = subscribeAllRaw !== null && TRUE_WORDS.has(subscribeAllRaw.trim().toLowerCase());
     this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, [...new Set(apps)], subscribeAll, auth.user, originOf(request)));
   }
@@ -162,7 +164,11 @@ export class EventsWebSocket implements UpgradeHandler {
     for (const app of apps) registry.register(app, connection, subscribeAll);
     this.log.info({ apps, subscribeAll }, 'event WebSocket connected');
     ws.on('message', (data, isBinary) => {
-      if (!isBinary) void this.restRequest(connection, data.toString());
+      if (isBinary) return;
+      this.restRequest(connection, data.toString()).catch((err: unknown) => {
+        this.log.error({ err }, 'REST request over WebSocket failed');
+        connection.send({ type: 'RESTResponse', status_code: 500, reason_phrase: STATUS_TEXT[500], message_body: JSON.stringify({ message: 'Internal server error' }), content_type: 'application/json' });
+      });
     });
     ws.on('close', () => {
       connection.markClosed();
@@ -194,10 +200,10 @@ export class EventsWebSocket implements UpgradeHandler {
     if (type !== 'RESTRequest' || typeof method !== 'string' || typeof uri !== 'string') {
       return this.restReply(connection, request, 400, { message: 'A RESTRequest needs type, method and uri' });
     }
-    const url = new URL(`${ARI_PREFIX}/${uri.replace(/^\/+/, '')}`, 'http://localhost');
+    const target = splitTarget(`${ARI_PREFIX}/${uri.replace(/^\/+/, '')}`);
     if (Array.isArray(request.query_strings)) {
-      for (const entry of request.query_strings as { name?: unknown; value?: unknown }[]) {
-        if (typeof entry?.name === 'string') url.searchParams.set(entry.name, String(entry.value ?? ''));
+      for (const entry of (request.query_strings as { name?: unknown; value?: unknown }[]).slice(0, MAX_QUERY_STRINGS)) {
+        if (typeof entry?.name === 'string') target.query.set(entry.name, String(entry.value ?? ''));
       }
     }
     const body = typeof request.message_body === 'string' && request.message_body.length > 0 ? Buffer.from(request.message_body) : undefined;
@@ -209,8 +215,8 @@ export class EventsWebSocket implements UpgradeHandler {
     }
     const response = await this.options.dispatcher.dispatch({
       method: upperMethod,
-      path: url.pathname.slice(ARI_PREFIX.length),
-      query: url.searchParams,
+      path: target.pathname.slice(ARI_PREFIX.length),
+      query: target.query,
       contentType,
       body,
       user: connection.user,

@@ -9,8 +9,26 @@ import type { AriResponse, Dispatcher } from './dispatcher.ts';
 
 export const ARI_PREFIX = '/ari';
 
+/** An upgrade request's target, split by hand: `new URL()` throws on targets a client controls. */
+export interface RequestTarget {
+  readonly pathname: string;
+  readonly query: URLSearchParams;
+}
+
 export interface UpgradeHandler {
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, url: URL): void;
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, target: RequestTarget): void;
+}
+
+/**
+ * Splits a request target into path and query without interpreting it. Only origin-form targets
+ * (`/path?query`) name an ARI resource; anything else (`//x`, `http://[`, `*`) is answered 404 by
+ * the callers because its path does not start with `/ari`. Never throws.
+ */
+export function splitTarget(target: string): RequestTarget {
+  const queryStart = target.indexOf('?');
+  const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
+  const query = new URLSearchParams(queryStart < 0 ? '' : target.slice(queryStart + 1));
+  return { pathname, query };
 }
 
 export interface HttpServerOptions {
@@ -78,10 +96,7 @@ export class AriHttpServer {
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
-    const target = request.url ?? '/';
-    const queryStart = target.indexOf('?');
-    const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
-    const query = new URLSearchParams(queryStart < 0 ? '' : target.slice(queryStart + 1));
+    const { pathname, query } = splitTarget(request.url ?? '/');
     const method = request.method ?? 'GET';
     if (request.headers.origin) this.addCors(request, response);
     if (pathname !== ARI_PREFIX && !pathname.startsWith(`${ARI_PREFIX}/`)) {
@@ -104,13 +119,20 @@ export class AriHttpServer {
         origin: originOf(request),
         transport: 'http',
       });
-      if (result instanceof Promise) void result.then((answer) => this.send(response, answer));
+      if (result instanceof Promise) result.then((answer) => this.send(response, answer), (err: unknown) => this.failed(response, err));
       else this.send(response, result);
     };
     if (!hasBody(request)) return dispatch(undefined);
     this.readBody(request).then(dispatch, (tooLarge: Error) =>
       this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: tooLarge.message } }),
     );
+  }
+
+  /** Last resort for a handler that threw or rejected: log it, answer 500, keep serving. */
+  private failed(response: ServerResponse, err: unknown): void {
+    this.options.log.error({ err }, 'request handling failed');
+    if (!response.headersSent) this.send(response, { status: 500, headers: {}, json: { message: 'Internal server error' } });
+    else response.destroy();
   }
 
   authFailure(auth: AuthResult): AriResponse {
@@ -179,14 +201,28 @@ export class AriHttpServer {
     response.end();
   }
 
+  /**
+   * Upgrade requests bypass the request handler, and an exception thrown here would end the
+   * process: authenticate first, parse nothing that can throw, and answer any failure on the socket.
+   */
   private handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const auth = this.options.authenticator.authenticate(request.headers, url.searchParams, request.method ?? 'GET');
-    if (auth.kind !== 'ok') {
-      const failure = this.authFailure(auth);
-      return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);
+    socket.on('error', () => socket.destroy());
+    try {
+      const target = splitTarget(request.url ?? '/');
+      const auth = this.options.authenticator.authenticate(request.headers, target.query, request.method ?? 'GET');
+      if (auth.kind !== 'ok') {
+        const failure = this.authFailure(auth);
+        return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);
+      }
+      if (target.pathname !== ARI_PREFIX && !target.pathname.startsWith(`${ARI_PREFIX}/`)) {
+        return rejectUpgrade(socket, 404, 'Resource not found');
+      }
+      this.options.upgrade.handleUpgrade(request, socket, head, auth, target);
+    } catch (err) {
+      this.options.log.error({ err }, 'upgrade handling failed');
+      if (socket.writable) rejectUpgrade(socket, 500, 'Internal server error');
+      else socket.destroy();
     }
-    this.options.upgrade.handleUpgrade(request, socket, head, auth, url);
   }
 }
 

@@ -1,0 +1,65 @@
+// Upgrade requests with targets that `new URL()` rejects, sent before and after authentication:
+// the server answers each on the socket and keeps serving (it used to exit on the first one).
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, test } from 'node:test';
+import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.stop());
+
+/** Sends one raw HTTP/1.1 request and returns the status line of the answer ('' if none). */
+export function rawRequest(url: string, lines: string[], timeoutMs = 2000): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let received = '';
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(received.split('\r\n')[0] ?? '');
+    };
+    const timer = setTimeout(done, timeoutMs);
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (received.includes('\r\n\r\n')) done();
+    });
+    socket.on('error', done);
+    socket.on('close', done);
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  });
+}
+
+const ODD_TARGETS = ['//:', '//', '//x:99999', '//[', '//%', 'http://[', '/ari/events?app=%', '*', '/ari/events?app=a&api_key=%E0%A4%A'];
+
+for (const authorization of [undefined, AUTH]) {
+  test(`odd upgrade targets ${authorization ? 'with' : 'without'} credentials are answered and the server lives on`, async () => {
+    for (const target of ODD_TARGETS) {
+      const headers = [`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: Upgrade', 'Upgrade: x'];
+      if (authorization) headers.push(`Authorization: ${authorization}`);
+      const status = await rawRequest(server.url, headers);
+      assert.match(status, /^HTTP\/1\.1 4\d\d /, `target ${target} got "${status}"`);
+    }
+    const ping = await server.ari('/asterisk/ping');
+    assert.equal(ping.status, 200);
+  });
+}
+
+test('an upgrade outside /ari with valid credentials is refused with 404', async () => {
+  const status = await rawRequest(server.url, ['GET /elsewhere HTTP/1.1', 'Host: x', 'Connection: Upgrade', 'Upgrade: websocket', `Authorization: ${AUTH}`]);
+  assert.match(status, /^HTTP\/1\.1 404 /);
+});
+
+test('a REST request over the WebSocket with an odd uri is answered, not fatal', async () => {
+  const events = await server.events('app=odd-uri');
+  for (const uri of ['//[', 'http://[', '//x:99999/asterisk/ping', '%', '?%']) {
+    events.send({ type: 'RESTRequest', request_id: uri, method: 'GET', uri });
+    const reply = await events.nextOfType('RESTResponse');
+    assert.equal(reply.request_id, uri);
+    assert.ok((reply.status_code as number) < 500, `${uri} → ${String(reply.status_code)}`);
+  }
+  await events.close();
+});
