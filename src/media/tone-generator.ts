@@ -49,7 +49,9 @@ export class ToneGenerator {
       const components = part.modulate && !(part.frequencies[0] > 0) ? [] : audible;
       this.partComponents[index] = Math.min(components.length, MAX_TONE_FREQUENCIES);
       components.slice(0, MAX_TONE_FREQUENCIES).forEach((frequency, slot) => {
-        this.partIncrements[index * MAX_TONE_FREQUENCIES + slot] = (TWO_PI * frequency) / this.rate;
+        // Reduced to one turn: a frequency above the sample rate aliases (as in Asterisk) and the
+        // phase, which wraps by one turn per sample at most, stays in [0, 2π).
+        this.partIncrements[index * MAX_TONE_FREQUENCIES + slot] = (TWO_PI * (frequency % this.rate)) / this.rate;
       });
     });
     this.done = this.partCount === 0;
@@ -61,23 +63,23 @@ export class ToneGenerator {
   }
 
   /**
-   * Fills `dst` with the next samples. Returns how many are tone; after the
-   * end the rest of `dst` is silence.
+   * Fills `dst` from `offset` with the next samples. Returns how many are tone; after the end the
+   * rest of `dst` is silence. Allocates nothing: this runs on every media tick.
    */
-  fill(dst: Int16Array): number {
-    let written = 0;
-    while (written < dst.length && !this.done) {
+  fill(dst: Int16Array, offset = 0): number {
+    let position = offset;
+    while (position < dst.length && !this.done) {
       const part = this.partIndex;
       const total = this.partSamples[part];
       const remainingInPart = total === 0 ? Infinity : total - this.samplesIntoPart;
-      const run = Math.min(dst.length - written, remainingInPart);
-      this.render(part, dst, written, written + run);
-      written += run;
+      const run = Math.min(dst.length - position, remainingInPart);
+      this.render(part, dst, position, position + run);
+      position += run;
       this.samplesIntoPart += run;
       if (total !== 0 && this.samplesIntoPart >= total) this.advance();
     }
-    if (written < dst.length) dst.fill(0, written);
-    return written;
+    if (position < dst.length) dst.fill(0, position);
+    return position - offset;
   }
 
   /** Back to the first part, as for a restart. */

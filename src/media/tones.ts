@@ -5,6 +5,13 @@
 // part is marked `!` the tone ends after one pass.
 
 export const MAX_TONE_FREQUENCIES = 4;
+/** Parts in one list; the national tone plans use at most a dozen. */
+export const MAX_TONE_PARTS = 64;
+/**
+ * Largest frequency (Hz) and duration (ms): Asterisk reads both as unsigned ints. A frequency
+ * above the sample rate aliases, as it does in Asterisk.
+ */
+export const MAX_TONE_VALUE = 0xffffffff;
 
 export interface TonePart {
   /** Hertz; 0 stands for silence. */
@@ -33,7 +40,8 @@ function parseFrequency(text: string): number | undefined {
     const note = Number(match[1]);
     return note > 127 ? undefined : 440 * Math.pow(2, (note - 69) / 12);
   }
-  return Number(match[2]);
+  const frequency = Number(match[2]);
+  return frequency <= MAX_TONE_VALUE ? frequency : undefined;
 }
 
 function parsePart(text: string): TonePart | undefined {
@@ -46,6 +54,7 @@ function parsePart(text: string): TonePart | undefined {
     const durationText = body.slice(slash + 1).trim();
     if (!DURATION.test(durationText)) return undefined;
     durationMs = Number(durationText);
+    if (durationMs > MAX_TONE_VALUE) return undefined;
     body = body.slice(0, slash);
   }
   const modulate = body.includes('*');
@@ -60,9 +69,16 @@ function parsePart(text: string): TonePart | undefined {
   return { frequencies, durationMs, once, modulate };
 }
 
-/** Undefined when any part is malformed. */
+/** Parts in a list's text, counted without splitting it. */
+export function countToneParts(text: string): number {
+  let parts = 1;
+  for (let comma = text.indexOf(','); comma >= 0; comma = text.indexOf(',', comma + 1)) parts++;
+  return parts;
+}
+
+/** Undefined when any part is malformed or there are more than MAX_TONE_PARTS. */
 export function parseToneList(text: string): ToneList | undefined {
-  if (text.trim() === '') return undefined;
+  if (text.trim() === '' || countToneParts(text) > MAX_TONE_PARTS) return undefined;
   const parts: TonePart[] = [];
   for (const partText of text.split(',')) {
     const part = parsePart(partText);

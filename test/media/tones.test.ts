@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseToneList } from '../../src/media/tones.ts';
+import { countToneParts, parseToneList } from '../../src/media/tones.ts';
 import { TONE_NAMES, TONE_ZONE_COUNTRIES, getToneZone, resolveTone, resolveToneMedia } from '../../src/media/tonezones.ts';
 import { DEFAULT_TONE_AMPLITUDE, ToneGenerator } from '../../src/media/tone-generator.ts';
 import { goertzelPower, powerToAmplitude } from '../../src/media/goertzel.ts';
@@ -115,5 +115,40 @@ describe('ToneGenerator', () => {
     const carrier = powerToAmplitude(goertzelPower(samples, 400, 8000));
     assert.ok(carrier > 2000 && carrier < DEFAULT_TONE_AMPLITUDE, `carrier ${carrier}`);
     assert.ok(powerToAmplitude(goertzelPower(samples, 16, 8000)) < 100, 'the modulator is not heard on its own');
+  });
+
+  it('fills from an offset exactly what it would have filled whole', () => {
+    const whole = render('!697+1209/30,!0/10,440', 8000, 8).samples;
+    const generator = new ToneGenerator(parseToneList('!697+1209/30,!0/10,440')!, { rate: 8000 });
+    const pieces = new Int16Array(whole.length);
+    let at = 0;
+    for (const offset of [0, 100, 7, 159, 3, 150, 0, 60]) {
+      const frame = new Int16Array(160).fill(-1);
+      const count = generator.fill(frame, offset);
+      assert.equal(count, 160 - offset);
+      pieces.set(frame.subarray(offset), at);
+      at += count;
+    }
+    assert.deepEqual(pieces.subarray(0, at), whole.subarray(0, at));
+  });
+
+  it('aliases a frequency above the rate as a sampled tone would, with the phase kept in one turn', () => {
+    assert.deepEqual(render('8440', 8000, 50).samples, render('440', 8000, 50).samples);
+    // The largest frequency Asterisk reads (an unsigned int) sounds at its alias, 705 Hz.
+    const { samples } = render('4294967295', 8000, 50);
+    assert.ok(Math.abs(powerToAmplitude(goertzelPower(samples, 705, 8000)) - DEFAULT_TONE_AMPLITUDE) < 50);
+  });
+});
+
+describe('tone list bounds', () => {
+  it('refuses values that do not fit an unsigned int, and lists of more than 64 parts', () => {
+    assert.equal(parseToneList('440/4294967295')!.parts[0].durationMs, 4294967295);
+    assert.equal(parseToneList('440/4294967296'), undefined);
+    assert.equal(parseToneList(`440/${'9'.repeat(400)}`), undefined);
+    assert.equal(parseToneList('4294967296'), undefined);
+    assert.equal(parseToneList('9'.repeat(400)), undefined, 'a frequency of Infinity');
+    assert.equal(parseToneList(Array(64).fill('440/10').join(','))!.parts.length, 64);
+    assert.equal(parseToneList(Array(65).fill('440/10').join(',')), undefined);
+    assert.equal(countToneParts('1,2,,3'), 4);
   });
 });
