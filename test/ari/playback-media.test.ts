@@ -9,15 +9,25 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getFileFormat } from '../../src/media/codecs.ts';
 import { openAudioFileWriter } from '../../src/media/audio-file.ts';
-import { PcmSource, ToneSource } from '../../src/core/playback/media-source.ts';
-import { openMedia, type MediaContext } from '../../src/core/playback/media.ts';
+import { PcmSource, PromptSequenceSource, ToneSource } from '../../src/core/playback/media-source.ts';
+import { DEFAULT_TONE_AMPLITUDE, ToneGenerator } from '../../src/media/tone-generator.ts';
+import { loadPcm8k, openMedia, type MediaContext } from '../../src/core/playback/media.ts';
+import {
+  MAX_MEDIA_ITEMS,
+  MAX_MEDIA_URI_LENGTH,
+  MAX_NUMBER_TEXT,
+  MAX_SAY_CHARACTERS,
+  MAX_TONE_PARTS,
+  mediaListProblem,
+  mediaUriProblem,
+} from '../../src/core/playback/media-limits.ts';
 import { RecordingsDirectory } from '../../src/core/recordings/directory.ts';
 import { RecordingStore } from '../../src/core/recordings/store.ts';
 import { parseSayNumber, sayCharacters, sayDigits, sayNumber } from '../../src/core/playback/say.ts';
 import { Sounds } from '../../src/core/sounds.ts';
 import { parseToneList } from '../../src/media/tones.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { pair, play, playbackEvent } from './playback-helpers.ts';
+import { pair, play, playbackEvent, toneAmplitude } from './playback-helpers.ts';
 
 const d = (...names: (string | number)[]): string[] => names.map((name) => `digits/${name}`);
 
@@ -109,6 +119,69 @@ describe('media sources', () => {
     once.restart();
     assert.equal(once.read(frame, 0), 160);
   });
+
+  test('PromptSequenceSource reads, skips, rewinds, restarts and offsets exactly as the concatenated prompts', () => {
+    // Prompts of awkward lengths (one empty), a sequence that repeats and revisits them.
+    const prompts = [300, 0, 1001, 160, 7].map((length, p) => Int16Array.from({ length }, (_, i) => p * 1000 + (i % 997)));
+    const order = [0, 2, 1, 0, 4, 3, 2, 2, 1, 4, 0];
+    const concatenated = new Int16Array(order.reduce((total, p) => total + prompts[p].length, 0));
+    let at = 0;
+    for (const p of order) {
+      concatenated.set(prompts[p], at);
+      at += prompts[p].length;
+    }
+    for (const offsetMs of [0, 20, 37, 300, 100_000]) {
+      const lazy = new PromptSequenceSource(prompts, Uint16Array.from(order), offsetMs);
+      const reference = new PcmSource(concatenated, offsetMs);
+      // A deterministic walk of reads at odd offsets, skips both ways (past both ends) and restarts.
+      let state = 7 + offsetMs;
+      const random = (n: number): number => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return state % n;
+      };
+      for (let step = 0; step < 400; step++) {
+        const choice = random(10);
+        if (choice < 6) {
+          const offset = random(160);
+          const a = new Int16Array(160).fill(-1);
+          const b = new Int16Array(160).fill(-1);
+          assert.equal(lazy.read(a, offset), reference.read(b, offset), `count at step ${step}`);
+          assert.deepEqual(a, b, `samples at step ${step}`);
+        } else if (choice < 9) {
+          const ms = (random(2) === 0 ? -1 : 1) * random(300);
+          lazy.skip(ms);
+          reference.skip(ms);
+        } else {
+          lazy.restart();
+          reference.restart();
+        }
+      }
+    }
+  });
+
+  test('ToneSource from an offset renders the very samples of the tone generator, at its level and frequency', () => {
+    const spec = '697+1209/100,0/50,440/70';
+    const reference = new ToneGenerator(parseToneList(spec)!, { rate: 8000 });
+    const expected = new Int16Array(8000);
+    for (let i = 0; i < 50; i++) reference.fill(expected.subarray(i * 160, (i + 1) * 160));
+    const source = new ToneSource(parseToneList(spec)!);
+    const got = new Int16Array(8000);
+    let position = 0;
+    for (const offset of [0, 37, 159, 1, 80]) {
+      for (let i = 0; i < 10; i++) {
+        const frame = new Int16Array(160);
+        const count = source.read(frame, offset);
+        got.set(frame.subarray(offset, offset + count), position);
+        position += count;
+      }
+    }
+    assert.deepEqual(got.subarray(0, position), expected.subarray(0, position));
+    // 100 ms of DTMF 1 at the default level, then silence, then 440 Hz.
+    assert.ok(Math.abs(toneAmplitude(got.subarray(0, 800), 697) - DEFAULT_TONE_AMPLITUDE) < 250);
+    assert.ok(Math.abs(toneAmplitude(got.subarray(0, 800), 1209) - DEFAULT_TONE_AMPLITUDE) < 250);
+    assert.equal(toneAmplitude(got.subarray(800, 1200), 697), 0);
+    assert.ok(Math.abs(toneAmplitude(got.subarray(1200, 1760), 440) - DEFAULT_TONE_AMPLITUDE) < 250);
+  });
 });
 
 describe('media resolution', () => {
@@ -159,6 +232,72 @@ describe('media resolution', () => {
     assert.equal(length('digits:2', 'fr'), 802, 'English when the language has none');
     assert.match(String(length('number:100')), /Sound not found: digits\/hundred/, 'number: fails when a prompt is missing');
     assert.match(String(length('number:x')), /Invalid number/);
+  });
+
+  /** Everything a media URI plays, read 20 ms at a time. */
+  function render(uri: string, offsetMs = 0): Int16Array {
+    const result = openMedia(uri, 'en', offsetMs, context);
+    assert.ok('source' in result, uri);
+    const frames: Int16Array[] = [];
+    for (;;) {
+      const frame = new Int16Array(160);
+      const count = result.source.read(frame, 0);
+      frames.push(frame.subarray(0, count));
+      if (count < 160) break;
+    }
+    return concatenate(frames);
+  }
+
+  function concatenate(parts: readonly Int16Array[]): Int16Array {
+    const out = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  }
+
+  test('digits:, number: and characters: play the very samples of their prompts one after the other', () => {
+    const prompt = (id: string): Int16Array => loadPcm8k(context.sounds.resolve(id, 'en')!)!;
+    assert.deepEqual(render('digits:1021'), concatenate(d(1, 0, 2, 1).map(prompt)));
+    assert.deepEqual(render('number:1020'), concatenate(d(1, 'thousand', 20).map(prompt)));
+    assert.deepEqual(render('characters:a1a'), concatenate(['letters/a', 'digits/1', 'letters/a'].map(prompt)));
+    // offsetms lands inside the second prompt (digits/0 is 800 samples, 100 ms).
+    assert.deepEqual(render('digits:01', 150), concatenate(d(0, 1).map(prompt)).subarray(1200));
+  });
+
+  test('digits: of 10,000 digits opens at once and holds no rendering of its audio', () => {
+    const digits = '0123456789'.repeat(1000);
+    const before = process.memoryUsage().arrayBuffers;
+    const started = performance.now();
+    const result = openMedia(`digits:${digits}`, 'en', 0, context);
+    const took = performance.now() - started;
+    const grown = process.memoryUsage().arrayBuffers - before;
+    assert.ok('source' in result);
+    // Concatenated, these 10,000 prompts of ~800 samples were 16 MB of samples.
+    assert.ok(grown < 1024 * 1024, `opening grew array buffers by ${grown} bytes`);
+    assert.ok(took < 500, `opening took ${took} ms`);
+    const frame = new Int16Array(160);
+    let total = 0;
+    for (let count = 160; count === 160; total += count) count = result.source.read(frame, 0);
+    assert.equal(total, 1000 * (800 + 801 + 802 + 803 + 804 + 805 + 806 + 807 + 808 + 809), 'every digit is said');
+  });
+
+  test('size bounds: digits:/characters: text, number: text, tone: parts, URI length', () => {
+    assert.equal(mediaUriProblem(`digits:${'1'.repeat(MAX_SAY_CHARACTERS)}`), undefined);
+    assert.match(String(mediaUriProblem(`digits:${'1'.repeat(MAX_SAY_CHARACTERS + 1)}`)), /^digits: too long/);
+    assert.match(String(mediaUriProblem(`characters:${'a'.repeat(MAX_SAY_CHARACTERS + 1)}`)), /^characters: too long/);
+    assert.equal(mediaUriProblem(`number:${' '.repeat(MAX_NUMBER_TEXT - 2)}42`), undefined);
+    assert.match(String(mediaUriProblem(`number:${'9'.repeat(MAX_NUMBER_TEXT + 1)}`)), /^number: too long/);
+    const parts = (n: number): string => Array(n).fill('440/10').join(',');
+    assert.equal(mediaUriProblem(`tone:${parts(MAX_TONE_PARTS)};tonezone=fr`), undefined);
+    assert.match(String(mediaUriProblem(`tone:${parts(MAX_TONE_PARTS + 1)}`)), /^tone: too many parts: 65/);
+    assert.equal(mediaUriProblem(`sound:${'a'.repeat(MAX_MEDIA_URI_LENGTH - 6)}`), undefined);
+    assert.match(String(mediaUriProblem(`sound:${'a'.repeat(MAX_MEDIA_URI_LENGTH)}`)), /^Media URI too long/);
+    assert.match(String(mediaListProblem(Array(MAX_MEDIA_ITEMS + 1).fill('tone:440'))), /^Too many media URIs/);
+    // Past the bounds, openMedia fails the item rather than building it (callers other than ARI).
+    assert.match(String(length(`digits:${'1'.repeat(MAX_SAY_CHARACTERS + 1)}`)), /too long/);
   });
 
   test('sound: by id (16 kHz files resampled to 8 kHz) or by absolute path with or without extension', () => {

@@ -53,27 +53,101 @@ export class PcmSource implements MediaSource {
   }
 }
 
-/** A tone list; one with no end plays until the playback is stopped. Skipping does nothing. */
+/**
+ * A say-back (`digits:`, `number:`, `characters:`): a sequence of prompts played one after the
+ * other, as if concatenated, without ever building the concatenation. The state is the item
+ * playing and the position in it; the prompts are shared (each distinct one decoded once), so a
+ * long sequence costs two bytes per item, and reading allocates nothing.
+ */
+export class PromptSequenceSource implements MediaSource {
+  private item = 0;
+  private position = 0;
+
+  /**
+   * @param prompts the distinct prompts, decoded to 8 kHz
+   * @param sequence what to play, as indices into `prompts`
+   */
+  constructor(
+    private readonly prompts: readonly Int16Array[],
+    private readonly sequence: Uint16Array,
+    offsetMs = 0,
+  ) {
+    for (const index of sequence) {
+      if (index >= prompts.length) throw new RangeError(`prompt index ${index} out of range`);
+    }
+    this.skip(offsetMs);
+  }
+
+  read(dst: Int16Array, offset: number): number {
+    let at = offset;
+    const sequence = this.sequence;
+    while (at < dst.length && this.item < sequence.length) {
+      const samples = this.prompts[sequence[this.item]];
+      const count = Math.min(dst.length - at, samples.length - this.position);
+      const from = this.position;
+      for (let i = 0; i < count; i++) dst[at + i] = samples[from + i];
+      at += count;
+      this.position += count;
+      if (this.position >= samples.length) {
+        this.item++;
+        this.position = 0;
+      }
+    }
+    return at - offset;
+  }
+
+  skip(ms: number): void {
+    const delta = Math.round((ms * PLAYBACK_RATE) / 1000);
+    const sequence = this.sequence;
+    if (delta > 0) {
+      let ahead = delta;
+      while (ahead > 0 && this.item < sequence.length) {
+        const remaining = this.prompts[sequence[this.item]].length - this.position;
+        if (ahead < remaining) {
+          this.position += ahead;
+          return;
+        }
+        ahead -= remaining;
+        this.item++;
+        this.position = 0;
+      }
+      return;
+    }
+    let back = -delta;
+    while (back > 0) {
+      if (back <= this.position) {
+        this.position -= back;
+        return;
+      }
+      back -= this.position;
+      if (this.item === 0) {
+        this.position = 0;
+        return;
+      }
+      this.item--;
+      this.position = this.prompts[sequence[this.item]].length;
+    }
+  }
+
+  restart(): void {
+    this.item = 0;
+    this.position = 0;
+  }
+}
+
+/**
+ * A tone list, rendered on demand 20 ms at a time; one with no end plays until the playback is
+ * stopped. Skipping does nothing.
+ */
 export class ToneSource implements MediaSource {
   private readonly generator: ToneGenerator;
-  private readonly scratch = new Int16Array(PLAYBACK_RATE / 50);
 
   constructor(tones: ToneList) {
     this.generator = new ToneGenerator(tones, { rate: PLAYBACK_RATE });
   }
 
   read(dst: Int16Array, offset: number): number {
-    const wanted = dst.length - offset;
-    if (offset === 0) return this.generator.fill(dst);
-    let written = 0;
-    while (written < wanted) {
-      const chunk = this.scratch.subarray(0, Math.min(this.scratch.length, wanted - written));
-      const produced = this.generator.fill(chunk);
-      dst.set(chunk.subarray(0, produced), offset + written);
-      written += produced;
-      if (produced < chunk.length) break;
-    }
-    return written;
+    return this.generator.fill(dst, offset);
   }
 
   skip(): void {}

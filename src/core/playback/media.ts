@@ -9,7 +9,8 @@ import { fileFormatForPath } from '../../media/codecs.ts';
 import { Downsampler16kTo8k } from '../../media/resample.ts';
 import { DEFAULT_TONE_ZONE, resolveToneMedia } from '../../media/tonezones.ts';
 import type { Sounds } from '../sounds.ts';
-import { PcmSource, PLAYBACK_RATE, ToneSource, type MediaSource } from './media-source.ts';
+import { mediaUriProblem } from './media-limits.ts';
+import { PcmSource, PLAYBACK_RATE, PromptSequenceSource, ToneSource, type MediaSource } from './media-source.ts';
 import { parseSayNumber, sayCharacters, sayDigits, sayNumber } from './say.ts';
 
 export interface MediaContext {
@@ -27,6 +28,9 @@ const PATH_EXTENSIONS = ['wav', 'wav16', 'sln16', 'sln', 'ulaw', 'alaw', 'ul', '
 
 /** Opens the media of `uri` in `language`, skipping `offsetMs` into it (files only). */
 export function openMedia(uri: string, language: string, offsetMs: number, context: MediaContext): MediaResult {
+  // ARI requests were refused 400 on these bounds already; this keeps every other caller in them.
+  const tooLarge = mediaUriProblem(uri);
+  if (tooLarge) return { failure: tooLarge };
   const colon = uri.indexOf(':');
   const scheme = colon < 0 ? '' : uri.slice(0, colon);
   const resource = colon < 0 ? '' : uri.slice(colon + 1);
@@ -48,7 +52,13 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
     }
     case 'digits':
     case 'characters': {
-      const exists = (id: string): boolean => context.sounds.resolve(id, language) !== undefined;
+      // Asked once per character: answered from a memo, as a long string repeats few prompts.
+      const known = new Map<string, boolean>();
+      const exists = (id: string): boolean => {
+        let found = known.get(id);
+        if (found === undefined) known.set(id, (found = context.sounds.resolve(id, language) !== undefined));
+        return found;
+      };
       const prompts = scheme === 'digits' ? sayDigits(resource, exists) : sayCharacters(resource, exists);
       return sayBack(prompts, language, offsetMs, context.sounds);
     }
@@ -62,14 +72,31 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
   }
 }
 
+/**
+ * The prompts played one after the other. Each distinct prompt is decoded once and the sequence
+ * refers to it by index, so the cost does not grow with the audio's length (a concatenation of
+ * 10,000 half-second digits would be 80 MB).
+ */
 function sayBack(prompts: readonly string[], language: string, offsetMs: number, sounds: Sounds): MediaResult {
-  const files: string[] = [];
-  for (const prompt of prompts) {
-    const file = sounds.resolve(prompt, language);
-    if (!file) return { failure: `Sound not found: ${prompt}` };
-    files.push(file);
+  const slots = new Map<string, number>();
+  const decoded: Int16Array[] = [];
+  const sequence = new Uint16Array(prompts.length);
+  for (let i = 0; i < prompts.length; i++) {
+    const prompt = prompts[i];
+    let slot = slots.get(prompt);
+    if (slot === undefined) {
+      const file = sounds.resolve(prompt, language);
+      if (!file) return { failure: `Sound not found: ${prompt}` };
+      const samples = loadPcm8k(file);
+      if (!samples) return { failure: `Cannot read ${file}` };
+      slot = decoded.length;
+      if (slot > 0xffff) return { failure: 'Too many distinct prompts' };
+      decoded.push(samples);
+      slots.set(prompt, slot);
+    }
+    sequence[i] = slot;
   }
-  return pcmFrom(files, offsetMs);
+  return { source: new PromptSequenceSource(decoded, sequence, offsetMs) };
 }
 
 function pcmFrom(files: readonly string[], offsetMs: number): MediaResult {

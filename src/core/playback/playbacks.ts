@@ -13,6 +13,7 @@ import type { MediaEngine } from '../media-engine.ts';
 import type { Sounds } from '../sounds.ts';
 import { formatAriDate } from '../time.ts';
 import { openMedia } from './media.ts';
+import { mediaListProblem } from './media-limits.ts';
 import { Playback, type PlaybackEventType, type PlaybackHooks, type PlaybackOperation, type PlaybackState } from './playback.ts';
 import { PlaybackQueue } from './queue.ts';
 
@@ -159,6 +160,9 @@ export class Playbacks {
 
   private create(target: Playback['target'], request: PlayRequest, scope: EventScope): Playback {
     if (request.media.length === 0) throw new InvalidError('Missing parameter media');
+    // Sizes are checked before anything exists: an oversized request leaves no Playback and no event.
+    const problem = request.internal ? undefined : mediaListProblem(request.media);
+    if (problem) throw new InvalidError(problem);
     const id = request.playbackId || randomUUID();
     if (!request.internal && this.byId.has(id)) throw new ConflictError(`Playback with id ${id} already exists`);
     const playback = new Playback(this.hooks, {
