@@ -83,6 +83,16 @@ describe('play request bounds', () => {
       assert.ok(ms < 2000, `${label} took ${ms} ms`);
     }
     assert.equal(server.core.playbacks.list().filter((playback) => playback.target.id === one.id).length, 0, 'no Playback was made');
+    // Bridges take the same path.
+    assert.equal((await server.ari('/bridges/pbb-bridge', { method: 'POST' })).status, 200);
+    const bridged = await server.ari('/bridges/pbb-bridge/play', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ media: `characters:${'x'.repeat(100_000)}` }),
+    });
+    assert.equal(bridged.status, 400);
+    assert.match(String(((await bridged.json()) as Json).message), /^characters: too long/);
+    await server.ari('/bridges/pbb-bridge', { method: 'DELETE' });
     // At the bounds themselves the request is accepted; its PlaybackStarted is the first playback
     // event of the channel, so none was raised for the refused ones.
     const { status, body } = await playJson(one.id, [`tone:${tones(64)}`, `digits:${'1'.repeat(16_000)}`]);
