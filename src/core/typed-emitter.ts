@@ -1,27 +1,108 @@
-// A typed façade over node:events, so listeners and emitters agree on each event's payload.
-import { EventEmitter } from 'node:events';
+// A small typed event emitter, so listeners and emitters agree on each event's payload.
+//
+// Emitting is safe against listeners that throw: the failure is reported (see `onListenerError`)
+// and the remaining listeners still run, and the emitter goes on. Lifecycle notifications (a
+// channel hanging up, a module changing state) must reach everyone and must never leave the
+// emitting object half torn down because one listener failed.
+//
+// Listeners are kept in copy-on-write arrays: `on`/`off` replace the array, `emit` walks the one it
+// found without copying it (no allocation per emit). As with node:events, a listener removed while
+// an emit is in progress is still called by that emit, and one added is not.
 
 export type EventMap = Record<string, unknown>;
 
-export class TypedEmitter<Events extends EventMap> {
-  readonly #emitter = new EventEmitter();
+/** Told about a listener that threw; must not throw itself. */
+export type ListenerErrorReporter = (error: unknown, event: string) => void;
 
-  on<E extends keyof Events & string>(event: E, listener: (payload: Events[E]) => void): this {
-    this.#emitter.on(event, listener);
-    return this;
+interface Entry {
+  readonly listener: (payload: never) => void;
+  readonly once: boolean;
+  /** A `once` entry that has been called (or is being called). */
+  fired: boolean;
+}
+
+const EMPTY: readonly Entry[] = [];
+
+/** Where failures go when the emitter was given no reporter. */
+function reportToConsole(error: unknown, event: string): void {
+  console.error(`listener for '${event}' failed:`, error);
+}
+
+export class TypedEmitter<Events extends EventMap> {
+  readonly #listeners = new Map<string, readonly Entry[]>();
+  #onListenerError: ListenerErrorReporter;
+
+  constructor(onListenerError: ListenerErrorReporter = reportToConsole) {
+    this.#onListenerError = onListenerError;
   }
 
-  off<E extends keyof Events & string>(event: E, listener: (payload: Events[E]) => void): this {
-    this.#emitter.off(event, listener);
+  /** Replaces where listener failures are reported. */
+  protected setListenerErrorReporter(reporter: ListenerErrorReporter): void {
+    this.#onListenerError = reporter;
+  }
+
+  on<E extends keyof Events & string>(event: E, listener: (payload: Events[E]) => void): this {
+    this.#add(event, { listener, once: false, fired: false });
     return this;
   }
 
   once<E extends keyof Events & string>(event: E, listener: (payload: Events[E]) => void): this {
-    this.#emitter.once(event, listener);
+    this.#add(event, { listener, once: true, fired: false });
     return this;
   }
 
+  /** Removes the most recently added registration of `listener` (as node:events does). */
+  off<E extends keyof Events & string>(event: E, listener: (payload: Events[E]) => void): this {
+    const entries = this.#listeners.get(event);
+    if (!entries) return this;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      if (entries[i].listener === listener) {
+        this.#removeAt(event, entries, i);
+        break;
+      }
+    }
+    return this;
+  }
+
+  /** How many listeners `event` has (tests and diagnostics). */
+  listenerCount<E extends keyof Events & string>(event: E): number {
+    return this.#listeners.get(event)?.length ?? 0;
+  }
+
   protected emit<E extends keyof Events & string>(event: E, payload: Events[E]): void {
-    this.#emitter.emit(event, payload);
+    const entries = this.#listeners.get(event) ?? EMPTY;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      if (entry.once) {
+        if (entry.fired) continue;
+        entry.fired = true;
+        const current = this.#listeners.get(event);
+        const index = current ? current.indexOf(entry) : -1;
+        if (current && index >= 0) this.#removeAt(event, current, index);
+      }
+      try {
+        (entry.listener as (payload: Events[E]) => void)(payload);
+      } catch (error) {
+        try {
+          this.#onListenerError(error, event);
+        } catch {
+          // A reporter that fails must not stop the notification either.
+        }
+      }
+    }
+  }
+
+  #add(event: string, entry: Entry): void {
+    const entries = this.#listeners.get(event) ?? EMPTY;
+    this.#listeners.set(event, [...entries, entry]);
+  }
+
+  #removeAt(event: string, entries: readonly Entry[], index: number): void {
+    if (entries.length === 1) {
+      this.#listeners.delete(event);
+      return;
+    }
+    const next = entries.slice(0, index).concat(entries.slice(index + 1));
+    this.#listeners.set(event, next);
   }
 }
