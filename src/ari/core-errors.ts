@@ -9,6 +9,8 @@ const STATUS_BY_KIND: Readonly<Record<CoreErrorKind, number>> = {
   invalid: 400,
   unprocessable: 422,
   state: 412,
+  // Capacity (max_channels): Asterisk answers 500 when it cannot allocate the channel.
+  unavailable: 503,
 };
 
 /** The ARI error for a core failure; `undefined` for anything that is not a CoreError. */

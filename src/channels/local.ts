@@ -5,12 +5,18 @@ import type { Frame } from '../media/frame.ts';
 import type { Channel } from '../core/channels/channel.ts';
 import type { Channels } from '../core/channels/channels.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication } from '../core/channels/technology.ts';
-import { InvalidError } from '../core/errors.ts';
+import { InvalidError, UnavailableError } from '../core/errors.ts';
 
 export interface LocalTechnologyOptions {
   readonly channels: Channels;
   /** Starts the dialplan on a `;2` half at its location. */
   readonly startDialplan: (channel: Channel) => void;
+  /**
+   * Most Local pairs in a row (`local_max_depth`): a Local channel requested by a channel that a
+   * Local channel led to is one deeper; beyond this the request fails as unavailable, so a
+   * dialplan that dials itself through Local stops. 0 or absent = unlimited.
+   */
+  readonly maxDepth?: number;
 }
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
@@ -73,12 +79,17 @@ export function parseLocalResource(resource: string): { exten: string; context: 
 export class LocalTechnology implements ChannelTechnology {
   readonly name = 'Local';
   readonly description = 'Local proxy channel pairs that run the dialplan';
+  readonly channelsPerRequest = 2;
 
   constructor(private readonly options: LocalTechnologyOptions) {}
 
   request(request: ChannelRequest): Channel {
     const { exten, context } = parseLocalResource(request.resource);
-    const { channels } = this.options;
+    const { channels, maxDepth } = this.options;
+    const depth = (request.requestor?.localDepth ?? 0) + 1;
+    if (maxDepth && depth > maxDepth) {
+      throw new UnavailableError(`Local channel nesting is deeper than ${maxDepth} (local_max_depth): ${request.resource}`);
+    }
     const base = `Local/${exten}@${context}-${channels.newNameSuffix()}`;
     const language = request.requestor?.language;
     const one = channels.create({
@@ -103,6 +114,8 @@ export class LocalTechnology implements ChannelTechnology {
     });
     one.peer = two;
     two.peer = one;
+    one.localDepth = depth;
+    two.localDepth = depth;
     let started = false;
     one.driver = new LocalHalf(() => two, () => {
       if (started) return;

@@ -52,6 +52,8 @@ export interface PatchbayConfig {
   readonly language: string;
   /** 0 = unlimited. */
   readonly maxChannels: number;
+  /** Most Local channel pairs in a row (a Local channel dialling Local ...); 0 = unlimited. */
+  readonly localMaxDepth: number;
   /** 0 = unlimited. */
   readonly maxOpenFiles: number;
   /** 0 = unlimited. */
@@ -83,6 +85,7 @@ export interface PatchbayYaml {
   logging?: { level?: LogLevel; console?: boolean };
   language?: string;
   max_channels?: number;
+  local_max_depth?: number;
   max_open_files?: number;
   max_load?: number;
   config_objects?: Record<string, Record<string, Record<string, Record<string, string | number | boolean> | null>>>;
@@ -192,6 +195,7 @@ export const DEFAULTS_DOC: readonly SettingDoc[] = Object.freeze([
   { key: 'logging.console', default: 'true', description: 'JSON logs to stdout; false writes <logs>/patchbay.log.' },
   { key: 'language', default: 'en', description: 'Default channel language.' },
   { key: 'max_channels', default: '0', description: 'Channel limit; 0 = unlimited.' },
+  { key: 'local_max_depth', default: '20', description: 'Most Local channel pairs in a row (Local dialling Local ...); 0 = unlimited.' },
   { key: 'max_open_files', default: '0', description: 'Open-file limit; 0 = unlimited.' },
   { key: 'max_load', default: '0', description: 'Load-average limit; 0 = unlimited.' },
   { key: 'config_objects', default: '{}', description: 'Read-only dynamic configuration objects: class → type → id → field → value.' },
@@ -404,7 +408,7 @@ class Validator {
   build(raw: Raw, baseDir: string, ifaces: () => NodeJS.Dict<os.NetworkInterfaceInfo[]>): PatchbayConfig {
     const top = this.section([], raw, [
       'server_id', 'system_name', 'http', 'ari', 'dirs', 'dialplan', 'logging', 'language',
-      'max_channels', 'max_open_files', 'max_load', 'config_objects',
+      'max_channels', 'local_max_depth', 'max_open_files', 'max_load', 'config_objects',
     ]);
 
     // http
@@ -508,6 +512,7 @@ class Validator {
       logging,
       language,
       maxChannels: this.int(['max_channels'], top.max_channels, 0, 0, 2 ** 31 - 1),
+      localMaxDepth: this.int(['local_max_depth'], top.local_max_depth, 20, 0, 2 ** 31 - 1),
       maxOpenFiles: this.int(['max_open_files'], top.max_open_files, 0, 0, 2 ** 31 - 1),
       maxLoad: this.num(['max_load'], top.max_load, 0, 0, 1_000_000),
       configObjects: this.configObjects(top.config_objects),

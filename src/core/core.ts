@@ -121,6 +121,8 @@ export class Core {
       applications: this.applications,
       channelvars: options.config.ari.channelvars,
       defaultLanguage: options.config.language,
+      maxChannels: options.config.maxChannels,
+      reportError: (err, channel, during) => this.log.error({ err, channel: channel.name }, `channel ${during} failed; carrying on`),
     });
     this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
     this.media = new MediaEngine({
@@ -178,7 +180,11 @@ export class Core {
     });
     registerDialplanApplications(this.pbx);
     this.stasis.onContinue((channel) => this.pbx.start(channel));
-    const local = new LocalTechnology({ channels: this.channels, startDialplan: (channel) => this.pbx.start(channel) });
+    const local = new LocalTechnology({
+      channels: this.channels,
+      startDialplan: (channel) => this.pbx.start(channel),
+      maxDepth: options.config.localMaxDepth,
+    });
     this.modules.register({
       name: 'chan_local.so',
       description: 'Local Proxy Channel Driver',

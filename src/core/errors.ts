@@ -2,7 +2,7 @@
 // the core knows nothing of HTTP, and the interface layer maps each kind to its answer.
 
 /** What kind of failure a CoreError reports; the interface layer chooses the wire status from it. */
-export type CoreErrorKind = 'not-found' | 'conflict' | 'forbidden' | 'invalid' | 'unprocessable' | 'state';
+export type CoreErrorKind = 'not-found' | 'conflict' | 'forbidden' | 'invalid' | 'unprocessable' | 'state' | 'unavailable';
 
 export abstract class CoreError extends Error {
   abstract readonly kind: CoreErrorKind;
@@ -41,4 +41,9 @@ export class UnprocessableError extends CoreError {
 /** A precondition on the object's state does not hold (e.g. a channel that is not answered). */
 export class StateError extends CoreError {
   readonly kind = 'state' as const;
+}
+
+/** The server cannot take the request on now (a capacity limit is reached); it may succeed later. */
+export class UnavailableError extends CoreError {
+  readonly kind = 'unavailable' as const;
 }

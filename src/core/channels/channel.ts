@@ -33,6 +33,8 @@ export interface ChannelEnvironment {
   readonly defaultLanguage: string;
   /** Called once, after ChannelDestroyed. */
   destroyed(channel: Channel): void;
+  /** A listener or technology failed while the channel was being notified; the channel goes on. */
+  reportError(error: unknown, channel: Channel, during: string): void;
 }
 
 export interface ChannelInit {
@@ -114,6 +116,12 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   generatorActive = false;
   /** The other half of a pair (Local `;1`/`;2`). */
   peer: Channel | undefined;
+  /**
+   * How many Local pairs stand between this channel and the call that started it: 0 for a
+   * channel no Local channel led to, n for a Local half of the n-th pair, and a channel requested
+   * by a channel takes at least its requester's depth. Bounds dialplan loops through Local.
+   */
+  localDepth = 0;
 
   private readonly env: ChannelEnvironment;
   /** The channel table this channel belongs to. */
@@ -128,6 +136,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
 
   constructor(env: ChannelEnvironment, init: ChannelInit) {
     super();
+    this.setListenerErrorReporter((error, event) => env.reportError(error, this, `'${event}' listener`));
     this.env = env;
     this.table = env.table;
     this.id = init.id;
@@ -354,16 +363,43 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   /**
    * Hangs the channel up: ChannelHangupRequest, then listeners release it (Stasis raises StasisEnd,
    * bridges let it go), then the technology is told and ChannelDestroyed is raised.
+   *
+   * Hanging one channel up often hangs others up (a Local partner, the legs a Dial() is ringing,
+   * and so on down a chain of any length). Those are not hung up by recursion: a hangup requested
+   * while another is being carried out is queued, and the outermost call works the queue off, so
+   * a chain of thousands of channels uses no more stack than one. Every queued channel is
+   * destroyed before the outermost call returns; a channel is destroyed after the channels its own
+   * hangup released (a Local `;2` before its `;1`), as the recursive order had it.
    */
   hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;
-    this.raise('ChannelHangupRequest', { cause, ...(options.soft ? { soft: true } : {}) });
-    this.emit('hangup', { cause });
-    if (!options.fromFarEnd) this.driver.hangup(cause);
-    this.destroy();
+    const work: HangupWork = { channel: this, soft: options.soft === true, fromFarEnd: options.fromFarEnd === true, released: false };
+    if (hangupsRequested !== undefined) {
+      hangupsRequested.push(work);
+      return;
+    }
+    Channel.runHangups(work);
   }
 
+  /** First half of a hangup: announce it, let listeners release the channel, tell the far end. */
+  private release(work: HangupWork): void {
+    const cause = this.hangupCause ?? CAUSE.normal;
+    try {
+      this.raise('ChannelHangupRequest', { cause, ...(work.soft ? { soft: true } : {}) });
+    } catch (error) {
+      this.env.reportError(error, this, 'ChannelHangupRequest');
+    }
+    this.emit('hangup', { cause });
+    if (work.fromFarEnd) return;
+    try {
+      this.driver.hangup(cause);
+    } catch (error) {
+      this.env.reportError(error, this, 'technology hangup');
+    }
+  }
+
+  /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
   private destroy(): void {
     if (this.destroyedAlready) return;
     const cause = this.hangupCause ?? CAUSE.normal;
@@ -371,10 +407,58 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     this.frameListeners = [];
     this.readHooks = [];
     this.writeHooks = [];
-    this.env.publish(
-      { type: 'ChannelDestroyed', timestamp: formatAriDate(), cause, cause_txt: causeText(cause), channel: this.snapshot() },
-      this.scope(),
-    );
-    this.env.destroyed(this);
+    try {
+      this.env.publish(
+        { type: 'ChannelDestroyed', timestamp: formatAriDate(), cause, cause_txt: causeText(cause), channel: this.snapshot() },
+        this.scope(),
+      );
+    } catch (error) {
+      this.env.reportError(error, this, 'ChannelDestroyed');
+    }
+    try {
+      this.env.destroyed(this);
+    } catch (error) {
+      this.env.reportError(error, this, 'forgetting the channel');
+    }
+  }
+
+  /**
+   * Carries a hangup out, and every hangup it causes, with an explicit stack instead of recursion:
+   * each channel is released, then the hangups its release requested are carried out (first
+   * requested first), then it is destroyed (hangups its destruction requested follow). Neither step
+   * throws.
+   */
+  private static runHangups(first: HangupWork): void {
+    const stack: HangupWork[] = [first];
+    const requested: HangupWork[] = [];
+    hangupsRequested = requested;
+    try {
+      while (stack.length > 0) {
+        const work = stack.pop()!;
+        if (work.released) {
+          work.channel.destroy();
+        } else {
+          work.channel.release(work);
+          work.released = true;
+          stack.push(work);
+        }
+        for (let i = requested.length - 1; i >= 0; i--) stack.push(requested[i]);
+        requested.length = 0;
+      }
+    } finally {
+      hangupsRequested = undefined;
+    }
   }
 }
+
+/** One channel's place in the hangup work list. */
+interface HangupWork {
+  readonly channel: Channel;
+  readonly soft: boolean;
+  readonly fromFarEnd: boolean;
+  /** Released (listeners and technology told); what is left is to destroy it. */
+  released: boolean;
+}
+
+/** Hangups requested while a hangup is being carried out; undefined when none is. */
+let hangupsRequested: HangupWork[] | undefined;

@@ -1,7 +1,7 @@
 // The table of live channels and of channel technologies. Creates channels with Asterisk-style
 // ids (`<epoch seconds>.<sequence>`) and raises ChannelCreated; forgets them when destroyed.
 import type { Applications } from '../applications.ts';
-import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
+import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import { Channel, type ChannelInit } from './channel.ts';
 import type { ChannelRequest, ChannelTechnology } from './technology.ts';
 
@@ -12,6 +12,10 @@ export interface ChannelsOptions {
   readonly applications: Applications;
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
+  /** Most channels at once (`max_channels`); 0 or absent = unlimited. */
+  readonly maxChannels?: number;
+  /** A listener or technology failed while a channel was being notified (the channel went on). */
+  readonly reportError?: (error: unknown, channel: Channel, during: string) => void;
 }
 
 export type ChannelListener = (channel: Channel) => void;
@@ -77,6 +81,7 @@ export class Channels {
   create(init: Omit<ChannelInit, 'id'> & { readonly id?: string }): Channel {
     const id = init.id || this.newId();
     this.checkId(id);
+    this.checkCapacity(1);
     const channel = new Channel(
       {
         table: this,
@@ -84,13 +89,14 @@ export class Channels {
         channelvars: this.options.channelvars,
         defaultLanguage: this.options.defaultLanguage,
         destroyed: (gone) => this.forget(gone),
+        reportError: (error, failed, during) => this.reportError(error, failed, during),
       },
       { ...init, id },
     );
     this.byId.set(id, channel);
     this.byName.set(channel.name, channel);
     channel.raise('ChannelCreated');
-    for (const listener of this.createdListeners) listener(channel);
+    this.notify(this.createdListeners, channel, 'channel created listener');
     return channel;
   }
 
@@ -103,7 +109,29 @@ export class Channels {
     this.checkId(options.channelId);
     this.checkId(options.otherChannelId);
     if (options.channelId && options.channelId === options.otherChannelId) throw new InvalidError('channelId and otherChannelId must differ');
-    return technology.request({ ...options, resource: dialString.slice(slash + 1) });
+    // Every channel the request makes must fit (a Local pair is two), so none is made in vain.
+    this.checkCapacity(technology.channelsPerRequest ?? 1);
+    const channel = technology.request({ ...options, resource: dialString.slice(slash + 1) });
+    // A channel requested on behalf of one that a Local channel led to is led to by it too.
+    const requestor = options.requestor;
+    if (requestor && channel.localDepth < requestor.localDepth) channel.localDepth = requestor.localDepth;
+    return channel;
+  }
+
+  /** The `max_channels` limit, or 0 when there is none. */
+  get maxChannels(): number {
+    return this.options.maxChannels ?? 0;
+  }
+
+  /**
+   * Throws UnavailableError when `count` more channels would exceed `max_channels`, as Asterisk
+   * refuses to allocate a channel beyond its `maxcalls` (the request fails with congestion).
+   */
+  checkCapacity(count: number): void {
+    const max = this.options.maxChannels ?? 0;
+    if (max > 0 && this.byId.size + count > max) {
+      throw new UnavailableError(`Maximum number of channels (${max}) reached`);
+    }
   }
 
   get(idOrName: string): Channel | undefined {
@@ -133,6 +161,30 @@ export class Channels {
     this.byId.delete(channel.id);
     if (this.byName.get(channel.name) === channel) this.byName.delete(channel.name);
     this.options.applications.forgetObject('channel', channel.id);
-    for (const listener of this.destroyedListeners) listener(channel);
+    this.notify(this.destroyedListeners, channel, 'channel destroyed listener');
+  }
+
+  /** Calls every listener, even when one throws (the failure is reported). */
+  private notify(listeners: readonly ChannelListener[], channel: Channel, during: string): void {
+    for (const listener of listeners) {
+      try {
+        listener(channel);
+      } catch (error) {
+        this.reportError(error, channel, during);
+      }
+    }
+  }
+
+  private reportError(error: unknown, channel: Channel, during: string): void {
+    const report = this.options.reportError;
+    if (report) {
+      try {
+        report(error, channel, during);
+        return;
+      } catch {
+        // fall through to the console
+      }
+    }
+    console.error(`channel ${channel.name}: ${during} failed:`, error);
   }
 }

@@ -46,9 +46,12 @@ export interface ChannelTechnology {
   /** As written in dial strings: `Local`, `PJSIP`, ... */
   readonly name: string;
   readonly description: string;
+  /** How many channels one request makes (Local: a pair); 1 when absent. Counted against max_channels. */
+  readonly channelsPerRequest?: number;
   /**
    * Creates the outbound channel for a dial string (not yet calling).
-   * Throws InvalidError for a malformed resource and NotFoundError for an unknown destination.
+   * Throws InvalidError for a malformed resource, NotFoundError for an unknown destination and
+   * UnavailableError when the channel cannot be had now (a limit is reached).
    */
   request(request: ChannelRequest): Channel;
 }

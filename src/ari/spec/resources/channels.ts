@@ -14,6 +14,12 @@ const variablesBody = {
 } as const;
 
 const noChannel = { code: 404, reason: 'Channel not found.' } as const;
+/**
+ * Not in Asterisk's declarations (it answers 500 "Allocation failed" when it cannot allocate a
+ * channel). Patchbay refuses with 503 when the request would go beyond `max_channels` or, for
+ * Local channels, `local_max_depth`: the server is at capacity and the request may succeed later.
+ */
+const atCapacity = { code: 503, reason: 'Channel limit (max_channels) or Local channel depth (local_max_depth) reached.' } as const;
 const notInStasis = { code: 409, reason: 'Channel is not in a Stasis application.' } as const;
 const badState = { code: 412, reason: 'Channel is in a state that does not allow this operation.' } as const;
 
@@ -110,6 +116,7 @@ export const channels = {
       errors: [
         { code: 400, reason: 'Invalid parameters.' },
         { code: 409, reason: 'Channel id already in use.' },
+        atCapacity,
       ],
     },
     {
@@ -129,7 +136,7 @@ export const channels = {
         variablesBody,
       ],
       responseClass: 'Channel',
-      errors: [{ code: 409, reason: 'Channel id already in use.' }],
+      errors: [{ code: 409, reason: 'Channel id already in use.' }, atCapacity],
     },
     {
       nickname: 'get',
@@ -167,6 +174,7 @@ export const channels = {
       errors: [
         { code: 400, reason: 'Invalid parameters.' },
         { code: 409, reason: 'Channel id already in use.' },
+        atCapacity,
       ],
     },
     {
@@ -528,7 +536,7 @@ export const channels = {
         { name: 'snoopId', description: 'Id to give the snoop channel.', in: 'query', dataType: 'string' },
       ],
       responseClass: 'Channel',
-      errors: [{ code: 400, reason: 'Invalid parameters.' }, noChannel],
+      errors: [{ code: 400, reason: 'Invalid parameters.' }, noChannel, atCapacity],
     },
     {
       nickname: 'snoopChannelWithId',
@@ -538,7 +546,7 @@ export const channels = {
       since: ['12.2.0'],
       params: [channelId, snoopIdPath, snoopSpy, snoopWhisper, snoopApp, snoopAppArgs],
       responseClass: 'Channel',
-      errors: [{ code: 400, reason: 'Invalid parameters.' }, noChannel],
+      errors: [{ code: 400, reason: 'Invalid parameters.' }, noChannel, atCapacity],
     },
     {
       nickname: 'dial',
@@ -615,6 +623,7 @@ export const channels = {
       errors: [
         { code: 400, reason: 'Invalid parameters.' },
         { code: 409, reason: 'Channel not in a Stasis application, or bridged.' },
+        atCapacity,
       ],
     },
     {
