@@ -1,5 +1,6 @@
 // Server-wide variables, as set and read by ARI's /asterisk/variable (Asterisk's global dialplan variables).
 import { InvalidError } from './errors.ts';
+import { checkVariable, checkVariableName } from './variable-limits.ts';
 
 export class GlobalVariables {
   readonly #values = new Map<string, string>();
@@ -12,6 +13,7 @@ export class GlobalVariables {
   /** Sets the variable, or unsets it when `value` is undefined. */
   set(name: string, value: string | undefined): void {
     assertName(name);
+    checkVariable(name, value);
     if (value === undefined) this.#values.delete(name);
     else this.#values.set(name, value);
   }
@@ -24,4 +26,5 @@ export class GlobalVariables {
 
 function assertName(name: string): void {
   if (name === '') throw new InvalidError('Variable name is required');
+  checkVariableName(name);
 }

@@ -7,6 +7,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import { parseVariables } from '../../core/channels/originate.ts';
 import type { Core } from '../../core/core.ts';
 import { NotFoundError } from '../../core/errors.ts';
+import { checkVariable, checkVariableName } from '../../core/variable-limits.ts';
 import { AriError, defineHandlers } from '../handler.ts';
 import type { Model } from '../spec/index.ts';
 
@@ -69,6 +70,7 @@ function createBridge(core: Core, params: CreateParams): BridgeJson {
 }
 
 function readBridgeVariable(bridge: Bridge, name: string): string {
+  checkVariableName(name);
   const value = bridge.variables.get(name);
   if (value === undefined) throw new NotFoundError('Provided variable was not found');
   return value;
@@ -76,6 +78,7 @@ function readBridgeVariable(bridge: Bridge, name: string): string {
 
 function writeBridgeVariable(bridge: Bridge, name: string, value: string | undefined): void {
   if (name === '') throw new AriError(400, 'Variable name is required');
+  checkVariable(name, value);
   if (value === undefined) bridge.variables.delete(name);
   else bridge.variables.set(name, value);
 }
@@ -106,13 +109,14 @@ export const bridgesHandlers = defineHandlers('bridges', {
   getBridgeVars: ({ bridgeId, variables }, { core }) => {
     if (variables.length === 0) throw new AriError(400, 'At least one variable name is required');
     const bridge = findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES);
-    const values: Record<string, string> = {};
+    // A Map, then own properties: names such as `__proto__` are keys like any other.
+    const values = new Map<string, string>();
     for (const entry of variables) {
       const name = entry.trim();
       if (name === '') throw new AriError(400, 'Variable names are required');
-      values[name] = readBridgeVariable(bridge, name);
+      values.set(name, readBridgeVariable(bridge, name));
     }
-    return { variables: values };
+    return { variables: Object.fromEntries(values) };
   },
 
   setBridgeVars: ({ bridgeId, variables }, { core }) => {

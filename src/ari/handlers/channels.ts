@@ -132,13 +132,14 @@ export const channelsHandlers = defineHandlers('channels', {
   getChannelVars: ({ channelId, variables }, { core }) => {
     if (variables.length === 0) throw new AriError(400, 'At least one variable name is required');
     const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
-    const values: Record<string, string> = {};
+    // A Map, then own properties: names such as `__proto__` are keys like any other.
+    const values = new Map<string, string>();
     for (const entry of variables) {
       const name = entry.trim();
       if (name === '') throw new AriError(400, 'Variable names are required');
-      values[name] = readVariable(core.pbx, channel, name);
+      values.set(name, readVariable(core.pbx, channel, name));
     }
-    return { variables: values };
+    return { variables: Object.fromEntries(values) };
   },
 
   setChannelVars: ({ channelId, variables }, { core }) => {

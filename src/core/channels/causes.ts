@@ -66,8 +66,11 @@ export const CAUSE = {
   interworking: 127,
 } as const;
 
-/** ARI hangup `reason` values and their causes. */
-export const REASON_CAUSES: Readonly<Record<string, number>> = {
+/**
+ * ARI hangup `reason` values (and Hangup()'s cause names) and their causes. No prototype, so a
+ * name such as `constructor` is simply not found.
+ */
+export const REASON_CAUSES: Readonly<Record<string, number>> = Object.assign(Object.create(null) as Record<string, number>, {
   normal: CAUSE.normal,
   busy: CAUSE.busy,
   congestion: CAUSE.congestion,
@@ -81,7 +84,7 @@ export const REASON_CAUSES: Readonly<Record<string, number>> = {
   interworking: CAUSE.interworking,
   failure: CAUSE.failure,
   answered_elsewhere: CAUSE.answeredElsewhere,
-};
+});
 
 export function causeText(cause: number): string {
   return CAUSES[cause] ?? 'Unknown';

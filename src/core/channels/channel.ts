@@ -196,9 +196,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     };
     const names = this.env.channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...this.env.channelvars, ...this.reportedVariables]);
     if (names) {
-      const channelvars: Record<string, string> = {};
-      for (const name of names) channelvars[name] = this.variables.get(name) ?? '';
-      snapshot.channelvars = channelvars;
+      // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
+      snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.variables.get(name) ?? '']));
     }
     const rdnis = this.variables.get('__CALLER_RDNIS');
     if (rdnis) snapshot.caller_rdnis = rdnis;

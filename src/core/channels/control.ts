@@ -9,6 +9,7 @@ import type { Stasis } from '../stasis.ts';
 import { CAUSE, REASON_CAUSES } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
+import { checkVariableName } from '../variable-limits.ts';
 import { resolveLabel, setChannelVariable, splitEndpoint } from './originate.ts';
 
 /** The channel with this id (or name); NotFoundError otherwise. */
@@ -81,6 +82,7 @@ export function continueTarget(dialplan: Dialplan, channel: Channel, request: Co
  * one is InvalidError); otherwise channel variables, built-ins and globals, NotFoundError when unset.
  */
 export function readVariable(pbx: Pbx, channel: Channel, name: string): string {
+  checkVariableName(name);
   if (name.endsWith(')')) {
     const call = parseFunctionCall(name);
     const value = call ? readChannelFunction(channel, call[0], call[1]) : undefined;

@@ -12,6 +12,7 @@ import type { Stasis } from '../stasis.ts';
 import { CAUSE } from './causes.ts';
 import type { CallerId, Channel } from './channel.ts';
 import { MAX_CHANNEL_ID_LENGTH, type Channels } from './channels.ts';
+import { checkVariable, MAX_VARIABLES_PER_REQUEST } from '../variable-limits.ts';
 import { dial } from './dialer.ts';
 import { inheritFromCaller } from './inherit.ts';
 
@@ -41,14 +42,21 @@ export interface VariableAssignment {
 
 /**
  * Parses a `variables` body object: `{NAME: "value" | {"value": "...", "report_events": bool}}`.
- * Empty names are skipped, as in Asterisk. Throws InvalidError with Asterisk's messages.
+ * Empty names are skipped, as in Asterisk. Throws InvalidError with Asterisk's messages, and
+ * beyond the bounds of variable-limits.ts. Names are only ever read as own keys (`__proto__` and
+ * `toString` are names like any other).
  */
 export function parseVariables(variables: unknown): VariableAssignment[] {
   if (variables === undefined || variables === null) return [];
   if (typeof variables !== 'object' || Array.isArray(variables)) throw new InvalidError("The 'variables' field must be a JSON object");
+  const entries = Object.entries(variables as Record<string, unknown>);
+  if (entries.length > MAX_VARIABLES_PER_REQUEST) {
+    throw new InvalidError(`Too many variables: ${entries.length} given, at most ${MAX_VARIABLES_PER_REQUEST} are allowed`);
+  }
   const assignments: VariableAssignment[] = [];
-  for (const [name, entry] of Object.entries(variables as Record<string, unknown>)) {
+  for (const [name, entry] of entries) {
     if (name === '') continue;
+    checkVariable(name, typeof entry === 'string' ? entry : undefined);
     if (typeof entry === 'string') {
       assignments.push({ name, value: entry, reportEvents: false });
       continue;
@@ -56,8 +64,10 @@ export function parseVariables(variables: unknown): VariableAssignment[] {
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
       throw new InvalidError("Each value in 'variables' must be a string or an object with 'value' and optional 'report_events'");
     }
-    const { value, report_events: reportEvents } = entry as { value?: unknown; report_events?: unknown };
+    const value = Object.hasOwn(entry, 'value') ? (entry as { value?: unknown }).value : undefined;
+    const reportEvents = Object.hasOwn(entry, 'report_events') ? (entry as { report_events?: unknown }).report_events : undefined;
     if (typeof value !== 'string') throw new InvalidError("Each object value in 'variables' must include string field 'value'");
+    checkVariable(name, value);
     if (reportEvents !== undefined && typeof reportEvents !== 'boolean') {
       throw new InvalidError("Field 'report_events' in 'variables' entries must be boolean");
     }
@@ -71,6 +81,7 @@ export function parseVariables(variables: unknown): VariableAssignment[] {
  * undefined unsets a plain variable. Throws InvalidError when a function cannot be written.
  */
 export function setChannelVariable(channel: Channel, name: string, value: string | undefined, reportEvents = false): void {
+  checkVariable(name, value);
   const call = name.endsWith(')') ? parseFunctionCall(name) : undefined;
   if (name.endsWith(')') && !call) throw new InvalidError(`Invalid function name: ${name}`);
   if (call) writeChannelFunction(channel, call[0], call[1], value ?? '');

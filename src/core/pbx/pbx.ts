@@ -91,16 +91,16 @@ export class Pbx {
 }
 
 /** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */
-const BUILTIN_CHANNEL_FIELDS: Readonly<Record<string, string>> = {
-  CHANNEL: 'name',
-  UNIQUEID: 'uniqueid',
-  LINKEDID: 'linkedid',
-  CONTEXT: 'context',
-  EXTEN: 'exten',
-};
+const BUILTIN_CHANNEL_FIELDS: ReadonlyMap<string, string> = new Map([
+  ['CHANNEL', 'name'],
+  ['UNIQUEID', 'uniqueid'],
+  ['LINKEDID', 'linkedid'],
+  ['CONTEXT', 'context'],
+  ['EXTEN', 'exten'],
+]);
 
 function builtinVariable(channel: Channel, name: string): string | undefined {
   if (name === 'PRIORITY') return String(channel.location.priority);
-  const field = BUILTIN_CHANNEL_FIELDS[name];
+  const field = BUILTIN_CHANNEL_FIELDS.get(name);
   return field === undefined ? undefined : readChannelFunction(channel, 'CHANNEL', field);
 }
