@@ -46,7 +46,7 @@ export interface StartOptions {
 
 export async function startServer(config: PatchbayConfig, options: StartOptions = {}): Promise<RunningServer> {
   // The console log channel writes readable lines to stderr; stdout carries the JSON log.
-  const logChannels = new LogChannels({ logsDir: config.dirs.logs, consoleSink: process.stderr });
+  const logChannels = new LogChannels({ logsDir: config.dirs.logs, consoleSink: process.stderr, maxChannels: config.logging.maxLogChannels });
   const log = createLogger(config, { destination: options.logDestination, alsoTo: logChannels.createPinoDestination() });
   const core = new Core({ config, log, logChannels });
   await core.start();
@@ -73,6 +73,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     address = await http.listen(config.http.port, config.http.bind);
   } catch (err) {
     await core.stop();
+    await logChannels.close();
     throw err;
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -87,7 +88,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.close();
         await http.close();
         await core.stop();
-        logChannels.close();
+        // Last: lines logged while stopping are written before stop() resolves.
+        await logChannels.close();
       })();
       return stopping;
     },

@@ -89,7 +89,7 @@ describe('defaults', () => {
       moh: path.join(data, 'moh'),
     });
     assert.deepEqual(c.dialplan, { file: null });
-    assert.deepEqual(c.logging, { level: 'info', console: true });
+    assert.deepEqual(c.logging, { level: 'info', console: true, maxLogChannels: 64 });
     assert.equal(c.language, 'en');
     assert.equal(c.maxChannels, 0);
     assert.equal(c.maxOpenFiles, 0);
@@ -161,6 +161,7 @@ dialplan:
 logging:
   level: debug
   console: false
+  max_log_channels: 8
 language: fr_CA
 max_channels: 100
 max_open_files: 2048
@@ -197,7 +198,7 @@ config_objects:
       moh: path.join(dir, 'var', 'moh'),
     });
     assert.deepEqual(c.dialplan, { file: path.join(dir, 'extensions.conf') });
-    assert.deepEqual(c.logging, { level: 'debug', console: false });
+    assert.deepEqual(c.logging, { level: 'debug', console: false, maxLogChannels: 8 });
     assert.equal(c.language, 'fr_CA');
     assert.equal(c.maxChannels, 100);
     assert.equal(c.maxOpenFiles, 2048);

@@ -48,7 +48,7 @@ export interface PatchbayConfig {
   };
   /** `file: null` → the embedded default dialplan. */
   readonly dialplan: { readonly file: string | null };
-  readonly logging: { readonly level: LogLevel; readonly console: boolean };
+  readonly logging: { readonly level: LogLevel; readonly console: boolean; readonly maxLogChannels: number };
   readonly language: string;
   /** 0 = unlimited. */
   readonly maxChannels: number;
@@ -82,7 +82,7 @@ export interface PatchbayYaml {
   };
   dirs?: { data?: string; logs?: string; recordings?: string; sounds?: string[] | string; moh?: string };
   dialplan?: { file?: string | null };
-  logging?: { level?: LogLevel; console?: boolean };
+  logging?: { level?: LogLevel; console?: boolean; max_log_channels?: number };
   language?: string;
   max_channels?: number;
   local_max_depth?: number;
@@ -193,6 +193,7 @@ export const DEFAULTS_DOC: readonly SettingDoc[] = Object.freeze([
   { key: 'dialplan.file', default: 'null (embedded default dialplan)', description: 'Dialplan file.' },
   { key: 'logging.level', default: 'info', description: 'trace, debug, info, warn, error or fatal.' },
   { key: 'logging.console', default: 'true', description: 'JSON logs to stdout; false writes <logs>/patchbay.log.' },
+  { key: 'logging.max_log_channels', default: '64', description: 'Most log channels at once (ARI addLog answers 409 beyond), counting the console and messages.log.' },
   { key: 'language', default: 'en', description: 'Default channel language.' },
   { key: 'max_channels', default: '0', description: 'Channel limit; 0 = unlimited.' },
   { key: 'local_max_depth', default: '20', description: 'Most Local channel pairs in a row (Local dialling Local ...); 0 = unlimited.' },
@@ -478,10 +479,11 @@ class Validator {
     }
 
     // logging
-    const lg = this.section(['logging'], top.logging, ['level', 'console']);
+    const lg = this.section(['logging'], top.logging, ['level', 'console', 'max_log_channels']);
     const logging = Object.freeze({
       level: this.oneOf(['logging', 'level'], lg.level, 'info', LOG_LEVELS),
       console: this.bool(['logging', 'console'], lg.console, true),
+      maxLogChannels: this.int(['logging', 'max_log_channels'], lg.max_log_channels, 64, 2, 100_000),
     });
 
     const systemName = this.str(['system_name'], top.system_name, os.hostname() || 'patchbay', (s) =>

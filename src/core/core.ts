@@ -110,7 +110,7 @@ export class Core {
     this.log = options.log;
     this.serverId = options.config.serverId;
     this.#ownsLogChannels = options.logChannels === undefined;
-    this.logChannels = options.logChannels ?? new LogChannels({ logsDir: options.config.dirs.logs });
+    this.logChannels = options.logChannels ?? new LogChannels({ logsDir: options.config.dirs.logs, maxChannels: options.config.logging.maxLogChannels });
 
     const fileConfig = new FileBackend(options.config.configObjects);
     this.dynamicConfig.attachBackend(fileConfig);
@@ -290,6 +290,6 @@ export class Core {
     this.mailboxes.close();
     this.#database?.close();
     this.#database = undefined;
-    if (this.#ownsLogChannels) this.logChannels.close();
+    if (this.#ownsLogChannels) await this.logChannels.close();
   }
 }

@@ -2,7 +2,7 @@
 // and /ari/asterisk/... (real ARI's). System information, global variables, modules, log channels
 // and dynamic configuration objects, including their persistence across a restart.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -223,7 +223,11 @@ describe('modules', () => {
 
 describe('log channels', () => {
   const logsDir = (): string => server.config.dirs.logs;
-  const read = (name: string): string => readFileSync(join(logsDir(), name), 'utf8');
+  /** The file's text once every line logged so far is written (file channels write in batches). */
+  const read = async (name: string): Promise<string> => {
+    await server.core.logChannels.flush();
+    return readFileSync(join(logsDir(), name), 'utf8');
+  };
 
   for (const prefix of PREFIXES) {
     test(`GET ${prefix}/logging lists the channels with the LogChannel fields`, async () => {
@@ -252,21 +256,21 @@ describe('log channels', () => {
     // A module load at run time is a notice the server logs.
     await expectNoContent(await server.ari('/system/modules/res_ari_sounds.so', { method: 'DELETE' }));
     await expectNoContent(await server.ari('/system/modules/res_ari_sounds.so', { method: 'POST' }));
-    const content = read(name);
+    const content = await read(name);
     assert.match(content, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] NOTICE: .*res_ari_sounds\.so/m);
     assert.match(content, /NOTICE: Unloaded module res_ari_sounds\.so/);
     assert.match(content, /NOTICE: Loaded module res_ari_sounds\.so/);
     assert.doesNotMatch(content, /\] (DEBUG|ERROR):/, 'only the configured levels are recorded');
     // messages.log records notices too.
-    assert.match(read('messages.log'), /NOTICE: Loaded module res_ari_sounds\.so/);
+    assert.match(await read('messages.log'), /NOTICE: Loaded module res_ari_sounds\.so/);
 
     // Rotation: the old file moves aside, a fresh one takes the new lines.
     await expectNoContent(await server.ari(`/asterisk/logging/${name}/rotate`, { method: 'PUT' }));
-    assert.ok(read(`${name}.0`).startsWith(content), 'the old lines moved to <name>.0');
-    assert.doesNotMatch(read(name), /res_ari_sounds/, 'the fresh file starts empty of them');
+    assert.ok((await read(`${name}.0`)).startsWith(content), 'the old lines moved to <name>.0');
+    assert.doesNotMatch(await read(name), /res_ari_sounds/, 'the fresh file starts empty of them');
     await expectNoContent(await server.ari('/system/modules/res_musiconhold.so', { method: 'PUT' }));
-    assert.match(read(name), /NOTICE: Reloaded module res_musiconhold\.so/);
-    assert.doesNotMatch(read(`${name}.0`), /res_musiconhold/);
+    assert.match(await read(name), /NOTICE: Reloaded module res_musiconhold\.so/);
+    assert.doesNotMatch(await read(`${name}.0`), /res_musiconhold/);
     await expectNoContent(await server.ari(`/system/logging/${name}/rotate`, { method: 'PUT' }));
     assert.ok(existsSync(join(logsDir(), `${name}.1`)), 'a second rotation takes the next number');
     assert.deepEqual(readdirSync(logsDir()).filter((file) => file.startsWith(name)).sort(), [name, `${name}.0`, `${name}.1`]);
@@ -296,6 +300,53 @@ describe('log channels', () => {
   test('a channel name that would leave the logs directory → 400', async () => {
     await expectError(await server.ari('/system/logging/..%2Fescape.log?configuration=notice', { method: 'POST' }), 400);
     assert.equal(existsSync(join(server.dataDir, 'escape.log')), false);
+  });
+
+  test('a name with control characters or path separators → 400, and no file', async () => {
+    for (const name of ['bad%0Aname.log', 'tab%09.log', 'del%7F.log', 'back%5Cslash.log', 'sub%2Fdir.log']) {
+      await expectError(await server.ari(`/asterisk/logging/${name}?configuration=notice`, { method: 'POST' }), 400, /Invalid log channel name/);
+    }
+    assert.deepEqual(readdirSync(logsDir()).filter((file) => /bad|tab|del|back|sub/.test(file)), []);
+  });
+
+  test('a symbolic link in the logs directory is not followed: 409, and the file it points to is untouched', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'patchbay-outside-'));
+    try {
+      const target = join(outside, 'target.txt');
+      writeFileSync(target, 'precious\n');
+      symlinkSync(target, join(logsDir(), 'link.log'));
+      linkSync(target, join(logsDir(), 'hardlink.log'));
+      await expectError(await server.ari('/asterisk/logging/link.log?configuration=*', { method: 'POST' }), 409, /symbolic link/);
+      await expectError(await server.ari('/asterisk/logging/hardlink.log?configuration=*', { method: 'POST' }), 409, /hard links/);
+      // Log something, as a created channel would record it.
+      await expectNoContent(await server.ari('/system/modules/res_musiconhold.so', { method: 'PUT' }));
+      await server.core.logChannels.flush();
+      assert.equal(readFileSync(target, 'utf8'), 'precious\n');
+      const listed = (await (await server.ari('/asterisk/logging')).json()) as Record<string, unknown>[];
+      assert.equal(listed.some((channel) => channel.channel === 'link.log' || channel.channel === 'hardlink.log'), false);
+    } finally {
+      rmSync(join(logsDir(), 'link.log'), { force: true });
+      rmSync(join(logsDir(), 'hardlink.log'), { force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('the number of log channels is capped (logging.max_log_channels, 64): beyond → 409, room again after a delete', async () => {
+    const existing = ((await (await server.ari('/asterisk/logging')).json()) as unknown[]).length;
+    const names: string[] = [];
+    for (let i = existing; i < 64; i++) {
+      names.push(`cap-${i}.log`);
+      await expectNoContent(await server.ari(`/asterisk/logging/cap-${i}.log?configuration=error`, { method: 'POST' }));
+    }
+    try {
+      await expectError(await server.ari('/asterisk/logging/one-too-many.log?configuration=error', { method: 'POST' }), 409, /at most 64/);
+      assert.equal(existsSync(join(logsDir(), 'one-too-many.log')), false);
+      await expectNoContent(await server.ari(`/asterisk/logging/${names.pop()}`, { method: 'DELETE' }));
+      await expectNoContent(await server.ari('/asterisk/logging/one-too-many.log?configuration=error', { method: 'POST' }));
+      names.push('one-too-many.log');
+    } finally {
+      for (const name of names) await server.ari(`/asterisk/logging/${name}`, { method: 'DELETE' });
+    }
   });
 });
 

@@ -116,8 +116,8 @@ export const asteriskHandlers = defineHandlers('asterisk', {
     core.logChannels.delete(logChannelName);
   },
 
-  rotateLog: ({ logChannelName }, { core }) => {
-    core.logChannels.rotate(logChannelName);
+  rotateLog: async ({ logChannelName }, { core }) => {
+    await core.logChannels.rotate(logChannelName);
   },
 
   getGlobalVar: ({ variable }, { core }) => {
