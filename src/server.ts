@@ -67,12 +67,14 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     pingIntervalSeconds: config.ari.websocket.pingIntervalSeconds,
     maxQueuedMessages: config.ari.websocket.maxQueuedMessages,
   });
-  const http = new AriHttpServer({ config, log, dispatcher, authenticator: new Authenticator(config.ari.users), upgrade: events });
+  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins });
+  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events });
   let address: AddressInfo;
   try {
     address = await http.listen(config.http.port, config.http.bind);
   } catch (err) {
     await core.stop();
+    await authenticator.close();
     await logChannels.close();
     throw err;
   }
@@ -88,6 +90,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.close();
         await http.close();
         await core.stop();
+        await authenticator.close();
         // Last: lines logged while stopping are written before stop() resolves.
         await logChannels.close();
       })();

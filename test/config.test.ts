@@ -11,12 +11,11 @@ import {
   DEFAULTS_DOC,
   isLoopback,
   loadConfig,
-  md5Crypt,
-  verifyPassword,
   type AriUser,
   type DeepPartialYaml,
   type LoadConfigOptions,
 } from '../src/config/config.ts';
+import { md5Crypt, verifyPassword } from '../src/ari/passwords.ts';
 import { createLogger } from '../src/log.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -90,6 +89,7 @@ describe('defaults', () => {
     });
     assert.deepEqual(c.dialplan, { file: null });
     assert.deepEqual(c.logging, { level: 'info', console: true, maxLogChannels: 64 });
+    assert.deepEqual(c.ari.failedLogins, { maxPerAddress: 10, windowSeconds: 60, blockSeconds: 60, trackedAddresses: 10_000 });
     assert.equal(c.language, 'en');
     assert.equal(c.maxChannels, 0);
     assert.equal(c.maxOpenFiles, 0);

@@ -1,11 +1,46 @@
 // ARI authentication: HTTP Basic first, then `api_key=user:pass`, checked before routing.
+// Plain passwords, and credentials verified recently, are answered synchronously. Crypt hashes are
+// verified on a worker thread (the answer is then a Promise), unknown users cost the same as
+// known ones, and an address that keeps failing is refused without any check for a while.
+import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { verifyPassword, type AriUser } from '../config/config.ts';
+import net from 'node:net';
+import type { AriUser } from '../config/config.ts';
+import { PasswordHasher, constantTimeEqual, decoyHashLike } from './passwords.ts';
 
 export type AuthResult =
   | { readonly kind: 'ok'; readonly user: AriUser }
   | { readonly kind: 'unauthorized' }
   | { readonly kind: 'read-only' };
+
+/** Failed-login limits per client address (`ari.failed_logins`). `maxPerAddress: 0` turns them off. */
+export interface FailedLoginLimits {
+  readonly maxPerAddress: number;
+  readonly windowSeconds: number;
+  readonly blockSeconds: number;
+  readonly trackedAddresses: number;
+}
+
+export const DEFAULT_FAILED_LOGIN_LIMITS: FailedLoginLimits = Object.freeze({
+  maxPerAddress: 10,
+  windowSeconds: 60,
+  blockSeconds: 60,
+  trackedAddresses: 10_000,
+});
+
+export interface AuthenticatorOptions {
+  readonly failedLogins?: FailedLoginLimits;
+  /** Milliseconds clock (tests). */
+  readonly now?: () => number;
+}
+
+const UNAUTHORIZED: AuthResult = Object.freeze({ kind: 'unauthorized' });
+
+/** Crypt checks queued on the hashing thread beyond which further ones are refused at once (≈ seconds of work). */
+const MAX_PENDING_CHECKS = 256;
+const MAX_REMEMBERED_HEADERS = 64;
+/** Recently verified crypt passwords per user (HMAC tags), so repeated requests skip the slow hash. */
+const VERIFIED_PER_USER = 8;
 
 function credentialsFromBasic(header: string | undefined): [string, string] | undefined {
   if (!header) return undefined;
@@ -25,40 +60,190 @@ function credentialsFromApiKey(apiKey: string | null): [string, string] | undefi
   return [apiKey.slice(0, colon), apiKey.slice(colon + 1)];
 }
 
-const MAX_REMEMBERED_HEADERS = 64;
+/**
+ * The key failures are counted under: the IPv4 address (also when IPv4-mapped), or an IPv6
+ * address's /64 network, since one host commonly holds a whole /64.
+ */
+export function clientKey(address: string | undefined): string {
+  if (!address) return '';
+  if (address.startsWith('::ffff:') && net.isIPv4(address.slice(7))) return address.slice(7);
+  const bare = address.split('%')[0]!;
+  if (!net.isIPv6(bare)) return address;
+  const [head = '', tail] = bare.split('::');
+  const groups = (part: string): string[] =>
+    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
+  const front = groups(head);
+  const back = tail === undefined ? [] : groups(tail);
+  const all = [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+interface AddressRecord {
+  failures: number;
+  windowStart: number;
+  blockedUntil: number;
+  /** Crypt checks under way: they count against the budget until they succeed. */
+  inFlight: number;
+}
+
+/**
+ * Failed logins per client key in a fixed window; at `maxPerAddress` the key is refused for
+ * `blockSeconds`. At most `trackedAddresses` keys are held: the least recently failing goes first.
+ */
+class FailedLogins {
+  readonly #records = new Map<string, AddressRecord>();
+  readonly #limits: FailedLoginLimits;
+  readonly #now: () => number;
+
+  constructor(limits: FailedLoginLimits, now: () => number) {
+    this.#limits = limits;
+    this.#now = now;
+  }
+
+  get enabled(): boolean {
+    return this.#limits.maxPerAddress > 0;
+  }
+
+  /** True when nothing is recorded (the fast path skips the address lookup). */
+  get empty(): boolean {
+    return this.#records.size === 0;
+  }
+
+  blocked(key: string): boolean {
+    const record = this.#records.get(key);
+    return record !== undefined && record.blockedUntil > this.#now();
+  }
+
+  /** May one more slow check start for the key? Failures in the window plus checks under way stay below the limit. */
+  mayTry(key: string): boolean {
+    if (!this.enabled) return true;
+    const record = this.#records.get(key);
+    if (!record) return true;
+    const now = this.#now();
+    if (record.blockedUntil > now) return false;
+    const failures = now - record.windowStart >= this.#limits.windowSeconds * 1000 ? 0 : record.failures;
+    return failures + record.inFlight < this.#limits.maxPerAddress;
+  }
+
+  begin(key: string): void {
+    if (this.enabled) this.#touch(key).inFlight += 1;
+  }
+
+  end(key: string, ok: boolean): void {
+    if (!this.enabled) return;
+    const record = this.#touch(key);
+    record.inFlight = Math.max(0, record.inFlight - 1);
+    if (!ok) this.fail(key);
+  }
+
+  fail(key: string): void {
+    if (!this.enabled) return;
+    const now = this.#now();
+    const record = this.#touch(key);
+    if (now - record.windowStart >= this.#limits.windowSeconds * 1000) {
+      record.failures = 0;
+      record.windowStart = now;
+    }
+    record.failures += 1;
+    if (record.failures >= this.#limits.maxPerAddress && record.blockedUntil <= now) {
+      record.blockedUntil = now + this.#limits.blockSeconds * 1000;
+      // A new window starts when the block ends.
+      record.failures = 0;
+      record.windowStart = record.blockedUntil;
+    }
+  }
+
+  #touch(key: string): AddressRecord {
+    let record = this.#records.get(key);
+    if (record) this.#records.delete(key);
+    else record = { failures: 0, windowStart: this.#now(), blockedUntil: 0, inFlight: 0 };
+    this.#records.set(key, record);
+    if (this.#records.size > this.#limits.trackedAddresses) {
+      const oldest = this.#records.keys().next().value as string;
+      this.#records.delete(oldest);
+    }
+    return record;
+  }
+}
 
 export class Authenticator {
   private readonly users: ReadonlyMap<string, AriUser>;
   private readonly verifiedHeaders = new Map<string, AriUser>();
+  readonly #verifiedCrypt = new WeakMap<AriUser, Set<string>>();
+  readonly #tagKey = crypto.randomBytes(32);
+  readonly #hasher = new PasswordHasher();
+  readonly #failed: FailedLogins;
+  /** What an unknown user's password is checked against: a crypt decoy when any user has a crypt hash. */
+  readonly #decoyHash: string | undefined;
+  readonly #decoyPlain = crypto.randomBytes(12).toString('base64');
 
-  constructor(users: readonly AriUser[]) {
+  constructor(users: readonly AriUser[], options: AuthenticatorOptions = {}) {
     this.users = new Map(users.map((user) => [user.name, user]));
+    this.#failed = new FailedLogins(options.failedLogins ?? DEFAULT_FAILED_LOGIN_LIMITS, options.now ?? Date.now);
+    this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
+    if (this.#decoyHash !== undefined) this.#hasher.warmUp();
   }
 
-  authenticate(headers: IncomingHttpHeaders, query: URLSearchParams, method: string): AuthResult {
+  /**
+   * Synchronous for plain passwords and for credentials verified recently; a Promise when a crypt
+   * hash has to be checked. `address` is the client's (`request.socket.remoteAddress`).
+   */
+  authenticate(headers: IncomingHttpHeaders, query: URLSearchParams, method: string, address?: string): AuthResult | Promise<AuthResult> {
+    // A blocked address gets no check at all, so it learns nothing and costs nothing.
+    if (!this.#failed.empty && this.#failed.blocked(clientKey(address))) return UNAUTHORIZED;
     const header = headers.authorization;
     // A header already verified for a plain-password user maps straight to that user: the password
     // is held in plain text in the configuration anyway, so remembering its header reveals nothing new.
     const known = header === undefined ? undefined : this.verifiedHeaders.get(header);
     if (known) return this.authorize(known, method);
     const credentials = credentialsFromBasic(header) ?? credentialsFromApiKey(query.get('api_key'));
-    if (!credentials) return { kind: 'unauthorized' };
-    const user = this.check(credentials[0], credentials[1]);
-    if (!user) return { kind: 'unauthorized' };
-    if (header !== undefined && user.passwordFormat === 'plain' && credentialsFromBasic(header)) {
+    if (!credentials) return UNAUTHORIZED;
+    const [name, password] = credentials;
+    const user = this.users.get(name);
+
+    if (user?.passwordFormat === 'crypt' || (user === undefined && this.#decoyHash !== undefined)) {
+      return this.checkCrypt(user, password, method, clientKey(address));
+    }
+    // Plain: an unknown name is compared against a decoy, so it costs what a known one does.
+    if (!constantTimeEqual(password, user?.password ?? this.#decoyPlain) || user === undefined) {
+      this.#failed.fail(clientKey(address));
+      return UNAUTHORIZED;
+    }
+    if (header !== undefined && credentialsFromBasic(header)) {
       if (this.verifiedHeaders.size >= MAX_REMEMBERED_HEADERS) this.verifiedHeaders.clear();
       this.verifiedHeaders.set(header, user);
     }
     return this.authorize(user, method);
   }
 
+  /** Stops the hashing thread; checks still waiting answer unauthorized. */
+  close(): Promise<void> {
+    return this.#hasher.close();
+  }
+
+  private checkCrypt(user: AriUser | undefined, password: string, method: string, key: string): AuthResult | Promise<AuthResult> {
+    const tag = user && this.tag(user, password);
+    if (user && this.#verifiedCrypt.get(user)?.has(tag!)) return this.authorize(user, method);
+    if (!this.#failed.mayTry(key) || this.#hasher.pending >= MAX_PENDING_CHECKS) return UNAUTHORIZED;
+    this.#failed.begin(key);
+    return this.#hasher.verify(password, user?.password ?? this.#decoyHash!).then((matches) => {
+      const ok = matches && user !== undefined;
+      this.#failed.end(key, ok);
+      if (!ok) return UNAUTHORIZED;
+      let verified = this.#verifiedCrypt.get(user);
+      if (!verified) this.#verifiedCrypt.set(user, (verified = new Set()));
+      if (verified.size >= VERIFIED_PER_USER) verified.clear();
+      verified.add(tag!);
+      return this.authorize(user, method);
+    });
+  }
+
+  private tag(user: AriUser, password: string): string {
+    return crypto.createHmac('sha256', this.#tagKey).update(user.password).update('\0').update(password).digest('base64');
+  }
+
   private authorize(user: AriUser, method: string): AuthResult {
     if (user.readOnly && method !== 'GET' && method !== 'OPTIONS') return { kind: 'read-only' };
     return { kind: 'ok', user };
-  }
-
-  private check(name: string, password: string): AriUser | undefined {
-    const user = this.users.get(name);
-    return user && verifyPassword(user, password) ? user : undefined;
   }
 }

@@ -95,7 +95,7 @@ export class AriHttpServer {
     });
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse): void {
+  private handle(request: IncomingMessage, response: ServerResponse, checked?: AuthResult): void {
     const { pathname, query } = splitTarget(request.url ?? '/');
     const method = request.method ?? 'GET';
     if (request.headers.origin) this.addCors(request, response);
@@ -103,7 +103,9 @@ export class AriHttpServer {
       request.resume();
       return this.send(response, { status: 404, headers: {}, json: { message: 'Resource not found' } });
     }
-    const auth = this.options.authenticator.authenticate(request.headers, query, method);
+    const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, request.socket.remoteAddress);
+    // A crypt hash is being checked off the event loop: carry on with its answer.
+    if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result)).catch((err: unknown) => this.failed(response, err));
     if (auth.kind !== 'ok') {
       request.resume();
       return this.send(response, this.authFailure(auth));
@@ -205,11 +207,12 @@ export class AriHttpServer {
    * Upgrade requests bypass the request handler, and an exception thrown here would end the
    * process: authenticate first, parse nothing that can throw, and answer any failure on the socket.
    */
-  private handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', () => socket.destroy());
+  private handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, checked?: AuthResult): void {
+    if (!checked) socket.on('error', () => socket.destroy());
     try {
       const target = splitTarget(request.url ?? '/');
-      const auth = this.options.authenticator.authenticate(request.headers, target.query, request.method ?? 'GET');
+      const auth = checked ?? this.options.authenticator.authenticate(request.headers, target.query, request.method ?? 'GET', request.socket.remoteAddress);
+      if (auth instanceof Promise) return void auth.then((result) => this.handleUpgrade(request, socket, head, result), () => socket.destroy());
       if (auth.kind !== 'ok') {
         const failure = this.authFailure(auth);
         return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);

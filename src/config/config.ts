@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
-import { verify as unixcryptVerify } from 'unixcrypt';
+import { verifyPassword } from '../ari/passwords.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -37,6 +37,13 @@ export interface PatchbayConfig {
     readonly pretty: boolean;
     readonly developerMode: boolean;
     readonly websocket: { readonly pingIntervalSeconds: number; readonly maxQueuedMessages: number };
+    /** Failed-login limits per client address; `maxPerAddress: 0` = off. */
+    readonly failedLogins: {
+      readonly maxPerAddress: number;
+      readonly windowSeconds: number;
+      readonly blockSeconds: number;
+      readonly trackedAddresses: number;
+    };
   };
   /** All absolute paths. */
   readonly dirs: {
@@ -79,6 +86,7 @@ export interface PatchbayYaml {
     pretty?: boolean;
     developer_mode?: boolean;
     websocket?: { ping_interval_seconds?: number; max_queued_messages?: number };
+    failed_logins?: { max_per_address?: number; window_seconds?: number; block_seconds?: number; tracked_addresses?: number };
   };
   dirs?: { data?: string; logs?: string; recordings?: string; sounds?: string[] | string; moh?: string };
   dialplan?: { file?: string | null };
@@ -185,6 +193,10 @@ export const DEFAULTS_DOC: readonly SettingDoc[] = Object.freeze([
   { key: 'ari.developer_mode', default: 'false', description: 'Enable developer-only behaviour.' },
   { key: 'ari.websocket.ping_interval_seconds', default: '30', description: 'WebSocket ping interval; 0 disables pings.' },
   { key: 'ari.websocket.max_queued_messages', default: '1000', description: 'Per-socket outbound queue limit.' },
+  { key: 'ari.failed_logins.max_per_address', default: '10', description: 'Failed logins one client address (an IPv6 /64) may make per window before it is refused without any check; 0 = no limit.' },
+  { key: 'ari.failed_logins.window_seconds', default: '60', description: 'Window the failed logins are counted in.' },
+  { key: 'ari.failed_logins.block_seconds', default: '60', description: 'How long an address that reached the limit is refused.' },
+  { key: 'ari.failed_logins.tracked_addresses', default: '10000', description: 'Addresses remembered at once (the least recently failing is forgotten first).' },
   { key: 'dirs.data', default: './data', env: 'PATCHBAY_DATA_DIR', description: 'Data directory.' },
   { key: 'dirs.logs', default: '<data>/logs', description: 'Log directory.' },
   { key: 'dirs.recordings', default: '<data>/recordings', description: 'Recording directory.' },
@@ -423,10 +435,11 @@ class Validator {
 
     // ari
     const a = this.section(['ari'], top.ari, [
-      'users', 'auth_realm', 'channelvars', 'allowed_origins', 'pretty', 'developer_mode', 'websocket',
+      'users', 'auth_realm', 'channelvars', 'allowed_origins', 'pretty', 'developer_mode', 'websocket', 'failed_logins',
     ]);
     const users = this.users(a.users);
     const ws = this.section(['ari', 'websocket'], a.websocket, ['ping_interval_seconds', 'max_queued_messages']);
+    const fl = this.section(['ari', 'failed_logins'], a.failed_logins, ['max_per_address', 'window_seconds', 'block_seconds', 'tracked_addresses']);
     const ari = Object.freeze({
       users,
       authRealm: this.str(['ari', 'auth_realm'], a.auth_realm, 'Asterisk REST Interface', (s) =>
@@ -444,6 +457,12 @@ class Validator {
       websocket: Object.freeze({
         pingIntervalSeconds: this.int(['ari', 'websocket', 'ping_interval_seconds'], ws.ping_interval_seconds, 30, 0, 86400),
         maxQueuedMessages: this.int(['ari', 'websocket', 'max_queued_messages'], ws.max_queued_messages, 1000, 1, 10_000_000),
+      }),
+      failedLogins: Object.freeze({
+        maxPerAddress: this.int(['ari', 'failed_logins', 'max_per_address'], fl.max_per_address, 10, 0, 1_000_000),
+        windowSeconds: this.int(['ari', 'failed_logins', 'window_seconds'], fl.window_seconds, 60, 1, 86400),
+        blockSeconds: this.int(['ari', 'failed_logins', 'block_seconds'], fl.block_seconds, 60, 1, 86400),
+        trackedAddresses: this.int(['ari', 'failed_logins', 'tracked_addresses'], fl.tracked_addresses, 10_000, 1, 10_000_000),
       }),
     });
 
@@ -646,7 +665,7 @@ export function isLoopback(host: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Passwords
+// Passwords: the format only (checking a password against a user is src/ari/passwords.ts).
 
 const CRYPT_CHARS = '[./0-9A-Za-z]';
 const SHA_CRYPT_RE = new RegExp(`^\\$([56])\\$(?:rounds=([1-9][0-9]*)\\$)?(${CRYPT_CHARS}{0,16})\\$(${CRYPT_CHARS}+)$`);
@@ -665,90 +684,6 @@ function checkCryptHash(s: string): string | null {
   }
   if (MD5_CRYPT_RE.test(s)) return null;
   return 'unsupported or malformed crypt hash: use $6$ (SHA-512), $5$ (SHA-256) or $1$ (MD5), e.g. from `openssl passwd -6`';
-}
-
-const cacheKey = crypto.randomBytes(32);
-/** Recently verified crypt passwords per user (HMAC tags), so repeated requests skip the slow hash. */
-const verifiedCache = new WeakMap<AriUser, Set<string>>();
-const CACHE_PER_USER = 8;
-
-/** Checks a password against a user: plain → constant-time compare; crypt → $6$, $5$ or $1$ hash. */
-export function verifyPassword(user: AriUser, password: string): boolean {
-  if (user.passwordFormat === 'plain') return constantTimeEqual(password, user.password);
-  const tag = crypto.createHmac('sha256', cacheKey).update(user.password).update('\0').update(password).digest('base64');
-  let cached = verifiedCache.get(user);
-  if (cached?.has(tag)) return true;
-  const ok = verifyCrypt(password, user.password);
-  if (ok) {
-    if (!cached) verifiedCache.set(user, (cached = new Set()));
-    if (cached.size >= CACHE_PER_USER) cached.clear();
-    cached.add(tag);
-  }
-  return ok;
-}
-
-/** Compares in time independent of where the strings differ (only their lengths show). */
-function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  if (left.length !== right.length) {
-    crypto.timingSafeEqual(left, left);
-    return false;
-  }
-  return crypto.timingSafeEqual(left, right);
-}
-
-function verifyCrypt(password: string, hash: string): boolean {
-  try {
-    if (hash.startsWith('$1$')) {
-      const m = MD5_CRYPT_RE.exec(hash);
-      return m !== null && constantTimeEqual(md5Crypt(password, m[1]!), hash);
-    }
-    if (hash.startsWith('$5$') || hash.startsWith('$6$')) return unixcryptVerify(password, hash);
-  } catch {
-    // malformed hash or length mismatch inside unixcrypt
-  }
-  return false;
-}
-
-const ITOA64 = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** FreeBSD/glibc MD5-crypt (`$1$`). */
-export function md5Crypt(password: string, salt: string): string {
-  const pw = Buffer.from(password, 'utf8');
-  const s = Buffer.from(salt.split('$')[0]!.slice(0, 8), 'utf8');
-  const md5 = (...parts: Buffer[]): Buffer => {
-    const h = crypto.createHash('md5');
-    for (const part of parts) h.update(part);
-    return h.digest();
-  };
-  const magic = Buffer.from('$1$');
-  const alt = md5(pw, s, pw);
-  const ctx = crypto.createHash('md5');
-  ctx.update(pw).update(magic).update(s);
-  for (let left = pw.length; left > 0; left -= 16) ctx.update(alt.subarray(0, Math.min(16, left)));
-  for (let i = pw.length; i > 0; i >>= 1) ctx.update(i & 1 ? Buffer.from([0]) : pw.subarray(0, 1));
-  let final: Buffer = ctx.digest();
-  for (let i = 0; i < 1000; i++) {
-    const parts: Buffer[] = [];
-    parts.push(i & 1 ? pw : final);
-    if (i % 3) parts.push(s);
-    if (i % 7) parts.push(pw);
-    parts.push(i & 1 ? final : pw);
-    final = md5(...parts);
-  }
-  let out = '';
-  const to64 = (v: number, n: number): void => {
-    for (; n > 0; n--, v >>= 6) out += ITOA64[v & 0x3f];
-  };
-  const f = final;
-  to64((f[0]! << 16) | (f[6]! << 8) | f[12]!, 4);
-  to64((f[1]! << 16) | (f[7]! << 8) | f[13]!, 4);
-  to64((f[2]! << 16) | (f[8]! << 8) | f[14]!, 4);
-  to64((f[3]! << 16) | (f[9]! << 8) | f[15]!, 4);
-  to64((f[4]! << 16) | (f[10]! << 8) | f[5]!, 4);
-  to64(f[11]!, 2);
-  return `$1$${s.toString('utf8')}$${out}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,185 @@
+// Password checks for ARI users. Plain passwords are compared in constant time on the spot; crypt
+// hashes ($6$, $5$, $1$) cost milliseconds each, so the server verifies them on a worker thread
+// (`PasswordHasher`), never on the event loop. The configuration only checks the hash format.
+import crypto from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { verify as unixcryptVerify } from 'unixcrypt';
+import type { AriUser } from '../config/config.ts';
+
+const CRYPT_CHARS = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Compares in time independent of where the strings differ (only their lengths show). */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  if (left.length !== right.length) {
+    crypto.timingSafeEqual(left, left);
+    return false;
+  }
+  return crypto.timingSafeEqual(left, right);
+}
+
+/** Checks a password against a crypt hash, synchronously (worker threads and start-up checks only). */
+export function verifyCrypt(password: string, hash: string): boolean {
+  try {
+    if (hash.startsWith('$1$')) {
+      const m = /^\$1\$([^$]{0,8})\$[./0-9A-Za-z]{22}$/.exec(hash);
+      return m !== null && constantTimeEqual(md5Crypt(password, m[1]!), hash);
+    }
+    if (hash.startsWith('$5$') || hash.startsWith('$6$')) return unixcryptVerify(password, hash);
+  } catch {
+    // malformed hash or length mismatch inside unixcrypt
+  }
+  return false;
+}
+
+/**
+ * Checks a password against a user, synchronously: plain → constant-time compare; crypt → the
+ * hash. Blocks for the hash's cost, so only for one-off checks (the configuration's default-password
+ * rule); requests go through `Authenticator`.
+ */
+export function verifyPassword(user: AriUser, password: string): boolean {
+  if (user.passwordFormat === 'plain') return constantTimeEqual(password, user.password);
+  return verifyCrypt(password, user.password);
+}
+
+/** FreeBSD/glibc MD5-crypt (`$1$`). */
+export function md5Crypt(password: string, salt: string): string {
+  const pw = Buffer.from(password, 'utf8');
+  const s = Buffer.from(salt.split('$')[0]!.slice(0, 8), 'utf8');
+  const md5 = (...parts: Buffer[]): Buffer => {
+    const h = crypto.createHash('md5');
+    for (const part of parts) h.update(part);
+    return h.digest();
+  };
+  const magic = Buffer.from('$1$');
+  const alt = md5(pw, s, pw);
+  const ctx = crypto.createHash('md5');
+  ctx.update(pw).update(magic).update(s);
+  for (let left = pw.length; left > 0; left -= 16) ctx.update(alt.subarray(0, Math.min(16, left)));
+  for (let i = pw.length; i > 0; i >>= 1) ctx.update(i & 1 ? Buffer.from([0]) : pw.subarray(0, 1));
+  let final: Buffer = ctx.digest();
+  for (let i = 0; i < 1000; i++) {
+    const parts: Buffer[] = [];
+    parts.push(i & 1 ? pw : final);
+    if (i % 3) parts.push(s);
+    if (i % 7) parts.push(pw);
+    parts.push(i & 1 ? final : pw);
+    final = md5(...parts);
+  }
+  let out = '';
+  const to64 = (v: number, n: number): void => {
+    for (; n > 0; n--, v >>= 6) out += CRYPT_CHARS[v & 0x3f];
+  };
+  const f = final;
+  to64((f[0]! << 16) | (f[6]! << 8) | f[12]!, 4);
+  to64((f[1]! << 16) | (f[7]! << 8) | f[13]!, 4);
+  to64((f[2]! << 16) | (f[8]! << 8) | f[14]!, 4);
+  to64((f[3]! << 16) | (f[9]! << 8) | f[15]!, 4);
+  to64((f[4]! << 16) | (f[10]! << 8) | f[5]!, 4);
+  to64(f[11]!, 2);
+  return `$1$${s.toString('utf8')}$${out}`;
+}
+
+/** Relative cost of a crypt hash: MD5-crypt's 1000 rounds < SHA-256 < SHA-512, times rounds. */
+function cryptCost(hash: string): number {
+  if (hash.startsWith('$1$')) return 1000;
+  const rounds = /^\$[56]\$rounds=(\d+)\$/.exec(hash);
+  return (rounds ? Number(rounds[1]) : 5000) * (hash.startsWith('$6$') ? 2 : 1.5);
+}
+
+function randomCryptText(length: number): string {
+  return [...crypto.randomBytes(length)].map((b) => CRYPT_CHARS[b & 0x3f]).join('');
+}
+
+/**
+ * A hash no password matches, shaped like the costliest of `hashes` (scheme, rounds, salt and
+ * digest lengths), so checking an unknown user costs what checking a known crypt user costs.
+ */
+export function decoyHashLike(hashes: readonly string[]): string | undefined {
+  const model = [...hashes].sort((a, b) => cryptCost(b) - cryptCost(a))[0];
+  if (model === undefined) return undefined;
+  if (model.startsWith('$1$')) return `$1$${randomCryptText(8)}$${randomCryptText(22)}`;
+  const rounds = /^\$[56]\$(rounds=\d+\$)/.exec(model)?.[1] ?? '';
+  const scheme = model.slice(0, 3);
+  return `${scheme}${rounds}${randomCryptText(16)}$${randomCryptText(scheme === '$5$' ? 43 : 86)}`;
+}
+
+/** Replies of the hashing thread. */
+export interface HashReply {
+  readonly id: number;
+  readonly ok: boolean;
+}
+
+/**
+ * Verifies crypt hashes on one worker thread, started on first use and restarted if it dies.
+ * The thread does not keep the process alive. A check that cannot complete answers false.
+ */
+export class PasswordHasher {
+  #worker: Worker | undefined;
+  readonly #pending = new Map<number, (ok: boolean) => void>();
+  #nextId = 0;
+
+  /** Checks waiting for or under way on the thread. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  verify(password: string, hash: string): Promise<boolean> {
+    const worker = this.#start();
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#pending.set(id, resolve);
+      worker.postMessage({ id, password, hash });
+    });
+  }
+
+  /** Starts the thread ahead of the first check (it takes a moment to load). */
+  warmUp(): void {
+    this.#start();
+  }
+
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#failAll();
+    if (worker) await worker.terminate();
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = startHashWorker();
+    worker.unref();
+    worker.on('message', (reply: HashReply) => {
+      const resolve = this.#pending.get(reply.id);
+      this.#pending.delete(reply.id);
+      resolve?.(reply.ok === true);
+    });
+    const lost = (): void => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      this.#failAll();
+    };
+    worker.on('error', lost);
+    worker.on('exit', lost);
+    this.#worker = worker;
+    return worker;
+  }
+
+  #failAll(): void {
+    for (const resolve of this.#pending.values()) resolve(false);
+    this.#pending.clear();
+  }
+}
+
+/**
+ * The worker runs `password-worker.ts`. Worker threads do not inherit tsx's loader, so when the
+ * sources run as TypeScript the thread registers it before importing the worker module.
+ */
+function startHashWorker(): Worker {
+  const url = new URL(`./password-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+  if (!url.pathname.endsWith('.ts')) return new Worker(url);
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); });`;
+  return new Worker(code, { eval: true });
+}
