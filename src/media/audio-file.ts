@@ -19,6 +19,10 @@ export interface AudioFileWriter {
 
 export interface AudioFileWriterOptions {
   readonly append?: boolean;
+  /** Create the file; EEXIST when the name is taken (see openForWriting). */
+  readonly exclusive?: boolean;
+  /** With `exclusive`: continue a copy of this file (see openForWriting). */
+  readonly copyFrom?: string;
   readonly flushIntervalMs?: number;
 }
 

@@ -3,11 +3,15 @@
 // appending is just writing at the end.
 import { closeSync, fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import type { Codec } from './codecs.ts';
-import { openForWriting } from './open-for-writing.ts';
+import { openForWriting, removeCreated } from './open-for-writing.ts';
 
 export interface RawAudioWriterOptions {
   readonly codec: Codec;
   readonly append?: boolean;
+  /** Create the file; EEXIST when the name is taken (see openForWriting). */
+  readonly exclusive?: boolean;
+  /** With `exclusive`: continue a copy of this file (see openForWriting). */
+  readonly copyFrom?: string;
   /** Audio kept in memory between automatic flushes; default 1000 ms. */
   readonly flushIntervalMs?: number;
 }
@@ -36,8 +40,8 @@ export class RawAudioWriter {
 
   static open(path: string, options: RawAudioWriterOptions): RawAudioWriter {
     const { codec } = options;
-    const append = options.append === true;
-    const fd = openForWriting(path, append);
+    const append = options.append === true || options.copyFrom !== undefined;
+    const fd = openForWriting(path, options);
     try {
       let existingBytes = 0;
       if (append) {
@@ -49,6 +53,7 @@ export class RawAudioWriter {
       return new RawAudioWriter(path, codec, fd, existingBytes, options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
     } catch (error) {
       closeSync(fd);
+      if (options.exclusive) removeCreated(path);
       throw error;
     }
   }

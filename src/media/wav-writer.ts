@@ -5,7 +5,7 @@
 // at most the samples gathered since the last flush, and a stop, hangup or
 // SIGTERM handler can finalize without awaiting anything.
 import { closeSync, fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
-import { openForWriting } from './open-for-writing.ts';
+import { openForWriting, removeCreated } from './open-for-writing.ts';
 import {
   CANONICAL_HEADER_BYTES,
   RIFF_SIZE_OFFSET,
@@ -21,6 +21,10 @@ export interface WavWriterOptions {
   readonly rate: number;
   /** Continue an existing file of the same format instead of replacing it. */
   readonly append?: boolean;
+  /** Create the file; EEXIST when the name is taken (see openForWriting). */
+  readonly exclusive?: boolean;
+  /** With `exclusive`: continue a copy of this file (see openForWriting). */
+  readonly copyFrom?: string;
   /** Audio kept in memory between automatic flushes; default 1000 ms. */
   readonly flushIntervalMs?: number;
 }
@@ -88,8 +92,8 @@ export class WavWriter {
   static open(path: string, options: WavWriterOptions): WavWriter {
     const { rate } = options;
     if (!Number.isInteger(rate) || rate <= 0) throw new RangeError(`invalid sample rate ${rate}`);
-    const append = options.append === true;
-    const fd = openForWriting(path, append);
+    const append = options.append === true || options.copyFrom !== undefined;
+    const fd = openForWriting(path, options);
     try {
       const existing = append ? prepareForAppend(fd, rate) : undefined;
       const writer = new WavWriter(
@@ -104,6 +108,7 @@ export class WavWriter {
       return writer;
     } catch (error) {
       closeSync(fd);
+      if (options.exclusive) removeCreated(path);
       throw error;
     }
   }

@@ -3,7 +3,14 @@
 // quiet party still gives a file of the real length) — unless it is paused. Muting writes
 // silence in place of the audio. The file is finalised (WAV sizes patched, descriptor closed)
 // whenever the recording ends, for whatever reason.
-import { closeSync, openSync } from 'node:fs';
+//
+// An existing file is never written into: with ifExists=fail the file is created exclusively;
+// with overwrite and append the audio goes to a new hidden file beside it (append starts it
+// with a copy of the old bytes), which is renamed over the old file when the recording ends.
+// Writing into the old entry would go through a hard link to wherever else the link leads.
+import { randomBytes } from 'node:crypto';
+import { renameSync } from 'node:fs';
+import path from 'node:path';
 import { samplesPerFrame } from '../../media/frame.ts';
 import { FrameSlot } from '../../media/frame-slot.ts';
 import { openAudioFileWriter, type AudioFileWriter } from '../../media/audio-file.ts';
@@ -87,6 +94,8 @@ export class LiveRecording {
   private readonly detector: SilenceDetector | undefined;
   private readonly maxDurationSamples: number;
   private writer: AudioFileWriter | undefined;
+  /** The hidden file written for overwrite and append, renamed over `file` at the end. */
+  private partial: string | undefined;
   private beepGenerator: ToneGenerator | undefined;
   private readonly beepFrame = new Int16Array(samplesPerFrame(BEEP_RATE));
   private started = false;
@@ -222,9 +231,12 @@ export class LiveRecording {
     let finalState = state;
     let finalCause = cause;
     if (this.writer) {
+      const written = this.partial ?? this.file;
+      let complete = true;
       try {
         this.writer.finalize();
       } catch (error) {
+        complete = false;
         this.env.warn('could not finalise the recording file', error);
         if (finalState === 'done') {
           finalState = 'failed';
@@ -232,10 +244,21 @@ export class LiveRecording {
         }
       }
       if (finalState === 'canceled') {
+        // Only what this recording wrote; a file it was to replace or extend stays as it was.
         try {
-          this.env.removeFile(this.file);
+          this.env.removeFile(written);
         } catch (error) {
           this.env.warn('could not remove the canceled recording file', error);
+        }
+      } else if (this.partial !== undefined && complete) {
+        // What was recorded is kept even when the recording failed part-way, as a direct write would.
+        try {
+          renameSync(this.partial, this.file);
+        } catch (error) {
+          // The audio stays in the hidden file rather than being lost.
+          this.env.warn(`could not move the recording into place; it is kept in ${this.partial}`, error);
+          finalState = 'failed';
+          finalCause = 'Could not finish the recording file';
         }
       }
     }
@@ -260,9 +283,12 @@ export class LiveRecording {
       this.env.checkFile(this.file);
       if (this.options.ifExists === 'fail') {
         // Created exclusively, so a file that appeared since the request is never overwritten.
-        this.writer = openExclusive(this.file, this.format);
+        this.writer = openAudioFileWriter(this.file, this.format, { exclusive: true });
       } else {
-        this.writer = openAudioFileWriter(this.file, this.format, { append: this.options.ifExists === 'append' });
+        const partial = partialFileFor(this.file);
+        const copyFrom = this.options.ifExists === 'append' ? this.file : undefined;
+        this.writer = openAudioFileWriter(partial, this.format, { exclusive: true, copyFrom });
+        this.partial = partial;
       }
     } catch (error) {
       this.env.warn('could not open the recording file', error);
@@ -281,7 +307,16 @@ export class LiveRecording {
   }
 }
 
-function openExclusive(file: string, format: FileFormat): AudioFileWriter {
-  closeSync(openSync(file, 'wx'));
-  return openAudioFileWriter(file, format);
+/** Longest file name most file systems take, in bytes. */
+const NAME_MAX = 255;
+
+/**
+ * A new hidden name beside `file` for the audio that will replace it: `.<name>.<random>.partial`,
+ * so an operator can tell whose audio a file left by a crash holds (a shorter name when that
+ * would be too long). Its extension is no recording format, so it is never listed or played.
+ */
+function partialFileFor(file: string): string {
+  const suffix = `.${randomBytes(6).toString('hex')}.partial`;
+  const name = `.${path.basename(file)}${suffix}`;
+  return path.join(path.dirname(file), Buffer.byteLength(name) <= NAME_MAX ? name : `.recording${suffix}`);
 }
