@@ -1,10 +1,12 @@
 // The recordings directory and the one rule every recording name obeys: it names a file inside
 // that directory. A name is checked lexically (no absolute paths, no `.`/`..` or empty segments,
-// no control characters such as NUL) and then physically: the deepest part of its directory that
+// no control characters such as NUL, valid UTF-8, each segment within the file system's 255 bytes
+// and the whole within 1024) and then physically: the deepest part of its directory that
 // exists must, after resolving symbolic links, still lie inside the directory's own real path.
 // Missing subdirectories are created only after that check, one level at a time, each checked again.
-import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
+import { lstatSync, mkdirSync, realpathSync, rmdirSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { ConflictError, ForbiddenError, UnprocessableError } from '../errors.ts';
 
 /** Why a name was refused: malformed, or pointing outside the recordings directory. */
 export type NameProblem = 'invalid' | 'outside';
@@ -31,9 +33,39 @@ export interface ResolvedName {
   readonly file: string;
 }
 
-// C0 controls (NUL included) and DEL have no place in a file name given over HTTP.
+// C0 controls (NUL included), DEL and the C1 controls have no place in a file name given over HTTP.
 // eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+// A lone surrogate (JSON "\ud800") has no UTF-8 form: the file system would get U+FFFD instead.
+// U+FFFD itself is what a request's invalid UTF-8 (%ED%A0%80, %FF) was decoded to.
+const NOT_UTF8 = /[\ud800-\udfff\ufffd]/u;
+
+/** Longest file or directory name most file systems take, in bytes. */
+export const NAME_MAX_BYTES = 255;
+/** Longest recording name, in bytes (well under PATH_MAX once the directory is in front). */
+export const RECORDING_NAME_MAX_BYTES = 1024;
+/** Room kept in the last segment for `.` and the longest format extension (`slin16`). */
+const EXTENSION_ROOM = 8;
+
+/**
+ * The file-system errors a name can provoke, as a RecordingNameError; undefined for any other
+ * error (those are the caller's to map).
+ */
+export function nameErrorFor(error: unknown): RecordingNameError | undefined {
+  switch ((error as NodeJS.ErrnoException | undefined)?.code) {
+    case 'ENAMETOOLONG':
+      return new RecordingNameError('invalid', 'recording name too long for the file system');
+    case 'ENOTDIR':
+    case 'EISDIR':
+    case 'EILSEQ':
+    case 'EINVAL':
+      return new RecordingNameError('invalid', 'recording name not usable on the file system');
+    case 'ELOOP':
+      return new RecordingNameError('outside', 'recording name goes through a link');
+    default:
+      return undefined;
+  }
+}
 
 function lstatOrUndefined(file: string): Stats | undefined {
   try {
@@ -41,7 +73,7 @@ function lstatOrUndefined(file: string): Stats | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw error;
+    throw nameErrorFor(error) ?? error;
   }
 }
 
@@ -82,11 +114,15 @@ export class RecordingsDirectory {
   resolve(name: string): ResolvedName {
     if (typeof name !== 'string' || name === '') throw new RecordingNameError('invalid', 'empty recording name');
     if (CONTROL_CHARACTERS.test(name)) throw new RecordingNameError('invalid', 'control character in recording name');
+    if (NOT_UTF8.test(name)) throw new RecordingNameError('invalid', 'recording name is not valid UTF-8');
+    if (Buffer.byteLength(name) > RECORDING_NAME_MAX_BYTES) throw new RecordingNameError('invalid', 'recording name too long');
     if (name.startsWith('/') || path.isAbsolute(name)) throw new RecordingNameError('outside', 'absolute recording name');
     const segments = name.split('/');
-    for (const segment of segments) {
+    for (const [index, segment] of segments.entries()) {
       if (segment === '..') throw new RecordingNameError('outside', 'recording name leaves the recordings directory');
       if (segment === '' || segment === '.') throw new RecordingNameError('invalid', 'empty path segment in recording name');
+      const room = index === segments.length - 1 ? NAME_MAX_BYTES - EXTENSION_ROOM : NAME_MAX_BYTES;
+      if (Buffer.byteLength(segment) > room) throw new RecordingNameError('invalid', 'recording name segment too long');
     }
     const base = path.resolve(this.root, ...segments);
     if (!base.startsWith(this.root + path.sep)) throw new RecordingNameError('outside', 'recording name leaves the recordings directory');
@@ -99,7 +135,7 @@ export class RecordingsDirectory {
    * Creates the missing directories of a checked name, one level at a time, refusing to continue
    * if any level turns out (for instance through a link created meanwhile) to lie outside.
    */
-  ensureDir(resolved: ResolvedName): void {
+  ensureDir(resolved: ResolvedName): string[] {
     this.ensure();
     const missing: string[] = [];
     let current = resolved.dir;
@@ -110,20 +146,39 @@ export class RecordingsDirectory {
       current = parent;
     }
     this.checkExistingAncestor(current);
-    for (const dir of missing) {
-      try {
-        mkdirSync(dir);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        // A file where a directory of the name should be.
-        if (code === 'ENOTDIR') throw new RecordingNameError('invalid', 'a part of the recording name is a file');
-        if (code !== 'EEXIST') throw error;
+    const created: string[] = [];
+    try {
+      for (const dir of missing) {
+        try {
+          mkdirSync(dir);
+          created.push(dir);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          // A file where a directory of the name should be.
+          if (code === 'ENOTDIR') throw new RecordingNameError('invalid', 'a part of the recording name is a file');
+          if (code !== 'EEXIST') throw nameErrorFor(error) ?? error;
+        }
+        if (!this.contains(realpathSync(dir))) throw new RecordingNameError('outside', 'recording directory leaves the recordings directory');
       }
-      if (!this.contains(realpathSync(dir))) throw new RecordingNameError('outside', 'recording directory leaves the recordings directory');
+      const stats = lstatOrUndefined(resolved.dir);
+      if (!stats || !(stats.isDirectory() || (stats.isSymbolicLink() && this.contains(realpathSync(resolved.dir))))) {
+        throw new RecordingNameError('invalid', 'recording directory is not a directory');
+      }
+    } catch (error) {
+      this.removeDirs(created);
+      throw error;
     }
-    const stats = lstatOrUndefined(resolved.dir);
-    if (!stats || !(stats.isDirectory() || (stats.isSymbolicLink() && this.contains(realpathSync(resolved.dir))))) {
-      throw new RecordingNameError('invalid', 'recording directory is not a directory');
+    return created;
+  }
+
+  /** Removes directories ensureDir created (deepest first) when what they were for failed. */
+  removeDirs(created: readonly string[]): void {
+    for (const dir of [...created].reverse()) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // Not empty (someone else uses it now) or already gone: leave it.
+      }
     }
   }
 
@@ -143,7 +198,12 @@ export class RecordingsDirectory {
    * not a regular file, or (through links) outside the directory.
    */
   realFile(file: string): string | undefined {
-    const stats = lstatOrUndefined(file);
+    let stats: Stats | undefined;
+    try {
+      stats = lstatOrUndefined(file);
+    } catch {
+      return undefined;
+    }
     if (!stats) return undefined;
     if (!stats.isFile() && !stats.isSymbolicLink()) return undefined;
     let real: string;
@@ -153,8 +213,11 @@ export class RecordingsDirectory {
       return undefined;
     }
     if (!this.contains(real)) return undefined;
-    const target = lstatOrUndefined(real);
-    return target?.isFile() ? real : undefined;
+    try {
+      return lstatSync(real).isFile() ? real : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   private checkExistingAncestor(dir: string): void {
@@ -175,5 +238,21 @@ export class RecordingsDirectory {
       throw new RecordingNameError('outside', 'recording directory cannot be resolved');
     }
     if (!this.contains(real)) throw new RecordingNameError('outside', 'recording name leaves the recordings directory');
+  }
+}
+
+/** A file-system failure that is not about the name, as a core error naming its cause. */
+export function storageError(error: unknown, what: string): Error {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string') return error as Error;
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return new ForbiddenError(`${what}: permission denied`, { cause: error });
+    case 'EEXIST':
+      return new ConflictError(`${what}: it already exists`, { cause: error });
+    default:
+      return new UnprocessableError(`${what}: ${code}`, { cause: error });
   }
 }

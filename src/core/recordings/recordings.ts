@@ -1,6 +1,7 @@
 // The recordings subsystem: live recordings of channels and bridges (keyed by name while they
 // run), the stored recordings on disk, and the one media clock listener that drives every
 // recording. The checks and messages follow Asterisk's res_stasis_recording and the ARI resources.
+import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { getCodec, getFileFormat, type FileFormat } from '../../media/codecs.ts';
@@ -8,9 +9,9 @@ import type { Applications } from '../applications.ts';
 import type { Bridge } from '../bridges/bridge.ts';
 import type { Channel } from '../channels/channel.ts';
 import type { Channels } from '../channels/channels.ts';
-import { ConflictError, InvalidError, NotFoundError, UnprocessableError } from '../errors.ts';
+import { ConflictError, CoreError, InvalidError, NotFoundError, UnprocessableError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
-import { RecordingNameError, RecordingsDirectory, type ResolvedName } from './directory.ts';
+import { nameErrorFor, RecordingNameError, RecordingsDirectory, storageError, type ResolvedName } from './directory.ts';
 import { LiveRecording, NotRecordingError, type IfExists, type LiveRecordingEnvironment, type RecordingOperation } from './live-recording.ts';
 import { BridgeSource, ChannelSource, type RecordingSource } from './sources.ts';
 import { RecordingStore } from './store.ts';
@@ -198,31 +199,28 @@ export class Recordings {
     if ((request.maxDurationSeconds ?? 0) < 0) throw new InvalidError('max_duration_seconds cannot be negative');
     if ((request.maxSilenceSeconds ?? 0) < 0) throw new InvalidError('max_silence_seconds cannot be negative');
     const format = recordingFormat(request.format);
-    let resolved: ResolvedName;
-    try {
-      resolved = this.directory.resolve(request.name);
-    } catch (error) {
-      if (error instanceof RecordingNameError) throw new InvalidError('Recording name invalid');
-      throw error;
-    }
-    const file = `${resolved.base}.${request.format}`;
-    try {
+    return recordingFileCall(() => {
+      const resolved = this.directory.resolve(request.name);
+      const file = `${resolved.base}.${request.format}`;
       this.directory.checkWritable(file);
-    } catch (error) {
-      if (error instanceof RecordingNameError) throw new InvalidError('Recording name invalid');
-      throw error;
-    }
-    return { resolved, format, formatName: request.format, file };
+      return { resolved, format, formatName: request.format, file };
+    });
   }
 
-  /** Creates the name's missing directories (only now, after every check has passed). */
+  /**
+   * Creates the name's missing directories (only now, after every check has passed) and checks
+   * that the file can be created there, so a refusal comes before anything has started.
+   */
   private ensureDir(prepared: Prepared): void {
-    try {
-      this.directory.ensureDir(prepared.resolved);
-    } catch (error) {
-      if (error instanceof RecordingNameError) throw new InvalidError('Recording name invalid');
-      throw error;
-    }
+    recordingFileCall(() => {
+      const created = this.directory.ensureDir(prepared.resolved);
+      try {
+        accessSync(prepared.resolved.dir, constants.W_OK);
+      } catch (error) {
+        this.directory.removeDirs(created);
+        throw error;
+      }
+    });
   }
 
   private checkConflicts(request: RecordRequest, prepared: Prepared): void {
@@ -273,4 +271,20 @@ export class Recordings {
   private readonly onTick = (): void => {
     for (const recording of this.running) recording.tick();
   };
+}
+
+/**
+ * Runs a file-system step of starting a recording, answering every failure as the client's
+ * error: a name the file system cannot take is 400 "Recording name invalid", a directory that
+ * cannot be written 403, anything else the disk refuses 422.
+ */
+function recordingFileCall<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof CoreError) throw error;
+    const problem = error instanceof RecordingNameError ? error : nameErrorFor(error);
+    if (problem) throw new InvalidError('Recording name invalid');
+    throw storageError(error, 'Recording file cannot be created');
+  }
 }

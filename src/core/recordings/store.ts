@@ -6,7 +6,7 @@ import { constants, copyFileSync, createReadStream, fstatSync, lstatSync, openSy
 import path from 'node:path';
 import { getFileFormat } from '../../media/codecs.ts';
 import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from '../errors.ts';
-import { RecordingNameError, type RecordingsDirectory, type ResolvedName } from './directory.ts';
+import { nameErrorFor, RecordingNameError, storageError, type RecordingsDirectory, type ResolvedName } from './directory.ts';
 
 export interface StoredRecording {
   readonly name: string;
@@ -128,16 +128,30 @@ export class RecordingStore {
     if (this.findResolved(destination) !== undefined) {
       throw new ConflictError('A recording with the same name already exists on the system');
     }
+    const target = `${destination.base}.${source.format}`;
+    let created: string[] = [];
+    let copying = false;
     try {
-      this.directory.ensureDir(destination);
-      const target = `${destination.base}.${source.format}`;
       this.directory.checkWritable(target);
+      created = this.directory.ensureDir(destination);
+      copying = true;
       // EXCL: never replaces anything, not even a dangling link that appeared meanwhile.
       copyFileSync(source.real, target, constants.COPYFILE_EXCL);
     } catch (error) {
-      if (error instanceof RecordingNameError) throw this.destinationError(error);
+      // Nothing of a failed copy stays behind: no partial file (with EXCL, whatever has the
+      // name now was made by this copy), no directory made for it.
+      if (copying && (error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        try {
+          this.removeFile(target);
+        } catch {
+          // It could not be made, or cannot be removed: nothing more to do.
+        }
+      }
+      this.directory.removeDirs(created);
+      const problem = error instanceof RecordingNameError ? error : nameErrorFor(error);
+      if (problem) throw this.destinationError(problem);
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new ConflictError('A recording with the same name already exists on the system');
-      throw error;
+      throw storageError(error, 'Recording could not be copied');
     }
     return { name: destination.name, format: source.format };
   }
