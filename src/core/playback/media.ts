@@ -2,10 +2,7 @@
 // and `characters:`. Anything that cannot be found or read is a MediaFailure naming why, never an
 // exception: the playback reports it as a failed item.
 import { statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
-import { isFile } from '../fs-probe.ts';
 import { readAudioFile } from '../../media/audio-file.ts';
-import { fileFormatForPath } from '../../media/codecs.ts';
 import { Downsampler16kTo8k } from '../../media/resample.ts';
 import { DEFAULT_TONE_ZONE, resolveToneMedia } from '../../media/tonezones.ts';
 import type { Sounds } from '../sounds.ts';
@@ -22,9 +19,6 @@ export interface MediaContext {
 export type MediaResult = { readonly source: MediaSource } | { readonly failure: string };
 
 export const MEDIA_SCHEMES = ['sound', 'recording', 'tone', 'digits', 'number', 'characters'] as const;
-
-/** Extensions tried, in order, for a `sound:` given as an absolute path without one. */
-const PATH_EXTENSIONS = ['wav', 'wav16', 'sln16', 'sln', 'ulaw', 'alaw', 'ul', 'al', 'slin', 'raw'];
 
 /** Opens the media of `uri` in `language`, skipping `offsetMs` into it (files only). */
 export function openMedia(uri: string, language: string, offsetMs: number, context: MediaContext): MediaResult {
@@ -110,16 +104,12 @@ function pcmFrom(files: readonly string[], offsetMs: number): MediaResult {
   return { source: new PcmSource(samples, offsetMs) };
 }
 
-/** The file of a `sound:` id: from the sounds index, or an absolute path with or without its extension. */
+/**
+ * The file of a `sound:` id: from the sounds index, or an absolute path (with or without its
+ * extension) of a file inside the sound directories; nothing outside them is ever opened.
+ */
 export function resolveSoundFile(id: string, language: string, sounds: Sounds): string | undefined {
-  if (id === '') return undefined;
-  if (!isAbsolute(id)) return sounds.resolve(id, language);
-  if (fileFormatForPath(id) && isFile(id)) return id;
-  for (const extension of PATH_EXTENSIONS) {
-    const candidate = `${id}.${extension}`;
-    if (isFile(candidate)) return candidate;
-  }
-  return undefined;
+  return sounds.resolveUri(id, language);
 }
 
 
