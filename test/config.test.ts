@@ -84,7 +84,7 @@ describe('defaults', () => {
       data,
       logs: path.join(data, 'logs'),
       recordings: path.join(data, 'recordings'),
-      sounds: [path.join(data, 'sounds'), '/usr/share/asterisk/sounds'],
+      sounds: [path.join(data, 'sounds'), '/usr/share/asterisk/sounds', '/var/lib/asterisk/sounds'],
       moh: path.join(data, 'moh'),
     });
     assert.deepEqual(c.dialplan, { file: null });

@@ -200,7 +200,7 @@ export const DEFAULTS_DOC: readonly SettingDoc[] = Object.freeze([
   { key: 'dirs.data', default: './data', env: 'PATCHBAY_DATA_DIR', description: 'Data directory.' },
   { key: 'dirs.logs', default: '<data>/logs', description: 'Log directory.' },
   { key: 'dirs.recordings', default: '<data>/recordings', description: 'Recording directory.' },
-  { key: 'dirs.sounds', default: '[<data>/sounds, /usr/share/asterisk/sounds]', description: 'Sound search path, in order (list or single path).' },
+  { key: 'dirs.sounds', default: '[<data>/sounds, /usr/share/asterisk/sounds, /var/lib/asterisk/sounds]', description: 'Sound search path, in order (list or single path); generated prompts only fill in for names none of them has.' },
   { key: 'dirs.moh', default: '<data>/moh', description: 'Music-on-hold directory.' },
   { key: 'dialplan.file', default: 'null (embedded default dialplan)', description: 'Dialplan file.' },
   { key: 'logging.level', default: 'info', description: 'trace, debug, info, warn, error or fatal.' },
@@ -214,7 +214,8 @@ export const DEFAULTS_DOC: readonly SettingDoc[] = Object.freeze([
   { key: 'config_objects', default: '{}', description: 'Read-only dynamic configuration objects: class → type → id → field → value.' },
 ]);
 
-const DEFAULT_SYSTEM_SOUNDS = '/usr/share/asterisk/sounds';
+/** Where Asterisk's prompts are installed: by distribution packages, and by Asterisk's own `make install`. */
+const DEFAULT_SYSTEM_SOUNDS = ['/usr/share/asterisk/sounds', '/var/lib/asterisk/sounds'];
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const SERVER_ID_RE = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i;
 const SERVER_ID_FILE = 'server-id';
@@ -476,7 +477,7 @@ class Validator {
       logs: dirPath('logs', path.join(data, 'logs')),
       recordings: dirPath('recordings', path.join(data, 'recordings')),
       sounds: Object.freeze(
-        this.strList(['dirs', 'sounds'], d.sounds, [path.join(data, 'sounds'), DEFAULT_SYSTEM_SOUNDS], { comma: false, check: nonEmpty })
+        this.strList(['dirs', 'sounds'], d.sounds, [path.join(data, 'sounds'), ...DEFAULT_SYSTEM_SOUNDS], { comma: false, check: nonEmpty })
           .map((s) => path.resolve(baseDir, s))
           .filter((s, i, all) => all.indexOf(s) === i),
       ),

@@ -1,6 +1,8 @@
 // Prompts Patchbay makes for itself at first start, so the embedded defaults work with no sound
-// package installed: a beep, silences of 1 to 10 seconds, and the call-progress tones.
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+// package installed: a beep, silences of 1 to 10 seconds, and the call-progress tones. They live
+// in their own directory (`<data>/generated/sounds`), which the sounds index only falls back
+// on: an installed prompt of the same name (Asterisk's beep.wav) is always the one used.
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseToneList } from '../media/tones.ts';
 import { ToneGenerator } from '../media/tone-generator.ts';
@@ -35,26 +37,53 @@ function resolveToneText(name: 'dial' | 'ring' | 'busy' | 'congestion'): string 
   return us[name];
 }
 
-/** Writes any missing built-in prompt under `<soundsDir>/en/`; returns how many were written. */
-export function ensureBuiltinSounds(soundsDir: string): number {
+/** Where the generated prompts are kept, under the data directory. */
+export function generatedSoundsDir(dataDir: string): string {
+  return join(dataDir, 'generated', 'sounds');
+}
+
+/**
+ * Writes any missing built-in prompt under `<soundsDir>/en/`; returns how many were written.
+ * With `legacyDir` (the first sound directory, where earlier versions wrote them), copies left
+ * there that are byte for byte what was generated are removed, so they stop hiding installed
+ * prompts of the same name; a file that differs in any byte is someone's own and stays.
+ */
+export function ensureBuiltinSounds(soundsDir: string, legacyDir?: string): number {
   let written = 0;
   for (const sound of BUILTIN_SOUNDS) {
     const file = join(soundsDir, 'en', `${sound.id}.wav`);
-    if (existsSync(file)) continue;
-    mkdirSync(dirname(file), { recursive: true });
-    const partial = `${file}.partial`;
-    const writer = WavWriter.open(partial, { rate: RATE });
-    const frame = new Int16Array(RATE / 50);
-    const tones = sound.tones ? parseToneList(sound.tones) : undefined;
-    const generator = tones ? new ToneGenerator(tones, { rate: RATE }) : undefined;
-    for (let ms = 0; ms < sound.ms; ms += 20) {
-      if (generator) generator.fill(frame);
-      writer.write(frame);
+    if (!existsSync(file)) {
+      writeBuiltin(sound, file);
+      written++;
     }
-    writer.finalize();
-    // Renamed into place only when complete, so a crash never leaves a truncated prompt.
-    renameSync(partial, file);
-    written++;
+    if (legacyDir !== undefined) removeLegacyCopy(join(legacyDir, 'en', `${sound.id}.wav`), file);
   }
   return written;
+}
+
+function writeBuiltin(sound: BuiltinSound, file: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const partial = `${file}.partial`;
+  const writer = WavWriter.open(partial, { rate: RATE });
+  const frame = new Int16Array(RATE / 50);
+  const tones = sound.tones ? parseToneList(sound.tones) : undefined;
+  const generator = tones ? new ToneGenerator(tones, { rate: RATE }) : undefined;
+  for (let ms = 0; ms < sound.ms; ms += 20) {
+    if (generator) generator.fill(frame);
+    writer.write(frame);
+  }
+  writer.finalize();
+  // Renamed into place only when complete, so a crash never leaves a truncated prompt.
+  renameSync(partial, file);
+}
+
+function removeLegacyCopy(legacy: string, generated: string): void {
+  try {
+    if (legacy === generated || !lstatSync(legacy).isFile()) return;
+    const ours = readFileSync(generated);
+    if (lstatSync(legacy).size !== ours.length || !readFileSync(legacy).equals(ours)) return;
+    unlinkSync(legacy);
+  } catch {
+    // Missing, unreadable or not removable: it stays as it is.
+  }
 }

@@ -29,7 +29,7 @@ import { registerDialplanApplications } from './pbx/apps/index.ts';
 import { Pbx } from './pbx/pbx.ts';
 import { Stasis } from './stasis.ts';
 import { Bridges } from './bridges/bridges.ts';
-import { ensureBuiltinSounds } from './builtin-sounds.ts';
+import { ensureBuiltinSounds, generatedSoundsDir } from './builtin-sounds.ts';
 import { ChannelGenerators } from './channel-generators.ts';
 import { MediaEngine } from './media-engine.ts';
 import { Recordings } from './recordings/recordings.ts';
@@ -141,7 +141,8 @@ export class Core {
       channels: this.channels,
       log: this.log,
     });
-    this.sounds = new Sounds(options.config.dirs.sounds);
+    // Generated prompts only fill in for what the sound directories lack.
+    this.sounds = new Sounds(options.config.dirs.sounds, [generatedSoundsDir(options.config.dirs.data)]);
     this.moh = new MusicOnHold({
       directory: options.config.dirs.moh,
       available: () => this.modules.isRunning(MODULE_NAMES.musicOnHold),
@@ -260,8 +261,9 @@ export class Core {
     this.dynamicConfig.attachBackend(this.#sqliteConfig);
     this.deviceStates.open(this.#database);
     this.mailboxes.open(this.#database);
-    const generated = ensureBuiltinSounds(this.config.dirs.sounds[0]);
-    if (generated > 0) this.log.info({ count: generated, dir: this.config.dirs.sounds[0] }, 'generated built-in prompts');
+    const generatedDir = generatedSoundsDir(this.config.dirs.data);
+    const generated = ensureBuiltinSounds(generatedDir, this.config.dirs.sounds[0]);
+    if (generated > 0) this.log.info({ count: generated, dir: generatedDir }, 'generated built-in prompts');
     this.sounds.rescan();
     this.recordings.open();
     const mohFile = this.moh.ensureDefault();
