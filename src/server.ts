@@ -66,6 +66,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     developerMode,
     pingIntervalSeconds: config.ari.websocket.pingIntervalSeconds,
     maxQueuedMessages: config.ari.websocket.maxQueuedMessages,
+    maxQueuedBytes: config.ari.websocket.maxQueuedBytes,
+    maxPayloadBytes: config.http.bodyLimitBytes + 64 * 1024,
   });
   const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins });
   const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events });

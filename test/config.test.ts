@@ -79,7 +79,7 @@ describe('defaults', () => {
     assert.deepEqual(c.ari.allowedOrigins, []);
     assert.equal(c.ari.pretty, false);
     assert.equal(c.ari.developerMode, false);
-    assert.deepEqual(c.ari.websocket, { pingIntervalSeconds: 30, maxQueuedMessages: 1000 });
+    assert.deepEqual(c.ari.websocket, { pingIntervalSeconds: 30, maxQueuedMessages: 50_000, maxQueuedBytes: 16 * 1024 * 1024 });
     assert.deepEqual(c.dirs, {
       data,
       logs: path.join(data, 'logs'),
@@ -152,6 +152,7 @@ ari:
   websocket:
     ping_interval_seconds: 0
     max_queued_messages: 50
+    max_queued_bytes: 100000
 dirs:
   data: var
   recordings: /srv/rec
@@ -189,7 +190,7 @@ config_objects:
     assert.deepEqual(c.ari.allowedOrigins, ['http://localhost:3000', '*']);
     assert.equal(c.ari.pretty, true);
     assert.equal(c.ari.developerMode, true);
-    assert.deepEqual(c.ari.websocket, { pingIntervalSeconds: 0, maxQueuedMessages: 50 });
+    assert.deepEqual(c.ari.websocket, { pingIntervalSeconds: 0, maxQueuedMessages: 50, maxQueuedBytes: 100_000 });
     assert.deepEqual(c.dirs, {
       data: path.join(dir, 'var'),
       logs: path.join(dir, 'var', 'logs'),

@@ -33,14 +33,21 @@ export interface EventsWebSocketOptions {
   readonly developerMode: boolean;
   readonly pingIntervalSeconds: number;
   readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
+  /** Largest message a client may send (REST over WebSocket). */
+  readonly maxPayloadBytes: number;
 }
 
 class EventConnection implements ApplicationSink {
-  private pending = 0;
+  /** Messages handed to the WebSocket whose bytes the kernel has not taken yet. */
+  private untaken = 0;
   private alive = true;
   private closed = false;
   /** The TCP socket under the WebSocket is corked until the next check phase of the event loop. */
   private corked = false;
+  private readonly onTaken = (): void => {
+    this.untaken--;
+  };
 
   constructor(
     readonly socket: WebSocket,
@@ -65,15 +72,32 @@ class EventConnection implements ApplicationSink {
    */
   private cork(): void {
     if (this.corked) return;
+    // A new burst starts: what the previous bursts left untaken, after the kernel had its chance
+    // to take it, is the measure of a reader that does not keep up.
+    if (this.tooSlow()) return;
     this.corked = true;
     this.transport.cork();
     setImmediate(this.uncork);
   }
 
   private readonly uncork = (): void => {
+    if (!this.corked) return;
     this.corked = false;
     this.transport.uncork();
   };
+
+  /** Bytes the socket holds in user space (corked, or refused by a full kernel buffer). */
+  private get untakenBytes(): number {
+    return this.transport.writableLength;
+  }
+
+  private tooSlow(): boolean {
+    const bytes = this.untakenBytes;
+    if (this.untaken < this.owner.maxQueuedMessages && bytes < this.owner.maxQueuedBytes) return false;
+    this.owner.log.warn({ apps: this.apps, queued: this.untaken, queuedBytes: bytes }, 'event consumer too slow; closing its WebSocket');
+    this.close();
+    return true;
+  }
 
   deliver(application: string, event: CoreEvent): void {
     this.send({ ...event, application, asterisk_id: this.owner.serverId });
@@ -81,17 +105,17 @@ class EventConnection implements ApplicationSink {
 
   send(message: Record<string, unknown>): void {
     if (this.closed) return;
-    if (this.pending >= this.owner.maxQueuedMessages) {
-      this.owner.log.warn({ apps: this.apps, queued: this.pending }, 'event consumer too slow; closing its WebSocket');
-      this.close();
-      return;
-    }
-    const payload = this.owner.developerMode ? this.owner.checked(message) : message;
     this.cork();
-    this.pending++;
-    this.socket.send(JSON.stringify(payload), () => {
-      this.pending--;
-    });
+    if (this.closed) return;
+    const payload = this.owner.developerMode ? this.owner.checked(message) : message;
+    this.untaken++;
+    this.socket.send(JSON.stringify(payload), this.onTaken);
+    // A burst larger than the byte budget is handed to the kernel at once rather than held: memory
+    // stays bounded by the budget plus one message, and a reader that keeps up takes it.
+    if (this.corked && this.untakenBytes >= this.owner.maxQueuedBytes) {
+      this.uncork();
+      this.tooSlow();
+    }
   }
 
   /** Called by the keep-alive timer; a connection that missed the previous ping is dropped. */
@@ -120,8 +144,9 @@ export class EventsWebSocket implements UpgradeHandler {
   readonly log: Logger;
   readonly developerMode: boolean;
   readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
   private readonly options: EventsWebSocketOptions;
-  private readonly server = new WebSocketServer({ noServer: true, handleProtocols: (offered) => (offered.has(PROTOCOL) ? PROTOCOL : false) });
+  private readonly server: WebSocketServer;
   private readonly connections = new Set<EventConnection>();
   private readonly keepAlive: NodeJS.Timeout;
 
@@ -130,6 +155,13 @@ export class EventsWebSocket implements UpgradeHandler {
     this.log = options.log;
     this.developerMode = options.developerMode;
     this.maxQueuedMessages = options.maxQueuedMessages;
+    this.maxQueuedBytes = options.maxQueuedBytes;
+    this.server = new WebSocketServer({
+      noServer: true,
+      maxPayload: options.maxPayloadBytes,
+      perMessageDeflate: false,
+      handleProtocols: (offered) => (offered.has(PROTOCOL) ? PROTOCOL : false),
+    });
     this.keepAlive = setInterval(() => {
       for (const connection of this.connections) connection.ping();
     }, options.pingIntervalSeconds * 1000);

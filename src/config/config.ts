@@ -36,7 +36,7 @@ export interface PatchbayConfig {
     readonly allowedOrigins: readonly string[];
     readonly pretty: boolean;
     readonly developerMode: boolean;
-    readonly websocket: { readonly pingIntervalSeconds: number; readonly maxQueuedMessages: number };
+    readonly websocket: { readonly pingIntervalSeconds: number; readonly maxQueuedMessages: number; readonly maxQueuedBytes: number };
     /** Failed-login limits per client address; `maxPerAddress: 0` = off. */
     readonly failedLogins: {
       readonly maxPerAddress: number;
@@ -85,7 +85,7 @@ export interface PatchbayYaml {
     allowed_origins?: string[] | string;
     pretty?: boolean;
     developer_mode?: boolean;
-    websocket?: { ping_interval_seconds?: number; max_queued_messages?: number };
+    websocket?: { ping_interval_seconds?: number; max_queued_messages?: number; max_queued_bytes?: number };
     failed_logins?: { max_per_address?: number; window_seconds?: number; block_seconds?: number; tracked_addresses?: number };
   };
   dirs?: { data?: string; logs?: string; recordings?: string; sounds?: string[] | string; moh?: string };
@@ -192,11 +192,12 @@ export const DEFAULTS_DOC: readonly SettingDoc[] = Object.freeze([
   { key: 'ari.pretty', default: 'false', description: 'Pretty-print JSON responses.' },
   { key: 'ari.developer_mode', default: 'false', description: 'Enable developer-only behaviour.' },
   { key: 'ari.websocket.ping_interval_seconds', default: '30', description: 'WebSocket ping interval; 0 disables pings.' },
-  { key: 'ari.websocket.max_queued_messages', default: '1000', description: 'Per-socket outbound queue limit.' },
+  { key: 'ari.websocket.max_queued_messages', default: '50000', description: 'Messages a socket may leave untaken after a flush before it counts as too slow.' },
   { key: 'ari.failed_logins.max_per_address', default: '10', description: 'Failed logins one client address (an IPv6 /64) may make per window before it is refused without any check; 0 = no limit.' },
   { key: 'ari.failed_logins.window_seconds', default: '60', description: 'Window the failed logins are counted in.' },
   { key: 'ari.failed_logins.block_seconds', default: '60', description: 'How long an address that reached the limit is refused.' },
   { key: 'ari.failed_logins.tracked_addresses', default: '10000', description: 'Addresses remembered at once (the least recently failing is forgotten first).' },
+  { key: 'ari.websocket.max_queued_bytes', default: '16777216', description: 'Bytes a socket may leave untaken before it counts as too slow (bounds the memory one client costs).' },
   { key: 'dirs.data', default: './data', env: 'PATCHBAY_DATA_DIR', description: 'Data directory.' },
   { key: 'dirs.logs', default: '<data>/logs', description: 'Log directory.' },
   { key: 'dirs.recordings', default: '<data>/recordings', description: 'Recording directory.' },
@@ -439,7 +440,7 @@ class Validator {
       'users', 'auth_realm', 'channelvars', 'allowed_origins', 'pretty', 'developer_mode', 'websocket', 'failed_logins',
     ]);
     const users = this.users(a.users);
-    const ws = this.section(['ari', 'websocket'], a.websocket, ['ping_interval_seconds', 'max_queued_messages']);
+    const ws = this.section(['ari', 'websocket'], a.websocket, ['ping_interval_seconds', 'max_queued_messages', 'max_queued_bytes']);
     const fl = this.section(['ari', 'failed_logins'], a.failed_logins, ['max_per_address', 'window_seconds', 'block_seconds', 'tracked_addresses']);
     const ari = Object.freeze({
       users,
@@ -457,7 +458,8 @@ class Validator {
       developerMode: this.bool(['ari', 'developer_mode'], a.developer_mode, false),
       websocket: Object.freeze({
         pingIntervalSeconds: this.int(['ari', 'websocket', 'ping_interval_seconds'], ws.ping_interval_seconds, 30, 0, 86400),
-        maxQueuedMessages: this.int(['ari', 'websocket', 'max_queued_messages'], ws.max_queued_messages, 1000, 1, 10_000_000),
+        maxQueuedMessages: this.int(['ari', 'websocket', 'max_queued_messages'], ws.max_queued_messages, 50_000, 1, 10_000_000),
+        maxQueuedBytes: this.int(['ari', 'websocket', 'max_queued_bytes'], ws.max_queued_bytes, 16 * 1024 * 1024, 64 * 1024, 2 ** 31 - 1),
       }),
       failedLogins: Object.freeze({
         maxPerAddress: this.int(['ari', 'failed_logins', 'max_per_address'], fl.max_per_address, 10, 0, 1_000_000),
