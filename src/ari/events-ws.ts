@@ -184,6 +184,15 @@ export class EventsWebSocket implements UpgradeHandler {
     const apps = appParam.split(',').map((name) => name.trim());
     const badName = apps.find((name) => name.length === 0 || name.length > MAX_APP_NAME);
     if (badName !== undefined) return rejectUpgrade(socket, 400, `Invalid application name: "${badName}" (1 to ${MAX_APP_NAME} characters)`);
+    if (auth.user.readOnly) {
+      // A read-only user may watch an application nobody else holds, but never takes one away from
+      // a user who may act on its calls (its events would go to a client that cannot answer them).
+      const held = apps.find((name) => {
+        const holder = this.options.core.applications.get(name)?.sink;
+        return holder instanceof EventConnection && !holder.user.readOnly;
+      });
+      if (held !== undefined) return rejectUpgrade(socket, 403, `Application "${held}" is held by a read-write user; a read-only user cannot replace it`);
+    }
     const subscribeAllRaw = target.query.get('subscribeAll');
     const subscribeAll = subscribeAllRaw !== null && TRUE_WORDS.has(subscribeAllRaw.trim().toLowerCase());
     this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, [...new Set(apps)], subscribeAll, auth.user, originOf(request)));

@@ -63,3 +63,32 @@ test('a REST request over the WebSocket with an odd uri is answered, not fatal',
   }
   await events.close();
 });
+
+test('a read-only user cannot take an application from a read-write user, but may watch a free one', async () => {
+  const shared = await startTestServer({
+    ari: {
+      users: [
+        { name: 'asterisk', password: 'asterisk' },
+        { name: 'viewer', password: 'look', read_only: true },
+      ],
+    },
+  });
+  const viewer = `Basic ${Buffer.from('viewer:look').toString('base64')}`;
+  try {
+    const owner = await shared.events('app=owned');
+    await assert.rejects(shared.events('app=owned', { headers: { authorization: viewer } }), /upgrade refused: 403/);
+    await assert.rejects(shared.events('app=free,owned', { headers: { authorization: viewer } }), /upgrade refused: 403/);
+    assert.deepEqual(await owner.quiet(200), [], 'the owner was not told ApplicationReplaced');
+    // The owner still receives its application's events.
+    const posted = await shared.ari('/events/user/ding?application=owned', { method: 'POST' });
+    assert.equal(posted.status, 204);
+    assert.equal((await owner.nextOfType('ChannelUserevent')).eventname, 'ding');
+    // An application nobody holds may be watched read-only; a read-write user then takes it over.
+    const watcher = await shared.events('app=free', { headers: { authorization: viewer } });
+    const taker = await shared.events('app=free');
+    assert.equal((await watcher.nextOfType('ApplicationReplaced')).type, 'ApplicationReplaced');
+    await Promise.all([owner.close(), watcher.close(), taker.close()]);
+  } finally {
+    await shared.stop();
+  }
+});
