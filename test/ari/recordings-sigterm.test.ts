@@ -1,5 +1,7 @@
-// The real entry point as a child process, recording a channel, then SIGTERM: the process exits
-// 0 and the WAV file it leaves has a header that describes all of its data.
+// The real entry point as a child process, recording a channel, then SIGTERM or SIGINT: the process
+// exits 0 and the WAV file it leaves has a header that describes all of its data. Also through
+// `npm start` (the README's command), signalled the way a service manager or `docker stop` does:
+// only npm's own process gets the signal, and nothing may be left running.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +14,7 @@ import WebSocket from 'ws';
 import { parseWav, sleep } from './recordings-helpers.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
@@ -29,11 +32,32 @@ function freePort(): Promise<number> {
   });
 }
 
-test('SIGTERM in the middle of a recording leaves a finalised WAV file', async () => {
+function portIsClosed(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+const CASES = [
+  { launcher: 'node', signal: 'SIGTERM' },
+  { launcher: 'npm start', signal: 'SIGTERM' },
+  { launcher: 'npm start', signal: 'SIGINT' },
+] as const;
+
+for (const { launcher, signal } of CASES) test(`${signal} to ${launcher} in the middle of a recording leaves a finalised WAV file`, async () => {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_HTTP_PORT: String(port), PATCHBAY_DATA_DIR: join(cwd, 'data') };
   for (const name of ['PATCHBAY_CONFIG', 'PATCHBAY_HTTP_BIND']) delete env[name];
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    launcher === 'node'
+      ? spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : // Its own process group, so that a regression leaving processes behind is cleaned up below.
+        spawn('npm', ['start', '--silent'], { cwd: REPOSITORY, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -70,15 +94,26 @@ test('SIGTERM in the middle of a recording leaves a finalised WAV file', async (
     assert.equal((await ari('/channels/sig-1/record?name=shutdown/sig&format=wav', 'POST')).status, 201);
     await waitFor('RecordingStarted');
     await sleep(700);
-    child.kill('SIGTERM');
+    child.kill(signal);
     const code = await Promise.race([exited, sleep(8000).then(() => 'timeout')]);
-    assert.equal(code, 0, output);
+    // npm reports a child ended by SIGINT as a failure of the script; what matters is that it ended.
+    if (!(launcher === 'npm start' && signal === 'SIGINT')) assert.equal(code, 0, output);
+    else assert.notEqual(code, 'timeout', output);
     socket.terminate();
+    assert.ok(await portIsClosed(port), `the server still listens after ${signal} to ${launcher}`);
     const wav = parseWav(readFileSync(join(cwd, 'data', 'recordings', 'shutdown', 'sig.wav')));
     assert.equal(wav.rate, 8000);
     const ms = (wav.dataSize / 16000) * 1000;
     assert.ok(ms >= 600 && ms <= 1500, `the header describes the recording (${ms} ms)`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (launcher !== 'node' && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone: nothing was left behind
+      }
+    }
+    rmSync(join(cwd, 'data', 'recordings'), { recursive: true, force: true });
   }
 });
