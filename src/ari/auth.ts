@@ -189,11 +189,11 @@ export class Authenticator {
    * hash has to be checked. `address` is the client's (`request.socket.remoteAddress`).
    */
   authenticate(headers: IncomingHttpHeaders, query: URLSearchParams, method: string, address?: string): AuthResult | Promise<AuthResult> {
-    // A blocked address gets no check at all, so it learns nothing and costs nothing.
-    if (!this.#failed.empty && this.#failed.blocked(clientKey(address))) return UNAUTHORIZED;
     const header = headers.authorization;
     // A header already verified for a plain-password user maps straight to that user: the password
     // is held in plain text in the configuration anyway, so remembering its header reveals nothing new.
+    // It passes even from a blocked address: a credential proven before teaches a guesser nothing,
+    // and the applications sharing the address (loopback, a proxy) keep working.
     const known = header === undefined ? undefined : this.verifiedHeaders.get(header);
     if (known) return this.authorize(known, method);
     const credentials = credentialsFromBasic(header) ?? credentialsFromApiKey(query.get('api_key'));
@@ -204,6 +204,8 @@ export class Authenticator {
     if (user?.passwordFormat === 'crypt' || (user === undefined && this.#decoyHash !== undefined)) {
       return this.checkCrypt(user, password, method, clientKey(address));
     }
+    // Any other credential from a blocked address gets no check at all: it learns nothing, costs nothing.
+    if (!this.#failed.empty && this.#failed.blocked(clientKey(address))) return UNAUTHORIZED;
     // Plain: an unknown name is compared against a decoy, so it costs what a known one does.
     if (!constantTimeEqual(password, user?.password ?? this.#decoyPlain) || user === undefined) {
       this.#failed.fail(clientKey(address));

@@ -92,7 +92,9 @@ describe('Authenticator', () => {
     login(a, 'plain', 'd');
     assert.equal((await login(a, 'plain', 'plain secret')).kind, 'ok', 'two failures in the current window');
     login(a, 'plain', 'e');
-    assert.equal((await login(a, 'plain', 'plain secret')).kind, 'unauthorized', 'three failures in the current window');
+    const byApiKey = a.authenticate({}, new URLSearchParams('api_key=plain:plain secret'), 'GET', '192.0.2.1');
+    assert.equal((await byApiKey).kind, 'unauthorized', 'three failures in the current window: a credential not proven before is refused');
+    assert.equal((await login(a, 'plain', 'plain secret')).kind, 'ok', 'the header proven before the block still passes');
   });
 
   test('parallel guesses cannot overrun the budget: checks under way count against it', async () => {
@@ -206,12 +208,15 @@ describe('failed-login limit over HTTP', () => {
   });
   after(() => server.stop());
 
-  test('after 3 wrong passwords the address gets 401 even with the right one, until block_seconds pass', async () => {
+  test('after 3 wrong passwords the address gets 401 even with the right one, until block_seconds pass; a credential proven before still works', async () => {
+    assert.equal((await server.ari('/asterisk/ping')).status, 200, 'the application proves its credential first');
     for (let i = 0; i < 3; i++) assert.equal((await server.ari('/asterisk/ping', { auth: basic('asterisk', `wrong ${i}`) })).status, 401);
-    const refused = await server.ari('/asterisk/ping');
+    const refused = await server.ari('/asterisk/ping?api_key=asterisk:asterisk', { auth: null });
     assert.equal(refused.status, 401);
     assert.deepEqual(await refused.json(), { message: 'Authentication required' });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // The application on the same address, with the header it proved before the block, goes on.
     assert.equal((await server.ari('/asterisk/ping')).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal((await server.ari('/asterisk/ping?api_key=asterisk:asterisk', { auth: null })).status, 200);
   });
 });
