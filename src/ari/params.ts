@@ -7,6 +7,16 @@ import type { OperationDecl, ParamDecl } from './spec/types.ts';
 /** Asterisk refuses lists of this many values or more. */
 export const MAX_LIST_VALUES = 128;
 
+/** Ids (`channelId`, `playbackId`, ...) travel in paths and Location headers: keep them short. */
+export const MAX_ID_LENGTH = 256;
+/** Path parameters that are names (`recordingName`, `logChannelName`, ...). */
+export const MAX_NAME_LENGTH = 1024;
+/** Any other string parameter (message bodies, media URIs, dial strings ...). */
+export const MAX_STRING_LENGTH = 65_536;
+const ID_NAME = /(?:Id|^id)$/;
+// C0 controls and DEL: never part of an id or a name.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
 const FALSE_WORDS = new Set(['no', 'false', 'n', 'f', '0', 'off']);
 const INTEGER = /^[+-]?\d+$/;
@@ -49,10 +59,25 @@ function parseScalar(decl: ParamDecl, raw: unknown): unknown {
     case 'object':
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`${name}: must be a JSON object`);
       return raw;
-    default:
+    default: {
       if (raw === null || typeof raw === 'object') throw bad(`${name}: must be a string`);
-      return String(raw);
+      return checkText(decl, String(raw));
+    }
   }
+}
+
+/**
+ * Every string a request hands the core is bounded and well-formed, before anything acts on it:
+ * a lone surrogate cannot be percent-encoded into a Location header or a file name, and ids and
+ * names end up in both.
+ */
+function checkText(decl: ParamDecl, text: string): string {
+  const isId = ID_NAME.test(decl.name);
+  const limit = isId ? MAX_ID_LENGTH : decl.in === 'path' ? MAX_NAME_LENGTH : MAX_STRING_LENGTH;
+  if (text.length > limit) throw bad(`${decl.name}: longer than ${limit} characters`);
+  if (!text.isWellFormed()) throw bad(`${decl.name}: not valid Unicode text (lone surrogate)`);
+  if ((isId || decl.in === 'path') && CONTROL.test(text)) throw bad(`${decl.name}: control characters are not allowed`);
+  return text;
 }
 
 function checkAllowed(decl: ParamDecl, value: unknown): unknown {

@@ -1,8 +1,8 @@
 // Upgrade requests with targets that `new URL()` rejects, sent before and after authentication:
 // the server answers each on the socket and keeps serving (it used to exit on the first one).
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, test } from 'node:test';
+import { rawRequest } from '../helpers/raw-http.ts';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -10,28 +10,6 @@ before(async () => {
   server = await startTestServer();
 });
 after(() => server.stop());
-
-/** Sends one raw HTTP/1.1 request and returns the status line of the answer ('' if none). */
-export function rawRequest(url: string, lines: string[], timeoutMs = 2000): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
-    let received = '';
-    const done = (): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(received.split('\r\n')[0] ?? '');
-    };
-    const timer = setTimeout(done, timeoutMs);
-    socket.on('data', (chunk) => {
-      received += chunk.toString('latin1');
-      if (received.includes('\r\n\r\n')) done();
-    });
-    socket.on('error', done);
-    socket.on('close', done);
-    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-  });
-}
 
 const ODD_TARGETS = ['//:', '//', '//x:99999', '//[', '//%', 'http://[', '/ari/events?app=%', '*', '/ari/events?app=a&api_key=%E0%A4%A'];
 
