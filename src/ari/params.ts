@@ -76,7 +76,7 @@ function checkText(decl: ParamDecl, text: string): string {
   const limit = isId ? MAX_ID_LENGTH : decl.in === 'path' ? MAX_NAME_LENGTH : MAX_STRING_LENGTH;
   if (text.length > limit) throw bad(`${decl.name}: longer than ${limit} characters`);
   if (!text.isWellFormed()) throw bad(`${decl.name}: not valid Unicode text (lone surrogate)`);
-  if ((isId || decl.in === 'path') && CONTROL.test(text)) throw bad(`${decl.name}: control characters are not allowed`);
+  if (isId && CONTROL.test(text)) throw bad(`${decl.name}: control characters are not allowed`);
   return text;
 }
 

@@ -283,7 +283,9 @@ describe('names the file system cannot take', () => {
         const query = name === undefined ? '' : `name=${encodeURIComponent(name)}&`;
         const { status, body: answered } = await answer('POST', `${target}/record?${query}format=wav&ifExists=overwrite`, body);
         assert.equal(status, 400, `${target} ${what}: ${JSON.stringify(answered)}`);
-        assert.deepEqual(answered, { message: 'Recording name invalid' });
+        // Lone surrogates are refused by the parameter parser, every other bad name by the recorder.
+        const expected = /surrogate/.test(what) ? 'name: not valid Unicode text (lone surrogate)' : 'Recording name invalid';
+        assert.deepEqual(answered, { message: expected });
       }
       for (const raw of rawQueries) {
         const { status, body } = await answer('POST', `${target}/record?name=${raw}&format=wav`);

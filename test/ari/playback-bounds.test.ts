@@ -66,7 +66,7 @@ describe('play request bounds', () => {
     const tones = (n: number): string => Array(n).fill('440/10').join(',');
     const refused: [string, string | string[], RegExp][] = [
       ['digits: of 16,001 characters', `digits:${'1'.repeat(16_001)}`, /^digits: too long: 16001 characters; at most 16000$/],
-      ['digits: of 1 MB', `digits:${'0123456789'.repeat(100_000)}`, /^digits: too long: 1000000 characters/],
+      ['digits: of 1 MB', `digits:${'0123456789'.repeat(100_000)}`, /^(digits: too long: 1000000 characters|media: longer than 65536 characters)/],
       ['characters: of 16,001 characters', `characters:${'a'.repeat(16_001)}`, /^characters: too long/],
       ['number: of 65 characters', `number:${'9'.repeat(65)}`, /^number: too long: 65 characters; at most 64$/],
       // A tone list's commas would split a comma-separated `media`: quoted, or an item of a JSON list.
@@ -91,7 +91,7 @@ describe('play request bounds', () => {
       body: JSON.stringify({ media: `characters:${'x'.repeat(100_000)}` }),
     });
     assert.equal(bridged.status, 400);
-    assert.match(String(((await bridged.json()) as Json).message), /^characters: too long/);
+    assert.match(String(((await bridged.json()) as Json).message), /^(characters: too long|media: longer than 65536 characters)/);
     await server.ari('/bridges/pbb-bridge', { method: 'DELETE' });
     // At the bounds themselves the request is accepted; its PlaybackStarted is the first playback
     // event of the channel, so none was raised for the refused ones.
