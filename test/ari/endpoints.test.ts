@@ -194,6 +194,15 @@ describe('messages', () => {
     assert.deepEqual(toBob.message, { from: 'ari', to: 'pjsip:bob', body: '', variables: { a: '1' } });
   });
 
+  test('variable names that are Object.prototype members travel as ordinary names', async () => {
+    const body = '{"to": "pjsip:bob", "from": "ari", "variables": {"__proto__": "p", "constructor": "c", "toString": "t"}}';
+    const response = await server.ari('/endpoints/sendMessage', { method: 'PUT', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(response.status, 202);
+    const event = await all.nextOfType('TextMessageReceived');
+    const variables = (event.message as { variables: Record<string, string> }).variables;
+    assert.deepEqual(Object.entries(variables).sort(), [['__proto__', 'p'], ['constructor', 'c'], ['toString', 't']]);
+  });
+
   test('errors: empty or malformed to, non-string variables → 400; unknown technology or endpoint → 404', async () => {
     const put = (path: string, body?: unknown): Promise<number> => status(path, { method: 'PUT', ...(body === undefined ? {} : json(body)) });
     assert.equal(await put('/endpoints/sendMessage?to=&from=x'), 400);

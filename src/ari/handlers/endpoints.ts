@@ -5,7 +5,8 @@ import { AriError, defineHandlers } from '../handler.ts';
 function parseVariables(variables: unknown): Record<string, string> {
   if (variables === undefined || variables === null) return {};
   if (typeof variables !== 'object' || Array.isArray(variables)) throw new AriError(400, 'variables: must be a JSON object');
-  const result: Record<string, string> = {};
+  // No prototype: a variable named `__proto__` or `constructor` is a name like any other.
+  const result: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(variables)) {
     if (typeof value !== 'string') throw new AriError(400, `variables: the value of ${name} must be a string`);
     result[name] = value;
