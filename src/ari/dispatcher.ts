@@ -7,7 +7,7 @@ import { AriError, Reply, type AnyHandler, type HandlerTable, type RequestContex
 import { checkValue } from './model-check.ts';
 import { parseParams } from './params.ts';
 import { Router, type RouteTarget } from './router.ts';
-import type { ResourceDecl } from './spec/types.ts';
+import type { ResourceDecl } from '../spec/types.ts';
 import { SwaggerDocuments } from './swagger.ts';
 
 export interface AriRequest {

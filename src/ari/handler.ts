@@ -2,8 +2,8 @@
 import type { Logger } from 'pino';
 import type { Core } from '../core/core.ts';
 import type { AriUser } from '../config/config.ts';
-import { DECLARED_RESOURCES, type Models, type ResourceName } from './spec/index.ts';
-import type { ParamsOf, ResultOf } from './spec/types.ts';
+import { DECLARED_RESOURCES, type Models, type ResourceName } from '../spec/index.ts';
+import type { ParamsOf, ResultOf } from '../spec/types.ts';
 
 /** Thrown by handlers (and the core) to answer with an ARI error body `{"message": ...}`. */
 export class AriError extends Error {

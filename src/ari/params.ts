@@ -2,7 +2,7 @@
 // Sources, in rising precedence: form body, query string, JSON body (top-level keys).
 import { splitArgs } from '../core/dialplan/args.ts';
 import { AriError } from './handler.ts';
-import type { OperationDecl, ParamDecl } from './spec/types.ts';
+import type { OperationDecl, ParamDecl } from '../spec/types.ts';
 
 /** Asterisk refuses lists of this many values or more. */
 export const MAX_LIST_VALUES = 128;

@@ -1,7 +1,7 @@
 // The resources this server serves: the declared ones plus `system`, the spec's name for the
 // server-management resource, derived from `asterisk` so both names share one implementation.
-import { DECLARED_RESOURCES, RESOURCE_LIST } from './spec/index.ts';
-import type { ResourceDecl } from './spec/types.ts';
+import { DECLARED_RESOURCES, RESOURCE_LIST } from '../spec/index.ts';
+import type { ResourceDecl } from '../spec/types.ts';
 
 function systemFromAsterisk(asterisk: ResourceDecl): ResourceDecl {
   const rename = (path: string): string =>

@@ -1,6 +1,6 @@
 // Path routing derived from the declarations: a segment trie where literal segments win over
 // `{param}` segments, as in Asterisk's router.
-import type { HttpMethod, OperationDecl, ResourceDecl } from './spec/types.ts';
+import type { HttpMethod, OperationDecl, ResourceDecl } from '../spec/types.ts';
 
 export interface RouteTarget {
   readonly resource: ResourceDecl;

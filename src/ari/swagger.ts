@@ -1,6 +1,6 @@
 // Swagger 1.2 documents generated from the declarations (resources.json and one per resource).
-import { MODELS } from './spec/index.ts';
-import type { ModelDecl, OperationDecl, ParamDecl, ResourceDecl } from './spec/types.ts';
+import { MODELS } from '../spec/index.ts';
+import type { ModelDecl, OperationDecl, ParamDecl, ResourceDecl } from '../spec/types.ts';
 
 /** The ARI version this server implements (resources.json apiVersion); semantic versioning. */
 export const ARI_API_VERSION = '12.0.0';

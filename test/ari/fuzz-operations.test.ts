@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { SERVED_RESOURCES } from '../../src/ari/resources.ts';
-import type { OperationDecl, ParamDecl } from '../../src/ari/spec/types.ts';
+import type { OperationDecl, ParamDecl } from '../../src/spec/types.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { NOT_IMPLEMENTED } from '../../src/ari/not-implemented.ts';
 import { SERVED_RESOURCES } from '../../src/ari/resources.ts';
-import { DECLARED_RESOURCES } from '../../src/ari/spec/index.ts';
+import { DECLARED_RESOURCES } from '../../src/spec/index.ts';
 import { buildHandlerMap } from '../../src/server.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

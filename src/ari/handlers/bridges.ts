@@ -9,7 +9,7 @@ import type { Core } from '../../core/core.ts';
 import { NotFoundError } from '../../core/errors.ts';
 import { checkVariable, checkVariableName } from '../../core/variable-limits.ts';
 import { AriError, defineHandlers } from '../handler.ts';
-import type { Model } from '../spec/index.ts';
+import type { Model } from '../../spec/index.ts';
 
 type BridgeJson = Model<'Bridge'>;
 

@@ -8,7 +8,7 @@ import { findChannel, findControlled, requireValidState } from '../../core/chann
 import type { Core } from '../../core/core.ts';
 import { createSnoop, type SnoopDirection } from '../../core/snoop.ts';
 import { AriError, defineHandlers } from '../handler.ts';
-import type { Model } from '../spec/index.ts';
+import type { Model } from '../../spec/index.ts';
 
 /** A channel under Stasis control in a state that allows media (404, 409, 412). */
 function controllable(core: Core, channelId: string): Channel {

@@ -18,7 +18,7 @@ import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 import { createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../core/channels/originate.ts';
 import type { Core } from '../../core/core.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
-import type { Model } from '../spec/index.ts';
+import type { Model } from '../../spec/index.ts';
 
 type ChannelJson = Model<'Channel'>;
 

@@ -7,7 +7,7 @@ import { isExternalMediaFormat, EXTERNAL_MEDIA_FORMATS, parseHostPort } from '..
 import { findChannel } from '../../core/channels/control.ts';
 import { parseVariables } from '../../core/channels/originate.ts';
 import { AriError, defineHandlers } from '../handler.ts';
-import type { Model } from '../spec/index.ts';
+import type { Model } from '../../spec/index.ts';
 
 export const externalMediaHandlers = defineHandlers('channels', {
   externalMedia: async (params, { core }) => {

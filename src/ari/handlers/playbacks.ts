@@ -8,7 +8,7 @@ import { UnprocessableError } from '../../core/errors.ts';
 import type { Playback, PlaybackOperation } from '../../core/playback/playback.ts';
 import { getCodec } from '../../media/codecs.ts';
 import { defineHandlers, Reply } from '../handler.ts';
-import type { Model } from '../spec/index.ts';
+import type { Model } from '../../spec/index.ts';
 
 type PlaybackJson = Model<'Playback'>;
 

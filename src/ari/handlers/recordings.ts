@@ -6,7 +6,7 @@ import { findControlled } from '../../core/channels/control.ts';
 import type { LiveRecording } from '../../core/recordings/live-recording.ts';
 import type { RecordRequest } from '../../core/recordings/recordings.ts';
 import { defineHandlers, Reply } from '../handler.ts';
-import type { Model } from '../spec/index.ts';
+import type { Model } from '../../spec/index.ts';
 
 type LiveJson = Model<'LiveRecording'>;
 
