@@ -2,6 +2,9 @@
 // wait `enqueued` and never play at the same time, and the queue's controls answer 409 / 404 as
 // the spec's table says. The bridges are made through the core (the bridge resource is tested on
 // its own); everything about the playbacks goes through HTTP and the event WebSocket.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Bridge } from '../../src/core/bridges/bridge.ts';
@@ -14,7 +17,8 @@ let server: TestServer;
 let events: EventSocket;
 
 before(async () => {
-  server = await startTestServer();
+  // Only the generated prompts (a 250 ms 1 kHz beep): an installed Asterisk beep.wav would win otherwise.
+  server = await startTestServer({ dirs: { sounds: [mkdtempSync(join(tmpdir(), 'patchbay-no-sounds-'))] } });
   events = await server.events(`app=${APP}`);
 });
 

@@ -1,6 +1,9 @@
 // Playback to a channel over real ARI: POST /channels/{id}/play answers 201 with Location, the
 // events follow the spec's states at real speed, the audio reaches the channel's far end, and the
 // controls, stop, queueing, failures and the error statuses behave as Asterisk's.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
@@ -25,7 +28,8 @@ let server: TestServer;
 let events: EventSocket;
 
 before(async () => {
-  server = await startTestServer();
+  // Only the generated prompts (a 250 ms 1 kHz beep): an installed Asterisk beep.wav would win otherwise.
+  server = await startTestServer({ dirs: { sounds: [mkdtempSync(join(tmpdir(), 'patchbay-no-sounds-'))] } });
   events = await server.events(`app=${APP}`);
 });
 
