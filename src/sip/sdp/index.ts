@@ -1,0 +1,3 @@
+// SDP for the SIP technology: readSdp() for any remote body, offer/answer on top of it.
+export * from './session.ts';
+export * from './offer-answer.ts';

@@ -1,0 +1,283 @@
+// RFC 3264 offer/answer for one audio stream of G.711 and telephone-event (RFC 4733).
+// Builds our offers, answers remote offers and reads answers to our offers; every remote body goes
+// through readSdp() first, so hostile SDP yields { ok: false }, never an exception.
+//
+// Codec choice when answering: by default *our* order (the endpoint's `allow`), as Asterisk did
+// before its codec_prefs options; `prefer: 'remote'` takes the offer's order instead. The answer
+// lists every common codec in the chosen order, so the first one is the codec in use.
+import { isIPv6 } from 'node:net';
+import { write as writeSdp, type MediaDescription, type SessionDescription } from 'sdp-transform';
+import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
+
+export type { MediaDirection } from './session.ts';
+
+/** Audio codecs Patchbay carries over RTP, by Asterisk's `allow` names. */
+export type SdpCodec = 'ulaw' | 'alaw';
+
+interface CodecInfo {
+  readonly name: SdpCodec;
+  readonly encoding: string;
+  readonly payloadType: number;
+  readonly clockRate: number;
+}
+
+export const SDP_CODECS: Readonly<Record<SdpCodec, CodecInfo>> = {
+  ulaw: { name: 'ulaw', encoding: 'PCMU', payloadType: 0, clockRate: 8000 },
+  alaw: { name: 'alaw', encoding: 'PCMA', payloadType: 8, clockRate: 8000 },
+};
+
+export function isSdpCodec(name: string): name is SdpCodec {
+  return name === 'ulaw' || name === 'alaw';
+}
+
+export const DEFAULT_TELEPHONE_EVENT_PT = 101;
+export const DEFAULT_PTIME = 20;
+
+export interface LocalMedia {
+  /** Our RTP address (c= and o=), IPv4 or IPv6. */
+  readonly address: string;
+  /** Our RTP port; RTCP is port + 1. */
+  readonly port: number;
+  /** Codecs in preference order (the endpoint's resolved `allow`). */
+  readonly codecs: readonly SdpCodec[];
+  /** Offer telephone-event with this payload type (96..127); false for none. Default 101. */
+  readonly telephoneEvent?: number | false;
+  /** The direction we want. Default sendrecv. */
+  readonly direction?: MediaDirection;
+  /** Default 20. */
+  readonly ptime?: number;
+  /** o= session id and version: keep the id and raise the version for every new body of a dialog. */
+  readonly sessionId?: string;
+  readonly sessionVersion?: number;
+  /** o= user name and s= line. Default "Patchbay". */
+  readonly userAgent?: string;
+  /** Whose order wins when answering. Default 'local'. */
+  readonly prefer?: 'local' | 'remote';
+}
+
+/** What a completed offer/answer agreed, from our point of view. */
+export interface NegotiatedMedia {
+  /** Where to send RTP; undefined when the far end gave no usable address (missing c=, host name, or 0.0.0.0 hold). */
+  readonly remoteAddress?: string;
+  readonly remotePort: number;
+  /** From a=rtcp, else remotePort + 1. */
+  readonly remoteRtcpPort: number;
+  readonly codec: SdpCodec;
+  /** The payload type of `codec` in the far end's SDP (what we send and expect). */
+  readonly payloadType: number;
+  readonly clockRate: number;
+  /** The far end's telephone-event payload type, when both sides have it. */
+  readonly telephoneEventPt?: number;
+  /** Our direction: whether we send, receive, both or neither. */
+  readonly direction: MediaDirection;
+  /** Milliseconds of audio per packet the far end asked for (a=ptime), else 20. */
+  readonly ptime: number;
+  /** Every common codec with the far end's payload type, preferred first. */
+  readonly codecs: ReadonlyArray<{ readonly codec: SdpCodec; readonly payloadType: number }>;
+  /** Index of the m= line carrying the stream. */
+  readonly mediaIndex: number;
+}
+
+export type AnswerResult =
+  | { readonly ok: true; readonly sdp: string; readonly media: NegotiatedMedia }
+  /** 488 Not Acceptable Here (nothing in common) or 400 (unusable body). */
+  | { readonly ok: false; readonly status: 400 | 488; readonly reason: string };
+
+export type AcceptResult = { readonly ok: true; readonly media: NegotiatedMedia } | { readonly ok: false; readonly reason: string };
+
+const SEND = 1;
+const RECV = 2;
+const BITS: Record<MediaDirection, number> = { sendrecv: SEND | RECV, sendonly: SEND, recvonly: RECV, inactive: 0 };
+
+function directionOf(bits: number): MediaDirection {
+  return bits === (SEND | RECV) ? 'sendrecv' : bits === SEND ? 'sendonly' : bits === RECV ? 'recvonly' : 'inactive';
+}
+
+/** Our direction in an answer: we send only if they receive, receive only if they send (RFC 3264 §6.1). */
+export function answerDirection(offered: MediaDirection, wanted: MediaDirection = 'sendrecv'): MediaDirection {
+  const remote = BITS[offered];
+  const mirrored = (remote & SEND ? RECV : 0) | (remote & RECV ? SEND : 0);
+  return directionOf(mirrored & BITS[wanted]);
+}
+
+function telephoneEventPt(local: LocalMedia): number | undefined {
+  const pt = local.telephoneEvent === undefined ? DEFAULT_TELEPHONE_EVENT_PT : local.telephoneEvent;
+  return pt !== false && Number.isInteger(pt) && pt >= 96 && pt <= 127 ? pt : undefined;
+}
+
+function validPort(port: number): boolean {
+  return Number.isInteger(port) && port > 0 && port <= 65535;
+}
+
+function orderedCodecs(codecs: readonly SdpCodec[]): SdpCodec[] {
+  return [...new Set(codecs.filter(isSdpCodec))];
+}
+
+function sessionOf(local: LocalMedia, media: MediaDescription[]): SessionDescription {
+  const ipVer = isIPv6(local.address) ? 6 : 4;
+  const name = (local.userAgent ?? 'Patchbay').replace(/[^\x21-\x7e]/g, '') || 'Patchbay';
+  const sessionId = /^\d{1,20}$/.test(local.sessionId ?? '') ? (local.sessionId as string) : String(Math.floor(Math.random() * 2 ** 31));
+  const version = Number.isSafeInteger(local.sessionVersion) && (local.sessionVersion as number) >= 0 ? (local.sessionVersion as number) : 1;
+  return {
+    version: 0,
+    origin: { username: name, sessionId, sessionVersion: version, netType: 'IN', ipVer, address: local.address },
+    name,
+    timing: { start: 0, stop: 0 },
+    connection: { version: ipVer, ip: local.address },
+    media,
+  };
+}
+
+function audioMedia(
+  local: LocalMedia,
+  codecs: ReadonlyArray<{ codec: SdpCodec; payloadType: number }>,
+  eventPt: number | undefined,
+  direction: MediaDirection,
+  ptime: number,
+): MediaDescription {
+  const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => ({
+    payload: payloadType,
+    codec: SDP_CODECS[codec].encoding,
+    rate: SDP_CODECS[codec].clockRate,
+  }));
+  const fmtp: MediaDescription['fmtp'] = [];
+  if (eventPt !== undefined) {
+    rtp.push({ payload: eventPt, codec: 'telephone-event', rate: 8000 });
+    fmtp.push({ payload: eventPt, config: '0-16' });
+  }
+  return {
+    type: 'audio',
+    port: local.port,
+    protocol: 'RTP/AVP',
+    payloads: rtp.map((entry) => entry.payload).join(' '),
+    rtp,
+    fmtp,
+    ptime,
+    direction,
+  };
+}
+
+/** Our offer: one audio stream with `codecs` in order, telephone-event, ptime and direction. */
+export function buildOffer(local: LocalMedia): string {
+  const codecs = orderedCodecs(local.codecs).map((codec) => ({ codec, payloadType: SDP_CODECS[codec].payloadType }));
+  const ptime = local.ptime ?? DEFAULT_PTIME;
+  return writeSdp(sessionOf(local, [audioMedia(local, codecs, telephoneEventPt(local), local.direction ?? 'sendrecv', ptime)]));
+}
+
+/** The codec of a payload type in a remote m= line: its rtpmap, else the static assignment. */
+function codecOfPayload(media: RemoteMedia, pt: number): SdpCodec | undefined {
+  const map = media.rtpmap.get(pt);
+  if (map) {
+    if (map.clockRate !== 8000 || (map.channels !== undefined && map.channels !== 1)) return undefined;
+    const encoding = map.encoding.toUpperCase();
+    return encoding === 'PCMU' ? 'ulaw' : encoding === 'PCMA' ? 'alaw' : undefined;
+  }
+  return pt === 0 ? 'ulaw' : pt === 8 ? 'alaw' : undefined;
+}
+
+function remoteTelephoneEvent(media: RemoteMedia): number | undefined {
+  for (const pt of media.formats) {
+    const map = media.rtpmap.get(pt);
+    if (map && map.encoding.toLowerCase() === 'telephone-event' && map.clockRate === 8000) return pt;
+  }
+  return undefined;
+}
+
+/** Common codecs with the remote payload types, in the preferred order. */
+function commonCodecs(media: RemoteMedia, ours: readonly SdpCodec[], prefer: 'local' | 'remote'): Array<{ codec: SdpCodec; payloadType: number }> {
+  const remote: Array<{ codec: SdpCodec; payloadType: number }> = [];
+  for (const pt of media.formats) {
+    const codec = codecOfPayload(media, pt);
+    if (codec && ours.includes(codec) && !remote.some((entry) => entry.codec === codec)) remote.push({ codec, payloadType: pt });
+  }
+  if (prefer === 'remote') return remote;
+  return ours.flatMap((codec) => remote.filter((entry) => entry.codec === codec));
+}
+
+function usableAudio(media: RemoteMedia): boolean {
+  return media.type === 'audio' && media.port !== 0 && /^RTP\/AVP$/i.test(media.protocol);
+}
+
+function negotiated(
+  media: RemoteMedia,
+  codecs: ReadonlyArray<{ codec: SdpCodec; payloadType: number }>,
+  eventPt: number | undefined,
+  direction: MediaDirection,
+): NegotiatedMedia {
+  const [first] = codecs;
+  return {
+    ...(media.address !== undefined && !media.nullAddress ? { remoteAddress: media.address } : {}),
+    remotePort: media.port,
+    remoteRtcpPort: media.rtcpPort ?? Math.min(media.port + 1, 65535),
+    codec: first.codec,
+    payloadType: first.payloadType,
+    clockRate: SDP_CODECS[first.codec].clockRate,
+    ...(eventPt === undefined ? {} : { telephoneEventPt: eventPt }),
+    direction,
+    ptime: media.ptime ?? DEFAULT_PTIME,
+    codecs,
+    mediaIndex: media.index,
+  };
+}
+
+/**
+ * Answers a remote offer. The first RTP/AVP audio line with a codec in common is accepted; every
+ * other line is refused with port 0, as RFC 3264 §6 requires. A 0.0.0.0 connection address (old-style
+ * hold) answers but leaves remoteAddress undefined.
+ */
+export function answerOffer(offer: string | Uint8Array | undefined, local: LocalMedia): AnswerResult {
+  if (!validPort(local.port)) return { ok: false, status: 488, reason: 'no local RTP port' };
+  const read = readSdp(offer);
+  if (!read.ok) return { ok: false, status: 400, reason: read.reason };
+  const ours = orderedCodecs(local.codecs);
+  const prefer = local.prefer ?? 'local';
+  const ourEventPt = telephoneEventPt(local);
+
+  let chosen: NegotiatedMedia | undefined;
+  const lines: MediaDescription[] = [];
+  for (const media of read.session.media) {
+    if (!chosen && usableAudio(media)) {
+      const codecs = commonCodecs(media, ours, prefer);
+      if (codecs.length > 0) {
+        const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
+        const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
+        // We send what the far end asked for: its ptime when it gave one.
+        const ptime = media.ptime ?? local.ptime ?? DEFAULT_PTIME;
+        chosen = negotiated(media, codecs, eventPt, direction);
+        lines.push(audioMedia(local, codecs, eventPt, direction, ptime));
+        continue;
+      }
+    }
+    lines.push(rejected(media));
+  }
+  if (!chosen) return { ok: false, status: 488, reason: 'no audio stream with a codec in common' };
+  return { ok: true, sdp: writeSdp(sessionOf(local, lines)), media: chosen };
+}
+
+function rejected(media: RemoteMedia): MediaDescription {
+  // Keep the offered type, protocol and first format so the line still parses (RFC 3264 §6).
+  const type = /^[a-z0-9_-]{1,32}$/.test(media.type) ? media.type : 'audio';
+  const protocol = /^[A-Za-z0-9/_.-]{1,64}$/.test(media.protocol) ? media.protocol : 'RTP/AVP';
+  const format = /^[A-Za-z0-9_.*-]{1,64}$/.test(media.rawFormats[0] ?? '') ? media.rawFormats[0] : '0';
+  return { type, port: 0, protocol, payloads: format, rtp: [], fmtp: [] };
+}
+
+/**
+ * Reads the answer to an offer we built with `offered`. The far end chooses: the first payload type
+ * of its audio line that we offered is the codec in use.
+ */
+export function acceptAnswer(answer: string | Uint8Array | undefined, offered: LocalMedia): AcceptResult {
+  const read = readSdp(answer);
+  if (!read.ok) return { ok: false, reason: read.reason };
+  // We offer exactly one m= line, so the answer must have exactly one (RFC 3264 §6).
+  if (read.session.media.length !== 1) return { ok: false, reason: 'answer does not have one m= line for our one offered line' };
+  const [media] = read.session.media;
+  if (!usableAudio(media)) return { ok: false, reason: 'audio stream refused' };
+  const codecs = commonCodecs(media, orderedCodecs(offered.codecs), 'remote');
+  if (codecs.length === 0) return { ok: false, reason: 'answer chose no codec we offered' };
+  const ourEventPt = telephoneEventPt(offered);
+  const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
+  // The answer's direction is theirs; ours is its mirror, limited to what we offered.
+  const direction = answerDirection(media.direction, offered.direction ?? 'sendrecv');
+  return { ok: true, media: negotiated(media, codecs, eventPt, direction) };
+}
