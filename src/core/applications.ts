@@ -3,16 +3,16 @@
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
 import { formatAriDate } from './time.ts';
+import type { CoreEvent } from '../spec/events.ts';
 
 export type SourceKind = 'channel' | 'bridge' | 'endpoint' | 'deviceState';
 const SOURCE_KINDS: readonly SourceKind[] = ['channel', 'bridge', 'endpoint', 'deviceState'];
 
-/** A core event: ARI-shaped fields plus `type` and `timestamp`; the interface layer adds the rest. */
-export interface CoreEvent {
-  readonly type: string;
-  readonly timestamp: string;
-  readonly [field: string]: unknown;
-}
+/**
+ * A core event: one of the declared ARI events, with `type` and `timestamp` and its own fields
+ * (typed from the declarations in src/spec); the interface layer adds `application` and `asterisk_id`.
+ */
+export type { CoreEvent };
 
 /** The objects an event concerns; applications subscribed to any of them receive it. */
 export interface EventScope {

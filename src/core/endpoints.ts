@@ -9,6 +9,7 @@ import type { Channel } from './channels/channel.ts';
 import type { Channels } from './channels/channels.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import { formatAriDate } from './time.ts';
+import type { Model } from '../spec/index.ts';
 
 export const ENDPOINT_STATES = ['unknown', 'offline', 'online'] as const;
 export type EndpointState = (typeof ENDPOINT_STATES)[number];
@@ -39,15 +40,8 @@ export interface EndpointProvider {
   watch(listener: EndpointChangeListener): () => void;
 }
 
-/** The ARI Endpoint model. */
-export type EndpointSnapshot = {
-  technology: string;
-  resource: string;
-  /** Absent for a technology-level endpoint, which has no state. */
-  state?: EndpointState;
-  channel_ids: string[];
-  max_channels?: number;
-};
+/** The ARI Endpoint model, as declared; `state` is absent for a technology-level endpoint, which has no state. */
+export type EndpointSnapshot = Model<'Endpoint'>;
 
 /** A change seen by the registry's listeners, with the endpoint's canonical id (`PJSIP/alice`). */
 export interface EndpointRegistryChange extends EndpointChange {

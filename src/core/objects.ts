@@ -1,19 +1,28 @@
 // Looks up the objects event sources and user events name, by kind. Each subsystem that owns
 // objects (channels, bridges, endpoints) registers its lookup when it starts.
-export type ObjectKind = 'channel' | 'bridge' | 'endpoint';
+import type { Model } from '../spec/index.ts';
+
+/** The ARI snapshot of each kind of object, as declared. */
+export interface ObjectSnapshots {
+  channel: Model<'Channel'>;
+  bridge: Model<'Bridge'>;
+  endpoint: Model<'Endpoint'>;
+}
+
+export type ObjectKind = keyof ObjectSnapshots;
 
 /** Returns the object's ARI snapshot, or undefined when no such object exists. */
-export type SnapshotLookup = (id: string) => Record<string, unknown> | undefined;
+export type SnapshotLookup<K extends ObjectKind = ObjectKind> = (id: string) => ObjectSnapshots[K] | undefined;
 
 export class ObjectDirectory {
-  private readonly lookups = new Map<ObjectKind, SnapshotLookup>();
+  private readonly lookups: { [K in ObjectKind]?: SnapshotLookup<K> } = {};
 
-  register(kind: ObjectKind, lookup: SnapshotLookup): void {
-    this.lookups.set(kind, lookup);
+  register<K extends ObjectKind>(kind: K, lookup: SnapshotLookup<K>): void {
+    (this.lookups as Record<K, SnapshotLookup<K>>)[kind] = lookup;
   }
 
-  snapshot(kind: ObjectKind, id: string): Record<string, unknown> | undefined {
-    return this.lookups.get(kind)?.(id);
+  snapshot<K extends ObjectKind>(kind: K, id: string): ObjectSnapshots[K] | undefined {
+    return (this.lookups[kind] as SnapshotLookup<K> | undefined)?.(id);
   }
 
   exists(kind: ObjectKind, id: string): boolean {

@@ -4,6 +4,7 @@ import type { Applications } from './applications.ts';
 import type { Channel, DialplanLocation } from './channels/channel.ts';
 import { ConflictError } from './errors.ts';
 import { formatAriDate } from './time.ts';
+import type { CoreEventOf } from '../spec/events.ts';
 
 export interface EnterOptions {
   /** The channel this one replaces (after a transfer), reported as `replace_channel`. */
@@ -33,9 +34,9 @@ export class Stasis {
     if (options.fromDialplan) this.fromDialplan.add(channel);
     else this.fromDialplan.delete(channel);
     this.applications.subscribeInternal(app, 'channel', channel.id);
-    const fields: Record<string, unknown> = { args: [...args], channel: channel.snapshot() };
-    if (options.replaceChannel) fields.replace_channel = options.replaceChannel.snapshot();
-    this.applications.sendTo(app, { type: 'StasisStart', timestamp: formatAriDate(), ...fields });
+    const event: CoreEventOf<'StasisStart'> = { type: 'StasisStart', timestamp: formatAriDate(), args: [...args], channel: channel.snapshot() };
+    if (options.replaceChannel) event.replace_channel = options.replaceChannel.snapshot();
+    this.applications.sendTo(app, event);
     channel.once('hangup', () => this.leave(channel));
     return true;
   }

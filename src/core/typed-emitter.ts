@@ -9,7 +9,11 @@
 // found without copying it (no allocation per emit). As with node:events, a listener removed while
 // an emit is in progress is still called by that emit, and one added is not.
 
-export type EventMap = Record<string, unknown>;
+/**
+ * Each event's name and payload type. Any object type: interfaces need no index signature, so a
+ * misspelt event name does not compile.
+ */
+export type EventMap = object;
 
 /** Told about a listener that threw; must not throw itself. */
 export type ListenerErrorReporter = (error: unknown, event: string) => void;

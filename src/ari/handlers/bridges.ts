@@ -13,7 +13,7 @@ import type { Model } from '../../spec/index.ts';
 
 type BridgeJson = Model<'Bridge'>;
 
-const json = (bridge: Bridge): BridgeJson => bridge.snapshot() as BridgeJson;
+const json = (bridge: Bridge): BridgeJson => bridge.snapshot();
 
 /** Asterisk's message when the variable operations cannot find the bridge. */
 const NO_BRIDGE_FOR_VARIABLES = 'Bridge Not Found';

@@ -44,7 +44,7 @@ function snoop(core: Core, params: SnoopParams): Model<'Channel'> {
     target,
     { spy: params.spy, whisper: params.whisper, app: params.app, appArgs: params.appArgs, snoopId: params.snoopId },
   );
-  return channel.snapshot() as Model<'Channel'>;
+  return channel.snapshot();
 }
 
 export const channelMediaHandlers = defineHandlers('channels', {

@@ -22,7 +22,7 @@ import type { Model } from '../../spec/index.ts';
 
 type ChannelJson = Model<'Channel'>;
 
-const json = (channel: Channel): ChannelJson => channel.snapshot() as ChannelJson;
+const json = (channel: Channel): ChannelJson => channel.snapshot();
 
 /** Asterisk's message when the variable operations cannot find the channel. */
 const NO_CHANNEL_FOR_VARIABLES = 'Provided channel was not found';
@@ -35,7 +35,7 @@ function controllable(core: Core, channelId: string): Channel {
 }
 
 function originateWith(request: OriginateRequest, { core }: RequestContext): ChannelJson {
-  return originate(core, request).snapshot as ChannelJson;
+  return originate(core, request).snapshot;
 }
 
 export const channelsHandlers = defineHandlers('channels', {
@@ -47,7 +47,7 @@ export const channelsHandlers = defineHandlers('channels', {
 
   originateWithId: (params, ctx) => originateWith(params, ctx),
 
-  create: (params, { core }) => createChannel(core, params).snapshot as ChannelJson,
+  create: (params, { core }) => createChannel(core, params).snapshot,
 
   dial: ({ channelId, caller, timeout }, { core }) => {
     const channel = findChannel(core.channels, channelId);

@@ -12,7 +12,7 @@ import type { Model } from '../../spec/index.ts';
 
 type PlaybackJson = Model<'Playback'>;
 
-const json = (playback: Playback): PlaybackJson => playback.snapshot() as PlaybackJson;
+const json = (playback: Playback): PlaybackJson => playback.snapshot();
 
 /** 201 with the new playback's address, as Asterisk answers every play request. */
 const created = (playback: Playback): Reply<PlaybackJson> =>

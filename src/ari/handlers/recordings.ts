@@ -10,7 +10,7 @@ import type { Model } from '../../spec/index.ts';
 
 type LiveJson = Model<'LiveRecording'>;
 
-const live = (recording: LiveRecording): LiveJson => recording.toJson() as LiveJson;
+const live = (recording: LiveRecording): LiveJson => recording.toJson();
 
 /** 201 with the live recording's address (the name URI-encoded, `/` included). */
 const created = (recording: LiveRecording): Reply<LiveJson> =>

@@ -5,10 +5,15 @@ import { samplesPerFrame, type Frame } from '../../media/frame.ts';
 import { FrameSlot } from '../../media/frame-slot.ts';
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
+import type { Model } from '../../spec/index.ts';
+import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
 import { formatAriDate } from '../time.ts';
 
 export type BridgeType = 'mixing' | 'holding';
+
+/** The events a bridge raises about itself: those whose declaration carries the `bridge` snapshot. */
+export type BridgeEventName = EventsWithField<'bridge'>;
 export type VideoMode = 'none' | 'talker' | 'single' | 'sfu';
 
 /** Audio the bridge itself contributes each tick (bridge playback, music on hold). */
@@ -138,8 +143,8 @@ export class Bridge {
     return this.members.size;
   }
 
-  snapshot(): Record<string, unknown> {
-    const snapshot: Record<string, unknown> = {
+  snapshot(): Model<'Bridge'> {
+    const snapshot: Model<'Bridge'> = {
       id: this.id,
       technology: this.technology(),
       bridge_type: this.type,
@@ -155,8 +160,10 @@ export class Bridge {
     return snapshot;
   }
 
-  raise(type: string, fields: Record<string, unknown> = {}, channelIds: readonly string[] = []): void {
-    this.env.publish({ type, timestamp: formatAriDate(), bridge: this.snapshot(), ...fields }, { bridgeIds: [this.id], channelIds });
+  /** Raises a bridge event carrying this bridge's snapshot; name and fields are checked against the declarations. */
+  raise<N extends BridgeEventName>(type: N, ...[fields, channelIds = []]: RaiseArgs<RaisedFields<N, 'bridge'>, [channelIds?: readonly string[]]>): void {
+    // The declarations type each field; only the assembly of the generic event needs the cast.
+    this.env.publish({ type, timestamp: formatAriDate(), bridge: this.snapshot(), ...fields } as unknown as CoreEvent, { bridgeIds: [this.id], channelIds });
   }
 
   // ---- membership -----------------------------------------------------------------------------
@@ -237,10 +244,7 @@ export class Bridge {
   }
 
   private publishMembership(type: 'ChannelEnteredBridge' | 'ChannelLeftBridge', channel: Channel): void {
-    this.env.publish(
-      { type, timestamp: formatAriDate(), bridge: this.snapshot(), channel: channel.snapshot() },
-      { bridgeIds: [this.id], channelIds: [channel.id] },
-    );
+    this.raise(type, { channel: channel.snapshot() }, [channel.id]);
   }
 
   private passDigit(from: Member, digit: string, durationMs: number): void {

@@ -2,7 +2,9 @@
 // identity, state, variables and dialplan position, raises the ARI channel events, and moves
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
 import type { Frame } from '../../media/frame.ts';
-import type { CoreEvent, EventScope } from '../applications.ts';
+import type { EventScope } from '../applications.ts';
+import type { Model } from '../../spec/index.ts';
+import type { CoreEvent, EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../typed-emitter.ts';
 import { formatAriDate } from '../time.ts';
 import { causeText, CAUSE } from './causes.ts';
@@ -78,8 +80,10 @@ export interface ChannelInternalEvents {
   'remote-indication': Indication;
   /** Text received from the far end (in-call messages). */
   text: string;
-  [key: string]: unknown;
 }
+
+/** The events a channel raises about itself: those whose declaration carries the `channel` snapshot. */
+export type ChannelEventName = EventsWithField<'channel'>;
 
 export interface StasisControl {
   app: string;
@@ -175,8 +179,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
 
   // ---- snapshots and events -------------------------------------------------------------------
 
-  snapshot(): Record<string, unknown> {
-    const snapshot: Record<string, unknown> = {
+  snapshot(): Model<'Channel'> {
+    const snapshot: Model<'Channel'> = {
       id: this.id,
       name: this.name,
       state: this.state,
@@ -209,14 +213,18 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     return endpointId ? { channelIds: [this.id], endpointIds: [endpointId] } : { channelIds: [this.id] };
   }
 
-  /** Raises a channel event carrying this channel's snapshot to everyone subscribed to it. */
-  raise(type: string, fields: Record<string, unknown> = {}, scope: EventScope = this.scope()): void {
-    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() }, scope);
+  /**
+   * Raises a channel event carrying this channel's snapshot to everyone subscribed to it. The
+   * event's name and fields are checked against its declaration at compile time.
+   */
+  raise<N extends ChannelEventName>(type: N, ...[fields, scope = this.scope()]: RaiseArgs<RaisedFields<N, 'channel'>, [scope?: EventScope]>): void {
+    // The declarations type each field; only the assembly of the generic event needs the cast.
+    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as unknown as CoreEvent, scope);
   }
 
   /** Raises an event about this channel whose model has no `channel` field (Dial names its peer). */
-  publishEvent(type: string, fields: Record<string, unknown>, scope: EventScope = this.scope()): void {
-    this.env.publish({ type, timestamp: formatAriDate(), ...fields }, scope);
+  publishEvent(event: CoreEvent, scope: EventScope = this.scope()): void {
+    this.env.publish(event, scope);
   }
 
   // ---- state ----------------------------------------------------------------------------------
@@ -407,10 +415,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     this.readHooks = [];
     this.writeHooks = [];
     try {
-      this.env.publish(
-        { type: 'ChannelDestroyed', timestamp: formatAriDate(), cause, cause_txt: causeText(cause), channel: this.snapshot() },
-        this.scope(),
-      );
+      this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelDestroyed');
     }

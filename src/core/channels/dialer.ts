@@ -2,6 +2,8 @@
 // for originate, /dial and the Dial() application.
 import { CAUSE, dialStatusForCause } from './causes.ts';
 import type { Channel } from './channel.ts';
+import type { CoreEventOf } from '../../spec/events.ts';
+import { formatAriDate } from '../time.ts';
 
 export type DialStatus = 'ANSWER' | 'BUSY' | 'NOANSWER' | 'CONGESTION' | 'CHANUNAVAIL' | 'CANCEL';
 
@@ -15,14 +17,14 @@ export interface DialOptions {
 }
 
 function raiseDial(peer: Channel, options: DialOptions, dialstatus: string): void {
-  const fields: Record<string, unknown> = { peer: peer.snapshot(), dialstring: options.dialstring, dialstatus };
+  const event: CoreEventOf<'Dial'> = { type: 'Dial', timestamp: formatAriDate(), peer: peer.snapshot(), dialstring: options.dialstring, dialstatus };
   const channelIds = [peer.id];
   if (options.caller && !options.caller.destroyed) {
-    fields.caller = options.caller.snapshot();
+    event.caller = options.caller.snapshot();
     channelIds.push(options.caller.id);
   }
   // Dial carries `peer` (and `caller`), not `channel`.
-  peer.publishEvent('Dial', fields, { channelIds });
+  peer.publishEvent(event, { channelIds });
 }
 
 /** Starts the call and resolves with its outcome; the peer is hung up unless it answered. */

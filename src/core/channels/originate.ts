@@ -11,6 +11,7 @@ import type { Pbx } from '../pbx/pbx.ts';
 import type { Stasis } from '../stasis.ts';
 import { CAUSE } from './causes.ts';
 import type { CallerId, Channel } from './channel.ts';
+import type { Model } from '../../spec/index.ts';
 import { MAX_CHANNEL_ID_LENGTH, type Channels } from './channels.ts';
 import { checkVariable, MAX_VARIABLES_PER_REQUEST } from '../variable-limits.ts';
 import { dial } from './dialer.ts';
@@ -218,7 +219,7 @@ export interface OriginateRequest {
 export interface Origination {
   readonly channel: Channel;
   /** The channel as it was when the request was accepted (state Down, before any dialing). */
-  readonly snapshot: Record<string, unknown>;
+  readonly snapshot: Model<'Channel'>;
   /** Settles when the call is answered (and handed over) or has failed. */
   readonly outcome: Promise<string>;
 }

@@ -6,6 +6,7 @@
 // res_stasis_playback handles it: when more items follow, PlaybackContinuing is raised and the
 // next item plays; when it is the last item, the playback finishes `failed`. A single missing
 // item therefore fails the playback, and a list never stops half-way without an event.
+import type { Model } from '../../spec/index.ts';
 import type { MediaSource } from './media-source.ts';
 import type { MediaResult } from './media.ts';
 
@@ -19,14 +20,8 @@ export const DEFAULT_SKIP_MS = 3000;
 
 export type PlaybackTarget = { readonly kind: 'channel'; readonly id: string } | { readonly kind: 'bridge'; readonly id: string };
 
-export interface PlaybackJson {
-  id: string;
-  media_uri: string;
-  next_media_uri?: string;
-  target_uri: string;
-  language: string;
-  state: PlaybackState;
-}
+/** The ARI Playback model, as declared. */
+export type PlaybackJson = Model<'Playback'>;
 
 export type PlaybackEventType = 'PlaybackStarted' | 'PlaybackContinuing' | 'PlaybackFinished';
 

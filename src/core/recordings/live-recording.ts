@@ -19,6 +19,7 @@ import { SilenceDetector } from '../../media/silence-detector.ts';
 import { ToneGenerator } from '../../media/tone-generator.ts';
 import { parseToneList } from '../../media/tones.ts';
 import type { CoreEvent } from '../applications.ts';
+import type { Model } from '../../spec/index.ts';
 import { formatAriDate } from '../time.ts';
 import type { RecordingSource } from './sources.ts';
 
@@ -139,8 +140,8 @@ export class LiveRecording {
   }
 
   /** The LiveRecording model. Durations are whole seconds, known once recording has begun. */
-  toJson(): Record<string, unknown> {
-    const json: Record<string, unknown> = { name: this.name, format: this.formatName, target_uri: this.targetUri, state: this.state };
+  toJson(): Model<'LiveRecording'> {
+    const json: Model<'LiveRecording'> = { name: this.name, format: this.formatName, target_uri: this.targetUri, state: this.state };
     if (this.started) {
       const total = Math.round(this.recordedMs / 1000);
       json.duration = total;
@@ -302,7 +303,7 @@ export class LiveRecording {
     return true;
   }
 
-  private publish(type: string): void {
+  private publish(type: 'RecordingStarted' | 'RecordingFinished' | 'RecordingFailed'): void {
     this.env.publish({ type, timestamp: formatAriDate(), recording: this.toJson() }, this);
   }
 }
