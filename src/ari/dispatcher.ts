@@ -51,6 +51,11 @@ const error = (status: number, message: string, headers: Record<string, string> 
 
 const NOT_FOUND = error(404, 'Resource not found');
 
+/** Statuses every operation may answer without declaring them: success, and the server's own failures. */
+export function isImplicitStatus(status: number): boolean {
+  return (status >= 200 && status <= 299) || status === 500 || status === 501;
+}
+
 export class Dispatcher {
   readonly router = new Router();
   readonly swagger: SwaggerDocuments;
@@ -105,9 +110,15 @@ export class Dispatcher {
       }
     }
     const handler = this.handlerFor(target);
+    let params: ReturnType<typeof parseParams>;
     try {
-      const params = parseParams(target.operation, { pathParams, query: request.query, form, json });
-      if (!handler) return error(501, `Not implemented: ${target.operation.nickname}`);
+      params = parseParams(target.operation, { pathParams, query: request.query, form, json });
+    } catch (thrown) {
+      // The declarative parameter check: its 400s are implicit for every operation.
+      return this.failure(target, thrown, false);
+    }
+    if (!handler) return error(501, `Not implemented: ${target.operation.nickname}`);
+    try {
       const context: RequestContext = { core, user: request.user, log, origin: request.origin ?? '' };
       const result = handler(params, context);
       if (result instanceof Promise) {
@@ -122,15 +133,39 @@ export class Dispatcher {
     }
   }
 
-  private failure(target: RouteTarget, thrown: unknown): AriResponse {
+  private failure(target: RouteTarget, thrown: unknown, checkDeclared = true): AriResponse {
     const ariError = thrown instanceof AriError ? thrown : toAriError(thrown);
-    if (ariError) return error(ariError.status, ariError.message, ariError.headers);
+    if (ariError) {
+      if (checkDeclared) {
+        const undeclared = this.undeclared(target, ariError.status);
+        if (undeclared) return undeclared;
+      }
+      return error(ariError.status, ariError.message, ariError.headers);
+    }
     this.options.log.error({ err: thrown, operation: target.operation.nickname }, 'handler failed');
     return error(500, 'Internal server error');
   }
 
+  /**
+   * Developer mode: a status the operation does not declare is a failure, as in Asterisk's generated
+   * glue. Implicit for every operation (docs/errors.md): 2xx, 500, 501; the 400s of the
+   * declarative parameter check and the statuses the router and transport answer before a handler
+   * runs (404 route, 405, 406, 413, 426, 401/403 authentication) never reach this check.
+   */
+  private undeclared(target: RouteTarget, status: number): AriResponse | undefined {
+    if (!this.options.developerMode || isImplicitStatus(status)) return undefined;
+    const operation = target.operation;
+    if (operation.errors.some((declared) => declared.code === status)) return undefined;
+    this.options.log.error({ operation: operation.nickname, status }, 'handler answered a status its operation does not declare');
+    return error(500, `${target.resource.name}.${operation.nickname} answered ${status}: undeclared status`);
+  }
+
   private success(target: RouteTarget, result: unknown, transport: AriRequest['transport']): AriResponse {
     const reply = result instanceof Reply ? result : undefined;
+    if (reply?.status !== undefined) {
+      const undeclared = this.undeclared(target, reply.status);
+      if (undeclared) return undeclared;
+    }
     const body = reply ? reply.body : result;
     const headers: Record<string, string> = reply?.headers ? { ...reply.headers } : {};
     const operation = target.operation;

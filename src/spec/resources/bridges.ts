@@ -41,7 +41,15 @@ const playAnnouncerFormat = { name: 'announcer_format', description: 'Format of 
 const playLang = { name: 'lang', description: 'Language of the sounds.', in: 'query', dataType: 'string' } as const;
 const playOffsetms = { name: 'offsetms', description: 'Milliseconds to skip at the start of the first media.', in: 'query', dataType: 'int', defaultValue: 0, range: { min: 0 } } as const;
 const playSkipms = { name: 'skipms', description: 'Milliseconds moved by a forward or reverse control.', in: 'query', dataType: 'int', defaultValue: 3000, range: { min: 0 } } as const;
-const playErrors = [noBridge, notInStasis, { code: 422, reason: 'Unknown announcer format.' }] as const;
+/** Play requests are bounded (media count, URI length, say-back and tone sizes; docs/playback-bounds.md). */
+const playErrors = [
+  { code: 400, reason: 'Media list or a media URI beyond its bounds.' },
+  noBridge,
+  notInStasis,
+  { code: 422, reason: 'Unknown announcer format.' },
+] as const;
+/** Patchbay's bounds on variables and names: not in Asterisk's declarations for bridge creation. */
+const badParams = { code: 400, reason: 'Invalid parameters.' } as const;
 
 export const bridges = {
   name: 'bridges',
@@ -73,7 +81,7 @@ export const bridges = {
         bridgeAbsorbDTMF,
       ],
       responseClass: 'Bridge',
-      errors: [{ code: 409, reason: 'Bridge id already in use.' }],
+      errors: [badParams, { code: 409, reason: 'Bridge id already in use.' }],
     },
     {
       nickname: 'createWithId',
@@ -90,7 +98,7 @@ export const bridges = {
         bridgeAbsorbDTMF,
       ],
       responseClass: 'Bridge',
-      errors: [{ code: 409, reason: 'Bridge id already in use.' }],
+      errors: [badParams, { code: 409, reason: 'Bridge id already in use.' }],
     },
     {
       nickname: 'get',

@@ -22,6 +22,12 @@ const noChannel = { code: 404, reason: 'Channel not found.' } as const;
 const atCapacity = { code: 503, reason: 'Channel limit (max_channels) or Local channel depth (local_max_depth) reached.' } as const;
 const notInStasis = { code: 409, reason: 'Channel is not in a Stasis application.' } as const;
 const badState = { code: 412, reason: 'Channel is in a state that does not allow this operation.' } as const;
+/** Patchbay's bounds on variables (names, values, entries): not in Asterisk's declarations for create. */
+const badParams = { code: 400, reason: 'Invalid parameters.' } as const;
+/** Asterisk answers this 404 too without declaring it (resource_channels.c: the label is looked up before dialing). */
+const noLabel = { code: 404, reason: 'The label is not in the context.' } as const;
+/** Play requests are bounded (media count, URI length, say-back and tone sizes; docs/playback-bounds.md). */
+const badMedia = { code: 400, reason: 'Media list or a media URI beyond its bounds.' } as const;
 
 /** The standard trio of errors for operations on a channel controlled by an application. */
 const controlErrors = [noChannel, notInStasis, badState] as const;
@@ -115,6 +121,7 @@ export const channels = {
       responseClass: 'Channel',
       errors: [
         { code: 400, reason: 'Invalid parameters.' },
+        noLabel,
         { code: 409, reason: 'Channel id already in use.' },
         atCapacity,
       ],
@@ -136,7 +143,7 @@ export const channels = {
         variablesBody,
       ],
       responseClass: 'Channel',
-      errors: [{ code: 409, reason: 'Channel id already in use.' }, atCapacity],
+      errors: [badParams, { code: 409, reason: 'Channel id already in use.' }, atCapacity],
     },
     {
       nickname: 'get',
@@ -173,6 +180,7 @@ export const channels = {
       responseClass: 'Channel',
       errors: [
         { code: 400, reason: 'Invalid parameters.' },
+        noLabel,
         { code: 409, reason: 'Channel id already in use.' },
         atCapacity,
       ],
@@ -418,7 +426,7 @@ export const channels = {
         { name: 'playbackId', description: 'Id to give the new playback.', in: 'query', dataType: 'string' },
       ],
       responseClass: 'Playback',
-      errors: [...controlErrors],
+      errors: [badMedia, ...controlErrors],
       successStatus: 201,
     },
     {
@@ -429,7 +437,7 @@ export const channels = {
       since: ['12.2.0'],
       params: [channelId, playbackIdPath, playMedia, playLang, playOffsetms, playSkipms],
       responseClass: 'Playback',
-      errors: [...controlErrors],
+      errors: [badMedia, ...controlErrors],
       successStatus: 201,
     },
     {
@@ -546,7 +554,7 @@ export const channels = {
       since: ['12.2.0'],
       params: [channelId, snoopIdPath, snoopSpy, snoopWhisper, snoopApp, snoopAppArgs],
       responseClass: 'Channel',
-      errors: [{ code: 400, reason: 'Invalid parameters.' }, noChannel, atCapacity],
+      errors: [{ code: 400, reason: 'Invalid parameters.' }, noChannel, { code: 409, reason: 'Snoop channel id already in use.' }, atCapacity],
     },
     {
       nickname: 'dial',
@@ -570,7 +578,7 @@ export const channels = {
       since: ['13.27.0', '16.4.0'],
       params: [channelId],
       responseClass: 'RTPstat',
-      errors: [noChannel],
+      errors: [{ code: 403, reason: 'The channel has no RTP (its technology does not use RTP).' }, noChannel],
     },
     {
       nickname: 'externalMedia',

@@ -78,7 +78,13 @@ export const recordings = {
         },
       ],
       responseClass: 'StoredRecording',
-      errors: [noRecording, { code: 409, reason: 'A recording with the destination name exists.' }],
+      errors: [
+        { code: 400, reason: 'The destination name is not one the file system can take.' },
+        // Asterisk answers this 403 too, undeclared (a destination outside the recordings directory).
+        { code: 403, reason: 'The destination is outside the recordings directory.' },
+        noRecording,
+        { code: 409, reason: 'A recording with the destination name exists.' },
+      ],
     },
     {
       nickname: 'getLive',

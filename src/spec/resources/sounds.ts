@@ -17,7 +17,8 @@ export const sounds = {
         { name: 'format', description: 'Only sounds available in this format.', in: 'query', dataType: 'string' },
       ],
       responseClass: 'List[Sound]',
-      errors: [],
+      // Asterisk answers this 404 without declaring it.
+      errors: [{ code: 404, reason: 'No sound matches the lang/format filters.' }],
     },
     {
       nickname: 'get',
@@ -27,7 +28,8 @@ export const sounds = {
       since: ['12.0.0'],
       params: [{ name: 'soundId', description: 'Id of the sound.', in: 'path', dataType: 'string', required: true }],
       responseClass: 'Sound',
-      errors: [],
+      // Asterisk answers this 404 without declaring it.
+      errors: [{ code: 404, reason: 'Sound not found.' }],
     },
   ],
 } as const satisfies ResourceDecl;
