@@ -15,7 +15,10 @@ import {
   type DeepPartialYaml,
   type LoadConfigOptions,
 } from '../src/config/config.ts';
-import { md5Crypt, verifyPassword } from '../src/ari/passwords.ts';
+import { cryptHashProblem, md5Crypt, verifyPassword } from '../src/ari/passwords.ts';
+import { settingsTableOf } from '../src/config/docs-table.ts';
+import { renderSettingsTable } from '../src/config/config.ts';
+import { integer, readSection, section, string, type ReadContext, type Seg, type ValueOf, type YamlOf } from '../src/config/schema.ts';
 import { createLogger } from '../src/log.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -458,5 +461,51 @@ describe('logger', () => {
     assert.equal(rec.user.password, '[redacted]');
     assert.equal(rec.req.headers.authorization, '[redacted]');
     assert.equal(log.level, 'warn');
+  });
+});
+
+describe('settings are declared once', () => {
+  test('the Settings table of docs/configuration.md is the one the declarations generate', () => {
+    const doc = fs.readFileSync(path.join(repoRoot, 'docs', 'configuration.md'), 'utf8');
+    assert.equal(settingsTableOf(doc), renderSettingsTable(), 'run npm run docs:config');
+    for (const s of DEFAULTS_DOC) if (s.env) assert.ok(doc.includes(`| \`${s.env}\` | \`${s.key}\``), `env table names ${s.env}`);
+  });
+
+  test('one declaration gives the type, the default, the check, the environment variable and the doc row', () => {
+    const declared = section({
+      sip: section({
+        udp_port: integer({ default: 5060, min: 1, max: 65535, env: 'X_SIP_PORT', doc: 'SIP port' }),
+        user_agent: string({ default: 'Patchbay', doc: 'User-Agent header', check: (s) => (s.includes('\n') ? 'one line' : null) }),
+      }),
+    });
+    const failures: string[] = [];
+    const ctx: ReadContext = {
+      fail: (p: readonly Seg[], reason: string): never => {
+        failures.push(`${p.join('.')}: ${reason}`);
+        throw new Error(reason);
+      },
+      baseDir: '/',
+      networkInterfaces: NO_IFACES,
+    };
+    const read = (v: YamlOf<typeof declared>): ValueOf<typeof declared> => readSection(declared, v, [], ctx);
+    const loaded = read({});
+    const port: number = loaded.sip.udpPort; // camelCase, typed by the declaration
+    assert.equal(port, 5060);
+    assert.equal(loaded.sip.userAgent, 'Patchbay');
+    assert.equal(read({ sip: { udp_port: 5080 } }).sip.udpPort, 5080);
+    assert.throws(() => read({ sip: { udp_port: 0 } }));
+    assert.throws(() => read({ sip: { udp_prot: 1 } as never }));
+    assert.deepEqual(failures, ['sip.udp_port: must be between 1 and 65535, got 0', 'sip.udp_prot: unknown key (did you mean sip.udp_port?)']);
+    assert.equal(declared.fields.sip.fields.udp_port.env?.name, 'X_SIP_PORT');
+    assert.equal(declared.fields.sip.fields.udp_port.env?.parse('5070', '/'), 5070);
+    assert.deepEqual(declared.fields.sip.fields.udp_port.doc, { default: '`5060`', description: 'SIP port' });
+  });
+
+  test('crypt formats are known to the password code; the configuration only asks it', () => {
+    assert.equal(cryptHashProblem(md5Crypt('x', 'saltsalt')), null);
+    assert.match(cryptHashProblem('$2b$10$abc') ?? '', /unsupported or malformed crypt hash/);
+    const source = fs.readFileSync(path.join(repoRoot, 'src', 'config', 'settings.ts'), 'utf8')
+      + fs.readFileSync(path.join(repoRoot, 'src', 'config', 'config.ts'), 'utf8');
+    assert.doesNotMatch(source, /unixcrypt|createHash|md5Crypt|\$6\$/);
   });
 });

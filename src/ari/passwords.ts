@@ -19,11 +19,34 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(left, right);
 }
 
+const CRYPT_CLASS = '[./0-9A-Za-z]';
+const SHA_CRYPT_RE = new RegExp(`^\\$([56])\\$(?:rounds=([1-9][0-9]*)\\$)?(${CRYPT_CLASS}{0,16})\\$(${CRYPT_CLASS}+)$`);
+const MD5_CRYPT_RE = new RegExp(`^\\$1\\$([^$]{0,8})\\$(${CRYPT_CLASS}{22})$`);
+
+/**
+ * Why a crypt hash cannot be used (one line), or null when it is a well-formed `$6$`, `$5$` or `$1$`
+ * hash. The configuration calls this to refuse a bad hash at load time.
+ */
+export function cryptHashProblem(hash: string): string | null {
+  const sha = SHA_CRYPT_RE.exec(hash);
+  if (sha) {
+    const expected = sha[1] === '5' ? 43 : 86;
+    if (sha[4]!.length !== expected) return `malformed $${sha[1]}$ crypt hash (digest must be ${expected} characters)`;
+    if (sha[2] !== undefined) {
+      const rounds = Number(sha[2]);
+      if (rounds < 1000 || rounds > 1_000_000) return 'crypt rounds must be between 1000 and 1000000 (every request re-verifies)';
+    }
+    return null;
+  }
+  if (MD5_CRYPT_RE.test(hash)) return null;
+  return 'unsupported or malformed crypt hash: use $6$ (SHA-512), $5$ (SHA-256) or $1$ (MD5), e.g. from `openssl passwd -6`';
+}
+
 /** Checks a password against a crypt hash, synchronously (worker threads and start-up checks only). */
 export function verifyCrypt(password: string, hash: string): boolean {
   try {
     if (hash.startsWith('$1$')) {
-      const m = /^\$1\$([^$]{0,8})\$[./0-9A-Za-z]{22}$/.exec(hash);
+      const m = MD5_CRYPT_RE.exec(hash);
       return m !== null && constantTimeEqual(md5Crypt(password, m[1]!), hash);
     }
     if (hash.startsWith('$5$') || hash.startsWith('$6$')) return unixcryptVerify(password, hash);

@@ -1,0 +1,364 @@
+// Every setting, declared once. The YAML key is the field name here; the loaded PatchbayConfig field
+// is its camelCase (`body_limit_bytes` → `bodyLimitBytes`). Each declaration gives the type, the
+// default, the validation, the environment variable and the row of the Settings table in
+// docs/configuration.md (regenerate it with `npm run docs:config`; a test fails when it drifts).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { cryptHashProblem, verifyPassword } from '../ari/passwords.ts';
+import {
+  boolean,
+  custom,
+  decimal,
+  describe,
+  filePath,
+  integer,
+  isPlainObject,
+  notEmptyPath,
+  oneOf,
+  recordList,
+  section,
+  string,
+  stringList,
+  type Raw,
+  type ReadContext,
+  type Seg,
+  type ValueOf,
+} from './schema.ts';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+/** Where Asterisk's prompts are installed: by distribution packages, and by Asterisk's own `make install`. */
+const DEFAULT_SYSTEM_SOUNDS = ['/usr/share/asterisk/sounds', '/var/lib/asterisk/sounds'];
+const SERVER_ID_RE = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i;
+const SERVER_ID_FILE = 'server-id';
+const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+const INT32_MAX = 2 ** 31 - 1;
+
+const noControl = (s: string): string | null => (/[\x00-\x1f\x7f]/.test(s) ? 'must not contain control characters' : null);
+
+const USER = section({
+  name: string({
+    required: true,
+    docDefault: '(required)',
+    doc: 'User name. It must be unique and must not contain `:`',
+    check: (s) =>
+      s === '' ? 'must not be empty'
+        : s.includes(':') ? "must not contain ':' (HTTP Basic auth splits user and password at the first ':')"
+          : noControl(s),
+  }),
+  // Read after password_format (late), which says how to check it.
+  password: string({
+    required: true,
+    late: true,
+    docDefault: '(required)',
+    doc: 'Password, or a crypt hash when `password_format: crypt`',
+    check: (s, user) => (s === '' ? 'must not be empty' : user.passwordFormat === 'crypt' ? cryptHashProblem(s) : null),
+  }),
+  password_format: oneOf({ values: ['plain', 'crypt'], default: 'plain', doc: '`plain` or `crypt`', docDefault: '`plain`' }),
+  read_only: boolean({
+    default: false,
+    doc: 'When true, only GET and OPTIONS are allowed (others get 403). A read-only user may open the event WebSocket (`GET /ari/events`, as Asterisk allows) for applications no read-write user holds; connecting to an application a read-write user holds is refused with 403 and the holder keeps it. A read-write user connecting to an application a read-only user holds takes it over (ApplicationReplaced)',
+  }),
+});
+
+export type AriUser = ValueOf<typeof USER>;
+
+export const DEFAULT_USER: AriUser = Object.freeze({
+  name: 'asterisk',
+  password: 'asterisk',
+  passwordFormat: 'plain',
+  readOnly: false,
+});
+
+export const SETTINGS = section(
+  {
+    server_id: custom<string, string>({
+      docDefault: 'MAC of the first non-internal network interface, else a generated id stored in `<data>/server-id`',
+      doc: 'Entity id `xx:xx:xx:xx:xx:xx` (stored lower-case), reported as `asterisk_id` / `entity_id`',
+      late: true,
+      read: (v: unknown, p: readonly Seg[], ctx: ReadContext, top: Raw) => {
+        if (v === undefined || v === null) return defaultServerId((top.dirs as { data: string }).data, ctx);
+        if (typeof v !== 'string') ctx.fail(p, `must be a string, got ${describe(v)}`);
+        if (!SERVER_ID_RE.test(v)) ctx.fail(p, `must look like a MAC address xx:xx:xx:xx:xx:xx (hex), got '${v}'`);
+        return v.toLowerCase();
+      },
+    }),
+    system_name: string({
+      default: () => os.hostname() || 'patchbay',
+      docDefault: 'the host name',
+      doc: 'System name in system information',
+      check: (s) => (s.trim() === '' ? 'must not be empty' : noControl(s)),
+    }),
+    http: section({
+      bind: string({
+        default: '127.0.0.1',
+        env: 'PATCHBAY_HTTP_BIND',
+        doc: 'Listen address: an IP (IPv6 without brackets) or a host name',
+        check: checkBind,
+      }),
+      port: integer({ default: 8088, min: 0, max: 65535, env: 'PATCHBAY_HTTP_PORT', doc: 'Listen port, 0–65535; `0` picks a free port' }),
+      body_limit_bytes: integer({
+        default: 1024 * 1024,
+        min: 1,
+        max: 1024 * 1024 * 1024,
+        docDefault: '`1048576` (1 MiB)',
+        doc: 'Largest request body accepted; larger bodies get 413',
+      }),
+    }),
+    ari: section({
+      users: recordList(USER, {
+        what: 'users',
+        itemWhat: 'a mapping with name and password',
+        default: [DEFAULT_USER],
+        docDefault: 'one user `asterisk` / `asterisk`, plain, read-write',
+        doc: 'List of ARI users (an empty list means nobody can log in)',
+        check: (user, _i, before, p, ctx) => {
+          if (before.some((u) => u.name === user.name)) ctx.fail([...p, 'name'], `duplicate user '${user.name}'`);
+        },
+      }),
+      auth_realm: string({
+        default: 'Asterisk REST Interface',
+        doc: 'Realm in `WWW-Authenticate` (no quotes or control characters)',
+        check: (s) => (s.trim() === '' ? 'must not be empty' : /["\\\x00-\x1f\x7f]/.test(s) ? 'must not contain quotes, backslashes or control characters' : null),
+      }),
+      channelvars: stringList({
+        default: [],
+        comma: true,
+        doc: 'Channel variables included in channel snapshots. Give a list or a comma-separated string',
+        check: (s) => (/[\s\x00-\x1f\x7f]/.test(s) ? 'must not contain whitespace or control characters' : null),
+      }),
+      allowed_origins: stringList({
+        default: [],
+        comma: true,
+        doc: 'CORS origins: `scheme://host[:port]` (no path, no trailing slash) or `*`. Give a list or a comma-separated string',
+        check: checkOrigin,
+        map: (s) => (s === '*' ? s : s.toLowerCase()),
+      }),
+      pretty: boolean({ default: false, doc: 'Pretty-print JSON responses' }),
+      developer_mode: boolean({
+        default: false,
+        doc: 'Developer-only checks: every response and event is checked against its declared model, and a status the operation does not declare becomes a 500 (see [Error statuses](errors.md))',
+      }),
+      websocket: section({
+        ping_interval_seconds: integer({ default: 30, min: 0, max: 86400, doc: 'WebSocket ping interval, 0–86400; `0` turns pings off' }),
+        max_queued_messages: integer({
+          default: 50_000,
+          min: 1,
+          max: 10_000_000,
+          doc: 'Messages a socket has not taken (written to the kernel) after a flush before it counts as too slow and is closed',
+        }),
+        max_queued_bytes: integer({
+          default: 16 * 1024 * 1024,
+          min: 64 * 1024,
+          max: INT32_MAX,
+          doc: 'Bytes a socket has not taken before it counts as too slow and is closed, 65536–2³¹−1: the most memory one event consumer can cost. A reader that keeps up is never cut off by a burst: only what is still untaken once the burst has been handed to the kernel counts',
+        }),
+      }),
+      failed_logins: section({
+        max_per_address: integer({
+          default: 10,
+          min: 0,
+          max: 1_000_000,
+          doc: 'Failed logins one client address may make in a window before it is refused without any check (see [Failed logins](#failed-logins)); `0` = no limit',
+        }),
+        window_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'Window the failed logins are counted in, 1–86400' }),
+        block_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'How long an address that reached the limit is refused, 1–86400' }),
+        tracked_addresses: integer({
+          default: 10_000,
+          min: 1,
+          max: 10_000_000,
+          doc: 'Addresses remembered at once; when more fail, the one that failed least recently is forgotten',
+        }),
+      }),
+    }),
+    dirs: section({
+      data: filePath({ default: './data', env: 'PATCHBAY_DATA_DIR', doc: 'Data directory' }),
+      logs: filePath({ default: (d) => path.join(d.data as string, 'logs'), docDefault: '`<data>/logs`', doc: 'Log directory' }),
+      recordings: filePath({
+        default: (d) => path.join(d.data as string, 'recordings'),
+        docDefault: '`<data>/recordings`',
+        doc: 'Recordings directory',
+      }),
+      sounds: stringList({
+        default: (d) => [path.join(d.data as string, 'sounds'), ...DEFAULT_SYSTEM_SOUNDS],
+        docDefault: '`[<data>/sounds, /usr/share/asterisk/sounds, /var/lib/asterisk/sounds]`',
+        comma: false,
+        check: notEmptyPath,
+        map: (s, ctx) => path.resolve(ctx.baseDir, s),
+        doc: "Sound directories, searched in order (distribution packages install Asterisk's prompts under `/usr/share`, Asterisk's own `make install` under `/var/lib`). Give a list or one path. A sound id names a file inside them: an absolute `sound:` path is played only when it lies inside one of them, and a symbolic link is followed only when its target does. The prompts Patchbay generates at first start (a beep, silences, call-progress tones, in `<data>/generated/sounds`) are fallbacks, used only for names no sound directory has",
+      }),
+      moh: filePath({ default: (d) => path.join(d.data as string, 'moh'), docDefault: '`<data>/moh`', doc: 'Music-on-hold directory' }),
+    }),
+    dialplan: section({
+      file: filePath({
+        default: null,
+        docDefault: '`null` (the embedded default dialplan)',
+        doc: 'Dialplan file. It must exist when set',
+        check: (file: string, p: readonly Seg[], ctx: ReadContext) => {
+          let st: fs.Stats | undefined;
+          try {
+            st = fs.statSync(file);
+          } catch (err) {
+            ctx.fail(p, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          }
+          if (!st.isFile()) ctx.fail(p, `${file} is not a regular file`);
+        },
+      }),
+    }),
+    logging: section({
+      level: oneOf({ values: LOG_LEVELS, default: 'info', doc: '`trace`, `debug`, `info`, `warn`, `error` or `fatal`' }),
+      console: boolean({ default: true, doc: '`true`: JSON lines to stdout. `false`: appended to `<logs>/patchbay.log`' }),
+      max_log_channels: integer({
+        default: 64,
+        min: 2,
+        max: 100_000,
+        doc: 'Most log channels at once (2–100000), counting the console and `messages.log`; ARI `addLog` beyond it answers 409 (see [Log channels](#log-channels))',
+      }),
+    }),
+    language: string({
+      default: 'en',
+      doc: 'Default channel language (letters, digits, `_`, `-`; e.g. `en_GB`)',
+      check: (s) => (/^[A-Za-z0-9_-]{1,32}$/.test(s) ? null : `must be a language code such as en or en_GB (letters, digits, _ and -), got '${s}'`),
+    }),
+    max_channels: integer({
+      default: 0,
+      min: 0,
+      max: INT32_MAX,
+      doc: 'Most channels at once; `0` = unlimited. Beyond it, requests that make channels are refused (see below)',
+    }),
+    local_max_depth: integer({
+      default: 20,
+      min: 0,
+      max: INT32_MAX,
+      doc: 'Most Local channel pairs in a row: a Local channel requested by a channel that a Local channel led to is one deeper, and beyond this the request fails as unavailable (a dialplan that dials itself through Local stops). `0` = unlimited',
+    }),
+    max_open_files: integer({ default: 0, min: 0, max: INT32_MAX, doc: 'Most open files; `0` = unlimited' }),
+    max_load: decimal({ default: 0, min: 0, max: 1_000_000, doc: 'Load-average ceiling (a decimal is allowed); `0` = unlimited' }),
+    config_objects: custom<ConfigObjects, Record<string, Record<string, Record<string, Record<string, string | number | boolean> | null>>>>({
+      docDefault: '`{}`',
+      doc: 'Read-only dynamic configuration objects (see below)',
+      read: readConfigObjects,
+    }),
+  },
+  // The default credentials only on loopback (checked before a server id is generated and stored).
+  (top, _p, ctx) => {
+    const users = (top.ari as { users: readonly AriUser[] }).users;
+    const bind = (top.http as { bind: string }).bind;
+    if (usesDefaultPassword(users) && !isLoopback(bind)) {
+      ctx.fail(['http', 'bind'], `the default password may only be used on a loopback address (127.0.0.0/8, ::1, localhost), got '${bind}'; change the password of user 'asterisk' in ari.users or bind to loopback`);
+    }
+  },
+);
+
+/** True when any user still has the embedded default credentials asterisk/asterisk (a crypt hash of them too). */
+export function usesDefaultPassword(users: readonly AriUser[]): boolean {
+  // Remembered per (frozen) list: a crypt check costs milliseconds, and the bind rule asks first.
+  let known = defaultPasswordIn.get(users);
+  if (known === undefined) {
+    known = users.some((u) => u.name === DEFAULT_USER.name && verifyPassword(u, DEFAULT_USER.password));
+    defaultPasswordIn.set(users, known);
+  }
+  return known;
+}
+const defaultPasswordIn = new WeakMap<readonly AriUser[], boolean>();
+
+export type ConfigObjects = Readonly<
+  Record<string, Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, string>>>>>>>
+>;
+
+function readConfigObjects(v: unknown, root: readonly Seg[], ctx: ReadContext): ConfigObjects {
+  const level = (p: readonly Seg[], x: unknown, what: string): Raw => {
+    if (x === undefined || x === null) return {};
+    if (!isPlainObject(x)) ctx.fail(p, `must be a mapping of ${what}, got ${describe(x)}`);
+    for (const k of Object.keys(x)) {
+      if (k.trim() === '' || k.includes('/') || RESERVED_NAMES.has(k)) ctx.fail([...p, k], `'${k}' is not allowed as a ${what.replace(/s$/, '')} name`);
+    }
+    return x;
+  };
+  const out: Record<string, Record<string, Record<string, Record<string, string>>>> = {};
+  for (const [cls, types] of Object.entries(level(root, v, 'config classes'))) {
+    const outTypes: Record<string, Record<string, Record<string, string>>> = {};
+    for (const [type, ids] of Object.entries(level([...root, cls], types, 'object types'))) {
+      const outIds: Record<string, Record<string, string>> = {};
+      for (const [id, fields] of Object.entries(level([...root, cls, type], ids, 'object ids'))) {
+        const outFields: Record<string, string> = {};
+        for (const [field, value] of Object.entries(level([...root, cls, type, id], fields, 'fields'))) {
+          if (typeof value === 'string') outFields[field] = value;
+          else if (typeof value === 'number' || typeof value === 'boolean') outFields[field] = String(value);
+          else ctx.fail([...root, cls, type, id, field], `must be a string, number or boolean, got ${describe(value)}`);
+        }
+        outIds[id] = Object.freeze(outFields);
+      }
+      outTypes[type] = Object.freeze(outIds);
+    }
+    out[cls] = Object.freeze(outTypes);
+  }
+  return Object.freeze(out);
+}
+
+function defaultServerId(dataDir: string, ctx: ReadContext): string {
+  const p = ['server_id'];
+  const file = path.join(dataDir, SERVER_ID_FILE);
+  // An id stored earlier wins, so the id stays stable even if interfaces come and go.
+  let stored: string | undefined;
+  try {
+    stored = fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      ctx.fail(p, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+  }
+  if (stored !== undefined) {
+    if (SERVER_ID_RE.test(stored)) return stored.toLowerCase();
+    ctx.fail(p, `${file} does not hold a valid id (xx:xx:xx:xx:xx:xx); fix or delete it`);
+  }
+  for (const infos of Object.values(ctx.networkInterfaces())) {
+    for (const info of infos ?? []) {
+      if (!info.internal && SERVER_ID_RE.test(info.mac) && info.mac !== '00:00:00:00:00:00') return info.mac.toLowerCase();
+    }
+  }
+  const bytes = crypto.randomBytes(6);
+  bytes[0] = (bytes[0]! | 0x02) & 0xfe; // locally administered, unicast
+  const id = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, id + '\n', { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return defaultServerId(dataDir, { ...ctx, fail: ctx.fail, networkInterfaces: () => ({}) });
+    ctx.fail(p, `no network interface MAC found and cannot store a generated id in ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}; set server_id`);
+  }
+  return id;
+}
+
+function checkBind(s: string): string | null {
+  if (s === '') return 'must not be empty';
+  if (s.startsWith('[')) return 'write IPv6 addresses without brackets, e.g. ::1';
+  if (net.isIP(s)) return null;
+  if (/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(s)) return null;
+  return `must be an IP address or host name, got '${s}'`;
+}
+
+function checkOrigin(s: string): string | null {
+  if (s === '*') return null;
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^\s/?#]+$/i.test(s)) return null;
+  return `must be * or an origin scheme://host[:port] with no path or trailing slash, got '${s}'`;
+}
+
+/** True for 127.0.0.0/8, ::1 (any spelling, incl. IPv4-mapped 127.x) and localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (net.isIPv4(h)) return h.split('.')[0] === '127';
+  if (net.isIPv6(h)) {
+    let canonical: string;
+    try {
+      canonical = new URL(`http://[${h}]/`).hostname.slice(1, -1);
+    } catch {
+      return false;
+    }
+    return canonical === '::1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(canonical);
+  }
+  return false;
+}
