@@ -130,8 +130,11 @@ export class Core {
       onError: (err) => this.log.error({ err }, 'media clock listener failed'),
     });
     this.generators = new ChannelGenerators(this.media);
-    this.bridges = new Bridges(this.applications, this.media, () =>
-      this.modules.isRunning(MODULE_NAMES.musicOnHold) ? this.moh.stream() : undefined,
+    this.bridges = new Bridges(
+      this.applications,
+      this.media,
+      () => (this.modules.isRunning(MODULE_NAMES.musicOnHold) ? this.moh.stream() : undefined),
+      (err, bridge, during) => this.log.error({ err, bridge: bridge.id }, `bridge ${during} failed; carrying on`),
     );
     this.objects.register('bridge', (id) => this.bridges.get(id)?.snapshot());
     this.recordings = new Recordings({
@@ -149,17 +152,13 @@ export class Core {
       warn: (message, details) => this.log.warn(details ?? {}, message),
     });
     this.talkDetection = new TalkDetection(this.media, this.channels);
-    this.playbacks = new Playbacks(
-      {
-        applications: this.applications,
-        generators: this.generators,
-        media: this.media,
-        sounds: this.sounds,
-        findRecording: (name) => this.recordings.store.find(name)?.real,
-        log: this.log,
-      },
-      this.channels,
-    );
+    this.playbacks = new Playbacks({
+      applications: this.applications,
+      generators: this.generators,
+      sounds: this.sounds,
+      findRecording: (name) => this.recordings.store.find(name)?.real,
+      log: this.log,
+    });
     this.endpoints = new Endpoints({ applications: this.applications, channels: this.channels });
     this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
     this.pjsipEndpoints = new PjsipEndpoints(this.dynamicConfig);
@@ -173,6 +172,7 @@ export class Core {
       log: this.log,
       globals: this.globalVars,
       dialplan: () => this.#dialplan,
+      playbacks: this.playbacks,
       recordings: this.recordings,
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),

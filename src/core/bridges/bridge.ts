@@ -9,6 +9,7 @@ import type { Model } from '../../spec/index.ts';
 import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
 import { formatAriDate } from '../time.ts';
+import { TypedEmitter } from '../typed-emitter.ts';
 
 export type BridgeType = 'mixing' | 'holding';
 
@@ -58,6 +59,16 @@ export interface BridgeEnvironment {
   destroyed(bridge: Bridge): void;
   /** What holding-bridge participants hear while nothing else plays (music on hold). */
   idleSource?(): BridgeAudioSource | undefined;
+  /** A listener failed while the bridge was notifying; the bridge goes on. */
+  reportError?(error: unknown, bridge: Bridge, during: string): void;
+}
+
+export interface BridgeInternalEvents {
+  /**
+   * The bridge is gone (after BridgeDestroyed): what plays into it or records it ends now. The
+   * one announcement of a bridge's end; nothing polls `destroyed` on the clock.
+   */
+  destroyed: Bridge;
 }
 
 export interface BridgeInit {
@@ -81,7 +92,7 @@ function silent(output: Int16Array): Int16Array {
 const MIX_RATE = 8000;
 const FRAME_SAMPLES = samplesPerFrame(MIX_RATE);
 
-export class Bridge {
+export class Bridge extends TypedEmitter<BridgeInternalEvents> {
   readonly id: string;
   readonly name: string;
   readonly type: BridgeType;
@@ -108,6 +119,9 @@ export class Bridge {
   private destroyedAlready = false;
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
+    super();
+    const reportError = env.reportError;
+    if (reportError) this.setListenerErrorReporter((error, event) => reportError(error, this, `'${event}' listener`));
     this.env = env;
     this.id = init.id;
     this.name = init.name;
@@ -398,5 +412,6 @@ export class Bridge {
     this.mixListeners = [];
     this.raise('BridgeDestroyed');
     this.env.destroyed(this);
+    this.emit('destroyed', this);
   }
 }

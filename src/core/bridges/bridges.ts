@@ -47,6 +47,8 @@ export class Bridges {
     private readonly media: MediaEngine,
     /** Idle audio for holding bridges (music on hold), when available. */
     private readonly idleSource: () => BridgeAudioSource | undefined = () => undefined,
+    /** A listener of a bridge's notifications failed (the bridge went on). */
+    private readonly reportError?: (error: unknown, bridge: Bridge, during: string) => void,
   ) {}
 
   create(options: CreateBridgeOptions): Bridge {
@@ -58,6 +60,7 @@ export class Bridges {
       {
         publish: (event, scope) => this.applications.publish(event, scope),
         idleSource: this.idleSource,
+        reportError: this.reportError,
         memberJoined: (joined, channel) => this.countApp(joined, channel, +1),
         memberLeft: (left, channel) => this.countApp(left, channel, -1),
         destroyed: (gone) => {

@@ -9,7 +9,6 @@ import type { Bridge, BridgeAudioSource } from '../bridges/bridge.ts';
 import type { AudioGenerator, ChannelGenerators } from '../channel-generators.ts';
 import type { Channel } from '../channels/channel.ts';
 import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
-import type { MediaEngine } from '../media-engine.ts';
 import type { Sounds } from '../sounds.ts';
 import { formatAriDate } from '../time.ts';
 import { openMedia } from './media.ts';
@@ -20,7 +19,6 @@ import { PlaybackQueue } from './queue.ts';
 export interface PlaybacksOptions {
   readonly applications: Applications;
   readonly generators: ChannelGenerators;
-  readonly media: MediaEngine;
   readonly sounds: Sounds;
   /** Confined lookup of a stored recording's file, for `recording:` media. */
   readonly findRecording: (name: string) => string | undefined;
@@ -41,13 +39,6 @@ export interface PlayRequest {
   readonly internal?: boolean;
 }
 
-/** The engine of each core, by its channel table, for code that only has a channel (dialplan apps). */
-const enginesByTable = new WeakMap<object, Playbacks>();
-
-export function playbacksFor(channel: Channel): Playbacks | undefined {
-  return enginesByTable.get(channel.table);
-}
-
 export class Playbacks {
   private readonly byId = new Map<string, Playback>();
   private readonly internal = new WeakSet<Playback>();
@@ -61,19 +52,13 @@ export class Playbacks {
   private readonly audience = new Map<Playback, string[]>();
   private readonly hooks: PlaybackHooks;
 
-  constructor(
-    private readonly options: PlaybacksOptions,
-    channelTable?: object,
-  ) {
-    if (channelTable) enginesByTable.set(channelTable, this);
+  constructor(private readonly options: PlaybacksOptions) {
     this.hooks = {
       open: (uri, language, offsetMs) => openMedia(uri, language, offsetMs, { sounds: options.sounds, findRecording: options.findRecording }),
       raise: (playback, type) => this.raised(playback, type),
       failedItem: (playback, uri, reason) =>
         options.log.warn({ playback: playback.id, target: playback.targetUri, media: uri }, `Playback failed for ${uri}: ${reason}`),
     };
-    // A destroyed bridge no longer mixes, so its playbacks are ended from the clock.
-    options.media.onTick(() => this.sweepBridges());
   }
 
   get(id: string): Playback | undefined {
@@ -250,6 +235,8 @@ export class Playbacks {
   }
 
   private bridgeQueue(bridge: Bridge): PlaybackQueue {
+    // A destroyed bridge no longer mixes: what is queued or playing into it ends when it announces its end.
+    const onDestroyed = (): void => queue.stopAll();
     const queue: PlaybackQueue = new PlaybackQueue(
       {
         attach: () => bridge.addSource(source),
@@ -257,19 +244,14 @@ export class Playbacks {
       },
       (emptied) => {
         if (this.bridgeQueues.get(bridge) === emptied) this.bridgeQueues.delete(bridge);
+        bridge.off('destroyed', onDestroyed);
       },
     );
     const source: BridgeAudioSource = {
       // A paused bridge playback contributes nothing to the mix.
       fill: (dst) => (queue.playing?.paused ? false : queue.fill(dst)),
     };
+    bridge.once('destroyed', onDestroyed);
     return queue;
-  }
-
-  private sweepBridges(): void {
-    if (this.bridgeQueues.size === 0) return;
-    for (const [bridge, queue] of this.bridgeQueues) {
-      if (bridge.destroyed) queue.stopAll();
-    }
   }
 }

@@ -85,6 +85,8 @@ export class BridgeSource implements RecordingSource {
   private readonly members = new Map<string, Channel>();
   private pendingBeep: Int16Array | undefined;
   private beepSource: BridgeAudioSource | undefined;
+  /** The bridge was already gone when the recording attached: it ends on its first tick. */
+  private goneAtAttach = false;
 
   constructor(
     readonly bridge: Bridge,
@@ -107,22 +109,28 @@ export class BridgeSource implements RecordingSource {
 
   private readonly onDtmf = ({ digit }: DtmfEvent): void => this.handlers?.dtmf(digit);
 
+  /** The bridge announced its end. */
+  private readonly onDestroyed = (): void => this.handlers?.ended();
+
   attach(handlers: SourceHandlers): void {
     this.handlers = handlers;
+    this.goneAtAttach = this.bridge.destroyed;
     this.bridge.addMixListener(this.onMix);
+    this.bridge.once('destroyed', this.onDestroyed);
     this.syncMembers();
   }
 
   detach(): void {
     this.handlers = undefined;
     this.bridge.removeMixListener(this.onMix);
+    this.bridge.off('destroyed', this.onDestroyed);
     for (const channel of this.members.values()) if (this.listenDtmf) channel.off('dtmf', this.onDtmf);
     this.members.clear();
     this.stopBeep();
   }
 
   tick(): void {
-    if (this.bridge.destroyed) {
+    if (this.goneAtAttach) {
       this.handlers?.ended();
       return;
     }

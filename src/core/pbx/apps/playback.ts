@@ -2,7 +2,6 @@
 // engine and waits for each to end, as app_playback does. Options: `skip` (do nothing, SUCCESS, on
 // a channel that is not answered) and `noanswer` (play without answering). Every file is tried;
 // PLAYBACKSTATUS is FAILED when any could not be played, SUCCESS otherwise. A hangup ends it.
-import { playbacksFor } from '../../playback/playbacks.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 
 /** app_playback looks for the option words anywhere in the options (strcasestr). */
@@ -22,7 +21,7 @@ export const playback: DialplanApplication = {
       }
       if (!hasOption(options, 'noanswer')) channel.answer();
     }
-    const engine = playbacksFor(channel);
+    const engine = services.playbacks;
     let failed = false;
     for (const file of files.split('&')) {
       if (channel.hangingUp) return 'stop';
