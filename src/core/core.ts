@@ -159,7 +159,11 @@ export class Core {
       findRecording: (name) => this.recordings.store.find(name)?.real,
       log: this.log,
     });
-    this.endpoints = new Endpoints({ applications: this.applications, channels: this.channels });
+    this.endpoints = new Endpoints({
+      applications: this.applications,
+      channels: this.channels,
+      reportError: (err, during) => this.log.error({ err }, `${during} failed; carrying on`),
+    });
     this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
     this.pjsipEndpoints = new PjsipEndpoints(this.dynamicConfig);
     this.endpoints.registerTechnology(this.pjsipEndpoints);

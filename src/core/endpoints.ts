@@ -10,6 +10,7 @@ import type { Channels } from './channels/channels.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 import { formatAriDate } from './time.ts';
 import type { Model } from '../spec/index.ts';
+import { Notifier } from './typed-emitter.ts';
 
 export const ENDPOINT_STATES = ['unknown', 'offline', 'online'] as const;
 export type EndpointState = (typeof ENDPOINT_STATES)[number];
@@ -52,6 +53,8 @@ export interface EndpointRegistryChange extends EndpointChange {
 export interface EndpointsOptions {
   readonly applications: Applications;
   readonly channels: Channels;
+  /** A change listener failed; the others were still told. */
+  readonly reportError?: (error: unknown, during: string) => void;
 }
 
 interface Registered {
@@ -66,11 +69,13 @@ export class Endpoints {
   private readonly technologies = new Map<string, Registered>();
   /** Endpoint key → ids of its live channels, in the order they appeared. */
   private readonly channelIds = new Map<string, Set<string>>();
-  private readonly listeners: ((change: EndpointRegistryChange) => void)[] = [];
+  /** Endpoint changes, told to every listener even when one throws. */
+  private readonly changes: Notifier<{ change: EndpointRegistryChange }>;
   private readonly applications: Applications;
 
   constructor(options: EndpointsOptions) {
     this.applications = options.applications;
+    this.changes = new Notifier(options.reportError ? (error) => options.reportError?.(error, 'endpoint change listener') : undefined);
     options.channels.onCreated((channel) => this.channelAdded(channel));
     options.channels.onDestroyed((channel) => this.channelRemoved(channel));
   }
@@ -108,7 +113,7 @@ export class Endpoints {
 
   /** Reports endpoints appearing, disappearing and changing state (device states follow them). */
   onChange(listener: (change: EndpointRegistryChange) => void): void {
-    this.listeners.push(listener);
+    this.changes.on('change', listener);
   }
 
   /** Every endpoint of every technology, by technology then resource. */
@@ -195,7 +200,7 @@ export class Endpoints {
     } else if (change.kind === 'removed') {
       this.applications.forgetObject('endpoint', id);
     }
-    for (const listener of this.listeners) listener({ ...change, technology: provider.technology, id });
+    this.changes.emit('change', { ...change, technology: provider.technology, id });
   }
 
   private channelAdded(channel: Channel): void {

@@ -15,8 +15,8 @@
  */
 export type EventMap = object;
 
-/** Told about a listener that threw; must not throw itself. */
-export type ListenerErrorReporter = (error: unknown, event: string) => void;
+/** Told about a listener that threw (and the payload it was given); must not throw itself. */
+export type ListenerErrorReporter = (error: unknown, event: string, payload: unknown) => void;
 
 interface Entry {
   readonly listener: (payload: never) => void;
@@ -88,7 +88,7 @@ export class TypedEmitter<Events extends EventMap> {
         (entry.listener as (payload: Events[E]) => void)(payload);
       } catch (error) {
         try {
-          this.#onListenerError(error, event);
+          this.#onListenerError(error, event, payload);
         } catch {
           // A reporter that fails must not stop the notification either.
         }
@@ -108,5 +108,16 @@ export class TypedEmitter<Events extends EventMap> {
     }
     const next = entries.slice(0, index).concat(entries.slice(index + 1));
     this.#listeners.set(event, next);
+  }
+}
+
+/**
+ * A TypedEmitter held by an object that notifies through it (rather than being one): its owner
+ * emits, so `emit` is public. Lifecycle notifications of objects that are not emitters themselves
+ * (the channel table's created/destroyed, the endpoint registry's changes) go through one.
+ */
+export class Notifier<Events extends EventMap> extends TypedEmitter<Events> {
+  override emit<E extends keyof Events & string>(event: E, payload: Events[E]): void {
+    super.emit(event, payload);
   }
 }

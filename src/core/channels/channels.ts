@@ -2,6 +2,7 @@
 // ids (`<epoch seconds>.<sequence>`) and raises ChannelCreated; forgets them when destroyed.
 import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
+import { Notifier } from '../typed-emitter.ts';
 import { Channel, type ChannelInit } from './channel.ts';
 import type { ChannelRequest, ChannelTechnology } from './technology.ts';
 
@@ -25,8 +26,10 @@ export class Channels {
   private readonly byName = new Map<string, Channel>();
   private readonly technologies = new Map<string, ChannelTechnology>();
   private readonly options: ChannelsOptions;
-  private readonly createdListeners: ChannelListener[] = [];
-  private readonly destroyedListeners: ChannelListener[] = [];
+  /** Channels appearing and going, told to every listener even when one throws (reported). */
+  private readonly lifecycle = new Notifier<{ created: Channel; destroyed: Channel }>((error, event, channel) =>
+    this.reportError(error, channel as Channel, `channel ${event} listener`),
+  );
   private idSequence = 0;
   private nameSequence = 0;
 
@@ -51,11 +54,11 @@ export class Channels {
   }
 
   onCreated(listener: ChannelListener): void {
-    this.createdListeners.push(listener);
+    this.lifecycle.on('created', listener);
   }
 
   onDestroyed(listener: ChannelListener): void {
-    this.destroyedListeners.push(listener);
+    this.lifecycle.on('destroyed', listener);
   }
 
   /** A fresh unique id in Asterisk's form. */
@@ -96,7 +99,7 @@ export class Channels {
     this.byId.set(id, channel);
     this.byName.set(channel.name, channel);
     channel.raise('ChannelCreated');
-    this.notify(this.createdListeners, channel, 'channel created listener');
+    this.lifecycle.emit('created', channel);
     return channel;
   }
 
@@ -161,18 +164,7 @@ export class Channels {
     this.byId.delete(channel.id);
     if (this.byName.get(channel.name) === channel) this.byName.delete(channel.name);
     this.options.applications.forgetObject('channel', channel.id);
-    this.notify(this.destroyedListeners, channel, 'channel destroyed listener');
-  }
-
-  /** Calls every listener, even when one throws (the failure is reported). */
-  private notify(listeners: readonly ChannelListener[], channel: Channel, during: string): void {
-    for (const listener of listeners) {
-      try {
-        listener(channel);
-      } catch (error) {
-        this.reportError(error, channel, during);
-      }
-    }
+    this.lifecycle.emit('destroyed', channel);
   }
 
   private reportError(error: unknown, channel: Channel, during: string): void {
