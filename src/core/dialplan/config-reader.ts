@@ -58,9 +58,23 @@ function stripComments(raw: string, lineNumber: number, block: BlockCommentState
   return block.depth === 0 ? kept + raw.slice(liveFrom) : kept;
 }
 
+export interface ConfigReadOptions {
+  /**
+   * Called for a `#include`/`#exec`/… line, which is then skipped; without it such a line is a
+   * syntax error (the dialplan refuses them).
+   */
+  onDirective?(directive: string, at: SourceLine): void;
+  /** Most entries in all sections together, inherited copies included; beyond it is a syntax error. */
+  maxEntries?: number;
+}
+
+/** Bounds what template inheritance can multiply (`[b](a,a)`, `[c](b,b)` … doubles each time). */
+export const DEFAULT_MAX_CONFIG_ENTRIES = 1_000_000;
+
 /** Reads the sections of an Asterisk configuration file, resolving `(+)` appends and `(template)` inheritance. */
-export function readConfigSections(text: string, file: string): ConfigSection[] {
+export function readConfigSections(text: string, file: string, options: ConfigReadOptions = {}): ConfigSection[] {
   const sections: ConfigSection[] = [];
+  const budget = { left: options.maxEntries ?? DEFAULT_MAX_CONFIG_ENTRIES };
   const block: BlockCommentState = { depth: 0, openedAtLine: 0 };
   let current: ConfigSection | undefined;
   const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
@@ -72,11 +86,13 @@ export function readConfigSections(text: string, file: string): ConfigSection[] 
     const at: SourceLine = { file, line: lineNumber };
 
     if (line.startsWith('[')) {
-      current = readSectionHeader(line, at, sections);
+      current = readSectionHeader(line, at, sections, budget);
     } else if (line.startsWith('#')) {
-      throw syntaxError(at, `${line.split(/\s/, 1)[0]} is not supported`);
+      if (!options.onDirective) throw syntaxError(at, `${line.split(/\s/, 1)[0]} is not supported`);
+      options.onDirective(line, at);
     } else {
       if (!current) throw syntaxError(at, 'entry outside of any [section]');
+      spend(budget, 1, at);
       current.entries.push(readEntry(line, at));
     }
   }
@@ -87,7 +103,12 @@ export function readConfigSections(text: string, file: string): ConfigSection[] 
   return sections;
 }
 
-function readSectionHeader(line: string, at: SourceLine, sections: ConfigSection[]): ConfigSection {
+function spend(budget: { left: number }, entries: number, at: SourceLine): void {
+  budget.left -= entries;
+  if (budget.left < 0) throw syntaxError(at, 'too many entries (templates inherited too often?)');
+}
+
+function readSectionHeader(line: string, at: SourceLine, sections: ConfigSection[], budget: { left: number }): ConfigSection {
   const close = line.indexOf(']');
   if (close < 0) throw syntaxError(at, "section header is missing its closing ']'");
   const name = line.slice(1, close).trim();
@@ -119,7 +140,8 @@ function readSectionHeader(line: string, at: SourceLine, sections: ConfigSection
     } else if (option !== '') {
       const base = sections.find((candidate) => candidate.name === option);
       if (!base) throw syntaxError(at, `cannot inherit from [${option}]: it does not exist yet`);
-      section.entries.push(...base.entries);
+      spend(budget, base.entries.length, at);
+      for (const entry of base.entries) section.entries.push(entry);
     }
   }
   if (isNew) sections.push(section);
