@@ -1,0 +1,354 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { readConfigSections } from '../../src/core/dialplan/config-reader.ts';
+import { DialplanSyntaxError } from '../../src/core/dialplan/syntax-error.ts';
+import { buildPjsipConfig, buildPjsipObject, identifyMatchesAddress, loadPjsipConf, readPjsipConf } from '../../src/sip/config/index.ts';
+
+const PJSIP_CONF = `
+;-- A realistic pjsip.conf: a softphone with auth+aor, a carrier trunk with
+    identify and outbound registration, templates. --;
+[global]
+type=global
+endpoint_identifier_order=ip,username
+default_realm=patchbay.example
+
+[transport-udp]
+type=transport
+protocol=udp
+bind=0.0.0.0:5060
+external_media_address=203.0.113.1
+external_signaling_address=203.0.113.1
+local_net=192.168.0.0/16
+local_net=10.0.0.0/255.0.0.0
+
+[transport-tls]
+type=transport
+protocol=tls
+bind=0.0.0.0:5061
+
+#include pjsip_extra.conf
+
+; --- templates ---
+[phone-endpoint](!)
+type=endpoint
+context=from-phones
+disallow=all
+allow=ulaw
+allow=alaw,g722
+dtmf_mode=rfc4733
+direct_media=no
+rtp_symmetric=yes
+force_rport=yes
+rewrite_contact=yes
+
+[phone-aor](!)
+type=aor
+max_contacts=1
+remove_existing=yes
+qualify_frequency=60
+
+; --- alice, a softphone ---
+[alice](phone-endpoint)
+auth=alice
+aors=alice
+callerid="Alice Liddell" <1001>
+message_context=messages
+allow=!alaw
+language=en
+send_pai=yes
+
+[alice]
+type=auth
+auth_type=userpass
+username=alice
+password=wonder\\;land ; the escaped semicolon is part of the password
+
+[alice](phone-aor)
+max_contacts=2
+
+; --- bob with md5_cred ---
+[bob](phone-endpoint)
+auth=bob-auth
+aors=bob
+dtmf_mode=info
+
+[bob-auth]
+type=auth
+auth_type=md5
+username=bob
+realm=patchbay.example
+md5_cred=0123456789ABCDEF0123456789abcdef
+
+[bob](phone-aor)
+
+; --- a carrier trunk ---
+[trunk]
+type=endpoint
+context=from-trunk
+disallow=all
+allow=alaw
+outbound_auth=trunk-auth
+aors=trunk
+from_user=5551234
+from_domain=sip.carrier.example
+direct_media=yes
+
+[trunk]
+type=aor
+contact=sip:sip.carrier.example:5060
+contact => sip:backup.carrier.example
+
+[trunk-auth]
+type=auth
+username=5551234
+password=trunkpass
+
+[trunk]
+type=identify
+endpoint=trunk
+match=198.51.100.0/24
+match=203.0.113.7,2001:db8:1::/48
+match=sip.carrier.example
+
+[trunk-reg]
+type=registration
+server_uri=sip:sip.carrier.example
+client_uri=sip:5551234@sip.carrier.example
+contact_user=5551234
+outbound_auth=trunk-auth
+retry_interval=60
+expiration=600
+
+[patchbay.example]
+type=domain_alias
+domain=pbx.local
+
+[acl-1]
+type=acl
+deny=0.0.0.0/0
+
+[oddity]
+type=frobnicator
+x=1
+`;
+
+describe('pjsip.conf', () => {
+  const { config, errors, warnings } = loadPjsipConf(PJSIP_CONF, 'pjsip.conf');
+
+  test('a realistic file loads without errors', () => {
+    assert.deepEqual(errors, []);
+  });
+
+  test('templates, inheritance, repeated allow and !codec', () => {
+    const alice = config.endpoints.get('alice');
+    assert.ok(alice);
+    assert.equal(alice.context, 'from-phones');
+    assert.deepEqual(alice.codecs, ['ulaw']);
+    assert.deepEqual(alice.auth, ['alice']);
+    assert.deepEqual(alice.aors, ['alice']);
+    assert.deepEqual(alice.callerId, { name: 'Alice Liddell', number: '1001' });
+    assert.equal(alice.messageContext, 'messages');
+    assert.equal(alice.dtmfMode, 'rfc4733');
+    assert.equal(alice.rtpSymmetric, true);
+    assert.equal(alice.language, 'en');
+    const bob = config.endpoints.get('bob');
+    assert.deepEqual(bob?.codecs, ['ulaw', 'alaw']);
+    assert.equal(bob?.dtmfMode, 'info');
+    assert.equal(config.endpoints.has('phone-endpoint'), false);
+  });
+
+  test('aors, auths (userpass with an escaped semicolon, md5_cred)', () => {
+    assert.equal(config.aors.get('alice')?.maxContacts, 2);
+    assert.equal(config.aors.get('alice')?.removeExisting, true);
+    assert.equal(config.aors.get('bob')?.maxContacts, 1);
+    assert.equal(config.aors.get('bob')?.qualifyFrequency, 60);
+    assert.deepEqual(config.aors.get('trunk')?.contacts, ['sip:sip.carrier.example:5060', 'sip:backup.carrier.example']);
+    assert.equal(config.aors.get('trunk')?.maxContacts, 0);
+    assert.deepEqual(config.auths.get('alice'), {
+      type: 'auth',
+      id: 'alice',
+      authType: 'userpass',
+      username: 'alice',
+      password: 'wonder;land',
+      nonceLifetime: 32,
+    });
+    assert.equal(config.auths.get('bob-auth')?.md5Cred, '0123456789abcdef0123456789abcdef');
+    assert.equal(config.auths.get('bob-auth')?.password, undefined);
+  });
+
+  test('trunk: identify with networks and a host, registration, endpoint', () => {
+    const trunk = config.endpoints.get('trunk');
+    assert.deepEqual(trunk?.codecs, ['alaw']);
+    assert.deepEqual(trunk?.outboundAuth, ['trunk-auth']);
+    assert.equal(trunk?.fromUser, '5551234');
+    assert.equal(trunk?.directMedia, false);
+    const identify = config.identifies.get('trunk');
+    assert.equal(identify?.endpoint, 'trunk');
+    assert.equal(identify?.match.length, 4);
+    assert.deepEqual(identify?.match[3], { kind: 'host', host: 'sip.carrier.example' });
+    assert.equal(identifyMatchesAddress(identify!.match, '198.51.100.77'), true);
+    assert.equal(identifyMatchesAddress(identify!.match, '::ffff:198.51.100.77'), true);
+    assert.equal(identifyMatchesAddress(identify!.match, '203.0.113.7'), true);
+    assert.equal(identifyMatchesAddress(identify!.match, '203.0.113.8'), false);
+    assert.equal(identifyMatchesAddress(identify!.match, '2001:db8:1:ffff::1'), true);
+    assert.equal(identifyMatchesAddress(identify!.match, '2001:db8:2::1'), false);
+    const registration = config.registrations.get('trunk-reg');
+    assert.equal(registration?.serverUri, 'sip:sip.carrier.example');
+    assert.equal(registration?.expiration, 600);
+    assert.deepEqual(registration?.outboundAuth, ['trunk-auth']);
+    assert.equal(config.domainAliases.get('patchbay.example')?.domain, 'pbx.local');
+  });
+
+  test('transports and global', () => {
+    const udp = config.transports.get('transport-udp');
+    assert.equal(udp?.protocol, 'udp');
+    assert.deepEqual(udp?.bind, { host: '0.0.0.0', port: 5060 });
+    assert.equal(udp?.externalMediaAddress, '203.0.113.1');
+    assert.deepEqual(
+      udp?.localNet.map((net) => [net.text, net.prefix]),
+      [
+        ['192.168.0.0/16', 16],
+        ['10.0.0.0/255.0.0.0', 8],
+      ],
+    );
+    assert.equal(config.transports.has('transport-tls'), false);
+    assert.deepEqual(config.global.endpointIdentifierOrder, ['ip', 'username']);
+    assert.equal(config.global.defaultRealm, 'patchbay.example');
+  });
+
+  test('one warning line per thing not implemented, naming file:line', () => {
+    const expect = (pattern: RegExp) => assert.ok(warnings.some((line) => pattern.test(line)), `a warning matching ${pattern}\n${warnings.join('\n')}`);
+    expect(/^pjsip\.conf:23: #include is not supported by Patchbay; line ignored/);
+    expect(/^pjsip\.conf:18: \[transport-tls\] protocol=tls is not implemented/);
+    expect(/^pjsip\.conf:31: \[alice\] codec g722 is not supported by Patchbay/);
+    expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_pai' is not implemented by Patchbay; ignored$/);
+    expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);
+    expect(/^pjsip\.conf:\d+: \[acl-1\] type=acl is not implemented by Patchbay/);
+    expect(/^pjsip\.conf:\d+: \[oddity\] unknown type 'frobnicator'; section kept/);
+    assert.equal(config.unknown.length, 1);
+    assert.equal(config.unknown[0].id, 'oddity');
+    for (const line of warnings) assert.doesNotMatch(line, /\n/);
+  });
+});
+
+describe('validation', () => {
+  test('bad values are one-line errors naming file:line, object and key; the object is left out', () => {
+    const { config, errors } = loadPjsipConf(
+      `[a]
+type=endpoint
+dtmf_mode=morse
+allow=ulaw,klingon
+[a]
+type=aor
+max_contacts=-1
+qualify_frequency=often
+contact=http://nope
+minimum_expiration=9000
+[a]
+type=auth
+auth_type=md5
+md5_cred=xyz
+[t]
+type=transport
+bind=nowhere:99999
+local_net=300.1.1.1/8
+[r]
+type=registration
+[i]
+type=identify
+match=1.2.3.4/40
+[g1]
+type=global
+[g2]
+type=global
+`,
+      'pjsip.conf',
+    );
+    assert.deepEqual(errors, [
+      "pjsip.conf:3: [a] dtmf_mode: 'morse' is not one of rfc4733, inband, info, auto, auto_info",
+      "pjsip.conf:4: [a] allow: unknown codec 'klingon'",
+      "pjsip.conf:7: [a] max_contacts: '-1' is not a whole number",
+      "pjsip.conf:8: [a] qualify_frequency: 'often' is not a whole number",
+      "pjsip.conf:9: [a] contact: 'http://nope' is not a sip: URI",
+      'pjsip.conf:5: [a] minimum_expiration: 9000 is above maximum_expiration 7200',
+      'pjsip.conf:11: [a] username: is required',
+      'pjsip.conf:11: [a] md5_cred: auth_type=md5 needs md5_cred, 32 hexadecimal digits (MD5 of username:realm:password)',
+      "pjsip.conf:17: [t] bind: port of 'nowhere:99999': 99999 is not between 1 and 65535",
+      "pjsip.conf:18: [t] local_net: '300.1.1.1/8' is not an address or network",
+      'pjsip.conf:19: [r] server_uri: is required',
+      'pjsip.conf:19: [r] client_uri: is required',
+      "pjsip.conf:23: [i] match: '1.2.3.4/40' is not an address, network or host name",
+      'pjsip.conf:21: [i] endpoint: is required',
+      'pjsip.conf:26: [g2] a second global section (the first was [g1])',
+    ]);
+    assert.equal(config.endpoints.size, 0);
+    assert.equal(config.aors.size, 0);
+  });
+
+  test('syntax errors and hostile files are error lines, never exceptions', () => {
+    assert.deepEqual(readPjsipConf('[a\ntype=endpoint', 'p.conf').errors, ["p.conf:1: section header is missing its closing ']'"]);
+    assert.deepEqual(readPjsipConf('type=endpoint', 'p.conf').errors, ['p.conf:1: entry outside of any [section]']);
+    assert.deepEqual(readPjsipConf('[a](nothere)\n', 'p.conf').errors, ['p.conf:1: cannot inherit from [nothere]: it does not exist yet']);
+    assert.deepEqual(readPjsipConf(';-- open\n[a]\n', 'p.conf').errors, ["p.conf:1: block comment ';--' is never closed with '--;'"]);
+    assert.match(readPjsipConf('x'.repeat(5 * 1024 * 1024), 'p.conf').errors[0], /larger than/);
+    // Templates inheriting twice from each other double at every level: bounded, not an out-of-memory.
+    let doubling = '[t0](!)\n' + 'a=1\n'.repeat(10);
+    for (let i = 1; i < 40; i++) doubling += `[t${i}](!,t${i - 1},t${i - 1})\n`;
+    const bomb = readPjsipConf(doubling, 'p.conf');
+    assert.match(bomb.errors[0], /^p\.conf:\d+: too many entries/);
+    assert.deepEqual(readPjsipConf('[x]\nfoo=bar\n', 'p.conf').warnings, ['p.conf:1: [x] has no type=; section ignored']);
+    let seed = 3;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const alphabet = '[]()!,=>;-#\n\\ \tabc01:/."<>';
+    for (let round = 0; round < 1500; round++) {
+      const chars = [...PJSIP_CONF.slice(0, 1500)];
+      for (let k = 0; k < 8; k++) chars[Math.floor(random() * chars.length)] = alphabet[Math.floor(random() * alphabet.length)];
+      loadPjsipConf(chars.join(''), 'fuzz.conf');
+    }
+  });
+
+  test('the dialplan still refuses directives and is bounded the same way', () => {
+    assert.throws(() => readConfigSections('#include x\n', 'extensions.conf'), DialplanSyntaxError);
+    assert.throws(() => readConfigSections('[a]\nx=1\nx=2\n', 'extensions.conf', { maxEntries: 1 }), /too many entries/);
+  });
+});
+
+describe('objects from YAML or dynamic configuration', () => {
+  test('record fields use the same names and validation', () => {
+    const endpoint = buildPjsipObject({
+      type: 'endpoint',
+      id: 'carol',
+      fields: { allow: 'alaw,ulaw', disallow: 'all', context: 'phones', direct_media: false, rtp_timeout: 30 },
+      where: 'config_objects.res_pjsip.endpoint.carol',
+    });
+    assert.deepEqual(endpoint.errors, []);
+    assert.equal(endpoint.value?.type, 'endpoint');
+    assert.deepEqual(endpoint.value?.type === 'endpoint' && endpoint.value.codecs, ['alaw', 'ulaw']);
+    assert.equal(endpoint.value?.type === 'endpoint' && endpoint.value.rtpTimeout, 30);
+
+    const bad = buildPjsipObject({ type: 'aor', id: 'carol', fields: { max_contacts: 'lots' } });
+    assert.deepEqual(bad.errors, ["res_pjsip/aor/carol: [carol] max_contacts: 'lots' is not a whole number"]);
+    assert.equal(bad.value, undefined);
+
+    const hostile = buildPjsipObject({
+      type: 'endpoint',
+      id: 'x',
+      fields: { __proto__: 'a', constructor: 'b', context: 'c\r\nInjected: yes', allow: 'ulaw' } as unknown as Record<string, string>,
+    });
+    assert.deepEqual(hostile.errors, ['res_pjsip/endpoint/x: [x] context: is not a text value']);
+    assert.equal(buildPjsipObject({ type: 'endpoint', id: '', fields: {} }).errors.length, 1);
+    assert.equal(buildPjsipObject({ type: 'endpoint', id: 'y', fields: null as unknown as Record<string, string> }).errors.length, 0);
+  });
+
+  test('a set from several sources: duplicates are errors, dangling references warnings', () => {
+    const { value, errors, warnings } = buildPjsipConfig([
+      { type: 'endpoint', id: 'dave', fields: { allow: 'ulaw', aors: 'dave', auth: 'dave' } },
+      { type: 'endpoint', id: 'dave', fields: { allow: 'ulaw' }, where: 'dynamic' },
+      { type: 'auth', id: 'dave', fields: { username: 'dave', password: 'x' } },
+    ]);
+    assert.deepEqual(errors, ['dynamic: [dave] a second endpoint with this name']);
+    assert.deepEqual(warnings, ["[dave] endpoint aors: no aor named 'dave'"]);
+    assert.equal(value.endpoints.size, 1);
+    assert.equal(value.global.defaultRealm, 'asterisk');
+  });
+});
