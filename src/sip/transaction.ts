@@ -172,8 +172,16 @@ export class ClientTransaction extends Transaction {
     this.terminate();
   }
 
+  /** The TCP connection the request went out on (a close fails the transaction). */
+  connection?: TcpConnection;
+
   private transmit(message: SipMessage): void {
-    this.layer.transport.send(message, this.destination).catch((err: Error) => this.transportError(err));
+    this.layer.transport.send(message, this.destination).then(
+      (connection) => {
+        if (connection) this.connection = connection;
+      },
+      (err: Error) => this.transportError(err),
+    );
   }
 
   transportError(err: Error): void {
@@ -658,7 +666,7 @@ export class TransactionLayer {
 
   private connectionClosed(connection: TcpConnection): void {
     for (const tx of [...this.clients.values()]) {
-      if (tx.destination.connection === connection && tx.state !== 'accepted' && tx.state !== 'completed') tx.transportError(new Error('connection closed'));
+      if ((tx.connection ?? tx.destination.connection) === connection && (tx.state === 'calling' || tx.state === 'trying' || tx.state === 'proceeding')) tx.transportError(new Error('connection closed'));
     }
   }
 }

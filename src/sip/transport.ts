@@ -7,6 +7,7 @@
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { createResponse, type SipMessage, type SipResponse, type Via } from './message.ts';
 import { DEFAULT_LIMITS, StreamFramer, parseMessage, type ParserLimits } from './parser.ts';
 
@@ -154,31 +155,35 @@ export class SipTransport {
 
   /** Host and port to write in a Via or Contact for this transport. */
   localAddress(transport: TransportProtocol): { host: string; port: number } {
-    return { host: this.options.publicHost ?? this.options.host, port: this.port(transport) ?? 5060 };
+    return { host: this.advertisedHost(), port: this.port(transport) ?? 5060 };
   }
 
   get connectionCount(): number {
     return this.connections.size;
   }
 
-  /** Sends a message. Rejects when the transport cannot (no socket, connection refused, closed). */
-  async send(message: SipMessage, dest: Destination): Promise<void> {
+  /**
+   * Sends a message. Resolves with the TCP connection used (undefined for UDP); rejects when the
+   * transport cannot (no socket, connection refused or closed, message too large).
+   */
+  async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
     const data = message.serialize();
     if (data.length > this.limits.maxMessageSize) throw new Error('message too large to send');
-    await this.sendRaw(data, dest);
+    return this.sendRaw(data, dest);
   }
 
-  async sendRaw(data: Buffer, dest: Destination): Promise<void> {
+  async sendRaw(data: Buffer, dest: Destination): Promise<TcpConnection | undefined> {
     if (this.closing) throw new Error('transport closed');
     if (dest.transport === 'UDP') {
       const udp = this.udp;
       if (!udp) throw new Error('no UDP transport');
       await new Promise<void>((resolve, reject) => udp.send(data, dest.port, dest.host, (err) => (err ? reject(err) : resolve())));
-      return;
+      return undefined;
     }
     let conn = dest.connection instanceof Connection && !dest.connection.closed ? dest.connection : undefined;
     conn ??= await this.connect(dest.host, dest.port);
     this.write(conn, data);
+    return conn;
   }
 
   /**
@@ -189,6 +194,17 @@ export class SipTransport {
     const via = response.topVia();
     if (!via) throw new Error('response without Via');
     await this.send(response, responseDestination(via, source));
+  }
+
+  /** The host for Via and Contact: publicHost, else the bind address, else (wildcard bind) a local interface address. */
+  private advertisedHost(): string {
+    if (this.options.publicHost) return this.options.publicHost;
+    const host = this.options.host;
+    if (host !== '0.0.0.0' && host !== '::') return host;
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) if (!a.internal && a.family === 'IPv4') return a.address;
+    }
+    return '127.0.0.1';
   }
 
   async close(): Promise<void> {
@@ -350,15 +366,16 @@ export function stampVia(message: SipMessage, source: Source, forceRport: boolea
 
 /** Where a response with this top Via goes (RFC 3261 §18.2.2, RFC 3581 §4). */
 export function responseDestination(via: Via, source?: Source): Destination {
-  const transport: TransportProtocol = via.transport === 'TCP' ? 'TCP' : 'UDP';
+  // the transport the request came over wins over what its Via claims
+  const transport: TransportProtocol = source?.transport ?? (via.transport === 'TCP' ? 'TCP' : 'UDP');
   if (transport === 'TCP' && source?.connection && !source.connection.closed) {
     return { transport, host: source.address, port: source.port, connection: source.connection };
   }
-  const maddr = via.params.get('maddr');
   const defaultPort = via.port ?? 5060;
+  // rport filled in on receipt (asked for, or forced): back to the source, whatever else the Via says
+  if (transport === 'UDP' && typeof via.rport === 'number' && via.received) return { transport, host: via.received, port: via.rport };
+  const maddr = via.params.get('maddr');
   if (maddr) return { transport, host: maddr, port: defaultPort };
-  const host = via.received ?? via.host;
-  const port = transport === 'UDP' && typeof via.rport === 'number' ? via.rport : defaultPort;
-  return { transport, host, port };
+  return { transport, host: via.received ?? via.host, port: defaultPort };
 }
 

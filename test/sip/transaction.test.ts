@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { SipRequest, SipResponse, createResponse, type SipMessage } from '../../src/sip/message.ts';
+import { SipRequest, SipResponse, createResponse, parseVia, type SipMessage } from '../../src/sip/message.ts';
+import { responseDestination } from '../../src/sip/transport.ts';
 import type { ClientTransaction, ServerTransaction, TransactionUser } from '../../src/sip/transaction.ts';
 import { FAST, TcpPeer, UdpPeer, checkSchedule, recordSends, request, sleep, startStack, waitUntil, type Stack } from './helpers.ts';
 
@@ -160,6 +161,22 @@ describe('client transactions', () => {
     await waitUntil(() => timedOut, 3000, 'Timer F');
     assert.equal(received.join('').match(/^OPTIONS /gm)?.length, 1);
     assert.match(received.join(''), /Via: SIP\/2.0\/TCP 127\.0\.0\.1:\d+;branch=z9hG4bK/);
+    assert.equal(s.layer.size, 0);
+  });
+
+  it('a TCP connection closed by the peer fails its pending transaction at once', async () => {
+    const s = await stack({}, { timers: { t1: 500 } });
+    const net = await import('node:net');
+    const server = net.createServer((c) => c.once('data', () => c.destroy()));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise((r) => server.close(r)));
+    const port = (server.address() as { port: number }).port;
+    let error: Error | undefined;
+    const started = Date.now();
+    s.layer.sendRequest(outgoing('INVITE', port), { transport: 'TCP', host: '127.0.0.1', port }, { onTransportError: (e) => (error = e) });
+    await waitUntil(() => error !== undefined, 3000, 'transport error');
+    assert.match(error!.message, /closed/);
+    assert.ok(Date.now() - started < 1000, 'well before Timer B (32 s)');
     assert.equal(s.layer.size, 0);
   });
 
@@ -454,5 +471,17 @@ describe('TCP', () => {
     assert.equal(serverSeen, 2);
     assert.equal(a.transport.connectionCount, 1);
     await waitUntil(() => a.layer.size === 0 && b.layer.size === 0, 2000, 'reliable transports end at once (K, J = 0)');
+  });
+});
+
+describe('response routing (RFC 3261 §18.2.2, RFC 3581)', () => {
+  it('prefers the stamped source, then maddr, then received / sent-by', () => {
+    const udp = { transport: 'UDP' as const, address: '198.51.100.7', port: 40000 };
+    const v = (text: string) => parseVia(text)!;
+    assert.deepEqual(responseDestination(v('SIP/2.0/UDP h.example:5070;branch=z9hG4bK1;received=198.51.100.7;rport=40000;maddr=203.0.113.9'), udp), { transport: 'UDP', host: '198.51.100.7', port: 40000 });
+    assert.deepEqual(responseDestination(v('SIP/2.0/UDP h.example:5070;branch=z9hG4bK1;maddr=203.0.113.9'), udp), { transport: 'UDP', host: '203.0.113.9', port: 5070 });
+    assert.deepEqual(responseDestination(v('SIP/2.0/UDP h.example:5070;branch=z9hG4bK1;received=198.51.100.7'), udp), { transport: 'UDP', host: '198.51.100.7', port: 5070 });
+    assert.deepEqual(responseDestination(v('SIP/2.0/UDP h.example;branch=z9hG4bK1')), { transport: 'UDP', host: 'h.example', port: 5060 });
+    assert.deepEqual(responseDestination(v('SIP/2.0/TCP h.example;branch=z9hG4bK1;received=198.51.100.7'), { transport: 'TCP', address: '198.51.100.7', port: 50000 }), { transport: 'TCP', host: '198.51.100.7', port: 5060 }, 'no open connection: a new one to received and the sent-by port');
   });
 });
