@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../src/config/config.ts';
-import { Core } from '../src/core/core.ts';
+import { PatchbayCore } from '../src/server.ts';
 import type { Bridge } from '../src/core/bridges/bridge.ts';
 import type { Channel } from '../src/core/channels/channel.ts';
 import { originate } from '../src/core/channels/originate.ts';
@@ -57,7 +57,7 @@ const config = loadConfig({
   env: {},
   overrides: { dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
 });
-const core = new Core({ config, log: pino({ level: 'warn' }) });
+const core = new PatchbayCore({ config, log: pino({ level: 'warn' }) });
 await core.start();
 // A Stasis application whose events go nowhere: the calls enter it as they would for an ARI app.
 core.applications.register(APP, { deliver() {} }, false);

@@ -1,7 +1,11 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
 import type { AddressInfo } from 'node:net';
 import type { PatchbayConfig } from './config/config.ts';
-import { Core } from './core/core.ts';
+import { Core, type CoreOptions } from './core/core.ts';
+import type { ChannelTechnology } from './core/channels/technology.ts';
+import { createChannelTechnologies } from './channels/index.ts';
+import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
+import type { UnicastRtpTechnology } from './channels/external-media/unicast-rtp.ts';
 import { LogChannels } from './core/log-channels.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
@@ -13,8 +17,26 @@ import { AriHttpServer } from './ari/http-server.ts';
 import { HANDLER_SOURCE, SERVED_RESOURCES } from './ari/resources.ts';
 import { ariResourceModuleName } from './core/builtin-modules.ts';
 
+/**
+ * The core with the built-in channel technologies of src/channels/ (and any others given after
+ * them), keeping handles on the external media ones for tests and tools.
+ */
+export class PatchbayCore extends Core {
+  /** UnicastRTP channels (ARI externalMedia rtp/udp) and their RTP sockets. */
+  readonly externalMedia: UnicastRtpTechnology;
+  /** AudioSocket channels (ARI externalMedia audiosocket/tcp) and their TCP connections. */
+  readonly audioSocket: AudioSocketTechnology;
+
+  constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
+    const builtin = createChannelTechnologies();
+    super({ ...options, technologies: [...builtin.list, ...(options.technologies ?? [])] });
+    this.externalMedia = builtin.rtp;
+    this.audioSocket = builtin.audioSocket;
+  }
+}
+
 export interface RunningServer {
-  readonly core: Core;
+  readonly core: PatchbayCore;
   readonly log: Logger;
   readonly address: AddressInfo;
   /** `http://127.0.0.1:<port>` */
@@ -42,13 +64,15 @@ export function buildHandlerMap(): Map<string, HandlerTable> {
 export interface StartOptions {
   /** Where the JSON log goes instead of the configured destination (tests capture it). */
   readonly logDestination?: NodeJS.WritableStream;
+  /** Channel technologies to run beside the built-in ones (started after them). */
+  readonly technologies?: readonly ChannelTechnology[];
 }
 
 export async function startServer(config: PatchbayConfig, options: StartOptions = {}): Promise<RunningServer> {
   // The console log channel writes readable lines to stderr; stdout carries the JSON log.
   const logChannels = new LogChannels({ logsDir: config.dirs.logs, consoleSink: process.stderr, maxChannels: config.logging.maxLogChannels });
   const log = createLogger(config, { destination: options.logDestination, alsoTo: logChannels.createPinoDestination() });
-  const core = new Core({ config, log, logChannels });
+  const core = new PatchbayCore({ config, log, logChannels, technologies: options.technologies });
   await core.start();
   const developerMode = config.ari.developerMode;
   const dispatcher = new Dispatcher({

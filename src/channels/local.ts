@@ -1,23 +1,14 @@
 // Local channels: `Local/exten@context` creates a pair. `;1` is the outbound half the requester
 // holds; `;2` is an inbound half that runs the dialplan at exten@context. Whatever one half sends
 // towards its far end (audio, DTMF, answer, indications, hangup) arrives at the other half.
+//
+// Most Local pairs in a row are `local_max_depth`: a Local channel requested by a channel that a
+// Local channel led to is one deeper; beyond it the request fails as unavailable, so a dialplan
+// that dials itself through Local stops (0 = unlimited).
 import type { Frame } from '../media/frame.ts';
 import type { Channel } from '../core/channels/channel.ts';
-import type { Channels } from '../core/channels/channels.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication } from '../core/channels/technology.ts';
+import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../core/channels/technology.ts';
 import { InvalidError, UnavailableError } from '../core/errors.ts';
-
-export interface LocalTechnologyOptions {
-  readonly channels: Channels;
-  /** Starts the dialplan on a `;2` half at its location. */
-  readonly startDialplan: (channel: Channel) => void;
-  /**
-   * Most Local pairs in a row (`local_max_depth`): a Local channel requested by a channel that a
-   * Local channel led to is one deeper; beyond this the request fails as unavailable, so a
-   * dialplan that dials itself through Local stops. 0 or absent = unlimited.
-   */
-  readonly maxDepth?: number;
-}
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
 class LocalHalf implements ChannelDriver {
@@ -79,59 +70,81 @@ export function parseLocalResource(resource: string): { exten: string; context: 
 export class LocalTechnology implements ChannelTechnology {
   readonly name = 'Local';
   readonly description = 'Local proxy channel pairs that run the dialplan';
+  readonly module = { name: 'chan_local.so', description: 'Local Proxy Channel Driver' };
   readonly channelsPerRequest = 2;
+  #context: TechnologyContext | undefined;
 
-  constructor(private readonly options: LocalTechnologyOptions) {}
+  start(context: TechnologyContext): void {
+    this.#context = context;
+  }
+
+  stop(): void {
+    this.#context = undefined;
+  }
 
   request(request: ChannelRequest): Channel {
     const { exten, context } = parseLocalResource(request.resource);
-    const { channels, maxDepth } = this.options;
+    const running = this.#context;
+    if (!running) throw new UnavailableError('The Local channel driver is not running');
+    const { channels } = running;
+    const maxDepth = running.config.localMaxDepth;
     const depth = (request.requestor?.localDepth ?? 0) + 1;
     if (maxDepth && depth > maxDepth) {
       throw new UnavailableError(`Local channel nesting is deeper than ${maxDepth} (local_max_depth): ${request.resource}`);
     }
     const base = `Local/${exten}@${context}-${channels.newNameSuffix()}`;
     const language = request.requestor?.language;
-    const one = channels.create({
-      id: request.channelId,
-      name: `${base};1`,
-      technology: 'Local',
-      direction: 'outbound',
-      state: 'Down',
-      linkedId: request.requestor?.linkedId,
-      language,
-      location: { context, exten, priority: 1 },
-    });
-    const two = channels.create({
-      id: request.otherChannelId,
-      name: `${base};2`,
-      technology: 'Local',
-      direction: 'inbound',
-      state: 'Ring',
-      linkedId: one.linkedId,
-      language,
-      location: { context, exten, priority: 1 },
-    });
+    let started = false;
+    // Each half's driver speaks to the other half, made just after it.
+    let two: Channel | undefined;
+    const one = channels.create(
+      {
+        id: request.channelId,
+        name: `${base};1`,
+        technology: 'Local',
+        direction: 'outbound',
+        state: 'Down',
+        linkedId: request.requestor?.linkedId,
+        language,
+        location: { context, exten, priority: 1 },
+      },
+      (self) =>
+        new LocalHalf(
+          () => two!,
+          () => {
+            if (started || !two) return;
+            started = true;
+            const other = two;
+            // As chan_local's call: the ;2 half takes every variable of ;1, and the two identities cross
+            // (what ;1 is connected to calls in on ;2; ;1's own identity is what ;2 is connected to).
+            other.copyVariablesFrom(self);
+            const callerOfTwo = self.connected.number || self.connected.name ? self.connected : self.caller;
+            other.caller = { ...callerOfTwo };
+            other.connected = { ...self.caller };
+            // The dialplan runs after the caller has finished setting the call up.
+            setImmediate(() => {
+              if (!other.hangingUp) running.enterDialplan(other);
+            });
+          },
+        ),
+    );
+    two = channels.create(
+      {
+        id: request.otherChannelId,
+        name: `${base};2`,
+        technology: 'Local',
+        direction: 'inbound',
+        state: 'Ring',
+        linkedId: one.linkedId,
+        language,
+        location: { context, exten, priority: 1 },
+      },
+      () => new LocalHalf(() => one, () => undefined),
+    );
     one.peer = two;
     two.peer = one;
     one.localDepth = depth;
     two.localDepth = depth;
-    let started = false;
-    one.driver = new LocalHalf(() => two, () => {
-      if (started) return;
-      started = true;
-      // As chan_local's call: the ;2 half takes every variable of ;1, and the two identities cross
-      // (what ;1 is connected to calls in on ;2; ;1's own identity is what ;2 is connected to).
-      two.copyVariablesFrom(one);
-      const callerOfTwo = one.connected.number || one.connected.name ? one.connected : one.caller;
-      two.caller = { ...callerOfTwo };
-      two.connected = { ...one.caller };
-      // The dialplan runs after the caller has finished setting the call up.
-      setImmediate(() => {
-        if (!two.hangingUp) this.options.startDialplan(two);
-      });
-    });
-    two.driver = new LocalHalf(() => one, () => undefined);
     return one;
   }
 }

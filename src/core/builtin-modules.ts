@@ -30,7 +30,6 @@ export const MODULE_NAMES = {
   stasis: 'app_stasis.so',
   stasisRecording: 'res_stasis_recording.so',
   stasisPlayback: 'res_stasis_playback.so',
-  localChannels: 'chan_local.so',
 } as const;
 
 export interface BuiltinModuleHooks {

@@ -18,11 +18,10 @@ import { LogChannels } from './log-channels.ts';
 import { Mailboxes } from './mailboxes.ts';
 import { ModuleRegistry } from './modules.ts';
 import { ObjectDirectory } from './objects.ts';
-import { LocalTechnology } from '../channels/local.ts';
-import { ExternalMediaTechnology } from '../channels/external-media.ts';
-import { AudioSocketTechnology } from '../channels/audiosocket.ts';
 import { CAUSE } from './channels/causes.ts';
 import { Channels } from './channels/channels.ts';
+import { Technologies } from './channels/technologies.ts';
+import type { ChannelTechnology } from './channels/technology.ts';
 import { Dialplan } from './dialplan/dialplan.ts';
 import { loadDefaultDialplan } from './dialplan/default-dialplan.ts';
 import { registerDialplanApplications } from './pbx/apps/index.ts';
@@ -49,6 +48,11 @@ export interface CoreOptions {
   readonly logChannels?: LogChannels;
   /** Tests drive the media clock by hand. */
   readonly manualClock?: boolean;
+  /**
+   * The channel technologies, each a module started in this order (src/channels/index.ts lists
+   * the built-in ones; the server hands them over). Without them the core has no technology.
+   */
+  readonly technologies?: readonly ChannelTechnology[];
 }
 
 export class Core {
@@ -91,10 +95,8 @@ export class Core {
   /** Media played to channels and bridges (ARI playbacks and the dialplan's Playback). */
   readonly playbacks: Playbacks;
   readonly pbx: Pbx;
-  /** UnicastRTP channels (ARI externalMedia) and their RTP sockets. */
-  readonly externalMedia: ExternalMediaTechnology;
-  /** AudioSocket channels (ARI externalMedia, encapsulation audiosocket) and their TCP connections. */
-  readonly audioSocket: AudioSocketTechnology;
+  /** The channel technologies (modules `chan_*.so`) and the contexts they run with. */
+  readonly technologies: Technologies;
   #dialplan: Dialplan;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
@@ -185,29 +187,19 @@ export class Core {
     });
     registerDialplanApplications(this.pbx);
     this.stasis.onContinue((channel) => this.pbx.start(channel));
-    const local = new LocalTechnology({
+    this.technologies = new Technologies({
       channels: this.channels,
-      startDialplan: (channel) => this.pbx.start(channel),
-      maxDepth: options.config.localMaxDepth,
-    });
-    this.modules.register({
-      name: 'chan_local.so',
-      description: 'Local Proxy Channel Driver',
-      supportLevel: 'core',
-      load: () => this.channels.registerTechnology(local),
-      unload: () => this.channels.unregisterTechnology(local.name),
-      useCount: () => this.channels.list().filter((channel) => channel.technology === local.name).length,
-    });
-    const externalMediaOptions = {
-      channels: this.channels,
-      stasis: this.stasis,
-      applications: this.applications,
       media: this.media,
-      httpBind: options.config.http.bind,
       log: this.log,
-    };
-    this.externalMedia = new ExternalMediaTechnology(externalMediaOptions);
-    this.audioSocket = new AudioSocketTechnology(externalMediaOptions);
+      config: options.config,
+      applications: this.applications,
+      stasis: this.stasis,
+      endpoints: this.endpoints,
+      messages: this.messages,
+      modules: this.modules,
+      startDialplan: (channel) => this.pbx.start(channel),
+    });
+    for (const technology of options.technologies ?? []) this.technologies.add(technology);
     this.modules.register({
       name: 'pbx_config.so',
       description: 'Text extension configuration (the dialplan)',
@@ -283,8 +275,11 @@ export class Core {
     // First, before anything can fail or wait: every recording's file is finalised (SIGTERM ends here).
     this.recordings.stopAll();
     this.channels.hangupAll(CAUSE.normal);
-    this.externalMedia.closeAll();
-    this.audioSocket.closeAll();
+    // Technologies close their listeners and sockets, the last started first (their modules stay
+    // listed until unloadAll below, which finds nothing left to stop).
+    for (const failure of await this.technologies.stopAll()) this.log.warn({ err: failure }, 'channel technology failed to stop');
+    // A channel a technology finished creating meanwhile goes too.
+    this.channels.hangupAll(CAUSE.normal);
     this.bridges.destroyAll();
     this.talkDetection.stop();
     this.media.stop();

@@ -39,6 +39,8 @@ export interface EndpointProvider {
   get(resource: string): EndpointInfo | undefined;
   /** Reports endpoints appearing, disappearing and changing state; returns a function that stops it. */
   watch(listener: EndpointChangeListener): () => void;
+  /** Sets an endpoint's state (a registration came or went), for providers whose states are set from outside. */
+  setState?(resource: string, state: EndpointState): void;
 }
 
 /** The ARI Endpoint model, as declared; `state` is absent for a technology-level endpoint, which has no state. */

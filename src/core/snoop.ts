@@ -222,8 +222,7 @@ export function createSnoop(services: SnoopServices, target: Channel, request: S
     direction: 'inbound',
     state: 'Up',
     language: target.language,
-  });
-  channel.driver = snoop;
+  }, () => snoop);
   snoop.attach(channel);
   if (!services.stasis.enter(channel, request.app, splitAppArgs(request.appArgs))) {
     services.log?.warn({ channel: channel.name, app: request.app }, 'Stasis application is not registered; hanging the snoop channel up');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
+import type { ChannelTechnology } from '../../src/core/channels/technology.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
 export interface TestServer extends RunningServer {
@@ -26,6 +27,8 @@ export interface TestServerOptions {
    * data of an earlier one). The caller owns it: stop() leaves it in place.
    */
   readonly dataDir?: string;
+  /** Channel technologies to run beside the built-in ones. */
+  readonly technologies?: readonly ChannelTechnology[];
 }
 
 export async function startTestServer(overrides: DeepPartialYaml = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -45,7 +48,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
       done();
     },
   });
-  const server = await startServer(config, { logDestination: destination });
+  const server = await startServer(config, { logDestination: destination, technologies: options.technologies });
   return {
     ...server,
     config,

@@ -1,10 +1,11 @@
 // External media (ARI `externalMedia`) and RTP statistics (`rtpstatistics`). The parameter rules
 // follow Asterisk's res/ari/resource_channels.c: websocket needs encapsulation none, rtp needs udp,
 // audiosocket needs tcp, connection type server only with websocket (400 otherwise); of the
-// combinations left, rtp over udp (src/channels/external-media.ts) and audiosocket over tcp
-// (src/channels/audiosocket.ts) are built here and the websocket ones answer 501.
-import { isExternalMediaFormat, EXTERNAL_MEDIA_FORMATS, parseHostPort } from '../../channels/external-media-common.ts';
+// combinations left, each is served by the channel technology that names it (rtp over udp:
+// UnicastRTP, audiosocket over tcp: AudioSocket), and the others (websocket) answer 501.
 import { findChannel } from '../../core/channels/control.ts';
+import { parseHostPort } from '../../core/host-port.ts';
+import { CODEC_NAMES, isCodecName } from '../../media/codecs.ts';
 import { parseVariables } from '../../core/channels/originate.ts';
 import { AriError, defineHandlers } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
@@ -23,8 +24,8 @@ export const externalMediaHandlers = defineHandlers('channels', {
     // For websocket clients external_host names a connection; everything else connects to host:port.
     if (transport !== 'websocket' && !parseHostPort(externalHost)) throw new AriError(400, 'external_host must be <host>:<port>');
     if (!params.format) throw new AriError(400, 'format cannot be empty');
-    if (!isExternalMediaFormat(params.format)) {
-      throw new AriError(400, `Unsupported format '${params.format}'; supported: ${EXTERNAL_MEDIA_FORMATS.join(', ')}`);
+    if (!isCodecName(params.format)) {
+      throw new AriError(400, `Unsupported format '${params.format}'; supported: ${CODEC_NAMES.join(', ')}`);
     }
     if (encapsulation === 'audiosocket' && !params.data) throw new AriError(400, 'data can not be empty');
     const request = {
@@ -36,19 +37,19 @@ export const externalMediaHandlers = defineHandlers('channels', {
       direction,
       channelId: params.channelId || undefined,
       variables,
+      data: params.data ?? '',
     };
-    if (encapsulation === 'rtp' && transport === 'udp') return (await core.externalMedia.create(request)).snapshot() as Model<'Channel'>;
-    if (encapsulation === 'audiosocket' && transport === 'tcp') {
-      return (await core.audioSocket.create({ ...request, data: params.data ?? '' })).snapshot() as Model<'Channel'>;
-    }
+    const technology = core.technologies.externalMedia(encapsulation, transport);
+    if (technology) return (await technology.create(request)).snapshot() as Model<'Channel'>;
     throw new AriError(501, `Not implemented: externalMedia (${encapsulation}/${transport})`);
   },
 
   rtpstatistics: ({ channelId }, { core }) => {
     const channel = findChannel(core.channels, channelId);
-    if (channel.technology !== core.externalMedia.name) throw new AriError(403, 'Unsupported channel type');
-    const session = core.externalMedia.session(channel);
-    if (!session) throw new AriError(404, 'RTP info not found');
-    return session.statistics() as Model<'RTPstat'>;
+    // Whatever the technology, a channel whose driver carries RTP has statistics.
+    if (!channel.driver.rtpStatistics) throw new AriError(403, 'Unsupported channel type');
+    const statistics = channel.driver.rtpStatistics();
+    if (!statistics) throw new AriError(404, 'RTP info not found');
+    return { ...statistics, channel_uniqueid: channel.id } as Model<'RTPstat'>;
   },
 });

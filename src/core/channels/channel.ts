@@ -115,7 +115,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   onHold = false;
   mutedIn = false;
   mutedOut = false;
-  driver!: ChannelDriver;
+  /**
+   * The technology side of the channel (its far end). Given when the channel is created, before
+   * ChannelCreated is raised, so a channel never exists without one.
+   */
+  driver: ChannelDriver;
   /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
   generatorActive = false;
   /** The other half of a pair (Local `;1`/`;2`). */
@@ -138,7 +142,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   private silence: Frame | undefined;
   private destroyedAlready = false;
 
-  constructor(env: ChannelEnvironment, init: ChannelInit) {
+  /** `driver` makes the channel's driver; it is called once, before anything is announced. */
+  constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
     super();
     this.setListenerErrorReporter((error, event) => env.reportError(error, this, `'${event}' listener`));
     this.env = env;
@@ -154,6 +159,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     this.caller = { ...(init.caller ?? { name: '', number: '' }) };
     this.protocolId = init.protocolId ?? '';
     this.location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+    this.driver = driver(this);
   }
 
   /** Public so the core's collaborators (Stasis, technologies) can signal on the channel. */

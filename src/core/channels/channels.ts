@@ -4,7 +4,17 @@ import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import { Notifier } from '../typed-emitter.ts';
 import { Channel, type ChannelInit } from './channel.ts';
-import type { ChannelRequest, ChannelTechnology } from './technology.ts';
+import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
+
+/** The driver of a channel without a far end: whatever the core asks of it goes nowhere. */
+const INERT_DRIVER: ChannelDriver = Object.freeze({
+  call() {},
+  answer() {},
+  hangup() {},
+  indicate() {},
+  sendDigit() {},
+  writeFrame() {},
+});
 
 /** Asterisk refuses longer channel ids. */
 export const MAX_CHANNEL_ID_LENGTH = 149;
@@ -80,8 +90,11 @@ export class Channels {
     if (this.byId.has(id)) throw new ConflictError(`Channel with id ${id} already exists`);
   }
 
-  /** Used by technologies: builds, registers and announces a channel. */
-  create(init: Omit<ChannelInit, 'id'> & { readonly id?: string }): Channel {
+  /**
+   * Used by technologies: builds, registers and announces a channel, with its driver in place
+   * before ChannelCreated. Without a driver factory the channel has no far end (an inert driver).
+   */
+  create(init: Omit<ChannelInit, 'id'> & { readonly id?: string }, driver: DriverFactory = () => INERT_DRIVER): Channel {
     const id = init.id || this.newId();
     this.checkId(id);
     this.checkCapacity(1);
@@ -95,6 +108,7 @@ export class Channels {
         reportError: (error, failed, during) => this.reportError(error, failed, during),
       },
       { ...init, id },
+      driver,
     );
     this.byId.set(id, channel);
     this.byName.set(channel.name, channel);
@@ -108,7 +122,7 @@ export class Channels {
     const slash = dialString.indexOf('/');
     if (slash <= 0 || slash === dialString.length - 1) throw new InvalidError(`Endpoint must be of the form technology/resource: ${dialString}`);
     const technology = this.technology(dialString.slice(0, slash));
-    if (!technology) throw new InvalidError(`Unknown channel technology: ${dialString.slice(0, slash)}`);
+    if (!technology?.request) throw new InvalidError(`Unknown channel technology: ${dialString.slice(0, slash)}`);
     this.checkId(options.channelId);
     this.checkId(options.otherChannelId);
     if (options.channelId && options.channelId === options.otherChannelId) throw new InvalidError('channelId and otherChannelId must differ');

@@ -16,6 +16,7 @@ import { MAX_CHANNEL_ID_LENGTH, type Channels } from './channels.ts';
 import { checkVariable, MAX_VARIABLES_PER_REQUEST } from '../variable-limits.ts';
 import { dial } from './dialer.ts';
 import { inheritFromCaller } from './inherit.ts';
+import { KNOWN_CODEC_NAMES } from '../../media/codecs.ts';
 
 /** What origination needs from the core (the Core itself provides all of it). */
 export interface OriginateServices {
@@ -26,9 +27,6 @@ export interface OriginateServices {
   readonly dialplan: Dialplan;
   readonly log: Logger;
 }
-
-/** Media format names a request may ask for (`formats`). */
-export const KNOWN_FORMATS: readonly string[] = ['ulaw', 'alaw', 'slin', 'slin16', 'g722', 'opus', 'gsm', 'g729'];
 
 /** Seconds an originated call rings before it is given up when no usable timeout is given. */
 export const DEFAULT_ORIGINATE_TIMEOUT_S = 30;
@@ -119,11 +117,11 @@ export function parseCallerId(text: string): CallerId {
   return { name: trimmed.replace(/^"(.*)"$/, '$1'), number: '' };
 }
 
-/** Splits `formats` into known format names; an unknown one is InvalidError. */
+/** Splits `formats` into names of the codec table; an unknown one is InvalidError. */
 export function parseFormats(formats: string): string[] {
   return formats.split(',').map((entry) => {
     const name = entry.trim();
-    const known = KNOWN_FORMATS.find((format) => format === name.toLowerCase());
+    const known = KNOWN_CODEC_NAMES.find((format) => format === name.toLowerCase());
     if (!known) throw new InvalidError(`Provided format (${name}) was not found`);
     return known;
   });

@@ -1,7 +1,18 @@
-// The contract between the core and a channel technology (Local, SIP, external media, ...).
-// A technology creates channels and drives their far end; the core drives everything else.
+// The contract between the core and a channel technology (Local, UnicastRTP, AudioSocket, SIP,
+// ...). A technology creates channels and drives their far end; the core drives everything else.
+// Technologies are assembled outside the core (src/channels/index.ts lists them, the server hands
+// them to the core); each one is a module (`chan_<name>.so`) and, while it runs, holds the
+// TechnologyContext it was started with: the only way it reaches into the core.
+import type { Logger } from 'pino';
+import type { PatchbayConfig } from '../../config/config.ts';
 import type { Frame } from '../../media/frame.ts';
-import type { Channel } from './channel.ts';
+import type { RtpStatistics } from '../../media/rtp/statistics.ts';
+import type { EndpointProvider, EndpointState } from '../endpoints.ts';
+import type { MediaEngine } from '../media-engine.ts';
+import type { TextMessage, MessageTransport } from '../messages.ts';
+import type { SupportLevel } from '../modules.ts';
+import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
+import type { VariableAssignment } from './originate.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
@@ -29,7 +40,15 @@ export interface ChannelDriver {
    * the endpoint after `TECH/`), e.g. a SIP 302 or REFER. Technologies that cannot leave it out.
    */
   redirect?(resource: string): void;
+  /**
+   * The RTP statistics of the channel's media stream (ARI `rtp_statistics`), for technologies
+   * that carry RTP; undefined once the stream is gone. Technologies without RTP leave it out.
+   */
+  rtpStatistics?(): RtpStatistics | undefined;
 }
+
+/** Makes a channel's driver; called once by the channel's constructor, before ChannelCreated. */
+export type DriverFactory = (channel: Channel) => ChannelDriver;
 
 export interface ChannelRequest {
   /** The part of the dial string after `TECH/`. */
@@ -42,16 +61,124 @@ export interface ChannelRequest {
   readonly formats?: readonly string[];
 }
 
-export interface ChannelTechnology {
-  /** As written in dial strings: `Local`, `PJSIP`, ... */
+/** ARI externalMedia's request, as the interface layer has checked it. */
+export interface ExternalMediaRequest {
+  readonly app: string;
+  readonly appArgs?: string;
+  /** `host:port` of the media server. */
+  readonly externalHost: string;
+  /** A codec name of the codec table (src/media/codecs.ts) that can be coded. */
+  readonly format: string;
+  readonly direction: 'both' | 'in' | 'out';
+  readonly channelId?: string;
+  readonly variables?: readonly VariableAssignment[];
+  /** Transport-specific data (AudioSocket: the UUID). */
+  readonly data?: string;
+}
+
+/** A technology that serves ARI externalMedia for one encapsulation over one transport. */
+export interface ExternalMediaSupport {
+  readonly encapsulation: string;
+  readonly transport: string;
+  /**
+   * Creates the channel, connected to its far end, and puts it into `request.app`. InvalidError
+   * for a bad host, format or data and for a far end that cannot be reached; ConflictError for a
+   * channel id in use.
+   */
+  create(request: ExternalMediaRequest): Promise<Channel>;
+}
+
+/** How a technology appears in the module list (GET /asterisk/modules). */
+export interface TechnologyModule {
+  /** `chan_local.so`, `chan_pjsip.so`, ... */
   readonly name: string;
   readonly description: string;
+  readonly supportLevel?: SupportLevel;
+}
+
+export interface ChannelTechnology {
+  /** As written in dial strings and channel names: `Local`, `PJSIP`, ... */
+  readonly name: string;
+  readonly description: string;
+  readonly module: TechnologyModule;
   /** How many channels one request makes (Local: a pair); 1 when absent. Counted against max_channels. */
   readonly channelsPerRequest?: number;
+  /** Called when the module loads; the technology keeps the context until stop(). */
+  start(context: TechnologyContext): void | Promise<void>;
   /**
-   * Creates the outbound channel for a dial string (not yet calling).
-   * Throws InvalidError for a malformed resource, NotFoundError for an unknown destination and
-   * UnavailableError when the channel cannot be had now (a limit is reached).
+   * Called when the module unloads and at shutdown (technologies stop in the reverse order of
+   * their start): close listeners, sockets and sessions. Channels have been hung up by then.
    */
-  request(request: ChannelRequest): Channel;
+  stop(): void | Promise<void>;
+  /**
+   * Creates the outbound channel for a dial string (not yet calling). Technologies that cannot be
+   * dialled leave it out. Throws InvalidError for a malformed resource, NotFoundError for an
+   * unknown destination and UnavailableError when the channel cannot be had now (a limit is reached).
+   */
+  request?(request: ChannelRequest): Channel;
+  /** Present when the technology serves ARI externalMedia. */
+  readonly externalMedia?: ExternalMediaSupport;
+}
+
+/** What a technology may do with the channel table. */
+export interface TechnologyChannels {
+  /**
+   * Builds, registers and announces a channel (ChannelCreated) with its driver. An inbound call
+   * is a channel created `direction: 'inbound', state: 'Ring'`, then handed to enterDialplan().
+   * Throws ConflictError for an id in use and UnavailableError beyond max_channels.
+   */
+  create(init: Omit<ChannelInit, 'id'> & { readonly id?: string }, driver: DriverFactory): Channel;
+  /** Throws ConflictError (InvalidError for a bad one) if a channel id cannot be used. */
+  checkId(id: string | undefined): void;
+  /** Throws UnavailableError when `count` more channels would exceed max_channels. */
+  checkCapacity(count: number): void;
+  /** The sequence suffix technologies put in channel names (`-0000001a`). */
+  newNameSuffix(): string;
+  get(idOrName: string): Channel | undefined;
+}
+
+/** Endpoints of the technology (`PJSIP/alice`): their registry and states. */
+export interface TechnologyEndpoints {
+  /** Registers the technology's endpoints; they are unregistered when the technology stops. */
+  register(provider: EndpointProvider): void;
+  /** Sets an endpoint's state through its provider (one that supports setState); ignored otherwise. */
+  setState(technology: string, resource: string, state: EndpointState): void;
+  /** Ids of the live channels on an endpoint (channels made with `endpointResource`). */
+  channelIds(technology: string, resource: string): string[];
+}
+
+/** Out-of-call text messages of the technology. */
+export interface TechnologyMessages {
+  /** Carries messages sent to `<technology>:...`; undefined returns them to local delivery. Cleared at stop. */
+  setTransport(transport: MessageTransport | undefined): void;
+  /** A message arrived for one of the technology's endpoints (TextMessageReceived). NotFoundError for an unknown endpoint. */
+  receive(message: TextMessage, resource: string): void;
+}
+
+export interface EnterApplicationOptions {
+  /** The application's arguments as written after `app,` in Stasis(app,args). */
+  readonly args?: string;
+  /** Variables the technology sets on the channel, reported in `channelvars`. */
+  readonly technologyVariables?: Readonly<Record<string, string>>;
+  /** Variables from the request (ARI `variables`), set after the technology's. */
+  readonly variables?: readonly VariableAssignment[];
+}
+
+/** What the core gives a technology when it starts. */
+export interface TechnologyContext {
+  readonly channels: TechnologyChannels;
+  /** The one media clock: technologies deliver received frames on its ticks. */
+  readonly media: MediaEngine;
+  readonly log: Logger;
+  readonly config: PatchbayConfig;
+  /** Runs the dialplan on the channel, at `location` when given, else where the channel is. */
+  enterDialplan(channel: Channel, location?: Partial<DialplanLocation>): void;
+  /**
+   * Puts the channel into a Stasis application, as Stasis() or originate does: the application
+   * is subscribed to it, the variables are set and StasisStart is raised. When the application is
+   * not registered the channel is hung up and false is returned.
+   */
+  enterApplication(channel: Channel, app: string, options?: EnterApplicationOptions): boolean;
+  readonly endpoints: TechnologyEndpoints;
+  readonly messages: TechnologyMessages;
 }

@@ -15,7 +15,7 @@
 //   frame is at another rate; DTMF sent on the channel goes out as 0x03. The wire always carries
 //   8 kHz linear audio, whatever `format` the request named. When the far end does not read, audio
 //   beyond about a second waiting in the socket is dropped rather than buffered without end.
-// - Receiving: 0x10 audio goes into the shared receive queue, delivered one 20 ms frame per media
+// - Receiving: 0x10 audio goes into the receive queue (src/media/rtp/receive-queue.ts), delivered one 20 ms frame per media
 //   clock tick whatever the size of the messages; 0x03 is a DTMF digit received on the channel.
 //   0x01 and unknown kinds are ignored; 0xff is logged.
 // - A 0x00 message, the far end closing the connection, or a connection error hangs the channel
@@ -23,27 +23,14 @@
 //   connection (the far end's close is awaited for a moment; then the socket is destroyed).
 // - direction `in` sends no audio, `out` delivers none of the audio received (DTMF both ways).
 import net from 'node:net';
-import { CAUSE } from '../core/channels/causes.ts';
-import type { Channel } from '../core/channels/channel.ts';
-import type { ChannelDriver } from '../core/channels/technology.ts';
-import { InvalidError } from '../core/errors.ts';
-import type { MediaEngine } from '../core/media-engine.ts';
-import type { Frame } from '../media/frame.ts';
-import {
-  enterApplication,
-  isExternalMediaFormat,
-  isWildcardAddress,
-  OutgoingRate,
-  parseHostPort,
-  ReceiveQueue,
-  resolveTarget,
-  SessionTable,
-  type ExternalMediaDirection,
-  type ExternalMediaLog,
-  type ExternalMediaOptions,
-  type ExternalMediaRequest,
-  type ExternalTarget,
-} from './external-media-common.ts';
+import type { Logger } from 'pino';
+import { CAUSE } from '../../core/channels/causes.ts';
+import type { Channel } from '../../core/channels/channel.ts';
+import type { ExternalMediaRequest, ExternalMediaSupport, TechnologyContext } from '../../core/channels/technology.ts';
+import { InvalidError } from '../../core/errors.ts';
+import { isWildcardAddress, type ExternalTarget } from './address.ts';
+import { MediaSession, type SessionOptions } from './session.ts';
+import { ExternalMediaTechnology } from './technology.ts';
 
 /** Message kinds of the AudioSocket protocol. */
 export const AUDIOSOCKET_KIND = {
@@ -66,11 +53,6 @@ const MAX_UNSENT_BYTES = 50 * (AUDIOSOCKET_HEADER_BYTES + 320);
 const DTMF_DURATION_MS = 100;
 const DTMF_DIGIT = /^[0-9A-D*#]$/;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export interface AudioSocketRequest extends ExternalMediaRequest {
-  /** The UUID sent as the first message; it also names the channel. */
-  readonly data: string;
-}
 
 /** The 16 bytes of a UUID in its text form, or undefined when `text` is not one. */
 export function uuidBytes(text: string): Buffer | undefined {
@@ -112,7 +94,7 @@ class MessageReader {
 }
 
 /** Connects within CONNECT_TIMEOUT_MS; `opening` holds the socket meanwhile. InvalidError otherwise. */
-function connect(target: ExternalTarget, opening: Set<net.Socket>, log?: ExternalMediaLog): Promise<net.Socket> {
+function connect(target: ExternalTarget, opening: Set<net.Socket>, log: Logger): Promise<net.Socket> {
   const options: net.TcpNetConnectOpts = { host: target.address, port: target.port, family: target.family };
   if (!isWildcardAddress(target.bindAddress)) options.localAddress = target.bindAddress;
   const socket = net.connect(options);
@@ -130,7 +112,7 @@ function connect(target: ExternalTarget, opening: Set<net.Socket>, log?: Externa
       // A late error of the destroyed socket must not go unhandled.
       socket.on('error', () => undefined);
       socket.destroy();
-      log?.debug({ err: error, host: `${target.address}:${target.port}` }, 'AudioSocket connection failed');
+      log.debug({ err: error, host: `${target.address}:${target.port}` }, 'AudioSocket connection failed');
       reject(new InvalidError('Unable to connect to external_host', { cause: error }));
     };
     const closedMeanwhile = (): void => {
@@ -148,66 +130,64 @@ function connect(target: ExternalTarget, opening: Set<net.Socket>, log?: Externa
   });
 }
 
+/** Samples in one 20 ms 0x10 message. */
+const FRAME_SAMPLES = (AUDIO_RATE * 20) / 1000;
+const AUDIO_MESSAGE_BYTES = AUDIOSOCKET_HEADER_BYTES + FRAME_SAMPLES * 2;
+/**
+ * Audio messages the socket may hold before a buffer is reused: more than can wait unsent
+ * (MAX_UNSENT_BYTES) plus one being written.
+ */
+const AUDIO_RING_SIZE = Math.ceil(MAX_UNSENT_BYTES / AUDIO_MESSAGE_BYTES) + 8;
+
 // ---- the session: one channel's connection -------------------------------------------------------
 
 /** The far end of an AudioSocket channel: its connection and what crosses it. */
-export class AudioSocketSession implements ChannelDriver {
-  channel!: Channel;
+export class AudioSocketSession extends MediaSession {
   readonly localAddress: string;
   readonly localPort: number;
-  private readonly reader = new MessageReader();
-  private readonly queue = new ReceiveQueue(AUDIO_RATE);
-  private readonly outgoing = new OutgoingRate(AUDIO_RATE);
-  private readonly sendEnabled: boolean;
-  private readonly receiveEnabled: boolean;
-  private closed = false;
+  readonly #socket: net.Socket;
+  readonly #uuid: Buffer;
+  readonly #reader = new MessageReader();
+  readonly #ring: Buffer[];
+  #slot = 0;
   /** The far end hung up or the connection went: nothing more is sent. */
-  private farEndGone = false;
+  #farEndGone = false;
   /** Audio messages dropped because the far end did not read them. */
   droppedMessages = 0;
 
-  constructor(
-    private readonly socket: net.Socket,
-    private readonly media: MediaEngine,
-    direction: ExternalMediaDirection,
-    private readonly onClose: (session: AudioSocketSession) => void,
-    private readonly log?: ExternalMediaLog,
-  ) {
-    this.localAddress = socket.localAddress ?? '';
-    this.localPort = socket.localPort ?? 0;
-    this.sendEnabled = direction !== 'in';
-    this.receiveEnabled = direction !== 'out';
+  constructor(options: SessionOptions & { readonly socket: net.Socket; readonly uuid: Buffer }) {
+    super(options);
+    this.#socket = options.socket;
+    this.#uuid = options.uuid;
+    this.localAddress = options.socket.localAddress ?? '';
+    this.localPort = options.socket.localPort ?? 0;
+    this.#ring = Array.from({ length: AUDIO_RING_SIZE }, () => {
+      const message = Buffer.alloc(AUDIO_MESSAGE_BYTES);
+      message[0] = AUDIOSOCKET_KIND.audio;
+      message.writeUInt16BE(FRAME_SAMPLES * 2, 1);
+      return message;
+    });
   }
 
-  /** Sends the UUID (the first message) and starts carrying media for the channel. */
-  attach(channel: Channel, uuid: Buffer): void {
-    this.channel = channel;
-    this.socket.setNoDelay(true);
-    this.socket.write(audioSocketMessage(AUDIOSOCKET_KIND.uuid, uuid));
-    this.socket.on('data', this.onData);
+  /** Sends the UUID (the first message) and starts reading. */
+  protected open(): void {
+    const socket = this.#socket;
+    socket.setNoDelay(true);
+    socket.write(audioSocketMessage(AUDIOSOCKET_KIND.uuid, this.#uuid));
+    socket.on('data', this.#onData);
     // Errors (a reset connection, writes after the far end went) are followed by 'close'.
-    this.socket.on('error', this.onError);
-    this.socket.on('end', this.onFarEndGone);
-    this.socket.on('close', this.onFarEndGone);
-    this.media.onTick(this.tick);
-    // However the channel goes (even without asking its driver), the connection goes with it.
-    channel.once('hangup', () => this.close());
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
+    socket.on('error', this.#onError);
+    socket.on('end', this.#onFarEndGone);
+    socket.on('close', this.#onFarEndGone);
   }
 
   /** Sends 0x00 (unless the far end is gone) and closes the connection. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.media.offTick(this.tick);
-    const socket = this.socket;
-    socket.off('data', this.onData);
-    socket.off('end', this.onFarEndGone);
-    socket.off('close', this.onFarEndGone);
-    if (this.farEndGone || socket.destroyed || !socket.writable) {
+  protected closeTransport(): void {
+    const socket = this.#socket;
+    socket.off('data', this.#onData);
+    socket.off('end', this.#onFarEndGone);
+    socket.off('close', this.#onFarEndGone);
+    if (this.#farEndGone || socket.destroyed || !socket.writable) {
       socket.destroy();
     } else {
       socket.end(HANGUP_MESSAGE);
@@ -217,181 +197,132 @@ export class AudioSocketSession implements ChannelDriver {
       linger.unref();
       socket.once('close', () => clearTimeout(linger));
     }
-    this.onClose(this);
   }
 
-  private readonly onError = (error: Error): void => {
-    this.log?.debug({ err: error, channel: this.channel?.name }, 'AudioSocket connection error');
+  readonly #onError = (error: Error): void => {
+    this.log.debug({ err: error, channel: this.channel.name }, 'AudioSocket connection error');
   };
 
   /** 0x00 received, or the connection ended: the channel hangs up (its far end is gone). */
-  private readonly onFarEndGone = (): void => {
-    if (this.closed) return;
-    this.farEndGone = true;
+  readonly #onFarEndGone = (): void => {
+    if (this.isClosed) return;
+    this.#farEndGone = true;
     if (this.channel.hangingUp) this.close();
     else this.channel.hangup(CAUSE.normal, { fromFarEnd: true });
   };
 
   // ---- from the far end --------------------------------------------------------------------------
 
-  private readonly onData = (chunk: Buffer): void => {
-    if (!this.closed) this.reader.push(chunk, this.onMessage);
+  readonly #onData = (chunk: Buffer): void => {
+    if (!this.isClosed) this.#reader.push(chunk, this.#onMessage);
   };
 
   /** Handles one message; false once the session has closed (the rest is not read). */
-  private readonly onMessage = (kind: number, payload: Buffer): boolean => {
+  readonly #onMessage = (kind: number, payload: Buffer): boolean => {
     switch (kind) {
       case AUDIOSOCKET_KIND.audio:
-        if (this.receiveEnabled) this.enqueue(payload);
+        if (this.receiveEnabled) this.#enqueue(payload);
         break;
       case AUDIOSOCKET_KIND.dtmf: {
         const digit = payload.length > 0 ? String.fromCharCode(payload[0]).toUpperCase() : '';
         if (DTMF_DIGIT.test(digit)) this.channel.receiveDigit(digit, DTMF_DURATION_MS);
-        else this.log?.debug({ channel: this.channel.name, payload: payload.toString('hex') }, 'AudioSocket DTMF message without a digit ignored');
+        else this.log.debug({ channel: this.channel.name, payload: payload.toString('hex') }, 'AudioSocket DTMF message without a digit ignored');
         break;
       }
       case AUDIOSOCKET_KIND.hangup:
-        this.onFarEndGone();
+        this.#onFarEndGone();
         break;
       case AUDIOSOCKET_KIND.error:
-        this.log?.warn({ channel: this.channel.name, code: payload.length > 0 ? payload[0] : undefined }, 'AudioSocket error message received');
+        this.log.warn({ channel: this.channel.name, code: payload.length > 0 ? payload[0] : undefined }, 'AudioSocket error message received');
         break;
       default:
         // 0x01 (a UUID from the far end) and kinds this side does not know.
         break;
     }
-    return !this.closed;
+    return !this.isClosed;
   };
 
-  private enqueue(payload: Buffer): void {
+  #enqueue(payload: Buffer): void {
     const count = payload.length >> 1;
     if (count === 0) return;
     const samples = this.queue.scratch(count);
     for (let i = 0, byte = 0; i < count; i++, byte += 2) samples[i] = ((payload[byte + 1] << 24) | (payload[byte] << 16)) >> 16;
-    this.queue.push(samples.subarray(0, count));
+    this.queue.pushFrom(samples, count);
   }
 
-  private readonly tick = (): void => {
-    if (this.closed || this.channel.hangingUp) return;
-    const frame = this.queue.next();
-    if (frame) this.channel.deliver(frame);
-  };
+  // ---- towards the far end -----------------------------------------------------------------------
 
-  // ---- ChannelDriver -----------------------------------------------------------------------------
-
-  call(): void {}
-
-  answer(): void {}
-
-  hangup(): void {
-    this.close();
-  }
-
-  indicate(): void {}
-
-  sendDigit(digit: string): void {
-    if (this.closed) return;
+  override sendDigit(digit: string): void {
+    if (this.isClosed) return;
     const normalised = digit.toUpperCase();
     if (!DTMF_DIGIT.test(normalised)) return;
-    this.socket.write(audioSocketMessage(AUDIOSOCKET_KIND.dtmf, Buffer.from(normalised, 'latin1')));
+    this.#socket.write(audioSocketMessage(AUDIOSOCKET_KIND.dtmf, Buffer.from(normalised, 'latin1')));
   }
 
-  writeFrame(frame: Frame): void {
-    if (this.closed || !this.sendEnabled) return;
-    if (this.socket.writableLength > MAX_UNSENT_BYTES) {
-      this.droppedMessages += 1;
-      return;
+  protected override canSend(): boolean {
+    if (this.#socket.writableLength <= MAX_UNSENT_BYTES) return true;
+    this.droppedMessages += 1;
+    return false;
+  }
+
+  protected send(samples: Int16Array): void {
+    let message: Buffer;
+    if (samples.length === FRAME_SAMPLES) {
+      message = this.#ring[this.#slot];
+      this.#slot = (this.#slot + 1) % AUDIO_RING_SIZE;
+    } else {
+      message = Buffer.allocUnsafe(AUDIOSOCKET_HEADER_BYTES + samples.length * 2);
+      message[0] = AUDIOSOCKET_KIND.audio;
+      message.writeUInt16BE(samples.length * 2, 1);
     }
-    const samples = this.outgoing.samples(frame);
-    // A fresh buffer per message: the socket may still hold the previous one while it is sent.
-    const message = Buffer.allocUnsafe(AUDIOSOCKET_HEADER_BYTES + samples.length * 2);
-    message[0] = AUDIOSOCKET_KIND.audio;
-    message.writeUInt16BE(samples.length * 2, 1);
     for (let i = 0, byte = AUDIOSOCKET_HEADER_BYTES; i < samples.length; i++, byte += 2) {
       const sample = samples[i];
       message[byte] = sample & 0xff;
       message[byte + 1] = (sample >> 8) & 0xff;
     }
-    this.socket.write(message);
+    this.#socket.write(message);
   }
 }
 
 // ---- the technology ------------------------------------------------------------------------------
 
-/** Makes AudioSocket channels and keeps their sessions. */
-export class AudioSocketTechnology {
+/** Makes AudioSocket channels (`chan_audiosocket.so`) and keeps their sessions. */
+export class AudioSocketTechnology extends ExternalMediaTechnology<net.Socket, AudioSocketSession> {
   readonly name = 'AudioSocket';
   readonly description = 'AudioSocket Channel Driver';
-  private readonly sessions = new SessionTable<AudioSocketSession>();
-  /** Connections being set up, destroyed by closeAll() too. */
-  private readonly opening = new Set<net.Socket>();
-  private shutDown = false;
+  readonly module = { name: 'chan_audiosocket.so', description: 'AudioSocket Channel' };
+  readonly externalMedia: ExternalMediaSupport = { encapsulation: 'audiosocket', transport: 'tcp', create: (request) => this.create(request) };
+  protected readonly reaching = 'AudioSocket connects';
+  /** Connections being set up, destroyed by stop() too. */
+  readonly #opening = new Set<net.Socket>();
 
-  constructor(private readonly options: ExternalMediaOptions) {}
-
-  /** Sessions with an open connection. */
-  get size(): number {
-    return this.sessions.size;
+  protected override checkRequest(request: ExternalMediaRequest): void {
+    if (!uuidBytes(request.data ?? '')) throw new InvalidError('data must be a UUID for encapsulation audiosocket');
   }
 
-  session(channel: Channel): AudioSocketSession | undefined {
-    return this.sessions.get(channel);
+  protected openTransport(target: ExternalTarget, context: TechnologyContext): Promise<net.Socket> {
+    return connect(target, this.#opening, context.log);
   }
 
-  /**
-   * Connects to the AudioSocket server, creates the channel (Up), sends the UUID, sets the local
-   * address variables and the request's variables, and puts it into the application
-   * (StasisStart). InvalidError for a bad host, format or UUID and for a connection that fails;
-   * ConflictError for a channel id in use. When the application is not active the channel is hung
-   * up at once (0x00 is sent and the connection closed).
-   */
-  async create(request: AudioSocketRequest): Promise<Channel> {
-    const { channels, media, log } = this.options;
-    if (this.shutDown) throw new InvalidError('The server is shutting down');
-    if (!parseHostPort(request.externalHost)) throw new InvalidError('external_host must be <host>:<port>');
-    if (!isExternalMediaFormat(request.format)) throw new InvalidError(`Unsupported format: ${String(request.format)}`);
-    const uuid = uuidBytes(request.data);
-    if (!uuid) throw new InvalidError('data must be a UUID for encapsulation audiosocket');
-    channels.checkId(request.channelId);
-
-    const target = await resolveTarget(request.externalHost, this.options.httpBind, 'AudioSocket connects');
-    const socket = await connect(target, this.opening, log);
-    if (this.shutDown) {
-      socket.destroy();
-      throw new InvalidError('The server is shutting down');
-    }
-
-    let channel: Channel;
-    const session = new AudioSocketSession(socket, media, request.direction, (closed) => this.sessions.forget(closed), log);
-    try {
-      // The id may have been taken while the connection was being made.
-      channel = channels.create({
-        id: request.channelId || undefined,
-        name: `AudioSocket/${request.externalHost}/${request.data}`,
-        technology: this.name,
-        direction: 'outbound',
-        state: 'Up',
-      });
-    } catch (error) {
-      socket.destroy();
-      throw error;
-    }
-    channel.driver = session;
-    session.attach(channel, uuid);
-    this.sessions.add(session);
-
-    enterApplication(this.options, channel, request, {
-      local_address: session.localAddress,
-      local_port: String(session.localPort),
-    });
-    return channel;
+  protected disposeTransport(socket: net.Socket): void {
+    socket.destroy();
   }
 
-  /** Server shutdown: every connection closes (channels hanging up have closed theirs already). */
-  closeAll(): void {
-    this.shutDown = true;
-    this.sessions.closeAll();
-    for (const socket of this.opening) socket.destroy();
-    this.opening.clear();
+  protected abortOpening(): void {
+    for (const socket of this.#opening) socket.destroy();
+    this.#opening.clear();
+  }
+
+  protected channelName(request: ExternalMediaRequest): string {
+    return `AudioSocket/${request.externalHost}/${request.data ?? ''}`;
+  }
+
+  protected createSession(channel: Channel, socket: net.Socket, request: ExternalMediaRequest, context: TechnologyContext, onClose: (session: MediaSession) => void): AudioSocketSession {
+    const uuid = uuidBytes(request.data ?? '')!;
+    return new AudioSocketSession({ channel, media: context.media, rate: AUDIO_RATE, direction: request.direction, log: context.log, onClose, socket, uuid });
+  }
+
+  protected variables(session: AudioSocketSession): Record<string, string> {
+    return { local_address: session.localAddress, local_port: String(session.localPort) };
   }
 }

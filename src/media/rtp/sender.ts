@@ -1,0 +1,102 @@
+// The sending side of one RTP stream: SSRC, sequence numbers and timestamps (advanced by the
+// media clock, so a gap in the audio advances the timestamp too and sets the marker), the packet
+// and octet counts a sender report needs, and packets built into a ring of preallocated buffers.
+import { randomInt } from 'node:crypto';
+import { samplesPerFrame } from '../frame.ts';
+import { RTP_HEADER_BYTES, RTP_SEQ_MOD, writeRtpHeader } from './packet.ts';
+import type { RtpPayloadCoder } from './payload.ts';
+
+/**
+ * Packets in flight before a buffer is reused: a datagram handed to the socket is sent long before
+ * this many 20 ms packets follow it.
+ */
+const RING_SIZE = 16;
+/** Room for the largest payload coded here (20 ms of slin16) and more. */
+const MAX_PACKET_BYTES = RTP_HEADER_BYTES + 1280;
+
+export interface RtpSenderOptions {
+  readonly ssrc?: number;
+  readonly sequence?: number;
+  readonly timestamp?: number;
+}
+
+export class RtpSender {
+  readonly ssrc: number;
+  readonly #coder: RtpPayloadCoder;
+  /** Timestamp units in one 20 ms frame. */
+  readonly #frameUnits: number;
+  readonly #ring: Buffer[];
+  #slot = 0;
+  #sequence: number;
+  #timestamp: number;
+  #lastTick: number | undefined;
+  /** Packets and payload octets sent (RTCP SR). */
+  packets = 0;
+  octets = 0;
+  /** The buffer of the packet built last (valid until RING_SIZE more are built). */
+  packet: Buffer;
+
+  constructor(coder: RtpPayloadCoder, options: RtpSenderOptions = {}) {
+    this.#coder = coder;
+    this.#frameUnits = samplesPerFrame(coder.codec.clockRate);
+    this.ssrc = options.ssrc ?? randomInt(0, 0x1_0000_0000);
+    this.#sequence = options.sequence ?? randomInt(0, RTP_SEQ_MOD);
+    this.#timestamp = options.timestamp ?? randomInt(0, 0x1_0000_0000);
+    this.#ring = Array.from({ length: RING_SIZE }, () => Buffer.alloc(MAX_PACKET_BYTES));
+    this.packet = this.#ring[0];
+  }
+
+  /** The RTP timestamp of the last packet (or the first to come). */
+  get timestamp(): number {
+    return this.#timestamp;
+  }
+
+  /**
+   * Advances the timestamp to media clock tick `tick`: ticks that passed without a packet advance
+   * it as much as the audio they did not carry. Returns whether the stream resumed after a gap (or
+   * starts), which is when the marker bit is set.
+   */
+  #advance(tick: number): boolean {
+    const last = this.#lastTick;
+    this.#lastTick = tick;
+    if (last === undefined) return true;
+    const gap = tick - last - 1;
+    this.#timestamp = (this.#timestamp + this.#frameUnits * (1 + Math.max(0, gap))) >>> 0;
+    return gap > 0;
+  }
+
+  #next(): Buffer {
+    const packet = this.#ring[this.#slot];
+    this.#slot = (this.#slot + 1) % RING_SIZE;
+    this.packet = packet;
+    return packet;
+  }
+
+  #finish(payloadBytes: number): number {
+    this.#sequence = (this.#sequence + 1) % RTP_SEQ_MOD;
+    this.packets += 1;
+    this.octets += payloadBytes;
+    return RTP_HEADER_BYTES + payloadBytes;
+  }
+
+  /** Builds the audio packet of media clock tick `tick` into `packet`; returns its length. */
+  audio(samples: Int16Array, tick: number): number {
+    const marker = this.#advance(tick);
+    const packet = this.#next();
+    writeRtpHeader(packet, marker, this.#coder.payloadType, this.#sequence, this.#timestamp, this.ssrc);
+    return this.#finish(this.#coder.encode(samples, packet, RTP_HEADER_BYTES));
+  }
+
+  /**
+   * Builds a packet of another payload type on tick `tick` (RFC 4733 events: their own
+   * timestamp, the event's start) into `packet`; `write` fills the payload at the offset given
+   * and returns its length. Returns the packet's length.
+   */
+  other(payloadType: number, marker: boolean, timestamp: number | undefined, tick: number, write: (dst: Buffer, offset: number) => number): number {
+    this.#advance(tick);
+    const packet = this.#next();
+    const length = write(packet, RTP_HEADER_BYTES);
+    writeRtpHeader(packet, marker, payloadType, this.#sequence, timestamp ?? this.#timestamp, this.ssrc);
+    return this.#finish(length);
+  }
+}
