@@ -247,12 +247,18 @@ function countQuotes(value: string): number {
  * "ping" is reported so the transport can answer with a single CRLF "pong".
  */
 export class StreamFramer {
-  private buffer: Buffer = Buffer.alloc(0);
+  // bytes [head, len) of store are pending; store grows by doubling so a peer dribbling bytes
+  // costs linear time, and the header search resumes where it stopped
+  private store: Buffer = Buffer.alloc(0);
+  private head = 0;
+  private len = 0;
+  private scanned = 0;
+  private needed = -1;
   constructor(private readonly limits: ParserLimits = DEFAULT_LIMITS) {}
 
   /** Bytes waiting for the rest of a message. */
   get pending(): number {
-    return this.buffer.length;
+    return this.len - this.head;
   }
 
   /**
@@ -262,44 +268,76 @@ export class StreamFramer {
   push(chunk: Buffer): { frames: Buffer[]; pings: number; error?: string } {
     const frames: Buffer[] = [];
     let pings = 0;
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    this.append(chunk);
     for (;;) {
-      // keep-alives
-      let skip = 0;
-      while (skip < this.buffer.length && (this.buffer[skip] === 0x0d || this.buffer[skip] === 0x0a)) {
-        if (this.buffer[skip] === 0x0d && this.buffer[skip + 1] === 0x0a && this.buffer[skip + 2] === 0x0d && this.buffer[skip + 3] === 0x0a) {
-          pings++;
-          skip += 4;
-          continue;
+      if (this.needed < 0) {
+        if (this.scanned === 0) {
+          // keep-alives between messages
+          let i = this.head;
+          while (i < this.len && (this.store[i] === 0x0d || this.store[i] === 0x0a)) {
+            if (this.store[i] === 0x0d && this.store[i + 1] === 0x0a && this.store[i + 2] === 0x0d && this.store[i + 3] === 0x0a && i + 3 < this.len) {
+              pings++;
+              i += 4;
+              continue;
+            }
+            i++;
+          }
+          this.head = i;
         }
-        skip++;
+        const available = this.len - this.head;
+        if (available === 0) break;
+        const view = this.store.subarray(this.head, this.len);
+        const end = findHeaderEnd(view, Math.max(0, this.scanned - 3), Math.min(available, this.limits.maxMessageSize));
+        if (!end) {
+          if (available >= this.limits.maxMessageSize) return this.error(frames, pings, 'header section too large');
+          this.scanned = available;
+          break;
+        }
+        const headText = view.toString('latin1', 0, end.headerEnd);
+        const m = /(?:^|\n)(?:content-length|l)[ \t]*:[ \t]*([^\r\n]*)/i.exec(headText);
+        if (!m) return this.error(frames, pings, 'missing Content-Length on a stream');
+        const clText = m[1].trim();
+        if (!/^\d{1,10}$/.test(clText)) return this.error(frames, pings, 'bad Content-Length');
+        const total = end.bodyStart + Number(clText);
+        if (total > this.limits.maxMessageSize) return this.error(frames, pings, 'message too large');
+        this.needed = total;
       }
-      if (skip > 0) this.buffer = this.buffer.subarray(skip);
-      if (this.buffer.length === 0) break;
-      const end = findHeaderEnd(this.buffer, 0, Math.min(this.buffer.length, this.limits.maxMessageSize));
-      if (!end) {
-        if (this.buffer.length >= this.limits.maxMessageSize) return this.error(frames, pings, 'header section too large');
-        break;
-      }
-      const head = this.buffer.toString('latin1', 0, end.headerEnd);
-      const m = /(?:^|\n)(?:content-length|l)[ \t]*:[ \t]*([^\r\n]*)/i.exec(head);
-      if (!m) return this.error(frames, pings, 'missing Content-Length on a stream');
-      const clText = m[1].trim();
-      if (!/^\d{1,10}$/.test(clText)) return this.error(frames, pings, 'bad Content-Length');
-      const total = end.bodyStart + Number(clText);
-      if (total > this.limits.maxMessageSize) return this.error(frames, pings, 'message too large');
-      if (this.buffer.length < total) break;
-      frames.push(Buffer.from(this.buffer.subarray(0, total)));
-      this.buffer = this.buffer.subarray(total);
+      if (this.len - this.head < this.needed) break;
+      frames.push(Buffer.from(this.store.subarray(this.head, this.head + this.needed)));
+      this.head += this.needed;
+      this.needed = -1;
+      this.scanned = 0;
     }
-    if (this.buffer.length > 0 && this.buffer.byteOffset > 0 && this.buffer.buffer.byteLength > this.buffer.length * 4) {
-      this.buffer = Buffer.from(this.buffer); // let a large spent chunk go
-    }
+    this.compact();
     return { frames, pings };
   }
 
+  private append(chunk: Buffer): void {
+    if (this.len + chunk.length > this.store.length) {
+      this.compact();
+      if (this.len + chunk.length > this.store.length) {
+        const grown = Buffer.allocUnsafe(Math.max(this.store.length * 2, this.len + chunk.length, 4096));
+        this.store.copy(grown, 0, 0, this.len);
+        this.store = grown;
+      }
+    }
+    chunk.copy(this.store, this.len);
+    this.len += chunk.length;
+  }
+
+  private compact(): void {
+    if (this.head === 0) return;
+    this.store.copyWithin(0, this.head, this.len);
+    this.len -= this.head;
+    this.head = 0;
+    // give back a large buffer once the stream is idle
+    if (this.len === 0 && this.store.length > 65536) this.store = Buffer.alloc(0);
+  }
+
   private error(frames: Buffer[], pings: number, error: string): { frames: Buffer[]; pings: number; error: string } {
-    this.buffer = Buffer.alloc(0);
+    this.store = Buffer.alloc(0);
+    this.head = this.len = this.scanned = 0;
+    this.needed = -1;
     return { frames, pings, error };
   }
 }

@@ -87,6 +87,32 @@ function mutate(input: Buffer, random: () => number): Buffer {
 }
 
 describe('SIP parser fuzzing', () => {
+  it('pathological messages near the size bound parse or fail fast', () => {
+    const head = (extra: string): string =>
+      `INVITE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bKp\r\nFrom: <sip:x@y>;tag=1\r\nTo: <sip:a@b>\r\nCall-ID: c\r\nCSeq: 1 INVITE\r\n${extra}\r\n\r\n`;
+    const cases = [
+      head('Via: SIP/2.0/UDP ' + 'h'.repeat(8000) + 'x y'),
+      head('Via: ' + 'SIP/2.0/UDP h,'.repeat(500)),
+      head(('Contact: ' + '<sip:a@b>,'.repeat(700) + '\r\n').repeat(7)),
+      head('From2: ' + '"'.repeat(8000)),
+      head('Contact: ' + '"\\'.repeat(3000)),
+      head('Route: ' + '<'.repeat(8000)),
+      head('Via: SIP/2.0/UDP h' + ';a=b'.repeat(1900)),
+      head('X: ' + ' '.repeat(8000) + 'y'),
+      head(('X: a\r\n' + ' b\r\n'.repeat(100)).repeat(10)),
+      'INVITE ' + 'sip:' + '%41'.repeat(1300) + '@b SIP/2.0\r\n\r\n',
+      '\r\n'.repeat(30000),
+      'SIP/2.0 200 ' + 'x'.repeat(8000) + '\r\n\r\n',
+    ];
+    for (const text of cases) {
+      const started = process.hrtime.bigint();
+      const result = parseMessage(text);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      if (!result.ok) assert.ok(!result.reason.startsWith('parser error'), result.reason);
+      assert.ok(ms < 100, `${ms} ms for ${JSON.stringify(text.slice(0, 60))}`);
+    }
+  });
+
   it('survives 6,000 seeded mutations of real messages in bounded time', () => {
     const random = rng(0x5eed);
     const seeds = ALL.map((m) => Buffer.from(m));

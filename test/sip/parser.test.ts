@@ -198,6 +198,17 @@ describe('stream framing', () => {
       assert.equal(framer.pending, 0);
     }
   });
+  it('a message dribbled one byte at a time costs linear time', () => {
+    const body = 'x'.repeat(30000);
+    const wire = Buffer.from(INVITE.replace(/Content-Length: \d+/, `Content-Length: ${body.length}`).replace('Max-Forwards: 70', 'Max-Forwards: 70\r\nX-Pad: ' + 'p'.repeat(8000) + ('\r\nX-More: ' + 'q'.repeat(100)).repeat(200)).replace(/\r\n\r\n[\s\S]*$/, '\r\n\r\n' + body));
+    const framer = new StreamFramer();
+    const started = Date.now();
+    let frames = 0;
+    for (let i = 0; i < wire.length; i++) frames += framer.push(wire.subarray(i, i + 1)).frames.length;
+    assert.equal(frames, 1);
+    assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms for ${wire.length} one-byte pushes`);
+  });
+
   it('refuses streams without Content-Length or beyond the size bound', () => {
     assert.ok(new StreamFramer().push(Buffer.from(INVITE.replace(/Content-Length: \d+\r\n/, ''))).error);
     assert.ok(new StreamFramer().push(Buffer.from(INVITE.replace(/Content-Length: \d+/, 'Content-Length: 999999'))).error);
