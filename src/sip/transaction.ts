@@ -508,7 +508,7 @@ export class TransactionLayer {
    */
   sendRequest(request: SipRequest, destination: Destination, handlers: ClientHandlers = {}): ClientTransaction {
     if (request.method === 'ACK') throw new Error('ACK is not sent in a transaction; use sendAck()');
-    if (this.size >= this.maxTransactions) throw new Error('too many transactions');
+    if (this.size >= this.maxTransactions && !this.evictOne()) throw new Error('too many transactions');
     if (!request.has('via')) this.addVia(request, destination.transport);
     const via = request.topVia();
     if (!via?.branch) throw new Error('request without a Via branch');
@@ -583,6 +583,30 @@ export class TransactionLayer {
     return entry;
   }
 
+  /**
+   * At the limit, ends the oldest transaction that only lingers to absorb retransmissions
+   * (Completed, Confirmed, Accepted) so that sustained load is not refused for their sake; looks
+   * at a bounded number of the oldest entries. False when none was found (then the caller refuses).
+   */
+  private evictOne(): boolean {
+    const lingering = (tx: Transaction): boolean => tx.state === 'completed' || tx.state === 'confirmed' || tx.state === 'accepted';
+    let looked = 0;
+    for (const table of [this.servers, this.clients] as Array<Map<string, Transaction>>) {
+      for (const tx of table.values()) {
+        if (++looked > 256) break;
+        if (lingering(tx)) {
+          this.evicted++;
+          tx.terminate();
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Transactions ended early by evictOne (a figure for logs and tests). */
+  evicted = 0;
+
   /** Stops every timer and forgets every transaction. */
   close(): void {
     for (const tx of [...this.clients.values(), ...this.servers.values()]) tx.terminate();
@@ -640,7 +664,7 @@ export class TransactionLayer {
       existing.receive(request);
       return;
     }
-    if (this.size >= this.maxTransactions) {
+    if (this.size >= this.maxTransactions && !this.evictOne()) {
       this.respondStateless(request, 503, source, [['Retry-After', String(this.retryAfter)]]);
       this.tu.onDrop?.('too many transactions: 503', source);
       return;

@@ -373,6 +373,19 @@ describe('server transactions', () => {
     assert.throws(() => s.layer.sendRequest(outgoing('OPTIONS', p.port), { transport: 'UDP', host: '127.0.0.1', port: p.port }), /too many/);
   });
 
+  it('at the limit, transactions only absorbing retransmissions make room for new ones', async () => {
+    const s = await stack({ onRequest: (_r, tx) => void tx.reply(200) }, { maxTransactions: 5 });
+    const p = await peer();
+    for (let i = 0; i < 20; i++) {
+      p.send(request('OPTIONS', { port: p.port }), s.udpPort);
+      await sleep(2);
+    }
+    await waitUntil(() => p.received.length === 20, 3000, '20 answers');
+    assert.ok(p.messages().every((m) => (m as SipResponse).status === 200));
+    assert.ok(s.layer.size <= 5);
+    assert.ok(s.layer.evicted >= 15);
+  });
+
   it('malformed requests with a readable Via get 400; garbage is dropped; a throwing TU gets 500', async () => {
     const drops: string[] = [];
     const s = await stack({
