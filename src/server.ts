@@ -1,4 +1,5 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
+import type { PjsipTechnology } from './channels/pjsip/technology.ts';
 import type { AddressInfo } from 'node:net';
 import type { PatchbayConfig } from './config/config.ts';
 import { Core, type CoreOptions } from './core/core.ts';
@@ -26,12 +27,15 @@ export class PatchbayCore extends Core {
   readonly externalMedia: UnicastRtpTechnology;
   /** AudioSocket channels (ARI externalMedia audiosocket/tcp) and their TCP connections. */
   readonly audioSocket: AudioSocketTechnology;
+  /** PJSIP (alias SIP) channels, the SIP transports and the registrar. */
+  readonly pjsip: PjsipTechnology;
 
   constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
     const builtin = createChannelTechnologies();
     super({ ...options, technologies: [...builtin.list, ...(options.technologies ?? [])] });
     this.externalMedia = builtin.rtp;
     this.audioSocket = builtin.audioSocket;
+    this.pjsip = builtin.pjsip;
   }
 }
 

@@ -6,6 +6,7 @@ import type { ChannelTechnology } from '../core/channels/technology.ts';
 import { AudioSocketTechnology } from './external-media/audiosocket.ts';
 import { UnicastRtpTechnology } from './external-media/unicast-rtp.ts';
 import { LocalTechnology } from './local.ts';
+import { PjsipTechnology } from './pjsip/technology.ts';
 
 /** One server's technologies (fresh instances: a technology keeps the state of its channels). */
 export interface BuiltinTechnologies {
@@ -14,6 +15,8 @@ export interface BuiltinTechnologies {
   readonly rtp: UnicastRtpTechnology;
   /** AudioSocket: ARI externalMedia over audiosocket/tcp. */
   readonly audioSocket: AudioSocketTechnology;
+  /** PJSIP (alias SIP): SIP phones and trunks. */
+  readonly pjsip: PjsipTechnology;
   /** All of them, in start order. */
   readonly list: readonly ChannelTechnology[];
 }
@@ -22,5 +25,6 @@ export function createChannelTechnologies(): BuiltinTechnologies {
   const local = new LocalTechnology();
   const rtp = new UnicastRtpTechnology();
   const audioSocket = new AudioSocketTechnology();
-  return { local, rtp, audioSocket, list: [local, rtp, audioSocket] };
+  const pjsip = new PjsipTechnology();
+  return { local, rtp, audioSocket, pjsip, list: [local, rtp, audioSocket, pjsip] };
 }

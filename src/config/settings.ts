@@ -222,6 +222,36 @@ export const SETTINGS = section(
       doc: 'Default channel language (letters, digits, `_`, `-`; e.g. `en_GB`)',
       check: (s) => (/^[A-Za-z0-9_-]{1,32}$/.test(s) ? null : `must be a language code such as en or en_GB (letters, digits, _ and -), got '${s}'`),
     }),
+    sip: section({
+      enabled: boolean({ default: true, doc: 'Run the SIP channel technology (`PJSIP`, `chan_pjsip.so`)' }),
+      bind: string({
+        default: '',
+        docDefault: 'the HTTP bind address',
+        doc: 'Address the SIP transports (UDP and TCP) listen on',
+        check: (s) => (s === '' ? null : checkBind(s)),
+      }),
+      port: integer({ default: 5060, min: 0, max: 65535, env: 'PATCHBAY_SIP_PORT', doc: 'SIP port for UDP and TCP, 0–65535; `0` picks a free port' }),
+      external_address: string({
+        default: '',
+        docDefault: 'none',
+        doc: 'Address written in Contact, Via and SDP instead of the bind address (NAT); `external_signaling_address` / `external_media_address` of a pjsip.conf transport override it',
+        check: noControl,
+      }),
+      rtp_port_start: integer({ default: 10000, min: 1024, max: 65534, doc: 'First RTP port (even ports are used, RTCP would take the odd one above)' }),
+      rtp_port_end: integer({ default: 20000, min: 1025, max: 65535, doc: 'Last RTP port' }),
+      pjsip_conf: filePath({
+        default: null,
+        docDefault: '`null`',
+        doc: "An Asterisk `pjsip.conf` to read endpoints, aors, auths, identifies, transports and the global section from (Asterisk's syntax, templates included)",
+        check: (file: string, p: readonly Seg[], ctx: ReadContext) => {
+          try {
+            if (!fs.statSync(file).isFile()) ctx.fail(p, `${file} is not a regular file`);
+          } catch (err) {
+            ctx.fail(p, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          }
+        },
+      }),
+    }),
     max_channels: integer({
       default: 0,
       min: 0,

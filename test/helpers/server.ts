@@ -39,6 +39,8 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
     dirs: { data: dataDir },
     ari: { developer_mode: true },
     logging: { console: false, level: 'debug' },
+    // An ephemeral SIP port: test servers run side by side.
+    sip: { port: 0 },
   };
   const config = loadConfig({ path: null, env: {}, overrides: merge(base, overrides) });
   const logLines: string[] = [];

@@ -47,12 +47,15 @@ export class Channels {
     this.options = options;
   }
 
+  /** Registers the technology under its name and its aliases (`SIP` for `PJSIP`). */
   registerTechnology(technology: ChannelTechnology): void {
-    this.technologies.set(technology.name.toLowerCase(), technology);
+    for (const name of [technology.name, ...(technology.aliases ?? [])]) this.technologies.set(name.toLowerCase(), technology);
   }
 
   unregisterTechnology(name: string): void {
-    this.technologies.delete(name.toLowerCase());
+    const technology = this.technologies.get(name.toLowerCase());
+    if (!technology) return;
+    for (const each of [technology.name, ...(technology.aliases ?? [])]) this.technologies.delete(each.toLowerCase());
   }
 
   technology(name: string): ChannelTechnology | undefined {
@@ -60,7 +63,7 @@ export class Channels {
   }
 
   technologyNames(): string[] {
-    return [...this.technologies.values()].map((technology) => technology.name);
+    return [...new Set(this.technologies.values())].map((technology) => technology.name);
   }
 
   onCreated(listener: ChannelListener): void {

@@ -99,6 +99,8 @@ export interface TechnologyModule {
 export interface ChannelTechnology {
   /** As written in dial strings and channel names: `Local`, `PJSIP`, ... */
   readonly name: string;
+  /** Other names dial strings may use for it (`SIP` for `PJSIP`); channels keep `name`. */
+  readonly aliases?: readonly string[];
   readonly description: string;
   readonly module: TechnologyModule;
   /** How many channels one request makes (Local: a pair); 1 when absent. Counted against max_channels. */

@@ -1,0 +1,560 @@
+// The SIP channel technology, `PJSIP` (alias `SIP`), module `chan_pjsip.so`: adapts our SIP stack
+// (src/sip: transport, transactions, dialogs, digest, SDP, registrar) to the core's technology
+// seam. Endpoints, AORs, auths and identifies are Asterisk's res_pjsip objects, from the YAML
+// `config_objects.res_pjsip` and an Asterisk `pjsip.conf` (`sip.pjsip_conf`).
+//
+// - REGISTER: the endpoint is identified, authenticated (digest) when it names an auth, the To user
+//   must be one of its AORs; bindings follow the AOR's rules; an endpoint with a binding is online.
+// - INVITE: identified and authenticated the same way; a `PJSIP/<endpoint>-<n>` channel in state
+//   Ring runs the endpoint's context at the dialled user part; the app decides what is answered.
+// - MESSAGE out of a dialog: TextMessageReceived for the endpoint (X- headers as variables), 202.
+// - OPTIONS: 200. Anything else outside a dialog: 405.
+// - Dialling `PJSIP/alice` or `PJSIP/5551234@trunk` sends an INVITE to the AOR's registered
+//   contacts (the newest first) or its static `contact`; no contact → the request fails at once.
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Channel } from '../../core/channels/channel.ts';
+import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
+import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
+import type { TextMessage, MessageDestination } from '../../core/messages.ts';
+import { DigestAuthenticator } from '../../sip/auth/digest.ts';
+import { buildPjsipConfig, loadPjsipConf, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
+import { identifyMatchesAddress } from '../../sip/config/index.ts';
+import type { RawPjsipObject } from '../../sip/config/types.ts';
+import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
+import { Registrar, type Binding } from '../../sip/registrar.ts';
+import { ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
+import { SipTransport, type Destination, type Source } from '../../sip/transport.ts';
+import { parseUri, type SipUri } from '../../sip/uri.ts';
+import { ALLOW, SipCall, type CallServices } from './call.ts';
+import { RtpPortRange, RtpStream } from './rtp-stream.ts';
+
+const USER_AGENT = 'Patchbay';
+/** Most calls at once that the technology keeps (each holds a socket and a dialog). */
+const MAX_CALLS = 4096;
+/** X- headers carried as message variables, at most this many. */
+const MAX_MESSAGE_VARIABLES = 32;
+
+export class PjsipTechnology implements ChannelTechnology {
+  readonly name = 'PJSIP';
+  readonly aliases = ['SIP'] as const;
+  readonly description = 'PJSIP Channel Driver';
+  readonly module = { name: 'chan_pjsip.so', description: 'PJSIP Channel Driver' };
+  #context: TechnologyContext | undefined;
+  #log: Logger | undefined;
+  #transport: SipTransport | undefined;
+  #layer: TransactionLayer | undefined;
+  #config: PjsipConfig = buildPjsipConfig([]).value;
+  #registrar = new Registrar();
+  #auth = new DigestAuthenticator({ realm: 'asterisk' });
+  #ports = new RtpPortRange(10000, 20000);
+  #host = '127.0.0.1';
+  #publicHost = '127.0.0.1';
+  #mediaAddress = '127.0.0.1';
+  #port = 0;
+  /** Calls by Call-ID. */
+  readonly #calls = new Map<string, SipCall>();
+  readonly #services: CallServices;
+
+  constructor() {
+    const technology = this;
+    this.#services = {
+      get layer() {
+        return technology.#layer!;
+      },
+      get log() {
+        return technology.#log!;
+      },
+      get signallingHost() {
+        return technology.#publicHost;
+      },
+      get signallingPort() {
+        return technology.#port;
+      },
+      get mediaAddress() {
+        return technology.#mediaAddress;
+      },
+      userAgent: USER_AGENT,
+      openStream: async (call) => {
+        const context = this.#context!;
+        const socket = await this.#ports.bind(this.#host);
+        const media = context.media;
+        const clock = { get ticks() { return media.clock.ticks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
+        return new RtpStream(socket, clock, { onFrame: (frame) => call.deliver(frame), onDigit: (digit, ms) => call.digit(digit, ms) });
+      },
+      forget: (call) => {
+        if (this.#calls.get(call.callId) === call) this.#calls.delete(call.callId);
+      },
+    };
+  }
+
+  /** The port SIP listens on (UDP and TCP), once started. */
+  get port(): number {
+    return this.#port;
+  }
+
+  get config(): PjsipConfig {
+    return this.#config;
+  }
+
+  async start(context: TechnologyContext): Promise<void> {
+    this.#context = context;
+    const log = context.log.child({ module: 'chan_pjsip' });
+    this.#log = log;
+    const settings = context.config.sip;
+    this.#config = this.#loadObjects(context, log);
+    const realm = this.#config.global.defaultRealm || 'asterisk';
+    // MD5 first: many phones (and SIPp) answer the first challenge whatever its algorithm.
+    this.#auth = new DigestAuthenticator({ realm, algorithms: ['MD5', 'SHA-256'] });
+    this.#registrar = new Registrar();
+    this.#registrar.onChange(() => this.#refreshStates());
+    this.#ports = new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd));
+    this.#host = settings.bind || context.config.http.bind;
+    if (this.#host === 'localhost') this.#host = '127.0.0.1';
+    const transportObject = [...this.#config.transports.values()][0];
+    this.#publicHost = transportObject?.externalSignalingAddress || settings.externalAddress || this.#host;
+    this.#mediaAddress = transportObject?.externalMediaAddress || settings.externalAddress || this.#host;
+    const transport = new SipTransport(
+      { host: this.#host, udpPort: settings.port, tcpPort: settings.port === 0 ? 0 : settings.port, publicHost: this.#publicHost },
+      { onDrop: (reason, source, status) => log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped') },
+    );
+    this.#transport = transport;
+    this.#layer = new TransactionLayer(transport, {
+      onRequest: (request, tx) => this.#onRequest(request, tx),
+      onAck: () => undefined,
+      onDrop: (reason, source) => log.debug({ reason, source: `${source.address}:${source.port}` }, 'SIP request refused'),
+    });
+    try {
+      await transport.start();
+    } catch (error) {
+      // A taken port is not fatal to the server: ARI goes on without SIP, loudly.
+      log.error({ err: error, host: this.#host, port: settings.port }, 'SIP transport could not listen; SIP is unavailable');
+      this.#layer.close();
+      this.#layer = undefined;
+      this.#transport = undefined;
+      return;
+    }
+    this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
+    context.messages.setTransport({ send: (message, destination) => this.#sendMessage(message, destination) });
+    log.info({ host: this.#host, port: this.#port, endpoints: this.#config.endpoints.size }, 'SIP listening (UDP and TCP)');
+  }
+
+  async stop(): Promise<void> {
+    for (const call of [...this.#calls.values()]) if (!call.channel.hangingUp) call.channel.hangup(16);
+    this.#calls.clear();
+    this.#registrar.close();
+    this.#layer?.close();
+    await this.#transport?.close();
+    this.#layer = undefined;
+    this.#transport = undefined;
+    this.#context?.messages.setTransport(undefined);
+    this.#context = undefined;
+  }
+
+  #loadObjects(context: TechnologyContext, log: Logger): PjsipConfig {
+    const objects: RawPjsipObject[] = [];
+    const file = context.config.sip.pjsipConf;
+    if (file) {
+      const read = loadPjsipConf(readFileSync(file, 'utf8'), file);
+      for (const line of read.errors) log.error(line);
+      for (const line of read.warnings) log.warn(line);
+      for (const object of [...read.config.endpoints.values(), ...read.config.aors.values(), ...read.config.auths.values(), ...read.config.identifies.values(), ...read.config.transports.values()]) void object;
+      // loadPjsipConf builds typed objects; merge them with the YAML ones below by rebuilding from raw.
+    }
+    const yaml = context.config.configObjects.res_pjsip ?? {};
+    for (const [type, ids] of Object.entries(yaml)) {
+      for (const [id, fields] of Object.entries(ids)) objects.push({ type, id, fields, where: `config_objects.res_pjsip.${type}.${id}` });
+    }
+    const built = buildPjsipConfig(objects);
+    for (const line of built.errors) log.error(line);
+    for (const line of built.warnings) log.warn(line);
+    if (!file) return built.value;
+    const fromFile = loadPjsipConf(readFileSync(file, 'utf8'), file).config;
+    // The YAML objects win over pjsip.conf objects of the same type and id.
+    const merge = <T>(a: ReadonlyMap<string, T>, b: ReadonlyMap<string, T>): Map<string, T> => new Map([...a, ...b]);
+    return {
+      endpoints: merge(fromFile.endpoints, built.value.endpoints),
+      aors: merge(fromFile.aors, built.value.aors),
+      auths: merge(fromFile.auths, built.value.auths),
+      identifies: merge(fromFile.identifies, built.value.identifies),
+      transports: merge(fromFile.transports, built.value.transports),
+      registrations: merge(fromFile.registrations, built.value.registrations),
+      domainAliases: merge(fromFile.domainAliases, built.value.domainAliases),
+      global: yaml.global ? built.value.global : fromFile.global,
+      unknown: [...fromFile.unknown, ...built.value.unknown],
+    };
+  }
+
+  // ---- requests ---------------------------------------------------------------------------------
+
+  #onRequest(request: SipRequest, tx: ServerTransaction): void {
+    try {
+      this.#route(request, tx);
+    } catch (error) {
+      this.#log?.error({ err: error, method: request.method }, 'SIP request handling failed');
+      tx.reply(500);
+    }
+  }
+
+  #route(request: SipRequest, tx: ServerTransaction): void {
+    const callId = request.callId() ?? '';
+    const inDialog = request.toTag() !== undefined;
+    if (inDialog) {
+      const call = this.#calls.get(callId);
+      if (!call) {
+        tx.reply(481, 'Call/Transaction Does Not Exist');
+        return;
+      }
+      call.inDialog(request, tx);
+      return;
+    }
+    switch (request.method) {
+      case 'OPTIONS':
+        tx.reply(200, undefined, [['Allow', ALLOW], ['Accept', 'application/sdp, text/plain'], ['Server', USER_AGENT]]);
+        return;
+      case 'REGISTER':
+        this.#register(request, tx);
+        return;
+      case 'INVITE':
+        void this.#invite(request, tx);
+        return;
+      case 'MESSAGE':
+        this.#message(request, tx);
+        return;
+      case 'BYE':
+        tx.reply(481, 'Call/Transaction Does Not Exist');
+        return;
+      default:
+        tx.reply(405, undefined, [['Allow', ALLOW]]);
+    }
+  }
+
+  /** endpoint_identifier_order: by source address (identify), by From user, then `anonymous`. */
+  #identify(request: SipRequest, source: Source): PjsipEndpoint | undefined {
+    const config = this.#config;
+    for (const method of config.global.endpointIdentifierOrder) {
+      if (method === 'ip') {
+        for (const identify of config.identifies.values()) {
+          if (identifyMatchesAddress(identify.match, source.address)) {
+            const endpoint = config.endpoints.get(identify.endpoint);
+            if (endpoint) return endpoint;
+          }
+        }
+      } else if (method === 'username' || method === 'auth_username') {
+        const from = request.from()?.uri;
+        const user = from && from.kind === 'sip' ? from.user : undefined;
+        if (user) {
+          const endpoint = config.endpoints.get(user);
+          if (endpoint && (endpoint.identifyBy.includes('username') || endpoint.identifyBy.includes('auth_username'))) return endpoint;
+        }
+      } else if (method === 'anonymous') {
+        const endpoint = config.endpoints.get('anonymous');
+        if (endpoint) return endpoint;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Digest authentication for endpoints that name an auth. Returns true when the request may go
+   * on; otherwise it has been answered (401 with a challenge, or 403).
+   */
+  #authenticate(request: SipRequest, tx: ServerTransaction, endpoint: PjsipEndpoint | undefined): endpoint is PjsipEndpoint {
+    if (!endpoint) {
+      // Unknown senders get a challenge first, as known ones do, so names cannot be probed.
+      if (request.authorization().length === 0) tx.reply(401, undefined, this.#auth.challenge().map((value) => ['WWW-Authenticate', value] as [string, string]));
+      else tx.reply(403, 'Forbidden');
+      return false;
+    }
+    if (endpoint.auth.length === 0) return true;
+    const auths = endpoint.auth.map((id) => this.#config.auths.get(id)).filter((auth) => auth !== undefined);
+    const result = this.#auth.verify({
+      method: request.method,
+      authorization: request.authorization(),
+      lookup: (username) => {
+        const auth = auths.find((candidate) => candidate.username === username);
+        if (!auth) return undefined;
+        if (auth.authType === 'md5' && auth.md5Cred) return { md5Cred: auth.md5Cred };
+        return { password: auth.password ?? '' };
+      },
+    });
+    if (result.ok) return true;
+    if (result.reason === 'missing' || result.reason === 'stale' || result.reason === 'bad-nonce') {
+      const md5Only = auths.some((auth) => auth.authType === 'md5');
+      const challenges = this.#auth.challenge({ stale: result.reason === 'stale', ...(md5Only ? { algorithms: ['MD5'] as const } : {}) });
+      tx.reply(401, undefined, challenges.map((value) => ['WWW-Authenticate', value] as [string, string]));
+      return false;
+    }
+    this.#log?.info({ endpoint: endpoint.id, reason: result.reason, source: `${tx.source.address}:${tx.source.port}` }, 'SIP authentication failed');
+    tx.reply(403, 'Forbidden');
+    return false;
+  }
+
+  #register(request: SipRequest, tx: ServerTransaction): void {
+    const endpoint = this.#identify(request, tx.source);
+    if (!this.#authenticate(request, tx, endpoint)) return;
+    const to = request.to()?.uri;
+    const aorName = to && to.kind === 'sip' ? to.user : undefined;
+    const aorId = aorName && endpoint.aors.includes(aorName) ? aorName : endpoint.aors.length === 1 && aorName === endpoint.id ? endpoint.aors[0] : undefined;
+    const aor = aorId === undefined ? undefined : this.#config.aors.get(aorId);
+    if (!aor) {
+      tx.reply(404, 'Not Found');
+      return;
+    }
+    const contacts = request.contacts();
+    const outcome = this.#registrar.register(
+      {
+        aor: aor.id,
+        wildcard: contacts === 'wildcard',
+        contacts: contacts === 'wildcard' ? [] : contacts.map((contact) => ({ uri: formatContactUri(contact.uri), expires: numberParam(contact.params.get('expires')) })),
+        expires: request.expires(),
+        callId: request.callId() ?? '',
+        cseq: request.cseq()?.seq ?? 0,
+        userAgent: request.get('user-agent') ?? '',
+        source: { transport: tx.source.transport === 'TCP' ? 'tcp' : 'udp', address: tx.source.address, port: tx.source.port },
+      },
+      aor,
+    );
+    if (outcome.status === 423) {
+      tx.reply(423, 'Interval Too Brief', [['Min-Expires', String(outcome.minExpires)]]);
+      return;
+    }
+    if (outcome.status !== 200) {
+      tx.reply(outcome.status, outcome.reason);
+      return;
+    }
+    const now = Date.now();
+    const headers: Array<[string, string]> = outcome.bindings.map((binding) => ['Contact', `<${binding.uri}>;expires=${Math.max(0, Math.round((binding.expiresAt - now) / 1000))}`]);
+    headers.push(['Date', new Date(now).toUTCString()]);
+    tx.reply(200, undefined, headers);
+  }
+
+  /** Endpoints with at least one binding on one of their AORs are online. */
+  #refreshStates(): void {
+    const context = this.#context;
+    if (!context) return;
+    for (const endpoint of this.#config.endpoints.values()) {
+      const online = endpoint.aors.some((aor) => this.#registrar.lookup(aor).length > 0);
+      context.endpoints.setState('PJSIP', endpoint.id, online ? 'online' : 'offline');
+    }
+  }
+
+  async #invite(request: SipRequest, tx: ServerTransaction): Promise<void> {
+    const context = this.#context;
+    if (!context) return void tx.reply(503);
+    const endpoint = this.#identify(request, tx.source);
+    if (!this.#authenticate(request, tx, endpoint)) return;
+    const callId = request.callId() ?? '';
+    if (this.#calls.has(callId)) return void tx.reply(482, 'Loop Detected');
+    if (this.#calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
+    const target = request.uri;
+    const exten = target.kind === 'sip' && target.user ? target.user : 's';
+    const from = request.from();
+    const fromUser = from?.uri.kind === 'sip' ? (from.uri.user ?? '') : '';
+    const call = new SipCall(this.#services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id);
+    this.#calls.set(callId, call);
+    let prepared;
+    try {
+      prepared = await call.prepareInbound();
+    } catch (error) {
+      this.#log?.warn({ err: error }, 'no RTP port for an incoming call');
+      this.#calls.delete(callId);
+      call.stream?.close();
+      return void tx.reply(503, undefined, [['Retry-After', '5']]);
+    }
+    if (!prepared.ok) {
+      this.#calls.delete(callId);
+      call.stream?.close();
+      return void tx.reply(prepared.status, prepared.reason);
+    }
+    let channel: Channel;
+    try {
+      channel = context.channels.create(
+        {
+          name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix()}`,
+          technology: 'PJSIP',
+          endpointResource: endpoint.id,
+          direction: 'inbound',
+          state: 'Ring',
+          caller: { name: from?.displayName ?? '', number: fromUser },
+          location: { context: endpoint.context, exten, priority: 1 },
+          protocolId: callId,
+          ...(endpoint.language ? { language: endpoint.language } : {}),
+        },
+        (created) => call.attach(created),
+      );
+    } catch (error) {
+      this.#calls.delete(callId);
+      call.stream?.close();
+      const status = error instanceof UnavailableError ? 503 : 500;
+      return void tx.reply(status);
+    }
+    channel.setVariable('SIPCALLID', callId);
+    context.enterDialplan(channel);
+  }
+
+  #message(request: SipRequest, tx: ServerTransaction): void {
+    const context = this.#context;
+    if (!context) return void tx.reply(503);
+    const endpoint = this.#identify(request, tx.source);
+    if (!this.#authenticate(request, tx, endpoint)) return;
+    const contentType = (request.contentType() ?? 'text/plain').toLowerCase();
+    if (!contentType.startsWith('text/plain')) return void tx.reply(415, 'Unsupported Media Type', [['Accept', 'text/plain']]);
+    const variables: Record<string, string> = Object.create(null) as Record<string, string>;
+    let count = 0;
+    for (const header of request.headers) {
+      if (!/^x-/i.test(header.name) || count >= MAX_MESSAGE_VARIABLES) continue;
+      variables[header.name] = header.value;
+      count++;
+    }
+    const from = request.from();
+    const to = request.to();
+    const message: TextMessage = {
+      from: from ? formatAddress(from.displayName, from.uri.kind === 'sip' ? `sip:${from.uri.user ?? ''}@${from.uri.host}` : '') : '',
+      to: to && to.uri.kind === 'sip' ? `pjsip:${to.uri.user ?? endpoint.id}` : `pjsip:${endpoint.id}`,
+      body: request.body.toString('utf8'),
+      variables,
+    };
+    try {
+      context.messages.receive(message, endpoint.id);
+    } catch (error) {
+      if (error instanceof NotFoundError) return void tx.reply(404);
+      throw error;
+    }
+    tx.reply(202, 'Accepted');
+  }
+
+  // ---- outbound ---------------------------------------------------------------------------------
+
+  /** `PJSIP/alice`, `PJSIP/5551234@trunk`, `PJSIP/alice/sip:alice@192.0.2.1:5062`. */
+  request(request: ChannelRequest): Channel {
+    const context = this.#context;
+    if (!context || !this.#layer) throw new UnavailableError('SIP is not running');
+    const { endpoint, user, uri } = this.#resolveDial(request.resource);
+    const destination = this.#destinationOf(uri);
+    if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
+    if (this.#calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
+    const target: SipUri = user !== undefined ? { ...uri, user } : uri;
+    const call = new SipCall(this.#services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id);
+    const channel = context.channels.create(
+      {
+        ...(request.channelId ? { id: request.channelId } : {}),
+        name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix()}`,
+        technology: 'PJSIP',
+        endpointResource: endpoint.id,
+        direction: 'outbound',
+        state: 'Down',
+        protocolId: call.callId,
+        ...(request.requestor ? { linkedId: request.requestor.snapshot().id } : {}),
+        ...(endpoint.language ? { language: endpoint.language } : {}),
+      },
+      (created) => call.attach(created),
+    );
+    this.#calls.set(call.callId, call);
+    return channel;
+  }
+
+  #resolveDial(resource: string): { endpoint: PjsipEndpoint; user?: string; uri: SipUri } {
+    const slash = resource.indexOf('/');
+    const head = slash < 0 ? resource : resource.slice(0, slash);
+    const explicit = slash < 0 ? undefined : resource.slice(slash + 1);
+    const at = head.lastIndexOf('@');
+    const endpointId = at < 0 ? head : head.slice(at + 1);
+    const user = at < 0 ? undefined : head.slice(0, at);
+    if (endpointId === '') throw new InvalidError(`PJSIP dial string needs an endpoint: ${resource}`);
+    const endpoint = this.#config.endpoints.get(endpointId);
+    if (!endpoint) throw new NotFoundError(`Endpoint not found: PJSIP/${endpointId}`);
+    if (explicit) {
+      const parsed = parseUri(explicit);
+      if (!parsed || parsed.kind !== 'sip') throw new InvalidError(`Not a SIP URI: ${explicit}`);
+      return { endpoint, user, uri: parsed };
+    }
+    const uri = this.#contactOf(endpoint);
+    if (!uri) throw new UnavailableError(`No reachable contact for endpoint PJSIP/${endpoint.id}`);
+    return { endpoint, user, uri };
+  }
+
+  /** The newest registered binding of the endpoint's AORs, else the first static contact. */
+  #contactOf(endpoint: PjsipEndpoint): SipUri | undefined {
+    let newest: Binding | undefined;
+    for (const aorId of endpoint.aors) {
+      for (const binding of this.#registrar.lookup(aorId)) if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+    }
+    if (newest) {
+      const parsed = parseUri(newest.uri);
+      if (parsed && parsed.kind === 'sip') return parsed;
+    }
+    for (const aorId of endpoint.aors) {
+      const contact = this.#config.aors.get(aorId)?.contacts[0];
+      const parsed = contact === undefined ? undefined : parseUri(contact.replace(/^<|>$/g, ''));
+      if (parsed && parsed.kind === 'sip') return parsed;
+    }
+    return undefined;
+  }
+
+  #destinationOf(uri: SipUri): Destination | undefined {
+    if (!uri.host) return undefined;
+    const transport = (uri.params.get('transport') ?? '').toLowerCase() === 'tcp' ? 'TCP' : 'UDP';
+    return { transport, host: uri.host.replace(/^\[|\]$/g, ''), port: uri.port ?? 5060 };
+  }
+
+  /**
+   * A message to `pjsip:<endpoint>` goes to the endpoint's contact as a SIP MESSAGE. An endpoint
+   * without a reachable contact (not registered, or known only to the endpoint list) gets it as
+   * before SIP existed: TextMessageReceived for the applications subscribed to it.
+   */
+  #sendMessage(message: TextMessage, destination: MessageDestination): void {
+    const layer = this.#layer;
+    let resolved: { endpoint: PjsipEndpoint; uri: SipUri } | undefined;
+    try {
+      resolved = layer ? this.#resolveDial(destination.resource) : undefined;
+    } catch {
+      resolved = undefined;
+    }
+    const target = resolved ? this.#destinationOf(resolved.uri) : undefined;
+    if (!layer || !resolved || !target) {
+      this.#context?.messages.receive(message, destination.resource);
+      return;
+    }
+    const { uri } = resolved;
+    const fromUser = message.from.replace(/^.*sip:/, '').replace(/@.*$/, '').replace(/[^A-Za-z0-9._+-]/g, '') || 'patchbay';
+    const request = new SipRequest('MESSAGE', uri, [
+      ['Max-Forwards', '70'],
+      ['From', `<sip:${fromUser}@${this.#publicHost}>;tag=${newTag()}`],
+      ['To', `<sip:${uri.user ? `${uri.user}@` : ''}${uri.host}>`],
+      ['Call-ID', newCallId()],
+      ['CSeq', '1 MESSAGE'],
+      ['User-Agent', USER_AGENT],
+    ]);
+    let count = 0;
+    for (const [name, value] of Object.entries(message.variables)) {
+      if (count >= MAX_MESSAGE_VARIABLES || !/^[A-Za-z0-9-]{1,64}$/.test(name) || /[\r\n]/.test(value)) continue;
+      request.add(name.toLowerCase().startsWith('x-') ? name : `X-${name}`, value);
+      count++;
+    }
+    request.body = Buffer.from(message.body, 'utf8');
+    request.set('Content-Type', 'text/plain');
+    layer.sendRequest(request, target, {
+      onResponse: (response) => {
+        if (response.status >= 300) this.#log?.info({ status: response.status, to: message.to }, 'SIP MESSAGE refused');
+      },
+      onTimeout: () => this.#log?.info({ to: message.to }, 'SIP MESSAGE timed out'),
+    });
+  }
+}
+
+function numberParam(value: string | null | undefined): number | undefined {
+  if (value === undefined || value === null || !/^\d{1,10}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function formatContactUri(uri: import('../../sip/uri.ts').Uri): string {
+  if (uri.kind !== 'sip') return `${uri.scheme}:${uri.opaque}`;
+  const host = uri.host.includes(':') && !uri.host.startsWith('[') ? `[${uri.host}]` : uri.host;
+  const params = [...uri.params].map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`)).join('');
+  return `${uri.scheme}:${uri.user ? `${uri.user}@` : ''}${host}${uri.port ? `:${uri.port}` : ''}${params}`;
+}
+
+function formatAddress(displayName: string | undefined, uri: string): string {
+  return displayName ? `"${displayName}" <${uri}>` : `<${uri}>`;
+}
