@@ -12,7 +12,6 @@ import type { Channel, FrameListener } from './channels/channel.ts';
 import type { Channels } from './channels/channels.ts';
 import { InvalidError } from './errors.ts';
 import type { MediaEngine } from './media-engine.ts';
-import { registerFunctionWriter } from './pbx/functions.ts';
 
 const RATE = 8000;
 
@@ -51,7 +50,7 @@ export class TalkDetection {
     private readonly media: MediaEngine,
     private readonly channels: Channels,
   ) {
-    registerFunctionWriter(channels, 'TALK_DETECT', (channel, args, value) => {
+    channels.functions.register('TALK_DETECT', (channel, args, value) => {
       if (!this.started) throw new InvalidError('Talk detection is not available');
       this.write(channel, args, value);
     });

@@ -1,6 +1,7 @@
 // A channel: one leg of a call between the server and something that carries audio. It owns its
 // identity, state, variables and dialplan position, raises the ARI channel events, and moves
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
+import type { FunctionWriters } from './function-writers.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
@@ -29,6 +30,8 @@ export interface DialplanLocation {
 export interface ChannelEnvironment {
   /** The table the channel belongs to (the core's Channels); scopes per-core registrations. */
   readonly table: object;
+  /** The table's writable dialplan functions (TALK_DETECT, ...). */
+  readonly functions: FunctionWriters;
   publish(event: CoreEvent, scope: EventScope): void;
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
@@ -134,6 +137,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
   private readonly env: ChannelEnvironment;
   /** The channel table this channel belongs to. */
   readonly table: object;
+  /** Writable dialplan functions of the channel's table. */
+  readonly functions: FunctionWriters;
   private readonly variables = new Map<string, string>();
   private readonly reportedVariables = new Set<string>();
   private frameListeners: FrameListener[] = [];
@@ -148,6 +153,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
     this.setListenerErrorReporter((error, event) => env.reportError(error, this, `'${event}' listener`));
     this.env = env;
     this.table = env.table;
+    this.functions = env.functions;
     this.id = init.id;
     this.name = init.name;
     this.technology = init.technology;

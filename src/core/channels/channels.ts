@@ -1,5 +1,6 @@
 // The table of live channels and of channel technologies. Creates channels with Asterisk-style
 // ids (`<epoch seconds>.<sequence>`) and raises ChannelCreated; forgets them when destroyed.
+import { FunctionWriters } from './function-writers.ts';
 import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import { Notifier } from '../typed-emitter.ts';
@@ -40,6 +41,8 @@ export class Channels {
   private readonly lifecycle = new Notifier<{ created: Channel; destroyed: Channel }>((error, event, channel) =>
     this.reportError(error, channel as Channel, `channel ${event} listener`),
   );
+  /** Writable dialplan functions other subsystems provide for this table's channels. */
+  readonly functions = new FunctionWriters();
   private idSequence = 0;
   private nameSequence = 0;
 
@@ -104,6 +107,7 @@ export class Channels {
     const channel = new Channel(
       {
         table: this,
+        functions: this.functions,
         publish: (event, scope) => this.options.applications.publish(event, scope),
         channelvars: this.options.channelvars,
         defaultLanguage: this.options.defaultLanguage,

@@ -66,18 +66,6 @@ export function readChannelFunction(channel: Channel, name: string, args: string
   }
 }
 
-/** Setters other subsystems register (TALK_DETECT is the media engine's). */
-export type FunctionWriter = (channel: Channel, args: string, value: string) => void;
-/** Per channel table (one per core), so two servers in one process never share a writer. */
-const writersByTable = new WeakMap<object, Map<string, FunctionWriter>>();
-
-/** Registers a writable function for the channels of `table` (a core's channel table). */
-export function registerFunctionWriter(table: object, name: string, writer: FunctionWriter): void {
-  let writers = writersByTable.get(table);
-  if (!writers) writersByTable.set(table, (writers = new Map()));
-  writers.set(name.toUpperCase(), writer);
-}
-
 /** Writes a function; throws InvalidError when it cannot be written. */
 export function writeChannelFunction(channel: Channel, name: string, args: string, value: string): void {
   const upper = name.toUpperCase();
@@ -113,7 +101,8 @@ export function writeChannelFunction(channel: Channel, name: string, args: strin
       }
       throw new InvalidError(`CHANNEL(${args}) cannot be written`);
     default: {
-      const writer = writersByTable.get(channel.table)?.get(upper);
+      // Setters other subsystems provide (TALK_DETECT is the media engine's), per channel table.
+      const writer = channel.functions.get(upper);
       if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
       writer(channel, args, value);
     }
