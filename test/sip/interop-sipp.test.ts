@@ -5,12 +5,16 @@
 // and MESSAGE both ways. Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { goertzelPower } from '../../src/media/goertzel.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
@@ -25,8 +29,10 @@ let work: string;
 let server: TestServer;
 let events: EventSocket;
 
-function sipp(scenario: string, args: string[], timeoutMs = 20_000): { done: Promise<SippRun>; port: number } {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+/** The SIP port of SIPp when it plays bob's phone (bob's static contact). */
+const BOB_PORT = 20000 + Math.floor(Math.random() * 20000);
+
+function sipp(scenario: string, args: string[], timeoutMs = 20_000, port = 20000 + Math.floor(Math.random() * 20000)): { done: Promise<SippRun>; port: number } {
   const child = spawn('sipp', ['-sf', join(SCENARIOS, scenario), '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${Math.round(timeoutMs / 1000)}s`, '-timeout_error', ...args], { cwd: work });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -40,6 +46,8 @@ const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
 before(async () => {
   if (!HAVE_SIPP) return;
   work = mkdtempSync(join(tmpdir(), 'patchbay-sipp-'));
+  const dialplanFile = join(work, 'extensions.conf');
+  writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Stasis(sip-app)\nexten => 200,1,Stasis(sip-app)\n');
   // The peer's audio: a 1 kHz tone as u-law WAV (SIPp streams it as payload type 0).
   if (HAVE_SOX) spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '4', 'sine', '1000', 'vol', '0.5']);
   server = await startTestServer({
@@ -48,12 +56,13 @@ before(async () => {
         endpoint: {
           alice: { context: 'sip-in', allow: 'ulaw,alaw', auth: 'alice-auth', aors: 'alice' },
           bob: { context: 'sip-in', allow: 'ulaw', aors: 'bob' },
+          carol: { context: 'sip-in', allow: 'ulaw', aors: 'carol' },
         },
         auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'wonderland' } },
-        aor: { alice: { max_contacts: 1, remove_existing: 'yes' }, bob: { max_contacts: 1, remove_existing: 'yes' } },
+        aor: { alice: { max_contacts: 1, remove_existing: 'yes' }, bob: { max_contacts: 1, remove_existing: 'yes', contact: `sip:bob@127.0.0.1:${BOB_PORT}` }, carol: { max_contacts: 1 } },
       },
     },
-    dialplan: undefined,
+    dialplan: { file: dialplanFile },
   } as never);
   events = await server.events('app=sip-app&subscribeAll=true');
 });
@@ -64,6 +73,109 @@ after(async () => {
   await server.stop();
   rmSync(work, { recursive: true, force: true });
 });
+
+/** The next event matching `match`, skipping others, within `timeoutMs`. */
+async function nextEvent(match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+    if (match(event)) return event;
+  }
+}
+
+const ofChannel = (type: string, id: string) => (event: Json) => event.type === type && event.channel?.id === id;
+
+async function post(path: string, method = 'POST'): Promise<Response> {
+  return server.ari(path, { method });
+}
+
+/** The samples of a PCM16 (or u-law) mono WAV file. */
+function wavSamples(file: string): Int16Array {
+  const bytes = readFileSync(file);
+  let offset = 12;
+  let format = 1;
+  while (offset + 8 <= bytes.length) {
+    const id = bytes.toString('latin1', offset, offset + 4);
+    const size = bytes.readUInt32LE(offset + 4);
+    if (id === 'fmt ') format = bytes.readUInt16LE(offset + 8);
+    if (id === 'data') {
+      const data = bytes.subarray(offset + 8, Math.min(bytes.length, offset + 8 + size));
+      assert.equal(format, 1, 'recording is PCM16');
+      const out = new Int16Array(data.length >> 1);
+      for (let i = 0; i < out.length; i++) out[i] = data.readInt16LE(i * 2);
+      return out;
+    }
+    offset += 8 + size + (size & 1);
+  }
+  return new Int16Array(0);
+}
+
+function findFile(dir: string, name: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const found = findFile(path, name);
+      if (found) return found;
+    } else if (entry.name === name) return path;
+  }
+  return undefined;
+}
+
+/** Frequency by counting zero crossings of the loud part of `samples` (8 kHz). */
+function zeroCrossingFrequency(samples: Int16Array): number {
+  let crossings = 0;
+  for (let i = 1; i < samples.length; i++) if ((samples[i - 1] < 0) !== (samples[i] < 0)) crossings++;
+  return (crossings / 2) * (8000 / samples.length);
+}
+
+/** The longest run of 20 ms frames with energy, as one sample array. */
+function loudPart(samples: Int16Array): Int16Array {
+  let best: [number, number] = [0, 0];
+  let start = -1;
+  for (let f = 0; f * 160 + 160 <= samples.length; f++) {
+    let energy = 0;
+    for (let i = f * 160; i < f * 160 + 160; i++) energy += samples[i] * samples[i];
+    const loud = Math.sqrt(energy / 160) > 300;
+    if (loud && start < 0) start = f;
+    if ((!loud || f * 160 + 320 > samples.length) && start >= 0) {
+      const end = loud ? f + 1 : f;
+      if (end - start > best[1] - best[0]) best = [start, end];
+      start = -1;
+    }
+  }
+  return samples.subarray(best[0] * 160, best[1] * 160);
+}
+
+/** Runs a call from SIPp into sip-app, answers it and records it; returns the recording's samples. */
+async function callAndRecord(scenario: string, caller: string, extra: string[], name: string): Promise<Int16Array> {
+  const run = sipp(scenario, [target(), '-s', '100', '-set', 'caller', caller, '-d', '2000', ...extra]);
+  const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+  const channel = start.channel as Json;
+  assert.match(channel.name, new RegExp(`^PJSIP/${caller}-`));
+  assert.equal(channel.state, 'Ring');
+  assert.equal(channel.caller.number, caller);
+  assert.equal((await post(`/channels/${channel.id}/answer`)).status, 204);
+  const record = await post(`/channels/${channel.id}/record?name=${name}&format=wav`);
+  assert.equal(record.status, 201, await record.text());
+  const destroyed = await nextEvent(ofChannel('ChannelDestroyed', channel.id), 15_000);
+  assert.equal(destroyed.cause, 16);
+  const result = await run.done;
+  assert.equal(result.status, 0, result.output);
+  await nextEvent((e) => e.type === 'RecordingFinished' && e.recording?.name === name, 5000).catch(() => undefined);
+  const file = findFile(join(server.dataDir, 'recordings'), `${name}.wav`);
+  assert.ok(file, 'the recording exists');
+  return wavSamples(file);
+}
+
+function assertTone(samples: Int16Array): void {
+  const loud = loudPart(samples);
+  assert.ok(loud.length >= 8000, `at least 1 s of audio in the recording (${loud.length} loud samples of ${samples.length})`);
+  const frequency = zeroCrossingFrequency(loud);
+  assert.ok(Math.abs(frequency - 1000) < 30, `the recorded tone is ${frequency.toFixed(1)} Hz`);
+  const amplitude = Math.sqrt(2 * goertzelPower(loud, 1000, 8000));
+  assert.ok(amplitude > 2000, `1 kHz amplitude ${amplitude}`);
+}
 
 describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
   test('REGISTER with digest puts the endpoint online; a wrong password is refused and changes nothing', async () => {
@@ -78,5 +190,82 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(endpoint.state, 'online');
     const change = await events.nextOfType('EndpointStateChange', 3000);
     assert.equal((change.endpoint as { resource: string }).resource, 'alice');
+  });
+
+  test('a SIPp call into Stasis: answered, recorded, the peer\'s 1 kHz tone is in the recording, BYE from the peer ends it with cause 16', { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 60_000 }, async () => {
+    assertTone(await callAndRecord('call-hangup.xml', 'bob', [], 'sipp-bob'));
+  });
+
+  test('the same call with digest authentication (alice)', { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 60_000 }, async () => {
+    assertTone(await callAndRecord('call-hangup-auth.xml', 'alice', ['-au', 'alice', '-ap', 'wonderland'], 'sipp-alice'));
+  });
+
+  test('the application hangs up: SIPp receives BYE and answers 200', { timeout: 60_000 }, async () => {
+    const run = sipp('call-wait-bye.xml', [target(), '-s', '100', '-set', 'caller', 'bob']);
+    const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+    const id = (start.channel as Json).id as string;
+    assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+    await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+    const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id));
+    assert.equal(destroyed.cause, 16);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
+  test('a ringing call cancelled by the peer: 200 to the CANCEL, 487 to the INVITE, the channel hung up with cause 16', { timeout: 60_000 }, async () => {
+    const run = sipp('cancel-ringing.xml', [target(), '-s', '100', '-set', 'caller', 'bob', '-d', '500']);
+    const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+    const id = (start.channel as Json).id as string;
+    assert.equal((await post(`/channels/${id}/ring`)).status, 204);
+    const request = await nextEvent(ofChannel('ChannelHangupRequest', id));
+    assert.equal(request.cause, 16);
+    const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id));
+    assert.equal(destroyed.cause, 16);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
+  test('an application originates to bob (static contact, SIPp answers): Ringing, then Up, then the app hangs up with BYE', { timeout: 60_000 }, async () => {
+    const run = sipp('answer-incoming.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app&appArgs=dialled');
+    const channel = (await response.json()) as Json;
+    assert.equal(response.status, 200, JSON.stringify(channel));
+    assert.match(channel.name, /^PJSIP\/bob-/);
+    await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === channel.id && e.channel.state === 'Ringing');
+    const start = await nextEvent((e) => e.type === 'StasisStart' && e.channel?.id === channel.id);
+    assert.equal(start.channel.state, 'Up');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await post(`/channels/${channel.id}`, 'DELETE')).status, 204);
+    await nextEvent(ofChannel('ChannelDestroyed', channel.id));
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
+  test('originating to an endpoint with no contact fails at once', async () => {
+    const response = await post('/channels?endpoint=PJSIP/carol&app=sip-app');
+    assert.ok(response.status >= 400, `status ${response.status}`);
+  });
+
+  test('MESSAGE from bob reaches a subscribed app with its X- header; sendMessage to pjsip:bob reaches SIPp', { timeout: 60_000 }, async () => {
+    const subscribe = await post(`/applications/sip-app/subscription?eventSource=${encodeURIComponent('endpoint:PJSIP/bob')}`);
+    assert.equal(subscribe.status, 200, await subscribe.text());
+    const send = sipp('message-send.xml', [target(), '-s', '100', '-set', 'caller', 'bob']);
+    const received = await nextEvent((e) => e.type === 'TextMessageReceived');
+    assert.equal(received.message.body.trim(), 'hello from sipp');
+    const variables = received.message.variables as Json;
+    const priority = Object.entries(variables).find(([key]) => key.toLowerCase() === 'x-priority');
+    assert.equal(priority?.[1], 'urgent', JSON.stringify(received.message));
+    const sent = await send.done;
+    assert.equal(sent.status, 0, sent.output);
+
+    const receive = sipp('message-receive.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const out = await server.ari(`/endpoints/sendMessage?to=pjsip:bob&from=${encodeURIComponent('sip:app@patchbay')}&body=hi%20bob`, { method: 'PUT' });
+    assert.equal(out.status, 202, await out.text());
+    const got = await receive.done;
+    assert.equal(got.status, 0, got.output);
   });
 });
