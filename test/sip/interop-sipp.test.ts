@@ -5,6 +5,7 @@
 // and MESSAGE both ways. Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,11 +159,20 @@ async function callAndRecord(scenario: string, caller: string, extra: string[], 
   assert.equal((await post(`/channels/${channel.id}/answer`)).status, 204);
   const record = await post(`/channels/${channel.id}/record?name=${name}&format=wav`);
   assert.equal(record.status, 201, await record.text());
-  const destroyed = await nextEvent(ofChannel('ChannelDestroyed', channel.id), 15_000);
+  // The recording ends with the channel; RecordingFinished and ChannelDestroyed come in either order.
+  let destroyed: Json | undefined;
+  let finished = false;
+  while (!destroyed || !finished) {
+    const event = await nextEvent((e) => (e.type === 'ChannelDestroyed' && e.channel?.id === channel.id) || ((e.type === 'RecordingFinished' || e.type === 'RecordingFailed') && e.recording?.name === name), 15_000);
+    if (event.type === 'ChannelDestroyed') destroyed = event;
+    else {
+      assert.equal(event.type, 'RecordingFinished');
+      finished = true;
+    }
+  }
   assert.equal(destroyed.cause, 16);
   const result = await run.done;
   assert.equal(result.status, 0, result.output);
-  await nextEvent((e) => e.type === 'RecordingFinished' && e.recording?.name === name, 5000).catch(() => undefined);
   const file = findFile(join(server.dataDir, 'recordings'), `${name}.wav`);
   assert.ok(file, 'the recording exists');
   return wavSamples(file);
@@ -175,6 +185,129 @@ function assertTone(samples: Int16Array): void {
   assert.ok(Math.abs(frequency - 1000) < 30, `the recorded tone is ${frequency.toFixed(1)} Hz`);
   const amplitude = Math.sqrt(2 * goertzelPower(loud, 1000, 8000));
   assert.ok(amplitude > 2000, `1 kHz amplitude ${amplitude}`);
+}
+
+/**
+ * A tiny phone of our own (raw UDP, hand-written SIP), for what SIPp cannot check: it offers PCMU and
+ * telephone-event with its own RTP socket, so the test sees every RTP packet the server sends and can
+ * send RFC 4733 events to the server's RTP port from the answer.
+ */
+class TestPhone {
+  readonly sip = dgram.createSocket('udp4');
+  readonly rtp = dgram.createSocket('udp4');
+  readonly packets: Buffer[] = [];
+  readonly #messages: string[] = [];
+  #waiters: Array<() => void> = [];
+  readonly callId = `phone-${Math.random().toString(36).slice(2)}`;
+  readonly tag = `t${Math.random().toString(36).slice(2)}`;
+  remoteTag = '';
+  remoteRtpPort = 0;
+  #cseq = 1;
+
+  async open(): Promise<void> {
+    await new Promise<void>((resolve) => this.sip.bind(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.rtp.bind(0, '127.0.0.1', resolve));
+    this.sip.on('message', (message) => {
+      const text = message.toString('latin1');
+      // Answer the server's requests (BYE) at once.
+      if (!text.startsWith('SIP/2.0')) this.#reply(text, 200, 'OK');
+      this.#messages.push(text);
+      for (const waiter of this.#waiters.splice(0)) waiter();
+    });
+    this.rtp.on('message', (packet) => this.packets.push(packet));
+  }
+
+  get sipPort(): number {
+    return this.sip.address().port;
+  }
+
+  close(): void {
+    this.sip.close();
+    this.rtp.close();
+  }
+
+  /** The next SIP message whose first line matches, within `timeoutMs`. */
+  async nextMessage(firstLine: RegExp, timeoutMs = 10_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.#messages.findIndex((m) => firstLine.test(m.split('\r\n')[0]));
+      if (index >= 0) return this.#messages.splice(index, 1)[0];
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no SIP message ${firstLine} (got ${this.#messages.map((m) => m.split('\r\n')[0]).join(', ')})`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  #send(text: string): void {
+    this.sip.send(Buffer.from(text, 'latin1'), server.core.pjsip.port, '127.0.0.1');
+  }
+
+  #headers(method: string, cseq: number, branch = `z9hG4bK${Math.random().toString(36).slice(2)}`): string {
+    return [
+      `Via: SIP/2.0/UDP 127.0.0.1:${this.sipPort};branch=${branch};rport`,
+      'Max-Forwards: 70',
+      `From: <sip:bob@127.0.0.1:${this.sipPort}>;tag=${this.tag}`,
+      `To: <sip:100@127.0.0.1:${server.core.pjsip.port}>${this.remoteTag ? `;tag=${this.remoteTag}` : ''}`,
+      `Call-ID: ${this.callId}`,
+      `CSeq: ${cseq} ${method}`,
+      `Contact: <sip:bob@127.0.0.1:${this.sipPort}>`,
+    ].join('\r\n');
+  }
+
+  #reply(request: string, status: number, reason: string): void {
+    const lines = request.split('\r\n');
+    const keep = lines.filter((line) => /^(via|from|to|call-id|cseq):/i.test(line));
+    this.#send(`SIP/2.0 ${status} ${reason}\r\n${keep.join('\r\n')}\r\nContent-Length: 0\r\n\r\n`);
+  }
+
+  /** INVITE extension 100 as bob; resolves with the 200 OK (after ACKing it). */
+  async call(): Promise<string> {
+    const sdp = ['v=0', 'o=phone 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${this.rtp.address().port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+    this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', this.#cseq)}\r\nContent-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}`);
+    const ok = await this.nextMessage(/^SIP\/2\.0 200/, 15_000);
+    this.remoteTag = /^(?:to|t):.*;tag=([^;\s]+)/im.exec(ok)?.[1] ?? '';
+    this.remoteRtpPort = Number(/^m=audio (\d+)/m.exec(ok)?.[1] ?? 0);
+    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq)}\r\nContent-Length: 0\r\n\r\n`);
+    return ok;
+  }
+
+  /** Sends one digit as RFC 4733 telephone-events (PT 101): 5 updates 20 ms apart, 3 end packets. */
+  async sendDigit(event: number, durationSamples = 800): Promise<void> {
+    const ssrc = 0x1234abcd;
+    const timestamp = 160_000;
+    let sequence = 1000;
+    const packet = (marker: boolean, end: boolean, duration: number): Buffer => {
+      const buffer = Buffer.alloc(16);
+      buffer[0] = 0x80;
+      buffer[1] = (marker ? 0x80 : 0) | 101;
+      buffer.writeUInt16BE(sequence++ & 0xffff, 2);
+      buffer.writeUInt32BE(timestamp, 4);
+      buffer.writeUInt32BE(ssrc, 8);
+      buffer[12] = event;
+      buffer[13] = (end ? 0x80 : 0) | 10;
+      buffer.writeUInt16BE(duration, 14);
+      return buffer;
+    };
+    const steps = 5;
+    for (let i = 1; i <= steps; i++) {
+      this.rtp.send(packet(i === 1, false, Math.round((durationSamples * i) / (steps + 1))), this.remoteRtpPort, '127.0.0.1');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (let i = 0; i < 3; i++) this.rtp.send(packet(false, true, durationSamples), this.remoteRtpPort, '127.0.0.1');
+  }
+}
+
+/** Is this RTP payload (PCMU) more than silence? u-law silence is 0xFF/0x7F and their neighbours. */
+function loudUlaw(payload: Buffer): boolean {
+  let loud = 0;
+  for (const byte of payload) if ((byte & 0x7f) < 0x60) loud++;
+  return loud > payload.length / 4;
 }
 
 describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
@@ -267,5 +400,57 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(out.status, 202, await out.text());
     const got = await receive.done;
     assert.equal(got.status, 0, got.output);
+  });
+
+  test('a prompt played by the app reaches the peer as PCMU RTP; RFC 4733 digits both ways', { timeout: 60_000 }, async () => {
+    const phone = new TestPhone();
+    await phone.open();
+    try {
+      const calling = phone.call();
+      const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+      const id = (start.channel as Json).id as string;
+      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      const ok = await calling;
+      assert.match(ok, /a=rtpmap:101 telephone-event\/8000/);
+      assert.ok(phone.remoteRtpPort > 0, 'the answer names an RTP port');
+
+      // A prompt: the generated beep is 1 kHz.
+      phone.packets.length = 0;
+      const play = await post(`/channels/${id}/play?media=sound:beep`);
+      assert.equal(play.status, 201, await play.text());
+      await nextEvent((e) => e.type === 'PlaybackFinished', 10_000);
+      const audio = phone.packets.filter((p) => (p[1] & 0x7f) === 0);
+      assert.ok(audio.length >= 5, `${audio.length} PCMU packets`);
+      const loud = audio.filter((p) => loudUlaw(p.subarray(12)));
+      assert.ok(loud.length >= 5, `${loud.length} of ${audio.length} PCMU packets carry the beep`);
+
+      // A digit from the phone.
+      await phone.sendDigit(5, 800);
+      const dtmf = await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id);
+      assert.equal(dtmf.digit, '5');
+      assert.ok(dtmf.duration_ms >= 50 && dtmf.duration_ms <= 200, `duration_ms ${dtmf.duration_ms}`);
+
+      // Digits to the phone.
+      phone.packets.length = 0;
+      assert.equal((await post(`/channels/${id}/dtmf?dtmf=12`)).status, 204);
+      const deadline = Date.now() + 10_000;
+      const digitPackets = (): Buffer[] => phone.packets.filter((p) => (p[1] & 0x7f) === 101);
+      const ended = (): number[] => [...new Set(digitPackets().filter((p) => (p[13] & 0x80) !== 0).map((p) => p[12]))];
+      while (Date.now() < deadline && ended().length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(ended(), [1, 2], 'both digits were sent and ended');
+      for (const event of [1, 2]) {
+        const packets = digitPackets().filter((p) => p[12] === event);
+        assert.ok((packets[0][1] & 0x80) !== 0, 'the first packet of an event has the marker bit');
+        assert.equal(new Set(packets.map((p) => p.readUInt32BE(4))).size, 1, 'one timestamp per event');
+        const duration = packets.at(-1)!.readUInt16BE(14);
+        assert.ok(duration >= 400 && duration <= 2400, `event duration ${duration} samples`);
+      }
+
+      assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+      await phone.nextMessage(/^BYE /);
+      await nextEvent(ofChannel('ChannelDestroyed', id));
+    } finally {
+      phone.close();
+    }
   });
 });
