@@ -266,15 +266,35 @@ class TestPhone {
     this.#send(`SIP/2.0 ${status} ${reason}\r\n${keep.join('\r\n')}\r\nContent-Length: 0\r\n\r\n`);
   }
 
-  /** INVITE extension 100 as bob; resolves with the 200 OK (after ACKing it). */
-  async call(): Promise<string> {
-    const sdp = ['v=0', 'o=phone 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${this.rtp.address().port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
-    this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', this.#cseq)}\r\nContent-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}`);
-    const ok = await this.nextMessage(/^SIP\/2\.0 200/, 15_000);
-    this.remoteTag = /^(?:to|t):.*;tag=([^;\s]+)/im.exec(ok)?.[1] ?? '';
-    this.remoteRtpPort = Number(/^m=audio (\d+)/m.exec(ok)?.[1] ?? 0);
-    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq)}\r\nContent-Length: 0\r\n\r\n`);
-    return ok;
+  /** The SIP messages received and not yet taken, by first line. */
+  pending(): string[] {
+    return this.#messages.map((m) => m.split('\r\n')[0]);
+  }
+
+  /** The phone's default offer: PCMU and telephone-event on its RTP socket. */
+  offer(): string {
+    return ['v=0', 'o=phone 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${this.rtp.address().port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+  }
+
+  /**
+   * INVITE extension 100 as bob with `sdp` (default: the phone's offer; '' for none); resolves with
+   * the final response, which it ACKs (a 2xx with `ackBody`, the answer to a late offer).
+   */
+  async call(sdp = this.offer(), ackBody = ''): Promise<string> {
+    const branch = `z9hG4bK${Math.random().toString(36).slice(2)}`;
+    const body = sdp ? `Content-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}` : 'Content-Length: 0\r\n\r\n';
+    this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', this.#cseq, branch)}\r\n${body}`);
+    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 15_000);
+    this.remoteTag = /^(?:to|t):.*;tag=([^;\s]+)/im.exec(final)?.[1] ?? '';
+    if (!/^SIP\/2\.0 2/.test(final)) {
+      // ACK for a non-2xx: the same branch, the same transaction.
+      this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq, branch)}\r\nContent-Length: 0\r\n\r\n`);
+      return final;
+    }
+    this.remoteRtpPort = Number(/^m=audio (\d+)/m.exec(final)?.[1] ?? 0);
+    const ack = ackBody ? `Content-Type: application/sdp\r\nContent-Length: ${ackBody.length}\r\n\r\n${ackBody}` : 'Content-Length: 0\r\n\r\n';
+    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq)}\r\n${ack}`);
+    return final;
   }
 
   /** Sends one digit as RFC 4733 telephone-events (PT 101): 5 updates 20 ms apart, 3 end packets. */
@@ -452,5 +472,54 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     } finally {
       phone.close();
     }
+  });
+
+  test('after the ACK the 200 OK is not retransmitted; a late offer (INVITE without SDP) is answered in the ACK and media flows', { timeout: 60_000 }, async () => {
+    const phone = new TestPhone();
+    await phone.open();
+    try {
+      const calling = phone.call('', phone.offer().replace('a=sendrecv', 'a=sendrecv').replace('o=phone 1 1', 'o=phone 2 2'));
+      const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+      const id = (start.channel as Json).id as string;
+      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      const ok = await calling;
+      assert.match(ok, /^m=audio \d+ RTP\/AVP/m, 'the 200 carries our offer');
+      phone.packets.length = 0;
+      const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
+      assert.equal(play.status, 201, await play.text());
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const loud = phone.packets.filter((p) => (p[1] & 0x7f) === 0 && loudUlaw(p.subarray(12)));
+      assert.ok(loud.length >= 10, `${loud.length} loud PCMU packets after the answer in the ACK`);
+      assert.deepEqual(phone.pending().filter((line) => line.startsWith('SIP/2.0 200')), [], 'no 200 OK retransmitted after the ACK');
+      assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+      await phone.nextMessage(/^BYE /);
+      await nextEvent(ofChannel('ChannelDestroyed', id));
+    } finally {
+      phone.close();
+    }
+  });
+
+  test('an offer with no common codec is refused with 488 and makes no channel; garbage SDP does not crash the server', { timeout: 30_000 }, async () => {
+    const phone = new TestPhone();
+    await phone.open();
+    try {
+      const g729 = phone.offer().replace('RTP/AVP 0 101', 'RTP/AVP 18').replace('a=rtpmap:0 PCMU/8000', 'a=rtpmap:18 G729/8000');
+      const refused = await phone.call(g729);
+      assert.match(refused, /^SIP\/2\.0 488/);
+      const channels = (await (await server.ari('/channels')).json()) as Json[];
+      assert.deepEqual(channels.filter((c) => String(c.name).startsWith('PJSIP/')), [], 'no SIP channel left');
+    } finally {
+      phone.close();
+    }
+    const garbage = new TestPhone();
+    await garbage.open();
+    try {
+      const answer = await garbage.call('v=0\r\nm=audio banana RTP/AVP\r\nc=IN IP4\r\n\u0000\u00ff');
+      assert.match(answer, /^SIP\/2\.0 [4-6]\d\d/);
+    } finally {
+      garbage.close();
+    }
+    const alive = await server.ari('/asterisk/info');
+    assert.equal(alive.status, 200);
   });
 });
