@@ -237,6 +237,13 @@ export const SETTINGS = section(
         doc: 'Address written in Contact, Via and SDP instead of the bind address (NAT); `external_signaling_address` / `external_media_address` of a pjsip.conf transport override it',
         check: noControl,
       }),
+      auth_algorithms: stringList({
+        default: ['MD5'],
+        comma: true,
+        docDefault: '`[MD5]`',
+        doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
+        check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
+      }),
       rtp_port_start: integer({ default: 10000, min: 1024, max: 65534, doc: 'First RTP port (even ports are used, RTCP would take the odd one above)' }),
       rtp_port_end: integer({ default: 20000, min: 1025, max: 65535, doc: 'Last RTP port' }),
       pjsip_conf: filePath({

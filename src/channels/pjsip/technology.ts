@@ -104,8 +104,9 @@ export class PjsipTechnology implements ChannelTechnology {
     const settings = context.config.sip;
     this.#config = this.#loadObjects(context, log);
     const realm = this.#config.global.defaultRealm || 'asterisk';
-    // MD5 first: many phones (and SIPp) answer the first challenge whatever its algorithm.
-    this.#auth = new DigestAuthenticator({ realm, algorithms: ['MD5', 'SHA-256'] });
+    // What is offered is sip.auth_algorithms (MD5 alone by default): many phones answer only the first
+    // challenge, or give up on an algorithm they do not know (baresip 1.0 on SHA-256).
+    this.#auth = new DigestAuthenticator({ realm, algorithms: settings.authAlgorithms.filter((name) => name === 'MD5' || name === 'SHA-256') });
     this.#registrar = new Registrar();
     this.#registrar.onChange(() => this.#refreshStates());
     this.#ports = new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd));
