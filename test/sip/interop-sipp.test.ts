@@ -280,7 +280,7 @@ class TestPhone {
    * INVITE extension 100 as bob with `sdp` (default: the phone's offer; '' for none); resolves with
    * the final response, which it ACKs (a 2xx with `ackBody`, the answer to a late offer).
    */
-  async call(sdp = this.offer(), ackBody = ''): Promise<string> {
+  async call(sdp = this.offer(), ackBody = '', ack = true): Promise<string> {
     const branch = `z9hG4bK${Math.random().toString(36).slice(2)}`;
     const body = sdp ? `Content-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}` : 'Content-Length: 0\r\n\r\n';
     this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', this.#cseq, branch)}\r\n${body}`);
@@ -292,8 +292,9 @@ class TestPhone {
       return final;
     }
     this.remoteRtpPort = Number(/^m=audio (\d+)/m.exec(final)?.[1] ?? 0);
-    const ack = ackBody ? `Content-Type: application/sdp\r\nContent-Length: ${ackBody.length}\r\n\r\n${ackBody}` : 'Content-Length: 0\r\n\r\n';
-    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq)}\r\n${ack}`);
+    if (!ack) return final;
+    const ackText = ackBody ? `Content-Type: application/sdp\r\nContent-Length: ${ackBody.length}\r\n\r\n${ackBody}` : 'Content-Length: 0\r\n\r\n';
+    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq)}\r\n${ackText}`);
     return final;
   }
 
@@ -521,5 +522,48 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     }
     const alive = await server.ari('/asterisk/info');
     assert.equal(alive.status, 200);
+  });
+
+  test('a 200 OK never ACKed: after 64*T1 the server sends BYE and the channel ends with cause 18', { timeout: 60_000 }, async () => {
+    const phone = new TestPhone();
+    await phone.open();
+    try {
+      const calling = phone.call(phone.offer(), '', false);
+      const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+      const id = (start.channel as Json).id as string;
+      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      await calling;
+      await phone.nextMessage(/^BYE /, 45_000);
+      const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id), 10_000);
+      assert.equal(destroyed.cause, 18);
+      assert.ok(phone.pending().filter((line) => line.startsWith('SIP/2.0 200')).length >= 3, 'the 200 OK was retransmitted meanwhile');
+    } finally {
+      phone.close();
+    }
+  });
+
+  test('originating to bob who is busy: 486 ends the channel with cause 17 (user busy)', { timeout: 60_000 }, async () => {
+    const run = sipp('busy-incoming.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app');
+    const channel = (await response.json()) as Json;
+    assert.equal(response.status, 200, JSON.stringify(channel));
+    const destroyed = await nextEvent(ofChannel('ChannelDestroyed', channel.id));
+    assert.equal(destroyed.cause, 17);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
+  test('the app hangs up an outbound call while it rings: CANCEL, and the channel ends', { timeout: 60_000 }, async () => {
+    const run = sipp('ring-wait-cancel.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app');
+    const channel = (await response.json()) as Json;
+    assert.equal(response.status, 200, JSON.stringify(channel));
+    await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === channel.id && e.channel.state === 'Ringing');
+    assert.equal((await post(`/channels/${channel.id}`, 'DELETE')).status, 204);
+    await nextEvent(ofChannel('ChannelDestroyed', channel.id));
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
   });
 });

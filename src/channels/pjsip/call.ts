@@ -140,6 +140,7 @@ export class SipCall implements ChannelDriver {
   #inviteTx: ClientTransaction | undefined;
   #inviteRequest: SipRequest | undefined;
   #progressSent = false;
+  #ackReceived = false;
   #pendingHangup: number | undefined;
   readonly callId: string;
 
@@ -180,7 +181,20 @@ export class SipCall implements ChannelDriver {
     const tx = this.side.tx;
     tx.onCancel = (cancel) => this.#farEndCancelled(cancel);
     tx.onAck = (ack) => this.#acked(ack);
+    tx.onTimeout = () => this.#ackTimedOut();
     return { ok: true };
+  }
+
+  /**
+   * No ACK for our 2xx within 64*T1 (RFC 3261 13.3.1.4): the session is not established; the far
+   * end is told with BYE and the channel ends (cause 18, no answer from the far end).
+   */
+  #ackTimedOut(): void {
+    if (this.side.kind !== 'inbound' || !this.#answered || this.#ackReceived || this.#ended) return;
+    this.services.log.info({ channel: this.channel.name }, 'SIP: no ACK for the 200 OK, ending the call');
+    this.#sendBye(18);
+    this.#finish();
+    if (!this.channel.hangingUp) this.channel.hangup(18, { fromFarEnd: true });
   }
 
   #farEndCancelled(cancel: SipRequest): void {
@@ -191,6 +205,7 @@ export class SipCall implements ChannelDriver {
   }
 
   #acked(ack: SipRequest): void {
+    this.#ackReceived = true;
     // A late offer is answered in the ACK.
     if (ack.body.length > 0 && !this.#media) {
       const accepted = acceptAnswer(ack.body, this.#localMedia());
