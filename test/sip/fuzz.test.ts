@@ -109,7 +109,8 @@ describe('SIP parser fuzzing', () => {
       const result = parseMessage(text);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       if (!result.ok) assert.ok(!result.reason.startsWith('parser error'), result.reason);
-      assert.ok(ms < 100, `${ms} ms for ${JSON.stringify(text.slice(0, 60))}`);
+      // Catches a hang or a quadratic blow-up, not speed (a loaded 2-core machine pauses for GC).
+      assert.ok(ms < 2000, `${ms} ms for ${JSON.stringify(text.slice(0, 60))}`);
     }
   });
 
@@ -152,8 +153,8 @@ describe('SIP parser fuzzing', () => {
     }
     const total = Number(process.hrtime.bigint() - started) / 1e6;
     assert.ok(parsed > 100 && rejected > 100, `mutations exercise both paths (${parsed} parsed, ${rejected} rejected)`);
-    assert.ok(slowest < 100, `slowest message took ${slowest} ms`);
-    assert.ok(total < 20_000, `fuzzing took ${total} ms`);
+    assert.ok(slowest < 2000, `slowest message took ${slowest} ms`);
+    assert.ok(total < 60_000, `fuzzing took ${total} ms`);
   });
 
   it('the stream framer survives mutated streams with bounded buffering', () => {
