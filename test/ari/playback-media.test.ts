@@ -277,7 +277,8 @@ describe('media resolution', () => {
     assert.ok('source' in result);
     // Concatenated, these 10,000 prompts of ~800 samples were 16 MB of samples.
     assert.ok(grown < 1024 * 1024, `opening grew array buffers by ${grown} bytes`);
-    assert.ok(took < 500, `opening took ${took} ms`);
+    // A guard against rendering the whole text again (seconds), not a speed figure.
+    assert.ok(took < 3000, `opening took ${took} ms`);
     const frame = new Int16Array(160);
     let total = 0;
     for (let count = 160; count === 160; total += count) count = result.source.read(frame, 0);
