@@ -148,6 +148,21 @@ function loudPart(samples: Int16Array): Int16Array {
   return samples.subarray(best[0] * 160, best[1] * 160);
 }
 
+/** The recording ends with the channel: waits for RecordingFinished and ChannelDestroyed, in either order. */
+async function endOfRecordedCall(channelId: string, name: string): Promise<Json> {
+  let destroyed: Json | undefined;
+  let finished = false;
+  while (!destroyed || !finished) {
+    const event = await nextEvent((e) => (e.type === 'ChannelDestroyed' && e.channel?.id === channelId) || ((e.type === 'RecordingFinished' || e.type === 'RecordingFailed') && e.recording?.name === name), 15_000);
+    if (event.type === 'ChannelDestroyed') destroyed = event;
+    else {
+      assert.equal(event.type, 'RecordingFinished');
+      finished = true;
+    }
+  }
+  return destroyed;
+}
+
 /** Runs a call from SIPp into sip-app, answers it and records it; returns the recording's samples. */
 async function callAndRecord(scenario: string, caller: string, extra: string[], name: string): Promise<Int16Array> {
   const run = sipp(scenario, [target(), '-s', '100', '-set', 'caller', caller, '-d', '2000', ...extra]);
@@ -159,17 +174,7 @@ async function callAndRecord(scenario: string, caller: string, extra: string[], 
   assert.equal((await post(`/channels/${channel.id}/answer`)).status, 204);
   const record = await post(`/channels/${channel.id}/record?name=${name}&format=wav`);
   assert.equal(record.status, 201, await record.text());
-  // The recording ends with the channel; RecordingFinished and ChannelDestroyed come in either order.
-  let destroyed: Json | undefined;
-  let finished = false;
-  while (!destroyed || !finished) {
-    const event = await nextEvent((e) => (e.type === 'ChannelDestroyed' && e.channel?.id === channel.id) || ((e.type === 'RecordingFinished' || e.type === 'RecordingFailed') && e.recording?.name === name), 15_000);
-    if (event.type === 'ChannelDestroyed') destroyed = event;
-    else {
-      assert.equal(event.type, 'RecordingFinished');
-      finished = true;
-    }
-  }
+  const destroyed = await endOfRecordedCall(channel.id, name);
   assert.equal(destroyed.cause, 16);
   const result = await run.done;
   assert.equal(result.status, 0, result.output);
@@ -298,6 +303,16 @@ class TestPhone {
     return final;
   }
 
+  /** A re-INVITE in the dialog with `sdp` (CSeq 2, 3, ...); resolves with the final response, ACKed. */
+  async reinvite(sdp: string): Promise<string> {
+    const cseq = ++this.#cseq;
+    this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', cseq)}\r\nContent-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}`);
+    const final = await this.nextMessage(new RegExp('^SIP\\/2\\.0 [2-6]'), 10_000);
+    assert.match(final, new RegExp(`^CSeq:\\s*${cseq} INVITE`, 'mi'));
+    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', cseq)}\r\nContent-Length: 0\r\n\r\n`);
+    return final;
+  }
+
   /** Sends one digit as RFC 4733 telephone-events (PT 101): 5 updates 20 ms apart, 3 end packets. */
   async sendDigit(event: number, durationSamples = 800): Promise<void> {
     const ssrc = 0x1234abcd;
@@ -381,7 +396,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(result.status, 0, result.output);
   });
 
-  test('an application originates to bob (static contact, SIPp answers): Ringing, then Up, then the app hangs up with BYE', { timeout: 60_000 }, async () => {
+  test('an application originates to bob (static contact, SIPp answers): Ringing, then Up, the callee\'s tone recorded, then the app hangs up with BYE', { timeout: 60_000 }, async () => {
     const run = sipp('answer-incoming.xml', [], 20_000, BOB_PORT);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app&appArgs=dialled');
@@ -391,11 +406,19 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === channel.id && e.channel.state === 'Ringing');
     const start = await nextEvent((e) => e.type === 'StasisStart' && e.channel?.id === channel.id);
     assert.equal(start.channel.state, 'Up');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The callee streams the 1 kHz tone once it has the ACK: it must arrive on the outbound channel.
+    const record = await post(`/channels/${channel.id}/record?name=sipp-outbound&format=wav`);
+    assert.equal(record.status, 201, await record.text());
+    await new Promise((resolve) => setTimeout(resolve, 2000));
     assert.equal((await post(`/channels/${channel.id}`, 'DELETE')).status, 204);
-    await nextEvent(ofChannel('ChannelDestroyed', channel.id));
+    await endOfRecordedCall(channel.id, 'sipp-outbound');
     const result = await run.done;
     assert.equal(result.status, 0, result.output);
+    if (HAVE_SOX) {
+      const file = findFile(join(server.dataDir, 'recordings'), 'sipp-outbound.wav');
+      assert.ok(file, 'the recording exists');
+      assertTone(wavSamples(file));
+    }
   });
 
   test('originating to an endpoint with no contact fails at once', async () => {
@@ -565,5 +588,37 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     await nextEvent(ofChannel('ChannelDestroyed', channel.id));
     const result = await run.done;
     assert.equal(result.status, 0, result.output);
+  });
+
+  test('a re-INVITE puts the call on hold (sendonly → recvonly, no RTP to the phone) and takes it off hold', { timeout: 60_000 }, async () => {
+    const phone = new TestPhone();
+    await phone.open();
+    try {
+      const calling = phone.call();
+      const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+      const id = (start.channel as Json).id as string;
+      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      await calling;
+      const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
+      assert.equal(play.status, 201, await play.text());
+      const hold = await phone.reinvite(phone.offer().replace('a=sendrecv', 'a=sendonly').replace('o=phone 1 1', 'o=phone 1 2'));
+      assert.match(hold, /^SIP\/2\.0 200/);
+      assert.match(hold, /^a=recvonly/m);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      phone.packets.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.equal(phone.packets.filter((p) => (p[1] & 0x7f) === 0).length, 0, 'no audio to a phone that holds');
+      const resume = await phone.reinvite(phone.offer().replace('o=phone 1 1', 'o=phone 1 3'));
+      assert.match(resume, /^a=sendrecv/m);
+      phone.packets.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.ok(phone.packets.filter((p) => (p[1] & 0x7f) === 0 && loudUlaw(p.subarray(12))).length >= 10, 'the tone again after the hold');
+      assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+      const bye = await phone.nextMessage(/^BYE /);
+      assert.match(bye, /^CSeq:\s*\d+ BYE/im);
+      await nextEvent(ofChannel('ChannelDestroyed', id));
+    } finally {
+      phone.close();
+    }
   });
 });
