@@ -621,4 +621,26 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
       phone.close();
     }
   });
+
+  test('the app refuses a ringing call: DELETE → 603 Decline (normal clearing), reason=busy → 486, the ACK completes it', { timeout: 60_000 }, async () => {
+    for (const [query, status] of [['', 603], ['?reason=busy', 486]] as const) {
+      const phone = new TestPhone();
+      await phone.open();
+      try {
+        const calling = phone.call();
+        const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+        const id = (start.channel as Json).id as string;
+        assert.equal((await post(`/channels/${id}/ring`)).status, 204);
+        await phone.nextMessage(/^SIP\/2\.0 180/);
+        assert.equal((await post(`/channels/${id}${query}`, 'DELETE')).status, 204);
+        const final = await calling;
+        assert.match(final, new RegExp(`^SIP/2\\.0 ${status} `));
+        await nextEvent(ofChannel('ChannelDestroyed', id));
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        assert.deepEqual(phone.pending().filter((line) => /^SIP\/2\.0 [3-6]/.test(line)), [], 'the final response is not retransmitted after the ACK');
+      } finally {
+        phone.close();
+      }
+    }
+  });
 });

@@ -17,7 +17,11 @@ import type { Destination } from '../../sip/transport.ts';
 import { formatUri, type Uri } from '../../sip/uri.ts';
 import type { RtpStream } from './rtp-stream.ts';
 
-/** Q.850 cause → SIP final status for a call refused before it was answered (Asterisk's table). */
+/**
+ * Q.850 cause → SIP final status for a call refused before it was answered (Asterisk's
+ * hangup_cause2sip; a cause it does not list, normal clearing among them, ends the INVITE with
+ * 603 Decline as Asterisk's session termination does).
+ */
 export function statusForCause(cause: number): number {
   switch (cause) {
     case 1: // unallocated number
@@ -42,6 +46,8 @@ export function statusForCause(cause: number): number {
       return 484;
     case 29:
       return 501;
+    case 31:
+      return 480;
     case 34:
     case 38:
     case 41:
@@ -56,7 +62,7 @@ export function statusForCause(cause: number): number {
     case 127:
       return 500;
     default:
-      return 480;
+      return 603;
   }
 }
 
