@@ -17,6 +17,9 @@ import { HANDLER_TABLES } from './ari/handlers/index.ts';
 import { AriHttpServer } from './ari/http-server.ts';
 import { HANDLER_SOURCE, SERVED_RESOURCES } from './ari/resources.ts';
 import { ariResourceModuleName } from './core/builtin-modules.ts';
+import { isLoopback } from './config/settings.ts';
+import { Health } from './ops/health.ts';
+import { Metrics } from './ops/metrics.ts';
 
 /**
  * The core with the built-in channel technologies of src/channels/ (and any others given after
@@ -73,7 +76,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: PatchbayConfig, options: StartOptions = {}): Promise<RunningServer> {
-  // The console log channel writes readable lines to stderr; stdout carries the JSON log.
+  // The log goes to one output (see createLogger); a console log channel added through ARI writes to stderr.
   const logChannels = new LogChannels({ logsDir: config.dirs.logs, consoleSink: process.stderr, maxChannels: config.logging.maxLogChannels });
   const log = createLogger(config, { destination: options.logDestination, alsoTo: logChannels.createPinoDestination() });
   const core = new PatchbayCore({ config, log, logChannels, technologies: options.technologies });
@@ -96,9 +99,20 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     maxQueuedMessages: config.ari.websocket.maxQueuedMessages,
     maxQueuedBytes: config.ari.websocket.maxQueuedBytes,
     maxPayloadBytes: config.http.bodyLimitBytes + 64 * 1024,
+    onRequest: (operation, method, status, seconds) => metrics.observeRequest(operation, method, status, seconds),
   });
+  const metrics = new Metrics({ core, events: () => ({ clients: events.clientCount, eventsSent: events.eventsSent, eventsDropped: events.eventsDropped }) });
+  core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
+  const health = new Health(core);
+  const requireAuth = config.metrics.requireAuth;
+  const ops = {
+    metricsRequireAuth: requireAuth === 'auto' ? !isLoopback(config.http.bind) : requireAuth || !isLoopback(config.http.bind),
+    metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
+    health: () => health.check(),
+    observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
+  };
   const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins });
-  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events });
+  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops });
   let address: AddressInfo;
   try {
     address = await http.listen(config.http.port, config.http.bind);
@@ -117,6 +131,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     url: `http://${host}:${address.port}`,
     stop() {
       stopping ??= (async () => {
+        health.markStopping();
         events.close();
         await http.close();
         await core.stop();

@@ -91,7 +91,7 @@ describe('defaults', () => {
       moh: path.join(data, 'moh'),
     });
     assert.deepEqual(c.dialplan, { file: null });
-    assert.deepEqual(c.logging, { level: 'info', console: true, maxLogChannels: 64 });
+    assert.deepEqual(c.logging, { level: 'info', console: true, format: 'auto', maxLogChannels: 64 });
     assert.deepEqual(c.ari.failedLogins, { maxPerAddress: 10, windowSeconds: 60, blockSeconds: 60, trackedAddresses: 10_000 });
     assert.equal(c.language, 'en');
     assert.equal(c.maxChannels, 0);
@@ -202,7 +202,7 @@ config_objects:
       moh: path.join(dir, 'var', 'moh'),
     });
     assert.deepEqual(c.dialplan, { file: path.join(dir, 'extensions.conf') });
-    assert.deepEqual(c.logging, { level: 'debug', console: false, maxLogChannels: 8 });
+    assert.deepEqual(c.logging, { level: 'debug', console: false, format: 'auto', maxLogChannels: 8 });
     assert.equal(c.language, 'fr_CA');
     assert.equal(c.maxChannels, 100);
     assert.equal(c.maxOpenFiles, 2048);

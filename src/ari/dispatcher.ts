@@ -22,6 +22,8 @@ export interface AriRequest {
   readonly origin?: string;
   /** REST over WebSocket cannot carry binary bodies. */
   readonly transport: 'http' | 'websocket';
+  /** Filled by dispatch() with the routed `resource.nickname`, for request logs and metrics. */
+  readonly meta?: { operation?: string };
 }
 
 export interface AriResponse {
@@ -91,6 +93,7 @@ export class Dispatcher {
         return error(405, 'Invalid method', { Allow: routed.allow.join(',') });
     }
     const { target, pathParams } = routed;
+    if (request.meta) request.meta.operation = `${target.resource.name}.${target.operation.nickname}`;
     const { core, log } = this.options;
     if (!core.modules.isRunning(this.moduleByResource.get(target.resource.name)!)) return NOT_FOUND;
     if (target.operation.upgrade === 'websocket') return error(426, 'Upgrade to a WebSocket is required');

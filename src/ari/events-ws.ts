@@ -36,6 +36,8 @@ export interface EventsWebSocketOptions {
   readonly maxQueuedBytes: number;
   /** Largest message a client may send (REST over WebSocket). */
   readonly maxPayloadBytes: number;
+  /** Told of each REST request over the WebSocket once answered (metrics). */
+  readonly onRequest?: (operation: string | undefined, method: string, status: number, seconds: number) => void;
 }
 
 class EventConnection implements ApplicationSink {
@@ -95,6 +97,7 @@ class EventConnection implements ApplicationSink {
     const bytes = this.untakenBytes;
     if (this.untaken < this.owner.maxQueuedMessages && bytes < this.owner.maxQueuedBytes) return false;
     this.owner.log.warn({ apps: this.apps, queued: this.untaken, queuedBytes: bytes }, 'event consumer too slow; closing its WebSocket');
+    this.owner.eventsDropped += this.untaken;
     this.close();
     return true;
   }
@@ -104,11 +107,12 @@ class EventConnection implements ApplicationSink {
   }
 
   send(message: Record<string, unknown>): void {
-    if (this.closed) return;
+    if (this.closed) return void this.owner.eventsDropped++;
     this.cork();
-    if (this.closed) return;
+    if (this.closed) return void this.owner.eventsDropped++;
     const payload = this.owner.developerMode ? this.owner.checked(message) : message;
     this.untaken++;
+    this.owner.eventsSent++;
     this.socket.send(JSON.stringify(payload), this.onTaken);
     // A burst larger than the byte budget is handed to the kernel at once rather than held: memory
     // stays bounded by the budget plus one message, and a reader that keeps up takes it.
@@ -149,6 +153,13 @@ export class EventsWebSocket implements UpgradeHandler {
   private readonly server: WebSocketServer;
   private readonly connections = new Set<EventConnection>();
   private readonly keepAlive: NodeJS.Timeout;
+  /** Messages handed to a WebSocket, and messages not sent because it was closed or too slow (metrics). */
+  eventsSent = 0;
+  eventsDropped = 0;
+
+  get clientCount(): number {
+    return this.connections.size;
+  }
 
   constructor(options: EventsWebSocketOptions) {
     this.options = options;
@@ -254,7 +265,10 @@ export class EventsWebSocket implements UpgradeHandler {
     if (connection.user.readOnly && upperMethod !== 'GET' && upperMethod !== 'OPTIONS') {
       return this.restReply(connection, request, 403, { message: 'Write access denied' });
     }
+    const started = performance.now();
+    const meta: { operation?: string } = {};
     const response = await this.options.dispatcher.dispatch({
+      meta,
       method: upperMethod,
       path: target.pathname.slice(ARI_PREFIX.length),
       query: target.query,
@@ -264,6 +278,12 @@ export class EventsWebSocket implements UpgradeHandler {
       origin: connection.origin,
       transport: 'websocket',
     });
+    const ms = performance.now() - started;
+    this.options.onRequest?.(meta.operation, upperMethod, response.status, ms / 1000);
+    // The path only: the query (which may carry api_key) and the body are never logged.
+    if (this.log.isLevelEnabled('debug')) {
+      this.log.debug({ transport: 'websocket', method: upperMethod, path: target.pathname, status: response.status, ms: Math.round(ms * 10) / 10, user: connection.user.name }, 'ARI request');
+    }
     this.restReply(connection, request, response.status, response.json);
   }
 

@@ -31,12 +31,29 @@ export function splitTarget(target: string): RequestTarget {
   return { pathname, query };
 }
 
+/** The operational routes outside /ari (src/ops/): the server only routes to them. */
+export interface OpsRoutes {
+  /** Whether GET /metrics needs ARI credentials. */
+  readonly metricsRequireAuth: boolean;
+  metrics(): Promise<{ contentType: string; text: string }>;
+  health(): { status: number; body: unknown };
+  /** Told of each ARI request once answered. */
+  observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void;
+}
+
 export interface HttpServerOptions {
   readonly config: PatchbayConfig;
   readonly log: Logger;
   readonly dispatcher: Dispatcher;
   readonly authenticator: Authenticator;
   readonly upgrade: UpgradeHandler;
+  readonly ops?: OpsRoutes;
+}
+
+/** What is known of a request by the time it is answered, for its log line and metrics. */
+interface RequestMeta {
+  operation?: string;
+  user?: string;
 }
 
 const JSON_TYPE = 'application/json';
@@ -95,23 +112,28 @@ export class AriHttpServer {
     });
   }
 
-  private handle(request: IncomingMessage, response: ServerResponse, checked?: AuthResult): void {
+  private handle(request: IncomingMessage, response: ServerResponse, checked?: AuthResult, known?: RequestMeta): void {
     const { pathname, query } = splitTarget(request.url ?? '/');
     const method = request.method ?? 'GET';
     if (request.headers.origin) this.addCors(request, response);
-    if (pathname !== ARI_PREFIX && !pathname.startsWith(`${ARI_PREFIX}/`)) {
+    const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
+    if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
+    if (!isAri) {
       request.resume();
       return this.send(response, { status: 404, headers: {}, json: { message: 'Resource not found' } });
     }
+    const meta = known ?? this.track(response, method, pathname);
     const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, request.socket.remoteAddress);
     // A crypt hash is being checked off the event loop: carry on with its answer.
-    if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result)).catch((err: unknown) => this.failed(response, err));
+    if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result, meta)).catch((err: unknown) => this.failed(response, err));
     if (auth.kind !== 'ok') {
       request.resume();
       return this.send(response, this.authFailure(auth));
     }
+    if (meta) meta.user = auth.user.name;
     const dispatch = (body: Buffer | undefined): void => {
       const result = this.options.dispatcher.dispatch({
+        meta,
         method,
         path: pathname.slice(ARI_PREFIX.length),
         query,
@@ -127,6 +149,46 @@ export class AriHttpServer {
     if (!hasBody(request)) return dispatch(undefined);
     this.readBody(request).then(dispatch, (tooLarge: Error) =>
       this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: tooLarge.message } }),
+    );
+  }
+
+  /**
+   * Times an ARI request and, once answered, feeds the metrics and (at debug) logs method, path
+   * (never the query: it may carry api_key), status, time and user. Nothing is built when neither
+   * wants it.
+   */
+  private track(response: ServerResponse, method: string, pathname: string): RequestMeta | undefined {
+    const { ops, log } = this.options;
+    const debug = log.isLevelEnabled('debug');
+    if (!ops && !debug) return undefined;
+    const started = performance.now();
+    const meta: RequestMeta = {};
+    response.once('finish', () => {
+      const ms = performance.now() - started;
+      ops?.observeRequest(meta.operation, method, response.statusCode, ms / 1000);
+      if (debug) log.debug({ method, path: pathname, status: response.statusCode, ms: Math.round(ms * 10) / 10, user: meta.user }, 'ARI request');
+    });
+    return meta;
+  }
+
+  /** GET /health (no credentials) and GET /metrics (ARI credentials when metrics.require_auth). */
+  private handleOps(request: IncomingMessage, response: ServerResponse, pathname: string, query: URLSearchParams, method: string, checked?: AuthResult): void {
+    const ops = this.options.ops!;
+    request.resume();
+    if (method !== 'GET' && method !== 'HEAD') return this.send(response, { status: 405, headers: { Allow: 'GET,HEAD' }, json: { message: 'Invalid method' } });
+    if (pathname === '/health') {
+      const answer = ops.health();
+      return this.send(response, { status: answer.status, headers: { 'Cache-Control': 'no-store' }, json: answer.body });
+    }
+    if (ops.metricsRequireAuth) {
+      const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, request.socket.remoteAddress);
+      if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result)).catch((err: unknown) => this.failed(response, err));
+      // Reading metrics is reading: a read-only user may.
+      if (auth.kind !== 'ok' && auth.kind !== 'read-only') return this.send(response, this.authFailure(auth));
+    }
+    ops.metrics().then(
+      ({ contentType, text }) => this.send(response, { status: 200, headers: {}, raw: Buffer.from(text), contentType }),
+      (err: unknown) => this.failed(response, err),
     );
   }
 

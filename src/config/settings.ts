@@ -209,12 +209,29 @@ export const SETTINGS = section(
     }),
     logging: section({
       level: oneOf({ values: LOG_LEVELS, default: 'info', doc: '`trace`, `debug`, `info`, `warn`, `error` or `fatal`' }),
-      console: boolean({ default: true, doc: '`true`: JSON lines to stdout. `false`: appended to `<logs>/patchbay.log`' }),
+      console: boolean({ default: true, doc: '`true`: the log goes to stdout. `false`: JSON lines appended to `<logs>/patchbay.log` (see [Where the log goes](#where-the-log-goes))' }),
+      format: oneOf({
+        values: ['auto', 'pretty', 'json'],
+        default: 'auto',
+        doc: 'Console log format: `pretty` (readable lines), `json` (JSON lines) or `auto` (pretty when stdout is a terminal, else JSON)',
+        docDefault: '`auto`',
+      }),
       max_log_channels: integer({
         default: 64,
         min: 2,
         max: 100_000,
         doc: 'Most log channels at once (2–100000), counting the console and `messages.log`; ARI `addLog` beyond it answers 409 (see [Log channels](#log-channels))',
+      }),
+    }),
+    metrics: section({
+      require_auth: custom<boolean | 'auto', boolean | 'auto'>({
+        docDefault: '`auto`',
+        doc: 'Whether `GET /metrics` needs ARI credentials: `auto` (only when `http.bind` is not loopback), `true` or `false`; `false` is refused off loopback',
+        read: (v, p, ctx) => {
+          if (v === undefined || v === null || v === 'auto') return 'auto';
+          if (typeof v === 'boolean') return v;
+          return ctx.fail(p, `must be auto, true or false, got ${describe(v)}`);
+        },
       }),
     }),
     language: string({
@@ -283,6 +300,9 @@ export const SETTINGS = section(
   (top, _p, ctx) => {
     const users = (top.ari as { users: readonly AriUser[] }).users;
     const bind = (top.http as { bind: string }).bind;
+    if ((top.metrics as { requireAuth: boolean | 'auto' }).requireAuth === false && !isLoopback(bind)) {
+      ctx.fail(['metrics', 'require_auth'], `may only be false on a loopback address, got http.bind '${bind}'`);
+    }
     if (usesDefaultPassword(users) && !isLoopback(bind)) {
       ctx.fail(['http', 'bind'], `the default password may only be used on a loopback address (127.0.0.0/8, ::1, localhost), got '${bind}'; change the password of user 'asterisk' in ari.users or bind to loopback`);
     }

@@ -250,7 +250,8 @@ export class Core {
   }
 
   async start(): Promise<void> {
-    this.logChannels.openDefaults({ console: this.config.logging.console });
+    // No console channel by default: the server's own log already goes to the console (one output).
+    this.logChannels.openDefaults({ console: false });
     this.#database = openDatabase(databasePath(this.config.dirs.data));
     this.#sqliteConfig = new SqliteBackend(this.#database);
     this.#sqliteConfig.setWritesEnabled(this.#sqliteConfigWrites);

@@ -406,12 +406,12 @@ export class LogChannels {
 }
 
 /** Pino's `time` is epoch milliseconds by default, or an ISO string with `stdTimeFunctions.isoTime`. */
-function pinoRecordTime(time: unknown): Date {
+export function pinoRecordTime(time: unknown): Date {
   const date = typeof time === 'number' || typeof time === 'string' ? new Date(time) : new Date(NaN);
   return Number.isNaN(date.getTime()) ? new Date() : date;
 }
 
-function describePinoRecord(record: Record<string, unknown>): string {
+export function describePinoRecord(record: Record<string, unknown>): string {
   const context = Object.fromEntries(Object.entries(record).filter(([key]) => !PINO_HOUSEKEEPING_FIELDS.has(key)));
   let text = typeof record.msg === 'string' ? record.msg : '';
   if (Object.keys(context).length > 0) text += `${text ? ' ' : ''}${JSON.stringify(context)}`;

@@ -46,6 +46,8 @@ export class MediaClock {
   // snapshot while listeners add or remove others.
   private entries: readonly ListenerEntry[] = [];
   private tickCount = 0;
+  /** Told, at each wake-up, how late (in seconds) the timer fired for the due tick (metrics). */
+  onLateness: ((seconds: number) => void) | undefined;
   private droppedTicks = 0;
   private isRunning = false;
   private timer: NodeJS.Timeout | undefined;
@@ -136,6 +138,7 @@ export class MediaClock {
     this.timer = undefined;
     if (!this.isRunning) return;
     const now = process.hrtime.bigint();
+    if (this.onLateness && now >= this.nextDueNs) this.onLateness(Number(now - this.nextDueNs) / 1e9);
     if (now >= this.nextDueNs) {
       const due = (now - this.nextDueNs) / this.periodNs + 1n;
       const excess = due - BigInt(this.maxCatchUpTicks);

@@ -71,6 +71,10 @@ export class Pbx {
         // The channel stays where it was sent: the dialed digits (not the matching pattern) and the
         // context searched (not an included one), so ${EXTEN} and ${CONTEXT} read as in Asterisk.
         channel.setDialplan({ context, exten, priority: step.priority, appName: step.app, appData: data });
+        // Asterisk's verbose line; the level is checked first so a dialplan loop at `info` builds nothing.
+        if (this.services.log.isLevelEnabled('debug')) {
+          this.services.log.debug({ channel: channel.name }, `Executing [${exten}@${context}:${step.priority}] ${step.app}(${data})`);
+        }
         const application = this.application(step.app);
         let outcome;
         if (!application) {

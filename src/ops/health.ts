@@ -1,0 +1,34 @@
+// GET /health for load balancers and orchestrators: 200 while serving, 503 once stopping. No
+// secrets: status, uptime, version and counts only.
+import type { Core } from '../core/core.ts';
+
+export interface HealthAnswer {
+  readonly status: number;
+  readonly body: { status: 'ok' | 'stopping'; uptime_seconds: number; channels: number; bridges: number };
+}
+
+export class Health {
+  #stopping = false;
+  readonly #startedAt = process.hrtime.bigint();
+
+  constructor(private readonly core: Core) {}
+
+  /** From now on /health answers 503, so a load balancer sends new calls elsewhere. */
+  markStopping(): void {
+    this.#stopping = true;
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  check(): HealthAnswer {
+    const body = {
+      status: this.#stopping ? ('stopping' as const) : ('ok' as const),
+      uptime_seconds: Math.floor(Number(process.hrtime.bigint() - this.#startedAt) / 1e9),
+      channels: this.core.channels.size,
+      bridges: this.core.bridges.size,
+    };
+    return { status: this.#stopping ? 503 : 200, body };
+  }
+}

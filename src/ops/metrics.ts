@@ -1,0 +1,120 @@
+// Prometheus metrics (GET /metrics). Gauges are read from the core's tables when scraped
+// (collect callbacks), so nothing is maintained per event; only counters and histograms are
+// updated as things happen (HTTP requests, media-clock ticks, events sent and dropped).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Core } from '../core/core.ts';
+
+/** What the event WebSocket reports: clients connected, events sent and events dropped so far. */
+export interface EventStats {
+  readonly clients: number;
+  readonly eventsSent: number;
+  readonly eventsDropped: number;
+}
+
+export interface MetricsOptions {
+  readonly core: Core;
+  readonly events: () => EventStats;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly contentType = this.registry.contentType;
+  readonly #httpRequests: Histogram<'operation' | 'method' | 'status'>;
+  readonly #tickLateness: Histogram;
+
+  constructor(options: MetricsOptions) {
+    const { core } = options;
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'patchbay_process_' });
+
+    new Gauge({
+      name: 'patchbay_channels',
+      help: 'Channels by technology and state',
+      labelNames: ['technology', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>();
+        for (const channel of core.channels.list()) {
+          const key = `${channel.technology}\u0000${channel.state}`;
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+        }
+        for (const [key, count] of counts) {
+          const [technology, state] = key.split('\u0000');
+          this.set({ technology, state }, count);
+        }
+      },
+    });
+    const sized = (name: string, help: string, size: () => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(size());
+        },
+      });
+    };
+    sized('patchbay_bridges', 'Bridges', () => core.bridges.size);
+    sized('patchbay_playbacks', 'Playbacks queued or playing', () => core.playbacks.size);
+    sized('patchbay_recordings', 'Live recordings', () => core.recordings.size);
+    new Gauge({
+      name: 'patchbay_applications',
+      help: 'Stasis applications, by whether a WebSocket holds them',
+      labelNames: ['connected'],
+      registers,
+      collect() {
+        let connected = 0;
+        let total = 0;
+        for (const app of core.applications.list()) {
+          total += 1;
+          if (app.sink !== undefined) connected += 1;
+        }
+        this.set({ connected: 'true' }, connected);
+        this.set({ connected: 'false' }, total - connected);
+      },
+    });
+    sized('patchbay_websocket_clients', 'Event WebSocket clients connected', () => options.events().clients);
+    const monotonic = (name: string, help: string, read: () => number): void => {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    };
+    monotonic('patchbay_events_sent_total', 'Events and REST responses sent over event WebSockets', () => options.events().eventsSent);
+    monotonic('patchbay_events_dropped_total', 'Events not delivered: the WebSocket was closed or its reader too slow', () => options.events().eventsDropped);
+
+    this.#httpRequests = new Histogram({
+      name: 'patchbay_http_request_duration_seconds',
+      help: 'ARI requests (HTTP and REST over WebSocket) by operation and status',
+      labelNames: ['operation', 'method', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.#tickLateness = new Histogram({
+      name: 'patchbay_media_clock_lateness_seconds',
+      help: 'How late the 20 ms media clock woke up for its due tick',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1],
+      registers,
+    });
+  }
+
+  /** One ARI request answered; `operation` is `resource.nickname`, or `unrouted`. */
+  observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void {
+    this.#httpRequests.observe({ operation: operation ?? 'unrouted', method, status: String(status) }, seconds);
+  }
+
+  observeTickLateness(seconds: number): void {
+    this.#tickLateness.observe(seconds);
+  }
+
+  /** The exposition text. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
