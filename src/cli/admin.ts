@@ -1,18 +1,584 @@
-// The admin CLI: `patchbay <command>` talks to a running server through ARI. (First version:
-// the command list and entry function; the commands follow.)
+// The admin CLI: `patchbay <command>` talks to a running server through ARI (HTTP and the events
+// WebSocket) with the credentials of the server's own configuration, as `asterisk -rx` does for
+// Asterisk. Every command returns an exit code (EXIT below); errors are one line on stderr.
+// Output goes through an injectable writer so tests can run commands in-process.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { ConfigError, loadConfig, type PatchbayConfig } from '../config/config.ts';
+import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE, parseDialplan, type ParsedDialplan } from '../core/dialplan/index.ts';
+import { patchbayVersion } from '../core/system-info.ts';
+import { readPidFile, pidFilePath } from './pidfile.ts';
 
 export const ADMIN_COMMANDS: readonly string[] = Object.freeze([
   'channels', 'bridges', 'endpoints', 'apps', 'show', 'hangup', 'originate', 'dialplan', 'reload', 'stop', 'events',
 ]);
 
+/** Exit codes (documented in docs/cli.md and `--help`). */
+export const EXIT = Object.freeze({
+  ok: 0,
+  /** Anything else: the server answered 5xx, an unexpected failure. */
+  failure: 1,
+  /** Bad command line or configuration (unknown command, missing argument, crypt-only user without --password). */
+  usage: 2,
+  /** The server could not be reached (connection refused, timeout, no pidfile for `stop`). */
+  unreachable: 3,
+  /** The credentials were refused (401) or the user may not do this (403). */
+  auth: 4,
+  /** The channel, module, context … does not exist (404). */
+  notFound: 5,
+  /** The server refused the request (400, 409, 422, 503 …). */
+  refused: 6,
+});
+
 export interface AdminIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Ends long-running commands (`events`, `stop --gracefully`); without it, SIGINT does. */
+  readonly signal?: AbortSignal;
+}
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  user: { type: 'string', short: 'u' },
+  password: { type: 'string', short: 'p' },
+  url: { type: 'string' },
+  json: { type: 'boolean' },
+  app: { type: 'string' },
+  limit: { type: 'string' },
+  now: { type: 'boolean' },
+  gracefully: { type: 'boolean' },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+} as const;
+
+export const ADMIN_HELP = `usage: patchbay <command> [arguments] [options]
+
+Talks to a running Patchbay through ARI, with the credentials of its configuration.
+
+Commands:
+  channels                         list channels
+  bridges                          list bridges
+  endpoints                        list endpoints
+  apps                             list ARI applications
+  show channel <id>                one channel in detail
+  hangup <id>                      hang a channel up
+  originate <endpoint> <app|exten@context>
+                                   call an endpoint into an application or a dialplan extension
+  dialplan show [context]          the dialplan file named by the configuration, parsed
+                                   (read locally: ARI has no dialplan listing)
+  reload [module]                  reload every reloadable module (the dialplan is pbx_config.so),
+                                   or only the one named
+  stop [--now | --gracefully]      stop the server on this host (SIGTERM to the pid in
+                                   <data>/patchbay.pid); --gracefully first waits until no
+                                   channel is left (up to --timeout seconds, default: no limit)
+  events [--app X] [--limit N]     live event stream, one line per event; Ctrl-C ends it
+
+Options:
+  -c, --config <file>     server configuration (default: $PATCHBAY_CONFIG, else embedded defaults)
+  -u, --user <name>       ARI user (default: the first read-write user with a plain password)
+  -p, --password <pw>     ARI password (required for users whose password is a crypt hash)
+      --url <url>         server address (default: from http.bind and http.port)
+      --json              JSON instead of tables
+      --app <name>        events: only events of channels in this application
+      --limit <n>         events: stop after n events
+      --now               stop: at once (the default)
+      --gracefully        stop: wait for the current calls to end first
+      --timeout <s>       stop --gracefully: give up waiting after s seconds (exit 1)
+  -h, --help              this text
+  -V, --version           the version
+
+Environment:
+  PATCHBAY_CONFIG         configuration file (as --config)
+  PATCHBAY_HTTP_PORT      server port (overrides the file)
+  PATCHBAY_HTTP_BIND      server address (overrides the file)
+  PATCHBAY_DATA_DIR       data directory (where stop finds patchbay.pid)
+  PATCHBAY_ARI_USER       ARI user (as --user)
+  PATCHBAY_ARI_PASSWORD   ARI password (as --password)
+  PATCHBAY_URL            server address (as --url)
+
+Exit codes: 0 done, 1 other failure (server error), 2 bad command line or configuration,
+3 server unreachable, 4 credentials refused (401/403), 5 not found (404), 6 request refused (400, 409, 422, 503).
+`;
+
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(argv: string[]) {
+  return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+interface Target {
+  readonly base: string;
+  readonly auth: string;
+  readonly config: PatchbayConfig;
 }
 
 /** Runs one admin command; resolves with the process exit code. */
-export async function runAdminCommand(argv: string[], _env: NodeJS.ProcessEnv = process.env, io?: AdminIo): Promise<number> {
-  const out = io ?? { stdout: (t: string) => process.stdout.write(t), stderr: (t: string) => process.stderr.write(t) };
-  out.stderr(`patchbay: ${argv[0] ?? ''}: not implemented yet\n`);
-  return 1;
+export async function runAdminCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, io?: AdminIo): Promise<number> {
+  const out: AdminIo = io ?? { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
+  try {
+    let parsed: ReturnType<typeof parse>;
+    try {
+      parsed = parse(argv);
+    } catch (err) {
+      throw new CliError((err as Error).message, EXIT.usage);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      out.stdout(ADMIN_HELP);
+      return EXIT.ok;
+    }
+    if (values.version) {
+      out.stdout(`${patchbayVersion()}\n`);
+      return EXIT.ok;
+    }
+    const [command, ...args] = positionals;
+    if (command === undefined) throw new CliError(`no command given (one of: ${ADMIN_COMMANDS.join(', ')}; see --help)`, EXIT.usage);
+    if (!ADMIN_COMMANDS.includes(command)) throw new CliError(`unknown command '${command}' (see --help)`, EXIT.usage);
+    const config = readConfig(values, env);
+    if (command === 'dialplan') return dialplanShow(config, args, values, out);
+    const target = resolveTarget(config, values, env);
+    return await COMMANDS[command]!(target, args, values, out);
+  } catch (err) {
+    if (err instanceof CliError) {
+      out.stderr(`patchbay: ${err.message}\n`);
+      return err.code;
+    }
+    out.stderr(`patchbay: ${(err as Error).message ?? String(err)}\n`);
+    return EXIT.failure;
+  }
+}
+
+function readConfig(values: Values, env: NodeJS.ProcessEnv): PatchbayConfig {
+  try {
+    return loadConfig({ path: values.config, env });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
+}
+
+function resolveTarget(config: PatchbayConfig, values: Values, env: NodeJS.ProcessEnv): Target {
+  let base = values.url ?? env.PATCHBAY_URL;
+  if (!base) {
+    const bind = config.http.bind;
+    const host = bind === '0.0.0.0' || bind === '' ? '127.0.0.1' : bind === '::' ? '[::1]' : bind.includes(':') ? `[${bind}]` : bind;
+    base = `http://${host}:${config.http.port}`;
+  }
+  base = base.replace(/\/+$/, '').replace(/\/ari$/, '');
+  const userName = values.user ?? env.PATCHBAY_ARI_USER;
+  let password = values.password ?? env.PATCHBAY_ARI_PASSWORD;
+  let name = userName;
+  if (password === undefined) {
+    const users = config.ari.users;
+    const user = userName !== undefined ? users.find((u) => u.name === userName) : users.find((u) => !u.readOnly && u.passwordFormat === 'plain');
+    if (!user) {
+      throw new CliError(
+        userName !== undefined
+          ? `user '${userName}' is not in the configuration; give --password (or PATCHBAY_ARI_PASSWORD)`
+          : 'no read-write user with a plain password in ari.users; give --user and --password (or PATCHBAY_ARI_USER and PATCHBAY_ARI_PASSWORD)',
+        EXIT.usage,
+      );
+    }
+    if (user.passwordFormat !== 'plain') throw new CliError(`the password of user '${user.name}' is a crypt hash; give --password (or PATCHBAY_ARI_PASSWORD)`, EXIT.usage);
+    name = user.name;
+    password = user.password;
+  }
+  if (name === undefined) throw new CliError('a password was given without a user; give --user (or PATCHBAY_ARI_USER)', EXIT.usage);
+  return { base, auth: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`, config };
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+async function ari(target: Target, method: string, path: string, what: string): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(`${target.base}/ari${path}`, { method, headers: { authorization: target.auth }, signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (err as Error).message;
+    throw new CliError(`cannot reach the server at ${target.base}: ${reason}`, EXIT.unreachable);
+  }
+  const text = await response.text();
+  if (response.ok) return text === '' ? null : (JSON.parse(text) as unknown);
+  let message = text;
+  try {
+    message = (JSON.parse(text) as { message?: string; error?: string }).message ?? (JSON.parse(text) as { error?: string }).error ?? text;
+  } catch {
+    // not JSON: keep the text
+  }
+  message = message.replace(/\s+/g, ' ').trim();
+  const status = response.status;
+  const code =
+    status === 401 || status === 403 ? EXIT.auth
+      : status === 404 ? EXIT.notFound
+        : status >= 500 && status !== 503 ? EXIT.failure
+          : EXIT.refused;
+  const why = status === 401 ? 'the server refused the credentials' : message;
+  throw new CliError(`${what}: ${status} ${why}`, code);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+type Row = Record<string, unknown>;
+
+function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd() + '\n';
+  return line(headers) + rows.map(line).join('');
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function str(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return String(value);
+}
+
+function count(value: unknown): string {
+  return Array.isArray(value) ? String(value.length) : '0';
+}
+
+function caller(channel: Row): string {
+  const c = (channel.caller ?? {}) as Row;
+  const name = str(c.name);
+  const number = str(c.number);
+  return name && number ? `"${name}" <${number}>` : name || number;
+}
+
+function location(channel: Row): string {
+  const d = (channel.dialplan ?? {}) as Row;
+  const app = str(d.app_name);
+  return `${str(d.exten)}@${str(d.context)}:${str(d.priority)}${app ? ` ${app}(${str(d.app_data)})` : ''}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+type Command = (target: Target, args: string[], values: Values, out: AdminIo) => Promise<number>;
+
+function noMoreArgs(args: string[], usage: string, allowed = 0): void {
+  if (args.length > allowed) throw new CliError(`unexpected argument '${args[allowed]}' (usage: ${usage})`, EXIT.usage);
+}
+
+function listCommand(path: string, headers: readonly string[], row: (item: Row) => string[], usage: string): Command {
+  return async (target, args, values, out) => {
+    noMoreArgs(args, usage);
+    const items = (await ari(target, 'GET', path, `GET ${path}`)) as Row[];
+    if (values.json) out.stdout(json(items));
+    else out.stdout(table(headers, items.map(row)) + `${items.length} ${usage}\n`);
+    return EXIT.ok;
+  };
+}
+
+const COMMANDS: Record<string, Command> = {
+  channels: listCommand('/channels', ['ID', 'NAME', 'STATE', 'CALLER', 'LOCATION', 'CREATED'], (c) => [str(c.id), str(c.name), str(c.state), caller(c), location(c), str(c.creationtime)], 'channels'),
+  bridges: listCommand('/bridges', ['ID', 'NAME', 'TYPE', 'TECHNOLOGY', 'CHANNELS', 'CREATOR'], (b) => [str(b.id), str(b.name), str(b.bridge_type), str(b.technology), count(b.channels), str(b.creator)], 'bridges'),
+  endpoints: listCommand('/endpoints', ['TECHNOLOGY', 'RESOURCE', 'STATE', 'CHANNELS'], (e) => [str(e.technology), str(e.resource), str(e.state), count(e.channel_ids)], 'endpoints'),
+  apps: listCommand('/applications', ['NAME', 'CHANNELS', 'BRIDGES', 'ENDPOINTS', 'DEVICES'], (a) => [str(a.name), count(a.channel_ids), count(a.bridge_ids), count(a.endpoint_ids), count(a.device_names)], 'apps'),
+
+  async show(target, args, values, out) {
+    const usage = 'show channel <id>';
+    if (args[0] !== 'channel' || args[1] === undefined) throw new CliError(`usage: patchbay ${usage}`, EXIT.usage);
+    noMoreArgs(args, usage, 2);
+    const id = args[1];
+    const channel = (await ari(target, 'GET', `/channels/${encodeURIComponent(id)}`, `channel ${id}`)) as Row;
+    if (values.json) {
+      out.stdout(json(channel));
+      return EXIT.ok;
+    }
+    const connected = (channel.connected ?? {}) as Row;
+    const fields: [string, string][] = [
+      ['Id', str(channel.id)],
+      ['Name', str(channel.name)],
+      ['State', str(channel.state)],
+      ['Caller', caller(channel)],
+      ['Connected', caller({ caller: connected })],
+      ['Location', location(channel)],
+      ['Account code', str(channel.accountcode)],
+      ['Language', str(channel.language)],
+      ['Protocol id', str(channel.protocol_id)],
+      ['Created', str(channel.creationtime)],
+    ];
+    const vars = channel.channelvars as Row | undefined;
+    if (vars) for (const [k, v] of Object.entries(vars)) fields.push([`Variable ${k}`, str(v)]);
+    const width = Math.max(...fields.map(([k]) => k.length));
+    out.stdout(fields.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v}\n`).join(''));
+    return EXIT.ok;
+  },
+
+  async hangup(target, args, values, out) {
+    const usage = 'hangup <id>';
+    if (args[0] === undefined) throw new CliError(`usage: patchbay ${usage}`, EXIT.usage);
+    noMoreArgs(args, usage, 1);
+    await ari(target, 'DELETE', `/channels/${encodeURIComponent(args[0])}`, `hangup ${args[0]}`);
+    out.stdout(values.json ? json({ hungup: args[0] }) : `hung up ${args[0]}\n`);
+    return EXIT.ok;
+  },
+
+  async originate(target, args, values, out) {
+    const usage = 'originate <endpoint> <app|exten@context>';
+    const [endpoint, destination] = args;
+    if (endpoint === undefined || destination === undefined) throw new CliError(`usage: patchbay ${usage}`, EXIT.usage);
+    noMoreArgs(args, usage, 2);
+    const query = new URLSearchParams({ endpoint });
+    const at = destination.lastIndexOf('@');
+    if (at > 0) {
+      query.set('extension', destination.slice(0, at));
+      query.set('context', destination.slice(at + 1));
+      query.set('priority', '1');
+    } else {
+      query.set('app', destination);
+    }
+    const channel = (await ari(target, 'POST', `/channels?${query}`, `originate ${endpoint}`)) as Row;
+    out.stdout(values.json ? json(channel) : `${str(channel.id)} ${str(channel.name)} ${str(channel.state)}\n`);
+    return EXIT.ok;
+  },
+
+  async reload(target, args, values, out) {
+    noMoreArgs(args, 'reload [module]', 1);
+    const reloaded: string[] = [];
+    if (args[0] !== undefined) {
+      await ari(target, 'PUT', `/asterisk/modules/${encodeURIComponent(args[0])}`, `reload ${args[0]}`);
+      reloaded.push(args[0]);
+    } else {
+      const modules = (await ari(target, 'GET', '/asterisk/modules', 'list modules')) as Row[];
+      for (const module of modules) {
+        if (str(module.status) !== 'Running') continue;
+        const name = str(module.name);
+        try {
+          await ari(target, 'PUT', `/asterisk/modules/${encodeURIComponent(name)}`, `reload ${name}`);
+          reloaded.push(name);
+        } catch (err) {
+          // Modules that cannot reload answer 409; anything else is a real failure.
+          if (!(err instanceof CliError && err.code === EXIT.refused)) throw err;
+        }
+      }
+    }
+    out.stdout(values.json ? json({ reloaded }) : `reloaded: ${reloaded.join(', ') || '(nothing)'}\n`);
+    return EXIT.ok;
+  },
+
+  async stop(target, args, values, out) {
+    noMoreArgs(args, 'stop [--now | --gracefully]');
+    if (values.now && values.gracefully) throw new CliError('give --now or --gracefully, not both', EXIT.usage);
+    const dataDir = target.config.dirs.data;
+    const pid = readPidFile(dataDir);
+    if (pid === null) throw new CliError(`no server pid in ${pidFilePath(dataDir)} (is the server running on this host with this data directory?)`, EXIT.unreachable);
+    if (!alive(pid)) throw new CliError(`the server (pid ${pid} in ${pidFilePath(dataDir)}) is not running`, EXIT.unreachable);
+    const timeoutSeconds = values.timeout === undefined ? Infinity : Number(values.timeout);
+    if (!(timeoutSeconds > 0)) throw new CliError(`--timeout must be a positive number of seconds, got '${values.timeout}'`, EXIT.usage);
+    const signal = values.gracefully ? stopSignal(out) : undefined;
+    try {
+      if (values.gracefully) {
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        let announced = -1;
+        for (;;) {
+          const channels = (await ari(target, 'GET', '/channels', 'list channels')) as Row[];
+          if (channels.length === 0) break;
+          if (channels.length !== announced && !values.json) out.stdout(`waiting for ${channels.length} channel(s) to end\n`);
+          announced = channels.length;
+          if (Date.now() >= deadline) throw new CliError(`${channels.length} channel(s) still up after ${timeoutSeconds} s; the server was not stopped`, EXIT.failure);
+          if (signal?.signal.aborted) throw new CliError('interrupted; the server was not stopped', EXIT.failure);
+          await sleep(500, signal?.signal);
+        }
+      }
+    } finally {
+      signal?.dispose();
+    }
+    process.kill(pid, 'SIGTERM');
+    // The server ends its calls, finalises recordings and exits; wait for it (bounded).
+    const deadline = Date.now() + 30_000;
+    while (alive(pid) && Date.now() < deadline) await sleep(100);
+    if (alive(pid)) throw new CliError(`the server (pid ${pid}) is still running 30 s after SIGTERM`, EXIT.failure);
+    out.stdout(values.json ? json({ stopped: pid }) : `stopped (pid ${pid})\n`);
+    return EXIT.ok;
+  },
+
+  async events(target, args, values, out) {
+    noMoreArgs(args, 'events [--app X]');
+    const limit = values.limit === undefined ? Infinity : Number(values.limit);
+    if (!(Number.isInteger(limit) && limit > 0) && limit !== Infinity) throw new CliError(`--limit must be a positive integer, got '${values.limit}'`, EXIT.usage);
+    // A private application subscribed to everything: the CLI never connects as an existing
+    // application (that would take it over, ApplicationReplaced). --app filters on the channels'
+    // Stasis application instead.
+    const ownApp = `patchbay-cli-${process.pid}-${Date.now().toString(36)}`;
+    const url = `${target.base.replace(/^http/, 'ws')}/ari/events?app=${encodeURIComponent(ownApp)}&subscribeAll=true`;
+    const socket = new WebSocket(url, { headers: { authorization: target.auth } });
+    const stop = stopSignal(out);
+    try {
+      return await new Promise<number>((resolve, reject) => {
+        let seen = 0;
+        let done = false;
+        const finish = (): void => {
+          done = true;
+          socket.close();
+          resolve(EXIT.ok);
+        };
+        stop.signal.addEventListener('abort', finish, { once: true });
+        socket.once('unexpected-response', (_req, res) => {
+          const status = res.statusCode ?? 0;
+          reject(new CliError(`events: ${status} ${status === 401 ? 'the server refused the credentials' : (res.statusMessage ?? '')}`, status === 401 || status === 403 ? EXIT.auth : EXIT.refused));
+        });
+        socket.once('error', (err) => {
+          const code = (err as NodeJS.ErrnoException).code;
+          reject(new CliError(`cannot reach the server at ${target.base}: ${code ?? err.message}`, EXIT.unreachable));
+        });
+        socket.once('close', () => resolve(EXIT.ok));
+        socket.on('message', (data) => {
+          if (done) return;
+          const event = JSON.parse(String(data)) as Row;
+          if (values.app !== undefined && !concernsApp(event, values.app)) return;
+          out.stdout(values.json ? `${JSON.stringify(event)}\n` : formatEvent(event));
+          seen += 1;
+          if (seen >= limit) finish();
+        });
+        socket.once('open', () => {
+          if (!values.json) out.stderr(`listening for events${values.app !== undefined ? ` of application ${values.app}` : ''} (Ctrl-C ends)\n`);
+        });
+      });
+    } finally {
+      stop.dispose();
+      socket.terminate();
+    }
+  },
+};
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/** io.signal, or SIGINT while the command runs. */
+function stopSignal(io: AdminIo): { signal: AbortSignal; dispose(): void } {
+  if (io.signal) return { signal: io.signal, dispose() {} };
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.on('SIGINT', onSigint);
+  return { signal: controller.signal, dispose: () => void process.off('SIGINT', onSigint) };
+}
+
+function channelsOf(event: Row): Row[] {
+  const out: Row[] = [];
+  for (const key of ['channel', 'peer', 'caller', 'replace_channel', 'forwarded']) {
+    const value = event[key];
+    if (value && typeof value === 'object') out.push(value as Row);
+  }
+  return out;
+}
+
+function concernsApp(event: Row, app: string): boolean {
+  return channelsOf(event).some((c) => {
+    const d = (c.dialplan ?? {}) as Row;
+    return str(d.app_name) === 'Stasis' && str(d.app_data).split(',')[0] === app;
+  });
+}
+
+/** One readable line: time, type, the channel (name, state) and what else the event names. */
+export function formatEvent(event: Row): string {
+  const time = str(event.timestamp) || new Date().toISOString();
+  const parts = [time, str(event.type).padEnd(22)];
+  const channel = event.channel as Row | undefined;
+  if (channel) parts.push(`${str(channel.name)} (${str(channel.state)})`);
+  const peer = event.peer as Row | undefined;
+  if (peer) parts.push(`peer ${str(peer.name)}`);
+  const bridge = event.bridge as Row | undefined;
+  if (bridge) parts.push(`bridge ${str(bridge.id)}`);
+  const extra: [string, unknown][] = [
+    ['digit', event.digit],
+    ['cause', event.cause_txt ?? event.cause],
+    ['dialstatus', event.dialstatus],
+    ['app', event.dialplan_app === undefined ? undefined : `${str(event.dialplan_app)}(${str(event.dialplan_app_data)})`],
+    ['variable', event.variable],
+    ['value', event.value],
+  ];
+  for (const [k, v] of extra) if (v !== undefined && v !== null && v !== '') parts.push(`${k}=${str(v)}`);
+  const playback = event.playback as Row | undefined;
+  if (playback) parts.push(`playback ${str(playback.media_uri)} ${str(playback.state)}`);
+  const recording = event.recording as Row | undefined;
+  if (recording) parts.push(`recording ${str(recording.name)} ${str(recording.state)}`);
+  const device = event.device_state as Row | undefined;
+  if (device) parts.push(`device ${str(device.name)} ${str(device.state)}`);
+  const endpoint = event.endpoint as Row | undefined;
+  if (endpoint) parts.push(`endpoint ${str(endpoint.technology)}/${str(endpoint.resource)} ${str(endpoint.state)}`);
+  return `${parts.join(' ').trimEnd()}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// dialplan show: ARI has no dialplan listing, so the CLI reads the file the configuration names
+// (or the embedded default) and prints it parsed. This is the file on disk: edits made since the
+// server's last reload show here before the server runs them.
+
+function dialplanShow(config: PatchbayConfig, args: string[], values: Values, out: AdminIo): number {
+  if (args[0] !== 'show') throw new CliError('usage: patchbay dialplan show [context]', EXIT.usage);
+  noMoreArgs(args, 'dialplan show [context]', 2);
+  const wanted = args[1];
+  const file = config.dialplan.file;
+  let parsed: ParsedDialplan;
+  try {
+    parsed = file === null ? parseDialplan(DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE) : parseDialplan(readFileSync(file, 'utf8'), file);
+  } catch (err) {
+    throw new CliError(`dialplan: ${(err as Error).message.split('\n')[0]}`, EXIT.usage);
+  }
+  const contexts = wanted === undefined ? parsed.contexts : parsed.contexts.filter((c) => c.name === wanted);
+  if (wanted !== undefined && contexts.length === 0) throw new CliError(`there is no context '${wanted}' in ${parsed.file}`, EXIT.notFound);
+  if (values.json) {
+    out.stdout(json({ file: parsed.file, contexts }));
+    return EXIT.ok;
+  }
+  let text = `; ${file === null ? '(embedded default dialplan)' : file}\n`;
+  for (const context of contexts) {
+    text += `[ Context '${context.name}' ]\n`;
+    for (const extension of context.extensions) {
+      const name = extension.callerId ? `${extension.name}/${extension.callerId}` : extension.name;
+      let first = true;
+      if (extension.hint !== undefined) {
+        text += `  '${name}' => hint: ${extension.hint}\n`;
+        first = false;
+      }
+      for (const step of extension.steps) {
+        const head = first ? `  '${name}' =>` : '';
+        first = false;
+        const label = step.label ? `(${step.label})` : '';
+        text += `${head.padEnd(22)} ${`${step.priority}.${label}`.padEnd(8)} ${step.app}(${step.appData})\n`;
+      }
+    }
+    for (const include of context.includes) text += `  Include =>           '${include.context}'${include.timing ? ` ${include.timing}` : ''}\n`;
+    for (const pattern of context.ignorePatterns) text += `  Ignore pattern =>    '${pattern}'\n`;
+    text += '\n';
+  }
+  const steps = contexts.reduce((n, c) => n + c.extensions.reduce((m, e) => m + e.steps.length, 0), 0);
+  const extensions = contexts.reduce((n, c) => n + c.extensions.length, 0);
+  text += `-= ${extensions} extensions (${steps} priorities) in ${contexts.length} contexts. =-\n`;
+  out.stdout(text);
+  return EXIT.ok;
 }
