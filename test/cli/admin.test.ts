@@ -243,6 +243,25 @@ describe('admin CLI as a process', () => {
     assert.ok(Array.isArray(JSON.parse(result.stdout)));
   });
 
+  test('events as a process: lines as they come, SIGINT ends it with exit 0', async () => {
+    const events = spawnNode([ADMIN_MAIN, 'events'], { PATCHBAY_HTTP_PORT: String(server.address.port) }, tempDir());
+    let stderr = '';
+    events.child.stderr!.on('data', (d) => (stderr += String(d)));
+    for (let i = 0; i < 100 && !stderr.includes('listening'); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(stderr, /listening for events/);
+    let stdout = '';
+    events.child.stdout!.on('data', (d) => (stdout += String(d)));
+    const app = await server.events('app=process-app');
+    const channel = (await (await server.ari('/channels?endpoint=Local/answer@default&app=process-app', { method: 'POST' })).json()) as { id: string; name: string };
+    for (let i = 0; i < 50 && !stdout.includes('ChannelCreated'); i++) await new Promise((r) => setTimeout(r, 100));
+    events.child.kill('SIGINT');
+    const result = await events.done;
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`ChannelCreated\\s+${channel.name.replace(/[;@/]/g, '.')}`));
+    await server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
+    app.socket.close();
+  });
+
   test('stop --gracefully waits for the last channel, then the server process exits', async () => {
     const dir = tempDir();
     const port = await new Promise<number>((resolve) => {
