@@ -48,7 +48,7 @@ before(async () => {
   if (!HAVE_SIPP) return;
   work = mkdtempSync(join(tmpdir(), 'patchbay-sipp-'));
   const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Stasis(sip-app)\nexten => 200,1,Stasis(sip-app)\n');
+  writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Stasis(sip-app)\nexten => 200,1,Stasis(sip-app)\nexten => 300,1,Dial(PJSIP/bob,10)\n same => n,Hangup()\n');
   // The peer's audio: a 1 kHz tone as u-law WAV (SIPp streams it as payload type 0).
   if (HAVE_SOX) spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '4', 'sine', '1000', 'vol', '0.5']);
   server = await startTestServer({
@@ -642,5 +642,20 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
         phone.close();
       }
     }
+  });
+
+  test('Dial(PJSIP/bob) in the dialplan: alice (digest) calls 300, SIPp bob answers, the caller\'s BYE ends both legs', { timeout: 60_000 }, async () => {
+    const callee = sipp('answer-incoming.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const caller = sipp('call-hangup-auth.xml', [target(), '-s', '300', '-set', 'caller', 'alice', '-au', 'alice', '-ap', 'wonderland', '-d', '2000']);
+    const begin = await nextEvent((e) => e.type === 'Dial' && String(e.peer?.name).startsWith('PJSIP/bob-'));
+    assert.match(begin.caller.name, /^PJSIP\/alice-/);
+    assert.equal(begin.dialstring, 'bob');
+    const end = await nextEvent((e) => e.type === 'Dial' && e.peer?.id === begin.peer.id && e.dialstatus !== '');
+    assert.equal(end.dialstatus, 'ANSWER');
+    await nextEvent(ofChannel('ChannelDestroyed', begin.peer.id), 20_000);
+    const [callerRun, calleeRun] = await Promise.all([caller.done, callee.done]);
+    assert.equal(callerRun.status, 0, callerRun.output);
+    assert.equal(calleeRun.status, 0, calleeRun.output);
   });
 });
