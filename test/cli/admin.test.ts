@@ -283,7 +283,7 @@ describe('admin CLI as a process', () => {
       assert.ok(up, 'the server process answers');
       // The server writes its pidfile itself once main.ts does; until then the test writes it.
       writePidFile(join(dir, 'data'), serverProcess.child.pid!);
-      const call = (await (await fetch(`${url}/channels?endpoint=Local/answer@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } })).json()) as { id: string };
+      const call = (await (await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } })).json()) as { id: string };
       const stopper = spawnNode([ADMIN_MAIN, 'stop', '--gracefully'], serverEnv, dir);
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(serverProcess.child.exitCode, null, 'still running while a call is up');
