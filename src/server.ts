@@ -5,6 +5,8 @@ import type { PatchbayConfig } from './config/config.ts';
 import { Core, type CoreOptions } from './core/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
+import { readPjsipConfObjects } from './channels/pjsip/objects.ts';
+import type { ConfigObjectTree } from './core/dynamic-config/file-backend.ts';
 import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
 import type { UnicastRtpTechnology } from './channels/external-media/unicast-rtp.ts';
 import { LogChannels } from './core/log-channels.ts';
@@ -35,11 +37,24 @@ export class PatchbayCore extends Core {
 
   constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
     const builtin = createChannelTechnologies();
-    super({ ...options, technologies: [...builtin.list, ...(options.technologies ?? [])] });
+    super({ ...options, technologies: [...builtin.list, ...(options.technologies ?? [])], fileConfigObjects: pjsipConfObjects(options.config, options.log) });
     this.externalMedia = builtin.rtp;
     this.audioSocket = builtin.audioSocket;
     this.pjsip = builtin.pjsip;
   }
+}
+
+/**
+ * The objects of `sip.pjsip_conf`, for the dynamic configuration (read-only, beneath the YAML's):
+ * the endpoint list and the SIP technology both read them there. Its errors and warnings are logged.
+ */
+function pjsipConfObjects(config: PatchbayConfig, log: Logger): ConfigObjectTree | undefined {
+  const file = config.sip.pjsipConf;
+  if (!file) return undefined;
+  const read = readPjsipConfObjects(file);
+  for (const line of read.errors) log.error(line);
+  for (const line of read.warnings) log.warn(line);
+  return read.tree;
 }
 
 export interface RunningServer {

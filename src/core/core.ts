@@ -5,7 +5,7 @@ import { Applications } from './applications.ts';
 import { MODULE_NAMES, registerBuiltinModules } from './builtin-modules.ts';
 import { databasePath, openDatabase, type SqliteDatabase } from './database.ts';
 import { registerBuiltinConfigTypes, registerFileOnlyTypes } from './dynamic-config/builtin-types.ts';
-import { FileBackend } from './dynamic-config/file-backend.ts';
+import { FileBackend, mergeConfigObjects, type ConfigObjectTree } from './dynamic-config/file-backend.ts';
 import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from './dynamic-config/store.ts';
 import { DeviceStates } from './device-states.ts';
@@ -53,6 +53,11 @@ export interface CoreOptions {
    * the built-in ones; the server hands them over). Without them the core has no technology.
    */
   readonly technologies?: readonly ChannelTechnology[];
+  /**
+   * Read-only configuration objects from other files than the YAML (Asterisk's pjsip.conf, read
+   * by the server), beneath the YAML `config_objects`: an object the YAML also defines is the YAML's.
+   */
+  readonly fileConfigObjects?: ConfigObjectTree;
 }
 
 export class Core {
@@ -114,7 +119,7 @@ export class Core {
     this.#ownsLogChannels = options.logChannels === undefined;
     this.logChannels = options.logChannels ?? new LogChannels({ logsDir: options.config.dirs.logs, maxChannels: options.config.logging.maxLogChannels });
 
-    const fileConfig = new FileBackend(options.config.configObjects);
+    const fileConfig = new FileBackend(mergeConfigObjects(options.fileConfigObjects ?? {}, options.config.configObjects));
     this.dynamicConfig.attachBackend(fileConfig);
     registerBuiltinConfigTypes(this.dynamicConfig);
     registerFileOnlyTypes(this.dynamicConfig, fileConfig);
@@ -197,6 +202,7 @@ export class Core {
       endpoints: this.endpoints,
       messages: this.messages,
       modules: this.modules,
+      dynamicConfig: this.dynamicConfig,
       startDialplan: (channel) => this.pbx.start(channel),
     });
     for (const technology of options.technologies ?? []) this.technologies.add(technology);

@@ -408,10 +408,17 @@ describe('dynamic configuration objects', () => {
     test(`${base}: creating without fields takes the defaults`, async () => {
       const response = await server.ari(`${base}/res_pjsip/aor/bare${prefix.replace('/', '-')}`, { method: 'PUT' });
       assert.equal(response.status, 200);
+      // Asterisk's defaults (max_contacts=0: no limit).
       assert.deepEqual(await response.json(), [
-        { attribute: 'max_contacts', value: '1' },
+        { attribute: 'max_contacts', value: '0' },
+        { attribute: 'remove_existing', value: 'no' },
         { attribute: 'contact', value: '' },
         { attribute: 'qualify_frequency', value: '0' },
+        { attribute: 'qualify_timeout', value: '3.000000' },
+        { attribute: 'default_expiration', value: '3600' },
+        { attribute: 'minimum_expiration', value: '60' },
+        { attribute: 'maximum_expiration', value: '7200' },
+        { attribute: 'outbound_proxy', value: '' },
       ]);
     });
 

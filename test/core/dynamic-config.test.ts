@@ -57,15 +57,21 @@ describe('DynamicConfig', () => {
     const created = store.update('res_pjsip', 'aor', 'bob', [{ attribute: 'max_contacts', value: '3' }]);
     assert.deepEqual(created, [
       { attribute: 'max_contacts', value: '3' },
+      { attribute: 'remove_existing', value: 'no' },
       { attribute: 'contact', value: '' },
       { attribute: 'qualify_frequency', value: '0' },
+      { attribute: 'qualify_timeout', value: '3.000000' },
+      { attribute: 'default_expiration', value: '3600' },
+      { attribute: 'minimum_expiration', value: '60' },
+      { attribute: 'maximum_expiration', value: '7200' },
+      { attribute: 'outbound_proxy', value: '' },
     ]);
     assert.deepEqual(store.get('res_pjsip', 'aor', 'bob'), created);
   });
 
   it('creates an object without fields', () => {
     const created = store.update('res_pjsip', 'auth', 'bob-auth');
-    assert.deepEqual(asRecord(created), { auth_type: 'userpass', username: '', password: '', realm: '' });
+    assert.deepEqual(asRecord(created), { auth_type: 'userpass', username: '', password: '', md5_cred: '', realm: '', nonce_lifetime: '32' });
   });
 
   it('updates only the given fields of an existing object', () => {

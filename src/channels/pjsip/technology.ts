@@ -1,7 +1,8 @@
 // The SIP channel technology, `PJSIP` (alias `SIP`), module `chan_pjsip.so`: adapts our SIP stack
 // (src/sip: transport, transactions, dialogs, digest, SDP, registrar) to the core's technology
-// seam. Endpoints, AORs, auths and identifies are Asterisk's res_pjsip objects, from the YAML
-// `config_objects.res_pjsip` and an Asterisk `pjsip.conf` (`sip.pjsip_conf`).
+// seam. Endpoints, AORs, auths and identifies are Asterisk's res_pjsip objects of the dynamic
+// configuration (the YAML `config_objects.res_pjsip`, an Asterisk `pjsip.conf` given as
+// `sip.pjsip_conf`, and objects PUT through ARI), live: see objects.ts.
 //
 // - REGISTER: the endpoint is identified, authenticated (digest) when it names an auth, the To user
 //   must be one of its AORs; bindings follow the AOR's rules; an endpoint with a binding is online.
@@ -11,22 +12,21 @@
 // - OPTIONS: 200. Anything else outside a dialog: 405.
 // - Dialling `PJSIP/alice` or `PJSIP/5551234@trunk` sends an INVITE to the AOR's registered
 //   contacts (the newest first) or its static `contact`; no contact → the request fails at once.
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
 import type { TextMessage, MessageDestination } from '../../core/messages.ts';
 import { DigestAuthenticator } from '../../sip/auth/digest.ts';
-import { buildPjsipConfig, loadPjsipConf, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
+import { buildPjsipConfig, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
 import { identifyMatchesAddress } from '../../sip/config/index.ts';
-import type { RawPjsipObject } from '../../sip/config/types.ts';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
 import { Registrar, type Binding } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
 import { SipTransport, type Destination, type Source } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
+import { PjsipObjects } from './objects.ts';
 import { RtpPortRange, RtpStream } from './rtp-stream.ts';
 
 const USER_AGENT = 'Patchbay';
@@ -46,6 +46,7 @@ export class PjsipTechnology implements ChannelTechnology {
   #layer: TransactionLayer | undefined;
   #config: PjsipConfig = buildPjsipConfig([]).value;
   #registrar = new Registrar();
+  #objects: PjsipObjects | undefined;
   #auth = new DigestAuthenticator({ realm: 'asterisk' });
   #ports = new RtpPortRange(10000, 20000);
   #host = '127.0.0.1';
@@ -102,13 +103,24 @@ export class PjsipTechnology implements ChannelTechnology {
     const log = context.log.child({ module: 'chan_pjsip' });
     this.#log = log;
     const settings = context.config.sip;
-    this.#config = this.#loadObjects(context, log);
+    // The res_pjsip objects of the dynamic configuration (YAML, pjsip.conf, ARI), live.
+    const objects = new PjsipObjects(context, log);
+    this.#objects = objects;
+    this.#config = objects.load();
     const realm = this.#config.global.defaultRealm || 'asterisk';
     // What is offered is sip.auth_algorithms (MD5 alone by default): many phones answer only the first
     // challenge, or give up on an algorithm they do not know (baresip 1.0 on SHA-256).
     this.#auth = new DigestAuthenticator({ realm, algorithms: settings.authAlgorithms.filter((name) => name === 'MD5' || name === 'SHA-256') });
     this.#registrar = new Registrar();
-    this.#registrar.onChange(() => this.#refreshStates());
+    this.#registrar.onChange((change) => {
+      this.#objects?.bindingChanged(change);
+      this.#refreshStates();
+    });
+    objects.watch((config) => {
+      this.#config = config;
+      this.#objects?.dropOrphanBindings(this.#registrar);
+      this.#refreshStates();
+    });
     this.#ports = new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd));
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
@@ -143,6 +155,8 @@ export class PjsipTechnology implements ChannelTechnology {
   async stop(): Promise<void> {
     for (const call of [...this.#calls.values()]) if (!call.channel.hangingUp) call.channel.hangup(16);
     this.#calls.clear();
+    this.#objects?.close();
+    this.#objects = undefined;
     this.#registrar.close();
     this.#layer?.close();
     await this.#transport?.close();
@@ -150,40 +164,6 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#transport = undefined;
     this.#context?.messages.setTransport(undefined);
     this.#context = undefined;
-  }
-
-  #loadObjects(context: TechnologyContext, log: Logger): PjsipConfig {
-    const objects: RawPjsipObject[] = [];
-    const file = context.config.sip.pjsipConf;
-    if (file) {
-      const read = loadPjsipConf(readFileSync(file, 'utf8'), file);
-      for (const line of read.errors) log.error(line);
-      for (const line of read.warnings) log.warn(line);
-      for (const object of [...read.config.endpoints.values(), ...read.config.aors.values(), ...read.config.auths.values(), ...read.config.identifies.values(), ...read.config.transports.values()]) void object;
-      // loadPjsipConf builds typed objects; merge them with the YAML ones below by rebuilding from raw.
-    }
-    const yaml = context.config.configObjects.res_pjsip ?? {};
-    for (const [type, ids] of Object.entries(yaml)) {
-      for (const [id, fields] of Object.entries(ids)) objects.push({ type, id, fields, where: `config_objects.res_pjsip.${type}.${id}` });
-    }
-    const built = buildPjsipConfig(objects);
-    for (const line of built.errors) log.error(line);
-    for (const line of built.warnings) log.warn(line);
-    if (!file) return built.value;
-    const fromFile = loadPjsipConf(readFileSync(file, 'utf8'), file).config;
-    // The YAML objects win over pjsip.conf objects of the same type and id.
-    const merge = <T>(a: ReadonlyMap<string, T>, b: ReadonlyMap<string, T>): Map<string, T> => new Map([...a, ...b]);
-    return {
-      endpoints: merge(fromFile.endpoints, built.value.endpoints),
-      aors: merge(fromFile.aors, built.value.aors),
-      auths: merge(fromFile.auths, built.value.auths),
-      identifies: merge(fromFile.identifies, built.value.identifies),
-      transports: merge(fromFile.transports, built.value.transports),
-      registrations: merge(fromFile.registrations, built.value.registrations),
-      domainAliases: merge(fromFile.domainAliases, built.value.domainAliases),
-      global: yaml.global ? built.value.global : fromFile.global,
-      unknown: [...fromFile.unknown, ...built.value.unknown],
-    };
   }
 
   // ---- requests ---------------------------------------------------------------------------------
@@ -332,12 +312,8 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** Endpoints with at least one binding on one of their AORs are online. */
   #refreshStates(): void {
-    const context = this.#context;
-    if (!context) return;
-    for (const endpoint of this.#config.endpoints.values()) {
-      const online = endpoint.aors.some((aor) => this.#registrar.lookup(aor).length > 0);
-      context.endpoints.setState('PJSIP', endpoint.id, online ? 'online' : 'offline');
-    }
+    // EndpointStateChange through the registry, PeerStatusChange on a change of reachability.
+    this.#objects?.refreshStates(this.#registrar);
   }
 
   async #invite(request: SipRequest, tx: ServerTransaction): Promise<void> {

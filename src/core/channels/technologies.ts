@@ -4,7 +4,10 @@
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Applications } from '../applications.ts';
+import type { DynamicConfig } from '../dynamic-config/store.ts';
+import type { ConfigChange } from '../dynamic-config/types.ts';
 import type { Endpoints } from '../endpoints.ts';
+import { formatAriDate } from '../time.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import type { MessageRouter } from '../messages.ts';
 import type { ModuleRegistry } from '../modules.ts';
@@ -25,6 +28,7 @@ export interface TechnologyServices {
   readonly endpoints: Endpoints;
   readonly messages: MessageRouter;
   readonly modules: ModuleRegistry;
+  readonly dynamicConfig: DynamicConfig;
   /** Runs the dialplan on a channel at its location. */
   readonly startDialplan: (channel: Channel) => void;
 }
@@ -34,6 +38,8 @@ interface Running {
   readonly technology: ChannelTechnology;
   readonly endpointTechnologies: string[];
   hasMessageTransport: boolean;
+  /** Configuration change listeners it left subscribed. */
+  readonly configListeners: Set<(change: ConfigChange) => void>;
 }
 
 export class Technologies {
@@ -82,7 +88,7 @@ export class Technologies {
 
   async start(technology: ChannelTechnology): Promise<void> {
     if (this.isRunning(technology)) return;
-    const running: Running = { technology, endpointTechnologies: [], hasMessageTransport: false };
+    const running: Running = { technology, endpointTechnologies: [], hasMessageTransport: false, configListeners: new Set() };
     await technology.start(this.#context(running));
     this.#running.push(running);
     this.#services.channels.registerTechnology(technology);
@@ -96,6 +102,8 @@ export class Technologies {
     if (channels.technology(technology.name) === technology) channels.unregisterTechnology(technology.name);
     if (running.hasMessageTransport) messages.setTransport(technology.name, undefined);
     for (const name of running.endpointTechnologies) endpoints.unregisterTechnology(name);
+    for (const listener of running.configListeners) this.#services.dynamicConfig.off('change', listener);
+    running.configListeners.clear();
     await technology.stop();
   }
 
@@ -129,6 +137,22 @@ export class Technologies {
         },
         setState: (name, resource, state) => services.endpoints.provider(name)?.setState?.(resource, state),
         channelIds: (name, resource) => services.endpoints.channelsOf(name, resource),
+        publish: (name, resource, event) => {
+          const endpoint = services.endpoints.get(name, resource) ?? { technology: name, resource, state: 'offline', channel_ids: [] };
+          services.applications.publish({ ...event, timestamp: formatAriDate(), endpoint }, { endpointIds: [`${endpoint.technology}/${endpoint.resource}`] });
+        },
+      },
+      configObjects: {
+        list: (configClass, objectType) => services.dynamicConfig.listStored(configClass, objectType),
+        onChange: (listener) => {
+          const wrapped = (change: ConfigChange) => listener(change);
+          services.dynamicConfig.on('change', wrapped);
+          running.configListeners.add(wrapped);
+          return () => {
+            services.dynamicConfig.off('change', wrapped);
+            running.configListeners.delete(wrapped);
+          };
+        },
       },
       messages: {
         setTransport: (transport) => {

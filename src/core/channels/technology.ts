@@ -147,6 +147,47 @@ export interface TechnologyEndpoints {
   setState(technology: string, resource: string, state: EndpointState): void;
   /** Ids of the live channels on an endpoint (channels made with `endpointResource`). */
   channelIds(technology: string, resource: string): string[];
+  /**
+   * Raises a status event about one endpoint (ContactStatusChange, PeerStatusChange) to the
+   * applications subscribed to it or to its technology; the core adds `endpoint` and `timestamp`.
+   * An endpoint no longer known (just deleted) is described as offline.
+   */
+  publish(technology: string, resource: string, event: EndpointStatusEvent): void;
+}
+
+/** The endpoint status events a technology raises, without the parts the core fills in. */
+export type EndpointStatusEvent =
+  | {
+      readonly type: 'ContactStatusChange';
+      readonly contact_info: {
+        readonly uri: string;
+        readonly contact_status: 'Unreachable' | 'Reachable' | 'Unknown' | 'NonQualified' | 'Removed';
+        readonly aor: string;
+        readonly roundtrip_usec?: string;
+      };
+    }
+  | {
+      readonly type: 'PeerStatusChange';
+      readonly peer: { readonly peer_status: string; readonly cause?: string; readonly address?: string; readonly port?: string; readonly time?: string };
+    };
+
+/** A change of a dynamic configuration object (created, updated or deleted). */
+export interface ConfigObjectChange {
+  readonly configClass: string;
+  readonly objectType: string;
+  readonly id: string;
+  readonly action: 'created' | 'updated' | 'deleted';
+}
+
+/**
+ * The dynamic configuration objects (Asterisk's sorcery): those of the configuration files
+ * (read-only) and those created through ARI, as one set.
+ */
+export interface TechnologyConfigObjects {
+  /** Every object of a type with the fields it sets (no defaults); empty for an unknown type. */
+  list(configClass: string, objectType: string): { readonly id: string; readonly fields: Readonly<Record<string, string>> }[];
+  /** Called after each change; returns the unsubscribe. Listeners left are removed when the technology stops. */
+  onChange(listener: (change: ConfigObjectChange) => void): () => void;
 }
 
 /** Out-of-call text messages of the technology. */
@@ -183,4 +224,5 @@ export interface TechnologyContext {
   enterApplication(channel: Channel, app: string, options?: EnterApplicationOptions): boolean;
   readonly endpoints: TechnologyEndpoints;
   readonly messages: TechnologyMessages;
+  readonly configObjects: TechnologyConfigObjects;
 }

@@ -19,29 +19,53 @@ const field = (defaultValue: string, validate?: FieldSpec['validate']): FieldSpe
 
 export const SIP_CONFIG_CLASS = 'res_pjsip';
 
+/**
+ * The res_pjsip types with every attribute the SIP technology reads (src/sip/config/build.ts; a
+ * test keeps the two lists in step), under Asterisk's names and with Asterisk's defaults. The
+ * defaults are what ARI reports for unset fields; the technology reads only the fields an object
+ * sets, so a default here never changes what an endpoint does. Unknown attributes are refused.
+ */
 export function registerBuiltinConfigTypes(store: DynamicConfig): void {
   const backends = ['file', 'sqlite'] as const;
   store.registerType(SIP_CONFIG_CLASS, 'endpoint', {
     backends,
     fields: {
       context: field('default'),
+      message_context: field(''),
       disallow: field(''),
-      allow: field('ulaw,alaw'),
+      allow: field(''),
       aors: field(''),
       auth: field(''),
+      outbound_auth: field(''),
       transport: field(''),
       direct_media: field('no', yesNo),
       callerid: field(''),
       dtmf_mode: field('rfc4733', oneOf('rfc4733', 'inband', 'info', 'auto', 'auto_info')),
+      identify_by: field('username,ip'),
       language: field(''),
+      from_user: field(''),
+      from_domain: field(''),
+      rtp_symmetric: field('no', yesNo),
+      force_rport: field('yes', yesNo),
+      rewrite_contact: field('no', yesNo),
+      media_address: field(''),
+      rtp_timeout: field('0', nonNegativeInteger),
+      outbound_proxy: field(''),
+      allow_unauthenticated_options: field('no', yesNo),
     },
   });
   store.registerType(SIP_CONFIG_CLASS, 'aor', {
     backends,
     fields: {
-      max_contacts: field('1', nonNegativeInteger),
+      max_contacts: field('0', nonNegativeInteger),
+      remove_existing: field('no', yesNo),
       contact: field(''),
       qualify_frequency: field('0', nonNegativeInteger),
+      qualify_timeout: field('3.000000'),
+      default_expiration: field('3600', nonNegativeInteger),
+      minimum_expiration: field('60', nonNegativeInteger),
+      maximum_expiration: field('7200', nonNegativeInteger),
+      outbound_proxy: field(''),
     },
   });
   store.registerType(SIP_CONFIG_CLASS, 'auth', {
@@ -50,7 +74,17 @@ export function registerBuiltinConfigTypes(store: DynamicConfig): void {
       auth_type: field('userpass', oneOf('userpass', 'md5')),
       username: field(''),
       password: field(''),
+      md5_cred: field(''),
       realm: field(''),
+      nonce_lifetime: field('32', nonNegativeInteger),
+    },
+  });
+  store.registerType(SIP_CONFIG_CLASS, 'identify', {
+    backends,
+    fields: {
+      endpoint: field(''),
+      match: field(''),
+      srv_lookups: field('yes', yesNo),
     },
   });
 }

@@ -46,3 +46,20 @@ export class FileBackend implements ConfigBackend {
       : undefined;
   }
 }
+
+/** The objects of both trees; an object (class, type, id) in both is taken whole from `over`. */
+export function mergeConfigObjects(under: ConfigObjectTree, over: ConfigObjectTree): ConfigObjectTree {
+  // Null prototypes: an id such as `__proto__` is a name like any other.
+  const table = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+  const merged = table<Record<string, Record<string, Readonly<Record<string, string>>>>>();
+  for (const tree of [under, over]) {
+    for (const [configClass, types] of Object.entries(tree)) {
+      const classOut = (merged[configClass] ??= table());
+      for (const [objectType, objects] of Object.entries(types)) {
+        const typeOut = (classOut[objectType] ??= table());
+        for (const [id, fields] of Object.entries(objects)) typeOut[id] = fields;
+      }
+    }
+  }
+  return merged;
+}

@@ -94,6 +94,24 @@ export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
     return [...objects.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
+  /**
+   * Every object of the type with only the fields it sets (no defaults filled in), as the backends
+   * keep them; an id found in several backends is taken from the first. Empty for an unknown type.
+   */
+  listStored(configClass: string, objectType: string): { readonly id: string; readonly fields: StoredFields }[] {
+    const definition = this.#types.get(configClass)?.get(objectType);
+    if (!definition) return [];
+    const objects = new Map<string, StoredFields>();
+    for (const backend of this.#backendsOf(definition)) {
+      for (const id of backend.ids(configClass, objectType)) {
+        if (objects.has(id)) continue;
+        const fields = backend.retrieve(configClass, objectType, id);
+        if (fields) objects.set(id, fields);
+      }
+    }
+    return [...objects].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, fields]) => ({ id, fields }));
+  }
+
   /** The object's values with defaults filled in, or undefined when it does not exist. */
   find(configClass: string, objectType: string, id: string): DynamicObject | undefined {
     const definition = this.#definition(configClass, objectType);

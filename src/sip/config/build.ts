@@ -479,6 +479,11 @@ const TYPES: ReadonlyMap<string, TypeSpec> = new Map([
 /** The object types this module turns into typed objects. */
 export const PJSIP_OBJECT_TYPES: readonly string[] = [...TYPES.keys()];
 
+/** The attribute names read for a type (`context`, `allow` …); empty for a type not built here. */
+export function pjsipAttributeNames(type: string): string[] {
+  return [...(TYPES.get(type)?.fields.keys() ?? [])];
+}
+
 /** The defaults of `global` when there is no such section. */
 export function defaultPjsipGlobal(): PjsipGlobal {
   return GLOBAL.defaults('global') as unknown as PjsipGlobal;

@@ -1,0 +1,172 @@
+// The res_pjsip objects of the SIP technology, live: built from the core's dynamic configuration
+// (the YAML `config_objects`, an Asterisk pjsip.conf read at start, and objects PUT through ARI —
+// one set), rebuilt whenever an object changes; and the registration events Asterisk raises:
+// ContactStatusChange for each contact that comes or goes, PeerStatusChange when an endpoint
+// becomes reachable (its first contact) or unreachable (its last one gone).
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { TechnologyContext } from '../../core/channels/technology.ts';
+import type { ConfigObjectTree } from '../../core/dynamic-config/file-backend.ts';
+import { buildPjsipConfig, PJSIP_OBJECT_TYPES, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
+import type { RawField, RawPjsipObject } from '../../sip/config/types.ts';
+import type { BindingChange, Registrar } from '../../sip/registrar.ts';
+
+const CONFIG_CLASS = 'res_pjsip';
+/** Log lines remembered so that a rebuild does not repeat them; beyond this, forgotten. */
+const MAX_REMEMBERED_LINES = 10_000;
+
+/**
+ * A pjsip.conf as dynamic configuration objects (`res_pjsip` → type → id → fields), to sit
+ * read-only beside the YAML ones. A key written more than once (`allow=ulaw` then `allow=alaw`,
+ * `match=` lines) becomes one comma-separated value, as Asterisk reads such lists.
+ */
+export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; errors: string[]; warnings: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [] };
+  }
+  const read = readPjsipConf(text, file);
+  const types: Record<string, Record<string, Record<string, string>>> = Object.create(null) as Record<string, Record<string, Record<string, string>>>;
+  for (const object of read.objects) {
+    const byId = (types[object.type] ??= Object.create(null) as Record<string, Record<string, string>>);
+    if (Object.hasOwn(byId, object.id)) {
+      read.errors.push(`${object.where ?? file}: [${object.id}] a second ${object.type} with this name; the first is kept`);
+      continue;
+    }
+    const fields: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const field of object.fields as readonly RawField[]) {
+      fields[field.name] = Object.hasOwn(fields, field.name) && fields[field.name] !== '' ? `${fields[field.name]},${field.value}` : field.value;
+    }
+    byId[object.id] = fields;
+  }
+  return { tree: { [CONFIG_CLASS]: types }, errors: read.errors, warnings: read.warnings };
+}
+
+export class PjsipObjects {
+  readonly #context: TechnologyContext;
+  readonly #log: Logger;
+  #config: PjsipConfig = buildPjsipConfig([]).value;
+  /** The configuration before the last change: deleted endpoints are still described by it. */
+  #previous: PjsipConfig | undefined;
+  #unsubscribe: (() => void) | undefined;
+  readonly #logged = new Set<string>();
+  /** Endpoints reported reachable (PeerStatusChange). */
+  readonly #reachable = new Set<string>();
+
+  constructor(context: TechnologyContext, log: Logger) {
+    this.#context = context;
+    this.#log = log;
+  }
+
+  get config(): PjsipConfig {
+    return this.#config;
+  }
+
+  /** Builds the configuration from the dynamic configuration's res_pjsip objects. */
+  load(): PjsipConfig {
+    const objects: RawPjsipObject[] = [];
+    for (const type of PJSIP_OBJECT_TYPES) {
+      for (const { id, fields } of this.#context.configObjects.list(CONFIG_CLASS, type)) {
+        objects.push({ type, id, fields, where: `res_pjsip/${type}/${id}` });
+      }
+    }
+    const built = buildPjsipConfig(objects);
+    for (const line of built.errors) this.#once(line, () => this.#log.error(line));
+    for (const line of built.warnings) this.#once(line, () => this.#log.warn(line));
+    this.#previous = this.#config;
+    this.#config = built.value;
+    return built.value;
+  }
+
+  /** Rebuilds on every change of a res_pjsip object and hands the new configuration over. */
+  watch(onConfig: (config: PjsipConfig) => void): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = this.#context.configObjects.onChange((change) => {
+      if (change.configClass !== CONFIG_CLASS) return;
+      onConfig(this.load());
+    });
+  }
+
+  close(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#reachable.clear();
+  }
+
+  /**
+   * Drops the bindings of AORs that no longer exist or that no endpoint names any more (the
+   * endpoint was deleted): its registrations go with it.
+   */
+  dropOrphanBindings(registrar: Registrar): void {
+    const used = new Set<string>();
+    for (const endpoint of this.#config.endpoints.values()) for (const aor of endpoint.aors) used.add(aor);
+    for (const aor of registrar.aors()) if (!this.#config.aors.has(aor) || !used.has(aor)) registrar.clear(aor);
+  }
+
+  /** A binding came, went or expired: ContactStatusChange to the endpoints that use the AOR. */
+  bindingChanged(change: BindingChange): void {
+    if (change.kind === 'refreshed') return;
+    const { binding } = change;
+    const added = change.kind === 'added';
+    const qualified = (this.#config.aors.get(binding.aor)?.qualifyFrequency ?? 0) > 0;
+    // Patchbay does not qualify contacts: a new one is NonQualified (as Asterisk reports contacts
+    // with qualify_frequency=0), or Reachable where qualifying was asked for, having just registered.
+    const status = added ? (qualified ? 'Reachable' : 'NonQualified') : 'Removed';
+    for (const endpoint of this.#endpointsOf(binding.aor)) {
+      this.#context.endpoints.publish('PJSIP', endpoint.id, {
+        type: 'ContactStatusChange',
+        contact_info: { uri: binding.uri, contact_status: status, aor: binding.aor, ...(added ? { roundtrip_usec: '0' } : {}) },
+      });
+    }
+  }
+
+  /**
+   * Endpoints with a binding on one of their AORs are online (EndpointStateChange comes from the
+   * endpoint registry); a change of reachability is a PeerStatusChange.
+   */
+  refreshStates(registrar: Registrar): void {
+    const context = this.#context;
+    const seen = new Set<string>();
+    for (const endpoint of this.#config.endpoints.values()) {
+      seen.add(endpoint.id);
+      const bindings = endpoint.aors.flatMap((aor) => registrar.lookup(aor));
+      const online = bindings.length > 0;
+      // As in Asterisk: PeerStatusChange, then EndpointStateChange.
+      if (online !== this.#reachable.has(endpoint.id)) {
+        if (online) this.#reachable.add(endpoint.id);
+        else this.#reachable.delete(endpoint.id);
+        const source = bindings[0]?.source;
+        context.endpoints.publish('PJSIP', endpoint.id, {
+          type: 'PeerStatusChange',
+          peer: {
+            peer_status: online ? 'Reachable' : 'Unreachable',
+            ...(source ? { address: source.address, port: String(source.port) } : {}),
+            time: String(Math.floor(Date.now() / 1000)),
+          },
+        });
+      }
+      context.endpoints.setState('PJSIP', endpoint.id, online ? 'online' : 'offline');
+    }
+    // Endpoints deleted while reachable.
+    for (const id of [...this.#reachable]) {
+      if (seen.has(id)) continue;
+      this.#reachable.delete(id);
+      context.endpoints.publish('PJSIP', id, { type: 'PeerStatusChange', peer: { peer_status: 'Unreachable', time: String(Math.floor(Date.now() / 1000)) } });
+    }
+  }
+
+  #endpointsOf(aor: string): PjsipEndpoint[] {
+    const found = [...this.#config.endpoints.values()].filter((endpoint) => endpoint.aors.includes(aor));
+    if (found.length > 0 || !this.#previous) return found;
+    return [...this.#previous.endpoints.values()].filter((endpoint) => endpoint.aors.includes(aor) && !this.#config.endpoints.has(endpoint.id));
+  }
+
+  #once(line: string, log: () => void): void {
+    if (this.#logged.has(line)) return;
+    if (this.#logged.size >= MAX_REMEMBERED_LINES) this.#logged.clear();
+    this.#logged.add(line);
+    log();
+  }
+}
