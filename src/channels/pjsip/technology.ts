@@ -128,7 +128,8 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#publicHost = transportObject?.externalSignalingAddress || settings.externalAddress || this.#host;
     this.#mediaAddress = transportObject?.externalMediaAddress || settings.externalAddress || this.#host;
     const transport = new SipTransport(
-      { host: this.#host, udpPort: settings.port, tcpPort: settings.port === 0 ? 0 : settings.port, publicHost: this.#publicHost },
+      // TCP follows the port UDP bound (the same one when sip.port is 0), as phones expect.
+      { host: this.#host, udpPort: settings.port, publicHost: this.#publicHost },
       { onDrop: (reason, source, status) => log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped') },
     );
     this.#transport = transport;
