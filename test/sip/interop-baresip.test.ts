@@ -1,0 +1,187 @@
+// The SIP technology against a real softphone, baresip 1.0 (Debian package baresip, installed by
+// .ci/run): it registers with digest (MD5) so PJSIP/alice goes online, then dials 100, which enters
+// a Stasis application that answers, plays a beep and hangs up. baresip runs headless: a 440 Hz tone
+// from the ausine module as its microphone, no audio player, commands over its ctrl_tcp socket.
+// Skipped with a message when baresip is not installed.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startTestServer, type EventSocket } from '../helpers/server.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+const HAVE_BARESIP = spawnSync('baresip', ['-h'], { encoding: 'utf8' }).error === undefined;
+const MODULES = '/usr/lib/baresip/modules';
+const WAIT = 15_000;
+
+/** A free TCP port on 127.0.0.1 (baresip's SIP listens on UDP and TCP of the same port). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Sends one command to baresip's ctrl_tcp (a netstring of JSON) and returns its response. */
+function ctrl(port: number, command: string, params: string): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const body = JSON.stringify({ command, params, token: 'patchbay' });
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no ctrl_tcp response to ${command}`));
+    }, WAIT);
+    socket.on('connect', () => socket.write(`${Buffer.byteLength(body)}:${body},`));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+      // Responses and events arrive as netstrings; take the response to our command.
+      for (;;) {
+        const colon = received.indexOf(':');
+        if (colon < 0) return;
+        const length = Number(received.slice(0, colon));
+        if (received.length < colon + 1 + length + 1) return;
+        const message = JSON.parse(received.slice(colon + 1, colon + 1 + length)) as Json;
+        received = received.slice(colon + 1 + length + 1);
+        if (message.response) {
+          clearTimeout(timer);
+          socket.end();
+          resolve(message);
+          return;
+        }
+      }
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+async function nextOfType(events: EventSocket, type: string, channelId?: string): Promise<Json> {
+  const deadline = Date.now() + WAIT;
+  for (;;) {
+    const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+    if (message.type === type && (channelId === undefined || message.channel?.id === channelId)) return message;
+  }
+}
+
+test(
+  'baresip registers with digest, calls 100 into Stasis, the app answers, plays a beep and hangs up',
+  { timeout: 60_000, skip: HAVE_BARESIP ? false : 'baresip is not installed (Debian package baresip)' },
+  async () => {
+    const work = mkdtempSync(join(tmpdir(), 'patchbay-baresip-'));
+    const dialplanFile = join(work, 'extensions.conf');
+    writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Stasis(baresip-app)\n');
+    const server = await startTestServer({
+      dialplan: { file: dialplanFile },
+      config_objects: {
+        res_pjsip: {
+          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
+          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
+          aor: { alice: { max_contacts: 1, remove_existing: 'yes' } },
+        },
+      },
+    });
+    let baresip: ChildProcess | undefined;
+    let output = '';
+    let events: EventSocket | undefined;
+    try {
+      const sipPort = server.core.pjsip.port;
+      const [phonePort, ctrlPort] = [await freePort(), await freePort()];
+      const home = join(work, 'baresip');
+      mkdirSync(home);
+      writeFileSync(
+        join(home, 'config'),
+        [
+          'poll_method epoll',
+          `sip_listen 127.0.0.1:${phonePort}`,
+          `module_path ${MODULES}`,
+          'module g711.so',
+          'module ausine.so',
+          'module_app account.so',
+          'module_app menu.so',
+          'module_app ctrl_tcp.so',
+          `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
+          'audio_source ausine,440',
+          'ausrc_srate 48000',
+          'ausrc_channels 2',
+          'audio_player none,none',
+          'audio_alert none,none',
+          'rtp_timeout 0',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;auth_pass=secret;audio_codecs=PCMU;regint=60\n`);
+      writeFileSync(join(home, 'contacts'), '');
+
+      events = await server.events('app=baresip-app');
+      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+      baresip = child;
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+
+      // Registration with digest: the endpoint goes online.
+      await waitFor('PJSIP/alice online', async () => {
+        const endpoint = (await (await server.ari('/endpoints/PJSIP/alice')).json()) as Json;
+        return endpoint.state === 'online' ? endpoint : undefined;
+      });
+
+      const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:100@127.0.0.1:${sipPort}`).catch(() => undefined));
+      assert.equal(dialed.ok, true, JSON.stringify(dialed));
+
+      const start = await nextOfType(events, 'StasisStart');
+      const channel = start.channel as Json;
+      assert.match(channel.name, /^PJSIP\/alice-/);
+      assert.equal(channel.dialplan.exten, '100');
+
+      const answer = await server.ari(`/channels/${channel.id}/answer`, { method: 'POST' });
+      assert.equal(answer.status, 204);
+      const play = await server.ari(`/channels/${channel.id}/play?media=sound:beep`, { method: 'POST' });
+      assert.equal(play.status, 201);
+      const playback = (await play.json()) as Json;
+      const finished = await waitFor('PlaybackFinished', async () => {
+        const message = await nextOfType(events!, 'PlaybackFinished');
+        return message.playback.id === playback.id ? message : undefined;
+      });
+      assert.equal(finished.playback.state, 'complete');
+
+      const hangup = await server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
+      assert.equal(hangup.status, 204);
+      await nextOfType(events, 'ChannelDestroyed', channel.id);
+    } catch (error) {
+      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      throw error;
+    } finally {
+      if (baresip && baresip.exitCode === null) {
+        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
+        baresip.kill('SIGTERM');
+        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await events?.close();
+      await server.stop();
+      rmSync(work, { recursive: true, force: true });
+    }
+  },
+);
