@@ -1,29 +1,130 @@
-// Command-line entry point: `patchbay [--config path]`. Exit code 2 means a bad configuration.
+#!/usr/bin/env node
+// Command-line entry point: `patchbay [--config path]` runs the server; `patchbay <command>` is the
+// admin CLI (src/cli/admin.ts) talking to a running server. Start-up failures are one line on stderr
+// and one of the exit codes below (documented in --help and the README).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
-import { startServer } from './server.ts';
+import { DialplanSyntaxError } from './core/dialplan/index.ts';
+import { patchbayVersion } from './core/system-info.ts';
+import type { RunningServer } from './server.ts';
 
-function readConfig(): PatchbayConfig {
-  const { values } = parseArgs({ options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } });
-  if (values.help) {
-    process.stdout.write('usage: patchbay [--config file.yaml]\nWith no file, embedded defaults are used (see docs/configuration.md).\n');
-    process.exit(0);
+const EXIT = {
+  ok: 0,
+  /** An unexpected error (a defect): the message and its stack are printed. */
+  internal: 1,
+  /** Bad options, configuration file, environment variable or dialplan (syntax error, missing file). */
+  config: 2,
+  /** The HTTP or SIP port cannot be listened on (in use, address not available, not permitted). */
+  listen: 3,
+  /** The data directory (or another configured directory) cannot be created, read or written. */
+  dataDir: 4,
+} as const;
+
+const ADMIN_COMMANDS = new Set(['channels', 'bridges', 'endpoints', 'apps', 'show', 'hangup', 'originate', 'dialplan', 'reload', 'stop', 'events']);
+
+const HELP = `usage: patchbay [--config file.yaml]        run the server
+       patchbay <command> [arguments]       talk to a running server (admin CLI)
+       patchbay --version | --help
+
+Options:
+  -c, --config <file>   YAML configuration file (default: $PATCHBAY_CONFIG, else embedded defaults;
+                        see docs/configuration.md). Through npm: npm start -- --config file.yaml
+  -v, --version         print the version and exit
+  -h, --help            print this help and exit
+
+Environment variables (override the file):
+  PATCHBAY_CONFIG       configuration file when --config is not given
+  PATCHBAY_HTTP_PORT    HTTP/ARI listen port (default 8088; 0 picks a free port)
+  PATCHBAY_HTTP_BIND    HTTP/ARI (and SIP) bind address (default 127.0.0.1)
+  PATCHBAY_DATA_DIR     data directory (default ./data)
+  PATCHBAY_SIP_PORT     SIP UDP/TCP port (default 5060; 0 picks a free port)
+
+Admin commands (use the configured ARI address and credentials; --json for JSON output):
+  channels | bridges | endpoints | apps           list them
+  show channel <id>                               details of one channel
+  hangup <id>                                     hang a channel up
+  originate <endpoint> <app|exten@context>        start a call
+  dialplan show [context]                         print the dialplan
+  reload                                          reload the dialplan (as SIGHUP does)
+  stop [--now | --gracefully]                     stop the server
+  events [--app name]                             follow the event stream
+  Run "patchbay <command> --help" for a command's options.
+
+Signals: SIGTERM/SIGINT stop cleanly (recordings are finalised); SIGHUP reloads the dialplan.
+Exit codes: 0 ok, 1 unexpected error, 2 bad configuration or dialplan, 3 cannot listen
+(port in use), 4 data directory unusable.
+`;
+
+/** One line for a known start-up failure with its exit code, or null for an unexpected error. */
+function describeStartupFailure(err: unknown, config?: PatchbayConfig): { line: string; code: number } | null {
+  const e = err as NodeJS.ErrnoException & { syscall?: string; address?: string; port?: number; cause?: unknown };
+  // The server id is read from (or stored in) the data directory while the configuration loads.
+  if (err instanceof ConfigError && err.key === 'server_id' && /cannot (read|store)/.test(err.message)) {
+    return { line: `data directory unusable: ${e.message}`, code: EXIT.dataDir };
   }
-  return loadConfig({ path: values.config });
+  if (err instanceof ConfigError || (typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS'))) {
+    return { line: e.message, code: EXIT.config };
+  }
+  if (err instanceof DialplanSyntaxError) return { line: `dialplan: ${e.message}`, code: EXIT.config };
+  if (e?.syscall === 'listen' || e?.syscall === 'bind' || e?.code === 'EADDRINUSE' || e?.code === 'EADDRNOTAVAIL') {
+    const where = e.address !== undefined ? ` ${e.address}${e.port !== undefined ? `:${e.port}` : ''}` : '';
+    const why = e.code === 'EADDRINUSE' ? 'address already in use' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EADDRNOTAVAIL' ? 'address not available' : (e.code ?? e.message);
+    return { line: `cannot listen on${where}: ${why}`, code: EXIT.listen };
+  }
+  if (typeof e?.path === 'string' && typeof e.code === 'string') {
+    if (config?.dialplan.file && e.path === config.dialplan.file) return { line: `dialplan: cannot read ${e.path}: ${e.code}`, code: EXIT.config };
+    return { line: `${e.syscall ?? 'cannot use'} ${e.path}: ${e.code} (check PATCHBAY_DATA_DIR / dirs.* and their permissions)`, code: EXIT.dataDir };
+  }
+  // better-sqlite3 errors name no path.
+  if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
+    return { line: `cannot open the database in ${config?.dirs.data ?? 'the data directory'}: ${e.message} (${e.code})`, code: EXIT.dataDir };
+  }
+  if (e?.cause !== undefined && e.cause !== err) return describeStartupFailure(e.cause, config);
+  return null;
+}
+
+function fail(line: string, code: number): never {
+  process.stderr.write(`patchbay: ${line.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(code);
 }
 
 async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv[0] !== undefined && ADMIN_COMMANDS.has(argv[0])) {
+    const { runAdminCommand } = await import('./cli/admin.ts');
+    process.exitCode = await runAdminCommand(argv);
+    return;
+  }
   let config: PatchbayConfig;
   try {
-    config = readConfig();
-  } catch (err) {
-    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`patchbay: ${(err as Error).message}\n`);
-      process.exit(2);
+    const { values } = parseArgs({
+      args: argv,
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return;
     }
+    if (values.version) {
+      process.stdout.write(`patchbay ${patchbayVersion()}\n`);
+      return;
+    }
+    config = loadConfig({ path: values.config });
+  } catch (err) {
+    const known = describeStartupFailure(err);
+    if (known) fail(known.line, known.code);
     throw err;
   }
-  const server = await startServer(config);
+  // Loaded after the configuration so that --help and --version stay quick.
+  const { startServer } = await import('./server.ts');
+  let server: RunningServer;
+  try {
+    server = await startServer(config);
+  } catch (err) {
+    const known = describeStartupFailure(err, config);
+    if (known) fail(known.line, known.code);
+    throw err;
+  }
   const log = server.log;
   if (config.usingDefaultPassword) {
     log.warn('the ARI user "asterisk" still has the embedded default password "asterisk"; set ari.users in a config file before exposing this server beyond loopback');
@@ -34,6 +135,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    // Bounded: a stop that hangs must not keep a service manager waiting for ever.
+    setTimeout(() => {
+      log.error({ signal }, 'shutdown took longer than 10 s; exiting anyway');
+      process.exit(1);
+    }, 10_000).unref();
     server.stop().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -42,14 +148,33 @@ async function main(): Promise<void> {
       },
     );
   };
+  // SIGHUP reloads the dialplan, as Asterisk's `dialplan reload` (pbx_config.so) does; a file with
+  // a syntax error is reported and the running dialplan is kept.
+  let reloading = false;
+  const reload = (): void => {
+    if (reloading || stopping) return;
+    reloading = true;
+    log.info({ signal: 'SIGHUP' }, 'reloading the dialplan');
+    server.core.modules.reload('pbx_config.so').then(
+      () => {
+        reloading = false;
+      },
+      (err: unknown) => {
+        reloading = false;
+        const cause = (err as { cause?: unknown }).cause ?? err;
+        log.error({ file: config.dialplan.file }, `dialplan reload failed, the previous dialplan stays: ${(cause as Error).message ?? String(cause)}`);
+      },
+    );
+  };
   // Last resort: a defect reached from one request must not end every call on the server.
   process.on('uncaughtException', (err) => log.fatal({ err }, 'uncaught exception; the server goes on'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', reload);
 }
 
 main().catch((err: unknown) => {
   process.stderr.write(`patchbay: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
+  process.exit(EXIT.internal);
 });

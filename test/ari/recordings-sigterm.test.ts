@@ -14,6 +14,8 @@ import WebSocket from 'ws';
 import { parseWav, sleep } from './recordings-helpers.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+// The compiled build `npm ci` makes (prepare script); test/process/entry-point.test.ts builds it when absent.
+const DIST_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
@@ -45,6 +47,7 @@ function portIsClosed(port: number): Promise<boolean> {
 
 const CASES = [
   { launcher: 'node', signal: 'SIGTERM' },
+  { launcher: 'node dist', signal: 'SIGTERM' },
   { launcher: 'npm start', signal: 'SIGTERM' },
   { launcher: 'npm start', signal: 'SIGINT' },
 ] as const;
@@ -56,6 +59,8 @@ for (const { launcher, signal } of CASES) test(`${signal} to ${launcher} in the 
   const child =
     launcher === 'node'
       ? spawn(process.execPath, ['--import', TSX, MAIN], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : launcher === 'node dist'
+        ? spawn(process.execPath, [DIST_MAIN], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
       : // Its own process group, so that a regression leaving processes behind is cleaned up below.
         spawn('npm', ['start', '--silent'], { cwd: REPOSITORY, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
@@ -107,7 +112,7 @@ for (const { launcher, signal } of CASES) test(`${signal} to ${launcher} in the 
     assert.ok(ms >= 600 && ms <= 1500, `the header describes the recording (${ms} ms)`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    if (launcher !== 'node' && child.pid !== undefined) {
+    if (launcher === 'npm start' && child.pid !== undefined) {
       try {
         process.kill(-child.pid, 'SIGKILL');
       } catch {
