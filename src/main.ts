@@ -130,6 +130,15 @@ async function main(): Promise<void> {
     log.warn('the ARI user "asterisk" still has the embedded default password "asterisk"; set ari.users in a config file before exposing this server beyond loopback');
   }
   log.info({ url: `${server.url}/ari`, serverId: config.serverId, config: config.configFile ?? '(embedded defaults)' }, 'Patchbay is listening');
+  // `patchbay stop` on this host finds the server by its pidfile (ARI has no stop operation).
+  let removePidFile = (): void => {};
+  try {
+    const { writePidFile } = await import('./cli/pidfile.ts');
+    removePidFile = writePidFile(config.dirs.data);
+  } catch (err) {
+    log.warn({ err }, 'could not write the pidfile; patchbay stop will not find this server');
+  }
+  process.on('exit', () => removePidFile());
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { EXIT, runAdminCommand } from '../../src/cli/admin.ts';
-import { writePidFile } from '../../src/cli/pidfile.ts';
+import { readPidFile } from '../../src/cli/pidfile.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const ADMIN_MAIN = fileURLToPath(new URL('../../src/cli/admin-main.ts', import.meta.url));
@@ -281,8 +281,8 @@ describe('admin CLI as a process', () => {
         if (!up) await new Promise((r) => setTimeout(r, 100));
       }
       assert.ok(up, 'the server process answers');
-      // The server writes its pidfile itself once main.ts does; until then the test writes it.
-      writePidFile(join(dir, 'data'), serverProcess.child.pid!);
+      // The server wrote its pidfile once it listened.
+      assert.equal(readPidFile(join(dir, 'data')), serverProcess.child.pid);
       const call = (await (await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } })).json()) as { id: string };
       const stopper = spawnNode([ADMIN_MAIN, 'stop', '--gracefully'], serverEnv, dir);
       await new Promise((r) => setTimeout(r, 1500));
