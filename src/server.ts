@@ -116,7 +116,11 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     maxPayloadBytes: config.http.bodyLimitBytes + 64 * 1024,
     onRequest: (operation, method, status, seconds) => metrics.observeRequest(operation, method, status, seconds),
   });
-  const metrics = new Metrics({ core, events: () => ({ clients: events.clientCount, eventsSent: events.eventsSent, eventsDropped: events.eventsDropped }) });
+  const metrics = new Metrics({
+    core,
+    events: () => ({ clients: events.clientCount, eventsSent: events.eventsSent, eventsDropped: events.eventsDropped }),
+    sip: () => core.pjsip.stats(),
+  });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   const health = new Health(core);
   const requireAuth = config.metrics.requireAuth;

@@ -11,9 +11,20 @@ export interface EventStats {
   readonly eventsDropped: number;
 }
 
+/** SIP figures (the PJSIP technology's), when SIP runs. */
+export interface SipMetricsSource {
+  readonly clientTransactions: number;
+  readonly serverTransactions: number;
+  readonly bindings: number;
+  readonly calls: number;
+  readonly rtpLost: number;
+  readonly rtpJitterMax: number;
+}
+
 export interface MetricsOptions {
   readonly core: Core;
   readonly events: () => EventStats;
+  readonly sip?: () => SipMetricsSource;
 }
 
 export class Metrics {
@@ -96,6 +107,34 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
+    const sip = options.sip;
+    if (sip) {
+      new Gauge({
+        name: 'patchbay_sip_transactions',
+        help: 'Live SIP transactions by kind',
+        labelNames: ['kind'],
+        registers,
+        collect() {
+          const stats = sip();
+          this.set({ kind: 'client' }, stats.clientTransactions);
+          this.set({ kind: 'server' }, stats.serverTransactions);
+        },
+      });
+      const sipGauge = (name: string, help: string, read: (stats: SipMetricsSource) => number): void => {
+        new Gauge({
+          name,
+          help,
+          registers,
+          collect() {
+            this.set(read(sip()));
+          },
+        });
+      };
+      sipGauge('patchbay_sip_registrations', 'Registered SIP contacts (bindings), all AORs', (stats) => stats.bindings);
+      sipGauge('patchbay_sip_calls', 'Live SIP calls', (stats) => stats.calls);
+      sipGauge('patchbay_sip_rtp_lost_packets', 'RTP packets lost on the live SIP calls (receiving side)', (stats) => stats.rtpLost);
+      sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
+    }
     this.#tickLateness = new Histogram({
       name: 'patchbay_media_clock_lateness_seconds',
       help: 'How late the 20 ms media clock woke up for its due tick',

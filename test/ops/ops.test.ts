@@ -56,6 +56,10 @@ describe('ops routes', () => {
     const during = await metrics();
     assert.equal(sumOf(during, 'patchbay_channels', 'technology="Local"'), before + 2);
     assert.ok(sumOf(during, 'patchbay_http_request_duration_seconds_count', 'operation="channels.originate"') >= 1);
+    // SIP figures are there (no registration, no SIP call in this test).
+    assert.equal(sumOf(during, 'patchbay_sip_registrations'), 0);
+    assert.equal(sumOf(during, 'patchbay_sip_calls'), 0);
+    assert.ok(during.has('patchbay_sip_transactions{kind="server"}'), 'SIP transaction gauge');
     assert.ok(during.has('patchbay_bridges'));
     assert.equal(during.get('patchbay_websocket_clients'), 1);
     assert.ok(sumOf(during, 'patchbay_events_sent_total') >= 1);

@@ -35,6 +35,19 @@ const MAX_CALLS = 4096;
 /** X- headers carried as message variables, at most this many. */
 const MAX_MESSAGE_VARIABLES = 32;
 
+/** What GET /metrics reports of SIP. */
+export interface SipStats {
+  readonly clientTransactions: number;
+  readonly serverTransactions: number;
+  /** Registered contacts, all AORs together. */
+  readonly bindings: number;
+  readonly calls: number;
+  /** Packets the live calls' far ends sent that never arrived. */
+  readonly rtpLost: number;
+  /** The largest interarrival jitter of the live calls, in seconds. */
+  readonly rtpJitterMax: number;
+}
+
 export class PjsipTechnology implements ChannelTechnology {
   readonly name = 'PJSIP';
   readonly aliases = ['SIP'] as const;
@@ -92,6 +105,22 @@ export class PjsipTechnology implements ChannelTechnology {
   /** The port SIP listens on (UDP and TCP), once started. */
   get port(): number {
     return this.#port;
+  }
+
+  /** Figures for GET /metrics, read when scraped. */
+  stats(): SipStats {
+    const counts = this.#layer?.counts ?? { clients: 0, servers: 0, pending2xx: 0 };
+    let bindings = 0;
+    for (const aor of this.#registrar.aors()) bindings += this.#registrar.lookup(aor).length;
+    let rtpLost = 0;
+    let rtpJitterMax = 0;
+    for (const call of this.#calls.values()) {
+      const statistics = call.stream?.statistics();
+      if (!statistics) continue;
+      rtpLost += statistics.rxploss;
+      rtpJitterMax = Math.max(rtpJitterMax, statistics.rxjitter);
+    }
+    return { clientTransactions: counts.clients, serverTransactions: counts.servers, bindings, calls: this.#calls.size, rtpLost, rtpJitterMax };
   }
 
   get config(): PjsipConfig {
