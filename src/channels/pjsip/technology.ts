@@ -175,6 +175,8 @@ export class PjsipTechnology implements ChannelTechnology {
       this.#layer.close();
       this.#layer = undefined;
       this.#transport = undefined;
+      // The UDP socket may be bound when TCP failed: release it, or it keeps the process alive.
+      await transport.close().catch(() => undefined);
       return;
     }
     this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
