@@ -280,14 +280,15 @@ export class Core {
 
   async stop(): Promise<void> {
     // First, before anything can fail or wait: every recording's file is finalised (SIGTERM ends here).
-    this.recordings.stopAll();
-    this.channels.hangupAll(CAUSE.normal);
+    this.recordings.endAll();
+    this.channels.endAll();
     // Technologies close their listeners and sockets, the last started first (their modules stay
     // listed until unloadAll below, which finds nothing left to stop).
     for (const failure of await this.technologies.stopAll()) this.log.warn({ err: failure }, 'channel technology failed to stop');
     // A channel a technology finished creating meanwhile goes too.
-    this.channels.hangupAll(CAUSE.normal);
-    this.bridges.destroyAll();
+    this.channels.endAll();
+    this.bridges.endAll();
+    this.playbacks.endAll();
     this.talkDetection.stop();
     this.media.stop();
     this.#started = false;

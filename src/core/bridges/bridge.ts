@@ -10,6 +10,7 @@ import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events
 import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
 import { formatAriDate } from '../time.ts';
 import { TypedEmitter } from '../typed-emitter.ts';
+import type { Endable } from '../lifecycle.ts';
 
 export type BridgeType = 'mixing' | 'holding';
 
@@ -92,7 +93,7 @@ function silent(output: Int16Array): Int16Array {
 const MIX_RATE = 8000;
 const FRAME_SAMPLES = samplesPerFrame(MIX_RATE);
 
-export class Bridge extends TypedEmitter<BridgeInternalEvents> {
+export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endable {
   readonly id: string;
   readonly name: string;
   readonly type: BridgeType;
@@ -403,6 +404,11 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> {
   }
 
   // ---- end ------------------------------------------------------------------------------------
+
+  /** Ends the bridge (the lifecycle verb, see core/lifecycle.ts): ARI's bridge destroy. */
+  end(): void {
+    this.destroy();
+  }
 
   destroy(): void {
     if (this.destroyedAlready) return;

@@ -6,6 +6,7 @@ import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import { Bridge, type BridgeAudioSource, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
 import { randomUUID } from 'node:crypto';
+import type { EndableCollection } from '../lifecycle.ts';
 
 /** Type tokens a bridge may be created with. */
 export const BRIDGE_TYPE_TOKENS = ['mixing', 'holding', 'dtmf_events', 'proxy_media', 'video_sfu', 'video_single', 'sdp_label'] as const;
@@ -35,7 +36,7 @@ export function resolveBridgeType(tokens: readonly string[]): { type: BridgeType
   return { type: holding ? 'holding' : 'mixing', videoMode, flags };
 }
 
-export class Bridges {
+export class Bridges implements EndableCollection {
   private readonly byId = new Map<string, Bridge>();
   /** How many of a bridge's members each application controls (for the bridge subscription). */
   private readonly appMembers = new Map<string, Map<string, number>>();
@@ -102,8 +103,8 @@ export class Bridges {
     bridge.add(channel, options);
   }
 
-  destroyAll(): void {
-    for (const bridge of this.list()) bridge.destroy();
+  endAll(): void {
+    for (const bridge of this.list()) bridge.end();
   }
 
   private countApp(bridge: Bridge, channel: Channel, delta: number): void {

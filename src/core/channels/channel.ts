@@ -10,6 +10,7 @@ import { TypedEmitter } from '../typed-emitter.ts';
 import { formatAriDate } from '../time.ts';
 import { causeText, CAUSE } from './causes.ts';
 import type { ChannelDriver, Indication } from './technology.ts';
+import type { Endable } from '../lifecycle.ts';
 
 export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
 
@@ -93,7 +94,7 @@ export interface StasisControl {
   args: string[];
 }
 
-export class Channel extends TypedEmitter<ChannelInternalEvents> {
+export class Channel extends TypedEmitter<ChannelInternalEvents> implements Endable {
   readonly id: string;
   readonly name: string;
   readonly technology: string;
@@ -390,6 +391,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> {
    * destroyed before the outermost call returns; a channel is destroyed after the channels its own
    * hangup released (a Local `;2` before its `;1`), as the recursive order had it.
    */
+  /** Hangs up with normal clearing (the lifecycle verb, see core/lifecycle.ts). */
+  end(): void {
+    this.hangup(CAUSE.normal);
+  }
+
   hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;

@@ -6,6 +6,7 @@ import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '..
 import { Notifier } from '../typed-emitter.ts';
 import { Channel, type ChannelInit } from './channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
+import type { EndableCollection } from '../lifecycle.ts';
 
 /** The driver of a channel without a far end: whatever the core asks of it goes nowhere. */
 const INERT_DRIVER: ChannelDriver = Object.freeze({
@@ -32,7 +33,7 @@ export interface ChannelsOptions {
 
 export type ChannelListener = (channel: Channel) => void;
 
-export class Channels {
+export class Channels implements EndableCollection {
   private readonly byId = new Map<string, Channel>();
   private readonly byName = new Map<string, Channel>();
   private readonly technologies = new Map<string, ChannelTechnology>();
@@ -177,8 +178,9 @@ export class Channels {
   }
 
   /** Hangs up every channel (server shutdown). */
-  hangupAll(cause: number): void {
-    for (const channel of this.list()) channel.hangup(cause);
+  /** Hangs every channel up with normal clearing (the lifecycle verb, see core/lifecycle.ts). */
+  endAll(): void {
+    for (const channel of this.list()) channel.end();
   }
 
   private forget(channel: Channel): void {

@@ -9,6 +9,7 @@
 import type { Model } from '../../spec/index.ts';
 import type { MediaSource } from './media-source.ts';
 import type { MediaResult } from './media.ts';
+import type { Endable } from '../lifecycle.ts';
 
 export type PlaybackState = 'enqueued' | 'playing' | 'complete' | 'failed';
 
@@ -31,6 +32,8 @@ export interface PlaybackHooks {
   raise(playback: Playback, type: PlaybackEventType): void;
   /** A media item could not be played (for the log). */
   failedItem(playback: Playback, uri: string, reason: string): void;
+  /** Stops the playback through its queue (what ARI's stop does). */
+  stop(playback: Playback): void;
 }
 
 export interface PlaybackInit {
@@ -42,7 +45,7 @@ export interface PlaybackInit {
   readonly skipMs?: number;
 }
 
-export class Playback {
+export class Playback implements Endable {
   readonly id: string;
   readonly media: readonly string[];
   readonly target: PlaybackTarget;
@@ -122,6 +125,11 @@ export class Playback {
   /** How the playback ends when fill() reports the end. */
   get endState(): 'complete' | 'failed' {
     return this.outcome ?? 'complete';
+  }
+
+  /** Ends the playback as ARI's stop does (the lifecycle verb, see core/lifecycle.ts). */
+  end(): void {
+    this.hooks.stop(this);
   }
 
   /** Ends the playback in `state` and raises PlaybackFinished (once). */

@@ -15,6 +15,7 @@ import { openMedia } from './media.ts';
 import { mediaListProblem } from './media-limits.ts';
 import { Playback, type PlaybackEventType, type PlaybackHooks, type PlaybackOperation, type PlaybackState } from './playback.ts';
 import { PlaybackQueue } from './queue.ts';
+import type { EndableCollection } from '../lifecycle.ts';
 
 export interface PlaybacksOptions {
   readonly applications: Applications;
@@ -39,7 +40,7 @@ export interface PlayRequest {
   readonly internal?: boolean;
 }
 
-export class Playbacks {
+export class Playbacks implements EndableCollection {
   private readonly byId = new Map<string, Playback>();
   private readonly internal = new WeakSet<Playback>();
   private readonly waiters = new Map<Playback, ((state: PlaybackState) => void)[]>();
@@ -58,6 +59,7 @@ export class Playbacks {
       raise: (playback, type) => this.raised(playback, type),
       failedItem: (playback, uri, reason) =>
         options.log.warn({ playback: playback.id, target: playback.targetUri, media: uri }, `Playback failed for ${uri}: ${reason}`),
+      stop: (playback) => this.stopPlayback(playback),
     };
   }
 
@@ -113,6 +115,11 @@ export class Playbacks {
   stop(id: string): void {
     const playback = this.require(id);
     this.stopPlayback(playback);
+  }
+
+  /** Stops every playback, listed or queued internally (shutdown; see core/lifecycle.ts). */
+  endAll(): void {
+    for (const playback of new Set([...this.byId.values(), ...this.queueOf.keys()])) playback.end();
   }
 
   stopPlayback(playback: Playback): void {

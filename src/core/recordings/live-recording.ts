@@ -22,6 +22,7 @@ import type { CoreEvent } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import { formatAriDate } from '../time.ts';
 import type { RecordingSource } from './sources.ts';
+import type { Endable } from '../lifecycle.ts';
 
 export type RecordingState = 'queued' | 'recording' | 'paused' | 'done' | 'failed' | 'canceled';
 
@@ -71,7 +72,7 @@ const FLUSH_EVERY_TICKS = 50;
 const BEEP_TONE = '!1000/250';
 const BEEP_RATE = 8000;
 
-export class LiveRecording {
+export class LiveRecording implements Endable {
   readonly name: string;
   readonly formatName: string;
   readonly format: FileFormat;
@@ -220,6 +221,11 @@ export class LiveRecording {
     const silent = this.detector?.process(frame, this.rate) ?? false;
     if (this.maxDurationSamples > 0 && this.recordedSamples >= this.maxDurationSamples) this.finish('done', 'max-duration');
     else if (silent) this.finish('done', 'silence');
+  }
+
+  /** Stops the recording and keeps its file (the lifecycle verb, see core/lifecycle.ts). */
+  end(): void {
+    this.finish('done', 'stopped');
   }
 
   /**

@@ -15,6 +15,7 @@ import { nameErrorFor, RecordingNameError, RecordingsDirectory, storageError, ty
 import { LiveRecording, NotRecordingError, type IfExists, type LiveRecordingEnvironment, type RecordingOperation } from './live-recording.ts';
 import { BridgeSource, ChannelSource, type RecordingSource } from './sources.ts';
 import { RecordingStore } from './store.ts';
+import type { EndableCollection } from '../lifecycle.ts';
 
 export type TerminateOn = 'none' | 'any' | '*' | '#';
 
@@ -76,7 +77,7 @@ interface Prepared {
   readonly file: string;
 }
 
-export class Recordings {
+export class Recordings implements EndableCollection {
   readonly directory: RecordingsDirectory;
   readonly store: RecordingStore;
   private readonly options: RecordingsOptions;
@@ -189,7 +190,8 @@ export class Recordings {
   }
 
   /** Ends every recording and finalises its file (server shutdown). */
-  stopAll(): void {
+  /** Finalises every live recording, keeping its file (shutdown; see core/lifecycle.ts). */
+  endAll(): void {
     for (const recording of [...this.running]) recording.finish('done', 'shutdown');
   }
 
