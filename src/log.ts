@@ -72,9 +72,10 @@ export function createLogger(
       redact: { paths: REDACT, censor: '[redacted]' },
     },
     options.alsoTo
-      ? pino.multistream([
-          { stream: destination, level: config.logging.level },
-          { stream: options.alsoTo, level: config.logging.level },
+      ? // The streams take every level: the logger's own level gates, so a reload can change it.
+        pino.multistream([
+          { stream: destination, level: 'trace' },
+          { stream: options.alsoTo, level: 'trace' },
         ])
       : destination,
   );

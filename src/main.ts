@@ -45,12 +45,14 @@ Admin commands (use the configured ARI address and credentials; --json for JSON 
   hangup <id>                                     hang a channel up
   originate <endpoint> <app|exten@context>        start a call
   dialplan show [context]                         print the dialplan
-  reload                                          reload the dialplan (as SIGHUP does)
+  reload                                          reload the reloadable modules (the dialplan too)
   stop [--now | --gracefully]                     stop the server
   events [--app name]                             follow the event stream
   Run "patchbay <command> --help" for a command's options.
 
-Signals: SIGTERM/SIGINT stop cleanly (recordings are finalised); SIGHUP reloads the dialplan.
+Signals: SIGTERM/SIGINT stop cleanly (recordings are finalised); SIGHUP reloads the configuration
+file and the dialplan; SIGUSR1 stops gracefully (new calls refused, stop when the last channel
+ends); SIGUSR2 cancels a graceful stop.
 Exit codes: 0 ok, 1 unexpected error, 2 bad configuration or dialplan, 3 cannot listen
 (port in use), 4 data directory unusable.
 `;
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
     return;
   }
   let config: PatchbayConfig;
+  let configPath: string | undefined;
   try {
     const { values } = parseArgs({
       args: argv,
@@ -109,7 +112,8 @@ async function main(): Promise<void> {
       process.stdout.write(`patchbay ${patchbayVersion()}\n`);
       return;
     }
-    config = loadConfig({ path: values.config });
+    configPath = values.config;
+    config = loadConfig({ path: configPath });
   } catch (err) {
     const known = describeStartupFailure(err);
     if (known) fail(known.line, known.code);
@@ -157,13 +161,23 @@ async function main(): Promise<void> {
       },
     );
   };
-  // SIGHUP reloads the dialplan, as Asterisk's `dialplan reload` (pbx_config.so) does; a file with
-  // a syntax error is reported and the running dialplan is kept.
+  // SIGHUP reloads, as Asterisk's `core reload` does: the configuration file (settings that can
+  // change while running are applied, the others named as taking effect at restart; a file with
+  // an error is reported and the running configuration kept) and the dialplan (a file with a
+  // syntax error is reported and the running dialplan kept).
   let reloading = false;
   const reload = (): void => {
     if (reloading || stopping) return;
     reloading = true;
-    log.info({ signal: 'SIGHUP' }, 'reloading the dialplan');
+    log.info({ signal: 'SIGHUP' }, 'reloading the configuration and the dialplan');
+    try {
+      const changes = server.applyConfig(loadConfig({ path: configPath }));
+      if (changes.live.length > 0) log.info({ settings: changes.live }, `configuration reloaded: ${changes.live.join(', ')} applied`);
+      if (changes.atRestart.length > 0) log.warn({ settings: changes.atRestart }, `changed settings that take effect at the next start: ${changes.atRestart.join(', ')}`);
+    } catch (err) {
+      const message = err instanceof ConfigError ? err.message : (err as Error).message ?? String(err);
+      log.error(`configuration reload failed, the running configuration stays: ${message}`);
+    }
     server.core.modules.reload('pbx_config.so').then(
       () => {
         reloading = false;
@@ -175,12 +189,23 @@ async function main(): Promise<void> {
       },
     );
   };
+  // SIGUSR1: stop gracefully (Asterisk's `core stop gracefully`): refuse new calls, stop once the
+  // last channel has ended. SIGUSR2 takes calls again (`core abort shutdown`). `patchbay stop
+  // --gracefully` sends them.
+  const drain = (on: boolean): void => {
+    if (stopping) return;
+    if (on) log.info({ signal: 'SIGUSR1', channels: server.core.channels.size }, 'stopping gracefully: new calls are refused; stopping when the last channel ends');
+    else log.info({ signal: 'SIGUSR2' }, 'graceful stop cancelled: taking new calls again');
+    server.drain(on, on ? () => shutdown('SIGUSR1') : undefined);
+  };
   // Last resort: a defect reached from one request must not end every call on the server.
   process.on('uncaughtException', (err) => log.fatal({ err }, 'uncaught exception; the server goes on'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', reload);
+  process.on('SIGUSR1', () => drain(true));
+  process.on('SIGUSR2', () => drain(false));
 }
 
 main().catch((err: unknown) => {

@@ -21,6 +21,7 @@ import { HANDLER_SOURCE, SERVED_RESOURCES } from './ari/resources.ts';
 import { ariResourceModuleName } from './core/builtin-modules.ts';
 import { isLoopback } from './config/settings.ts';
 import { Health } from './ops/health.ts';
+import { changedSettings, classifyChanges } from './config/reload.ts';
 import { Metrics } from './ops/metrics.ts';
 
 /**
@@ -64,6 +65,17 @@ export interface RunningServer {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   stop(): Promise<void>;
+  /**
+   * Applies a reloaded configuration: the settings in LIVE_SETTINGS change now; the returned
+   * `atRestart` lists the changed settings that take effect at the next start.
+   */
+  applyConfig(next: PatchbayConfig): { live: string[]; atRestart: string[] };
+  /**
+   * Graceful stop (Asterisk's `core stop gracefully`): while draining, every new channel is refused
+   * (ARI 503, SIP 503) and /health answers 503 "draining"; `onIdle` runs once no channel is left.
+   * `drain(false)` takes calls again (`core abort shutdown`).
+   */
+  drain(on: boolean, onIdle?: () => void): void;
 }
 
 export function buildHandlerMap(): Map<string, HandlerTable> {
@@ -143,6 +155,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
+  let current = config;
+  let idleWatch: (() => void) | undefined;
   return {
     core,
     log,
@@ -159,6 +173,30 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         await logChannels.close();
       })();
       return stopping;
+    },
+    applyConfig(next) {
+      const changes = classifyChanges(changedSettings(current, next));
+      if (changes.live.some((key) => key.startsWith('ari.users'))) authenticator.replaceUsers(next.ari.users);
+      if (changes.live.includes('logging.level')) log.level = next.logging.level;
+      current = next;
+      return changes;
+    },
+    drain(on, onIdle) {
+      idleWatch?.();
+      idleWatch = undefined;
+      core.channels.refuseNew(on ? 'the server is shutting down gracefully' : undefined);
+      health.markDraining(on);
+      if (!on || !onIdle) return;
+      let fired = false;
+      const check = (): void => {
+        if (fired || core.channels.size > 0) return;
+        fired = true;
+        idleWatch?.();
+        idleWatch = undefined;
+        onIdle();
+      };
+      idleWatch = core.channels.onLifecycle('destroyed', () => queueMicrotask(check));
+      check();
     },
   };
 }

@@ -167,19 +167,30 @@ class FailedLogins {
 }
 
 export class Authenticator {
-  private readonly users: ReadonlyMap<string, AriUser>;
+  private users: ReadonlyMap<string, AriUser>;
   private readonly verifiedHeaders = new Map<string, AriUser>();
   readonly #verifiedCrypt = new WeakMap<AriUser, Set<string>>();
   readonly #tagKey = crypto.randomBytes(32);
   readonly #hasher = new PasswordHasher();
   readonly #failed: FailedLogins;
   /** What an unknown user's password is checked against: a crypt decoy when any user has a crypt hash. */
-  readonly #decoyHash: string | undefined;
+  #decoyHash: string | undefined;
   readonly #decoyPlain = crypto.randomBytes(12).toString('base64');
 
   constructor(users: readonly AriUser[], options: AuthenticatorOptions = {}) {
     this.users = new Map(users.map((user) => [user.name, user]));
     this.#failed = new FailedLogins(options.failedLogins ?? DEFAULT_FAILED_LOGIN_LIMITS, options.now ?? Date.now);
+    this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
+    if (this.#decoyHash !== undefined) this.#hasher.warmUp();
+  }
+
+  /**
+   * Takes a reloaded user list: from now on only these users and passwords are accepted; every
+   * credential verified before is forgotten (a removed user or changed password stops working at once).
+   */
+  replaceUsers(users: readonly AriUser[]): void {
+    this.users = new Map(users.map((user) => [user.name, user]));
+    this.verifiedHeaders.clear();
     this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
     if (this.#decoyHash !== undefined) this.#hasher.warmUp();
   }

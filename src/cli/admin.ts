@@ -71,8 +71,10 @@ Commands:
   reload [module]                  reload every reloadable module (the dialplan is pbx_config.so),
                                    or only the one named
   stop [--now | --gracefully]      stop the server on this host (SIGTERM to the pid in
-                                   <data>/patchbay.pid); --gracefully first waits until no
-                                   channel is left (up to --timeout seconds, default: no limit)
+                                   <data>/patchbay.pid); --gracefully (SIGUSR1) makes the server
+                                   refuse new calls and stop when no channel is left (up to
+                                   --timeout seconds, default: no limit; on timeout or Ctrl-C the
+                                   server takes calls again (SIGUSR2) and keeps running)
   events [--app X] [--limit N]     live event stream, one line per event; Ctrl-C ends it
 
 Options:
@@ -383,29 +385,34 @@ const COMMANDS: Record<string, Command> = {
     if (!alive(pid)) throw new CliError(`the server (pid ${pid} in ${pidFilePath(dataDir)}) is not running`, EXIT.unreachable);
     const timeoutSeconds = values.timeout === undefined ? Infinity : Number(values.timeout);
     if (!(timeoutSeconds > 0)) throw new CliError(`--timeout must be a positive number of seconds, got '${values.timeout}'`, EXIT.usage);
-    const signal = values.gracefully ? stopSignal(out) : undefined;
-    try {
-      if (values.gracefully) {
-        const deadline = Date.now() + timeoutSeconds * 1000;
-        let announced = -1;
-        for (;;) {
-          const channels = (await ari(target, 'GET', '/channels', 'list channels')) as Row[];
-          if (channels.length === 0) break;
-          if (channels.length !== announced && !values.json) out.stdout(`waiting for ${channels.length} channel(s) to end\n`);
-          announced = channels.length;
-          if (Date.now() >= deadline) throw new CliError(`${channels.length} channel(s) still up after ${timeoutSeconds} s; the server was not stopped`, EXIT.failure);
-          if (signal?.signal.aborted) throw new CliError('interrupted; the server was not stopped', EXIT.failure);
-          await sleep(500, signal?.signal);
+    if (values.gracefully) {
+      // The server refuses new calls from now on and exits by itself once the last channel ends.
+      const signal = stopSignal(out);
+      process.kill(pid, 'SIGUSR1');
+      const deadline = Date.now() + timeoutSeconds * 1000;
+      let announced = -1;
+      try {
+        while (alive(pid)) {
+          const channels = await channelCount(target);
+          if (channels !== undefined && channels !== announced && !values.json) out.stdout(`refusing new calls; waiting for ${channels} channel(s) to end\n`);
+          if (channels !== undefined) announced = channels;
+          const gaveUp = Date.now() >= deadline ? `${announced} channel(s) still up after ${timeoutSeconds} s` : signal.signal.aborted ? 'interrupted' : undefined;
+          if (gaveUp) {
+            if (alive(pid)) process.kill(pid, 'SIGUSR2');
+            throw new CliError(`${gaveUp}; the server was not stopped and takes calls again`, EXIT.failure);
+          }
+          await sleep(250, signal.signal);
         }
+      } finally {
+        signal.dispose();
       }
-    } finally {
-      signal?.dispose();
+    } else {
+      process.kill(pid, 'SIGTERM');
+      // The server ends its calls, finalises recordings and exits; wait for it (bounded).
+      const deadline = Date.now() + 30_000;
+      while (alive(pid) && Date.now() < deadline) await sleep(100);
+      if (alive(pid)) throw new CliError(`the server (pid ${pid}) is still running 30 s after SIGTERM`, EXIT.failure);
     }
-    process.kill(pid, 'SIGTERM');
-    // The server ends its calls, finalises recordings and exits; wait for it (bounded).
-    const deadline = Date.now() + 30_000;
-    while (alive(pid) && Date.now() < deadline) await sleep(100);
-    if (alive(pid)) throw new CliError(`the server (pid ${pid}) is still running 30 s after SIGTERM`, EXIT.failure);
     out.stdout(values.json ? json({ stopped: pid }) : `stopped (pid ${pid})\n`);
     return EXIT.ok;
   },
@@ -479,6 +486,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** io.signal, or SIGINT while the command runs. */
+/** How many channels the server has; undefined while it cannot answer (it may be exiting). */
+async function channelCount(target: Target): Promise<number | undefined> {
+  try {
+    return ((await ari(target, 'GET', '/channels', 'list channels')) as Row[]).length;
+  } catch {
+    return undefined;
+  }
+}
+
 function stopSignal(io: AdminIo): { signal: AbortSignal; dispose(): void } {
   if (io.signal) return { signal: io.signal, dispose() {} };
   const controller = new AbortController();

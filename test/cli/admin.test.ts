@@ -287,6 +287,14 @@ describe('admin CLI as a process', () => {
       const stopper = spawnNode([ADMIN_MAIN, 'stop', '--gracefully'], serverEnv, dir);
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(serverProcess.child.exitCode, null, 'still running while a call is up');
+      // Draining: a new call is refused, the health check tells load balancers, the call goes on.
+      const refused = await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } });
+      assert.equal(refused.status, 503);
+      assert.match(((await refused.json()) as { message: string }).message, /shutting down gracefully/);
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      assert.equal(health.status, 503);
+      assert.equal(((await health.json()) as { status: string }).status, 'draining');
+      assert.equal((await fetch(`${url}/channels/${call.id}`, { headers: { authorization: auth } })).status, 200);
       await fetch(`${url}/channels/${call.id}`, { method: 'DELETE', headers: { authorization: auth } });
       const stopped = await stopper.done;
       assert.equal(stopped.code, 0, stopped.stderr);
@@ -294,6 +302,46 @@ describe('admin CLI as a process', () => {
       assert.match(stopped.stdout, /stopped \(pid \d+\)/);
       const exit = await serverProcess.done;
       assert.equal(exit.code, 0);
+    } finally {
+      if (serverProcess.child.exitCode === null) serverProcess.child.kill('SIGKILL');
+    }
+  });
+
+  test('stop --gracefully that times out leaves the server running and taking calls again', async () => {
+    const dir = tempDir();
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(p));
+      });
+    });
+    const serverEnv = { PATCHBAY_HTTP_PORT: String(port), PATCHBAY_DATA_DIR: join(dir, 'data'), PATCHBAY_SIP_PORT: '0' };
+    const serverProcess = spawnNode([SERVER_MAIN], serverEnv, dir);
+    try {
+      const url = `http://127.0.0.1:${port}/ari`;
+      const auth = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+      let up = false;
+      for (let i = 0; i < 200 && !up; i++) {
+        up = await fetch(`${url}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false);
+        if (!up) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(up, 'the server process answers');
+      const originate = () => fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } });
+      const call = (await (await originate()).json()) as { id: string };
+      const stopper = await spawnNode([ADMIN_MAIN, 'stop', '--gracefully', '--timeout', '1'], serverEnv, dir).done;
+      assert.equal(stopper.code, 1);
+      assert.match(stopper.stderr, /still up after 1 s; the server was not stopped and takes calls again/);
+      assert.equal(serverProcess.child.exitCode, null);
+      let answered = 0;
+      for (let i = 0; i < 50 && answered !== 200; i++) {
+        const again = await originate();
+        answered = again.status;
+        if (answered === 200) await fetch(`${url}/channels/${((await again.json()) as { id: string }).id}`, { method: 'DELETE', headers: { authorization: auth } });
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(answered, 200, 'new calls are taken again');
+      assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+      await fetch(`${url}/channels/${call.id}`, { method: 'DELETE', headers: { authorization: auth } });
     } finally {
       if (serverProcess.child.exitCode === null) serverProcess.child.kill('SIGKILL');
     }

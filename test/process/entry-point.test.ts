@@ -141,3 +141,44 @@ test('SIGHUP reloads the dialplan: an extension added to the file can be dialled
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 });
+
+test('SIGHUP reloads the configuration file: changed ARI users apply at once, other changes are named', async () => {
+  const file = join(cwd, 'users.yaml');
+  const users = (password: string, bodyLimit: number): string =>
+    `ari:\n  users:\n    - name: ops\n      password: ${password}\nhttp:\n  body_limit_bytes: ${bodyLimit}\n`;
+  writeFileSync(file, users('first-secret', 100000));
+  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const waitFor = async (text: string): Promise<void> => {
+    const until = Date.now() + 8000;
+    while (!output.includes(text)) {
+      if (Date.now() > until) throw new Error(`no "${text}":\n${output}`);
+      await sleep(50);
+    }
+  };
+  try {
+    await waitFor('"url":"');
+    const base = /"url":"(http:\/\/[^"]+\/ari)"/.exec(output)![1]!;
+    const ping = (password: string): Promise<number> =>
+      fetch(`${base}/asterisk/ping`, { headers: { authorization: `Basic ${Buffer.from(`ops:${password}`).toString('base64')}` } }).then((r) => r.status);
+    assert.equal(await ping('first-secret'), 200);
+    writeFileSync(file, users('second-secret', 200000));
+    child.kill('SIGHUP');
+    await waitFor('configuration reloaded: ari.users applied');
+    await waitFor('changed settings that take effect at the next start: http.body_limit_bytes');
+    assert.equal(await ping('first-secret'), 401, 'the old password stops working at once');
+    assert.equal(await ping('second-secret'), 200);
+    // A file that no longer validates is reported; the running configuration stays.
+    writeFileSync(file, 'logging:\n  level: loud\n');
+    child.kill('SIGHUP');
+    await waitFor('configuration reload failed, the running configuration stays');
+    assert.equal(await ping('second-secret'), 200);
+    child.kill('SIGTERM');
+    assert.equal(await Promise.race([exited, sleep(8000).then(() => 'timeout')]), 0, output);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});

@@ -39,6 +39,7 @@ export class Channels implements EndableCollection {
   private readonly technologies = new Map<string, ChannelTechnology>();
   private readonly options: ChannelsOptions;
   /** Channels appearing and going, told to every listener even when one throws (reported). */
+  #refusing: string | undefined;
   private readonly lifecycle = new Notifier<{ created: Channel; destroyed: Channel }>((error, event, channel) =>
     this.reportError(error, channel as Channel, `channel ${event} listener`),
   );
@@ -76,6 +77,24 @@ export class Channels implements EndableCollection {
 
   onDestroyed(listener: ChannelListener): void {
     this.lifecycle.on('destroyed', listener);
+  }
+
+  /** Listens for channels created or destroyed; returns what stops listening. */
+  onLifecycle(event: 'created' | 'destroyed', listener: ChannelListener): () => void {
+    this.lifecycle.on(event, listener);
+    return () => this.lifecycle.off(event, listener);
+  }
+
+  /**
+   * While `reason` is set, every new channel is refused with UnavailableError (ARI 503, SIP 503),
+   * as Asterisk refuses channel allocation during `core stop gracefully`. Undefined takes calls again.
+   */
+  refuseNew(reason: string | undefined): void {
+    this.#refusing = reason;
+  }
+
+  get refusingNew(): boolean {
+    return this.#refusing !== undefined;
   }
 
   /** A fresh unique id in Asterisk's form. */
@@ -153,6 +172,7 @@ export class Channels implements EndableCollection {
    * refuses to allocate a channel beyond its `maxcalls` (the request fails with congestion).
    */
   checkCapacity(count: number): void {
+    if (this.#refusing !== undefined) throw new UnavailableError(`Refusing new channels: ${this.#refusing}`);
     const max = this.options.maxChannels ?? 0;
     if (max > 0 && this.byId.size + count > max) {
       throw new UnavailableError(`Maximum number of channels (${max}) reached`);
