@@ -38,6 +38,8 @@ Environment variables (override the file):
   PATCHBAY_HTTP_BIND    HTTP/ARI (and SIP) bind address (default 127.0.0.1)
   PATCHBAY_DATA_DIR     data directory (default ./data)
   PATCHBAY_SIP_PORT     SIP UDP/TCP port (default 5060; 0 picks a free port)
+  PATCHBAY_ASTERISK_CONFIG_DIR
+                        an Asterisk configuration directory (a copy of /etc/asterisk) to read
 
 Admin commands (use the configured ARI address and credentials; --json for JSON output):
   channels | bridges | endpoints | apps           list them
@@ -133,16 +135,6 @@ async function main(): Promise<void> {
   if (config.usingDefaultPassword) {
     log.warn('the ARI user "asterisk" still has the embedded default password "asterisk"; set ari.users in a config file before exposing this server beyond loopback');
   }
-  log.info({ url: `${server.url}/ari`, serverId: config.serverId, config: config.configFile ?? '(embedded defaults)' }, 'Patchbay is listening');
-  // `patchbay stop` on this host finds the server by its pidfile (ARI has no stop operation).
-  let removePidFile = (): void => {};
-  try {
-    const { writePidFile } = await import('./cli/pidfile.ts');
-    removePidFile = writePidFile(config.dirs.data);
-  } catch (err) {
-    log.warn({ err }, 'could not write the pidfile; patchbay stop will not find this server');
-  }
-  process.on('exit', () => removePidFile());
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
@@ -206,6 +198,18 @@ async function main(): Promise<void> {
   process.on('SIGHUP', reload);
   process.on('SIGUSR1', () => drain(true));
   process.on('SIGUSR2', () => drain(false));
+  // `patchbay stop` on this host finds the server by its pidfile (ARI has no stop operation).
+  let removePidFile = (): void => {};
+  try {
+    const { writePidFile } = await import('./cli/pidfile.ts');
+    removePidFile = writePidFile(config.dirs.data);
+  } catch (err) {
+    log.warn({ err }, 'could not write the pidfile; patchbay stop will not find this server');
+  }
+  process.on('exit', () => removePidFile());
+  // Announced last (after the signal handlers and the pidfile): whoever waits for this line may signal the server at once.
+  const prefix = config.http.prefix.replace(/^\/+|\/+$/g, '');
+  log.info({ url: `${server.url}${prefix ? `/${prefix}` : ''}/ari`, serverId: config.serverId, config: config.configFile ?? '(embedded defaults)' }, 'Patchbay is listening');
 }
 
 main().catch((err: unknown) => {

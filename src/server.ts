@@ -106,6 +106,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   // The log goes to one output (see createLogger); a console log channel added through ARI writes to stderr.
   const logChannels = new LogChannels({ logsDir: config.dirs.logs, consoleSink: process.stderr, maxChannels: config.logging.maxLogChannels });
   const log = createLogger(config, { destination: options.logDestination, alsoTo: logChannels.createPinoDestination() });
+  // What asterisk_config_dir holds that Patchbay does not understand: one line each, never silently.
+  for (const line of config.warnings) log.warn(line);
   const core = new PatchbayCore({ config, log, logChannels, technologies: options.technologies });
   await core.start();
   const developerMode = config.ari.developerMode;

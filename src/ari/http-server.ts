@@ -58,10 +58,31 @@ interface RequestMeta {
 
 const JSON_TYPE = 'application/json';
 
-/** The server's own origin as the client addressed it, for Swagger basePath and Location headers. */
+/** The `http.prefix` a request came through (`/asterisk`), once the server has taken it off the URL. */
+const prefixOfRequest = new WeakMap<IncomingMessage, string>();
+
+/**
+ * The server's own origin as the client addressed it, for Swagger basePath and Location headers
+ * (with the `http.prefix`, so the URLs lead back through it).
+ */
 export function originOf(request: IncomingMessage): string | undefined {
   const host = request.headers.host;
-  return host ? `http://${host}` : undefined;
+  return host ? `http://${host}${prefixOfRequest.get(request) ?? ''}` : undefined;
+}
+
+/**
+ * Takes `prefix` (`/asterisk`) off the request's URL, as Asterisk serves everything under http.conf's
+ * `prefix`; false when the URL does not start with it (the caller answers 404).
+ */
+function takePrefix(request: IncomingMessage, prefix: string): boolean {
+  if (prefix === '') return true;
+  const url = request.url ?? '/';
+  if (!url.startsWith(prefix)) return false;
+  const rest = url.slice(prefix.length);
+  if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return false;
+  request.url = rest === '' || rest[0] === '?' ? `/${rest}` : rest;
+  prefixOfRequest.set(request, prefix);
+  return true;
 }
 
 function hasBody(request: IncomingMessage): boolean {
@@ -81,15 +102,22 @@ export class AriHttpServer {
     this.allowedOrigins = new Set(options.config.ari.allowedOrigins);
     this.indent = options.config.ari.pretty ? 2 : undefined;
     this.realmHeader = `Basic realm="${options.config.ari.authRealm}"`;
+    const trimmed = options.config.http.prefix.replace(/^\/+|\/+$/g, '');
+    const prefix = trimmed === '' ? '' : `/${trimmed}`;
     this.server = http.createServer((request, response) => {
       try {
+        if (!takePrefix(request, prefix)) return this.send(response, { status: 404, headers: {}, json: { message: 'Not found' } });
         this.handle(request, response);
       } catch (err) {
         options.log.error({ err }, 'request handling failed');
         if (!response.headersSent) this.send(response, { status: 500, headers: {}, json: { message: 'Internal server error' } });
       }
     });
-    this.server.on('upgrade', (request, socket, head) => this.handleUpgrade(request, socket, head));
+    this.server.on('upgrade', (request, socket, head) => {
+      if (takePrefix(request, prefix)) return this.handleUpgrade(request, socket, head);
+      socket.on('error', () => socket.destroy());
+      rejectUpgrade(socket, 404, 'Not found');
+    });
     this.server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     });

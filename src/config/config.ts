@@ -8,6 +8,7 @@ import path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { formatPath, isPlainObject, readSection, walkSettings, describe, type Raw, type Seg, type ValueOf, type YamlOf } from './schema.ts';
 import { LOG_LEVELS, SETTINGS, usesDefaultPassword } from './settings.ts';
+import { readAsteriskConfigDir } from './asterisk-dir.ts';
 
 export { DEFAULT_USER, isLoopback, type AriUser, type ConfigObjects } from './settings.ts';
 
@@ -21,6 +22,8 @@ export type PatchbayConfig = ValueOf<typeof SETTINGS> & {
   readonly usingDefaultPassword: boolean;
   /** Absolute path of the file that was loaded, or null. */
   readonly configFile: string | null;
+  /** What was not understood in `asterisk_config_dir`, one line each, logged at start-up. */
+  readonly warnings: readonly string[];
 };
 
 /** The YAML document shape (snake_case). `null` anywhere means "not set" (use the default). */
@@ -167,9 +170,25 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
   // 3. merge: file < env < overrides
   const overrides = (options.overrides ?? {}) as unknown;
   if (!isPlainObject(overrides)) throw new ConfigError('', 'overrides must be a mapping', { source: 'overrides' });
-  const merged = deepMerge(deepMerge(fileData, envLayer), overrides);
+  let merged = deepMerge(deepMerge(fileData, envLayer), overrides);
 
   const baseDir = configFile ? path.dirname(configFile) : cwd;
+  // 4. an Asterisk configuration directory, beneath all of the above
+  let asteriskWarnings: string[] = [];
+  const asteriskDir = merged.asterisk_config_dir;
+  if (typeof asteriskDir === 'string' && asteriskDir.trim() !== '' && !asteriskDir.includes('\0')) {
+    const dir = path.resolve(envSources.has('asterisk_config_dir') ? cwd : baseDir, asteriskDir);
+    if (isDirectory(dir)) {
+      const imported = readAsteriskConfigDir(dir);
+      asteriskWarnings = imported.warnings;
+      // A bad imported value is reported against the line of the Asterisk file it came from.
+      for (const [key, at] of imported.sources) {
+        const p = key.split('.');
+        if (!coversPath(fileData, p) && !envSources.has(key) && !coversPath(overrides, p)) envSources.set(key, path.join(dir, at));
+      }
+      merged = deepMerge(imported.layer, merged);
+    }
+  }
   const v = new Validator(configFile, doc, lineCounter, envSources, overrides);
   const settings = readSection(SETTINGS, merged, [], {
     fail: (p, reason) => v.fail(p, reason),
@@ -180,6 +199,7 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
     ...settings,
     usingDefaultPassword: usesDefaultPassword(settings.ari.users),
     configFile,
+    warnings: Object.freeze(asteriskWarnings),
   });
 }
 
@@ -242,6 +262,14 @@ function deepMerge(base: Raw, over: Raw): Raw {
     });
   }
   return out;
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function setIn(target: Raw, p: readonly string[], value: unknown): void {

@@ -106,6 +106,17 @@ export const SETTINGS = section(
         docDefault: '`1048576` (1 MiB)',
         doc: 'Largest request body accepted; larger bodies get 413',
       }),
+      prefix: string({
+        default: '',
+        docDefault: "`''` (none)",
+        doc: "URL prefix before `/ari`, `/metrics` and `/health`, as http.conf's `prefix`: with `asterisk`, ARI is at `/asterisk/ari`. Letters, digits, `_`, `-`, `.` and inner `/`",
+        check: (s) => {
+          const bare = s.replace(/^\/+|\/+$/g, '');
+          return bare === '' || (/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/.test(bare) && !bare.split('/').some((part) => part === '.' || part === '..'))
+            ? null
+            : `must be path segments of letters, digits, _, - and ., got '${s}'`;
+        },
+      }),
     }),
     ari: section({
       users: recordList(USER, {
@@ -275,6 +286,35 @@ export const SETTINGS = section(
           }
         },
       }),
+    }),
+    asterisk_config_dir: filePath({
+      default: null,
+      env: 'PATCHBAY_ASTERISK_CONFIG_DIR',
+      docDefault: '`null`',
+      doc: "An Asterisk configuration directory (a copy of `/etc/asterisk`) read as it is: asterisk.conf, http.conf, ari.conf, extensions.conf, pjsip.conf and musiconhold.conf; settings in this file override what it says. Whatever Patchbay does not understand there is named in one warning line each at start-up (see [Migrating from Asterisk](#migrating-from-asterisk))",
+      check: (dir: string, p: readonly Seg[], ctx: ReadContext) => {
+        try {
+          if (!fs.statSync(dir).isDirectory()) ctx.fail(p, `${dir} is not a directory`);
+        } catch (err) {
+          ctx.fail(p, `cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        }
+      },
+    }),
+    moh_classes: custom<ReadonlyMap<string, string>, Record<string, string>>({
+      docDefault: '`{}`',
+      doc: "Music-on-hold classes kept outside `dirs.moh`: class name → directory of audio files (musiconhold.conf's `mode=files` classes). Other classes are the subdirectories of `dirs.moh`",
+      read: (v, p, ctx) => {
+        const classes = new Map<string, string>();
+        if (v === undefined || v === null) return classes;
+        if (!isPlainObject(v)) return ctx.fail(p, `must be a mapping of class name to directory, got ${describe(v)}`);
+        for (const [name, dir] of Object.entries(v)) {
+          if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === '.' || name === '..') ctx.fail([...p, name], 'a class name is 1–64 letters, digits, _, - or .');
+          if (typeof dir !== 'string' || dir.trim() === '' || dir.includes('\0')) ctx.fail([...p, name], 'must be a directory path');
+          classes.set(name, path.resolve(ctx.baseDir, dir as string));
+        }
+        if (classes.size > 1000) ctx.fail(p, 'at most 1000 classes');
+        return classes;
+      },
     }),
     max_channels: integer({
       default: 0,

@@ -155,6 +155,7 @@ export class Core {
     this.sounds = new Sounds(options.config.dirs.sounds, [generatedSoundsDir(options.config.dirs.data)]);
     this.moh = new MusicOnHold({
       directory: options.config.dirs.moh,
+      classDirectories: options.config.mohClasses,
       available: () => this.modules.isRunning(MODULE_NAMES.musicOnHold),
       warn: (message, details) => this.log.warn(details ?? {}, message),
     });

@@ -33,6 +33,8 @@ interface CachedTrack {
 export interface MusicOnHoldOptions {
   /** The directory holding one subdirectory per class. */
   readonly directory: string;
+  /** Classes kept elsewhere: name → directory (musiconhold.conf's `mode=files` classes). */
+  readonly classDirectories?: ReadonlyMap<string, string>;
   /** Whether music on hold may be started now (res_musiconhold.so running). */
   readonly available?: () => boolean;
   readonly warn?: (message: string, details?: Record<string, unknown>) => void;
@@ -84,8 +86,11 @@ export class MusicOnHold {
   /** Bridge music: the stream playing into each bridge. */
   private readonly bridgeStreams = new WeakMap<Bridge, MohStream>();
 
+  private readonly classDirectories: ReadonlyMap<string, string>;
+
   constructor(options: MusicOnHoldOptions) {
     this.directory = options.directory;
+    this.classDirectories = options.classDirectories ?? new Map();
     this.available = options.available ?? (() => true);
     this.warn = options.warn ?? (() => undefined);
   }
@@ -114,6 +119,14 @@ export class MusicOnHold {
     }
   }
 
+  /** Where a class's files are: its configured directory, else `<moh>/<class>`. */
+  private classDirectory(name: string): string {
+    const configured = this.classDirectories.get(name);
+    // A configured `default` without audio here (an Asterisk path on another machine) keeps the generated one.
+    if (configured !== undefined && (name !== DEFAULT_MOH_CLASS || this.audioFiles(configured).length > 0)) return configured;
+    return join(this.directory, name);
+  }
+
   /** Names of the classes that have audio (always including `default`). */
   classes(): string[] {
     const names = new Set<string>([DEFAULT_MOH_CLASS]);
@@ -121,6 +134,7 @@ export class MusicOnHold {
       const dir = join(this.directory, entry);
       if (isDirectory(dir) && this.audioFiles(dir).length > 0) names.add(entry);
     }
+    for (const [name, dir] of this.classDirectories) if (this.audioFiles(dir).length > 0) names.add(name);
     return [...names].sort();
   }
 
@@ -128,7 +142,7 @@ export class MusicOnHold {
   resolveClass(requested: string | undefined): string {
     const name = requested?.trim() || DEFAULT_MOH_CLASS;
     if (name === DEFAULT_MOH_CLASS || name.includes('/') || name.includes('\\') || name === '.' || name === '..') return DEFAULT_MOH_CLASS;
-    return this.audioFiles(join(this.directory, name)).length > 0 ? name : DEFAULT_MOH_CLASS;
+    return this.audioFiles(this.classDirectory(name)).length > 0 ? name : DEFAULT_MOH_CLASS;
   }
 
   /** A new stream of a class, from its first file. ConflictError while music on hold is unavailable. */
@@ -136,7 +150,7 @@ export class MusicOnHold {
     this.requireAvailable();
     const className = this.resolveClass(requested);
     const tracks: Int16Array[] = [];
-    for (const file of this.audioFiles(join(this.directory, className))) {
+    for (const file of this.audioFiles(this.classDirectory(className))) {
       const samples = this.load(file);
       if (samples) tracks.push(samples);
     }

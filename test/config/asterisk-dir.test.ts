@@ -1,0 +1,161 @@
+// asterisk_config_dir: a directory in Asterisk's syntax starts Patchbay with no YAML file at all —
+// users from ari.conf, bind/port/prefix from http.conf, the dialplan from extensions.conf, the
+// endpoints from pjsip.conf, music classes from musiconhold.conf — and everything not understood
+// is one warning line naming file and line.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, test } from 'node:test';
+import WebSocket from 'ws';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+
+const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
+const root = mkdtempSync(join(tmpdir(), 'patchbay-etc-asterisk-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+function writeAsteriskDir(name: string, port: number): string {
+  const dir = join(root, name);
+  mkdirSync(dir, { recursive: true });
+  const moh = join(root, `${name}-moh-jazz`);
+  mkdirSync(moh, { recursive: true });
+  writeFileSync(
+    join(dir, 'asterisk.conf'),
+    ['[directories](!)', 'astetcdir => /etc/asterisk', '', '[options]', 'maxcalls = 40', 'defaultlanguage = en_GB', 'highpriority = yes', ''].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'http.conf'),
+    ['[general]', 'enabled = yes', 'bindaddr = 127.0.0.1', `bindport = ${port}`, 'prefix = asterisk', 'tlsenable = no', ''].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'ari.conf'),
+    [
+      '[general]',
+      'enabled = yes',
+      'pretty = yes',
+      'allowed_origins = http://localhost:3000',
+      'websocket_write_timeout = 100',
+      '',
+      '[bot]',
+      'type = user',
+      'read_only = no',
+      'password = s3cret',
+      '',
+      '[viewer]',
+      'type = user',
+      'read_only = yes',
+      'password = look',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'extensions.conf'), ['[from-etc]', 'exten => 100,1,Answer()', ' same => n,Stasis(etc-app,hello)', ' same => n,Hangup()', ''].join('\n'));
+  writeFileSync(
+    join(dir, 'pjsip.conf'),
+    ['[transport-udp]', 'type = transport', 'protocol = udp', 'bind = 127.0.0.1:0', '', '[alice]', 'type = endpoint', 'context = from-etc', 'allow = !all,ulaw', 'aors = alice', '', '[alice]', 'type = aor', 'max_contacts = 1', ''].join('\n'),
+  );
+  writeFileSync(join(dir, 'musiconhold.conf'), ['[general]', '', '[jazz]', 'mode = files', `directory = ${moh}`, '', '[radio]', 'mode = custom', 'application = /usr/bin/streamer', ''].join('\n'));
+  writeFileSync(join(dir, 'queues.conf'), '[general]\n');
+  return dir;
+}
+
+test('the directory becomes settings, and each thing not understood is one warning line', () => {
+  const dir = writeAsteriskDir('unit', 8099);
+  const config = loadConfig({ path: null, env: {}, overrides: { asterisk_config_dir: dir, dirs: { data: join(root, 'unit-data') } } });
+  assert.equal(config.http.bind, '127.0.0.1');
+  assert.equal(config.http.port, 8099);
+  assert.equal(config.http.prefix, 'asterisk');
+  assert.deepEqual(
+    config.ari.users.map((user) => [user.name, user.readOnly]),
+    [
+      ['bot', false],
+      ['viewer', true],
+    ],
+  );
+  assert.equal(config.ari.pretty, true);
+  assert.deepEqual(config.ari.allowedOrigins, ['http://localhost:3000']);
+  assert.equal(config.maxChannels, 40);
+  assert.equal(config.language, 'en_GB');
+  assert.equal(config.dialplan.file, join(dir, 'extensions.conf'));
+  assert.equal(config.sip.pjsipConf, join(dir, 'pjsip.conf'));
+  assert.equal(config.mohClasses.get('jazz'), join(root, 'unit-moh-jazz'));
+  assert.deepEqual(config.warnings, [
+    'asterisk.conf:7: option highpriority is not supported by Patchbay',
+    'http.conf:6: option tlsenable is not supported by Patchbay',
+    'ari.conf:5: option websocket_write_timeout is not supported by Patchbay',
+    'musiconhold.conf:7: [radio] mode=custom without directory= is not supported by Patchbay (only mode=files with a directory); class left out',
+    `${dir}: not read by Patchbay: queues.conf`,
+  ]);
+  // The YAML (here: overrides) wins over the directory.
+  const overridden = loadConfig({ path: null, env: {}, overrides: { asterisk_config_dir: dir, http: { port: 9000 }, dirs: { data: join(root, 'unit-data') } } });
+  assert.equal(overridden.http.port, 9000);
+});
+
+test('a bad value in an Asterisk file is reported against that file and line', () => {
+  const dir = writeAsteriskDir('bad', 8099);
+  writeFileSync(join(dir, 'http.conf'), '[general]\nbindport = eighty\n');
+  assert.throws(
+    () => loadConfig({ path: null, env: {}, overrides: { asterisk_config_dir: dir, dirs: { data: join(root, 'bad-data') } } }),
+    (error: unknown) => error instanceof ConfigError && error.key === 'http.port' && /http\.conf:2/.test(error.message),
+  );
+});
+
+test('a server started from the directory alone: prefix, ari.conf users, extensions.conf into Stasis, pjsip.conf endpoints', async () => {
+  const port = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(p));
+    });
+  });
+  const dir = writeAsteriskDir('process', port);
+  const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_ASTERISK_CONFIG_DIR: dir, PATCHBAY_DATA_DIR: join(root, 'process-data'), PATCHBAY_SIP_PORT: '0' };
+  for (const name of ['PATCHBAY_CONFIG', 'PATCHBAY_HTTP_PORT', 'PATCHBAY_HTTP_BIND']) delete env[name];
+  // The compiled server, as `npm start` runs it (`npm ci` builds dist/).
+  const main = join(REPOSITORY, 'dist', 'main.js');
+  assert.ok(existsSync(main), 'dist/main.js is built');
+  const child = spawn(process.execPath, [main], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  try {
+    const base = `http://127.0.0.1:${port}/asterisk/ari`;
+    const auth = `Basic ${Buffer.from('bot:s3cret').toString('base64')}`;
+    let up = false;
+    for (let i = 0; i < 300 && !up; i++) {
+      up = await fetch(`${base}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false);
+      if (!up) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(up, `the server answers under the prefix:\n${output}`);
+    assert.match(output, /option highpriority is not supported by Patchbay/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/ari/asterisk/ping`, { headers: { authorization: auth } })).status, 404, 'nothing outside the prefix');
+    const docs = (await (await fetch(`${base}/api-docs/resources.json`, { headers: { authorization: auth } })).json()) as { basePath: string };
+    assert.equal(docs.basePath, `http://127.0.0.1:${port}/asterisk/ari`);
+    const viewer = `Basic ${Buffer.from('viewer:look').toString('base64')}`;
+    assert.equal((await fetch(`${base}/channels?endpoint=Local/100@from-etc&app=x`, { method: 'POST', headers: { authorization: viewer } })).status, 403);
+    const endpoints = (await (await fetch(`${base}/endpoints/PJSIP`, { headers: { authorization: auth } })).json()) as { resource: string }[];
+    assert.deepEqual(endpoints.map((e) => e.resource), ['alice']);
+
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/asterisk/ari/events?app=etc-app`, { headers: { authorization: auth } });
+    const started = new Promise<Record<string, any>>((resolve, reject) => {
+      socket.on('message', (data) => {
+        const event = JSON.parse(String(data));
+        if (event.type === 'StasisStart' && event.args.length > 0) resolve(event);
+      });
+      socket.once('error', reject);
+    });
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    const originated = await fetch(`${base}/channels?endpoint=Local/100@from-etc&app=etc-app`, { method: 'POST', headers: { authorization: auth } });
+    assert.equal(originated.status, 200);
+    const event = await Promise.race([started, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no StasisStart:\n${output}`)), 8000))]);
+    assert.deepEqual(event.args, ['hello']);
+    socket.terminate();
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+});
