@@ -142,7 +142,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     health: () => health.check(),
     observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
   };
-  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins });
+  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls });
   const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops });
   let address: AddressInfo;
   try {
