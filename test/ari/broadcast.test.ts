@@ -4,6 +4,9 @@
 // STASISSTATUS=TIMEOUT, and a channel that is not being broadcast is not found (404).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { EventEmitter } from 'node:events';
+import ari, { type Client } from 'ari-client';
+import { internals } from '../helpers/ari-client.ts';
 import type { EventSocket } from '../helpers/server.ts';
 import { channelOf, collectUntil, originate, startPbxServer, untilDestroyed, varsets, watchAll, type AriEvent, type PbxServer } from '../pbx/pbx-helpers.ts';
 
@@ -22,6 +25,9 @@ exten => only-a,1,StasisBroadcast(150,^bc-a$)
  same => n,Set(AFTER=\${STASISSTATUS})
  same => n,Hangup()
 exten => badfilter,1,StasisBroadcast(150,(a|b)(c|d)(e|f)(g|h)+(x)*(y)*(z)*)
+ same => n,Set(AFTER=\${STASISSTATUS})
+ same => n,Hangup()
+exten => clients,1,StasisBroadcast(5000,^cli-,from-client)
  same => n,Set(AFTER=\${STASISSTATUS})
  same => n,Hangup()
 exten => ghost,1,StasisBroadcast(5000,^bc-)
@@ -163,5 +169,42 @@ describe('StasisBroadcast and claim', () => {
     } finally {
       assert.equal((await pbx.server.ari('/asterisk/modules/res_stasis_broadcast.so', { method: 'POST' })).status, 204);
     }
+  });
+});
+
+describe('with the npm ari-client', () => {
+  const clients: Client[] = [];
+  after(() => {
+    for (const client of clients) {
+      client.stop();
+      internals(client)._ws?.terminate();
+    }
+  });
+
+  test('two clients get CallBroadcast as an event; claimChannel resolves for one and rejects 409 for the other', async () => {
+    for (const app of ['cli-one', 'cli-two']) {
+      const client = await ari.connect(pbx.server.url, 'asterisk', 'asterisk');
+      await client.start(app);
+      clients.push(client);
+    }
+    const [first, second] = clients as [Client, Client];
+    // The typings list Asterisk's events before 22.10: CallBroadcast is not among them.
+    const emitter = (client: Client): EventEmitter => client as unknown as EventEmitter;
+    const offered = (client: Client): Promise<{ event: AriEvent; channel: { id: string } }> =>
+      new Promise((resolve) => emitter(client).once('CallBroadcast', (event: AriEvent, channel: { id: string }) => resolve({ event, channel })));
+    const started = new Promise<AriEvent>((resolve) => emitter(first).once('StasisStart', (event: AriEvent) => resolve(event)));
+    const offers = Promise.all([offered(first), offered(second)]);
+    const { one, two } = originate(pbx.server, 'Local/clients@bc');
+    const [offerOne, offerTwo] = await offers;
+    assert.equal(offerOne.channel.id, two.id, 'ari-client hands the channel of the event over as a Channel instance');
+    assert.equal(offerTwo.event.application, 'cli-two');
+
+    await internals(first).events.claimChannel({ channelId: two.id, application: 'cli-one' });
+    await assert.rejects(internals(second).events.claimChannel({ channelId: two.id, application: 'cli-two' }), (err: Error) => /409|already been claimed/.test(String(err.message)));
+    const start = await started;
+    assert.deepEqual(start.args, ['from-client']);
+    await first.channels.continueInDialplan({ channelId: two.id });
+    const events = await untilDestroyed(watch, [one, two]);
+    assert.deepEqual(varsets(events, two.name, 'AFTER'), ['SUCCESS']);
   });
 });
