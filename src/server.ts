@@ -176,7 +176,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     },
     applyConfig(next) {
       const changes = classifyChanges(changedSettings(current, next));
-      if (changes.live.some((key) => key.startsWith('ari.users'))) authenticator.replaceUsers(next.ari.users);
+      if (changes.live.some((key) => key.startsWith('ari.users') || key.startsWith('ari.acls'))) authenticator.replaceUsers(next.ari.users, next.ari.acls);
       if (changes.live.includes('logging.level')) log.level = next.logging.level;
       current = next;
       return changes;

@@ -215,10 +215,7 @@ export class Authenticator {
 
   constructor(users: readonly AriUser[], options: AuthenticatorOptions = {}) {
     this.users = new Map(users.map((user) => [user.name, user]));
-    for (const user of users) {
-      const lists = userAclLists(user, options.namedAcls);
-      if (lists) this.#acls.set(user.name, lists);
-    }
+    this.#loadAcls(users, options.namedAcls);
     this.#failed = new FailedLogins(options.failedLogins ?? DEFAULT_FAILED_LOGIN_LIMITS, options.now ?? Date.now);
     this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
     if (this.#decoyHash !== undefined) this.#hasher.warmUp();
@@ -227,9 +224,11 @@ export class Authenticator {
   /**
    * Takes a reloaded user list: from now on only these users and passwords are accepted; every
    * credential verified before is forgotten (a removed user or changed password stops working at once).
+   * The users' ACLs (and the named ACLs they reference) apply from the next request too.
    */
-  replaceUsers(users: readonly AriUser[]): void {
+  replaceUsers(users: readonly AriUser[], namedAcls?: ReadonlyMap<string, NamedAcl>): void {
     this.users = new Map(users.map((user) => [user.name, user]));
+    this.#loadAcls(users, namedAcls);
     this.verifiedHeaders.clear();
     this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
     if (this.#decoyHash !== undefined) this.#hasher.warmUp();
@@ -267,6 +266,14 @@ export class Authenticator {
       this.verifiedHeaders.set(header, user);
     }
     return this.authorize(user, method, address);
+  }
+
+  #loadAcls(users: readonly AriUser[], namedAcls: ReadonlyMap<string, NamedAcl> | undefined): void {
+    this.#acls.clear();
+    for (const user of users) {
+      const lists = userAclLists(user, namedAcls);
+      if (lists) this.#acls.set(user.name, lists);
+    }
   }
 
   /** Stops the hashing thread; checks still waiting answer unauthorized. */

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { Authenticator } from '../../src/ari/auth.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
+import { changedSettings, classifyChanges } from '../../src/config/reload.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -134,5 +136,33 @@ describe('ACL configuration', () => {
     assert.equal(load([{ name: 'u', password: 'p' }], { a: { deny: '0.0.0.0/0' }, A: {} }).key, 'ari.acls.A');
     assert.equal(load([{ name: 'u', password: 'p' }], { a: { allow: '0.0.0.0/0' } }).key, 'ari.acls.a.allow');
     assert.equal(load([{ name: 'u', password: 'p', acl: ['a', 'A'] }], { a: {} }).key, 'ari.users[0].acl[1]');
+  });
+});
+
+describe('ACLs on reload (SIGHUP)', () => {
+  test('a changed named ACL is seen as a live change, and the authenticator applies it', async () => {
+    const config = (permit: string): ReturnType<typeof loadConfig> =>
+      loadConfig({
+        path: null,
+        env: {},
+        overrides: { ari: { acls: { office: { deny: '0.0.0.0/0', permit } }, users: [{ name: 'u', password: 'p', acl: 'office' }] }, dirs: { data: server.dataDir } } as never,
+      });
+    const before = config('127.0.0.1');
+    const after = config('192.0.2.0/24');
+    const changes = classifyChanges(changedSettings(before, after));
+    assert.deepEqual(changes.atRestart, []);
+    assert.ok(changes.live.some((key) => key.startsWith('ari.acls')), changes.live.join(','));
+    assert.deepEqual(classifyChanges(changedSettings(before, config('127.0.0.1'))).live, [], 'the same ACLs are no change');
+
+    const authenticator = new Authenticator(before.ari.users, { namedAcls: before.ari.acls });
+    try {
+      const headers = { authorization: basic('u', 'p') };
+      const login = (): string => (authenticator.authenticate(headers, new URLSearchParams(), 'GET', '127.0.0.1') as { kind: string }).kind;
+      assert.equal(login(), 'ok');
+      authenticator.replaceUsers(after.ari.users, after.ari.acls);
+      assert.equal(login(), 'acl-denied', 'the new ACL applies to the next request, a remembered header included');
+    } finally {
+      await authenticator.close();
+    }
   });
 });
