@@ -3,6 +3,7 @@
 // 403 "Access denied by ACL"; the YAML refuses bad entries and unknown named ACLs.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { encrypt } from 'unixcrypt';
 import WebSocket from 'ws';
 import { Authenticator } from '../../src/ari/auth.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
@@ -161,6 +162,24 @@ describe('ACLs on reload (SIGHUP)', () => {
       assert.equal(login(), 'ok');
       authenticator.replaceUsers(after.ari.users, after.ari.acls);
       assert.equal(login(), 'acl-denied', 'the new ACL applies to the next request, a remembered header included');
+    } finally {
+      await authenticator.close();
+    }
+  });
+
+  test('a crypt password checked on the hashing thread is held to the ACL too', async () => {
+    const config = loadConfig({
+      path: null,
+      env: {},
+      overrides: { ari: { users: [{ name: 'c', password: encrypt('pw', '$6$rounds=1000$aclsalt'), password_format: 'crypt', deny: '0.0.0.0/0', permit: '10.0.0.0/8' }] }, dirs: { data: server.dataDir } } as never,
+    });
+    const authenticator = new Authenticator(config.ari.users);
+    try {
+      const headers = { authorization: basic('c', 'pw') };
+      const from = async (address: string): Promise<string> => (await authenticator.authenticate(headers, new URLSearchParams(), 'GET', address)).kind;
+      assert.equal(await from('10.1.1.1'), 'ok');
+      assert.equal(await from('127.0.0.1'), 'acl-denied', 'also once the password is remembered as verified');
+      assert.equal(await from('::ffff:10.2.2.2'), 'ok');
     } finally {
       await authenticator.close();
     }
