@@ -117,13 +117,15 @@ class Parser {
     if (c === '+') return this.pos++, [1, Infinity];
     if (c === '?') return this.pos++, [0, 1];
     if (c !== '{') return undefined;
-    const match = /^\{([0-9]{1,4})(,([0-9]{0,4}))?\}/.exec(this.chars.slice(this.pos, this.pos + 12).join(''));
+    // A bound above the limit refuses the pattern even before its `}` is seen, as Asterisk's check does.
+    const match = /^\{([0-9]+)(,([0-9]*))?/.exec(this.chars.slice(this.pos, this.pos + 24).join(''));
     if (!match) return undefined;
     const min = Number(match[1]);
     const max = match[2] === undefined ? min : match[3] === '' ? Infinity : Number(match[3]);
     if (min > MAX_INTERVAL_BOUND || (max !== Infinity && max > MAX_INTERVAL_BOUND)) throw new PatternError(`interval bound above ${MAX_INTERVAL_BOUND}`);
-    if (max < min) throw new PatternError(`invalid interval ${match[0]}`);
-    this.pos += match[0].length;
+    if (this.chars[this.pos + match[0].length] !== '}') return undefined;
+    if (max < min) throw new PatternError(`invalid interval ${match[0]}}`);
+    this.pos += match[0].length + 1;
     return [min, max];
   }
 

@@ -67,6 +67,8 @@ describe("Asterisk's safety limits", () => {
     assert.equal(typeof compileAppFilter('(a)+(b)*(c)?d{2}'), 'object');
     assert.match(compileAppFilter('a{101}') as string, /above 100/);
     assert.match(compileAppFilter('a{1,101}') as string, /above 100/);
+    assert.match(compileAppFilter('a{99999999999999999999}') as string, /above 100/);
+    assert.match(compileAppFilter('a{101') as string, /above 100/, 'refused before the closing brace, as in Asterisk');
     assert.equal(typeof compileAppFilter('a{1,100}'), 'object');
     const alternatives = (n: number): string => `(((${Array.from({ length: n }, (_, i) => `x${i}`).join('|')})))`;
     assert.match(compileAppFilter(alternatives(22)) as string, /alternatives/);
