@@ -144,7 +144,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     health: () => health.check(),
     observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
   };
-  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins });
+  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls });
   const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops });
   let address: AddressInfo;
   try {
@@ -178,7 +178,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     },
     applyConfig(next) {
       const changes = classifyChanges(changedSettings(current, next));
-      if (changes.live.some((key) => key.startsWith('ari.users'))) authenticator.replaceUsers(next.ari.users);
+      if (changes.live.some((key) => key.startsWith('ari.users') || key.startsWith('ari.acls'))) authenticator.replaceUsers(next.ari.users, next.ari.acls);
       if (changes.live.includes('logging.level')) log.level = next.logging.level;
       current = next;
       return changes;

@@ -76,7 +76,7 @@ describe('defaults', () => {
     assert.equal(c.serverId, '52:54:00:ab:cd:ef');
     assert.equal(c.systemName, os.hostname());
     assert.deepEqual(c.http, { bind: '127.0.0.1', port: 8088, bodyLimitBytes: 1024 * 1024, prefix: '' });
-    assert.deepEqual(c.ari.users, [{ name: 'asterisk', password: 'asterisk', passwordFormat: 'plain', readOnly: false }]);
+    assert.deepEqual(c.ari.users, [{ name: 'asterisk', password: 'asterisk', passwordFormat: 'plain', readOnly: false, permit: [], deny: [], acl: [] }]);
     assert.equal(c.ari.authRealm, 'Asterisk REST Interface');
     assert.deepEqual(c.ari.channelvars, []);
     assert.deepEqual(c.ari.allowedOrigins, []);
@@ -185,8 +185,8 @@ config_objects:
     assert.equal(c.systemName, 'pbx-1');
     assert.deepEqual(c.http, { bind: '0.0.0.0', port: 9090, bodyLimitBytes: 2048, prefix: '' });
     assert.deepEqual(c.ari.users, [
-      { name: 'admin', password: 'secret', passwordFormat: 'plain', readOnly: false },
-      { name: 'viewer', password: 'look', passwordFormat: 'plain', readOnly: true },
+      { name: 'admin', password: 'secret', passwordFormat: 'plain', readOnly: false, permit: [], deny: [], acl: [] },
+      { name: 'viewer', password: 'look', passwordFormat: 'plain', readOnly: true, permit: [], deny: [], acl: [] },
     ]);
     assert.equal(c.ari.authRealm, 'My Realm');
     assert.deepEqual(c.ari.channelvars, ['CALLERID(name)', 'FOO', 'BAR']);
@@ -214,7 +214,7 @@ config_objects:
   test('a read-only user', () => {
     const file = writeConfig('ari:\n  users:\n    - {name: ro, password: pw, read_only: true}\n');
     const c = load({ path: file });
-    assert.deepEqual(c.ari.users, [{ name: 'ro', password: 'pw', passwordFormat: 'plain', readOnly: true }]);
+    assert.deepEqual(c.ari.users, [{ name: 'ro', password: 'pw', passwordFormat: 'plain', readOnly: true, permit: [], deny: [], acl: [] }]);
   });
 
   test('empty file and empty sections mean defaults', () => {
@@ -272,7 +272,7 @@ describe('environment', () => {
 });
 
 describe('passwords', () => {
-  const user = (password: string, passwordFormat: 'plain' | 'crypt' = 'crypt'): AriUser => ({ name: 'u', password, passwordFormat, readOnly: false });
+  const user = (password: string, passwordFormat: 'plain' | 'crypt' = 'crypt'): AriUser => ({ name: 'u', password, passwordFormat, readOnly: false, permit: [], deny: [], acl: [] });
 
   test('plain', () => {
     assert.equal(verifyPassword(user('secret', 'plain'), 'secret'), true);

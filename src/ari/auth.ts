@@ -6,12 +6,16 @@ import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import type { AriUser } from '../config/config.ts';
+import type { AclEntry, NamedAcl } from '../config/settings.ts';
+import { aclAllows, parseAclRule, type AclRule } from '../core/acl.ts';
 import { PasswordHasher, constantTimeEqual, decoyHashLike } from './passwords.ts';
 
 export type AuthResult =
   | { readonly kind: 'ok'; readonly user: AriUser }
   | { readonly kind: 'unauthorized' }
-  | { readonly kind: 'read-only' };
+  | { readonly kind: 'read-only' }
+  /** The user's ACL (`permit`/`deny`/`acl`) refuses the client address. */
+  | { readonly kind: 'acl-denied' };
 
 /** Failed-login limits per client address (`ari.failed_logins`). `maxPerAddress: 0` turns them off. */
 export interface FailedLoginLimits {
@@ -32,9 +36,39 @@ export interface AuthenticatorOptions {
   readonly failedLogins?: FailedLoginLimits;
   /** Milliseconds clock (tests). */
   readonly now?: () => number;
+  /** Named ACLs (`ari.acls`, lower-cased names) that users' `acl` entries reference. */
+  readonly namedAcls?: ReadonlyMap<string, NamedAcl>;
 }
 
 const UNAUTHORIZED: AuthResult = Object.freeze({ kind: 'unauthorized' });
+const ACL_DENIED: AuthResult = Object.freeze({ kind: 'acl-denied' });
+
+/** Rules of one permit/deny pair in the order they were written (the configuration validated each entry). */
+function compileRules(entries: readonly AclEntry[]): AclRule[] {
+  return [...entries]
+    .sort((a, b) => a.order - b.order)
+    .map((entry) => {
+      const rule = parseAclRule(entry.entry, entry.sense === 'permit');
+      if (typeof rule === 'string') throw new Error(`invalid ACL entry '${entry.entry}': ${rule}`);
+      return rule;
+    });
+}
+
+/**
+ * A user's ACL lists as Asterisk builds them: the unnamed list of its own permit/deny entries first,
+ * then each named ACL it references, in order. Undefined when the user has none (no check at all).
+ */
+export function userAclLists(user: AriUser, namedAcls: ReadonlyMap<string, NamedAcl> = new Map()): AclRule[][] | undefined {
+  if (user.permit.length === 0 && user.deny.length === 0 && user.acl.length === 0) return undefined;
+  const lists = [compileRules([...user.permit, ...user.deny])];
+  for (const name of user.acl) {
+    const named = namedAcls.get(name.toLowerCase());
+    // The configuration refuses unknown names; should one slip through, it denies, as in Asterisk.
+    if (!named) return [compileRules([{ sense: 'deny', entry: '0.0.0.0/0', order: 0 }, { sense: 'deny', entry: '::/0', order: 1 }])];
+    lists.push(compileRules([...named.permit, ...named.deny]));
+  }
+  return lists;
+}
 
 /** Crypt checks queued on the hashing thread beyond which further ones are refused at once (≈ seconds of work). */
 const MAX_PENDING_CHECKS = 256;
@@ -176,9 +210,12 @@ export class Authenticator {
   /** What an unknown user's password is checked against: a crypt decoy when any user has a crypt hash. */
   #decoyHash: string | undefined;
   readonly #decoyPlain = crypto.randomBytes(12).toString('base64');
+  /** Per-user ACL lists, for the users that have any. */
+  readonly #acls = new Map<string, AclRule[][]>();
 
   constructor(users: readonly AriUser[], options: AuthenticatorOptions = {}) {
     this.users = new Map(users.map((user) => [user.name, user]));
+    this.#loadAcls(users, options.namedAcls);
     this.#failed = new FailedLogins(options.failedLogins ?? DEFAULT_FAILED_LOGIN_LIMITS, options.now ?? Date.now);
     this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
     if (this.#decoyHash !== undefined) this.#hasher.warmUp();
@@ -187,9 +224,11 @@ export class Authenticator {
   /**
    * Takes a reloaded user list: from now on only these users and passwords are accepted; every
    * credential verified before is forgotten (a removed user or changed password stops working at once).
+   * The users' ACLs (and the named ACLs they reference) apply from the next request too.
    */
-  replaceUsers(users: readonly AriUser[]): void {
+  replaceUsers(users: readonly AriUser[], namedAcls?: ReadonlyMap<string, NamedAcl>): void {
     this.users = new Map(users.map((user) => [user.name, user]));
+    this.#loadAcls(users, namedAcls);
     this.verifiedHeaders.clear();
     this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
     if (this.#decoyHash !== undefined) this.#hasher.warmUp();
@@ -206,14 +245,14 @@ export class Authenticator {
     // It passes even from a blocked address: a credential proven before teaches a guesser nothing,
     // and the applications sharing the address (loopback, a proxy) keep working.
     const known = header === undefined ? undefined : this.verifiedHeaders.get(header);
-    if (known) return this.authorize(known, method);
+    if (known) return this.authorize(known, method, address);
     const credentials = credentialsFromBasic(header) ?? credentialsFromApiKey(query.get('api_key'));
     if (!credentials) return UNAUTHORIZED;
     const [name, password] = credentials;
     const user = this.users.get(name);
 
     if (user?.passwordFormat === 'crypt' || (user === undefined && this.#decoyHash !== undefined)) {
-      return this.checkCrypt(user, password, method, clientKey(address));
+      return this.checkCrypt(user, password, method, address);
     }
     // Any other credential from a blocked address gets no check at all: it learns nothing, costs nothing.
     if (!this.#failed.empty && this.#failed.blocked(clientKey(address))) return UNAUTHORIZED;
@@ -226,7 +265,15 @@ export class Authenticator {
       if (this.verifiedHeaders.size >= MAX_REMEMBERED_HEADERS) this.verifiedHeaders.clear();
       this.verifiedHeaders.set(header, user);
     }
-    return this.authorize(user, method);
+    return this.authorize(user, method, address);
+  }
+
+  #loadAcls(users: readonly AriUser[], namedAcls: ReadonlyMap<string, NamedAcl> | undefined): void {
+    this.#acls.clear();
+    for (const user of users) {
+      const lists = userAclLists(user, namedAcls);
+      if (lists) this.#acls.set(user.name, lists);
+    }
   }
 
   /** Stops the hashing thread; checks still waiting answer unauthorized. */
@@ -234,9 +281,10 @@ export class Authenticator {
     return this.#hasher.close();
   }
 
-  private checkCrypt(user: AriUser | undefined, password: string, method: string, key: string): AuthResult | Promise<AuthResult> {
+  private checkCrypt(user: AriUser | undefined, password: string, method: string, address: string | undefined): AuthResult | Promise<AuthResult> {
+    const key = clientKey(address);
     const tag = user && this.tag(user, password);
-    if (user && this.#verifiedCrypt.get(user)?.has(tag!)) return this.authorize(user, method);
+    if (user && this.#verifiedCrypt.get(user)?.has(tag!)) return this.authorize(user, method, address);
     if (!this.#failed.mayTry(key) || this.#hasher.pending >= MAX_PENDING_CHECKS) return UNAUTHORIZED;
     this.#failed.begin(key);
     return this.#hasher.verify(password, user?.password ?? this.#decoyHash!).then((matches) => {
@@ -247,7 +295,7 @@ export class Authenticator {
       if (!verified) this.#verifiedCrypt.set(user, (verified = new Set()));
       if (verified.size >= VERIFIED_PER_USER) verified.clear();
       verified.add(tag!);
-      return this.authorize(user, method);
+      return this.authorize(user, method, address);
     });
   }
 
@@ -255,7 +303,13 @@ export class Authenticator {
     return crypto.createHmac('sha256', this.#tagKey).update(user.password).update('\0').update(password).digest('base64');
   }
 
-  private authorize(user: AriUser, method: string): AuthResult {
+  /**
+   * After the credentials, as Asterisk orders it: the user's ACL against the client address
+   * (403 `Access denied by ACL`), then read-only users' write methods (403 `Write access denied`).
+   */
+  private authorize(user: AriUser, method: string, address: string | undefined): AuthResult {
+    const acl = this.#acls.get(user.name);
+    if (acl && !aclAllows(acl, address)) return ACL_DENIED;
     if (user.readOnly && method !== 'GET' && method !== 'OPTIONS') return { kind: 'read-only' };
     return { kind: 'ok', user };
   }

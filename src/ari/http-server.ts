@@ -229,6 +229,7 @@ export class AriHttpServer {
 
   authFailure(auth: AuthResult): AriResponse {
     if (auth.kind === 'read-only') return { status: 403, headers: {}, json: { message: 'Write access denied' } };
+    if (auth.kind === 'acl-denied') return { status: 403, headers: {}, json: { message: 'Access denied by ACL' } };
     return { status: 401, headers: { 'WWW-Authenticate': this.realmHeader }, json: { message: 'Authentication required' } };
   }
 

@@ -8,6 +8,4 @@ export const NOT_IMPLEMENTED: Partial<Record<ResourceName, readonly string[]>> =
   endpoints: ['refer', 'referToEndpoint'],
   // The channel operation that needs a SIP transfer.
   channels: ['transfer_progress'],
-  // Channel broadcast (res_stasis_broadcast) is not part of any issue yet.
-  events: ['claimChannel'],
 };

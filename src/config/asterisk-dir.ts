@@ -18,7 +18,7 @@ const MAX_ENTRIES = 100_000;
 const MAX_WARNINGS = 500;
 
 /** The files Patchbay reads from the directory; any other `*.conf` there is named as not read. */
-export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
+export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
 
 export interface AsteriskDirImport {
   /** YAML-shaped settings (snake_case keys), to be merged beneath the YAML file. */
@@ -238,9 +238,17 @@ function readAriConf(im: Importer): void {
     }
     const user: Raw = Object.create(null) as Raw;
     user.name = section.name;
+    const rules = new RuleOrder(im, `ari.conf:${section.line}`);
     for (const { name, value, at } of entries) {
       switch (name) {
         case 'type':
+          break;
+        case 'permit':
+        case 'deny':
+          rules.add(user, name, value);
+          break;
+        case 'acl':
+          user.acl = [...((user.acl as string[] | undefined) ?? []), ...value.split(',').map((n) => n.trim()).filter(Boolean)];
           break;
         case 'password':
           user.password = value;
@@ -259,6 +267,50 @@ function readAriConf(im: Importer): void {
     usersAt ??= `ari.conf:${section.line}`;
   }
   if (usersAt) im.set('ari.users', users, usersAt);
+}
+
+/**
+ * Asterisk applies permit/deny lines in the order written; Patchbay's settings hold one `permit`
+ * and one `deny` list, applied in the order their keys appear. Lines that alternate more than once
+ * cannot keep their order: that is said in a warning line.
+ */
+class RuleOrder {
+  #last: string | undefined;
+  #switches = 0;
+  #warned = false;
+
+  constructor(
+    private readonly im: Importer,
+    private readonly where: string,
+  ) {}
+
+  add(target: Raw, kind: 'permit' | 'deny', value: string): void {
+    if (this.#last !== undefined && this.#last !== kind) this.#switches += 1;
+    this.#last = kind;
+    if (this.#switches > 1 && !this.#warned) {
+      this.#warned = true;
+      this.im.warn(`${this.where}: permit and deny lines alternate more than once; Patchbay applies all of one kind, then all of the other, in the order each first appears`);
+    }
+    target[kind] = [...((target[kind] as string[] | undefined) ?? []), ...value.split(',').map((rule) => rule.trim()).filter(Boolean)];
+  }
+}
+
+// ---- acl.conf --------------------------------------------------------------------------------
+
+function readAclConf(im: Importer): void {
+  const acls: Raw = Object.create(null) as Raw;
+  let aclsAt: string | undefined;
+  for (const section of im.sections('acl.conf') ?? []) {
+    const acl: Raw = Object.create(null) as Raw;
+    const rules = new RuleOrder(im, `acl.conf:${section.line}`);
+    for (const { name, value, at } of entriesOf(section, 'acl.conf')) {
+      if (name === 'permit' || name === 'deny') rules.add(acl, name, value);
+      else im.warn(`${at}: option ${name} is not supported by Patchbay`);
+    }
+    acls[section.name] = acl;
+    aclsAt ??= `acl.conf:${section.line}`;
+  }
+  if (aclsAt) im.set('ari.acls', acls, aclsAt);
 }
 
 // ---- musiconhold.conf ------------------------------------------------------------------------
@@ -306,6 +358,7 @@ export function readAsteriskConfigDir(dir: string): AsteriskDirImport {
   const dataDir = readAsteriskConf(im);
   readHttpConf(im);
   readAriConf(im);
+  readAclConf(im);
   if (names.includes('extensions.conf')) im.set('dialplan.file', path.join(dir, 'extensions.conf'), 'extensions.conf');
   if (names.includes('pjsip.conf')) im.set('sip.pjsip_conf', path.join(dir, 'pjsip.conf'), 'pjsip.conf');
   readMusicOnHoldConf(im, dataDir);

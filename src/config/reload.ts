@@ -3,7 +3,7 @@
 import type { PatchbayConfig } from './config.ts';
 
 /** Settings a running server takes over on reload (dotted paths of the loaded configuration). */
-export const LIVE_SETTINGS: readonly string[] = ['ari.users', 'logging.level'];
+export const LIVE_SETTINGS: readonly string[] = ['ari.users', 'ari.acls', 'logging.level'];
 
 /** The dotted paths (YAML spelling) whose values differ between two loaded configurations. */
 export function changedSettings(before: PatchbayConfig, after: PatchbayConfig): string[] {
@@ -25,6 +25,11 @@ const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLo
 /** Compares leaves; an array or a mapping that differs in shape is reported at its own path. Bounded depth. */
 function compare(a: unknown, b: unknown, path: string[], out: Set<string>, depth: number): void {
   if (Object.is(a, b)) return;
+  // Mappings of user-chosen names are held in Maps (ari.acls): compare them by their entries.
+  if (a instanceof Map || b instanceof Map) {
+    const entries = (m: unknown): unknown => (m instanceof Map ? Object.fromEntries(m) : m);
+    return compare(entries(a), entries(b), path, out, depth);
+  }
   const key = path.join('.');
   if (depth > 8 || typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) {
     if (JSON.stringify(a) !== JSON.stringify(b)) out.add(key);

@@ -39,7 +39,8 @@ export interface Setting<T, Y> {
   readonly late?: boolean;
   /** For a list of records: the item's fields, documented as `key[].field`. */
   readonly items?: Section<Fields>;
-  read(v: unknown, p: readonly Seg[], ctx: ReadContext, scope: Raw): T;
+  /** `siblings` is the section's mapping as written (key order included), for a setting whose meaning depends on it. */
+  read(v: unknown, p: readonly Seg[], ctx: ReadContext, scope: Raw, siblings: Raw): T;
   /** Phantom: the YAML input type. */
   readonly yaml?: Y;
 }
@@ -283,7 +284,7 @@ export function custom<T, Y>(o: {
   readonly doc: string;
   readonly docDefault: string;
   readonly late?: boolean;
-  readonly read: (v: unknown, p: readonly Seg[], ctx: ReadContext, scope: Raw) => T;
+  readonly read: (v: unknown, p: readonly Seg[], ctx: ReadContext, scope: Raw, siblings: Raw) => T;
 }): Setting<T, Y> {
   return { kind: 'setting', doc: { default: o.docDefault, description: o.doc }, late: o.late, read: o.read };
 }
@@ -315,7 +316,7 @@ export function readSection<F extends Fields>(s: Section<F>, v: unknown, p: read
   const built: Raw = {};
   const readField = (key: string): void => {
     const node = s.fields[key]!;
-    const value = node.kind === 'section' ? readSection(node, raw[key], [...p, key], ctx) : node.read(raw[key], [...p, key], ctx, built);
+    const value = node.kind === 'section' ? readSection(node, raw[key], [...p, key], ctx) : node.read(raw[key], [...p, key], ctx, built, raw);
     built[camelCase(key)] = value;
   };
   const late = keys.filter((k) => s.fields[k]!.kind === 'setting' && (s.fields[k] as AnySetting).late);

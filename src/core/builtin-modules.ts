@@ -30,6 +30,7 @@ export const MODULE_NAMES = {
   stasis: 'app_stasis.so',
   stasisRecording: 'res_stasis_recording.so',
   stasisPlayback: 'res_stasis_playback.so',
+  stasisBroadcast: 'res_stasis_broadcast.so',
 } as const;
 
 export interface BuiltinModuleHooks {
@@ -72,4 +73,7 @@ export function registerBuiltinModules(registry: ModuleRegistry, hooks: BuiltinM
   registry.register(switchModule(MODULE_NAMES.stasis, 'Stasis dialplan application'));
   registry.register(switchModule(MODULE_NAMES.stasisRecording, 'Stasis application recording support'));
   registry.register(switchModule(MODULE_NAMES.stasisPlayback, 'Stasis application playback support'));
+  // StasisBroadcast() and POST /events/claim: while it is not running, the application sets
+  // STASISSTATUS=FAILED and a claim answers 501, as in Asterisk.
+  registry.register({ ...switchModule(MODULE_NAMES.stasisBroadcast, 'Stasis application broadcast support'), supportLevel: 'extended' });
 }

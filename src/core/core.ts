@@ -27,6 +27,7 @@ import { loadDefaultDialplan } from './dialplan/default-dialplan.ts';
 import { registerDialplanApplications } from './pbx/apps/index.ts';
 import { Pbx } from './pbx/pbx.ts';
 import { Stasis } from './stasis.ts';
+import { ChannelBroadcasts } from './broadcasts.ts';
 import { Bridges } from './bridges/bridges.ts';
 import { ensureBuiltinSounds, generatedSoundsDir } from './builtin-sounds.ts';
 import { ChannelGenerators } from './channel-generators.ts';
@@ -86,6 +87,8 @@ export class Core {
   /** Device states derived from channels and endpoints. */
   readonly derivedDeviceStates: DerivedDeviceStates;
   readonly stasis = new Stasis(this.applications);
+  /** StasisBroadcast() and its claims (res_stasis_broadcast.so). */
+  readonly broadcasts = new ChannelBroadcasts(this.applications);
   /** The one media clock: bridges, generators, playbacks and recordings tick on it. */
   readonly media: MediaEngine;
   readonly generators: ChannelGenerators;
@@ -178,6 +181,8 @@ export class Core {
     this.messages = new MessageRouter({ endpoints: this.endpoints, applications: this.applications });
     this.derivedDeviceStates = new DerivedDeviceStates({ channels: this.channels, endpoints: this.endpoints, deviceStates: this.deviceStates });
     this.#dialplan = this.loadDialplan();
+    const broadcasts = this.broadcasts;
+    const modules = this.modules;
     this.pbx = new Pbx({
       channels: this.channels,
       stasis: this.stasis,
@@ -186,6 +191,9 @@ export class Core {
       dialplan: () => this.#dialplan,
       playbacks: this.playbacks,
       recordings: this.recordings,
+      get broadcasts() {
+        return modules.isRunning(MODULE_NAMES.stasisBroadcast) ? broadcasts : undefined;
+      },
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),

@@ -11,8 +11,8 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const CRYPT_HASH = encrypt('crypt secret', '$6$rounds=2000$testsalt');
 const USERS: readonly AriUser[] = [
-  { name: 'plain', password: 'plain secret', passwordFormat: 'plain', readOnly: false },
-  { name: 'hashed', password: CRYPT_HASH, passwordFormat: 'crypt', readOnly: false },
+  { name: 'plain', password: 'plain secret', passwordFormat: 'plain', readOnly: false, permit: [], deny: [], acl: [] },
+  { name: 'hashed', password: CRYPT_HASH, passwordFormat: 'crypt', readOnly: false, permit: [], deny: [], acl: [] },
 ];
 const NO_QUERY = new URLSearchParams();
 

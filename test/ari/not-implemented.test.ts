@@ -32,7 +32,7 @@ before(async () => {
 after(() => server.stop());
 
 test('an unimplemented operation answers 501 naming it (after its parameters validate)', async () => {
-  const claim = await server.ari('/events/claim?channelId=a&application=b', { method: 'POST' });
-  assert.equal(claim.status, 501);
-  assert.deepEqual(await claim.json(), { message: 'Not implemented: claimChannel' });
+  const progress = await server.ari('/channels/a/transfer_progress?states=channel_progress', { method: 'POST' });
+  assert.equal(progress.status, 501);
+  assert.deepEqual(await progress.json(), { message: 'Not implemented: transfer_progress' });
 });

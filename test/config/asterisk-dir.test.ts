@@ -48,9 +48,13 @@ function writeAsteriskDir(name: string, port: number): string {
       'type = user',
       'read_only = yes',
       'password = look',
+      'deny = 0.0.0.0/0.0.0.0',
+      'permit = 127.0.0.1/32',
+      'acl = office',
       '',
     ].join('\n'),
   );
+  writeFileSync(join(dir, 'acl.conf'), ['[office]', 'deny = 0.0.0.0/0', 'permit = 127.0.0.0/8', ''].join('\n'));
   writeFileSync(join(dir, 'extensions.conf'), ['[from-etc]', 'exten => 100,1,Answer()', ' same => n,Stasis(etc-app,hello)', ' same => n,Hangup()', ''].join('\n'));
   writeFileSync(
     join(dir, 'pjsip.conf'),
@@ -74,6 +78,8 @@ test('the directory becomes settings, and each thing not understood is one warni
       ['viewer', true],
     ],
   );
+  const viewer = config.ari.users[1]!;
+  assert.deepEqual([viewer.deny.length, viewer.permit.length, viewer.acl], [1, 1, ['office']]);
   assert.equal(config.ari.pretty, true);
   assert.deepEqual(config.ari.allowedOrigins, ['http://localhost:3000']);
   assert.equal(config.maxChannels, 40);

@@ -13,6 +13,10 @@ export interface ClientInternals {
     setChannelVars(params: { channelId: string; variables: Record<string, string> }): Promise<void>;
     getChannelVars(params: { channelId: string; variables: string }): Promise<Record<string, string>>;
   };
+  /** claimChannel (ARI 22.10/23.4, StasisBroadcast) came after the typings. */
+  readonly events: Client['events'] & {
+    claimChannel(params: { channelId: string; application: string }): Promise<void>;
+  };
 }
 
 /** The same client, seen with what its typings leave out. */

@@ -101,3 +101,17 @@ export function internalEvents(emitter: TypedEmitter<{ hangup: { cause: number }
   // @ts-expect-error -- nor does a wrong payload
   channel.emit('dtmf', { digit: '1' });
 }
+
+export function broadcastEvents(): void {
+  const offer: CoreEventOf<'CallBroadcast'> = { type: 'CallBroadcast', timestamp, channel: channel.snapshot(), caller: '', called: '100' };
+  const claimed: CoreEventOf<'CallClaimed'> = { type: 'CallClaimed', timestamp, channel: channel.snapshot(), winner_app: 'a' };
+  applications.sendTo('a', offer);
+  applications.sendTo('a', claimed);
+  // @ts-expect-error -- misspelt field (winner_app)
+  const misspelt: CoreEventOf<'CallClaimed'> = { type: 'CallClaimed', timestamp, channel: channel.snapshot(), winnerApp: 'a' };
+  // @ts-expect-error -- missing field (winner_app is required)
+  const missing: CoreEventOf<'CallClaimed'> = { type: 'CallClaimed', timestamp, channel: channel.snapshot() };
+  // @ts-expect-error -- wrong type (called is a string)
+  const wrongType: CoreEventOf<'CallBroadcast'> = { type: 'CallBroadcast', timestamp, channel: channel.snapshot(), called: 100 };
+  void [misspelt, missing, wrongType];
+}

@@ -1,5 +1,6 @@
-// Events: user events (the WebSocket itself is served by events-ws.ts).
+// Events: user events and channel claims (the WebSocket itself is served by events-ws.ts).
 import { parseEventSource } from '../../core/applications.ts';
+import { MODULE_NAMES } from '../../core/builtin-modules.ts';
 import { formatAriDate } from '../../core/time.ts';
 import type { ObjectKind, ObjectSnapshots } from '../../core/objects.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
@@ -29,5 +30,14 @@ export const eventsHandlers = defineHandlers('events', {
       if (!attach(event, kind, core.objects.snapshot(kind, id))) throw new AriError(422, `Event source does not exist: ${uri}`);
     }
     core.applications.sendTo(application, event);
+  },
+
+  // `application` is not checked against the registered applications, as in Asterisk: a name
+  // that is not connected wins the claim, and StasisBroadcast() then ends with FAILED.
+  claimChannel: ({ channelId, application }, { core }) => {
+    if (!core.modules.isRunning(MODULE_NAMES.stasisBroadcast)) throw new AriError(501, 'Channel broadcast is not available (res_stasis_broadcast.so is not running)');
+    const result = core.broadcasts.claim(channelId, application);
+    if (result === 'not-found') throw new AriError(404, 'Channel not found or not in broadcast state');
+    if (result === 'conflict') throw new AriError(409, 'Channel has already been claimed by another application');
   },
 });

@@ -7,6 +7,7 @@ import type { GlobalVariables } from '../global-vars.ts';
 import type { Playbacks } from '../playback/playbacks.ts';
 import type { Recordings } from '../recordings/recordings.ts';
 import type { Stasis } from '../stasis.ts';
+import type { ChannelBroadcasts } from '../broadcasts.ts';
 
 export interface PbxServices {
   readonly channels: Channels;
@@ -18,6 +19,8 @@ export interface PbxServices {
   readonly playbacks?: Playbacks;
   /** Recording to files (Record()). */
   readonly recordings?: Recordings;
+  /** Channel broadcast (StasisBroadcast()); undefined while res_stasis_broadcast.so is not running. */
+  readonly broadcasts?: ChannelBroadcasts;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
   readonly musicOnHold?: {
     start(channel: Channel, mohClass?: string): void;

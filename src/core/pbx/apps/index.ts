@@ -9,6 +9,7 @@ import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
 import { playback } from './playback.ts';
 import { stasis } from './stasis.ts';
+import { stasisBroadcast } from './stasis-broadcast.ts';
 
 export function registerDialplanApplications(pbx: Pbx): void {
   for (const application of [
@@ -18,6 +19,7 @@ export function registerDialplanApplications(pbx: Pbx): void {
     wait,
     set,
     stasis,
+    stasisBroadcast,
     goto,
     gotoIf,
     dialApplication,
