@@ -235,6 +235,28 @@ function spawnNode(args: string[], childEnv: NodeJS.ProcessEnv, cwd: string): { 
   return { child, done };
 }
 
+/** A server as its own process on a free port, answering ARI. */
+async function serverAsProcess() {
+  const dir = tempDir();
+  const port = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(p));
+    });
+  });
+  const serverEnv = { PATCHBAY_HTTP_PORT: String(port), PATCHBAY_DATA_DIR: join(dir, 'data'), PATCHBAY_SIP_PORT: '0' };
+  const serverProcess = spawnNode([SERVER_MAIN], serverEnv, dir);
+  const url = `http://127.0.0.1:${port}/ari`;
+  const auth = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+  let up = false;
+  for (let i = 0; i < 200 && !up; i++) {
+    up = await fetch(`${url}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false);
+    if (!up) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(up, 'the server process answers');
+  return { dir, port, serverEnv, serverProcess, url, auth };
+}
+
 describe('admin CLI as a process', () => {
   test('channels against the test server, as a real process', async () => {
     const { done } = spawnNode([ADMIN_MAIN, 'channels', '--json'], { PATCHBAY_HTTP_PORT: String(server.address.port) }, tempDir());
@@ -263,24 +285,8 @@ describe('admin CLI as a process', () => {
   });
 
   test('stop --gracefully waits for the last channel, then the server process exits', async () => {
-    const dir = tempDir();
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = probe.address() as net.AddressInfo;
-        probe.close(() => resolve(p));
-      });
-    });
-    const serverEnv = { PATCHBAY_HTTP_PORT: String(port), PATCHBAY_DATA_DIR: join(dir, 'data'), PATCHBAY_SIP_PORT: '0' };
-    const serverProcess = spawnNode([SERVER_MAIN], serverEnv, dir);
+    const { dir, port, serverEnv, serverProcess, url, auth } = await serverAsProcess();
     try {
-      const url = `http://127.0.0.1:${port}/ari`;
-      const auth = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
-      let up = false;
-      for (let i = 0; i < 200 && !up; i++) {
-        up = await fetch(`${url}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false);
-        if (!up) await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.ok(up, 'the server process answers');
       // The server wrote its pidfile once it listened.
       assert.equal(readPidFile(join(dir, 'data')), serverProcess.child.pid);
       const call = (await (await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } })).json()) as { id: string };
@@ -308,24 +314,8 @@ describe('admin CLI as a process', () => {
   });
 
   test('stop --gracefully that times out leaves the server running and taking calls again', async () => {
-    const dir = tempDir();
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = probe.address() as net.AddressInfo;
-        probe.close(() => resolve(p));
-      });
-    });
-    const serverEnv = { PATCHBAY_HTTP_PORT: String(port), PATCHBAY_DATA_DIR: join(dir, 'data'), PATCHBAY_SIP_PORT: '0' };
-    const serverProcess = spawnNode([SERVER_MAIN], serverEnv, dir);
+    const { dir, port, serverEnv, serverProcess, url, auth } = await serverAsProcess();
     try {
-      const url = `http://127.0.0.1:${port}/ari`;
-      const auth = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
-      let up = false;
-      for (let i = 0; i < 200 && !up; i++) {
-        up = await fetch(`${url}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false);
-        if (!up) await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.ok(up, 'the server process answers');
       const originate = () => fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } });
       const call = (await (await originate()).json()) as { id: string };
       const stopper = await spawnNode([ADMIN_MAIN, 'stop', '--gracefully', '--timeout', '1'], serverEnv, dir).done;
