@@ -201,6 +201,12 @@ export class Core {
       get broadcasts() {
         return modules.isRunning(MODULE_NAMES.stasisBroadcast) ? broadcasts : undefined;
       },
+      deviceState: (device) => {
+        // A Local device is available when its extension exists, as chan_local's devicestate.
+        const local = /^Local\/([^@]+)@([^/]+)/i.exec(device);
+        if (local) return this.#dialplan.exists(local[2], local[1]) ? 'NOT_INUSE' : 'INVALID';
+        return this.derivedDeviceStates.state(device);
+      },
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
