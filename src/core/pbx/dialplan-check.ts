@@ -16,7 +16,7 @@ export interface DialplanCheckInput {
 }
 
 export interface DialplanCheck {
-  /** One `file:line: ...` line per unknown or refused name, in file order. */
+  /** One `file:line: ...` line per unknown or refused name, context by context in the order they were read. */
   readonly warnings: string[];
   readonly unknownApplications: string[];
   readonly unknownFunctions: string[];
