@@ -72,7 +72,7 @@ export class Pbx {
     if (channel.hangingUp) return;
     const { context } = channel.location;
     this.services.log.info({ channel: channel.name }, `Channel '${channel.name}' timed out (TIMEOUT(absolute))`);
-    if (this.running.has(channel) && this.services.dialplan().exists(context, 'T', 1, channel.caller.number || undefined)) {
+    if (this.running.has(channel) && !channel.stasis && this.services.dialplan().exists(context, 'T', 1, channel.caller.number || undefined)) {
       channel.setLocation({ exten: 'T', priority: 1 });
       this.redirected.add(channel);
       channel.emit('pbx-interrupt', undefined);

@@ -40,7 +40,7 @@ export function execIf(lookup: ApplicationLookup): DialplanApplication {
 }
 
 /** Splits `a(x:y):b(z)` at the first colon outside parentheses. */
-function splitBranches(text: string): [string, string] {
+export function splitBranches(text: string): [string, string] {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];

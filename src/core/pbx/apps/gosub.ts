@@ -8,6 +8,7 @@ import { splitArgs } from '../../dialplan/args.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import { MAX_GOSUB_ARGS, popFrame, pushFrame } from '../gosub-stack.ts';
 import type { PbxServices } from '../services.ts';
+import { splitBranches } from './conditional.ts';
 import { isTrueCondition, resolveGoto } from './goto.ts';
 
 /** Splits `target(args)` into the goto string and its arguments. */
@@ -59,7 +60,7 @@ export const gosubIf: DialplanApplication = {
       return 'stop';
     }
     // The colon between the labels is the first one outside an argument list.
-    const [whenTrue = '', whenFalse = ''] = splitArgs(rawData.slice(question + 1), ':', 2);
+    const [whenTrue, whenFalse] = splitBranches(rawData.slice(question + 1));
     const branch = isTrueCondition(rawData.slice(0, question)) ? whenTrue : whenFalse;
     if (branch.trim() === '') return 'next';
     return gosubTo(channel, services, 'GosubIf', branch);

@@ -9,12 +9,12 @@ import type { AppOutcome, DialplanApplication } from '../application.ts';
 export const verbose: DialplanApplication = {
   name: 'Verbose',
   synopsis: 'Writes a message to the log (Verbose([level,]message))',
-  execute(channel, args, services, rawData) {
+  execute(channel, _args, services, rawData) {
     // With one argument it is the message; with more, the first is the level (0-4).
     const comma = rawData.indexOf(',');
-    const level = comma >= 0 && /^\s*\d+\s*$/.test(rawData.slice(0, comma)) ? Number(rawData.slice(0, comma)) : 0;
-    const message = comma >= 0 && /^\s*\d+\s*$/.test(rawData.slice(0, comma)) ? rawData.slice(comma + 1) : rawData;
-    void args;
+    const leveled = comma >= 0 && /^\s*\d+\s*$/.test(rawData.slice(0, comma));
+    const level = leveled ? Number(rawData.slice(0, comma)) : 0;
+    const message = leveled ? rawData.slice(comma + 1) : rawData;
     services.log.info({ channel: channel.name, verbose: level }, message);
     return 'next';
   },
