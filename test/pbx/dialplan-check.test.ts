@@ -97,6 +97,29 @@ describe('the load-time check', () => {
   });
 });
 
+describe('reload', () => {
+  test('a reload checks the new dialplan: its unknown names are warned about once each', async () => {
+    const before = server.logLines.length;
+    writeFileSync(main, '[main]\nexten => 100,1,NoOp()\n same => n,Dictate(x)\n same => n,Set(A=${RAND_NOT(1)})\n');
+    try {
+      const response = await server.ari('/asterisk/modules/pbx_config.so', { method: 'PUT' });
+      assert.equal(response.status, 204);
+      const fresh = server.logLines
+        .slice(before)
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((entry) => entry.level === 40)
+        .map((entry) => entry.msg);
+      assert.deepEqual(fresh, [
+        `${main}:3: unknown application 'Dictate'`,
+        `${main}:4: unknown function 'RAND_NOT'`,
+        `${main}: 1 unknown application (Dictate), 1 unknown function (RAND_NOT); a call reaching an unknown application hangs up, an unknown function reads as empty`,
+      ]);
+    } finally {
+      writeFileSync(main, MAIN);
+    }
+  });
+});
+
 describe('#include is confined to the configuration directory', () => {
   test('an include leaving the directory stops start-up with file and line', async () => {
     const other = mkdtempSync(join(tmpdir(), 'patchbay-check-out-'));
