@@ -150,11 +150,12 @@ export class Pbx {
         if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
         if (++steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
       }
+      if (!channel.hangingUp && !channel.stasis) channel.hangup(CAUSE.normal);
+      // Still marked running, so a late start() cannot run the `h` extension a second time.
+      if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
     } finally {
       this.running.delete(channel);
     }
-    if (!channel.hangingUp && !channel.stasis) channel.hangup(CAUSE.normal);
-    if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
   }
 
   /** Runs one step: substitutes its data, raises ChannelDialplan, and runs its application. */
