@@ -287,7 +287,7 @@ export class Core {
     });
     for (const warning of check.warnings) this.log.warn(warning);
     if (check.warnings.length > 0) this.log.warn(check.summary);
-    else this.log.debug(check.summary);
+    else this.log.info(check.summary);
   }
 
   /** The server's SQLite database; open between start() and stop(). */

@@ -16,6 +16,8 @@ interface ChannelTimeouts {
   responseMs: number;
   absoluteMs: number;
   absoluteTimer: NodeJS.Timeout | undefined;
+  /** The hangup listener that clears the timer; replaced, not added to, when the timeout is set again. */
+  clearOnHangup: (() => void) | undefined;
 }
 
 const timeouts = new WeakMap<Channel, ChannelTimeouts>();
@@ -23,7 +25,7 @@ const timeouts = new WeakMap<Channel, ChannelTimeouts>();
 function of(channel: Channel): ChannelTimeouts {
   let entry = timeouts.get(channel);
   if (!entry) {
-    entry = { digitMs: DEFAULT_DIGIT_TIMEOUT_MS, responseMs: DEFAULT_RESPONSE_TIMEOUT_MS, absoluteMs: 0, absoluteTimer: undefined };
+    entry = { digitMs: DEFAULT_DIGIT_TIMEOUT_MS, responseMs: DEFAULT_RESPONSE_TIMEOUT_MS, absoluteMs: 0, absoluteTimer: undefined, clearOnHangup: undefined };
     timeouts.set(channel, entry);
   }
   return entry;
@@ -78,18 +80,22 @@ export function writeTimeout(channel: Channel, kind: string, value: string, onAb
     case 'absolute':
     case 'a':
       clearTimeout(entry.absoluteTimer);
+      if (entry.clearOnHangup) channel.off('hangup', entry.clearOnHangup);
       entry.absoluteTimer = undefined;
+      entry.clearOnHangup = undefined;
       entry.absoluteMs = ms;
       if (ms > 0 && !channel.hangingUp) {
+        const clear = (): void => clearTimeout(timer);
         const timer = setTimeout(() => {
           entry.absoluteTimer = undefined;
           entry.absoluteMs = 0;
           channel.off('hangup', clear);
+          entry.clearOnHangup = undefined;
           onAbsolute(channel);
         }, ms);
-        const clear = (): void => clearTimeout(timer);
         channel.once('hangup', clear);
         entry.absoluteTimer = timer;
+        entry.clearOnHangup = clear;
       }
       return;
     default:
