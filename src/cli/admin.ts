@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig, type PatchbayConfig } from '../config/config.ts';
 import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE, parseDialplan, type ParsedDialplan } from '../core/dialplan/index.ts';
+import { includeReader } from '../core/dialplan/includes.ts';
 import { patchbayVersion } from '../core/system-info.ts';
 import { readPidFile, pidFilePath } from './pidfile.ts';
 
@@ -561,7 +562,10 @@ function dialplanShow(config: PatchbayConfig, args: string[], values: Values, ou
   const file = config.dialplan.file;
   let parsed: ParsedDialplan;
   try {
-    parsed = file === null ? parseDialplan(DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE) : parseDialplan(readFileSync(file, 'utf8'), file);
+    parsed =
+      file === null
+        ? parseDialplan(DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE)
+        : parseDialplan(readFileSync(file, 'utf8'), file, { include: includeReader(file) });
   } catch (err) {
     throw new CliError(`dialplan: ${(err as Error).message.split('\n')[0]}`, EXIT.usage);
   }

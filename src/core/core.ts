@@ -23,7 +23,13 @@ import { Channels } from './channels/channels.ts';
 import { Technologies } from './channels/technologies.ts';
 import type { ChannelTechnology } from './channels/technology.ts';
 import { Dialplan } from './dialplan/dialplan.ts';
-import { loadDefaultDialplan } from './dialplan/default-dialplan.ts';
+import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE } from './dialplan/default-dialplan.ts';
+import { includeReader } from './dialplan/includes.ts';
+import type { ParsedDialplan, ParsedInclude } from './dialplan/parsed.ts';
+import { parseDialplan } from './dialplan/parser.ts';
+import { parseTimeSpec, timeSpecMatches, type TimeSpec } from './dialplan/time-spec.ts';
+import { checkDialplan } from './pbx/dialplan-check.ts';
+import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, isKnownDialplanFunction } from './pbx/functions.ts';
 import { registerDialplanApplications } from './pbx/apps/index.ts';
 import { Pbx } from './pbx/pbx.ts';
 import { Stasis } from './stasis.ts';
@@ -106,6 +112,7 @@ export class Core {
   /** The channel technologies (modules `chan_*.so`) and the contexts they run with. */
   readonly technologies: Technologies;
   #dialplan: Dialplan;
+  #parsedDialplan: ParsedDialplan | undefined;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
   #database: SqliteDatabase | undefined;
@@ -194,12 +201,19 @@ export class Core {
       get broadcasts() {
         return modules.isRunning(MODULE_NAMES.stasisBroadcast) ? broadcasts : undefined;
       },
+      deviceState: (device) => {
+        // A Local device is available when its extension exists, as chan_local's devicestate.
+        const local = /^Local\/([^@]+)@([^/]+)/i.exec(device);
+        if (local) return this.#dialplan.exists(local[2], local[1]) ? 'NOT_INUSE' : 'INVALID';
+        return this.derivedDeviceStates.state(device);
+      },
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
       },
     });
     registerDialplanApplications(this.pbx);
+    this.checkDialplan();
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.technologies = new Technologies({
       channels: this.channels,
@@ -223,6 +237,7 @@ export class Core {
       unload: () => undefined,
       reload: () => {
         this.#dialplan = this.loadDialplan();
+        this.checkDialplan();
       },
     });
 
@@ -252,10 +267,27 @@ export class Core {
   /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */
   private loadDialplan(): Dialplan {
     const file = this.config.dialplan.file;
-    const dialplan = file ? Dialplan.parse(readFileSync(file, 'utf8'), file) : loadDefaultDialplan();
+    const parsed = file ? parseDialplan(readFileSync(file, 'utf8'), file, { include: includeReader(file) }) : parseDialplan(DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE);
+    this.#parsedDialplan = parsed;
+    for (const warning of parsed.warnings ?? []) this.log.warn(warning);
+    const dialplan = new Dialplan(parsed, { isIncludeActive: (include) => isIncludeActiveNow(include, this.log) });
     // [globals] become global variables, as pbx_config sets them (a reload overwrites, clearglobalvars=no).
     for (const [name, value] of dialplan.globals) this.globalVars.set(name, value);
     return dialplan;
+  }
+
+  /** Names every application and function the loaded dialplan uses but Patchbay lacks (logged, not fatal). */
+  private checkDialplan(): void {
+    const parsed = this.#parsedDialplan;
+    if (!parsed) return;
+    const check = checkDialplan(parsed, {
+      isApplication: (name) => this.pbx.application(name) !== undefined,
+      isFunction: isKnownDialplanFunction,
+      outsideFunctions: FUNCTIONS_WITH_OUTSIDE_EFFECTS,
+    });
+    for (const warning of check.warnings) this.log.warn(warning);
+    if (check.warnings.length > 0) this.log.warn(check.summary);
+    else this.log.info(check.summary);
   }
 
   /** The server's SQLite database; open between start() and stop(). */
@@ -310,4 +342,22 @@ export class Core {
     this.#database = undefined;
     if (this.#ownsLogChannels) await this.logChannels.close();
   }
+}
+
+/** Parsed time restrictions of includes, by their text (a bad one is reported once, then never applies). */
+const includeTimes = new Map<string, TimeSpec | null>();
+
+function isIncludeActiveNow(include: ParsedInclude, log: { warn(message: string): void }): boolean {
+  if (!include.timing) return true;
+  let spec = includeTimes.get(include.timing);
+  if (spec === undefined) {
+    try {
+      spec = parseTimeSpec(include.timing);
+    } catch (error) {
+      log.warn(`include => ${include.context},${include.timing} at line ${include.line}: ${(error as Error).message}; the include never applies`);
+      spec = null;
+    }
+    if (includeTimes.size < 1024) includeTimes.set(include.timing, spec);
+  }
+  return spec !== null && timeSpecMatches(spec);
 }

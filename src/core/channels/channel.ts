@@ -84,6 +84,8 @@ export interface ChannelInternalEvents {
   'remote-indication': Indication;
   /** Text received from the far end (in-call messages). */
   text: string;
+  /** The dialplan executor moved the channel (TIMEOUT(absolute) to `T`): a waiting application stops. */
+  'pbx-interrupt': undefined;
 }
 
 /** The events a channel raises about itself: those whose declaration carries the `channel` snapshot. */

@@ -3,7 +3,7 @@
 // checks and their messages follow Asterisk's res/ari/resource_channels.c.
 import type { Dialplan } from '../dialplan/dialplan.ts';
 import { InvalidError, NotFoundError, StateError, UnprocessableError } from '../errors.ts';
-import { parseFunctionCall, readChannelFunction } from '../pbx/functions.ts';
+import { parseFunctionCall } from '../pbx/functions.ts';
 import type { Pbx } from '../pbx/pbx.ts';
 import type { Stasis } from '../stasis.ts';
 import { CAUSE, REASON_CAUSES } from './causes.ts';
@@ -85,7 +85,7 @@ export function readVariable(pbx: Pbx, channel: Channel, name: string): string {
   checkVariableName(name);
   if (name.endsWith(')')) {
     const call = parseFunctionCall(name);
-    const value = call ? readChannelFunction(channel, call[0], call[1]) : undefined;
+    const value = call ? pbx.readFunction(channel, call[0], call[1]) : undefined;
     if (value === undefined) throw new InvalidError('Unable to read provided function');
     return value;
   }

@@ -6,6 +6,8 @@ export interface ConfigEntry {
   readonly name: string;
   readonly value: string;
   readonly line: number;
+  /** The file the entry was read from, when it differs from the main file (an `#include`d one). */
+  readonly file?: string;
   /** Written `name += value`: extends an earlier value instead of replacing it. */
   readonly append: boolean;
 }
@@ -66,17 +68,41 @@ export interface ConfigReadOptions {
   onDirective?(directive: string, at: SourceLine): void;
   /** Most entries in all sections together, inherited copies included; beyond it is a syntax error. */
   maxEntries?: number;
+  /**
+   * Reads the files of an `#include`/`#tryinclude` line (the caller resolves, confines and bounds
+   * them); their lines are read in place, continuing the current section. Without it such a line
+   * goes to onDirective.
+   */
+  include?(target: string, at: SourceLine, optional: boolean, depth: number): readonly IncludedFile[];
 }
+
+export interface IncludedFile {
+  readonly file: string;
+  readonly text: string;
+}
+
+/** `#include` nested deeper than this is a syntax error (a file including itself stops here). */
+export const MAX_INCLUDE_DEPTH = 8;
 
 /** Bounds what template inheritance can multiply (`[b](a,a)`, `[c](b,b)` … doubles each time). */
 export const DEFAULT_MAX_CONFIG_ENTRIES = 1_000_000;
 
 /** Reads the sections of an Asterisk configuration file, resolving `(+)` appends and `(template)` inheritance. */
 export function readConfigSections(text: string, file: string, options: ConfigReadOptions = {}): ConfigSection[] {
-  const sections: ConfigSection[] = [];
-  const budget = { left: options.maxEntries ?? DEFAULT_MAX_CONFIG_ENTRIES };
+  const state: ReadState = { sections: [], budget: { left: options.maxEntries ?? DEFAULT_MAX_CONFIG_ENTRIES }, current: undefined, mainFile: file };
+  readFileLines(text, file, 0, state, options);
+  return state.sections;
+}
+
+interface ReadState {
+  readonly sections: ConfigSection[];
+  readonly budget: { left: number };
+  current: ConfigSection | undefined;
+  readonly mainFile: string;
+}
+
+function readFileLines(text: string, file: string, depth: number, state: ReadState, options: ConfigReadOptions): void {
   const block: BlockCommentState = { depth: 0, openedAtLine: 0 };
-  let current: ConfigSection | undefined;
   const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
 
   for (let index = 0; index < lines.length; index++) {
@@ -86,21 +112,31 @@ export function readConfigSections(text: string, file: string, options: ConfigRe
     const at: SourceLine = { file, line: lineNumber };
 
     if (line.startsWith('[')) {
-      current = readSectionHeader(line, at, sections, budget);
+      state.current = readSectionHeader(line, at, state.sections, state.budget);
     } else if (line.startsWith('#')) {
+      const word = line.split(/\s/, 1)[0].toLowerCase();
+      if (options.include && (word === '#include' || word === '#tryinclude')) {
+        if (depth + 1 > MAX_INCLUDE_DEPTH) throw syntaxError(at, `#include nested deeper than ${MAX_INCLUDE_DEPTH} files`);
+        const target = line.slice(word.length).trim().replace(/^["<](.*)[">]$/, '$1');
+        if (target === '') throw syntaxError(at, `${word} names no file`);
+        for (const included of options.include(target, at, word === '#tryinclude', depth + 1)) {
+          readFileLines(included.text, included.file, depth + 1, state, options);
+        }
+        continue;
+      }
       if (!options.onDirective) throw syntaxError(at, `${line.split(/\s/, 1)[0]} is not supported`);
       options.onDirective(line, at);
     } else {
-      if (!current) throw syntaxError(at, 'entry outside of any [section]');
-      spend(budget, 1, at);
-      current.entries.push(readEntry(line, at));
+      if (!state.current) throw syntaxError(at, 'entry outside of any [section]');
+      spend(state.budget, 1, at);
+      const entry = readEntry(line, at);
+      state.current.entries.push(file === state.mainFile ? entry : { ...entry, file });
     }
   }
 
   if (block.depth > 0) {
     throw new DialplanSyntaxError(file, block.openedAtLine, "block comment ';--' is never closed with '--;'");
   }
-  return sections;
 }
 
 function spend(budget: { left: number }, entries: number, at: SourceLine): void {

@@ -33,7 +33,11 @@ export class ContextBuilder {
   /** Hints are expanded when loaded, since they are watched rather than run. */
   private readonly expandGlobals: (text: string) => string;
 
-  constructor(name: string, line: number, expandGlobals: (text: string) => string) {
+  /** Steps from other (`#include`d) files record theirs. */
+  private readonly mainFile: string;
+
+  constructor(name: string, line: number, expandGlobals: (text: string) => string, mainFile = '') {
+    this.mainFile = mainFile;
     this.name = name;
     this.line = line;
     this.expandGlobals = expandGlobals;
@@ -126,6 +130,7 @@ export class ContextBuilder {
       app,
       appData,
       line: at.line,
+      ...(at.file !== this.mainFile && { file: at.file }),
     });
     this.lastPriority = number;
   }

@@ -50,7 +50,7 @@ export class DialplanExtension {
         ...(step.label !== undefined && { label: step.label }),
         app: step.app,
         appData: step.appData,
-        file,
+        file: step.file ?? file,
         line: step.line,
       });
       if (step.label !== undefined) this.labels.set(step.label, step.priority);

@@ -7,6 +7,8 @@ export interface ParsedStep {
   /** Raw argument text between the parentheses; substitution happens when the step runs. */
   readonly appData: string;
   readonly line: number;
+  /** The `#include`d file the step was read from; absent for the main file. */
+  readonly file?: string;
 }
 
 export interface ParsedExtension {
@@ -52,4 +54,6 @@ export interface ParsedDialplan {
   readonly globals: ReadonlyMap<string, string>;
   /** From `[general]` (`autofallthrough`, `clearglobalvars`, ...), uninterpreted. */
   readonly general: ReadonlyMap<string, string>;
+  /** Lines skipped with a reason (`#exec` refused), as `file:line: text`. */
+  readonly warnings?: readonly string[];
 }

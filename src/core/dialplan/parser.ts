@@ -1,6 +1,6 @@
 // extensions.conf → ParsedDialplan: `[general]` and `[globals]` are settings, every other section
 // is a context of `exten`, `same`, `include`, `ignorepat` and switch entries.
-import { readConfigSections, type ConfigSection } from './config-reader.ts';
+import { readConfigSections, type ConfigReadOptions, type ConfigSection } from './config-reader.ts';
 import { ContextBuilder } from './context-builder.ts';
 import { splitExtensionName } from './extension-fields.ts';
 import type { ParsedDialplan, ParsedInclude, ParsedSwitch } from './parsed.ts';
@@ -11,9 +11,30 @@ export { DialplanSyntaxError } from './syntax-error.ts';
 
 const SETTINGS_SECTIONS = new Set(['general', 'globals']);
 
-/** Parses extensions.conf text; throws DialplanSyntaxError naming `file` and the line. */
-export function parseDialplan(text: string, file = 'extensions.conf'): ParsedDialplan {
-  const sections = readConfigSections(text, file).filter((section) => !section.template);
+export interface ParseDialplanOptions {
+  /** Reads `#include`d files; without it an `#include` line is a syntax error. */
+  readonly include?: ConfigReadOptions['include'];
+}
+
+/**
+ * Parses extensions.conf text; throws DialplanSyntaxError naming `file` and the line. `#exec`
+ * (running a program to produce configuration) is refused: the line is skipped with a warning.
+ */
+export function parseDialplan(text: string, file = 'extensions.conf', options: ParseDialplanOptions = {}): ParsedDialplan {
+  const warnings: string[] = [];
+  const sections = readConfigSections(text, file, {
+    ...(options.include && { include: options.include }),
+    onDirective(directive, at) {
+      const word = directive.split(/\s/, 1)[0];
+      const lower = word.toLowerCase();
+      if (lower === '#exec' || lower === '#tryexec') {
+        warnings.push(`${at.file}:${at.line}: ${word} refused: Patchbay does not run programs named in its configuration; line ignored`);
+        return;
+      }
+      if (lower === '#include' || lower === '#tryinclude') throw syntaxError(at, `${word} is not supported here`);
+      throw syntaxError(at, `${word.slice(0, 40)} is not supported`);
+    },
+  }).filter((section) => !section.template);
   const general = new Map<string, string>();
   const globals = new Map<string, string>();
   // All globals are known before any context is read, as Asterisk loads them first.
@@ -34,13 +55,13 @@ export function parseDialplan(text: string, file = 'extensions.conf'): ParsedDia
     if (SETTINGS_SECTIONS.has(section.name.toLowerCase())) continue;
     let context = contexts.get(section.name);
     if (!context) {
-      context = new ContextBuilder(section.name, section.line, (text) => expand(text, globals));
+      context = new ContextBuilder(section.name, section.line, (text) => expand(text, globals), file);
       contexts.set(section.name, context);
     }
     readContextSection(section, context, globals, file);
   }
 
-  return { file, contexts: [...contexts.values()].map((context) => context.build()), globals, general };
+  return { file, contexts: [...contexts.values()].map((context) => context.build()), globals, general, warnings };
 }
 
 function readContextSection(
@@ -51,7 +72,7 @@ function readContextSection(
 ): void {
   context.startSection();
   for (const entry of section.entries) {
-    const at: SourceLine = { file, line: entry.line };
+    const at: SourceLine = { file: entry.file ?? file, line: entry.line };
     if (entry.append) throw syntaxError(at, `'+=' is not meaningful for '${entry.name}'`);
     const directive = entry.name.toLowerCase();
     switch (directive) {

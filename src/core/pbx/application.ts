@@ -12,6 +12,8 @@ export type AppOutcome = 'next' | 'jump' | 'stop';
 
 export interface DialplanApplication {
   readonly name: string;
+  /** One line for the list of supported applications (docs and README are generated from it). */
+  readonly synopsis?: string;
   /** `args` is the application data after variable substitution, split with splitArgs. */
   execute(channel: Channel, args: string[], services: PbxServices, rawData: string): Promise<AppOutcome> | AppOutcome;
 }

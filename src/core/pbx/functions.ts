@@ -108,3 +108,32 @@ export function writeChannelFunction(channel: Channel, name: string, args: strin
     }
   }
 }
+
+/**
+ * Every function name the dialplan can use: those read or written above, GLOBAL (Set writes it),
+ * TALK_DETECT (the media engine's writer), and the executor's own LOCAL/LOCAL_PEEK (gosub-stack.ts)
+ * and TIMEOUT (timeouts.ts). The load-time check asks this, so a name added to the readers or
+ * writers belongs here too.
+ */
+const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set([
+  'CALLERID',
+  'CONNECTEDLINE',
+  'CHANNEL',
+  'LEN',
+  'GLOBAL',
+  'TALK_DETECT',
+  'LOCAL',
+  'LOCAL_PEEK',
+  'TIMEOUT',
+]);
+
+/** Whether the dialplan function `name` (any case) exists. */
+export function isKnownDialplanFunction(name: string): boolean {
+  return KNOWN_FUNCTIONS.has(name.toUpperCase());
+}
+
+/**
+ * Functions Patchbay deliberately does not provide because they act outside the server (run
+ * programs, write files, fetch URLs); the load-time check names them apart from unknown ones.
+ */
+export const FUNCTIONS_WITH_OUTSIDE_EFFECTS: ReadonlySet<string> = new Set(['SHELL', 'FILE', 'FILE_COUNT_LINE', 'FILE_FORMAT', 'CURL', 'CURLOPT', 'ODBC', 'ODBC_FETCH']);

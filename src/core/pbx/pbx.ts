@@ -4,18 +4,38 @@ import { CAUSE } from '../channels/causes.ts';
 import type { Channel } from '../channels/channel.ts';
 import { splitArgs } from '../dialplan/args.ts';
 import { substitute } from '../dialplan/substitute.ts';
-import type { DialplanApplication } from './application.ts';
+import type { DialplanStep } from '../dialplan/dialplan.ts';
+import type { AppOutcome, DialplanApplication } from './application.ts';
 import { readChannelFunction } from './functions.ts';
+import { peekLocal, readLocal, writeLocal } from './gosub-stack.ts';
 import type { PbxServices } from './services.ts';
+import { readTimeout, writeTimeout } from './timeouts.ts';
 
 /** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
 const STEPS_BEFORE_YIELD = 64;
+/** Steps the `h` extension may run after a hangup (it cannot wait on the channel, only compute). */
+const MAX_HANGUP_STEPS = 200;
+
+/**
+ * The cause a call ends with when the dialplan names an application Patchbay does not have:
+ * 38 (AST_CAUSE_FAILURE, "Network out of order"), so that it reads as the server's failure and
+ * not as a normal end of call in CDRs, ChannelDestroyed and ${HANGUPCAUSE}.
+ */
+export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
 export class Pbx {
   private readonly applications = new Map<string, DialplanApplication>();
   private readonly running = new WeakSet<Channel>();
+  /** Channels moved elsewhere while an application ran (TIMEOUT(absolute) to `T`). */
+  private readonly redirected = new WeakSet<Channel>();
 
-  constructor(private readonly services: PbxServices) {}
+  constructor(private readonly services: PbxServices) {
+    // The executor's own writable functions: LOCAL() lives on the Gosub stack, TIMEOUT() here.
+    services.channels.functions.register('LOCAL', (channel, args, value) => writeLocal(channel, args, value));
+    services.channels.functions.register('TIMEOUT', (channel, args, value) =>
+      writeTimeout(channel, args, value, (timedOut) => this.absoluteTimeout(timedOut)),
+    );
+  }
 
   register(application: DialplanApplication): void {
     this.applications.set(application.name.toLowerCase(), application);
@@ -23,6 +43,42 @@ export class Pbx {
 
   application(name: string): DialplanApplication | undefined {
     return this.applications.get(name.toLowerCase());
+  }
+
+  /** The registered applications' names, sorted. */
+  applicationNames(): string[] {
+    return [...this.applications.values()].map((application) => application.name).sort((a, b) => a.localeCompare(b));
+  }
+
+  /** Reads a dialplan function as application data sees it. */
+  readFunction(channel: Channel, name: string, args: string): string | undefined {
+    switch (name.toUpperCase()) {
+      case 'LOCAL':
+        return readLocal(channel, args);
+      case 'LOCAL_PEEK':
+        return peekLocal(channel, args);
+      case 'TIMEOUT':
+        return readTimeout(channel, args);
+      default:
+        return readChannelFunction(channel, name, args);
+    }
+  }
+
+  /**
+   * TIMEOUT(absolute) expired: to the `T` extension of the channel's context when there is one
+   * (the application running is interrupted as a hangup would), else the call ends.
+   */
+  private absoluteTimeout(channel: Channel): void {
+    if (channel.hangingUp) return;
+    const { context } = channel.location;
+    this.services.log.info({ channel: channel.name }, `Channel '${channel.name}' timed out (TIMEOUT(absolute))`);
+    if (this.running.has(channel) && !channel.stasis && this.services.dialplan().exists(context, 'T', 1, channel.caller.number || undefined)) {
+      channel.setLocation({ exten: 'T', priority: 1 });
+      this.redirected.add(channel);
+      channel.emit('pbx-interrupt', undefined);
+      return;
+    }
+    channel.hangup(CAUSE.normal);
   }
 
   /** Starts executing at the channel's location; returns at once. */
@@ -39,7 +95,7 @@ export class Pbx {
     return substitute(
       text,
       (name) => this.variable(channel, name),
-      (name, args) => readChannelFunction(channel, name, args),
+      (name, args) => this.readFunction(channel, name, args),
     );
   }
 
@@ -61,36 +117,95 @@ export class Pbx {
       let steps = 0;
       while (!channel.hangingUp) {
         const { context, exten, priority } = channel.location;
-        const step = this.services.dialplan().find(context, exten, priority, channel.caller.number || undefined);
+        const callerId = channel.caller.number || undefined;
+        const dialplan = this.services.dialplan();
+        const step = dialplan.find(context, exten, priority, callerId);
         if (!step) {
+          // An extension that does not exist at all goes to `i` (then `e`), as pbx.c does.
+          if (priority === 1 && !dialplan.exists(context, exten, 1, callerId)) {
+            const handler = ['i', 'e'].find((special) => special !== exten && dialplan.exists(context, special, 1, callerId));
+            if (handler) {
+              this.services.log.info({ channel: channel.name }, `Sent into invalid extension '${exten}' in context '${context}' on ${channel.name}`);
+              channel.setVariable('INVALID_EXTEN', exten);
+              channel.setLocation({ exten: handler, priority: 1 });
+              continue;
+            }
+            this.services.log.warn(
+              { channel: channel.name, context, exten },
+              `Channel '${channel.name}' sent to invalid extension but no invalid handler: context,exten,priority=${context},${exten},${priority}`,
+            );
+            break;
+          }
           // Falling off the end of the dialplan hangs the channel up, as in Asterisk.
           this.services.log.debug({ channel: channel.name, context, exten, priority }, 'no more dialplan steps');
           break;
         }
-        const data = this.substitute(channel, step.appData);
-        // The channel stays where it was sent: the dialed digits (not the matching pattern) and the
-        // context searched (not an included one), so ${EXTEN} and ${CONTEXT} read as in Asterisk.
-        channel.setDialplan({ context, exten, priority: step.priority, appName: step.app, appData: data });
-        // Asterisk's verbose line; the level is checked first so a dialplan loop at `info` builds nothing.
-        if (this.services.log.isLevelEnabled('debug')) {
-          this.services.log.debug({ channel: channel.name }, `Executing [${exten}@${context}:${step.priority}] ${step.app}(${data})`);
-        }
-        const application = this.application(step.app);
-        let outcome;
-        if (!application) {
-          this.services.log.warn({ channel: channel.name, app: step.app }, 'dialplan application not found');
-          outcome = 'stop' as const;
-        } else {
-          outcome = await application.execute(channel, splitArgs(data), this.services, data);
+        const outcome = await this.execute(channel, step);
+        if (this.redirected.has(channel)) {
+          // Moved while the application ran (TIMEOUT(absolute) to `T`): whatever it said no longer counts.
+          this.redirected.delete(channel);
+          continue;
         }
         if (outcome === 'stop') break;
         if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
         if (++steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
       }
+      if (!channel.hangingUp && !channel.stasis) channel.hangup(CAUSE.normal);
+      // Still marked running, so a late start() cannot run the `h` extension a second time.
+      if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
     } finally {
       this.running.delete(channel);
     }
-    if (!channel.hangingUp && !channel.stasis) channel.hangup(CAUSE.normal);
+  }
+
+  /** Runs one step: substitutes its data, raises ChannelDialplan, and runs its application. */
+  private async execute(channel: Channel, step: DialplanStep): Promise<AppOutcome> {
+    const { context, exten } = channel.location;
+    const data = this.substitute(channel, step.appData);
+    // The channel stays where it was sent: the dialed digits (not the matching pattern) and the
+    // context searched (not an included one), so ${EXTEN} and ${CONTEXT} read as in Asterisk.
+    channel.setDialplan({ context, exten, priority: step.priority, appName: step.app, appData: data });
+    // Asterisk's verbose line; the level is checked first so a dialplan loop at `info` builds nothing.
+    if (this.services.log.isLevelEnabled('debug')) {
+      this.services.log.debug({ channel: channel.name }, `Executing [${exten}@${context}:${step.priority}] ${step.app}(${data})`);
+    }
+    const application = this.application(step.app);
+    if (!application) {
+      // As pbx.c: the call ends. The load-time check has already named the application.
+      this.services.log.warn(
+        { channel: channel.name, app: step.app, file: step.file, line: step.line },
+        `No application '${step.app}' for extension (${context}, ${exten}, ${step.priority}) at ${step.file}:${step.line}; hanging up ${channel.name}`,
+      );
+      channel.hangup(UNKNOWN_APPLICATION_CAUSE);
+      return 'stop';
+    }
+    return application.execute(channel, splitArgs(data), this.services, data);
+  }
+
+  /**
+   * The `h` extension of the context the call ended in, run after the hangup as Asterisk does
+   * (applications that wait return at once on a hung-up channel). Bounded in steps.
+   */
+  private async runHangupExtension(channel: Channel): Promise<void> {
+    const dialplan = this.services.dialplan();
+    const callerId = channel.caller.number || undefined;
+    let { context } = channel.location;
+    if (channel.location.exten === 'h' || !dialplan.exists(context, 'h', 1, callerId)) return;
+    channel.setLocation({ exten: 'h', priority: 1 });
+    for (let steps = 0; steps < MAX_HANGUP_STEPS; steps++) {
+      ({ context } = channel.location);
+      const step = dialplan.find(context, channel.location.exten, channel.location.priority, callerId);
+      if (!step) return;
+      let outcome: AppOutcome;
+      try {
+        outcome = await this.execute(channel, step);
+      } catch (err) {
+        this.services.log.warn({ err, channel: channel.name }, 'the h extension failed');
+        return;
+      }
+      if (outcome === 'stop') return;
+      if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
+    }
   }
 }
 

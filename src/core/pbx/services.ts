@@ -21,6 +21,8 @@ export interface PbxServices {
   readonly recordings?: Recordings;
   /** Channel broadcast (StasisBroadcast()); undefined while res_stasis_broadcast.so is not running. */
   readonly broadcasts?: ChannelBroadcasts;
+  /** The state of a device (`PJSIP/alice`, `Local/100@default`) as ChanIsAvail sees it: AST_DEVICE_* names. */
+  deviceState?(device: string): string | undefined;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
   readonly musicOnHold?: {
     start(channel: Channel, mohClass?: string): void;

@@ -49,6 +49,11 @@ export interface LiveRecordingOptions {
   readonly terminateDigits: string;
   /** Raises RecordingStarted / Finished / Failed (the dialplan's Record does not). */
   readonly announce: boolean;
+  /**
+   * Writes only the ticks the source gave a frame for, instead of silence for the others
+   * (MixMonitor's `b`: the file holds only the time the channel was bridged).
+   */
+  readonly onlyReceived?: boolean;
 }
 
 export interface LiveRecordingEnvironment {
@@ -211,6 +216,7 @@ export class LiveRecording implements Endable {
     }
     const received = this.slot.take();
     if (this.state === 'paused') return;
+    if (received === undefined && this.options.onlyReceived) return;
     const frame = received ?? this.silence;
     if (!this.writer!.write(this.muted ? this.silence : frame)) {
       this.finish('failed', 'error', 'Could not write to the recording file');

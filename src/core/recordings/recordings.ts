@@ -13,7 +13,7 @@ import { ConflictError, CoreError, InvalidError, NotFoundError, UnprocessableErr
 import type { MediaEngine } from '../media-engine.ts';
 import { nameErrorFor, RecordingNameError, RecordingsDirectory, storageError, type ResolvedName } from './directory.ts';
 import { LiveRecording, NotRecordingError, type IfExists, type LiveRecordingEnvironment, type RecordingOperation } from './live-recording.ts';
-import { BridgeSource, ChannelSource, type RecordingSource } from './sources.ts';
+import { BridgeSource, ChannelAudioSource, ChannelSource, type ChannelAudioDirection, type RecordingSource } from './sources.ts';
 import { RecordingStore } from './store.ts';
 import type { EndableCollection } from '../lifecycle.ts';
 
@@ -158,6 +158,34 @@ export class Recordings implements EndableCollection {
       beep: request.beep,
       terminateDigits: request.terminateDigits,
       announce: false,
+    });
+    this.track(recording);
+    return recording;
+  }
+
+  /**
+   * Records what a channel hears and says (MixMonitor) into an explicit file, without ARI events:
+   * `both` mixed, or one direction. Ends with the channel (or when stopped); the file is final
+   * then, on shutdown too.
+   */
+  recordChannelAudioToFile(
+    channel: Channel,
+    request: { readonly base: string; readonly format: string; readonly append: boolean; readonly direction: ChannelAudioDirection; readonly onlyWhileBridged: boolean },
+  ): LiveRecording {
+    const format = recordingFormat(request.format);
+    const file = `${request.base}.${request.format}`;
+    const recording = new LiveRecording(this.environment, new ChannelAudioSource(channel, request.direction, request.onlyWhileBridged), {
+      name: file,
+      formatName: request.format,
+      format,
+      file,
+      ifExists: request.append ? 'append' : 'overwrite',
+      maxDurationSeconds: 0,
+      maxSilenceSeconds: 0,
+      beep: false,
+      terminateDigits: '',
+      announce: false,
+      onlyReceived: true,
     });
     this.track(recording);
     return recording;

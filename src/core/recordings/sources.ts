@@ -4,7 +4,9 @@
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Bridge, BridgeAudioSource } from '../bridges/bridge.ts';
-import type { Channel, FrameListener } from '../channels/channel.ts';
+import type { AudioHook, Channel, FrameListener } from '../channels/channel.ts';
+import { FrameSlot } from '../../media/frame-slot.ts';
+import { samplesPerFrame } from '../../media/frame.ts';
 
 export interface SourceHandlers {
   frame(frame: Frame): void;
@@ -184,5 +186,79 @@ export class BridgeSource implements RecordingSource {
       if (channel.stasis) this.applications.add(channel.stasis.app);
       this.members.set(id, channel);
     }
+  }
+}
+
+/** Which of a channel's audio a MixMonitor-style source hears. */
+export type ChannelAudioDirection = 'read' | 'write' | 'both';
+
+/**
+ * What a channel hears and says, as MixMonitor records it: the audio from its far end (`read`),
+ * the audio towards it (`write`), or both mixed. Each tick it hands on one frame of what arrived
+ * since the last (silence for a direction that was quiet); with `onlyWhileBridged` it hands on
+ * nothing while the channel is not in a bridge. Both directions are kept at 8 kHz in preallocated
+ * slots, so the media path allocates nothing.
+ */
+export class ChannelAudioSource implements RecordingSource {
+  readonly targetUri: string;
+  readonly scope: EventScope;
+  private handlers: SourceHandlers | undefined;
+  private readonly heard = new FrameSlot(8000);
+  private readonly said = new FrameSlot(8000);
+  private readonly mix: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(samplesPerFrame(8000)) };
+
+  constructor(
+    readonly channel: Channel,
+    private readonly direction: ChannelAudioDirection,
+    private readonly onlyWhileBridged: boolean,
+  ) {
+    this.targetUri = `channel:${channel.id}`;
+    this.scope = channel.scope();
+  }
+
+  private readonly onRead: AudioHook = (frame) => {
+    this.heard.put(frame);
+    return frame;
+  };
+
+  private readonly onWrite: AudioHook = (frame) => {
+    this.said.put(frame);
+    return frame;
+  };
+
+  private readonly onHangup = (): void => this.handlers?.ended();
+
+  attach(handlers: SourceHandlers): void {
+    this.handlers = handlers;
+    if (this.direction !== 'write') this.channel.addAudioHook('read', this.onRead);
+    if (this.direction !== 'read') this.channel.addAudioHook('write', this.onWrite);
+    this.channel.once('hangup', this.onHangup);
+  }
+
+  detach(): void {
+    this.handlers = undefined;
+    this.channel.removeAudioHook('read', this.onRead);
+    this.channel.removeAudioHook('write', this.onWrite);
+    this.channel.off('hangup', this.onHangup);
+  }
+
+  tick(): void {
+    if (this.channel.hangingUp) {
+      this.handlers?.ended();
+      return;
+    }
+    const heard = this.heard.take();
+    const said = this.said.take();
+    if (this.onlyWhileBridged && this.channel.bridgeId === undefined) return;
+    const out = this.mix.samples;
+    for (let i = 0; i < out.length; i++) {
+      const sum = (heard ? heard[i] : 0) + (said ? said[i] : 0);
+      out[i] = sum > 32767 ? 32767 : sum < -32768 ? -32768 : sum;
+    }
+    this.handlers?.frame(this.mix);
+  }
+
+  beep(): void {
+    // MixMonitor starts silently.
   }
 }

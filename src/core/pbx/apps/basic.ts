@@ -3,6 +3,7 @@ import { CAUSE, REASON_CAUSES } from '../../channels/causes.ts';
 import type { DialplanApplication } from '../application.ts';
 import { parseFunctionCall, writeChannelFunction } from '../functions.ts';
 import { waitOnChannel } from '../../channels/wait.ts';
+import { InvalidError } from '../../errors.ts';
 
 const seconds = (text: string | undefined, fallback: number): number => {
   const value = Number.parseFloat(text ?? '');
@@ -11,6 +12,7 @@ const seconds = (text: string | undefined, fallback: number): number => {
 
 export const answer: DialplanApplication = {
   name: 'Answer',
+  synopsis: 'Answers the channel, then waits the given delay in milliseconds',
   async execute(channel, [delay]) {
     channel.answer();
     const delayMs = seconds(delay, 0);
@@ -21,6 +23,7 @@ export const answer: DialplanApplication = {
 
 export const hangup: DialplanApplication = {
   name: 'Hangup',
+  synopsis: 'Hangs up with a cause (number or name)',
   execute(channel, [cause]) {
     const numeric = Number.parseInt(cause ?? '', 10);
     channel.hangup(Number.isInteger(numeric) && numeric > 0 ? numeric : (REASON_CAUSES[cause ?? ''] ?? CAUSE.normal));
@@ -30,11 +33,13 @@ export const hangup: DialplanApplication = {
 
 export const noOp: DialplanApplication = {
   name: 'NoOp',
+  synopsis: 'Does nothing (its arguments show in ChannelDialplan events and the log)',
   execute: () => 'next',
 };
 
 export const wait: DialplanApplication = {
   name: 'Wait',
+  synopsis: 'Waits a number of seconds',
   async execute(channel, [duration]) {
     return (await waitOnChannel(channel, seconds(duration, 0) * 1000)) ? 'next' : 'stop';
   },
@@ -43,6 +48,7 @@ export const wait: DialplanApplication = {
 /** Set(name=value): a variable, or a writable function such as CALLERID(num). `__`/`_` inheritance prefixes are kept as part of the name. */
 export const set: DialplanApplication = {
   name: 'Set',
+  synopsis: 'Sets a variable or writes a function (CALLERID(num), LOCAL(x), TIMEOUT(digit), ...)',
   execute(channel, _args, services, rawData) {
     const equals = rawData.indexOf('=');
     if (equals <= 0) {
@@ -52,8 +58,16 @@ export const set: DialplanApplication = {
     const name = rawData.slice(0, equals).trim();
     const value = rawData.slice(equals + 1);
     const call = parseFunctionCall(name);
-    if (call) writeChannelFunction(channel, call[0], call[1], value);
-    else if (name.startsWith('GLOBAL(')) services.globals.set(name.slice(7, -1), value);
+    if (name.startsWith('GLOBAL(')) services.globals.set(name.slice(7, -1), value);
+    else if (call) {
+      // As Asterisk: a function that cannot be written is a warning, and the dialplan goes on.
+      try {
+        writeChannelFunction(channel, call[0], call[1], value);
+      } catch (error) {
+        if (!(error instanceof InvalidError)) throw error;
+        services.log.warn({ channel: channel.name }, `Set: ${error.message}`);
+      }
+    }
     else channel.setVariable(name, value);
     return 'next';
   },

@@ -5,6 +5,7 @@ import type { AppOutcome, DialplanApplication } from '../application.ts';
 
 export const echo: DialplanApplication = {
   name: 'Echo',
+  synopsis: 'Sends the audio and DTMF of the caller back until # is pressed',
   execute(channel): Promise<AppOutcome> {
     if (channel.hangingUp) return Promise.resolve('stop');
     return new Promise((resolve) => {

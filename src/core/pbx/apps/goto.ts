@@ -58,6 +58,7 @@ function jump(channel: Channel, services: PbxServices, app: string, text: string
 
 export const goto: DialplanApplication = {
   name: 'Goto',
+  synopsis: 'Jumps to [[context,]extension,]priority',
   execute(channel, _args, services, rawData) {
     if (rawData.trim() === '') {
       services.log.warn({ channel: channel.name }, 'Goto requires an argument ([[context,]extension,]priority)');
@@ -79,6 +80,7 @@ export function isTrueCondition(condition: string): boolean {
 
 export const gotoIf: DialplanApplication = {
   name: 'GotoIf',
+  synopsis: 'Jumps to one of two labels depending on a condition',
   execute(channel, _args, services, rawData) {
     const question = rawData.indexOf('?');
     if (question < 0) {

@@ -1,18 +1,27 @@
-// Registers every dialplan application with the executor.
+// Registers every dialplan application with the executor; the list is also what the README's
+// table of supported applications is generated from (scripts/docs-dialplan.ts).
+import type { DialplanApplication } from '../application.ts';
 import type { Pbx } from '../pbx.ts';
 import { answer, hangup, noOp, set, wait } from './basic.ts';
+import { execIf, gotoIfTime, type ApplicationLookup } from './conditional.ts';
 import { dialApplication } from './dial.ts';
 import { echo } from './echo.ts';
+import { gosub, gosubIf, gosubReturn, stackPop } from './gosub.ts';
 import { goto, gotoIf } from './goto.ts';
 import { busy, congestion, progress, ringing } from './indications.ts';
+import { background, read, waitExten } from './menu.ts';
+import { chanIsAvail, log, milliwatt, noCdr, playTones, resetCdr, sendDtmfApp, stopPlayTones, userEvent, verbose } from './misc.ts';
+import { mixMonitor, stopMixMonitor } from './mixmonitor.ts';
 import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
 import { playback } from './playback.ts';
+import { sayAlphaApp, sayDigitsApp, sayNumberApp, sayUnixTime } from './say.ts';
 import { stasis } from './stasis.ts';
 import { stasisBroadcast } from './stasis-broadcast.ts';
 
-export function registerDialplanApplications(pbx: Pbx): void {
-  for (const application of [
+/** Every application, in no particular order; `lookup` lets ExecIf run the others. */
+export function dialplanApplications(lookup: ApplicationLookup): DialplanApplication[] {
+  return [
     answer,
     hangup,
     noOp,
@@ -22,6 +31,12 @@ export function registerDialplanApplications(pbx: Pbx): void {
     stasisBroadcast,
     goto,
     gotoIf,
+    gotoIfTime,
+    gosub,
+    gosubIf,
+    gosubReturn,
+    stackPop,
+    execIf(lookup),
     dialApplication,
     ringing,
     progress,
@@ -29,9 +44,30 @@ export function registerDialplanApplications(pbx: Pbx): void {
     congestion,
     echo,
     playback,
+    background,
+    waitExten,
+    read,
+    sayDigitsApp,
+    sayNumberApp,
+    sayAlphaApp,
+    sayUnixTime,
     musicOnHold,
     record,
-  ]) {
-    pbx.register(application);
-  }
+    mixMonitor,
+    stopMixMonitor,
+    playTones,
+    stopPlayTones,
+    milliwatt,
+    sendDtmfApp,
+    userEvent,
+    verbose,
+    log,
+    chanIsAvail,
+    resetCdr,
+    noCdr,
+  ];
+}
+
+export function registerDialplanApplications(pbx: Pbx): void {
+  for (const application of dialplanApplications((name) => pbx.application(name))) pbx.register(application);
 }

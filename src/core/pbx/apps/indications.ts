@@ -9,6 +9,7 @@ import { waitOnChannel } from '../../channels/wait.ts';
 
 export const ringing: DialplanApplication = {
   name: 'Ringing',
+  synopsis: 'Indicates ringing to the caller',
   execute(channel) {
     channel.indicate('ringing');
     return 'next';
@@ -17,6 +18,7 @@ export const ringing: DialplanApplication = {
 
 export const progress: DialplanApplication = {
   name: 'Progress',
+  synopsis: 'Indicates call progress (early media) to the caller',
   execute(channel) {
     channel.indicate('progress');
     return 'next';
@@ -42,6 +44,7 @@ async function waitForHangup(channel: Channel, timeout: string | undefined): Pro
 function failureIndication(name: string, indication: Indication, cause: number): DialplanApplication {
   return {
     name,
+    synopsis: `Indicates ${indication} to the caller, then hangs up (after an optional timeout)`,
     async execute(channel, [timeout]): Promise<AppOutcome> {
       const answered = channel.answered;
       // The state changes before the far end learns of it, as Asterisk's queued indication does.

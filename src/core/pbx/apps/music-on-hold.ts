@@ -7,6 +7,7 @@ import { waitOnChannel } from '../../channels/wait.ts';
 
 export const musicOnHold: DialplanApplication = {
   name: 'MusicOnHold',
+  synopsis: 'Plays music on hold (class, duration)',
   async execute(channel, [mohClass, duration], services): Promise<AppOutcome> {
     const seconds = Number.parseFloat(duration ?? '');
     const timed = Number.isFinite(seconds) && seconds > 0;

@@ -9,6 +9,7 @@ const hasOption = (options: string | undefined, name: string): boolean => (optio
 
 export const playback: DialplanApplication = {
   name: 'Playback',
+  synopsis: 'Plays sound files (options skip, noanswer; PLAYBACKSTATUS)',
   async execute(channel, [files, options], services): Promise<AppOutcome> {
     if (!files) {
       services.log.warn({ channel: channel.name }, 'Playback requires an argument (filename)');

@@ -64,6 +64,7 @@ function numbered(name: string, exists: (candidate: string) => boolean): string 
 
 export const record: DialplanApplication = {
   name: 'Record',
+  synopsis: 'Records the caller to a file (silence, maximum duration, options; RECORD_STATUS)',
   async execute(channel, args, services): Promise<AppOutcome> {
     const [filename, silenceArg, maxArg, optionText] = args;
     const status = (value: string): void => {

@@ -15,6 +15,7 @@ const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
 
 export const stasisBroadcast: DialplanApplication = {
   name: 'StasisBroadcast',
+  synopsis: 'Offers the channel to the Stasis applications; the first to claim it gets it (STASISSTATUS)',
   async execute(channel, _args, services, rawData) {
     channel.setVariable('STASISSTATUS', '');
     const [timeoutText = '', filterText = '', argsText = '', notifyText = ''] = rawData === '' ? [] : splitArgs(rawData, ',', 4);

@@ -4,6 +4,7 @@ import { waitForStasisExit } from '../../channels/wait.ts';
 
 export const stasis: DialplanApplication = {
   name: 'Stasis',
+  synopsis: 'Hands the channel to an ARI application',
   async execute(channel, [app, ...args], services) {
     if (!app || !services.stasis.enter(channel, app, args, { fromDialplan: true })) {
       services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; leaving the dialplan step');
