@@ -85,6 +85,11 @@ export class RtcpSession implements RtcpFigures {
     return nowMs >= this.#nextReportAt;
   }
 
+  /** No report now (nobody to send it to): the next one is due an interval later. */
+  postpone(nowMs: number): void {
+    this.#schedule(nowMs);
+  }
+
   #schedule(nowMs: number): void {
     this.#nextReportAt = nowMs + this.#intervalMs * (0.5 + Math.random());
   }
