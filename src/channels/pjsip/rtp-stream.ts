@@ -424,7 +424,8 @@ export class RtpStream {
    */
   #takeRtcp(message: Buffer, rinfo: dgram.RemoteInfo, muxed: boolean): void {
     const sender = this.#sender;
-    if (!sender || (this.#remoteAddress !== undefined && rinfo.address !== this.#remoteAddress)) return;
+    // Before the far end's address is known (a held call's 0.0.0.0) nothing is taken.
+    if (!sender || this.#remoteAddress === undefined || rinfo.address !== this.#remoteAddress) return;
     if (!this.#rtcp.receive(message, message.length, sender.ssrc, performance.now(), unixNowMs())) return;
     if (muxed === (this.#parameters?.rtcpMux === true)) {
       this.#rtcpLatched = true;
