@@ -210,6 +210,25 @@ describe('adaptive jitter buffer', () => {
     }
   });
 
+  test('30 ms packets (ptime 30): re-framed into 20 ms frames, every sample played once, nothing concealed', () => {
+    const buffer = new JitterBuffer({ rate: 8000, minDelayMs: 20, maxDelayMs: 200 });
+    const packet = new Int16Array(240);
+    const out: number[] = [];
+    let sent = 0;
+    for (let tick = 20; tick <= 3000; tick += 20) {
+      while (sent < 90 && 3 + sent * 30 < tick) {
+        for (let i = 0; i < 240; i++) packet[i] = ((sent * 240 + i) % 30000) + 1;
+        buffer.push(packet, 240, 5000 + sent * 240, 9, 3 + sent * 30);
+        sent++;
+      }
+      const frame = buffer.next(tick);
+      if (frame && frame.samples[0] !== 0 && buffer.concealed === 0) out.push(...frame.samples);
+    }
+    const expected = Array.from({ length: 90 * 240 }, (_, i) => (i % 30000) + 1);
+    assert.deepEqual(out, expected);
+    assert.equal(buffer.late, 0);
+  });
+
   test('wideband: 16 kHz frames of 320 samples', () => {
     const buffer = new JitterBuffer({ rate: 16000, minDelayMs: 40, maxDelayMs: 100 });
     const samples = new Int16Array(320).fill(9);
