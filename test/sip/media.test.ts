@@ -3,12 +3,15 @@
 // rtcp_mux), their fields checked byte by byte, a round-trip time measured from the phone's
 // reply and shown with the phone's view of our stream by GET /channels/{id}/rtp_statistics, the
 // RTCP BYE at hang-up; DTMF as tones in PCMU audio both ways (dtmf_mode inband and auto without
-// telephone-event) and as SIP INFO both ways (dtmf_mode info).
+// telephone-event) and as SIP INFO both ways (dtmf_mode info); and SIPp streaming DTMF tones as
+// PCMU audio to an inband endpoint.
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { DtmfDetector, dtmfFrequencies } from '../../src/media/dtmf.ts';
 import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
@@ -18,6 +21,9 @@ import { startTestServer, type EventSocket, type TestServer } from '../helpers/s
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
+
+const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
+const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
 
 let work: string;
 let server: TestServer;
@@ -505,6 +511,57 @@ describe('SIP call media', () => {
     } finally {
       phone.close();
     }
+  });
+});
+
+/** A mono 8 kHz u-law WAV (format 7) of `samples`. */
+function ulawWav(samples: Int16Array): Buffer {
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + samples.length, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(7, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(8000, 28);
+  header.writeUInt16LE(1, 32);
+  header.writeUInt16LE(8, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(samples.length, 40);
+  const data = Buffer.alloc(samples.length);
+  for (let i = 0; i < samples.length; i++) data[i] = linearToUlaw(samples[i]);
+  return Buffer.concat([header, data]);
+}
+
+describe('inband DTMF from SIPp', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
+  test('SIPp streams PCMU with the tones of 2, 8, * to a dtmf_mode=inband endpoint: ChannelDtmfReceived 2, 8, * in order', { timeout: 60_000 }, async () => {
+    const dir = join(work, 'sipp-dtmf');
+    mkdirSync(dir);
+    const tones = dtmfTones('28*', 100, 100, 300);
+    const frames = Array.from({ length: 60 }, (_, frame) => tones(frame));
+    const signal = new Int16Array(frames.length * 160);
+    frames.forEach((frame, index) => signal.set(frame, index * 160));
+    writeFileSync(join(dir, 'audio.wav'), ulawWav(signal));
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn('sipp', ['-sf', join(SCENARIOS, 'call-wait-bye.xml'), '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', '20s', '-timeout_error', `127.0.0.1:${server.core.pjsip.port}`, '-s', '100', '-set', 'caller', 'tones'], { cwd: dir });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const start = await nextEvent((e) => e.type === 'StasisStart' && e.channel?.name?.startsWith('PJSIP/tones-'));
+    const id = start.channel.id as string;
+    assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+    const digits: Json[] = [];
+    while (digits.length < 3) digits.push(await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id, 8000));
+    assert.deepEqual(
+      digits.map((d) => d.digit),
+      ['2', '8', '*'],
+    );
+    for (const digit of digits) assert.ok(digit.duration_ms >= 60 && digit.duration_ms <= 140, `duration ${digit.duration_ms} ms`);
+    assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+    await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
+    assert.equal(await exited, 0, output.slice(-2000));
   });
 });
 
