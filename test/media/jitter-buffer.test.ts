@@ -174,6 +174,16 @@ describe('adaptive jitter buffer', () => {
     assert.ok(firstOfSecond - 803 <= 60, `second stream heard after ${firstOfSecond - 803} ms`);
   });
 
+  test('a timestamp step back of 800 ms (within the ring): after three packets the buffer restarts, audio goes on', () => {
+    const buffer = new JitterBuffer({ rate: 8000, minDelayMs: 20, maxDelayMs: 200 });
+    const before = steady(50).map((a) => ({ ...a, value: 100 }));
+    const after = steady(50, () => 0, 1003).map((a) => ({ ...a, value: 200, timestamp: (BASE_TS + (50 - 40 + a.index) * 160) >>> 0 }));
+    const out = run(buffer, [...before, ...after], 2200);
+    assert.equal(buffer.resyncs, 1);
+    assert.ok(buffer.late <= 3, `${buffer.late} late`);
+    assert.ok(out.filter((o) => o.value === 200).length >= 45, `${out.filter((o) => o.value === 200).length} frames after the step`);
+  });
+
   test('a sender clock 1% fast: the delay stays bounded by dropping frames, nothing is late', () => {
     const buffer = new JitterBuffer({ rate: 8000, minDelayMs: 20, maxDelayMs: 200 });
     const arrivals = Array.from({ length: 1000 }, (_, index) => ({ index, at: 3 + index * 19.8 }));

@@ -11,8 +11,9 @@
 // - Late packets (their audio already played) are dropped and counted.
 // - A missing frame after audio is concealed by repeating the last frame at half, a quarter,
 //   then an eighth of its level; after that nothing is delivered until audio returns.
-// - A new SSRC or a timestamp jump beyond the ring restarts the buffer; a jump within it moves
-//   the playout point at once.
+// - A new SSRC, a timestamp jump beyond the ring, or three packets in a row far behind playout
+//   (the sender's timeline stepped back) restart the buffer; a jump forward within the ring
+//   moves the playout point at once.
 // - Bounded: the ring holds the maximum delay twice over plus half a second, rounded up to a
 //   power of two (so timestamps map to slots across the 32-bit wrap). Nothing is allocated per
 //   packet or per frame.
@@ -32,6 +33,9 @@ const WINDOW_MS = 2000;
 const SHRINK_SPACING_TICKS = 5;
 /** Faded repeats of the last frame before the buffer goes quiet. */
 const CONCEAL_FRAMES = 3;
+/** Packets in a row this far behind playout (the maximum delay plus half a second) restart the buffer. */
+const FAR_BEHIND_RUN = 3;
+const FAR_BEHIND_EXTRA_MS = 500;
 /** How far the estimated tick time may creep towards a late tick per tick, ms (see #tickTime). */
 const TICK_OFFSET_CREEP_MS = 1;
 
@@ -41,6 +45,7 @@ export class JitterBuffer {
   readonly #samplesPerMs: number;
   readonly #minDelay: number;
   readonly #maxDelay: number;
+  readonly #farBehind: number;
   readonly #ring: Int16Array;
   readonly #filled: Uint8Array;
   readonly #mask: number;
@@ -57,6 +62,7 @@ export class JitterBuffer {
   #aligned = false;
   #hasPlayed = false;
   #concealRun = 0;
+  #farBehindRun = 0;
   #ticksSinceShrink = 0;
   #target: number;
 
@@ -88,6 +94,7 @@ export class JitterBuffer {
     const min = Math.max(0, Math.min(options.minDelayMs, options.maxDelayMs));
     this.#minDelay = Math.round(min * this.#samplesPerMs);
     this.#maxDelay = Math.round(Math.max(min, options.maxDelayMs) * this.#samplesPerMs);
+    this.#farBehind = this.#maxDelay + FAR_BEHIND_EXTRA_MS * this.#samplesPerMs;
     let capacity = 1024;
     while (capacity < this.#maxDelay * 2 + 500 * this.#samplesPerMs) capacity *= 2;
     this.#ring = new Int16Array(capacity);
@@ -121,6 +128,7 @@ export class JitterBuffer {
     this.#aligned = false;
     this.#hasPlayed = false;
     this.#concealRun = 0;
+    this.#farBehindRun = 0;
     this.#minTransit = Number.POSITIVE_INFINITY;
     this.#previousMinTransit = Number.POSITIVE_INFINITY;
     this.#peak = 0;
@@ -154,6 +162,14 @@ export class JitterBuffer {
       this.#start(ssrc, timestamp, arrivalMs);
       offset = 0;
     }
+    if (offset + count <= -this.#farBehind) {
+      // Far behind the playout point: one such packet is just very late, a run of them means the
+      // sender's timeline stepped back.
+      if (++this.#farBehindRun >= FAR_BEHIND_RUN) {
+        this.#start(ssrc, timestamp, arrivalMs);
+        offset = 0;
+      }
+    } else this.#farBehindRun = 0;
     this.#measure(this.#playExt + offset, arrivalMs);
     if (offset + count <= 0) {
       this.late += 1;
