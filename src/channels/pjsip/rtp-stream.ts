@@ -59,16 +59,21 @@ export interface StreamOptions {
 /** What the received audio goes through before the channel hears it. */
 interface ReceivePath {
   scratch(count: number): Int16Array;
+  push(samples: Int16Array, count: number, timestamp: number, ssrc: number, arrivalMs: number): void;
   next(nowMs: number): Frame | undefined;
 }
 
+/** Audio played as it arrives (sip.jitterbuffer false): the receive queue, which ignores timestamps. */
 class PlainReceivePath implements ReceivePath {
-  readonly queue = new ReceiveQueue(8000);
+  readonly #queue = new ReceiveQueue(8000);
   scratch(count: number): Int16Array {
-    return this.queue.scratch(count);
+    return this.#queue.scratch(count);
+  }
+  push(samples: Int16Array, count: number): void {
+    this.#queue.pushFrom(samples, count);
   }
   next(): Frame | undefined {
-    return this.queue.next();
+    return this.#queue.next();
   }
 }
 
@@ -410,8 +415,7 @@ export class RtpStream {
     if (count === 0) return;
     const samples = this.#receive.scratch(count);
     coder.decode(message, header.payloadStart, header.payloadEnd, samples);
-    if (this.#jitterBuffer) this.#jitterBuffer.push(samples, count, header.timestamp, header.ssrc, now);
-    else (this.#receive as PlainReceivePath).queue.pushFrom(samples, count);
+    this.#receive.push(samples, count, header.timestamp, header.ssrc, now);
   };
 
   readonly #onRtcpMessage = (message: Buffer, rinfo: dgram.RemoteInfo): void => {
