@@ -354,8 +354,22 @@ export const SETTINGS = section(
         doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
         check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
       }),
-      rtp_port_start: integer({ default: 10000, min: 1024, max: 65534, doc: 'First RTP port (even ports are used, RTCP would take the odd one above)' }),
+      rtp_port_start: integer({ default: 10000, min: 1024, max: 65534, doc: 'First RTP port: each call takes an even port for RTP and the odd one above it for RTCP' }),
       rtp_port_end: integer({ default: 20000, min: 1025, max: 65535, doc: 'Last RTP port' }),
+      rtcp_interval_ms: integer({
+        default: 5000,
+        min: 500,
+        max: 60000,
+        doc: "Mean time between RTCP reports of a call, in ms (each interval is randomised to 0.5–1.5 times it, RFC 3550); Asterisk's `rtcpinterval`",
+      }),
+      jitterbuffer: boolean({ default: true, doc: 'Adaptive jitter buffer on the audio received from SIP calls (`false`: audio is played as it arrives)' }),
+      jitterbuffer_min_delay_ms: integer({ default: 20, min: 0, max: 1000, doc: 'Least delay the jitter buffer keeps, in ms' }),
+      jitterbuffer_max_delay_ms: integer({
+        default: 200,
+        min: 20,
+        max: 1000,
+        doc: "Most delay the jitter buffer grows to when the network jitters, in ms; later packets are dropped (Asterisk's `jbmaxsize`)",
+      }),
       pjsip_conf: filePath({
         default: null,
         docDefault: '`null`',

@@ -38,6 +38,7 @@ describe('buildOffer', () => {
         'a=rtpmap:8 PCMA/8000',
         'a=rtpmap:101 telephone-event/8000',
         'a=fmtp:101 0-16',
+        'a=rtcp:10001',
         'a=ptime:20',
         'a=sendonly',
       ),
@@ -47,7 +48,7 @@ describe('buildOffer', () => {
   test('IPv6, no telephone-event, alaw first', () => {
     const offer = buildOffer({ address: '2001:db8::5', port: 5004, codecs: ['alaw'], telephoneEvent: false, sessionId: '1' });
     assert.match(offer, /o=Patchbay 1 1 IN IP6 2001:db8::5\r\n/);
-    assert.match(offer, /c=IN IP6 2001:db8::5\r\nt=0 0\r\nm=audio 5004 RTP\/AVP 8\r\na=rtpmap:8 PCMA\/8000\r\na=ptime:20\r\na=sendrecv\r\n$/);
+    assert.match(offer, /c=IN IP6 2001:db8::5\r\nt=0 0\r\nm=audio 5004 RTP\/AVP 8\r\na=rtpmap:8 PCMA\/8000\r\na=rtcp:5005\r\na=ptime:20\r\na=sendrecv\r\n$/);
   });
 });
 
@@ -70,9 +71,10 @@ describe('answerOffer', () => {
         { codec: 'alaw', payloadType: 8 },
       ],
       mediaIndex: 0,
+      rtcpMux: false,
     });
     assert.match(result.sdp, /m=audio 10000 RTP\/AVP 0 8 96\r\n/);
-    assert.match(result.sdp, /a=rtpmap:96 telephone-event\/8000\r\na=fmtp:96 0-16\r\na=ptime:30\r\na=sendrecv\r\n$/);
+    assert.match(result.sdp, /a=rtpmap:96 telephone-event\/8000\r\na=fmtp:96 0-16\r\na=rtcp:10001\r\na=ptime:30\r\na=sendrecv\r\n$/);
     assert.doesNotMatch(result.sdp, /G722/);
   });
 
@@ -220,5 +222,43 @@ describe('acceptAnswer', () => {
     assert.equal(acceptAnswer(base('m=audio 3000 RTP/AVP 0', 'm=video 0 RTP/AVP 96\r\n'), LOCAL).ok, false);
     assert.equal(acceptAnswer('garbage', LOCAL).ok, false);
     assert.equal(acceptAnswer(base('m=audio 3000 RTP/AVP 0'), LOCAL).ok, true);
+  });
+});
+
+describe('RTCP port and multiplexing (RFC 3605, RFC 5761)', () => {
+  const MUX_OFFER = PHONE_OFFER.replace('a=sendrecv\r\n', 'a=sendrecv\r\na=rtcp-mux\r\n');
+
+  test('an offer of rtcp-mux is accepted only by an endpoint with rtcp_mux: RTCP then goes to the RTP port both ways', () => {
+    const plain = answerOffer(MUX_OFFER, LOCAL);
+    assert.ok(plain.ok);
+    assert.equal(plain.media.rtcpMux, false);
+    assert.equal(plain.media.remoteRtcpPort, 40001);
+    assert.doesNotMatch(plain.sdp, /rtcp-mux/);
+    assert.match(plain.sdp, /a=rtcp:10001\r\n/);
+    const mux = answerOffer(MUX_OFFER, { ...LOCAL, rtcpMux: true });
+    assert.ok(mux.ok);
+    assert.equal(mux.media.rtcpMux, true);
+    assert.equal(mux.media.remoteRtcpPort, 40000);
+    assert.match(mux.sdp, /a=rtcp:10000\r\n/);
+    assert.match(mux.sdp, /a=rtcp-mux\r\n/);
+    // Without the far end's a=rtcp-mux nothing is multiplexed.
+    const notOffered = answerOffer(PHONE_OFFER, { ...LOCAL, rtcpMux: true });
+    assert.ok(notOffered.ok);
+    assert.equal(notOffered.media.rtcpMux, false);
+    assert.doesNotMatch(notOffered.sdp, /rtcp-mux/);
+  });
+
+  test('our offer with rtcp_mux keeps port + 1 as the fallback; the answer decides', () => {
+    const offer = buildOffer({ ...LOCAL, rtcpMux: true });
+    assert.match(offer, /a=rtcp:10001\r\n/);
+    assert.match(offer, /a=rtcp-mux\r\n/);
+    const withMux = acceptAnswer(sdp('v=0', 'o=x 1 1 IN IP4 198.51.100.7', 's=-', 'c=IN IP4 198.51.100.7', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtcp-mux'), { ...LOCAL, rtcpMux: true });
+    assert.ok(withMux.ok);
+    assert.equal(withMux.media.rtcpMux, true);
+    assert.equal(withMux.media.remoteRtcpPort, 40000);
+    const explicitPort = acceptAnswer(sdp('v=0', 'o=x 1 1 IN IP4 198.51.100.7', 's=-', 'c=IN IP4 198.51.100.7', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtcp:40011'), { ...LOCAL, rtcpMux: true });
+    assert.ok(explicitPort.ok);
+    assert.equal(explicitPort.media.rtcpMux, false);
+    assert.equal(explicitPort.media.remoteRtcpPort, 40011);
   });
 });

@@ -1,19 +1,30 @@
-// The media of one SIP call: a UDP socket from the configured RTP port range, G.711 audio coded
-// by the RTP library, RFC 4733 telephone-events both ways, and symmetric RTP (we send to where
-// the far end's packets come from once they come, RFC 4961 in spirit, for phones behind NAT).
-// Frames written by the channel leave at once (one packet per 20 ms frame); received audio is
-// re-framed by the receive queue and handed to the channel one frame per media clock tick.
-// Per packet nothing is allocated: the header, the scratch buffers and the packet ring are reused.
+// The media of one SIP call: a UDP socket pair from the configured RTP port range (RTP on an even
+// port, RTCP on the odd one above it), G.711 audio coded by the RTP library, RFC 4733
+// telephone-events both ways or DTMF as tones in the audio (dtmf_mode inband), and symmetric RTP
+// (we send to where the far end's packets come from once they come, RFC 4961 in spirit, for
+// phones behind NAT; the same for RTCP). Frames written by the channel leave at once (one packet
+// per 20 ms frame); received audio goes through the adaptive jitter buffer (or, with it off, the
+// plain receive queue) and reaches the channel one frame per media clock tick. RTCP: a report
+// every sip.rtcp_interval_ms (SR after sending, RR otherwise), the far end's reports read for
+// round-trip time and its view of our stream, BYE at the end; on the RTP port when rtcp-mux was
+// agreed (RTCP is told from RTP by its packet type there, RFC 5761).
+// Per packet nothing is allocated: the header, the scratch buffers and the packet rings are reused.
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
+import { DtmfDetector, dtmfToneList } from '../../media/dtmf.ts';
 import type { Frame } from '../../media/frame.ts';
+import { JitterBuffer } from '../../media/rtp/jitter-buffer.ts';
 import { OutgoingRate } from '../../media/rtp/outgoing-rate.ts';
 import { parseRtpPacket, RtpHeader } from '../../media/rtp/packet.ts';
 import { RtpPayloadCoder } from '../../media/rtp/payload.ts';
 import { ReceiveQueue } from '../../media/rtp/receive-queue.ts';
 import { RtpReceiverStats } from '../../media/rtp/receiver-stats.ts';
+import { looksLikeRtcp } from '../../media/rtp/rtcp-packet.ts';
+import { RtcpSession } from '../../media/rtp/rtcp-session.ts';
 import { RtpSender } from '../../media/rtp/sender.ts';
 import { rtpStatistics, type RtpStatistics } from '../../media/rtp/statistics.ts';
+import { ToneGenerator } from '../../media/tone-generator.ts';
+import { parseToneList } from '../../media/tones.ts';
 import { TelephoneEventReceiver, TelephoneEventSender, TELEPHONE_EVENT_PAYLOAD_BYTES } from '../../media/rtp/telephone-event.ts';
 
 export type StreamDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
@@ -26,8 +37,50 @@ export interface StreamParameters {
   readonly telephoneEventPt?: number;
   readonly remoteAddress?: string;
   readonly remotePort: number;
+  /** Where RTCP goes (a=rtcp, else remotePort + 1; remotePort with rtcp-mux). */
+  readonly remoteRtcpPort?: number;
+  /** RTCP shares the RTP port (RFC 5761). */
+  readonly rtcpMux?: boolean;
   readonly direction: StreamDirection;
+  /** DTMF as tones in the audio: detected in what is received, generated for digits sent. */
+  readonly inbandDtmf?: boolean;
 }
+
+/** How the technology configured the stream's media handling. */
+export interface StreamOptions {
+  /** The RTCP socket (RTP port + 1); without it RTCP is sent only when multiplexed. */
+  readonly rtcpSocket?: dgram.Socket;
+  /** Mean ms between RTCP reports. Default 5000. */
+  readonly rtcpIntervalMs?: number;
+  /** The adaptive jitter buffer's bounds; absent: the plain receive queue. */
+  readonly jitterBuffer?: { readonly minDelayMs: number; readonly maxDelayMs: number };
+}
+
+/** What the received audio goes through before the channel hears it. */
+interface ReceivePath {
+  scratch(count: number): Int16Array;
+  push(samples: Int16Array, count: number, timestamp: number, ssrc: number, arrivalMs: number): void;
+  next(nowMs: number): Frame | undefined;
+}
+
+/** Audio played as it arrives (sip.jitterbuffer false): the receive queue, which ignores timestamps. */
+class PlainReceivePath implements ReceivePath {
+  readonly #queue = new ReceiveQueue(8000);
+  scratch(count: number): Int16Array {
+    return this.#queue.scratch(count);
+  }
+  push(samples: Int16Array, count: number): void {
+    this.#queue.pushFrom(samples, count);
+  }
+  next(): Frame | undefined {
+    return this.#queue.next();
+  }
+}
+
+/** Gap after an inband digit, so that two equal digits in a row are heard as two. */
+const INBAND_GAP_MS = 50;
+/** Peak per frequency of generated digits: about -10 dBm0 each. */
+const INBAND_AMPLITUDE = 7000;
 
 export interface StreamEvents {
   /** A whole digit received as telephone-events. */
@@ -54,64 +107,110 @@ export class RtpPortRange {
     this.#next = start + (start % 2);
   }
 
-  /** Binds a UDP socket on the next free even port of the range (RTCP would take port + 1). */
+  /** Binds a UDP socket on the next free even port of the range (without its RTCP port). */
   async bind(address: string): Promise<dgram.Socket> {
+    return (await this.#bind(address, false)).rtp;
+  }
+
+  /** Binds RTP on the next free even port of the range and RTCP on the odd port above it. */
+  async bindPair(address: string): Promise<{ rtp: dgram.Socket; rtcp: dgram.Socket }> {
+    const pair = await this.#bind(address, true);
+    return { rtp: pair.rtp, rtcp: pair.rtcp! };
+  }
+
+  async #bind(address: string, withRtcp: boolean): Promise<{ rtp: dgram.Socket; rtcp?: dgram.Socket }> {
     const count = Math.max(1, Math.floor((this.end - this.start) / 2) + 1);
     for (let attempt = 0; attempt < Math.min(count, 64); attempt++) {
       const port = this.#next;
       this.#next += 2;
-      if (this.#next > this.end) this.#next = this.start + (this.start % 2);
-      const socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
-      const bound = await new Promise<boolean>((resolve) => {
-        socket.once('error', () => resolve(false));
-        socket.bind(port, address, () => resolve(true));
-      });
-      if (bound) {
-        socket.removeAllListeners('error');
-        return socket;
-      }
-      try {
-        socket.close();
-      } catch {
-        // never bound
-      }
+      if (this.#next + (withRtcp ? 1 : 0) > this.end) this.#next = this.start + (this.start % 2);
+      if (withRtcp && port + 1 > Math.min(this.end, 65535)) continue;
+      const rtp = await bindUdp(address, port);
+      if (!rtp) continue;
+      if (!withRtcp) return { rtp };
+      const rtcp = await bindUdp(address, port + 1);
+      if (rtcp) return { rtp, rtcp };
+      closeQuietly(rtp);
     }
-    throw new Error(`no free RTP port in ${this.start}-${this.end}`);
+    throw new Error(`no free RTP port${withRtcp ? ' pair' : ''} in ${this.start}-${this.end}`);
+  }
+}
+
+async function bindUdp(address: string, port: number): Promise<dgram.Socket | undefined> {
+  const socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
+  const bound = await new Promise<boolean>((resolve) => {
+    socket.once('error', () => resolve(false));
+    socket.bind(port, address, () => resolve(true));
+  });
+  if (bound) {
+    socket.removeAllListeners('error');
+    return socket;
+  }
+  closeQuietly(socket);
+  return undefined;
+}
+
+function closeQuietly(socket: dgram.Socket): void {
+  try {
+    socket.close();
+  } catch {
+    // never bound, or closed already
   }
 }
 
 export class RtpStream {
   readonly socket: dgram.Socket;
+  readonly rtcpSocket: dgram.Socket | undefined;
   readonly localPort: number;
   #parameters: StreamParameters | undefined;
   #coder: RtpPayloadCoder | undefined;
   #sender: RtpSender | undefined;
   #receiver: RtpReceiverStats | undefined;
   #outgoing = new OutgoingRate(8000);
-  readonly #queue = new ReceiveQueue(8000);
+  readonly #receive: ReceivePath;
+  readonly #jitterBuffer: JitterBuffer | undefined;
+  readonly #rtcp: RtcpSession;
   readonly #header = new RtpHeader();
   readonly #digitsOut = new TelephoneEventSender(8000);
   readonly #digitsIn: TelephoneEventReceiver;
+  readonly #inbandIn: DtmfDetector;
+  /** The digit being played as tones, and the frame it is rendered into. */
+  #inbandOut: ToneGenerator | undefined;
+  readonly #toneFrame: Frame = { rate: 8000, samples: new Int16Array(160) };
   /** Digits waiting behind the one being sent. */
   readonly #pendingDigits: { digit: string; durationMs: number }[] = [];
   #remoteAddress: string | undefined;
   #remotePort = 0;
   /** Symmetric RTP: once a packet came from an address, send there. */
   #latched = false;
+  #rtcpAddress: string | undefined;
+  #rtcpPort = 0;
+  /** Symmetric RTCP: once a report came from an address, report there. */
+  #rtcpLatched = false;
   #closed = false;
 
   constructor(
     socket: dgram.Socket,
     private readonly clock: StreamClock,
     private readonly events: StreamEvents,
+    options: StreamOptions = {},
   ) {
     this.socket = socket;
+    this.rtcpSocket = options.rtcpSocket;
     this.localPort = socket.address().port;
     this.#digitsIn = new TelephoneEventReceiver(8000, (digit, durationMs) => this.events.onDigit(digit, durationMs));
+    this.#inbandIn = new DtmfDetector({ rate: 8000, onDigitEnd: (digit, durationMs) => this.events.onDigit(digit, durationMs) });
+    this.#rtcp = new RtcpSession(options.rtcpIntervalMs ?? 5000);
+    if (options.jitterBuffer) {
+      this.#jitterBuffer = new JitterBuffer({ rate: 8000, ...options.jitterBuffer });
+      this.#receive = this.#jitterBuffer;
+    } else {
+      this.#receive = new PlainReceivePath();
+    }
     socket.on('message', this.#onMessage);
-    socket.on('error', () => {
-      // ICMP port unreachable and the like: the stream goes on.
-    });
+    socket.on('error', ignoreSocketError);
+    this.rtcpSocket?.on('message', this.#onRtcpMessage);
+    this.rtcpSocket?.on('error', ignoreSocketError);
     clock.onTick(this.#tick);
   }
 
@@ -119,9 +218,20 @@ export class RtpStream {
     return this.#parameters;
   }
 
+  /** The jitter buffer, when one is used (its counters and target delay). */
+  get jitterBuffer(): JitterBuffer | undefined {
+    return this.#jitterBuffer;
+  }
+
+  /** The RTCP side (reports sent and received, what they measured). */
+  get rtcp(): RtcpSession {
+    return this.#rtcp;
+  }
+
   /** Applies (or changes, on a re-INVITE) what offer/answer agreed. */
   configure(parameters: StreamParameters): void {
     const codecChanged = parameters.codec !== this.#parameters?.codec || parameters.payloadType !== this.#parameters?.payloadType;
+    const wasInband = this.#parameters?.inbandDtmf === true;
     this.#parameters = parameters;
     if (codecChanged || !this.#coder) {
       this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType);
@@ -134,44 +244,71 @@ export class RtpStream {
       this.#remoteAddress = parameters.remoteAddress;
       this.#remotePort = parameters.remotePort;
     }
+    if (!this.#rtcpLatched) {
+      this.#rtcpAddress = parameters.remoteAddress;
+      this.#rtcpPort = parameters.rtcpMux ? parameters.remotePort : (parameters.remoteRtcpPort ?? Math.min(parameters.remotePort + 1, 65535));
+    }
+    if (parameters.inbandDtmf && !wasInband) this.#inbandIn.reset();
   }
 
   statistics(): RtpStatistics | undefined {
     if (this.#closed || !this.#sender || !this.#receiver) return undefined;
-    return rtpStatistics(this.#sender, this.#receiver);
+    return rtpStatistics(this.#sender, this.#receiver, this.#rtcp);
   }
 
   /** One 20 ms frame from the channel towards the far end. */
   writeFrame(frame: Frame): void {
     const sender = this.#sender;
-    if (this.#closed || !sender || !this.#canSend() || this.#digitsOut.active) return;
+    if (this.#closed || !sender || !this.#canSend() || this.#digitsOut.active || this.#inbandOut) return;
     const length = sender.audio(this.#outgoing.samples(frame), this.clock.ticks);
     this.#send(sender.packet, length);
   }
 
-  /** A digit as RFC 4733 events; false when the far end did not agree to telephone-event. */
+  /**
+   * A digit as RFC 4733 events, or as tones in the audio when the stream does inband DTMF; false
+   * when it can do neither (the far end did not agree to telephone-event).
+   */
   sendDigit(digit: string, durationMs: number): boolean {
-    if (this.#closed || this.#parameters?.telephoneEventPt === undefined) return false;
+    if (this.#closed) return false;
+    if (this.#parameters?.telephoneEventPt === undefined && !this.#parameters?.inbandDtmf) return false;
     if (this.#pendingDigits.length >= 64) return true;
     this.#pendingDigits.push({ digit, durationMs });
     return true;
   }
 
+  /** Ends the stream: an RTCP BYE to the far end (when there was media), then the sockets close. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.clock.offTick(this.#tick);
     this.socket.off('message', this.#onMessage);
-    try {
-      this.socket.close();
-    } catch {
-      // already closed
+    this.rtcpSocket?.off('message', this.#onRtcpMessage);
+    const rtcpVia = this.#rtcpSocketInUse();
+    const length = rtcpVia && this.#rtcpPort > 0 && this.#rtcpAddress ? this.#rtcp.build(this.#sender, this.#receiver, performance.now(), unixNowMs(), true) : 0;
+    // Close each socket once what was sent on it has left (the BYE is sent asynchronously).
+    const closeAll = (): void => {
+      closeQuietly(this.socket);
+      if (this.rtcpSocket) closeQuietly(this.rtcpSocket);
+    };
+    if (length > 0 && rtcpVia) {
+      try {
+        rtcpVia.send(this.#rtcp.packet, 0, length, this.#rtcpPort, this.#rtcpAddress!, closeAll);
+        return;
+      } catch {
+        // the socket is gone already
+      }
     }
+    closeAll();
   }
 
   #canSend(): boolean {
     const direction = this.#parameters?.direction;
     return this.#remoteAddress !== undefined && this.#remotePort > 0 && (direction === 'sendrecv' || direction === 'sendonly');
+  }
+
+  /** The socket RTCP leaves from: the RTP socket when multiplexed, else the RTCP socket. */
+  #rtcpSocketInUse(): dgram.Socket | undefined {
+    return this.#parameters?.rtcpMux ? this.socket : this.rtcpSocket;
   }
 
   #send(packet: Buffer, length: number): void {
@@ -187,30 +324,71 @@ export class RtpStream {
     return TELEPHONE_EVENT_PAYLOAD_BYTES;
   };
 
+  /** Starts the next waiting digit as tones (a character that is not a digit is skipped). */
+  #startInbandDigit(): void {
+    const next = this.#pendingDigits.shift()!;
+    const list = dtmfToneList(next.digit, Math.max(40, Math.min(next.durationMs, 5000)), INBAND_GAP_MS);
+    const tones = list === undefined ? undefined : parseToneList(list);
+    if (tones) this.#inbandOut = new ToneGenerator(tones, { rate: 8000, amplitude: INBAND_AMPLITUDE });
+  }
+
   readonly #tick = (): void => {
     if (this.#closed) return;
-    // DTMF out: one event packet per tick while a digit is being sent.
     const sender = this.#sender;
-    const eventPt = this.#parameters?.telephoneEventPt;
-    if (sender && eventPt !== undefined && this.#canSend()) {
-      if (!this.#digitsOut.active && this.#pendingDigits.length > 0) {
-        const next = this.#pendingDigits.shift()!;
-        this.#digitsOut.begin(next.digit, next.durationMs, sender.timestamp);
-      }
-      if (this.#digitsOut.active) {
-        const length = sender.other(eventPt, this.#digitsOut.marker, this.#digitsOut.timestamp, this.clock.ticks, this.#writeEvent);
-        // The marker is known only once next() ran inside #writeEvent: set it on the header now.
-        if (this.#digitsOut.marker) sender.packet[1] |= 0x80;
-        else sender.packet[1] &= 0x7f;
-        this.#send(sender.packet, length);
+    const parameters = this.#parameters;
+    if (sender && parameters && this.#canSend()) {
+      const eventPt = parameters.telephoneEventPt;
+      if (eventPt !== undefined) {
+        // DTMF out as telephone-events: one event packet per tick while a digit is being sent.
+        if (!this.#digitsOut.active && this.#pendingDigits.length > 0) {
+          const next = this.#pendingDigits.shift()!;
+          this.#digitsOut.begin(next.digit, next.durationMs, sender.timestamp);
+        }
+        if (this.#digitsOut.active) {
+          const length = sender.other(eventPt, this.#digitsOut.marker, this.#digitsOut.timestamp, this.clock.ticks, this.#writeEvent);
+          // The marker is known only once next() ran inside #writeEvent: set it on the header now.
+          if (this.#digitsOut.marker) sender.packet[1] |= 0x80;
+          else sender.packet[1] &= 0x7f;
+          this.#send(sender.packet, length);
+        }
+      } else if (parameters.inbandDtmf) {
+        // DTMF out as tones: the digit's frames replace the channel's audio until it ends.
+        if (!this.#inbandOut && this.#pendingDigits.length > 0) this.#startInbandDigit();
+        const generator = this.#inbandOut;
+        if (generator) {
+          generator.fill(this.#toneFrame.samples);
+          if (generator.finished) this.#inbandOut = undefined;
+          const length = sender.audio(this.#outgoing.samples(this.#toneFrame), this.clock.ticks);
+          this.#send(sender.packet, length);
+        }
       }
     }
-    const frame = this.#queue.next();
-    if (frame) this.events.onFrame(frame);
+    const now = performance.now();
+    const frame = this.#receive.next(now);
+    if (frame) {
+      if (parameters?.inbandDtmf) this.#inbandIn.process(frame.samples);
+      this.events.onFrame(frame);
+    }
+    if (sender && this.#rtcp.due(now)) this.#sendReport(now);
   };
+
+  #sendReport(now: number): void {
+    const socket = this.#rtcpSocketInUse();
+    if (!socket || !this.#rtcpAddress || this.#rtcpPort <= 0) {
+      // Nobody to report to yet: ask again an interval later.
+      this.#rtcp.postpone(now);
+      return;
+    }
+    const length = this.#rtcp.build(this.#sender, this.#receiver, now, unixNowMs());
+    if (length > 0) socket.send(this.#rtcp.packet, 0, length, this.#rtcpPort, this.#rtcpAddress, this.#onSent);
+  }
 
   readonly #onMessage = (message: Buffer, rinfo: dgram.RemoteInfo): void => {
     if (this.#closed) return;
+    if (looksLikeRtcp(message, message.length)) {
+      this.#takeRtcp(message, rinfo, true);
+      return;
+    }
     const header = this.#header;
     if (!parseRtpPacket(message, message.length, header)) return;
     const parameters = this.#parameters;
@@ -221,8 +399,13 @@ export class RtpStream {
       this.#latched = true;
       this.#remoteAddress = rinfo.address;
       this.#remotePort = rinfo.port;
+      if (parameters.rtcpMux && !this.#rtcpLatched) {
+        this.#rtcpAddress = rinfo.address;
+        this.#rtcpPort = rinfo.port;
+      }
     }
-    this.#receiver?.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, performance.now());
+    const now = performance.now();
+    this.#receiver?.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, now);
     if (parameters.direction === 'sendonly' || parameters.direction === 'inactive') return;
     if (header.payloadType === parameters.telephoneEventPt) {
       this.#digitsIn.push(message, header.payloadStart, header.payloadEnd, header.timestamp);
@@ -230,8 +413,37 @@ export class RtpStream {
     }
     const count = coder.samplesIn(header.payloadStart, header.payloadEnd);
     if (count === 0) return;
-    const samples = this.#queue.scratch(count);
+    const samples = this.#receive.scratch(count);
     coder.decode(message, header.payloadStart, header.payloadEnd, samples);
-    this.#queue.pushFrom(samples, count);
+    this.#receive.push(samples, count, header.timestamp, header.ssrc, now);
   };
+
+  readonly #onRtcpMessage = (message: Buffer, rinfo: dgram.RemoteInfo): void => {
+    if (!this.#closed) this.#takeRtcp(message, rinfo, false);
+  };
+
+  /**
+   * A report from the far end. Only from the address the media comes from (or is sent to), so a
+   * stranger cannot feed the statistics; its source becomes where our reports go.
+   */
+  #takeRtcp(message: Buffer, rinfo: dgram.RemoteInfo, muxed: boolean): void {
+    const sender = this.#sender;
+    // Before the far end's address is known (a held call's 0.0.0.0) nothing is taken.
+    if (!sender || this.#remoteAddress === undefined || rinfo.address !== this.#remoteAddress) return;
+    if (!this.#rtcp.receive(message, message.length, sender.ssrc, performance.now(), unixNowMs())) return;
+    if (muxed === (this.#parameters?.rtcpMux === true)) {
+      this.#rtcpLatched = true;
+      this.#rtcpAddress = rinfo.address;
+      this.#rtcpPort = rinfo.port;
+    }
+  }
+}
+
+function ignoreSocketError(): void {
+  // ICMP port unreachable and the like: the stream goes on.
+}
+
+/** The wall clock with sub-millisecond precision (NTP timestamps of sender reports). */
+function unixNowMs(): number {
+  return performance.timeOrigin + performance.now();
 }

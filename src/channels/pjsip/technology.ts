@@ -91,10 +91,15 @@ export class PjsipTechnology implements ChannelTechnology {
       userAgent: USER_AGENT,
       openStream: async (call) => {
         const context = this.#context!;
-        const socket = await this.#ports.bind(this.#host);
+        const sockets = await this.#ports.bindPair(this.#host);
         const media = context.media;
         const clock = { get ticks() { return media.clock.ticks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
-        return new RtpStream(socket, clock, { onFrame: (frame) => call.deliver(frame), onDigit: (digit, ms) => call.digit(digit, ms) });
+        const sip = context.config.sip;
+        return new RtpStream(sockets.rtp, clock, { onFrame: (frame) => call.deliver(frame), onDigit: (digit, ms) => call.digit(digit, ms) }, {
+          rtcpSocket: sockets.rtcp,
+          rtcpIntervalMs: sip.rtcpIntervalMs,
+          ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
+        });
       },
       forget: (call) => {
         if (this.#calls.get(call.callId) === call) this.#calls.delete(call.callId);
@@ -360,7 +365,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
     const from = request.from();
     const fromUser = from?.uri.kind === 'sip' ? (from.uri.user ?? '') : '';
-    const call = new SipCall(this.#services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id);
+    const call = new SipCall(this.#services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
     this.#calls.set(callId, call);
     let prepared;
     try {
@@ -444,7 +449,7 @@ export class PjsipTechnology implements ChannelTechnology {
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     if (this.#calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
-    const call = new SipCall(this.#services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id);
+    const call = new SipCall(this.#services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id, endpoint);
     const channel = context.channels.create(
       {
         ...(request.channelId ? { id: request.channelId } : {}),

@@ -50,6 +50,7 @@ export function registerBuiltinConfigTypes(store: DynamicConfig): void {
       rewrite_contact: field('no', yesNo),
       media_address: field(''),
       rtp_timeout: field('0', nonNegativeInteger),
+      rtcp_mux: field('no', yesNo),
       outbound_proxy: field(''),
       allow_unauthenticated_options: field('no', yesNo),
     },

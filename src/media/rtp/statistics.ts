@@ -1,7 +1,8 @@
 // The figures ARI's `rtp_statistics` reports (the RTPstat model without the channel id, which the
-// interface layer adds), from one stream's sender and receiver. Without RTCP the far end's view
-// (txploss, txjitter, rtt and the remote_* spreads) stays 0.
+// interface layer adds), from one stream's sender and receiver, and what RTCP learnt: without it
+// the far end's view (txploss, txjitter, rtt and the remote_* spreads) stays 0.
 import type { RtpReceiverStats } from './receiver-stats.ts';
+import type { RtcpFigures } from './rtcp-session.ts';
 import type { RtpSender } from './sender.ts';
 
 export interface RtpStatistics {
@@ -38,39 +39,43 @@ export interface RtpStatistics {
   stdevrtt: number;
 }
 
-export function rtpStatistics(sender: RtpSender, receiver: RtpReceiverStats): RtpStatistics {
+export function rtpStatistics(sender: RtpSender, receiver: RtpReceiverStats, rtcp?: RtcpFigures): RtpStatistics {
   const jitter = receiver.jitterSpread;
+  const remoteJitter = rtcp?.remoteJitterSpread;
+  const remoteLost = rtcp?.remoteLostSpread;
+  const localLost = rtcp?.localLostSpread;
+  const rtt = rtcp?.rttSpread;
   return {
     txcount: sender.packets,
     rxcount: receiver.packets,
     txoctetcount: sender.octets,
     rxoctetcount: receiver.octets,
-    txploss: 0,
+    txploss: rtcp?.remoteLost ?? 0,
     rxploss: receiver.lost,
     local_ssrc: sender.ssrc,
     remote_ssrc: receiver.ssrc,
-    txjitter: 0,
+    txjitter: rtcp?.remoteJitter ?? 0,
     rxjitter: receiver.jitterSeconds,
     local_maxjitter: jitter.max,
     local_minjitter: jitter.min,
     local_normdevjitter: jitter.mean,
     local_stdevjitter: jitter.stdev,
-    remote_maxjitter: 0,
-    remote_minjitter: 0,
-    remote_normdevjitter: 0,
-    remote_stdevjitter: 0,
-    local_maxrxploss: 0,
-    local_minrxploss: 0,
-    local_normdevrxploss: 0,
-    local_stdevrxploss: 0,
-    remote_maxrxploss: 0,
-    remote_minrxploss: 0,
-    remote_normdevrxploss: 0,
-    remote_stdevrxploss: 0,
-    rtt: 0,
-    maxrtt: 0,
-    minrtt: 0,
-    normdevrtt: 0,
-    stdevrtt: 0,
+    remote_maxjitter: remoteJitter?.max ?? 0,
+    remote_minjitter: remoteJitter?.min ?? 0,
+    remote_normdevjitter: remoteJitter?.mean ?? 0,
+    remote_stdevjitter: remoteJitter?.stdev ?? 0,
+    local_maxrxploss: localLost?.max ?? 0,
+    local_minrxploss: localLost?.min ?? 0,
+    local_normdevrxploss: localLost?.mean ?? 0,
+    local_stdevrxploss: localLost?.stdev ?? 0,
+    remote_maxrxploss: remoteLost?.max ?? 0,
+    remote_minrxploss: remoteLost?.min ?? 0,
+    remote_normdevrxploss: remoteLost?.mean ?? 0,
+    remote_stdevrxploss: remoteLost?.stdev ?? 0,
+    rtt: rtcp?.rtt ?? 0,
+    maxrtt: rtt?.max ?? 0,
+    minrtt: rtt?.min ?? 0,
+    normdevrtt: rtt?.mean ?? 0,
+    stdevrtt: rtt?.stdev ?? 0,
   };
 }

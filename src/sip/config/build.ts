@@ -191,6 +191,7 @@ const ENDPOINT: TypeSpec = {
     forceRport: true,
     rewriteContact: false,
     rtpTimeout: 0,
+    rtcpMux: false,
     allowUnauthenticatedOptions: false,
   }),
   fields: spec({
@@ -245,6 +246,7 @@ const ENDPOINT: TypeSpec = {
       },
     },
     rtp_timeout: int('rtpTimeout', 0, 86_400),
+    rtcp_mux: bool('rtcpMux'),
     outbound_proxy: {
       apply(draft, value, fail) {
         if (value.trim() === '') return void delete draft.outboundProxy;

@@ -48,6 +48,8 @@ export interface PjsipEndpoint {
   readonly forceRport: boolean;
   readonly rewriteContact: boolean;
   readonly mediaAddress?: string;
+  /** Offer/accept RTCP on the RTP port (RFC 5761) when the far end does too. */
+  readonly rtcpMux: boolean;
   /** Seconds without RTP before hanging up; 0 = never. */
   readonly rtpTimeout: number;
   readonly outboundProxy?: string;

@@ -53,6 +53,8 @@ export interface LocalMedia {
   readonly userAgent?: string;
   /** Whose order wins when answering. Default 'local'. */
   readonly prefer?: 'local' | 'remote';
+  /** Offer RTCP multiplexed on the RTP port, and accept it when offered (RFC 5761). Default false. */
+  readonly rtcpMux?: boolean;
 }
 
 /** What a completed offer/answer agreed, from our point of view. */
@@ -76,6 +78,8 @@ export interface NegotiatedMedia {
   readonly codecs: ReadonlyArray<{ readonly codec: SdpCodec; readonly payloadType: number }>;
   /** Index of the m= line carrying the stream. */
   readonly mediaIndex: number;
+  /** Both sides agreed to RTCP on the RTP port (RFC 5761): remoteRtcpPort is then remotePort. */
+  readonly rtcpMux: boolean;
 }
 
 export type AnswerResult =
@@ -134,6 +138,7 @@ function audioMedia(
   eventPt: number | undefined,
   direction: MediaDirection,
   ptime: number,
+  mux: 'offer' | 'answer' | 'none',
 ): MediaDescription {
   const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => ({
     payload: payloadType,
@@ -145,6 +150,9 @@ function audioMedia(
     rtp.push({ payload: eventPt, codec: 'telephone-event', rate: 8000 });
     fmtp.push({ payload: eventPt, config: '0-16' });
   }
+  // RTCP goes to the port above RTP (said explicitly, RFC 3605), or to the RTP port itself once
+  // multiplexing is agreed; an offer of multiplexing keeps the separate port as the fallback.
+  const rtcpPort = mux === 'answer' ? local.port : Math.min(local.port + 1, 65535);
   return {
     type: 'audio',
     port: local.port,
@@ -154,6 +162,8 @@ function audioMedia(
     fmtp,
     ptime,
     direction,
+    rtcp: { port: rtcpPort },
+    ...(mux === 'none' ? {} : { rtcpMux: 'rtcp-mux' }),
   };
 }
 
@@ -161,7 +171,7 @@ function audioMedia(
 export function buildOffer(local: LocalMedia): string {
   const codecs = orderedCodecs(local.codecs).map((codec) => ({ codec, payloadType: SDP_CODECS[codec].payloadType }));
   const ptime = local.ptime ?? DEFAULT_PTIME;
-  return writeSdp(sessionOf(local, [audioMedia(local, codecs, telephoneEventPt(local), local.direction ?? 'sendrecv', ptime)]));
+  return writeSdp(sessionOf(local, [audioMedia(local, codecs, telephoneEventPt(local), local.direction ?? 'sendrecv', ptime, local.rtcpMux ? 'offer' : 'none')]));
 }
 
 /** The codec of a payload type in a remote m= line: its rtpmap, else the static assignment. */
@@ -203,12 +213,14 @@ function negotiated(
   codecs: ReadonlyArray<{ codec: SdpCodec; payloadType: number }>,
   eventPt: number | undefined,
   direction: MediaDirection,
+  rtcpMux: boolean,
 ): NegotiatedMedia {
   const [first] = codecs;
   return {
     ...(media.address !== undefined && !media.nullAddress ? { remoteAddress: media.address } : {}),
     remotePort: media.port,
-    remoteRtcpPort: media.rtcpPort ?? Math.min(media.port + 1, 65535),
+    remoteRtcpPort: rtcpMux ? media.port : (media.rtcpPort ?? Math.min(media.port + 1, 65535)),
+    rtcpMux,
     codec: first.codec,
     payloadType: first.payloadType,
     clockRate: SDP_CODECS[first.codec].clockRate,
@@ -243,8 +255,9 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
         const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
         // We send what the far end asked for: its ptime when it gave one.
         const ptime = media.ptime ?? local.ptime ?? DEFAULT_PTIME;
-        chosen = negotiated(media, codecs, eventPt, direction);
-        lines.push(audioMedia(local, codecs, eventPt, direction, ptime));
+        const mux = local.rtcpMux === true && media.rtcpMux;
+        chosen = negotiated(media, codecs, eventPt, direction, mux);
+        lines.push(audioMedia(local, codecs, eventPt, direction, ptime, mux ? 'answer' : 'none'));
         continue;
       }
     }
@@ -279,5 +292,5 @@ export function acceptAnswer(answer: string | Uint8Array | undefined, offered: L
   const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
   // The answer's direction is theirs; ours is its mirror, limited to what we offered.
   const direction = answerDirection(media.direction, offered.direction ?? 'sendrecv');
-  return { ok: true, media: negotiated(media, codecs, eventPt, direction) };
+  return { ok: true, media: negotiated(media, codecs, eventPt, direction, offered.rtcpMux === true && media.rtcpMux) };
 }

@@ -40,6 +40,8 @@ export interface RemoteMedia {
   readonly direction: MediaDirection;
   readonly ptime?: number;
   readonly rtcpPort?: number;
+  /** a=rtcp-mux (RFC 5761): RTCP may share the RTP port. */
+  readonly rtcpMux: boolean;
 }
 
 export interface RemoteSession {
@@ -151,6 +153,7 @@ function readUnsafe(body: string | Uint8Array | undefined): SdpReadResult {
       direction: asDirection(m.direction) ?? sessionDirection,
       ...(ptime === undefined ? {} : { ptime }),
       ...(rtcpPort === undefined ? {} : { rtcpPort }),
+      rtcpMux: m.rtcpMux === 'rtcp-mux',
     });
   }
 

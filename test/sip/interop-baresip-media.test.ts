@@ -1,0 +1,197 @@
+// SIP call media against a real softphone, baresip 1.0 (Debian package baresip): it calls 100 (no
+// registration: the endpoint is identified by user name), the app answers and plays a tone, and
+// both sides exchange RTCP: baresip's reports about our stream reach rtp_statistics (round-trip
+// time, its jitter and loss figures) while its 440 Hz audio goes through the jitter buffer into a
+// recording. Skipped with a message when baresip is not installed.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startTestServer, type EventSocket } from '../helpers/server.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+const HAVE_BARESIP = spawnSync('baresip', ['-h'], { encoding: 'utf8' }).error === undefined;
+const MODULES = '/usr/lib/baresip/modules';
+const WAIT = 15_000;
+
+/** A free TCP port on 127.0.0.1 (baresip's SIP listens on UDP and TCP of the same port). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Sends one command to baresip's ctrl_tcp (a netstring of JSON) and returns its response. */
+function ctrl(port: number, command: string, params: string): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const body = JSON.stringify({ command, params, token: 'patchbay' });
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no ctrl_tcp response to ${command}`));
+    }, WAIT);
+    socket.on('connect', () => socket.write(`${Buffer.byteLength(body)}:${body},`));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+      // Responses and events arrive as netstrings; take the response to our command.
+      for (;;) {
+        const colon = received.indexOf(':');
+        if (colon < 0) return;
+        const length = Number(received.slice(0, colon));
+        if (received.length < colon + 1 + length + 1) return;
+        const message = JSON.parse(received.slice(colon + 1, colon + 1 + length)) as Json;
+        received = received.slice(colon + 1 + length + 1);
+        if (message.response) {
+          clearTimeout(timer);
+          socket.end();
+          resolve(message);
+          return;
+        }
+      }
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+async function nextOfType(events: EventSocket, type: string, channelId?: string): Promise<Json> {
+  const deadline = Date.now() + WAIT;
+  for (;;) {
+    const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+    if (message.type === type && (channelId === undefined || message.channel?.id === channelId)) return message;
+  }
+}
+
+test(
+  'baresip: RTCP both ways (round-trip time and the far end\'s view in rtp_statistics), its audio through the jitter buffer',
+  { timeout: 90_000, skip: HAVE_BARESIP ? false : 'baresip is not installed (Debian package baresip)' },
+  async () => {
+    const work = mkdtempSync(join(tmpdir(), 'patchbay-baresip-media-'));
+    const dialplanFile = join(work, 'extensions.conf');
+    writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Stasis(baresip-media)\n');
+    const server = await startTestServer({
+      sip: { rtcp_interval_ms: 1000 },
+      dialplan: { file: dialplanFile },
+      config_objects: { res_pjsip: { endpoint: { alice: { context: 'sip-in', allow: 'ulaw' } } } },
+    });
+    let baresip: ChildProcess | undefined;
+    let output = '';
+    let events: EventSocket | undefined;
+    try {
+      const sipPort = server.core.pjsip.port;
+      const [phonePort, ctrlPort] = [await freePort(), await freePort()];
+      const home = join(work, 'baresip');
+      mkdirSync(home);
+      writeFileSync(
+        join(home, 'config'),
+        [
+          'poll_method epoll',
+          `sip_listen 127.0.0.1:${phonePort}`,
+          `module_path ${MODULES}`,
+          'module g711.so',
+          'module ausine.so',
+          'module_app account.so',
+          'module_app menu.so',
+          'module_app ctrl_tcp.so',
+          `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
+          'audio_source ausine,440',
+          'ausrc_srate 48000',
+          'ausrc_channels 2',
+          'audio_player none,none',
+          'audio_alert none,none',
+          'rtp_timeout 0',
+          'rtcp_mux no',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;audio_codecs=PCMU;regint=0\n`);
+      writeFileSync(join(home, 'contacts'), '');
+
+      events = await server.events('app=baresip-media');
+      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+      baresip = child;
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+
+      const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:100@127.0.0.1:${sipPort}`).catch(() => undefined));
+      assert.equal(dialed.ok, true, JSON.stringify(dialed));
+      const start = await nextOfType(events, 'StasisStart');
+      const channel = start.channel as Json;
+      assert.equal((await server.ari(`/channels/${channel.id}/answer`, { method: 'POST' })).status, 204);
+      assert.equal((await server.ari(`/channels/${channel.id}/play?media=${encodeURIComponent('tone:1000')}`, { method: 'POST' })).status, 201);
+
+      // baresip's 440 Hz, through the jitter buffer, recorded for 2 s.
+      const record = await server.ari(`/channels/${channel.id}/record?name=baresip-media&format=wav&maxDurationSeconds=2`, { method: 'POST' });
+      assert.equal(record.status, 201, await record.text());
+      await nextOfType(events, 'RecordingFinished');
+      const wav = Buffer.from(await (await server.ari('/recordings/stored/baresip-media/file')).arrayBuffer());
+      const data = wav.indexOf('data');
+      assert.ok(data > 0, 'a WAV file');
+      const samples = new Int16Array((wav.length - data - 8) >> 1);
+      for (let i = 0; i < samples.length; i++) samples[i] = wav.readInt16LE(data + 8 + i * 2);
+      const loud = samples.subarray(1600);
+      let crossings = 0;
+      for (let i = 1; i < loud.length; i++) if (loud[i - 1] < 0 !== loud[i] < 0) crossings++;
+      const frequency = (crossings / 2) * (8000 / loud.length);
+      assert.ok(Math.abs(frequency - 440) < 15, `baresip's tone recorded at ${frequency.toFixed(1)} Hz`);
+
+      // baresip reports every few seconds; its report about our stream carries our LSR back.
+      const statistics = await waitFor(
+        'a round-trip time from baresip\'s RTCP',
+        async () => {
+          const body = (await (await server.ari(`/channels/${channel.id}/rtp_statistics`)).json()) as Json;
+          return body.rtt > 0 ? body : undefined;
+        },
+        30_000,
+      );
+      assert.ok(statistics.rtt < 0.2, `rtt ${statistics.rtt} s on loopback`);
+      assert.ok(statistics.rxcount > 50, `${statistics.rxcount} packets from baresip`);
+      assert.ok(statistics.txcount > 50, `${statistics.txcount} packets to baresip`);
+      assert.equal(statistics.txploss, 0, 'baresip lost nothing of ours');
+      assert.ok(statistics.txjitter < 0.05, `jitter baresip sees ${statistics.txjitter}`);
+      assert.ok(statistics.rxjitter < 0.05, `jitter we see ${statistics.rxjitter}`);
+      assert.ok(statistics.remote_ssrc !== 0 && statistics.local_ssrc !== 0);
+      process.stdout.write(`# baresip rtp_statistics: ${JSON.stringify(statistics)}\n`);
+
+      assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
+      await nextOfType(events, 'ChannelDestroyed', channel.id);
+    } catch (error) {
+      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      throw error;
+    } finally {
+      if (baresip && baresip.exitCode === null) {
+        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
+        baresip.kill('SIGTERM');
+        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await events?.close();
+      await server.stop();
+      rmSync(work, { recursive: true, force: true });
+    }
+  },
+);
