@@ -162,7 +162,7 @@ const WEBSOCKET_CLIENT = section({
   protocols: string({ default: '', docDefault: 'none', doc: 'Sent as `Sec-WebSocket-Protocol` (e.g. `media`); the server may pick one of them or none', check: (s) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(s) || s === '' ? null : 'must be a comma-separated list of protocol tokens') }),
   username: string({ default: '', docDefault: 'none', doc: 'With `password`: HTTP Basic credentials sent in the handshake', check: (s) => (s.includes(':') ? "must not contain ':'" : noControl(s)) }),
   password: string({ default: '', docDefault: 'none', doc: 'Password for `username`', check: noControl }),
-  connection_timeout: integer({ default: 500, min: 1, max: 60_000, doc: 'Milliseconds one attempt may take to connect; the handshake gets twice as long (as Asterisk 22.11/23.5)' }),
+  connection_timeout: integer({ default: 500, min: 1, max: 60_000, doc: 'Milliseconds; one attempt (connecting, TLS and the HTTP handshake) may take twice this, as in Asterisk 22.11/23.5' }),
   reconnect_interval: integer({ default: 500, min: 0, max: 60_000, doc: 'Milliseconds between attempts' }),
   reconnect_attempts: integer({ default: 4, min: 1, max: 100, doc: 'Attempts before a call gives up (hangup cause 3)' }),
   tls_enabled: boolean({ default: false, doc: 'Use TLS even with a `ws://` URI (a `wss://` URI always uses TLS)' }),
