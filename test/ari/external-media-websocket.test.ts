@@ -388,6 +388,15 @@ describe('server mode', () => {
     await app.waitClosed();
   });
 
+  test('DTMF sent on the channel reaches the application as DTMF_END', async () => {
+    const { created, app } = await connectedServerMode('ws-dtmf');
+    await expectStatus(server, `/channels/${created.id}/dtmf?dtmf=5%23&between=50`, 204);
+    await waitUntil('two digits', () => app.texts.filter((text) => text.startsWith('DTMF_END')).length === 2);
+    assert.deepEqual(app.texts.filter((text) => text.startsWith('DTMF_END')), ['DTMF_END digit:5 channel_id:ws-dtmf', 'DTMF_END digit:# channel_id:ws-dtmf']);
+    await hangup(created.id);
+    await app.waitClosed();
+  });
+
   test('HANGUP: cause 16, tech_cause 1000, the WebSocket closes 1000; the application closing: tech_cause 1001', async () => {
     const first = await connectedServerMode('ws-hangup');
     let mark = log.mark();
@@ -434,6 +443,34 @@ describe('server mode', () => {
     assert.equal(destroyed.cause, 38);
     await app.waitClosed();
     assert.equal(app.closeCode, 1009);
+  });
+});
+
+describe('bounds', () => {
+  test('more than 1000 messages in a second are dropped; more than 1000 marks waiting are refused', async () => {
+    const { created, app } = await connectedServerMode('ws-rate');
+    await app.send('PAUSE_MEDIA');
+    const started = performance.now();
+    for (let i = 0; i < 1500; i++) app.ws.send('GET_STATUS');
+    const burstMs = performance.now() - started;
+    await sleep(700);
+    const replies = app.texts.filter((text) => text.startsWith('STATUS')).length;
+    // One message (PAUSE_MEDIA) opened the window; a burst within it gets 999 answers.
+    if (burstMs < 300) assert.equal(replies, 999, `${replies} STATUS for 1500 GET_STATUS in ${burstMs.toFixed(0)} ms`);
+    else assert.ok(replies < 1500, `${replies} STATUS for 1500 GET_STATUS`);
+    assert.ok((server.core.webSocket.session(server.core.channels.require('ws-rate'))?.droppedMessages ?? 0) > 0, 'drops are counted');
+
+    await sleep(1100);
+    const before = app.texts.length;
+    // In two bursts, each within the rate limit.
+    for (let i = 0; i < 600; i++) app.ws.send(`MARK_MEDIA m${i}`);
+    await sleep(1100);
+    for (let i = 600; i < 1001; i++) app.ws.send(`MARK_MEDIA m${i}`);
+    await app.event('ERROR', before);
+    assert.equal(app.texts.slice(before).filter((text) => text.startsWith('ERROR')).length, 1, 'only the 1001st is refused');
+    assert.match(app.texts.slice(before).find((text) => text.startsWith('ERROR'))!, /Too many marks waiting/);
+    await hangup(created.id);
+    await app.waitClosed();
   });
 });
 
