@@ -447,6 +447,20 @@ export const SETTINGS = section(
         return classes;
       },
     }),
+    chan_websocket: section({
+      control_message_format: oneOf({
+        values: ['plain-text', 'json'],
+        default: 'plain-text',
+        docDefault: '`plain-text`',
+        doc: "Control messages of media WebSockets when the dial string has no `f()` (Asterisk's chan_websocket.conf `control_message_format`): `plain-text` or `json`",
+      }),
+      connect_timeout_seconds: integer({
+        default: 30,
+        min: 1,
+        max: 3600,
+        doc: 'Seconds an `INCOMING` media channel waits for its application to connect to `/media/<id>` once called; then it hangs up and the id is dead (see [media over WebSocket](media-websocket.md))',
+      }),
+    }),
     websocket_clients: recordList(WEBSOCKET_CLIENT, {
       what: 'WebSocket clients',
       itemWhat: 'a mapping with name and uri',

@@ -525,6 +525,36 @@ describe('client mode', () => {
   });
 });
 
+describe('chan_websocket settings', () => {
+  test('connect_timeout_seconds: an INCOMING channel nobody connects to hangs up (cause 19) and its id dies; control_message_format json is the default', async () => {
+    const other = await startTestServer({ chan_websocket: { connect_timeout_seconds: 1, control_message_format: 'json' } });
+    try {
+      const events = await other.events('app=timeouts');
+      const otherLog = new EventLog(events);
+      const params = new URLSearchParams({ app: 'timeouts', format: 'alaw', encapsulation: 'none', transport: 'websocket', connection_type: 'server' });
+      const started = Date.now();
+      const waiting = await expectStatus(other, `/channels/externalMedia?${params}`, 200);
+      const destroyed = await otherLog.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', waiting.id), 0, 4000);
+      assert.equal(destroyed.cause, 19);
+      const waited = Date.now() - started;
+      assert.ok(waited >= 900 && waited < 3000, `hung up after ${waited} ms`);
+      await assert.rejects(MediaApp.connect(other, waiting.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID), (error: any) => error.status === 404);
+
+      const connected = await expectStatus(other, `/channels/externalMedia?${params}`, 200);
+      const app = await MediaApp.connect(other, connected.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID);
+      const start = JSON.parse(await app.event('MEDIA_START'));
+      assert.equal(start.format, 'alaw');
+      await sleep(1500);
+      assert.ok(other.core.channels.get(connected.id), 'a connected channel does not time out');
+      await expectStatus(other, `/channels/${connected.id}`, 204, 'DELETE');
+      await app.waitClosed();
+      await events.close();
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('parameters', () => {
   test('the rules of Asterisk: 400 with its messages', async () => {
     const status = async (query: Record<string, string>, expected: number, message?: RegExp): Promise<void> => {

@@ -6,7 +6,7 @@
 //   192 random bits, and the application connects to ws://<http>/media/<id> (no ARI credentials,
 //   as in Asterisk: the id is the credential). Unlike Asterisk, the id is single-use (one upgrade
 //   may claim it, ever), dies with the channel, and the channel hangs up when nothing connects
-//   within INCOMING_CONNECT_TIMEOUT_MS of its call starting. Unknown id → 404, an id claimed before
+//   within `chan_websocket.connect_timeout_seconds` of its call starting. Unknown id → 404, an id claimed before
 //   → 409, a subprotocol list without `media` → 400.
 // - A websocket_clients name (client mode): the call connects to that server (core/
 //   websocket-clients.ts), with v() parameters on its URI; when it cannot, the channel hangs up
@@ -27,21 +27,13 @@ import { MAX_MESSAGE_BYTES, WebSocketSession } from './session.ts';
 
 export const MEDIA_PATH_PREFIX = '/media/';
 export const MEDIA_PROTOCOL = 'media';
-/** How long an INCOMING channel waits for its application after the call starts. */
-export const INCOMING_CONNECT_TIMEOUT_MS = 30_000;
 const CONNECTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const DEFAULT_FORMAT = 'ulaw';
-
-export interface WebSocketTechnologyOptions {
-  /** Overrides INCOMING_CONNECT_TIMEOUT_MS (tests). */
-  readonly connectTimeoutMs?: number;
-}
 
 export class WebSocketTechnology implements ChannelTechnology {
   readonly name = 'WebSocket';
   readonly description = 'Websocket Media Channel Driver';
   readonly module = { name: 'chan_websocket.so', description: 'Websocket Media Channel Driver' };
-  readonly #connectTimeoutMs: number;
   #context: TechnologyContext | undefined;
   #clients = new WebSocketClients([]);
   /** INCOMING sessions by their secret id, for as long as their channel lives. */
@@ -49,8 +41,7 @@ export class WebSocketTechnology implements ChannelTechnology {
   readonly #sessions = new Set<WebSocketSession>();
   readonly #server: WebSocketServer;
 
-  constructor(options: WebSocketTechnologyOptions = {}) {
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? INCOMING_CONNECT_TIMEOUT_MS;
+  constructor() {
     this.#server = new WebSocketServer({
       noServer: true,
       maxPayload: MAX_MESSAGE_BYTES,
@@ -118,11 +109,11 @@ export class WebSocketTechnology implements ChannelTechnology {
           dial,
           codec,
           connectionId,
-          controlFormat: dial.controlFormat ?? 'plain-text',
+          controlFormat: dial.controlFormat ?? context.config.chanWebsocket.controlMessageFormat,
           media: context.media,
           log: context.log,
           client,
-          connectTimeoutMs: this.#connectTimeoutMs,
+          connectTimeoutMs: context.config.chanWebsocket.connectTimeoutSeconds * 1000,
           onClose: (closed) => this.#forget(closed),
         })),
     );
