@@ -159,7 +159,7 @@ const WEBSOCKET_CLIENT = section({
     docDefault: '`per_call_config`',
     doc: "As Asterisk's websocket_client `connection_type`: media channels always open one connection per call",
   }),
-  protocols: string({ default: '', docDefault: 'none', doc: 'Sent as `Sec-WebSocket-Protocol` (e.g. `media`); the server may pick one of them or none', check: (s) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(s) || s === '' ? null : 'must be a comma-separated list of protocol tokens') }),
+  protocols: string({ default: '', docDefault: 'none', doc: 'Comma-separated, sent as `Sec-WebSocket-Protocol` (e.g. `media`); the server may pick one of them or none', check: (s) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(s) || s === '' ? null : 'must be a comma-separated list of protocol tokens') }),
   username: string({ default: '', docDefault: 'none', doc: 'With `password`: HTTP Basic credentials sent in the handshake', check: (s) => (s.includes(':') ? "must not contain ':'" : noControl(s)) }),
   password: string({ default: '', docDefault: 'none', doc: 'Password for `username`', check: noControl }),
   connection_timeout: integer({ default: 500, min: 1, max: 60_000, doc: 'Milliseconds; one attempt (connecting, TLS and the HTTP handshake) may take twice this, as in Asterisk 22.11/23.5' }),

@@ -45,7 +45,8 @@ export type UriParams = readonly string[];
 
 /**
  * The URI an attempt connects to: the configured one with `params` appended (with `&` when it has
- * a query already), the scheme following TLS (`tls_enabled` or `wss`), the port always written.
+ * a query already), the scheme following TLS (`tls_enabled` or `wss`), the port kept (a `ws://`
+ * URI without one means 80 even over TLS).
  */
 export function clientUrl(client: WebSocketClientConfig, params: UriParams = []): URL {
   const url = new URL(client.uri);
@@ -55,6 +56,11 @@ export function clientUrl(client: WebSocketClientConfig, params: UriParams = [])
   url.port = port;
   if (params.length > 0) url.search = url.search ? `${url.search}&${params.join('&')}` : `?${params.join('&')}`;
   return url;
+}
+
+/** `host:port` with the port always written, as Asterisk sends Host (URL drops a default port). */
+export function hostHeader(url: URL): string {
+  return `${url.hostname}:${url.port || (url.protocol === 'wss:' ? '443' : '80')}`;
 }
 
 export interface ConnectOptions {
@@ -106,7 +112,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 function attemptConnect(client: WebSocketClientConfig, url: URL, tls: boolean, options: ConnectOptions): Promise<WebSocket> {
-  const headers: Record<string, string> = { Host: `${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port}` };
+  const headers: Record<string, string> = { Host: hostHeader(url) };
   if (client.username && client.password) headers.Authorization = `Basic ${Buffer.from(`${client.username}:${client.password}`).toString('base64')}`;
   const wsOptions: WebSocket.ClientOptions = {
     headers,
