@@ -384,6 +384,17 @@ describe('server mode', () => {
     assert.match(await app.event('STATUS', at), /queue_length:2 .*bulk_media:false/, 'the 40-byte tail is queued as a short frame');
     await app.send('CONTINUE_MEDIA');
     assert.equal(await app.event('MEDIA_BUFFERING_COMPLETED'), 'MEDIA_BUFFERING_COMPLETED b1');
+
+    // A partial frame left alone while buffering is played, padded, after two ticks.
+    await ticks(server, 3);
+    const heard = capture(server, server.core.channels.require(created.id));
+    await app.send('START_MEDIA_BUFFERING');
+    await app.send(ulawTone(10, 1000, 8000)); // 80 bytes
+    await ticks(server, 5);
+    heard.stop();
+    const loud = heard.frames.filter((frame) => frame.samples.slice(0, 80).some((sample) => Math.abs(sample) > 3000));
+    assert.equal(loud.length, 1, 'the 80 bytes are played once');
+    assert.ok(loud[0].samples.slice(80).every((sample) => Math.abs(sample) < 10), 'padded with silence');
     await hangup(created.id);
     await app.waitClosed();
   });

@@ -39,6 +39,7 @@ const CLOSE_LINGER_MS = 2000;
 const SEND_RING_SIZE = MAX_UNSENT_FRAMES + 14;
 const PTIME_MS = 20;
 const BINARY = { binary: true } as const;
+const TAIL_IDLE_TICKS = 2;
 
 /** WebSocket close codes, which are also the channel's tech_cause. */
 export const CLOSE = { normal: 1000, goingAway: 1001, unsupported: 1003, policy: 1008, tooBig: 1009 } as const;
@@ -86,6 +87,8 @@ export class WebSocketSession implements ChannelDriver {
   #buffering = false;
   #xoffSent = false;
   #reportDrained = false;
+  /** Ticks a partial frame kept while buffering has waited with nothing else queued. */
+  #tailIdleTicks = 0;
   #connectTimer: NodeJS.Timeout | undefined;
   #connecting: AbortController | undefined;
   #windowStart = 0;
@@ -411,8 +414,15 @@ export class WebSocketSession implements ChannelDriver {
         this.#reportDrained = false;
         this.#sendBare('QUEUE_DRAINED');
       }
-      // A partial frame kept while buffering goes out (padded) once nothing else waits.
-      if (queue.tailLength > 0) queue.flushTail();
+      // A partial frame kept while buffering is played (padded) once it has waited alone for
+      // TAIL_IDLE_TICKS: the application has stopped sending (Asterisk 23.5 plays it at once,
+      // short; padding it at once would put silence between the messages of a steady sender).
+      if (queue.tailLength > 0 && ++this.#tailIdleTicks >= TAIL_IDLE_TICKS) {
+        queue.flushTail();
+        this.#tailIdleTicks = 0;
+      }
+    } else {
+      this.#tailIdleTicks = 0;
     }
     const bytes = queue.shift();
     if (bytes) {
