@@ -240,6 +240,24 @@ describe('server mode', () => {
     assert.equal(server.core.webSocket.size, 0);
   });
 
+  test('ARI originate of WebSocket/INCOMING/c(slin)n: no answer until the application sends ANSWER', async () => {
+    const mark = log.mark();
+    const json = await expectStatus(server, `/channels?${new URLSearchParams({ endpoint: 'WebSocket/INCOMING/c(slin)n', app: APP, channelId: 'ws-originate' })}`, 200);
+    assert.match(json.name, /^WebSocket\/INCOMING\//);
+    const id = (await expectStatus(server, '/channels/ws-originate/variable?variable=MEDIA_WEBSOCKET_CONNECTION_ID', 200, 'GET')).value;
+    assert.equal((await expectStatus(server, '/channels/ws-originate/variable?variable=MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE', 200, 'GET')).value, '320');
+    const app = await MediaApp.connect(server, id);
+    assert.match(await app.event('MEDIA_START'), / format:slin optimal_frame_size:320 /);
+    await sleep(200);
+    assert.equal(server.core.channels.require('ws-originate').state, 'Down', 'n: not answered on connection');
+    assert.equal(log.since(mark).some(isEvent('StasisStart', 'ws-originate')), false);
+    await app.send('ANSWER');
+    const start = await log.waitFor('StasisStart', isEvent('StasisStart', 'ws-originate'), mark);
+    assert.equal(start.channel.state, 'Up');
+    await hangup('ws-originate');
+    await app.waitClosed();
+  });
+
   test('a wrong id is 404, an id used once is 409 while the channel lives and 404 after; no upgrade is 426', async () => {
     const { created, app } = await connectedServerMode('ws-ids');
     const id: string = created.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID;
