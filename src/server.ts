@@ -9,6 +9,7 @@ import { readPjsipConfObjects } from './channels/pjsip/objects.ts';
 import type { ConfigObjectTree } from './core/dynamic-config/file-backend.ts';
 import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
 import type { UnicastRtpTechnology } from './channels/external-media/unicast-rtp.ts';
+import type { WebSocketTechnology } from './channels/websocket/technology.ts';
 import { LogChannels } from './core/log-channels.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
@@ -35,6 +36,8 @@ export class PatchbayCore extends Core {
   readonly audioSocket: AudioSocketTechnology;
   /** PJSIP (alias SIP) channels, the SIP transports and the registrar. */
   readonly pjsip: PjsipTechnology;
+  /** WebSocket channels (chan_websocket, ARI externalMedia over websocket) and their connections. */
+  readonly webSocket: WebSocketTechnology;
 
   constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
     const builtin = createChannelTechnologies();
@@ -42,6 +45,7 @@ export class PatchbayCore extends Core {
     this.externalMedia = builtin.rtp;
     this.audioSocket = builtin.audioSocket;
     this.pjsip = builtin.pjsip;
+    this.webSocket = builtin.webSocket;
   }
 }
 
@@ -145,7 +149,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
   };
   const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls });
-  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops });
+  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket });
   let address: AddressInfo;
   try {
     address = await http.listen(config.http.port, config.http.bind);

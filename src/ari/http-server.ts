@@ -31,6 +31,16 @@ export function splitTarget(target: string): RequestTarget {
   return { pathname, query };
 }
 
+/**
+ * Media WebSocket upgrades (`/media/<connection id>`, chan_websocket's server mode). They are
+ * not ARI requests: no ARI credentials are asked; the secret connection id is the credential.
+ */
+export interface MediaUpgradeHandler {
+  handleMediaUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, connectionId: string): void;
+}
+
+export const MEDIA_PREFIX = '/media/';
+
 /** The operational routes outside /ari (src/ops/): the server only routes to them. */
 export interface OpsRoutes {
   /** Whether GET /metrics needs ARI credentials. */
@@ -48,6 +58,7 @@ export interface HttpServerOptions {
   readonly authenticator: Authenticator;
   readonly upgrade: UpgradeHandler;
   readonly ops?: OpsRoutes;
+  readonly media?: MediaUpgradeHandler;
 }
 
 /** What is known of a request by the time it is answered, for its log line and metrics. */
@@ -146,6 +157,11 @@ export class AriHttpServer {
     if (request.headers.origin) this.addCors(request, response);
     const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
+    if (!isAri && this.options.media && pathname.startsWith(MEDIA_PREFIX)) {
+      // A media WebSocket asked for without an upgrade (as Asterisk's WebSocket server answers).
+      request.resume();
+      return this.send(response, { status: 426, headers: { Upgrade: 'websocket' }, json: { message: 'Upgrade Required' } });
+    }
     if (!isAri) {
       request.resume();
       return this.send(response, { status: 404, headers: {}, json: { message: 'Resource not found' } });
@@ -302,6 +318,9 @@ export class AriHttpServer {
     if (!checked) socket.on('error', () => socket.destroy());
     try {
       const target = splitTarget(request.url ?? '/');
+      if (!checked && this.options.media && target.pathname.startsWith(MEDIA_PREFIX)) {
+        return this.options.media.handleMediaUpgrade(request, socket, head, target.pathname.slice(MEDIA_PREFIX.length));
+      }
       const auth = checked ?? this.options.authenticator.authenticate(request.headers, target.query, request.method ?? 'GET', request.socket.remoteAddress);
       if (auth instanceof Promise) return void auth.then((result) => this.handleUpgrade(request, socket, head, result), () => socket.destroy());
       if (auth.kind !== 'ok') {

@@ -7,6 +7,7 @@ import { AudioSocketTechnology } from './external-media/audiosocket.ts';
 import { UnicastRtpTechnology } from './external-media/unicast-rtp.ts';
 import { LocalTechnology } from './local.ts';
 import { PjsipTechnology } from './pjsip/technology.ts';
+import { WebSocketTechnology } from './websocket/technology.ts';
 
 /** One server's technologies (fresh instances: a technology keeps the state of its channels). */
 export interface BuiltinTechnologies {
@@ -17,6 +18,8 @@ export interface BuiltinTechnologies {
   readonly audioSocket: AudioSocketTechnology;
   /** PJSIP (alias SIP): SIP phones and trunks. */
   readonly pjsip: PjsipTechnology;
+  /** WebSocket: media over WebSocket (chan_websocket, ARI externalMedia over websocket). */
+  readonly webSocket: WebSocketTechnology;
   /** All of them, in start order. */
   readonly list: readonly ChannelTechnology[];
 }
@@ -26,5 +29,6 @@ export function createChannelTechnologies(): BuiltinTechnologies {
   const rtp = new UnicastRtpTechnology();
   const audioSocket = new AudioSocketTechnology();
   const pjsip = new PjsipTechnology();
-  return { local, rtp, audioSocket, pjsip, list: [local, rtp, audioSocket, pjsip] };
+  const webSocket = new WebSocketTechnology();
+  return { local, rtp, audioSocket, pjsip, webSocket, list: [local, rtp, audioSocket, pjsip, webSocket] };
 }

@@ -139,6 +139,55 @@ const USER = section({
 
 export type AriUser = ValueOf<typeof USER>;
 
+/** A WebSocket server Patchbay connects to, by name (Asterisk's websocket_client.conf objects). */
+const WEBSOCKET_CLIENT = section({
+  name: string({
+    required: true,
+    docDefault: '(required)',
+    doc: 'Name the client is used by (chan_websocket dial strings `WebSocket/<name>`, externalMedia `external_host`); unique; letters, digits, `_`, `-`, `.`',
+    check: (s) => (/^[A-Za-z0-9_.-]{1,64}$/.test(s) && !RESERVED_NAMES.has(s) && s !== 'INCOMING' ? null : `must be 1–64 letters, digits, _, - or . (and not INCOMING), got '${s}'`),
+  }),
+  uri: string({
+    required: true,
+    docDefault: '(required)',
+    doc: '`ws://` or `wss://host[:port][/path][?query]` (ports 80/443 by default); no user info',
+    check: checkWebSocketUri,
+  }),
+  connection_type: oneOf({
+    values: ['per_call_config', 'persistent'],
+    default: 'per_call_config',
+    docDefault: '`per_call_config`',
+    doc: "As Asterisk's websocket_client `connection_type`: media channels always open one connection per call",
+  }),
+  protocols: string({ default: '', docDefault: 'none', doc: 'Comma-separated, sent as `Sec-WebSocket-Protocol` (e.g. `media`); the server may pick one of them or none', check: (s) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(s) || s === '' ? null : 'must be a comma-separated list of protocol tokens') }),
+  username: string({ default: '', docDefault: 'none', doc: 'With `password`: HTTP Basic credentials sent in the handshake', check: (s) => (s.includes(':') ? "must not contain ':'" : noControl(s)) }),
+  password: string({ default: '', docDefault: 'none', doc: 'Password for `username`', check: noControl }),
+  connection_timeout: integer({ default: 500, min: 1, max: 60_000, doc: 'Milliseconds; one attempt (connecting, TLS and the HTTP handshake) may take twice this, as in Asterisk 22.11/23.5' }),
+  reconnect_interval: integer({ default: 500, min: 0, max: 60_000, doc: 'Milliseconds between attempts' }),
+  reconnect_attempts: integer({ default: 4, min: 1, max: 100, doc: 'Attempts before a call gives up (hangup cause 3)' }),
+  tls_enabled: boolean({ default: false, doc: 'Use TLS even with a `ws://` URI (a `wss://` URI always uses TLS)' }),
+  ca_list_file: filePath({ default: null, docDefault: 'the system CAs', doc: 'PEM file of the CAs that may sign the server certificate' }),
+  cert_file: filePath({ default: null, docDefault: 'none', doc: 'PEM client certificate' }),
+  priv_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `cert_file`' }),
+  verify_server_cert: boolean({ default: true, doc: 'Refuse a server certificate no trusted CA signed' }),
+  verify_server_hostname: boolean({ default: true, doc: 'Refuse a server certificate for another host name' }),
+});
+
+export type WebSocketClientConfig = ValueOf<typeof WEBSOCKET_CLIENT>;
+
+function checkWebSocketUri(s: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    return `must be a ws:// or wss:// URI, got '${s}'`;
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') return `must start with ws:// or wss://, got '${s}'`;
+  if (url.username || url.password) return 'must not carry user info; set username and password';
+  if (url.hash) return 'must not have a fragment';
+  return null;
+}
+
 export const DEFAULT_USER: AriUser = Object.freeze({
   name: 'asterisk',
   password: 'asterisk',
@@ -410,6 +459,32 @@ export const SETTINGS = section(
         }
         if (classes.size > 1000) ctx.fail(p, 'at most 1000 classes');
         return classes;
+      },
+    }),
+    chan_websocket: section({
+      control_message_format: oneOf({
+        values: ['plain-text', 'json'],
+        default: 'plain-text',
+        docDefault: '`plain-text`',
+        doc: "Control messages of media WebSockets when the dial string has no `f()` (Asterisk's chan_websocket.conf `control_message_format`): `plain-text` or `json`",
+      }),
+      connect_timeout_seconds: integer({
+        default: 30,
+        min: 1,
+        max: 3600,
+        doc: 'Seconds an `INCOMING` media channel waits for its application to connect to `/media/<id>` once called; then it hangs up and the id is dead (see [media over WebSocket](media-websocket.md))',
+      }),
+    }),
+    websocket_clients: recordList(WEBSOCKET_CLIENT, {
+      what: 'WebSocket clients',
+      itemWhat: 'a mapping with name and uri',
+      default: [],
+      docDefault: '`[]`',
+      doc: "WebSocket servers Patchbay connects to, by name (Asterisk's `websocket_client.conf`): media channels in client mode (`WebSocket/<name>`, see [media over WebSocket](media-websocket.md))",
+      check: (client, _i, before, p, ctx) => {
+        if (before.some((other) => other.name === client.name)) ctx.fail([...p, 'name'], `duplicate WebSocket client '${client.name}'`);
+        if ((client.username === '') !== (client.password === '')) ctx.fail([...p, 'password'], 'username and password go together');
+        if ((client.certFile === null) !== (client.privKeyFile === null)) ctx.fail([...p, 'priv_key_file'], 'cert_file and priv_key_file go together');
       },
     }),
     max_channels: integer({

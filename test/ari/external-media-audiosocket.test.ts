@@ -528,9 +528,9 @@ describe('parameters', () => {
     await peer.close();
   });
 
-  test('websocket combinations still answer 501', async () => {
+  test('websocket with a connection id no websocket_clients entry has is 400', async () => {
     const response = await call(server, `/channels/externalMedia?${new URLSearchParams({ app: APP, external_host: 'media_connection1', format: 'slin', encapsulation: 'none', transport: 'websocket' })}`);
-    assert.equal(response.status, 501);
+    assert.equal(response.status, 400);
   });
 });
 

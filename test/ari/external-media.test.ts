@@ -496,7 +496,7 @@ describe('RTP from the Local party to the external host', () => {
 });
 
 describe('parameters', () => {
-  test('missing, malformed and unsupported values are 400; valid combinations not built here are 501', async () => {
+  test('missing, malformed and unsupported values are 400', async () => {
     const peer = await RtpPeer.open();
     const base = { app: APP, external_host: peer.host, format: 'ulaw' };
     const status = async (query: Record<string, string | undefined>, expected: number, message?: RegExp): Promise<void> => {
@@ -525,15 +525,8 @@ describe('parameters', () => {
     // An RTP host that the loopback-bound socket cannot reach.
     await status({ external_host: '192.0.2.1:5000' }, 400, /loopback/);
 
-    const notImplemented = async (query: Record<string, string | undefined>, what: string): Promise<void> => {
-      const params = new URLSearchParams();
-      for (const [key, value] of Object.entries({ ...base, ...query })) if (value !== undefined) params.set(key, value);
-      const response = await call(server, `/channels/externalMedia?${params}`);
-      assert.equal(response.status, 501);
-      assert.deepEqual(await response.json(), { message: `Not implemented: externalMedia (${what})` });
-    };
-    await notImplemented({ encapsulation: 'none', transport: 'websocket', external_host: 'media_connection1' }, 'none/websocket');
-    await notImplemented({ encapsulation: 'none', transport: 'websocket', connection_type: 'server', external_host: undefined }, 'none/websocket');
+    // Websocket names a websocket_clients entry in client mode (test/ari/external-media-websocket.test.ts).
+    await status({ encapsulation: 'none', transport: 'websocket', external_host: 'media_connection1' }, 400, /websocket_client/);
 
     // A channel id in use, whatever made it.
     const local = await localCall(server, log, APP, 'ext-taken');

@@ -52,6 +52,7 @@ export const CAUSES: Readonly<Record<number, string>> = {
 
 export const CAUSE = {
   unallocated: 1,
+  noRoute: 3,
   normal: 16,
   busy: 17,
   noResponse: 18,

@@ -118,6 +118,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The bridge the channel is in, if any (set by the bridging core). */
   bridgeId: string | undefined;
   hangupCause: number | undefined;
+  /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
+  hangupTechCause: number | undefined;
   onHold = false;
   mutedIn = false;
   mutedOut = false;
@@ -398,9 +400,10 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.hangup(CAUSE.normal);
   }
 
-  hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean } = {}): void {
+  hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean; techCause?: number } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;
+    if (options.techCause) this.hangupTechCause = options.techCause;
     const work: HangupWork = { channel: this, soft: options.soft === true, fromFarEnd: options.fromFarEnd === true, released: false };
     if (hangupsRequested !== undefined) {
       hangupsRequested.push(work);
@@ -413,7 +416,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   private release(work: HangupWork): void {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
-      this.raise('ChannelHangupRequest', { cause, ...(work.soft ? { soft: true } : {}) });
+      const techCause = this.hangupTechCause;
+      this.raise('ChannelHangupRequest', { cause, ...(techCause ? { tech_cause: techCause } : {}), ...(work.soft ? { soft: true } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelHangupRequest');
     }
@@ -435,7 +439,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.readHooks = [];
     this.writeHooks = [];
     try {
-      this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause) });
+      const techCause = this.hangupTechCause;
+      this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelDestroyed');
     }

@@ -1,0 +1,610 @@
+// Media over WebSocket (chan_websocket; POST /channels/externalMedia with transport websocket).
+// Server mode: the test connects with the `ws` library to /media/<MEDIA_WEBSOCKET_CONNECTION_ID>
+// as an application would. Client mode: Patchbay connects to a test WebSocket server named in
+// `websocket_clients`. A WebSocket channel bridged with a Local call carries a tone each way (the
+// frequency checked by Goertzel), the application's audio is re-timed to one frame per tick
+// however fast it is sent, and the control protocol (plain text and JSON), flow control, marks,
+// hangups and the rules of the connection id are checked on the wire.
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import WebSocket, { WebSocketServer } from 'ws';
+import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from './bridges-helpers.ts';
+
+const APP = 'ext-websocket';
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntil(what: string, condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await sleep(5);
+  }
+}
+
+// ---- the application's side of a media WebSocket -------------------------------------------------
+
+/** One media WebSocket as the application sees it: text events and binary audio, in order. */
+class MediaApp {
+  readonly texts: string[] = [];
+  readonly audio: Buffer[] = [];
+  closeCode: number | undefined;
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) this.audio.push(Buffer.from(data as Buffer));
+      else this.texts.push(String(data));
+    });
+    ws.on('close', (code) => {
+      this.closeCode = code;
+    });
+    ws.on('error', () => undefined);
+  }
+
+  /** Connects to /media/<id>; rejects with the HTTP status when the upgrade is refused. */
+  static connect(server: TestServer, id: string, protocols: string[] = ['media']): Promise<MediaApp> {
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/media/${id}`, protocols);
+    const app = new MediaApp(ws);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(app));
+      ws.once('unexpected-response', (_request, response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += String(chunk)));
+        response.on('end', () => reject(Object.assign(new Error(`refused ${response.statusCode}: ${body}`), { status: response.statusCode, body })));
+      });
+      ws.once('error', reject);
+    });
+  }
+
+  /** The first text event (from index `from` on) that starts with `prefix` (plain) or has `event` (JSON). */
+  async event(name: string, from = 0, timeoutMs = 3000): Promise<string> {
+    const matches = (text: string): boolean => text === name || text.startsWith(`${name} `) || text.includes(`"event":"${name}"`);
+    await waitUntil(`${name} arrives`, () => this.texts.slice(from).some(matches), timeoutMs);
+    return this.texts.slice(from).find(matches)!;
+  }
+
+  send(data: Buffer | string): Promise<void> {
+    return new Promise((resolve, reject) => this.ws.send(data, (error) => (error ? reject(error) : resolve())));
+  }
+
+  waitClosed(): Promise<void> {
+    return waitUntil('the media WebSocket closes', () => this.closeCode !== undefined);
+  }
+
+  close(): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.close();
+  }
+}
+
+// ---- the test WebSocket server for client mode -------------------------------------------------
+
+class MediaServer {
+  readonly upgrades: IncomingMessage[] = [];
+  readonly apps: MediaApp[] = [];
+  private constructor(readonly wss: WebSocketServer) {
+    wss.on('connection', (ws, request) => {
+      this.upgrades.push(request);
+      this.apps.push(new MediaApp(ws));
+    });
+  }
+
+  static async open(): Promise<MediaServer> {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: (offered) => (offered.has('media') ? 'media' : false) });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    return new MediaServer(wss);
+  }
+
+  get port(): number {
+    return (this.wss.address() as AddressInfo).port;
+  }
+
+  close(): Promise<void> {
+    for (const client of this.wss.clients) client.terminate();
+    return new Promise((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+// ---- audio -----------------------------------------------------------------------------------------
+
+/** `ms` of a sine as µ-law bytes. */
+function ulawTone(ms: number, frequency: number, amplitude: number): Buffer {
+  const count = (8000 * ms) / 1000;
+  const out = Buffer.alloc(count);
+  for (let n = 0; n < count; n++) out[n] = linearToUlaw(Math.round(amplitude * Math.sin((2 * Math.PI * frequency * n) / 8000)));
+  return out;
+}
+
+function slinTone(ms: number, frequency: number, amplitude: number): Buffer {
+  const count = (8000 * ms) / 1000;
+  const out = Buffer.alloc(count * 2);
+  for (let n = 0; n < count; n++) out.writeInt16LE(Math.round(amplitude * Math.sin((2 * Math.PI * frequency * n) / 8000)), n * 2);
+  return out;
+}
+
+function decodeUlaw(bytes: Buffer): Int16Array {
+  return Int16Array.from(bytes, (code) => ulawToLinear(code));
+}
+
+function decodeSlin(bytes: Buffer): Int16Array {
+  const out = new Int16Array(bytes.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = bytes.readInt16LE(i * 2);
+  return out;
+}
+
+/** The loud frames, the first and last dropped (edges), joined. */
+function loudSamples(frames: readonly Int16Array[], threshold: number): { samples: Int16Array; count: number } {
+  const loud = frames.filter((frame) => Math.sqrt(frame.reduce((sum, sample) => sum + sample * sample, 0) / frame.length) > threshold);
+  const inner = loud.slice(1, -1);
+  const samples = new Int16Array(inner.reduce((sum, frame) => sum + frame.length, 0));
+  let offset = 0;
+  for (const frame of inner) {
+    samples.set(frame, offset);
+    offset += frame.length;
+  }
+  return { samples, count: loud.length };
+}
+
+// ---- the server under test ---------------------------------------------------------------------------
+
+let server: TestServer;
+let log: EventLog;
+let socket: Awaited<ReturnType<TestServer['events']>>;
+let mediaServer: MediaServer;
+/** A port nothing listens on (a server opened and closed). */
+let deadPort: number;
+
+before(async () => {
+  mediaServer = await MediaServer.open();
+  const dead = await MediaServer.open();
+  deadPort = dead.port;
+  await dead.close();
+  server = await startTestServer({
+    websocket_clients: [
+      { name: 'media_conn', uri: `ws://127.0.0.1:${mediaServer.port}/media/in?static=1`, protocols: 'media', username: 'mediauser', password: 's3cret' },
+      { name: 'nowhere', uri: `ws://127.0.0.1:${deadPort}/`, connection_timeout: 200, reconnect_attempts: 2, reconnect_interval: 50 },
+    ],
+  });
+  socket = await server.events(`app=${APP}`);
+  log = new EventLog(socket);
+});
+
+after(async () => {
+  await socket?.close();
+  await server?.stop();
+  await mediaServer?.close();
+});
+
+interface Created {
+  readonly json: any;
+  readonly id: string;
+}
+
+async function createExternal(query: Record<string, string>, body?: unknown): Promise<Created> {
+  const params = new URLSearchParams({ app: APP, format: 'ulaw', encapsulation: 'none', transport: 'websocket', ...query });
+  const json = await expectStatus(server, `/channels/externalMedia?${params}`, 200, 'POST', body);
+  return { json, id: json.id };
+}
+
+/** A server-mode channel with its application connected and the channel in Stasis. */
+async function connectedServerMode(channelId: string, query: Record<string, string> = {}): Promise<{ created: Created; app: MediaApp }> {
+  const mark = log.mark();
+  const created = await createExternal({ connection_type: 'server', channelId, ...query });
+  const app = await MediaApp.connect(server, created.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID);
+  await log.waitFor(`StasisStart ${channelId}`, isEvent('StasisStart', channelId), mark);
+  return { created, app };
+}
+
+async function bridgedWith(channelId: string, name: string): Promise<{ local: LocalCall; bridgeId: string }> {
+  const local = await localCall(server, log, APP, `${name}-local`);
+  const bridgeId = `${name}-bridge`;
+  await expectStatus(server, `/bridges/${bridgeId}?type=mixing`, 200);
+  await expectStatus(server, `/bridges/${bridgeId}/addChannel?channel=${channelId},${local.one.id}`, 204);
+  return { local, bridgeId };
+}
+
+async function hangup(id: string): Promise<void> {
+  if (server.core.channels.get(id)) await expectStatus(server, `/channels/${id}`, 204, 'DELETE');
+}
+
+// ---- tests -------------------------------------------------------------------------------------------
+
+describe('server mode', () => {
+  test('the answer carries a secret connection id; the application connects, gets MEDIA_START, and the channel enters Stasis once answered', async () => {
+    const mark = log.mark();
+    const created = await createExternal({ connection_type: 'server', channelId: 'ws-create' }, { variables: { GREETING: 'hello' } });
+    const { json } = created;
+    assert.equal(json.state, 'Down', 'not answered before the application connects');
+    assert.match(json.name, /^WebSocket\/INCOMING\/0x[0-9a-f]+$/);
+    const id: string = json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID;
+    assert.match(id, /^[A-Za-z0-9_-]{32}$/, '192 random bits, URL-safe');
+    assert.equal(json.channelvars.MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE, '160');
+    assert.equal(json.channelvars.GREETING, 'hello');
+    // Another channel gets another id.
+    const other = await createExternal({ connection_type: 'server', channelId: 'ws-create-2' });
+    assert.notEqual(other.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID, id);
+    await hangup('ws-create-2');
+
+    assert.equal(log.since(mark).some(isEvent('StasisStart', 'ws-create')), false, 'no StasisStart before the connection');
+    const app = await MediaApp.connect(server, id);
+    assert.equal(app.ws.protocol, 'media');
+    const start = await log.waitFor('StasisStart', isEvent('StasisStart', 'ws-create'), mark);
+    assert.equal(start.channel.state, 'Up');
+    assert.equal(app.texts[0], `MEDIA_START connection_id:${id} channel:${json.name} channel_id:ws-create format:ulaw optimal_frame_size:160 ptime:20`);
+
+    await hangup('ws-create');
+    await app.waitClosed();
+    assert.equal(app.closeCode, 1000);
+    assert.equal(server.core.webSocket.size, 0);
+  });
+
+  test('ARI originate of WebSocket/INCOMING/c(slin)n: no answer until the application sends ANSWER', async () => {
+    const mark = log.mark();
+    const json = await expectStatus(server, `/channels?${new URLSearchParams({ endpoint: 'WebSocket/INCOMING/c(slin)n', app: APP, channelId: 'ws-originate' })}`, 200);
+    assert.match(json.name, /^WebSocket\/INCOMING\//);
+    const id = (await expectStatus(server, '/channels/ws-originate/variable?variable=MEDIA_WEBSOCKET_CONNECTION_ID', 200, 'GET')).value;
+    assert.equal((await expectStatus(server, '/channels/ws-originate/variable?variable=MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE', 200, 'GET')).value, '320');
+    const app = await MediaApp.connect(server, id);
+    assert.match(await app.event('MEDIA_START'), / format:slin optimal_frame_size:320 /);
+    await sleep(200);
+    assert.equal(server.core.channels.require('ws-originate').state, 'Down', 'n: not answered on connection');
+    assert.equal(log.since(mark).some(isEvent('StasisStart', 'ws-originate')), false);
+    await app.send('ANSWER');
+    const start = await log.waitFor('StasisStart', isEvent('StasisStart', 'ws-originate'), mark);
+    assert.equal(start.channel.state, 'Up');
+    await hangup('ws-originate');
+    await app.waitClosed();
+  });
+
+  test('a wrong id is 404, an id used once is 409 while the channel lives and 404 after; no upgrade is 426', async () => {
+    const { created, app } = await connectedServerMode('ws-ids');
+    const id: string = created.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID;
+    await assert.rejects(MediaApp.connect(server, 'x'.repeat(32)), (error: any) => error.status === 404 && /WebSocket instance not found/.test(error.body));
+    await assert.rejects(MediaApp.connect(server, `${id.slice(0, -1)}${id.endsWith('A') ? 'B' : 'A'}`), (error: any) => error.status === 404);
+    await assert.rejects(MediaApp.connect(server, id), (error: any) => error.status === 409);
+    // Single use: even after the first application leaves (which hangs the channel up).
+    const plain = await fetch(`${server.url}/media/${id}`);
+    assert.equal(plain.status, 426);
+    app.close();
+    await waitUntil('the channel is gone', () => !server.core.channels.get('ws-ids'));
+    await assert.rejects(MediaApp.connect(server, id), (error: any) => error.status === 404);
+  });
+
+  test('a subprotocol list without media is 400 and does not spend the id', async () => {
+    const created = await createExternal({ connection_type: 'server', channelId: 'ws-proto' });
+    const id: string = created.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID;
+    await assert.rejects(MediaApp.connect(server, id, ['chat']), (error: any) => error.status === 400);
+    const app = await MediaApp.connect(server, id, []);
+    await app.event('MEDIA_START');
+    await hangup('ws-proto');
+    await app.waitClosed();
+  });
+
+  test('a 1 kHz tone sent 10x faster than real time is played out one frame per tick; a 600 Hz tone comes back as 160-byte µ-law messages', async () => {
+    const { created, app } = await connectedServerMode('ws-tone');
+    const { local, bridgeId } = await bridgedWith(created.id, 'ws-tone');
+    const heard = capture(server, local.two);
+    // 1.2 s of audio in six messages sent at once.
+    const tone = ulawTone(1200, 1000, 8000);
+    const sentAt = server.core.media.clock.ticks;
+    for (let i = 0; i < 6; i++) await app.send(tone.subarray(i * 1600, (i + 1) * 1600));
+    const back = toneWriter(server, (frame) => local.two.write(frame), 600, 6000);
+    await ticks(server, 75);
+    back.stop();
+    heard.stop();
+
+    const toneFrames = heard.frames.filter((frame) => frame.tick >= sentAt);
+    const loud = loudSamples(toneFrames.map((frame) => frame.samples), 2000);
+    assert.ok(loud.count >= 58 && loud.count <= 61, `${loud.count} tone frames for 1.2 s`);
+    const ticksSeen = new Set(toneFrames.map((frame) => frame.tick));
+    assert.equal(ticksSeen.size, toneFrames.length, 'one frame per tick');
+    const m = measure(loud.samples, 1000);
+    assert.ok(Math.abs(m.frequency - 1000) < 20, `frequency ${m.frequency.toFixed(0)} Hz`);
+    assert.ok(m.purity > 0.95, `1 kHz carries ${(m.purity * 100).toFixed(1)}% of the power`);
+    assert.ok(Math.abs(m.amplitude - 8000) < 8000 * 0.06, `amplitude ${m.amplitude.toFixed(0)}`);
+
+    assert.ok(app.audio.length >= 60, `${app.audio.length} audio messages`);
+    for (const message of app.audio) assert.equal(message.length, 160);
+    const backTone = loudSamples(app.audio.map(decodeUlaw), 1500);
+    assert.ok(backTone.count >= 60, `${backTone.count} messages carry the tone`);
+    const m2 = measure(backTone.samples, 600);
+    assert.ok(Math.abs(m2.frequency - 600) < 15, `frequency ${m2.frequency.toFixed(0)} Hz`);
+    assert.ok(m2.purity > 0.95, `600 Hz carries ${(m2.purity * 100).toFixed(1)}%`);
+
+    await hangup(created.id);
+    await finish(server, [local], [bridgeId]);
+  });
+
+  test('MEDIA_XOFF when 900 frames wait, a message arriving at 1000 is dropped, MEDIA_XON below 800; PAUSE_MEDIA holds playout', async () => {
+    const { created, app } = await connectedServerMode('ws-flow');
+    // Hold playout so the queue's length is exact.
+    await app.send('PAUSE_MEDIA');
+    const frame50 = ulawTone(1000, 400, 4000); // 50 frames
+    for (let i = 0; i < 17; i++) await app.send(frame50); // 850
+    await app.send('GET_STATUS');
+    const status1 = await app.event('STATUS');
+    assert.equal(status1, `STATUS channel_id:ws-flow queue_length:850 xon_level:800 xoff_level:900 queue_full:false bulk_media:false media_paused:true`);
+    assert.equal(app.texts.includes('MEDIA_XOFF'), false);
+    await app.send(frame50); // 900
+    await app.event('MEDIA_XOFF');
+    await app.send(frame50); // 950
+    await app.send(frame50); // 1000
+    await app.send(frame50); // dropped whole
+    const from = app.texts.length;
+    await app.send('GET_STATUS');
+    assert.match(await app.event('STATUS', from), /queue_length:1000 .*queue_full:true bulk_media:false media_paused:true/);
+    await ticks(server, 10);
+    assert.match((await (async () => { const at = app.texts.length; await app.send('GET_STATUS'); return app.event('STATUS', at); })()), /queue_length:1000 /, 'paused: nothing played');
+    // The application stops sending until XON; playout resumes.
+    const before = app.texts.length;
+    await app.send('CONTINUE_MEDIA');
+    const started = server.core.media.clock.ticks;
+    await app.event('MEDIA_XON', before, 6000);
+    const elapsed = server.core.media.clock.ticks - started;
+    assert.ok(elapsed >= 198 && elapsed <= 205, `XON after ${elapsed} ticks (1000 → 799 frames)`);
+    await hangup(created.id);
+    await app.waitClosed();
+  });
+
+  test('MARK_MEDIA comes back as MEDIA_MARK_PROCESSED once the audio before it has played (plain and JSON); FLUSH_MEDIA drops marks', async () => {
+    const { created, app } = await connectedServerMode('ws-mark');
+    await app.send(ulawTone(500, 400, 4000)); // 25 frames
+    const sent = server.core.media.clock.ticks;
+    await app.send('MARK_MEDIA first');
+    const processed = await app.event('MEDIA_MARK_PROCESSED');
+    assert.equal(processed, 'MEDIA_MARK_PROCESSED first');
+    const waited = server.core.media.clock.ticks - sent;
+    assert.ok(waited >= 24 && waited <= 28, `mark reported after ${waited} ticks`);
+    // A flushed mark is never reported.
+    await app.send(ulawTone(500, 400, 4000));
+    await app.send('MARK_MEDIA flushed');
+    await app.send('FLUSH_MEDIA');
+    await app.send('REPORT_QUEUE_DRAINED');
+    await app.event('QUEUE_DRAINED');
+    await ticks(server, 30);
+    assert.equal(app.texts.some((text) => text.includes('flushed')), false);
+    await hangup(created.id);
+    await app.waitClosed();
+
+    const json = await connectedServerMode('ws-mark-json', { transport_data: 'f(json)' });
+    const startEvent = JSON.parse(await json.app.event('MEDIA_START'));
+    assert.equal(startEvent.event, 'MEDIA_START');
+    assert.equal(startEvent.channel_id, 'ws-mark-json');
+    assert.equal(startEvent.optimal_frame_size, 160);
+    assert.equal(startEvent.channel_variables.MEDIA_WEBSOCKET_CONNECTION_ID, startEvent.connection_id);
+    await json.app.send(ulawTone(200, 400, 4000));
+    await json.app.send(JSON.stringify({ command: 'MARK_MEDIA', correlation_id: 'm-1' }));
+    assert.deepEqual(JSON.parse(await json.app.event('MEDIA_MARK_PROCESSED')), { event: 'MEDIA_MARK_PROCESSED', channel_id: 'ws-mark-json', correlation_id: 'm-1' });
+    await json.app.send('{not json');
+    assert.deepEqual(JSON.parse(await json.app.event('ERROR')), { event: 'ERROR', channel_id: 'ws-mark-json', error_text: 'Unable to parse JSON command' });
+    await json.app.send(JSON.stringify({ command: 'GET_STATUS' }));
+    assert.deepEqual(JSON.parse(await json.app.event('STATUS')), {
+      event: 'STATUS', channel_id: 'ws-mark-json', queue_length: 0, xon_level: 800, xoff_level: 900, queue_full: false, bulk_media: false, media_paused: false,
+    });
+    await hangup(json.created.id);
+    await json.app.waitClosed();
+  });
+
+  test('buffering keeps a partial frame for the next message; STOP_MEDIA_BUFFERING reports MEDIA_BUFFERING_COMPLETED', async () => {
+    const { created, app } = await connectedServerMode('ws-buffer');
+    await app.send('START_MEDIA_BUFFERING');
+    await app.send('PAUSE_MEDIA');
+    await app.send(Buffer.alloc(100, 0x7f));
+    await app.send(Buffer.alloc(100, 0x7f));
+    let at = app.texts.length;
+    await app.send('GET_STATUS');
+    assert.match(await app.event('STATUS', at), /queue_length:1 .*bulk_media:true/);
+    await app.send('STOP_MEDIA_BUFFERING b1');
+    at = app.texts.length;
+    await app.send('GET_STATUS');
+    assert.match(await app.event('STATUS', at), /queue_length:2 .*bulk_media:false/, 'the 40-byte tail is queued as a short frame');
+    await app.send('CONTINUE_MEDIA');
+    assert.equal(await app.event('MEDIA_BUFFERING_COMPLETED'), 'MEDIA_BUFFERING_COMPLETED b1');
+
+    // A partial frame left alone while buffering is played, padded, after two ticks.
+    await ticks(server, 3);
+    const heard = capture(server, server.core.channels.require(created.id));
+    await app.send('START_MEDIA_BUFFERING');
+    await app.send(ulawTone(10, 1000, 8000)); // 80 bytes
+    await ticks(server, 5);
+    heard.stop();
+    const loud = heard.frames.filter((frame) => frame.samples.slice(0, 80).some((sample) => Math.abs(sample) > 3000));
+    assert.equal(loud.length, 1, 'the 80 bytes are played once');
+    assert.ok(loud[0].samples.slice(80).every((sample) => Math.abs(sample) < 10), 'padded with silence');
+    await hangup(created.id);
+    await app.waitClosed();
+  });
+
+  test('DTMF sent on the channel reaches the application as DTMF_END', async () => {
+    const { created, app } = await connectedServerMode('ws-dtmf');
+    await expectStatus(server, `/channels/${created.id}/dtmf?dtmf=5%23&between=50`, 204);
+    await waitUntil('two digits', () => app.texts.filter((text) => text.startsWith('DTMF_END')).length === 2);
+    assert.deepEqual(app.texts.filter((text) => text.startsWith('DTMF_END')), ['DTMF_END digit:5 channel_id:ws-dtmf', 'DTMF_END digit:# channel_id:ws-dtmf']);
+    await hangup(created.id);
+    await app.waitClosed();
+  });
+
+  test('HANGUP: cause 16, tech_cause 1000, the WebSocket closes 1000; the application closing: tech_cause 1001', async () => {
+    const first = await connectedServerMode('ws-hangup');
+    let mark = log.mark();
+    await first.app.send('HANGUP');
+    const request = await log.waitFor('ChannelHangupRequest', isEvent('ChannelHangupRequest', 'ws-hangup'), mark);
+    assert.equal(request.cause, 16);
+    assert.equal(request.tech_cause, 1000);
+    const destroyed = await log.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', 'ws-hangup'), mark);
+    assert.equal(destroyed.tech_cause, 1000);
+    await first.app.waitClosed();
+    assert.equal(first.app.closeCode, 1000);
+
+    const second = await connectedServerMode('ws-close');
+    mark = log.mark();
+    second.app.close();
+    const gone = await log.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', 'ws-close'), mark);
+    assert.equal(gone.cause, 16);
+    assert.equal(gone.tech_cause, 1001);
+  });
+
+  test('direction in: audio from the application is refused; commands that need playout answer ERROR', async () => {
+    const { created, app } = await connectedServerMode('ws-dir', { direction: 'in' });
+    assert.match(created.json.name, /^WebSocket\/INCOMING\//);
+    await app.send(ulawTone(200, 400, 4000));
+    await app.send('MARK_MEDIA x');
+    assert.equal(await app.event('ERROR'), "ERROR channel_id:ws-dir error_text:MARK_MEDIA not supported while media direction is 'in'");
+    const at = app.texts.length;
+    await app.send('GET_STATUS');
+    assert.match(await app.event('STATUS', at), /queue_length:0 /);
+    await app.send('SET_MEDIA_DIRECTION');
+    assert.match(await app.event('ERROR', at + 1), /only supports JSON format/);
+    await hangup(created.id);
+    await app.waitClosed();
+  });
+
+  test('oversized and over-long messages: a frame over 65527 bytes hangs up (38); a command over 128 bytes is ignored', async () => {
+    const { created, app } = await connectedServerMode('ws-big');
+    await app.send(`GET_STATUS${' '.repeat(130)}x`);
+    await sleep(100);
+    assert.equal(app.texts.some((text) => text.startsWith('STATUS')), false);
+    const mark = log.mark();
+    await app.send(Buffer.alloc(65528));
+    const destroyed = await log.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', created.id), mark);
+    assert.equal(destroyed.cause, 38);
+    await app.waitClosed();
+    assert.equal(app.closeCode, 1009);
+  });
+});
+
+describe('bounds', () => {
+  test('more than 1000 messages in a second are dropped; more than 1000 marks waiting are refused', async () => {
+    const { created, app } = await connectedServerMode('ws-rate');
+    await app.send('PAUSE_MEDIA');
+    const started = performance.now();
+    for (let i = 0; i < 1500; i++) app.ws.send('GET_STATUS');
+    const burstMs = performance.now() - started;
+    await sleep(700);
+    const replies = app.texts.filter((text) => text.startsWith('STATUS')).length;
+    // One message (PAUSE_MEDIA) opened the window; a burst within it gets 999 answers.
+    if (burstMs < 300) assert.equal(replies, 999, `${replies} STATUS for 1500 GET_STATUS in ${burstMs.toFixed(0)} ms`);
+    else assert.ok(replies < 1500, `${replies} STATUS for 1500 GET_STATUS`);
+    assert.ok((server.core.webSocket.session(server.core.channels.require('ws-rate'))?.droppedMessages ?? 0) > 0, 'drops are counted');
+
+    await sleep(1100);
+    const before = app.texts.length;
+    // In two bursts, each within the rate limit.
+    for (let i = 0; i < 600; i++) app.ws.send(`MARK_MEDIA m${i}`);
+    await sleep(1100);
+    for (let i = 600; i < 1001; i++) app.ws.send(`MARK_MEDIA m${i}`);
+    await app.event('ERROR', before);
+    assert.equal(app.texts.slice(before).filter((text) => text.startsWith('ERROR')).length, 1, 'only the 1001st is refused');
+    assert.match(app.texts.slice(before).find((text) => text.startsWith('ERROR'))!, /Too many marks waiting/);
+    await hangup(created.id);
+    await app.waitClosed();
+  });
+});
+
+describe('client mode', () => {
+  test("Patchbay connects with Asterisk's handshake; MEDIA_START; slin tones both ways", async () => {
+    const mark = log.mark();
+    const created = await createExternal({ external_host: 'media_conn', format: 'slin', channelId: 'ws-client', transport_data: 'v(call=42,who=a%20b)' });
+    assert.equal(created.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID, 'media_conn');
+    assert.equal(created.json.channelvars.MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE, '320');
+    assert.match(created.json.name, /^WebSocket\/media_conn\/0x/);
+    await log.waitFor('StasisStart', isEvent('StasisStart', 'ws-client'), mark);
+    await waitUntil('the server has the connection', () => mediaServer.apps.length === 1);
+    const upgrade = mediaServer.upgrades[0];
+    assert.equal(upgrade.url, '/media/in?static=1&call=42&who=a%20b');
+    assert.equal(upgrade.headers.authorization, `Basic ${Buffer.from('mediauser:s3cret').toString('base64')}`);
+    assert.equal(upgrade.headers['sec-websocket-protocol'], 'media');
+    assert.equal(upgrade.headers['sec-websocket-extensions'], undefined);
+    assert.equal(upgrade.headers.host, `127.0.0.1:${mediaServer.port}`);
+    assert.equal(upgrade.headers.origin, undefined);
+    const app = mediaServer.apps[0];
+    assert.equal(await app.event('MEDIA_START'), `MEDIA_START connection_id:media_conn channel:${created.json.name} channel_id:ws-client format:slin optimal_frame_size:320 ptime:20`);
+
+    const { local, bridgeId } = await bridgedWith(created.id, 'ws-client');
+    const heard = capture(server, local.two);
+    const sentAt = server.core.media.clock.ticks;
+    await app.send(slinTone(1000, 800, 7000));
+    const back = toneWriter(server, (frame) => local.two.write(frame), 500, 5000);
+    await ticks(server, 60);
+    back.stop();
+    heard.stop();
+    const loud = loudSamples(heard.frames.filter((frame) => frame.tick >= sentAt).map((frame) => frame.samples), 2000);
+    assert.ok(loud.count >= 48 && loud.count <= 51, `${loud.count} tone frames for 1 s`);
+    const m = measure(loud.samples, 800);
+    assert.ok(Math.abs(m.frequency - 800) < 15 && m.purity > 0.97, `800 Hz: ${m.frequency.toFixed(0)} Hz, purity ${m.purity.toFixed(3)}`);
+    for (const message of app.audio) assert.equal(message.length, 320);
+    const backTone = loudSamples(app.audio.map(decodeSlin), 1500);
+    assert.ok(backTone.count >= 45, `${backTone.count} messages carry the tone`);
+    const m2 = measure(backTone.samples, 500);
+    assert.ok(Math.abs(m2.frequency - 500) < 15 && m2.purity > 0.97, `500 Hz: ${m2.frequency.toFixed(0)} Hz, purity ${m2.purity.toFixed(3)}`);
+
+    await hangup(created.id);
+    await app.waitClosed();
+    assert.equal(app.closeCode, 1000);
+    await finish(server, [local], [bridgeId]);
+  });
+
+  test('a server that cannot be reached: the channel hangs up with cause 3', async () => {
+    const mark = log.mark();
+    const created = await createExternal({ external_host: 'nowhere', channelId: 'ws-nowhere' });
+    const destroyed = await log.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', created.id), mark, 5000);
+    assert.equal(destroyed.cause, 3);
+  });
+});
+
+describe('chan_websocket settings', () => {
+  test('connect_timeout_seconds: an INCOMING channel nobody connects to hangs up (cause 19) and its id dies; control_message_format json is the default', async () => {
+    const other = await startTestServer({ chan_websocket: { connect_timeout_seconds: 1, control_message_format: 'json' } });
+    try {
+      const events = await other.events('app=timeouts');
+      const otherLog = new EventLog(events);
+      const params = new URLSearchParams({ app: 'timeouts', format: 'alaw', encapsulation: 'none', transport: 'websocket', connection_type: 'server' });
+      const started = Date.now();
+      const waiting = await expectStatus(other, `/channels/externalMedia?${params}`, 200);
+      const destroyed = await otherLog.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', waiting.id), 0, 4000);
+      assert.equal(destroyed.cause, 19);
+      const waited = Date.now() - started;
+      assert.ok(waited >= 900 && waited < 3000, `hung up after ${waited} ms`);
+      await assert.rejects(MediaApp.connect(other, waiting.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID), (error: any) => error.status === 404);
+
+      const connected = await expectStatus(other, `/channels/externalMedia?${params}`, 200);
+      const app = await MediaApp.connect(other, connected.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID);
+      const start = JSON.parse(await app.event('MEDIA_START'));
+      assert.equal(start.format, 'alaw');
+      await sleep(1500);
+      assert.ok(other.core.channels.get(connected.id), 'a connected channel does not time out');
+      await expectStatus(other, `/channels/${connected.id}`, 204, 'DELETE');
+      await app.waitClosed();
+      await events.close();
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+describe('parameters', () => {
+  test('the rules of Asterisk: 400 with its messages', async () => {
+    const status = async (query: Record<string, string>, expected: number, message?: RegExp): Promise<void> => {
+      const params = new URLSearchParams({ app: APP, format: 'ulaw', transport: 'websocket', encapsulation: 'none', ...query });
+      const response = await fetch(`${server.url}/ari/channels/externalMedia?${params}`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}` } });
+      const body = (await response.json()) as { message: string };
+      assert.equal(response.status, expected, `${params}: ${response.status} ${body.message}`);
+      if (message) assert.match(body.message, message);
+    };
+    await status({ encapsulation: 'rtp' }, 400, /encapsulation must be 'none' for websocket transport/);
+    await status({ external_host: 'unknown_conn' }, 400, /external_host must be a valid websocket_client connection id/);
+    await status({}, 400, /external_host/);
+    await status({ connection_type: 'server', format: 'g722' }, 400, /format/);
+    await status({ connection_type: 'server', transport_data: 'd(sideways)' }, 400, /direction/);
+    await status({ connection_type: 'server', transport_data: 'v(a=1)' }, 400, /INCOMING/);
+    await status({ external_host: 'media_conn', transport_data: 'v(a=b c)' }, 400, /URL-encoded/);
+    assert.equal(server.core.webSocket.size, 0);
+  });
+
+  test('nothing is left', async () => {
+    await waitUntil('every channel is gone', () => server.core.channels.size === 0);
+    assert.equal(server.core.webSocket.size, 0);
+  });
+});
