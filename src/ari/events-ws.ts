@@ -8,9 +8,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { AriUser } from '../config/config.ts';
 import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
 import type { Core } from '../core/core.ts';
+import type { EventLog } from '../core/event-log.ts';
 import { formatAriDate } from '../core/time.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
+import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';
 import { ARI_PREFIX, originOf, rejectUpgrade, splitTarget, type RequestTarget, type UpgradeHandler } from './http-server.ts';
 import { checkValue } from './model-check.ts';
 
@@ -40,16 +42,18 @@ export interface EventsWebSocketOptions {
   readonly onRequest?: (operation: string | undefined, method: string, status: number, seconds: number) => void;
 }
 
-class EventConnection implements ApplicationSink {
+class EventConnection implements ApplicationSink, StreamOutput {
   /** Messages handed to the WebSocket whose bytes the kernel has not taken yet. */
   private untaken = 0;
   private alive = true;
-  private closed = false;
+  private isClosed = false;
   /** The TCP socket under the WebSocket is corked until the next check phase of the event loop. */
   private corked = false;
   private readonly onTaken = (): void => {
     this.untaken--;
   };
+  /** Each application's cursor on the event log (resume, replay, acknowledgements). */
+  readonly streams: EventStreams;
 
   constructor(
     readonly socket: WebSocket,
@@ -60,9 +64,37 @@ class EventConnection implements ApplicationSink {
     readonly origin: string | undefined,
     private readonly owner: EventsWebSocket,
   ) {
+    this.streams = new EventStreams(owner.eventLog, this);
     socket.on('pong', () => {
       this.alive = true;
     });
+  }
+
+  get serverId(): string {
+    return this.owner.serverId;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Replay pauses at half the slow-consumer budget: a replay never gets a reader cut off. */
+  mustPause(): boolean {
+    return this.untaken * 2 >= this.owner.maxQueuedMessages || this.untakenBytes * 2 >= this.owner.maxQueuedBytes;
+  }
+
+  waitForRoom(resume: () => void): void {
+    if (this.transport.writableNeedDrain) this.transport.once('drain', resume);
+    else setImmediate(resume);
+  }
+
+  sendLogged(json: string): void {
+    if (this.owner.developerMode) return this.send(JSON.parse(json) as Record<string, unknown>);
+    this.sendText(json);
+  }
+
+  sendMessage(message: Record<string, unknown>): void {
+    this.send(message);
   }
 
   /**
@@ -102,18 +134,25 @@ class EventConnection implements ApplicationSink {
     return true;
   }
 
-  deliver(application: string, event: CoreEvent): void {
+  deliver(application: string, event: CoreEvent, json?: string): void {
+    // A numbered event goes out only when its stream is live and expects it (see event-resume.ts).
+    const sequence = (event as { sequence?: unknown }).sequence;
+    if (typeof sequence === 'number' && !this.streams.accepts(application, sequence)) return;
+    if (json !== undefined && !this.owner.developerMode) return this.sendText(json);
     this.send({ ...event, application, asterisk_id: this.owner.serverId });
   }
 
   send(message: Record<string, unknown>): void {
-    if (this.closed) return void this.owner.eventsDropped++;
+    this.sendText(JSON.stringify(this.owner.developerMode ? this.owner.checked(message) : message));
+  }
+
+  private sendText(text: string): void {
+    if (this.isClosed) return void this.owner.eventsDropped++;
     this.cork();
-    if (this.closed) return void this.owner.eventsDropped++;
-    const payload = this.owner.developerMode ? this.owner.checked(message) : message;
+    if (this.isClosed) return void this.owner.eventsDropped++;
     this.untaken++;
     this.owner.eventsSent++;
-    this.socket.send(JSON.stringify(payload), this.onTaken);
+    this.socket.send(text, this.onTaken);
     // A burst larger than the byte budget is handed to the kernel at once rather than held: memory
     // stays bounded by the budget plus one message, and a reader that keeps up takes it.
     if (this.corked && this.untakenBytes >= this.owner.maxQueuedBytes) {
@@ -134,13 +173,13 @@ class EventConnection implements ApplicationSink {
   }
 
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.isClosed) return;
+    this.isClosed = true;
     this.socket.terminate();
   }
 
   markClosed(): void {
-    this.closed = true;
+    this.isClosed = true;
   }
 }
 
@@ -183,6 +222,10 @@ export class EventsWebSocket implements UpgradeHandler {
     return this.options.core.serverId;
   }
 
+  get eventLog(): EventLog {
+    return this.options.core.eventLog;
+  }
+
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, auth: AuthResult & { kind: 'ok' }, target: RequestTarget): void {
     if (target.pathname !== `${ARI_PREFIX}/events`) return rejectUpgrade(socket, 404, 'Resource not found');
     if (!this.options.core.modules.isRunning('res_ari_events.so')) return rejectUpgrade(socket, 404, 'Resource not found');
@@ -206,14 +249,19 @@ export class EventsWebSocket implements UpgradeHandler {
     }
     const subscribeAllRaw = target.query.get('subscribeAll');
     const subscribeAll = subscribeAllRaw !== null && TRUE_WORDS.has(subscribeAllRaw.trim().toLowerCase());
-    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, [...new Set(apps)], subscribeAll, auth.user, originOf(request)));
+    const unique = [...new Set(apps)];
+    const resume = parseResumeRequest(target.query, unique);
+    if (typeof resume === 'string') return rejectUpgrade(socket, 400, resume);
+    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, unique, subscribeAll, auth.user, originOf(request), resume));
   }
 
-  private accept(ws: WebSocket, transport: Duplex, apps: string[], subscribeAll: boolean, user: AriUser, origin: string | undefined): void {
+  private accept(ws: WebSocket, transport: Duplex, apps: string[], subscribeAll: boolean, user: AriUser, origin: string | undefined, resume: ResumeRequest): void {
     const connection = new EventConnection(ws, transport, apps, user, origin, this);
     this.connections.add(connection);
     const registry = this.options.core.applications;
-    for (const app of apps) registry.register(app, connection, subscribeAll);
+    // Cursors first: what registering raises (StasisStart of channels that waited) comes after them.
+    connection.streams.open(apps, resume);
+    for (const app of apps) registry.register(app, connection, subscribeAll, { holdCalls: resume.resumable });
     this.log.info({ apps, subscribeAll }, 'event WebSocket connected');
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
@@ -247,6 +295,12 @@ export class EventsWebSocket implements UpgradeHandler {
       request = parsed as Record<string, unknown>;
     } catch {
       return this.restReply(connection, {}, 400, { message: 'Error parsing request body' });
+    }
+    if (request.type === 'Ack') {
+      // Acknowledgements are answered only when they are wrong (they may come once per event).
+      const problem = connection.streams.acknowledge(request);
+      if (problem !== undefined) this.restReply(connection, request, 400, { message: problem });
+      return;
     }
     const { type, method, uri } = request;
     if (type !== 'RESTRequest' || typeof method !== 'string' || typeof uri !== 'string') {

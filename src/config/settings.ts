@@ -298,6 +298,44 @@ export const SETTINGS = section(
           doc: 'Bytes a socket has not taken before it counts as too slow and is closed, 65536–2³¹−1: the most memory one event consumer can cost. A reader that keeps up is never cut off by a burst: only what is still untaken once the burst has been handed to the kernel counts',
         }),
       }),
+      event_log: section({
+        max_events: integer({
+          default: 10_000,
+          min: 1,
+          max: 10_000_000,
+          doc: 'Events kept per application for clients that resume (`resumeAfter`, see [Resuming the event stream](events-resume.md)); the oldest go first',
+        }),
+        max_bytes: integer({
+          default: 8 * 1024 * 1024,
+          min: 64 * 1024,
+          max: INT32_MAX,
+          docDefault: '`8388608` (8 MiB)',
+          doc: 'Bytes of events (as sent) kept per application, 65536–2³¹−1',
+        }),
+        max_age_seconds: integer({ default: 600, min: 1, max: 7 * 86400, doc: 'Seconds an event is kept for resuming clients, 1–604800' }),
+        max_applications: integer({
+          default: 1000,
+          min: 1,
+          max: 1_000_000,
+          doc: 'Applications whose events are kept at once; beyond it the log of the application that raised nothing for the longest and has no connection is dropped',
+        }),
+        persist: boolean({
+          default: false,
+          doc: 'Also write the kept events to `<data>/patchbay.sqlite` (within the event-loop turn that raised them), so that a client resumes across a server restart',
+        }),
+        reconnect_grace_seconds: integer({
+          default: 60,
+          min: 0,
+          max: 86400,
+          doc: 'How long calls wait for an application whose resumable connection (`resumeAfter`, `ack` or `resumable` on `/ari/events`) dropped: channels sent to it meanwhile wait instead of being hung up, and get StasisStart once it is back. `0` = no wait',
+        }),
+        waiting_indication: oneOf({
+          values: ['ringing', 'none'],
+          default: 'ringing',
+          docDefault: '`ringing`',
+          doc: 'What an unanswered channel waiting for a disconnected application hears: `ringing` or `none`',
+        }),
+      }),
       failed_logins: section({
         max_per_address: integer({
           default: 10,

@@ -2,6 +2,7 @@
 // event sources, event filters, and the event router that delivers each core event to the
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
+import type { EventLog } from './event-log.ts';
 import { formatAriDate } from './time.ts';
 import type { CoreEvent } from '../spec/events.ts';
 
@@ -25,10 +26,23 @@ export interface EventScope {
   readonly applications?: readonly string[];
 }
 
-/** Where an application's events go: an event connection of the interface layer. */
+/**
+ * Where an application's events go: an event connection of the interface layer. With an event
+ * log (event-log.ts) the event already carries `application`, `asterisk_id` and `sequence`, and
+ * `json` is its text as sent; events about the connection itself (ApplicationReplaced) have neither.
+ */
 export interface ApplicationSink {
-  deliver(application: string, event: CoreEvent): void;
+  deliver(application: string, event: CoreEvent, json?: string): void;
 }
+
+/** How a registration behaves once its connection is gone. */
+export interface RegisterOptions {
+  /** Channels sent to the application wait for it for the reconnect grace period. */
+  readonly holdCalls?: boolean;
+}
+
+/** Told when an application becomes available again, or when the wait for it ends. */
+export type AvailabilityListener = (application: string, change: 'connected' | 'hold-ended') => void;
 
 /** Tells whether an object named in an event source exists. */
 export type ObjectExists = (kind: Exclude<SourceKind, 'deviceState'>, id: string) => boolean;
@@ -39,6 +53,11 @@ export interface EventTypeFilter {
 
 export interface ApplicationSnapshot {
   readonly name: string;
+  /** Present only while no connection holds the application (an added field). */
+  readonly connected?: false;
+  readonly disconnected_since?: string;
+  /** Until when channels sent to it wait (while its resumable connection is away). */
+  readonly calls_held_until?: string;
   readonly channel_ids: string[];
   readonly bridge_ids: string[];
   readonly endpoint_ids: string[];
@@ -56,6 +75,13 @@ export class Application {
   subscribeAll = false;
   allowed: EventTypeFilter[] = [];
   disallowed: EventTypeFilter[] = [];
+  /** The last registration asked that calls wait for it while it is away. */
+  holdCalls = false;
+  /** When its connection went away (undefined while connected). */
+  disconnectedAt: Date | undefined;
+  /** While calls wait for it: the end of the grace period (ms since the epoch) and its timer. */
+  holdUntil: number | undefined;
+  holdTimer: NodeJS.Timeout | undefined;
   private readonly subscriptions: Record<SourceKind, Map<string, number>> = {
     channel: new Map(),
     bridge: new Map(),
@@ -69,6 +95,11 @@ export class Application {
 
   get active(): boolean {
     return this.sink !== undefined;
+  }
+
+  /** Disconnected, but channels sent to it wait for it to come back. */
+  get held(): boolean {
+    return this.holdUntil !== undefined;
   }
 
   hasSubscriptions(): boolean {
@@ -124,7 +155,7 @@ export class Application {
 
   snapshot(): ApplicationSnapshot {
     const ids = (kind: SourceKind): string[] => [...this.subscriptions[kind].keys()].filter((id) => id !== ALL);
-    return {
+    const snapshot: ApplicationSnapshot = {
       name: this.name,
       channel_ids: ids('channel'),
       bridge_ids: ids('bridge'),
@@ -132,6 +163,14 @@ export class Application {
       device_names: ids('deviceState'),
       events_allowed: this.allowed.map((entry) => ({ ...entry })),
       events_disallowed: this.disallowed.map((entry) => ({ ...entry })),
+    };
+    // A connected application looks exactly as in Asterisk; the state appears only while it is away.
+    if (this.sink) return snapshot;
+    return {
+      ...snapshot,
+      connected: false,
+      ...(this.disconnectedAt ? { disconnected_since: formatAriDate(this.disconnectedAt) } : {}),
+      ...(this.holdUntil !== undefined ? { calls_held_until: formatAriDate(new Date(this.holdUntil)) } : {}),
     };
   }
 }
@@ -161,6 +200,11 @@ export function parseEventSource(source: string): ParsedSource {
 export class Applications {
   private readonly apps = new Map<string, Application>();
   private readonly objectExists: ObjectExists;
+  private readonly availabilityListeners: AvailabilityListener[] = [];
+  /** Numbers and keeps every event delivered (see event-log.ts); without it events go out unnumbered. */
+  eventLog: EventLog | undefined;
+  /** How long calls wait for an application whose holding connection went away; 0 = not at all. */
+  reconnectGraceMs = 0;
 
   constructor(objectExists: ObjectExists) {
     this.objectExists = objectExists;
@@ -184,17 +228,32 @@ export class Applications {
     return this.apps.get(name)?.active ?? false;
   }
 
+  /** The application is away, and channels sent to it wait for it. */
+  isHeld(name: string): boolean {
+    return this.apps.get(name)?.held ?? false;
+  }
+
+  onAvailability(listener: AvailabilityListener): void {
+    this.availabilityListeners.push(listener);
+  }
+
   /** Gives the application to `sink`; a previous connection holding it is told ApplicationReplaced. */
-  register(name: string, sink: ApplicationSink, subscribeAll: boolean): Application {
+  register(name: string, sink: ApplicationSink, subscribeAll: boolean, options: RegisterOptions = {}): Application {
     let app = this.apps.get(name);
     if (!app) {
       app = new Application(name);
       this.apps.set(name, app);
     }
     const previous = app.sink;
-    if (previous && previous !== sink) this.deliverTo(app, previous, { type: 'ApplicationReplaced', timestamp: formatAriDate() });
+    // About the old connection, not the application's stream: neither numbered nor kept.
+    if (previous && previous !== sink && app.passesFilter('ApplicationReplaced')) previous.deliver(name, { type: 'ApplicationReplaced', timestamp: formatAriDate() });
     app.sink = sink;
     app.subscribeAll = subscribeAll;
+    app.holdCalls = options.holdCalls ?? false;
+    app.disconnectedAt = undefined;
+    const wasHeld = app.held;
+    this.endHold(app);
+    if (wasHeld || !previous) this.notify(name, 'connected');
     return app;
   }
 
@@ -204,7 +263,40 @@ export class Applications {
     if (!app || app.sink !== sink) return;
     app.sink = undefined;
     app.subscribeAll = false;
-    if (!app.hasSubscriptions()) this.apps.delete(name);
+    app.disconnectedAt = new Date();
+    if (app.holdCalls && this.reconnectGraceMs > 0) {
+      const held = app;
+      held.holdUntil = Date.now() + this.reconnectGraceMs;
+      held.holdTimer = setTimeout(() => this.holdExpired(held), this.reconnectGraceMs);
+      held.holdTimer.unref();
+    }
+    this.removeIfUnused(app);
+  }
+
+  private holdExpired(app: Application): void {
+    this.endHold(app);
+    this.notify(app.name, 'hold-ended');
+    if (this.apps.get(app.name) === app) this.removeIfUnused(app);
+  }
+
+  private endHold(app: Application): void {
+    if (app.holdTimer) clearTimeout(app.holdTimer);
+    app.holdTimer = undefined;
+    app.holdUntil = undefined;
+  }
+
+  private notify(name: string, change: 'connected' | 'hold-ended'): void {
+    for (const listener of this.availabilityListeners) listener(name, change);
+  }
+
+  /** An application nobody holds, nobody waits for and that is subscribed to nothing is forgotten. */
+  private removeIfUnused(app: Application): void {
+    if (!app.active && !app.held && !app.hasSubscriptions()) this.apps.delete(app.name);
+  }
+
+  /** Ends every wait (server shutdown). */
+  close(): void {
+    for (const app of this.apps.values()) this.endHold(app);
   }
 
   subscribe(name: string, sources: readonly string[]): Application {
@@ -226,7 +318,7 @@ export class Applications {
       }
     }
     for (const source of parsed) app.removeSubscription(source.kind, source.id);
-    if (!app.active && !app.hasSubscriptions()) this.apps.delete(name);
+    this.removeIfUnused(app);
     return app;
   }
 
@@ -239,7 +331,7 @@ export class Applications {
   forgetObject(kind: SourceKind, id: string): void {
     for (const app of this.apps.values()) {
       app.forget(kind, id);
-      if (!app.active && !app.hasSubscriptions()) this.apps.delete(app.name);
+      this.removeIfUnused(app);
     }
   }
 
@@ -257,21 +349,27 @@ export class Applications {
     return app;
   }
 
-  /** Routes an event to every active application that wants it. */
+  /**
+   * Routes an event to every application that wants it. With an event log, an application whose
+   * connection is away still has the event numbered and kept, for the client that resumes.
+   */
   publish(event: CoreEvent, scope: EventScope): void {
     for (const app of this.apps.values()) {
-      if (app.sink && app.wants(scope)) this.deliverTo(app, app.sink, event);
+      if ((app.sink || this.eventLog) && app.wants(scope)) this.deliverTo(app, event);
     }
   }
 
-  /** Sends an event to one application only (if active), ignoring subscriptions. */
+  /** Sends an event to one application only, ignoring subscriptions. */
   sendTo(name: string, event: CoreEvent): void {
     const app = this.apps.get(name);
-    if (app?.sink) this.deliverTo(app, app.sink, event);
+    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event);
   }
 
-  private deliverTo(app: Application, sink: ApplicationSink, event: CoreEvent): void {
-    if (app.passesFilter(event.type)) sink.deliver(app.name, event);
+  private deliverTo(app: Application, event: CoreEvent): void {
+    if (!app.passesFilter(event.type)) return;
+    if (!this.eventLog) return app.sink?.deliver(app.name, event);
+    const { message, entry } = this.eventLog.append(app.name, event);
+    app.sink?.deliver(app.name, message, entry.json);
   }
 
   private sourceExists(source: ParsedSource): boolean {

@@ -4,6 +4,7 @@ import type { PatchbayConfig } from '../config/config.ts';
 import { Applications } from './applications.ts';
 import { MODULE_NAMES, registerBuiltinModules } from './builtin-modules.ts';
 import { databasePath, openDatabase, type SqliteDatabase } from './database.ts';
+import { EventLog } from './event-log.ts';
 import { registerBuiltinConfigTypes, registerFileOnlyTypes } from './dynamic-config/builtin-types.ts';
 import { FileBackend, mergeConfigObjects, type ConfigObjectTree } from './dynamic-config/file-backend.ts';
 import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
@@ -81,6 +82,8 @@ export class Core {
   readonly objects = new ObjectDirectory();
   /** Stasis applications and the event router. */
   readonly applications = new Applications((kind, id) => this.objects.exists(kind, id));
+  /** Numbers and keeps the events applications receive, for clients that resume. */
+  readonly eventLog: EventLog;
   readonly deviceStates = new DeviceStates(this.applications);
   readonly mailboxes = new Mailboxes();
   readonly channels: Channels;
@@ -128,6 +131,11 @@ export class Core {
     this.serverId = options.config.serverId;
     this.#ownsLogChannels = options.logChannels === undefined;
     this.logChannels = options.logChannels ?? new LogChannels({ logsDir: options.config.dirs.logs, maxChannels: options.config.logging.maxLogChannels });
+    const eventLogSettings = options.config.ari.eventLog;
+    this.eventLog = new EventLog(eventLogSettings, this.serverId, (app) => this.applications.get(app) !== undefined);
+    this.applications.eventLog = this.eventLog;
+    this.applications.reconnectGraceMs = eventLogSettings.reconnectGraceSeconds * 1000;
+    this.stasis.waitingIndication = eventLogSettings.waitingIndication;
 
     const fileConfig = new FileBackend(mergeConfigObjects(options.fileConfigObjects ?? {}, options.config.configObjects));
     this.dynamicConfig.attachBackend(fileConfig);
@@ -305,6 +313,8 @@ export class Core {
     this.dynamicConfig.attachBackend(this.#sqliteConfig);
     this.deviceStates.open(this.#database);
     this.mailboxes.open(this.#database);
+    if (this.config.ari.eventLog.persist) this.eventLog.open(this.#database);
+    this.eventLog.start();
     const generatedDir = generatedSoundsDir(this.config.dirs.data);
     const generated = ensureBuiltinSounds(generatedDir, this.config.dirs.sounds[0]);
     if (generated > 0) this.log.info({ count: generated, dir: generatedDir }, 'generated built-in prompts');
@@ -338,6 +348,9 @@ export class Core {
     this.#sqliteConfig = undefined;
     this.deviceStates.close();
     this.mailboxes.close();
+    // The events of the shutdown itself (hang-ups) are written before the database closes.
+    this.applications.close();
+    this.eventLog.close();
     this.#database?.close();
     this.#database = undefined;
     if (this.#ownsLogChannels) await this.logChannels.close();

@@ -1,6 +1,7 @@
 // Stasis: channels under the control of an ARI application. Entering raises StasisStart to the
 // application and subscribes it to the channel; leaving (hangup, continue, move) raises StasisEnd.
 import type { Applications } from './applications.ts';
+import { CAUSE } from './channels/causes.ts';
 import type { Channel, DialplanLocation } from './channels/channel.ts';
 import { ConflictError } from './errors.ts';
 import { formatAriDate } from './time.ts';
@@ -11,6 +12,21 @@ export interface EnterOptions {
   readonly replaceChannel?: Channel;
   /** Entered through the Stasis() dialplan application (which resumes the dialplan on continue). */
   readonly fromDialplan?: boolean;
+  /**
+   * How a wait for an away application ended (see `enter`). Without it a channel the application
+   * did not come back for is hung up, as one sent to an application that is not registered.
+   */
+  readonly onWaitEnded?: (outcome: 'entered' | 'unavailable' | 'hungup') => void;
+}
+
+/** `entered`: StasisStart was raised; `waiting`: the application is away and the channel waits for it. */
+export type EnterResult = 'entered' | 'waiting' | false;
+
+interface WaitingChannel {
+  readonly channel: Channel;
+  readonly args: readonly string[];
+  readonly options: EnterOptions;
+  readonly onHangup: () => void;
 }
 
 /** Where a channel goes after `continue`: back to the dialplan at this place. */
@@ -19,17 +35,94 @@ export type ContinueHandler = (channel: Channel, location: Partial<DialplanLocat
 export class Stasis {
   private continueHandler: ContinueHandler | undefined;
   private readonly fromDialplan = new WeakSet<Channel>();
+  /** Channels waiting for an application whose resumable connection is away, in arrival order. */
+  private readonly waiting = new Map<string, WaitingChannel[]>();
+  /** What an unanswered waiting channel is given to hear. */
+  waitingIndication: 'ringing' | 'none' = 'ringing';
 
-  constructor(private readonly applications: Applications) {}
+  constructor(private readonly applications: Applications) {
+    applications.onAvailability((app, change) => {
+      if (change === 'connected') this.release(app);
+      else this.giveUp(app);
+    });
+  }
+
+  /** Channels waiting for the application (tests, snapshots). */
+  waitingFor(app: string): readonly Channel[] {
+    return (this.waiting.get(app) ?? []).map((entry) => entry.channel);
+  }
 
   /** The dialplan executor registers how to resume channels that did not come from Stasis(). */
   onContinue(handler: ContinueHandler): void {
     this.continueHandler = handler;
   }
 
-  /** Puts the channel under the application's control; false when the application is not active. */
-  enter(channel: Channel, app: string, args: readonly string[], options: EnterOptions = {}): boolean {
-    if (channel.hangingUp || !this.applications.isActive(app)) return false;
+  /**
+   * Puts the channel under the application's control; false when the application is not active.
+   * While the application's resumable connection is away (its reconnect grace period), the channel
+   * waits for it instead ('waiting'): it enters when the application is back, and when the grace
+   * period ends first, `options.onWaitEnded('unavailable')` runs (by default the channel is hung up).
+   */
+  enter(channel: Channel, app: string, args: readonly string[], options: EnterOptions = {}): EnterResult {
+    if (channel.hangingUp) return false;
+    if (this.applications.isActive(app)) {
+      this.enterNow(channel, app, args, options);
+      return 'entered';
+    }
+    if (!this.applications.isHeld(app)) return false;
+    this.wait(channel, app, args, options);
+    return 'waiting';
+  }
+
+  private wait(channel: Channel, app: string, args: readonly string[], options: EnterOptions): void {
+    // The application's log gets the channel's events meanwhile: the client sees them on resume.
+    this.applications.subscribeInternal(app, 'channel', channel.id);
+    const onHangup = (): void => {
+      const queue = this.waiting.get(app);
+      const index = queue?.findIndex((entry) => entry.channel === channel) ?? -1;
+      if (queue && index >= 0) queue.splice(index, 1);
+      if (queue?.length === 0) this.waiting.delete(app);
+      options.onWaitEnded?.('hungup');
+    };
+    channel.once('hangup', onHangup);
+    let queue = this.waiting.get(app);
+    if (!queue) this.waiting.set(app, (queue = []));
+    queue.push({ channel, args: [...args], options, onHangup });
+    if (this.waitingIndication === 'ringing' && channel.state !== 'Up') channel.indicate('ringing');
+  }
+
+  /** The application is back: its waiting channels enter, in the order they arrived. */
+  private release(app: string): void {
+    const queue = this.waiting.get(app);
+    if (!queue) return;
+    this.waiting.delete(app);
+    for (const entry of queue) {
+      entry.channel.off('hangup', entry.onHangup);
+      if (entry.channel.hangingUp) continue;
+      if (this.applications.isActive(app)) {
+        this.enterNow(entry.channel, app, entry.args, entry.options);
+        entry.options.onWaitEnded?.('entered');
+      } else this.unavailable(entry);
+    }
+  }
+
+  /** The grace period ended without the application: today's behaviour for each waiting channel. */
+  private giveUp(app: string): void {
+    const queue = this.waiting.get(app);
+    if (!queue) return;
+    this.waiting.delete(app);
+    for (const entry of queue) {
+      entry.channel.off('hangup', entry.onHangup);
+      if (!entry.channel.hangingUp) this.unavailable(entry);
+    }
+  }
+
+  private unavailable(entry: WaitingChannel): void {
+    if (entry.options.onWaitEnded) entry.options.onWaitEnded('unavailable');
+    else entry.channel.hangup(CAUSE.normal);
+  }
+
+  private enterNow(channel: Channel, app: string, args: readonly string[], options: EnterOptions): void {
     channel.stasis = { app, args: [...args] };
     if (options.fromDialplan) this.fromDialplan.add(channel);
     else this.fromDialplan.delete(channel);
@@ -38,7 +131,6 @@ export class Stasis {
     if (options.replaceChannel) event.replace_channel = options.replaceChannel.snapshot();
     this.applications.sendTo(app, event);
     channel.once('hangup', () => this.leave(channel));
-    return true;
   }
 
   /** Releases the channel from its application, raising StasisEnd. */

@@ -5,7 +5,7 @@
 import type { EventName, EventOf } from './index.ts';
 
 /** Fields of an ARI event that the interface layer adds on delivery. */
-export type DeliveryField = 'application' | 'asterisk_id';
+export type DeliveryField = 'application' | 'asterisk_id' | 'sequence';
 
 /** Event N as the core raises it. */
 export type CoreEventOf<N extends EventName> = N extends EventName ? Omit<EventOf<N>, DeliveryField> : never;

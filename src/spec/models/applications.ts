@@ -12,6 +12,12 @@ export const applicationModels = {
       device_names: { type: 'List[string]', required: true, description: 'Device states the application is subscribed to.' },
       events_allowed: { type: 'List[object]', required: true, description: 'Event types the application accepts (empty means all).' },
       events_disallowed: { type: 'List[object]', required: true, description: 'Event types the application refuses.' },
+      connected: { type: 'boolean', description: 'Patchbay: false while no event connection holds the application (absent while one does).' },
+      disconnected_since: { type: 'Date', description: 'Patchbay: when its last event connection went away.' },
+      calls_held_until: {
+        type: 'Date',
+        description: 'Patchbay: while its resumable connection is away, channels sent to it wait for it until then (the reconnect grace period).',
+      },
     },
   },
 } as const satisfies Record<string, ModelDecl>;

@@ -72,6 +72,11 @@ export const eventModels = {
     properties: {
       application: { type: 'string', required: true, description: 'Name of the application receiving the event.' },
       timestamp: { type: 'Date', required: true, description: 'When the event happened.' },
+      sequence: {
+        type: 'long',
+        description:
+          'Patchbay: number of the event in its application\'s stream, consecutive from 1. Give the last one processed as resumeAfter when reconnecting. Absent on messages about the connection itself (RESTResponse, ApplicationReplaced, EventsLost).',
+      },
     },
   },
 
@@ -522,6 +527,24 @@ export const eventModels = {
       uri: { type: 'string', required: true, description: 'Resource path copied from the request.' },
       content_type: { type: 'string', description: 'Media type of message_body, when there is a body.' },
       message_body: { type: 'string', description: 'Response body as text.' },
+    },
+  },
+  // Not in Event.subTypes, which lists ARI's own event types (clients generated from them and
+  // tests count them); it is a Message about the connection, declared here so that Swagger shows
+  // it and developer mode checks it.
+  EventsLost: {
+    description:
+      'Patchbay: events of the application that a resuming connection asked for (resumeAfter, or its unacknowledged events) are no longer held; the events that follow carry on after the gap.',
+    extends: 'Event',
+    properties: {
+      from_sequence: { type: 'long', required: true, description: 'First sequence number lost.' },
+      to_sequence: { type: 'long', description: 'Last sequence number lost; absent when unknown (reason unknown_sequence).' },
+      reason: {
+        type: 'string',
+        required: true,
+        description:
+          'expired: the buffer dropped them (count, bytes or age limit); unknown_sequence: the server never numbered that far (its numbering restarted, e.g. after a restart without persistence), so the events that follow are numbered anew.',
+      },
     },
   },
   CallBroadcast: {

@@ -62,6 +62,7 @@ export const events = {
     'RESTResponse',
     'CallBroadcast',
     'CallClaimed',
+    'EventsLost',
   ],
   operations: [
     {
@@ -73,6 +74,27 @@ export const events = {
       params: [
         { name: 'app', description: 'Applications to register on this connection.', in: 'query', dataType: 'string', required: true, allowMultiple: true },
         { name: 'subscribeAll', description: 'Subscribe the applications to every event source.', in: 'query', dataType: 'boolean' },
+        {
+          name: 'resumeAfter',
+          description:
+            'Patchbay: the sequence number of the last event this client processed. Every held event after it is sent first, in order, then the live stream, with no gap and no duplicate; an EventsLost message reports what is no longer held. With several applications give app:N for each (comma-separated). Makes the connection resumable.',
+          in: 'query',
+          dataType: 'string',
+        },
+        {
+          name: 'ack',
+          description:
+            'Patchbay: at-least-once delivery. The client acknowledges with {"type":"Ack","application":"<app>","sequence":N} (every event up to N processed); on the next ack=true connection every unacknowledged event still held is sent again first. Makes the connection resumable.',
+          in: 'query',
+          dataType: 'boolean',
+        },
+        {
+          name: 'resumable',
+          description:
+            'Patchbay: while this connection is away, channels sent to its applications wait for them for the reconnect grace period (ari.event_log.reconnect_grace_seconds) instead of being hung up.',
+          in: 'query',
+          dataType: 'boolean',
+        },
       ],
       responseClass: 'Message',
       errors: [],

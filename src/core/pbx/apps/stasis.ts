@@ -1,4 +1,6 @@
 // Stasis(app[,args...]): hands the channel to an ARI application until it is continued or hung up.
+// While the application's resumable connection is away, the channel waits for it (the reconnect
+// grace period); if it does not come back in time the step fails as for an unregistered application.
 import type { DialplanApplication } from '../application.ts';
 import { waitForStasisExit } from '../../channels/wait.ts';
 
@@ -6,7 +8,15 @@ export const stasis: DialplanApplication = {
   name: 'Stasis',
   synopsis: 'Hands the channel to an ARI application',
   async execute(channel, [app, ...args], services) {
-    if (!app || !services.stasis.enter(channel, app, args, { fromDialplan: true })) {
+    const outcome = !app
+      ? 'unavailable'
+      : await new Promise<'entered' | 'unavailable' | 'hungup'>((resolve) => {
+          const result = services.stasis.enter(channel, app, args, { fromDialplan: true, onWaitEnded: resolve });
+          if (result === false) resolve('unavailable');
+          else if (result === 'entered') resolve('entered');
+        });
+    if (outcome === 'hungup') return 'stop';
+    if (outcome === 'unavailable') {
       services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; leaving the dialplan step');
       channel.setVariable('STASISSTATUS', 'FAILED');
       return 'next';

@@ -1,0 +1,403 @@
+// The event log: numbers every event an application receives (`sequence`, consecutive per
+// application) and keeps the recent ones, bounded by count, bytes and age, so that a client that
+// reconnects can be sent what it missed. It sits between the router that decides which
+// application receives an event (applications.ts) and the transports that send it: every
+// transport gets the numbered message and its JSON text, made once here.
+//
+// Optionally the log is mirrored in the server's SQLite database: the events an event-loop turn
+// raised are written in one transaction on the next check phase, before the WebSocket frames of
+// the same turn leave (they are corked until then), so an event a client has seen survives a crash
+// of the process.
+import type { Statement as SqliteStatement } from 'better-sqlite3';
+import type { SqliteDatabase } from './database.ts';
+import type { CoreEvent } from '../spec/events.ts';
+
+export interface EventLogLimits {
+  /** Events kept per application. */
+  readonly maxEvents: number;
+  /** Bytes of JSON kept per application. */
+  readonly maxBytes: number;
+  readonly maxAgeSeconds: number;
+  /** Applications whose log is kept at once. */
+  readonly maxApplications: number;
+}
+
+/** One numbered event as it is sent. */
+export interface LoggedEvent {
+  readonly sequence: number;
+  /** Milliseconds since the epoch when it was logged. */
+  readonly at: number;
+  /** The message as sent: the event with `application`, `asterisk_id` and `sequence`. */
+  readonly json: string;
+  readonly bytes: number;
+}
+
+/** The message a transport sends: the core event with the delivery fields. */
+export type SequencedEvent = CoreEvent & { readonly application: string; readonly asterisk_id: string; readonly sequence: number };
+
+/** Where a resuming reader starts (see EventLog.resumePoint). */
+export interface ResumePoint {
+  /** The first sequence to send. */
+  readonly next: number;
+  /** Events the reader asked for that are no longer held: [from, to], `to` undefined when unknown. */
+  readonly lost?: { readonly from: number; readonly to: number | undefined; readonly reason: LossReason };
+}
+
+/**
+ * `expired`: the buffer no longer holds them (count, bytes or age). `unknown_sequence`: the server
+ * never numbered that far (its numbering restarted: a restart without persistence, or the log of an
+ * idle application was dropped); everything after the reader's point is unknown.
+ */
+export type LossReason = 'expired' | 'unknown_sequence';
+
+class ApplicationLog {
+  /** Held events, oldest first, from index `start` (the array is compacted from time to time). */
+  entries: LoggedEvent[] = [];
+  start = 0;
+  bytes = 0;
+  lastSequence = 0;
+  /** The sequence an at-least-once reader acknowledged last; undefined until one connects. */
+  acked: number | undefined;
+  lastActivity = 0;
+  /** The last-sequence/ack row needs writing. */
+  dirty = false;
+
+  get count(): number {
+    return this.entries.length - this.start;
+  }
+
+  /** Sequence of the oldest held event; lastSequence + 1 when none is held. */
+  get firstHeld(): number {
+    return this.count > 0 ? this.entries[this.start]!.sequence : this.lastSequence + 1;
+  }
+
+  get(sequence: number): LoggedEvent | undefined {
+    if (this.count === 0) return undefined;
+    const index = this.start + (sequence - this.entries[this.start]!.sequence);
+    return index >= this.start && index < this.entries.length ? this.entries[index] : undefined;
+  }
+
+  push(entry: LoggedEvent): void {
+    this.entries.push(entry);
+    this.bytes += entry.bytes;
+  }
+
+  dropOldest(): void {
+    const entry = this.entries[this.start];
+    if (!entry) return;
+    this.entries[this.start] = undefined as unknown as LoggedEvent;
+    this.start++;
+    this.bytes -= entry.bytes;
+    // Compact once the dead prefix is half the array: amortised O(1) per event.
+    if (this.start >= 1024 && this.start * 2 >= this.entries.length) {
+      this.entries = this.entries.slice(this.start);
+      this.start = 0;
+    }
+  }
+}
+
+/** Rows written per flush at most are bounded by what one turn raised; this bounds a load. */
+const LOAD_BATCH = 1000;
+
+export class EventLog {
+  private readonly logs = new Map<string, ApplicationLog>();
+  private readonly limits: EventLogLimits;
+  private readonly serverId: string;
+  private readonly inUse: (application: string) => boolean;
+  private readonly maxAgeMs: number;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private database: Statements | undefined;
+  private readonly pendingRows: { application: string; entry: LoggedEvent }[] = [];
+  /** Applications whose oldest persisted rows must go: the first sequence still held. */
+  private readonly pendingTrims = new Map<string, number>();
+  private flushScheduled = false;
+  /** Events numbered (metrics, bench). */
+  appended = 0;
+  /** Events dropped from the buffer before any reader asked for them again. */
+  evicted = 0;
+
+  /**
+   * @param inUse tells whether an application still exists (its log is never dropped to make room).
+   */
+  constructor(limits: EventLogLimits, serverId: string, inUse: (application: string) => boolean = () => false, private readonly now: () => number = Date.now) {
+    this.limits = limits;
+    this.serverId = serverId;
+    this.inUse = inUse;
+    this.maxAgeMs = limits.maxAgeSeconds * 1000;
+  }
+
+  /** Numbers the event for the application, keeps it, and returns the message to send. */
+  append(application: string, event: CoreEvent): { message: SequencedEvent; entry: LoggedEvent } {
+    const log = this.logFor(application);
+    const sequence = ++log.lastSequence;
+    const now = this.now();
+    log.lastActivity = now;
+    const message = { ...event, application, asterisk_id: this.serverId, sequence } as SequencedEvent;
+    const json = JSON.stringify(message);
+    const entry: LoggedEvent = { sequence, at: now, json, bytes: Buffer.byteLength(json) };
+    log.push(entry);
+    this.appended++;
+    this.trim(application, log, now);
+    if (this.database) {
+      this.pendingRows.push({ application, entry });
+      log.dirty = true;
+      this.scheduleFlush();
+    }
+    return { message, entry };
+  }
+
+  /** The last sequence given to the application's events (0 when none). */
+  lastSequence(application: string): number {
+    return this.logs.get(application)?.lastSequence ?? 0;
+  }
+
+  firstHeld(application: string): number {
+    return this.logs.get(application)?.firstHeld ?? this.lastSequence(application) + 1;
+  }
+
+  /** The held event with this sequence, if it is still held. */
+  get(application: string, sequence: number): LoggedEvent | undefined {
+    return this.logs.get(application)?.get(sequence);
+  }
+
+  /** Where a reader that processed every event up to `after` continues, and what it lost. */
+  resumePoint(application: string, after: number): ResumePoint {
+    const last = this.lastSequence(application);
+    const first = this.firstHeld(application);
+    if (after > last) {
+      // Everything past `after` from the numbering the reader knew is gone; what the current
+      // numbering holds is all new to it.
+      return { next: first, lost: { from: after + 1, to: undefined, reason: 'unknown_sequence' } };
+    }
+    if (after + 1 < first) return { next: first, lost: { from: after + 1, to: first - 1, reason: 'expired' } };
+    return { next: after + 1 };
+  }
+
+  /** The acknowledged point of an at-least-once reader; undefined when none was recorded. */
+  acked(application: string): number | undefined {
+    return this.logs.get(application)?.acked;
+  }
+
+  /** Records that the reader processed every event up to `sequence` (never moves back). */
+  ack(application: string, sequence: number): void {
+    const log = this.logFor(application);
+    if (log.acked !== undefined && sequence <= log.acked) return;
+    log.acked = Math.min(sequence, log.lastSequence);
+    if (this.database) {
+      log.dirty = true;
+      this.scheduleFlush();
+    }
+  }
+
+  /** Applications with a log (tests, metrics). */
+  get applicationCount(): number {
+    return this.logs.size;
+  }
+
+  /** Events held for the application (tests, bench). */
+  heldCount(application: string): number {
+    return this.logs.get(application)?.count ?? 0;
+  }
+
+  /** Starts the timer that drops events older than the age limit from logs nobody appends to. */
+  start(): void {
+    if (this.sweepTimer) return;
+    const interval = Math.min(5000, Math.max(250, this.maxAgeMs / 4));
+    this.sweepTimer = setInterval(() => this.sweep(), interval);
+    this.sweepTimer.unref();
+  }
+
+  /** Drops expired events everywhere (also called by the timer). */
+  sweep(): void {
+    const now = this.now();
+    for (const [application, log] of this.logs) this.trim(application, log, now);
+  }
+
+  /**
+   * Mirrors the log in the database and loads what an earlier run kept there (numbering goes on
+   * where it stopped). Rows beyond the limits are not loaded and are deleted.
+   */
+  open(database: SqliteDatabase): void {
+    database.exec(`
+      CREATE TABLE IF NOT EXISTS event_log (
+        application TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (application, sequence)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS event_log_state (
+        application TEXT PRIMARY KEY,
+        last_sequence INTEGER NOT NULL,
+        acked INTEGER
+      );
+    `);
+    const statements: Statements = {
+      database,
+      insert: database.prepare('INSERT OR REPLACE INTO event_log (application, sequence, at, message) VALUES (?, ?, ?, ?)'),
+      trim: database.prepare('DELETE FROM event_log WHERE application = ? AND sequence < ?'),
+      saveState: database.prepare('INSERT OR REPLACE INTO event_log_state (application, last_sequence, acked) VALUES (?, ?, ?)'),
+      dropApplication: database.prepare('DELETE FROM event_log WHERE application = ?'),
+      dropState: database.prepare('DELETE FROM event_log_state WHERE application = ?'),
+    };
+    this.load(database);
+    this.database = statements;
+  }
+
+  private load(database: SqliteDatabase): void {
+    const now = this.now();
+    const states = database
+      .prepare('SELECT s.application AS application, s.last_sequence AS last, s.acked AS acked, (SELECT MAX(at) FROM event_log e WHERE e.application = s.application) AS newest FROM event_log_state s ORDER BY newest DESC LIMIT ?')
+      .all(this.limits.maxApplications) as { application: string; last: number; acked: number | null; newest: number | null }[];
+    const rowsOf = database.prepare('SELECT sequence, at, message FROM event_log WHERE application = ? AND sequence <= ? ORDER BY sequence DESC LIMIT ?');
+    const kept = new Set<string>();
+    for (const state of states) {
+      if (typeof state.application !== 'string' || !Number.isSafeInteger(state.last) || state.last < 0) continue;
+      const log = new ApplicationLog();
+      log.lastSequence = state.last;
+      log.acked = state.acked ?? undefined;
+      log.lastActivity = state.newest ?? now;
+      // Newest first, until a limit is reached; then oldest first into the log.
+      const newestFirst: LoggedEvent[] = [];
+      let bytes = 0;
+      let expected = state.last;
+      read: while (newestFirst.length < this.limits.maxEvents) {
+        const batch = rowsOf.all(state.application, expected, Math.min(LOAD_BATCH, this.limits.maxEvents - newestFirst.length)) as { sequence: number; at: number; message: string }[];
+        if (batch.length === 0) break;
+        for (const row of batch) {
+          // Only a consecutive run ending at the last sequence is usable (a gap ends it).
+          if (row.sequence !== expected || typeof row.message !== 'string') break read;
+          const size = Buffer.byteLength(row.message);
+          if (bytes + size > this.limits.maxBytes || now - row.at > this.maxAgeMs) break read;
+          bytes += size;
+          newestFirst.push({ sequence: row.sequence, at: row.at, json: row.message, bytes: size });
+          expected--;
+        }
+      }
+      for (let i = newestFirst.length - 1; i >= 0; i--) log.push(newestFirst[i]!);
+      this.logs.set(state.application, log);
+      kept.add(state.application);
+    }
+    // Rows of logs not loaded, and rows older than what was loaded, go.
+    const trim = database.prepare('DELETE FROM event_log WHERE application = ? AND sequence < ?');
+    const dropAll = database.prepare('DELETE FROM event_log WHERE application NOT IN (SELECT application FROM event_log_state)');
+    database.transaction(() => {
+      for (const [application, log] of this.logs) trim.run(application, log.firstHeld);
+      const names = database.prepare('SELECT application FROM event_log_state').all() as { application: string }[];
+      const dropState = database.prepare('DELETE FROM event_log_state WHERE application = ?');
+      for (const { application } of names) if (!kept.has(application)) dropState.run(application);
+      dropAll.run();
+    })();
+  }
+
+  /** Writes what is pending and stops mirroring (before the database closes). */
+  close(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.flush();
+    this.database = undefined;
+  }
+
+  /** Writes pending events, trims and states in one transaction. */
+  flush(): void {
+    this.flushScheduled = false;
+    const statements = this.database;
+    if (!statements) return;
+    if (this.pendingRows.length === 0 && this.pendingTrims.size === 0 && !this.anyDirty()) return;
+    const rows = this.pendingRows.splice(0);
+    const trims = [...this.pendingTrims];
+    this.pendingTrims.clear();
+    statements.database.transaction(() => {
+      for (const { application, entry } of rows) {
+        // An event already dropped from the buffer within this turn is not written.
+        const log = this.logs.get(application);
+        if (!log || entry.sequence < log.firstHeld) continue;
+        statements.insert.run(application, entry.sequence, entry.at, entry.json);
+      }
+      for (const [application, firstHeld] of trims) statements.trim.run(application, firstHeld);
+      for (const [application, log] of this.logs) {
+        if (!log.dirty) continue;
+        log.dirty = false;
+        statements.saveState.run(application, log.lastSequence, log.acked ?? null);
+      }
+    })();
+  }
+
+  private anyDirty(): boolean {
+    for (const log of this.logs.values()) if (log.dirty) return true;
+    return false;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      try {
+        this.flush();
+      } catch {
+        // A full disk or a locked database must not take the event path down: the events stay
+        // held in memory; the next turn tries again with what is pending.
+        this.flushScheduled = false;
+      }
+    });
+  }
+
+  private logFor(application: string): ApplicationLog {
+    let log = this.logs.get(application);
+    if (!log) {
+      if (this.logs.size >= this.limits.maxApplications) this.dropIdlest();
+      log = new ApplicationLog();
+      this.logs.set(application, log);
+    }
+    return log;
+  }
+
+  /** Makes room: the log of an application that no longer exists and raised nothing for the longest. */
+  private dropIdlest(): void {
+    let idlest: string | undefined;
+    let idlestAt = Infinity;
+    for (const [application, log] of this.logs) {
+      if (log.lastActivity < idlestAt && !this.inUse(application)) {
+        idlest = application;
+        idlestAt = log.lastActivity;
+      }
+    }
+    // Every application is in use: the oldest one goes anyway, the bound holds.
+    if (idlest === undefined) idlest = this.logs.keys().next().value;
+    if (idlest === undefined) return;
+    this.logs.delete(idlest);
+    this.pendingTrims.delete(idlest);
+    // Rows of this turn must not be written under a numbering that is about to restart.
+    for (let i = this.pendingRows.length - 1; i >= 0; i--) if (this.pendingRows[i]!.application === idlest) this.pendingRows.splice(i, 1);
+    if (this.database) {
+      this.database.dropApplication.run(idlest);
+      this.database.dropState.run(idlest);
+    }
+  }
+
+  private trim(application: string, log: ApplicationLog, now: number): void {
+    const before = log.count;
+    const oldestAllowed = now - this.maxAgeMs;
+    while (log.count > 0 && (log.count > this.limits.maxEvents || log.bytes > this.limits.maxBytes || log.entries[log.start]!.at < oldestAllowed)) {
+      log.dropOldest();
+    }
+    const dropped = before - log.count;
+    if (dropped === 0) return;
+    this.evicted += dropped;
+    if (this.database) {
+      this.pendingTrims.set(application, log.firstHeld);
+      this.scheduleFlush();
+    }
+  }
+}
+
+type Statement = SqliteStatement<unknown[]>;
+
+interface Statements {
+  readonly database: SqliteDatabase;
+  readonly insert: Statement;
+  readonly trim: Statement;
+  readonly saveState: Statement;
+  readonly dropApplication: Statement;
+  readonly dropState: Statement;
+}
