@@ -21,7 +21,7 @@ const EVENTS = Number(values.events);
 const ROUNDS = Number(values.rounds);
 const CHUNK = 1000;
 const SERVER_ID = '02:00:00:00:00:01';
-const LIMITS = { maxEvents: Number(values.buffer), maxBytes: 8 * 1024 * 1024, maxAgeSeconds: 600, maxApplications: 1000 };
+const LIMITS = { maxEvents: Number(values.buffer), maxBytes: 8 * 1024 * 1024, maxAgeSeconds: 600, maxApplications: 1000, maxTotalBytes: 256 * 1024 * 1024 };
 
 /** A DTMF event on a channel, as the core raises it (a typical event of typical size). */
 const channel = {

@@ -312,6 +312,13 @@ export const SETTINGS = section(
           docDefault: '`8388608` (8 MiB)',
           doc: 'Bytes of events (as sent) kept per application, 65536–2³¹−1',
         }),
+        max_total_bytes: integer({
+          default: 256 * 1024 * 1024,
+          min: 64 * 1024,
+          max: Number.MAX_SAFE_INTEGER,
+          docDefault: '`268435456` (256 MiB)',
+          doc: 'Bytes of events kept for all applications together: past it, the oldest events of the applications that hold the most go first',
+        }),
         max_age_seconds: integer({ default: 600, min: 1, max: 7 * 86400, doc: 'Seconds an event is kept for resuming clients, 1–604800' }),
         max_applications: integer({
           default: 1000,

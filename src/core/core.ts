@@ -133,6 +133,7 @@ export class Core {
     this.logChannels = options.logChannels ?? new LogChannels({ logsDir: options.config.dirs.logs, maxChannels: options.config.logging.maxLogChannels });
     const eventLogSettings = options.config.ari.eventLog;
     this.eventLog = new EventLog(eventLogSettings, this.serverId, (app) => this.applications.get(app) !== undefined);
+    this.eventLog.onError = (err) => this.log.error({ err }, 'writing the event log to the database failed; the events stay in memory');
     this.applications.eventLog = this.eventLog;
     this.applications.reconnectGraceMs = eventLogSettings.reconnectGraceSeconds * 1000;
     this.stasis.waitingIndication = eventLogSettings.waitingIndication;

@@ -20,6 +20,8 @@ export interface EventLogLimits {
   readonly maxAgeSeconds: number;
   /** Applications whose log is kept at once. */
   readonly maxApplications: number;
+  /** Bytes of JSON kept for all applications together. */
+  readonly maxTotalBytes: number;
 }
 
 /** One numbered event as it is sent. */
@@ -111,6 +113,10 @@ export class EventLog {
   /** Applications whose oldest persisted rows must go: the first sequence still held. */
   private readonly pendingTrims = new Map<string, number>();
   private flushScheduled = false;
+  /** Bytes held by every log together. */
+  private totalBytes = 0;
+  /** Told when writing to the database fails (the events stay held in memory). */
+  onError: (error: unknown) => void = () => undefined;
   /** Events numbered (metrics, bench). */
   appended = 0;
   /** Events dropped from the buffer before any reader asked for them again. */
@@ -136,8 +142,10 @@ export class EventLog {
     const json = JSON.stringify(message);
     const entry: LoggedEvent = { sequence, at: now, json, bytes: Buffer.byteLength(json) };
     log.push(entry);
+    this.totalBytes += entry.bytes;
     this.appended++;
     this.trim(application, log, now);
+    if (this.totalBytes > this.limits.maxTotalBytes) this.makeRoom();
     if (this.database) {
       this.pendingRows.push({ application, entry });
       log.dirty = true;
@@ -275,6 +283,7 @@ export class EventLog {
         }
       }
       for (let i = newestFirst.length - 1; i >= 0; i--) log.push(newestFirst[i]!);
+      this.totalBytes += log.bytes;
       this.logs.set(state.application, log);
       kept.add(state.application);
     }
@@ -334,10 +343,11 @@ export class EventLog {
     setImmediate(() => {
       try {
         this.flush();
-      } catch {
+      } catch (error) {
         // A full disk or a locked database must not take the event path down: the events stay
-        // held in memory; the next turn tries again with what is pending.
+        // held in memory (the batch is not written; a restart resumes from what was).
         this.flushScheduled = false;
+        this.onError(error);
       }
     });
   }
@@ -365,6 +375,7 @@ export class EventLog {
     // Every application is in use: the oldest one goes anyway, the bound holds.
     if (idlest === undefined) idlest = this.logs.keys().next().value;
     if (idlest === undefined) return;
+    this.totalBytes -= this.logs.get(idlest)?.bytes ?? 0;
     this.logs.delete(idlest);
     this.pendingTrims.delete(idlest);
     // Rows of this turn must not be written under a numbering that is about to restart.
@@ -375,12 +386,37 @@ export class EventLog {
     }
   }
 
-  private trim(application: string, log: ApplicationLog, now: number): void {
+  /**
+   * Over the total byte budget: the oldest events of the largest logs go until a tenth of the
+   * budget is free again, so that the scan over the logs happens once per many events.
+   */
+  private makeRoom(): void {
+    const target = this.limits.maxTotalBytes * 0.9;
+    while (this.totalBytes > target) {
+      let largest: string | undefined;
+      let largestBytes = 0;
+      for (const [application, log] of this.logs) {
+        if (log.bytes > largestBytes) {
+          largest = application;
+          largestBytes = log.bytes;
+        }
+      }
+      if (largest === undefined) return;
+      const log = this.logs.get(largest)!;
+      // Down to the size of the next largest share of the target, at least one event.
+      const keep = Math.min(log.bytes - 1, Math.max(0, target / Math.max(1, this.logs.size)));
+      this.trim(largest, log, -Infinity, keep);
+    }
+  }
+
+  private trim(application: string, log: ApplicationLog, now: number, maxBytes = this.limits.maxBytes): void {
     const before = log.count;
+    const bytesBefore = log.bytes;
     const oldestAllowed = now - this.maxAgeMs;
-    while (log.count > 0 && (log.count > this.limits.maxEvents || log.bytes > this.limits.maxBytes || log.entries[log.start]!.at < oldestAllowed)) {
+    while (log.count > 0 && (log.count > this.limits.maxEvents || log.bytes > maxBytes || log.entries[log.start]!.at < oldestAllowed)) {
       log.dropOldest();
     }
+    this.totalBytes -= bytesBefore - log.bytes;
     const dropped = before - log.count;
     if (dropped === 0) return;
     this.evicted += dropped;

@@ -159,6 +159,19 @@ describe('sequenced events', () => {
     assert.equal((await server.ari('/applications/seq-state')).status, 404);
   });
 
+  test('Swagger documents the added field, the parameters and EventsLost', async () => {
+    const events = await (await server.ari('/api-docs/events.json')).json();
+    assert.equal(events.models.Event.properties.sequence.type, 'long');
+    assert.equal(events.models.EventsLost.extends, 'Event');
+    assert.deepEqual(Object.keys(events.models.EventsLost.properties).sort(), ['from_sequence', 'reason', 'to_sequence']);
+    const websocket = events.apis.find((api: { path: string }) => api.path === '/events').operations[0];
+    const params = websocket.parameters.map((param: { name: string }) => param.name);
+    for (const name of ['resumeAfter', 'ack', 'resumable']) assert.ok(params.includes(name), name);
+    const applications = await (await server.ari('/api-docs/applications.json')).json();
+    assert.equal(applications.models.Application.properties.connected.type, 'boolean');
+    assert.equal(applications.models.Application.properties.disconnected_since.type, 'Date');
+  });
+
   test('bad resume parameters are refused with 400 before the upgrade', async () => {
     for (const query of ['app=x&resumeAfter=-1', 'app=x&resumeAfter=abc', 'app=x,y&resumeAfter=3', 'app=x&resumeAfter=z:3', 'app=x,y&resumeAfter=x:1,x:2', 'app=x&resumeAfter=1e3', `app=x&resumeAfter=${'9'.repeat(16)}`]) {
       await assert.rejects(Client.open(server, query), /upgrade refused: 400/, query);
