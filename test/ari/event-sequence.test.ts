@@ -41,7 +41,7 @@ class Client {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.messages)) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${this.messages.length}: ${JSON.stringify(this.messages.slice(-3))}`);
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${this.messages.length}: ${JSON.stringify(this.messages.slice(-3)).slice(0, 500)}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 50));
         this.listeners.push(() => {
@@ -243,6 +243,37 @@ describe('resuming', () => {
       await Promise.all([resumed.close(), ahead.close()]);
     } finally {
       await small.stop();
+    }
+  });
+});
+
+describe('replaying a large backlog', () => {
+  test('3 MB of missed events to a socket with a 64 KiB slow-consumer budget: replay paces itself, nothing is cut off', async () => {
+    const paced = await startTestServer({ ari: { websocket: { max_queued_bytes: 65536, max_queued_messages: 64 }, event_log: { max_events: 5000 } } });
+    try {
+      const first = await Client.open(paced, 'app=backlog&resumable=true');
+      await first.drop();
+      const deadline = Date.now() + 3000;
+      while (paced.core.applications.isActive('backlog') && Date.now() < deadline) await sleep(10);
+      const pad = 'p'.repeat(1000);
+      for (let i = 1; i <= 3000; i++) {
+        paced.core.applications.sendTo('backlog', { type: 'ChannelUserevent', timestamp: '2026-01-01T00:00:00.000+0000', eventname: `b${i}`, userevent: { pad } });
+      }
+      const resumed = await Client.open(paced, 'app=backlog&resumeAfter=0');
+      // Live events raised while the replay is under way come after it, in order.
+      for (let i = 3001; i <= 3050; i++) {
+        paced.core.applications.sendTo('backlog', { type: 'ChannelUserevent', timestamp: '2026-01-01T00:00:00.000+0000', eventname: `b${i}`, userevent: { pad } });
+        if (i % 10 === 0) await sleep(1);
+      }
+      await resumed.until((m) => m.length >= 3050, 20_000, '3050 events');
+      await sleep(100);
+      assert.equal(resumed.messages.length, 3050);
+      assertConsecutive(sequences(resumed.messages), 1);
+      assert.deepEqual(resumed.messages.map((message) => message.eventname), Array.from({ length: 3050 }, (_, i) => `b${i + 1}`));
+      assert.equal(resumed.socket.readyState, WebSocket.OPEN, 'not cut off as a slow consumer');
+      await resumed.close();
+    } finally {
+      await paced.stop();
     }
   });
 });
