@@ -201,7 +201,7 @@ export class Playbacks implements EndableCollection {
         playback,
         this.options.applications
           .list()
-          .filter((app) => app.active && app.wants(scope))
+          .filter((app) => (app.active || app.held) && app.wants(scope))
           .map((app) => app.name),
       );
     }
