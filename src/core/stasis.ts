@@ -74,6 +74,19 @@ export class Stasis {
     return 'waiting';
   }
 
+  /**
+   * `enter` for a caller that can wait (dialplan applications): resolves once the channel is in
+   * the application ('entered'), could not get there ('unavailable': not registered, or its grace
+   * period ended), or hung up while waiting.
+   */
+  enterWhenAvailable(channel: Channel, app: string, args: readonly string[], options: Omit<EnterOptions, 'onWaitEnded'> = {}): Promise<'entered' | 'unavailable' | 'hungup'> {
+    return new Promise((resolve) => {
+      const result = this.enter(channel, app, args, { ...options, onWaitEnded: resolve });
+      if (result === false) resolve('unavailable');
+      else if (result === 'entered') resolve('entered');
+    });
+  }
+
   private wait(channel: Channel, app: string, args: readonly string[], options: EnterOptions): void {
     // The application's log gets the channel's events meanwhile: the client sees them on resume.
     this.applications.subscribeInternal(app, 'channel', channel.id);

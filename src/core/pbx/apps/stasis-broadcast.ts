@@ -54,7 +54,10 @@ export const stasisBroadcast: DialplanApplication = {
     }
     // Claims made while the winner holds the channel still conflict; they stop once it lets go.
     try {
-      if (!services.stasis.enter(channel, winner, stasisArgs, { fromDialplan: true })) {
+      // A winner whose resumable connection is away is waited for, as by Stasis().
+      const entered = await services.stasis.enterWhenAvailable(channel, winner, stasisArgs, { fromDialplan: true });
+      if (entered === 'hungup') return 'stop';
+      if (entered === 'unavailable') {
         services.log.warn({ channel: channel.name, app: winner }, 'StasisBroadcast: the winning application is not registered');
         channel.setVariable('STASISSTATUS', 'FAILED');
         return channel.hangingUp ? 'stop' : 'next';

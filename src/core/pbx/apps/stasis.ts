@@ -8,13 +8,7 @@ export const stasis: DialplanApplication = {
   name: 'Stasis',
   synopsis: 'Hands the channel to an ARI application',
   async execute(channel, [app, ...args], services) {
-    const outcome = !app
-      ? 'unavailable'
-      : await new Promise<'entered' | 'unavailable' | 'hungup'>((resolve) => {
-          const result = services.stasis.enter(channel, app, args, { fromDialplan: true, onWaitEnded: resolve });
-          if (result === false) resolve('unavailable');
-          else if (result === 'entered') resolve('entered');
-        });
+    const outcome = app ? await services.stasis.enterWhenAvailable(channel, app, args, { fromDialplan: true }) : 'unavailable';
     if (outcome === 'hungup') return 'stop';
     if (outcome === 'unavailable') {
       services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; leaving the dialplan step');
