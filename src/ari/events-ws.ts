@@ -117,6 +117,8 @@ class EventConnection implements ApplicationSink, StreamOutput {
   private readonly uncork = (): void => {
     if (!this.corked) return;
     this.corked = false;
+    // A persisted event reaches the database before the frame that carries it leaves.
+    this.owner.eventLog.flushSafely();
     this.transport.uncork();
   };
 

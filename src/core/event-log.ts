@@ -5,9 +5,9 @@
 // transport gets the numbered message and its JSON text, made once here.
 //
 // Optionally the log is mirrored in the server's SQLite database: the events an event-loop turn
-// raised are written in one transaction on the next check phase, before the WebSocket frames of
-// the same turn leave (they are corked until then), so an event a client has seen survives a crash
-// of the process.
+// raised are written in one transaction on the next check phase, and a transport flushes the log
+// before its frames leave (the event WebSocket does when it uncorks), so an event a client has
+// seen survives a crash of the process.
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
@@ -61,8 +61,6 @@ class ApplicationLog {
   /** The sequence an at-least-once reader acknowledged last; undefined until one connects. */
   acked: number | undefined;
   lastActivity = 0;
-  /** The last-sequence/ack row needs writing. */
-  dirty = false;
 
   get count(): number {
     return this.entries.length - this.start;
@@ -112,6 +110,8 @@ export class EventLog {
   private readonly pendingRows: { application: string; entry: LoggedEvent }[] = [];
   /** Applications whose oldest persisted rows must go: the first sequence still held. */
   private readonly pendingTrims = new Map<string, number>();
+  /** Applications whose last-sequence/ack row needs writing. */
+  private readonly dirty = new Set<string>();
   private flushScheduled = false;
   /** Bytes held by every log together. */
   private totalBytes = 0;
@@ -148,7 +148,7 @@ export class EventLog {
     if (this.totalBytes > this.limits.maxTotalBytes) this.makeRoom();
     if (this.database) {
       this.pendingRows.push({ application, entry });
-      log.dirty = true;
+      this.dirty.add(application);
       this.scheduleFlush();
     }
     return { message, entry };
@@ -192,7 +192,7 @@ export class EventLog {
     if (log.acked !== undefined && sequence <= log.acked) return;
     log.acked = Math.min(sequence, log.lastSequence);
     if (this.database) {
-      log.dirty = true;
+      this.dirty.add(application);
       this.scheduleFlush();
     }
   }
@@ -303,19 +303,29 @@ export class EventLog {
   close(): void {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
-    this.flush();
+    this.flushSafely();
     this.database = undefined;
+  }
+
+  /** Writes what is pending now; a failure is reported to onError (the events stay in memory). */
+  flushSafely(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      this.onError(error);
+    }
   }
 
   /** Writes pending events, trims and states in one transaction. */
   flush(): void {
-    this.flushScheduled = false;
     const statements = this.database;
     if (!statements) return;
-    if (this.pendingRows.length === 0 && this.pendingTrims.size === 0 && !this.anyDirty()) return;
+    if (this.pendingRows.length === 0 && this.pendingTrims.size === 0 && this.dirty.size === 0) return;
     const rows = this.pendingRows.splice(0);
     const trims = [...this.pendingTrims];
     this.pendingTrims.clear();
+    const dirty = [...this.dirty];
+    this.dirty.clear();
     statements.database.transaction(() => {
       for (const { application, entry } of rows) {
         // An event already dropped from the buffer within this turn is not written.
@@ -324,31 +334,21 @@ export class EventLog {
         statements.insert.run(application, entry.sequence, entry.at, entry.json);
       }
       for (const [application, firstHeld] of trims) statements.trim.run(application, firstHeld);
-      for (const [application, log] of this.logs) {
-        if (!log.dirty) continue;
-        log.dirty = false;
-        statements.saveState.run(application, log.lastSequence, log.acked ?? null);
+      for (const application of dirty) {
+        const log = this.logs.get(application);
+        if (log) statements.saveState.run(application, log.lastSequence, log.acked ?? null);
       }
     })();
-  }
-
-  private anyDirty(): boolean {
-    for (const log of this.logs.values()) if (log.dirty) return true;
-    return false;
   }
 
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(() => {
-      try {
-        this.flush();
-      } catch (error) {
-        // A full disk or a locked database must not take the event path down: the events stay
-        // held in memory (the batch is not written; a restart resumes from what was).
-        this.flushScheduled = false;
-        this.onError(error);
-      }
+      this.flushScheduled = false;
+      // A full disk or a locked database must not take the event path down: the events stay
+      // held in memory (that batch is not written; a restart resumes from what was).
+      this.flushSafely();
     });
   }
 
@@ -378,6 +378,7 @@ export class EventLog {
     this.totalBytes -= this.logs.get(idlest)?.bytes ?? 0;
     this.logs.delete(idlest);
     this.pendingTrims.delete(idlest);
+    this.dirty.delete(idlest);
     // Rows of this turn must not be written under a numbering that is about to restart.
     for (let i = this.pendingRows.length - 1; i >= 0; i--) if (this.pendingRows[i]!.application === idlest) this.pendingRows.splice(i, 1);
     if (this.database) {
