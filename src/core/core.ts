@@ -10,6 +10,8 @@ import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from './dynamic-config/store.ts';
 import { DeviceStates } from './device-states.ts';
 import { DerivedDeviceStates } from './derived-device-states.ts';
+import { AstDb } from './astdb.ts';
+import { ExtensionStates } from './extension-states.ts';
 import { Endpoints } from './endpoints.ts';
 import { MessageRouter } from './messages.ts';
 import { PjsipEndpoints } from './pjsip-endpoints.ts';
@@ -44,6 +46,9 @@ import { TalkDetection } from './talk-detect.ts';
 import { Playbacks } from './playback/playbacks.ts';
 import { Sounds } from './sounds.ts';
 import { readFileSync } from 'node:fs';
+
+/** How many ended channels HANGUPCAUSE() remembers. */
+const MAX_RECENT_HANGUPS = 1024;
 
 export interface CoreOptions {
   readonly config: PatchbayConfig;
@@ -109,6 +114,8 @@ export class Core {
   /** Media played to channels and bridges (ARI playbacks and the dialplan's Playback). */
   readonly playbacks: Playbacks;
   readonly pbx: Pbx;
+  /** Extension states from the dialplan's hints (EXTENSION_STATE(), watchers). */
+  readonly extensionStates: ExtensionStates;
   /** The channel technologies (modules `chan_*.so`) and the contexts they run with. */
   readonly technologies: Technologies;
   #dialplan: Dialplan;
@@ -116,6 +123,10 @@ export class Core {
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
   #database: SqliteDatabase | undefined;
+  /** The astdb (DB() in the dialplan), in the database; open between start() and stop(). */
+  #astdb: AstDb | undefined;
+  /** Hang-up causes of the last channels to end, for HANGUPCAUSE(); oldest dropped first. */
+  readonly #recentHangups = new Map<string, { cause: number; linkedId: string }>();
   #sqliteConfig: SqliteBackend | undefined;
   /** Remembered across restarts of the database: the module's state, not the backend's, decides. */
   #sqliteConfigWrites = true;
@@ -214,6 +225,27 @@ export class Core {
     });
     registerDialplanApplications(this.pbx);
     this.checkDialplan();
+    this.extensionStates = new ExtensionStates({
+      deviceStates: this.deviceStates,
+      dialplan: () => this.#dialplan,
+      reportError: (err) => this.log.error({ err }, 'extension state watcher failed; carrying on'),
+    });
+    this.channels.onDestroyed((channel) => {
+      this.#recentHangups.delete(channel.name);
+      this.#recentHangups.set(channel.name, { cause: channel.hangupCause ?? 0, linkedId: channel.linkedId });
+      if (this.#recentHangups.size > MAX_RECENT_HANGUPS) this.#recentHangups.delete(this.#recentHangups.keys().next().value!);
+    });
+    this.channels.functions.attach({
+      globals: this.globalVars,
+      dialplan: () => this.#dialplan,
+      variable: (channel, name) => this.pbx.variable(channel, name),
+      findChannel: (nameOrId) => this.channels.get(nameOrId),
+      astdb: () => this.#astdb,
+      deviceStates: this.deviceStates,
+      extensionStates: this.extensionStates,
+      shared: new WeakMap(),
+      recentHangups: this.#recentHangups,
+    });
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.technologies = new Technologies({
       channels: this.channels,
@@ -238,6 +270,7 @@ export class Core {
       reload: () => {
         this.#dialplan = this.loadDialplan();
         this.checkDialplan();
+        this.extensionStates.watchHints();
       },
     });
 
@@ -304,6 +337,8 @@ export class Core {
     this.#sqliteConfig.setWritesEnabled(this.#sqliteConfigWrites);
     this.dynamicConfig.attachBackend(this.#sqliteConfig);
     this.deviceStates.open(this.#database);
+    this.#astdb = new AstDb(this.#database);
+    this.extensionStates.watchHints();
     this.mailboxes.open(this.#database);
     const generatedDir = generatedSoundsDir(this.config.dirs.data);
     const generated = ensureBuiltinSounds(generatedDir, this.config.dirs.sounds[0]);
@@ -337,6 +372,7 @@ export class Core {
     this.dynamicConfig.detachBackend('sqlite');
     this.#sqliteConfig = undefined;
     this.deviceStates.close();
+    this.#astdb = undefined;
     this.mailboxes.close();
     this.#database?.close();
     this.#database = undefined;

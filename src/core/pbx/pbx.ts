@@ -6,7 +6,7 @@ import { splitArgs } from '../dialplan/args.ts';
 import { substitute } from '../dialplan/substitute.ts';
 import type { DialplanStep } from '../dialplan/dialplan.ts';
 import type { AppOutcome, DialplanApplication } from './application.ts';
-import { readChannelFunction } from './functions.ts';
+import { builtinVariable, readChannelFunction } from './functions.ts';
 import { peekLocal, readLocal, writeLocal } from './gosub-stack.ts';
 import type { PbxServices } from './services.ts';
 import { readTimeout, writeTimeout } from './timeouts.ts';
@@ -207,19 +207,4 @@ export class Pbx {
       if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
     }
   }
-}
-
-/** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */
-const BUILTIN_CHANNEL_FIELDS: ReadonlyMap<string, string> = new Map([
-  ['CHANNEL', 'name'],
-  ['UNIQUEID', 'uniqueid'],
-  ['LINKEDID', 'linkedid'],
-  ['CONTEXT', 'context'],
-  ['EXTEN', 'exten'],
-]);
-
-function builtinVariable(channel: Channel, name: string): string | undefined {
-  if (name === 'PRIORITY') return String(channel.location.priority);
-  const field = BUILTIN_CHANNEL_FIELDS.get(name);
-  return field === undefined ? undefined : readChannelFunction(channel, 'CHANNEL', field);
 }

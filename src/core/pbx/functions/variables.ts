@@ -1,0 +1,118 @@
+// Variables by other means: HASH/HASHKEYS (channel variables named `~HASH~name~key~`, as
+// func_strings stores them), ARRAY, GLOBAL and SHARED.
+import { splitArgs } from '../../dialplan/args.ts';
+import { InvalidError } from '../../errors.ts';
+import { checkVariable } from '../../variable-limits.ts';
+import type { DialplanFunction, FunctionCall } from '../function-services.ts';
+
+/** Most entries one channel's SHARED() may hold. */
+export const MAX_SHARED_VARIABLES = 1024;
+
+const hashVariable = (hash: string, key: string): string => `~HASH~${hash}~${key}~`;
+
+function hashKeys(call: FunctionCall, hash: string): string[] {
+  const prefix = `~HASH~${hash}~`;
+  const keys: string[] = [];
+  for (const name of call.channel.variableNames()) {
+    if (name.startsWith(prefix) && name.endsWith('~') && name.length > prefix.length && call.channel.getVariable(name) !== undefined) {
+      keys.push(name.slice(prefix.length, -1));
+    }
+  }
+  return keys;
+}
+
+function requireName(text: string, what: string): string {
+  const name = text.trim();
+  if (name === '') throw new InvalidError(`${what} requires a name`);
+  return name;
+}
+
+/** The channel SHARED() addresses: the named one, or the caller's own. */
+function sharedChannel(call: FunctionCall, channelName: string | undefined) {
+  if (channelName === undefined || channelName.trim() === '') return call.channel;
+  return call.services?.findChannel(channelName.trim());
+}
+
+export const variableFunctions: readonly DialplanFunction[] = [
+  {
+    name: 'HASH',
+    syntax: 'HASH(hashname[,hashkey])',
+    summary: 'A key of a channel hash table (written with Set(HASH(name,key)=value)); without a key, every value in HASHKEYS order.',
+    category: 'variables',
+    read(call) {
+      const [hash = '', key] = splitArgs(call.args, ',', 2);
+      if (hash.trim() === '') return undefined;
+      if (key === undefined) return hashKeys(call, hash.trim()).map((k) => call.channel.getVariable(hashVariable(hash.trim(), k)) ?? '').join(',');
+      return call.channel.getVariable(hashVariable(hash.trim(), key)) ?? '';
+    },
+    write(call, value) {
+      const [hash = '', key] = splitArgs(call.args, ',', 2);
+      if (key === undefined || key === '') throw new InvalidError('HASH() needs a hash name and a key to be written');
+      const name = hashVariable(requireName(hash, 'HASH()'), key);
+      checkVariable(name, value);
+      call.channel.setVariable(name, value === '' ? undefined : value);
+    },
+  },
+  {
+    name: 'HASHKEYS',
+    syntax: 'HASHKEYS(hashname)',
+    summary: 'The keys of a channel hash table, comma-separated.',
+    category: 'variables',
+    read: (call) => (call.args.trim() === '' ? undefined : hashKeys(call, call.args.trim()).join(',')),
+  },
+  {
+    name: 'ARRAY',
+    syntax: 'ARRAY(var1[,var2[,...]])',
+    summary: 'Write-only: Set(ARRAY(a,b)=1,2) sets each variable to the value in the same position.',
+    category: 'variables',
+    write(call, value) {
+      const names = splitArgs(call.args).map((name) => name.trim());
+      const values = splitArgs(value, ',', names.length);
+      names.forEach((name, index) => {
+        if (name === '') return;
+        checkVariable(name, values[index]);
+        call.channel.setVariable(name, values[index] ?? '');
+      });
+    },
+  },
+  {
+    name: 'GLOBAL',
+    syntax: 'GLOBAL(varname)',
+    summary: 'A global variable (the ones ARI\'s /asterisk/variable reads), readable and writable.',
+    category: 'variables',
+    read: (call) => (call.args.trim() === '' ? undefined : (call.services?.globals.get(call.args.trim()) ?? '')),
+    write(call, value) {
+      if (!call.services) throw new InvalidError('GLOBAL() is not available here');
+      call.services.globals.set(requireName(call.args, 'GLOBAL()'), value === '' ? undefined : value);
+    },
+  },
+  {
+    name: 'SHARED',
+    syntax: 'SHARED(varname[,channel])',
+    summary: 'A variable of this channel (or the named one) that other channels can read and write.',
+    category: 'variables',
+    read(call) {
+      const [name = '', channelName] = splitArgs(call.args, ',', 2);
+      if (name.trim() === '' || !call.services) return undefined;
+      const channel = sharedChannel(call, channelName);
+      if (!channel) return undefined;
+      return call.services.shared.get(channel)?.get(name.trim()) ?? '';
+    },
+    write(call, value) {
+      const [name = '', channelName] = splitArgs(call.args, ',', 2);
+      const variable = requireName(name, 'SHARED()');
+      if (!call.services) throw new InvalidError('SHARED() is not available here');
+      const channel = sharedChannel(call, channelName);
+      if (!channel) throw new InvalidError(`SHARED(): no such channel ${String(channelName).slice(0, 64)}`);
+      checkVariable(variable, value);
+      let variables = call.services.shared.get(channel);
+      if (!variables) call.services.shared.set(channel, (variables = new Map()));
+      if (value === '') {
+        variables.delete(variable);
+        return;
+      }
+      if (!variables.has(variable) && variables.size >= MAX_SHARED_VARIABLES) throw new InvalidError(`SHARED(): more than ${MAX_SHARED_VARIABLES} variables`);
+      variables.set(variable, value);
+    },
+  },
+];
