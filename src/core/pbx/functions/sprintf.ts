@@ -1,21 +1,31 @@
 // printf as func_sprintf applies it to dialplan text: each conversion takes the next argument,
 // read as a number where the conversion wants one (a non-number reads as 0).
 
+import { MAX_VARIABLE_VALUE_LENGTH } from '../../variable-limits.ts';
+
 const CONVERSION = /%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?([diouxXcsfFeEgGaA%])/g;
 /** Width and precision beyond this are clamped, so `%999999999d` cannot build a huge string. */
 const MAX_FIELD_WIDTH = 4096;
 
+/** The formatted text stops growing here (the longest variable value). */
+const MAX_OUTPUT_LENGTH = MAX_VARIABLE_VALUE_LENGTH;
+
 export function sprintf(format: string, args: readonly string[]): string {
   let next = 0;
+  let produced = 0;
   const take = (): string => args[next++] ?? '';
-  return format.replace(CONVERSION, (whole, flags: string, widthText: string | undefined, precisionText: string | undefined, conversion: string) => {
+  const formatted = format.replace(CONVERSION, (_whole, flags: string, widthText: string | undefined, precisionText: string | undefined, conversion: string) => {
+    if (produced > MAX_OUTPUT_LENGTH) return '';
     if (conversion === '%') return '%';
     const width = Math.min(MAX_FIELD_WIDTH, widthText === '*' ? Math.abs(Number.parseInt(take(), 10) || 0) : Number(widthText ?? 0));
     const precision =
       precisionText === undefined ? undefined : Math.min(MAX_FIELD_WIDTH, precisionText === '*' ? Number.parseInt(take(), 10) || 0 : Number(precisionText));
     const arg = take();
-    return pad(convert(conversion, arg, flags, precision), width, flags, conversion);
+    const piece = pad(convert(conversion, arg, flags, precision), width, flags, conversion);
+    produced += piece.length;
+    return piece;
   });
+  return formatted.length > MAX_OUTPUT_LENGTH ? formatted.slice(0, MAX_OUTPUT_LENGTH) : formatted;
 }
 
 function integerOf(text: string): bigint {
