@@ -329,6 +329,12 @@ export class Core {
     return this.#database;
   }
 
+  /** The astdb; open between start() and stop(). */
+  get astdb(): AstDb {
+    if (!this.#astdb) throw new Error('The astdb is not open: the core has not been started');
+    return this.#astdb;
+  }
+
   async start(): Promise<void> {
     // No console channel by default: the server's own log already goes to the console (one output).
     this.logChannels.openDefaults({ console: false });

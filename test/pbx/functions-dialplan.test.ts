@@ -27,6 +27,13 @@ exten => start,1,Set(CALLS=$[0\${DB(counters/calls)} + 1])
  same => n,Set(ESTATE=\${EXTENSION_STATE(hinted@funcs)})
  same => n,Set(NOPE(x)=ignored)
  same => n,Set(AFTER_NOPE=still running)
+ same => n,Set(DB(tmp/a)=1)
+ same => n,Set(DB(tmp/b/c)=2)
+ same => n,Set(DB(tmp2/x)=3)
+ same => n,Set(DB(tmp2/y)=4)
+ same => n,DBdel(tmp2/x)
+ same => n,DBdeltree(tmp)
+ same => n,Set(LEFT=\${DB_KEYS(tmp)}|\${DB_KEYS(tmp2)})
  same => n,Stasis(fn-done)
 `;
 
@@ -90,6 +97,7 @@ describe('functions in a dialplan run by a Local channel', () => {
       assert.equal(await getVar(server, first, 'ESTATE'), 'INUSE');
       assert.equal(await getVar(server, first, 'AFTER_NOPE'), 'still running', 'a refused function write does not end the call');
       assert.equal(await getVar(server, first, 'DB(counters/calls)'), '1');
+      assert.equal(await getVar(server, first, 'LEFT'), '|y', 'DBdel and DBdeltree removed their entries');
       const global = await server.ari('/asterisk/variable?variable=FN_G');
       assert.deepEqual(await global.json(), { value: '42' });
 

@@ -376,6 +376,10 @@ describe('astdb functions', () => {
     assert.ok(sub('${DB_KEYS()}').split(',').includes('people-x'));
     assert.equal(sub('${DB_DELETE(people/alice)}|${DB(people/alice)}|${DB_KEYS(people)}'), '100||bob,team');
     assert.equal(sub('${DB(nokey)}'), '', 'family/key is required');
+    writeChannelFunction(channel, 'DB', 'people/team/dan', '301');
+    writeChannelFunction(channel, 'DB', 'people/team', 'the team itself');
+    assert.equal(core.astdb.deleteTree('people', 'team'), 3);
+    assert.equal(sub('${DB_KEYS(people)}|${DB(people/bob)}'), 'bob|200');
     assert.throws(() => writeChannelFunction(channel, 'DB', 'nokey', '1'), /family\/key/);
     assert.throws(() => writeChannelFunction(channel, 'DB', `f/${'k'.repeat(600)}`, '1'), /longer/);
   });
