@@ -86,7 +86,9 @@ describe('logic functions', () => {
   table('IF, ISNULL, EXISTS', [
     ['${IF(1?yes:no)}', 'yes'],
     ['${IF(0?yes:no)}', 'no'],
-    ['${IF(?yes:no)}', 'no'],
+    ['${IF(?yes:no)}', ''],
+    ['${IF(1?"a:b":c)}', 'a:b'],
+    ['${IF(0?a:b:c)}', 'b:c'],
     ['${IF(abc?yes:no)}', 'yes'],
     ['${IF(00?yes:no)}', 'no'],
     ['${IF(1?yes)}', 'yes'],
@@ -123,20 +125,27 @@ describe('logic functions', () => {
   });
 
   table('MATH', [
-    ['${MATH(3*8)}', '24'],
-    ['${MATH(5/2)}', '2.5'],
+    ['${MATH(3*8)}', '24.000000'],
+    ['${MATH(5/2)}', '2.500000'],
     ['${MATH(10/3,i)}', '3'],
     ['${MATH(255+0,h)}', 'ff'],
     ['${MATH(65+0,c)}', 'A'],
-    ['${MATH(2^10)}', '1024'],
-    ['${MATH(7%3)}', '1'],
-    ['${MATH(1<<4)}', '16'],
-    ['${MATH(-5+3)}', '-2'],
+    ['${MATH(2^10,int)}', '1024'],
+    ['${MATH(7%3,i)}', '1'],
+    ['${MATH(1<<4,i)}', '16'],
+    ['${MATH(256>>4,i)}', '16'],
+    ['${MATH(-5+3)}', '-2.000000'],
+    ['${MATH(5-7,i)}', '-2'],
     ['${MATH(3<5)}', 'TRUE'],
     ['${MATH(3>=5)}', 'FALSE'],
-    ['${MATH(12 AND 10)}', '8'],
-    ['${MATH(1/0)}', ''],
+    ['${MATH(4==4)}', 'TRUE'],
+    ['${MATH(170 AND 63,i)}', '42'],
+    ['${MATH(170AND63,i)}', '42'],
+    ['${MATH(1/0)}', '0.000000'],
+    ['${MATH(-1,i)}', ''],
     ['${MATH(abc+1)}', ''],
+    ['${MATH(5)}', ''],
+    ['${MATH(2*3,bogus)}', ''],
   ]);
 });
 
@@ -252,6 +261,15 @@ describe('variable functions', () => {
     writeChannelFunction(channel, 'ARRAY', 'FIRST,SECOND,THIRD', 'one,two');
     assert.equal(sub('${FIRST}|${SECOND}|${THIRD}'), 'one|two|');
     assert.throws(() => writeChannelFunction(channel, 'HASH', 'person', 'x'), /key/);
+  });
+
+  test('SET, IMPORT, INC and DEC', () => {
+    assert.equal(sub('${SET(COUNTER=41)}'), '41');
+    assert.equal(sub('${INC(COUNTER)}|${COUNTER}'), '42|42');
+    assert.equal(sub('${DEC(COUNTER)}|${DEC(COUNTER)}'), '41|40');
+    assert.equal(sub('${INC(PARTS)}'), '', 'not a number');
+    assert.equal(sub(`\${IMPORT(${channel.name},COUNTER)}`, other), '40');
+    assert.equal(sub('${IMPORT(Test/nobody-1,COUNTER)}', other), '');
   });
 
   test('GLOBAL is the server-wide variable table', () => {

@@ -2,6 +2,7 @@
 // func_math compute them.
 import { randomInt } from 'node:crypto';
 import { parseTimeSpec, timeSpecMatches, TimeSpecError } from '../../dialplan/time-spec.ts';
+import { splitArgs } from '../../dialplan/args.ts';
 import type { DialplanFunction } from '../function-services.ts';
 
 /** Asterisk's pbx_checkcondition: empty is false, a leading integer is its value, other text is true. */
@@ -12,19 +13,15 @@ export function isTrueCondition(condition: string): boolean {
   return match ? Number.parseInt(match[0], 10) !== 0 : true;
 }
 
-/** `cond?then:else` → its three parts; the `:` part is optional. Quotes around branches are removed. */
+/**
+ * `cond?then:else` → its three parts, split as Asterisk splits them: quotes and parentheses
+ * protect a `?` or `:`, and the quotes are removed. Undefined without a `?` or without a condition.
+ */
 function splitTernary(args: string): [string, string, string] | undefined {
-  const question = args.indexOf('?');
-  if (question < 0) return undefined;
-  const rest = args.slice(question + 1);
-  const colon = rest.indexOf(':');
-  const then = colon < 0 ? rest : rest.slice(0, colon);
-  const otherwise = colon < 0 ? '' : rest.slice(colon + 1);
-  return [args.slice(0, question), stripQuotes(then.trim()), stripQuotes(otherwise.trim())];
-}
-
-function stripQuotes(text: string): string {
-  return text.length >= 2 && text.startsWith('"') && text.endsWith('"') ? text.slice(1, -1) : text;
+  const [condition = '', rest] = splitArgs(args, '?', 2);
+  if (rest === undefined || condition.trim() === '') return undefined;
+  const [then = '', otherwise = ''] = splitArgs(rest, ':', 2);
+  return [condition.trim(), then.trim(), otherwise.trim()];
 }
 
 /** RAND's default maximum: RAND_MAX of glibc. */
@@ -91,7 +88,7 @@ export const logicFunctions: readonly DialplanFunction[] = [
   {
     name: 'MATH',
     syntax: 'MATH(number1 op number2[,type])',
-    summary: 'Arithmetic: + - * / % ^ << >> AND OR XOR and comparisons; type f (float, default), i (integer), h (hex), c (character).',
+    summary: 'Arithmetic on two numbers: * / % ^ AND XOR OR << >> + - and the comparisons < > <= >= == (TRUE/FALSE); type f (float, %f, default), i, h (hex) or c (character).',
     category: 'logic',
     read: ({ args }) => math(args),
   },
@@ -103,43 +100,78 @@ function parseInteger(text: string, fallback: number): number {
   return Number.parseInt(trimmed, 10);
 }
 
-/** Longest operators first, so `<=` is not read as `<`. */
-const MATH_OPERATORS = ['<<', '>>', '<=', '>=', '==', 'AND', 'XOR', 'OR', '+', '-', '*', '/', '%', '^', '<', '>'];
-const MATH_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$|^0x[0-9a-f]+$/i;
+/**
+ * The operators in the order func_math looks for them: the first kind found anywhere in the text
+ * wins (so `2+3*4` is `2+3` times `4`), subtraction last so that a negative second number works.
+ */
+const MATH_SEARCH_ORDER = ['*', '/', '%', '^', 'AND', 'XOR', 'OR', '>', '<', '=', '+', '-'] as const;
 
-function parseMathNumber(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (!MATH_NUMBER.test(trimmed)) return undefined;
-  return /^0x/i.test(trimmed) ? Number.parseInt(trimmed, 16) : Number(trimmed);
+type MathResultType = 'float' | 'int' | 'hex' | 'char';
+
+const MATH_RESULT_TYPES: ReadonlyMap<string, MathResultType> = new Map([
+  ['f', 'float'],
+  ['float', 'float'],
+  ['i', 'int'],
+  ['int', 'int'],
+  ['h', 'hex'],
+  ['hex', 'hex'],
+  ['c', 'char'],
+  ['char', 'char'],
+]);
+
+/** sscanf("%lf"): the longest number at the start of the text (after blanks), or undefined. */
+function scanDouble(text: string): number | undefined {
+  const match = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?/i.exec(text) ?? /^\s*[+-]?(?:inf(?:inity)?|nan)/i.exec(text);
+  if (!match) return undefined;
+  const word = match[0].trim().toLowerCase();
+  if (word.includes('nan')) return Number.NaN;
+  if (word.includes('inf')) return word.startsWith('-') ? -Infinity : Infinity;
+  return Number(word);
 }
 
+/** C's (int) of a double on x86: out of range (or NaN) gives INT_MIN. */
+function toInt32(value: number): number {
+  const truncated = Math.trunc(value);
+  return Number.isFinite(truncated) && truncated >= -2147483648 && truncated <= 2147483647 ? truncated : -2147483648;
+}
+
+/** MATH(number1 op number2[,type]) as func_math computes it; undefined where Asterisk fails. */
 function math(args: string): string | undefined {
-  const comma = args.lastIndexOf(',');
-  const expression = comma < 0 ? args : args.slice(0, comma);
-  const type = comma < 0 ? 'f' : args.slice(comma + 1).trim().toLowerCase();
-  // The operator is searched after the first character so that a leading sign belongs to the number.
-  let left: number | undefined;
-  let right: number | undefined;
+  const [expressionText = '', typeText] = splitArgs(args, ',', 2);
+  let expression = expressionText;
+  let type: MathResultType = 'float';
+  if (typeText !== undefined) {
+    const wanted = MATH_RESULT_TYPES.get(typeText.trim().toLowerCase());
+    if (!wanted) return undefined;
+    type = wanted;
+  }
+  const negative = expression.startsWith('-');
+  if (negative) expression = expression.slice(1);
   let operator: string | undefined;
-  for (let i = 1; i < expression.length && operator === undefined; i++) {
-    for (const candidate of MATH_OPERATORS) {
-      if (expression.startsWith(candidate, i)) {
-        const before = expression.slice(0, i);
-        // `1e-5`: the sign of an exponent is no operator.
-        if ((candidate === '-' || candidate === '+') && /\de$/i.test(before.trim()) && !/^0x/i.test(before.trim())) continue;
-        left = parseMathNumber(before);
-        right = parseMathNumber(expression.slice(i + candidate.length));
-        if (left !== undefined && right !== undefined) operator = candidate;
-        break;
-      }
+  let left = '';
+  let right = '';
+  for (const candidate of MATH_SEARCH_ORDER) {
+    const at = expression.indexOf(candidate);
+    if (at < 0) continue;
+    left = expression.slice(0, at);
+    right = expression.slice(at + candidate.length);
+    operator = candidate;
+    const next = right[0];
+    if ((candidate === '>' || candidate === '<') && (next === '=' || next === candidate)) {
+      operator = candidate + next;
+      right = right.slice(1);
+    } else if (candidate === '=') {
+      if (next !== '=') return undefined;
+      operator = '==';
+      right = right.slice(1);
     }
+    break;
   }
-  if (operator === undefined) {
-    const only = parseMathNumber(expression);
-    return only === undefined ? undefined : formatMath(only, type);
-  }
-  const a = left!;
-  const b = right!;
+  if (operator === undefined) return undefined;
+  const scannedLeft = scanDouble(left);
+  const b = scanDouble(right);
+  if (scannedLeft === undefined || b === undefined) return undefined;
+  const a = negative ? -scannedLeft : scannedLeft;
   let result: number;
   switch (operator) {
     case '+':
@@ -152,63 +184,58 @@ function math(args: string): string | undefined {
       result = a * b;
       break;
     case '/':
-      if (b === 0) return undefined;
-      result = a / b;
+      // As func_math: a divisor that is not positive gives 0.
+      result = b <= 0 ? 0 : a / b;
       break;
-    case '%':
-      if (Math.trunc(b) === 0) return undefined;
-      result = Math.trunc(a) % Math.trunc(b);
+    case '%': {
+      const divisor = toInt32(b);
+      result = divisor === 0 ? 0 : toInt32(a) % divisor;
       break;
+    }
     case '^':
       result = a ** b;
       break;
     case '<<':
-      result = Number(BigInt.asIntN(64, BigInt(Math.trunc(a)) << BigInt(Math.min(63, Math.max(0, Math.trunc(b))))));
+      result = toInt32(a) << (toInt32(b) & 31);
       break;
     case '>>':
-      result = Number(BigInt(Math.trunc(a)) >> BigInt(Math.min(63, Math.max(0, Math.trunc(b)))));
+      result = toInt32(a) >> (toInt32(b) & 31);
       break;
     case 'AND':
-      result = Number(BigInt(Math.trunc(a)) & BigInt(Math.trunc(b)));
+      result = toInt32(a) & toInt32(b);
       break;
     case 'OR':
-      result = Number(BigInt(Math.trunc(a)) | BigInt(Math.trunc(b)));
+      result = toInt32(a) | toInt32(b);
       break;
     case 'XOR':
-      result = Number(BigInt(Math.trunc(a)) ^ BigInt(Math.trunc(b)));
+      result = toInt32(a) ^ toInt32(b);
       break;
-    case '<':
-      return a < b ? 'TRUE' : 'FALSE';
     case '>':
       return a > b ? 'TRUE' : 'FALSE';
-    case '<=':
-      return a <= b ? 'TRUE' : 'FALSE';
+    case '<':
+      return a < b ? 'TRUE' : 'FALSE';
     case '>=':
       return a >= b ? 'TRUE' : 'FALSE';
-    case '==':
-      return a === b ? 'TRUE' : 'FALSE';
+    case '<=':
+      return a <= b ? 'TRUE' : 'FALSE';
     default:
-      return undefined;
+      return a === b ? 'TRUE' : 'FALSE';
   }
   return formatMath(result, type);
 }
 
-function formatMath(value: number, type: string): string | undefined {
-  if (!Number.isFinite(value)) return undefined;
+function formatMath(value: number, type: MathResultType): string {
   switch (type) {
-    case 'i':
     case 'int':
-      return String(Math.trunc(value));
-    case 'h':
+      return String(toInt32(value));
     case 'hex':
-      return Math.trunc(value) < 0 ? `-${(-Math.trunc(value)).toString(16)}` : Math.trunc(value).toString(16);
-    case 'c':
+      return (toInt32(value) >>> 0).toString(16);
     case 'char':
-      return String.fromCharCode(Math.trunc(value) & 0xff);
-    default: {
-      // printf's %f, without the trailing zeros Asterisk strips.
-      const fixed = value.toFixed(6);
-      return fixed.includes('.') ? fixed.replace(/0+$/, '').replace(/\.$/, '') : fixed;
-    }
+      return String.fromCharCode(toInt32(value) & 0xff);
+    default:
+      // printf's %f, which is what Asterisk answers: MATH(3*8) is 24.000000.
+      if (Number.isNaN(value)) return 'nan';
+      if (!Number.isFinite(value)) return value < 0 ? '-inf' : 'inf';
+      return value.toFixed(6);
   }
 }

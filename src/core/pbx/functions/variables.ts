@@ -33,7 +33,61 @@ function sharedChannel(call: FunctionCall, channelName: string | undefined) {
   return call.services?.findChannel(channelName.trim());
 }
 
+/** INC/DEC: the variable must hold an integer; it is changed and the new value answered. */
+function crement(call: FunctionCall, step: number): string | undefined {
+  const name = call.args.trim();
+  if (name === '') return undefined;
+  const current = call.services?.variable(call.channel, name) ?? call.channel.getVariable(name) ?? '';
+  if (!/^[+-]?\d{1,10}$/.test(current.trim())) return undefined;
+  const next = Number.parseInt(current, 10) + step;
+  if (next > 2147483647 || next < -2147483648) return undefined;
+  call.channel.setVariable(name, String(next));
+  return String(next);
+}
+
 export const variableFunctions: readonly DialplanFunction[] = [
+  {
+    name: 'SET',
+    syntax: 'SET(varname=value)',
+    summary: 'Sets a channel variable inside an expression and answers the value.',
+    category: 'variables',
+    read(call) {
+      const equals = call.args.indexOf('=');
+      if (equals <= 0) return undefined;
+      const name = call.args.slice(0, equals).trim();
+      const value = call.args.slice(equals + 1).trim();
+      if (name === '' || name.includes('(')) return undefined;
+      checkVariable(name, value);
+      call.channel.setVariable(name, value);
+      return value;
+    },
+  },
+  {
+    name: 'IMPORT',
+    syntax: 'IMPORT(channel,varname)',
+    summary: 'A variable of another channel, by name.',
+    category: 'variables',
+    read(call) {
+      const [channelName = '', name = ''] = splitArgs(call.args, ',', 2);
+      if (name.trim() === '' || !call.services) return undefined;
+      const channel = call.services.findChannel(channelName.trim());
+      return channel ? (call.services.variable(channel, name.trim()) ?? '') : '';
+    },
+  },
+  {
+    name: 'INC',
+    syntax: 'INC(varname)',
+    summary: 'Adds 1 to the integer in the variable and answers the new value.',
+    category: 'variables',
+    read: (call) => crement(call, 1),
+  },
+  {
+    name: 'DEC',
+    syntax: 'DEC(varname)',
+    summary: 'Subtracts 1 from the integer in the variable and answers the new value.',
+    category: 'variables',
+    read: (call) => crement(call, -1),
+  },
   {
     name: 'HASH',
     syntax: 'HASH(hashname[,hashkey])',
