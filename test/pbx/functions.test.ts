@@ -377,6 +377,7 @@ describe('state functions', () => {
     ['${VALID_EXTEN(,200)}', '1'],
     ['${VALID_EXTEN(funcs,200,2)}', '0'],
     ['${VALID_EXTEN(default,300)}', '1'],
+    ['${VALID_EXTEN(funcs,100,second)}', '0'],
   ]);
 });
 
@@ -386,7 +387,7 @@ describe('astdb functions', () => {
     writeChannelFunction(channel, 'DB', 'people/bob', '200');
     writeChannelFunction(channel, 'DB', 'people/team/carol', '300');
     writeChannelFunction(channel, 'DB', 'people-x/dave', '400');
-    assert.equal(sub('${DB(people/alice)}|${DB(people/nobody)}'), '100|');
+    assert.equal(sub('${DB(people/alice)}|${DB_RESULT}|${DB(people/nobody)}'), '100|100|');
     assert.equal(sub('${DB_EXISTS(people/bob)}|${DB_RESULT}'), '1|200');
     assert.equal(sub('${DB_EXISTS(people/nobody)}'), '0');
     assert.equal(sub('${DB_KEYS(people)}'), 'alice,bob,team');
@@ -394,6 +395,8 @@ describe('astdb functions', () => {
     assert.ok(sub('${DB_KEYS()}').split(',').includes('people-x'));
     assert.equal(sub('${DB_DELETE(people/alice)}|${DB(people/alice)}|${DB_KEYS(people)}'), '100||bob,team');
     assert.equal(sub('${DB(nokey)}'), '', 'family/key is required');
+    writeChannelFunction(channel, 'DB_DELETE', 'people-x/dave', 'ignored');
+    assert.equal(sub('${DB_EXISTS(people-x/dave)}'), '0');
     writeChannelFunction(channel, 'DB', 'people/team/dan', '301');
     writeChannelFunction(channel, 'DB', 'people/team', 'the team itself');
     assert.equal(core.astdb.deleteTree('people', 'team'), 3);

@@ -11,13 +11,16 @@ export const astdbFunctions: readonly DialplanFunction[] = [
   {
     name: 'DB',
     syntax: 'DB(family/key)',
-    summary: 'A value of the astdb (kept in the server\'s SQLite across restarts); writable.',
+    summary: 'A value of the astdb (kept in the server\'s SQLite across restarts), also left in ${DB_RESULT}; writable.',
     category: 'astdb',
     read(call) {
       const path = splitAstDbPath(call.args.trim());
       const db = astdbOf(call);
       if (!path || !db) return undefined;
-      return db.get(path.family, path.key) ?? '';
+      const value = db.get(path.family, path.key);
+      if (value === undefined) return '';
+      call.channel.setVariable('DB_RESULT', value);
+      return value;
     },
     write(call, value) {
       const path = splitAstDbPath(call.args.trim());
@@ -45,7 +48,7 @@ export const astdbFunctions: readonly DialplanFunction[] = [
   {
     name: 'DB_DELETE',
     syntax: 'DB_DELETE(family/key)',
-    summary: 'The value of an astdb key, which is deleted; the value is also left in ${DB_RESULT}.',
+    summary: 'The value of an astdb key, which is deleted; the value is also left in ${DB_RESULT}. Set(DB_DELETE(family/key)=) deletes too.',
     category: 'astdb',
     read(call) {
       const path = splitAstDbPath(call.args.trim());
@@ -56,6 +59,13 @@ export const astdbFunctions: readonly DialplanFunction[] = [
       db.delete(path.family, path.key);
       call.channel.setVariable('DB_RESULT', value);
       return value;
+    },
+    write(call) {
+      const path = splitAstDbPath(call.args.trim());
+      if (!path) throw new InvalidError('DB_DELETE() requires family/key');
+      const db = astdbOf(call);
+      if (!db) throw new InvalidError('The astdb is not open');
+      db.delete(path.family, path.key);
     },
   },
   {

@@ -81,7 +81,10 @@ export const stateFunctions: readonly DialplanFunction[] = [
     read(call) {
       const [context = '', exten = '', priority = ''] = splitArgs(call.args);
       if (exten.trim() === '') return undefined;
-      return exists(call, context.trim() || call.channel.location.context, exten.trim(), priority) ? '1' : '0';
+      // The priority is a number only (atoi, as func_dialplan reads it): a label reads as 0.
+      const number = Number.parseInt(priority.trim(), 10);
+      const wanted = priority.trim() === '' ? '1' : String(Number.isNaN(number) ? 0 : number);
+      return exists(call, context.trim() || call.channel.location.context, exten.trim(), wanted) ? '1' : '0';
     },
   },
 ];
