@@ -260,7 +260,14 @@ describe('variable functions', () => {
     assert.equal(sub('${HASH(person,missing)}'), '');
     writeChannelFunction(channel, 'ARRAY', 'FIRST,SECOND,THIRD', 'one,two');
     assert.equal(sub('${FIRST}|${SECOND}|${THIRD}'), 'one|two|');
-    assert.throws(() => writeChannelFunction(channel, 'HASH', 'person', 'x'), /key/);
+    assert.equal(sub('${~ODBCFIELDS~}'), 'name,city', 'a whole-hash read leaves its key order');
+    writeChannelFunction(channel, 'HASH', 'copy', 'Carol,Rome');
+    assert.equal(sub('${HASH(copy,name)}/${HASH(copy,city)}'), 'Carol/Rome', 'the single-argument write takes those keys');
+    writeChannelFunction(channel, 'HASH', '_inherited,key', 'v');
+    assert.equal(channel.getVariable('_~HASH~inherited~key~'), 'v');
+    assert.equal(sub('${HASH(inherited,key)}|${HASHKEYS(inherited)}'), 'v|key');
+    channel.setVariable('~ODBCFIELDS~', undefined);
+    assert.throws(() => writeChannelFunction(channel, 'HASH', 'person', 'x'), /ODBCFIELDS/);
   });
 
   test('SET, IMPORT, INC and DEC', () => {

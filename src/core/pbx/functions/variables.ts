@@ -9,16 +9,34 @@ import type { DialplanFunction, FunctionCall } from '../function-services.ts';
 export const MAX_SHARED_VARIABLES = 1024;
 
 const hashVariable = (hash: string, key: string): string => `~HASH~${hash}~${key}~`;
+/** Where HASH(name) leaves the key order of its answer, and where HASH(name)=values takes keys from. */
+const HASH_FIELDS_VARIABLE = '~ODBCFIELDS~';
 
+/** The keys of a hash, inherited ones (`_~HASH~...`, `__~HASH~...`) included, in the order they were set. */
 function hashKeys(call: FunctionCall, hash: string): string[] {
-  const prefix = `~HASH~${hash}~`;
   const keys: string[] = [];
   for (const name of call.channel.variableNames()) {
-    if (name.startsWith(prefix) && name.endsWith('~') && name.length > prefix.length && call.channel.getVariable(name) !== undefined) {
-      keys.push(name.slice(prefix.length, -1));
+    const bare = name.startsWith('__') ? name.slice(2) : name.startsWith('_') ? name.slice(1) : name;
+    const prefix = `~HASH~${hash}~`;
+    if (bare.startsWith(prefix) && bare.endsWith('~') && bare.length > prefix.length && call.channel.getVariable(name) !== undefined) {
+      const key = bare.slice(prefix.length, -1);
+      if (!keys.includes(key)) keys.push(key);
     }
   }
   return keys;
+}
+
+function hashValue(call: FunctionCall, hash: string, key: string): string {
+  const name = hashVariable(hash, key);
+  return call.services?.variable(call.channel, name) ?? call.channel.getVariable(name) ?? '';
+}
+
+/** Sets one key; a hash name starting with `_` or `__` makes the key inherited, as for variables. */
+function setHashKey(call: FunctionCall, hash: string, key: string, value: string): void {
+  const inheritance = hash.startsWith('__') ? '__' : hash.startsWith('_') ? '_' : '';
+  const name = inheritance + hashVariable(hash.slice(inheritance.length), key);
+  checkVariable(name, value);
+  call.channel.setVariable(name, value === '' ? undefined : value);
 }
 
 function requireName(text: string, what: string): string {
@@ -91,20 +109,33 @@ export const variableFunctions: readonly DialplanFunction[] = [
   {
     name: 'HASH',
     syntax: 'HASH(hashname[,hashkey])',
-    summary: 'A key of a channel hash table (written with Set(HASH(name,key)=value)); without a key, every value in HASHKEYS order.',
+    summary: 'A key of a channel hash table; without a key, every value (keys in ${~ODBCFIELDS~}); Set(HASH(name)=v1,v2) assigns the keys ${~ODBCFIELDS~} lists.',
     category: 'variables',
     read(call) {
-      const [hash = '', key] = splitArgs(call.args, ',', 2);
-      if (hash.trim() === '') return undefined;
-      if (key === undefined) return hashKeys(call, hash.trim()).map((k) => call.channel.getVariable(hashVariable(hash.trim(), k)) ?? '').join(',');
-      return call.channel.getVariable(hashVariable(hash.trim(), key)) ?? '';
+      const [hashText = '', key] = splitArgs(call.args, ',', 2);
+      const hash = hashText.trim();
+      if (hash === '') return undefined;
+      if (key !== undefined) return hashValue(call, hash, key);
+      const keys = hashKeys(call, hash);
+      call.channel.setVariable(HASH_FIELDS_VARIABLE, keys.join(','));
+      return keys.map((k) => hashValue(call, hash, k)).join(',');
     },
     write(call, value) {
-      const [hash = '', key] = splitArgs(call.args, ',', 2);
-      if (key === undefined || key === '') throw new InvalidError('HASH() needs a hash name and a key to be written');
-      const name = hashVariable(requireName(hash, 'HASH()'), key);
-      checkVariable(name, value);
-      call.channel.setVariable(name, value === '' ? undefined : value);
+      const [hashText = '', key] = splitArgs(call.args, ',', 2);
+      const hash = requireName(hashText, 'HASH()');
+      if (key !== undefined) {
+        if (key === '') throw new InvalidError('HASH() needs a key to be written');
+        setHashKey(call, hash, key, value);
+        return;
+      }
+      // The single-argument form: the keys a previous read (or a query) left in ~ODBCFIELDS~.
+      const fields = call.channel.getVariable(HASH_FIELDS_VARIABLE);
+      if (!fields) throw new InvalidError('HASH(name)= needs the keys in ${~ODBCFIELDS~}');
+      const keys = splitArgs(fields);
+      const values = splitArgs(value, ',', keys.length);
+      keys.forEach((k, index) => {
+        if (k !== '') setHashKey(call, hash, k, values[index] ?? '');
+      });
     },
   },
   {
