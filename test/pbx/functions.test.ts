@@ -373,6 +373,18 @@ describe('state functions', () => {
     assert.equal(sub(`\${DEVICE_STATE(${channel.name.slice(0, channel.name.lastIndexOf('-'))})}`), 'INUSE', 'derived from the channel');
   });
 
+  test('a dialplan reload watches the new hints', async () => {
+    const file = join(dir, 'extensions.conf');
+    writeFileSync(file, `${DIALPLAN}\n[reloaded]\nexten => 400,hint,Custom:desk400\nexten => 400,1,NoOp()\n`);
+    await core.modules.reload('pbx_config.so');
+    assert.ok(core.extensionStates.watchedHints().some((hint) => hint.exten === '400' && hint.context === 'reloaded'));
+    const changes: string[] = [];
+    core.extensionStates.on('change', (change) => changes.push(`${change.exten}@${change.context}:${change.state}`));
+    writeChannelFunction(channel, 'DEVICE_STATE', 'Custom:desk400', 'RINGING');
+    assert.deepEqual(changes, ['400@reloaded:RINGING']);
+    assert.equal(sub('${EXTENSION_STATE(400@reloaded)}'), 'RINGING');
+  });
+
   table('DIALPLAN_EXISTS and VALID_EXTEN', [
     ['${DIALPLAN_EXISTS(funcs)}', '1'],
     ['${DIALPLAN_EXISTS(nowhere)}', '0'],

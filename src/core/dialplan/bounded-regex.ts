@@ -19,7 +19,8 @@ function linearEngineAvailable(): boolean {
   }
 }
 
-const LINEAR = linearEngineAvailable();
+/** Whether V8's linear-time engine is on (it is in the Node versions Patchbay supports). */
+export const LINEAR = linearEngineAvailable();
 
 const POSIX_CLASSES: ReadonlyMap<string, string> = new Map([
   ['alnum', 'A-Za-z0-9'],
@@ -52,13 +53,13 @@ export class BoundedRegexError extends Error {
  * Compiles a POSIX extended regular expression safely. Throws BoundedRegexError when it is too
  * long, invalid, or (without the linear engine) shaped for catastrophic backtracking.
  */
-export function compileBoundedRegex(pattern: string, flags = ''): RegExp {
+export function compileBoundedRegex(pattern: string, flags = '', linear = LINEAR): RegExp {
   if (pattern.length > MAX_REGEX_PATTERN_LENGTH) {
     throw new BoundedRegexError(`regular expression longer than ${MAX_REGEX_PATTERN_LENGTH} characters`);
   }
   const source = fromPosixClasses(pattern);
   try {
-    if (LINEAR) return new RegExp(source, `${flags}l`);
+    if (linear) return new RegExp(source, `${flags}l`);
   } catch (error) {
     throw new BoundedRegexError(`invalid regular expression: ${(error as Error).message}`);
   }
