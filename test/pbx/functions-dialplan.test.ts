@@ -110,6 +110,12 @@ describe('functions in a dialplan run by a Local channel', () => {
       // setChannelVar writes the astdb too.
       const put = await server.ari(`/channels/${second}/variable?variable=${encodeURIComponent('DB(people/alice)')}&value=100`, { method: 'POST' });
       assert.equal(put.status, 204);
+      // So does setGlobalVar, as Asterisk's pbx_builtin_setvar_helper does for a function name.
+      const global2 = await server.ari(`/asterisk/variable?variable=${encodeURIComponent('DB(people/bob)')}&value=7`, { method: 'POST' });
+      assert.equal(global2.status, 204);
+      const needsChannel = await server.ari(`/asterisk/variable?variable=${encodeURIComponent('CALLERID(num)')}&value=7`, { method: 'POST' });
+      assert.equal(needsChannel.status, 400);
+      assert.match(((await needsChannel.json()) as { message: string }).message, /needs a channel/);
       await events.close();
     } finally {
       await server.stop();
@@ -122,6 +128,7 @@ describe('functions in a dialplan run by a Local channel', () => {
       assert.equal(await getVar(server, third, 'CALLS'), '3', 'the counter went on from the data of the first server');
       assert.equal(await getVar(server, third, 'DB(counters/calls)'), '3');
       assert.equal(await getVar(server, third, 'DB(people/alice)'), '100');
+      assert.equal(await getVar(server, third, 'DB(people/bob)'), '7');
       assert.equal(await getVar(server, third, 'DEVICE_STATE(Custom:fn-desk)'), 'INUSE', 'Custom: device states persist too');
       const unknown = await server.ari(`/channels/${third}/variable?variable=${encodeURIComponent('SHELL(ls)')}`);
       assert.equal(unknown.status, 400);

@@ -3,6 +3,7 @@
 // function on a channel (substitution, Set(), ARI getChannelVar/setChannelVar, originate
 // variables) sees the same astdb, globals and dialplan.
 import type { Channel } from '../channels/channel.ts';
+import { InvalidError } from '../errors.ts';
 import type { AstDb } from '../astdb.ts';
 import type { Dialplan } from '../dialplan/dialplan.ts';
 import type { DeviceStates } from '../device-states.ts';
@@ -26,13 +27,23 @@ export interface FunctionServices {
   readonly recentHangups: ReadonlyMap<string, { readonly cause: number; readonly linkedId: string }>;
 }
 
-/** One call of a function: the channel it runs on, its argument text, and the core's services. */
+/**
+ * One call of a function: the channel it runs on, its argument text, and the core's services.
+ * ARI's /asterisk/variable calls functions without a channel, as Asterisk does; those that need
+ * one then fail (channelOf throws InvalidError).
+ */
 export interface FunctionCall {
-  readonly channel: Channel;
+  readonly channel: Channel | undefined;
   /** The argument text between the parentheses, after substitution. */
   readonly args: string;
   /** Undefined for a channel that belongs to no core (unit tests of bare channels). */
   readonly services: FunctionServices | undefined;
+}
+
+/** The call's channel; InvalidError for a call without one (ARI's /asterisk/variable). */
+export function channelOf(call: FunctionCall, name: string): Channel {
+  if (!call.channel) throw new InvalidError(`${name}() needs a channel`);
+  return call.channel;
 }
 
 export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb';

@@ -5,7 +5,7 @@
 import type { Channel } from '../channels/channel.ts';
 import { InvalidError } from '../errors.ts';
 import { MAX_VARIABLE_VALUE_LENGTH } from '../variable-limits.ts';
-import type { DialplanFunction, FunctionCall } from './function-services.ts';
+import type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 import { astdbFunctions } from './functions/astdb.ts';
 import { channelFunctions } from './functions/channel.ts';
 import { logicFunctions } from './functions/logic.ts';
@@ -123,6 +123,19 @@ export function writeChannelFunction(channel: Channel, name: string, args: strin
   const writer = channel.functions.get(upper);
   if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
   writer(channel, args, value);
+}
+
+/**
+ * Writes a function without a channel, as ARI's setGlobalVar does for a name ending in `)`
+ * (`DB(family/key)`, `GLOBAL(name)`, `DEVICE_STATE(Custom:x)`); InvalidError when it refuses,
+ * also for the functions that need a channel.
+ */
+export function writeFunctionWithoutChannel(services: FunctionServices, name: string, args: string, value: string): void {
+  const upper = name.toUpperCase();
+  const fn = REGISTRY.get(upper);
+  if (!fn) throw new InvalidError(`Unknown function: ${upper}`);
+  if (!fn.write) throw new InvalidError(`${upper}() cannot be written`);
+  fn.write({ channel: undefined, args, services }, value);
 }
 
 /** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */

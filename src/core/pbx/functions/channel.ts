@@ -4,7 +4,7 @@ import type { CallerId, Channel } from '../../channels/channel.ts';
 import { causeText } from '../../channels/causes.ts';
 import { InvalidError } from '../../errors.ts';
 import { checkVariableValue } from '../../variable-limits.ts';
-import type { DialplanFunction, FunctionCall } from '../function-services.ts';
+import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
 /** The redirecting number the channel snapshot reports as `caller_rdnis`. */
 const RDNIS_VARIABLE = '__CALLER_RDNIS';
@@ -120,7 +120,7 @@ const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => 
 function hangupCauseOf(call: FunctionCall, name: string): number | undefined {
   const recent = call.services?.recentHangups.get(name);
   if (recent) return recent.cause;
-  const live = call.services?.findChannel(name) ?? (call.channel.name === name ? call.channel : undefined);
+  const live = call.services?.findChannel(name) ?? (call.channel?.name === name ? call.channel : undefined);
   return live?.hangupCause;
 }
 
@@ -130,8 +130,13 @@ export const channelFunctions: readonly DialplanFunction[] = [
     syntax: 'CALLERID(field)',
     summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, tag...; name, num, all, ani, dnid and rdnis are writable.',
     category: 'channel',
-    read: ({ channel, args }) => partyField(channel.caller, args) ?? callerExtra(channel, args),
-    write({ channel, args }, value) {
+    read(call) {
+      const channel = channelOf(call, 'CALLERID');
+      return partyField(channel.caller, call.args) ?? callerExtra(channel, call.args);
+    },
+    write(call, value) {
+      const channel = channelOf(call, 'CALLERID');
+      const args = call.args;
       const extra = CALLER_EXTRA_VARIABLES.get(args.trim().toLowerCase());
       if (extra) {
         checkVariableValue(`CALLERID(${args})`, value);
@@ -146,19 +151,19 @@ export const channelFunctions: readonly DialplanFunction[] = [
     syntax: 'CONNECTEDLINE(field)',
     summary: 'The connected party: name, num, all, pres, tag...; name, num and all are writable.',
     category: 'channel',
-    read: ({ channel, args }) => partyField(channel.connected, args),
-    write: ({ channel, args }, value) => channel.setConnected(parseParty('CONNECTEDLINE', args, value)),
+    read: (call) => partyField(channelOf(call, 'CONNECTEDLINE').connected, call.args),
+    write: (call, value) => channelOf(call, 'CONNECTEDLINE').setConnected(parseParty('CONNECTEDLINE', call.args, value)),
   },
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
     summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, musicclass, onhold, endpoint; language, accountcode and musicclass are writable.',
     category: 'channel',
-    read: ({ channel, args }) => CHANNEL_READERS.get(args.trim().toLowerCase())?.(channel),
-    write({ channel, args }, value) {
-      const writer = CHANNEL_WRITERS.get(args.trim().toLowerCase());
-      if (!writer) throw new InvalidError(`CHANNEL(${args.slice(0, 64)}) cannot be written`);
-      writer(channel, value);
+    read: (call) => CHANNEL_READERS.get(call.args.trim().toLowerCase())?.(channelOf(call, 'CHANNEL')),
+    write(call, value) {
+      const writer = CHANNEL_WRITERS.get(call.args.trim().toLowerCase());
+      if (!writer) throw new InvalidError(`CHANNEL(${call.args.slice(0, 64)}) cannot be written`);
+      writer(channelOf(call, 'CHANNEL'), value);
     },
   },
   {
@@ -184,7 +189,8 @@ export const channelFunctions: readonly DialplanFunction[] = [
     category: 'channel',
     read(call) {
       const names: string[] = [];
-      for (const [name, { linkedId }] of call.services?.recentHangups ?? []) if (linkedId === call.channel.linkedId) names.push(name);
+      const channel = channelOf(call, 'HANGUPCAUSE_KEYS');
+      for (const [name, { linkedId }] of call.services?.recentHangups ?? []) if (linkedId === channel.linkedId) names.push(name);
       return names.join(',');
     },
   },
@@ -193,10 +199,11 @@ export const channelFunctions: readonly DialplanFunction[] = [
     syntax: 'TALK_DETECT(set|remove)',
     summary: 'Write-only: Set(TALK_DETECT(set)=[silence_ms[,talking_threshold]]) raises ChannelTalkingStarted/Finished; TALK_DETECT(remove) stops.',
     category: 'channel',
-    write({ channel, args }, value) {
+    write(call, value) {
+      const channel = channelOf(call, 'TALK_DETECT');
       const writer = channel.functions.get('TALK_DETECT');
       if (!writer) throw new InvalidError('Talk detection is not available');
-      writer(channel, args, value);
+      writer(channel, call.args, value);
     },
   },
 ];

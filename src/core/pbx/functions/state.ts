@@ -3,7 +3,7 @@
 import { splitArgs } from '../../dialplan/args.ts';
 import { DEVICE_STATES, DeviceStates, type DeviceStateValue } from '../../device-states.ts';
 import { InvalidError } from '../../errors.ts';
-import type { DialplanFunction, FunctionCall } from '../function-services.ts';
+import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
 /** `exten@context`, the context defaulting as func_extstate defaults it. */
 function extenAtContext(text: string, fallbackContext: string): { exten: string; context: string } {
@@ -16,7 +16,7 @@ function extenAtContext(text: string, fallbackContext: string): { exten: string;
 function exists(call: FunctionCall, context: string, exten: string, priorityText: string): boolean {
   const dialplan = call.services?.dialplan();
   if (!dialplan) return false;
-  const callerId = call.channel.caller.number || undefined;
+  const callerId = call.channel?.caller.number || undefined;
   const trimmed = priorityText.trim();
   if (trimmed === '' || /^\d+$/.test(trimmed)) return dialplan.exists(context, exten, trimmed === '' ? 1 : Number(trimmed), callerId);
   return dialplan.findLabel(context, exten, trimmed, callerId) !== undefined;
@@ -56,7 +56,7 @@ export const stateFunctions: readonly DialplanFunction[] = [
     summary: 'The device list of an extension\'s hint (context default: the channel\'s).',
     category: 'state',
     read(call) {
-      const { exten, context } = extenAtContext(call.args, call.channel.location.context);
+      const { exten, context } = extenAtContext(call.args, call.channel?.location.context ?? 'default');
       if (exten === '') return undefined;
       return call.services?.dialplan().hint(context, exten) ?? '';
     },
@@ -84,7 +84,7 @@ export const stateFunctions: readonly DialplanFunction[] = [
       // The priority is a number only (atoi, as func_dialplan reads it): a label reads as 0.
       const number = Number.parseInt(priority.trim(), 10);
       const wanted = priority.trim() === '' ? '1' : String(Number.isNaN(number) ? 0 : number);
-      return exists(call, context.trim() || call.channel.location.context, exten.trim(), wanted) ? '1' : '0';
+      return exists(call, context.trim() || channelOf(call, 'VALID_EXTEN').location.context, exten.trim(), wanted) ? '1' : '0';
     },
   },
 ];

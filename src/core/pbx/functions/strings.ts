@@ -9,6 +9,8 @@ import { sprintf } from './sprintf.ts';
 function variableValue(call: FunctionCall, name: string): string {
   const trimmed = name.trim();
   if (trimmed === '') return '';
+  // Without a channel (ARI's /asterisk/variable) the name is a global variable.
+  if (!call.channel) return call.services?.globals.get(trimmed) ?? '';
   return call.services?.variable(call.channel, trimmed) ?? call.channel.getVariable(trimmed) ?? '';
 }
 

@@ -3,7 +3,7 @@
 import { splitArgs } from '../../dialplan/args.ts';
 import { InvalidError } from '../../errors.ts';
 import { checkVariable } from '../../variable-limits.ts';
-import type { DialplanFunction, FunctionCall } from '../function-services.ts';
+import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
 /** Most entries one channel's SHARED() may hold. */
 export const MAX_SHARED_VARIABLES = 1024;
@@ -14,11 +14,12 @@ const HASH_FIELDS_VARIABLE = '~ODBCFIELDS~';
 
 /** The keys of a hash, inherited ones (`_~HASH~...`, `__~HASH~...`) included, in the order they were set. */
 function hashKeys(call: FunctionCall, hash: string): string[] {
+  const channel = channelOf(call, 'HASH');
   const keys: string[] = [];
-  for (const name of call.channel.variableNames()) {
+  for (const name of channel.variableNames()) {
     const bare = name.startsWith('__') ? name.slice(2) : name.startsWith('_') ? name.slice(1) : name;
     const prefix = `~HASH~${hash}~`;
-    if (bare.startsWith(prefix) && bare.endsWith('~') && bare.length > prefix.length && call.channel.getVariable(name) !== undefined) {
+    if (bare.startsWith(prefix) && bare.endsWith('~') && bare.length > prefix.length && channel.getVariable(name) !== undefined) {
       const key = bare.slice(prefix.length, -1);
       if (!keys.includes(key)) keys.push(key);
     }
@@ -28,7 +29,8 @@ function hashKeys(call: FunctionCall, hash: string): string[] {
 
 function hashValue(call: FunctionCall, hash: string, key: string): string {
   const name = hashVariable(hash, key);
-  return call.services?.variable(call.channel, name) ?? call.channel.getVariable(name) ?? '';
+  const channel = channelOf(call, 'HASH');
+  return call.services?.variable(channel, name) ?? channel.getVariable(name) ?? '';
 }
 
 /** Sets one key; a hash name starting with `_` or `__` makes the key inherited, as for variables. */
@@ -36,7 +38,7 @@ function setHashKey(call: FunctionCall, hash: string, key: string, value: string
   const inheritance = hash.startsWith('__') ? '__' : hash.startsWith('_') ? '_' : '';
   const name = inheritance + hashVariable(hash.slice(inheritance.length), key);
   checkVariable(name, value);
-  call.channel.setVariable(name, value === '' ? undefined : value);
+  channelOf(call, 'HASH').setVariable(name, value === '' ? undefined : value);
 }
 
 function requireName(text: string, what: string): string {
@@ -47,7 +49,7 @@ function requireName(text: string, what: string): string {
 
 /** The channel SHARED() addresses: the named one, or the caller's own. */
 function sharedChannel(call: FunctionCall, channelName: string | undefined) {
-  if (channelName === undefined || channelName.trim() === '') return call.channel;
+  if (channelName === undefined || channelName.trim() === '') return channelOf(call, 'SHARED');
   return call.services?.findChannel(channelName.trim());
 }
 
@@ -55,11 +57,12 @@ function sharedChannel(call: FunctionCall, channelName: string | undefined) {
 function crement(call: FunctionCall, step: number): string | undefined {
   const name = call.args.trim();
   if (name === '') return undefined;
-  const current = call.services?.variable(call.channel, name) ?? call.channel.getVariable(name) ?? '';
+  const channel = channelOf(call, step > 0 ? 'INC' : 'DEC');
+  const current = call.services?.variable(channel, name) ?? channel.getVariable(name) ?? '';
   if (!/^[+-]?\d{1,10}$/.test(current.trim())) return undefined;
   const next = Number.parseInt(current, 10) + step;
   if (next > 2147483647 || next < -2147483648) return undefined;
-  call.channel.setVariable(name, String(next));
+  channel.setVariable(name, String(next));
   return String(next);
 }
 
@@ -76,7 +79,7 @@ export const variableFunctions: readonly DialplanFunction[] = [
       const value = call.args.slice(equals + 1).trim();
       if (name === '' || name.includes('(')) return undefined;
       checkVariable(name, value);
-      call.channel.setVariable(name, value);
+      channelOf(call, 'SET').setVariable(name, value);
       return value;
     },
   },
@@ -117,7 +120,7 @@ export const variableFunctions: readonly DialplanFunction[] = [
       if (hash === '') return undefined;
       if (key !== undefined) return hashValue(call, hash, key);
       const keys = hashKeys(call, hash);
-      call.channel.setVariable(HASH_FIELDS_VARIABLE, keys.join(','));
+      channelOf(call, 'HASH').setVariable(HASH_FIELDS_VARIABLE, keys.join(','));
       return keys.map((k) => hashValue(call, hash, k)).join(',');
     },
     write(call, value) {
@@ -129,7 +132,7 @@ export const variableFunctions: readonly DialplanFunction[] = [
         return;
       }
       // The single-argument form: the keys a previous read (or a query) left in ~ODBCFIELDS~.
-      const fields = call.channel.getVariable(HASH_FIELDS_VARIABLE);
+      const fields = channelOf(call, 'HASH').getVariable(HASH_FIELDS_VARIABLE);
       if (!fields) throw new InvalidError('HASH(name)= needs the keys in ${~ODBCFIELDS~}');
       const keys = splitArgs(fields);
       const values = splitArgs(value, ',', keys.length);
@@ -156,7 +159,7 @@ export const variableFunctions: readonly DialplanFunction[] = [
       names.forEach((name, index) => {
         if (name === '') return;
         checkVariable(name, values[index]);
-        call.channel.setVariable(name, values[index] ?? '');
+        channelOf(call, 'ARRAY').setVariable(name, values[index] ?? '');
       });
     },
   },
