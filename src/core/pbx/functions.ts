@@ -8,6 +8,7 @@ import { MAX_VARIABLE_VALUE_LENGTH } from '../variable-limits.ts';
 import type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 import { astdbFunctions } from './functions/astdb.ts';
 import { channelFunctions } from './functions/channel.ts';
+import { executorFunctions } from './functions/executor.ts';
 import { logicFunctions } from './functions/logic.ts';
 import { stateFunctions } from './functions/state.ts';
 import { stringFunctions } from './functions/strings.ts';
@@ -18,7 +19,7 @@ export type { DialplanFunction, FunctionCall, FunctionServices } from './functio
 
 const REGISTRY: ReadonlyMap<string, DialplanFunction> = (() => {
   const registry = new Map<string, DialplanFunction>();
-  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...stateFunctions, ...astdbFunctions]) {
+  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions]) {
     if (registry.has(fn.name)) throw new Error(`dialplan function ${fn.name} declared twice`);
     registry.set(fn.name, fn);
   }
@@ -68,11 +69,8 @@ export function dialplanFunctions(): readonly DialplanFunction[] {
  */
 export function isKnownDialplanFunction(name: string, extraWriters?: { get(name: string): unknown }): boolean {
   const upper = name.toUpperCase();
-  return REGISTRY.has(upper) || EXECUTOR_FUNCTIONS.has(upper) || extraWriters?.get(upper) !== undefined;
+  return REGISTRY.has(upper) || extraWriters?.get(upper) !== undefined;
 }
-
-/** The executor's own functions (the Gosub stack's LOCAL/LOCAL_PEEK, TIMEOUT), read by Pbx.readFunction. */
-const EXECUTOR_FUNCTIONS: ReadonlySet<string> = new Set(['LOCAL', 'LOCAL_PEEK', 'TIMEOUT']);
 
 /** Whether `name` is one of the functions deliberately not provided (SHELL, CURL, ...). */
 export function isUnprovidedDialplanFunction(name: string): boolean {

@@ -7,9 +7,9 @@ import { substitute } from '../dialplan/substitute.ts';
 import type { DialplanStep } from '../dialplan/dialplan.ts';
 import type { AppOutcome, DialplanApplication } from './application.ts';
 import { builtinVariable, readChannelFunction } from './functions.ts';
-import { peekLocal, readLocal, writeLocal } from './gosub-stack.ts';
+import { writeLocal } from './gosub-stack.ts';
 import type { PbxServices } from './services.ts';
-import { readTimeout, writeTimeout } from './timeouts.ts';
+import { writeTimeout } from './timeouts.ts';
 
 /** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
 const STEPS_BEFORE_YIELD = 64;
@@ -50,18 +50,9 @@ export class Pbx {
     return [...this.applications.values()].map((application) => application.name).sort((a, b) => a.localeCompare(b));
   }
 
-  /** Reads a dialplan function as application data sees it. */
+  /** Reads a dialplan function as application data sees it (LOCAL and TIMEOUT included: the registry has them). */
   readFunction(channel: Channel, name: string, args: string): string | undefined {
-    switch (name.toUpperCase()) {
-      case 'LOCAL':
-        return readLocal(channel, args);
-      case 'LOCAL_PEEK':
-        return peekLocal(channel, args);
-      case 'TIMEOUT':
-        return readTimeout(channel, args);
-      default:
-        return readChannelFunction(channel, name, args);
-    }
+    return readChannelFunction(channel, name, args);
   }
 
   /**
