@@ -80,6 +80,15 @@ describe('functions in a dialplan run by a Local channel', () => {
   test('Set() with functions, read back over ARI; the astdb counter survives a restart', async () => {
     let server = await start();
     try {
+      // Every function this dialplan uses is known to the load-time check, but the deliberate NOPE().
+      const warnings = server.logLines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => entry.level >= 40);
+      assert.deepEqual(
+        warnings.map((entry) => entry.msg.replace(dialplanFile, 'extensions.conf')),
+        [
+          "extensions.conf:17: unknown function 'NOPE'",
+          'extensions.conf: 1 unknown function (NOPE); a call reaching an unknown application hangs up, an unknown function reads as empty',
+        ],
+      );
       const events = await server.events('app=fn-caller,fn-done');
       const subscribed = await server.ari('/applications/fn-done/subscription?eventSource=deviceState:Custom:fn-desk', { method: 'POST' });
       assert.equal(subscribed.status, 200);

@@ -427,7 +427,7 @@ describe('astdb functions', () => {
 
 describe('the registry', () => {
   test('names every function the issue lists, and refuses the ones reaching outside', () => {
-    for (const name of ['IF', 'IFTIME', 'ISNULL', 'EXISTS', 'LEN', 'CUT', 'FIELDQTY', 'FIELDNUM', 'LISTFILTER', 'REGEX', 'REPLACE', 'FILTER', 'TOUPPER', 'TOLOWER', 'SPRINTF', 'STRFTIME', 'STRPTIME', 'RAND', 'MATH', 'BASE64_ENCODE', 'BASE64_DECODE', 'URIENCODE', 'URIDECODE', 'QUOTE', 'CSV_QUOTE', 'HASH', 'HASHKEYS', 'ARRAY', 'GLOBAL', 'SHARED', 'CALLERID', 'CONNECTEDLINE', 'CHANNEL', 'DEVICE_STATE', 'EXTENSION_STATE', 'DB', 'DB_EXISTS', 'DB_DELETE', 'DB_KEYS', 'DIALPLAN_EXISTS', 'VALID_EXTEN', 'HANGUPCAUSE', 'TALK_DETECT']) {
+    for (const name of ['IF', 'IFTIME', 'ISNULL', 'EXISTS', 'LEN', 'CUT', 'FIELDQTY', 'FIELDNUM', 'LISTFILTER', 'REGEX', 'REPLACE', 'FILTER', 'TOUPPER', 'TOLOWER', 'SPRINTF', 'STRFTIME', 'STRPTIME', 'RAND', 'MATH', 'BASE64_ENCODE', 'BASE64_DECODE', 'URIENCODE', 'URIDECODE', 'QUOTE', 'CSV_QUOTE', 'HASH', 'HASHKEYS', 'ARRAY', 'GLOBAL', 'SHARED', 'CALLERID', 'CONNECTEDLINE', 'CHANNEL', 'DEVICE_STATE', 'EXTENSION_STATE', 'DB', 'DB_EXISTS', 'DB_DELETE', 'DB_KEYS', 'DIALPLAN_EXISTS', 'VALID_EXTEN', 'HANGUPCAUSE', 'TALK_DETECT', 'LOCAL', 'LOCAL_PEEK', 'TIMEOUT']) {
       assert.ok(isKnownDialplanFunction(name), name);
       assert.ok(isKnownDialplanFunction(name.toLowerCase()), `${name} in lower case`);
     }
