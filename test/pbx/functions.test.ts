@@ -449,4 +449,14 @@ describe('the registry', () => {
     }
     assert.equal(sub('${NOSUCHFUNC(1)}'), '');
   });
+
+  test('arguments shaped to multiply work stay cheap', () => {
+    channel.setVariable('DASHES', '-'.repeat(30_000));
+    const started = performance.now();
+    const cut = readChannelFunction(channel, 'CUT', `DASHES,-,${'1-&'.repeat(20_000)}1`);
+    assert.ok(cut !== undefined && cut.length <= MAX_VARIABLE_VALUE_LENGTH);
+    const ranges = Array.from({ length: 10_000 }, (_, i) => `\\x${(i % 200).toString(16).padStart(2, '0')}-\\xff`).join('');
+    assert.equal(readChannelFunction(channel, 'FILTER', `${ranges},abc`), 'abc');
+    assert.ok(performance.now() - started < 2000, `took ${performance.now() - started} ms`);
+  });
 });

@@ -42,6 +42,11 @@ function fields(value: string, delimiter: string): string[] {
   return value.split(delimiter[0]);
 }
 
+/** CUT answers at most this many fields, however many times a specification repeats them. */
+const MAX_PICKED_FIELDS = 65536;
+/** FILTER's allowed set stops growing here, however many ranges its specification lists. */
+const MAX_ALLOWED_CHARACTERS = 65536;
+
 /** CUT's field specification: `2`, `2-4`, `2-`, `-3`, joined with `&`; undefined when malformed. */
 function cut(value: string, delimiter: string, spec: string): string | undefined {
   const parts = fields(value, delimiter);
@@ -52,7 +57,7 @@ function cut(value: string, delimiter: string, spec: string): string | undefined
     const start = match[1] === '' ? 1 : Number(match[1]);
     const end = match[2] === '' ? start : match[3] === '' ? parts.length : Number(match[3]);
     if (start < 1) return undefined;
-    for (let i = start; i <= Math.min(end, parts.length); i++) picked.push(parts[i - 1]);
+    for (let i = start; i <= Math.min(end, parts.length) && picked.length < MAX_PICKED_FIELDS; i++) picked.push(parts[i - 1]);
   }
   return picked.join(delimiter[0]);
 }
@@ -66,7 +71,7 @@ function allowedCharacters(spec: string): Set<number> {
       const from = chars[i];
       const to = chars[i + 2];
       // A range is at most the size of a byte's worth of characters, as Asterisk's unsigned char.
-      for (let c = from; c <= to && c - from < 256; c++) allowed.add(c);
+      for (let c = from; c <= to && c - from < 256 && allowed.size < MAX_ALLOWED_CHARACTERS; c++) allowed.add(c);
       i += 2;
     } else {
       allowed.add(chars[i]);
