@@ -11,6 +11,8 @@ import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from './dynamic-config/store.ts';
 import { DeviceStates } from './device-states.ts';
 import { DerivedDeviceStates } from './derived-device-states.ts';
+import { AstDb } from './astdb.ts';
+import { ExtensionStates } from './extension-states.ts';
 import { Endpoints } from './endpoints.ts';
 import { MessageRouter } from './messages.ts';
 import { PjsipEndpoints } from './pjsip-endpoints.ts';
@@ -45,6 +47,9 @@ import { TalkDetection } from './talk-detect.ts';
 import { Playbacks } from './playback/playbacks.ts';
 import { Sounds } from './sounds.ts';
 import { readFileSync } from 'node:fs';
+
+/** How many ended channels HANGUPCAUSE() remembers. */
+const MAX_RECENT_HANGUPS = 1024;
 
 export interface CoreOptions {
   readonly config: PatchbayConfig;
@@ -112,6 +117,8 @@ export class Core {
   /** Media played to channels and bridges (ARI playbacks and the dialplan's Playback). */
   readonly playbacks: Playbacks;
   readonly pbx: Pbx;
+  /** Extension states from the dialplan's hints (EXTENSION_STATE(), watchers). */
+  readonly extensionStates: ExtensionStates;
   /** The channel technologies (modules `chan_*.so`) and the contexts they run with. */
   readonly technologies: Technologies;
   #dialplan: Dialplan;
@@ -119,6 +126,10 @@ export class Core {
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
   #database: SqliteDatabase | undefined;
+  /** The astdb (DB() in the dialplan), in the database; open between start() and stop(). */
+  #astdb: AstDb | undefined;
+  /** Hang-up causes of the last channels to end, for HANGUPCAUSE(); oldest dropped first. */
+  readonly #recentHangups = new Map<string, { cause: number; linkedId: string }>();
   #sqliteConfig: SqliteBackend | undefined;
   /** Remembered across restarts of the database: the module's state, not the backend's, decides. */
   #sqliteConfigWrites = true;
@@ -223,6 +234,27 @@ export class Core {
     });
     registerDialplanApplications(this.pbx);
     this.checkDialplan();
+    this.extensionStates = new ExtensionStates({
+      deviceStates: this.deviceStates,
+      dialplan: () => this.#dialplan,
+      reportError: (err) => this.log.error({ err }, 'extension state watcher failed; carrying on'),
+    });
+    this.channels.onDestroyed((channel) => {
+      this.#recentHangups.delete(channel.name);
+      this.#recentHangups.set(channel.name, { cause: channel.hangupCause ?? 0, linkedId: channel.linkedId });
+      if (this.#recentHangups.size > MAX_RECENT_HANGUPS) this.#recentHangups.delete(this.#recentHangups.keys().next().value!);
+    });
+    this.channels.functions.attach({
+      globals: this.globalVars,
+      dialplan: () => this.#dialplan,
+      variable: (channel, name) => this.pbx.variable(channel, name),
+      findChannel: (nameOrId) => this.channels.get(nameOrId),
+      astdb: () => this.#astdb,
+      deviceStates: this.deviceStates,
+      extensionStates: this.extensionStates,
+      shared: new WeakMap(),
+      recentHangups: this.#recentHangups,
+    });
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.technologies = new Technologies({
       channels: this.channels,
@@ -247,6 +279,7 @@ export class Core {
       reload: () => {
         this.#dialplan = this.loadDialplan();
         this.checkDialplan();
+        this.extensionStates.watchHints();
       },
     });
 
@@ -305,6 +338,12 @@ export class Core {
     return this.#database;
   }
 
+  /** The astdb; open between start() and stop(). */
+  get astdb(): AstDb {
+    if (!this.#astdb) throw new Error('The astdb is not open: the core has not been started');
+    return this.#astdb;
+  }
+
   async start(): Promise<void> {
     // No console channel by default: the server's own log already goes to the console (one output).
     this.logChannels.openDefaults({ console: false });
@@ -313,6 +352,8 @@ export class Core {
     this.#sqliteConfig.setWritesEnabled(this.#sqliteConfigWrites);
     this.dynamicConfig.attachBackend(this.#sqliteConfig);
     this.deviceStates.open(this.#database);
+    this.#astdb = new AstDb(this.#database);
+    this.extensionStates.watchHints();
     this.mailboxes.open(this.#database);
     if (this.config.ari.eventLog.persist) this.eventLog.open(this.#database);
     this.eventLog.start();
@@ -348,6 +389,7 @@ export class Core {
     this.dynamicConfig.detachBackend('sqlite');
     this.#sqliteConfig = undefined;
     this.deviceStates.close();
+    this.#astdb = undefined;
     this.mailboxes.close();
     // The events of the shutdown itself (hang-ups) are written before the database closes.
     this.applications.close();

@@ -3,11 +3,14 @@
 // is read-only. Any device state may be subscribed to.
 import type { Applications } from './applications.ts';
 import type { SqliteDatabase } from './database.ts';
-import { ConflictError, NotFoundError } from './errors.ts';
+import { ConflictError, InvalidError, NotFoundError } from './errors.ts';
 import { formatAriDate } from './time.ts';
 
 export const DEVICE_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'ONHOLD'] as const;
 export type DeviceStateValue = (typeof DEVICE_STATES)[number];
+
+/** Most `Custom:` devices a dialplan may create. */
+export const MAX_CUSTOM_DEVICES = 10_000;
 
 export interface DeviceStateSnapshot {
   readonly name: string;
@@ -15,13 +18,19 @@ export interface DeviceStateSnapshot {
 }
 
 const CONTROLLED_PREFIX = 'stasis:';
+/** Devices the dialplan sets with DEVICE_STATE(Custom:name)=STATE, as func_devstate provides. */
+const CUSTOM_PREFIX = 'custom:';
+
+export type DeviceStateListener = (change: DeviceStateSnapshot) => void;
 
 /** Derives the state of a device that is not controlled through ARI, or undefined when unknown. */
 export type DeviceStateProvider = (name: string) => DeviceStateValue | undefined;
 
 export class DeviceStates {
   private readonly controlled = new Map<string, DeviceStateValue>();
+  private readonly custom = new Map<string, DeviceStateValue>();
   private readonly providers: DeviceStateProvider[] = [];
+  private readonly listeners: DeviceStateListener[] = [];
   private database: SqliteDatabase | undefined;
 
   constructor(private readonly applications: Applications) {}
@@ -30,13 +39,18 @@ export class DeviceStates {
     return name.toLowerCase().startsWith(CONTROLLED_PREFIX);
   }
 
+  static isCustom(name: string): boolean {
+    return name.toLowerCase().startsWith(CUSTOM_PREFIX) && name.length > CUSTOM_PREFIX.length;
+  }
+
   /** Loads the persisted controlled states. */
   open(database: SqliteDatabase): void {
     this.database = database;
     database.exec('CREATE TABLE IF NOT EXISTS device_states (name TEXT PRIMARY KEY, state TEXT NOT NULL)');
     this.controlled.clear();
+    this.custom.clear();
     for (const row of database.prepare('SELECT name, state FROM device_states').all() as DeviceStateSnapshot[]) {
-      this.controlled.set(row.name, row.state);
+      (DeviceStates.isCustom(row.name) ? this.custom : this.controlled).set(row.name, row.state);
     }
   }
 
@@ -48,12 +62,17 @@ export class DeviceStates {
     this.providers.push(provider);
   }
 
+  /** Told of every change (controlled, custom and derived), after the event is published. */
+  onChange(listener: DeviceStateListener): void {
+    this.listeners.push(listener);
+  }
+
   list(): DeviceStateSnapshot[] {
     return [...this.controlled].map(([name, state]) => ({ name, state }));
   }
 
   get(name: string): DeviceStateSnapshot {
-    const controlled = this.controlled.get(name);
+    const controlled = this.controlled.get(name) ?? this.custom.get(name);
     if (controlled) return { name, state: controlled };
     for (const provider of this.providers) {
       const state = provider(name);
@@ -76,12 +95,26 @@ export class DeviceStates {
     this.changed(name, 'UNKNOWN');
   }
 
+  /**
+   * Sets a `Custom:` device (DEVICE_STATE() in the dialplan): persisted like the ARI-controlled
+   * ones, and DeviceStateChanged goes to its subscribers when the state changes.
+   */
+  setCustom(name: string, state: DeviceStateValue): void {
+    if (!DeviceStates.isCustom(name)) throw new InvalidError(`Only Custom: devices can be set from the dialplan: ${name}`);
+    const before = this.custom.get(name);
+    if (before === undefined && this.custom.size >= MAX_CUSTOM_DEVICES) throw new InvalidError(`Too many Custom: devices (${MAX_CUSTOM_DEVICES})`);
+    this.custom.set(name, state);
+    this.database?.prepare('INSERT INTO device_states (name, state) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = excluded.state').run(name, state);
+    if (before !== state) this.changed(name, state);
+  }
+
   /** Owners of derived device states call this when one changes. */
   changed(name: string, state: DeviceStateValue): void {
     this.applications.publish(
       { type: 'DeviceStateChanged', timestamp: formatAriDate(), device_state: { name, state } },
       { deviceNames: [name] },
     );
+    for (const listener of this.listeners) listener({ name, state });
   }
 
   private checkControlled(name: string): void {

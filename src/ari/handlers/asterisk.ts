@@ -5,6 +5,8 @@ import type { Core } from '../../core/core.ts';
 import type { ConfigTuple } from '../../core/dynamic-config/types.ts';
 import { describeBuild, patchbayVersion, processIdentity } from '../../core/system-info.ts';
 import { formatAriDate } from '../../core/time.ts';
+import { parseFunctionCall, writeFunctionWithoutChannel } from '../../core/pbx/functions.ts';
+import { checkVariable } from '../../core/variable-limits.ts';
 
 const INFO_SECTIONS = ['build', 'system', 'config', 'status'] as const;
 type InfoSection = (typeof INFO_SECTIONS)[number];
@@ -127,6 +129,14 @@ export const asteriskHandlers = defineHandlers('asterisk', {
 
   setGlobalVar: ({ variable, value }, { core }) => {
     if (variable === '') throw new AriError(400, 'Variable name is required');
+    // As pbx_builtin_setvar_helper: a name ending in `)` writes a function (`DB(family/key)`).
+    const call = variable.endsWith(')') ? parseFunctionCall(variable) : undefined;
+    const services = core.channels.functions.services;
+    if (call && services) {
+      checkVariable(variable, value);
+      writeFunctionWithoutChannel(services, call[0], call[1], value ?? '');
+      return;
+    }
     core.globalVars.set(variable, value);
   },
 });

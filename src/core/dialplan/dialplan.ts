@@ -121,6 +121,17 @@ export class Dialplan {
     return this.search(context, exten, undefined, 'exact', (extension) => extension.hint);
   }
 
+  /** Every hint of every context, as written (extensions with a hint that are not patterns). */
+  hints(): { context: string; exten: string; hint: string }[] {
+    const hints: { context: string; exten: string; hint: string }[] = [];
+    for (const [context, loaded] of this.loaded) {
+      for (const extension of loaded.extensions) {
+        if (extension.hint !== undefined && !extension.isPattern) hints.push({ context, exten: extension.name, hint: extension.hint });
+      }
+    }
+    return hints;
+  }
+
   private search<T>(
     context: string,
     dialed: string,

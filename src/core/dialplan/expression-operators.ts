@@ -10,6 +10,7 @@ import {
   ZERO,
   type ExpressionValue,
 } from './expression-value.ts';
+import { boundedSubject, compileBoundedRegex } from './bounded-regex.ts';
 
 /** What Asterisk answers for a division by zero or by a string. */
 const INT_MAX = 2147483647;
@@ -117,29 +118,12 @@ export function concatenate(a: ExpressionValue, b: ExpressionValue): ExpressionV
 export function regexMatch(subject: ExpressionValue, pattern: ExpressionValue, anchored: boolean): ExpressionValue {
   let regex: RegExp;
   try {
-    regex = new RegExp(fromPosixClasses(unquoted(pattern)));
+    regex = compileBoundedRegex(unquoted(pattern));
   } catch {
     return textValue('');
   }
-  const groups = new RegExp(`${regex.source}|`).exec('')!.length - 1;
-  const match = regex.exec(unquoted(subject));
+  const groups = new RegExp(`${regex.source}|`, regex.flags).exec('')!.length - 1;
+  const match = regex.exec(boundedSubject(unquoted(subject)));
   if (!match || (anchored && match.index !== 0)) return groups > 0 ? textValue('') : ZERO;
   return match[1] !== undefined ? textValue(match[1]) : numberValue(match[0].length);
-}
-
-const POSIX_CLASSES: Record<string, string> = {
-  alnum: 'A-Za-z0-9',
-  alpha: 'A-Za-z',
-  blank: ' \\t',
-  digit: '0-9',
-  lower: 'a-z',
-  punct: '!-\\/:-@\\[-`{-~',
-  space: '\\s',
-  upper: 'A-Z',
-  xdigit: '0-9A-Fa-f',
-};
-
-/** POSIX extended regular expressions are JavaScript's except for `[[:class:]]`. */
-function fromPosixClasses(pattern: string): string {
-  return pattern.replace(/\[:([a-z]+):\]/g, (whole, name: string) => POSIX_CLASSES[name] ?? whole);
 }

@@ -1,7 +1,81 @@
-// Dialplan functions on channels: reading `CALLERID(name)`, `CHANNEL(state)`, ... and writing
-// those that can be set (`Set(CALLERID(num)=...)`, ARI setChannelVar on a function name).
+// Dialplan functions on channels: one declaration each (src/core/pbx/functions/*.ts) in one
+// registry, read by substitution (`${CUT(...)}`), ARI getChannelVar and `$[...]`, written by
+// Set(), ARI setChannelVar and originate variables. The README's and docs' function lists are
+// generated from it (scripts/functions-docs.ts).
 import type { Channel } from '../channels/channel.ts';
 import { InvalidError } from '../errors.ts';
+import { MAX_VARIABLE_VALUE_LENGTH } from '../variable-limits.ts';
+import type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
+import { astdbFunctions } from './functions/astdb.ts';
+import { channelFunctions } from './functions/channel.ts';
+import { executorFunctions } from './functions/executor.ts';
+import { logicFunctions } from './functions/logic.ts';
+import { stateFunctions } from './functions/state.ts';
+import { stringFunctions } from './functions/strings.ts';
+import { timeFunctions } from './functions/time.ts';
+import { variableFunctions } from './functions/variables.ts';
+
+export type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
+
+const REGISTRY: ReadonlyMap<string, DialplanFunction> = (() => {
+  const registry = new Map<string, DialplanFunction>();
+  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions]) {
+    if (registry.has(fn.name)) throw new Error(`dialplan function ${fn.name} declared twice`);
+    registry.set(fn.name, fn);
+  }
+  return registry;
+})();
+
+/**
+ * Functions Asterisk has that reach outside the server (run programs, write files, fetch URLs,
+ * query other databases): Patchbay does not provide them, and the load-time check names them.
+ */
+export const UNPROVIDED_DIALPLAN_FUNCTIONS: ReadonlyMap<string, string> = new Map([
+  ['SHELL', 'runs a shell command'],
+  ['SYSTEM', 'runs a shell command'],
+  ['FILE', 'reads and writes files'],
+  ['FILE_COUNT_LINE', 'reads files'],
+  ['FILE_FORMAT', 'reads files'],
+  ['STAT', 'reads file metadata'],
+  ['ENV', 'reads and writes the server\'s environment'],
+  ['CURL', 'fetches URLs'],
+  ['CURLOPT', 'fetches URLs'],
+  ['ODBC', 'queries external databases'],
+  ['ODBC_FETCH', 'queries external databases'],
+  ['REALTIME', 'queries external databases'],
+  ['REALTIME_STORE', 'writes external databases'],
+  ['REALTIME_DESTROY', 'writes external databases'],
+  ['REALTIME_FIELD', 'queries external databases'],
+  ['REALTIME_HASH', 'queries external databases'],
+  ['SQL_ESC', 'quotes for external databases'],
+]);
+
+/** The same names, as the load-time dialplan check takes them. */
+export const FUNCTIONS_WITH_OUTSIDE_EFFECTS: ReadonlySet<string> = new Set(UNPROVIDED_DIALPLAN_FUNCTIONS.keys());
+
+/** The names of every provided function, in declaration order. */
+export function dialplanFunctionNames(): string[] {
+  return [...REGISTRY.keys()];
+}
+
+/** Every provided function's declaration, in declaration order (for the docs). */
+export function dialplanFunctions(): readonly DialplanFunction[] {
+  return [...REGISTRY.values()];
+}
+
+/**
+ * Whether the dialplan can call function `name` (case-insensitive). Also true for writable
+ * functions another subsystem registers on a channel table at run time (`extraWriters`).
+ */
+export function isKnownDialplanFunction(name: string, extraWriters?: { get(name: string): unknown }): boolean {
+  const upper = name.toUpperCase();
+  return REGISTRY.has(upper) || extraWriters?.get(upper) !== undefined;
+}
+
+/** Whether `name` is one of the functions deliberately not provided (SHELL, CURL, ...). */
+export function isUnprovidedDialplanFunction(name: string): boolean {
+  return UNPROVIDED_DIALPLAN_FUNCTIONS.has(name.toUpperCase());
+}
 
 /** `NAME(args)` → [NAME, args], or undefined when `text` is a plain variable name. */
 export function parseFunctionCall(text: string): [string, string] | undefined {
@@ -10,130 +84,105 @@ export function parseFunctionCall(text: string): [string, string] | undefined {
   return [text.slice(0, open).toUpperCase(), text.slice(open + 1, -1)];
 }
 
-function partyField(party: { name: string; number: string }, field: string): string | undefined {
-  switch (field.toLowerCase()) {
-    case 'name':
-      return party.name;
-    case 'num':
-    case 'number':
-      return party.number;
-    case 'all':
-    case '':
-      return party.name ? `"${party.name}" <${party.number}>` : party.number;
-    default:
-      return undefined;
-  }
+function callOf(channel: Channel, args: string): FunctionCall {
+  return { channel, args, services: channel.functions.services };
 }
 
-/** Reads a function; undefined when the function or its argument is unknown. */
+/** Asterisk's substitution buffers truncate; so do we, at the variable value limit. */
+function bounded(value: string | undefined): string | undefined {
+  return value !== undefined && value.length > MAX_VARIABLE_VALUE_LENGTH ? value.slice(0, MAX_VARIABLE_VALUE_LENGTH) : value;
+}
+
+/**
+ * Reads a function; undefined when the function is unknown, cannot be read, or refuses its
+ * arguments (substituted as nothing, as Asterisk does after logging).
+ */
 export function readChannelFunction(channel: Channel, name: string, args: string): string | undefined {
-  switch (name.toUpperCase()) {
-    case 'CALLERID':
-      return partyField(channel.caller, args);
-    case 'CONNECTEDLINE':
-      return partyField(channel.connected, args);
-    case 'CHANNEL':
-      switch (args.toLowerCase()) {
-        case 'name':
-          return channel.name;
-        case 'uniqueid':
-          return channel.id;
-        case 'linkedid':
-          return channel.linkedId;
-        case 'state':
-          return channel.state;
-        case 'language':
-          return channel.language;
-        case 'accountcode':
-          return channel.accountcode;
-        case 'channeltype':
-          return channel.technology;
-        case 'context':
-          return channel.location.context;
-        case 'exten':
-          return channel.location.exten;
-        case 'hangupcause':
-          return String(channel.hangupCause ?? 0);
-        case 'musicclass':
-          return channel.getVariable('__MUSICCLASS') ?? 'default';
-        default:
-          return undefined;
-      }
-    case 'LEN':
-      return String(args.length);
-    default:
-      return undefined;
+  const fn = REGISTRY.get(name.toUpperCase());
+  if (!fn?.read) return undefined;
+  try {
+    return bounded(fn.read(callOf(channel, args)));
+  } catch (error) {
+    if (error instanceof InvalidError) return undefined;
+    throw error;
   }
 }
 
 /** Writes a function; throws InvalidError when it cannot be written. */
 export function writeChannelFunction(channel: Channel, name: string, args: string, value: string): void {
   const upper = name.toUpperCase();
-  const parseParty = (): { name?: string; number?: string } => {
-    const field = args.toLowerCase();
-    if (field === 'name') return { name: value };
-    if (field === 'num' || field === 'number') return { number: value };
-    if (field === 'all' || field === '') {
-      const match = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(value);
-      return match ? { name: match[1], number: match[2] } : { number: value };
-    }
-    throw new InvalidError(`Unknown ${upper} field: ${args}`);
-  };
-  switch (upper) {
-    case 'CALLERID':
-      channel.setCaller(parseParty());
-      return;
-    case 'CONNECTEDLINE':
-      channel.setConnected(parseParty());
-      return;
-    case 'CHANNEL':
-      if (args.toLowerCase() === 'language') {
-        channel.language = value;
-        return;
-      }
-      if (args.toLowerCase() === 'accountcode') {
-        channel.accountcode = value;
-        return;
-      }
-      if (args.toLowerCase() === 'musicclass') {
-        channel.setVariable('__MUSICCLASS', value);
-        return;
-      }
-      throw new InvalidError(`CHANNEL(${args}) cannot be written`);
-    default: {
-      // Setters other subsystems provide (TALK_DETECT is the media engine's), per channel table.
-      const writer = channel.functions.get(upper);
-      if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
-      writer(channel, args, value);
-    }
+  const fn = REGISTRY.get(upper);
+  if (fn?.write) {
+    fn.write(callOf(channel, args), value);
+    return;
   }
+  if (fn) throw new InvalidError(`${upper}() cannot be written`);
+  // Setters other subsystems provide on the channel table and that have no declaration here.
+  const writer = channel.functions.get(upper);
+  if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
+  writer(channel, args, value);
 }
 
 /**
- * Every function name the dialplan can use: those read or written above, GLOBAL (Set writes it),
- * TALK_DETECT (the media engine's writer), and the executor's own LOCAL/LOCAL_PEEK (gosub-stack.ts)
- * and TIMEOUT (timeouts.ts). The load-time check asks this, so a name added to the readers or
- * writers belongs here too.
+ * Writes a function without a channel, as ARI's setGlobalVar does for a name ending in `)`
+ * (`DB(family/key)`, `GLOBAL(name)`, `DEVICE_STATE(Custom:x)`); InvalidError when it refuses,
+ * also for the functions that need a channel.
  */
-const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set([
-  'CALLERID',
-  'CONNECTEDLINE',
-  'CHANNEL',
-  'LEN',
-  'GLOBAL',
-  'TALK_DETECT',
-  'LOCAL',
-  'LOCAL_PEEK',
-  'TIMEOUT',
+export function writeFunctionWithoutChannel(services: FunctionServices, name: string, args: string, value: string): void {
+  const upper = name.toUpperCase();
+  const fn = REGISTRY.get(upper);
+  if (!fn) throw new InvalidError(`Unknown function: ${upper}`);
+  if (!fn.write) throw new InvalidError(`${upper}() cannot be written`);
+  fn.write({ channel: undefined, args, services }, value);
+}
+
+/** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */
+const BUILTIN_CHANNEL_FIELDS: ReadonlyMap<string, string> = new Map([
+  ['CHANNEL', 'name'],
+  ['UNIQUEID', 'uniqueid'],
+  ['LINKEDID', 'linkedid'],
+  ['CONTEXT', 'context'],
+  ['EXTEN', 'exten'],
+  ['PRIORITY', 'priority'],
+  ['HANGUPCAUSE', 'hangupcause'],
+  ['LANGUAGE', 'language'],
+  ['ACCOUNTCODE', 'accountcode'],
 ]);
 
-/** Whether the dialplan function `name` (any case) exists. */
-export function isKnownDialplanFunction(name: string): boolean {
-  return KNOWN_FUNCTIONS.has(name.toUpperCase());
-}
+/** Built-in variables that are another name for a CALLERID() field. */
+const BUILTIN_CALLER_FIELDS: ReadonlyMap<string, string> = new Map([
+  ['CALLERID', 'all'],
+  ['CALLERIDNUM', 'num'],
+  ['CALLERIDNAME', 'name'],
+  ['DNID', 'dnid'],
+  ['RDNIS', 'rdnis'],
+]);
 
 /**
- * Functions Patchbay deliberately does not provide because they act outside the server (run
- * programs, write files, fetch URLs); the load-time check names them apart from unknown ones.
+ * The variables Asterisk computes rather than stores (pbx_builtin_getvar_helper): `${EXTEN}`,
+ * `${EPOCH}`, `${HANGUPCAUSE}`... A channel variable of the same name wins, as in Asterisk.
  */
-export const FUNCTIONS_WITH_OUTSIDE_EFFECTS: ReadonlySet<string> = new Set(['SHELL', 'FILE', 'FILE_COUNT_LINE', 'FILE_FORMAT', 'CURL', 'CURLOPT', 'ODBC', 'ODBC_FETCH']);
+export function builtinVariable(channel: Channel, name: string): string | undefined {
+  const field = BUILTIN_CHANNEL_FIELDS.get(name);
+  if (field !== undefined) return readChannelFunction(channel, 'CHANNEL', field);
+  const callerField = BUILTIN_CALLER_FIELDS.get(name);
+  if (callerField !== undefined) return readChannelFunction(channel, 'CALLERID', callerField);
+  switch (name) {
+    case 'EPOCH':
+      return String(Math.floor(Date.now() / 1000));
+    case 'DATETIME': {
+      const now = new Date();
+      const two = (n: number): string => String(n).padStart(2, '0');
+      return `${two(now.getDate())}${two(now.getMonth() + 1)}${now.getFullYear()}-${two(now.getHours())}:${two(now.getMinutes())}:${two(now.getSeconds())}`;
+    }
+    case 'TIMESTAMP': {
+      const now = new Date();
+      const two = (n: number): string => String(n).padStart(2, '0');
+      return `${now.getFullYear()}${two(now.getMonth() + 1)}${two(now.getDate())}-${two(now.getHours())}${two(now.getMinutes())}${two(now.getSeconds())}`;
+    }
+    case 'HINT':
+      return readChannelFunction(channel, 'HINT', `${channel.location.exten}@${channel.location.context}`);
+    default:
+      return undefined;
+  }
+}

@@ -6,10 +6,10 @@ import { splitArgs } from '../dialplan/args.ts';
 import { substitute } from '../dialplan/substitute.ts';
 import type { DialplanStep } from '../dialplan/dialplan.ts';
 import type { AppOutcome, DialplanApplication } from './application.ts';
-import { readChannelFunction } from './functions.ts';
-import { peekLocal, readLocal, writeLocal } from './gosub-stack.ts';
+import { builtinVariable, readChannelFunction } from './functions.ts';
+import { writeLocal } from './gosub-stack.ts';
 import type { PbxServices } from './services.ts';
-import { readTimeout, writeTimeout } from './timeouts.ts';
+import { writeTimeout } from './timeouts.ts';
 
 /** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
 const STEPS_BEFORE_YIELD = 64;
@@ -50,18 +50,9 @@ export class Pbx {
     return [...this.applications.values()].map((application) => application.name).sort((a, b) => a.localeCompare(b));
   }
 
-  /** Reads a dialplan function as application data sees it. */
+  /** Reads a dialplan function as application data sees it (LOCAL and TIMEOUT included: the registry has them). */
   readFunction(channel: Channel, name: string, args: string): string | undefined {
-    switch (name.toUpperCase()) {
-      case 'LOCAL':
-        return readLocal(channel, args);
-      case 'LOCAL_PEEK':
-        return peekLocal(channel, args);
-      case 'TIMEOUT':
-        return readTimeout(channel, args);
-      default:
-        return readChannelFunction(channel, name, args);
-    }
+    return readChannelFunction(channel, name, args);
   }
 
   /**
@@ -207,19 +198,4 @@ export class Pbx {
       if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
     }
   }
-}
-
-/** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */
-const BUILTIN_CHANNEL_FIELDS: ReadonlyMap<string, string> = new Map([
-  ['CHANNEL', 'name'],
-  ['UNIQUEID', 'uniqueid'],
-  ['LINKEDID', 'linkedid'],
-  ['CONTEXT', 'context'],
-  ['EXTEN', 'exten'],
-]);
-
-function builtinVariable(channel: Channel, name: string): string | undefined {
-  if (name === 'PRIORITY') return String(channel.location.priority);
-  const field = BUILTIN_CHANNEL_FIELDS.get(name);
-  return field === undefined ? undefined : readChannelFunction(channel, 'CHANNEL', field);
 }

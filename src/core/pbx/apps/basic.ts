@@ -58,17 +58,17 @@ export const set: DialplanApplication = {
     const name = rawData.slice(0, equals).trim();
     const value = rawData.slice(equals + 1);
     const call = parseFunctionCall(name);
-    if (name.startsWith('GLOBAL(')) services.globals.set(name.slice(7, -1), value);
-    else if (call) {
-      // As Asterisk: a function that cannot be written is a warning, and the dialplan goes on.
-      try {
-        writeChannelFunction(channel, call[0], call[1], value);
-      } catch (error) {
-        if (!(error instanceof InvalidError)) throw error;
-        services.log.warn({ channel: channel.name }, `Set: ${error.message}`);
-      }
+    if (!call) {
+      channel.setVariable(name, value);
+      return 'next';
     }
-    else channel.setVariable(name, value);
+    try {
+      writeChannelFunction(channel, call[0], call[1], value);
+    } catch (error) {
+      // As Asterisk: a function that refuses the write is logged and the dialplan goes on.
+      if (!(error instanceof InvalidError)) throw error;
+      services.log.warn({ channel: channel.name, function: call[0] }, `Set: ${error.message}`);
+    }
     return 'next';
   },
 };

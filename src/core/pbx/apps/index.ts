@@ -2,6 +2,7 @@
 // table of supported applications is generated from (scripts/docs-dialplan.ts).
 import type { DialplanApplication } from '../application.ts';
 import type { Pbx } from '../pbx.ts';
+import { dbDel, dbDelTree } from './astdb.ts';
 import { answer, hangup, noOp, set, wait } from './basic.ts';
 import { execIf, gotoIfTime, type ApplicationLookup } from './conditional.ts';
 import { dialApplication } from './dial.ts';
@@ -65,6 +66,8 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     chanIsAvail,
     resetCdr,
     noCdr,
+    dbDel,
+    dbDelTree,
   ];
 }
 

@@ -1,0 +1,19 @@
+// Writes the dialplan function lists of README.md and docs/dialplan-functions.md from the registry
+// in src/core/pbx/functions.ts (`npm run docs:functions`). test/pbx/functions-docs.test.ts fails
+// when the files and the registry differ.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderFunctionsDoc, renderReadmeFunctions, replaceBetweenMarkers } from '../src/core/pbx/function-docs.ts';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+for (const [file, body] of [
+  ['README.md', renderReadmeFunctions()],
+  ['docs/dialplan-functions.md', renderFunctionsDoc()],
+] as const) {
+  const full = path.join(root, file);
+  const before = fs.readFileSync(full, 'utf8');
+  const after = replaceBetweenMarkers(before, body, file);
+  if (after !== before) fs.writeFileSync(full, after);
+  console.log(after === before ? `${file}: functions up to date` : `${file}: functions rewritten`);
+}

@@ -1,0 +1,110 @@
+// Asterisk's internal database (astdb): family/key → value pairs the dialplan reads and writes
+// with DB(), DB_EXISTS(), DB_DELETE(), DB_KEYS() and DBdeltree(), kept in the server's SQLite so
+// they survive restarts. Entries are stored under their full path `/family/key` as Asterisk does,
+// which makes a family (or a key's prefix up to a `/`) a range of the primary key.
+import type { SqliteDatabase } from './database.ts';
+import { InvalidError } from './errors.ts';
+import { MAX_VARIABLE_VALUE_LENGTH } from './variable-limits.ts';
+
+/** Longest `family/key`, in characters. */
+export const MAX_ASTDB_PATH_LENGTH = 512;
+/** Most entries the database holds; a write beyond answers an error instead of growing the file. */
+export const MAX_ASTDB_ENTRIES = 100_000;
+/** Most keys one DB_KEYS() lists. */
+export const MAX_ASTDB_KEYS_LISTED = 1000;
+
+/** `/` sorts just before `0`: every path beginning with `prefix/` lies in [prefix/, prefix0). */
+const upperBound = (prefix: string): string => `${prefix.slice(0, -1)}0`;
+
+export class AstDb {
+  #count: number;
+
+  constructor(private readonly database: SqliteDatabase) {
+    database.exec('CREATE TABLE IF NOT EXISTS astdb (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    this.#count = (database.prepare('SELECT COUNT(*) AS n FROM astdb').get() as { n: number }).n;
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.#count;
+  }
+
+  get(family: string, key: string): string | undefined {
+    const row = this.database.prepare('SELECT value FROM astdb WHERE key = ?').get(path(family, key)) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  put(family: string, key: string, value: string): void {
+    if (value.length > MAX_VARIABLE_VALUE_LENGTH) throw new InvalidError(`astdb value longer than ${MAX_VARIABLE_VALUE_LENGTH} characters`);
+    const full = path(family, key);
+    const exists = this.database.prepare('SELECT 1 FROM astdb WHERE key = ?').get(full) !== undefined;
+    if (!exists && this.#count >= MAX_ASTDB_ENTRIES) throw new InvalidError(`astdb is full (${MAX_ASTDB_ENTRIES} entries)`);
+    this.database.prepare('INSERT INTO astdb (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(full, value);
+    if (!exists) this.#count++;
+  }
+
+  /** Removes one entry; false when it did not exist. */
+  delete(family: string, key: string): boolean {
+    const removed = this.database.prepare('DELETE FROM astdb WHERE key = ?').run(path(family, key)).changes > 0;
+    if (removed) this.#count--;
+    return removed;
+  }
+
+  /** Removes a family, or every key of a family below `keyPrefix` (DBdeltree); answers how many. */
+  deleteTree(family: string, keyPrefix = ''): number {
+    const prefix = keyPrefix === '' ? `/${checkPart(family)}/` : `${path(family, keyPrefix)}/`;
+    let removed = this.database.prepare('DELETE FROM astdb WHERE key >= ? AND key < ?').run(prefix, upperBound(prefix)).changes;
+    if (keyPrefix !== '') removed += this.database.prepare('DELETE FROM astdb WHERE key = ?').run(prefix.slice(0, -1)).changes;
+    this.#count -= removed;
+    return removed;
+  }
+
+  /**
+   * The distinct names one level below `prefix` (`family` or `family/sub`), or the families when
+   * `prefix` is empty, in order, at most MAX_ASTDB_KEYS_LISTED.
+   */
+  keys(prefix: string): string[] {
+    const trimmed = prefix.replace(/^\/+|\/+$/g, '');
+    if (trimmed.length > MAX_ASTDB_PATH_LENGTH) throw new InvalidError(`astdb path longer than ${MAX_ASTDB_PATH_LENGTH} characters`);
+    const base = trimmed === '' ? '/' : `/${trimmed}/`;
+    const bound = upperBound(base);
+    const after = this.database.prepare('SELECT key FROM astdb WHERE key > ? AND key < ? ORDER BY key LIMIT 1');
+    const from = this.database.prepare('SELECT key FROM astdb WHERE key >= ? AND key < ? ORDER BY key LIMIT 1');
+    const names: string[] = [];
+    const seen = new Set<string>();
+    // Jump from one name to the next instead of reading every key beneath a large family: a key
+    // with a `/` after the name stands for its whole subtree [base/name/, base/name0).
+    let row = after.get(base, bound) as { key: string } | undefined;
+    for (let steps = 0; row && names.length < MAX_ASTDB_KEYS_LISTED && steps < 2 * MAX_ASTDB_KEYS_LISTED + 2; steps++) {
+      const rest = row.key.slice(base.length);
+      const slash = rest.indexOf('/');
+      const name = slash < 0 ? rest : rest.slice(0, slash);
+      if (name !== '' && !seen.has(name)) {
+        seen.add(name);
+        names.push(name);
+      }
+      row = (slash < 0 ? after.get(row.key, bound) : from.get(upperBound(`${base}${name}/`), bound)) as { key: string } | undefined;
+    }
+    return names;
+  }
+}
+
+function checkPart(part: string): string {
+  if (part === '') throw new InvalidError('astdb family is required');
+  if (part.length > MAX_ASTDB_PATH_LENGTH) throw new InvalidError(`astdb path longer than ${MAX_ASTDB_PATH_LENGTH} characters`);
+  return part;
+}
+
+function path(family: string, key: string): string {
+  if (key === '') throw new InvalidError('astdb key is required');
+  const full = `/${checkPart(family)}/${key}`;
+  if (full.length > MAX_ASTDB_PATH_LENGTH + 2) throw new InvalidError(`astdb path longer than ${MAX_ASTDB_PATH_LENGTH} characters`);
+  return full;
+}
+
+/** Splits `family/key` at the first `/`; undefined when either part is missing. */
+export function splitAstDbPath(text: string): { family: string; key: string } | undefined {
+  const slash = text.indexOf('/');
+  if (slash <= 0 || slash === text.length - 1) return undefined;
+  return { family: text.slice(0, slash), key: text.slice(slash + 1) };
+}
