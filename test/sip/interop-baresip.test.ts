@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
+import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -19,17 +20,6 @@ const HAVE_BARESIP = spawnSync('baresip', ['-h'], { encoding: 'utf8' }).error ==
 const MODULES = '/usr/lib/baresip/modules';
 const WAIT = 15_000;
 
-/** A free TCP port on 127.0.0.1 (baresip's SIP listens on UDP and TCP of the same port). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -107,7 +97,7 @@ test(
     let events: EventSocket | undefined;
     try {
       const sipPort = server.core.pjsip.port;
-      const [phonePort, ctrlPort] = [await freePort(), await freePort()];
+      const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
       const home = join(work, 'baresip');
       mkdirSync(home);
       writeFileSync(
