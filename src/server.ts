@@ -1,7 +1,7 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
 import type { PjsipTechnology } from './channels/pjsip/technology.ts';
 import type { AddressInfo } from 'node:net';
-import type { PatchbayConfig } from './config/config.ts';
+import { loadConfig, type PatchbayConfig } from './config/config.ts';
 import { Core, type CoreOptions } from './core/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
@@ -15,6 +15,7 @@ import { createLogger, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
 import { Dispatcher } from './ari/dispatcher.ts';
 import { EventsWebSocket } from './ari/events-ws.ts';
+import { OutboundWebSockets } from './ari/outbound-ws/manager.ts';
 import type { HandlerTable } from './ari/handler.ts';
 import { HANDLER_TABLES } from './ari/handlers/index.ts';
 import { AriHttpServer } from './ari/http-server.ts';
@@ -104,6 +105,11 @@ export interface StartOptions {
   readonly logDestination?: NodeJS.WritableStream;
   /** Channel technologies to run beside the built-in ones (started after them). */
   readonly technologies?: readonly ChannelTechnology[];
+  /**
+   * Reads the configuration again when reloadable parts of it are reloaded (ARI outbound
+   * WebSockets). Default: the file the configuration came from, with the environment.
+   */
+  readonly readConfig?: () => PatchbayConfig;
 }
 
 export async function startServer(config: PatchbayConfig, options: StartOptions = {}): Promise<RunningServer> {
@@ -134,9 +140,23 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     maxPayloadBytes: config.http.bodyLimitBytes + 64 * 1024,
     onRequest: (operation, method, status, seconds) => metrics.observeRequest(operation, method, status, seconds),
   });
+  // ARI outbound WebSockets: the server connects to the applications (persistent and per call).
+  const outbound = new OutboundWebSockets({
+    core,
+    log,
+    rest: events,
+    developerMode,
+    maxPayloadBytes: config.http.bodyLimitBytes + 64 * 1024,
+    readConfig: options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => config),
+  });
+  await outbound.start(config);
   const metrics = new Metrics({
     core,
-    events: () => ({ clients: events.clientCount, eventsSent: events.eventsSent, eventsDropped: events.eventsDropped }),
+    events: () => ({
+      clients: events.clientCount,
+      eventsSent: events.eventsSent + outbound.eventsSent,
+      eventsDropped: events.eventsDropped + outbound.eventsDropped,
+    }),
     sip: () => core.pjsip.stats(),
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
@@ -154,6 +174,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   try {
     address = await http.listen(config.http.port, config.http.bind);
   } catch (err) {
+    outbound.close();
     await core.stop();
     await authenticator.close();
     await logChannels.close();
@@ -172,6 +193,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       stopping ??= (async () => {
         health.markStopping();
         events.close();
+        outbound.close();
         await http.close();
         await core.stop();
         await authenticator.close();
@@ -184,6 +206,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       const changes = classifyChanges(changedSettings(current, next));
       if (changes.live.some((key) => key.startsWith('ari.users') || key.startsWith('ari.acls'))) authenticator.replaceUsers(next.ari.users, next.ari.acls);
       if (changes.live.includes('logging.level')) log.level = next.logging.level;
+      // Outbound WebSockets follow their entries and the rights of their local_ari_user.
+      if (changes.live.some((key) => /^(ari\.users|ari\.outbound_websockets|websocket_clients)\b/.test(key))) outbound.apply(next);
       current = next;
       return changes;
     },

@@ -42,7 +42,20 @@ export interface EventsWebSocketOptions {
   readonly onRequest?: (operation: string | undefined, method: string, status: number, seconds: number) => void;
 }
 
-class EventConnection implements ApplicationSink, StreamOutput {
+/**
+ * A socket REST requests arrive on (an inbound event connection or an outbound WebSocket): the
+ * user's rights apply to them, and the answers go back through `send`.
+ */
+export interface RestOverWebSocketPeer {
+  readonly apps: readonly string[];
+  readonly user: AriUser;
+  readonly origin: string | undefined;
+  /** Acknowledgements of numbered events (inbound connections that resume); absent elsewhere. */
+  readonly streams?: Pick<EventStreams, 'acknowledge'>;
+  send(message: Record<string, unknown>): void;
+}
+
+class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocketPeer {
   /** Messages handed to the WebSocket whose bytes the kernel has not taken yet. */
   private untaken = 0;
   private alive = true;
@@ -289,7 +302,8 @@ export class EventsWebSocket implements UpgradeHandler {
     return { error: 'InvalidMessage', message, details: problem };
   }
 
-  private async restRequest(connection: EventConnection, text: string): Promise<void> {
+  /** Answers one REST request sent over a WebSocket (a RESTRequest message) with a RESTResponse. */
+  async restRequest(connection: RestOverWebSocketPeer, text: string): Promise<void> {
     let request: Record<string, unknown>;
     try {
       const parsed: unknown = JSON.parse(text);
@@ -300,7 +314,7 @@ export class EventsWebSocket implements UpgradeHandler {
     }
     if (request.type === 'Ack') {
       // Acknowledgements are answered only when they are wrong (they may come once per event).
-      const problem = connection.streams.acknowledge(request);
+      const problem = connection.streams ? connection.streams.acknowledge(request) : 'Acknowledgements are not used on this WebSocket';
       if (problem !== undefined) this.restReply(connection, request, 400, { message: problem });
       return;
     }
@@ -343,7 +357,7 @@ export class EventsWebSocket implements UpgradeHandler {
     this.restReply(connection, request, response.status, response.json);
   }
 
-  private restReply(connection: EventConnection, request: Record<string, unknown>, status: number, json: unknown): void {
+  private restReply(connection: RestOverWebSocketPeer, request: Record<string, unknown>, status: number, json: unknown): void {
     const message: Record<string, unknown> = {
       type: 'RESTResponse',
       transaction_id: typeof request.transaction_id === 'string' ? request.transaction_id : '',

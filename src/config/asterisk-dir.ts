@@ -1,5 +1,5 @@
 // `asterisk_config_dir`: an Asterisk configuration directory read as it is, so that migrating is
-// copying /etc/asterisk. What Patchbay understands in asterisk.conf, http.conf, ari.conf,
+// copying /etc/asterisk. What Patchbay understands in asterisk.conf, http.conf, ari.conf, websocket_client.conf,
 // extensions.conf, pjsip.conf and musiconhold.conf becomes a layer of YAML-shaped settings that
 // the YAML file, the environment and overrides take precedence over. Every option, section or
 // file it does not understand is named in one warning line (`ari.conf:7: ...`), never dropped
@@ -18,7 +18,7 @@ const MAX_ENTRIES = 100_000;
 const MAX_WARNINGS = 500;
 
 /** The files Patchbay reads from the directory; any other `*.conf` there is named as not read. */
-export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
+export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
 
 export interface AsteriskDirImport {
   /** YAML-shaped settings (snake_case keys), to be merged beneath the YAML file. */
@@ -205,6 +205,8 @@ function readHttpConf(im: Importer): void {
 function readAriConf(im: Importer): void {
   const users: Raw[] = [];
   let usersAt: string | undefined;
+  const outbounds: Raw[] = [];
+  let outboundsAt: string | undefined;
   for (const section of im.sections('ari.conf') ?? []) {
     const entries = entriesOf(section, 'ari.conf');
     if (section.name.toLowerCase() === 'general') {
@@ -232,6 +234,12 @@ function readAriConf(im: Importer): void {
       continue;
     }
     const type = entries.find((entry) => entry.name === 'type')?.value.toLowerCase();
+    if (type === 'outbound_websocket') {
+      const outbound = readOutboundWebSocket(im, section.name, entries);
+      outbounds.push(outbound);
+      outboundsAt ??= `ari.conf:${section.line}`;
+      continue;
+    }
     if (type !== 'user') {
       im.warn(`ari.conf:${section.line}: [${section.name}] type=${type ?? '(none)'} is not supported by Patchbay; section ignored`);
       continue;
@@ -267,6 +275,65 @@ function readAriConf(im: Importer): void {
     usersAt ??= `ari.conf:${section.line}`;
   }
   if (usersAt) im.set('ari.users', users, usersAt);
+  if (outboundsAt) im.set('ari.outbound_websockets', outbounds, outboundsAt);
+}
+
+/** An ari.conf `type=outbound_websocket` section as an `ari.outbound_websockets` entry. */
+function readOutboundWebSocket(im: Importer, name: string, entries: readonly Entry[]): Raw {
+  const outbound: Raw = Object.create(null) as Raw;
+  outbound.name = name;
+  for (const { name: option, value, at } of entries) {
+    switch (option) {
+      case 'type':
+        break;
+      case 'websocket_client_id':
+      case 'local_ari_user':
+        outbound[option] = value;
+        break;
+      case 'apps':
+        outbound.apps = value;
+        break;
+      case 'subscribe_all':
+        outbound.subscribe_all = truthy(value);
+        break;
+      default:
+        im.warn(`${at}: outbound_websocket option ${option} is not supported by Patchbay`);
+    }
+  }
+  return outbound;
+}
+
+// ---- websocket_client.conf -------------------------------------------------------------------
+
+const CLIENT_STRINGS = new Set(['uri', 'protocols', 'username', 'password', 'ca_list_file', 'ca_list_path', 'cert_file', 'priv_key_file', 'proxy_host', 'proxy_username', 'proxy_password']);
+const CLIENT_INTEGERS = new Set(['connection_timeout', 'reconnect_interval', 'reconnect_attempts', 'tcp_keepalive_time', 'tcp_keepalive_interval', 'tcp_keepalive_probes', 'pingpong_interval', 'pingpong_probes']);
+const CLIENT_BOOLEANS = new Set(['tls_enabled', 'verify_server_cert', 'verify_server_hostname', 'enable_tcp_keepalives', 'enable_pingpongs']);
+
+/** websocket_client.conf `type=websocket_client` sections as `websocket_clients` entries. */
+function readWebSocketClientConf(im: Importer): void {
+  const clients: Raw[] = [];
+  let clientsAt: string | undefined;
+  for (const section of im.sections('websocket_client.conf') ?? []) {
+    const entries = entriesOf(section, 'websocket_client.conf');
+    const type = entries.find((entry) => entry.name === 'type')?.value.toLowerCase();
+    if (type !== 'websocket_client') {
+      im.warn(`websocket_client.conf:${section.line}: [${section.name}] type=${type ?? '(none)'} is not supported by Patchbay; section ignored`);
+      continue;
+    }
+    const client: Raw = Object.create(null) as Raw;
+    client.name = section.name;
+    for (const { name, value, at } of entries) {
+      if (name === 'type') continue;
+      if (name === 'connection_type') client.connection_type = value.toLowerCase();
+      else if (CLIENT_STRINGS.has(name)) client[name] = value;
+      else if (CLIENT_INTEGERS.has(name)) client[name] = integerOf(value);
+      else if (CLIENT_BOOLEANS.has(name)) client[name] = truthy(value);
+      else im.warn(`${at}: websocket_client option ${name} is not supported by Patchbay`);
+    }
+    clients.push(client);
+    clientsAt ??= `websocket_client.conf:${section.line}`;
+  }
+  if (clientsAt) im.set('websocket_clients', clients, clientsAt);
 }
 
 /**
@@ -359,6 +426,7 @@ export function readAsteriskConfigDir(dir: string): AsteriskDirImport {
   readHttpConf(im);
   readAriConf(im);
   readAclConf(im);
+  readWebSocketClientConf(im);
   if (names.includes('extensions.conf')) im.set('dialplan.file', path.join(dir, 'extensions.conf'), 'extensions.conf');
   if (names.includes('pjsip.conf')) im.set('sip.pjsip_conf', path.join(dir, 'pjsip.conf'), 'pjsip.conf');
   readMusicOnHoldConf(im, dataDir);

@@ -171,9 +171,23 @@ const WEBSOCKET_CLIENT = section({
   priv_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `cert_file`' }),
   verify_server_cert: boolean({ default: true, doc: 'Refuse a server certificate no trusted CA signed' }),
   verify_server_hostname: boolean({ default: true, doc: 'Refuse a server certificate for another host name' }),
+  // Used by ARI outbound WebSockets (src/core/websocket-clients/connect.ts).
+  ca_list_path: filePath({ default: null, docDefault: 'none', doc: 'Directory of PEM CA files (`*.pem`, `*.crt`) trusted for the server certificate' }),
+  proxy_host: string({ default: '', docDefault: 'none', doc: 'HTTP proxy `host:port` to tunnel through with `CONNECT` (plain text to the proxy; TLS to the server runs inside the tunnel)', check: (s) => (s === '' ? null : checkHostPort(s)) }),
+  proxy_username: string({ default: '', docDefault: 'none', doc: 'Sent to the proxy as `Proxy-Authorization: Basic` (with `proxy_password`)', check: noControl }),
+  proxy_password: string({ default: '', docDefault: 'none', doc: 'Password for `proxy_username`', check: noControl }),
+  enable_tcp_keepalives: boolean({ default: false, doc: 'Turn on TCP keepalives on the connection' }),
+  tcp_keepalive_time: integer({ default: 20, min: 1, max: 86400, doc: 'Seconds of idleness before the first TCP keepalive probe' }),
+  tcp_keepalive_interval: integer({ default: 20, min: 1, max: 86400, doc: 'Accepted for compatibility; Node.js leaves the interval between probes to the operating system' }),
+  tcp_keepalive_probes: integer({ default: 3, min: 1, max: 1000, doc: 'Accepted for compatibility; Node.js leaves the probe count to the operating system' }),
+  enable_pingpongs: boolean({ default: false, doc: 'Send a WebSocket PING every `pingpong_interval`; after `pingpong_probes` unanswered ones the connection is dropped and re-established' }),
+  pingpong_interval: integer({ default: 20, min: 1, max: 86400, doc: 'Seconds between PINGs' }),
+  pingpong_probes: integer({ default: 3, min: 1, max: 1000, doc: 'Unanswered PINGs before the connection counts as dead' }),
 });
 
 export type WebSocketClientConfig = ValueOf<typeof WEBSOCKET_CLIENT>;
+/** The same type under the name the outbound WebSocket code uses. */
+export type WebSocketClientSettings = WebSocketClientConfig;
 
 function checkWebSocketUri(s: string): string | null {
   let url: URL;
@@ -187,6 +201,51 @@ function checkWebSocketUri(s: string): string | null {
   if (url.hash) return 'must not have a fragment';
   return null;
 }
+
+const CONFIG_ID = (what: string): ReturnType<typeof string> =>
+  string({
+    required: true,
+    docDefault: '(required)',
+    doc: `Name of the ${what} (unique)`,
+    check: (s) => (s.trim() === '' ? 'must not be empty' : s.length > 128 ? 'must be at most 128 characters' : noControl(s)),
+  });
+
+/** An ARI outbound WebSocket (Asterisk's ari.conf `type=outbound_websocket`): the server connects to the application. */
+const OUTBOUND_WEBSOCKET = section({
+  name: CONFIG_ID('connection (the section name in ari.conf); also the session id of a persistent connection'),
+  websocket_client_id: string({ required: true, docDefault: '(required)', doc: 'The `name` of a `websocket_clients` entry' }),
+  apps: stringList({
+    default: [],
+    comma: true,
+    docDefault: '(required)',
+    doc: 'Stasis applications served over the connection: a list or a comma-separated string, each 1–73 characters',
+    check: (s) => (s.length > 73 ? 'must be at most 73 characters' : /[,\x00-\x1f\x7f]/.test(s) ? 'must not contain commas or control characters' : null),
+  }),
+  local_ari_user: string({ required: true, docDefault: '(required)', doc: 'The `ari.users` entry whose rights govern REST requests arriving over the connection (`read_only` limits them to GET)' }),
+  subscribe_all: boolean({ default: false, doc: 'The applications receive every event, as `subscribeAll=true` on `/ari/events`' }),
+  connection_type: oneOf({
+    values: ['', 'persistent', 'per_call_config'],
+    default: '',
+    docDefault: "the client's",
+    doc: "Overrides the websocket client's `connection_type` (Patchbay extension)",
+  }),
+  queue_max_bytes: integer({
+    default: 16 * 1024 * 1024,
+    min: 64 * 1024,
+    max: INT32_MAX,
+    docDefault: '`16777216` (16 MiB)',
+    doc: 'Bytes of messages kept while a persistent connection is down (or the application reads too slowly); beyond it the oldest are dropped. Asterisk keeps them without limit',
+  }),
+  queue_max_age_seconds: integer({
+    default: 300,
+    min: 1,
+    max: 86400,
+    doc: 'Messages older than this are dropped from the queue of a connection that is down instead of being sent on reconnect',
+  }),
+});
+
+export type OutboundWebSocketSettings = ValueOf<typeof OUTBOUND_WEBSOCKET>;
+
 
 export const DEFAULT_USER: AriUser = Object.freeze({
   name: 'asterisk',
@@ -343,6 +402,21 @@ export const SETTINGS = section(
           doc: 'What an unanswered channel waiting for a disconnected application hears: `ringing` or `none`',
         }),
       }),
+      outbound_websockets: recordList(OUTBOUND_WEBSOCKET, {
+        what: 'outbound WebSockets',
+        itemWhat: 'a mapping with name, websocket_client_id, apps and local_ari_user',
+        default: [],
+        docDefault: 'none',
+        doc: 'ARI outbound WebSockets: the server connects to the application (see [Outbound WebSockets](outbound-websockets.md)). A reload (SIGHUP, or of `res_ari.so` / `res_websocket_client.so`) applies changes to running connections',
+        check: (item, _i, before, p, ctx) => {
+          if (before.some((other) => other.name === item.name)) ctx.fail([...p, 'name'], `duplicate outbound WebSocket '${item.name}'`);
+          if (item.apps.length === 0) ctx.fail([...p, 'apps'], 'must name at least one application');
+          for (const other of before) {
+            const shared = item.apps.find((app) => other.apps.includes(app));
+            if (shared !== undefined) ctx.fail([...p, 'apps'], `application '${shared}' is already served by outbound WebSocket '${other.name}'`);
+          }
+        },
+      }),
       failed_logins: section({
         max_per_address: integer({
           default: 10,
@@ -481,7 +555,7 @@ export const SETTINGS = section(
       default: null,
       env: 'PATCHBAY_ASTERISK_CONFIG_DIR',
       docDefault: '`null`',
-      doc: "An Asterisk configuration directory (a copy of `/etc/asterisk`) read as it is: asterisk.conf, http.conf, ari.conf, extensions.conf, pjsip.conf and musiconhold.conf; settings in this file override what it says. Whatever Patchbay does not understand there is named in one warning line each at start-up (see [Migrating from Asterisk](#migrating-from-asterisk))",
+      doc: "An Asterisk configuration directory (a copy of `/etc/asterisk`) read as it is: asterisk.conf, http.conf, ari.conf, acl.conf, websocket_client.conf, extensions.conf, pjsip.conf and musiconhold.conf; settings in this file override what it says. Whatever Patchbay does not understand there is named in one warning line each at start-up (see [Migrating from Asterisk](#migrating-from-asterisk))",
       check: (dir: string, p: readonly Seg[], ctx: ReadContext) => {
         try {
           if (!fs.statSync(dir).isDirectory()) ctx.fail(p, `${dir} is not a directory`);
@@ -525,11 +599,12 @@ export const SETTINGS = section(
       itemWhat: 'a mapping with name and uri',
       default: [],
       docDefault: '`[]`',
-      doc: "WebSocket servers Patchbay connects to, by name (Asterisk's `websocket_client.conf`): media channels in client mode (`WebSocket/<name>`, see [media over WebSocket](media-websocket.md))",
+      doc: "WebSocket servers Patchbay connects to, by name (Asterisk's `websocket_client.conf`): media channels in client mode (`WebSocket/<name>`, see [media over WebSocket](media-websocket.md)) and ARI outbound WebSockets (`ari.outbound_websockets`; a reload applies changes to them)",
       check: (client, _i, before, p, ctx) => {
         if (before.some((other) => other.name === client.name)) ctx.fail([...p, 'name'], `duplicate WebSocket client '${client.name}'`);
         if ((client.username === '') !== (client.password === '')) ctx.fail([...p, 'password'], 'username and password go together');
         if ((client.certFile === null) !== (client.privKeyFile === null)) ctx.fail([...p, 'priv_key_file'], 'cert_file and priv_key_file go together');
+        if ((client.proxyUsername === '') !== (client.proxyPassword === '')) ctx.fail([...p, 'proxy_password'], 'proxy_username and proxy_password go together');
       },
     }),
     max_channels: integer({
@@ -559,6 +634,7 @@ export const SETTINGS = section(
     if ((top.metrics as { requireAuth: boolean | 'auto' }).requireAuth === false && !isLoopback(bind)) {
       ctx.fail(['metrics', 'require_auth'], `may only be false on a loopback address, got http.bind '${bind}'`);
     }
+    checkOutboundWebSockets(top, ctx);
     if (usesDefaultPassword(users) && !isLoopback(bind)) {
       ctx.fail(['http', 'bind'], `the default password may only be used on a loopback address (127.0.0.0/8, ::1, localhost), got '${bind}'; change the password of user 'asterisk' in ari.users or bind to loopback`);
     }
@@ -657,6 +733,27 @@ function defaultServerId(dataDir: string, ctx: ReadContext): string {
     ctx.fail(p, `no network interface MAC found and cannot store a generated id in ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}; set server_id`);
   }
   return id;
+}
+
+/** Each outbound WebSocket names an existing client and user, and has a connection type. */
+function checkOutboundWebSockets(top: Raw, ctx: ReadContext): void {
+  const users = (top.ari as { users: readonly AriUser[] }).users;
+  const clients = top.websocketClients as readonly WebSocketClientSettings[];
+  const outbound = (top.ari as { outboundWebsockets: readonly OutboundWebSocketSettings[] }).outboundWebsockets;
+  outbound.forEach((item, i) => {
+    const p = ['ari', 'outbound_websockets', i];
+    const client = clients.find((c) => c.name === item.websocketClientId);
+    if (!client) ctx.fail([...p, 'websocket_client_id'], `no websocket_clients entry is named '${item.websocketClientId}'`);
+    if (!users.some((u) => u.name === item.localAriUser)) ctx.fail([...p, 'local_ari_user'], `no ari.users entry is named '${item.localAriUser}'`);
+  });
+}
+
+
+function checkHostPort(s: string): string | null {
+  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(s);
+  if (!match) return `must be host:port (the port is required), got '${s}'`;
+  const port = Number(match[2]);
+  return port < 1 || port > 65535 ? `port must be 1–65535, got ${port}` : null;
 }
 
 function checkBind(s: string): string | null {

@@ -3,6 +3,7 @@
 import type { Applications } from './applications.ts';
 import { CAUSE } from './channels/causes.ts';
 import type { Channel, DialplanLocation } from './channels/channel.ts';
+import type { PerCallApplications } from './per-call-applications.ts';
 import { ConflictError } from './errors.ts';
 import { formatAriDate } from './time.ts';
 import type { CoreEventOf } from '../spec/events.ts';
@@ -39,6 +40,8 @@ export class Stasis {
   private readonly waiting = new Map<string, WaitingChannel[]>();
   /** What an unanswered waiting channel is given to hear. */
   waitingIndication: 'ringing' | 'none' = 'ringing';
+  /** Stasis() falls back to these for an application nobody has registered (ARI per-call outbound WebSockets). */
+  perCallApplications: PerCallApplications | undefined;
 
   constructor(private readonly applications: Applications) {
     applications.onAvailability((app, change) => {

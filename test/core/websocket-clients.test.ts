@@ -38,6 +38,17 @@ function client(fields: Partial<WebSocketClientConfig> & { uri: string }): WebSo
     privKeyFile: null,
     verifyServerCert: true,
     verifyServerHostname: true,
+    caListPath: null,
+    proxyHost: '',
+    proxyUsername: '',
+    proxyPassword: '',
+    enableTcpKeepalives: false,
+    tcpKeepaliveTime: 20,
+    tcpKeepaliveInterval: 20,
+    tcpKeepaliveProbes: 3,
+    enablePingpongs: false,
+    pingpongInterval: 20,
+    pingpongProbes: 3,
     ...fields,
   };
 }

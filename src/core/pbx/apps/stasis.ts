@@ -1,7 +1,11 @@
 // Stasis(app[,args...]): hands the channel to an ARI application until it is continued or hung up.
 // While the application's resumable connection is away, the channel waits for it (the reconnect
 // grace period); if it does not come back in time the step fails as for an unregistered application.
-import type { DialplanApplication } from '../application.ts';
+// An application nobody has registered may be served per call (ARI outbound WebSockets with
+// connection_type per_call_config): the connection is opened for this channel first.
+import type { AppOutcome, DialplanApplication } from '../application.ts';
+import type { Channel } from '../../channels/channel.ts';
+import type { PbxServices } from '../services.ts';
 import { waitForStasisExit } from '../../channels/wait.ts';
 
 export const stasis: DialplanApplication = {
@@ -10,6 +14,9 @@ export const stasis: DialplanApplication = {
   async execute(channel, [app, ...args], services) {
     const outcome = app ? await services.stasis.enterWhenAvailable(channel, app, args, { fromDialplan: true }) : 'unavailable';
     if (outcome === 'hungup') return 'stop';
+    if (outcome === 'unavailable' && app && !channel.hangingUp && services.stasis.perCallApplications?.serves(app)) {
+      return perCallStasis(channel, app, args, services);
+    }
     if (outcome === 'unavailable') {
       services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; leaving the dialplan step');
       channel.setVariable('STASISSTATUS', 'FAILED');
@@ -21,3 +28,28 @@ export const stasis: DialplanApplication = {
     return 'jump';
   },
 };
+
+/** Stasis() through a connection opened for this channel; its failure sets STASISSTATUS=FAILED and the dialplan goes on. */
+async function perCallStasis(channel: Channel, app: string, args: string[], services: PbxServices): Promise<AppOutcome> {
+  const session = await services.stasis.perCallApplications!.open(channel, app);
+  if (!session || channel.hangingUp || (await services.stasis.enterWhenAvailable(channel, session.name, args, { fromDialplan: true })) !== 'entered') {
+    session?.finish();
+    if (channel.hangingUp) return 'stop';
+    services.log.warn({ channel: channel.name, app }, 'per-call application connection failed; leaving the dialplan step');
+    channel.setVariable('STASISSTATUS', 'FAILED');
+    return 'next';
+  }
+  // A connection lost for good mid-call takes the channel out of the application.
+  session.onFailed(() => {
+    if (channel.stasis?.app === session.name) services.stasis.leave(channel);
+  });
+  const exit = await waitForStasisExit(channel);
+  session.finish();
+  if (exit === 'hungup') return 'stop';
+  if (session.failed) {
+    channel.setVariable('STASISSTATUS', 'FAILED');
+    return 'next';
+  }
+  channel.setVariable('STASISSTATUS', 'SUCCESS');
+  return 'jump';
+}
