@@ -27,6 +27,7 @@ import { SipTransport, type Destination, type Source } from '../../sip/transport
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { PjsipObjects } from './objects.ts';
+import { ContactQualifier } from './qualify.ts';
 import { RtpPortRange, RtpStream } from './rtp-stream.ts';
 
 const USER_AGENT = 'Patchbay';
@@ -60,6 +61,7 @@ export class PjsipTechnology implements ChannelTechnology {
   #config: PjsipConfig = buildPjsipConfig([]).value;
   #registrar = new Registrar();
   #objects: PjsipObjects | undefined;
+  #qualifier: ContactQualifier | undefined;
   #auth = new DigestAuthenticator({ realm: 'asterisk' });
   #ports = new RtpPortRange(10000, 20000);
   #host = '127.0.0.1';
@@ -146,13 +148,35 @@ export class PjsipTechnology implements ChannelTechnology {
     // challenge, or give up on an algorithm they do not know (baresip 1.0 on SHA-256).
     this.#auth = new DigestAuthenticator({ realm, algorithms: settings.authAlgorithms.filter((name) => name === 'MD5' || name === 'SHA-256') });
     this.#registrar = new Registrar();
+    const technology = this;
+    this.#qualifier = new ContactQualifier({
+      layer: () => this.#layer,
+      get signallingHost() {
+        return technology.#publicHost;
+      },
+      get signallingPort() {
+        return technology.#port;
+      },
+      userAgent: USER_AGENT,
+      log,
+      destinationOf: (uri) => {
+        const parsed = parseUri(uri.replace(/^<|>$/g, ''));
+        return parsed && parsed.kind === 'sip' ? this.#destinationOf(parsed) : undefined;
+      },
+      onChange: (target, state) => {
+        this.#objects?.qualifyChanged(target, state);
+        this.#refreshStates();
+      },
+    });
     this.#registrar.onChange((change) => {
       this.#objects?.bindingChanged(change);
+      if (change.kind !== 'refreshed') this.#syncQualify();
       this.#refreshStates();
     });
     objects.watch((config) => {
       this.#config = config;
       this.#objects?.dropOrphanBindings(this.#registrar);
+      this.#syncQualify();
       this.#refreshStates();
     });
     this.#ports = new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd));
@@ -187,11 +211,14 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
     context.messages.setTransport({ send: (message, destination) => this.#sendMessage(message, destination) });
     log.info({ host: this.#host, port: this.#port, endpoints: this.#config.endpoints.size }, 'SIP listening (UDP and TCP)');
+    this.#syncQualify();
   }
 
   async stop(): Promise<void> {
     for (const call of [...this.#calls.values()]) if (!call.channel.hangingUp) call.channel.hangup(16);
     this.#calls.clear();
+    this.#qualifier?.close();
+    this.#qualifier = undefined;
     this.#objects?.close();
     this.#objects = undefined;
     this.#registrar.close();
@@ -350,7 +377,14 @@ export class PjsipTechnology implements ChannelTechnology {
   /** Endpoints with at least one binding on one of their AORs are online. */
   #refreshStates(): void {
     // EndpointStateChange through the registry, PeerStatusChange on a change of reachability.
-    this.#objects?.refreshStates(this.#registrar);
+    const qualifier = this.#qualifier;
+    this.#objects?.refreshStates(this.#registrar, qualifier ? (aor, uri) => qualifier.state(aor, uri) : undefined);
+  }
+
+  /** Qualifies the contacts of AORs with qualify_frequency > 0 (see qualify.ts). */
+  #syncQualify(): void {
+    if (!this.#objects || !this.#qualifier || !this.#layer) return;
+    this.#qualifier.sync(this.#objects.qualifyTargets(this.#registrar));
   }
 
   async #invite(request: SipRequest, tx: ServerTransaction): Promise<void> {
