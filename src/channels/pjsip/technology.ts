@@ -28,6 +28,7 @@ import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { PjsipObjects } from './objects.ts';
 import { ContactQualifier } from './qualify.ts';
+import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
 import { RtpPortRange, RtpStream } from './rtp-stream.ts';
 
 const USER_AGENT = 'Patchbay';
@@ -62,6 +63,7 @@ export class PjsipTechnology implements ChannelTechnology {
   #registrar = new Registrar();
   #objects: PjsipObjects | undefined;
   #qualifier: ContactQualifier | undefined;
+  #registrations: OutboundRegistrations | undefined;
   #auth = new DigestAuthenticator({ realm: 'asterisk' });
   #ports = new RtpPortRange(10000, 20000);
   #host = '127.0.0.1';
@@ -134,6 +136,11 @@ export class PjsipTechnology implements ChannelTechnology {
     return this.#config;
   }
 
+  /** The outbound registrations (`type=registration`) and where each stands. */
+  registrations(): RegistrationInfo[] {
+    return this.#registrations?.list() ?? [];
+  }
+
   async start(context: TechnologyContext): Promise<void> {
     this.#context = context;
     const log = context.log.child({ module: 'chan_pjsip' });
@@ -177,6 +184,7 @@ export class PjsipTechnology implements ChannelTechnology {
       this.#config = config;
       this.#objects?.dropOrphanBindings(this.#registrar);
       this.#syncQualify();
+      this.#registrations?.sync(config);
       this.#refreshStates();
     });
     this.#ports = new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd));
@@ -212,6 +220,18 @@ export class PjsipTechnology implements ChannelTechnology {
     context.messages.setTransport({ send: (message, destination) => this.#sendMessage(message, destination) });
     log.info({ host: this.#host, port: this.#port, endpoints: this.#config.endpoints.size }, 'SIP listening (UDP and TCP)');
     this.#syncQualify();
+    this.#registrations = new OutboundRegistrations({
+      layer: () => this.#layer,
+      log,
+      get signallingHost() {
+        return technology.#publicHost;
+      },
+      get signallingPort() {
+        return technology.#port;
+      },
+      userAgent: USER_AGENT,
+    });
+    this.#registrations.sync(this.#config);
   }
 
   async stop(): Promise<void> {
@@ -219,6 +239,9 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#calls.clear();
     this.#qualifier?.close();
     this.#qualifier = undefined;
+    // Outbound registrations are removed at the registrar (bounded wait) while the transport still runs.
+    await this.#registrations?.close();
+    this.#registrations = undefined;
     this.#objects?.close();
     this.#objects = undefined;
     this.#registrar.close();
@@ -277,6 +300,9 @@ export class PjsipTechnology implements ChannelTechnology {
   /** endpoint_identifier_order: by source address (identify), by From user, then `anonymous`. */
   #identify(request: SipRequest, source: Source): PjsipEndpoint | undefined {
     const config = this.#config;
+    // A request to the Contact of a line=yes registration comes from that registration's endpoint.
+    const lineEndpoint = request.uri.kind === 'sip' ? this.#registrations?.endpointOfLine(request.uri.params.get('line')) : undefined;
+    if (lineEndpoint !== undefined && config.endpoints.has(lineEndpoint)) return config.endpoints.get(lineEndpoint);
     for (const method of config.global.endpointIdentifierOrder) {
       if (method === 'ip') {
         for (const identify of config.identifies.values()) {
