@@ -31,6 +31,7 @@ import { parseTimeSpec, timeSpecMatches, type TimeSpec } from './dialplan/time-s
 import { checkDialplan } from './pbx/dialplan-check.ts';
 import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, isKnownDialplanFunction } from './pbx/functions.ts';
 import { registerDialplanApplications } from './pbx/apps/index.ts';
+import { writeMessageFunction } from './pbx/message-functions.ts';
 import { Pbx } from './pbx/pbx.ts';
 import { Stasis } from './stasis.ts';
 import { ChannelBroadcasts } from './broadcasts.ts';
@@ -196,6 +197,7 @@ export class Core {
       log: this.log,
       globals: this.globalVars,
       dialplan: () => this.#dialplan,
+      messages: this.messages,
       playbacks: this.playbacks,
       recordings: this.recordings,
       get broadcasts() {
@@ -213,6 +215,7 @@ export class Core {
       },
     });
     registerDialplanApplications(this.pbx);
+    for (const name of ['MESSAGE', 'MESSAGE_DATA']) this.channels.functions.register(name, (channel, args, value) => writeMessageFunction(channel, name, args, value));
     this.checkDialplan();
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.technologies = new Technologies({

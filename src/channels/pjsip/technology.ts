@@ -8,7 +8,8 @@
 //   must be one of its AORs; bindings follow the AOR's rules; an endpoint with a binding is online.
 // - INVITE: identified and authenticated the same way; a `PJSIP/<endpoint>-<n>` channel in state
 //   Ring runs the endpoint's context at the dialled user part; the app decides what is answered.
-// - MESSAGE out of a dialog: TextMessageReceived for the endpoint (X- headers as variables), 202.
+// - MESSAGE out of a dialog: TextMessageReceived for the endpoint (X- headers as variables), then
+//   the endpoint's message_context dialplan (MESSAGE(), MESSAGE_DATA(), MessageSend()), 202.
 // - OPTIONS: 200. Anything else outside a dialog: 405.
 // - Dialling `PJSIP/alice` or `PJSIP/5551234@trunk` sends an INVITE to the AOR's registered
 //   contacts (the newest first) or its static `contact`; no contact → the request fails at once.
@@ -494,6 +495,16 @@ export class PjsipTechnology implements ChannelTechnology {
     } catch (error) {
       if (error instanceof NotFoundError) return void tx.reply(404);
       throw error;
+    }
+    // Then the endpoint's message_context, at the request-URI's user, as Asterisk routes messages.
+    if (endpoint.messageContext) {
+      const exten = request.uri.kind === 'sip' && request.uri.user ? request.uri.user : 's';
+      try {
+        context.messages.runDialplan(message, { context: endpoint.messageContext, exten });
+      } catch (error) {
+        if (error instanceof UnavailableError) return void tx.reply(503, undefined, [['Retry-After', '5']]);
+        throw error;
+      }
     }
     tx.reply(202, 'Accepted');
   }

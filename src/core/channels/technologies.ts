@@ -10,6 +10,7 @@ import type { Endpoints } from '../endpoints.ts';
 import { formatAriDate } from '../time.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import type { MessageRouter } from '../messages.ts';
+import { runMessageDialplan } from '../pbx/message-functions.ts';
 import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
 import { CAUSE } from './causes.ts';
@@ -160,6 +161,7 @@ export class Technologies {
           running.hasMessageTransport = transport !== undefined;
         },
         receive: (message, resource) => services.messages.receive(message, technology.name, resource),
+        runDialplan: (message, location) => runMessageDialplan(services.channels, (channel) => services.startDialplan(channel), message, location),
       },
     };
   }

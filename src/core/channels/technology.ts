@@ -196,6 +196,11 @@ export interface TechnologyMessages {
   setTransport(transport: MessageTransport | undefined): void;
   /** A message arrived for one of the technology's endpoints (TextMessageReceived). NotFoundError for an unknown endpoint. */
   receive(message: TextMessage, resource: string): void;
+  /**
+   * Runs the dialplan for a received message (an endpoint's `message_context`) on a channel of its
+   * own where MESSAGE() and MESSAGE_DATA() read it. UnavailableError when too many run at once.
+   */
+  runDialplan(message: TextMessage, location: { readonly context: string; readonly exten: string }): void;
 }
 
 export interface EnterApplicationOptions {

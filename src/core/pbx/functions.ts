@@ -2,6 +2,7 @@
 // those that can be set (`Set(CALLERID(num)=...)`, ARI setChannelVar on a function name).
 import type { Channel } from '../channels/channel.ts';
 import { InvalidError } from '../errors.ts';
+import { isMessageFunction, readMessageFunction } from './message-functions.ts';
 
 /** `NAME(args)` → [NAME, args], or undefined when `text` is a plain variable name. */
 export function parseFunctionCall(text: string): [string, string] | undefined {
@@ -27,6 +28,7 @@ function partyField(party: { name: string; number: string }, field: string): str
 
 /** Reads a function; undefined when the function or its argument is unknown. */
 export function readChannelFunction(channel: Channel, name: string, args: string): string | undefined {
+  if (isMessageFunction(name)) return readMessageFunction(channel, name, args);
   switch (name.toUpperCase()) {
     case 'CALLERID':
       return partyField(channel.caller, args);
@@ -125,6 +127,8 @@ const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set([
   'LOCAL',
   'LOCAL_PEEK',
   'TIMEOUT',
+  'MESSAGE',
+  'MESSAGE_DATA',
 ]);
 
 /** Whether the dialplan function `name` (any case) exists. */

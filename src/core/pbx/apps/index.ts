@@ -7,6 +7,7 @@ import { execIf, gotoIfTime, type ApplicationLookup } from './conditional.ts';
 import { dialApplication } from './dial.ts';
 import { echo } from './echo.ts';
 import { gosub, gosubIf, gosubReturn, stackPop } from './gosub.ts';
+import { messageSend } from './message-send.ts';
 import { goto, gotoIf } from './goto.ts';
 import { busy, congestion, progress, ringing } from './indications.ts';
 import { background, read, waitExten } from './menu.ts';
@@ -65,6 +66,7 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     chanIsAvail,
     resetCdr,
     noCdr,
+    messageSend,
   ];
 }
 
