@@ -230,6 +230,7 @@ export class Core {
       modules: this.modules,
       dynamicConfig: this.dynamicConfig,
       startDialplan: (channel) => this.pbx.start(channel),
+      bridges: this.bridges,
     });
     for (const technology of options.technologies ?? []) this.technologies.add(technology);
     this.modules.register({

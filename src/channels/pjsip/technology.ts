@@ -17,7 +17,8 @@ import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
-import type { TextMessage, MessageDestination } from '../../core/messages.ts';
+import type { TextMessage, MessageDestination, ReferRequest } from '../../core/messages.ts';
+import type { TransferProgressState } from '../../core/channels/technology.ts';
 import { DigestAuthenticator } from '../../sip/auth/digest.ts';
 import { buildPjsipConfig, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
 import { identifyMatchesAddress } from '../../sip/config/index.ts';
@@ -29,6 +30,7 @@ import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { PjsipObjects } from './objects.ts';
 import { ContactQualifier } from './qualify.ts';
+import { IncomingTransfer, parseReferTo, ReferSubscriptions, SIPFRAG } from './refer.ts';
 import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
 import { RtpPortRange, RtpStream } from './rtp-stream.ts';
 
@@ -37,6 +39,8 @@ const USER_AGENT = 'Patchbay';
 const MAX_CALLS = 4096;
 /** X- headers carried as message variables, at most this many. */
 const MAX_MESSAGE_VARIABLES = 32;
+/** Headers an ARI refer's variables may not set (Asterisk's list). */
+const REFER_BLOCKED_HEADERS = new Set(['to', 'from', 'via', 'route', 'contact', 'call-id', 'cseq', 'allow', 'content-length', 'content-type', 'request-uri']);
 
 /** What GET /metrics reports of SIP. */
 export interface SipStats {
@@ -73,6 +77,10 @@ export class PjsipTechnology implements ChannelTechnology {
   #port = 0;
   /** Calls by Call-ID. */
   readonly #calls = new Map<string, SipCall>();
+  /** REFERs we sent, whose NOTIFYs are answered 200. */
+  readonly #referSubscriptions = new ReferSubscriptions();
+  /** Transfers the far end asked for on a call (REFER), handled by the application. */
+  readonly #transfers = new WeakMap<SipCall, IncomingTransfer>();
   readonly #services: CallServices;
 
   constructor() {
@@ -218,7 +226,10 @@ export class PjsipTechnology implements ChannelTechnology {
       return;
     }
     this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
-    context.messages.setTransport({ send: (message, destination) => this.#sendMessage(message, destination) });
+    context.messages.setTransport({
+      send: (message, destination) => this.#sendMessage(message, destination),
+      refer: (refer, destination) => this.#sendRefer(refer, destination),
+    });
     log.info({ host: this.#host, port: this.#port, endpoints: this.#config.endpoints.size }, 'SIP listening (UDP and TCP)');
     this.#syncQualify();
     this.#registrations = new OutboundRegistrations({
@@ -271,6 +282,12 @@ export class PjsipTechnology implements ChannelTechnology {
     if (inDialog) {
       const call = this.#calls.get(callId);
       if (!call) {
+        // The NOTIFYs of a REFER we sent (its implicit subscription).
+        if (request.method === 'NOTIFY' && this.#referSubscriptions.notify(callId, request.get('subscription-state'))) {
+          this.#log?.debug({ callId, sipfrag: request.body.toString('utf8').split('\r\n')[0]?.slice(0, 100) }, 'REFER progress');
+          tx.reply(200);
+          return;
+        }
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
       }
@@ -427,6 +444,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const from = request.from();
     const fromUser = from?.uri.kind === 'sip' ? (from.uri.user ?? '') : '';
     const call = new SipCall(this.#services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
+    this.#wireTransfers(call);
     this.#calls.set(callId, call);
     let prepared;
     try {
@@ -509,6 +527,78 @@ export class PjsipTechnology implements ChannelTechnology {
     tx.reply(202, 'Accepted');
   }
 
+  // ---- transfers (REFER on a call) ---------------------------------------------------------------
+
+  #wireTransfers(call: SipCall): void {
+    call.onRefer = (request, tx) => this.#referOnCall(call, request, tx);
+    call.onTransferProgress = (state) => this.#transferProgress(call, state);
+  }
+
+  /**
+   * A REFER on a call. The application handles the transfer (Asterisk's ari-only transfer
+   * handling): ChannelTransfer, 202, NOTIFY 100 Trying. A channel outside Stasis cannot be
+   * transferred by Patchbay: 603.
+   */
+  #referOnCall(call: SipCall, request: SipRequest, tx: ServerTransaction): void {
+    const context = this.#context;
+    const channel = call.channel;
+    if (!context || !channel || channel.hangingUp) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+    const referTo = parseReferTo(request);
+    if (!referTo) return void tx.reply(400, 'Bad Refer-To');
+    const pending = this.#transfers.get(call);
+    if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
+    if (!channel.stasis) {
+      this.#log?.info({ channel: channel.name }, 'REFER on a channel outside Stasis declined: transfers are handled by ARI applications');
+      return void tx.reply(603, 'Declined');
+    }
+    const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
+    const replaced = referTo.replaces ? this.#calls.get(referTo.replaces.callId)?.channel : undefined;
+    const transfer = new IncomingTransfer(
+      channel,
+      {
+        destination: referTo.destination,
+        ...(referTo.replaces ? { protocolId: referTo.replaces.callId } : {}),
+        ...(referTo.replaces
+          ? {
+              params: [
+                ...(referTo.replaces.fromTag !== undefined ? [{ name: 'from', value: referTo.replaces.fromTag }] : []),
+                ...(referTo.replaces.toTag !== undefined ? [{ name: 'to', value: referTo.replaces.toTag }] : []),
+              ],
+            }
+          : {}),
+        ...(replaced && replaced !== channel ? { destinationChannel: replaced } : {}),
+      },
+      subscribed,
+    );
+    this.#transfers.set(call, transfer);
+    tx.reply(202, 'Accepted', subscribed ? [] : [['Refer-Sub', 'false']]);
+    context.raiseTransfer(channel, transfer.request);
+    if (subscribed) this.#notifyTransfer(call, 'channel_progress');
+  }
+
+  /** ARI transfer_progress: a NOTIFY with the sipfrag status, and ChannelTransfer with the state. */
+  #transferProgress(call: SipCall, state: TransferProgressState): void {
+    const transfer = this.#transfers.get(call);
+    if (!transfer || transfer.done) return;
+    if (SIPFRAG[state].final) transfer.done = true;
+    if (transfer.subscribed) this.#notifyTransfer(call, state);
+    this.#context?.raiseTransfer(transfer.channel, { ...transfer.request, state });
+  }
+
+  #notifyTransfer(call: SipCall, state: TransferProgressState): void {
+    const { status, final } = SIPFRAG[state];
+    call.requestInDialog(
+      'NOTIFY',
+      [
+        ['Event', 'refer'],
+        ['Subscription-State', final ? 'terminated;reason=noresource' : 'active;expires=60'],
+        ['Contact', `<sip:patchbay@${formatHostForUri(this.#publicHost)}:${this.#port}>`],
+      ],
+      `SIP/2.0 ${status}\r\n`,
+      'message/sipfrag;version=2.0',
+    );
+  }
+
   // ---- outbound ---------------------------------------------------------------------------------
 
   /** `PJSIP/alice`, `PJSIP/5551234@trunk`, `PJSIP/alice/sip:alice@192.0.2.1:5062`. */
@@ -521,6 +611,7 @@ export class PjsipTechnology implements ChannelTechnology {
     if (this.#calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
     const call = new SipCall(this.#services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id, endpoint);
+    this.#wireTransfers(call);
     const channel = context.channels.create(
       {
         ...(request.channelId ? { id: request.channelId } : {}),
@@ -584,6 +675,86 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 
   /**
+   * ARI refer: a REFER out of any call to `pjsip:<endpoint>` (its contact) or
+   * `pjsip:<endpoint>/<uri>`, asking it to call `refer_to`: a SIP URI as given, or an endpoint of
+   * this server — with `to_self`, this server's URI for that endpoint (the far end calls us),
+   * otherwise the endpoint's contact. NotFoundError: no such endpoint (404); InvalidError: a
+   * refer_to that is neither (400). Anything later (no contact, a refusal) is a log line, since
+   * ARI has answered 202 by then, as in Asterisk.
+   */
+  #sendRefer(refer: ReferRequest, destination: MessageDestination): void {
+    const layer = this.#layer;
+    if (!layer) throw new UnavailableError('SIP is not running');
+    if (!this.#config.endpoints.has(destination.resource)) throw new NotFoundError('Endpoint not found');
+    const referToUri = this.#referTarget(refer.referTo, refer.toSelf);
+    let resolved: { endpoint: PjsipEndpoint; uri: SipUri };
+    try {
+      resolved = this.#resolveDial(destination.address);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw error;
+      this.#log?.info({ to: refer.to, err: error }, 'REFER not sent: no contact for the endpoint');
+      return;
+    }
+    const target = this.#destinationOf(resolved.uri);
+    if (!target) {
+      this.#log?.info({ to: refer.to }, 'REFER not sent: the contact has no host');
+      return;
+    }
+    const uri = resolved.uri;
+    const fromUser = refer.from.replace(/^.*sips?:/, '').replace(/@.*$/, '').replace(/[^A-Za-z0-9._+-]/g, '') || 'patchbay';
+    const displayName = Object.entries(refer.variables).find(([name]) => name.toLowerCase() === 'display_name')?.[1];
+    const callId = newCallId();
+    const host = formatHostForUri(this.#publicHost);
+    const request = new SipRequest('REFER', uri, [
+      ['Max-Forwards', '70'],
+      ['From', `<sip:${fromUser}@${host}>;tag=${newTag()}`],
+      ['To', `<${formatContactUri(uri)}>`],
+      ['Call-ID', callId],
+      ['CSeq', '1 REFER'],
+      ['Contact', `<sip:${fromUser}@${host}:${this.#port}${target.transport === 'TCP' ? ';transport=tcp' : ''}>`],
+      ['Refer-To', displayName ? `${quoteDisplayName(displayName)} <${referToUri}>` : `<${referToUri}>`],
+      ['Event', 'refer'],
+      ['User-Agent', USER_AGENT],
+    ]);
+    let count = 0;
+    for (const [name, value] of Object.entries(refer.variables)) {
+      if (name.toLowerCase() === 'display_name' || REFER_BLOCKED_HEADERS.has(name.toLowerCase())) continue;
+      if (count >= MAX_MESSAGE_VARIABLES || !/^[A-Za-z0-9-]{1,64}$/.test(name) || /[\r\n]/.test(value) || value.length > 1024) continue;
+      request.set(name, value);
+      count++;
+    }
+    this.#referSubscriptions.add(callId);
+    layer.sendRequest(request, target, {
+      onResponse: (response) => {
+        if (response.status < 300) return;
+        this.#referSubscriptions.forget(callId);
+        this.#log?.info({ status: response.status, to: refer.to }, 'SIP REFER refused');
+      },
+      onTimeout: () => {
+        this.#referSubscriptions.forget(callId);
+        this.#log?.info({ to: refer.to }, 'SIP REFER timed out');
+      },
+    });
+  }
+
+  /** refer_to as a URI: a sip:/sips: URI as given, else an endpoint (`pjsip:alice`, `alice`). */
+  #referTarget(referTo: string, toSelf: boolean): string {
+    const text = referTo.trim().replace(/^<|>$/g, '');
+    if (/^sips?:/i.test(text)) {
+      const parsed = parseUri(text);
+      if (!parsed || parsed.kind !== 'sip' || /[\r\n<>]/.test(text)) throw new InvalidError(`refer_to is not a valid SIP URI: ${referTo}`);
+      return formatContactUri(parsed);
+    }
+    const name = text.replace(/^pjsip:/i, '').split('/')[0] ?? '';
+    const endpoint = this.#config.endpoints.get(name);
+    if (!endpoint) throw new InvalidError(`refer_to is neither a SIP URI nor an endpoint: ${referTo}`);
+    if (toSelf) return `sip:${encodeURIComponent(endpoint.id)}@${formatHostForUri(this.#publicHost)}:${this.#port}`;
+    const contact = this.#contactOf(endpoint);
+    if (!contact) throw new InvalidError(`refer_to endpoint ${endpoint.id} has no contact`);
+    return formatContactUri(contact);
+  }
+
+  /**
    * A message to `pjsip:<endpoint>` goes to the endpoint's contact as a SIP MESSAGE. An endpoint
    * without a reachable contact (not registered, or known only to the endpoint list) gets it as
    * before SIP existed: TextMessageReceived for the applications subscribed to it.
@@ -628,6 +799,11 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 }
 
+function quoteDisplayName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `"${name.replace(/[\x00-\x1f\x7f]/g, '').replace(/(["\\])/g, '\\$1').slice(0, 128)}"`;
+}
+
 function numberParam(value: string | null | undefined): number | undefined {
   if (value === undefined || value === null || !/^\d{1,10}$/.test(value)) return undefined;
   return Number(value);
@@ -638,6 +814,10 @@ function formatContactUri(uri: import('../../sip/uri.ts').Uri): string {
   const host = uri.host.includes(':') && !uri.host.startsWith('[') ? `[${uri.host}]` : uri.host;
   const params = [...uri.params].map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`)).join('');
   return `${uri.scheme}:${uri.user ? `${uri.user}@` : ''}${host}${uri.port ? `:${uri.port}` : ''}${params}`;
+}
+
+function formatHostForUri(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 function formatAddress(displayName: string | undefined, uri: string): string {
