@@ -39,8 +39,8 @@ const USER_AGENT = 'Patchbay';
 const MAX_CALLS = 4096;
 /** X- headers carried as message variables, at most this many. */
 const MAX_MESSAGE_VARIABLES = 32;
-/** Headers an ARI refer's variables may not set (Asterisk's list). */
-const REFER_BLOCKED_HEADERS = new Set(['to', 'from', 'via', 'route', 'contact', 'call-id', 'cseq', 'allow', 'content-length', 'content-type', 'request-uri']);
+/** Headers an ARI refer's variables may not set: Asterisk's list, plus the REFER's own Refer-To and Event. */
+const REFER_BLOCKED_HEADERS = new Set(['to', 'from', 'via', 'route', 'contact', 'call-id', 'cseq', 'allow', 'content-length', 'content-type', 'request-uri', 'refer-to', 'event']);
 
 /** What GET /metrics reports of SIP. */
 export interface SipStats {
