@@ -140,6 +140,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
     down: new TestRegistrar('unavailable'),
     forbidden: new TestRegistrar('forbidden'),
     wrong: new TestRegistrar('sha256'),
+    lined: new TestRegistrar('sha256'),
   };
 
   before(async () => {
@@ -166,7 +167,9 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
             down: registration(registrars.down, { max_retries: 2 }),
             forbidden: registration(registrars.forbidden),
             wrong: registration(registrars.wrong, { outbound_auth: 'bad-auth' }),
+            lined: registration(registrars.lined, { line: 'yes', endpoint: 'trunk', contact_user: 'trunkline' }),
           },
+          endpoint: { trunk: { context: 'default', allow: 'ulaw' } },
         },
       },
     } as never);
@@ -212,6 +215,38 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
     assert.equal(registrars.down.requests.length, 3);
     assert.equal(registrars.forbidden.requests.length, 1);
     assert.equal(registrars.wrong.requests.length, 2);
+  });
+
+  test('line=yes: the Contact carries a line token, and a request to it is from the registration\'s endpoint', async () => {
+    await waitUntil(() => statusOf(server!, 'lined')?.status === 'Registered', 5000, 'lined Registered');
+    const contact = /<([^>]+)>/.exec(registrars.lined.requests.at(-1)!.get('contact') ?? '')?.[1] ?? '';
+    assert.match(contact, /^sip:trunkline@127\.0\.0\.1:\d+;line=[0-9a-f]{12}$/);
+    const events = await server!.events('app=line-watch');
+    try {
+      assert.equal((await server!.ari('/applications/line-watch/subscription?eventSource=endpoint:PJSIP/trunk', { method: 'POST' })).status, 200);
+      // The provider sends a MESSAGE to our Contact, from a user and address Patchbay does not know.
+      const answers: string[] = [];
+      const provider = dgram.createSocket('udp4');
+      provider.on('message', (data) => answers.push(data.toString()));
+      await new Promise<void>((resolve) => provider.bind(0, '127.0.0.1', () => resolve()));
+      const send = (uri: string, branch: string) =>
+        provider.send(
+          [`MESSAGE ${uri} SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:${provider.address().port};branch=${branch};rport`, 'Max-Forwards: 70', 'From: <sip:someone@provider.example>;tag=x1', `To: <${uri}>`, `Call-ID: line-${branch}`, 'CSeq: 1 MESSAGE', 'Content-Type: text/plain', 'Content-Length: 5', '', 'hello'].join('\r\n'),
+          server!.core.pjsip.port,
+          '127.0.0.1',
+        );
+      send(contact, 'z9hG4bKline1');
+      const received = (await events.nextOfType('TextMessageReceived', 3000)) as Record<string, any>;
+      assert.equal(received.endpoint.resource, 'trunk');
+      assert.equal(received.message.body, 'hello');
+      await waitUntil(() => answers.some((text) => text.startsWith('SIP/2.0 202')), 2000, '202');
+      // Without the token the sender is unknown: challenged.
+      send(contact.replace(/;line=.*$/, ''), 'z9hG4bKline2');
+      await waitUntil(() => answers.some((text) => text.startsWith('SIP/2.0 401')), 2000, '401');
+      provider.close();
+    } finally {
+      await events.close();
+    }
   });
 
   test('at shutdown the registration is removed with Expires: 0, answering the challenge', async () => {
