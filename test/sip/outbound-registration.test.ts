@@ -249,6 +249,14 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
     }
   });
 
+  test('GET /metrics counts the outbound registrations and those Registered', async () => {
+    const text = await (await fetch(`${server!.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    assert.equal(value('patchbay_sip_outbound_registrations'), 6);
+    // sha, flaky and lined are registered; down, forbidden and wrong were rejected.
+    assert.equal(value('patchbay_sip_outbound_registered'), 3);
+  });
+
   test('at shutdown the registration is removed with Expires: 0, answering the challenge', async () => {
     const before = registrars.sha.requests.length;
     await server!.stop();

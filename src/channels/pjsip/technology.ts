@@ -53,6 +53,8 @@ export interface SipStats {
   readonly rtpLost: number;
   /** The largest interarrival jitter of the live calls, in seconds. */
   readonly rtpJitterMax: number;
+  readonly outboundRegistrations: number;
+  readonly outboundRegistered: number;
 }
 
 export class PjsipTechnology implements ChannelTechnology {
@@ -138,7 +140,17 @@ export class PjsipTechnology implements ChannelTechnology {
       rtpLost += statistics.rxploss;
       rtpJitterMax = Math.max(rtpJitterMax, statistics.rxjitter);
     }
-    return { clientTransactions: counts.clients, serverTransactions: counts.servers, bindings, calls: this.#calls.size, rtpLost, rtpJitterMax };
+    const registrations = this.registrations();
+    return {
+      clientTransactions: counts.clients,
+      serverTransactions: counts.servers,
+      bindings,
+      calls: this.#calls.size,
+      rtpLost,
+      rtpJitterMax,
+      outboundRegistrations: registrations.length,
+      outboundRegistered: registrations.filter((registration) => registration.status === 'Registered').length,
+    };
   }
 
   get config(): PjsipConfig {
