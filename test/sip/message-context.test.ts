@@ -25,6 +25,8 @@ exten => echo,1,Set(MESSAGE(body)=echo: \${MESSAGE(body)} (\${MESSAGE_DATA(X-Pri
  same => n,Set(GLOBAL(LAST_STATUS)=\${MESSAGE_SEND_STATUS})
  same => n,Set(GLOBAL(LAST_FROM)=\${MESSAGE(from)})
  same => n,Set(GLOBAL(LAST_TO)=\${MESSAGE(to)})
+exten => toapp,1,Set(MESSAGE(body)=for the app: \${MESSAGE(body)})
+ same => n,MessageSend(pjsip:watcher,sip:bot@patchbay)
 exten => bad,1,MessageSend(nosuchtech:someone)
  same => n,Set(GLOBAL(BAD_PROTOCOL)=\${MESSAGE_SEND_STATUS})
  same => n,MessageSend(pjsip)
@@ -52,7 +54,11 @@ describe('message_context runs the dialplan for out-of-call MESSAGEs', { skip: H
       dialplan: { file: join(work, 'extensions.conf') },
       config_objects: {
         res_pjsip: {
-          endpoint: { texter: { context: 'default', message_context: 'texts', allow: 'ulaw', aors: 'texter' } },
+          endpoint: {
+            texter: { context: 'default', message_context: 'texts', allow: 'ulaw', aors: 'texter' },
+            // No contact: messages to it reach the applications subscribed to it.
+            watcher: { context: 'default', allow: 'ulaw' },
+          },
           aor: { texter: { contact: `sip:texter@127.0.0.1:${phone.address().port}` } },
         },
       },
@@ -101,6 +107,21 @@ describe('message_context runs the dialplan for out-of-call MESSAGEs', { skip: H
     assert.equal(await globalVar('LAST_STATUS'), 'SUCCESS');
     assert.match(await globalVar('LAST_FROM'), /sip:texter@127\.0\.0\.1/);
     assert.equal(await globalVar('LAST_TO'), 'pjsip:echo');
+  });
+
+  test('MessageSend to an endpoint without a contact reaches the ARI application subscribed to it', async () => {
+    assert.equal((await server.ari('/applications/msg-watch/subscription?eventSource=endpoint:PJSIP/watcher', { method: 'POST' })).status, 200);
+    const run = await sendFromSipp('toapp');
+    assert.equal(run.code, 0, run.output);
+    for (;;) {
+      const event = (await events.nextOfType('TextMessageReceived', 5000)) as Record<string, any>;
+      if (event.endpoint.resource !== 'watcher') continue;
+      assert.match(event.message.body, /^for the app: hello from sipp/);
+      assert.equal(event.message.from, 'sip:bot@patchbay');
+      assert.equal(event.message.to, 'pjsip:watcher');
+      assert.equal(event.message.variables['X-Priority'], 'urgent');
+      break;
+    }
   });
 
   test('MessageSend to an unknown technology or a malformed destination sets MESSAGE_SEND_STATUS', async () => {
