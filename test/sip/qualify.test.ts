@@ -144,6 +144,9 @@ describe('qualify: OPTIONS to the contacts of qualified AORs', () => {
     assert.equal(unreachable.contact_info.contact_status, 'Unreachable');
     assert.equal((await next('PeerStatusChange', 'trunk')).peer.peer_status, 'Unreachable');
     assert.equal(await state('trunk'), 'offline');
+    // An Unreachable contact is not dialled: the request fails at once.
+    const refused = await server.ari('/channels?endpoint=PJSIP/trunk&app=qualify-watch', { method: 'POST' });
+    assert.ok(refused.status >= 400, `status ${refused.status}`);
 
     // Answering again: Reachable again.
     trunkPeer.answering = true;

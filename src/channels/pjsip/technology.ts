@@ -664,18 +664,26 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** The newest registered binding of the endpoint's AORs, else the first static contact. */
   #contactOf(endpoint: PjsipEndpoint): SipUri | undefined {
+    // Contacts that qualifying found Unreachable are skipped, as Asterisk skips unavailable ones.
+    const unreachable = (aor: string, uri: string): boolean => this.#qualifier?.state(aor, uri)?.status === 'Unreachable';
     let newest: Binding | undefined;
     for (const aorId of endpoint.aors) {
-      for (const binding of this.#registrar.lookup(aorId)) if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+      for (const binding of this.#registrar.lookup(aorId)) {
+        if (unreachable(aorId, binding.uri)) continue;
+        if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+      }
     }
     if (newest) {
       const parsed = parseUri(newest.uri);
       if (parsed && parsed.kind === 'sip') return parsed;
     }
     for (const aorId of endpoint.aors) {
-      const contact = this.#config.aors.get(aorId)?.contacts[0];
-      const parsed = contact === undefined ? undefined : parseUri(contact.replace(/^<|>$/g, ''));
-      if (parsed && parsed.kind === 'sip') return parsed;
+      for (const contact of this.#config.aors.get(aorId)?.contacts ?? []) {
+        const text = contact.replace(/^<|>$/g, '');
+        if (unreachable(aorId, text)) continue;
+        const parsed = parseUri(text);
+        if (parsed && parsed.kind === 'sip') return parsed;
+      }
     }
     return undefined;
   }
