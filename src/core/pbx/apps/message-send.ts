@@ -10,7 +10,7 @@ import { messageOf } from '../message-functions.ts';
 
 export const messageSend: DialplanApplication = {
   name: 'MessageSend',
-  synopsis: 'Sends the channel\'s MESSAGE() to pjsip:<endpoint> or another technology:resource; MESSAGE_SEND_STATUS',
+  synopsis: 'Sends the channel\'s MESSAGE() to pjsip:endpoint or another technology:resource (sets MESSAGE_SEND_STATUS)',
   execute(channel, [destination = '', from = '', toName = ''], services) {
     const status = (value: string): 'next' => {
       channel.setVariable('MESSAGE_SEND_STATUS', value);
