@@ -4,8 +4,5 @@
 import type { ResourceName } from '../spec/index.ts';
 
 export const NOT_IMPLEMENTED: Partial<Record<ResourceName, readonly string[]>> = {
-  // REFER needs the SIP stack (the SIP issue owns it).
-  endpoints: ['refer', 'referToEndpoint'],
-  // The channel operation that needs a SIP transfer.
-  channels: ['transfer_progress'],
+  // Every declared operation has its handler now.
 };

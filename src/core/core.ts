@@ -216,6 +216,7 @@ export class Core {
       log: this.log,
       globals: this.globalVars,
       dialplan: () => this.#dialplan,
+      messages: this.messages,
       playbacks: this.playbacks,
       recordings: this.recordings,
       get broadcasts() {
@@ -268,6 +269,7 @@ export class Core {
       modules: this.modules,
       dynamicConfig: this.dynamicConfig,
       startDialplan: (channel) => this.pbx.start(channel),
+      bridges: this.bridges,
     });
     for (const technology of options.technologies ?? []) this.technologies.add(technology);
     this.modules.register({

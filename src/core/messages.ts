@@ -24,9 +24,23 @@ export interface MessageDestination {
   readonly address: string;
 }
 
+/** A request that an endpoint transfer itself elsewhere (ARI `refer`, a SIP REFER out of a call). */
+export interface ReferRequest {
+  readonly to: string;
+  readonly from: string;
+  /** A URI, or `tech:endpoint` of this server. */
+  readonly referTo: string;
+  /** refer_to names an endpoint of this server: the far end is sent to this server for it. */
+  readonly toSelf: boolean;
+  /** Extra headers (`display_name` is the Refer-To display name). */
+  readonly variables: Readonly<Record<string, string>>;
+}
+
 /** Carries a technology's messages to their destination. Throws NotFoundError when it cannot. */
 export interface MessageTransport {
   send(message: TextMessage, destination: MessageDestination): void;
+  /** Sends a REFER; NotFoundError for an unknown endpoint. Technologies without it cannot refer. */
+  refer?(request: ReferRequest, destination: MessageDestination): void;
 }
 
 export interface MessageRouterOptions {
@@ -73,6 +87,24 @@ export class MessageRouter {
     const transport = this.transports.get(destination.technology.toLowerCase());
     if (transport) transport.send(message, destination);
     else this.receive(message, destination.technology, destination.resource);
+  }
+
+  /**
+   * Sends a REFER through the destination technology. InvalidError for an empty `to`,
+   * NotFoundError (`Endpoint not found`) when the technology is unknown or cannot refer, or the
+   * endpoint is unknown to it.
+   */
+  refer(request: ReferRequest): void {
+    if (request.to === '') throw new InvalidError('To must be specified');
+    let destination: MessageDestination;
+    try {
+      destination = this.destination(request.to);
+    } catch {
+      throw new NotFoundError('Endpoint not found');
+    }
+    const transport = this.transports.get(destination.technology.toLowerCase());
+    if (!transport?.refer) throw new NotFoundError('Endpoint not found');
+    transport.refer(request, destination);
   }
 
   /** A message arrived for an endpoint: its subscribers receive TextMessageReceived. */

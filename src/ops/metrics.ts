@@ -19,6 +19,9 @@ export interface SipMetricsSource {
   readonly calls: number;
   readonly rtpLost: number;
   readonly rtpJitterMax: number;
+  /** Outbound registrations (`type=registration`) configured, and those currently Registered. */
+  readonly outboundRegistrations?: number;
+  readonly outboundRegistered?: number;
 }
 
 export interface MetricsOptions {
@@ -134,6 +137,8 @@ export class Metrics {
       sipGauge('patchbay_sip_calls', 'Live SIP calls', (stats) => stats.calls);
       sipGauge('patchbay_sip_rtp_lost_packets', 'RTP packets lost on the live SIP calls (receiving side)', (stats) => stats.rtpLost);
       sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
+      sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations ?? 0);
+      sipGauge('patchbay_sip_outbound_registered', 'Outbound registrations currently accepted by their registrar', (stats) => stats.outboundRegistered ?? 0);
     }
     this.#tickLateness = new Histogram({
       name: 'patchbay_media_clock_lateness_seconds',

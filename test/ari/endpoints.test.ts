@@ -112,9 +112,10 @@ describe('listing and retrieval', () => {
     assert.deepEqual(await getJson('/endpoints'), [offline('alice'), offline('bob')]);
   });
 
-  test('REFER is left to the SIP stack: 501', async () => {
-    assert.equal(await status('/endpoints/refer?to=pjsip:alice&from=x&refer_to=sip:y', { method: 'POST' }), 501);
-    assert.equal(await status('/endpoints/PJSIP/alice/refer?from=x&refer_to=sip:y', { method: 'POST' }), 501);
+  test('REFER: accepted for a known endpoint (202; alice has no contact, so nothing is sent), 404 for an unknown one', async () => {
+    assert.equal(await status('/endpoints/refer?to=pjsip:alice&from=x&refer_to=sip:y', { method: 'POST' }), 202);
+    assert.equal(await status('/endpoints/PJSIP/alice/refer?from=x&refer_to=sip:y', { method: 'POST' }), 202);
+    assert.equal(await status('/endpoints/PJSIP/nobody/refer?from=x&refer_to=sip:y', { method: 'POST' }), 404);
   });
 });
 

@@ -31,8 +31,10 @@ before(async () => {
 });
 after(() => server.stop());
 
-test('an unimplemented operation answers 501 naming it (after its parameters validate)', async () => {
+test('the last operations that answered 501 (REFER, transfer_progress) now answer for themselves', async () => {
+  assert.deepEqual(NOT_IMPLEMENTED, {});
   const progress = await server.ari('/channels/a/transfer_progress?states=channel_progress', { method: 'POST' });
-  assert.equal(progress.status, 501);
-  assert.deepEqual(await progress.json(), { message: 'Not implemented: transfer_progress' });
+  assert.equal(progress.status, 404);
+  const refer = await server.ari('/endpoints/PJSIP/nobody/refer?from=x&refer_to=sip:y', { method: 'POST' });
+  assert.equal(refer.status, 404);
 });

@@ -234,3 +234,34 @@ describe('DigestAuthenticator', () => {
     assert.equal(b.trackedNonces, 0);
   });
 });
+
+describe('the client side: answering challenges (outbound registration)', () => {
+  test('the first usable challenge is answered and verifies; auth-int, MD5-sess and other realms are skipped', async () => {
+    const { answerChallenge, chooseChallenge, parseDigestChallenge } = await import('../../src/sip/auth/digest-client.ts');
+    assert.equal(parseDigestChallenge('Digest realm="r", nonce="n", qop="auth-int"'), undefined);
+    assert.equal(parseDigestChallenge('Digest realm="r", nonce="n", algorithm=MD5-sess'), undefined);
+    assert.equal(parseDigestChallenge('Basic realm="r"'), undefined);
+    assert.deepEqual(parseDigestChallenge('Digest realm="r", nonce="n", qop="auth,auth-int", stale=TRUE'), { realm: 'r', nonce: 'n', algorithm: 'MD5', qop: 'auth', stale: true });
+
+    const server = new DigestAuthenticator({ realm: 'pbx', algorithms: ['SHA-256', 'MD5'] });
+    const offered = ['Digest realm="elsewhere", nonce="x", algorithm=SHA-256, qop="auth"', ...server.challenge()];
+    // The credentials are for realm pbx: the foreign challenge is skipped, SHA-256 (the server's first) is used.
+    const chosen = chooseChallenge(offered, [{ username: 'alice', password: 's3cret', realm: 'pbx' }]);
+    assert.ok(chosen);
+    assert.equal(chosen.challenge.realm, 'pbx');
+    assert.equal(chosen.challenge.algorithm, 'SHA-256');
+    const header = answerChallenge(chosen.challenge, chosen.credentials, 'REGISTER', 'sip:pbx', 1);
+    const lookup = (name: string): DigestSecret | undefined => (name === 'alice' ? { password: 's3cret' } : undefined);
+    assert.equal(server.verify({ method: 'REGISTER', authorization: header, lookup }).ok, true);
+    // The next nonce count on the same challenge verifies too (a refresh without a new challenge).
+    assert.equal(server.verify({ method: 'REGISTER', authorization: answerChallenge(chosen.challenge, chosen.credentials, 'REGISTER', 'sip:pbx', 2), lookup }).ok, true);
+
+    // md5_cred answers MD5 challenges only.
+    const md5Only = new DigestAuthenticator({ realm: 'pbx', algorithms: ['SHA-256', 'MD5'] });
+    const cred = createHash('md5').update('alice:pbx:s3cret').digest('hex');
+    const withCred = chooseChallenge(md5Only.challenge(), [{ username: 'alice', md5Cred: cred }]);
+    assert.equal(withCred?.challenge.algorithm, 'MD5');
+    assert.equal(md5Only.verify({ method: 'REGISTER', authorization: answerChallenge(withCred!.challenge, withCred!.credentials, 'REGISTER', 'sip:pbx'), lookup }).ok, true);
+    assert.equal(chooseChallenge(['Digest realm="pbx", nonce="n", algorithm=SHA-256'], [{ username: 'alice', md5Cred: cred }]), undefined);
+  });
+});

@@ -230,7 +230,7 @@ test("the store accepts every attribute the SIP technology reads, under Asterisk
     remove: (c, t, id) => void saved.delete(`${c}/${t}/${id}`),
   });
   registerBuiltinConfigTypes(store);
-  for (const type of ['endpoint', 'aor', 'auth', 'identify']) {
+  for (const type of ['endpoint', 'aor', 'auth', 'identify', 'registration']) {
     const accepted = new Set(store.update('res_pjsip', type, 'x').map((tuple) => tuple.attribute));
     const missing = pjsipAttributeNames(type).filter((name) => !accepted.has(name));
     assert.deepEqual(missing, [], `res_pjsip/${type}`);

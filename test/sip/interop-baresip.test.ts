@@ -1,6 +1,7 @@
 // The SIP technology against a real softphone, baresip 1.0 (Debian package baresip, installed by
 // .ci/run): it registers with digest (MD5) so PJSIP/alice goes online, then dials 100, which enters
-// a Stasis application that answers, plays a beep and hangs up. baresip runs headless: a 440 Hz tone
+// a Stasis application that answers, plays a beep and hangs up; its contact is qualified (OPTIONS)
+// and reported Reachable. baresip runs headless: a 440 Hz tone
 // from the ausine module as its microphone, no audio player, commands over its ctrl_tcp socket.
 // Skipped with a message when baresip is not installed.
 import assert from 'node:assert/strict';
@@ -88,7 +89,8 @@ test(
         res_pjsip: {
           endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
           auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes' } },
+          // Qualified every second: baresip answers the OPTIONS.
+          aor: { alice: { max_contacts: 1, remove_existing: 'yes', qualify_frequency: 1 } },
         },
       },
     });
@@ -125,6 +127,7 @@ test(
       writeFileSync(join(home, 'contacts'), '');
 
       events = await server.events('app=baresip-app');
+      assert.equal((await server.ari('/applications/baresip-app/subscription?eventSource=endpoint:PJSIP/alice', { method: 'POST' })).status, 200);
       const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
       baresip = child;
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -135,6 +138,13 @@ test(
         const endpoint = (await (await server.ari('/endpoints/PJSIP/alice')).json()) as Json;
         return endpoint.state === 'online' ? endpoint : undefined;
       });
+
+      // Qualify: the registered contact is Unknown, then Reachable once baresip answers an OPTIONS.
+      const created = await nextOfType(events, 'ContactStatusChange');
+      assert.equal(created.contact_info.contact_status, 'Unknown');
+      const reachable = await nextOfType(events, 'ContactStatusChange');
+      assert.equal(reachable.contact_info.contact_status, 'Reachable');
+      assert.ok(Number(reachable.contact_info.roundtrip_usec) > 0, JSON.stringify(reachable.contact_info));
 
       const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:100@127.0.0.1:${sipPort}`).catch(() => undefined));
       assert.equal(dialed.ok, true, JSON.stringify(dialed));

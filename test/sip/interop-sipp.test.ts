@@ -383,6 +383,42 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(result.status, 0, result.output);
   });
 
+  test('over TCP (-t t1): a call into Stasis answered and recorded, the tone arrives, the peer\'s BYE ends it', { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 60_000 }, async () => {
+    assertTone(await callAndRecord('call-hangup.xml', 'bob', ['-t', 't1'], 'sipp-bob-tcp'));
+  });
+
+  test('over TCP (-t t1): the application answers, then hangs up: SIPp receives the BYE on TCP and answers 200', { timeout: 60_000 }, async () => {
+    const run = sipp('call-wait-bye.xml', [target(), '-s', '100', '-set', 'caller', 'bob', '-t', 't1']);
+    const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+    const id = (start.channel as Json).id as string;
+    assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+    await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+    const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id));
+    assert.equal(destroyed.cause, 16);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
+  test('a blind transfer from SIPp: REFER in the call → 202, NOTIFY 100, ChannelTransfer; transfer_progress → NOTIFY 200; the app hangs up', { timeout: 60_000 }, async () => {
+    const run = sipp('refer-blind.xml', [target(), '-s', '100', '-set', 'caller', 'bob']);
+    const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+    const id = (start.channel as Json).id as string;
+    assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+    const transfer = await nextEvent((e) => e.type === 'ChannelTransfer' && e.referred_by?.source_channel?.id === id);
+    assert.equal(transfer.refer_to.requested_destination.destination, '200');
+    assert.equal(transfer.state, undefined);
+    assert.equal((await post(`/channels/${id}/transfer_progress?states=channel_answered`)).status, 204);
+    const answered = await nextEvent((e) => e.type === 'ChannelTransfer' && e.referred_by?.source_channel?.id === id);
+    assert.equal(answered.state, 'channel_answered');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+    await nextEvent(ofChannel('ChannelDestroyed', id));
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
   test('a ringing call cancelled by the peer: 200 to the CANCEL, 487 to the INVITE, the channel hung up with cause 16', { timeout: 60_000 }, async () => {
     const run = sipp('cancel-ringing.xml', [target(), '-s', '100', '-set', 'caller', 'bob', '-d', '500']);
     const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');

@@ -3,6 +3,7 @@
 // dispatcher: NotFound 404, Conflict 409 (not in Stasis, id in use), State 412, Invalid 400,
 // Unprocessable 422.
 import type { Channel } from '../../core/channels/channel.ts';
+import type { TransferProgressState } from '../../core/channels/technology.ts';
 import {
   continueTarget,
   findChannel,
@@ -23,6 +24,10 @@ import type { Model } from '../../spec/index.ts';
 type ChannelJson = Model<'Channel'>;
 
 const json = (channel: Channel): ChannelJson => channel.snapshot();
+
+const TRANSFER_STATES: ReadonlyMap<string, TransferProgressState> = new Map(
+  (['channel_progress', 'channel_answered', 'channel_unavailable', 'channel_declined'] as const).map((state) => [state, state]),
+);
 
 /** Asterisk's message when the variable operations cannot find the channel. */
 const NO_CHANNEL_FOR_VARIABLES = 'Provided channel was not found';
@@ -90,6 +95,16 @@ export const channelsHandlers = defineHandlers('channels', {
 
   progress: ({ channelId }, { core }) => {
     controllable(core, channelId).indicate('progress');
+  },
+
+  // As Asterisk: the channel must be in Stasis (404, 409), then `states` is checked; the state goes
+  // to the technology (a SIP NOTIFY to the phone that sent REFER). No transfer in progress: nothing.
+  transfer_progress: ({ channelId, states }, { core }) => {
+    const channel = findControlled(core.channels, core.stasis, channelId);
+    if (states === '') throw new AriError(400, 'states must not be empty');
+    const state = TRANSFER_STATES.get(states.toLowerCase());
+    if (!state) throw new AriError(400, 'Invalid states value');
+    channel.driver.transferProgress?.(state);
   },
 
   sendDTMF: ({ channelId, dtmf, before, between, duration, after }, { core, log }) => {

@@ -1,4 +1,4 @@
-// Endpoints: listing, retrieval and out-of-call text messages. REFER belongs to the SIP stack.
+// Endpoints: listing, retrieval, out-of-call text messages and REFER (sent by the technology).
 import { AriError, defineHandlers } from '../handler.ts';
 
 /** The body's `variables`: an object of string values, or absent. */
@@ -30,5 +30,16 @@ export const endpointsHandlers = defineHandlers('endpoints', {
     const parsed = parseVariables(variables);
     core.endpoints.require(tech, resource);
     core.messages.send({ to: `${tech.toLowerCase()}:${resource}`, from, body: body ?? '', variables: parsed });
+  },
+
+  refer: ({ to, from, refer_to, to_self, variables }, { core }) => {
+    const parsed = parseVariables(variables);
+    core.messages.refer({ to, from, referTo: refer_to, toSelf: to_self === true, variables: parsed });
+  },
+
+  referToEndpoint: ({ tech, resource, from, refer_to, to_self, variables }, { core }) => {
+    core.endpoints.require(tech, resource);
+    const parsed = parseVariables(variables);
+    core.messages.refer({ to: `${tech.toLowerCase()}:${resource}`, from, referTo: refer_to, toSelf: to_self === true, variables: parsed });
   },
 });

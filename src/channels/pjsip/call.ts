@@ -10,7 +10,7 @@
 // Digits in INFO (application/dtmf-relay or application/dtmf) are taken whatever the mode.
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ChannelDriver, Indication } from '../../core/channels/technology.ts';
+import type { ChannelDriver, Indication, TransferProgressState } from '../../core/channels/technology.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import { Dialog } from '../../sip/dialog.ts';
@@ -167,6 +167,9 @@ export class SipCall implements ChannelDriver {
   #ackReceived = false;
   #pendingHangup: number | undefined;
   readonly callId: string;
+  /** REFER in the dialog and ARI transfer_progress are the technology's (refer.ts); unset: 405, nothing. */
+  onRefer: ((request: SipRequest, tx: ServerTransaction) => void) | undefined;
+  onTransferProgress: ((state: TransferProgressState) => void) | undefined;
 
   constructor(
     private readonly services: CallServices,
@@ -379,6 +382,10 @@ export class SipCall implements ChannelDriver {
       case 'OPTIONS':
         tx.reply(200, undefined, [['Allow', ALLOW]]);
         return;
+      case 'REFER':
+        if (this.onRefer) return this.onRefer(request, tx);
+        tx.reply(405, undefined, [['Allow', ALLOW]]);
+        return;
       default:
         tx.reply(405, undefined, [['Allow', ALLOW]]);
     }
@@ -442,6 +449,27 @@ export class SipCall implements ChannelDriver {
     } catch (error) {
       this.services.log.debug({ err: error }, 'BYE not sent');
     }
+  }
+
+  transferProgress(state: TransferProgressState): void {
+    this.onTransferProgress?.(state);
+  }
+
+  /** Sends a request in the call's dialog (NOTIFY of a transfer); false when there is no dialog. */
+  requestInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string): boolean {
+    const dialog = this.dialog;
+    if (!dialog || dialog.state === 'terminated' || this.#ended) return false;
+    const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
+    const hop = dialog.nextHop(this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport);
+    if (!hop) return false;
+    if (this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
+    try {
+      this.services.layer.sendRequest(request, hop, {});
+    } catch (error) {
+      this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
+      return false;
+    }
+    return true;
   }
 
   sendDigit(digit: string, durationMs: number): void {
@@ -533,7 +561,7 @@ export class SipCall implements ChannelDriver {
   }
 }
 
-export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, UPDATE';
+export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, UPDATE, REFER, NOTIFY';
 
 /** Signal values of application/dtmf-relay beyond the digits: 10 is `*`, 11 `#`, 12–15 A–D (as Asterisk reads them). */
 const RELAY_EVENT_DIGITS = '0123456789*#ABCD';

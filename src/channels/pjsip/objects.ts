@@ -10,6 +10,10 @@ import type { ConfigObjectTree } from '../../core/dynamic-config/file-backend.ts
 import { buildPjsipConfig, PJSIP_OBJECT_TYPES, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
 import type { RawField, RawPjsipObject } from '../../sip/config/types.ts';
 import type { BindingChange, Registrar } from '../../sip/registrar.ts';
+import type { QualifyState, QualifyTarget } from './qualify.ts';
+
+/** The qualify status of a contact, undefined when its AOR is not qualified. */
+export type QualifyLookup = (aor: string, uri: string) => QualifyState | undefined;
 
 const CONFIG_CLASS = 'res_pjsip';
 /** Log lines remembered so that a rebuild does not repeat them; beyond this, forgotten. */
@@ -111,9 +115,9 @@ export class PjsipObjects {
     const { binding } = change;
     const added = change.kind === 'added';
     const qualified = (this.#config.aors.get(binding.aor)?.qualifyFrequency ?? 0) > 0;
-    // Patchbay does not qualify contacts: a new one is NonQualified (as Asterisk reports contacts
-    // with qualify_frequency=0), or Reachable where qualifying was asked for, having just registered.
-    const status = added ? (qualified ? 'Reachable' : 'NonQualified') : 'Removed';
+    // A new contact is NonQualified where qualify_frequency=0, as in Asterisk; where it is qualified
+    // it is Unknown until its first OPTIONS is answered (or not): see qualifyChanged.
+    const status = added ? (qualified ? 'Unknown' : 'NonQualified') : 'Removed';
     for (const endpoint of this.#endpointsOf(binding.aor)) {
       this.#context.endpoints.publish('PJSIP', endpoint.id, {
         type: 'ContactStatusChange',
@@ -122,17 +126,44 @@ export class PjsipObjects {
     }
   }
 
+  /** Every contact to qualify: registered and static contacts of AORs with qualify_frequency > 0. */
+  qualifyTargets(registrar: Registrar): QualifyTarget[] {
+    const targets: QualifyTarget[] = [];
+    for (const aor of this.#config.aors.values()) {
+      if (aor.qualifyFrequency <= 0) continue;
+      const base = { aor: aor.id, frequency: aor.qualifyFrequency, timeout: aor.qualifyTimeout > 0 ? aor.qualifyTimeout : 3 };
+      for (const binding of registrar.lookup(aor.id)) targets.push({ ...base, uri: binding.uri });
+      for (const contact of aor.contacts) targets.push({ ...base, uri: contact.replace(/^<|>$/g, '') });
+    }
+    return targets;
+  }
+
+  /** A qualified contact became Reachable or Unreachable: ContactStatusChange with the round trip. */
+  qualifyChanged(target: QualifyTarget, state: QualifyState): void {
+    for (const endpoint of this.#endpointsOf(target.aor)) {
+      this.#context.endpoints.publish('PJSIP', endpoint.id, {
+        type: 'ContactStatusChange',
+        contact_info: { uri: target.uri, contact_status: state.status, aor: target.aor, roundtrip_usec: String(state.roundtripUsec) },
+      });
+    }
+  }
+
   /**
    * Endpoints with a binding on one of their AORs are online (EndpointStateChange comes from the
    * endpoint registry); a change of reachability is a PeerStatusChange.
    */
-  refreshStates(registrar: Registrar): void {
+  refreshStates(registrar: Registrar, qualify: QualifyLookup = () => undefined): void {
     const context = this.#context;
     const seen = new Set<string>();
     for (const endpoint of this.#config.endpoints.values()) {
       seen.add(endpoint.id);
-      const bindings = endpoint.aors.flatMap((aor) => registrar.lookup(aor));
-      const online = bindings.length > 0;
+      // A registered contact counts unless qualifying found it Unreachable; a static contact counts
+      // once qualifying found it Reachable (unqualified static contacts say nothing of the peer).
+      const bindings = endpoint.aors.flatMap((aor) => registrar.lookup(aor)).filter((binding) => qualify(binding.aor, binding.uri)?.status !== 'Unreachable');
+      const staticReachable = endpoint.aors.some((aorId) =>
+        (this.#config.aors.get(aorId)?.contacts ?? []).some((contact) => qualify(aorId, contact.replace(/^<|>$/g, ''))?.status === 'Reachable'),
+      );
+      const online = bindings.length > 0 || staticReachable;
       // As in Asterisk: PeerStatusChange, then EndpointStateChange.
       if (online !== this.#reachable.has(endpoint.id)) {
         if (online) this.#reachable.add(endpoint.id);

@@ -8,7 +8,8 @@
 //   must be one of its AORs; bindings follow the AOR's rules; an endpoint with a binding is online.
 // - INVITE: identified and authenticated the same way; a `PJSIP/<endpoint>-<n>` channel in state
 //   Ring runs the endpoint's context at the dialled user part; the app decides what is answered.
-// - MESSAGE out of a dialog: TextMessageReceived for the endpoint (X- headers as variables), 202.
+// - MESSAGE out of a dialog: TextMessageReceived for the endpoint (X- headers as variables), then
+//   the endpoint's message_context dialplan (MESSAGE(), MESSAGE_DATA(), MessageSend()), 202.
 // - OPTIONS: 200. Anything else outside a dialog: 405.
 // - Dialling `PJSIP/alice` or `PJSIP/5551234@trunk` sends an INVITE to the AOR's registered
 //   contacts (the newest first) or its static `contact`; no contact → the request fails at once.
@@ -16,7 +17,8 @@ import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
-import type { TextMessage, MessageDestination } from '../../core/messages.ts';
+import type { TextMessage, MessageDestination, ReferRequest } from '../../core/messages.ts';
+import type { TransferProgressState } from '../../core/channels/technology.ts';
 import { DigestAuthenticator } from '../../sip/auth/digest.ts';
 import { buildPjsipConfig, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
 import { identifyMatchesAddress } from '../../sip/config/index.ts';
@@ -27,6 +29,9 @@ import { SipTransport, type Destination, type Source } from '../../sip/transport
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { PjsipObjects } from './objects.ts';
+import { ContactQualifier } from './qualify.ts';
+import { IncomingTransfer, parseReferTo, ReferSubscriptions, SIPFRAG } from './refer.ts';
+import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
 import { RtpPortRange, RtpStream } from './rtp-stream.ts';
 
 const USER_AGENT = 'Patchbay';
@@ -34,6 +39,8 @@ const USER_AGENT = 'Patchbay';
 const MAX_CALLS = 4096;
 /** X- headers carried as message variables, at most this many. */
 const MAX_MESSAGE_VARIABLES = 32;
+/** Headers an ARI refer's variables may not set: Asterisk's list, plus the REFER's own Refer-To and Event. */
+const REFER_BLOCKED_HEADERS = new Set(['to', 'from', 'via', 'route', 'contact', 'call-id', 'cseq', 'allow', 'content-length', 'content-type', 'request-uri', 'refer-to', 'event']);
 
 /** What GET /metrics reports of SIP. */
 export interface SipStats {
@@ -46,6 +53,8 @@ export interface SipStats {
   readonly rtpLost: number;
   /** The largest interarrival jitter of the live calls, in seconds. */
   readonly rtpJitterMax: number;
+  readonly outboundRegistrations: number;
+  readonly outboundRegistered: number;
 }
 
 export class PjsipTechnology implements ChannelTechnology {
@@ -60,6 +69,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #config: PjsipConfig = buildPjsipConfig([]).value;
   #registrar = new Registrar();
   #objects: PjsipObjects | undefined;
+  #qualifier: ContactQualifier | undefined;
+  #registrations: OutboundRegistrations | undefined;
   #auth = new DigestAuthenticator({ realm: 'asterisk' });
   #ports = new RtpPortRange(10000, 20000);
   #host = '127.0.0.1';
@@ -68,6 +79,10 @@ export class PjsipTechnology implements ChannelTechnology {
   #port = 0;
   /** Calls by Call-ID. */
   readonly #calls = new Map<string, SipCall>();
+  /** REFERs we sent, whose NOTIFYs are answered 200. */
+  readonly #referSubscriptions = new ReferSubscriptions();
+  /** Transfers the far end asked for on a call (REFER), handled by the application. */
+  readonly #transfers = new WeakMap<SipCall, IncomingTransfer>();
   readonly #services: CallServices;
 
   constructor() {
@@ -125,11 +140,26 @@ export class PjsipTechnology implements ChannelTechnology {
       rtpLost += statistics.rxploss;
       rtpJitterMax = Math.max(rtpJitterMax, statistics.rxjitter);
     }
-    return { clientTransactions: counts.clients, serverTransactions: counts.servers, bindings, calls: this.#calls.size, rtpLost, rtpJitterMax };
+    const registrations = this.registrations();
+    return {
+      clientTransactions: counts.clients,
+      serverTransactions: counts.servers,
+      bindings,
+      calls: this.#calls.size,
+      rtpLost,
+      rtpJitterMax,
+      outboundRegistrations: registrations.length,
+      outboundRegistered: registrations.filter((registration) => registration.status === 'Registered').length,
+    };
   }
 
   get config(): PjsipConfig {
     return this.#config;
+  }
+
+  /** The outbound registrations (`type=registration`) and where each stands. */
+  registrations(): RegistrationInfo[] {
+    return this.#registrations?.list() ?? [];
   }
 
   async start(context: TechnologyContext): Promise<void> {
@@ -146,13 +176,36 @@ export class PjsipTechnology implements ChannelTechnology {
     // challenge, or give up on an algorithm they do not know (baresip 1.0 on SHA-256).
     this.#auth = new DigestAuthenticator({ realm, algorithms: settings.authAlgorithms.filter((name) => name === 'MD5' || name === 'SHA-256') });
     this.#registrar = new Registrar();
+    const technology = this;
+    this.#qualifier = new ContactQualifier({
+      layer: () => this.#layer,
+      get signallingHost() {
+        return technology.#publicHost;
+      },
+      get signallingPort() {
+        return technology.#port;
+      },
+      userAgent: USER_AGENT,
+      log,
+      destinationOf: (uri) => {
+        const parsed = parseUri(uri.replace(/^<|>$/g, ''));
+        return parsed && parsed.kind === 'sip' ? this.#destinationOf(parsed) : undefined;
+      },
+      onChange: (target, state) => {
+        this.#objects?.qualifyChanged(target, state);
+        this.#refreshStates();
+      },
+    });
     this.#registrar.onChange((change) => {
       this.#objects?.bindingChanged(change);
+      if (change.kind !== 'refreshed') this.#syncQualify();
       this.#refreshStates();
     });
     objects.watch((config) => {
       this.#config = config;
       this.#objects?.dropOrphanBindings(this.#registrar);
+      this.#syncQualify();
+      this.#registrations?.sync(config);
       this.#refreshStates();
     });
     this.#ports = new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd));
@@ -185,13 +238,34 @@ export class PjsipTechnology implements ChannelTechnology {
       return;
     }
     this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
-    context.messages.setTransport({ send: (message, destination) => this.#sendMessage(message, destination) });
+    context.messages.setTransport({
+      send: (message, destination) => this.#sendMessage(message, destination),
+      refer: (refer, destination) => this.#sendRefer(refer, destination),
+    });
     log.info({ host: this.#host, port: this.#port, endpoints: this.#config.endpoints.size }, 'SIP listening (UDP and TCP)');
+    this.#syncQualify();
+    this.#registrations = new OutboundRegistrations({
+      layer: () => this.#layer,
+      log,
+      get signallingHost() {
+        return technology.#publicHost;
+      },
+      get signallingPort() {
+        return technology.#port;
+      },
+      userAgent: USER_AGENT,
+    });
+    this.#registrations.sync(this.#config);
   }
 
   async stop(): Promise<void> {
     for (const call of [...this.#calls.values()]) if (!call.channel.hangingUp) call.channel.hangup(16);
     this.#calls.clear();
+    this.#qualifier?.close();
+    this.#qualifier = undefined;
+    // Outbound registrations are removed at the registrar (bounded wait) while the transport still runs.
+    await this.#registrations?.close();
+    this.#registrations = undefined;
     this.#objects?.close();
     this.#objects = undefined;
     this.#registrar.close();
@@ -220,6 +294,12 @@ export class PjsipTechnology implements ChannelTechnology {
     if (inDialog) {
       const call = this.#calls.get(callId);
       if (!call) {
+        // The NOTIFYs of a REFER we sent (its implicit subscription).
+        if (request.method === 'NOTIFY' && this.#referSubscriptions.notify(callId, request.get('subscription-state'))) {
+          this.#log?.debug({ callId, sipfrag: request.body.toString('utf8').split('\r\n')[0]?.slice(0, 100) }, 'REFER progress');
+          tx.reply(200);
+          return;
+        }
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
       }
@@ -250,6 +330,9 @@ export class PjsipTechnology implements ChannelTechnology {
   /** endpoint_identifier_order: by source address (identify), by From user, then `anonymous`. */
   #identify(request: SipRequest, source: Source): PjsipEndpoint | undefined {
     const config = this.#config;
+    // A request to the Contact of a line=yes registration comes from that registration's endpoint.
+    const lineEndpoint = request.uri.kind === 'sip' ? this.#registrations?.endpointOfLine(request.uri.params.get('line')) : undefined;
+    if (lineEndpoint !== undefined && config.endpoints.has(lineEndpoint)) return config.endpoints.get(lineEndpoint);
     for (const method of config.global.endpointIdentifierOrder) {
       if (method === 'ip') {
         for (const identify of config.identifies.values()) {
@@ -350,7 +433,14 @@ export class PjsipTechnology implements ChannelTechnology {
   /** Endpoints with at least one binding on one of their AORs are online. */
   #refreshStates(): void {
     // EndpointStateChange through the registry, PeerStatusChange on a change of reachability.
-    this.#objects?.refreshStates(this.#registrar);
+    const qualifier = this.#qualifier;
+    this.#objects?.refreshStates(this.#registrar, qualifier ? (aor, uri) => qualifier.state(aor, uri) : undefined);
+  }
+
+  /** Qualifies the contacts of AORs with qualify_frequency > 0 (see qualify.ts). */
+  #syncQualify(): void {
+    if (!this.#objects || !this.#qualifier || !this.#layer) return;
+    this.#qualifier.sync(this.#objects.qualifyTargets(this.#registrar));
   }
 
   async #invite(request: SipRequest, tx: ServerTransaction): Promise<void> {
@@ -366,6 +456,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const from = request.from();
     const fromUser = from?.uri.kind === 'sip' ? (from.uri.user ?? '') : '';
     const call = new SipCall(this.#services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
+    this.#wireTransfers(call);
     this.#calls.set(callId, call);
     let prepared;
     try {
@@ -435,7 +526,89 @@ export class PjsipTechnology implements ChannelTechnology {
       if (error instanceof NotFoundError) return void tx.reply(404);
       throw error;
     }
+    // Then the endpoint's message_context, at the request-URI's user, as Asterisk routes messages.
+    if (endpoint.messageContext) {
+      const exten = request.uri.kind === 'sip' && request.uri.user ? request.uri.user : 's';
+      try {
+        context.messages.runDialplan(message, { context: endpoint.messageContext, exten });
+      } catch (error) {
+        if (error instanceof UnavailableError) return void tx.reply(503, undefined, [['Retry-After', '5']]);
+        throw error;
+      }
+    }
     tx.reply(202, 'Accepted');
+  }
+
+  // ---- transfers (REFER on a call) ---------------------------------------------------------------
+
+  #wireTransfers(call: SipCall): void {
+    call.onRefer = (request, tx) => this.#referOnCall(call, request, tx);
+    call.onTransferProgress = (state) => this.#transferProgress(call, state);
+  }
+
+  /**
+   * A REFER on a call. The application handles the transfer (Asterisk's ari-only transfer
+   * handling): ChannelTransfer, 202, NOTIFY 100 Trying. A channel outside Stasis cannot be
+   * transferred by Patchbay: 603.
+   */
+  #referOnCall(call: SipCall, request: SipRequest, tx: ServerTransaction): void {
+    const context = this.#context;
+    const channel = call.channel;
+    if (!context || !channel || channel.hangingUp) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+    const referTo = parseReferTo(request);
+    if (!referTo) return void tx.reply(400, 'Bad Refer-To');
+    const pending = this.#transfers.get(call);
+    if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
+    if (!channel.stasis) {
+      this.#log?.info({ channel: channel.name }, 'REFER on a channel outside Stasis declined: transfers are handled by ARI applications');
+      return void tx.reply(603, 'Declined');
+    }
+    const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
+    const replaced = referTo.replaces ? this.#calls.get(referTo.replaces.callId)?.channel : undefined;
+    const transfer = new IncomingTransfer(
+      channel,
+      {
+        destination: referTo.destination,
+        ...(referTo.replaces ? { protocolId: referTo.replaces.callId } : {}),
+        ...(referTo.replaces
+          ? {
+              params: [
+                ...(referTo.replaces.fromTag !== undefined ? [{ name: 'from', value: referTo.replaces.fromTag }] : []),
+                ...(referTo.replaces.toTag !== undefined ? [{ name: 'to', value: referTo.replaces.toTag }] : []),
+              ],
+            }
+          : {}),
+        ...(replaced && replaced !== channel ? { destinationChannel: replaced } : {}),
+      },
+      subscribed,
+    );
+    this.#transfers.set(call, transfer);
+    tx.reply(202, 'Accepted', subscribed ? [] : [['Refer-Sub', 'false']]);
+    context.raiseTransfer(channel, transfer.request);
+    if (subscribed) this.#notifyTransfer(call, 'channel_progress');
+  }
+
+  /** ARI transfer_progress: a NOTIFY with the sipfrag status, and ChannelTransfer with the state. */
+  #transferProgress(call: SipCall, state: TransferProgressState): void {
+    const transfer = this.#transfers.get(call);
+    if (!transfer || transfer.done) return;
+    if (SIPFRAG[state].final) transfer.done = true;
+    if (transfer.subscribed) this.#notifyTransfer(call, state);
+    this.#context?.raiseTransfer(transfer.channel, { ...transfer.request, state });
+  }
+
+  #notifyTransfer(call: SipCall, state: TransferProgressState): void {
+    const { status, final } = SIPFRAG[state];
+    call.requestInDialog(
+      'NOTIFY',
+      [
+        ['Event', 'refer'],
+        ['Subscription-State', final ? 'terminated;reason=noresource' : 'active;expires=60'],
+        ['Contact', `<sip:patchbay@${formatHostForUri(this.#publicHost)}:${this.#port}>`],
+      ],
+      `SIP/2.0 ${status}\r\n`,
+      'message/sipfrag;version=2.0',
+    );
   }
 
   // ---- outbound ---------------------------------------------------------------------------------
@@ -450,6 +623,7 @@ export class PjsipTechnology implements ChannelTechnology {
     if (this.#calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
     const call = new SipCall(this.#services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id, endpoint);
+    this.#wireTransfers(call);
     const channel = context.channels.create(
       {
         ...(request.channelId ? { id: request.channelId } : {}),
@@ -490,18 +664,26 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** The newest registered binding of the endpoint's AORs, else the first static contact. */
   #contactOf(endpoint: PjsipEndpoint): SipUri | undefined {
+    // Contacts that qualifying found Unreachable are skipped, as Asterisk skips unavailable ones.
+    const unreachable = (aor: string, uri: string): boolean => this.#qualifier?.state(aor, uri)?.status === 'Unreachable';
     let newest: Binding | undefined;
     for (const aorId of endpoint.aors) {
-      for (const binding of this.#registrar.lookup(aorId)) if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+      for (const binding of this.#registrar.lookup(aorId)) {
+        if (unreachable(aorId, binding.uri)) continue;
+        if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+      }
     }
     if (newest) {
       const parsed = parseUri(newest.uri);
       if (parsed && parsed.kind === 'sip') return parsed;
     }
     for (const aorId of endpoint.aors) {
-      const contact = this.#config.aors.get(aorId)?.contacts[0];
-      const parsed = contact === undefined ? undefined : parseUri(contact.replace(/^<|>$/g, ''));
-      if (parsed && parsed.kind === 'sip') return parsed;
+      for (const contact of this.#config.aors.get(aorId)?.contacts ?? []) {
+        const text = contact.replace(/^<|>$/g, '');
+        if (unreachable(aorId, text)) continue;
+        const parsed = parseUri(text);
+        if (parsed && parsed.kind === 'sip') return parsed;
+      }
     }
     return undefined;
   }
@@ -510,6 +692,86 @@ export class PjsipTechnology implements ChannelTechnology {
     if (!uri.host) return undefined;
     const transport = (uri.params.get('transport') ?? '').toLowerCase() === 'tcp' ? 'TCP' : 'UDP';
     return { transport, host: uri.host.replace(/^\[|\]$/g, ''), port: uri.port ?? 5060 };
+  }
+
+  /**
+   * ARI refer: a REFER out of any call to `pjsip:<endpoint>` (its contact) or
+   * `pjsip:<endpoint>/<uri>`, asking it to call `refer_to`: a SIP URI as given, or an endpoint of
+   * this server — with `to_self`, this server's URI for that endpoint (the far end calls us),
+   * otherwise the endpoint's contact. NotFoundError: no such endpoint (404); InvalidError: a
+   * refer_to that is neither (400). Anything later (no contact, a refusal) is a log line, since
+   * ARI has answered 202 by then, as in Asterisk.
+   */
+  #sendRefer(refer: ReferRequest, destination: MessageDestination): void {
+    const layer = this.#layer;
+    if (!layer) throw new UnavailableError('SIP is not running');
+    if (!this.#config.endpoints.has(destination.resource)) throw new NotFoundError('Endpoint not found');
+    const referToUri = this.#referTarget(refer.referTo, refer.toSelf);
+    let resolved: { endpoint: PjsipEndpoint; uri: SipUri };
+    try {
+      resolved = this.#resolveDial(destination.address);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw error;
+      this.#log?.info({ to: refer.to, err: error }, 'REFER not sent: no contact for the endpoint');
+      return;
+    }
+    const target = this.#destinationOf(resolved.uri);
+    if (!target) {
+      this.#log?.info({ to: refer.to }, 'REFER not sent: the contact has no host');
+      return;
+    }
+    const uri = resolved.uri;
+    const fromUser = refer.from.replace(/^.*sips?:/, '').replace(/@.*$/, '').replace(/[^A-Za-z0-9._+-]/g, '') || 'patchbay';
+    const displayName = Object.entries(refer.variables).find(([name]) => name.toLowerCase() === 'display_name')?.[1];
+    const callId = newCallId();
+    const host = formatHostForUri(this.#publicHost);
+    const request = new SipRequest('REFER', uri, [
+      ['Max-Forwards', '70'],
+      ['From', `<sip:${fromUser}@${host}>;tag=${newTag()}`],
+      ['To', `<${formatContactUri(uri)}>`],
+      ['Call-ID', callId],
+      ['CSeq', '1 REFER'],
+      ['Contact', `<sip:${fromUser}@${host}:${this.#port}${target.transport === 'TCP' ? ';transport=tcp' : ''}>`],
+      ['Refer-To', displayName ? `${quoteDisplayName(displayName)} <${referToUri}>` : `<${referToUri}>`],
+      ['Event', 'refer'],
+      ['User-Agent', USER_AGENT],
+    ]);
+    let count = 0;
+    for (const [name, value] of Object.entries(refer.variables)) {
+      if (name.toLowerCase() === 'display_name' || REFER_BLOCKED_HEADERS.has(name.toLowerCase())) continue;
+      if (count >= MAX_MESSAGE_VARIABLES || !/^[A-Za-z0-9-]{1,64}$/.test(name) || /[\r\n]/.test(value) || value.length > 1024) continue;
+      request.set(name, value);
+      count++;
+    }
+    this.#referSubscriptions.add(callId);
+    layer.sendRequest(request, target, {
+      onResponse: (response) => {
+        if (response.status < 300) return;
+        this.#referSubscriptions.forget(callId);
+        this.#log?.info({ status: response.status, to: refer.to }, 'SIP REFER refused');
+      },
+      onTimeout: () => {
+        this.#referSubscriptions.forget(callId);
+        this.#log?.info({ to: refer.to }, 'SIP REFER timed out');
+      },
+    });
+  }
+
+  /** refer_to as a URI: a sip:/sips: URI as given, else an endpoint (`pjsip:alice`, `alice`). */
+  #referTarget(referTo: string, toSelf: boolean): string {
+    const text = referTo.trim().replace(/^<|>$/g, '');
+    if (/^sips?:/i.test(text)) {
+      const parsed = parseUri(text);
+      if (!parsed || parsed.kind !== 'sip' || /[\r\n<>]/.test(text)) throw new InvalidError(`refer_to is not a valid SIP URI: ${referTo}`);
+      return formatContactUri(parsed);
+    }
+    const name = text.replace(/^pjsip:/i, '').split('/')[0] ?? '';
+    const endpoint = this.#config.endpoints.get(name);
+    if (!endpoint) throw new InvalidError(`refer_to is neither a SIP URI nor an endpoint: ${referTo}`);
+    if (toSelf) return `sip:${encodeURIComponent(endpoint.id)}@${formatHostForUri(this.#publicHost)}:${this.#port}`;
+    const contact = this.#contactOf(endpoint);
+    if (!contact) throw new InvalidError(`refer_to endpoint ${endpoint.id} has no contact`);
+    return formatContactUri(contact);
   }
 
   /**
@@ -557,6 +819,11 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 }
 
+function quoteDisplayName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `"${name.replace(/[\x00-\x1f\x7f]/g, '').replace(/(["\\])/g, '\\$1').slice(0, 128)}"`;
+}
+
 function numberParam(value: string | null | undefined): number | undefined {
   if (value === undefined || value === null || !/^\d{1,10}$/.test(value)) return undefined;
   return Number(value);
@@ -567,6 +834,10 @@ function formatContactUri(uri: import('../../sip/uri.ts').Uri): string {
   const host = uri.host.includes(':') && !uri.host.startsWith('[') ? `[${uri.host}]` : uri.host;
   const params = [...uri.params].map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`)).join('');
   return `${uri.scheme}:${uri.user ? `${uri.user}@` : ''}${host}${uri.port ? `:${uri.port}` : ''}${params}`;
+}
+
+function formatHostForUri(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 function formatAddress(displayName: string | undefined, uri: string): string {

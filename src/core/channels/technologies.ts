@@ -4,19 +4,22 @@
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Applications } from '../applications.ts';
+import type { Bridges } from '../bridges/bridges.ts';
+import type { CoreEvent } from '../../spec/events.ts';
 import type { DynamicConfig } from '../dynamic-config/store.ts';
 import type { ConfigChange } from '../dynamic-config/types.ts';
 import type { Endpoints } from '../endpoints.ts';
 import { formatAriDate } from '../time.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import type { MessageRouter } from '../messages.ts';
+import { runMessageDialplan } from '../pbx/message-functions.ts';
 import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
 import { applyVariables, splitAppArgs } from './originate.ts';
-import type { ChannelTechnology, EnterApplicationOptions, ExternalMediaSupport, TechnologyContext } from './technology.ts';
+import type { ChannelTechnology, EnterApplicationOptions, ExternalMediaSupport, TechnologyContext, TransferRequest } from './technology.ts';
 
 export interface TechnologyServices {
   readonly channels: Channels;
@@ -31,6 +34,8 @@ export interface TechnologyServices {
   readonly dynamicConfig: DynamicConfig;
   /** Runs the dialplan on a channel at its location. */
   readonly startDialplan: (channel: Channel) => void;
+  /** Bridges, for the bridge and peer a transfer event names. */
+  readonly bridges?: Bridges;
 }
 
 /** What a running technology registered through its context, undone when it stops. */
@@ -130,6 +135,7 @@ export class Technologies {
       config: services.config,
       enterDialplan: (channel, location) => this.#enterDialplan(channel, location),
       enterApplication: (channel, app, options) => this.#enterApplication(channel, app, options),
+      raiseTransfer: (channel, request) => this.#raiseTransfer(channel, request),
       endpoints: {
         register: (provider) => {
           services.endpoints.registerTechnology(provider);
@@ -160,8 +166,38 @@ export class Technologies {
           running.hasMessageTransport = transport !== undefined;
         },
         receive: (message, resource) => services.messages.receive(message, technology.name, resource),
+        runDialplan: (message, location) => runMessageDialplan(services.channels, (channel) => services.startDialplan(channel), message, location),
       },
     };
+  }
+
+  /**
+   * ChannelTransfer, as Asterisk builds it: the request's destination, and for the requesting
+   * channel (and the destination channel, when known) the bridge it is in and its peer there.
+   * Asterisk renders channel_unavailable as channel_declined.
+   */
+  #raiseTransfer(channel: Channel, request: TransferRequest): void {
+    const surroundings = (member: Channel): { connected_channel?: unknown; bridge?: unknown } => {
+      const bridge = member.bridgeId ? this.#services.bridges?.get(member.bridgeId) : undefined;
+      if (!bridge) return {};
+      const peerId = bridge.channelIds().find((id) => id !== member.id);
+      const peer = peerId ? this.#services.channels.get(peerId) : undefined;
+      return { ...(peer ? { connected_channel: peer.snapshot() } : {}), bridge: bridge.snapshot() };
+    };
+    const destination = {
+      destination: request.destination,
+      ...(request.protocolId !== undefined ? { protocol_id: request.protocolId } : {}),
+      ...(request.params && request.params.length > 0 ? { additional_protocol_params: request.params.map((param) => ({ parameter_name: param.name, parameter_value: param.value })) } : {}),
+    };
+    const target = request.destinationChannel;
+    const event = {
+      type: 'ChannelTransfer',
+      timestamp: formatAriDate(),
+      ...(request.state ? { state: request.state === 'channel_unavailable' ? 'channel_declined' : request.state } : {}),
+      refer_to: { requested_destination: destination, ...(target ? { destination_channel: target.snapshot(), ...surroundings(target) } : {}) },
+      referred_by: { source_channel: channel.snapshot(), ...surroundings(channel) },
+    };
+    channel.publishEvent(event as unknown as CoreEvent);
   }
 
   #enterDialplan(channel: Channel, location: Partial<DialplanLocation> | undefined): void {

@@ -21,6 +21,22 @@ import type { VariableAssignment } from './originate.ts';
 export type Indication = 'ringing' | 'progress' | 'busy' | 'congestion' | 'hold' | 'unhold' | 'answer' | 'stop';
 
 /** What the core asks of one channel's technology side. */
+/** ARI transfer_progress `states`. */
+export type TransferProgressState = 'channel_progress' | 'channel_answered' | 'channel_unavailable' | 'channel_declined';
+
+/** A transfer request received on a channel (a SIP REFER), as ChannelTransfer reports it. */
+export interface TransferRequest {
+  /** What the request names: the user part of the Refer-To URI. */
+  readonly destination: string;
+  /** The Call-ID of the call to replace (attended transfer), when given. */
+  readonly protocolId?: string;
+  readonly params?: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /** The channel of that call, when this server has it. */
+  readonly destinationChannel?: Channel;
+  /** The last progress reported; omitted in the first event. */
+  readonly state?: TransferProgressState;
+}
+
 export interface ChannelDriver {
   /** Start calling the far end (outbound channels). The driver reports progress back on the channel. */
   call(): void;
@@ -40,6 +56,11 @@ export interface ChannelDriver {
    * the endpoint after `TECH/`), e.g. a SIP 302 or REFER. Technologies that cannot leave it out.
    */
   redirect?(resource: string): void;
+  /**
+   * Progress of a transfer the application handles (ARI transfer_progress), told to the party that
+   * asked for it (a SIP NOTIFY). Technologies without transfers leave it out.
+   */
+  transferProgress?(state: TransferProgressState): void;
   /**
    * The RTP statistics of the channel's media stream (ARI `rtp_statistics`), for technologies
    * that carry RTP; undefined once the stream is gone. Technologies without RTP leave it out.
@@ -196,6 +217,11 @@ export interface TechnologyMessages {
   setTransport(transport: MessageTransport | undefined): void;
   /** A message arrived for one of the technology's endpoints (TextMessageReceived). NotFoundError for an unknown endpoint. */
   receive(message: TextMessage, resource: string): void;
+  /**
+   * Runs the dialplan for a received message (an endpoint's `message_context`) on a channel of its
+   * own where MESSAGE() and MESSAGE_DATA() read it. UnavailableError when too many run at once.
+   */
+  runDialplan(message: TextMessage, location: { readonly context: string; readonly exten: string }): void;
 }
 
 export interface EnterApplicationOptions {
@@ -222,6 +248,8 @@ export interface TechnologyContext {
    * not registered the channel is hung up and false is returned.
    */
   enterApplication(channel: Channel, app: string, options?: EnterApplicationOptions): boolean;
+  /** Raises ChannelTransfer for a transfer request received on `channel` (with its bridge and peer). */
+  raiseTransfer(channel: Channel, request: TransferRequest): void;
   readonly endpoints: TechnologyEndpoints;
   readonly messages: TechnologyMessages;
   readonly configObjects: TechnologyConfigObjects;

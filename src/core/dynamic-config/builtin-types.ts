@@ -88,6 +88,26 @@ export function registerBuiltinConfigTypes(store: DynamicConfig): void {
       srv_lookups: field('yes', yesNo),
     },
   });
+  store.registerType(SIP_CONFIG_CLASS, 'registration', {
+    backends,
+    fields: {
+      server_uri: field(''),
+      client_uri: field(''),
+      contact_user: field(''),
+      outbound_auth: field(''),
+      transport: field(''),
+      outbound_proxy: field(''),
+      expiration: field('3600', nonNegativeInteger),
+      retry_interval: field('60', nonNegativeInteger),
+      forbidden_retry_interval: field('0', nonNegativeInteger),
+      fatal_retry_interval: field('0', nonNegativeInteger),
+      max_retries: field('10', nonNegativeInteger),
+      auth_rejection_permanent: field('yes', yesNo),
+      line: field('no', yesNo),
+      endpoint: field(''),
+      max_random_initial_delay: field('10', nonNegativeInteger),
+    },
+  });
 }
 
 /**

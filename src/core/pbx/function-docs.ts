@@ -15,6 +15,7 @@ const CATEGORY_TITLES: Readonly<Record<FunctionCategory, string>> = {
   channel: 'The channel',
   state: 'Device and extension states, dialplan look-ups',
   astdb: 'The astdb',
+  message: 'Text messages',
 };
 
 /** The README's list: every function name, and the ones deliberately not provided. */

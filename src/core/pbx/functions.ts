@@ -7,6 +7,7 @@ import { InvalidError } from '../errors.ts';
 import { MAX_VARIABLE_VALUE_LENGTH } from '../variable-limits.ts';
 import type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 import { astdbFunctions } from './functions/astdb.ts';
+import { messageFunctions } from './functions/message.ts';
 import { channelFunctions } from './functions/channel.ts';
 import { executorFunctions } from './functions/executor.ts';
 import { logicFunctions } from './functions/logic.ts';
@@ -19,7 +20,7 @@ export type { DialplanFunction, FunctionCall, FunctionServices } from './functio
 
 const REGISTRY: ReadonlyMap<string, DialplanFunction> = (() => {
   const registry = new Map<string, DialplanFunction>();
-  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions]) {
+  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions, ...messageFunctions]) {
     if (registry.has(fn.name)) throw new Error(`dialplan function ${fn.name} declared twice`);
     registry.set(fn.name, fn);
   }

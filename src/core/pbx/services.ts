@@ -4,6 +4,7 @@ import type { Channel } from '../channels/channel.ts';
 import type { Channels } from '../channels/channels.ts';
 import type { Dialplan } from '../dialplan/dialplan.ts';
 import type { GlobalVariables } from '../global-vars.ts';
+import type { MessageRouter } from '../messages.ts';
 import type { Playbacks } from '../playback/playbacks.ts';
 import type { Recordings } from '../recordings/recordings.ts';
 import type { Stasis } from '../stasis.ts';
@@ -15,6 +16,8 @@ export interface PbxServices {
   readonly log: Logger;
   readonly globals: GlobalVariables;
   dialplan(): Dialplan;
+  /** Out-of-call messages (MessageSend()). */
+  readonly messages?: MessageRouter;
   /** Media played to channels (Playback()). */
   readonly playbacks?: Playbacks;
   /** Recording to files (Record()). */

@@ -128,11 +128,10 @@ function isSpace(code: number): boolean {
 }
 
 /**
- * Parses one `Digest k=v, k="v"` value. Returns undefined for anything malformed: another scheme,
- * a duplicated directive, more than 32 directives, an unterminated quoted string, a value longer
- * than 1024 characters, or a whole value longer than 4096. Never throws.
+ * The directives of one `Digest k=v, k="v"` value (credentials or a challenge), names lower-cased;
+ * undefined for anything malformed (limits as parseDigestAuthorization). Never throws.
  */
-export function parseDigestAuthorization(value: unknown): DigestAuthorization | undefined {
+export function parseDigestParams(value: unknown): Map<string, string> | undefined {
   if (typeof value !== 'string' || value.length > MAX_AUTHORIZATION_LENGTH) return undefined;
   let i = 0;
   const n = value.length;
@@ -188,6 +187,17 @@ export function parseDigestAuthorization(value: unknown): DigestAuthorization | 
     if (i < n && value[i] !== ',') return undefined;
   }
 
+  return params;
+}
+
+/**
+ * Parses one `Digest k=v, k="v"` value. Returns undefined for anything malformed: another scheme,
+ * a duplicated directive, more than 32 directives, an unterminated quoted string, a value longer
+ * than 1024 characters, or a whole value longer than 4096. Never throws.
+ */
+export function parseDigestAuthorization(value: unknown): DigestAuthorization | undefined {
+  const params = parseDigestParams(value);
+  if (!params) return undefined;
   let username = params.get('username');
   if (username === undefined) username = decodeExtendedValue(params.get('username*'));
   const realm = params.get('realm');

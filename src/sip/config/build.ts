@@ -401,6 +401,7 @@ const REGISTRATION: TypeSpec = {
     maxRetries: 10,
     authRejectionPermanent: true,
     line: false,
+    maxRandomInitialDelay: 10,
   }),
   fields: spec({
     server_uri: set('serverUri', parseSipUri),
@@ -417,6 +418,7 @@ const REGISTRATION: TypeSpec = {
     auth_rejection_permanent: bool('authRejectionPermanent'),
     line: bool('line'),
     endpoint: text('endpoint', { empty: 'unset' }),
+    max_random_initial_delay: int('maxRandomInitialDelay', 0, 3600),
   }),
   finish(draft, ctx) {
     if (draft.serverUri === '') ctx.error('server_uri', 'is required');

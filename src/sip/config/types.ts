@@ -122,6 +122,8 @@ export interface PjsipRegistration {
   readonly authRejectionPermanent: boolean;
   readonly line: boolean;
   readonly endpoint?: string;
+  /** Seconds: the first REGISTER goes out after a random delay up to this (Asterisk default 10). */
+  readonly maxRandomInitialDelay: number;
 }
 
 export interface PjsipDomainAlias {

@@ -8,6 +8,7 @@ import { execIf, gotoIfTime, type ApplicationLookup } from './conditional.ts';
 import { dialApplication } from './dial.ts';
 import { echo } from './echo.ts';
 import { gosub, gosubIf, gosubReturn, stackPop } from './gosub.ts';
+import { messageSend } from './message-send.ts';
 import { goto, gotoIf } from './goto.ts';
 import { busy, congestion, progress, ringing } from './indications.ts';
 import { background, read, waitExten } from './menu.ts';
@@ -68,6 +69,7 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     noCdr,
     dbDel,
     dbDelTree,
+    messageSend,
   ];
 }
 

@@ -1,0 +1,106 @@
+// REFER (RFC 3515) for the SIP technology, both ways:
+// - out of a call, sent (ARI `refer`/`referToEndpoint`): the REFER's implicit subscription gets
+//   NOTIFYs from the far end; ReferSubscriptions remembers their Call-IDs (bounded, for a while)
+//   so that those NOTIFYs are answered 200 instead of 481.
+// - on a call, received: the transfer is the application's (as Asterisk with
+//   PJSIP_TRANSFER_HANDLING(ari-only)): ChannelTransfer is raised, the REFER accepted with 202 and
+//   a NOTIFY "100 Trying" sent; ARI transfer_progress turns into NOTIFYs with the sipfrag status
+//   (100, 200, 503, 603) and a ChannelTransfer carrying the state.
+import type { Channel } from '../../core/channels/channel.ts';
+import type { TransferProgressState, TransferRequest } from '../../core/channels/technology.ts';
+import type { SipRequest } from '../../sip/message.ts';
+import { parseNameAddr, type SipUri } from '../../sip/uri.ts';
+
+/** Outgoing REFER subscriptions remembered at most, and for how long. */
+const MAX_SUBSCRIPTIONS = 1024;
+const SUBSCRIPTION_MS = 180_000;
+
+export class ReferSubscriptions {
+  readonly #expiry = new Map<string, number>();
+
+  add(callId: string): void {
+    this.#sweep();
+    if (this.#expiry.size >= MAX_SUBSCRIPTIONS) {
+      const oldest = this.#expiry.keys().next().value;
+      if (oldest !== undefined) this.#expiry.delete(oldest);
+    }
+    this.#expiry.set(callId, Date.now() + SUBSCRIPTION_MS);
+  }
+
+  /** Whether a NOTIFY with this Call-ID belongs to a REFER we sent; a terminated one is forgotten. */
+  notify(callId: string, subscriptionState: string | undefined): boolean {
+    const expiresAt = this.#expiry.get(callId);
+    if (expiresAt === undefined || expiresAt < Date.now()) return false;
+    if (/^\s*terminated/i.test(subscriptionState ?? '')) this.#expiry.delete(callId);
+    return true;
+  }
+
+  forget(callId: string): void {
+    this.#expiry.delete(callId);
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const [callId, expiresAt] of this.#expiry) {
+      if (expiresAt >= now) break; // insertion order is expiry order
+      this.#expiry.delete(callId);
+    }
+  }
+}
+
+/** The Refer-To of a REFER: its URI and, for an attended transfer, the Replaces parts. */
+export interface ParsedReferTo {
+  readonly uri: SipUri;
+  readonly destination: string;
+  readonly replaces?: { readonly callId: string; readonly toTag?: string; readonly fromTag?: string };
+}
+
+/** Parses Refer-To (`r`); undefined when absent or not a SIP URI. */
+export function parseReferTo(request: SipRequest): ParsedReferTo | undefined {
+  const value = request.get('refer-to') ?? request.get('r');
+  if (value === undefined || value.length > 2048) return undefined;
+  const trimmed = value.trim();
+  const parsed = parseNameAddr(trimmed.startsWith('<') || trimmed.includes('"') ? trimmed : `<${trimmed}>`);
+  if (!parsed || parsed.uri.kind !== 'sip') return undefined;
+  const uri = parsed.uri;
+  let replaces: ParsedReferTo['replaces'];
+  const raw = [...uri.headers].find(([name]) => name.toLowerCase() === 'replaces')?.[1];
+  if (raw !== undefined) {
+    let text: string;
+    try {
+      text = decodeURIComponent(raw);
+    } catch {
+      return undefined;
+    }
+    const [callId, ...params] = text.split(';');
+    const param = (name: string) => params.find((item) => item.trim().toLowerCase().startsWith(`${name}=`))?.split('=')[1]?.trim();
+    if (callId && callId.trim() !== '') {
+      const toTag = param('to-tag');
+      const fromTag = param('from-tag');
+      replaces = { callId: callId.trim(), ...(toTag ? { toTag } : {}), ...(fromTag ? { fromTag } : {}) };
+    }
+  }
+  // The user part, without user options (`200;phone-context=…`), as Asterisk matches it.
+  const destination = (uri.user ?? '').split(';')[0] ?? '';
+  return { uri, destination, ...(replaces ? { replaces } : {}) };
+}
+
+/** What a sipfrag reports for each transfer_progress state, and whether the subscription ends. */
+export const SIPFRAG: Readonly<Record<TransferProgressState, { status: string; final: boolean }>> = {
+  channel_progress: { status: '100 Trying', final: false },
+  channel_answered: { status: '200 OK', final: true },
+  channel_unavailable: { status: '503 Service Unavailable', final: true },
+  channel_declined: { status: '603 Declined', final: true },
+};
+
+/** A transfer received on a call, handled by the application. */
+export class IncomingTransfer {
+  done = false;
+
+  constructor(
+    readonly channel: Channel,
+    readonly request: Omit<TransferRequest, 'state'>,
+    /** false when the REFER said `Refer-Sub: false`: no NOTIFYs. */
+    readonly subscribed: boolean,
+  ) {}
+}
