@@ -101,7 +101,9 @@ class AriRequestError extends Error {
 
 /** Calls ARI; resolves to the parsed JSON body (or null), rejects with AriRequestError. */
 async function ari(method, path, params, body) {
-  const init = { method, headers: { Authorization: authHeader() } };
+  // credentials 'omit': the Authorization header is ours; with the browser's own credentials a
+  // 401 (which carries WWW-Authenticate, as in Asterisk) would open the browser's login dialog.
+  const init = { method, credentials: 'omit', headers: { Authorization: authHeader() } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -484,7 +486,10 @@ function renderChannels() {
     actions.append(button('Timeline', () => selectChannel(id), { name: 'timeline' }));
     const stateCell = el('span', c.state);
     if (entry.talking) stateCell.append(el('span', ' talking', { class: 'talking' }));
-    const tr = row([c.name, stateCell, caller, entry.app, dialplan, el('span', duration(c.creationtime), { 'data-since': c.creationtime, class: 'duration' }), entry.codec, meter(`channel:${id}`), actions], {
+    // Events of other applications' StasisStart go to those applications only; a channel in
+    // Stasis shows it in its dialplan position (Stasis(app,args)).
+    const app = entry.app || (c.dialplan?.app_name === 'Stasis' ? String(c.dialplan.app_data ?? '').split(',')[0] : '');
+    const tr = row([c.name, stateCell, caller, app, dialplan, el('span', duration(c.creationtime), { 'data-since': c.creationtime, class: 'duration' }), entry.codec, meter(`channel:${id}`), actions], {
       'data-channel-id': id,
       'data-state': entry.gone ? 'Destroyed' : c.state,
     });
@@ -544,7 +549,7 @@ function renderSmallTables() {
   fillBody(
     'applications',
     [...state.applications.values()].map((a) =>
-      row([a.name, (a.channel_ids ?? []).join(', '), (a.bridge_ids ?? []).join(', '), (a.endpoint_ids ?? []).join(', '), (a.device_names ?? []).join(', ')]),
+      row([a.name, (a.channel_ids ?? []).filter((id) => !state.own.has(id)).join(', '), (a.bridge_ids ?? []).join(', '), (a.endpoint_ids ?? []).join(', '), (a.device_names ?? []).join(', ')]),
     ),
   );
 }
@@ -688,7 +693,7 @@ async function stopRecording(id) {
 
 /** Fetches a stored recording with the credentials and plays it in the page's audio element. */
 async function playStored(name) {
-  const response = await fetch(ariUrl(`recordings/stored/${encodeURIComponent(name)}/file`), { headers: { Authorization: authHeader() } });
+  const response = await fetch(ariUrl(`recordings/stored/${encodeURIComponent(name)}/file`), { credentials: 'omit', headers: { Authorization: authHeader() } });
   if (!response.ok) throw new AriRequestError(response.status, response.statusText);
   const player = /** @type {HTMLAudioElement} */ ($('recording-player'));
   if (player.src) URL.revokeObjectURL(player.src);
