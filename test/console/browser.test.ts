@@ -69,6 +69,27 @@ describe('web console in Chromium', { skip }, () => {
 
   const channelRow = (page: Page, namePrefix: string) => page.locator('#channels tbody tr', { hasText: namePrefix });
 
+  test('under an http.prefix the page reaches ARI and its events through the prefix', async () => {
+    const prefixed = await startTestServer({ http: { prefix: 'asterisk' } });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${prefixed.url}/asterisk/console`);
+      await page.fill('#login-user', 'asterisk');
+      await page.fill('#login-password', 'asterisk');
+      await page.click('#login-submit');
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live');
+      // Originate to an extension this time: two Local halves, both answered by the dialplan.
+      await page.fill('#originate-endpoint', 'Local/answer@default');
+      await page.fill('#originate-extension', 'answer');
+      await page.click('#originate-submit');
+      await page.waitForFunction(() => document.querySelectorAll('#channels tbody tr[data-state="Up"]').length === 2);
+      assert.match(await page.innerText('#channels tbody'), /Wait\(3600\)/);
+      await page.close();
+    } finally {
+      await prefixed.stop();
+    }
+  });
+
   test('a wrong password is refused in the form', async () => {
     const page = await browser.newPage();
     await page.goto(`${server.url}/console`);
@@ -168,6 +189,37 @@ describe('web console in Chromium', { skip }, () => {
     }, first.id);
     assert.equal(forced, 403);
     await viewer.close();
+
+    // The bridge's own meter: listen to the bridge while a prompt plays to it.
+    await bridgeRow.locator('button[data-action="listen"]').click();
+    await bridgeRow.locator('button[data-action="unlisten"]').waitFor();
+    await bridgeRow.locator('button[data-action="play"]').click();
+    await page.waitForFunction(
+      (key) => ((document.querySelector(`meter[data-meter="${key}"]`) as HTMLMeterElement | null)?.value ?? 0) > 0.3,
+      `bridge:${bridge.id}`,
+      { timeout: 10000 },
+    );
+    await bridgeRow.locator('button[data-action="unlisten"]').click();
+    await bridgeRow.locator('button[data-action="listen"]').waitFor();
+    // Leaving the bridge, the listen-in's media channel is gone from it again.
+    await page.waitForFunction((id) => document.querySelector(`#bridges tr[data-bridge-id="${id}"]`)?.getAttribute('data-members') === '2', bridge.id);
+
+    // Record the call (its bridge: a bridged channel itself cannot be recorded, 409) from the page,
+    // stop, and play the stored file back in the page.
+    await bridgeRow.locator('button[data-action="record"]').click();
+    await page.waitForSelector('#recordings tbody tr[data-recording]', { timeout: 5000 }).catch(async (err: unknown) => {
+      throw new Error(`no recording in progress; the page says: ${await page.textContent('#error')}`, { cause: err });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await bridgeRow.locator('button[data-action="stop-record"]').click();
+    const storedRow = page.locator('#stored tbody tr[data-stored^="console-"]');
+    await storedRow.waitFor();
+    assert.equal(await page.locator('#recordings tbody tr').count(), 0);
+    await storedRow.locator('button[data-action="play-stored"]').click();
+    await page.waitForFunction(() => {
+      const player = document.getElementById('recording-player') as HTMLAudioElement;
+      return !player.hidden && player.src.startsWith('blob:') && player.duration > 0.3;
+    });
 
     // Hang up from the page: the channel leaves the table and the listen-in ends with it.
     await page.click('#timeline-close');

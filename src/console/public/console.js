@@ -515,6 +515,9 @@ function renderBridges() {
     const actions = el('span');
     actions.append(
       button('Play', act(() => ari('POST', `bridges/${encodeURIComponent(id)}/play`, { media: /** @type {HTMLInputElement} */ ($('play-media')).value })), { write: true, name: 'play' }),
+      state.recordingOf.has(id)
+        ? button('Stop rec', act(() => stopRecording(id)), { write: true, name: 'stop-record' })
+        : button('Record', act(() => startRecording('bridges', id)), { write: true, name: 'record' }),
       state.listens.has(`bridge:${id}`)
         ? button('Stop listening', () => state.listens.get(`bridge:${id}`)?.stop(), { name: 'unlisten' })
         : button('Listen', act(() => listen('bridge', id)), { write: true, name: 'listen' }),
