@@ -145,6 +145,10 @@ describe('web console in Chromium', { skip }, () => {
     await page.waitForFunction((id) => document.querySelector(`#bridges tr[data-bridge-id="${id}"]`)?.getAttribute('data-members') === '2', bridge.id);
     assert.match(await bridgeRow.innerText(), /demo-call/);
     assert.equal(await bridgeRow.locator('li[data-member]').count(), 2);
+    // Applications with their subscriptions: `demo` holds both calls.
+    const demoRow = page.locator('#applications tbody tr', { hasText: /^demo/ });
+    await page.waitForFunction((ids) => ids.every((id) => document.querySelector('#applications tbody')?.textContent?.includes(id)), [first.id, second.id]);
+    assert.match(await demoRow.innerText(), new RegExp(first.id.replace('.', '\\.')));
 
     // Listen in to the first channel, then play a prompt to it from the page.
     await firstRow.locator('button[data-action="listen"]').click();

@@ -269,6 +269,20 @@ function fetchCodec(entry) {
     .catch(() => {});
 }
 
+/**
+ * Another application's StasisStart is sent to that application only; what this console sees is
+ * the channel entering the dialplan application Stasis(app,...): it subscribes the app to it.
+ */
+function noteStasisApp(channelId, name) {
+  if (!name || state.own.has(channelId)) return;
+  let application = state.applications.get(name);
+  if (!application) {
+    application = { name, channel_ids: [], bridge_ids: [], endpoint_ids: [], device_names: [] };
+    state.applications.set(name, application);
+  }
+  if (!application.channel_ids.includes(channelId)) application.channel_ids.push(channelId);
+}
+
 function channelGone(id) {
   const entry = state.channels.get(id);
   if (!entry || entry.gone) return;
@@ -299,6 +313,7 @@ function onEvent(event) {
     if (bridge && typeof bridge.id === 'string') bridgeIds.push(bridge.id);
   }
   if (event.type === 'Dial' && event.caller && event.peer) relate(event.caller.id, event.peer.id);
+  if (event.type === 'ChannelDialplan' && event.dialplan_app === 'Stasis') noteStasisApp(event.channel.id, String(event.dialplan_app_data ?? '').split(',')[0]);
 
   switch (event.type) {
     case 'StasisStart': {
