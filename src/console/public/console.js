@@ -103,7 +103,8 @@ class AriRequestError extends Error {
 async function ari(method, path, params, body) {
   // credentials 'omit': the Authorization header is ours; with the browser's own credentials a
   // 401 (which carries WWW-Authenticate, as in Asterisk) would open the browser's login dialog.
-  const init = { method, credentials: 'omit', headers: { Authorization: authHeader() } };
+  // keepalive: the clean-up DELETEs of a listen-in are still sent while the page unloads.
+  const init = { method, credentials: 'omit', keepalive: method === 'DELETE', headers: { Authorization: authHeader() } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
