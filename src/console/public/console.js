@@ -1,3 +1,4 @@
+// @ts-check
 // Patchbay's web console: a single-page ARI client written against the public ARI only (REST and
 // the events WebSocket, plus media over WebSocket for listening in), with no framework, so it also
 // serves as a reference client. See docs/console.md.
@@ -64,7 +65,7 @@ const state = {
 };
 
 // The test and curious users can read the listen-in figures here.
-window.patchbayConsole = { state, listenStats };
+/** @type {any} */ (window).patchbayConsole = { state, listenStats };
 
 function randomId() {
   const bytes = new Uint8Array(8);
@@ -104,6 +105,7 @@ async function ari(method, path, params, body) {
   // credentials 'omit': the Authorization header is ours; with the browser's own credentials a
   // 401 (which carries WWW-Authenticate, as in Asterisk) would open the browser's login dialog.
   // keepalive: the clean-up DELETEs of a listen-in are still sent while the page unloads.
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, credentials: 'omit', keepalive: method === 'DELETE', headers: { Authorization: authHeader() } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
