@@ -234,6 +234,13 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal(left.some((c) => c.id === first.id), false);
     // The console's snoop and media channels went with it.
     assert.equal(left.some((c) => c.name.startsWith('Snoop/') || c.name.startsWith('WebSocket/')), false);
+
+    // The events connection drops; a call ends meanwhile; on reconnecting the page catches up.
+    await page.evaluate(() => (window as unknown as { patchbayConsole: { state: { events: WebSocket } } }).patchbayConsole.state.events.close());
+    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'disconnected, retrying');
+    assert.equal((await server.ari(`/channels/${second.id}`, { method: 'DELETE' })).status, 204);
+    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live');
+    await page.locator(`#channels tr[data-channel-id="${second.id}"]`).waitFor({ state: 'detached' });
     await page.close();
   });
 });

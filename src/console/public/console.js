@@ -52,6 +52,10 @@ const state = {
   /** Global event log: { seq, at, type, channels: string[], bridges: string[], event } */
   log: [],
   seq: 0,
+  /** Events received so far: an event newer than a REST answer wins over it. */
+  eventCount: 0,
+  /** bridge id → eventCount when an event last updated it */
+  bridgeUpdatedAt: new Map(),
   /** Dial peers and Local pairs: channel id → Set of related channel ids */
   related: new Map(),
   selected: '',
@@ -214,16 +218,30 @@ function setStatus(text, kind) {
 }
 
 async function loadSnapshot() {
+  // Known before asking: what of it the answers lack ended while the page was disconnected.
+  // (What appears meanwhile through events is newer than the answers and is kept.)
+  const channelsBefore = [...state.channels].filter(([, entry]) => !entry.gone).map(([id]) => id);
+  const bridgesBefore = [...state.bridges.keys()];
+  const asked = state.eventCount;
   const [channels, bridges, endpoints, applications] = await Promise.all([
     ari('GET', 'channels'),
     ari('GET', 'bridges'),
     ari('GET', 'endpoints'),
     ari('GET', 'applications'),
   ]);
-  for (const channel of channels) upsertChannel(channel);
-  for (const bridge of bridges) state.bridges.set(bridge.id, bridge);
+  const liveChannels = new Set(channels.map((c) => c.id));
+  for (const id of channelsBefore) if (!liveChannels.has(id)) channelGone(id);
+  for (const channel of channels) {
+    const known = state.channels.get(channel.id);
+    if (!known || known.updatedAt <= asked) upsertChannel(channel, asked);
+  }
+  const liveBridges = new Set(bridges.map((b) => b.id));
+  for (const id of bridgesBefore) if (!liveBridges.has(id)) state.bridges.delete(id);
+  for (const bridge of bridges) if ((state.bridgeUpdatedAt.get(bridge.id) ?? 0) <= asked) state.bridges.set(bridge.id, bridge);
   for (const endpoint of endpoints) state.endpoints.set(`${endpoint.technology}/${endpoint.resource}`, endpoint);
   for (const application of applications) state.applications.set(application.name, application);
+  // Other applications' channels already in Stasis: their subscriptions are in the list above.
+  for (const channel of channels) if (channel.dialplan?.app_name === 'Stasis') noteStasisApp(channel.id, String(channel.dialplan.app_data ?? '').split(',')[0]);
   await loadStored();
   markDirty();
 }
@@ -233,13 +251,14 @@ async function loadStored() {
   markDirty();
 }
 
-function upsertChannel(channel) {
+function upsertChannel(channel, updatedAt = state.eventCount) {
   const known = state.channels.get(channel.id);
   if (known) {
     known.channel = channel;
+    known.updatedAt = updatedAt;
     return known;
   }
-  const entry = { channel, app: '', gone: false, talking: false, codec: '' };
+  const entry = { channel, app: '', gone: false, talking: false, codec: '', updatedAt };
   state.channels.set(channel.id, entry);
   relateLocalPair(channel);
   fetchCodec(entry);
@@ -301,7 +320,15 @@ function channelGone(id) {
   for (const application of state.applications.values()) application.channel_ids = application.channel_ids.filter((c) => c !== id);
 }
 
+function noteBridgeUpdate(id) {
+  state.bridgeUpdatedAt.delete(id);
+  state.bridgeUpdatedAt.set(id, state.eventCount);
+  // Only the latest matter (they are compared with a REST answer in flight): keep a bounded few.
+  if (state.bridgeUpdatedAt.size > MAX_EVENTS) state.bridgeUpdatedAt.delete(state.bridgeUpdatedAt.keys().next().value);
+}
+
 function onEvent(event) {
+  state.eventCount++;
   const channelIds = [];
   const bridgeIds = [];
   for (const key of ['channel', 'peer', 'caller', 'forwarded', 'replace_channel', 'transferee', 'transfer_target', 'transferer_first_leg', 'transferer_second_leg']) {
@@ -350,10 +377,14 @@ function onEvent(event) {
     case 'BridgeAttendedTransfer':
     case 'BridgeBlindTransfer':
     case 'BridgeVideoSourceChanged':
-      if (event.bridge) state.bridges.set(event.bridge.id, event.bridge);
+      if (event.bridge) {
+        state.bridges.set(event.bridge.id, event.bridge);
+        noteBridgeUpdate(event.bridge.id);
+      }
       break;
     case 'BridgeDestroyed':
       state.bridges.delete(event.bridge.id);
+      noteBridgeUpdate(event.bridge.id);
       for (const [key, listen] of state.listens) if (key === `bridge:${event.bridge.id}`) listen.stop();
       break;
     case 'BridgeMerged':
