@@ -116,6 +116,8 @@ describe('web console in Chromium', { skip }, () => {
     await firstRow.waitFor();
     await page.waitForFunction((id) => document.querySelector(`#channels tr[data-channel-id="${id}"]`)?.getAttribute('data-state') === 'Up', first.id);
     assert.match(await firstRow.innerText(), /demo/);
+    // Codec: CHANNEL(audionativeformat), asked once (a Local channel carries signed linear audio).
+    await page.waitForFunction((id) => document.querySelector(`#channels tr[data-channel-id="${id}"] td:nth-child(7)`)?.textContent === 'slin', first.id);
 
     // Its timeline shows how it got there, in order.
     await firstRow.locator('button[data-action="timeline"]').click();
