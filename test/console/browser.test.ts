@@ -7,6 +7,7 @@
 // PATCHBAY_CONSOLE_SCREENSHOT=docs/console.png writes the screenshot there (the one in docs/ was
 // made that way); otherwise it goes to the test's temporary directory.
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -40,6 +41,8 @@ describe('web console in Chromium', { skip }, () => {
           { name: 'viewer', password: 'look-only', read_only: true },
         ],
       },
+      // A phone that registers without a password, for the endpoints table.
+      config_objects: { res_pjsip: { endpoint: { bob: { context: 'default', allow: 'ulaw', aors: 'bob' } }, aor: { bob: { max_contacts: 1 } } } },
     });
     // Another ARI application, as a user's app would be: it bridges the calls that reach it.
     demo = await server.events('app=demo');
@@ -87,6 +90,48 @@ describe('web console in Chromium', { skip }, () => {
       await page.close();
     } finally {
       await prefixed.stop();
+    }
+  });
+
+  test('endpoints show their registration state as a phone registers and unregisters', async () => {
+    const page = await signIn('asterisk', 'asterisk');
+    const state = () => page.locator('#endpoints tr[data-endpoint="PJSIP/bob"]').getAttribute('data-state');
+    await page.locator('#endpoints tr[data-endpoint="PJSIP/bob"]').waitFor();
+    assert.equal(await state(), 'offline');
+    const phone = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => phone.bind(0, '127.0.0.1', resolve));
+    const register = (expires: number, cseq: number): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no answer to REGISTER')), 3000);
+        phone.once('message', (message) => {
+          clearTimeout(timer);
+          resolve(message.toString().split('\r\n')[0]);
+        });
+        const sipPort = server.core.pjsip.port;
+        const lines = [
+          `REGISTER sip:127.0.0.1:${sipPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${phone.address().port};branch=z9hG4bK-console-${cseq};rport`,
+          'Max-Forwards: 70',
+          'From: <sip:bob@127.0.0.1>;tag=console',
+          'To: <sip:bob@127.0.0.1>',
+          'Call-ID: console-register',
+          `CSeq: ${cseq} REGISTER`,
+          `Contact: <sip:bob@127.0.0.1:${phone.address().port}>`,
+          `Expires: ${expires}`,
+          'Content-Length: 0',
+          '',
+          '',
+        ];
+        phone.send(lines.join('\r\n'), sipPort, '127.0.0.1');
+      });
+    try {
+      assert.equal(await register(120, 1), 'SIP/2.0 200 OK');
+      await page.waitForFunction(() => document.querySelector('#endpoints tr[data-endpoint="PJSIP/bob"]')?.getAttribute('data-state') === 'online');
+      assert.equal(await register(0, 2), 'SIP/2.0 200 OK');
+      await page.waitForFunction(() => document.querySelector('#endpoints tr[data-endpoint="PJSIP/bob"]')?.getAttribute('data-state') === 'offline');
+    } finally {
+      phone.close();
+      await page.close();
     }
   });
 

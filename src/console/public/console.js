@@ -596,7 +596,9 @@ function renderSmallTables() {
   );
   fillBody(
     'endpoints',
-    [...state.endpoints.values()].map((e) => row([`${e.technology}/${e.resource}`, e.state ?? '', String(e.channel_ids?.length ?? 0)])),
+    [...state.endpoints.values()].map((e) =>
+      row([`${e.technology}/${e.resource}`, e.state ?? '', String(e.channel_ids?.length ?? 0)], { 'data-endpoint': `${e.technology}/${e.resource}`, 'data-state': e.state ?? '' }),
+    ),
   );
   fillBody(
     'applications',
