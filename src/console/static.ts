@@ -58,6 +58,19 @@ export class ConsoleFiles {
     }
   }
 
+  /**
+   * The console's files, or undefined (and a warning) when they are missing: a build that ran
+   * only tsc, without copying them, still starts, with /console answering 404.
+   */
+  static load(log: { warn(details: Record<string, unknown>, message: string): void }, directory?: URL): ConsoleFiles | undefined {
+    try {
+      return new ConsoleFiles(directory);
+    } catch (err) {
+      log.warn({ err }, 'web console files not found (run npm run build); /console is not served');
+      return undefined;
+    }
+  }
+
   /** Whether a request path (after the prefix) is the console's. */
   static owns(pathname: string): boolean {
     return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);

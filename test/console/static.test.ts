@@ -2,7 +2,7 @@
 // headers, under the http.prefix too; no path reaches anything else; switched off by http.console.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CONSOLE_CSP } from '../../src/console/static.ts';
+import { CONSOLE_CSP, ConsoleFiles } from '../../src/console/static.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -85,4 +85,12 @@ describe('web console files', () => {
       await off.stop();
     }
   });
+});
+
+test('missing console files (a build that skipped copying them) leave the server running without /console', () => {
+  const warnings: string[] = [];
+  const files = ConsoleFiles.load({ warn: (_details, message) => warnings.push(message) }, new URL('file:///nonexistent-patchbay-console/'));
+  assert.equal(files, undefined);
+  assert.match(warnings[0], /web console files not found/);
+  assert.ok(ConsoleFiles.load({ warn: () => assert.fail('the real files exist') }) instanceof ConsoleFiles);
 });

@@ -415,6 +415,8 @@ function onEvent(event) {
     case 'RecordingFinished':
     case 'RecordingFailed':
       state.recordings.delete(event.recording.name);
+      // A recording this page started may end on its own (max duration, silence, hang-up).
+      for (const [target, name] of state.recordingOf) if (name === event.recording.name) state.recordingOf.delete(target);
       // Only now is there a new stored recording: fetch the list once.
       loadStored().catch(showError);
       break;
