@@ -444,13 +444,31 @@ function onEvent(event) {
 
 // ---- Rendering ----------------------------------------------------------------------------
 
+/** While a button is held down the tables are not rebuilt, so that the click lands on it. */
+let pointerHeld = false;
+
 function markDirty() {
   if (state.dirty) return;
   state.dirty = true;
-  requestAnimationFrame(() => {
-    state.dirty = false;
-    render();
-  });
+  requestAnimationFrame(renderIfFree);
+}
+
+function renderIfFree() {
+  if (pointerHeld || !state.dirty) return;
+  state.dirty = false;
+  render();
+}
+
+document.addEventListener('pointerdown', () => {
+  pointerHeld = true;
+}, true);
+// A release outside the window never arrives; leaving the window ends the hold too.
+for (const [target, type] of [[document, 'pointerup'], [document, 'pointercancel'], [window, 'blur']]) {
+  target.addEventListener(type, () => {
+    pointerHeld = false;
+    // After the click event this release leads to.
+    setTimeout(renderIfFree, 0);
+  }, true);
 }
 
 /** Makes an element with text content and attributes. */
