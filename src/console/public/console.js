@@ -463,7 +463,9 @@ document.addEventListener('pointerdown', () => {
   pointerHeld = true;
 }, true);
 // A release outside the window never arrives; leaving the window ends the hold too.
-for (const [target, type] of [[document, 'pointerup'], [document, 'pointercancel'], [window, 'blur']]) {
+/** @type {[EventTarget, string][]} */
+const releases = [[document, 'pointerup'], [document, 'pointercancel'], [window, 'blur']];
+for (const [target, type] of releases) {
   target.addEventListener(type, () => {
     pointerHeld = false;
     // After the click event this release leads to.
