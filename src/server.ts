@@ -13,6 +13,7 @@ import type { WebSocketTechnology } from './channels/websocket/technology.ts';
 import { LogChannels } from './core/log-channels.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
+import { ConsoleFiles } from './console/static.ts';
 import { Dispatcher } from './ari/dispatcher.ts';
 import { EventsWebSocket } from './ari/events-ws.ts';
 import { OutboundWebSockets } from './ari/outbound-ws/manager.ts';
@@ -169,7 +170,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
   };
   const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls });
-  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket });
+  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket, console: config.http.console ? ConsoleFiles.load(log) : undefined });
   let address: AddressInfo;
   try {
     address = await http.listen(config.http.port, config.http.bind);

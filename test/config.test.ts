@@ -75,7 +75,7 @@ describe('defaults', () => {
     const data = path.join(dir, 'data');
     assert.equal(c.serverId, '52:54:00:ab:cd:ef');
     assert.equal(c.systemName, os.hostname());
-    assert.deepEqual(c.http, { bind: '127.0.0.1', port: 8088, bodyLimitBytes: 1024 * 1024, prefix: '' });
+    assert.deepEqual(c.http, { bind: '127.0.0.1', port: 8088, bodyLimitBytes: 1024 * 1024, console: true, prefix: '' });
     assert.deepEqual(c.ari.users, [{ name: 'asterisk', password: 'asterisk', passwordFormat: 'plain', readOnly: false, permit: [], deny: [], acl: [] }]);
     assert.equal(c.ari.authRealm, 'Asterisk REST Interface');
     assert.deepEqual(c.ari.channelvars, []);
@@ -183,7 +183,7 @@ config_objects:
     assert.equal(c.configFile, file);
     assert.equal(c.serverId, 'aa:bb:cc:dd:ee:ff');
     assert.equal(c.systemName, 'pbx-1');
-    assert.deepEqual(c.http, { bind: '0.0.0.0', port: 9090, bodyLimitBytes: 2048, prefix: '' });
+    assert.deepEqual(c.http, { bind: '0.0.0.0', port: 9090, bodyLimitBytes: 2048, console: true, prefix: '' });
     assert.deepEqual(c.ari.users, [
       { name: 'admin', password: 'secret', passwordFormat: 'plain', readOnly: false, permit: [], deny: [], acl: [] },
       { name: 'viewer', password: 'look', passwordFormat: 'plain', readOnly: true, permit: [], deny: [], acl: [] },

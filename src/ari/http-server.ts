@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import { Authenticator, type AuthResult } from './auth.ts';
 import type { AriResponse, Dispatcher } from './dispatcher.ts';
+import { ConsoleFiles } from '../console/static.ts';
 
 export const ARI_PREFIX = '/ari';
 
@@ -59,6 +60,8 @@ export interface HttpServerOptions {
   readonly upgrade: UpgradeHandler;
   readonly ops?: OpsRoutes;
   readonly media?: MediaUpgradeHandler;
+  /** The web console's static files at `/console` (src/console/), when `http.console` is on. */
+  readonly console?: ConsoleFiles;
 }
 
 /** What is known of a request by the time it is answered, for its log line and metrics. */
@@ -157,6 +160,7 @@ export class AriHttpServer {
     if (request.headers.origin) this.addCors(request, response);
     const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
+    if (!isAri && this.options.console && ConsoleFiles.owns(pathname)) return this.options.console.serve(request, response, pathname);
     if (!isAri && this.options.media && pathname.startsWith(MEDIA_PREFIX)) {
       // A media WebSocket asked for without an upgrade (as Asterisk's WebSocket server answers).
       request.resume();

@@ -291,6 +291,10 @@ export const SETTINGS = section(
         docDefault: '`1048576` (1 MiB)',
         doc: 'Largest request body accepted; larger bodies get 413',
       }),
+      console: boolean({
+        default: true,
+        doc: 'Serve the web console at `/console` (static files without secrets; it logs in with ARI users, see docs/console.md). `false` answers 404 there',
+      }),
       prefix: string({
         default: '',
         docDefault: "`''` (none)",

@@ -119,6 +119,10 @@ export class RtpSession extends MediaSession {
     return rtpStatistics(this.#sender, this.#receiver);
   }
 
+  nativeFormat(): string {
+    return this.#coder.codec.name;
+  }
+
   rtpStatistics(): RtpStatistics | undefined {
     return this.isClosed ? undefined : this.statistics();
   }

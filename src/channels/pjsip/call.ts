@@ -509,6 +509,10 @@ export class SipCall implements ChannelDriver {
     this.stream?.writeFrame(frame);
   }
 
+  nativeFormat(): string | undefined {
+    return this.#media?.codec;
+  }
+
   rtpStatistics(): RtpStatistics | undefined {
     return this.stream?.statistics();
   }

@@ -223,6 +223,10 @@ export class WebSocketSession implements ChannelDriver {
     else this.#sendText(`DTMF_END digit:${digit} channel_id:${this.channel.id}`);
   }
 
+  nativeFormat(): string {
+    return this.codec.name;
+  }
+
   writeFrame(frame: Frame): void {
     const ws = this.#ws;
     if (!ws || this.#closed || this.#direction === 'out' || ws.readyState !== ws.OPEN) return;

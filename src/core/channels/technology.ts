@@ -66,6 +66,11 @@ export interface ChannelDriver {
    * that carry RTP; undefined once the stream is gone. Technologies without RTP leave it out.
    */
   rtpStatistics?(): RtpStatistics | undefined;
+  /**
+   * The audio format on the wire towards the far end (`CHANNEL(audionativeformat)`), e.g. the
+   * negotiated codec; technologies that carry the core's signed linear audio leave it out (`slin`).
+   */
+  nativeFormat?(): string | undefined;
 }
 
 /** Makes a channel's driver; called once by the channel's constructor, before ChannelCreated. */

@@ -106,6 +106,8 @@ const CHANNEL_READERS: ReadonlyMap<string, (channel: Channel) => string> = new M
   ['exten', (channel) => channel.location.exten],
   ['priority', (channel) => String(channel.location.priority)],
   ['hangupcause', (channel) => String(channel.hangupCause ?? 0)],
+  // The core's own audio is signed linear; a technology says when its wire differs.
+  ['audionativeformat', (channel) => channel.driver.nativeFormat?.() ?? 'slin'],
   ['musicclass', (channel) => channel.getVariable('__MUSICCLASS') ?? 'default'],
   ['onhold', (channel) => (channel.onHold ? '1' : '0')],
   ['endpoint', (channel) => channel.endpointId ?? ''],
@@ -157,7 +159,7 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, musicclass, onhold, endpoint; language, accountcode and musicclass are writable.',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint; language, accountcode and musicclass are writable.',
     category: 'channel',
     read: (call) => CHANNEL_READERS.get(call.args.trim().toLowerCase())?.(channelOf(call, 'CHANNEL')),
     write(call, value) {

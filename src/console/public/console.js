@@ -1,0 +1,945 @@
+// @ts-check
+// Patchbay's web console: a single-page ARI client written against the public ARI only (REST and
+// the events WebSocket, plus media over WebSocket for listening in), with no framework, so it also
+// serves as a reference client. See docs/console.md.
+//
+// Security notes: the page embeds no credentials; the user and password typed in the sign-in form
+// are kept in sessionStorage (this tab only) and sent as HTTP Basic on fetch and as `api_key` on
+// the events WebSocket, which is what ARI offers browsers. Every value from the server is put in
+// the page with textContent (never innerHTML), and every list the server can grow is bounded.
+
+const STORAGE_KEY = 'patchbay-console-credentials';
+/** Events kept in the global log that timelines are cut from. */
+const MAX_EVENTS = 5000;
+/** Channels that have gone, kept (greyed out) so their timelines can still be read. */
+const MAX_GONE_CHANNELS = 50;
+/** Rows shown per table (the rest is counted). */
+const MAX_ROWS = 500;
+/** Listen-in audio format (media over WebSocket): 16-bit signed linear at 8 kHz, little-endian. */
+const LISTEN_FORMAT = 'slin';
+const LISTEN_RATE = 8000;
+/** A sample above this magnitude counts as sound (about -54 dBFS). */
+const SILENCE_THRESHOLD = 64;
+
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const state = {
+  user: '',
+  password: '',
+  canWrite: false,
+  /** This tab's own ARI application: it subscribes to everything and owns listen-in helpers. */
+  app: `patchbay-console-${randomId()}`,
+  /** @type {WebSocket | null} */
+  events: null,
+  /** id → { channel, app, gone, talking, codec } */
+  channels: new Map(),
+  /** ids of channels that are gone, oldest first */
+  goneOrder: [],
+  /** id → bridge model */
+  bridges: new Map(),
+  /** `tech/resource` → endpoint model */
+  endpoints: new Map(),
+  /** name → application model */
+  applications: new Map(),
+  /** id → playback model */
+  playbacks: new Map(),
+  /** name → live recording model */
+  recordings: new Map(),
+  /** stored recording models */
+  stored: [],
+  /** Channels and bridges this page created to listen in: not shown. */
+  own: new Set(),
+  /** Global event log: { seq, at, type, channels: string[], bridges: string[], event } */
+  log: [],
+  seq: 0,
+  /** Events received so far: an event newer than a REST answer wins over it. */
+  eventCount: 0,
+  /** bridge id → eventCount when an event last updated it */
+  bridgeUpdatedAt: new Map(),
+  /** Dial peers and Local pairs: channel id → Set of related channel ids */
+  related: new Map(),
+  selected: '',
+  /** target key (`channel:<id>`, `bridge:<id>`) → Listen */
+  listens: new Map(),
+  /** name of the recording this page started, per channel id */
+  recordingOf: new Map(),
+  /** channel id → resolve() of callers waiting for its StasisStart */
+  stasisWaiters: new Map(),
+  dirty: false,
+};
+
+// The test and curious users can read the listen-in figures here.
+/** @type {any} */ (window).patchbayConsole = { state, listenStats };
+
+function randomId() {
+  const bytes = new Uint8Array(8);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// ---- ARI over HTTP ------------------------------------------------------------------------
+
+/** Base64 of a string's UTF-8 bytes (btoa alone refuses characters above U+00FF). */
+function base64Utf8(text) {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+function authHeader() {
+  return `Basic ${base64Utf8(`${state.user}:${state.password}`)}`;
+}
+
+/** A URL under this server's ARI, relative to the page so that an `http.prefix` is kept. */
+function ariUrl(path, params) {
+  const url = new URL(`ari/${path}`, location.href);
+  for (const [key, value] of Object.entries(params ?? {})) if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+  return url;
+}
+
+class AriRequestError extends Error {
+  constructor(status, message) {
+    super(`${status}: ${message}`);
+    this.status = status;
+  }
+}
+
+/** Calls ARI; resolves to the parsed JSON body (or null), rejects with AriRequestError. */
+async function ari(method, path, params, body) {
+  // credentials 'omit': the Authorization header is ours; with the browser's own credentials a
+  // 401 (which carries WWW-Authenticate, as in Asterisk) would open the browser's login dialog.
+  // keepalive: the clean-up DELETEs of a listen-in are still sent while the page unloads.
+  /** @type {RequestInit & { headers: Record<string, string> }} */
+  const init = { method, credentials: 'omit', keepalive: method === 'DELETE', headers: { Authorization: authHeader() } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(ariUrl(path, params), init);
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!response.ok) throw new AriRequestError(response.status, (json && json.message) || response.statusText);
+  return json;
+}
+
+function showError(err) {
+  $('error').textContent = err instanceof Error ? err.message : String(err);
+}
+
+/** Runs a user action, showing its failure in the page. */
+function act(action) {
+  return async () => {
+    showError('');
+    try {
+      await action();
+    } catch (err) {
+      showError(err);
+    }
+  };
+}
+
+// ---- Sign in ------------------------------------------------------------------------------
+
+async function signIn(user, password) {
+  state.user = user;
+  state.password = password;
+  // GET is allowed to every user: it checks the password.
+  await ari('GET', 'asterisk/info', { only: 'system' });
+  // Whether this user may write: ARI answers 403 to a read-only user's write before looking at
+  // its target, and 404 to a read-write user for an id that cannot exist.
+  try {
+    await ari('DELETE', `playbacks/console-write-probe-${randomId()}`);
+    state.canWrite = true;
+  } catch (err) {
+    state.canWrite = !(err instanceof AriRequestError && err.status === 403);
+  }
+  sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ user, password }));
+  $('login-view').hidden = true;
+  $('main-view').hidden = false;
+  $('logout').hidden = false;
+  $('who').textContent = `${user}${state.canWrite ? '' : ' (read-only)'}`;
+  $('read-only-note').hidden = state.canWrite;
+  document.body.classList.toggle('read-only', !state.canWrite);
+  for (const button of document.querySelectorAll('button.act')) /** @type {HTMLButtonElement} */ (button).disabled = !state.canWrite;
+  connectEvents();
+}
+
+function signOut() {
+  sessionStorage.removeItem(STORAGE_KEY);
+  for (const listen of state.listens.values()) listen.stop();
+  if (state.events) {
+    state.events.onclose = null;
+    state.events.close();
+  }
+  location.reload();
+}
+
+// ---- Events -------------------------------------------------------------------------------
+
+let reconnectDelay = 1000;
+
+function connectEvents() {
+  const url = ariUrl('events', { app: state.app, subscribeAll: 'true', api_key: `${state.user}:${state.password}` });
+  url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const socket = new WebSocket(url);
+  state.events = socket;
+  setStatus('connecting', '');
+  socket.onopen = () => {
+    reconnectDelay = 1000;
+    setStatus('live', 'live');
+    // Subscribed first, then the current state: nothing that happens in between is missed.
+    loadSnapshot().catch(showError);
+  };
+  socket.onmessage = (message) => {
+    let event;
+    try {
+      event = JSON.parse(message.data);
+    } catch {
+      return;
+    }
+    if (event && typeof event.type === 'string') onEvent(event);
+  };
+  socket.onclose = () => {
+    setStatus('disconnected, retrying', 'down');
+    setTimeout(connectEvents, reconnectDelay);
+    reconnectDelay = Math.min(reconnectDelay * 2, 30000);
+  };
+}
+
+function setStatus(text, kind) {
+  const status = $('status');
+  status.textContent = text;
+  status.className = `status ${kind}`;
+}
+
+async function loadSnapshot() {
+  // Known before asking: what of it the answers lack ended while the page was disconnected.
+  // (What appears meanwhile through events is newer than the answers and is kept.)
+  const channelsBefore = [...state.channels].filter(([, entry]) => !entry.gone).map(([id]) => id);
+  const bridgesBefore = [...state.bridges.keys()];
+  const asked = state.eventCount;
+  const [channels, bridges, endpoints, applications] = await Promise.all([
+    ari('GET', 'channels'),
+    ari('GET', 'bridges'),
+    ari('GET', 'endpoints'),
+    ari('GET', 'applications'),
+  ]);
+  const liveChannels = new Set(channels.map((c) => c.id));
+  for (const id of channelsBefore) if (!liveChannels.has(id)) channelGone(id);
+  for (const channel of channels) {
+    const known = state.channels.get(channel.id);
+    if (!known || known.updatedAt <= asked) upsertChannel(channel, asked);
+  }
+  const liveBridges = new Set(bridges.map((b) => b.id));
+  for (const id of bridgesBefore) if (!liveBridges.has(id)) state.bridges.delete(id);
+  for (const bridge of bridges) if ((state.bridgeUpdatedAt.get(bridge.id) ?? 0) <= asked) state.bridges.set(bridge.id, bridge);
+  for (const endpoint of endpoints) state.endpoints.set(`${endpoint.technology}/${endpoint.resource}`, endpoint);
+  for (const application of applications) state.applications.set(application.name, application);
+  // Other applications' channels already in Stasis: their subscriptions are in the list above.
+  for (const channel of channels) if (channel.dialplan?.app_name === 'Stasis') noteStasisApp(channel.id, String(channel.dialplan.app_data ?? '').split(',')[0]);
+  await loadStored();
+  markDirty();
+}
+
+async function loadStored() {
+  state.stored = (await ari('GET', 'recordings/stored')).slice(0, MAX_ROWS);
+  markDirty();
+}
+
+function upsertChannel(channel, updatedAt = state.eventCount) {
+  const known = state.channels.get(channel.id);
+  if (known) {
+    known.channel = channel;
+    known.updatedAt = updatedAt;
+    return known;
+  }
+  const entry = { channel, app: '', gone: false, talking: false, codec: '', updatedAt };
+  state.channels.set(channel.id, entry);
+  relateLocalPair(channel);
+  fetchCodec(entry);
+  return entry;
+}
+
+/** A Local channel's two halves (`Local/x@y-00000001;1` and `;2`) belong on one timeline. */
+function relateLocalPair(channel) {
+  const match = /^(Local\/.*);([12])$/.exec(channel.name);
+  if (!match) return;
+  const otherName = `${match[1]};${match[2] === '1' ? '2' : '1'}`;
+  for (const [id, entry] of state.channels) if (entry.channel.name === otherName) relate(id, channel.id);
+}
+
+function relate(a, b) {
+  if (a === b) return;
+  if (!state.related.has(a)) state.related.set(a, new Set());
+  if (!state.related.has(b)) state.related.set(b, new Set());
+  state.related.get(a).add(b);
+  state.related.get(b).add(a);
+}
+
+/** The channel's audio format, as Asterisk's CHANNEL(audionativeformat) reads it; asked once. */
+function fetchCodec(entry) {
+  ari('GET', `channels/${encodeURIComponent(entry.channel.id)}/variable`, { variable: 'CHANNEL(audionativeformat)' })
+    .then((answer) => {
+      entry.codec = answer && answer.value ? answer.value : '';
+      markDirty();
+    })
+    .catch(() => {});
+}
+
+/**
+ * Another application's StasisStart is sent to that application only; what this console sees is
+ * the channel entering the dialplan application Stasis(app,...): it subscribes the app to it.
+ */
+function noteStasisApp(channelId, name) {
+  if (!name || state.own.has(channelId)) return;
+  let application = state.applications.get(name);
+  if (!application) {
+    application = { name, channel_ids: [], bridge_ids: [], endpoint_ids: [], device_names: [] };
+    state.applications.set(name, application);
+  }
+  if (!application.channel_ids.includes(channelId)) application.channel_ids.push(channelId);
+}
+
+function channelGone(id) {
+  const entry = state.channels.get(id);
+  if (!entry || entry.gone) return;
+  entry.gone = true;
+  entry.goneAt = Date.now();
+  state.goneOrder.push(id);
+  while (state.goneOrder.length > MAX_GONE_CHANNELS) {
+    const oldest = state.goneOrder.shift();
+    state.channels.delete(oldest);
+    state.related.delete(oldest);
+  }
+  for (const [key, listen] of state.listens) if (key === `channel:${id}`) listen.stop();
+  for (const application of state.applications.values()) application.channel_ids = application.channel_ids.filter((c) => c !== id);
+}
+
+function noteBridgeUpdate(id) {
+  state.bridgeUpdatedAt.delete(id);
+  state.bridgeUpdatedAt.set(id, state.eventCount);
+  // Only the latest matter (they are compared with a REST answer in flight): keep a bounded few.
+  if (state.bridgeUpdatedAt.size > MAX_EVENTS) state.bridgeUpdatedAt.delete(state.bridgeUpdatedAt.keys().next().value);
+}
+
+function onEvent(event) {
+  state.eventCount++;
+  const channelIds = [];
+  const bridgeIds = [];
+  for (const key of ['channel', 'peer', 'caller', 'forwarded', 'replace_channel', 'transferee', 'transfer_target', 'transferer_first_leg', 'transferer_second_leg']) {
+    const channel = event[key];
+    if (channel && typeof channel.id === 'string') {
+      channelIds.push(channel.id);
+      if (!state.own.has(channel.id) && event.type !== 'ChannelDestroyed') upsertChannel(channel);
+    }
+  }
+  for (const key of ['bridge', 'destination_bridge']) {
+    const bridge = event[key];
+    if (bridge && typeof bridge.id === 'string') bridgeIds.push(bridge.id);
+  }
+  if (event.type === 'Dial' && event.caller && event.peer) relate(event.caller.id, event.peer.id);
+  if (event.type === 'ChannelDialplan' && event.dialplan_app === 'Stasis') noteStasisApp(event.channel.id, String(event.dialplan_app_data ?? '').split(',')[0]);
+
+  switch (event.type) {
+    case 'StasisStart': {
+      const waiter = state.stasisWaiters.get(event.channel.id);
+      if (waiter) waiter();
+      const entry = state.channels.get(event.channel.id);
+      if (entry) entry.app = event.application;
+      const application = state.applications.get(event.application);
+      if (application && !application.channel_ids.includes(event.channel.id)) application.channel_ids.push(event.channel.id);
+      break;
+    }
+    case 'StasisEnd': {
+      const entry = state.channels.get(event.channel.id);
+      if (entry) entry.app = '';
+      const application = state.applications.get(event.application);
+      if (application) application.channel_ids = application.channel_ids.filter((c) => c !== event.channel.id);
+      break;
+    }
+    case 'ChannelDestroyed':
+      channelGone(event.channel.id);
+      break;
+    case 'ChannelTalkingStarted':
+    case 'ChannelTalkingFinished': {
+      const entry = state.channels.get(event.channel.id);
+      if (entry) entry.talking = event.type === 'ChannelTalkingStarted';
+      break;
+    }
+    case 'BridgeCreated':
+    case 'ChannelEnteredBridge':
+    case 'ChannelLeftBridge':
+    case 'BridgeAttendedTransfer':
+    case 'BridgeBlindTransfer':
+    case 'BridgeVideoSourceChanged':
+      if (event.bridge) {
+        state.bridges.set(event.bridge.id, event.bridge);
+        noteBridgeUpdate(event.bridge.id);
+      }
+      break;
+    case 'BridgeDestroyed':
+      state.bridges.delete(event.bridge.id);
+      noteBridgeUpdate(event.bridge.id);
+      for (const [key, listen] of state.listens) if (key === `bridge:${event.bridge.id}`) listen.stop();
+      break;
+    case 'BridgeMerged':
+      state.bridges.delete(event.bridge_from.id);
+      state.bridges.set(event.bridge.id, event.bridge);
+      break;
+    case 'EndpointStateChange':
+      state.endpoints.set(`${event.endpoint.technology}/${event.endpoint.resource}`, event.endpoint);
+      break;
+    case 'PeerStatusChange':
+    case 'ContactStatusChange':
+      if (event.endpoint) {
+        const key = `${event.endpoint.technology}/${event.endpoint.resource}`;
+        const known = state.endpoints.get(key);
+        state.endpoints.set(key, { ...(known ?? event.endpoint), ...event.endpoint, state: event.peer?.peer_status ?? event.endpoint.state });
+      }
+      break;
+    case 'PlaybackStarted':
+    case 'PlaybackContinuing':
+      state.playbacks.set(event.playback.id, event.playback);
+      break;
+    case 'PlaybackFinished':
+      state.playbacks.delete(event.playback.id);
+      break;
+    case 'RecordingStarted':
+      state.recordings.set(event.recording.name, event.recording);
+      break;
+    case 'RecordingFinished':
+    case 'RecordingFailed':
+      state.recordings.delete(event.recording.name);
+      // A recording this page started may end on its own (max duration, silence, hang-up).
+      for (const [target, name] of state.recordingOf) if (name === event.recording.name) state.recordingOf.delete(target);
+      // Only now is there a new stored recording: fetch the list once.
+      loadStored().catch(showError);
+      break;
+    case 'ApplicationReplaced':
+      if (event.application === state.app) showError('This console\'s event connection was taken over by another client.');
+      break;
+    default:
+      break;
+  }
+  for (const playbackTarget of event.playback ? [event.playback.target_uri] : []) {
+    const [kind, id] = String(playbackTarget).split(':');
+    if (kind === 'channel') channelIds.push(id);
+    if (kind === 'bridge') bridgeIds.push(id);
+  }
+  if (event.recording) {
+    const [kind, id] = String(event.recording.target_uri).split(':');
+    if (kind === 'channel') channelIds.push(id);
+    if (kind === 'bridge') bridgeIds.push(id);
+  }
+  if (channelIds.some((id) => state.own.has(id)) && channelIds.every((id) => state.own.has(id))) return;
+  state.log.push({ seq: ++state.seq, at: event.timestamp || new Date().toISOString(), type: event.type, channels: channelIds, bridges: bridgeIds, event });
+  if (state.log.length > MAX_EVENTS) state.log.splice(0, state.log.length - MAX_EVENTS);
+  markDirty();
+}
+
+// ---- Rendering ----------------------------------------------------------------------------
+
+/** While a button is held down the tables are not rebuilt, so that the click lands on it. */
+let pointerHeld = false;
+
+function markDirty() {
+  if (state.dirty) return;
+  state.dirty = true;
+  requestAnimationFrame(renderIfFree);
+}
+
+function renderIfFree() {
+  if (pointerHeld || !state.dirty) return;
+  state.dirty = false;
+  render();
+}
+
+document.addEventListener('pointerdown', () => {
+  pointerHeld = true;
+}, true);
+// A release outside the window never arrives; leaving the window ends the hold too.
+/** @type {[EventTarget, string][]} */
+const releases = [[document, 'pointerup'], [document, 'pointercancel'], [window, 'blur']];
+for (const [target, type] of releases) {
+  target.addEventListener(type, () => {
+    pointerHeld = false;
+    // After the click event this release leads to.
+    setTimeout(renderIfFree, 0);
+  }, true);
+}
+
+/** Makes an element with text content and attributes. */
+function el(tag, text, attributes) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  for (const [name, value] of Object.entries(attributes ?? {})) node.setAttribute(name, value);
+  return node;
+}
+
+function button(label, onClick, options = {}) {
+  const node = el('button', label, { type: 'button' });
+  if (options.write) {
+    node.classList.add('act');
+    node.disabled = !state.canWrite;
+  }
+  if (options.name) node.dataset.action = options.name;
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+function row(cells, attributes) {
+  const tr = el('tr', null, attributes);
+  for (const cell of cells) {
+    const td = el('td');
+    if (cell instanceof Node) td.append(cell);
+    else td.textContent = cell ?? '';
+    tr.append(td);
+  }
+  return tr;
+}
+
+function fillBody(tableId, rows) {
+  const body = /** @type {HTMLTableElement} */ ($(tableId)).tBodies[0];
+  body.replaceChildren(...rows.slice(0, MAX_ROWS));
+}
+
+function duration(since) {
+  const seconds = Math.max(0, Math.floor((Date.now() - Date.parse(since)) / 1000));
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return `${h ? `${h}:` : ''}${String(m).padStart(h ? 2 : 1, '0')}:${String(s).padStart(2, '0')}`;
+}
+
+function meter(key) {
+  const node = el('meter', null, { min: '0', max: '1', low: '0.6', high: '0.85', optimum: '0.3', 'data-meter': key });
+  const listen = state.listens.get(key);
+  /** @type {HTMLMeterElement} */ (node).value = listen ? listen.level : 0;
+  node.title = listen ? 'listening' : 'listen in to measure';
+  return node;
+}
+
+function render() {
+  renderChannels();
+  renderBridges();
+  renderSmallTables();
+  renderTimeline();
+}
+
+function renderChannels() {
+  const rows = [];
+  let live = 0;
+  for (const [id, entry] of state.channels) {
+    // Ended channels leave the table; the one whose timeline is open stays, greyed out.
+    if (state.own.has(id) || (entry.gone && id !== state.selected)) continue;
+    const c = entry.channel;
+    if (!entry.gone) live++;
+    const caller = [c.caller?.name, c.caller?.number ? `<${c.caller.number}>` : ''].filter(Boolean).join(' ');
+    const dialplan = c.dialplan ? `${c.dialplan.context},${c.dialplan.exten},${c.dialplan.priority}${c.dialplan.app_name ? ` ${c.dialplan.app_name}(${c.dialplan.app_data ?? ''})` : ''}` : '';
+    const actions = el('span');
+    if (!entry.gone) {
+      actions.append(
+        button('Hang up', act(() => ari('DELETE', `channels/${encodeURIComponent(id)}`)), { write: true, name: 'hangup' }),
+        button('Play', act(() => ari('POST', `channels/${encodeURIComponent(id)}/play`, { media: /** @type {HTMLInputElement} */ ($('play-media')).value })), { write: true, name: 'play' }),
+        state.recordingOf.has(id)
+          ? button('Stop rec', act(() => stopRecording(id)), { write: true, name: 'stop-record' })
+          : button('Record', act(() => startRecording('channels', id)), { write: true, name: 'record' }),
+        state.listens.has(`channel:${id}`)
+          ? button('Stop listening', () => state.listens.get(`channel:${id}`)?.stop(), { name: 'unlisten' })
+          : button('Listen', act(() => listen('channel', id)), { write: true, name: 'listen' }),
+      );
+    }
+    actions.append(button('Timeline', () => selectChannel(id), { name: 'timeline' }));
+    const stateCell = el('span', c.state);
+    if (entry.talking) stateCell.append(el('span', ' talking', { class: 'talking' }));
+    // Events of other applications' StasisStart go to those applications only; a channel in
+    // Stasis shows it in its dialplan position (Stasis(app,args)).
+    const app = entry.app || (c.dialplan?.app_name === 'Stasis' ? String(c.dialplan.app_data ?? '').split(',')[0] : '');
+    const tr = row([c.name, stateCell, caller, app, dialplan, el('span', duration(c.creationtime), { 'data-since': c.creationtime, class: 'duration' }), entry.codec, meter(`channel:${id}`), actions], {
+      'data-channel-id': id,
+      'data-state': entry.gone ? 'Destroyed' : c.state,
+    });
+    if (entry.gone) tr.classList.add('gone');
+    if (id === state.selected) tr.classList.add('selected');
+    rows.push(tr);
+  }
+  $('channel-count').textContent = `(${live} live)`;
+  fillBody('channels', rows);
+}
+
+function renderBridges() {
+  const rows = [];
+  for (const [id, bridge] of state.bridges) {
+    if (state.own.has(id)) continue;
+    const members = el('ul', null, { class: 'members' });
+    for (const channelId of bridge.channels ?? []) {
+      const entry = state.channels.get(channelId);
+      if (state.own.has(channelId)) continue;
+      const role = entry?.channel?.bridge_role ?? '';
+      members.append(el('li', `${entry ? entry.channel.name : channelId}${role ? ` (${role})` : ''}`, { 'data-member': channelId }));
+    }
+    const actions = el('span');
+    actions.append(
+      button('Play', act(() => ari('POST', `bridges/${encodeURIComponent(id)}/play`, { media: /** @type {HTMLInputElement} */ ($('play-media')).value })), { write: true, name: 'play' }),
+      state.recordingOf.has(id)
+        ? button('Stop rec', act(() => stopRecording(id)), { write: true, name: 'stop-record' })
+        : button('Record', act(() => startRecording('bridges', id)), { write: true, name: 'record' }),
+      state.listens.has(`bridge:${id}`)
+        ? button('Stop listening', () => state.listens.get(`bridge:${id}`)?.stop(), { name: 'unlisten' })
+        : button('Listen', act(() => listen('bridge', id)), { write: true, name: 'listen' }),
+    );
+    rows.push(row([id, bridge.name, bridge.bridge_type, bridge.technology, members, meter(`bridge:${id}`), actions], { 'data-bridge-id': id, 'data-members': String(members.childElementCount) }));
+  }
+  $('bridge-count').textContent = `(${rows.length})`;
+  fillBody('bridges', rows);
+}
+
+function renderSmallTables() {
+  fillBody(
+    'playbacks',
+    [...state.playbacks.values()].map((p) =>
+      row([p.id, p.media_uri, p.target_uri, p.state, button('Stop', act(() => ari('DELETE', `playbacks/${encodeURIComponent(p.id)}`)), { write: true, name: 'stop-playback' })]),
+    ),
+  );
+  fillBody(
+    'recordings',
+    [...state.recordings.values()].map((r) =>
+      row([r.name, r.target_uri, r.state, button('Stop', act(() => ari('POST', `recordings/live/${encodeURIComponent(r.name)}/stop`)), { write: true, name: 'stop-recording' })], { 'data-recording': r.name }),
+    ),
+  );
+  fillBody(
+    'stored',
+    state.stored.map((r) => row([r.name, r.format, button('Play here', act(() => playStored(r.name)), { name: 'play-stored' })], { 'data-stored': r.name })),
+  );
+  fillBody(
+    'endpoints',
+    [...state.endpoints.values()].map((e) =>
+      row([`${e.technology}/${e.resource}`, e.state ?? '', String(e.channel_ids?.length ?? 0)], { 'data-endpoint': `${e.technology}/${e.resource}`, 'data-state': e.state ?? '' }),
+    ),
+  );
+  fillBody(
+    'applications',
+    [...state.applications.values()].map((a) =>
+      row([a.name, (a.channel_ids ?? []).filter((id) => !state.own.has(id)).join(', '), (a.bridge_ids ?? []).join(', '), (a.endpoint_ids ?? []).join(', '), (a.device_names ?? []).join(', ')]),
+    ),
+  );
+}
+
+// Durations move on their own: one timer redraws the text, no request is made.
+setInterval(() => {
+  for (const node of document.querySelectorAll('#channels .duration')) {
+    const since = node.getAttribute('data-since');
+    if (since) node.textContent = duration(since);
+  }
+}, 1000);
+
+// ---- Timeline -----------------------------------------------------------------------------
+
+function selectChannel(id) {
+  state.selected = id;
+  $('timeline-panel').hidden = false;
+  markDirty();
+}
+
+/** The selected channel with its Local half, dialled peers, and the bridges any of them joined. */
+function timelineLanes() {
+  const channels = new Set([state.selected]);
+  for (const peer of state.related.get(state.selected) ?? []) channels.add(peer);
+  const bridges = new Set();
+  for (const item of state.log) {
+    if (item.channels.some((c) => channels.has(c))) for (const b of item.bridges) if (!state.own.has(b)) bridges.add(b);
+  }
+  return { channels, bridges };
+}
+
+function timelineEvents() {
+  const { channels, bridges } = timelineLanes();
+  const filter = /** @type {HTMLInputElement} */ ($('timeline-filter')).value.trim().toLowerCase();
+  return state.log.filter((item) => {
+    const involved = item.channels.some((c) => channels.has(c)) || item.bridges.some((b) => bridges.has(b));
+    if (!involved) return false;
+    return !filter || item.type.toLowerCase().includes(filter) || JSON.stringify(item.event).toLowerCase().includes(filter);
+  });
+}
+
+function laneName(kind, id) {
+  if (kind === 'bridge') return `bridge ${state.bridges.get(id)?.name || id.slice(0, 8)}`;
+  return state.channels.get(id)?.channel.name ?? id;
+}
+
+function renderTimeline() {
+  if (!state.selected || $('timeline-panel').hidden) return;
+  $('timeline-title').textContent = laneName('channel', state.selected);
+  const { channels, bridges } = timelineLanes();
+  const lanes = [...[...channels].map((id) => ['channel', id]), ...[...bridges].map((id) => ['bridge', id])];
+  const table = /** @type {HTMLTableElement} */ ($('timeline'));
+  const head = el('tr');
+  head.append(el('th', 'Time'), el('th', 'Event'));
+  for (const [kind, id] of lanes) head.append(el('th', laneName(kind, id)));
+  head.append(el('th', 'Details'));
+  table.tHead.replaceChildren(head);
+  const rows = [];
+  for (const item of timelineEvents()) {
+    const tr = el('tr', null, { 'data-event': item.type });
+    tr.append(el('td', item.at.replace(/^.*T/, ''), { class: 'mono' }), el('td', item.type));
+    for (const [kind, id] of lanes) {
+      const touched = kind === 'channel' ? item.channels.includes(id) : item.bridges.includes(id);
+      tr.append(el('td', touched ? '●' : '│', { class: 'lane' }));
+    }
+    tr.append(el('td', summary(item.event)));
+    rows.push(tr);
+  }
+  table.tBodies[0].replaceChildren(...rows.slice(-MAX_ROWS));
+}
+
+function summary(event) {
+  switch (event.type) {
+    case 'ChannelStateChange':
+      return event.channel.state;
+    case 'ChannelDialplan':
+      return `${event.dialplan_app}(${event.dialplan_app_data})`;
+    case 'ChannelVarset':
+      return `${event.variable}=${event.value}`;
+    case 'ChannelDtmfReceived':
+      return event.digit;
+    case 'Dial':
+      return `${event.dialstatus || 'dialling'} ${event.dialstring ?? ''}`;
+    case 'StasisStart':
+    case 'StasisEnd':
+      return event.application;
+    case 'ChannelHangupRequest':
+    case 'ChannelDestroyed':
+      return `cause ${event.cause}${event.cause_txt ? ` ${event.cause_txt}` : ''}`;
+    case 'PlaybackStarted':
+    case 'PlaybackFinished':
+      return event.playback.media_uri;
+    case 'RecordingStarted':
+    case 'RecordingFinished':
+      return event.recording.name;
+    default:
+      return '';
+  }
+}
+
+function exportTimeline() {
+  const data = { channel: state.selected, exported: new Date().toISOString(), events: timelineEvents().map((item) => ({ at: item.at, ...item.event })) };
+  const url = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' }));
+  const link = el('a', null, { href: url, download: `timeline-${state.selected}.json` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// ---- Acting -------------------------------------------------------------------------------
+
+async function originate(event) {
+  event.preventDefault();
+  const value = (id) => /** @type {HTMLInputElement} */ ($(id)).value.trim();
+  const extension = value('originate-extension');
+  const app = value('originate-app');
+  if (!extension && !app) throw new Error('Give an extension (dialplan) or an application');
+  await ari('POST', 'channels', {
+    endpoint: value('originate-endpoint'),
+    extension: extension || undefined,
+    context: extension ? value('originate-context') || 'default' : undefined,
+    app: extension ? undefined : app,
+    callerId: value('originate-callerid') || undefined,
+  });
+}
+
+async function startRecording(resource, id) {
+  const name = `console-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14)}-${randomId().slice(0, 6)}`;
+  await ari('POST', `${resource}/${encodeURIComponent(id)}/record`, { name, format: 'wav', ifExists: 'fail' });
+  state.recordingOf.set(id, name);
+  markDirty();
+}
+
+async function stopRecording(id) {
+  const name = state.recordingOf.get(id);
+  state.recordingOf.delete(id);
+  markDirty();
+  if (name) await ari('POST', `recordings/live/${encodeURIComponent(name)}/stop`);
+}
+
+/** Fetches a stored recording with the credentials and plays it in the page's audio element. */
+async function playStored(name) {
+  const response = await fetch(ariUrl(`recordings/stored/${encodeURIComponent(name)}/file`), { credentials: 'omit', headers: { Authorization: authHeader() } });
+  if (!response.ok) throw new AriRequestError(response.status, response.statusText);
+  const player = /** @type {HTMLAudioElement} */ ($('recording-player'));
+  if (player.src) URL.revokeObjectURL(player.src);
+  player.src = URL.createObjectURL(await response.blob());
+  player.hidden = false;
+  player.dataset.recording = name;
+  await player.play().catch(() => {});
+}
+
+// ---- Listening in -------------------------------------------------------------------------
+
+/** @type {AudioContext | null} */
+let audioContext = null;
+
+/** Figures of every listen-in, for the page's meters and for tests. */
+function listenStats() {
+  return [...state.listens.entries()].map(([key, l]) => ({ key, ...l.stats, level: l.level }));
+}
+
+function waitForStasis(channelId, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      state.stasisWaiters.delete(channelId);
+      reject(new Error('the listen-in channel did not start'));
+    }, timeoutMs);
+    state.stasisWaiters.set(channelId, () => {
+      clearTimeout(timer);
+      state.stasisWaiters.delete(channelId);
+      resolve(undefined);
+    });
+  });
+}
+
+/**
+ * Listens to a channel (a snoop channel spying both ways, bridged with a media WebSocket channel)
+ * or a bridge (the media WebSocket channel joins it and hears its mix). The audio arrives as
+ * 16-bit 8 kHz frames, is measured for the level meter and played through Web Audio.
+ */
+async function listen(kind, targetId) {
+  const key = `${kind}:${targetId}`;
+  if (state.listens.has(key)) return;
+  audioContext ??= new AudioContext();
+  await audioContext.resume().catch(() => {});
+  const listenState = { key, level: 0, stats: { messages: 0, samples: 0, nonSilentSamples: 0, peak: 0 }, stop: () => {} };
+  state.listens.set(key, listenState);
+  markDirty();
+  const cleanups = [];
+  let stopped = false;
+  listenState.stop = () => {
+    if (stopped) return;
+    stopped = true;
+    state.listens.delete(key);
+    for (const cleanup of cleanups.reverse()) cleanup();
+    markDirty();
+  };
+  try {
+    const media = await ari('POST', 'channels/externalMedia', {
+      app: state.app,
+      transport: 'websocket',
+      encapsulation: 'none',
+      connection_type: 'server',
+      format: LISTEN_FORMAT,
+      direction: 'in',
+    });
+    state.own.add(media.id);
+    cleanups.push(() => ari('DELETE', `channels/${encodeURIComponent(media.id)}`).catch(() => {}));
+    const connectionId = media.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID;
+    if (!connectionId) throw new Error('the server gave no media connection id');
+    const started = waitForStasis(media.id, 10000);
+    const url = new URL(`media/${encodeURIComponent(connectionId)}`, location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const socket = new WebSocket(url, 'media');
+    socket.binaryType = 'arraybuffer';
+    cleanups.push(() => socket.close());
+    const output = audioContext.createGain();
+    output.connect(audioContext.destination);
+    cleanups.push(() => output.disconnect());
+    let playAt = 0;
+    socket.onmessage = (message) => {
+      if (!(message.data instanceof ArrayBuffer)) return;
+      const samples = new Int16Array(message.data, 0, message.data.byteLength >> 1);
+      let sumSquares = 0;
+      let peak = 0;
+      let nonSilent = 0;
+      const floats = new Float32Array(samples.length);
+      for (let i = 0; i < samples.length; i++) {
+        const s = samples[i];
+        const magnitude = s < 0 ? -s : s;
+        if (magnitude > peak) peak = magnitude;
+        if (magnitude > SILENCE_THRESHOLD) nonSilent++;
+        sumSquares += s * s;
+        floats[i] = s / 32768;
+      }
+      const stats = listenState.stats;
+      stats.messages++;
+      stats.samples += samples.length;
+      stats.nonSilentSamples += nonSilent;
+      stats.peak = Math.max(stats.peak, peak);
+      // The meter shows RMS on a 60 dB scale, falling back slowly like a VU meter.
+      const rms = Math.sqrt(sumSquares / Math.max(1, samples.length)) / 32768;
+      const db = rms > 0 ? 20 * Math.log10(rms) : -90;
+      const level = Math.max(0, Math.min(1, (db + 60) / 60));
+      listenState.level = Math.max(level, listenState.level * 0.85);
+      const node = document.querySelector(`meter[data-meter="${CSS.escape(key)}"]`);
+      if (node) /** @type {HTMLMeterElement} */ (node).value = listenState.level;
+      if (!audioContext || samples.length === 0) return;
+      const buffer = audioContext.createBuffer(1, samples.length, LISTEN_RATE);
+      buffer.copyToChannel(floats, 0);
+      const source = audioContext.createBufferSource();
+      source.buffer = buffer;
+      source.connect(output);
+      // A little latency absorbs network jitter; fall back to "now" after a gap.
+      const now = audioContext.currentTime;
+      if (playAt < now + 0.02 || playAt > now + 1) playAt = now + 0.1;
+      source.start(playAt);
+      playAt += buffer.duration;
+    };
+    socket.onclose = () => listenState.stop();
+    await started;
+    if (stopped) return;
+    if (kind === 'channel') {
+      const snoop = await ari('POST', `channels/${encodeURIComponent(targetId)}/snoop`, { app: state.app, spy: 'both' });
+      state.own.add(snoop.id);
+      cleanups.push(() => ari('DELETE', `channels/${encodeURIComponent(snoop.id)}`).catch(() => {}));
+      const bridge = await ari('POST', 'bridges', { type: 'mixing', name: `console-listen-${randomId().slice(0, 6)}` });
+      state.own.add(bridge.id);
+      cleanups.push(() => ari('DELETE', `bridges/${encodeURIComponent(bridge.id)}`).catch(() => {}));
+      await ari('POST', `bridges/${encodeURIComponent(bridge.id)}/addChannel`, { channel: `${snoop.id},${media.id}` });
+    } else {
+      await ari('POST', `bridges/${encodeURIComponent(targetId)}/addChannel`, { channel: media.id });
+    }
+  } catch (err) {
+    listenState.stop();
+    throw err;
+  }
+}
+
+// ---- Start --------------------------------------------------------------------------------
+
+function start() {
+  $('login-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const user = /** @type {HTMLInputElement} */ ($('login-user')).value;
+    const password = /** @type {HTMLInputElement} */ ($('login-password')).value;
+    $('login-error').textContent = '';
+    signIn(user, password).catch((err) => {
+      $('login-error').textContent = err instanceof AriRequestError && err.status === 401 ? 'Wrong user or password' : String(err.message ?? err);
+    });
+  });
+  $('logout').addEventListener('click', signOut);
+  $('originate-form').addEventListener('submit', (event) => act(() => originate(event))());
+  $('timeline-filter').addEventListener('input', markDirty);
+  $('timeline-export').addEventListener('click', exportTimeline);
+  $('timeline-close').addEventListener('click', () => {
+    $('timeline-panel').hidden = true;
+    state.selected = '';
+    markDirty();
+  });
+  window.addEventListener('pagehide', () => {
+    for (const l of state.listens.values()) l.stop();
+  });
+  const saved = sessionStorage.getItem(STORAGE_KEY);
+  if (saved) {
+    try {
+      const { user, password } = JSON.parse(saved);
+      signIn(String(user), String(password)).catch(() => sessionStorage.removeItem(STORAGE_KEY));
+    } catch {
+      sessionStorage.removeItem(STORAGE_KEY);
+    }
+  }
+}
+
+start();
