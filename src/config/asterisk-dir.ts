@@ -18,7 +18,7 @@ const MAX_ENTRIES = 100_000;
 const MAX_WARNINGS = 500;
 
 /** The files Patchbay reads from the directory; any other `*.conf` there is named as not read. */
-export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
+export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
 
 export interface AsteriskDirImport {
   /** YAML-shaped settings (snake_case keys), to be merged beneath the YAML file. */
@@ -303,6 +303,21 @@ function readOutboundWebSocket(im: Importer, name: string, entries: readonly Ent
   return outbound;
 }
 
+// ---- chan_websocket.conf ---------------------------------------------------------------------
+
+function readChanWebsocketConf(im: Importer): void {
+  for (const section of im.sections('chan_websocket.conf') ?? []) {
+    if (section.name.toLowerCase() !== 'global' && section.name.toLowerCase() !== 'general') {
+      im.warn(`chan_websocket.conf:${section.line}: section [${section.name}] is not supported by Patchbay`);
+      continue;
+    }
+    for (const { name, value, at } of entriesOf(section, 'chan_websocket.conf')) {
+      if (name === 'control_message_format') im.set('chan_websocket.control_message_format', value.toLowerCase(), at);
+      else if (name !== 'type') im.warn(`${at}: option ${name} is not supported by Patchbay`);
+    }
+  }
+}
+
 // ---- websocket_client.conf -------------------------------------------------------------------
 
 const CLIENT_STRINGS = new Set(['uri', 'protocols', 'username', 'password', 'ca_list_file', 'ca_list_path', 'cert_file', 'priv_key_file', 'proxy_host', 'proxy_username', 'proxy_password']);
@@ -427,6 +442,7 @@ export function readAsteriskConfigDir(dir: string): AsteriskDirImport {
   readAriConf(im);
   readAclConf(im);
   readWebSocketClientConf(im);
+  readChanWebsocketConf(im);
   if (names.includes('extensions.conf')) im.set('dialplan.file', path.join(dir, 'extensions.conf'), 'extensions.conf');
   if (names.includes('pjsip.conf')) im.set('sip.pjsip_conf', path.join(dir, 'pjsip.conf'), 'pjsip.conf');
   readMusicOnHoldConf(im, dataDir);

@@ -61,6 +61,7 @@ function writeAsteriskDir(name: string, port: number): string {
     ['[transport-udp]', 'type = transport', 'protocol = udp', 'bind = 127.0.0.1:0', '', '[alice]', 'type = endpoint', 'context = from-etc', 'allow = !all,ulaw', 'aors = alice', '', '[alice]', 'type = aor', 'max_contacts = 1', ''].join('\n'),
   );
   writeFileSync(join(dir, 'musiconhold.conf'), ['[general]', '', '[jazz]', 'mode = files', `directory = ${moh}`, '', '[radio]', 'mode = custom', 'application = /usr/bin/streamer', ''].join('\n'));
+  writeFileSync(join(dir, 'chan_websocket.conf'), '[global]\ntype = global\ncontrol_message_format = json\n');
   writeFileSync(join(dir, 'queues.conf'), '[general]\n');
   return dir;
 }
@@ -87,6 +88,7 @@ test('the directory becomes settings, and each thing not understood is one warni
   assert.equal(config.dialplan.file, join(dir, 'extensions.conf'));
   assert.equal(config.sip.pjsipConf, join(dir, 'pjsip.conf'));
   assert.equal(config.mohClasses.get('jazz'), join(root, 'unit-moh-jazz'));
+  assert.equal(config.chanWebsocket.controlMessageFormat, 'json');
   assert.deepEqual(config.warnings, [
     'asterisk.conf:7: option highpriority is not supported by Patchbay',
     'http.conf:6: option tlsenable is not supported by Patchbay',
