@@ -1,7 +1,7 @@
 // Per-packet cost of the receiving side of a SIP call's media and proof that it allocates
 // nothing: a jittered, reordered PCMU stream through the jitter buffer (push + one frame out per
 // tick), and RTCP compound reports read and built. Prints ns per packet and the heap growth over
-// a million packets (with --expose-gc for a clean figure). Run: npx tsx bench/rtp-receive.ts
+// a million packets (with --expose-gc for a clean figure). Run: npm run bench:rtp-receive
 import { JitterBuffer } from '../src/media/rtp/jitter-buffer.ts';
 import { RtpPayloadCoder } from '../src/media/rtp/payload.ts';
 import { RtpReceiverStats } from '../src/media/rtp/receiver-stats.ts';
