@@ -5,76 +5,15 @@
 // from the ausine module as its microphone, no audio player, commands over its ctrl_tcp socket.
 // Skipped with a message when baresip is not installed.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
-
-const HAVE_BARESIP = spawnSync('baresip', ['-h'], { encoding: 'utf8' }).error === undefined;
-const MODULES = '/usr/lib/baresip/modules';
-const WAIT = 15_000;
-
-
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = WAIT): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** Sends one command to baresip's ctrl_tcp (a netstring of JSON) and returns its response. */
-function ctrl(port: number, command: string, params: string): Promise<Json> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const body = JSON.stringify({ command, params, token: 'patchbay' });
-    let received = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no ctrl_tcp response to ${command}`));
-    }, WAIT);
-    socket.on('connect', () => socket.write(`${Buffer.byteLength(body)}:${body},`));
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString();
-      // Responses and events arrive as netstrings; take the response to our command.
-      for (;;) {
-        const colon = received.indexOf(':');
-        if (colon < 0) return;
-        const length = Number(received.slice(0, colon));
-        if (received.length < colon + 1 + length + 1) return;
-        const message = JSON.parse(received.slice(colon + 1, colon + 1 + length)) as Json;
-        received = received.slice(colon + 1 + length + 1);
-        if (message.response) {
-          clearTimeout(timer);
-          socket.end();
-          resolve(message);
-          return;
-        }
-      }
-    });
-    socket.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
-}
-
-async function nextOfType(events: EventSocket, type: string, channelId?: string): Promise<Json> {
-  const deadline = Date.now() + WAIT;
-  for (;;) {
-    const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    if (message.type === type && (channelId === undefined || message.channel?.id === channelId)) return message;
-  }
-}
+import { BARESIP_MODULES as MODULES, ctrl, HAVE_BARESIP, nextOfType, waitFor, type Json } from '../helpers/baresip.ts';
 
 test(
   'baresip registers with digest, calls 100 into Stasis, the app answers, plays a beep and hangs up',

@@ -1,0 +1,67 @@
+// What the baresip interop tests share: whether baresip is installed, its modules, and talking to
+// it through its ctrl_tcp module (netstrings of JSON).
+import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import type { EventSocket } from './server.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
+
+export const HAVE_BARESIP = spawnSync('baresip', ['-h'], { encoding: 'utf8' }).error === undefined;
+export const BARESIP_MODULES = '/usr/lib/baresip/modules';
+export const BARESIP_WAIT = 15_000;
+
+
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = BARESIP_WAIT): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Sends one command to baresip's ctrl_tcp (a netstring of JSON) and returns its response. */
+export function ctrl(port: number, command: string, params: string): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const body = JSON.stringify({ command, params, token: 'patchbay' });
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no ctrl_tcp response to ${command}`));
+    }, BARESIP_WAIT);
+    socket.on('connect', () => socket.write(`${Buffer.byteLength(body)}:${body},`));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+      // Responses and events arrive as netstrings; take the response to our command.
+      for (;;) {
+        const colon = received.indexOf(':');
+        if (colon < 0) return;
+        const length = Number(received.slice(0, colon));
+        if (received.length < colon + 1 + length + 1) return;
+        const message = JSON.parse(received.slice(colon + 1, colon + 1 + length)) as Json;
+        received = received.slice(colon + 1 + length + 1);
+        if (message.response) {
+          clearTimeout(timer);
+          socket.end();
+          resolve(message);
+          return;
+        }
+      }
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+export async function nextOfType(events: EventSocket, type: string, channelId?: string): Promise<Json> {
+  const deadline = Date.now() + BARESIP_WAIT;
+  for (;;) {
+    const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+    if (message.type === type && (channelId === undefined || message.channel?.id === channelId)) return message;
+  }
+}
