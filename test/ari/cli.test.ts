@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { freePort } from '../helpers/ports.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** tsx resolved from the project, so the child needs nothing from its (temporary) working directory. */
@@ -32,17 +33,6 @@ after(() => {
   for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'patchbay-cli-'));

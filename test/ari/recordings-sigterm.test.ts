@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
 import { parseWav, sleep } from './recordings-helpers.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 // The compiled build `npm ci` makes (prepare script); test/process/entry-point.test.ts builds it when absent.
@@ -22,17 +23,6 @@ const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
 const cwd = mkdtempSync(join(tmpdir(), 'patchbay-sigterm-'));
 after(() => rmSync(cwd, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function portIsClosed(port: number): Promise<boolean> {
   return new Promise((resolve) => {

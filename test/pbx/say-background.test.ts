@@ -63,7 +63,7 @@ const bgEvents = (seen: readonly AriEvent[], channel: Channel): Record<string, s
 describe('Say applications', () => {
   test('SayUnixTime picks prompts as say.c does in English', () => {
     // Thursday 1 January 1970, 00:00 (UTC); Sunday 23 November 2026, 21:05.
-    const epoch = { year: 1970, month: 0, mday: 1, weekday: 4, hour: 0, minute: 0, second: 0 };
+    const epoch = { year: 1970, month: 0, day: 1, weekday: 4, hour: 0, minute: 0, second: 0 };
     assert.deepEqual(dateFormatPrompts(epoch, "ABdY 'digits/at' IMp"), [
       'digits/day-4',
       'digits/mon-0',
@@ -75,7 +75,7 @@ describe('Say applications', () => {
       'digits/oclock',
       'digits/a-m',
     ]);
-    const evening = { year: 2026, month: 10, mday: 23, weekday: 0, hour: 21, minute: 5, second: 0 };
+    const evening = { year: 2026, month: 10, day: 23, weekday: 0, hour: 21, minute: 5, second: 0 };
     assert.deepEqual(dateFormatPrompts(evening, 'dY IMp'), ['digits/20', 'digits/h-3', 'digits/2', 'digits/thousand', 'digits/20', 'digits/6', 'digits/9', 'digits/oh', 'digits/5', 'digits/p-m']);
   });
 

@@ -5,6 +5,7 @@ import { sayNumber } from '../../playback/say.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../services.ts';
 import type { Channel } from '../../channels/channel.ts';
+import { localFields, type LocalFields } from '../../dialplan/local-time.ts';
 
 /** Plays media URIs one after the other; false when the channel hung up. */
 async function playAll(channel: Channel, services: PbxServices, uris: readonly string[]): Promise<boolean> {
@@ -43,41 +44,12 @@ export const sayNumberApp = sayApplication('SayNumber', 'Says a whole number ("o
 export const sayAlphaApp = sayApplication('SayAlpha', 'Spells a string letter by letter', 'characters');
 
 const DEFAULT_DATE_FORMAT = "ABdY 'digits/at' IMp";
-const WEEKDAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
-interface TimeParts {
-  year: number;
-  month: number;
-  mday: number;
-  weekday: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
+/** The calendar fields SayUnixTime speaks (month 0–11, weekday 0 = Sunday). */
+type TimeParts = LocalFields;
 
 function timeParts(epochSeconds: number, timezone: string | undefined): TimeParts {
-  const when = new Date(epochSeconds * 1000);
-  const format = new Intl.DateTimeFormat('en-US', {
-    ...(timezone && { timeZone: timezone }),
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    weekday: 'short',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  });
-  const values = new Map(format.formatToParts(when).map((part) => [part.type, part.value]));
-  return {
-    year: Number(values.get('year')),
-    month: Number(values.get('month')) - 1,
-    mday: Number(values.get('day')),
-    weekday: WEEKDAY_NAMES.indexOf((values.get('weekday') ?? '').slice(0, 3).toLowerCase()),
-    hour: Number(values.get('hour')) % 24,
-    minute: Number(values.get('minute')),
-    second: Number(values.get('second')),
-  };
+  return localFields(new Date(epochSeconds * 1000), timezone);
 }
 
 /** `digits/h-N` ordinals: below 20 one prompt, else the tens and the unit's ordinal. */
@@ -111,7 +83,7 @@ export function dateFormatPrompts(parts: TimeParts, format: string): string[] {
         break;
       case 'd':
       case 'e':
-        prompts.push(...ordinal(parts.mday));
+        prompts.push(...ordinal(parts.day));
         break;
       case 'm':
         prompts.push(...ordinal(parts.month + 1));
