@@ -1,4 +1,4 @@
-// Outgoing WebSocket connections of src/core/websocket-clients.ts against real servers: the
+// Outgoing WebSocket connections of src/core/websocket-clients/ against real servers: the
 // handshake Asterisk sends, the retries, refusals (a non-101 status, an extension or a protocol
 // not offered), TLS with a CA file or without verification, and abandoning an attempt.
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { clientUrl, connectWebSocketClient, hostHeader, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/core/websocket-clients.ts';
+import { clientUrl, connectWebSocketClient, hostHeader, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/core/websocket-clients/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'patchbay-wsc-'));
 const certFile = join(dir, 'cert.pem');

@@ -17,7 +17,7 @@ import { CAUSE } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelDriver } from '../../core/channels/technology.ts';
 import type { MediaEngine } from '../../core/media-engine.ts';
-import { connectWebSocketClient, type WebSocketClientConfig } from '../../core/websocket-clients.ts';
+import { connectWebSocketClient, type WebSocketClientConfig } from '../../core/websocket-clients/index.ts';
 import type { Codec } from '../../media/codecs.ts';
 import type { Frame } from '../../media/frame.ts';
 import { OutgoingRate } from '../../media/rtp/outgoing-rate.ts';

@@ -20,7 +20,7 @@ import { WebSocketServer } from 'ws';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
-import { WebSocketClients } from '../../core/websocket-clients.ts';
+import { WebSocketClients } from '../../core/websocket-clients/index.ts';
 import { getCodec, KNOWN_CODEC_NAMES } from '../../media/codecs.ts';
 import { parseDialString } from './dial-string.ts';
 import { MAX_MESSAGE_BYTES, WebSocketSession } from './session.ts';

@@ -12,9 +12,9 @@
 import fs from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import WebSocket from 'ws';
-import type { WebSocketClientConfig } from '../config/settings.ts';
+import type { WebSocketClientConfig } from '../../config/settings.ts';
 
-export type { WebSocketClientConfig } from '../config/settings.ts';
+export type { WebSocketClientConfig } from '../../config/settings.ts';
 
 /** Largest message a connection made here accepts by default (Asterisk's frame limit). */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 65535;
