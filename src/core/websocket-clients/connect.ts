@@ -162,16 +162,22 @@ export function connectOnce(client: WebSocketClientConfig, options: ConnectOnceO
 
     const upgrade = (): void => {
       if (settled) return;
-      const socket = new WebSocket(url, protocols, {
-        headers,
-        perMessageDeflate: false,
-        followRedirects: false,
-        handshakeTimeout: limitMs,
-        maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
-        skipUTF8Validation: false,
-        ...secureOptions,
-        ...(tunnel ? { createConnection: tunnelConnector(tunnel, bareHost(url), secure, secureOptions) } : {}),
-      });
+      let socket: WebSocket;
+      try {
+        socket = new WebSocket(url, protocols, {
+          headers,
+          perMessageDeflate: false,
+          followRedirects: false,
+          handshakeTimeout: limitMs,
+          maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+          skipUTF8Validation: false,
+          ...secureOptions,
+          ...(tunnel ? { createConnection: tunnelConnector(tunnel, bareHost(url), secure, secureOptions) } : {}),
+        });
+      } catch (error) {
+        // ws refuses some protocol lists the settings let through (a name given twice).
+        return fail(error);
+      }
       ws = socket;
       socket.once('upgrade', (response: IncomingMessage) => {
         upgraded = response.socket;
@@ -252,6 +258,8 @@ function openProxyTunnel(client: WebSocketClientConfig, authority: string): { so
       socket.removeAllListeners('data');
       socket.removeAllListeners('close');
       socket.removeAllListeners('error');
+      // Until the HTTP client takes the socket over, an error must not go unhandled.
+      socket.on('error', () => undefined);
       // The server speaks only after our upgrade request, so nothing may follow the proxy's answer.
       if (received.length > end + 4) return fail('sent data after its answer');
       resolve();
