@@ -8,13 +8,14 @@ import crypto from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { clientUrl, connectOnce, connectWebSocketClient, hostHeader, onClientMessage, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/core/websocket-clients/index.ts';
+import { startConnectProxy } from '../helpers/connect-proxy.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'patchbay-wsc-'));
 const certFile = join(dir, 'cert.pem');
@@ -64,7 +65,7 @@ async function listen(server: http.Server | https.Server): Promise<number> {
 }
 
 const servers: (http.Server | https.Server)[] = [];
-const sockets = new Set<net.Socket>();
+const sockets = new Set<Socket>();
 
 before(async () => {
   const make = (names: string, key: string, cert: string) =>
@@ -187,35 +188,6 @@ describe('the client table', () => {
 });
 
 
-/** An HTTP CONNECT proxy that records each request head, refusing with 403 when `refuse` is set. */
-async function startProxy(refuse = false): Promise<{ port: number; heads: string[]; server: net.Server }> {
-  const heads: string[] = [];
-  const server = net.createServer((downstream) => {
-    sockets.add(downstream);
-    let head = '';
-    const onData = (chunk: Buffer): void => {
-      head += chunk.toString('latin1');
-      const end = head.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      downstream.off('data', onData);
-      heads.push(head.slice(0, end));
-      if (refuse) return void downstream.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      const authority = /^CONNECT (\S+) HTTP\/1\.1/.exec(head)![1]!;
-      const colon = authority.lastIndexOf(':');
-      const upstream = net.connect(Number(authority.slice(colon + 1)), authority.slice(0, colon), () => {
-        downstream.write('HTTP/1.1 200 Connection established\r\n\r\n');
-        downstream.pipe(upstream).pipe(downstream);
-      });
-      sockets.add(upstream);
-      upstream.on('error', () => downstream.destroy());
-      downstream.on('error', () => upstream.destroy());
-    };
-    downstream.on('data', onData);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as AddressInfo).port, heads, server };
-}
-
 describe('proxy, early frames and keep-alive', () => {
   test('the media client tunnels through the CONNECT proxy, with TLS inside checked against ca_list_path; a refusing proxy fails every attempt', async () => {
     const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) });
@@ -225,7 +197,7 @@ describe('proxy, early frames and keep-alive', () => {
     const caDir = join(dir, 'cas');
     mkdirSync(caDir, { recursive: true });
     copyFileSync(certFile, join(caDir, 'server.crt'));
-    const proxy = await startProxy();
+    const proxy = await startConnectProxy();
     try {
       const ws = await connectWebSocketClient(client({ uri: `wss://127.0.0.1:${port}/media`, caListPath: caDir, proxyHost: `127.0.0.1:${proxy.port}`, proxyUsername: 'px', proxyPassword: 'pw', enableTcpKeepalives: true }));
       const first = await new Promise<string>((resolve) => onClientMessage(ws, (data) => resolve(String(data))));
@@ -237,9 +209,9 @@ describe('proxy, early frames and keep-alive', () => {
       assert.ok(lines.includes(`Proxy-Authorization: Basic ${Buffer.from('px:pw').toString('base64')}`));
       assert.ok(lines.includes('Proxy-Connection: Keep-Alive'));
     } finally {
-      proxy.server.close();
+      await proxy.close();
     }
-    const refusing = await startProxy(true);
+    const refusing = await startConnectProxy({ refuse: true });
     try {
       await assert.rejects(
         connectWebSocketClient(client({ uri: `wss://127.0.0.1:${port}/`, caListPath: caDir, proxyHost: `127.0.0.1:${refusing.port}`, reconnectAttempts: 2 })),
@@ -247,7 +219,7 @@ describe('proxy, early frames and keep-alive', () => {
       );
       assert.equal(refusing.heads.length, 2);
     } finally {
-      refusing.server.close();
+      await refusing.close();
     }
   });
 
