@@ -155,8 +155,14 @@ let socket: Awaited<ReturnType<TestServer['events']>>;
 let mediaServer: MediaServer;
 /** A port nothing listens on (a server opened and closed). */
 let deadPort: number;
+/** A media server that never answers PINGs (a hung application), with the PINGs it got. */
+let silentServer: WebSocketServer;
+const silentPings: string[] = [];
 
 before(async () => {
+  silentServer = new WebSocketServer({ host: '127.0.0.1', port: 0, autoPong: false });
+  await new Promise((resolve) => silentServer.once('listening', resolve));
+  silentServer.on('connection', (ws) => ws.on('ping', (data) => silentPings.push(String(data))));
   mediaServer = await MediaServer.open();
   const dead = await MediaServer.open();
   deadPort = dead.port;
@@ -165,6 +171,7 @@ before(async () => {
     websocket_clients: [
       { name: 'media_conn', uri: `ws://127.0.0.1:${mediaServer.port}/media/in?static=1`, protocols: 'media', username: 'mediauser', password: 's3cret' },
       { name: 'nowhere', uri: `ws://127.0.0.1:${deadPort}/`, connection_timeout: 200, reconnect_attempts: 2, reconnect_interval: 50 },
+      { name: 'silent', uri: `ws://127.0.0.1:${(silentServer.address() as AddressInfo).port}/`, enable_pingpongs: true, pingpong_interval: 1, pingpong_probes: 1 },
     ],
   });
   socket = await server.events(`app=${APP}`);
@@ -175,6 +182,8 @@ after(async () => {
   await socket?.close();
   await server?.stop();
   await mediaServer?.close();
+  for (const client of silentServer?.clients ?? []) client.terminate();
+  await new Promise((resolve) => silentServer?.close(resolve));
 });
 
 interface Created {
@@ -551,6 +560,15 @@ describe('client mode', () => {
     const created = await createExternal({ external_host: 'nowhere', channelId: 'ws-nowhere' });
     const destroyed = await log.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', created.id), mark, 5000);
     assert.equal(destroyed.cause, 3);
+  });
+
+  test('enable_pingpongs: a server that stops answering PINGs is cut off and the channel hangs up with cause 38', async () => {
+    const mark = log.mark();
+    const created = await createExternal({ external_host: 'silent', channelId: 'ws-silent' });
+    await log.waitFor('StasisStart', isEvent('StasisStart', created.id), mark);
+    const destroyed = await log.waitFor('ChannelDestroyed', isEvent('ChannelDestroyed', created.id), mark, 6000);
+    assert.equal(destroyed.cause, 38);
+    assert.deepEqual(silentPings, ['WS_CLIENT_PING']);
   });
 });
 

@@ -17,6 +17,7 @@ import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src
 import { ARI_DATE_PATTERN } from '../../src/core/time.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { AppServer, type AppConnection, type Message } from '../helpers/app-server.ts';
+import { startConnectProxy } from '../helpers/connect-proxy.ts';
 import { AUTH } from '../helpers/server.ts';
 
 interface Started {
@@ -639,29 +640,10 @@ ari:
 
   test('HTTP CONNECT proxy: the tunnel carries the upgrade', async () => {
     const app = await startApp();
-    const connects: string[] = [];
-    const proxy = net.createServer((client) => {
-      let head = '';
-      const onData = (chunk: Buffer): void => {
-        head += chunk.toString('latin1');
-        const end = head.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        client.off('data', onData);
-        connects.push(head.slice(0, end));
-        const [, authority] = /^CONNECT (\S+) HTTP\/1\.1/.exec(head) ?? [];
-        const colon = authority!.lastIndexOf(':');
-        const upstream = net.connect(Number(authority!.slice(colon + 1)), authority!.slice(0, colon), () => {
-          client.write('HTTP/1.1 200 Connection established\r\n\r\n');
-          client.pipe(upstream).pipe(client);
-        });
-        upstream.on('error', () => client.destroy());
-        client.on('error', () => upstream.destroy());
-      };
-      client.on('data', onData);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
-    const proxyPort = (proxy.address() as net.AddressInfo).port;
+    const proxy = await startConnectProxy();
+    cleanups.push(() => proxy.close());
+    const connects = proxy.heads;
+    const proxyPort = proxy.port;
     await startOnFile(persistentYaml(app.port).replace('    reconnect_interval: 50', `    reconnect_interval: 50\n    proxy_host: 127.0.0.1:${proxyPort}\n    proxy_username: px\n    proxy_password: pw`));
     const conn = await app.nextConnection();
     assert.equal((await conn.next()).type, 'ApplicationRegistered');
@@ -670,6 +652,5 @@ ari:
     assert.equal(lines[0], `CONNECT 127.0.0.1:${app.port} HTTP/1.1`);
     assert.ok(lines.includes(`Host: 127.0.0.1:${app.port}`));
     assert.ok(lines.includes(`Proxy-Authorization: Basic ${Buffer.from('px:pw').toString('base64')}`));
-    proxy.close();
   });
 });

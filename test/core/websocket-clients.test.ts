@@ -1,19 +1,21 @@
-// Outgoing WebSocket connections of src/core/websocket-clients.ts against real servers: the
+// Outgoing WebSocket connections of src/core/websocket-clients/ against real servers: the
 // handshake Asterisk sends, the retries, refusals (a non-101 status, an extension or a protocol
-// not offered), TLS with a CA file or without verification, and abandoning an attempt.
+// not offered), TLS with a CA file or without verification, abandoning an attempt, the CONNECT
+// proxy, frames sent with the 101 answer, and PING keep-alive.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { clientUrl, connectWebSocketClient, hostHeader, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/core/websocket-clients.ts';
+import { clientUrl, connectOnce, connectWebSocketClient, hostHeader, onClientMessage, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/core/websocket-clients/index.ts';
+import { startConnectProxy } from '../helpers/connect-proxy.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'patchbay-wsc-'));
 const certFile = join(dir, 'cert.pem');
@@ -63,7 +65,7 @@ async function listen(server: http.Server | https.Server): Promise<number> {
 }
 
 const servers: (http.Server | https.Server)[] = [];
-const sockets = new Set<import('node:net').Socket>();
+const sockets = new Set<Socket>();
 
 before(async () => {
   const make = (names: string, key: string, cert: string) =>
@@ -185,3 +187,69 @@ describe('the client table', () => {
   });
 });
 
+
+describe('proxy, early frames and keep-alive', () => {
+  test('the media client tunnels through the CONNECT proxy, with TLS inside checked against ca_list_path; a refusing proxy fails every attempt', async () => {
+    const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) });
+    servers.push(server);
+    new WebSocketServer({ server }).on('connection', (ws) => ws.send('through'));
+    const port = await listen(server);
+    const caDir = join(dir, 'cas');
+    mkdirSync(caDir, { recursive: true });
+    copyFileSync(certFile, join(caDir, 'server.crt'));
+    const proxy = await startConnectProxy();
+    try {
+      const ws = await connectWebSocketClient(client({ uri: `wss://127.0.0.1:${port}/media`, caListPath: caDir, proxyHost: `127.0.0.1:${proxy.port}`, proxyUsername: 'px', proxyPassword: 'pw', enableTcpKeepalives: true }));
+      const first = await new Promise<string>((resolve) => onClientMessage(ws, (data) => resolve(String(data))));
+      assert.equal(first, 'through');
+      ws.terminate();
+      const lines = proxy.heads[0]!.split('\r\n');
+      assert.equal(lines[0], `CONNECT 127.0.0.1:${port} HTTP/1.1`);
+      assert.ok(lines.includes(`Host: 127.0.0.1:${port}`));
+      assert.ok(lines.includes(`Proxy-Authorization: Basic ${Buffer.from('px:pw').toString('base64')}`));
+      assert.ok(lines.includes('Proxy-Connection: Keep-Alive'));
+    } finally {
+      await proxy.close();
+    }
+    const refusing = await startConnectProxy({ refuse: true });
+    try {
+      await assert.rejects(
+        connectWebSocketClient(client({ uri: `wss://127.0.0.1:${port}/`, caListPath: caDir, proxyHost: `127.0.0.1:${refusing.port}`, reconnectAttempts: 2 })),
+        (error: Error) => error instanceof WebSocketConnectError && /403/.test(error.message),
+      );
+      assert.equal(refusing.heads.length, 2);
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  test('frames the server sends with its 101 answer reach the listener installed afterwards, in order', async () => {
+    const server = http.createServer();
+    servers.push(server);
+    new WebSocketServer({ server }).on('connection', (ws) => {
+      for (const text of ['one', 'two', 'three']) ws.send(text);
+    });
+    const port = await listen(server);
+    const ws = await connectOnce(client({ uri: `ws://127.0.0.1:${port}/` }));
+    // Let every frame arrive before anyone listens.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const seen: string[] = [];
+    onClientMessage(ws, (data) => seen.push(String(data)));
+    assert.deepEqual(seen, ['one', 'two', 'three']);
+    ws.terminate();
+  });
+
+  test('enable_pingpongs: WS_CLIENT_PING every interval; a server that never answers is cut off', async () => {
+    const server = http.createServer();
+    servers.push(server);
+    const pings: string[] = [];
+    new WebSocketServer({ server, autoPong: false }).on('connection', (ws) => ws.on('ping', (data) => pings.push(String(data))));
+    const port = await listen(server);
+    let timedOut = false;
+    const ws = await connectOnce(client({ uri: `ws://127.0.0.1:${port}/`, enablePingpongs: true, pingpongInterval: 1, pingpongProbes: 1 }), { onPingTimeout: () => (timedOut = true) });
+    const closed = await new Promise<number>((resolve) => ws.once('close', resolve));
+    assert.equal(closed, 1006, 'terminated, not closed politely');
+    assert.ok(timedOut);
+    assert.deepEqual(pings, ['WS_CLIENT_PING']);
+  });
+});

@@ -12,7 +12,7 @@ import type { AriUser, OutboundWebSocketSettings, WebSocketClientSettings } from
 import type { ApplicationSink, Applications, CoreEvent } from '../../core/applications.ts';
 import type { PerCallApplication } from '../../core/per-call-applications.ts';
 import { formatAriDate } from '../../core/time.ts';
-import { connectOnce, onClientMessage, startPingPong } from '../../core/websocket-clients/connect.ts';
+import { connectOnce, onClientMessage } from '../../core/websocket-clients/index.ts';
 import type { RestOverWebSocketPeer } from '../events-ws.ts';
 
 /** Bytes handed to the socket and not yet taken by the kernel before further messages wait in the queue. */
@@ -66,7 +66,6 @@ export class OutboundSession implements ApplicationSink, PerCallApplication {
   apps: readonly string[];
   settings: SessionSettings;
   #ws: WebSocket | undefined;
-  #stopPing: () => void = () => {};
   #queue: Queued[] = [];
   #queueHead = 0;
   #queueBytes = 0;
@@ -282,7 +281,10 @@ export class OutboundSession implements ApplicationSink, PerCallApplication {
       const generation = this.#generation;
       const client = this.settings.client;
       try {
-        const ws = await connectOnce(client, { maxPayload: this.context.maxPayloadBytes });
+        const ws = await connectOnce(client, {
+          maxPayloadBytes: this.context.maxPayloadBytes,
+          onPingTimeout: () => this.log.warn({ session: this.id }, 'outbound WebSocket missed its PONGs; reconnecting'),
+        });
         if ((this.state as SessionState) !== 'connecting' || generation !== this.#generation || giveUp()) {
           closeNormally(ws);
           if ((this.state as SessionState) !== 'connecting' || giveUp()) break;
@@ -332,7 +334,6 @@ export class OutboundSession implements ApplicationSink, PerCallApplication {
       this.#pendingRegistered.clear();
     }
     this.pump();
-    this.#stopPing = startPingPong(ws, this.settings.client, () => this.log.warn({ session: this.id }, 'outbound WebSocket missed its PONGs; reconnecting'));
     onClientMessage(ws, (data, isBinary) => {
       // Binary frames are ignored, as in Asterisk.
       if (isBinary) return;
@@ -362,7 +363,6 @@ export class OutboundSession implements ApplicationSink, PerCallApplication {
 
   private onClose(ws: WebSocket, code: number): void {
     if (ws !== this.#ws) return;
-    this.#stopPing();
     this.#ws = undefined;
     if (this.state === 'stopped') return;
     this.state = 'idle';
@@ -408,7 +408,6 @@ export class OutboundSession implements ApplicationSink, PerCallApplication {
     this.pump(true);
     this.state = 'stopped';
     this.#sleep?.wake();
-    this.#stopPing();
     const ws = this.#ws;
     this.#ws = undefined;
     if (ws) closeNormally(ws);

@@ -17,7 +17,7 @@ import { CAUSE } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelDriver } from '../../core/channels/technology.ts';
 import type { MediaEngine } from '../../core/media-engine.ts';
-import { connectWebSocketClient, type WebSocketClientConfig } from '../../core/websocket-clients.ts';
+import { connectWebSocketClient, onClientMessage, type WebSocketClientConfig } from '../../core/websocket-clients/index.ts';
 import type { Codec } from '../../media/codecs.ts';
 import type { Frame } from '../../media/frame.ts';
 import { OutgoingRate } from '../../media/rtp/outgoing-rate.ts';
@@ -156,12 +156,13 @@ export class WebSocketSession implements ChannelDriver {
     this.#used = true;
     this.#ws = ws;
     this.#clearConnectTimer();
-    ws.on('message', this.#onMessage);
     ws.on('error', this.#onError);
     ws.on('close', this.#onClose);
     this.#sendMediaStart();
     this.#updateTicking();
     if (this.#called && this.#setup.dial.autoAnswer) this.#answerFromFarEnd();
+    // Last: what a client-mode server sent with its 101 answer is replayed here, after MEDIA_START.
+    onClientMessage(ws, this.#onMessage);
   }
 
   /** Ends the session (the channel is going): the WebSocket closes with the tech cause, else 1000. */
@@ -253,6 +254,7 @@ export class WebSocketSession implements ChannelDriver {
         params: this.#setup.dial.uriParams,
         signal: connecting.signal,
         maxPayloadBytes: MAX_MESSAGE_BYTES + 4,
+        onPingTimeout: () => this.#log.warn({ channel: this.channel.name, client: client.name }, 'media WebSocket missed its PONGs; hanging up'),
         onAttemptFailed: (attempt, error) => this.#log.debug({ channel: this.channel.name, client: client.name, attempt, err: error }, 'media WebSocket connection attempt failed'),
       });
     } catch (error) {

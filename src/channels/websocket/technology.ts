@@ -9,7 +9,7 @@
 //   within `chan_websocket.connect_timeout_seconds` of its call starting. Unknown id → 404, an id claimed before
 //   → 409, a subprotocol list without `media` → 400.
 // - A websocket_clients name (client mode): the call connects to that server (core/
-//   websocket-clients.ts), with v() parameters on its URI; when it cannot, the channel hangs up
+//   websocket-clients/), with v() parameters on its URI; when it cannot, the channel hangs up
 //   with cause 3.
 // Once connected, MEDIA_START goes out and the channel answers (unless `n`); session.ts carries
 // the media and the control protocol.
@@ -20,7 +20,7 @@ import { WebSocketServer } from 'ws';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
-import { WebSocketClients } from '../../core/websocket-clients.ts';
+import { WebSocketClients } from '../../core/websocket-clients/index.ts';
 import { getCodec, KNOWN_CODEC_NAMES } from '../../media/codecs.ts';
 import { parseDialString } from './dial-string.ts';
 import { MAX_MESSAGE_BYTES, WebSocketSession } from './session.ts';
