@@ -134,7 +134,7 @@ describe('with no configuration file', () => {
     assert.ok(existsSync(file), 'messages.log exists under ./data/logs');
     // Log files are appended in batches off the event loop: the line arrives just after the answer.
     let text = readFileSync(file, 'utf8');
-    for (let waited = 0; !/Loaded module/.test(text) && waited < 3000; waited += 20) {
+    for (let waited = 0; !/Loaded module res_ari_sounds/.test(text) && waited < 3000; waited += 20) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       text = readFileSync(file, 'utf8');
     }
