@@ -78,9 +78,11 @@ export const logicFunctions: readonly DialplanFunction[] = [
       const [minText = '', maxText = ''] = args.split(',');
       let min = parseInteger(minText, 0);
       let max = parseInteger(maxText, RAND_MAX);
+      // Both bounds into [-RAND_MAX, RAND_MAX] before ordering them (two bounds beyond the same
+      // end would otherwise cross after clamping).
+      min = Math.min(Math.max(min, -RAND_MAX), RAND_MAX);
+      max = Math.min(Math.max(max, -RAND_MAX), RAND_MAX);
       if (min > max) [min, max] = [max, min];
-      min = Math.max(min, -RAND_MAX);
-      max = Math.min(max, RAND_MAX);
       // randomInt's upper bound is exclusive and the span must stay below 2^48.
       return String(randomInt(min, max + 1));
     },

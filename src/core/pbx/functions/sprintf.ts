@@ -18,8 +18,10 @@ export function sprintf(format: string, args: readonly string[]): string {
     if (produced > MAX_OUTPUT_LENGTH) return '';
     if (conversion === '%') return '%';
     const width = Math.min(MAX_FIELD_WIDTH, widthText === '*' ? Math.abs(Number.parseInt(take(), 10) || 0) : Number(widthText ?? 0));
+    // A negative precision given by `*` counts as none, as C's printf takes it.
+    const starPrecision = precisionText === '*' ? Number.parseInt(take(), 10) || 0 : 0;
     const precision =
-      precisionText === undefined ? undefined : Math.min(MAX_FIELD_WIDTH, precisionText === '*' ? Number.parseInt(take(), 10) || 0 : Number(precisionText));
+      precisionText === undefined || starPrecision < 0 ? undefined : Math.min(MAX_FIELD_WIDTH, precisionText === '*' ? starPrecision : Number(precisionText));
     const arg = take();
     const piece = pad(convert(conversion, arg, flags, precision), width, flags, conversion);
     produced += piece.length;

@@ -243,7 +243,9 @@ export const stringFunctions: readonly DialplanFunction[] = [
     syntax: 'URIENCODE(data)',
     summary: 'data percent-encoded for a URI (letters, digits and -_.!~*\'() kept).',
     category: 'string',
-    read: ({ args }) => encodeURIComponent(args),
+    // A lone surrogate (possible in a JSON-given variable) is encoded as UTF-8 would carry it,
+    // U+FFFD, rather than making encodeURIComponent throw.
+    read: ({ args }) => encodeURIComponent(args.toWellFormed()),
   },
   {
     name: 'URIDECODE',
