@@ -387,7 +387,7 @@ export const SETTINGS = section(
           default: 1000,
           min: 1,
           max: 1_000_000,
-          doc: 'Applications whose events are kept at once; beyond it the log of the application that raised nothing for the longest and has no connection is dropped',
+          doc: 'Applications whose events are kept at once; beyond it the log of the application that raised nothing for the longest and has no connection is dropped (when every application has a connection, the events of the idlest are dropped and its numbering is kept)',
         }),
         persist: boolean({
           default: false,

@@ -372,9 +372,17 @@ export class EventLog {
         idlestAt = log.lastActivity;
       }
     }
-    // Every application is in use: the oldest one goes anyway, the bound holds.
-    if (idlest === undefined) idlest = this.logs.keys().next().value;
-    if (idlest === undefined) return;
+    if (idlest === undefined) {
+      // Every application has a connection. Dropping a log would restart its numbering under a
+      // live stream, which then ignores every event until the new numbers pass the old ones (a
+      // client opening many applications could silence everyone else's). The idlest log with
+      // events lets them go instead and keeps its numbering. Logs beyond the limit are no more than
+      // the applications registered, and the bytes they hold stay within max_total_bytes.
+      let emptied: [string, ApplicationLog] | undefined;
+      for (const entry of this.logs) if (entry[1].count > 0 && (!emptied || entry[1].lastActivity < emptied[1].lastActivity)) emptied = entry;
+      if (emptied) this.trim(emptied[0], emptied[1], -Infinity, -1);
+      return;
+    }
     this.totalBytes -= this.logs.get(idlest)?.bytes ?? 0;
     this.logs.delete(idlest);
     this.pendingTrims.delete(idlest);

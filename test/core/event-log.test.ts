@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openDatabase } from '../../src/core/database.ts';
+import { EventStreams } from '../../src/ari/event-resume.ts';
 import { EventLog, type EventLogLimits } from '../../src/core/event-log.ts';
 import type { CoreEvent } from '../../src/spec/events.ts';
 
@@ -81,6 +82,33 @@ describe('numbering and bounds', () => {
     assert.equal(log.lastSequence('a'), 1, 'in use: kept although idlest');
     assert.equal(log.lastSequence('b'), 0, 'the idlest unused log went');
     assert.equal(log.lastSequence('c'), 1);
+  });
+
+  test('when every application has a connection, opening more never restarts the numbering a live stream follows', () => {
+    let now = 0;
+    const log = new EventLog(LIMITS, SERVER_ID, () => true, () => now);
+    const sent: string[] = [];
+    const output = { serverId: SERVER_ID, closed: false, sendLogged: (json: string) => sent.push(json), sendMessage: () => undefined, mustPause: () => false, waitForRoom: () => undefined };
+    const victim = new EventStreams(log, output);
+    victim.open(['victim'], { after: new Map(), ack: false, resumable: false });
+    for (let i = 1; i <= 3; i++) {
+      now++;
+      const { message } = log.append('victim', event(`v${i}`));
+      assert.ok(victim.accepts('victim', message.sequence));
+    }
+    // Another client opens (and acknowledges, which creates their logs) more applications than the limit.
+    for (let i = 0; i < 2 * LIMITS.maxApplications; i++) {
+      now++;
+      log.ack(`flood${i}`, 0);
+      log.append(`flood${i}`, event('f'));
+    }
+    now++;
+    const { message } = log.append('victim', event('v4'));
+    assert.equal(message.sequence, 4, 'the numbering went on');
+    assert.ok(victim.accepts('victim', message.sequence), 'the live stream takes the next event');
+    // The bound holds for the events: the log that made room for the newest application lost its events.
+    assert.equal(log.heldCount('flood0'), 0);
+    assert.equal(log.lastSequence('flood0'), 1);
   });
 
   test('acknowledgements never move back and never pass the last sequence', () => {
