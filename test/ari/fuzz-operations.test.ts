@@ -214,7 +214,14 @@ test('fuzz: odd paths with every method answer below 500 with an ARI error body'
 });
 
 test('fuzz: upgrade requests with odd targets and headers are refused and the server lives', async () => {
-  const targets = ['//:', '//', '//x:99999', '//[', '//%', 'http://[', '/ari/events?app=%', '/ari/events?app=' + 'a'.repeat(5000), '/ari/events?app=,,,', '/ari/events?app=__proto__&subscribeAll=%', '*'];
+  const targets = ['//:', '//', '//x:99999', '//[', '//%', 'http://[', '/ari/events?app=%', '/ari/events?app=' + 'a'.repeat(5000), '/ari/events?app=,,,', '/ari/events?app=__proto__&subscribeAll=%', '*',
+    // Resuming: hostile resumeAfter and ack values.
+    ...['-1', 'NaN', '1e999', '99999999999999999999', '0x10', ' 1', 'fz-r:1,fz-r:2', 'fz-r:', ':1', '__proto__:1', 'fz-r:1,other:1', `fz-r:${'9'.repeat(400)}`, ','.repeat(1000)].map(
+      (value) => `/ari/events?app=fz-r&ack=true&resumeAfter=${encodeURIComponent(value)}`,
+    ),
+    '/ari/events?app=fz-r,__proto__&resumeAfter=__proto__:1&ack=%', `/ari/events?app=${Array.from({ length: 300 }, (_, i) => `fz${i}`).join(',')}&ack=true`,
+    // Media WebSockets: ids that were never issued.
+    '/media/', '/media/x', '/media/__proto__', '/media/constructor', '/media/%00', '/media/..%2F..%2Fari%2Fevents', `/media/${'a'.repeat(5000)}`, '/media/x?y=%'];
   for (const target of targets) {
     for (const upgrade of ['x', 'websocket']) {
       for (const authorization of [undefined, AUTH, 'Basic %%%', 'Basic ' + Buffer.from('__proto__:x').toString('base64')]) {
@@ -224,6 +231,49 @@ test('fuzz: upgrade requests with odd targets and headers are refused and the se
         assert.match(status, /^HTTP\/1\.1 (101|4\d\d) /, `${target} (${upgrade}, ${authorization ?? 'no auth'}) → "${status}"`);
       }
     }
+  }
+  assert.equal((await server.ari('/asterisk/ping')).status, 200);
+});
+
+test('fuzz: hostile Ack messages on an acknowledged connection are each answered 400 and change nothing', async () => {
+  const acked = await server.events('app=fz-ack&ack=true');
+  try {
+    await server.ari('/events/user/fz?application=fz-ack', { method: 'POST' });
+    const event = await acked.nextOfType('ChannelUserevent');
+    assert.equal(event.sequence, 1);
+    const hostileAcks: unknown[] = [
+      { type: 'Ack' },
+      { type: 'Ack', sequence: '1' },
+      { type: 'Ack', sequence: -1 },
+      { type: 'Ack', sequence: 1.5 },
+      { type: 'Ack', sequence: 1e308 },
+      { type: 'Ack', sequence: 2 ** 53 },
+      { type: 'Ack', sequence: 2 },
+      { type: 'Ack', sequence: [1] },
+      { type: 'Ack', sequence: { valueOf: 1 } },
+      { type: 'Ack', sequence: null },
+      { type: 'Ack', application: '__proto__', sequence: 1 },
+      { type: 'Ack', application: 'constructor', sequence: 1 },
+      { type: 'Ack', application: 7, sequence: 1 },
+      { type: 'Ack', application: ['fz-ack'], sequence: 1 },
+      { type: 'Ack', application: 'x'.repeat(10_000), sequence: 1 },
+    ];
+    for (const message of hostileAcks) {
+      acked.send(message);
+      const reply = await acked.nextOfType('RESTResponse');
+      assert.equal(reply.status_code, 400, JSON.stringify(message).slice(0, 80));
+    }
+    // Deeply nested and prototype-named fields parse as data, not as a crash.
+    acked.socket.send(`{"type":"Ack","sequence":${'['.repeat(3000)}${']'.repeat(3000)}}`);
+    assert.equal((await acked.nextOfType('RESTResponse')).status_code, 400);
+    acked.socket.send('{"type":"Ack","__proto__":{"sequence":1},"application":"fz-ack"}');
+    assert.equal((await acked.nextOfType('RESTResponse')).status_code, 400);
+    assert.equal(server.core.eventLog.acked('fz-ack'), 0, 'no hostile Ack moved the acknowledged point');
+    acked.send({ type: 'Ack', sequence: 1 });
+    assert.deepEqual(await acked.quiet(100), [], 'a good Ack is not answered');
+    assert.equal(server.core.eventLog.acked('fz-ack'), 1);
+  } finally {
+    await acked.close();
   }
   assert.equal((await server.ari('/asterisk/ping')).status, 200);
 });
