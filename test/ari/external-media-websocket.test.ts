@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from './bridges-helpers.ts';
 
@@ -288,6 +289,26 @@ describe('server mode', () => {
     const app = await MediaApp.connect(server, id, []);
     await app.event('MEDIA_START');
     await hangup('ws-proto');
+    await app.waitClosed();
+  });
+
+  test('a malformed handshake (another Upgrade, a bad key, an unknown version) is 400 and does not spend the id', async () => {
+    const created = await createExternal({ connection_type: 'server', channelId: 'ws-handshake' });
+    const id: string = created.json.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID;
+    const handshake = (upgrade: string, key: string, version: string): string[] => [
+      `GET /media/${id} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      'Connection: Upgrade',
+      `Upgrade: ${upgrade}`,
+      `Sec-WebSocket-Version: ${version}`,
+      `Sec-WebSocket-Key: ${key}`,
+    ];
+    for (const lines of [handshake('h2c', 'dGhlIHNhbXBsZSBub25jZQ==', '13'), handshake('websocket', 'short', '13'), handshake('websocket', 'dGhlIHNhbXBsZSBub25jZQ==', '99')]) {
+      assert.match(await rawRequest(server.url, lines), /^HTTP\/1\.1 400 /, lines[3] + ' ' + lines[4] + ' ' + lines[5]);
+    }
+    const app = await MediaApp.connect(server, id);
+    await app.event('MEDIA_START');
+    await hangup('ws-handshake');
     await app.waitClosed();
   });
 

@@ -7,7 +7,7 @@
 //   as in Asterisk: the id is the credential). Unlike Asterisk, the id is single-use (one upgrade
 //   may claim it, ever), dies with the channel, and the channel hangs up when nothing connects
 //   within `chan_websocket.connect_timeout_seconds` of its call starting. Unknown id → 404, an id claimed before
-//   → 409, a subprotocol list without `media` → 400.
+//   → 409, a subprotocol list without `media` or a malformed handshake → 400 (the id stays unspent).
 // - A websocket_clients name (client mode): the call connects to that server (core/
 //   websocket-clients/), with v() parameters on its URI; when it cannot, the channel hangs up
 //   with cause 3.
@@ -139,6 +139,10 @@ export class WebSocketTechnology implements ChannelTechnology {
     if (offered !== undefined && !offered.split(',').some((name) => name.trim() === MEDIA_PROTOCOL)) {
       return refuse(socket, 400, 'Bad Request', `WebSocket subprotocol must include "${MEDIA_PROTOCOL}"`);
     }
+    // The handshake is checked before the id is spent: a request the WebSocket server would refuse
+    // (another Upgrade, no valid key, an unknown version) must not use up the single-use id.
+    const handshakeProblem = badHandshake(request);
+    if (handshakeProblem) return refuse(socket, 400, 'Bad Request', handshakeProblem);
     if (!session.claim()) return refuse(socket, 409, 'Conflict', 'Another websocket connection exists for this connection id');
     this.#server.handleUpgrade(request, socket, head, (ws) => session.attach(ws));
   }
@@ -147,6 +151,16 @@ export class WebSocketTechnology implements ChannelTechnology {
     this.#sessions.delete(session);
     if (this.#incoming.get(session.connectionId) === session) this.#incoming.delete(session.connectionId);
   }
+}
+
+/** What the WebSocket server would refuse in an upgrade request (RFC 6455 4.2.1), if anything. */
+function badHandshake(request: IncomingMessage): string | undefined {
+  if (request.headers.upgrade?.trim().toLowerCase() !== 'websocket') return 'Upgrade must be websocket';
+  const key = request.headers['sec-websocket-key']?.trim();
+  if (!key || !/^[+/0-9A-Za-z]{22}==$/.test(key)) return 'Sec-WebSocket-Key is missing or invalid';
+  const version = request.headers['sec-websocket-version']?.trim();
+  if (version !== '13' && version !== '8') return 'Sec-WebSocket-Version must be 13';
+  return undefined;
 }
 
 function refuse(socket: Duplex, status: number, reason: string, message: string): void {
