@@ -10,6 +10,11 @@ import { MAX_VARIABLE_VALUE_LENGTH } from './variable-limits.ts';
 export const MAX_ASTDB_PATH_LENGTH = 512;
 /** Most entries the database holds; a write beyond answers an error instead of growing the file. */
 export const MAX_ASTDB_ENTRIES = 100_000;
+/**
+ * Characters of keys and values the database holds together: with the count alone, 100,000 values
+ * of 64 KiB each (written by a dialplan loop or over ARI's setGlobalVar `DB(...)`) could fill 6 GB of disk.
+ */
+export const MAX_ASTDB_CHARACTERS = 32 * 1024 * 1024;
 /** Most keys one DB_KEYS() lists. */
 export const MAX_ASTDB_KEYS_LISTED = 1000;
 
@@ -18,10 +23,19 @@ const upperBound = (prefix: string): string => `${prefix.slice(0, -1)}0`;
 
 export class AstDb {
   #count: number;
+  /** Characters of every key and value held. */
+  #characters: number;
 
   constructor(private readonly database: SqliteDatabase) {
     database.exec('CREATE TABLE IF NOT EXISTS astdb (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
-    this.#count = (database.prepare('SELECT COUNT(*) AS n FROM astdb').get() as { n: number }).n;
+    const totals = database.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(length(key) + length(value)), 0) AS characters FROM astdb').get() as { n: number; characters: number };
+    this.#count = totals.n;
+    this.#characters = totals.characters;
+  }
+
+  /** Characters of keys and values held (tests). */
+  get characters(): number {
+    return this.#characters;
   }
 
   /** Number of entries. */
@@ -37,24 +51,39 @@ export class AstDb {
   put(family: string, key: string, value: string): void {
     if (value.length > MAX_VARIABLE_VALUE_LENGTH) throw new InvalidError(`astdb value longer than ${MAX_VARIABLE_VALUE_LENGTH} characters`);
     const full = path(family, key);
-    const exists = this.database.prepare('SELECT 1 FROM astdb WHERE key = ?').get(full) !== undefined;
+    const old = this.database.prepare('SELECT length(value) AS characters FROM astdb WHERE key = ?').get(full) as { characters: number } | undefined;
+    const exists = old !== undefined;
     if (!exists && this.#count >= MAX_ASTDB_ENTRIES) throw new InvalidError(`astdb is full (${MAX_ASTDB_ENTRIES} entries)`);
+    const growth = exists ? value.length - old.characters : full.length + value.length;
+    if (growth > 0 && this.#characters + growth > MAX_ASTDB_CHARACTERS) throw new InvalidError(`astdb is full (${MAX_ASTDB_CHARACTERS} characters)`);
     this.database.prepare('INSERT INTO astdb (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(full, value);
     if (!exists) this.#count++;
+    this.#characters += growth;
   }
 
   /** Removes one entry; false when it did not exist. */
   delete(family: string, key: string): boolean {
-    const removed = this.database.prepare('DELETE FROM astdb WHERE key = ?').run(path(family, key)).changes > 0;
-    if (removed) this.#count--;
+    const full = path(family, key);
+    const old = this.database.prepare('SELECT length(value) AS characters FROM astdb WHERE key = ?').get(full) as { characters: number } | undefined;
+    const removed = this.database.prepare('DELETE FROM astdb WHERE key = ?').run(full).changes > 0;
+    if (removed) {
+      this.#count--;
+      this.#characters -= full.length + (old?.characters ?? 0);
+    }
     return removed;
   }
 
   /** Removes a family, or every key of a family below `keyPrefix` (DBdeltree); answers how many. */
   deleteTree(family: string, keyPrefix = ''): number {
     const prefix = keyPrefix === '' ? `/${checkPart(family)}/` : `${path(family, keyPrefix)}/`;
+    const sizeOf = (where: string, ...values: string[]): number =>
+      (this.database.prepare(`SELECT COALESCE(SUM(length(key) + length(value)), 0) AS characters FROM astdb WHERE ${where}`).get(...values) as { characters: number }).characters;
+    this.#characters -= sizeOf('key >= ? AND key < ?', prefix, upperBound(prefix));
     let removed = this.database.prepare('DELETE FROM astdb WHERE key >= ? AND key < ?').run(prefix, upperBound(prefix)).changes;
-    if (keyPrefix !== '') removed += this.database.prepare('DELETE FROM astdb WHERE key = ?').run(prefix.slice(0, -1)).changes;
+    if (keyPrefix !== '') {
+      this.#characters -= sizeOf('key = ?', prefix.slice(0, -1));
+      removed += this.database.prepare('DELETE FROM astdb WHERE key = ?').run(prefix.slice(0, -1)).changes;
+    }
     this.#count -= removed;
     return removed;
   }
