@@ -56,6 +56,22 @@ function upgrade(user: string, password = 'secret'): Promise<{ status: number; b
 }
 
 describe('per-user ACLs', () => {
+  test('proxy headers naming a permitted address are not believed: only the socket address counts', async () => {
+    for (const headers of [
+      { 'x-forwarded-for': '10.1.2.3' } as Record<string, string>,
+      { 'x-forwarded-for': '10.1.2.3, 127.0.0.1' },
+      { forwarded: 'for=10.1.2.3' },
+      { 'x-real-ip': '10.1.2.3' },
+      { 'x-client-ip': '10.1.2.3' },
+    ]) {
+      const response = await server.ari('/asterisk/info', { auth: basic('tenant', 'secret'), headers });
+      assert.equal(response.status, 403, JSON.stringify(headers));
+      assert.deepEqual(await response.json(), { message: 'Access denied by ACL' });
+    }
+    // The other way round: a forwarded address outside 127.0.0.1/32 does not lock a local user out.
+    assert.equal((await server.ari('/asterisk/info', { auth: basic('local', 'secret'), headers: { 'x-forwarded-for': '203.0.113.9' } })).status, 200);
+  });
+
   test('deny 0.0.0.0/0, permit 10.0.0.0/8 refuses 127.0.0.1 with 403 on HTTP and on the WebSocket upgrade', async () => {
     const refused = await get('tenant');
     assert.equal(refused.status, 403);
