@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { Core } from '../../src/core/core.ts';
 import { InvalidError, NotFoundError } from '../../src/core/errors.ts';
-import { dialplanFunctionNames, FUNCTIONS_WITH_OUTSIDE_EFFECTS, readChannelFunction, writeChannelFunction } from '../../src/core/pbx/functions.ts';
+import { dialplanFunctionNames, FUNCTIONS_WITH_OUTSIDE_EFFECTS, readChannelFunction, writeChannelFunction, writeFunctionWithoutChannel } from '../../src/core/pbx/functions.ts';
 
 const HOSTILE_ATOMS = [
   '',
@@ -123,6 +123,10 @@ test('every dialplan function refuses or answers hostile arguments; none throws 
         if (channel.hangingUp) break;
         const written = misbehaviour(`${name}(${JSON.stringify(arg).slice(0, 40)})=${JSON.stringify(value).slice(0, 20)} write`, () => writeChannelFunction(channel, name, arg, value));
         if (written) problems.push(written);
+        // ARI's setGlobalVar writes a function without a channel.
+        const services = core.channels.functions.services!;
+        const global = misbehaviour(`${name}(${JSON.stringify(arg).slice(0, 40)})=${JSON.stringify(value).slice(0, 20)} global write`, () => writeFunctionWithoutChannel(services, name, arg, value));
+        if (global) problems.push(global);
       }
     }
   }
