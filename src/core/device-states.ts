@@ -11,6 +11,11 @@ export type DeviceStateValue = (typeof DEVICE_STATES)[number];
 
 /** Most `Custom:` devices a dialplan may create. */
 export const MAX_CUSTOM_DEVICES = 10_000;
+/**
+ * Longest `Custom:` device name: a dialplan may build the name from a caller's data (`${...}` up to
+ * 64 Ki), and 10,000 such names would hold hundreds of megabytes in memory and the database.
+ */
+export const MAX_CUSTOM_DEVICE_NAME_LENGTH = 255;
 
 export interface DeviceStateSnapshot {
   readonly name: string;
@@ -100,7 +105,8 @@ export class DeviceStates {
    * ones, and DeviceStateChanged goes to its subscribers when the state changes.
    */
   setCustom(name: string, state: DeviceStateValue): void {
-    if (!DeviceStates.isCustom(name)) throw new InvalidError(`Only Custom: devices can be set from the dialplan: ${name}`);
+    if (!DeviceStates.isCustom(name)) throw new InvalidError(`Only Custom: devices can be set from the dialplan: ${name.slice(0, 64)}`);
+    if (name.length > MAX_CUSTOM_DEVICE_NAME_LENGTH) throw new InvalidError(`Custom: device name longer than ${MAX_CUSTOM_DEVICE_NAME_LENGTH} characters`);
     const before = this.custom.get(name);
     if (before === undefined && this.custom.size >= MAX_CUSTOM_DEVICES) throw new InvalidError(`Too many Custom: devices (${MAX_CUSTOM_DEVICES})`);
     this.custom.set(name, state);

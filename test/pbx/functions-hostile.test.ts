@@ -142,3 +142,11 @@ test('SPRINTF takes a negative * precision as none, RAND keeps bounds beyond its
   assert.equal(readChannelFunction(channel, 'RAND', '99999999999,99999999999'), '2147483647');
   assert.equal(readChannelFunction(channel, 'URIENCODE', 'a\uD800b'), 'a%EF%BF%BDb');
 });
+
+test('DEVICE_STATE() refuses a Custom: name longer than 255 characters (a dialplan may build it from a caller\'s data)', () => {
+  const channel = newChannel();
+  assert.throws(() => writeChannelFunction(channel, 'DEVICE_STATE', `Custom:${'n'.repeat(5000)}`, 'INUSE'), InvalidError);
+  assert.equal(readChannelFunction(channel, 'DEVICE_STATE', `Custom:${'n'.repeat(5000)}`), 'UNKNOWN');
+  writeChannelFunction(channel, 'DEVICE_STATE', `Custom:${'n'.repeat(248)}`, 'INUSE');
+  assert.equal(readChannelFunction(channel, 'DEVICE_STATE', `Custom:${'n'.repeat(248)}`), 'INUSE');
+});
