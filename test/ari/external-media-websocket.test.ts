@@ -303,8 +303,14 @@ describe('server mode', () => {
       `Sec-WebSocket-Version: ${version}`,
       `Sec-WebSocket-Key: ${key}`,
     ];
-    for (const lines of [handshake('h2c', 'dGhlIHNhbXBsZSBub25jZQ==', '13'), handshake('websocket', 'short', '13'), handshake('websocket', 'dGhlIHNhbXBsZSBub25jZQ==', '99')]) {
-      assert.match(await rawRequest(server.url, lines), /^HTTP\/1\.1 400 /, lines[3] + ' ' + lines[4] + ' ' + lines[5]);
+    for (const lines of [
+      handshake('h2c', 'dGhlIHNhbXBsZSBub25jZQ==', '13'),
+      handshake('websocket', 'short', '13'),
+      handshake('websocket', 'dGhlIHNhbXBsZSBub25jZQ==', '99'),
+      [...handshake('websocket', 'dGhlIHNhbXBsZSBub25jZQ==', '13'), 'Sec-WebSocket-Protocol: media,,'],
+      [...handshake('websocket', 'dGhlIHNhbXBsZSBub25jZQ==', '13'), 'Sec-WebSocket-Protocol: media, media'],
+    ]) {
+      assert.match(await rawRequest(server.url, lines), /^HTTP\/1\.1 400 /, lines.slice(3).join(' '));
     }
     const app = await MediaApp.connect(server, id);
     await app.event('MEDIA_START');

@@ -160,6 +160,12 @@ function badHandshake(request: IncomingMessage): string | undefined {
   if (!key || !/^[+/0-9A-Za-z]{22}==$/.test(key)) return 'Sec-WebSocket-Key is missing or invalid';
   const version = request.headers['sec-websocket-version']?.trim();
   if (version !== '13' && version !== '8') return 'Sec-WebSocket-Version must be 13';
+  // ws refuses a protocol list with an empty or repeated name.
+  const offered = request.headers['sec-websocket-protocol'];
+  if (offered !== undefined) {
+    const names = offered.split(',').map((name) => name.trim());
+    if (names.some((name) => !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) || new Set(names).size !== names.length) return 'Sec-WebSocket-Protocol is malformed';
+  }
   return undefined;
 }
 
