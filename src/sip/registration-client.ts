@@ -55,6 +55,9 @@ const UNREGISTER_WAIT_MS = 2000;
 /** Seconds at most that a registrar may make us wait or ask for (2^31 - 1 ms as a timer). */
 const MAX_SECONDS = 2_000_000;
 
+/** Stale challenges answered in a row within one attempt before it counts as a temporary failure. */
+const MAX_STALE_ANSWERS = 3;
+
 export class OutboundRegistration {
   readonly settings: RegistrationSettings;
   readonly #env: RegistrationEnvironment;
@@ -70,6 +73,8 @@ export class OutboundRegistration {
   #expiresAt = 0;
   #lastCode: number | undefined;
   #inFlight = false;
+  /** Challenges marked stale answered in a row: a registrar that never stops calling them stale is given up on. */
+  #staleAnswers = 0;
 
   constructor(settings: RegistrationSettings, env: RegistrationEnvironment) {
     this.settings = settings;
@@ -231,6 +236,14 @@ export class OutboundRegistration {
     if (status === 401 || status === 407) {
       const values = status === 407 ? response.proxyAuthenticate() : response.wwwAuthenticate();
       const stale = values.some((value) => /stale\s*=\s*"?true/i.test(value));
+      if (!authRetry) this.#staleAnswers = 0;
+      if (authRetry && stale && ++this.#staleAnswers > MAX_STALE_ANSWERS) {
+        // Without this bound a registrar answering every REGISTER with a stale challenge would get
+        // a new REGISTER per round trip, forever.
+        log.warn({ registration: settings.id, status }, 'outbound registration: the registrar keeps calling our answers stale');
+        this.#staleAnswers = 0;
+        return this.#temporaryFailure(status);
+      }
       if (authRetry && !stale) {
         log.warn({ registration: settings.id, status }, 'outbound registration: credentials refused');
         this.#auth = undefined;

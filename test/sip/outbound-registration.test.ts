@@ -18,7 +18,7 @@ import { waitUntil } from './helpers.ts';
 const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
 
-type Behaviour = 'sha256' | 'unavailable' | 'forbidden' | 'flaky';
+type Behaviour = 'sha256' | 'unavailable' | 'forbidden' | 'flaky' | 'always-stale';
 
 /** A registrar on UDP: challenges (SHA-256 first, then MD5), verifies, and answers by behaviour. */
 class TestRegistrar {
@@ -50,6 +50,8 @@ class TestRegistrar {
       };
       if (this.behaviour === 'unavailable') return reply(503);
       if (this.behaviour === 'forbidden') return reply(403);
+      // A broken (or hostile) registrar: every answer is called stale.
+      if (this.behaviour === 'always-stale') return reply(401, this.auth.challenge({ stale: true }).map((value) => ['WWW-Authenticate', value] as [string, string]));
       if (this.behaviour === 'flaky' && this.#failuresLeft > 0) {
         this.#failuresLeft--;
         return reply(503);
@@ -141,6 +143,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
     forbidden: new TestRegistrar('forbidden'),
     wrong: new TestRegistrar('sha256'),
     lined: new TestRegistrar('sha256'),
+    stale: new TestRegistrar('always-stale'),
   };
 
   before(async () => {
@@ -168,6 +171,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
             forbidden: registration(registrars.forbidden),
             wrong: registration(registrars.wrong, { outbound_auth: 'bad-auth' }),
             lined: registration(registrars.lined, { line: 'yes', endpoint: 'trunk', contact_user: 'trunkline' }),
+            stale: registration(registrars.stale, { max_retries: 1 }),
           },
           endpoint: { trunk: { context: 'default', allow: 'ulaw' } },
         },
@@ -217,6 +221,15 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
     assert.equal(registrars.wrong.requests.length, 2);
   });
 
+  test('a registrar that calls every answer stale gets a bounded number of REGISTERs, not one per round trip', async () => {
+    await waitUntil(() => statusOf(server!, 'stale')?.status === 'Rejected', 6000, 'stale Rejected');
+    // Per attempt: the first REGISTER, the answer to its challenge and 3 answers to stale ones;
+    // max_retries=1 makes two attempts.
+    assert.equal(registrars.stale.requests.length, 10);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(registrars.stale.requests.length, 10, 'nothing more once Rejected');
+  });
+
   test('line=yes: the Contact carries a line token, and a request to it is from the registration\'s endpoint', async () => {
     await waitUntil(() => statusOf(server!, 'lined')?.status === 'Registered', 5000, 'lined Registered');
     const contact = /<([^>]+)>/.exec(registrars.lined.requests.at(-1)!.get('contact') ?? '')?.[1] ?? '';
@@ -252,8 +265,8 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
   test('GET /metrics counts the outbound registrations and those Registered', async () => {
     const text = await (await fetch(`${server!.url}/metrics`)).text();
     const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
-    assert.equal(value('patchbay_sip_outbound_registrations'), 6);
-    // sha, flaky and lined are registered; down, forbidden and wrong were rejected.
+    assert.equal(value('patchbay_sip_outbound_registrations'), 7);
+    // sha, flaky and lined are registered; down, forbidden, wrong and stale were rejected.
     assert.equal(value('patchbay_sip_outbound_registered'), 3);
   });
 
