@@ -3,7 +3,7 @@
 // executor would log "dialplan execution failed" and hang up with cause 38), none leaves an
 // unhandled rejection, and nothing is written outside the server's directories.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -107,4 +107,17 @@ test('every dialplan application with hostile arguments: no exception, no unhand
   assert.deepEqual(failures, []);
   assert.deepEqual(rejections.map(String), []);
   assert.deepEqual(readdirSync(canary), [], 'nothing was written outside the server directories');
+});
+
+test('MixMonitor with an unknown format makes no directories in the recordings directory', async () => {
+  const index = names.indexOf('MixMonitor');
+  assert.ok(index >= 0);
+  const channel = newChannel();
+  channel.setVariable('FZ', 'made/by/caller/x.nope');
+  channel.setLocation({ context: `fz${index}`, exten: 's', priority: 1 });
+  core.pbx.start(channel);
+  await sleep(100);
+  if (!channel.hangingUp) channel.hangup(16);
+  await sleep(50);
+  assert.equal(existsSync(join(dir, 'data', 'recordings', 'made')), false);
 });

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Channel } from '../../channels/channel.ts';
 import { RecordingNameError } from '../../recordings/directory.ts';
 import type { LiveRecording } from '../../recordings/live-recording.ts';
-import type { Recordings } from '../../recordings/recordings.ts';
+import { recordingFormat, type Recordings } from '../../recordings/recordings.ts';
 import type { ChannelAudioDirection } from '../../recordings/sources.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../services.ts';
@@ -53,6 +53,8 @@ function locate(recordings: Recordings, filename: string): { base: string; forma
     name = relative;
   }
   const resolved = recordings.directory.resolve(name);
+  // The format is checked before any directory is made: a refused name leaves nothing behind.
+  recordingFormat(format);
   return { base: resolved.base, format, ensure: () => recordings.directory.ensureDir(resolved) };
 }
 
