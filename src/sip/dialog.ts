@@ -217,11 +217,20 @@ export class Dialog implements DialogInit {
     let uri: Uri | undefined = this.remoteTarget;
     if (this.routeSet.length > 0) uri = parseNameAddr(this.routeSet[0])?.uri;
     if (!uri || uri.kind !== 'sip') return undefined;
-    const maddr = uri.params.get('maddr');
-    const t = (uri.params.get('transport') ?? '').toUpperCase();
-    const transport: TransportProtocol = t === 'TCP' ? 'TCP' : t === 'UDP' ? 'UDP' : defaultTransport;
-    return { transport, host: maddr ?? uri.host, port: uri.port ?? (uri.scheme === 'sips' ? 5061 : 5060) };
+    return uriDestination(uri, defaultTransport);
   }
+}
+
+/**
+ * Where a request for `uri` goes (RFC 3263 without DNS): its `maddr` or host (an IPv6 reference
+ * without brackets), its port or the scheme's default, its `transport` parameter or `defaultTransport`.
+ */
+export function uriDestination(uri: SipUri, defaultTransport: TransportProtocol = 'UDP'): Destination | undefined {
+  const host = (uri.params.get('maddr') ?? uri.host).replace(/^\[|\]$/g, '');
+  if (!host) return undefined;
+  const t = (uri.params.get('transport') ?? '').toUpperCase();
+  const transport: TransportProtocol = t === 'TCP' ? 'TCP' : t === 'UDP' ? 'UDP' : defaultTransport;
+  return { transport, host, port: uri.port ?? (uri.scheme === 'sips' ? 5061 : 5060) };
 }
 
 /** A Request-URI may not carry method or header components from a Contact (§19.1.1 table). */

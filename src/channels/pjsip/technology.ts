@@ -26,6 +26,7 @@ import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
 import { Registrar, type Binding } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
 import { SipTransport, type Destination, type Source } from '../../sip/transport.ts';
+import { uriDestination } from '../../sip/dialog.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { PjsipObjects } from './objects.ts';
@@ -689,9 +690,7 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 
   #destinationOf(uri: SipUri): Destination | undefined {
-    if (!uri.host) return undefined;
-    const transport = (uri.params.get('transport') ?? '').toLowerCase() === 'tcp' ? 'TCP' : 'UDP';
-    return { transport, host: uri.host.replace(/^\[|\]$/g, ''), port: uri.port ?? 5060 };
+    return uriDestination(uri);
   }
 
   /**
