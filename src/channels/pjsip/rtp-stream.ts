@@ -345,10 +345,7 @@ export class RtpStream {
           this.#digitsOut.begin(next.digit, next.durationMs, sender.timestamp);
         }
         if (this.#digitsOut.active) {
-          const length = sender.other(eventPt, this.#digitsOut.marker, this.#digitsOut.timestamp, this.clock.ticks, this.#writeEvent);
-          // The marker is known only once next() ran inside #writeEvent: set it on the header now.
-          if (this.#digitsOut.marker) sender.packet[1] |= 0x80;
-          else sender.packet[1] &= 0x7f;
+          const length = sender.other(eventPt, this.#digitsOut.nextStartsDigit, this.#digitsOut.timestamp, this.clock.ticks, this.#writeEvent);
           this.#send(sender.packet, length);
         }
       } else if (parameters.inbandDtmf) {

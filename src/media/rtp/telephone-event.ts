@@ -129,6 +129,11 @@ export class TelephoneEventSender {
     return this.#event >= 0;
   }
 
+  /** Whether the packet next() writes starts a digit: the RTP marker bit, known before the header is written. */
+  get nextStartsDigit(): boolean {
+    return this.#event >= 0 && this.#first;
+  }
+
   /** Starts a digit of `durationMs` at RTP timestamp `timestamp`; false for a character that is not a digit. */
   begin(digit: string, durationMs: number, timestamp: number): boolean {
     const event = dtmfEventCode(digit);

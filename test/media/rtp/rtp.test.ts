@@ -155,8 +155,10 @@ describe('telephone-events (RFC 4733)', () => {
     const receiver = new TelephoneEventReceiver(8000, (digit, ms) => heard.push([digit, ms]), (digit) => began.push(digit));
     const payload = new Uint8Array(4);
     const markers: boolean[] = [];
+    const announced: boolean[] = [];
     let packets = 0;
     while (sender.active) {
+      announced.push(sender.nextStartsDigit);
       assert.equal(sender.next(payload, 0), true);
       markers.push(sender.marker);
       receiver.push(payload, 0, 4, sender.timestamp);
@@ -165,6 +167,9 @@ describe('telephone-events (RFC 4733)', () => {
     // 100 ms: five updates (the fifth ends the event), then two more ends.
     assert.equal(packets, 7);
     assert.deepEqual(markers, [true, false, false, false, false, false, false]);
+    // The marker is known before the packet is written (the RTP header comes first).
+    assert.deepEqual(announced, markers);
+    assert.equal(sender.nextStartsDigit, false);
     assert.deepEqual(began, ['7']);
     assert.deepEqual(heard, [['7', 100]]);
     assert.equal(sender.next(payload, 0), false);
