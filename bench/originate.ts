@@ -8,13 +8,13 @@
 //   --profile  runs the target under `node --cpu-prof` and prints its hottest functions.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { runTarget } from './target.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,27 +35,6 @@ else await runBench();
 
 // ---- the target: a real Patchbay in this (child) process ------------------------------------------
 
-async function runTarget(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
-  const config = loadConfig({
-    path: null,
-    env: {},
-    overrides: { http: { port: 0 }, dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
-  });
-  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const server = await startServer(config, { logDestination: sink });
-  process.stdout.write(`${server.url}\n`);
-  // The parent closes our stdin to stop us; exiting normally lets --cpu-prof write its profile.
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    void server.stop().finally(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
-  });
-}
 
 // ---- the benchmark client -----------------------------------------------------------------------
 

@@ -5,12 +5,10 @@
 // Usage: npm run bench:slow-consumer [-- --events 1000 --size 500000 --budget 16777216]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { runTarget } from './target.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,32 +19,13 @@ const { values } = parseArgs({
   },
 });
 
-if (values.target) await runTarget();
+if (values.target) await runSleeperTarget();
 else await runBench();
 
-async function runTarget(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
-  const websocket = values.budget ? { max_queued_bytes: Number(values.budget) } : {};
-  const config = loadConfig({
-    path: null,
-    env: {},
-    overrides: {
-      http: { port: 0, body_limit_bytes: 4 * 1024 * 1024 },
-      dirs: { data: dataDir },
-      ari: { developer_mode: false, websocket },
-      logging: { console: false, level: 'warn' },
-    },
-  });
-  const server = await startServer(config, { logDestination: new Writable({ write: (_c, _e, done) => done() }) });
-  process.stdout.write(`${server.url}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    void server.stop().finally(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
+async function runSleeperTarget(): Promise<void> {
+  await runTarget({
+    http: { body_limit_bytes: 4 * 1024 * 1024 },
+    ari: values.budget ? { websocket: { max_queued_bytes: Number(values.budget) } } : {},
   });
 }
 
