@@ -113,6 +113,8 @@ export class PjsipTechnology implements ChannelTechnology {
         return new RtpStream(sockets.rtp, clock, { onFrame: (frame) => call.deliver(frame), onDigit: (digit, ms) => call.digit(digit, ms) }, {
           rtcpSocket: sockets.rtcp,
           rtcpIntervalMs: sip.rtcpIntervalMs,
+          strictRtp: sip.strictRtp,
+          probation: sip.rtpProbation,
           ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
         });
       },
