@@ -496,7 +496,7 @@ export class PjsipTechnology implements ChannelTechnology {
       const status = error instanceof UnavailableError ? 503 : 500;
       return void tx.reply(status);
     }
-    channel.setVariable('SIPCALLID', callId);
+    channel.setSystemVariable('SIPCALLID', callId);
     context.enterDialplan(channel);
   }
 
