@@ -142,12 +142,19 @@ describe('strict RTP (one stream, sockets of its own)', () => {
 
       // A re-INVITE moves the media: learning again; the new source passes probation and is taken.
       stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, direction: 'sendrecv' });
+      // Packets still in flight from the old source are heard, and do not take it back.
+      for (let i = 0; i < 5; i++) phone.send(pcmu(105 + i, 1), stream.localPort, '127.0.0.1');
+      await settle();
+      assert.equal(stream.strangerPackets, 10);
+      stream.writeFrame(frame);
+      await settle();
+      assert.equal(at.get(phone), 1, 'audio goes to the SDP\'s new address, not back to the old source');
       for (let i = 0; i < 4; i++) moved.send(pcmu(300 + i, 3), stream.localPort, '127.0.0.1');
       await settle();
       stream.writeFrame(frame);
       await settle();
       assert.equal(at.get(moved), 1, 'audio follows the newly learned source');
-      for (let i = 0; i < 5; i++) phone.send(pcmu(105 + i, 1), stream.localPort, '127.0.0.1');
+      for (let i = 0; i < 5; i++) phone.send(pcmu(110 + i, 1), stream.localPort, '127.0.0.1');
       await settle();
       // 10 from the stranger, 3 of the new source's while on probation, 5 from the old source now.
       assert.equal(stream.strangerPackets, 18, 'the old source is a stranger now');
@@ -158,8 +165,12 @@ describe('strict RTP (one stream, sockets of its own)', () => {
     }
   });
 
-  test('while learning, a source that sends out of sequence is not taken; strict_rtp off follows any sender', async () => {
-    for (const strictRtp of [true, false]) {
+  test('while learning, a source that sends out of sequence is not taken, nor anyone when the far end said it sends nothing; strict_rtp off follows any sender', async () => {
+    for (const [strictRtp, direction, sequences] of [
+      [true, 'sendrecv', [10, 12, 14, 16, 18, 20]],
+      [true, 'sendonly', [10, 11, 12, 13, 14, 15]],
+      [false, 'sendrecv', [10, 12, 14, 16, 18, 20]],
+    ] as const) {
       const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
       const socket = await range.bind('127.0.0.1');
       const stream = new RtpStream(socket, new ManualClock(), { onFrame: () => undefined, onDigit: () => undefined }, { strictRtp });
@@ -167,12 +178,12 @@ describe('strict RTP (one stream, sockets of its own)', () => {
       let got = 0;
       other.on('message', () => (got += 1));
       try {
-        stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, direction: 'sendrecv' });
-        for (const sequence of [10, 12, 14, 16, 18, 20]) other.send(pcmu(sequence, 5), stream.localPort, '127.0.0.1');
+        stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, direction });
+        for (const sequence of sequences) other.send(pcmu(sequence, 5), stream.localPort, '127.0.0.1');
         await settle();
         stream.writeFrame({ rate: 8000, samples: new Int16Array(160) });
         await settle();
-        assert.equal(got, strictRtp ? 0 : 1, `strictRtp ${strictRtp}`);
+        assert.equal(got, strictRtp ? 0 : 1, `strictRtp ${strictRtp} ${direction}`);
         assert.equal(stream.strangerPackets, strictRtp ? 6 : 0);
       } finally {
         stream.close();

@@ -204,6 +204,13 @@ export class RtpStream {
   #candidatePort = 0;
   #candidateRun = 0;
   #candidateSequence = 0;
+  /**
+   * The source learned before the SDP moved the media: its packets still in flight while learning
+   * again are heard, but it can never be learned back by them (else a phone moving networks would
+   * be locked onto the path it left).
+   */
+  #previousAddress: string | undefined;
+  #previousPort = 0;
   /** RTP packets dropped because they came from a source other than the learned one (or one on probation). */
   strangerPackets = 0;
   /** RTCP packets dropped because they came from elsewhere than the far end. */
@@ -272,6 +279,8 @@ export class RtpStream {
     // learn the source again. The same address again (a codec change, hold) keeps what was learned.
     const moved = first || parameters.remoteAddress !== this.#sdpAddress || parameters.remotePort !== this.#sdpPort;
     if (moved) {
+      this.#previousAddress = first ? undefined : this.#remoteAddress;
+      this.#previousPort = first ? 0 : this.#remotePort;
       this.#sdpAddress = parameters.remoteAddress;
       this.#sdpPort = parameters.remotePort;
       this.#remoteAddress = parameters.remoteAddress;
@@ -457,7 +466,7 @@ export class RtpStream {
    * learning, packets from where media goes are taken (and `probation` of them in sequence end
    * learning there); another source must send `probation` packets in sequence, uninterrupted by
    * the current one, before it is taken and learning ends; after learning only the learned
-   * source counts. Compares strings and numbers only: nothing is allocated.
+   * source counts. While learning after a re-INVITE, the source learned before is still heard. Compares strings and numbers only: nothing is allocated.
    */
   #fromFarEnd(address: string, port: number, sequence: number): boolean {
     const fromTarget = port === this.#remotePort && address === this.#remoteAddress;
@@ -474,6 +483,10 @@ export class RtpStream {
       if (this.#targetRun >= this.#probation) this.#learning = false;
       return true;
     }
+    if (port === this.#previousPort && address === this.#previousAddress) return true;
+    // The far end said it sends nothing (we only send, or neither does): nobody else is learned.
+    const direction = this.#parameters?.direction;
+    if (direction === 'sendonly' || direction === 'inactive') return false;
     if (this.#candidateRun > 0 && port === this.#candidatePort && address === this.#candidateAddress && sequence === ((this.#candidateSequence + 1) & 0xffff)) {
       this.#candidateRun += 1;
     } else {
