@@ -528,6 +528,16 @@ export const SETTINGS = section(
       }),
       rtp_port_start: integer({ default: 10000, min: 1024, max: 65534, doc: 'First RTP port: each call takes an even port for RTP and the odd one above it for RTCP' }),
       rtp_port_end: integer({ default: 20000, min: 1025, max: 65535, doc: 'Last RTP port' }),
+      strict_rtp: boolean({
+        default: true,
+        doc: "Strict RTP (Asterisk's `strictrtp`): a call's media source is learned only at its start and after the far end's SDP moves its media, from a source that sent `sip.rtp_probation` packets in sequence; then RTP and RTCP from anywhere else are dropped, so nobody else can take over the call's audio (RTP bleed). `false`: media follows any sender of the right payload type",
+      }),
+      rtp_probation: integer({
+        default: 4,
+        min: 1,
+        max: 32,
+        doc: "Packets in sequence a new media source must send while strict RTP learns before the call's media goes to it (Asterisk's `probation`)",
+      }),
       rtcp_interval_ms: integer({
         default: 5000,
         min: 500,

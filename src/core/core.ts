@@ -1,4 +1,5 @@
 // The telephony core: owns every subsystem and knows nothing of HTTP.
+import { InvalidError } from './errors.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import { Applications } from './applications.ts';
@@ -316,7 +317,19 @@ export class Core {
     for (const warning of parsed.warnings ?? []) this.log.warn(warning);
     const dialplan = new Dialplan(parsed, { isIncludeActive: (include) => isIncludeActiveNow(include, this.log) });
     // [globals] become global variables, as pbx_config sets them (a reload overwrites, clearglobalvars=no).
-    for (const [name, value] of dialplan.globals) this.globalVars.set(name, value);
+    let refused = 0;
+    let reason = '';
+    for (const [name, value] of dialplan.globals) {
+      try {
+        this.globalVars.set(name, value);
+      } catch (error) {
+        // More [globals] than MAX_GLOBAL_VARIABLES (or a name or value too long): the dialplan still loads.
+        if (!(error instanceof InvalidError)) throw error;
+        refused += 1;
+        reason ||= error.message;
+      }
+    }
+    if (refused > 0) this.log.warn(`[globals]: ${refused} variables not set (${reason})`);
     return dialplan;
   }
 

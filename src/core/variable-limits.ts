@@ -1,7 +1,9 @@
 // Bounds on the variables users set (channel, bridge and global variables, and the `variables`
 // bodies of originate, create and setChannelVars), so one request cannot make the server hold
-// arbitrarily large names, values or numbers of them. Asterisk has no such bounds (its
-// substitution buffers truncate long values instead); ours answer 400 with the limit.
+// arbitrarily large names, values or numbers of them, and bounds on how many variables one
+// channel and the server hold, so many requests (or a dialplan loop setting `v${N}`) cannot
+// either. Asterisk has no such bounds (its substitution buffers truncate long values instead,
+// and its variable lists grow without end); ours answer 400 with the limit.
 import { InvalidError } from './errors.ts';
 
 /** Longest variable name, in characters (a function call such as `CALLERID(name)` included). */
@@ -10,6 +12,24 @@ export const MAX_VARIABLE_NAME_LENGTH = 255;
 export const MAX_VARIABLE_VALUE_LENGTH = 65536;
 /** Most variables in one `variables` body. */
 export const MAX_VARIABLES_PER_REQUEST = 512;
+/**
+ * Most variables one channel holds. Creating another is refused; changing or unsetting an
+ * existing one always works. The channel's own fixed-name variables (DIALSTATUS and the like)
+ * are not refused, so a full channel still runs its dialplan apps.
+ */
+export const MAX_CHANNEL_VARIABLES = 4096;
+/** Most global variables (ARI's /asterisk/variable, GLOBAL(), extensions.conf [globals]). */
+export const MAX_GLOBAL_VARIABLES = 16384;
+
+/** InvalidError: a channel already holds MAX_CHANNEL_VARIABLES and `name` would be a new one. */
+export function tooManyChannelVariables(name: string): InvalidError {
+  return new InvalidError(`Too many variables on the channel: at most ${MAX_CHANNEL_VARIABLES}; not creating ${name.slice(0, 64)}`);
+}
+
+/** InvalidError: MAX_GLOBAL_VARIABLES exist and `name` would be a new one. */
+export function tooManyGlobalVariables(name: string): InvalidError {
+  return new InvalidError(`Too many global variables: at most ${MAX_GLOBAL_VARIABLES}; not creating ${name.slice(0, 64)}`);
+}
 
 /** InvalidError when `name` is longer than MAX_VARIABLE_NAME_LENGTH. */
 export function checkVariableName(name: string): void {

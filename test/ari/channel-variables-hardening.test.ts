@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { inheritFromCaller } from '../../src/core/channels/inherit.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 const APP = 'vars-app';
@@ -14,6 +15,8 @@ const APP = 'vars-app';
 const MAX_VARIABLE_NAME_LENGTH = 255;
 const MAX_VARIABLE_VALUE_LENGTH = 65536;
 const MAX_VARIABLES_PER_REQUEST = 512;
+const MAX_CHANNEL_VARIABLES = 4096;
+const MAX_GLOBAL_VARIABLES = 16384;
 const PROTO_NAMES = ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 
 const DIALPLAN = `
@@ -22,6 +25,19 @@ exten => wait,1,Wait(30)
 exten => s,1,Set(toString=\${constructor}|\${hasOwnProperty}|\${__proto__}|\${CHANNEL(toString)}|\${toString})
  same => n,Set(RESULT=\${toString})
  same => n,Hangup(constructor)
+exten => fill,1,Set(RESULT=start)
+ same => n,Set(N=0)
+ same => n(top),Set(V\${N}=x)
+ same => n,Set(N=$[\${N} + 1])
+ same => n,GotoIf($[\${N} < 4200]?top)
+ same => n,Set(V0=updated)
+ same => n,Set(RESULT=\${V0}|\${V4100}|\${N})
+ same => n,Hangup()
+exten => globals,1,Set(RESULT=start)
+ same => n,Set(GLOBAL(G_FROM_DIALPLAN)=x)
+ same => n,Set(GLOBAL(G0)=updated)
+ same => n,Set(RESULT=\${GLOBAL(G_FROM_DIALPLAN)}|\${GLOBAL(G0)})
+ same => n,Hangup()
 `;
 
 type Json = Record<string, any>;
@@ -182,5 +198,93 @@ describe('variable bounds', () => {
   test('global variables', async () => {
     assert.equal((await call('POST', `/asterisk/variable?variable=${longName}&value=1`)).status, 400);
     assert.equal((await call('GET', `/asterisk/variable?variable=${longName}`)).status, 400);
+  });
+});
+
+describe('how many variables a channel and the server hold', () => {
+  test('ARI: a channel takes variables up to 4096; a new one beyond is 400, an existing one is still updated and unset, a body is all or nothing', async () => {
+    const channel = await created();
+    const held = server.core.channels.get(channel.id)!;
+    const batch = (from: number, count: number, value = 'x') => Object.fromEntries(Array.from({ length: count }, (_, i) => [`F${from + i}`, value]));
+    // Fill with bodies of 512, then one at a time up to the bound (the channel may hold a few of its own).
+    let made = 0;
+    while (held.variableCount + MAX_VARIABLES_PER_REQUEST <= MAX_CHANNEL_VARIABLES) {
+      assert.equal((await call('POST', `/channels/${channel.id}/variables`, { variables: batch(made, MAX_VARIABLES_PER_REQUEST) })).status, 204);
+      made += MAX_VARIABLES_PER_REQUEST;
+    }
+    while (held.variableCount < MAX_CHANNEL_VARIABLES) {
+      assert.equal((await call('POST', `/channels/${channel.id}/variable?variable=F${made}&value=x`)).status, 204);
+      made += 1;
+    }
+    const refused = await call('POST', `/channels/${channel.id}/variable?variable=ONE_MORE&value=x`);
+    assert.equal(refused.status, 400);
+    assert.match(refused.body!.message, /Too many variables.*4096/);
+    assert.equal((await call('GET', `/channels/${channel.id}/variable?variable=ONE_MORE`)).status, 404);
+    // Updating one that exists still works.
+    assert.equal((await call('POST', `/channels/${channel.id}/variable?variable=F0&value=changed`)).status, 204);
+    assert.equal((await call('GET', `/channels/${channel.id}/variable?variable=F0`)).body!.value, 'changed');
+    // A body with updates and one new name: refused whole, the updates not applied.
+    const mixed = await call('POST', `/channels/${channel.id}/variables`, { variables: { F1: 'changed', F2: 'changed', ANOTHER: 'x' } });
+    assert.equal(mixed.status, 400);
+    assert.equal((await call('GET', `/channels/${channel.id}/variable?variable=F1`)).body!.value, 'x');
+    assert.equal((await call('POST', `/channels/${channel.id}/variables`, { variables: { F1: 'changed', F2: 'changed' } })).status, 204);
+    // Unsetting one makes room for a new one.
+    assert.equal((await call('POST', `/channels/${channel.id}/variable?variable=F3`)).status, 204);
+    assert.equal((await call('POST', `/channels/${channel.id}/variable?variable=ONE_MORE&value=x`)).status, 204);
+    assert.equal(held.variableCount, MAX_CHANNEL_VARIABLES);
+    assert.equal((await call('DELETE', `/channels/${channel.id}`)).status, 204);
+  });
+
+  test('dialplan: Set() of a new variable on a full channel is refused with a warning and the dialplan goes on; updates work', async () => {
+    const channel = server.core.channels.request('Local/fill@vars');
+    const two = channel.peer!;
+    const done = new Promise<void>((resolve) => two.once('hangup', () => resolve()));
+    channel.driver.call();
+    await done;
+    // V0..V4200 were set in a loop: the ones beyond the bound were refused, the loop and the rest ran.
+    assert.equal(two.getVariable('RESULT'), 'updated||4200');
+    assert.equal(two.variableCount, MAX_CHANNEL_VARIABLES);
+  });
+
+  test('inheritance: a new channel takes the caller\'s _/__ variables only up to the bound', () => {
+    const caller = server.core.channels.request('Local/nowhere@vars');
+    const callee = server.core.channels.request('Local/nowhere@vars');
+    try {
+      for (let i = 0; caller.variableCount < MAX_CHANNEL_VARIABLES; i++) caller.setVariable(`__I${i}`, 'x');
+      for (let i = 0; i < 10; i++) callee.setVariable(`OWN${i}`, 'x');
+      inheritFromCaller(callee, caller);
+      assert.equal(callee.variableCount, MAX_CHANNEL_VARIABLES);
+      assert.equal(callee.getVariable('OWN9'), 'x');
+      assert.equal(callee.getVariable('__I0'), 'x');
+    } finally {
+      caller.hangup();
+      callee.hangup();
+    }
+  });
+
+  test('globals: up to 16384; a new one beyond is 400 over ARI and refused by GLOBAL() in the dialplan; existing ones still change', async () => {
+    const filled: string[] = [];
+    try {
+      const existing = Object.keys(server.core.globalVars.list()).length;
+      for (let i = 0; existing + i < MAX_GLOBAL_VARIABLES; i++) {
+        server.core.globalVars.set(`G${i}`, 'x');
+        filled.push(`G${i}`);
+      }
+      const refused = await call('POST', '/asterisk/variable?variable=ONE_MORE_GLOBAL&value=x');
+      assert.equal(refused.status, 400);
+      assert.match(refused.body!.message, /Too many global variables.*16384/);
+      assert.equal((await call('POST', '/asterisk/variable?variable=G1&value=changed')).status, 204);
+      assert.equal((await call('GET', '/asterisk/variable?variable=G1')).body!.value, 'changed');
+
+      const channel = server.core.channels.request('Local/globals@vars');
+      const two = channel.peer!;
+      const done = new Promise<void>((resolve) => two.once('hangup', () => resolve()));
+      channel.driver.call();
+      await done;
+      assert.equal(two.getVariable('RESULT'), '|updated');
+      assert.equal(Object.keys(server.core.globalVars.list()).length, MAX_GLOBAL_VARIABLES);
+    } finally {
+      for (const name of filled) server.core.globalVars.set(name, undefined);
+    }
   });
 });

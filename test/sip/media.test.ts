@@ -120,6 +120,8 @@ class Phone {
   #ts = 8000;
   #timer: NodeJS.Timeout | undefined;
   sent = 0;
+  /** The socket RTP leaves from (another one than the SDP's: a NAT mapping the port). */
+  rtpFrom: dgram.Socket = this.rtp;
 
   constructor(readonly user: string) {}
 
@@ -221,10 +223,14 @@ class Phone {
     packet.writeUInt32BE(this.#ts >>> 0, 4);
     packet.writeUInt32BE(this.ssrc, 8);
     for (let i = 0; i < 160; i++) packet[12 + i] = linearToUlaw(samples[i] ?? 0);
-    this.rtp.send(packet, this.serverRtpPort, '127.0.0.1');
+    this.rtpFrom.send(packet, this.serverRtpPort, '127.0.0.1');
     this.#seq += 1;
     this.#ts += 160;
     this.sent += 1;
+  }
+
+  get sequence(): number {
+    return this.#seq;
   }
 
   /** Skips `count` sequence numbers (packets "lost" on the way). */
@@ -458,6 +464,76 @@ describe('SIP call media', () => {
       assert.equal(phone.rtpIn.filter((p) => (p[1] & 0x7f) !== 0).length, 0, 'no telephone-events');
       await hangUp(phone, id);
     } finally {
+      phone.close();
+    }
+  });
+
+  test('strict RTP: a stranger sending RTP of the right payload type to the call\'s port gets none of its audio and is not heard (RTP bleed)', { timeout: 60_000 }, async () => {
+    const phone = await new Phone('tones').open();
+    const attacker = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => attacker.bind(0, '127.0.0.1', resolve));
+    const stolen: Buffer[] = [];
+    attacker.on('message', (packet) => stolen.push(packet));
+    try {
+      const { id } = await answerNext(phone, phone.offer());
+      assert.equal((await post(`/channels/${id}/play?media=${encodeURIComponent('tone:440')}`)).status, 201);
+      const silence = new Int16Array(160);
+      phone.startAudio(() => silence);
+      await waitFor('the server\'s audio at the phone', () => (phone.rtpIn.length >= 10 ? true : undefined));
+      // The stranger: PCMU with the phone's payload type, sequence numbers ahead of the phone's,
+      // its own SSRC, 60 packets in sequence, carrying the tone of 9.
+      const nine = dtmfTones('9', 400, 100, 100);
+      const packet = Buffer.alloc(12 + 160);
+      for (let i = 0; i < 60; i++) {
+        packet[0] = 0x80;
+        packet[1] = 0;
+        packet.writeUInt16BE((phone.sequence + 500 + i) & 0xffff, 2);
+        packet.writeUInt32BE((1_000_000 + i * 160) >>> 0, 4);
+        packet.writeUInt32BE(0x0bad_f00d, 8);
+        const samples = nine(i % 25);
+        for (let k = 0; k < 160; k++) packet[12 + k] = linearToUlaw(samples[k]);
+        attacker.send(packet, phone.serverRtpPort, '127.0.0.1');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const receivedBefore = phone.rtpIn.length;
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      assert.equal(stolen.length, 0, 'the stranger received none of the call\'s audio');
+      assert.ok(phone.rtpIn.length - receivedBefore >= 10, `the phone kept receiving audio (${phone.rtpIn.length - receivedBefore} packets in 400 ms)`);
+      // The phone's own tones are still heard, and they are the first digit: the 9 never reached the channel.
+      phone.stopAudio();
+      phone.startAudio(dtmfTones('5', 160, 100));
+      const digit = await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id, 10_000);
+      phone.stopAudio();
+      assert.equal(digit.digit, '5');
+      assert.equal(stolen.length, 0);
+      await hangUp(phone, id);
+    } finally {
+      attacker.close();
+      phone.close();
+    }
+  });
+
+  test('strict RTP learning: a phone whose RTP comes from another port than its SDP says (NAT) gets the call\'s audio there after a few packets', { timeout: 60_000 }, async () => {
+    const phone = await new Phone('plain').open();
+    const mapped = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => mapped.bind(0, '127.0.0.1', resolve));
+    const atMapped: Buffer[] = [];
+    mapped.on('message', (packet) => atMapped.push(packet));
+    try {
+      phone.rtpFrom = mapped;
+      const { id } = await answerNext(phone, phone.offer());
+      assert.equal((await post(`/channels/${id}/play?media=${encodeURIComponent('tone:440')}`)).status, 201);
+      const silence = new Int16Array(160);
+      phone.startAudio(() => silence);
+      await waitFor('the server\'s audio at the mapped port', () => (atMapped.length >= 10 ? true : undefined));
+      const atSdpPort = phone.rtpIn.length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(phone.rtpIn.length, atSdpPort, 'nothing more to the SDP\'s port once the source was learned');
+      assert.ok(atMapped.length >= 20, `${atMapped.length} packets at the mapped port`);
+      phone.stopAudio();
+      await hangUp(phone, id);
+    } finally {
+      mapped.close();
       phone.close();
     }
   });

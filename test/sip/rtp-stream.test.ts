@@ -94,3 +94,101 @@ describe('RTP stream', () => {
     assert.deepEqual(heard(values), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 });
+
+describe('strict RTP (one stream, sockets of its own)', () => {
+  function pcmu(sequence: number, ssrc: number): Buffer {
+    const packet = Buffer.alloc(172, linearToUlaw(0));
+    packet[0] = 0x80;
+    packet[1] = 0;
+    packet.writeUInt16BE(sequence & 0xffff, 2);
+    packet.writeUInt32BE((sequence * 160) >>> 0, 4);
+    packet.writeUInt32BE(ssrc, 8);
+    return packet;
+  }
+  const settle = (ms = 30): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('after learning, RTP and RTCP from elsewhere are dropped and counted; a re-INVITE moving the media learns again', async () => {
+    const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+    const pair = await range.bindPair('127.0.0.1');
+    const clock = new ManualClock();
+    const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined }, { rtcpSocket: pair.rtcp, probation: 4 });
+    const phone = await peerSocket();
+    const phoneRtcp = await peerSocket();
+    const attacker = await peerSocket();
+    const moved = await peerSocket();
+    const at = new Map<dgram.Socket, number>([[phone, 0], [attacker, 0], [moved, 0]]);
+    for (const socket of at.keys()) socket.on('message', () => at.set(socket, at.get(socket)! + 1));
+    const frame: Frame = { rate: 8000, samples: new Int16Array(160) };
+    try {
+      stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: phone.address().port, remoteRtcpPort: phoneRtcp.address().port, direction: 'sendrecv' });
+      for (let i = 0; i < 5; i++) phone.send(pcmu(100 + i, 1), stream.localPort, '127.0.0.1');
+      await settle();
+      for (let i = 0; i < 10; i++) attacker.send(pcmu(600 + i, 2), stream.localPort, '127.0.0.1');
+      await settle();
+      assert.equal(stream.strangerPackets, 10);
+      stream.writeFrame(frame);
+      await settle();
+      assert.deepEqual([at.get(phone), at.get(attacker)], [1, 0], 'audio goes to the phone');
+
+      // RTCP: a receiver report from the phone's RTCP port is taken; the same from another port is not.
+      const rr = Buffer.from([0x80, 201, 0, 1, 0, 0, 0, 1]);
+      phoneRtcp.send(rr, pair.rtcp.address().port, '127.0.0.1');
+      await settle();
+      assert.equal(stream.rtcp.received, 1);
+      attacker.send(rr, pair.rtcp.address().port, '127.0.0.1');
+      await settle();
+      assert.equal(stream.rtcp.received, 1, 'the stranger\'s report was not taken');
+      assert.equal(stream.strangerReports, 1);
+
+      // A re-INVITE moves the media: learning again; the new source passes probation and is taken.
+      stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, direction: 'sendrecv' });
+      // Packets still in flight from the old source are heard, and do not take it back.
+      for (let i = 0; i < 5; i++) phone.send(pcmu(105 + i, 1), stream.localPort, '127.0.0.1');
+      await settle();
+      assert.equal(stream.strangerPackets, 10);
+      stream.writeFrame(frame);
+      await settle();
+      assert.equal(at.get(phone), 1, 'audio goes to the SDP\'s new address, not back to the old source');
+      for (let i = 0; i < 4; i++) moved.send(pcmu(300 + i, 3), stream.localPort, '127.0.0.1');
+      await settle();
+      stream.writeFrame(frame);
+      await settle();
+      assert.equal(at.get(moved), 1, 'audio follows the newly learned source');
+      for (let i = 0; i < 5; i++) phone.send(pcmu(110 + i, 1), stream.localPort, '127.0.0.1');
+      await settle();
+      // 10 from the stranger, 3 of the new source's while on probation, 5 from the old source now.
+      assert.equal(stream.strangerPackets, 18, 'the old source is a stranger now');
+    } finally {
+      stream.close();
+      for (const socket of at.keys()) socket.close();
+      phoneRtcp.close();
+    }
+  });
+
+  test('while learning, a source that sends out of sequence is not taken, nor anyone when the far end said it sends nothing; strict_rtp off follows any sender', async () => {
+    for (const [strictRtp, direction, sequences] of [
+      [true, 'sendrecv', [10, 12, 14, 16, 18, 20]],
+      [true, 'sendonly', [10, 11, 12, 13, 14, 15]],
+      [false, 'sendrecv', [10, 12, 14, 16, 18, 20]],
+    ] as const) {
+      const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+      const socket = await range.bind('127.0.0.1');
+      const stream = new RtpStream(socket, new ManualClock(), { onFrame: () => undefined, onDigit: () => undefined }, { strictRtp });
+      const other = await peerSocket();
+      let got = 0;
+      other.on('message', () => (got += 1));
+      try {
+        stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, direction });
+        for (const sequence of sequences) other.send(pcmu(sequence, 5), stream.localPort, '127.0.0.1');
+        await settle();
+        stream.writeFrame({ rate: 8000, samples: new Int16Array(160) });
+        await settle();
+        assert.equal(got, strictRtp ? 0 : 1, `strictRtp ${strictRtp} ${direction}`);
+        assert.equal(stream.strangerPackets, strictRtp ? 6 : 0);
+      } finally {
+        stream.close();
+        other.close();
+      }
+    }
+  });
+});

@@ -7,7 +7,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import { parseVariables } from '../../core/channels/originate.ts';
 import type { Core } from '../../core/core.ts';
 import { NotFoundError } from '../../core/errors.ts';
-import { checkVariable, checkVariableName } from '../../core/variable-limits.ts';
+import { checkVariable, checkVariableName, MAX_CHANNEL_VARIABLES } from '../../core/variable-limits.ts';
 import { AriError, defineHandlers } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
 
@@ -79,6 +79,10 @@ function readBridgeVariable(bridge: Bridge, name: string): string {
 function writeBridgeVariable(bridge: Bridge, name: string, value: string | undefined): void {
   if (name === '') throw new AriError(400, 'Variable name is required');
   checkVariable(name, value);
+  // A bridge holds at most as many variables as a channel.
+  if (value !== undefined && bridge.variables.size >= MAX_CHANNEL_VARIABLES && !bridge.variables.has(name)) {
+    throw new AriError(400, `Too many variables on the bridge: at most ${MAX_CHANNEL_VARIABLES}; not creating ${name.slice(0, 64)}`);
+  }
   if (value === undefined) bridge.variables.delete(name);
   else bridge.variables.set(name, value);
 }

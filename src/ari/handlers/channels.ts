@@ -16,7 +16,7 @@ import {
   writeVariable,
 } from '../../core/channels/control.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
-import { createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../core/channels/originate.ts';
+import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../core/channels/originate.ts';
 import type { Core } from '../../core/core.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
@@ -160,7 +160,9 @@ export const channelsHandlers = defineHandlers('channels', {
   setChannelVars: ({ channelId, variables }, { core }) => {
     const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
     core.stasis.require(channel);
-    for (const { name, value, reportEvents } of parseVariables(variables)) {
+    const assignments = parseVariables(variables);
+    checkRoomForVariables(channel, assignments, true);
+    for (const { name, value, reportEvents } of assignments) {
       writeVariable(channel, name.trim(), value, reportEvents);
     }
   },

@@ -2,7 +2,10 @@
 // port, RTCP on the odd one above it), G.711 audio coded by the RTP library, RFC 4733
 // telephone-events both ways or DTMF as tones in the audio (dtmf_mode inband), and symmetric RTP
 // (we send to where the far end's packets come from once they come, RFC 4961 in spirit, for
-// phones behind NAT; the same for RTCP). Frames written by the channel leave at once (one packet
+// phones behind NAT; the same for RTCP), strict by default as Asterisk's `strictrtp`: the source
+// is learned only at the start of the call and after the far end's SDP moved its media, and only
+// from a source that sent `probation` packets in sequence; after that, packets from anywhere
+// else are dropped (counted), so a stranger cannot redirect the call's audio to itself. Frames written by the channel leave at once (one packet
 // per 20 ms frame); received audio goes through the adaptive jitter buffer (or, with it off, the
 // plain receive queue) and reaches the channel one frame per media clock tick. RTCP: a report
 // every sip.rtcp_interval_ms (SR after sending, RR otherwise), the far end's reports read for
@@ -54,6 +57,10 @@ export interface StreamOptions {
   readonly rtcpIntervalMs?: number;
   /** The adaptive jitter buffer's bounds; absent: the plain receive queue. */
   readonly jitterBuffer?: { readonly minDelayMs: number; readonly maxDelayMs: number };
+  /** Strict RTP (Asterisk's `strictrtp`): learn the source only during learning, then lock. Default true. */
+  readonly strictRtp?: boolean;
+  /** Packets in sequence a source must send during learning before it is taken (Asterisk's `probation`). Default 4. */
+  readonly probation?: number;
 }
 
 /** What the received audio goes through before the channel hears it. */
@@ -179,10 +186,35 @@ export class RtpStream {
   readonly #toneFrame: Frame = { rate: 8000, samples: new Int16Array(160) };
   /** Digits waiting behind the one being sent. */
   readonly #pendingDigits: { digit: string; durationMs: number }[] = [];
+  /** Where media goes: the SDP's address until a source is learned, then that source. */
   #remoteAddress: string | undefined;
   #remotePort = 0;
-  /** Symmetric RTP: once a packet came from an address, send there. */
-  #latched = false;
+  /** The address the far end's SDP gave last: a different one starts learning again. */
+  #sdpAddress: string | undefined;
+  #sdpPort = 0;
+  readonly #strict: boolean;
+  readonly #probation: number;
+  /** Strict RTP: a source may still be learned (start of call, after the SDP moved the media). */
+  #learning = true;
+  /** Packets in sequence from where media goes now, and the last one's sequence number. */
+  #targetRun = 0;
+  #targetSequence = 0;
+  /** Another source on probation: its address, packets in sequence, the last sequence number. */
+  #candidateAddress: string | undefined;
+  #candidatePort = 0;
+  #candidateRun = 0;
+  #candidateSequence = 0;
+  /**
+   * The source learned before the SDP moved the media: its packets still in flight while learning
+   * again are heard, but it can never be learned back by them (else a phone moving networks would
+   * be locked onto the path it left).
+   */
+  #previousAddress: string | undefined;
+  #previousPort = 0;
+  /** RTP packets dropped because they came from a source other than the learned one (or one on probation). */
+  strangerPackets = 0;
+  /** RTCP packets dropped because they came from elsewhere than the far end. */
+  strangerReports = 0;
   #rtcpAddress: string | undefined;
   #rtcpPort = 0;
   /** Symmetric RTCP: once a report came from an address, report there. */
@@ -201,6 +233,8 @@ export class RtpStream {
     this.#digitsIn = new TelephoneEventReceiver(8000, (digit, durationMs) => this.events.onDigit(digit, durationMs));
     this.#inbandIn = new DtmfDetector({ rate: 8000, onDigitEnd: (digit, durationMs) => this.events.onDigit(digit, durationMs) });
     this.#rtcp = new RtcpSession(options.rtcpIntervalMs ?? 5000);
+    this.#strict = options.strictRtp ?? true;
+    this.#probation = Math.max(1, Math.floor(options.probation ?? 4));
     if (options.jitterBuffer) {
       this.#jitterBuffer = new JitterBuffer({ rate: 8000, ...options.jitterBuffer });
       this.#receive = this.#jitterBuffer;
@@ -232,6 +266,7 @@ export class RtpStream {
   configure(parameters: StreamParameters): void {
     const codecChanged = parameters.codec !== this.#parameters?.codec || parameters.payloadType !== this.#parameters?.payloadType;
     const wasInband = this.#parameters?.inbandDtmf === true;
+    const first = this.#parameters === undefined;
     this.#parameters = parameters;
     if (codecChanged || !this.#coder) {
       this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType);
@@ -240,9 +275,21 @@ export class RtpStream {
       this.#receiver ??= new RtpReceiverStats(this.#coder.codec.clockRate);
       this.#outgoing = new OutgoingRate(this.#coder.rate);
     }
-    if (!this.#latched) {
+    // A new media address in the SDP (the call's first, or a re-INVITE moving it): send there and
+    // learn the source again. The same address again (a codec change, hold) keeps what was learned.
+    const moved = first || parameters.remoteAddress !== this.#sdpAddress || parameters.remotePort !== this.#sdpPort;
+    if (moved) {
+      this.#previousAddress = first ? undefined : this.#remoteAddress;
+      this.#previousPort = first ? 0 : this.#remotePort;
+      this.#sdpAddress = parameters.remoteAddress;
+      this.#sdpPort = parameters.remotePort;
       this.#remoteAddress = parameters.remoteAddress;
       this.#remotePort = parameters.remotePort;
+      this.#learning = true;
+      this.#targetRun = 0;
+      this.#candidateRun = 0;
+      this.#candidateAddress = undefined;
+      this.#rtcpLatched = false;
     }
     if (!this.#rtcpLatched) {
       this.#rtcpAddress = parameters.remoteAddress;
@@ -392,14 +439,9 @@ export class RtpStream {
     const coder = this.#coder;
     if (!parameters || !coder) return;
     if (header.payloadType !== coder.payloadType && header.payloadType !== parameters.telephoneEventPt) return;
-    if (!this.#latched || rinfo.port !== this.#remotePort || rinfo.address !== this.#remoteAddress) {
-      this.#latched = true;
-      this.#remoteAddress = rinfo.address;
-      this.#remotePort = rinfo.port;
-      if (parameters.rtcpMux && !this.#rtcpLatched) {
-        this.#rtcpAddress = rinfo.address;
-        this.#rtcpPort = rinfo.port;
-      }
+    if (!this.#fromFarEnd(rinfo.address, rinfo.port, header.sequence)) {
+      this.strangerPackets += 1;
+      return;
     }
     const now = performance.now();
     this.#receiver?.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, now);
@@ -415,6 +457,58 @@ export class RtpStream {
     this.#receive.push(samples, count, header.timestamp, header.ssrc, now);
   };
 
+  /**
+   * Whether an RTP packet from `address`:`port` is the far end's (symmetric RTP: a source taken
+   * becomes where media goes). Without strict RTP every sender is taken at once. With it, while
+   * learning, packets from where media goes are taken (and `probation` of them in sequence end
+   * learning there); another source must send `probation` packets in sequence, uninterrupted by
+   * the current one, before it is taken and learning ends; after learning only the learned
+   * source counts. While learning after a re-INVITE, the source learned before is still heard. Compares strings and numbers only: nothing is allocated.
+   */
+  #fromFarEnd(address: string, port: number, sequence: number): boolean {
+    const fromTarget = port === this.#remotePort && address === this.#remoteAddress;
+    if (!this.#strict) {
+      if (!fromTarget) this.#switchSource(address, port);
+      return true;
+    }
+    if (!this.#learning) return fromTarget;
+    if (fromTarget) {
+      // The far end sends from where we send: a source on probation starts over.
+      this.#candidateRun = 0;
+      this.#targetRun = this.#targetRun > 0 && sequence === ((this.#targetSequence + 1) & 0xffff) ? this.#targetRun + 1 : 1;
+      this.#targetSequence = sequence;
+      if (this.#targetRun >= this.#probation) this.#learning = false;
+      return true;
+    }
+    if (port === this.#previousPort && address === this.#previousAddress) return true;
+    // The far end said it sends nothing (we only send, or neither does): nobody else is learned.
+    const direction = this.#parameters?.direction;
+    if (direction === 'sendonly' || direction === 'inactive') return false;
+    if (this.#candidateRun > 0 && port === this.#candidatePort && address === this.#candidateAddress && sequence === ((this.#candidateSequence + 1) & 0xffff)) {
+      this.#candidateRun += 1;
+    } else {
+      this.#candidateAddress = address;
+      this.#candidatePort = port;
+      this.#candidateRun = 1;
+    }
+    this.#candidateSequence = sequence;
+    if (this.#candidateRun < this.#probation) return false;
+    this.#switchSource(address, port);
+    this.#learning = false;
+    this.#candidateRun = 0;
+    return true;
+  }
+
+  /** Media goes to `address`:`port` from now on (and RTCP, when it shares the RTP port). */
+  #switchSource(address: string, port: number): void {
+    this.#remoteAddress = address;
+    this.#remotePort = port;
+    if (this.#parameters?.rtcpMux && !this.#rtcpLatched) {
+      this.#rtcpAddress = address;
+      this.#rtcpPort = port;
+    }
+  }
+
   readonly #onRtcpMessage = (message: Buffer, rinfo: dgram.RemoteInfo): void => {
     if (!this.#closed) this.#takeRtcp(message, rinfo, false);
   };
@@ -426,13 +520,27 @@ export class RtpStream {
   #takeRtcp(message: Buffer, rinfo: dgram.RemoteInfo, muxed: boolean): void {
     const sender = this.#sender;
     // Before the far end's address is known (a held call's 0.0.0.0) nothing is taken.
-    if (!sender || this.#remoteAddress === undefined || rinfo.address !== this.#remoteAddress) return;
+    if (!sender || this.#remoteAddress === undefined) return;
+    if (rinfo.address !== this.#remoteAddress || (this.#strict && !this.#rtcpFromFarEnd(rinfo.port, muxed))) {
+      this.strangerReports += 1;
+      return;
+    }
     if (!this.#rtcp.receive(message, message.length, sender.ssrc, performance.now(), unixNowMs())) return;
     if (muxed === (this.#parameters?.rtcpMux === true)) {
       this.#rtcpLatched = true;
       this.#rtcpAddress = rinfo.address;
       this.#rtcpPort = rinfo.port;
     }
+  }
+
+  /**
+   * Strict RTP for reports (the address was checked already): muxed ones only from the port the
+   * media comes from; on the RTCP port, once a report was taken, only from that report's port
+   * (the first one may come from any port of the far end's address: NAT maps RTCP apart).
+   */
+  #rtcpFromFarEnd(port: number, muxed: boolean): boolean {
+    if (muxed) return port === this.#remotePort;
+    return !this.#rtcpLatched || port === this.#rtcpPort;
   }
 }
 

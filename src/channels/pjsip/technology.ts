@@ -114,6 +114,8 @@ export class PjsipTechnology implements ChannelTechnology {
         return new RtpStream(sockets.rtp, clock, { onFrame: (frame) => call.deliver(frame), onDigit: (digit, ms) => call.digit(digit, ms) }, {
           rtcpSocket: sockets.rtcp,
           rtcpIntervalMs: sip.rtcpIntervalMs,
+          strictRtp: sip.strictRtp,
+          probation: sip.rtpProbation,
           ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
         });
       },
@@ -495,7 +497,7 @@ export class PjsipTechnology implements ChannelTechnology {
       const status = error instanceof UnavailableError ? 503 : 500;
       return void tx.reply(status);
     }
-    channel.setVariable('SIPCALLID', callId);
+    channel.setSystemVariable('SIPCALLID', callId);
     context.enterDialplan(channel);
   }
 

@@ -122,8 +122,8 @@ export class WebSocketTechnology implements ChannelTechnology {
     if (dial.incoming) this.#incoming.set(connectionId, created);
     // However the channel goes (even without asking its driver), the connection goes with it.
     channel.once('hangup', () => created.close());
-    channel.setVariable('MEDIA_WEBSOCKET_CONNECTION_ID', connectionId);
-    channel.setVariable('MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE', String(created.optimalFrameSize));
+    channel.setSystemVariable('MEDIA_WEBSOCKET_CONNECTION_ID', connectionId);
+    channel.setSystemVariable('MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE', String(created.optimalFrameSize));
     return channel;
   }
 

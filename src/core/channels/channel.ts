@@ -7,6 +7,7 @@ import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../typed-emitter.ts';
+import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { formatAriDate } from '../time.ts';
 import { causeText, CAUSE } from './causes.ts';
 import type { ChannelDriver, Indication } from './technology.ts';
@@ -306,12 +307,29 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     return this.variables.get(name);
   }
 
-  /** `value` undefined unsets the variable. */
+  /**
+   * `value` undefined unsets the variable. InvalidError when the channel holds
+   * MAX_CHANNEL_VARIABLES already and `name` would be a new one.
+   */
   setVariable(name: string, value: string | undefined, reportEvents = false): void {
+    if (value !== undefined && this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) throw tooManyChannelVariables(name);
+    this.setSystemVariable(name, value, reportEvents);
+  }
+
+  /**
+   * For the server's own variables of fixed names (DIALSTATUS, RECORD_STATUS, ...): never refused,
+   * as there are finitely many of them, so a channel full of user variables still runs its apps.
+   */
+  setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     if (value === undefined) this.variables.delete(name);
     else this.variables.set(name, value);
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
+  }
+
+  /** How many variables the channel holds. */
+  get variableCount(): number {
+    return this.variables.size;
   }
 
   variableNames(): string[] {
@@ -320,7 +338,10 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** Copies every variable of `source` without raising events (a technology handing a call on). */
   copyVariablesFrom(source: Channel): void {
-    for (const [name, value] of source.variables) this.variables.set(name, value);
+    for (const [name, value] of source.variables) {
+      if (this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) break;
+      this.variables.set(name, value);
+    }
   }
 
   // ---- media ----------------------------------------------------------------------------------

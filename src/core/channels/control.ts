@@ -9,7 +9,7 @@ import type { Stasis } from '../stasis.ts';
 import { CAUSE, REASON_CAUSES } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
-import { checkVariableName } from '../variable-limits.ts';
+import { checkVariableName, MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { resolveLabel, setChannelVariable, splitEndpoint } from './originate.ts';
 
 /** The channel with this id (or name); NotFoundError otherwise. */
@@ -97,6 +97,10 @@ export function readVariable(pbx: Pbx, channel: Channel, name: string): string {
 /** Writes a variable or function as setChannelVar does; a failing write is InvalidError. */
 export function writeVariable(channel: Channel, name: string, value: string | undefined, reportEvents = false): void {
   if (name === '') throw new InvalidError('Variable name is required');
+  // A new plain variable on a full channel: said as it is (not as a function that failed).
+  if (value !== undefined && !name.endsWith(')') && channel.variableCount >= MAX_CHANNEL_VARIABLES && channel.getVariable(name) === undefined) {
+    throw tooManyChannelVariables(name);
+  }
   try {
     setChannelVariable(channel, name, value, reportEvents);
   } catch (error) {

@@ -2,13 +2,16 @@
 // main/dial.c): `__NAME` variables keep their prefix and go on being inherited, `_NAME` ones arrive
 // as NAME; the dialer's identity becomes the connected line; the language follows.
 import type { Channel } from './channel.ts';
+import { MAX_CHANNEL_VARIABLES } from '../variable-limits.ts';
 
 export function inheritFromCaller(channel: Channel, caller: Channel): void {
   for (const name of caller.variableNames()) {
     const value = caller.getVariable(name);
-    if (value === undefined) continue;
-    if (name.startsWith('__')) channel.setVariable(name, value);
-    else if (name.startsWith('_')) channel.setVariable(name.slice(1), value);
+    if (value === undefined || !name.startsWith('_')) continue;
+    const inherited = name.startsWith('__') ? name : name.slice(1);
+    // A new channel full already (the caller held the most): the rest are not inherited.
+    if (channel.variableCount >= MAX_CHANNEL_VARIABLES && channel.getVariable(inherited) === undefined) break;
+    channel.setVariable(inherited, value);
   }
   if (caller.caller.name || caller.caller.number) channel.setConnected({ ...caller.caller });
   channel.language = caller.language;

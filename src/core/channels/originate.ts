@@ -13,7 +13,7 @@ import { CAUSE } from './causes.ts';
 import type { CallerId, Channel } from './channel.ts';
 import type { Model } from '../../spec/index.ts';
 import { MAX_CHANNEL_ID_LENGTH, type Channels } from './channels.ts';
-import { checkVariable, MAX_VARIABLES_PER_REQUEST } from '../variable-limits.ts';
+import { checkVariable, MAX_CHANNEL_VARIABLES, MAX_VARIABLES_PER_REQUEST, tooManyChannelVariables } from '../variable-limits.ts';
 import { dial } from './dialer.ts';
 import { inheritFromCaller } from './inherit.ts';
 import { KNOWN_CODEC_NAMES } from '../../media/codecs.ts';
@@ -87,9 +87,24 @@ export function setChannelVariable(channel: Channel, name: string, value: string
   else channel.setVariable(name, value, reportEvents);
 }
 
-/** Applies parsed body variables in order. */
+/** Applies parsed body variables in order; all or none when they would make too many. */
 export function applyVariables(channel: Channel, assignments: readonly VariableAssignment[]): void {
+  checkRoomForVariables(channel, assignments);
   for (const { name, value, reportEvents } of assignments) setChannelVariable(channel, name, value, reportEvents);
+}
+
+/**
+ * InvalidError when setting `assignments` would create variables beyond MAX_CHANNEL_VARIABLES
+ * (function writes such as `CALLERID(name)` create none), so a body is applied whole or not at all.
+ */
+export function checkRoomForVariables(channel: Channel, assignments: readonly VariableAssignment[], trim = false): void {
+  const created = new Set<string>();
+  for (const assignment of assignments) {
+    const name = trim ? assignment.name.trim() : assignment.name;
+    if (name.endsWith(')') || channel.getVariable(name) !== undefined) continue;
+    created.add(name);
+    if (channel.variableCount + created.size > MAX_CHANNEL_VARIABLES) throw tooManyChannelVariables(name);
+  }
 }
 
 const SHRINKABLE_NUMBER = /^[0-9*#+()\-. ]+$/;

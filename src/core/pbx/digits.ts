@@ -137,7 +137,7 @@ export async function collectAndGo(channel: Channel, services: PbxServices, read
   for (const handler of ['i', 'e']) {
     if (dialplan.exists(context, handler, 1, callerId)) {
       services.log.info({ channel: channel.name }, `Invalid extension '${exten}' in context '${context}' on ${channel.name}`);
-      channel.setVariable('INVALID_EXTEN', exten);
+      channel.setSystemVariable('INVALID_EXTEN', exten);
       channel.setLocation({ context, exten: handler, priority: 1 });
       return 'jump';
     }

@@ -56,7 +56,7 @@ export function pushFrame(channel: Channel, returnTo: ReturnPoint, args: readonl
 export function popFrame(channel: Channel): ReturnPoint | undefined {
   const frame = stacks.get(channel)?.pop();
   if (!frame) return undefined;
-  for (const [name, value] of frame.saved) channel.setVariable(name, value);
+  for (const [name, value] of frame.saved) channel.setSystemVariable(name, value);
   return frame.returnTo;
 }
 

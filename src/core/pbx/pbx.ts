@@ -117,7 +117,7 @@ export class Pbx {
             const handler = ['i', 'e'].find((special) => special !== exten && dialplan.exists(context, special, 1, callerId));
             if (handler) {
               this.services.log.info({ channel: channel.name }, `Sent into invalid extension '${exten}' in context '${context}' on ${channel.name}`);
-              channel.setVariable('INVALID_EXTEN', exten);
+              channel.setSystemVariable('INVALID_EXTEN', exten);
               channel.setLocation({ exten: handler, priority: 1 });
               continue;
             }

@@ -58,16 +58,14 @@ export const set: DialplanApplication = {
     const name = rawData.slice(0, equals).trim();
     const value = rawData.slice(equals + 1);
     const call = parseFunctionCall(name);
-    if (!call) {
-      channel.setVariable(name, value);
-      return 'next';
-    }
     try {
-      writeChannelFunction(channel, call[0], call[1], value);
+      if (call) writeChannelFunction(channel, call[0], call[1], value);
+      else channel.setVariable(name, value);
     } catch (error) {
-      // As Asterisk: a function that refuses the write is logged and the dialplan goes on.
+      // As Asterisk: a function that refuses the write is logged and the dialplan goes on (and so
+      // does a variable refused because the channel holds the most it may).
       if (!(error instanceof InvalidError)) throw error;
-      services.log.warn({ channel: channel.name, function: call[0] }, `Set: ${error.message}`);
+      services.log.warn(call ? { channel: channel.name, function: call[0] } : { channel: channel.name, variable: name.slice(0, 64) }, `Set: ${error.message}`);
     }
     return 'next';
   },

@@ -72,7 +72,7 @@ function failureStatus(legs: readonly Leg[], unavailable: number): DialStatus {
 }
 
 function setVariable(channel: Channel, name: string, value: string): void {
-  if (!channel.destroyed) channel.setVariable(name, value);
+  if (!channel.destroyed) channel.setSystemVariable(name, value);
 }
 
 /** Calls every leg at once; resolves with the one that answered first, if any. */

@@ -76,7 +76,7 @@ export const gosubReturn: DialplanApplication = {
       services.log.warn({ channel: channel.name }, 'Return without Gosub: stack is empty');
       return 'stop';
     }
-    channel.setVariable('GOSUB_RETVAL', rawData);
+    channel.setSystemVariable('GOSUB_RETVAL', rawData);
     channel.setLocation(back);
     return 'jump';
   },

@@ -45,7 +45,7 @@ export const background: DialplanApplication = {
     const context = contextArg?.trim() || channel.location.context;
     if (!channel.answered) {
       if (options.has('s')) {
-        channel.setVariable('BACKGROUNDSTATUS', 'SUCCESS');
+        channel.setSystemVariable('BACKGROUNDSTATUS', 'SUCCESS');
         return 'next';
       }
       if (!options.has('n')) channel.answer();
@@ -55,7 +55,7 @@ export const background: DialplanApplication = {
       const callerId = channel.caller.number || undefined;
       const interrupts = options.has('m') ? (digit: string) => services.dialplan().exists(context, digit, 1, callerId) : () => true;
       const { failed } = await reader.play(soundUris(files), language?.trim() || channel.language, interrupts);
-      channel.setVariable('BACKGROUNDSTATUS', failed ? 'FAILED' : 'SUCCESS');
+      channel.setSystemVariable('BACKGROUNDSTATUS', failed ? 'FAILED' : 'SUCCESS');
       if (channel.hangingUp) return 'stop';
       const first = reader.take();
       if (first === undefined) return 'next';
@@ -123,7 +123,7 @@ export const read: DialplanApplication = {
     const name = variable.trim();
     if (name === '') {
       services.log.warn({ channel: channel.name }, 'Read requires an argument (variable)');
-      channel.setVariable('READSTATUS', 'ERROR');
+      channel.setSystemVariable('READSTATUS', 'ERROR');
       return 'next';
     }
     const options = parseOptions(optionText);
@@ -136,7 +136,7 @@ export const read: DialplanApplication = {
     const terminators = options.has('t') ? options.get('t') || '' : '#';
     if (!channel.answered) {
       if (options.has('s')) {
-        channel.setVariable('READSTATUS', 'SKIPPED');
+        channel.setSystemVariable('READSTATUS', 'SKIPPED');
         return 'next';
       }
       if (!options.has('n')) channel.answer();
@@ -166,17 +166,17 @@ export const read: DialplanApplication = {
         }
         if (tonePlayback) services.playbacks?.stopPlayback(tonePlayback);
         if (channel.hangingUp) {
-          channel.setVariable('READSTATUS', 'HANGUP');
+          channel.setSystemVariable('READSTATUS', 'HANGUP');
           return 'stop';
         }
         if (reader.done) return 'next';
         channel.setVariable(name, entered);
         if (entered !== '' || terminated) {
-          channel.setVariable('READSTATUS', 'OK');
+          channel.setSystemVariable('READSTATUS', 'OK');
           return 'next';
         }
       }
-      channel.setVariable('READSTATUS', 'TIMEOUT');
+      channel.setSystemVariable('READSTATUS', 'TIMEOUT');
       return 'next';
     } finally {
       reader.close();

@@ -13,7 +13,7 @@ export const messageSend: DialplanApplication = {
   synopsis: 'Sends the channel\'s MESSAGE() to pjsip:endpoint or another technology:resource (sets MESSAGE_SEND_STATUS)',
   execute(channel, [destination = '', from = '', toName = ''], services) {
     const status = (value: string): 'next' => {
-      channel.setVariable('MESSAGE_SEND_STATUS', value);
+      channel.setSystemVariable('MESSAGE_SEND_STATUS', value);
       return 'next';
     };
     const router = services.messages;

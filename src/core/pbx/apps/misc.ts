@@ -141,11 +141,11 @@ export const chanIsAvail: DialplanApplication = {
         if (!options.includes('a')) break;
       }
     }
-    channel.setVariable('AVAILCHAN', available.join('&'));
-    channel.setVariable('AVAILORIGCHAN', available.join('&'));
-    channel.setVariable('AVAILSTATUS', statuses.join('&'));
+    channel.setSystemVariable('AVAILCHAN', available.join('&'));
+    channel.setSystemVariable('AVAILORIGCHAN', available.join('&'));
+    channel.setSystemVariable('AVAILSTATUS', statuses.join('&'));
     // 0 when a device was found, else AST_CAUSE_NOSUCHDRIVER-like "unallocated" (the device is unknown or down).
-    channel.setVariable('AVAILCAUSECODE', available.length > 0 ? '0' : '3');
+    channel.setSystemVariable('AVAILCAUSECODE', available.length > 0 ? '0' : '3');
     return 'next';
   },
 };

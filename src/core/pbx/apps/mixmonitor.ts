@@ -97,7 +97,7 @@ export const mixMonitor: DialplanApplication = {
           onlyWhileBridged: options.has('b'),
         });
         monitor.recordings.push(recording);
-        if (direction === 'both') channel.setVariable('MIXMONITOR_FILENAME', `${target.base}.${target.format}`);
+        if (direction === 'both') channel.setSystemVariable('MIXMONITOR_FILENAME', `${target.base}.${target.format}`);
       } catch (error) {
         const reason = error instanceof RecordingNameError ? 'the file name leaves the recordings directory' : (error as Error).message;
         services.log.warn({ channel: channel.name, file }, `MixMonitor: cannot record to ${file}: ${reason}`);

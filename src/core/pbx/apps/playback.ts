@@ -17,7 +17,7 @@ export const playback: DialplanApplication = {
     }
     if (!channel.answered) {
       if (hasOption(options, 'skip')) {
-        channel.setVariable('PLAYBACKSTATUS', 'SUCCESS');
+        channel.setSystemVariable('PLAYBACKSTATUS', 'SUCCESS');
         return 'next';
       }
       if (!hasOption(options, 'noanswer')) channel.answer();
@@ -39,7 +39,7 @@ export const playback: DialplanApplication = {
         failed = true;
       }
     }
-    channel.setVariable('PLAYBACKSTATUS', failed ? 'FAILED' : 'SUCCESS');
+    channel.setSystemVariable('PLAYBACKSTATUS', failed ? 'FAILED' : 'SUCCESS');
     return 'next';
   },
 };

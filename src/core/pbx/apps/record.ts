@@ -69,7 +69,7 @@ export const record: DialplanApplication = {
     const [filename, silenceArg, maxArg, optionText] = args;
     const status = (value: string): void => {
       // A channel already gone has nobody left to read it.
-      if (!channel.destroyed) channel.setVariable('RECORD_STATUS', value);
+      if (!channel.destroyed) channel.setSystemVariable('RECORD_STATUS', value);
     };
     if (!filename) {
       services.log.warn({ channel: channel.name }, 'Record requires an argument (filename)');
@@ -112,7 +112,7 @@ export const record: DialplanApplication = {
     try {
       if (name.includes('%d')) {
         name = numbered(name, (candidate) => existsSync(`${locate(candidate).base}.${extension}`));
-        channel.setVariable('RECORDED_FILE', name);
+        channel.setSystemVariable('RECORDED_FILE', name);
       }
       target = locate(name);
     } catch (error) {

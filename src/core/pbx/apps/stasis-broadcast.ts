@@ -17,7 +17,7 @@ export const stasisBroadcast: DialplanApplication = {
   name: 'StasisBroadcast',
   synopsis: 'Offers the channel to the Stasis applications; the first to claim it gets it (STASISSTATUS)',
   async execute(channel, _args, services, rawData) {
-    channel.setVariable('STASISSTATUS', '');
+    channel.setSystemVariable('STASISSTATUS', '');
     const [timeoutText = '', filterText = '', argsText = '', notifyText = ''] = rawData === '' ? [] : splitArgs(rawData, ',', 4);
     let timeoutMs = DEFAULT_TIMEOUT_MS;
     if (timeoutText !== '') {
@@ -42,14 +42,14 @@ export const stasisBroadcast: DialplanApplication = {
     const broadcasts = services.broadcasts;
     if (!broadcasts) {
       services.log.error({ channel: channel.name }, 'StasisBroadcast: res_stasis_broadcast.so is not running');
-      channel.setVariable('STASISSTATUS', 'FAILED');
+      channel.setSystemVariable('STASISSTATUS', 'FAILED');
       return 'next';
     }
     const { winner } = await broadcasts.broadcast(channel, timeoutMs, { filter, notifyClaimed });
     if (winner === undefined) {
       if (channel.hangingUp) return 'stop';
       services.log.warn({ channel: channel.name, timeoutMs }, 'StasisBroadcast: not claimed in time');
-      channel.setVariable('STASISSTATUS', 'TIMEOUT');
+      channel.setSystemVariable('STASISSTATUS', 'TIMEOUT');
       return 'next';
     }
     // Claims made while the winner holds the channel still conflict; they stop once it lets go.
@@ -59,12 +59,12 @@ export const stasisBroadcast: DialplanApplication = {
       if (entered === 'hungup') return 'stop';
       if (entered === 'unavailable') {
         services.log.warn({ channel: channel.name, app: winner }, 'StasisBroadcast: the winning application is not registered');
-        channel.setVariable('STASISSTATUS', 'FAILED');
+        channel.setSystemVariable('STASISSTATUS', 'FAILED');
         return channel.hangingUp ? 'stop' : 'next';
       }
       const exit = await waitForStasisExit(channel);
       if (exit === 'hungup') return 'stop';
-      channel.setVariable('STASISSTATUS', 'SUCCESS');
+      channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
       return 'jump';
     } finally {
       broadcasts.finish(channel);

@@ -19,12 +19,12 @@ export const stasis: DialplanApplication = {
     }
     if (outcome === 'unavailable') {
       services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; leaving the dialplan step');
-      channel.setVariable('STASISSTATUS', 'FAILED');
+      channel.setSystemVariable('STASISSTATUS', 'FAILED');
       return 'next';
     }
     const exit = await waitForStasisExit(channel);
     if (exit === 'hungup') return 'stop';
-    channel.setVariable('STASISSTATUS', 'SUCCESS');
+    channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
     return 'jump';
   },
 };
@@ -36,7 +36,7 @@ async function perCallStasis(channel: Channel, app: string, args: string[], serv
     session?.finish();
     if (channel.hangingUp) return 'stop';
     services.log.warn({ channel: channel.name, app }, 'per-call application connection failed; leaving the dialplan step');
-    channel.setVariable('STASISSTATUS', 'FAILED');
+    channel.setSystemVariable('STASISSTATUS', 'FAILED');
     return 'next';
   }
   // A connection lost for good mid-call takes the channel out of the application.
@@ -47,9 +47,9 @@ async function perCallStasis(channel: Channel, app: string, args: string[], serv
   session.finish();
   if (exit === 'hungup') return 'stop';
   if (session.failed) {
-    channel.setVariable('STASISSTATUS', 'FAILED');
+    channel.setSystemVariable('STASISSTATUS', 'FAILED');
     return 'next';
   }
-  channel.setVariable('STASISSTATUS', 'SUCCESS');
+  channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
   return 'jump';
 }

@@ -19,7 +19,7 @@ export const astdbFunctions: readonly DialplanFunction[] = [
       if (!path || !db) return undefined;
       const value = db.get(path.family, path.key);
       if (value === undefined) return '';
-      call.channel?.setVariable('DB_RESULT', value);
+      call.channel?.setSystemVariable('DB_RESULT', value);
       return value;
     },
     write(call, value) {
@@ -41,7 +41,7 @@ export const astdbFunctions: readonly DialplanFunction[] = [
       if (!path || !db) return undefined;
       const value = db.get(path.family, path.key);
       if (value === undefined) return '0';
-      call.channel?.setVariable('DB_RESULT', value);
+      call.channel?.setSystemVariable('DB_RESULT', value);
       return '1';
     },
   },
@@ -57,7 +57,7 @@ export const astdbFunctions: readonly DialplanFunction[] = [
       const value = db.get(path.family, path.key);
       if (value === undefined) return '';
       db.delete(path.family, path.key);
-      call.channel?.setVariable('DB_RESULT', value);
+      call.channel?.setSystemVariable('DB_RESULT', value);
       return value;
     },
     write(call) {

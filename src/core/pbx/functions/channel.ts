@@ -116,7 +116,7 @@ const CHANNEL_READERS: ReadonlyMap<string, (channel: Channel) => string> = new M
 const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => void> = new Map<string, (channel: Channel, value: string) => void>([
   ['language', (channel, value) => void (channel.language = value)],
   ['accountcode', (channel, value) => void (channel.accountcode = value)],
-  ['musicclass', (channel, value) => channel.setVariable('__MUSICCLASS', value)],
+  ['musicclass', (channel, value) => channel.setSystemVariable('__MUSICCLASS', value)],
 ]);
 
 function hangupCauseOf(call: FunctionCall, name: string): number | undefined {
@@ -142,7 +142,7 @@ export const channelFunctions: readonly DialplanFunction[] = [
       const extra = CALLER_EXTRA_VARIABLES.get(args.trim().toLowerCase());
       if (extra) {
         checkVariableValue(`CALLERID(${args})`, value);
-        channel.setVariable(extra, value);
+        channel.setSystemVariable(extra, value);
         return;
       }
       channel.setCaller(parseParty('CALLERID', args, value));

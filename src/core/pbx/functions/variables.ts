@@ -120,7 +120,7 @@ export const variableFunctions: readonly DialplanFunction[] = [
       if (hash === '') return undefined;
       if (key !== undefined) return hashValue(call, hash, key);
       const keys = hashKeys(call, hash);
-      channelOf(call, 'HASH').setVariable(HASH_FIELDS_VARIABLE, keys.join(','));
+      channelOf(call, 'HASH').setSystemVariable(HASH_FIELDS_VARIABLE, keys.join(','));
       return keys.map((k) => hashValue(call, hash, k)).join(',');
     },
     write(call, value) {
