@@ -14,7 +14,8 @@ import type { ChannelDriver, Indication, TransferProgressState } from '../../cor
 import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import { Dialog } from '../../sip/dialog.ts';
-import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
+import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
+import { checkAddableHeaderName, checkHeaderValue, MAX_ADDED_SIP_HEADERS, SessionHeaders, type SipHeader } from '../../core/channels/sip-headers.ts';
 import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
 import type { Destination } from '../../sip/transport.ts';
@@ -167,6 +168,8 @@ export class SipCall implements ChannelDriver {
   #ackReceived = false;
   #pendingHangup: number | undefined;
   readonly callId: string;
+  /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
+  readonly #headers: SessionHeaders;
   /** REFER in the dialog and ARI transfer_progress are the technology's (refer.ts); unset: 405, nothing. */
   onRefer: ((request: SipRequest, tx: ServerTransaction) => void) | undefined;
   onTransferProgress: ((state: TransferProgressState) => void) | undefined;
@@ -179,6 +182,65 @@ export class SipCall implements ChannelDriver {
     private readonly mediaOptions: CallMediaOptions = DEFAULT_MEDIA_OPTIONS,
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
+    // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.
+    this.#headers = new SessionHeaders(side.kind === 'inbound' ? side.invite.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })) : []);
+  }
+
+  sipHeaders(): SessionHeaders {
+    return this.#headers;
+  }
+
+  /** CHANNEL(pjsip,item): the facts of the session Asterisk's chan_pjsip reports that we have. */
+  sipInfo(item: string): string | undefined {
+    switch (item) {
+      case 'call-id':
+        return this.callId;
+      case 'secure':
+        return '0';
+      case 'target-uri':
+        return this.side.kind === 'inbound' ? formatUri(this.side.invite.uri) : formatUri(this.side.target);
+      case 'local-tag':
+        return this.dialog?.localTag ?? '';
+      case 'remote-tag':
+        return this.dialog?.remoteTag ?? '';
+      case 'request-uri':
+        return this.side.kind === 'inbound' ? formatUri(this.side.invite.uri) : formatUri(this.side.target);
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * The headers the dialplan gave the outbound INVITE: `SIPADDHEADERnn` variables (SIPAddHeader,
+   * inherited from the caller as `__SIPADDHEADERnn`, `Name: value`) in name order, then
+   * PJSIP_HEADER(add) ones. Bad names or values are skipped (logged): the call still goes out.
+   */
+  #extraHeaders(): SipHeader[] {
+    const headers: SipHeader[] = [];
+    const fromVariables = this.channel
+      .variableNames()
+      .filter((name) => name.replace(/^_{1,2}/, '').toUpperCase().startsWith('SIPADDHEADER'))
+      .sort((a, b) => a.replace(/^_+/, '').localeCompare(b.replace(/^_+/, '')));
+    for (const variable of fromVariables) {
+      const text = (this.channel.getVariable(variable) ?? '').replace(/^\s*"/, '').replace(/"\s*$/, '');
+      const colon = text.indexOf(':');
+      const name = colon < 0 ? '' : text.slice(0, colon).trim();
+      const value = colon < 0 ? '' : text.slice(colon + 1).trim();
+      try {
+        checkAddableHeaderName(name);
+        checkHeaderValue(name, value);
+      } catch (error) {
+        this.services.log.warn({ channel: this.channel.name, variable }, `SIP header from ${variable} not added: ${(error as Error).message}`);
+        continue;
+      }
+      headers.push({ name, value });
+    }
+    headers.push(...this.#headers.takeForRequest());
+    if (headers.length > MAX_ADDED_SIP_HEADERS) {
+      this.services.log.warn({ channel: this.channel.name, count: headers.length }, `only the first ${MAX_ADDED_SIP_HEADERS} added SIP headers are sent`);
+      headers.length = MAX_ADDED_SIP_HEADERS;
+    }
+    return headers;
   }
 
   /** Binds the channel (the driver factory calls this before ChannelCreated). */
@@ -283,6 +345,7 @@ export class SipCall implements ChannelDriver {
       ['Allow', ALLOW],
       ['User-Agent', this.services.userAgent],
     ]);
+    for (const { name, value } of this.#extraHeaders()) request.add(name, value);
     request.body = Buffer.from(this.#localSdp);
     request.set('Content-Type', 'application/sdp');
     this.#inviteRequest = request;

@@ -3,6 +3,7 @@
 // Technologies are assembled outside the core (src/channels/index.ts lists them, the server hands
 // them to the core); each one is a module (`chan_<name>.so`) and, while it runs, holds the
 // TechnologyContext it was started with: the only way it reaches into the core.
+import type { SessionHeaders } from './sip-headers.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Frame } from '../../media/frame.ts';
@@ -71,6 +72,14 @@ export interface ChannelDriver {
    * negotiated codec; technologies that carry the core's signed linear audio leave it out (`slin`).
    */
   nativeFormat?(): string | undefined;
+  /**
+   * The SIP headers of the channel's session (PJSIP_HEADER, PJSIP_HEADERS): those of the INVITE
+   * that created an inbound channel, those to add to an outbound channel's INVITE. Technologies
+   * without SIP leave it out.
+   */
+  sipHeaders?(): SessionHeaders;
+  /** Protocol facts CHANNEL(pjsip,item) reads (call-id, local-uri, remote-uri...); SIP only. */
+  sipInfo?(item: string): string | undefined;
 }
 
 /** Makes a channel's driver; called once by the channel's constructor, before ChannelCreated. */

@@ -16,6 +16,7 @@ const CATEGORY_TITLES: Readonly<Record<FunctionCategory, string>> = {
   state: 'Device and extension states, dialplan look-ups',
   astdb: 'The astdb',
   message: 'Text messages',
+  sip: 'SIP headers',
 };
 
 /** The README's list: every function name, and the ones deliberately not provided. */

@@ -46,7 +46,7 @@ export function channelOf(call: FunctionCall, name: string): Channel {
   return call.channel;
 }
 
-export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb' | 'message';
+export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb' | 'message' | 'sip';
 
 /** One declaration per function: the README and docs/dialplan-functions.md are generated from these. */
 export interface DialplanFunction {

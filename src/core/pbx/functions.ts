@@ -8,6 +8,7 @@ import { MAX_VARIABLE_VALUE_LENGTH } from '../variable-limits.ts';
 import type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 import { astdbFunctions } from './functions/astdb.ts';
 import { messageFunctions } from './functions/message.ts';
+import { sipFunctions } from './functions/sip.ts';
 import { channelFunctions } from './functions/channel.ts';
 import { executorFunctions } from './functions/executor.ts';
 import { logicFunctions } from './functions/logic.ts';
@@ -20,7 +21,7 @@ export type { DialplanFunction, FunctionCall, FunctionServices } from './functio
 
 const REGISTRY: ReadonlyMap<string, DialplanFunction> = (() => {
   const registry = new Map<string, DialplanFunction>();
-  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions, ...messageFunctions]) {
+  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions, ...messageFunctions, ...sipFunctions]) {
     if (registry.has(fn.name)) throw new Error(`dialplan function ${fn.name} declared twice`);
     registry.set(fn.name, fn);
   }

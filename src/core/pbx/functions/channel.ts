@@ -159,9 +159,17 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint; language, accountcode and musicclass are writable.',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, pjsip,call-id|target-uri|local-tag|remote-tag|request-uri|secure (PJSIP channels); language, accountcode and musicclass are writable.',
     category: 'channel',
-    read: (call) => CHANNEL_READERS.get(call.args.trim().toLowerCase())?.(channelOf(call, 'CHANNEL')),
+    read(call) {
+      const item = call.args.trim().toLowerCase();
+      // chan_pjsip's items: CHANNEL(pjsip,call-id), CHANNEL(pjsip,target-uri)...
+      if (item.startsWith('pjsip,')) {
+        const channel = channelOf(call, 'CHANNEL');
+        return channel.technology === 'PJSIP' ? channel.driver.sipInfo?.(item.slice(6).trim()) : undefined;
+      }
+      return CHANNEL_READERS.get(item)?.(channelOf(call, 'CHANNEL'));
+    },
     write(call, value) {
       const writer = CHANNEL_WRITERS.get(call.args.trim().toLowerCase());
       if (!writer) throw new InvalidError(`CHANNEL(${call.args.slice(0, 64)}) cannot be written`);
