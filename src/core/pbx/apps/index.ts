@@ -18,6 +18,7 @@ import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
 import { playback } from './playback.ts';
 import { sayAlphaApp, sayDigitsApp, sayNumberApp, sayUnixTime } from './say.ts';
+import { sipAddHeader, sipRemoveHeader } from './sip-headers.ts';
 import { stasis } from './stasis.ts';
 import { stasisBroadcast } from './stasis-broadcast.ts';
 
@@ -70,6 +71,8 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     dbDel,
     dbDelTree,
     messageSend,
+    sipAddHeader,
+    sipRemoveHeader,
   ];
 }
 
