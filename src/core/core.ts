@@ -229,6 +229,7 @@ export class Core {
         if (local) return this.#dialplan.exists(local[2], local[1]) ? 'NOT_INUSE' : 'INVALID';
         return this.derivedDeviceStates.state(device);
       },
+      runSubroutine: (channel, target) => this.pbx.runSubroutine(channel, target),
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),

@@ -7,7 +7,9 @@ import { substitute } from '../dialplan/substitute.ts';
 import type { DialplanStep } from '../dialplan/dialplan.ts';
 import type { AppOutcome, DialplanApplication } from './application.ts';
 import { builtinVariable, readChannelFunction } from './functions.ts';
-import { writeLocal } from './gosub-stack.ts';
+import { gosubDepth, popFrame, pushFrame, writeLocal } from './gosub-stack.ts';
+import { splitTarget } from './apps/gosub.ts';
+import { resolveGoto } from './apps/goto.ts';
 import type { PbxServices } from './services.ts';
 import { writeTimeout } from './timeouts.ts';
 
@@ -15,6 +17,10 @@ import { writeTimeout } from './timeouts.ts';
 const STEPS_BEFORE_YIELD = 64;
 /** Steps the `h` extension may run after a hangup (it cannot wait on the channel, only compute). */
 const MAX_HANGUP_STEPS = 200;
+/** Steps a subroutine run outside the dialplan (a pre-dial handler) may take before it is abandoned. */
+const MAX_SUBROUTINE_STEPS = 1000;
+/** Where the Return of such a subroutine lands: a context no dialplan can name (it has a NUL). */
+const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', priority: 1 } as const;
 
 /**
  * The cause a call ends with when the dialplan names an application Patchbay does not have:
@@ -171,6 +177,50 @@ export class Pbx {
       return 'stop';
     }
     return application.execute(channel, splitArgs(data), this.services, data);
+  }
+
+  /**
+   * Runs a subroutine on a channel no dialplan is running on (Dial's b() pre-dial handler on a
+   * callee): from `target` until its Return, bounded in steps; the channel's location is left as
+   * it was. False when the destination does not exist.
+   */
+  async runSubroutine(channel: Channel, target: string): Promise<boolean> {
+    if (this.running.has(channel) || channel.hangingUp) return false;
+    const { target: where, args } = splitTarget(target);
+    const destination = resolveGoto(channel, this.services, where);
+    if ('error' in destination) {
+      this.services.log.warn({ channel: channel.name }, `subroutine ${where} not run: ${destination.error}`);
+      return false;
+    }
+    const saved = channel.location;
+    const depth = gosubDepth(channel);
+    this.running.add(channel);
+    try {
+      pushFrame(channel, SUBROUTINE_END, args);
+      channel.setLocation(destination);
+      for (let steps = 1; steps <= MAX_SUBROUTINE_STEPS && !channel.hangingUp; steps++) {
+        const { context, exten, priority } = channel.location;
+        if (context === SUBROUTINE_END.context) return true;
+        const step = this.services.dialplan().find(context, exten, priority, channel.caller.number || undefined);
+        if (!step) break;
+        const outcome = await this.execute(channel, step);
+        if (outcome === 'stop') break;
+        if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
+        if (steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (channel.location.context !== SUBROUTINE_END.context) {
+        this.services.log.warn({ channel: channel.name }, `subroutine ${where} ended without Return`);
+      }
+      return true;
+    } catch (error) {
+      this.services.log.warn({ err: error, channel: channel.name }, `subroutine ${where} failed`);
+      return false;
+    } finally {
+      // Frames the subroutine left (no Return) are dropped, restoring their ${ARGn}.
+      while (gosubDepth(channel) > depth) popFrame(channel);
+      channel.setLocation(saved);
+      this.running.delete(channel);
+    }
   }
 
   /**

@@ -26,6 +26,11 @@ export interface PbxServices {
   readonly broadcasts?: ChannelBroadcasts;
   /** The state of a device (`PJSIP/alice`, `Local/100@default`) as ChanIsAvail sees it: AST_DEVICE_* names. */
   deviceState?(device: string): string | undefined;
+  /**
+   * Runs a subroutine (Gosub's `[[context,]exten,]priority[(args)]`) on a channel that is not in
+   * the dialplan, until its Return (Dial's b() pre-dial handler); false when it could not start.
+   */
+  runSubroutine?(channel: Channel, target: string): Promise<boolean>;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
   readonly musicOnHold?: {
     start(channel: Channel, mohClass?: string): void;

@@ -1,6 +1,8 @@
 // Dial(Tech/resource[&Tech2/resource2...][,timeout[,options]]): calls one or more outbound
 // channels for the dialplan channel; the first to answer is connected to it, the others are hung
-// up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does.
+// up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does. Options: b() runs
+// a pre-dial handler (a Gosub) on each callee before it is called (PJSIP_HEADER(add) goes there),
+// g carries on after the callee hangs up, r indicates ringing.
 import { CAUSE } from '../../channels/causes.ts';
 import type { Channel } from '../../channels/channel.ts';
 import { dial, type DialStatus } from '../../channels/dialer.ts';
@@ -11,7 +13,7 @@ import type { PbxServices } from '../services.ts';
 import { inheritFromCaller } from '../../channels/inherit.ts';
 
 /** Options that Dial acts on; the others are accepted and ignored. */
-const SUPPORTED_OPTIONS = new Set(['g', 'r']);
+const SUPPORTED_OPTIONS = new Set(['b', 'g', 'r']);
 
 /** Splits Dial's option string: single letters, each optionally followed by `(arguments)`. */
 export function parseDialOptions(text: string): Map<string, string> {
@@ -21,7 +23,13 @@ export function parseDialOptions(text: string): Map<string, string> {
     if (letter.trim() === '') continue;
     let argument = '';
     if (text[i + 1] === '(') {
-      const close = text.indexOf(')', i + 2);
+      // The matching parenthesis: b(handler^s^1(arg1^arg2)) nests one.
+      let depth = 0;
+      let close = -1;
+      for (let j = i + 1; j < text.length && close < 0; j++) {
+        if (text[j] === '(') depth++;
+        else if (text[j] === ')' && --depth === 0) close = j;
+      }
       const end = close < 0 ? text.length : close;
       argument = text.slice(i + 2, end);
       i = end;
@@ -182,7 +190,23 @@ export const dialApplication: DialplanApplication = {
     const seconds = Number.parseFloat(timeout ?? '');
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 
-    const { legs, unavailable } = requestLegs(channel, services, targets);
+    let { legs, unavailable } = requestLegs(channel, services, targets);
+    // b(context^exten^priority[(arg1^...)]): a pre-dial handler on each callee before it is called.
+    const preDial = options.get('b');
+    if (preDial && legs.length > 0) {
+      if (!services.runSubroutine) services.log.warn({ channel: channel.name }, 'Dial: pre-dial handlers are not available');
+      else {
+        for (const { peer } of legs) await services.runSubroutine(peer, preDial.replaceAll('^', ','));
+        const gone = legs.filter(({ peer }) => peer.hangingUp);
+        legs = legs.filter(({ peer }) => !peer.hangingUp);
+        unavailable += gone.length;
+      }
+      if (channel.hangingUp) {
+        for (const { peer } of legs) peer.hangup(CAUSE.normal);
+        setVariable(channel, 'DIALSTATUS', 'CANCEL');
+        return 'stop';
+      }
+    }
     if (legs.length === 0) {
       setVariable(channel, 'DIALSTATUS', 'CHANUNAVAIL');
       return 'next';

@@ -12,7 +12,7 @@ import { splitBranches } from './conditional.ts';
 import { isTrueCondition, resolveGoto } from './goto.ts';
 
 /** Splits `target(args)` into the goto string and its arguments. */
-function splitTarget(text: string): { target: string; args: string[] } {
+export function splitTarget(text: string): { target: string; args: string[] } {
   const open = text.indexOf('(');
   if (open < 0) return { target: text.trim(), args: [] };
   const close = text.lastIndexOf(')');
