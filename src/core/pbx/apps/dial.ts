@@ -170,7 +170,7 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
 
 export const dialApplication: DialplanApplication = {
   name: 'Dial',
-  synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS)',
+  synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS); options b(pre-dial handler), g, r',
   async execute(channel, [targetList, timeout, optionText], services): Promise<AppOutcome> {
     if (channel.hangingUp) return 'stop';
     if (!targetList || targetList.trim() === '') {
