@@ -613,6 +613,27 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(result.status, 0, result.output);
   });
 
+  test('originate with variables {"PJSIP_HEADER(add,X-Trace)": "abc"}: SIPp finds X-Trace: abc in the INVITE (and fails without it)', { timeout: 60_000 }, async () => {
+    const originate = (variables: Record<string, string>): Promise<Response> =>
+      server.ari('/channels?endpoint=PJSIP/bob&app=sip-app', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ variables }) });
+    const run = sipp('headers-incoming.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const response = await originate({ 'PJSIP_HEADER(add,X-Trace)': 'abc' });
+    const channel = (await response.json()) as Json;
+    assert.equal(response.status, 200, JSON.stringify(channel));
+    assert.equal((await nextEvent(ofChannel('ChannelDestroyed', channel.id))).cause, 17);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    // The control: the same scenario refuses an INVITE without the header.
+    const control = sipp('headers-incoming.xml', [], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const plain = (await (await originate({})).json()) as Json;
+    const failed = await control.done;
+    assert.notEqual(failed.status, 0, failed.output);
+    await post(`/channels/${plain.id}`, 'DELETE');
+    await nextEvent(ofChannel('ChannelDestroyed', plain.id));
+  });
+
   test('the app hangs up an outbound call while it rings: CANCEL, and the channel ends', { timeout: 60_000 }, async () => {
     const run = sipp('ring-wait-cancel.xml', [], 20_000, BOB_PORT);
     await new Promise((resolve) => setTimeout(resolve, 300));
