@@ -220,6 +220,11 @@ describe('PJSIP_HEADER on an inbound INVITE', () => {
       // Straight through ARI's getChannelVar, names compared case-insensitively.
       assert.deepEqual(await variable(id, 'PJSIP_HEADER(read,x-other)'), { status: 200, value: 'z' });
       assert.deepEqual(await variable(id, 'PJSIP_HEADER(read,Subject)'), { status: 200, value: 'hello' });
+      const port = phone.socket.address().port;
+      assert.deepEqual(await variable(id, 'CHANNEL(pjsip,remote_uri)'), { status: 200, value: `sip:caller@127.0.0.1:${port}` });
+      assert.deepEqual(await variable(id, 'CHANNEL(pjsip,request_uri)'), { status: 200, value: `sip:100@127.0.0.1:${server.core.pjsip.port}` });
+      assert.deepEqual(await variable(id, 'CHANNEL(pjsip,remote_tag)'), { status: 200, value: 'ph' });
+      assert.deepEqual(await variable(id, 'CHANNEL(pjsip,secure)'), { status: 200, value: '0' });
       assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
       assert.match(await phone.finalResponse(), /^SIP\/2\.0 [4-6]\d\d/);
     } finally {

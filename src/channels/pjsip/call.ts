@@ -190,21 +190,41 @@ export class SipCall implements ChannelDriver {
     return this.#headers;
   }
 
-  /** CHANNEL(pjsip,item): the facts of the session Asterisk's chan_pjsip reports that we have. */
+  /**
+   * CHANNEL(pjsip,item): chan_pjsip's signalling items that apply here; before the dialog exists
+   * (an unanswered call) the tags and URIs come from the INVITE.
+   */
   sipInfo(item: string): string | undefined {
+    const dialog = this.dialog;
+    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#inviteRequest;
+    const party = (name: 'from' | 'to'): string => {
+      const address = name === 'from' ? invite?.from() : invite?.to();
+      return address ? formatUri(address.uri) : '';
+    };
+    const inbound = this.side.kind === 'inbound';
     switch (item) {
       case 'call-id':
         return this.callId;
       case 'secure':
-        return '0';
-      case 'target-uri':
-        return this.side.kind === 'inbound' ? formatUri(this.side.invite.uri) : formatUri(this.side.target);
-      case 'local-tag':
-        return this.dialog?.localTag ?? '';
-      case 'remote-tag':
-        return this.dialog?.remoteTag ?? '';
-      case 'request-uri':
-        return this.side.kind === 'inbound' ? formatUri(this.side.invite.uri) : formatUri(this.side.target);
+        return dialog?.secure ? '1' : '0';
+      case 'target_uri': {
+        if (dialog) return formatUri(dialog.remoteTarget);
+        if (this.side.kind === 'outbound') return formatUri(this.side.target);
+        const contacts = invite?.contacts();
+        return contacts && contacts !== 'wildcard' && contacts[0] ? formatUri(contacts[0].uri) : '';
+      }
+      case 'local_uri':
+        return party(inbound ? 'to' : 'from');
+      case 'remote_uri':
+        return party(inbound ? 'from' : 'to');
+      case 'local_tag':
+        return dialog?.localTag ?? (inbound ? '' : (invite?.fromTag() ?? ''));
+      case 'remote_tag':
+        return dialog?.remoteTag ?? (inbound ? (invite?.fromTag() ?? '') : '');
+      case 'request_uri':
+        return invite ? formatUri(invite.uri) : '';
+      case 't38state':
+        return 'DISABLED';
       default:
         return undefined;
     }

@@ -159,11 +159,11 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, pjsip,call-id|target-uri|local-tag|remote-tag|request-uri|secure (PJSIP channels); language, accountcode and musicclass are writable.',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, pjsip,call-id|secure|target_uri|local_uri|local_tag|remote_uri|remote_tag|request_uri|t38state (PJSIP channels); language, accountcode and musicclass are writable.',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();
-      // chan_pjsip's items: CHANNEL(pjsip,call-id), CHANNEL(pjsip,target-uri)...
+      // chan_pjsip's items: CHANNEL(pjsip,call-id), CHANNEL(pjsip,remote_uri)...
       if (item.startsWith('pjsip,')) {
         const channel = channelOf(call, 'CHANNEL');
         return channel.technology === 'PJSIP' ? channel.driver.sipInfo?.(item.slice(6).trim()) : undefined;
