@@ -273,6 +273,19 @@ describe('headers on an outbound INVITE', () => {
     assert.ok(lines.includes('P-Asserted-Identity: <sip:100@example.com>'), invite);
   });
 
+  test('ARI create, then setChannelVar PJSIP_HEADER(add,X-Set), then dial: the INVITE carries it', { timeout: 30_000 }, async () => {
+    const created = await server.ari('/channels/create?endpoint=PJSIP/bob&app=hdr-app', { method: 'POST' });
+    const channel = (await created.json()) as Json;
+    assert.equal(created.status, 200, JSON.stringify(channel));
+    const set = await server.ari(`/channels/${channel.id}/variable?variable=${encodeURIComponent('PJSIP_HEADER(add,X-Set)')}&value=from-ari`, { method: 'POST' });
+    assert.equal(set.status, 204);
+    assert.deepEqual(await variable(channel.id, 'PJSIP_HEADER(read,X-Set)'), { status: 200, value: 'from-ari' });
+    const seen = callee.invites.length;
+    assert.equal((await server.ari(`/channels/${channel.id}/dial`, { method: 'POST' })).status, 204);
+    const invite = await callee.nextInvite(seen);
+    assert.ok(headerLines(invite).includes('X-Set: from-ari'), invite);
+  });
+
   test('CR/LF injection, bad names and stack headers are refused with 400; SIPADDHEADER with CR/LF is dropped at send time', { timeout: 30_000 }, async () => {
     const refused: Array<Record<string, string>> = [
       { 'PJSIP_HEADER(add,X-Evil)': 'a\r\nVia: SIP/2.0/UDP evil' },
