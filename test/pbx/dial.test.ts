@@ -23,6 +23,10 @@ import {
 } from './pbx-helpers.ts';
 
 const DIALPLAN = `
+[predial]
+exten => s,1,Set(SEEN=\${ARG1}-\${ARG2}:\${CHANNEL(name)})
+ same => n,Return()
+
 [dial-test]
 exten => callee-echo,1,Answer()
  same => n,Echo()
@@ -51,6 +55,14 @@ exten => caller-g,1,Dial(Local/callee-short@dial-test,,g)
 
 exten => caller-nog,1,Dial(Local/callee-short@dial-test)
  same => n,NoOp(not reached without g)
+
+exten => caller-predial,1,Dial(Local/busy@dial-test,,b(predial^s^1(7^eight)))
+ same => n,Set(RESULT=\${DIALSTATUS})
+ same => n,Hangup()
+
+exten => caller-predial-missing,1,Dial(Local/busy@dial-test,,b(predial^nowhere^1))
+ same => n,Set(RESULT=\${DIALSTATUS})
+ same => n,Hangup()
 
 exten => caller-busy,1,Dial(Local/busy@dial-test)
  same => n,Set(RESULT=\${DIALSTATUS})
@@ -167,6 +179,22 @@ describe('Dial', () => {
     const seen = await untilDestroyed(events, [call.one, call.two]);
     assert.equal(seen.find(isDestroyedOf(call.two))!.cause, 21);
     assert.ok(!dialplanTrace(seen, call.two.name).some((step) => step.startsWith('NoOp')));
+    assertNoChannels(pbx.server);
+  });
+
+  test('option b(): the pre-dial handler runs on the callee with its arguments before it is dialled; a missing one does not stop the call', async () => {
+    const call = originate(pbx.server, 'Local/caller-predial@dial-test');
+    const seen = await untilDestroyed(events, [call.one, call.two]);
+    const dials = dialEvents(seen);
+    const peer = dials[0].peer as string;
+    assert.deepEqual(varsets(seen, peer, 'SEEN'), [`7-eight:${peer}`]);
+    const handlerAt = seen.findIndex((event) => event.type === 'ChannelVarset' && event.variable === 'SEEN');
+    const dialAt = seen.findIndex((event) => event.type === 'Dial' && event.caller !== undefined);
+    assert.ok(handlerAt >= 0 && handlerAt < dialAt, 'the handler ran before the Dial event');
+    assert.deepEqual(varsets(seen, call.two.name, 'RESULT'), ['BUSY']);
+    const missing = originate(pbx.server, 'Local/caller-predial-missing@dial-test');
+    const seenMissing = await untilDestroyed(events, [missing.one, missing.two]);
+    assert.deepEqual(varsets(seenMissing, missing.two.name, 'RESULT'), ['BUSY']);
     assertNoChannels(pbx.server);
   });
 
