@@ -44,18 +44,28 @@ function responseTo(request: string, status: string, toTag: string): string {
   return `SIP/2.0 ${status}\r\n${keep.join('\r\n')}\r\nContent-Length: 0\r\n\r\n`;
 }
 
-/** The dialled party: records every INVITE and refuses it 486 Busy Here. */
+/** The dialled party: records every INVITE and refuses it 486 Busy Here, or answers it. */
 class Callee {
   readonly socket = dgram.createSocket('udp4');
   readonly invites: string[] = [];
+  /** Answer 200 OK (with X-Reply headers) instead of 486. */
+  answering = false;
 
   async open(): Promise<this> {
     await new Promise<void>((resolve) => this.socket.bind(0, '127.0.0.1', resolve));
     this.socket.on('message', (data, rinfo) => {
       const text = data.toString('latin1');
+      const reply = (message: string): void => void this.socket.send(Buffer.from(message, 'latin1'), rinfo.port, rinfo.address);
+      if (text.startsWith('BYE ')) return reply(responseTo(text, '200 OK', 'ans'));
       if (!text.startsWith('INVITE ')) return;
       this.invites.push(text);
-      this.socket.send(Buffer.from(responseTo(text, '486 Busy Here', 'busy'), 'latin1'), rinfo.port, rinfo.address);
+      if (!this.answering) return reply(responseTo(text, '486 Busy Here', 'busy'));
+      const sdp = ['v=0', 'o=bob 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40002 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n');
+      const ok = responseTo(text, '200 OK', 'ans').replace(
+        'Content-Length: 0\r\n\r\n',
+        `Contact: <sip:bob@127.0.0.1:${this.port}>\r\nX-Reply: yes\r\nX-Reply: again\r\nContent-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}`,
+      );
+      reply(ok);
     });
     return this;
   }
@@ -284,6 +294,23 @@ describe('headers on an outbound INVITE', () => {
     assert.equal((await server.ari(`/channels/${channel.id}/dial`, { method: 'POST' })).status, 204);
     const invite = await callee.nextInvite(seen);
     assert.ok(headerLines(invite).includes('X-Set: from-ari'), invite);
+  });
+
+  test('PJSIP_RESPONSE_HEADER(S): the headers of the 200 OK that answered the INVITE, read through ARI', { timeout: 30_000 }, async () => {
+    callee.answering = true;
+    try {
+      const response = await originate({});
+      const channel = (await response.json()) as Json;
+      assert.equal(response.status, 200);
+      await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === channel.id && e.channel.state === 'Up');
+      assert.deepEqual(await variable(channel.id, 'PJSIP_RESPONSE_HEADER(read,X-Reply)'), { status: 200, value: 'yes' });
+      assert.deepEqual(await variable(channel.id, 'PJSIP_RESPONSE_HEADER(read,x-reply,2)'), { status: 200, value: 'again' });
+      assert.deepEqual(await variable(channel.id, 'PJSIP_RESPONSE_HEADERS(X-)'), { status: 200, value: 'X-Reply' });
+      assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
+      await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === channel.id);
+    } finally {
+      callee.answering = false;
+    }
   });
 
   test('CR/LF injection, bad names and stack headers are refused with 400; SIPADDHEADER with CR/LF is dropped at send time', { timeout: 30_000 }, async () => {

@@ -170,6 +170,8 @@ export class SipCall implements ChannelDriver {
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
+  /** The headers of the 200 OK that answered our INVITE (PJSIP_RESPONSE_HEADER); outbound only. */
+  #responseHeaders: SessionHeaders | undefined;
   /** REFER in the dialog and ARI transfer_progress are the technology's (refer.ts); unset: 405, nothing. */
   onRefer: ((request: SipRequest, tx: ServerTransaction) => void) | undefined;
   onTransferProgress: ((state: TransferProgressState) => void) | undefined;
@@ -188,6 +190,10 @@ export class SipCall implements ChannelDriver {
 
   sipHeaders(): SessionHeaders {
     return this.#headers;
+  }
+
+  sipResponseHeaders(): SessionHeaders | undefined {
+    return this.#responseHeaders;
   }
 
   /**
@@ -401,6 +407,8 @@ export class SipCall implements ChannelDriver {
       if (hop) void this.services.layer.sendAck(ack, hop).catch(() => undefined);
       if (this.#answered) return;
       this.#answered = true;
+      // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
+      if (status === 200) this.#responseHeaders = new SessionHeaders(response.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })));
       this.#takeAnswer(response);
       if (this.#ended || this.channel.hangingUp) {
         this.#sendBye();

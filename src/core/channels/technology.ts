@@ -78,6 +78,8 @@ export interface ChannelDriver {
    * without SIP leave it out.
    */
   sipHeaders?(): SessionHeaders;
+  /** The headers of the 200 OK that answered an outbound channel's INVITE (PJSIP_RESPONSE_HEADER). */
+  sipResponseHeaders?(): SessionHeaders | undefined;
   /** Protocol facts CHANNEL(pjsip,item) reads (call-id, local-uri, remote-uri...); SIP only. */
   sipInfo?(item: string): string | undefined;
 }

@@ -30,6 +30,12 @@ function parseArgs(call: FunctionCall): HeaderArgs {
   return { action: action.toLowerCase(), name, number: Number.isFinite(parsed) && parsed >= 1 ? Math.min(parsed, 1_000_000) : 1 };
 }
 
+/** The 200 OK's headers of an outbound PJSIP channel; undefined before the answer (a failed read). */
+function responseHeadersOf(channel: Channel, name: string): SessionHeaders | undefined {
+  if (channel.technology !== 'PJSIP' || !channel.driver.sipResponseHeaders) throw new InvalidError(`${name}() requires a PJSIP channel`);
+  return channel.driver.sipResponseHeaders();
+}
+
 export const sipFunctions: readonly DialplanFunction[] = [
   {
     name: 'PJSIP_HEADER',
@@ -74,6 +80,29 @@ export const sipFunctions: readonly DialplanFunction[] = [
       // Asterisk: no match for a given prefix is a failed read; no headers at all is empty.
       if (names.length === 0 && prefix !== '') return undefined;
       return names.join(',');
+    },
+  },
+  {
+    name: 'PJSIP_RESPONSE_HEADER',
+    syntax: 'PJSIP_RESPONSE_HEADER(read,name[,number])',
+    summary: 'Occurrence number (default 1) of a header of the 200 OK that answered the outbound channel\'s INVITE (`X-*` matches a prefix).',
+    category: 'sip',
+    read(call) {
+      const args = parseArgs(call);
+      if (args.action !== 'read') throw new InvalidError(`Unknown action '${args.action.slice(0, 32)}' is not valid, must be 'read'`);
+      return responseHeadersOf(channelOf(call, 'PJSIP_RESPONSE_HEADER'), 'PJSIP_RESPONSE_HEADER')?.read(args.name, args.number);
+    },
+  },
+  {
+    name: 'PJSIP_RESPONSE_HEADERS',
+    syntax: 'PJSIP_RESPONSE_HEADERS(prefix)',
+    summary: 'The names of the headers of that 200 OK beginning with prefix, comma-separated, each once.',
+    category: 'sip',
+    read(call) {
+      const prefix = call.args.trim();
+      if (prefix === '') throw new InvalidError('PJSIP_RESPONSE_HEADERS() requires a pattern');
+      const names = responseHeadersOf(channelOf(call, 'PJSIP_RESPONSE_HEADERS'), 'PJSIP_RESPONSE_HEADERS')?.names(prefix) ?? [];
+      return names.length === 0 ? undefined : names.join(',');
     },
   },
 ];
