@@ -1,7 +1,8 @@
 // SIP headers in the dialplan and through ARI, against phones of our own (raw UDP, hand-written
 // SIP): PJSIP_HEADER(read)/PJSIP_HEADERS on an inbound INVITE's headers, read by the dialplan and
 // through ARI; headers on the INVITE the callee receives from PJSIP_HEADER(add) in a Dial b()
-// pre-dial handler, from SIPAddHeader, and from ARI originate/create variables; and what is
+// pre-dial handler, from SIPAddHeader, and from ARI originate/create variables; the callee's 200 OK
+// headers (PJSIP_RESPONSE_HEADER); and what is
 // refused: CR/LF in values, bad names, headers the stack writes, more than 32 headers.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';

@@ -1,7 +1,8 @@
-// PJSIP_HEADER and PJSIP_HEADERS (res_pjsip_header_funcs): the headers of the INVITE that created
+// PJSIP_HEADER(S) and PJSIP_RESPONSE_HEADER(S) (res_pjsip_header_funcs): the headers of the INVITE that created
 // an inbound PJSIP channel, and headers to add to the INVITE of an outbound one (set in a Dial
 // pre-dial handler `b()`, or as an ARI originate/create variable). The list itself belongs to the
 // technology (ChannelDriver.sipHeaders); what may be added is bounded there (sip-headers.ts).
+// The response functions read the 200 OK that answered an outbound channel's INVITE.
 import type { Channel } from '../../channels/channel.ts';
 import type { SessionHeaders } from '../../channels/sip-headers.ts';
 import { InvalidError } from '../../errors.ts';
