@@ -161,6 +161,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     sip: () => core.pjsip.stats(),
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
+  core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
   const health = new Health(core);
   const requireAuth = config.metrics.requireAuth;
   const ops = {

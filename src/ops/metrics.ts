@@ -22,6 +22,16 @@ export interface SipMetricsSource {
   /** Outbound registrations (`type=registration`) configured, and those currently Registered. */
   readonly outboundRegistrations?: number;
   readonly outboundRegistered?: number;
+  /** Since start: RTP packets strict RTP dropped (another source than the far end's). */
+  readonly rtpStrangerPackets?: number;
+  /** Since start: RTCP packets dropped (not from the far end). */
+  readonly rtcpStrangerReports?: number;
+  /** Since start: jitter-buffer packets dropped as late, and frames concealed. */
+  readonly jitterBufferLatePackets?: number;
+  readonly jitterBufferConcealedFrames?: number;
+  /** Jitter-buffer target delay over the live calls: mean and largest, seconds. */
+  readonly jitterBufferTargetDelayMean?: number;
+  readonly jitterBufferTargetDelayMax?: number;
 }
 
 export interface MetricsOptions {
@@ -35,6 +45,7 @@ export class Metrics {
   readonly contentType = this.registry.contentType;
   readonly #httpRequests: Histogram<'operation' | 'method' | 'status'>;
   readonly #tickLateness: Histogram;
+  readonly #sipRoundTrip: Histogram | undefined;
 
   constructor(options: MetricsOptions) {
     const { core } = options;
@@ -139,6 +150,18 @@ export class Metrics {
       sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
       sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations ?? 0);
       sipGauge('patchbay_sip_outbound_registered', 'Outbound registrations currently accepted by their registrar', (stats) => stats.outboundRegistered ?? 0);
+      sipGauge('patchbay_sip_jitterbuffer_mean_target_delay_seconds', 'Mean jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMean ?? 0);
+      sipGauge('patchbay_sip_jitterbuffer_max_target_delay_seconds', 'Largest jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMax ?? 0);
+      monotonic('patchbay_sip_rtp_stranger_packets_total', 'RTP packets dropped by strict RTP: sent by another source than the call\'s far end', () => sip().rtpStrangerPackets ?? 0);
+      monotonic('patchbay_sip_rtcp_stranger_reports_total', 'RTCP packets dropped: sent from elsewhere than the call\'s far end', () => sip().rtcpStrangerReports ?? 0);
+      monotonic('patchbay_sip_jitterbuffer_late_packets_total', 'RTP packets the jitter buffers dropped because their audio arrived after it was due', () => sip().jitterBufferLatePackets ?? 0);
+      monotonic('patchbay_sip_jitterbuffer_concealed_frames_total', 'Audio frames the jitter buffers made up for missing or late packets', () => sip().jitterBufferConcealedFrames ?? 0);
+      this.#sipRoundTrip = new Histogram({
+        name: 'patchbay_sip_rtcp_rtt_seconds',
+        help: 'Round-trip time measured by RTCP, the last one of each SIP call, observed when the call\'s media ends',
+        buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2],
+        registers,
+      });
     }
     this.#tickLateness = new Histogram({
       name: 'patchbay_media_clock_lateness_seconds',
@@ -151,6 +174,11 @@ export class Metrics {
   /** One ARI request answered; `operation` is `resource.nickname`, or `unrouted`. */
   observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void {
     this.#httpRequests.observe({ operation: operation ?? 'unrouted', method, status: String(status) }, seconds);
+  }
+
+  /** A SIP call's media ended with this last RTCP round-trip time. */
+  observeSipRoundTrip(seconds: number): void {
+    this.#sipRoundTrip?.observe(seconds);
   }
 
   observeTickLateness(seconds: number): void {

@@ -649,7 +649,11 @@ export class SipCall implements ChannelDriver {
   }
 
   #finish(): void {
-    if (this.#ended) return;
+    if (this.#ended) {
+      // A stream opened while the call ended (the bind was awaited) is closed all the same.
+      this.stream?.close();
+      return;
+    }
     this.#ended = true;
     this.stream?.close();
     this.services.forget(this);

@@ -61,6 +61,24 @@ export interface StreamOptions {
   readonly strictRtp?: boolean;
   /** Packets in sequence a source must send during learning before it is taken (Asterisk's `probation`). Default 4. */
   readonly probation?: number;
+  /** Totals shared by every stream of the technology (GET /metrics): counted as things happen, so they outlive the call. */
+  readonly totals?: RtpStreamTotals;
+}
+
+/**
+ * What all streams dropped and concealed, since start. The stranger counters are incremented on
+ * the hot path (a number field, nothing allocated); the jitter buffer's counters are added when a
+ * stream closes (a live stream's own counts are added to these when scraped).
+ */
+export class RtpStreamTotals {
+  /** RTP packets dropped because they came from another source than the far end's (strict RTP). */
+  strangerPackets = 0;
+  /** RTCP packets dropped because they came from elsewhere than the far end. */
+  strangerReports = 0;
+  /** Jitter buffer: packets dropped because their audio arrived after it was due. */
+  latePackets = 0;
+  /** Jitter buffer: frames made up for missing audio. */
+  concealedFrames = 0;
 }
 
 /** What the received audio goes through before the channel hears it. */
@@ -94,6 +112,13 @@ export interface StreamEvents {
   onDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame of received audio, on a media clock tick. */
   onFrame(frame: Frame): void;
+  /**
+   * Strict RTP dropped the first packet of a stranger once the source was learned (called once per
+   * stream, not per packet: the technology logs it).
+   */
+  onStranger?(address: string, port: number): void;
+  /** The stream closed (once), its counts added to the totals. */
+  onClosed?(): void;
 }
 
 /** The media clock as the stream needs it. */
@@ -215,6 +240,10 @@ export class RtpStream {
   strangerPackets = 0;
   /** RTCP packets dropped because they came from elsewhere than the far end. */
   strangerReports = 0;
+  /** The technology's totals (a private object when none was given). */
+  readonly #totals: RtpStreamTotals;
+  /** A stranger's packet was dropped after learning already (it is reported once). */
+  #strangerReported = false;
   #rtcpAddress: string | undefined;
   #rtcpPort = 0;
   /** Symmetric RTCP: once a report came from an address, report there. */
@@ -235,6 +264,7 @@ export class RtpStream {
     this.#rtcp = new RtcpSession(options.rtcpIntervalMs ?? 5000);
     this.#strict = options.strictRtp ?? true;
     this.#probation = Math.max(1, Math.floor(options.probation ?? 4));
+    this.#totals = options.totals ?? new RtpStreamTotals();
     if (options.jitterBuffer) {
       this.#jitterBuffer = new JitterBuffer({ rate: 8000, ...options.jitterBuffer });
       this.#receive = this.#jitterBuffer;
@@ -250,6 +280,11 @@ export class RtpStream {
 
   get parameters(): StreamParameters | undefined {
     return this.#parameters;
+  }
+
+  /** Closed: its counts are in the totals already. */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** The jitter buffer, when one is used (its counters and target delay). */
@@ -327,6 +362,12 @@ export class RtpStream {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    const jitterBuffer = this.#jitterBuffer;
+    if (jitterBuffer) {
+      this.#totals.latePackets += jitterBuffer.late;
+      this.#totals.concealedFrames += jitterBuffer.concealed;
+    }
+    this.events.onClosed?.();
     this.clock.offTick(this.#tick);
     this.socket.off('message', this.#onMessage);
     this.rtcpSocket?.off('message', this.#onRtcpMessage);
@@ -441,6 +482,12 @@ export class RtpStream {
     if (header.payloadType !== coder.payloadType && header.payloadType !== parameters.telephoneEventPt) return;
     if (!this.#fromFarEnd(rinfo.address, rinfo.port, header.sequence)) {
       this.strangerPackets += 1;
+      this.#totals.strangerPackets += 1;
+      // A source on probation while learning is no news (a phone behind NAT); one once the source is locked is.
+      if (!this.#learning && !this.#strangerReported) {
+        this.#strangerReported = true;
+        this.events.onStranger?.(rinfo.address, rinfo.port);
+      }
       return;
     }
     const now = performance.now();
@@ -523,6 +570,7 @@ export class RtpStream {
     if (!sender || this.#remoteAddress === undefined) return;
     if (rinfo.address !== this.#remoteAddress || (this.#strict && !this.#rtcpFromFarEnd(rinfo.port, muxed))) {
       this.strangerReports += 1;
+      this.#totals.strangerReports += 1;
       return;
     }
     if (!this.#rtcp.receive(message, message.length, sender.ssrc, performance.now(), unixNowMs())) return;

@@ -33,13 +33,16 @@ import { PjsipObjects } from './objects.ts';
 import { ContactQualifier } from './qualify.ts';
 import { IncomingTransfer, parseReferTo, ReferSubscriptions, SIPFRAG } from './refer.ts';
 import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
-import { RtpPortRange, RtpStream } from './rtp-stream.ts';
+import { RtpPortRange, RtpStream, RtpStreamTotals } from './rtp-stream.ts';
 
 const USER_AGENT = 'Patchbay';
 /** Most calls at once that the technology keeps (each holds a socket and a dialog). */
 const MAX_CALLS = 4096;
 /** X- headers carried as message variables, at most this many. */
 const MAX_MESSAGE_VARIABLES = 32;
+/** Strict-RTP stranger warnings: at most this many lines per window; the rest are counted into the next line. */
+const STRANGER_WARNINGS_PER_WINDOW = 10;
+const STRANGER_WARNING_WINDOW_MS = 60_000;
 /** Headers an ARI refer's variables may not set: Asterisk's list, plus the REFER's own Refer-To and Event. */
 const REFER_BLOCKED_HEADERS = new Set(['to', 'from', 'via', 'route', 'contact', 'call-id', 'cseq', 'allow', 'content-length', 'content-type', 'request-uri', 'refer-to', 'event']);
 
@@ -56,6 +59,16 @@ export interface SipStats {
   readonly rtpJitterMax: number;
   readonly outboundRegistrations: number;
   readonly outboundRegistered: number;
+  /** Since start (ended calls and live ones): RTP packets strict RTP dropped from other sources. */
+  readonly rtpStrangerPackets: number;
+  /** Since start: RTCP packets dropped because they came from elsewhere than the far end. */
+  readonly rtcpStrangerReports: number;
+  /** Since start: packets the jitter buffers dropped as too late, and frames they concealed. */
+  readonly jitterBufferLatePackets: number;
+  readonly jitterBufferConcealedFrames: number;
+  /** The jitter buffers' target delay over the live calls that have one: mean and largest, in seconds. */
+  readonly jitterBufferTargetDelayMean: number;
+  readonly jitterBufferTargetDelayMax: number;
 }
 
 export class PjsipTechnology implements ChannelTechnology {
@@ -85,6 +98,16 @@ export class PjsipTechnology implements ChannelTechnology {
   /** Transfers the far end asked for on a call (REFER), handled by the application. */
   readonly #transfers = new WeakMap<SipCall, IncomingTransfer>();
   readonly #services: CallServices;
+  /** What every call's media dropped and concealed since start (GET /metrics). */
+  readonly #mediaTotals = new RtpStreamTotals();
+  #strangerWindowStart = 0;
+  #strangerWarnings = 0;
+  #strangerWarningsSuppressed = 0;
+  /**
+   * A call's media ended with a round-trip time measured by RTCP: the last one, in seconds (the
+   * server feeds GET /metrics' histogram with it).
+   */
+  onCallRoundTrip: ((seconds: number) => void) | undefined;
 
   constructor() {
     const technology = this;
@@ -111,13 +134,22 @@ export class PjsipTechnology implements ChannelTechnology {
         const media = context.media;
         const clock = { get ticks() { return media.clock.ticks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
         const sip = context.config.sip;
-        return new RtpStream(sockets.rtp, clock, { onFrame: (frame) => call.deliver(frame), onDigit: (digit, ms) => call.digit(digit, ms) }, {
+        const stream: RtpStream = new RtpStream(sockets.rtp, clock, {
+          onFrame: (frame) => call.deliver(frame),
+          onDigit: (digit, ms) => call.digit(digit, ms),
+          onStranger: (address, port) => this.#warnStranger(call, address, port),
+          onClosed: () => {
+            if (stream.rtcp.rttSpread.count > 0) this.onCallRoundTrip?.(stream.rtcp.rtt);
+          },
+        }, {
+          totals: this.#mediaTotals,
           rtcpSocket: sockets.rtcp,
           rtcpIntervalMs: sip.rtcpIntervalMs,
           strictRtp: sip.strictRtp,
           probation: sip.rtpProbation,
           ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
         });
+        return stream;
       },
       forget: (call) => {
         if (this.#calls.get(call.callId) === call) this.#calls.delete(call.callId);
@@ -137,8 +169,25 @@ export class PjsipTechnology implements ChannelTechnology {
     for (const aor of this.#registrar.aors()) bindings += this.#registrar.lookup(aor).length;
     let rtpLost = 0;
     let rtpJitterMax = 0;
+    const totals = this.#mediaTotals;
+    let latePackets = totals.latePackets;
+    let concealedFrames = totals.concealedFrames;
+    let delaySum = 0;
+    let delayMax = 0;
+    let buffers = 0;
     for (const call of this.#calls.values()) {
-      const statistics = call.stream?.statistics();
+      const stream = call.stream;
+      // A closed stream's counts are in the totals already.
+      const jitterBuffer = stream && !stream.closed ? stream.jitterBuffer : undefined;
+      if (jitterBuffer) {
+        latePackets += jitterBuffer.late;
+        concealedFrames += jitterBuffer.concealed;
+        const delay = jitterBuffer.targetDelayMs / 1000;
+        delaySum += delay;
+        delayMax = Math.max(delayMax, delay);
+        buffers += 1;
+      }
+      const statistics = stream?.statistics();
       if (!statistics) continue;
       rtpLost += statistics.rxploss;
       rtpJitterMax = Math.max(rtpJitterMax, statistics.rxjitter);
@@ -153,7 +202,38 @@ export class PjsipTechnology implements ChannelTechnology {
       rtpJitterMax,
       outboundRegistrations: registrations.length,
       outboundRegistered: registrations.filter((registration) => registration.status === 'Registered').length,
+      rtpStrangerPackets: totals.strangerPackets,
+      rtcpStrangerReports: totals.strangerReports,
+      jitterBufferLatePackets: latePackets,
+      jitterBufferConcealedFrames: concealedFrames,
+      jitterBufferTargetDelayMean: buffers > 0 ? delaySum / buffers : 0,
+      jitterBufferTargetDelayMax: delayMax,
     };
+  }
+
+  /**
+   * One warning line per call the first time strict RTP drops a stranger's packet after the far
+   * end's source was learned; at most STRANGER_WARNINGS_PER_WINDOW lines a minute over all calls
+   * (a scan of the RTP port range must not flood the log), the lines left out counted in the next.
+   */
+  #warnStranger(call: SipCall, address: string, port: number): void {
+    const now = Date.now();
+    if (now - this.#strangerWindowStart >= STRANGER_WARNING_WINDOW_MS) {
+      this.#strangerWindowStart = now;
+      this.#strangerWarnings = 0;
+    }
+    if (this.#strangerWarnings >= STRANGER_WARNINGS_PER_WINDOW) {
+      this.#strangerWarningsSuppressed += 1;
+      return;
+    }
+    this.#strangerWarnings += 1;
+    const suppressed = this.#strangerWarningsSuppressed;
+    this.#strangerWarningsSuppressed = 0;
+    const channel = call.channel?.name;
+    this.#log?.warn(
+      { channel, stranger: `${address.includes(':') ? `[${address}]` : address}:${port}`, ...(suppressed > 0 ? { suppressed } : {}) },
+      `strict RTP: dropping RTP from ${address}:${port} on ${channel ?? 'a SIP call'} (not the call's far end)`,
+    );
   }
 
   get config(): PjsipConfig {
