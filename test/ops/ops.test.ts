@@ -1,25 +1,8 @@
 // GET /metrics and /health on a real server, and the debug request/dialplan log lines.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { parsePrometheus, sumOf } from '../helpers/prometheus.ts';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
-
-/** Every non-comment line of the Prometheus text format is `name{labels} value`. */
-function parsePrometheus(text: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})?) (-?(?:[0-9.e+-]+|[Nn]a[Nn]|[+-]Inf))$/.exec(line);
-    assert.ok(match, `not a Prometheus sample line: ${line}`);
-    samples.set(match[1], Number(match[2]));
-  }
-  return samples;
-}
-
-function sumOf(samples: Map<string, number>, name: string, filter = ''): number {
-  let total = 0;
-  for (const [key, value] of samples) if ((key === name || key.startsWith(`${name}{`)) && key.includes(filter)) total += value;
-  return total;
-}
 
 describe('ops routes', () => {
   let server: TestServer;
