@@ -6,7 +6,7 @@ import dgram from 'node:dgram';
 import { describe, test } from 'node:test';
 import type { Frame } from '../../src/media/frame.ts';
 import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
-import { RtpPortRange, RtpStream, type StreamOptions } from '../../src/channels/pjsip/rtp-stream.ts';
+import { RtpPortRange, RtpStream, RtpStreamTotals, type StreamOptions } from '../../src/channels/pjsip/rtp-stream.ts';
 
 class ManualClock {
   ticks = 0;
@@ -29,12 +29,13 @@ async function peerSocket(): Promise<dgram.Socket> {
   return socket;
 }
 
-async function receiveThrough(options: StreamOptions): Promise<{ values: number[]; rtcp: Buffer[] }> {
+async function receiveThrough(options: StreamOptions): Promise<{ values: number[]; rtcp: Buffer[]; stream: RtpStream; closedCalls: number }> {
   const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
   const pair = await range.bindPair('127.0.0.1');
   const clock = new ManualClock();
   const values: number[] = [];
-  const stream = new RtpStream(pair.rtp, clock, { onFrame: (frame: Frame) => values.push(frame.samples[80]), onDigit: () => undefined }, { ...options, rtcpSocket: pair.rtcp, rtcpIntervalMs: 200 });
+  let closedCalls = 0;
+  const stream = new RtpStream(pair.rtp, clock, { onFrame: (frame: Frame) => values.push(frame.samples[80]), onDigit: () => undefined, onClosed: () => (closedCalls += 1) }, { ...options, rtcpSocket: pair.rtcp, rtcpIntervalMs: 200 });
   const peer = await peerSocket();
   const peerRtcp = await peerSocket();
   const rtcp: Buffer[] = [];
@@ -57,8 +58,9 @@ async function receiveThrough(options: StreamOptions): Promise<{ values: number[
       clock.tick();
     }
     stream.close();
+    stream.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    return { values, rtcp };
+    return { values, rtcp, stream, closedCalls };
   } finally {
     peer.close();
     peerRtcp.close();
@@ -73,7 +75,14 @@ function heard(values: number[]): number[] {
 
 describe('RTP stream', () => {
   test('through the jitter buffer: every packet heard once, in order; RTCP reports and a BYE from RTP port + 1', async () => {
-    const { values, rtcp } = await receiveThrough({ jitterBuffer: { minDelayMs: 20, maxDelayMs: 200 } });
+    const totals = new RtpStreamTotals();
+    totals.concealedFrames = 5;
+    const { values, rtcp, stream, closedCalls } = await receiveThrough({ jitterBuffer: { minDelayMs: 20, maxDelayMs: 200 }, totals });
+    // Closing (twice) added the buffer's counts to the shared totals once: the audio stopped, so frames were concealed.
+    assert.equal(closedCalls, 1);
+    assert.ok(stream.jitterBuffer!.concealed >= 1, `${stream.jitterBuffer!.concealed} frames concealed`);
+    assert.equal(totals.concealedFrames, 5 + stream.jitterBuffer!.concealed);
+    assert.equal(totals.latePackets, stream.jitterBuffer!.late);
     // In order and never twice; on a loaded machine (timers late) a packet may come after its time.
     const packets = heard(values);
     assert.ok(packets.length >= 8 && packets.every((k, i) => i === 0 || k > packets[i - 1]), `packets heard: ${packets.join(', ')}`);
@@ -111,7 +120,9 @@ describe('strict RTP (one stream, sockets of its own)', () => {
     const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
     const pair = await range.bindPair('127.0.0.1');
     const clock = new ManualClock();
-    const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined }, { rtcpSocket: pair.rtcp, probation: 4 });
+    const totals = new RtpStreamTotals();
+    const reported: string[] = [];
+    const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined, onStranger: (address, port) => reported.push(`${address}:${port}`) }, { rtcpSocket: pair.rtcp, probation: 4, totals });
     const phone = await peerSocket();
     const phoneRtcp = await peerSocket();
     const attacker = await peerSocket();
@@ -158,6 +169,10 @@ describe('strict RTP (one stream, sockets of its own)', () => {
       await settle();
       // 10 from the stranger, 3 of the new source's while on probation, 5 from the old source now.
       assert.equal(stream.strangerPackets, 18, 'the old source is a stranger now');
+      // The technology's totals saw the same; the stranger was reported once (not per packet, not the source on probation).
+      assert.equal(totals.strangerPackets, 18);
+      assert.equal(totals.strangerReports, 1);
+      assert.deepEqual(reported, [`127.0.0.1:${attacker.address().port}`]);
     } finally {
       stream.close();
       for (const socket of at.keys()) socket.close();
