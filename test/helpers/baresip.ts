@@ -1,7 +1,9 @@
 // What the baresip interop tests share: whether baresip is installed, its modules, and talking to
 // it through its ctrl_tcp module (netstrings of JSON).
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import type { EventSocket } from './server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -64,4 +66,34 @@ export async function nextOfType(events: EventSocket, type: string, channelId?: 
     const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
     if (message.type === type && (channelId === undefined || message.channel?.id === channelId)) return message;
   }
+}
+
+/** Writes a baresip home (config, empty contacts) in `work`; `extraConfig` lines are appended. */
+export function writeBaresipHome(work: string, ports: { phone: number; ctrl: number }, extraConfig: readonly string[] = []): string {
+  const home = join(work, 'baresip');
+  mkdirSync(home);
+  writeFileSync(
+    join(home, 'config'),
+    [
+      'poll_method epoll',
+      `sip_listen 127.0.0.1:${ports.phone}`,
+      `module_path ${BARESIP_MODULES}`,
+      'module g711.so',
+      'module ausine.so',
+      'module_app account.so',
+      'module_app menu.so',
+      'module_app ctrl_tcp.so',
+      `ctrl_tcp_listen 127.0.0.1:${ports.ctrl}`,
+      'audio_source ausine,440',
+      'ausrc_srate 48000',
+      'ausrc_channels 2',
+      'audio_player none,none',
+      'audio_alert none,none',
+      'rtp_timeout 0',
+      ...extraConfig,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(home, 'contacts'), '');
+  return home;
 }

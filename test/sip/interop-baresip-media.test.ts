@@ -5,14 +5,14 @@
 // recording. Skipped with a message when baresip is not installed.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
-import { BARESIP_MODULES as MODULES, ctrl, HAVE_BARESIP, nextOfType, waitFor, type Json } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 
 test(
   'baresip: RTCP both ways (round-trip time and the far end\'s view in rtp_statistics), its audio through the jitter buffer',
@@ -32,32 +32,8 @@ test(
     try {
       const sipPort = server.core.pjsip.port;
       const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
-      const home = join(work, 'baresip');
-      mkdirSync(home);
-      writeFileSync(
-        join(home, 'config'),
-        [
-          'poll_method epoll',
-          `sip_listen 127.0.0.1:${phonePort}`,
-          `module_path ${MODULES}`,
-          'module g711.so',
-          'module ausine.so',
-          'module_app account.so',
-          'module_app menu.so',
-          'module_app ctrl_tcp.so',
-          `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
-          'audio_source ausine,440',
-          'ausrc_srate 48000',
-          'ausrc_channels 2',
-          'audio_player none,none',
-          'audio_alert none,none',
-          'rtp_timeout 0',
-          'rtcp_mux no',
-          '',
-        ].join('\n'),
-      );
+      const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, ['rtcp_mux no']);
       writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;audio_codecs=PCMU;regint=0\n`);
-      writeFileSync(join(home, 'contacts'), '');
 
       events = await server.events('app=baresip-media');
       const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });

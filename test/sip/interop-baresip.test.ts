@@ -6,14 +6,14 @@
 // Skipped with a message when baresip is not installed.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
-import { BARESIP_MODULES as MODULES, ctrl, HAVE_BARESIP, nextOfType, waitFor, type Json } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 
 test(
   'baresip registers with digest, calls 100 into Stasis, the app answers, plays a beep and hangs up',
@@ -39,31 +39,8 @@ test(
     try {
       const sipPort = server.core.pjsip.port;
       const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
-      const home = join(work, 'baresip');
-      mkdirSync(home);
-      writeFileSync(
-        join(home, 'config'),
-        [
-          'poll_method epoll',
-          `sip_listen 127.0.0.1:${phonePort}`,
-          `module_path ${MODULES}`,
-          'module g711.so',
-          'module ausine.so',
-          'module_app account.so',
-          'module_app menu.so',
-          'module_app ctrl_tcp.so',
-          `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
-          'audio_source ausine,440',
-          'ausrc_srate 48000',
-          'ausrc_channels 2',
-          'audio_player none,none',
-          'audio_alert none,none',
-          'rtp_timeout 0',
-          '',
-        ].join('\n'),
-      );
+      const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort });
       writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;auth_pass=secret;audio_codecs=PCMU;regint=60\n`);
-      writeFileSync(join(home, 'contacts'), '');
 
       events = await server.events('app=baresip-app');
       assert.equal((await server.ari('/applications/baresip-app/subscription?eventSource=endpoint:PJSIP/alice', { method: 'POST' })).status, 200);
