@@ -149,12 +149,11 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     return true;
   }
 
-  deliver(application: string, event: CoreEvent, json?: string): void {
+  deliver(application: string, event: CoreEvent, json?: string, sequence?: number): void {
     // A numbered event goes out only when its stream is live and expects it (see event-resume.ts).
-    const sequence = (event as { sequence?: unknown }).sequence;
-    if (typeof sequence === 'number' && !this.streams.accepts(application, sequence)) return;
+    if (sequence !== undefined && !this.streams.accepts(application, sequence)) return;
     if (json !== undefined && !this.owner.developerMode) return this.sendText(json);
-    this.send({ ...event, application, asterisk_id: this.owner.serverId });
+    this.send(sequence === undefined ? { ...event, application, asterisk_id: this.owner.serverId } : { ...event, application, asterisk_id: this.owner.serverId, sequence });
   }
 
   send(message: Record<string, unknown>): void {

@@ -28,11 +28,12 @@ export interface EventScope {
 
 /**
  * Where an application's events go: an event connection of the interface layer. With an event
- * log (event-log.ts) the event already carries `application`, `asterisk_id` and `sequence`, and
- * `json` is its text as sent; events about the connection itself (ApplicationReplaced) have neither.
+ * log (event-log.ts) `json` is the message's text as sent (the event with `application`,
+ * `asterisk_id` and `sequence`) and `sequence` its number; `event` is the core event as raised,
+ * without those fields. Events about the connection itself (ApplicationReplaced) have neither.
  */
 export interface ApplicationSink {
-  deliver(application: string, event: CoreEvent, json?: string): void;
+  deliver(application: string, event: CoreEvent, json?: string, sequence?: number): void;
 }
 
 /** How a registration behaves once its connection is gone. */
@@ -368,8 +369,7 @@ export class Applications {
   private deliverTo(app: Application, event: CoreEvent): void {
     if (!app.passesFilter(event.type)) return;
     if (!this.eventLog) return app.sink?.deliver(app.name, event);
-    const { message, entry } = this.eventLog.append(app.name, event);
-    app.sink?.deliver(app.name, message, entry.json);
+    this.eventLog.deliver(app.name, event, app.sink);
   }
 
   private sourceExists(source: ParsedSource): boolean {

@@ -11,6 +11,7 @@
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
+import type { ApplicationSink } from './applications.ts';
 
 export interface EventLogLimits {
   /** Events kept per application. */
@@ -52,47 +53,92 @@ export interface ResumePoint {
  */
 export type LossReason = 'expired' | 'unknown_sequence';
 
+/** Ring capacity a log starts with; it doubles as events arrive, up to what the count bound needs. */
+const INITIAL_CAPACITY = 64;
+
+/**
+ * The held events of one application, oldest first, in a ring: the JSON text as sent, and in
+ * typed arrays the time it was logged and its size. Sequences are consecutive and end at
+ * lastSequence, so they are not stored. Appending allocates nothing but the text itself (the
+ * ring grows by doubling, a bounded number of times), and dropping the oldest is O(1).
+ */
 class ApplicationLog {
-  /** Held events, oldest first, from index `start` (the array is compacted from time to time). */
-  entries: LoggedEvent[] = [];
-  start = 0;
+  json: (string | undefined)[];
+  at: Float64Array;
+  sizes: Float64Array;
+  /** Index of the oldest held event. */
+  head = 0;
+  count = 0;
   bytes = 0;
   lastSequence = 0;
   /** The sequence an at-least-once reader acknowledged last; undefined until one connects. */
   acked: number | undefined;
   lastActivity = 0;
+  /** `,"application":…,"asterisk_id":…,"sequence":` — what is spliced before each event's closing brace. */
+  readonly deliveryFields: string;
 
-  get count(): number {
-    return this.entries.length - this.start;
+  /** @param maxCapacity events the ring ever holds at once (the count bound plus the one being added). */
+  constructor(application: string, serverId: string, private readonly maxCapacity: number) {
+    const capacity = Math.min(INITIAL_CAPACITY, maxCapacity);
+    this.json = new Array<string | undefined>(capacity).fill(undefined);
+    this.at = new Float64Array(capacity);
+    this.sizes = new Float64Array(capacity);
+    this.deliveryFields = `,"application":${JSON.stringify(application)},"asterisk_id":${JSON.stringify(serverId)},"sequence":`;
   }
 
   /** Sequence of the oldest held event; lastSequence + 1 when none is held. */
   get firstHeld(): number {
-    return this.count > 0 ? this.entries[this.start]!.sequence : this.lastSequence + 1;
+    return this.lastSequence - this.count + 1;
+  }
+
+  /** Time the oldest held event was logged (only when count > 0). */
+  get oldestAt(): number {
+    return this.at[this.head]!;
   }
 
   get(sequence: number): LoggedEvent | undefined {
-    if (this.count === 0) return undefined;
-    const index = this.start + (sequence - this.entries[this.start]!.sequence);
-    return index >= this.start && index < this.entries.length ? this.entries[index] : undefined;
+    const offset = sequence - this.firstHeld;
+    if (!(offset >= 0 && offset < this.count)) return undefined;
+    const index = (this.head + offset) % this.json.length;
+    return { sequence, at: this.at[index]!, json: this.json[index]!, bytes: this.sizes[index]! };
   }
 
-  push(entry: LoggedEvent): void {
-    this.entries.push(entry);
-    this.bytes += entry.bytes;
+  /** Adds the event after the newest (its sequence is firstHeld + count: lastSequence is the caller's). */
+  push(at: number, json: string, bytes: number): void {
+    if (this.count === this.json.length) this.grow();
+    const index = (this.head + this.count) % this.json.length;
+    this.json[index] = json;
+    this.at[index] = at;
+    this.sizes[index] = bytes;
+    this.count++;
+    this.bytes += bytes;
   }
 
   dropOldest(): void {
-    const entry = this.entries[this.start];
-    if (!entry) return;
-    this.entries[this.start] = undefined as unknown as LoggedEvent;
-    this.start++;
-    this.bytes -= entry.bytes;
-    // Compact once the dead prefix is half the array: amortised O(1) per event.
-    if (this.start >= 1024 && this.start * 2 >= this.entries.length) {
-      this.entries = this.entries.slice(this.start);
-      this.start = 0;
+    if (this.count === 0) return;
+    const index = this.head;
+    this.bytes -= this.sizes[index]!;
+    this.json[index] = undefined;
+    this.head = index + 1 === this.json.length ? 0 : index + 1;
+    this.count--;
+  }
+
+  private grow(): void {
+    const capacity = this.json.length;
+    const larger = Math.max(capacity + 1, Math.min(capacity * 2, this.maxCapacity));
+    const json = new Array<string | undefined>(larger).fill(undefined);
+    const at = new Float64Array(larger);
+    const sizes = new Float64Array(larger);
+    for (let i = 0; i < this.count; i++) {
+      const from = (this.head + i) % capacity;
+      json[i] = this.json[from];
+      at[i] = this.at[from]!;
+      sizes[i] = this.sizes[from]!;
     }
+    this.json = json;
+    this.at = at;
+    this.sizes = sizes;
+    this.head = 0;
   }
 }
 
@@ -107,7 +153,7 @@ export class EventLog {
   private readonly maxAgeMs: number;
   private sweepTimer: NodeJS.Timeout | undefined;
   private database: Statements | undefined;
-  private readonly pendingRows: { application: string; entry: LoggedEvent }[] = [];
+  private readonly pendingRows: PendingRow[] = [];
   /** Applications whose oldest persisted rows must go: the first sequence still held. */
   private readonly pendingTrims = new Map<string, number>();
   /** Applications whose last-sequence/ack row needs writing. */
@@ -132,26 +178,47 @@ export class EventLog {
     this.maxAgeMs = limits.maxAgeSeconds * 1000;
   }
 
-  /** Numbers the event for the application, keeps it, and returns the message to send. */
+  /**
+   * Numbers the event for the application, keeps it, and returns the message to send with its
+   * entry (tests, tools: the delivery path uses deliver, which builds neither object).
+   */
   append(application: string, event: CoreEvent): { message: SequencedEvent; entry: LoggedEvent } {
+    const json = this.record(application, event);
+    const log = this.logs.get(application)!;
+    const sequence = log.lastSequence;
+    const message = { ...event, application, asterisk_id: this.serverId, sequence } as SequencedEvent;
+    return { message, entry: { sequence, at: log.lastActivity, json, bytes: Buffer.byteLength(json) } };
+  }
+
+  /**
+   * Numbers the event for the application, keeps it, and hands it to the sink: the core event,
+   * the message's JSON text (the event with `application`, `asterisk_id` and `sequence`) and the
+   * sequence. Per event this makes the text and nothing else.
+   */
+  deliver(application: string, event: CoreEvent, sink: ApplicationSink | undefined): void {
+    const json = this.record(application, event);
+    sink?.deliver(application, event, json, this.logs.get(application)!.lastSequence);
+  }
+
+  /** Numbers and keeps the event; returns the message's JSON text. */
+  private record(application: string, event: CoreEvent): string {
     const log = this.logFor(application);
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
-    const message = { ...event, application, asterisk_id: this.serverId, sequence } as SequencedEvent;
-    const json = JSON.stringify(message);
-    const entry: LoggedEvent = { sequence, at: now, json, bytes: Buffer.byteLength(json) };
-    log.push(entry);
-    this.totalBytes += entry.bytes;
+    const json = serialise(event, log.deliveryFields, sequence, application, this.serverId);
+    const bytes = Buffer.byteLength(json);
+    log.push(now, json, bytes);
+    this.totalBytes += bytes;
     this.appended++;
     this.trim(application, log, now);
     if (this.totalBytes > this.limits.maxTotalBytes) this.makeRoom();
     if (this.database) {
-      this.pendingRows.push({ application, entry });
+      this.pendingRows.push({ application, sequence, at: now, json });
       this.dirty.add(application);
       this.scheduleFlush();
     }
-    return { message, entry };
+    return json;
   }
 
   /** The last sequence given to the application's events (0 when none). */
@@ -261,7 +328,7 @@ export class EventLog {
     const kept = new Set<string>();
     for (const state of states) {
       if (typeof state.application !== 'string' || !Number.isSafeInteger(state.last) || state.last < 0) continue;
-      const log = new ApplicationLog();
+      const log = this.newLog(state.application);
       log.lastSequence = state.last;
       log.acked = state.acked ?? undefined;
       log.lastActivity = state.newest ?? now;
@@ -282,7 +349,7 @@ export class EventLog {
           expected--;
         }
       }
-      for (let i = newestFirst.length - 1; i >= 0; i--) log.push(newestFirst[i]!);
+      for (let i = newestFirst.length - 1; i >= 0; i--) log.push(newestFirst[i]!.at, newestFirst[i]!.json, newestFirst[i]!.bytes);
       this.totalBytes += log.bytes;
       this.logs.set(state.application, log);
       kept.add(state.application);
@@ -327,11 +394,11 @@ export class EventLog {
     const dirty = [...this.dirty];
     this.dirty.clear();
     statements.database.transaction(() => {
-      for (const { application, entry } of rows) {
+      for (const { application, sequence, at, json } of rows) {
         // An event already dropped from the buffer within this turn is not written.
         const log = this.logs.get(application);
-        if (!log || entry.sequence < log.firstHeld) continue;
-        statements.insert.run(application, entry.sequence, entry.at, entry.json);
+        if (!log || sequence < log.firstHeld) continue;
+        statements.insert.run(application, sequence, at, json);
       }
       for (const [application, firstHeld] of trims) statements.trim.run(application, firstHeld);
       for (const application of dirty) {
@@ -356,10 +423,15 @@ export class EventLog {
     let log = this.logs.get(application);
     if (!log) {
       if (this.logs.size >= this.limits.maxApplications) this.dropIdlest();
-      log = new ApplicationLog();
+      log = this.newLog(application);
       this.logs.set(application, log);
     }
     return log;
+  }
+
+  private newLog(application: string): ApplicationLog {
+    // The ring holds the count bound plus the event being added before the trim.
+    return new ApplicationLog(application, this.serverId, this.limits.maxEvents + 1);
   }
 
   /** Makes room: the log of an application that no longer exists and raised nothing for the longest. */
@@ -422,7 +494,7 @@ export class EventLog {
     const before = log.count;
     const bytesBefore = log.bytes;
     const oldestAllowed = now - this.maxAgeMs;
-    while (log.count > 0 && (log.count > this.limits.maxEvents || log.bytes > maxBytes || log.entries[log.start]!.at < oldestAllowed)) {
+    while (log.count > 0 && (log.count > this.limits.maxEvents || log.bytes > maxBytes || log.oldestAt < oldestAllowed)) {
       log.dropOldest();
     }
     this.totalBytes -= bytesBefore - log.bytes;
@@ -434,6 +506,32 @@ export class EventLog {
       this.scheduleFlush();
     }
   }
+}
+
+/**
+ * The message's JSON text: the event's own text with the delivery fields spliced in before its
+ * closing brace, which is what serialising `{ ...event, application, asterisk_id, sequence }`
+ * gives, without copying the event into a new object. An event that carries one of those fields
+ * itself (the copy would keep its place) or serialises itself (toJSON) takes the copy.
+ */
+function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string): string {
+  const fields = event as unknown as Record<string, unknown>;
+  if (!('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields)) {
+    const text = JSON.stringify(event);
+    // Always an object's text; the check keeps the splice honest if that ever changes.
+    if (text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d) {
+      // `{}`: the fields open the object, without the comma.
+      return text.length === 2 ? `{${deliveryFields.slice(1)}${sequence}}` : text.slice(0, -1) + deliveryFields + sequence + '}';
+    }
+  }
+  return JSON.stringify({ ...event, application, asterisk_id: serverId, sequence });
+}
+
+interface PendingRow {
+  readonly application: string;
+  readonly sequence: number;
+  readonly at: number;
+  readonly json: string;
 }
 
 type Statement = SqliteStatement<unknown[]>;

@@ -160,10 +160,10 @@ export class OutboundSession implements ApplicationSink, PerCallApplication {
     this.send(message);
   }
 
-  deliver(application: string, event: CoreEvent, json?: string): void {
+  deliver(application: string, event: CoreEvent, json?: string, sequence?: number): void {
     // With the event log the event arrives numbered and already serialised.
     if (json !== undefined && !this.context.developerMode) return this.sendText(json);
-    this.send({ ...event, application, asterisk_id: this.context.serverId });
+    this.send(sequence === undefined ? { ...event, application, asterisk_id: this.context.serverId } : { ...event, application, asterisk_id: this.context.serverId, sequence });
   }
 
   // ---- The queue ------------------------------------------------------------------------------
