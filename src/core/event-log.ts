@@ -144,6 +144,8 @@ class ApplicationLog {
 
 /** Rows written per flush at most are bounded by what one turn raised; this bounds a load. */
 const LOAD_BATCH = 1000;
+/** Rows per batched insert statement (4 parameters each, well within SQLite's 32766). */
+const INSERT_BATCH = 64;
 
 export class EventLog {
   private readonly logs = new Map<string, ApplicationLog>();
@@ -159,6 +161,8 @@ export class EventLog {
   /** Applications whose last-sequence/ack row needs writing. */
   private readonly dirty = new Set<string>();
   private flushScheduled = false;
+  /** Parameters of one batched insert, reused by every flush. */
+  private readonly insertParameters: unknown[] = new Array<unknown>(INSERT_BATCH * 4).fill(undefined);
   /** Bytes held by every log together. */
   private totalBytes = 0;
   /** Told when writing to the database fails (the events stay held in memory). */
@@ -310,6 +314,7 @@ export class EventLog {
     const statements: Statements = {
       database,
       insert: database.prepare('INSERT OR REPLACE INTO event_log (application, sequence, at, message) VALUES (?, ?, ?, ?)'),
+      insertBatch: database.prepare(`INSERT OR REPLACE INTO event_log (application, sequence, at, message) VALUES ${new Array(INSERT_BATCH).fill('(?, ?, ?, ?)').join(', ')}`),
       trim: database.prepare('DELETE FROM event_log WHERE application = ? AND sequence < ?'),
       saveState: database.prepare('INSERT OR REPLACE INTO event_log_state (application, last_sequence, acked) VALUES (?, ?, ?)'),
       dropApplication: database.prepare('DELETE FROM event_log WHERE application = ?'),
@@ -394,11 +399,27 @@ export class EventLog {
     const dirty = [...this.dirty];
     this.dirty.clear();
     statements.database.transaction(() => {
-      for (const { application, sequence, at, json } of rows) {
-        // An event already dropped from the buffer within this turn is not written.
-        const log = this.logs.get(application);
-        if (!log || sequence < log.firstHeld) continue;
-        statements.insert.run(application, sequence, at, json);
+      // Rows go INSERT_BATCH to a statement (one bind and step for many rows), the rest one by one.
+      const batch = this.insertParameters;
+      let filled = 0;
+      try {
+        for (const { application, sequence, at, json } of rows) {
+          // An event already dropped from the buffer within this turn is not written.
+          const log = this.logs.get(application);
+          if (!log || sequence < log.firstHeld) continue;
+          batch[filled++] = application;
+          batch[filled++] = sequence;
+          batch[filled++] = at;
+          batch[filled++] = json;
+          if (filled === batch.length) {
+            statements.insertBatch.run(batch);
+            filled = 0;
+          }
+        }
+        for (let i = 0; i < filled; i += 4) statements.insert.run(batch[i], batch[i + 1], batch[i + 2], batch[i + 3]);
+      } finally {
+        // The texts are not held past the flush.
+        batch.fill(undefined);
       }
       for (const [application, firstHeld] of trims) statements.trim.run(application, firstHeld);
       for (const application of dirty) {
@@ -539,6 +560,7 @@ type Statement = SqliteStatement<unknown[]>;
 interface Statements {
   readonly database: SqliteDatabase;
   readonly insert: Statement;
+  readonly insertBatch: Statement;
   readonly trim: Statement;
   readonly saveState: Statement;
   readonly dropApplication: Statement;

@@ -1,9 +1,14 @@
 // The event log's storage and text: the message text spliced from the event's own text is the
 // text of the event with the delivery fields, whatever the event and application name; the ring
 // that holds the events keeps the right ones through growth and wrap-around; deliveries through
-// Applications hand the sink the text and the sequence.
+// Applications hand the sink the text and the sequence; a turn's many events reach SQLite (the
+// rows are written in batches) exactly as held.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { openDatabase } from '../../src/core/database.ts';
 import { Applications, type ApplicationSink } from '../../src/core/applications.ts';
 import { EventLog, type EventLogLimits } from '../../src/core/event-log.ts';
 import type { CoreEvent } from '../../src/spec/events.ts';
@@ -90,4 +95,36 @@ test('a delivery through Applications gives the sink the core event, the numbere
   assert.equal(received[0]!.event, first);
   assert.deepEqual(JSON.parse(received[1]!.json!), { ...userEvent('two'), application: 'app', asterisk_id: SERVER_ID, sequence: 2 });
   assert.equal(log.get('app', 2)!.json, received[1]!.json);
+});
+
+test('the events of a turn with more than one insert batch are written as held, and a restart loads them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'patchbay-event-ring-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'batch.sqlite');
+  const database = openDatabase(file);
+  const log = new EventLog({ ...LIMITS, maxEvents: 150 }, SERVER_ID);
+  log.open(database);
+  // One turn: 200 events for a (the first 50 leave the buffer before the flush), 3 for b between.
+  const texts = new Map<string, string>();
+  for (let i = 1; i <= 200; i++) {
+    const { entry } = log.append('a', userEvent(`a${i}`, i % 5));
+    texts.set(`a/${i}`, entry.json);
+    if (i % 70 === 0) texts.set(`b/${i / 70}`, log.append('b', userEvent(`b${i}`)).entry.json);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  const rows = database.prepare('SELECT application, sequence, message FROM event_log ORDER BY application, sequence').all() as { application: string; sequence: number; message: string }[];
+  const expected = [...Array.from({ length: 150 }, (_, i) => `a/${i + 51}`), 'b/1', 'b/2'];
+  assert.deepEqual(rows.map((row) => `${row.application}/${row.sequence}`), expected);
+  for (const row of rows) assert.equal(row.message, texts.get(`${row.application}/${row.sequence}`));
+  log.close();
+  database.close();
+
+  const reopened = openDatabase(file);
+  const restarted = new EventLog({ ...LIMITS, maxEvents: 150 }, SERVER_ID);
+  restarted.open(reopened);
+  assert.equal(restarted.firstHeld('a'), 51);
+  assert.equal(restarted.get('a', 200)!.json, texts.get('a/200'));
+  assert.equal(restarted.append('a', userEvent('next')).message.sequence, 201);
+  restarted.close();
+  reopened.close();
 });
