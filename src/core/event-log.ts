@@ -96,11 +96,21 @@ class ApplicationLog {
     return this.at[this.head]!;
   }
 
-  get(sequence: number): LoggedEvent | undefined {
+  /** Ring index of the held event with this sequence; -1 when it is not held. */
+  indexOf(sequence: number): number {
     const offset = sequence - this.firstHeld;
-    if (!(offset >= 0 && offset < this.count)) return undefined;
-    const index = (this.head + offset) % this.json.length;
+    return offset >= 0 && offset < this.count ? (this.head + offset) % this.json.length : -1;
+  }
+
+  get(sequence: number): LoggedEvent | undefined {
+    const index = this.indexOf(sequence);
+    if (index < 0) return undefined;
     return { sequence, at: this.at[index]!, json: this.json[index]!, bytes: this.sizes[index]! };
+  }
+
+  text(sequence: number): string | undefined {
+    const index = this.indexOf(sequence);
+    return index < 0 ? undefined : this.json[index];
   }
 
   /** Adds the event after the newest (its sequence is firstHeld + count: lastSequence is the caller's). */
@@ -187,8 +197,8 @@ export class EventLog {
    * entry (tests, tools: the delivery path uses deliver, which builds neither object).
    */
   append(application: string, event: CoreEvent): { message: SequencedEvent; entry: LoggedEvent } {
-    const json = this.record(application, event);
-    const log = this.logs.get(application)!;
+    const log = this.logFor(application);
+    const json = this.record(application, log, event);
     const sequence = log.lastSequence;
     const message = { ...event, application, asterisk_id: this.serverId, sequence } as SequencedEvent;
     return { message, entry: { sequence, at: log.lastActivity, json, bytes: Buffer.byteLength(json) } };
@@ -200,13 +210,13 @@ export class EventLog {
    * sequence. Per event this makes the text and nothing else.
    */
   deliver(application: string, event: CoreEvent, sink: ApplicationSink | undefined): void {
-    const json = this.record(application, event);
-    sink?.deliver(application, event, json, this.logs.get(application)!.lastSequence);
+    const log = this.logFor(application);
+    const json = this.record(application, log, event);
+    sink?.deliver(application, event, json, log.lastSequence);
   }
 
   /** Numbers and keeps the event; returns the message's JSON text. */
-  private record(application: string, event: CoreEvent): string {
-    const log = this.logFor(application);
+  private record(application: string, log: ApplicationLog, event: CoreEvent): string {
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
@@ -237,6 +247,11 @@ export class EventLog {
   /** The held event with this sequence, if it is still held. */
   get(application: string, sequence: number): LoggedEvent | undefined {
     return this.logs.get(application)?.get(sequence);
+  }
+
+  /** The text of the held event with this sequence, if it is still held (replay: no entry object). */
+  text(application: string, sequence: number): string | undefined {
+    return this.logs.get(application)?.text(sequence);
   }
 
   /** Where a reader that processed every event up to `after` continues, and what it lost. */
