@@ -2,7 +2,9 @@
 // application) and keeps the recent ones, bounded by count, bytes and age, so that a client that
 // reconnects can be sent what it missed. It sits between the router that decides which
 // application receives an event (applications.ts) and the transports that send it: every
-// transport gets the numbered message and its JSON text, made once here.
+// transport gets the message's JSON text (the event with `application`, `asterisk_id` and
+// `sequence`), made once here, and its sequence. Per event this allocates the text and nothing
+// else (see serialise and ApplicationLog).
 //
 // Optionally the log is mirrored in the server's SQLite database: the events an event-loop turn
 // raised are written in one transaction on the next check phase, and a transport flushes the log
