@@ -46,6 +46,8 @@ export class Metrics {
   readonly #httpRequests: Histogram<'operation' | 'method' | 'status'>;
   readonly #tickLateness: Histogram;
   readonly #sipRoundTrip: Histogram | undefined;
+  /** Drops the SIP figures read for the last scrape, so the next one reads them afresh. */
+  #forgetScrape: () => void = () => {};
 
   constructor(options: MetricsOptions) {
     const { core } = options;
@@ -121,8 +123,14 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
-    const sip = options.sip;
-    if (sip) {
+    const readSip = options.sip;
+    if (readSip) {
+      // Every SIP metric reads the same figures: the technology walks its calls once per scrape.
+      let snapshot: SipMetricsSource | undefined;
+      const sip = (): SipMetricsSource => (snapshot ??= readSip());
+      this.#forgetScrape = () => {
+        snapshot = undefined;
+      };
       new Gauge({
         name: 'patchbay_sip_transactions',
         help: 'Live SIP transactions by kind',
@@ -186,7 +194,12 @@ export class Metrics {
   }
 
   /** The exposition text. */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  async render(): Promise<string> {
+    this.#forgetScrape();
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.#forgetScrape();
+    }
   }
 }
