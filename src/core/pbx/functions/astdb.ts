@@ -7,6 +7,20 @@ function astdbOf(call: FunctionCall) {
   return call.services?.astdb();
 }
 
+/**
+ * Looks `family/key` up for DB() and DB_EXISTS(): undefined when the path is malformed or the astdb
+ * is closed, null when the key is absent; a value found is also left in ${DB_RESULT}.
+ */
+function lookup(call: FunctionCall): string | null | undefined {
+  const path = splitAstDbPath(call.args.trim());
+  const db = astdbOf(call);
+  if (!path || !db) return undefined;
+  const value = db.get(path.family, path.key);
+  if (value === undefined) return null;
+  call.channel?.setSystemVariable('DB_RESULT', value);
+  return value;
+}
+
 export const astdbFunctions: readonly DialplanFunction[] = [
   {
     name: 'DB',
@@ -14,13 +28,8 @@ export const astdbFunctions: readonly DialplanFunction[] = [
     summary: 'A value of the astdb (kept in the server\'s SQLite across restarts), also left in ${DB_RESULT}; writable.',
     category: 'astdb',
     read(call) {
-      const path = splitAstDbPath(call.args.trim());
-      const db = astdbOf(call);
-      if (!path || !db) return undefined;
-      const value = db.get(path.family, path.key);
-      if (value === undefined) return '';
-      call.channel?.setSystemVariable('DB_RESULT', value);
-      return value;
+      const value = lookup(call);
+      return value === null ? '' : value;
     },
     write(call, value) {
       const path = splitAstDbPath(call.args.trim());
@@ -36,13 +45,8 @@ export const astdbFunctions: readonly DialplanFunction[] = [
     summary: '1 when the astdb has the key, else 0; the value is left in ${DB_RESULT}.',
     category: 'astdb',
     read(call) {
-      const path = splitAstDbPath(call.args.trim());
-      const db = astdbOf(call);
-      if (!path || !db) return undefined;
-      const value = db.get(path.family, path.key);
-      if (value === undefined) return '0';
-      call.channel?.setSystemVariable('DB_RESULT', value);
-      return '1';
+      const value = lookup(call);
+      return value === undefined ? undefined : value === null ? '0' : '1';
     },
   },
   {
