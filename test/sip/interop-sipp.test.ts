@@ -346,6 +346,16 @@ function loudUlaw(payload: Buffer): boolean {
   return loud > payload.length / 4;
 }
 
+
+/** Calls from the test phone into sip-app and answers over ARI; the channel id and the phone's 200 OK. */
+async function answeredCall(phone: TestPhone): Promise<{ id: string; ok: string }> {
+  const calling = phone.call();
+  const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
+  const id = (start.channel as Json).id as string;
+  assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+  return { id, ok: await calling };
+}
+
 describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
   test('REGISTER with digest puts the endpoint online; a wrong password is refused and changes nothing', async () => {
     const wrong = sipp('register-wrong-password.xml', [target(), '-s', 'alice', '-au', 'alice', '-ap', 'guess']);
@@ -486,11 +496,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     const phone = new TestPhone();
     await phone.open();
     try {
-      const calling = phone.call();
-      const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
-      const id = (start.channel as Json).id as string;
-      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
-      const ok = await calling;
+      const { id, ok } = await answeredCall(phone);
       assert.match(ok, /a=rtpmap:101 telephone-event\/8000/);
       assert.ok(phone.remoteRtpPort > 0, 'the answer names an RTP port');
 
@@ -651,11 +657,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     const phone = new TestPhone();
     await phone.open();
     try {
-      const calling = phone.call();
-      const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
-      const id = (start.channel as Json).id as string;
-      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
-      await calling;
+      const { id } = await answeredCall(phone);
       const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
       assert.equal(play.status, 201, await play.text());
       const hold = await phone.reinvite(phone.offer().replace('a=sendrecv', 'a=sendonly').replace('o=phone 1 1', 'o=phone 1 2'));
