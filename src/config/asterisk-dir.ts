@@ -412,6 +412,10 @@ function readMusicOnHoldConf(im: Importer, dataDir: string | undefined): void {
       im.warn(`musiconhold.conf:${section.line}: [${section.name}] mode=${mode}${directory ? '' : ' without directory='} is not supported by Patchbay (only mode=files with a directory); class left out`);
       continue;
     }
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(section.name) || section.name === '.' || section.name === '..') {
+      im.warn(`musiconhold.conf:${section.line}: class name [${section.name.slice(0, 64)}] is not one Patchbay takes (1–64 letters, digits, _, - or .); class left out`);
+      continue;
+    }
     // Asterisk resolves a relative directory against astdatadir.
     const resolved = path.isAbsolute(directory) ? directory : path.join(dataDir ?? '/var/lib/asterisk', directory);
     classes[section.name] = resolved;

@@ -167,3 +167,36 @@ test('a server started from the directory alone: prefix, ari.conf users, extensi
     await new Promise((resolve) => child.once('exit', resolve));
   }
 });
+
+test('hostile Asterisk files: __proto__ sections, path escapes, a huge file, binary bytes and a bad prefix are refused or named, never obeyed', () => {
+  const dir = join(root, 'hostile');
+  mkdirSync(dir, { recursive: true });
+  const data = join(root, 'hostile-data');
+  // A user called __proto__ is a user like any other (or refused by name), never a prototype.
+  writeFileSync(join(dir, 'ari.conf'), '[__proto__]\ntype = user\npassword = x\nread_only = yes\n[constructor]\ntype = user\npassword = y\n');
+  writeFileSync(join(dir, 'musiconhold.conf'), '[__proto__]\nmode = files\ndirectory = /tmp\n[../up]\nmode = files\ndirectory = ../../etc\n');
+  writeFileSync(join(dir, 'asterisk.conf'), Buffer.concat([Buffer.from('[options]\nmaxcalls = 5\n'), Buffer.from([0, 1, 2, 0xff, 0xfe, 10])]));
+  writeFileSync(join(dir, 'http.conf'), `[general]\nprefix = ../../x\n`);
+  writeFileSync(join(dir, 'acl.conf'), `[big]\n${'deny = 0.0.0.0/0\n'.repeat(300_000)}`);
+  let error: unknown;
+  try {
+    loadConfig({ path: null, env: {}, overrides: { asterisk_config_dir: dir, dirs: { data } } });
+  } catch (caught) {
+    error = caught;
+  }
+  // The bad prefix stops the start with the usual one-line error naming http.conf's line.
+  assert.ok(error instanceof ConfigError && error.key === 'http.prefix' && /http\.conf:2/.test(error.message), String(error));
+  assert.equal(({} as Record<string, unknown>).password, undefined, 'no prototype was written');
+
+  writeFileSync(join(dir, 'http.conf'), '[general]\nprefix = asterisk\n');
+  const config = loadConfig({ path: null, env: {}, overrides: { asterisk_config_dir: dir, dirs: { data } } });
+  assert.deepEqual(config.ari.users.map((user) => user.name).sort(), ['__proto__', 'constructor']);
+  assert.equal(({} as Record<string, unknown>).read_only, undefined);
+  assert.ok(config.warnings.some((line) => /acl\.conf: larger than \d+ bytes; not read/.test(line)), config.warnings.join('\n'));
+  // A line of binary bytes is a syntax error: the file is named in a warning and not read at all.
+  assert.ok(config.warnings.some((line) => /asterisk\.conf:3: .*file not read/.test(line)), config.warnings.join('\n'));
+  assert.equal(config.maxChannels, 0);
+  assert.equal(Object.getPrototypeOf(config.mohClasses), Map.prototype);
+  assert.equal(config.mohClasses.get('__proto__'), '/tmp');
+  assert.equal(config.mohClasses.has('../up'), false, 'a class name with a path in it is not taken');
+});
