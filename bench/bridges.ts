@@ -26,7 +26,7 @@ import { loadConfig } from '../src/config/config.ts';
 import { PatchbayCore } from '../src/server.ts';
 import type { Bridge } from '../src/core/bridges/bridge.ts';
 import type { Channel } from '../src/core/channels/channel.ts';
-import { originate } from '../src/core/channels/originate.ts';
+import { originate } from '../src/control/originate.ts';
 import { samplesPerFrame, type Frame } from '../src/media/frame.ts';
 
 const { values } = parseArgs({

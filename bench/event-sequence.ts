@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { Applications, type ApplicationSink } from '../src/core/applications.ts';
 import { openDatabase } from '../src/core/database.ts';
 import { EventLog } from '../src/core/event-log.ts';
-import { formatAriDate } from '../src/core/time.ts';
+import { formatAriDate } from '../src/util/ari-date.ts';
 import type { CoreEvent } from '../src/spec/events.ts';
 
 const { values } = parseArgs({

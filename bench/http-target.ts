@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../src/config/config.ts';
-import { formatAriDate } from '../src/core/time.ts';
+import { formatAriDate } from '../src/util/ari-date.ts';
 import { startServer } from '../src/server.ts';
 
 const kind = process.argv[2];

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { loadConfig } from '../src/config/config.ts';
-import { formatAriDate } from '../src/core/time.ts';
+import { formatAriDate } from '../src/util/ari-date.ts';
 import { startServer } from '../src/server.ts';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' } } });

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderApplicationsTable, renderReadmeApplications, replaceApplicationsBlock } from '../src/core/pbx/apps/docs.ts';
+import { renderApplicationsTable, renderReadmeApplications, replaceApplicationsBlock } from '../src/pbx/apps/docs.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 for (const [name, block] of [

@@ -1,10 +1,10 @@
 // Writes the dialplan function lists of README.md and docs/dialplan-functions.md from the registry
-// in src/core/pbx/functions.ts (`npm run docs:functions`). test/pbx/functions-docs.test.ts fails
+// in src/pbx/function-registry.ts (`npm run docs:functions`). test/pbx/functions-docs.test.ts fails
 // when the files and the registry differ.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderFunctionsDoc, renderReadmeFunctions, replaceBetweenMarkers } from '../src/core/pbx/function-docs.ts';
+import { renderFunctionsDoc, renderReadmeFunctions, replaceBetweenMarkers } from '../src/pbx/function-docs.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 for (const [file, body] of [

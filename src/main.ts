@@ -4,7 +4,7 @@
 // and one of the exit codes below (documented in --help and the README).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
-import { DialplanSyntaxError } from './core/dialplan/index.ts';
+import { DialplanSyntaxError } from './dialplan/index.ts';
 import { patchbayVersion } from './core/system-info.ts';
 import type { RunningServer } from './server.ts';
 

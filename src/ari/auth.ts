@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import type { AriUser } from '../config/config.ts';
 import type { AclEntry, NamedAcl } from '../config/settings.ts';
-import { aclAllows, parseAclRule, type AclRule } from '../core/acl.ts';
+import { aclAllows, parseAclRule, type AclRule } from '../util/acl.ts';
 import { PasswordHasher, constantTimeEqual, decoyHashLike } from './passwords.ts';
 
 export type AuthResult =

@@ -8,7 +8,7 @@
 // so no event falls between replay and live, and none is sent twice (a live event is sent only
 // when it is the very next sequence the stream expects).
 import type { EventLog, LossReason } from '../core/event-log.ts';
-import { formatAriDate } from '../core/time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 
 const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
 /** Sequence numbers are integers a double holds exactly; 15 digits keep the parse exact. */

@@ -9,7 +9,7 @@ import type { AriUser } from '../config/config.ts';
 import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
 import type { Core } from '../core/core.ts';
 import type { EventLog } from '../core/event-log.ts';
-import { formatAriDate } from '../core/time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';

@@ -1,6 +1,6 @@
 // Developer mode: checks a value against its declared type so that a drift between what the
 // server sends and what the declarations promise fails loudly (and fails the tests).
-import { ARI_DATE_PATTERN } from '../core/time.ts';
+import { ARI_DATE_PATTERN } from '../util/ari-date.ts';
 import { MODELS } from '../spec/index.ts';
 import type { ModelDecl } from '../spec/types.ts';
 

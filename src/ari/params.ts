@@ -1,6 +1,6 @@
 // Parameter parsing and validation, driven entirely by the operation's declaration.
 // Sources, in rising precedence: form body, query string, JSON body (top-level keys).
-import { splitArgs } from '../core/dialplan/args.ts';
+import { splitArgs } from '../dialplan/args.ts';
 import { AriError } from './handler.ts';
 import type { OperationDecl, ParamDecl } from '../spec/types.ts';
 

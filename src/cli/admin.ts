@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig, type PatchbayConfig } from '../config/config.ts';
-import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE, parseDialplan, type ParsedDialplan } from '../core/dialplan/index.ts';
-import { includeReader } from '../core/dialplan/includes.ts';
+import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE, parseDialplan, type ParsedDialplan } from '../dialplan/index.ts';
+import { includeReader } from '../dialplan/includes.ts';
 import { patchbayVersion } from '../core/system-info.ts';
 import { readPidFile, pidFilePath } from './pidfile.ts';
 

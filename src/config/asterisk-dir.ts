@@ -6,8 +6,8 @@
 // silently. Never throws on the files' contents: a file that cannot be read or parsed is a warning.
 import fs from 'node:fs';
 import path from 'node:path';
-import { readConfigSections, type ConfigSection } from '../core/dialplan/config-reader.ts';
-import { DialplanSyntaxError } from '../core/dialplan/syntax-error.ts';
+import { readConfigSections, type ConfigSection } from './conf/reader.ts';
+import { DialplanSyntaxError } from './conf/syntax-error.ts';
 import type { Raw } from './schema.ts';
 
 /** Largest configuration file read from the directory. */

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { cryptHashProblem, verifyPassword } from '../ari/passwords.ts';
-import { parseAclRule } from '../core/acl.ts';
+import { parseAclRule } from '../util/acl.ts';
 import {
   boolean,
   custom,
@@ -171,7 +171,7 @@ const WEBSOCKET_CLIENT = section({
   priv_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `cert_file`' }),
   verify_server_cert: boolean({ default: true, doc: 'Refuse a server certificate no trusted CA signed' }),
   verify_server_hostname: boolean({ default: true, doc: 'Refuse a server certificate for another host name' }),
-  // Used by every client connection (src/core/websocket-clients/connect.ts).
+  // Used by every client connection (src/util/websocket-clients/connect.ts).
   ca_list_path: filePath({ default: null, docDefault: 'none', doc: 'Directory of PEM CA files (`*.pem`, `*.crt`) trusted for the server certificate' }),
   proxy_host: string({ default: '', docDefault: 'none', doc: 'HTTP proxy `host:port` to tunnel through with `CONNECT` (plain text to the proxy; TLS to the server runs inside the tunnel)', check: (s) => (s === '' ? null : checkHostPort(s)) }),
   proxy_username: string({ default: '', docDefault: 'none', doc: 'Sent to the proxy as `Proxy-Authorization: Basic` (with `proxy_password`)', check: noControl }),

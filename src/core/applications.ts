@@ -3,7 +3,7 @@
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
 import type { EventLog } from './event-log.ts';
-import { formatAriDate } from './time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEvent } from '../spec/events.ts';
 
 export type SourceKind = 'channel' | 'bridge' | 'endpoint' | 'deviceState';

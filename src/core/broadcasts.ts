@@ -5,9 +5,9 @@
 // ends unclaimed).
 import { randomInt } from 'node:crypto';
 import type { Applications } from './applications.ts';
-import type { AppFilter } from './app-filter.ts';
+import type { AppFilter } from '../util/app-filter.ts';
 import type { Channel } from './channels/channel.ts';
-import { formatAriDate } from './time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEventOf } from '../spec/events.ts';
 
 export interface BroadcastOptions {

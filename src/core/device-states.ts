@@ -4,7 +4,7 @@
 import type { Applications } from './applications.ts';
 import type { SqliteDatabase } from './database.ts';
 import { ConflictError, InvalidError, NotFoundError } from './errors.ts';
-import { formatAriDate } from './time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 
 export const DEVICE_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'ONHOLD'] as const;
 export type DeviceStateValue = (typeof DEVICE_STATES)[number];

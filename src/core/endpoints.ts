@@ -8,9 +8,9 @@ import type { Applications } from './applications.ts';
 import type { Channel } from './channels/channel.ts';
 import type { Channels } from './channels/channels.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
-import { formatAriDate } from './time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 import type { Model } from '../spec/index.ts';
-import { Notifier } from './typed-emitter.ts';
+import { Notifier } from '../util/typed-emitter.ts';
 
 export const ENDPOINT_STATES = ['unknown', 'offline', 'online'] as const;
 export type EndpointState = (typeof ENDPOINT_STATES)[number];

@@ -3,9 +3,9 @@
 // EXTENSION_STATE() reads them; watchers (`onChange`) hear of each change as device states move,
 // recomputed only for the hints that name the device that changed.
 import { aggregateDeviceStates } from './derived-device-states.ts';
-import type { Dialplan } from './dialplan/dialplan.ts';
+import type { Dialplan } from '../dialplan/dialplan.ts';
 import type { DeviceStates, DeviceStateValue } from './device-states.ts';
-import { TypedEmitter } from './typed-emitter.ts';
+import { TypedEmitter } from '../util/typed-emitter.ts';
 
 export const EXTENSION_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'HOLDINUSE', 'ONHOLD'] as const;
 export type ExtensionState = (typeof EXTENSION_STATES)[number];

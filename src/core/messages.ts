@@ -5,7 +5,7 @@
 import type { Applications } from './applications.ts';
 import type { Endpoints } from './endpoints.ts';
 import { InvalidError, NotFoundError } from './errors.ts';
-import { formatAriDate } from './time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 
 /** The ARI TextMessage model. */
 export interface TextMessage {

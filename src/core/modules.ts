@@ -1,6 +1,6 @@
 // The module registry: named, loadable subsystems in the manner of Asterisk's loadable modules.
 // Other subsystems ask `isRunning(name)` (or listen for 'change') to switch themselves on and off.
-import { TypedEmitter } from './typed-emitter.ts';
+import { TypedEmitter } from '../util/typed-emitter.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 
 export type SupportLevel = 'core' | 'extended' | 'deprecated';

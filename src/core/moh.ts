@@ -14,7 +14,7 @@ import type { Bridge, BridgeAudioSource } from './bridges/bridge.ts';
 import type { AudioGenerator, ChannelGenerators } from './channel-generators.ts';
 import type { Channel } from './channels/channel.ts';
 import { ConflictError } from './errors.ts';
-import { isDirectory, isFile, listDirectory } from './fs-probe.ts';
+import { isDirectory, isFile, listDirectory } from '../util/fs-probe.ts';
 
 export const DEFAULT_MOH_CLASS = 'default';
 /** The file generated for the default class when it has none. */

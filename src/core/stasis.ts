@@ -5,7 +5,7 @@ import { CAUSE } from './channels/causes.ts';
 import type { Channel, DialplanLocation } from './channels/channel.ts';
 import type { PerCallApplications } from './per-call-applications.ts';
 import { ConflictError } from './errors.ts';
-import { formatAriDate } from './time.ts';
+import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEventOf } from '../spec/events.ts';
 
 export interface EnterOptions {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import ari, { type Client } from 'ari-client';
 import { internals, resourceOf } from '../helpers/ari-client.ts';
-import { ARI_DATE_PATTERN } from '../../src/core/time.ts';
+import { ARI_DATE_PATTERN } from '../../src/util/ari-date.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const APP = 'myapp';

@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { ariResourceModuleName } from '../../src/core/builtin-modules.ts';
 import { Core } from '../../src/core/core.ts';
 import { NotFoundError } from '../../src/core/errors.ts';
-import { formatAriDate } from '../../src/core/time.ts';
+import { formatAriDate } from '../../src/util/ari-date.ts';
 import { startTestServer } from '../helpers/server.ts';
 
 test('a REST response that does not match its model becomes a 500 naming the field', async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { ARI_DATE_PATTERN } from '../../src/core/time.ts';
+import { ARI_DATE_PATTERN } from '../../src/util/ari-date.ts';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;

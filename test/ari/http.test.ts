@@ -1,7 +1,7 @@
 // The HTTP front door: auth, routing rules, errors, parameters, CORS, against a real server.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ARI_DATE_PATTERN } from '../../src/core/time.ts';
+import { ARI_DATE_PATTERN } from '../../src/util/ari-date.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;

@@ -14,7 +14,7 @@ import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
-import { ARI_DATE_PATTERN } from '../../src/core/time.ts';
+import { ARI_DATE_PATTERN } from '../../src/util/ari-date.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { AppServer, type AppConnection, type Message } from '../helpers/app-server.ts';
 import { startConnectProxy } from '../helpers/connect-proxy.ts';

@@ -6,7 +6,7 @@ import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ARI_DATE_PATTERN } from '../../src/core/time.ts';
+import { ARI_DATE_PATTERN } from '../../src/util/ari-date.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** Both spellings of the resource; every behaviour below is checked under each. */

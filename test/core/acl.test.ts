@@ -2,7 +2,7 @@
 // also cover IPv4-mapped clients), every list must allow, and no input can make the parser throw.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { aclAllows, parseAclRule, parseAddress, rulesAllow, type AclRule } from '../../src/core/acl.ts';
+import { aclAllows, parseAclRule, parseAddress, rulesAllow, type AclRule } from '../../src/util/acl.ts';
 
 const rule = (entry: string, allow: boolean): AclRule => {
   const parsed = parseAclRule(entry, allow);

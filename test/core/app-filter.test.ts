@@ -3,7 +3,7 @@
 // classic catastrophic patterns finish on long names.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileAppFilter, type AppFilter } from '../../src/core/app-filter.ts';
+import { compileAppFilter, type AppFilter } from '../../src/util/app-filter.ts';
 
 const compile = (pattern: string): AppFilter => {
   const filter = compileAppFilter(pattern);

@@ -2,7 +2,7 @@
 // throws is reported and the others still run; once/off behave as with node:events.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TypedEmitter } from '../../src/core/typed-emitter.ts';
+import { TypedEmitter } from '../../src/util/typed-emitter.ts';
 
 type Events = { ping: number; [key: string]: unknown };
 

@@ -1,4 +1,4 @@
-// Outgoing WebSocket connections of src/core/websocket-clients/ against real servers: the
+// Outgoing WebSocket connections of src/util/websocket-clients/ against real servers: the
 // handshake Asterisk sends, the retries, refusals (a non-101 status, an extension or a protocol
 // not offered), TLS with a CA file or without verification, abandoning an attempt, the CONNECT
 // proxy, frames sent with the 101 answer, and PING keep-alive.
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { clientUrl, connectOnce, connectWebSocketClient, hostHeader, onClientMessage, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/core/websocket-clients/index.ts';
+import { clientUrl, connectOnce, connectWebSocketClient, hostHeader, onClientMessage, WebSocketClients, WebSocketConnectError, type WebSocketClientConfig } from '../../src/util/websocket-clients/index.ts';
 import { startConnectProxy } from '../helpers/connect-proxy.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'patchbay-wsc-'));

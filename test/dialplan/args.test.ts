@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { splitArgs } from '../../src/core/dialplan/args.ts';
+import { splitArgs } from '../../src/dialplan/args.ts';
 
 describe('splitArgs', () => {
   const cases: [string, string[]][] = [

@@ -2,7 +2,7 @@
 // it is missing, with the shapes that backtrack exponentially refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BoundedRegexError, boundedSubject, compileBoundedRegex, LINEAR, MAX_REGEX_SUBJECT_LENGTH } from '../../src/core/dialplan/bounded-regex.ts';
+import { BoundedRegexError, boundedSubject, compileBoundedRegex, LINEAR, MAX_REGEX_SUBJECT_LENGTH } from '../../src/util/bounded-regex.ts';
 
 const EVIL_SUBJECT = `${'a'.repeat(30_000)}!`;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadDefaultDialplan } from '../../src/core/dialplan/default-dialplan.ts';
-import type { Dialplan } from '../../src/core/dialplan/dialplan.ts';
+import { loadDefaultDialplan } from '../../src/dialplan/default-dialplan.ts';
+import type { Dialplan } from '../../src/dialplan/dialplan.ts';
 
 function program(plan: Dialplan, exten: string): string[] {
   const steps: string[] = [];

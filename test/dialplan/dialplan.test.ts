@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Dialplan } from '../../src/core/dialplan/dialplan.ts';
+import { Dialplan } from '../../src/dialplan/dialplan.ts';
 
 describe('Dialplan lookups', () => {
   const plan = Dialplan.parse(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { evaluateExpression, ExpressionError } from '../../src/core/dialplan/expression.ts';
+import { evaluateExpression, ExpressionError } from '../../src/dialplan/expression.ts';
 
 const resolveFunction = (name: string, args: string) => (name === 'LEN' ? String(args.length) : name === 'NAME' ? 'alice' : undefined);
 const evaluate = (expression: string) => evaluateExpression(expression, resolveFunction);

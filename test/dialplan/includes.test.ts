@@ -6,8 +6,8 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, ftr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { includeReader, MAX_INCLUDED_BYTES } from '../../src/core/dialplan/includes.ts';
-import { DialplanSyntaxError } from '../../src/core/dialplan/syntax-error.ts';
+import { includeReader, MAX_INCLUDED_BYTES } from '../../src/dialplan/includes.ts';
+import { DialplanSyntaxError } from '../../src/config/conf/syntax-error.ts';
 
 let dir: string;
 let confDir: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ParsedContext, ParsedDialplan } from '../../src/core/dialplan/parsed.ts';
-import { DialplanSyntaxError, parseDialplan } from '../../src/core/dialplan/parser.ts';
+import type { ParsedContext, ParsedDialplan } from '../../src/dialplan/parsed.ts';
+import { DialplanSyntaxError, parseDialplan } from '../../src/dialplan/parser.ts';
 
 function context(parsed: ParsedDialplan, name: string): ParsedContext {
   const found = parsed.contexts.find((candidate) => candidate.name === name);

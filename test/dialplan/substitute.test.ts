@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { substitute, substring, type FunctionResolver } from '../../src/core/dialplan/substitute.ts';
+import { substitute, substring, type FunctionResolver } from '../../src/dialplan/substitute.ts';
 
 const variables: Record<string, string> = {
   FOO: 'bar',

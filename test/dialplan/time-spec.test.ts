@@ -2,7 +2,7 @@
 // minute-inclusive ends, timezones, and refusal of malformed specs.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseTimeSpec, timeSpecMatches, TimeSpecError } from '../../src/core/dialplan/time-spec.ts';
+import { parseTimeSpec, timeSpecMatches, TimeSpecError } from '../../src/dialplan/time-spec.ts';
 
 // Wednesday 2026-03-18 09:30 UTC.
 const WEDNESDAY_0930_UTC = new Date(Date.UTC(2026, 2, 18, 9, 30));

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { Pbx } from '../../src/core/pbx/pbx.ts';
-import { registerDialplanApplications } from '../../src/core/pbx/apps/index.ts';
-import { renderApplicationsTable, renderReadmeApplications, replaceApplicationsBlock } from '../../src/core/pbx/apps/docs.ts';
-import { FunctionWriters } from '../../src/core/channels/function-writers.ts';
-import type { PbxServices } from '../../src/core/pbx/services.ts';
+import { Pbx } from '../../src/pbx/pbx.ts';
+import { registerDialplanApplications } from '../../src/pbx/apps/index.ts';
+import { renderApplicationsTable, renderReadmeApplications, replaceApplicationsBlock } from '../../src/pbx/apps/docs.ts';
+import { FunctionWriters } from '../../src/pbx/function-writers.ts';
+import type { PbxServices } from '../../src/pbx/application-services.ts';
 
 const root = new URL('../../', import.meta.url);
 

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { renderFunctionsDoc, renderReadmeFunctions, replaceBetweenMarkers } from '../../src/core/pbx/function-docs.ts';
-import { dialplanFunctions } from '../../src/core/pbx/functions.ts';
+import { renderFunctionsDoc, renderReadmeFunctions, replaceBetweenMarkers } from '../../src/pbx/function-docs.ts';
+import { dialplanFunctions } from '../../src/pbx/function-registry.ts';
 
 const read = (file: string): string => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 

@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { Core } from '../../src/core/core.ts';
 import { InvalidError, NotFoundError } from '../../src/core/errors.ts';
-import { dialplanFunctionNames, FUNCTIONS_WITH_OUTSIDE_EFFECTS, readChannelFunction, writeChannelFunction, writeFunctionWithoutChannel } from '../../src/core/pbx/functions.ts';
+import { dialplanFunctionNames, FUNCTIONS_WITH_OUTSIDE_EFFECTS, readChannelFunction, writeChannelFunction, writeFunctionWithoutChannel } from '../../src/pbx/function-registry.ts';
 
 const HOSTILE_ATOMS = [
   '',

@@ -16,7 +16,7 @@ import {
   isUnprovidedDialplanFunction,
   readChannelFunction,
   writeChannelFunction,
-} from '../../src/core/pbx/functions.ts';
+} from '../../src/pbx/function-registry.ts';
 import { MAX_VARIABLE_VALUE_LENGTH } from '../../src/core/variable-limits.ts';
 
 const DIALPLAN = `

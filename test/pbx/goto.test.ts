@@ -2,7 +2,7 @@
 // half walking a dialplan file.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { isTrueCondition } from '../../src/core/pbx/apps/goto.ts';
+import { isTrueCondition } from '../../src/pbx/apps/goto.ts';
 import type { EventSocket } from '../helpers/server.ts';
 import { assertNoChannels, dialplanTrace, originate, startPbxServer, untilDestroyed, watchAll, type PbxServer } from './pbx-helpers.ts';
 

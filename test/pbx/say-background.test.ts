@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { sendDtmf } from '../../src/core/channels/dtmf-sender.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { readWavFile } from '../../src/media/wav-reader.ts';
-import { dateFormatPrompts } from '../../src/core/pbx/apps/say.ts';
+import { dateFormatPrompts } from '../../src/pbx/apps/say.ts';
 import type { EventSocket } from '../helpers/server.ts';
 import { channelName, collectUntil, originate, startPbxServer, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
 

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { registerBuiltinConfigTypes } from '../../src/core/dynamic-config/builtin-types.ts';
 import { DynamicConfig } from '../../src/core/dynamic-config/store.ts';
 import { digestHa1, digestResponse } from '../../src/sip/auth/digest.ts';
-import { pjsipAttributeNames } from '../../src/sip/config/index.ts';
+import { pjsipAttributeNames } from '../../src/channels/pjsip/config/index.ts';
 import { parseMessage } from '../../src/sip/parser.ts';
 import { SipResponse } from '../../src/sip/message.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';

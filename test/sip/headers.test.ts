@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SessionHeaders } from '../../src/core/channels/sip-headers.ts';
+import { SessionHeaders } from '../../src/channels/pjsip/headers.ts';
 import { InvalidError } from '../../src/core/errors.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 

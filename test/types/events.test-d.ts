@@ -8,7 +8,7 @@ import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ObjectDirectory } from '../../src/core/objects.ts';
 import type { Playback } from '../../src/core/playback/playback.ts';
 import type { LiveRecording } from '../../src/core/recordings/live-recording.ts';
-import type { TypedEmitter } from '../../src/core/typed-emitter.ts';
+import type { TypedEmitter } from '../../src/util/typed-emitter.ts';
 import type { Model } from '../../src/spec/index.ts';
 import type { CoreEvent, CoreEventOf } from '../../src/spec/events.ts';
 

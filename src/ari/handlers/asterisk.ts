@@ -4,8 +4,8 @@ import { AriError, defineHandlers } from '../handler.ts';
 import type { Core } from '../../core/core.ts';
 import type { ConfigTuple } from '../../core/dynamic-config/types.ts';
 import { describeBuild, patchbayVersion, processIdentity } from '../../core/system-info.ts';
-import { formatAriDate } from '../../core/time.ts';
-import { parseFunctionCall, writeFunctionWithoutChannel } from '../../core/pbx/functions.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
+import { parseFunctionCall, writeFunctionWithoutChannel } from '../../pbx/function-registry.ts';
 import { checkVariable } from '../../core/variable-limits.ts';
 
 const INFO_SECTIONS = ['build', 'system', 'config', 'status'] as const;

@@ -4,9 +4,9 @@
 // Asterisk's res/ari/resource_channels.c: 404 no channel, 409 not in Stasis, 412 bad state.
 import type { AudioGenerator } from '../../core/channel-generators.ts';
 import type { Channel } from '../../core/channels/channel.ts';
-import { findChannel, findControlled, requireValidState } from '../../core/channels/control.ts';
+import { findChannel, findControlled, requireValidState } from '../../control/channel-control.ts';
 import type { Core } from '../../core/core.ts';
-import { createSnoop, type SnoopDirection } from '../../core/snoop.ts';
+import { createSnoop, type SnoopDirection } from '../../control/snoop.ts';
 import { AriError, defineHandlers } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
 

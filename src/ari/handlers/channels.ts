@@ -14,9 +14,9 @@ import {
   requireValidState,
   setMuted,
   writeVariable,
-} from '../../core/channels/control.ts';
+} from '../../control/channel-control.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
-import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../core/channels/originate.ts';
+import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../control/originate.ts';
 import type { Core } from '../../core/core.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';

@@ -1,7 +1,7 @@
 // Events: user events and channel claims (the WebSocket itself is served by events-ws.ts).
 import { parseEventSource } from '../../core/applications.ts';
 import { MODULE_NAMES } from '../../core/builtin-modules.ts';
-import { formatAriDate } from '../../core/time.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
 import type { ObjectKind, ObjectSnapshots } from '../../core/objects.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
 import { AriError, defineHandlers } from '../handler.ts';

@@ -6,10 +6,10 @@
 // `WebSocket/<INCOMING|client>[/<transport_data>]d(<direction>)` into the application (it enters
 // once answered, i.e. once the media WebSocket is up), answered with the channel and all its
 // variables, MEDIA_WEBSOCKET_CONNECTION_ID among them.
-import { findChannel } from '../../core/channels/control.ts';
-import { parseHostPort } from '../../core/host-port.ts';
+import { findChannel } from '../../control/channel-control.ts';
+import { parseHostPort } from '../../util/host-port.ts';
 import { CODEC_NAMES, isCodecName } from '../../media/codecs.ts';
-import { originate, parseVariables } from '../../core/channels/originate.ts';
+import { originate, parseVariables } from '../../control/originate.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
 

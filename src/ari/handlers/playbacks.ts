@@ -2,7 +2,7 @@
 // channel play/playWithId and bridge play/playWithId (served from here, merged into the channels
 // and bridges resources). The engine is the core's (src/core/playback/*).
 import type { Channel } from '../../core/channels/channel.ts';
-import { findControlled, requireValidState } from '../../core/channels/control.ts';
+import { findControlled, requireValidState } from '../../control/channel-control.ts';
 import type { Core } from '../../core/core.ts';
 import { UnprocessableError } from '../../core/errors.ts';
 import type { Playback, PlaybackOperation } from '../../core/playback/playback.ts';

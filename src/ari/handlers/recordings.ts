@@ -2,7 +2,7 @@
 // progress), plus the operations that start one — channel record and bridge record, served from
 // here and merged into the channels and bridges resources. The work is the core's
 // (src/core/recordings/*); core failures map to 400/403/404/409/422 in the dispatcher.
-import { findControlled } from '../../core/channels/control.ts';
+import { findControlled } from '../../control/channel-control.ts';
 import type { LiveRecording } from '../../core/recordings/live-recording.ts';
 import type { RecordRequest } from '../../core/recordings/recordings.ts';
 import { defineHandlers, Reply } from '../handler.ts';

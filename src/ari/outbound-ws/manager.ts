@@ -9,7 +9,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import type { Core } from '../../core/core.ts';
 import type { PerCallApplication, PerCallApplications } from '../../core/per-call-applications.ts';
 import type { RestOverWebSocketPeer } from '../events-ws.ts';
-import { OutboundSession, type OutboundContext, type SessionSettings } from './session.ts';
+import { OutboundSession, type OutboundContext, type SessionSettings } from './outbound-session.ts';
 
 /** Asterisk's limit on application names (AST_MAX_CONTEXT 80 − `stasis-`); the per-call name must fit too. */
 const MAX_APP_NAME = 73;

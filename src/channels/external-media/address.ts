@@ -4,7 +4,7 @@
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import { InvalidError } from '../../core/errors.ts';
-import { parseHostPort } from '../../core/host-port.ts';
+import { parseHostPort } from '../../util/host-port.ts';
 
 export { parseHostPort };
 

@@ -29,7 +29,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import type { ExternalMediaRequest, ExternalMediaSupport, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { isWildcardAddress, type ExternalTarget } from './address.ts';
-import { MediaSession, type SessionOptions } from './session.ts';
+import { MediaSession, type SessionOptions } from './external-session.ts';
 import { ExternalMediaTechnology } from './technology.ts';
 
 /** Message kinds of the AudioSocket protocol. */

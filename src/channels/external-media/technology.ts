@@ -13,7 +13,7 @@ import type {
 import { InvalidError } from '../../core/errors.ts';
 import { isCodecName } from '../../media/codecs.ts';
 import { parseHostPort, resolveTarget, type ExternalTarget } from './address.ts';
-import { SessionTable, type MediaSession } from './session.ts';
+import { SessionTable, type MediaSession } from './external-session.ts';
 
 export abstract class ExternalMediaTechnology<T, S extends MediaSession> implements ChannelTechnology {
   abstract readonly name: string;

@@ -28,7 +28,7 @@ import { RtpReceiverStats } from '../../media/rtp/receiver-stats.ts';
 import { RtpSender } from '../../media/rtp/sender.ts';
 import { rtpStatistics, type RtpStatistics } from '../../media/rtp/statistics.ts';
 import type { ExternalTarget } from './address.ts';
-import { MediaSession, type SessionOptions } from './session.ts';
+import { MediaSession, type SessionOptions } from './external-session.ts';
 import { ExternalMediaTechnology } from './technology.ts';
 
 /** Binds an ephemeral port and connects it to the remote; `opening` holds the socket meanwhile. */

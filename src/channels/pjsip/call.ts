@@ -15,13 +15,13 @@ import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import { Dialog } from '../../sip/dialog.ts';
 import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
-import { checkAddableHeaderName, checkHeaderValue, MAX_ADDED_SIP_HEADERS, SessionHeaders, type SipHeader } from '../../core/channels/sip-headers.ts';
+import { checkAddableHeaderName, checkHeaderValue, MAX_ADDED_SIP_HEADERS, SessionHeaders, type SipHeader } from './headers.ts';
 import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
 import type { Destination } from '../../sip/transport.ts';
-import type { DtmfMode } from '../../sip/config/types.ts';
+import type { DtmfMode } from './config/types.ts';
 import { formatUri, type Uri } from '../../sip/uri.ts';
-import type { RtpStream } from './rtp-stream.ts';
+import type { RtpStream } from '../../media/rtp/stream.ts';
 
 /**
  * Q.850 cause → SIP final status for a call refused before it was answered (Asterisk's

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { TechnologyContext } from '../../core/channels/technology.ts';
 import type { ConfigObjectTree } from '../../core/dynamic-config/file-backend.ts';
-import { buildPjsipConfig, PJSIP_OBJECT_TYPES, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
-import type { RawField, RawPjsipObject } from '../../sip/config/types.ts';
+import { buildPjsipConfig, PJSIP_OBJECT_TYPES, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from './config/index.ts';
+import type { RawField, RawPjsipObject } from './config/types.ts';
 import type { BindingChange, Registrar } from '../../sip/registrar.ts';
 import type { QualifyState, QualifyTarget } from './qualify.ts';
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
-import type { PjsipConfig, PjsipRegistration } from '../../sip/config/index.ts';
+import type { PjsipConfig, PjsipRegistration } from './config/index.ts';
 import { OutboundRegistration, type RegistrationStatus } from '../../sip/registration-client.ts';
 import type { TransactionLayer } from '../../sip/transaction.ts';
 import type { Destination } from '../../sip/transport.ts';

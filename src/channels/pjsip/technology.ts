@@ -20,8 +20,8 @@ import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors
 import type { TextMessage, MessageDestination, ReferRequest } from '../../core/messages.ts';
 import type { TransferProgressState } from '../../core/channels/technology.ts';
 import { DigestAuthenticator } from '../../sip/auth/digest.ts';
-import { buildPjsipConfig, type PjsipConfig, type PjsipEndpoint } from '../../sip/config/index.ts';
-import { identifyMatchesAddress } from '../../sip/config/index.ts';
+import { buildPjsipConfig, type PjsipConfig, type PjsipEndpoint } from './config/index.ts';
+import { identifyMatchesAddress } from './config/index.ts';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
 import { Registrar, type Binding } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
@@ -33,7 +33,7 @@ import { PjsipObjects } from './objects.ts';
 import { ContactQualifier } from './qualify.ts';
 import { IncomingTransfer, parseReferTo, ReferSubscriptions, SIPFRAG } from './refer.ts';
 import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
-import { RtpPortRange, RtpStream, RtpStreamTotals } from './rtp-stream.ts';
+import { RtpPortRange, RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
 
 const USER_AGENT = 'Patchbay';
 /** Most calls at once that the technology keeps (each holds a socket and a dialog). */

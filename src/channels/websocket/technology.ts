@@ -20,10 +20,10 @@ import { WebSocketServer } from 'ws';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
-import { WebSocketClients } from '../../core/websocket-clients/index.ts';
+import { WebSocketClients } from '../../util/websocket-clients/index.ts';
 import { getCodec, KNOWN_CODEC_NAMES } from '../../media/codecs.ts';
 import { parseDialString } from './dial-string.ts';
-import { MAX_MESSAGE_BYTES, WebSocketSession } from './session.ts';
+import { MAX_MESSAGE_BYTES, WebSocketSession } from './media-session.ts';
 
 export const MEDIA_PATH_PREFIX = '/media/';
 export const MEDIA_PROTOCOL = 'media';

@@ -8,9 +8,9 @@ import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
-import { formatAriDate } from '../time.ts';
-import { TypedEmitter } from '../typed-emitter.ts';
-import type { Endable } from '../lifecycle.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
+import { TypedEmitter } from '../../util/typed-emitter.ts';
+import type { Endable } from '../../util/lifecycle.ts';
 
 export type BridgeType = 'mixing' | 'holding';
 

@@ -6,7 +6,7 @@ import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import { Bridge, type BridgeAudioSource, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
 import { randomUUID } from 'node:crypto';
-import type { EndableCollection } from '../lifecycle.ts';
+import type { EndableCollection } from '../../util/lifecycle.ts';
 
 /** Type tokens a bridge may be created with. */
 export const BRIDGE_TYPE_TOKENS = ['mixing', 'holding', 'dtmf_events', 'proxy_media', 'video_sfu', 'video_single', 'sdp_label'] as const;

@@ -1,17 +1,17 @@
 // A channel: one leg of a call between the server and something that carries audio. It owns its
 // identity, state, variables and dialplan position, raises the ARI channel events, and moves
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
-import type { FunctionWriters } from './function-writers.ts';
+import type { FunctionWriters } from '../../pbx/function-writers.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
-import { TypedEmitter } from '../typed-emitter.ts';
+import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
-import { formatAriDate } from '../time.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
 import type { ChannelDriver, Indication } from './technology.ts';
-import type { Endable } from '../lifecycle.ts';
+import type { Endable } from '../../util/lifecycle.ts';
 
 export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
 

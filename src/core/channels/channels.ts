@@ -1,12 +1,12 @@
 // The table of live channels and of channel technologies. Creates channels with Asterisk-style
 // ids (`<epoch seconds>.<sequence>`) and raises ChannelCreated; forgets them when destroyed.
-import { FunctionWriters } from './function-writers.ts';
+import { FunctionWriters } from '../../pbx/function-writers.ts';
 import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
-import { Notifier } from '../typed-emitter.ts';
+import { Notifier } from '../../util/typed-emitter.ts';
 import { Channel, type ChannelInit } from './channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
-import type { EndableCollection } from '../lifecycle.ts';
+import type { EndableCollection } from '../../util/lifecycle.ts';
 
 /** The driver of a channel without a far end: whatever the core asks of it goes nowhere. */
 const INERT_DRIVER: ChannelDriver = Object.freeze({

@@ -3,7 +3,7 @@
 import { CAUSE, dialStatusForCause } from './causes.ts';
 import type { Channel } from './channel.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
-import { formatAriDate } from '../time.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
 
 export type DialStatus = 'ANSWER' | 'BUSY' | 'NOANSWER' | 'CONGESTION' | 'CHANUNAVAIL' | 'CANCEL';
 

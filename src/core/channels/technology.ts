@@ -3,7 +3,7 @@
 // Technologies are assembled outside the core (src/channels/index.ts lists them, the server hands
 // them to the core); each one is a module (`chan_<name>.so`) and, while it runs, holds the
 // TechnologyContext it was started with: the only way it reaches into the core.
-import type { SessionHeaders } from './sip-headers.ts';
+import type { SessionHeaders } from '../../channels/pjsip/headers.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Frame } from '../../media/frame.ts';
@@ -13,7 +13,7 @@ import type { MediaEngine } from '../media-engine.ts';
 import type { TextMessage, MessageTransport } from '../messages.ts';
 import type { SupportLevel } from '../modules.ts';
 import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
-import type { VariableAssignment } from './originate.ts';
+import type { VariableAssignment } from '../../control/originate.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in

@@ -20,7 +20,7 @@ const field = (defaultValue: string, validate?: FieldSpec['validate']): FieldSpe
 export const SIP_CONFIG_CLASS = 'res_pjsip';
 
 /**
- * The res_pjsip types with every attribute the SIP technology reads (src/sip/config/build.ts; a
+ * The res_pjsip types with every attribute the SIP technology reads (src/channels/pjsip/config/build.ts; a
  * test keeps the two lists in step), under Asterisk's names and with Asterisk's defaults. The
  * defaults are what ARI reports for unset fields; the technology reads only the fields an object
  * sets, so a default here never changes what an endpoint does. Unknown attributes are refused.

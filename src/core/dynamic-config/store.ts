@@ -1,7 +1,7 @@
 // The dynamic configuration store: typed objects addressed by (configClass, objectType, id),
 // read from and written to the backends their type lists, in the manner of Asterisk's sorcery.
 import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from '../errors.ts';
-import { TypedEmitter } from '../typed-emitter.ts';
+import { TypedEmitter } from '../../util/typed-emitter.ts';
 import type {
   BackendName,
   ConfigBackend,

@@ -9,7 +9,7 @@
 import type { Model } from '../../spec/index.ts';
 import type { MediaSource } from './media-source.ts';
 import type { MediaResult } from './media.ts';
-import type { Endable } from '../lifecycle.ts';
+import type { Endable } from '../../util/lifecycle.ts';
 
 export type PlaybackState = 'enqueued' | 'playing' | 'complete' | 'failed';
 

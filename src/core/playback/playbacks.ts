@@ -10,12 +10,12 @@ import type { AudioGenerator, ChannelGenerators } from '../channel-generators.ts
 import type { Channel } from '../channels/channel.ts';
 import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
 import type { Sounds } from '../sounds.ts';
-import { formatAriDate } from '../time.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
 import { openMedia } from './media.ts';
 import { mediaListProblem } from './media-limits.ts';
 import { Playback, type PlaybackEventType, type PlaybackHooks, type PlaybackOperation, type PlaybackState } from './playback.ts';
 import { PlaybackQueue } from './queue.ts';
-import type { EndableCollection } from '../lifecycle.ts';
+import type { EndableCollection } from '../../util/lifecycle.ts';
 
 export interface PlaybacksOptions {
   readonly applications: Applications;

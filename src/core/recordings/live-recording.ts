@@ -20,9 +20,9 @@ import { ToneGenerator } from '../../media/tone-generator.ts';
 import { parseToneList } from '../../media/tones.ts';
 import type { CoreEvent } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
-import { formatAriDate } from '../time.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
 import type { RecordingSource } from './sources.ts';
-import type { Endable } from '../lifecycle.ts';
+import type { Endable } from '../../util/lifecycle.ts';
 
 export type RecordingState = 'queued' | 'recording' | 'paused' | 'done' | 'failed' | 'canceled';
 

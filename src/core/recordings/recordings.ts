@@ -15,7 +15,7 @@ import { nameErrorFor, RecordingNameError, RecordingsDirectory, storageError, ty
 import { LiveRecording, NotRecordingError, type IfExists, type LiveRecordingEnvironment, type RecordingOperation } from './live-recording.ts';
 import { BridgeSource, ChannelAudioSource, ChannelSource, type ChannelAudioDirection, type RecordingSource } from './sources.ts';
 import { RecordingStore } from './store.ts';
-import type { EndableCollection } from '../lifecycle.ts';
+import type { EndableCollection } from '../../util/lifecycle.ts';
 
 export type TerminateOn = 'none' | 'any' | '*' | '#';
 

@@ -1,0 +1,170 @@
+// Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
+import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
+import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
+
+/** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
+export interface RawField {
+  readonly name: string;
+  readonly value: string;
+  readonly where?: string;
+}
+
+/**
+ * An object from any of the three sources: a pjsip.conf section, the YAML `config_objects`, or a
+ * dynamic configuration PUT. Fields as an ordered list (repeated keys kept) or as a record.
+ */
+export interface RawPjsipObject {
+  readonly type: string;
+  readonly id: string;
+  readonly fields: readonly RawField[] | Readonly<Record<string, string | number | boolean>>;
+  /** Origin of the object for messages: `pjsip.conf:10`, `config_objects.res_pjsip.endpoint.alice` … */
+  readonly where?: string;
+}
+
+export type DtmfMode = 'rfc4733' | 'inband' | 'info' | 'auto' | 'auto_info';
+export type IdentifyBy = 'username' | 'auth_username' | 'ip' | 'header' | 'request_uri';
+export type IdentifierMethod = 'ip' | 'username' | 'anonymous' | 'header' | 'auth_username' | 'request_uri';
+
+export interface PjsipEndpoint {
+  readonly type: 'endpoint';
+  readonly id: string;
+  readonly context: string;
+  readonly messageContext?: string;
+  /** Resolved allow/disallow, in preference order; only codecs Patchbay carries. */
+  readonly codecs: readonly SdpCodec[];
+  readonly auth: readonly string[];
+  readonly outboundAuth: readonly string[];
+  readonly aors: readonly string[];
+  readonly dtmfMode: DtmfMode;
+  /** Always false in effect: Patchbay anchors media (a warning says so when set to yes). */
+  readonly directMedia: boolean;
+  readonly identifyBy: readonly IdentifyBy[];
+  readonly callerId?: { readonly name?: string; readonly number?: string };
+  readonly fromUser?: string;
+  readonly fromDomain?: string;
+  readonly transport?: string;
+  readonly language?: string;
+  readonly rtpSymmetric: boolean;
+  readonly forceRport: boolean;
+  readonly rewriteContact: boolean;
+  readonly mediaAddress?: string;
+  /** Offer/accept RTCP on the RTP port (RFC 5761) when the far end does too. */
+  readonly rtcpMux: boolean;
+  /** Seconds without RTP before hanging up; 0 = never. */
+  readonly rtpTimeout: number;
+  readonly outboundProxy?: string;
+  readonly allowUnauthenticatedOptions: boolean;
+}
+
+export interface PjsipAor {
+  readonly type: 'aor';
+  readonly id: string;
+  readonly maxContacts: number;
+  readonly removeExisting: boolean;
+  /** Static contacts (`contact=`), SIP URIs in order. */
+  readonly contacts: readonly string[];
+  readonly qualifyFrequency: number;
+  readonly qualifyTimeout: number;
+  readonly defaultExpiration: number;
+  readonly minimumExpiration: number;
+  readonly maximumExpiration: number;
+  readonly outboundProxy?: string;
+}
+
+export interface PjsipAuth {
+  readonly type: 'auth';
+  readonly id: string;
+  readonly authType: 'userpass' | 'md5';
+  readonly username: string;
+  /** With auth_type=userpass. */
+  readonly password?: string;
+  /** With auth_type=md5: hex MD5 of `username:realm:password`, lower case. */
+  readonly md5Cred?: string;
+  readonly realm?: string;
+  /** Seconds (Asterisk default 32). */
+  readonly nonceLifetime: number;
+}
+
+export interface PjsipIdentify {
+  readonly type: 'identify';
+  readonly id: string;
+  readonly endpoint: string;
+  readonly match: readonly IdentifyMatch[];
+  readonly srvLookups: boolean;
+}
+
+export interface PjsipTransport {
+  readonly type: 'transport';
+  readonly id: string;
+  readonly protocol: 'udp' | 'tcp';
+  /** `bind`; port 5060 when not given. */
+  readonly bind: { readonly host: string; readonly port: number };
+  readonly externalMediaAddress?: string;
+  readonly externalSignalingAddress?: string;
+  readonly externalSignalingPort?: number;
+  readonly localNet: readonly IpNetwork[];
+}
+
+export interface PjsipRegistration {
+  readonly type: 'registration';
+  readonly id: string;
+  readonly serverUri: string;
+  readonly clientUri: string;
+  readonly contactUser?: string;
+  readonly outboundAuth: readonly string[];
+  readonly transport?: string;
+  readonly outboundProxy?: string;
+  readonly expiration: number;
+  readonly retryInterval: number;
+  readonly forbiddenRetryInterval: number;
+  readonly fatalRetryInterval: number;
+  readonly maxRetries: number;
+  readonly authRejectionPermanent: boolean;
+  readonly line: boolean;
+  readonly endpoint?: string;
+  /** Seconds: the first REGISTER goes out after a random delay up to this (Asterisk default 10). */
+  readonly maxRandomInitialDelay: number;
+}
+
+export interface PjsipDomainAlias {
+  readonly type: 'domain_alias';
+  readonly id: string;
+  readonly domain: string;
+}
+
+export interface PjsipGlobal {
+  readonly type: 'global';
+  readonly id: string;
+  readonly endpointIdentifierOrder: readonly IdentifierMethod[];
+  readonly defaultRealm: string;
+  readonly userAgent: string;
+  readonly defaultFromUser: string;
+  readonly maxForwards: number;
+  readonly keepAliveInterval: number;
+}
+
+export type PjsipObject =
+  | PjsipEndpoint
+  | PjsipAor
+  | PjsipAuth
+  | PjsipIdentify
+  | PjsipTransport
+  | PjsipRegistration
+  | PjsipDomainAlias
+  | PjsipGlobal;
+
+export interface PjsipConfig {
+  readonly endpoints: ReadonlyMap<string, PjsipEndpoint>;
+  readonly aors: ReadonlyMap<string, PjsipAor>;
+  readonly auths: ReadonlyMap<string, PjsipAuth>;
+  readonly identifies: ReadonlyMap<string, PjsipIdentify>;
+  readonly transports: ReadonlyMap<string, PjsipTransport>;
+  readonly registrations: ReadonlyMap<string, PjsipRegistration>;
+  readonly domainAliases: ReadonlyMap<string, PjsipDomainAlias>;
+  /** The `global` section, or the defaults when there is none. */
+  readonly global: PjsipGlobal;
+  /** Sections of types Patchbay does not know, kept as read (each named in a warning). */
+  readonly unknown: readonly RawPjsipObject[];
+}
+
+export type { HostPort, IdentifyMatch, IpNetwork };

@@ -1,0 +1,75 @@
+// The PJSIP endpoint set: every `res_pjsip`/`endpoint` object of the dynamic configuration (the
+// configuration file's `config_objects` or objects created through ARI) is the endpoint
+// `PJSIP/<id>`. Without a registration an endpoint is offline; the SIP stack, when it lands,
+// reports registrations through setState(). This registers endpoints only: dialling PJSIP is the
+// SIP channel technology's business.
+import { SIP_CONFIG_CLASS } from '../../core/dynamic-config/builtin-types.ts';
+import type { DynamicConfig } from '../../core/dynamic-config/store.ts';
+import type { ConfigChange } from '../../core/dynamic-config/types.ts';
+import type { EndpointChangeListener, EndpointInfo, EndpointProvider, EndpointState } from '../../core/endpoints.ts';
+
+export const PJSIP_TECHNOLOGY = 'PJSIP';
+const ENDPOINT_TYPE = 'endpoint';
+
+export class PjsipEndpoints implements EndpointProvider {
+  readonly technology = PJSIP_TECHNOLOGY;
+  /** States other than the default (offline), by endpoint id. */
+  private readonly states = new Map<string, EndpointState>();
+  private readonly listeners = new Set<EndpointChangeListener>();
+  private readonly config: DynamicConfig;
+
+  constructor(config: DynamicConfig) {
+    this.config = config;
+    config.on('change', (change) => this.configChanged(change));
+  }
+
+  list(): EndpointInfo[] {
+    return this.config.list(SIP_CONFIG_CLASS, ENDPOINT_TYPE).map((object) => this.infoOf(object.id));
+  }
+
+  get(resource: string): EndpointInfo | undefined {
+    return this.exists(resource) ? this.infoOf(resource) : undefined;
+  }
+
+  watch(listener: EndpointChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sets an endpoint's state (a registration came or went). Ignored for an unknown endpoint. */
+  setState(resource: string, state: EndpointState): void {
+    if (!this.exists(resource)) return;
+    const previous = this.stateOf(resource);
+    if (previous === state) return;
+    if (state === 'offline') this.states.delete(resource);
+    else this.states.set(resource, state);
+    this.notify({ kind: 'state', resource, previous });
+  }
+
+  private exists(resource: string): boolean {
+    return resource !== '' && this.config.find(SIP_CONFIG_CLASS, ENDPOINT_TYPE, resource) !== undefined;
+  }
+
+  private stateOf(resource: string): EndpointState {
+    return this.states.get(resource) ?? 'offline';
+  }
+
+  private infoOf(resource: string): EndpointInfo {
+    return { resource, state: this.stateOf(resource) };
+  }
+
+  private configChanged(change: ConfigChange): void {
+    if (change.configClass !== SIP_CONFIG_CLASS || change.objectType !== ENDPOINT_TYPE) return;
+    if (change.action === 'created') {
+      this.notify({ kind: 'added', resource: change.id });
+    } else if (change.action === 'deleted' && !this.exists(change.id)) {
+      const previous = this.stateOf(change.id);
+      this.states.delete(change.id);
+      this.notify({ kind: 'removed', resource: change.id, previous });
+    }
+  }
+
+  private notify(change: Parameters<EndpointChangeListener>[0]): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}

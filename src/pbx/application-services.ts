@@ -1,0 +1,39 @@
+// What dialplan applications may use from the core.
+import type { Logger } from 'pino';
+import type { Channel } from '../core/channels/channel.ts';
+import type { Channels } from '../core/channels/channels.ts';
+import type { Dialplan } from '../dialplan/dialplan.ts';
+import type { GlobalVariables } from '../core/global-vars.ts';
+import type { MessageRouter } from '../core/messages.ts';
+import type { Playbacks } from '../core/playback/playbacks.ts';
+import type { Recordings } from '../core/recordings/recordings.ts';
+import type { Stasis } from '../core/stasis.ts';
+import type { ChannelBroadcasts } from '../core/broadcasts.ts';
+
+export interface PbxServices {
+  readonly channels: Channels;
+  readonly stasis: Stasis;
+  readonly log: Logger;
+  readonly globals: GlobalVariables;
+  dialplan(): Dialplan;
+  /** Out-of-call messages (MessageSend()). */
+  readonly messages?: MessageRouter;
+  /** Media played to channels (Playback()). */
+  readonly playbacks?: Playbacks;
+  /** Recording to files (Record()). */
+  readonly recordings?: Recordings;
+  /** Channel broadcast (StasisBroadcast()); undefined while res_stasis_broadcast.so is not running. */
+  readonly broadcasts?: ChannelBroadcasts;
+  /** The state of a device (`PJSIP/alice`, `Local/100@default`) as ChanIsAvail sees it: AST_DEVICE_* names. */
+  deviceState?(device: string): string | undefined;
+  /**
+   * Runs a subroutine (Gosub's `[[context,]exten,]priority[(args)]`) on a channel that is not in
+   * the dialplan, until its Return (Dial's b() pre-dial handler); false when it could not start.
+   */
+  runSubroutine?(channel: Channel, target: string): Promise<boolean>;
+  /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
+  readonly musicOnHold?: {
+    start(channel: Channel, mohClass?: string): void;
+    stop(channel: Channel): void;
+  };
+}

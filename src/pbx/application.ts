@@ -1,0 +1,19 @@
+// The contract of a dialplan application (Answer, Dial, Stasis, ...).
+import type { Channel } from '../core/channels/channel.ts';
+import type { PbxServices } from './application-services.ts';
+
+/**
+ * What the executor does after an application returns:
+ * - `next`: go on to the next priority;
+ * - `jump`: the application moved the channel (Goto, continue from Stasis); run from `channel.location` as is;
+ * - `stop`: end dialplan execution (Hangup; the channel is hung up by the executor if still up).
+ */
+export type AppOutcome = 'next' | 'jump' | 'stop';
+
+export interface DialplanApplication {
+  readonly name: string;
+  /** One line for the list of supported applications (docs and README are generated from it). */
+  readonly synopsis?: string;
+  /** `args` is the application data after variable substitution, split with splitArgs. */
+  execute(channel: Channel, args: string[], services: PbxServices, rawData: string): Promise<AppOutcome> | AppOutcome;
+}

@@ -1,0 +1,245 @@
+// Dial(Tech/resource[&Tech2/resource2...][,timeout[,options]]): calls one or more outbound
+// channels for the dialplan channel; the first to answer is connected to it, the others are hung
+// up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does. Options: b() runs
+// a pre-dial handler (a Gosub) on each callee before it is called (PJSIP_HEADER(add) goes there),
+// g carries on after the callee hangs up, r indicates ringing.
+import { CAUSE } from '../../core/channels/causes.ts';
+import type { Channel } from '../../core/channels/channel.ts';
+import { dial, type DialStatus } from '../../core/channels/dialer.ts';
+import { connectChannels } from '../../core/channels/direct-connect.ts';
+import type { Indication } from '../../core/channels/technology.ts';
+import type { AppOutcome, DialplanApplication } from '../application.ts';
+import type { PbxServices } from '../application-services.ts';
+import { inheritFromCaller } from '../../core/channels/inherit.ts';
+
+/** Options that Dial acts on; the others are accepted and ignored. */
+const SUPPORTED_OPTIONS = new Set(['b', 'g', 'r']);
+
+/** Splits Dial's option string: single letters, each optionally followed by `(arguments)`. */
+export function parseDialOptions(text: string): Map<string, string> {
+  const options = new Map<string, string>();
+  for (let i = 0; i < text.length; i++) {
+    const letter = text[i];
+    if (letter.trim() === '') continue;
+    let argument = '';
+    if (text[i + 1] === '(') {
+      // The matching parenthesis: b(handler^s^1(arg1^arg2)) nests one.
+      let depth = 0;
+      let close = -1;
+      for (let j = i + 1; j < text.length && close < 0; j++) {
+        if (text[j] === '(') depth++;
+        else if (text[j] === ')' && --depth === 0) close = j;
+      }
+      const end = close < 0 ? text.length : close;
+      argument = text.slice(i + 2, end);
+      i = end;
+    }
+    options.set(letter, argument);
+  }
+  return options;
+}
+
+interface Leg {
+  readonly peer: Channel;
+  /** The dial string without the technology, as the Dial event and DIALEDPEERNUMBER carry it. */
+  readonly dialstring: string;
+}
+
+/** How app_dial's handle_cause counts a leg that ended without answering. */
+function classify(cause: number | undefined): 'busy' | 'congestion' | 'nochan' | 'other' {
+  switch (cause) {
+    case CAUSE.busy:
+      return 'busy';
+    case CAUSE.congestion:
+      return 'congestion';
+    case CAUSE.noAnswer:
+    case CAUSE.normal:
+    case undefined:
+      return 'other';
+    default:
+      return 'nochan';
+  }
+}
+
+/**
+ * The DIALSTATUS when nobody answered: BUSY, CONGESTION or CHANUNAVAIL only when every line
+ * failed that way (busy first), NOANSWER otherwise ("our status will at least be NOANSWER").
+ */
+function failureStatus(legs: readonly Leg[], unavailable: number): DialStatus {
+  let busy = 0;
+  let congestion = 0;
+  let nochan = unavailable;
+  for (const { peer } of legs) {
+    const kind = classify(peer.hangupCause);
+    if (kind === 'busy') busy++;
+    else if (kind === 'congestion') congestion++;
+    else if (kind === 'nochan') nochan++;
+  }
+  if (busy + congestion + nochan !== legs.length + unavailable) return 'NOANSWER';
+  return busy > 0 ? 'BUSY' : congestion > 0 ? 'CONGESTION' : 'CHANUNAVAIL';
+}
+
+function setVariable(channel: Channel, name: string, value: string): void {
+  if (!channel.destroyed) channel.setSystemVariable(name, value);
+}
+
+/** Calls every leg at once; resolves with the one that answered first, if any. */
+function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean): Promise<Leg | undefined> {
+  return new Promise((resolve) => {
+    let pending = legs.length;
+    let settled = false;
+    let sentRinging = alreadyRinging;
+    const forwarders = new Map<Channel, (indication: Indication) => void>();
+    const settle = (winner: Leg | undefined): void => {
+      if (settled) return;
+      settled = true;
+      channel.off('hangup', onCallerHangup);
+      for (const [peer, forwarder] of forwarders) peer.off('remote-indication', forwarder);
+      resolve(winner);
+    };
+    // The caller gave up: every leg still ringing is cancelled.
+    const onCallerHangup = (): void => {
+      for (const { peer } of legs) if (!peer.hangingUp) peer.hangup(CAUSE.normal);
+    };
+    channel.once('hangup', onCallerHangup);
+    for (const leg of legs) {
+      // Progress from the called side reaches the caller, ringing once, while it is unanswered.
+      const forwarder = (indication: Indication): void => {
+        if (channel.answered || channel.hangingUp) return;
+        if (indication === 'ringing' && !sentRinging) {
+          sentRinging = true;
+          channel.indicate('ringing');
+        } else if (indication === 'progress') {
+          channel.indicate('progress');
+        }
+      };
+      forwarders.set(leg.peer, forwarder);
+      leg.peer.on('remote-indication', forwarder);
+    }
+    for (const leg of legs) {
+      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring }).then((status) => {
+        if (status === 'ANSWER') {
+          if (settled || channel.hangingUp) {
+            // Lost the race to another leg, or there is no caller left to connect to.
+            leg.peer.hangup(settled ? CAUSE.answeredElsewhere : CAUSE.normal);
+          } else {
+            for (const other of legs) if (other !== leg && !other.peer.hangingUp) other.peer.hangup(CAUSE.answeredElsewhere);
+            settle(leg);
+            return;
+          }
+        }
+        if (--pending === 0) settle(undefined);
+      });
+    }
+  });
+}
+
+/** Resolves with the channel that hangs up first. */
+function firstHangup(a: Channel, b: Channel): Promise<Channel> {
+  if (a.hangingUp) return Promise.resolve(a);
+  if (b.hangingUp) return Promise.resolve(b);
+  return new Promise((resolve) => {
+    const onA = (): void => {
+      b.off('hangup', onB);
+      resolve(a);
+    };
+    const onB = (): void => {
+      a.off('hangup', onA);
+      resolve(b);
+    };
+    a.once('hangup', onA);
+    b.once('hangup', onB);
+  });
+}
+
+function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[]): { legs: Leg[]; unavailable: number } {
+  const legs: Leg[] = [];
+  let unavailable = 0;
+  for (const target of targets) {
+    try {
+      const peer = services.channels.request(target, { requestor: channel });
+      inheritFromCaller(peer, channel);
+      legs.push({ peer, dialstring: target.slice(target.indexOf('/') + 1) });
+    } catch (err) {
+      unavailable++;
+      services.log.warn({ channel: channel.name, target, err: (err as Error).message }, `Dial: unable to create channel ${target}`);
+    }
+  }
+  return { legs, unavailable };
+}
+
+export const dialApplication: DialplanApplication = {
+  name: 'Dial',
+  synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS); options b(pre-dial handler), g, r',
+  async execute(channel, [targetList, timeout, optionText], services): Promise<AppOutcome> {
+    if (channel.hangingUp) return 'stop';
+    if (!targetList || targetList.trim() === '') {
+      services.log.warn({ channel: channel.name }, 'Dial requires an argument (technology/resource)');
+      return 'stop';
+    }
+    const targets = targetList.split('&').map((target) => target.trim()).filter((target) => target !== '');
+    if (targets.some((target) => !/^[^/]+\/./.test(target))) {
+      services.log.warn({ channel: channel.name, data: targetList }, 'Dial argument takes format (technology/resource)');
+      setVariable(channel, 'DIALSTATUS', 'INVALIDARGS');
+      return 'stop';
+    }
+    const options = parseDialOptions(optionText ?? '');
+    for (const letter of options.keys()) {
+      if (!SUPPORTED_OPTIONS.has(letter)) services.log.debug({ channel: channel.name, option: letter }, 'Dial option ignored');
+    }
+    const seconds = Number.parseFloat(timeout ?? '');
+    const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
+
+    let { legs, unavailable } = requestLegs(channel, services, targets);
+    // b(context^exten^priority[(arg1^...)]): a pre-dial handler on each callee before it is called.
+    const preDial = options.get('b');
+    if (preDial && legs.length > 0) {
+      if (!services.runSubroutine) services.log.warn({ channel: channel.name }, 'Dial: pre-dial handlers are not available');
+      else {
+        for (const { peer } of legs) await services.runSubroutine(peer, preDial.replaceAll('^', ','));
+        const gone = legs.filter(({ peer }) => peer.hangingUp);
+        legs = legs.filter(({ peer }) => !peer.hangingUp);
+        unavailable += gone.length;
+      }
+      if (channel.hangingUp) {
+        for (const { peer } of legs) peer.hangup(CAUSE.normal);
+        setVariable(channel, 'DIALSTATUS', 'CANCEL');
+        return 'stop';
+      }
+    }
+    if (legs.length === 0) {
+      setVariable(channel, 'DIALSTATUS', 'CHANUNAVAIL');
+      return 'next';
+    }
+    const ringBack = options.has('r') && !channel.answered;
+    if (ringBack) channel.indicate('ringing');
+    const winner = await ring(channel, legs, timeoutMs, ringBack);
+
+    if (!winner) {
+      if (channel.hangingUp) {
+        setVariable(channel, 'DIALSTATUS', 'CANCEL');
+        return 'stop';
+      }
+      setVariable(channel, 'DIALSTATUS', failureStatus(legs, unavailable));
+      return 'next';
+    }
+
+    const { peer } = winner;
+    setVariable(channel, 'DIALEDPEERNAME', peer.name);
+    setVariable(channel, 'DIALEDPEERNUMBER', winner.dialstring);
+    setVariable(channel, 'DIALSTATUS', 'ANSWER');
+    if (!channel.answered) channel.answer();
+    const disconnect = connectChannels(channel, peer);
+    const first = await firstHangup(channel, peer);
+    disconnect();
+    const cause = first.hangupCause ?? CAUSE.normal;
+    if (first === channel) {
+      if (!peer.hangingUp) peer.hangup(cause);
+      return 'stop';
+    }
+    // The called party hung up: the caller carries on with option g, otherwise the call ends.
+    if (options.has('g')) return 'next';
+    if (!channel.hangingUp) channel.hangup(cause);
+    return 'stop';
+  },
+};

@@ -1,0 +1,219 @@
+// Functions about the channel itself: CALLERID, CONNECTEDLINE, CHANNEL, HANGUPCAUSE(_KEYS) and
+// the writable functions other subsystems provide on the channel table (TALK_DETECT).
+import type { CallerId, Channel } from '../../core/channels/channel.ts';
+import { causeText } from '../../core/channels/causes.ts';
+import { InvalidError } from '../../core/errors.ts';
+import { checkVariableValue } from '../../core/variable-limits.ts';
+import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
+
+/** The redirecting number the channel snapshot reports as `caller_rdnis`. */
+const RDNIS_VARIABLE = '__CALLER_RDNIS';
+const ANI_VARIABLE = '__CALLER_ANI';
+const ANI_NAME_VARIABLE = '__CALLER_ANI_NAME';
+const DNID_VARIABLE = '__CALLER_DNID';
+/** Presentation as Asterisk names it; Patchbay always presents (ChannelCallerId says so too). */
+const PRESENTATION = 'allowed_not_screened';
+
+function formatAll(party: CallerId): string {
+  return party.name ? `"${party.name}" <${party.number}>` : party.number;
+}
+
+function partyField(party: CallerId, field: string): string | undefined {
+  switch (field.trim().toLowerCase()) {
+    case 'name':
+      return party.name;
+    case 'num':
+    case 'number':
+      return party.number;
+    case 'all':
+    case '':
+      return formatAll(party);
+    case 'pres':
+    case 'name-pres':
+    case 'num-pres':
+      return PRESENTATION;
+    case 'name-valid':
+      return party.name === '' ? '0' : '1';
+    case 'num-valid':
+      return party.number === '' ? '0' : '1';
+    case 'tag':
+    case 'subaddr':
+    case 'name-charset':
+      return '';
+    case 'ton':
+    case 'num-plan':
+      return '0';
+    default:
+      return undefined;
+  }
+}
+
+/** Caller fields beyond the party the channel models: ANI, DNID and RDNIS live in variables. */
+function callerExtra(channel: Channel, field: string): string | undefined {
+  switch (field.trim().toLowerCase()) {
+    case 'ani':
+    case 'ani-num':
+      return channel.getVariable(ANI_VARIABLE) ?? channel.caller.number;
+    case 'ani-name':
+      return channel.getVariable(ANI_NAME_VARIABLE) ?? channel.caller.name;
+    case 'dnid':
+    case 'dnid-num':
+      return channel.getVariable(DNID_VARIABLE) ?? '';
+    case 'rdnis':
+      return channel.getVariable(RDNIS_VARIABLE) ?? '';
+    default:
+      return undefined;
+  }
+}
+
+const CALLER_EXTRA_VARIABLES: ReadonlyMap<string, string> = new Map([
+  ['ani', ANI_VARIABLE],
+  ['ani-num', ANI_VARIABLE],
+  ['ani-name', ANI_NAME_VARIABLE],
+  ['dnid', DNID_VARIABLE],
+  ['dnid-num', DNID_VARIABLE],
+  ['rdnis', RDNIS_VARIABLE],
+]);
+
+/** What writing `CALLERID(field)` changes; `all` takes `"Name" <number>`. */
+function parseParty(name: string, field: string, value: string): Partial<CallerId> {
+  switch (field.trim().toLowerCase()) {
+    case 'name':
+      return { name: value };
+    case 'num':
+    case 'number':
+      return { number: value };
+    case 'all':
+    case '': {
+      const match = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(value);
+      return match ? { name: match[1], number: match[2] } : { number: value };
+    }
+    default:
+      throw new InvalidError(`Unknown ${name} field: ${field.slice(0, 64)}`);
+  }
+}
+
+/** CHANNEL() fields that read a property; the writable ones are in CHANNEL_WRITERS. */
+const CHANNEL_READERS: ReadonlyMap<string, (channel: Channel) => string> = new Map<string, (channel: Channel) => string>([
+  ['name', (channel) => channel.name],
+  ['uniqueid', (channel) => channel.id],
+  ['linkedid', (channel) => channel.linkedId],
+  ['state', (channel) => channel.state],
+  ['language', (channel) => channel.language],
+  ['accountcode', (channel) => channel.accountcode],
+  ['channeltype', (channel) => channel.technology],
+  ['context', (channel) => channel.location.context],
+  ['exten', (channel) => channel.location.exten],
+  ['priority', (channel) => String(channel.location.priority)],
+  ['hangupcause', (channel) => String(channel.hangupCause ?? 0)],
+  // The core's own audio is signed linear; a technology says when its wire differs.
+  ['audionativeformat', (channel) => channel.driver.nativeFormat?.() ?? 'slin'],
+  ['musicclass', (channel) => channel.getVariable('__MUSICCLASS') ?? 'default'],
+  ['onhold', (channel) => (channel.onHold ? '1' : '0')],
+  ['endpoint', (channel) => channel.endpointId ?? ''],
+]);
+
+const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => void> = new Map<string, (channel: Channel, value: string) => void>([
+  ['language', (channel, value) => void (channel.language = value)],
+  ['accountcode', (channel, value) => void (channel.accountcode = value)],
+  ['musicclass', (channel, value) => channel.setSystemVariable('__MUSICCLASS', value)],
+]);
+
+function hangupCauseOf(call: FunctionCall, name: string): number | undefined {
+  const recent = call.services?.recentHangups.get(name);
+  if (recent) return recent.cause;
+  const live = call.services?.findChannel(name) ?? (call.channel?.name === name ? call.channel : undefined);
+  return live?.hangupCause;
+}
+
+export const channelFunctions: readonly DialplanFunction[] = [
+  {
+    name: 'CALLERID',
+    syntax: 'CALLERID(field)',
+    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, tag...; name, num, all, ani, dnid and rdnis are writable.',
+    category: 'channel',
+    read(call) {
+      const channel = channelOf(call, 'CALLERID');
+      return partyField(channel.caller, call.args) ?? callerExtra(channel, call.args);
+    },
+    write(call, value) {
+      const channel = channelOf(call, 'CALLERID');
+      const args = call.args;
+      const extra = CALLER_EXTRA_VARIABLES.get(args.trim().toLowerCase());
+      if (extra) {
+        checkVariableValue(`CALLERID(${args})`, value);
+        channel.setSystemVariable(extra, value);
+        return;
+      }
+      channel.setCaller(parseParty('CALLERID', args, value));
+    },
+  },
+  {
+    name: 'CONNECTEDLINE',
+    syntax: 'CONNECTEDLINE(field)',
+    summary: 'The connected party: name, num, all, pres, tag...; name, num and all are writable.',
+    category: 'channel',
+    read: (call) => partyField(channelOf(call, 'CONNECTEDLINE').connected, call.args),
+    write: (call, value) => channelOf(call, 'CONNECTEDLINE').setConnected(parseParty('CONNECTEDLINE', call.args, value)),
+  },
+  {
+    name: 'CHANNEL',
+    syntax: 'CHANNEL(item)',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, pjsip,call-id|secure|target_uri|local_uri|local_tag|remote_uri|remote_tag|request_uri|t38state (PJSIP channels); language, accountcode and musicclass are writable.',
+    category: 'channel',
+    read(call) {
+      const item = call.args.trim().toLowerCase();
+      // chan_pjsip's items: CHANNEL(pjsip,call-id), CHANNEL(pjsip,remote_uri)...
+      if (item.startsWith('pjsip,')) {
+        const channel = channelOf(call, 'CHANNEL');
+        return channel.technology === 'PJSIP' ? channel.driver.sipInfo?.(item.slice(6).trim()) : undefined;
+      }
+      return CHANNEL_READERS.get(item)?.(channelOf(call, 'CHANNEL'));
+    },
+    write(call, value) {
+      const writer = CHANNEL_WRITERS.get(call.args.trim().toLowerCase());
+      if (!writer) throw new InvalidError(`CHANNEL(${call.args.slice(0, 64)}) cannot be written`);
+      writer(channelOf(call, 'CHANNEL'), value);
+    },
+  },
+  {
+    name: 'HANGUPCAUSE',
+    syntax: 'HANGUPCAUSE(channel,type)',
+    summary: 'The hang-up cause of a channel of this call: type ast gives the Q.850 code, tech its text.',
+    category: 'channel',
+    read(call) {
+      const comma = call.args.lastIndexOf(',');
+      const name = (comma < 0 ? call.args : call.args.slice(0, comma)).trim();
+      const type = comma < 0 ? 'ast' : call.args.slice(comma + 1).trim().toLowerCase();
+      const cause = hangupCauseOf(call, name);
+      if (cause === undefined) return '';
+      if (type === 'ast') return String(cause);
+      if (type === 'tech') return causeText(cause);
+      return undefined;
+    },
+  },
+  {
+    name: 'HANGUPCAUSE_KEYS',
+    syntax: 'HANGUPCAUSE_KEYS()',
+    summary: 'The names of the channels of this call (same linkedid) whose hang-up cause HANGUPCAUSE can read.',
+    category: 'channel',
+    read(call) {
+      const names: string[] = [];
+      const channel = channelOf(call, 'HANGUPCAUSE_KEYS');
+      for (const [name, { linkedId }] of call.services?.recentHangups ?? []) if (linkedId === channel.linkedId) names.push(name);
+      return names.join(',');
+    },
+  },
+  {
+    name: 'TALK_DETECT',
+    syntax: 'TALK_DETECT(set|remove)',
+    summary: 'Write-only: Set(TALK_DETECT(set)=[silence_ms[,talking_threshold]]) raises ChannelTalkingStarted/Finished; TALK_DETECT(remove) stops.',
+    category: 'channel',
+    write(call, value) {
+      const channel = channelOf(call, 'TALK_DETECT');
+      const writer = channel.functions.get('TALK_DETECT');
+      if (!writer) throw new InvalidError('Talk detection is not available');
+      writer(channel, call.args, value);
+    },
+  },
+];

@@ -1,0 +1,251 @@
+// The dialplan executor: walks a channel through its context/extension/priorities, running each
+// step's application with substituted arguments and raising ChannelDialplan as it goes.
+import { CAUSE } from '../core/channels/causes.ts';
+import type { Channel } from '../core/channels/channel.ts';
+import { splitArgs } from '../dialplan/args.ts';
+import { substitute } from '../dialplan/substitute.ts';
+import type { DialplanStep } from '../dialplan/dialplan.ts';
+import type { AppOutcome, DialplanApplication } from './application.ts';
+import { builtinVariable, readChannelFunction } from './function-registry.ts';
+import { gosubDepth, popFrame, pushFrame, writeLocal } from './gosub-stack.ts';
+import { splitTarget } from './apps/gosub.ts';
+import { resolveGoto } from './apps/goto.ts';
+import type { PbxServices } from './application-services.ts';
+import { writeTimeout } from './timeouts.ts';
+
+/** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
+const STEPS_BEFORE_YIELD = 64;
+/** Steps the `h` extension may run after a hangup (it cannot wait on the channel, only compute). */
+const MAX_HANGUP_STEPS = 200;
+/** Steps a subroutine run outside the dialplan (a pre-dial handler) may take before it is abandoned. */
+const MAX_SUBROUTINE_STEPS = 1000;
+/** Where the Return of such a subroutine lands: a context no dialplan can name (it has a NUL). */
+const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', priority: 1 } as const;
+
+/**
+ * The cause a call ends with when the dialplan names an application Patchbay does not have:
+ * 38 (AST_CAUSE_FAILURE, "Network out of order"), so that it reads as the server's failure and
+ * not as a normal end of call in CDRs, ChannelDestroyed and ${HANGUPCAUSE}.
+ */
+export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
+
+export class Pbx {
+  private readonly applications = new Map<string, DialplanApplication>();
+  private readonly running = new WeakSet<Channel>();
+  /** Channels moved elsewhere while an application ran (TIMEOUT(absolute) to `T`). */
+  private readonly redirected = new WeakSet<Channel>();
+
+  constructor(private readonly services: PbxServices) {
+    // The executor's own writable functions: LOCAL() lives on the Gosub stack, TIMEOUT() here.
+    services.channels.functions.register('LOCAL', (channel, args, value) => writeLocal(channel, args, value));
+    services.channels.functions.register('TIMEOUT', (channel, args, value) =>
+      writeTimeout(channel, args, value, (timedOut) => this.absoluteTimeout(timedOut)),
+    );
+  }
+
+  register(application: DialplanApplication): void {
+    this.applications.set(application.name.toLowerCase(), application);
+  }
+
+  application(name: string): DialplanApplication | undefined {
+    return this.applications.get(name.toLowerCase());
+  }
+
+  /** The registered applications' names, sorted. */
+  applicationNames(): string[] {
+    return [...this.applications.values()].map((application) => application.name).sort((a, b) => a.localeCompare(b));
+  }
+
+  /** Reads a dialplan function as application data sees it (LOCAL and TIMEOUT included: the registry has them). */
+  readFunction(channel: Channel, name: string, args: string): string | undefined {
+    return readChannelFunction(channel, name, args);
+  }
+
+  /**
+   * TIMEOUT(absolute) expired: to the `T` extension of the channel's context when there is one
+   * (the application running is interrupted as a hangup would), else the call ends.
+   */
+  private absoluteTimeout(channel: Channel): void {
+    if (channel.hangingUp) return;
+    const { context } = channel.location;
+    this.services.log.info({ channel: channel.name }, `Channel '${channel.name}' timed out (TIMEOUT(absolute))`);
+    if (this.running.has(channel) && !channel.stasis && this.services.dialplan().exists(context, 'T', 1, channel.caller.number || undefined)) {
+      channel.setLocation({ exten: 'T', priority: 1 });
+      this.redirected.add(channel);
+      channel.emit('pbx-interrupt', undefined);
+      return;
+    }
+    channel.hangup(CAUSE.normal);
+  }
+
+  /** Starts executing at the channel's location; returns at once. */
+  start(channel: Channel): void {
+    if (this.running.has(channel)) return;
+    void this.run(channel).catch((err: unknown) => {
+      this.services.log.error({ err, channel: channel.name }, 'dialplan execution failed');
+      channel.hangup(CAUSE.failure);
+    });
+  }
+
+  /** Substitutes `${...}` and `$[...]` in application data using the channel's variables. */
+  substitute(channel: Channel, text: string): string {
+    return substitute(
+      text,
+      (name) => this.variable(channel, name),
+      (name, args) => this.readFunction(channel, name, args),
+    );
+  }
+
+  /** A variable as the dialplan sees it: channel variables, then the built-ins, then globals. */
+  variable(channel: Channel, name: string): string | undefined {
+    // Inheritable variables (`_NAME`, `__NAME`) answer to their bare name, as in Asterisk.
+    return (
+      channel.getVariable(name) ??
+      channel.getVariable(`__${name}`) ??
+      channel.getVariable(`_${name}`) ??
+      builtinVariable(channel, name) ??
+      this.services.globals.get(name)
+    );
+  }
+
+  private async run(channel: Channel): Promise<void> {
+    this.running.add(channel);
+    try {
+      let steps = 0;
+      while (!channel.hangingUp) {
+        const { context, exten, priority } = channel.location;
+        const callerId = channel.caller.number || undefined;
+        const dialplan = this.services.dialplan();
+        const step = dialplan.find(context, exten, priority, callerId);
+        if (!step) {
+          // An extension that does not exist at all goes to `i` (then `e`), as pbx.c does.
+          if (priority === 1 && !dialplan.exists(context, exten, 1, callerId)) {
+            const handler = ['i', 'e'].find((special) => special !== exten && dialplan.exists(context, special, 1, callerId));
+            if (handler) {
+              this.services.log.info({ channel: channel.name }, `Sent into invalid extension '${exten}' in context '${context}' on ${channel.name}`);
+              channel.setSystemVariable('INVALID_EXTEN', exten);
+              channel.setLocation({ exten: handler, priority: 1 });
+              continue;
+            }
+            this.services.log.warn(
+              { channel: channel.name, context, exten },
+              `Channel '${channel.name}' sent to invalid extension but no invalid handler: context,exten,priority=${context},${exten},${priority}`,
+            );
+            break;
+          }
+          // Falling off the end of the dialplan hangs the channel up, as in Asterisk.
+          this.services.log.debug({ channel: channel.name, context, exten, priority }, 'no more dialplan steps');
+          break;
+        }
+        const outcome = await this.execute(channel, step);
+        if (this.redirected.has(channel)) {
+          // Moved while the application ran (TIMEOUT(absolute) to `T`): whatever it said no longer counts.
+          this.redirected.delete(channel);
+          continue;
+        }
+        if (outcome === 'stop') break;
+        if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
+        if (++steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (!channel.hangingUp && !channel.stasis) channel.hangup(CAUSE.normal);
+      // Still marked running, so a late start() cannot run the `h` extension a second time.
+      if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
+    } finally {
+      this.running.delete(channel);
+    }
+  }
+
+  /** Runs one step: substitutes its data, raises ChannelDialplan, and runs its application. */
+  private async execute(channel: Channel, step: DialplanStep): Promise<AppOutcome> {
+    const { context, exten } = channel.location;
+    const data = this.substitute(channel, step.appData);
+    // The channel stays where it was sent: the dialed digits (not the matching pattern) and the
+    // context searched (not an included one), so ${EXTEN} and ${CONTEXT} read as in Asterisk.
+    channel.setDialplan({ context, exten, priority: step.priority, appName: step.app, appData: data });
+    // Asterisk's verbose line; the level is checked first so a dialplan loop at `info` builds nothing.
+    if (this.services.log.isLevelEnabled('debug')) {
+      this.services.log.debug({ channel: channel.name }, `Executing [${exten}@${context}:${step.priority}] ${step.app}(${data})`);
+    }
+    const application = this.application(step.app);
+    if (!application) {
+      // As pbx.c: the call ends. The load-time check has already named the application.
+      this.services.log.warn(
+        { channel: channel.name, app: step.app, file: step.file, line: step.line },
+        `No application '${step.app}' for extension (${context}, ${exten}, ${step.priority}) at ${step.file}:${step.line}; hanging up ${channel.name}`,
+      );
+      channel.hangup(UNKNOWN_APPLICATION_CAUSE);
+      return 'stop';
+    }
+    return application.execute(channel, splitArgs(data), this.services, data);
+  }
+
+  /**
+   * Runs a subroutine on a channel no dialplan is running on (Dial's b() pre-dial handler on a
+   * callee): from `target` until its Return, bounded in steps; the channel's location is left as
+   * it was. False when the destination does not exist.
+   */
+  async runSubroutine(channel: Channel, target: string): Promise<boolean> {
+    if (this.running.has(channel) || channel.hangingUp) return false;
+    const { target: where, args } = splitTarget(target);
+    const destination = resolveGoto(channel, this.services, where);
+    if ('error' in destination) {
+      this.services.log.warn({ channel: channel.name }, `subroutine ${where} not run: ${destination.error}`);
+      return false;
+    }
+    const saved = channel.location;
+    const depth = gosubDepth(channel);
+    this.running.add(channel);
+    try {
+      pushFrame(channel, SUBROUTINE_END, args);
+      channel.setLocation(destination);
+      for (let steps = 1; steps <= MAX_SUBROUTINE_STEPS && !channel.hangingUp; steps++) {
+        const { context, exten, priority } = channel.location;
+        if (context === SUBROUTINE_END.context) return true;
+        const step = this.services.dialplan().find(context, exten, priority, channel.caller.number || undefined);
+        if (!step) break;
+        const outcome = await this.execute(channel, step);
+        if (outcome === 'stop') break;
+        if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
+        if (steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (channel.location.context !== SUBROUTINE_END.context) {
+        this.services.log.warn({ channel: channel.name }, `subroutine ${where} ended without Return`);
+      }
+      return true;
+    } catch (error) {
+      this.services.log.warn({ err: error, channel: channel.name }, `subroutine ${where} failed`);
+      return false;
+    } finally {
+      // Frames the subroutine left (no Return) are dropped, restoring their ${ARGn}.
+      while (gosubDepth(channel) > depth) popFrame(channel);
+      channel.setLocation(saved);
+      this.running.delete(channel);
+    }
+  }
+
+  /**
+   * The `h` extension of the context the call ended in, run after the hangup as Asterisk does
+   * (applications that wait return at once on a hung-up channel). Bounded in steps.
+   */
+  private async runHangupExtension(channel: Channel): Promise<void> {
+    const dialplan = this.services.dialplan();
+    const callerId = channel.caller.number || undefined;
+    let { context } = channel.location;
+    if (channel.location.exten === 'h' || !dialplan.exists(context, 'h', 1, callerId)) return;
+    channel.setLocation({ exten: 'h', priority: 1 });
+    for (let steps = 0; steps < MAX_HANGUP_STEPS; steps++) {
+      ({ context } = channel.location);
+      const step = dialplan.find(context, channel.location.exten, channel.location.priority, callerId);
+      if (!step) return;
+      let outcome: AppOutcome;
+      try {
+        outcome = await this.execute(channel, step);
+      } catch (err) {
+        this.services.log.warn({ err, channel: channel.name }, 'the h extension failed');
+        return;
+      }
+      if (outcome === 'stop') return;
+      if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
+    }
+  }
+}
