@@ -22,106 +22,9 @@ import type { Destination } from '../../sip/transport.ts';
 import type { DtmfMode } from './config/types.ts';
 import { formatUri, type Uri } from '../../sip/uri.ts';
 import type { RtpStream } from '../../media/rtp/stream.ts';
-
-/**
- * Q.850 cause → SIP final status for a call refused before it was answered (Asterisk's
- * hangup_cause2sip; a cause it does not list, normal clearing among them, ends the INVITE with
- * 603 Decline as Asterisk's session termination does).
- */
-export function statusForCause(cause: number): number {
-  switch (cause) {
-    case 1: // unallocated number
-    case 2:
-    case 3:
-      return 404;
-    case 17:
-      return 486;
-    case 18:
-      return 408;
-    case 19:
-      return 480;
-    case 20:
-      return 480;
-    case 21:
-      return 403;
-    case 22:
-      return 410;
-    case 27:
-      return 502;
-    case 28:
-      return 484;
-    case 29:
-      return 501;
-    case 31:
-      return 480;
-    case 34:
-    case 38:
-    case 41:
-    case 42:
-    case 44:
-    case 47:
-      return 503;
-    case 58:
-    case 65:
-    case 88:
-      return 488;
-    case 127:
-      return 500;
-    default:
-      return 603;
-  }
-}
-
-/** SIP final status from the far end → Q.850 cause (Asterisk's hangup_sip2cause). */
-export function causeForStatus(status: number): number {
-  switch (status) {
-    case 401:
-    case 402:
-    case 403:
-    case 407:
-      return 21;
-    case 404:
-    case 410:
-      return 1;
-    case 408:
-      return 18;
-    case 480:
-      return 19;
-    case 483:
-      return 25;
-    case 484:
-      return 28;
-    case 486:
-    case 600:
-      return 17;
-    case 487:
-      return 16;
-    case 488:
-    case 606:
-      return 58;
-    case 500:
-      return 127;
-    case 501:
-      return 29;
-    case 502:
-      return 27;
-    case 503:
-      return 34;
-    case 504:
-      return 102;
-    case 603:
-      return 21;
-    default:
-      if (status >= 500) return 41;
-      return 127;
-  }
-}
-
-/** The cause a far end gave in `Reason: Q.850;cause=N`, if any. */
-export function causeFromReason(value: string | undefined, fallback: number): number {
-  const match = value === undefined ? null : /Q\.850\s*;\s*cause\s*=\s*(\d{1,3})/i.exec(value);
-  return match ? Number(match[1]) : fallback;
-}
+import { nameAddr, plainSipUri } from './addresses.ts';
+import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
+import { dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
 
 export interface CallServices {
   readonly layer: TransactionLayer;
@@ -145,10 +48,6 @@ export interface CallMediaOptions {
 }
 
 const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: false };
-/** Digit duration assumed for an INFO that gives none, ms. */
-const DEFAULT_INFO_DURATION_MS = 100;
-/** Longest digit duration taken from or put into an INFO, ms. */
-const MAX_INFO_DURATION_MS = 10_000;
 
 type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | { kind: 'outbound'; target: Uri; destination: Destination; fromUser: string };
 
@@ -330,7 +229,7 @@ export class SipCall implements ChannelDriver {
   }
 
   #contact(): string {
-    return `<sip:${this.endpointId}@${formatHostForUri(this.services.signallingHost)}:${this.services.signallingPort}>`;
+    return nameAddr(plainSipUri(this.endpointId, this.services.signallingHost, this.services.signallingPort));
   }
 
   #respond(status: number, withSdp: boolean): void {
@@ -359,12 +258,12 @@ export class SipCall implements ChannelDriver {
     const { target, destination, fromUser } = this.side;
     const localTag = newTag();
     const caller = this.channel.snapshot().caller;
-    const display = caller.name ? `"${caller.name.replace(/["\\\r\n]/g, '')}" ` : '';
+    const display = caller.name.replace(/["\\\r\n]/g, '');
     const fromNumber = caller.number || fromUser;
     const request = new SipRequest('INVITE', target, [
       ['Max-Forwards', '70'],
-      ['From', `${display}<sip:${escapeUserPart(fromNumber)}@${formatHostForUri(this.services.signallingHost)}>;tag=${localTag}`],
-      ['To', `<${formatUri(target)}>`],
+      ['From', nameAddr(plainSipUri(fromNumber, this.services.signallingHost), [['tag', localTag]], display)],
+      ['To', nameAddr(target)],
       ['Call-ID', this.callId],
       ['CSeq', '1 INVITE'],
       ['Contact', this.#contact()],
@@ -584,8 +483,7 @@ export class SipCall implements ChannelDriver {
   #sendInfoDigit(digit: string, durationMs: number): void {
     const dialog = this.dialog;
     if (!dialog || dialog.state !== 'confirmed' || this.#ended || !/^[0-9A-D*#]$/i.test(digit)) return;
-    const duration = Math.max(1, Math.min(MAX_INFO_DURATION_MS, Math.round(durationMs)));
-    const info = dialog.createRequest('INFO', { body: `Signal=${digit.toUpperCase()}\r\nDuration=${duration}\r\n`, contentType: 'application/dtmf-relay' });
+    const info = dialog.createRequest('INFO', { body: dtmfRelayBody(digit, durationMs), contentType: 'application/dtmf-relay' });
     const hop = dialog.nextHop(this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport);
     if (!hop) return;
     if (this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
@@ -661,39 +559,3 @@ export class SipCall implements ChannelDriver {
 }
 
 export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, UPDATE, REFER, NOTIFY';
-
-/** Signal values of application/dtmf-relay beyond the digits: 10 is `*`, 11 `#`, 12–15 A–D (as Asterisk reads them). */
-const RELAY_EVENT_DIGITS = '0123456789*#ABCD';
-
-/**
- * The digit (and duration) of an INFO body: application/dtmf-relay (`Signal=5`, `Duration=160`
- * lines) or application/dtmf (the digit alone). Undefined for any other content or no digit.
- */
-export function dtmfFromInfo(contentType: string | undefined, body: Buffer): { digit: string; durationMs: number } | undefined {
-  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
-  if (body.length === 0 || body.length > 1024) return undefined;
-  const text = body.toString('latin1');
-  if (type === 'application/dtmf') {
-    const digit = /^\s*([0-9A-D*#])\s*$/i.exec(text);
-    return digit ? { digit: digit[1].toUpperCase(), durationMs: DEFAULT_INFO_DURATION_MS } : undefined;
-  }
-  if (type !== 'application/dtmf-relay') return undefined;
-  const signal = /^\s*Signal\s*=\s*([0-9A-D*#]|1[0-5])\s*$/im.exec(text);
-  if (!signal) return undefined;
-  const value = signal[1].toUpperCase();
-  const digit = value.length === 2 ? RELAY_EVENT_DIGITS[Number(value)] : value;
-  const duration = /^\s*Duration\s*=\s*(\d{1,6})\s*$/im.exec(text);
-  const durationMs = duration ? Math.max(1, Math.min(MAX_INFO_DURATION_MS, Number(duration[1]))) : DEFAULT_INFO_DURATION_MS;
-  return { digit, durationMs };
-}
-
-function formatHostForUri(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
-/** Characters a SIP URI user part may carry unescaped (RFC 3261 25.1, user-unreserved and unreserved). */
-function escapeUserPart(user: string): string {
-  return user.replace(/[^A-Za-z0-9\-_.!~*'()&=+$,;?/]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
-}
-
-

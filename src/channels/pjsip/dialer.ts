@@ -1,0 +1,106 @@
+// Outbound calls and where they go. `PJSIP/alice` or `PJSIP/5551234@trunk` sends an INVITE to the
+// AOR's registered contacts (the newest first) or its static `contact`; `PJSIP/alice/sip:…` to the
+// URI given; no contact → the request fails at once. Messages and REFERs find their targets here too.
+import type { Channel } from '../../core/channels/channel.ts';
+import type { ChannelRequest } from '../../core/channels/technology.ts';
+import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
+import { uriDestination } from '../../sip/dialog.ts';
+import type { Binding } from '../../sip/registrar.ts';
+import type { Destination } from '../../sip/transport.ts';
+import { parseUri, type SipUri } from '../../sip/uri.ts';
+import { SipCall } from './call.ts';
+import type { PjsipEndpoint } from './config/index.ts';
+import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
+import type { CallTransfers } from './transfers.ts';
+
+export class Dialer {
+  readonly #runtime: PjsipRuntime;
+  readonly #transfers: CallTransfers;
+
+  constructor(runtime: PjsipRuntime, transfers: CallTransfers) {
+    this.#runtime = runtime;
+    this.#transfers = transfers;
+  }
+
+  /** `PJSIP/alice`, `PJSIP/5551234@trunk`, `PJSIP/alice/sip:alice@192.0.2.1:5062`. */
+  request(request: ChannelRequest): Channel {
+    const runtime = this.#runtime;
+    const context = runtime.context;
+    if (!context || !runtime.layer) throw new UnavailableError('SIP is not running');
+    const { endpoint, user, uri } = this.resolve(request.resource);
+    const destination = this.destinationOf(uri);
+    if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
+    if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
+    const target: SipUri = user !== undefined ? { ...uri, user } : uri;
+    const call = new SipCall(runtime.services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id, endpoint);
+    this.#transfers.wire(call);
+    const channel = context.channels.create(
+      {
+        ...(request.channelId ? { id: request.channelId } : {}),
+        name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix()}`,
+        technology: 'PJSIP',
+        endpointResource: endpoint.id,
+        direction: 'outbound',
+        state: 'Down',
+        protocolId: call.callId,
+        ...(request.requestor ? { linkedId: request.requestor.snapshot().id } : {}),
+        ...(endpoint.language ? { language: endpoint.language } : {}),
+      },
+      (created) => call.attach(created),
+    );
+    runtime.calls.set(call.callId, call);
+    return channel;
+  }
+
+  /** The endpoint, dialled user and URI of a dial string (`[user@]endpoint[/uri]`). */
+  resolve(resource: string): { endpoint: PjsipEndpoint; user?: string; uri: SipUri } {
+    const slash = resource.indexOf('/');
+    const head = slash < 0 ? resource : resource.slice(0, slash);
+    const explicit = slash < 0 ? undefined : resource.slice(slash + 1);
+    const at = head.lastIndexOf('@');
+    const endpointId = at < 0 ? head : head.slice(at + 1);
+    const user = at < 0 ? undefined : head.slice(0, at);
+    if (endpointId === '') throw new InvalidError(`PJSIP dial string needs an endpoint: ${resource}`);
+    const endpoint = this.#runtime.config.endpoints.get(endpointId);
+    if (!endpoint) throw new NotFoundError(`Endpoint not found: PJSIP/${endpointId}`);
+    if (explicit) {
+      const parsed = parseUri(explicit);
+      if (!parsed || parsed.kind !== 'sip') throw new InvalidError(`Not a SIP URI: ${explicit}`);
+      return { endpoint, user, uri: parsed };
+    }
+    const uri = this.contactOf(endpoint);
+    if (!uri) throw new UnavailableError(`No reachable contact for endpoint PJSIP/${endpoint.id}`);
+    return { endpoint, user, uri };
+  }
+
+  /** The newest registered binding of the endpoint's AORs, else the first static contact. */
+  contactOf(endpoint: PjsipEndpoint): SipUri | undefined {
+    const { qualifier, registrar, config } = this.#runtime;
+    // Contacts that qualifying found Unreachable are skipped, as Asterisk skips unavailable ones.
+    const unreachable = (aor: string, uri: string): boolean => qualifier?.state(aor, uri)?.status === 'Unreachable';
+    let newest: Binding | undefined;
+    for (const aorId of endpoint.aors) {
+      for (const binding of registrar.lookup(aorId)) {
+        if (unreachable(aorId, binding.uri)) continue;
+        if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+      }
+    }
+    if (newest) {
+      const parsed = parseUri(newest.uri);
+      if (parsed && parsed.kind === 'sip') return parsed;
+    }
+    for (const aorId of endpoint.aors) {
+      for (const contact of config.aors.get(aorId)?.contacts ?? []) {
+        const text = contact.replace(/^<|>$/g, '');
+        if (unreachable(aorId, text)) continue;
+        const parsed = parseUri(text);
+        if (parsed && parsed.kind === 'sip') return parsed;
+      }
+    }
+    return undefined;
+  }
+
+  destinationOf(uri: SipUri): Destination | undefined {
+    return uriDestination(uri);
+  }
+}

@@ -1,0 +1,80 @@
+// Inbound calls: an INVITE out of a dialog, identified and authenticated, becomes a
+// `PJSIP/<endpoint>-<n>` channel in state Ring that runs the endpoint's context at the dialled user
+// part; the application decides what is answered (see call.ts).
+import type { Channel } from '../../core/channels/channel.ts';
+import { UnavailableError } from '../../core/errors.ts';
+import type { SipRequest } from '../../sip/message.ts';
+import type { ServerTransaction } from '../../sip/transaction.ts';
+import { SipCall } from './call.ts';
+import type { InboundAuthenticator } from './inbound-auth.ts';
+import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
+import type { CallTransfers } from './transfers.ts';
+
+export class InviteServer {
+  readonly #runtime: PjsipRuntime;
+  readonly #auth: InboundAuthenticator;
+  readonly #transfers: CallTransfers;
+
+  constructor(runtime: PjsipRuntime, auth: InboundAuthenticator, transfers: CallTransfers) {
+    this.#runtime = runtime;
+    this.#auth = auth;
+    this.#transfers = transfers;
+  }
+
+  async invite(request: SipRequest, tx: ServerTransaction): Promise<void> {
+    const runtime = this.#runtime;
+    const calls = runtime.calls;
+    const context = runtime.context;
+    if (!context) return void tx.reply(503);
+    const endpoint = this.#auth.admit(request, tx);
+    if (!endpoint) return;
+    const callId = request.callId() ?? '';
+    if (calls.has(callId)) return void tx.reply(482, 'Loop Detected');
+    if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
+    const target = request.uri;
+    const exten = target.kind === 'sip' && target.user ? target.user : 's';
+    const from = request.from();
+    const fromUser = from?.uri.kind === 'sip' ? (from.uri.user ?? '') : '';
+    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
+    this.#transfers.wire(call);
+    calls.set(callId, call);
+    let prepared;
+    try {
+      prepared = await call.prepareInbound();
+    } catch (error) {
+      runtime.log?.warn({ err: error }, 'no RTP port for an incoming call');
+      calls.delete(callId);
+      call.stream?.close();
+      return void tx.reply(503, undefined, [['Retry-After', '5']]);
+    }
+    if (!prepared.ok) {
+      calls.delete(callId);
+      call.stream?.close();
+      return void tx.reply(prepared.status, prepared.reason);
+    }
+    let channel: Channel;
+    try {
+      channel = context.channels.create(
+        {
+          name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix()}`,
+          technology: 'PJSIP',
+          endpointResource: endpoint.id,
+          direction: 'inbound',
+          state: 'Ring',
+          caller: { name: from?.displayName ?? '', number: fromUser },
+          location: { context: endpoint.context, exten, priority: 1 },
+          protocolId: callId,
+          ...(endpoint.language ? { language: endpoint.language } : {}),
+        },
+        (created) => call.attach(created),
+      );
+    } catch (error) {
+      calls.delete(callId);
+      call.stream?.close();
+      const status = error instanceof UnavailableError ? 503 : 500;
+      return void tx.reply(status);
+    }
+    channel.setSystemVariable('SIPCALLID', callId);
+    context.enterDialplan(channel);
+  }
+}

@@ -1,0 +1,62 @@
+// REGISTER (RFC 3261 §10) for our endpoints: the endpoint is identified and authenticated, the To
+// user must be one of its AORs (or its own name when it has one AOR); the bindings follow the
+// AOR's rules (max_contacts, remove_existing, expiry bounds) in the registrar.
+import type { SipRequest } from '../../sip/message.ts';
+import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { InboundAuthenticator } from './inbound-auth.ts';
+import { formatContactUri, nameAddr } from './addresses.ts';
+import { type PjsipRuntime } from './runtime.ts';
+
+export class RegisterServer {
+  readonly #runtime: PjsipRuntime;
+  readonly #auth: InboundAuthenticator;
+
+  constructor(runtime: PjsipRuntime, auth: InboundAuthenticator) {
+    this.#runtime = runtime;
+    this.#auth = auth;
+  }
+
+  register(request: SipRequest, tx: ServerTransaction): void {
+    const endpoint = this.#auth.admit(request, tx);
+    if (!endpoint) return;
+    const to = request.to()?.uri;
+    const aorName = to && to.kind === 'sip' ? to.user : undefined;
+    const aorId = aorName && endpoint.aors.includes(aorName) ? aorName : endpoint.aors.length === 1 && aorName === endpoint.id ? endpoint.aors[0] : undefined;
+    const aor = aorId === undefined ? undefined : this.#runtime.config.aors.get(aorId);
+    if (!aor) {
+      tx.reply(404, 'Not Found');
+      return;
+    }
+    const contacts = request.contacts();
+    const outcome = this.#runtime.registrar.register(
+      {
+        aor: aor.id,
+        wildcard: contacts === 'wildcard',
+        contacts: contacts === 'wildcard' ? [] : contacts.map((contact) => ({ uri: formatContactUri(contact.uri), expires: numberParam(contact.params.get('expires')) })),
+        expires: request.expires(),
+        callId: request.callId() ?? '',
+        cseq: request.cseq()?.seq ?? 0,
+        userAgent: request.get('user-agent') ?? '',
+        source: { transport: tx.source.transport === 'TCP' ? 'tcp' : 'udp', address: tx.source.address, port: tx.source.port },
+      },
+      aor,
+    );
+    if (outcome.status === 423) {
+      tx.reply(423, 'Interval Too Brief', [['Min-Expires', String(outcome.minExpires)]]);
+      return;
+    }
+    if (outcome.status !== 200) {
+      tx.reply(outcome.status, outcome.reason);
+      return;
+    }
+    const now = Date.now();
+    const headers: Array<[string, string]> = outcome.bindings.map((binding) => ['Contact', nameAddr(binding.uri, [['expires', String(Math.max(0, Math.round((binding.expiresAt - now) / 1000)))]])]);
+    headers.push(['Date', new Date(now).toUTCString()]);
+    tx.reply(200, undefined, headers);
+  }
+}
+
+function numberParam(value: string | null | undefined): number | undefined {
+  if (value === undefined || value === null || !/^\d{1,10}$/.test(value)) return undefined;
+  return Number(value);
+}

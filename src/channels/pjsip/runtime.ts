@@ -1,0 +1,33 @@
+// What the SIP roles (identify, authenticate, register, INVITE, MESSAGE, REFER, dial, stats) share.
+// The technology owns all of it and hands each role this view: getters, because start() and stop()
+// replace the transaction layer, the configuration and the registrar while the roles live on.
+import type { Logger } from 'pino';
+import type { TechnologyContext } from '../../core/channels/technology.ts';
+import type { Registrar } from '../../sip/registrar.ts';
+import type { TransactionLayer } from '../../sip/transaction.ts';
+import type { CallServices, SipCall } from './call.ts';
+import type { PjsipConfig } from './config/index.ts';
+import type { ContactQualifier } from './qualify.ts';
+import type { OutboundRegistrations } from './registrations.ts';
+
+export const USER_AGENT = 'Patchbay';
+/** Most calls at once that the technology keeps (each holds a socket and a dialog). */
+export const MAX_CALLS = 4096;
+/** X- headers carried as message variables, at most this many. */
+export const MAX_MESSAGE_VARIABLES = 32;
+
+export interface PjsipRuntime {
+  readonly context: TechnologyContext | undefined;
+  readonly log: Logger | undefined;
+  readonly layer: TransactionLayer | undefined;
+  readonly config: PjsipConfig;
+  readonly registrar: Registrar;
+  readonly qualifier: ContactQualifier | undefined;
+  readonly registrations: OutboundRegistrations | undefined;
+  /** Calls by Call-ID. */
+  readonly calls: Map<string, SipCall>;
+  /** Our address as written in Contact, From and URIs of this server. */
+  readonly publicHost: string;
+  readonly port: number;
+  readonly services: CallServices;
+}

@@ -1,0 +1,90 @@
+// REFER received on a call: the transfer is the application's (Asterisk's ari-only transfer
+// handling). See refer.ts for the REFER parts and the subscriptions both directions use.
+import type { TransferProgressState } from '../../core/channels/technology.ts';
+import type { SipRequest } from '../../sip/message.ts';
+import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { SipCall } from './call.ts';
+import { IncomingTransfer, parseReferTo, SIPFRAG } from './refer.ts';
+import { nameAddr, plainSipUri } from './addresses.ts';
+import { type PjsipRuntime } from './runtime.ts';
+
+export class CallTransfers {
+  readonly #runtime: PjsipRuntime;
+  /** Transfers the far end asked for on a call (REFER), handled by the application. */
+  readonly #transfers = new WeakMap<SipCall, IncomingTransfer>();
+
+  constructor(runtime: PjsipRuntime) {
+    this.#runtime = runtime;
+  }
+
+  /** Every call, inbound or outbound, takes REFERs and ARI transfer_progress through here. */
+  wire(call: SipCall): void {
+    call.onRefer = (request, tx) => this.#referOnCall(call, request, tx);
+    call.onTransferProgress = (state) => this.#transferProgress(call, state);
+  }
+
+  /**
+   * A REFER on a call. The application handles the transfer (Asterisk's ari-only transfer
+   * handling): ChannelTransfer, 202, NOTIFY 100 Trying. A channel outside Stasis cannot be
+   * transferred by Patchbay: 603.
+   */
+  #referOnCall(call: SipCall, request: SipRequest, tx: ServerTransaction): void {
+    const context = this.#runtime.context;
+    const channel = call.channel;
+    if (!context || !channel || channel.hangingUp) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+    const referTo = parseReferTo(request);
+    if (!referTo) return void tx.reply(400, 'Bad Refer-To');
+    const pending = this.#transfers.get(call);
+    if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
+    if (!channel.stasis) {
+      this.#runtime.log?.info({ channel: channel.name }, 'REFER on a channel outside Stasis declined: transfers are handled by ARI applications');
+      return void tx.reply(603, 'Declined');
+    }
+    const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
+    const replaced = referTo.replaces ? this.#runtime.calls.get(referTo.replaces.callId)?.channel : undefined;
+    const transfer = new IncomingTransfer(
+      channel,
+      {
+        destination: referTo.destination,
+        ...(referTo.replaces ? { protocolId: referTo.replaces.callId } : {}),
+        ...(referTo.replaces
+          ? {
+              params: [
+                ...(referTo.replaces.fromTag !== undefined ? [{ name: 'from', value: referTo.replaces.fromTag }] : []),
+                ...(referTo.replaces.toTag !== undefined ? [{ name: 'to', value: referTo.replaces.toTag }] : []),
+              ],
+            }
+          : {}),
+        ...(replaced && replaced !== channel ? { destinationChannel: replaced } : {}),
+      },
+      subscribed,
+    );
+    this.#transfers.set(call, transfer);
+    tx.reply(202, 'Accepted', subscribed ? [] : [['Refer-Sub', 'false']]);
+    context.raiseTransfer(channel, transfer.request);
+    if (subscribed) this.#notifyTransfer(call, 'channel_progress');
+  }
+
+  /** ARI transfer_progress: a NOTIFY with the sipfrag status, and ChannelTransfer with the state. */
+  #transferProgress(call: SipCall, state: TransferProgressState): void {
+    const transfer = this.#transfers.get(call);
+    if (!transfer || transfer.done) return;
+    if (SIPFRAG[state].final) transfer.done = true;
+    if (transfer.subscribed) this.#notifyTransfer(call, state);
+    this.#runtime.context?.raiseTransfer(transfer.channel, { ...transfer.request, state });
+  }
+
+  #notifyTransfer(call: SipCall, state: TransferProgressState): void {
+    const { status, final } = SIPFRAG[state];
+    call.requestInDialog(
+      'NOTIFY',
+      [
+        ['Event', 'refer'],
+        ['Subscription-State', final ? 'terminated;reason=noresource' : 'active;expires=60'],
+        ['Contact', nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))],
+      ],
+      `SIP/2.0 ${status}\r\n`,
+      'message/sipfrag;version=2.0',
+    );
+  }
+}
