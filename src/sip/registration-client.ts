@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { answerChallenge, chooseChallenge, type DigestChallenge, type DigestCredentials } from './auth/digest-client.ts';
 import { newCallId, newTag, SipRequest, type SipResponse } from './message.ts';
-import type { TransactionLayer } from './transaction.ts';
+import type { TransactionLayer } from './transaction/index.ts';
 import type { Destination } from './transport.ts';
 import { formatUri, type SipUri } from './uri.ts';
 

@@ -3,8 +3,9 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { parseMessage } from '../../src/sip/parser.ts';
 import type { SipMessage } from '../../src/sip/message.ts';
-import { TransactionLayer, type TimerSettings, type TransactionUser } from '../../src/sip/transaction.ts';
-import { SipTransport, type TransportOptions } from '../../src/sip/transport.ts';
+import type { TimerSettings, TransactionLayer, TransactionUser } from '../../src/sip/transaction/index.ts';
+import { openSipStack } from '../../src/sip/stack.ts';
+import type { SipTransport, TransportOptions } from '../../src/sip/transport.ts';
 
 export const FAST: Partial<TimerSettings> = { t1: 25, t2: 100, t4: 100, timerD: 100, trying: -1, timerC: 5000 };
 
@@ -17,8 +18,7 @@ export interface Stack {
 }
 
 export async function startStack(tu: TransactionUser, options: { timers?: Partial<TimerSettings>; maxTransactions?: number; transport?: TransportOptions } = {}): Promise<Stack> {
-  const transport = new SipTransport({ host: '127.0.0.1', udpPort: 0, tcpPort: 0, ...options.transport });
-  const layer = new TransactionLayer(transport, tu, { timers: { ...FAST, ...options.timers }, maxTransactions: options.maxTransactions });
+  const { transport, layer } = openSipStack({ host: '127.0.0.1', udpPort: 0, tcpPort: 0, ...options.transport }, tu, { timers: { ...FAST, ...options.timers }, maxTransactions: options.maxTransactions });
   await transport.start();
   return {
     transport,

@@ -17,7 +17,7 @@ import { Dialog } from '../../sip/dialog.ts';
 import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
 import { checkAddableHeaderName, checkHeaderValue, MAX_ADDED_SIP_HEADERS, SessionHeaders, type SipHeader } from './headers.ts';
 import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
-import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
+import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import type { DtmfMode } from './config/types.ts';
 import { formatUri, type Uri } from '../../sip/uri.ts';

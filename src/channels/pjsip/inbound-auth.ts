@@ -2,7 +2,7 @@
 // authentication is asked of endpoints that name an auth (res_pjsip's inbound authentication).
 import { DigestAuthenticator, type DigestAlgorithm } from '../../sip/auth/digest.ts';
 import type { SipRequest } from '../../sip/message.ts';
-import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { EndpointIdentifier } from './identify.ts';
 import type { PjsipRuntime } from './runtime.ts';

@@ -4,7 +4,7 @@
 import type { Channel } from '../../core/channels/channel.ts';
 import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
-import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { SipCall } from './call.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';

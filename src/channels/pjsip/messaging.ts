@@ -5,7 +5,7 @@
 import { NotFoundError, UnavailableError } from '../../core/errors.ts';
 import type { MessageDestination, TextMessage } from '../../core/messages.ts';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
-import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { formatUri, type SipUri } from '../../sip/uri.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { Dialer } from './dialer.ts';

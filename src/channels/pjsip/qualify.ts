@@ -6,7 +6,7 @@
 // (the others wait a moment). Knows nothing of endpoints or events: it reports status changes.
 import type { Logger } from 'pino';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
-import type { ClientTransaction, TransactionLayer } from '../../sip/transaction.ts';
+import type { ClientTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri } from '../../sip/uri.ts';
 

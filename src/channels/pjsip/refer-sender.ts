@@ -2,7 +2,7 @@
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
 import type { MessageDestination, ReferRequest } from '../../core/messages.ts';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
-import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { Dialer } from './dialer.ts';

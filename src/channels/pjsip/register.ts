@@ -2,7 +2,7 @@
 // user must be one of its AORs (or its own name when it has one AOR); the bindings follow the
 // AOR's rules (max_contacts, remove_existing, expiry bounds) in the registrar.
 import type { SipRequest } from '../../sip/message.ts';
-import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { type PjsipRuntime } from './runtime.ts';

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
 import type { PjsipConfig, PjsipRegistration } from './config/index.ts';
 import { OutboundRegistration, type RegistrationStatus } from '../../sip/registration-client.ts';
-import type { TransactionLayer } from '../../sip/transaction.ts';
+import type { TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { TechnologyContext } from '../../core/channels/technology.ts';
 import type { Registrar } from '../../sip/registrar.ts';
-import type { TransactionLayer } from '../../sip/transaction.ts';
+import type { TransactionLayer } from '../../sip/transaction/index.ts';
 import type { CallServices, SipCall } from './call.ts';
 import type { PjsipConfig } from './config/index.ts';
 import type { ContactQualifier } from './qualify.ts';

@@ -17,8 +17,9 @@ import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../..
 import { RtpPortRange } from '../../media/rtp/stream.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
-import { ServerTransaction, TransactionLayer } from '../../sip/transaction.ts';
-import { SipTransport } from '../../sip/transport.ts';
+import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
+import type { SipTransport } from '../../sip/transport.ts';
+import { openSipStack } from '../../sip/stack.ts';
 import { parseUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { CallStreams } from './call-streams.ts';
@@ -209,17 +210,19 @@ export class PjsipTechnology implements ChannelTechnology {
     const transportObject = [...this.#config.transports.values()][0];
     this.#publicHost = transportObject?.externalSignalingAddress || settings.externalAddress || this.#host;
     this.#mediaAddress = transportObject?.externalMediaAddress || settings.externalAddress || this.#host;
-    const transport = new SipTransport(
+    const { transport, layer } = openSipStack(
       // TCP follows the port UDP bound (the same one when sip.port is 0), as phones expect.
       { host: this.#host, udpPort: settings.port, publicHost: this.#publicHost },
-      { onDrop: (reason, source, status) => log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped') },
+      {
+        onRequest: (request, tx) => this.#onRequest(request, tx),
+        onAck: () => undefined,
+        onDrop: (reason, source) => log.debug({ reason, source: `${source.address}:${source.port}` }, 'SIP request refused'),
+      },
+      {},
+      (reason, source, status) => log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped'),
     );
     this.#transport = transport;
-    this.#layer = new TransactionLayer(transport, {
-      onRequest: (request, tx) => this.#onRequest(request, tx),
-      onAck: () => undefined,
-      onDrop: (reason, source) => log.debug({ reason, source: `${source.address}:${source.port}` }, 'SIP request refused'),
-    });
+    this.#layer = layer;
     try {
       await transport.start();
     } catch (error) {

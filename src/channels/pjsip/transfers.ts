@@ -2,7 +2,7 @@
 // handling). See refer.ts for the REFER parts and the subscriptions both directions use.
 import type { TransferProgressState } from '../../core/channels/technology.ts';
 import type { SipRequest } from '../../sip/message.ts';
-import type { ServerTransaction } from '../../sip/transaction.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { SipCall } from './call.ts';
 import { IncomingTransfer, parseReferTo, SIPFRAG } from './refer.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';

@@ -1,0 +1,25 @@
+// A transport and its transaction layer, wired once: the transport is built with handlers that
+// hand every message and closed connection to the layer, so neither object patches the other's
+// callbacks after the fact.
+import { TransactionLayer, type TransactionLayerOptions, type TransactionUser } from './transaction/index.ts';
+import { SipTransport, type TransportHandlers, type TransportOptions } from './transport.ts';
+
+export interface SipStack {
+  readonly transport: SipTransport;
+  readonly layer: TransactionLayer;
+}
+
+/**
+ * Builds (does not start) a transport and the transaction layer above it. `onDrop` receives what the
+ * transport refused before parsing completed (one log line's worth).
+ */
+export function openSipStack(transportOptions: TransportOptions, tu: TransactionUser, layerOptions: TransactionLayerOptions = {}, onDrop?: TransportHandlers['onDrop']): SipStack {
+  const handlers: TransportHandlers = {
+    onMessage: (message, source) => layer.receive(message, source),
+    onConnectionClosed: (connection) => layer.connectionClosed(connection),
+    onDrop,
+  };
+  const transport = new SipTransport(transportOptions, handlers);
+  const layer = new TransactionLayer(transport, tu, layerOptions);
+  return { transport, layer };
+}
