@@ -4,11 +4,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderApplicationsTable, renderReadmeApplications, replaceApplicationsBlock } from '../src/pbx/apps/docs.ts';
+import { dialplanCatalog } from '../src/control/dialplan-catalog.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 for (const [name, block] of [
-  ['README.md', renderReadmeApplications()],
-  ['docs/dialplan.md', renderApplicationsTable()],
+  ['README.md', renderReadmeApplications(dialplanCatalog().applications)],
+  ['docs/dialplan.md', renderApplicationsTable(dialplanCatalog().applications)],
 ] as const) {
   const file = path.join(root, name);
   const before = fs.readFileSync(file, 'utf8');

@@ -2,7 +2,7 @@
 import type { PjsipTechnology } from './channels/pjsip/technology.ts';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, type PatchbayConfig } from './config/config.ts';
-import { Core, type CoreOptions } from './core/core.ts';
+import { Core, type CoreOptions } from './control/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
 import { readPjsipConfObjects } from './channels/pjsip/objects.ts';

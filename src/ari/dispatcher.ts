@@ -1,7 +1,7 @@
 // Transport-independent request handling: the same path serves HTTP and REST-over-WebSocket.
 import type { Logger } from 'pino';
 import type { AriUser } from '../config/config.ts';
-import type { Core } from '../core/core.ts';
+import type { Core } from '../control/core.ts';
 import { toAriError } from './core-errors.ts';
 import { AriError, Reply, type AnyHandler, type HandlerTable, type RequestContext } from './handler.ts';
 import { checkValue } from './model-check.ts';

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AriUser } from '../config/config.ts';
 import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
-import type { Core } from '../core/core.ts';
+import type { Core } from '../control/core.ts';
 import type { EventLog } from '../core/event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { AuthResult } from './auth.ts';

@@ -1,6 +1,6 @@
 // The contract between the generic interface layer and the per-resource handler files.
 import type { Logger } from 'pino';
-import type { Core } from '../core/core.ts';
+import type { Core } from '../control/core.ts';
 import type { AriUser } from '../config/config.ts';
 import { DECLARED_RESOURCES, type Models, type ResourceName } from '../spec/index.ts';
 import type { ParamsOf, ResultOf } from '../spec/types.ts';

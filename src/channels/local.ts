@@ -8,6 +8,7 @@
 import type { Frame } from '../media/frame.ts';
 import type { Channel } from '../core/channels/channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../core/channels/technology.ts';
+import type { DeviceStateValue } from '../core/device-states.ts';
 import { InvalidError, UnavailableError } from '../core/errors.ts';
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
@@ -76,6 +77,13 @@ export class LocalTechnology implements ChannelTechnology {
 
   start(context: TechnologyContext): void {
     this.#context = context;
+  }
+
+  /** As chan_local's devicestate: a Local device is available when its extension exists, else invalid. */
+  deviceState(resource: string): DeviceStateValue | undefined {
+    const local = /^([^@]+)@([^/]+)/.exec(resource);
+    if (!local || !this.#context) return undefined;
+    return this.#context.extensionExists(local[2], local[1]) ? 'NOT_INUSE' : 'INVALID';
   }
 
   stop(): void {

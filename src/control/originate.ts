@@ -13,7 +13,7 @@ import { CAUSE } from '../core/channels/causes.ts';
 import type { CallerId, Channel } from '../core/channels/channel.ts';
 import type { Model } from '../spec/index.ts';
 import { MAX_CHANNEL_ID_LENGTH, type Channels } from '../core/channels/channels.ts';
-import { checkVariable, MAX_CHANNEL_VARIABLES, MAX_VARIABLES_PER_REQUEST, tooManyChannelVariables } from '../core/variable-limits.ts';
+import { checkVariable, MAX_CHANNEL_VARIABLES, MAX_VARIABLES_PER_REQUEST, tooManyChannelVariables, type VariableAssignment } from '../core/variable-limits.ts';
 import { dial } from '../core/channels/dialer.ts';
 import { inheritFromCaller } from '../core/channels/inherit.ts';
 import { KNOWN_CODEC_NAMES } from '../media/codecs.ts';
@@ -31,13 +31,7 @@ export interface OriginateServices {
 /** Seconds an originated call rings before it is given up when no usable timeout is given. */
 export const DEFAULT_ORIGINATE_TIMEOUT_S = 30;
 
-/** One entry of a `variables` body object. */
-export interface VariableAssignment {
-  readonly name: string;
-  readonly value: string;
-  /** Show the variable in `channelvars` of later snapshots. */
-  readonly reportEvents: boolean;
-}
+export type { VariableAssignment } from '../core/variable-limits.ts';
 
 /**
  * Parses a `variables` body object: `{NAME: "value" | {"value": "...", "report_events": bool}}`.

@@ -1,4 +1,8 @@
-// The telephony core: owns every subsystem and knows nothing of HTTP.
+// The telephony kernel: owns every subsystem of the core and knows nothing of HTTP, of the dialplan
+// executor or of any channel technology. What it needs of the dialplan (running it on a channel,
+// its functions, checking it) it declares as abstract members that the composition above it
+// (src/control/core.ts) implements; technologies are handed over and reach it only through their
+// context (channels/technology.ts).
 import { InvalidError } from './errors.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
@@ -16,7 +20,6 @@ import { AstDb } from './astdb.ts';
 import { ExtensionStates } from './extension-states.ts';
 import { Endpoints } from './endpoints.ts';
 import { MessageRouter } from './messages.ts';
-import { PjsipEndpoints } from '../channels/pjsip/endpoints.ts';
 import { GlobalVariables } from './global-vars.ts';
 import { LogChannels } from './log-channels.ts';
 import { Mailboxes } from './mailboxes.ts';
@@ -25,17 +28,18 @@ import { ObjectDirectory } from './objects.ts';
 import { CAUSE } from './channels/causes.ts';
 import { Channels } from './channels/channels.ts';
 import { Technologies } from './channels/technology-registry.ts';
-import type { ChannelTechnology } from './channels/technology.ts';
+import type { ChannelTechnology, TechnologyApplication, TechnologyFunction } from './channels/technology.ts';
+import type { ChannelFunctions } from './channels/channel-functions.ts';
+import type { TechnologyDialplan } from './channels/technology-registry.ts';
+import type { TextMessage } from './messages.ts';
+import type { VariableAssignment } from './variable-limits.ts';
+import type { Channel } from './channels/channel.ts';
 import { Dialplan } from '../dialplan/dialplan.ts';
 import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE } from '../dialplan/default-dialplan.ts';
 import { includeReader } from '../dialplan/includes.ts';
 import type { ParsedDialplan, ParsedInclude } from '../dialplan/parsed.ts';
 import { parseDialplan } from '../dialplan/parser.ts';
 import { parseTimeSpec, timeSpecMatches, type TimeSpec } from '../dialplan/time-spec.ts';
-import { checkDialplan } from '../pbx/dialplan-check.ts';
-import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, isKnownDialplanFunction } from '../pbx/function-registry.ts';
-import { registerDialplanApplications } from '../pbx/apps/index.ts';
-import { Pbx } from '../pbx/pbx.ts';
 import { Stasis } from './stasis.ts';
 import { ChannelBroadcasts } from './broadcasts.ts';
 import { Bridges } from './bridges/bridges.ts';
@@ -68,13 +72,18 @@ export interface CoreOptions {
    */
   readonly technologies?: readonly ChannelTechnology[];
   /**
-   * Read-only configuration objects from other files than the YAML (Asterisk's pjsip.conf, read
-   * by the server), beneath the YAML `config_objects`: an object the YAML also defines is the YAML's.
+   * Read-only configuration objects from other files than the YAML (Asterisk configuration files
+   * read by the server), beneath the YAML `config_objects`: an object the YAML also defines is the YAML's.
    */
   readonly fileConfigObjects?: ConfigObjectTree;
 }
 
-export class Core {
+/** What the composition adds to the kernel's options: the dialplan functions its channels carry. */
+export interface KernelOptions extends CoreOptions {
+  readonly functions: ChannelFunctions;
+}
+
+export abstract class Kernel {
   readonly config: PatchbayConfig;
   readonly log: Logger;
   /** Entity id reported as `asterisk_id` and `system.entity_id`. */
@@ -95,8 +104,6 @@ export class Core {
   readonly channels: Channels;
   /** Endpoints of every technology that has them, with their channels. */
   readonly endpoints: Endpoints;
-  /** The PJSIP endpoints (from the res_pjsip/endpoint configuration objects). */
-  readonly pjsipEndpoints: PjsipEndpoints;
   /** Out-of-call text messages, routed per technology. */
   readonly messages: MessageRouter;
   /** Device states derived from channels and endpoints. */
@@ -117,7 +124,6 @@ export class Core {
   readonly talkDetection: TalkDetection;
   /** Media played to channels and bridges (ARI playbacks and the dialplan's Playback). */
   readonly playbacks: Playbacks;
-  readonly pbx: Pbx;
   /** Extension states from the dialplan's hints (EXTENSION_STATE(), watchers). */
   readonly extensionStates: ExtensionStates;
   /** The channel technologies (modules `chan_*.so`) and the contexts they run with. */
@@ -137,7 +143,7 @@ export class Core {
   /** Between the end of start() and the beginning of stop(). */
   #started = false;
 
-  constructor(options: CoreOptions) {
+  constructor(options: KernelOptions) {
     this.config = options.config;
     this.log = options.log;
     this.serverId = options.config.serverId;
@@ -160,6 +166,7 @@ export class Core {
       channelvars: options.config.ari.channelvars,
       defaultLanguage: options.config.language,
       maxChannels: options.config.maxChannels,
+      functions: options.functions,
       reportError: (err, channel, during) => this.log.error({ err, channel: channel.name }, `channel ${during} failed; carrying on`),
     });
     this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
@@ -204,39 +211,9 @@ export class Core {
       reportError: (err, during) => this.log.error({ err }, `${during} failed; carrying on`),
     });
     this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
-    this.pjsipEndpoints = new PjsipEndpoints(this.dynamicConfig);
-    this.endpoints.registerTechnology(this.pjsipEndpoints);
     this.messages = new MessageRouter({ endpoints: this.endpoints, applications: this.applications });
     this.derivedDeviceStates = new DerivedDeviceStates({ channels: this.channels, endpoints: this.endpoints, deviceStates: this.deviceStates });
     this.#dialplan = this.loadDialplan();
-    const broadcasts = this.broadcasts;
-    const modules = this.modules;
-    this.pbx = new Pbx({
-      channels: this.channels,
-      stasis: this.stasis,
-      log: this.log,
-      globals: this.globalVars,
-      dialplan: () => this.#dialplan,
-      messages: this.messages,
-      playbacks: this.playbacks,
-      recordings: this.recordings,
-      get broadcasts() {
-        return modules.isRunning(MODULE_NAMES.stasisBroadcast) ? broadcasts : undefined;
-      },
-      deviceState: (device) => {
-        // A Local device is available when its extension exists, as chan_local's devicestate.
-        const local = /^Local\/([^@]+)@([^/]+)/i.exec(device);
-        if (local) return this.#dialplan.exists(local[2], local[1]) ? 'NOT_INUSE' : 'INVALID';
-        return this.derivedDeviceStates.state(device);
-      },
-      runSubroutine: (channel, target) => this.pbx.runSubroutine(channel, target),
-      musicOnHold: {
-        start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
-        stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
-      },
-    });
-    registerDialplanApplications(this.pbx);
-    this.checkDialplan();
     this.extensionStates = new ExtensionStates({
       deviceStates: this.deviceStates,
       dialplan: () => this.#dialplan,
@@ -247,18 +224,6 @@ export class Core {
       this.#recentHangups.set(channel.name, { cause: channel.hangupCause ?? 0, linkedId: channel.linkedId });
       if (this.#recentHangups.size > MAX_RECENT_HANGUPS) this.#recentHangups.delete(this.#recentHangups.keys().next().value!);
     });
-    this.channels.functions.attach({
-      globals: this.globalVars,
-      dialplan: () => this.#dialplan,
-      variable: (channel, name) => this.pbx.variable(channel, name),
-      findChannel: (nameOrId) => this.channels.get(nameOrId),
-      astdb: () => this.#astdb,
-      deviceStates: this.deviceStates,
-      extensionStates: this.extensionStates,
-      shared: new WeakMap(),
-      recentHangups: this.#recentHangups,
-    });
-    this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.technologies = new Technologies({
       channels: this.channels,
       media: this.media,
@@ -270,9 +235,12 @@ export class Core {
       messages: this.messages,
       modules: this.modules,
       dynamicConfig: this.dynamicConfig,
-      startDialplan: (channel) => this.pbx.start(channel),
+      dialplan: this.#technologyDialplan(),
       bridges: this.bridges,
     });
+    // A technology's word on its devices comes after what channels and endpoints say of them, as
+    // Asterisk asks ast_channel_tech's devicestate only for a state it has not cached.
+    this.deviceStates.addProvider((name) => this.technologies.deviceState(name));
     for (const technology of options.technologies ?? []) this.technologies.add(technology);
     this.modules.register({
       name: 'pbx_config.so',
@@ -282,7 +250,7 @@ export class Core {
       unload: () => undefined,
       reload: () => {
         this.#dialplan = this.loadDialplan();
-        this.checkDialplan();
+        if (this.#started) this.checkDialplan();
         this.extensionStates.watchHints();
       },
     });
@@ -310,6 +278,48 @@ export class Core {
     return this.#dialplan;
   }
 
+  /** The dialplan as last parsed (for the load-time check of what it uses). */
+  protected get parsedDialplan(): ParsedDialplan | undefined {
+    return this.#parsedDialplan;
+  }
+
+  /** Hang-up causes of the last channels to end, by channel name (HANGUPCAUSE()). */
+  protected get recentHangups(): ReadonlyMap<string, { readonly cause: number; readonly linkedId: string }> {
+    return this.#recentHangups;
+  }
+
+  /** The astdb while the core runs; undefined otherwise (functions check it on each call). */
+  protected get openAstdb(): AstDb | undefined {
+    return this.#astdb;
+  }
+
+  /** Runs the dialplan on a channel at its location (the dialplan executor). */
+  protected abstract startDialplan(channel: Channel): void;
+  /** Runs the dialplan for a received out-of-call message, on a channel of its own. */
+  protected abstract runMessageDialplan(message: TextMessage, location: { readonly context: string; readonly exten: string }): void;
+  /** Sets variables or writes functions on a channel, all or none (a technology's enterApplication). */
+  protected abstract applyVariables(channel: Channel, assignments: readonly VariableAssignment[]): void;
+  /** Adds a technology's function or application to the dialplan; each returns its removal. */
+  protected abstract registerTechnologyFunction(fn: TechnologyFunction): () => void;
+  protected abstract registerTechnologyApplication(application: TechnologyApplication): () => void;
+  /**
+   * Names what the loaded dialplan uses but the server lacks (logged, not fatal). Run once every
+   * module (technologies included) has registered its functions and applications, and at reload.
+   */
+  protected abstract checkDialplan(): void;
+
+  /** The technologies' view of the dialplan: the abstract members, called only once modules load. */
+  #technologyDialplan(): TechnologyDialplan {
+    return {
+      start: (channel) => this.startDialplan(channel),
+      runMessage: (message, location) => this.runMessageDialplan(message, location),
+      applyVariables: (channel, assignments) => this.applyVariables(channel, assignments),
+      registerFunction: (fn) => this.registerTechnologyFunction(fn),
+      registerApplication: (application) => this.registerTechnologyApplication(application),
+      extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
+    };
+  }
+
   /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */
   private loadDialplan(): Dialplan {
     const file = this.config.dialplan.file;
@@ -332,20 +342,6 @@ export class Core {
     }
     if (refused > 0) this.log.warn(`[globals]: ${refused} variables not set (${reason})`);
     return dialplan;
-  }
-
-  /** Names every application and function the loaded dialplan uses but Patchbay lacks (logged, not fatal). */
-  private checkDialplan(): void {
-    const parsed = this.#parsedDialplan;
-    if (!parsed) return;
-    const check = checkDialplan(parsed, {
-      isApplication: (name) => this.pbx.application(name) !== undefined,
-      isFunction: isKnownDialplanFunction,
-      outsideFunctions: FUNCTIONS_WITH_OUTSIDE_EFFECTS,
-    });
-    for (const warning of check.warnings) this.log.warn(warning);
-    if (check.warnings.length > 0) this.log.warn(check.summary);
-    else this.log.info(check.summary);
   }
 
   /** The server's SQLite database; open between start() and stop(). */
@@ -384,6 +380,8 @@ export class Core {
     await this.modules.loadAll();
     this.media.start();
     this.#started = true;
+    // Technologies have registered their functions and applications by now.
+    this.checkDialplan();
     this.log.debug({ modules: this.modules.list().filter((m) => m.status === 'Running').length }, 'modules loaded');
   }
 

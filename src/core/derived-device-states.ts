@@ -1,6 +1,6 @@
 // Device states derived from channels and endpoints, as Asterisk derives them. A channel belongs
-// to the device named by its name up to the last `-` (`PJSIP/alice-00000001` → `PJSIP/alice`,
-// `Local/answer@default-00000002;1` → `Local/answer@default`) and to its endpoint, if any. A
+// to the device named by its name up to the last `-` (`Phone/alice-00000001` → `Phone/alice`,
+// `Proxy/answer@default-00000002;1` → `Proxy/answer@default`) and to its endpoint, if any. A
 // device's state aggregates its channels' states (Asterisk's channel-to-device table and its
 // aggregation rules); a device without channels has its endpoint's state (online → NOT_INUSE,
 // offline → UNAVAILABLE) or none. DeviceStateChanged is raised whenever a derived state changes.

@@ -1,7 +1,7 @@
-// Endpoints: the devices or accounts a technology can reach (`PJSIP/alice`), grouped per
+// Endpoints: the devices or accounts a technology can reach (`Phone/alice`), grouped per
 // technology. Each technology that has endpoints registers an EndpointProvider; the registry adds
 // what no provider knows — the live channels on each endpoint — and raises EndpointStateChange.
-// A technology-level endpoint (`PJSIP`) exists for every registered technology: it has no state,
+// A technology-level endpoint (`Phone`) exists for every registered technology: it has no state,
 // cannot be created, destroyed or dialled, and its subscribers receive the events of every
 // endpoint of the technology (the event router matches `endpoint:TECH` by prefix).
 import type { Applications } from './applications.ts';
@@ -33,7 +33,7 @@ export type EndpointChangeListener = (change: EndpointChange) => void;
 
 /** A technology's set of endpoints. */
 export interface EndpointProvider {
-  /** The technology as written in endpoint ids and dial strings (`PJSIP`). */
+  /** The technology as written in endpoint ids and dial strings (`Phone`). */
   readonly technology: string;
   list(): EndpointInfo[];
   get(resource: string): EndpointInfo | undefined;
@@ -46,7 +46,7 @@ export interface EndpointProvider {
 /** The ARI Endpoint model, as declared; `state` is absent for a technology-level endpoint, which has no state. */
 export type EndpointSnapshot = Model<'Endpoint'>;
 
-/** A change seen by the registry's listeners, with the endpoint's canonical id (`PJSIP/alice`). */
+/** A change seen by the registry's listeners, with the endpoint's canonical id (`Phone/alice`). */
 export interface EndpointRegistryChange extends EndpointChange {
   readonly technology: string;
   readonly id: string;
@@ -104,7 +104,7 @@ export class Endpoints {
     return this.technologies.get(technology.toLowerCase())?.provider;
   }
 
-  /** The canonical spelling of a registered technology (`pjsip` → `PJSIP`). */
+  /** The canonical spelling of a registered technology (`phone` → `Phone`). */
   technologyName(technology: string): string | undefined {
     return this.provider(technology)?.technology;
   }

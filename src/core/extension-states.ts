@@ -1,4 +1,4 @@
-// Extension states from the dialplan's hints (`exten => 100,hint,PJSIP/alice&Custom:dnd100`): the
+// Extension states from the dialplan's hints (`exten => 100,hint,Phone/alice&Custom:dnd100`): the
 // devices' states aggregated as Asterisk aggregates them, then mapped to an extension state.
 // EXTENSION_STATE() reads them; watchers (`onChange`) hear of each change as device states move,
 // recomputed only for the hints that name the device that changed.

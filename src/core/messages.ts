@@ -18,7 +18,7 @@ export interface TextMessage {
 /** Where a message goes: a registered technology (canonical spelling) and the rest of `to`. */
 export interface MessageDestination {
   readonly technology: string;
-  /** The endpoint part of `to` (before any `/`: `pjsip:alice/sip:alice@host` → `alice`). */
+  /** The endpoint part of `to` (before any `/`: `phone:alice/sip:alice@host` → `alice`). */
   readonly resource: string;
   /** Everything after `tech:` (`alice/sip:alice@host`), for transports that address URIs. */
   readonly address: string;

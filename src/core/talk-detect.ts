@@ -50,7 +50,7 @@ export class TalkDetection {
     private readonly media: MediaEngine,
     private readonly channels: Channels,
   ) {
-    channels.functions.register('TALK_DETECT', (channel, args, value) => {
+    channels.functions.registerWriter('TALK_DETECT', (channel, args, value) => {
       if (!this.started) throw new InvalidError('Talk detection is not available');
       this.write(channel, args, value);
     });

@@ -6,6 +6,14 @@
 // and its variable lists grow without end); ours answer 400 with the limit.
 import { InvalidError } from './errors.ts';
 
+/** One variable to set on a channel (an entry of an ARI `variables` body object). */
+export interface VariableAssignment {
+  readonly name: string;
+  readonly value: string;
+  /** Show the variable in `channelvars` of later snapshots. */
+  readonly reportEvents: boolean;
+}
+
 /** Longest variable name, in characters (a function call such as `CALLERID(name)` included). */
 export const MAX_VARIABLE_NAME_LENGTH = 255;
 /** Longest variable value, in characters (64 Ki). */

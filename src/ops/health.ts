@@ -1,6 +1,6 @@
 // GET /health for load balancers and orchestrators: 200 while serving, 503 once stopping. No
 // secrets: status, uptime, version and counts only.
-import type { Core } from '../core/core.ts';
+import type { Core } from '../control/core.ts';
 
 export interface HealthAnswer {
   readonly status: number;

@@ -2,7 +2,7 @@
 // (collect callbacks), so nothing is maintained per event; only counters and histograms are
 // updated as things happen (HTTP requests, media-clock ticks, events sent and dropped).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Core } from '../core/core.ts';
+import type { Core } from '../control/core.ts';
 
 /** What the event WebSocket reports: clients connected, events sent and events dropped so far. */
 export interface EventStats {

@@ -8,6 +8,7 @@ import type { MessageRouter } from '../core/messages.ts';
 import type { Playbacks } from '../core/playback/playbacks.ts';
 import type { Recordings } from '../core/recordings/recordings.ts';
 import type { Stasis } from '../core/stasis.ts';
+import type { AstDb } from '../core/astdb.ts';
 import type { ChannelBroadcasts } from '../core/broadcasts.ts';
 
 export interface PbxServices {
@@ -22,9 +23,11 @@ export interface PbxServices {
   readonly playbacks?: Playbacks;
   /** Recording to files (Record()). */
   readonly recordings?: Recordings;
+  /** The astdb while the core runs (DBdel, DBdeltree); undefined before start and after stop. */
+  astdb?(): AstDb | undefined;
   /** Channel broadcast (StasisBroadcast()); undefined while res_stasis_broadcast.so is not running. */
   readonly broadcasts?: ChannelBroadcasts;
-  /** The state of a device (`PJSIP/alice`, `Local/100@default`) as ChanIsAvail sees it: AST_DEVICE_* names. */
+  /** The state of a device (`PJSIP/alice`, `Local/100@default`) as ChanIsAvail sees it: AST_DEVICE_* names (the technology's word first). */
   deviceState?(device: string): string | undefined;
   /**
    * Runs a subroutine (Gosub's `[[context,]exten,]priority[(args)]`) on a channel that is not in

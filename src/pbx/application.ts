@@ -1,14 +1,16 @@
 // The contract of a dialplan application (Answer, Dial, Stasis, ...).
 import type { Channel } from '../core/channels/channel.ts';
+import type { ApplicationOutcome } from '../core/channels/technology.ts';
 import type { PbxServices } from './application-services.ts';
 
 /**
- * What the executor does after an application returns:
+ * What the executor does after an application returns (declared beside the technologies' seam,
+ * whose applications return the same):
  * - `next`: go on to the next priority;
  * - `jump`: the application moved the channel (Goto, continue from Stasis); run from `channel.location` as is;
  * - `stop`: end dialplan execution (Hangup; the channel is hung up by the executor if still up).
  */
-export type AppOutcome = 'next' | 'jump' | 'stop';
+export type AppOutcome = ApplicationOutcome;
 
 export interface DialplanApplication {
   readonly name: string;

@@ -1,8 +1,9 @@
-// The function lists of the README and of docs/dialplan-functions.md, generated from the registry
+// The function lists of the README and of docs/dialplan-functions.md, generated from a registry's
+// functions (the built-in ones and those of the built-in technologies: src/control/dialplan-catalog.ts)
 // by scripts/functions-docs.ts (`npm run docs:functions`); test/pbx/functions-docs.test.ts fails
 // when either file differs from what the registry says.
 import type { FunctionCategory } from './function-services.ts';
-import { dialplanFunctions, UNPROVIDED_DIALPLAN_FUNCTIONS } from './function-registry.ts';
+import { UNPROVIDED_DIALPLAN_FUNCTIONS, type RegisteredFunction } from './function-registry.ts';
 
 export const FUNCTIONS_START_MARKER = '<!-- functions:start -->';
 export const FUNCTIONS_END_MARKER = '<!-- functions:end -->';
@@ -16,12 +17,11 @@ const CATEGORY_TITLES: Readonly<Record<FunctionCategory, string>> = {
   state: 'Device and extension states, dialplan look-ups',
   astdb: 'The astdb',
   message: 'Text messages',
-  sip: 'SIP headers',
 };
 
 /** The README's list: every function name, and the ones deliberately not provided. */
-export function renderReadmeFunctions(): string {
-  const names = dialplanFunctions().map((fn) => fn.name);
+export function renderReadmeFunctions(functions: readonly RegisteredFunction[]): string {
+  const names = functions.map((fn) => fn.name);
   return [
     `- **Dialplan functions** (${names.length}; one line each in [docs/dialplan-functions.md](docs/dialplan-functions.md)):`,
     ...wrap(`${names.join(', ')}.`),
@@ -44,12 +44,18 @@ function wrap(text: string): string[] {
   return lines;
 }
 
-/** The body of docs/dialplan-functions.md between the markers: a table per category. */
-export function renderFunctionsDoc(): string {
+/** The section a function is listed under: its category's title, or its technology's section. */
+function sectionOf(fn: RegisteredFunction): string {
+  return 'category' in fn ? CATEGORY_TITLES[fn.category] : fn.docsSection;
+}
+
+/** The body of docs/dialplan-functions.md between the markers: a table per category, then per technology section. */
+export function renderFunctionsDoc(functions: readonly RegisteredFunction[]): string {
   const sections: string[] = [];
-  for (const [category, title] of Object.entries(CATEGORY_TITLES) as [FunctionCategory, string][]) {
-    const rows = dialplanFunctions()
-      .filter((fn) => fn.category === category)
+  const titles = new Set([...Object.values(CATEGORY_TITLES), ...functions.map(sectionOf)]);
+  for (const title of titles) {
+    const rows = functions
+      .filter((fn) => sectionOf(fn) === title)
       .map((fn) => `| \`${fn.syntax}\` | ${fn.read ? 'yes' : 'no'} | ${fn.write ? 'yes' : 'no'} | ${fn.summary.replaceAll('|', '\\|')} |`);
     sections.push([`### ${title}`, '', '| Function | Read | Write | What it does |', '|---|---|---|---|', ...rows].join('\n'));
   }

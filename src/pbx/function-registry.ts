@@ -1,14 +1,17 @@
-// Dialplan functions on channels: one declaration each (src/pbx/functions/*.ts) in one
-// registry, read by substitution (`${CUT(...)}`), ARI getChannelVar and `$[...]`, written by
-// Set(), ARI setChannelVar and originate variables. The README's and docs' function lists are
-// generated from it (scripts/functions-docs.ts).
+// Dialplan functions on channels: one declaration each (src/pbx/functions/*.ts, and those channel
+// technologies register through their context) in one registry per core, read by substitution
+// (`${CUT(...)}`), ARI getChannelVar and `$[...]`, written by Set(), ARI setChannelVar and
+// originate variables. Each channel carries its core's registry (channel.functions), so two
+// servers in one process never share a registration. The README's and docs' function lists are
+// generated from the built-in declarations and the built-in technologies' (src/control/dialplan-catalog.ts).
 import type { Channel } from '../core/channels/channel.ts';
+import type { ChannelFunctions, FunctionWriter } from '../core/channels/channel-functions.ts';
+import type { TechnologyFunction } from '../core/channels/technology.ts';
 import { InvalidError } from '../core/errors.ts';
 import { MAX_VARIABLE_VALUE_LENGTH } from '../core/variable-limits.ts';
 import type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 import { astdbFunctions } from './functions/astdb.ts';
 import { messageFunctions } from './functions/message.ts';
-import { sipFunctions } from '../channels/pjsip/dialplan-functions.ts';
 import { channelFunctions } from './functions/channel.ts';
 import { executorFunctions } from './functions/executor.ts';
 import { logicFunctions } from './functions/logic.ts';
@@ -19,14 +22,18 @@ import { variableFunctions } from './functions/variables.ts';
 
 export type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 
-const REGISTRY: ReadonlyMap<string, DialplanFunction> = (() => {
-  const registry = new Map<string, DialplanFunction>();
-  for (const fn of [...logicFunctions, ...stringFunctions, ...timeFunctions, ...variableFunctions, ...channelFunctions, ...executorFunctions, ...stateFunctions, ...astdbFunctions, ...messageFunctions, ...sipFunctions]) {
-    if (registry.has(fn.name)) throw new Error(`dialplan function ${fn.name} declared twice`);
-    registry.set(fn.name, fn);
-  }
-  return registry;
-})();
+/** The functions every core has, in declaration order. */
+export const BUILTIN_FUNCTIONS: readonly DialplanFunction[] = [
+  ...logicFunctions,
+  ...stringFunctions,
+  ...timeFunctions,
+  ...variableFunctions,
+  ...channelFunctions,
+  ...executorFunctions,
+  ...stateFunctions,
+  ...astdbFunctions,
+  ...messageFunctions,
+];
 
 /**
  * Functions Asterisk has that reach outside the server (run programs, write files, fetch URLs,
@@ -55,25 +62,6 @@ export const UNPROVIDED_DIALPLAN_FUNCTIONS: ReadonlyMap<string, string> = new Ma
 /** The same names, as the load-time dialplan check takes them. */
 export const FUNCTIONS_WITH_OUTSIDE_EFFECTS: ReadonlySet<string> = new Set(UNPROVIDED_DIALPLAN_FUNCTIONS.keys());
 
-/** The names of every provided function, in declaration order. */
-export function dialplanFunctionNames(): string[] {
-  return [...REGISTRY.keys()];
-}
-
-/** Every provided function's declaration, in declaration order (for the docs). */
-export function dialplanFunctions(): readonly DialplanFunction[] {
-  return [...REGISTRY.values()];
-}
-
-/**
- * Whether the dialplan can call function `name` (case-insensitive). Also true for writable
- * functions another subsystem registers on a channel table at run time (`extraWriters`).
- */
-export function isKnownDialplanFunction(name: string, extraWriters?: { get(name: string): unknown }): boolean {
-  const upper = name.toUpperCase();
-  return REGISTRY.has(upper) || extraWriters?.get(upper) !== undefined;
-}
-
 /** Whether `name` is one of the functions deliberately not provided (SHELL, CURL, ...). */
 export function isUnprovidedDialplanFunction(name: string): boolean {
   return UNPROVIDED_DIALPLAN_FUNCTIONS.has(name.toUpperCase());
@@ -86,56 +74,125 @@ export function parseFunctionCall(text: string): [string, string] | undefined {
   return [text.slice(0, open).toUpperCase(), text.slice(open + 1, -1)];
 }
 
-function callOf(channel: Channel, args: string): FunctionCall {
-  return { channel, args, services: channel.functions.services };
-}
-
 /** Asterisk's substitution buffers truncate; so do we, at the variable value limit. */
 function bounded(value: string | undefined): string | undefined {
   return value !== undefined && value.length > MAX_VARIABLE_VALUE_LENGTH ? value.slice(0, MAX_VARIABLE_VALUE_LENGTH) : value;
 }
 
+/** A function as the registry holds it: a built-in declaration, or a technology's (listed under its docs section). */
+export type RegisteredFunction = DialplanFunction | TechnologyFunction;
+
 /**
- * Reads a function; undefined when the function is unknown, cannot be read, or refuses its
- * arguments (substituted as nothing, as Asterisk does after logging).
+ * One core's dialplan functions: the built-in declarations, those technologies register while
+ * they run, the setters other subsystems own (TALK_DETECT, LOCAL, TIMEOUT) and the services every
+ * function may use, attached by the core.
  */
+export class FunctionRegistry implements ChannelFunctions {
+  readonly #functions = new Map<string, RegisteredFunction>();
+  readonly #writers = new Map<string, FunctionWriter>();
+  #services: FunctionServices | undefined;
+
+  constructor(builtins: readonly DialplanFunction[] = BUILTIN_FUNCTIONS) {
+    for (const fn of builtins) this.register(fn);
+  }
+
+  /** Adds a function; returns its removal. Throws when the name is taken. */
+  register(fn: RegisteredFunction): () => void {
+    const name = fn.name.toUpperCase();
+    if (this.#functions.has(name)) throw new Error(`dialplan function ${name} declared twice`);
+    this.#functions.set(name, fn);
+    return () => {
+      if (this.#functions.get(name) === fn) this.#functions.delete(name);
+    };
+  }
+
+  /** Registers the setter of function `name` that a subsystem owns; it runs before the declaration's write. */
+  registerWriter(name: string, writer: FunctionWriter): void {
+    this.#writers.set(name.toUpperCase(), writer);
+  }
+
+  /** What functions may use; undefined until the core attaches it. */
+  get services(): FunctionServices | undefined {
+    return this.#services;
+  }
+
+  attach(services: FunctionServices): void {
+    this.#services = services;
+  }
+
+  /** Whether the dialplan can call function `name` (case-insensitive). */
+  has(name: string): boolean {
+    const upper = name.toUpperCase();
+    return this.#functions.has(upper) || this.#writers.has(upper);
+  }
+
+  get(name: string): RegisteredFunction | undefined {
+    return this.#functions.get(name.toUpperCase());
+  }
+
+  /** Every function, in registration order (built-ins first). */
+  list(): RegisteredFunction[] {
+    return [...this.#functions.values()];
+  }
+
+  names(): string[] {
+    return [...this.#functions.keys()];
+  }
+
+  /**
+   * Reads a function; undefined when the function is unknown, cannot be read, or refuses its
+   * arguments (substituted as nothing, as Asterisk does after logging).
+   */
+  read(channel: Channel, name: string, args: string): string | undefined {
+    const fn = this.#functions.get(name.toUpperCase());
+    if (!fn?.read) return undefined;
+    try {
+      return bounded(fn.read({ channel, args, services: this.#services }));
+    } catch (error) {
+      if (error instanceof InvalidError) return undefined;
+      throw error;
+    }
+  }
+
+  /** Writes a function; throws InvalidError when it cannot be written. */
+  write(channel: Channel, name: string, args: string, value: string): void {
+    const upper = name.toUpperCase();
+    // The owner's setter first: the declarations of TALK_DETECT, LOCAL and TIMEOUT only say it is missing.
+    const writer = this.#writers.get(upper);
+    if (writer) {
+      writer(channel, args, value);
+      return;
+    }
+    const fn = this.#functions.get(upper);
+    if (fn?.write) {
+      fn.write({ channel, args, services: this.#services }, value);
+      return;
+    }
+    throw new InvalidError(fn ? `${upper}() cannot be written` : `Unknown function: ${upper}`);
+  }
+
+  /**
+   * Writes a function without a channel, as ARI's setGlobalVar does for a name ending in `)`
+   * (`DB(family/key)`, `GLOBAL(name)`, `DEVICE_STATE(Custom:x)`); InvalidError when it refuses,
+   * also for the functions that need a channel.
+   */
+  writeWithoutChannel(name: string, args: string, value: string): void {
+    const upper = name.toUpperCase();
+    const fn = this.#functions.get(upper);
+    if (!fn) throw new InvalidError(`Unknown function: ${upper}`);
+    if (!fn.write) throw new InvalidError(`${upper}() cannot be written`);
+    fn.write({ channel: undefined, args, services: this.#services }, value);
+  }
+}
+
+/** Reads a function of the channel's core (see FunctionRegistry.read). */
 export function readChannelFunction(channel: Channel, name: string, args: string): string | undefined {
-  const fn = REGISTRY.get(name.toUpperCase());
-  if (!fn?.read) return undefined;
-  try {
-    return bounded(fn.read(callOf(channel, args)));
-  } catch (error) {
-    if (error instanceof InvalidError) return undefined;
-    throw error;
-  }
+  return channel.functions.read(channel, name, args);
 }
 
-/** Writes a function; throws InvalidError when it cannot be written. */
+/** Writes a function of the channel's core; throws InvalidError when it cannot be written. */
 export function writeChannelFunction(channel: Channel, name: string, args: string, value: string): void {
-  const upper = name.toUpperCase();
-  const fn = REGISTRY.get(upper);
-  if (fn?.write) {
-    fn.write(callOf(channel, args), value);
-    return;
-  }
-  if (fn) throw new InvalidError(`${upper}() cannot be written`);
-  // Setters other subsystems provide on the channel table and that have no declaration here.
-  const writer = channel.functions.get(upper);
-  if (!writer) throw new InvalidError(`Unknown function: ${upper}`);
-  writer(channel, args, value);
-}
-
-/**
- * Writes a function without a channel, as ARI's setGlobalVar does for a name ending in `)`
- * (`DB(family/key)`, `GLOBAL(name)`, `DEVICE_STATE(Custom:x)`); InvalidError when it refuses,
- * also for the functions that need a channel.
- */
-export function writeFunctionWithoutChannel(services: FunctionServices, name: string, args: string, value: string): void {
-  const upper = name.toUpperCase();
-  const fn = REGISTRY.get(upper);
-  if (!fn) throw new InvalidError(`Unknown function: ${upper}`);
-  if (!fn.write) throw new InvalidError(`${upper}() cannot be written`);
-  fn.write({ channel: undefined, args, services }, value);
+  channel.functions.write(channel, name, args, value);
 }
 
 /** Built-in variables that are another name for a CHANNEL() field (`${EXTEN}` is `CHANNEL(exten)`). */

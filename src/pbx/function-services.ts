@@ -1,5 +1,5 @@
 // The contract of a dialplan function (CALLERID, CUT, DB, ...) and what functions may use from the
-// core. The core attaches the services to its channel table, so every path that reads or writes a
+// core. The core attaches the services to its function registry, so every path that reads or writes a
 // function on a channel (substitution, Set(), ARI getChannelVar/setChannelVar, originate
 // variables) sees the same astdb, globals and dialplan.
 import type { Channel } from '../core/channels/channel.ts';
@@ -46,7 +46,7 @@ export function channelOf(call: FunctionCall, name: string): Channel {
   return call.channel;
 }
 
-export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb' | 'message' | 'sip';
+export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb' | 'message';
 
 /** One declaration per function: the README and docs/dialplan-functions.md are generated from these. */
 export interface DialplanFunction {

@@ -37,14 +37,19 @@ export class Pbx {
 
   constructor(private readonly services: PbxServices) {
     // The executor's own writable functions: LOCAL() lives on the Gosub stack, TIMEOUT() here.
-    services.channels.functions.register('LOCAL', (channel, args, value) => writeLocal(channel, args, value));
-    services.channels.functions.register('TIMEOUT', (channel, args, value) =>
+    services.channels.functions.registerWriter('LOCAL', (channel, args, value) => writeLocal(channel, args, value));
+    services.channels.functions.registerWriter('TIMEOUT', (channel, args, value) =>
       writeTimeout(channel, args, value, (timedOut) => this.absoluteTimeout(timedOut)),
     );
   }
 
-  register(application: DialplanApplication): void {
-    this.applications.set(application.name.toLowerCase(), application);
+  /** Adds an application (a technology's, or a built-in one); returns its removal. */
+  register(application: DialplanApplication): () => void {
+    const key = application.name.toLowerCase();
+    this.applications.set(key, application);
+    return () => {
+      if (this.applications.get(key) === application) this.applications.delete(key);
+    };
   }
 
   application(name: string): DialplanApplication | undefined {

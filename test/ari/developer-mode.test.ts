@@ -10,7 +10,7 @@ import { AriError, defineHandlers } from '../../src/ari/handler.ts';
 import { SERVED_RESOURCES } from '../../src/ari/resources.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { ariResourceModuleName } from '../../src/core/builtin-modules.ts';
-import { Core } from '../../src/core/core.ts';
+import { Core } from '../../src/control/core.ts';
 import { NotFoundError } from '../../src/core/errors.ts';
 import { formatAriDate } from '../../src/util/ari-date.ts';
 import { startTestServer } from '../helpers/server.ts';

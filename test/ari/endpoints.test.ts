@@ -255,11 +255,11 @@ describe("an endpoint's channels", () => {
   test('EndpointStateChange is raised when an endpoint changes state', async () => {
     const socket = await watcher('ep-state', 'endpoint:PJSIP');
     try {
-      server.core.pjsipEndpoints.setState('alice', 'online');
+      server.core.endpoints.provider('PJSIP')?.setState?.('alice', 'online');
       const online = await socket.nextOfType('EndpointStateChange');
       assert.deepEqual(online.endpoint, { technology: 'PJSIP', resource: 'alice', state: 'online', channel_ids: [] });
       assert.deepEqual(await getJson('/endpoints/PJSIP/alice'), { ...offline('alice'), state: 'online' });
-      server.core.pjsipEndpoints.setState('alice', 'offline');
+      server.core.endpoints.provider('PJSIP')?.setState?.('alice', 'offline');
       const back = await socket.nextOfType('EndpointStateChange');
       assert.equal((back.endpoint as { state: string }).state, 'offline');
       // Channels coming and going are not state changes.
@@ -300,10 +300,10 @@ describe('derived device states', () => {
       channel.hangup();
       assert.deepEqual(await next(), { name: 'PJSIP/alice', state: 'UNAVAILABLE' });
 
-      server.core.pjsipEndpoints.setState('alice', 'online');
+      server.core.endpoints.provider('PJSIP')?.setState?.('alice', 'online');
       assert.deepEqual(await next(), { name: 'PJSIP/alice', state: 'NOT_INUSE' });
       assert.deepEqual(await deviceState('PJSIP/alice'), { name: 'PJSIP/alice', state: 'NOT_INUSE' });
-      server.core.pjsipEndpoints.setState('alice', 'offline');
+      server.core.endpoints.provider('PJSIP')?.setState?.('alice', 'offline');
       assert.deepEqual(await next(), { name: 'PJSIP/alice', state: 'UNAVAILABLE' });
       assert.deepEqual(await socket.quiet(100), []);
     } finally {

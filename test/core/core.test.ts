@@ -9,7 +9,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import { toAriError } from '../../src/ari/core-errors.ts';
 import { ARI_RESOURCE_NAMES, ariResourceModuleName, MODULE_NAMES } from '../../src/core/builtin-modules.ts';
-import { Core } from '../../src/core/core.ts';
+import { Core } from '../../src/control/core.ts';
 import { ConflictError, ForbiddenError, InvalidError, NotFoundError, StateError, UnprocessableError } from '../../src/core/errors.ts';
 
 describe('Core server management', () => {

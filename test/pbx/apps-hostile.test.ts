@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import { Core } from '../../src/core/core.ts';
+import { Core } from '../../src/control/core.ts';
 
 let dir: string;
 let canary: string;

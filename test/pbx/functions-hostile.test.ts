@@ -10,9 +10,9 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import { Core } from '../../src/core/core.ts';
+import { Core } from '../../src/control/core.ts';
 import { InvalidError, NotFoundError } from '../../src/core/errors.ts';
-import { dialplanFunctionNames, FUNCTIONS_WITH_OUTSIDE_EFFECTS, readChannelFunction, writeChannelFunction, writeFunctionWithoutChannel } from '../../src/pbx/function-registry.ts';
+import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, readChannelFunction, writeChannelFunction } from '../../src/pbx/function-registry.ts';
 
 const HOSTILE_ATOMS = [
   '',
@@ -109,7 +109,7 @@ function misbehaviour(what: string, action: () => unknown): string | undefined {
 
 test('every dialplan function refuses or answers hostile arguments; none throws anything but InvalidError', () => {
   const problems: string[] = [];
-  const names = dialplanFunctionNames().filter((name) => !FUNCTIONS_WITH_OUTSIDE_EFFECTS.has(name));
+  const names = core.functions.names().filter((name) => !FUNCTIONS_WITH_OUTSIDE_EFFECTS.has(name));
   assert.ok(names.length > 50, `the registry lists ${names.length} functions`);
   const args = hostileArguments();
   for (const name of names) {
@@ -124,8 +124,7 @@ test('every dialplan function refuses or answers hostile arguments; none throws 
         const written = misbehaviour(`${name}(${JSON.stringify(arg).slice(0, 40)})=${JSON.stringify(value).slice(0, 20)} write`, () => writeChannelFunction(channel, name, arg, value));
         if (written) problems.push(written);
         // ARI's setGlobalVar writes a function without a channel.
-        const services = core.channels.functions.services!;
-        const global = misbehaviour(`${name}(${JSON.stringify(arg).slice(0, 40)})=${JSON.stringify(value).slice(0, 20)} global write`, () => writeFunctionWithoutChannel(services, name, arg, value));
+        const global = misbehaviour(`${name}(${JSON.stringify(arg).slice(0, 40)})=${JSON.stringify(value).slice(0, 20)} global write`, () => core.functions.writeWithoutChannel(name, arg, value));
         if (global) problems.push(global);
       }
     }

@@ -1,11 +1,11 @@
 // Server management (/asterisk): system information, modules, log channels, global variables and
 // dynamic configuration objects. Core failures surface as CoreErrors, mapped to statuses by the dispatcher.
 import { AriError, defineHandlers } from '../handler.ts';
-import type { Core } from '../../core/core.ts';
+import type { Core } from '../../control/core.ts';
 import type { ConfigTuple } from '../../core/dynamic-config/types.ts';
 import { describeBuild, patchbayVersion, processIdentity } from '../../core/system-info.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
-import { parseFunctionCall, writeFunctionWithoutChannel } from '../../pbx/function-registry.ts';
+import { parseFunctionCall } from '../../pbx/function-registry.ts';
 import { checkVariable } from '../../core/variable-limits.ts';
 
 const INFO_SECTIONS = ['build', 'system', 'config', 'status'] as const;
@@ -131,10 +131,9 @@ export const asteriskHandlers = defineHandlers('asterisk', {
     if (variable === '') throw new AriError(400, 'Variable name is required');
     // As pbx_builtin_setvar_helper: a name ending in `)` writes a function (`DB(family/key)`).
     const call = variable.endsWith(')') ? parseFunctionCall(variable) : undefined;
-    const services = core.channels.functions.services;
-    if (call && services) {
+    if (call) {
       checkVariable(variable, value);
-      writeFunctionWithoutChannel(services, call[0], call[1], value ?? '');
+      core.functions.writeWithoutChannel(call[0], call[1], value ?? '');
       return;
     }
     core.globalVars.set(variable, value);

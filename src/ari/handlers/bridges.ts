@@ -5,7 +5,7 @@ import type { Bridge } from '../../core/bridges/bridge.ts';
 import { resolveBridgeType } from '../../core/bridges/bridges.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import { parseVariables } from '../../control/originate.ts';
-import type { Core } from '../../core/core.ts';
+import type { Core } from '../../control/core.ts';
 import { NotFoundError } from '../../core/errors.ts';
 import { checkVariable, checkVariableName, MAX_CHANNEL_VARIABLES } from '../../core/variable-limits.ts';
 import { AriError, defineHandlers } from '../handler.ts';

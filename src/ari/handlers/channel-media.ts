@@ -5,7 +5,7 @@
 import type { AudioGenerator } from '../../core/channel-generators.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import { findChannel, findControlled, requireValidState } from '../../control/channel-control.ts';
-import type { Core } from '../../core/core.ts';
+import type { Core } from '../../control/core.ts';
 import { createSnoop, type SnoopDirection } from '../../control/snoop.ts';
 import { AriError, defineHandlers } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';

@@ -17,7 +17,7 @@ import {
 } from '../../control/channel-control.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../control/originate.ts';
-import type { Core } from '../../core/core.ts';
+import type { Core } from '../../control/core.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
 

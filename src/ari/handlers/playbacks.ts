@@ -3,7 +3,7 @@
 // and bridges resources). The engine is the core's (src/core/playback/*).
 import type { Channel } from '../../core/channels/channel.ts';
 import { findControlled, requireValidState } from '../../control/channel-control.ts';
-import type { Core } from '../../core/core.ts';
+import type { Core } from '../../control/core.ts';
 import { UnprocessableError } from '../../core/errors.ts';
 import type { Playback, PlaybackOperation } from '../../core/playback/playback.ts';
 import { getCodec } from '../../media/codecs.ts';

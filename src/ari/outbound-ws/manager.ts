@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { WebSocketClientSettings } from '../../config/settings.ts';
 import type { Channel } from '../../core/channels/channel.ts';
-import type { Core } from '../../core/core.ts';
+import type { Core } from '../../control/core.ts';
 import type { PerCallApplication, PerCallApplications } from '../../core/per-call-applications.ts';
 import type { RestOverWebSocketPeer } from '../events-ws.ts';
 import { OutboundSession, type OutboundContext, type SessionSettings } from './outbound-session.ts';

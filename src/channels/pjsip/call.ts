@@ -96,10 +96,10 @@ export class SipCall implements ChannelDriver {
   }
 
   /**
-   * CHANNEL(pjsip,item): chan_pjsip's signalling items that apply here; before the dialog exists
-   * (an unanswered call) the tags and URIs come from the INVITE.
+   * CHANNEL(pjsip,item) (the driver's channelInfo hook): chan_pjsip's signalling items that apply
+   * here; before the dialog exists (an unanswered call) the tags and URIs come from the INVITE.
    */
-  sipInfo(item: string): string | undefined {
+  channelInfo(item: string): string | undefined {
     const dialog = this.dialog;
     const invite = this.side.kind === 'inbound' ? this.side.invite : this.#inviteRequest;
     const party = (name: 'from' | 'to'): string => {

@@ -5,7 +5,7 @@
 // SIPRemoveHeader unsets those whose value begins with its argument, or all of them.
 import type { Channel } from '../../core/channels/channel.ts';
 import { checkAddableHeaderName, checkHeaderValue, MAX_ADDED_SIP_HEADERS } from './headers.ts';
-import type { DialplanApplication } from '../../pbx/application.ts';
+import type { TechnologyApplication } from '../../core/channels/technology.ts';
 
 const VARIABLE = /^_{0,2}SIPADDHEADER/i;
 
@@ -17,7 +17,7 @@ function isTaken(channel: Channel, bare: string): boolean {
   return channel.getVariable(bare) !== undefined || channel.getVariable(`_${bare}`) !== undefined || channel.getVariable(`__${bare}`) !== undefined;
 }
 
-export const sipAddHeader: DialplanApplication = {
+export const sipAddHeader: TechnologyApplication = {
   name: 'SIPAddHeader',
   synopsis: 'Adds a `Header: value` line to the INVITE of the SIP channels this channel dials next (__SIPADDHEADERnn)',
   execute(channel, _args, services, rawData) {
@@ -42,7 +42,7 @@ export const sipAddHeader: DialplanApplication = {
   },
 };
 
-export const sipRemoveHeader: DialplanApplication = {
+export const sipRemoveHeader: TechnologyApplication = {
   name: 'SIPRemoveHeader',
   synopsis: 'Removes headers added with SIPAddHeader: those beginning with the argument (`X-Foo:`), or all',
   execute(channel, _args, _services, rawData) {

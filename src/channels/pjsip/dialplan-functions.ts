@@ -1,19 +1,34 @@
 // PJSIP_HEADER(S) and PJSIP_RESPONSE_HEADER(S) (res_pjsip_header_funcs): the headers of the INVITE that created
 // an inbound PJSIP channel, and headers to add to the INVITE of an outbound one (set in a Dial
 // pre-dial handler `b()`, or as an ARI originate/create variable). The list itself belongs to the
-// technology (ChannelDriver.sipHeaders); what may be added is bounded there (sip-headers.ts).
-// The response functions read the 200 OK that answered an outbound channel's INVITE.
+// channel's SIP call (call.ts); what may be added is bounded there (headers.ts). The response
+// functions read the 200 OK that answered an outbound channel's INVITE. The technology registers
+// them with the core's dialplan when it starts (dialplan.ts).
 import type { Channel } from '../../core/channels/channel.ts';
+import type { TechnologyFunction, TechnologyFunctionCall } from '../../core/channels/technology.ts';
 import type { SessionHeaders } from './headers.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { splitArgs } from '../../dialplan/args.ts';
-import { channelOf, type DialplanFunction, type FunctionCall } from '../../pbx/function-services.ts';
+import { SipCall } from './call.ts';
 
-/** The channel's header list; InvalidError for a channel that is not PJSIP ("requires a PJSIP channel"). */
+/** Where the functions are listed in docs/dialplan-functions.md. */
+const DOCS_SECTION = 'SIP headers';
+
+/** The call's channel; InvalidError for a call without one (ARI's /asterisk/variable). */
+function channelOf(call: TechnologyFunctionCall, name: string): Channel {
+  if (!call.channel) throw new InvalidError(`${name}() needs a channel`);
+  return call.channel;
+}
+
+/** The SIP call driving a channel; InvalidError for a channel that is not PJSIP ("requires a PJSIP channel"). */
+function sipCallOf(channel: Channel, name: string): SipCall {
+  if (!(channel.driver instanceof SipCall)) throw new InvalidError(`${name}() requires a PJSIP channel`);
+  return channel.driver;
+}
+
+/** The channel's header list. */
 function headersOf(channel: Channel, name: string): SessionHeaders {
-  const headers = channel.technology === 'PJSIP' ? channel.driver.sipHeaders?.() : undefined;
-  if (!headers) throw new InvalidError(`${name}() requires a PJSIP channel`);
-  return headers;
+  return sipCallOf(channel, name).sipHeaders();
 }
 
 interface HeaderArgs {
@@ -23,7 +38,7 @@ interface HeaderArgs {
 }
 
 /** `action,name[,number]`: number defaults to 1, and anything below 1 counts as 1, as in Asterisk. */
-function parseArgs(call: FunctionCall): HeaderArgs {
+function parseArgs(call: TechnologyFunctionCall): HeaderArgs {
   const [action = '', name = '', number] = splitArgs(call.args).map((part) => part.trim());
   if (action === '') throw new InvalidError('PJSIP_HEADER() requires an action');
   if (name === '') throw new InvalidError('PJSIP_HEADER() requires a header name');
@@ -33,17 +48,16 @@ function parseArgs(call: FunctionCall): HeaderArgs {
 
 /** The 200 OK's headers of an outbound PJSIP channel; undefined before the answer (a failed read). */
 function responseHeadersOf(channel: Channel, name: string): SessionHeaders | undefined {
-  if (channel.technology !== 'PJSIP' || !channel.driver.sipResponseHeaders) throw new InvalidError(`${name}() requires a PJSIP channel`);
-  return channel.driver.sipResponseHeaders();
+  return sipCallOf(channel, name).sipResponseHeaders();
 }
 
-export const sipFunctions: readonly DialplanFunction[] = [
+export const sipFunctions: readonly TechnologyFunction[] = [
   {
     name: 'PJSIP_HEADER',
     syntax: 'PJSIP_HEADER(read|add|update|remove,name[,number])',
     summary:
       'read: occurrence number (default 1) of a header of the INVITE that created the inbound channel (`X-*` matches a prefix); add/update/remove: headers of the outbound channel\'s INVITE (set them in a Dial b() pre-dial handler or as originate variables); remove (`X-*`, `*`) also reads, giving how many went.',
-    category: 'sip',
+    docsSection: DOCS_SECTION,
     read(call) {
       const args = parseArgs(call);
       const headers = headersOf(channelOf(call, 'PJSIP_HEADER'), 'PJSIP_HEADER');
@@ -73,7 +87,7 @@ export const sipFunctions: readonly DialplanFunction[] = [
     name: 'PJSIP_HEADERS',
     syntax: 'PJSIP_HEADERS([prefix])',
     summary: 'The names of the headers of the INVITE (beginning with prefix, e.g. `X-`), comma-separated, each once.',
-    category: 'sip',
+    docsSection: DOCS_SECTION,
     read(call) {
       const headers = headersOf(channelOf(call, 'PJSIP_HEADERS'), 'PJSIP_HEADERS');
       const prefix = call.args.trim();
@@ -87,7 +101,7 @@ export const sipFunctions: readonly DialplanFunction[] = [
     name: 'PJSIP_RESPONSE_HEADER',
     syntax: 'PJSIP_RESPONSE_HEADER(read,name[,number])',
     summary: 'Occurrence number (default 1) of a header of the 200 OK that answered the outbound channel\'s INVITE (`X-*` matches a prefix).',
-    category: 'sip',
+    docsSection: DOCS_SECTION,
     read(call) {
       const args = parseArgs(call);
       if (args.action !== 'read') throw new InvalidError(`Unknown action '${args.action.slice(0, 32)}' is not valid, must be 'read'`);
@@ -98,7 +112,7 @@ export const sipFunctions: readonly DialplanFunction[] = [
     name: 'PJSIP_RESPONSE_HEADERS',
     syntax: 'PJSIP_RESPONSE_HEADERS(prefix)',
     summary: 'The names of the headers of that 200 OK beginning with prefix, comma-separated, each once.',
-    category: 'sip',
+    docsSection: DOCS_SECTION,
     read(call) {
       const prefix = call.args.trim();
       if (prefix === '') throw new InvalidError('PJSIP_RESPONSE_HEADERS() requires a pattern');

@@ -1,11 +1,10 @@
 // The PJSIP endpoint set: every `res_pjsip`/`endpoint` object of the dynamic configuration (the
-// configuration file's `config_objects` or objects created through ARI) is the endpoint
-// `PJSIP/<id>`. Without a registration an endpoint is offline; the SIP stack, when it lands,
-// reports registrations through setState(). This registers endpoints only: dialling PJSIP is the
-// SIP channel technology's business.
+// configuration file's `config_objects`, pjsip.conf or objects created through ARI) is the
+// endpoint `PJSIP/<id>`. Without a registration an endpoint is offline; the technology reports
+// registrations through setState(). The technology registers this provider through its context
+// when it starts (dialplan.ts); dialling PJSIP is the technology's business.
 import { SIP_CONFIG_CLASS } from '../../core/dynamic-config/builtin-types.ts';
-import type { DynamicConfig } from '../../core/dynamic-config/store.ts';
-import type { ConfigChange } from '../../core/dynamic-config/types.ts';
+import type { ConfigObjectChange, TechnologyConfigObjects } from '../../core/channels/technology.ts';
 import type { EndpointChangeListener, EndpointInfo, EndpointProvider, EndpointState } from '../../core/endpoints.ts';
 
 export const PJSIP_TECHNOLOGY = 'PJSIP';
@@ -16,11 +15,12 @@ export class PjsipEndpoints implements EndpointProvider {
   /** States other than the default (offline), by endpoint id. */
   private readonly states = new Map<string, EndpointState>();
   private readonly listeners = new Set<EndpointChangeListener>();
-  private readonly config: DynamicConfig;
+  private readonly config: TechnologyConfigObjects;
 
-  constructor(config: DynamicConfig) {
+  /** Follows the configuration's endpoint objects until the technology stops (the context unsubscribes). */
+  constructor(config: TechnologyConfigObjects) {
     this.config = config;
-    config.on('change', (change) => this.configChanged(change));
+    config.onChange((change) => this.configChanged(change));
   }
 
   list(): EndpointInfo[] {
@@ -47,7 +47,7 @@ export class PjsipEndpoints implements EndpointProvider {
   }
 
   private exists(resource: string): boolean {
-    return resource !== '' && this.config.find(SIP_CONFIG_CLASS, ENDPOINT_TYPE, resource) !== undefined;
+    return resource !== '' && this.config.exists(SIP_CONFIG_CLASS, ENDPOINT_TYPE, resource);
   }
 
   private stateOf(resource: string): EndpointState {
@@ -58,7 +58,7 @@ export class PjsipEndpoints implements EndpointProvider {
     return { resource, state: this.stateOf(resource) };
   }
 
-  private configChanged(change: ConfigChange): void {
+  private configChanged(change: ConfigObjectChange): void {
     if (change.configClass !== SIP_CONFIG_CLASS || change.objectType !== ENDPOINT_TYPE) return;
     if (change.action === 'created') {
       this.notify({ kind: 'added', resource: change.id });

@@ -37,6 +37,7 @@ import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts
 import { USER_AGENT, type PjsipRuntime } from './runtime.ts';
 import { collectSipStats, type SipStats } from './stats.ts';
 import { CallTransfers } from './transfers.ts';
+import { registerPjsipWithCore } from './dialplan.ts';
 
 export type { SipStats } from './stats.ts';
 
@@ -162,6 +163,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   async start(context: TechnologyContext): Promise<void> {
     this.#context = context;
+    registerPjsipWithCore(context);
     const log = context.log.child({ module: 'chan_pjsip' });
     this.#log = log;
     const settings = context.config.sip;

@@ -1,7 +1,7 @@
 // A channel: one leg of a call between the server and something that carries audio. It owns its
 // identity, state, variables and dialplan position, raises the ARI channel events, and moves
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
-import type { FunctionWriters } from '../../pbx/function-writers.ts';
+import type { ChannelFunctions } from './channel-functions.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
@@ -32,8 +32,8 @@ export interface DialplanLocation {
 export interface ChannelEnvironment {
   /** The table the channel belongs to (the core's Channels); scopes per-core registrations. */
   readonly table: object;
-  /** The table's writable dialplan functions (TALK_DETECT, ...). */
-  readonly functions: FunctionWriters;
+  /** The dialplan functions of the table's core. */
+  readonly functions: ChannelFunctions;
   publish(event: CoreEvent, scope: EventScope): void;
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
@@ -48,7 +48,7 @@ export interface ChannelInit {
   readonly id: string;
   readonly name: string;
   readonly technology: string;
-  /** The endpoint resource this channel belongs to, when it has one (`alice` of `PJSIP/alice`). */
+  /** The endpoint resource this channel belongs to, when it has one (`alice` of `SIP/alice`). */
   readonly endpointResource?: string;
   readonly direction: 'inbound' | 'outbound';
   readonly state: ChannelState;
@@ -143,8 +143,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   private readonly env: ChannelEnvironment;
   /** The channel table this channel belongs to. */
   readonly table: object;
-  /** Writable dialplan functions of the channel's table. */
-  readonly functions: FunctionWriters;
+  /** The dialplan functions of the channel's core (read and written through it). */
+  readonly functions: ChannelFunctions;
   private readonly variables = new Map<string, string>();
   private readonly reportedVariables = new Set<string>();
   private frameListeners: FrameListener[] = [];

@@ -1,10 +1,10 @@
 // The table of live channels and of channel technologies. Creates channels with Asterisk-style
 // ids (`<epoch seconds>.<sequence>`) and raises ChannelCreated; forgets them when destroyed.
-import { FunctionWriters } from '../../pbx/function-writers.ts';
 import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import { Notifier } from '../../util/typed-emitter.ts';
 import { Channel, type ChannelInit } from './channel.ts';
+import type { ChannelFunctions } from './channel-functions.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
@@ -27,6 +27,8 @@ export interface ChannelsOptions {
   readonly defaultLanguage: string;
   /** Most channels at once (`max_channels`); 0 or absent = unlimited. */
   readonly maxChannels?: number;
+  /** The dialplan functions of the core, which every channel of the table carries. */
+  readonly functions: ChannelFunctions;
   /** A listener or technology failed while a channel was being notified (the channel went on). */
   readonly reportError?: (error: unknown, channel: Channel, during: string) => void;
 }
@@ -43,16 +45,17 @@ export class Channels implements EndableCollection {
   private readonly lifecycle = new Notifier<{ created: Channel; destroyed: Channel }>((error, event, channel) =>
     this.reportError(error, channel as Channel, `channel ${event} listener`),
   );
-  /** Writable dialplan functions other subsystems provide for this table's channels. */
-  readonly functions = new FunctionWriters();
+  /** The dialplan functions of the core; subsystems register the setters they own here. */
+  readonly functions: ChannelFunctions;
   private idSequence = 0;
   private nameSequence = 0;
 
   constructor(options: ChannelsOptions) {
     this.options = options;
+    this.functions = options.functions;
   }
 
-  /** Registers the technology under its name and its aliases (`SIP` for `PJSIP`). */
+  /** Registers the technology under its name and its aliases (`Phone` for `Telephone`). */
   registerTechnology(technology: ChannelTechnology): void {
     for (const name of [technology.name, ...(technology.aliases ?? [])]) this.technologies.set(name.toLowerCase(), technology);
   }

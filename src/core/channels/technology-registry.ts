@@ -11,15 +11,42 @@ import type { ConfigChange } from '../dynamic-config/types.ts';
 import type { Endpoints } from '../endpoints.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import type { MediaEngine } from '../media-engine.ts';
-import type { MessageRouter } from '../messages.ts';
-import { runMessageDialplan } from '../../pbx/message-functions.ts';
+import type { MessageRouter, TextMessage } from '../messages.ts';
 import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
-import { applyVariables, splitAppArgs } from '../../control/originate.ts';
-import type { ChannelTechnology, EnterApplicationOptions, ExternalMediaSupport, TechnologyContext, TransferRequest } from './technology.ts';
+import { splitArgs } from '../../dialplan/args.ts';
+import type { DeviceStateValue } from '../device-states.ts';
+import type { VariableAssignment } from '../variable-limits.ts';
+import type {
+  ChannelTechnology,
+  EnterApplicationOptions,
+  ExternalMediaSupport,
+  TechnologyApplication,
+  TechnologyContext,
+  TechnologyFunction,
+  TransferRequest,
+} from './technology.ts';
+
+/**
+ * What technologies need of the dialplan, which the kernel does not have: the floor above it
+ * (the dialplan executor and its registry) provides this.
+ */
+export interface TechnologyDialplan {
+  /** Runs the dialplan on a channel at its location. */
+  start(channel: Channel): void;
+  /** Runs the dialplan for a received out-of-call message, on a channel of its own. */
+  runMessage(message: TextMessage, location: { readonly context: string; readonly exten: string }): void;
+  /** Sets variables (or writes functions: `CALLERID(name)`) on a channel, all or none. */
+  applyVariables(channel: Channel, assignments: readonly VariableAssignment[]): void;
+  /** Adds a function to the dialplan; returns its removal. Throws when the name is taken. */
+  registerFunction(fn: TechnologyFunction): () => void;
+  /** Adds an application to the dialplan; returns its removal. */
+  registerApplication(application: TechnologyApplication): () => void;
+  extensionExists(context: string, exten: string): boolean;
+}
 
 export interface TechnologyServices {
   readonly channels: Channels;
@@ -32,8 +59,7 @@ export interface TechnologyServices {
   readonly messages: MessageRouter;
   readonly modules: ModuleRegistry;
   readonly dynamicConfig: DynamicConfig;
-  /** Runs the dialplan on a channel at its location. */
-  readonly startDialplan: (channel: Channel) => void;
+  readonly dialplan: TechnologyDialplan;
   /** Bridges, for the bridge and peer a transfer event names. */
   readonly bridges?: Bridges;
 }
@@ -45,6 +71,8 @@ interface Running {
   hasMessageTransport: boolean;
   /** Configuration change listeners it left subscribed. */
   readonly configListeners: Set<(change: ConfigChange) => void>;
+  /** Removals of the dialplan functions and applications it registered. */
+  readonly dialplanRemovals: (() => void)[];
 }
 
 export class Technologies {
@@ -93,8 +121,15 @@ export class Technologies {
 
   async start(technology: ChannelTechnology): Promise<void> {
     if (this.isRunning(technology)) return;
-    const running: Running = { technology, endpointTechnologies: [], hasMessageTransport: false, configListeners: new Set() };
-    await technology.start(this.#context(running));
+    const running: Running = { technology, endpointTechnologies: [], hasMessageTransport: false, configListeners: new Set(), dialplanRemovals: [] };
+    try {
+      await technology.start(this.#context(running));
+    } catch (error) {
+      // A technology that failed to start leaves nothing registered behind.
+      for (const remove of running.dialplanRemovals.splice(0)) remove();
+      for (const name of running.endpointTechnologies.splice(0)) this.#services.endpoints.unregisterTechnology(name);
+      throw error;
+    }
     this.#running.push(running);
     this.#services.channels.registerTechnology(technology);
   }
@@ -109,7 +144,19 @@ export class Technologies {
     for (const name of running.endpointTechnologies) endpoints.unregisterTechnology(name);
     for (const listener of running.configListeners) this.#services.dynamicConfig.off('change', listener);
     running.configListeners.clear();
+    for (const remove of running.dialplanRemovals.splice(0)) remove();
     await technology.stop();
+  }
+
+  /**
+   * The state a running technology gives one of its devices (`TECH/resource`, the technology
+   * named case-insensitively or by an alias); undefined when it has none to give.
+   */
+  deviceState(device: string): DeviceStateValue | undefined {
+    const slash = device.indexOf('/');
+    if (slash <= 0) return undefined;
+    const technology = this.#services.channels.technology(device.slice(0, slash));
+    return technology && this.isRunning(technology) ? technology.deviceState?.(device.slice(slash + 1)) : undefined;
   }
 
   /** Shutdown: every running technology stops, the last started first. Returns the failures. */
@@ -150,6 +197,7 @@ export class Technologies {
       },
       configObjects: {
         list: (configClass, objectType) => services.dynamicConfig.listStored(configClass, objectType),
+        exists: (configClass, objectType, id) => services.dynamicConfig.has(configClass, objectType, id),
         onChange: (listener) => {
           const wrapped = (change: ConfigChange) => listener(change);
           services.dynamicConfig.on('change', wrapped);
@@ -166,8 +214,15 @@ export class Technologies {
           running.hasMessageTransport = transport !== undefined;
         },
         receive: (message, resource) => services.messages.receive(message, technology.name, resource),
-        runDialplan: (message, location) => runMessageDialplan(services.channels, (channel) => services.startDialplan(channel), message, location),
+        runDialplan: (message, location) => services.dialplan.runMessage(message, location),
       },
+      registerFunction: (fn) => {
+        running.dialplanRemovals.push(services.dialplan.registerFunction(fn));
+      },
+      registerApplication: (application) => {
+        running.dialplanRemovals.push(services.dialplan.registerApplication(application));
+      },
+      extensionExists: (context, exten) => services.dialplan.extensionExists(context, exten),
     };
   }
 
@@ -202,7 +257,7 @@ export class Technologies {
 
   #enterDialplan(channel: Channel, location: Partial<DialplanLocation> | undefined): void {
     if (location) channel.setLocation(location);
-    this.#services.startDialplan(channel);
+    this.#services.dialplan.start(channel);
   }
 
   #enterApplication(channel: Channel, app: string, options: EnterApplicationOptions = {}): boolean {
@@ -210,9 +265,9 @@ export class Technologies {
     // The application sees the set-up (variables, dialplan position), as for originate and create.
     applications.subscribeInternal(app, 'channel', channel.id);
     for (const [name, value] of Object.entries(options.technologyVariables ?? {})) channel.setVariable(name, value, true);
-    applyVariables(channel, options.variables ?? []);
+    this.#services.dialplan.applyVariables(channel, options.variables ?? []);
     channel.setDialplan({ ...channel.location, appName: 'Stasis', appData: options.args ? `${app},${options.args}` : app });
-    if (stasis.enter(channel, app, splitAppArgs(options.args))) return true;
+    if (stasis.enter(channel, app, options.args ? splitArgs(options.args) : [])) return true;
     log.warn({ channel: channel.name, app }, `Stasis application is not registered; hanging the ${channel.technology} channel up`);
     channel.hangup(CAUSE.normal);
     return false;

@@ -3,7 +3,6 @@
 // Technologies are assembled outside the core (src/channels/index.ts lists them, the server hands
 // them to the core); each one is a module (`chan_<name>.so`) and, while it runs, holds the
 // TechnologyContext it was started with: the only way it reaches into the core.
-import type { SessionHeaders } from '../../channels/pjsip/headers.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Frame } from '../../media/frame.ts';
@@ -13,7 +12,8 @@ import type { MediaEngine } from '../media-engine.ts';
 import type { TextMessage, MessageTransport } from '../messages.ts';
 import type { SupportLevel } from '../modules.ts';
 import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
-import type { VariableAssignment } from '../../control/originate.ts';
+import type { DeviceStateValue } from '../device-states.ts';
+import type { VariableAssignment } from '../variable-limits.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
@@ -73,15 +73,11 @@ export interface ChannelDriver {
    */
   nativeFormat?(): string | undefined;
   /**
-   * The SIP headers of the channel's session (PJSIP_HEADER, PJSIP_HEADERS): those of the INVITE
-   * that created an inbound channel, those to add to an outbound channel's INVITE. Technologies
-   * without SIP leave it out.
+   * The technology's own items of CHANNEL(<technology>,item) (Asterisk's func_channel_read hook):
+   * protocol facts such as a call identifier. Undefined for an item it does not know; technologies
+   * without such items leave it out.
    */
-  sipHeaders?(): SessionHeaders;
-  /** The headers of the 200 OK that answered an outbound channel's INVITE (PJSIP_RESPONSE_HEADER). */
-  sipResponseHeaders?(): SessionHeaders | undefined;
-  /** Protocol facts CHANNEL(pjsip,item) reads (call-id, local-uri, remote-uri...); SIP only. */
-  sipInfo?(item: string): string | undefined;
+  channelInfo?(item: string): string | undefined;
 }
 
 /** Makes a channel's driver; called once by the channel's constructor, before ChannelCreated. */
@@ -127,16 +123,16 @@ export interface ExternalMediaSupport {
 
 /** How a technology appears in the module list (GET /asterisk/modules). */
 export interface TechnologyModule {
-  /** `chan_local.so`, `chan_pjsip.so`, ... */
+  /** `chan_<name>.so` */
   readonly name: string;
   readonly description: string;
   readonly supportLevel?: SupportLevel;
 }
 
 export interface ChannelTechnology {
-  /** As written in dial strings and channel names: `Local`, `PJSIP`, ... */
+  /** As written in dial strings and channel names (`Phone` in `Phone/alice`). */
   readonly name: string;
-  /** Other names dial strings may use for it (`SIP` for `PJSIP`); channels keep `name`. */
+  /** Other names dial strings may use for it (`Tel` for `Phone`); channels keep `name`. */
   readonly aliases?: readonly string[];
   readonly description: string;
   readonly module: TechnologyModule;
@@ -157,6 +153,13 @@ export interface ChannelTechnology {
   request?(request: ChannelRequest): Channel;
   /** Present when the technology serves ARI externalMedia. */
   readonly externalMedia?: ExternalMediaSupport;
+  /**
+   * The state of one of its devices (`resource` is the part after `TECH/`), as Asterisk's
+   * ast_channel_tech devicestate: consulted for a device without channels or endpoint state of its
+   * own, and first by ChanIsAvail. Undefined when it has nothing to say; technologies without
+   * device states leave it out.
+   */
+  deviceState?(resource: string): DeviceStateValue | undefined;
 }
 
 /** What a technology may do with the channel table. */
@@ -176,7 +179,7 @@ export interface TechnologyChannels {
   get(idOrName: string): Channel | undefined;
 }
 
-/** Endpoints of the technology (`PJSIP/alice`): their registry and states. */
+/** Endpoints of the technology (`Phone/alice`): their registry and states. */
 export interface TechnologyEndpoints {
   /** Registers the technology's endpoints; they are unregistered when the technology stops. */
   register(provider: EndpointProvider): void;
@@ -223,6 +226,8 @@ export interface ConfigObjectChange {
 export interface TechnologyConfigObjects {
   /** Every object of a type with the fields it sets (no defaults); empty for an unknown type. */
   list(configClass: string, objectType: string): { readonly id: string; readonly fields: Readonly<Record<string, string>> }[];
+  /** Whether an object exists (false for an unknown type). */
+  exists(configClass: string, objectType: string, id: string): boolean;
   /** Called after each change; returns the unsubscribe. Listeners left are removed when the technology stops. */
   onChange(listener: (change: ConfigObjectChange) => void): () => void;
 }
@@ -249,6 +254,44 @@ export interface EnterApplicationOptions {
   readonly variables?: readonly VariableAssignment[];
 }
 
+/** One call of a technology's dialplan function: the channel it runs on (none for a global write) and its arguments. */
+export interface TechnologyFunctionCall {
+  readonly channel: Channel | undefined;
+  /** The argument text between the parentheses, after substitution. */
+  readonly args: string;
+}
+
+/**
+ * A dialplan function a technology provides (Asterisk's ast_custom_function_register). The
+ * dialplan's registry above the kernel takes it as it takes its own functions.
+ */
+export interface TechnologyFunction {
+  /** Upper case; names compare case-insensitively. Must not be taken. */
+  readonly name: string;
+  /** How it is called, e.g. `HEADER(name)`. */
+  readonly syntax: string;
+  /** One line for the docs. */
+  readonly summary: string;
+  /** The title of the docs' section it is listed under (the technology's). */
+  readonly docsSection: string;
+  /** The value, or undefined when the read fails: substituted as nothing. */
+  read?(call: TechnologyFunctionCall): string | undefined;
+  /** Throws InvalidError when the value or arguments cannot be written. */
+  write?(call: TechnologyFunctionCall, value: string): void;
+}
+
+/** What the dialplan executor does after an application: next priority, already moved, or end. */
+export type ApplicationOutcome = 'next' | 'jump' | 'stop';
+
+/** A dialplan application a technology provides (Asterisk's ast_register_application). */
+export interface TechnologyApplication {
+  readonly name: string;
+  /** One line for the list of supported applications. */
+  readonly synopsis?: string;
+  /** `args` is the data after substitution, split on commas; `rawData` the same unsplit. */
+  execute(channel: Channel, args: string[], services: { readonly log: Logger }, rawData: string): Promise<ApplicationOutcome> | ApplicationOutcome;
+}
+
 /** What the core gives a technology when it starts. */
 export interface TechnologyContext {
   readonly channels: TechnologyChannels;
@@ -269,4 +312,13 @@ export interface TechnologyContext {
   readonly endpoints: TechnologyEndpoints;
   readonly messages: TechnologyMessages;
   readonly configObjects: TechnologyConfigObjects;
+  /**
+   * Adds a dialplan function to this core's dialplan, until the technology stops. Throws when the
+   * name is taken.
+   */
+  registerFunction(fn: TechnologyFunction): void;
+  /** Adds a dialplan application to this core's dialplan, until the technology stops. */
+  registerApplication(application: TechnologyApplication): void;
+  /** Whether the dialplan has `exten` in `context` (priority 1), as it stands now. */
+  extensionExists(context: string, exten: string): boolean;
 }

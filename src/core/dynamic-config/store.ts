@@ -113,6 +113,12 @@ export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
   }
 
   /** The object's values with defaults filled in, or undefined when it does not exist. */
+  /** Whether an object exists; false (not NotFoundError) for an unknown class or type. */
+  has(configClass: string, objectType: string, id: string): boolean {
+    const definition = this.#types.get(configClass)?.get(objectType);
+    return definition !== undefined && this.#locate(definition, configClass, objectType, id) !== undefined;
+  }
+
   find(configClass: string, objectType: string, id: string): DynamicObject | undefined {
     const definition = this.#definition(configClass, objectType);
     const located = this.#locate(definition, configClass, objectType, id);

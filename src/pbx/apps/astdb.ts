@@ -9,7 +9,7 @@ export const dbDel: DialplanApplication = {
   synopsis: 'Deletes a key from the astdb (family/key)',
   execute(channel, _args, services, rawData) {
     const path = splitAstDbPath(rawData.trim());
-    const db = channel.functions.services?.astdb();
+    const db = services.astdb?.();
     if (!path || !db) {
       services.log.warn({ channel: channel.name, data: rawData.slice(0, 128) }, 'DBdel requires family/key');
       return 'next';
@@ -32,7 +32,7 @@ export const dbDelTree: DialplanApplication = {
     const slash = text.indexOf('/');
     const family = slash < 0 ? text : text.slice(0, slash);
     const keyTree = slash < 0 ? '' : text.slice(slash + 1);
-    const db = channel.functions.services?.astdb();
+    const db = services.astdb?.();
     if (family === '' || !db) {
       services.log.warn({ channel: channel.name, data: text.slice(0, 128) }, 'DBdeltree requires a family');
       return 'next';

@@ -1,26 +1,32 @@
 // The lists of supported dialplan applications in README.md and docs/dialplan.md, generated from
-// the registry (scripts/apps-docs.ts writes them; a test keeps them true). Each lives between
-// `<!-- apps:start -->` and `<!-- apps:end -->`, so other generated blocks (functions) sit beside it.
-import { dialplanApplications } from './index.ts';
+// the registry's applications (the built-in ones and the built-in technologies':
+// src/control/dialplan-catalog.ts; scripts/apps-docs.ts writes them; a test keeps them true). Each
+// lives between `<!-- apps:start -->` and `<!-- apps:end -->`, so other generated blocks (functions) sit beside it.
+
+/** What the lists show of an application. */
+export interface DocumentedApplication {
+  readonly name: string;
+  readonly synopsis?: string;
+}
 
 export const APPS_START = '<!-- apps:start -->';
 export const APPS_END = '<!-- apps:end -->';
 
-function sortedApplications(): { name: string; synopsis: string }[] {
-  return dialplanApplications(() => undefined)
+function sortedApplications(applications: readonly DocumentedApplication[]): { name: string; synopsis: string }[] {
+  return applications
     .map((application) => ({ name: application.name, synopsis: application.synopsis ?? '' }))
     .sort((a, b) => a.name.localeCompare(b.name, 'en'));
 }
 
 /** The README's block: the names, one sentence. */
-export function renderReadmeApplications(): string {
-  const names = sortedApplications().map((application) => application.name);
+export function renderReadmeApplications(applications: readonly DocumentedApplication[]): string {
+  const names = sortedApplications(applications).map((application) => application.name);
   return `Applications (${names.length}, generated from the registry; see [docs/dialplan.md](docs/dialplan.md)): ${names.join(', ')}.`;
 }
 
 /** docs/dialplan.md's block: a table of names and what each does. */
-export function renderApplicationsTable(): string {
-  const rows = sortedApplications().map(({ name, synopsis }) => `| \`${name}\` | ${synopsis.replaceAll('|', '\\|')} |`);
+export function renderApplicationsTable(applications: readonly DocumentedApplication[]): string {
+  const rows = sortedApplications(applications).map(({ name, synopsis }) => `| \`${name}\` | ${synopsis.replaceAll('|', '\\|')} |`);
   return ['| Application | What it does |', '| --- | --- |', ...rows].join('\n');
 }
 

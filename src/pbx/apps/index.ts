@@ -1,5 +1,6 @@
-// Registers every dialplan application with the executor; the list is also what the README's
-// table of supported applications is generated from (scripts/docs-dialplan.ts).
+// Registers every built-in dialplan application with the executor (technologies add theirs through
+// their context); with the built-in technologies' ones, the list is what the README's table of
+// supported applications is generated from (scripts/apps-docs.ts).
 import type { DialplanApplication } from '../application.ts';
 import type { Pbx } from '../pbx.ts';
 import { dbDel, dbDelTree } from './astdb.ts';
@@ -18,7 +19,6 @@ import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
 import { playback } from './playback.ts';
 import { sayAlphaApp, sayDigitsApp, sayNumberApp, sayUnixTime } from './say.ts';
-import { sipAddHeader, sipRemoveHeader } from '../../channels/pjsip/dialplan-apps.ts';
 import { stasis } from './stasis.ts';
 import { stasisBroadcast } from './stasis-broadcast.ts';
 
@@ -71,8 +71,6 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     dbDel,
     dbDelTree,
     messageSend,
-    sipAddHeader,
-    sipRemoveHeader,
   ];
 }
 

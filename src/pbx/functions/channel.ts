@@ -1,5 +1,5 @@
 // Functions about the channel itself: CALLERID, CONNECTEDLINE, CHANNEL, HANGUPCAUSE(_KEYS) and
-// the writable functions other subsystems provide on the channel table (TALK_DETECT).
+// the writable functions other subsystems provide on the core's registry (TALK_DETECT).
 import type { CallerId, Channel } from '../../core/channels/channel.ts';
 import { causeText } from '../../core/channels/causes.ts';
 import { InvalidError } from '../../core/errors.ts';
@@ -159,14 +159,16 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, pjsip,call-id|secure|target_uri|local_uri|local_tag|remote_uri|remote_tag|request_uri|t38state (PJSIP channels); language, accountcode and musicclass are writable.',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode and musicclass are writable.',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();
-      // chan_pjsip's items: CHANNEL(pjsip,call-id), CHANNEL(pjsip,remote_uri)...
-      if (item.startsWith('pjsip,')) {
+      // A technology's own items, CHANNEL(<technology>,item), answered by the channel's driver
+      // (Asterisk's func_channel_read); another technology's name reads as nothing.
+      const comma = item.indexOf(',');
+      if (comma > 0) {
         const channel = channelOf(call, 'CHANNEL');
-        return channel.technology === 'PJSIP' ? channel.driver.sipInfo?.(item.slice(6).trim()) : undefined;
+        return channel.technology.toLowerCase() === item.slice(0, comma).trim() ? channel.driver.channelInfo?.(item.slice(comma + 1).trim()) : undefined;
       }
       return CHANNEL_READERS.get(item)?.(channelOf(call, 'CHANNEL'));
     },
@@ -209,11 +211,10 @@ export const channelFunctions: readonly DialplanFunction[] = [
     syntax: 'TALK_DETECT(set|remove)',
     summary: 'Write-only: Set(TALK_DETECT(set)=[silence_ms[,talking_threshold]]) raises ChannelTalkingStarted/Finished; TALK_DETECT(remove) stops.',
     category: 'channel',
-    write(call, value) {
-      const channel = channelOf(call, 'TALK_DETECT');
-      const writer = channel.functions.get('TALK_DETECT');
-      if (!writer) throw new InvalidError('Talk detection is not available');
-      writer(channel, call.args, value);
+    // The media engine registers the setter on the core's registry, which calls it before this.
+    write(call) {
+      channelOf(call, 'TALK_DETECT');
+      throw new InvalidError('Talk detection is not available');
     },
   },
 ];

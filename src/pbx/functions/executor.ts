@@ -1,18 +1,20 @@
 // Functions the dialplan executor owns: LOCAL/LOCAL_PEEK live on the Gosub stack (gosub-stack.ts)
 // and TIMEOUT on the channel's timers (timeouts.ts). Reads go to those modules; writes go to the
-// writers the executor registers on the channel table (TIMEOUT(absolute) needs the executor to
+// setters the executor registers on the core's registry (TIMEOUT(absolute) needs the executor to
 // move the channel to `T`).
 import { InvalidError } from '../../core/errors.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 import { peekLocal, readLocal } from '../gosub-stack.ts';
 import { readTimeout } from '../timeouts.ts';
 
+/**
+ * The write of a function whose setter the executor registers on the core's registry, which calls
+ * that setter before this: reaching this means the executor is not there.
+ */
 function writeThroughExecutor(name: string) {
-  return (call: FunctionCall, value: string): void => {
-    const channel = channelOf(call, name);
-    const writer = channel.functions.get(name);
-    if (!writer) throw new InvalidError(`${name}() is not available`);
-    writer(channel, call.args, value);
+  return (call: FunctionCall): void => {
+    channelOf(call, name);
+    throw new InvalidError(`${name}() is not available`);
   };
 }
 
