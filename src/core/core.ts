@@ -238,9 +238,6 @@ export abstract class Kernel {
       dialplan: this.#technologyDialplan(),
       bridges: this.bridges,
     });
-    // A technology's word on its devices comes after what channels and endpoints say of them, as
-    // Asterisk asks ast_channel_tech's devicestate only for a state it has not cached.
-    this.deviceStates.addProvider((name) => this.technologies.deviceState(name));
     for (const technology of options.technologies ?? []) this.technologies.add(technology);
     this.modules.register({
       name: 'pbx_config.so',

@@ -155,9 +155,10 @@ export interface ChannelTechnology {
   readonly externalMedia?: ExternalMediaSupport;
   /**
    * The state of one of its devices (`resource` is the part after `TECH/`), as Asterisk's
-   * ast_channel_tech devicestate: consulted for a device without channels or endpoint state of its
-   * own, and first by ChanIsAvail. Undefined when it has nothing to say; technologies without
-   * device states leave it out.
+   * ast_channel_tech devicestate: what ChanIsAvail asks first, before the state derived from the
+   * device's channels and endpoint. (ARI's deviceStates and DEVICE_STATE() keep the derived state,
+   * UNKNOWN for a device without either.) Undefined when it has nothing to say; technologies
+   * without device states leave it out.
    */
   deviceState?(resource: string): DeviceStateValue | undefined;
 }
