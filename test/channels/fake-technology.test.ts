@@ -1,11 +1,18 @@
 // A channel technology written only here, through the public seam (src/core/channels/technology.ts):
 // a fake far end that places calls into the server (an inbound channel it creates enters the
 // dialplan, whose `1000` hands it to Stasis), receives the calls the server places (originate to
-// FAKE/...), carries frames both ways, and is torn down by stop(). No file of src/core knows it.
+// FAKE/...), carries frames both ways, and is torn down by stop(). It also adds to the dialplan
+// what a technology may: a function (FAKE_LABEL), an application (FakeNote), the states of its
+// devices (ChanIsAvail) and its own CHANNEL(fake,item) items. No file of src/ knows it.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../../src/core/channels/technology.ts';
+import type { DeviceStateValue } from '../../src/core/device-states.ts';
+import { InvalidError } from '../../src/core/errors.ts';
 import type { Frame } from '../../src/media/frame.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
@@ -19,6 +26,9 @@ class FakeFarEnd implements ChannelDriver {
   hungUpWith: number | undefined;
   /** The value of every sample this far end sends while `sending` is set. */
   sending: number | undefined;
+  /** What the dialplan wrote with FAKE_LABEL() and noted with FakeNote(). */
+  label = '';
+  readonly notes: string[] = [];
   readonly #frame: Frame = { rate: 8000, samples: new Int16Array(160) };
 
   constructor(
@@ -50,6 +60,11 @@ class FakeFarEnd implements ChannelDriver {
     this.received.push(frame.samples[0]);
   }
 
+  /** CHANNEL(fake,digits): the digits the server sent this far end. */
+  channelInfo(item: string): string | undefined {
+    return item === 'digits' ? this.digits.join('') : undefined;
+  }
+
   /** One media tick: the far end's audio. */
   tick(): void {
     if (this.sending === undefined || this.channel.hangingUp) return;
@@ -75,6 +90,38 @@ class FakeTechnology implements ChannelTechnology {
     this.context = context;
     this.starts += 1;
     context.media.onTick(this.#tick);
+    context.registerFunction({
+      name: 'FAKE_LABEL',
+      syntax: 'FAKE_LABEL()',
+      summary: 'The label of a FAKE channel',
+      docsSection: 'Fake',
+      read: (call) => (call.channel ? this.#farEndOf(call.channel).label : undefined),
+      write: (call, value) => {
+        if (!call.channel) throw new InvalidError('FAKE_LABEL() needs a channel');
+        this.#farEndOf(call.channel).label = value;
+      },
+    });
+    context.registerApplication({
+      name: 'FakeNote',
+      synopsis: 'Notes its argument on the FAKE channel',
+      execute: (channel, _args, _services, rawData) => {
+        this.farEnds.get(channel.id)?.notes.push(rawData);
+        return 'next';
+      },
+    });
+  }
+
+  /** `busy-*` devices are busy, `gone-*` ones unavailable; of the others it has nothing to say. */
+  deviceState(resource: string): DeviceStateValue | undefined {
+    if (resource.startsWith('busy-')) return 'BUSY';
+    if (resource.startsWith('gone-')) return 'UNAVAILABLE';
+    return undefined;
+  }
+
+  #farEndOf(channel: Channel): FakeFarEnd {
+    const farEnd = this.farEnds.get(channel.id);
+    if (!farEnd) throw new InvalidError('not a FAKE channel');
+    return farEnd;
   }
 
   stop(): void {
@@ -224,5 +271,77 @@ describe('a technology written outside the core', () => {
     await second.stop();
     assert.equal(other.stops, 1);
     assert.equal(second.core.channels.size, 0);
+  });
+});
+
+describe('what a technology adds to the dialplan', () => {
+  const SEAM_APP = 'seam-app';
+  let dir: string;
+  let seamServer: TestServer;
+  let seamFake: FakeTechnology;
+  let seamEvents: EventSocket;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'patchbay-fake-seam-'));
+    const file = join(dir, 'extensions.conf');
+    writeFileSync(
+      file,
+      [
+        '[default]',
+        'exten => seam,1,Set(FAKE_LABEL()=from-dialplan)',
+        ' same => n,ChanIsAvail(FAKE/gone-1&FAKE/busy-2)',
+        ' same => n,Set(SEEN=${FAKE_LABEL()}|${AVAILCHAN}|${AVAILSTATUS})',
+        ' same => n,FakeNote(${AVAILCHAN})',
+        ` same => n,Stasis(${SEAM_APP})`,
+        '',
+      ].join('\n'),
+    );
+    seamFake = new FakeTechnology();
+    seamServer = await startTestServer({ dialplan: { file } }, { technologies: [seamFake] });
+    seamEvents = await seamServer.events(`app=${SEAM_APP}`);
+  });
+
+  after(async () => {
+    await seamEvents?.close();
+    await seamServer?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function seamAri(path: string, method = 'GET', status = 200): Promise<Json> {
+    const response = await seamServer.ari(path, { method });
+    assert.equal(response.status, status, `${method} ${path}: ${await response.clone().text()}`);
+    return status === 204 ? {} : ((await response.json()) as Json);
+  }
+
+  test('its function, application and device states are seen from the dialplan and ARI', async () => {
+    const channel = seamFake.incoming('seam', '5552222');
+    await nextFor(seamEvents, 'StasisStart', channel.id);
+    const variable = async (name: string): Promise<unknown> => (await seamAri(`/channels/${channel.id}/variable?variable=${encodeURIComponent(name)}`)).value;
+    // The function, written and read by the dialplan; the device states, through ChanIsAvail.
+    assert.equal(await variable('SEEN'), 'from-dialplan|FAKE/busy-2|5&3');
+    assert.deepEqual(seamFake.farEnds.get(channel.id)?.notes, ['FAKE/busy-2']);
+    // The same function through ARI, and the driver's own CHANNEL() items.
+    await seamAri(`/channels/${channel.id}/variable?variable=${encodeURIComponent('FAKE_LABEL()')}&value=from-ari`, 'POST', 204);
+    assert.equal(await variable('FAKE_LABEL()'), 'from-ari');
+    await seamAri(`/channels/${channel.id}/dtmf?dtmf=42&between=0`, 'POST', 204);
+    await waitUntil('the digits reach the far end', () => seamFake.farEnds.get(channel.id)?.digits.join('') === '42');
+    assert.equal(await variable('CHANNEL(fake,digits)'), '42');
+    // Another technology's items are a failed read (ARI: 400).
+    await seamAri(`/channels/${channel.id}/variable?variable=${encodeURIComponent('CHANNEL(other,digits)')}`, 'GET', 400);
+    await seamAri(`/channels/${channel.id}`, 'DELETE', 204);
+    await waitUntil('the call is gone', () => seamServer.core.channels.size === 0);
+  });
+
+  test('each server has its own registrations, gone while the technology is unloaded', async () => {
+    // Two servers in this process each registered FAKE_LABEL; neither saw the other's.
+    assert.ok(seamServer.core.functions.has('FAKE_LABEL') && server.core.functions.has('fake_label'));
+    assert.ok(seamServer.core.pbx.application('fakenote'));
+    await seamAri('/asterisk/modules/chan_fake.so', 'DELETE', 204);
+    assert.equal(seamServer.core.functions.has('FAKE_LABEL'), false);
+    assert.equal(seamServer.core.pbx.application('FakeNote'), undefined);
+    assert.ok(server.core.functions.has('FAKE_LABEL'), 'the other server keeps its own');
+    await seamAri('/asterisk/modules/chan_fake.so', 'POST', 204);
+    assert.ok(seamServer.core.functions.has('FAKE_LABEL'));
+    assert.ok(seamServer.core.pbx.application('FakeNote'));
   });
 });
