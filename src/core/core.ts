@@ -25,7 +25,6 @@ import { LogChannels } from './log-channels.ts';
 import { Mailboxes } from './mailboxes.ts';
 import { ModuleRegistry } from './modules.ts';
 import { ObjectDirectory } from './objects.ts';
-import { CAUSE } from './channels/causes.ts';
 import { Channels } from './channels/channels.ts';
 import { Technologies } from './channels/technology-registry.ts';
 import type { ChannelTechnology, TechnologyApplication, TechnologyFunction } from './channels/technology.ts';
