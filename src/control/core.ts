@@ -12,7 +12,7 @@ import type { VariableAssignment } from '../core/variable-limits.ts';
 import { checkDialplan } from '../pbx/dialplan-check.ts';
 import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, FunctionRegistry } from '../pbx/function-registry.ts';
 import { registerDialplanApplications } from '../pbx/apps/index.ts';
-import { runMessageDialplan } from '../pbx/message-functions.ts';
+import { MessageDialplans } from '../pbx/message-functions.ts';
 import { Pbx } from '../pbx/pbx.ts';
 import { applyVariables } from './originate.ts';
 
@@ -23,6 +23,8 @@ export class Core extends Kernel {
   readonly functions: FunctionRegistry;
   /** The dialplan executor and its applications. */
   readonly pbx: Pbx;
+  /** Received messages run through the dialplan (an endpoint's message_context). */
+  readonly #messageDialplans: MessageDialplans;
 
   constructor(options: CoreOptions) {
     const functions = new FunctionRegistry();
@@ -64,6 +66,7 @@ export class Core extends Kernel {
       recentHangups: this.recentHangups,
     });
     this.stasis.onContinue((channel) => this.pbx.start(channel));
+    this.#messageDialplans = new MessageDialplans(this.channels, (channel) => this.pbx.start(channel));
   }
 
   protected startDialplan(channel: Channel): void {
@@ -71,7 +74,7 @@ export class Core extends Kernel {
   }
 
   protected runMessageDialplan(message: TextMessage, location: { readonly context: string; readonly exten: string }): void {
-    runMessageDialplan(this.channels, (channel) => this.pbx.start(channel), message, location);
+    this.#messageDialplans.run(message, location);
   }
 
   protected applyVariables(channel: Channel, assignments: readonly VariableAssignment[]): void {

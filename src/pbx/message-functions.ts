@@ -106,29 +106,33 @@ export function writeMessageFunction(channel: Channel, name: string, args: strin
 
 /** Messages whose dialplan runs at once, at most; beyond it a message is refused (UnavailableError). */
 export const MAX_MESSAGE_DIALPLANS = 64;
-let runningDialplans = 0;
 
 /**
- * Runs the dialplan for a received message, as Asterisk's message queue does: on a channel of its
- * own (`Message/ast_msg_queue-<n>`, state Up, no media) at `context`/`exten`, priority 1, where
- * MESSAGE() and MESSAGE_DATA() read the message. The channel hangs up when the dialplan ends.
+ * Runs the dialplan for received messages, as Asterisk's message queue does: each on a channel of
+ * its own (`Message/ast_msg_queue-<n>`, state Up, no media) at `context`/`exten`, priority 1, where
+ * MESSAGE() and MESSAGE_DATA() read the message; the channel hangs up when the dialplan ends. One
+ * per core, so the bound on messages in the dialplan at once is each server's own.
  */
-export function runMessageDialplan(
-  channels: Pick<Channels, 'create' | 'newNameSuffix'>,
-  startDialplan: (channel: Channel) => void,
-  message: TextMessage,
-  location: { readonly context: string; readonly exten: string },
-): void {
-  if (runningDialplans >= MAX_MESSAGE_DIALPLANS) throw new UnavailableError('Too many messages in the dialplan');
-  const channel = channels.create({
-    name: `Message/ast_msg_queue-${channels.newNameSuffix()}`,
-    technology: 'Message',
-    direction: 'inbound',
-    state: 'Up',
-    location: { context: location.context, exten: location.exten, priority: 1 },
-  });
-  runningDialplans++;
-  channel.once('hangup', () => runningDialplans--);
-  attachMessage(channel, message);
-  startDialplan(channel);
+export class MessageDialplans {
+  #running = 0;
+
+  constructor(
+    private readonly channels: Pick<Channels, 'create' | 'newNameSuffix'>,
+    private readonly startDialplan: (channel: Channel) => void,
+  ) {}
+
+  run(message: TextMessage, location: { readonly context: string; readonly exten: string }): void {
+    if (this.#running >= MAX_MESSAGE_DIALPLANS) throw new UnavailableError('Too many messages in the dialplan');
+    const channel = this.channels.create({
+      name: `Message/ast_msg_queue-${this.channels.newNameSuffix()}`,
+      technology: 'Message',
+      direction: 'inbound',
+      state: 'Up',
+      location: { context: location.context, exten: location.exten, priority: 1 },
+    });
+    this.#running++;
+    channel.once('hangup', () => this.#running--);
+    attachMessage(channel, message);
+    this.startDialplan(channel);
+  }
 }
