@@ -156,10 +156,10 @@ export class Channels implements EndableCollection {
     this.checkId(options.channelId);
     this.checkId(options.otherChannelId);
     if (options.channelId && options.channelId === options.otherChannelId) throw new InvalidError('channelId and otherChannelId must differ');
-    // Every channel the request makes must fit (a Local pair is two), so none is made in vain.
+    // Every channel the request makes must fit (a proxy pair is two), so none is made in vain.
     this.checkCapacity(technology.channelsPerRequest ?? 1);
     const channel = technology.request({ ...options, resource: dialString.slice(slash + 1) });
-    // A channel requested on behalf of one that a Local channel led to is led to by it too.
+    // A channel requested on behalf of one that a proxy pair led to is led to by it too.
     const requestor = options.requestor;
     if (requestor && channel.localDepth < requestor.localDepth) channel.localDepth = requestor.localDepth;
     return channel;

@@ -1,8 +1,10 @@
-// The contract between the core and a channel technology (Local, UnicastRTP, AudioSocket, SIP,
-// ...). A technology creates channels and drives their far end; the core drives everything else.
-// Technologies are assembled outside the core (src/channels/index.ts lists them, the server hands
-// them to the core); each one is a module (`chan_<name>.so`) and, while it runs, holds the
-// TechnologyContext it was started with: the only way it reaches into the core.
+// The contract between the core and a channel technology (src/channels/ has them). A technology
+// creates channels and drives their far end; the core drives everything else. Technologies are
+// assembled outside the core (src/channels/index.ts lists them, the server hands them to the
+// core); each one is a module (`chan_<name>.so`) and, while it runs, holds the TechnologyContext it
+// was started with: the only way it reaches into the core, and the way it adds to it (endpoints,
+// dialplan functions and applications, a message transport), undone when it stops. The core asks
+// it of its devices' states (deviceState) and a channel's driver of its own CHANNEL() items.
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Frame } from '../../media/frame.ts';
@@ -87,7 +89,7 @@ export interface ChannelRequest {
   /** The part of the dial string after `TECH/`. */
   readonly resource: string;
   readonly channelId?: string;
-  /** Id of the second channel of technologies that create two (Local `;2`). */
+  /** Id of the second channel of technologies that create two (a pair's `;2`). */
   readonly otherChannelId?: string;
   /** The channel this request is made on behalf of (inherits linked id and language). */
   readonly requestor?: Channel;
@@ -105,7 +107,7 @@ export interface ExternalMediaRequest {
   readonly direction: 'both' | 'in' | 'out';
   readonly channelId?: string;
   readonly variables?: readonly VariableAssignment[];
-  /** Transport-specific data (AudioSocket: the UUID). */
+  /** Transport-specific data (e.g. a session UUID). */
   readonly data?: string;
 }
 
@@ -136,7 +138,7 @@ export interface ChannelTechnology {
   readonly aliases?: readonly string[];
   readonly description: string;
   readonly module: TechnologyModule;
-  /** How many channels one request makes (Local: a pair); 1 when absent. Counted against max_channels. */
+  /** How many channels one request makes (a proxy pair: 2); 1 when absent. Counted against max_channels. */
   readonly channelsPerRequest?: number;
   /** Called when the module loads; the technology keeps the context until stop(). */
   start(context: TechnologyContext): void | Promise<void>;
