@@ -1,0 +1,84 @@
+// Answering the 401/407 challenges to a request we sent (RFC 3261 §22.2, §22.3), for requests that
+// are retried once per challenge: an outbound INVITE, and any other request sent on behalf of an
+// endpoint with `outbound_auth`. The retry is a copy of the request with a new CSeq (the same Call-ID
+// and From tag) and one Authorization (401) or Proxy-Authorization (407) per realm challenged.
+//
+// Giving up, as pjsip's client authentication does for Asterisk: a realm that challenges again after
+// we answered it, without `stale=true`, rejected our credentials (one failed retry per realm); a
+// realm none of the credentials fits cannot be answered; and a far end that keeps answering with
+// stale challenges is stopped after MAX_CHALLENGES retries in all (Asterisk's MAX_RX_CHALLENGES).
+import { SipRequest, type SipResponse } from '../message.ts';
+import { formatUri } from '../uri.ts';
+import { answerChallenge, chooseChallenge, parseDigestChallenge, type DigestCredentials } from './digest-client.ts';
+
+/** Retries of one request, whatever the challenges, at most (Asterisk's MAX_RX_CHALLENGES). */
+export const MAX_CHALLENGES = 10;
+/** Realms answered in one retry, at most: a response listing more is a far end to distrust. */
+const MAX_REALMS = 4;
+/** Headers of the request that are not carried into its retry: the transaction and the credentials are new. */
+const NOT_COPIED = new Set(['via', 'v', 'cseq', 'authorization', 'proxy-authorization']);
+
+export type ChallengeOutcome =
+  | { readonly ok: true; readonly request: SipRequest }
+  | { readonly ok: false; readonly reason: 'no-credentials' | 'rejected' | 'too-many' | 'not-a-challenge' };
+
+export class RequestChallenges {
+  /** Realms answered so far: a second challenge from one of them refuses our credentials unless stale. */
+  readonly #answered = new Set<string>();
+  #retries = 0;
+
+  constructor(private readonly credentials: readonly DigestCredentials[]) {}
+
+  /** How many times the request has been retried with credentials. */
+  get retries(): number {
+    return this.#retries;
+  }
+
+  /**
+   * The retry of `sent` that answers `challenge` (a 401 or 407 to it), or why there is none. The
+   * retry has CSeq + 1 and the same Call-ID, tags, Route and body; the caller sends it in a new
+   * client transaction.
+   */
+  retry(sent: SipRequest, challenge: SipResponse): ChallengeOutcome {
+    const proxy = challenge.status === 407;
+    if (challenge.status !== 401 && !proxy) return { ok: false, reason: 'not-a-challenge' };
+    if (this.#retries >= MAX_CHALLENGES) return { ok: false, reason: 'too-many' };
+    const values = proxy ? challenge.proxyAuthenticate() : challenge.wwwAuthenticate();
+    // One challenge per realm: the first of each realm that our credentials can answer, in the
+    // order the far end listed them (its preference, e.g. SHA-256 before MD5).
+    const byRealm = new Map<string, string[]>();
+    for (const value of values.slice(0, 16)) {
+      const parsed = parseDigestChallenge(value);
+      if (!parsed) continue;
+      const list = byRealm.get(parsed.realm) ?? [];
+      list.push(value);
+      byRealm.set(parsed.realm, list);
+    }
+    if (byRealm.size === 0 || byRealm.size > MAX_REALMS) return { ok: false, reason: 'no-credentials' };
+    const uri = sent.uriText || formatUri(sent.uri);
+    const headers: string[] = [];
+    for (const [realm, realmValues] of byRealm) {
+      const chosen = chooseChallenge(realmValues, this.credentials);
+      if (!chosen) return { ok: false, reason: 'no-credentials' };
+      // Challenged again after we answered: our credentials were refused, unless the nonce only aged.
+      if (this.#answered.has(realm) && !chosen.challenge.stale) return { ok: false, reason: 'rejected' };
+      this.#answered.add(realm);
+      headers.push(answerChallenge(chosen.challenge, chosen.credentials, sent.method, uri));
+    }
+    const seq = sent.cseq()?.seq ?? 1;
+    if (seq >= 2 ** 31 - 1) return { ok: false, reason: 'too-many' };
+    const retry = new SipRequest(sent.method, sent.uri);
+    retry.uriText = sent.uriText;
+    for (const header of sent.headers) {
+      if (NOT_COPIED.has(header.name.toLowerCase())) continue;
+      retry.add(header.name, header.value);
+      // CSeq goes where it was, right after Call-ID, for readability of traces.
+      if (header.name.toLowerCase() === 'call-id' || header.name.toLowerCase() === 'i') retry.add('CSeq', `${seq + 1} ${sent.method}`);
+    }
+    if (!retry.has('cseq')) retry.add('CSeq', `${seq + 1} ${sent.method}`);
+    for (const value of headers) retry.add(proxy ? 'Proxy-Authorization' : 'Authorization', value);
+    retry.body = sent.body;
+    this.#retries++;
+    return { ok: true, request: retry };
+  }
+}
