@@ -1,0 +1,112 @@
+// A media end of a test call that the test owns: a UDP socket that sends a PCMU sine tone as RTP
+// (20 ms packets, payload type 0) and keeps what it receives with its arrival time, so a test can
+// tell which frequency reached it and when. SIPp scenarios write this socket's port in their SDP
+// (`-set mport <port>`): signalling is SIPp's, media is checked sample by sample here.
+import dgram from 'node:dgram';
+import { goertzelPower } from '../../src/media/goertzel.ts';
+import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
+
+export interface ReceivedPacket {
+  readonly at: number;
+  readonly payloadType: number;
+  readonly payload: Buffer;
+}
+
+export class RtpToneEnd {
+  readonly socket = dgram.createSocket('udp4');
+  readonly received: ReceivedPacket[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #sequence = Math.floor(Math.random() * 0xffff);
+  #timestamp = Math.floor(Math.random() * 0xffffffff);
+  readonly #ssrc = Math.floor(Math.random() * 0xffffffff);
+  #phase = 0;
+
+  async open(address = '127.0.0.1'): Promise<this> {
+    await new Promise<void>((resolve) => this.socket.bind(0, address, resolve));
+    this.socket.on('message', (packet) => {
+      if (packet.length < 12 || packet[0] >> 6 !== 2) return;
+      const payloadType = packet[1] & 0x7f;
+      // RTCP (200–204 in the second byte) shares the port when multiplexed: not audio.
+      if (packet[1] >= 200 && packet[1] <= 204) return;
+      const csrcs = packet[0] & 0x0f;
+      this.received.push({ at: Date.now(), payloadType, payload: Buffer.from(packet.subarray(12 + 4 * csrcs)) });
+    });
+    return this;
+  }
+
+  get port(): number {
+    return this.socket.address().port;
+  }
+
+  /** Sends a tone of `frequency` Hz to `port` at `address`, 20 ms a packet, until stop(). */
+  startTone(frequency: number, port: number, address = '127.0.0.1'): void {
+    this.stop();
+    const step = (2 * Math.PI * frequency) / 8000;
+    this.#timer = setInterval(() => {
+      const packet = Buffer.alloc(12 + 160);
+      packet[0] = 0x80;
+      packet[1] = 0;
+      packet.writeUInt16BE(this.#sequence, 2);
+      packet.writeUInt32BE(this.#timestamp >>> 0, 4);
+      packet.writeUInt32BE(this.#ssrc >>> 0, 8);
+      for (let i = 0; i < 160; i++) {
+        packet[12 + i] = linearToUlaw(Math.round(8000 * Math.sin(this.#phase)));
+        this.#phase += step;
+      }
+      this.#phase %= 2 * Math.PI;
+      this.#sequence = (this.#sequence + 1) & 0xffff;
+      this.#timestamp = (this.#timestamp + 160) >>> 0;
+      this.socket.send(packet, port, address);
+    }, 20);
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  close(): void {
+    this.stop();
+    this.socket.close();
+  }
+
+  /** The PCMU audio received between `from` and `to` (ms since the epoch), as linear samples. */
+  samples(from = 0, to = Number.POSITIVE_INFINITY): Int16Array {
+    const packets = this.received.filter((packet) => packet.payloadType === 0 && packet.at >= from && packet.at < to);
+    const out = new Int16Array(packets.reduce((sum, packet) => sum + packet.payload.length, 0));
+    let offset = 0;
+    for (const packet of packets) for (const byte of packet.payload) out[offset++] = ulawToLinear(byte);
+    return out;
+  }
+}
+
+/** What a stretch of audio holds: its loud part's frequency (zero crossings) and that frequency's amplitude. */
+export function dominantTone(samples: Int16Array): { frequency: number; amplitude: number; loudSamples: number } {
+  const loud = loudestRun(samples);
+  let crossings = 0;
+  for (let i = 1; i < loud.length; i++) if ((loud[i - 1] < 0) !== (loud[i] < 0)) crossings++;
+  const frequency = loud.length === 0 ? 0 : (crossings / 2) * (8000 / loud.length);
+  const amplitude = loud.length === 0 ? 0 : Math.sqrt(2 * goertzelPower(loud, Math.round(frequency), 8000));
+  return { frequency, amplitude, loudSamples: loud.length };
+}
+
+/** The longest run of 20 ms frames with energy. */
+function loudestRun(samples: Int16Array): Int16Array {
+  let best: [number, number] = [0, 0];
+  let start = -1;
+  const frames = Math.floor(samples.length / 160);
+  for (let f = 0; f <= frames; f++) {
+    let loud = false;
+    if (f < frames) {
+      let energy = 0;
+      for (let i = f * 160; i < f * 160 + 160; i++) energy += samples[i] * samples[i];
+      loud = Math.sqrt(energy / 160) > 300;
+    }
+    if (loud && start < 0) start = f;
+    if (!loud && start >= 0) {
+      if (f - start > best[1] - best[0]) best = [start, f];
+      start = -1;
+    }
+  }
+  return samples.subarray(best[0] * 160, best[1] * 160);
+}
