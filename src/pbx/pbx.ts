@@ -12,6 +12,7 @@ import { splitTarget } from './apps/gosub.ts';
 import { resolveGoto } from './apps/goto.ts';
 import type { PbxServices } from './application-services.ts';
 import { writeTimeout } from './timeouts.ts';
+import { defaultHangupCause } from './hangup-cause.ts';
 
 /** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
 const STEPS_BEFORE_YIELD = 64;
@@ -152,7 +153,8 @@ export class Pbx {
         if (outcome === 'next') channel.setLocation({ priority: channel.location.priority + 1 });
         if (++steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
       }
-      if (!channel.hangingUp && !channel.stasis) channel.hangup(CAUSE.normal);
+      // Falling off the end keeps a cause Dial() left (a callee's busy), as Asterisk's hangupcause does.
+      if (!channel.hangingUp && !channel.stasis) channel.hangup(defaultHangupCause(channel));
       // Still marked running, so a late start() cannot run the `h` extension a second time.
       if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
     } finally {

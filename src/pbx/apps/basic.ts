@@ -4,6 +4,7 @@ import type { DialplanApplication } from '../application.ts';
 import { parseFunctionCall, writeChannelFunction } from '../function-registry.ts';
 import { waitOnChannel } from '../../core/channels/wait.ts';
 import { InvalidError } from '../../core/errors.ts';
+import { defaultHangupCause } from '../hangup-cause.ts';
 
 const seconds = (text: string | undefined, fallback: number): number => {
   const value = Number.parseFloat(text ?? '');
@@ -26,7 +27,9 @@ export const hangup: DialplanApplication = {
   synopsis: 'Hangs up with a cause (number or name)',
   execute(channel, [cause]) {
     const numeric = Number.parseInt(cause ?? '', 10);
-    channel.hangup(Number.isInteger(numeric) && numeric > 0 ? numeric : (REASON_CAUSES[cause ?? ''] ?? CAUSE.normal));
+    // Without a cause, the one the channel already has (a callee's busy left by Dial), as in Asterisk.
+    const named = cause === undefined || cause.trim() === '' ? undefined : (REASON_CAUSES[cause] ?? CAUSE.normal);
+    channel.hangup(Number.isInteger(numeric) && numeric > 0 ? numeric : (named ?? defaultHangupCause(channel)));
     return 'stop';
   },
 };

@@ -2,7 +2,9 @@
 // channels for the dialplan channel; the first to answer is connected to it, the others are hung
 // up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does. Options: b() runs
 // a pre-dial handler (a Gosub) on each callee before it is called (PJSIP_HEADER(add) goes there),
-// g carries on after the callee hangs up, r indicates ringing.
+// g carries on after the callee hangs up, r indicates ringing. A single callee's early media (after
+// its progress) reaches the caller before the answer; when nobody answers, the callees' cause stays
+// with the caller for its hangup (a busy callee's 486 reaches the phone that called).
 import { CAUSE } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import { dial, type DialStatus } from '../../core/channels/dialer.ts';
@@ -11,6 +13,7 @@ import type { Indication } from '../../core/channels/technology.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../application-services.ts';
 import { inheritFromCaller } from '../../core/channels/inherit.ts';
+import { presetHangupCause } from '../hangup-cause.ts';
 
 /** Options that Dial acts on; the others are accepted and ignored. */
 const SUPPORTED_OPTIONS = new Set(['b', 'g', 'r']);
@@ -83,19 +86,41 @@ function setVariable(channel: Channel, name: string, value: string): void {
   if (!channel.destroyed) channel.setSystemVariable(name, value);
 }
 
-/** Calls every leg at once; resolves with the one that answered first, if any. */
-function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean): Promise<Leg | undefined> {
+/** What ringing the legs came to: the leg that answered, if any, and how the others ended. */
+interface RingOutcome {
+  readonly winner: Leg | undefined;
+  /** Dial's timeout ended the ringing (not the callees). */
+  readonly timedOut: boolean;
+  /** The early media connection to the winner, kept as the call's (undefined: connect at answer). */
+  readonly earlyMedia: (() => void) | undefined;
+}
+
+/**
+ * Calls every leg at once; resolves with the one that answered first, if any. With `earlyMedia`
+ * (one leg, no ringing of our own), the callee's progress connects the media of the two channels
+ * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
+ * its ringback tone) to the caller and the caller's audio to it.
+ */
+function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean, earlyMedia: boolean): Promise<RingOutcome> {
   return new Promise((resolve) => {
     let pending = legs.length;
     let settled = false;
     let sentRinging = alreadyRinging;
+    let timedOut = false;
+    let early: { peer: Channel; disconnect: () => void } | undefined;
+    // Armed before the legs' own timers (same delay), so it has fired when they end.
+    const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timeoutMs) : undefined;
+    timer?.unref();
     const forwarders = new Map<Channel, (indication: Indication) => void>();
     const settle = (winner: Leg | undefined): void => {
       if (settled) return;
       settled = true;
+      if (timer) clearTimeout(timer);
       channel.off('hangup', onCallerHangup);
       for (const [peer, forwarder] of forwarders) peer.off('remote-indication', forwarder);
-      resolve(winner);
+      const kept = early && winner?.peer === early.peer ? early.disconnect : undefined;
+      if (early && !kept) early.disconnect();
+      resolve({ winner, timedOut, earlyMedia: kept });
     };
     // The caller gave up: every leg still ringing is cancelled.
     const onCallerHangup = (): void => {
@@ -111,6 +136,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
           channel.indicate('ringing');
         } else if (indication === 'progress') {
           channel.indicate('progress');
+          if (earlyMedia && !early && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
         }
       };
       forwarders.set(leg.peer, forwarder);
@@ -132,6 +158,19 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       });
     }
   });
+}
+
+/**
+ * The cause the caller keeps when nobody answered (app_dial sets the caller's hangupcause from its
+ * callees): a busy callee's 17 before a congested one's 34 before whatever the last one ended
+ * with; none when Dial's own timeout ended the ringing.
+ */
+function calleesCause(legs: readonly Leg[], timedOut: boolean): number | undefined {
+  if (timedOut) return undefined;
+  const causes = legs.map(({ peer }) => peer.hangupCause).filter((cause) => cause !== undefined);
+  if (causes.includes(CAUSE.busy)) return CAUSE.busy;
+  if (causes.includes(CAUSE.congestion)) return CAUSE.congestion;
+  return causes.at(-1);
 }
 
 /** Resolves with the channel that hangs up first. */
@@ -213,7 +252,7 @@ export const dialApplication: DialplanApplication = {
     }
     const ringBack = options.has('r') && !channel.answered;
     if (ringBack) channel.indicate('ringing');
-    const winner = await ring(channel, legs, timeoutMs, ringBack);
+    const { winner, timedOut, earlyMedia } = await ring(channel, legs, timeoutMs, ringBack, legs.length === 1 && !ringBack);
 
     if (!winner) {
       if (channel.hangingUp) {
@@ -221,6 +260,8 @@ export const dialApplication: DialplanApplication = {
         return 'stop';
       }
       setVariable(channel, 'DIALSTATUS', failureStatus(legs, unavailable));
+      const cause = calleesCause(legs, timedOut);
+      if (cause !== undefined) presetHangupCause(channel, cause);
       return 'next';
     }
 
@@ -229,7 +270,7 @@ export const dialApplication: DialplanApplication = {
     setVariable(channel, 'DIALEDPEERNUMBER', winner.dialstring);
     setVariable(channel, 'DIALSTATUS', 'ANSWER');
     if (!channel.answered) channel.answer();
-    const disconnect = connectChannels(channel, peer);
+    const disconnect = earlyMedia ?? connectChannels(channel, peer);
     const first = await firstHangup(channel, peer);
     disconnect();
     const cause = first.hangupCause ?? CAUSE.normal;
