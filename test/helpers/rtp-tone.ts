@@ -80,13 +80,16 @@ export class RtpToneEnd {
   }
 }
 
-/** What a stretch of audio holds: its loud part's frequency (zero crossings) and that frequency's amplitude. */
-export function dominantTone(samples: Int16Array): { frequency: number; amplitude: number; loudSamples: number } {
+/**
+ * What a stretch of audio holds: its loud part's frequency (by zero crossings) and the amplitude
+ * there of the frequency `expected` (Goertzel, so a different tone of the same loudness scores low).
+ */
+export function dominantTone(samples: Int16Array, expected: number): { frequency: number; amplitude: number; loudSamples: number } {
   const loud = loudestRun(samples);
   let crossings = 0;
   for (let i = 1; i < loud.length; i++) if ((loud[i - 1] < 0) !== (loud[i] < 0)) crossings++;
   const frequency = loud.length === 0 ? 0 : (crossings / 2) * (8000 / loud.length);
-  const amplitude = loud.length === 0 ? 0 : Math.sqrt(2 * goertzelPower(loud, Math.round(frequency), 8000));
+  const amplitude = loud.length === 0 ? 0 : Math.sqrt(2 * goertzelPower(loud, expected, 8000));
   return { frequency, amplitude, loudSamples: loud.length };
 }
 

@@ -104,7 +104,7 @@ async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): 
 }
 
 function assertTone(samples: Int16Array, frequency: number, what: string, minimumSeconds = 0.5): void {
-  const tone = dominantTone(samples);
+  const tone = dominantTone(samples, frequency);
   assert.ok(tone.loudSamples >= minimumSeconds * 8000, `${what}: at least ${minimumSeconds} s of audio (${tone.loudSamples} loud samples of ${samples.length})`);
   assert.ok(Math.abs(tone.frequency - frequency) < frequency * 0.03, `${what}: the tone is ${tone.frequency.toFixed(1)} Hz, not ${frequency} Hz`);
   assert.ok(tone.amplitude > 2000, `${what}: amplitude ${tone.amplitude.toFixed(0)} at ${frequency} Hz`);

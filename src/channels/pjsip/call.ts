@@ -25,6 +25,9 @@ import type { RtpStream } from '../../media/rtp/stream.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
 import { dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
+import { outboundIdentity, type OutboundIdentityOptions } from './caller-identity.ts';
+import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
+import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
 
 export interface CallServices {
   readonly layer: TransactionLayer;
@@ -49,7 +52,20 @@ export interface CallMediaOptions {
 
 const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: false };
 
-type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | { kind: 'outbound'; target: Uri; destination: Destination; fromUser: string };
+/**
+ * Outbound: where the INVITE goes (the outbound proxy when set, named in `route`), the identity it
+ * carries (caller-identity.ts) and the endpoint's outbound_auth credentials for its challenges.
+ */
+export interface OutboundSide {
+  readonly kind: 'outbound';
+  readonly target: Uri;
+  readonly destination: Destination;
+  readonly identity: OutboundIdentityOptions;
+  readonly route?: string;
+  readonly credentials: readonly DigestCredentials[];
+}
+
+type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | OutboundSide;
 
 export class SipCall implements ChannelDriver {
   channel!: Channel;
@@ -63,6 +79,10 @@ export class SipCall implements ChannelDriver {
   #ended = false;
   #inviteTx: ClientTransaction | undefined;
   #inviteRequest: SipRequest | undefined;
+  /** The challenges to our INVITE answered so far (outbound_auth), created at the first. */
+  #challenges: RequestChallenges | undefined;
+  /** The early answer (183) the media follows until a 2xx: its To tag (its fork) and SDP. */
+  #earlyAnswer: { tag: string | undefined; body: Buffer } | undefined;
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
@@ -255,31 +275,55 @@ export class SipCall implements ChannelDriver {
     this.stream = await this.services.openStream(this);
     if (this.#ended || this.channel.hangingUp) return this.#finish();
     this.#localSdp = buildOffer(this.#localMedia());
-    const { target, destination, fromUser } = this.side;
-    const localTag = newTag();
-    const caller = this.channel.snapshot().caller;
-    const display = caller.name.replace(/["\\\r\n]/g, '');
-    const fromNumber = caller.number || fromUser;
+    const { target, identity, route } = this.side;
+    // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
+    const { connected, caller } = this.channel;
+    const id = connected.number || connected.name ? connected : caller;
+    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.services.signallingHost, newTag());
     const request = new SipRequest('INVITE', target, [
+      ...(route ? [['Route', route] as [string, string]] : []),
       ['Max-Forwards', '70'],
-      ['From', nameAddr(plainSipUri(fromNumber, this.services.signallingHost), [['tag', localTag]], display)],
+      ['From', from],
       ['To', nameAddr(target)],
       ['Call-ID', this.callId],
       ['CSeq', '1 INVITE'],
       ['Contact', this.#contact()],
       ['Allow', ALLOW],
       ['User-Agent', this.services.userAgent],
+      ...identityHeaders,
     ]);
     for (const { name, value } of this.#extraHeaders()) request.add(name, value);
     request.body = Buffer.from(this.#localSdp);
     request.set('Content-Type', 'application/sdp');
+    this.#sendInvite(request);
+    if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
+  }
+
+  #sendInvite(request: SipRequest): void {
+    if (this.side.kind !== 'outbound') return;
     this.#inviteRequest = request;
-    this.#inviteTx = this.services.layer.sendRequest(request, destination, {
+    this.#inviteTx = this.services.layer.sendRequest(request, this.side.destination, {
       onResponse: (response) => this.#outboundResponse(response),
       onTimeout: () => this.#outboundFailed(18),
       onTransportError: () => this.#outboundFailed(27),
     });
-    if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
+  }
+
+  /**
+   * A 401/407 to our INVITE is answered with the endpoint's outbound_auth in a new INVITE (CSeq + 1,
+   * same Call-ID and tag); false when it cannot be (no credentials for the realm, or the realm
+   * refused them once already), and the call fails with the challenge's status.
+   */
+  #retryWithCredentials(response: SipResponse): boolean {
+    if (this.side.kind !== 'outbound' || !this.#inviteRequest || this.#answered || this.#ended || this.channel.hangingUp) return false;
+    this.#challenges ??= new RequestChallenges(this.side.credentials);
+    const outcome = this.#challenges.retry(this.#inviteRequest, response);
+    if (!outcome.ok) {
+      this.services.log.info({ channel: this.channel.name, status: response.status, reason: outcome.reason }, 'SIP: INVITE challenge not answered');
+      return false;
+    }
+    this.#sendInvite(outcome.request);
+    return true;
   }
 
   #outboundResponse(response: SipResponse): void {
@@ -287,7 +331,7 @@ export class SipCall implements ChannelDriver {
     if (status < 200) {
       if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
       else if (status === 183) {
-        this.#takeAnswer(response);
+        this.#takeAnswer(response, false);
         this.channel.remoteIndication('progress');
       }
       return;
@@ -308,7 +352,7 @@ export class SipCall implements ChannelDriver {
       this.#answered = true;
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
       if (status === 200) this.#responseHeaders = new SessionHeaders(response.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })));
-      this.#takeAnswer(response);
+      this.#takeAnswer(response, true);
       if (this.#ended || this.channel.hangingUp) {
         this.#sendBye();
         return;
@@ -316,13 +360,22 @@ export class SipCall implements ChannelDriver {
       this.channel.remoteIndication('answer');
       return;
     }
+    if ((status === 401 || status === 407) && this.#retryWithCredentials(response)) return;
     this.#outboundFailed(causeFromReason(response.get('reason'), causeForStatus(status)));
   }
 
-  #takeAnswer(response: SipResponse): void {
-    if (this.#media || response.body.length === 0) return;
+  /**
+   * The SDP of a 183 or 2xx. The first early answer sets the media; the 2xx's SDP replaces it when
+   * it differs, as when another fork (another To tag) answers than the one heard in early media.
+   */
+  #takeAnswer(response: SipResponse, final: boolean): void {
+    if (response.body.length === 0) return;
+    const early = this.#earlyAnswer;
+    if (this.#media && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
     const accepted = acceptAnswer(response.body, this.#localMedia());
-    if (accepted.ok) this.#applyMedia(accepted.media);
+    if (!accepted.ok) return;
+    this.#applyMedia(accepted.media);
+    if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
   }
 
   #outboundFailed(cause: number): void {

@@ -8,7 +8,10 @@ import { uriDestination } from '../../sip/dialog.ts';
 import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
-import { SipCall } from './call.ts';
+import { SipCall, type OutboundSide } from './call.ts';
+import { nameAddr } from './addresses.ts';
+import { outboundIdentityOptions } from './caller-identity.ts';
+import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
 import type { CallTransfers } from './transfers.ts';
@@ -28,11 +31,22 @@ export class Dialer {
     const context = runtime.context;
     if (!context || !runtime.layer) throw new UnavailableError('SIP is not running');
     const { endpoint, user, uri } = this.resolve(request.resource);
-    const destination = this.destinationOf(uri);
+    // An outbound_proxy takes the INVITE (named in a Route header); the Request-URI stays the target.
+    const proxy = endpoint.outboundProxy ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
+    const viaProxy = proxy && proxy.kind === 'sip' ? proxy : undefined;
+    const destination = this.destinationOf(viaProxy ?? uri);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
-    const call = new SipCall(runtime.services, { kind: 'outbound', target, destination, fromUser: endpoint.fromUser ?? 'patchbay' }, endpoint.codecs, endpoint.id, endpoint);
+    const side: OutboundSide = {
+      kind: 'outbound',
+      target,
+      destination,
+      identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser),
+      ...(viaProxy ? { route: nameAddr(viaProxy) } : {}),
+      credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
+    };
+    const call = new SipCall(runtime.services, side, endpoint.codecs, endpoint.id, endpoint);
     this.#transfers.wire(call);
     const channel = context.channels.create(
       {

@@ -6,6 +6,7 @@ import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { SipCall } from './call.ts';
+import { inboundCallerId } from './caller-identity.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
 import type { CallTransfers } from './transfers.ts';
@@ -33,8 +34,6 @@ export class InviteServer {
     if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
     const target = request.uri;
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
-    const from = request.from();
-    const fromUser = from?.uri.kind === 'sip' ? (from.uri.user ?? '') : '';
     const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
     this.#transfers.wire(call);
     calls.set(callId, call);
@@ -61,7 +60,7 @@ export class InviteServer {
           endpointResource: endpoint.id,
           direction: 'inbound',
           state: 'Ring',
-          caller: { name: from?.displayName ?? '', number: fromUser },
+          caller: inboundCallerId(request, endpoint),
           location: { context: endpoint.context, exten, priority: 1 },
           protocolId: callId,
           ...(endpoint.language ? { language: endpoint.language } : {}),

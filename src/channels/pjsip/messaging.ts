@@ -93,7 +93,7 @@ export class SipMessaging {
       ['To', nameAddr(plainSipUri(uri.user || undefined, uri.host))],
       ['Call-ID', newCallId()],
       ['CSeq', '1 MESSAGE'],
-      ['User-Agent', USER_AGENT],
+      ['User-Agent', runtime.config.global.userAgent || USER_AGENT],
     ]);
     let count = 0;
     for (const [name, value] of Object.entries(message.variables)) {

@@ -75,7 +75,7 @@ export class ReferSender {
       ['Contact', nameAddr(plainSipUri(fromUser, runtime.publicHost, runtime.port, target.transport === 'TCP' ? [['transport', 'tcp']] : []))],
       ['Refer-To', nameAddr(referToUri, [], displayName ? cleanDisplayName(displayName) : undefined)],
       ['Event', 'refer'],
-      ['User-Agent', USER_AGENT],
+      ['User-Agent', runtime.config.global.userAgent || USER_AGENT],
     ]);
     let count = 0;
     for (const [name, value] of Object.entries(refer.variables)) {

@@ -4,7 +4,7 @@
 // With `line=yes` the Contact carries a `line` token; requests to it are from `endpoint`.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
+import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipConfig, PjsipRegistration } from './config/index.ts';
 import { OutboundRegistration, type RegistrationStatus } from '../../sip/registration-client.ts';
 import type { TransactionLayer } from '../../sip/transaction/index.ts';
@@ -107,16 +107,7 @@ export class OutboundRegistrations {
     const transportObject = registration.transport ? config.transports.get(registration.transport) : undefined;
     const tcp = transportObject?.protocol === 'tcp' || (via.params.get('transport') ?? '').toLowerCase() === 'tcp' || server.scheme === 'sips';
     const destination: Destination = { transport: tcp ? 'TCP' : 'UDP', host: via.host.replace(/^\[|\]$/g, ''), port: via.port ?? 5060 };
-    const credentials: DigestCredentials[] = [];
-    for (const id of registration.outboundAuth) {
-      const auth = config.auths.get(id);
-      if (!auth) continue;
-      credentials.push({
-        username: auth.username,
-        ...(auth.authType === 'md5' ? { md5Cred: auth.md5Cred } : { password: auth.password ?? '' }),
-        ...(auth.realm ? { realm: auth.realm } : {}),
-      });
-    }
+    const credentials = outboundCredentials(config, registration.outboundAuth);
     const line = registration.line ? randomBytes(6).toString('hex') : undefined;
     const host = this.#services.signallingHost;
     const hostPart = host.includes(':') ? `[${host}]` : host;

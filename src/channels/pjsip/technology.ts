@@ -94,7 +94,10 @@ export class PjsipTechnology implements ChannelTechnology {
       get mediaAddress() {
         return technology.#mediaAddress;
       },
-      userAgent: USER_AGENT,
+      // The global section's user_agent, read when each request is written (it may change live).
+      get userAgent() {
+        return technology.#config.global.userAgent || USER_AGENT;
+      },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
         if (this.#calls.get(call.callId) === call) this.#calls.delete(call.callId);
@@ -183,7 +186,10 @@ export class PjsipTechnology implements ChannelTechnology {
       get signallingPort() {
         return technology.#port;
       },
-      userAgent: USER_AGENT,
+      // The global section's user_agent, read when each request is written (it may change live).
+      get userAgent() {
+        return technology.#config.global.userAgent || USER_AGENT;
+      },
       log,
       destinationOf: (uri) => {
         const parsed = parseUri(uri.replace(/^<|>$/g, ''));
@@ -253,7 +259,10 @@ export class PjsipTechnology implements ChannelTechnology {
       get signallingPort() {
         return technology.#port;
       },
-      userAgent: USER_AGENT,
+      // The global section's user_agent, read when each request is written (it may change live).
+      get userAgent() {
+        return technology.#config.global.userAgent || USER_AGENT;
+      },
     });
     this.#registrations.sync(this.#config);
   }
@@ -304,7 +313,7 @@ export class PjsipTechnology implements ChannelTechnology {
     }
     switch (request.method) {
       case 'OPTIONS':
-        tx.reply(200, undefined, [['Allow', ALLOW], ['Accept', 'application/sdp, text/plain'], ['Server', USER_AGENT]]);
+        tx.reply(200, undefined, [['Allow', ALLOW], ['Accept', 'application/sdp, text/plain'], ['Server', this.#config.global.userAgent || USER_AGENT]]);
         return;
       case 'REGISTER':
         this.#registerServer.register(request, tx);

@@ -42,6 +42,13 @@ export interface PjsipEndpoint {
   readonly callerId?: { readonly name?: string; readonly number?: string };
   readonly fromUser?: string;
   readonly fromDomain?: string;
+  /** Add P-Asserted-Identity / Remote-Party-ID with the caller's id to outbound INVITEs. */
+  readonly sendPai: boolean;
+  readonly sendRpid: boolean;
+  /** Take an inbound call's caller id from its P-Asserted-Identity / Remote-Party-ID. */
+  readonly trustIdInbound: boolean;
+  /** Send restricted ids too (Patchbay has no restricted ids: no effect). */
+  readonly trustIdOutbound: boolean;
   readonly transport?: string;
   readonly language?: string;
   readonly rtpSymmetric: boolean;
