@@ -55,7 +55,7 @@ callerid="Alice Liddell" <1001>
 message_context=messages
 allow=!alaw
 language=en
-send_pai=yes
+send_diversion=yes
 
 [alice]
 type=auth
@@ -221,7 +221,7 @@ describe('pjsip.conf', () => {
     expect(/^pjsip\.conf:23: #include is not supported by Patchbay; line ignored/);
     expect(/^pjsip\.conf:18: \[transport-tls\] protocol=tls is not implemented/);
     expect(/^pjsip\.conf:31: \[alice\] codec g722 is not supported by Patchbay/);
-    expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_pai' is not implemented by Patchbay; ignored$/);
+    expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_diversion' is not implemented by Patchbay; ignored$/);
     expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);
     expect(/^pjsip\.conf:\d+: \[acl-1\] type=acl is not implemented by Patchbay/);
     expect(/^pjsip\.conf:\d+: \[oddity\] unknown type 'frobnicator'; section kept/);
