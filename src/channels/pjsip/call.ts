@@ -15,7 +15,7 @@ import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import { Dialog } from '../../sip/dialog.ts';
 import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
-import { checkAddableHeaderName, checkHeaderValue, MAX_ADDED_SIP_HEADERS, SessionHeaders, type SipHeader } from './headers.ts';
+import { dialplanHeaders, SessionHeaders } from './headers.ts';
 import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
@@ -155,39 +155,6 @@ export class SipCall implements ChannelDriver {
     }
   }
 
-  /**
-   * The headers the dialplan gave the outbound INVITE: `SIPADDHEADERnn` variables (SIPAddHeader,
-   * inherited from the caller as `__SIPADDHEADERnn`, `Name: value`) in name order, then
-   * PJSIP_HEADER(add) ones. Bad names or values are skipped (logged): the call still goes out.
-   */
-  #extraHeaders(): SipHeader[] {
-    const headers: SipHeader[] = [];
-    const fromVariables = this.channel
-      .variableNames()
-      .filter((name) => name.replace(/^_{1,2}/, '').toUpperCase().startsWith('SIPADDHEADER'))
-      .sort((a, b) => a.replace(/^_+/, '').localeCompare(b.replace(/^_+/, '')));
-    for (const variable of fromVariables) {
-      const text = (this.channel.getVariable(variable) ?? '').replace(/^\s*"/, '').replace(/"\s*$/, '');
-      const colon = text.indexOf(':');
-      const name = colon < 0 ? '' : text.slice(0, colon).trim();
-      const value = colon < 0 ? '' : text.slice(colon + 1).trim();
-      try {
-        checkAddableHeaderName(name);
-        checkHeaderValue(name, value);
-      } catch (error) {
-        this.services.log.warn({ channel: this.channel.name, variable }, `SIP header from ${variable} not added: ${(error as Error).message}`);
-        continue;
-      }
-      headers.push({ name, value });
-    }
-    headers.push(...this.#headers.takeForRequest());
-    if (headers.length > MAX_ADDED_SIP_HEADERS) {
-      this.services.log.warn({ channel: this.channel.name, count: headers.length }, `only the first ${MAX_ADDED_SIP_HEADERS} added SIP headers are sent`);
-      headers.length = MAX_ADDED_SIP_HEADERS;
-    }
-    return headers;
-  }
-
   /** Binds the channel (the driver factory calls this before ChannelCreated). */
   attach(channel: Channel): this {
     this.channel = channel;
@@ -292,7 +259,7 @@ export class SipCall implements ChannelDriver {
       ['User-Agent', this.services.userAgent],
       ...identityHeaders,
     ]);
-    for (const { name, value } of this.#extraHeaders()) request.add(name, value);
+    for (const { name, value } of dialplanHeaders(this.channel, this.#headers, this.services.log)) request.add(name, value);
     request.body = Buffer.from(this.#localSdp);
     request.set('Content-Type', 'application/sdp');
     this.#sendInvite(request);

@@ -3,6 +3,8 @@
 // dialplan reads the list (PJSIP_HEADER(read), PJSIP_HEADERS) and adds, updates or removes
 // headers (PJSIP_HEADER(add|update|remove)); an outbound channel's INVITE carries the headers
 // added before it was sent. The technology owns the list; the functions only go through here.
+import type { Logger } from 'pino';
+import type { Channel } from '../../core/channels/channel.ts';
 import { InvalidError } from '../../core/errors.ts';
 
 /** Headers one channel may add (PJSIP_HEADER(add) and SIPAddHeader together). */
@@ -131,4 +133,38 @@ export class SessionHeaders {
     this.#sent = true;
     return this.#headers.splice(0, this.#headers.length);
   }
+}
+
+/**
+ * The headers the dialplan gave an outbound INVITE: `SIPADDHEADERnn` variables (SIPAddHeader,
+ * inherited from the caller as `__SIPADDHEADERnn`, `Name: value`) in name order, then the channel's
+ * PJSIP_HEADER(add) ones (spent by this). Bad names or values are skipped (logged): the call still
+ * goes out.
+ */
+export function dialplanHeaders(channel: Channel, added: SessionHeaders, log: Logger): SipHeader[] {
+  const headers: SipHeader[] = [];
+  const fromVariables = channel
+    .variableNames()
+    .filter((name) => name.replace(/^_{1,2}/, '').toUpperCase().startsWith('SIPADDHEADER'))
+    .sort((a, b) => a.replace(/^_+/, '').localeCompare(b.replace(/^_+/, '')));
+  for (const variable of fromVariables) {
+    const text = (channel.getVariable(variable) ?? '').replace(/^\s*"/, '').replace(/"\s*$/, '');
+    const colon = text.indexOf(':');
+    const name = colon < 0 ? '' : text.slice(0, colon).trim();
+    const value = colon < 0 ? '' : text.slice(colon + 1).trim();
+    try {
+      checkAddableHeaderName(name);
+      checkHeaderValue(name, value);
+    } catch (error) {
+      log.warn({ channel: channel.name, variable }, `SIP header from ${variable} not added: ${(error as Error).message}`);
+      continue;
+    }
+    headers.push({ name, value });
+  }
+  headers.push(...added.takeForRequest());
+  if (headers.length > MAX_ADDED_SIP_HEADERS) {
+    log.warn({ channel: channel.name, count: headers.length }, `only the first ${MAX_ADDED_SIP_HEADERS} added SIP headers are sent`);
+    headers.length = MAX_ADDED_SIP_HEADERS;
+  }
+  return headers;
 }
