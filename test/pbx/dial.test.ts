@@ -218,6 +218,20 @@ describe('Dial', () => {
     }
   });
 
+  test('Hangup() after a failed Dial keeps the callee\'s cause (busy 17, congestion 34); a Dial timeout leaves normal clearing', async () => {
+    for (const [exten, cause] of [
+      ['caller-busy', 17],
+      ['caller-congested', 34],
+      ['caller-timeout', 16],
+    ] as const) {
+      const call = originate(pbx.server, `Local/${exten}@dial-test`);
+      const seen = await untilDestroyed(events, [call.one, call.two]);
+      const callerDestroyed = seen.find((event) => event.type === 'ChannelDestroyed' && channelName(event) === call.two.name)!;
+      assert.equal(callerDestroyed.cause, cause, exten);
+      assertNoChannels(pbx.server);
+    }
+  });
+
   test('Dial timeout → NOANSWER, with the callee’s ringing passed on to the caller', async () => {
     const started = Date.now();
     const call = originate(pbx.server, 'Local/caller-timeout@dial-test');
