@@ -199,7 +199,7 @@ describe('a SIP trunk against SIPp as the provider', { skip: HAVE_SIPP ? false :
   test('a phone calls out through the trunk: INVITE challenged and retried, caller id on the wire, 183 early media heard before the 200, audio both ways', { timeout: 90_000 }, async () => {
     const callerMedia = await new RtpToneEnd().open();
     try {
-      const caller = sipp('trunk-caller.xml', [target(), '-s', '0155512345', '-set', 'caller', 'phone', '-set', 'mport', String(callerMedia.port), '-d', '3000', '-trace_err']);
+      const caller = sipp('trunk-caller.xml', [target(), '-s', '0155512345', '-set', 'caller', 'phone', '-set', 'mport', String(callerMedia.port), '-d', '4000', '-trace_err']);
       // The provider's media sends 1 kHz as soon as it knows where (from the challenged INVITE's retry).
       providerMedia.startTone(1000, await portFile('provider-rtp-port'));
       const calledAt = Date.now();
