@@ -105,4 +105,19 @@ describe('RequestChallenges', () => {
     assert.match(values[0], /realm="a.example"/);
     assert.match(values[1], /realm="b.example"/);
   });
+
+  test('a proxy (407) then the callee (401): the second retry carries both credentials, the proxy\'s with the next nonce count', () => {
+    const proxyRealm = new DigestAuthenticator({ realm: 'proxy.example', algorithms: ['MD5'] });
+    const calleeRealm = new DigestAuthenticator({ realm: 'callee.example', algorithms: ['SHA-256'] });
+    const challenges = new RequestChallenges(CREDENTIALS);
+    const first = challenges.retry(invite(), challenge(407, proxyRealm.challenge()));
+    assert.ok(first.ok);
+    const second = challenges.retry(first.request, challenge(401, calleeRealm.challenge()));
+    assert.ok(second.ok);
+    assert.equal(second.request.cseq()?.seq, 9);
+    const lookup = (): { password: string } => ({ password: 'trunkpass' });
+    assert.match(second.request.proxyAuthorization()[0], /nc=00000002/);
+    assert.equal(proxyRealm.verify({ method: 'INVITE', authorization: second.request.proxyAuthorization(), lookup }).ok, true);
+    assert.equal(calleeRealm.verify({ method: 'INVITE', authorization: second.request.authorization(), lookup }).ok, true);
+  });
 });

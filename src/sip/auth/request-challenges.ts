@@ -9,7 +9,7 @@
 // stale challenges is stopped after MAX_CHALLENGES retries in all (Asterisk's MAX_RX_CHALLENGES).
 import { SipRequest, type SipResponse } from '../message.ts';
 import { formatUri } from '../uri.ts';
-import { answerChallenge, chooseChallenge, parseDigestChallenge, type DigestCredentials } from './digest-client.ts';
+import { answerChallenge, chooseChallenge, parseDigestChallenge, type DigestChallenge, type DigestCredentials } from './digest-client.ts';
 
 /** Retries of one request, whatever the challenges, at most (Asterisk's MAX_RX_CHALLENGES). */
 export const MAX_CHALLENGES = 10;
@@ -22,9 +22,21 @@ export type ChallengeOutcome =
   | { readonly ok: true; readonly request: SipRequest }
   | { readonly ok: false; readonly reason: 'no-credentials' | 'rejected' | 'too-many' | 'not-a-challenge' };
 
+/** A realm answered: a second challenge from it refuses our credentials unless stale. */
+interface RealmAnswer {
+  readonly header: 'Authorization' | 'Proxy-Authorization';
+  readonly challenge: DigestChallenge;
+  readonly credentials: DigestCredentials;
+  /** Uses of the challenge's nonce so far. */
+  nc: number;
+}
+
 export class RequestChallenges {
-  /** Realms answered so far: a second challenge from one of them refuses our credentials unless stale. */
-  readonly #answered = new Set<string>();
+  /**
+   * Every realm answered so far, by realm. Each retry carries credentials for all of them (RFC 3261
+   * §22.3: a proxy's, answered first, must still be there when the callee challenges next).
+   */
+  readonly #answers = new Map<string, RealmAnswer>();
   #retries = 0;
 
   constructor(private readonly credentials: readonly DigestCredentials[]) {}
@@ -55,15 +67,12 @@ export class RequestChallenges {
       byRealm.set(parsed.realm, list);
     }
     if (byRealm.size === 0 || byRealm.size > MAX_REALMS) return { ok: false, reason: 'no-credentials' };
-    const uri = sent.uriText || formatUri(sent.uri);
-    const headers: string[] = [];
     for (const [realm, realmValues] of byRealm) {
       const chosen = chooseChallenge(realmValues, this.credentials);
       if (!chosen) return { ok: false, reason: 'no-credentials' };
       // Challenged again after we answered: our credentials were refused, unless the nonce only aged.
-      if (this.#answered.has(realm) && !chosen.challenge.stale) return { ok: false, reason: 'rejected' };
-      this.#answered.add(realm);
-      headers.push(answerChallenge(chosen.challenge, chosen.credentials, sent.method, uri));
+      if (this.#answers.has(realm) && !chosen.challenge.stale) return { ok: false, reason: 'rejected' };
+      this.#answers.set(realm, { header: proxy ? 'Proxy-Authorization' : 'Authorization', ...chosen, nc: 0 });
     }
     const seq = sent.cseq()?.seq ?? 1;
     if (seq >= 2 ** 31 - 1) return { ok: false, reason: 'too-many' };
@@ -76,7 +85,11 @@ export class RequestChallenges {
       if (header.name.toLowerCase() === 'call-id' || header.name.toLowerCase() === 'i') retry.add('CSeq', `${seq + 1} ${sent.method}`);
     }
     if (!retry.has('cseq')) retry.add('CSeq', `${seq + 1} ${sent.method}`);
-    for (const value of headers) retry.add(proxy ? 'Proxy-Authorization' : 'Authorization', value);
+    const uri = sent.uriText || formatUri(sent.uri);
+    for (const answer of this.#answers.values()) {
+      answer.nc++;
+      retry.add(answer.header, answerChallenge(answer.challenge, answer.credentials, sent.method, uri, answer.nc));
+    }
     retry.body = sent.body;
     this.#retries++;
     return { ok: true, request: retry };
