@@ -28,7 +28,7 @@ export class Dialer {
     const context = runtime.context;
     if (!context || !runtime.layer) throw new UnavailableError('SIP is not running');
     const { endpoint, user, uri } = this.resolve(request.resource);
-    const destination = this.destinationOf(uri);
+    const destination = this.destinationOf(uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
@@ -100,7 +100,15 @@ export class Dialer {
     return undefined;
   }
 
-  destinationOf(uri: SipUri): Destination | undefined {
-    return uriDestination(uri);
+  /**
+   * Where a request to the URI goes. With the endpoint's `transport=`, it leaves from that
+   * transport's socket, over its protocol unless the URI names one (`;transport=tcp`).
+   */
+  destinationOf(uri: SipUri, endpoint?: PjsipEndpoint): Destination | undefined {
+    const destination = uriDestination(uri);
+    const transport = endpoint?.transport === undefined ? undefined : this.#runtime.config.transports.get(endpoint.transport);
+    if (!destination || !transport) return destination;
+    const protocol = uri.params.has('transport') ? destination.transport : transport.protocol === 'tcp' ? 'TCP' : 'UDP';
+    return { ...destination, transport: protocol, listener: transport.id };
   }
 }

@@ -144,7 +144,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       doc: 'Credentials for challenges to requests Patchbay sends (registrations use the registration\'s own).',
       implemented: false,
     }),
-    transport: optionalText('transport', { doc: 'The transport whose socket sends requests to the endpoint.', implemented: false }),
+    transport: optionalText('transport', { doc: 'The transport whose socket (and protocol, unless the contact names one) sends requests to the endpoint.' }),
     direct_media: custom<EndpointDraft>({ default: 'no', doc: 'Always `no` in effect: media flows through Patchbay (`yes` is a warning).' }, (draft, value, report) => {
       const result = parseBool(value);
       if (!result.ok) return report.fail(result.error);
@@ -303,10 +303,12 @@ const TRANSPORT_PROTOCOLS = ['udp', 'tcp', 'tls', 'ws', 'wss', 'flow'] as const;
 type TransportDraft = Omit<Draft<PjsipTransport>, 'protocol'> & { protocol: (typeof TRANSPORT_PROTOCOLS)[number] };
 
 function parseBind(value: string): Parsed<{ host: string; port: number }> {
-  const result = parseHostPort(value);
+  // Port 0: a free port chosen at start (tests; Asterisk itself wants a real one).
+  const anyPort = isIP(value.trim()) ? null : /^(.+):0$/.exec(value.trim());
+  const result = parseHostPort(anyPort ? anyPort[1] : value);
   if (!result.ok) return result;
   if (!isIP(result.value.host)) return { ok: false, error: `${shown(value)}: bind needs an IP address` };
-  return { ok: true, value: { host: result.value.host, port: result.value.port ?? 5060 } };
+  return { ok: true, value: { host: result.value.host, port: anyPort ? 0 : (result.value.port ?? 5060) } };
 }
 
 export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
@@ -314,7 +316,7 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
   initial: (id) => ({ type: 'transport', id, protocol: 'udp', bind: { host: '0.0.0.0', port: 5060 }, localNet: [] }),
   options: {
     protocol: choice('protocol', TRANSPORT_PROTOCOLS, { default: 'udp', doc: '`udp` or `tcp` (others leave the transport out, with a warning).' }),
-    bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on.' }),
+    bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
     external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
     external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
     external_signaling_port: optional('externalSignalingPort', (value) => parseInteger(value, 0, 65535), { default: '0', doc: 'Port written in Via and Contact.', implemented: false }),
