@@ -286,13 +286,16 @@ export const IDENTIFY = declareObject<PjsipIdentify, Draft<PjsipIdentify>>({
   initial: (id) => ({ type: 'identify', id, endpoint: '', match: [], srvLookups: true }),
   options: {
     endpoint: text('endpoint', { doc: 'The endpoint requests that match are from.' }),
-    match: listOf('match', parseIdentifyMatch, { doc: 'Source addresses, networks or host names.' }),
+    match: listOf('match', parseIdentifyMatch, { doc: 'Source addresses and networks (a host name is a warning: not resolved).' }),
     srv_lookups: bool('srvLookups', { default: 'yes', doc: 'Resolve host names of `match` through SRV records.', implemented: false }),
     match_header: optional('matchHeader', parseMatchHeader, { doc: 'A request with this `Header: value` is from `endpoint`.' }),
   },
   finish(draft, report) {
     if (draft.endpoint === '') report.error('endpoint', 'is required');
     if (draft.match.length === 0 && draft.matchHeader === undefined) report.warn('no match= given: the identify matches nothing');
+    for (const item of draft.match) {
+      if (item.kind === 'host') report.warn(`match=${item.host}: host names are not resolved by Patchbay (addresses and networks are); this item matches nothing`);
+    }
     return draft;
   },
 });

@@ -1,0 +1,172 @@
+// pjsip.conf as Asterisk reads it, checked with a real peer (SIPp): an Asterisk configuration
+// directory whose transports bind UDP and TCP on chosen ports serves SIP on exactly those ports;
+// a section that inherits a template overrides the template's single-valued options (context,
+// dtmf_mode, callerid) and adds to its list options (allow); an identify's match_header
+// identifies a caller by a header; every option parsed but not implemented is a start-up warning.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+
+const SCENARIOS = fileURLToPath(new URL('../sip/scenarios/', import.meta.url));
+const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
+
+/** Fixed ports (the point is that pjsip.conf chooses them), away from the usual ones. */
+const UDP_PORT = 15000 + Math.floor(Math.random() * 10000);
+const TCP_PORT = UDP_PORT + 1;
+
+type Json = Record<string, any>;
+
+let work: string;
+let server: TestServer;
+let events: EventSocket;
+
+function sipp(scenario: string, target: string, args: string[], timeoutMs = 15_000): Promise<{ status: number | null; output: string }> {
+  const port = 40000 + Math.floor(Math.random() * 20000);
+  const child = spawn('sipp', [target, '-sf', join(SCENARIOS, scenario), '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${Math.round(timeoutMs / 1000)}s`, '-timeout_error', ...args], { cwd: work });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.on('exit', (status) => resolve({ status, output: output.slice(-2000) })));
+}
+
+async function nextEvent(match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+    if (match(event)) return event;
+  }
+}
+
+function writeAsteriskDir(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'extensions.conf'),
+    ['[from-phones]', 'exten => 100,1,Stasis(conf-app,phones)', '[vip]', 'exten => 100,1,Stasis(conf-app,vip)', '[from-acme]', 'exten => 100,1,Stasis(conf-app,acme)', ''].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'pjsip.conf'),
+    [
+      '[transport-udp]',
+      'type = transport',
+      'protocol = udp',
+      `bind = 127.0.0.1:${UDP_PORT}`,
+      '',
+      '[transport-tcp]',
+      'type = transport',
+      'protocol = tcp',
+      `bind = 127.0.0.1:${TCP_PORT}`,
+      '',
+      '[phone](!)',
+      'type = endpoint',
+      'context = from-phones',
+      'disallow = all',
+      'allow = ulaw',
+      'dtmf_mode = rfc4733',
+      'callerid = "Phone" <100>',
+      '',
+      '[alice](phone)',
+      'auth = alice',
+      'aors = alice',
+      '',
+      '[alice]',
+      'type = auth',
+      'username = alice',
+      'password = wonderland',
+      '',
+      '[alice]',
+      'type = aor',
+      'max_contacts = 1',
+      '',
+      '[vip](phone)',
+      'context = vip',
+      'dtmf_mode = info',
+      'callerid = "VIP" <200>',
+      'allow = alaw',
+      'send_pai = yes',
+      '',
+      '[acme]',
+      'type = endpoint',
+      'context = from-acme',
+      'allow = ulaw',
+      '',
+      '[acme]',
+      'type = identify',
+      'endpoint = acme',
+      'match_header = X-Trunk-Id: acme-1',
+      '',
+    ].join('\n'),
+  );
+}
+
+describe('pjsip.conf with a real peer', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'patchbay-pjsipconf-'));
+    const dir = join(work, 'etc-asterisk');
+    writeAsteriskDir(dir);
+    server = await startTestServer({ asterisk_config_dir: dir } as never);
+    events = await server.events('app=conf-app');
+  });
+
+  after(async () => {
+    await events?.close();
+    await server?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  test('each transport listens where its bind says: OPTIONS over UDP and TCP, REGISTER over UDP', async () => {
+    const udp = await sipp('options.xml', `127.0.0.1:${UDP_PORT}`, []);
+    assert.equal(udp.status, 0, udp.output);
+    const tcp = await sipp('options.xml', `127.0.0.1:${TCP_PORT}`, ['-t', 't1']);
+    assert.equal(tcp.status, 0, tcp.output);
+    assert.deepEqual(
+      server.core.pjsip.listeners().map(({ name, protocol, port }) => [name, protocol, port]).sort(([a], [b]) => String(a).localeCompare(String(b))),
+      [
+        ['transport-tcp', 'TCP', TCP_PORT],
+        ['transport-udp', 'UDP', UDP_PORT],
+      ],
+    );
+    const register = await sipp('register-digest.xml', `127.0.0.1:${UDP_PORT}`, ['-s', 'alice', '-au', 'alice', '-ap', 'wonderland']);
+    assert.equal(register.status, 0, register.output);
+  });
+
+  test("a section overrides its template's single-valued options and adds to allow", async () => {
+    const response = await server.ari('/asterisk/config/dynamic/res_pjsip/endpoint/vip');
+    assert.equal(response.status, 200);
+    const fields = Object.fromEntries(((await response.json()) as { attribute: string; value: string }[]).map(({ attribute, value }) => [attribute, value]));
+    assert.equal(fields.context, 'vip');
+    assert.equal(fields.dtmf_mode, 'info');
+    assert.equal(fields.callerid, '"VIP" <200>');
+    assert.equal(server.core.pjsip.config.endpoints.get('vip')?.context, 'vip');
+    assert.deepEqual(server.core.pjsip.config.endpoints.get('vip')?.codecs, ['ulaw', 'alaw']);
+
+    // The call from vip runs in vip's own context.
+    const call = sipp('call-header-bye.xml', `127.0.0.1:${UDP_PORT}`, ['-s', '100', '-set', 'caller', 'vip', '-set', 'header', 'X-Note: none', '-d', '1000']);
+    const start = await nextEvent((event) => event.type === 'StasisStart');
+    assert.deepEqual(start.args, ['vip']);
+    assert.equal(start.channel.dialplan.context, 'vip');
+    assert.equal((await server.ari(`/channels/${start.channel.id}/answer`, { method: 'POST' })).status, 204);
+    const run = await call;
+    assert.equal(run.status, 0, run.output);
+  });
+
+  test('identify by match_header: a caller no username or address names is identified by its header', async () => {
+    const call = sipp('call-header-bye.xml', `127.0.0.1:${UDP_PORT}`, ['-s', '100', '-set', 'caller', 'stranger', '-set', 'header', 'X-Trunk-Id: acme-1', '-d', '1000']);
+    const start = await nextEvent((event) => event.type === 'StasisStart');
+    assert.deepEqual(start.args, ['acme']);
+    assert.match(start.channel.name, /^PJSIP\/acme-/);
+    assert.equal((await server.ari(`/channels/${start.channel.id}/answer`, { method: 'POST' })).status, 204);
+    const run = await call;
+    assert.equal(run.status, 0, run.output);
+  });
+
+  test('options parsed but not implemented are named in start-up warnings', () => {
+    const warnings = server.logLines.filter((line) => /"level":40/.test(line)).join('\n');
+    assert.match(warnings, /\[vip\] endpoint option 'send_pai' is not implemented by Patchbay; ignored/);
+    assert.match(warnings, /\[vip\] endpoint option 'callerid' is not implemented by Patchbay; ignored/);
+  });
+});
