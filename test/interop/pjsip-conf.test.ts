@@ -18,6 +18,8 @@ const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === unde
 /** Fixed ports (the point is that pjsip.conf chooses them), away from the usual ones. */
 const UDP_PORT = 15000 + Math.floor(Math.random() * 10000);
 const TCP_PORT = UDP_PORT + 1;
+/** Where SIPp plays bob's phone (bob's static contact, which names no transport). */
+const BOB_PORT = 40000 + Math.floor(Math.random() * 20000);
 
 type Json = Record<string, any>;
 
@@ -25,9 +27,9 @@ let work: string;
 let server: TestServer;
 let events: EventSocket;
 
-function sipp(scenario: string, target: string, args: string[], timeoutMs = 15_000): Promise<{ status: number | null; output: string }> {
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  const child = spawn('sipp', [target, '-sf', join(SCENARIOS, scenario), '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${Math.round(timeoutMs / 1000)}s`, '-timeout_error', ...args], { cwd: work });
+function sipp(scenario: string, target: string | undefined, args: string[], timeoutMs = 15_000, port = 40000 + Math.floor(Math.random() * 20000)): Promise<{ status: number | null; output: string }> {
+  const file = scenario.includes('/') ? scenario : join(SCENARIOS, scenario);
+  const child = spawn('sipp', [...(target ? [target] : []), '-sf', file, '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${Math.round(timeoutMs / 1000)}s`, '-timeout_error', ...args], { cwd: work });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -88,6 +90,14 @@ function writeAsteriskDir(dir: string): void {
       'callerid = "VIP" <200>',
       'allow = alaw',
       'send_pai = yes',
+      '',
+      '[bob](phone)',
+      'aors = bob',
+      'transport = transport-tcp',
+      '',
+      '[bob]',
+      'type = aor',
+      `contact = sip:bob@127.0.0.1:${BOB_PORT}`,
       '',
       '[acme]',
       'type = endpoint',
@@ -164,9 +174,78 @@ describe('pjsip.conf with a real peer', { skip: HAVE_SIPP ? false : 'sipp is not
     assert.equal(run.status, 0, run.output);
   });
 
+  test("an endpoint's transport= picks the socket and protocol: the INVITE to bob's contact goes over TCP from the TCP transport", { timeout: 60_000 }, async () => {
+    // bob's phone: answers only an INVITE whose Via names the TCP transport's address (else the call fails).
+    const scenario = join(work, 'answer-via-tcp.xml');
+    writeFileSync(scenario, answerCheckingVia(`SIP/2.0/TCP 127\\.0\\.0\\.1:${TCP_PORT};`));
+    const phone = sipp(scenario, undefined, ['-t', 't1'], 20_000, BOB_PORT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const response = await server.ari('/channels?endpoint=PJSIP/bob&app=conf-app&appArgs=dialled', { method: 'POST' });
+    const channel = (await response.json()) as Json;
+    assert.equal(response.status, 200, JSON.stringify(channel));
+    const start = await nextEvent((event) => event.type === 'StasisStart' && event.channel?.id === channel.id, 15_000).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}; the phone says:\n${(await phone).output}`);
+    });
+    assert.equal(start.channel.state, 'Up');
+    assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
+    const run = await phone;
+    assert.equal(run.status, 0, run.output);
+  });
+
   test('options parsed but not implemented are named in start-up warnings', () => {
     const warnings = server.logLines.filter((line) => /"level":40/.test(line)).join('\n');
     assert.match(warnings, /\[vip\] endpoint option 'send_pai' is not implemented by Patchbay; ignored/);
     assert.match(warnings, /\[vip\] endpoint option 'callerid' is not implemented by Patchbay; ignored/);
   });
 });
+
+/** A UAS that checks the INVITE's top Via against `via` (a regular expression), answers, and takes the BYE. */
+function answerCheckingVia(via: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<scenario name="answer if the Via is right">
+  <recv request="INVITE" rrs="true">
+    <action>
+      <ereg regexp="${via}" search_in="hdr" header="Via:" check_it="true" assign_to="via"/>
+    </action>
+  </recv>
+  <send retrans="500">
+    <![CDATA[
+      SIP/2.0 200 OK
+      [last_Via:]
+      [last_From:]
+      [last_To:];tag=[pid]SIPpTag01[call_number]
+      [last_Call-ID:]
+      [last_CSeq:]
+      Contact: <sip:bob@[local_ip]:[local_port];transport=[transport]>
+      X-Checked-Via: [$via]
+      Content-Type: application/sdp
+      Content-Length: [len]
+
+      v=0
+      o=sipp 1 1 IN IP[local_ip_type] [local_ip]
+      s=-
+      c=IN IP[media_ip_type] [media_ip]
+      t=0 0
+      m=audio [media_port] RTP/AVP 0
+      a=rtpmap:0 PCMU/8000
+      a=sendrecv
+
+    ]]>
+  </send>
+  <recv request="ACK"/>
+  <recv request="BYE"/>
+  <send>
+    <![CDATA[
+      SIP/2.0 200 OK
+      [last_Via:]
+      [last_From:]
+      [last_To:]
+      [last_Call-ID:]
+      [last_CSeq:]
+      Content-Length: 0
+
+    ]]>
+  </send>
+</scenario>
+`;
+}
