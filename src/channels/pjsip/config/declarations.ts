@@ -169,7 +169,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up after this many seconds without RTP.', implemented: false }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     outbound_proxy: sipUri('outboundProxy', 'Proxy requests to the endpoint are sent through.', false),
-    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge.', implemented: false }),
+    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge (Patchbay never challenges OPTIONS outside a dialog).', implemented: false }),
     send_pai: bool('sendPai', { default: 'no', doc: 'Send P-Asserted-Identity.', implemented: false }),
     send_rpid: bool('sendRpid', { default: 'no', doc: 'Send Remote-Party-ID.', implemented: false }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.', implemented: false }),
@@ -322,7 +322,12 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
     bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
     external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
     external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
-    external_signaling_port: optional('externalSignalingPort', (value) => parseInteger(value, 0, 65535), { default: '0', doc: 'Port written in Via and Contact.', implemented: false }),
+    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'Port written in Via and Contact (0: the bound port).', implemented: false }, (draft, value, report) => {
+      const result = parseInteger(value, 0, 65535);
+      if (!result.ok) return report.fail(result.error);
+      if (result.value === 0) delete draft.externalSignalingPort;
+      else draft.externalSignalingPort = result.value;
+    }),
     local_net: listOf('localNet', parseNetwork, { doc: 'Networks the external addresses are not used for.', implemented: false }),
   },
   finish(draft, report) {
