@@ -256,6 +256,7 @@ export class PjsipTechnology implements ChannelTechnology {
       get signallingPort() {
         return technology.#port;
       },
+      portOf: (protocol, listener) => technology.#transport?.port(protocol, listener),
       userAgent: USER_AGENT,
     });
     this.#registrations.sync(this.#config);

@@ -246,7 +246,7 @@ export const AUTH = declareObject<PjsipAuth, Draft<PjsipAuth>>({
     // Not trimmed: spaces may be part of a password.
     password: optional('password', (value) => ({ ok: true, value }), { doc: 'Password (auth_type=userpass).' }),
     md5_cred: optionalText('md5Cred', { doc: 'Hex MD5 of `username:realm:password` (auth_type=md5).' }),
-    realm: optionalText('realm', { doc: 'Realm of the credentials.' }),
+    realm: optionalText('realm', { doc: 'Realm of the credentials when registering out (inbound challenges use global `default_realm`).' }),
     nonce_lifetime: int('nonceLifetime', 1, 86_400, { default: '32', doc: 'Seconds a challenge\'s nonce stays valid.', implemented: false }),
   },
   finish(draft, report) {
@@ -366,7 +366,7 @@ export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistra
     client_uri: parsed('clientUri', parseSipUri, { doc: 'The address of record registered.' }),
     contact_user: optionalText('contactUser', { doc: 'User part of the Contact registered.' }),
     outbound_auth: names('outboundAuth', { doc: 'Credentials for the registrar\'s challenges.' }),
-    transport: optionalText('transport', { doc: 'A `tcp` transport registers over TCP.' }),
+    transport: optionalText('transport', { doc: 'The transport the REGISTER leaves from (a `tcp` one registers over TCP); its port is in the Contact.' }),
     outbound_proxy: sipUri('outboundProxy', 'Proxy the REGISTER is sent through.'),
     expiration: seconds('expiration', 1, '3600', 'Lifetime asked for (seconds).'),
     retry_interval: seconds('retryInterval', 1, '60', 'Seconds before retrying a failed registration.'),
