@@ -6,6 +6,7 @@ import { Core, type CoreOptions } from './control/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
 import { readPjsipConfObjects } from './channels/pjsip/objects.ts';
+import { pjsipConfigTypes } from './channels/pjsip/config/store-types.ts';
 import type { ConfigObjectTree } from './core/dynamic-config/file-backend.ts';
 import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
 import type { UnicastRtpTechnology } from './channels/external-media/unicast-rtp.ts';
@@ -43,7 +44,12 @@ export class PatchbayCore extends Core {
 
   constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
     const builtin = createChannelTechnologies();
-    super({ ...options, technologies: [...builtin.list, ...(options.technologies ?? [])], fileConfigObjects: pjsipConfObjects(options.config, options.log) });
+    super({
+      ...options,
+      technologies: [...builtin.list, ...(options.technologies ?? [])],
+      configTypes: [...pjsipConfigTypes(), ...(options.configTypes ?? [])],
+      fileConfigObjects: pjsipConfObjects(options.config, options.log),
+    });
     this.externalMedia = builtin.rtp;
     this.audioSocket = builtin.audioSocket;
     this.pjsip = builtin.pjsip;

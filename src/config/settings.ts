@@ -509,10 +509,10 @@ export const SETTINGS = section(
       bind: string({
         default: '',
         docDefault: 'the HTTP bind address',
-        doc: 'Address the SIP transports (UDP and TCP) listen on',
+        doc: 'Address the SIP transports (UDP and TCP) listen on; not used when `res_pjsip` transports are configured (pjsip.conf, `config_objects`): each listens at its `bind`',
         check: (s) => (s === '' ? null : checkBind(s)),
       }),
-      port: integer({ default: 5060, min: 0, max: 65535, env: 'PATCHBAY_SIP_PORT', doc: 'SIP port for UDP and TCP, 0–65535; `0` picks a free port' }),
+      port: integer({ default: 5060, min: 0, max: 65535, env: 'PATCHBAY_SIP_PORT', doc: 'SIP port for UDP and TCP, 0–65535; `0` picks a free port; not used when `res_pjsip` transports are configured' }),
       external_address: string({
         default: '',
         docDefault: 'none',

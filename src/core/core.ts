@@ -10,7 +10,8 @@ import { Applications } from './applications.ts';
 import { MODULE_NAMES, registerBuiltinModules } from './builtin-modules.ts';
 import { databasePath, openDatabase, type SqliteDatabase } from './database.ts';
 import { EventLog } from './event-log.ts';
-import { registerBuiltinConfigTypes, registerFileOnlyTypes } from './dynamic-config/builtin-types.ts';
+import { registerConfigTypes, registerFileOnlyTypes } from './dynamic-config/builtin-types.ts';
+import type { ConfigTypeRegistration } from './dynamic-config/types.ts';
 import { FileBackend, mergeConfigObjects, type ConfigObjectTree } from './dynamic-config/file-backend.ts';
 import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from './dynamic-config/store.ts';
@@ -75,6 +76,11 @@ export interface CoreOptions {
    * read by the server), beneath the YAML `config_objects`: an object the YAML also defines is the YAML's.
    */
   readonly fileConfigObjects?: ConfigObjectTree;
+  /**
+   * Dynamic configuration types the technologies declare (their attributes, defaults, checks),
+   * registered before the file's objects load so that those are read as these types.
+   */
+  readonly configTypes?: readonly ConfigTypeRegistration[];
 }
 
 /** What the composition adds to the kernel's options: the dialplan functions its channels carry. */
@@ -157,7 +163,7 @@ export abstract class Kernel {
 
     const fileConfig = new FileBackend(mergeConfigObjects(options.fileConfigObjects ?? {}, options.config.configObjects));
     this.dynamicConfig.attachBackend(fileConfig);
-    registerBuiltinConfigTypes(this.dynamicConfig);
+    registerConfigTypes(this.dynamicConfig, options.configTypes ?? []);
     registerFileOnlyTypes(this.dynamicConfig, fileConfig);
 
     this.channels = new Channels({

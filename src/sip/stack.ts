@@ -2,6 +2,7 @@
 // hand every message and closed connection to the layer, so neither object patches the other's
 // callbacks after the fact.
 import { TransactionLayer, type TransactionLayerOptions, type TransactionUser } from './transaction/index.ts';
+import { SipTransportSet, type ListenerSettings } from './transport-set.ts';
 import { SipTransport, type TransportHandlers, type TransportOptions } from './transport.ts';
 
 export interface SipStack {
@@ -20,6 +21,23 @@ export function openSipStack(transportOptions: TransportOptions, tu: Transaction
     onDrop,
   };
   const transport = new SipTransport(transportOptions, handlers);
+  const layer = new TransactionLayer(transport, tu, layerOptions);
+  return { transport, layer };
+}
+
+/** The same over several listening transports (pjsip.conf's transports), each answering for itself. */
+export function openSipListeners(
+  listeners: readonly ListenerSettings[],
+  tu: TransactionUser,
+  layerOptions: TransactionLayerOptions = {},
+  onDrop?: TransportHandlers['onDrop'],
+): { readonly transport: SipTransportSet; readonly layer: TransactionLayer } {
+  const handlers: TransportHandlers = {
+    onMessage: (message, source) => layer.receive(message, source),
+    onConnectionClosed: (connection) => layer.connectionClosed(connection),
+    onDrop,
+  };
+  const transport = new SipTransportSet(listeners, handlers);
   const layer = new TransactionLayer(transport, tu, layerOptions);
   return { transport, layer };
 }

@@ -30,6 +30,8 @@ export interface Source {
   port: number;
   /** The TCP connection it arrived on. */
   connection?: TcpConnection;
+  /** The name of the listening transport that received it (several may listen: SipTransportSet). */
+  listener?: string;
 }
 
 /** Where to send. With a connection (TCP), that connection is used while it is open. */
@@ -38,6 +40,16 @@ export interface Destination {
   host: string;
   port: number;
   connection?: TcpConnection;
+  /** The listening transport to send from (its socket, its address in Via); default: the first of the protocol. */
+  listener?: string;
+}
+
+/** What the transaction layer needs of a transport: one listener (SipTransport) or several (SipTransportSet). */
+export interface SipSender {
+  send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined>;
+  sendResponse(response: SipResponse, source?: Source): Promise<void>;
+  /** Host and port to write in a Via or Contact for this protocol (from this listener, when named). */
+  localAddress(transport: TransportProtocol, listener?: string): { host: string; port: number };
 }
 
 export interface TransportOptions {
@@ -58,6 +70,8 @@ export interface TransportOptions {
   maxWriteBuffer?: number;
   /** Act as if every request asked for rport (Asterisk's force_rport, default true). */
   forceRport?: boolean;
+  /** Written into the Source of what arrives here, so that answers leave from the same socket. */
+  name?: string;
 }
 
 export interface TransportHandlers {
@@ -86,10 +100,10 @@ class Connection implements TcpConnection {
   }
 }
 
-export class SipTransport {
+export class SipTransport implements SipSender {
   handlers: TransportHandlers = {};
   readonly limits: ParserLimits;
-  private readonly options: Required<Omit<TransportOptions, 'limits' | 'publicHost'>> & { publicHost?: string };
+  private readonly options: Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name'>> & { publicHost?: string; name?: string };
   private udp?: dgram.Socket;
   private tcp?: net.Server;
   private readonly connections = new Map<string, Connection>();
@@ -108,6 +122,7 @@ export class SipTransport {
       maxWriteBuffer: options.maxWriteBuffer ?? 1 << 20,
       forceRport: options.forceRport ?? true,
       publicHost: options.publicHost,
+      name: options.name,
     };
   }
 
@@ -224,7 +239,7 @@ export class SipTransport {
   // ---- receiving
 
   private receiveDatagram(data: Buffer, rinfo: dgram.RemoteInfo): void {
-    const source: Source = { transport: 'UDP', address: rinfo.address, port: rinfo.port };
+    const source: Source = { transport: 'UDP', address: rinfo.address, port: rinfo.port, ...(this.options.name === undefined ? {} : { listener: this.options.name }) };
     // keep-alive: a datagram of CRLFs only (RFC 5626 §4.4.1 uses STUN; CRLF is common practice)
     let i = 0;
     while (i < data.length && (data[i] === 0x0d || data[i] === 0x0a || data[i] === 0x00)) i++;
@@ -274,7 +289,7 @@ export class SipTransport {
     socket.setTimeout(this.options.idleTimeoutMs, () => socket.destroy());
     socket.on('data', (chunk: Buffer) => {
       const { frames, pings, error } = conn.framer.push(chunk);
-      const source: Source = { transport: 'TCP', address: conn.remoteAddress, port: conn.remotePort, connection: conn };
+      const source: Source = { transport: 'TCP', address: conn.remoteAddress, port: conn.remotePort, connection: conn, ...(this.options.name === undefined ? {} : { listener: this.options.name }) };
       for (let p = 0; p < pings; p++) this.write(conn, Buffer.from('\r\n'));
       for (const frame of frames) {
         if (conn.closed) return;
@@ -368,14 +383,16 @@ export function stampVia(message: SipMessage, source: Source, forceRport: boolea
 export function responseDestination(via: Via, source?: Source): Destination {
   // the transport the request came over wins over what its Via claims
   const transport: TransportProtocol = source?.transport ?? (via.transport === 'TCP' ? 'TCP' : 'UDP');
+  // Answered from the listener that received the request: a phone expects the port it sent to.
+  const from = source?.listener === undefined ? {} : { listener: source.listener };
   if (transport === 'TCP' && source?.connection && !source.connection.closed) {
-    return { transport, host: source.address, port: source.port, connection: source.connection };
+    return { transport, host: source.address, port: source.port, connection: source.connection, ...from };
   }
   const defaultPort = via.port ?? 5060;
   // rport filled in on receipt (asked for, or forced): back to the source, whatever else the Via says
-  if (transport === 'UDP' && typeof via.rport === 'number' && via.received) return { transport, host: via.received, port: via.rport };
+  if (transport === 'UDP' && typeof via.rport === 'number' && via.received) return { transport, host: via.received, port: via.rport, ...from };
   const maddr = via.params.get('maddr');
-  if (maddr) return { transport, host: maddr, port: defaultPort };
-  return { transport, host: via.received ?? via.host, port: defaultPort };
+  if (maddr) return { transport, host: maddr, port: defaultPort, ...from };
+  return { transport, host: via.received ?? via.host, port: defaultPort, ...from };
 }
 

@@ -1,6 +1,7 @@
 // The server-management subsystems as the core wires them: modules switching the SQLite
 // configuration backend, file objects from the configuration, start/stop.
 import { strict as assert } from 'node:assert';
+import { pjsipConfigTypes } from '../../src/channels/pjsip/config/store-types.ts';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,8 @@ describe('Core server management', () => {
         config_objects: { res_pjsip: { endpoint: { alice: { context: 'from-file' } } } },
       },
     });
-    return new Core({ config, log: pino({ level: 'silent' }) });
+    // The res_pjsip types, as the server hands them over (the core itself knows no technology).
+    return new Core({ config, log: pino({ level: 'silent' }), configTypes: pjsipConfigTypes() });
   }
 
   beforeEach(async () => {

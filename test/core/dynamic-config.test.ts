@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { databasePath, openDatabase, type SqliteDatabase } from '../../src/core/database.ts';
-import { registerBuiltinConfigTypes, registerFileOnlyTypes } from '../../src/core/dynamic-config/builtin-types.ts';
+import { registerFileOnlyTypes } from '../../src/core/dynamic-config/builtin-types.ts';
+import { registerPjsipConfigTypes } from '../../src/channels/pjsip/config/store-types.ts';
 import { FileBackend, type ConfigObjectTree } from '../../src/core/dynamic-config/file-backend.ts';
 import { SqliteBackend } from '../../src/core/dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from '../../src/core/dynamic-config/store.ts';
@@ -35,7 +36,7 @@ describe('DynamicConfig', () => {
     const file = new FileBackend(FILE_OBJECTS);
     store.attachBackend(file);
     store.attachBackend(sqlite);
-    registerBuiltinConfigTypes(store);
+    registerPjsipConfigTypes(store);
     registerFileOnlyTypes(store, file);
   }
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { registerBuiltinConfigTypes } from '../../src/core/dynamic-config/builtin-types.ts';
+import { registerPjsipConfigTypes } from '../../src/channels/pjsip/config/store-types.ts';
 import { DynamicConfig } from '../../src/core/dynamic-config/store.ts';
 import { digestHa1, digestResponse } from '../../src/sip/auth/digest.ts';
 import { pjsipAttributeNames } from '../../src/channels/pjsip/config/index.ts';
@@ -229,7 +229,7 @@ test("the store accepts every attribute the SIP technology reads, under Asterisk
     save: (c, t, id, f) => void saved.set(`${c}/${t}/${id}`, f),
     remove: (c, t, id) => void saved.delete(`${c}/${t}/${id}`),
   });
-  registerBuiltinConfigTypes(store);
+  registerPjsipConfigTypes(store);
   for (const type of ['endpoint', 'aor', 'auth', 'identify', 'registration']) {
     const accepted = new Set(store.update('res_pjsip', type, 'x').map((tuple) => tuple.attribute));
     const missing = pjsipAttributeNames(type).filter((name) => !accepted.has(name));

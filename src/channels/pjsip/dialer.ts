@@ -34,7 +34,7 @@ export class Dialer {
     // An outbound_proxy takes the INVITE (named in a Route header); the Request-URI stays the target.
     const proxy = endpoint.outboundProxy ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
     const viaProxy = proxy && proxy.kind === 'sip' ? proxy : undefined;
-    const destination = this.destinationOf(viaProxy ?? uri);
+    const destination = this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
@@ -114,7 +114,15 @@ export class Dialer {
     return undefined;
   }
 
-  destinationOf(uri: SipUri): Destination | undefined {
-    return uriDestination(uri);
+  /**
+   * Where a request to the URI goes. With the endpoint's `transport=`, it leaves from that
+   * transport's socket, over its protocol unless the URI names one (`;transport=tcp`).
+   */
+  destinationOf(uri: SipUri, endpoint?: PjsipEndpoint): Destination | undefined {
+    const destination = uriDestination(uri);
+    const transport = endpoint?.transport === undefined ? undefined : this.#runtime.config.transports.get(endpoint.transport);
+    if (!destination || !transport) return destination;
+    const protocol = uri.params.has('transport') ? destination.transport : transport.protocol === 'tcp' ? 'TCP' : 'UDP';
+    return { ...destination, transport: protocol, listener: transport.id };
   }
 }

@@ -3,7 +3,7 @@
 // endpoint `PJSIP/<id>`. Without a registration an endpoint is offline; the technology reports
 // registrations through setState(). The technology registers this provider through its context
 // when it starts (dialplan.ts); dialling PJSIP is the technology's business.
-import { SIP_CONFIG_CLASS } from '../../core/dynamic-config/builtin-types.ts';
+import { PJSIP_CONFIG_CLASS } from './config/store-types.ts';
 import type { ConfigObjectChange, TechnologyConfigObjects } from '../../core/channels/technology.ts';
 import type { EndpointChangeListener, EndpointInfo, EndpointProvider, EndpointState } from '../../core/endpoints.ts';
 
@@ -24,7 +24,7 @@ export class PjsipEndpoints implements EndpointProvider {
   }
 
   list(): EndpointInfo[] {
-    return this.config.list(SIP_CONFIG_CLASS, ENDPOINT_TYPE).map((object) => this.infoOf(object.id));
+    return this.config.list(PJSIP_CONFIG_CLASS, ENDPOINT_TYPE).map((object) => this.infoOf(object.id));
   }
 
   get(resource: string): EndpointInfo | undefined {
@@ -47,7 +47,7 @@ export class PjsipEndpoints implements EndpointProvider {
   }
 
   private exists(resource: string): boolean {
-    return resource !== '' && this.config.exists(SIP_CONFIG_CLASS, ENDPOINT_TYPE, resource);
+    return resource !== '' && this.config.exists(PJSIP_CONFIG_CLASS, ENDPOINT_TYPE, resource);
   }
 
   private stateOf(resource: string): EndpointState {
@@ -59,7 +59,7 @@ export class PjsipEndpoints implements EndpointProvider {
   }
 
   private configChanged(change: ConfigObjectChange): void {
-    if (change.configClass !== SIP_CONFIG_CLASS || change.objectType !== ENDPOINT_TYPE) return;
+    if (change.configClass !== PJSIP_CONFIG_CLASS || change.objectType !== ENDPOINT_TYPE) return;
     if (change.action === 'created') {
       this.notify({ kind: 'added', resource: change.id });
     } else if (change.action === 'deleted' && !this.exists(change.id)) {

@@ -1,6 +1,8 @@
 // Which endpoint an out-of-dialog request comes from, as res_pjsip's endpoint identifiers decide:
 // the Contact of a line=yes outbound registration first, then global endpoint_identifier_order
-// (ip → identify objects, username/auth_username → the From user, anonymous).
+// (ip → identify objects' match, header → their match_header, username/auth_username → the From
+// user, anonymous). As in Asterisk, an identifier the order leaves out is tried after it: the
+// header identifier, so an identify's match_header works with the default order.
 import type { SipRequest } from '../../sip/message.ts';
 import type { Source } from '../../sip/transport.ts';
 import { identifyMatchesAddress, type PjsipEndpoint } from './config/index.ts';
@@ -36,7 +38,22 @@ export class EndpointIdentifier {
       } else if (method === 'anonymous') {
         const endpoint = config.endpoints.get('anonymous');
         if (endpoint) return endpoint;
+      } else if (method === 'header') {
+        const endpoint = this.#byHeader(request);
+        if (endpoint) return endpoint;
       }
+    }
+    return config.global.endpointIdentifierOrder.includes('header') ? undefined : this.#byHeader(request);
+  }
+
+  /** The endpoint of the first identify whose match_header the request carries, value for value. */
+  #byHeader(request: SipRequest): PjsipEndpoint | undefined {
+    const config = this.#runtime.config;
+    for (const identify of config.identifies.values()) {
+      const wanted = identify.matchHeader;
+      if (!wanted || !request.getAll(wanted.name).some((value) => value.trim() === wanted.value)) continue;
+      const endpoint = config.endpoints.get(identify.endpoint);
+      if (endpoint) return endpoint;
     }
     return undefined;
   }

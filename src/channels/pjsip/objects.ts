@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { TechnologyContext } from '../../core/channels/technology.ts';
 import type { ConfigObjectTree } from '../../core/dynamic-config/file-backend.ts';
-import { buildPjsipConfig, PJSIP_OBJECT_TYPES, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from './config/index.ts';
+import { buildPjsipConfig, PJSIP_OBJECT_TYPES, pjsipOption, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from './config/index.ts';
 import type { RawField, RawPjsipObject } from './config/types.ts';
 import type { BindingChange, Registrar } from '../../sip/registrar.ts';
 import type { QualifyState, QualifyTarget } from './qualify.ts';
@@ -21,8 +21,10 @@ const MAX_REMEMBERED_LINES = 10_000;
 
 /**
  * A pjsip.conf as dynamic configuration objects (`res_pjsip` → type → id → fields), to sit
- * read-only beside the YAML ones. A key written more than once (`allow=ulaw` then `allow=alaw`,
- * `match=` lines) becomes one comma-separated value, as Asterisk reads such lists.
+ * read-only beside the YAML ones. A list option written more than once (`allow=ulaw` then
+ * `allow=alaw`, `match=` lines) becomes one comma-separated value, as Asterisk adds such values
+ * up; any other key keeps its last value, so a section overrides what its template set
+ * (`context=vip` over a template's `context=phones` is `vip`, as in Asterisk).
  */
 export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; errors: string[]; warnings: string[] } {
   let text: string;
@@ -41,7 +43,15 @@ export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; er
     }
     const fields: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const field of object.fields as readonly RawField[]) {
-      fields[field.name] = Object.hasOwn(fields, field.name) && fields[field.name] !== '' ? `${fields[field.name]},${field.value}` : field.value;
+      // A record cannot say that a disallow came after an allow (a child's disallow=ulaw after its
+      // template's allow=ulaw): written into allow as `!ulaw`, the order of the two is kept.
+      if (field.name === 'disallow' && object.type === 'endpoint' && Object.hasOwn(fields, 'allow')) {
+        const negated = field.value.split(',').map((item) => item.trim()).filter((item) => item !== '').map((item) => (item.startsWith('!') ? item.slice(1) : `!${item}`));
+        if (negated.length > 0) fields.allow = [fields.allow, ...negated].filter((item) => item !== '').join(',');
+        continue;
+      }
+      const adds = pjsipOption(object.type, field.name)?.list === true && Object.hasOwn(fields, field.name) && fields[field.name] !== '';
+      fields[field.name] = adds ? `${fields[field.name]},${field.value}` : field.value;
     }
     byId[object.id] = fields;
   }

@@ -16,6 +16,8 @@ export interface RegistrationsServices {
   readonly log: Logger;
   readonly signallingHost: string;
   readonly signallingPort: number;
+  /** The bound port of a listener (the named transport's, else the first of the protocol). */
+  portOf?(protocol: 'UDP' | 'TCP', listener?: string): number | undefined;
   readonly userAgent: string;
 }
 
@@ -106,13 +108,20 @@ export class OutboundRegistrations {
     const via: SipUri = proxy && proxy.kind === 'sip' ? proxy : server;
     const transportObject = registration.transport ? config.transports.get(registration.transport) : undefined;
     const tcp = transportObject?.protocol === 'tcp' || (via.params.get('transport') ?? '').toLowerCase() === 'tcp' || server.scheme === 'sips';
-    const destination: Destination = { transport: tcp ? 'TCP' : 'UDP', host: via.host.replace(/^\[|\]$/g, ''), port: via.port ?? 5060 };
+    // The registration's transport= is the socket it registers from (and the port its Contact names).
+    const destination: Destination = {
+      transport: tcp ? 'TCP' : 'UDP',
+      host: via.host.replace(/^\[|\]$/g, ''),
+      port: via.port ?? 5060,
+      ...(transportObject ? { listener: transportObject.id } : {}),
+    };
+    const contactPort = this.#services.portOf?.(destination.transport, transportObject?.id) ?? this.#services.signallingPort;
     const credentials = outboundCredentials(config, registration.outboundAuth);
     const line = registration.line ? randomBytes(6).toString('hex') : undefined;
     const host = this.#services.signallingHost;
     const hostPart = host.includes(':') ? `[${host}]` : host;
     const contactUser = registration.contactUser ?? 's';
-    const contact = `sip:${encodeURIComponent(contactUser)}@${hostPart}:${this.#services.signallingPort}${tcp ? ';transport=tcp' : ''}${line ? `;line=${line}` : ''}`;
+    const contact = `sip:${encodeURIComponent(contactUser)}@${hostPart}:${contactPort}${tcp ? ';transport=tcp' : ''}${line ? `;line=${line}` : ''}`;
     const outbound = new OutboundRegistration(
       {
         id: registration.id,

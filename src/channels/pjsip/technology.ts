@@ -18,8 +18,8 @@ import { RtpPortRange } from '../../media/rtp/stream.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
-import type { SipTransport } from '../../sip/transport.ts';
-import { openSipStack } from '../../sip/stack.ts';
+import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
+import { openSipListeners } from '../../sip/stack.ts';
 import { parseUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { CallStreams } from './call-streams.ts';
@@ -48,7 +48,7 @@ export class PjsipTechnology implements ChannelTechnology {
   readonly module = { name: 'chan_pjsip.so', description: 'PJSIP Channel Driver' };
   #context: TechnologyContext | undefined;
   #log: Logger | undefined;
-  #transport: SipTransport | undefined;
+  #transport: SipTransportSet | undefined;
   #layer: TransactionLayer | undefined;
   #config: PjsipConfig = buildPjsipConfig([]).value;
   #registrar = new Registrar();
@@ -145,7 +145,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#referSender = new ReferSender(runtime, this.#dialer);
   }
 
-  /** The port SIP listens on (UDP and TCP), once started. */
+  /** The port SIP listens on (the first UDP listener's, else the first TCP one's), once started. */
   get port(): number {
     return this.#port;
   }
@@ -153,6 +153,11 @@ export class PjsipTechnology implements ChannelTechnology {
   /** Figures for GET /metrics, read when scraped. */
   stats(): SipStats {
     return collectSipStats(this.#runtime, this.#streams.totals);
+  }
+
+  /** Every listener with its bound port, once started. */
+  listeners(): { name: string; protocol: 'UDP' | 'TCP'; host: string; port: number | undefined }[] {
+    return this.#transport?.listeners() ?? [];
   }
 
   get config(): PjsipConfig {
@@ -215,12 +220,9 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
     this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)));
-    const transportObject = [...this.#config.transports.values()][0];
-    this.#publicHost = transportObject?.externalSignalingAddress || settings.externalAddress || this.#host;
-    this.#mediaAddress = transportObject?.externalMediaAddress || settings.externalAddress || this.#host;
-    const { transport, layer } = openSipStack(
-      // TCP follows the port UDP bound (the same one when sip.port is 0), as phones expect.
-      { host: this.#host, udpPort: settings.port, publicHost: this.#publicHost },
+    const listeners = this.#listeners(settings);
+    const { transport, layer } = openSipListeners(
+      listeners,
       {
         onRequest: (request, tx) => this.#onRequest(request, tx),
         onAck: () => undefined,
@@ -235,20 +237,21 @@ export class PjsipTechnology implements ChannelTechnology {
       await transport.start();
     } catch (error) {
       // A taken port is not fatal to the server: ARI goes on without SIP, loudly.
-      log.error({ err: error, host: this.#host, port: settings.port }, 'SIP transport could not listen; SIP is unavailable');
+      const where = listeners.map((listener) => `${listener.name} ${listener.protocols.join('+')} ${listener.host}:${listener.port}`).join(', ');
+      log.error({ err: error, listeners: where }, 'SIP transport could not listen; SIP is unavailable');
       this.#layer.close();
       this.#layer = undefined;
       this.#transport = undefined;
-      // The UDP socket may be bound when TCP failed: release it, or it keeps the process alive.
-      await transport.close().catch(() => undefined);
       return;
     }
+    const bound = transport.listeners();
     this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
     context.messages.setTransport({
       send: (message, destination) => this.#messaging.send(message, destination),
       refer: (refer, destination) => this.#referSender.send(refer, destination),
     });
-    log.info({ host: this.#host, port: this.#port, endpoints: this.#config.endpoints.size }, 'SIP listening (UDP and TCP)');
+    for (const listener of bound) log.info({ transport: listener.name, protocol: listener.protocol, host: listener.host, port: listener.port }, 'SIP listening');
+    log.info({ endpoints: this.#config.endpoints.size }, `SIP listening on ${bound.map((listener) => `${listener.protocol} ${listener.host}:${listener.port}`).join(', ')}`);
     this.#syncQualify();
     this.#registrations = new OutboundRegistrations({
       layer: () => this.#layer,
@@ -259,12 +262,35 @@ export class PjsipTechnology implements ChannelTechnology {
       get signallingPort() {
         return technology.#port;
       },
+      portOf: (protocol, listener) => technology.#transport?.port(protocol, listener),
       // The global section's user_agent, read when each request is written (it may change live).
       get userAgent() {
         return technology.#config.global.userAgent || USER_AGENT;
       },
     });
     this.#registrations.sync(this.#config);
+  }
+
+  /**
+   * Where SIP listens: each udp/tcp transport of the configuration at its `bind` (pjsip.conf as
+   * Asterisk reads it), else — no transport configured, the YAML way — UDP and TCP on `sip.bind`
+   * and `sip.port`. Also settles the address written in Contact and SDP.
+   */
+  #listeners(settings: TechnologyContext['config']['sip']): ListenerSettings[] {
+    const transports = [...this.#config.transports.values()];
+    const first = transports[0];
+    const wildcard = (host: string) => host === '0.0.0.0' || host === '::';
+    const boundHost = first && !wildcard(first.bind.host) ? first.bind.host : this.#host;
+    this.#publicHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
+    this.#mediaAddress = first?.externalMediaAddress || settings.externalAddress || this.#host;
+    if (transports.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
+    return transports.map((transport) => ({
+      name: transport.id,
+      protocols: [transport.protocol === 'tcp' ? 'TCP' : 'UDP'],
+      host: transport.bind.host,
+      port: transport.bind.port,
+      ...(transport.externalSignalingAddress || settings.externalAddress ? { publicHost: transport.externalSignalingAddress || settings.externalAddress } : {}),
+    }));
   }
 
   async stop(): Promise<void> {

@@ -21,6 +21,13 @@ export interface ObjectTypeDefinition {
   readonly backends: readonly BackendName[];
 }
 
+/** A type a higher floor (a channel technology) declares, registered before the file's objects load. */
+export interface ConfigTypeRegistration {
+  readonly configClass: string;
+  readonly objectType: string;
+  readonly definition: ObjectTypeDefinition;
+}
+
 /** Field values as a backend keeps them: only those explicitly set, defaults are filled in by the store. */
 export type StoredFields = Record<string, string>;
 

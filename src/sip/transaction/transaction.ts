@@ -2,7 +2,7 @@
 // layer that owns it (TransactionHost), so the client and server transactions depend on this file
 // only and the layer on them — no file circle.
 import type { SipRequest, SipResponse } from '../message.ts';
-import type { Destination, SipTransport, Source } from '../transport.ts';
+import type { Destination, SipSender, Source } from '../transport.ts';
 // Type-only: the handlers name the client transaction they report on.
 import type { ClientHandlers } from './client.ts';
 
@@ -30,7 +30,7 @@ export type TransactionState = 'calling' | 'trying' | 'proceeding' | 'completed'
 /** What a transaction needs of the layer that owns it. */
 export interface TransactionHost {
   readonly timers: TimerSettings;
-  readonly transport: SipTransport;
+  readonly transport: SipSender;
   /** Forgets an ended transaction. */
   remove(tx: Transaction): void;
   sendRequest(request: SipRequest, destination: Destination, handlers?: ClientHandlers): ClientTransactionLike;

@@ -23,6 +23,10 @@ export interface RawPjsipObject {
 
 export type DtmfMode = 'rfc4733' | 'inband' | 'info' | 'auto' | 'auto_info';
 export type IdentifyBy = 'username' | 'auth_username' | 'ip' | 'header' | 'request_uri';
+export type Rel100Mode = 'no' | 'yes' | 'required' | 'peer_supported';
+export type SessionTimersMode = 'no' | 'yes' | 'required' | 'always' | 'forced';
+export type IncomingOfferPref = 'local' | 'local_first' | 'remote' | 'remote_first';
+export type OutgoingOfferPref = 'local' | 'local_merge' | 'local_first' | 'remote' | 'remote_merge' | 'remote_first';
 export type IdentifierMethod = 'ip' | 'username' | 'anonymous' | 'header' | 'auth_username' | 'request_uri';
 
 export interface PjsipEndpoint {
@@ -61,6 +65,15 @@ export interface PjsipEndpoint {
   readonly rtpTimeout: number;
   readonly outboundProxy?: string;
   readonly allowUnauthenticatedOptions: boolean;
+  /** `100rel`: reliable provisional responses (RFC 3262). */
+  readonly rel100: Rel100Mode;
+  readonly timers: SessionTimersMode;
+  /** Seconds (RFC 4028 Min-SE). */
+  readonly timersMinSe: number;
+  /** Seconds (RFC 4028 Session-Expires). */
+  readonly timersSessExpires: number;
+  readonly incomingCallOfferPref: IncomingOfferPref;
+  readonly outgoingCallOfferPref: OutgoingOfferPref;
 }
 
 export interface PjsipAor {
@@ -97,6 +110,8 @@ export interface PjsipIdentify {
   readonly id: string;
   readonly endpoint: string;
   readonly match: readonly IdentifyMatch[];
+  /** `match_header`: a request carrying this header with this value is from `endpoint`. */
+  readonly matchHeader?: { readonly name: string; readonly value: string };
   readonly srvLookups: boolean;
 }
 
@@ -104,7 +119,7 @@ export interface PjsipTransport {
   readonly type: 'transport';
   readonly id: string;
   readonly protocol: 'udp' | 'tcp';
-  /** `bind`; port 5060 when not given. */
+  /** `bind`: where this transport listens; port 5060 when not given. */
   readonly bind: { readonly host: string; readonly port: number };
   readonly externalMediaAddress?: string;
   readonly externalSignalingAddress?: string;

@@ -1,0 +1,448 @@
+// Every res_pjsip object type and option Patchbay reads, declared once: Asterisk's name and default,
+// how the value is parsed, whether a repeated key adds (list) or replaces, whether Patchbay acts on
+// it (`implemented: false` = parsed, validated, and named in a start-up warning when set), and its
+// line in docs/sip.md. pjsip.conf, the YAML `config_objects` and ARI's dynamic configuration all
+// go through these (build.ts, store-types.ts); docs/sip.md's option table is generated from them.
+import { isIP } from 'node:net';
+import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
+import type {
+  DtmfMode,
+  IdentifierMethod,
+  IdentifyBy,
+  PjsipAor,
+  PjsipAuth,
+  PjsipDomainAlias,
+  PjsipEndpoint,
+  PjsipGlobal,
+  PjsipIdentify,
+  PjsipObject,
+  PjsipRegistration,
+  PjsipTransport,
+} from './types.ts';
+import {
+  bool,
+  choice,
+  choices,
+  custom,
+  declareObject,
+  int,
+  listOf,
+  names,
+  optional,
+  optionalText,
+  parsed,
+  text,
+  type Draft,
+  type ObjectType,
+} from './options.ts';
+import {
+  isHostName,
+  parseBool,
+  parseCallerId,
+  parseDecimal,
+  parseHostPort,
+  parseIdentifyMatch,
+  parseInteger,
+  parseNetwork,
+  parseSipUri,
+  shown,
+  splitList,
+  type Parsed,
+} from './values.ts';
+
+/** Codec names Asterisk knows; those Patchbay cannot carry are warned about, others are errors. */
+const ASTERISK_CODECS = new Set(
+  (
+    'ulaw alaw gsm g726 g726aal2 adpcm slin slin12 slin16 slin24 slin32 slin44 slin48 slin96 slin192 lpc10 g729 speex speex16 ' +
+    'speex32 ilbc g722 siren7 siren14 testlaw g719 opus jpeg png h261 h263 h263p h264 h265 mpeg4 vp8 vp9 red t140 t38 silk silk8 ' +
+    'silk12 silk16 silk24 codec2'
+  ).split(' '),
+);
+const SUPPORTED_CODECS: readonly SdpCodec[] = ['ulaw', 'alaw'];
+
+const DTMF_MODES: readonly DtmfMode[] = ['rfc4733', 'inband', 'info', 'auto', 'auto_info'];
+const IDENTIFY_BY: readonly IdentifyBy[] = ['username', 'auth_username', 'ip', 'header', 'request_uri'];
+const IDENTIFIERS: readonly IdentifierMethod[] = ['ip', 'username', 'anonymous', 'header', 'auth_username', 'request_uri'];
+
+const address = (value: string): Parsed<string> => {
+  const trimmed = value.trim();
+  return isIP(trimmed) || isHostName(trimmed) ? { ok: true, value: trimmed } : { ok: false, error: `${shown(value)} is not an address or host name` };
+};
+
+// ---- endpoint ---------------------------------------------------------------------------------
+
+type EndpointDraft = Draft<PjsipEndpoint> & {
+  /** Whether allow/disallow appeared at all (no codecs by omission is worth a warning). */
+  codecsGiven?: boolean;
+};
+
+/** allow/disallow as Asterisk applies them: in order, `all` meaning every codec, `!x` in allow = disallow. */
+const codecs = (allow: boolean, doc: string) =>
+  custom<EndpointDraft>({ list: true, doc }, (draft, value, report) => {
+    let list = [...draft.codecs];
+    draft.codecsGiven = true;
+    for (let item of splitList(value.toLowerCase())) {
+      let adding = allow;
+      if (item.startsWith('!')) {
+        adding = !adding;
+        item = item.slice(1).trim();
+      }
+      if (item === 'all') {
+        list = adding ? [...list, ...SUPPORTED_CODECS.filter((codec) => !list.includes(codec))] : [];
+      } else if (isSdpCodec(item)) {
+        list = list.filter((codec) => codec !== item);
+        if (adding) list.push(item);
+      } else if (ASTERISK_CODECS.has(item)) {
+        if (adding) report.warn(`codec ${item} is not supported by Patchbay (only ulaw and alaw); ignored`);
+      } else {
+        report.fail(`unknown codec ${shown(item)}`);
+      }
+    }
+    draft.codecs = list;
+  });
+
+const sipUri = <K extends string>(key: K, doc: string, implemented = true) => optional(key, parseSipUri, { doc, implemented });
+
+export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
+  type: 'endpoint',
+  initial: (id) => ({
+    type: 'endpoint',
+    id,
+    context: 'default',
+    codecs: [],
+    auth: [],
+    outboundAuth: [],
+    aors: [],
+    dtmfMode: 'rfc4733',
+    directMedia: false,
+    identifyBy: ['username', 'ip'],
+    rtpSymmetric: false,
+    forceRport: true,
+    rewriteContact: false,
+    rtpTimeout: 0,
+    rtcpMux: false,
+    allowUnauthenticatedOptions: false,
+    sendPai: false,
+    sendRpid: false,
+    trustIdInbound: false,
+    trustIdOutbound: false,
+    rel100: 'yes',
+    timers: 'yes',
+    timersMinSe: 90,
+    timersSessExpires: 1800,
+    incomingCallOfferPref: 'local',
+    outgoingCallOfferPref: 'remote_merge',
+  }),
+  options: {
+    context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
+    message_context: optionalText('messageContext', { doc: 'Dialplan context of out-of-call MESSAGEs (else `context`).' }),
+    disallow: codecs(false, 'Codecs removed, in order with `allow` (`all` = every codec).'),
+    allow: codecs(true, 'Codecs offered and accepted, in order; only `ulaw` and `alaw` are carried (others are a warning).'),
+    aors: names('aors', { doc: 'AORs whose contacts are called and where the endpoint may register.' }),
+    auth: names('auth', { doc: 'Inbound digest authentication (MD5, SHA-256).' }),
+    outbound_auth: names('outboundAuth', {
+      doc: 'Credentials for 401/407 challenges to requests Patchbay sends: INVITEs are retried once per realm (registrations use the registration\'s own).',
+    }),
+    transport: optionalText('transport', { doc: 'The transport whose socket (and protocol, unless the contact names one) sends requests to the endpoint.' }),
+    direct_media: custom<EndpointDraft>({ default: 'no', doc: 'Always `no` in effect: media flows through Patchbay (`yes` is a warning).' }, (draft, value, report) => {
+      const result = parseBool(value);
+      if (!result.ok) return report.fail(result.error);
+      if (result.value) report.warn('direct_media=yes is not implemented by Patchbay: media always flows through the server');
+      draft.directMedia = false;
+    }),
+    callerid: custom<EndpointDraft>({ doc: 'Caller id of calls from the endpoint (`"Name" <number>`).' }, (draft, value, report) => {
+      const result = parseCallerId(value);
+      if (!result.ok) return report.fail(result.error);
+      if (result.value.name === undefined && result.value.number === undefined) delete draft.callerId;
+      else draft.callerId = result.value;
+    }),
+    dtmf_mode: choice('dtmfMode', DTMF_MODES, { default: 'rfc4733', doc: 'How DTMF is sent and received.' }),
+    identify_by: choices('identifyBy', IDENTIFY_BY, { default: 'username,ip', doc: 'Whether the From user (`username`, `auth_username`) may identify the endpoint.' }),
+    language: optionalText('language', { doc: 'Language of the endpoint\'s channels (sound prompts).' }),
+    from_user: optionalText('fromUser', { doc: 'User part of the From of calls to the endpoint.' }),
+    from_domain: optionalText('fromDomain', { doc: 'Host part of the From of calls to the endpoint.' }),
+    rtp_symmetric: bool('rtpSymmetric', { default: 'no', doc: 'Send RTP to where the far end\'s RTP comes from.', implemented: false }),
+    force_rport: bool('forceRport', { default: 'yes', doc: 'Answer to the source port whatever Via says (Patchbay always does).', implemented: false }),
+    rewrite_contact: bool('rewriteContact', { default: 'no', doc: 'Replace a registration\'s Contact with its source address.', implemented: false }),
+    media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP.', implemented: false }),
+    rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up after this many seconds without RTP.', implemented: false }),
+    rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
+    outbound_proxy: sipUri('outboundProxy', 'Proxy the INVITEs to the endpoint are sent through (named in a Route header).', true),
+    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge (Patchbay never challenges OPTIONS outside a dialog).', implemented: false }),
+    send_pai: bool('sendPai', { default: 'no', doc: 'Send P-Asserted-Identity.' }),
+    send_rpid: bool('sendRpid', { default: 'no', doc: 'Send Remote-Party-ID.' }),
+    trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
+    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send identity headers of private callers.', implemented: false }),
+    '100rel': choice('rel100', ['no', 'yes', 'required', 'peer_supported'], { default: 'yes', doc: 'Reliable provisional responses (RFC 3262).', implemented: false }),
+    timers: choice('timers', ['no', 'yes', 'required', 'always', 'forced'], { default: 'yes', doc: 'Session timers (RFC 4028).', implemented: false }),
+    timers_min_se: int('timersMinSe', 90, 86_400, { default: '90', doc: 'Smallest session interval accepted (seconds).', implemented: false }),
+    timers_sess_expires: int('timersSessExpires', 90, 86_400, { default: '1800', doc: 'Session interval asked for (seconds).', implemented: false }),
+    incoming_call_offer_pref: choice('incomingCallOfferPref', ['local', 'local_first', 'remote', 'remote_first'], {
+      default: 'local',
+      doc: 'Codec order of the answer to an incoming offer.',
+      implemented: false,
+    }),
+    outgoing_call_offer_pref: choice('outgoingCallOfferPref', ['local', 'local_merge', 'local_first', 'remote', 'remote_merge', 'remote_first'], {
+      default: 'remote_merge',
+      doc: 'Codec order of an outgoing offer.',
+      implemented: false,
+    }),
+  },
+  finish(draft, report) {
+    const { codecsGiven, ...endpoint } = draft;
+    if (!codecsGiven) report.warn('no allow= given: the endpoint has no codecs and cannot carry calls');
+    else if (endpoint.codecs.length === 0) report.warn('allow= leaves no codec Patchbay supports (ulaw, alaw): calls cannot be set up');
+    if (endpoint.context === '') report.error('context', 'must not be empty');
+    return endpoint;
+  },
+});
+
+// ---- aor --------------------------------------------------------------------------------------
+
+const expiration = <K extends string>(key: K, fallback: string, doc: string) => int(key, 1, 2_147_483_647, { default: fallback, doc });
+
+export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
+  type: 'aor',
+  initial: (id) => ({
+    type: 'aor',
+    id,
+    maxContacts: 0,
+    removeExisting: false,
+    contacts: [],
+    qualifyFrequency: 0,
+    qualifyTimeout: 3,
+    defaultExpiration: 3600,
+    minimumExpiration: 60,
+    maximumExpiration: 7200,
+  }),
+  options: {
+    max_contacts: int('maxContacts', 0, 1000, { default: '0', doc: 'Most registered contacts (0: no limit).' }),
+    remove_existing: bool('removeExisting', { default: 'no', doc: 'A registration beyond max_contacts replaces the oldest.' }),
+    contact: listOf('contacts', parseSipUri, { doc: 'Static contacts, called in order.' }),
+    qualify_frequency: int('qualifyFrequency', 0, 86_400, { default: '0', doc: 'Seconds between OPTIONS to each contact (0: none).' }),
+    qualify_timeout: parsed('qualifyTimeout', (value) => parseDecimal(value, 0, 3600), { default: '3.000000', doc: 'Seconds an OPTIONS may take.' }),
+    default_expiration: expiration('defaultExpiration', '3600', 'Registration lifetime when the phone asks none.'),
+    minimum_expiration: expiration('minimumExpiration', '60', 'Shortest registration accepted (423 below).'),
+    maximum_expiration: expiration('maximumExpiration', '7200', 'Longest registration granted.'),
+    outbound_proxy: sipUri('outboundProxy', 'Proxy requests to the contacts are sent through.', false),
+  },
+  finish(draft, report) {
+    const { minimumExpiration: min, maximumExpiration: max, defaultExpiration: def } = draft;
+    if (min > max) report.error('minimum_expiration', `${min} is above maximum_expiration ${max}`);
+    else if (def < min || def > max) report.error('default_expiration', `${def} is not between minimum_expiration ${min} and maximum_expiration ${max}`);
+    return draft;
+  },
+});
+
+// ---- auth -------------------------------------------------------------------------------------
+
+export const AUTH = declareObject<PjsipAuth, Draft<PjsipAuth>>({
+  type: 'auth',
+  initial: (id) => ({ type: 'auth', id, authType: 'userpass', username: '', nonceLifetime: 32 }),
+  options: {
+    auth_type: choice('authType', ['userpass', 'md5'], { default: 'userpass', doc: '`userpass` or `md5` (with md5_cred).' }),
+    username: text('username', { doc: 'User name of the credentials.' }),
+    // Not trimmed: spaces may be part of a password.
+    password: optional('password', (value) => ({ ok: true, value }), { doc: 'Password (auth_type=userpass).' }),
+    md5_cred: optionalText('md5Cred', { doc: 'Hex MD5 of `username:realm:password` (auth_type=md5).' }),
+    realm: optionalText('realm', { doc: 'Realm of the credentials when registering out (inbound challenges use global `default_realm`).' }),
+    nonce_lifetime: int('nonceLifetime', 1, 86_400, { default: '32', doc: 'Seconds a challenge\'s nonce stays valid.', implemented: false }),
+  },
+  finish(draft, report) {
+    if (draft.username === '') report.error('username', 'is required');
+    if (draft.authType === 'md5') {
+      const cred = draft.md5Cred;
+      if (cred === undefined || !/^[0-9a-fA-F]{32}$/.test(cred)) {
+        report.error('md5_cred', 'auth_type=md5 needs md5_cred, 32 hexadecimal digits (MD5 of username:realm:password)');
+      } else {
+        draft.md5Cred = cred.toLowerCase();
+      }
+      if (draft.password !== undefined && draft.password !== '') report.warn('password is ignored with auth_type=md5');
+      delete draft.password;
+    } else {
+      if (draft.md5Cred !== undefined) report.warn('md5_cred is ignored with auth_type=userpass');
+      delete draft.md5Cred;
+      draft.password ??= '';
+    }
+    return draft;
+  },
+});
+
+// ---- identify ---------------------------------------------------------------------------------
+
+/** `Name: value` of match_header; the value is compared as written (Asterisk's `/regex/` form is refused). */
+function parseMatchHeader(value: string): Parsed<{ name: string; value: string }> {
+  const colon = value.indexOf(':');
+  const name = colon > 0 ? value.slice(0, colon).trim() : '';
+  const wanted = colon > 0 ? value.slice(colon + 1).trim() : '';
+  if (!/^[A-Za-z0-9!%*_+`'~.-]{1,64}$/.test(name)) return { ok: false, error: `${shown(value)} is not Header-Name: value` };
+  if (/^\/.*\/$/.test(wanted)) return { ok: false, error: `${shown(value)}: a /regular expression/ is not supported by Patchbay` };
+  return { ok: true, value: { name, value: wanted } };
+}
+
+export const IDENTIFY = declareObject<PjsipIdentify, Draft<PjsipIdentify>>({
+  type: 'identify',
+  initial: (id) => ({ type: 'identify', id, endpoint: '', match: [], srvLookups: true }),
+  options: {
+    endpoint: text('endpoint', { doc: 'The endpoint requests that match are from.' }),
+    match: listOf('match', parseIdentifyMatch, { doc: 'Source addresses and networks (a host name is a warning: not resolved).' }),
+    srv_lookups: bool('srvLookups', { default: 'yes', doc: 'Resolve host names of `match` through SRV records.', implemented: false }),
+    match_header: optional('matchHeader', parseMatchHeader, { doc: 'A request with this `Header: value` is from `endpoint`.' }),
+  },
+  finish(draft, report) {
+    if (draft.endpoint === '') report.error('endpoint', 'is required');
+    if (draft.match.length === 0 && draft.matchHeader === undefined) report.warn('no match= given: the identify matches nothing');
+    for (const item of draft.match) {
+      if (item.kind === 'host') report.warn(`match=${item.host}: host names are not resolved by Patchbay (addresses and networks are); this item matches nothing`);
+    }
+    return draft;
+  },
+});
+
+// ---- transport --------------------------------------------------------------------------------
+
+const TRANSPORT_PROTOCOLS = ['udp', 'tcp', 'tls', 'ws', 'wss', 'flow'] as const;
+type TransportDraft = Omit<Draft<PjsipTransport>, 'protocol'> & { protocol: (typeof TRANSPORT_PROTOCOLS)[number] };
+
+function parseBind(value: string): Parsed<{ host: string; port: number }> {
+  // Port 0: a free port chosen at start (tests; Asterisk itself wants a real one).
+  const anyPort = isIP(value.trim()) ? null : /^(.+):0$/.exec(value.trim());
+  const result = parseHostPort(anyPort ? anyPort[1] : value);
+  if (!result.ok) return result;
+  if (!isIP(result.value.host)) return { ok: false, error: `${shown(value)}: bind needs an IP address` };
+  return { ok: true, value: { host: result.value.host, port: anyPort ? 0 : (result.value.port ?? 5060) } };
+}
+
+export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
+  type: 'transport',
+  initial: (id) => ({ type: 'transport', id, protocol: 'udp', bind: { host: '0.0.0.0', port: 5060 }, localNet: [] }),
+  options: {
+    protocol: choice('protocol', TRANSPORT_PROTOCOLS, { default: 'udp', doc: '`udp` or `tcp` (others leave the transport out, with a warning).' }),
+    bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
+    external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
+    external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
+    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'Port written in Via and Contact (0: the bound port).', implemented: false }, (draft, value, report) => {
+      const result = parseInteger(value, 0, 65535);
+      if (!result.ok) return report.fail(result.error);
+      if (result.value === 0) delete draft.externalSignalingPort;
+      else draft.externalSignalingPort = result.value;
+    }),
+    local_net: listOf('localNet', parseNetwork, { doc: 'Networks the external addresses are not used for.', implemented: false }),
+  },
+  finish(draft, report) {
+    const { protocol } = draft;
+    if (protocol !== 'udp' && protocol !== 'tcp') {
+      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp and tcp are); transport ignored`);
+      return undefined;
+    }
+    return { ...draft, protocol };
+  },
+});
+
+// ---- registration -----------------------------------------------------------------------------
+
+const seconds = <K extends string>(key: K, min: number, fallback: string, doc: string) => int(key, min, 2_147_483_647, { default: fallback, doc });
+
+export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistration>>({
+  type: 'registration',
+  initial: (id) => ({
+    type: 'registration',
+    id,
+    serverUri: '',
+    clientUri: '',
+    outboundAuth: [],
+    expiration: 3600,
+    retryInterval: 60,
+    forbiddenRetryInterval: 0,
+    fatalRetryInterval: 0,
+    maxRetries: 10,
+    authRejectionPermanent: true,
+    line: false,
+    maxRandomInitialDelay: 10,
+  }),
+  options: {
+    server_uri: parsed('serverUri', parseSipUri, { doc: 'The registrar.' }),
+    client_uri: parsed('clientUri', parseSipUri, { doc: 'The address of record registered.' }),
+    contact_user: optionalText('contactUser', { doc: 'User part of the Contact registered.' }),
+    outbound_auth: names('outboundAuth', { doc: 'Credentials for the registrar\'s challenges.' }),
+    transport: optionalText('transport', { doc: 'The transport the REGISTER leaves from (a `tcp` one registers over TCP); its port is in the Contact.' }),
+    outbound_proxy: sipUri('outboundProxy', 'Proxy the REGISTER is sent through.'),
+    expiration: seconds('expiration', 1, '3600', 'Lifetime asked for (seconds).'),
+    retry_interval: seconds('retryInterval', 1, '60', 'Seconds before retrying a failed registration.'),
+    forbidden_retry_interval: seconds('forbiddenRetryInterval', 0, '0', 'Seconds before retrying after 403 (0: never).'),
+    fatal_retry_interval: seconds('fatalRetryInterval', 0, '0', 'Seconds before retrying after a fatal answer (0: never).'),
+    max_retries: int('maxRetries', 0, 2_147_483_647, { default: '10', doc: 'Retries before giving up.' }),
+    auth_rejection_permanent: bool('authRejectionPermanent', { default: 'yes', doc: 'Stop after the registrar refuses the credentials.' }),
+    line: bool('line', { default: 'no', doc: 'Requests to the registered Contact are from `endpoint`.' }),
+    endpoint: optionalText('endpoint', { doc: 'The endpoint of `line=yes`.' }),
+    max_random_initial_delay: int('maxRandomInitialDelay', 0, 3600, { default: '10', doc: 'Random delay before the first REGISTER (seconds).' }),
+  },
+  finish(draft, report) {
+    if (draft.serverUri === '') report.error('server_uri', 'is required');
+    if (draft.clientUri === '') report.error('client_uri', 'is required');
+    if (draft.line && draft.endpoint === undefined) report.error('endpoint', 'is required with line=yes');
+    return draft;
+  },
+});
+
+// ---- domain_alias, global ---------------------------------------------------------------------
+
+export const DOMAIN_ALIAS = declareObject<PjsipDomainAlias, Draft<PjsipDomainAlias>>({
+  type: 'domain_alias',
+  initial: (id) => ({ type: 'domain_alias', id, domain: '' }),
+  options: {
+    domain: text('domain', { doc: 'The domain the section name is an alias of.', implemented: false }),
+  },
+  finish(draft, report) {
+    if (draft.domain === '') report.error('domain', 'is required');
+    return draft;
+  },
+});
+
+/** The `global` object when pjsip.conf has no such section. */
+export function defaultPjsipGlobal(id = 'global'): PjsipGlobal {
+  return {
+    type: 'global',
+    id,
+    endpointIdentifierOrder: ['ip', 'username', 'anonymous'],
+    defaultRealm: 'asterisk',
+    userAgent: 'Patchbay',
+    defaultFromUser: 'asterisk',
+    maxForwards: 70,
+    keepAliveInterval: 90,
+  };
+}
+
+export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
+  type: 'global',
+  initial: defaultPjsipGlobal,
+  options: {
+    endpoint_identifier_order: choices('endpointIdentifierOrder', IDENTIFIERS, {
+      default: 'ip,username,anonymous',
+      doc: 'Order in which requests are matched to endpoints (`match_header` identifies after these).',
+    }),
+    default_realm: text('defaultRealm', { default: 'asterisk', doc: 'Realm of Patchbay\'s challenges.' }),
+    user_agent: text('userAgent', { default: 'Patchbay', doc: 'User-Agent and Server header.' }),
+    default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
+    max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of requests Patchbay sends.', implemented: false }),
+    keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between keep-alives on connections.', implemented: false }),
+  },
+  finish: (draft) => draft,
+});
+
+/** The object types Patchbay builds, by Asterisk's type name, in the order docs list them. */
+export const PJSIP_TYPES = new Map<string, ObjectType<PjsipObject>>(
+  [ENDPOINT, AOR, AUTH, IDENTIFY, TRANSPORT, REGISTRATION, DOMAIN_ALIAS, GLOBAL].map((declared) => [declared.type, declared]),
+);
+
+/** Types Asterisk has that Patchbay ignores (a warning, no error). */
+export const IGNORED_TYPES: ReadonlySet<string> = new Set([
+  'system',
+  'acl',
+  'contact',
+  'phoneprov',
+  'resource_list',
+  'outbound-publish',
+  'inbound-publication',
+  'asterisk-publication',
+]);

@@ -1,0 +1,104 @@
+/**
+ * Several listening transports as one (Asterisk's pjsip.conf `type=transport` sections: UDP on
+ * 5060 and TCP on 5061, or two addresses). Each listener is a SipTransport of its own; what
+ * arrives is tagged with the listener's name, answers leave from the listener that received the
+ * request, and a request goes out from the listener its Destination names (an endpoint's
+ * `transport=`), else from the first one of its protocol.
+ */
+import type { SipMessage, SipResponse } from './message.ts';
+import { SipTransport, type Destination, type SipSender, type Source, type TcpConnection, type TransportHandlers, type TransportOptions, type TransportProtocol } from './transport.ts';
+
+export interface ListenerSettings {
+  /** Unique among the listeners (the transport section's name). */
+  readonly name: string;
+  /** UDP, TCP or both (then TCP listens on the port UDP got, as phones expect of one address). */
+  readonly protocols: readonly TransportProtocol[];
+  readonly host: string;
+  /** 0 for an ephemeral port. */
+  readonly port: number;
+  /** Host written in Via and Contact (NAT), else the bind address. */
+  readonly publicHost?: string;
+}
+
+export class SipTransportSet implements SipSender {
+  readonly #listeners: { readonly settings: ListenerSettings; readonly transport: SipTransport }[];
+
+  constructor(listeners: readonly ListenerSettings[], handlers: TransportHandlers = {}, options: Pick<TransportOptions, 'limits' | 'forceRport'> = {}) {
+    if (listeners.length === 0) throw new Error('no SIP listener');
+    this.#listeners = listeners.map((settings) => ({
+      settings,
+      transport: new SipTransport(
+        {
+          ...options,
+          name: settings.name,
+          host: settings.host,
+          udpPort: settings.protocols.includes('UDP') ? settings.port : false,
+          ...(settings.protocols.includes('TCP') ? (settings.protocols.includes('UDP') ? {} : { tcpPort: settings.port }) : { tcpPort: false as const }),
+          ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
+        },
+        handlers,
+      ),
+    }));
+  }
+
+  /** Binds every listener; when one cannot, those already bound are closed and the error thrown. */
+  async start(): Promise<void> {
+    try {
+      for (const { transport } of this.#listeners) await transport.start();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** The listeners with their bound ports (after start). */
+  listeners(): { name: string; protocol: TransportProtocol; host: string; port: number | undefined }[] {
+    return this.#listeners.flatMap(({ settings, transport }) =>
+      settings.protocols.map((protocol) => ({ name: settings.name, protocol, host: settings.host, port: transport.port(protocol) })),
+    );
+  }
+
+  /** The bound port of a listener of this protocol (the named one, else the first). */
+  port(protocol: TransportProtocol, listener?: string): number | undefined {
+    const found = this.#pick(protocol, listener);
+    return found?.transport.port(protocol);
+  }
+
+  /** Whether a listener of the protocol exists. */
+  has(protocol: TransportProtocol): boolean {
+    return this.#listeners.some(({ settings }) => settings.protocols.includes(protocol));
+  }
+
+  localAddress(protocol: TransportProtocol, listener?: string): { host: string; port: number } {
+    const found = this.#pick(protocol, listener);
+    if (found) return found.transport.localAddress(protocol);
+    const first = this.#listeners[0]!;
+    return first.transport.localAddress(first.settings.protocols[0] ?? protocol);
+  }
+
+  get connectionCount(): number {
+    return this.#listeners.reduce((sum, { transport }) => sum + transport.connectionCount, 0);
+  }
+
+  async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
+    const found = this.#pick(dest.transport, dest.listener);
+    if (!found) throw new Error(`no ${dest.transport} transport`);
+    return found.transport.send(message, dest);
+  }
+
+  async sendResponse(response: SipResponse, source?: Source): Promise<void> {
+    const found = this.#pick(source?.transport ?? 'UDP', source?.listener) ?? this.#listeners[0]!;
+    return found.transport.sendResponse(response, source);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#listeners.map(({ transport }) => transport.close()));
+  }
+
+  /** The named listener when it serves the protocol, else the first listener of the protocol. */
+  #pick(protocol: TransportProtocol, name: string | undefined) {
+    const serves = (settings: ListenerSettings) => settings.protocols.includes(protocol);
+    const named = name === undefined ? undefined : this.#listeners.find(({ settings }) => settings.name === name && serves(settings));
+    return named ?? this.#listeners.find(({ settings }) => serves(settings));
+  }
+}
