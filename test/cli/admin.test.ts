@@ -291,6 +291,13 @@ describe('admin CLI as a process', () => {
       assert.equal(readPidFile(join(dir, 'data')), serverProcess.child.pid);
       const call = (await (await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } })).json()) as { id: string };
       const stopper = spawnNode([ADMIN_MAIN, 'stop', '--gracefully'], serverEnv, dir);
+      // The admin command is a process of its own: on a loaded machine it may take seconds to start and
+      // signal, so wait for the server to say it drains rather than for a fixed time.
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+        if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 503) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // Then give the command time to report what it waits for (it polls the server once a second).
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(serverProcess.child.exitCode, null, 'still running while a call is up');
       // Draining: a new call is refused, the health check tells load balancers, the call goes on.
