@@ -54,7 +54,7 @@ class LocalHalf implements ChannelDriver {
   }
 
   sendText(text: string): void {
-    this.other().emit('text', text);
+    this.other().receiveText(text);
   }
 }
 

@@ -154,10 +154,10 @@ export class Stasis {
     const control = channel.stasis;
     if (!control) return;
     // What the channel is part of lets go first (a bridge raises ChannelLeftBridge before StasisEnd).
-    channel.emit('stasis-leaving', { app: control.app });
+    channel.leavingStasis(control.app);
     channel.stasis = undefined;
     this.applications.sendTo(control.app, { type: 'StasisEnd', timestamp: formatAriDate(), channel: channel.snapshot() });
-    channel.emit('stasis-left', { app: control.app });
+    channel.leftStasis(control.app);
   }
 
   /** Moves a controlled channel to another application; raises ApplicationMoveFailed when it cannot. */

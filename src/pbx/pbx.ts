@@ -78,7 +78,7 @@ export class Pbx {
     if (this.running.has(channel) && !channel.stasis && this.services.dialplan().exists(context, 'T', 1, channel.caller.number || undefined)) {
       channel.setLocation({ exten: 'T', priority: 1 });
       this.redirected.add(channel);
-      channel.emit('pbx-interrupt', undefined);
+      channel.interruptDialplan();
       return;
     }
     channel.hangup(CAUSE.normal);

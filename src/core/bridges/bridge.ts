@@ -177,8 +177,9 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   /** Raises a bridge event carrying this bridge's snapshot; name and fields are checked against the declarations. */
   raise<N extends BridgeEventName>(type: N, ...[fields, channelIds = []]: RaiseArgs<RaisedFields<N, 'bridge'>, [channelIds?: readonly string[]]>): void {
-    // The declarations type each field; only the assembly of the generic event needs the cast.
-    this.env.publish({ type, timestamp: formatAriDate(), bridge: this.snapshot(), ...fields } as unknown as CoreEvent, { bridgeIds: [this.id], channelIds });
+    // The declarations type each field, but the compiler cannot follow a generic event name into
+    // the event union; the assertion (not via unknown) still rejects fields that fit no event.
+    this.env.publish({ type, timestamp: formatAriDate(), bridge: this.snapshot(), ...fields } as CoreEvent, { bridgeIds: [this.id], channelIds });
   }
 
   // ---- membership -----------------------------------------------------------------------------

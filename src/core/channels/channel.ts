@@ -174,11 +174,6 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.driver = driver(this);
   }
 
-  /** Public so the core's collaborators (Stasis, technologies) can signal on the channel. */
-  override emit<E extends keyof ChannelInternalEvents & string>(event: E, payload: ChannelInternalEvents[E]): void {
-    super.emit(event, payload);
-  }
-
   get endpointId(): string | undefined {
     return this.endpointResource === undefined ? undefined : `${this.technology}/${this.endpointResource}`;
   }
@@ -236,8 +231,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * event's name and fields are checked against its declaration at compile time.
    */
   raise<N extends ChannelEventName>(type: N, ...[fields, scope = this.scope()]: RaiseArgs<RaisedFields<N, 'channel'>, [scope?: EventScope]>): void {
-    // The declarations type each field; only the assembly of the generic event needs the cast.
-    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as unknown as CoreEvent, scope);
+    // The declarations type each field, but the compiler cannot follow a generic event name into
+    // the event union; the assertion (not via unknown) still rejects fields that fit no event.
+    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as CoreEvent, scope);
   }
 
   /** Raises an event about this channel whose model has no `channel` field (Dial names its peer). */
@@ -401,6 +397,30 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     if (this.hangingUp) return;
     this.raise('ChannelDtmfReceived', { digit, duration_ms: durationMs });
     this.emit('dtmf', { digit, durationMs });
+  }
+
+  /** Text received from the far end (an in-call message); listeners (the dialplan's ReceiveText) take it. */
+  receiveText(text: string): void {
+    this.emit('text', text);
+  }
+
+  // ---- what others tell the channel -----------------------------------------------------------
+  // The channel raises its own internal events; the objects that decide them (the dialplan
+  // executor, Stasis) say what happened through these verbs instead of firing the events.
+
+  /** The dialplan executor moved the channel elsewhere (TIMEOUT(absolute) to `T`): the application waiting on it stops. */
+  interruptDialplan(): void {
+    this.emit('pbx-interrupt', undefined);
+  }
+
+  /** Stasis is about to release the channel from `app` (before StasisEnd): what holds it for the application lets go. */
+  leavingStasis(app: string): void {
+    this.emit('stasis-leaving', { app });
+  }
+
+  /** Stasis released the channel from `app` (after StasisEnd). */
+  leftStasis(app: string): void {
+    this.emit('stasis-left', { app });
   }
 
   // ---- hangup ---------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { Applications } from '../applications.ts';
 import type { Bridges } from '../bridges/bridges.ts';
-import type { CoreEvent } from '../../spec/events.ts';
+import type { CoreEventOf } from '../../spec/events.ts';
+import type { Model } from '../../spec/index.ts';
 import type { DynamicConfig } from '../dynamic-config/store.ts';
 import type { ConfigChange } from '../dynamic-config/types.ts';
 import type { Endpoints } from '../endpoints.ts';
@@ -232,7 +233,7 @@ export class Technologies {
    * Asterisk renders channel_unavailable as channel_declined.
    */
   #raiseTransfer(channel: Channel, request: TransferRequest): void {
-    const surroundings = (member: Channel): { connected_channel?: unknown; bridge?: unknown } => {
+    const surroundings = (member: Channel): { connected_channel?: Model<'Channel'>; bridge?: Model<'Bridge'> } => {
       const bridge = member.bridgeId ? this.#services.bridges?.get(member.bridgeId) : undefined;
       if (!bridge) return {};
       const peerId = bridge.channelIds().find((id) => id !== member.id);
@@ -245,14 +246,14 @@ export class Technologies {
       ...(request.params && request.params.length > 0 ? { additional_protocol_params: request.params.map((param) => ({ parameter_name: param.name, parameter_value: param.value })) } : {}),
     };
     const target = request.destinationChannel;
-    const event = {
+    const event: CoreEventOf<'ChannelTransfer'> = {
       type: 'ChannelTransfer',
       timestamp: formatAriDate(),
       ...(request.state ? { state: request.state === 'channel_unavailable' ? 'channel_declined' : request.state } : {}),
       refer_to: { requested_destination: destination, ...(target ? { destination_channel: target.snapshot(), ...surroundings(target) } : {}) },
       referred_by: { source_channel: channel.snapshot(), ...surroundings(channel) },
     };
-    channel.publishEvent(event as unknown as CoreEvent);
+    channel.publishEvent(event);
   }
 
   #enterDialplan(channel: Channel, location: Partial<DialplanLocation> | undefined): void {
