@@ -15,6 +15,7 @@ import { openMedia } from './media.ts';
 import { mediaListProblem } from './media-limits.ts';
 import { Playback, type PlaybackEventType, type PlaybackHooks, type PlaybackOperation, type PlaybackState } from './playback.ts';
 import { PlaybackQueue } from './queue.ts';
+import { PlaybackEntry } from './playback-entry.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
 export interface PlaybacksOptions {
@@ -41,16 +42,12 @@ export interface PlayRequest {
 }
 
 export class Playbacks implements EndableCollection {
+  /** Every live playback, listed or internal, until PlaybackFinished has been told. */
+  private readonly entries = new Map<Playback, PlaybackEntry>();
+  /** The listed (ARI) playbacks by id. */
   private readonly byId = new Map<string, Playback>();
-  private readonly internal = new WeakSet<Playback>();
-  private readonly waiters = new Map<Playback, ((state: PlaybackState) => void)[]>();
   private readonly channelQueues = new Map<Channel, PlaybackQueue>();
   private readonly bridgeQueues = new Map<Bridge, PlaybackQueue>();
-  private readonly queueOf = new Map<Playback, PlaybackQueue>();
-  private readonly scopes = new Map<Playback, EventScope>();
-  /** Bridge playbacks: the bridge, and the applications that heard of the playback while it lived. */
-  private readonly bridgeOf = new Map<Playback, Bridge>();
-  private readonly audience = new Map<Playback, string[]>();
   private readonly hooks: PlaybackHooks;
 
   constructor(private readonly options: PlaybacksOptions) {
@@ -83,32 +80,32 @@ export class Playbacks implements EndableCollection {
 
   /** Plays to one channel (what the channel's far end hears), after its earlier playbacks. */
   playOnChannel(channel: Channel, request: PlayRequest): Playback {
-    const playback = this.create({ kind: 'channel', id: channel.id }, request, channel.scope());
+    const entry = this.create({ kind: 'channel', id: channel.id }, request, channel.scope());
     let queue = this.channelQueues.get(channel);
     if (!queue) {
       queue = this.channelQueue(channel);
       this.channelQueues.set(channel, queue);
     }
-    this.queueOf.set(playback, queue);
-    queue.enqueue(playback);
-    return playback;
+    entry.queue = queue;
+    queue.enqueue(entry.playback);
+    return entry.playback;
   }
 
   /** Plays to everyone in a bridge, after the bridge's earlier playbacks. */
   playOnBridge(bridge: Bridge, request: PlayRequest): Playback {
     if (bridge.destroyed) throw new NotFoundError('Bridge not found');
-    const playback = this.create({ kind: 'bridge', id: bridge.id }, request, { bridgeIds: [bridge.id] });
+    const entry = this.create({ kind: 'bridge', id: bridge.id }, request, { bridgeIds: [bridge.id] });
     let queue = this.bridgeQueues.get(bridge);
     if (!queue) {
       queue = this.bridgeQueue(bridge);
       this.bridgeQueues.set(bridge, queue);
     }
-    this.queueOf.set(playback, queue);
-    this.bridgeOf.set(playback, bridge);
+    entry.queue = queue;
+    entry.bridge = bridge;
     // Remember who follows the bridge now: one that waits is not reported until it starts.
-    this.scopeOf(playback);
-    queue.enqueue(playback);
-    return playback;
+    entry.eventScope(this.options.applications);
+    queue.enqueue(entry.playback);
+    return entry.playback;
   }
 
   /** Stops a playback in any state: PlaybackFinished, and it is gone. */
@@ -119,11 +116,12 @@ export class Playbacks implements EndableCollection {
 
   /** Stops every playback, listed or queued internally (shutdown; see core/lifecycle.ts). */
   endAll(): void {
-    for (const playback of new Set([...this.byId.values(), ...this.queueOf.keys()])) playback.end();
+    // Listed ones first, so none of them starts only to be stopped when an internal one ahead of it ends.
+    for (const playback of new Set([...this.byId.values(), ...this.entries.keys()])) playback.end();
   }
 
   stopPlayback(playback: Playback): void {
-    const queue = this.queueOf.get(playback);
+    const queue = this.entries.get(playback)?.queue;
     if (queue) queue.stop(playback);
     else playback.finish('complete');
   }
@@ -140,17 +138,14 @@ export class Playbacks implements EndableCollection {
 
   /** Resolves with the final state once the playback has finished. */
   finished(playback: Playback): Promise<PlaybackState> {
-    if (playback.finished) return Promise.resolve(playback.state);
-    return new Promise((resolve) => {
-      const list = this.waiters.get(playback) ?? [];
-      list.push(resolve);
-      this.waiters.set(playback, list);
-    });
+    const entry = this.entries.get(playback);
+    // A playback without an entry has finished (entries last until PlaybackFinished has been told).
+    return entry ? entry.whenFinished() : Promise.resolve(playback.state);
   }
 
   // ---- internals ------------------------------------------------------------------------------
 
-  private create(target: Playback['target'], request: PlayRequest, scope: EventScope): Playback {
+  private create(target: Playback['target'], request: PlayRequest, scope: EventScope): PlaybackEntry {
     if (request.media.length === 0) throw new InvalidError('Missing parameter media');
     // Sizes are checked before anything exists: an oversized request leaves no Playback and no event.
     const problem = request.internal ? undefined : mediaListProblem(request.media);
@@ -165,47 +160,23 @@ export class Playbacks implements EndableCollection {
       offsetMs: request.offsetMs,
       skipMs: request.skipMs,
     });
-    if (request.internal) this.internal.add(playback);
-    else this.byId.set(id, playback);
-    this.scopes.set(playback, scope);
-    return playback;
+    const entry = new PlaybackEntry(playback, request.internal === true, scope);
+    this.entries.set(playback, entry);
+    if (!entry.internal) this.byId.set(id, playback);
+    return entry;
   }
 
   private raised(playback: Playback, type: PlaybackEventType): void {
-    if (!this.internal.has(playback)) {
-      this.options.applications.publish({ type, timestamp: formatAriDate(), playback: playback.snapshot() }, this.scopeOf(playback));
+    const entry = this.entries.get(playback);
+    if (!entry) return;
+    if (!entry.internal) {
+      this.options.applications.publish({ type, timestamp: formatAriDate(), playback: playback.snapshot() }, entry.eventScope(this.options.applications));
     }
     if (type !== 'PlaybackFinished') return;
     // The complete state lasts only as long as it takes to tell the subscribers.
     if (this.byId.get(playback.id) === playback) this.byId.delete(playback.id);
-    this.queueOf.delete(playback);
-    this.scopes.delete(playback);
-    this.bridgeOf.delete(playback);
-    this.audience.delete(playback);
-    const waiters = this.waiters.get(playback);
-    this.waiters.delete(playback);
-    for (const resolve of waiters ?? []) resolve(playback.state);
-  }
-
-  /**
-   * Who hears of a playback: subscribers of its channel, or of its bridge. A destroyed bridge has
-   * no subscribers left, so a bridge playback also goes to the applications that were subscribed
-   * when it was last reported (they hear how it ended).
-   */
-  private scopeOf(playback: Playback): EventScope {
-    const scope = this.scopes.get(playback) ?? {};
-    const bridge = this.bridgeOf.get(playback);
-    if (!bridge) return scope;
-    if (!bridge.destroyed) {
-      this.audience.set(
-        playback,
-        this.options.applications
-          .list()
-          .filter((app) => (app.active || app.held) && app.wants(scope))
-          .map((app) => app.name),
-      );
-    }
-    return { ...scope, applications: this.audience.get(playback) ?? [] };
+    this.entries.delete(playback);
+    entry.settle();
   }
 
   private channelQueue(channel: Channel): PlaybackQueue {
