@@ -26,6 +26,13 @@ export function findControlled(channels: Channels, stasis: Stasis, idOrName: str
   return channel;
 }
 
+/** A channel under Stasis control in a state that allows call control and media (404, 409, 412). */
+export function findControllable(core: { readonly channels: Channels; readonly stasis: Stasis }, idOrName: string): Channel {
+  const channel = findControlled(core.channels, core.stasis, idOrName);
+  requireValidState(channel);
+  return channel;
+}
+
 /**
  * Operations that change the channel's state, play to it or move it in the dialplan need a
  * channel that is not an unanswered outbound one: Down, Rsrvd and Ringing are refused (an
@@ -75,6 +82,14 @@ export function continueTarget(dialplan: Dialplan, channel: Channel, request: Co
   else if (!request.context && !request.extension) priority = channel.location.priority + 1;
   else priority = 1;
   return { context, exten, priority };
+}
+
+/**
+ * Hands a controlled channel back to the dialplan at the place `continue` names (see
+ * continueTarget); it leaves its application (StasisEnd) on the way.
+ */
+export function continueInDialplan(core: { readonly stasis: Stasis; readonly dialplan: Dialplan }, channel: Channel, request: ContinueRequest): void {
+  core.stasis.continue(channel, continueTarget(core.dialplan, channel, request));
 }
 
 /**

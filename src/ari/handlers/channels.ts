@@ -5,19 +5,18 @@
 import type { Channel } from '../../core/channels/channel.ts';
 import type { TransferProgressState } from '../../core/channels/technology.ts';
 import {
-  continueTarget,
+  continueInDialplan,
   findChannel,
+  findControllable,
   findControlled,
   hangupCause,
   readVariable,
   redirect,
-  requireValidState,
   setMuted,
   writeVariable,
 } from '../../control/channel-control.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../control/originate.ts';
-import type { Core } from '../../control/core.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
 
@@ -31,13 +30,6 @@ const TRANSFER_STATES: ReadonlyMap<string, TransferProgressState> = new Map(
 
 /** Asterisk's message when the variable operations cannot find the channel. */
 const NO_CHANNEL_FOR_VARIABLES = 'Provided channel was not found';
-
-/** A channel under Stasis control in a state that allows call control (404, 409, 412). */
-function controllable(core: Core, channelId: string): Channel {
-  const channel = findControlled(core.channels, core.stasis, channelId);
-  requireValidState(channel);
-  return channel;
-}
 
 function originateWith(request: OriginateRequest, { core }: RequestContext): ChannelJson {
   return originate(core, request).snapshot;
@@ -66,8 +58,7 @@ export const channelsHandlers = defineHandlers('channels', {
   },
 
   continueInDialplan: ({ channelId, context, extension, priority, label }, { core }) => {
-    const channel = controllable(core, channelId);
-    core.stasis.continue(channel, continueTarget(core.dialplan, channel, { context, extension, priority, label }));
+    continueInDialplan(core, findControllable(core, channelId), { context, extension, priority, label });
   },
 
   move: ({ channelId, app, appArgs }, { core }) => {
@@ -77,24 +68,24 @@ export const channelsHandlers = defineHandlers('channels', {
   },
 
   redirect: ({ channelId, endpoint }, { core }) => {
-    redirect(controllable(core, channelId), endpoint);
+    redirect(findControllable(core, channelId), endpoint);
   },
 
   answer: ({ channelId }, { core }) => {
-    controllable(core, channelId).answer();
+    findControllable(core, channelId).answer();
   },
 
   ring: ({ channelId }, { core }) => {
-    controllable(core, channelId).indicate('ringing');
+    findControllable(core, channelId).indicate('ringing');
   },
 
   ringStop: ({ channelId }, { core }) => {
     // Asterisk stops ringing by indicating -1 (stop every indication).
-    controllable(core, channelId).indicate('stop');
+    findControllable(core, channelId).indicate('stop');
   },
 
   progress: ({ channelId }, { core }) => {
-    controllable(core, channelId).indicate('progress');
+    findControllable(core, channelId).indicate('progress');
   },
 
   // As Asterisk: the channel must be in Stasis (404, 409), then `states` is checked; the state goes
@@ -108,7 +99,7 @@ export const channelsHandlers = defineHandlers('channels', {
   },
 
   sendDTMF: ({ channelId, dtmf, before, between, duration, after }, { core, log }) => {
-    const channel = controllable(core, channelId);
+    const channel = findControllable(core, channelId);
     if (!dtmf) throw new AriError(400, 'DTMF is required');
     // Answers at once; the digits follow on their timers.
     sendDtmf(channel, dtmf, { before, between, duration, after }).catch((err: unknown) => {
@@ -117,19 +108,19 @@ export const channelsHandlers = defineHandlers('channels', {
   },
 
   mute: ({ channelId, direction }, { core }) => {
-    setMuted(controllable(core, channelId), direction, true);
+    setMuted(findControllable(core, channelId), direction, true);
   },
 
   unmute: ({ channelId, direction }, { core }) => {
-    setMuted(controllable(core, channelId), direction, false);
+    setMuted(findControllable(core, channelId), direction, false);
   },
 
   hold: ({ channelId }, { core }) => {
-    controllable(core, channelId).hold();
+    findControllable(core, channelId).hold();
   },
 
   unhold: ({ channelId }, { core }) => {
-    controllable(core, channelId).unhold();
+    findControllable(core, channelId).unhold();
   },
 
   getChannelVar: ({ channelId, variable }, { core }) => {
