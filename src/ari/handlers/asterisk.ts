@@ -5,8 +5,7 @@ import type { Core } from '../../control/core.ts';
 import type { ConfigTuple } from '../../core/dynamic-config/types.ts';
 import { describeBuild, patchbayVersion, processIdentity } from '../../core/system-info.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
-import { parseFunctionCall } from '../../pbx/function-registry.ts';
-import { checkVariable } from '../../core/variable-limits.ts';
+import { setGlobalVariable } from '../../control/global-variables.ts';
 
 const INFO_SECTIONS = ['build', 'system', 'config', 'status'] as const;
 type InfoSection = (typeof INFO_SECTIONS)[number];
@@ -129,13 +128,7 @@ export const asteriskHandlers = defineHandlers('asterisk', {
 
   setGlobalVar: ({ variable, value }, { core }) => {
     if (variable === '') throw new AriError(400, 'Variable name is required');
-    // As pbx_builtin_setvar_helper: a name ending in `)` writes a function (`DB(family/key)`).
-    const call = variable.endsWith(')') ? parseFunctionCall(variable) : undefined;
-    if (call) {
-      checkVariable(variable, value);
-      core.functions.writeWithoutChannel(call[0], call[1], value ?? '');
-      return;
-    }
-    core.globalVars.set(variable, value);
+    // A name ending in `)` writes a function (`DB(family/key)`), as in Asterisk.
+    setGlobalVariable(core, variable, value);
   },
 });

@@ -4,6 +4,7 @@
 import type { Bridge } from '../../core/bridges/bridge.ts';
 import { resolveBridgeType } from '../../core/bridges/bridges.ts';
 import type { Channel } from '../../core/channels/channel.ts';
+import { addChannelsToBridge } from '../../control/bridge-control.ts';
 import { parseVariables } from '../../control/originate.ts';
 import type { Core } from '../../control/core.ts';
 import { NotFoundError } from '../../core/errors.ts';
@@ -133,13 +134,12 @@ export const bridgesHandlers = defineHandlers('bridges', {
   addChannel: ({ bridgeId, channel, role, absorbDTMF, mute, inhibitConnectedLineUpdates }, { core }) => {
     const bridge = findBridge(core, bridgeId);
     const channels = controlledChannels(core, channel);
-    // As in Asterisk, a channel being recorded on its own cannot join a bridge.
-    if (channels.some((member) => core.recordings.isRecordingChannel(member.id))) throw new AriError(409, 'Channel is being recorded');
     // A role given applies to every channel added and replaces the roles they had; none clears them.
     const roles = role?.trim() ? [role.trim()] : [];
     // false (the declared default) leaves the bridge's own defaults from its creation in force.
     const options = { roles, absorbDtmf: absorbDTMF || undefined, mute: mute || undefined, inhibitConnectedLineUpdates };
-    for (const member of channels) core.bridges.addChannel(bridge, member, options);
+    // As in Asterisk, a channel being recorded on its own cannot join a bridge (409).
+    addChannelsToBridge(core, bridge, channels, options);
   },
 
   removeChannel: ({ bridgeId, channel }, { core }) => {

@@ -1,8 +1,8 @@
 // Playbacks: GET/DELETE/control of a playback by id, and the operations that start one —
 // channel play/playWithId and bridge play/playWithId (served from here, merged into the channels
 // and bridges resources). The engine is the core's (src/core/playback/*).
-import type { Channel } from '../../core/channels/channel.ts';
-import { findControlled, requireValidState } from '../../control/channel-control.ts';
+import { findControllable } from '../../control/channel-control.ts';
+import { playOnBridge as playToBridge, playOnChannel as playToChannel, type PlayOptions } from '../../control/play.ts';
 import type { Core } from '../../control/core.ts';
 import { UnprocessableError } from '../../core/errors.ts';
 import type { Playback, PlaybackOperation } from '../../core/playback/playback.ts';
@@ -18,41 +18,17 @@ const json = (playback: Playback): PlaybackJson => playback.snapshot();
 const created = (playback: Playback): Reply<PlaybackJson> =>
   new Reply(json(playback), 201, { Location: `/ari/playbacks/${encodeURIComponent(playback.id)}` });
 
-interface PlayParams {
-  readonly media: readonly string[];
-  readonly lang?: string;
-  readonly offsetms?: number;
-  readonly skipms?: number;
-  readonly playbackId?: string;
+function playOnChannel(core: Core, channelId: string, params: PlayOptions): Reply<PlaybackJson> {
+  // 404 unknown channel, 409 not in Stasis, 412 not answered (outbound) — as control/channel-control.ts rules.
+  return created(playToChannel(core, findControllable(core, channelId), params));
 }
 
-function playOnChannel(core: Core, channelId: string, params: PlayParams): Reply<PlaybackJson> {
-  // 404 unknown channel, 409 not in Stasis, 412 not answered (outbound) — as control.ts rules.
-  const channel: Channel = findControlled(core.channels, core.stasis, channelId);
-  requireValidState(channel);
-  const playback = core.playbacks.playOnChannel(channel, {
-    media: params.media,
-    language: params.lang || channel.language,
-    offsetMs: params.offsetms,
-    skipMs: params.skipms,
-    playbackId: params.playbackId,
-  });
-  return created(playback);
-}
-
-function playOnBridge(core: Core, bridgeId: string, params: PlayParams & { readonly announcer_format?: string }): Reply<PlaybackJson> {
+function playOnBridge(core: Core, bridgeId: string, params: PlayOptions & { readonly announcer_format?: string }): Reply<PlaybackJson> {
   const bridge = core.bridges.require(bridgeId);
   if (params.announcer_format && !getCodec(params.announcer_format)) {
     throw new UnprocessableError('specified announcer_format is unknown on this system');
   }
-  const playback = core.playbacks.playOnBridge(bridge, {
-    media: params.media,
-    language: params.lang || core.config.language,
-    offsetMs: params.offsetms,
-    skipMs: params.skipms,
-    playbackId: params.playbackId,
-  });
-  return created(playback);
+  return created(playToBridge(core, bridge, params));
 }
 
 export const playbacksHandlers = defineHandlers('playbacks', {
