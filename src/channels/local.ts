@@ -35,13 +35,8 @@ class LocalHalf implements ChannelDriver {
   indicate(indication: Indication, musicClass?: string): void {
     const other = this.other();
     if (other.hangingUp) return;
-    if (indication === 'hold') {
-      other.onHold = true;
-      other.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
-    } else if (indication === 'unhold') {
-      other.onHold = false;
-      other.raise('ChannelUnhold');
-    }
+    if (indication === 'hold') other.heldByFarEnd(musicClass);
+    else if (indication === 'unhold') other.unheldByFarEnd();
     other.remoteIndication(indication);
   }
 

@@ -276,6 +276,18 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.raise('ChannelUnhold');
   }
 
+  /** The far end put the call on hold (a Local partner's hold): no indication goes back to it. */
+  heldByFarEnd(musicClass?: string): void {
+    this.onHold = true;
+    this.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
+  }
+
+  /** The far end took the call off hold. */
+  unheldByFarEnd(): void {
+    this.onHold = false;
+    this.raise('ChannelUnhold');
+  }
+
   setCaller(caller: Partial<CallerId>): void {
     this.caller = { ...this.caller, ...caller };
     this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
