@@ -411,7 +411,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.emit('dtmf', { digit, durationMs });
   }
 
-  /** Text received from the far end (an in-call message); listeners (the dialplan's ReceiveText) take it. */
+  /** Text received from the far end (an in-call message), for whoever listens for it on the channel. */
   receiveText(text: string): void {
     this.emit('text', text);
   }
