@@ -1,5 +1,5 @@
 // Writes the Settings table of docs/configuration.md from the declarations in src/config/settings.ts
-// (`npm run docs:config`). test/config.test.ts fails when the file and the declarations differ.
+// (`npm run docs:config`). test/config/config.test.ts fails when the file and the declarations differ.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

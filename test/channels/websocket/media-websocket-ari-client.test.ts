@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import ari, { type Client } from 'ari-client';
 import WebSocket from 'ws';
-import { internals } from '../helpers/ari-client.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { internals } from '../../helpers/ari-client.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 const APP = 'voicebot';
 type AriEvent = Record<string, any>;

@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { createResponse, SipRequest } from '../../src/sip/message.ts';
-import { parseMessage } from '../../src/sip/parser.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { waitUntil } from './helpers.ts';
+import { createResponse, SipRequest } from '../../../src/sip/message.ts';
+import { parseMessage } from '../../../src/sip/parser.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
+import { waitUntil } from '../../sip/helpers.ts';
 
-const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
+const SCENARIOS = fileURLToPath(new URL('../../sip/scenarios/', import.meta.url));
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
 
 const DIALPLAN = `[texts]

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
-import { parseWav, sleep } from './recordings-helpers.ts';
+import { parseWav, sleep } from '../ari/recordings-helpers.ts';
 import { freePort } from '../helpers/ports.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));

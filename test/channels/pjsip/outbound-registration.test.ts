@@ -9,13 +9,13 @@ import dgram from 'node:dgram';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DigestAuthenticator } from '../../src/sip/auth/digest.ts';
-import { createResponse, SipRequest } from '../../src/sip/message.ts';
-import { parseMessage } from '../../src/sip/parser.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { waitUntil } from './helpers.ts';
+import { DigestAuthenticator } from '../../../src/sip/auth/digest.ts';
+import { createResponse, SipRequest } from '../../../src/sip/message.ts';
+import { parseMessage } from '../../../src/sip/parser.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { waitUntil } from '../../sip/helpers.ts';
 
-const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
+const SCENARIOS = fileURLToPath(new URL('../../sip/scenarios/', import.meta.url));
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
 
 type Behaviour = 'sha256' | 'unavailable' | 'forbidden' | 'flaky' | 'always-stale';

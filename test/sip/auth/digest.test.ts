@@ -7,7 +7,7 @@ import {
   digestResponse,
   parseDigestAuthorization,
   type DigestSecret,
-} from '../../src/sip/auth/digest.ts';
+} from '../../../src/sip/auth/digest.ts';
 
 // Expected values computed by hand with md5sum/sha256sum (and matching RFC 7616 §3.9.1, RFC 2617 §3.5).
 const RFC7616 = {
@@ -237,7 +237,7 @@ describe('DigestAuthenticator', () => {
 
 describe('the client side: answering challenges (outbound registration)', () => {
   test('the first usable challenge is answered and verifies; auth-int, MD5-sess and other realms are skipped', async () => {
-    const { answerChallenge, chooseChallenge, parseDigestChallenge } = await import('../../src/sip/auth/digest-client.ts');
+    const { answerChallenge, chooseChallenge, parseDigestChallenge } = await import('../../../src/sip/auth/digest-client.ts');
     assert.equal(parseDigestChallenge('Digest realm="r", nonce="n", qop="auth-int"'), undefined);
     assert.equal(parseDigestChallenge('Digest realm="r", nonce="n", algorithm=MD5-sess'), undefined);
     assert.equal(parseDigestChallenge('Basic realm="r"'), undefined);

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { meanSquare } from '../../src/media/energy.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from './bridges-helpers.ts';
+import { meanSquare } from '../../../src/media/energy.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from '../../ari/bridges-helpers.ts';
 
 const APP = 'ext-audiosocket';
 

@@ -17,7 +17,7 @@ import { startTestServer, type EventSocket, type TestServer } from '../helpers/s
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
+const SCENARIOS = fileURLToPath(new URL('../sip/scenarios/', import.meta.url));
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
 const HAVE_SOX = spawnSync('sox', ['--version'], { encoding: 'utf8' }).error === undefined;
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let server: TestServer;
 before(async () => {

@@ -14,14 +14,14 @@ import {
   type AriUser,
   type DeepPartialYaml,
   type LoadConfigOptions,
-} from '../src/config/config.ts';
-import { cryptHashProblem, md5Crypt, verifyPassword } from '../src/ari/passwords.ts';
-import { settingsTableOf } from '../src/config/docs-table.ts';
-import { renderSettingsTable } from '../src/config/config.ts';
-import { integer, readSection, section, string, type ReadContext, type Seg, type ValueOf, type YamlOf } from '../src/config/schema.ts';
-import { createLogger } from '../src/log.ts';
+} from '../../src/config/config.ts';
+import { cryptHashProblem, md5Crypt, verifyPassword } from '../../src/ari/passwords.ts';
+import { settingsTableOf } from '../../src/config/docs-table.ts';
+import { renderSettingsTable } from '../../src/config/config.ts';
+import { integer, readSection, section, string, type ReadContext, type Seg, type ValueOf, type YamlOf } from '../../src/config/schema.ts';
+import { createLogger } from '../../src/log.ts';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-config-'));
 after(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
 

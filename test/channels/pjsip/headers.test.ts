@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SessionHeaders } from '../../src/channels/pjsip/headers.ts';
-import { InvalidError } from '../../src/core/errors.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { SessionHeaders } from '../../../src/channels/pjsip/headers.ts';
+import { InvalidError } from '../../../src/core/errors.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { readConfigSections } from '../../src/config/conf/reader.ts';
-import { DialplanSyntaxError } from '../../src/config/conf/syntax-error.ts';
-import { buildPjsipConfig, buildPjsipObject, identifyMatchesAddress, loadPjsipConf, readPjsipConf } from '../../src/channels/pjsip/config/index.ts';
+import { readConfigSections } from '../../../src/config/conf/reader.ts';
+import { DialplanSyntaxError } from '../../../src/config/conf/syntax-error.ts';
+import { buildPjsipConfig, buildPjsipObject, identifyMatchesAddress, loadPjsipConf, readPjsipConf } from '../../../src/channels/pjsip/config/index.ts';
 
 const PJSIP_CONF = `
 ;-- A realistic pjsip.conf: a softphone with auth+aor, a carrier trunk with

@@ -10,10 +10,10 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
-import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
-import { rawRequest } from '../helpers/raw-http.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from './bridges-helpers.ts';
+import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
+import { rawRequest } from '../../helpers/raw-http.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from '../../ari/bridges-helpers.ts';
 
 const APP = 'ext-websocket';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

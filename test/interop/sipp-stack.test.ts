@@ -10,7 +10,7 @@ import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { SipRequest, newCallId, newTag, type SipResponse } from '../../src/sip/message.ts';
 import type { TransportProtocol } from '../../src/sip/transport.ts';
-import { startStack, waitUntil, type Stack } from './helpers.ts';
+import { startStack, waitUntil, type Stack } from '../sip/helpers.ts';
 
 function findSipp(): string | undefined {
   try {

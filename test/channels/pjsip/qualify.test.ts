@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
-import { SipRequest, createResponse } from '../../src/sip/message.ts';
-import { parseMessage } from '../../src/sip/parser.ts';
-import { formatUri } from '../../src/sip/uri.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { SipRequest, createResponse } from '../../../src/sip/message.ts';
+import { parseMessage } from '../../../src/sip/parser.ts';
+import { formatUri } from '../../../src/sip/uri.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 
 /** A UDP peer that answers OPTIONS with 200 while `answering`, and can REGISTER itself. */
 class OptionsPeer {

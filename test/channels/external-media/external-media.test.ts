@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
-import { alawEncode, ulawDecode, ulawEncode } from '../../src/media/g711.ts';
-import { goertzelPower, powerToAmplitude } from '../../src/media/goertzel.ts';
-import { meanSquare } from '../../src/media/energy.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from './bridges-helpers.ts';
+import { alawEncode, ulawDecode, ulawEncode } from '../../../src/media/g711.ts';
+import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
+import { meanSquare } from '../../../src/media/energy.ts';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from '../../ari/bridges-helpers.ts';
 
 const APP = 'ext-media';
 
@@ -525,7 +525,7 @@ describe('parameters', () => {
     // An RTP host that the loopback-bound socket cannot reach.
     await status({ external_host: '192.0.2.1:5000' }, 400, /loopback/);
 
-    // Websocket names a websocket_clients entry in client mode (test/ari/external-media-websocket.test.ts).
+    // Websocket names a websocket_clients entry in client mode (test/channels/websocket/media-websocket.test.ts).
     await status({ encapsulation: 'none', transport: 'websocket', external_host: 'media_connection1' }, 400, /websocket_client/);
 
     // A channel id in use, whatever made it.

@@ -13,18 +13,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { DtmfDetector, dtmfFrequencies } from '../../src/media/dtmf.ts';
-import { linearToUlaw, ulawToLinear } from '../../src/media/g711.ts';
-import { dtmfFromInfo } from '../../src/channels/pjsip/dtmf-info.ts';
-import { RtpPortRange } from '../../src/media/rtp/stream.ts';
-import { parsePrometheus, sumOf } from '../helpers/prometheus.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { DtmfDetector, dtmfFrequencies } from '../../../src/media/dtmf.ts';
+import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
+import { dtmfFromInfo } from '../../../src/channels/pjsip/dtmf-info.ts';
+import { RtpPortRange } from '../../../src/media/rtp/stream.ts';
+import { parsePrometheus, sumOf } from '../../helpers/prometheus.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
-const SCENARIOS = fileURLToPath(new URL('./scenarios/', import.meta.url));
+const SCENARIOS = fileURLToPath(new URL('../../sip/scenarios/', import.meta.url));
 
 let work: string;
 let server: TestServer;
