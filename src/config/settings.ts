@@ -7,8 +7,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { cryptHashProblem, verifyPassword } from '../ari/passwords.ts';
+import { cryptHashProblem, verifyPassword } from '../util/password-hashes.ts';
 import { parseAclRule } from '../util/acl.ts';
+import type { WebSocketClientConfig as ConnectionFields } from '../util/websocket-clients/client-config.ts';
 import {
   boolean,
   custom,
@@ -185,7 +186,9 @@ const WEBSOCKET_CLIENT = section({
   pingpong_probes: integer({ default: 3, min: 1, max: 1000, doc: 'Unanswered PINGs before the connection counts as dead' }),
 });
 
-export type WebSocketClientConfig = ValueOf<typeof WEBSOCKET_CLIENT>;
+/** Compiles only when the schema gives the connecting code (src/util/websocket-clients) every field it reads. */
+type ProvidesConnectionFields<T extends ConnectionFields> = T;
+export type WebSocketClientConfig = ProvidesConnectionFields<ValueOf<typeof WEBSOCKET_CLIENT>>;
 /** The same type under the name the outbound WebSocket code uses. */
 export type WebSocketClientSettings = WebSocketClientConfig;
 

@@ -1,5 +1,5 @@
 // The configured `websocket_clients` (Asterisk's websocket_client.conf objects), looked up by name.
-import type { WebSocketClientConfig } from '../../config/settings.ts';
+import type { WebSocketClientConfig } from './client-config.ts';
 
 /** The configured clients, by name. */
 export class WebSocketClients {

@@ -18,7 +18,7 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import WebSocket from 'ws';
-import type { WebSocketClientConfig } from '../../config/settings.ts';
+import type { WebSocketClientConfig } from './client-config.ts';
 import { startPingPong } from './ping-pong.ts';
 
 /** Largest message a connection made here accepts by default (Asterisk's frame limit). */

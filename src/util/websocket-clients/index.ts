@@ -2,7 +2,7 @@
 // websocket_client.conf objects), for whoever dials out over WebSocket: media channels in client
 // mode (connectWebSocketClient, with retries) and ARI outbound connections (connectOnce in their
 // own reconnection loop).
-export type { WebSocketClientConfig } from '../../config/settings.ts';
+export type { WebSocketClientConfig } from './client-config.ts';
 export { WebSocketClients } from './clients.ts';
 export { clientUrl, connectOnce, DEFAULT_MAX_PAYLOAD_BYTES, hostHeader, onClientMessage, WebSocketConnectError, type ConnectOnceOptions, type UriParams } from './connect.ts';
 export { PING_PAYLOAD } from './ping-pong.ts';

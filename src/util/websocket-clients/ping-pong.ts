@@ -1,6 +1,6 @@
 // WebSocket PING keep-alive of a client connection (websocket_client `enable_pingpongs`).
 import type WebSocket from 'ws';
-import type { WebSocketClientConfig } from '../../config/settings.ts';
+import type { WebSocketClientConfig } from './client-config.ts';
 
 /** The ASCII payload of keep-alive PINGs; a PONG counts only when it echoes it (RFC 6455 §5.5.3). */
 export const PING_PAYLOAD = Buffer.from('WS_CLIENT_PING');

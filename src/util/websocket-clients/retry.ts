@@ -2,7 +2,7 @@
 // `reconnect_interval` apart, each one a connectOnce. Used where a connection is wanted once and
 // may be abandoned (a media channel in client mode); ARI outbound sessions run their own loop.
 import type WebSocket from 'ws';
-import type { WebSocketClientConfig } from '../../config/settings.ts';
+import type { WebSocketClientConfig } from './client-config.ts';
 import { clientUrl, connectOnce, WebSocketConnectError, type ConnectOnceOptions } from './connect.ts';
 
 export interface ConnectOptions extends ConnectOnceOptions {
