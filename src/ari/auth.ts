@@ -8,7 +8,8 @@ import net from 'node:net';
 import type { AriUser } from '../config/config.ts';
 import type { AclEntry, NamedAcl } from '../config/settings.ts';
 import { aclAllows, parseAclRule, type AclRule } from '../util/acl.ts';
-import { PasswordHasher, constantTimeEqual, decoyHashLike } from './passwords.ts';
+import { PasswordHasher, decoyHashLike } from './passwords.ts';
+import { constantTimeEqual } from '../util/password-hashes.ts';
 
 export type AuthResult =
   | { readonly kind: 'ok'; readonly user: AriUser }

@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import { Authenticator, type AuthResult } from './auth.ts';
 import type { AriResponse, Dispatcher } from './dispatcher.ts';
-import { ConsoleFiles } from '../console/static.ts';
 
 export const ARI_PREFIX = '/ari';
 
@@ -52,6 +51,17 @@ export interface OpsRoutes {
   observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void;
 }
 
+/**
+ * Static files served beside /ari without credentials: the web console (src/console/). Its
+ * folder sits on the same floor as ari/, so server.ts hands it in and neither imports the other.
+ */
+export interface StaticFiles {
+  /** Whether a request path (after the prefix) is one of these files'. */
+  owns(pathname: string): boolean;
+  /** Answers a request whose path `owns()` accepted. */
+  serve(request: IncomingMessage, response: ServerResponse, pathname: string): void;
+}
+
 export interface HttpServerOptions {
   readonly config: PatchbayConfig;
   readonly log: Logger;
@@ -61,7 +71,7 @@ export interface HttpServerOptions {
   readonly ops?: OpsRoutes;
   readonly media?: MediaUpgradeHandler;
   /** The web console's static files at `/console` (src/console/), when `http.console` is on. */
-  readonly console?: ConsoleFiles;
+  readonly console?: StaticFiles;
 }
 
 /** What is known of a request by the time it is answered, for its log line and metrics. */
@@ -160,7 +170,7 @@ export class AriHttpServer {
     if (request.headers.origin) this.addCors(request, response);
     const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
-    if (!isAri && this.options.console && ConsoleFiles.owns(pathname)) return this.options.console.serve(request, response, pathname);
+    if (!isAri && this.options.console?.owns(pathname)) return this.options.console.serve(request, response, pathname);
     if (!isAri && this.options.media && pathname.startsWith(MEDIA_PREFIX)) {
       // A media WebSocket asked for without an upgrade (as Asterisk's WebSocket server answers).
       request.resume();

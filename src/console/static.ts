@@ -72,7 +72,7 @@ export class ConsoleFiles {
   }
 
   /** Whether a request path (after the prefix) is the console's. */
-  static owns(pathname: string): boolean {
+  owns(pathname: string): boolean {
     return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);
   }
 

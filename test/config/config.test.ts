@@ -15,7 +15,7 @@ import {
   type DeepPartialYaml,
   type LoadConfigOptions,
 } from '../../src/config/config.ts';
-import { cryptHashProblem, md5Crypt, verifyPassword } from '../../src/ari/passwords.ts';
+import { cryptHashProblem, md5Crypt, verifyPassword } from '../../src/util/password-hashes.ts';
 import { settingsTableOf } from '../../src/config/docs-table.ts';
 import { renderSettingsTable } from '../../src/config/config.ts';
 import { integer, readSection, section, string, type ReadContext, type Seg, type ValueOf, type YamlOf } from '../../src/config/schema.ts';
