@@ -1,0 +1,215 @@
+// The floors of docs/architecture.md, checked on every import under src/: an import points to a
+// lower floor (or stays in its own folder), folders form no circle, and one technology never
+// reaches into another. Imports that break the rule today are listed in ALLOWED_TODAY with the
+// reason they still exist; the list may only shrink — a new violation fails, and so does an entry
+// whose import is gone, so whoever removes a violation also removes its line.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { importsOf, sourceFiles, type SourceImport } from './source-imports.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Floor of each folder of src/, lowest first. A file may import its own folder and any folder on
+ * a LOWER floor; folders sharing a floor (config/media, ari/ops/cli/console) are independent of
+ * each other. Files directly in src/ (server.ts, main.ts, log.ts) are the composition root, above all.
+ */
+const FLOORS: Readonly<Record<string, number>> = {
+  spec: 0,
+  util: 1,
+  config: 2,
+  media: 2,
+  sip: 3,
+  dialplan: 4,
+  core: 5,
+  pbx: 6,
+  channels: 7,
+  control: 8,
+  ari: 9,
+  ops: 9,
+  cli: 9,
+  console: 9,
+};
+const ROOT_FLOOR = 10;
+const ROOT_FOLDER = '(src)';
+
+/**
+ * Today's imports that break the floors, `from -> to`. Each is being removed (issue 18): when one
+ * goes, delete its line here. Nothing may be added: fix the import instead (docs/architecture.md
+ * says how — the lower floor declares the small interface it needs and the higher one implements it).
+ */
+const ALLOWED_TODAY: readonly string[] = [
+  // The PJSIP seam (issue 18 item 1): the core still builds the dialplan executor, the function and
+  // application registries and PJSIP's endpoint list itself instead of technologies and the
+  // composition root registering them through the seam.
+  'src/core/core.ts -> src/channels/pjsip/endpoints.ts',
+  'src/core/core.ts -> src/pbx/dialplan-check.ts',
+  'src/core/core.ts -> src/pbx/function-registry.ts',
+  'src/core/core.ts -> src/pbx/apps/index.ts',
+  'src/core/core.ts -> src/pbx/pbx.ts',
+  // Channels keep the per-core writer table of dialplan functions (to become one registry per core).
+  'src/core/channels/channel.ts -> src/pbx/function-writers.ts',
+  'src/core/channels/channels.ts -> src/pbx/function-writers.ts',
+  // MESSAGE routing into the dialplan and originate live above the core but are called from it.
+  'src/core/channels/technology-registry.ts -> src/pbx/message-functions.ts',
+  'src/core/channels/technology-registry.ts -> src/control/originate.ts',
+  'src/core/channels/technology.ts -> src/control/originate.ts',
+  // The driver interface still names PJSIP's header type (sipHeaders?/sipResponseHeaders?).
+  'src/core/channels/technology.ts -> src/channels/pjsip/headers.ts',
+  // PJSIP's dialplan functions and applications are still listed in the static tables of pbx/.
+  'src/pbx/apps/index.ts -> src/channels/pjsip/dialplan-apps.ts',
+  'src/pbx/function-registry.ts -> src/channels/pjsip/dialplan-functions.ts',
+];
+
+/** The folder of src/ a file belongs to (`core` for src/core/channels/channel.ts). */
+function folderOf(file: string): string {
+  const parts = file.split('/');
+  return parts.length > 2 ? parts[1]! : ROOT_FOLDER;
+}
+
+function floorOf(folder: string): number | undefined {
+  return folder === ROOT_FOLDER ? ROOT_FLOOR : FLOORS[folder];
+}
+
+const edge = (i: SourceImport): string => `${i.from} -> ${i.to}`;
+
+const files = sourceFiles(ROOT, 'src');
+const imports = files.flatMap((file) => importsOf(ROOT, file));
+const allowed = new Set(ALLOWED_TODAY);
+
+/** Imports that leave their folder for one on the same or a higher floor. */
+function floorViolations(): SourceImport[] {
+  return imports.filter((i) => {
+    const from = folderOf(i.from);
+    const to = folderOf(i.to);
+    return from !== to && floorOf(to)! >= floorOf(from)!;
+  });
+}
+
+/** A circle in the folder graph (`a -> b -> a`), or undefined. Allowed imports are left out. */
+function folderCircle(): string[] | undefined {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) {
+    const from = folderOf(i.from);
+    const to = folderOf(i.to);
+    if (from === to || allowed.has(edge(i))) continue;
+    if (!next.has(from)) next.set(from, new Set());
+    next.get(from)!.add(to);
+  }
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (folder: string): string[] | undefined => {
+    if (state.get(folder) === 'done') return undefined;
+    if (state.get(folder) === 'open') return [...stack.slice(stack.indexOf(folder)), folder];
+    state.set(folder, 'open');
+    stack.push(folder);
+    for (const to of next.get(folder) ?? []) {
+      const circle = visit(to);
+      if (circle) return circle;
+    }
+    stack.pop();
+    state.set(folder, 'done');
+    return undefined;
+  };
+  for (const folder of [...next.keys()].sort()) {
+    const circle = visit(folder);
+    if (circle) return circle;
+  }
+  return undefined;
+}
+
+/** The technology a file under src/channels/ belongs to: its sub-folder, or the file (local.ts); undefined for channels/index.ts. */
+function technologyOf(file: string): string | undefined {
+  const parts = file.split('/');
+  if (parts[1] !== 'channels' || parts.length < 3) return undefined;
+  if (parts.length > 3) return parts[2];
+  return parts[2] === 'index.ts' ? undefined : parts[2]!.replace(/\.ts$/, '');
+}
+
+describe('floors (docs/architecture.md)', () => {
+  test('the import reader sees every form of import', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'patchbay-floors-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'sample.ts'),
+        [
+          "// import { fake } from './in-a-comment.ts';",
+          "import {",
+          "  a,",
+          "  b,",
+          "} from './multi-line.ts';",
+          "import type { T } from './type-only.ts';",
+          "import { type U, type V } from './type-specifiers.ts';",
+          "import { type W, value } from './mixed.ts';",
+          "import './side-effect.ts';",
+          "export { c } from './re-export.js';",
+          "export type { D } from './type-re-export.ts';",
+          "export * from './star.ts';",
+          "const later = () => import('./dynamic.ts');",
+          "type Lazy = import('./import-type.ts').Lazy;",
+          "import fs from 'node:fs';",
+          "const text = \"import x from './in-a-string.ts'\";",
+        ].join('\n'),
+      );
+      const found = importsOf(dir, 'sample.ts').map((i) => `${i.to}${i.typeOnly ? ' (type)' : ''}`);
+      assert.deepEqual(found, [
+        'multi-line.ts',
+        'type-only.ts (type)',
+        'type-specifiers.ts (type)',
+        'mixed.ts',
+        'side-effect.ts',
+        're-export.ts',
+        'type-re-export.ts (type)',
+        'star.ts',
+        'dynamic.ts',
+        'import-type.ts (type)',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the check reads the whole source tree', () => {
+    assert.ok(files.length > 200, `only ${files.length} files under src/`);
+    assert.ok(imports.some((i) => i.from === 'src/main.ts'), 'main.ts imports nothing?');
+    assert.ok(imports.every((i) => i.to.startsWith('src/')), `an import leaves src/: ${imports.find((i) => !i.to.startsWith('src/')) && edge(imports.find((i) => !i.to.startsWith('src/'))!)}`);
+  });
+
+  test('every folder of src/ has a floor', () => {
+    const folders = readdirSync(path.join(ROOT, 'src'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const unknown = folders.filter((folder) => FLOORS[folder] === undefined);
+    assert.deepEqual(unknown, [], 'add the folder to FLOORS here and to docs/architecture.md');
+  });
+
+  test('no import points to its own floor or a higher one (beyond the shrinking allow-list)', () => {
+    const fresh = floorViolations()
+      .filter((i) => !allowed.has(edge(i)))
+      .map((i) => `${edge(i)}  [${folderOf(i.from)} (${floorOf(folderOf(i.from))}) -> ${folderOf(i.to)} (${floorOf(folderOf(i.to))})]`);
+    assert.deepEqual(fresh, [], 'an import points upward or sideways: let the lower floor declare the interface it needs (docs/architecture.md)');
+  });
+
+  test('the allow-list names only violations that still exist', () => {
+    const present = new Set(floorViolations().map(edge));
+    const stale = ALLOWED_TODAY.filter((entry) => !present.has(entry));
+    assert.deepEqual(stale, [], 'these imports are gone or no longer cross a floor: delete them from ALLOWED_TODAY');
+  });
+
+  test('no two folders import each other, and no circle runs through folders', () => {
+    assert.equal(folderCircle()?.join(' -> '), undefined);
+  });
+
+  test('a technology under src/channels/ imports no other technology', () => {
+    const crossing = imports
+      .filter((i) => {
+        const from = technologyOf(i.from);
+        const to = technologyOf(i.to);
+        return from !== undefined && to !== undefined && from !== to;
+      })
+      .map(edge);
+    assert.deepEqual(crossing, [], 'share through a lower floor (core/, media/, sip/) instead');
+  });
+});
