@@ -7,15 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { formatPath, isPlainObject, readSection, walkSettings, describe, type Raw, type Seg, type ValueOf, type YamlOf } from './schema.ts';
-import { LOG_LEVELS, SETTINGS, usesDefaultPassword } from './settings.ts';
+import { SETTINGS, usesDefaultPassword } from './settings.ts';
 import { readAsteriskConfigDir } from './asterisk-dir.ts';
 
 export { DEFAULT_USER, isLoopback, type AriUser, type ConfigObjects } from './settings.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Public types (derived from the declarations in settings.ts)
-
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type PatchbayConfig = ValueOf<typeof SETTINGS> & {
   /** True when any user still has the embedded default credentials asterisk/asterisk. */

@@ -76,25 +76,6 @@ export function encodeS16le(src: Int16Array, dst: Uint8Array): number {
   return count * 2;
 }
 
-/** Signed 16-bit big-endian (network order: RTP L16). */
-export function decodeS16be(src: Uint8Array, dst: Int16Array): number {
-  const count = src.length >> 1;
-  if (dst.length < count) throw new RangeError(`output buffer holds ${dst.length}, needs ${count}`);
-  for (let i = 0, byte = 0; i < count; i++, byte += 2) dst[i] = ((src[byte] << 24) | (src[byte + 1] << 16)) >> 16;
-  return count;
-}
-
-export function encodeS16be(src: Int16Array, dst: Uint8Array): number {
-  const count = src.length;
-  if (dst.length < count * 2) throw new RangeError(`output buffer holds ${dst.length}, needs ${count * 2}`);
-  for (let i = 0, byte = 0; i < count; i++, byte += 2) {
-    const sample = src[i];
-    dst[byte] = (sample >> 8) & 0xff;
-    dst[byte + 1] = sample & 0xff;
-  }
-  return count * 2;
-}
-
 const CODERS: Readonly<Record<CodecName, { rate: SampleRate; decode: Codec['decode']; encode: Codec['encode'] }>> = {
   ulaw: { rate: 8000, decode: ulawDecode, encode: ulawEncode },
   alaw: { rate: 8000, decode: alawDecode, encode: alawEncode },

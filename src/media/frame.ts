@@ -5,8 +5,6 @@ export const FRAME_MS = 20;
 
 export type SampleRate = 8000 | 16000;
 
-export const SUPPORTED_RATES: readonly SampleRate[] = [8000, 16000];
-
 export const INT16_MAX = 32767;
 export const INT16_MIN = -32768;
 
@@ -19,10 +17,6 @@ export interface Frame {
   readonly samples: Int16Array;
 }
 
-export function isSupportedRate(rate: number): rate is SampleRate {
-  return rate === 8000 || rate === 16000;
-}
-
 /** Samples in one 20 ms frame; other rates are accepted for file-level work. */
 export function samplesPerFrame(rate: number): number {
   return (rate * FRAME_MS) / 1000;
@@ -30,15 +24,6 @@ export function samplesPerFrame(rate: number): number {
 
 export function createFrame(rate: SampleRate): Frame {
   return { rate, samples: new Int16Array(samplesPerFrame(rate)) };
-}
-
-/** Duration of `sampleCount` samples at `rate`, in milliseconds. */
-export function samplesToMs(sampleCount: number, rate: number): number {
-  return (sampleCount * 1000) / rate;
-}
-
-export function msToSamples(ms: number, rate: number): number {
-  return Math.round((ms * rate) / 1000);
 }
 
 export function saturateToInt16(value: number): number {

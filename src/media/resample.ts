@@ -205,6 +205,3 @@ export function createResampler(fromRate: SampleRate, toRate: SampleRate): Resam
   if (fromRate === toRate) return new PassThrough(fromRate, toRate);
   return fromRate === 8000 ? new Upsampler8kTo16k() : new Downsampler16kTo8k();
 }
-
-/** Delay the filter adds, in samples at 16 kHz; useful to align tests. */
-export const RESAMPLER_DELAY_16K = (FILTER_TAPS - 1) / 2;

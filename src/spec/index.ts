@@ -39,4 +39,3 @@ export const RESOURCE_LIST: readonly ResourceDecl[] = Object.values(DECLARED_RES
 export type EventName = Models['Event']['subTypes'][number];
 /** An ARI event of type N, with `type` narrowed to the literal so a switch on it discriminates. */
 export type EventOf<N extends EventName> = N extends EventName ? Omit<ModelType<Models, N>, 'type'> & { type: N } : never;
-export type AnyEvent = EventOf<EventName>;

@@ -25,7 +25,6 @@ import { getCodec, KNOWN_CODEC_NAMES } from '../../media/codecs.ts';
 import { parseDialString } from './dial-string.ts';
 import { MAX_MESSAGE_BYTES, WebSocketSession } from './media-session.ts';
 
-export const MEDIA_PATH_PREFIX = '/media/';
 export const MEDIA_PROTOCOL = 'media';
 const CONNECTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const DEFAULT_FORMAT = 'ulaw';

@@ -18,8 +18,6 @@ export interface MediaContext {
 
 export type MediaResult = { readonly source: MediaSource } | { readonly failure: string };
 
-export const MEDIA_SCHEMES = ['sound', 'recording', 'tone', 'digits', 'number', 'characters'] as const;
-
 /** Opens the media of `uri` in `language`, skipping `offsetMs` into it (files only). */
 export function openMedia(uri: string, language: string, offsetMs: number, context: MediaContext): MediaResult {
   // ARI requests were refused 400 on these bounds already; this keeps every other caller in them.

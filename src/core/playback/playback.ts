@@ -15,8 +15,6 @@ export type PlaybackState = 'enqueued' | 'playing' | 'complete' | 'failed';
 
 export type PlaybackOperation = 'pause' | 'unpause' | 'reverse' | 'forward' | 'restart';
 
-export const PLAYBACK_OPERATIONS: readonly PlaybackOperation[] = ['restart', 'pause', 'unpause', 'reverse', 'forward'];
-
 export const DEFAULT_SKIP_MS = 3000;
 
 export type PlaybackTarget = { readonly kind: 'channel'; readonly id: string } | { readonly kind: 'bridge'; readonly id: string };
