@@ -1,7 +1,8 @@
 // The RTP streams of SIP calls: a socket pair from sip's RTP port range per call, wired to the
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer), with the totals
 // GET /metrics reads and the strict-RTP warnings bounded over all calls.
-import { RtpPortRange, RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
+import { RtpPortRange } from '../../media/rtp/port-range.ts';
+import { RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
 import type { SipCall } from './call.ts';
 import type { PjsipRuntime } from './runtime.ts';
 

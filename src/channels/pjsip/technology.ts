@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
-import { RtpPortRange } from '../../media/rtp/stream.ts';
+import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';

@@ -14,21 +14,22 @@
 // Per packet nothing is allocated: the header, the scratch buffers and the packet rings are reused.
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import { DtmfDetector, dtmfToneList } from '../../media/dtmf.ts';
-import type { Frame } from '../../media/frame.ts';
-import { JitterBuffer } from '../../media/rtp/jitter-buffer.ts';
-import { OutgoingRate } from '../../media/rtp/outgoing-rate.ts';
-import { parseRtpPacket, RtpHeader } from '../../media/rtp/packet.ts';
-import { RtpPayloadCoder } from '../../media/rtp/payload.ts';
-import { ReceiveQueue } from '../../media/rtp/receive-queue.ts';
-import { RtpReceiverStats } from '../../media/rtp/receiver-stats.ts';
-import { looksLikeRtcp } from '../../media/rtp/rtcp-packet.ts';
-import { RtcpSession } from '../../media/rtp/rtcp-session.ts';
-import { RtpSender } from '../../media/rtp/sender.ts';
-import { rtpStatistics, type RtpStatistics } from '../../media/rtp/statistics.ts';
-import { ToneGenerator } from '../../media/tone-generator.ts';
-import { parseToneList } from '../../media/tones.ts';
-import { TelephoneEventReceiver, TelephoneEventSender, TELEPHONE_EVENT_PAYLOAD_BYTES } from '../../media/rtp/telephone-event.ts';
+import { DtmfDetector, dtmfToneList } from '../dtmf.ts';
+import type { Frame } from '../frame.ts';
+import { JitterBuffer } from './jitter-buffer.ts';
+import { OutgoingRate } from './outgoing-rate.ts';
+import { parseRtpPacket, RtpHeader } from './packet.ts';
+import { RtpPayloadCoder } from './payload.ts';
+import { ReceiveQueue } from './receive-queue.ts';
+import { RtpReceiverStats } from './receiver-stats.ts';
+import { looksLikeRtcp } from './rtcp-packet.ts';
+import { RtcpSession } from './rtcp-session.ts';
+import { RtpSender } from './sender.ts';
+import { rtpStatistics, type RtpStatistics } from './statistics.ts';
+import { ToneGenerator } from '../tone-generator.ts';
+import { parseToneList } from '../tones.ts';
+import { TelephoneEventReceiver, TelephoneEventSender, TELEPHONE_EVENT_PAYLOAD_BYTES } from './telephone-event.ts';
+import { closeQuietly } from './port-range.ts';
 
 export type StreamDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 
@@ -126,68 +127,6 @@ export interface StreamClock {
   readonly ticks: number;
   onTick(listener: () => void): void;
   offTick(listener: () => void): void;
-}
-
-/** Even ports from a range, handed out round-robin; a port in use is skipped. */
-export class RtpPortRange {
-  #next: number;
-
-  constructor(
-    readonly start: number,
-    readonly end: number,
-  ) {
-    this.#next = start + (start % 2);
-  }
-
-  /** Binds a UDP socket on the next free even port of the range (without its RTCP port). */
-  async bind(address: string): Promise<dgram.Socket> {
-    return (await this.#bind(address, false)).rtp;
-  }
-
-  /** Binds RTP on the next free even port of the range and RTCP on the odd port above it. */
-  async bindPair(address: string): Promise<{ rtp: dgram.Socket; rtcp: dgram.Socket }> {
-    const pair = await this.#bind(address, true);
-    return { rtp: pair.rtp, rtcp: pair.rtcp! };
-  }
-
-  async #bind(address: string, withRtcp: boolean): Promise<{ rtp: dgram.Socket; rtcp?: dgram.Socket }> {
-    const count = Math.max(1, Math.floor((this.end - this.start) / 2) + 1);
-    for (let attempt = 0; attempt < Math.min(count, 64); attempt++) {
-      const port = this.#next;
-      this.#next += 2;
-      if (this.#next + (withRtcp ? 1 : 0) > this.end) this.#next = this.start + (this.start % 2);
-      if (withRtcp && port + 1 > Math.min(this.end, 65535)) continue;
-      const rtp = await bindUdp(address, port);
-      if (!rtp) continue;
-      if (!withRtcp) return { rtp };
-      const rtcp = await bindUdp(address, port + 1);
-      if (rtcp) return { rtp, rtcp };
-      closeQuietly(rtp);
-    }
-    throw new Error(`no free RTP port${withRtcp ? ' pair' : ''} in ${this.start}-${this.end}`);
-  }
-}
-
-async function bindUdp(address: string, port: number): Promise<dgram.Socket | undefined> {
-  const socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
-  const bound = await new Promise<boolean>((resolve) => {
-    socket.once('error', () => resolve(false));
-    socket.bind(port, address, () => resolve(true));
-  });
-  if (bound) {
-    socket.removeAllListeners('error');
-    return socket;
-  }
-  closeQuietly(socket);
-  return undefined;
-}
-
-function closeQuietly(socket: dgram.Socket): void {
-  try {
-    socket.close();
-  } catch {
-    // never bound, or closed already
-  }
 }
 
 export class RtpStream {

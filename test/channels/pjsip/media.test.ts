@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { DtmfDetector, dtmfFrequencies } from '../../../src/media/dtmf.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { dtmfFromInfo } from '../../../src/channels/pjsip/dtmf-info.ts';
-import { RtpPortRange } from '../../../src/media/rtp/stream.ts';
+import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
 import { parsePrometheus, sumOf } from '../../helpers/prometheus.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 

@@ -6,7 +6,8 @@ import dgram from 'node:dgram';
 import { describe, test } from 'node:test';
 import type { Frame } from '../../../src/media/frame.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
-import { RtpPortRange, RtpStream, RtpStreamTotals, type StreamOptions } from '../../../src/media/rtp/stream.ts';
+import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
+import { RtpStream, RtpStreamTotals, type StreamOptions } from '../../../src/media/rtp/stream.ts';
 
 class ManualClock {
   ticks = 0;
