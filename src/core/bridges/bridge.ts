@@ -406,7 +406,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   // ---- end ------------------------------------------------------------------------------------
 
-  /** Ends the bridge (the lifecycle verb, see core/lifecycle.ts): ARI's bridge destroy. */
+  /** Ends the bridge (the lifecycle verb, see util/lifecycle.ts): ARI's bridge destroy. */
   end(): void {
     this.destroy();
   }

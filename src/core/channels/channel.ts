@@ -448,7 +448,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * destroyed before the outermost call returns; a channel is destroyed after the channels its own
    * hangup released (a Local `;2` before its `;1`), as the recursive order had it.
    */
-  /** Hangs up with normal clearing (the lifecycle verb, see core/lifecycle.ts). */
+  /** Hangs up with normal clearing (the lifecycle verb, see util/lifecycle.ts). */
   end(): void {
     this.hangup(CAUSE.normal);
   }

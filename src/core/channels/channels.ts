@@ -201,7 +201,7 @@ export class Channels implements EndableCollection {
   }
 
   /** Hangs up every channel (server shutdown). */
-  /** Hangs every channel up with normal clearing (the lifecycle verb, see core/lifecycle.ts). */
+  /** Hangs every channel up with normal clearing (the lifecycle verb, see util/lifecycle.ts). */
   endAll(): void {
     for (const channel of this.list()) channel.end();
   }

@@ -1,5 +1,5 @@
 // Turns a media URI into a MediaSource: `sound:`, `recording:`, `tone:`, `digits:`, `number:`
-// and `characters:`. Anything that cannot be found or read is a MediaFailure naming why, never an
+// and `characters:`. Anything that cannot be found or read is a `{ failure }` result naming why, never an
 // exception: the playback reports it as a failed item.
 import { statSync } from 'node:fs';
 import { readAudioFile } from '../../media/audio-file.ts';

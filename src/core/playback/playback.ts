@@ -125,7 +125,7 @@ export class Playback implements Endable {
     return this.outcome ?? 'complete';
   }
 
-  /** Ends the playback as ARI's stop does (the lifecycle verb, see core/lifecycle.ts). */
+  /** Ends the playback as ARI's stop does (the lifecycle verb, see util/lifecycle.ts). */
   end(): void {
     this.hooks.stop(this);
   }

@@ -114,7 +114,7 @@ export class Playbacks implements EndableCollection {
     this.stopPlayback(playback);
   }
 
-  /** Stops every playback, listed or queued internally (shutdown; see core/lifecycle.ts). */
+  /** Stops every playback, listed or queued internally (shutdown; see util/lifecycle.ts). */
   endAll(): void {
     // Listed ones first, so none of them starts only to be stopped when an internal one ahead of it ends.
     for (const playback of new Set([...this.byId.values(), ...this.entries.keys()])) playback.end();

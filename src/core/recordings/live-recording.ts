@@ -229,7 +229,7 @@ export class LiveRecording implements Endable {
     else if (silent) this.finish('done', 'silence');
   }
 
-  /** Stops the recording and keeps its file (the lifecycle verb, see core/lifecycle.ts). */
+  /** Stops the recording and keeps its file (the lifecycle verb, see util/lifecycle.ts). */
   end(): void {
     this.finish('done', 'stopped');
   }

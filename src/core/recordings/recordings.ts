@@ -218,7 +218,7 @@ export class Recordings implements EndableCollection {
   }
 
   /** Ends every recording and finalises its file (server shutdown). */
-  /** Finalises every live recording, keeping its file (shutdown; see core/lifecycle.ts). */
+  /** Finalises every live recording, keeping its file (shutdown; see util/lifecycle.ts). */
   endAll(): void {
     for (const recording of [...this.running]) recording.finish('done', 'shutdown');
   }
