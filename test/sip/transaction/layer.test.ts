@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { SipRequest, SipResponse, createResponse, parseVia, type SipMessage } from '../../src/sip/message.ts';
-import { responseDestination } from '../../src/sip/transport.ts';
-import type { ClientTransaction, ServerTransaction, TransactionUser } from '../../src/sip/transaction/index.ts';
-import { FAST, TcpPeer, UdpPeer, checkSchedule, recordSends, request, sleep, startStack, waitUntil, type Stack } from './helpers.ts';
+import { SipRequest, SipResponse, createResponse, parseVia, type SipMessage } from '../../../src/sip/message.ts';
+import { responseDestination } from '../../../src/sip/transport.ts';
+import type { ClientTransaction, ServerTransaction, TransactionUser } from '../../../src/sip/transaction/index.ts';
+import { FAST, TcpPeer, UdpPeer, checkSchedule, recordSends, request, sleep, startStack, waitUntil, type Stack } from '../helpers.ts';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
