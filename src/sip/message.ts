@@ -135,12 +135,6 @@ export function formatVia(via: Via): string {
   return out;
 }
 
-/** sent-by of a Via: `host:port`, port defaulted (5060, 5061 for TLS). */
-export function viaSentBy(via: Via): string {
-  const port = via.port ?? (via.transport === 'TLS' ? 5061 : 5060);
-  return `${via.host}:${port}`;
-}
-
 export function parseCSeq(text: string): CSeq | null {
   const m = /^\s*(\d{1,10})\s+([A-Za-z0-9\-.!%*_+`'~]+)\s*$/.exec(text);
   if (!m) return null;
@@ -496,8 +490,4 @@ export function createResponse(request: SipRequest, status: number, reason?: str
     if (ts !== undefined) response.add('Timestamp', ts);
   }
   return response;
-}
-
-export function isNameAddr(value: unknown): value is NameAddr {
-  return typeof value === 'object' && value !== null && 'uri' in value && 'params' in value;
 }

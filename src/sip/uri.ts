@@ -202,34 +202,6 @@ export function formatUri(uri: Uri): string {
   return out;
 }
 
-export function sipUri(init: { scheme?: 'sip' | 'sips'; user?: string; host: string; port?: number; params?: Record<string, string | null> }): SipUri {
-  const uri: SipUri = { kind: 'sip', scheme: init.scheme ?? 'sip', host: init.host.replace(/^\[|\]$/g, '').toLowerCase(), params: new Map(), headers: new Map() };
-  if (init.user !== undefined) uri.user = init.user;
-  if (init.port !== undefined) uri.port = init.port;
-  for (const [k, v] of Object.entries(init.params ?? {})) uri.params.set(k.toLowerCase(), v);
-  return uri;
-}
-
-/** RFC 3261 §19.1.4 URI comparison (simplified: user/password case-sensitive, host case-insensitive, the significant params). */
-export function uriEquals(a: Uri, b: Uri): boolean {
-  if (a.kind !== b.kind) return false;
-  if (a.kind === 'other' || b.kind === 'other') return a.scheme === b.scheme && (a as OtherUri).opaque === (b as OtherUri).opaque;
-  if (a.scheme !== b.scheme || a.user !== b.user || a.password !== b.password || a.host !== b.host || a.port !== b.port) return false;
-  for (const name of ['user', 'ttl', 'method', 'maddr', 'transport']) {
-    const av = a.params.get(name);
-    const bv = b.params.get(name);
-    if (av === undefined && bv === undefined) continue;
-    if (av === undefined || bv === undefined || (av ?? '').toLowerCase() !== (bv ?? '').toLowerCase()) return false;
-  }
-  for (const [name, av] of a.params) {
-    const bv = b.params.get(name);
-    if (bv !== undefined && (av ?? '').toLowerCase() !== (bv ?? '').toLowerCase()) return false;
-  }
-  if (a.headers.size !== b.headers.size) return false;
-  for (const [name, av] of a.headers) if (b.headers.get(name) !== av) return false;
-  return true;
-}
-
 // ---------------------------------------------------------------------------------------------
 // name-addr / addr-spec with header parameters (From, To, Contact, Route, Record-Route …)
 
