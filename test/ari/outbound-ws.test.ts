@@ -1,98 +1,23 @@
 // ARI outbound WebSockets against a real WebSocket server playing the application: the handshake,
 // ApplicationRegistered first, events, REST over the socket, reconnection with the queue flushed
-// in order, the queue's age bound, reload adding/changing/removing connections, per-call
-// connections opened by Stasis() on a Local channel, a failed per-call connection, wss with a
-// private CA, and the HTTP CONNECT proxy.
+// in order, the queue's age bound, reload adding/changing/removing connections, the configuration
+// (YAML and ari.conf), wss with a private CA, and the HTTP CONNECT proxy. Per-call connections:
+// outbound-ws-per-call.test.ts.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import WebSocket from 'ws';
-import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
+import { loadConfig, type DeepPartialYaml } from '../../src/config/config.ts';
 import { ARI_DATE_PATTERN } from '../../src/util/ari-date.ts';
-import { startServer, type RunningServer } from '../../src/server.ts';
-import { AppServer, type AppConnection, type Message } from '../helpers/app-server.ts';
+import { startServer } from '../../src/server.ts';
 import { startConnectProxy } from '../helpers/connect-proxy.ts';
-import { AUTH } from '../helpers/server.ts';
+import { bodyOf, cleanups, runCleanups, startApp, startOnFile, waitFor } from './outbound-ws-helpers.ts';
 
-interface Started {
-  readonly server: RunningServer;
-  readonly file: string;
-  readonly logLines: string[];
-  /** Loads the file as the server would on SIGHUP. */
-  read(): PatchbayConfig;
-  write(yaml: string): void;
-  ari(path: string, init?: RequestInit): Promise<Response>;
-  stop(): Promise<void>;
-}
-
-const cleanups: (() => Promise<void> | void)[] = [];
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-/** A server on a configuration file (so that reloads read it again). */
-async function startOnFile(yaml: string): Promise<Started> {
-  const dir = mkdtempSync(join(tmpdir(), 'patchbay-owc-'));
-  const file = join(dir, 'patchbay.yaml');
-  writeFileSync(file, yaml);
-  const base: DeepPartialYaml = {
-    http: { port: 0, bind: '127.0.0.1' },
-    dirs: { data: join(dir, 'data') },
-    ari: { developer_mode: true },
-    logging: { console: false, level: 'debug' },
-    sip: { port: 0 },
-  };
-  const read = () => loadConfig({ path: file, env: {}, overrides: base });
-  const logLines: string[] = [];
-  const server = await startServer(read(), {
-    readConfig: read,
-    logDestination: new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    }),
-  });
-  let stopped = false;
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  cleanups.push(stop);
-  return {
-    server,
-    file,
-    logLines,
-    read,
-    write: (text) => writeFileSync(file, text),
-    ari: (path, init = {}) => fetch(`${server.url}/ari${path}`, { ...init, headers: { authorization: AUTH, ...(init.headers ?? {}) } }),
-    stop,
-  };
-}
-
-async function startApp(options: Parameters<typeof AppServer.start>[0] = {}): Promise<AppServer> {
-  const app = await AppServer.start(options);
-  cleanups.push(() => app.stop());
-  return app;
-}
-
-const bodyOf = (message: Message): unknown => JSON.parse(String(message.message_body));
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+after(runCleanups);
 
 function persistentYaml(port: number, extra = '', apps = 'alpha, beta'): string {
   return `
@@ -366,158 +291,6 @@ describe('persistent connection', () => {
     const epsilon = await reconnected.next();
     assert.equal(epsilon.type, 'ApplicationRegistered');
     assert.equal(epsilon.application, 'epsilon');
-  });
-});
-
-const PER_CALL_DIALPLAN = `
-[default]
-exten => answer,1,Answer()
- same => n,Wait(3600)
-
-[percall]
-exten => bot,1,Answer()
- same => n,Stasis(voicebot,one,two)
- same => n,Set(RESULT=\${STASISSTATUS})
- same => n,Hangup()
-exten => dead,1,Stasis(deadbot)
- same => n,Set(RESULT=\${STASISSTATUS})
- same => n,Hangup()
-`;
-
-function perCallYaml(dir: string, port: number, deadPort: number): string {
-  const dialplan = join(dir, 'extensions.conf');
-  writeFileSync(dialplan, PER_CALL_DIALPLAN);
-  return `
-dialplan:
-  file: ${dialplan}
-websocket_clients:
-  - name: bot
-    uri: ws://127.0.0.1:${port}/bot
-    protocols: ari
-    connection_type: per_call_config
-    reconnect_interval: 50
-    reconnect_attempts: 2
-  - name: dead
-    uri: ws://127.0.0.1:${deadPort}/
-    connection_type: per_call_config
-    connection_timeout: 200
-    reconnect_interval: 50
-    reconnect_attempts: 2
-ari:
-  outbound_websockets:
-    - name: voice
-      websocket_client_id: bot
-      apps: voicebot
-      local_ari_user: asterisk
-    - name: deadconn
-      websocket_client_id: dead
-      apps: deadbot
-      local_ari_user: asterisk
-`;
-}
-
-async function unusedPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
-function watchAll(pb: Started): Promise<AppWatcher> {
-  const socket = new WebSocket(`${pb.server.url.replace('http', 'ws')}/ari/events?app=watch&subscribeAll=true`, { headers: { authorization: AUTH } });
-  return new Promise((resolve, reject) => {
-    const watcher: AppWatcher = { messages: [], socket };
-    socket.on('message', (data) => watcher.messages.push(JSON.parse(String(data)) as Message));
-    socket.once('open', () => resolve(watcher));
-    socket.once('error', reject);
-    cleanups.push(() => socket.terminate());
-  });
-}
-interface AppWatcher {
-  readonly messages: Message[];
-  readonly socket: WebSocket;
-}
-
-describe('per-call connections', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'patchbay-owc-dp-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-
-  test('Stasis() on a Local channel opens a connection for that channel and closes it after the call', async () => {
-    const app = await startApp();
-    const pb = await startOnFile(perCallYaml(dir, app.port, await unusedPort()));
-    // No application is registered until a call needs one.
-    assert.deepEqual(await (await pb.ari('/applications')).json(), []);
-    const originated = await pb.ari('/channels?endpoint=Local/bot@percall&extension=answer&context=default', { method: 'POST' });
-    assert.equal(originated.status, 200);
-    const first = (await originated.json()) as { id: string };
-    const conn: AppConnection = await app.nextConnection().catch((err: Error) => {
-      console.log(pb.logLines.join(''));
-      throw err;
-    });
-    assert.equal(conn.request.url, '/bot');
-    const registered = await conn.next();
-    assert.equal(registered.type, 'ApplicationRegistered');
-    const ephemeral = String(registered.application);
-    assert.match(ephemeral, /^voicebot:Local\/bot@percall-[0-9a-f]+;2$/);
-    const start = await conn.next();
-    assert.equal(start.type, 'StasisStart');
-    assert.equal(start.application, ephemeral);
-    assert.deepEqual(start.args, ['one', 'two']);
-    const channel = start.channel as { id: string; name: string };
-    assert.equal(`voicebot:${channel.name}`, ephemeral);
-    // REST over the per-call socket answers for the ephemeral application.
-    const got = await conn.rest('GET', `channels/${channel.id}`);
-    assert.equal(got.status_code, 200);
-    assert.equal(got.application, ephemeral);
-    const continued = await conn.rest('POST', `channels/${channel.id}/continue`);
-    assert.equal(continued.status_code, 204);
-    const opened = Date.now();
-    // Trailing events still arrive: the dialplan goes on (STASISSTATUS=SUCCESS) and hangs up.
-    const trailing = await conn.until((m) => m.type === 'ChannelDestroyed');
-    assert.ok(trailing.some((m) => m.type === 'StasisEnd'));
-    assert.ok(trailing.some((m) => m.type === 'ChannelVarset' && m.variable === 'RESULT' && m.value === 'SUCCESS'));
-    assert.equal(await conn.closed, 1000);
-    assert.ok(Date.now() - opened >= 2500, 'the socket lingers for trailing events');
-    assert.ok(!conn.messages.some((m) => m.type === 'ApplicationUnregistered'));
-    assert.equal((await pb.ari(`/applications/${encodeURIComponent(ephemeral)}`)).status, 404);
-    // The Local pair ended with the call.
-    assert.equal((await pb.ari(`/channels/${first.id}`)).status, 404);
-  });
-
-  test('a per-call connection that cannot be made sets STASISSTATUS=FAILED and the dialplan continues', async () => {
-    const app = await startApp();
-    const pb = await startOnFile(perCallYaml(dir, app.port, await unusedPort()));
-    const watcher = await watchAll(pb);
-    const originated = await pb.ari('/channels?endpoint=Local/dead@percall&extension=answer&context=default', { method: 'POST' });
-    assert.equal(originated.status, 200);
-    const first = (await originated.json()) as { id: string };
-    await waitFor(() => watcher.messages.some((m) => m.type === 'ChannelVarset' && m.variable === 'RESULT'));
-    const result = watcher.messages.find((m) => m.type === 'ChannelVarset' && m.variable === 'RESULT')!;
-    assert.equal(result.value, 'FAILED');
-    assert.equal(app.attempts, 0);
-    await pb.ari(`/channels/${first.id}`, { method: 'DELETE' });
-  });
-});
-
-describe('per-call connection lost mid-call', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'patchbay-owc-dp2-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-
-  test('the application drops the socket and it cannot be re-established: StasisEnd, STASISSTATUS=FAILED, the dialplan goes on', async () => {
-    const app = await startApp();
-    const pb = await startOnFile(perCallYaml(dir, app.port, await unusedPort()));
-    const watcher = await watchAll(pb);
-    const originated = await pb.ari('/channels?endpoint=Local/bot@percall&extension=answer&context=default', { method: 'POST' });
-    assert.equal(originated.status, 200);
-    const conn = await app.nextConnection();
-    await conn.until((m) => m.type === 'StasisStart');
-    app.refuse = true;
-    conn.socket.terminate();
-    await waitFor(() => watcher.messages.some((m) => m.type === 'ChannelVarset' && m.variable === 'RESULT'));
-    const result = watcher.messages.find((m) => m.type === 'ChannelVarset' && m.variable === 'RESULT')!;
-    assert.equal(result.value, 'FAILED');
-    assert.ok(app.attempts >= 3, `reconnection was tried (${app.attempts} upgrade attempts)`);
   });
 });
 
