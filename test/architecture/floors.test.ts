@@ -1,8 +1,7 @@
 // The floors of docs/architecture.md, checked on every import under src/: an import points to a
 // lower floor (or stays in its own folder), folders form no circle, and one technology never
-// reaches into another. Imports that break the rule today are listed in ALLOWED_TODAY with the
-// reason they still exist; the list may only shrink — a new violation fails, and so does an entry
-// whose import is gone, so whoever removes a violation also removes its line.
+// reaches into another. There is no allow-list: the last upward imports (the core's, to pbx/,
+// control/ and channels/pjsip) went with the technology seam, and a new one fails the build.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,33 +36,6 @@ const FLOORS: Readonly<Record<string, number>> = {
 const ROOT_FLOOR = 10;
 const ROOT_FOLDER = '(src)';
 
-/**
- * Today's imports that break the floors, `from -> to`. Each is being removed (issue 18): when one
- * goes, delete its line here. Nothing may be added: fix the import instead (docs/architecture.md
- * says how — the lower floor declares the small interface it needs and the higher one implements it).
- */
-const ALLOWED_TODAY: readonly string[] = [
-  // The PJSIP seam (issue 18 item 1): the core still builds the dialplan executor, the function and
-  // application registries and PJSIP's endpoint list itself instead of technologies and the
-  // composition root registering them through the seam.
-  'src/core/core.ts -> src/channels/pjsip/endpoints.ts',
-  'src/core/core.ts -> src/pbx/dialplan-check.ts',
-  'src/core/core.ts -> src/pbx/function-registry.ts',
-  'src/core/core.ts -> src/pbx/apps/index.ts',
-  'src/core/core.ts -> src/pbx/pbx.ts',
-  // Channels keep the per-core writer table of dialplan functions (to become one registry per core).
-  'src/core/channels/channel.ts -> src/pbx/function-writers.ts',
-  'src/core/channels/channels.ts -> src/pbx/function-writers.ts',
-  // MESSAGE routing into the dialplan and originate live above the core but are called from it.
-  'src/core/channels/technology-registry.ts -> src/pbx/message-functions.ts',
-  'src/core/channels/technology-registry.ts -> src/control/originate.ts',
-  'src/core/channels/technology.ts -> src/control/originate.ts',
-  // The driver interface still names PJSIP's header type (sipHeaders?/sipResponseHeaders?).
-  'src/core/channels/technology.ts -> src/channels/pjsip/headers.ts',
-  // PJSIP's dialplan functions and applications are still listed in the static tables of pbx/.
-  'src/pbx/apps/index.ts -> src/channels/pjsip/dialplan-apps.ts',
-  'src/pbx/function-registry.ts -> src/channels/pjsip/dialplan-functions.ts',
-];
 
 /** The folder of src/ a file belongs to (`core` for src/core/channels/channel.ts). */
 function folderOf(file: string): string {
@@ -79,7 +51,6 @@ const edge = (i: SourceImport): string => `${i.from} -> ${i.to}`;
 
 const files = sourceFiles(ROOT, 'src');
 const imports = files.flatMap((file) => importsOf(ROOT, file));
-const allowed = new Set(ALLOWED_TODAY);
 
 /** Imports that leave their folder for one on the same or a higher floor. */
 function floorViolations(): SourceImport[] {
@@ -90,13 +61,13 @@ function floorViolations(): SourceImport[] {
   });
 }
 
-/** A circle in the folder graph (`a -> b -> a`), or undefined. Allowed imports are left out. */
+/** A circle in the folder graph (`a -> b -> a`), or undefined. */
 function folderCircle(): string[] | undefined {
   const next = new Map<string, Set<string>>();
   for (const i of imports) {
     const from = folderOf(i.from);
     const to = folderOf(i.to);
-    if (from === to || allowed.has(edge(i))) continue;
+    if (from === to) continue;
     if (!next.has(from)) next.set(from, new Set());
     next.get(from)!.add(to);
   }
@@ -185,17 +156,9 @@ describe('floors (docs/architecture.md)', () => {
     assert.deepEqual(unknown, [], 'add the folder to FLOORS here and to docs/architecture.md');
   });
 
-  test('no import points to its own floor or a higher one (beyond the shrinking allow-list)', () => {
-    const fresh = floorViolations()
-      .filter((i) => !allowed.has(edge(i)))
-      .map((i) => `${edge(i)}  [${folderOf(i.from)} (${floorOf(folderOf(i.from))}) -> ${folderOf(i.to)} (${floorOf(folderOf(i.to))})]`);
-    assert.deepEqual(fresh, [], 'an import points upward or sideways: let the lower floor declare the interface it needs (docs/architecture.md)');
-  });
-
-  test('the allow-list names only violations that still exist', () => {
-    const present = new Set(floorViolations().map(edge));
-    const stale = ALLOWED_TODAY.filter((entry) => !present.has(entry));
-    assert.deepEqual(stale, [], 'these imports are gone or no longer cross a floor: delete them from ALLOWED_TODAY');
+  test('no import points to its own floor or a higher one', () => {
+    const upward = floorViolations().map((i) => `${edge(i)}  [${folderOf(i.from)} (${floorOf(folderOf(i.from))}) -> ${folderOf(i.to)} (${floorOf(folderOf(i.to))})]`);
+    assert.deepEqual(upward, [], 'an import points upward or sideways: let the lower floor declare the interface it needs (docs/architecture.md)');
   });
 
   test('no two folders import each other, and no circle runs through folders', () => {

@@ -4,10 +4,21 @@
 import type { Frame } from '../../src/media/frame.ts';
 import { Applications, type CoreEvent } from '../../src/core/applications.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
+import type { ChannelFunctions } from '../../src/core/channels/channel-functions.ts';
 import { Channels } from '../../src/core/channels/channels.ts';
+import { InvalidError } from '../../src/core/errors.ts';
 import type { ChannelDriver, Indication } from '../../src/core/channels/technology.ts';
 
 export const APP = 'unit';
+
+/** No dialplan above this kernel: no function reads, none can be written. */
+const NO_FUNCTIONS: ChannelFunctions = {
+  read: () => undefined,
+  write: (_channel, name) => {
+    throw new InvalidError(`Unknown function: ${name}`);
+  },
+  registerWriter: () => undefined,
+};
 
 export interface Kernel {
   readonly applications: Applications;
@@ -30,6 +41,7 @@ export function kernel(options: { maxChannels?: number } = {}): Kernel {
     channelvars: [],
     defaultLanguage: 'en',
     maxChannels: options.maxChannels,
+    functions: NO_FUNCTIONS,
     reportError: (error, _channel, during) => errors.push({ error, during }),
   });
   const about = (event: CoreEvent, id: string): boolean =>
