@@ -3,9 +3,9 @@
 // accepts (MD5 and SHA-256, qop=auth), and the far end refusing them once per realm ends the retries.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DigestAuthenticator } from '../../src/sip/auth/digest.ts';
-import { MAX_CHALLENGES, RequestChallenges } from '../../src/sip/auth/request-challenges.ts';
-import { SipRequest, SipResponse } from '../../src/sip/message.ts';
+import { DigestAuthenticator } from '../../../src/sip/auth/digest.ts';
+import { MAX_CHALLENGES, RequestChallenges } from '../../../src/sip/auth/request-challenges.ts';
+import { SipRequest, SipResponse } from '../../../src/sip/message.ts';
 
 const CREDENTIALS = [{ username: 'trunkuser', password: 'trunkpass' }];
 

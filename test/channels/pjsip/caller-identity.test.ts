@@ -3,9 +3,9 @@
 // inbound one (trust_id_inbound, the endpoint's callerid, From). Hostile header values are bounded.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { inboundCallerId, outboundIdentity, outboundIdentityOptions } from '../../src/channels/pjsip/caller-identity.ts';
-import { buildPjsipConfig, type PjsipEndpoint } from '../../src/channels/pjsip/config/index.ts';
-import { SipRequest } from '../../src/sip/message.ts';
+import { inboundCallerId, outboundIdentity, outboundIdentityOptions } from '../../../src/channels/pjsip/caller-identity.ts';
+import { buildPjsipConfig, type PjsipEndpoint } from '../../../src/channels/pjsip/config/index.ts';
+import { SipRequest } from '../../../src/sip/message.ts';
 
 function endpoint(fields: Record<string, string>): PjsipEndpoint {
   const built = buildPjsipConfig([{ type: 'endpoint', id: 'trunk', fields: { allow: 'ulaw', ...fields } }]);
