@@ -12,7 +12,7 @@ import type { VariableAssignment } from '../core/variable-limits.ts';
 import { checkDialplan } from '../pbx/dialplan-check.ts';
 import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, FunctionRegistry } from '../pbx/function-registry.ts';
 import { registerDialplanApplications } from '../pbx/apps/index.ts';
-import { MessageDialplans } from '../pbx/message-functions.ts';
+import { MessageDialplans } from '../pbx/dialplan-message.ts';
 import { Pbx } from '../pbx/pbx.ts';
 import { applyVariables } from './originate.ts';
 

@@ -6,7 +6,7 @@
 import { InvalidError, NotFoundError } from '../../core/errors.ts';
 import type { TextMessage } from '../../core/messages.ts';
 import type { DialplanApplication } from '../application.ts';
-import { messageOf } from '../message-functions.ts';
+import { messageOf } from '../dialplan-message.ts';
 
 export const messageSend: DialplanApplication = {
   name: 'MessageSend',

@@ -2,7 +2,7 @@
 // `message_context` runs the dialplan for, or the one a dialplan composes for MessageSend().
 import { InvalidError } from '../../core/errors.ts';
 import type { DialplanFunction, FunctionCall } from '../function-services.ts';
-import { readMessageFunction, writeMessageFunction } from '../message-functions.ts';
+import { readMessageFunction, writeMessageFunction } from '../dialplan-message.ts';
 
 function channelOf(call: FunctionCall) {
   if (!call.channel) throw new InvalidError('a message function needs a channel');

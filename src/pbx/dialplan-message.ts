@@ -34,11 +34,6 @@ export function messageOf(channel: Channel): DialplanMessage | undefined {
   return messages.get(channel);
 }
 
-export function isMessageFunction(name: string): boolean {
-  const upper = name.toUpperCase();
-  return upper === 'MESSAGE' || upper === 'MESSAGE_DATA';
-}
-
 function findVariable(message: DialplanMessage, name: string): string | undefined {
   const exact = message.variables.get(name);
   if (exact !== undefined) return exact;
