@@ -1,6 +1,6 @@
 // Bridge capacity: how many two-party mixing bridges of Local channels the media engine holds
 // with the media clock on time, and the CPU each bridge costs. In process, on the real core
-// (src/core/core.ts) and its real media clock (20 ms ticks on a timer).
+// (src/control/core.ts) and its real media clock (20 ms ticks on a timer).
 //
 // Each bridge joins the `;1` halves of two `Local/answer@default` calls originated into a Stasis
 // application through the core's originate. On every tick a 20 ms frame is written into each

@@ -1,9 +1,9 @@
-// The core as the server runs it: the kernel (src/core/core.ts) composed with the dialplan
+// The core as the server runs it: the kernel (src/core/kernel.ts) composed with the dialplan
 // executor and the per-core registry of dialplan functions, the floor above it that the kernel
 // knows only through its abstract members. Channel technologies are handed over by the server
 // (src/server.ts); they add their functions, applications and device states through their
 // context, never by being named here.
-import { Kernel, type CoreOptions } from '../core/core.ts';
+import { Kernel, type CoreOptions } from '../core/kernel.ts';
 import { MODULE_NAMES } from '../core/builtin-modules.ts';
 import type { Channel } from '../core/channels/channel.ts';
 import type { TechnologyApplication, TechnologyFunction } from '../core/channels/technology.ts';
@@ -16,7 +16,7 @@ import { MessageDialplans } from '../pbx/dialplan-message.ts';
 import { Pbx } from '../pbx/pbx.ts';
 import { applyVariables } from './originate.ts';
 
-export type { CoreOptions } from '../core/core.ts';
+export type { CoreOptions } from '../core/kernel.ts';
 
 export class Core extends Kernel {
   /** This core's dialplan functions (every channel carries it as `channel.functions`). */

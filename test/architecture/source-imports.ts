@@ -7,7 +7,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 export interface SourceImport {
-  /** The importing file, relative to the repository (`src/core/core.ts`). */
+  /** The importing file, relative to the repository (`src/core/kernel.ts`). */
   readonly from: string;
   /** The imported file, relative to the repository, with `.js` read as `.ts`. */
   readonly to: string;
