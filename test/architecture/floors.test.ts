@@ -36,7 +36,6 @@ const FLOORS: Readonly<Record<string, number>> = {
 const ROOT_FLOOR = 10;
 const ROOT_FOLDER = '(src)';
 
-
 /** The folder of src/ a file belongs to (`core` for src/core/channels/channel.ts). */
 function folderOf(file: string): string {
   const parts = file.split('/');
