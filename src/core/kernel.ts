@@ -242,6 +242,10 @@ export abstract class Kernel {
       dynamicConfig: this.dynamicConfig,
       dialplan: this.#technologyDialplan(),
       bridges: this.bridges,
+      musicOnHold: {
+        start: (channel, musicClass) => this.moh.startOnChannel(this.generators, channel, musicClass),
+        stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
+      },
     });
     for (const technology of options.technologies ?? []) this.technologies.add(technology);
     this.modules.register({

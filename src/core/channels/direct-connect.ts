@@ -7,7 +7,10 @@ import type { Channel, FrameListener } from './channel.ts';
 /** Connects the media of `a` and `b` in both directions; the returned function disconnects them. */
 export function connectChannels(a: Channel, b: Channel): () => void {
   const forward = (to: Channel): { frame: FrameListener; dtmf: (digit: { digit: string; durationMs: number }) => void } => ({
-    frame: (frame: Frame) => to.write(frame),
+    // A channel hearing media of its own (music on hold while held) hears that instead, as in a bridge.
+    frame: (frame: Frame) => {
+      if (!to.generatorActive) to.write(frame);
+    },
     dtmf: ({ digit, durationMs }) => {
       if (!to.hangingUp) to.driver.sendDigit(digit, durationMs);
     },

@@ -15,6 +15,7 @@ import type { MediaEngine } from '../media-engine.ts';
 import type { MessageRouter, TextMessage } from '../messages.ts';
 import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
+import { attendedTransfer, blindTransfer, replaceChannel } from './call-transfers.ts';
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
@@ -63,6 +64,8 @@ export interface TechnologyServices {
   readonly dialplan: TechnologyDialplan;
   /** Bridges, for the bridge and peer a transfer event names. */
   readonly bridges?: Bridges;
+  /** Music on hold on channels; throws when it is not available. */
+  readonly musicOnHold?: { start(channel: Channel, musicClass?: string): void; stop(channel: Channel): void };
 }
 
 /** What a running technology registered through its context, undone when it stops. */
@@ -184,6 +187,21 @@ export class Technologies {
       enterDialplan: (channel, location) => this.#enterDialplan(channel, location),
       enterApplication: (channel, app, options) => this.#enterApplication(channel, app, options),
       raiseTransfer: (channel, request) => this.#raiseTransfer(channel, request),
+      transfers: {
+        blind: (transferer, destination) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel)),
+        attended: (firstLeg, secondLeg) => attendedTransfer(firstLeg, secondLeg),
+        replace: (existing, replacement) => replaceChannel(existing, replacement),
+      },
+      musicOnHold: {
+        start: (channel, musicClass) => {
+          try {
+            services.musicOnHold?.start(channel, musicClass);
+          } catch (error) {
+            services.log.debug({ err: error, channel: channel.name }, 'music on hold not started');
+          }
+        },
+        stop: (channel) => services.musicOnHold?.stop(channel),
+      },
       endpoints: {
         register: (provider) => {
           services.endpoints.registerTechnology(provider);

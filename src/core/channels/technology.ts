@@ -16,6 +16,7 @@ import type { SupportLevel } from '../modules.ts';
 import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
 import type { DeviceStateValue } from '../device-states.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
+import type { TransferResult } from './call-transfers.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
@@ -295,6 +296,21 @@ export interface TechnologyApplication {
   execute(channel: Channel, args: string[], services: { readonly log: Logger }, rawData: string): Promise<ApplicationOutcome> | ApplicationOutcome;
 }
 
+/** Transfers a technology carries out for its far end (SIP REFER, INVITE with Replaces). */
+export interface TechnologyTransfers {
+  /** The peer of `transferer` runs the dialplan at `destination`; the transferer is hung up. */
+  blind(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>): TransferResult;
+  /** The peers of the transferer's two legs are connected; both legs are hung up. */
+  attended(firstLeg: Channel, secondLeg: Channel): TransferResult;
+  /** `replacement` takes `existing`'s place in its call, `existing` is hung up; false when it is in none. */
+  replace(existing: Channel, replacement: Channel): boolean;
+}
+
+export interface TechnologyMusicOnHold {
+  start(channel: Channel, musicClass?: string): void;
+  stop(channel: Channel): void;
+}
+
 /** What the core gives a technology when it starts. */
 export interface TechnologyContext {
   readonly channels: TechnologyChannels;
@@ -312,6 +328,10 @@ export interface TechnologyContext {
   enterApplication(channel: Channel, app: string, options?: EnterApplicationOptions): boolean;
   /** Raises ChannelTransfer for a transfer request received on `channel` (with its bridge and peer). */
   raiseTransfer(channel: Channel, request: TransferRequest): void;
+  /** Transfers in two-party calls (Dial), with BridgeBlindTransfer / BridgeAttendedTransfer: see call-transfers.ts. */
+  readonly transfers: TechnologyTransfers;
+  /** Music on hold on a channel (a held party hears it); nothing when music on hold is not running. */
+  readonly musicOnHold: TechnologyMusicOnHold;
   readonly endpoints: TechnologyEndpoints;
   readonly messages: TechnologyMessages;
   readonly configObjects: TechnologyConfigObjects;

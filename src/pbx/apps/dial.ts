@@ -9,6 +9,7 @@ import { CAUSE } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import { dial, type DialStatus } from '../../core/channels/dialer.ts';
 import { connectChannels } from '../../core/channels/direct-connect.ts';
+import { TwoPartyCall } from '../../core/channels/two-party-call.ts';
 import type { Indication } from '../../core/channels/technology.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../application-services.ts';
@@ -173,24 +174,6 @@ function calleesCause(legs: readonly Leg[], timedOut: boolean): number | undefin
   return causes.at(-1);
 }
 
-/** Resolves with the channel that hangs up first. */
-function firstHangup(a: Channel, b: Channel): Promise<Channel> {
-  if (a.hangingUp) return Promise.resolve(a);
-  if (b.hangingUp) return Promise.resolve(b);
-  return new Promise((resolve) => {
-    const onA = (): void => {
-      b.off('hangup', onB);
-      resolve(a);
-    };
-    const onB = (): void => {
-      a.off('hangup', onA);
-      resolve(b);
-    };
-    a.once('hangup', onA);
-    b.once('hangup', onB);
-  });
-}
-
 function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[]): { legs: Leg[]; unavailable: number } {
   const legs: Leg[] = [];
   let unavailable = 0;
@@ -270,17 +253,27 @@ export const dialApplication: DialplanApplication = {
     setVariable(channel, 'DIALEDPEERNUMBER', winner.dialstring);
     setVariable(channel, 'DIALSTATUS', 'ANSWER');
     if (!channel.answered) channel.answer();
-    const disconnect = earlyMedia ?? connectChannels(channel, peer);
-    const first = await firstHangup(channel, peer);
-    disconnect();
-    const cause = first.hangupCause ?? CAUSE.normal;
-    if (first === channel) {
-      if (!peer.hangingUp) peer.hangup(cause);
-      return 'stop';
+    // The early media's connection gives way to the call's own (which also passes hold and transfers).
+    earlyMedia?.();
+    const call = TwoPartyCall.connect(channel, peer);
+    const exit = await call.exitOf(channel);
+    switch (exit.kind) {
+      case 'hungup':
+        // The call hung the callee up with the caller's cause.
+        return 'stop';
+      case 'peer-hungup':
+        // The called party hung up: the caller carries on with option g, otherwise the call ends.
+        if (options.has('g')) return 'next';
+        if (!channel.hangingUp) channel.hangup(exit.cause);
+        return 'stop';
+      case 'redirected':
+        // The callee transferred the caller (blind): its dialplan goes on there, as Asterisk's after-bridge goto.
+        channel.setLocation({ context: exit.location.context, exten: exit.location.exten, priority: 1 });
+        return 'jump';
+      case 'done':
+        // The caller transferred the callee away, or another channel took its place.
+        if (!channel.hangingUp) channel.hangup(CAUSE.normal);
+        return 'stop';
     }
-    // The called party hung up: the caller carries on with option g, otherwise the call ends.
-    if (options.has('g')) return 'next';
-    if (!channel.hangingUp) channel.hangup(cause);
-    return 'stop';
   },
 };

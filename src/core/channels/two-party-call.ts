@@ -1,0 +1,231 @@
+// Two channels in a call with each other, as Dial() connects its caller and the callee that
+// answered (Asterisk puts them in a basic two-party bridge). Media and DTMF pass straight through
+// (direct-connect.ts); a hold one party signals reaches the other, whose technology decides what
+// that means (a SIP phone hears music on hold); transfers rearrange who talks to whom.
+//
+// A party either has an owner, the dialplan application running it (Dial's caller), which learns
+// through exitOf() how the party left the call and carries on from there, or none (Dial's callee,
+// a transferee): then the call does what Asterisk's basic bridge would. A party whose peer hung up
+// is hung up; a party a blind transfer sends elsewhere runs the dialplan there; a transferer, or
+// a party another channel replaced, is hung up.
+import { CAUSE } from './causes.ts';
+import type { Channel, DialplanLocation } from './channel.ts';
+import { connectChannels } from './direct-connect.ts';
+import type { Indication } from './technology.ts';
+
+/** How a party left its call. */
+export type PartyExit =
+  /** It hung up. */
+  | { readonly kind: 'hungup' }
+  /** Its peer hung up with `cause`; the party itself is still up. */
+  | { readonly kind: 'peer-hungup'; readonly cause: number }
+  /** A blind transfer sends it to `location` (priority 1). */
+  | { readonly kind: 'redirected'; readonly location: Pick<DialplanLocation, 'context' | 'exten'> }
+  /** It transferred its peer away, or another channel took its place: it is done. */
+  | { readonly kind: 'done' };
+
+interface Seat {
+  call: TwoPartyCall;
+  /** Set by exitOf(): the party's owner hears of its exit instead of the call acting on it. */
+  owner?: (exit: PartyExit) => void;
+}
+
+/** The call each channel is in; a party keeps its seat (and owner) when it moves to another call. */
+const seats = new WeakMap<Channel, Seat>();
+
+/** The parties of an attended transfer once it is done. */
+export interface AttendedTransferParties {
+  readonly transferee: Channel;
+  readonly target: Channel;
+}
+
+export class TwoPartyCall {
+  #parties: [Channel, Channel];
+  #unwire: () => void = () => undefined;
+  /** Parties that put their peer on hold (a re-INVITE sendonly): the peer is told unhold when they leave. */
+  readonly #holding = new Set<Channel>();
+
+  private constructor(a: Channel, b: Channel) {
+    this.#parties = [a, b];
+  }
+
+  /** Connects `a` and `b`; each takes a seat in the new call (leaving none it had). */
+  static connect(a: Channel, b: Channel): TwoPartyCall {
+    const call = new TwoPartyCall(a, b);
+    for (const party of [a, b]) {
+      const seat = seats.get(party);
+      if (seat) seat.call = call;
+      else seats.set(party, { call });
+    }
+    call.#wire();
+    if (a.hangingUp || b.hangingUp) call.#partyHungUp(a.hangingUp ? a : b);
+    return call;
+  }
+
+  /** The call `channel` is in, if any. */
+  static of(channel: Channel): TwoPartyCall | undefined {
+    return seats.get(channel)?.call;
+  }
+
+  get parties(): readonly [Channel, Channel] {
+    return this.#parties;
+  }
+
+  peerOf(channel: Channel): Channel | undefined {
+    const [a, b] = this.#parties;
+    return channel === a ? b : channel === b ? a : undefined;
+  }
+
+  /**
+   * Makes the caller `channel`'s owner: the promise settles when it leaves its call, whichever
+   * call that is by then (a transfer may move it to another).
+   */
+  exitOf(channel: Channel): Promise<PartyExit> {
+    const seat = seats.get(channel);
+    if (!seat || seat.call !== this) return Promise.resolve(channel.hangingUp ? { kind: 'hungup' } : { kind: 'done' });
+    return new Promise((resolve) => (seat.owner = resolve));
+  }
+
+  // ---- transfers -------------------------------------------------------------------------------
+
+  /**
+   * Blind transfer by `transferer`: its peer leaves for `location`, and the transferer is done.
+   * Returns the transferee. `enterDialplan` runs the transferee there when nobody owns it.
+   */
+  blindTransfer(transferer: Channel, location: Pick<DialplanLocation, 'context' | 'exten'>, enterDialplan: (channel: Channel) => void): Channel | undefined {
+    const transferee = this.peerOf(transferer);
+    if (!transferee) return undefined;
+    this.#dissolve();
+    this.#releaseHold(transferer, transferee);
+    // Asterisk leaves the transferer's name where the transferee's dialplan can read it.
+    transferee.setSystemVariable('BLINDTRANSFER', transferer.name);
+    this.#exit(transferer, { kind: 'done' });
+    const owned = this.#exit(transferee, { kind: 'redirected', location });
+    if (!owned) {
+      transferee.setLocation({ context: location.context, exten: location.exten, priority: 1 });
+      queueMicrotask(() => {
+        if (!transferee.hangingUp) enterDialplan(transferee);
+      });
+    }
+    return transferee;
+  }
+
+  /**
+   * Attended transfer: `firstLeg` and `secondLeg` (the transferer's two calls) leave, the peer of
+   * the first (transferee) takes the second's place next to its peer (target).
+   */
+  static attendedTransfer(firstLeg: Channel, secondLeg: Channel): AttendedTransferParties | undefined {
+    const first = TwoPartyCall.of(firstLeg);
+    const second = TwoPartyCall.of(secondLeg);
+    if (!first || !second || first === second) return undefined;
+    const transferee = first.peerOf(firstLeg);
+    const target = second.peerOf(secondLeg);
+    if (!transferee || !target || transferee.hangingUp || target.hangingUp) return undefined;
+    first.#dissolve();
+    first.#releaseHold(firstLeg, transferee);
+    first.#exit(firstLeg, { kind: 'done' });
+    transferee.setSystemVariable('ATTENDEDTRANSFER', firstLeg.name);
+    target.setSystemVariable('ATTENDEDTRANSFER', secondLeg.name);
+    second.#swap(secondLeg, transferee);
+    return { transferee, target };
+  }
+
+  /**
+   * `replacement` takes `existing`'s place (an INVITE with Replaces); `existing` is done. The
+   * replacement must be in no call.
+   */
+  replace(existing: Channel, replacement: Channel): boolean {
+    if (!this.peerOf(existing) || seats.has(replacement) || replacement.hangingUp) return false;
+    seats.set(replacement, { call: this });
+    this.#swap(existing, replacement);
+    return true;
+  }
+
+  // ---- inside ----------------------------------------------------------------------------------
+
+  #wire(): void {
+    const [a, b] = this.#parties;
+    const disconnect = connectChannels(a, b);
+    const onHangupA = (): void => this.#partyHungUp(a);
+    const onHangupB = (): void => this.#partyHungUp(b);
+    const onIndicationA = (indication: Indication): void => this.#passHold(a, b, indication);
+    const onIndicationB = (indication: Indication): void => this.#passHold(b, a, indication);
+    a.once('hangup', onHangupA);
+    b.once('hangup', onHangupB);
+    a.on('remote-indication', onIndicationA);
+    b.on('remote-indication', onIndicationB);
+    this.#unwire = () => {
+      disconnect();
+      a.off('hangup', onHangupA);
+      b.off('hangup', onHangupB);
+      a.off('remote-indication', onIndicationA);
+      b.off('remote-indication', onIndicationB);
+      this.#unwire = () => undefined;
+    };
+  }
+
+  /** A hold or unhold from one party's far end is indicated to the other, as a bridge passes it on. */
+  #passHold(from: Channel, to: Channel, indication: Indication): void {
+    if (indication !== 'hold' && indication !== 'unhold') return;
+    if (indication === 'hold') this.#holding.add(from);
+    else this.#holding.delete(from);
+    if (!to.hangingUp) to.indicate(indication);
+  }
+
+  /** A party leaving while it holds its peer: the peer is taken off hold (its music stops). */
+  #releaseHold(leaving: Channel, peer: Channel): void {
+    if (!this.#holding.delete(leaving)) return;
+    if (!peer.hangingUp) peer.indicate('unhold');
+  }
+
+  #partyHungUp(party: Channel): void {
+    const peer = this.peerOf(party);
+    if (!peer) return;
+    this.#dissolve();
+    this.#exit(party, { kind: 'hungup' });
+    this.#exit(peer, { kind: 'peer-hungup', cause: party.hangupCause ?? CAUSE.normal });
+  }
+
+  /** `leaving` goes (done), `joining` sits in its place, keeping its owner. */
+  #swap(leaving: Channel, joining: Channel): void {
+    const stays = this.peerOf(leaving);
+    if (!stays) return;
+    this.#unwire();
+    this.#releaseHold(leaving, stays);
+    this.#parties = this.#parties[0] === leaving ? [joining, stays] : [stays, joining];
+    const seat = seats.get(joining);
+    if (seat) seat.call = this;
+    else seats.set(joining, { call: this });
+    this.#exit(leaving, { kind: 'done' });
+    this.#wire();
+    if (joining.hangingUp || stays.hangingUp) this.#partyHungUp(joining.hangingUp ? joining : stays);
+  }
+
+  #dissolve(): void {
+    this.#unwire();
+    this.#holding.clear();
+  }
+
+  /**
+   * Tells `party`'s owner how it left, or acts for it when it has none. Returns whether an owner
+   * was told. Nothing happens for a party that already sits in another call.
+   */
+  #exit(party: Channel, exit: PartyExit): boolean {
+    const seat = seats.get(party);
+    if (!seat || seat.call !== this) return false;
+    seats.delete(party);
+    if (seat.owner) {
+      seat.owner(exit);
+      return true;
+    }
+    if (exit.kind === 'peer-hungup') {
+      if (!party.hangingUp) party.hangup(exit.cause);
+    } else if (exit.kind === 'done') {
+      // After what the transfer's requester is told now (a SIP NOTIFY in the transferer's dialog).
+      queueMicrotask(() => {
+        if (!party.hangingUp) party.hangup(CAUSE.normal);
+      });
+    }
+    return false;
+  }
+}
