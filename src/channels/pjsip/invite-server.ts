@@ -1,12 +1,20 @@
 // Inbound calls: an INVITE out of a dialog, identified and authenticated, becomes a
 // `PJSIP/<endpoint>-<n>` channel in state Ring that runs the endpoint's context at the dialled user
 // part; the application decides what is answered (see call.ts).
+// An INVITE with Replaces (RFC 3891) naming a call of ours in a two-party call is answered at once
+// and takes that call's place: its peer talks to the new caller, the replaced channel is hung up.
+// 481 when no dialog matches, 486 for `early-only` on a confirmed one, 503 when the replaced
+// channel is in no two-party call (Asterisk would move the new channel into its place; Patchbay
+// does not).
 import type { Channel } from '../../core/channels/channel.ts';
 import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
+import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
 import { inboundCallerId } from './caller-identity.ts';
+import { findReplacedCall } from './dialplan-transfer.ts';
+import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
 import type { CallTransfers } from './transfers.ts';
@@ -32,6 +40,17 @@ export class InviteServer {
     const callId = request.callId() ?? '';
     if (calls.has(callId)) return void tx.reply(482, 'Loop Detected');
     if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
+    let replaced: Channel | undefined;
+    const replacesHeader = request.get('replaces');
+    if (replacesHeader !== undefined) {
+      const replaces = parseReplaces(replacesHeader.trim());
+      if (!replaces) return void tx.reply(400, 'Bad Replaces');
+      const other = findReplacedCall(runtime, replaces);
+      if (!other || !other.channel || other.channel.hangingUp) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+      if (replaces.earlyOnly && other.channel.answered) return void tx.reply(486, 'Busy Here');
+      if (!context.transfers.canReplace(other.channel)) return void tx.reply(503, 'Service Unavailable');
+      replaced = other.channel;
+    }
     const target = request.uri;
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
     const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
@@ -74,6 +93,9 @@ export class InviteServer {
       return void tx.reply(status);
     }
     channel.setSystemVariable('SIPCALLID', callId);
-    context.enterDialplan(channel);
+    if (!replaced) return void context.enterDialplan(channel);
+    channel.answer();
+    if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);
+    else runtime.log?.info({ channel: channel.name, replaced: replaced.name }, 'INVITE with Replaces: the new call takes the old one\'s place');
   }
 }

@@ -52,7 +52,7 @@ export class ReferSubscriptions {
 export interface ParsedReferTo {
   readonly uri: SipUri;
   readonly destination: string;
-  readonly replaces?: { readonly callId: string; readonly toTag?: string; readonly fromTag?: string };
+  readonly replaces?: ReplacesValue;
 }
 
 /** Parses Refer-To (`r`); undefined when absent or not a SIP URI. */
@@ -72,17 +72,31 @@ export function parseReferTo(request: SipRequest): ParsedReferTo | undefined {
     } catch {
       return undefined;
     }
-    const [callId, ...params] = text.split(';');
-    const param = (name: string) => params.find((item) => item.trim().toLowerCase().startsWith(`${name}=`))?.split('=')[1]?.trim();
-    if (callId && callId.trim() !== '') {
-      const toTag = param('to-tag');
-      const fromTag = param('from-tag');
-      replaces = { callId: callId.trim(), ...(toTag ? { toTag } : {}), ...(fromTag ? { fromTag } : {}) };
-    }
+    replaces = parseReplaces(text);
   }
   // The user part, without user options (`200;phone-context=…`), as Asterisk matches it.
   const destination = (uri.user ?? '').split(';')[0] ?? '';
   return { uri, destination, ...(replaces ? { replaces } : {}) };
+}
+
+/** What a Replaces header (RFC 3891) names: a dialog, and whether only an early one may be replaced. */
+export interface ReplacesValue {
+  readonly callId: string;
+  readonly toTag?: string;
+  readonly fromTag?: string;
+  readonly earlyOnly?: boolean;
+}
+
+/** `call-id;to-tag=…;from-tag=…[;early-only]`; undefined without a Call-ID or beyond 1024 bytes. */
+export function parseReplaces(text: string): ReplacesValue | undefined {
+  if (text.length > 1024) return undefined;
+  const [callId, ...params] = text.split(';');
+  if (!callId || callId.trim() === '') return undefined;
+  const param = (name: string) => params.find((item) => item.trim().toLowerCase().startsWith(`${name}=`))?.split('=')[1]?.trim();
+  const toTag = param('to-tag');
+  const fromTag = param('from-tag');
+  const earlyOnly = params.some((item) => item.trim().toLowerCase() === 'early-only');
+  return { callId: callId.trim(), ...(toTag ? { toTag } : {}), ...(fromTag ? { fromTag } : {}), ...(earlyOnly ? { earlyOnly } : {}) };
 }
 
 /** What a sipfrag reports for each transfer_progress state, and whether the subscription ends. */

@@ -1,20 +1,24 @@
-// REFER received on a call: the transfer is the application's (Asterisk's ari-only transfer
-// handling). See refer.ts for the REFER parts and the subscriptions both directions use.
+// REFER received on a call: on a channel in Stasis the transfer is the application's (Asterisk's
+// ari-only transfer handling); on one the dialplan runs (Dial) it is carried out there
+// (dialplan-transfer.ts). See refer.ts for the REFER parts and the subscriptions both directions use.
 import type { TransferProgressState } from '../../core/channels/technology.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { SipCall } from './call.ts';
 import { IncomingTransfer, parseReferTo, SIPFRAG } from './refer.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
+import { DialplanTransfer } from './dialplan-transfer.ts';
 import { type PjsipRuntime } from './runtime.ts';
 
 export class CallTransfers {
   readonly #runtime: PjsipRuntime;
   /** Transfers the far end asked for on a call (REFER), handled by the application. */
   readonly #transfers = new WeakMap<SipCall, IncomingTransfer>();
+  readonly #dialplan: DialplanTransfer;
 
   constructor(runtime: PjsipRuntime) {
     this.#runtime = runtime;
+    this.#dialplan = new DialplanTransfer(runtime);
   }
 
   /** Every call, inbound or outbound, takes REFERs and ARI transfer_progress through here. */
@@ -24,9 +28,8 @@ export class CallTransfers {
   }
 
   /**
-   * A REFER on a call. The application handles the transfer (Asterisk's ari-only transfer
-   * handling): ChannelTransfer, 202, NOTIFY 100 Trying. A channel outside Stasis cannot be
-   * transferred by Patchbay: 603.
+   * A REFER on a call. In Stasis the application handles the transfer (Asterisk's ari-only
+   * transfer handling): ChannelTransfer, 202, NOTIFY 100 Trying. Outside, the dialplan does.
    */
   #referOnCall(call: SipCall, request: SipRequest, tx: ServerTransaction): void {
     const context = this.#runtime.context;
@@ -36,11 +39,8 @@ export class CallTransfers {
     if (!referTo) return void tx.reply(400, 'Bad Refer-To');
     const pending = this.#transfers.get(call);
     if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
-    if (!channel.stasis) {
-      this.#runtime.log?.info({ channel: channel.name }, 'REFER on a channel outside Stasis declined: transfers are handled by ARI applications');
-      return void tx.reply(603, 'Declined');
-    }
     const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
+    if (!channel.stasis) return this.#dialplan.refer(call, channel, referTo, subscribed, tx);
     const replaced = referTo.replaces ? this.#runtime.calls.get(referTo.replaces.callId)?.channel : undefined;
     const transfer = new IncomingTransfer(
       channel,

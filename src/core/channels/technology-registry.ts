@@ -17,6 +17,7 @@ import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
 import { attendedTransfer, blindTransfer, replaceChannel } from './call-transfers.ts';
 import { CAUSE } from './causes.ts';
+import { TwoPartyCall } from './two-party-call.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
 import { splitArgs } from '../../dialplan/args.ts';
@@ -190,6 +191,7 @@ export class Technologies {
       transfers: {
         blind: (transferer, destination) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel)),
         attended: (firstLeg, secondLeg) => attendedTransfer(firstLeg, secondLeg),
+        canReplace: (existing) => TwoPartyCall.of(existing) !== undefined,
         replace: (existing, replacement) => replaceChannel(existing, replacement),
       },
       musicOnHold: {

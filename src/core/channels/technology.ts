@@ -302,6 +302,8 @@ export interface TechnologyTransfers {
   blind(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>): TransferResult;
   /** The peers of the transferer's two legs are connected; both legs are hung up. */
   attended(firstLeg: Channel, secondLeg: Channel): TransferResult;
+  /** Whether `existing` is in a call another channel could take its place in. */
+  canReplace(existing: Channel): boolean;
   /** `replacement` takes `existing`'s place in its call, `existing` is hung up; false when it is in none. */
   replace(existing: Channel, replacement: Channel): boolean;
 }
