@@ -10,13 +10,13 @@
 // Digits in INFO (application/dtmf-relay or application/dtmf) are taken whatever the mode.
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ChannelDriver, Indication, TransferProgressState } from '../../core/channels/technology.ts';
+import type { ChannelDriver, Indication, TechnologyMusicOnHold, TransferProgressState } from '../../core/channels/technology.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import { Dialog } from '../../sip/dialog.ts';
 import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
 import { dialplanHeaders, SessionHeaders } from './headers.ts';
-import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
+import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type MediaDirection, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import type { DtmfMode } from './config/types.ts';
@@ -28,6 +28,7 @@ import { dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
 import { outboundIdentity, type OutboundIdentityOptions } from './caller-identity.ts';
 import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
+import { CallHold } from './hold.ts';
 
 export interface CallServices {
   readonly layer: TransactionLayer;
@@ -37,6 +38,8 @@ export interface CallServices {
   readonly signallingPort: number;
   readonly mediaAddress: string;
   readonly userAgent: string;
+  /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
+  readonly musicOnHold: TechnologyMusicOnHold | undefined;
   /** Binds this call's RTP socket. */
   openStream(call: SipCall): Promise<RtpStream>;
   /** The call ended: forget its dialog and transactions. */
@@ -48,6 +51,8 @@ export interface CallMediaOptions {
   readonly dtmfMode: DtmfMode;
   /** Accept and offer RTCP multiplexed on the RTP port (endpoint `rtcp_mux`). */
   readonly rtcpMux: boolean;
+  /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
+  readonly mohPassthrough?: boolean;
 }
 
 const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: false };
@@ -86,6 +91,7 @@ export class SipCall implements ChannelDriver {
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
+  readonly #hold: CallHold;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
@@ -103,6 +109,7 @@ export class SipCall implements ChannelDriver {
     private readonly mediaOptions: CallMediaOptions = DEFAULT_MEDIA_OPTIONS,
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
+    this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
     // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.
     this.#headers = new SessionHeaders(side.kind === 'inbound' ? side.invite.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })) : []);
   }
@@ -377,6 +384,9 @@ export class SipCall implements ChannelDriver {
           }
           this.#localSdp = answer.sdp;
           this.#applyMedia(answer.media);
+          tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW]], this.#localSdp, 'application/sdp');
+          this.#hold.farEndOffered(answer.media);
+          return;
         }
         tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW]], this.#localSdp, 'application/sdp');
         return;
@@ -417,7 +427,8 @@ export class SipCall implements ChannelDriver {
     }
   }
 
-  indicate(indication: Indication): void {
+  indicate(indication: Indication, musicClass?: string): void {
+    if (indication === 'hold' || indication === 'unhold') return this.#hold.indicate(indication, musicClass);
     if (this.side.kind !== 'inbound' || this.#answered || this.#ended) return;
     if (indication === 'ringing') this.#respond(180, false);
     else if (indication === 'progress' && !this.#progressSent) {
@@ -465,21 +476,48 @@ export class SipCall implements ChannelDriver {
     this.onTransferProgress?.(state);
   }
 
-  /** Sends a request in the call's dialog (NOTIFY of a transfer); false when there is no dialog. */
-  requestInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string): boolean {
+  /**
+   * Sends a request in the call's dialog (NOTIFY of a transfer, a hold re-INVITE, whose 2xx is
+   * ACKed here); false when there is no dialog.
+   */
+  requestInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
     const dialog = this.dialog;
     if (!dialog || dialog.state === 'terminated' || this.#ended) return false;
     const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
     const hop = dialog.nextHop(this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport);
     if (!hop) return false;
     if (this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
+    const seq = request.cseq()?.seq ?? 0;
+    let finished = false;
+    const onResponse = (response: SipResponse): void => {
+      if (response.status < 200) return;
+      // Every 2xx to a re-INVITE is ACKed (retransmissions too); the first final one is reported.
+      if (method === 'INVITE' && response.status < 300) void this.services.layer.sendAck(dialog.createAck(seq), hop).catch(() => undefined);
+      if (finished) return;
+      finished = true;
+      onFinal?.(response);
+    };
     try {
-      this.services.layer.sendRequest(request, hop, {});
+      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' ? { onResponse } : {});
     } catch (error) {
       this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
       return false;
     }
     return true;
+  }
+
+  /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken. */
+  reinvite(direction: MediaDirection): boolean {
+    if (!this.stream || this.#ended) return false;
+    const sdp = buildOffer({ ...this.#localMedia(), sessionVersion: ++this.#sessionVersion, direction });
+    return this.requestInDialog('INVITE', [['Contact', this.#contact()], ['Allow', ALLOW]], sdp, 'application/sdp', (response) => {
+      if (response.status >= 300 || this.#ended) return;
+      const accepted = acceptAnswer(response.body, { ...this.#localMedia(), direction });
+      if (accepted.ok) {
+        this.#localSdp = sdp;
+        this.#applyMedia(accepted.media);
+      }
+    });
   }
 
   sendDigit(digit: string, durationMs: number): void {

@@ -98,6 +98,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get userAgent() {
         return technology.#config.global.userAgent || USER_AGENT;
       },
+      get musicOnHold() {
+        return technology.#context?.musicOnHold;
+      },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
         if (this.#calls.get(call.callId) === call) this.#calls.delete(call.callId);

@@ -74,6 +74,8 @@ export interface PjsipEndpoint {
   readonly timersSessExpires: number;
   readonly incomingCallOfferPref: IncomingOfferPref;
   readonly outgoingCallOfferPref: OutgoingOfferPref;
+  /** Hold from the peer is passed to the endpoint by re-INVITE instead of playing it music on hold. */
+  readonly mohPassthrough: boolean;
 }
 
 export interface PjsipAor {

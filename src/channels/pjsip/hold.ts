@@ -1,0 +1,57 @@
+// Hold on a SIP call, both ways, as chan_pjsip does it.
+// - The far end holds: a re-INVITE whose offer is sendonly or inactive, or whose address is
+//   0.0.0.0 (RFC 3264 §8.4, and RFC 2543's older form). The channel raises ChannelHold (and
+//   ChannelUnhold when a later offer sends again) and indicates the hold to whatever it is
+//   connected to (Dial's peer), as Asterisk queues AST_CONTROL_HOLD.
+// - The peer holds (indicate hold): with moh_passthrough=no (Asterisk's default) the far end hears
+//   music on hold generated here until unhold; with moh_passthrough=yes the far end is re-INVITEd
+//   sendonly (hold) and sendrecv (unhold) instead, and hears what its phone plays.
+import type { NegotiatedMedia } from '../../sip/sdp/index.ts';
+import type { CallServices, SipCall } from './call.ts';
+
+/** Whether an offer's media puts us on hold: they do not want to receive, or gave no address. */
+function holdsUs(media: NegotiatedMedia): boolean {
+  return media.direction === 'recvonly' || media.direction === 'inactive' || media.remoteAddress === undefined;
+}
+
+export class CallHold {
+  /** The far end holds us. */
+  #heldByFarEnd = false;
+  /** The peer holds the far end (music plays, or the far end was re-INVITEd sendonly). */
+  #holdingFarEnd = false;
+
+  constructor(
+    private readonly call: SipCall,
+    private readonly services: CallServices,
+    private readonly passthrough: boolean,
+  ) {}
+
+  /** The far end's re-INVITE offer was answered with `media`. */
+  farEndOffered(media: NegotiatedMedia): void {
+    const held = holdsUs(media);
+    if (held === this.#heldByFarEnd) return;
+    this.#heldByFarEnd = held;
+    const channel = this.call.channel;
+    if (!channel || channel.hangingUp) return;
+    channel.onHold = held;
+    if (held) channel.raise('ChannelHold');
+    else channel.raise('ChannelUnhold');
+    channel.remoteIndication(held ? 'hold' : 'unhold');
+  }
+
+  /** The peer (the bridge, Dial's other party, ARI) puts the far end on hold or takes it off. */
+  indicate(indication: 'hold' | 'unhold', musicClass: string | undefined): void {
+    const channel = this.call.channel;
+    if (!channel || channel.hangingUp || this.call.ended) return;
+    const hold = indication === 'hold';
+    if (hold === this.#holdingFarEnd) return;
+    this.#holdingFarEnd = hold;
+    if (this.passthrough) {
+      if (!this.call.reinvite(hold ? 'sendonly' : 'sendrecv')) this.services.log.debug({ channel: channel.name }, 'hold passthrough: no dialog to re-INVITE');
+      return;
+    }
+    const moh = this.services.musicOnHold;
+    if (hold) moh?.start(channel, musicClass);
+    else moh?.stop(channel);
+  }
+}
