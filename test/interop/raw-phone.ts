@@ -105,6 +105,11 @@ export class RawPhone {
     return { dialog, final };
   }
 
+  /** The dialog of a call the phone answered (its Call-ID), to send requests in it. */
+  answeredDialog(callId: string, invite: string): PhoneDialog {
+    return { callId, localTag: this.#answeredTags.get(callId) ?? '', remoteTag: tagOf(header(invite, '(?:from|f)')), user: 'patchbay', cseq: 100 };
+  }
+
   /** A request in `dialog` (REFER, BYE, ...); resolves with its final response. */
   async request(dialog: PhoneDialog, method: string, extraHeaders: string[] = []): Promise<string> {
     dialog.cseq++;

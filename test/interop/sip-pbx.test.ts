@@ -164,6 +164,30 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     assert.equal(carolRun.status, 0, carolRun.output);
   });
 
+  test('blind transfer by the called party: dave REFERs alice to 200 → alice\'s dialplan goes on there (Dial(PJSIP/carol)); dave gets NOTIFY 200 and BYE', { timeout: 90_000 }, async () => {
+    const carol = sipp('answer-incoming.xml', [], CAROL_PORT);
+    await sleep(300);
+    const alice = sipp('call-wait-bye.xml', [target(), '-s', '400', '-set', 'caller', 'alice']);
+    const invite = await dave.nextMessage(/^INVITE /, 10_000, (m) => /^a=sendrecv/m.test(m));
+    const callId = /^(?:call-id|i):\s*(\S+)/im.exec(invite)?.[1] ?? '';
+    await nextEvent((e) => e.type === 'Dial' && named('PJSIP/dave-')(e.peer) && e.dialstatus === 'ANSWER');
+    const dialog = dave.answeredDialog(callId, invite);
+    assert.match(await dave.request(dialog, 'REFER', ['Refer-To: <sip:200@127.0.0.1>']), /^SIP\/2\.0 202/);
+    await dave.nextMessage(/^NOTIFY /, 5000, (m) => m.includes('SIP/2.0 200 OK'));
+    await dave.nextMessage(/^BYE /, 5000, (m) => m.includes(callId));
+    const transfer = await nextEvent((e) => e.type === 'BridgeBlindTransfer');
+    assert.equal(transfer.result, 'Success');
+    assert.ok(named('PJSIP/dave-')(transfer.channel));
+    assert.ok(named('PJSIP/alice-')(transfer.transferee));
+    const dial = await nextEvent((e) => e.type === 'Dial' && e.caller?.id === transfer.transferee.id && e.dialstatus === 'ANSWER');
+    assert.ok(named('PJSIP/carol-')(dial.peer));
+    await sleep(500);
+    await hangUp(transfer.transferee.id);
+    const [aliceRun, carolRun] = await Promise.all([alice, carol]);
+    assert.equal(aliceRun.status, 0, aliceRun.output);
+    assert.equal(carolRun.status, 0, carolRun.output);
+  });
+
   test('a REFER to an extension that does not exist: NOTIFY 404, the call goes on', { timeout: 60_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
     await sleep(300);
