@@ -72,6 +72,7 @@ before(async () => {
       ' same => n,Hangup()',
       'exten => 401,1,Dial(PJSIP/erin,20)',
       ' same => n,Hangup()',
+      'exten => 500,1,Stasis(pbx-app)',
       '',
     ].join('\n'),
   );
@@ -298,6 +299,37 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     assert.ok(held.share < 0.2, `music on hold while held, not the caller's tone: ${JSON.stringify(held)}`);
     assert.ok(after.rms > 1000 && after.share > 0.5, `the caller's tone after the hold: ${JSON.stringify(after)}`);
     await dave.nextMessage(/^BYE /, 5000);
+  });
+
+  test('hold in an ARI mixing bridge: alice holds, dave (bridged with her by the app) hears music on hold, then her tone again', { timeout: 60_000 }, async (t) => {
+    const app = await server.events('app=pbx-app');
+    try {
+      dave.received.length = 0;
+      const alice = sipp('hold-resume.xml', [target(), '-s', '500', '-set', 'caller', 'alice']);
+      const aliceStart = (await app.nextOfType('StasisStart', 10_000)) as Json;
+      const created = await server.ari('/channels?endpoint=PJSIP/dave&app=pbx-app', { method: 'POST' });
+      assert.equal(created.status, 200, await created.text());
+      const daveStart = (await app.nextOfType('StasisStart', 10_000)) as Json;
+      assert.equal((await server.ari('/bridges/held?type=mixing', { method: 'POST' })).status, 200);
+      assert.equal((await server.ari(`/bridges/held/addChannel?channel=${aliceStart.channel.id},${daveStart.channel.id}`, { method: 'POST' })).status, 204);
+      assert.equal((await server.ari(`/channels/${aliceStart.channel.id}/answer`, { method: 'POST' })).status, 204);
+      await nextEvent((e) => e.type === 'ChannelHold' && e.channel?.id === aliceStart.channel.id);
+      const heldAt = Date.now();
+      await nextEvent((e) => e.type === 'ChannelUnhold' && e.channel?.id === aliceStart.channel.id);
+      const resumedAt = Date.now();
+      const aliceRun = await alice;
+      assert.equal(aliceRun.status, 0, aliceRun.output);
+      const held = toneShare(dave.audioBetween(heldAt + 300, resumedAt - 100));
+      const after = toneShare(dave.audioBetween(resumedAt + 300, resumedAt + 1800));
+      t.diagnostic(`dave's audio in the bridge (RMS, share at 1 kHz): held ${JSON.stringify(held)}, after ${JSON.stringify(after)}`);
+      assert.ok(held.rms > 300 && held.share < 0.2, `music on hold while held: ${JSON.stringify(held)}`);
+      assert.ok(after.rms > 1000 && after.share > 0.5, `the caller's tone after the hold: ${JSON.stringify(after)}`);
+      await hangUp(daveStart.channel.id);
+      await dave.nextMessage(/^BYE /, 5000);
+      assert.equal((await server.ari('/bridges/held', { method: 'DELETE' })).status, 204);
+    } finally {
+      await app.close();
+    }
   });
 
   test('moh_passthrough=yes: erin is re-INVITEd sendonly on hold and sendrecv on unhold, and hears no music', { timeout: 60_000 }, async () => {

@@ -8,6 +8,7 @@ import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
+import type { Indication } from '../channels/technology.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
 import type { Endable } from '../../util/lifecycle.ts';
@@ -48,6 +49,10 @@ interface Member {
   readonly onFrame: FrameListener;
   readonly onDtmf: (event: { digit: string; durationMs: number }) => void;
   readonly onHangup: () => void;
+  /** A hold or unhold from the channel's far end, passed to the other members (mixing bridges). */
+  readonly onIndication: (indication: Indication) => void;
+  /** Its far end holds the other members: they are told unhold when it leaves. */
+  holding: boolean;
   /** A channel that leaves its application (continue, hangup) leaves the bridge first. */
   readonly onStasisLeft: () => void;
 }
@@ -208,6 +213,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       onFrame: (frame: Frame) => slot.put(frame),
       onDtmf: ({ digit, durationMs }) => this.passDigit(member, digit, durationMs),
       onHangup: () => this.remove(channel),
+      onIndication: (indication) => this.passHold(member, indication),
+      holding: false,
       onStasisLeft: () => this.remove(channel),
     };
     this.members.set(channel.id, member);
@@ -216,6 +223,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     channel.on('dtmf', member.onDtmf);
     channel.once('hangup', member.onHangup);
     channel.once('stasis-leaving', member.onStasisLeft);
+    channel.on('remote-indication', member.onIndication);
     this.env.memberJoined(this, channel);
     this.publishMembership('ChannelEnteredBridge', channel);
     if (this.members.size === 2) this.updateConnectedLines();
@@ -249,6 +257,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     channel.off('dtmf', member.onDtmf);
     channel.off('hangup', member.onHangup);
     channel.off('stasis-leaving', member.onStasisLeft);
+    channel.off('remote-indication', member.onIndication);
+    if (member.holding) this.passHold(member, 'unhold');
     if (this.videoSourceId === channel.id) this.videoSourceId = undefined;
     this.publishMembership('ChannelLeftBridge', channel);
     this.env.memberLeft(this, channel);
@@ -261,6 +271,21 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   private publishMembership(type: 'ChannelEnteredBridge' | 'ChannelLeftBridge', channel: Channel): void {
     this.raise(type, { channel: channel.snapshot() }, [channel.id]);
+  }
+
+  /**
+   * A phone that holds (a SIP re-INVITE sendonly) holds the others in a mixing bridge, as
+   * Asterisk's bridges pass the hold frame on: their technology plays them music on hold (or
+   * passes the hold to their phone). Holding-bridge participants hear no one anyway.
+   */
+  private passHold(from: Member, indication: Indication): void {
+    if ((indication !== 'hold' && indication !== 'unhold') || this.type !== 'mixing') return;
+    const hold = indication === 'hold';
+    if (from.holding === hold) return;
+    from.holding = hold;
+    for (const member of this.members.values()) {
+      if (member !== from && !member.channel.hangingUp) member.channel.indicate(indication);
+    }
   }
 
   private passDigit(from: Member, digit: string, durationMs: number): void {
