@@ -213,6 +213,33 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     }
   });
 
+  test('hostile transfers: bad Replaces → 400, an unreadable Refer-To → 400, an over-long extension → 404, Refer-Sub: false → the outcome as the response; the call survives', { timeout: 60_000 }, async () => {
+    const alice = new RawPhone('alice');
+    await alice.open();
+    alice.serverPort = server.core.pjsip.port;
+    try {
+      assert.match((await alice.call('400', [`Replaces: ${'x'.repeat(2000)};to-tag=a;from-tag=b`])).final, /^SIP\/2\.0 400/);
+      assert.match((await alice.call('400', ['Replaces: ;to-tag=a;from-tag=b'])).final, /^SIP\/2\.0 400/);
+      const { dialog, final } = await alice.call('400');
+      assert.match(final, /^SIP\/2\.0 200/);
+      const answered = await nextEvent((e) => e.type === 'Dial' && named('PJSIP/dave-')(e.peer) && e.dialstatus === 'ANSWER');
+      assert.match(await alice.request(dialog, 'REFER', ['Refer-To: <sip:200@127.0.0.1?Replaces=%ZZ>']), /^SIP\/2\.0 400/);
+      assert.match(await alice.request(dialog, 'REFER', [`Refer-To: <sip:${'9'.repeat(300)}@127.0.0.1>`]), /^SIP\/2\.0 202/);
+      await alice.nextMessage(/^NOTIFY /, 5000, (m) => m.includes('SIP/2.0 404 Not Found'));
+      const unsubscribed = await alice.request(dialog, 'REFER', ['Refer-To: <sip:998@127.0.0.1>', 'Refer-Sub: false']);
+      assert.match(unsubscribed, /^SIP\/2\.0 404/);
+      assert.match(unsubscribed, /^Refer-Sub:\s*false/im);
+      // Replaces naming no call of ours and no external_replaces extension: 404.
+      assert.match(await alice.request(dialog, 'REFER', ['Refer-To: <sip:200@127.0.0.1?Replaces=elsewhere%3Bto-tag%3Da%3Bfrom-tag%3Db>']), /^SIP\/2\.0 202/);
+      await alice.nextMessage(/^NOTIFY /, 5000, (m) => m.includes('SIP/2.0 404 Not Found'));
+      assert.match(await alice.request(dialog, 'BYE'), /^SIP\/2\.0 200/);
+      await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === answered.peer.id);
+      await dave.nextMessage(/^BYE /, 5000);
+    } finally {
+      alice.close();
+    }
+  });
+
   test('attended transfer: alice calls bob and carol, REFERs bob to carol with Replaces → bob talks to carol, alice gets two BYEs; BridgeAttendedTransfer', { timeout: 90_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
     const carol = sipp('answer-incoming.xml', [], CAROL_PORT);
