@@ -105,6 +105,17 @@ export class RawPhone {
     return { dialog, final };
   }
 
+  /** A re-INVITE in `dialog` offering `direction` (hold: sendonly); resolves with the final response, ACKed. */
+  async reinvite(dialog: PhoneDialog, direction: string): Promise<string> {
+    dialog.cseq++;
+    const cseq = dialog.cseq;
+    const body = this.sdp(direction, cseq);
+    this.#send(`INVITE sip:${dialog.user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, 'INVITE')}\r\nContent-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 10_000, (m) => header(m, '(?:call-id|i)') === dialog.callId && new RegExp(`^CSeq:\\s*${cseq} INVITE`, 'im').test(m));
+    this.#send(`ACK sip:${dialog.user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, 'ACK').replace(/^CSeq: .*$/m, `CSeq: ${cseq} ACK`)}\r\nContent-Length: 0\r\n\r\n`);
+    return final;
+  }
+
   /** The dialog of a call the phone answered (its Call-ID), to send requests in it. */
   answeredDialog(callId: string, invite: string): PhoneDialog {
     return { callId, localTag: this.#answeredTags.get(callId) ?? '', remoteTag: tagOf(header(invite, '(?:from|f)')), user: 'patchbay', cseq: 100 };

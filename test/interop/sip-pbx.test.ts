@@ -250,6 +250,11 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     try {
       const first = await alice.call('300');
       assert.match(first.final, /^SIP\/2\.0 200/);
+      const bobLeg = await nextEvent((e) => e.type === 'Dial' && named('PJSIP/bob-')(e.peer) && e.dialstatus === 'ANSWER');
+      // As phones do: the first call is held (bob hears music on hold) while alice consults carol.
+      assert.match(await alice.reinvite(first.dialog, 'sendonly'), /^SIP\/2\.0 200[\s\S]*a=recvonly/);
+      await nextEvent((e) => e.type === 'ChannelHold' && e.channel?.id === bobLeg.caller.id);
+      assert.equal(server.core.channels.get(bobLeg.peer.id)?.generatorActive, true, 'bob hears music on hold');
       const second = await alice.call('200');
       assert.match(second.final, /^SIP\/2\.0 200/);
       const replaces = encodeURIComponent(`${second.dialog.callId};to-tag=${second.dialog.remoteTag};from-tag=${second.dialog.localTag}`);
@@ -267,6 +272,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
       assert.ok(named('PJSIP/alice-')(transfer.transferer_second_leg));
       assert.ok(named('PJSIP/bob-')(transfer.transferee));
       assert.ok(named('PJSIP/carol-')(transfer.transfer_target));
+      assert.equal(server.core.channels.get(bobLeg.peer.id)?.generatorActive, false, 'bob\'s music on hold stopped: he hears carol');
       await sleep(500);
       // bob and carol are in one call now: hanging bob up ends carol's leg too.
       await hangUp(transfer.transferee.id);

@@ -95,8 +95,8 @@ export class TwoPartyCall {
   blindTransfer(transferer: Channel, location: Pick<DialplanLocation, 'context' | 'exten'>, enterDialplan: (channel: Channel) => void): Channel | undefined {
     const transferee = this.peerOf(transferer);
     if (!transferee) return undefined;
-    this.#dissolve();
     this.#releaseHold(transferer, transferee);
+    this.#dissolve();
     // Asterisk leaves the transferer's name where the transferee's dialplan can read it.
     transferee.setSystemVariable('BLINDTRANSFER', transferer.name);
     this.#exit(transferer, { kind: 'done' });
@@ -121,8 +121,8 @@ export class TwoPartyCall {
     const transferee = first.peerOf(firstLeg);
     const target = second.peerOf(secondLeg);
     if (!transferee || !target || transferee.hangingUp || target.hangingUp) return undefined;
-    first.#dissolve();
     first.#releaseHold(firstLeg, transferee);
+    first.#dissolve();
     first.#exit(firstLeg, { kind: 'done' });
     transferee.setSystemVariable('ATTENDEDTRANSFER', firstLeg.name);
     target.setSystemVariable('ATTENDEDTRANSFER', secondLeg.name);
@@ -181,6 +181,9 @@ export class TwoPartyCall {
   #partyHungUp(party: Channel): void {
     const peer = this.peerOf(party);
     if (!peer) return;
+    // A peer that goes on (Dial's caller with option g) stops hearing music on hold; one that is
+    // about to be hung up is not re-INVITEd for nothing.
+    if (seats.get(peer)?.owner) this.#releaseHold(party, peer);
     this.#dissolve();
     this.#exit(party, { kind: 'hungup' });
     this.#exit(peer, { kind: 'peer-hungup', cause: party.hangupCause ?? CAUSE.normal });
