@@ -173,6 +173,11 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     const callId = /^(?:call-id|i):\s*(\S+)/im.exec(invite)?.[1] ?? '';
     await nextEvent((e) => e.type === 'Dial' && named('PJSIP/dave-')(e.peer) && e.dialstatus === 'ANSWER');
     const dialog = dave.answeredDialog(callId, invite);
+    // dave holds alice first (she hears music on hold), as phones do before a blind transfer.
+    assert.match(await dave.reinvite(dialog, 'sendonly'), /^SIP\/2\.0 200/);
+    const held = await nextEvent((e) => e.type === 'ChannelHold' && named('PJSIP/dave-')(e.channel));
+    const aliceChannel = server.core.channels.list().find((channel) => channel.name.startsWith('PJSIP/alice-') && !channel.hangingUp);
+    assert.ok(held && aliceChannel?.generatorActive, 'alice hears music on hold');
     assert.match(await dave.request(dialog, 'REFER', ['Refer-To: <sip:200@127.0.0.1>']), /^SIP\/2\.0 202/);
     await dave.nextMessage(/^NOTIFY /, 5000, (m) => m.includes('SIP/2.0 200 OK'));
     await dave.nextMessage(/^BYE /, 5000, (m) => m.includes(callId));
@@ -182,6 +187,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     assert.ok(named('PJSIP/alice-')(transfer.transferee));
     const dial = await nextEvent((e) => e.type === 'Dial' && e.caller?.id === transfer.transferee.id && e.dialstatus === 'ANSWER');
     assert.ok(named('PJSIP/carol-')(dial.peer));
+    assert.equal(aliceChannel?.generatorActive, false, 'alice\'s music on hold stopped with the transfer');
     await sleep(500);
     await hangUp(transfer.transferee.id);
     const [aliceRun, carolRun] = await Promise.all([alice, carol]);
