@@ -324,6 +324,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
     const alice = sipp('hold-resume.xml', [target(), '-s', '400', '-set', 'caller', 'alice']);
     const hold = await nextEvent((e) => e.type === 'ChannelHold' && named('PJSIP/alice-')(e.channel));
     const heldAt = Date.now();
+    assert.equal(hold.musicclass, 'default');
     const unhold = await nextEvent((e) => e.type === 'ChannelUnhold' && e.channel?.id === hold.channel.id);
     const resumedAt = Date.now();
     const aliceRun = await alice;

@@ -9,6 +9,9 @@
 import type { NegotiatedMedia } from '../../sip/sdp/index.ts';
 import type { CallServices, SipCall } from './call.ts';
 
+/** The music class a holding phone suggests: Asterisk's moh_suggest default (the option is not read). */
+const SUGGESTED_MUSIC_CLASS = 'default';
+
 /** Whether an offer's media puts us on hold: they do not want to receive, or gave no address. */
 function holdsUs(media: NegotiatedMedia): boolean {
   return media.direction === 'recvonly' || media.direction === 'inactive' || media.remoteAddress === undefined;
@@ -34,7 +37,8 @@ export class CallHold {
     const channel = this.call.channel;
     if (!channel || channel.hangingUp) return;
     channel.onHold = held;
-    if (held) channel.raise('ChannelHold');
+    // Asterisk names the endpoint's moh_suggest (default `default`) as the class to play.
+    if (held) channel.raise('ChannelHold', { musicclass: SUGGESTED_MUSIC_CLASS });
     else channel.raise('ChannelUnhold');
     channel.remoteIndication(held ? 'hold' : 'unhold');
   }
