@@ -20,7 +20,7 @@ import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type MediaDirec
 import type { ClientTransaction, ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import type { DtmfMode } from './config/types.ts';
-import { formatUri, type Uri } from '../../sip/uri.ts';
+import type { Uri } from '../../sip/uri.ts';
 import type { RtpStream } from '../../media/rtp/stream.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
@@ -28,6 +28,7 @@ import { dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
 import { outboundIdentity, type OutboundIdentityOptions } from './caller-identity.ts';
 import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
+import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 
 export interface CallServices {
@@ -122,44 +123,10 @@ export class SipCall implements ChannelDriver {
     return this.#responseHeaders;
   }
 
-  /**
-   * CHANNEL(pjsip,item) (the driver's channelInfo hook): chan_pjsip's signalling items that apply
-   * here; before the dialog exists (an unanswered call) the tags and URIs come from the INVITE.
-   */
+  /** CHANNEL(pjsip,item) (the driver's channelInfo hook): see channel-info.ts. */
   channelInfo(item: string): string | undefined {
-    const dialog = this.dialog;
     const invite = this.side.kind === 'inbound' ? this.side.invite : this.#inviteRequest;
-    const party = (name: 'from' | 'to'): string => {
-      const address = name === 'from' ? invite?.from() : invite?.to();
-      return address ? formatUri(address.uri) : '';
-    };
-    const inbound = this.side.kind === 'inbound';
-    switch (item) {
-      case 'call-id':
-        return this.callId;
-      case 'secure':
-        return dialog?.secure ? '1' : '0';
-      case 'target_uri': {
-        if (dialog) return formatUri(dialog.remoteTarget);
-        if (this.side.kind === 'outbound') return formatUri(this.side.target);
-        const contacts = invite?.contacts();
-        return contacts && contacts !== 'wildcard' && contacts[0] ? formatUri(contacts[0].uri) : '';
-      }
-      case 'local_uri':
-        return party(inbound ? 'to' : 'from');
-      case 'remote_uri':
-        return party(inbound ? 'from' : 'to');
-      case 'local_tag':
-        return dialog?.localTag ?? (inbound ? '' : (invite?.fromTag() ?? ''));
-      case 'remote_tag':
-        return dialog?.remoteTag ?? (inbound ? (invite?.fromTag() ?? '') : '');
-      case 'request_uri':
-        return invite ? formatUri(invite.uri) : '';
-      case 't38state':
-        return 'DISABLED';
-      default:
-        return undefined;
-    }
+    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: this.side.kind === 'inbound', ...(this.side.kind === 'outbound' ? { target: this.side.target } : {}) });
   }
 
   /** Binds the channel (the driver factory calls this before ChannelCreated). */
@@ -384,11 +351,10 @@ export class SipCall implements ChannelDriver {
           }
           this.#localSdp = answer.sdp;
           this.#applyMedia(answer.media);
-          tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW]], this.#localSdp, 'application/sdp');
-          this.#hold.farEndOffered(answer.media);
-          return;
         }
         tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW]], this.#localSdp, 'application/sdp');
+        // Hold or unhold from the far end (the media of its offer, after our answer went out).
+        if (request.body.length > 0 && this.#media) this.#hold.farEndOffered(this.#media);
         return;
       }
       case 'INFO': {
@@ -462,9 +428,8 @@ export class SipCall implements ChannelDriver {
     if (!dialog || dialog.state === 'terminated') return;
     dialog.state = 'terminated';
     const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
-    const hop = dialog.nextHop(this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport);
+    const hop = this.#hopInDialog(dialog);
     if (!hop) return;
-    if (this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
     try {
       this.services.layer.sendRequest(bye, hop, {});
     } catch (error) {
@@ -484,9 +449,8 @@ export class SipCall implements ChannelDriver {
     const dialog = this.dialog;
     if (!dialog || dialog.state === 'terminated' || this.#ended) return false;
     const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
-    const hop = dialog.nextHop(this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport);
+    const hop = this.#hopInDialog(dialog);
     if (!hop) return false;
-    if (this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
     const seq = request.cseq()?.seq ?? 0;
     let finished = false;
     const onResponse = (response: SipResponse): void => {
@@ -539,17 +503,15 @@ export class SipCall implements ChannelDriver {
 
   /** One digit as INFO application/dtmf-relay in the confirmed dialog. */
   #sendInfoDigit(digit: string, durationMs: number): void {
-    const dialog = this.dialog;
-    if (!dialog || dialog.state !== 'confirmed' || this.#ended || !/^[0-9A-D*#]$/i.test(digit)) return;
-    const info = dialog.createRequest('INFO', { body: dtmfRelayBody(digit, durationMs), contentType: 'application/dtmf-relay' });
+    if (this.dialog?.state !== 'confirmed' || !/^[0-9A-D*#]$/i.test(digit)) return;
+    this.requestInDialog('INFO', [], dtmfRelayBody(digit, durationMs), 'application/dtmf-relay');
+  }
+
+  /** Where requests in the dialog go: its remote target, over the connection an inbound call came on. */
+  #hopInDialog(dialog: Dialog): Destination | undefined {
     const hop = dialog.nextHop(this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport);
-    if (!hop) return;
-    if (this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
-    try {
-      this.services.layer.sendRequest(info, hop, {});
-    } catch (error) {
-      this.services.log.debug({ err: error }, 'INFO not sent');
-    }
+    if (hop && this.side.kind === 'inbound' && this.side.tx.source.connection && !this.side.tx.source.connection.closed) hop.connection = this.side.tx.source.connection;
+    return hop;
   }
 
   writeFrame(frame: Frame): void {
