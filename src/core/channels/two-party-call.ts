@@ -26,7 +26,7 @@ export type PartyExit =
 
 interface Seat {
   call: TwoPartyCall;
-  /** Set by exitOf(): the party's owner hears of its exit instead of the call acting on it. */
+  /** Given by connect(): the party's owner hears of its exit instead of the call acting on it. */
   owner?: (exit: PartyExit) => void;
 }
 
@@ -42,6 +42,8 @@ export interface AttendedTransferParties {
 export class TwoPartyCall {
   #parties: [Channel, Channel];
   #unwire: () => void = () => undefined;
+  /** The exits of the parties connected with an owner. */
+  readonly #exits = new Map<Channel, Promise<PartyExit>>();
   /** Parties that put their peer on hold (a re-INVITE sendonly): the peer is told unhold when they leave. */
   readonly #holding = new Set<Channel>();
 
@@ -49,13 +51,18 @@ export class TwoPartyCall {
     this.#parties = [a, b];
   }
 
-  /** Connects `a` and `b`; each takes a seat in the new call (leaving none it had). */
-  static connect(a: Channel, b: Channel): TwoPartyCall {
+  /**
+   * Connects `a` and `b`; each takes a seat in the new call (leaving none it had). The `owners`
+   * among them report how they leave through exitOf() (set before anything can happen, so a party
+   * that hangs up at once is reported too).
+   */
+  static connect(a: Channel, b: Channel, owners: readonly Channel[] = []): TwoPartyCall {
     const call = new TwoPartyCall(a, b);
     for (const party of [a, b]) {
-      const seat = seats.get(party);
-      if (seat) seat.call = call;
-      else seats.set(party, { call });
+      const seat: Seat = seats.get(party) ?? { call };
+      seat.call = call;
+      seats.set(party, seat);
+      if (owners.includes(party)) call.#exits.set(party, new Promise((resolve) => (seat.owner = resolve)));
     }
     call.#wire();
     if (a.hangingUp || b.hangingUp) call.#partyHungUp(a.hangingUp ? a : b);
@@ -77,13 +84,11 @@ export class TwoPartyCall {
   }
 
   /**
-   * Makes the caller `channel`'s owner: the promise settles when it leaves its call, whichever
-   * call that is by then (a transfer may move it to another).
+   * How an owner's party leaves: settles when it leaves its call, whichever call that is by then (a
+   * transfer may move it to another). A party without an owner resolves at once.
    */
   exitOf(channel: Channel): Promise<PartyExit> {
-    const seat = seats.get(channel);
-    if (!seat || seat.call !== this) return Promise.resolve(channel.hangingUp ? { kind: 'hungup' } : { kind: 'done' });
-    return new Promise((resolve) => (seat.owner = resolve));
+    return this.#exits.get(channel) ?? Promise.resolve(channel.hangingUp ? { kind: 'hungup' } : { kind: 'done' });
   }
 
   // ---- transfers -------------------------------------------------------------------------------

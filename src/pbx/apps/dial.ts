@@ -255,7 +255,7 @@ export const dialApplication: DialplanApplication = {
     if (!channel.answered) channel.answer();
     // The early media's connection gives way to the call's own (which also passes hold and transfers).
     earlyMedia?.();
-    const call = TwoPartyCall.connect(channel, peer);
+    const call = TwoPartyCall.connect(channel, peer, [channel]);
     const exit = await call.exitOf(channel);
     switch (exit.kind) {
       case 'hungup':
