@@ -36,10 +36,9 @@ export class CallHold {
     this.#heldByFarEnd = held;
     const channel = this.call.channel;
     if (!channel || channel.hangingUp) return;
-    channel.onHold = held;
     // Asterisk names the endpoint's moh_suggest (default `default`) as the class to play.
-    if (held) channel.raise('ChannelHold', { musicclass: SUGGESTED_MUSIC_CLASS });
-    else channel.raise('ChannelUnhold');
+    if (held) channel.heldByFarEnd(SUGGESTED_MUSIC_CLASS);
+    else channel.unheldByFarEnd();
     channel.remoteIndication(held ? 'hold' : 'unhold');
   }
 
