@@ -20,7 +20,7 @@
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ExternalMediaRequest, ExternalMediaSupport, TechnologyContext } from '../../core/channels/technology.ts';
+import type { ExternalMediaRequest, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { PlainReceivePath, receiveRtpAudio } from '../../media/rtp/audio-receive.ts';
 import { parseRtpPacket, RtpHeader } from '../../media/rtp/packet.ts';
@@ -146,25 +146,23 @@ export class RtpSession extends MediaSession {
 
 /** Makes UnicastRTP channels (`chan_rtp.so`) and keeps their sessions. */
 export class UnicastRtpTechnology extends ExternalMediaTechnology<dgram.Socket, RtpSession> {
-  readonly name = 'UnicastRTP';
-  readonly description = 'Unicast RTP Media Channel Driver';
-  readonly module = { name: 'chan_rtp.so', description: 'RTP Media Channel' };
-  readonly externalMedia: ExternalMediaSupport = { encapsulation: 'rtp', transport: 'udp', create: (request) => this.create(request) };
-  protected readonly reaching = 'RTP is sent';
-  /** Sockets being set up, closed by stop() too. */
-  readonly #opening = new Set<dgram.Socket>();
+  constructor() {
+    super({
+      name: 'UnicastRTP',
+      description: 'Unicast RTP Media Channel Driver',
+      module: { name: 'chan_rtp.so', description: 'RTP Media Channel' },
+      encapsulation: 'rtp',
+      transport: 'udp',
+      reaching: 'RTP is sent',
+    });
+  }
 
   protected openTransport(target: ExternalTarget): Promise<dgram.Socket> {
-    return openSocket(target, this.#opening);
+    return openSocket(target, this.opening);
   }
 
   protected disposeTransport(socket: dgram.Socket): void {
     closeQuietly(socket);
-  }
-
-  protected abortOpening(): void {
-    for (const socket of this.#opening) closeQuietly(socket);
-    this.#opening.clear();
   }
 
   protected channelName(request: ExternalMediaRequest, context: TechnologyContext): string {
