@@ -1,10 +1,10 @@
 // Headerless recordings (.ulaw, .alaw, .sln, .sln16): the file is nothing
 // but encoded samples, so a crash can only lose the unflushed tail and
 // appending is just writing at the end.
-import { closeSync, fstatSync, ftruncateSync } from 'node:fs';
+import { fstatSync, ftruncateSync } from 'node:fs';
 import { BufferedAudioFile } from './buffered-file.ts';
 import type { Codec } from './codecs.ts';
-import { openForWriting, removeCreated } from './open-for-writing.ts';
+import { openPrepared } from './open-for-writing.ts';
 
 export interface RawAudioWriterOptions {
   readonly codec: Codec;
@@ -37,8 +37,7 @@ export class RawAudioWriter {
   static open(path: string, options: RawAudioWriterOptions): RawAudioWriter {
     const { codec } = options;
     const append = options.append === true || options.copyFrom !== undefined;
-    const fd = openForWriting(path, options);
-    try {
+    return openPrepared(path, options, (fd) => {
       let existingBytes = 0;
       if (append) {
         const size = fstatSync(fd).size;
@@ -47,11 +46,7 @@ export class RawAudioWriter {
         if (existingBytes !== size) ftruncateSync(fd, existingBytes);
       }
       return new RawAudioWriter(path, codec, fd, existingBytes, options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
-    } catch (error) {
-      closeSync(fd);
-      if (options.exclusive) removeCreated(path);
-      throw error;
-    }
+    });
   }
 
   get rate(): number {

@@ -4,9 +4,9 @@
 // the header describes data that is really on disk. A crash therefore loses
 // at most the samples gathered since the last flush, and a stop, hangup or
 // SIGTERM handler can finalize without awaiting anything.
-import { closeSync, fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import { fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
 import { BufferedAudioFile } from './buffered-file.ts';
-import { openForWriting, removeCreated } from './open-for-writing.ts';
+import { openPrepared } from './open-for-writing.ts';
 import {
   CANONICAL_HEADER_BYTES,
   RIFF_SIZE_OFFSET,
@@ -91,8 +91,7 @@ export class WavWriter {
     const { rate } = options;
     if (!Number.isInteger(rate) || rate <= 0) throw new RangeError(`invalid sample rate ${rate}`);
     const append = options.append === true || options.copyFrom !== undefined;
-    const fd = openForWriting(path, options);
-    try {
+    return openPrepared(path, options, (fd) => {
       const existing = append ? prepareForAppend(fd, rate) : undefined;
       const writer = new WavWriter(
         path,
@@ -104,11 +103,7 @@ export class WavWriter {
       if (existing === undefined) writeSync(fd, buildPcm16MonoHeader(rate, 0), 0, CANONICAL_HEADER_BYTES, 0);
       else writer.patchSizes();
       return writer;
-    } catch (error) {
-      closeSync(fd);
-      if (options.exclusive) removeCreated(path);
-      throw error;
-    }
+    });
   }
 
   get closed(): boolean {
