@@ -138,7 +138,7 @@ export class RtpSession extends MediaSession {
     const header = this.#header;
     if (!parseRtpPacket(message, message.length, header)) return;
     const now = performance.now();
-    this.#receiver.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, now);
+    this.#receiver.count(header, now);
     if (header.payloadType !== this.#coder.payloadType || !this.receiveEnabled) return;
     receiveRtpAudio(this.#coder, message, header, this.#receivePath, now);
   };

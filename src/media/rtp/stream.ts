@@ -331,7 +331,7 @@ export class RtpStream {
       return;
     }
     const now = performance.now();
-    this.#receiver?.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, now);
+    this.#receiver?.count(header, now);
     if (!farEndSends) return;
     if (header.payloadType === parameters.telephoneEventPt) {
       this.#digitsIn.push(message, header.payloadStart, header.payloadEnd, header.timestamp);
