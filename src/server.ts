@@ -23,7 +23,7 @@ import { HANDLER_TABLES } from './ari/handlers/index.ts';
 import { AriHttpServer } from './ari/http-server.ts';
 import { HANDLER_SOURCE, SERVED_RESOURCES } from './ari/resources.ts';
 import { ariResourceModuleName } from './core/builtin-modules.ts';
-import { isLoopback } from './config/settings.ts';
+import { isLoopback } from './config/value-checks.ts';
 import { Health } from './ops/health.ts';
 import { changedSettings, classifyChanges } from './config/reload.ts';
 import { Metrics } from './ops/metrics.ts';

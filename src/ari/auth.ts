@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import type { AriUser } from '../config/config.ts';
-import type { AclEntry, NamedAcl } from '../config/settings.ts';
+import type { AclEntry, NamedAcl } from '../config/ari-users.ts';
 import { aclAllows, parseAclRule, type AclRule } from '../util/acl.ts';
 import { PasswordHasher, decoyHashLike } from './passwords.ts';
 import { constantTimeEqual } from '../util/password-hashes.ts';

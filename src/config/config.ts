@@ -7,10 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { formatPath, isPlainObject, readSection, walkSettings, describe, type Raw, type Seg, type ValueOf, type YamlOf } from './schema.ts';
-import { SETTINGS, usesDefaultPassword } from './settings.ts';
+import { usesDefaultPassword } from './ari-users.ts';
+import { SETTINGS } from './settings.ts';
 import { readAsteriskConfigDir } from './asterisk-dir.ts';
 
-export { DEFAULT_USER, isLoopback, type AriUser, type ConfigObjects } from './settings.ts';
+export { DEFAULT_USER, type AriUser } from './ari-users.ts';
+export type { ConfigObjects } from './config-objects.ts';
+export { isLoopback } from './value-checks.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Public types (derived from the declarations in settings.ts)

@@ -2,14 +2,12 @@
 // is its camelCase (`body_limit_bytes` → `bodyLimitBytes`). Each declaration gives the type, the
 // default, the validation, the environment variable and the row of the Settings table in
 // docs/configuration.md (regenerate it with `npm run docs:config`; a test fails when it drifts).
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { cryptHashProblem, verifyPassword } from '../util/password-hashes.ts';
-import { parseAclRule } from '../util/acl.ts';
 import type { WebSocketClientConfig as ConnectionFields } from '../util/websocket-clients/client-config.ts';
+import { checkUserAcls, DEFAULT_USER, readNamedAcls, usesDefaultPassword, USER, type AriUser, type NamedAcl, NAMED_ACL } from './ari-users.ts';
+import { readConfigObjects, RESERVED_NAMES, type ConfigObjects } from './config-objects.ts';
 import {
   boolean,
   custom,
@@ -20,7 +18,6 @@ import {
   isPlainObject,
   notEmptyPath,
   oneOf,
-  readSection,
   recordList,
   section,
   string,
@@ -31,114 +28,13 @@ import {
   type ValueOf,
   type YamlOf,
 } from './schema.ts';
+import { defaultServerId, SERVER_ID_RE } from './server-id.ts';
+import { checkBind, checkHostPort, checkOrigin, isLoopback, noControl } from './value-checks.ts';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 /** Where Asterisk's prompts are installed: by distribution packages, and by Asterisk's own `make install`. */
 const DEFAULT_SYSTEM_SOUNDS = ['/usr/share/asterisk/sounds', '/var/lib/asterisk/sounds'];
-const SERVER_ID_RE = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i;
-const SERVER_ID_FILE = 'server-id';
-const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 const INT32_MAX = 2 ** 31 - 1;
-
-const noControl = (s: string): string | null => (/[\x00-\x1f\x7f]/.test(s) ? 'must not contain control characters' : null);
-
-/** One `permit`/`deny` entry as configured; `order` is its place among the mapping's ACL entries. */
-export interface AclEntry {
-  readonly sense: 'permit' | 'deny';
-  /** `[!]address[/mask]`, trimmed. */
-  readonly entry: string;
-  readonly order: number;
-}
-
-const MAX_ACL_ENTRIES = 1000;
-const ACL_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/**
- * `permit` or `deny`: a list (or comma-separated string) of `[!]address[/mask]` entries. As in
- * ari.conf, where each line is appended in turn, the two keys' entries are evaluated in the order
- * the keys are written in the mapping (then in list order), so each entry records its place.
- */
-function aclEntries(sense: 'permit' | 'deny', doc: string) {
-  return custom<readonly AclEntry[], string[] | string>({
-    docDefault: '`[]`',
-    doc,
-    read: (v, p, ctx, _scope, siblings) => {
-      if (v === undefined || v === null) return Object.freeze([]);
-      let items: unknown[];
-      if (typeof v === 'string') items = v.split(',');
-      else if (Array.isArray(v)) items = v;
-      else return ctx.fail(p, `must be a list or a comma-separated string of addresses/networks, got ${describe(v)}`);
-      if (items.length > MAX_ACL_ENTRIES) ctx.fail(p, `must have at most ${MAX_ACL_ENTRIES} entries, got ${items.length}`);
-      const keyPlace = Object.keys(siblings).indexOf(sense);
-      return Object.freeze(
-        items.map((item, i) => {
-          const ip = Array.isArray(v) ? [...p, i] : p;
-          if (typeof item !== 'string') return ctx.fail(ip, `must be a string, got ${describe(item)}`);
-          const rule = parseAclRule(item, sense === 'permit');
-          if (typeof rule === 'string') return ctx.fail(ip, rule);
-          return Object.freeze({ sense, entry: rule.text, order: keyPlace * MAX_ACL_ENTRIES + i });
-        }),
-      );
-    },
-  });
-}
-
-const ACL_RULES = {
-  permit: aclEntries('permit', 'Networks allowed: `address[/mask]` entries (IPv4 or IPv6; mask as prefix length or netmask; `!` inverts). List or comma-separated string. See [ARI user ACLs](#ari-user-acls)'),
-  deny: aclEntries('deny', 'Networks refused, written as for `permit`. `permit` and `deny` entries are evaluated in the order they are written (the key written first goes first); the last match wins'),
-} as const;
-
-/** A named ACL (acl.conf): `permit` and `deny` entries. */
-const NAMED_ACL = section(ACL_RULES);
-export type NamedAcl = ValueOf<typeof NAMED_ACL>;
-
-/** `ari.acls`: named ACLs, looked up case-insensitively (as Asterisk does) by lower-cased name. */
-function readNamedAcls(v: unknown, p: readonly Seg[], ctx: ReadContext): ReadonlyMap<string, NamedAcl> {
-  const out = new Map<string, NamedAcl>();
-  if (v === undefined || v === null) return out;
-  if (!isPlainObject(v)) ctx.fail(p, `must be a mapping of ACL names to permit/deny lists, got ${describe(v)}`);
-  for (const [name, body] of Object.entries(v)) {
-    if (!ACL_NAME_RE.test(name)) ctx.fail([...p, name], 'an ACL name must be 1–64 letters, digits, `_`, `.` or `-`');
-    const key = name.toLowerCase();
-    if (out.has(key)) ctx.fail([...p, name], `duplicate ACL name '${name}' (names are case-insensitive)`);
-    out.set(key, readSection(NAMED_ACL, body, [...p, name], ctx));
-  }
-  return out;
-}
-
-const USER = section({
-  name: string({
-    required: true,
-    docDefault: '(required)',
-    doc: 'User name. It must be unique and must not contain `:`',
-    check: (s) =>
-      s === '' ? 'must not be empty'
-        : s.includes(':') ? "must not contain ':' (HTTP Basic auth splits user and password at the first ':')"
-          : noControl(s),
-  }),
-  // Read after password_format (late), which says how to check it.
-  password: string({
-    required: true,
-    late: true,
-    docDefault: '(required)',
-    doc: 'Password, or a crypt hash when `password_format: crypt`',
-    check: (s, user) => (s === '' ? 'must not be empty' : user.passwordFormat === 'crypt' ? cryptHashProblem(s) : null),
-  }),
-  password_format: oneOf({ values: ['plain', 'crypt'], default: 'plain', doc: '`plain` or `crypt`', docDefault: '`plain`' }),
-  read_only: boolean({
-    default: false,
-    doc: 'When true, only GET and OPTIONS are allowed (others get 403). A read-only user may open the event WebSocket (`GET /ari/events`, as Asterisk allows) for applications no read-write user holds; connecting to an application a read-write user holds is refused with 403 and the holder keeps it. A read-write user connecting to an application a read-only user holds takes it over (ApplicationReplaced)',
-  }),
-  ...ACL_RULES,
-  acl: stringList({
-    default: [],
-    comma: true,
-    doc: 'Named ACLs (from `ari.acls`) the client address must also pass; each must allow it. List or comma-separated string',
-    check: (s) => (ACL_NAME_RE.test(s) ? null : `'${s}' is not an ACL name`),
-  }),
-});
-
-export type AriUser = ValueOf<typeof USER>;
 
 /** A WebSocket server Patchbay connects to, by name (Asterisk's websocket_client.conf objects). */
 const WEBSOCKET_CLIENT = section({
@@ -249,16 +145,6 @@ const OUTBOUND_WEBSOCKET = section({
 
 export type OutboundWebSocketSettings = ValueOf<typeof OUTBOUND_WEBSOCKET>;
 
-
-export const DEFAULT_USER: AriUser = Object.freeze({
-  name: 'asterisk',
-  password: 'asterisk',
-  passwordFormat: 'plain',
-  readOnly: false,
-  permit: Object.freeze([]),
-  deny: Object.freeze([]),
-  acl: Object.freeze([]),
-});
 
 export const SETTINGS = section(
   {
@@ -658,100 +544,6 @@ export const SETTINGS = section(
   },
 );
 
-/** Every named ACL a user references must be defined in `ari.acls` (Asterisk would deny everything). */
-function checkUserAcls(ari: Raw, p: readonly Seg[], ctx: ReadContext): void {
-  const acls = ari.acls as ReadonlyMap<string, NamedAcl>;
-  (ari.users as readonly AriUser[]).forEach((user, i) => {
-    const seen = new Set<string>();
-    user.acl.forEach((name, j) => {
-      const key = name.toLowerCase();
-      if (!acls.has(key)) ctx.fail([...p, 'users', i, 'acl', j], `unknown ACL '${name}' (define it under ari.acls)`);
-      if (seen.has(key)) ctx.fail([...p, 'users', i, 'acl', j], `ACL '${name}' is listed twice`);
-      seen.add(key);
-    });
-  });
-}
-
-/** True when any user still has the embedded default credentials asterisk/asterisk (a crypt hash of them too). */
-export function usesDefaultPassword(users: readonly AriUser[]): boolean {
-  // Remembered per (frozen) list: a crypt check costs milliseconds, and the bind rule asks first.
-  let known = defaultPasswordIn.get(users);
-  if (known === undefined) {
-    known = users.some((u) => u.name === DEFAULT_USER.name && verifyPassword(u, DEFAULT_USER.password));
-    defaultPasswordIn.set(users, known);
-  }
-  return known;
-}
-const defaultPasswordIn = new WeakMap<readonly AriUser[], boolean>();
-
-export type ConfigObjects = Readonly<
-  Record<string, Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, string>>>>>>>
->;
-
-function readConfigObjects(v: unknown, root: readonly Seg[], ctx: ReadContext): ConfigObjects {
-  const level = (p: readonly Seg[], x: unknown, what: string): Raw => {
-    if (x === undefined || x === null) return {};
-    if (!isPlainObject(x)) ctx.fail(p, `must be a mapping of ${what}, got ${describe(x)}`);
-    for (const k of Object.keys(x)) {
-      if (k.trim() === '' || k.includes('/') || RESERVED_NAMES.has(k)) ctx.fail([...p, k], `'${k}' is not allowed as a ${what.replace(/s$/, '')} name`);
-    }
-    return x;
-  };
-  const out: Record<string, Record<string, Record<string, Record<string, string>>>> = {};
-  for (const [cls, types] of Object.entries(level(root, v, 'config classes'))) {
-    const outTypes: Record<string, Record<string, Record<string, string>>> = {};
-    for (const [type, ids] of Object.entries(level([...root, cls], types, 'object types'))) {
-      const outIds: Record<string, Record<string, string>> = {};
-      for (const [id, fields] of Object.entries(level([...root, cls, type], ids, 'object ids'))) {
-        const outFields: Record<string, string> = {};
-        for (const [field, value] of Object.entries(level([...root, cls, type, id], fields, 'fields'))) {
-          if (typeof value === 'string') outFields[field] = value;
-          else if (typeof value === 'number' || typeof value === 'boolean') outFields[field] = String(value);
-          else ctx.fail([...root, cls, type, id, field], `must be a string, number or boolean, got ${describe(value)}`);
-        }
-        outIds[id] = Object.freeze(outFields);
-      }
-      outTypes[type] = Object.freeze(outIds);
-    }
-    out[cls] = Object.freeze(outTypes);
-  }
-  return Object.freeze(out);
-}
-
-function defaultServerId(dataDir: string, ctx: ReadContext): string {
-  const p = ['server_id'];
-  const file = path.join(dataDir, SERVER_ID_FILE);
-  // An id stored earlier wins, so the id stays stable even if interfaces come and go.
-  let stored: string | undefined;
-  try {
-    stored = fs.readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-      ctx.fail(p, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
-  }
-  if (stored !== undefined) {
-    if (SERVER_ID_RE.test(stored)) return stored.toLowerCase();
-    ctx.fail(p, `${file} does not hold a valid id (xx:xx:xx:xx:xx:xx); fix or delete it`);
-  }
-  for (const infos of Object.values(ctx.networkInterfaces())) {
-    for (const info of infos ?? []) {
-      if (!info.internal && SERVER_ID_RE.test(info.mac) && info.mac !== '00:00:00:00:00:00') return info.mac.toLowerCase();
-    }
-  }
-  const bytes = crypto.randomBytes(6);
-  bytes[0] = (bytes[0]! | 0x02) & 0xfe; // locally administered, unicast
-  const id = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
-  try {
-    fs.mkdirSync(dataDir, { recursive: true });
-    fs.writeFileSync(file, id + '\n', { flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return defaultServerId(dataDir, { ...ctx, fail: ctx.fail, networkInterfaces: () => ({}) });
-    ctx.fail(p, `no network interface MAC found and cannot store a generated id in ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}; set server_id`);
-  }
-  return id;
-}
-
 /** Each outbound WebSocket names an existing client and user, and has a connection type. */
 function checkOutboundWebSockets(top: Raw, ctx: ReadContext): void {
   const users = (top.ari as { users: readonly AriUser[] }).users;
@@ -763,43 +555,4 @@ function checkOutboundWebSockets(top: Raw, ctx: ReadContext): void {
     if (!client) ctx.fail([...p, 'websocket_client_id'], `no websocket_clients entry is named '${item.websocketClientId}'`);
     if (!users.some((u) => u.name === item.localAriUser)) ctx.fail([...p, 'local_ari_user'], `no ari.users entry is named '${item.localAriUser}'`);
   });
-}
-
-
-function checkHostPort(s: string): string | null {
-  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(s);
-  if (!match) return `must be host:port (the port is required), got '${s}'`;
-  const port = Number(match[2]);
-  return port < 1 || port > 65535 ? `port must be 1–65535, got ${port}` : null;
-}
-
-function checkBind(s: string): string | null {
-  if (s === '') return 'must not be empty';
-  if (s.startsWith('[')) return 'write IPv6 addresses without brackets, e.g. ::1';
-  if (net.isIP(s)) return null;
-  if (/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(s)) return null;
-  return `must be an IP address or host name, got '${s}'`;
-}
-
-function checkOrigin(s: string): string | null {
-  if (s === '*') return null;
-  if (/^[a-z][a-z0-9+.-]*:\/\/[^\s/?#]+$/i.test(s)) return null;
-  return `must be * or an origin scheme://host[:port] with no path or trailing slash, got '${s}'`;
-}
-
-/** True for 127.0.0.0/8, ::1 (any spelling, incl. IPv4-mapped 127.x) and localhost. */
-export function isLoopback(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/\.$/, '');
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (net.isIPv4(h)) return h.split('.')[0] === '127';
-  if (net.isIPv6(h)) {
-    let canonical: string;
-    try {
-      canonical = new URL(`http://[${h}]/`).hostname.slice(1, -1);
-    } catch {
-      return false;
-    }
-    return canonical === '::1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(canonical);
-  }
-  return false;
 }

@@ -21,6 +21,8 @@ interface ConsoleFile {
 const CONSOLE_FILES: ReadonlyMap<string, ConsoleFile> = new Map([
   ['', { file: 'index.html', contentType: 'text/html; charset=utf-8' }],
   ['/console.js', { file: 'console.js', contentType: 'text/javascript; charset=utf-8' }],
+  // The modules console.js imports (relative to it, so under /console/ too).
+  ...['ari.js', 'dom.js', 'listen.js', 'state.js', 'timeline.js'].map((file): [string, ConsoleFile] => [`/${file}`, { file, contentType: 'text/javascript; charset=utf-8' }]),
   ['/console.css', { file: 'console.css', contentType: 'text/css; charset=utf-8' }],
 ]);
 

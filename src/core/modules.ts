@@ -86,9 +86,7 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
   }
 
   async unload(name: string): Promise<void> {
-    const canonical = canonicalName(name);
-    const definition = this.#definitions.get(canonical);
-    if (!definition || !this.#running.has(canonical)) throw new NotFoundError('Module not found in running modules');
+    const { canonical, definition } = this.#runningModule(name);
     if (definition.canUnload?.() === false || (definition.useCount?.() ?? 0) > 0) {
       throw new ConflictError('Module could not be unloaded');
     }
@@ -99,9 +97,7 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
   }
 
   async reload(name: string): Promise<void> {
-    const canonical = canonicalName(name);
-    const definition = this.#definitions.get(canonical);
-    if (!definition || !this.#running.has(canonical)) throw new NotFoundError('Module not found in running modules');
+    const { canonical, definition } = this.#runningModule(name);
     const reload = definition.reload;
     if (!reload) throw new ConflictError('Module does not support reloading');
     if (this.#busy.has(canonical)) throw new ConflictError('Another reload is currently in progress');
@@ -135,6 +131,14 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
       this.emit('change', { name, status: 'Not Running' });
     }
     return failures;
+  }
+
+  /** A running module by any spelling of its name; NotFoundError (as Asterisk's 404) when it is not running. */
+  #runningModule(name: string): { canonical: string; definition: ModuleDefinition } {
+    const canonical = canonicalName(name);
+    const definition = this.#definitions.get(canonical);
+    if (!definition || !this.#running.has(canonical)) throw new NotFoundError('Module not found in running modules');
+    return { canonical, definition };
   }
 
   async #transition(name: string, failure: string, action: () => Promise<void> | void): Promise<void> {

@@ -109,12 +109,7 @@ export class Stasis {
 
   /** The application is back: its waiting channels enter, in the order they arrived. */
   private release(app: string): void {
-    const queue = this.waiting.get(app);
-    if (!queue) return;
-    this.waiting.delete(app);
-    for (const entry of queue) {
-      entry.channel.off('hangup', entry.onHangup);
-      if (entry.channel.hangingUp) continue;
+    for (const entry of this.stopWaiting(app)) {
       if (this.applications.isActive(app)) {
         this.enterNow(entry.channel, app, entry.args, entry.options);
         entry.options.onWaitEnded?.('entered');
@@ -124,12 +119,20 @@ export class Stasis {
 
   /** The grace period ended without the application: today's behaviour for each waiting channel. */
   private giveUp(app: string): void {
+    for (const entry of this.stopWaiting(app)) this.unavailable(entry);
+  }
+
+  /**
+   * Ends the wait for `app`: yields its channels in arrival order, each unwatched only as its turn
+   * comes (one hanging up while an earlier one is handled still reports it), those hanging up left out.
+   */
+  private *stopWaiting(app: string): Generator<WaitingChannel> {
     const queue = this.waiting.get(app);
     if (!queue) return;
     this.waiting.delete(app);
     for (const entry of queue) {
       entry.channel.off('hangup', entry.onHangup);
-      if (!entry.channel.hangingUp) this.unavailable(entry);
+      if (!entry.channel.hangingUp) yield entry;
     }
   }
 

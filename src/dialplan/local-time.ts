@@ -1,7 +1,9 @@
 // Calendar fields of an instant in a timezone (an IANA name) or in the server's local time, for
-// STRFTIME/STRPTIME. Formatters are cached per timezone name, a bounded number of them.
+// STRFTIME/STRPTIME, SayUnixTime and time specifications (GotoIfTime, IFTIME, included
+// contexts). Formatters are cached per timezone name, a bounded number of them.
 
-const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+/** Weekday abbreviations, Sunday first (Date.getDay()'s order), as dialplans spell them. */
+export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
 export interface LocalFields {
   readonly year: number;

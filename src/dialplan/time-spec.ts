@@ -2,8 +2,8 @@
 // time-restricted includes): each field `*` or ranges joined by `&` (`mon-fri&sun`), ranges
 // wrapping round (`fri-mon`, `22:00-06:00`). Times are minutes, both ends included, as Asterisk's
 // per-minute mask. The timezone is an IANA name; without one the server's local time is used.
+import { localFields, WEEKDAYS } from './local-time.ts';
 
-const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 export class TimeSpecError extends Error {}
@@ -43,43 +43,8 @@ export function parseTimeSpec(text: string): TimeSpec {
 
 /** Whether `when` falls within the spec. */
 export function timeSpecMatches(spec: TimeSpec, when: Date = new Date()): boolean {
-  const parts = localParts(when, spec.timezone);
-  return spec.months[parts.month] && spec.mdays[parts.mday] && spec.weekdays[parts.weekday] && spec.minutes[parts.hour * 60 + parts.minute] === 1;
-}
-
-interface LocalParts {
-  month: number;
-  mday: number;
-  weekday: number;
-  hour: number;
-  minute: number;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function localParts(when: Date, timezone: string | undefined): LocalParts {
-  if (!timezone) return { month: when.getMonth(), mday: when.getDate(), weekday: when.getDay(), hour: when.getHours(), minute: when.getMinutes() };
-  let formatter = formatters.get(timezone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      month: 'numeric',
-      day: 'numeric',
-      weekday: 'short',
-      hour: 'numeric',
-      minute: 'numeric',
-    });
-    if (formatters.size < 64) formatters.set(timezone, formatter);
-  }
-  const values = new Map(formatter.formatToParts(when).map((part) => [part.type, part.value]));
-  return {
-    month: Number(values.get('month')) - 1,
-    mday: Number(values.get('day')),
-    weekday: WEEKDAYS.indexOf((values.get('weekday') ?? '').slice(0, 3).toLowerCase()),
-    hour: Number(values.get('hour')) % 24,
-    minute: Number(values.get('minute')),
-  };
+  const fields = localFields(when, spec.timezone);
+  return spec.months[fields.month] && spec.mdays[fields.day] && spec.weekdays[fields.weekday] && spec.minutes[fields.hour * 60 + fields.minute] === 1;
 }
 
 function parseTimes(field: string): Uint8Array {

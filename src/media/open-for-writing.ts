@@ -43,6 +43,22 @@ export function openForWriting(path: string, options: OpenForWritingOptions = {}
   }
 }
 
+/**
+ * Opens `path` as openForWriting does and hands the descriptor to `prepare` (read what is there,
+ * write a header, make the writer). When that throws, the descriptor is closed, and a file created
+ * exclusively removed, before the error goes on: a failed open leaves nothing behind.
+ */
+export function openPrepared<T>(path: string, options: OpenForWritingOptions, prepare: (fd: number) => T): T {
+  const fd = openForWriting(path, options);
+  try {
+    return prepare(fd);
+  } catch (error) {
+    closeSync(fd);
+    if (options.exclusive) removeCreated(path);
+    throw error;
+  }
+}
+
 /** Removes a file this process created exclusively and could not finish setting up. */
 export function removeCreated(path: string): void {
   try {

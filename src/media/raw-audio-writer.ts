@@ -1,9 +1,10 @@
 // Headerless recordings (.ulaw, .alaw, .sln, .sln16): the file is nothing
 // but encoded samples, so a crash can only lose the unflushed tail and
 // appending is just writing at the end.
-import { closeSync, fstatSync, ftruncateSync, writeSync } from 'node:fs';
+import { fstatSync, ftruncateSync } from 'node:fs';
+import { BufferedAudioFile } from './buffered-file.ts';
 import type { Codec } from './codecs.ts';
-import { openForWriting, removeCreated } from './open-for-writing.ts';
+import { openPrepared } from './open-for-writing.ts';
 
 export interface RawAudioWriterOptions {
   readonly codec: Codec;
@@ -21,28 +22,22 @@ const DEFAULT_FLUSH_INTERVAL_MS = 1000;
 export class RawAudioWriter {
   readonly path: string;
   readonly codec: Codec;
-  private fd: number;
-  private flushedBytes: number;
-  private readonly pending: Buffer;
-  private pendingBytes = 0;
-  // Encoding goes through a scratch buffer so that `pending` can be filled
-  // at any offset without creating a view per frame.
+  private readonly file: BufferedAudioFile;
+  // Encoding goes through a scratch buffer so that the file's pending bytes
+  // can be filled at any offset without creating a view per frame.
   private scratch: Buffer = Buffer.alloc(0);
 
   private constructor(path: string, codec: Codec, fd: number, existingBytes: number, flushIntervalMs: number) {
     this.path = path;
     this.codec = codec;
-    this.fd = fd;
-    this.flushedBytes = existingBytes;
     const pendingSamples = Math.max(1, Math.ceil((codec.rate * flushIntervalMs) / 1000));
-    this.pending = Buffer.alloc(pendingSamples * codec.bytesPerSample);
+    this.file = new BufferedAudioFile(fd, 0, existingBytes, pendingSamples * codec.bytesPerSample);
   }
 
   static open(path: string, options: RawAudioWriterOptions): RawAudioWriter {
     const { codec } = options;
     const append = options.append === true || options.copyFrom !== undefined;
-    const fd = openForWriting(path, options);
-    try {
+    return openPrepared(path, options, (fd) => {
       let existingBytes = 0;
       if (append) {
         const size = fstatSync(fd).size;
@@ -51,11 +46,7 @@ export class RawAudioWriter {
         if (existingBytes !== size) ftruncateSync(fd, existingBytes);
       }
       return new RawAudioWriter(path, codec, fd, existingBytes, options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
-    } catch (error) {
-      closeSync(fd);
-      if (options.exclusive) removeCreated(path);
-      throw error;
-    }
+    });
   }
 
   get rate(): number {
@@ -63,11 +54,11 @@ export class RawAudioWriter {
   }
 
   get closed(): boolean {
-    return this.fd < 0;
+    return this.file.closed;
   }
 
   get samplesWritten(): number {
-    return (this.flushedBytes + this.pendingBytes) / this.codec.bytesPerSample;
+    return this.file.totalBytes / this.codec.bytesPerSample;
   }
 
   get durationMs(): number {
@@ -80,32 +71,15 @@ export class RawAudioWriter {
     const byteCount = samples.length * this.codec.bytesPerSample;
     if (this.scratch.length < byteCount) this.scratch = Buffer.alloc(byteCount);
     this.codec.encode(samples, this.scratch);
-    let copied = 0;
-    while (copied < byteCount) {
-      const chunk = Math.min(byteCount - copied, this.pending.length - this.pendingBytes);
-      this.scratch.copy(this.pending, this.pendingBytes, copied, copied + chunk);
-      this.pendingBytes += chunk;
-      copied += chunk;
-      if (this.pendingBytes === this.pending.length) this.flush();
-    }
+    this.file.append(this.scratch, byteCount);
     return true;
   }
 
   flush(): void {
-    if (this.closed || this.pendingBytes === 0) return;
-    let done = 0;
-    while (done < this.pendingBytes) {
-      done += writeSync(this.fd, this.pending, done, this.pendingBytes - done, this.flushedBytes + done);
-    }
-    this.flushedBytes += this.pendingBytes;
-    this.pendingBytes = 0;
+    this.file.flush();
   }
 
   finalize(): void {
-    if (this.closed) return;
-    this.flush();
-    const fd = this.fd;
-    this.fd = -1;
-    closeSync(fd);
+    this.file.close();
   }
 }

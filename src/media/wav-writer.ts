@@ -4,8 +4,9 @@
 // the header describes data that is really on disk. A crash therefore loses
 // at most the samples gathered since the last flush, and a stop, hangup or
 // SIGTERM handler can finalize without awaiting anything.
-import { closeSync, fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
-import { openForWriting, removeCreated } from './open-for-writing.ts';
+import { fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import { BufferedAudioFile } from './buffered-file.ts';
+import { openPrepared } from './open-for-writing.ts';
 import {
   CANONICAL_HEADER_BYTES,
   RIFF_SIZE_OFFSET,
@@ -70,31 +71,27 @@ function prepareForAppend(fd: number, rate: number): ExistingData | undefined {
 export class WavWriter {
   readonly path: string;
   readonly rate: number;
-  private fd: number;
+  private readonly file: BufferedAudioFile;
   private readonly dataOffset: number;
   private readonly maxDataBytes: number;
-  private flushedBytes: number;
-  private readonly pending: Uint8Array;
-  private pendingBytes = 0;
+  /** Samples as little-endian bytes on their way to the file (grown, never shrunk: none per frame). */
+  private scratch: Buffer = Buffer.alloc(0);
   private readonly sizeField = Buffer.alloc(4);
 
   private constructor(path: string, rate: number, fd: number, existing: ExistingData, flushIntervalMs: number) {
     this.path = path;
     this.rate = rate;
-    this.fd = fd;
     this.dataOffset = existing.dataOffset;
-    this.flushedBytes = existing.dataBytes;
     this.maxDataBytes = maxDataBytesFor(existing.dataOffset);
     const pendingSamples = Math.max(1, Math.ceil((rate * flushIntervalMs) / 1000));
-    this.pending = new Uint8Array(pendingSamples * BYTES_PER_SAMPLE);
+    this.file = new BufferedAudioFile(fd, existing.dataOffset, existing.dataBytes, pendingSamples * BYTES_PER_SAMPLE, () => this.patchSizes());
   }
 
   static open(path: string, options: WavWriterOptions): WavWriter {
     const { rate } = options;
     if (!Number.isInteger(rate) || rate <= 0) throw new RangeError(`invalid sample rate ${rate}`);
     const append = options.append === true || options.copyFrom !== undefined;
-    const fd = openForWriting(path, options);
-    try {
+    return openPrepared(path, options, (fd) => {
       const existing = append ? prepareForAppend(fd, rate) : undefined;
       const writer = new WavWriter(
         path,
@@ -106,20 +103,16 @@ export class WavWriter {
       if (existing === undefined) writeSync(fd, buildPcm16MonoHeader(rate, 0), 0, CANONICAL_HEADER_BYTES, 0);
       else writer.patchSizes();
       return writer;
-    } catch (error) {
-      closeSync(fd);
-      if (options.exclusive) removeCreated(path);
-      throw error;
-    }
+    });
   }
 
   get closed(): boolean {
-    return this.fd < 0;
+    return this.file.closed;
   }
 
   /** Samples in the file, including ones not flushed yet. */
   get samplesWritten(): number {
-    return (this.flushedBytes + this.pendingBytes) / BYTES_PER_SAMPLE;
+    return this.file.totalBytes / BYTES_PER_SAMPLE;
   }
 
   get durationMs(): number {
@@ -132,54 +125,36 @@ export class WavWriter {
    */
   write(samples: Int16Array): boolean {
     if (this.closed) return false;
-    if (this.flushedBytes + this.pendingBytes + samples.length * BYTES_PER_SAMPLE > this.maxDataBytes) return false;
-    const pending = this.pending;
-    let index = 0;
-    while (index < samples.length) {
-      const room = (pending.length - this.pendingBytes) / BYTES_PER_SAMPLE;
-      const end = Math.min(samples.length, index + room);
-      let byte = this.pendingBytes;
-      for (; index < end; index++, byte += 2) {
-        const sample = samples[index];
-        pending[byte] = sample & 0xff;
-        pending[byte + 1] = (sample >> 8) & 0xff;
-      }
-      this.pendingBytes = byte;
-      if (this.pendingBytes === pending.length) this.flush();
+    const byteCount = samples.length * BYTES_PER_SAMPLE;
+    if (this.file.totalBytes + byteCount > this.maxDataBytes) return false;
+    if (this.scratch.length < byteCount) this.scratch = Buffer.alloc(byteCount);
+    const scratch = this.scratch;
+    for (let index = 0, byte = 0; index < samples.length; index++, byte += 2) {
+      const sample = samples[index];
+      scratch[byte] = sample & 0xff;
+      scratch[byte + 1] = (sample >> 8) & 0xff;
     }
+    this.file.append(scratch, byteCount);
     return true;
   }
 
   /** Writes queued samples, then makes the header describe them. */
   flush(): void {
-    if (this.closed) return;
-    if (this.pendingBytes > 0) {
-      let done = 0;
-      while (done < this.pendingBytes) {
-        done += writeSync(this.fd, this.pending, done, this.pendingBytes - done, this.dataOffset + this.flushedBytes + done);
-      }
-      this.flushedBytes += this.pendingBytes;
-      this.pendingBytes = 0;
-    }
-    this.patchSizes();
+    this.file.flush();
   }
 
   /** Flushes and closes; safe to call more than once. */
   finalize(): void {
-    if (this.closed) return;
-    this.flush();
-    const fd = this.fd;
-    this.fd = -1;
-    closeSync(fd);
+    this.file.close();
   }
 
   private patchSizes(): void {
-    this.writeSizeField(RIFF_SIZE_OFFSET, this.dataOffset - 8 + this.flushedBytes);
-    this.writeSizeField(this.dataOffset - 4, this.flushedBytes);
+    this.writeSizeField(RIFF_SIZE_OFFSET, this.dataOffset - 8 + this.file.flushedBytes);
+    this.writeSizeField(this.dataOffset - 4, this.file.flushedBytes);
   }
 
   private writeSizeField(position: number, value: number): void {
     this.sizeField.writeUInt32LE(value, 0);
-    writeSync(this.fd, this.sizeField, 0, 4, position);
+    writeSync(this.file.fd, this.sizeField, 0, 4, position);
   }
 }

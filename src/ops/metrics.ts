@@ -2,6 +2,7 @@
 // (collect callbacks), so nothing is maintained per event; only counters and histograms are
 // updated as things happen (HTTP requests, media-clock ticks, events sent and dropped).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SipStats } from '../channels/pjsip/stats.ts';
 import type { Core } from '../control/core.ts';
 
 /** What the event WebSocket reports: clients connected, events sent and events dropped so far. */
@@ -11,33 +12,11 @@ export interface EventStats {
   readonly eventsDropped: number;
 }
 
-/** SIP figures (the PJSIP technology's), when SIP runs. */
-export interface SipMetricsSource {
-  readonly clientTransactions: number;
-  readonly serverTransactions: number;
-  readonly bindings: number;
-  readonly calls: number;
-  readonly rtpLost: number;
-  readonly rtpJitterMax: number;
-  /** Outbound registrations (`type=registration`) configured, and those currently Registered. */
-  readonly outboundRegistrations?: number;
-  readonly outboundRegistered?: number;
-  /** Since start: RTP packets strict RTP dropped (another source than the far end's). */
-  readonly rtpStrangerPackets?: number;
-  /** Since start: RTCP packets dropped (not from the far end). */
-  readonly rtcpStrangerReports?: number;
-  /** Since start: jitter-buffer packets dropped as late, and frames concealed. */
-  readonly jitterBufferLatePackets?: number;
-  readonly jitterBufferConcealedFrames?: number;
-  /** Jitter-buffer target delay over the live calls: mean and largest, seconds. */
-  readonly jitterBufferTargetDelayMean?: number;
-  readonly jitterBufferTargetDelayMax?: number;
-}
-
 export interface MetricsOptions {
   readonly core: Core;
   readonly events: () => EventStats;
-  readonly sip?: () => SipMetricsSource;
+  /** SIP figures (the PJSIP technology's), when SIP runs. */
+  readonly sip?: () => SipStats;
 }
 
 export class Metrics {
@@ -126,8 +105,8 @@ export class Metrics {
     const readSip = options.sip;
     if (readSip) {
       // Every SIP metric reads the same figures: the technology walks its calls once per scrape.
-      let snapshot: SipMetricsSource | undefined;
-      const sip = (): SipMetricsSource => (snapshot ??= readSip());
+      let snapshot: SipStats | undefined;
+      const sip = (): SipStats => (snapshot ??= readSip());
       this.#forgetScrape = () => {
         snapshot = undefined;
       };
@@ -142,7 +121,7 @@ export class Metrics {
           this.set({ kind: 'server' }, stats.serverTransactions);
         },
       });
-      const sipGauge = (name: string, help: string, read: (stats: SipMetricsSource) => number): void => {
+      const sipGauge = (name: string, help: string, read: (stats: SipStats) => number): void => {
         new Gauge({
           name,
           help,
@@ -156,14 +135,14 @@ export class Metrics {
       sipGauge('patchbay_sip_calls', 'Live SIP calls', (stats) => stats.calls);
       sipGauge('patchbay_sip_rtp_lost_packets', 'RTP packets lost on the live SIP calls (receiving side)', (stats) => stats.rtpLost);
       sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
-      sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations ?? 0);
-      sipGauge('patchbay_sip_outbound_registered', 'Outbound registrations currently accepted by their registrar', (stats) => stats.outboundRegistered ?? 0);
-      sipGauge('patchbay_sip_jitterbuffer_mean_target_delay_seconds', 'Mean jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMean ?? 0);
-      sipGauge('patchbay_sip_jitterbuffer_max_target_delay_seconds', 'Largest jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMax ?? 0);
-      monotonic('patchbay_sip_rtp_stranger_packets_total', 'RTP packets dropped by strict RTP: sent by another source than the call\'s far end', () => sip().rtpStrangerPackets ?? 0);
-      monotonic('patchbay_sip_rtcp_stranger_reports_total', 'RTCP packets dropped: sent from elsewhere than the call\'s far end', () => sip().rtcpStrangerReports ?? 0);
-      monotonic('patchbay_sip_jitterbuffer_late_packets_total', 'RTP packets the jitter buffers dropped because their audio arrived after it was due', () => sip().jitterBufferLatePackets ?? 0);
-      monotonic('patchbay_sip_jitterbuffer_concealed_frames_total', 'Audio frames the jitter buffers made up for missing or late packets', () => sip().jitterBufferConcealedFrames ?? 0);
+      sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations);
+      sipGauge('patchbay_sip_outbound_registered', 'Outbound registrations currently accepted by their registrar', (stats) => stats.outboundRegistered);
+      sipGauge('patchbay_sip_jitterbuffer_mean_target_delay_seconds', 'Mean jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMean);
+      sipGauge('patchbay_sip_jitterbuffer_max_target_delay_seconds', 'Largest jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMax);
+      monotonic('patchbay_sip_rtp_stranger_packets_total', 'RTP packets dropped by strict RTP: sent by another source than the call\'s far end', () => sip().rtpStrangerPackets);
+      monotonic('patchbay_sip_rtcp_stranger_reports_total', 'RTCP packets dropped: sent from elsewhere than the call\'s far end', () => sip().rtcpStrangerReports);
+      monotonic('patchbay_sip_jitterbuffer_late_packets_total', 'RTP packets the jitter buffers dropped because their audio arrived after it was due', () => sip().jitterBufferLatePackets);
+      monotonic('patchbay_sip_jitterbuffer_concealed_frames_total', 'Audio frames the jitter buffers made up for missing or late packets', () => sip().jitterBufferConcealedFrames);
       this.#sipRoundTrip = new Histogram({
         name: 'patchbay_sip_rtcp_rtt_seconds',
         help: 'Round-trip time measured by RTCP, the last one of each SIP call, observed when the call\'s media ends',

@@ -8,7 +8,8 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
-import type { AriUser, OutboundWebSocketSettings, WebSocketClientSettings } from '../../config/settings.ts';
+import type { AriUser } from '../../config/ari-users.ts';
+import type { OutboundWebSocketSettings, WebSocketClientSettings } from '../../config/settings.ts';
 import type { ApplicationSink, Applications, CoreEvent } from '../../core/applications.ts';
 import type { PerCallApplication } from '../../core/per-call-applications.ts';
 import { formatAriDate } from '../../util/ari-date.ts';

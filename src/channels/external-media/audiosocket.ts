@@ -26,7 +26,7 @@ import net from 'node:net';
 import type { Logger } from 'pino';
 import { CAUSE } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ExternalMediaRequest, ExternalMediaSupport, TechnologyContext } from '../../core/channels/technology.ts';
+import type { ExternalMediaRequest, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { isWildcardAddress, type ExternalTarget } from './address.ts';
 import { MediaSession, type SessionOptions } from './external-session.ts';
@@ -288,29 +288,27 @@ export class AudioSocketSession extends MediaSession {
 
 /** Makes AudioSocket channels (`chan_audiosocket.so`) and keeps their sessions. */
 export class AudioSocketTechnology extends ExternalMediaTechnology<net.Socket, AudioSocketSession> {
-  readonly name = 'AudioSocket';
-  readonly description = 'AudioSocket Channel Driver';
-  readonly module = { name: 'chan_audiosocket.so', description: 'AudioSocket Channel' };
-  readonly externalMedia: ExternalMediaSupport = { encapsulation: 'audiosocket', transport: 'tcp', create: (request) => this.create(request) };
-  protected readonly reaching = 'AudioSocket connects';
-  /** Connections being set up, destroyed by stop() too. */
-  readonly #opening = new Set<net.Socket>();
+  constructor() {
+    super({
+      name: 'AudioSocket',
+      description: 'AudioSocket Channel Driver',
+      module: { name: 'chan_audiosocket.so', description: 'AudioSocket Channel' },
+      encapsulation: 'audiosocket',
+      transport: 'tcp',
+      reaching: 'AudioSocket connects',
+    });
+  }
 
   protected override checkRequest(request: ExternalMediaRequest): void {
     if (!uuidBytes(request.data ?? '')) throw new InvalidError('data must be a UUID for encapsulation audiosocket');
   }
 
   protected openTransport(target: ExternalTarget, context: TechnologyContext): Promise<net.Socket> {
-    return connect(target, this.#opening, context.log);
+    return connect(target, this.opening, context.log);
   }
 
   protected disposeTransport(socket: net.Socket): void {
     socket.destroy();
-  }
-
-  protected abortOpening(): void {
-    for (const socket of this.#opening) socket.destroy();
-    this.#opening.clear();
   }
 
   protected channelName(request: ExternalMediaRequest): string {

@@ -15,13 +15,36 @@ import { isCodecName } from '../../media/codecs.ts';
 import { parseHostPort, resolveTarget, type ExternalTarget } from './address.ts';
 import { SessionTable, type MediaSession } from './external-session.ts';
 
+/** What names an external media technology and which requests it takes. */
+export interface ExternalMediaKind {
+  readonly name: string;
+  readonly description: string;
+  readonly module: TechnologyModule;
+  /** The request's `encapsulation` and `transport` it serves. */
+  readonly encapsulation: string;
+  readonly transport: string;
+  /** How the message of a host the bind address cannot reach says what is done ("RTP is sent"). */
+  readonly reaching: string;
+}
+
 export abstract class ExternalMediaTechnology<T, S extends MediaSession> implements ChannelTechnology {
-  abstract readonly name: string;
-  abstract readonly description: string;
-  abstract readonly module: TechnologyModule;
-  abstract readonly externalMedia: ExternalMediaSupport;
+  readonly name: string;
+  readonly description: string;
+  readonly module: TechnologyModule;
+  readonly externalMedia: ExternalMediaSupport;
+  readonly #reaching: string;
   readonly #sessions = new SessionTable<S>();
+  /** Transports being opened (an open adds its own and removes it once settled): stop() releases them too, failing their open. */
+  protected readonly opening = new Set<T>();
   #context: TechnologyContext | undefined;
+
+  constructor(kind: ExternalMediaKind) {
+    this.name = kind.name;
+    this.description = kind.description;
+    this.module = kind.module;
+    this.#reaching = kind.reaching;
+    this.externalMedia = { encapsulation: kind.encapsulation, transport: kind.transport, create: (request) => this.create(request) };
+  }
 
   /** Sessions with an open transport. */
   get size(): number {
@@ -40,19 +63,16 @@ export abstract class ExternalMediaTechnology<T, S extends MediaSession> impleme
   stop(): void {
     this.#context = undefined;
     this.#sessions.closeAll();
-    this.abortOpening();
+    for (const transport of this.opening) this.disposeTransport(transport);
+    this.opening.clear();
   }
 
   /** Checks what the transport needs of the request beyond host and format (InvalidError). */
   protected checkRequest(_request: ExternalMediaRequest): void {}
-  /** How the message of a host the bind address cannot reach says what is done ("RTP is sent"). */
-  protected abstract readonly reaching: string;
   /** Opens the transport to the far end; InvalidError when it cannot be had. */
   protected abstract openTransport(target: ExternalTarget, context: TechnologyContext): Promise<T>;
-  /** Releases a transport that no session took. */
+  /** Releases a transport that no session took (or one still being opened, at stop). */
   protected abstract disposeTransport(transport: T): void;
-  /** Closes the transports still being opened (they fail their open). */
-  protected abstract abortOpening(): void;
   protected abstract channelName(request: ExternalMediaRequest, context: TechnologyContext): string;
   protected abstract createSession(channel: Channel, transport: T, request: ExternalMediaRequest, context: TechnologyContext, onClose: (session: MediaSession) => void): S;
   /** The variables the channel carries about its transport (reported in `channelvars`). */
@@ -71,7 +91,7 @@ export abstract class ExternalMediaTechnology<T, S extends MediaSession> impleme
     this.checkRequest(request);
     context.channels.checkId(request.channelId);
 
-    const target = await resolveTarget(request.externalHost, context.config.http.bind, this.reaching);
+    const target = await resolveTarget(request.externalHost, context.config.http.bind, this.#reaching);
     const transport = await this.openTransport(target, context);
     if (this.#context !== context) {
       this.disposeTransport(transport);

@@ -20,10 +20,12 @@
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ExternalMediaRequest, ExternalMediaSupport, TechnologyContext } from '../../core/channels/technology.ts';
+import type { ExternalMediaRequest, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError } from '../../core/errors.ts';
+import { PlainReceivePath, receiveRtpAudio } from '../../media/rtp/audio-receive.ts';
 import { parseRtpPacket, RtpHeader } from '../../media/rtp/packet.ts';
 import { RtpPayloadCoder } from '../../media/rtp/payload.ts';
+import { closeQuietly } from '../../media/rtp/port-range.ts';
 import { RtpReceiverStats } from '../../media/rtp/receiver-stats.ts';
 import { RtpSender } from '../../media/rtp/sender.ts';
 import { rtpStatistics, type RtpStatistics } from '../../media/rtp/statistics.ts';
@@ -39,11 +41,7 @@ function openSocket(target: ExternalTarget, opening: Set<dgram.Socket>): Promise
     const fail = (error: Error): void => {
       opening.delete(socket);
       socket.removeAllListeners();
-      try {
-        socket.close();
-      } catch {
-        // Already closed.
-      }
+      closeQuietly(socket);
       reject(error);
     };
     const closedMeanwhile = (): void => fail(new InvalidError('The server is shutting down'));
@@ -61,14 +59,6 @@ function openSocket(target: ExternalTarget, opening: Set<dgram.Socket>): Promise
   });
 }
 
-function closeSocket(socket: dgram.Socket): void {
-  try {
-    socket.close();
-  } catch {
-    // Already closed.
-  }
-}
-
 /** The far end of a UnicastRTP channel: its socket and what crosses it. */
 export class RtpSession extends MediaSession {
   readonly localAddress: string;
@@ -80,6 +70,8 @@ export class RtpSession extends MediaSession {
   readonly #sender: RtpSender;
   readonly #receiver: RtpReceiverStats;
   readonly #header = new RtpHeader();
+  /** The session's receive queue, as the shared RTP decoding fills it. */
+  readonly #receivePath: PlainReceivePath;
 
   constructor(options: SessionOptions & { readonly socket: dgram.Socket; readonly coder: RtpPayloadCoder }) {
     super(options);
@@ -94,6 +86,7 @@ export class RtpSession extends MediaSession {
     this.remotePort = remote.port;
     this.#sender = new RtpSender(coder);
     this.#receiver = new RtpReceiverStats(coder.codec.clockRate);
+    this.#receivePath = new PlainReceivePath(this.queue);
   }
 
   get payloadType(): number {
@@ -112,7 +105,7 @@ export class RtpSession extends MediaSession {
 
   protected closeTransport(): void {
     this.#socket.off('message', this.#onMessage);
-    closeSocket(this.#socket);
+    closeQuietly(this.#socket);
   }
 
   statistics(): RtpStatistics {
@@ -144,37 +137,32 @@ export class RtpSession extends MediaSession {
     if (this.isClosed || rinfo.port !== this.remotePort || rinfo.address !== this.remoteAddress) return;
     const header = this.#header;
     if (!parseRtpPacket(message, message.length, header)) return;
-    this.#receiver.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, performance.now());
+    const now = performance.now();
+    this.#receiver.count(header, now);
     if (header.payloadType !== this.#coder.payloadType || !this.receiveEnabled) return;
-    const count = this.#coder.samplesIn(header.payloadStart, header.payloadEnd);
-    if (count === 0) return;
-    const samples = this.queue.scratch(count);
-    this.#coder.decode(message, header.payloadStart, header.payloadEnd, samples);
-    this.queue.pushFrom(samples, count);
+    receiveRtpAudio(this.#coder, message, header, this.#receivePath, now);
   };
 }
 
 /** Makes UnicastRTP channels (`chan_rtp.so`) and keeps their sessions. */
 export class UnicastRtpTechnology extends ExternalMediaTechnology<dgram.Socket, RtpSession> {
-  readonly name = 'UnicastRTP';
-  readonly description = 'Unicast RTP Media Channel Driver';
-  readonly module = { name: 'chan_rtp.so', description: 'RTP Media Channel' };
-  readonly externalMedia: ExternalMediaSupport = { encapsulation: 'rtp', transport: 'udp', create: (request) => this.create(request) };
-  protected readonly reaching = 'RTP is sent';
-  /** Sockets being set up, closed by stop() too. */
-  readonly #opening = new Set<dgram.Socket>();
+  constructor() {
+    super({
+      name: 'UnicastRTP',
+      description: 'Unicast RTP Media Channel Driver',
+      module: { name: 'chan_rtp.so', description: 'RTP Media Channel' },
+      encapsulation: 'rtp',
+      transport: 'udp',
+      reaching: 'RTP is sent',
+    });
+  }
 
   protected openTransport(target: ExternalTarget): Promise<dgram.Socket> {
-    return openSocket(target, this.#opening);
+    return openSocket(target, this.opening);
   }
 
   protected disposeTransport(socket: dgram.Socket): void {
-    closeSocket(socket);
-  }
-
-  protected abortOpening(): void {
-    for (const socket of this.#opening) closeSocket(socket);
-    this.#opening.clear();
+    closeQuietly(socket);
   }
 
   protected channelName(request: ExternalMediaRequest, context: TechnologyContext): string {

@@ -7,125 +7,14 @@
 // are kept in sessionStorage (this tab only) and sent as HTTP Basic on fetch and as `api_key` on
 // the events WebSocket, which is what ARI offers browsers. Every value from the server is put in
 // the page with textContent (never innerHTML), and every list the server can grow is bounded.
-
-const STORAGE_KEY = 'patchbay-console-credentials';
-/** Events kept in the global log that timelines are cut from. */
-const MAX_EVENTS = 5000;
-/** Channels that have gone, kept (greyed out) so their timelines can still be read. */
-const MAX_GONE_CHANNELS = 50;
-/** Rows shown per table (the rest is counted). */
-const MAX_ROWS = 500;
-/** Listen-in audio format (media over WebSocket): 16-bit signed linear at 8 kHz, little-endian. */
-const LISTEN_FORMAT = 'slin';
-const LISTEN_RATE = 8000;
-/** A sample above this magnitude counts as sound (about -54 dBFS). */
-const SILENCE_THRESHOLD = 64;
-
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-
-const state = {
-  user: '',
-  password: '',
-  canWrite: false,
-  /** This tab's own ARI application: it subscribes to everything and owns listen-in helpers. */
-  app: `patchbay-console-${randomId()}`,
-  /** @type {WebSocket | null} */
-  events: null,
-  /** id → { channel, app, gone, talking, codec } */
-  channels: new Map(),
-  /** ids of channels that are gone, oldest first */
-  goneOrder: [],
-  /** id → bridge model */
-  bridges: new Map(),
-  /** `tech/resource` → endpoint model */
-  endpoints: new Map(),
-  /** name → application model */
-  applications: new Map(),
-  /** id → playback model */
-  playbacks: new Map(),
-  /** name → live recording model */
-  recordings: new Map(),
-  /** stored recording models */
-  stored: [],
-  /** Channels and bridges this page created to listen in: not shown. */
-  own: new Set(),
-  /** Global event log: { seq, at, type, channels: string[], bridges: string[], event } */
-  log: [],
-  seq: 0,
-  /** Events received so far: an event newer than a REST answer wins over it. */
-  eventCount: 0,
-  /** bridge id → eventCount when an event last updated it */
-  bridgeUpdatedAt: new Map(),
-  /** Dial peers and Local pairs: channel id → Set of related channel ids */
-  related: new Map(),
-  selected: '',
-  /** target key (`channel:<id>`, `bridge:<id>`) → Listen */
-  listens: new Map(),
-  /** name of the recording this page started, per channel id */
-  recordingOf: new Map(),
-  /** channel id → resolve() of callers waiting for its StasisStart */
-  stasisWaiters: new Map(),
-  dirty: false,
-};
+import { ari, ariUrl, AriRequestError, authHeader } from './ari.js';
+import { listen, listenStats } from './listen.js';
+import { $, duration, el, row } from './dom.js';
+import { MAX_EVENTS, MAX_GONE_CHANNELS, MAX_ROWS, randomId, state, STORAGE_KEY } from './state.js';
+import { exportTimeline, renderTimeline } from './timeline.js';
 
 // The test and curious users can read the listen-in figures here.
 /** @type {any} */ (window).patchbayConsole = { state, listenStats };
-
-function randomId() {
-  const bytes = new Uint8Array(8);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-// ---- ARI over HTTP ------------------------------------------------------------------------
-
-/** Base64 of a string's UTF-8 bytes (btoa alone refuses characters above U+00FF). */
-function base64Utf8(text) {
-  let binary = '';
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-function authHeader() {
-  return `Basic ${base64Utf8(`${state.user}:${state.password}`)}`;
-}
-
-/** A URL under this server's ARI, relative to the page so that an `http.prefix` is kept. */
-function ariUrl(path, params) {
-  const url = new URL(`ari/${path}`, location.href);
-  for (const [key, value] of Object.entries(params ?? {})) if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
-  return url;
-}
-
-class AriRequestError extends Error {
-  constructor(status, message) {
-    super(`${status}: ${message}`);
-    this.status = status;
-  }
-}
-
-/** Calls ARI; resolves to the parsed JSON body (or null), rejects with AriRequestError. */
-async function ari(method, path, params, body) {
-  // credentials 'omit': the Authorization header is ours; with the browser's own credentials a
-  // 401 (which carries WWW-Authenticate, as in Asterisk) would open the browser's login dialog.
-  // keepalive: the clean-up DELETEs of a listen-in are still sent while the page unloads.
-  /** @type {RequestInit & { headers: Record<string, string> }} */
-  const init = { method, credentials: 'omit', keepalive: method === 'DELETE', headers: { Authorization: authHeader() } };
-  if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(ariUrl(path, params), init);
-  const text = await response.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  if (!response.ok) throw new AriRequestError(response.status, (json && json.message) || response.statusText);
-  return json;
-}
 
 function showError(err) {
   $('error').textContent = err instanceof Error ? err.message : String(err);
@@ -473,14 +362,6 @@ for (const [target, type] of releases) {
   }, true);
 }
 
-/** Makes an element with text content and attributes. */
-function el(tag, text, attributes) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  for (const [name, value] of Object.entries(attributes ?? {})) node.setAttribute(name, value);
-  return node;
-}
-
 function button(label, onClick, options = {}) {
   const node = el('button', label, { type: 'button' });
   if (options.write) {
@@ -492,28 +373,9 @@ function button(label, onClick, options = {}) {
   return node;
 }
 
-function row(cells, attributes) {
-  const tr = el('tr', null, attributes);
-  for (const cell of cells) {
-    const td = el('td');
-    if (cell instanceof Node) td.append(cell);
-    else td.textContent = cell ?? '';
-    tr.append(td);
-  }
-  return tr;
-}
-
 function fillBody(tableId, rows) {
   const body = /** @type {HTMLTableElement} */ ($(tableId)).tBodies[0];
   body.replaceChildren(...rows.slice(0, MAX_ROWS));
-}
-
-function duration(since) {
-  const seconds = Math.max(0, Math.floor((Date.now() - Date.parse(since)) / 1000));
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  return `${h ? `${h}:` : ''}${String(m).padStart(h ? 2 : 1, '0')}:${String(s).padStart(2, '0')}`;
 }
 
 function meter(key) {
@@ -551,7 +413,7 @@ function renderChannels() {
           : button('Record', act(() => startRecording('channels', id)), { write: true, name: 'record' }),
         state.listens.has(`channel:${id}`)
           ? button('Stop listening', () => state.listens.get(`channel:${id}`)?.stop(), { name: 'unlisten' })
-          : button('Listen', act(() => listen('channel', id)), { write: true, name: 'listen' }),
+          : button('Listen', act(() => listen('channel', id, markDirty)), { write: true, name: 'listen' }),
       );
     }
     actions.append(button('Timeline', () => selectChannel(id), { name: 'timeline' }));
@@ -591,7 +453,7 @@ function renderBridges() {
         : button('Record', act(() => startRecording('bridges', id)), { write: true, name: 'record' }),
       state.listens.has(`bridge:${id}`)
         ? button('Stop listening', () => state.listens.get(`bridge:${id}`)?.stop(), { name: 'unlisten' })
-        : button('Listen', act(() => listen('bridge', id)), { write: true, name: 'listen' }),
+        : button('Listen', act(() => listen('bridge', id, markDirty)), { write: true, name: 'listen' }),
     );
     rows.push(row([id, bridge.name, bridge.bridge_type, bridge.technology, members, meter(`bridge:${id}`), actions], { 'data-bridge-id': id, 'data-members': String(members.childElementCount) }));
   }
@@ -646,96 +508,6 @@ function selectChannel(id) {
   markDirty();
 }
 
-/** The selected channel with its Local half, dialled peers, and the bridges any of them joined. */
-function timelineLanes() {
-  const channels = new Set([state.selected]);
-  for (const peer of state.related.get(state.selected) ?? []) channels.add(peer);
-  const bridges = new Set();
-  for (const item of state.log) {
-    if (item.channels.some((c) => channels.has(c))) for (const b of item.bridges) if (!state.own.has(b)) bridges.add(b);
-  }
-  return { channels, bridges };
-}
-
-function timelineEvents() {
-  const { channels, bridges } = timelineLanes();
-  const filter = /** @type {HTMLInputElement} */ ($('timeline-filter')).value.trim().toLowerCase();
-  return state.log.filter((item) => {
-    const involved = item.channels.some((c) => channels.has(c)) || item.bridges.some((b) => bridges.has(b));
-    if (!involved) return false;
-    return !filter || item.type.toLowerCase().includes(filter) || JSON.stringify(item.event).toLowerCase().includes(filter);
-  });
-}
-
-function laneName(kind, id) {
-  if (kind === 'bridge') return `bridge ${state.bridges.get(id)?.name || id.slice(0, 8)}`;
-  return state.channels.get(id)?.channel.name ?? id;
-}
-
-function renderTimeline() {
-  if (!state.selected || $('timeline-panel').hidden) return;
-  $('timeline-title').textContent = laneName('channel', state.selected);
-  const { channels, bridges } = timelineLanes();
-  const lanes = [...[...channels].map((id) => ['channel', id]), ...[...bridges].map((id) => ['bridge', id])];
-  const table = /** @type {HTMLTableElement} */ ($('timeline'));
-  const head = el('tr');
-  head.append(el('th', 'Time'), el('th', 'Event'));
-  for (const [kind, id] of lanes) head.append(el('th', laneName(kind, id)));
-  head.append(el('th', 'Details'));
-  table.tHead.replaceChildren(head);
-  const rows = [];
-  for (const item of timelineEvents()) {
-    const tr = el('tr', null, { 'data-event': item.type });
-    tr.append(el('td', item.at.replace(/^.*T/, ''), { class: 'mono' }), el('td', item.type));
-    for (const [kind, id] of lanes) {
-      const touched = kind === 'channel' ? item.channels.includes(id) : item.bridges.includes(id);
-      tr.append(el('td', touched ? '●' : '│', { class: 'lane' }));
-    }
-    tr.append(el('td', summary(item.event)));
-    rows.push(tr);
-  }
-  table.tBodies[0].replaceChildren(...rows.slice(-MAX_ROWS));
-}
-
-function summary(event) {
-  switch (event.type) {
-    case 'ChannelStateChange':
-      return event.channel.state;
-    case 'ChannelDialplan':
-      return `${event.dialplan_app}(${event.dialplan_app_data})`;
-    case 'ChannelVarset':
-      return `${event.variable}=${event.value}`;
-    case 'ChannelDtmfReceived':
-      return event.digit;
-    case 'Dial':
-      return `${event.dialstatus || 'dialling'} ${event.dialstring ?? ''}`;
-    case 'StasisStart':
-    case 'StasisEnd':
-      return event.application;
-    case 'ChannelHangupRequest':
-    case 'ChannelDestroyed':
-      return `cause ${event.cause}${event.cause_txt ? ` ${event.cause_txt}` : ''}`;
-    case 'PlaybackStarted':
-    case 'PlaybackFinished':
-      return event.playback.media_uri;
-    case 'RecordingStarted':
-    case 'RecordingFinished':
-      return event.recording.name;
-    default:
-      return '';
-  }
-}
-
-function exportTimeline() {
-  const data = { channel: state.selected, exported: new Date().toISOString(), events: timelineEvents().map((item) => ({ at: item.at, ...item.event })) };
-  const url = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' }));
-  const link = el('a', null, { href: url, download: `timeline-${state.selected}.json` });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
-}
-
 // ---- Acting -------------------------------------------------------------------------------
 
 async function originate(event) {
@@ -777,134 +549,6 @@ async function playStored(name) {
   player.hidden = false;
   player.dataset.recording = name;
   await player.play().catch(() => {});
-}
-
-// ---- Listening in -------------------------------------------------------------------------
-
-/** @type {AudioContext | null} */
-let audioContext = null;
-
-/** Figures of every listen-in, for the page's meters and for tests. */
-function listenStats() {
-  return [...state.listens.entries()].map(([key, l]) => ({ key, ...l.stats, level: l.level }));
-}
-
-function waitForStasis(channelId, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      state.stasisWaiters.delete(channelId);
-      reject(new Error('the listen-in channel did not start'));
-    }, timeoutMs);
-    state.stasisWaiters.set(channelId, () => {
-      clearTimeout(timer);
-      state.stasisWaiters.delete(channelId);
-      resolve(undefined);
-    });
-  });
-}
-
-/**
- * Listens to a channel (a snoop channel spying both ways, bridged with a media WebSocket channel)
- * or a bridge (the media WebSocket channel joins it and hears its mix). The audio arrives as
- * 16-bit 8 kHz frames, is measured for the level meter and played through Web Audio.
- */
-async function listen(kind, targetId) {
-  const key = `${kind}:${targetId}`;
-  if (state.listens.has(key)) return;
-  audioContext ??= new AudioContext();
-  await audioContext.resume().catch(() => {});
-  const listenState = { key, level: 0, stats: { messages: 0, samples: 0, nonSilentSamples: 0, peak: 0 }, stop: () => {} };
-  state.listens.set(key, listenState);
-  markDirty();
-  const cleanups = [];
-  let stopped = false;
-  listenState.stop = () => {
-    if (stopped) return;
-    stopped = true;
-    state.listens.delete(key);
-    for (const cleanup of cleanups.reverse()) cleanup();
-    markDirty();
-  };
-  try {
-    const media = await ari('POST', 'channels/externalMedia', {
-      app: state.app,
-      transport: 'websocket',
-      encapsulation: 'none',
-      connection_type: 'server',
-      format: LISTEN_FORMAT,
-      direction: 'in',
-    });
-    state.own.add(media.id);
-    cleanups.push(() => ari('DELETE', `channels/${encodeURIComponent(media.id)}`).catch(() => {}));
-    const connectionId = media.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID;
-    if (!connectionId) throw new Error('the server gave no media connection id');
-    const started = waitForStasis(media.id, 10000);
-    const url = new URL(`media/${encodeURIComponent(connectionId)}`, location.href);
-    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const socket = new WebSocket(url, 'media');
-    socket.binaryType = 'arraybuffer';
-    cleanups.push(() => socket.close());
-    const output = audioContext.createGain();
-    output.connect(audioContext.destination);
-    cleanups.push(() => output.disconnect());
-    let playAt = 0;
-    socket.onmessage = (message) => {
-      if (!(message.data instanceof ArrayBuffer)) return;
-      const samples = new Int16Array(message.data, 0, message.data.byteLength >> 1);
-      let sumSquares = 0;
-      let peak = 0;
-      let nonSilent = 0;
-      const floats = new Float32Array(samples.length);
-      for (let i = 0; i < samples.length; i++) {
-        const s = samples[i];
-        const magnitude = s < 0 ? -s : s;
-        if (magnitude > peak) peak = magnitude;
-        if (magnitude > SILENCE_THRESHOLD) nonSilent++;
-        sumSquares += s * s;
-        floats[i] = s / 32768;
-      }
-      const stats = listenState.stats;
-      stats.messages++;
-      stats.samples += samples.length;
-      stats.nonSilentSamples += nonSilent;
-      stats.peak = Math.max(stats.peak, peak);
-      // The meter shows RMS on a 60 dB scale, falling back slowly like a VU meter.
-      const rms = Math.sqrt(sumSquares / Math.max(1, samples.length)) / 32768;
-      const db = rms > 0 ? 20 * Math.log10(rms) : -90;
-      const level = Math.max(0, Math.min(1, (db + 60) / 60));
-      listenState.level = Math.max(level, listenState.level * 0.85);
-      const node = document.querySelector(`meter[data-meter="${CSS.escape(key)}"]`);
-      if (node) /** @type {HTMLMeterElement} */ (node).value = listenState.level;
-      if (!audioContext || samples.length === 0) return;
-      const buffer = audioContext.createBuffer(1, samples.length, LISTEN_RATE);
-      buffer.copyToChannel(floats, 0);
-      const source = audioContext.createBufferSource();
-      source.buffer = buffer;
-      source.connect(output);
-      // A little latency absorbs network jitter; fall back to "now" after a gap.
-      const now = audioContext.currentTime;
-      if (playAt < now + 0.02 || playAt > now + 1) playAt = now + 0.1;
-      source.start(playAt);
-      playAt += buffer.duration;
-    };
-    socket.onclose = () => listenState.stop();
-    await started;
-    if (stopped) return;
-    if (kind === 'channel') {
-      const snoop = await ari('POST', `channels/${encodeURIComponent(targetId)}/snoop`, { app: state.app, spy: 'both' });
-      state.own.add(snoop.id);
-      cleanups.push(() => ari('DELETE', `channels/${encodeURIComponent(snoop.id)}`).catch(() => {}));
-      const bridge = await ari('POST', 'bridges', { type: 'mixing', name: `console-listen-${randomId().slice(0, 6)}` });
-      state.own.add(bridge.id);
-      cleanups.push(() => ari('DELETE', `bridges/${encodeURIComponent(bridge.id)}`).catch(() => {}));
-      await ari('POST', `bridges/${encodeURIComponent(bridge.id)}/addChannel`, { channel: `${snoop.id},${media.id}` });
-    } else {
-      await ari('POST', `bridges/${encodeURIComponent(targetId)}/addChannel`, { channel: media.id });
-    }
-  } catch (err) {
-    listenState.stop();
-    throw err;
-  }
 }
 
 // ---- Start --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // RFC 3550 receiver state for one source: sequence tracking (A.1), loss (A.3, cumulative and per
 // report interval, what an RTCP receiver report carries) and interarrival jitter (A.8). Updating
 // it allocates nothing.
-import { RTP_SEQ_MOD } from './packet.ts';
+import { RTP_SEQ_MOD, type RtpHeader } from './packet.ts';
 
 /** RFC 3550 A.1: sequence jumps and misorder tolerated before a source is considered restarted. */
 const MAX_DROPOUT = 3000;
@@ -54,6 +54,11 @@ export class RtpReceiverStats {
 
   /** `clockRate`: the payload's RTP timestamp rate. */
   constructor(private readonly clockRate: number) {}
+
+  /** Accounts for a received packet as parseRtpPacket() read it; `arrivalMs` on a monotonic clock. */
+  count(header: RtpHeader, arrivalMs: number): void {
+    this.update(header.ssrc, header.sequence, header.timestamp, header.payloadBytes, arrivalMs);
+  }
 
   /** Accounts for one packet from the source; `arrivalMs` on a monotonic clock. */
   update(ssrc: number, seq: number, timestamp: number, payloadBytes: number, arrivalMs: number): void {

@@ -51,6 +51,17 @@ export interface ReportBlockSource {
   readonly delaySinceLastSr: number;
 }
 
+/** One report block's figures, filled in place (the block we send, the block read about us). */
+export class ReportBlock implements ReportBlockSource {
+  ssrc = 0;
+  fractionLost = 0;
+  cumulativeLost = 0;
+  extendedHighestSequence = 0;
+  jitter = 0;
+  lastSr = 0;
+  delaySinceLastSr = 0;
+}
+
 function put32(dst: Uint8Array, offset: number, value: number): void {
   dst[offset] = (value >>> 24) & 0xff;
   dst[offset + 1] = (value >>> 16) & 0xff;
@@ -138,8 +149,11 @@ export function writeBye(dst: Uint8Array, offset: number, ssrc: number): number 
   return 8;
 }
 
-/** What a compound packet from the far end said, filled in place by readRtcpCompound(). */
-export class RtcpReading {
+/**
+ * What a compound packet from the far end said, filled in place by readRtcpCompound(); the
+ * report block's figures (the inherited fields) are about our stream, when `hasBlock`.
+ */
+export class RtcpReading extends ReportBlock {
   /** SSRC of the first SR/RR's sender. */
   senderSsrc = 0;
   /** An SR was present: its NTP middle 32 bits, RTP timestamp and counts. */
@@ -148,14 +162,8 @@ export class RtcpReading {
   srRtpTimestamp = 0;
   srPackets = 0;
   srOctets = 0;
-  /** A report block about `ourSsrc` was present: its fields. */
+  /** A report block about `ourSsrc` was present: its figures are the inherited fields. */
   hasBlock = false;
-  fractionLost = 0;
-  cumulativeLost = 0;
-  extendedHighestSequence = 0;
-  jitter = 0;
-  lastSr = 0;
-  delaySinceLastSr = 0;
   /** A BYE was present. */
   bye = false;
 
@@ -203,6 +211,7 @@ export function readRtcpCompound(src: Uint8Array, length: number, ourSsrc: numbe
         const at = offset + fixed + i * REPORT_BLOCK_BYTES;
         if (get32(src, at) !== ourSsrc >>> 0) continue;
         out.hasBlock = true;
+        out.ssrc = ourSsrc >>> 0;
         out.fractionLost = src[at + 4];
         // Sign-extend the 24-bit cumulative loss.
         out.cumulativeLost = ((src[at + 5] << 24) | (src[at + 6] << 16) | (src[at + 7] << 8)) >> 8;

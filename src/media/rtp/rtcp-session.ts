@@ -5,23 +5,12 @@
 // reports tell us: round-trip time (6.4.1), the loss and jitter it sees of our stream. Building
 // and reading reuse one buffer and one record: nothing is allocated per packet.
 import { randomBytes } from 'node:crypto';
-import { NtpTime, readRtcpCompound, RtcpReading, writeBye, writeReceiverReport, writeSdesCname, writeSenderReport, type ReportBlockSource } from './rtcp-packet.ts';
+import { NtpTime, readRtcpCompound, ReportBlock, RtcpReading, writeBye, writeReceiverReport, writeSdesCname, writeSenderReport } from './rtcp-packet.ts';
 import { Spread, type RtpReceiverStats } from './receiver-stats.ts';
 import type { RtpSender } from './sender.ts';
 
 /** Room for SR + one block + SDES with the longest CNAME + BYE. */
 const MAX_COMPOUND_BYTES = 28 + 24 + 8 + 264 + 8;
-
-/** The report block's figures, reused for every report. */
-class BlockFigures implements ReportBlockSource {
-  ssrc = 0;
-  fractionLost = 0;
-  cumulativeLost = 0;
-  extendedHighestSequence = 0;
-  jitter = 0;
-  lastSr = 0;
-  delaySinceLastSr = 0;
-}
 
 export interface RtcpFigures {
   /** Packets of ours the far end reported lost (cumulative). */
@@ -43,7 +32,7 @@ export class RtcpSession implements RtcpFigures {
   readonly #cname: Uint8Array;
   readonly #ntp = new NtpTime();
   readonly #reading = new RtcpReading();
-  readonly #block = new BlockFigures();
+  readonly #block = new ReportBlock();
   readonly #intervalMs: number;
   readonly #clockRate: number;
   #nextReportAt: number | undefined;
@@ -94,7 +83,7 @@ export class RtcpSession implements RtcpFigures {
     this.#nextReportAt = nowMs + this.#intervalMs * (0.5 + Math.random());
   }
 
-  #fillBlock(receiver: RtpReceiverStats | undefined, nowMs: number): BlockFigures | undefined {
+  #fillBlock(receiver: RtpReceiverStats | undefined, nowMs: number): ReportBlock | undefined {
     if (!receiver || !receiver.started) return undefined;
     const block = this.#block;
     block.ssrc = receiver.ssrc;

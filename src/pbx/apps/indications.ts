@@ -7,23 +7,20 @@ import type { Indication } from '../../core/channels/technology.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import { waitOnChannel } from '../../core/channels/wait.ts';
 
-export const ringing: DialplanApplication = {
-  name: 'Ringing',
-  synopsis: 'Indicates ringing to the caller',
-  execute(channel) {
-    channel.indicate('ringing');
-    return 'next';
-  },
-};
+/** An application that only passes an indication on and goes to the next priority. */
+function progressIndication(name: string, synopsis: string, indication: Indication): DialplanApplication {
+  return {
+    name,
+    synopsis,
+    execute(channel) {
+      channel.indicate(indication);
+      return 'next';
+    },
+  };
+}
 
-export const progress: DialplanApplication = {
-  name: 'Progress',
-  synopsis: 'Indicates call progress (early media) to the caller',
-  execute(channel) {
-    channel.indicate('progress');
-    return 'next';
-  },
-};
+export const ringing = progressIndication('Ringing', 'Indicates ringing to the caller', 'ringing');
+export const progress = progressIndication('Progress', 'Indicates call progress (early media) to the caller', 'progress');
 
 /** Resolves when the channel hangs up, or after `timeout` seconds when one is given. */
 async function waitForHangup(channel: Channel, timeout: string | undefined): Promise<void> {

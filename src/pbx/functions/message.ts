@@ -9,21 +9,23 @@ function channelOf(call: FunctionCall) {
   return call.channel;
 }
 
+/** A message function: a field of the message the channel carries, read and written by name. */
+function messageFunction(name: 'MESSAGE' | 'MESSAGE_DATA', syntax: string, summary: string): DialplanFunction {
+  return {
+    name,
+    syntax,
+    summary,
+    category: 'message',
+    read: (call) => (call.channel ? readMessageFunction(call.channel, name, call.args) : undefined),
+    write: (call, value) => writeMessageFunction(channelOf(call), name, call.args, value),
+  };
+}
+
 export const messageFunctions: readonly DialplanFunction[] = [
-  {
-    name: 'MESSAGE',
-    syntax: 'MESSAGE(to|from|body|custom_data)',
-    summary: 'A field of the text message the dialplan runs for (message_context) or composes for MessageSend(); writable but for custom_data.',
-    category: 'message',
-    read: (call) => (call.channel ? readMessageFunction(call.channel, 'MESSAGE', call.args) : undefined),
-    write: (call, value) => writeMessageFunction(channelOf(call), 'MESSAGE', call.args, value),
-  },
-  {
-    name: 'MESSAGE_DATA',
-    syntax: 'MESSAGE_DATA(header)',
-    summary: 'A variable (SIP header) of that message, names compared case-insensitively; writable.',
-    category: 'message',
-    read: (call) => (call.channel ? readMessageFunction(call.channel, 'MESSAGE_DATA', call.args) : undefined),
-    write: (call, value) => writeMessageFunction(channelOf(call), 'MESSAGE_DATA', call.args, value),
-  },
+  messageFunction(
+    'MESSAGE',
+    'MESSAGE(to|from|body|custom_data)',
+    'A field of the text message the dialplan runs for (message_context) or composes for MessageSend(); writable but for custom_data.',
+  ),
+  messageFunction('MESSAGE_DATA', 'MESSAGE_DATA(header)', 'A variable (SIP header) of that message, names compared case-insensitively; writable.'),
 ];

@@ -1,0 +1,114 @@
+// Where a stream's RTCP goes and whose reports it takes: the far end's RTCP port from its SDP
+// (a=rtcp, else the RTP port + 1), or the RTP port itself when rtcp-mux was agreed (RFC 5761);
+// once a report came from the far end, ours go where it came from (symmetric RTCP). A report every
+// interval (SR after sending, RR otherwise), a BYE when the stream closes. The packet is built in
+// the session's buffer and the send callback is bound once: nothing is allocated per report.
+import type dgram from 'node:dgram';
+import { performance } from 'node:perf_hooks';
+import type { RtpReceiverStats } from './receiver-stats.ts';
+import { RtcpSession } from './rtcp-session.ts';
+import type { RtpSender } from './sender.ts';
+
+/** What the far end's SDP says about its RTCP. */
+export interface RtcpTarget {
+  readonly remoteAddress?: string;
+  readonly remotePort: number;
+  /** a=rtcp; absent: remotePort + 1. */
+  readonly remoteRtcpPort?: number;
+  /** RTCP shares the RTP port. */
+  readonly rtcpMux?: boolean;
+}
+
+export class RtcpLink {
+  readonly session: RtcpSession;
+  #address: string | undefined;
+  #port = 0;
+  #muxed = false;
+  /** Symmetric RTCP: once a report came from an address, report there. */
+  #latched = false;
+
+  constructor(
+    private readonly rtpSocket: dgram.Socket,
+    private readonly rtcpSocket: dgram.Socket | undefined,
+    intervalMs: number,
+  ) {
+    this.session = new RtcpSession(intervalMs);
+  }
+
+  /** Applies the SDP; `moved` (the media address changed) forgets where reports came from. */
+  configure(target: RtcpTarget, moved: boolean): void {
+    this.#muxed = target.rtcpMux === true;
+    if (moved) this.#latched = false;
+    if (!this.#latched) {
+      this.#address = target.remoteAddress;
+      this.#port = target.rtcpMux ? target.remotePort : (target.remoteRtcpPort ?? Math.min(target.remotePort + 1, 65535));
+    }
+  }
+
+  /** The media's source was learned elsewhere: multiplexed reports follow it until one latches. */
+  followSource(address: string, port: number): void {
+    if (!this.#muxed || this.#latched) return;
+    this.#address = address;
+    this.#port = port;
+  }
+
+  /** Sends a report when one is due (without anybody to report to yet, asks again an interval later). */
+  reportIfDue(sender: RtpSender, receiver: RtpReceiverStats | undefined, now: number): void {
+    if (!this.session.due(now)) return;
+    const socket = this.#socketInUse();
+    if (!socket || !this.#address || this.#port <= 0) {
+      this.session.postpone(now);
+      return;
+    }
+    const length = this.session.build(sender, receiver, now, unixNowMs());
+    if (length > 0) socket.send(this.session.packet, 0, length, this.#port, this.#address, this.#onSent);
+  }
+
+  /**
+   * A report from `address`:`port`; false when it came from a stranger (not the media's source
+   * address or, strict, not its port). `muxed`: it came on the RTP port. Muxed reports are taken
+   * only from the port the media comes from; on the RTCP port, once a report was taken, only from
+   * that report's port (the first may come from any port of the far end's address: NAT maps RTCP
+   * apart).
+   */
+  take(message: Buffer, address: string, port: number, muxed: boolean, media: { readonly address: string | undefined; readonly port: number }, strict: boolean, ourSsrc: number): boolean {
+    if (address !== media.address) return false;
+    if (strict && (muxed ? port !== media.port : this.#latched && port !== this.#port)) return false;
+    if (!this.session.receive(message, message.length, ourSsrc, performance.now(), unixNowMs())) return true;
+    if (muxed === this.#muxed) {
+      this.#latched = true;
+      this.#address = address;
+      this.#port = port;
+    }
+    return true;
+  }
+
+  /** Sends a BYE (when there was media and somewhere to send it), then calls `done` once it left. */
+  bye(sender: RtpSender | undefined, receiver: RtpReceiverStats | undefined, done: () => void): void {
+    const socket = this.#socketInUse();
+    const length = socket && this.#port > 0 && this.#address ? this.session.build(sender, receiver, performance.now(), unixNowMs(), true) : 0;
+    if (length > 0 && socket) {
+      try {
+        socket.send(this.session.packet, 0, length, this.#port, this.#address!, done);
+        return;
+      } catch {
+        // the socket is gone already
+      }
+    }
+    done();
+  }
+
+  /** The socket RTCP leaves from: the RTP socket when multiplexed, else the RTCP socket. */
+  #socketInUse(): dgram.Socket | undefined {
+    return this.#muxed ? this.rtpSocket : this.rtcpSocket;
+  }
+
+  readonly #onSent = (): void => {
+    // Send errors (unreachable far end) are not fatal to the call.
+  };
+}
+
+/** The wall clock with sub-millisecond precision (NTP timestamps of sender reports). */
+function unixNowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
