@@ -10,6 +10,7 @@ import type { Channel } from '../core/channels/channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../core/channels/technology.ts';
 import type { DeviceStateValue } from '../core/device-states.ts';
 import { InvalidError, UnavailableError } from '../core/errors.ts';
+import { MAX_CHANNEL_ID_LENGTH } from '../core/channels/channels.ts';
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
 class LocalHalf implements ChannelDriver {
@@ -95,6 +96,8 @@ export class LocalTechnology implements ChannelTechnology {
     if (maxDepth && depth > maxDepth) {
       throw new UnavailableError(`Local channel nesting is deeper than ${maxDepth} (local_max_depth): ${request.resource}`);
     }
+    const twoId = request.otherChannelId || secondHalfId(request.channelId);
+    channels.checkId(twoId);
     const base = `Local/${exten}@${context}-${channels.newNameSuffix()}`;
     const language = request.requestor?.language;
     let started = false;
@@ -133,7 +136,7 @@ export class LocalTechnology implements ChannelTechnology {
     );
     two = channels.create(
       {
-        id: request.otherChannelId,
+        id: twoId,
         name: `${base};2`,
         technology: 'Local',
         direction: 'inbound',
@@ -150,4 +153,14 @@ export class LocalTechnology implements ChannelTechnology {
     two.localDepth = depth;
     return one;
   }
+}
+
+/**
+ * As Asterisk's unreal channels: a caller-chosen id for ;1 without one for ;2 names ;2 `<id>;2`.
+ * An id too long to take the suffix leaves ;2 a generated id rather than refusing the request.
+ */
+function secondHalfId(channelId: string | undefined): string | undefined {
+  if (!channelId) return undefined;
+  const derived = `${channelId};2`;
+  return derived.length <= MAX_CHANNEL_ID_LENGTH ? derived : undefined;
 }

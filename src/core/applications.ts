@@ -328,6 +328,14 @@ export class Applications {
     this.apps.get(name)?.addSubscription(kind, id);
   }
 
+  /** Drops one reference subscribeInternal took (a channel leaving the application it entered). */
+  unsubscribeInternal(name: string, kind: SourceKind, id: string): void {
+    const app = this.apps.get(name);
+    if (!app) return;
+    app.removeSubscription(kind, id);
+    this.removeIfUnused(app);
+  }
+
   /** An object is gone: no application keeps a subscription to it. */
   forgetObject(kind: SourceKind, id: string): void {
     for (const app of this.apps.values()) {

@@ -186,7 +186,7 @@ export abstract class Kernel {
       () => (this.modules.isRunning(MODULE_NAMES.musicOnHold) ? this.moh.stream() : undefined),
       (err, bridge, during) => this.log.error({ err, bridge: bridge.id }, `bridge ${during} failed; carrying on`),
     );
-    this.objects.register('bridge', (id) => this.bridges.get(id)?.snapshot());
+    this.objects.register('bridge', (id) => this.bridges.get(id)?.eventSnapshot());
     this.recordings = new Recordings({
       dir: options.config.dirs.recordings,
       media: this.media,

@@ -181,6 +181,10 @@ export class Stasis {
     // without returning to the dialplan in between.
     channel.stasis = undefined;
     this.applications.sendTo(control.app, { type: 'StasisEnd', timestamp: formatAriDate(), channel: channel.snapshot() });
+    // As Asterisk's StasisEnd on a move: the old application gives up the reference it took on
+    // entering, so it hears no more of the channel unless it holds one of its own (a subscription,
+    // or the one originate took for it).
+    this.applications.unsubscribeInternal(control.app, 'channel', channel.id);
     channel.stasis = { app, args: [...args] };
     this.applications.subscribeInternal(app, 'channel', channel.id);
     this.applications.sendTo(app, { type: 'StasisStart', timestamp: formatAriDate(), args: [...args], channel: channel.snapshot() });

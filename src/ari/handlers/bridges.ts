@@ -66,7 +66,7 @@ function createBridge(core: Core, params: CreateParams): BridgeJson {
     mute: params.mute,
     absorbDtmf: params.absorbDTMF,
   });
-  for (const { name, value } of assignments) bridge.variables.set(name, value);
+  for (const { name, value, reportEvents } of assignments) bridge.setVariable(name, value, reportEvents);
   return json(bridge);
 }
 
@@ -77,15 +77,14 @@ function readBridgeVariable(bridge: Bridge, name: string): string {
   return value;
 }
 
-function writeBridgeVariable(bridge: Bridge, name: string, value: string | undefined): void {
+function writeBridgeVariable(bridge: Bridge, name: string, value: string | undefined, reportEvents: boolean): void {
   if (name === '') throw new AriError(400, 'Variable name is required');
   checkVariable(name, value);
   // A bridge holds at most as many variables as a channel.
   if (value !== undefined && bridge.variables.size >= MAX_CHANNEL_VARIABLES && !bridge.variables.has(name)) {
     throw new AriError(400, `Too many variables on the bridge: at most ${MAX_CHANNEL_VARIABLES}; not creating ${name.slice(0, 64)}`);
   }
-  if (value === undefined) bridge.variables.delete(name);
-  else bridge.variables.set(name, value);
+  bridge.setVariable(name, value, reportEvents);
 }
 
 export const bridgesHandlers = defineHandlers('bridges', {
@@ -106,9 +105,9 @@ export const bridgesHandlers = defineHandlers('bridges', {
     return { value: readBridgeVariable(findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES), variable) };
   },
 
-  setBridgeVar: ({ bridgeId, variable, value }, { core }) => {
+  setBridgeVar: ({ bridgeId, variable, value, report_events }, { core }) => {
     if (variable === '') throw new AriError(400, 'Variable name is required');
-    writeBridgeVariable(findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES), variable, value);
+    writeBridgeVariable(findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES), variable, value, report_events);
   },
 
   getBridgeVars: ({ bridgeId, variables }, { core }) => {
@@ -128,7 +127,7 @@ export const bridgesHandlers = defineHandlers('bridges', {
     const bridge = findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES);
     const assignments = parseVariables(variables);
     if (assignments.length === 0) throw new AriError(400, 'At least one variable is required');
-    for (const { name, value } of assignments) writeBridgeVariable(bridge, name.trim(), value);
+    for (const { name, value, reportEvents } of assignments) writeBridgeVariable(bridge, name.trim(), value, reportEvents);
   },
 
   addChannel: ({ bridgeId, channel, role, absorbDTMF, mute, inhibitConnectedLineUpdates }, { core }) => {

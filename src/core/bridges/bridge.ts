@@ -109,6 +109,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   videoMode: VideoMode;
   videoSourceId: string | undefined;
   readonly variables = new Map<string, string>();
+  /** Variables set with report_events: only these appear in `bridgevars`, as in Asterisk. */
+  private readonly reportedVariables = new Set<string>();
   /** The music-on-hold class playing into the bridge, if any. */
   mohClass: string | undefined;
 
@@ -163,7 +165,26 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     return this.members.size;
   }
 
+  /**
+   * The bridge as the REST answers show it: every bridge variable in `bridgevars` (events carry
+   * eventSnapshot(), with only the reported ones).
+   */
   snapshot(): Model<'Bridge'> {
+    const snapshot = this.snapshotWithout();
+    if (this.variables.size > 0) snapshot.bridgevars = Object.fromEntries(this.variables);
+    return snapshot;
+  }
+
+  /** The bridge as events show it: `bridgevars` has only the variables set with report_events, as Asterisk's. */
+  eventSnapshot(): Model<'Bridge'> {
+    const snapshot = this.snapshotWithout();
+    const reported = [...this.reportedVariables].filter((name) => this.variables.has(name));
+    // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
+    if (reported.length > 0) snapshot.bridgevars = Object.fromEntries(reported.map((name) => [name, this.variables.get(name)!]));
+    return snapshot;
+  }
+
+  private snapshotWithout(): Model<'Bridge'> {
     const snapshot: Model<'Bridge'> = {
       id: this.id,
       technology: this.technology(),
@@ -176,15 +197,30 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       creationtime: formatAriDate(this.creationtime),
     };
     if (this.videoMode !== 'none' && this.videoSourceId) snapshot.video_source_id = this.videoSourceId;
-    if (this.variables.size > 0) snapshot.bridgevars = Object.fromEntries(this.variables);
     return snapshot;
+  }
+
+  /**
+   * Sets (or, without a value, clears) a bridge variable. As Asterisk's bridge variables, each
+   * write decides whether the variable is reported in events: a write without report_events
+   * takes it out of the events' `bridgevars` again, and so does clearing it.
+   */
+  setVariable(name: string, value: string | undefined, reportEvents: boolean): void {
+    if (value === undefined) {
+      this.variables.delete(name);
+      this.reportedVariables.delete(name);
+      return;
+    }
+    this.variables.set(name, value);
+    if (reportEvents) this.reportedVariables.add(name);
+    else this.reportedVariables.delete(name);
   }
 
   /** Raises a bridge event carrying this bridge's snapshot; name and fields are checked against the declarations. */
   raise<N extends BridgeEventName>(type: N, ...[fields, channelIds = []]: RaiseArgs<RaisedFields<N, 'bridge'>, [channelIds?: readonly string[]]>): void {
     // The declarations type each field, but the compiler cannot follow a generic event name into
     // the event union; the assertion (not via unknown) still rejects fields that fit no event.
-    this.env.publish({ type, timestamp: formatAriDate(), bridge: this.snapshot(), ...fields } as CoreEvent, { bridgeIds: [this.id], channelIds });
+    this.env.publish({ type, timestamp: formatAriDate(), bridge: this.eventSnapshot(), ...fields } as CoreEvent, { bridgeIds: [this.id], channelIds });
   }
 
   // ---- membership -----------------------------------------------------------------------------

@@ -147,6 +147,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   readonly functions: ChannelFunctions;
   private readonly variables = new Map<string, string>();
   private readonly reportedVariables = new Set<string>();
+  /** A `channelvars` function is being read (a read that raised an event must not read it again). */
+  private readingReportedFunction = false;
   private frameListeners: FrameListener[] = [];
   private readHooks: AudioHook[] = [];
   private writeHooks: AudioHook[] = [];
@@ -214,11 +216,30 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     const names = this.env.channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...this.env.channelvars, ...this.reportedVariables]);
     if (names) {
       // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
-      snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.variables.get(name) ?? '']));
+      snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.reportedValue(name)]));
     }
     const rdnis = this.variables.get('__CALLER_RDNIS');
     if (rdnis) snapshot.caller_rdnis = rdnis;
     return snapshot;
+  }
+
+  /**
+   * A `channelvars` entry's value: a plain variable, or, as Asterisk does for an entry with
+   * parentheses (`CHANNEL(language)`), the dialplan function read on the channel. A function that
+   * cannot be read, or a read that would itself need this snapshot, gives ''.
+   */
+  private reportedValue(name: string): string {
+    const open = name.indexOf('(');
+    if (open <= 0 || !name.endsWith(')')) return this.variables.get(name) ?? '';
+    if (this.readingReportedFunction) return '';
+    this.readingReportedFunction = true;
+    try {
+      return this.functions.read(this, name.slice(0, open), name.slice(open + 1, -1)) ?? '';
+    } catch {
+      return '';
+    } finally {
+      this.readingReportedFunction = false;
+    }
   }
 
   scope(): EventScope {

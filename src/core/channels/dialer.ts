@@ -57,6 +57,10 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
     const onIndication = (indication: string): void => {
       if (indication === 'busy') peer.hangup(CAUSE.busy);
       else if (indication === 'congestion') peer.hangup(CAUSE.congestion);
+      // Asterisk's dialer reports each ringing and progress indication as a Dial status of its own,
+      // which is how an app learns the far end rings (and that answering now is still refused).
+      else if (indication === 'ringing') raiseDial(peer, options, 'RINGING');
+      else if (indication === 'progress') raiseDial(peer, options, 'PROGRESS');
     };
     peer.on('answered', onAnswered);
     peer.on('hangup', onHangup);

@@ -258,7 +258,7 @@ export class Technologies {
       if (!bridge) return {};
       const peerId = bridge.channelIds().find((id) => id !== member.id);
       const peer = peerId ? this.#services.channels.get(peerId) : undefined;
-      return { ...(peer ? { connected_channel: peer.snapshot() } : {}), bridge: bridge.snapshot() };
+      return { ...(peer ? { connected_channel: peer.snapshot() } : {}), bridge: bridge.eventSnapshot() };
     };
     const destination = {
       destination: request.destination,
