@@ -12,6 +12,7 @@ import type { VariableAssignment } from '../core/variable-limits.ts';
 import { checkDialplan } from '../pbx/dialplan-check.ts';
 import { FUNCTIONS_WITH_OUTSIDE_EFFECTS, FunctionRegistry } from '../pbx/function-registry.ts';
 import { registerDialplanApplications } from '../pbx/apps/index.ts';
+import { registerApplicationModules } from '../pbx/application-modules.ts';
 import { MessageDialplans } from '../pbx/dialplan-message.ts';
 import { Pbx } from '../pbx/pbx.ts';
 import { applyVariables } from './originate.ts';
@@ -54,6 +55,7 @@ export class Core extends Kernel {
       },
     });
     registerDialplanApplications(this.pbx);
+    registerApplicationModules(this.modules, this.pbx);
     functions.attach({
       globals: this.globalVars,
       dialplan: () => this.dialplan,

@@ -377,7 +377,7 @@ export function dialCreated(services: OriginateServices, channel: Channel, reque
   if (caller && caller !== channel) inheritFromCaller(channel, caller);
   dialing.add(channel);
   const timeoutMs = request.timeout && request.timeout > 0 ? request.timeout * 1000 : 0;
-  return dial(channel, { dialstring, timeoutMs }).then(
+  return dial(channel, { dialstring, timeoutMs, reportProgress: true }).then(
     (status) => {
       if (status !== 'ANSWER' && !channel.hangingUp) channel.hangup(CAUSE.noAnswer);
       return status;

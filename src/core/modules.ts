@@ -19,6 +19,11 @@ export interface ModuleDefinition {
   canUnload?(): boolean;
   /** How many users hold the module; a module in use cannot be unloaded. */
   useCount?(): number;
+  /**
+   * Modules this one needs running (Asterisk's `.requires`): it cannot load without them, and
+   * while it runs it counts as a user of each, so they cannot be unloaded under it.
+   */
+  readonly requires?: readonly string[];
 }
 
 export interface ModuleRecord {
@@ -79,6 +84,7 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
     const definition = this.#definitions.get(canonical);
     if (this.#running.has(canonical)) throw new ConflictError('Module is already loaded');
     if (!definition) throw new ConflictError('Module could not be loaded');
+    if ((definition.requires ?? []).some((required) => !this.isRunning(required))) throw new ConflictError('Module could not be loaded');
     await this.#transition(canonical, 'Module could not be loaded', async () => {
       await definition.load();
       this.#running.add(canonical);
@@ -87,7 +93,7 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
 
   async unload(name: string): Promise<void> {
     const { canonical, definition } = this.#runningModule(name);
-    if (definition.canUnload?.() === false || (definition.useCount?.() ?? 0) > 0) {
+    if (definition.canUnload?.() === false || this.#useCount(canonical) > 0) {
       throw new ConflictError('Module could not be unloaded');
     }
     await this.#transition(canonical, 'Module could not be unloaded', async () => {
@@ -107,11 +113,17 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
     this.emit('reloaded', { name: canonical });
   }
 
-  /** Loads every registered module that is not running yet, in registration order. */
+  /** Loads every registered module that is not running yet, in registration order, each after what it requires. */
   async loadAll(): Promise<void> {
-    for (const name of this.#definitions.keys()) {
-      if (!this.#running.has(name)) await this.load(name);
-    }
+    const loadWithRequirements = async (name: string, chain: readonly string[]): Promise<void> => {
+      if (this.#running.has(name) || chain.includes(name)) return;
+      for (const required of this.#definitions.get(name)?.requires ?? []) {
+        const canonical = canonicalName(required);
+        if (this.#definitions.has(canonical)) await loadWithRequirements(canonical, [...chain, name]);
+      }
+      await this.load(name);
+    };
+    for (const name of this.#definitions.keys()) await loadWithRequirements(name, []);
   }
 
   /**
@@ -156,12 +168,21 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
     if (isRunning !== wasRunning) this.emit('change', { name, status: isRunning ? 'Running' : 'Not Running' });
   }
 
+  /** The module's own users, plus every running module that requires it (as Asterisk's loader counts them). */
+  #useCount(name: string): number {
+    let count = this.#definitions.get(name)?.useCount?.() ?? 0;
+    for (const [other, definition] of this.#definitions) {
+      if (this.#running.has(other) && definition.requires?.some((required) => canonicalName(required) === name)) count += 1;
+    }
+    return count;
+  }
+
   #record(name: string): ModuleRecord {
     const definition = this.#definitions.get(name)!;
     return {
       name,
       description: definition.description,
-      use_count: definition.useCount?.() ?? 0,
+      use_count: this.#useCount(name),
       status: this.#running.has(name) ? 'Running' : 'Not Running',
       support_level: definition.supportLevel,
     };

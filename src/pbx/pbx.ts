@@ -35,6 +35,8 @@ export class Pbx {
   private readonly running = new WeakSet<Channel>();
   /** Channels moved elsewhere while an application ran (TIMEOUT(absolute) to `T`). */
   private readonly redirected = new WeakSet<Channel>();
+  /** Channels running each application right now (by lower-case name): its module's use count. */
+  private readonly users = new Map<string, number>();
 
   constructor(private readonly services: PbxServices) {
     // The executor's own writable functions: LOCAL() lives on the Gosub stack, TIMEOUT() here.
@@ -55,6 +57,11 @@ export class Pbx {
 
   application(name: string): DialplanApplication | undefined {
     return this.applications.get(name.toLowerCase());
+  }
+
+  /** How many channels are running the application now (Asterisk counts them as its module's users). */
+  usersOf(name: string): number {
+    return this.users.get(name.toLowerCase()) ?? 0;
   }
 
   /** The registered applications' names, sorted. */
@@ -183,7 +190,15 @@ export class Pbx {
       channel.hangup(UNKNOWN_APPLICATION_CAUSE);
       return 'stop';
     }
-    return application.execute(channel, splitArgs(data), this.services, data);
+    const key = application.name.toLowerCase();
+    this.users.set(key, this.usersOf(key) + 1);
+    try {
+      return await application.execute(channel, splitArgs(data), this.services, data);
+    } finally {
+      const left = this.usersOf(key) - 1;
+      if (left > 0) this.users.set(key, left);
+      else this.users.delete(key);
+    }
   }
 
   /**

@@ -14,6 +14,12 @@ export interface DialOptions {
   readonly caller?: Channel;
   /** Raised as `dialstring`: what was dialed, without the technology. */
   readonly dialstring: string;
+  /**
+   * Raise RINGING and PROGRESS as the far end indicates them, as Asterisk's dialer does. Only
+   * ARI's /dial asks for them today: originate and Dial() keep reporting the first and final
+   * statuses alone (docs/differences.md).
+   */
+  readonly reportProgress?: boolean;
 }
 
 function raiseDial(peer: Channel, options: DialOptions, dialstatus: string): void {
@@ -59,8 +65,8 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
       else if (indication === 'congestion') peer.hangup(CAUSE.congestion);
       // Asterisk's dialer reports each ringing and progress indication as a Dial status of its own,
       // which is how an app learns the far end rings (and that answering now is still refused).
-      else if (indication === 'ringing') raiseDial(peer, options, 'RINGING');
-      else if (indication === 'progress') raiseDial(peer, options, 'PROGRESS');
+      else if (options.reportProgress && indication === 'ringing') raiseDial(peer, options, 'RINGING');
+      else if (options.reportProgress && indication === 'progress') raiseDial(peer, options, 'PROGRESS');
     };
     peer.on('answered', onAnswered);
     peer.on('hangup', onHangup);
