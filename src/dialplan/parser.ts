@@ -18,7 +18,8 @@ export interface ParseDialplanOptions {
 
 /**
  * Parses extensions.conf text; throws DialplanSyntaxError naming `file` and the line. `#exec`
- * (running a program to produce configuration) is refused: the line is skipped with a warning.
+ * (running a program to produce configuration) is refused and any directive Asterisk does not
+ * know is ignored: either line is skipped with a warning.
  */
 export function parseDialplan(text: string, file = 'extensions.conf', options: ParseDialplanOptions = {}): ParsedDialplan {
   const warnings: string[] = [];
@@ -32,7 +33,9 @@ export function parseDialplan(text: string, file = 'extensions.conf', options: P
         return;
       }
       if (lower === '#include' || lower === '#tryinclude') throw syntaxError(at, `${word} is not supported here`);
-      throw syntaxError(at, `${word.slice(0, 40)} is not supported`);
+      // As Asterisk's configuration reader: any other `#word` (a commented-out line written
+      // `# same => ...` among them) is an unknown directive, skipped with a warning.
+      warnings.push(`${at.file}:${at.line}: unknown directive '${word.slice(0, 40)}'; line ignored`);
     },
   }).filter((section) => !section.template);
   const general = new Map<string, string>();
