@@ -54,7 +54,7 @@ export class ChannelGenerators {
       };
       slots = created;
       this.byChannel.set(channel.id, created);
-      channel.once('hangup', created.onHangup);
+      channel.once('media-stopping', created.onHangup);
     }
     if (!slots) return;
     if (generator) slots.generators.set(kind, generator);
@@ -66,7 +66,7 @@ export class ChannelGenerators {
   private settle(slots: ChannelSlots): void {
     if (slots.generators.size === 0) {
       this.byChannel.delete(slots.channel.id);
-      slots.channel.off('hangup', slots.onHangup);
+      slots.channel.off('media-stopping', slots.onHangup);
       slots.channel.generatorActive = false;
     } else {
       slots.channel.generatorActive = true;

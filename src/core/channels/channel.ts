@@ -76,6 +76,11 @@ export interface ChannelInternalEvents {
   dtmf: { digit: string; durationMs: number };
   /** The channel is hanging up; listeners release what they hold on it (bridges, media, waits). */
   hangup: { cause: number };
+  /**
+   * The channel is hanging up, before any `hangup` listener runs: what plays to it stops first, so
+   * its playbacks finish before it leaves its bridge and application (as Asterisk's do).
+   */
+  'media-stopping': undefined;
   /** The channel is about to leave Stasis control (before StasisEnd); bridges release it. */
   'stasis-leaving': { app: string };
   /** The channel left Stasis control (for any reason). */
@@ -495,6 +500,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     } catch (error) {
       this.env.reportError(error, this, 'ChannelHangupRequest');
     }
+    this.emit('media-stopping', undefined);
     this.emit('hangup', { cause });
     if (work.fromFarEnd) return;
     try {
