@@ -132,7 +132,9 @@ describe('bridge playback', () => {
       [
         ['PlaybackStarted', 'sound:beep', 'sound:beep'],
         ['PlaybackContinuing', 'sound:beep', 'sound:beep'],
+        ['PlaybackStarted', 'sound:beep', 'sound:silence/1'],
         ['PlaybackContinuing', 'sound:beep', 'sound:silence/1'],
+        ['PlaybackStarted', 'sound:silence/1', null],
         ['PlaybackFinished', 'sound:silence/1', null],
       ],
     );

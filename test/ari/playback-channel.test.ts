@@ -91,10 +91,11 @@ describe('channel playback', () => {
       [
         ['PlaybackStarted', 'sound:beep', 'sound:silence/1', 'playing'],
         ['PlaybackContinuing', 'sound:beep', 'sound:silence/1', 'playing'],
+        ['PlaybackStarted', 'sound:silence/1', undefined, 'playing'],
         ['PlaybackFinished', 'sound:silence/1', undefined, 'complete'],
       ],
     );
-    const took = seen[2].at - seen[0].at;
+    const took = seen[3].at - seen[0].at;
     assert.ok(took >= 1000 && took < 2000, `beep + 1 s of silence took ${took} ms`);
     assert.ok(seen[1].at - seen[0].at < 700, 'the first item ended after about 250 ms');
     await hangup(one.id);
@@ -131,6 +132,7 @@ describe('channel playback', () => {
       [
         ['PlaybackStarted', 'sound:no-such-sound', 'playing'],
         ['PlaybackContinuing', 'sound:no-such-sound', 'playing'],
+        ['PlaybackStarted', 'sound:beep', 'playing'],
         ['PlaybackFinished', 'sound:beep', 'complete'],
       ],
     );
@@ -141,6 +143,7 @@ describe('channel playback', () => {
       [
         ['PlaybackStarted', 'sound:beep', 'playing'],
         ['PlaybackContinuing', 'sound:beep', 'playing'],
+        ['PlaybackStarted', 'sound:no-such-sound', 'playing'],
         ['PlaybackFinished', 'sound:no-such-sound', 'failed'],
       ],
     );

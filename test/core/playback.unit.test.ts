@@ -64,7 +64,12 @@ describe('Playback', () => {
     playback.finish(playback.endState);
     playback.finish('failed');
     assert.equal(playback.state, 'complete');
-    assert.deepEqual(events, ['PlaybackStarted(playing, pcm:1:40)', 'PlaybackContinuing(playing, pcm:1:40)', 'PlaybackFinished(complete, pcm:2:20)']);
+    assert.deepEqual(events, [
+      'PlaybackStarted(playing, pcm:1:40)',
+      'PlaybackContinuing(playing, pcm:1:40)',
+      'PlaybackStarted(playing, pcm:2:20)',
+      'PlaybackFinished(complete, pcm:2:20)',
+    ]);
   });
 
   test('a frame spanning two items is filled from both, the rest of the last frame with silence', () => {
@@ -84,7 +89,7 @@ describe('Playback', () => {
     assert.deepEqual(drain(skipped.playback), [5]);
     assert.equal(skipped.playback.endState, 'complete');
     assert.deepEqual(skipped.failures, ['sound:missing: not found']);
-    assert.deepEqual(skipped.events, ['PlaybackStarted(playing, sound:missing)', 'PlaybackContinuing(playing, sound:missing)']);
+    assert.deepEqual(skipped.events, ['PlaybackStarted(playing, sound:missing)', 'PlaybackContinuing(playing, sound:missing)', 'PlaybackStarted(playing, pcm:5:20)']);
 
     const failing = playbackOf(['pcm:6:20', 'sound:gone']);
     failing.playback.start();

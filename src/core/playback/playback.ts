@@ -92,11 +92,10 @@ export class Playback implements Endable {
     };
   }
 
-  /** Leaves the queue and begins the first item: PlaybackStarted. */
+  /** Leaves the queue and begins the first item (open() raises its PlaybackStarted). */
   start(): void {
     if (this.state !== 'enqueued') return;
     this.state = 'playing';
-    this.hooks.raise(this, 'PlaybackStarted');
     this.open(0);
   }
 
@@ -146,7 +145,11 @@ export class Playback implements Endable {
         this.paused = true;
         return;
       case 'unpause':
+        // As res_stasis_playback: leaving the pause is the playback playing again, PlaybackStarted
+        // (an unpause while playing changes nothing and raises nothing).
+        if (!this.paused) return;
         this.paused = false;
+        this.hooks.raise(this, 'PlaybackStarted');
         return;
       case 'restart':
         this.source?.restart();
@@ -175,6 +178,10 @@ export class Playback implements Endable {
   private open(index: number): void {
     for (let i = index; i < this.media.length; i++) {
       this.index = i;
+      // Every item starts with its own PlaybackStarted, as Asterisk raises one before playing each
+      // item of a list (Started, Continuing, Started, ..., Finished), even one that then fails.
+      this.hooks.raise(this, 'PlaybackStarted');
+      if (this.finished) return;
       const uri = this.media[i];
       const result = this.hooks.open(uri, this.language, i === 0 ? this.offsetMs : 0);
       if ('source' in result) {
