@@ -220,7 +220,7 @@ export const SETTINGS = section(
       channelvars: stringList({
         default: [],
         comma: true,
-        doc: 'Channel variables included in channel snapshots. Give a list or a comma-separated string',
+        doc: 'Channel variables included in channel snapshots; an entry with parentheses (`CHANNEL(language)`) is a dialplan function read for each snapshot. Give a list or a comma-separated string',
         check: (s) => (/[\s\x00-\x1f\x7f]/.test(s) ? 'must not contain whitespace or control characters' : null),
       }),
       allowed_origins: stringList({
