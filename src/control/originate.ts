@@ -283,7 +283,7 @@ export function originate(services: OriginateServices, request: OriginateRequest
     },
   );
   const snapshot = channel.snapshot();
-  const outcome = dial(channel, { dialstring: target.resource, timeoutMs }).then(
+  const outcome = dial(channel, { dialstring: target.resource, timeoutMs, reportProgress: true }).then(
     (status) => {
       if (status !== 'ANSWER') {
         if (!channel.hangingUp) channel.hangup(CAUSE.noAnswer);

@@ -15,9 +15,9 @@ export interface DialOptions {
   /** Raised as `dialstring`: what was dialed, without the technology. */
   readonly dialstring: string;
   /**
-   * Raise RINGING and PROGRESS as the far end indicates them, as Asterisk's dialer does. Only
-   * ARI's /dial asks for them today: originate and Dial() keep reporting the first and final
-   * statuses alone (docs/differences.md).
+   * Raise RINGING and PROGRESS as the far end indicates them, as Asterisk's dialer does. ARI's
+   * originate and /dial ask for them; Dial() keeps reporting the first and final statuses alone
+   * (docs/differences.md).
    */
   readonly reportProgress?: boolean;
 }

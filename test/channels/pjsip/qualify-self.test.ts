@@ -3,7 +3,7 @@
 // endpoint online, as Asterisk qualifying a contact that points back at itself does.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 
 describe('qualify: a contact that is Patchbay itself', () => {
   let server: TestServer;
