@@ -98,6 +98,22 @@ describe('Dial progress (item 3)', () => {
   });
 });
 
+describe('Dial progress on originate (item 3)', () => {
+  test('originating to a far end that rings raises Dial RINGING before ANSWER', async () => {
+    await ok('POST', '/channels/orig3?endpoint=Local/ring@fidelity&app=fid-a&otherChannelId=orig3-2');
+    const statuses: string[] = [];
+    const deadline = Date.now() + 4000;
+    while (!statuses.includes('ANSWER')) {
+      const event = (await appA.next(Math.max(1, deadline - Date.now()))) as Json;
+      if (event.type === 'Dial' && event.peer?.id === 'orig3') statuses.push(event.dialstatus);
+    }
+    assert.deepEqual(statuses, ['', 'RINGING', 'ANSWER']);
+    await eventsAbout(appA, 'orig3', 'StasisStart');
+    await ok('DELETE', '/channels/orig3');
+    await eventsAbout(appA, 'orig3', 'ChannelDestroyed');
+  });
+});
+
 describe('originate with channelId and no otherChannelId (item 6)', () => {
   test("the Local ;2 half is '<channelId>;2'", async () => {
     const one = (await ok('POST', '/channels/orig6?endpoint=Local/park@fidelity&app=fid-a'))!;
