@@ -253,6 +253,15 @@ export function keyOfIncoming(request: SipRequest): string | undefined {
   return callId && to && from ? dialogKey(callId, to, from) : undefined;
 }
 
+/**
+ * Whether a received request belongs to the dialog known by these identifiers (§12.2.2): the same
+ * Call-ID, our tag in To and the peer's in From. Tags compare exactly, as pjsip compares them. A
+ * request that shares only the Call-ID (a forged or stale BYE) is not the dialog's: 481.
+ */
+export function belongsToDialog(request: SipRequest, callId: string, localTag: string, remoteTag: string): boolean {
+  return request.callId() === callId && request.toTag() === localTag && request.fromTag() === remoteTag;
+}
+
 /** A bounded dialog table. */
 export class DialogTable {
   private readonly dialogs = new Map<string, Dialog>();

@@ -364,7 +364,9 @@ function normalizeAddress(address: string): string {
 export function stampVia(message: SipMessage, source: Source, forceRport: boolean, lenient: boolean): void {
   const via = message.topVia();
   if (!via) return;
-  const wantsRport = via.rport === null || (forceRport && source.transport === 'UDP');
+  const asked = via.rport === null;
+  const wantsRport = asked || (forceRport && source.transport === 'UDP');
+  if (wantsRport && !asked) forcedRport.add(message);
   let changed = false;
   if (via.host !== source.address || wantsRport) {
     via.params.set('received', source.address);
@@ -377,6 +379,24 @@ export function stampVia(message: SipMessage, source: Source, forceRport: boolea
     changed = true;
   }
   if (changed || lenient) message.setTopVia(via);
+}
+
+/** Requests whose rport was filled in without the Via asking for it (force_rport). */
+const forcedRport = new WeakSet<SipMessage>();
+
+/**
+ * Undoes a forced rport (an endpoint with Asterisk's `force_rport=no`): responses then go to the
+ * port the Via names (RFC 3261 §18.2.2) unless the sender asked for rport itself. Call before any
+ * response to the request is built.
+ */
+export function unforceRport(message: SipMessage): void {
+  if (!forcedRport.has(message)) return;
+  forcedRport.delete(message);
+  const via = message.topVia();
+  if (!via) return;
+  via.params.delete('rport');
+  delete via.rport;
+  message.setTopVia(via);
 }
 
 /** Where a response with this top Via goes (RFC 3261 §18.2.2, RFC 3581 §4). */

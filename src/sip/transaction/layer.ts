@@ -246,6 +246,9 @@ export class TransactionLayer implements TransactionHost {
     this.servers.set(key, tx);
     if (request.method === 'CANCEL') {
       const invite = this.servers.get(serverKey(request, 'INVITE'));
+      // §9.2: the 200 to the CANCEL carries the To tag of the INVITE's responses (the 487's), so
+      // the canceller sees one dialog; the INVITE's tag is chosen now when nothing was sent yet.
+      if (invite) tx.toTag = invite.ensureTag();
       if (invite && invite.state === 'proceeding') {
         tx.respond(tx.createResponse(200));
         invite.cancelled(request);

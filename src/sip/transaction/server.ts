@@ -45,7 +45,8 @@ export class ServerTransaction extends Transaction {
     return createResponse(this.request, status, reason ?? REASON_PHRASES[status], { toTag: status > 100 ? this.ensureTag() : undefined, copyRecordRoute: true });
   }
 
-  private ensureTag(): string {
+  /** The To tag of this transaction's responses, chosen now if none was sent yet. */
+  ensureTag(): string {
     if (this.toTag === undefined) this.toTag = this.request.toTag() ?? newTag();
     return this.toTag;
   }
