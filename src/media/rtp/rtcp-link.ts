@@ -1,6 +1,7 @@
 // Where a stream's RTCP goes and whose reports it takes: the far end's RTCP port from its SDP
 // (a=rtcp, else the RTP port + 1), or the RTP port itself when rtcp-mux was agreed (RFC 5761);
-// once a report came from the far end, ours go where it came from (symmetric RTCP). A report every
+// once a report came from the far end, reports are taken only from its port, and with symmetric
+// RTP (rtp_symmetric) ours go where it came from (symmetric RTCP). A report every
 // interval (SR after sending, RR otherwise), a BYE when the stream closes. The packet is built in
 // the session's buffer and the send callback is bound once: nothing is allocated per report.
 import type dgram from 'node:dgram';
@@ -24,13 +25,16 @@ export class RtcpLink {
   #address: string | undefined;
   #port = 0;
   #muxed = false;
-  /** Symmetric RTCP: once a report came from an address, report there. */
+  /** Once a report came from the far end: only its port counts, and (symmetric) ours go there. */
   #latched = false;
+  #sourcePort = 0;
 
   constructor(
     private readonly rtpSocket: dgram.Socket,
     private readonly rtcpSocket: dgram.Socket | undefined,
     intervalMs: number,
+    /** Report to where the far end's reports come from (false: always to the SDP's RTCP address). */
+    private readonly symmetric = true,
   ) {
     this.session = new RtcpSession(intervalMs);
   }
@@ -39,7 +43,7 @@ export class RtcpLink {
   configure(target: RtcpTarget, moved: boolean): void {
     this.#muxed = target.rtcpMux === true;
     if (moved) this.#latched = false;
-    if (!this.#latched) {
+    if (!this.#latched || !this.symmetric) {
       this.#address = target.remoteAddress;
       this.#port = target.rtcpMux ? target.remotePort : (target.remoteRtcpPort ?? Math.min(target.remotePort + 1, 65535));
     }
@@ -47,7 +51,7 @@ export class RtcpLink {
 
   /** The media's source was learned elsewhere: multiplexed reports follow it until one latches. */
   followSource(address: string, port: number): void {
-    if (!this.#muxed || this.#latched) return;
+    if (!this.#muxed || this.#latched || !this.symmetric) return;
     this.#address = address;
     this.#port = port;
   }
@@ -73,12 +77,15 @@ export class RtcpLink {
    */
   take(message: Buffer, address: string, port: number, muxed: boolean, media: { readonly address: string | undefined; readonly port: number }, strict: boolean, ourSsrc: number): boolean {
     if (address !== media.address) return false;
-    if (strict && (muxed ? port !== media.port : this.#latched && port !== this.#port)) return false;
+    if (strict && (muxed ? port !== media.port : this.#latched && port !== this.#sourcePort)) return false;
     if (!this.session.receive(message, message.length, ourSsrc, performance.now(), unixNowMs())) return true;
     if (muxed === this.#muxed) {
       this.#latched = true;
-      this.#address = address;
-      this.#port = port;
+      this.#sourcePort = port;
+      if (this.symmetric) {
+        this.#address = address;
+        this.#port = port;
+      }
     }
     return true;
   }

@@ -1,5 +1,5 @@
-// Where a stream's media goes and whose packets it takes: symmetric RTP (we send to where the far
-// end's packets come from once they come, RFC 4961 in spirit, for phones behind NAT), strict by
+// Whose packets a stream takes, and where its media goes when symmetric (rtp_symmetric: we send to
+// where the far end's packets come from once they come, RFC 4961 in spirit, for phones behind NAT); strict by
 // default as Asterisk's `strictrtp`. The source is learned only at the start of the call and after
 // the far end's SDP moved its media, and only from a source that sent `probation` packets in
 // sequence; after that, packets from anywhere else are refused, so a stranger cannot redirect the

@@ -1,8 +1,9 @@
 // The media of one SIP call: a UDP socket pair from the configured RTP port range (RTP on an even
 // port, RTCP on the odd one above it), G.711 audio coded by the RTP library, RFC 4733
 // telephone-events both ways or DTMF as tones in the audio (dtmf_mode inband, inband-dtmf.ts), and
-// symmetric, strict RTP (source-learning.ts): media goes to where the far end's packets come from
-// once a source is learned, and packets from strangers are dropped (counted). Frames written by
+// strict RTP (source-learning.ts): packets from strangers are dropped (counted); with symmetric
+// RTP (the endpoint's rtp_symmetric) media goes to where the far end's packets come from once a
+// source is learned, else to the SDP's address. Frames written by
 // the channel leave at once (one packet per 20 ms frame); received audio goes through the adaptive
 // jitter buffer (or, with it off, the plain receive queue, audio-receive.ts) and reaches the
 // channel one frame per media clock tick. RTCP (rtcp-link.ts): a report every
@@ -61,6 +62,11 @@ export interface StreamOptions {
   readonly probation?: number;
   /** Totals shared by every stream of the technology (GET /metrics): counted as things happen, so they outlive the call. */
   readonly totals?: RtpStreamTotals;
+  /**
+   * Symmetric RTP (Asterisk's `rtp_symmetric`): media and reports go to where the far end's come
+   * from once its source is learned. False: always to the SDP's address. Default true.
+   */
+  readonly symmetric?: boolean;
 }
 
 /**
@@ -114,6 +120,7 @@ export class RtpStream {
   readonly #rtcp: RtcpLink;
   readonly #source: RtpSourceLearning;
   readonly #strict: boolean;
+  readonly #symmetric: boolean;
   readonly #header = new RtpHeader();
   readonly #digitsOut = new TelephoneEventSender(8000);
   readonly #digitsIn: TelephoneEventReceiver;
@@ -144,7 +151,8 @@ export class RtpStream {
     this.localPort = socket.address().port;
     this.#digitsIn = new TelephoneEventReceiver(8000, (digit, durationMs) => this.events.onDigit(digit, durationMs));
     this.#inband = new InbandDtmf((digit, durationMs) => this.events.onDigit(digit, durationMs));
-    this.#rtcp = new RtcpLink(socket, options.rtcpSocket, options.rtcpIntervalMs ?? 5000);
+    this.#symmetric = options.symmetric ?? true;
+    this.#rtcp = new RtcpLink(socket, options.rtcpSocket, options.rtcpIntervalMs ?? 5000, this.#symmetric);
     this.#strict = options.strictRtp ?? true;
     const probation = Math.max(1, Math.floor(options.probation ?? 4));
     this.#source = new RtpSourceLearning(this.#strict, probation, (address, port) => this.#rtcp.followSource(address, port));
@@ -253,11 +261,20 @@ export class RtpStream {
 
   #canSend(): boolean {
     const direction = this.#parameters?.direction;
-    return this.#source.address !== undefined && this.#source.port > 0 && (direction === 'sendrecv' || direction === 'sendonly');
+    return this.#sendAddress() !== undefined && this.#sendPort() > 0 && (direction === 'sendrecv' || direction === 'sendonly');
   }
 
   #send(packet: Buffer, length: number): void {
-    this.socket.send(packet, 0, length, this.#source.port, this.#source.address!, this.#onSent);
+    this.socket.send(packet, 0, length, this.#sendPort(), this.#sendAddress()!, this.#onSent);
+  }
+
+  /** Where media goes: the learned source with symmetric RTP, else the SDP's address. */
+  #sendAddress(): string | undefined {
+    return this.#symmetric ? this.#source.address : this.#sdpAddress;
+  }
+
+  #sendPort(): number {
+    return this.#symmetric ? this.#source.port : this.#sdpPort;
   }
 
   readonly #onSent = (): void => {
