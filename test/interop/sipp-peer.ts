@@ -1,0 +1,68 @@
+// SIPp as a real peer for the interop tests: runs one scenario of test/sip/scenarios/ (one call,
+// -m 1) from a given local address and port, and reports its exit status and the end of its
+// output. Also the small waits every such test needs (the next ARI event that matches).
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { EventSocket } from '../helpers/server.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
+
+export const SCENARIOS = fileURLToPath(new URL('../sip/scenarios/', import.meta.url));
+export const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
+export const HAVE_SOX = spawnSync('sox', ['--version'], { encoding: 'utf8' }).error === undefined;
+
+export interface SippRun {
+  readonly status: number | null;
+  readonly output: string;
+}
+
+export interface SippOptions {
+  /** Local address SIPp binds (a distinct 127.0.0.x plays another host). Default 127.0.0.1. */
+  readonly address?: string;
+  /** Local SIP port. Default a random one in 20000–39999. */
+  readonly port?: number;
+  /** Working directory (audio.wav for rtp_stream, message logs). */
+  readonly cwd: string;
+  readonly timeoutMs?: number;
+}
+
+/** A random port unlikely to collide with the other tests' (SIPp binds it itself). */
+export function randomPort(): number {
+  return 20000 + Math.floor(Math.random() * 20000);
+}
+
+/** Starts SIPp on `scenario` with `args` (the remote target and -set/-s options among them). */
+export function sipp(scenario: string, args: readonly string[], options: SippOptions): { done: Promise<SippRun>; port: number } {
+  const port = options.port ?? randomPort();
+  const timeout = Math.round((options.timeoutMs ?? 20_000) / 1000);
+  const child = spawn('sipp', ['-sf', join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', ...args], { cwd: options.cwd });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+  child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+  const done = new Promise<SippRun>((resolve) => child.on('exit', (status) => resolve({ status, output: output.slice(-2000) })));
+  return { done, port };
+}
+
+/** The next event matching `match` (others are skipped), within `timeoutMs`. */
+export async function nextEvent(events: EventSocket, match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+    if (match(event)) return event;
+  }
+}
+
+export const ofChannel = (type: string, id: string) => (event: Json) => event.type === type && event.channel?.id === id;
+
+/** Polls `probe` every 50 ms until it gives a value, or fails naming `what`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
