@@ -25,12 +25,19 @@ export interface BindingSource {
   readonly transport: 'udp' | 'tcp';
   readonly address: string;
   readonly port: number;
+  /** The listener (transport section) that took the REGISTER: a TCP connection lives there. */
+  readonly listener?: string;
 }
 
 export interface Binding {
   readonly aor: string;
-  /** The Contact URI as registered, e.g. `sip:alice@192.0.2.10:5062;transport=udp`. */
+  /** The Contact URI as registered, e.g. `sip:alice@192.0.2.10:5062;transport=udp`: where requests go. */
   readonly uri: string;
+  /**
+   * The Contact URI as the phone wrote it, when the registrar stored another one (rewrite_contact
+   * put the source address in `uri`): what the 200 OK lists, since phones look for their own Contact there.
+   */
+  readonly reportedUri?: string;
   readonly callId: string;
   readonly cseq: number;
   /** Absolute expiry, in milliseconds of the registrar's clock. */
@@ -43,6 +50,8 @@ export interface Binding {
 
 export interface RegisterContact {
   readonly uri: string;
+  /** The URI as the phone wrote it, when `uri` is a rewritten one. */
+  readonly reportedUri?: string;
   /** The Contact's `expires` parameter, when present. */
   readonly expires?: number;
 }
@@ -111,6 +120,19 @@ export class Registrar {
     return [...map.values()].filter((binding) => binding.expiresAt > now);
   }
 
+  /**
+   * The live binding whose URI is `uri` (as stored), if any: how a request for a contact finds the
+   * transport and connection it registered over. A scan of every binding: called per request sent
+   * to a contact, never per packet.
+   */
+  findByUri(uri: string): Binding | undefined {
+    const now = this.now();
+    for (const map of this.bindings.values()) {
+      for (const binding of map.values()) if (binding.uri === uri && binding.expiresAt > now) return binding;
+    }
+    return undefined;
+  }
+
   /** Every address of record that has at least one binding. */
   aors(): string[] {
     return [...this.bindings.keys()];
@@ -170,6 +192,7 @@ export class Registrar {
       const binding: Binding = {
         aor: request.aor,
         uri: contact.uri,
+        ...(contact.reportedUri !== undefined && contact.reportedUri !== contact.uri ? { reportedUri: contact.reportedUri } : {}),
         callId: request.callId,
         cseq: request.cseq,
         expiresAt: now + seconds * 1000,

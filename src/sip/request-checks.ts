@@ -43,6 +43,18 @@ export function refuseNonSdpBody(request: SipRequest): Refusal | undefined {
 }
 
 /**
+ * A request the user agent does not serve where it arrived: SUBSCRIBE gets 489 (refuseSubscription),
+ * any other method refuseMethod's 405 or 501.
+ */
+export function refuseUnserved(request: SipRequest, allow: string, served: readonly string[] = []): Refusal {
+  if (request.method === 'SUBSCRIBE') {
+    const refusal = refuseSubscription(request, served);
+    if (refusal) return refusal;
+  }
+  return refuseMethod(request.method, allow);
+}
+
+/**
  * RFC 6665 §7.2.2: a SUBSCRIBE for an event package the notifier does not serve is 489 Bad
  * Event. `served` lists the packages that are (none today); a SUBSCRIBE without Event is for
  * none. Allow-Events lists the served ones when there are any.

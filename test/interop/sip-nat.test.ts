@@ -10,7 +10,7 @@
 // - force_rport=no: a response goes to the Via's port; force_rport=yes (default) to the source port.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,13 +116,17 @@ describe('SIP phones behind NAT and over TCP (SIPp)', { skip: HAVE_SIPP ? false 
   });
 
   test('a phone registered over TCP is called over its registration connection; the INVITE\'s Contact says ;transport=tcp', { timeout: 60_000 }, async () => {
-    const run = sipp('tcp-register.xml', [target(), '-s', 'tcpphone', '-t', 't1', '-oocsf', join(SCENARIOS, 'tcp-answer-ooc.xml'), '-d', '6000'], { cwd: work });
+    const log = join(work, 'tcp-messages.log');
+    const run = sipp('tcp-register.xml', [target(), '-s', 'tcpphone', '-t', 't1', '-oocsf', join(SCENARIOS, 'tcp-answer-ooc.xml'), '-d', '6000', '-trace_msg', '-message_file', log], { cwd: work });
     await waitFor('tcpphone registered', async () => ((await endpointState('tcpphone')) === 'online' ? true : undefined));
     const channel = await originateAnswered('tcpphone');
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal((await hangUp(channel.id)).cause, 16);
     const result = await run.done;
     assert.equal(result.status, 0, result.output);
+    // The INVITE came on the registration connection (nothing else reaches SIPp) and names TCP in its Contact.
+    const invite = /INVITE sip:[\s\S]*?\r?\n\r?\n/.exec(readFileSync(log, 'latin1'))?.[0] ?? '';
+    assert.match(invite, /^Contact:[^\r\n]*;transport=tcp/im, invite);
   });
 
   for (const [id, symmetric] of [['fixedrtp', false], ['natrtp', true]] as const) {

@@ -1,6 +1,7 @@
 // The RTP streams of SIP calls: a socket pair from sip's RTP port range per call, wired to the
-// core's media clock and the settings (strict RTP, RTCP interval, jitter buffer), with the totals
-// GET /metrics reads and the strict-RTP warnings bounded over all calls.
+// core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
+// rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
+// calls.
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
 import type { SipCall } from './call.ts';
@@ -52,6 +53,7 @@ export class CallStreams {
       rtcpIntervalMs: sip.rtcpIntervalMs,
       strictRtp: sip.strictRtp,
       probation: sip.rtpProbation,
+      symmetric: call.options.rtpSymmetric === true,
       ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
     });
     return stream;

@@ -1,6 +1,8 @@
 // Outbound calls and where they go. `PJSIP/alice` or `PJSIP/5551234@trunk` sends an INVITE to the
 // AOR's registered contacts (the newest first) or its static `contact`; `PJSIP/alice/sip:…` to the
 // URI given; no contact → the request fails at once. Messages and REFERs find their targets here too.
+// A contact registered over TCP is reached over the connection its REGISTER came on (a phone behind
+// NAT or a firewall cannot accept connections; RFC 5626 calls it the flow), whatever its Contact says.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
@@ -9,7 +11,7 @@ import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { SipCall, type OutboundSide } from './call.ts';
-import { nameAddr } from './addresses.ts';
+import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipEndpoint } from './config/index.ts';
@@ -115,10 +117,19 @@ export class Dialer {
   }
 
   /**
-   * Where a request to the URI goes. With the endpoint's `transport=`, it leaves from that
-   * transport's socket, over its protocol unless the URI names one (`;transport=tcp`).
+   * Where a request to the URI goes. A contact registered over TCP is reached over the connection
+   * its REGISTER came on (from the listener that took it). Otherwise, with the endpoint's
+   * `transport=`, it leaves from that transport's socket, over its protocol unless the URI names
+   * one (`;transport=tcp`).
    */
   destinationOf(uri: SipUri, endpoint?: PjsipEndpoint): Destination | undefined {
+    const binding = this.#runtime.registrar.findByUri(formatContactUri(uri));
+    const explicitUdp = uri.params.get('transport')?.toLowerCase() === 'udp';
+    // The transport keeps one connection per remote address and port: this one, while it is open.
+    if (binding?.source.transport === 'tcp' && !explicitUdp) {
+      const { address: host, port, listener } = binding.source;
+      return { transport: 'TCP', host, port, ...(listener !== undefined ? { listener } : {}) };
+    }
     const destination = uriDestination(uri);
     const transport = endpoint?.transport === undefined ? undefined : this.#runtime.config.transports.get(endpoint.transport);
     if (!destination || !transport) return destination;

@@ -2,6 +2,7 @@
 // authentication is asked of endpoints that name an auth (res_pjsip's inbound authentication).
 import { DigestAuthenticator, type DigestAlgorithm } from '../../sip/auth/digest.ts';
 import type { SipRequest } from '../../sip/message.ts';
+import { unforceRport } from '../../sip/transport.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { EndpointIdentifier } from './identify.ts';
@@ -27,6 +28,8 @@ export class InboundAuthenticator {
   /** The endpoint the request is from once identified and authenticated; undefined when it has been answered. */
   admit(request: SipRequest, tx: ServerTransaction): PjsipEndpoint | undefined {
     const endpoint = this.#identifier.identify(request, tx.source);
+    // force_rport=no: responses (the challenge included) go to the port the Via names.
+    if (endpoint && !endpoint.forceRport) unforceRport(request);
     return this.#authenticate(request, tx, endpoint) ? endpoint : undefined;
   }
 

@@ -1,6 +1,8 @@
 // Inbound calls: an INVITE out of a dialog, identified and authenticated, becomes a
 // `PJSIP/<endpoint>-<n>` channel in state Ring that runs the endpoint's context at the dialled user
-// part; the application decides what is answered (see call.ts).
+// part; the application decides what is answered (see call.ts). A body that is not SDP is refused
+// (415 naming application/sdp); with rewrite_contact the Contact, and so the dialog's remote
+// target, becomes the address the INVITE came from.
 // An INVITE with Replaces (RFC 3891) naming a call of ours in a two-party call is answered at once
 // and takes that call's place: its peer talks to the new caller, the replaced channel is hung up.
 // 481 when no dialog matches, 486 for `early-only` on a confirmed one, 503 when the replaced
@@ -9,6 +11,8 @@
 import type { Channel } from '../../core/channels/channel.ts';
 import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
+import { rewriteContactToSource } from '../../sip/nat.ts';
+import { refuseNonSdpBody } from '../../sip/request-checks.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
@@ -37,6 +41,9 @@ export class InviteServer {
     if (!context) return void tx.reply(503);
     const endpoint = this.#auth.admit(request, tx);
     if (!endpoint) return;
+    const refusal = refuseNonSdpBody(request);
+    if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
+    if (endpoint.rewriteContact) rewriteContactToSource(request, tx.source);
     const callId = request.callId() ?? '';
     if (calls.has(callId)) return void tx.reply(482, 'Loop Detected');
     if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);

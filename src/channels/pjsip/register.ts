@@ -1,7 +1,10 @@
 // REGISTER (RFC 3261 §10) for our endpoints: the endpoint is identified and authenticated, the To
 // user must be one of its AORs (or its own name when it has one AOR); the bindings follow the
-// AOR's rules (max_contacts, remove_existing, expiry bounds) in the registrar.
+// AOR's rules (max_contacts, remove_existing, expiry bounds) in the registrar. With the endpoint's
+// rewrite_contact, the first Contact is stored as the address and port the REGISTER came from (a
+// phone behind NAT), while the 200 OK lists it as the phone wrote it, as Asterisk does.
 import type { SipRequest } from '../../sip/message.ts';
+import { rewriteContactToSource } from '../../sip/nat.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
@@ -27,17 +30,18 @@ export class RegisterServer {
       tx.reply(404, 'Not Found');
       return;
     }
+    const reported = endpoint.rewriteContact ? rewriteContactToSource(request, tx.source) : undefined;
     const contacts = request.contacts();
     const outcome = this.#runtime.registrar.register(
       {
         aor: aor.id,
         wildcard: contacts === 'wildcard',
-        contacts: contacts === 'wildcard' ? [] : contacts.map((contact) => ({ uri: formatContactUri(contact.uri), expires: numberParam(contact.params.get('expires')) })),
+        contacts: contacts === 'wildcard' ? [] : contacts.map((contact, index) => ({ uri: formatContactUri(contact.uri), expires: numberParam(contact.params.get('expires')), ...(index === 0 && reported !== undefined ? { reportedUri: reported } : {}) })),
         expires: request.expires(),
         callId: request.callId() ?? '',
         cseq: request.cseq()?.seq ?? 0,
         userAgent: request.get('user-agent') ?? '',
-        source: { transport: tx.source.transport === 'TCP' ? 'tcp' : 'udp', address: tx.source.address, port: tx.source.port },
+        source: { transport: tx.source.transport === 'TCP' ? 'tcp' : 'udp', address: tx.source.address, port: tx.source.port, ...(tx.source.listener !== undefined ? { listener: tx.source.listener } : {}) },
       },
       aor,
     );
@@ -50,7 +54,7 @@ export class RegisterServer {
       return;
     }
     const now = Date.now();
-    const headers: Array<[string, string]> = outcome.bindings.map((binding) => ['Contact', nameAddr(binding.uri, [['expires', String(Math.max(0, Math.round((binding.expiresAt - now) / 1000)))]])]);
+    const headers: Array<[string, string]> = outcome.bindings.map((binding) => ['Contact', nameAddr(binding.reportedUri ?? binding.uri, [['expires', String(Math.max(0, Math.round((binding.expiresAt - now) / 1000)))]])]);
     headers.push(['Date', new Date(now).toUTCString()]);
     tx.reply(200, undefined, headers);
   }

@@ -9,7 +9,9 @@
 // - REGISTER → register.ts; INVITE → invite-server.ts; MESSAGE → messaging.ts; all three first
 //   identified (identify.ts) and authenticated (inbound-auth.ts).
 // - In a dialog → the call (call.ts), REFER on it → transfers.ts; NOTIFYs of REFERs we sent → refer-sender.ts.
-// - OPTIONS: 200. BYE: 481. Anything else outside a dialog: 405.
+// - In-dialog requests reach a call only with its Call-ID and both tags, else 481 (RFC 3261 §12.2.2).
+// - OPTIONS: 200. BYE: 481. SUBSCRIBE: 489 (no event package is served). Another method RFCs
+//   define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
@@ -20,6 +22,8 @@ import { Registrar } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
+import { unforceRport } from '../../sip/transport.ts';
+import { refuseUnserved } from '../../sip/request-checks.ts';
 import { parseUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { CallStreams } from './call-streams.ts';
@@ -330,13 +334,16 @@ export class PjsipTechnology implements ChannelTechnology {
     const callId = request.callId() ?? '';
     const inDialog = request.toTag() !== undefined;
     if (inDialog) {
-      const call = this.#calls.get(callId);
+      const found = this.#calls.get(callId);
+      // A request sharing only the Call-ID (a forged or stale BYE) is no request of the call.
+      const call = found?.matches(request) ? found : undefined;
       if (!call) {
         // The NOTIFYs of a REFER we sent (its implicit subscription).
         if (this.#referSender.answerNotify(request, tx)) return;
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
       }
+      if (call.options.forceRport === false) unforceRport(request);
       call.inDialog(request, tx);
       return;
     }
@@ -356,8 +363,11 @@ export class PjsipTechnology implements ChannelTechnology {
       case 'BYE':
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
-      default:
-        tx.reply(405, undefined, [['Allow', ALLOW]]);
+      default: {
+        // SUBSCRIBE: 489 (no event package is served); other methods 405, unknown ones 501.
+        const refusal = refuseUnserved(request, ALLOW);
+        tx.reply(refusal.status, refusal.reason, refusal.headers);
+      }
     }
   }
 

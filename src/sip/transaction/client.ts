@@ -1,13 +1,14 @@
 // The client side of a transaction (RFC 3261 §17.1): sends the request, retransmits it on UDP
 // (Timers A/E), gives up on Timers B/F/C, ACKs 3xx–6xx to INVITE itself and sends CANCEL (§9.1).
 import type { SipMessage, SipRequest, SipResponse } from '../message.ts';
-import type { Destination, TcpConnection } from '../transport.ts';
+import type { Destination, Source, TcpConnection } from '../transport.ts';
 import { buildAckForNon2xx, buildCancel } from './keys.ts';
 import { Transaction, type ClientTransactionLike, type TransactionHost } from './transaction.ts';
 
 export interface ClientHandlers {
   /** Every response the TU should see: provisional, final, and 2xx retransmissions for INVITE. */
-  onResponse?(response: SipResponse, tx: ClientTransaction): void;
+  /** With where the response came from (rewrite_contact points the dialog there). */
+  onResponse?(response: SipResponse, tx: ClientTransaction, source?: Source): void;
   /** Timer B or F (or C) fired: no final response. */
   onTimeout?(tx: ClientTransaction): void;
   onTransportError?(error: Error, tx: ClientTransaction): void;
@@ -89,7 +90,11 @@ export class ClientTransaction extends Transaction {
   }
 
   /** A response matched to this transaction. */
-  receive(response: SipResponse): void {
+  /** Where the response being handled came from (given to onResponse). */
+  #responseSource: Source | undefined;
+
+  receive(response: SipResponse, source?: Source): void {
+    this.#responseSource = source;
     const status = response.status;
     const { t2, t4, timerD, timerC } = this.layer.timers;
     if (this.isInvite) {
@@ -176,7 +181,7 @@ export class ClientTransaction extends Transaction {
   }
 
   private deliver(response: SipResponse): void {
-    this.safe(() => this.handlers.onResponse?.(response, this));
+    this.safe(() => this.handlers.onResponse?.(response, this, this.#responseSource));
   }
 
   private safe(fn: () => void): void {

@@ -208,7 +208,7 @@ export class TransactionLayer implements TransactionHost {
     const via = response.topVia();
     const cseq = response.cseq();
     const tx = via?.branch && cseq ? this.clients.get(clientKey(via.branch, cseq.method)) : undefined;
-    if (tx) tx.receive(response);
+    if (tx) tx.receive(response, source);
     else this.tu.onStrayResponse?.(response, source);
   }
 

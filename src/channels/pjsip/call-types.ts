@@ -1,0 +1,59 @@
+// What a SIP call (call.ts) is built from: the technology's services, the endpoint options that
+// shape it, and which side of the INVITE it plays.
+import type { Logger } from 'pino';
+import type { TechnologyMusicOnHold } from '../../core/channels/technology.ts';
+import type { RtpStream } from '../../media/rtp/stream.ts';
+import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
+import type { SipRequest } from '../../sip/message.ts';
+import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
+import type { Destination } from '../../sip/transport.ts';
+import type { Uri } from '../../sip/uri.ts';
+import type { SipCall } from './call.ts';
+import type { OutboundIdentityOptions } from './caller-identity.ts';
+import type { DtmfMode } from './config/types.ts';
+
+export interface CallServices {
+  readonly layer: TransactionLayer;
+  readonly log: Logger;
+  /** Our address as written in Contact and SDP. */
+  readonly signallingHost: string;
+  readonly signallingPort: number;
+  readonly mediaAddress: string;
+  readonly userAgent: string;
+  /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
+  readonly musicOnHold: TechnologyMusicOnHold | undefined;
+  /** Binds this call's RTP socket. */
+  openStream(call: SipCall): Promise<RtpStream>;
+  /** The call ended: forget its dialog and transactions. */
+  forget(call: SipCall): void;
+}
+
+/** The endpoint options that shape a call's media and where its signalling goes. */
+export interface CallMediaOptions {
+  readonly dtmfMode: DtmfMode;
+  /** Accept and offer RTCP multiplexed on the RTP port (endpoint `rtcp_mux`). */
+  readonly rtcpMux: boolean;
+  /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
+  readonly mohPassthrough?: boolean;
+  /** Send RTP where the far end's comes from (endpoint `rtp_symmetric`, default no). */
+  readonly rtpSymmetric?: boolean;
+  /** The far end's Contact is the address its messages come from (endpoint `rewrite_contact`). */
+  readonly rewriteContact?: boolean;
+  /** Responses go to the port requests came from, asked or not (endpoint `force_rport`). */
+  readonly forceRport?: boolean;
+}
+
+/**
+ * Outbound: where the INVITE goes (the outbound proxy when set, named in `route`), the identity it
+ * carries (caller-identity.ts) and the endpoint's outbound_auth credentials for its challenges.
+ */
+export interface OutboundSide {
+  readonly kind: 'outbound';
+  readonly target: Uri;
+  readonly destination: Destination;
+  readonly identity: OutboundIdentityOptions;
+  readonly route?: string;
+  readonly credentials: readonly DigestCredentials[];
+}
+
+export type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | OutboundSide;
