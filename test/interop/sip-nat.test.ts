@@ -2,7 +2,8 @@
 // the NAT: SIPp sends from 127.0.0.2 while its Via and Contact name 127.0.0.9 (where nobody
 // listens), so only a server that answers and calls the source address reaches it.
 // - rewrite_contact=yes: the registration's Contact and a call's remote target become the source
-//   address; INVITE, BYE and MESSAGE go there; the 200 to REGISTER still lists the Contact as written.
+//   address; INVITE, BYE, MESSAGE and qualify OPTIONS go there; the 200 to REGISTER still lists the
+//   Contact as written.
 // - a phone registered over TCP is called over its registration connection, with ;transport=tcp
 //   in our Contact.
 // - rtp_symmetric=no keeps RTP going to the SDP's address when the phone's RTP comes from elsewhere;
@@ -38,12 +39,13 @@ before(async () => {
         endpoint: {
           natphone: endpoint({ aors: 'natphone', rewrite_contact: 'yes' }),
           natcaller: endpoint({ aors: 'natcaller', rewrite_contact: 'yes' }),
+          natqualified: endpoint({ aors: 'natqualified', rewrite_contact: 'yes' }),
           tcpphone: endpoint({ aors: 'tcpphone' }),
           fixedrtp: endpoint({ aors: 'fixedrtp', rtp_symmetric: 'no' }),
           natrtp: endpoint({ aors: 'natrtp', rtp_symmetric: 'yes' }),
           noforce: endpoint({ aors: 'noforce', force_rport: 'no' }),
         },
-        aor: { natphone: aor, natcaller: aor, tcpphone: aor, fixedrtp: aor, natrtp: aor, noforce: aor },
+        aor: { natphone: aor, natcaller: aor, natqualified: { ...aor, qualify_frequency: 60 }, tcpphone: aor, fixedrtp: aor, natrtp: aor, noforce: aor },
       },
     },
     dialplan: { file: dialplanFile },
@@ -100,6 +102,18 @@ describe('SIP phones behind NAT and over TCP (SIPp)', { skip: HAVE_SIPP ? false 
     assert.equal(sent.status, 202, await sent.text());
     const received = await receiving.done;
     assert.equal(received.status, 0, received.output);
+  });
+
+  test('rewrite_contact=yes: the qualify OPTIONS of a contact registered from behind NAT reach the source address; the contact is Reachable', { timeout: 60_000 }, async () => {
+    const phone = { address: '127.0.0.2', port: randomPort(), cwd: work };
+    const natted = `127.0.0.9:${randomPort()}`;
+    const registered = await sipp('nat-register.xml', [target(), '-s', 'natqualified', '-set', 'natted', natted], phone).done;
+    assert.equal(registered.status, 0, registered.output);
+    // The first probe leaves within half a second; its retransmissions reach SIPp once it listens again.
+    const answered = await sipp('options-answer.xml', [], phone).done;
+    assert.equal(answered.status, 0, answered.output);
+    const reachable = await nextEvent(events, (e) => e.type === 'ContactStatusChange' && e.contact_info?.aor === 'natqualified' && e.contact_info?.contact_status === 'Reachable');
+    assert.match(reachable.contact_info.uri, /@127\.0\.0\.2:/, 'the contact as stored: the source address');
   });
 
   test('rewrite_contact=yes: a call from behind NAT is answered and the server\'s BYE reaches the address the INVITE came from', { timeout: 60_000 }, async () => {
