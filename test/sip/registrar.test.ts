@@ -109,3 +109,18 @@ test('binding keys: scheme and host case-insensitive, user exact, parameters ign
   assert.notEqual(bindingKey('sip:alice@example.com'), bindingKey('sip:Alice@example.com'));
   assert.equal(bindingKey('sip:example.com'), 'sip:example.com');
 });
+
+test('a rewritten contact keeps what the phone wrote (for the 200 OK); findByUri finds a live binding by its stored URI', () => {
+  const { registrar, register, advance } = setup();
+  const tcp = { transport: 'tcp', address: '203.0.113.7', port: 40123 } as const;
+  register([{ uri: 'sip:alice@203.0.113.7:40123;transport=tcp', reportedUri: 'sip:alice@10.0.0.9:5999' }], { expires: 120, source: tcp });
+  register([{ uri: 'sip:alice@192.0.2.10:5062', reportedUri: 'sip:alice@192.0.2.10:5062' }], { expires: 120 });
+  const [rewritten, plain] = registrar.lookup('alice');
+  assert.equal(rewritten.reportedUri, 'sip:alice@10.0.0.9:5999');
+  assert.equal(plain.reportedUri, undefined, 'nothing kept when nothing was rewritten');
+  assert.deepEqual(registrar.findByUri('sip:alice@203.0.113.7:40123;transport=tcp')?.source, tcp);
+  assert.equal(registrar.findByUri('sip:alice@10.0.0.9:5999'), undefined);
+  advance(121_000);
+  assert.equal(registrar.findByUri('sip:alice@203.0.113.7:40123;transport=tcp'), undefined, 'not once expired');
+  registrar.close();
+});

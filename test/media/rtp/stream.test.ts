@@ -207,4 +207,35 @@ describe('strict RTP (one stream, sockets of its own)', () => {
       }
     }
   });
+  test('symmetric off (rtp_symmetric=no): a learned source is heard but media and reports keep going to the SDP\'s address', async () => {
+    const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+    const pair = await range.bindPair('127.0.0.1');
+    const stream = new RtpStream(pair.rtp, new ManualClock(), { onFrame: () => undefined, onDigit: () => undefined }, { rtcpSocket: pair.rtcp, probation: 4, symmetric: false });
+    const sdpRtp = await peerSocket();
+    const sdpRtcp = await peerSocket();
+    const mapped = await peerSocket();
+    const at = new Map<dgram.Socket, number>([[sdpRtp, 0], [sdpRtcp, 0], [mapped, 0]]);
+    for (const socket of at.keys()) socket.on('message', () => at.set(socket, at.get(socket)! + 1));
+    try {
+      stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: sdpRtp.address().port, remoteRtcpPort: sdpRtcp.address().port, direction: 'sendrecv' });
+      // The phone's RTP and RTCP come from a NAT mapping: learned (not strangers) ...
+      for (let i = 0; i < 6; i++) mapped.send(pcmu(200 + i, 7), stream.localPort, '127.0.0.1');
+      await settle();
+      assert.equal(stream.strangerPackets, 3, 'only the packets before it passed probation');
+      mapped.send(Buffer.from([0x80, 201, 0, 1, 0, 0, 0, 7]), pair.rtcp.address().port, '127.0.0.1');
+      await settle();
+      assert.equal(stream.rtcp.received, 1, 'its report is taken');
+      // ... but what we send goes to the SDP's ports.
+      stream.writeFrame({ rate: 8000, samples: new Int16Array(160) });
+      await settle();
+      assert.deepEqual([at.get(sdpRtp), at.get(mapped)], [1, 0]);
+      stream.close();
+      await settle();
+      assert.ok(at.get(sdpRtcp)! >= 1, 'the closing RTCP goes to the SDP\'s RTCP port');
+      assert.equal(at.get(mapped), 0);
+    } finally {
+      stream.close();
+      for (const socket of at.keys()) socket.close();
+    }
+  });
 });
