@@ -143,6 +143,21 @@ describe('SIP phones behind NAT and over TCP (SIPp)', { skip: HAVE_SIPP ? false 
     assert.match(invite, /^Contact:[^\r\n]*;transport=tcp/im, invite);
   });
 
+  test('a call from a phone over TCP: our 200 OK\'s Contact says ;transport=tcp, and the server\'s BYE comes back on the same connection', { timeout: 60_000 }, async () => {
+    const log = join(work, 'tcp-call-messages.log');
+    const run = sipp('call-wait-bye.xml', [target(), '-s', '100', '-set', 'caller', 'tcpphone', '-t', 't1', '-trace_msg', '-message_file', log], { cwd: work });
+    const start = await nextEvent(events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/tcpphone-'));
+    const id = start.channel.id as string;
+    assert.equal((await server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+    await nextEvent(events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await hangUp(id)).cause, 16);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    const ok = /SIP\/2\.0 200 OK[\s\S]*?\r?\n\r?\n/.exec(readFileSync(log, 'latin1'))?.[0] ?? '';
+    assert.match(ok, /^Contact:[^\r\n]*;transport=tcp/im, ok);
+  });
+
   for (const [id, symmetric] of [['fixedrtp', false], ['natrtp', true]] as const) {
     test(`rtp_symmetric=${symmetric ? 'yes' : 'no'}: the phone's RTP comes from another port than its SDP names; the server's RTP ${symmetric ? 'moves to where it comes from' : 'keeps going to the SDP\'s port'}`, { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 60_000 }, async () => {
       const sdpSocket = dgram.createSocket('udp4');
