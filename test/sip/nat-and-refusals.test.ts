@@ -7,7 +7,7 @@ import { belongsToDialog } from '../../src/sip/dialog.ts';
 import { createResponse, type SipRequest } from '../../src/sip/message.ts';
 import { rewriteContactToSource, uriAtSource } from '../../src/sip/nat.ts';
 import { parseMessage } from '../../src/sip/parser.ts';
-import { refuseMethod, refuseNonSdpBody, refuseSubscription } from '../../src/sip/request-checks.ts';
+import { refuseMethod, refuseNonSdpBody, refuseSubscription, refuseUnserved } from '../../src/sip/request-checks.ts';
 import { responseDestination, stampVia, unforceRport, type Source } from '../../src/sip/transport.ts';
 import { parseUri, type SipUri } from '../../src/sip/uri.ts';
 
@@ -99,5 +99,7 @@ describe('refusals', () => {
     assert.equal(refuseSubscription(subscribe)?.status, 489);
     assert.equal(refuseSubscription(subscribe, ['presence']), undefined);
     assert.deepEqual(refuseSubscription(request(base('SUBSCRIBE')), ['dialog'])?.headers, [['Allow-Events', 'dialog']]);
+    assert.equal(refuseUnserved(subscribe, 'INVITE').status, 489);
+    assert.equal(refuseUnserved(request(base('FROB')), 'INVITE').status, 501);
   });
 });
