@@ -2,6 +2,7 @@
 // event sources, event filters, and the event router that delivers each core event to the
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
+import type { ApplicationSink } from './application-sink.ts';
 import type { EventLog } from './event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEvent } from '../spec/events.ts';
@@ -14,6 +15,8 @@ const SOURCE_KINDS: readonly SourceKind[] = ['channel', 'bridge', 'endpoint', 'd
  * (typed from the declarations in src/spec); the interface layer adds `application` and `asterisk_id`.
  */
 export type { CoreEvent };
+/** Re-exported for the event connections, which register with the router as sinks. */
+export type { ApplicationSink };
 
 /** The objects an event concerns; applications subscribed to any of them receive it. */
 export interface EventScope {
@@ -24,16 +27,6 @@ export interface EventScope {
   readonly deviceNames?: readonly string[];
   /** Applications that receive the event whatever their subscriptions. */
   readonly applications?: readonly string[];
-}
-
-/**
- * Where an application's events go: an event connection of the interface layer. With an event
- * log (event-log.ts) `json` is the message's text as sent (the event with `application`,
- * `asterisk_id` and `sequence`) and `sequence` its number; `event` is the core event as raised,
- * without those fields. Events about the connection itself (ApplicationReplaced) have neither.
- */
-export interface ApplicationSink {
-  deliver(application: string, event: CoreEvent, json?: string, sequence?: number): void;
 }
 
 /** How a registration behaves once its connection is gone. */

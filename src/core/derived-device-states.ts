@@ -7,7 +7,8 @@
 import type { Channel, ChannelState } from './channels/channel.ts';
 import type { Channels } from './channels/channels.ts';
 import type { DeviceStates, DeviceStateValue } from './device-states.ts';
-import type { Endpoints, EndpointState } from './endpoints.ts';
+import type { Endpoints } from './endpoints.ts';
+import type { EndpointState } from './endpoint-provider.ts';
 
 /** Asterisk's chan2dev table (main/devicestate.c). */
 const CHANNEL_TO_DEVICE: Readonly<Record<ChannelState, DeviceStateValue>> = {

@@ -11,37 +11,11 @@ import { ConflictError, NotFoundError } from './errors.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { Model } from '../spec/index.ts';
 import { Notifier } from '../util/typed-emitter.ts';
+import type { EndpointChange, EndpointInfo, EndpointProvider, EndpointState } from './endpoint-provider.ts';
 
-export const ENDPOINT_STATES = ['unknown', 'offline', 'online'] as const;
-export type EndpointState = (typeof ENDPOINT_STATES)[number];
-
-/** What a technology knows of one of its endpoints. */
-export interface EndpointInfo {
-  readonly resource: string;
-  readonly state: EndpointState;
-  readonly maxChannels?: number;
-}
-
-/** A change a provider reports. `previous` is the state before the change (absent for `added`). */
-export interface EndpointChange {
-  readonly kind: 'added' | 'removed' | 'state';
-  readonly resource: string;
-  readonly previous?: EndpointState;
-}
-
-export type EndpointChangeListener = (change: EndpointChange) => void;
-
-/** A technology's set of endpoints. */
-export interface EndpointProvider {
-  /** The technology as written in endpoint ids and dial strings (`Phone`). */
-  readonly technology: string;
-  list(): EndpointInfo[];
-  get(resource: string): EndpointInfo | undefined;
-  /** Reports endpoints appearing, disappearing and changing state; returns a function that stops it. */
-  watch(listener: EndpointChangeListener): () => void;
-  /** Sets an endpoint's state (a registration came or went), for providers whose states are set from outside. */
-  setState?(resource: string, state: EndpointState): void;
-}
+// What a technology implements lives in endpoint-provider.ts (the technology contract names it
+// without importing this registry); re-exported for the technologies that provide endpoints.
+export type { EndpointChange, EndpointChangeListener, EndpointInfo, EndpointProvider, EndpointState } from './endpoint-provider.ts';
 
 /** The ARI Endpoint model, as declared; `state` is absent for a technology-level endpoint, which has no state. */
 export type EndpointSnapshot = Model<'Endpoint'>;

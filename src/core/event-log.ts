@@ -13,7 +13,7 @@
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
-import type { ApplicationSink } from './applications.ts';
+import type { ApplicationSink } from './application-sink.ts';
 
 export interface EventLogLimits {
   /** Events kept per application. */

@@ -6,42 +6,11 @@ import type { Applications } from './applications.ts';
 import type { Endpoints } from './endpoints.ts';
 import { InvalidError, NotFoundError } from './errors.ts';
 import { formatAriDate } from '../util/ari-date.ts';
+import type { MessageDestination, MessageTransport, ReferRequest, TextMessage } from './message-transport.ts';
 
-/** The ARI TextMessage model. */
-export interface TextMessage {
-  readonly from: string;
-  readonly to: string;
-  readonly body: string;
-  readonly variables: Readonly<Record<string, string>>;
-}
-
-/** Where a message goes: a registered technology (canonical spelling) and the rest of `to`. */
-export interface MessageDestination {
-  readonly technology: string;
-  /** The endpoint part of `to` (before any `/`: `phone:alice/sip:alice@host` → `alice`). */
-  readonly resource: string;
-  /** Everything after `tech:` (`alice/sip:alice@host`), for transports that address URIs. */
-  readonly address: string;
-}
-
-/** A request that an endpoint transfer itself elsewhere (ARI `refer`, a SIP REFER out of a call). */
-export interface ReferRequest {
-  readonly to: string;
-  readonly from: string;
-  /** A URI, or `tech:endpoint` of this server. */
-  readonly referTo: string;
-  /** refer_to names an endpoint of this server: the far end is sent to this server for it. */
-  readonly toSelf: boolean;
-  /** Extra headers (`display_name` is the Refer-To display name). */
-  readonly variables: Readonly<Record<string, string>>;
-}
-
-/** Carries a technology's messages to their destination. Throws NotFoundError when it cannot. */
-export interface MessageTransport {
-  send(message: TextMessage, destination: MessageDestination): void;
-  /** Sends a REFER; NotFoundError for an unknown endpoint. Technologies without it cannot refer. */
-  refer?(request: ReferRequest, destination: MessageDestination): void;
-}
+// The message and transport shapes live in message-transport.ts (the technology contract names
+// them without importing this router); re-exported for the code that sends and receives messages.
+export type { MessageDestination, MessageTransport, ReferRequest, TextMessage } from './message-transport.ts';
 
 export interface MessageRouterOptions {
   readonly endpoints: Endpoints;

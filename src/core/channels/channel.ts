@@ -10,7 +10,7 @@ import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
-import type { ChannelDriver, Indication } from './technology.ts';
+import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
 export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';

@@ -7,26 +7,18 @@
 // it of its devices' states (deviceState) and a channel's driver of its own CHANNEL() items.
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
-import type { Frame } from '../../media/frame.ts';
-import type { RtpStatistics } from '../../media/rtp/statistics.ts';
-import type { EndpointProvider, EndpointState } from '../endpoints.ts';
+import type { EndpointProvider, EndpointState } from '../endpoint-provider.ts';
 import type { MediaEngine } from '../media-engine.ts';
-import type { TextMessage, MessageTransport } from '../messages.ts';
+import type { TextMessage, MessageTransport } from '../message-transport.ts';
 import type { SupportLevel } from '../modules.ts';
 import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
 import type { DeviceStateValue } from '../device-states.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type { TransferResult } from './call-transfers.ts';
+import type { ChannelDriver, TransferProgressState } from './driver.ts';
 
-/**
- * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
- * progress (Asterisk's indication -1, what ARI's ringStop sends).
- */
-export type Indication = 'ringing' | 'progress' | 'busy' | 'congestion' | 'hold' | 'unhold' | 'answer' | 'stop';
-
-/** What the core asks of one channel's technology side. */
-/** ARI transfer_progress `states`. */
-export type TransferProgressState = 'channel_progress' | 'channel_answered' | 'channel_unavailable' | 'channel_declined';
+// A technology implements the driver too: re-exported so that the whole contract reads from here.
+export type { ChannelDriver, Indication, TransferProgressState } from './driver.ts';
 
 /** A transfer request received on a channel (a SIP REFER), as ChannelTransfer reports it. */
 export interface TransferRequest {
@@ -39,48 +31,6 @@ export interface TransferRequest {
   readonly destinationChannel?: Channel;
   /** The last progress reported; omitted in the first event. */
   readonly state?: TransferProgressState;
-}
-
-export interface ChannelDriver {
-  /** Start calling the far end (outbound channels). The driver reports progress back on the channel. */
-  call(): void;
-  /** The core answered this (inbound) channel. */
-  answer(): void;
-  /** The channel is going away; release the far end with this cause. */
-  hangup(cause: number): void;
-  indicate(indication: Indication, musicClass?: string): void;
-  /** A whole DTMF digit towards the far end. */
-  sendDigit(digit: string, durationMs: number): void;
-  /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */
-  writeFrame(frame: Frame): void;
-  /** Out-of-call text towards the far end, if the technology carries text. */
-  sendText?(text: string): void;
-  /**
-   * Sends the far end to another destination of the same technology (`resource` is the part of
-   * the endpoint after `TECH/`), e.g. a SIP 302 or REFER. Technologies that cannot leave it out.
-   */
-  redirect?(resource: string): void;
-  /**
-   * Progress of a transfer the application handles (ARI transfer_progress), told to the party that
-   * asked for it (a SIP NOTIFY). Technologies without transfers leave it out.
-   */
-  transferProgress?(state: TransferProgressState): void;
-  /**
-   * The RTP statistics of the channel's media stream (ARI `rtp_statistics`), for technologies
-   * that carry RTP; undefined once the stream is gone. Technologies without RTP leave it out.
-   */
-  rtpStatistics?(): RtpStatistics | undefined;
-  /**
-   * The audio format on the wire towards the far end (`CHANNEL(audionativeformat)`), e.g. the
-   * negotiated codec; technologies that carry the core's signed linear audio leave it out (`slin`).
-   */
-  nativeFormat?(): string | undefined;
-  /**
-   * The technology's own items of CHANNEL(<technology>,item) (Asterisk's func_channel_read hook):
-   * protocol facts such as a call identifier. Undefined for an item it does not know; technologies
-   * without such items leave it out.
-   */
-  channelInfo?(item: string): string | undefined;
 }
 
 /** Makes a channel's driver; called once by the channel's constructor, before ChannelCreated. */

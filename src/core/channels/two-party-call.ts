@@ -11,7 +11,7 @@
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import { connectChannels } from './direct-connect.ts';
-import type { Indication } from './technology.ts';
+import type { Indication } from './driver.ts';
 
 /** How a party left its call. */
 export type PartyExit =

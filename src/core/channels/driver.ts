@@ -1,0 +1,58 @@
+// The driver: what a channel asks of its technology side (the far end of the call). Its own file,
+// below technology.ts, because the channel holds a driver while the technology contract names
+// channels: with the driver declared here, channel.ts needs nothing of technology.ts and the two
+// do not import each other.
+import type { Frame } from '../../media/frame.ts';
+import type { RtpStatistics } from '../../media/rtp/statistics.ts';
+
+/**
+ * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
+ * progress (Asterisk's indication -1, what ARI's ringStop sends).
+ */
+export type Indication = 'ringing' | 'progress' | 'busy' | 'congestion' | 'hold' | 'unhold' | 'answer' | 'stop';
+
+/** ARI transfer_progress `states`. */
+export type TransferProgressState = 'channel_progress' | 'channel_answered' | 'channel_unavailable' | 'channel_declined';
+
+/** What the core asks of one channel's technology side (its far end). */
+export interface ChannelDriver {
+  /** Start calling the far end (outbound channels). The driver reports progress back on the channel. */
+  call(): void;
+  /** The core answered this (inbound) channel. */
+  answer(): void;
+  /** The channel is going away; release the far end with this cause. */
+  hangup(cause: number): void;
+  indicate(indication: Indication, musicClass?: string): void;
+  /** A whole DTMF digit towards the far end. */
+  sendDigit(digit: string, durationMs: number): void;
+  /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */
+  writeFrame(frame: Frame): void;
+  /** Out-of-call text towards the far end, if the technology carries text. */
+  sendText?(text: string): void;
+  /**
+   * Sends the far end to another destination of the same technology (`resource` is the part of
+   * the endpoint after `TECH/`), e.g. a SIP 302 or REFER. Technologies that cannot leave it out.
+   */
+  redirect?(resource: string): void;
+  /**
+   * Progress of a transfer the application handles (ARI transfer_progress), told to the party that
+   * asked for it (a SIP NOTIFY). Technologies without transfers leave it out.
+   */
+  transferProgress?(state: TransferProgressState): void;
+  /**
+   * The RTP statistics of the channel's media stream (ARI `rtp_statistics`), for technologies
+   * that carry RTP; undefined once the stream is gone. Technologies without RTP leave it out.
+   */
+  rtpStatistics?(): RtpStatistics | undefined;
+  /**
+   * The audio format on the wire towards the far end (`CHANNEL(audionativeformat)`), e.g. the
+   * negotiated codec; technologies that carry the core's signed linear audio leave it out (`slin`).
+   */
+  nativeFormat?(): string | undefined;
+  /**
+   * The technology's own items of CHANNEL(<technology>,item) (Asterisk's func_channel_read hook):
+   * protocol facts such as a call identifier. Undefined for an item it does not know; technologies
+   * without such items leave it out.
+   */
+  channelInfo?(item: string): string | undefined;
+}
