@@ -1,7 +1,8 @@
 // The floors of docs/architecture.md, checked on every import under src/: an import points to a
-// lower floor (or stays in its own folder), folders form no circle, and one technology never
-// reaches into another. There is no allow-list: the last upward imports (the core's, to pbx/,
-// control/ and channels/pjsip) went with the technology seam, and a new one fails the build.
+// lower floor (or stays in its own folder), folders form no circle, files form none either (but
+// a type-only pair side by side), and one technology never reaches into another. There is no
+// allow-list: the last upward imports (the core's, to pbx/, control/ and channels/pjsip) went
+// with the technology seam, and a new one fails the build.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,6 +93,62 @@ function folderCircle(): string[] | undefined {
   return undefined;
 }
 
+/**
+ * The import circles between files: each strongly connected part of the file graph with more than
+ * one file (Tarjan's algorithm), as its files (sorted) and the imports inside it.
+ */
+function fileCircles(): { files: string[]; imports: SourceImport[] }[] {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) {
+    if (!next.has(i.from)) next.set(i.from, new Set());
+    next.get(i.from)!.add(i.to);
+  }
+  const index = new Map<string, number>();
+  const lowest = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const parts: string[][] = [];
+  // Recursion depth is bounded by the longest import chain, a few dozen files.
+  const connect = (file: string): void => {
+    index.set(file, index.size);
+    lowest.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const to of next.get(file) ?? []) {
+      if (!index.has(to)) {
+        connect(to);
+        lowest.set(file, Math.min(lowest.get(file)!, lowest.get(to)!));
+      } else if (onStack.has(to)) {
+        lowest.set(file, Math.min(lowest.get(file)!, index.get(to)!));
+      }
+    }
+    if (lowest.get(file) !== index.get(file)) return;
+    const part: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      part.push(member);
+    } while (member !== file);
+    if (part.length > 1) parts.push(part.sort());
+  };
+  for (const file of files) if (!index.has(file)) connect(file);
+  return parts.map((part) => ({ files: part, imports: imports.filter((i) => part.includes(i.from) && part.includes(i.to)) }));
+}
+
+/**
+ * The one circle allowed: two files of the same directory that import each other where at least
+ * one way names only types, so that at run time nothing loads in a circle (a transaction and the
+ * handlers of its client transaction). Anything larger, across directories, or with values both
+ * ways is a tangle to undo.
+ */
+function isTypeOnlyPair(circle: { files: string[]; imports: SourceImport[] }): boolean {
+  const [a, b] = circle.files;
+  if (circle.files.length !== 2 || path.posix.dirname(a!) !== path.posix.dirname(b!)) return false;
+  const valuesOneWay = (from: string): boolean => circle.imports.some((i) => i.from === from && !i.typeOnly);
+  return !(valuesOneWay(a!) && valuesOneWay(b!));
+}
+
 /** The technology a file under src/channels/ belongs to: its sub-folder, or the file (local.ts); undefined for channels/index.ts. */
 function technologyOf(file: string): string | undefined {
   const parts = file.split('/');
@@ -162,6 +219,15 @@ describe('floors (docs/architecture.md)', () => {
 
   test('no two folders import each other, and no circle runs through folders', () => {
     assert.equal(folderCircle()?.join(' -> '), undefined);
+  });
+
+  test('no import circle between files, except a type-only pair in one directory', () => {
+    const circles = fileCircles();
+    assert.ok(circles.some(isTypeOnlyPair), 'the circle finder finds no circle at all: is it still reading the imports?');
+    const tangles = circles
+      .filter((circle) => !isTypeOnlyPair(circle))
+      .map((circle) => circle.imports.map((i) => `${edge(i)}${i.typeOnly ? ' (type)' : ''}`).join('; '));
+    assert.deepEqual(tangles, [], 'files import each other in a circle: move the shared declaration to a file of its own, or let the lower file declare the interface it needs (docs/architecture.md)');
   });
 
   test('a technology under src/channels/ imports no other technology', () => {
