@@ -133,8 +133,8 @@ export class TalkDetection {
       if (transition === 'none') continue;
       const { channel } = detection;
       if (channel.hangingUp) continue;
-      if (transition === 'started') channel.raise('ChannelTalkingStarted');
-      else channel.raise('ChannelTalkingFinished', { duration: Math.round(detection.detector.lastTalkDurationMs) });
+      if (transition === 'started') channel.talkingStarted();
+      else channel.talkingFinished(detection.detector.lastTalkDurationMs);
     }
   };
 }

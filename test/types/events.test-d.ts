@@ -3,8 +3,8 @@
 // misspelt or missing field, or a field of the wrong type does not compile. Each
 // `@ts-expect-error` below fails the build if the line after it ever compiles.
 import type { Applications } from '../../src/core/applications.ts';
-import type { Bridge } from '../../src/core/bridges/bridge.ts';
-import type { Channel } from '../../src/core/channels/channel.ts';
+import { Bridge } from '../../src/core/bridges/bridge.ts';
+import { Channel } from '../../src/core/channels/channel.ts';
 import type { ObjectDirectory } from '../../src/core/objects.ts';
 import type { Playback } from '../../src/core/playback/playback.ts';
 import type { LiveRecording } from '../../src/core/recordings/live-recording.ts';
@@ -20,41 +20,53 @@ declare const playback: Playback;
 declare const recording: LiveRecording;
 declare const timestamp: string;
 
-export function channelEvents(): void {
-  channel.raise('ChannelHold', { musicclass: 'default' });
-  channel.raise('ChannelHold');
-  channel.raise('ChannelDtmfReceived', { digit: '1', duration_ms: 100 });
-  channel.raise('ChannelVarset', { variable: 'A', value: '1' }, { channelIds: [channel.id] });
+// raise() is protected: only a channel raises its own events, so they are checked from a subclass.
+export abstract class ChannelEvents extends Channel {
+  channelEvents(): void {
+    this.raise('ChannelHold', { musicclass: 'default' });
+    this.raise('ChannelHold');
+    this.raise('ChannelDtmfReceived', { digit: '1', duration_ms: 100 });
+    this.raise('ChannelVarset', { variable: 'A', value: '1' }, { channelIds: [channel.id] });
 
-  // @ts-expect-error -- misspelt event name
-  channel.raise('ChannelHeld');
-  // @ts-expect-error -- an event that carries no `channel` is not the channel's to raise
-  channel.raise('BridgeCreated');
-  // @ts-expect-error -- misspelt field (musicclass)
-  channel.raise('ChannelHold', { musicClass: 'default' });
-  // @ts-expect-error -- missing field (duration_ms)
-  channel.raise('ChannelDtmfReceived', { digit: '1' });
-  // @ts-expect-error -- the fields are required when the event has required fields of its own
-  channel.raise('ChannelDtmfReceived');
-  // @ts-expect-error -- wrong type (duration_ms is an int)
-  channel.raise('ChannelDtmfReceived', { digit: '1', duration_ms: '100' });
-  // @ts-expect-error -- the channel fills `channel` itself
-  channel.raise('ChannelStateChange', { channel: channel.snapshot() });
-  // @ts-expect-error -- a field an event without fields of its own does not declare
-  channel.raise('ChannelStateChange', { state: 'Up' });
+    // @ts-expect-error -- misspelt event name
+    this.raise('ChannelHeld');
+    // @ts-expect-error -- an event that carries no `channel` is not the channel's to raise
+    this.raise('BridgeCreated');
+    // @ts-expect-error -- misspelt field (musicclass)
+    this.raise('ChannelHold', { musicClass: 'default' });
+    // @ts-expect-error -- missing field (duration_ms)
+    this.raise('ChannelDtmfReceived', { digit: '1' });
+    // @ts-expect-error -- the fields are required when the event has required fields of its own
+    this.raise('ChannelDtmfReceived');
+    // @ts-expect-error -- wrong type (duration_ms is an int)
+    this.raise('ChannelDtmfReceived', { digit: '1', duration_ms: '100' });
+    // @ts-expect-error -- the channel fills `channel` itself
+    this.raise('ChannelStateChange', { channel: channel.snapshot() });
+    // @ts-expect-error -- a field an event without fields of its own does not declare
+    this.raise('ChannelStateChange', { state: 'Up' });
+  }
 }
 
-export function bridgeEvents(): void {
-  bridge.raise('BridgeVideoSourceChanged', { old_video_source_id: 'x' });
-  bridge.raise('BridgeDestroyed');
-  bridge.raise('ChannelLeftBridge', { channel: channel.snapshot() }, [channel.id]);
+export abstract class BridgeEvents extends Bridge {
+  bridgeEvents(): void {
+    this.raise('BridgeVideoSourceChanged', { old_video_source_id: 'x' });
+    this.raise('BridgeDestroyed');
+    this.raise('ChannelLeftBridge', { channel: channel.snapshot() }, [channel.id]);
 
-  // @ts-expect-error -- misspelt event name
-  bridge.raise('BridgeDestoyed');
-  // @ts-expect-error -- misspelt field
-  bridge.raise('BridgeVideoSourceChanged', { old_video_source: 'x' });
-  // @ts-expect-error -- ChannelLeftBridge needs its channel
-  bridge.raise('ChannelLeftBridge', {}, [channel.id]);
+    // @ts-expect-error -- misspelt event name
+    this.raise('BridgeDestoyed');
+    // @ts-expect-error -- misspelt field
+    this.raise('BridgeVideoSourceChanged', { old_video_source: 'x' });
+    // @ts-expect-error -- ChannelLeftBridge needs its channel
+    this.raise('ChannelLeftBridge', {}, [channel.id]);
+  }
+}
+
+export function onlyTheOwnerRaises(): void {
+  // @ts-expect-error -- another object tells the channel what happened through a verb instead
+  channel.raise('ChannelHold');
+  // @ts-expect-error -- the same for a bridge
+  bridge.raise('BridgeDestroyed');
 }
 
 export function publishedEvents(): void {

@@ -216,8 +216,11 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     else this.reportedVariables.delete(name);
   }
 
-  /** Raises a bridge event carrying this bridge's snapshot; name and fields are checked against the declarations. */
-  raise<N extends BridgeEventName>(type: N, ...[fields, channelIds = []]: RaiseArgs<RaisedFields<N, 'bridge'>, [channelIds?: readonly string[]]>): void {
+  /**
+   * Raises a bridge event carrying this bridge's snapshot; name and fields are checked against the
+   * declarations. Protected: only the bridge raises its own events (its table announces its creation).
+   */
+  protected raise<N extends BridgeEventName>(type: N, ...[fields, channelIds = []]: RaiseArgs<RaisedFields<N, 'bridge'>, [channelIds?: readonly string[]]>): void {
     // The declarations type each field, but the compiler cannot follow a generic event name into
     // the event union; the assertion (not via unknown) still rejects fields that fit no event.
     this.env.publish({ type, timestamp: formatAriDate(), bridge: this.eventSnapshot(), ...fields } as CoreEvent, { bridgeIds: [this.id], channelIds });

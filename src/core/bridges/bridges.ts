@@ -6,6 +6,8 @@ import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import { Bridge, type BridgeAudioSource, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
 import { randomUUID } from 'node:crypto';
+import { formatAriDate } from '../../util/ari-date.ts';
+import type { CoreEventOf } from '../../spec/events.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
 /** Type tokens a bridge may be created with. */
@@ -75,7 +77,10 @@ export class Bridges implements EndableCollection {
     );
     this.byId.set(id, bridge);
     this.media.onTick(tick);
-    bridge.raise('BridgeCreated');
+    // The table owns the creation event: the bridge is registered and ticking by now, which a
+    // listener of BridgeCreated may rely on.
+    const created: CoreEventOf<'BridgeCreated'> = { type: 'BridgeCreated', timestamp: formatAriDate(), bridge: bridge.eventSnapshot() };
+    this.applications.publish(created, { bridgeIds: [id], channelIds: [] });
     return bridge;
   }
 

@@ -254,9 +254,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /**
    * Raises a channel event carrying this channel's snapshot to everyone subscribed to it. The
-   * event's name and fields are checked against its declaration at compile time.
+   * event's name and fields are checked against its declaration at compile time. Protected: the
+   * channel raises its own events; others tell it what happened through a verb (talkingStarted,
+   * userEvent, hold…), so the order of its events is decided in one place.
    */
-  raise<N extends ChannelEventName>(type: N, ...[fields, scope = this.scope()]: RaiseArgs<RaisedFields<N, 'channel'>, [scope?: EventScope]>): void {
+  protected raise<N extends ChannelEventName>(type: N, ...[fields, scope = this.scope()]: RaiseArgs<RaisedFields<N, 'channel'>, [scope?: EventScope]>): void {
     // The declarations type each field, but the compiler cannot follow a generic event name into
     // the event union; the assertion (not via unknown) still rejects fields that fit no event.
     this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as CoreEvent, scope);
@@ -459,6 +461,24 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** Stasis released the channel from `app` (after StasisEnd). */
   leftStasis(app: string): void {
     this.emit('stasis-left', { app });
+  }
+
+  /** Talk detection (TALK_DETECT) heard the channel start talking: ChannelTalkingStarted. */
+  talkingStarted(): void {
+    this.raise('ChannelTalkingStarted');
+  }
+
+  /** Talk detection heard the channel stop talking after `durationMs`: ChannelTalkingFinished. */
+  talkingFinished(durationMs: number): void {
+    this.raise('ChannelTalkingFinished', { duration: Math.round(durationMs) });
+  }
+
+  /**
+   * The dialplan's UserEvent() on this channel: ChannelUserevent, whose `userevent` repeats the
+   * name beside the application's key/value pairs, as Asterisk sends it.
+   */
+  userEvent(eventname: string, fields: Readonly<Record<string, string>>): void {
+    this.raise('ChannelUserevent', { eventname, userevent: { ...fields, eventname } });
   }
 
   // ---- hangup ---------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import { Notifier } from '../../util/typed-emitter.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
+import type { CoreEventOf } from '../../spec/events.ts';
 import { Channel, type ChannelInit } from './channel.ts';
 import type { ChannelFunctions } from './channel-functions.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
@@ -142,7 +144,10 @@ export class Channels implements EndableCollection {
     );
     this.byId.set(id, channel);
     this.byName.set(channel.name, channel);
-    channel.raise('ChannelCreated');
+    // The table owns the creation event: only it knows when the channel is registered and
+    // findable, which a listener of ChannelCreated may rely on.
+    const created: CoreEventOf<'ChannelCreated'> = { type: 'ChannelCreated', timestamp: formatAriDate(), channel: channel.snapshot() };
+    this.options.applications.publish(created, channel.scope());
     this.lifecycle.emit('created', channel);
     return channel;
   }

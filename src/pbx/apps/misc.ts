@@ -74,7 +74,7 @@ export const userEvent: DialplanApplication = {
       if (key === '' || key === 'eventname') continue;
       body[key] = pair.slice(colon + 1).trim();
     }
-    channel.raise('ChannelUserevent', { eventname: name, userevent: { ...body, eventname: name } });
+    channel.userEvent(name, body);
     return 'next';
   },
 };
