@@ -81,3 +81,22 @@ export class RtpPayloadCoder {
     }
   }
 }
+
+/**
+ * The decoders of an RTP stream by payload type: the codec we send (its payload type) and every other
+ * codec the far end may send. A codec the media engine cannot code, or a payload type out of the
+ * RTP range, is left out (its packets are dropped as before).
+ */
+export function codersByPayloadType(sending: RtpPayloadCoder | undefined, codecs: ReadonlyArray<{ readonly codec: string; readonly payloadType: number }> | undefined): Array<RtpPayloadCoder | undefined> {
+  const coders: Array<RtpPayloadCoder | undefined> = [];
+  if (sending) coders[sending.payloadType] = sending;
+  for (const { codec, payloadType } of codecs ?? []) {
+    if (!Number.isInteger(payloadType) || payloadType < 0 || payloadType > 127 || coders[payloadType]) continue;
+    try {
+      coders[payloadType] = new RtpPayloadCoder(codec, payloadType);
+    } catch {
+      // not a codec of the engine: nothing to decode it with
+    }
+  }
+  return coders;
+}

@@ -18,7 +18,7 @@ import { InbandDtmf } from './inband-dtmf.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { OutgoingRate } from './outgoing-rate.ts';
 import { parseRtpPacket, RtpHeader } from './packet.ts';
-import { RtpPayloadCoder } from './payload.ts';
+import { codersByPayloadType, RtpPayloadCoder } from './payload.ts';
 import { closeQuietly } from './port-range.ts';
 import { RtpReceiverStats } from './receiver-stats.ts';
 import { RtcpLink } from './rtcp-link.ts';
@@ -36,6 +36,12 @@ export interface StreamParameters {
   /** `ulaw` or `alaw`. */
   readonly codec: string;
   readonly payloadType: number;
+  /**
+   * Every codec the offer/answer left in common, with the far end's payload type. The far end may
+   * send any of them (RFC 3264 §6.1: whatever the answer lists), not only the one we send, so each
+   * is decoded; without it only `payloadType` is taken.
+   */
+  readonly receiveCodecs?: ReadonlyArray<{ readonly codec: string; readonly payloadType: number }>;
   readonly telephoneEventPt?: number;
   readonly remoteAddress?: string;
   readonly remotePort: number;
@@ -112,6 +118,8 @@ export class RtpStream {
   readonly localPort: number;
   #parameters: StreamParameters | undefined;
   #coder: RtpPayloadCoder | undefined;
+  /** Decoders by payload type (0..127) of what the far end may send; a sparse array, looked up per packet without allocating. */
+  #receiveCoders: Array<RtpPayloadCoder | undefined> = [];
   #sender: RtpSender | undefined;
   #receiver: RtpReceiverStats | undefined;
   #outgoing = new OutgoingRate(8000);
@@ -212,6 +220,7 @@ export class RtpStream {
     }
     this.#rtcp.configure(parameters, moved);
     if (parameters.inbandDtmf && !wasInband) this.#inband.reset();
+    this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs);
   }
 
   statistics(): RtpStatistics | undefined {
@@ -333,9 +342,9 @@ export class RtpStream {
     const header = this.#header;
     if (!parseRtpPacket(message, message.length, header)) return;
     const parameters = this.#parameters;
-    const coder = this.#coder;
-    if (!parameters || !coder) return;
-    if (header.payloadType !== coder.payloadType && header.payloadType !== parameters.telephoneEventPt) return;
+    if (!parameters) return;
+    const coder = this.#receiveCoders[header.payloadType];
+    if (!coder && header.payloadType !== parameters.telephoneEventPt) return;
     const farEndSends = parameters.direction !== 'sendonly' && parameters.direction !== 'inactive';
     if (!this.#source.accept(rinfo.address, rinfo.port, header.sequence, farEndSends)) {
       this.strangerPackets += 1;
@@ -354,7 +363,7 @@ export class RtpStream {
       this.#digitsIn.push(message, header.payloadStart, header.payloadEnd, header.timestamp);
       return;
     }
-    receiveRtpAudio(coder, message, header, this.#receive, now);
+    if (coder) receiveRtpAudio(coder, message, header, this.#receive, now);
   };
 
   readonly #onRtcpMessage = (message: Buffer, rinfo: dgram.RemoteInfo): void => {

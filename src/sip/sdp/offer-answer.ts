@@ -2,9 +2,11 @@
 // Builds our offers, answers remote offers and reads answers to our offers; every remote body goes
 // through readSdp() first, so hostile SDP yields { ok: false }, never an exception.
 //
-// Codec choice when answering: by default *our* order (the endpoint's `allow`), as Asterisk did
-// before its codec_prefs options; `prefer: 'remote'` takes the offer's order instead. The answer
-// lists every common codec in the chosen order, so the first one is the codec in use.
+// Codec choice when answering: by default *our* order (the endpoint's `allow`); `prefer: 'remote'`
+// takes the offer's order instead (what the SIP technology asks for by default, see
+// codec-preference.ts). The answer lists every common codec in the chosen order (or, with
+// `keep: 'first'`, only the first), so the first one is the codec we send; the far end may send any
+// of those listed, and NegotiatedMedia.codecs names them all.
 import { isIPv6 } from 'node:net';
 import { write as writeSdp, type MediaDescription, type SessionDescription } from 'sdp-transform';
 import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
@@ -53,6 +55,8 @@ export interface LocalMedia {
   readonly userAgent?: string;
   /** Whose order wins when answering. Default 'local'. */
   readonly prefer?: 'local' | 'remote';
+  /** When answering, list every common codec (default) or only the first in the chosen order. */
+  readonly keep?: 'all' | 'first';
   /** Offer RTCP multiplexed on the RTP port, and accept it when offered (RFC 5761). Default false. */
   readonly rtcpMux?: boolean;
 }
@@ -249,7 +253,8 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
   const lines: MediaDescription[] = [];
   for (const media of read.session.media) {
     if (!chosen && usableAudio(media)) {
-      const codecs = commonCodecs(media, ours, prefer);
+      const common = commonCodecs(media, ours, prefer);
+      const codecs = local.keep === 'first' ? common.slice(0, 1) : common;
       if (codecs.length > 0) {
         const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
         const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
