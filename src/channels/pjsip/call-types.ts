@@ -10,7 +10,8 @@ import type { Destination } from '../../sip/transport.ts';
 import type { Uri } from '../../sip/uri.ts';
 import type { SipCall } from './call.ts';
 import type { OutboundIdentityOptions } from './caller-identity.ts';
-import type { DtmfMode } from './config/types.ts';
+import type { SdpOptions } from './call-media.ts';
+import type { SessionExtensionOptions } from './session-extensions.ts';
 
 export interface CallServices {
   readonly layer: TransactionLayer;
@@ -28,11 +29,11 @@ export interface CallServices {
   forget(call: SipCall): void;
 }
 
-/** The endpoint options that shape a call's media and where its signalling goes. */
-export interface CallMediaOptions {
-  readonly dtmfMode: DtmfMode;
-  /** Accept and offer RTCP multiplexed on the RTP port (endpoint `rtcp_mux`). */
-  readonly rtcpMux: boolean;
+/**
+ * The endpoint options that shape a call's media and where its signalling goes (invite-server.ts and
+ * dialer.ts add the session options, endpointSessionOptions: codec preferences, 100rel, timers).
+ */
+export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOptions> {
   /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
   readonly mohPassthrough?: boolean;
   /** Send RTP where the far end's comes from (endpoint `rtp_symmetric`, default no). */
@@ -54,6 +55,8 @@ export interface OutboundSide {
   readonly identity: OutboundIdentityOptions;
   readonly route?: string;
   readonly credentials: readonly DigestCredentials[];
+  /** What the channel that asked for the call carries (its native format, or ARI's `formats`): outgoing_call_offer_pref's "remote". */
+  readonly coreCodecs?: readonly string[];
 }
 
 export type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | OutboundSide;

@@ -20,17 +20,19 @@ import { rewriteContactToSource } from '../../sip/nat.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
 import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
 import { dialplanHeaders, SessionHeaders } from './headers.ts';
-import { acceptAnswer, answerOffer, buildOffer, type LocalMedia, type MediaDirection, type NegotiatedMedia, type SdpCodec } from '../../sip/sdp/index.ts';
+import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { RtpStream } from '../../media/rtp/stream.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
-import { dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
+import { dtmfByInfo, dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
 import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
+import { CallMedia } from './call-media.ts';
+import { CallSession } from './call-session.ts';
 import type { CallMediaOptions, CallServices, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, CallServices, OutboundSide } from './call-types.ts';
@@ -43,10 +45,11 @@ export class SipCall implements ChannelDriver {
   channel!: Channel;
   dialog: Dialog | undefined;
   stream: RtpStream | undefined;
-  #media: NegotiatedMedia | undefined;
-  #localSdp: string | undefined;
-  #sessionVersion = 1;
-  readonly #sessionId = String(Math.floor(Math.random() * 1e9));
+  /** Offer/answer and the stream's configuration (call-media.ts); 100rel and session timers (call-session.ts). */
+  readonly #sdp: CallMedia;
+  readonly #session: CallSession;
+  /** answer() came while a reliable 1xx waited for its PRACK: the 2xx goes once it arrives. */
+  #answerWaiting = false;
   #answered = false;
   #ended = false;
   #inviteTx: ClientTransaction | undefined;
@@ -79,6 +82,9 @@ export class SipCall implements ChannelDriver {
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
+    this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream);
+    const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
+    this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired });
     // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.
     this.#headers = new SessionHeaders(side.kind === 'inbound' ? side.invite.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })) : []);
   }
@@ -135,15 +141,21 @@ export class SipCall implements ChannelDriver {
     if (this.side.kind !== 'inbound') return { ok: true };
     this.stream = await this.services.openStream(this);
     if (this.side.offer && this.side.offer.length > 0) {
-      const answer = answerOffer(this.side.offer, this.#localMedia());
-      if (!answer.ok) return { ok: false, status: answer.status, reason: answer.reason };
-      this.#localSdp = answer.sdp;
-      this.#applyMedia(answer.media);
-    } else {
-      // Offer in the 200 (late offer): our SDP is an offer, the answer comes in the ACK.
-      this.#localSdp = buildOffer(this.#localMedia());
-    }
+      const answer = this.#sdp.answer(this.side.offer, false);
+      if (!answer.ok) return answer;
+    } else this.#sdp.offer(false); // late offer: the answer comes in the ACK
     const tx = this.side.tx;
+    // A 2xx waits for the PRACK of every reliable 1xx (RFC 3262 §3); one never PRACKed refuses the call (5xx).
+    this.#session.receiveInvite(this.side.invite, tx, this.services.layer.timers.t1, {
+      acknowledged: () => {
+        if (this.#answerWaiting) this.answer();
+      },
+      notAcknowledged: () => {
+        if (this.#answered || this.#ended) return;
+        if (this.side.kind === 'inbound') this.side.tx.reply(504, 'Provisional Response Not Acknowledged');
+        this.#endSession(18, 'reliable provisional response never acknowledged (PRACK)');
+      },
+    });
     tx.onCancel = (cancel) => this.#farEndCancelled(cancel);
     tx.onAck = (ack) => this.#acked(ack);
     tx.onTimeout = () => this.#ackTimedOut();
@@ -155,11 +167,7 @@ export class SipCall implements ChannelDriver {
    * end is told with BYE and the channel ends (cause 18, no answer from the far end).
    */
   #ackTimedOut(): void {
-    if (this.side.kind !== 'inbound' || !this.#answered || this.#ackReceived || this.#ended) return;
-    this.services.log.info({ channel: this.channel.name }, 'SIP: no ACK for the 200 OK, ending the call');
-    this.#sendBye(18);
-    this.#finish();
-    if (!this.channel.hangingUp) this.channel.hangup(18, { fromFarEnd: true });
+    if (this.side.kind === 'inbound' && this.#answered && !this.#ackReceived) this.#endSession(18, 'no ACK for the 200 OK');
   }
 
   #farEndCancelled(cancel: SipRequest): void {
@@ -172,10 +180,7 @@ export class SipCall implements ChannelDriver {
   #acked(ack: SipRequest): void {
     this.#ackReceived = true;
     // A late offer is answered in the ACK.
-    if (ack.body.length > 0 && !this.#media) {
-      const accepted = acceptAnswer(ack.body, this.#localMedia());
-      if (accepted.ok) this.#applyMedia(accepted.media);
-    }
+    if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(ack.body);
   }
 
   /** Our Contact; `;transport=tcp` when the call's signalling runs over TCP (RFC 3261 §8.1.1.8). */
@@ -191,8 +196,7 @@ export class SipCall implements ChannelDriver {
   #respond(status: number, withSdp: boolean): void {
     if (this.side.kind !== 'inbound') return;
     const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['Server', this.services.userAgent]];
-    if (withSdp && this.#localSdp) this.side.tx.reply(status, undefined, headers, this.#localSdp, 'application/sdp');
-    else this.side.tx.reply(status, undefined, headers);
+    this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
   }
 
   // ---- outbound -------------------------------------------------------------------------------
@@ -210,7 +214,7 @@ export class SipCall implements ChannelDriver {
     if (this.side.kind !== 'outbound') return;
     this.stream = await this.services.openStream(this);
     if (this.#ended || this.channel.hangingUp) return this.#finish();
-    this.#localSdp = buildOffer(this.#localMedia());
+    const offer = this.#sdp.offer(false, { coreCodecs: this.side.coreCodecs ?? [] });
     const { target, identity, route } = this.side;
     // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
     const { connected, caller } = this.channel;
@@ -229,7 +233,8 @@ export class SipCall implements ChannelDriver {
       ...identityHeaders,
     ]);
     for (const { name, value } of dialplanHeaders(this.channel, this.#headers, this.services.log)) request.add(name, value);
-    request.body = Buffer.from(this.#localSdp);
+    for (const [name, value] of this.#session.inviteHeaders()) request.add(name, value);
+    request.body = Buffer.from(offer);
     request.set('Content-Type', 'application/sdp');
     this.#sendInvite(request);
     if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
@@ -269,6 +274,8 @@ export class SipCall implements ChannelDriver {
     const remoteTag = response.toTag();
     if (status > 100 && status < 200 && remoteTag !== undefined && this.#earlyTags.size < MAX_EARLY_TAGS) this.#earlyTags.add(remoteTag);
     if (status < 200) {
+      // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
+      if (this.#inviteRequest) this.#session.prack1xx(this.services.layer, this.#inviteRequest, response, (early) => this.#hopInDialog(early), this.services.userAgent);
       if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
       else if (status === 183) {
         this.#takeAnswer(response, false);
@@ -277,8 +284,9 @@ export class SipCall implements ChannelDriver {
       return;
     }
     if (status < 300) {
-      // Every 2xx (also a retransmitted one) is ACKed; the first one answers the call.
-      const dialog = this.dialog ?? (this.#inviteRequest ? Dialog.asUac(this.#inviteRequest, response) : undefined);
+      // Every 2xx (also a retransmitted one) is ACKed; the first one answers the call. The early
+      // dialog of a PRACKed 1xx from the same far end goes on (its CSeq counted the PRACK).
+      const dialog = this.dialog ?? this.#session.earlyDialog(response) ?? (this.#inviteRequest ? Dialog.asUac(this.#inviteRequest, response) : undefined);
       if (!dialog) return;
       if (!this.dialog) {
         this.dialog = dialog;
@@ -297,6 +305,7 @@ export class SipCall implements ChannelDriver {
         this.#sendBye();
         return;
       }
+      this.#session.acceptedByFarEnd(response);
       this.channel.remoteIndication('answer');
       return;
     }
@@ -311,10 +320,8 @@ export class SipCall implements ChannelDriver {
   #takeAnswer(response: SipResponse, final: boolean): void {
     if (response.body.length === 0) return;
     const early = this.#earlyAnswer;
-    if (this.#media && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
-    const accepted = acceptAnswer(response.body, this.#localMedia());
-    if (!accepted.ok) return;
-    this.#applyMedia(accepted.media);
+    if (this.#sdp.negotiated && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
+    if (!this.#sdp.takeAnswer(response.body)) return;
     if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
   }
 
@@ -343,22 +350,9 @@ export class SipCall implements ChannelDriver {
         return;
       }
       case 'INVITE': {
-        // A re-INVITE (hold, a new address): answer with our SDP, take the new parameters.
         const refusal = refuseNonSdpBody(request);
         if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
-        if (request.body.length > 0) {
-          const answer = answerOffer(request.body, { ...this.#localMedia(), sessionVersion: ++this.#sessionVersion });
-          if (!answer.ok) {
-            tx.reply(answer.status);
-            return;
-          }
-          this.#localSdp = answer.sdp;
-          this.#applyMedia(answer.media);
-        }
-        tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW]], this.#localSdp, 'application/sdp');
-        // Hold or unhold from the far end (the media of its offer, after our answer went out).
-        if (request.body.length > 0 && this.#media) this.#hold.farEndOffered(this.#media);
-        return;
+        return this.#reinvited(request, tx);
       }
       case 'INFO': {
         // Any INFO is accepted (keep-alives, media control); DTMF ones raise the digit.
@@ -368,8 +362,11 @@ export class SipCall implements ChannelDriver {
         return;
       }
       case 'UPDATE':
+        return this.#reinvited(request, tx);
+      case 'PRACK':
+        return this.#session.prack(request, tx);
       case 'OPTIONS':
-        tx.reply(200, undefined, [['Allow', ALLOW]]);
+        tx.reply(200, undefined, [['Allow', ALLOW], ...this.#session.supported()]);
         return;
       case 'REFER':
         if (this.onRefer) return this.onRefer(request, tx);
@@ -383,10 +380,60 @@ export class SipCall implements ChannelDriver {
     }
   }
 
+  /**
+   * A re-INVITE: a session refresh, hold, a new address, or no offer at all (RFC 3261 §14.2): then
+   * our 2xx carries a fresh offer with a new o= version, and the ACK brings the answer. An UPDATE
+   * refreshes the session only (an offer in it, RFC 3311, is not taken: the media stays).
+   */
+  #reinvited(request: SipRequest, tx: ServerTransaction): void {
+    const refresh = this.#session.refreshRequest(request);
+    if (!refresh.ok) return void tx.reply(refresh.status, undefined, refresh.headers);
+    if (request.method === 'UPDATE') {
+      tx.reply(200, undefined, [['Allow', ALLOW], ...refresh.headers]);
+      return refresh.refreshed();
+    }
+    if (request.body.length > 0) {
+      const answer = this.#sdp.answer(request.body, true);
+      if (!answer.ok) return void tx.reply(answer.status);
+    } else {
+      this.#sdp.offer(true);
+      tx.onAck = (ack) => {
+        if (ack.body.length === 0 || !this.#sdp.takeAnswer(ack.body)) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
+      };
+    }
+    tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW], ...refresh.headers], this.#sdp.localSdp, 'application/sdp');
+    refresh.refreshed();
+    // Hold or unhold from the far end (the media of its offer, after our answer went out).
+    const media = this.#sdp.negotiated;
+    if (request.body.length > 0 && media) this.#hold.farEndOffered(media);
+  }
+
+  /** We are the refresher (RFC 4028 §7.4): an UPDATE, or a re-INVITE with our current SDP, keeps the session alive. */
+  #sendRefresh(failed: () => void): void {
+    const dialog = this.dialog;
+    const hop = dialog && this.#hopInDialog(dialog);
+    const sdp = this.#sdp.localSdp;
+    if (!dialog || !hop || dialog.state !== 'confirmed' || this.#ended || !sdp) return;
+    const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['User-Agent', this.services.userAgent]];
+    this.#session.sendRefresh(this.services.layer, dialog, hop, headers, sdp, { answered: (body) => !this.#ended && this.#sdp.takeAnswer(body), failed });
+  }
+
+  /** The session is over on our side (no ACK for our 2xx, no PRACK, no refresh: RFC 4028 §10): BYE, the channel ends with `cause`. */
+  #endSession(cause: number, why: string): void {
+    if (this.#ended) return;
+    this.services.log.info({ channel: this.channel.name }, `SIP: ${why}, ending the call`);
+    this.#sendBye(cause);
+    this.#finish();
+    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true });
+  }
+
   // ---- ChannelDriver ---------------------------------------------------------------------------
 
   answer(): void {
     if (this.side.kind !== 'inbound' || this.#answered || this.#ended) return;
+    // The 2xx waits for the PRACK of a reliable 1xx still outstanding (RFC 3262 §3).
+    this.#answerWaiting = this.#session.provisionalPending;
+    if (this.#answerWaiting) return;
     this.#answered = true;
     this.#respond(200, true);
     const response = this.side.tx.lastResponse;
@@ -397,6 +444,7 @@ export class SipCall implements ChannelDriver {
         this.dialog = dialog;
       }
     }
+    this.#session.answered();
   }
 
   indicate(indication: Indication, musicClass?: string): void {
@@ -485,32 +533,15 @@ export class SipCall implements ChannelDriver {
   /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken. */
   reinvite(direction: MediaDirection): boolean {
     if (!this.stream || this.#ended) return false;
-    const sdp = buildOffer({ ...this.#localMedia(), sessionVersion: ++this.#sessionVersion, direction });
-    return this.requestInDialog('INVITE', [['Contact', this.#contact()], ['Allow', ALLOW]], sdp, 'application/sdp', (response) => {
-      if (response.status >= 300 || this.#ended) return;
-      const accepted = acceptAnswer(response.body, { ...this.#localMedia(), direction });
-      if (accepted.ok) {
-        this.#localSdp = sdp;
-        this.#applyMedia(accepted.media);
-      }
+    const sdp = this.#sdp.offer(true, { direction });
+    return this.requestInDialog('INVITE', [['Contact', this.#contact()], ['Allow', ALLOW], ...this.#session.supported()], sdp, 'application/sdp', (response) => {
+      if (response.status < 300 && !this.#ended) this.#sdp.takeAnswer(response.body, direction);
     });
   }
 
   sendDigit(digit: string, durationMs: number): void {
-    if (this.#dtmfByInfo()) this.#sendInfoDigit(digit, durationMs);
+    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#sendInfoDigit(digit, durationMs);
     else this.stream?.sendDigit(digit, durationMs);
-  }
-
-  /** Whether digits go out as SIP INFO: dtmf_mode info, or auto_info without telephone-event. */
-  #dtmfByInfo(): boolean {
-    const mode = this.mediaOptions.dtmfMode;
-    return mode === 'info' || (mode === 'auto_info' && this.#media?.telephoneEventPt === undefined);
-  }
-
-  /** Whether DTMF travels as tones in the audio: dtmf_mode inband, or auto without telephone-event. */
-  #dtmfInband(media: NegotiatedMedia): boolean {
-    const mode = this.mediaOptions.dtmfMode;
-    return mode === 'inband' || (mode === 'auto' && media.telephoneEventPt === undefined);
   }
 
   /** One digit as INFO application/dtmf-relay in the confirmed dialog. */
@@ -538,7 +569,7 @@ export class SipCall implements ChannelDriver {
   }
 
   nativeFormat(): string | undefined {
-    return this.#media?.codec;
+    return this.#sdp.negotiated?.codec;
   }
 
   rtpStatistics(): RtpStatistics | undefined {
@@ -554,37 +585,6 @@ export class SipCall implements ChannelDriver {
     if (!this.#ended && !this.channel.hangingUp) this.channel.receiveDigit(digit, durationMs);
   }
 
-  // ---- helpers ----------------------------------------------------------------------------------
-
-  #localMedia(): LocalMedia {
-    return {
-      address: this.services.mediaAddress,
-      port: this.stream?.localPort ?? 9,
-      codecs: this.codecs,
-      sessionId: this.#sessionId,
-      sessionVersion: this.#sessionVersion,
-      userAgent: 'Patchbay',
-      // inband and info carry no telephone-events, so none are offered (as Asterisk).
-      ...(this.mediaOptions.dtmfMode === 'inband' || this.mediaOptions.dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
-      rtcpMux: this.mediaOptions.rtcpMux,
-    };
-  }
-
-  #applyMedia(media: NegotiatedMedia): void {
-    this.#media = media;
-    this.stream?.configure({
-      codec: media.codec,
-      payloadType: media.payloadType,
-      telephoneEventPt: media.telephoneEventPt,
-      remoteAddress: media.remoteAddress,
-      remotePort: media.remotePort,
-      remoteRtcpPort: media.remoteRtcpPort,
-      rtcpMux: media.rtcpMux,
-      direction: media.direction,
-      inbandDtmf: this.#dtmfInband(media),
-    });
-  }
-
   #finish(): void {
     if (this.#ended) {
       // A stream opened while the call ended (the bind was awaited) is closed all the same.
@@ -592,6 +592,7 @@ export class SipCall implements ChannelDriver {
       return;
     }
     this.#ended = true;
+    this.#session.close();
     this.stream?.close();
     this.services.forget(this);
   }

@@ -16,6 +16,7 @@ import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
+import { endpointSessionOptions } from './config/session-values.ts';
 import type { CallTransfers } from './transfers.ts';
 
 export class Dialer {
@@ -40,6 +41,8 @@ export class Dialer {
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
+    // The codecs of the calling side (outgoing_call_offer_pref's "remote"): ARI's formats, else what the requesting channel carries.
+    const requestorFormat = request.requestor?.driver.nativeFormat?.();
     const side: OutboundSide = {
       kind: 'outbound',
       target,
@@ -47,8 +50,9 @@ export class Dialer {
       identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser),
       ...(viaProxy ? { route: nameAddr(viaProxy) } : {}),
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
+      coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),
     };
-    const call = new SipCall(runtime.services, side, endpoint.codecs, endpoint.id, endpoint);
+    const call = new SipCall(runtime.services, side, endpoint.codecs, endpoint.id, { ...endpoint, ...endpointSessionOptions(endpoint) });
     this.#transfers.wire(call);
     const channel = context.channels.create(
       {

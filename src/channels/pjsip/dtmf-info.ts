@@ -1,6 +1,8 @@
 // DTMF in SIP INFO bodies (dtmf_mode info/auto_info): application/dtmf-relay, as phones and
 // Asterisk send it, and application/dtmf, read whatever the endpoint's mode.
 
+import type { DtmfMode } from './config/types.ts';
+
 /** Digit duration assumed for an INFO that gives none, ms. */
 const DEFAULT_INFO_DURATION_MS = 100;
 /** Longest digit duration taken from or put into an INFO, ms. */
@@ -35,4 +37,14 @@ export function dtmfFromInfo(contentType: string | undefined, body: Buffer): { d
 export function dtmfRelayBody(digit: string, durationMs: number): string {
   const duration = Math.max(1, Math.min(MAX_INFO_DURATION_MS, Math.round(durationMs)));
   return `Signal=${digit.toUpperCase()}\r\nDuration=${duration}\r\n`;
+}
+
+/** Whether digits go out as SIP INFO: dtmf_mode info, or auto_info when the far end agreed to no telephone-event. */
+export function dtmfByInfo(mode: DtmfMode, media: { readonly telephoneEventPt?: number } | undefined): boolean {
+  return mode === 'info' || (mode === 'auto_info' && media?.telephoneEventPt === undefined);
+}
+
+/** Whether DTMF travels as tones in the audio: dtmf_mode inband, or auto when the far end agreed to no telephone-event. */
+export function dtmfInband(mode: DtmfMode, media: { readonly telephoneEventPt?: number }): boolean {
+  return mode === 'inband' || (mode === 'auto' && media.telephoneEventPt === undefined);
 }

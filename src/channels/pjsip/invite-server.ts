@@ -21,6 +21,8 @@ import { findReplacedCall } from './dialplan-transfer.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
+import { refuseInvite } from './session-extensions.ts';
+import { endpointSessionOptions } from './config/session-values.ts';
 import type { CallTransfers } from './transfers.ts';
 
 export class InviteServer {
@@ -44,6 +46,10 @@ export class InviteServer {
     const refusal = refuseNonSdpBody(request);
     if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
     if (endpoint.rewriteContact) rewriteContactToSource(request, tx.source);
+    // Extensions it requires that the endpoint lacks, or lacks that the endpoint requires: 420, 421, 422.
+    const options = { ...endpoint, ...endpointSessionOptions(endpoint) };
+    const extensionRefusal = refuseInvite(request, options);
+    if (extensionRefusal) return void tx.reply(extensionRefusal.status, undefined, extensionRefusal.headers);
     const callId = request.callId() ?? '';
     if (calls.has(callId)) return void tx.reply(482, 'Loop Detected');
     if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
@@ -60,7 +66,7 @@ export class InviteServer {
     }
     const target = request.uri;
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
-    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, endpoint);
+    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, options);
     this.#transfers.wire(call);
     calls.set(callId, call);
     let prepared;

@@ -26,6 +26,7 @@ import { unforceRport } from '../../sip/transport.ts';
 import { refuseUnserved } from '../../sip/request-checks.ts';
 import { parseUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
+import { SUPPORTED_ALL } from './session-extensions.ts';
 import { CallStreams } from './call-streams.ts';
 import { buildPjsipConfig, type PjsipConfig } from './config/index.ts';
 import { Dialer } from './dialer.ts';
@@ -349,7 +350,7 @@ export class PjsipTechnology implements ChannelTechnology {
     }
     switch (request.method) {
       case 'OPTIONS':
-        tx.reply(200, undefined, [['Allow', ALLOW], ['Accept', 'application/sdp, text/plain'], ['Server', this.#config.global.userAgent || USER_AGENT]]);
+        tx.reply(200, undefined, [['Allow', ALLOW], ['Accept', 'application/sdp, text/plain'], ['Supported', SUPPORTED_ALL], ['Server', this.#config.global.userAgent || USER_AGENT]]);
         return;
       case 'REGISTER':
         this.#registerServer.register(request, tx);

@@ -36,11 +36,7 @@ export interface StreamParameters {
   /** `ulaw` or `alaw`. */
   readonly codec: string;
   readonly payloadType: number;
-  /**
-   * Every codec the offer/answer left in common, with the far end's payload type. The far end may
-   * send any of them (RFC 3264 §6.1: whatever the answer lists), not only the one we send, so each
-   * is decoded; without it only `payloadType` is taken.
-   */
+  /** Every codec the answer lists, with the far end's payload type: it may send any of them (RFC 3264 §6.1), so each is decoded. */
   readonly receiveCodecs?: ReadonlyArray<{ readonly codec: string; readonly payloadType: number }>;
   readonly telephoneEventPt?: number;
   readonly remoteAddress?: string;

@@ -5,6 +5,8 @@
 // go through these (build.ts, store-types.ts); docs/sip.md's option table is generated from them.
 import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
+import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
+import { parseCodecPrefs } from './session-values.ts';
 import type {
   DtmfMode,
   IdentifierMethod,
@@ -131,7 +133,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     timers: 'yes',
     timersMinSe: 90,
     timersSessExpires: 1800,
-    incomingCallOfferPref: 'local',
+    incomingCallOfferPref: 'remote',
     outgoingCallOfferPref: 'remote_merge',
   }),
   options: {
@@ -175,26 +177,47 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
     trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send identity headers of private callers.', implemented: false }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
-    '100rel': choice('rel100', ['no', 'yes', 'required', 'peer_supported'], { default: 'yes', doc: 'Reliable provisional responses (RFC 3262).', implemented: false }),
-    timers: choice('timers', ['no', 'yes', 'required', 'always', 'forced'], { default: 'yes', doc: 'Session timers (RFC 4028).', implemented: false }),
-    timers_min_se: int('timersMinSe', 90, 86_400, { default: '90', doc: 'Smallest session interval accepted (seconds).', implemented: false }),
-    timers_sess_expires: int('timersSessExpires', 90, 86_400, { default: '1800', doc: 'Session interval asked for (seconds).', implemented: false }),
+    '100rel': choice('rel100', ['no', 'yes', 'required', 'peer_supported'], {
+      default: 'yes',
+      doc: 'Reliable provisional responses (RFC 3262): `yes` sends 1xx reliably when the caller requires it and PRACKs reliable 1xx; `peer_supported` also when it only supports it; `required` insists (421); `no` refuses (420).',
+    }),
+    timers: choice('timers', ['no', 'yes', 'required', 'always', 'forced'], {
+      default: 'yes',
+      doc: 'Session timers (RFC 4028): `yes` when the far end asks (and asked for in INVITEs), `required` (421 without support), `always`/`forced` even unasked; refreshed by re-INVITE or UPDATE, an expired session ends with BYE.',
+    }),
+    timers_min_se: int('timersMinSe', 90, 86_400, { default: '90', doc: 'Smallest session interval accepted (seconds); less gets 422 with Min-SE.' }),
+    timers_sess_expires: int('timersSessExpires', 90, 86_400, { default: '1800', doc: 'Session interval asked for, and the largest granted (seconds).' }),
     incoming_call_offer_pref: choice('incomingCallOfferPref', ['local', 'local_first', 'remote', 'remote_first'], {
-      default: 'local',
-      doc: 'Codec order of the answer to an incoming offer.',
-      implemented: false,
+      default: 'remote',
+      doc: "Codec order of the answer to an incoming offer: the offer's (`remote`) or `allow`'s (`local`); `_first` keeps one. Patchbay's default is `remote` (Asterisk's is `local`).",
     }),
     outgoing_call_offer_pref: choice('outgoingCallOfferPref', ['local', 'local_merge', 'local_first', 'remote', 'remote_merge', 'remote_first'], {
       default: 'remote_merge',
-      doc: 'Codec order of an outgoing offer.',
-      implemented: false,
+      doc: "Codec order of an outgoing offer: the calling side's codecs (`remote`) or `allow`'s (`local`); `_merge` offers all allowed codecs, `_first` one.",
     }),
+    codec_prefs_incoming_offer: custom<EndpointDraft>(
+      { doc: "Asterisk 18+'s form of incoming_call_offer_pref (`prefer: pending` or `configured`, `keep: all` or `first`); wins over it when set." },
+      (draft, value, report) => {
+        const result = parseCodecPrefs(value, DEFAULT_ANSWER_PREFERENCE, false);
+        if (result.ok) draft.codecPrefsIncomingOffer = result.value;
+        else report.fail(result.error);
+      },
+    ),
+    codec_prefs_outgoing_offer: custom<EndpointDraft>(
+      { doc: "Asterisk 18+'s form of outgoing_call_offer_pref (`prefer`, `operation: union` or `intersect`, `keep`); wins over it when set." },
+      (draft, value, report) => {
+        const result = parseCodecPrefs(value, DEFAULT_OFFER_PREFERENCE, true);
+        if (result.ok) draft.codecPrefsOutgoingOffer = result.value;
+        else report.fail(result.error);
+      },
+    ),
   },
   finish(draft, report) {
     const { codecsGiven, ...endpoint } = draft;
     if (!codecsGiven) report.warn('no allow= given: the endpoint has no codecs and cannot carry calls');
     else if (endpoint.codecs.length === 0) report.warn('allow= leaves no codec Patchbay supports (ulaw, alaw): calls cannot be set up');
     if (endpoint.context === '') report.error('context', 'must not be empty');
+    if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
     return endpoint;
   },
 });

@@ -1,5 +1,6 @@
 // Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
+import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
@@ -76,6 +77,9 @@ export interface PjsipEndpoint {
   readonly outgoingCallOfferPref: OutgoingOfferPref;
   /** Hold from the peer is passed to the endpoint by re-INVITE instead of playing it music on hold. */
   readonly mohPassthrough: boolean;
+  /** codec_prefs_incoming_offer / codec_prefs_outgoing_offer, when set: they win over the *_call_offer_pref options. */
+  readonly codecPrefsIncomingOffer?: CodecPreference;
+  readonly codecPrefsOutgoingOffer?: CodecPreference;
 }
 
 export interface PjsipAor {

@@ -1,0 +1,124 @@
+// The SDP side of one SIP call: our session description (its o= id and version), the offers and
+// answers we make with the endpoint's codecs and preferences (incoming/outgoing_call_offer_pref), the
+// answers we take, and the call's RTP stream configured with whatever was agreed — every codec the
+// answer lists is decoded, the first is sent.
+import type { RtpStream } from '../../media/rtp/stream.ts';
+import {
+  acceptAnswer,
+  answerOffer,
+  buildOffer,
+  DEFAULT_ANSWER_PREFERENCE,
+  DEFAULT_OFFER_PREFERENCE,
+  offerCodecs,
+  type CodecPreference,
+  type LocalMedia,
+  type MediaDirection,
+  type NegotiatedMedia,
+  type SdpCodec,
+} from '../../sip/sdp/index.ts';
+import type { DtmfMode } from './config/types.ts';
+import { dtmfInband } from './dtmf-info.ts';
+
+/** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
+export interface SdpOptions {
+  readonly dtmfMode: DtmfMode;
+  /** Accept and offer RTCP multiplexed on the RTP port (endpoint `rtcp_mux`). */
+  readonly rtcpMux: boolean;
+  /** How the answer to an offer orders and keeps codecs (incoming_call_offer_pref); default: the offer's order, all common ones. */
+  readonly incomingOfferPref?: CodecPreference;
+  /** How our offer orders the calling side's codecs and ours (outgoing_call_offer_pref); default: theirs first, all of ours. */
+  readonly outgoingOfferPref?: CodecPreference;
+}
+
+export class CallMedia {
+  #negotiated: NegotiatedMedia | undefined;
+  #localSdp: string | undefined;
+  #version = 1;
+  readonly #sessionId = String(Math.floor(Math.random() * 1e9));
+
+  constructor(
+    private readonly codecs: readonly SdpCodec[],
+    private readonly options: SdpOptions,
+    /** Our media address (c= and o=), read when a body is written. */
+    private readonly address: () => string,
+    /** The call's stream, once bound. */
+    private readonly stream: () => RtpStream | undefined,
+  ) {}
+
+  /** What the last completed offer/answer agreed. */
+  get negotiated(): NegotiatedMedia | undefined {
+    return this.#negotiated;
+  }
+
+  /** Our last SDP body (offer or answer). */
+  get localSdp(): string | undefined {
+    return this.#localSdp;
+  }
+
+  /**
+   * Answers the far end's offer: the first of a call, or a `fresh` one in a re-INVITE (our answer
+   * then has a new o= version, RFC 3264 §8). 488 when nothing is common, 400 for an unusable body.
+   */
+  answer(offer: Buffer, fresh: boolean): { ok: true } | { ok: false; status: number; reason: string } {
+    const answer = answerOffer(offer, { ...this.#local(), sessionVersion: fresh ? this.#version + 1 : this.#version });
+    if (!answer.ok) return answer;
+    if (fresh) this.#version += 1;
+    this.#localSdp = answer.sdp;
+    this.#apply(answer.media);
+    return { ok: true };
+  }
+
+  /**
+   * Our offer: the first of a call, or a `fresh` one (a new o= version) for a re-INVITE of ours or an
+   * offer-less one from the far end. `coreCodecs`, for an outgoing call, are the calling side's codecs
+   * that outgoing_call_offer_pref orders with ours (without them the endpoint's allow is offered as
+   * is); `direction` is the one we want (hold passthrough), sendrecv by default.
+   */
+  offer(fresh: boolean, options: { readonly coreCodecs?: readonly string[]; readonly direction?: MediaDirection } = {}): string {
+    if (fresh) this.#version += 1;
+    const { coreCodecs, direction } = options;
+    const codecs = coreCodecs ? offerCodecs(this.codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.codecs;
+    this.#localSdp = buildOffer({ ...this.#local(), codecs, ...(direction ? { direction } : {}) });
+    return this.#localSdp;
+  }
+
+  /** Takes the far end's answer to our last offer (made with `direction`); false when it is unusable (the media stays as it was). */
+  takeAnswer(answer: Buffer, direction?: MediaDirection): boolean {
+    const accepted = acceptAnswer(answer, { ...this.#local(), ...(direction ? { direction } : {}) });
+    if (accepted.ok) this.#apply(accepted.media);
+    return accepted.ok;
+  }
+
+  #local(): LocalMedia {
+    const { prefer, keep } = this.options.incomingOfferPref ?? DEFAULT_ANSWER_PREFERENCE;
+    return {
+      prefer,
+      keep,
+      address: this.address(),
+      port: this.stream()?.localPort ?? 9,
+      codecs: this.codecs,
+      sessionId: this.#sessionId,
+      sessionVersion: this.#version,
+      userAgent: 'Patchbay',
+      // inband and info carry no telephone-events, so none are offered (as Asterisk).
+      ...(this.options.dtmfMode === 'inband' || this.options.dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
+      rtcpMux: this.options.rtcpMux,
+    };
+  }
+
+  #apply(media: NegotiatedMedia): void {
+    this.#negotiated = media;
+    this.stream()?.configure({
+      codec: media.codec,
+      payloadType: media.payloadType,
+      receiveCodecs: media.codecs,
+      telephoneEventPt: media.telephoneEventPt,
+      remoteAddress: media.remoteAddress,
+      remotePort: media.remotePort,
+      remoteRtcpPort: media.remoteRtcpPort,
+      rtcpMux: media.rtcpMux,
+      direction: media.direction,
+      inbandDtmf: dtmfInband(this.options.dtmfMode, media),
+    });
+  }
+}
