@@ -81,9 +81,10 @@ before(async () => {
           alice: { context: 'session-in', allow: 'ulaw,alaw', aors: 'alice' },
           // Our own order when answering, as chan_pjsip's incoming_call_offer_pref=local.
           carol: { context: 'session-in', allow: 'ulaw,alaw', aors: 'carol', incoming_call_offer_pref: 'local' },
-          bob: { context: 'session-in', allow: 'ulaw', aors: 'bob' },
+          dave: { context: 'session-in', allow: 'ulaw,alaw', aors: 'dave' },
+          bob: { context: 'session-in', allow: 'ulaw,alaw', aors: 'bob' },
         },
-        aor: { alice: { max_contacts: 1 }, carol: { max_contacts: 1 }, bob: { contact: `sip:bob@127.0.0.1:${TRUNK_PORT}` } },
+        aor: { alice: { max_contacts: 1 }, carol: { max_contacts: 1 }, dave: { max_contacts: 1 }, bob: { contact: `sip:bob@127.0.0.1:${TRUNK_PORT}` } },
       },
     },
     dialplan: { file: dialplan },
@@ -190,10 +191,11 @@ describe('SDP and session behaviour with SIPp', { skip: HAVE_SIPP ? false : 'sip
       const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
       assert.equal(play.status, 201, await play.text());
       const deadline = Date.now() + 8000;
-      while (Date.now() < deadline && packets.filter((p) => (p[1] & 0x7f) === 8).length < 25) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (Date.now() < deadline && packets.filter((p) => (p[1] & 0x7f) === 8).length < 60) await new Promise((resolve) => setTimeout(resolve, 100));
       const alaw = packets.filter((p) => (p[1] & 0x7f) === 8);
-      assert.ok(alaw.length >= 25, `${alaw.length} PCMA packets reached the port the ACK's answer named (${packets.length} packets in all)`);
-      const samples = new Int16Array(alaw.slice(-25).flatMap((p) => [...p.subarray(12)].map(alawToLinear)));
+      assert.ok(alaw.length >= 60, `${alaw.length} PCMA packets reached the port the ACK's answer named (${packets.length} packets in all)`);
+      // The last second of them (50 packets of 20 ms).
+      const samples = new Int16Array(alaw.slice(-50).flatMap((p) => [...p.subarray(12)].map((code) => alawToLinear(code))));
       assert.ok(toneAmplitude(samples) > 1000, 'they carry the 1 kHz tone');
       assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
       const run = await running;
@@ -207,9 +209,9 @@ describe('SDP and session behaviour with SIPp', { skip: HAVE_SIPP ? false : 'sip
     }
   });
 
-  test('OPTIONS is answered with Supported: 100rel, timer; an unknown Require gets 420 with Unsupported; Session-Expires below 90 gets 422 with Min-SE', { timeout: 30_000 }, async () => {
-    const run = await sipp('extension-refusals.xml', [target(), '-s', '100', '-set', 'caller', 'alice']);
-    assert.equal(run.status, 0, run.output);
+  test('OPTIONS is answered with Supported: 100rel, timer; an unknown Require gets 420 with Unsupported; Session-Expires below 90 gets 422 with Min-SE', { timeout: 60_000 }, async () => {
+    const run = await sipp('extension-refusals.xml', [target(), '-s', '100', '-set', 'caller', 'alice'], 20_000);
+    assert.equal(run.status, 0, `${run.output}\n${run.messages.slice(-3000)}`);
     const channels = (await (await server.ari('/channels')).json()) as Json[];
     assert.deepEqual(channels.filter((c) => String(c.name).startsWith('PJSIP/')), [], 'no SIP channel left');
   });
@@ -220,16 +222,18 @@ describe('SDP and session behaviour with SIPp', { skip: HAVE_SIPP ? false : 'sip
     const id = start.channel.id as string;
     assert.equal((await post(`/channels/${id}/ring`)).status, 204);
     await new Promise((resolve) => setTimeout(resolve, 700));
-    assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+    const answered = await post(`/channels/${id}/answer`);
+    assert.equal(answered.status, 204);
     await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id, 20_000);
     const run = await running;
     assert.equal(run.status, 0, run.output);
   });
 
-  test('a trunk\'s reliable 183 with SDP is PRACKed; the INVITE says Supported: 100rel, timer', { timeout: 60_000 }, async () => {
+  test('a trunk\'s reliable 183 with SDP is PRACKed; the INVITE says Supported: 100rel, timer and offers the calling side\'s codec first', { timeout: 60_000 }, async () => {
     const trunk = sipp('answer-183-reliable.xml', [], 30_000, TRUNK_PORT);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const created = await post(`/channels?endpoint=PJSIP/bob&app=${APP}`);
+    // formats= is the calling side's codecs (outgoing_call_offer_pref's "remote"): remote_merge puts PCMA first.
+    const created = await post(`/channels?endpoint=PJSIP/bob&app=${APP}&formats=alaw`);
     const body = await created.text();
     assert.equal(created.status, 200, body);
     const id = (JSON.parse(body) as Json).id as string;
@@ -237,12 +241,18 @@ describe('SDP and session behaviour with SIPp', { skip: HAVE_SIPP ? false : 'sip
     assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
     const run = await trunk;
     assert.equal(run.status, 0, run.output);
+    const [invite] = tracedMessages(run, /^INVITE /);
+    assert.match(invite ?? '', /^Session-Expires:\s*1800/im);
+    assert.match(invite ?? '', /^m=audio \d+ RTP\/AVP 8 0 101\s*$/m, 'PCMA, the calling side\'s codec, first; every allowed codec offered');
   });
 
-  test('session timers: as refresher the server refreshes by re-INVITE; a refresher that never refreshes has its session ended by BYE', { timeout: 120_000 }, async () => {
+  test('session timers: as refresher the server refreshes (re-INVITE, or UPDATE when allowed); a refresher that never refreshes has its session ended by BYE', { timeout: 120_000 }, async () => {
     const refreshed = sipp('session-timer-refresh.xml', [target(), '-s', '100', '-set', 'caller', 'alice'], 90_000);
     const first = await nextEvent((e) => e.type === 'StasisStart' && e.channel?.name?.startsWith('PJSIP/alice-'));
     assert.equal((await post(`/channels/${first.channel.id}/answer`)).status, 204);
+    const updated = sipp('session-timer-refresh-update.xml', [target(), '-s', '100', '-set', 'caller', 'dave'], 90_000);
+    const third = await nextEvent((e) => e.type === 'StasisStart' && e.channel?.name?.startsWith('PJSIP/dave-'));
+    assert.equal((await post(`/channels/${third.channel.id}/answer`)).status, 204);
     const expiring = sipp('session-timer-expiry.xml', [target(), '-s', '100', '-set', 'caller', 'carol'], 90_000);
     const second = await nextEvent((e) => e.type === 'StasisStart' && e.channel?.name?.startsWith('PJSIP/carol-'));
     assert.equal((await post(`/channels/${second.channel.id}/answer`)).status, 204);
@@ -252,6 +262,9 @@ describe('SDP and session behaviour with SIPp', { skip: HAVE_SIPP ? false : 'sip
     const expiry = await expiring;
     assert.equal(expiry.status, 0, expiry.output);
     assert.equal((await post(`/channels/${first.channel.id}`, 'DELETE')).status, 204);
+    assert.equal((await post(`/channels/${third.channel.id}`, 'DELETE')).status, 204);
+    const byUpdate = await updated;
+    assert.equal(byUpdate.status, 0, byUpdate.output);
     const refresh = await refreshed;
     assert.equal(refresh.status, 0, refresh.output);
     const [reinvite] = tracedMessages(refresh, /^INVITE /).slice(1);
