@@ -4,13 +4,15 @@
 //
 // Most Local pairs in a row are `local_max_depth`: a Local channel requested by a channel that a
 // Local channel led to is one deeper; beyond it the request fails as unavailable, so a dialplan
-// that dials itself through Local stops (0 = unlimited).
+// that dials itself through Local stops (0 = unlimited). Across the width of a call chain,
+// `local_max_descendants` bounds the pairs it may make (see local-chains.ts).
 import type { Frame } from '../media/frame.ts';
 import type { Channel } from '../core/channels/channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../core/channels/technology.ts';
 import type { DeviceStateValue } from '../core/device-states.ts';
 import { InvalidError, UnavailableError } from '../core/errors.ts';
 import { MAX_CHANNEL_ID_LENGTH } from '../core/channels/channels.ts';
+import { LocalChainBudget } from './local-chains.ts';
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
 class LocalHalf implements ChannelDriver {
@@ -70,6 +72,7 @@ export class LocalTechnology implements ChannelTechnology {
   readonly module = { name: 'chan_local.so', description: 'Local Proxy Channel Driver' };
   readonly channelsPerRequest = 2;
   #context: TechnologyContext | undefined;
+  readonly #chains = new LocalChainBudget();
 
   start(context: TechnologyContext): void {
     this.#context = context;
@@ -98,6 +101,7 @@ export class LocalTechnology implements ChannelTechnology {
     }
     const twoId = request.otherChannelId || secondHalfId(request.channelId);
     channels.checkId(twoId);
+    this.#chains.claim(request.requestor?.linkedId, running.config.localMaxDescendants, request.resource);
     const base = `Local/${exten}@${context}-${channels.newNameSuffix()}`;
     const language = request.requestor?.language;
     let started = false;
@@ -151,6 +155,7 @@ export class LocalTechnology implements ChannelTechnology {
     two.peer = one;
     one.localDepth = depth;
     two.localDepth = depth;
+    this.#chains.track(one, two);
     return one;
   }
 }

@@ -3,6 +3,7 @@
 // its functions, checking it) it declares as abstract members that the composition above it
 // (src/control/core.ts) implements; technologies are handed over and reach it only through their
 // context (channels/technology.ts).
+import { automaticChannelLimit } from '../util/resource-limits.ts';
 import { InvalidError } from './errors.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
@@ -170,7 +171,8 @@ export abstract class Kernel {
       applications: this.applications,
       channelvars: options.config.ari.channelvars,
       defaultLanguage: options.config.language,
-      maxChannels: options.config.maxChannels,
+      // 0 is automatic: unlimited channels let one loop or flood spend every descriptor or the heap.
+      maxChannels: options.config.maxChannels || automaticChannelLimit(),
       functions: options.functions,
       reportError: (err, channel, during) => this.log.error({ err, channel: channel.name }, `channel ${during} failed; carrying on`),
     });

@@ -85,7 +85,7 @@ async function buildChain(server: TestServer): Promise<string> {
 
 describe('hanging up without recursion', () => {
   test('a chain of 1,100 unanswered Local dials is hung up by one DELETE', async (t) => {
-    const server = await start({ local_max_depth: 0 });
+    const server = await start({ local_max_depth: 0, local_max_descendants: 0 });
     const root = await buildChain(server);
     const destroyed = new Set<string>();
     server.core.channels.onDestroyed((channel) => destroyed.add(channel.id));
@@ -101,7 +101,7 @@ describe('hanging up without recursion', () => {
   });
 
   test('shutting down a server holding such a chain succeeds', async () => {
-    const server = await start({ local_max_depth: 0 });
+    const server = await start({ local_max_depth: 0, local_max_descendants: 0 });
     await buildChain(server);
     const channels = server.core.channels;
     await stop(server);

@@ -27,7 +27,7 @@ export interface ChannelsOptions {
   readonly applications: Applications;
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
-  /** Most channels at once (`max_channels`); 0 or absent = unlimited. */
+  /** Most channels at once (`max_channels`, or the automatic limit the core derives for 0); 0 or absent = unlimited. */
   readonly maxChannels?: number;
   /** The dialplan functions of the core, which every channel of the table carries. */
   readonly functions: ChannelFunctions;
