@@ -1,4 +1,5 @@
 // Transport-independent request handling: the same path serves HTTP and REST-over-WebSocket.
+import { redactSecrets } from './read-only-views.ts';
 import type { Logger } from 'pino';
 import type { AriUser } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
@@ -126,14 +127,20 @@ export class Dispatcher {
       const result = handler(params, context);
       if (result instanceof Promise) {
         return result.then(
-          (value) => this.success(target, value, request.transport),
+          (value) => this.forUser(request, this.success(target, value, request.transport)),
           (thrown: unknown) => this.failure(target, thrown),
         );
       }
-      return this.success(target, result, request.transport);
+      return this.forUser(request, this.success(target, result, request.transport));
     } catch (thrown) {
       return this.failure(target, thrown);
     }
+  }
+
+  /** A read-only user's answer shows no secret channel variable (read-only-views.ts). */
+  private forUser(request: AriRequest, response: AriResponse): AriResponse {
+    if (!request.user.readOnly || response.json === undefined) return response;
+    return { ...response, json: redactSecrets(response.json) };
   }
 
   private failure(target: RouteTarget, thrown: unknown, checkDeclared = true): AriResponse {

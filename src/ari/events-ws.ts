@@ -1,6 +1,7 @@
 // The event WebSocket (`GET /ari/events`): registers the connection's applications, delivers
 // their events with a bounded send queue, keeps the connection alive, and answers REST requests
 // sent over the socket.
+import { mayNameSecret, redactSecrets } from './read-only-views.ts';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -103,7 +104,7 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
 
   sendLogged(json: string): void {
     if (this.owner.developerMode) return this.send(JSON.parse(json) as Record<string, unknown>);
-    this.sendText(json);
+    this.sendText(this.visible(json));
   }
 
   sendMessage(message: Record<string, unknown>): void {
@@ -152,12 +153,18 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
   deliver(application: string, event: CoreEvent, json?: string, sequence?: number): void {
     // A numbered event goes out only when its stream is live and expects it (see event-resume.ts).
     if (sequence !== undefined && !this.streams.accepts(application, sequence)) return;
-    if (json !== undefined && !this.owner.developerMode) return this.sendText(json);
+    if (json !== undefined && !this.owner.developerMode) return this.sendText(this.visible(json));
     this.send(sequence === undefined ? { ...event, application, asterisk_id: this.owner.serverId } : { ...event, application, asterisk_id: this.owner.serverId, sequence });
   }
 
   send(message: Record<string, unknown>): void {
-    this.sendText(JSON.stringify(this.owner.developerMode ? this.owner.checked(message) : message));
+    this.sendText(this.visible(JSON.stringify(this.owner.developerMode ? this.owner.checked(message) : message)));
+  }
+
+  /** What this connection's user may see of a serialised message: a read-only user no secret variable. */
+  private visible(json: string): string {
+    if (!this.user.readOnly || !mayNameSecret(json)) return json;
+    return JSON.stringify(redactSecrets(JSON.parse(json)));
   }
 
   private sendText(text: string): void {

@@ -32,8 +32,9 @@ export function splitTarget(target: string): RequestTarget {
 }
 
 /**
- * Media WebSocket upgrades (`/media/<connection id>`, chan_websocket's server mode). They are
- * not ARI requests: no ARI credentials are asked; the secret connection id is the credential.
+ * Media WebSocket upgrades (`/media/<connection id>`, chan_websocket's server mode). The secret
+ * connection id alone is not enough: the upgrade carries the credentials of an ARI user who may
+ * write (a read-only user could read the id, and the socket carries the call's audio both ways).
  */
 export interface MediaUpgradeHandler {
   handleMediaUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, connectionId: string): void;
@@ -332,14 +333,15 @@ export class AriHttpServer {
     if (!checked) socket.on('error', () => socket.destroy());
     try {
       const target = splitTarget(request.url ?? '/');
-      if (!checked && this.options.media && target.pathname.startsWith(MEDIA_PREFIX)) {
-        return this.options.media.handleMediaUpgrade(request, socket, head, target.pathname.slice(MEDIA_PREFIX.length));
-      }
       const auth = checked ?? this.options.authenticator.authenticate(request.headers, target.query, request.method ?? 'GET', request.socket.remoteAddress);
       if (auth instanceof Promise) return void auth.then((result) => this.handleUpgrade(request, socket, head, result), () => socket.destroy());
       if (auth.kind !== 'ok') {
         const failure = this.authFailure(auth);
         return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);
+      }
+      if (this.options.media && target.pathname.startsWith(MEDIA_PREFIX)) {
+        if (auth.user.readOnly) return rejectUpgrade(socket, 403, 'Write access denied');
+        return this.options.media.handleMediaUpgrade(request, socket, head, target.pathname.slice(MEDIA_PREFIX.length));
       }
       if (target.pathname !== ARI_PREFIX && !target.pathname.startsWith(`${ARI_PREFIX}/`)) {
         return rejectUpgrade(socket, 404, 'Resource not found');

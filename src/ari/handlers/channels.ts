@@ -2,6 +2,7 @@
 // (src/core/channels/*); this file maps parameters onto it. Core failures become statuses in the
 // dispatcher: NotFound 404, Conflict 409 (not in Stasis, id in use), State 412, Invalid 400,
 // Unprocessable 422.
+import { SECRET_CHANNEL_VARIABLES, withoutSecretValues } from '../read-only-views.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { TransferProgressState } from '../../core/channels/technology.ts';
 import {
@@ -123,10 +124,11 @@ export const channelsHandlers = defineHandlers('channels', {
     findControllable(core, channelId).unhold();
   },
 
-  getChannelVar: ({ channelId, variable }, { core }) => {
+  getChannelVar: ({ channelId, variable }, { core, user }) => {
     if (variable === '') throw new AriError(400, 'Variable name is required');
     const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
-    return { value: readVariable(core.pbx, channel, variable) };
+    const value = readVariable(core.pbx, channel, variable);
+    return { value: user.readOnly ? withoutSecretValues(value, secretValuesOf(channel)) : value };
   },
 
   setChannelVar: ({ channelId, variable, value, report_events }, { core }) => {
@@ -135,7 +137,7 @@ export const channelsHandlers = defineHandlers('channels', {
     writeVariable(channel, variable, value, report_events);
   },
 
-  getChannelVars: ({ channelId, variables }, { core }) => {
+  getChannelVars: ({ channelId, variables }, { core, user }) => {
     if (variables.length === 0) throw new AriError(400, 'At least one variable name is required');
     const channel = findChannel(core.channels, channelId, NO_CHANNEL_FOR_VARIABLES);
     // A Map, then own properties: names such as `__proto__` are keys like any other.
@@ -143,7 +145,8 @@ export const channelsHandlers = defineHandlers('channels', {
     for (const entry of variables) {
       const name = entry.trim();
       if (name === '') throw new AriError(400, 'Variable names are required');
-      values.set(name, readVariable(core.pbx, channel, name));
+      const value = readVariable(core.pbx, channel, name);
+      values.set(name, user.readOnly ? withoutSecretValues(value, secretValuesOf(channel)) : value);
     }
     return { variables: Object.fromEntries(values) };
   },
@@ -158,3 +161,8 @@ export const channelsHandlers = defineHandlers('channels', {
     }
   },
 });
+
+/** The values of the channel's secret variables, which a read-only user's reads never show. */
+function secretValuesOf(channel: { getVariable(name: string): string | undefined }): string[] {
+  return [...SECRET_CHANNEL_VARIABLES].map((name) => channel.getVariable(name) ?? '');
+}

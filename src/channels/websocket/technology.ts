@@ -3,8 +3,9 @@
 // Dial(), ARI originate/create or ARI externalMedia with transport websocket.
 //
 // - INCOMING (server mode): the channel gets MEDIA_WEBSOCKET_CONNECTION_ID, a fresh secret id of
-//   192 random bits, and the application connects to ws://<http>/media/<id> (no ARI credentials,
-//   as in Asterisk: the id is the credential). Unlike Asterisk, the id is single-use (one upgrade
+//   192 random bits, and the application connects to ws://<http>/media/<id> with the credentials
+//   of an ARI user who may write (checked by the HTTP server; read-only users never see the id).
+//   Unlike Asterisk, the id is single-use (one upgrade
 //   may claim it, ever), dies with the channel, and the channel hangs up when nothing connects
 //   within `chan_websocket.connect_timeout_seconds` of its call starting. Unknown id → 404, an id claimed before
 //   → 409, a subprotocol list without `media` or a malformed handshake → 400 (the id stays unspent).

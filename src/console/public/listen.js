@@ -64,6 +64,8 @@ export async function listen(kind, targetId, changed) {
     const started = waitForStasis(media.id, 10000);
     const url = new URL(`media/${encodeURIComponent(connectionId)}`, location.href);
     url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    // /media/ asks for a read-write user's credentials besides the id; a browser WebSocket sends no headers.
+    url.searchParams.set('api_key', `${state.user}:${state.password}`);
     const socket = new WebSocket(url, 'media');
     socket.binaryType = 'arraybuffer';
     cleanups.push(() => socket.close());

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import ari, { type Client } from 'ari-client';
 import WebSocket from 'ws';
 import { internals } from '../../helpers/ari-client.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { AUTH, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 const APP = 'voicebot';
 type AriEvent = Record<string, any>;
@@ -50,7 +50,7 @@ test('ari-client: externalMedia over websocket in server mode, the media connect
   assert.equal(channel.state, 'Down');
   const id = channel.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID;
   assert.equal(channel.channelvars.MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE, '640');
-  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/media/${id}`, 'media');
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/media/${id}`, 'media', { headers: { authorization: AUTH } });
   const texts: any[] = [];
   ws.on('message', (data, isBinary) => {
     if (!isBinary) texts.push(JSON.parse(String(data)));

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
-import type { TestServer } from '../../helpers/server.ts';
+import { AUTH, type TestServer } from '../../helpers/server.ts';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -39,7 +39,8 @@ export class MediaApp {
 
   /** Connects to /media/<id>; rejects with the HTTP status when the upgrade is refused. */
   static connect(server: TestServer, id: string, protocols: string[] = ['media']): Promise<MediaApp> {
-    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/media/${id}`, protocols);
+    // A read-write ARI user's credentials: /media/ asks for them besides the id.
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/media/${id}`, protocols, { headers: { authorization: AUTH } });
     const app = new MediaApp(ws);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(app));

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { rawRequest } from '../../helpers/raw-http.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { AUTH, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { decodeSlin, decodeUlaw, loudSamples, MediaApp, MediaServer, sleep, slinTone, ulawTone, waitUntil } from './media-websocket-helpers.ts';
 import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from '../../ari/bridges-helpers.ts';
 
@@ -165,6 +165,7 @@ describe('server mode', () => {
     const handshake = (upgrade: string, key: string, version: string): string[] => [
       `GET /media/${id} HTTP/1.1`,
       'Host: 127.0.0.1',
+      `Authorization: ${AUTH}`,
       'Connection: Upgrade',
       `Upgrade: ${upgrade}`,
       `Sec-WebSocket-Version: ${version}`,
