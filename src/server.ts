@@ -146,6 +146,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     maxQueuedBytes: config.ari.websocket.maxQueuedBytes,
     maxPayloadBytes: config.http.bodyLimitBytes + 64 * 1024,
     onRequest: (operation, method, status, seconds) => metrics.observeRequest(operation, method, status, seconds),
+    currentUser: (name) => authenticator.userNamed(name),
   });
   // ARI outbound WebSockets: the server connects to the applications (persistent and per call).
   const outbound = new OutboundWebSockets({
@@ -212,7 +213,10 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     },
     applyConfig(next) {
       const changes = classifyChanges(changedSettings(current, next));
-      if (changes.live.some((key) => key.startsWith('ari.users') || key.startsWith('ari.acls'))) authenticator.replaceUsers(next.ari.users, next.ari.acls);
+      if (changes.live.some((key) => key.startsWith('ari.users') || key.startsWith('ari.acls'))) {
+        authenticator.replaceUsers(next.ari.users, next.ari.acls);
+        events.usersReplaced(next.ari.users);
+      }
       if (changes.live.includes('logging.level')) log.level = next.logging.level;
       // Outbound WebSockets follow their entries and the rights of their local_ari_user.
       if (changes.live.some((key) => /^(ari\.users|ari\.outbound_websockets|websocket_clients)\b/.test(key))) outbound.apply(next);

@@ -227,6 +227,11 @@ export class Authenticator {
    * credential verified before is forgotten (a removed user or changed password stops working at once).
    * The users' ACLs (and the named ACLs they reference) apply from the next request too.
    */
+  /** The user of this name as configured now (after any reload). */
+  userNamed(name: string): AriUser | undefined {
+    return this.users.get(name);
+  }
+
   replaceUsers(users: readonly AriUser[], namedAcls?: ReadonlyMap<string, NamedAcl>): void {
     this.users = new Map(users.map((user) => [user.name, user]));
     this.#loadAcls(users, namedAcls);

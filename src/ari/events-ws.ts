@@ -41,6 +41,12 @@ export interface EventsWebSocketOptions {
   readonly maxPayloadBytes: number;
   /** Told of each REST request over the WebSocket once answered (metrics). */
   readonly onRequest?: (operation: string | undefined, method: string, status: number, seconds: number) => void;
+  /**
+   * The user of this name as the configuration has it now: each REST request over a WebSocket is
+   * judged by the user's rights at that moment, not those it had when the socket opened (a reload
+   * may have removed or demoted it). Absent: the rights at connect time stand.
+   */
+  readonly currentUser?: (name: string) => AriUser | undefined;
 }
 
 /**
@@ -74,7 +80,8 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     /** The upgraded connection the WebSocket writes its frames to. */
     private readonly transport: Duplex,
     readonly apps: readonly string[],
-    readonly user: AriUser,
+    /** Replaced when a reload changes the user's entry (usersReplaced). */
+    public user: AriUser,
     readonly origin: string | undefined,
     private readonly owner: EventsWebSocket,
   ) {
@@ -338,7 +345,9 @@ export class EventsWebSocket implements UpgradeHandler {
     const contentType = typeof request.content_type === 'string' ? request.content_type : undefined;
     if (body && !contentType) return this.restReply(connection, request, 400, { message: 'content_type is required with a message_body' });
     const upperMethod = method.toUpperCase();
-    if (connection.user.readOnly && upperMethod !== 'GET' && upperMethod !== 'OPTIONS') {
+    const user = this.options.currentUser ? this.options.currentUser(connection.user.name) : connection.user;
+    if (!user) return this.restReply(connection, request, 401, { message: 'Authentication required' });
+    if (user.readOnly && upperMethod !== 'GET' && upperMethod !== 'OPTIONS') {
       return this.restReply(connection, request, 403, { message: 'Write access denied' });
     }
     const started = performance.now();
@@ -350,7 +359,7 @@ export class EventsWebSocket implements UpgradeHandler {
       query: target.query,
       contentType,
       body,
-      user: connection.user,
+      user,
       origin: connection.origin,
       transport: 'websocket',
     });
@@ -380,6 +389,24 @@ export class EventsWebSocket implements UpgradeHandler {
       message.message_body = JSON.stringify(json);
     }
     connection.send(message);
+  }
+
+  /**
+   * A reload replaced the users: a connection whose user is gone, or whose password (or its format)
+   * changed so that the credentials it opened with no longer hold, is closed; the others take the
+   * user's new entry (a demotion to read-only applies at once to events and REST alike).
+   */
+  usersReplaced(users: readonly AriUser[]): void {
+    const byName = new Map(users.map((user) => [user.name, user]));
+    for (const connection of this.connections) {
+      const current = byName.get(connection.user.name);
+      if (!current || current.password !== connection.user.password || current.passwordFormat !== connection.user.passwordFormat) {
+        this.log.info({ apps: connection.apps, user: connection.user.name }, 'event WebSocket closed: its user was removed or its password changed by a reload');
+        connection.close();
+        continue;
+      }
+      connection.user = current;
+    }
   }
 
   close(): void {

@@ -113,7 +113,17 @@ export class OutboundWebSockets implements PerCallApplications {
         this.#persistent.delete(id);
       }
     }
-    // Running per-call sessions keep the configuration they started with.
+    // Running per-call sessions keep the configuration they started with, but not their user's
+    // rights: a user demoted by the reload is read-only for them at once, and a session whose user
+    // is gone is closed (the configuration checks keep the users of configured sessions).
+    for (const session of this.#perCallSessions) {
+      const user = config.ari.users.find((u) => u.name === session.settings.user.name);
+      if (user) session.settings = { ...session.settings, user };
+      else {
+        this.#options.log.info({ session: session.id }, 'per-call outbound WebSocket closed: its local_ari_user was removed by a reload');
+        session.stop(false);
+      }
+    }
     this.#perCallByApp = new Map();
     for (const settings of next.values()) {
       if (settings.type === 'per_call_config') for (const app of settings.owc.apps) this.#perCallByApp.set(app, settings);
