@@ -177,7 +177,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     health: () => health.check(),
     observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
   };
-  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls });
+  const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls, cryptChecksPerSecond: config.ari.cryptChecksPerSecond, equaliseFailures: true });
   const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket, console: config.http.console ? ConsoleFiles.load(log) : undefined });
   let address: AddressInfo;
   try {

@@ -8,6 +8,7 @@ import net from 'node:net';
 import type { AriUser } from '../config/config.ts';
 import type { AclEntry, NamedAcl } from '../config/ari-users.ts';
 import { aclAllows, parseAclRule, type AclRule } from '../util/acl.ts';
+import { CheckBudget } from './check-budget.ts';
 import { PasswordHasher, decoyHashLike } from './passwords.ts';
 import { constantTimeEqual } from '../util/password-hashes.ts';
 
@@ -39,6 +40,14 @@ export interface AuthenticatorOptions {
   readonly now?: () => number;
   /** Named ACLs (`ari.acls`, lower-cased names) that users' `acl` entries reference. */
   readonly namedAcls?: ReadonlyMap<string, NamedAcl>;
+  /** Crypt checks the whole server starts per second (`ari.crypt_checks_per_second`); 0 or absent = no budget. */
+  readonly cryptChecksPerSecond?: number;
+  /**
+   * A wrong password of a plain-password user costs a crypt check against the decoy, as an unknown
+   * name does, whenever some user has a crypt hash: otherwise the quick 401 tells a guesser which
+   * names exist. (Off in unit tests that pin the synchronous plain path.)
+   */
+  readonly equaliseFailures?: boolean;
 }
 
 const UNAUTHORIZED: AuthResult = Object.freeze({ kind: 'unauthorized' });
@@ -208,6 +217,8 @@ export class Authenticator {
   readonly #tagKey = crypto.randomBytes(32);
   readonly #hasher = new PasswordHasher();
   readonly #failed: FailedLogins;
+  readonly #cryptBudget: CheckBudget;
+  readonly #equaliseFailures: boolean;
   /** What an unknown user's password is checked against: a crypt decoy when any user has a crypt hash. */
   #decoyHash: string | undefined;
   readonly #decoyPlain = crypto.randomBytes(12).toString('base64');
@@ -218,8 +229,15 @@ export class Authenticator {
     this.users = new Map(users.map((user) => [user.name, user]));
     this.#loadAcls(users, options.namedAcls);
     this.#failed = new FailedLogins(options.failedLogins ?? DEFAULT_FAILED_LOGIN_LIMITS, options.now ?? Date.now);
+    this.#cryptBudget = new CheckBudget(options.cryptChecksPerSecond ?? 0, options.now ?? Date.now);
+    this.#equaliseFailures = options.equaliseFailures ?? false;
     this.#decoyHash = decoyHashLike(users.filter((u) => u.passwordFormat === 'crypt').map((u) => u.password));
     if (this.#decoyHash !== undefined) this.#hasher.warmUp();
+  }
+
+  /** The user of this name as configured now (after any reload). */
+  userNamed(name: string): AriUser | undefined {
+    return this.users.get(name);
   }
 
   /**
@@ -227,11 +245,6 @@ export class Authenticator {
    * credential verified before is forgotten (a removed user or changed password stops working at once).
    * The users' ACLs (and the named ACLs they reference) apply from the next request too.
    */
-  /** The user of this name as configured now (after any reload). */
-  userNamed(name: string): AriUser | undefined {
-    return this.users.get(name);
-  }
-
   replaceUsers(users: readonly AriUser[], namedAcls?: ReadonlyMap<string, NamedAcl>): void {
     this.users = new Map(users.map((user) => [user.name, user]));
     this.#loadAcls(users, namedAcls);
@@ -264,6 +277,13 @@ export class Authenticator {
     if (!this.#failed.empty && this.#failed.blocked(clientKey(address))) return UNAUTHORIZED;
     // Plain: an unknown name is compared against a decoy, so it costs what a known one does.
     if (!constantTimeEqual(password, user?.password ?? this.#decoyPlain) || user === undefined) {
+      if (this.#equaliseFailures && this.#decoyHash !== undefined) {
+        // The decoy check fails and counts the failure as an unknown name's does. Refused without
+        // one (a budget spent), the guess was still compared: it counts against the address here.
+        const checked = this.checkCrypt(undefined, password, method, address);
+        if (!(checked instanceof Promise)) this.#failed.fail(clientKey(address));
+        return checked;
+      }
       this.#failed.fail(clientKey(address));
       return UNAUTHORIZED;
     }
@@ -292,6 +312,8 @@ export class Authenticator {
     const tag = user && this.tag(user, password);
     if (user && this.#verifiedCrypt.get(user)?.has(tag!)) return this.authorize(user, method, address);
     if (!this.#failed.mayTry(key) || this.#hasher.pending >= MAX_PENDING_CHECKS) return UNAUTHORIZED;
+    // Last, so that a refused address or a full queue spends nothing of the server-wide budget.
+    if (!this.#cryptBudget.take()) return UNAUTHORIZED;
     this.#failed.begin(key);
     return this.#hasher.verify(password, user?.password ?? this.#decoyHash!).then((matches) => {
       const ok = matches && user !== undefined;

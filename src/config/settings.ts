@@ -310,6 +310,12 @@ export const SETTINGS = section(
           }
         },
       }),
+      crypt_checks_per_second: integer({
+        default: 20,
+        min: 0,
+        max: 1_000_000,
+        doc: 'Crypt password checks the whole server starts per second, from all addresses together (in bursts of as many); beyond, a login that needs one is answered 401 without a check. Credentials verified before need none. `0` = no limit (see [Failed logins](#failed-logins))',
+      }),
       failed_logins: section({
         max_per_address: integer({
           default: 10,

@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
-import { loadConfig, type DeepPartialYaml } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const OPS = { name: 'ops', password: 'ops-secret' };
 const ADMIN = { name: 'asterisk', password: 'asterisk' };
 let server: TestServer;
 
-function configWith(users: DeepPartialYaml[]) {
+function configWith(users: { name: string; password: string; read_only?: boolean }[]) {
   return loadConfig({
     path: null,
     env: {},
