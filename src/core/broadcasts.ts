@@ -9,6 +9,7 @@ import type { AppFilter } from '../util/app-filter.ts';
 import type { Channel } from './channels/channel.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEventOf } from '../spec/events.ts';
+import { timerDelay } from '../util/timer-delay.ts';
 
 export interface BroadcastOptions {
   /** Applications whose name it matches receive the broadcast; undefined = every application. */
@@ -76,7 +77,7 @@ export class ChannelBroadcasts {
           context.wake = undefined;
           resolve();
         };
-        const timer = setTimeout(done, timeoutMs);
+        const timer = setTimeout(done, timerDelay(timeoutMs));
         channel.once('hangup', done);
         context.wake = done;
       });

@@ -7,6 +7,7 @@ import type { Playback } from '../core/playback/playback.ts';
 import type { AppOutcome } from './application.ts';
 import type { PbxServices } from './application-services.ts';
 import { digitTimeoutMs } from './timeouts.ts';
+import { timerDelay } from '../util/timer-delay.ts';
 
 /** Digits kept while nobody reads them; more are dropped (a flood of DTMF cannot grow memory). */
 const MAX_QUEUED_DIGITS = 64;
@@ -68,7 +69,7 @@ export class DigitReader {
       const timer = setTimeout(() => {
         this.waiter = undefined;
         resolve(undefined);
-      }, timeoutMs);
+      }, timerDelay(timeoutMs));
       this.waiter = (digit) => {
         clearTimeout(timer);
         resolve(digit);

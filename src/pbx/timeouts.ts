@@ -5,6 +5,7 @@
 // the channel goes to the `T` extension if its context has one, else it hangs up.
 import type { Channel } from '../core/channels/channel.ts';
 import { InvalidError } from '../core/errors.ts';
+import { timerDelay } from '../util/timer-delay.ts';
 
 export const DEFAULT_DIGIT_TIMEOUT_MS = 5000;
 export const DEFAULT_RESPONSE_TIMEOUT_MS = 10000;
@@ -92,7 +93,7 @@ export function writeTimeout(channel: Channel, kind: string, value: string, onAb
           channel.off('hangup', clear);
           entry.clearOnHangup = undefined;
           onAbsolute(channel);
-        }, ms);
+        }, timerDelay(ms));
         channel.once('hangup', clear);
         entry.absoluteTimer = timer;
         entry.clearOnHangup = clear;

@@ -4,6 +4,7 @@ import { CAUSE, dialStatusForCause } from './causes.ts';
 import type { Channel } from './channel.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
+import { timerDelay } from '../../util/timer-delay.ts';
 
 export type DialStatus = 'ANSWER' | 'BUSY' | 'NOANSWER' | 'CONGESTION' | 'CHANUNAVAIL' | 'CANCEL';
 
@@ -73,7 +74,7 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
     peer.on('remote-indication', onIndication);
     raiseDial(peer, options, '');
     if (options.timeoutMs && options.timeoutMs > 0) {
-      timer = setTimeout(() => peer.hangup(CAUSE.noAnswer), options.timeoutMs);
+      timer = setTimeout(() => peer.hangup(CAUSE.noAnswer), timerDelay(options.timeoutMs));
       timer.unref();
     }
     if (peer.answered) finish('ANSWER');

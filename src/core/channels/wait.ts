@@ -1,5 +1,6 @@
 // Waiting inside a dialplan application without outliving the channel.
 import type { Channel } from './channel.ts';
+import { timerDelay } from '../../util/timer-delay.ts';
 
 /** Resolves true after `ms`, or false as soon as the channel hangs up. */
 export function waitOnChannel(channel: Channel, ms: number): Promise<boolean> {
@@ -12,7 +13,7 @@ export function waitOnChannel(channel: Channel, ms: number): Promise<boolean> {
     const timer = setTimeout(() => {
       channel.off('hangup', onHangup);
       resolve(true);
-    }, ms);
+    }, timerDelay(ms));
     channel.once('hangup', onHangup);
   });
 }

@@ -15,6 +15,7 @@ import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../application-services.ts';
 import { inheritFromCaller } from '../../core/channels/inherit.ts';
 import { presetHangupCause } from '../hangup-cause.ts';
+import { timerDelay } from '../../util/timer-delay.ts';
 
 /** Options that Dial acts on; the others are accepted and ignored. */
 const SUPPORTED_OPTIONS = new Set(['b', 'g', 'r']);
@@ -110,7 +111,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     let timedOut = false;
     let early: { peer: Channel; disconnect: () => void } | undefined;
     // Armed before the legs' own timers (same delay), so it has fired when they end.
-    const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timeoutMs) : undefined;
+    const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
     timer?.unref();
     const forwarders = new Map<Channel, (indication: Indication) => void>();
     const settle = (winner: Leg | undefined): void => {
