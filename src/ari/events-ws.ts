@@ -278,6 +278,13 @@ export class EventsWebSocket implements UpgradeHandler {
     const subscribeAllRaw = target.query.get('subscribeAll');
     const subscribeAll = subscribeAllRaw !== null && TRUE_WORDS.has(subscribeAllRaw.trim().toLowerCase());
     const unique = [...new Set(apps)];
+    if (subscribeAll) {
+      try {
+        this.options.core.applications.checkWide(unique);
+      } catch (error) {
+        return rejectUpgrade(socket, 503, (error as Error).message);
+      }
+    }
     const resume = parseResumeRequest(target.query, unique);
     if (typeof resume === 'string') return rejectUpgrade(socket, 400, resume);
     this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, unique, subscribeAll, auth.user, originOf(request), resume));

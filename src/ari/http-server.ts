@@ -362,6 +362,7 @@ const REASONS: Record<number, string> = {
   404: 'Not Found',
   426: 'Upgrade Required',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** Ends an upgrade attempt with a plain HTTP answer carrying the ARI error body. */

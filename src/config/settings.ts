@@ -310,6 +310,12 @@ export const SETTINGS = section(
           }
         },
       }),
+      max_subscribe_all_apps: integer({
+        default: 100,
+        min: 0,
+        max: 1_000_000,
+        doc: 'Most applications that receive every event at once: connected with `subscribeAll=true`, or subscribed to every channel, bridge or endpoint (`channel:`, `bridge:`, `endpoint:` with no id). Each such application gets a copy of each event, so 8,000 of them turned one call into 136,000 messages; beyond the limit the events WebSocket upgrade and the subscription answer 503. Outbound WebSockets count but are never refused (they are configured). `0` = unlimited',
+      }),
       crypt_checks_per_second: integer({
         default: 20,
         min: 0,

@@ -1,9 +1,9 @@
 // Stasis applications: registration by event connections, reference-counted subscriptions to
 // event sources, event filters, and the event router that delivers each core event to the
 // applications that control or subscribe to the objects it concerns.
-import { InvalidError, NotFoundError, UnprocessableError } from './errors.ts';
+import { InvalidError, NotFoundError, UnavailableError, UnprocessableError } from './errors.ts';
 import type { ApplicationSink } from './application-sink.ts';
-import type { EventLog } from './event-log.ts';
+import type { EventLog, SharedText } from './event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEvent } from '../spec/events.ts';
 
@@ -124,6 +124,11 @@ export class Application {
     this.subscriptions[kind].delete(id);
   }
 
+  /** Receives every event (or every event of a kind): subscribeAll, or a subscription to all channels, bridges or endpoints. */
+  get wide(): boolean {
+    return this.subscribeAll || this.subscriptions.channel.has(ALL) || this.subscriptions.bridge.has(ALL) || this.subscriptions.endpoint.has(ALL);
+  }
+
   wants(scope: EventScope): boolean {
     if (this.subscribeAll) return true;
     if (scope.applications?.includes(this.name)) return true;
@@ -199,6 +204,8 @@ export class Applications {
   eventLog: EventLog | undefined;
   /** How long calls wait for an application whose holding connection went away; 0 = not at all. */
   reconnectGraceMs = 0;
+  /** Most applications receiving every event (`ari.max_subscribe_all_apps`); 0 = unlimited. */
+  maxWideApps = 0;
 
   constructor(objectExists: ObjectExists) {
     this.objectExists = objectExists;
@@ -229,6 +236,21 @@ export class Applications {
 
   onAvailability(listener: AvailabilityListener): void {
     this.availabilityListeners.push(listener);
+  }
+
+  /**
+   * Throws UnavailableError when making the `names` applications receive every event would go
+   * beyond `maxWideApps`: each such application costs a copy of every event the server raises.
+   */
+  checkWide(names: readonly string[]): void {
+    if (this.maxWideApps <= 0) return;
+    const adding = new Set(names.filter((name) => !this.apps.get(name)?.wide));
+    if (adding.size === 0) return;
+    let wide = 0;
+    for (const app of this.apps.values()) if (app.wide) wide++;
+    if (wide + adding.size > this.maxWideApps) {
+      throw new UnavailableError(`At most ${this.maxWideApps} applications may receive every event (ari.max_subscribe_all_apps)`);
+    }
   }
 
   /** Gives the application to `sink`; a previous connection holding it is told ApplicationReplaced. */
@@ -299,6 +321,7 @@ export class Applications {
     for (const source of parsed) {
       if (!this.sourceExists(source)) throw new UnprocessableError(`Event source does not exist: ${source.kind}:${source.id}`);
     }
+    if (parsed.some((source) => source.id === ALL && source.kind !== 'deviceState')) this.checkWide([name]);
     for (const source of parsed) app.addSubscription(source.kind, source.id);
     return app;
   }
@@ -356,8 +379,10 @@ export class Applications {
    * connection is away still has the event numbered and kept, for the client that resumes.
    */
   publish(event: CoreEvent, scope: EventScope): void {
+    // One serialisation of the event for all its applications; each only adds its own fields.
+    const shared: SharedText = { text: undefined };
     for (const app of this.apps.values()) {
-      if ((app.sink || this.eventLog) && app.wants(scope)) this.deliverTo(app, event);
+      if ((app.sink || this.eventLog) && app.wants(scope)) this.deliverTo(app, event, shared);
     }
   }
 
@@ -367,10 +392,10 @@ export class Applications {
     if (app && (app.sink || this.eventLog)) this.deliverTo(app, event);
   }
 
-  private deliverTo(app: Application, event: CoreEvent): void {
+  private deliverTo(app: Application, event: CoreEvent, shared?: SharedText): void {
     if (!app.passesFilter(event.type)) return;
     if (!this.eventLog) return app.sink?.deliver(app.name, event);
-    this.eventLog.deliver(app.name, event, app.sink);
+    this.eventLog.deliver(app.name, event, app.sink, shared);
   }
 
   private sourceExists(source: ParsedSource): boolean {

@@ -211,18 +211,18 @@ export class EventLog {
    * the message's JSON text (the event with `application`, `asterisk_id` and `sequence`) and the
    * sequence. Per event this makes the text and nothing else.
    */
-  deliver(application: string, event: CoreEvent, sink: ApplicationSink | undefined): void {
+  deliver(application: string, event: CoreEvent, sink: ApplicationSink | undefined, shared?: SharedText): void {
     const log = this.logFor(application);
-    const json = this.record(application, log, event);
+    const json = this.record(application, log, event, shared);
     sink?.deliver(application, event, json, log.lastSequence);
   }
 
   /** Numbers and keeps the event; returns the message's JSON text. */
-  private record(application: string, log: ApplicationLog, event: CoreEvent): string {
+  private record(application: string, log: ApplicationLog, event: CoreEvent, shared?: SharedText): string {
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
-    const json = serialise(event, log.deliveryFields, sequence, application, this.serverId);
+    const json = serialise(event, log.deliveryFields, sequence, application, this.serverId, shared);
     const bytes = Buffer.byteLength(json);
     log.push(now, json, bytes);
     this.totalBytes += bytes;
@@ -552,10 +552,14 @@ export class EventLog {
  * gives, without copying the event into a new object. An event that carries one of those fields
  * itself (the copy would keep its place) or serialises itself (toJSON) takes the copy.
  */
-function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string): string {
+function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string, shared?: SharedText): string {
   const fields = event as unknown as Record<string, unknown>;
   if (!('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields)) {
-    const text = JSON.stringify(event);
+    let text = shared?.text;
+    if (text === undefined) {
+      text = JSON.stringify(event);
+      if (shared) shared.text = text;
+    }
     // Always an object's text; the check keeps the splice honest if that ever changes.
     if (text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d) {
       // `{}`: the fields open the object, without the comma.
@@ -563,6 +567,15 @@ function serialise(event: CoreEvent, deliveryFields: string, sequence: number, a
     }
   }
   return JSON.stringify({ ...event, application, asterisk_id: serverId, sequence });
+}
+
+/**
+ * The text of one event, serialised once for every application it goes to (one publish): with
+ * many applications subscribed to everything, stringifying the same event for each was most of
+ * the cost of a call.
+ */
+export interface SharedText {
+  text: string | undefined;
 }
 
 interface PendingRow {

@@ -160,6 +160,7 @@ export abstract class Kernel {
     this.eventLog.onError = (err) => this.log.error({ err }, 'writing the event log to the database failed; the events stay in memory');
     this.applications.eventLog = this.eventLog;
     this.applications.reconnectGraceMs = eventLogSettings.reconnectGraceSeconds * 1000;
+    this.applications.maxWideApps = options.config.ari.maxSubscribeAllApps;
     this.stasis.waitingIndication = eventLogSettings.waitingIndication;
 
     const fileConfig = new FileBackend(mergeConfigObjects(options.fileConfigObjects ?? {}, options.config.configObjects));

@@ -49,6 +49,8 @@ export const applications = {
         { code: 400, reason: 'No event source given.' },
         noApp,
         { code: 422, reason: 'An event source was not found.' },
+        // Patchbay: a subscription to every channel, bridge or endpoint beyond ari.max_subscribe_all_apps.
+        { code: 503, reason: 'Too many applications receive every event (ari.max_subscribe_all_apps).' },
       ],
     },
     {
