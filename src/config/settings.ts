@@ -534,6 +534,20 @@ export const SETTINGS = section(
       max: INT32_MAX,
       doc: 'Most Local channel pairs in a row: a Local channel requested by a channel that a Local channel led to is one deeper, and beyond this the request fails as unavailable (a dialplan that dials itself through Local stops). `0` = unlimited',
     }),
+    variables: section({
+      max_channel_bytes: integer({
+        default: 1024 * 1024,
+        min: 64 * 1024,
+        max: INT32_MAX,
+        doc: 'Most bytes one channel\'s variables hold, names and values counted as UTF-16 (2 bytes a character); beyond it a variable that would grow them is refused like one beyond the count (see [variable bounds](variable-bounds.md)). 65536–2³¹−1',
+      }),
+      max_global_bytes: integer({
+        default: 16 * 1024 * 1024,
+        min: 64 * 1024,
+        max: INT32_MAX,
+        doc: 'Most bytes all global variables hold together, counted as for channels. 65536–2³¹−1',
+      }),
+    }),
     local_max_descendants: integer({
       default: 500,
       min: 0,

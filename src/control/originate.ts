@@ -13,7 +13,7 @@ import { CAUSE } from '../core/channels/causes.ts';
 import type { CallerId, Channel } from '../core/channels/channel.ts';
 import type { Model } from '../spec/index.ts';
 import { MAX_CHANNEL_ID_LENGTH, type Channels } from '../core/channels/channels.ts';
-import { checkVariable, MAX_CHANNEL_VARIABLES, MAX_VARIABLES_PER_REQUEST, tooManyChannelVariables, type VariableAssignment } from '../core/variable-limits.ts';
+import { checkVariable, MAX_CHANNEL_VARIABLES, MAX_VARIABLES_PER_REQUEST, tooManyChannelVariables, tooManyVariableBytes, variableSize, type VariableAssignment } from '../core/variable-limits.ts';
 import { dial } from '../core/channels/dialer.ts';
 import { inheritFromCaller } from '../core/channels/inherit.ts';
 import { KNOWN_CODEC_NAMES } from '../media/codecs.ts';
@@ -88,16 +88,28 @@ export function applyVariables(channel: Channel, assignments: readonly VariableA
 }
 
 /**
- * InvalidError when setting `assignments` would create variables beyond MAX_CHANNEL_VARIABLES
- * (function writes such as `CALLERID(name)` create none), so a body is applied whole or not at all.
+ * InvalidError when setting `assignments` would create variables beyond MAX_CHANNEL_VARIABLES or
+ * grow them beyond `variables.max_channel_bytes` (function writes such as `CALLERID(name)` create
+ * none), so a body is applied whole or not at all.
  */
 export function checkRoomForVariables(channel: Channel, assignments: readonly VariableAssignment[], trim = false): void {
   const created = new Set<string>();
+  const finalValues = new Map<string, string>();
   for (const assignment of assignments) {
     const name = trim ? assignment.name.trim() : assignment.name;
-    if (name.endsWith(')') || channel.getVariable(name) !== undefined) continue;
+    if (name.endsWith(')')) continue;
+    finalValues.set(name, assignment.value);
+    if (channel.getVariable(name) !== undefined) continue;
     created.add(name);
     if (channel.variableCount + created.size > MAX_CHANNEL_VARIABLES) throw tooManyChannelVariables(name);
+  }
+  let bytes = channel.variableByteCount;
+  for (const [name, value] of finalValues) {
+    const old = channel.getVariable(name);
+    bytes += variableSize(name, value) - (old === undefined ? 0 : variableSize(name, old));
+  }
+  if (bytes > channel.variableByteLimit && bytes > channel.variableByteCount) {
+    throw tooManyVariableBytes('channel', channel.variableByteLimit, 'variables.max_channel_bytes', [...finalValues.keys()].pop() ?? '');
   }
 }
 

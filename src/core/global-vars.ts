@@ -1,9 +1,13 @@
 // Server-wide variables, as set and read by ARI's /asterisk/variable (Asterisk's global dialplan variables).
 import { InvalidError } from './errors.ts';
-import { checkVariable, checkVariableName, MAX_GLOBAL_VARIABLES, tooManyGlobalVariables } from './variable-limits.ts';
+import { checkVariable, checkVariableName, DEFAULT_GLOBAL_VARIABLE_BYTES, MAX_GLOBAL_VARIABLES, tooManyGlobalVariables, tooManyVariableBytes, variableSize } from './variable-limits.ts';
 
 export class GlobalVariables {
   readonly #values = new Map<string, string>();
+  /** What the variables hold, by variableSize(). */
+  #bytes = 0;
+  /** Most bytes all global variables hold (`variables.max_global_bytes`); set from the configuration. */
+  maxBytes = DEFAULT_GLOBAL_VARIABLE_BYTES;
 
   get(name: string): string | undefined {
     assertName(name);
@@ -15,8 +19,19 @@ export class GlobalVariables {
     assertName(name);
     checkVariable(name, value);
     if (value !== undefined && this.#values.size >= MAX_GLOBAL_VARIABLES && !this.#values.has(name)) throw tooManyGlobalVariables(name);
+    const old = this.#values.get(name);
+    const before = this.#bytes;
+    const after = before - (old === undefined ? 0 : variableSize(name, old)) + (value === undefined ? 0 : variableSize(name, value));
+    // Growth beyond the byte bound is refused; shrinking or unsetting always works.
+    if (after > this.maxBytes && after > before) throw tooManyVariableBytes('server (globals)', this.maxBytes, 'variables.max_global_bytes', name);
     if (value === undefined) this.#values.delete(name);
     else this.#values.set(name, value);
+    this.#bytes = after;
+  }
+
+  /** What the global variables hold, in bytes as counted against `variables.max_global_bytes`. */
+  get byteCount(): number {
+    return this.#bytes;
   }
 
   /** Every set variable, in the order they were first set. */

@@ -161,6 +161,7 @@ export abstract class Kernel {
     this.applications.eventLog = this.eventLog;
     this.applications.reconnectGraceMs = eventLogSettings.reconnectGraceSeconds * 1000;
     this.applications.maxWideApps = options.config.ari.maxSubscribeAllApps;
+    this.globalVars.maxBytes = options.config.variables.maxGlobalBytes;
     this.stasis.waitingIndication = eventLogSettings.waitingIndication;
 
     const fileConfig = new FileBackend(mergeConfigObjects(options.fileConfigObjects ?? {}, options.config.configObjects));
@@ -174,6 +175,7 @@ export abstract class Kernel {
       defaultLanguage: options.config.language,
       // 0 is automatic: unlimited channels let one loop or flood spend every descriptor or the heap.
       maxChannels: options.config.maxChannels || automaticChannelLimit(),
+      maxVariableBytes: options.config.variables.maxChannelBytes,
       functions: options.functions,
       reportError: (err, channel, during) => this.log.error({ err, channel: channel.name }, `channel ${during} failed; carrying on`),
     });

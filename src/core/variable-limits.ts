@@ -58,3 +58,22 @@ export function checkVariable(name: string, value: string | undefined): void {
   checkVariableName(name);
   checkVariableValue(name, value);
 }
+
+/** Default of `variables.max_channel_bytes`: what one channel's variables may hold (names and values). */
+export const DEFAULT_CHANNEL_VARIABLE_BYTES = 1024 * 1024;
+/** Default of `variables.max_global_bytes`: what all global variables together may hold. */
+export const DEFAULT_GLOBAL_VARIABLE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The size a variable counts for against the byte bounds: its name and value in UTF-16 code
+ * units, the way they sit in memory. The counts alone allowed 4,096 × 64 KiB per channel (512 MB
+ * in the engine's strings) and 16,384 × 64 KiB of globals.
+ */
+export function variableSize(name: string, value: string): number {
+  return 2 * (name.length + value.length);
+}
+
+/** InvalidError: setting `name` would take the holder beyond `max` bytes of variables. */
+export function tooManyVariableBytes(holder: string, max: number, setting: string, name: string): InvalidError {
+  return new InvalidError(`Variables on the ${holder} would exceed ${max} bytes (${setting}); not setting ${name.slice(0, 64)}`);
+}

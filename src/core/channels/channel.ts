@@ -7,7 +7,7 @@ import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
-import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
+import { DEFAULT_CHANNEL_VARIABLE_BYTES, MAX_CHANNEL_VARIABLES, tooManyChannelVariables, tooManyVariableBytes, variableSize } from '../variable-limits.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
@@ -38,6 +38,8 @@ export interface ChannelEnvironment {
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
+  /** Most bytes of variables the channel holds (`variables.max_channel_bytes`); absent = the default. */
+  readonly maxVariableBytes?: number;
   /** Called once, after ChannelDestroyed. */
   destroyed(channel: Channel): void;
   /** A listener or technology failed while the channel was being notified; the channel goes on. */
@@ -151,6 +153,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
   private readonly variables = new Map<string, string>();
+  /** What the variables hold, by variableSize(). */
+  private variableBytes = 0;
   private readonly reportedVariables = new Set<string>();
   /** A `channelvars` function is being read (a read that raised an event must not read it again). */
   private readingReportedFunction = false;
@@ -349,6 +353,13 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    */
   setVariable(name: string, value: string | undefined, reportEvents = false): void {
     if (value !== undefined && this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) throw tooManyChannelVariables(name);
+    if (value !== undefined) {
+      // Growth beyond the byte bound is refused; shrinking or unsetting always works.
+      const max = this.variableByteLimit;
+      const old = this.variables.get(name);
+      const after = this.variableBytes - (old === undefined ? 0 : variableSize(name, old)) + variableSize(name, value);
+      if (after > max && after > this.variableBytes) throw tooManyVariableBytes('channel', max, 'variables.max_channel_bytes', name);
+    }
     this.setSystemVariable(name, value, reportEvents);
   }
 
@@ -357,10 +368,30 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * as there are finitely many of them, so a channel full of user variables still runs its apps.
    */
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
-    if (value === undefined) this.variables.delete(name);
-    else this.variables.set(name, value);
+    this.storeVariable(name, value);
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
+  }
+
+  /** Sets or unsets without any check or event, keeping variableBytes. */
+  private storeVariable(name: string, value: string | undefined): void {
+    const old = this.variables.get(name);
+    if (old !== undefined) this.variableBytes -= variableSize(name, old);
+    if (value === undefined) this.variables.delete(name);
+    else {
+      this.variables.set(name, value);
+      this.variableBytes += variableSize(name, value);
+    }
+  }
+
+  /** What the channel's variables hold, in bytes as counted against `variables.max_channel_bytes`. */
+  get variableByteCount(): number {
+    return this.variableBytes;
+  }
+
+  /** `variables.max_channel_bytes` as it applies to this channel. */
+  get variableByteLimit(): number {
+    return this.env.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES;
   }
 
   /** How many variables the channel holds. */
@@ -374,9 +405,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** Copies every variable of `source` without raising events (a technology handing a call on). */
   copyVariablesFrom(source: Channel): void {
+    const maxBytes = this.variableByteLimit;
     for (const [name, value] of source.variables) {
       if (this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) break;
-      this.variables.set(name, value);
+      if (this.variableBytes + variableSize(name, value) > maxBytes) break;
+      this.storeVariable(name, value);
     }
   }
 

@@ -29,6 +29,8 @@ export interface ChannelsOptions {
   readonly defaultLanguage: string;
   /** Most channels at once (`max_channels`, or the automatic limit the core derives for 0); 0 or absent = unlimited. */
   readonly maxChannels?: number;
+  /** Most bytes of variables one channel holds (`variables.max_channel_bytes`); absent = the default. */
+  readonly maxVariableBytes?: number;
   /** The dialplan functions of the core, which every channel of the table carries. */
   readonly functions: ChannelFunctions;
   /** A listener or technology failed while a channel was being notified (the channel went on). */
@@ -136,6 +138,7 @@ export class Channels implements EndableCollection {
         publish: (event, scope) => this.options.applications.publish(event, scope),
         channelvars: this.options.channelvars,
         defaultLanguage: this.options.defaultLanguage,
+        maxVariableBytes: this.options.maxVariableBytes,
         destroyed: (gone) => this.forget(gone),
         reportError: (error, failed, during) => this.reportError(error, failed, during),
       },

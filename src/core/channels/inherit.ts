@@ -2,6 +2,7 @@
 // main/dial.c): `__NAME` variables keep their prefix and go on being inherited, `_NAME` ones arrive
 // as NAME; the dialer's identity becomes the connected line; the language follows.
 import type { Channel } from './channel.ts';
+import { InvalidError } from '../errors.ts';
 import { MAX_CHANNEL_VARIABLES } from '../variable-limits.ts';
 
 export function inheritFromCaller(channel: Channel, caller: Channel): void {
@@ -11,7 +12,13 @@ export function inheritFromCaller(channel: Channel, caller: Channel): void {
     const inherited = name.startsWith('__') ? name : name.slice(1);
     // A new channel full already (the caller held the most): the rest are not inherited.
     if (channel.variableCount >= MAX_CHANNEL_VARIABLES && channel.getVariable(inherited) === undefined) break;
-    channel.setVariable(inherited, value);
+    try {
+      channel.setVariable(inherited, value);
+    } catch (error) {
+      // Full in bytes (variables.max_channel_bytes): the rest are not inherited either.
+      if (error instanceof InvalidError) break;
+      throw error;
+    }
   }
   if (caller.caller.name || caller.caller.number) channel.setConnected({ ...caller.caller });
   channel.language = caller.language;
