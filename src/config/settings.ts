@@ -534,6 +534,24 @@ export const SETTINGS = section(
       max: INT32_MAX,
       doc: 'Most Local channel pairs in a row: a Local channel requested by a channel that a Local channel led to is one deeper, and beyond this the request fails as unavailable (a dialplan that dials itself through Local stops). `0` = unlimited',
     }),
+    max_bridges: integer({
+      default: 10_000,
+      min: 1,
+      max: INT32_MAX,
+      doc: 'Most bridges at once; beyond, creating one answers 503 (each bridge ticks on the media clock, empty or not)',
+    }),
+    max_mailboxes: integer({
+      default: 10_000,
+      min: 1,
+      max: INT32_MAX,
+      doc: 'Most mailboxes (`PUT /mailboxes/{name}`); beyond, a new one answers 503 (each is a database row kept until deleted)',
+    }),
+    max_device_states: integer({
+      default: 10_000,
+      min: 1,
+      max: INT32_MAX,
+      doc: 'Most application-controlled device states (`Stasis:` names, `PUT /deviceStates/{name}`); beyond, a new one answers 503',
+    }),
     variables: section({
       max_channel_bytes: integer({
         default: 1024 * 1024,

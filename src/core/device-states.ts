@@ -3,7 +3,7 @@
 // is read-only. Any device state may be subscribed to.
 import type { Applications } from './applications.ts';
 import type { SqliteDatabase } from './database.ts';
-import { ConflictError, InvalidError, NotFoundError } from './errors.ts';
+import { ConflictError, InvalidError, NotFoundError, UnavailableError } from './errors.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 
 export const DEVICE_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'ONHOLD'] as const;
@@ -11,6 +11,8 @@ export type DeviceStateValue = (typeof DEVICE_STATES)[number];
 
 /** Most `Custom:` devices a dialplan may create. */
 export const MAX_CUSTOM_DEVICES = 10_000;
+/** Default of `max_device_states`. */
+export const DEFAULT_MAX_CONTROLLED_DEVICES = 10_000;
 /**
  * Longest `Custom:` device name: a dialplan may build the name from a caller's data (`${...}` up to
  * 64 Ki), and 10,000 such names would hold hundreds of megabytes in memory and the database.
@@ -33,6 +35,8 @@ export type DeviceStateProvider = (name: string) => DeviceStateValue | undefined
 
 export class DeviceStates {
   private readonly controlled = new Map<string, DeviceStateValue>();
+  /** Most `Stasis:` devices (`max_device_states`): each is a row and an entry held for good. */
+  maxControlled = DEFAULT_MAX_CONTROLLED_DEVICES;
   private readonly custom = new Map<string, DeviceStateValue>();
   private readonly providers: DeviceStateProvider[] = [];
   private readonly listeners: DeviceStateListener[] = [];
@@ -88,6 +92,9 @@ export class DeviceStates {
 
   set(name: string, state: DeviceStateValue): void {
     this.checkControlled(name);
+    if (!this.controlled.has(name) && this.controlled.size >= this.maxControlled) {
+      throw new UnavailableError(`Too many Stasis: device states: at most ${this.maxControlled} (max_device_states)`);
+    }
     this.controlled.set(name, state);
     this.database?.prepare('INSERT INTO device_states (name, state) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = excluded.state').run(name, state);
     this.changed(name, state);

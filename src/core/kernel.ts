@@ -191,6 +191,9 @@ export abstract class Kernel {
       () => (this.modules.isRunning(MODULE_NAMES.musicOnHold) ? this.moh.stream() : undefined),
       (err, bridge, during) => this.log.error({ err, bridge: bridge.id }, `bridge ${during} failed; carrying on`),
     );
+    this.bridges.maxBridges = options.config.maxBridges;
+    this.mailboxes.maxMailboxes = options.config.maxMailboxes;
+    this.deviceStates.maxControlled = options.config.maxDeviceStates;
     this.objects.register('bridge', (id) => this.bridges.get(id)?.eventSnapshot());
     this.recordings = new Recordings({
       dir: options.config.dirs.recordings,

@@ -1,6 +1,9 @@
 // Mailboxes whose message counts an ARI application maintains; persisted in the database.
 import type { SqliteDatabase } from './database.ts';
-import { NotFoundError } from './errors.ts';
+import { NotFoundError, UnavailableError } from './errors.ts';
+
+/** Default of `max_mailboxes`. */
+export const DEFAULT_MAX_MAILBOXES = 10_000;
 
 export interface MailboxSnapshot {
   readonly name: string;
@@ -10,6 +13,8 @@ export interface MailboxSnapshot {
 
 export class Mailboxes {
   private database: SqliteDatabase | undefined;
+  /** Most mailboxes (`max_mailboxes`): each is a database row kept for good. */
+  maxMailboxes = DEFAULT_MAX_MAILBOXES;
 
   open(database: SqliteDatabase): void {
     this.database = database;
@@ -36,6 +41,11 @@ export class Mailboxes {
   }
 
   update(name: string, oldMessages: number, newMessages: number): void {
+    const exists = this.db.prepare('SELECT 1 FROM mailboxes WHERE name = ?').get(name) !== undefined;
+    if (!exists) {
+      const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM mailboxes').get() as { n: number };
+      if (n >= this.maxMailboxes) throw new UnavailableError(`Too many mailboxes: at most ${this.maxMailboxes} (max_mailboxes)`);
+    }
     this.db
       .prepare('INSERT INTO mailboxes (name, old_messages, new_messages) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET old_messages = excluded.old_messages, new_messages = excluded.new_messages')
       .run(name, oldMessages, newMessages);

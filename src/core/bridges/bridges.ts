@@ -2,7 +2,7 @@
 // is subscribed to the bridge while the channel is a member.
 import type { Applications } from '../applications.ts';
 import type { Channel } from '../channels/channel.ts';
-import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
+import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import { Bridge, type BridgeAudioSource, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
 import { randomUUID } from 'node:crypto';
@@ -38,6 +38,9 @@ export function resolveBridgeType(tokens: readonly string[]): { type: BridgeType
   return { type: holding ? 'holding' : 'mixing', videoMode, flags };
 }
 
+/** Default of `max_bridges`. */
+export const DEFAULT_MAX_BRIDGES = 10_000;
+
 export class Bridges implements EndableCollection {
   private readonly byId = new Map<string, Bridge>();
   /** How many of a bridge's members each application controls (for the bridge subscription). */
@@ -54,9 +57,13 @@ export class Bridges implements EndableCollection {
     private readonly reportError?: (error: unknown, bridge: Bridge, during: string) => void,
   ) {}
 
+  /** Most bridges at once (`max_bridges`): each one ticks on the media clock. */
+  maxBridges = DEFAULT_MAX_BRIDGES;
+
   create(options: CreateBridgeOptions): Bridge {
     const id = options.id || randomUUID();
     if (this.byId.has(id)) throw new ConflictError(`Bridge with id ${id} already exists`);
+    if (this.byId.size >= this.maxBridges) throw new UnavailableError(`Too many bridges: at most ${this.maxBridges} (max_bridges)`);
     const { type, videoMode, flags } = resolveBridgeType(options.types ?? []);
     const tick = (): void => bridge.tick();
     const bridge: Bridge = new Bridge(

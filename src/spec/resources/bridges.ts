@@ -50,6 +50,8 @@ const playErrors = [
 ] as const;
 /** Patchbay's bounds on variables and names: not in Asterisk's declarations for bridge creation. */
 const badParams = { code: 400, reason: 'Invalid parameters.' } as const;
+/** Patchbay: 503 beyond max_bridges. */
+const tooManyBridges = { code: 503, reason: 'Too many bridges (max_bridges).' } as const;
 
 export const bridges = {
   name: 'bridges',
@@ -81,7 +83,7 @@ export const bridges = {
         bridgeAbsorbDTMF,
       ],
       responseClass: 'Bridge',
-      errors: [badParams, { code: 409, reason: 'Bridge id already in use.' }],
+      errors: [badParams, { code: 409, reason: 'Bridge id already in use.' }, tooManyBridges],
     },
     {
       nickname: 'createWithId',
@@ -98,7 +100,7 @@ export const bridges = {
         bridgeAbsorbDTMF,
       ],
       responseClass: 'Bridge',
-      errors: [badParams, { code: 409, reason: 'Bridge id already in use.' }],
+      errors: [badParams, { code: 409, reason: 'Bridge id already in use.' }, tooManyBridges],
     },
     {
       nickname: 'get',

@@ -49,6 +49,8 @@ export const deviceStates = {
       errors: [
         { code: 404, reason: 'Device name is empty.' },
         { code: 409, reason: 'Device is not controlled by applications (no Stasis: prefix).' },
+        // Patchbay: 503 beyond max_device_states.
+        { code: 503, reason: 'Too many application-controlled device states (max_device_states).' },
       ],
     },
     {

@@ -41,7 +41,8 @@ export const mailboxes = {
         { name: 'newMessages', description: 'Number of unread messages.', in: 'query', dataType: 'int', required: true },
       ],
       responseClass: 'void',
-      errors: [noMailbox],
+      // Patchbay: 503 beyond max_mailboxes.
+      errors: [noMailbox, { code: 503, reason: 'Too many mailboxes (max_mailboxes).' }],
     },
     {
       nickname: 'delete',
