@@ -153,8 +153,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
   private readonly variables = new Map<string, string>();
-  /** What the variables hold, by variableSize(). */
-  private variableBytes = 0;
+  private variableBytes = 0; // what the variables hold, by variableSize()
   private readonly reportedVariables = new Set<string>();
   /** A `channelvars` function is being read (a read that raised an event must not read it again). */
   private readingReportedFunction = false;
@@ -353,13 +352,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    */
   setVariable(name: string, value: string | undefined, reportEvents = false): void {
     if (value !== undefined && this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) throw tooManyChannelVariables(name);
-    if (value !== undefined) {
-      // Growth beyond the byte bound is refused; shrinking or unsetting always works.
-      const max = this.variableByteLimit;
-      const old = this.variables.get(name);
-      const after = this.variableBytes - (old === undefined ? 0 : variableSize(name, old)) + variableSize(name, value);
-      if (after > max && after > this.variableBytes) throw tooManyVariableBytes('channel', max, 'variables.max_channel_bytes', name);
-    }
+    // Growth beyond the byte bound is refused; shrinking or unsetting always works.
+    const growth = this.byteChange(name, value);
+    if (growth > 0 && this.variableBytes + growth > this.variableByteLimit) throw tooManyVariableBytes('channel', this.variableByteLimit, 'variables.max_channel_bytes', name);
     this.setSystemVariable(name, value, reportEvents);
   }
 
@@ -373,23 +368,23 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
 
-  /** Sets or unsets without any check or event, keeping variableBytes. */
-  private storeVariable(name: string, value: string | undefined): void {
+  /** How much setting `name` to `value` (undefined: unsetting) changes variableBytes. */
+  private byteChange(name: string, value: string | undefined): number {
     const old = this.variables.get(name);
-    if (old !== undefined) this.variableBytes -= variableSize(name, old);
-    if (value === undefined) this.variables.delete(name);
-    else {
-      this.variables.set(name, value);
-      this.variableBytes += variableSize(name, value);
-    }
+    return (value === undefined ? 0 : variableSize(name, value)) - (old === undefined ? 0 : variableSize(name, old));
   }
 
-  /** What the channel's variables hold, in bytes as counted against `variables.max_channel_bytes`. */
+  /** Sets or unsets without any check or event, keeping variableBytes. */
+  private storeVariable(name: string, value: string | undefined): void {
+    this.variableBytes += this.byteChange(name, value);
+    if (value === undefined) this.variables.delete(name);
+    else this.variables.set(name, value);
+  }
+
+  /** What the channel's variables hold, in bytes as counted against `variables.max_channel_bytes`; then that bound. */
   get variableByteCount(): number {
     return this.variableBytes;
   }
-
-  /** `variables.max_channel_bytes` as it applies to this channel. */
   get variableByteLimit(): number {
     return this.env.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES;
   }
@@ -405,10 +400,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** Copies every variable of `source` without raising events (a technology handing a call on). */
   copyVariablesFrom(source: Channel): void {
-    const maxBytes = this.variableByteLimit;
     for (const [name, value] of source.variables) {
       if (this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) break;
-      if (this.variableBytes + variableSize(name, value) > maxBytes) break;
+      if (this.variableBytes + this.byteChange(name, value) > this.variableByteLimit) break;
       this.storeVariable(name, value);
     }
   }
