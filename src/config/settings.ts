@@ -310,18 +310,8 @@ export const SETTINGS = section(
           }
         },
       }),
-      max_subscribe_all_apps: integer({
-        default: 100,
-        min: 0,
-        max: 1_000_000,
-        doc: 'Most applications that receive every event at once: connected with `subscribeAll=true`, or subscribed to every channel, bridge or endpoint (`channel:`, `bridge:`, `endpoint:` with no id). Each such application gets a copy of each event, so 8,000 of them turned one call into 136,000 messages; beyond the limit the events WebSocket upgrade and the subscription answer 503. Outbound WebSockets count but are never refused (they are configured). `0` = unlimited',
-      }),
-      crypt_checks_per_second: integer({
-        default: 20,
-        min: 0,
-        max: 1_000_000,
-        doc: 'Crypt password checks the whole server starts per second, from all addresses together (in bursts of as many); beyond, a login that needs one is answered 401 without a check. Credentials verified before need none. `0` = no limit (see [Failed logins](#failed-logins))',
-      }),
+      max_subscribe_all_apps: integer({ default: 100, min: 0, max: 1_000_000, doc: 'Most applications that receive every event at once: connected with `subscribeAll=true`, or subscribed to every channel, bridge or endpoint (`channel:`, `bridge:`, `endpoint:` with no id). Each such application gets a copy of each event, so 8,000 of them turned one call into 136,000 messages; beyond the limit the events WebSocket upgrade and the subscription answer 503. Outbound WebSockets count but are never refused (they are configured). `0` = unlimited' }),
+      crypt_checks_per_second: integer({ default: 20, min: 0, max: 1_000_000, doc: 'Crypt password checks the whole server starts per second, from all addresses together (in bursts of as many); beyond, a login that needs one is answered 401 without a check. Credentials verified before need none. `0` = no limit (see [Failed logins](#failed-logins))' }),
       failed_logins: section({
         max_per_address: integer({
           default: 10,
@@ -534,44 +524,14 @@ export const SETTINGS = section(
       max: INT32_MAX,
       doc: 'Most Local channel pairs in a row: a Local channel requested by a channel that a Local channel led to is one deeper, and beyond this the request fails as unavailable (a dialplan that dials itself through Local stops). `0` = unlimited',
     }),
-    max_bridges: integer({
-      default: 10_000,
-      min: 1,
-      max: INT32_MAX,
-      doc: 'Most bridges at once; beyond, creating one answers 503 (each bridge ticks on the media clock, empty or not)',
-    }),
-    max_mailboxes: integer({
-      default: 10_000,
-      min: 1,
-      max: INT32_MAX,
-      doc: 'Most mailboxes (`PUT /mailboxes/{name}`); beyond, a new one answers 503 (each is a database row kept until deleted)',
-    }),
-    max_device_states: integer({
-      default: 10_000,
-      min: 1,
-      max: INT32_MAX,
-      doc: 'Most application-controlled device states (`Stasis:` names, `PUT /deviceStates/{name}`); beyond, a new one answers 503',
-    }),
+    max_bridges: integer({ default: 10_000, min: 1, max: INT32_MAX, doc: 'Most bridges at once; beyond, creating one answers 503 (each bridge ticks on the media clock, empty or not)' }),
+    max_mailboxes: integer({ default: 10_000, min: 1, max: INT32_MAX, doc: 'Most mailboxes (`PUT /mailboxes/{name}`); beyond, a new one answers 503 (each is a database row kept until deleted)' }),
+    max_device_states: integer({ default: 10_000, min: 1, max: INT32_MAX, doc: 'Most application-controlled device states (`Stasis:` names, `PUT /deviceStates/{name}`); beyond, a new one answers 503' }),
     variables: section({
-      max_channel_bytes: integer({
-        default: 1024 * 1024,
-        min: 64 * 1024,
-        max: INT32_MAX,
-        doc: 'Most bytes one channel\'s variables hold, names and values counted as UTF-16 (2 bytes a character); beyond it a variable that would grow them is refused like one beyond the count (see [variable bounds](variable-bounds.md)). 65536–2³¹−1',
-      }),
-      max_global_bytes: integer({
-        default: 16 * 1024 * 1024,
-        min: 64 * 1024,
-        max: INT32_MAX,
-        doc: 'Most bytes all global variables hold together, counted as for channels. 65536–2³¹−1',
-      }),
+      max_channel_bytes: integer({ default: 1024 * 1024, min: 64 * 1024, max: INT32_MAX, doc: 'Most bytes one channel\'s variables hold, names and values counted as UTF-16 (2 bytes a character); beyond it a variable that would grow them is refused like one beyond the count (see [variable bounds](variable-bounds.md)). 65536–2³¹−1' }),
+      max_global_bytes: integer({ default: 16 * 1024 * 1024, min: 64 * 1024, max: INT32_MAX, doc: 'Most bytes all global variables hold together, counted as for channels. 65536–2³¹−1' }),
     }),
-    local_max_descendants: integer({
-      default: 500,
-      min: 0,
-      max: INT32_MAX,
-      doc: 'Most Local channel pairs one call chain (the channels sharing a linkedid) may make in all while any of its Local channels lives; beyond it a Local request fails as unavailable, so a loop that widens (`Dial(Local/x&Local/x)`) stops. `0` = unlimited',
-    }),
+    local_max_descendants: integer({ default: 500, min: 0, max: INT32_MAX, doc: 'Most Local channel pairs one call chain (the channels sharing a linkedid) may make in all while any of its Local channels lives; beyond it a Local request fails as unavailable, so a loop that widens (`Dial(Local/x&Local/x)`) stops. `0` = unlimited' }),
     max_open_files: integer({ default: 0, min: 0, max: INT32_MAX, doc: 'Most open files; `0` = unlimited' }),
     max_load: decimal({ default: 0, min: 0, max: 1_000_000, doc: 'Load-average ceiling (a decimal is allowed); `0` = unlimited' }),
     config_objects: custom<ConfigObjects, Record<string, Record<string, Record<string, Record<string, string | number | boolean> | null>>>>({
