@@ -103,13 +103,14 @@ export function checkRoomForVariables(channel: Channel, assignments: readonly Va
     created.add(name);
     if (channel.variableCount + created.size > MAX_CHANNEL_VARIABLES) throw tooManyChannelVariables(name);
   }
-  let bytes = channel.variableByteCount;
+  const { held, limit } = channel.variableBytes;
+  let bytes = held;
   for (const [name, value] of finalValues) {
     const old = channel.getVariable(name);
     bytes += variableSize(name, value) - (old === undefined ? 0 : variableSize(name, old));
   }
-  if (bytes > channel.variableByteLimit && bytes > channel.variableByteCount) {
-    throw tooManyVariableBytes('channel', channel.variableByteLimit, 'variables.max_channel_bytes', [...finalValues.keys()].pop() ?? '');
+  if (bytes > limit && bytes > held) {
+    throw tooManyVariableBytes('channel', limit, 'variables.max_channel_bytes', [...finalValues.keys()].pop() ?? '');
   }
 }
 

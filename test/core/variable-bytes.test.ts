@@ -26,7 +26,7 @@ test('one channel holds at most variables.max_channel_bytes (1 MiB) of variables
     assert.equal(refused.status, 400);
     assert.match(((await refused.json()) as { message: string }).message, /variables\.max_channel_bytes/);
     const channel = server.core.channels.get('var-bytes')!;
-    assert.ok(channel.variableByteCount <= 1024 * 1024);
+    assert.ok(channel.variableBytes.held <= 1024 * 1024);
     assert.equal((await post('/channels/var-bytes/variable?variable=V0', { value: 'short' })).status, 204, 'shrinking works');
     assert.equal((await post('/channels/var-bytes/variable?variable=V0')).status, 204, 'unsetting works');
     // A variables body that would pass the bound is refused whole.

@@ -7,7 +7,8 @@ import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
-import { DEFAULT_CHANNEL_VARIABLE_BYTES, MAX_CHANNEL_VARIABLES, tooManyChannelVariables, tooManyVariableBytes, variableSize } from '../variable-limits.ts';
+import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
+import { VariableStore } from './variable-store.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
@@ -38,8 +39,7 @@ export interface ChannelEnvironment {
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
-  /** Most bytes of variables the channel holds (`variables.max_channel_bytes`); absent = the default. */
-  readonly maxVariableBytes?: number;
+  readonly maxVariableBytes: number; // most bytes of variables the channel holds (`variables.max_channel_bytes`)
   /** Called once, after ChannelDestroyed. */
   destroyed(channel: Channel): void;
   /** A listener or technology failed while the channel was being notified; the channel goes on. */
@@ -152,8 +152,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  private readonly variables = new Map<string, string>();
-  private variableBytes = 0; // what the variables hold, by variableSize()
+  private readonly variables = new VariableStore();
   private readonly reportedVariables = new Set<string>();
   /** A `channelvars` function is being read (a read that raised an event must not read it again). */
   private readingReportedFunction = false;
@@ -352,9 +351,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    */
   setVariable(name: string, value: string | undefined, reportEvents = false): void {
     if (value !== undefined && this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) throw tooManyChannelVariables(name);
-    // Growth beyond the byte bound is refused; shrinking or unsetting always works.
-    const growth = this.byteChange(name, value);
-    if (growth > 0 && this.variableBytes + growth > this.variableByteLimit) throw tooManyVariableBytes('channel', this.variableByteLimit, 'variables.max_channel_bytes', name);
+    this.variables.assertRoom(name, value, this.variableBytes.limit);
     this.setSystemVariable(name, value, reportEvents);
   }
 
@@ -363,32 +360,15 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * as there are finitely many of them, so a channel full of user variables still runs its apps.
    */
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
-    this.storeVariable(name, value);
+    this.variables.store(name, value);
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
 
-  /** How much setting `name` to `value` (undefined: unsetting) changes variableBytes. */
-  private byteChange(name: string, value: string | undefined): number {
-    const old = this.variables.get(name);
-    return (value === undefined ? 0 : variableSize(name, value)) - (old === undefined ? 0 : variableSize(name, old));
+  /** What the channel's variables hold in bytes, and the most they may (`variables.max_channel_bytes`). */
+  get variableBytes(): { readonly held: number; readonly limit: number } {
+    return { held: this.variables.bytes, limit: this.env.maxVariableBytes };
   }
-
-  /** Sets or unsets without any check or event, keeping variableBytes. */
-  private storeVariable(name: string, value: string | undefined): void {
-    this.variableBytes += this.byteChange(name, value);
-    if (value === undefined) this.variables.delete(name);
-    else this.variables.set(name, value);
-  }
-
-  /** What the channel's variables hold, in bytes as counted against `variables.max_channel_bytes`; then that bound. */
-  get variableByteCount(): number {
-    return this.variableBytes;
-  }
-  get variableByteLimit(): number {
-    return this.env.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES;
-  }
-
   /** How many variables the channel holds. */
   get variableCount(): number {
     return this.variables.size;
@@ -401,9 +381,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** Copies every variable of `source` without raising events (a technology handing a call on). */
   copyVariablesFrom(source: Channel): void {
     for (const [name, value] of source.variables) {
-      if (this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name)) break;
-      if (this.variableBytes + this.byteChange(name, value) > this.variableByteLimit) break;
-      this.storeVariable(name, value);
+      const full = this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name);
+      if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
+      this.variables.store(name, value);
     }
   }
 

@@ -1,5 +1,6 @@
 // The table of live channels and of channel technologies. Creates channels with Asterisk-style
 // ids (`<epoch seconds>.<sequence>`) and raises ChannelCreated; forgets them when destroyed.
+import { DEFAULT_CHANNEL_VARIABLE_BYTES } from '../variable-limits.ts';
 import type { Applications } from '../applications.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import { Notifier } from '../../util/typed-emitter.ts';
@@ -138,7 +139,7 @@ export class Channels implements EndableCollection {
         publish: (event, scope) => this.options.applications.publish(event, scope),
         channelvars: this.options.channelvars,
         defaultLanguage: this.options.defaultLanguage,
-        maxVariableBytes: this.options.maxVariableBytes,
+        maxVariableBytes: this.options.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES,
         destroyed: (gone) => this.forget(gone),
         reportError: (error, failed, during) => this.reportError(error, failed, during),
       },

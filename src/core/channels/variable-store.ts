@@ -1,0 +1,57 @@
+// A channel's variables with what they hold in bytes (variable-limits.ts variableSize), kept as
+// they change, so the `variables.max_channel_bytes` check costs nothing per write.
+import { tooManyVariableBytes, variableSize } from '../variable-limits.ts';
+
+export class VariableStore implements Iterable<[string, string]> {
+  readonly #values = new Map<string, string>();
+  #bytes = 0;
+
+  get size(): number {
+    return this.#values.size;
+  }
+
+  /** What the variables hold, in bytes. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get(name: string): string | undefined {
+    return this.#values.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.#values.has(name);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#values.keys();
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.#values.entries();
+  }
+
+  /** How much setting `name` to `value` (undefined: unsetting) would change `bytes`. */
+  change(name: string, value: string | undefined): number {
+    const old = this.#values.get(name);
+    return (value === undefined ? 0 : variableSize(name, value)) - (old === undefined ? 0 : variableSize(name, old));
+  }
+
+  /** Whether setting `name` to `value` keeps the variables within `limit` bytes (or does not grow them). */
+  hasRoom(name: string, value: string | undefined, limit: number): boolean {
+    const growth = this.change(name, value);
+    return growth <= 0 || this.#bytes + growth <= limit;
+  }
+
+  /** InvalidError unless hasRoom(): growth beyond the bound is refused; shrinking or unsetting always works. */
+  assertRoom(name: string, value: string | undefined, limit: number): void {
+    if (!this.hasRoom(name, value, limit)) throw tooManyVariableBytes('channel', limit, 'variables.max_channel_bytes', name);
+  }
+
+  /** Sets or unsets, without any check. */
+  store(name: string, value: string | undefined): void {
+    this.#bytes += this.change(name, value);
+    if (value === undefined) this.#values.delete(name);
+    else this.#values.set(name, value);
+  }
+}
