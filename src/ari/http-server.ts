@@ -1,11 +1,13 @@
 // The HTTP front door: authentication, CORS, body limits, then the dispatcher.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import { Authenticator, type AuthResult } from './auth.ts';
 import type { AriResponse, Dispatcher } from './dispatcher.ts';
+import { LogThrottle } from '../util/log-throttle.ts';
+import { ConnectionGuard } from './connection-guard.ts';
 
 export const ARI_PREFIX = '/ari';
 
@@ -121,6 +123,9 @@ export class AriHttpServer {
   private readonly allowedOrigins: ReadonlySet<string>;
   private readonly indent: number | undefined;
   private readonly realmHeader: string;
+  /** Connections counted and capped below the file-descriptor limit (`http.max_connections` …). */
+  readonly connections: ConnectionGuard;
+  private readonly refusalLog = new LogThrottle(10_000);
 
   constructor(options: HttpServerOptions) {
     this.options = options;
@@ -138,7 +143,17 @@ export class AriHttpServer {
         if (!response.headersSent) this.send(response, { status: 500, headers: {}, json: { message: 'Internal server error' } });
       }
     });
+    const { maxConnections, maxConnectionsPerAddress, headerTimeoutMs } = options.config.http;
+    this.connections = new ConnectionGuard({ maxConnections, maxPerAddress: maxConnectionsPerAddress, headerTimeoutMs }, (reason, address) => {
+      this.refusalLog.run((suppressed) =>
+        options.log.warn({ address, reason, ...(suppressed > 0 ? { suppressed } : {}) }, `HTTP connection refused: too many connections ${reason === 'total' ? 'in all' : 'from one address'}`),
+      );
+    });
+    // Counted before Node.js parses anything; the 'request'/'upgrade' listeners run once a header is in.
+    this.server.on('connection', (socket: Socket) => this.connections.admit(socket));
+    this.server.prependListener('request', (request: IncomingMessage) => this.connections.headerReceived(request.socket));
     this.server.on('upgrade', (request, socket, head) => {
+      this.connections.headerReceived(request.socket);
       if (takePrefix(request, prefix)) return this.handleUpgrade(request, socket, head);
       socket.on('error', () => socket.destroy());
       rejectUpgrade(socket, 404, 'Not found');
@@ -190,6 +205,7 @@ export class AriHttpServer {
       return this.send(response, this.authFailure(auth));
     }
     if (meta) meta.user = auth.user.name;
+    this.connections.authenticated(request.socket);
     const dispatch = (body: Buffer | undefined): void => {
       const result = this.options.dispatcher.dispatch({
         meta,
@@ -346,6 +362,7 @@ export class AriHttpServer {
       if (target.pathname !== ARI_PREFIX && !target.pathname.startsWith(`${ARI_PREFIX}/`)) {
         return rejectUpgrade(socket, 404, 'Resource not found');
       }
+      this.connections.authenticated(request.socket);
       this.options.upgrade.handleUpgrade(request, socket, head, auth, target);
     } catch (err) {
       this.options.log.error({ err }, 'upgrade handling failed');

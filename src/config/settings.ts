@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { WebSocketClientConfig as ConnectionFields } from '../util/websocket-clients/client-config.ts';
 import { checkUserAcls, DEFAULT_USER, readNamedAcls, usesDefaultPassword, USER, type AriUser, type NamedAcl, NAMED_ACL } from './ari-users.ts';
 import { readConfigObjects, RESERVED_NAMES, type ConfigObjects } from './config-objects.ts';
+import { openFileLimit } from '../util/fd-limit.ts';
 import {
   boolean,
   custom,
@@ -179,6 +180,25 @@ export const SETTINGS = section(
         max: 1024 * 1024 * 1024,
         docDefault: '`1048576` (1 MiB)',
         doc: 'Largest request body accepted; larger bodies get 413',
+      }),
+      max_connections: integer({
+        default: () => defaultMaxHttpConnections(),
+        min: 1,
+        max: 1_000_000,
+        docDefault: 'a quarter of the open-file limit, at most 4096',
+        doc: 'HTTP connections at once, all clients together. At the limit a new connection takes the place of the oldest one that never authenticated; when all are authenticated it is closed at once. Keeps idle sockets from using up the file descriptors that calls, recordings and logs need',
+      }),
+      max_connections_per_address: integer({
+        default: 256,
+        min: 1,
+        max: 1_000_000,
+        doc: 'HTTP connections at once from one client address (one /64 for IPv6); more are closed at once',
+      }),
+      header_timeout_ms: integer({
+        default: 10_000,
+        min: 100,
+        max: 300_000,
+        doc: 'Milliseconds a new HTTP connection has to send its first request header before it is closed (Node.js allows a minute)',
       }),
       console: boolean({
         default: true,
@@ -553,6 +573,11 @@ export const SETTINGS = section(
     }
   },
 );
+
+/** A quarter of the open files for HTTP: the rest stays for calls, recordings, SIP and logs. */
+function defaultMaxHttpConnections(): number {
+  return Math.max(16, Math.min(4096, Math.floor(openFileLimit() / 4)));
+}
 
 /** Each outbound WebSocket names an existing client and user, and has a connection type. */
 function checkOutboundWebSockets(top: Raw, ctx: ReadContext): void {
