@@ -3,9 +3,11 @@
 // in an endless loop, one 20 ms frame per media clock tick. A stream feeds a channel (as its
 // `moh` generator) or a bridge (as one of its audio sources). The `default` class always exists:
 // when its directory holds no audio, a melody is generated into it at first start. An unknown
-// class falls back to `default`, as Asterisk does.
-import { mkdirSync, renameSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// class falls back to `default`, as Asterisk does. As with sounds, a file plays only when its real
+// path (links resolved) lies inside the music-on-hold directory or a configured class directory:
+// a link planted there must not bring another file's bytes into a call or a bridge recording.
+import { mkdirSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { fileFormatForPath } from '../media/codecs.ts';
 import { readAudioFile } from '../media/audio-file.ts';
 import { createResampler } from '../media/resample.ts';
@@ -207,15 +209,30 @@ export class MusicOnHold {
     if (!this.available()) throw new ConflictError('Music on hold is not available');
   }
 
+  /** The audio files of a class directory, by their real paths, leaving out any that resolve outside the roots. */
   private audioFiles(dir: string): string[] {
+    const roots = this.realRoots();
     return listDirectory(dir)
       .filter((name) => {
         const dot = name.lastIndexOf('.');
         return dot > 0 && MOH_EXTENSIONS.has(name.slice(dot + 1).toLowerCase()) && !name.endsWith('.partial');
       })
       .sort()
-      .map((name) => join(dir, name))
-      .filter((file) => isFile(file));
+      .map((name) => realPath(join(dir, name)))
+      .filter((file): file is string => file !== undefined && roots.some((root) => file.startsWith(root)) && isFile(file));
+  }
+
+  /**
+   * The directories music may come from, links resolved, each ending in a separator: `dirs.moh` and
+   * the configured class directories (the operator named those). Asked each time: they may appear later.
+   */
+  private realRoots(): string[] {
+    const roots: string[] = [];
+    for (const dir of [this.directory, ...this.classDirectories.values()]) {
+      const real = realPath(dir);
+      if (real !== undefined) roots.push(real.endsWith(sep) ? real : real + sep);
+    }
+    return roots;
   }
 
   /** Decodes a file to 8 kHz once (again when it changes); undefined when it cannot be read. */
@@ -238,6 +255,15 @@ export class MusicOnHold {
       this.warn('cannot read a music-on-hold file', { err, file });
       return undefined;
     }
+  }
+}
+
+/** The path with every link resolved; undefined when it is missing, dangling or loops. */
+function realPath(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
   }
 }
 
