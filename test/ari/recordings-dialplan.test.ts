@@ -2,7 +2,7 @@
 // ;1 half of a Local pair reaches the ;2 half running the dialplan) goes into the file, and
 // RECORD_STATUS tells how the recording ended: SILENCE, DTMF, OPERATOR, TIMEOUT, HANGUP, SKIP, ERROR.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +11,9 @@ import type { EventSocket } from '../helpers/server.ts';
 import { originate, startPbxServer, untilDestroyed, varsets, watchAll, type AriEvent, type PbxServer } from '../pbx/pbx-helpers.ts';
 import { parseWav, sleep, ToneFeeder, toneAmplitude } from './recordings-helpers.ts';
 
+// The recordings directory, named by an absolute path in the dialplan; and a directory outside it.
 const absoluteDir = mkdtempSync(join(tmpdir(), 'patchbay-record-abs-'));
+const outsideDir = mkdtempSync(join(tmpdir(), 'patchbay-record-outside-'));
 
 const DIALPLAN = `
 [rec]
@@ -47,6 +49,12 @@ exten => skip,1,Record(dp/skip.wav,0,1,s)
 exten => absolute,1,Record(${absoluteDir}/abs.wav,0,1,q)
  same => n,Set(DONE=\${RECORD_STATUS})
  same => n,Hangup()
+exten => outside,1,Record(${outsideDir}/made/abs.wav,0,1,q)
+ same => n,Set(DONE=\${RECORD_STATUS})
+ same => n,Hangup()
+exten => linked,1,Record(planted/abs.wav,0,1,q)
+ same => n,Set(DONE=\${RECORD_STATUS})
+ same => n,Hangup()
 `;
 
 let pbx: PbxServer;
@@ -55,7 +63,7 @@ let recordings: string;
 const feeders: ToneFeeder[] = [];
 
 before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
+  pbx = await startPbxServer(DIALPLAN, { dirs: { recordings: absoluteDir } });
   events = await watchAll(pbx.server, 'record-watch');
   recordings = pbx.server.config.dirs.recordings;
 });
@@ -65,6 +73,7 @@ after(async () => {
   await events.close();
   await pbx.stop();
   rmSync(absoluteDir, { recursive: true, force: true });
+  rmSync(outsideDir, { recursive: true, force: true });
 });
 
 /** A recording has begun (not just been queued). */
@@ -180,5 +189,14 @@ describe('Record()', () => {
     const { one, two } = call('absolute');
     assert.deepEqual((await done(one, two)).result, ['TIMEOUT']);
     assert.equal(parseWav(readFileSync(join(absoluteDir, 'abs.wav'))).dataSize, 16000);
+  });
+
+  test('an absolute name outside the recordings directory, or a link leading out of it, is ERROR and writes nothing', async () => {
+    const outside = call('outside');
+    assert.deepEqual((await done(outside.one, outside.two)).result, ['ERROR']);
+    symlinkSync(outsideDir, join(recordings, 'planted'));
+    const linked = call('linked');
+    assert.deepEqual((await done(linked.one, linked.two)).result, ['ERROR']);
+    assert.deepEqual(readdirSync(outsideDir), [], 'nothing was created outside');
   });
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DeepPartialYaml } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { dial, type DialStatus } from '../../src/core/channels/dialer.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
@@ -17,15 +18,15 @@ export interface PbxServer {
 }
 
 /** Starts a server on `dialplan` (extensions.conf text), or on the embedded default when null. */
-export async function startPbxServer(dialplan: string | null): Promise<PbxServer> {
+export async function startPbxServer(dialplan: string | null, overrides: DeepPartialYaml = {}): Promise<PbxServer> {
   if (dialplan === null) {
-    const server = await startTestServer();
+    const server = await startTestServer(overrides);
     return { server, stop: () => server.stop() };
   }
   const dir = mkdtempSync(join(tmpdir(), 'patchbay-pbx-'));
   const file = join(dir, 'extensions.conf');
   writeFileSync(file, dialplan);
-  const server = await startTestServer({ dialplan: { file } });
+  const server = await startTestServer({ ...overrides, dialplan: { file } });
   return {
     server,
     async stop() {

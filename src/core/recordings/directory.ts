@@ -108,6 +108,21 @@ export class RecordingsDirectory {
   }
 
   /**
+   * A file name the dialplan gave (Record, MixMonitor): a relative one is a recording name; an
+   * absolute one is accepted only inside this directory (as configured or with links resolved) and
+   * becomes the name relative to it. RecordingNameError for anything outside.
+   */
+  nameOfPath(name: string): string {
+    if (!path.isAbsolute(name)) return name;
+    const absolute = path.resolve(name);
+    for (const root of new Set([this.root, this.realRoot()])) {
+      const relative = path.relative(root, absolute);
+      if (relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)) return relative.split(path.sep).join('/');
+    }
+    throw new RecordingNameError('outside', 'the file lies outside the recordings directory');
+  }
+
+  /**
    * Checks a recording name (without extension) and says where it lives. Throws
    * RecordingNameError; nothing on disk is touched.
    */

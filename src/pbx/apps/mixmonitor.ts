@@ -6,7 +6,6 @@
 // `r(file)` / `t(file)` also record what the channel receives / sends to separate files,
 // `i(var)` keep the MixMonitor's id in a variable. A post-recording command is not run.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { Channel } from '../../core/channels/channel.ts';
 import { RecordingNameError } from '../../core/recordings/directory.ts';
 import type { LiveRecording } from '../../core/recordings/live-recording.ts';
@@ -43,15 +42,7 @@ function parseOptions(text: string): Map<string, string> {
 function locate(recordings: Recordings, filename: string): { base: string; format: string; ensure: () => void } {
   const dot = filename.lastIndexOf('.');
   const format = dot > 0 ? filename.slice(dot + 1) : 'wav';
-  let name = dot > 0 ? filename.slice(0, dot) : filename;
-  if (path.isAbsolute(name)) {
-    // Allowed only inside the recordings directory, given relative to it from here on.
-    const relative = path.relative(recordings.directory.realRoot(), path.resolve(name));
-    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-      throw new RecordingNameError('outside', 'the file lies outside the recordings directory');
-    }
-    name = relative;
-  }
+  const name = recordings.directory.nameOfPath(dot > 0 ? filename.slice(0, dot) : filename);
   const resolved = recordings.directory.resolve(name);
   // The format is checked before any directory is made: a refused name leaves nothing behind.
   recordingFormat(format);

@@ -1,11 +1,9 @@
 // Record(filename.format[,silence[,maxduration[,options]]]): records what the caller says into a
-// file, on the media engine, as app_record does. A relative filename lives in the recordings
-// directory (and must stay inside it); an absolute one is used as written, since the dialplan is
-// the administrator's. The recording ends on `#` (or as the options say), after `silence` seconds
+// file, on the media engine, as app_record does. The file lives in the recordings directory: a
+// relative filename inside it, an absolute one only when it points there (as MixMonitor). The recording ends on `#` (or as the options say), after `silence` seconds
 // of silence, after `maxduration` seconds, or on hangup; RECORD_STATUS says which:
 // DTMF, OPERATOR, SILENCE, TIMEOUT, HANGUP, SKIP or ERROR.
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Channel } from '../../core/channels/channel.ts';
 import { RecordingNameError } from '../../core/recordings/directory.ts';
 import { recordingFormat } from '../../core/recordings/recordings.ts';
@@ -99,13 +97,11 @@ export const record: DialplanApplication = {
       status('ERROR');
       return 'next';
     }
-    // Where the file goes: relative names are confined to the recordings directory.
+    // Where the file goes: inside the recordings directory, as for MixMonitor and ARI. An absolute
+    // name is taken only when it lies there: the server may run as root, and a dialplan variable can
+    // carry what a caller dialled.
     const locate = (candidate: string): { base: string; ensure: () => void } => {
-      if (path.isAbsolute(candidate)) {
-        const base = path.resolve(candidate);
-        return { base, ensure: () => mkdirSync(path.dirname(base), { recursive: true }) };
-      }
-      const resolved = recordings.directory.resolve(candidate);
+      const resolved = recordings.directory.resolve(recordings.directory.nameOfPath(candidate));
       return { base: resolved.base, ensure: () => recordings.directory.ensureDir(resolved) };
     };
     let target: { base: string; ensure: () => void };
