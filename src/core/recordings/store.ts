@@ -1,8 +1,9 @@
 // Stored recordings: the files under the recordings directory whose extension is a known format.
 // A recording is named by its path relative to the directory without the extension; its format
 // is the extension. Every lookup goes through the directory's confinement check, and a name that
-// fails it is simply not found: nothing outside the directory is ever read, listed or deleted.
-import { constants, copyFileSync, createReadStream, fstatSync, lstatSync, openSync, readdirSync, unlinkSync, closeSync } from 'node:fs';
+// fails it is simply not found: nothing outside the directory is ever read, listed or deleted. A
+// file with other hard links is neither downloaded nor copied (403): its bytes may belong elsewhere.
+import { constants, copyFileSync, createReadStream, fstatSync, lstatSync, openSync, readdirSync, statSync, unlinkSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { getFileFormat } from '../../media/codecs.ts';
 import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from '../errors.ts';
@@ -28,6 +29,21 @@ export interface StoredMedia {
 }
 
 const NOT_FOUND = 'Recording not found';
+const SHARED_FILE = 'Recording file has other hard links';
+
+/**
+ * A file with other hard links holds bytes that also live elsewhere (a link planted to a file outside
+ * the directory): it is neither served nor copied, as log channels refuse such files.
+ */
+function refuseSharedFile(file: string): void {
+  let links: number;
+  try {
+    links = statSync(file).nlink;
+  } catch {
+    throw new NotFoundError(NOT_FOUND);
+  }
+  if (links > 1) throw new ForbiddenError(SHARED_FILE);
+}
 
 /** True for an extension this server can read and write (`wav`, `ulaw`, `sln16`, ...). */
 export function isRecordingExtension(extension: string): boolean {
@@ -128,6 +144,7 @@ export class RecordingStore {
     if (this.findResolved(destination) !== undefined) {
       throw new ConflictError('A recording with the same name already exists on the system');
     }
+    refuseSharedFile(source.real);
     const target = `${destination.base}.${source.format}`;
     let created: string[] = [];
     let copying = false;
@@ -168,7 +185,10 @@ export class RecordingStore {
     }
     let length: number;
     try {
-      length = fstatSync(fd).size;
+      const stats = fstatSync(fd);
+      // Checked on the open file: a link made between the lookup and the open is caught too.
+      if (stats.nlink > 1) throw new ForbiddenError(SHARED_FILE);
+      length = stats.size;
     } catch (error) {
       closeSync(fd);
       throw error;
