@@ -2,18 +2,20 @@
 // TCP connections spread over 127.0.0.x source addresses, then measures an authenticated ARI ping on
 // a fresh connection while they are held, and how long after the flood stops the server answers
 // again. Bounded: at most 15,000 connections and 60 s.
-// Usage: tsx bench/http-idle-flood.ts [--connections 12000] [--target <checkout root>]
+// The target runs with an open-file limit of `--fd-limit` (default 4096), so that the flood can reach it.
+// Usage: tsx bench/http-idle-flood.ts [--connections 6000] [--fd-limit 4096] [--target <checkout root>]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { connections: { type: 'string', default: '12000' }, target: { type: 'string', default: new URL('..', import.meta.url).pathname } } });
+const { values } = parseArgs({ options: { connections: { type: 'string', default: '6000' }, 'fd-limit': { type: 'string', default: '4096' }, target: { type: 'string', default: new URL('..', import.meta.url).pathname } } });
 const total = Math.min(Number(values.connections), 15_000);
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 const deadline = Date.now() + 60_000;
 
-const child = spawn(process.execPath, ['--import', 'tsx', `${values.target}/bench/http-target.ts`, 'patchbay'], { cwd: values.target, stdio: ['ignore', 'pipe', 'inherit'] });
+const fdLimit = Math.max(256, Math.min(Number(values['fd-limit']), 65_536));
+const child = spawn('sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" --import tsx bench/http-target.ts patchbay`, process.execPath], { cwd: values.target, stdio: ['ignore', 'pipe', 'inherit'] });
 const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
 const port = Number(new URL(String(chunk).trim()).port);
 
