@@ -232,7 +232,15 @@ class FileChannel extends LogChannel {
       if (await exists(this.path)) {
         let sequence = 0;
         while (await exists(`${this.path}.${sequence}`)) sequence += 1;
-        await rename(this.path, `${this.path}.${sequence}`);
+        try {
+          await rename(this.path, `${this.path}.${sequence}`);
+        } catch (err) {
+          // A name near 255 bytes has no room for `.<N>` (ENAMETOOLONG); a directory that turned
+          // read-only refuses too. Either is the file system's answer to this request, not a fault.
+          const code = (err as NodeJS.ErrnoException).code ?? String(err);
+          const why = code === 'ENAMETOOLONG' ? 'its rotated file name would be too long' : `the file cannot be renamed (${code})`;
+          throw new ConflictError(`Log channel ${this.name} cannot be rotated: ${why}`);
+        }
       }
       try {
         await appendToLogFile(this.path, '');

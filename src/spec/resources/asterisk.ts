@@ -200,7 +200,11 @@ export const asterisk = {
       since: ['13.6.0'],
       params: [logChannelName],
       responseClass: 'void',
-      errors: [{ code: 404, reason: 'No such log channel.' }],
+      errors: [
+        { code: 404, reason: 'No such log channel.' },
+        // Not in Asterisk's declaration: the file system refused the rotation (a name with no room for `.<N>`).
+        { code: 409, reason: 'The log file cannot be rotated.' },
+      ],
     },
     {
       nickname: 'getGlobalVar',
