@@ -75,9 +75,13 @@ export class BufferedAudioFile {
   /** Flushes and closes; safe to call more than once. */
   close(): void {
     if (this.closed) return;
-    this.flush();
-    const fd = this.#fd;
-    this.#fd = -1;
-    closeSync(fd);
+    try {
+      this.flush();
+    } finally {
+      // Closed even when the last write failed (a full disk): the descriptor must not leak.
+      const fd = this.#fd;
+      this.#fd = -1;
+      closeSync(fd);
+    }
   }
 }

@@ -210,15 +210,23 @@ export class LiveRecording implements Endable {
       }
       if (!this.begin()) return;
     }
-    if (++this.ticksSinceFlush >= FLUSH_EVERY_TICKS) {
-      this.ticksSinceFlush = 0;
-      this.writer?.flush();
-    }
     const received = this.slot.take();
-    if (this.state === 'paused') return;
-    if (received === undefined && this.options.onlyReceived) return;
     const frame = received ?? this.silence;
-    if (!this.writer!.write(this.muted ? this.silence : frame)) {
+    try {
+      if (++this.ticksSinceFlush >= FLUSH_EVERY_TICKS) {
+        this.ticksSinceFlush = 0;
+        this.writer?.flush();
+      }
+      if (this.state === 'paused') return;
+      if (received === undefined && this.options.onlyReceived) return;
+      if (!this.writer!.write(this.muted ? this.silence : frame)) {
+        this.finish('failed', 'error', 'Could not write to the recording file');
+        return;
+      }
+    } catch (error) {
+      // A full disk (ENOSPC) or an I/O error: the recording fails once, instead of the write
+      // throwing out of every media tick from now on.
+      this.env.warn('could not write to the recording file', error);
       this.finish('failed', 'error', 'Could not write to the recording file');
       return;
     }

@@ -16,6 +16,8 @@ import { LiveRecording, NotRecordingError, type IfExists, type LiveRecordingEnvi
 import { BridgeSource, ChannelAudioSource, ChannelSource, type ChannelAudioDirection, type RecordingSource } from './sources.ts';
 import { RecordingStore } from './store.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
+import { LogThrottle } from '../../util/log-throttle.ts';
+import { recoverPartialRecordings } from './recovery.ts';
 
 export type TerminateOn = 'none' | 'any' | '*' | '#';
 
@@ -50,6 +52,10 @@ export interface RecordingsOptions {
 }
 
 const ALL_DIGITS = '#*0123456789ABCD';
+/** At most one log line per kind of recording problem in this time. */
+const WARN_INTERVAL_MS = 10_000;
+/** Error codes that mean no byte more can be written. */
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT']);
 
 function terminateDigits(terminateOn: TerminateOn | undefined): string {
   switch (terminateOn) {
@@ -87,6 +93,7 @@ export class Recordings implements EndableCollection {
   private readonly running = new Set<LiveRecording>();
   private ticking = false;
   private readonly environment: LiveRecordingEnvironment;
+  private readonly warnings = new Map<string, LogThrottle>();
 
   constructor(options: RecordingsOptions) {
     this.options = options;
@@ -99,13 +106,32 @@ export class Recordings implements EndableCollection {
       checkFile: (file) => {
         if (this.directory.contains(path.resolve(file))) this.directory.checkWritable(file);
       },
-      warn: (message, err) => this.options.log.warn({ err }, message),
+      warn: (message, err) => this.warnThrottled(message, err),
     };
   }
 
-  /** Creates the recordings directory; called at start. */
+  /** Creates the recordings directory and recovers what a killed server left half-written; called at start. */
   open(): void {
     this.directory.ensure();
+    const { recovered, removed } = recoverPartialRecordings(this.directory.root, (file, err) => this.options.log.warn({ err, file }, 'could not recover a partial recording'));
+    if (recovered.length > 0) this.options.log.warn({ recordings: recovered }, `recovered ${recovered.length} recording(s) left unfinished by a server that stopped without finishing them`);
+    if (removed > 0) this.options.log.info({ removed }, 'removed empty partial recording files');
+  }
+
+  /**
+   * Recording problems, one line per kind every WARN_INTERVAL_MS at most: a full disk fails every
+   * recording on every tick, and thousands of stack traces would bury the one line that matters.
+   */
+  private warnThrottled(message: string, err: unknown): void {
+    const kind = message.split(';')[0]!;
+    let throttle = this.warnings.get(kind);
+    if (!throttle) this.warnings.set(kind, (throttle = new LogThrottle(WARN_INTERVAL_MS)));
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    throttle.run((suppressed) => {
+      const more = suppressed > 0 ? { suppressed } : {};
+      if (code !== undefined && DISK_FULL.has(code)) this.options.log.error({ code, ...more }, `${message}: the disk is full`);
+      else this.options.log.warn({ err, ...more }, message);
+    });
   }
 
   /** Recordings running now (ARI's and the dialplan's). */
