@@ -3,6 +3,9 @@
 import { TypedEmitter } from '../util/typed-emitter.ts';
 import { ConflictError, NotFoundError } from './errors.ts';
 
+/** Longest reason a failed transition passes on to the client. */
+const MAX_REASON_CHARS = 500;
+
 export type SupportLevel = 'core' | 'extended' | 'deprecated';
 export type ModuleStatus = 'Running' | 'Not Running';
 
@@ -160,7 +163,10 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
     try {
       await action();
     } catch (cause) {
-      throw new ConflictError(failure, { cause });
+      // The reason goes to the client: "unknown error" alone leaves an operator guessing which line
+      // of which file a reload refused.
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      throw new ConflictError(reason === '' ? failure : `${failure}: ${reason.slice(0, MAX_REASON_CHARS)}`, { cause });
     } finally {
       this.#busy.delete(name);
     }
