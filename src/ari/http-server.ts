@@ -143,8 +143,8 @@ export class AriHttpServer {
         if (!response.headersSent) this.send(response, { status: 500, headers: {}, json: { message: 'Internal server error' } });
       }
     });
-    const { maxConnections, maxConnectionsPerAddress, headerTimeoutMs } = options.config.http;
-    this.connections = new ConnectionGuard({ maxConnections, maxPerAddress: maxConnectionsPerAddress, headerTimeoutMs }, (reason, address) => {
+    const { max, maxPerAddress, headerTimeoutMs } = options.config.httpConnections;
+    this.connections = new ConnectionGuard({ maxConnections: max, maxPerAddress, headerTimeoutMs }, (reason, address) => {
       this.refusalLog.run((suppressed) =>
         options.log.warn({ address, reason, ...(suppressed > 0 ? { suppressed } : {}) }, `HTTP connection refused: too many connections ${reason === 'total' ? 'in all' : 'from one address'}`),
       );

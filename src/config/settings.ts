@@ -181,25 +181,6 @@ export const SETTINGS = section(
         docDefault: '`1048576` (1 MiB)',
         doc: 'Largest request body accepted; larger bodies get 413',
       }),
-      max_connections: integer({
-        default: () => defaultMaxHttpConnections(),
-        min: 1,
-        max: 1_000_000,
-        docDefault: 'a quarter of the open-file limit, at most 4096',
-        doc: 'HTTP connections at once, all clients together. At the limit a new connection takes the place of the oldest one that never authenticated; when all are authenticated it is closed at once. Keeps idle sockets from using up the file descriptors that calls, recordings and logs need',
-      }),
-      max_connections_per_address: integer({
-        default: 256,
-        min: 1,
-        max: 1_000_000,
-        doc: 'HTTP connections at once from one client address (one /64 for IPv6); more are closed at once',
-      }),
-      header_timeout_ms: integer({
-        default: 10_000,
-        min: 100,
-        max: 300_000,
-        doc: 'Milliseconds a new HTTP connection has to send its first request header before it is closed (Node.js allows a minute)',
-      }),
       console: boolean({
         default: true,
         doc: 'Serve the web console at `/console` (static files without secrets; it logs in with ARI users, see docs/console.md). `false` answers 404 there',
@@ -214,6 +195,27 @@ export const SETTINGS = section(
             ? null
             : `must be path segments of letters, digits, _, - and ., got '${s}'`;
         },
+      }),
+    }),
+    http_connections: section({
+      max: integer({
+        default: () => defaultMaxHttpConnections(),
+        min: 1,
+        max: 1_000_000,
+        docDefault: 'a quarter of the open-file limit, at most 4096',
+        doc: 'HTTP connections at once, all clients together. At the limit a new connection takes the place of the oldest one that never authenticated; when all are authenticated it is closed at once. Keeps idle sockets from using up the file descriptors that calls, recordings and logs need',
+      }),
+      max_per_address: integer({
+        default: 256,
+        min: 1,
+        max: 1_000_000,
+        doc: 'HTTP connections at once from one client address (one /64 for IPv6); more are closed at once',
+      }),
+      header_timeout_ms: integer({
+        default: 10_000,
+        min: 100,
+        max: 300_000,
+        doc: 'Milliseconds a new HTTP connection has to send its first request header before it is closed (Node.js allows a minute)',
       }),
     }),
     ari: section({
@@ -436,6 +438,23 @@ export const SETTINGS = section(
         docDefault: '`[MD5]`',
         doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
         check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
+      }),
+      failed_auth: section({
+        max_per_source: integer({
+          default: 10,
+          min: 0,
+          max: 1_000_000,
+          doc: 'Failed digest guesses (a wrong password, or a name no endpoint has) one source address may make in a window before its requests are refused with 403 unchecked; `0` = no limit. The blocks show in the log and in `patchbay_sip_auth_*` metrics',
+        }),
+        max_per_endpoint: integer({
+          default: 30,
+          min: 0,
+          max: 1_000_000,
+          doc: 'Failed guesses at one endpoint, from any address, in a window before guesses at it are refused unchecked — except from the addresses it authenticated from lately, so that guessing from many addresses does not lock its phones out; `0` = no limit',
+        }),
+        window_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'Window the failed guesses are counted in, 1–86400' }),
+        block_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'How long a source or endpoint that reached its limit is refused, 1–86400' }),
+        tracked_addresses: integer({ default: 10_000, min: 1, max: 10_000_000, doc: 'Sources (and endpoints) remembered at once; when more fail, the one that failed least recently is forgotten' }),
       }),
       rtp_port_start: integer({ default: 10000, min: 1024, max: 65534, doc: 'First RTP port: each call takes an even port for RTP and the odd one above it for RTCP' }),
       rtp_port_end: integer({ default: 20000, min: 1025, max: 65535, doc: 'Last RTP port' }),

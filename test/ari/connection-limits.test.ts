@@ -1,6 +1,6 @@
 // Idle TCP connections cannot use up the server's file descriptors (issue 21, item 4): connections
 // are capped per address and in all, a connection that sends no request header is closed after
-// `http.header_timeout_ms`, and at the total cap an idle unauthenticated one makes room for a client
+// `http_connections.header_timeout_ms`, and at the total cap an idle unauthenticated one makes room for a client
 // with credentials.
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -58,7 +58,7 @@ describe('HTTP connection limits', () => {
   let server: TestServer;
   const open: Idle[] = [];
   before(async () => {
-    server = await startTestServer({ http: { max_connections: 8, max_connections_per_address: 4, header_timeout_ms: 1500 } });
+    server = await startTestServer({ http_connections: { max: 8, max_per_address: 4, header_timeout_ms: 1500 } });
   });
   after(async () => {
     for (const idle of open) idle.socket.destroy();
