@@ -143,6 +143,10 @@ export class Metrics {
       monotonic('patchbay_sip_rtcp_stranger_reports_total', 'RTCP packets dropped: sent from elsewhere than the call\'s far end', () => sip().rtcpStrangerReports);
       monotonic('patchbay_sip_jitterbuffer_late_packets_total', 'RTP packets the jitter buffers dropped because their audio arrived after it was due', () => sip().jitterBufferLatePackets);
       monotonic('patchbay_sip_jitterbuffer_concealed_frames_total', 'Audio frames the jitter buffers made up for missing or late packets', () => sip().jitterBufferConcealedFrames);
+      sipGauge('patchbay_sip_auth_blocked_sources', 'Source addresses refused unchecked right now after too many failed SIP digest guesses', (stats) => stats.authBlockedSources);
+      sipGauge('patchbay_sip_auth_blocked_endpoints', 'Endpoints refused unchecked right now (but from addresses they authenticated from) after too many failed guesses', (stats) => stats.authBlockedEndpoints);
+      monotonic('patchbay_sip_auth_failures_total', 'SIP digest guesses that failed the password check', () => sip().authFailures);
+      monotonic('patchbay_sip_auth_refused_total', 'SIP requests refused by a failed-auth block without a password check', () => sip().authRefused);
       this.#sipRoundTrip = new Histogram({
         name: 'patchbay_sip_rtcp_rtt_seconds',
         help: 'Round-trip time measured by RTCP, the last one of each SIP call, observed when the call\'s media ends',

@@ -7,19 +7,34 @@ import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { EndpointIdentifier } from './identify.ts';
 import type { PjsipRuntime } from './runtime.ts';
+import { LogThrottle } from '../../util/log-throttle.ts';
+import { SipAuthFailures, type SipAuthFailureLimits } from './auth-failures.ts';
+
+/** Used until configure() gives the settings' (sip.failed_auth). */
+const DEFAULT_LIMITS: SipAuthFailureLimits = { maxPerSource: 10, maxPerEndpoint: 30, windowSeconds: 60, blockSeconds: 60, tracked: 10_000 };
 
 export class InboundAuthenticator {
   readonly #runtime: PjsipRuntime;
   readonly #identifier: EndpointIdentifier;
   #digest = new DigestAuthenticator({ realm: 'asterisk' });
+  #failures = new SipAuthFailures(DEFAULT_LIMITS);
+  /** One line per interval at most: a guesser makes hundreds of failures a second. */
+  readonly #failureLog = new LogThrottle(10_000);
+  readonly #blockLog = { source: new LogThrottle(10_000), endpoint: new LogThrottle(10_000) };
 
   constructor(runtime: PjsipRuntime, identifier: EndpointIdentifier) {
     this.#runtime = runtime;
     this.#identifier = identifier;
   }
 
-  /** The realm (global default_realm) and the algorithms offered (sip.auth_algorithms), at start. */
-  configure(realm: string, algorithms: readonly string[]): void {
+  /** Guesses failed and refused since start, and blocks now, for GET /metrics. */
+  get failures(): SipAuthFailures {
+    return this.#failures;
+  }
+
+  /** The realm (global default_realm), the algorithms offered (sip.auth_algorithms) and the failed-guess budget, at start. */
+  configure(realm: string, algorithms: readonly string[], limits: SipAuthFailureLimits = DEFAULT_LIMITS): void {
+    this.#failures = new SipAuthFailures(limits);
     // What is offered is sip.auth_algorithms (MD5 alone by default): many phones answer only the first
     // challenge, or give up on an algorithm they do not know (baresip 1.0 on SHA-256).
     this.#digest = new DigestAuthenticator({ realm, algorithms: algorithms.filter((name): name is DigestAlgorithm => name === 'MD5' || name === 'SHA-256') });
@@ -38,33 +53,60 @@ export class InboundAuthenticator {
    * on; otherwise it has been answered (401 with a challenge, or 403).
    */
   #authenticate(request: SipRequest, tx: ServerTransaction, endpoint: PjsipEndpoint | undefined): endpoint is PjsipEndpoint {
-    if (!endpoint) {
-      // Unknown senders get a challenge first, as known ones do, so names cannot be probed.
-      if (request.authorization().length === 0) tx.reply(401, undefined, this.#digest.challenge().map((value) => ['WWW-Authenticate', value] as [string, string]));
-      else tx.reply(403, 'Forbidden');
+    if (endpoint && endpoint.auth.length === 0) return true;
+    const source = tx.source.address;
+    if (this.#failures.sourceBlocked(source)) {
+      this.#failures.refusedUnchecked();
+      tx.reply(403, 'Forbidden');
       return false;
     }
-    if (endpoint.auth.length === 0) return true;
-    const auths = endpoint.auth.map((id) => this.#runtime.config.auths.get(id)).filter((auth) => auth !== undefined);
+    const auths = endpoint ? endpoint.auth.map((id) => this.#runtime.config.auths.get(id)).filter((auth) => auth !== undefined) : [];
+    // An unknown sender's credentials are checked against none at all: the nonce decides the answer
+    // exactly as for a known endpoint (401 for a nonce that is not ours or has expired, 403 for a
+    // guess), so the answers do not tell which names exist. Past an endpoint's budget the lookup finds
+    // nothing either: the guess fails without being checked.
+    const blocked = endpoint !== undefined && this.#failures.endpointBlocked(endpoint.id, source);
     const result = this.#digest.verify({
       method: request.method,
       authorization: request.authorization(),
       lookup: (username) => {
-        const auth = auths.find((candidate) => candidate.username === username);
+        const auth = blocked ? undefined : auths.find((candidate) => candidate.username === username);
         if (!auth) return undefined;
         if (auth.authType === 'md5' && auth.md5Cred) return { md5Cred: auth.md5Cred };
         return { password: auth.password ?? '' };
       },
     });
-    if (result.ok) return true;
-    if (result.reason === 'missing' || result.reason === 'stale' || result.reason === 'bad-nonce') {
+    if (result.ok) {
+      // Only a known endpoint's credentials can pass (an unknown sender's are checked against none).
+      if (endpoint) this.#failures.succeeded(endpoint.id, source);
+      return endpoint !== undefined;
+    }
+    if ((result.reason === 'missing' || result.reason === 'stale' || result.reason === 'bad-nonce')) {
       const md5Only = auths.some((auth) => auth.authType === 'md5');
       const challenges = this.#digest.challenge({ stale: result.reason === 'stale', ...(md5Only ? { algorithms: ['MD5'] as const } : {}) });
       tx.reply(401, undefined, challenges.map((value) => ['WWW-Authenticate', value] as [string, string]));
       return false;
     }
-    this.#runtime.log?.info({ endpoint: endpoint.id, reason: result.reason, source: `${tx.source.address}:${tx.source.port}` }, 'SIP authentication failed');
+    if (blocked) this.#failures.refusedUnchecked();
+    else this.#recordFailure(source, tx.source.port, endpoint?.id, result.reason);
     tx.reply(403, 'Forbidden');
     return false;
+  }
+
+  /** Counts a failed guess; the log says so at most once per interval, and every block that starts. */
+  #recordFailure(address: string, port: number, endpoint: string | undefined, reason: string): void {
+    const blocks = this.#failures.failed(address, endpoint);
+    const log = this.#runtime.log;
+    this.#failureLog.run((suppressed) =>
+      log?.info({ endpoint, reason, source: `${address}:${port}`, ...(suppressed > 0 ? { suppressed } : {}) }, 'SIP authentication failed'),
+    );
+    for (const block of blocks) {
+      this.#blockLog[block.kind].run((suppressed) =>
+        log?.warn(
+          { [block.kind]: block.key, seconds: block.seconds, ...(suppressed > 0 ? { suppressed } : {}) },
+          `SIP authentication: too many failures for ${block.kind} ${block.key}; refused unchecked for ${block.seconds} s`,
+        ),
+      );
+    }
   }
 }

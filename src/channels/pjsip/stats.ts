@@ -2,6 +2,7 @@
 // live calls' media figures, read when scraped.
 import type { RtpStreamTotals } from '../../media/rtp/stream.ts';
 import type { PjsipRuntime } from './runtime.ts';
+import type { SipAuthFailures } from './auth-failures.ts';
 
 export interface SipStats {
   readonly clientTransactions: number;
@@ -25,10 +26,14 @@ export interface SipStats {
   /** The jitter buffers' target delay over the live calls that have one: mean and largest, in seconds. */
   readonly jitterBufferTargetDelayMean: number;
   readonly jitterBufferTargetDelayMax: number;
+  readonly authFailures: number;
+  readonly authRefused: number;
+  readonly authBlockedSources: number;
+  readonly authBlockedEndpoints: number;
 }
 
 /** `totals`: what every call's media dropped and concealed since start. */
-export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals): SipStats {
+export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, auth: SipAuthFailures): SipStats {
   const counts = runtime.layer?.counts ?? { clients: 0, servers: 0, pending2xx: 0 };
   let bindings = 0;
   for (const aor of runtime.registrar.aors()) bindings += runtime.registrar.lookup(aor).length;
@@ -72,5 +77,9 @@ export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals):
     jitterBufferConcealedFrames: concealedFrames,
     jitterBufferTargetDelayMean: buffers > 0 ? delaySum / buffers : 0,
     jitterBufferTargetDelayMax: delayMax,
+    authFailures: auth.failures,
+    authRefused: auth.refused,
+    authBlockedSources: auth.blockedSources,
+    authBlockedEndpoints: auth.blockedEndpoints,
   };
 }

@@ -160,7 +160,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** Figures for GET /metrics, read when scraped. */
   stats(): SipStats {
-    return collectSipStats(this.#runtime, this.#streams.totals);
+    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures);
   }
 
   /** Every listener with its bound port, once started. */
@@ -188,7 +188,14 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#objects = objects;
     this.#config = objects.load();
     const realm = this.#config.global.defaultRealm || 'asterisk';
-    this.#auth.configure(realm, settings.authAlgorithms);
+    const failed = settings.failedAuth;
+    this.#auth.configure(realm, settings.authAlgorithms, {
+      maxPerSource: failed.maxPerSource,
+      maxPerEndpoint: failed.maxPerEndpoint,
+      windowSeconds: failed.windowSeconds,
+      blockSeconds: failed.blockSeconds,
+      tracked: failed.trackedAddresses,
+    });
     this.#registrar = new Registrar();
     const technology = this;
     this.#qualifier = new ContactQualifier({
