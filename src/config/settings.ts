@@ -439,6 +439,22 @@ export const SETTINGS = section(
         doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
         check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
       }),
+      tcp: section({
+        max_connections: integer({
+          default: 1024,
+          min: 1,
+          max: 1_000_000,
+          doc: 'SIP TCP connections at once per listener, in and out. At the limit a new incoming one takes the place of the oldest incoming one that has not sent a whole SIP message; with none, it is refused',
+        }),
+        max_connections_per_source: integer({
+          default: 32,
+          min: 1,
+          max: 1_000_000,
+          doc: 'Incoming SIP TCP connections at once from one address, so that one host cannot lock every other TCP client out',
+        }),
+        idle_timeout_seconds: integer({ default: 120, min: 1, max: 86400, doc: 'A SIP TCP connection that carries nothing for this long is closed' }),
+        first_message_timeout_seconds: integer({ default: 10, min: 1, max: 3600, doc: 'An incoming SIP TCP connection that has not sent a whole SIP message in this time is closed' }),
+      }),
       failed_auth: section({
         max_per_source: integer({
           default: 10,

@@ -31,13 +31,14 @@ export function openSipListeners(
   tu: TransactionUser,
   layerOptions: TransactionLayerOptions = {},
   onDrop?: TransportHandlers['onDrop'],
+  transportOptions: ConstructorParameters<typeof SipTransportSet>[2] = {},
 ): { readonly transport: SipTransportSet; readonly layer: TransactionLayer } {
   const handlers: TransportHandlers = {
     onMessage: (message, source) => layer.receive(message, source),
     onConnectionClosed: (connection) => layer.connectionClosed(connection),
     onDrop,
   };
-  const transport = new SipTransportSet(listeners, handlers);
+  const transport = new SipTransportSet(listeners, handlers, transportOptions);
   const layer = new TransactionLayer(transport, tu, layerOptions);
   return { transport, layer };
 }

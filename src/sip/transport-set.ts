@@ -23,7 +23,7 @@ export interface ListenerSettings {
 export class SipTransportSet implements SipSender {
   readonly #listeners: { readonly settings: ListenerSettings; readonly transport: SipTransport }[];
 
-  constructor(listeners: readonly ListenerSettings[], handlers: TransportHandlers = {}, options: Pick<TransportOptions, 'limits' | 'forceRport'> = {}) {
+  constructor(listeners: readonly ListenerSettings[], handlers: TransportHandlers = {}, options: Pick<TransportOptions, 'limits' | 'forceRport' | 'maxConnections' | 'maxConnectionsPerSource' | 'idleTimeoutMs' | 'firstMessageTimeoutMs'> = {}) {
     if (listeners.length === 0) throw new Error('no SIP listener');
     this.#listeners = listeners.map((settings) => ({
       settings,

@@ -62,10 +62,17 @@ export interface TransportOptions {
   /** Host written in Via and Contact (default: the bind address; set for NAT). */
   publicHost?: string;
   limits?: Partial<ParserLimits>;
-  /** Live TCP connections, in and out (default 1024). Beyond it new ones are refused. */
+  /**
+   * Live TCP connections, in and out (default 1024). At the limit a new incoming connection takes the
+   * place of the oldest incoming one that has not sent a whole message yet; with none, it is refused.
+   */
   maxConnections?: number;
+  /** Incoming TCP connections at once from one address (default 32): one host cannot take them all. */
+  maxConnectionsPerSource?: number;
   /** A TCP connection idle this long is closed (default 120 s). */
   idleTimeoutMs?: number;
+  /** An incoming TCP connection that has not sent a whole SIP message in this time is closed (default 10 s). */
+  firstMessageTimeoutMs?: number;
   /** Unsent bytes on a connection beyond which it is closed (default 1 MiB). */
   maxWriteBuffer?: number;
   /** Act as if every request asked for rport (Asterisk's force_rport, default true). */
@@ -88,6 +95,11 @@ class Connection implements TcpConnection {
   readonly id = Connection.next++;
   readonly framer: StreamFramer;
   closed = false;
+  /** Accepted here (not connected out). */
+  inbound = false;
+  /** A whole SIP message arrived on it: no longer a silent connection that may be evicted. */
+  heard = false;
+  firstMessageTimer: NodeJS.Timeout | undefined;
   constructor(
     readonly socket: net.Socket,
     readonly remoteAddress: string,
@@ -108,6 +120,8 @@ export class SipTransport implements SipSender {
   private tcp?: net.Server;
   private readonly connections = new Map<string, Connection>();
   private readonly connecting = new Map<string, Promise<Connection>>();
+  /** Incoming connections by remote address, for maxConnectionsPerSource. */
+  private readonly inboundPerSource = new Map<string, number>();
   private closing = false;
 
   constructor(options: TransportOptions = {}, handlers: TransportHandlers = {}) {
@@ -118,7 +132,9 @@ export class SipTransport implements SipSender {
       udpPort: options.udpPort ?? 5060,
       tcpPort: options.tcpPort ?? (options.udpPort === false ? 5060 : -1),
       maxConnections: options.maxConnections ?? 1024,
+      maxConnectionsPerSource: options.maxConnectionsPerSource ?? 32,
       idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
+      firstMessageTimeoutMs: options.firstMessageTimeoutMs ?? 10_000,
       maxWriteBuffer: options.maxWriteBuffer ?? 1 << 20,
       forceRport: options.forceRport ?? true,
       publicHost: options.publicHost,
@@ -147,8 +163,8 @@ export class SipTransport implements SipSender {
     if (tcpPort !== false) {
       // unset: the port UDP got (5060, or the ephemeral port chosen for UDP)
       const port = tcpPort === -1 ? (this.udp?.address().port ?? 5060) : tcpPort;
+      // No server.maxConnections: accept() counts, and may evict a silent connection to make room.
       const server = net.createServer((socket) => this.accept(socket));
-      server.maxConnections = this.options.maxConnections;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
@@ -271,12 +287,44 @@ export class SipTransport implements SipSender {
   // ---- TCP
 
   private accept(socket: net.Socket): void {
-    if (this.closing || this.connections.size >= this.options.maxConnections) {
+    socket.on('error', () => undefined);
+    const remote = normalizeAddress(socket.remoteAddress ?? '');
+    const fromSource = this.inboundPerSource.get(remote) ?? 0;
+    const refusal = this.closing
+      ? undefined
+      : fromSource >= this.options.maxConnectionsPerSource
+        ? 'too many TCP connections from this address'
+        : this.connections.size >= this.options.maxConnections && !this.evictSilentConnection()
+          ? 'too many TCP connections'
+          : undefined;
+    if (this.closing || refusal) {
+      if (refusal) this.handlers.onDrop?.(refusal, { transport: 'TCP', address: remote, port: socket.remotePort ?? 0 });
       socket.destroy();
       return;
     }
-    const conn = new Connection(socket, normalizeAddress(socket.remoteAddress ?? ''), socket.remotePort ?? 0, normalizeAddress(socket.localAddress ?? ''), socket.localPort ?? 0, this.limits);
+    const conn = new Connection(socket, remote, socket.remotePort ?? 0, normalizeAddress(socket.localAddress ?? ''), socket.localPort ?? 0, this.limits);
+    conn.inbound = true;
+    this.inboundPerSource.set(remote, fromSource + 1);
+    conn.firstMessageTimer = setTimeout(() => socket.destroy(), this.options.firstMessageTimeoutMs);
+    conn.firstMessageTimer.unref();
+    socket.once('close', () => {
+      clearTimeout(conn.firstMessageTimer);
+      const left = (this.inboundPerSource.get(remote) ?? 1) - 1;
+      if (left <= 0) this.inboundPerSource.delete(remote);
+      else this.inboundPerSource.set(remote, left);
+    });
     this.attach(conn);
+  }
+
+  /** Closes the oldest incoming connection that has not sent a whole message; false when there is none. */
+  private evictSilentConnection(): boolean {
+    for (const [key, conn] of this.connections) {
+      if (!conn.inbound || conn.heard) continue;
+      this.connections.delete(key);
+      conn.socket.destroy();
+      return true;
+    }
+    return false;
   }
 
   private attach(conn: Connection): void {
@@ -291,6 +339,10 @@ export class SipTransport implements SipSender {
       const { frames, pings, error } = conn.framer.push(chunk);
       const source: Source = { transport: 'TCP', address: conn.remoteAddress, port: conn.remotePort, connection: conn, ...(this.options.name === undefined ? {} : { listener: this.options.name }) };
       for (let p = 0; p < pings; p++) this.write(conn, Buffer.from('\r\n'));
+      if (frames.length > 0 && !conn.heard) {
+        conn.heard = true;
+        clearTimeout(conn.firstMessageTimer);
+      }
       for (const frame of frames) {
         if (conn.closed) return;
         this.receive(frame, source, true);

@@ -24,6 +24,7 @@ import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.
 import { openSipListeners } from '../../sip/stack.ts';
 import { unforceRport } from '../../sip/transport.ts';
 import { refuseUnserved } from '../../sip/request-checks.ts';
+import { LogThrottle } from '../../util/log-throttle.ts';
 import { parseUri } from '../../sip/uri.ts';
 import { ALLOW, SipCall, type CallServices } from './call.ts';
 import { SUPPORTED_ALL } from './session-extensions.ts';
@@ -70,6 +71,7 @@ export class PjsipTechnology implements ChannelTechnology {
   readonly #runtime: PjsipRuntime;
   readonly #streams: CallStreams;
   readonly #auth: InboundAuthenticator;
+  readonly #tcpRefusalLog = new LogThrottle(10_000);
   readonly #registerServer: RegisterServer;
   readonly #inviteServer: InviteServer;
   readonly #messaging: SipMessaging;
@@ -244,7 +246,20 @@ export class PjsipTechnology implements ChannelTechnology {
         onDrop: (reason, source) => log.debug({ reason, source: `${source.address}:${source.port}` }, 'SIP request refused'),
       },
       {},
-      (reason, source, status) => log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped'),
+      (reason, source, status) => {
+        if (reason.startsWith('too many TCP connections')) {
+          // A flood of connections: one line per interval, with how many were refused meanwhile.
+          this.#tcpRefusalLog.run((suppressed) => log.warn({ reason, source: source.address, ...(suppressed > 0 ? { suppressed } : {}) }, 'SIP TCP connection refused'));
+          return;
+        }
+        log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped');
+      },
+      {
+        maxConnections: settings.tcp.maxConnections,
+        maxConnectionsPerSource: settings.tcp.maxConnectionsPerSource,
+        idleTimeoutMs: settings.tcp.idleTimeoutSeconds * 1000,
+        firstMessageTimeoutMs: settings.tcp.firstMessageTimeoutSeconds * 1000,
+      },
     );
     this.#transport = transport;
     this.#layer = layer;

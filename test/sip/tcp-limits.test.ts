@@ -1,0 +1,69 @@
+// SIP over TCP against idle connections (issue 21, item 5): one address cannot hold more than its
+// share of connections, a connection that sends no whole message is closed after a short time, and
+// at the total cap a silent connection makes room for a client that speaks SIP — so 1,024 idle
+// sockets from one host no longer lock every other TCP client out.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, describe, it } from 'node:test';
+import { request, sleep, startStack, waitUntil, type Stack } from './helpers.ts';
+
+interface Client {
+  readonly socket: net.Socket;
+  closed: boolean;
+  text: string;
+}
+
+function connect(port: number, localAddress: string): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+    const client: Client = { socket, closed: false, text: '' };
+    socket.on('data', (data) => (client.text += data.toString('latin1')));
+    socket.on('close', () => (client.closed = true));
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve(client));
+    socket.once('error', reject);
+  });
+}
+
+describe('SIP TCP connection limits', () => {
+  let stack: Stack;
+  const clients: Client[] = [];
+  const open = async (address: string): Promise<Client> => {
+    const client = await connect(stack.tcpPort, address);
+    clients.push(client);
+    return client;
+  };
+  after(async () => {
+    for (const client of clients) client.socket.destroy();
+    await stack?.close();
+  });
+
+  it('one address gets maxConnectionsPerSource; another is still served', async () => {
+    stack = await startStack({ onRequest: (_r, tx) => void tx.reply(200) }, { transport: { maxConnections: 8, maxConnectionsPerSource: 4, firstMessageTimeoutMs: 400 } });
+    const flood = [];
+    for (let i = 0; i < 6; i++) flood.push(await open('127.0.0.1'));
+    await sleep(100);
+    assert.deepEqual(flood.map((c) => c.closed), [false, false, false, false, true, true]);
+    const phone = await open('127.0.0.2');
+    phone.socket.write(request('OPTIONS', { port: phone.socket.localPort!, transport: 'TCP' }));
+    await waitUntil(() => phone.text.includes('SIP/2.0 200'), 2000, 'an answer for the other address');
+  });
+
+  it('silent connections are closed after firstMessageTimeoutMs; a connection that spoke stays', async () => {
+    await waitUntil(() => clients.slice(0, 4).every((c) => c.closed), 2000, 'silent connections closed');
+    await sleep(300);
+    assert.equal(clients[6]!.closed, false, 'the phone that sent a request keeps its connection');
+  });
+
+  it('at the total cap a silent connection makes room for one that speaks SIP', async () => {
+    const silent = [];
+    for (let i = 0; i < 7; i++) silent.push(await open(`127.0.0.${10 + (i % 3)}`));
+    await sleep(50);
+    assert.equal(silent.filter((c) => c.closed).length, 0, '7 silent + the phone = 8');
+    const late = await open('127.0.0.3');
+    late.socket.write(request('OPTIONS', { port: late.socket.localPort!, transport: 'TCP' }));
+    await waitUntil(() => late.text.includes('SIP/2.0 200'), 2000, 'the newcomer is answered');
+    assert.ok(silent[0]!.closed, 'the oldest silent connection was evicted');
+    assert.equal(clients[6]!.closed, false, 'the phone was not evicted');
+  });
+});
