@@ -439,6 +439,12 @@ export const SETTINGS = section(
         doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
         check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
       }),
+      max_calls_per_endpoint: integer({
+        default: 100,
+        min: 0,
+        max: 1_000_000,
+        doc: "Live SIP calls one endpoint may have; more INVITEs get 486 Busy Here. Every unauthenticated caller shares one endpoint (`anonymous`), so this keeps them from taking the whole RTP port range; `0` = no limit",
+      }),
       tcp: section({
         max_connections: integer({
           default: 1024,

@@ -24,11 +24,15 @@ import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
 import { refuseInvite } from './session-extensions.ts';
 import { endpointSessionOptions } from './config/session-values.ts';
 import type { CallTransfers } from './transfers.ts';
+import { LogThrottle } from '../../util/log-throttle.ts';
 
 export class InviteServer {
   readonly #runtime: PjsipRuntime;
   readonly #auth: InboundAuthenticator;
   readonly #transfers: CallTransfers;
+  /** Live calls one endpoint may have (sip.max_calls_per_endpoint); 0 = no limit. */
+  maxCallsPerEndpoint = 0;
+  readonly #busyLog = new LogThrottle(10_000);
 
   constructor(runtime: PjsipRuntime, auth: InboundAuthenticator, transfers: CallTransfers) {
     this.#runtime = runtime;
@@ -53,6 +57,13 @@ export class InviteServer {
     const callId = request.callId() ?? '';
     if (calls.has(callId)) return void tx.reply(482, 'Loop Detected');
     if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
+    // One endpoint (the anonymous one, for everyone unauthenticated) cannot take every RTP port.
+    if (this.maxCallsPerEndpoint > 0 && this.#callsOf(endpoint.id) >= this.maxCallsPerEndpoint) {
+      this.#busyLog.run((suppressed) =>
+        runtime.log?.warn({ endpoint: endpoint.id, limit: this.maxCallsPerEndpoint, ...(suppressed > 0 ? { suppressed } : {}) }, 'SIP INVITE refused: the endpoint has as many calls as it may'),
+      );
+      return void tx.reply(486, 'Busy Here');
+    }
     let replaced: Channel | undefined;
     const replacesHeader = request.get('replaces');
     if (replacesHeader !== undefined) {
@@ -110,5 +121,11 @@ export class InviteServer {
     channel.answer();
     if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);
     else runtime.log?.info({ channel: channel.name, replaced: replaced.name }, 'INVITE with Replaces: the new call takes the old one\'s place');
+  }
+
+  #callsOf(endpointId: string): number {
+    let count = 0;
+    for (const call of this.#runtime.calls.values()) if (call.endpointId === endpointId) count += 1;
+    return count;
   }
 }

@@ -190,6 +190,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#objects = objects;
     this.#config = objects.load();
     const realm = this.#config.global.defaultRealm || 'asterisk';
+    this.#inviteServer.maxCallsPerEndpoint = settings.maxCallsPerEndpoint;
     const failed = settings.failedAuth;
     this.#auth.configure(realm, settings.authAlgorithms, {
       maxPerSource: failed.maxPerSource,
