@@ -439,6 +439,12 @@ export const SETTINGS = section(
         doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
         check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
       }),
+      rtp_unanswered_ms: integer({
+        default: 10_000,
+        min: 0,
+        max: 3_600_000,
+        doc: "When a call's SDP sends our RTP to another address than the one its signalling is with, RTP goes there for at most this many ms before anything (RTP or RTCP) comes back from it; then sending waits for the far end's first packet. An SDP cannot aim the server's media at a third party for longer; `0` = no limit",
+      }),
       max_calls_per_endpoint: integer({
         default: 100,
         min: 0,

@@ -30,6 +30,15 @@ export interface SdpOptions {
   readonly outgoingOfferPref?: CodecPreference;
 }
 
+/**
+ * How long media may go unanswered to the far end's address: limited (to `limitMs`, 0 = never) when
+ * it is another address than the one the call's signalling is with — legitimate behind some NATs and
+ * media relays, but also how an SDP would aim our RTP at a third party (sip.rtp_unanswered_ms).
+ */
+export function unansweredLimitFor(address: string | undefined, signalling: string, limitMs: number): number | undefined {
+  return address === undefined || limitMs <= 0 || address === signalling ? undefined : limitMs;
+}
+
 export class CallMedia {
   #negotiated: NegotiatedMedia | undefined;
   #localSdp: string | undefined;
@@ -43,6 +52,8 @@ export class CallMedia {
     private readonly address: () => string,
     /** The call's stream, once bound. */
     private readonly stream: () => RtpStream | undefined,
+    /** Ms media may go unanswered to a far end's address (see StreamParameters.unansweredLimitMs); undefined: no limit. */
+    private readonly unansweredLimit: (address: string | undefined) => number | undefined = () => undefined,
   ) {}
 
   /** What the last completed offer/answer agreed. */
@@ -119,6 +130,7 @@ export class CallMedia {
       rtcpMux: media.rtcpMux,
       direction: media.direction,
       inbandDtmf: dtmfInband(this.options.dtmfMode, media),
+      unansweredLimitMs: this.unansweredLimit(media.remoteAddress),
     });
   }
 }

@@ -6,6 +6,7 @@ import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
 import type { SipCall } from './call.ts';
 import type { PjsipRuntime } from './runtime.ts';
+import { LogThrottle } from '../../util/log-throttle.ts';
 
 /** Strict-RTP stranger warnings: at most this many lines per window; the rest are counted into the next line. */
 const STRANGER_WARNINGS_PER_WINDOW = 10;
@@ -22,6 +23,8 @@ export class CallStreams {
   #strangerWindowStart = 0;
   #strangerWarnings = 0;
   #strangerWarningsSuppressed = 0;
+  /** Paused streams are logged once per interval over all calls: a flood of reflecting INVITEs must not flood the log. */
+  readonly #unansweredLog = new LogThrottle(10_000);
 
   constructor(runtime: PjsipRuntime, onRoundTrip: (seconds: number) => void) {
     this.#runtime = runtime;
@@ -44,6 +47,13 @@ export class CallStreams {
       onFrame: (frame) => call.deliver(frame),
       onDigit: (digit, ms) => call.digit(digit, ms),
       onStranger: (address, port) => this.#warnStranger(call, address, port),
+      onUnanswered: (address, port) =>
+        this.#unansweredLog.run((suppressed) =>
+          this.#runtime.log?.warn(
+            { channel: call.channel?.name, media: `${address}:${port}`, ...(suppressed > 0 ? { suppressed } : {}) },
+            'RTP sending paused: nothing came back from a media address that is not the caller\'s signalling address',
+          ),
+        ),
       onClosed: () => {
         if (stream.rtcp.rttSpread.count > 0) this.#onRoundTrip(stream.rtcp.rtt);
       },

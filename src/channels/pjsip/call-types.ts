@@ -21,6 +21,8 @@ export interface CallServices {
   readonly signallingPort: number;
   readonly mediaAddress: string;
   readonly userAgent: string;
+  /** Ms media may go unanswered to an SDP address that is not the signalling's (sip.rtp_unanswered_ms); 0 = no limit. */
+  readonly unansweredMediaMs: number;
   /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
   readonly musicOnHold: TechnologyMusicOnHold | undefined;
   /** Binds this call's RTP socket. */

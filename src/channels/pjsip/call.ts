@@ -31,7 +31,7 @@ import { outboundIdentity } from './caller-identity.ts';
 import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
-import { CallMedia } from './call-media.ts';
+import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
 import type { CallMediaOptions, CallServices, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
@@ -82,7 +82,9 @@ export class SipCall implements ChannelDriver {
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
-    this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream);
+    this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream, (address) =>
+      unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
+    );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired });
     // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.

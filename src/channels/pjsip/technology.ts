@@ -101,6 +101,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get mediaAddress() {
         return technology.#mediaAddress;
       },
+      get unansweredMediaMs() {
+        return technology.#context?.config.sip.rtpUnansweredMs ?? 0;
+      },
       // The global section's user_agent, read when each request is written (it may change live).
       get userAgent() {
         return technology.#config.global.userAgent || USER_AGENT;

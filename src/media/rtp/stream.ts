@@ -48,6 +48,13 @@ export interface StreamParameters {
   readonly direction: StreamDirection;
   /** DTMF as tones in the audio: detected in what is received, generated for digits sent. */
   readonly inbandDtmf?: boolean;
+  /**
+   * Milliseconds media may be sent to the SDP's address before anything (RTP or RTCP) has come back
+   * from it; then sending waits for the far end's first packet. Set when that address is not the one
+   * the call's signalling came from: an SDP must not turn the server into a reflector aimed at a
+   * third party. Absent: no limit.
+   */
+  readonly unansweredLimitMs?: number;
 }
 
 /** How the technology configured the stream's media handling. */
@@ -97,6 +104,8 @@ export interface StreamEvents {
    * stream, not per packet: the technology logs it).
    */
   onStranger?(address: string, port: number): void;
+  /** Sending stopped because nothing came back from a foreign media address in time (once per stream). */
+  onUnanswered?(address: string, port: number): void;
   /** The stream closed (once), its counts added to the totals. */
   onClosed?(): void;
 }
@@ -142,6 +151,12 @@ export class RtpStream {
   readonly #totals: RtpStreamTotals;
   /** A stranger's packet was dropped after learning already (it is reported once). */
   #strangerReported = false;
+  /** Something (RTP or RTCP) came from the far end since its address was last set. */
+  #heardFarEnd = false;
+  /** When media was first sent unanswered to the current address (performance.now()). */
+  #unansweredSince: number | undefined;
+  /** Sending stopped once for want of an answer (see StreamParameters.unansweredLimitMs). */
+  unansweredStopped = false;
   #closed = false;
 
   constructor(
@@ -213,6 +228,8 @@ export class RtpStream {
       this.#sdpAddress = parameters.remoteAddress;
       this.#sdpPort = parameters.remotePort;
       this.#source.restart(parameters.remoteAddress, parameters.remotePort, first);
+      this.#heardFarEnd = false;
+      this.#unansweredSince = undefined;
     }
     this.#rtcp.configure(parameters, moved);
     if (parameters.inbandDtmf && !wasInband) this.#inband.reset();
@@ -266,7 +283,21 @@ export class RtpStream {
 
   #canSend(): boolean {
     const direction = this.#parameters?.direction;
-    return this.#sendAddress() !== undefined && this.#sendPort() > 0 && (direction === 'sendrecv' || direction === 'sendonly');
+    return this.#sendAddress() !== undefined && this.#sendPort() > 0 && (direction === 'sendrecv' || direction === 'sendonly') && this.#withinUnansweredLimit();
+  }
+
+  /** False once media has gone unanswered to a foreign address for longer than allowed (see unansweredLimitMs). */
+  #withinUnansweredLimit(): boolean {
+    const limit = this.#parameters?.unansweredLimitMs;
+    if (limit === undefined || this.#heardFarEnd) return true;
+    const now = performance.now();
+    this.#unansweredSince ??= now;
+    if (now - this.#unansweredSince <= limit) return true;
+    if (!this.unansweredStopped) {
+      this.unansweredStopped = true;
+      this.events.onUnanswered?.(this.#sendAddress() ?? '', this.#sendPort());
+    }
+    return false;
   }
 
   #send(packet: Buffer, length: number): void {
@@ -353,6 +384,9 @@ export class RtpStream {
       return;
     }
     const now = performance.now();
+    // Only the address media goes to can vouch for it: a learned source elsewhere (rtp_symmetric=no)
+    // must not let an SDP keep our RTP aimed at a third party.
+    if (rinfo.address === this.#sendAddress()) this.#heardFarEnd = true;
     this.#receiver?.count(header, now);
     if (!farEndSends) return;
     if (header.payloadType === parameters.telephoneEventPt) {
@@ -377,7 +411,9 @@ export class RtpStream {
     if (!this.#rtcp.take(message, rinfo.address, rinfo.port, muxed, this.#source, this.#strict, sender.ssrc)) {
       this.strangerReports += 1;
       this.#totals.strangerReports += 1;
+      return;
     }
+    if (rinfo.address === this.#sendAddress()) this.#heardFarEnd = true;
   }
 }
 

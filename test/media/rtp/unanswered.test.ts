@@ -1,0 +1,106 @@
+// RTP reflection (issue 21, item 18): when a call's SDP aims our media at an address its signalling
+// did not come from, RTP goes there only for unansweredLimitMs unless something comes back; then
+// sending waits, and resumes once the far end is heard. Without the limit (the far end is the
+// signalling's own address) nothing changes.
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { test } from 'node:test';
+import type { Frame } from '../../../src/media/frame.ts';
+import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
+import { RtpStream } from '../../../src/media/rtp/stream.ts';
+
+const clock = { ticks: 0, onTick: () => undefined, offTick: () => undefined };
+const frame: Frame = { rate: 8000, samples: new Int16Array(160) };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function socket(): Promise<dgram.Socket> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
+  return s;
+}
+
+/** Writes a frame every 20 ms for `ms`. */
+async function send(stream: RtpStream, ms: number): Promise<void> {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    clock.ticks += 1;
+    stream.writeFrame(frame);
+    await sleep(20);
+  }
+}
+
+function rtpPacket(sequence: number): Buffer {
+  const packet = Buffer.alloc(172);
+  packet[0] = 0x80;
+  packet.writeUInt16BE(sequence, 2);
+  packet.writeUInt32BE(sequence * 160, 4);
+  packet.writeUInt32BE(0x1234, 8);
+  packet.fill(0xff, 12);
+  return packet;
+}
+
+test('media to a silent foreign address stops after the limit, and resumes when the far end is heard', async () => {
+  const pair = await new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000).bindPair('127.0.0.1');
+  const paused: string[] = [];
+  const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined, onUnanswered: (address, port) => paused.push(`${address}:${port}`) }, { rtcpSocket: pair.rtcp });
+  const victim = await socket();
+  let received = 0;
+  victim.on('message', () => (received += 1));
+  try {
+    stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: victim.address().port, direction: 'sendrecv', unansweredLimitMs: 200 });
+    await send(stream, 600);
+    await sleep(50);
+    const duringLimit = received;
+    assert.ok(duringLimit >= 3 && duringLimit <= 16, `${duringLimit} packets reached the silent address (about 10 in 200 ms)`);
+    assert.deepEqual(paused, [`127.0.0.1:${victim.address().port}`]);
+    // The far end speaks: sending resumes.
+    for (let i = 0; i < 4; i++) victim.send(rtpPacket(i), stream.localPort, '127.0.0.1');
+    await sleep(50);
+    await send(stream, 100);
+    await sleep(50);
+    assert.ok(received > duringLimit, 'sending resumed once the far end was heard');
+  } finally {
+    stream.close();
+    victim.close();
+  }
+});
+
+test('without a limit a silent far end keeps getting media', async () => {
+  const pair = await new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000).bindPair('127.0.0.1');
+  const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined }, { rtcpSocket: pair.rtcp });
+  const peer = await socket();
+  let received = 0;
+  peer.on('message', () => (received += 1));
+  try {
+    stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
+    await send(stream, 400);
+    await sleep(50);
+    assert.ok(received >= 12, `${received} packets`);
+  } finally {
+    stream.close();
+    peer.close();
+  }
+});
+
+test('packets from another source than the SDP address do not unlock sending there (rtp_symmetric=no)', async () => {
+  const pair = await new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000).bindPair('127.0.0.1');
+  const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined }, { rtcpSocket: pair.rtcp, symmetric: false });
+  const victim = await socket();
+  const attacker = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => attacker.bind(0, '127.0.0.2', resolve));
+  let received = 0;
+  victim.on('message', () => (received += 1));
+  try {
+    stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: victim.address().port, direction: 'sendrecv', unansweredLimitMs: 150 });
+    // The attacker speaks from its own address, long enough to be learned as the source.
+    for (let i = 0; i < 8; i++) attacker.send(rtpPacket(i), stream.localPort, '127.0.0.1');
+    await sleep(50);
+    await send(stream, 500);
+    await sleep(50);
+    assert.ok(received <= 14, `${received} packets reached the victim: sending stopped after the limit`);
+  } finally {
+    stream.close();
+    victim.close();
+    attacker.close();
+  }
+});
