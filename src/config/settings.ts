@@ -367,7 +367,7 @@ export const SETTINGS = section(
         map: (s, ctx) => path.resolve(ctx.baseDir, s),
         doc: "Sound directories, searched in order (distribution packages install Asterisk's prompts under `/usr/share`, Asterisk's own `make install` under `/var/lib`). Give a list or one path. A sound id names a file inside them: an absolute `sound:` path is played only when it lies inside one of them, and a symbolic link is followed only when its target does. The prompts Patchbay generates at first start (a beep, silences, call-progress tones, in `<data>/generated/sounds`) are fallbacks, used only for names no sound directory has",
       }),
-      moh: filePath({ default: (d) => path.join(d.data as string, 'moh'), docDefault: '`<data>/moh`', doc: 'Music-on-hold directory' }),
+      moh: filePath({ default: (d) => path.join(d.data as string, 'moh'), docDefault: '`<data>/moh`', doc: 'Music-on-hold directory. A file plays only when its real path (links resolved) lies inside it or a `moh_classes` directory' }),
     }),
     dialplan: section({
       file: filePath({
