@@ -355,6 +355,8 @@ export class AriHttpServer {
         const failure = this.authFailure(auth);
         return rejectUpgrade(socket, failure.status, (failure.json as { message: string }).message, failure.headers);
       }
+      // Credentials checked: a flood of idle sockets can no longer evict it (events and media sockets alike).
+      this.connections.authenticated(request.socket);
       if (this.options.media && target.pathname.startsWith(MEDIA_PREFIX)) {
         if (auth.user.readOnly) return rejectUpgrade(socket, 403, 'Write access denied');
         return this.options.media.handleMediaUpgrade(request, socket, head, target.pathname.slice(MEDIA_PREFIX.length));
@@ -362,7 +364,6 @@ export class AriHttpServer {
       if (target.pathname !== ARI_PREFIX && !target.pathname.startsWith(`${ARI_PREFIX}/`)) {
         return rejectUpgrade(socket, 404, 'Resource not found');
       }
-      this.connections.authenticated(request.socket);
       this.options.upgrade.handleUpgrade(request, socket, head, auth, target);
     } catch (err) {
       this.options.log.error({ err }, 'upgrade handling failed');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { WebSocketClientConfig as ConnectionFields } from '../util/websocket-clients/client-config.ts';
 import { checkUserAcls, DEFAULT_USER, readNamedAcls, usesDefaultPassword, USER, type AriUser, type NamedAcl, NAMED_ACL } from './ari-users.ts';
 import { readConfigObjects, RESERVED_NAMES, type ConfigObjects } from './config-objects.ts';
-import { openFileLimit } from '../util/fd-limit.ts';
+import { openFileLimit } from '../util/resource-limits.ts';
 import {
   boolean,
   custom,
@@ -198,25 +198,9 @@ export const SETTINGS = section(
       }),
     }),
     http_connections: section({
-      max: integer({
-        default: () => defaultMaxHttpConnections(),
-        min: 1,
-        max: 1_000_000,
-        docDefault: 'a quarter of the open-file limit, at most 4096',
-        doc: 'HTTP connections at once, all clients together. At the limit a new connection takes the place of the oldest one that never authenticated; when all are authenticated it is closed at once. Keeps idle sockets from using up the file descriptors that calls, recordings and logs need',
-      }),
-      max_per_address: integer({
-        default: 256,
-        min: 1,
-        max: 1_000_000,
-        doc: 'HTTP connections at once from one client address (one /64 for IPv6); more are closed at once',
-      }),
-      header_timeout_ms: integer({
-        default: 10_000,
-        min: 100,
-        max: 300_000,
-        doc: 'Milliseconds a new HTTP connection has to send its first request header before it is closed (Node.js allows a minute)',
-      }),
+      max: integer({ default: () => defaultMaxHttpConnections(), min: 1, max: 1_000_000, docDefault: 'a quarter of the open-file limit, at most 4096', doc: 'HTTP connections at once, all clients together. At the limit a new connection takes the place of the oldest one that never authenticated; when all are authenticated it is closed at once. Keeps idle sockets from using up the file descriptors that calls, recordings and logs need' }),
+      max_per_address: integer({ default: 256, min: 1, max: 1_000_000, doc: 'HTTP connections at once from one client address (one /64 for IPv6); more are closed at once' }),
+      header_timeout_ms: integer({ default: 10_000, min: 100, max: 300_000, doc: 'Milliseconds a new HTTP connection has to send its first request header before it is closed (Node.js allows a minute)' }),
     }),
     ari: section({
       acls: custom<ReadonlyMap<string, NamedAcl>, Record<string, YamlOf<typeof NAMED_ACL>>>({
@@ -335,12 +319,7 @@ export const SETTINGS = section(
       max_subscribe_all_apps: integer({ default: 100, min: 0, max: 1_000_000, doc: 'Most applications that receive every event at once: connected with `subscribeAll=true`, or subscribed to every channel, bridge or endpoint (`channel:`, `bridge:`, `endpoint:` with no id). Each such application gets a copy of each event, so 8,000 of them turned one call into 136,000 messages; beyond the limit the events WebSocket upgrade and the subscription answer 503. Outbound WebSockets count but are never refused (they are configured). `0` = unlimited' }),
       crypt_checks_per_second: integer({ default: 20, min: 0, max: 1_000_000, doc: 'Crypt password checks the whole server starts per second, from all addresses together (in bursts of as many); beyond, a login that needs one is answered 401 without a check. Credentials verified before need none. `0` = no limit (see [Failed logins](#failed-logins))' }),
       failed_logins: section({
-        max_per_address: integer({
-          default: 10,
-          min: 0,
-          max: 1_000_000,
-          doc: 'Failed logins one client address may make in a window before it is refused without any check (see [Failed logins](#failed-logins)); `0` = no limit',
-        }),
+        max_per_address: integer({ default: 10, min: 0, max: 1_000_000, doc: 'Failed logins one client address may make in a window before it is refused without any check (see [Failed logins](#failed-logins)); `0` = no limit' }),
         window_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'Window the failed logins are counted in, 1–86400' }),
         block_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'How long an address that reached the limit is refused, 1–86400' }),
         tracked_addresses: integer({
@@ -439,47 +418,17 @@ export const SETTINGS = section(
         doc: "Digest algorithms offered in challenges, in order (`MD5`, `SHA-256`). MD5 alone by default, as Asterisk: many phones answer only the first challenge or give up on one they do not know",
         check: (s) => (s === 'MD5' || s === 'SHA-256' ? null : `must be MD5 or SHA-256, got '${s}'`),
       }),
-      rtp_unanswered_ms: integer({
-        default: 10_000,
-        min: 0,
-        max: 3_600_000,
-        doc: "When a call's SDP sends our RTP to another address than the one its signalling is with, RTP goes there for at most this many ms before anything (RTP or RTCP) comes back from it; then sending waits for the far end's first packet. An SDP cannot aim the server's media at a third party for longer; `0` = no limit",
-      }),
-      max_calls_per_endpoint: integer({
-        default: 100,
-        min: 0,
-        max: 1_000_000,
-        doc: "Live SIP calls one endpoint may have; more INVITEs get 486 Busy Here. Every unauthenticated caller shares one endpoint (`anonymous`), so this keeps them from taking the whole RTP port range; `0` = no limit",
-      }),
+      rtp_unanswered_ms: integer({ default: 10_000, min: 0, max: 3_600_000, doc: "When a call's SDP sends our RTP to another address than the one its signalling is with, RTP goes there for at most this many ms before anything (RTP or RTCP) comes back from it; then sending waits for the far end's first packet. An SDP cannot aim the server's media at a third party for longer; `0` = no limit" }),
+      max_calls_per_endpoint: integer({ default: 100, min: 0, max: 1_000_000, doc: "Live SIP calls one endpoint may have; more INVITEs get 486 Busy Here. Every unauthenticated caller shares one endpoint (`anonymous`), so this keeps them from taking the whole RTP port range; `0` = no limit" }),
       tcp: section({
-        max_connections: integer({
-          default: 1024,
-          min: 1,
-          max: 1_000_000,
-          doc: 'SIP TCP connections at once per listener, in and out. At the limit a new incoming one takes the place of the oldest incoming one that has not sent a whole SIP message; with none, it is refused',
-        }),
-        max_connections_per_source: integer({
-          default: 32,
-          min: 1,
-          max: 1_000_000,
-          doc: 'Incoming SIP TCP connections at once from one address, so that one host cannot lock every other TCP client out',
-        }),
+        max_connections: integer({ default: 1024, min: 1, max: 1_000_000, doc: 'SIP TCP connections at once per listener, in and out. At the limit a new incoming one takes the place of the oldest incoming one that has not sent a whole SIP message; with none, it is refused' }),
+        max_connections_per_source: integer({ default: 32, min: 1, max: 1_000_000, doc: 'Incoming SIP TCP connections at once from one address, so that one host cannot lock every other TCP client out' }),
         idle_timeout_seconds: integer({ default: 120, min: 1, max: 86400, doc: 'A SIP TCP connection that carries nothing for this long is closed' }),
         first_message_timeout_seconds: integer({ default: 10, min: 1, max: 3600, doc: 'An incoming SIP TCP connection that has not sent a whole SIP message in this time is closed' }),
       }),
       failed_auth: section({
-        max_per_source: integer({
-          default: 10,
-          min: 0,
-          max: 1_000_000,
-          doc: 'Failed digest guesses (a wrong password, or a name no endpoint has) one source address may make in a window before its requests are refused with 403 unchecked; `0` = no limit. The blocks show in the log and in `patchbay_sip_auth_*` metrics',
-        }),
-        max_per_endpoint: integer({
-          default: 30,
-          min: 0,
-          max: 1_000_000,
-          doc: 'Failed guesses at one endpoint, from any address, in a window before guesses at it are refused unchecked — except from the addresses it authenticated from lately, so that guessing from many addresses does not lock its phones out; `0` = no limit',
-        }),
+        max_per_source: integer({ default: 10, min: 0, max: 1_000_000, doc: 'Failed digest guesses (a wrong password, or a name no endpoint has) one source address may make in a window before its requests are refused with 403 unchecked; `0` = no limit. The blocks show in the log and in `patchbay_sip_auth_*` metrics' }),
+        max_per_endpoint: integer({ default: 30, min: 0, max: 1_000_000, doc: 'Failed guesses at one endpoint, from any address, in a window before guesses at it are refused unchecked — except from the addresses it authenticated from lately, so that guessing from many addresses does not lock its phones out; `0` = no limit' }),
         window_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'Window the failed guesses are counted in, 1–86400' }),
         block_seconds: integer({ default: 60, min: 1, max: 86400, doc: 'How long a source or endpoint that reached its limit is refused, 1–86400' }),
         tracked_addresses: integer({ default: 10_000, min: 1, max: 10_000_000, doc: 'Sources (and endpoints) remembered at once; when more fail, the one that failed least recently is forgotten' }),
@@ -623,7 +572,7 @@ export const SETTINGS = section(
 
 /** A quarter of the open files for HTTP: the rest stays for calls, recordings, SIP and logs. */
 function defaultMaxHttpConnections(): number {
-  return Math.max(16, Math.min(4096, Math.floor(openFileLimit() / 4)));
+  return Math.max(16, Math.min(4096, Math.floor((openFileLimit() ?? 1024) / 4)));
 }
 
 /** Each outbound WebSocket names an existing client and user, and has a connection type. */
