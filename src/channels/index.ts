@@ -5,7 +5,7 @@
 import type { ChannelTechnology } from '../core/channels/technology.ts';
 import { AudioSocketTechnology } from './external-media/audiosocket.ts';
 import { UnicastRtpTechnology } from './external-media/unicast-rtp.ts';
-import { LocalTechnology } from './local.ts';
+import { LocalTechnology } from './local/technology.ts';
 import { PjsipTechnology } from './pjsip/technology.ts';
 import { WebSocketTechnology } from './websocket/technology.ts';
 

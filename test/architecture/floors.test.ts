@@ -186,7 +186,7 @@ function tanglesOf(circle: FileCircle): string[] {
   return tangles;
 }
 
-/** The technology a file under src/channels/ belongs to: its sub-folder, or the file (local.ts); undefined for channels/index.ts. */
+/** The technology a file under src/channels/ belongs to: its sub-folder (local/, pjsip/ …), or a file directly under channels/; undefined for channels/index.ts. */
 function technologyOf(file: string): string | undefined {
   const parts = file.split('/');
   if (parts[1] !== 'channels' || parts.length < 3) return undefined;

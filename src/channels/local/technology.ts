@@ -5,14 +5,14 @@
 // Most Local pairs in a row are `local_max_depth`: a Local channel requested by a channel that a
 // Local channel led to is one deeper; beyond it the request fails as unavailable, so a dialplan
 // that dials itself through Local stops (0 = unlimited). Across the width of a call chain,
-// `local_max_descendants` bounds the pairs it may make (see local-chains.ts).
-import type { Frame } from '../media/frame.ts';
-import type { Channel } from '../core/channels/channel.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../core/channels/technology.ts';
-import type { DeviceStateValue } from '../core/device-states.ts';
-import { InvalidError, UnavailableError } from '../core/errors.ts';
-import { MAX_CHANNEL_ID_LENGTH } from '../core/channels/channels.ts';
-import { LocalChainBudget } from './local-chains.ts';
+// `local_max_descendants` bounds the pairs it may make (see chains.ts).
+import type { Frame } from '../../media/frame.ts';
+import type { Channel } from '../../core/channels/channel.ts';
+import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../../core/channels/technology.ts';
+import type { DeviceStateValue } from '../../core/device-states.ts';
+import { InvalidError, UnavailableError } from '../../core/errors.ts';
+import { MAX_CHANNEL_ID_LENGTH } from '../../core/channels/channels.ts';
+import { LocalChainBudget } from './chains.ts';
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
 class LocalHalf implements ChannelDriver {

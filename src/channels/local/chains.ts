@@ -4,8 +4,8 @@
 // requestor's); it may make at most `local_max_descendants` pairs in all while any of its Local
 // channels lives. Counting pairs made rather than pairs alive matters: under a live-only bound a
 // widening loop refills every slot its failed leaves free and goes on for minutes.
-import type { Channel } from '../core/channels/channel.ts';
-import { UnavailableError } from '../core/errors.ts';
+import type { Channel } from '../../core/channels/channel.ts';
+import { UnavailableError } from '../../core/errors.ts';
 
 interface Chain {
   /** Pairs made since the chain last had no Local channel. */
