@@ -1,5 +1,6 @@
 // Structured logging (pino). Level, format and destination come from the configuration; see
 // "Where the log goes" in docs/configuration.md.
+import { access, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PatchbayConfig } from './config/config.ts';
@@ -59,13 +60,23 @@ export function createLogger(
   options: { destination?: NodeJS.WritableStream; alsoTo?: { write(record: string): void } } = {},
 ): Logger {
   let destination: DestinationStream;
+  let logFile: { readonly path: string; readonly stream: ReturnType<typeof pino.destination> } | undefined;
   if (options.destination) destination = options.destination as DestinationStream;
-  else if (!config.logging.console) destination = pino.destination({ dest: path.join(config.dirs.logs, 'patchbay.log'), mkdir: true, sync: false });
+  else if (!config.logging.console) {
+    const file = path.join(config.dirs.logs, 'patchbay.log');
+    const stream = pino.destination({ dest: file, mkdir: true, sync: false });
+    logFile = { path: file, stream };
+    destination = stream;
+  }
   else if (resolveLogFormat(config.logging.format) === 'pretty') destination = prettyDestination(process.stdout);
   else destination = pino.destination({ dest: 1, sync: true });
-  return pino(
+  const family = new Set<WeakRef<Logger>>();
+  const logger = pino(
     {
       name: 'patchbay',
+      // Remembered so that `core set debug` reaches the child loggers too (a child keeps the
+      // level it was created with when its parent's changes).
+      onChild: (child) => void family.add(new WeakRef(child)),
       level: config.logging.level,
       base: { pid: process.pid, hostname: config.systemName },
       timestamp: pino.stdTimeFunctions.isoTime,
@@ -79,4 +90,45 @@ export function createLogger(
         ])
       : destination,
   );
+  families.set(logger, family);
+  if (logFile) logFiles.set(logger, logFile);
+  return logger;
+}
+
+const families = new WeakMap<Logger, Set<WeakRef<Logger>>>();
+const logFiles = new WeakMap<Logger, { readonly path: string; readonly stream: ReturnType<typeof pino.destination> }>();
+
+/** Sets the level of a logger made by createLogger and of every child logger made from it since. */
+export function setLogLevel(root: Logger, level: string): void {
+  root.level = level;
+  const family = families.get(root);
+  if (!family) return;
+  for (const ref of family) {
+    const child = ref.deref();
+    if (child) child.level = level;
+    else family.delete(ref);
+  }
+}
+
+/**
+ * `logger rotate` for the server's own log file (when it writes one): the file moves to
+ * `patchbay.log.<N>` (first free N, as the log channels rotate) and a fresh one is opened.
+ * Resolves with the file's path, or undefined when the log goes elsewhere.
+ */
+export async function rotateLogFile(root: Logger): Promise<string | undefined> {
+  const file = logFiles.get(root);
+  if (!file) return undefined;
+  const exists = (name: string) => access(name).then(() => true, () => false);
+  try {
+    file.stream.flushSync();
+  } catch {
+    // Not open yet (nothing written): nothing to flush.
+  }
+  if (await exists(file.path)) {
+    let sequence = 0;
+    while (await exists(`${file.path}.${sequence}`)) sequence += 1;
+    await rename(file.path, `${file.path}.${sequence}`);
+  }
+  file.stream.reopen();
+  return file.path;
 }

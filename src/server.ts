@@ -12,7 +12,7 @@ import type { AudioSocketTechnology } from './channels/external-media/audiosocke
 import type { UnicastRtpTechnology } from './channels/external-media/unicast-rtp.ts';
 import type { WebSocketTechnology } from './channels/websocket/technology.ts';
 import { LogChannels } from './core/log-channels.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createLogger, rotateLogFile, setLogLevel, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
 import { ConsoleFiles } from './console/static.ts';
 import { Dispatcher } from './ari/dispatcher.ts';
@@ -27,6 +27,7 @@ import { isLoopback } from './config/value-checks.ts';
 import { Health } from './ops/health.ts';
 import { changedSettings, classifyChanges } from './config/reload.ts';
 import { Metrics } from './ops/metrics.ts';
+import { AdminRoutes } from './ops/admin.ts';
 
 /**
  * The core with the built-in channel technologies of src/channels/ (and any others given after
@@ -170,12 +171,26 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
   const health = new Health(core);
+  const admin = new AdminRoutes({
+    core,
+    pjsip: core.pjsip,
+    configuredLevel: () => current.logging.level,
+    currentLevel: () => log.level,
+    setLogLevel: (level) => setLogLevel(log, level),
+    rotateLogs: async () => {
+      const files = logChannels.list().filter((channel) => channel.type === 'File').map((channel) => channel.channel);
+      for (const name of files) await logChannels.rotate(name);
+      const own = await rotateLogFile(log);
+      return own === undefined ? files : [...files, own];
+    },
+  });
   const requireAuth = config.metrics.requireAuth;
   const ops = {
     metricsRequireAuth: requireAuth === 'auto' ? !isLoopback(config.http.bind) : requireAuth || !isLoopback(config.http.bind),
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     health: () => health.check(),
     observeRequest: (operation: string | undefined, method: string, status: number, seconds: number) => metrics.observeRequest(operation, method, status, seconds),
+    admin: (method: string, pathname: string, query: URLSearchParams) => admin.handle(method, pathname, query),
   };
   const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls, cryptChecksPerSecond: config.ari.cryptChecksPerSecond, equaliseFailures: true });
   const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket, console: config.http.console ? ConsoleFiles.load(log) : undefined });
@@ -217,7 +232,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         authenticator.replaceUsers(next.ari.users, next.ari.acls);
         events.usersReplaced(next.ari.users);
       }
-      if (changes.live.includes('logging.level')) log.level = next.logging.level;
+      if (changes.live.includes('logging.level')) setLogLevel(log, next.logging.level);
       // Outbound WebSockets follow their entries and the rights of their local_ari_user.
       if (changes.live.some((key) => /^(ari\.users|ari\.outbound_websockets|websocket_clients)\b/.test(key))) outbound.apply(next);
       current = next;

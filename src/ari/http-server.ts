@@ -52,7 +52,11 @@ export interface OpsRoutes {
   health(): { status: number; body: unknown };
   /** Told of each ARI request once answered. */
   observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void;
+  /** `/admin/...` (src/ops/admin.ts): what the CLI asks that ARI has no operation for. Always needs credentials. */
+  admin?(method: string, pathname: string, query: URLSearchParams): Promise<{ status: number; body: unknown }>;
 }
+
+const ADMIN_PATH = '/admin/';
 
 /**
  * Static files served beside /ari without credentials: the web console (src/console/). Its
@@ -186,6 +190,7 @@ export class AriHttpServer {
     if (request.headers.origin) this.addCors(request, response);
     const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
+    if (!isAri && this.options.ops?.admin && pathname.startsWith(ADMIN_PATH)) return this.handleAdmin(request, response, pathname, query, method, checked);
     if (!isAri && this.options.console?.owns(pathname)) return this.options.console.serve(request, response, pathname);
     if (!isAri && this.options.media && pathname.startsWith(MEDIA_PREFIX)) {
       // A media WebSocket asked for without an upgrade (as Asterisk's WebSocket server answers).
@@ -263,6 +268,19 @@ export class AriHttpServer {
     }
     ops.metrics().then(
       ({ contentType, text }) => this.send(response, { status: 200, headers: {}, raw: Buffer.from(text), contentType }),
+      (err: unknown) => this.failed(response, err),
+    );
+  }
+
+  /** `/admin/...`: ARI credentials always; reading (GET) is allowed to a read-only user, the rest is not. */
+  private handleAdmin(request: IncomingMessage, response: ServerResponse, pathname: string, query: URLSearchParams, method: string, checked?: AuthResult): void {
+    request.resume();
+    const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, request.socket.remoteAddress);
+    if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result)).catch((err: unknown) => this.failed(response, err));
+    const reading = method === 'GET' || method === 'HEAD';
+    if (auth.kind !== 'ok' && !(reading && auth.kind === 'read-only')) return this.send(response, this.authFailure(auth));
+    this.options.ops!.admin!(method, pathname, query).then(
+      (answer) => this.send(response, { status: answer.status, headers: { 'Cache-Control': 'no-store' }, json: answer.body }),
       (err: unknown) => this.failed(response, err),
     );
   }

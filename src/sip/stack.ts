@@ -4,6 +4,7 @@
 import { TransactionLayer, type TransactionLayerOptions, type TransactionUser } from './transaction/index.ts';
 import { SipTransportSet, type ListenerSettings } from './transport-set.ts';
 import { SipTransport, type TransportHandlers, type TransportOptions } from './transport.ts';
+import type { SipTrace } from './trace.ts';
 
 export interface SipStack {
   readonly transport: SipTransport;
@@ -32,13 +33,18 @@ export function openSipListeners(
   layerOptions: TransactionLayerOptions = {},
   onDrop?: TransportHandlers['onDrop'],
   transportOptions: ConstructorParameters<typeof SipTransportSet>[2] = {},
+  trace?: SipTrace,
 ): { readonly transport: SipTransportSet; readonly layer: TransactionLayer } {
   const handlers: TransportHandlers = {
-    onMessage: (message, source) => layer.receive(message, source),
+    onMessage: (message, source) => {
+      trace?.received(message, source);
+      layer.receive(message, source);
+    },
     onConnectionClosed: (connection) => layer.connectionClosed(connection),
     onDrop,
   };
   const transport = new SipTransportSet(listeners, handlers, transportOptions);
-  const layer = new TransactionLayer(transport, tu, layerOptions);
+  // `sip trace`: what the layer sends passes the trace first (it is off, and costs a test, until turned on).
+  const layer = new TransactionLayer(trace ? trace.wrap(transport) : transport, tu, layerOptions);
   return { transport, layer };
 }

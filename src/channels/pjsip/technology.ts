@@ -13,6 +13,7 @@
 // - OPTIONS: 200. BYE: 481. SUBSCRIBE: 489 (no event package is served). Another method RFCs
 //   define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
+import { SipTrace } from '../../sip/trace.ts';
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
@@ -82,6 +83,8 @@ export class PjsipTechnology implements ChannelTechnology {
    * server feeds GET /metrics' histogram with it).
    */
   onCallRoundTrip: ((seconds: number) => void) | undefined;
+  /** `sip trace on|off`: the SIP messages of matching calls into the log. */
+  readonly sipTrace = new SipTrace();
 
   constructor() {
     const technology = this;
@@ -177,6 +180,31 @@ export class PjsipTechnology implements ChannelTechnology {
     return this.#config;
   }
 
+  /** The registered contacts of every AOR, with their qualify status (`pjsip show contacts`). */
+  contacts(): { aor: string; uri: string; status: string; roundtrip_usec: number; expires_in: number; user_agent: string; source: string }[] {
+    const now = Date.now();
+    const configured = [...this.#config.aors.values()].flatMap((aor) =>
+      aor.contacts.map((uri) => {
+        const qualify = this.#qualifier?.state(aor.id, uri);
+        return { aor: aor.id, uri, status: qualify?.status ?? 'NonQual', roundtrip_usec: qualify?.roundtripUsec ?? 0, expires_in: 0, user_agent: '', source: 'static' };
+      }),
+    );
+    return configured.concat(this.#registrar.aors().flatMap((aor) =>
+      this.#registrar.lookup(aor).map((binding) => {
+        const qualify = this.#qualifier?.state(aor, binding.uri);
+        return {
+          aor,
+          uri: binding.uri,
+          status: qualify?.status ?? 'NonQual',
+          roundtrip_usec: qualify?.roundtripUsec ?? 0,
+          expires_in: Math.max(0, Math.round((binding.expiresAt - now) / 1000)),
+          user_agent: binding.userAgent,
+          source: `${binding.source.transport} ${binding.source.address}:${binding.source.port}`,
+        };
+      }),
+    ));
+  }
+
   /** The outbound registrations (`type=registration`) and where each stands. */
   registrations(): RegistrationInfo[] {
     return this.#registrations?.list() ?? [];
@@ -264,7 +292,9 @@ export class PjsipTechnology implements ChannelTechnology {
         idleTimeoutMs: settings.tcp.idleTimeoutSeconds * 1000,
         firstMessageTimeoutMs: settings.tcp.firstMessageTimeoutSeconds * 1000,
       },
+      this.sipTrace,
     );
+    this.sipTrace.attach((text, fields) => log.info({ ...fields, sipTrace: true }, text));
     this.#transport = transport;
     this.#layer = layer;
     try {
