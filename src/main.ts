@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
 import { DialplanSyntaxError } from './dialplan/index.ts';
 import { patchbayVersion } from './core/system-info.ts';
+import { isAdminCommandLine } from './cli/options.ts';
 import type { RunningServer } from './server.ts';
 
 const EXIT = {
@@ -20,16 +21,17 @@ const EXIT = {
   dataDir: 4,
 } as const;
 
-const ADMIN_COMMANDS = new Set(['channels', 'bridges', 'endpoints', 'apps', 'show', 'hangup', 'originate', 'dialplan', 'reload', 'stop', 'events']);
 
 const HELP = `usage: patchbay [--config file.yaml]        run the server
-       patchbay <command> [arguments]       talk to a running server (admin CLI)
+       patchbay [options] <command> [arguments]  talk to a running server (admin CLI)
+       patchbay -r                          interactive admin shell (history, Tab completion)
+       patchbay -x "<command>"              run one admin command, as asterisk -rx
        patchbay --version | --help
 
 Options:
   -c, --config <file>   YAML configuration file (default: $PATCHBAY_CONFIG, else embedded defaults;
                         see docs/configuration.md). Through npm: npm start -- --config file.yaml
-  -v, --version         print the version and exit
+  -V, --version         print the version and exit (-v too)
   -h, --help            print this help and exit
 
 Environment variables (override the file):
@@ -50,6 +52,11 @@ Admin commands (use the configured ARI address and credentials; --json for JSON 
   reload                                          reload the reloadable modules (the dialplan too)
   stop [--now | --gracefully]                     stop the server
   events [--app name]                             follow the event stream
+  pjsip show endpoints|endpoint <id>|contacts|registrations|transports
+  core show version|uptime|channels count         the server's version, uptime, call counts
+  core set debug <0-10|off>                       server log level
+  logger rotate                                   rotate the log files
+  sip trace [on [match] | off]                    SIP messages of matching calls into the log
   Run "patchbay <command> --help" for a command's options.
 
 Signals: SIGTERM/SIGINT stop cleanly (recordings are finalised); SIGHUP reloads the configuration
@@ -94,7 +101,8 @@ function fail(line: string, code: number): never {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (argv[0] !== undefined && ADMIN_COMMANDS.has(argv[0])) {
+  // A command anywhere on the line (options may come before it), or -r / -x: the admin CLI.
+  if (isAdminCommandLine(argv)) {
     const { runAdminCommand } = await import('./cli/admin.ts');
     process.exitCode = await runAdminCommand(argv);
     return;
@@ -103,8 +111,9 @@ async function main(): Promise<void> {
   let configPath: string | undefined;
   try {
     const { values } = parseArgs({
-      args: argv,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+      // -V as everywhere in the CLI (Asterisk's); -v kept for those who used it.
+      args: argv.map((arg) => (arg === '-v' ? '-V' : arg)),
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } },
     });
     if (values.help) {
       process.stdout.write(HELP);

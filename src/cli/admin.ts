@@ -3,7 +3,6 @@
 // Asterisk. Every command returns an exit code (EXIT below); errors are one line on stderr.
 // Output goes through an injectable writer so tests can run commands in-process.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig, type PatchbayConfig } from '../config/config.ts';
 import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE, parseDialplan, type ParsedDialplan } from '../dialplan/index.ts';
@@ -11,27 +10,12 @@ import { includeReader } from '../dialplan/includes.ts';
 import { patchbayVersion } from '../core/system-info.ts';
 import { caller, concernsApp, count, formatEvent, json, location, str, table, type Row } from './output.ts';
 import { readPidFile, pidFilePath } from './pidfile.ts';
+import { ari, CliError, EXIT, type Target as ServerTarget } from './client.ts';
+import { ADMIN_COMMANDS, closest, parseAdminArgs, withoutShellOptions, type AdminValues } from './options.ts';
+import { SERVER_COMMANDS } from './server-commands.ts';
+import { runShell, shellHistoryFile, splitWords } from './shell.ts';
 
-export const ADMIN_COMMANDS: readonly string[] = Object.freeze([
-  'channels', 'bridges', 'endpoints', 'apps', 'show', 'hangup', 'originate', 'dialplan', 'reload', 'stop', 'events',
-]);
-
-/** Exit codes (documented in docs/cli.md and `--help`). */
-export const EXIT = Object.freeze({
-  ok: 0,
-  /** Anything else: the server answered 5xx, an unexpected failure. */
-  failure: 1,
-  /** Bad command line or configuration (unknown command, missing argument, crypt-only user without --password). */
-  usage: 2,
-  /** The server could not be reached (connection refused, timeout, no pidfile for `stop`). */
-  unreachable: 3,
-  /** The credentials were refused (401) or the user may not do this (403). */
-  auth: 4,
-  /** The channel, module, context … does not exist (404). */
-  notFound: 5,
-  /** The server refused the request (400, 409, 422, 503 …). */
-  refused: 6,
-});
+export { ADMIN_COMMANDS, EXIT };
 
 export interface AdminIo {
   stdout(text: string): void;
@@ -40,22 +24,9 @@ export interface AdminIo {
   readonly signal?: AbortSignal;
 }
 
-const OPTIONS = {
-  config: { type: 'string', short: 'c' },
-  user: { type: 'string', short: 'u' },
-  password: { type: 'string', short: 'p' },
-  url: { type: 'string' },
-  json: { type: 'boolean' },
-  app: { type: 'string' },
-  limit: { type: 'string' },
-  now: { type: 'boolean' },
-  gracefully: { type: 'boolean' },
-  timeout: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'V' },
-} as const;
-
-export const ADMIN_HELP = `usage: patchbay <command> [arguments] [options]
+export const ADMIN_HELP = `usage: patchbay [options] <command> [arguments] [options]
+       patchbay -r [options]          interactive shell
+       patchbay -x "<command>" [options]
 
 Talks to a running Patchbay through ARI, with the credentials of its configuration.
 
@@ -78,6 +49,21 @@ Commands:
                                    --timeout seconds, default: no limit; on timeout or Ctrl-C the
                                    server takes calls again (SIGUSR2) and keeps running)
   events [--app X] [--limit N]     live event stream, one line per event; Ctrl-C ends it
+  pjsip show endpoints             SIP endpoints: state, channels, contacts, context, AORs
+  pjsip show endpoint <id>         one endpoint in detail (codecs, auth, contacts, channels)
+  pjsip show contacts              registered and static contacts, qualify status and RTT
+  pjsip show registrations         outbound registrations and their status
+  pjsip show transports            SIP transports and where they listen
+  core show version                the server's version
+  core show uptime                 time since start and since the last reload
+  core show channels count         active channels, active calls, calls processed
+  core set debug <0-10|off>        log at debug (trace from 5) on the server; off: the configured level
+  logger rotate                    rotate every log file (log channels and patchbay.log)
+  sip trace [on [match] | off]     SIP messages of calls matching a host, user or Call-ID (every
+                                   message without a match) into the server log; alone: the state
+
+  -r, --remote                     an interactive shell (history, Tab completion), as asterisk -r
+  -x, --execute "<command>"        run one command, as asterisk -rx
 
 Options:
   -c, --config <file>     server configuration (default: $PATCHBAY_CONFIG, else embedded defaults)
@@ -101,29 +87,15 @@ Environment:
   PATCHBAY_ARI_USER       ARI user (as --user)
   PATCHBAY_ARI_PASSWORD   ARI password (as --password)
   PATCHBAY_URL            server address (as --url)
+  PATCHBAY_HISTORY        the shell's history file (default ~/.patchbay_history; empty: none)
 
 Exit codes: 0 done, 1 other failure (server error), 2 bad command line or configuration,
 3 server unreachable, 4 credentials refused (401/403), 5 not found (404), 6 request refused (400, 409, 422, 503).
 `;
 
-class CliError extends Error {
-  constructor(
-    message: string,
-    readonly code: number,
-  ) {
-    super(message);
-  }
-}
+type Values = AdminValues;
 
-type Values = ReturnType<typeof parse>['values'];
-
-function parse(argv: string[]) {
-  return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-}
-
-interface Target {
-  readonly base: string;
-  readonly auth: string;
+interface Target extends ServerTarget {
   readonly config: PatchbayConfig;
 }
 
@@ -131,9 +103,9 @@ interface Target {
 export async function runAdminCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, io?: AdminIo): Promise<number> {
   const out: AdminIo = io ?? { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) };
   try {
-    let parsed: ReturnType<typeof parse>;
+    let parsed: ReturnType<typeof parseAdminArgs>;
     try {
-      parsed = parse(argv);
+      parsed = parseAdminArgs(argv);
     } catch (err) {
       throw new CliError((err as Error).message, EXIT.usage);
     }
@@ -146,12 +118,28 @@ export async function runAdminCommand(argv: string[], env: NodeJS.ProcessEnv = p
       out.stdout(`${patchbayVersion()}\n`);
       return EXIT.ok;
     }
+    // `-r` (the shell) and `-x "command"` run commands with the options given beside them.
+    if (values.remote || values.execute !== undefined) {
+      const global = withoutShellOptions(argv);
+      const runLine = (words: readonly string[]): Promise<number> => runAdminCommand([...words, ...global], env, out);
+      if (values.execute !== undefined) {
+        if (positionals.length > 0) throw new CliError(`-x takes the command as its value; unexpected '${positionals[0]}'`, EXIT.usage);
+        return await runLine(splitWords(values.execute));
+      }
+      if (positionals.length > 0) throw new CliError(`-r starts the shell; give the command with -x, or leave -r out`, EXIT.usage);
+      return await runShell(runLine, { io: out, historyFile: shellHistoryFile(env) });
+    }
     const [command, ...args] = positionals;
     if (command === undefined) throw new CliError(`no command given (one of: ${ADMIN_COMMANDS.join(', ')}; see --help)`, EXIT.usage);
-    if (!ADMIN_COMMANDS.includes(command)) throw new CliError(`unknown command '${command}' (see --help)`, EXIT.usage);
+    if (!ADMIN_COMMANDS.includes(command)) {
+      const guess = closest(command, ADMIN_COMMANDS);
+      throw new CliError(`unknown command '${command.slice(0, 64)}'${guess ? `, did you mean '${guess}'?` : ' (see --help)'}`, EXIT.usage);
+    }
     const config = readConfig(values, env);
     if (command === 'dialplan') return dialplanShow(config, args, values, out);
     const target = resolveTarget(config, values, env);
+    const serverCommand = SERVER_COMMANDS[command];
+    if (serverCommand) return await serverCommand(target, args, values, out);
     return await COMMANDS[command]!(target, args, values, out);
   } catch (err) {
     if (err instanceof CliError) {
@@ -204,34 +192,6 @@ function resolveTarget(config: PatchbayConfig, values: Values, env: NodeJS.Proce
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
-
-async function ari(target: Target, method: string, path: string, what: string): Promise<unknown> {
-  let response: Response;
-  try {
-    response = await fetch(`${target.base}/ari${path}`, { method, headers: { authorization: target.auth }, signal: AbortSignal.timeout(10_000) });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    const reason = cause?.code ?? cause?.message ?? (err as Error).message;
-    throw new CliError(`cannot reach the server at ${target.base}: ${reason}`, EXIT.unreachable);
-  }
-  const text = await response.text();
-  if (response.ok) return text === '' ? null : (JSON.parse(text) as unknown);
-  let message = text;
-  try {
-    message = (JSON.parse(text) as { message?: string; error?: string }).message ?? (JSON.parse(text) as { error?: string }).error ?? text;
-  } catch {
-    // not JSON: keep the text
-  }
-  message = message.replace(/\s+/g, ' ').trim();
-  const status = response.status;
-  const code =
-    status === 401 || status === 403 ? EXIT.auth
-      : status === 404 ? EXIT.notFound
-        : status >= 500 && status !== 503 ? EXIT.failure
-          : EXIT.refused;
-  const why = status === 401 ? 'the server refused the credentials' : message;
-  throw new CliError(`${what}: ${status} ${why}`, code);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Commands
@@ -439,17 +399,21 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Waits ms, or until the signal aborts; either way the listener it added is gone (a loop of these must not pile listeners up). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const onAbort = (): void => {
       clearTimeout(timer);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
-/** io.signal, or SIGINT while the command runs. */
 /** How many channels the server has; undefined while it cannot answer (it may be exiting). */
 async function channelCount(target: Target): Promise<number | undefined> {
   try {
@@ -459,6 +423,7 @@ async function channelCount(target: Target): Promise<number | undefined> {
   }
 }
 
+/** io.signal, or SIGINT while the command runs. */
 function stopSignal(io: AdminIo): { signal: AbortSignal; dispose(): void } {
   if (io.signal) return { signal: io.signal, dispose() {} };
   const controller = new AbortController();
