@@ -118,7 +118,7 @@ async function core(target: Target, args: string[], values: AdminValues, out: Co
     out.stdout(json(status));
     return EXIT.ok;
   }
-  if (what === 'version') out.stdout(`Patchbay ${str(status.version)} on Node.js ${process.version.slice(1)} (client)\n`);
+  if (what === 'version') out.stdout(`Patchbay ${str(status.version)}\n`);
   else if (what === 'uptime') {
     out.stdout(`System uptime: ${describeSeconds(Number(status.uptime_seconds))}\nLast reload: ${describeSeconds(Number(status.since_reload_seconds))}\n`);
   } else {

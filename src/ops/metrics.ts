@@ -31,7 +31,8 @@ export class Metrics {
   constructor(options: MetricsOptions) {
     const { core } = options;
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'patchbay_process_' });
+    // prom-client's names already start with process_ or nodejs_: the prefix is only ours.
+    collectDefaultMetrics({ register: this.registry, prefix: 'patchbay_' });
 
     new Gauge({
       name: 'patchbay_channels',

@@ -72,6 +72,8 @@ export class OutboundRegistration {
   #auth: { challenge: DigestChallenge; credentials: DigestCredentials; header: 'Authorization' | 'Proxy-Authorization'; nc: number } | undefined;
   #expiresAt = 0;
   #lastCode: number | undefined;
+  /** The last answer as "code reason" (or why there was none), for the log lines of a failure. */
+  #lastReason = '';
   #inFlight = false;
   /** Challenges marked stale answered in a row: a registrar that never stops calling them stale is given up on. */
   #staleAnswers = 0;
@@ -217,6 +219,7 @@ export class OutboundRegistration {
     if (this.#status === 'Stopped') return;
     const { settings, log } = { settings: this.settings, log: this.#env.log };
     this.#lastCode = response?.status;
+    this.#lastReason = response ? `${response.status} ${response.reason}`.slice(0, 200) : 'no answer (timed out, or the REGISTER could not be sent)';
     if (!response) return this.#temporaryFailure(undefined);
     const status = response.status;
     if (status >= 200 && status < 300) {
@@ -305,13 +308,16 @@ export class OutboundRegistration {
       return this.#reject(code);
     }
     this.#setStatus('Unregistered', code === undefined ? {} : { code });
-    this.#env.log.info({ registration: this.settings.id, code, retryIn: afterSeconds }, 'outbound registration failed; retrying');
+    // WARN with the reason: an admin must see why a trunk is not registered without turning debug on.
+    const reason = this.#lastReason;
+    this.#env.log.warn({ registration: this.settings.id, code, reason, retryIn: afterSeconds }, `outbound registration ${this.settings.id} failed: ${reason}; retrying in ${afterSeconds} s`);
     this.#arm(afterSeconds * 1000, () => this.#send(false));
   }
 
   #reject(code: number | undefined): void {
     this.#disarm();
     this.#setStatus('Rejected', code === undefined ? {} : { code });
-    this.#env.log.warn({ registration: this.settings.id, code }, 'outbound registration rejected; not retried');
+    const reason = this.#lastReason;
+    this.#env.log.warn({ registration: this.settings.id, code, reason }, `outbound registration ${this.settings.id} rejected: ${reason}; not retried`);
   }
 }
