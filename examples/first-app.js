@@ -23,7 +23,9 @@ client.on('StasisStart', async (event, channel) => {
     await channel.record({ format: 'wav', maxDurationSeconds: 3, ifExists: 'overwrite', beep: true }, recording);
     console.log('recording 3 seconds…');
     await recorded;
-    console.log(`recorded data/recordings/${recording.name}.wav`);
+    // The server keeps it where its configuration says (dirs.recordings); ARI serves the file.
+    const stored = await client.recordings.getStored({ recordingName: recording.name });
+    console.log(`recorded ${stored.name}.${stored.format}: ${url}/ari/recordings/stored/${stored.name}/file`);
 
     await channel.hangup();
     console.log('hung up');
