@@ -72,7 +72,7 @@ function loadHistory(file: string | null): string[] {
   }
 }
 
-/** Runs the shell until exit/quit/Ctrl-D; resolves with the exit code of the last command (0 when none failed last). */
+/** Runs the shell until exit/quit/Ctrl-D; resolves with 0 (a command's failure is reported on its line, as at asterisk -r). */
 export function runShell(run: (words: readonly string[]) => Promise<number>, options: ShellOptions): Promise<number> {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
@@ -86,7 +86,6 @@ export function runShell(run: (words: readonly string[]) => Promise<number>, opt
     terminal: (output as { isTTY?: boolean }).isTTY === true,
     prompt: options.prompt ?? 'patchbay*CLI> ',
   });
-  let last = 0;
   return new Promise<number>((resolve) => {
     let busy = Promise.resolve();
     rl.on('line', (raw) => {
@@ -103,7 +102,7 @@ export function runShell(run: (words: readonly string[]) => Promise<number>, opt
           }
         }
         const words = splitWords(line);
-        last = await run(words[0] === 'help' ? ['--help'] : words);
+        await run(words[0] === 'help' ? ['--help'] : words);
         rl.prompt();
       });
     });
@@ -114,7 +113,7 @@ export function runShell(run: (words: readonly string[]) => Promise<number>, opt
       rl.prompt();
     });
     rl.on('close', () => {
-      void busy.then(() => resolve(last));
+      void busy.then(() => resolve(0));
     });
     options.io.stdout(`Patchbay admin shell. Tab completes, 'help' lists the commands, 'exit' or Ctrl-D leaves.\n`);
     rl.prompt();

@@ -72,7 +72,7 @@ export class SipTrace {
   #record(message: SipMessage, direction: string, transport: TransportProtocol, host: string, port: number): void {
     const callId = message.get('Call-ID') ?? '';
     if (!this.#matches(message, callId, host)) return;
-    let text = message.toString();
+    let text = message.toString().replace(/\r\n/g, '\n');
     if (text.length > MAX_TRACED_CHARS) text = `${text.slice(0, MAX_TRACED_CHARS)}\n[… ${text.length - MAX_TRACED_CHARS} more characters]`;
     this.#writer?.(`SIP ${direction} ${transport} ${host}:${port}\n${text}`, { callId, direction: direction.split(' ')[0] });
   }
