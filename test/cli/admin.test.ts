@@ -291,14 +291,16 @@ describe('admin CLI as a process', () => {
       assert.equal(readPidFile(join(dir, 'data')), serverProcess.child.pid);
       const call = (await (await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } })).json()) as { id: string };
       const stopper = spawnNode([ADMIN_MAIN, 'stop', '--gracefully'], serverEnv, dir);
-      // The admin command is a process of its own: on a loaded machine it may take seconds to start and
-      // signal, so wait for the server to say it drains rather than for a fixed time.
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
-        if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 503) break;
+      // The admin command is a process of its own: on a loaded machine it may take seconds to start,
+      // signal and poll, so wait for the server to say it drains and for the command to report what
+      // it waits for, rather than for fixed times.
+      let stopperOut = '';
+      stopper.child.stdout!.on('data', (d) => (stopperOut += String(d)));
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+        if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 503 && /waiting for \d+ channel/.test(stopperOut)) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      // Then give the command time to report what it waits for (it polls the server once a second).
-      await new Promise((r) => setTimeout(r, 1500));
+      assert.match(stopperOut, /waiting for [1-9]\d* channel/, 'the command reports the call it waits for');
       assert.equal(serverProcess.child.exitCode, null, 'still running while a call is up');
       // Draining: a new call is refused, the health check tells load balancers, the call goes on.
       const refused = await fetch(`${url}/channels?endpoint=Local/echo@default&extension=echo&context=default`, { method: 'POST', headers: { authorization: auth } });
@@ -330,7 +332,8 @@ describe('admin CLI as a process', () => {
       assert.match(stopper.stderr, /still up after 1 s; the server was not stopped and takes calls again/);
       assert.equal(serverProcess.child.exitCode, null);
       let answered = 0;
-      for (let i = 0; i < 50 && answered !== 200; i++) {
+      // The server takes calls again once SIGUSR2 is handled: soon, but not at a fixed time under load.
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline && answered !== 200; ) {
         const again = await originate();
         answered = again.status;
         if (answered === 200) await fetch(`${url}/channels/${((await again.json()) as { id: string }).id}`, { method: 'DELETE', headers: { authorization: auth } });

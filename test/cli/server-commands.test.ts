@@ -4,8 +4,9 @@
 // rights they need (/admin/... with ARI credentials), did-you-mean, options before the command, -x
 // and the interactive shell with its completion and history.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -269,5 +270,30 @@ describe('command line', () => {
     assert.match(stdout, /Patchbay \d+\.\d+\.\d+/);
     assert.match(stdout, /did you mean 'channels'/);
     assert.equal(readFileSync(historyFile, 'utf8'), 'core show version\nhelp\nchanels\n');
+  });
+
+  test('stop --gracefully waits without piling listeners up (no MaxListenersExceededWarning)', async () => {
+    // A stand-in for the server: a process that takes SIGUSR1/SIGUSR2 and goes on.
+    const dir = mkdtempSync(join(tmpdir(), 'patchbay-stop-'));
+    dirs.push(dir);
+    const stand = spawn(process.execPath, ['-e', "process.on('SIGUSR1',()=>{});process.on('SIGUSR2',()=>{});setTimeout(()=>{},60000)"], { stdio: 'ignore' });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      writeFileSync(join(dir, 'patchbay.pid'), `${stand.pid}\n`);
+      const controller = new AbortController();
+      let stderr = '';
+      // 3 s of polling every 250 ms: more waits than the default limit of 10 listeners.
+      const code = await runAdminCommand(['stop', '--gracefully', '--timeout', '3'], { ...env, PATCHBAY_DATA_DIR: dir }, { stdout: () => undefined, stderr: (t) => void (stderr += t), signal: controller.signal });
+      assert.equal(code, EXIT.failure, stderr);
+      assert.match(stderr, /still up after 3 s/);
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(warnings.filter((w) => /MaxListeners|memory leak/i.test(w)), []);
+    } finally {
+      process.off('warning', onWarning);
+      stand.kill('SIGKILL');
+    }
   });
 });
