@@ -15,6 +15,7 @@ import { LogChannels } from './core/log-channels.ts';
 import { createLogger, rotateLogFile, setLogLevel, type Logger } from './log.ts';
 import { Authenticator } from './ari/auth.ts';
 import { ConsoleFiles } from './console/static.ts';
+import { ConsoleReaper } from './console/reaper.ts';
 import { Dispatcher } from './ari/dispatcher.ts';
 import { EventsWebSocket } from './ari/events-ws.ts';
 import { OutboundWebSockets } from './ari/outbound-ws/manager.ts';
@@ -204,6 +205,10 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     await logChannels.close();
     throw err;
   }
+  // What a dead browser's console left (its listen-ins) goes once the console is clearly gone.
+  const consoleReaper = config.http.console
+    ? new ConsoleReaper(core, { onReaped: (app, channels, bridges) => log.info({ app, channels, bridges }, 'web console gone: its listen-in channels and bridges were removed') })
+    : undefined;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
   let current = config;
@@ -216,6 +221,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     stop() {
       stopping ??= (async () => {
         health.markStopping();
+        consoleReaper?.close();
         events.close();
         outbound.close();
         await http.close();
