@@ -7,6 +7,8 @@ import type { PjsipTechnology } from '../channels/pjsip/technology.ts';
 import type { Core } from '../control/core.ts';
 import { patchbayVersion } from '../core/system-info.ts';
 import { formatAriDate } from '../util/ari-date.ts';
+import { statSync } from 'node:fs';
+import { getFileFormat } from '../media/codecs.ts';
 
 export const ADMIN_PREFIX = '/admin/';
 
@@ -27,6 +29,11 @@ export interface AdminServices {
   /** Rotates every file log channel and the server's own log file; resolves with what was rotated. */
   rotateLogs(): Promise<string[]>;
 }
+
+/** Stored recordings described at most (the newest). */
+const MAX_LISTED_RECORDINGS = 1000;
+/** The header of the WAV files Patchbay writes; a foreign WAV's length is estimated with it. */
+const WAV_HEADER_BYTES = 44;
 
 /** Longest `sip trace on <match>` text: a host, a user or a Call-ID. */
 const MAX_TRACE_MATCH = 256;
@@ -62,6 +69,9 @@ export class AdminRoutes {
         return { status: 200, body: this.#registrations() };
       case 'GET pjsip/transports':
         return { status: 200, body: this.#transports() };
+      case 'GET recordings/':
+      case 'GET recordings':
+        return { status: 200, body: this.#recordings() };
       case 'GET core/status':
         return { status: 200, body: this.#status() };
       case 'PUT core/debug':
@@ -155,6 +165,39 @@ export class AdminRoutes {
         external_media_address: transport?.externalMediaAddress ?? '',
       };
     });
+  }
+
+  /**
+   * Stored recordings with their date, size and length, newest first (the web console's list):
+   * ARI's StoredRecording has only a name and a format. Each is found through the store, so the
+   * recordings directory's confinement applies; one that vanishes meanwhile is left out.
+   */
+  #recordings() {
+    const store = this.services.core.recordings.store;
+    const described = [];
+    for (const { name, format } of store.list().slice(0, 5 * MAX_LISTED_RECORDINGS)) {
+      const found = store.find(name);
+      if (!found || found.format !== format) continue;
+      let stats;
+      try {
+        stats = statSync(found.real);
+      } catch {
+        continue;
+      }
+      const codec = getFileFormat(format);
+      const header = codec?.container === 'wav' ? WAV_HEADER_BYTES : 0;
+      const bytesPerSecond = codec ? codec.codec.rate * codec.codec.bytesPerSample : 0;
+      described.push({
+        name,
+        format,
+        size_bytes: stats.size,
+        duration_seconds: bytesPerSecond > 0 ? Math.max(0, Math.round(((stats.size - header) / bytesPerSecond) * 10) / 10) : null,
+        modified: formatAriDate(stats.mtime),
+        modifiedMs: stats.mtimeMs,
+      });
+    }
+    described.sort((a, b) => b.modifiedMs - a.modifiedMs || (a.name < b.name ? -1 : 1));
+    return described.slice(0, MAX_LISTED_RECORDINGS).map(({ modifiedMs: _, ...rest }) => rest);
   }
 
   #status() {

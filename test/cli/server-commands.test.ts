@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -215,6 +215,23 @@ describe('core, logger and sip trace', () => {
     await phone('alice');
     await new Promise((r) => setTimeout(r, 300));
     assert.ok(!server.logLines.slice(quiet).some((l) => l.includes('"sipTrace":true')));
+  });
+});
+
+describe('admin routes for the web console', () => {
+  test('GET /admin/recordings: stored recordings with date, length and size, newest first', async () => {
+    const dir = server.config.dirs.recordings;
+    mkdirSync(dir, { recursive: true });
+    // One second of 8 kHz 16-bit WAV (44-byte header), and two seconds of μ-law, written later.
+    writeFileSync(join(dir, 'older.wav'), Buffer.alloc(44 + 16000));
+    utimesSync(join(dir, 'older.wav'), new Date('2026-01-01T10:00:00Z'), new Date('2026-01-01T10:00:00Z'));
+    writeFileSync(join(dir, 'newer.ulaw'), Buffer.alloc(16000));
+    const response = await fetch(`${server.url}/admin/recordings`, { headers: { authorization: `Basic ${Buffer.from('viewer:viewer').toString('base64')}` } });
+    assert.equal(response.status, 200);
+    const list = (await response.json()) as { name: string; format: string; size_bytes: number; duration_seconds: number; modified: string }[];
+    const ours = list.filter((r) => r.name === 'older' || r.name === 'newer');
+    assert.deepEqual(ours.map((r) => [r.name, r.format, r.size_bytes, r.duration_seconds]), [['newer', 'ulaw', 16000, 2], ['older', 'wav', 16044, 1]]);
+    assert.match(ours[1]!.modified, /^2026-01-01T\d\d:00:00\.000[+-]\d{4}$/);
   });
 });
 

@@ -21,6 +21,11 @@ export function ariUrl(path, params) {
   return url;
 }
 
+/** A URL of this server's admin routes (`admin/...`, what ARI has no operation for), relative to the page. */
+export function adminUrl(path) {
+  return new URL(`admin/${path}`, location.href);
+}
+
 export class AriRequestError extends Error {
   constructor(status, message) {
     super(`${status}: ${message}`);
@@ -29,7 +34,16 @@ export class AriRequestError extends Error {
 }
 
 /** Calls ARI; resolves to the parsed JSON body (or null), rejects with AriRequestError. */
-export async function ari(method, path, params, body) {
+export function ari(method, path, params, body) {
+  return request(method, ariUrl(path, params), body);
+}
+
+/** Reads one of the server's admin routes (src/ops/admin.ts) with the same credentials. */
+export function admin(path) {
+  return request('GET', adminUrl(path));
+}
+
+async function request(method, url, body) {
   // credentials 'omit': the Authorization header is ours; with the browser's own credentials a
   // 401 (which carries WWW-Authenticate, as in Asterisk) would open the browser's login dialog.
   // keepalive: the clean-up DELETEs of a listen-in are still sent while the page unloads.
@@ -39,7 +53,7 @@ export async function ari(method, path, params, body) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(ariUrl(path, params), init);
+  const response = await fetch(url, init);
   const text = await response.text();
   let json = null;
   try {

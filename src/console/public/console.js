@@ -10,8 +10,9 @@
 import { ari, ariUrl, AriRequestError, authHeader } from './ari.js';
 import { listen, listenStats } from './listen.js';
 import { $, duration, el, row } from './dom.js';
-import { MAX_EVENTS, MAX_GONE_CHANNELS, MAX_ROWS, randomId, state, STORAGE_KEY } from './state.js';
+import { bridgeName, channelName, labelled, MAX_EVENTS, MAX_GONE_CHANNELS, MAX_ROWS, randomId, state, STORAGE_KEY, targetName } from './state.js';
 import { exportTimeline, renderTimeline } from './timeline.js';
+import { loadServerInfo, loadStoredRecordings, renderServerInfo, storedCells } from './server-info.js';
 
 // The test and curious users can read the listen-in figures here.
 /** @type {any} */ (window).patchbayConsole = { state, listenStats };
@@ -131,12 +132,12 @@ async function loadSnapshot() {
   for (const application of applications) state.applications.set(application.name, application);
   // Other applications' channels already in Stasis: their subscriptions are in the list above.
   for (const channel of channels) if (channel.dialplan?.app_name === 'Stasis') noteStasisApp(channel.id, String(channel.dialplan.app_data ?? '').split(',')[0]);
-  await loadStored();
+  await Promise.all([loadStored(), loadServerInfo()]);
   markDirty();
 }
 
 async function loadStored() {
-  state.stored = (await ari('GET', 'recordings/stored')).slice(0, MAX_ROWS);
+  await loadStoredRecordings();
   markDirty();
 }
 
@@ -465,18 +466,18 @@ function renderSmallTables() {
   fillBody(
     'playbacks',
     [...state.playbacks.values()].map((p) =>
-      row([p.id, p.media_uri, p.target_uri, p.state, button('Stop', act(() => ari('DELETE', `playbacks/${encodeURIComponent(p.id)}`)), { write: true, name: 'stop-playback' })]),
+      row([p.id, p.media_uri, targetName(p.target_uri), p.state, button('Stop', act(() => ari('DELETE', `playbacks/${encodeURIComponent(p.id)}`)), { write: true, name: 'stop-playback' })]),
     ),
   );
   fillBody(
     'recordings',
     [...state.recordings.values()].map((r) =>
-      row([r.name, r.target_uri, r.state, button('Stop', act(() => ari('POST', `recordings/live/${encodeURIComponent(r.name)}/stop`)), { write: true, name: 'stop-recording' })], { 'data-recording': r.name }),
+      row([r.name, targetName(r.target_uri), r.state, button('Stop', act(() => ari('POST', `recordings/live/${encodeURIComponent(r.name)}/stop`)), { write: true, name: 'stop-recording' })], { 'data-recording': r.name }),
     ),
   );
   fillBody(
     'stored',
-    state.stored.map((r) => row([r.name, r.format, button('Play here', act(() => playStored(r.name)), { name: 'play-stored' })], { 'data-stored': r.name })),
+    state.stored.map((r) => row([...storedCells(r), button('Play here', act(() => playStored(r.name)), { name: 'play-stored' })], { 'data-stored': r.name })),
   );
   fillBody(
     'endpoints',
@@ -487,13 +488,14 @@ function renderSmallTables() {
   fillBody(
     'applications',
     [...state.applications.values()].map((a) =>
-      row([a.name, (a.channel_ids ?? []).filter((id) => !state.own.has(id)).join(', '), (a.bridge_ids ?? []).join(', '), (a.endpoint_ids ?? []).join(', '), (a.device_names ?? []).join(', ')]),
+      row([a.name, (a.channel_ids ?? []).filter((id) => !state.own.has(id)).map((id) => labelled(channelName(id), id)).join(', '), (a.bridge_ids ?? []).map((id) => labelled(bridgeName(id), id)).join(', '), (a.endpoint_ids ?? []).join(', '), (a.device_names ?? []).join(', ')]),
     ),
   );
 }
 
 // Durations move on their own: one timer redraws the text, no request is made.
 setInterval(() => {
+  renderServerInfo();
   for (const node of document.querySelectorAll('#channels .duration')) {
     const since = node.getAttribute('data-since');
     if (since) node.textContent = duration(since);

@@ -44,8 +44,10 @@ export const state = {
   playbacks: new Map(),
   /** name → live recording model */
   recordings: new Map(),
-  /** stored recording models */
+  /** stored recordings, newest first: { name, format, modified?, duration_seconds?, size_bytes? } */
   stored: [],
+  /** @type {{ version: string, startedAt: number } | null} the server's version and when it started */
+  server: null,
   /** Channels and bridges this page created to listen in: not shown. */
   own: new Set(),
   /** Global event log: { seq, at, type, channels: string[], bridges: string[], event } */
@@ -66,3 +68,29 @@ export const state = {
   stasisWaiters: new Map(),
   dirty: false,
 };
+
+// Names rather than raw ids wherever the page knows them (applications, recording and playback
+// targets). In the applications table the id follows the name: it is what an ARI call takes.
+
+/** A channel's name (its id while it is unknown to the page). */
+export function channelName(id) {
+  return state.channels.get(id)?.channel?.name ?? id;
+}
+
+/** A bridge's name, else its id. */
+export function bridgeName(id) {
+  return state.bridges.get(id)?.name || id;
+}
+
+/** `channel:<id>` / `bridge:<id>` as the channel's or bridge's name. */
+export function targetName(uri) {
+  const [kind, id] = String(uri ?? '').split(':');
+  if (kind === 'channel') return channelName(id);
+  if (kind === 'bridge') return `bridge ${bridgeName(id)}`;
+  return String(uri ?? '');
+}
+
+/** `name (id)` for the applications table; the id alone while the name is unknown. */
+export function labelled(name, id) {
+  return name === id ? id : `${name} (${id})`;
+}
