@@ -46,5 +46,5 @@ const unit = testFiles('test').filter((file) => !boots(file));
 if (process.argv.includes('--list')) {
   console.log(unit.join('\n'));
 } else {
-  execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=60000', '--test-force-exit', ...unit], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=60000', ...unit], { cwd: ROOT, stdio: 'inherit' });
 }

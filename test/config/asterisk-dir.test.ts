@@ -159,7 +159,7 @@ test('a server started from the directory alone: prefix, ari.conf users, extensi
     });
     const originated = await fetch(`${base}/channels?endpoint=Local/100@from-etc&app=etc-app`, { method: 'POST', headers: { authorization: auth } });
     assert.equal(originated.status, 200);
-    const event = await Promise.race([started, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no StasisStart:\n${output}`)), 8000))]);
+    const event = await Promise.race([started, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no StasisStart:\n${output}`)), 8000).unref())]);
     assert.deepEqual(event.args, ['hello']);
     socket.terminate();
   } finally {

@@ -14,6 +14,9 @@ import WebSocket from 'ws';
 import { parseWav, sleep } from '../ari/recordings-helpers.ts';
 import { freePort } from '../helpers/ports.ts';
 
+/** Resolves 'timeout' after ms without keeping the process alive once the race is decided (the file must exit by itself). */
+const timeoutAfter = (ms: number): Promise<'timeout'> => new Promise((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 // The compiled build `npm ci` makes (prepare script); test/process/entry-point.test.ts builds it when absent.
 const DIST_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -90,7 +93,7 @@ for (const { launcher, signal } of CASES) test(`${signal} to ${launcher} in the 
     await waitFor('RecordingStarted');
     await sleep(700);
     child.kill(signal);
-    const code = await Promise.race([exited, sleep(8000).then(() => 'timeout')]);
+    const code = await Promise.race([exited, timeoutAfter(8000)]);
     // npm reports a child ended by SIGINT as a failure of the script; what matters is that it ended.
     if (!(launcher === 'npm start' && signal === 'SIGINT')) assert.equal(code, 0, output);
     else assert.notEqual(code, 'timeout', output);
