@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { runAdminCommand } from '../../src/cli/admin.ts';
 import { EXIT } from '../../src/cli/client.ts';
@@ -251,6 +252,32 @@ describe('command line', () => {
     assert.equal(isAdminCommandLine(['-r']), true);
     assert.equal(isAdminCommandLine(['-x', 'core show version']), true);
     assert.equal(isAdminCommandLine([]), false);
+  });
+
+  test('through the server entry point: -V and -v, options before the command, a typo', async () => {
+    const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+    const tsx = import.meta.resolve('tsx');
+    // A process of its own, awaited (not spawnSync: the server it talks to runs in this process).
+    const entry = (args: string[]) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', tsx, main, ...args], { env: { ...process.env, ...env, PATCHBAY_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += String(d)));
+        child.stderr.on('data', (d) => (stderr += String(d)));
+        child.once('close', (status) => resolve({ status, stdout, stderr }));
+      });
+    for (const flag of ['-V', '-v', '--version']) assert.match((await entry([flag])).stdout, /^patchbay \d+\.\d+\.\d+\n$/, flag);
+    const dir = mkdtempSync(join(tmpdir(), 'patchbay-entry-'));
+    dirs.push(dir);
+    const config = join(dir, 'patchbay.yaml');
+    writeFileSync(config, `http:\n  port: ${server.address.port}\n`);
+    const before = await entry(['--config', config, '--json', 'core', 'show', 'uptime']);
+    assert.equal(before.status, 0, before.stderr);
+    assert.equal(typeof (JSON.parse(before.stdout) as { uptime_seconds: number }).uptime_seconds, 'number');
+    const typo = await entry(['--config', config, 'chanels']);
+    assert.equal(typo.status, EXIT.usage);
+    assert.equal(typo.stderr, "patchbay: unknown command 'chanels', did you mean 'channels'?\n");
   });
 
   test('-x runs one command with the options beside it', async () => {
