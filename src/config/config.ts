@@ -25,7 +25,34 @@ export type PatchbayConfig = ValueOf<typeof SETTINGS> & {
   readonly configFile: string | null;
   /** What was not understood in `asterisk_config_dir`, one line each, logged at start-up. */
   readonly warnings: readonly string[];
+  /** Where the values came from (the start-up line and `--check` name them). */
+  readonly origin: ConfigOrigin;
 };
+
+/** The sources a configuration was read from, and which settings they set. */
+export interface ConfigOrigin {
+  /** The YAML file, or null. */
+  readonly file: string | null;
+  /** The Asterisk configuration directory read (`asterisk_config_dir`), or null. */
+  readonly asteriskDir: string | null;
+  /** The `PATCHBAY_*` environment variables that set a value. */
+  readonly environment: readonly string[];
+  /**
+   * The settings (dotted, YAML spelling) given a value by one of the sources or by the caller's
+   * overrides rather than left to their default: an explicitly configured SIP port that cannot be
+   * bound stops start-up, a defaulted one does not.
+   */
+  readonly explicit: readonly string[];
+}
+
+/** One phrase naming the sources, e.g. `/etc/patchbay.yaml + Asterisk directory /etc/asterisk`. */
+export function describeConfigSources(origin: ConfigOrigin): string {
+  const parts: string[] = [];
+  if (origin.file) parts.push(origin.file);
+  if (origin.asteriskDir) parts.push(`Asterisk directory ${origin.asteriskDir}`);
+  if (origin.environment.length > 0) parts.push(`environment ${origin.environment.join(', ')}`);
+  return parts.length > 0 ? parts.join(' + ') : '(embedded defaults)';
+}
 
 /** The YAML document shape (snake_case). `null` anywhere means "not set" (use the default). */
 export type PatchbayYaml = YamlOf<typeof SETTINGS>;
@@ -176,12 +203,16 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
   const baseDir = configFile ? path.dirname(configFile) : cwd;
   // 4. an Asterisk configuration directory, beneath all of the above
   let asteriskWarnings: string[] = [];
+  let asteriskDirRead: string | null = null;
+  const importedKeys = new Set<string>();
   const asteriskDir = merged.asterisk_config_dir;
   if (typeof asteriskDir === 'string' && asteriskDir.trim() !== '' && !asteriskDir.includes('\0')) {
     const dir = path.resolve(envSources.has('asterisk_config_dir') ? cwd : baseDir, asteriskDir);
     if (isDirectory(dir)) {
       const imported = readAsteriskConfigDir(dir);
       asteriskWarnings = imported.warnings;
+      asteriskDirRead = dir;
+      for (const key of imported.sources.keys()) importedKeys.add(key);
       // A bad imported value is reported against the line of the Asterisk file it came from.
       for (const [key, at] of imported.sources) {
         const p = key.split('.');
@@ -201,6 +232,15 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
     usingDefaultPassword: usesDefaultPassword(settings.ari.users),
     configFile,
     warnings: Object.freeze(asteriskWarnings),
+    origin: Object.freeze({
+      file: configFile,
+      asteriskDir: asteriskDirRead,
+      environment: Object.freeze([...new Set([...envSources.values()].filter((source) => source.startsWith('env ')).map((source) => source.slice(4)))]),
+      explicit: Object.freeze(
+        walkSettings(SETTINGS)
+          .map(({ key }) => key)
+          .filter((key) => importedKeys.has(key) || [fileData, envLayer, overrides].some((layer) => setsValue(layer, key.split('.'))))),
+    }),
   });
 }
 
@@ -280,6 +320,16 @@ function setIn(target: Raw, p: readonly string[], value: unknown): void {
     node = node[seg] as Raw;
   }
   node[p[p.length - 1]!] = value;
+}
+
+/** True when `layer` holds a value (not null, which means "the default") at `p` or beneath it. */
+function setsValue(layer: unknown, p: readonly string[]): boolean {
+  let node: unknown = layer;
+  for (const seg of p) {
+    if (!isPlainObject(node) || !Object.hasOwn(node, seg)) return false;
+    node = node[seg];
+  }
+  return node !== null && node !== undefined;
 }
 
 /** True when `over` sets the value at `p` or replaces one of its ancestors wholesale. */
