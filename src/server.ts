@@ -1,7 +1,7 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
 import type { PjsipTechnology } from './channels/pjsip/technology.ts';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, type PatchbayConfig } from './config/config.ts';
+import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
 import { Core, type CoreOptions } from './control/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
@@ -65,6 +65,7 @@ function pjsipConfObjects(config: PatchbayConfig, log: Logger): ConfigObjectTree
   const file = config.sip.pjsipConf;
   if (!file) return undefined;
   const read = readPjsipConfObjects(file);
+  if (read.fatal.length > 0) throw new ConfigError('sip.pjsip_conf', `${read.fatal[0]}${read.fatal.length > 1 ? ` (and ${read.fatal.length - 1} more)` : ''}; an identify that cannot be read stops start-up`);
   for (const line of read.errors) log.error(line);
   for (const line of read.warnings) log.warn(line);
   return read.tree;
@@ -166,10 +167,14 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       eventsDropped: events.eventsDropped + outbound.eventsDropped,
     }),
     sip: () => core.pjsip.stats(),
+    sipListening: () => core.pjsip.unavailableReason === undefined,
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
-  const health = new Health(core);
+  const health = new Health(core, () => {
+    const sip = core.pjsip.unavailableReason;
+    return sip === undefined ? [] : [sip];
+  });
   const requireAuth = config.metrics.requireAuth;
   const ops = {
     metricsRequireAuth: requireAuth === 'auto' ? !isLoopback(config.http.bind) : requireAuth || !isLoopback(config.http.bind),

@@ -158,9 +158,17 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#referSender = new ReferSender(runtime, this.#dialer);
   }
 
+  /** Set when the defaulted SIP listener could not be opened. */
+  #unavailable: string | undefined;
+
   /** The port SIP listens on (the first UDP listener's, else the first TCP one's), once started. */
   get port(): number {
     return this.#port;
+  }
+
+  /** Why SIP does not listen (a defaulted port was taken), or undefined while it does or is not started. */
+  get unavailableReason(): string | undefined {
+    return this.#unavailable;
   }
 
   /** Figures for GET /metrics, read when scraped. */
@@ -270,12 +278,18 @@ export class PjsipTechnology implements ChannelTechnology {
     try {
       await transport.start();
     } catch (error) {
-      // A taken port is not fatal to the server: ARI goes on without SIP, loudly.
       const where = listeners.map((listener) => `${listener.name} ${listener.protocols.join('+')} ${listener.host}:${listener.port}`).join(', ');
-      log.error({ err: error, listeners: where }, 'SIP transport could not listen; SIP is unavailable');
       this.#layer.close();
       this.#layer = undefined;
       this.#transport = undefined;
+      // A transport the administrator configured (pjsip.conf, config_objects, sip.port/sip.bind)
+      // that cannot listen stops start-up like a taken HTTP port. With the embedded defaults ARI
+      // goes on without SIP, loudly: /health says degraded and /metrics patchbay_sip_listening 0.
+      const explicit = this.#config.transports.size > 0 || context.config.origin.explicit.some((key) => key === 'sip.port' || key === 'sip.bind');
+      if (explicit) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+      this.#unavailable = `SIP could not listen on ${where}: ${code}`;
+      log.error({ err: error, listeners: where }, `${this.#unavailable}; SIP is unavailable (the default port; configure sip.port or a transport to make this fatal)`);
       return;
     }
     const bound = transport.listeners();
