@@ -3,7 +3,7 @@
 // admin CLI (src/cli/admin.ts) talking to a running server. Start-up failures are one line on stderr
 // and one of the exit codes below (documented in --help and the README).
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
+import { ConfigError, describeConfigSources, loadConfig, type PatchbayConfig } from './config/config.ts';
 import { DialplanSyntaxError } from './dialplan/index.ts';
 import { patchbayVersion } from './core/system-info.ts';
 import type { RunningServer } from './server.ts';
@@ -24,11 +24,15 @@ const ADMIN_COMMANDS = new Set(['channels', 'bridges', 'endpoints', 'apps', 'sho
 
 const HELP = `usage: patchbay [--config file.yaml]        run the server
        patchbay <command> [arguments]       talk to a running server (admin CLI)
+       patchbay --check [--config file.yaml]  check the configuration, bind nothing
        patchbay --version | --help
 
 Options:
   -c, --config <file>   YAML configuration file (default: $PATCHBAY_CONFIG, else embedded defaults;
                         see docs/configuration.md). Through npm: npm start -- --config file.yaml
+  -t, --check           read the configuration (YAML, environment, Asterisk directory, dialplan,
+                        pjsip.conf), print what each source set and every option ignored and why,
+                        and exit: 0 it would start, 2 it would not (binds no port)
   -v, --version         print the version and exit
   -h, --help            print this help and exit
 
@@ -104,7 +108,12 @@ async function main(): Promise<void> {
   try {
     const { values } = parseArgs({
       args: argv,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+        check: { type: 'boolean', short: 't' },
+      },
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -115,6 +124,13 @@ async function main(): Promise<void> {
       return;
     }
     configPath = values.config;
+    if (values.check) {
+      const { checkConfiguration } = await import('./cli/check.ts');
+      const report = checkConfiguration(() => loadConfig({ path: configPath }));
+      process.stdout.write(`${report.lines.join('\n')}\n`);
+      process.exitCode = report.errors > 0 ? EXIT.config : EXIT.ok;
+      return;
+    }
     config = loadConfig({ path: configPath });
   } catch (err) {
     const known = describeStartupFailure(err);
@@ -132,7 +148,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = server.log;
-  if (config.usingDefaultPassword) {
+  if (config.ari.users.length === 0) {
+    // As Asterisk with a stock ari.conf: nobody can log in until a user is added (reload takes it).
+    log.warn('no ARI user is configured (ari.conf has no type=user section, or ari.users is empty): ARI and the console accept no login until one is added');
+  } else if (config.usingDefaultPassword) {
     log.warn('the ARI user "asterisk" still has the embedded default password "asterisk"; set ari.users in a config file before exposing this server beyond loopback');
   }
   let stopping = false;
@@ -209,7 +228,7 @@ async function main(): Promise<void> {
   process.on('exit', () => removePidFile());
   // Announced last (after the signal handlers and the pidfile): whoever waits for this line may signal the server at once.
   const prefix = config.http.prefix.replace(/^\/+|\/+$/g, '');
-  log.info({ url: `${server.url}${prefix ? `/${prefix}` : ''}/ari`, serverId: config.serverId, config: config.configFile ?? '(embedded defaults)' }, 'Patchbay is listening');
+  log.info({ url: `${server.url}${prefix ? `/${prefix}` : ''}/ari`, serverId: config.serverId, config: describeConfigSources(config.origin) }, 'Patchbay is listening');
 }
 
 main().catch((err: unknown) => {

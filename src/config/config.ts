@@ -38,11 +38,12 @@ export interface ConfigOrigin {
   /** The `PATCHBAY_*` environment variables that set a value. */
   readonly environment: readonly string[];
   /**
-   * The settings (dotted, YAML spelling) given a value by one of the sources or by the caller's
-   * overrides rather than left to their default: an explicitly configured SIP port that cannot be
-   * bound stops start-up, a defaulted one does not.
+   * The settings (dotted, YAML spelling) given a value by a source rather than left to their
+   * default, each with the source that set it last (the file, `env NAME`, `<dir>/http.conf:4`,
+   * `overrides`): an explicitly configured SIP port that cannot be bound stops start-up, a
+   * defaulted one does not; `--check` lists them by source.
    */
-  readonly explicit: readonly string[];
+  readonly explicit: Readonly<Record<string, string>>;
 }
 
 /** One phrase naming the sources, e.g. `/etc/patchbay.yaml + Asterisk directory /etc/asterisk`. */
@@ -204,7 +205,6 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
   // 4. an Asterisk configuration directory, beneath all of the above
   let asteriskWarnings: string[] = [];
   let asteriskDirRead: string | null = null;
-  const importedKeys = new Set<string>();
   const asteriskDir = merged.asterisk_config_dir;
   if (typeof asteriskDir === 'string' && asteriskDir.trim() !== '' && !asteriskDir.includes('\0')) {
     const dir = path.resolve(envSources.has('asterisk_config_dir') ? cwd : baseDir, asteriskDir);
@@ -212,7 +212,6 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
       const imported = readAsteriskConfigDir(dir);
       asteriskWarnings = imported.warnings;
       asteriskDirRead = dir;
-      for (const key of imported.sources.keys()) importedKeys.add(key);
       // A bad imported value is reported against the line of the Asterisk file it came from.
       for (const [key, at] of imported.sources) {
         const p = key.split('.');
@@ -236,10 +235,7 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
       file: configFile,
       asteriskDir: asteriskDirRead,
       environment: Object.freeze([...new Set([...envSources.values()].filter((source) => source.startsWith('env ')).map((source) => source.slice(4)))]),
-      explicit: Object.freeze(
-        walkSettings(SETTINGS)
-          .map(({ key }) => key)
-          .filter((key) => importedKeys.has(key) || [fileData, envLayer, overrides].some((layer) => setsValue(layer, key.split('.'))))),
+      explicit: Object.freeze(explicitSettings(configFile, fileData, envSources, overrides)),
     }),
   });
 }
@@ -320,6 +316,19 @@ function setIn(target: Raw, p: readonly string[], value: unknown): void {
     node = node[seg] as Raw;
   }
   node[p[p.length - 1]!] = value;
+}
+
+/** Each setting a source gave a value, with the source that won (overrides > env > file > Asterisk directory). */
+function explicitSettings(file: string | null, fileData: Raw, sources: ReadonlyMap<string, string>, overrides: unknown): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const { key } of walkSettings(SETTINGS)) {
+    const p = key.split('.');
+    if (setsValue(overrides, p)) out[key] = 'overrides';
+    else if (sources.get(key)?.startsWith('env ')) out[key] = sources.get(key)!;
+    else if (file !== null && setsValue(fileData, p)) out[key] = file;
+    else if (sources.has(key)) out[key] = sources.get(key)!;
+  }
+  return out;
 }
 
 /** True when `layer` holds a value (not null, which means "the default") at `p` or beneath it. */

@@ -285,7 +285,7 @@ export class PjsipTechnology implements ChannelTechnology {
       // A transport the administrator configured (pjsip.conf, config_objects, sip.port/sip.bind)
       // that cannot listen stops start-up like a taken HTTP port. With the embedded defaults ARI
       // goes on without SIP, loudly: /health says degraded and /metrics patchbay_sip_listening 0.
-      const explicit = this.#config.transports.size > 0 || context.config.origin.explicit.some((key) => key === 'sip.port' || key === 'sip.bind');
+      const explicit = this.#config.transports.size > 0 || ['sip.port', 'sip.bind'].some((key) => Object.hasOwn(context.config.origin.explicit, key));
       if (explicit) throw error;
       const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
       this.#unavailable = `SIP could not listen on ${where}: ${code}`;
