@@ -91,6 +91,20 @@ function describeStartupFailure(err: unknown, config?: PatchbayConfig): { line: 
   return null;
 }
 
+/**
+ * Under `npx` the server runs as npm → sh -c → node, and npm passes SIGTERM/SIGINT to the shell
+ * alone, which dies and leaves the server running, orphaned. So when npm exec launched it, the
+ * server watches its parent and, once that is gone, stops as if it had been sent SIGTERM.
+ * (`npm start` execs node: one process, signalled directly.)
+ */
+function watchLauncher(onGone: () => void): void {
+  if (process.env.npm_command !== 'exec') return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) onGone();
+  }, 250).unref();
+}
+
 function fail(line: string, code: number): never {
   process.stderr.write(`patchbay: ${line.replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(code);
@@ -213,6 +227,7 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (err) => log.fatal({ err }, 'uncaught exception; the server goes on'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  watchLauncher(() => shutdown('launcher exited'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', reload);
   process.on('SIGUSR1', () => drain(true));
