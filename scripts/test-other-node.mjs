@@ -10,10 +10,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const majors = process.argv.slice(2).filter((arg) => /^\d{2}$/.test(arg));
-if (majors.length === 0) {
-  console.error('usage: node scripts/test-other-node.mjs <major> [<major> …]   e.g. 22 24');
+const args = process.argv.slice(2);
+const current = process.versions.node.split('.')[0];
+// --skip-current: the version running this already ran the whole suite (CI).
+const majors = args.filter((arg) => /^\d{2}$/.test(arg) && !(args.includes('--skip-current') && arg === current));
+if (!args.some((arg) => /^\d{2}$/.test(arg))) {
+  if (args.includes('--skip-current')) process.exit(0); // CI with PATCHBAY_CI_OTHER_NODE=""
+  console.error('usage: node scripts/test-other-node.mjs [--skip-current] <major> [<major> …]   e.g. 22 24');
   process.exit(2);
+}
+if (majors.length === 0) {
+  console.log(`# no other Node version to test (running on ${current})`);
+  process.exit(0);
 }
 const COPIED = ['src', 'test', 'scripts', 'examples', 'docs', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.console.json'];
 
