@@ -44,9 +44,10 @@ for (const major of majors) {
   }
   fs.cpSync(path.join(ROOT, 'node_modules', 'better-sqlite3'), path.join(modules, 'better-sqlite3'), { recursive: true });
   fs.rmSync(path.join(modules, 'better-sqlite3', 'build'), { recursive: true, force: true });
-  // The other Node first on PATH: prebuild-install and node-gyp build for the Node that runs them;
-  // a configured nodedir (headers of the system Node) would build for the wrong ABI.
-  const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: '' };
+  // npm runs install scripts with its own Node's directory first on PATH, so prebuild-install and
+  // node-gyp are told the target (which also fetches that version's headers); a configured
+  // nodedir (the system Node's headers) would build for the wrong ABI.
+  const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: '', npm_config_target: version.slice(1), npm_config_runtime: 'node' };
   delete env.NODE_OPTIONS;
   const started = Date.now();
   execFileSync('npm', ['run', 'install'], { cwd: path.join(modules, 'better-sqlite3'), env, stdio: 'inherit' });
