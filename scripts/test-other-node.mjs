@@ -23,7 +23,7 @@ if (majors.length === 0) {
   console.log(`# no other Node version to test (running on ${current})`);
   process.exit(0);
 }
-const COPIED = ['src', 'test', 'scripts', 'examples', 'docs', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.console.json'];
+const COPIED = ['src', 'test', 'scripts', 'examples', 'docs', 'bench', 'README.md', 'patchbay.example.yaml', 'patchbay.sip.example.yaml', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.console.json'];
 
 for (const major of majors) {
   const work = path.join(ROOT, '.tmp', `node-${major}`);
