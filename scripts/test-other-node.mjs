@@ -45,9 +45,11 @@ for (const major of majors) {
   fs.cpSync(path.join(ROOT, 'node_modules', 'better-sqlite3'), path.join(modules, 'better-sqlite3'), { recursive: true });
   fs.rmSync(path.join(modules, 'better-sqlite3', 'build'), { recursive: true, force: true });
   // npm runs install scripts with its own Node's directory first on PATH, so prebuild-install and
-  // node-gyp are told the target (which also fetches that version's headers); a configured
-  // nodedir (the system Node's headers) would build for the wrong ABI.
-  const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: '', npm_config_target: version.slice(1), npm_config_runtime: 'node' };
+  // node-gyp are told the target, and node-gyp compiles against the headers the npm package
+  // ships (node-<platform>-<arch>/include): a configured nodedir (the system Node's) would build
+  // for the wrong ABI.
+  const platformPackage = path.join(work, 'runtime', 'node_modules', 'node', 'node_modules', `node-${process.platform}-${process.arch}`);
+  const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH}`, npm_config_nodedir: platformPackage, npm_config_target: version.slice(1), npm_config_runtime: 'node' };
   delete env.NODE_OPTIONS;
   const started = Date.now();
   execFileSync('npm', ['run', 'install'], { cwd: path.join(modules, 'better-sqlite3'), env, stdio: 'inherit' });
