@@ -57,7 +57,7 @@ Admin commands (use the configured ARI address and credentials; --json for JSON 
   Run "patchbay <command> --help" for a command's options.
 
 Signals: SIGTERM/SIGINT stop cleanly (recordings are finalised); SIGHUP reloads the configuration
-file and the dialplan; SIGUSR1 stops gracefully (new calls refused, stop when the last channel
+file, the dialplan and pjsip.conf; SIGUSR1 stops gracefully (new calls refused, stop when the last channel
 ends); SIGUSR2 cancels a graceful stop.
 Exit codes: 0 ok, 1 unexpected error, 2 bad configuration or dialplan, 3 cannot listen
 (port in use), 4 data directory unusable.
@@ -203,16 +203,20 @@ async function main(): Promise<void> {
       const message = err instanceof ConfigError ? err.message : (err as Error).message ?? String(err);
       log.error(`configuration reload failed, the running configuration stays: ${message}`);
     }
-    server.core.modules.reload('pbx_config.so').then(
-      () => {
-        reloading = false;
-      },
-      (err: unknown) => {
-        reloading = false;
-        const cause = (err as { cause?: unknown }).cause ?? err;
-        log.error({ file: config.dialplan.file }, `dialplan reload failed, the previous dialplan stays: ${(cause as Error).message ?? String(cause)}`);
-      },
-    );
+    const reason = (err: unknown): string => {
+      const cause = (err as { cause?: unknown }).cause ?? err;
+      return (cause as Error).message ?? String(cause);
+    };
+    const dialplan = server.core.modules.reload('pbx_config.so').catch((err: unknown) => {
+      log.error({ file: config.dialplan.file }, `dialplan reload failed, the previous dialplan stays: ${reason(err)}`);
+    });
+    // pjsip.conf too, as Asterisk's `core reload` reloads res_pjsip (calls go on).
+    const pjsip = config.sip.pjsipConf && config.sip.enabled
+      ? server.core.modules.reload('chan_pjsip.so').catch((err: unknown) => log.error({ file: config.sip.pjsipConf }, `pjsip.conf reload failed: ${reason(err)}`))
+      : undefined;
+    void Promise.all([dialplan, pjsip]).then(() => {
+      reloading = false;
+    });
   };
   // SIGUSR1: stop gracefully (Asterisk's `core stop gracefully`): refuse new calls, stop once the
   // last channel has ended. SIGUSR2 takes calls again (`core abort shutdown`). `patchbay stop

@@ -6,6 +6,7 @@ import { Core, type CoreOptions } from './control/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
 import { readPjsipConfObjects } from './channels/pjsip/objects.ts';
+import { reloadPjsipConf } from './channels/pjsip/conf-reload.ts';
 import { pjsipConfigTypes } from './channels/pjsip/config/store-types.ts';
 import type { ConfigObjectTree } from './core/dynamic-config/file-backend.ts';
 import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
@@ -44,16 +45,25 @@ export class PatchbayCore extends Core {
 
   constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
     const builtin = createChannelTechnologies();
+    const fileObjects = pjsipConfObjects(options.config, options.log);
     super({
       ...options,
       technologies: [...builtin.list, ...(options.technologies ?? [])],
       configTypes: [...pjsipConfigTypes(), ...(options.configTypes ?? [])],
-      fileConfigObjects: pjsipConfObjects(options.config, options.log),
+      fileConfigObjects: fileObjects,
     });
     this.externalMedia = builtin.rtp;
     this.audioSocket = builtin.audioSocket;
     this.pjsip = builtin.pjsip;
     this.webSocket = builtin.webSocket;
+    // chan_pjsip.so's reload reads pjsip.conf again (the file is named by this configuration).
+    let running = fileObjects ?? {};
+    const file = options.config.sip.pjsipConf;
+    const log = options.log;
+    this.pjsip.reloadConfig = () => {
+      if (!file) return log.info('chan_pjsip.so reloaded: no pjsip.conf is configured (sip.pjsip_conf)');
+      running = reloadPjsipConf(file, running, (tree) => this.replaceFileConfigObjects(tree), log).tree;
+    };
   }
 }
 

@@ -27,24 +27,31 @@ const MAX_REMEMBERED_LINES = 10_000;
  * up; any other key keeps its last value, so a section overrides what its template set
  * (`context=vip` over a template's `context=phones` is `vip`, as in Asterisk).
  */
-export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; errors: string[]; warnings: string[]; fatal: string[] } {
+export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; errors: string[]; warnings: string[]; fatal: string[]; invalid: string[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [], fatal: [] };
+    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [], fatal: [], invalid: [] };
   }
   let read: PjsipConfRead;
   try {
     // #include/#tryinclude as in extensions.conf: confined to pjsip.conf's directory, bounded.
     read = readPjsipConf(text, file, includeReader(file));
   } catch (error) {
-    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [], fatal: [] };
+    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [], fatal: [], invalid: [] };
   }
   // An identify left out would send its trunk's calls to another endpoint (or anonymous) without
   // a word: an invalid one is fatal at start-up, as docs/sip.md says (other objects are left out
   // with an error line, and at reload the running ones stay).
-  const fatal = read.objects.filter((object) => object.type === 'identify').flatMap((object) => buildPjsipObject(object).errors);
+  // Every object's errors (`invalid`): a reload with any of them keeps the running objects.
+  const invalid: string[] = [];
+  const fatal: string[] = [];
+  for (const object of read.objects) {
+    const { errors } = buildPjsipObject(object);
+    invalid.push(...errors);
+    if (object.type === 'identify') fatal.push(...errors);
+  }
   const types: Record<string, Record<string, Record<string, string>>> = Object.create(null) as Record<string, Record<string, Record<string, string>>>;
   for (const object of read.objects) {
     const byId = (types[object.type] ??= Object.create(null) as Record<string, Record<string, string>>);
@@ -66,7 +73,7 @@ export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; er
     }
     byId[object.id] = fields;
   }
-  return { tree: { [CONFIG_CLASS]: types }, errors: read.errors, warnings: read.warnings, fatal };
+  return { tree: { [CONFIG_CLASS]: types }, errors: read.errors, warnings: read.warnings, fatal, invalid };
 }
 
 export class PjsipObjects {

@@ -158,6 +158,18 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#referSender = new ReferSender(runtime, this.#dialer);
   }
 
+  /**
+   * Reads the configuration files again (pjsip.conf) for a module reload; the server sets it, as
+   * the files are read above this floor. Throws when the files have errors (the running objects stay).
+   */
+  reloadConfig: (() => void) | undefined;
+
+  /** `module reload chan_pjsip.so` and SIGHUP: endpoints, auths, aors, identifies and registrations follow the file; calls go on. */
+  reload(): void {
+    if (!this.reloadConfig) throw new Error('chan_pjsip.so has no configuration file to reload');
+    this.reloadConfig();
+  }
+
   /** Set when the defaulted SIP listener could not be opened. */
   #unavailable: string | undefined;
 
