@@ -3,7 +3,7 @@
 // admin CLI (src/cli/admin.ts) talking to a running server. Start-up failures are one line on stderr
 // and one of the exit codes below (documented in --help and the README).
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
+import { ConfigError, describeConfigSources, loadConfig, type PatchbayConfig } from './config/config.ts';
 import { DialplanSyntaxError } from './dialplan/index.ts';
 import { patchbayVersion } from './core/system-info.ts';
 import { isAdminCommandLine } from './cli/options.ts';
@@ -26,11 +26,15 @@ const HELP = `usage: patchbay [--config file.yaml]        run the server
        patchbay [options] <command> [arguments]  talk to a running server (admin CLI)
        patchbay -r                          interactive admin shell (history, Tab completion)
        patchbay -x "<command>"              run one admin command, as asterisk -rx
+       patchbay --check [--config file.yaml]  check the configuration, bind nothing
        patchbay --version | --help
 
 Options:
   -c, --config <file>   YAML configuration file (default: $PATCHBAY_CONFIG, else embedded defaults;
                         see docs/configuration.md). Through npm: npm start -- --config file.yaml
+  -t, --check           read the configuration (YAML, environment, Asterisk directory, dialplan,
+                        pjsip.conf), print what each source set and every option ignored and why,
+                        and exit: 0 it would start, 2 it would not (binds no port)
   -V, --version         print the version and exit (-v too)
   -h, --help            print this help and exit
 
@@ -60,7 +64,7 @@ Admin commands (use the configured ARI address and credentials; --json for JSON 
   Run "patchbay <command> --help" for a command's options.
 
 Signals: SIGTERM/SIGINT stop cleanly (recordings are finalised); SIGHUP reloads the configuration
-file and the dialplan; SIGUSR1 stops gracefully (new calls refused, stop when the last channel
+file, the dialplan and pjsip.conf; SIGUSR1 stops gracefully (new calls refused, stop when the last channel
 ends); SIGUSR2 cancels a graceful stop.
 Exit codes: 0 ok, 1 unexpected error, 2 bad configuration or dialplan, 3 cannot listen
 (port in use), 4 data directory unusable.
@@ -94,6 +98,20 @@ function describeStartupFailure(err: unknown, config?: PatchbayConfig): { line: 
   return null;
 }
 
+/**
+ * Under `npx` the server runs as npm → sh -c → node, and npm passes SIGTERM/SIGINT to the shell
+ * alone, which dies and leaves the server running, orphaned. So when npm exec launched it, the
+ * server watches its parent and, once that is gone, stops as if it had been sent SIGTERM.
+ * (`npm start` execs node: one process, signalled directly.)
+ */
+function watchLauncher(onGone: () => void): void {
+  if (process.env.npm_command !== 'exec') return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) onGone();
+  }, 250).unref();
+}
+
 function fail(line: string, code: number): never {
   process.stderr.write(`patchbay: ${line.replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(code);
@@ -113,7 +131,12 @@ async function main(): Promise<void> {
     const { values } = parseArgs({
       // -V as everywhere in the CLI (Asterisk's); -v kept for those who used it.
       args: argv.map((arg) => (arg === '-v' ? '-V' : arg)),
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
+        check: { type: 'boolean', short: 't' },
+      },
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -124,6 +147,13 @@ async function main(): Promise<void> {
       return;
     }
     configPath = values.config;
+    if (values.check) {
+      const { checkConfiguration } = await import('./cli/check.ts');
+      const report = checkConfiguration(() => loadConfig({ path: configPath }));
+      process.stdout.write(`${report.lines.join('\n')}\n`);
+      process.exitCode = report.errors > 0 ? EXIT.config : EXIT.ok;
+      return;
+    }
     config = loadConfig({ path: configPath });
   } catch (err) {
     const known = describeStartupFailure(err);
@@ -141,7 +171,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = server.log;
-  if (config.usingDefaultPassword) {
+  if (config.ari.users.length === 0) {
+    // As Asterisk with a stock ari.conf: nobody can log in until a user is added (reload takes it).
+    log.warn('no ARI user is configured (ari.conf has no type=user section, or ari.users is empty): ARI and the console accept no login until one is added');
+  } else if (config.usingDefaultPassword) {
     log.warn('the ARI user "asterisk" still has the embedded default password "asterisk"; set ari.users in a config file before exposing this server beyond loopback');
   }
   let stopping = false;
@@ -179,16 +212,20 @@ async function main(): Promise<void> {
       const message = err instanceof ConfigError ? err.message : (err as Error).message ?? String(err);
       log.error(`configuration reload failed, the running configuration stays: ${message}`);
     }
-    server.core.modules.reload('pbx_config.so').then(
-      () => {
-        reloading = false;
-      },
-      (err: unknown) => {
-        reloading = false;
-        const cause = (err as { cause?: unknown }).cause ?? err;
-        log.error({ file: config.dialplan.file }, `dialplan reload failed, the previous dialplan stays: ${(cause as Error).message ?? String(cause)}`);
-      },
-    );
+    const reason = (err: unknown): string => {
+      const cause = (err as { cause?: unknown }).cause ?? err;
+      return (cause as Error).message ?? String(cause);
+    };
+    const dialplan = server.core.modules.reload('pbx_config.so').catch((err: unknown) => {
+      log.error({ file: config.dialplan.file }, `dialplan reload failed, the previous dialplan stays: ${reason(err)}`);
+    });
+    // pjsip.conf too, as Asterisk's `core reload` reloads res_pjsip (calls go on).
+    const pjsip = config.sip.pjsipConf && config.sip.enabled
+      ? server.core.modules.reload('chan_pjsip.so').catch((err: unknown) => log.error({ file: config.sip.pjsipConf }, `pjsip.conf reload failed: ${reason(err)}`))
+      : undefined;
+    void Promise.all([dialplan, pjsip]).then(() => {
+      reloading = false;
+    });
   };
   // SIGUSR1: stop gracefully (Asterisk's `core stop gracefully`): refuse new calls, stop once the
   // last channel has ended. SIGUSR2 takes calls again (`core abort shutdown`). `patchbay stop
@@ -203,6 +240,7 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (err) => log.fatal({ err }, 'uncaught exception; the server goes on'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  watchLauncher(() => shutdown('launcher exited'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', reload);
   process.on('SIGUSR1', () => drain(true));
@@ -218,7 +256,7 @@ async function main(): Promise<void> {
   process.on('exit', () => removePidFile());
   // Announced last (after the signal handlers and the pidfile): whoever waits for this line may signal the server at once.
   const prefix = config.http.prefix.replace(/^\/+|\/+$/g, '');
-  log.info({ url: `${server.url}${prefix ? `/${prefix}` : ''}/ari`, serverId: config.serverId, config: config.configFile ?? '(embedded defaults)' }, 'Patchbay is listening');
+  log.info({ url: `${server.url}${prefix ? `/${prefix}` : ''}/ari`, serverId: config.serverId, config: describeConfigSources(config.origin) }, 'Patchbay is listening');
 }
 
 main().catch((err: unknown) => {

@@ -1,11 +1,12 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
 import type { PjsipTechnology } from './channels/pjsip/technology.ts';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, type PatchbayConfig } from './config/config.ts';
+import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
 import { Core, type CoreOptions } from './control/core.ts';
 import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
 import { readPjsipConfObjects } from './channels/pjsip/objects.ts';
+import { reloadPjsipConf } from './channels/pjsip/conf-reload.ts';
 import { pjsipConfigTypes } from './channels/pjsip/config/store-types.ts';
 import type { ConfigObjectTree } from './core/dynamic-config/file-backend.ts';
 import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
@@ -46,16 +47,25 @@ export class PatchbayCore extends Core {
 
   constructor(options: Omit<CoreOptions, 'technologies'> & { readonly technologies?: readonly ChannelTechnology[] }) {
     const builtin = createChannelTechnologies();
+    const fileObjects = pjsipConfObjects(options.config, options.log);
     super({
       ...options,
       technologies: [...builtin.list, ...(options.technologies ?? [])],
       configTypes: [...pjsipConfigTypes(), ...(options.configTypes ?? [])],
-      fileConfigObjects: pjsipConfObjects(options.config, options.log),
+      fileConfigObjects: fileObjects,
     });
     this.externalMedia = builtin.rtp;
     this.audioSocket = builtin.audioSocket;
     this.pjsip = builtin.pjsip;
     this.webSocket = builtin.webSocket;
+    // chan_pjsip.so's reload reads pjsip.conf again (the file is named by this configuration).
+    let running = fileObjects ?? {};
+    const file = options.config.sip.pjsipConf;
+    const log = options.log;
+    this.pjsip.reloadConfig = () => {
+      if (!file) return log.info('chan_pjsip.so reloaded: no pjsip.conf is configured (sip.pjsip_conf)');
+      running = reloadPjsipConf(file, running, (tree) => this.replaceFileConfigObjects(tree), log).tree;
+    };
   }
 }
 
@@ -67,6 +77,7 @@ function pjsipConfObjects(config: PatchbayConfig, log: Logger): ConfigObjectTree
   const file = config.sip.pjsipConf;
   if (!file) return undefined;
   const read = readPjsipConfObjects(file);
+  if (read.fatal.length > 0) throw new ConfigError('sip.pjsip_conf', `${read.fatal[0]}${read.fatal.length > 1 ? ` (and ${read.fatal.length - 1} more)` : ''}; an identify that cannot be read stops start-up`);
   for (const line of read.errors) log.error(line);
   for (const line of read.warnings) log.warn(line);
   return read.tree;
@@ -168,10 +179,14 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       eventsDropped: events.eventsDropped + outbound.eventsDropped,
     }),
     sip: () => core.pjsip.stats(),
+    sipListening: () => core.pjsip.unavailableReason === undefined,
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
-  const health = new Health(core);
+  const health = new Health(core, () => {
+    const sip = core.pjsip.unavailableReason;
+    return sip === undefined ? [] : [sip];
+  });
   const admin = new AdminRoutes({
     core,
     pjsip: core.pjsip,

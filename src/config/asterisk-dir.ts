@@ -116,6 +116,9 @@ function usableDirectory(dir: string, writable: boolean): boolean {
 function readAsteriskConf(im: Importer): string | undefined {
   const sections = im.sections('asterisk.conf');
   let dataDir: string | undefined;
+  // A stock asterisk.conf names a dozen directories Patchbay has no use for: one line for them all.
+  const unusedDirectories: string[] = [];
+  let unusedAt: string | undefined;
   for (const section of sections ?? []) {
     const kind = section.name.toLowerCase();
     for (const { name, value, at } of entriesOf(section, 'asterisk.conf')) {
@@ -137,7 +140,8 @@ function readAsteriskConf(im: Importer): string | undefined {
           case 'astetcdir':
             break; // the directory being read
           default:
-            im.warn(`${at}: ${name} is not used by Patchbay`);
+            unusedDirectories.push(name);
+            unusedAt ??= `asterisk.conf:${section.line}`;
         }
       } else if (kind === 'options') {
         switch (name) {
@@ -168,6 +172,7 @@ function readAsteriskConf(im: Importer): string | undefined {
       }
     }
   }
+  if (unusedAt) im.warn(`${unusedAt}: [directories] ${unusedDirectories.join(', ')}: not used by Patchbay (astdatadir, astspooldir and astlogdir are)`);
   return dataDir;
 }
 
@@ -207,7 +212,8 @@ function readAriConf(im: Importer): void {
   let usersAt: string | undefined;
   const outbounds: Raw[] = [];
   let outboundsAt: string | undefined;
-  for (const section of im.sections('ari.conf') ?? []) {
+  const sections = im.sections('ari.conf');
+  for (const section of sections ?? []) {
     const entries = entriesOf(section, 'ari.conf');
     if (section.name.toLowerCase() === 'general') {
       for (const { name, value, at } of entries) {
@@ -275,6 +281,9 @@ function readAriConf(im: Importer): void {
     usersAt ??= `ari.conf:${section.line}`;
   }
   if (usersAt) im.set('ari.users', users, usersAt);
+  // As in Asterisk, an ari.conf without a type=user section lets nobody in: the embedded default
+  // user is not added behind the administrator's back (the server says so at start-up).
+  else if (sections !== undefined) im.set('ari.users', [], 'ari.conf');
   if (outboundsAt) im.set('ari.outbound_websockets', outbounds, outboundsAt);
 }
 

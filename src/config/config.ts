@@ -25,7 +25,35 @@ export type PatchbayConfig = ValueOf<typeof SETTINGS> & {
   readonly configFile: string | null;
   /** What was not understood in `asterisk_config_dir`, one line each, logged at start-up. */
   readonly warnings: readonly string[];
+  /** Where the values came from (the start-up line and `--check` name them). */
+  readonly origin: ConfigOrigin;
 };
+
+/** The sources a configuration was read from, and which settings they set. */
+export interface ConfigOrigin {
+  /** The YAML file, or null. */
+  readonly file: string | null;
+  /** The Asterisk configuration directory read (`asterisk_config_dir`), or null. */
+  readonly asteriskDir: string | null;
+  /** The `PATCHBAY_*` environment variables that set a value. */
+  readonly environment: readonly string[];
+  /**
+   * The settings (dotted, YAML spelling) given a value by a source rather than left to their
+   * default, each with the source that set it last (the file, `env NAME`, `<dir>/http.conf:4`,
+   * `overrides`): an explicitly configured SIP port that cannot be bound stops start-up, a
+   * defaulted one does not; `--check` lists them by source.
+   */
+  readonly explicit: Readonly<Record<string, string>>;
+}
+
+/** One phrase naming the sources, e.g. `/etc/patchbay.yaml + Asterisk directory /etc/asterisk`. */
+export function describeConfigSources(origin: ConfigOrigin): string {
+  const parts: string[] = [];
+  if (origin.file) parts.push(origin.file);
+  if (origin.asteriskDir) parts.push(`Asterisk directory ${origin.asteriskDir}`);
+  if (origin.environment.length > 0) parts.push(`environment ${origin.environment.join(', ')}`);
+  return parts.length > 0 ? parts.join(' + ') : '(embedded defaults)';
+}
 
 /** The YAML document shape (snake_case). `null` anywhere means "not set" (use the default). */
 export type PatchbayYaml = YamlOf<typeof SETTINGS>;
@@ -176,12 +204,14 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
   const baseDir = configFile ? path.dirname(configFile) : cwd;
   // 4. an Asterisk configuration directory, beneath all of the above
   let asteriskWarnings: string[] = [];
+  let asteriskDirRead: string | null = null;
   const asteriskDir = merged.asterisk_config_dir;
   if (typeof asteriskDir === 'string' && asteriskDir.trim() !== '' && !asteriskDir.includes('\0')) {
     const dir = path.resolve(envSources.has('asterisk_config_dir') ? cwd : baseDir, asteriskDir);
     if (isDirectory(dir)) {
       const imported = readAsteriskConfigDir(dir);
       asteriskWarnings = imported.warnings;
+      asteriskDirRead = dir;
       // A bad imported value is reported against the line of the Asterisk file it came from.
       for (const [key, at] of imported.sources) {
         const p = key.split('.');
@@ -201,6 +231,12 @@ export function loadConfig(options: LoadConfigOptions = {}): PatchbayConfig {
     usingDefaultPassword: usesDefaultPassword(settings.ari.users),
     configFile,
     warnings: Object.freeze(asteriskWarnings),
+    origin: Object.freeze({
+      file: configFile,
+      asteriskDir: asteriskDirRead,
+      environment: Object.freeze([...new Set([...envSources.values()].filter((source) => source.startsWith('env ')).map((source) => source.slice(4)))]),
+      explicit: Object.freeze(explicitSettings(configFile, fileData, envSources, overrides)),
+    }),
   });
 }
 
@@ -280,6 +316,29 @@ function setIn(target: Raw, p: readonly string[], value: unknown): void {
     node = node[seg] as Raw;
   }
   node[p[p.length - 1]!] = value;
+}
+
+/** Each setting a source gave a value, with the source that won (overrides > env > file > Asterisk directory). */
+function explicitSettings(file: string | null, fileData: Raw, sources: ReadonlyMap<string, string>, overrides: unknown): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const { key } of walkSettings(SETTINGS)) {
+    const p = key.split('.');
+    if (setsValue(overrides, p)) out[key] = 'overrides';
+    else if (sources.get(key)?.startsWith('env ')) out[key] = sources.get(key)!;
+    else if (file !== null && setsValue(fileData, p)) out[key] = file;
+    else if (sources.has(key)) out[key] = sources.get(key)!;
+  }
+  return out;
+}
+
+/** True when `layer` holds a value (not null, which means "the default") at `p` or beneath it. */
+function setsValue(layer: unknown, p: readonly string[]): boolean {
+  let node: unknown = layer;
+  for (const seg of p) {
+    if (!isPlainObject(node) || !Object.hasOwn(node, seg)) return false;
+    node = node[seg];
+  }
+  return node !== null && node !== undefined;
 }
 
 /** True when `over` sets the value at `p` or replaces one of its ancestors wholesale. */

@@ -41,7 +41,7 @@ function compare(a: unknown, b: unknown, path: string[], out: Set<string>, depth
   }
   const names = new Set([...Object.keys(a), ...Object.keys(b as object)]);
   for (const name of names) {
-    if (depth === 0 && (name === 'usingDefaultPassword' || name === 'configFile')) continue;
+    if (depth === 0 && (name === 'usingDefaultPassword' || name === 'configFile' || name === 'origin')) continue;
     compare((a as Record<string, unknown>)[name], (b as Record<string, unknown>)[name], [...path, snake(name)], out, depth + 1);
   }
 }

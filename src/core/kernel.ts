@@ -13,7 +13,7 @@ import { databasePath, openDatabase, type SqliteDatabase } from './database.ts';
 import { EventLog } from './event-log.ts';
 import { registerConfigTypes, registerFileOnlyTypes } from './dynamic-config/builtin-types.ts';
 import type { ConfigTypeRegistration } from './dynamic-config/types.ts';
-import { FileBackend, mergeConfigObjects, type ConfigObjectTree } from './dynamic-config/file-backend.ts';
+import { diffConfigObjects, FileBackend, mergeConfigObjects, type ConfigObjectTree } from './dynamic-config/file-backend.ts';
 import { SqliteBackend } from './dynamic-config/sqlite-backend.ts';
 import { DynamicConfig } from './dynamic-config/store.ts';
 import { DeviceStates } from './device-states.ts';
@@ -99,6 +99,8 @@ export abstract class Kernel {
   readonly modules = new ModuleRegistry();
   readonly logChannels: LogChannels;
   readonly dynamicConfig = new DynamicConfig();
+  /** The objects read from configuration files (beneath the YAML's), as last loaded. */
+  #fileConfigObjects: ConfigObjectTree = {};
   readonly globalVars = new GlobalVariables();
   readonly objects = new ObjectDirectory();
   /** Stasis applications and the event router. */
@@ -164,7 +166,8 @@ export abstract class Kernel {
     this.globalVars.maxBytes = options.config.variables.maxGlobalBytes;
     this.stasis.waitingIndication = eventLogSettings.waitingIndication;
 
-    const fileConfig = new FileBackend(mergeConfigObjects(options.fileConfigObjects ?? {}, options.config.configObjects));
+    this.#fileConfigObjects = options.fileConfigObjects ?? {};
+    const fileConfig = new FileBackend(mergeConfigObjects(this.#fileConfigObjects, options.config.configObjects));
     this.dynamicConfig.attachBackend(fileConfig);
     registerConfigTypes(this.dynamicConfig, options.configTypes ?? []);
     registerFileOnlyTypes(this.dynamicConfig, fileConfig);
@@ -332,6 +335,20 @@ export abstract class Kernel {
       registerApplication: (application) => this.registerTechnologyApplication(application),
       extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
     };
+  }
+
+  /**
+   * A configuration file's objects read again (pjsip.conf at reload): the file layer is replaced
+   * and each object added, changed or removed is announced as a change, so that whoever builds
+   * from them (a technology) rebuilds; objects the YAML `config_objects` define stay the YAML's.
+   * Returns how many objects changed.
+   */
+  replaceFileConfigObjects(tree: ConfigObjectTree): number {
+    const before = this.#fileConfigObjects;
+    this.#fileConfigObjects = tree;
+    const changes = diffConfigObjects(before, tree);
+    this.dynamicConfig.replaceBackend(new FileBackend(mergeConfigObjects(tree, this.config.configObjects)), changes);
+    return changes.length;
   }
 
   /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */

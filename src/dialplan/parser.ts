@@ -61,7 +61,7 @@ export function parseDialplan(text: string, file = 'extensions.conf', options: P
       context = new ContextBuilder(section.name, section.line, (text) => expand(text, globals), file);
       contexts.set(section.name, context);
     }
-    readContextSection(section, context, globals, file);
+    readContextSection(section, context, globals, file, warnings);
   }
 
   return { file, contexts: [...contexts.values()].map((context) => context.build()), globals, general, warnings };
@@ -72,6 +72,7 @@ function readContextSection(
   context: ContextBuilder,
   globals: ReadonlyMap<string, string>,
   file: string,
+  warnings: string[],
 ): void {
   context.startSection();
   for (const entry of section.entries) {
@@ -95,10 +96,17 @@ function readContextSection(
         break;
       case 'switch':
       case 'lswitch':
-      case 'eswitch':
-        context.addSwitch(readSwitch(directive, directive === 'switch' ? expand(entry.value, globals) : entry.value, at));
+      case 'eswitch': {
+        const parsed = readSwitch(directive, directive === 'switch' ? expand(entry.value, globals) : entry.value, at);
+        context.addSwitch(parsed);
+        // Kept in the parsed context (dialplan show lists it) but never consulted when a call
+        // looks an extension up: an administrator relying on it must hear so at load.
+        warnings.push(`${at.file}:${at.line}: ${entry.name} => ${parsed.module.slice(0, 40)}/… in context '${section.name}' is not supported by Patchbay (extensions are not looked up through switches); line ignored`);
         break;
+      }
       case 'autohints':
+        // Asterisk would make a hint for each device of the context that registers: not done here.
+        if (/^(yes|true|on|1)$/i.test(entry.value.trim())) warnings.push(`${at.file}:${at.line}: autohints in context '${section.name}' is not supported by Patchbay: only hints written as exten => X,hint,Device exist; line ignored`);
         break;
       default:
         throw syntaxError(at, `unknown directive '${entry.name}' in context '${section.name}'`);

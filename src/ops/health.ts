@@ -4,15 +4,24 @@ import type { Core } from '../control/core.ts';
 
 export interface HealthAnswer {
   readonly status: number;
-  readonly body: { status: 'ok' | 'draining' | 'stopping'; uptime_seconds: number; channels: number; bridges: number };
+  readonly body: { status: 'ok' | 'degraded' | 'draining' | 'stopping'; uptime_seconds: number; channels: number; bridges: number; reasons?: string[] };
 }
+
+/**
+ * What is running without one of its parts (SIP could not listen on its default port): one line
+ * each. Degraded answers 200 — ARI still serves — but says so, for monitoring rather than load balancing.
+ */
+export type Degradations = () => readonly string[];
 
 export class Health {
   #stopping = false;
   #draining = false;
   readonly #startedAt = process.hrtime.bigint();
 
-  constructor(private readonly core: Core) {}
+  constructor(
+    private readonly core: Core,
+    private readonly degradations: Degradations = () => [],
+  ) {}
 
   /** From now on /health answers 503, so a load balancer sends new calls elsewhere. */
   markStopping(): void {
@@ -29,11 +38,13 @@ export class Health {
   }
 
   check(): HealthAnswer {
+    const reasons = this.degradations();
     const body = {
-      status: this.#stopping ? ('stopping' as const) : this.#draining ? ('draining' as const) : ('ok' as const),
+      status: this.#stopping ? ('stopping' as const) : this.#draining ? ('draining' as const) : reasons.length > 0 ? ('degraded' as const) : ('ok' as const),
       uptime_seconds: Math.floor(Number(process.hrtime.bigint() - this.#startedAt) / 1e9),
       channels: this.core.channels.size,
       bridges: this.core.bridges.size,
+      ...(reasons.length > 0 ? { reasons: [...reasons] } : {}),
     };
     return { status: this.#stopping || this.#draining ? 503 : 200, body };
   }

@@ -17,6 +17,8 @@ export interface MetricsOptions {
   readonly events: () => EventStats;
   /** SIP figures (the PJSIP technology's), when SIP runs. */
   readonly sip?: () => SipStats;
+  /** Whether SIP listens (false: its defaulted port could not be opened; /health says degraded). */
+  readonly sipListening?: () => boolean;
 }
 
 export class Metrics {
@@ -103,6 +105,8 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
+    const sipListening = options.sipListening;
+    if (sipListening) sized('patchbay_sip_listening', 'Whether SIP listens (0: the server runs without SIP, see /health)', () => (sipListening() ? 1 : 0));
     const readSip = options.sip;
     if (readSip) {
       // Every SIP metric reads the same figures: the technology walks its calls once per scrape.

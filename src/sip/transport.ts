@@ -144,6 +144,23 @@ export class SipTransport implements SipSender {
 
   /** Binds the sockets. */
   async start(): Promise<void> {
+    const { udpPort, tcpPort } = this.options;
+    // Port 0 with TCP following UDP: the port the system chose for UDP may be taken for TCP (a busy
+    // machine); choosing again is what "any free port" means, so a few tries before failing.
+    const retries = udpPort === 0 && tcpPort === -1 ? 4 : 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#open();
+        return;
+      } catch (error) {
+        this.udp?.close();
+        this.udp = undefined;
+        if (attempt >= retries || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      }
+    }
+  }
+
+  async #open(): Promise<void> {
     const { host, udpPort, tcpPort } = this.options;
     if (udpPort !== false) {
       const socket = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' });

@@ -58,6 +58,10 @@ export function compileBoundedRegex(pattern: string, flags = '', linear = LINEAR
     throw new BoundedRegexError(`regular expression longer than ${MAX_REGEX_PATTERN_LENGTH} characters`);
   }
   const source = fromPosixClasses(pattern);
+  // Look-around is no part of POSIX regular expressions (Asterisk's REGEX uses regcomp), and the
+  // linear engine runs look-behind on Node 22 and later but not on 20: refused on every version,
+  // so a dialplan means the same whichever Node runs it.
+  if (/(^|[^\\])\(\?<?[=!]/.test(source)) throw new BoundedRegexError('look-around ((?=, (?!, (?<=, (?<!) is not part of POSIX regular expressions; refused');
   try {
     if (linear) return new RegExp(source, `${flags}l`);
   } catch (error) {

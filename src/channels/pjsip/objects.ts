@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { TechnologyContext } from '../../core/channels/technology.ts';
 import type { ConfigObjectTree } from '../../core/dynamic-config/file-backend.ts';
-import { buildPjsipConfig, PJSIP_OBJECT_TYPES, pjsipOption, readPjsipConf, type PjsipConfig, type PjsipEndpoint } from './config/index.ts';
+import { buildPjsipConfig, buildPjsipObject, PJSIP_OBJECT_TYPES, pjsipOption, readPjsipConf, type PjsipConfig, type PjsipConfRead, type PjsipEndpoint } from './config/index.ts';
+import { includeReader } from '../../dialplan/includes.ts';
 import type { RawField, RawPjsipObject } from './config/types.ts';
 import type { BindingChange, Registrar } from '../../sip/registrar.ts';
 import type { QualifyState, QualifyTarget } from './qualify.ts';
@@ -26,14 +27,31 @@ const MAX_REMEMBERED_LINES = 10_000;
  * up; any other key keeps its last value, so a section overrides what its template set
  * (`context=vip` over a template's `context=phones` is `vip`, as in Asterisk).
  */
-export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; errors: string[]; warnings: string[] } {
+export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; errors: string[]; warnings: string[]; fatal: string[]; invalid: string[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [] };
+    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [], fatal: [], invalid: [] };
   }
-  const read = readPjsipConf(text, file);
+  let read: PjsipConfRead;
+  try {
+    // #include/#tryinclude as in extensions.conf: confined to pjsip.conf's directory, bounded.
+    read = readPjsipConf(text, file, includeReader(file));
+  } catch (error) {
+    return { tree: {}, errors: [`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`], warnings: [], fatal: [], invalid: [] };
+  }
+  // An identify left out would send its trunk's calls to another endpoint (or anonymous) without
+  // a word: an invalid one is fatal at start-up, as docs/sip.md says (other objects are left out
+  // with an error line, and at reload the running ones stay).
+  // Every object's errors (`invalid`): a reload with any of them keeps the running objects.
+  const invalid: string[] = [];
+  const fatal: string[] = [];
+  for (const object of read.objects) {
+    const { errors } = buildPjsipObject(object);
+    invalid.push(...errors);
+    if (object.type === 'identify') fatal.push(...errors);
+  }
   const types: Record<string, Record<string, Record<string, string>>> = Object.create(null) as Record<string, Record<string, Record<string, string>>>;
   for (const object of read.objects) {
     const byId = (types[object.type] ??= Object.create(null) as Record<string, Record<string, string>>);
@@ -55,7 +73,7 @@ export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; er
     }
     byId[object.id] = fields;
   }
-  return { tree: { [CONFIG_CLASS]: types }, errors: read.errors, warnings: read.warnings };
+  return { tree: { [CONFIG_CLASS]: types }, errors: read.errors, warnings: read.warnings, fatal, invalid };
 }
 
 export class PjsipObjects {

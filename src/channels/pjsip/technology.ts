@@ -161,9 +161,29 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#referSender = new ReferSender(runtime, this.#dialer);
   }
 
+  /**
+   * Reads the configuration files again (pjsip.conf) for a module reload; the server sets it, as
+   * the files are read above this floor. Throws when the files have errors (the running objects stay).
+   */
+  reloadConfig: (() => void) | undefined;
+
+  /** `module reload chan_pjsip.so` and SIGHUP: endpoints, auths, aors, identifies and registrations follow the file; calls go on. */
+  reload(): void {
+    if (!this.reloadConfig) throw new Error('chan_pjsip.so has no configuration file to reload');
+    this.reloadConfig();
+  }
+
+  /** Set when the defaulted SIP listener could not be opened. */
+  #unavailable: string | undefined;
+
   /** The port SIP listens on (the first UDP listener's, else the first TCP one's), once started. */
   get port(): number {
     return this.#port;
+  }
+
+  /** Why SIP does not listen (a defaulted port was taken), or undefined while it does or is not started. */
+  get unavailableReason(): string | undefined {
+    return this.#unavailable;
   }
 
   /** Figures for GET /metrics, read when scraped. */
@@ -300,12 +320,18 @@ export class PjsipTechnology implements ChannelTechnology {
     try {
       await transport.start();
     } catch (error) {
-      // A taken port is not fatal to the server: ARI goes on without SIP, loudly.
       const where = listeners.map((listener) => `${listener.name} ${listener.protocols.join('+')} ${listener.host}:${listener.port}`).join(', ');
-      log.error({ err: error, listeners: where }, 'SIP transport could not listen; SIP is unavailable');
       this.#layer.close();
       this.#layer = undefined;
       this.#transport = undefined;
+      // A transport the administrator configured (pjsip.conf, config_objects, sip.port/sip.bind)
+      // that cannot listen stops start-up like a taken HTTP port. With the embedded defaults ARI
+      // goes on without SIP, loudly: /health says degraded and /metrics patchbay_sip_listening 0.
+      const explicit = this.#config.transports.size > 0 || ['sip.port', 'sip.bind'].some((key) => Object.hasOwn(context.config.origin.explicit, key));
+      if (explicit) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+      this.#unavailable = `SIP could not listen on ${where}: ${code}`;
+      log.error({ err: error, listeners: where }, `${this.#unavailable}; SIP is unavailable (the default port; configure sip.port or a transport to make this fatal)`);
       return;
     }
     const bound = transport.listeners();

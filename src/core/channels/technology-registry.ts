@@ -102,6 +102,7 @@ export class Technologies {
       supportLevel: technology.module.supportLevel ?? 'core',
       load: () => this.start(technology),
       unload: () => this.stop(technology),
+      ...(technology.reload && { reload: () => technology.reload?.() }),
       useCount: () => channels.list().filter((channel) => channel.technology === technology.name).length,
     });
   }

@@ -93,6 +93,8 @@ export interface ChannelTechnology {
   readonly channelsPerRequest?: number;
   /** Called when the module loads; the technology keeps the context until stop(). */
   start(context: TechnologyContext): void | Promise<void>;
+  /** Its module's reload (`module reload chan_<name>.so`, SIGHUP); absent when it has nothing to reload. */
+  reload?(): void | Promise<void>;
   /**
    * Called when the module unloads and at shutdown (technologies stop in the reverse order of
    * their start): close listeners, sockets and sessions. Channels have been hung up by then.

@@ -1,6 +1,6 @@
 // Objects defined in the configuration file. Read-only: the file is the operator's, never rewritten by the server.
 import { ForbiddenError } from '../errors.ts';
-import type { ConfigBackend, StoredFields } from './types.ts';
+import type { ConfigBackend, ConfigChange, StoredFields } from './types.ts';
 
 /** configClass → objectType → id → field → value, as in the configuration file. */
 export type ConfigObjectTree = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, string>>>>>>>>;
@@ -62,4 +62,32 @@ export function mergeConfigObjects(under: ConfigObjectTree, over: ConfigObjectTr
     }
   }
   return merged;
+}
+
+/** The objects created, updated (any field differs) or deleted from one tree to the next. */
+export function diffConfigObjects(before: ConfigObjectTree, after: ConfigObjectTree): ConfigChange[] {
+  const changes: ConfigChange[] = [];
+  const own = <T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined => (record && Object.hasOwn(record, key) ? record[key] : undefined);
+  const classes = new Set([...Object.keys(before), ...Object.keys(after)]);
+  for (const configClass of classes) {
+    const typesBefore = own(before, configClass);
+    const typesAfter = own(after, configClass);
+    for (const objectType of new Set([...Object.keys(typesBefore ?? {}), ...Object.keys(typesAfter ?? {})])) {
+      const objectsBefore = own(typesBefore, objectType);
+      const objectsAfter = own(typesAfter, objectType);
+      for (const id of new Set([...Object.keys(objectsBefore ?? {}), ...Object.keys(objectsAfter ?? {})])) {
+        const was = own(objectsBefore, id);
+        const is = own(objectsAfter, id);
+        if (was === undefined && is !== undefined) changes.push({ configClass, objectType, id, action: 'created' });
+        else if (was !== undefined && is === undefined) changes.push({ configClass, objectType, id, action: 'deleted' });
+        else if (was !== undefined && is !== undefined && !sameFields(was, is)) changes.push({ configClass, objectType, id, action: 'updated' });
+      }
+    }
+  }
+  return changes;
+}
+
+function sameFields(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
 }

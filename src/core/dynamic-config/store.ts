@@ -39,6 +39,12 @@ export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
     this.#backends.set(backend.name, backend);
   }
 
+  /** Replaces a backend whose objects were read again, announcing each object that changed with it. */
+  replaceBackend(backend: ConfigBackend, changes: readonly ConfigChange[]): void {
+    this.attachBackend(backend);
+    for (const change of changes) this.emit('change', change);
+  }
+
   detachBackend(name: BackendName): void {
     this.#backends.delete(name);
   }

@@ -1,9 +1,10 @@
 // pjsip.conf in Asterisk's syntax, read with the same .conf reader as extensions.conf: `[name]`,
 // `type=`, `key=value` / `key => value`, `;` and `;-- --;` comments, templates `[name](!)` and
 // inheritance `[name](a,b)` (the template's entries first, so later keys override), `(+)` appends
-// and repeated keys in order. `#include` and other directives are refused with a warning line.
+// and repeated keys in order. `#include`/`#tryinclude` read files beside pjsip.conf when the caller
+// gives an include reader (as extensions.conf's); other directives are refused with a warning line.
 // Never throws: syntax errors come back as error lines naming file:line.
-import { readConfigSections, type ConfigSection } from '../../../config/conf/reader.ts';
+import { readConfigSections, type ConfigReadOptions, type ConfigSection } from '../../../config/conf/reader.ts';
 import { DialplanSyntaxError } from '../../../config/conf/syntax-error.ts';
 import { buildPjsipConfig } from './build.ts';
 import type { PjsipConfig, RawField, RawPjsipObject } from './types.ts';
@@ -20,7 +21,7 @@ export interface PjsipConfRead {
 }
 
 /** Reads the sections of a pjsip.conf into raw objects (templates left out, `type=` taken off). */
-export function readPjsipConf(text: string, file: string): PjsipConfRead {
+export function readPjsipConf(text: string, file: string, include?: ConfigReadOptions['include']): PjsipConfRead {
   const errors: string[] = [];
   const warnings: string[] = [];
   if (typeof text !== 'string') return { objects: [], errors: [`${file}: not a text file`], warnings };
@@ -31,6 +32,7 @@ export function readPjsipConf(text: string, file: string): PjsipConfRead {
   try {
     sections = readConfigSections(text, file, {
       maxEntries: MAX_ENTRIES,
+      ...(include && { include }),
       onDirective(directive, at) {
         const word = directive.split(/\s/, 1)[0].slice(0, 40);
         warnings.push(`${at.file}:${at.line}: ${word} is not supported by Patchbay; line ignored (copy the sections it names into ${file})`);
@@ -44,12 +46,13 @@ export function readPjsipConf(text: string, file: string): PjsipConfRead {
   const objects: RawPjsipObject[] = [];
   for (const section of sections) {
     if (section.template) continue;
-    const where = `${file}:${section.line}`;
+    // A section read from an #include'd file is named by that file (its entries carry it).
+    const where = `${section.entries[0]?.file ?? file}:${section.line}`;
     const fields: RawField[] = [];
     let type: string | undefined;
     for (const entry of section.entries) {
       const name = entry.name.toLowerCase();
-      const at = `${file}:${entry.line}`;
+      const at = `${entry.file ?? file}:${entry.line}`;
       if (name === 'type') {
         type = entry.value;
         continue;
