@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { alawToLinear } from '../../src/media/g711.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -109,33 +110,7 @@ async function nextEvent(match: (event: Json) => boolean, timeoutMs = 10_000): P
 
 const post = (path: string, method = 'POST'): Promise<Response> => server.ari(path, { method });
 
-function findFile(dir: string, name: string): string | undefined {
-  if (!existsSync(dir)) return undefined;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findFile(path, name);
-      if (found) return found;
-    } else if (entry.name === name) return path;
-  }
-  return undefined;
-}
 
-/** The PCM16 samples of a recorded WAV. */
-function wavSamples(file: string): Int16Array {
-  const bytes = readFileSync(file);
-  for (let offset = 12; offset + 8 <= bytes.length; ) {
-    const size = bytes.readUInt32LE(offset + 4);
-    if (bytes.toString('latin1', offset, offset + 4) === 'data') {
-      const data = bytes.subarray(offset + 8, Math.min(bytes.length, offset + 8 + size));
-      const out = new Int16Array(data.length >> 1);
-      for (let i = 0; i < out.length; i++) out[i] = data.readInt16LE(i * 2);
-      return out;
-    }
-    offset += 8 + size + (size & 1);
-  }
-  return new Int16Array(0);
-}
 
 /** The 1 kHz amplitude of the samples' loudest second (8 kHz audio). */
 function toneAmplitude(samples: Int16Array, frequency = 1000): number {

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { dominantTone, RtpToneEnd } from '../helpers/rtp-tone.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -293,32 +294,4 @@ describe('a SIP trunk against SIPp as the provider', { skip: HAVE_SIPP ? false :
   });
 });
 
-function findFile(dir: string, name: string): string | undefined {
-  if (!existsSync(dir)) return undefined;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findFile(path, name);
-      if (found) return found;
-    } else if (entry.name === name) return path;
-  }
-  return undefined;
-}
 
-/** The samples of a PCM16 mono WAV file. */
-function wavSamples(file: string): Int16Array {
-  const bytes = readFileSync(file);
-  let offset = 12;
-  while (offset + 8 <= bytes.length) {
-    const id = bytes.toString('latin1', offset, offset + 4);
-    const size = bytes.readUInt32LE(offset + 4);
-    if (id === 'data') {
-      const data = bytes.subarray(offset + 8, Math.min(bytes.length, offset + 8 + size));
-      const out = new Int16Array(data.length >> 1);
-      for (let i = 0; i < out.length; i++) out[i] = data.readInt16LE(i * 2);
-      return out;
-    }
-    offset += 8 + size + (size & 1);
-  }
-  return new Int16Array(0);
-}

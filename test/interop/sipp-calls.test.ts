@@ -6,13 +6,14 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -90,38 +91,7 @@ async function post(path: string, method = 'POST'): Promise<Response> {
   return server.ari(path, { method });
 }
 
-/** The samples of a PCM16 (or u-law) mono WAV file. */
-function wavSamples(file: string): Int16Array {
-  const bytes = readFileSync(file);
-  let offset = 12;
-  let format = 1;
-  while (offset + 8 <= bytes.length) {
-    const id = bytes.toString('latin1', offset, offset + 4);
-    const size = bytes.readUInt32LE(offset + 4);
-    if (id === 'fmt ') format = bytes.readUInt16LE(offset + 8);
-    if (id === 'data') {
-      const data = bytes.subarray(offset + 8, Math.min(bytes.length, offset + 8 + size));
-      assert.equal(format, 1, 'recording is PCM16');
-      const out = new Int16Array(data.length >> 1);
-      for (let i = 0; i < out.length; i++) out[i] = data.readInt16LE(i * 2);
-      return out;
-    }
-    offset += 8 + size + (size & 1);
-  }
-  return new Int16Array(0);
-}
 
-function findFile(dir: string, name: string): string | undefined {
-  if (!existsSync(dir)) return undefined;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findFile(path, name);
-      if (found) return found;
-    } else if (entry.name === name) return path;
-  }
-  return undefined;
-}
 
 /** Frequency by counting zero crossings of the loud part of `samples` (8 kHz). */
 function zeroCrossingFrequency(samples: Int16Array): number {
