@@ -89,7 +89,7 @@ function writeAsteriskDir(dir: string): void {
       'dtmf_mode = info',
       'callerid = "VIP" <200>',
       'allow = alaw',
-      'rtp_timeout = 30',
+      'trust_id_outbound = yes',
       'media_address = 127.0.0.1',
       '',
       '[bob](phone)',
@@ -195,7 +195,7 @@ describe('pjsip.conf with a real peer', { skip: HAVE_SIPP ? false : 'sipp is not
 
   test('options parsed but not implemented are named in start-up warnings', () => {
     const warnings = server.logLines.filter((line) => /"level":40/.test(line)).join('\n');
-    assert.match(warnings, /\[vip\] endpoint option 'rtp_timeout' is not implemented by Patchbay; ignored/);
+    assert.match(warnings, /\[vip\] endpoint option 'trust_id_outbound' is not implemented by Patchbay; ignored/);
     assert.match(warnings, /\[vip\] endpoint option 'media_address' is not implemented by Patchbay; ignored/);
     // callerid is implemented (the endpoint's caller id on its calls): set in the section, never warned about.
     assert.doesNotMatch(warnings, /option 'callerid' is not implemented/);

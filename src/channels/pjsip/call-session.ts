@@ -21,6 +21,7 @@ import {
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { supportedValue, understoodTags, type SessionExtensionOptions } from './session-extensions.ts';
+import { RtpTimeout, type RtpActivity } from './rtp-timeout.ts';
 
 type Headers = Array<[string, string]>;
 
@@ -42,12 +43,22 @@ export class CallSession {
   #peerAllowsUpdate = false;
 
   readonly #options: SessionExtensionOptions;
+  /** The endpoint's rtp_timeout: like the session timer, it runs from the answer until the call ends. */
+  readonly #rtpTimeout: RtpTimeout | undefined;
 
-  /** `endpoint`: the endpoint's `100rel` and `timers` options; both off when it has none (a call made without an endpoint). */
-  constructor(endpoint: Partial<SessionExtensionOptions>, handlers: { refresh(): void; expire(): void }) {
+  /**
+   * `endpoint`: the endpoint's `100rel` and `timers` options; both off when it has none (a call made without an endpoint);
+   * its `rtp_timeout` applies when `handlers.rtp` reads the call's media.
+   */
+  constructor(
+    endpoint: Partial<SessionExtensionOptions> & { readonly rtpTimeout?: number },
+    handlers: { refresh(): void; expire(): void; rtp?: RtpActivity & { silent(seconds: number): void } },
+  ) {
     const { reliableProvisionals, sessionTimers } = endpoint;
     this.#options = reliableProvisionals && sessionTimers ? { reliableProvisionals, sessionTimers } : NO_SESSION_EXTENSIONS;
     this.#timer = new SessionTimer(handlers);
+    const rtp = handlers.rtp;
+    if (rtp && (endpoint.rtpTimeout ?? 0) > 0) this.#rtpTimeout = new RtpTimeout(endpoint.rtpTimeout ?? 0, rtp, (seconds) => rtp.silent(seconds));
   }
 
   /** `Supported` for every INVITE and response of the call. */
@@ -108,6 +119,7 @@ export class CallSession {
   /** The 2xx to the first INVITE went: the session timer runs from now. */
   answered(): void {
     this.#sender?.close();
+    this.#rtpTimeout?.start();
     this.#start(this.#granted.kind === 'timer' ? this.#granted.terms : undefined, 'uas');
   }
 
@@ -173,6 +185,7 @@ export class CallSession {
   /** The 2xx to our INVITE (or to our refresh): the session timer it grants runs from now. */
   acceptedByFarEnd(response: SipResponse): void {
     if (response.cseq()?.method === 'INVITE') this.#noteAllow(response);
+    this.#rtpTimeout?.start();
     this.#start(uacSessionTimer(response, this.#options.sessionTimers, this.#terms?.interval), 'uac');
   }
 
@@ -222,6 +235,7 @@ export class CallSession {
   close(): void {
     this.#sender?.close();
     this.#timer.stop();
+    this.#rtpTimeout?.stop();
   }
 
   #noteAllow(message: SipRequest | SipResponse): void {

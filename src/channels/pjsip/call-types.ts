@@ -44,6 +44,8 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly rewriteContact?: boolean;
   /** Responses go to the port requests came from, asked or not (endpoint `force_rport`). */
   readonly forceRport?: boolean;
+  /** Seconds without RTP from the far end before the call is hung up (endpoint `rtp_timeout`; 0 = never). */
+  readonly rtpTimeout?: number;
 }
 
 /**

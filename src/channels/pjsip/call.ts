@@ -86,7 +86,8 @@ export class SipCall implements ChannelDriver {
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
-    this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired });
+    const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
+    this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired, rtp });
     // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.
     this.#headers = new SessionHeaders(side.kind === 'inbound' ? side.invite.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })) : []);
   }

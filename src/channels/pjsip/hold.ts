@@ -20,6 +20,11 @@ function holdsUs(media: NegotiatedMedia): boolean {
 export class CallHold {
   /** The far end holds us. */
   #heldByFarEnd = false;
+
+  /** The far end holds the call (its last offer was sendonly, inactive or c=0.0.0.0). */
+  get heldByFarEnd(): boolean {
+    return this.#heldByFarEnd;
+  }
   /** The peer holds the far end (music plays, or the far end was re-INVITEd sendonly). */
   #holdingFarEnd = false;
 

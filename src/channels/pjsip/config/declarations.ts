@@ -168,7 +168,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     force_rport: bool('forceRport', { default: 'yes', doc: 'Answer to the source port whatever Via says; no: to the Via\'s port unless it asks for rport.' }),
     rewrite_contact: bool('rewriteContact', { default: 'no', doc: 'Take the Contact of registrations and calls as their source address, port and transport.' }),
     media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP.', implemented: false }),
-    rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up after this many seconds without RTP.', implemented: false }),
+    rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     outbound_proxy: sipUri('outboundProxy', 'Proxy the INVITEs to the endpoint are sent through (named in a Route header).', true),
     allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge (Patchbay never challenges OPTIONS outside a dialog).', implemented: false }),

@@ -1,0 +1,75 @@
+// rtp_timeout against SIPp (issue 21, item 18: a far end that stops sending must not hold a call
+// and its ports for ever): a phone that answers nothing with RTP after the call is set up is hung
+// up by Patchbay — a BYE on the wire, cause 44 as chan_pjsip gives — once the endpoint's
+// rtp_timeout passes; an endpoint without rtp_timeout keeps the same silent call.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, nextEvent, ofChannel, sipp } from './sipp-peer.ts';
+
+let work: string;
+let server: TestServer;
+let events: EventSocket;
+
+const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
+
+before(async () => {
+  if (!HAVE_SIPP) return;
+  work = mkdtempSync(join(tmpdir(), 'patchbay-rtp-timeout-'));
+  const dialplanFile = join(work, 'extensions.conf');
+  writeFileSync(dialplanFile, '[rtp-in]\nexten => 100,1,Stasis(rtp-app)\n');
+  server = await startTestServer({
+    config_objects: {
+      res_pjsip: {
+        endpoint: {
+          quiet: { context: 'rtp-in', allow: 'ulaw', rtp_timeout: '2' },
+          patient: { context: 'rtp-in', allow: 'ulaw' },
+        },
+      },
+    },
+    dialplan: { file: dialplanFile },
+  } as never);
+  events = await server.events('app=rtp-app&subscribeAll=true');
+});
+
+after(async () => {
+  if (!HAVE_SIPP) return;
+  await events.close();
+  await server.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** A call from `caller` (SIPp, no RTP ever) answered by the app; the channel id and SIPp's run. */
+async function silentCall(caller: string) {
+  const run = sipp('call-silent-wait-bye.xml', [target(), '-s', '100', '-set', 'caller', caller], { cwd: work, timeoutMs: 30_000 });
+  const start = await nextEvent(events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith(`PJSIP/${caller}-`));
+  const id = start.channel.id as string;
+  assert.equal((await server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+  return { id, run, answeredAt: Date.now() };
+}
+
+describe('rtp_timeout with SIPp as a phone that sends no RTP', { skip: HAVE_SIPP ? false : 'sipp is not installed' }, () => {
+  test('rtp_timeout=2: the server sends BYE after about 2 s of silence; the channel ends with cause 44', { timeout: 60_000 }, async () => {
+    const { id, run, answeredAt } = await silentCall('quiet');
+    const destroyed = await nextEvent(events, ofChannel('ChannelDestroyed', id), 15_000);
+    const after = Date.now() - answeredAt;
+    assert.equal(destroyed.cause, 44);
+    assert.ok(after >= 1_900, `hung up after ${after} ms, before the 2 s timeout`);
+    // SIPp got the BYE and answered it: its scenario ends with success.
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+
+  test('no rtp_timeout (the default 0): the silent call stays up until the app hangs it up', { timeout: 60_000 }, async () => {
+    const { id, run } = await silentCall('patient');
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    assert.equal((await server.ari(`/channels/${id}`)).status, 200, 'still up after 3.5 s of silence');
+    assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    assert.equal((await nextEvent(events, ofChannel('ChannelDestroyed', id))).cause, 16);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+  });
+});
