@@ -3,43 +3,29 @@
 // up by Patchbay — a BYE on the wire, cause 44 as chan_pjsip gives — once the endpoint's
 // rtp_timeout passes; an endpoint without rtp_timeout keeps the same silent call.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, nextEvent, ofChannel, sipp } from './sipp-peer.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, nextEvent, ofChannel, sipp, startSippServer, type SippServer } from './sipp-peer.ts';
 
+let peer: SippServer;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
-
-const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
+let target: () => string;
 
 before(async () => {
   if (!HAVE_SIPP) return;
-  work = mkdtempSync(join(tmpdir(), 'patchbay-rtp-timeout-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, '[rtp-in]\nexten => 100,1,Stasis(rtp-app)\n');
-  server = await startTestServer({
-    config_objects: {
-      res_pjsip: {
-        endpoint: {
-          quiet: { context: 'rtp-in', allow: 'ulaw', rtp_timeout: '2' },
-          patient: { context: 'rtp-in', allow: 'ulaw' },
-        },
-      },
+  peer = await startSippServer('rtp-timeout', '[rtp-in]\nexten => 100,1,Stasis(rtp-app)\n', {
+    endpoint: {
+      quiet: { context: 'rtp-in', allow: 'ulaw', rtp_timeout: '2' },
+      patient: { context: 'rtp-in', allow: 'ulaw' },
     },
-    dialplan: { file: dialplanFile },
-  } as never);
-  events = await server.events('app=rtp-app&subscribeAll=true');
+  }, 'rtp-app');
+  ({ work, server, events, target } = peer);
 });
 
 after(async () => {
-  if (!HAVE_SIPP) return;
-  await events.close();
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  if (HAVE_SIPP) await peer.close();
 });
 
 /** A call from `caller` (SIPp, no RTP ever) answered by the app; the channel id and SIPp's run. */

@@ -6,41 +6,29 @@
 // - the 200 to a CANCEL carries the To tag of the INVITE's responses (§9.2);
 // - Busy() ends its channel once the 486 is sent (as chan_pjsip: the session is over).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, nextEvent, ofChannel, sipp, waitFor, type Json } from './sipp-peer.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, nextEvent, ofChannel, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
 
+let peer: SippServer;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
-
-const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
+let target: () => string;
 
 before(async () => {
   if (!HAVE_SIPP) return;
-  work = mkdtempSync(join(tmpdir(), 'patchbay-sip-standards-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, '[std-in]\nexten => 100,1,Stasis(std-app)\nexten => 486,1,Busy()\n');
-  server = await startTestServer({
-    config_objects: {
-      res_pjsip: {
-        endpoint: { bob: { context: 'std-in', allow: 'ulaw', aors: 'bob' } },
-        aor: { bob: { max_contacts: 1 } },
-      },
-    },
-    dialplan: { file: dialplanFile },
-  } as never);
-  events = await server.events('app=std-app&subscribeAll=true');
+  peer = await startSippServer('sip-standards', '[std-in]\nexten => 100,1,Stasis(std-app)\nexten => 486,1,Busy()\n', {
+    endpoint: { bob: { context: 'std-in', allow: 'ulaw', aors: 'bob' } },
+    aor: { bob: { max_contacts: 1 } },
+  }, 'std-app');
+  ({ work, server, events, target } = peer);
 });
 
 after(async () => {
-  if (!HAVE_SIPP) return;
-  await events.close();
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  if (HAVE_SIPP) await peer.close();
 });
 
 async function sipChannels(): Promise<Json[]> {

@@ -2,9 +2,11 @@
 // -m 1) from a given local address and port, and reports its exit status and the end of its
 // output. Also the small waits every such test needs (the next ARI event that matches).
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import type { EventSocket } from '../helpers/server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = Record<string, any>;
@@ -65,4 +67,37 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A server for SIPp to call: its work directory (extensions.conf written there), SIP target and app events. */
+export interface SippServer {
+  readonly work: string;
+  readonly server: TestServer;
+  readonly events: EventSocket;
+  /** `host:port` of the server's SIP listener, SIPp's remote. */
+  target(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a server with `dialplan` (extensions.conf text) and `resPjsip` (config_objects.res_pjsip),
+ * and an events socket subscribed to everything for `app`.
+ */
+export async function startSippServer(name: string, dialplan: string, resPjsip: Json, app: string): Promise<SippServer> {
+  const work = mkdtempSync(join(tmpdir(), `patchbay-${name}-`));
+  const dialplanFile = join(work, 'extensions.conf');
+  writeFileSync(dialplanFile, dialplan);
+  const server = await startTestServer({ config_objects: { res_pjsip: resPjsip }, dialplan: { file: dialplanFile } } as never);
+  const events = await server.events(`app=${app}&subscribeAll=true`);
+  return {
+    work,
+    server,
+    events,
+    target: () => `127.0.0.1:${server.core.pjsip.port}`,
+    async close() {
+      await events.close();
+      await server.stop();
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
 }
