@@ -51,11 +51,9 @@ export function acceptsType(request: SipRequest, type: string): boolean {
 
 /** What the SUBSCRIBE's Expires asks: a number of seconds, `default` when absent, `invalid` when unreadable. */
 export function requestedExpiry(request: SipRequest): number | 'default' | 'invalid' {
-  const value = request.get('expires');
-  if (value === undefined) return 'default';
-  const text = value.trim();
-  if (!/^\d{1,10}$/.test(text)) return 'invalid';
-  return Math.min(Number(text), 0xffffffff);
+  if (!request.has('expires')) return 'default';
+  // The parser refuses a message whose Expires is not 1–10 digits; a request built otherwise is checked here.
+  return request.expires() ?? 'invalid';
 }
 
 /** `Subscription-State: active;expires=N`, or `terminated;reason=…` (RFC 6665 §8.2.3; reasons of §6.2). */

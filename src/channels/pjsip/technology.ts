@@ -196,7 +196,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** Figures for GET /metrics, read when scraped. */
   stats(): SipStats {
-    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures);
+    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures, this.#subscriptions.size);
   }
 
   /** Every listener with its bound port, once started. */

@@ -65,14 +65,19 @@ export class UnsolicitedMwi {
     }
   }
 
-  /** A contact registered (or refreshed): each endpoint of its AOR with mailboxes sends it the counts. */
+  /**
+   * A contact registered (or refreshed): each endpoint of its AOR with mailboxes sends it the
+   * counts, once the REGISTER has been answered (the registrar tells of the binding before).
+   */
   contactChanged(binding: Binding): void {
     const parsed = parseUri(binding.uri);
     if (!parsed || parsed.kind !== 'sip') return;
-    for (const endpoint of this.#runtime.config.endpoints.values()) {
-      if (endpoint.mailboxes.length === 0 || !endpoint.aors.includes(binding.aor)) continue;
-      for (const group of this.#groups(endpoint)) this.#send(endpoint, parsed, group);
-    }
+    const endpoints = [...this.#runtime.config.endpoints.values()].filter((endpoint) => endpoint.mailboxes.length > 0 && endpoint.aors.includes(binding.aor));
+    if (endpoints.length === 0) return;
+    setImmediate(() => {
+      if (!this.#unwatch) return;
+      for (const endpoint of endpoints) for (const group of this.#groups(endpoint)) this.#send(endpoint, parsed, group);
+    });
   }
 
   /** The mailboxes sent together: all of them (aggregate_mwi) or one each, less those the endpoint subscribed to. */
