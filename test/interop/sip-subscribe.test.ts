@@ -8,6 +8,8 @@
 //   yes with the counts after PUT /ari/mailboxes/…, with the AOR's voicemail_extension as Message-Account;
 // - an endpoint with mailboxes= gets unsolicited MWI NOTIFYs at its registered contact: when it
 //   registers, and when the mailbox changes;
+// - a refresh grants its duration and NOTIFYs; an unrefreshed subscription ends with
+//   terminated;reason=timeout; a NOTIFY answered 481 ends it;
 // - refusals: 489 (package not served, Accept without its type), 404 (no hint), 423 (below
 //   sub_min_expiry), 400 (a new subscription with Expires: 0).
 import assert from 'node:assert/strict';
@@ -151,6 +153,24 @@ describe('SUBSCRIBE and NOTIFY with SIPp', { skip: HAVE_SIPP ? false : 'sipp is 
     assert.deepEqual(received.map((notify) => notify.state), ['active', 'active']);
     assert.match(received[0].body, /^Messages-Waiting: no\r?\nMessage-Account: sip:\*98@127\.0\.0\.1\r?\nVoice-Message: 0\/0 \(0\/0\)/);
     assert.match(received[1].body, /^Messages-Waiting: yes\r?\nMessage-Account: sip:\*98@127\.0\.0\.1\r?\nVoice-Message: 3\/0 \(0\/0\)/);
+  });
+
+  test('a refresh grants the new duration and NOTIFYs; unrefreshed, the subscription expires with terminated;reason=timeout', { timeout: 60_000 }, async () => {
+    const run = sipp('subscribe-refresh-expire.xml', [target(), '-s', '100', '-set', 'caller', 'bob', '-set', 'event', 'dialog'], { cwd: work, timeoutMs: 30_000 });
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    await waitFor('the subscription gone', () => (subscriptions() === 0 ? true : undefined), 10_000);
+  });
+
+  test('a NOTIFY answered 481 ends the subscription; a later change sends nothing', { timeout: 60_000 }, async () => {
+    const run = sipp('subscribe-notify-481.xml', [target(), '-s', 'bob', '-set', 'caller', 'bob', '-set', 'event', 'message-summary'], { cwd: work });
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    await waitFor('the subscription gone', () => (subscriptions() === 0 ? true : undefined), 10_000);
+    const before = server.core.pjsip.stats().clientTransactions;
+    assert.equal((await server.ari('/mailboxes/bob@default?oldMessages=4&newMessages=4', { method: 'PUT' })).status, 204);
+    // The 481-answered NOTIFY's transaction may end meanwhile (Timer K): no more, never one more.
+    assert.ok(server.core.pjsip.stats().clientTransactions <= before, 'no NOTIFY was started');
   });
 
   test('refusals: 489 with Allow-Events, 404 without a hint, 423 with Min-Expires, 400 for Expires: 0, 489 for an Accept without the type', { timeout: 60_000 }, async () => {
