@@ -13,7 +13,7 @@ import type { TextMessage, MessageTransport } from '../message-transport.ts';
 import type { SupportLevel } from '../modules.ts';
 import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
 import type { DeviceStateValue } from '../device-states.ts';
-import type { ExtensionState, ExtensionStateChange } from '../extension-states.ts';
+import type { ExtensionState, ExtensionStateChange } from '../extension-state-types.ts';
 import type { MailboxSnapshot } from '../mailboxes.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type { TransferResult } from './call-transfers.ts';

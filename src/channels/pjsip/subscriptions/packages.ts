@@ -8,7 +8,7 @@
 //   every AOR of the endpoint); 404 for an unknown AOR or one without mailboxes.
 // Each resolved resource renders its NOTIFY body and names the changes that concern it.
 import type { TechnologyContext } from '../../../core/channels/technology.ts';
-import type { ExtensionState } from '../../../core/extension-states.ts';
+import type { ExtensionState } from '../../../core/extension-state-types.ts';
 import { DIALOG_INFO_TYPE, MESSAGE_SUMMARY_TYPE, PIDF_TYPE, dialogInfoXml, messageSummaryBody, pidfXml, type DialogInfoState } from '../../../sip/event-bodies.ts';
 import { formatUri } from '../../../sip/uri.ts';
 import { plainSipUri } from '../addresses.ts';
