@@ -21,7 +21,7 @@ export interface RenderContext {
 }
 
 export interface WatchedResource {
-  /** The changes that concern it: `exten:<context>\0<exten>`, `mailbox:<name>`. */
+  /** The changes that concern it: `exten:<exten>`, `mailbox:<name>`. */
   readonly keys: readonly string[];
   /** The NOTIFY body now, and the state it shows (a NOTIFY on change goes only when it differs). */
   render(context: RenderContext): { readonly body: string; readonly state: string };
@@ -52,7 +52,12 @@ export interface EventPackage {
   resolve(request: ResolveRequest): WatchedResource | Refused;
 }
 
-export const extenKey = (context: string, exten: string): string => `exten:${context}\u0000${exten}`;
+/**
+ * Changes are told with the context that holds the hint, which may be one the subscribe_context
+ * includes: so an extension's subscribers in every context hear of a change of its name, and each
+ * NOTIFYs only if its own state changed.
+ */
+export const extenKey = (exten: string): string => `exten:${exten}`;
 export const mailboxKey = (name: string): string => `mailbox:${name}`;
 
 /** How an extension state is shown, as Asterisk's ast_sip_presence_exten_state_to_str shows it. */
@@ -103,7 +108,7 @@ export function dialogPackage(context: Context): EventPackage {
       const found = hinted(context, request);
       if ('status' in found) return found;
       return {
-        keys: [extenKey(found.context, found.exten)],
+        keys: [extenKey(found.exten)],
         render({ entity, version }) {
           const state = context()?.extensionStates.state(found.context, found.exten) ?? 'UNKNOWN';
           const shown = shownState(state);
@@ -122,7 +127,7 @@ export function presencePackage(context: Context): EventPackage {
       const found = hinted(context, request);
       if ('status' in found) return found;
       return {
-        keys: [extenKey(found.context, found.exten)],
+        keys: [extenKey(found.exten)],
         render({ entity }) {
           const state = context()?.extensionStates.state(found.context, found.exten) ?? 'UNKNOWN';
           const shown = shownState(state);

@@ -77,7 +77,7 @@ export class SubscriptionServer {
     const context = this.#runtime.context;
     if (!context) return;
     this.#unwatch = [
-      context.extensionStates.onChange((change) => this.changed(extenKey(change.context, change.exten))),
+      context.extensionStates.onChange((change) => this.changed(extenKey(change.exten))),
       context.mailboxes.onChange((name) => this.changed(mailboxKey(name))),
     ];
   }
@@ -107,6 +107,9 @@ export class SubscriptionServer {
     if (!endpoint) return;
     if (!endpoint.allowSubscribe) return void tx.reply(603, 'Decline');
     if (request.uri.kind !== 'sip') return void tx.reply(416, 'Unsupported URI Scheme');
+    // The dialog's remote target: NOTIFYs could go nowhere else.
+    const contacts = request.contacts();
+    if (contacts === 'wildcard' || contacts[0]?.uri.kind !== 'sip') return void tx.reply(400, 'Missing Contact');
     const expires = this.#grant(request, tx, endpoint, true);
     if (expires === undefined) return;
     const eventPackage = this.#package(request, tx);
