@@ -6,6 +6,7 @@
 // - a presence subscription gets PIDF: closed while alice is unavailable, open on the phone;
 // - a message-summary subscription to an AOR with mailboxes= gets Messages-Waiting: no, then
 //   yes with the counts after PUT /ari/mailboxes/…, with the AOR's voicemail_extension as Message-Account;
+// - the same over TCP;
 // - an endpoint with mailboxes= gets unsolicited MWI NOTIFYs at its registered contact: when it
 //   registers, and when the mailbox changes;
 // - a refresh grants its duration and NOTIFYs; an unrefreshed subscription ends with
@@ -134,6 +135,18 @@ describe('SUBSCRIBE and NOTIFY with SIPp', { skip: HAVE_SIPP ? false : 'sipp is 
     assert.equal(received.length, 3, JSON.stringify(received, null, 1));
     assert.match(received[0].body, /^Messages-Waiting: no\r?\nMessage-Account: sip:\*97@127\.0\.0\.1\r?\nVoice-Message: 0\/0 \(0\/0\)/);
     assert.match(received[1].body, /^Messages-Waiting: yes\r?\nMessage-Account: sip:\*97@127\.0\.0\.1\r?\nVoice-Message: 2\/1 \(0\/0\)/);
+  });
+
+  test('over TCP (SIPp -t t1, one connection): the NOTIFYs reach the subscriber', { timeout: 90_000 }, async () => {
+    const log = join(work, 'mwi-tcp-messages.log');
+    const bob = sipp('subscribe-one-change.xml', [target(), '-t', 't1', '-s', 'bob', '-set', 'caller', 'bob', '-set', 'event', 'message-summary', '-set', 'accept', 'application/simple-message-summary', '-trace_msg', '-message_file', log], { cwd: work, timeoutMs: 60_000 });
+    await waitFor('the subscription', () => (subscriptions() === 1 ? true : undefined), 20_000);
+    assert.equal((await server.ari('/mailboxes/bob@default?oldMessages=0&newMessages=5', { method: 'PUT' })).status, 204);
+    const result = await bob.done;
+    assert.equal(result.status, 0, result.output);
+    const received = notifies(log);
+    assert.equal(received.length, 3, JSON.stringify(received, null, 1));
+    assert.match(received[1].body, /^Messages-Waiting: yes\r?\nMessage-Account: sip:\*97@127\.0\.0\.1\r?\nVoice-Message: 5\/0 \(0\/0\)/);
   });
 
   test('unsolicited MWI: carol (mailboxes=) gets a NOTIFY at her registered contact when she registers and when the mailbox changes', { timeout: 90_000 }, async () => {
