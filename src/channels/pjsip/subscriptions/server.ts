@@ -16,6 +16,7 @@ import { nameAddr, plainSipUri } from '../addresses.ts';
 import type { PjsipEndpoint } from '../config/index.ts';
 import type { InboundAuthenticator } from '../inbound-auth.ts';
 import { USER_AGENT, type PjsipRuntime } from '../runtime.ts';
+import { LogThrottle } from '../../../util/log-throttle.ts';
 import { dialogPackage, extenKey, mailboxKey, messageSummaryPackage, presencePackage, type EventPackage } from './packages.ts';
 import { Subscription, type SubscriptionHost } from './subscription.ts';
 
@@ -39,6 +40,8 @@ export class SubscriptionServer {
   readonly #byKey = new Map<string, Set<Subscription>>();
   readonly #perEndpoint = new Map<string, number>();
   readonly #host: SubscriptionHost;
+  /** A phone retrying past the limit would write a line per SUBSCRIBE: one per interval at most. */
+  readonly #limitLog = new LogThrottle(10_000);
   #unwatch: (() => void)[] = [];
 
   constructor(runtime: PjsipRuntime, auth: InboundAuthenticator, unsolicited: (endpoint: PjsipEndpoint, mailbox: string) => boolean) {
@@ -121,7 +124,9 @@ export class SubscriptionServer {
     const resolved = eventPackage.resolve({ endpoint, resource, subscriber, host: runtime.publicHost });
     if ('status' in resolved) return void tx.reply(resolved.status, resolved.reason);
     if (this.#byDialog.size >= MAX_SUBSCRIPTIONS || (this.#perEndpoint.get(endpoint.id) ?? 0) >= MAX_SUBSCRIPTIONS_PER_ENDPOINT) {
-      runtime.log?.warn({ endpoint: endpoint.id, total: this.#byDialog.size }, 'SUBSCRIBE refused: too many subscriptions');
+      this.#limitLog.run((suppressed) =>
+        runtime.log?.warn({ endpoint: endpoint.id, total: this.#byDialog.size, ...(suppressed > 0 ? { suppressed } : {}) }, 'SUBSCRIBE refused: too many subscriptions'),
+      );
       return void tx.reply(503, 'Service Unavailable', [['Retry-After', '60']]);
     }
     if (endpoint.rewriteContact) rewriteContactToSource(request, tx.source);
