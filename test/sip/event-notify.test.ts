@@ -129,6 +129,8 @@ describe('NOTIFY bodies', () => {
     assert.deepEqual(shownState('RINGING'), { dialog: 'early', ringing: true, open: true, note: 'Ringing' });
     assert.deepEqual(shownState('ONHOLD'), { dialog: 'confirmed', onHold: true, open: true, note: 'On hold' });
     assert.deepEqual(shownState('UNAVAILABLE'), { dialog: 'terminated', open: false, note: 'Unavailable' });
+    assert.deepEqual(shownState('RINGINUSE'), { dialog: 'confirmed', open: true, note: 'Ringing' });
+    assert.deepEqual(shownState('RINGINUSE', true), { dialog: 'early', ringing: true, open: true, note: 'Ringing' }, 'notify_early_inuse_ringing=yes');
   });
 });
 

@@ -7,10 +7,11 @@ import { buildPjsipObject, loadPjsipConf } from '../../../src/channels/pjsip/con
 test('endpoint and aor subscription options: Asterisk\'s defaults, then the values written', () => {
   const { config, errors, warnings } = loadPjsipConf(
     [
+      '[global]', 'type=global', 'default_voicemail_extension=*99',
       '[plain]', 'type=endpoint', 'allow=ulaw',
       '[desk]', 'type=endpoint', 'allow=ulaw', 'aors=desk', 'allow_subscribe=no', 'subscribe_context=blf', 'sub_min_expiry=120',
       'mailboxes=1000@default, 1001@default,1000@default', 'mwi_subscribe_replaces_unsolicited=yes', 'voicemail_extension=*97',
-      'aggregate_mwi=no', 'mwi_from_user=voicemail',
+      'aggregate_mwi=no', 'mwi_from_user=voicemail', 'notify_early_inuse_ringing=yes',
       '[desk]', 'type=aor', 'mailboxes=2000@default', 'voicemail_extension=*98',
       '',
     ].join('\n'),
@@ -25,6 +26,8 @@ test('endpoint and aor subscription options: Asterisk\'s defaults, then the valu
   assert.deepEqual(plain.mailboxes, []);
   assert.equal(plain.mwiSubscribeReplacesUnsolicited, false);
   assert.equal(plain.aggregateMwi, true);
+  assert.equal(plain.notifyEarlyInuseRinging, false);
+  assert.equal(config.global.defaultVoicemailExtension, '*99');
   const desk = config.endpoints.get('desk')!;
   assert.equal(desk.allowSubscribe, false);
   assert.equal(desk.subscribeContext, 'blf');
@@ -34,6 +37,7 @@ test('endpoint and aor subscription options: Asterisk\'s defaults, then the valu
   assert.equal(desk.voicemailExtension, '*97');
   assert.equal(desk.aggregateMwi, false);
   assert.equal(desk.mwiFromUser, 'voicemail');
+  assert.equal(desk.notifyEarlyInuseRinging, true);
   const aor = config.aors.get('desk')!;
   assert.deepEqual(aor.mailboxes, ['2000@default']);
   assert.equal(aor.voicemailExtension, '*98');

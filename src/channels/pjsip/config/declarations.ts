@@ -153,6 +153,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     mailboxes: [],
     mwiSubscribeReplacesUnsolicited: false,
     aggregateMwi: true,
+    notifyEarlyInuseRinging: false,
   }),
   options: {
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
@@ -240,6 +241,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     voicemail_extension: optionalText('voicemailExtension', { doc: 'User of the Message-Account URI in unsolicited MWI.' }),
     aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
+    notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
   },
   finish(draft, report) {
     const { codecsGiven, ...endpoint } = draft;
@@ -483,6 +485,7 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
     default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
     max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of requests Patchbay sends.', implemented: false }),
     keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between keep-alives on connections.', implemented: false }),
+    default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
   },
   finish: (draft) => draft,
 });

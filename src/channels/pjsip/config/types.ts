@@ -96,6 +96,8 @@ export interface PjsipEndpoint {
   readonly aggregateMwi: boolean;
   /** From user of unsolicited MWI NOTIFYs. */
   readonly mwiFromUser?: string;
+  /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
+  readonly notifyEarlyInuseRinging: boolean;
 }
 
 export interface PjsipAor {
@@ -189,6 +191,8 @@ export interface PjsipGlobal {
   readonly defaultFromUser: string;
   readonly maxForwards: number;
   readonly keepAliveInterval: number;
+  /** Message-Account user of MWI when the AOR (solicited) or endpoint (unsolicited) names none. */
+  readonly defaultVoicemailExtension?: string;
 }
 
 export type PjsipObject =

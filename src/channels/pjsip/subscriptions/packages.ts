@@ -69,13 +69,13 @@ interface ShownState {
   readonly note: string;
 }
 
-export function shownState(state: ExtensionState): ShownState {
+export function shownState(state: ExtensionState, earlyInuseRinging = false): ShownState {
   switch (state) {
     case 'RINGING':
       return { dialog: 'early', ringing: true, open: true, note: 'Ringing' };
     case 'RINGINUSE':
-      // In use and ringing again: confirmed (Asterisk's notify_early_inuse_ringing=no).
-      return { dialog: 'confirmed', open: true, note: 'Ringing' };
+      // In use and ringing again: confirmed, unless the endpoint's notify_early_inuse_ringing asks for early.
+      return earlyInuseRinging ? { dialog: 'early', ringing: true, open: true, note: 'Ringing' } : { dialog: 'confirmed', open: true, note: 'Ringing' };
     case 'INUSE':
     case 'BUSY':
       return { dialog: 'confirmed', open: true, note: 'On the phone' };
@@ -111,7 +111,7 @@ export function dialogPackage(context: Context): EventPackage {
         keys: [extenKey(found.exten)],
         render({ entity, version }) {
           const state = context()?.extensionStates.state(found.context, found.exten) ?? 'UNKNOWN';
-          const shown = shownState(state);
+          const shown = shownState(state, request.endpoint.notifyEarlyInuseRinging);
           return { state, body: dialogInfoXml({ entity, version, dialogId: found.exten, state: shown.dialog, ringing: shown.ringing, onHold: shown.onHold }) };
         },
       };
@@ -178,7 +178,7 @@ export function messageSummaryPackage(options: MwiPackageOptions): EventPackage 
       if (!endpoint.mwiSubscribeReplacesUnsolicited && mailboxes.some((mailbox) => options.unsolicited(endpoint, mailbox))) {
         return { status: 500, reason: 'Server Internal Error' };
       }
-      const extension = aors.length === 1 ? aors[0].voicemailExtension : undefined;
+      const extension = (aors.length === 1 ? aors[0].voicemailExtension : undefined) ?? config.global.defaultVoicemailExtension;
       const account = extension ? formatUri(plainSipUri(extension, request.host)) : undefined;
       return {
         keys: mailboxes.map(mailboxKey),

@@ -101,7 +101,8 @@ export class UnsolicitedMwi {
     if (!layer || !destination) return;
     const domain = endpoint.fromDomain ?? runtime.publicHost;
     const fromUser = endpoint.mwiFromUser ?? endpoint.fromUser ?? runtime.config.global.defaultFromUser;
-    const account = endpoint.voicemailExtension ? formatUri(plainSipUri(endpoint.voicemailExtension, domain)) : undefined;
+    const extension = endpoint.voicemailExtension ?? runtime.config.global.defaultVoicemailExtension;
+    const account = extension ? formatUri(plainSipUri(extension, domain)) : undefined;
     const params: Array<[string, string]> = destination.transport === 'TCP' ? [['transport', 'tcp']] : [];
     const request = new SipRequest('NOTIFY', { ...uri, headers: new Map() }, [
       ['Max-Forwards', '70'],
