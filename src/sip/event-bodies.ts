@@ -38,6 +38,8 @@ export interface DialogInfo {
   readonly ringing?: boolean;
   /** The extension holds its call: its local target says `+sip.rendering=no` (RFC 4235 §4.1.6.3). */
   readonly onHold?: boolean;
+  /** Who is calling a ringing extension (the remote participant, §4.1.6.2), so that a phone can show it before picking up. */
+  readonly remote?: { readonly uri: string; readonly display?: string };
 }
 
 /** A full-state dialog-info document with one dialog. */
@@ -50,6 +52,11 @@ export function dialogInfoXml(info: DialogInfo): string {
     `  <state>${info.state}</state>`,
   ];
   if (info.onHold) lines.push(`  <local>`, `   <target uri="${entity}">`, '    <param pname="+sip.rendering" pvalue="no"/>', '   </target>', '  </local>');
+  if (info.remote) {
+    const uri = xmlEscape(info.remote.uri);
+    const display = info.remote.display ? ` display="${xmlEscape(info.remote.display)}"` : '';
+    lines.push('  <remote>', `   <identity${display}>${uri}</identity>`, `   <target uri="${uri}"/>`, '  </remote>');
+  }
   lines.push(' </dialog>', '</dialog-info>', '');
   return lines.join('\n');
 }

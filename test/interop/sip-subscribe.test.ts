@@ -3,6 +3,7 @@
 // - a dialog (BLF) subscription to a hinted extension gets the idle state at once, then a NOTIFY
 //   as a call on the hinted device (PJSIP/alice) starts and one as it ends, and a terminated
 //   NOTIFY when it unsubscribes;
+// - a registered phone ringing (an ARI originate) is an early dialog naming the caller;
 // - a presence subscription gets PIDF: closed while alice is unavailable, open on the phone;
 // - a message-summary subscription to an AOR with mailboxes= gets Messages-Waiting: no, then
 //   yes with the counts after PUT /ari/mailboxes/…, with the AOR's voicemail_extension as Message-Account;
@@ -31,6 +32,7 @@ const DIALPLAN = [
   'exten => 100,hint,PJSIP/alice',
   'exten => 100,1,Stasis(blf-app)',
   'exten => 200,1,Stasis(blf-app)',
+  'exten => 101,hint,PJSIP/dave',
   '',
 ].join('\n');
 
@@ -42,12 +44,14 @@ before(async () => {
       alice: { context: 'blf-phones', allow: 'ulaw', aors: 'alice' },
       bob: { context: 'blf-phones', allow: 'ulaw', aors: 'bob' },
       carol: { context: 'blf-phones', allow: 'ulaw', aors: 'carol', mailboxes: 'carol@default', voicemail_extension: '*98' },
+      dave: { context: 'blf-phones', allow: 'ulaw', aors: 'dave' },
     },
     aor: {
       watcher: { max_contacts: 1 },
       alice: { max_contacts: 1 },
       bob: { max_contacts: 1, mailboxes: 'bob@default', voicemail_extension: '*97' },
       carol: { max_contacts: 1 },
+      dave: { max_contacts: 1 },
     },
   }, 'blf-app');
   ({ work, server, events, target } = peer);
@@ -85,6 +89,8 @@ describe('SUBSCRIBE and NOTIFY with SIPp', { skip: HAVE_SIPP ? false : 'sipp is 
     const id = start.channel.id as string;
     assert.equal((await server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
     await nextEvent(events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel?.state === 'Up', 10_000);
+    // The busy NOTIFY is out (a change waits for the NOTIFY in flight) before the call ends.
+    await waitFor('the busy NOTIFY', () => (notifies(log).length >= 2 ? true : undefined), 20_000);
     assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
     await nextEvent(events, ofChannel('ChannelDestroyed', id), 10_000);
     const called = await alice.done;
@@ -104,6 +110,31 @@ describe('SUBSCRIBE and NOTIFY with SIPp', { skip: HAVE_SIPP ? false : 'sipp is 
     assert.match(received[3].state, /^terminated/);
   });
 
+  test('dialog (BLF): a registered phone ringing is an early dialog naming the caller; cancelled, it is idle again', { timeout: 120_000 }, async () => {
+    const log = join(work, 'ringing-messages.log');
+    const davePort = randomPort();
+    const dave = sipp('ring-wait-cancel.xml', [], { cwd: work, port: davePort, timeoutMs: 90_000 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const registered = await sipp('register-contact-elsewhere.xml', [target(), '-s', 'dave', '-set', 'contact_port', String(davePort)], { cwd: work }).done;
+    assert.equal(registered.status, 0, registered.output);
+    const watcher = sipp('subscribe-two-changes.xml', [target(), '-s', '101', '-set', 'caller', 'watcher', '-set', 'event', 'dialog', '-set', 'accept', 'application/dialog-info+xml', '-trace_msg', '-message_file', log], { cwd: work, timeoutMs: 90_000 });
+    await waitFor('the subscription', () => (subscriptions() === 1 ? true : undefined), 20_000);
+    const originated = await server.ari(`/channels?endpoint=PJSIP/dave&app=blf-app&callerId=${encodeURIComponent('"Bob" <200>')}`, { method: 'POST' });
+    assert.equal(originated.status, 200, await originated.clone().text());
+    const id = ((await originated.json()) as { id: string }).id;
+    await nextEvent(events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel?.state === 'Ringing', 20_000);
+    await waitFor('the ringing NOTIFY', () => (notifies(log).length >= 2 ? true : undefined), 20_000);
+    assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    const rang = await dave.done;
+    assert.equal(rang.status, 0, rang.output);
+    const result = await watcher.done;
+    assert.equal(result.status, 0, result.output);
+    const received = notifies(log);
+    assert.deepEqual(received.map((notify) => /<state>(\w+)<\/state>/.exec(notify.body)?.[1]), ['terminated', 'early', 'terminated', 'terminated'], JSON.stringify(received, null, 1));
+    assert.match(received[1].body, /<dialog id="101" direction="recipient">/);
+    assert.match(received[1].body, /<remote>\s*<identity display="Bob">sip:200@127\.0\.0\.1<\/identity>\s*<target uri="sip:200@127\.0\.0\.1"\/>\s*<\/remote>/);
+  });
+
   test('presence: PIDF closed while alice is unavailable, open while she is on the phone', { timeout: 120_000 }, async () => {
     const log = join(work, 'presence-messages.log');
     const watcher = sipp('subscribe-two-changes.xml', [target(), '-s', '100', '-set', 'caller', 'watcher', '-set', 'event', 'presence', '-set', 'accept', 'application/pidf+xml', '-trace_msg', '-message_file', log], { cwd: work, timeoutMs: 90_000 });
@@ -113,6 +144,8 @@ describe('SUBSCRIBE and NOTIFY with SIPp', { skip: HAVE_SIPP ? false : 'sipp is 
     const id = start.channel.id as string;
     assert.equal((await server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
     await nextEvent(events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel?.state === 'Up', 10_000);
+    // The busy NOTIFY is out (a change waits for the NOTIFY in flight) before the call ends.
+    await waitFor('the busy NOTIFY', () => (notifies(log).length >= 2 ? true : undefined), 20_000);
     assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
     assert.equal((await alice.done).status, 0);
     const result = await watcher.done;

@@ -93,6 +93,15 @@ describe('NOTIFY bodies', () => {
     assert.deepEqual(param.attributes, { pname: '+sip.rendering', pvalue: 'no' });
   });
 
+  it('dialog-info: a ringing extension names its caller as the remote participant (identity, display, target)', () => {
+    const dialog = child(parseXml(dialogInfoXml({ entity: 'sip:100@pbx', version: 1, dialogId: '100', state: 'early', ringing: true, remote: { uri: 'sip:200@pbx', display: 'Bob & Co' } })), 'dialog');
+    const remote = child(dialog, 'remote');
+    assert.equal(child(remote, 'identity').text, 'sip:200@pbx');
+    assert.equal(child(remote, 'identity').attributes.display, 'Bob & Co');
+    assert.equal(child(remote, 'target').attributes.uri, 'sip:200@pbx');
+    assert.deepEqual(dialog.children.map((node) => node.name), ['state', 'remote'], 'state first, as RFC 4235\'s schema orders them');
+  });
+
   it('PIDF: basic open or closed, the note, the contact; one tuple with a valid id', () => {
     const root = parseXml(pidfXml({ entity: 'sip:100@pbx', tupleId: '100', open: true, note: 'On the phone', contact: 'sip:bob@pbx' }));
     assert.equal(root.name, 'presence');

@@ -9,6 +9,7 @@
 // Each resolved resource renders its NOTIFY body and names the changes that concern it.
 import type { TechnologyContext } from '../../../core/channels/technology.ts';
 import type { ExtensionState } from '../../../core/extension-state-types.ts';
+import { hintDevices } from '../../../core/extension-states.ts';
 import { DIALOG_INFO_TYPE, MESSAGE_SUMMARY_TYPE, PIDF_TYPE, dialogInfoXml, messageSummaryBody, pidfXml, type DialogInfoState } from '../../../sip/event-bodies.ts';
 import { formatUri } from '../../../sip/uri.ts';
 import { plainSipUri } from '../addresses.ts';
@@ -112,11 +113,36 @@ export function dialogPackage(context: Context): EventPackage {
         render({ entity, version }) {
           const state = context()?.extensionStates.state(found.context, found.exten) ?? 'UNKNOWN';
           const shown = shownState(state, request.endpoint.notifyEarlyInuseRinging);
-          return { state, body: dialogInfoXml({ entity, version, dialogId: found.exten, state: shown.dialog, ringing: shown.ringing, onHold: shown.onHold }) };
+          const caller = shown.dialog === 'early' ? ringingCaller(context(), found.context, found.exten) : undefined;
+          const remote = caller ? { uri: formatUri(plainSipUri(caller.number, request.host)), ...(caller.name ? { display: caller.name } : {}) } : undefined;
+          // The caller is part of the state shown: a second call ringing in its place is a change.
+          const shownKey = caller ? `${state}\u0000${caller.number}\u0000${caller.name}` : state;
+          return { state: shownKey, body: dialogInfoXml({ entity, version, dialogId: found.exten, state: shown.dialog, ringing: shown.ringing, onHold: shown.onHold, ...(remote ? { remote } : {}) }) };
         },
       };
     },
   };
+}
+
+/**
+ * Who is calling the ringing extension, as res_pjsip_dialog_info_body_generator finds it: the
+ * first ringing channel of the hint's devices (by their endpoint), its connected line (the party
+ * it is connected to), else its caller id; undefined when none rings or it carries no number.
+ */
+function ringingCaller(core: TechnologyContext | undefined, context: string, exten: string): { name: string; number: string } | undefined {
+  const hint = core?.extensionStates.hint(context, exten);
+  if (!core || hint === undefined) return undefined;
+  for (const device of hintDevices(hint)) {
+    const slash = device.indexOf('/');
+    if (slash <= 0) continue;
+    for (const id of core.endpoints.channelIds(device.slice(0, slash), device.slice(slash + 1))) {
+      const channel = core.channels.get(id);
+      if (channel?.state !== 'Ringing') continue;
+      const party = channel.connected.number ? channel.connected : channel.caller;
+      return party.number ? { name: party.name, number: party.number } : undefined;
+    }
+  }
+  return undefined;
 }
 
 export function presencePackage(context: Context): EventPackage {
