@@ -272,7 +272,7 @@ export interface TechnologyMusicOnHold {
  * SUBSCRIBE for `dialog` and `presence`, as res_pjsip_exten_state).
  */
 export interface TechnologyExtensionStates {
-  /** The hint of `exten@context` as written (not a pattern's), undefined when it has none. */
+  /** The hint `exten@context` finds as written, undefined when it has none. */
   hint(context: string, exten: string): string | undefined;
   /** The state of `exten@context` from its hint (UNKNOWN without one). */
   state(context: string, exten: string): ExtensionState;
