@@ -7,16 +7,9 @@ import type { Dialplan } from '../dialplan/dialplan.ts';
 import type { DeviceStates, DeviceStateValue } from './device-states.ts';
 import { TypedEmitter } from '../util/typed-emitter.ts';
 
-export const EXTENSION_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'HOLDINUSE', 'ONHOLD'] as const;
-export type ExtensionState = (typeof EXTENSION_STATES)[number];
+import type { ExtensionState, ExtensionStateChange } from './extension-state-types.ts';
 
-export interface ExtensionStateChange {
-  readonly context: string;
-  readonly exten: string;
-  readonly hint: string;
-  readonly state: ExtensionState;
-  readonly previous: ExtensionState;
-}
+export { EXTENSION_STATES, type ExtensionState, type ExtensionStateChange } from './extension-state-types.ts';
 
 interface ExtensionStateEvents {
   change: ExtensionStateChange;

@@ -252,6 +252,9 @@ export abstract class Kernel {
       modules: this.modules,
       dynamicConfig: this.dynamicConfig,
       dialplan: this.#technologyDialplan(),
+      extensionStates: this.extensionStates,
+      hint: (context, exten) => this.#dialplan.hint(context, exten),
+      mailboxes: this.mailboxes,
       bridges: this.bridges,
       musicOnHold: {
         start: (channel, musicClass) => this.moh.startOnChannel(this.generators, channel, musicClass),

@@ -11,10 +11,39 @@ export interface MailboxSnapshot {
   readonly new_messages: number;
 }
 
+/** Told the name of a mailbox whose counts were set or which was deleted. */
+export type MailboxListener = (name: string) => void;
+
 export class Mailboxes {
   private database: SqliteDatabase | undefined;
   /** Most mailboxes (`max_mailboxes`): each is a database row kept for good. */
   maxMailboxes = DEFAULT_MAX_MAILBOXES;
+  readonly #listeners = new Set<MailboxListener>();
+
+  /**
+   * Message-waiting indications (SIP MWI) follow the counts: told after each update and delete,
+   * whether or not the numbers changed (a listener compares). Returns the unsubscribe.
+   */
+  onChange(listener: MailboxListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The counts of a mailbox, undefined when there is no such mailbox (or the database is closed). */
+  find(name: string): MailboxSnapshot | undefined {
+    if (!this.database) return undefined;
+    return this.database.prepare('SELECT name, old_messages, new_messages FROM mailboxes WHERE name = ?').get(name) as MailboxSnapshot | undefined;
+  }
+
+  #changed(name: string): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(name);
+      } catch {
+        // A listener's failure is its own; the counts are stored and the others still hear.
+      }
+    }
+  }
 
   open(database: SqliteDatabase): void {
     this.database = database;
@@ -49,9 +78,11 @@ export class Mailboxes {
     this.db
       .prepare('INSERT INTO mailboxes (name, old_messages, new_messages) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET old_messages = excluded.old_messages, new_messages = excluded.new_messages')
       .run(name, oldMessages, newMessages);
+    this.#changed(name);
   }
 
   delete(name: string): void {
     if (this.db.prepare('DELETE FROM mailboxes WHERE name = ?').run(name).changes === 0) throw new NotFoundError(`Mailbox not found: ${name}`);
+    this.#changed(name);
   }
 }

@@ -138,6 +138,7 @@ export class Metrics {
       };
       sipGauge('patchbay_sip_registrations', 'Registered SIP contacts (bindings), all AORs', (stats) => stats.bindings);
       sipGauge('patchbay_sip_calls', 'Live SIP calls', (stats) => stats.calls);
+      sipGauge('patchbay_sip_subscriptions', 'Live SIP subscriptions (SUBSCRIBE: dialog, presence, message-summary)', (stats) => stats.subscriptions);
       sipGauge('patchbay_sip_rtp_lost_packets', 'RTP packets lost on the live SIP calls (receiving side)', (stats) => stats.rtpLost);
       sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
       sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations);

@@ -56,7 +56,7 @@ export function refuseUnserved(request: SipRequest, allow: string, served: reado
 
 /**
  * RFC 6665 §7.2.2: a SUBSCRIBE for an event package the notifier does not serve is 489 Bad
- * Event. `served` lists the packages that are (none today); a SUBSCRIBE without Event is for
+ * Event. `served` lists the packages that are (the technology's); a SUBSCRIBE without Event is for
  * none. Allow-Events lists the served ones when there are any.
  */
 export function refuseSubscription(request: SipRequest, served: readonly string[] = []): Refusal | undefined {

@@ -55,7 +55,7 @@ describe('SIP standards with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not ins
     assert.ok(ended.type === 'ChannelHangupRequest' || ended.cause === 16, JSON.stringify(ended));
   });
 
-  test('FROB → 501, SUBSCRIBE (Event: presence) → 489, INVITE with a text/plain body → 415 with Accept: application/sdp; no channel is made', { timeout: 60_000 }, async () => {
+  test('FROB → 501, SUBSCRIBE for an event package not served → 489, INVITE with a text/plain body → 415 with Accept: application/sdp; no channel is made', { timeout: 60_000 }, async () => {
     const run = sipp('refusals.xml', [target(), '-s', '100', '-set', 'caller', 'bob'], { cwd: work });
     const result = await run.done;
     assert.equal(result.status, 0, result.output);

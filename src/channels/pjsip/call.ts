@@ -601,4 +601,4 @@ export class SipCall implements ChannelDriver {
   }
 }
 
-export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, UPDATE, REFER, NOTIFY';
+export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, UPDATE, REFER, NOTIFY, SUBSCRIBE';

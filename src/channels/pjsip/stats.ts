@@ -1,4 +1,4 @@
-// What GET /metrics reports of SIP: transactions, bindings, calls, outbound registrations and the
+// What GET /metrics reports of SIP: transactions, bindings, calls, subscriptions, outbound registrations and the
 // live calls' media figures, read when scraped.
 import type { RtpStreamTotals } from '../../media/rtp/stream.ts';
 import type { PjsipRuntime } from './runtime.ts';
@@ -30,10 +30,12 @@ export interface SipStats {
   readonly authRefused: number;
   readonly authBlockedSources: number;
   readonly authBlockedEndpoints: number;
+  /** Live SUBSCRIBE subscriptions (dialog, presence, message-summary). */
+  readonly subscriptions: number;
 }
 
 /** `totals`: what every call's media dropped and concealed since start. */
-export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, auth: SipAuthFailures): SipStats {
+export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, auth: SipAuthFailures, subscriptions = 0): SipStats {
   const counts = runtime.layer?.counts ?? { clients: 0, servers: 0, pending2xx: 0 };
   let bindings = 0;
   for (const aor of runtime.registrar.aors()) bindings += runtime.registrar.lookup(aor).length;
@@ -81,5 +83,6 @@ export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, 
     authRefused: auth.refused,
     authBlockedSources: auth.blockedSources,
     authBlockedEndpoints: auth.blockedEndpoints,
+    subscriptions,
   };
 }

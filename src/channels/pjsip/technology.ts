@@ -10,8 +10,9 @@
 //   identified (identify.ts) and authenticated (inbound-auth.ts).
 // - In a dialog → the call (call.ts), REFER on it → transfers.ts; NOTIFYs of REFERs we sent → refer-sender.ts.
 // - In-dialog requests reach a call only with its Call-ID and both tags, else 481 (RFC 3261 §12.2.2).
-// - OPTIONS: 200. BYE: 481. SUBSCRIBE: 489 (no event package is served). Another method RFCs
-//   define: 405; one they do not: 501.
+// - SUBSCRIBE → subscriptions/server.ts (dialog, presence, message-summary), in its dialog too;
+//   unsolicited MWI to contacts of endpoints with mailboxes= → subscriptions/unsolicited-mwi.ts.
+// - OPTIONS: 200. BYE: 481. Another method RFCs define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
 import { SipTrace } from '../../sip/trace.ts';
 import type { Logger } from 'pino';
@@ -44,6 +45,8 @@ import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts
 import { USER_AGENT, type PjsipRuntime } from './runtime.ts';
 import { collectSipStats, type SipStats } from './stats.ts';
 import { CallTransfers } from './transfers.ts';
+import { SubscriptionServer } from './subscriptions/server.ts';
+import { UnsolicitedMwi } from './subscriptions/unsolicited-mwi.ts';
 import { registerPjsipWithCore } from './dialplan.ts';
 
 export type { SipStats } from './stats.ts';
@@ -78,6 +81,8 @@ export class PjsipTechnology implements ChannelTechnology {
   readonly #messaging: SipMessaging;
   readonly #dialer: Dialer;
   readonly #referSender: ReferSender;
+  readonly #subscriptions: SubscriptionServer;
+  readonly #unsolicitedMwi: UnsolicitedMwi;
   /**
    * A call's media ended with a round-trip time measured by RTCP: the last one, in seconds (the
    * server feeds GET /metrics' histogram with it).
@@ -159,6 +164,9 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#inviteServer = new InviteServer(runtime, this.#auth, transfers);
     this.#messaging = new SipMessaging(runtime, this.#auth, this.#dialer);
     this.#referSender = new ReferSender(runtime, this.#dialer);
+    // Each asks the other: a mailbox sent unsolicited refuses a SUBSCRIBE for it, one subscribed to is not sent unsolicited.
+    this.#unsolicitedMwi = new UnsolicitedMwi(runtime, this.#dialer, (endpointId, mailbox) => this.#subscriptions.solicits(endpointId, mailbox));
+    this.#subscriptions = new SubscriptionServer(runtime, this.#auth, (endpoint, mailbox) => this.#unsolicitedMwi.covers(endpoint, mailbox));
   }
 
   /**
@@ -188,7 +196,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** Figures for GET /metrics, read when scraped. */
   stats(): SipStats {
-    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures);
+    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures, this.#subscriptions.size);
   }
 
   /** Every listener with its bound port, once started. */
@@ -278,6 +286,8 @@ export class PjsipTechnology implements ChannelTechnology {
       this.#objects?.bindingChanged(change);
       if (change.kind !== 'refreshed') this.#syncQualify();
       this.#refreshStates();
+      // As res_pjsip_mwi: a contact added or updated hears its endpoint's unsolicited MWI.
+      if (change.kind === 'added' || change.kind === 'refreshed') this.#unsolicitedMwi.contactChanged(change.binding);
     });
     objects.watch((config) => {
       this.#config = config;
@@ -359,6 +369,8 @@ export class PjsipTechnology implements ChannelTechnology {
       },
     });
     this.#registrations.sync(this.#config);
+    this.#subscriptions.start();
+    this.#unsolicitedMwi.start();
   }
 
   /**
@@ -384,6 +396,8 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 
   async stop(): Promise<void> {
+    this.#subscriptions.stop();
+    this.#unsolicitedMwi.stop();
     for (const call of [...this.#calls.values()]) if (!call.channel.hangingUp) call.channel.hangup(16);
     this.#calls.clear();
     this.#qualifier?.close();
@@ -421,6 +435,8 @@ export class PjsipTechnology implements ChannelTechnology {
       // A request sharing only the Call-ID (a forged or stale BYE) is no request of the call.
       const call = found?.matches(request) ? found : undefined;
       if (!call) {
+        // A refresh or an unsubscribe of a subscription.
+        if (this.#subscriptions.inDialog(request, tx)) return;
         // The NOTIFYs of a REFER we sent (its implicit subscription).
         if (this.#referSender.answerNotify(request, tx)) return;
         tx.reply(481, 'Call/Transaction Does Not Exist');
@@ -432,7 +448,16 @@ export class PjsipTechnology implements ChannelTechnology {
     }
     switch (request.method) {
       case 'OPTIONS':
-        tx.reply(200, undefined, [['Allow', ALLOW], ['Accept', 'application/sdp, text/plain'], ['Supported', SUPPORTED_ALL], ['Server', this.#config.global.userAgent || USER_AGENT]]);
+        tx.reply(200, undefined, [
+          ['Allow', ALLOW],
+          ['Accept', 'application/sdp, text/plain'],
+          ['Supported', SUPPORTED_ALL],
+          ['Allow-Events', this.#subscriptions.served.join(', ')],
+          ['Server', this.#config.global.userAgent || USER_AGENT],
+        ]);
+        return;
+      case 'SUBSCRIBE':
+        this.#subscriptions.subscribe(request, tx);
         return;
       case 'REGISTER':
         this.#registerServer.register(request, tx);
@@ -447,8 +472,8 @@ export class PjsipTechnology implements ChannelTechnology {
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
       default: {
-        // SUBSCRIBE: 489 (no event package is served); other methods 405, unknown ones 501.
-        const refusal = refuseUnserved(request, ALLOW);
+        // Methods not served: 405, unknown ones 501.
+        const refusal = refuseUnserved(request, ALLOW, this.#subscriptions.served);
         tx.reply(refusal.status, refusal.reason, refusal.headers);
       }
     }

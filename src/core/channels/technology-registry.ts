@@ -22,6 +22,8 @@ import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
 import { splitArgs } from '../../dialplan/args.ts';
 import type { DeviceStateValue } from '../device-states.ts';
+import type { ExtensionStateChange, ExtensionStates } from '../extension-states.ts';
+import type { Mailboxes } from '../mailboxes.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type {
   ChannelTechnology,
@@ -67,6 +69,11 @@ export interface TechnologyServices {
   readonly bridges?: Bridges;
   /** Music on hold on channels; throws when it is not available. */
   readonly musicOnHold?: { start(channel: Channel, musicClass?: string): void; stop(channel: Channel): void };
+  /** The hints' states (SIP BLF and presence subscriptions). */
+  readonly extensionStates: ExtensionStates;
+  /** Hints as written, from the dialplan as it stands now. */
+  readonly hint: (context: string, exten: string) => string | undefined;
+  readonly mailboxes: Mailboxes;
 }
 
 /** What a running technology registered through its context, undone when it stops. */
@@ -78,6 +85,8 @@ interface Running {
   readonly configListeners: Set<(change: ConfigChange) => void>;
   /** Removals of the dialplan functions and applications it registered. */
   readonly dialplanRemovals: (() => void)[];
+  /** Removals of the extension state and mailbox listeners it left. */
+  readonly watchRemovals: Set<() => void>;
 }
 
 export class Technologies {
@@ -127,12 +136,13 @@ export class Technologies {
 
   async start(technology: ChannelTechnology): Promise<void> {
     if (this.isRunning(technology)) return;
-    const running: Running = { technology, endpointTechnologies: [], hasMessageTransport: false, configListeners: new Set(), dialplanRemovals: [] };
+    const running: Running = { technology, endpointTechnologies: [], hasMessageTransport: false, configListeners: new Set(), dialplanRemovals: [], watchRemovals: new Set() };
     try {
       await technology.start(this.#context(running));
     } catch (error) {
       // A technology that failed to start leaves nothing registered behind.
       for (const remove of running.dialplanRemovals.splice(0)) remove();
+      for (const remove of [...running.watchRemovals]) remove();
       for (const name of running.endpointTechnologies.splice(0)) this.#services.endpoints.unregisterTechnology(name);
       throw error;
     }
@@ -151,6 +161,7 @@ export class Technologies {
     for (const listener of running.configListeners) this.#services.dynamicConfig.off('change', listener);
     running.configListeners.clear();
     for (const remove of running.dialplanRemovals.splice(0)) remove();
+    for (const remove of [...running.watchRemovals]) remove();
     await technology.stop();
   }
 
@@ -245,6 +256,32 @@ export class Technologies {
         running.dialplanRemovals.push(services.dialplan.registerApplication(application));
       },
       extensionExists: (context, exten) => services.dialplan.extensionExists(context, exten),
+      extensionStates: {
+        hint: (context, exten) => services.hint(context, exten),
+        state: (context, exten) => services.extensionStates.state(exten, context),
+        onChange: (listener) => {
+          const wrapped = (change: ExtensionStateChange) => listener(change);
+          services.extensionStates.on('change', wrapped);
+          const remove = () => {
+            services.extensionStates.off('change', wrapped);
+            running.watchRemovals.delete(remove);
+          };
+          running.watchRemovals.add(remove);
+          return remove;
+        },
+      },
+      mailboxes: {
+        get: (name) => services.mailboxes.find(name),
+        onChange: (listener) => {
+          const unsubscribe = services.mailboxes.onChange(listener);
+          const remove = () => {
+            unsubscribe();
+            running.watchRemovals.delete(remove);
+          };
+          running.watchRemovals.add(remove);
+          return remove;
+        },
+      },
     };
   }
 

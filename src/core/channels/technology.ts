@@ -13,6 +13,8 @@ import type { TextMessage, MessageTransport } from '../message-transport.ts';
 import type { SupportLevel } from '../modules.ts';
 import type { Channel, ChannelInit, DialplanLocation } from './channel.ts';
 import type { DeviceStateValue } from '../device-states.ts';
+import type { ExtensionState, ExtensionStateChange } from '../extension-state-types.ts';
+import type { MailboxSnapshot } from '../mailboxes.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type { TransferResult } from './call-transfers.ts';
 import type { ChannelDriver, TransferProgressState } from './driver.ts';
@@ -265,6 +267,27 @@ export interface TechnologyMusicOnHold {
   stop(channel: Channel): void;
 }
 
+/**
+ * The extension states of the dialplan's hints, for technologies that publish them (SIP
+ * SUBSCRIBE for `dialog` and `presence`, as res_pjsip_exten_state).
+ */
+export interface TechnologyExtensionStates {
+  /** The hint `exten@context` finds as written, undefined when it has none. */
+  hint(context: string, exten: string): string | undefined;
+  /** The state of `exten@context` from its hint (UNKNOWN without one). */
+  state(context: string, exten: string): ExtensionState;
+  /** Called on each change of a hint's state; returns the unsubscribe. Listeners left are removed when the technology stops. */
+  onChange(listener: (change: ExtensionStateChange) => void): () => void;
+}
+
+/** Message counts of the mailboxes ARI maintains (`PUT /mailboxes/{name}`), for message-waiting indications. */
+export interface TechnologyMailboxes {
+  /** The counts of a mailbox; undefined when there is none. */
+  get(name: string): MailboxSnapshot | undefined;
+  /** Called with the name of each mailbox set or deleted; returns the unsubscribe. Removed when the technology stops. */
+  onChange(listener: (name: string) => void): () => void;
+}
+
 /** What the core gives a technology when it starts. */
 export interface TechnologyContext {
   readonly channels: TechnologyChannels;
@@ -298,4 +321,6 @@ export interface TechnologyContext {
   registerApplication(application: TechnologyApplication): void;
   /** Whether the dialplan has `exten` in `context` (priority 1), as it stands now. */
   extensionExists(context: string, exten: string): boolean;
+  readonly extensionStates: TechnologyExtensionStates;
+  readonly mailboxes: TechnologyMailboxes;
 }

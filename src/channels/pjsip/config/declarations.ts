@@ -22,6 +22,7 @@ import type {
   PjsipTransport,
 } from './types.ts';
 import {
+  MAX_LIST_ITEMS,
   bool,
   choice,
   choices,
@@ -105,6 +106,18 @@ const codecs = (allow: boolean, doc: string) =>
 
 const sipUri = <K extends string>(key: K, doc: string, implemented = true) => optional(key, parseSipUri, { doc, implemented });
 
+/** Longest mailbox name (`1000@default`); ARI's mailbox names are free text, bounded the same way. */
+const MAX_MAILBOX_NAME = 255;
+
+/** `mailboxes=`: comma-separated mailbox names, replacing the previous list (as Asterisk reads the string). */
+const mailboxList = (doc: string) =>
+  parsed('mailboxes', (value): Parsed<readonly string[]> => {
+    const list = splitList(value).slice(0, MAX_LIST_ITEMS);
+    // eslint-disable-next-line no-control-regex
+    const bad = list.find((name) => name.length > MAX_MAILBOX_NAME || /[\x00-\x1f\x7f]/.test(name));
+    return bad === undefined ? { ok: true, value: [...new Set(list)] } : { ok: false, error: `${shown(bad)} is not a mailbox name (1 to ${MAX_MAILBOX_NAME} printable characters)` };
+  }, { doc });
+
 export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
   type: 'endpoint',
   initial: (id) => ({
@@ -135,6 +148,12 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     timersSessExpires: 1800,
     incomingCallOfferPref: 'remote',
     outgoingCallOfferPref: 'remote_merge',
+    allowSubscribe: true,
+    subMinExpiry: 0,
+    mailboxes: [],
+    mwiSubscribeReplacesUnsolicited: false,
+    aggregateMwi: true,
+    notifyEarlyInuseRinging: false,
   }),
   options: {
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
@@ -211,6 +230,18 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
         else report.fail(result.error);
       },
     ),
+    allow_subscribe: bool('allowSubscribe', { default: 'yes', doc: 'Serve SUBSCRIBE from the endpoint (`dialog`, `presence`, `message-summary`); no: 603.' }),
+    subscribe_context: optionalText('subscribeContext', { doc: 'Context whose hints `dialog` and `presence` subscriptions watch (else `context`).' }),
+    sub_min_expiry: int('subMinExpiry', 0, 86_400, { default: '0', doc: 'Shortest subscription accepted (seconds); less gets 423 with Min-Expires.' }),
+    mailboxes: mailboxList('Mailboxes whose counts are sent to the endpoint\'s contacts as unsolicited MWI NOTIFYs when they change and when a contact registers.'),
+    mwi_subscribe_replaces_unsolicited: bool('mwiSubscribeReplacesUnsolicited', {
+      default: 'no',
+      doc: 'A `message-summary` SUBSCRIBE for a mailbox of `mailboxes` replaces its unsolicited NOTIFYs; no: such a SUBSCRIBE is refused (500).',
+    }),
+    voicemail_extension: optionalText('voicemailExtension', { doc: 'User of the Message-Account URI in unsolicited MWI.' }),
+    aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
+    mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
+    notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
   },
   finish(draft, report) {
     const { codecsGiven, ...endpoint } = draft;
@@ -239,6 +270,7 @@ export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
     defaultExpiration: 3600,
     minimumExpiration: 60,
     maximumExpiration: 7200,
+    mailboxes: [],
   }),
   options: {
     max_contacts: int('maxContacts', 0, 1000, { default: '0', doc: 'Most registered contacts (0: no limit).' }),
@@ -250,6 +282,8 @@ export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
     minimum_expiration: expiration('minimumExpiration', '60', 'Shortest registration accepted (423 below).'),
     maximum_expiration: expiration('maximumExpiration', '7200', 'Longest registration granted.'),
     outbound_proxy: sipUri('outboundProxy', 'Proxy requests to the contacts are sent through.', false),
+    mailboxes: mailboxList('Mailboxes a `message-summary` SUBSCRIBE to the AOR (its name, or its voicemail_extension, as the request\'s user) reports.'),
+    voicemail_extension: optionalText('voicemailExtension', { doc: 'User of the Message-Account URI of MWI subscriptions to the AOR; a SUBSCRIBE to it finds the AOR.' }),
   },
   finish(draft, report) {
     const { minimumExpiration: min, maximumExpiration: max, defaultExpiration: def } = draft;
@@ -451,6 +485,7 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
     default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
     max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of requests Patchbay sends.', implemented: false }),
     keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between keep-alives on connections.', implemented: false }),
+    default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
   },
   finish: (draft) => draft,
 });

@@ -80,6 +80,24 @@ export interface PjsipEndpoint {
   /** codec_prefs_incoming_offer / codec_prefs_outgoing_offer, when set: they win over the *_call_offer_pref options. */
   readonly codecPrefsIncomingOffer?: CodecPreference;
   readonly codecPrefsOutgoingOffer?: CodecPreference;
+  /** SUBSCRIBE from the endpoint is served (no: 603). */
+  readonly allowSubscribe: boolean;
+  /** Dialplan context whose hints `dialog` and `presence` subscriptions watch (else `context`). */
+  readonly subscribeContext?: string;
+  /** Shortest subscription accepted (seconds; 423 below). */
+  readonly subMinExpiry: number;
+  /** Mailboxes whose counts go to the endpoint's contacts as unsolicited MWI NOTIFYs. */
+  readonly mailboxes: readonly string[];
+  /** A SUBSCRIBE for a mailbox the endpoint gets unsolicited MWI for replaces the unsolicited NOTIFYs (no: it is refused). */
+  readonly mwiSubscribeReplacesUnsolicited: boolean;
+  /** User of the Message-Account URI of unsolicited MWI. */
+  readonly voicemailExtension?: string;
+  /** One unsolicited NOTIFY with the sum of all `mailboxes` (no: one per mailbox). */
+  readonly aggregateMwi: boolean;
+  /** From user of unsolicited MWI NOTIFYs. */
+  readonly mwiFromUser?: string;
+  /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
+  readonly notifyEarlyInuseRinging: boolean;
 }
 
 export interface PjsipAor {
@@ -95,6 +113,10 @@ export interface PjsipAor {
   readonly minimumExpiration: number;
   readonly maximumExpiration: number;
   readonly outboundProxy?: string;
+  /** Mailboxes a `message-summary` SUBSCRIBE to this AOR reports. */
+  readonly mailboxes: readonly string[];
+  /** User of the Message-Account URI of those subscriptions (and a resource name that finds this AOR). */
+  readonly voicemailExtension?: string;
 }
 
 export interface PjsipAuth {
@@ -169,6 +191,8 @@ export interface PjsipGlobal {
   readonly defaultFromUser: string;
   readonly maxForwards: number;
   readonly keepAliveInterval: number;
+  /** Message-Account user of MWI when the AOR (solicited) or endpoint (unsolicited) names none. */
+  readonly defaultVoicemailExtension?: string;
 }
 
 export type PjsipObject =
