@@ -52,9 +52,15 @@ export class Connection implements TcpConnection {
 
 /** An incoming socket let in by the bounds, before it carries SIP (a TLS one still shaking hands). */
 export interface Admission {
+  /** The accepted TCP socket. */
   readonly socket: net.Socket;
   readonly remote: string;
   readonly timer: NodeJS.Timeout;
+  /**
+   * Closes the connection through its outermost socket: the TLS socket once one wraps `socket`
+   * (destroying a socket from under its TLS wrapper can crash node), else `socket`.
+   */
+  close: () => void;
 }
 
 export class StreamConnections {
@@ -63,7 +69,7 @@ export class StreamConnections {
   /** Incoming sockets by remote address (admitted, handshaking or carrying SIP), for maxConnectionsPerSource. */
   readonly #inboundPerSource = new Map<string, number>();
   /** Admitted sockets not adopted yet (a TLS handshake in progress): they count toward maxConnections. */
-  readonly #pending = new Set<net.Socket>();
+  readonly #pending = new Set<Admission>();
   /** Every connection made here, open or not: a Destination may only name one of these. */
   readonly #made = new WeakSet<Connection>();
   #closing = false;
@@ -112,24 +118,25 @@ export class StreamConnections {
       return undefined;
     }
     this.#inboundPerSource.set(remote, fromSource + 1);
-    this.#pending.add(socket);
-    const timer = setTimeout(() => socket.destroy(), this.limits.firstMessageTimeoutMs);
+    const timer = setTimeout(() => admission.close(), this.limits.firstMessageTimeoutMs);
     timer.unref();
+    const admission: Admission = { socket, remote, timer, close: () => socket.destroy() };
+    this.#pending.add(admission);
     socket.once('close', () => {
       clearTimeout(timer);
-      this.#pending.delete(socket);
+      this.#pending.delete(admission);
       const left = (this.#inboundPerSource.get(remote) ?? 1) - 1;
       if (left <= 0) this.#inboundPerSource.delete(remote);
       else this.#inboundPerSource.set(remote, left);
     });
-    return { socket, remote, timer };
+    return admission;
   }
 
   /** An admitted socket now carries SIP: over `stream` (the socket itself for TCP, its TLS socket). */
   adopt(admission: Admission, stream: net.Socket): Connection | undefined {
-    this.#pending.delete(admission.socket);
+    this.#pending.delete(admission);
     if (this.#closing || admission.socket.destroyed) {
-      stream.destroy();
+      admission.close();
       return undefined;
     }
     const raw = admission.socket;
@@ -140,11 +147,11 @@ export class StreamConnections {
     return conn;
   }
 
-  /** Forgets an admitted socket that will not be adopted (a failed handshake); it is destroyed. */
+  /** Forgets an admitted socket that will not be adopted (a failed handshake, a refused certificate); it is closed. */
   reject(admission: Admission, reason: string): void {
-    this.#pending.delete(admission.socket);
+    this.#pending.delete(admission);
     this.events.drop(reason, this.#source(admission.remote, admission.socket.remotePort ?? 0));
-    admission.socket.destroy();
+    admission.close();
   }
 
   /** An open connection to host:port, or a new one through `dial` (which resolves once it can carry SIP). */
@@ -186,7 +193,7 @@ export class StreamConnections {
     this.#closing = true;
     for (const conn of this.#connections.values()) conn.socket.destroy();
     this.#connections.clear();
-    for (const socket of this.#pending) socket.destroy();
+    for (const admission of this.#pending) admission.close();
     this.#pending.clear();
   }
 

@@ -90,15 +90,15 @@ export class TlsMaterial {
     return this.#contextOptions.cert !== undefined;
   }
 
-  /** Options of the listening server (the context is replaced at reload, the policy stays). */
-  serverOptions(handshakeTimeoutMs: number): tls.TlsOptions {
+  /** Options of an accepted socket's TLS side (a server socket with this material's context). */
+  serverSocketOptions(): tls.TLSSocketOptions {
     return {
-      ...this.#contextOptions,
+      isServer: true,
+      secureContext: this.serverContext,
       // Asked for whenever it may be checked; judged after the handshake (checkClient) so that
       // verify_client without require_client_cert lets certificate-less clients in.
       requestCert: this.settings.verifyClient || this.settings.requireClientCert,
       rejectUnauthorized: false,
-      handshakeTimeout: handshakeTimeoutMs,
     };
   }
 
@@ -108,8 +108,8 @@ export class TlsMaterial {
     if (!verifyClient && !requireClientCert) return undefined;
     const presented = Object.keys(socket.getPeerCertificate()).length > 0;
     if (!presented) return requireClientCert ? 'no client certificate (require_client_cert)' : undefined;
-    if (!socket.authorized) return `client certificate refused: ${String(socket.authorizationError)}`;
-    return undefined;
+    const verdict = chainVerdict(socket);
+    return verdict === null ? undefined : `client certificate refused: ${verdict?.message ?? 'not verifiable'}`;
   }
 
   /** Options of a connection this side opens to `host` (a name is sent as SNI and checked against the certificate). */
@@ -124,6 +124,18 @@ export class TlsMaterial {
       ...(verifyServer && !allowWildcardCerts ? { checkServerIdentity: refuseWildcards } : {}),
     };
   }
+}
+
+/**
+ * OpenSSL's verdict on the peer's certificate chain (null: valid against the CAs). node sets
+ * `authorized` only on sockets a tls.Server wrapped; ours are wrapped by the transport (so that it
+ * owns them from accept to close), so the verdict is read where node reads it, from the socket's
+ * TLS handle (`ssl`, kept by node for compatibility). Without one, undefined: not verifiable,
+ * which refuses the client.
+ */
+function chainVerdict(socket: tls.TLSSocket): Error | null | undefined {
+  const handle = (socket as tls.TLSSocket & { ssl?: { verifyError(): Error | null } | null }).ssl;
+  return handle ? handle.verifyError() : undefined;
 }
 
 /** node's host name check, less the wildcard matches (allow_wildcard_certs=no, Asterisk's default). */

@@ -12,7 +12,7 @@ import { networkInterfaces } from 'node:os';
 import tls from 'node:tls';
 import { createResponse, type SipMessage, type SipResponse, type Via } from './message.ts';
 import { DEFAULT_LIMITS, parseMessage, type ParserLimits } from './parser.ts';
-import { Connection, StreamConnections, type Admission, type StreamProtocol } from './stream-connections.ts';
+import { Connection, StreamConnections, type StreamProtocol } from './stream-connections.ts';
 import { TlsMaterial, type TlsSettings } from './tls-material.ts';
 
 export type TransportProtocol = 'UDP' | 'TCP' | 'TLS';
@@ -116,7 +116,8 @@ export class SipTransport implements SipSender {
   private readonly options: ResolvedOptions;
   private udp?: dgram.Socket;
   private tcp?: net.Server;
-  private tlsServer?: tls.Server;
+  /** Accepts TCP; each connection is wrapped in TLS by #listenTls. */
+  private tlsServer?: net.Server;
   /** The TLS certificates in force (replaced by reloadTls). */
   #tls: TlsMaterial | undefined;
   readonly #tlsSettings: TlsSettings | undefined;
@@ -201,49 +202,43 @@ export class SipTransport implements SipSender {
       await listen(server, port, host);
       this.tcp = server;
     }
-    if (tlsPort !== false && this.#tls) this.tlsServer = await this.#listenTls(this.#tls, tlsPort, host);
+    if (tlsPort !== false) this.tlsServer = await this.#listenTls(tlsPort, host);
   }
 
   /**
-   * The TLS listener. Each raw connection is admitted (bounds per source and in total, and on
-   * handshakes in flight) before its handshake; a handshake that fails, times out or meets a
-   * plaintext client ends in tlsClientError with the socket destroyed, counted nowhere after.
+   * The TLS listener: a TCP server whose sockets are admitted (bounds per source and in total, and
+   * on handshakes in flight) and then wrapped in TLS with the material in force at that moment — so
+   * a reload's new certificate serves new connections. A handshake that fails (a plaintext client,
+   * an unknown CA) or never ends (the first-message timer) closes the TLS socket, and with it the
+   * TCP one, and frees its place.
    */
-  async #listenTls(material: TlsMaterial, port: number, host: string): Promise<tls.Server> {
+  async #listenTls(port: number, host: string): Promise<net.Server> {
     const pool = this.streams.TLS;
-    const server = tls.createServer(material.serverOptions(this.options.firstMessageTimeoutMs));
-    // A TLS socket has the remote end of the raw socket it wraps: that end finds its admission.
-    const admissions = new Map<string, Admission>();
-    const endOf = (socket: net.Socket) => `${socket.remoteAddress ?? ''}|${socket.remotePort ?? 0}`;
-    server.on('connection', (raw: net.Socket) => {
-      if (pool.pendingCount >= this.options.maxTlsHandshakes) {
+    const server = net.createServer((raw) => {
+      const material = this.#tls;
+      if (!material || pool.pendingCount >= this.options.maxTlsHandshakes) {
         this.handlers.onDrop?.('too many TLS handshakes in progress', { transport: 'TLS', address: raw.remoteAddress ?? '', port: raw.remotePort ?? 0 });
+        raw.on('error', () => undefined);
         raw.destroy();
         return;
       }
       const admission = pool.admit(raw);
       if (!admission) return;
-      const end = endOf(raw);
-      admissions.set(end, admission);
-      raw.once('close', () => {
-        if (admissions.get(end) === admission) admissions.delete(end);
+      const secure = new tls.TLSSocket(raw, material.serverSocketOptions());
+      admission.close = () => secure.destroy();
+      let settled = false;
+      secure.on('error', (error: Error) => {
+        if (settled) return;
+        settled = true;
+        pool.reject(admission, `TLS handshake failed: ${error.message}`);
       });
-    });
-    server.on('secureConnection', (socket: tls.TLSSocket) => {
-      const end = endOf(socket);
-      const admission = admissions.get(end);
-      admissions.delete(end);
-      if (!admission) {
-        socket.destroy();
-        return;
-      }
-      const refusal = (this.#tls ?? material).checkClient(socket);
-      if (refusal) pool.reject(admission, `TLS: ${refusal}`);
-      else pool.adopt(admission, socket);
-    });
-    server.on('tlsClientError', (error: Error, socket: tls.TLSSocket) => {
-      this.handlers.onDrop?.(`TLS handshake failed: ${error.message}`, { transport: 'TLS', address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 });
-      socket.destroy();
+      secure.once('secure', () => {
+        if (settled) return;
+        settled = true;
+        const refusal = material.checkClient(secure);
+        if (refusal) pool.reject(admission, `TLS: ${refusal}`);
+        else pool.adopt(admission, secure);
+      });
     });
     await listen(server, port, host);
     return server;
@@ -258,7 +253,6 @@ export class SipTransport implements SipSender {
     if (!this.#tlsSettings) return;
     const material = TlsMaterial.load(this.#tlsSettings);
     if (this.tlsServer && !material.canServe) throw new Error('a TLS listener needs cert_file and priv_key_file');
-    this.tlsServer?.setSecureContext(material.serverOptions(this.options.firstMessageTimeoutMs));
     this.#tls = material;
   }
 

@@ -190,8 +190,7 @@ export class SipCall implements ChannelDriver {
   #contact(): string {
     const [transport, side] = [this.#transport(), this.side];
     const port = transport === 'UDP' ? undefined : this.services.portOf?.(transport, side.kind === 'inbound' ? side.tx.source.listener : side.destination.listener);
-    const secure = isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target);
-    return nameAddr(contactUri(this.endpointId, this.services.signallingHost, port ?? this.services.signallingPort, transport, secure));
+    return nameAddr(contactUri(this.endpointId, this.services.signallingHost, port ?? this.services.signallingPort, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
   }
 
   #transport(): Destination['transport'] {
