@@ -75,7 +75,7 @@ export interface TransportOptions {
   tlsPort?: number | false;
   /** Certificates and policy of the TLS side (listening needs a certificate; sending TLS needs this). */
   tls?: TlsSettings;
-  /** TLS handshakes in progress at once on the listener (default 64); more connections wait in the kernel's backlog no more: they are refused. */
+  /** TLS handshakes in progress at once on the listener (default 64); a connection beyond them is closed at once. */
   maxTlsHandshakes?: number;
   /** Host written in Via and Contact (default: the bind address; set for NAT). */
   publicHost?: string;

@@ -1,12 +1,16 @@
 // Test certificates made at test time with the openssl command (no private key is committed): a CA,
 // and leaf certificates it signs for servers and clients, in a temporary directory.
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+
+/** Whether the openssl command is there (Debian package openssl, installed by .ci/run). */
+export const HAVE_OPENSSL = spawnSync('openssl', ['version'], { encoding: 'utf8' }).error === undefined;
+export const NO_OPENSSL = HAVE_OPENSSL ? false : 'the openssl command is not installed (Debian package openssl)';
 
 export interface CertPair {
   readonly cert: string;

@@ -12,11 +12,11 @@ import { test } from 'node:test';
 import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
-import { makeTestCa } from '../helpers/tls-certs.ts';
+import { makeTestCa, NO_OPENSSL } from '../helpers/tls-certs.ts';
 
 test(
   'baresip registers over TLS, calls into Stasis over it, and is called back on its TLS connection',
-  { timeout: 90_000, skip: HAVE_BARESIP ? false : 'baresip is not installed (Debian package baresip)' },
+  { timeout: 90_000, skip: HAVE_BARESIP ? NO_OPENSSL : 'baresip is not installed (Debian package baresip)' },
   async () => {
     const work = mkdtempSync(join(tmpdir(), 'patchbay-baresip-tls-'));
     const ca = await makeTestCa();

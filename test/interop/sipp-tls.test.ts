@@ -8,12 +8,12 @@
 // - a contact whose certificate another CA signed is refused: the call fails, nothing reaches it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { makeTestCa, type CertPair, type TestCa } from '../helpers/tls-certs.ts';
+import { makeTestCa, NO_OPENSSL, type CertPair, type TestCa } from '../helpers/tls-certs.ts';
 import { HAVE_SIPP, nextEvent, ofChannel, randomPort, sipp, startSippServer, type Json, type SippServer } from './sipp-peer.ts';
 import { tcpToTls, tlsToTcp, type TlsRelay } from './tls-relay.ts';
 import { readFileSync } from 'node:fs';
 
-describe('SIP over TLS with SIPp', { skip: HAVE_SIPP ? false : 'SIPp is not installed' }, () => {
+describe('SIP over TLS with SIPp', { skip: HAVE_SIPP ? NO_OPENSSL : 'SIPp is not installed' }, () => {
   let ca: TestCa;
   let otherCa: TestCa;
   let patchbayCert: CertPair;

@@ -14,7 +14,7 @@ import { openSipStack, type SipStack } from '../../src/sip/stack.ts';
 import type { TlsSettings } from '../../src/sip/tls-material.ts';
 import { TlsMaterial } from '../../src/sip/tls-material.ts';
 import type { Destination, Source, TransportOptions } from '../../src/sip/transport.ts';
-import { makeTestCa, type CertPair, type TestCa } from '../helpers/tls-certs.ts';
+import { makeTestCa, NO_OPENSSL, type CertPair, type TestCa } from '../helpers/tls-certs.ts';
 import { FAST, sleep, waitUntil } from './helpers.ts';
 
 const POLICY: TlsSettings = { method: 'sslv23', verifyServer: false, verifyClient: false, requireClientCert: false, allowWildcardCerts: false };
@@ -28,6 +28,7 @@ let stranger: CertPair;
 const stacks: SipStack[] = [];
 
 before(async () => {
+  if (NO_OPENSSL) return;
   [ca, otherCa] = await Promise.all([makeTestCa(), makeTestCa('Someone Else CA')]);
   server = await ca.issue('patchbay', 'DNS:localhost,IP:127.0.0.1');
   client = await ca.issue('phone', 'DNS:phone.test');
@@ -89,7 +90,7 @@ function ask(from: SipStack, destination: Destination): Promise<SipResponse | Er
   });
 }
 
-describe('TLS material', () => {
+describe('TLS material', { skip: NO_OPENSSL }, () => {
   it('loads a pair, refuses a key of another certificate and a wrong passphrase, naming the file', async () => {
     assert.ok(TlsMaterial.load({ ...POLICY, certFile: server.cert, privKeyFile: server.key }).canServe);
     assert.throws(() => TlsMaterial.load({ ...POLICY, certFile: server.cert, privKeyFile: client.key }), /TLS material refused/);
@@ -101,7 +102,7 @@ describe('TLS material', () => {
   });
 });
 
-describe('SIP over TLS', () => {
+describe('SIP over TLS', { skip: NO_OPENSSL }, () => {
   it('a request over TLS verified against the CA (SNI and name check) is answered on the same connection; Via says TLS', async () => {
     const listener = await tlsPeer({ certFile: server.cert, privKeyFile: server.key });
     const caller = await tlsPeer({ certFile: client.cert, privKeyFile: client.key, caListFile: ca.cert, verifyServer: true });
@@ -172,7 +173,7 @@ describe('SIP over TLS', () => {
   });
 });
 
-describe('TLS certificates at reload', () => {
+describe('TLS certificates at reload', { skip: NO_OPENSSL }, () => {
   it('new connections get the new certificate; an invalid new pair keeps the old one', async () => {
     const cert = `${ca.dir}/live.crt`;
     const key = `${ca.dir}/live.key`;
@@ -203,7 +204,7 @@ describe('TLS certificates at reload', () => {
   });
 });
 
-describe('hostile TLS clients', () => {
+describe('hostile TLS clients', { skip: NO_OPENSSL }, () => {
   it('plaintext SIP on the TLS port, a silent handshake and too many handshakes end in closed sockets and no held resource', async () => {
     const drops: string[] = [];
     const requests: string[] = [];

@@ -7,10 +7,10 @@ import type { SipRequest } from '../../../src/sip/message.ts';
 import { openSipStack, type SipStack } from '../../../src/sip/stack.ts';
 import type { Source } from '../../../src/sip/transport.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { makeTestCa, type TestCa } from '../../helpers/tls-certs.ts';
+import { makeTestCa, NO_OPENSSL, type TestCa } from '../../helpers/tls-certs.ts';
 import { FAST, waitUntil } from '../../sip/helpers.ts';
 
-describe('outbound registration over TLS', () => {
+describe('outbound registration over TLS', { skip: NO_OPENSSL }, () => {
   let ca: TestCa;
   let registrar: SipStack;
   let server: TestServer;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { makeTestCa, type TestCa } from '../../helpers/tls-certs.ts';
+import { makeTestCa, NO_OPENSSL, type TestCa } from '../../helpers/tls-certs.ts';
 
 async function presentedSerial(port: number): Promise<string> {
   const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
@@ -21,7 +21,7 @@ async function presentedSerial(port: number): Promise<string> {
   return serial;
 }
 
-describe('TLS certificates at reload', () => {
+describe('TLS certificates at reload', { skip: NO_OPENSSL }, () => {
   let ca: TestCa;
   let server: TestServer;
   let cert: string;
