@@ -1,8 +1,8 @@
 // SIP over TLS with a real softphone, baresip 1.0: Patchbay has only a protocol=tls transport (a
 // certificate from a CA made at test time); baresip, trusting that CA (sip_cafile), registers over
-// TLS with digest, calls 100 into a Stasis application over its TLS connection, and then is called
-// by Patchbay (ARI originate to PJSIP/alice) on the connection it registered over — as pjsip calls a
-// TLS phone back (flow reuse: the phone listens elsewhere, or not at all, behind NAT).
+// TLS with digest, is qualified (OPTIONS) over it, calls 100 into a Stasis application over it, and
+// then is called by Patchbay (ARI originate to PJSIP/alice) on the connection it registered over —
+// as pjsip calls a TLS phone back (flow reuse: the phone listens elsewhere, or not at all, behind NAT).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,7 +30,8 @@ test(
           transport: { 'transport-tls': { protocol: 'tls', bind: '127.0.0.1:0', cert_file: serverCert.cert, priv_key_file: serverCert.key, ca_list_file: ca.cert, method: 'sslv23' } },
           endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice', transport: 'transport-tls' } },
           auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes' } },
+          // Qualified every second: the OPTIONS go over her TLS connection too.
+          aor: { alice: { max_contacts: 1, remove_existing: 'yes', qualify_frequency: 1 } },
         },
       },
     });
@@ -46,6 +47,7 @@ test(
       writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=tls>;auth_pass=secret;audio_codecs=PCMU;regint=60;answermode=auto\n`);
 
       events = await server.events('app=tls-app');
+      assert.equal((await server.ari('/applications/tls-app/subscription?eventSource=endpoint:PJSIP/alice', { method: 'POST' })).status, 200);
       const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
       baresip = child;
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -56,6 +58,10 @@ test(
         return found.state === 'online' ? found : undefined;
       });
       assert.equal(endpoint.state, 'online');
+      assert.equal((await nextOfType(events, 'ContactStatusChange')).contact_info.contact_status, 'Unknown');
+      const reachable = await nextOfType(events, 'ContactStatusChange');
+      assert.equal(reachable.contact_info.contact_status, 'Reachable', JSON.stringify(reachable.contact_info));
+      assert.match(reachable.contact_info.uri, /;transport=tls/i);
       server.core.pjsip.sipTrace.enable('');
 
       // baresip → Patchbay over TLS into Stasis (baresip adds the account's ;transport=tls to what it dials).
