@@ -223,14 +223,17 @@ export class Dialog implements DialogInit {
 
 /**
  * Where a request for `uri` goes (RFC 3263 without DNS): its `maddr` or host (an IPv6 reference
- * without brackets), its port or the scheme's default, its `transport` parameter or `defaultTransport`.
+ * without brackets), its port or the transport's default, its `transport` parameter or
+ * `defaultTransport`. A `sips:` URI goes over TLS whatever else it says (RFC 3261 §19.1.2, §26.2.2;
+ * `;transport=tcp` on it is the deprecated way of saying TLS over TCP).
  */
 export function uriDestination(uri: SipUri, defaultTransport: TransportProtocol = 'UDP'): Destination | undefined {
   const host = (uri.params.get('maddr') ?? uri.host).replace(/^\[|\]$/g, '');
   if (!host) return undefined;
   const t = (uri.params.get('transport') ?? '').toUpperCase();
-  const transport: TransportProtocol = t === 'TCP' ? 'TCP' : t === 'UDP' ? 'UDP' : defaultTransport;
-  return { transport, host, port: uri.port ?? (uri.scheme === 'sips' ? 5061 : 5060) };
+  const named: TransportProtocol | undefined = t === 'TCP' || t === 'UDP' || t === 'TLS' ? t : undefined;
+  const transport: TransportProtocol = uri.scheme === 'sips' ? 'TLS' : (named ?? defaultTransport);
+  return { transport, host, port: uri.port ?? (transport === 'TLS' ? 5061 : 5060) };
 }
 
 /** A Request-URI may not carry method or header components from a Contact (§19.1.1 table). */

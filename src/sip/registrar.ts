@@ -22,10 +22,10 @@ export const DEFAULT_AOR_RULES: AorRules = Object.freeze({
 
 /** Where the REGISTER came from: where requests for the binding are sent when NAT hides the Contact. */
 export interface BindingSource {
-  readonly transport: 'udp' | 'tcp';
+  readonly transport: 'udp' | 'tcp' | 'tls';
   readonly address: string;
   readonly port: number;
-  /** The listener (transport section) that took the REGISTER: a TCP connection lives there. */
+  /** The listener (transport section) that took the REGISTER: a TCP or TLS connection lives there. */
   readonly listener?: string;
 }
 

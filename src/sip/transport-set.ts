@@ -6,18 +6,21 @@
  * `transport=`), else from the first one of its protocol.
  */
 import type { SipMessage, SipResponse } from './message.ts';
+import type { TlsSettings } from './tls-material.ts';
 import { SipTransport, type Destination, type SipSender, type Source, type TcpConnection, type TransportHandlers, type TransportOptions, type TransportProtocol } from './transport.ts';
 
 export interface ListenerSettings {
   /** Unique among the listeners (the transport section's name). */
   readonly name: string;
-  /** UDP, TCP or both (then TCP listens on the port UDP got, as phones expect of one address). */
+  /** UDP, TCP or both (then TCP listens on the port UDP got, as phones expect of one address), or TLS alone. */
   readonly protocols: readonly TransportProtocol[];
   readonly host: string;
   /** 0 for an ephemeral port. */
   readonly port: number;
   /** Host written in Via and Contact (NAT), else the bind address. */
   readonly publicHost?: string;
+  /** A TLS listener's certificates and policy (also used for the TLS connections it opens). */
+  readonly tls?: TlsSettings;
 }
 
 export class SipTransportSet implements SipSender {
@@ -35,6 +38,8 @@ export class SipTransportSet implements SipSender {
           udpPort: settings.protocols.includes('UDP') ? settings.port : false,
           ...(settings.protocols.includes('TCP') ? (settings.protocols.includes('UDP') ? {} : { tcpPort: settings.port }) : { tcpPort: false as const }),
           ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
+          ...(settings.protocols.includes('TLS') ? { tlsPort: settings.port } : {}),
+          ...(settings.tls ? { tls: settings.tls } : {}),
         },
         handlers,
       ),
@@ -89,6 +94,23 @@ export class SipTransportSet implements SipSender {
   async sendResponse(response: SipResponse, source?: Source): Promise<void> {
     const found = this.#pick(source?.transport ?? 'UDP', source?.listener) ?? this.#listeners[0]!;
     return found.transport.sendResponse(response, source);
+  }
+
+  /**
+   * Reads every TLS listener's certificates again. Each that cannot be used keeps its old ones and
+   * is reported in the returned list (name and why); the others use the new ones for new connections.
+   */
+  reloadTls(): { name: string; error: string }[] {
+    const failures: { name: string; error: string }[] = [];
+    for (const { settings, transport } of this.#listeners) {
+      if (!settings.tls) continue;
+      try {
+        transport.reloadTls();
+      } catch (error) {
+        failures.push({ name: settings.name, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    return failures;
   }
 
   async close(): Promise<void> {

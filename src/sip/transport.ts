@@ -1,20 +1,32 @@
 /**
- * SIP transports (RFC 3261 §18): UDP (node:dgram) and TCP (node:net) on one bind address, with
- * parsed messages delivered to a callback together with where they came from. On receipt of a
- * request the top Via gets `received` (and `rport`, RFC 3581); responses are routed back per
- * §18.2.2: over the request's connection for TCP, to the source address and port for UDP.
- * Everything a peer controls is bounded: message size, connections, buffered bytes, idle time.
+ * SIP transports (RFC 3261 §18): UDP (node:dgram), TCP (node:net) and TLS (node:tls) on one bind
+ * address, with parsed messages delivered to a callback together with where they came from. On
+ * receipt of a request the top Via gets `received` (and `rport`, RFC 3581); responses are routed
+ * back per §18.2.2: over the request's connection for TCP and TLS, to the source address and port
+ * for UDP. Everything a peer controls is bounded: message size, connections (TLS handshakes in
+ * progress included), buffered bytes, idle time; the stream side is in stream-connections.ts.
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
+import tls from 'node:tls';
 import { createResponse, type SipMessage, type SipResponse, type Via } from './message.ts';
-import { DEFAULT_LIMITS, StreamFramer, parseMessage, type ParserLimits } from './parser.ts';
+import { DEFAULT_LIMITS, parseMessage, type ParserLimits } from './parser.ts';
+import { Connection, StreamConnections, type StreamProtocol } from './stream-connections.ts';
+import { TlsMaterial, type TlsSettings } from './tls-material.ts';
 
-export type TransportProtocol = 'UDP' | 'TCP';
+export type TransportProtocol = 'UDP' | 'TCP' | 'TLS';
 
+/** TCP and TLS: connection-oriented, reliable (no retransmissions, responses over the request's connection). */
+export function isStreamProtocol(protocol: TransportProtocol): protocol is StreamProtocol {
+  return protocol !== 'UDP';
+}
+
+/** A connection of a stream transport (TCP or TLS). */
 export interface TcpConnection {
   readonly id: number;
+  /** The stream transport it belongs to. */
+  readonly protocol: 'TCP' | 'TLS';
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly localAddress: string;
@@ -28,13 +40,13 @@ export interface Source {
   transport: TransportProtocol;
   address: string;
   port: number;
-  /** The TCP connection it arrived on. */
+  /** The TCP or TLS connection it arrived on. */
   connection?: TcpConnection;
   /** The name of the listening transport that received it (several may listen: SipTransportSet). */
   listener?: string;
 }
 
-/** Where to send. With a connection (TCP), that connection is used while it is open. */
+/** Where to send. With a connection (TCP, TLS), that connection is used while it is open. */
 export interface Destination {
   transport: TransportProtocol;
   host: string;
@@ -59,19 +71,25 @@ export interface TransportOptions {
   udpPort?: number | false;
   /** TCP port (default: the port UDP is bound to; 0 for an ephemeral port of its own; false for no TCP). */
   tcpPort?: number | false;
+  /** TLS port (default false: no TLS; 0 for an ephemeral port). Needs `tls`. */
+  tlsPort?: number | false;
+  /** Certificates and policy of the TLS side (listening needs a certificate; sending TLS needs this). */
+  tls?: TlsSettings;
+  /** TLS handshakes in progress at once on the listener (default 64); a connection beyond them is closed at once. */
+  maxTlsHandshakes?: number;
   /** Host written in Via and Contact (default: the bind address; set for NAT). */
   publicHost?: string;
   limits?: Partial<ParserLimits>;
   /**
-   * Live TCP connections, in and out (default 1024). At the limit a new incoming connection takes the
+   * Live connections per stream protocol, in and out (default 1024). At the limit a new incoming connection takes the
    * place of the oldest incoming one that has not sent a whole message yet; with none, it is refused.
    */
   maxConnections?: number;
-  /** Incoming TCP connections at once from one address (default 32): one host cannot take them all. */
+  /** Incoming connections at once from one address, per stream protocol (default 32): one host cannot take them all. */
   maxConnectionsPerSource?: number;
-  /** A TCP connection idle this long is closed (default 120 s). */
+  /** A TCP or TLS connection idle this long is closed (default 120 s). */
   idleTimeoutMs?: number;
-  /** An incoming TCP connection that has not sent a whole SIP message in this time is closed (default 10 s). */
+  /** An incoming connection that has not sent a whole SIP message in this time (TLS handshake included) is closed (default 10 s). */
   firstMessageTimeoutMs?: number;
   /** Unsent bytes on a connection beyond which it is closed (default 1 MiB). */
   maxWriteBuffer?: number;
@@ -86,42 +104,24 @@ export interface TransportHandlers {
   onMessage?(message: SipMessage, source: Source): void;
   /** Something dropped or answered with an error: one log line's worth. */
   onDrop?(reason: string, source: Source, answeredWith?: number): void;
-  /** A TCP connection closed (the transaction layer may fail transactions bound to it). */
+  /** A TCP or TLS connection closed (the transaction layer may fail transactions bound to it). */
   onConnectionClosed?(connection: TcpConnection): void;
 }
 
-class Connection implements TcpConnection {
-  private static next = 1;
-  readonly id = Connection.next++;
-  readonly framer: StreamFramer;
-  closed = false;
-  /** Accepted here (not connected out). */
-  inbound = false;
-  /** A whole SIP message arrived on it: no longer a silent connection that may be evicted. */
-  heard = false;
-  firstMessageTimer: NodeJS.Timeout | undefined;
-  constructor(
-    readonly socket: net.Socket,
-    readonly remoteAddress: string,
-    readonly remotePort: number,
-    readonly localAddress: string,
-    readonly localPort: number,
-    limits: ParserLimits,
-  ) {
-    this.framer = new StreamFramer(limits);
-  }
-}
+type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls'>> & { publicHost?: string; name?: string };
 
 export class SipTransport implements SipSender {
   handlers: TransportHandlers = {};
   readonly limits: ParserLimits;
-  private readonly options: Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name'>> & { publicHost?: string; name?: string };
+  private readonly options: ResolvedOptions;
   private udp?: dgram.Socket;
   private tcp?: net.Server;
-  private readonly connections = new Map<string, Connection>();
-  private readonly connecting = new Map<string, Promise<Connection>>();
-  /** Incoming connections by remote address, for maxConnectionsPerSource. */
-  private readonly inboundPerSource = new Map<string, number>();
+  /** Accepts TCP; each connection is wrapped in TLS by #listenTls. */
+  private tlsServer?: net.Server;
+  /** The TLS certificates in force (replaced by reloadTls). */
+  #tls: TlsMaterial | undefined;
+  readonly #tlsSettings: TlsSettings | undefined;
+  private readonly streams: Record<StreamProtocol, StreamConnections>;
   private closing = false;
 
   constructor(options: TransportOptions = {}, handlers: TransportHandlers = {}) {
@@ -131,6 +131,8 @@ export class SipTransport implements SipSender {
       host: options.host ?? '127.0.0.1',
       udpPort: options.udpPort ?? 5060,
       tcpPort: options.tcpPort ?? (options.udpPort === false ? 5060 : -1),
+      tlsPort: options.tlsPort ?? false,
+      maxTlsHandshakes: options.maxTlsHandshakes ?? 64,
       maxConnections: options.maxConnections ?? 1024,
       maxConnectionsPerSource: options.maxConnectionsPerSource ?? 32,
       idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
@@ -140,10 +142,20 @@ export class SipTransport implements SipSender {
       publicHost: options.publicHost,
       name: options.name,
     };
+    this.#tlsSettings = options.tls;
+    const events = {
+      frame: (data: Buffer, source: Source) => this.receive(data, source, true),
+      drop: (reason: string, source: Source) => this.handlers.onDrop?.(reason, source),
+      closed: (connection: TcpConnection) => this.handlers.onConnectionClosed?.(connection),
+    };
+    const make = (protocol: StreamProtocol) => new StreamConnections(protocol, this.options, this.limits, events, this.options.name);
+    this.streams = { TCP: make('TCP'), TLS: make('TLS') };
   }
 
-  /** Binds the sockets. */
+  /** Binds the sockets (and reads the TLS material first: a bad certificate fails here). */
   async start(): Promise<void> {
+    if (this.#tlsSettings) this.#tls = TlsMaterial.load(this.#tlsSettings);
+    if (this.options.tlsPort !== false && !this.#tls?.canServe) throw new Error('a TLS listener needs cert_file and priv_key_file');
     const { udpPort, tcpPort } = this.options;
     // Port 0 with TCP following UDP: the port the system chose for UDP may be taken for TCP (a busy
     // machine); choosing again is what "any free port" means, so a few tries before failing.
@@ -155,13 +167,15 @@ export class SipTransport implements SipSender {
       } catch (error) {
         this.udp?.close();
         this.udp = undefined;
+        this.tcp?.close();
+        this.tcp = undefined;
         if (attempt >= retries || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
       }
     }
   }
 
   async #open(): Promise<void> {
-    const { host, udpPort, tcpPort } = this.options;
+    const { host, udpPort, tcpPort, tlsPort } = this.options;
     if (udpPort !== false) {
       const socket = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' });
       socket.on('message', (data, rinfo) => this.receiveDatagram(data, rinfo));
@@ -180,39 +194,87 @@ export class SipTransport implements SipSender {
     if (tcpPort !== false) {
       // unset: the port UDP got (5060, or the ephemeral port chosen for UDP)
       const port = tcpPort === -1 ? (this.udp?.address().port ?? 5060) : tcpPort;
-      // No server.maxConnections: accept() counts, and may evict a silent connection to make room.
-      const server = net.createServer((socket) => this.accept(socket));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
+      // No server.maxConnections: admit() counts, and may evict a silent connection to make room.
+      const server = net.createServer((socket) => {
+        const admission = this.streams.TCP.admit(socket);
+        if (admission) this.streams.TCP.adopt(admission, socket);
       });
-      server.on('error', () => undefined);
+      await listen(server, port, host);
       this.tcp = server;
     }
+    if (tlsPort !== false) this.tlsServer = await this.#listenTls(tlsPort, host);
+  }
+
+  /**
+   * The TLS listener: a TCP server whose sockets are admitted (bounds per source and in total, and
+   * on handshakes in flight) and then wrapped in TLS with the material in force at that moment — so
+   * a reload's new certificate serves new connections. A handshake that fails (a plaintext client,
+   * an unknown CA) or never ends (the first-message timer) closes the TLS socket, and with it the
+   * TCP one, and frees its place.
+   */
+  async #listenTls(port: number, host: string): Promise<net.Server> {
+    const pool = this.streams.TLS;
+    const server = net.createServer((raw) => {
+      const material = this.#tls;
+      if (!material || pool.pendingCount >= this.options.maxTlsHandshakes) {
+        this.handlers.onDrop?.('too many TLS handshakes in progress', { transport: 'TLS', address: raw.remoteAddress ?? '', port: raw.remotePort ?? 0 });
+        raw.on('error', () => undefined);
+        raw.destroy();
+        return;
+      }
+      const admission = pool.admit(raw);
+      if (!admission) return;
+      const secure = new tls.TLSSocket(raw, material.serverSocketOptions());
+      admission.close = () => secure.destroy();
+      let settled = false;
+      secure.on('error', (error: Error) => {
+        if (settled) return;
+        settled = true;
+        pool.reject(admission, `TLS handshake failed: ${error.message}`);
+      });
+      secure.once('secure', () => {
+        if (settled) return;
+        settled = true;
+        const refusal = material.checkClient(secure);
+        if (refusal) pool.reject(admission, `TLS: ${refusal}`);
+        else pool.adopt(admission, secure);
+      });
+    });
+    await listen(server, port, host);
+    return server;
+  }
+
+  /**
+   * Reads the TLS files again (certificates renewed on disk): new connections, in and out, use the
+   * new material; those open keep theirs. Throws (the old material staying in force) when the new
+   * files cannot be used.
+   */
+  reloadTls(): void {
+    if (!this.#tlsSettings) return;
+    const material = TlsMaterial.load(this.#tlsSettings);
+    if (this.tlsServer && !material.canServe) throw new Error('a TLS listener needs cert_file and priv_key_file');
+    this.#tls = material;
   }
 
   /** The bound port of a transport (undefined when not started). */
   port(transport: TransportProtocol): number | undefined {
     if (transport === 'UDP') return this.udp?.address().port;
-    const a = this.tcp?.address();
+    const a = (transport === 'TLS' ? this.tlsServer : this.tcp)?.address();
     return a && typeof a === 'object' ? a.port : undefined;
   }
 
   /** Host and port to write in a Via or Contact for this transport. */
   localAddress(transport: TransportProtocol): { host: string; port: number } {
-    return { host: this.advertisedHost(), port: this.port(transport) ?? 5060 };
+    return { host: this.advertisedHost(), port: this.port(transport) ?? (transport === 'TLS' ? 5061 : 5060) };
   }
 
   get connectionCount(): number {
-    return this.connections.size;
+    return this.streams.TCP.size + this.streams.TLS.size;
   }
 
   /**
-   * Sends a message. Resolves with the TCP connection used (undefined for UDP); rejects when the
-   * transport cannot (no socket, connection refused or closed, message too large).
+   * Sends a message. Resolves with the TCP or TLS connection used (undefined for UDP); rejects when the
+   * transport cannot (no socket, connection refused or closed, TLS refused, message too large).
    */
   async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
     const data = message.serialize();
@@ -228,14 +290,15 @@ export class SipTransport implements SipSender {
       await new Promise<void>((resolve, reject) => udp.send(data, dest.port, dest.host, (err) => (err ? reject(err) : resolve())));
       return undefined;
     }
-    let conn = dest.connection instanceof Connection && !dest.connection.closed ? dest.connection : undefined;
-    conn ??= await this.connect(dest.host, dest.port);
-    this.write(conn, data);
+    const pool = this.streams[dest.transport];
+    let conn = dest.connection instanceof Connection && !dest.connection.closed && pool.owns(dest.connection) ? dest.connection : undefined;
+    conn ??= await pool.connect(dest.host, dest.port, () => (dest.transport === 'TLS' ? this.#dialTls(dest.host, dest.port) : this.#dialTcp(dest.host, dest.port)));
+    pool.write(conn, data);
     return conn;
   }
 
   /**
-   * Sends a response where §18.2.2 / RFC 3581 say: for TCP over the request's connection if still
+   * Sends a response where §18.2.2 / RFC 3581 say: for TCP and TLS over the request's connection if still
    * open (else a new one to received / sent-by); for UDP to `received`:`rport` (or the sent-by port).
    */
   async sendResponse(response: SipResponse, source?: Source): Promise<void> {
@@ -257,15 +320,16 @@ export class SipTransport implements SipSender {
 
   async close(): Promise<void> {
     this.closing = true;
-    for (const conn of this.connections.values()) conn.socket.destroy();
-    this.connections.clear();
+    this.streams.TCP.closeAll();
+    this.streams.TLS.closeAll();
+    const servers = [this.tcp, this.tlsServer];
     const udp = this.udp;
-    const tcp = this.tcp;
     this.udp = undefined;
     this.tcp = undefined;
+    this.tlsServer = undefined;
     await Promise.all([
       udp ? new Promise<void>((resolve) => udp.close(() => resolve())) : undefined,
-      tcp ? new Promise<void>((resolve) => tcp.close(() => resolve())) : undefined,
+      ...servers.map((server) => (server ? new Promise<void>((resolve) => server.close(() => resolve())) : undefined)),
     ]);
   }
 
@@ -301,101 +365,18 @@ export class SipTransport implements SipSender {
     }
   }
 
-  // ---- TCP
+  // ---- connecting out
 
-  private accept(socket: net.Socket): void {
-    socket.on('error', () => undefined);
-    const remote = normalizeAddress(socket.remoteAddress ?? '');
-    const fromSource = this.inboundPerSource.get(remote) ?? 0;
-    const refusal = this.closing
-      ? undefined
-      : fromSource >= this.options.maxConnectionsPerSource
-        ? 'too many TCP connections from this address'
-        : this.connections.size >= this.options.maxConnections && !this.evictSilentConnection()
-          ? 'too many TCP connections'
-          : undefined;
-    if (this.closing || refusal) {
-      if (refusal) this.handlers.onDrop?.(refusal, { transport: 'TCP', address: remote, port: socket.remotePort ?? 0 });
-      socket.destroy();
-      return;
-    }
-    const conn = new Connection(socket, remote, socket.remotePort ?? 0, normalizeAddress(socket.localAddress ?? ''), socket.localPort ?? 0, this.limits);
-    conn.inbound = true;
-    this.inboundPerSource.set(remote, fromSource + 1);
-    conn.firstMessageTimer = setTimeout(() => socket.destroy(), this.options.firstMessageTimeoutMs);
-    conn.firstMessageTimer.unref();
-    socket.once('close', () => {
-      clearTimeout(conn.firstMessageTimer);
-      const left = (this.inboundPerSource.get(remote) ?? 1) - 1;
-      if (left <= 0) this.inboundPerSource.delete(remote);
-      else this.inboundPerSource.set(remote, left);
-    });
-    this.attach(conn);
+  /** The local address outgoing connections bind to: the listener's, unless it is a wildcard. */
+  #localBind(): string | undefined {
+    const host = this.options.host;
+    return net.isIP(host) && host !== '0.0.0.0' && host !== '::' ? host : undefined;
   }
 
-  /** Closes the oldest incoming connection that has not sent a whole message; false when there is none. */
-  private evictSilentConnection(): boolean {
-    for (const [key, conn] of this.connections) {
-      if (!conn.inbound || conn.heard) continue;
-      this.connections.delete(key);
-      conn.socket.destroy();
-      return true;
-    }
-    return false;
-  }
-
-  private attach(conn: Connection): void {
-    const key = `${conn.remoteAddress}:${conn.remotePort}`;
-    const previous = this.connections.get(key);
-    if (previous && previous !== conn) previous.socket.destroy();
-    this.connections.set(key, conn);
-    const socket = conn.socket;
-    socket.setNoDelay(true);
-    socket.setTimeout(this.options.idleTimeoutMs, () => socket.destroy());
-    socket.on('data', (chunk: Buffer) => {
-      const { frames, pings, error } = conn.framer.push(chunk);
-      const source: Source = { transport: 'TCP', address: conn.remoteAddress, port: conn.remotePort, connection: conn, ...(this.options.name === undefined ? {} : { listener: this.options.name }) };
-      for (let p = 0; p < pings; p++) this.write(conn, Buffer.from('\r\n'));
-      if (frames.length > 0 && !conn.heard) {
-        conn.heard = true;
-        clearTimeout(conn.firstMessageTimer);
-      }
-      for (const frame of frames) {
-        if (conn.closed) return;
-        this.receive(frame, source, true);
-      }
-      if (error) {
-        this.handlers.onDrop?.(`TCP stream: ${error}`, source);
-        socket.destroy();
-      }
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      conn.closed = true;
-      if (this.connections.get(key) === conn) this.connections.delete(key);
-      this.handlers.onConnectionClosed?.(conn);
-    });
-  }
-
-  private write(conn: Connection, data: Buffer): void {
-    if (conn.closed) throw new Error('connection closed');
-    if (conn.socket.writableLength + data.length > this.options.maxWriteBuffer) {
-      conn.socket.destroy();
-      throw new Error('connection write buffer full');
-    }
-    conn.socket.write(data);
-  }
-
-  private async connect(host: string, port: number): Promise<Connection> {
-    const address = normalizeAddress(host);
-    const existing = this.connections.get(`${address}:${port}`);
-    if (existing && !existing.closed) return existing;
-    const key = `${address}:${port}`;
-    const pending = this.connecting.get(key);
-    if (pending) return pending;
-    if (this.connections.size + this.connecting.size >= this.options.maxConnections) throw new Error('too many connections');
-    const promise = new Promise<Connection>((resolve, reject) => {
-      const socket = net.connect({ host, port, localAddress: net.isIP(this.options.host) && this.options.host !== '0.0.0.0' && this.options.host !== '::' ? this.options.host : undefined });
+  #dialTcp(host: string, port: number): Promise<net.Socket> {
+    return new Promise<net.Socket>((resolve, reject) => {
+      const localAddress = this.#localBind();
+      const socket = net.connect({ host, port, ...(localAddress ? { localAddress } : {}) });
       const timer = setTimeout(() => socket.destroy(new Error('connect timeout')), 10_000);
       socket.once('error', (err) => {
         clearTimeout(timer);
@@ -403,27 +384,40 @@ export class SipTransport implements SipSender {
       });
       socket.once('connect', () => {
         clearTimeout(timer);
-        if (this.closing) {
-          socket.destroy();
-          reject(new Error('transport closed'));
-          return;
-        }
-        const conn = new Connection(socket, normalizeAddress(socket.remoteAddress ?? address), socket.remotePort ?? port, normalizeAddress(socket.localAddress ?? ''), socket.localPort ?? 0, this.limits);
-        this.attach(conn);
-        resolve(conn);
+        resolve(socket);
       });
     });
-    this.connecting.set(key, promise);
-    try {
-      return await promise;
-    } finally {
-      this.connecting.delete(key);
-    }
+  }
+
+  /** A TLS connection to host:port, verified as verify_server says; the whole attempt is bounded like a TCP connect. */
+  #dialTls(host: string, port: number): Promise<net.Socket> {
+    const material = this.#tls;
+    if (!material) return Promise.reject(new Error('no TLS transport'));
+    return new Promise<net.Socket>((resolve, reject) => {
+      const localAddress = this.#localBind();
+      const socket = tls.connect({ ...material.clientOptions(host, port), ...(localAddress ? { localAddress } : {}) });
+      const timer = setTimeout(() => socket.destroy(new Error('TLS connect timeout')), 10_000);
+      socket.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      socket.once('secureConnect', () => {
+        clearTimeout(timer);
+        resolve(socket);
+      });
+    });
   }
 }
 
-function normalizeAddress(address: string): string {
-  return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
+function listen(server: net.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      server.on('error', () => undefined);
+      resolve();
+    });
+  });
 }
 
 /**
@@ -471,13 +465,13 @@ export function unforceRport(message: SipMessage): void {
 /** Where a response with this top Via goes (RFC 3261 §18.2.2, RFC 3581 §4). */
 export function responseDestination(via: Via, source?: Source): Destination {
   // the transport the request came over wins over what its Via claims
-  const transport: TransportProtocol = source?.transport ?? (via.transport === 'TCP' ? 'TCP' : 'UDP');
+  const transport: TransportProtocol = source?.transport ?? (via.transport === 'TCP' || via.transport === 'TLS' ? via.transport : 'UDP');
   // Answered from the listener that received the request: a phone expects the port it sent to.
   const from = source?.listener === undefined ? {} : { listener: source.listener };
-  if (transport === 'TCP' && source?.connection && !source.connection.closed) {
+  if (isStreamProtocol(transport) && source?.connection && !source.connection.closed) {
     return { transport, host: source.address, port: source.port, connection: source.connection, ...from };
   }
-  const defaultPort = via.port ?? 5060;
+  const defaultPort = via.port ?? (transport === 'TLS' ? 5061 : 5060);
   // rport filled in on receipt (asked for, or forced): back to the source, whatever else the Via says
   if (transport === 'UDP' && typeof via.rport === 'number' && via.received) return { transport, host: via.received, port: via.rport, ...from };
   const maddr = via.params.get('maddr');

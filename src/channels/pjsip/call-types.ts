@@ -6,7 +6,7 @@ import type { RtpStream } from '../../media/rtp/stream.ts';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
-import type { Destination } from '../../sip/transport.ts';
+import type { Destination, TransportProtocol } from '../../sip/transport.ts';
 import type { Uri } from '../../sip/uri.ts';
 import type { SipCall } from './call.ts';
 import type { OutboundIdentityOptions } from './caller-identity.ts';
@@ -19,6 +19,8 @@ export interface CallServices {
   /** Our address as written in Contact and SDP. */
   readonly signallingHost: string;
   readonly signallingPort: number;
+  /** The bound port of the named listener of a protocol (else the first of it): a TCP/TLS Contact names it. */
+  portOf?(protocol: TransportProtocol, listener?: string): number | undefined;
   readonly mediaAddress: string;
   readonly userAgent: string;
   /** Ms media may go unanswered to an SDP address that is not the signalling's (sip.rtp_unanswered_ms); 0 = no limit. */

@@ -24,7 +24,7 @@ import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { RtpStream } from '../../media/rtp/stream.ts';
-import { nameAddr, plainSipUri } from './addresses.ts';
+import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
 import { dtmfByInfo, dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
@@ -186,10 +186,11 @@ export class SipCall implements ChannelDriver {
     if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(ack.body);
   }
 
-  /** Our Contact; `;transport=tcp` when the call's signalling runs over TCP (RFC 3261 §8.1.1.8). */
+  /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
   #contact(): string {
-    const params: Array<[string, string]> = this.#transport() === 'TCP' ? [['transport', 'tcp']] : [];
-    return nameAddr(plainSipUri(this.endpointId, this.services.signallingHost, this.services.signallingPort, params));
+    const [transport, side] = [this.#transport(), this.side];
+    const port = transport === 'UDP' ? undefined : this.services.portOf?.(transport, side.kind === 'inbound' ? side.tx.source.listener : side.destination.listener);
+    return nameAddr(contactUri(this.endpointId, this.services.signallingHost, port ?? this.services.signallingPort, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
   }
 
   #transport(): Destination['transport'] {
@@ -563,7 +564,7 @@ export class SipCall implements ChannelDriver {
     const listener = this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
     if (listener !== undefined) hop.listener = listener;
     const connection: TcpConnection | undefined = this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
-    if (hop.transport === 'TCP' && connection && !connection.closed) hop.connection = connection;
+    if (hop.transport === connection?.protocol && !connection.closed) hop.connection = connection;
     return hop;
   }
 

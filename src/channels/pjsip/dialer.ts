@@ -15,6 +15,7 @@ import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipEndpoint } from './config/index.ts';
+import { transportProtocol } from './listeners.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
 import { endpointSessionOptions } from './config/session-values.ts';
 import type { CallTransfers } from './transfers.ts';
@@ -121,23 +122,26 @@ export class Dialer {
   }
 
   /**
-   * Where a request to the URI goes. A contact registered over TCP is reached over the connection
-   * its REGISTER came on (from the listener that took it). Otherwise, with the endpoint's
+   * Where a request to the URI goes. A contact registered over TCP or TLS is reached over the
+   * connection its REGISTER came on (from the listener that took it). Otherwise, with the endpoint's
    * `transport=`, it leaves from that transport's socket, over its protocol unless the URI names
-   * one (`;transport=tcp`).
+   * one (`;transport=tcp`, `;transport=tls`, or a `sips:` URI: TLS).
    */
   destinationOf(uri: SipUri, endpoint?: PjsipEndpoint): Destination | undefined {
     const binding = this.#runtime.registrar.findByUri(formatContactUri(uri));
-    const explicitUdp = uri.params.get('transport')?.toLowerCase() === 'udp';
+    const explicitUdp = uri.params.get('transport')?.toLowerCase() === 'udp' && uri.scheme !== 'sips';
     // The transport keeps one connection per remote address and port: this one, while it is open.
-    if (binding?.source.transport === 'tcp' && !explicitUdp) {
+    if (binding && binding.source.transport !== 'udp' && !explicitUdp) {
       const { address: host, port, listener } = binding.source;
-      return { transport: 'TCP', host, port, ...(listener !== undefined ? { listener } : {}) };
+      return { transport: binding.source.transport === 'tls' ? 'TLS' : 'TCP', host, port, ...(listener !== undefined ? { listener } : {}) };
     }
     const destination = uriDestination(uri);
     const transport = endpoint?.transport === undefined ? undefined : this.#runtime.config.transports.get(endpoint.transport);
     if (!destination || !transport) return destination;
-    const protocol = uri.params.has('transport') ? destination.transport : transport.protocol === 'tcp' ? 'TCP' : 'UDP';
-    return { ...destination, transport: protocol, listener: transport.id };
+    const named = uri.params.has('transport') || uri.scheme === 'sips';
+    const protocol = named ? destination.transport : transportProtocol(transport);
+    // A TLS transport's default port is 5061 (a contact without a port, sent over it).
+    const port = uri.port === undefined && protocol === 'TLS' && !named ? 5061 : destination.port;
+    return { ...destination, transport: protocol, port, listener: transport.id };
   }
 }

@@ -7,8 +7,8 @@ import { parseUri, type SipUri } from '../../sip/uri.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { Dialer } from './dialer.ts';
 import { ReferSubscriptions } from './refer.ts';
-import { formatContactUri, nameAddr, plainSipUri } from './addresses.ts';
-import { MAX_MESSAGE_VARIABLES, USER_AGENT, type PjsipRuntime } from './runtime.ts';
+import { formatContactUri, isSipsUri, nameAddr, plainSipUri } from './addresses.ts';
+import { localContact, MAX_MESSAGE_VARIABLES, USER_AGENT, type PjsipRuntime } from './runtime.ts';
 
 /** Headers an ARI refer's variables may not set: Asterisk's list, plus the REFER's own Refer-To and Event. */
 const REFER_BLOCKED_HEADERS = new Set(['to', 'from', 'via', 'route', 'contact', 'call-id', 'cseq', 'allow', 'content-length', 'content-type', 'request-uri', 'refer-to', 'event']);
@@ -72,7 +72,7 @@ export class ReferSender {
       ['To', nameAddr(formatContactUri(uri))],
       ['Call-ID', callId],
       ['CSeq', '1 REFER'],
-      ['Contact', nameAddr(plainSipUri(fromUser, runtime.publicHost, runtime.port, target.transport === 'TCP' ? [['transport', 'tcp']] : []))],
+      ['Contact', nameAddr(localContact(runtime, fromUser, target.transport, target.listener, isSipsUri(uri)))],
       ['Refer-To', nameAddr(referToUri, [], displayName ? cleanDisplayName(displayName) : undefined)],
       ['Event', 'refer'],
       ['User-Agent', runtime.config.global.userAgent || USER_AGENT],

@@ -5,7 +5,9 @@
 // phone behind NAT), while the 200 OK lists it as the phone wrote it, as Asterisk does.
 import type { SipRequest } from '../../sip/message.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
+import type { BindingSource } from '../../sip/registrar.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
+import type { TransportProtocol } from '../../sip/transport.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { type PjsipRuntime } from './runtime.ts';
@@ -41,7 +43,7 @@ export class RegisterServer {
         callId: request.callId() ?? '',
         cseq: request.cseq()?.seq ?? 0,
         userAgent: request.get('user-agent') ?? '',
-        source: { transport: tx.source.transport === 'TCP' ? 'tcp' : 'udp', address: tx.source.address, port: tx.source.port, ...(tx.source.listener !== undefined ? { listener: tx.source.listener } : {}) },
+        source: { transport: bindingTransport(tx.source.transport), address: tx.source.address, port: tx.source.port, ...(tx.source.listener !== undefined ? { listener: tx.source.listener } : {}) },
       },
       aor,
     );
@@ -63,4 +65,9 @@ export class RegisterServer {
 function numberParam(value: string | null | undefined): number | undefined {
   if (value === undefined || value === null || !/^\d{1,10}$/.test(value)) return undefined;
   return Number(value);
+}
+
+/** How a binding remembers the transport its REGISTER came over (a TCP or TLS phone is called back on that connection). */
+function bindingTransport(protocol: TransportProtocol): BindingSource['transport'] {
+  return protocol === 'TLS' ? 'tls' : protocol === 'TCP' ? 'tcp' : 'udp';
 }

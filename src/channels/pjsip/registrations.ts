@@ -8,7 +8,9 @@ import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipConfig, PjsipRegistration } from './config/index.ts';
 import { OutboundRegistration, type RegistrationStatus } from '../../sip/registration-client.ts';
 import type { TransactionLayer } from '../../sip/transaction/index.ts';
-import type { Destination } from '../../sip/transport.ts';
+import { uriDestination } from '../../sip/dialog.ts';
+import type { Destination, TransportProtocol } from '../../sip/transport.ts';
+import { transportProtocol } from './listeners.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 
 export interface RegistrationsServices {
@@ -17,7 +19,7 @@ export interface RegistrationsServices {
   readonly signallingHost: string;
   readonly signallingPort: number;
   /** The bound port of a listener (the named transport's, else the first of the protocol). */
-  portOf?(protocol: 'UDP' | 'TCP', listener?: string): number | undefined;
+  portOf?(protocol: TransportProtocol, listener?: string): number | undefined;
   readonly userAgent: string;
 }
 
@@ -107,12 +109,14 @@ export class OutboundRegistrations {
     const proxy = registration.outboundProxy ? parseUri(registration.outboundProxy.replace(/^<|>$/g, '')) : undefined;
     const via: SipUri = proxy && proxy.kind === 'sip' ? proxy : server;
     const transportObject = registration.transport ? config.transports.get(registration.transport) : undefined;
-    const tcp = transportObject?.protocol === 'tcp' || (via.params.get('transport') ?? '').toLowerCase() === 'tcp' || server.scheme === 'sips';
+    // The URI's transport (a sips: one: TLS) wins, else the transport section's protocol.
+    const named = uriDestination(via);
+    const protocol = via.params.has('transport') || via.scheme === 'sips' || !transportObject ? named?.transport ?? 'UDP' : transportProtocol(transportObject);
     // The registration's transport= is the socket it registers from (and the port its Contact names).
     const destination: Destination = {
-      transport: tcp ? 'TCP' : 'UDP',
+      transport: protocol,
       host: via.host.replace(/^\[|\]$/g, ''),
-      port: via.port ?? 5060,
+      port: via.port ?? (protocol === 'TLS' ? 5061 : 5060),
       ...(transportObject ? { listener: transportObject.id } : {}),
     };
     const contactPort = this.#services.portOf?.(destination.transport, transportObject?.id) ?? this.#services.signallingPort;
@@ -121,7 +125,9 @@ export class OutboundRegistrations {
     const host = this.#services.signallingHost;
     const hostPart = host.includes(':') ? `[${host}]` : host;
     const contactUser = registration.contactUser ?? 's';
-    const contact = `sip:${encodeURIComponent(contactUser)}@${hostPart}:${contactPort}${tcp ? ';transport=tcp' : ''}${line ? `;line=${line}` : ''}`;
+    const scheme = client.scheme === 'sips' || server.scheme === 'sips' ? 'sips' : 'sip';
+    const transportParam = protocol === 'UDP' ? '' : `;transport=${protocol.toLowerCase()}`;
+    const contact = `${scheme}:${encodeURIComponent(contactUser)}@${hostPart}:${contactPort}${transportParam}${line ? `;line=${line}` : ''}`;
     const outbound = new OutboundRegistration(
       {
         id: registration.id,

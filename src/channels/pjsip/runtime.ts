@@ -5,6 +5,9 @@ import type { Logger } from 'pino';
 import type { TechnologyContext } from '../../core/channels/technology.ts';
 import type { Registrar } from '../../sip/registrar.ts';
 import type { TransactionLayer } from '../../sip/transaction/index.ts';
+import type { TransportProtocol } from '../../sip/transport.ts';
+import type { SipUri } from '../../sip/uri.ts';
+import { contactUri } from './addresses.ts';
 import type { CallServices, SipCall } from './call.ts';
 import type { PjsipConfig } from './config/index.ts';
 import type { ContactQualifier } from './qualify.ts';
@@ -30,4 +33,13 @@ export interface PjsipRuntime {
   readonly publicHost: string;
   readonly port: number;
   readonly services: CallServices;
+}
+
+/**
+ * Our Contact for a request or answer over `transport`, at the port of the listener it leaves
+ * from (a TCP or TLS listener may have a port of its own), `sips:` when `secure` (addresses.ts contactUri).
+ */
+export function localContact(runtime: PjsipRuntime, user: string | undefined, transport: TransportProtocol, listener?: string, secure = false): SipUri {
+  const port = transport === 'UDP' ? undefined : runtime.services.portOf?.(transport, listener);
+  return contactUri(user, runtime.publicHost, port ?? runtime.port, transport, secure);
 }

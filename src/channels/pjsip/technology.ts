@@ -24,7 +24,7 @@ import { Registrar } from '../../sip/registrar.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
-import { unforceRport } from '../../sip/transport.ts';
+import { unforceRport, type TransportProtocol } from '../../sip/transport.ts';
 import { refuseUnserved } from '../../sip/request-checks.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { parseUri } from '../../sip/uri.ts';
@@ -48,6 +48,7 @@ import { CallTransfers } from './transfers.ts';
 import { SubscriptionServer } from './subscriptions/server.ts';
 import { UnsolicitedMwi } from './subscriptions/unsolicited-mwi.ts';
 import { registerPjsipWithCore } from './dialplan.ts';
+import { listenersOf } from './listeners.ts';
 
 export type { SipStats } from './stats.ts';
 
@@ -106,6 +107,7 @@ export class PjsipTechnology implements ChannelTechnology {
       get signallingPort() {
         return technology.#port;
       },
+      portOf: (protocol, listener) => technology.#transport?.port(protocol, listener),
       get mediaAddress() {
         return technology.#mediaAddress;
       },
@@ -178,7 +180,17 @@ export class PjsipTechnology implements ChannelTechnology {
   /** `module reload chan_pjsip.so` and SIGHUP: endpoints, auths, aors, identifies and registrations follow the file; calls go on. */
   reload(): void {
     if (!this.reloadConfig) throw new Error('chan_pjsip.so has no configuration file to reload');
+    this.#reloadCertificates();
     this.reloadConfig();
+  }
+
+  /**
+   * TLS transports read their certificate, key and CA files again (renewed on disk): new
+   * connections use them. One that cannot be used keeps the old ones, with an ERROR line.
+   */
+  #reloadCertificates(): void {
+    const failures = this.#transport?.reloadTls() ?? [];
+    for (const failure of failures) this.#log?.error({ transport: failure.name, err: failure.error }, `TLS transport ${failure.name}: new certificates refused (${failure.error}); the previous ones stay in use`);
   }
 
   /** Set when the defaulted SIP listener could not be opened. */
@@ -200,7 +212,7 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 
   /** Every listener with its bound port, once started. */
-  listeners(): { name: string; protocol: 'UDP' | 'TCP'; host: string; port: number | undefined }[] {
+  listeners(): { name: string; protocol: TransportProtocol; host: string; port: number | undefined }[] {
     return this.#transport?.listeners() ?? [];
   }
 
@@ -309,9 +321,9 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       {},
       (reason, source, status) => {
-        if (reason.startsWith('too many TCP connections')) {
+        if (/^too many (TCP|TLS) (connections|handshakes)/.test(reason)) {
           // A flood of connections: one line per interval, with how many were refused meanwhile.
-          this.#tcpRefusalLog.run((suppressed) => log.warn({ reason, source: source.address, ...(suppressed > 0 ? { suppressed } : {}) }, 'SIP TCP connection refused'));
+          this.#tcpRefusalLog.run((suppressed) => log.warn({ reason, source: source.address, ...(suppressed > 0 ? { suppressed } : {}) }, `SIP ${source.transport} connection refused`));
           return;
         }
         log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped');
@@ -345,7 +357,7 @@ export class PjsipTechnology implements ChannelTechnology {
       return;
     }
     const bound = transport.listeners();
-    this.#port = transport.port('UDP') ?? transport.port('TCP') ?? settings.port;
+    this.#port = transport.port('UDP') ?? transport.port('TCP') ?? transport.port('TLS') ?? settings.port;
     context.messages.setTransport({
       send: (message, destination) => this.#messaging.send(message, destination),
       refer: (refer, destination) => this.#referSender.send(refer, destination),
@@ -386,13 +398,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#publicHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
     this.#mediaAddress = first?.externalMediaAddress || settings.externalAddress || this.#host;
     if (transports.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
-    return transports.map((transport) => ({
-      name: transport.id,
-      protocols: [transport.protocol === 'tcp' ? 'TCP' : 'UDP'],
-      host: transport.bind.host,
-      port: transport.bind.port,
-      ...(transport.externalSignalingAddress || settings.externalAddress ? { publicHost: transport.externalSignalingAddress || settings.externalAddress } : {}),
-    }));
+    return listenersOf(transports, settings.externalAddress);
   }
 
   async stop(): Promise<void> {

@@ -21,9 +21,9 @@ external_signaling_address=203.0.113.1
 local_net=192.168.0.0/16
 local_net=10.0.0.0/255.0.0.0
 
-[transport-tls]
+[transport-flow]
 type=transport
-protocol=tls
+protocol=flow
 bind=0.0.0.0:5061
 
 #include pjsip_extra.conf
@@ -211,7 +211,7 @@ describe('pjsip.conf', () => {
         ['10.0.0.0/255.0.0.0', 8],
       ],
     );
-    assert.equal(config.transports.has('transport-tls'), false);
+    assert.equal(config.transports.has('transport-flow'), false);
     assert.deepEqual(config.global.endpointIdentifierOrder, ['ip', 'username']);
     assert.equal(config.global.defaultRealm, 'patchbay.example');
   });
@@ -219,7 +219,7 @@ describe('pjsip.conf', () => {
   test('one warning line per thing not implemented, naming file:line', () => {
     const expect = (pattern: RegExp) => assert.ok(warnings.some((line) => pattern.test(line)), `a warning matching ${pattern}\n${warnings.join('\n')}`);
     expect(/^pjsip\.conf:23: #include is not supported by Patchbay; line ignored/);
-    expect(/^pjsip\.conf:18: \[transport-tls\] protocol=tls is not implemented/);
+    expect(/^pjsip\.conf:18: \[transport-flow\] protocol=flow is not implemented/);
     expect(/^pjsip\.conf:31: \[alice\] codec g722 is not supported by Patchbay/);
     expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_diversion' is not implemented by Patchbay; ignored$/);
     expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);

@@ -21,6 +21,7 @@ import type {
   PjsipRegistration,
   PjsipTransport,
 } from './types.ts';
+import type { TlsMethod } from '../../../sip/tls-material.ts';
 import {
   MAX_LIST_ITEMS,
   bool,
@@ -372,11 +373,47 @@ function parseBind(value: string): Parsed<{ host: string; port: number }> {
   return { ok: true, value: { host: result.value.host, port: anyPort ? 0 : (result.value.port ?? 5060) } };
 }
 
+// Asterisk's `method` words; sslv2 and sslv3 are refused by OpenSSL 3 (and so by node:tls).
+const TLS_METHODS = ['default', 'unspecified', 'sslv23', 'tlsv1', 'tlsv1_1', 'tlsv1_2', 'tlsv1_3', 'sslv2', 'sslv3'] as const;
+
+function parseTlsMethod(value: string): Parsed<TlsMethod> {
+  const word = value.trim().toLowerCase();
+  if (word === 'sslv2' || word === 'sslv3') return { ok: false, error: `${shown(value)}: SSLv2 and SSLv3 are not supported (use tlsv1_2, tlsv1_3 or sslv23)` };
+  const known = TLS_METHODS.find((method): method is TlsMethod => method === word);
+  return known ? { ok: true, value: known } : { ok: false, error: `${shown(value)} is not one of ${TLS_METHODS.join(', ')}` };
+}
+
+/** The options of a `protocol=tls` transport (read on any transport, used by TLS ones). */
+const TLS_TRANSPORT_OPTIONS = {
+  cert_file: optionalText('certFile', { doc: 'PEM certificate (chain) the TLS transport presents, as server and as client. Required with `protocol=tls`; re-read at reload.' }),
+  priv_key_file: optionalText('privKeyFile', { doc: 'PEM private key of `cert_file`. Required with `protocol=tls`.' }),
+  password: optionalText('password', { doc: 'Passphrase of an encrypted `priv_key_file`.' }),
+  ca_list_file: optionalText('caListFile', { doc: 'PEM file of the CAs peer certificates are checked against (`verify_server`, `verify_client`).' }),
+  ca_list_path: optionalText('caListPath', { doc: 'Directory of PEM CA certificates, read as `ca_list_file` is.' }),
+  method: parsed('method', parseTlsMethod, { default: 'sslv23', doc: 'TLS version: `tlsv1_2`, `tlsv1_3` (only that one), or `sslv23`/`default`: the best both sides have (TLS 1.2 or 1.3).' }),
+  cipher: optionalText('cipher', { doc: 'OpenSSL cipher names, comma separated (else OpenSSL\'s defaults).' }),
+  verify_server: bool('verifyServer', { default: 'no', doc: 'Check the certificate of servers Patchbay connects to against the CA list, and their host name (sent as SNI).' }),
+  verify_client: bool('verifyClient', { default: 'no', doc: 'Check a certificate a client presents against the CA list (one without a certificate is still let in).' }),
+  require_client_cert: bool('requireClientCert', { default: 'no', doc: 'Refuse TLS clients without a valid certificate.' }),
+  allow_wildcard_certs: bool('allowWildcardCerts', { default: 'no', doc: 'With `verify_server`, accept a wildcard certificate (`*.example.com`) for the host name.' }),
+};
+
 export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
   type: 'transport',
-  initial: (id) => ({ type: 'transport', id, protocol: 'udp', bind: { host: '0.0.0.0', port: 5060 }, localNet: [] }),
+  initial: (id) => ({
+    type: 'transport',
+    id,
+    protocol: 'udp',
+    bind: { host: '0.0.0.0', port: 5060 },
+    localNet: [],
+    method: 'sslv23',
+    verifyServer: false,
+    verifyClient: false,
+    requireClientCert: false,
+    allowWildcardCerts: false,
+  }),
   options: {
-    protocol: choice('protocol', TRANSPORT_PROTOCOLS, { default: 'udp', doc: '`udp` or `tcp` (others leave the transport out, with a warning).' }),
+    protocol: choice('protocol', TRANSPORT_PROTOCOLS, { default: 'udp', doc: '`udp`, `tcp` or `tls` (others leave the transport out, with a warning).' }),
     bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
     external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
     external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
@@ -387,12 +424,17 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
       else draft.externalSignalingPort = result.value;
     }),
     local_net: listOf('localNet', parseNetwork, { doc: 'Networks the external addresses are not used for.', implemented: false }),
+    ...TLS_TRANSPORT_OPTIONS,
   },
   finish(draft, report) {
     const { protocol } = draft;
-    if (protocol !== 'udp' && protocol !== 'tcp') {
-      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp and tcp are); transport ignored`);
+    if (protocol !== 'udp' && protocol !== 'tcp' && protocol !== 'tls') {
+      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp, tcp and tls are); transport ignored`);
       return undefined;
+    }
+    if (protocol === 'tls') {
+      if (draft.certFile === undefined) report.error('cert_file', 'is required with protocol=tls');
+      if (draft.privKeyFile === undefined) report.error('priv_key_file', 'is required with protocol=tls');
     }
     return { ...draft, protocol };
   },

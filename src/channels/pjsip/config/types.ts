@@ -1,6 +1,7 @@
 // Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
+import type { TlsMethod } from '../../../sip/tls-material.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
@@ -146,13 +147,25 @@ export interface PjsipIdentify {
 export interface PjsipTransport {
   readonly type: 'transport';
   readonly id: string;
-  readonly protocol: 'udp' | 'tcp';
+  readonly protocol: 'udp' | 'tcp' | 'tls';
   /** `bind`: where this transport listens; port 5060 when not given. */
   readonly bind: { readonly host: string; readonly port: number };
   readonly externalMediaAddress?: string;
   readonly externalSignalingAddress?: string;
   readonly externalSignalingPort?: number;
   readonly localNet: readonly IpNetwork[];
+  // protocol=tls (sip/tls-material.ts TlsSettings): files, version, ciphers and certificate checks.
+  readonly certFile?: string;
+  readonly privKeyFile?: string;
+  readonly password?: string;
+  readonly caListFile?: string;
+  readonly caListPath?: string;
+  readonly method: TlsMethod;
+  readonly cipher?: string;
+  readonly verifyServer: boolean;
+  readonly verifyClient: boolean;
+  readonly requireClientCert: boolean;
+  readonly allowWildcardCerts: boolean;
 }
 
 export interface PjsipRegistration {

@@ -12,10 +12,10 @@ import type { SipRequest } from '../../../sip/message.ts';
 import { rewriteContactToSource } from '../../../sip/nat.ts';
 import type { ServerTransaction } from '../../../sip/transaction/index.ts';
 import { formatUri } from '../../../sip/uri.ts';
-import { nameAddr, plainSipUri } from '../addresses.ts';
+import { isSipsUri, nameAddr, plainSipUri } from '../addresses.ts';
 import type { PjsipEndpoint } from '../config/index.ts';
 import type { InboundAuthenticator } from '../inbound-auth.ts';
-import { USER_AGENT, type PjsipRuntime } from '../runtime.ts';
+import { localContact, USER_AGENT, type PjsipRuntime } from '../runtime.ts';
 import { LogThrottle } from '../../../util/log-throttle.ts';
 import { dialogPackage, extenKey, mailboxKey, messageSummaryPackage, presencePackage, type EventPackage } from './packages.ts';
 import { Subscription, type SubscriptionHost } from './subscription.ts';
@@ -130,8 +130,7 @@ export class SubscriptionServer {
       return void tx.reply(503, 'Service Unavailable', [['Retry-After', '60']]);
     }
     if (endpoint.rewriteContact) rewriteContactToSource(request, tx.source);
-    const params: Array<[string, string]> = tx.source.transport === 'TCP' ? [['transport', 'tcp']] : [];
-    const contact = nameAddr(plainSipUri(resource || endpoint.id, runtime.publicHost, runtime.port, params));
+    const contact = nameAddr(localContact(runtime, resource || endpoint.id, tx.source.transport, tx.source.listener, isSipsUri(request.uri)));
     const response = tx.createResponse(200);
     response.add('Expires', String(expires));
     response.add('Contact', contact);

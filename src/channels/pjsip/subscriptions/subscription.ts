@@ -201,14 +201,14 @@ export class Subscription {
 
   /**
    * Where the dialog's requests go: its next hop, from the listener the SUBSCRIBE came to, over
-   * its TCP connection while open (a phone behind NAT takes no new connection).
+   * its TCP or TLS connection while open (a phone behind NAT takes no new connection).
    */
   #hop(): Destination | undefined {
     const source = this.#source;
     const hop = this.dialog.nextHop(source.transport);
     if (!hop) return undefined;
     if (source.listener !== undefined) hop.listener = source.listener;
-    if (hop.transport === 'TCP' && source.connection && !source.connection.closed) hop.connection = source.connection;
+    if (hop.transport === source.connection?.protocol && !source.connection.closed) hop.connection = source.connection;
     return hop;
   }
 }

@@ -12,7 +12,7 @@ import { formatUri, parseUri, type SipUri } from '../../../sip/uri.ts';
 import { nameAddr, plainSipUri } from '../addresses.ts';
 import type { PjsipEndpoint } from '../config/index.ts';
 import type { Dialer } from '../dialer.ts';
-import { USER_AGENT, type PjsipRuntime } from '../runtime.ts';
+import { localContact, USER_AGENT, type PjsipRuntime } from '../runtime.ts';
 import { sumMailboxes } from './packages.ts';
 
 /** Counts last sent per endpoint and mailbox group kept at most (a change to the same counts sends nothing). */
@@ -103,14 +103,13 @@ export class UnsolicitedMwi {
     const fromUser = endpoint.mwiFromUser ?? endpoint.fromUser ?? runtime.config.global.defaultFromUser;
     const extension = endpoint.voicemailExtension ?? runtime.config.global.defaultVoicemailExtension;
     const account = extension ? formatUri(plainSipUri(extension, domain)) : undefined;
-    const params: Array<[string, string]> = destination.transport === 'TCP' ? [['transport', 'tcp']] : [];
     const request = new SipRequest('NOTIFY', { ...uri, headers: new Map() }, [
       ['Max-Forwards', '70'],
       ['From', nameAddr(plainSipUri(fromUser, domain), [['tag', newTag()]])],
       ['To', nameAddr({ ...uri, headers: new Map() })],
       ['Call-ID', newCallId()],
       ['CSeq', '1 NOTIFY'],
-      ['Contact', nameAddr(plainSipUri(fromUser, runtime.publicHost, runtime.port, params))],
+      ['Contact', nameAddr(localContact(runtime, fromUser, destination.transport, destination.listener, uri.scheme === 'sips'))],
       ['Event', 'message-summary'],
       ['Subscription-State', 'active'],
       ['Allow-Events', 'dialog, presence, message-summary'],
