@@ -3,7 +3,8 @@
 // tone from a WAV file (ausrc aufile). The recording must hold the tone (decrypted correctly) and a
 // capture of the server's RTP ports (dumpcap on lo) must show no plain RTP of it: every packet
 // carries an authentication tag and its payload read as PCMU holds no 800 Hz. Skipped with a
-// message when baresip, sox or dumpcap are missing.
+// message when baresip, sox or dumpcap are missing. Then the other way: Patchbay calls baresip
+// (auto-answer) with its own RTP/SAVP offer, and baresip's tone is recorded from the answered call.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { ulawToLinear } from '../../src/media/g711.ts';
-import { ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
@@ -118,6 +119,69 @@ test(
       }
       await server.stop();
       if (existsSync(work)) rmSync(work, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'Patchbay calls baresip (mediaenc=srtp-mand, auto-answer) with an RTP/SAVP offer: baresip takes it and its tone is recorded',
+  { timeout: 120_000, skip: !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : !HAVE_TOOLS ? 'sox, dumpcap or tshark missing' : false },
+  async () => {
+    const work = mkdtempSync(join(tmpdir(), 'patchbay-baresip-srtp-out-'));
+    const tone = join(work, 'tone.wav');
+    const made = spawnSync('sox', ['-n', '-r', '48000', '-c', '2', '-b', '16', tone, 'synth', '12', 'sine', String(TONE_HZ), 'vol', '0.5'], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
+    const server = await startTestServer({
+      config_objects: {
+        res_pjsip: {
+          endpoint: { bob: { context: 'default', allow: 'ulaw', aors: 'bob', media_encryption: 'sdes', srtp_tag_32: 'yes' } },
+          aor: { bob: { contact: `sip:bob@127.0.0.1:${phonePort}` } },
+        },
+      },
+    });
+    let baresip: ChildProcess | undefined;
+    let output = '';
+    const events = await server.events('app=srtp-out');
+    try {
+      const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, ['module srtp.so', 'module aufile.so', 'rtcp_mux no']);
+      const config = join(home, 'config');
+      writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source aufile,${tone}`));
+      writeFileSync(join(home, 'accounts'), `<sip:bob@127.0.0.1:${phonePort};transport=udp>;audio_codecs=PCMU;regint=0;answermode=auto;mediaenc=srtp-mand\n`);
+      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+      baresip = child;
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await waitFor('baresip ctrl_tcp', () => ctrl(ctrlPort, 'reginfo', '').catch(() => undefined));
+
+      const originated = await server.ari('/channels?endpoint=PJSIP/bob&app=srtp-out', { method: 'POST' });
+      assert.equal(originated.status, 200, await originated.text());
+      const start = await nextOfType(events, 'StasisStart');
+      const channel = start.channel as Json;
+      const record = await server.ari(`/channels/${channel.id}/record?name=baresip-srtp-out&format=wav&maxDurationSeconds=2`, { method: 'POST' });
+      assert.equal(record.status, 201, await record.text());
+      await nextOfType(events, 'RecordingFinished');
+      const file = findFile(join(server.dataDir, 'recordings'), 'baresip-srtp-out.wav');
+      assert.ok(file, 'the recording exists');
+      const { frequency, amplitude } = dominantTone(wavSamples(file), TONE_HZ);
+      assert.ok(Math.abs(frequency - TONE_HZ) < 25, `the recorded tone is ${frequency.toFixed(1)} Hz`);
+      assert.ok(amplitude > 1000, `${TONE_HZ} Hz amplitude ${amplitude.toFixed(0)}`);
+      assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
+      await nextOfType(events, 'ChannelDestroyed', channel.id);
+    } catch (error) {
+      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      throw error;
+    } finally {
+      if (baresip && baresip.exitCode === null) {
+        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
+        baresip.kill('SIGTERM');
+        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await events.close();
+      await server.stop();
+      rmSync(work, { recursive: true, force: true });
     }
   },
 );
