@@ -163,3 +163,26 @@ describe('SRTP state', () => {
     assert.equal(local.unprotectRtp(next, new SrtpSession(newer, ours).protectRtp(next, 172)), 172);
   });
 });
+
+test('hostile packets: random bytes and every single-bit change of a valid packet are refused, never thrown on', () => {
+  const key = { suite: 'AES_CM_128_HMAC_SHA1_32' as const, keySalt: randomBytes(30), mki: { value: 3, bytes: 1 } };
+  const rtpIn = new SrtpReceiver(key);
+  const rtcpIn = new SrtcpReceiver(key);
+  for (let i = 0; i < 2000; i++) {
+    const length = i % 200;
+    const junk = randomBytes(length);
+    if (i % 2) junk[0] = 0x80 | (junk[0] & 0x3f);
+    assert.ok(rtpIn.unprotect(junk, length) < 0);
+    assert.ok(rtcpIn.unprotect(junk, length) < 0);
+  }
+  const sender = new SrtpSender(key);
+  const packet = rtp(77, 0x5555, 40);
+  const length = sender.protect(packet, 52);
+  const sealed = Buffer.from(packet.subarray(0, length));
+  for (let bit = 0; bit < length * 8; bit++) {
+    const changed = Buffer.from(sealed);
+    changed[bit >> 3] ^= 1 << (bit & 7);
+    assert.ok(new SrtpReceiver(key).unprotect(changed, length) < 0, `bit ${bit}`);
+  }
+  assert.equal(new SrtpReceiver(key).unprotect(Buffer.from(sealed), length), 52);
+});
