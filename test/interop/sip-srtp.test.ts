@@ -3,7 +3,7 @@
 // one with media_encryption=sdes), the RTP/SAVP answer and its a=crypto, the tone the dialplan plays
 // arriving encrypted (no plain PCMU of it on the wire) and decrypting with the answer's key,
 // re-INVITEs keeping our key (and taking the phone's new one), optimistic endpoints, and the SIP
-// trace masking every key.
+// trace masking every key; SRTP under a wrong key or replayed is dropped and counted in /metrics.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import { goertzelPower } from '../../src/media/goertzel.ts';
 import { ulawToLinear } from '../../src/media/g711.ts';
 import { SrtpSession } from '../../src/media/srtp/session.ts';
 import type { SrtpMasterKey, SrtpSuiteName } from '../../src/media/srtp/suites.ts';
+import { parsePrometheus, sumOf } from '../helpers/prometheus.ts';
 import { RawPhone } from './raw-phone.ts';
 import { startSippServer, type SippServer } from './sipp-peer.ts';
 
@@ -126,6 +127,31 @@ describe('SDES-SRTP calls (raw phone)', () => {
       const toneAmplitude = plainToneAmplitude(opened.slice(5));
       assert.ok(toneAmplitude > 2000, `1 kHz at ${toneAmplitude.toFixed(0)} once decrypted`);
       assert.ok(plainAmplitude < toneAmplitude / 10, `read as plain RTP the wire holds no tone (${plainAmplitude.toFixed(0)} vs ${toneAmplitude.toFixed(0)})`);
+
+      // The phone's SRTP reaches the call; a stranger's (another key) and a replay are dropped and counted.
+      const serverRtpPort = Number(/^m=audio (\d+) /m.exec(final)?.[1]);
+      const refused = async () => sumOf(parsePrometheus(await (await fetch(`${peer.server.url}/metrics`)).text()), 'patchbay_sip_srtp_refused_packets_total');
+      const refusedBefore = await refused();
+      const forger = new SrtpSession({ suite: 'AES_CM_128_HMAC_SHA1_80', keySalt: randomBytes(30) }, ours.key);
+      const phoneSide = new SrtpSession(caller.key, ours.key);
+      let replay: Buffer | undefined;
+      for (let i = 0; i < 20; i++) {
+        const packet = Buffer.alloc(172 + 32, 0xff);
+        packet.set([0x80, 0, 0, i, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78]);
+        const sealed = Buffer.from(packet.subarray(0, phoneSide.protectRtp(packet, 172)));
+        caller.rtp.send(sealed, serverRtpPort, '127.0.0.1');
+        if (i === 10) replay = sealed;
+        if (i < 5) {
+          const forged = Buffer.alloc(172 + 32, 0xff);
+          forged.set([0x80, 0, 0, 100 + i, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78]);
+          caller.rtp.send(forged.subarray(0, forger.protectRtp(forged, 172)), serverRtpPort, '127.0.0.1');
+        }
+        await sleep(20);
+      }
+      caller.rtp.send(replay!, serverRtpPort, '127.0.0.1');
+      const deadline = Date.now() + 5000;
+      while ((await refused()) - refusedBefore < 6 && Date.now() < deadline) await sleep(50);
+      assert.equal((await refused()) - refusedBefore, 6, 'five forged packets and one replay counted');
 
       // A re-INVITE with the same key: the same answer key, the stream goes on (same ROC and index).
       const again = await caller.reinvite(dialog, 'sendrecv');
