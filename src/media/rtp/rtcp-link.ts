@@ -75,10 +75,10 @@ export class RtcpLink {
 
   /**
    * A report from `address`:`port`: 'stranger' when it came from one (not the media's source
-   * address or, strict, not its port); 'refused' when SRTCP's check failed (dropped unread). `muxed`: it came on the RTP port. Muxed reports are taken
-   * only from the port the media comes from; on the RTCP port, once a report was taken, only from
-   * that report's port (the first may come from any port of the far end's address: NAT maps RTCP
-   * apart).
+   * address or, strict, not its port); 'refused' when SRTCP's check failed (dropped unread).
+   * `muxed`: it came on the RTP port. Muxed reports are taken only from the port the media comes
+   * from; on the RTCP port, once a report was taken, only from that report's port (the first may
+   * come from any port of the far end's address: NAT maps RTCP apart).
    */
   take(message: Buffer, address: string, port: number, muxed: boolean, media: { readonly address: string | undefined; readonly port: number }, strict: boolean, ourSsrc: number): 'taken' | 'stranger' | 'refused' {
     if (address !== media.address) return 'stranger';
