@@ -39,6 +39,24 @@ describe('RFC 3711 Appendix B', () => {
     assert.equal(zeros.toString('hex').toUpperCase(), 'E03EAD0935C95E80E166B16DD92B4EB4' + 'D23513162B02D0F72A43A2FE4A5F97AB' + '41E95B3BB0A2E8DD477901E4FCA894C0');
   });
 
+  test('the keystream made ahead for consecutive packets is the one made for each alone (any order, length, SSRC)', () => {
+    const key = randomBytes(16);
+    const salt = randomBytes(14);
+    const batched = new AesCounterMode(key, salt);
+    let index = 70_000;
+    for (let i = 0; i < 500; i++) {
+      // Mostly the next index, sometimes a jump back or ahead, another SSRC, or a longer payload.
+      index = i % 37 === 0 ? index - 5 : i % 53 === 0 ? index + 40 : index + 1;
+      const ssrc = i % 101 === 0 ? 0xdead_beef : 0x0102_0304;
+      const length = i % 29 === 0 ? 1400 : 160 + (i % 3);
+      const expected = Buffer.alloc(length);
+      new AesCounterMode(key, salt).apply(expected, 0, length, ssrc, index);
+      const actual = Buffer.alloc(length + 4);
+      assert.equal(batched.apply(actual, 2, 2 + length, ssrc, index), true);
+      assert.deepEqual(actual.subarray(2, 2 + length), expected, `packet ${i}`);
+    }
+  });
+
   test('B.3: session encryption key, salt and authentication key', () => {
     assert.equal(deriveSessionKey(MASTER_KEY, MASTER_SALT, LABEL.rtpKey, 16).toString('hex').toUpperCase(), 'C61E7A93744F39EE10734AFE3FF7A087');
     assert.equal(deriveSessionKey(MASTER_KEY, MASTER_SALT, LABEL.rtpSalt, 14).toString('hex').toUpperCase(), '30CBBC08863D8C85D49DB34A9AE1');
