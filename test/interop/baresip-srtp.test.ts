@@ -5,6 +5,8 @@
 // carries an authentication tag and its payload read as PCMU holds no 800 Hz. Skipped with a
 // message when baresip, sox or dumpcap are missing. Then the other way: Patchbay calls baresip
 // (auto-answer) with its own RTP/SAVP offer, and baresip's tone is recorded from the answered call.
+// Last, secure calls whole: baresip registers over TLS (digest) and calls with SDES-SRTP; the SIP
+// trace of the TLS signalling shows RTP/SAVP and a=crypto with every key masked.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
 import { startTestServer } from '../helpers/server.ts';
+import { makeTestCa, NO_OPENSSL } from '../helpers/tls-certs.ts';
 
 const HAVE_TOOLS = ['sox', 'dumpcap', 'tshark'].every((tool) => spawnSync(tool, ['--version'], { encoding: 'utf8' }).error === undefined);
 const TONE_HZ = 800;
@@ -181,6 +184,83 @@ test(
       }
       await events.close();
       await server.stop();
+      rmSync(work, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'baresip registers over TLS and calls with SDES-SRTP: the tone is recorded, the TLS trace shows the keys masked',
+  { timeout: 120_000, skip: !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : !HAVE_TOOLS ? 'sox, dumpcap or tshark missing' : NO_OPENSSL },
+  async () => {
+    const work = mkdtempSync(join(tmpdir(), 'patchbay-baresip-tls-srtp-'));
+    const ca = await makeTestCa();
+    const serverCert = await ca.issue('patchbay', 'DNS:localhost,IP:127.0.0.1');
+    const tone = join(work, 'tone.wav');
+    const made = spawnSync('sox', ['-n', '-r', '48000', '-c', '2', '-b', '16', tone, 'synth', '12', 'sine', String(TONE_HZ), 'vol', '0.5'], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    const dialplanFile = join(work, 'extensions.conf');
+    writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Answer()\n same => n,Record(baresip-tls-srtp.wav,0,3)\n same => n,Hangup()\n');
+    const server = await startTestServer({
+      dialplan: { file: dialplanFile },
+      config_objects: {
+        res_pjsip: {
+          transport: { 'transport-tls': { protocol: 'tls', bind: '127.0.0.1:0', cert_file: serverCert.cert, priv_key_file: serverCert.key, ca_list_file: ca.cert, method: 'sslv23' } },
+          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice', transport: 'transport-tls', media_encryption: 'sdes' } },
+          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
+          aor: { alice: { max_contacts: 1, remove_existing: 'yes' } },
+        },
+      },
+    });
+    let baresip: ChildProcess | undefined;
+    let output = '';
+    try {
+      const listener = server.core.pjsip.listeners().find((entry) => entry.protocol === 'TLS');
+      assert.ok(listener?.port, 'a TLS listener');
+      const sipPort = listener.port;
+      server.core.pjsip.sipTrace.enable('');
+      const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
+      const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, [`sip_cafile ${ca.cert}`, 'module srtp.so', 'module aufile.so', 'rtcp_mux no']);
+      const config = join(home, 'config');
+      writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source aufile,${tone}`));
+      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=tls>;auth_pass=secret;audio_codecs=PCMU;regint=60;mediaenc=srtp-mand\n`);
+      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+      baresip = child;
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await waitFor('PJSIP/alice registered over TLS', async () => {
+        const found = (await (await server.ari('/endpoints/PJSIP/alice')).json()) as Json;
+        return found.state === 'online' ? found : undefined;
+      }, 30_000);
+      const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:100@127.0.0.1:${sipPort}`).catch(() => undefined));
+      assert.equal(dialed.ok, true, JSON.stringify(dialed));
+      const file = await waitFor('the recording', async () => findFile(join(server.dataDir, 'recordings'), 'baresip-tls-srtp.wav'), 30_000);
+      await waitFor('the call to end', async () => (((await (await server.ari('/channels')).json()) as unknown[]).length === 0 ? true : undefined), 20_000);
+      const { frequency, amplitude } = dominantTone(wavSamples(file), TONE_HZ);
+      assert.ok(Math.abs(frequency - TONE_HZ) < 25, `the recorded tone is ${frequency.toFixed(1)} Hz`);
+      assert.ok(amplitude > 1000, `${TONE_HZ} Hz amplitude ${amplitude.toFixed(0)}`);
+
+      const traced = server.logLines.map((line) => String((JSON.parse(line) as Json).msg ?? '')).filter((text) => text.startsWith('SIP '));
+      const invite = traced.find((text) => /^SIP received from TLS [^\n]*\nINVITE sip:100@/.test(text) && text.includes('RTP/SAVP'));
+      assert.ok(invite, 'the INVITE came over TLS with an RTP/SAVP offer');
+      assert.match(invite, /a=crypto:\d+ AES_CM_128_HMAC_SHA1_(80|32) inline:\[masked\]/);
+      const answer = traced.find((text) => /^SIP sent to TLS [^\n]*\nSIP\/2\.0 200 OK/.test(text) && text.includes('a=crypto:'));
+      assert.ok(answer, 'our 200 with a=crypto went over TLS');
+      assert.match(answer, /m=audio \d+ RTP\/SAVP /);
+      assert.ok(!server.logLines.some((line) => /inline:(?!\[masked\])[A-Za-z0-9+/]{20}/.test(line)), 'no key anywhere in the log');
+    } catch (error) {
+      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      throw error;
+    } finally {
+      if (baresip && baresip.exitCode === null) {
+        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
+        baresip.kill('SIGTERM');
+        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await server.stop();
+      ca.remove();
       rmSync(work, { recursive: true, force: true });
     }
   },
