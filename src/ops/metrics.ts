@@ -147,6 +147,7 @@ export class Metrics {
       sipGauge('patchbay_sip_jitterbuffer_max_target_delay_seconds', 'Largest jitter-buffer target delay of the live SIP calls', (stats) => stats.jitterBufferTargetDelayMax);
       monotonic('patchbay_sip_rtp_stranger_packets_total', 'RTP packets dropped by strict RTP: sent by another source than the call\'s far end', () => sip().rtpStrangerPackets);
       monotonic('patchbay_sip_rtcp_stranger_reports_total', 'RTCP packets dropped: sent from elsewhere than the call\'s far end', () => sip().rtcpStrangerReports);
+      monotonic('patchbay_sip_srtp_refused_packets_total', 'SRTP and SRTCP packets dropped: failed authentication or replayed', () => sip().srtpRefusedPackets);
       monotonic('patchbay_sip_jitterbuffer_late_packets_total', 'RTP packets the jitter buffers dropped because their audio arrived after it was due', () => sip().jitterBufferLatePackets);
       monotonic('patchbay_sip_jitterbuffer_concealed_frames_total', 'Audio frames the jitter buffers made up for missing or late packets', () => sip().jitterBufferConcealedFrames);
       sipGauge('patchbay_sip_auth_blocked_sources', 'Source addresses refused unchecked right now after too many failed SIP digest guesses', (stats) => stats.authBlockedSources);

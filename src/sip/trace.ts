@@ -2,8 +2,10 @@
 // matching calls go into the log, whole, as they were sent or received. A match is a piece of text
 // (a host, a user, a Call-ID); the first message that contains it in its start line, From, To,
 // Call-ID or its peer's address makes the whole call (its Call-ID) traced from then on. With no
-// match every message is traced.
+// match every message is traced. SDES keys (a=crypto's inline:) are masked: the log must not hold
+// what decrypts the call's media.
 import type { SipMessage, SipResponse } from './message.ts';
+import { maskSdesKeys } from './sdp/crypto.ts';
 import type { Destination, SipSender, Source, TcpConnection, TransportProtocol } from './transport.ts';
 
 /** Where traced messages go: one call per message, as text. */
@@ -72,7 +74,7 @@ export class SipTrace {
   #record(message: SipMessage, direction: string, transport: TransportProtocol, host: string, port: number): void {
     const callId = message.get('Call-ID') ?? '';
     if (!this.#matches(message, callId, host)) return;
-    let text = message.toString().replace(/\r\n/g, '\n');
+    let text = maskSdesKeys(message.toString()).replace(/\r\n/g, '\n');
     if (text.length > MAX_TRACED_CHARS) text = `${text.slice(0, MAX_TRACED_CHARS)}\n[… ${text.length - MAX_TRACED_CHARS} more characters]`;
     this.#writer?.(`SIP ${direction} ${transport} ${host}:${port}\n${text}`, { callId, direction: direction.split(' ')[0] });
   }

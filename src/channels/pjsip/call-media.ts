@@ -1,8 +1,13 @@
 // The SDP side of one SIP call: our session description (its o= id and version), the offers and
 // answers we make with the endpoint's codecs and preferences (incoming/outgoing_call_offer_pref), the
 // answers we take, and the call's RTP stream configured with whatever was agreed — every codec the
-// answer lists is decoded, the first is sent.
+// answer lists is decoded, the first is sent. With media_encryption=sdes the call has its own SRTP
+// master keys (one per suite, made once: re-INVITEs repeat them, as chan_pjsip keeps its key) and
+// the stream gets an SrtpSession keyed by what offer/answer agreed.
+import { randomBytes } from 'node:crypto';
 import type { RtpStream } from '../../media/rtp/stream.ts';
+import { SrtpSession } from '../../media/srtp/session.ts';
+import { MASTER_KEY_SALT_BYTES, type SrtpMasterKey } from '../../media/srtp/suites.ts';
 import {
   acceptAnswer,
   answerOffer,
@@ -12,11 +17,12 @@ import {
   offerCodecs,
   type CodecPreference,
   type LocalMedia,
+  type LocalSdes,
   type MediaDirection,
   type NegotiatedMedia,
   type SdpCodec,
 } from '../../sip/sdp/index.ts';
-import type { DtmfMode } from './config/types.ts';
+import type { DtmfMode, MediaEncryption } from './config/types.ts';
 import { dtmfInband } from './dtmf-info.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
@@ -28,6 +34,12 @@ export interface SdpOptions {
   readonly incomingOfferPref?: CodecPreference;
   /** How our offer orders the calling side's codecs and ours (outgoing_call_offer_pref); default: theirs first, all of ours. */
   readonly outgoingOfferPref?: CodecPreference;
+  /** Endpoint `media_encryption` (default no). `dtls` is the hook for DTLS-SRTP (WebRTC): plain RTP until it lands. */
+  readonly mediaEncryption?: MediaEncryption;
+  /** Endpoint `media_encryption_optimistic`. */
+  readonly mediaEncryptionOptimistic?: boolean;
+  /** Endpoint `srtp_tag_32`: the 32-bit tag suite offered first. */
+  readonly srtpTag32?: boolean;
 }
 
 /**
@@ -44,6 +56,10 @@ export class CallMedia {
   #localSdp: string | undefined;
   #version = 1;
   readonly #sessionId = String(Math.floor(Math.random() * 1e9));
+  /** Our SDES keys (media_encryption=sdes), made at the first offer or answer. */
+  #sdes: LocalSdes | undefined;
+  /** The stream's SRTP, once an offer/answer agreed keys; re-keyed in place by later ones. */
+  #srtp: SrtpSession | undefined;
 
   constructor(
     private readonly codecs: readonly SdpCodec[],
@@ -114,7 +130,30 @@ export class CallMedia {
       // inband and info carry no telephone-events, so none are offered (as Asterisk).
       ...(this.options.dtmfMode === 'inband' || this.options.dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
       rtcpMux: this.options.rtcpMux,
+      ...(this.#localSdes() ? { sdes: this.#localSdes() } : {}),
     };
+  }
+
+  /** Our SDES side, or undefined without media_encryption=sdes. */
+  #localSdes(): LocalSdes | undefined {
+    if (this.options.mediaEncryption !== 'sdes') return undefined;
+    if (!this.#sdes) {
+      const suites = this.options.srtpTag32 ? (['AES_CM_128_HMAC_SHA1_32', 'AES_CM_128_HMAC_SHA1_80'] as const) : (['AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32'] as const);
+      const keys: SrtpMasterKey[] = suites.map((suite) => ({ suite, keySalt: randomBytes(MASTER_KEY_SALT_BYTES) }));
+      this.#sdes = { keys, optimistic: this.options.mediaEncryptionOptimistic === true };
+    }
+    return this.#sdes;
+  }
+
+  /** The stream's protection for what was agreed: SRTP keyed (or re-keyed) by it, else none. */
+  #protection(media: NegotiatedMedia): SrtpSession | undefined {
+    if (!media.srtp) {
+      this.#srtp = undefined;
+      return undefined;
+    }
+    if (this.#srtp) this.#srtp.rekey(media.srtp.local, media.srtp.remote);
+    else this.#srtp = new SrtpSession(media.srtp.local, media.srtp.remote);
+    return this.#srtp;
   }
 
   #apply(media: NegotiatedMedia): void {
@@ -131,6 +170,7 @@ export class CallMedia {
       direction: media.direction,
       inbandDtmf: dtmfInband(this.options.dtmfMode, media),
       unansweredLimitMs: this.unansweredLimit(media.remoteAddress),
+      protection: this.#protection(media),
     });
   }
 }

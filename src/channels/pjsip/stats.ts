@@ -20,6 +20,8 @@ export interface SipStats {
   readonly rtpStrangerPackets: number;
   /** Since start: RTCP packets dropped because they came from elsewhere than the far end. */
   readonly rtcpStrangerReports: number;
+  /** Since start: SRTP/SRTCP packets dropped for failing authentication or being replays. */
+  readonly srtpRefusedPackets: number;
   /** Since start: packets the jitter buffers dropped as too late, and frames they concealed. */
   readonly jitterBufferLatePackets: number;
   readonly jitterBufferConcealedFrames: number;
@@ -75,6 +77,7 @@ export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, 
     outboundRegistered: registrations.filter((registration) => registration.status === 'Registered').length,
     rtpStrangerPackets: totals.strangerPackets,
     rtcpStrangerReports: totals.strangerReports,
+    srtpRefusedPackets: totals.srtpRefusedPackets,
     jitterBufferLatePackets: latePackets,
     jitterBufferConcealedFrames: concealedFrames,
     jitterBufferTargetDelayMean: buffers > 0 ? delaySum / buffers : 0,

@@ -6,6 +6,7 @@
 // the session's buffer and the send callback is bound once: nothing is allocated per report.
 import type dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
+import type { MediaProtection } from './protection.ts';
 import type { RtpReceiverStats } from './receiver-stats.ts';
 import { RtcpSession } from './rtcp-session.ts';
 import type { RtpSender } from './sender.ts';
@@ -18,6 +19,8 @@ export interface RtcpTarget {
   readonly remoteRtcpPort?: number;
   /** RTCP shares the RTP port. */
   readonly rtcpMux?: boolean;
+  /** SRTCP: reports are protected before they leave and checked when they arrive. */
+  readonly protection?: MediaProtection;
 }
 
 export class RtcpLink {
@@ -28,6 +31,7 @@ export class RtcpLink {
   /** Once a report came from the far end: only its port counts, and (symmetric) ours go there. */
   #latched = false;
   #sourcePort = 0;
+  #protection: MediaProtection | undefined;
 
   constructor(
     private readonly rtpSocket: dgram.Socket,
@@ -42,6 +46,7 @@ export class RtcpLink {
   /** Applies the SDP; `moved` (the media address changed) forgets where reports came from. */
   configure(target: RtcpTarget, moved: boolean): void {
     this.#muxed = target.rtcpMux === true;
+    this.#protection = target.protection;
     if (moved) this.#latched = false;
     if (!this.#latched || !this.symmetric) {
       this.#address = target.remoteAddress;
@@ -64,21 +69,23 @@ export class RtcpLink {
       this.session.postpone(now);
       return;
     }
-    const length = this.session.build(sender, receiver, now, unixNowMs());
+    const length = this.#protect(this.session.build(sender, receiver, now, unixNowMs()));
     if (length > 0) socket.send(this.session.packet, 0, length, this.#port, this.#address, this.#onSent);
   }
 
   /**
-   * A report from `address`:`port`; false when it came from a stranger (not the media's source
-   * address or, strict, not its port). `muxed`: it came on the RTP port. Muxed reports are taken
-   * only from the port the media comes from; on the RTCP port, once a report was taken, only from
-   * that report's port (the first may come from any port of the far end's address: NAT maps RTCP
-   * apart).
+   * A report from `address`:`port`: 'stranger' when it came from one (not the media's source
+   * address or, strict, not its port); 'refused' when SRTCP's check failed (dropped unread).
+   * `muxed`: it came on the RTP port. Muxed reports are taken only from the port the media comes
+   * from; on the RTCP port, once a report was taken, only from that report's port (the first may
+   * come from any port of the far end's address: NAT maps RTCP apart).
    */
-  take(message: Buffer, address: string, port: number, muxed: boolean, media: { readonly address: string | undefined; readonly port: number }, strict: boolean, ourSsrc: number): boolean {
-    if (address !== media.address) return false;
-    if (strict && (muxed ? port !== media.port : this.#latched && port !== this.#sourcePort)) return false;
-    if (!this.session.receive(message, message.length, ourSsrc, performance.now(), unixNowMs())) return true;
+  take(message: Buffer, address: string, port: number, muxed: boolean, media: { readonly address: string | undefined; readonly port: number }, strict: boolean, ourSsrc: number): 'taken' | 'stranger' | 'refused' {
+    if (address !== media.address) return 'stranger';
+    if (strict && (muxed ? port !== media.port : this.#latched && port !== this.#sourcePort)) return 'stranger';
+    const length = this.#protection ? this.#protection.unprotectRtcp(message, message.length) : message.length;
+    if (length < 0) return 'refused';
+    if (!this.session.receive(message, length, ourSsrc, performance.now(), unixNowMs())) return 'taken';
     if (muxed === this.#muxed) {
       this.#latched = true;
       this.#sourcePort = port;
@@ -87,13 +94,13 @@ export class RtcpLink {
         this.#port = port;
       }
     }
-    return true;
+    return 'taken';
   }
 
   /** Sends a BYE (when there was media and somewhere to send it), then calls `done` once it left. */
   bye(sender: RtpSender | undefined, receiver: RtpReceiverStats | undefined, done: () => void): void {
     const socket = this.#socketInUse();
-    const length = socket && this.#port > 0 && this.#address ? this.session.build(sender, receiver, performance.now(), unixNowMs(), true) : 0;
+    const length = socket && this.#port > 0 && this.#address ? this.#protect(this.session.build(sender, receiver, performance.now(), unixNowMs(), true)) : 0;
     if (length > 0 && socket) {
       try {
         socket.send(this.session.packet, 0, length, this.#port, this.#address!, done);
@@ -103,6 +110,11 @@ export class RtcpLink {
       }
     }
     done();
+  }
+
+  /** The report built in the session's buffer, protected in place (SRTCP) when the stream is. */
+  #protect(length: number): number {
+    return length > 0 && this.#protection ? this.#protection.protectRtcp(this.session.packet, length) : length;
   }
 
   /** The socket RTCP leaves from: the RTP socket when multiplexed, else the RTCP socket. */

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { NtpTime, readRtcpCompound, ReportBlock, RtcpReading, writeBye, writeReceiverReport, writeSdesCname, writeSenderReport } from './rtcp-packet.ts';
 import { Spread, type RtpReceiverStats } from './receiver-stats.ts';
+import { MAX_PROTECTION_OVERHEAD } from './protection.ts';
 import type { RtpSender } from './sender.ts';
 
 /** Room for SR + one block + SDES with the longest CNAME + BYE. */
@@ -27,8 +28,8 @@ export interface RtcpFigures {
 }
 
 export class RtcpSession implements RtcpFigures {
-  /** The compound packet built last (valid until the next build). */
-  readonly packet = Buffer.alloc(MAX_COMPOUND_BYTES);
+  /** The compound packet built last (valid until the next build), with room for SRTCP's trailer. */
+  readonly packet = Buffer.alloc(MAX_COMPOUND_BYTES + MAX_PROTECTION_OVERHEAD);
   readonly #cname: Uint8Array;
   readonly #ntp = new NtpTime();
   readonly #reading = new RtcpReading();

@@ -5,14 +5,15 @@ import { randomInt } from 'node:crypto';
 import { samplesPerFrame } from '../frame.ts';
 import { RTP_HEADER_BYTES, RTP_SEQ_MOD, writeRtpHeader } from './packet.ts';
 import type { RtpPayloadCoder } from './payload.ts';
+import { MAX_PROTECTION_OVERHEAD } from './protection.ts';
 
 /**
  * Packets in flight before a buffer is reused: a datagram handed to the socket is sent long before
  * this many 20 ms packets follow it.
  */
 const RING_SIZE = 16;
-/** Room for the largest payload coded here (20 ms of slin16) and more. */
-const MAX_PACKET_BYTES = RTP_HEADER_BYTES + 1280;
+/** Room for the largest payload coded here (20 ms of slin16) and more, and SRTP's trailer. */
+const MAX_PACKET_BYTES = RTP_HEADER_BYTES + 1280 + MAX_PROTECTION_OVERHEAD;
 
 export interface RtpSenderOptions {
   readonly ssrc?: number;
@@ -44,6 +45,11 @@ export class RtpSender {
     this.#timestamp = options.timestamp ?? randomInt(0, 0x1_0000_0000);
     this.#ring = Array.from({ length: RING_SIZE }, () => Buffer.alloc(MAX_PACKET_BYTES));
     this.packet = this.#ring[0];
+  }
+
+  /** The sequence number of the next packet. */
+  get nextSequence(): number {
+    return this.#sequence;
   }
 
   /** The RTP timestamp of the last packet (or the first to come). */

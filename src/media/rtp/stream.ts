@@ -23,6 +23,7 @@ import { closeQuietly } from './port-range.ts';
 import { RtpReceiverStats } from './receiver-stats.ts';
 import { RtcpLink } from './rtcp-link.ts';
 import { looksLikeRtcp } from './rtcp-packet.ts';
+import type { MediaProtection } from './protection.ts';
 import type { RtcpSession } from './rtcp-session.ts';
 import { RtpSender } from './sender.ts';
 import { RtpSourceLearning } from './source-learning.ts';
@@ -55,6 +56,11 @@ export interface StreamParameters {
    * third party. Absent: no limit.
    */
   readonly unansweredLimitMs?: number;
+  /**
+   * SRTP (or any MediaProtection): every RTP and RTCP packet is protected before it leaves and
+   * checked before it is read; a packet that fails is dropped and counted. Absent: plain RTP.
+   */
+  readonly protection?: MediaProtection;
 }
 
 /** How the technology configured the stream's media handling. */
@@ -92,6 +98,8 @@ export class RtpStreamTotals {
   latePackets = 0;
   /** Jitter buffer: frames made up for missing audio. */
   concealedFrames = 0;
+  /** SRTP/SRTCP packets dropped because they failed authentication or were replays. */
+  srtpRefusedPackets = 0;
 }
 
 export interface StreamEvents {
@@ -147,6 +155,8 @@ export class RtpStream {
   strangerPackets = 0;
   /** RTCP packets dropped because they came from elsewhere than the far end. */
   strangerReports = 0;
+  /** SRTP and SRTCP packets dropped: they failed authentication or were replayed. */
+  srtpRefusedPackets = 0;
   /** The technology's totals (a private object when none was given). */
   readonly #totals: RtpStreamTotals;
   /** A stranger's packet was dropped after learning already (it is reported once). */
@@ -217,7 +227,9 @@ export class RtpStream {
     if (codecChanged || !this.#coder) {
       this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType);
       const previous = this.#sender;
-      this.#sender = new RtpSender(this.#coder, previous ? { ssrc: previous.ssrc, sequence: undefined, timestamp: previous.timestamp } : {});
+      // With SRTP the sequence goes on: a jump would make the far end guess another ROC (RFC 3711 App. A).
+      const sequence = parameters.protection ? previous?.nextSequence : undefined;
+      this.#sender = new RtpSender(this.#coder, previous ? { ssrc: previous.ssrc, sequence, timestamp: previous.timestamp } : {});
       this.#receiver ??= new RtpReceiverStats(this.#coder.codec.clockRate);
       this.#outgoing = new OutgoingRate(this.#coder.rate);
     }
@@ -301,7 +313,9 @@ export class RtpStream {
   }
 
   #send(packet: Buffer, length: number): void {
-    this.socket.send(packet, 0, length, this.#sendPort(), this.#sendAddress()!, this.#onSent);
+    const protection = this.#parameters?.protection;
+    const size = protection ? protection.protectRtp(packet, length) : length;
+    if (size > 0) this.socket.send(packet, 0, size, this.#sendPort(), this.#sendAddress()!, this.#onSent);
   }
 
   /** Where media goes: the learned source with symmetric RTP, else the SDP's address. */
@@ -367,9 +381,14 @@ export class RtpStream {
       return;
     }
     const header = this.#header;
-    if (!parseRtpPacket(message, message.length, header)) return;
     const parameters = this.#parameters;
     if (!parameters) return;
+    const length = parameters.protection ? parameters.protection.unprotectRtp(message, message.length) : message.length;
+    if (length < 0) {
+      this.#refused();
+      return;
+    }
+    if (!parseRtpPacket(message, length, header)) return;
     const coder = this.#receiveCoders[header.payloadType];
     if (!coder && header.payloadType !== parameters.telephoneEventPt) return;
     const farEndSends = parameters.direction !== 'sendonly' && parameters.direction !== 'inactive';
@@ -408,12 +427,20 @@ export class RtpStream {
     const sender = this.#sender;
     // Before the far end's address is known (a held call's 0.0.0.0) nothing is taken.
     if (!sender || this.#source.address === undefined) return;
-    if (!this.#rtcp.take(message, rinfo.address, rinfo.port, muxed, this.#source, this.#strict, sender.ssrc)) {
+    const taken = this.#rtcp.take(message, rinfo.address, rinfo.port, muxed, this.#source, this.#strict, sender.ssrc);
+    if (taken === 'refused') return this.#refused();
+    if (taken === 'stranger') {
       this.strangerReports += 1;
       this.#totals.strangerReports += 1;
       return;
     }
     if (rinfo.address === this.#sendAddress()) this.#heardFarEnd = true;
+  }
+
+  /** An SRTP/SRTCP packet failed its check: dropped, counted, never delivered. */
+  #refused(): void {
+    this.srtpRefusedPackets += 1;
+    this.#totals.srtpRefusedPackets += 1;
   }
 }
 

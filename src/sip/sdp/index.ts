@@ -2,3 +2,5 @@
 export * from './session.ts';
 export * from './offer-answer.ts';
 export * from './codec-preference.ts';
+export * from './crypto.ts';
+export * from './sdes.ts';

@@ -10,6 +10,7 @@
 import { isIPv6 } from 'node:net';
 import { write as writeSdp, type MediaDescription, type SessionDescription } from 'sdp-transform';
 import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
+import { acceptSecurity, answerSecurity, isRtpAudioProfile, offerSecurity, type LocalSdes, type MediaSecurity, type NegotiatedSrtp } from './sdes.ts';
 
 export type { MediaDirection } from './session.ts';
 
@@ -59,6 +60,8 @@ export interface LocalMedia {
   readonly keep?: 'all' | 'first';
   /** Offer RTCP multiplexed on the RTP port, and accept it when offered (RFC 5761). Default false. */
   readonly rtcpMux?: boolean;
+  /** SDES-SRTP (sdes.ts): our keys and whether plain RTP stays acceptable; absent: RTP only. */
+  readonly sdes?: LocalSdes;
 }
 
 /** What a completed offer/answer agreed, from our point of view. */
@@ -84,6 +87,8 @@ export interface NegotiatedMedia {
   readonly mediaIndex: number;
   /** Both sides agreed to RTCP on the RTP port (RFC 5761): remoteRtcpPort is then remotePort. */
   readonly rtcpMux: boolean;
+  /** The SRTP keys agreed (SDES); absent: the media is plain RTP. */
+  readonly srtp?: NegotiatedSrtp;
 }
 
 export type AnswerResult =
@@ -143,6 +148,7 @@ function audioMedia(
   direction: MediaDirection,
   ptime: number,
   mux: 'offer' | 'answer' | 'none',
+  security: MediaSecurity = { protocol: 'RTP/AVP' },
 ): MediaDescription {
   const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => ({
     payload: payloadType,
@@ -160,7 +166,7 @@ function audioMedia(
   return {
     type: 'audio',
     port: local.port,
-    protocol: 'RTP/AVP',
+    protocol: security.protocol,
     payloads: rtp.map((entry) => entry.payload).join(' '),
     rtp,
     fmtp,
@@ -168,6 +174,7 @@ function audioMedia(
     direction,
     rtcp: { port: rtcpPort },
     ...(mux === 'none' ? {} : { rtcpMux: 'rtcp-mux' }),
+    ...(security.crypto ? { crypto: security.crypto } : {}),
   };
 }
 
@@ -175,7 +182,8 @@ function audioMedia(
 export function buildOffer(local: LocalMedia): string {
   const codecs = orderedCodecs(local.codecs).map((codec) => ({ codec, payloadType: SDP_CODECS[codec].payloadType }));
   const ptime = local.ptime ?? DEFAULT_PTIME;
-  return writeSdp(sessionOf(local, [audioMedia(local, codecs, telephoneEventPt(local), local.direction ?? 'sendrecv', ptime, local.rtcpMux ? 'offer' : 'none')]));
+  const security = offerSecurity(local.sdes);
+  return writeSdp(sessionOf(local, [audioMedia(local, codecs, telephoneEventPt(local), local.direction ?? 'sendrecv', ptime, local.rtcpMux ? 'offer' : 'none', security)]));
 }
 
 /** The codec of a payload type in a remote m= line: its rtpmap, else the static assignment. */
@@ -209,7 +217,7 @@ function commonCodecs(media: RemoteMedia, ours: readonly SdpCodec[], prefer: 'lo
 }
 
 function usableAudio(media: RemoteMedia): boolean {
-  return media.type === 'audio' && media.port !== 0 && /^RTP\/AVP$/i.test(media.protocol);
+  return media.type === 'audio' && media.port !== 0 && isRtpAudioProfile(media.protocol);
 }
 
 function negotiated(
@@ -218,9 +226,11 @@ function negotiated(
   eventPt: number | undefined,
   direction: MediaDirection,
   rtcpMux: boolean,
+  srtp?: NegotiatedSrtp,
 ): NegotiatedMedia {
   const [first] = codecs;
   return {
+    ...(srtp ? { srtp } : {}),
     ...(media.address !== undefined && !media.nullAddress ? { remoteAddress: media.address } : {}),
     remotePort: media.port,
     remoteRtcpPort: rtcpMux ? media.port : (media.rtcpPort ?? Math.min(media.port + 1, 65535)),
@@ -250,25 +260,29 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
   const ourEventPt = telephoneEventPt(local);
 
   let chosen: NegotiatedMedia | undefined;
+  let refusal: string | undefined;
   const lines: MediaDescription[] = [];
   for (const media of read.session.media) {
     if (!chosen && usableAudio(media)) {
       const common = commonCodecs(media, ours, prefer);
       const codecs = local.keep === 'first' ? common.slice(0, 1) : common;
-      if (codecs.length > 0) {
+      // The transport must suit the endpoint's media_encryption (sdes.ts), else the line is refused.
+      const security = codecs.length > 0 ? answerSecurity(media, local.sdes) : undefined;
+      if (security && !security.ok) refusal ??= security.reason;
+      if (security?.ok) {
         const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
         const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
         // We send what the far end asked for: its ptime when it gave one.
         const ptime = media.ptime ?? local.ptime ?? DEFAULT_PTIME;
         const mux = local.rtcpMux === true && media.rtcpMux;
-        chosen = negotiated(media, codecs, eventPt, direction, mux);
-        lines.push(audioMedia(local, codecs, eventPt, direction, ptime, mux ? 'answer' : 'none'));
+        chosen = negotiated(media, codecs, eventPt, direction, mux, security.srtp);
+        lines.push(audioMedia(local, codecs, eventPt, direction, ptime, mux ? 'answer' : 'none', security.security));
         continue;
       }
     }
     lines.push(rejected(media));
   }
-  if (!chosen) return { ok: false, status: 488, reason: 'no audio stream with a codec in common' };
+  if (!chosen) return { ok: false, status: 488, reason: refusal ?? 'no audio stream with a codec in common' };
   return { ok: true, sdp: writeSdp(sessionOf(local, lines)), media: chosen };
 }
 
@@ -293,9 +307,11 @@ export function acceptAnswer(answer: string | Uint8Array | undefined, offered: L
   if (!usableAudio(media)) return { ok: false, reason: 'audio stream refused' };
   const codecs = commonCodecs(media, orderedCodecs(offered.codecs), 'remote');
   if (codecs.length === 0) return { ok: false, reason: 'answer chose no codec we offered' };
+  const security = acceptSecurity(media, offered.sdes);
+  if (!security.ok) return security;
   const ourEventPt = telephoneEventPt(offered);
   const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
   // The answer's direction is theirs; ours is its mirror, limited to what we offered.
   const direction = answerDirection(media.direction, offered.direction ?? 'sendrecv');
-  return { ok: true, media: negotiated(media, codecs, eventPt, direction, offered.rtcpMux === true && media.rtcpMux) };
+  return { ok: true, media: negotiated(media, codecs, eventPt, direction, offered.rtcpMux === true && media.rtcpMux, security.srtp) };
 }

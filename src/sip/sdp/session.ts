@@ -2,6 +2,7 @@
 // and address checked and copied into a small shape of our own. Never throws.
 import { isIPv4, isIPv6 } from 'node:net';
 import { parse as parseSdp } from 'sdp-transform';
+import { MAX_CRYPTO_LINES, readCryptoLine, type CryptoAttribute } from './crypto.ts';
 
 /** Largest SDP body read (a WebRTC-style offer with many candidates is a few kB). */
 export const MAX_SDP_BYTES = 32 * 1024;
@@ -42,6 +43,10 @@ export interface RemoteMedia {
   readonly rtcpPort?: number;
   /** a=rtcp-mux (RFC 5761): RTCP may share the RTP port. */
   readonly rtcpMux: boolean;
+  /** The usable a=crypto lines (SDES, RFC 4568), in the offer's order of preference. */
+  readonly crypto: readonly CryptoAttribute[];
+  /** Whether any a=crypto line was present, usable or not (an RTP/AVP line with one is an optimistic SRTP offer). */
+  readonly cryptoOffered: boolean;
 }
 
 export interface RemoteSession {
@@ -72,6 +77,11 @@ function connectionOf(connection: unknown): { address?: string; family?: 4 | 6; 
   if (version === 6 && isIPv6(ip)) return { address: ip, family: 6, nullAddress: /^[0:]+$/.test(ip) };
   // A host name, a multicast address with TTL, or nonsense: present but unusable.
   return { nullAddress: false };
+}
+
+/** An a=crypto line sdp-transform could not split still says SRTP was offered. */
+function hasInvalidCrypto(invalid: unknown): boolean {
+  return Array.isArray(invalid) && invalid.some((line) => typeof (line as { value?: unknown })?.value === 'string' && /^crypto:/i.test((line as { value: string }).value));
 }
 
 /** Reads an SDP body; `reason` says why it is unusable (the caller answers 400 or 488). */
@@ -139,6 +149,9 @@ function readUnsafe(body: string | Uint8Array | undefined): SdpReadResult {
     const ptime = intIn(m.ptime, 1, 1000);
     const rtcp = m.rtcp as { port?: unknown } | undefined;
     const rtcpPort = intIn(rtcp?.port, 1, 65535);
+    const cryptoLines = Array.isArray(m.crypto) ? (m.crypto as unknown[]) : [];
+    if (cryptoLines.length > MAX_CRYPTO_LINES) return { ok: false, reason: `m= line ${index + 1} has more than ${MAX_CRYPTO_LINES} a=crypto lines` };
+    const crypto = cryptoLines.map(readCryptoLine).filter((line): line is CryptoAttribute => line !== undefined);
     media.push({
       index,
       type: m.type.toLowerCase(),
@@ -154,6 +167,8 @@ function readUnsafe(body: string | Uint8Array | undefined): SdpReadResult {
       ...(ptime === undefined ? {} : { ptime }),
       ...(rtcpPort === undefined ? {} : { rtcpPort }),
       rtcpMux: m.rtcpMux === 'rtcp-mux',
+      crypto,
+      cryptoOffered: cryptoLines.length > 0 || hasInvalidCrypto(m.invalid),
     });
   }
 

@@ -137,6 +137,9 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     rewriteContact: false,
     rtpTimeout: 0,
     rtcpMux: false,
+    mediaEncryption: 'no',
+    mediaEncryptionOptimistic: false,
+    srtpTag32: false,
     allowUnauthenticatedOptions: false,
     sendPai: false,
     sendRpid: false,
@@ -190,6 +193,21 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP.', implemented: false }),
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
+    media_encryption: custom<EndpointDraft>(
+      { default: 'no', doc: '`sdes`: SRTP keyed by a=crypto (RFC 4568) on RTP/SAVP, plain RTP/AVP offers refused (488); `no`: RTP/SAVP offers refused (488). `dtls` is not implemented yet (WebRTC).' },
+      (draft, value, report) => {
+        const word = value.trim().toLowerCase();
+        if (word !== 'no' && word !== 'sdes' && word !== 'dtls') return report.fail(`${shown(value)} is not one of no, sdes, dtls`);
+        // DTLS-SRTP belongs to the WebRTC work (issue 24): until it lands the endpoint offers plain RTP.
+        if (word === 'dtls') report.warn('media_encryption=dtls is not implemented by Patchbay yet: media is not encrypted');
+        draft.mediaEncryption = word;
+      },
+    ),
+    media_encryption_optimistic: bool('mediaEncryptionOptimistic', {
+      default: 'no',
+      doc: 'With media_encryption=sdes: offer RTP/AVP with a=crypto, use SRTP when the far end answers with a key, plain RTP otherwise; plain offers are accepted.',
+    }),
+    srtp_tag_32: bool('srtpTag32', { default: 'no', doc: 'Offer AES_CM_128_HMAC_SHA1_32 before AES_CM_128_HMAC_SHA1_80.' }),
     outbound_proxy: sipUri('outboundProxy', 'Proxy the INVITEs to the endpoint are sent through (named in a Route header).', true),
     allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge (Patchbay never challenges OPTIONS outside a dialog).', implemented: false }),
     send_pai: bool('sendPai', { default: 'no', doc: 'Send P-Asserted-Identity.' }),

@@ -24,6 +24,8 @@ export interface RawPjsipObject {
 }
 
 export type DtmfMode = 'rfc4733' | 'inband' | 'info' | 'auto' | 'auto_info';
+/** Endpoint `media_encryption`. */
+export type MediaEncryption = 'no' | 'sdes' | 'dtls';
 export type IdentifyBy = 'username' | 'auth_username' | 'ip' | 'header' | 'request_uri';
 export type Rel100Mode = 'no' | 'yes' | 'required' | 'peer_supported';
 export type SessionTimersMode = 'no' | 'yes' | 'required' | 'always' | 'forced';
@@ -63,6 +65,12 @@ export interface PjsipEndpoint {
   readonly mediaAddress?: string;
   /** Offer/accept RTCP on the RTP port (RFC 5761) when the far end does too. */
   readonly rtcpMux: boolean;
+  /** `media_encryption`: SDES-SRTP (`sdes`); `dtls` is parsed and waits for DTLS-SRTP (WebRTC). */
+  readonly mediaEncryption: MediaEncryption;
+  /** `media_encryption_optimistic`: offer RTP/AVP with a=crypto and accept plain RTP too. */
+  readonly mediaEncryptionOptimistic: boolean;
+  /** `srtp_tag_32`: prefer AES_CM_128_HMAC_SHA1_32 (offered first). */
+  readonly srtpTag32: boolean;
   /** Seconds without RTP before hanging up; 0 = never. */
   readonly rtpTimeout: number;
   readonly outboundProxy?: string;
