@@ -419,6 +419,8 @@ describe('dynamic configuration objects', () => {
         { attribute: 'minimum_expiration', value: '60' },
         { attribute: 'maximum_expiration', value: '7200' },
         { attribute: 'outbound_proxy', value: '' },
+        { attribute: 'mailboxes', value: '' },
+        { attribute: 'voicemail_extension', value: '' },
       ]);
     });
 

@@ -66,6 +66,8 @@ describe('DynamicConfig', () => {
       { attribute: 'minimum_expiration', value: '60' },
       { attribute: 'maximum_expiration', value: '7200' },
       { attribute: 'outbound_proxy', value: '' },
+      { attribute: 'mailboxes', value: '' },
+      { attribute: 'voicemail_extension', value: '' },
     ]);
     assert.deepEqual(store.get('res_pjsip', 'aor', 'bob'), created);
   });
