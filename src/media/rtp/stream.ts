@@ -1,5 +1,6 @@
 // The media of one SIP call: a UDP socket pair from the configured RTP port range (RTP on an even
-// port, RTCP on the odd one above it), G.711 audio coded by the RTP library, RFC 4733
+// port, RTCP on the odd one above it), audio coded by the RTP library (G.711, and G.722 and Opus
+// with coders of the stream's own; received audio is delivered at the sending codec's rate), RFC 4733
 // telephone-events both ways or DTMF as tones in the audio (dtmf_mode inband, inband-dtmf.ts), and
 // strict RTP (source-learning.ts): packets from strangers are dropped (counted); with symmetric
 // RTP (the endpoint's rtp_symmetric) media goes to where the far end's packets come from once a
@@ -12,8 +13,10 @@
 // Per packet nothing is allocated: the header, the scratch buffers and the packet rings are reused.
 import type dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import type { Frame } from '../frame.ts';
+import type { Frame, SampleRate } from '../frame.ts';
+import type { CoderOptions } from '../stream-coder.ts';
 import { PlainReceivePath, receiveRtpAudio, type ReceivePath } from './audio-receive.ts';
+import { ReceiveQueue } from './receive-queue.ts';
 import { InbandDtmf } from './inband-dtmf.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { OutgoingRate } from './outgoing-rate.ts';
@@ -34,8 +37,10 @@ export type StreamDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 
 /** What offer/answer agreed, as the stream needs it. */
 export interface StreamParameters {
-  /** `ulaw` or `alaw`. */
+  /** `ulaw`, `alaw`, `g722` or `opus`. */
   readonly codec: string;
+  /** What shapes the frame codecs' encoders (Opus: the far end's fmtp). */
+  readonly coderOptions?: CoderOptions;
   readonly payloadType: number;
   /** Every codec the answer lists, with the far end's payload type: it may send any of them (RFC 3264 §6.1), so each is decoded. */
   readonly receiveCodecs?: ReadonlyArray<{ readonly codec: string; readonly payloadType: number }>;
@@ -136,8 +141,9 @@ export class RtpStream {
   #sender: RtpSender | undefined;
   #receiver: RtpReceiverStats | undefined;
   #outgoing = new OutgoingRate(8000);
-  readonly #receive: ReceivePath;
-  readonly #jitterBuffer: JitterBuffer | undefined;
+  #receive: ReceivePath;
+  #jitterBuffer: JitterBuffer | undefined;
+  readonly #jitterOptions: StreamOptions['jitterBuffer'];
   readonly #rtcp: RtcpLink;
   readonly #source: RtpSourceLearning;
   readonly #strict: boolean;
@@ -186,12 +192,9 @@ export class RtpStream {
     const probation = Math.max(1, Math.floor(options.probation ?? 4));
     this.#source = new RtpSourceLearning(this.#strict, probation, (address, port) => this.#rtcp.followSource(address, port));
     this.#totals = options.totals ?? new RtpStreamTotals();
-    if (options.jitterBuffer) {
-      this.#jitterBuffer = new JitterBuffer({ rate: 8000, ...options.jitterBuffer });
-      this.#receive = this.#jitterBuffer;
-    } else {
-      this.#receive = new PlainReceivePath();
-    }
+    this.#jitterOptions = options.jitterBuffer;
+    this.#jitterBuffer = this.#jitterOptions ? new JitterBuffer({ rate: 8000, ...this.#jitterOptions }) : undefined;
+    this.#receive = this.#jitterBuffer ?? new PlainReceivePath();
     socket.on('message', this.#onMessage);
     socket.on('error', ignoreSocketError);
     this.rtcpSocket?.on('message', this.#onRtcpMessage);
@@ -225,13 +228,14 @@ export class RtpStream {
     const first = this.#parameters === undefined;
     this.#parameters = parameters;
     if (codecChanged || !this.#coder) {
-      this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType);
+      this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType, parameters.coderOptions);
       const previous = this.#sender;
       // With SRTP the sequence goes on: a jump would make the far end guess another ROC (RFC 3711 App. A).
       const sequence = parameters.protection ? previous?.nextSequence : undefined;
       this.#sender = new RtpSender(this.#coder, previous ? { ssrc: previous.ssrc, sequence, timestamp: previous.timestamp } : {});
       this.#receiver ??= new RtpReceiverStats(this.#coder.codec.clockRate);
       this.#outgoing = new OutgoingRate(this.#coder.rate);
+      if (this.#receive.rate !== this.#coder.rate) this.#receiveAt(this.#coder.rate);
     }
     // A new media address in the SDP (the call's first, or a re-INVITE moving it): send there and
     // learn the source again. The same address again (a codec change, hold) keeps what was learned.
@@ -245,7 +249,21 @@ export class RtpStream {
     }
     this.#rtcp.configure(parameters, moved);
     if (parameters.inbandDtmf && !wasInband) this.#inband.reset();
-    this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs);
+    this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs, parameters.coderOptions);
+  }
+
+  /**
+   * Received audio is delivered at `rate` from now on (the sending codec's: the channel's native
+   * rate). A new receive path: what the old jitter buffer counted goes to the totals first.
+   */
+  #receiveAt(rate: SampleRate): void {
+    const previous = this.#jitterBuffer;
+    if (previous) {
+      this.#totals.latePackets += previous.late;
+      this.#totals.concealedFrames += previous.concealed;
+    }
+    this.#jitterBuffer = this.#jitterOptions ? new JitterBuffer({ rate, ...this.#jitterOptions }) : undefined;
+    this.#receive = this.#jitterBuffer ?? new PlainReceivePath(new ReceiveQueue(rate));
   }
 
   statistics(): RtpStatistics | undefined {

@@ -1,4 +1,4 @@
-// RFC 3264 offer/answer for one audio stream of G.711 and telephone-event (RFC 4733).
+// RFC 3264 offer/answer for one audio stream of G.711, G.722, Opus (RFC 7587) and telephone-event (RFC 4733).
 // Builds our offers, answers remote offers and reads answers to our offers; every remote body goes
 // through readSdp() first, so hostile SDP yields { ok: false }, never an exception.
 //
@@ -9,28 +9,38 @@
 // of those listed, and NegotiatedMedia.codecs names them all.
 import { isIPv6 } from 'node:net';
 import { write as writeSdp, type MediaDescription, type SessionDescription } from 'sdp-transform';
+import type { OpusSendSettings } from '../../media/opus.ts';
+import { OPUS_LOCAL_FMTP, readOpusFmtp } from './opus-fmtp.ts';
 import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
 import { acceptSecurity, answerSecurity, isRtpAudioProfile, offerSecurity, type LocalSdes, type MediaSecurity, type NegotiatedSrtp } from './sdes.ts';
 
 export type { MediaDirection } from './session.ts';
 
 /** Audio codecs Patchbay carries over RTP, by Asterisk's `allow` names. */
-export type SdpCodec = 'ulaw' | 'alaw';
+export type SdpCodec = 'ulaw' | 'alaw' | 'g722' | 'opus';
 
 interface CodecInfo {
   readonly name: SdpCodec;
   readonly encoding: string;
+  /** The static payload type, or the dynamic one Asterisk offers (Opus: 107). */
   readonly payloadType: number;
   readonly clockRate: number;
+  /** The rtpmap's channel count, when it must be written (Opus: always 2, RFC 7587 §7). */
+  readonly channels?: number;
+  /** Our fmtp for it, if any. */
+  readonly fmtp?: string;
 }
 
 export const SDP_CODECS: Readonly<Record<SdpCodec, CodecInfo>> = {
   ulaw: { name: 'ulaw', encoding: 'PCMU', payloadType: 0, clockRate: 8000 },
   alaw: { name: 'alaw', encoding: 'PCMA', payloadType: 8, clockRate: 8000 },
+  // RFC 3551 §4.5.2: 16 kHz audio, but a clock of 8000 for historical reasons.
+  g722: { name: 'g722', encoding: 'G722', payloadType: 9, clockRate: 8000 },
+  opus: { name: 'opus', encoding: 'opus', payloadType: 107, clockRate: 48000, channels: 2, fmtp: OPUS_LOCAL_FMTP },
 };
 
 export function isSdpCodec(name: string): name is SdpCodec {
-  return name === 'ulaw' || name === 'alaw';
+  return name === 'ulaw' || name === 'alaw' || name === 'g722' || name === 'opus';
 }
 
 export const DEFAULT_TELEPHONE_EVENT_PT = 101;
@@ -83,6 +93,8 @@ export interface NegotiatedMedia {
   readonly ptime: number;
   /** Every common codec with the far end's payload type, preferred first. */
   readonly codecs: ReadonlyArray<{ readonly codec: SdpCodec; readonly payloadType: number }>;
+  /** What the far end's fmtp asks of the Opus we send (when Opus is common). */
+  readonly opus?: OpusSendSettings;
   /** Index of the m= line carrying the stream. */
   readonly mediaIndex: number;
   /** Both sides agreed to RTCP on the RTP port (RFC 5761): remoteRtcpPort is then remotePort. */
@@ -150,12 +162,14 @@ function audioMedia(
   mux: 'offer' | 'answer' | 'none',
   security: MediaSecurity = { protocol: 'RTP/AVP' },
 ): MediaDescription {
-  const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => ({
-    payload: payloadType,
-    codec: SDP_CODECS[codec].encoding,
-    rate: SDP_CODECS[codec].clockRate,
-  }));
-  const fmtp: MediaDescription['fmtp'] = [];
+  const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => {
+    const { encoding, clockRate, channels } = SDP_CODECS[codec];
+    return { payload: payloadType, codec: encoding, rate: clockRate, ...(channels === undefined ? {} : { encoding: channels }) };
+  });
+  const fmtp: MediaDescription['fmtp'] = codecs.flatMap(({ codec, payloadType }) => {
+    const config = SDP_CODECS[codec].fmtp;
+    return config === undefined ? [] : [{ payload: payloadType, config }];
+  });
   if (eventPt !== undefined) {
     rtp.push({ payload: eventPt, codec: 'telephone-event', rate: 8000 });
     fmtp.push({ payload: eventPt, config: '0-16' });
@@ -190,11 +204,13 @@ export function buildOffer(local: LocalMedia): string {
 function codecOfPayload(media: RemoteMedia, pt: number): SdpCodec | undefined {
   const map = media.rtpmap.get(pt);
   if (map) {
-    if (map.clockRate !== 8000 || (map.channels !== undefined && map.channels !== 1)) return undefined;
     const encoding = map.encoding.toUpperCase();
-    return encoding === 'PCMU' ? 'ulaw' : encoding === 'PCMA' ? 'alaw' : undefined;
+    // Opus is always opus/48000/2 whether mono or stereo is sent (RFC 7587 §7); a missing channel count is forgiven.
+    if (encoding === 'OPUS') return map.clockRate === 48000 && (map.channels === undefined || map.channels === 2) ? 'opus' : undefined;
+    if (map.clockRate !== 8000 || (map.channels !== undefined && map.channels !== 1)) return undefined;
+    return encoding === 'PCMU' ? 'ulaw' : encoding === 'PCMA' ? 'alaw' : encoding === 'G722' ? 'g722' : undefined;
   }
-  return pt === 0 ? 'ulaw' : pt === 8 ? 'alaw' : undefined;
+  return pt === 0 ? 'ulaw' : pt === 8 ? 'alaw' : pt === 9 ? 'g722' : undefined;
 }
 
 function remoteTelephoneEvent(media: RemoteMedia): number | undefined {
@@ -229,8 +245,10 @@ function negotiated(
   srtp?: NegotiatedSrtp,
 ): NegotiatedMedia {
   const [first] = codecs;
+  const opus = codecs.find((entry) => entry.codec === 'opus');
   return {
     ...(srtp ? { srtp } : {}),
+    ...(opus ? { opus: readOpusFmtp(media.fmtp.get(opus.payloadType)) } : {}),
     ...(media.address !== undefined && !media.nullAddress ? { remoteAddress: media.address } : {}),
     remotePort: media.port,
     remoteRtcpPort: rtcpMux ? media.port : (media.rtcpPort ?? Math.min(media.port + 1, 65535)),
