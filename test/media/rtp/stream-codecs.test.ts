@@ -1,0 +1,116 @@
+// A SIP call's RTP stream with G.722 and Opus on real sockets and a hand-driven media clock: what
+// the channel writes leaves coded with the stream's own coder, timestamps advancing by the codec's
+// clock (160 a frame for G.722, RFC 3551; 960 for Opus, RFC 7587), and what the far end sends
+// reaches the channel as 16 kHz frames with its 6 kHz tone intact, through the jitter buffer and
+// through the plain receive queue.
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { describe, test } from 'node:test';
+import type { Frame } from '../../../src/media/frame.ts';
+import { goertzelPower } from '../../../src/media/goertzel.ts';
+import { meanSquare } from '../../../src/media/energy.ts';
+import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
+import { RtpStream, type StreamOptions } from '../../../src/media/rtp/stream.ts';
+import { createCoder } from '../../../src/media/stream-coder.ts';
+import { sine } from '../signals.ts';
+
+class ManualClock {
+  ticks = 0;
+  readonly listeners = new Set<() => void>();
+  onTick(listener: () => void): void {
+    this.listeners.add(listener);
+  }
+  offTick(listener: () => void): void {
+    this.listeners.delete(listener);
+  }
+  tick(): void {
+    this.ticks += 1;
+    for (const listener of [...this.listeners]) listener();
+  }
+}
+
+const FRAMES = 25;
+const tone = sine(6000, 16000, 320 * FRAMES, 9000);
+
+async function peerSocket(): Promise<dgram.Socket> {
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return socket;
+}
+
+/** Share of the 6 kHz tone in `samples` (after the codec has settled). */
+function toneShare(samples: Int16Array): number {
+  const from = Math.floor(samples.length / 4);
+  return goertzelPower(samples, 6000, 16000, from, samples.length) / meanSquare(samples, from, samples.length);
+}
+
+async function call(codec: 'g722' | 'opus', payloadType: number, options: StreamOptions) {
+  const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+  const pair = await range.bindPair('127.0.0.1');
+  const clock = new ManualClock();
+  const frames: Frame[] = [];
+  const stream = new RtpStream(pair.rtp, clock, { onFrame: (frame) => frames.push({ rate: frame.rate, samples: frame.samples.slice() }), onDigit: () => undefined }, { ...options, rtcpSocket: pair.rtcp });
+  const peer = await peerSocket();
+  const received: Buffer[] = [];
+  peer.on('message', (data) => received.push(data));
+  stream.configure({ codec, payloadType, receiveCodecs: [{ codec, payloadType }], remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
+  // The far end's coder: what it sends, and how it hears what we send.
+  const far = createCoder(codec)!;
+  const payload = new Uint8Array(1275);
+  try {
+    for (let i = 0; i < FRAMES; i++) {
+      const samples = tone.subarray(i * 320, (i + 1) * 320);
+      stream.writeFrame({ rate: 16000, samples });
+      const length = far.encoder.encode(samples, 320, payload, 0);
+      const packet = Buffer.alloc(12 + length);
+      packet[0] = 0x80;
+      packet[1] = payloadType;
+      packet.writeUInt16BE(i, 2);
+      packet.writeUInt32BE((0xfffff000 + i * (codec === 'g722' ? 160 : 960)) >>> 0, 4); // across the 32-bit wrap
+      packet.writeUInt32BE(0xabc, 8);
+      packet.set(payload.subarray(0, length), 12);
+      peer.send(packet, stream.localPort, '127.0.0.1');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      clock.tick();
+    }
+    for (let i = 0; i < 15; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      clock.tick();
+    }
+  } finally {
+    stream.close();
+    peer.close();
+  }
+  // What we sent, decoded by the far end.
+  const heardByFar = new Int16Array(320 * received.length);
+  const audio = received.filter((packet) => (packet[1] & 0x7f) === payloadType);
+  let written = 0;
+  for (const packet of audio) written += far.decoder.decode(packet, 12, packet.length, heardByFar.subarray(written));
+  const steps = audio.slice(1).map((packet, i) => (packet.readUInt32BE(4) - audio[i].readUInt32BE(4)) >>> 0);
+  const heardByUs = new Int16Array(frames.reduce((sum, frame) => sum + frame.samples.length, 0));
+  frames.reduce((offset, frame) => (heardByUs.set(frame.samples, offset), offset + frame.samples.length), 0);
+  return { audio, steps, heardByFar: heardByFar.subarray(0, written), frames, heardByUs };
+}
+
+describe('RTP stream with G.722 and Opus', () => {
+  for (const [codec, payloadType, clockStep] of [
+    ['g722', 9, 160],
+    ['opus', 107, 960],
+  ] as const) {
+    for (const [path, options] of [
+      ['jitter buffer', { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 } }],
+      ['plain receive queue', {}],
+    ] as const) {
+      test(`${codec} through the ${path}: sent with the codec's clock, 16 kHz frames with the 6 kHz tone both ways`, async () => {
+        const result = await call(codec, payloadType, options);
+        assert.equal(result.audio.length, FRAMES, 'one packet per frame written');
+        assert.ok(result.steps.every((step) => step === clockStep), `timestamp steps ${[...new Set(result.steps)]}`);
+        if (codec === 'g722') assert.ok(result.audio.every((packet) => packet.length === 12 + 160), '160 bytes of G.722 per 20 ms');
+        assert.ok(toneShare(result.heardByFar) > 0.8, `the far end hears 6 kHz: ${toneShare(result.heardByFar).toFixed(2)}`);
+        assert.ok(result.frames.length >= FRAMES - 5, `${result.frames.length} frames reached the channel`);
+        assert.ok(result.frames.every((frame) => frame.rate === 16000 && frame.samples.length === 320), 'at the codec rate');
+        assert.ok(toneShare(result.heardByUs) > 0.6, `we hear 6 kHz: ${toneShare(result.heardByUs).toFixed(2)}`);
+      });
+    }
+  }
+});
