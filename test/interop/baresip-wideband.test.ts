@@ -1,0 +1,117 @@
+// G.722 and Opus against a real softphone, baresip 1.0 with its g722 and opus modules: it calls an
+// Echo() extension playing a 6 kHz tone (ausine) and its sndfile module records what it hears. The
+// echo went baresip → our decoder → the core's linear audio at 16 kHz → our encoder → baresip, so the
+// 6 kHz tone coming back, and being most of what comes back, shows both our coders interoperate
+// and the call stayed wideband end to end (G.711 could not carry anything above 4 kHz). Skipped with
+// a message when baresip or one of its modules is not installed.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { meanSquare } from '../../src/media/energy.ts';
+import { goertzelPower } from '../../src/media/goertzel.ts';
+import { readWavFile } from '../../src/media/wav-reader.ts';
+import { BARESIP_MODULES, ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
+import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
+import { startTestServer } from '../helpers/server.ts';
+
+const TONE_HZ = 6000;
+const MODULES = ['g722.so', 'opus.so', 'sndfile.so'];
+const missing = MODULES.filter((module) => !existsSync(join(BARESIP_MODULES, module)));
+const skip = !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : missing.length > 0 ? `baresip modules missing: ${missing.join(', ')}` : false;
+
+/** The frequency of the strongest zero-crossing rate in `samples`. */
+function zeroCrossingFrequency(samples: Int16Array, rate: number): number {
+  let crossings = 0;
+  for (let i = 1; i < samples.length; i++) if (samples[i - 1] < 0 !== samples[i] < 0) crossings++;
+  return (crossings / 2) * (rate / samples.length);
+}
+
+async function echoCall(codec: 'G722/16000/1' | 'opus/48000/2' | 'PCMU/8000/1', allow: string): Promise<{ rate: number; samples: Int16Array; nativeFormat: string; output: string }> {
+  const work = mkdtempSync(join(tmpdir(), `patchbay-baresip-${codec.split('/')[0].toLowerCase()}-`));
+  const dialplanFile = join(work, 'extensions.conf');
+  writeFileSync(dialplanFile, '[sip-in]\nexten => 600,1,Answer()\n same => n,Set(FORMAT=${CHANNEL(audionativeformat)})\n same => n,Echo()\n');
+  const server = await startTestServer({
+    dialplan: { file: dialplanFile },
+    config_objects: { res_pjsip: { endpoint: { alice: { context: 'sip-in', allow } } } },
+  });
+  let baresip: ChildProcess | undefined;
+  let output = '';
+  try {
+    const sipPort = server.core.pjsip.port;
+    const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
+    const dumps = join(work, 'dumps');
+    mkdirSync(dumps);
+    const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, [
+      'module g722.so',
+      'module opus.so',
+      'module sndfile.so',
+      `snd_path ${dumps}`,
+      'rtcp_mux no',
+      'opus_bitrate 64000',
+    ]);
+    // The shared home plays 440 Hz; this call's tone is above what G.711 could carry.
+    const config = join(home, 'config');
+    writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source ausine,${TONE_HZ}`));
+    writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;audio_codecs=${codec};regint=0\n`);
+    const child = spawn('baresip', ['-f', home], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+    baresip = child;
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+
+    const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:600@127.0.0.1:${sipPort}`).catch(() => undefined));
+    assert.equal(dialed.ok, true, JSON.stringify(dialed));
+    // Three seconds of echo once the call is up (the dump grows as baresip plays what it hears).
+    const decodedDump = await waitFor('the dump of what baresip hears', async () => {
+      const file = readdirSync(dumps).find((name) => name.endsWith('-dec.wav'));
+      return file === undefined ? undefined : join(dumps, file);
+    });
+    const channel = await waitFor('the echo channel', async () => {
+      const list = (await (await server.ari('/channels')).json()) as Array<{ id: string }>;
+      return list[0];
+    });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const nativeFormat = (await (await server.ari(`/channels/${channel.id}/variable?variable=FORMAT`)).json()) as { value: string };
+    await ctrl(ctrlPort, 'hangup', '').catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const wav = readWavFile(decodedDump);
+    return { rate: wav.rate, samples: wav.samples, nativeFormat: nativeFormat.value, output };
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nbaresip said:\n${output.slice(-3000)}`);
+  } finally {
+    if (baresip && baresip.exitCode === null) {
+      const exited = new Promise((resolve) => baresip!.once('exit', resolve));
+      baresip.kill('SIGTERM');
+      const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+describe('baresip wideband calls to Echo()', { skip }, () => {
+  for (const [codec, allow, format] of [
+    ['G722/16000/1', 'g722,ulaw', 'g722'],
+    ['opus/48000/2', 'opus,ulaw', 'opus'],
+  ] as const) {
+    test(`${codec}: baresip's 6 kHz tone comes back through our decoder and encoder, energy above 4 kHz kept`, { timeout: 90_000 }, async () => {
+      const heard = await echoCall(codec, allow);
+      assert.equal(heard.nativeFormat, format, `the channel runs the wideband codec; baresip said:\n${heard.output.slice(-3000)}`);
+      assert.ok(heard.rate >= 16000, `baresip decodes at ${heard.rate} Hz`);
+      // The last two seconds: the echo has long settled.
+      const tail = heard.samples.subarray(Math.max(0, heard.samples.length - 2 * heard.rate));
+      assert.ok(tail.length >= heard.rate, `${tail.length} samples heard`);
+      const total = meanSquare(tail);
+      assert.ok(total > 1e5, `something came back (mean square ${total.toFixed(0)})`);
+      const share = goertzelPower(tail, TONE_HZ, heard.rate) / total;
+      assert.ok(share > 0.5, `6 kHz is ${(share * 100).toFixed(0)} % of what baresip hears`);
+      const frequency = zeroCrossingFrequency(tail, heard.rate);
+      assert.ok(Math.abs(frequency - TONE_HZ) < 150, `the echo's tone is at ${frequency.toFixed(0)} Hz`);
+      process.stdout.write(`${codec}: 6 kHz is ${(share * 100).toFixed(1)} % of the echo, zero crossings at ${frequency.toFixed(0)} Hz\n`);
+    });
+  }
+});
