@@ -386,7 +386,7 @@ export class RtpStream {
     const now = performance.now();
     const frame = this.#receive.next(now);
     if (frame) {
-      if (parameters?.inbandDtmf) this.#inband.detect(frame.samples);
+      if (parameters?.inbandDtmf) this.#inband.detect(frame);
       this.events.onFrame(frame);
     }
     if (sender) this.#rtcp.reportIfDue(sender, this.#receiver, now);

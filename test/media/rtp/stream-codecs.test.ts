@@ -113,4 +113,44 @@ describe('RTP stream with G.722 and Opus', () => {
       });
     }
   }
+
+  test('inband DTMF on a G.722 call: a digit in the 16 kHz audio is heard (detected at 8 kHz)', async () => {
+    const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+    const pair = await range.bindPair('127.0.0.1');
+    const clock = new ManualClock();
+    const digits: string[] = [];
+    const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: (digit) => digits.push(digit) }, { rtcpSocket: pair.rtcp });
+    const peer = await peerSocket();
+    stream.configure({ codec: 'g722', payloadType: 9, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv', inbandDtmf: true });
+    const far = createCoder('g722')!;
+    // Digit 5: 770 Hz and 1336 Hz for 200 ms, then 200 ms of silence.
+    const low = sine(770, 16000, 320 * 20, 6000);
+    const high = sine(1336, 16000, 320 * 20, 6000);
+    const audio = new Int16Array(320 * 20);
+    for (let i = 0; i < 320 * 10; i++) audio[i] = low[i] + high[i];
+    const payload = new Uint8Array(160);
+    try {
+      for (let i = 0; i < 20; i++) {
+        far.encoder.encode(audio.subarray(i * 320, (i + 1) * 320), 320, payload, 0);
+        const packet = Buffer.alloc(12 + 160);
+        packet[0] = 0x80;
+        packet[1] = 9;
+        packet.writeUInt16BE(i, 2);
+        packet.writeUInt32BE(i * 160, 4);
+        packet.writeUInt32BE(0xdef, 8);
+        packet.set(payload, 12);
+        peer.send(packet, stream.localPort, '127.0.0.1');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        clock.tick();
+      }
+      for (let i = 0; i < 10; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        clock.tick();
+      }
+    } finally {
+      stream.close();
+      peer.close();
+    }
+    assert.deepEqual(digits, ['5']);
+  });
 });
