@@ -223,7 +223,11 @@ export class RtpStream {
 
   /** Applies (or changes, on a re-INVITE) what offer/answer agreed. */
   configure(parameters: StreamParameters): void {
-    const codecChanged = parameters.codec !== this.#parameters?.codec || parameters.payloadType !== this.#parameters?.payloadType;
+    // New coder options (the far end's Opus fmtp in a re-INVITE) take a new encoder, as a new codec does.
+    const codecChanged =
+      parameters.codec !== this.#parameters?.codec ||
+      parameters.payloadType !== this.#parameters?.payloadType ||
+      JSON.stringify(parameters.coderOptions) !== JSON.stringify(this.#parameters?.coderOptions);
     const wasInband = this.#parameters?.inbandDtmf === true;
     const first = this.#parameters === undefined;
     this.#parameters = parameters;
