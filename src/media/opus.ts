@@ -76,6 +76,8 @@ export class OpusStreamDecoder {
   readonly #decoder: Decoder;
   /** The packet, copied out of the datagram (the binding reads a whole view). */
   readonly #packet = new Uint8Array(1500);
+  /** Views of #packet by length, made once each: a packet of a length seen before allocates no view. */
+  readonly #views: Array<Uint8Array | undefined> = [];
   /** The most samples one packet can decode to. */
   readonly maxSamples: number;
 
@@ -95,7 +97,7 @@ export class OpusStreamDecoder {
     for (let i = 0; i < length; i++) packet[i] = src[start + i];
     let pcm: Uint8Array;
     try {
-      pcm = this.#decoder.decode(packet.subarray(0, length));
+      pcm = this.#decoder.decode((this.#views[length] ??= packet.subarray(0, length)));
     } catch {
       return 0;
     }
