@@ -4,7 +4,7 @@
 // 20 ms tick for the whole call (both directions) and the calls one core could carry at that cost.
 // The Opus library candidates are measured too when installed next to the project (only
 // @evan/opus is a dependency): `npm install --no-save opusscript @discordjs/opus` to compare.
-// Run: npx tsx bench/codecs.ts
+// Run: npm run bench:codecs
 import { createRequire } from 'node:module';
 import { samplesPerFrame, type SampleRate } from '../src/media/frame.ts';
 import { createResampler, type Resampler } from '../src/media/resample.ts';
