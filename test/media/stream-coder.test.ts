@@ -4,6 +4,7 @@ import { getCodec } from '../../src/media/codecs.ts';
 import { meanSquare } from '../../src/media/energy.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { createCoder, maxFrameBytes, OPUS_LINEAR_RATE, STREAM_CODEC_NAMES } from '../../src/media/stream-coder.ts';
+import { createResampler } from '../../src/media/resample.ts';
 import { sine, toDb } from './signals.ts';
 
 test('createCoder gives every codec of the engine an encoder/decoder pair; unknown and uncoded names none', () => {
@@ -79,4 +80,34 @@ test('Opus honours the far end: maxaveragebitrate caps the packets, a hostile pa
   assert.equal(decoder.decode(new Uint8Array(2000).fill(0xff), 0, 2000, output), 0, 'too long for a datagram');
   assert.equal(decoder.decode(new Uint8Array(0), 0, 0, output), 0);
   assert.equal(decoder.decode(new Uint8Array([0xff, 0xff, 0xff]), 0, 3, output), 0, 'an invalid packet');
+});
+
+test('transcoding between any two codecs through linear audio keeps a 1 kHz tone (decode, resample, encode, per stream)', () => {
+  const names = ['ulaw', 'alaw', 'slin', 'g722', 'opus'] as const;
+  for (const from of names) {
+    for (const to of names) {
+      if (from === to) continue;
+      // The far end's encoder, our decoder for its leg, our encoder for the other leg, and the
+      // other far end's decoder: four coders, each with its own state.
+      const [farFrom, ourFrom, ourTo, farTo] = [createCoder(from)!, createCoder(from)!, createCoder(to)!, createCoder(to)!];
+      const input = sine(1000, farFrom.rate, (farFrom.rate / 50) * 25, 8000);
+      const resampler = createResampler(ourFrom.rate, ourTo.rate);
+      const wire = new Uint8Array(1275);
+      const linear = new Int16Array(ourFrom.decoder.maxSamples(1275));
+      const converted = new Int16Array(ourTo.rate / 50);
+      const heard = new Int16Array((ourTo.rate / 50) * 25);
+      for (let frame = 0; frame < 25; frame++) {
+        const inFrame = farFrom.rate / 50;
+        const sent = farFrom.encoder.encode(input.subarray(frame * inFrame, (frame + 1) * inFrame), inFrame, wire, 0);
+        const decoded = ourFrom.decoder.decode(wire, 0, sent, linear);
+        assert.equal(decoded, ourFrom.rate / 50, `${from} decodes a whole frame`);
+        const written = resampler.process(linear.subarray(0, decoded), converted);
+        const out = ourTo.encoder.encode(converted, written, wire, 0);
+        farTo.decoder.decode(wire, 0, out, heard.subarray(frame * converted.length));
+      }
+      const from10 = (ourTo.rate / 50) * 10;
+      const share = goertzelPower(heard, 1000, ourTo.rate, from10, heard.length) / meanSquare(heard, from10, heard.length);
+      assert.ok(share > 0.9, `${from} → ${to}: 1 kHz is ${(share * 100).toFixed(0)} % of what arrives`);
+    }
+  }
 });
