@@ -40,9 +40,12 @@ function bandwidthFor(maxPlaybackRate: number): Bandwidth {
 /** The Opus encoder of one stream: one 20 ms frame of linear audio at `rate` in, one packet out. */
 export class OpusStreamEncoder {
   readonly #encoder: Encoder;
+  /** One 20 ms frame at `rate`: libopus takes only whole frames, so a short one is padded here. */
+  readonly #frame: Int16Array;
 
   constructor(readonly rate: SampleRate, settings: OpusSendSettings = {}) {
     this.#encoder = new Encoder({ channels: 1, sample_rate: rate, application: 'voip' });
+    this.#frame = new Int16Array(rate / 50);
     this.configure(settings);
   }
 
@@ -58,9 +61,26 @@ export class OpusStreamEncoder {
     encoder.vbr = settings.cbr !== true;
   }
 
-  /** Encodes `count` samples of `src` (a whole Opus frame: 20 ms here) into `dst` from `offset`; returns bytes written. */
+  /**
+   * Encodes 20 ms from the first `count` samples of `src` into `dst` from `offset`; returns bytes
+   * written. Fewer samples (a resampler's first frame) are padded with silence, more are cut: an
+   * Opus frame has a fixed length. 0 when libopus refuses (nothing is sent then).
+   */
   encode(src: Int16Array, count: number, dst: Uint8Array, offset: number): number {
-    const packet = this.#encoder.encode(count === src.length ? src : src.subarray(0, count));
+    const frame = this.#frame;
+    let pcm = src;
+    if (count !== frame.length || src.length !== frame.length) {
+      const kept = Math.min(count, frame.length);
+      for (let i = 0; i < kept; i++) frame[i] = src[i];
+      frame.fill(0, kept);
+      pcm = frame;
+    }
+    let packet: Uint8Array;
+    try {
+      packet = this.#encoder.encode(pcm);
+    } catch {
+      return 0;
+    }
     const length = Math.min(packet.length, dst.length - offset);
     dst.set(length === packet.length ? packet : packet.subarray(0, length), offset);
     return length;

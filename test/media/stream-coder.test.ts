@@ -75,6 +75,9 @@ test('Opus honours the far end: maxaveragebitrate caps the packets, a hostile pa
   };
   assert.ok(size(12000) <= 12000 / 8 / 50 + 2, `12 kbit/s: ${size(12000)} bytes a frame`);
   assert.ok(size(64000) > size(12000));
+  const short = createCoder('opus')!;
+  assert.ok(short.encoder.encode(input, frame - 20, new Uint8Array(1275), 0) > 0, 'a short frame (a resampler starting) is padded, not refused');
+  assert.ok(short.encoder.encode(sine(700, OPUS_LINEAR_RATE, frame * 2, 9000), frame * 2, new Uint8Array(1275), 0) > 0, 'a long one is cut to 20 ms');
   const decoder = createCoder('opus')!.decoder;
   const output = new Int16Array(decoder.maxSamples(2000));
   assert.equal(decoder.decode(new Uint8Array(2000).fill(0xff), 0, 2000, output), 0, 'too long for a datagram');
