@@ -89,6 +89,20 @@ describe('G.722 and Opus in SDP', () => {
     assert.deepEqual(offerCodecs(['ulaw', 'opus', 'g722'], ['opus', 'g722'], { prefer: 'local', operation: 'intersect', keep: 'all' }), ['opus', 'g722']);
   });
 
+  test('an offer with telephone-event/48000 and /8000 beside Opus: the /8000 one is taken', () => {
+    const offer = sdp(
+      'v=0', 'o=- 1 1 IN IP4 198.51.100.7', 's=-', 'c=IN IP4 198.51.100.7', 't=0 0',
+      'm=audio 40000 RTP/AVP 107 9 0 101 113',
+      'a=rtpmap:107 opus/48000/2', 'a=rtpmap:9 G722/8000', 'a=rtpmap:0 PCMU/8000',
+      'a=rtpmap:101 telephone-event/48000', 'a=fmtp:101 0-16', 'a=rtpmap:113 telephone-event/8000', 'a=fmtp:113 0-16',
+    );
+    const answer = answerOffer(offer, { ...LOCAL, prefer: 'remote' });
+    assert.ok(answer.ok);
+    assert.equal(answer.media.codec, 'opus');
+    assert.equal(answer.media.telephoneEventPt, 113);
+    assert.match(answer.sdp, /^m=audio 10000 RTP\/AVP 107 9 0 113\r$/m);
+  });
+
   test('a hostile Opus fmtp is bounded and ignored where it makes no sense', () => {
     assert.deepEqual(readOpusFmtp('maxaveragebitrate=99999999;maxplaybackrate=5;useinbandfec=yes;usedtx=1;' + 'x=1;'.repeat(1000)), { dtx: true });
     assert.deepEqual(readOpusFmtp(undefined), {});
