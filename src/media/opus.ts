@@ -1,6 +1,7 @@
 // Opus (RFC 6716) for one stream through @evan/opus, libopus behind N-API (a prebuilt binary inside
 // the npm package, WebAssembly where none fits): chosen by bench/codecs.ts over opusscript
-// (WebAssembly only, 2.2x slower) and @discordjs/opus (a binary per Node ABI, fetched at install).
+// (WebAssembly only, 1.8x the CPU) and @discordjs/opus (1.3x, and a binary per Node ABI fetched at
+// install time, which a machine without access to its host cannot do).
 // RTP says what RFC 7587 says: a 48 kHz clock whatever the audio's rate, `opus/48000/2` in the
 // rtpmap even for mono. We always send mono; a stereo packet from the far end is mixed down by
 // the decoder. The peer's fmtp (useinbandfec, usedtx, cbr, maxplaybackrate, maxaveragebitrate)
@@ -49,7 +50,7 @@ export class OpusStreamEncoder {
     this.configure(settings);
   }
 
-  /** Applies the far end's wishes (again on a re-INVITE). */
+  /** Applies the far end's wishes (FEC only when it asked: we asked too, so both sides want it, Asterisk's rule). */
   configure(settings: OpusSendSettings): void {
     const encoder = this.#encoder;
     const bitrate = settings.maxAverageBitrate;
