@@ -30,6 +30,7 @@ class ManualClock {
 }
 
 const FRAMES = 25;
+/** What the channel writes: 16 kHz frames of a 6 kHz tone. */
 const tone = sine(6000, 16000, 320 * FRAMES, 9000);
 
 async function peerSocket(): Promise<dgram.Socket> {
@@ -38,10 +39,10 @@ async function peerSocket(): Promise<dgram.Socket> {
   return socket;
 }
 
-/** Share of the 6 kHz tone in `samples` (after the codec has settled). */
-function toneShare(samples: Int16Array): number {
+/** Share of the 6 kHz tone in `samples` at `rate` (after the codec has settled). */
+function toneShare(samples: Int16Array, rate: number): number {
   const from = Math.floor(samples.length / 4);
-  return goertzelPower(samples, 6000, 16000, from, samples.length) / meanSquare(samples, from, samples.length);
+  return goertzelPower(samples, 6000, rate, from, samples.length) / meanSquare(samples, from, samples.length);
 }
 
 async function call(codec: 'g722' | 'opus', payloadType: number, options: StreamOptions) {
@@ -56,12 +57,13 @@ async function call(codec: 'g722' | 'opus', payloadType: number, options: Stream
   stream.configure({ codec, payloadType, receiveCodecs: [{ codec, payloadType }], remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
   // The far end's coder: what it sends, and how it hears what we send.
   const far = createCoder(codec)!;
+  const farFrame = far.rate / 50;
+  const farTone = sine(6000, far.rate, farFrame * FRAMES, 9000);
   const payload = new Uint8Array(1275);
   try {
     for (let i = 0; i < FRAMES; i++) {
-      const samples = tone.subarray(i * 320, (i + 1) * 320);
-      stream.writeFrame({ rate: 16000, samples });
-      const length = far.encoder.encode(samples, 320, payload, 0);
+      stream.writeFrame({ rate: 16000, samples: tone.subarray(i * 320, (i + 1) * 320) });
+      const length = far.encoder.encode(farTone.subarray(i * farFrame, (i + 1) * farFrame), farFrame, payload, 0);
       const packet = Buffer.alloc(12 + length);
       packet[0] = 0x80;
       packet[1] = payloadType;
@@ -82,14 +84,14 @@ async function call(codec: 'g722' | 'opus', payloadType: number, options: Stream
     peer.close();
   }
   // What we sent, decoded by the far end.
-  const heardByFar = new Int16Array(320 * received.length);
+  const heardByFar = new Int16Array(farFrame * received.length);
   const audio = received.filter((packet) => (packet[1] & 0x7f) === payloadType);
   let written = 0;
   for (const packet of audio) written += far.decoder.decode(packet, 12, packet.length, heardByFar.subarray(written));
   const steps = audio.slice(1).map((packet, i) => (packet.readUInt32BE(4) - audio[i].readUInt32BE(4)) >>> 0);
   const heardByUs = new Int16Array(frames.reduce((sum, frame) => sum + frame.samples.length, 0));
   frames.reduce((offset, frame) => (heardByUs.set(frame.samples, offset), offset + frame.samples.length), 0);
-  return { audio, steps, heardByFar: heardByFar.subarray(0, written), frames, heardByUs };
+  return { audio, steps, heardByFar: heardByFar.subarray(0, written), frames, heardByUs, rate: far.rate };
 }
 
 describe('RTP stream with G.722 and Opus', () => {
@@ -101,15 +103,16 @@ describe('RTP stream with G.722 and Opus', () => {
       ['jitter buffer', { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 } }],
       ['plain receive queue', {}],
     ] as const) {
-      test(`${codec} through the ${path}: sent with the codec's clock, 16 kHz frames with the 6 kHz tone both ways`, async () => {
+      test(`${codec} through the ${path}: sent with the codec's clock, frames at the codec's rate with the 6 kHz tone both ways`, async () => {
         const result = await call(codec, payloadType, options);
         assert.equal(result.audio.length, FRAMES, 'one packet per frame written');
         assert.ok(result.steps.every((step) => step === clockStep), `timestamp steps ${[...new Set(result.steps)]}`);
         if (codec === 'g722') assert.ok(result.audio.every((packet) => packet.length === 12 + 160), '160 bytes of G.722 per 20 ms');
-        assert.ok(toneShare(result.heardByFar) > 0.8, `the far end hears 6 kHz: ${toneShare(result.heardByFar).toFixed(2)}`);
+        assert.ok(toneShare(result.heardByFar, result.rate) > 0.8, `the far end hears 6 kHz: ${toneShare(result.heardByFar, result.rate).toFixed(2)}`);
         assert.ok(result.frames.length >= FRAMES - 5, `${result.frames.length} frames reached the channel`);
-        assert.ok(result.frames.every((frame) => frame.rate === 16000 && frame.samples.length === 320), 'at the codec rate');
-        assert.ok(toneShare(result.heardByUs) > 0.6, `we hear 6 kHz: ${toneShare(result.heardByUs).toFixed(2)}`);
+        assert.ok(result.frames.every((frame) => frame.rate === result.rate && frame.samples.length === result.rate / 50), `at the codec's rate, ${result.rate} Hz`);
+        assert.ok(result.rate >= 16000, 'wideband');
+        assert.ok(toneShare(result.heardByUs, result.rate) > 0.6, `we hear 6 kHz: ${toneShare(result.heardByUs, result.rate).toFixed(2)}`);
       });
     }
   }
