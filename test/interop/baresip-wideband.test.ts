@@ -25,11 +25,22 @@ const MODULES = ['g722.so', 'opus.so', 'sndfile.so'];
 const missing = MODULES.filter((module) => !existsSync(join(BARESIP_MODULES, module)));
 const skip = !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : missing.length > 0 ? `baresip modules missing: ${missing.join(', ')}` : false;
 
-/** The frequency of the strongest zero-crossing rate in `samples`. */
+/**
+ * The frequency of `samples` by zero crossings, counted in loud 10 ms blocks only: a gap the jitter
+ * buffer filled with silence on a loaded machine does not pull the figure down.
+ */
 function zeroCrossingFrequency(samples: Int16Array, rate: number): number {
+  const block = rate / 100;
+  const threshold = meanSquare(samples) / 10;
   let crossings = 0;
-  for (let i = 1; i < samples.length; i++) if (samples[i - 1] < 0 !== samples[i] < 0) crossings++;
-  return (crossings / 2) * (rate / samples.length);
+  let counted = 0;
+  for (let start = 0; start + block <= samples.length; start += block) {
+    if (meanSquare(samples, start, start + block) < threshold) continue;
+    // From the block's first sample, so a crossing at a block boundary counts too.
+    for (let i = Math.max(1, start); i < start + block; i++) if (samples[i - 1] < 0 !== samples[i] < 0) crossings++;
+    counted += start === 0 ? block - 1 : block;
+  }
+  return counted === 0 ? 0 : (crossings / 2) * (rate / counted);
 }
 
 type Codec = 'G722/16000/1' | 'opus/48000/2';
