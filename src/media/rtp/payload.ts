@@ -21,9 +21,10 @@ export class RtpPayloadCoder {
   readonly #kind: Kind;
   /** The stream's own coder, for frame codecs. */
   readonly #frame: StreamCoder | undefined;
-  /** Receive side: the last RTP timestamp seen and its extension in samples at `rate` (see sampleTimestamp). */
+  /** Receive side: the last RTP timestamp seen, its image in samples (see sampleTimestamp) and the clock units not yet a whole sample. */
   #lastTimestamp: number | undefined;
-  #extended = 0;
+  #sampleTimestamp = 0;
+  #remainder = 0;
   /** Receive side: a payload of another rate than the receive path's is resampled (see toRate). */
   #resampler: Resampler | undefined;
   #converted = new Int16Array(0);
@@ -50,16 +51,25 @@ export class RtpPayloadCoder {
   /**
    * The RTP timestamp of a received packet in samples at `rate` (the receive path's), for the
    * jitter buffer, which places audio by sample. When the clock is that rate already it is the
-   * timestamp itself; otherwise (G.722's 8000 clock for 16 kHz audio, Opus's 48000) it is scaled
-   * from a running extension of the timestamp, so the 32-bit wrap stays seamless.
+   * timestamp itself; otherwise (G.722's 8000 clock for 16 kHz audio, Opus's 48000) each step from
+   * the last timestamp is scaled and added, so the 32-bit wrap stays seamless and every number
+   * stays small whatever a far end sends (a step is at most ±2^31 clock units).
    */
   sampleTimestamp(timestamp: number, rate: SampleRate): number {
-    if (this.codec.clockRate === rate) return timestamp;
+    const clock = this.codec.clockRate;
+    if (clock === rate) return timestamp;
     const last = this.#lastTimestamp;
     this.#lastTimestamp = timestamp;
-    // Within ±2^31 of the last one: a step, not a new timeline (the jitter buffer judges jumps).
-    this.#extended = last === undefined ? timestamp : this.#extended + ((timestamp - last) | 0);
-    return Math.floor((this.#extended * rate) / this.codec.clockRate) >>> 0;
+    if (last === undefined) {
+      this.#sampleTimestamp = Math.floor((timestamp * rate) / clock) >>> 0;
+      this.#remainder = 0;
+      return this.#sampleTimestamp;
+    }
+    const units = ((timestamp - last) | 0) * rate + this.#remainder;
+    const samples = Math.floor(units / clock);
+    this.#remainder = units - samples * clock;
+    this.#sampleTimestamp = (this.#sampleTimestamp + samples) >>> 0;
+    return this.#sampleTimestamp;
   }
 
   /** Samples written by the last toRate(). */
