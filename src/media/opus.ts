@@ -38,28 +38,37 @@ function bandwidthFor(maxPlaybackRate: number): Bandwidth {
   return 'fullband';
 }
 
-/** The Opus encoder of one stream: one 20 ms frame of linear audio at `rate` in, one packet out. */
+/**
+ * The Opus encoder of one stream: one 20 ms frame of linear audio at `rate` in, one packet out.
+ * libopus's encoder is made at the first frame: a stream decodes every payload type the far end may
+ * send but encodes only one, and an encoder is the larger half.
+ */
 export class OpusStreamEncoder {
-  readonly #encoder: Encoder;
+  #encoder: Encoder | undefined;
+  #settings: OpusSendSettings;
   /** One 20 ms frame at `rate`: libopus takes only whole frames, so a short one is padded here. */
   readonly #frame: Int16Array;
 
-  constructor(readonly rate: SampleRate, settings: OpusSendSettings = {}) {
-    this.#encoder = new Encoder({ channels: 1, sample_rate: rate, application: 'voip' });
+  constructor(
+    readonly rate: SampleRate,
+    settings: OpusSendSettings = {},
+  ) {
     this.#frame = new Int16Array(rate / 50);
-    this.configure(settings);
+    this.#settings = settings;
   }
 
-  /** Applies the far end's wishes (FEC only when it asked: we asked too, so both sides want it, Asterisk's rule). */
+  /** Takes the far end's wishes (for the encoder to come, or the one running). */
   configure(settings: OpusSendSettings): void {
-    const encoder = this.#encoder;
-    const bitrate = settings.maxAverageBitrate;
-    encoder.bitrate = bitrate !== undefined && bitrate >= 6000 && bitrate <= 510000 ? bitrate : 'auto';
-    encoder.max_bandwidth = bandwidthFor(settings.maxPlaybackRate ?? 48000);
-    encoder.inband_fec = settings.inbandFec === true;
-    encoder.packet_loss = settings.inbandFec === true ? FEC_EXPECTED_LOSS_PERCENT : 0;
-    encoder.dtx = settings.dtx === true;
-    encoder.vbr = settings.cbr !== true;
+    this.#settings = settings;
+    if (this.#encoder) applySettings(this.#encoder, settings);
+  }
+
+  #encoderNow(): Encoder {
+    if (!this.#encoder) {
+      this.#encoder = new Encoder({ channels: 1, sample_rate: this.rate, application: 'voip' });
+      applySettings(this.#encoder, this.#settings);
+    }
+    return this.#encoder;
   }
 
   /**
@@ -78,7 +87,7 @@ export class OpusStreamEncoder {
     }
     let packet: Uint8Array;
     try {
-      packet = this.#encoder.encode(pcm);
+      packet = this.#encoderNow().encode(pcm);
     } catch {
       return 0;
     }
@@ -88,8 +97,19 @@ export class OpusStreamEncoder {
   }
 
   reset(): void {
-    this.#encoder.reset();
+    this.#encoder?.reset();
   }
+}
+
+/** The far end's wishes on an encoder (FEC only when it asked: we asked too, so both sides want it, Asterisk's rule). */
+function applySettings(encoder: Encoder, settings: OpusSendSettings): void {
+  const bitrate = settings.maxAverageBitrate;
+  encoder.bitrate = bitrate !== undefined && bitrate >= 6000 && bitrate <= 510000 ? bitrate : 'auto';
+  encoder.max_bandwidth = bandwidthFor(settings.maxPlaybackRate ?? 48000);
+  encoder.inband_fec = settings.inbandFec === true;
+  encoder.packet_loss = settings.inbandFec === true ? FEC_EXPECTED_LOSS_PERCENT : 0;
+  encoder.dtx = settings.dtx === true;
+  encoder.vbr = settings.cbr !== true;
 }
 
 /** The Opus decoder of one stream: packets in, linear audio at `rate` out. */
