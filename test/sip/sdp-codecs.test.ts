@@ -23,9 +23,14 @@ const SOFTPHONE_OFFER = sdp(
 );
 
 describe('G.722 and Opus in SDP', () => {
-  test('our offer: opus/48000/2 at 107 with useinbandfec=1 (as Asterisk), G722/8000 at 9, in allow= order', () => {
+  test('our offer: opus/48000/2 at 107 with useinbandfec=1 (as Asterisk), G722/8000 at 9, in allow= order; telephone-event at 8000 and, for Opus, 48000', () => {
     const offer = buildOffer(LOCAL);
-    assert.match(offer, /^m=audio 10000 RTP\/AVP 107 9 0 101\r$/m);
+    assert.match(offer, /^m=audio 10000 RTP\/AVP 107 9 0 101 100\r$/m);
+    assert.match(offer, /^a=rtpmap:101 telephone-event\/8000\r$/m);
+    assert.match(offer, /^a=rtpmap:100 telephone-event\/48000\r$/m);
+    assert.match(offer, /^a=fmtp:100 0-16\r$/m);
+    assert.doesNotMatch(buildOffer({ ...LOCAL, codecs: ['g722', 'ulaw'] }), /telephone-event\/48000/, 'no Opus, no 48 kHz events');
+    assert.match(buildOffer({ ...LOCAL, telephoneEvent: 100 }), /^a=rtpmap:102 telephone-event\/48000\r$/m, 'beside 8 kHz events configured at 100');
     assert.match(offer, /^a=rtpmap:107 opus\/48000\/2\r$/m);
     assert.match(offer, /^a=fmtp:107 useinbandfec=1\r$/m);
     assert.match(offer, /^a=rtpmap:9 G722\/8000\r$/m);
@@ -89,7 +94,7 @@ describe('G.722 and Opus in SDP', () => {
     assert.deepEqual(offerCodecs(['ulaw', 'opus', 'g722'], ['opus', 'g722'], { prefer: 'local', operation: 'intersect', keep: 'all' }), ['opus', 'g722']);
   });
 
-  test('an offer with telephone-event/48000 and /8000 beside Opus: the /8000 one is taken', () => {
+  test('an offer with telephone-event/48000 and /8000: the one on the chosen codec\'s clock is taken (RFC 4733 §2.1)', () => {
     const offer = sdp(
       'v=0', 'o=- 1 1 IN IP4 198.51.100.7', 's=-', 'c=IN IP4 198.51.100.7', 't=0 0',
       'm=audio 40000 RTP/AVP 107 9 0 101 113',
@@ -99,8 +104,21 @@ describe('G.722 and Opus in SDP', () => {
     const answer = answerOffer(offer, { ...LOCAL, prefer: 'remote' });
     assert.ok(answer.ok);
     assert.equal(answer.media.codec, 'opus');
-    assert.equal(answer.media.telephoneEventPt, 113);
-    assert.match(answer.sdp, /^m=audio 10000 RTP\/AVP 107 9 0 113\r$/m);
+    assert.equal(answer.media.telephoneEventPt, 101);
+    assert.equal(answer.media.telephoneEventRate, 48000);
+    assert.match(answer.sdp, /^m=audio 10000 RTP\/AVP 107 9 0 101\r$/m);
+    assert.match(answer.sdp, /^a=rtpmap:101 telephone-event\/48000\r$/m);
+    const g722 = answerOffer(offer, { ...LOCAL, codecs: ['g722', 'ulaw'], prefer: 'local' });
+    assert.ok(g722.ok);
+    assert.equal(g722.media.telephoneEventPt, 113, 'G.722 counts 8000: the 8 kHz events');
+    assert.equal(g722.media.telephoneEventRate, undefined, 'absent: 8000');
+    const answerOpus = sdp('v=0', 'o=- 1 1 IN IP4 198.51.100.7', 's=-', 'c=IN IP4 198.51.100.7', 't=0 0', 'm=audio 40000 RTP/AVP 107 100', 'a=rtpmap:107 opus/48000/2', 'a=rtpmap:100 telephone-event/48000');
+    const accepted = acceptAnswer(answerOpus, LOCAL);
+    assert.ok(accepted.ok);
+    assert.deepEqual([accepted.media.telephoneEventPt, accepted.media.telephoneEventRate], [100, 48000]);
+    const narrowOffer = acceptAnswer(answerOpus.replace(/107 opus\/48000\/2/, '0 PCMU/8000').replace('RTP/AVP 107 100', 'RTP/AVP 0 100'), { ...LOCAL, codecs: ['ulaw'] });
+    assert.ok(narrowOffer.ok);
+    assert.equal(narrowOffer.media.telephoneEventPt, undefined, 'a 48 kHz event we did not offer is not taken');
   });
 
   test('a hostile Opus fmtp is bounded and ignored where it makes no sense', () => {

@@ -165,6 +165,7 @@ export class CallMedia {
       payloadType: media.payloadType,
       receiveCodecs: media.codecs,
       telephoneEventPt: media.telephoneEventPt,
+      ...(media.telephoneEventRate === undefined ? {} : { telephoneEventRate: media.telephoneEventRate }),
       remoteAddress: media.remoteAddress,
       remotePort: media.remotePort,
       remoteRtcpPort: media.remoteRtcpPort,

@@ -45,6 +45,8 @@ export interface StreamParameters {
   /** Every codec the answer lists, with the far end's payload type: it may send any of them (RFC 3264 §6.1), so each is decoded. */
   readonly receiveCodecs?: ReadonlyArray<{ readonly codec: string; readonly payloadType: number }>;
   readonly telephoneEventPt?: number;
+  /** The clock of telephone-events: 8000 (the default), or 48000 beside Opus. */
+  readonly telephoneEventRate?: number;
   readonly remoteAddress?: string;
   readonly remotePort: number;
   /** Where RTCP goes (a=rtcp, else remotePort + 1; remotePort with rtcp-mux). */
@@ -149,8 +151,10 @@ export class RtpStream {
   readonly #strict: boolean;
   readonly #symmetric: boolean;
   readonly #header = new RtpHeader();
-  readonly #digitsOut = new TelephoneEventSender(8000);
-  readonly #digitsIn: TelephoneEventReceiver;
+  #digitsOut = new TelephoneEventSender(8000);
+  #digitsIn: TelephoneEventReceiver;
+  /** The clock of both (telephoneEventRate). */
+  #eventRate = 8000;
   readonly #inband: InbandDtmf;
   /** Digits waiting behind the one being sent. */
   readonly #pendingDigits: { digit: string; durationMs: number }[] = [];
@@ -184,7 +188,7 @@ export class RtpStream {
     this.socket = socket;
     this.rtcpSocket = options.rtcpSocket;
     this.localPort = socket.address().port;
-    this.#digitsIn = new TelephoneEventReceiver(8000, (digit, durationMs) => this.events.onDigit(digit, durationMs));
+    this.#digitsIn = this.#digitReceiver(8000);
     this.#inband = new InbandDtmf((digit, durationMs) => this.events.onDigit(digit, durationMs));
     this.#symmetric = options.symmetric ?? true;
     this.#rtcp = new RtcpLink(socket, options.rtcpSocket, options.rtcpIntervalMs ?? 5000, this.#symmetric);
@@ -253,6 +257,13 @@ export class RtpStream {
     }
     this.#rtcp.configure(parameters, moved);
     if (parameters.inbandDtmf && !wasInband) this.#inband.reset();
+    // Events on another clock (48000 beside Opus): durations count on it. A digit under way ends.
+    const eventRate = parameters.telephoneEventRate ?? 8000;
+    if (eventRate !== this.#eventRate) {
+      this.#eventRate = eventRate;
+      this.#digitsOut = new TelephoneEventSender(eventRate);
+      this.#digitsIn = this.#digitReceiver(eventRate);
+    }
     this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs, parameters.coderOptions);
   }
 
@@ -268,6 +279,10 @@ export class RtpStream {
     }
     this.#jitterBuffer = this.#jitterOptions ? new JitterBuffer({ rate, ...this.#jitterOptions }) : undefined;
     this.#receive = this.#jitterBuffer ?? new PlainReceivePath(new ReceiveQueue(rate));
+  }
+
+  #digitReceiver(clockRate: number): TelephoneEventReceiver {
+    return new TelephoneEventReceiver(clockRate, (digit, durationMs) => this.events.onDigit(digit, durationMs));
   }
 
   statistics(): RtpStatistics | undefined {

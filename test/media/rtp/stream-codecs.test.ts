@@ -156,4 +156,50 @@ describe('RTP stream with G.722 and Opus', () => {
     }
     assert.deepEqual(digits, ['5']);
   });
+
+  test('telephone-events on the Opus clock (telephone-event/48000): durations count 48000 a second both ways', async () => {
+    const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+    const pair = await range.bindPair('127.0.0.1');
+    const clock = new ManualClock();
+    const digits: Array<[string, number]> = [];
+    const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: (digit, ms) => digits.push([digit, ms]) }, { rtcpSocket: pair.rtcp });
+    const peer = await peerSocket();
+    const received: Buffer[] = [];
+    peer.on('message', (data) => received.push(data));
+    stream.configure({ codec: 'opus', payloadType: 107, telephoneEventPt: 100, telephoneEventRate: 48000, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
+    try {
+      assert.equal(stream.sendDigit('5', 100), true);
+      // The far end's digit 7 for 200 ms, in three packets of one event (the last with the end bit).
+      for (const [duration, end] of [
+        [960, false],
+        [4800, false],
+        [9600, true],
+      ] as const) {
+        const packet = Buffer.alloc(16);
+        packet[0] = 0x80;
+        packet[1] = 100;
+        packet.writeUInt16BE(duration / 960, 2);
+        packet.writeUInt32BE(48_000, 4);
+        packet.writeUInt32BE(0xfeed, 8);
+        packet[12] = 7;
+        packet[13] = (end ? 0x80 : 0) | 10;
+        packet.writeUInt16BE(duration, 14);
+        peer.send(packet, stream.localPort, '127.0.0.1');
+      }
+      for (let i = 0; i < 15; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        clock.tick();
+      }
+    } finally {
+      stream.close();
+      peer.close();
+    }
+    assert.deepEqual(digits, [['7', 200]]);
+    const events = received.filter((packet) => (packet[1] & 0x7f) === 100);
+    assert.ok(events.length >= 5, `${events.length} event packets`);
+    const durations = events.map((packet) => packet.readUInt16BE(14));
+    assert.equal(durations[0], 960, '20 ms on the 48 kHz clock');
+    assert.equal(Math.max(...durations), 4800, '100 ms on the 48 kHz clock');
+    assert.ok(events.every((packet) => packet[12] === 5));
+  });
 });
