@@ -1,9 +1,10 @@
 // The SDP side of one SIP call: our session description (its o= id and version), the offers and
 // answers we make with the endpoint's codecs and preferences (incoming/outgoing_call_offer_pref), the
 // answers we take, and the call's RTP stream configured with whatever was agreed — every codec the
-// answer lists is decoded, the first is sent. With media_encryption=sdes the call has its own SRTP
-// master keys (one per suite, made once: re-INVITEs repeat them, as chan_pjsip keeps its key) and
-// the stream gets an SrtpSession keyed by what offer/answer agreed.
+// answer lists is decoded, the first is sent (Opus shaped by the far end's fmtp). With
+// media_encryption=sdes the call has its own SRTP master keys (one per suite, made once: re-INVITEs
+// repeat them, as chan_pjsip keeps its key) and the stream gets an SrtpSession keyed by what
+// offer/answer agreed.
 import { randomBytes } from 'node:crypto';
 import type { RtpStream } from '../../media/rtp/stream.ts';
 import { SrtpSession } from '../../media/srtp/session.ts';
@@ -160,9 +161,11 @@ export class CallMedia {
     this.#negotiated = media;
     this.stream()?.configure({
       codec: media.codec,
+      ...(media.opus ? { coderOptions: { opus: media.opus } } : {}),
       payloadType: media.payloadType,
       receiveCodecs: media.codecs,
       telephoneEventPt: media.telephoneEventPt,
+      ...(media.telephoneEventRate === undefined ? {} : { telephoneEventRate: media.telephoneEventRate }),
       remoteAddress: media.remoteAddress,
       remotePort: media.remotePort,
       remoteRtcpPort: media.remoteRtcpPort,

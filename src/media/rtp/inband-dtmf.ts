@@ -3,6 +3,7 @@
 // carries the tones, so playing a digit allocates only when it starts, never per frame.
 import { DtmfDetector, dtmfToneList } from '../dtmf.ts';
 import type { Frame } from '../frame.ts';
+import { createResampler, type Resampler } from '../resample.ts';
 import { ToneGenerator } from '../tone-generator.ts';
 import { parseToneList } from '../tones.ts';
 
@@ -19,6 +20,9 @@ export class InbandDtmf {
   /** The digit being played as tones, and the frame it is rendered into. */
   #generator: ToneGenerator | undefined;
   readonly #frame: Frame = { rate: 8000, samples: new Int16Array(160) };
+  /** Wideband audio (a G.722 or Opus call) is brought to the detector's 8 kHz first. */
+  #downsampler: Resampler | undefined;
+  readonly #narrow = new Int16Array(160);
 
   constructor(onDigit: (digit: string, durationMs: number) => void) {
     this.#detector = new DtmfDetector({ rate: 8000, onDigitEnd: onDigit });
@@ -35,8 +39,14 @@ export class InbandDtmf {
   }
 
   /** Listens for digits in one frame of received audio. */
-  detect(samples: Int16Array): void {
-    this.#detector.process(samples);
+  detect(frame: Frame): void {
+    if (frame.rate === 8000) {
+      this.#detector.process(frame.samples);
+      return;
+    }
+    if (this.#downsampler?.fromRate !== frame.rate) this.#downsampler = createResampler(frame.rate, 8000);
+    const count = this.#downsampler.process(frame.samples, this.#narrow);
+    this.#detector.process(count === this.#narrow.length ? this.#narrow : this.#narrow.subarray(0, count));
   }
 
   /** Starts playing a digit as tones (a character that is not a digit is skipped). */

@@ -25,7 +25,7 @@ export class ReceiveQueue {
   private minDepthFrames = Number.POSITIVE_INFINITY;
   private ticksInWindow = 0;
 
-  constructor(rate: SampleRate) {
+  constructor(readonly rate: SampleRate) {
     this.frameSamples = samplesPerFrame(rate);
     this.queue = new Int16Array(this.frameSamples * MAX_QUEUED_FRAMES);
     this.frame = { rate, samples: new Int16Array(this.frameSamples) };

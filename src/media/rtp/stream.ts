@@ -1,5 +1,6 @@
 // The media of one SIP call: a UDP socket pair from the configured RTP port range (RTP on an even
-// port, RTCP on the odd one above it), G.711 audio coded by the RTP library, RFC 4733
+// port, RTCP on the odd one above it), audio coded by the RTP library (G.711, and G.722 and Opus
+// with coders of the stream's own; received audio is delivered at the sending codec's rate), RFC 4733
 // telephone-events both ways or DTMF as tones in the audio (dtmf_mode inband, inband-dtmf.ts), and
 // strict RTP (source-learning.ts): packets from strangers are dropped (counted); with symmetric
 // RTP (the endpoint's rtp_symmetric) media goes to where the far end's packets come from once a
@@ -12,8 +13,10 @@
 // Per packet nothing is allocated: the header, the scratch buffers and the packet rings are reused.
 import type dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import type { Frame } from '../frame.ts';
+import type { Frame, SampleRate } from '../frame.ts';
+import type { CoderOptions } from '../stream-coder.ts';
 import { PlainReceivePath, receiveRtpAudio, type ReceivePath } from './audio-receive.ts';
+import { ReceiveQueue } from './receive-queue.ts';
 import { InbandDtmf } from './inband-dtmf.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { OutgoingRate } from './outgoing-rate.ts';
@@ -34,12 +37,16 @@ export type StreamDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 
 /** What offer/answer agreed, as the stream needs it. */
 export interface StreamParameters {
-  /** `ulaw` or `alaw`. */
+  /** `ulaw`, `alaw`, `g722` or `opus`. */
   readonly codec: string;
+  /** What shapes the frame codecs' encoders (Opus: the far end's fmtp). */
+  readonly coderOptions?: CoderOptions;
   readonly payloadType: number;
   /** Every codec the answer lists, with the far end's payload type: it may send any of them (RFC 3264 §6.1), so each is decoded. */
   readonly receiveCodecs?: ReadonlyArray<{ readonly codec: string; readonly payloadType: number }>;
   readonly telephoneEventPt?: number;
+  /** The clock of telephone-events: 8000 (the default), or 48000 beside Opus. */
+  readonly telephoneEventRate?: number;
   readonly remoteAddress?: string;
   readonly remotePort: number;
   /** Where RTCP goes (a=rtcp, else remotePort + 1; remotePort with rtcp-mux). */
@@ -136,15 +143,18 @@ export class RtpStream {
   #sender: RtpSender | undefined;
   #receiver: RtpReceiverStats | undefined;
   #outgoing = new OutgoingRate(8000);
-  readonly #receive: ReceivePath;
-  readonly #jitterBuffer: JitterBuffer | undefined;
+  #receive: ReceivePath;
+  #jitterBuffer: JitterBuffer | undefined;
+  readonly #jitterOptions: StreamOptions['jitterBuffer'];
   readonly #rtcp: RtcpLink;
   readonly #source: RtpSourceLearning;
   readonly #strict: boolean;
   readonly #symmetric: boolean;
   readonly #header = new RtpHeader();
-  readonly #digitsOut = new TelephoneEventSender(8000);
-  readonly #digitsIn: TelephoneEventReceiver;
+  #digitsOut = new TelephoneEventSender(8000);
+  #digitsIn: TelephoneEventReceiver;
+  /** The clock of both (telephoneEventRate). */
+  #eventRate = 8000;
   readonly #inband: InbandDtmf;
   /** Digits waiting behind the one being sent. */
   readonly #pendingDigits: { digit: string; durationMs: number }[] = [];
@@ -178,7 +188,7 @@ export class RtpStream {
     this.socket = socket;
     this.rtcpSocket = options.rtcpSocket;
     this.localPort = socket.address().port;
-    this.#digitsIn = new TelephoneEventReceiver(8000, (digit, durationMs) => this.events.onDigit(digit, durationMs));
+    this.#digitsIn = this.#digitReceiver(8000);
     this.#inband = new InbandDtmf((digit, durationMs) => this.events.onDigit(digit, durationMs));
     this.#symmetric = options.symmetric ?? true;
     this.#rtcp = new RtcpLink(socket, options.rtcpSocket, options.rtcpIntervalMs ?? 5000, this.#symmetric);
@@ -186,12 +196,9 @@ export class RtpStream {
     const probation = Math.max(1, Math.floor(options.probation ?? 4));
     this.#source = new RtpSourceLearning(this.#strict, probation, (address, port) => this.#rtcp.followSource(address, port));
     this.#totals = options.totals ?? new RtpStreamTotals();
-    if (options.jitterBuffer) {
-      this.#jitterBuffer = new JitterBuffer({ rate: 8000, ...options.jitterBuffer });
-      this.#receive = this.#jitterBuffer;
-    } else {
-      this.#receive = new PlainReceivePath();
-    }
+    this.#jitterOptions = options.jitterBuffer;
+    this.#jitterBuffer = this.#jitterOptions ? new JitterBuffer({ rate: 8000, ...this.#jitterOptions }) : undefined;
+    this.#receive = this.#jitterBuffer ?? new PlainReceivePath();
     socket.on('message', this.#onMessage);
     socket.on('error', ignoreSocketError);
     this.rtcpSocket?.on('message', this.#onRtcpMessage);
@@ -220,18 +227,23 @@ export class RtpStream {
 
   /** Applies (or changes, on a re-INVITE) what offer/answer agreed. */
   configure(parameters: StreamParameters): void {
-    const codecChanged = parameters.codec !== this.#parameters?.codec || parameters.payloadType !== this.#parameters?.payloadType;
+    // New coder options (the far end's Opus fmtp in a re-INVITE) take a new encoder, as a new codec does.
+    const codecChanged =
+      parameters.codec !== this.#parameters?.codec ||
+      parameters.payloadType !== this.#parameters?.payloadType ||
+      JSON.stringify(parameters.coderOptions) !== JSON.stringify(this.#parameters?.coderOptions);
     const wasInband = this.#parameters?.inbandDtmf === true;
     const first = this.#parameters === undefined;
     this.#parameters = parameters;
     if (codecChanged || !this.#coder) {
-      this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType);
+      this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType, parameters.coderOptions);
       const previous = this.#sender;
       // With SRTP the sequence goes on: a jump would make the far end guess another ROC (RFC 3711 App. A).
       const sequence = parameters.protection ? previous?.nextSequence : undefined;
       this.#sender = new RtpSender(this.#coder, previous ? { ssrc: previous.ssrc, sequence, timestamp: previous.timestamp } : {});
       this.#receiver ??= new RtpReceiverStats(this.#coder.codec.clockRate);
       this.#outgoing = new OutgoingRate(this.#coder.rate);
+      if (this.#receive.rate !== this.#coder.rate) this.#receiveAt(this.#coder.rate);
     }
     // A new media address in the SDP (the call's first, or a re-INVITE moving it): send there and
     // learn the source again. The same address again (a codec change, hold) keeps what was learned.
@@ -245,7 +257,32 @@ export class RtpStream {
     }
     this.#rtcp.configure(parameters, moved);
     if (parameters.inbandDtmf && !wasInband) this.#inband.reset();
-    this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs);
+    // Events on another clock (48000 beside Opus): durations count on it. A digit under way ends.
+    const eventRate = parameters.telephoneEventRate ?? 8000;
+    if (eventRate !== this.#eventRate) {
+      this.#eventRate = eventRate;
+      this.#digitsOut = new TelephoneEventSender(eventRate);
+      this.#digitsIn = this.#digitReceiver(eventRate);
+    }
+    this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs, parameters.coderOptions);
+  }
+
+  /**
+   * Received audio is delivered at `rate` from now on (the sending codec's: the channel's native
+   * rate). A new receive path: what the old jitter buffer counted goes to the totals first.
+   */
+  #receiveAt(rate: SampleRate): void {
+    const previous = this.#jitterBuffer;
+    if (previous) {
+      this.#totals.latePackets += previous.late;
+      this.#totals.concealedFrames += previous.concealed;
+    }
+    this.#jitterBuffer = this.#jitterOptions ? new JitterBuffer({ rate, ...this.#jitterOptions }) : undefined;
+    this.#receive = this.#jitterBuffer ?? new PlainReceivePath(new ReceiveQueue(rate));
+  }
+
+  #digitReceiver(clockRate: number): TelephoneEventReceiver {
+    return new TelephoneEventReceiver(clockRate, (digit, durationMs) => this.events.onDigit(digit, durationMs));
   }
 
   statistics(): RtpStatistics | undefined {
@@ -368,7 +405,7 @@ export class RtpStream {
     const now = performance.now();
     const frame = this.#receive.next(now);
     if (frame) {
-      if (parameters?.inbandDtmf) this.#inband.detect(frame.samples);
+      if (parameters?.inbandDtmf) this.#inband.detect(frame);
       this.events.onFrame(frame);
     }
     if (sender) this.#rtcp.reportIfDue(sender, this.#receiver, now);

@@ -1,4 +1,4 @@
-// RFC 3264 offer/answer for one audio stream of G.711 and telephone-event (RFC 4733).
+// RFC 3264 offer/answer for one audio stream of G.711, G.722, Opus (RFC 7587) and telephone-event (RFC 4733).
 // Builds our offers, answers remote offers and reads answers to our offers; every remote body goes
 // through readSdp() first, so hostile SDP yields { ok: false }, never an exception.
 //
@@ -9,31 +9,46 @@
 // of those listed, and NegotiatedMedia.codecs names them all.
 import { isIPv6 } from 'node:net';
 import { write as writeSdp, type MediaDescription, type SessionDescription } from 'sdp-transform';
+import type { OpusSendSettings } from '../../media/opus.ts';
+import { OPUS_LOCAL_FMTP, readOpusFmtp } from './opus-fmtp.ts';
 import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
 import { acceptSecurity, answerSecurity, isRtpAudioProfile, offerSecurity, type LocalSdes, type MediaSecurity, type NegotiatedSrtp } from './sdes.ts';
 
 export type { MediaDirection } from './session.ts';
 
 /** Audio codecs Patchbay carries over RTP, by Asterisk's `allow` names. */
-export type SdpCodec = 'ulaw' | 'alaw';
+export type SdpCodec = 'ulaw' | 'alaw' | 'g722' | 'opus';
 
 interface CodecInfo {
   readonly name: SdpCodec;
   readonly encoding: string;
+  /** The static payload type, or the dynamic one Asterisk offers (Opus: 107). */
   readonly payloadType: number;
   readonly clockRate: number;
+  /** The rtpmap's channel count, when it must be written (Opus: always 2, RFC 7587 §7). */
+  readonly channels?: number;
+  /** Our fmtp for it, if any. */
+  readonly fmtp?: string;
 }
 
 export const SDP_CODECS: Readonly<Record<SdpCodec, CodecInfo>> = {
   ulaw: { name: 'ulaw', encoding: 'PCMU', payloadType: 0, clockRate: 8000 },
   alaw: { name: 'alaw', encoding: 'PCMA', payloadType: 8, clockRate: 8000 },
+  // RFC 3551 §4.5.2: 16 kHz audio, but a clock of 8000 for historical reasons.
+  g722: { name: 'g722', encoding: 'G722', payloadType: 9, clockRate: 8000 },
+  opus: { name: 'opus', encoding: 'opus', payloadType: 107, clockRate: 48000, channels: 2, fmtp: OPUS_LOCAL_FMTP },
 };
 
 export function isSdpCodec(name: string): name is SdpCodec {
-  return name === 'ulaw' || name === 'alaw';
+  return name === 'ulaw' || name === 'alaw' || name === 'g722' || name === 'opus';
 }
 
 export const DEFAULT_TELEPHONE_EVENT_PT = 101;
+/**
+ * telephone-event at Opus's 48 kHz clock, offered beside Opus as Asterisk 18+ does (RFC 4733 §2.1:
+ * events count on the clock of the audio they ride with); 102 when the 8 kHz events took 100.
+ */
+export const WIDEBAND_TELEPHONE_EVENT_PT = 100;
 export const DEFAULT_PTIME = 20;
 
 export interface LocalMedia {
@@ -77,12 +92,16 @@ export interface NegotiatedMedia {
   readonly clockRate: number;
   /** The far end's telephone-event payload type, when both sides have it. */
   readonly telephoneEventPt?: number;
+  /** Its clock when not 8000: the codec's own (48000 beside Opus), when the far end has events on it. */
+  readonly telephoneEventRate?: number;
   /** Our direction: whether we send, receive, both or neither. */
   readonly direction: MediaDirection;
   /** Milliseconds of audio per packet the far end asked for (a=ptime), else 20. */
   readonly ptime: number;
   /** Every common codec with the far end's payload type, preferred first. */
   readonly codecs: ReadonlyArray<{ readonly codec: SdpCodec; readonly payloadType: number }>;
+  /** What the far end's fmtp asks of the Opus we send (when Opus is common). */
+  readonly opus?: OpusSendSettings;
   /** Index of the m= line carrying the stream. */
   readonly mediaIndex: number;
   /** Both sides agreed to RTCP on the RTP port (RFC 5761): remoteRtcpPort is then remotePort. */
@@ -118,6 +137,21 @@ function telephoneEventPt(local: LocalMedia): number | undefined {
   return pt !== false && Number.isInteger(pt) && pt >= 96 && pt <= 127 ? pt : undefined;
 }
 
+/** A telephone-event format: its payload type and clock. */
+interface TelephoneEvent {
+  readonly payloadType: number;
+  readonly rate: number;
+}
+
+/** The telephone-events we offer: at 8000, and at 48000 too when Opus is offered. */
+function offeredEvents(local: LocalMedia, codecs: readonly SdpCodec[]): TelephoneEvent[] {
+  const pt = telephoneEventPt(local);
+  if (pt === undefined) return [];
+  const events = [{ payloadType: pt, rate: 8000 }];
+  if (codecs.includes('opus')) events.push({ payloadType: pt === WIDEBAND_TELEPHONE_EVENT_PT ? 102 : WIDEBAND_TELEPHONE_EVENT_PT, rate: 48000 });
+  return events;
+}
+
 function validPort(port: number): boolean {
   return Number.isInteger(port) && port > 0 && port <= 65535;
 }
@@ -144,21 +178,23 @@ function sessionOf(local: LocalMedia, media: MediaDescription[]): SessionDescrip
 function audioMedia(
   local: LocalMedia,
   codecs: ReadonlyArray<{ codec: SdpCodec; payloadType: number }>,
-  eventPt: number | undefined,
+  events: readonly TelephoneEvent[],
   direction: MediaDirection,
   ptime: number,
   mux: 'offer' | 'answer' | 'none',
   security: MediaSecurity = { protocol: 'RTP/AVP' },
 ): MediaDescription {
-  const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => ({
-    payload: payloadType,
-    codec: SDP_CODECS[codec].encoding,
-    rate: SDP_CODECS[codec].clockRate,
-  }));
-  const fmtp: MediaDescription['fmtp'] = [];
-  if (eventPt !== undefined) {
-    rtp.push({ payload: eventPt, codec: 'telephone-event', rate: 8000 });
-    fmtp.push({ payload: eventPt, config: '0-16' });
+  const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => {
+    const { encoding, clockRate, channels } = SDP_CODECS[codec];
+    return { payload: payloadType, codec: encoding, rate: clockRate, ...(channels === undefined ? {} : { encoding: channels }) };
+  });
+  const fmtp: MediaDescription['fmtp'] = codecs.flatMap(({ codec, payloadType }) => {
+    const config = SDP_CODECS[codec].fmtp;
+    return config === undefined ? [] : [{ payload: payloadType, config }];
+  });
+  for (const { payloadType, rate } of events) {
+    rtp.push({ payload: payloadType, codec: 'telephone-event', rate });
+    fmtp.push({ payload: payloadType, config: '0-16' });
   }
   // RTCP goes to the port above RTP (said explicitly, RFC 3605), or to the RTP port itself once
   // multiplexing is agreed; an offer of multiplexing keeps the separate port as the fallback.
@@ -180,29 +216,39 @@ function audioMedia(
 
 /** Our offer: one audio stream with `codecs` in order, telephone-event, ptime and direction. */
 export function buildOffer(local: LocalMedia): string {
-  const codecs = orderedCodecs(local.codecs).map((codec) => ({ codec, payloadType: SDP_CODECS[codec].payloadType }));
+  const ordered = orderedCodecs(local.codecs);
+  const codecs = ordered.map((codec) => ({ codec, payloadType: SDP_CODECS[codec].payloadType }));
   const ptime = local.ptime ?? DEFAULT_PTIME;
   const security = offerSecurity(local.sdes);
-  return writeSdp(sessionOf(local, [audioMedia(local, codecs, telephoneEventPt(local), local.direction ?? 'sendrecv', ptime, local.rtcpMux ? 'offer' : 'none', security)]));
+  return writeSdp(sessionOf(local, [audioMedia(local, codecs, offeredEvents(local, ordered), local.direction ?? 'sendrecv', ptime, local.rtcpMux ? 'offer' : 'none', security)]));
 }
 
 /** The codec of a payload type in a remote m= line: its rtpmap, else the static assignment. */
 function codecOfPayload(media: RemoteMedia, pt: number): SdpCodec | undefined {
   const map = media.rtpmap.get(pt);
   if (map) {
-    if (map.clockRate !== 8000 || (map.channels !== undefined && map.channels !== 1)) return undefined;
     const encoding = map.encoding.toUpperCase();
-    return encoding === 'PCMU' ? 'ulaw' : encoding === 'PCMA' ? 'alaw' : undefined;
+    // Opus is always opus/48000/2 whether mono or stereo is sent (RFC 7587 §7); a missing channel count is forgiven.
+    if (encoding === 'OPUS') return map.clockRate === 48000 && (map.channels === undefined || map.channels === 2) ? 'opus' : undefined;
+    if (map.clockRate !== 8000 || (map.channels !== undefined && map.channels !== 1)) return undefined;
+    return encoding === 'PCMU' ? 'ulaw' : encoding === 'PCMA' ? 'alaw' : encoding === 'G722' ? 'g722' : undefined;
   }
-  return pt === 0 ? 'ulaw' : pt === 8 ? 'alaw' : undefined;
+  return pt === 0 ? 'ulaw' : pt === 8 ? 'alaw' : pt === 9 ? 'g722' : undefined;
 }
 
-function remoteTelephoneEvent(media: RemoteMedia): number | undefined {
+/**
+ * The far end's telephone-event to use with a codec of clock `clockRate`: one on that clock (RFC
+ * 4733 §2.1; 48000 beside Opus), else one on 8000, the clock every endpoint knows.
+ */
+function remoteTelephoneEvent(media: RemoteMedia, clockRate: number): TelephoneEvent | undefined {
+  let fallback: TelephoneEvent | undefined;
   for (const pt of media.formats) {
     const map = media.rtpmap.get(pt);
-    if (map && map.encoding.toLowerCase() === 'telephone-event' && map.clockRate === 8000) return pt;
+    if (!map || map.encoding.toLowerCase() !== 'telephone-event') continue;
+    if (map.clockRate === clockRate) return { payloadType: pt, rate: clockRate };
+    if (map.clockRate === 8000) fallback ??= { payloadType: pt, rate: 8000 };
   }
-  return undefined;
+  return fallback;
 }
 
 /** Common codecs with the remote payload types, in the preferred order. */
@@ -223,14 +269,16 @@ function usableAudio(media: RemoteMedia): boolean {
 function negotiated(
   media: RemoteMedia,
   codecs: ReadonlyArray<{ codec: SdpCodec; payloadType: number }>,
-  eventPt: number | undefined,
+  event: TelephoneEvent | undefined,
   direction: MediaDirection,
   rtcpMux: boolean,
   srtp?: NegotiatedSrtp,
 ): NegotiatedMedia {
   const [first] = codecs;
+  const opus = codecs.find((entry) => entry.codec === 'opus');
   return {
     ...(srtp ? { srtp } : {}),
+    ...(opus ? { opus: readOpusFmtp(media.fmtp.get(opus.payloadType)) } : {}),
     ...(media.address !== undefined && !media.nullAddress ? { remoteAddress: media.address } : {}),
     remotePort: media.port,
     remoteRtcpPort: rtcpMux ? media.port : (media.rtcpPort ?? Math.min(media.port + 1, 65535)),
@@ -238,7 +286,8 @@ function negotiated(
     codec: first.codec,
     payloadType: first.payloadType,
     clockRate: SDP_CODECS[first.codec].clockRate,
-    ...(eventPt === undefined ? {} : { telephoneEventPt: eventPt }),
+    ...(event === undefined ? {} : { telephoneEventPt: event.payloadType }),
+    ...(event === undefined || event.rate === 8000 ? {} : { telephoneEventRate: event.rate }),
     direction,
     ptime: media.ptime ?? DEFAULT_PTIME,
     codecs,
@@ -270,13 +319,13 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
       const security = codecs.length > 0 ? answerSecurity(media, local.sdes) : undefined;
       if (security && !security.ok) refusal ??= security.reason;
       if (security?.ok) {
-        const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
+        const event = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media, SDP_CODECS[codecs[0].codec].clockRate);
         const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
         // We send what the far end asked for: its ptime when it gave one.
         const ptime = media.ptime ?? local.ptime ?? DEFAULT_PTIME;
         const mux = local.rtcpMux === true && media.rtcpMux;
-        chosen = negotiated(media, codecs, eventPt, direction, mux, security.srtp);
-        lines.push(audioMedia(local, codecs, eventPt, direction, ptime, mux ? 'answer' : 'none', security.security));
+        chosen = negotiated(media, codecs, event, direction, mux, security.srtp);
+        lines.push(audioMedia(local, codecs, event ? [event] : [], direction, ptime, mux ? 'answer' : 'none', security.security));
         continue;
       }
     }
@@ -309,9 +358,11 @@ export function acceptAnswer(answer: string | Uint8Array | undefined, offered: L
   if (codecs.length === 0) return { ok: false, reason: 'answer chose no codec we offered' };
   const security = acceptSecurity(media, offered.sdes);
   if (!security.ok) return security;
-  const ourEventPt = telephoneEventPt(offered);
-  const eventPt = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media);
+  // Only a clock we offered: 48000 went with Opus only.
+  const offeredRates = offeredEvents(offered, orderedCodecs(offered.codecs)).map((entry) => entry.rate);
+  const event = remoteTelephoneEvent(media, SDP_CODECS[codecs[0].codec].clockRate);
+  const eventOk = event !== undefined && offeredRates.includes(event.rate);
   // The answer's direction is theirs; ours is its mirror, limited to what we offered.
   const direction = answerDirection(media.direction, offered.direction ?? 'sendrecv');
-  return { ok: true, media: negotiated(media, codecs, eventPt, direction, offered.rtcpMux === true && media.rtcpMux, security.srtp) };
+  return { ok: true, media: negotiated(media, codecs, eventOk ? event : undefined, direction, offered.rtcpMux === true && media.rtcpMux, security.srtp) };
 }

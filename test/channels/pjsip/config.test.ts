@@ -34,7 +34,7 @@ type=endpoint
 context=from-phones
 disallow=all
 allow=ulaw
-allow=alaw,g722
+allow=alaw,g729
 dtmf_mode=rfc4733
 direct_media=no
 rtp_symmetric=yes
@@ -220,7 +220,7 @@ describe('pjsip.conf', () => {
     const expect = (pattern: RegExp) => assert.ok(warnings.some((line) => pattern.test(line)), `a warning matching ${pattern}\n${warnings.join('\n')}`);
     expect(/^pjsip\.conf:23: #include is not supported by Patchbay; line ignored/);
     expect(/^pjsip\.conf:18: \[transport-flow\] protocol=flow is not implemented/);
-    expect(/^pjsip\.conf:31: \[alice\] codec g722 is not supported by Patchbay/);
+    expect(/^pjsip\.conf:31: \[alice\] codec g729 is not supported by Patchbay/);
     expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_diversion' is not implemented by Patchbay; ignored$/);
     expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);
     expect(/^pjsip\.conf:\d+: \[acl-1\] type=acl is not implemented by Patchbay/);

@@ -69,7 +69,7 @@ describe('payloads', () => {
     assert.equal(ulaw.payloadType, 0);
     assert.equal(ulaw.encode(new Int16Array(160), new Uint8Array(160), 0), 160);
     assert.equal(new RtpPayloadCoder('alaw', 97).payloadType, 97, 'a negotiated payload type');
-    assert.throws(() => new RtpPayloadCoder('opus'), RangeError);
+    assert.throws(() => new RtpPayloadCoder('g729'), RangeError);
   });
 });
 
@@ -185,5 +185,27 @@ describe('telephone-events (RFC 4733)', () => {
     receiver.push(payload, 0, 4, 900);
     receiver.push(payload, 0, 4, 900);
     assert.deepEqual(heard, ['1', '2']);
+  });
+});
+
+describe('timestamps of codecs whose clock is not their audio rate', () => {
+  test('G.722 (clock 8000, 16 kHz audio) and Opus (clock 48000) map to samples steadily across the 32-bit wrap; a hostile jump stays bounded', () => {
+    const g722 = new RtpPayloadCoder('g722', 9);
+    const first = g722.sampleTimestamp(0xffffff60, 16000);
+    assert.equal(g722.sampleTimestamp(0x00000000, 16000), (first + 320) >>> 0, '160 clock units are 320 samples, across the wrap');
+    assert.equal(g722.sampleTimestamp(0x000000a0, 16000), (first + 640) >>> 0);
+    const opus = new RtpPayloadCoder('opus', 107);
+    const start = opus.sampleTimestamp(0xfffffe00, 16000);
+    let expected = start;
+    for (let i = 1; i <= 10; i++) {
+      expected = (expected + 320) >>> 0;
+      assert.equal(opus.sampleTimestamp((0xfffffe00 + i * 960) >>> 0, 16000), expected, '960 clock units are 320 samples at 16 kHz');
+    }
+    // A far end jumping back and forth by 2^31 for a long while: the numbers never grow.
+    for (let i = 0; i < 100_000; i++) {
+      const value = opus.sampleTimestamp(i % 2 === 0 ? 0x80000000 : 0, 16000);
+      assert.ok(Number.isInteger(value) && value >= 0 && value < 2 ** 32);
+    }
+    assert.equal(g722.sampleTimestamp(5, 8000), 5, 'at the clock rate the timestamp is its own');
   });
 });

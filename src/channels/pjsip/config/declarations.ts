@@ -62,7 +62,7 @@ const ASTERISK_CODECS = new Set(
     'silk12 silk16 silk24 codec2'
   ).split(' '),
 );
-const SUPPORTED_CODECS: readonly SdpCodec[] = ['ulaw', 'alaw'];
+const SUPPORTED_CODECS: readonly SdpCodec[] = ['ulaw', 'alaw', 'g722', 'opus'];
 
 const DTMF_MODES: readonly DtmfMode[] = ['rfc4733', 'inband', 'info', 'auto', 'auto_info'];
 const IDENTIFY_BY: readonly IdentifyBy[] = ['username', 'auth_username', 'ip', 'header', 'request_uri'];
@@ -97,7 +97,7 @@ const codecs = (allow: boolean, doc: string) =>
         list = list.filter((codec) => codec !== item);
         if (adding) list.push(item);
       } else if (ASTERISK_CODECS.has(item)) {
-        if (adding) report.warn(`codec ${item} is not supported by Patchbay (only ulaw and alaw); ignored`);
+        if (adding) report.warn(`codec ${item} is not supported by Patchbay (only ${SUPPORTED_CODECS.join(', ')}); ignored`);
       } else {
         report.fail(`unknown codec ${shown(item)}`);
       }
@@ -163,7 +163,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
     message_context: optionalText('messageContext', { doc: 'Dialplan context of out-of-call MESSAGEs (else `context`).' }),
     disallow: codecs(false, 'Codecs removed, in order with `allow` (`all` = every codec).'),
-    allow: codecs(true, 'Codecs offered and accepted, in order; only `ulaw` and `alaw` are carried (others are a warning).'),
+    allow: codecs(true, 'Codecs offered and accepted, in order; `ulaw`, `alaw`, `g722` and `opus` are carried (others are a warning).'),
     aors: names('aors', { doc: 'AORs whose contacts are called and where the endpoint may register.' }),
     auth: names('auth', { doc: 'Inbound digest authentication (MD5, SHA-256).' }),
     outbound_auth: names('outboundAuth', {
@@ -265,7 +265,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
   finish(draft, report) {
     const { codecsGiven, ...endpoint } = draft;
     if (!codecsGiven) report.warn('no allow= given: the endpoint has no codecs and cannot carry calls');
-    else if (endpoint.codecs.length === 0) report.warn('allow= leaves no codec Patchbay supports (ulaw, alaw): calls cannot be set up');
+    else if (endpoint.codecs.length === 0) report.warn(`allow= leaves no codec Patchbay supports (${SUPPORTED_CODECS.join(', ')}): calls cannot be set up`);
     if (endpoint.context === '') report.error('context', 'must not be empty');
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
     return endpoint;
