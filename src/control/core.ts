@@ -49,6 +49,7 @@ export class Core extends Kernel {
       // The technology's word first (a Local device is available when its extension exists), as ChanIsAvail always did.
       deviceState: (device) => this.technologies.deviceState(device) ?? this.derivedDeviceStates.state(device),
       runSubroutine: (channel, target) => this.pbx.runSubroutine(channel, target),
+      records: this.records,
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
@@ -66,6 +67,7 @@ export class Core extends Kernel {
       extensionStates: this.extensionStates,
       shared: new WeakMap(),
       recentHangups: this.recentHangups,
+      records: this.records,
     });
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.#messageDialplans = new MessageDialplans(this.channels, (channel) => this.pbx.start(channel));

@@ -109,8 +109,13 @@ export class CdrObject {
 
   /** The record as posted (cdr_object_create_public_records); undefined for a dialed party A alone, which Asterisk never posts. */
   publish(): CallDetailRecord | undefined {
+    if (this.partyA.dialed && !this.partyB) return undefined;
+    return this.record();
+  }
+
+  /** The record's fields as they stand (CDR() reads them during the call: end and durations count to now). */
+  record(): CallDetailRecord {
     const a = this.partyA;
-    if (a.dialed && !this.partyB) return undefined;
     const end = this.end || Date.now();
     let billsec = 0;
     if (this.answer !== 0) {
