@@ -19,7 +19,7 @@ export const SERVER_COMMAND_WORDS: Readonly<Record<string, readonly string[][]>>
   core: [['show', 'version'], ['show', 'uptime'], ['show', 'channels', 'count'], ['set', 'debug']],
   logger: [['rotate']],
   sip: [['trace', 'on'], ['trace', 'off'], ['trace']],
-  cdr: [[]],
+  cdr: [],
 });
 
 function usage(command: string): CliError {

@@ -164,7 +164,8 @@ export class CdrEngine {
       for (const cdr of other) {
         if (cdr.partyB?.id !== view.id || cdr.state === 'finalized') continue;
         cdr.partyB = partyOf(view);
-        if (cdr.state === 'dial' || cdr.state === 'bridge') cdr.finalize(now);
+        // Dial() connects its parties without a bridge (docs/differences.md): the answered call ends with party B too.
+        if (cdr.state === 'dial' || cdr.state === 'bridge' || cdr.state === 'dialedPending') cdr.finalize(now);
       }
     }
     for (const cdr of chain) this.#dispatch(cdr);

@@ -112,10 +112,10 @@ export class CelEngine {
       return;
     }
     this.#linked.delete(linkedid);
-    this.#raise('LINKEDID_END', snapshot);
+    this.#raise('LINKEDID_END', snapshot, undefined, '', '', undefined, linkedid);
   }
 
-  #raise(type: CelEventType, snapshot: Model<'Channel'>, extra?: Extra, peer = '', userdeftype = '', app?: { app: string; data: string }): void {
+  #raise(type: CelEventType, snapshot: Model<'Channel'>, extra?: Extra, peer = '', userdeftype = '', app?: { app: string; data: string }, linkedid?: string): void {
     if (!this.#wants(type)) return;
     const view = this.#options.view(snapshot.id);
     this.#options.post({
@@ -136,7 +136,7 @@ export class CelEngine {
       accountcode: snapshot.accountcode,
       peeraccount: '',
       uniqueid: snapshot.id,
-      linkedid: this.#linkedOf.get(snapshot.id) ?? view?.linkedid ?? snapshot.id,
+      linkedid: linkedid ?? this.#linkedOf.get(snapshot.id) ?? view?.linkedid ?? snapshot.id,
       userfield: '',
       peer,
       extra: extra ? JSON.stringify(extra) : '',
