@@ -232,40 +232,77 @@ export class CdrEngine {
 
   // ---- bridges -------------------------------------------------------------------------------
 
+  /** handle_standard_bridge_enter_message: the records of the channel enter, then the pairings with everyone in the bridge. */
   #enteredBridge(channelId: string, bridge: Model<'Bridge'>, now: number): void {
     const chain = this.#chains.get(channelId);
     const view = this.#channels.get(channelId);
     if (!chain || !view) return;
-    let handled = false;
+    let handled: CdrObject | undefined;
     for (const cdr of chain) {
       if (cdr.state === 'single') {
-        this.#singleEnters(cdr, bridge);
-        handled = true;
+        if (!this.#singleEnters(cdr, bridge)) cdr.finish(now);
+        handled ??= cdr;
       } else if (cdr.state === 'dial' || cdr.state === 'dialedPending') {
         this.#dialEnters(cdr, bridge, now);
-        handled = true;
+        handled ??= cdr;
       }
     }
     if (!handled) {
       // Every record of the channel is finished: a new one for its time in this bridge.
-      const next = CdrObject.following(chain[chain.length - 1]!, this.#sequence++, now);
-      chain.push(next);
-      next.followPartyA(now);
-      this.#singleEnters(next, bridge);
+      handled = CdrObject.following(chain[chain.length - 1]!, this.#sequence++, now);
+      chain.push(handled);
+      handled.followPartyA(now);
+      if (!this.#singleEnters(handled, bridge)) handled.finish(now);
+    }
+    this.#pairings(handled, bridge, now);
+  }
+
+  /** handle_bridge_pairings / bridge_candidate_process: each other party of the bridge gets a record with the newcomer. */
+  #pairings(cdr: CdrObject, bridge: Model<'Bridge'>, now: number): void {
+    for (const otherId of bridge.channels) {
+      const chain = this.#chains.get(otherId);
+      if (!chain) continue;
+      for (const candidate of chain) {
+        if (candidate.bridge !== bridge.id) continue;
+        if (candidate.partyA.id === cdr.partyA.id || cdr.partyB?.id === candidate.partyA.id) break;
+        if (firstParty(cdr.partyA, cdr.partyAFlag, candidate.partyA, candidate.partyAFlag) === 'left') {
+          this.#appendBridged(this.#chains.get(cdr.partyA.id), cdr, candidate.partyA, bridge.id, now);
+        } else if (candidate.partyB && candidate.partyB.id !== cdr.partyA.id) {
+          this.#appendBridged(chain, candidate, cdr.partyA, bridge.id, now);
+        } else {
+          candidate.partyB = partyOf(cdr.partyA);
+          // It may have been finished when it entered alone; it goes on now that it has a party B.
+          candidate.end = 0;
+          candidate.disposition = undefined;
+        }
+        break;
+      }
     }
   }
 
-  /** single_state_process_bridge_enter: finds a party B among the records already in the bridge. */
-  #singleEnters(cdr: CdrObject, bridge: Model<'Bridge'>): void {
+  /** bridge_candidate_add_to_cdr: a new record of party A with this party B, in the bridge. */
+  #appendBridged(chain: CdrObject[] | undefined, last: CdrObject, partyB: ChannelView, bridgeId: string, now: number): void {
+    if (!chain) return;
+    const next = CdrObject.following(chain[chain.length - 1] ?? last, this.#sequence++, now);
+    next.partyB = partyOf(partyB);
+    next.bridge = bridgeId;
+    next.state = 'bridge';
+    chain.push(next);
+  }
+
+  /** single_state_process_bridge_enter: finds a party B among the records already in the bridge; false when none was found. */
+  #singleEnters(cdr: CdrObject, bridge: Model<'Bridge'>): boolean {
     cdr.bridge = bridge.id;
     cdr.state = 'bridge';
+    if (bridge.channels.length <= 1) return true;
     for (const otherId of bridge.channels) {
       if (otherId === cdr.partyA.id) continue;
       for (const candidate of this.#chains.get(otherId) ?? []) {
         if (candidate.state !== 'bridge' || candidate.bridge !== bridge.id) continue;
-        if (this.#compare(cdr, candidate)) return;
+        if (this.#compare(cdr, candidate)) return true;
       }
     }
+    return false;
   }
 
   /** single_state_bridge_enter_comparison: true when the record got its party B from the candidate. */
