@@ -27,6 +27,8 @@ export class CdrEngine {
   readonly #channels = new Map<string, ChannelView>();
   /** Each live channel's records as party A, oldest first (Asterisk's chain under active_cdrs_master). */
   readonly #chains = new Map<string, CdrObject[]>();
+  /** The live records each channel is party B of, so an event about a channel touches only its own calls. */
+  readonly #asPartyB = new Map<string, Set<CdrObject>>();
   #sequence = 0;
   readonly #options: CdrEngineOptions;
   readonly #now: () => number;
@@ -139,10 +141,8 @@ export class CdrEngine {
 
   /** Records where this channel is party B keep its latest name, account and cause. */
   #updatePartyB(view: ChannelView): void {
-    for (const chain of this.#chains.values()) {
-      for (const cdr of chain) {
-        if (cdr.partyB?.id === view.id && cdr.state !== 'finalized') cdr.partyB = partyOf(view);
-      }
+    for (const cdr of this.#asPartyB.get(view.id) ?? []) {
+      if (cdr.partyB?.id === view.id && cdr.state !== 'finalized') cdr.partyB = partyOf(view);
     }
   }
 
@@ -160,15 +160,26 @@ export class CdrEngine {
     this.#chains.delete(view.id);
     this.#channels.delete(view.id);
     // cdr_object_finalize_party_b: a call whose party B is gone is over too.
-    for (const other of this.#chains.values()) {
-      for (const cdr of other) {
-        if (cdr.partyB?.id !== view.id || cdr.state === 'finalized') continue;
-        cdr.partyB = partyOf(view);
-        // Dial() connects its parties without a bridge (docs/differences.md): the answered call ends with party B too.
-        if (cdr.state === 'dial' || cdr.state === 'bridge' || cdr.state === 'dialedPending') cdr.finalize(now);
-      }
+    for (const cdr of this.#asPartyB.get(view.id) ?? []) {
+      if (cdr.state === 'finalized') continue;
+      cdr.partyB = partyOf(view);
+      // Dial() connects its parties without a bridge (docs/differences.md): the answered call ends with party B too.
+      if (cdr.state === 'dial' || cdr.state === 'bridge' || cdr.state === 'dialedPending') cdr.finalize(now);
     }
-    for (const cdr of chain) this.#dispatch(cdr);
+    this.#asPartyB.delete(view.id);
+    for (const cdr of chain) {
+      if (cdr.partyB) this.#asPartyB.get(cdr.partyB.id)?.delete(cdr);
+      this.#dispatch(cdr);
+    }
+  }
+
+  /** Gives the record its party B, indexed by the party's channel. */
+  #setPartyB(cdr: CdrObject, party: ChannelView): void {
+    if (cdr.partyB) this.#asPartyB.get(cdr.partyB.id)?.delete(cdr);
+    cdr.partyB = partyOf(party);
+    let records = this.#asPartyB.get(party.id);
+    if (!records) this.#asPartyB.set(party.id, (records = new Set()));
+    records.add(cdr);
   }
 
   /** post_cdr: the `unanswered` filter and the disabled flag, then the backends. */
@@ -223,7 +234,7 @@ export class CdrEngine {
   #dialBegin(cdr: CdrObject, hasCaller: boolean, peer: ChannelView, now: number): void {
     cdr.followPartyA(now);
     if (hasCaller) {
-      cdr.partyB = partyOf(peer);
+      this.#setPartyB(cdr, peer);
       // Mid-call subroutines must not change the application that joined the parties.
       cdr.lockApp = true;
     }
@@ -270,7 +281,7 @@ export class CdrEngine {
         } else if (candidate.partyB && candidate.partyB.id !== cdr.partyA.id) {
           this.#appendBridged(chain, candidate, cdr.partyA, bridge.id, now);
         } else {
-          candidate.partyB = partyOf(cdr.partyA);
+          this.#setPartyB(candidate, cdr.partyA);
           // It may have been finished when it entered alone; it goes on now that it has a party B.
           candidate.end = 0;
           candidate.disposition = undefined;
@@ -284,7 +295,7 @@ export class CdrEngine {
   #appendBridged(chain: CdrObject[] | undefined, last: CdrObject, partyB: ChannelView, bridgeId: string, now: number): void {
     if (!chain) return;
     const next = CdrObject.following(chain[chain.length - 1] ?? last, this.#sequence++, now);
-    next.partyB = partyOf(partyB);
+    this.#setPartyB(next, partyB);
     next.bridge = bridgeId;
     next.state = 'bridge';
     chain.push(next);
@@ -308,7 +319,7 @@ export class CdrEngine {
   /** single_state_bridge_enter_comparison: true when the record got its party B from the candidate. */
   #compare(cdr: CdrObject, candidate: CdrObject): boolean {
     if (firstParty(cdr.partyA, cdr.partyAFlag, candidate.partyA, candidate.partyAFlag) === 'left') {
-      cdr.partyB = partyOf(candidate.partyA);
+      this.#setPartyB(cdr, candidate.partyA);
       // We took them: their record, alone until now, ends here (its state stays: it may go on).
       if (!candidate.partyB) candidate.finish(this.#now());
       return true;
@@ -316,7 +327,7 @@ export class CdrEngine {
     const theirB = candidate.partyB && this.#channels.get(candidate.partyB.id);
     if (!theirB || theirB.id === cdr.partyA.id) return false;
     if (firstParty(cdr.partyA, cdr.partyAFlag, theirB, false) === 'left') {
-      cdr.partyB = partyOf(theirB);
+      this.#setPartyB(cdr, theirB);
       return true;
     }
     return false;
@@ -345,10 +356,8 @@ export class CdrEngine {
       left = true;
     }
     if (!left) return;
-    for (const chain of this.#chains.values()) {
-      for (const cdr of chain) {
-        if (cdr.state === 'bridge' && cdr.bridge === bridgeId && cdr.partyB?.id === channelId) cdr.finalize(now);
-      }
+    for (const cdr of this.#asPartyB.get(channelId) ?? []) {
+      if (cdr.state === 'bridge' && cdr.bridge === bridgeId && cdr.partyB?.id === channelId) cdr.finalize(now);
     }
   }
 
