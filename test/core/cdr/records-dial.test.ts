@@ -34,6 +34,13 @@ exten => caller-failed,1,Dial(Local/congested@cdr-test)
 exten => caller-nocdr,1,NoCDR()
  same => n,Dial(Local/callee-answer@cdr-test,5)
  same => n,Hangup()
+exten => caller-reset,1,Answer()
+ same => n,Wait(1.1)
+ same => n,Set(CDR(before)=\${CDR(billsec)})
+ same => n,ResetCDR(v)
+ same => n,Set(CDR(after)=\${CDR(billsec)}:\${CDR(disposition)}:\${CDR(amaflags,u)}:\${CDR(dst)}:\${CDR(end)})
+ same => n,Set(CDR(amaflags)=BILLING)
+ same => n,Hangup()
 exten => caller-readonly,1,Set(CDR(billsec)=100)
  same => n,Set(RESULT=\${CDR(billsec)})
  same => n,Dial(Local/busy@cdr-test)
@@ -121,6 +128,19 @@ describe('CDRs of Dial() through Local channels', () => {
     assert.equal(r.billsec, 0);
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.equal(posted.some(callerOf('caller-nocdr')), false);
+  });
+
+  test('ResetCDR(v) restarts the times and keeps the variables; CDR() reads fields during the call; CDR(amaflags) writes', async () => {
+    originate(pbx.server, 'Local/caller-reset@cdr-test');
+    const r = await recordOf(pbx, callerOf('caller-reset'), posted);
+    assert.equal(r.disposition, 'ANSWERED');
+    assert.equal(r.dstchannel, '');
+    assert.equal(r.variables.before, '1');
+    // Undecided dispositions read as NO ANSWER (AST_CDR_NULL); the end is empty until the record ends.
+    assert.equal(r.variables.after, '0:NO ANSWER:3:caller-reset:');
+    assert.equal(r.billsec, 0);
+    assert.equal(r.duration, 0);
+    assert.equal(r.amaflags, 'BILLING');
   });
 
   test('Master.csv has one line per record, in cdr_csv columns', async () => {
