@@ -4,7 +4,7 @@
 import type { ConfigSection } from './conf/reader.ts';
 
 /** What asterisk-dir.ts's importer offers the readers of its files. */
-export interface ConfImporter {
+interface ConfImporter {
   sections(file: string): ConfigSection[] | undefined;
   warn(line: string): void;
   set(key: string, value: unknown, at: string): void;

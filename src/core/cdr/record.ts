@@ -78,21 +78,6 @@ export const CEL_EVENT_TYPES = [
   'USER_DEFINED',
 ] as const;
 export type CelEventType = (typeof CEL_EVENT_TYPES)[number];
-/** Asterisk's CEL types Patchbay never raises (no parking, transfers or conferences of that kind); accepted in `events=`. */
-export const CEL_EVENT_TYPES_NOT_RAISED: readonly string[] = [
-  'PARK_START',
-  'PARK_END',
-  'BLINDTRANSFER',
-  'ATTENDEDTRANSFER',
-  'PICKUP',
-  'FORWARD',
-  'LOCAL_OPTIMIZE',
-  'LOCAL_OPTIMIZE_BEGIN',
-  'STREAM_BEGIN',
-  'STREAM_END',
-  'DTMF',
-];
-
 /** One channel event log entry, with the fields of Asterisk's cel_sqlite3_custom / cel_custom. */
 export interface CelEvent {
   readonly eventtype: CelEventType;
