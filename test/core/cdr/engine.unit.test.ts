@@ -11,7 +11,7 @@ import type { CoreEvent } from '../../../src/spec/events.ts';
 interface Chan {
   id: string;
   name: string;
-  state: string;
+  state: Model<'Channel'>['state'];
   number: string;
   context: string;
   exten: string;
