@@ -119,8 +119,21 @@ export class CallRecords {
     if (this.#flushTimer) return;
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = undefined;
-      void this.flush();
+      // One bounded batch per turn of the event loop; what is left goes at the next turn.
+      this.store.flushBatch();
+      void this.csv?.flush();
+      if (this.store.pending > 0 && this.store.open) this.#flushSoon();
     }, this.#settings.cdr.flushMs);
+    this.#flushTimer.unref();
+  }
+
+  #flushSoon(): void {
+    if (this.#flushTimer) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      this.store.flushBatch();
+      if (this.store.pending > 0 && this.store.open) this.#flushSoon();
+    }, 0);
     this.#flushTimer.unref();
   }
 

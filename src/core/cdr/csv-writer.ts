@@ -4,6 +4,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AMA_FLAGS, formatCdrTime, type CallDetailRecord } from './record.ts';
+import { dropOldest, RecordStore } from './record-store.ts';
 
 export interface CsvOptions {
   /** `usegmtime`. */
@@ -84,11 +85,8 @@ export class CsvWriter {
       this.dropped += 1;
       return;
     }
-    if (this.#lines.length >= 100_000) {
-      this.#lines.shift();
-      this.dropped += 1;
-    }
     this.#lines.push({ line, accountcode: record.accountcode });
+    if (this.#lines.length > RecordStore.MAX_PENDING) this.dropped += dropOldest(this.#lines);
   }
 
   /** Appends what is queued (after any append still under way); resolves when it is on disk. */

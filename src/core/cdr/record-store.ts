@@ -43,6 +43,9 @@ const CEL_COLUMNS = [
   'appname', 'appdata', 'amaflags', 'accountcode', 'peeraccount', 'uniqueid', 'linkedid', 'userfield', 'peer', 'extra',
 ] as const;
 
+/** Rows one transaction writes at most: about 20 ms of the event loop. */
+const MAX_ROWS_PER_TRANSACTION = 2000;
+
 const quoted = (names: readonly string[]): string => names.map((name) => `"${name}"`).join(', ');
 
 interface Statements {
@@ -108,31 +111,37 @@ export class RecordStore {
 
   addCdr(record: CallDetailRecord): void {
     this.#pendingCdr.push(record);
-    if (this.#pendingCdr.length > RecordStore.MAX_PENDING) {
-      this.#pendingCdr.shift();
-      this.dropped += 1;
-    }
+    if (this.#pendingCdr.length > RecordStore.MAX_PENDING) this.dropped += dropOldest(this.#pendingCdr);
   }
 
   addCel(event: CelEvent): void {
     this.#pendingCel.push(event);
-    if (this.#pendingCel.length > RecordStore.MAX_PENDING) {
-      this.#pendingCel.shift();
-      this.dropped += 1;
-    }
+    if (this.#pendingCel.length > RecordStore.MAX_PENDING) this.dropped += dropOldest(this.#pendingCel);
   }
 
   get pending(): number {
     return this.#pendingCdr.length + this.#pendingCel.length;
   }
 
-  /** Writes every queued row in one transaction; on failure the rows stay queued for the next flush. */
+  /** Writes every queued row, a bounded batch per transaction. */
   flush(): void {
+    while (this.pending > 0 && this.open) {
+      const before = this.pending;
+      this.flushBatch();
+      if (this.pending >= before) return;
+    }
+  }
+
+  /**
+   * Writes up to `maxRows` queued rows in one transaction (so one flush never holds the event loop
+   * for long); on failure the rows stay queued for the next flush.
+   */
+  flushBatch(maxRows = MAX_ROWS_PER_TRANSACTION): void {
     const statements = this.#statements;
     const database = this.#database;
     if (!statements || !database || this.pending === 0) return;
-    const cdrs = this.#pendingCdr;
-    const cels = this.#pendingCel;
+    const cdrs = this.#pendingCdr.slice(0, maxRows);
+    const cels = this.#pendingCel.slice(0, Math.max(0, maxRows - cdrs.length));
     try {
       database.transaction(() => {
         for (const r of cdrs) {
@@ -143,8 +152,8 @@ export class RecordStore {
         }
         for (const e of cels) statements.insertCel.run(...CEL_COLUMNS.map((column) => e[column]));
       })();
-      this.#pendingCdr = [];
-      this.#pendingCel = [];
+      this.#pendingCdr.splice(0, cdrs.length);
+      this.#pendingCel.splice(0, cels.length);
       this.written += cdrs.length + cels.length;
     } catch (error) {
       this.onError(error);
@@ -198,6 +207,13 @@ export class RecordStore {
     const rows = database.prepare(`SELECT * FROM cel ${clause} ORDER BY id ASC LIMIT ? OFFSET ?`).all(...params, query.limit, query.offset) as StoredCel[];
     return { total, events: rows };
   }
+}
+
+/** Drops the oldest tenth of a full queue in one splice (one shift per row would cost the whole queue each time). */
+export function dropOldest(queue: unknown[]): number {
+  const count = Math.max(1, Math.floor(queue.length / 10));
+  queue.splice(0, count);
+  return count;
 }
 
 const text = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
