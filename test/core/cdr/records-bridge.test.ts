@@ -70,4 +70,14 @@ describe('CDR and CEL of a bridged call', () => {
     const firstEvents = cel.filter((e) => e.uniqueid === first && e.eventtype !== 'LINKEDID_END').map((e) => e.eventtype);
     assert.deepEqual(firstEvents, ['CHAN_START', 'ANSWER', 'BRIDGE_ENTER', 'BRIDGE_EXIT', 'HANGUP', 'CHAN_END']);
   });
+
+  test('GET /metrics counts the records posted and the rows written', async () => {
+    await pbx.server.core.records.flush();
+    const text = await (await fetch(`${pbx.server.url}/metrics`)).text();
+    const value = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    assert.equal(value('patchbay_cdr_records_total'), posted.length);
+    assert.ok(value('patchbay_cdr_rows_written_total') >= posted.length);
+    assert.equal(value('patchbay_cdr_rows_dropped_total'), 0);
+    assert.equal(value('patchbay_cdr_rows_pending'), 0);
+  });
 });
