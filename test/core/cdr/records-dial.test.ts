@@ -41,6 +41,9 @@ exten => caller-reset,1,Answer()
  same => n,Set(CDR(after)=\${CDR(billsec)}:\${CDR(disposition)}:\${CDR(amaflags,u)}:\${CDR(dst)}:\${CDR(end)})
  same => n,Set(CDR(amaflags)=BILLING)
  same => n,Hangup()
+exten => user-event,1,CELGenUserEvent(MYEVENT,some,extra)
+ same => n,CELGenUserEvent()
+ same => n,Hangup()
 exten => caller-readonly,1,Set(CDR(billsec)=100)
  same => n,Set(RESULT=\${CDR(billsec)})
  same => n,Dial(Local/busy@cdr-test)
@@ -165,6 +168,16 @@ describe('CDRs of Dial() through Local channels', () => {
     assert.equal(events.at(-1)!.eventtype, 'LINKEDID_END');
     const appStart = events.find((e) => e.eventtype === 'APP_START' && e.channame === r.channel)!;
     assert.equal(appStart.appname, 'Dial');
+  });
+
+  test('CELGenUserEvent: a USER_DEFINED event with its name and extra text; without a name, nothing', async () => {
+    const { two } = originate(pbx.server, 'Local/user-event@cdr-test');
+    const deadline = Date.now() + 5000;
+    while (!two.destroyed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await pbx.server.core.records.flush();
+    const { events } = pbx.server.core.records.queryCel({ linkedid: two.linkedId, limit: 1000, offset: 0 });
+    const user = events.filter((e) => e.eventtype === 'USER_DEFINED');
+    assert.deepEqual(user.map((e) => [e.userdeftype, JSON.parse(e.extra), e.channame]), [['MYEVENT', { extra: 'some,extra' }, two.name]]);
   });
 
   describe('the read API', () => {
