@@ -15,6 +15,7 @@ import { registerDialplanApplications } from '../pbx/apps/index.ts';
 import { registerApplicationModules } from '../pbx/application-modules.ts';
 import { MessageDialplans } from '../pbx/dialplan-message.ts';
 import { Pbx } from '../pbx/pbx.ts';
+import { gosubDepth } from '../pbx/gosub-stack.ts';
 import { applyVariables } from './originate.ts';
 
 export type { CoreOptions } from '../core/kernel.ts';
@@ -69,6 +70,10 @@ export class Core extends Kernel {
       recentHangups: this.recentHangups,
       records: this.records,
     });
+    this.records.cdr.inSubroutine = (id) => {
+      const channel = this.channels.get(id);
+      return channel !== undefined && gosubDepth(channel) > 0;
+    };
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.#messageDialplans = new MessageDialplans(this.channels, (channel) => this.pbx.start(channel));
   }

@@ -91,6 +91,16 @@ export class CdrEngine {
     return this.linkedIdOf?.(snapshot.id) ?? snapshot.id;
   }
 
+  /**
+   * Told by the composition above the kernel: whether a channel runs a subroutine (Gosub, a pre-dial
+   * handler), where cdr.c leaves dst and dcontext as they were. Absent: never.
+   */
+  inSubroutine: ((channelId: string) => boolean) | undefined;
+
+  #inSubroutine(cdr: CdrObject): boolean {
+    return this.inSubroutine?.(cdr.partyA.id) ?? false;
+  }
+
   /** Told by the core: the linkedid of a live channel (its snapshot does not carry it). */
   linkedIdOf: ((channelId: string) => string | undefined) | undefined;
 
@@ -113,7 +123,7 @@ export class CdrEngine {
     if (allReject && !view.dead && view.app !== '' && moved) {
       const next = CdrObject.following(chain[chain.length - 1]!, this.#sequence++, now);
       chain.push(next);
-      next.followPartyA(now);
+      next.followPartyA(now, this.#inSubroutine(next));
     }
     this.#updatePartyB(view);
   }
@@ -131,10 +141,10 @@ export class CdrEngine {
           }
           cdr.state = 'single';
         }
-        cdr.followPartyA(now);
+        cdr.followPartyA(now, this.#inSubroutine(cdr));
         return false;
       default:
-        cdr.followPartyA(now);
+        cdr.followPartyA(now, this.#inSubroutine(cdr));
         return false;
     }
   }
@@ -232,7 +242,7 @@ export class CdrEngine {
 
   /** single_state_process_dial_begin: a caller gets its party B; an originated channel is its own party A. */
   #dialBegin(cdr: CdrObject, hasCaller: boolean, peer: ChannelView, now: number): void {
-    cdr.followPartyA(now);
+    cdr.followPartyA(now, this.#inSubroutine(cdr));
     if (hasCaller) {
       this.#setPartyB(cdr, peer);
       // Mid-call subroutines must not change the application that joined the parties.
@@ -262,7 +272,7 @@ export class CdrEngine {
       // Every record of the channel is finished: a new one for its time in this bridge.
       handled = CdrObject.following(chain[chain.length - 1]!, this.#sequence++, now);
       chain.push(handled);
-      handled.followPartyA(now);
+      handled.followPartyA(now, this.#inSubroutine(handled));
       if (!this.#singleEnters(handled, bridge)) handled.finish(now);
     }
     this.#pairings(handled, bridge, now);

@@ -75,10 +75,13 @@ export class CdrObject {
   }
 
   /** base_process_party_a: follows party A's dialplan position, application and answer. */
-  followPartyA(now: number): void {
+  followPartyA(now: number, inSubroutine: boolean): void {
     const a = this.partyA;
-    this.context = a.context;
-    this.exten = a.exten;
+    // Where a subroutine runs is not where the call went: dst and dcontext stay (cdr.c's AST_FLAG_SUBROUTINE_EXEC rule).
+    if (!inSubroutine) {
+      this.context = a.context;
+      this.exten = a.exten;
+    }
     if (!this.lockApp && a.app !== '' && (!/^appdial/i.test(a.app) || this.appl === '')) {
       this.appl = a.app;
       this.data = a.data;

@@ -11,6 +11,10 @@ import { AUTH } from '../../helpers/server.ts';
 import { originate, startPbxServer, type PbxServer } from '../../pbx/pbx-helpers.ts';
 
 const DIALPLAN = `
+[sub-dial]
+exten => s,1,Dial(Local/busy@cdr-test)
+ same => n,Return()
+
 [cdr-test]
 exten => callee-answer,1,Answer()
  same => n,Wait(1.2)
@@ -40,6 +44,8 @@ exten => caller-reset,1,Answer()
  same => n,ResetCDR(v)
  same => n,Set(CDR(after)=\${CDR(billsec)}:\${CDR(disposition)}:\${CDR(amaflags,u)}:\${CDR(dst)}:\${CDR(end)})
  same => n,Set(CDR(amaflags)=BILLING)
+ same => n,Hangup()
+exten => caller-gosub,1,Gosub(sub-dial,s,1)
  same => n,Hangup()
 exten => user-event,1,CELGenUserEvent(MYEVENT,some,extra)
  same => n,CELGenUserEvent()
@@ -102,6 +108,12 @@ describe('CDRs of Dial() through Local channels', () => {
     assert.equal(r.billsec, 0);
     assert.equal(r.lastapp, 'Dial');
     assert.match(r.dstchannel, /^Local\/busy@cdr-test-[0-9a-f]+;1$/);
+  });
+
+  test('a Dial() inside a Gosub: dst and dcontext stay where the call went, as cdr.c keeps them', async () => {
+    originate(pbx.server, 'Local/caller-gosub@cdr-test');
+    const r = await recordOf(pbx, callerOf('caller-gosub'), posted);
+    assert.deepEqual([r.dst, r.dcontext, r.lastapp, r.disposition], ['caller-gosub', 'cdr-test', 'Dial', 'BUSY']);
   });
 
   test('no answer: NO ANSWER after the Dial timeout', async () => {
