@@ -203,7 +203,7 @@ describe('CDRs of Dial() through Local channels', () => {
       const second = (await (await admin('?limit=2&offset=2')).json()) as { records: { id: number }[] };
       assert.ok(second.records.length >= 1);
       const busy = (await (await admin('?disposition=BUSY')).json()) as { records: { dst: string }[] };
-      assert.ok(busy.records.length >= 1 && busy.records.every((x) => x.dst.startsWith('caller-busy') || x.dst.startsWith('caller-readonly')));
+      assert.ok(busy.records.length >= 1 && busy.records.every((x) => ['caller-busy', 'caller-readonly', 'caller-gosub'].includes(x.dst)));
       const byNumber = (await (await admin('?number=caller-noanswer')).json()) as { records: { disposition: string }[] };
       assert.deepEqual(byNumber.records.map((x) => x.disposition), ['NO ANSWER']);
       const future = (await (await admin(`?since=${Math.floor(Date.now() / 1000) + 3600}`)).json()) as { total: number };
