@@ -59,6 +59,8 @@ Commands:
   core show channels count         active channels, active calls, calls processed
   core set debug <0-10|off>        log at debug (trace from 5) on the server; off: the configured level
   logger rotate                    rotate every log file (log channels and patchbay.log)
+  cdr                              stored call detail records, newest first (--since, --until,
+                                   --number, --disposition, --limit (default 20), --offset)
   sip trace [on [match] | off]     SIP messages of calls matching a host, user or Call-ID (every
                                    message without a match) into the server log; alone: the state
 
@@ -72,7 +74,12 @@ Options:
       --url <url>         server address (default: from http.bind and http.port)
       --json              JSON instead of tables
       --app <name>        events: only events of channels in this application
-      --limit <n>         events: stop after n events
+      --limit <n>         events: stop after n events; cdr: records shown
+      --offset <n>        cdr: skip the n newest matching records
+      --since <time>      cdr: records that started at or after (ISO 8601 or epoch seconds)
+      --until <time>      cdr: records that started before
+      --number <n>        cdr: records whose src or dst is n
+      --disposition <d>   cdr: ANSWERED, NO_ANSWER, BUSY, FAILED or CONGESTION
       --now               stop: at once (the default)
       --gracefully        stop: wait for the current calls to end first
       --timeout <s>       stop --gracefully: give up waiting after s seconds (exit 1)

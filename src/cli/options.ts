@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 /** First words of the admin commands (multi-word commands such as `pjsip show endpoints` by their first word). */
 export const ADMIN_COMMANDS: readonly string[] = Object.freeze([
   'channels', 'bridges', 'endpoints', 'apps', 'show', 'hangup', 'originate', 'dialplan', 'reload', 'stop', 'events',
-  'pjsip', 'core', 'logger', 'sip',
+  'pjsip', 'core', 'logger', 'sip', 'cdr',
 ]);
 
 /** Options the CLI takes before or after the command (and the server's own: --config, --help, --version). */
@@ -18,6 +18,11 @@ export const ADMIN_OPTIONS = {
   json: { type: 'boolean' },
   app: { type: 'string' },
   limit: { type: 'string' },
+  offset: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  number: { type: 'string' },
+  disposition: { type: 'string' },
   now: { type: 'boolean' },
   gracefully: { type: 'boolean' },
   timeout: { type: 'string' },

@@ -5,6 +5,7 @@
 import { adminRequest, CliError, EXIT, type Target } from './client.ts';
 import type { AdminValues } from './options.ts';
 import { json, str, table, type Row } from './output.ts';
+import { cdrCommand } from './cdr-command.ts';
 
 export interface CommandOutput {
   stdout(text: string): void;
@@ -18,6 +19,7 @@ export const SERVER_COMMAND_WORDS: Readonly<Record<string, readonly string[][]>>
   core: [['show', 'version'], ['show', 'uptime'], ['show', 'channels', 'count'], ['set', 'debug']],
   logger: [['rotate']],
   sip: [['trace', 'on'], ['trace', 'off'], ['trace']],
+  cdr: [],
 });
 
 function usage(command: string): CliError {
@@ -152,4 +154,4 @@ async function sip(target: Target, args: string[], values: AdminValues, out: Com
   return EXIT.ok;
 }
 
-export const SERVER_COMMANDS: Readonly<Record<string, ServerCommand>> = Object.freeze({ pjsip, core, logger, sip });
+export const SERVER_COMMANDS: Readonly<Record<string, ServerCommand>> = Object.freeze({ pjsip, core, logger, sip, cdr: cdrCommand });

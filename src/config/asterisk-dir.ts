@@ -1,6 +1,6 @@
 // `asterisk_config_dir`: an Asterisk configuration directory read as it is, so that migrating is
 // copying /etc/asterisk. What Patchbay understands in asterisk.conf, http.conf, ari.conf, websocket_client.conf,
-// extensions.conf, pjsip.conf and musiconhold.conf becomes a layer of YAML-shaped settings that
+// extensions.conf, pjsip.conf, musiconhold.conf, cdr.conf, cdr_csv.conf and cel.conf becomes a layer of YAML-shaped settings that
 // the YAML file, the environment and overrides take precedence over. Every option, section or
 // file it does not understand is named in one warning line (`ari.conf:7: ...`), never dropped
 // silently. Never throws on the files' contents: a file that cannot be read or parsed is a warning.
@@ -9,6 +9,7 @@ import path from 'node:path';
 import { readConfigSections, type ConfigSection } from './conf/reader.ts';
 import { DialplanSyntaxError } from './conf/syntax-error.ts';
 import type { Raw } from './schema.ts';
+import { readCdrConf, readCelConf } from './asterisk-records-conf.ts';
 
 /** Largest configuration file read from the directory. */
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -18,7 +19,7 @@ const MAX_ENTRIES = 100_000;
 const MAX_WARNINGS = 500;
 
 /** The files Patchbay reads from the directory; any other `*.conf` there is named as not read. */
-export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf'] as const;
+export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf', 'cdr.conf', 'cdr_csv.conf', 'cel.conf'] as const;
 
 export interface AsteriskDirImport {
   /** YAML-shaped settings (snake_case keys), to be merged beneath the YAML file. */
@@ -459,6 +460,8 @@ export function readAsteriskConfigDir(dir: string): AsteriskDirImport {
   if (names.includes('extensions.conf')) im.set('dialplan.file', path.join(dir, 'extensions.conf'), 'extensions.conf');
   if (names.includes('pjsip.conf')) im.set('sip.pjsip_conf', path.join(dir, 'pjsip.conf'), 'pjsip.conf');
   readMusicOnHoldConf(im, dataDir);
+  readCdrConf(im);
+  readCelConf(im);
   const unread = names.filter((name) => name.endsWith('.conf') && !(READ_FILES as readonly string[]).includes(name)).sort();
   if (unread.length > 0) im.warn(`${dir}: not read by Patchbay: ${unread.slice(0, 200).join(', ')}${unread.length > 200 ? ', …' : ''}`);
   return im;

@@ -9,6 +9,7 @@ import type { WebSocketClientConfig as ConnectionFields } from '../util/websocke
 import { checkUserAcls, DEFAULT_USER, readNamedAcls, usesDefaultPassword, USER, type AriUser, type NamedAcl, NAMED_ACL } from './ari-users.ts';
 import { readConfigObjects, RESERVED_NAMES, type ConfigObjects } from './config-objects.ts';
 import { openFileLimit } from '../util/resource-limits.ts';
+import { CDR_SETTINGS, CEL_SETTINGS } from './records-settings.ts';
 import {
   boolean,
   custom,
@@ -548,6 +549,8 @@ export const SETTINGS = section(
       max_global_bytes: integer({ default: 16 * 1024 * 1024, min: 64 * 1024, max: INT32_MAX, doc: 'Most bytes all global variables hold together, counted as for channels. 65536–2³¹−1' }),
     }),
     local_max_descendants: integer({ default: 500, min: 0, max: INT32_MAX, doc: 'Most Local channel pairs one call chain (the channels sharing a linkedid) may make in all while any of its Local channels lives; beyond it a Local request fails as unavailable, so a loop that widens (`Dial(Local/x&Local/x)`) stops. `0` = unlimited' }),
+    cdr: CDR_SETTINGS,
+    cel: CEL_SETTINGS,
     max_open_files: integer({ default: 0, min: 0, max: INT32_MAX, doc: 'Most open files; `0` = unlimited' }),
     max_load: decimal({ default: 0, min: 0, max: 1_000_000, doc: 'Load-average ceiling (a decimal is allowed); `0` = unlimited' }),
     config_objects: custom<ConfigObjects, Record<string, Record<string, Record<string, Record<string, string | number | boolean> | null>>>>({

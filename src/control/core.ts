@@ -15,6 +15,7 @@ import { registerDialplanApplications } from '../pbx/apps/index.ts';
 import { registerApplicationModules } from '../pbx/application-modules.ts';
 import { MessageDialplans } from '../pbx/dialplan-message.ts';
 import { Pbx } from '../pbx/pbx.ts';
+import { gosubDepth } from '../pbx/gosub-stack.ts';
 import { applyVariables } from './originate.ts';
 
 export type { CoreOptions } from '../core/kernel.ts';
@@ -49,6 +50,7 @@ export class Core extends Kernel {
       // The technology's word first (a Local device is available when its extension exists), as ChanIsAvail always did.
       deviceState: (device) => this.technologies.deviceState(device) ?? this.derivedDeviceStates.state(device),
       runSubroutine: (channel, target) => this.pbx.runSubroutine(channel, target),
+      records: this.records,
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
@@ -66,7 +68,12 @@ export class Core extends Kernel {
       extensionStates: this.extensionStates,
       shared: new WeakMap(),
       recentHangups: this.recentHangups,
+      records: this.records,
     });
+    this.records.cdr.inSubroutine = (id) => {
+      const channel = this.channels.get(id);
+      return channel !== undefined && gosubDepth(channel) > 0;
+    };
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.#messageDialplans = new MessageDialplans(this.channels, (channel) => this.pbx.start(channel));
   }

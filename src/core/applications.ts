@@ -38,6 +38,9 @@ export interface RegisterOptions {
 /** Told when an application becomes available again, or when the wait for it ends. */
 export type AvailabilityListener = (application: string, change: 'connected' | 'hold-ended') => void;
 
+/** Told of every event the core publishes (Applications.observe). */
+export type EventObserver = (event: CoreEvent) => void;
+
 /** Tells whether an object named in an event source exists. */
 export type ObjectExists = (kind: Exclude<SourceKind, 'deviceState'>, id: string) => boolean;
 
@@ -200,6 +203,7 @@ export class Applications {
   private readonly apps = new Map<string, Application>();
   private readonly objectExists: ObjectExists;
   private readonly availabilityListeners: AvailabilityListener[] = [];
+  private readonly observers: EventObserver[] = [];
   /** Numbers and keeps every event delivered (see event-log.ts); without it events go out unnumbered. */
   eventLog: EventLog | undefined;
   /** How long calls wait for an application whose holding connection went away; 0 = not at all. */
@@ -379,12 +383,36 @@ export class Applications {
    * connection is away still has the event numbered and kept, for the client that resumes.
    */
   publish(event: CoreEvent, scope: EventScope): void {
+    // Observers inside the server (call records) see every event first, whoever subscribes.
+    for (const observer of this.observers) {
+      try {
+        observer(event);
+      } catch (error) {
+        this.onObserverError(error, event);
+      }
+    }
     // One serialisation of the event for all its applications; each only adds its own fields.
     const shared: SharedText = { text: undefined };
     for (const app of this.apps.values()) {
       if ((app.sink || this.eventLog) && app.wants(scope)) this.deliverTo(app, event, shared);
     }
   }
+
+  /**
+   * Adds a listener told of every event the core publishes, before any application gets it, whatever
+   * the subscriptions: the core's own records (CDR, CEL) are built from the events, as Asterisk's
+   * are from its Stasis messages. A listener must be quick and must not raise events itself.
+   */
+  observe(observer: EventObserver): () => void {
+    this.observers.push(observer);
+    return () => {
+      const index = this.observers.indexOf(observer);
+      if (index >= 0) this.observers.splice(index, 1);
+    };
+  }
+
+  /** Told when an observer throws (the event still goes to the applications). */
+  onObserverError: (error: unknown, event: CoreEvent) => void = () => undefined;
 
   /** Sends an event to one application only, ignoring subscriptions. */
   sendTo(name: string, event: CoreEvent): void {

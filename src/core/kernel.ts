@@ -52,6 +52,7 @@ import { MusicOnHold } from './moh.ts';
 import { TalkDetection } from './talk-detect.ts';
 import { Playbacks } from './playback/playbacks.ts';
 import { Sounds } from './sounds.ts';
+import { CallRecords } from './cdr/call-records.ts';
 import { readFileSync } from 'node:fs';
 
 /** How many ended channels HANGUPCAUSE() remembers. */
@@ -136,6 +137,8 @@ export abstract class Kernel {
   readonly extensionStates: ExtensionStates;
   /** The channel technologies (modules `chan_*.so`) and the contexts they run with. */
   readonly technologies: Technologies;
+  /** Call detail records and channel event logging (docs/cdr.md), built from the core's events. */
+  readonly records: CallRecords;
   #dialplan: Dialplan;
   #parsedDialplan: ParsedDialplan | undefined;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
@@ -183,6 +186,14 @@ export abstract class Kernel {
       reportError: (err, channel, during) => this.log.error({ err, channel: channel.name }, `channel ${during} failed; carrying on`),
     });
     this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
+    this.records = new CallRecords({
+      settings: options.config,
+      logsDir: options.config.dirs.logs,
+      linkedIdOf: (id) => this.channels.get(id)?.linkedId,
+      onError: (err, during) => this.log.error({ err }, `${during} failed`),
+    });
+    this.applications.observe((event) => this.records.observe(event));
+    this.applications.onObserverError = (err, event) => this.log.error({ err, event: event.type }, 'call records failed on an event; carrying on');
     this.media = new MediaEngine({
       manualClock: options.manualClock,
       onError: (err) => this.log.error({ err }, 'media clock listener failed'),
@@ -402,6 +413,7 @@ export abstract class Kernel {
     this.extensionStates.watchHints();
     this.mailboxes.open(this.#database);
     if (this.config.ari.eventLog.persist) this.eventLog.open(this.#database);
+    this.records.start(this.#database);
     this.eventLog.start();
     const generatedDir = generatedSoundsDir(this.config.dirs.data);
     const generated = ensureBuiltinSounds(generatedDir, this.config.dirs.sounds[0]);
@@ -442,6 +454,7 @@ export abstract class Kernel {
     // The events of the shutdown itself (hang-ups) are written before the database closes.
     this.applications.close();
     this.eventLog.close();
+    await this.records.stop();
     this.#database?.close();
     this.#database = undefined;
     if (this.#ownsLogChannels) await this.logChannels.close();

@@ -9,6 +9,7 @@ import { patchbayVersion } from '../core/system-info.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import { statSync } from 'node:fs';
 import { getFileFormat } from '../media/codecs.ts';
+import { cdrRoute, celRoute } from './record-routes.ts';
 
 export const ADMIN_PREFIX = '/admin/';
 
@@ -78,6 +79,10 @@ export class AdminRoutes {
         return this.#debug(query.get('level'));
       case 'POST logger/rotate':
         return { status: 200, body: { rotated: await this.services.rotateLogs() } };
+      case 'GET cdr':
+        return path.length === 1 ? cdrRoute(this.services.core.records, query) : notFound('Resource not found');
+      case 'GET cel':
+        return path.length === 1 ? celRoute(this.services.core.records, query) : notFound('Resource not found');
       case 'GET sip/trace':
         return { status: 200, body: this.services.pjsip.sipTrace.describe() };
       case 'PUT sip/trace':

@@ -97,6 +97,11 @@ export class Metrics {
     };
     monotonic('patchbay_events_sent_total', 'Events and REST responses sent over event WebSockets', () => options.events().eventsSent);
     monotonic('patchbay_events_dropped_total', 'Events not delivered: the WebSocket was closed or its reader too slow', () => options.events().eventsDropped);
+    const records = core.records;
+    monotonic('patchbay_cdr_records_total', 'Call detail records posted (docs/cdr.md)', () => records.posted);
+    monotonic('patchbay_cdr_rows_written_total', 'CDR and CEL rows written to the database', () => records.store.written);
+    monotonic('patchbay_cdr_rows_dropped_total', 'CDR and CEL rows and Master.csv lines dropped: the queue was full (the database or disk could not keep up) or a line was too long', () => records.store.dropped + (records.csv?.dropped ?? 0));
+    sized('patchbay_cdr_rows_pending', 'CDR and CEL rows waiting for the next write', () => records.store.pending);
 
     this.#httpRequests = new Histogram({
       name: 'patchbay_http_request_duration_seconds',

@@ -33,6 +33,7 @@ export const APPLICATION_MODULES: readonly ApplicationModule[] = [
   { name: 'app_verbose.so', applications: ['Verbose', 'Log'] },
   { name: 'app_chanisavail.so', applications: ['ChanIsAvail'] },
   { name: 'app_cdr.so', applications: ['ResetCDR', 'NoCDR'] },
+  { name: 'app_celgenuserevent.so', applications: ['CELGenUserEvent'] },
   { name: 'app_db.so', applications: ['DBdel', 'DBdeltree'] },
 ];
 

@@ -10,6 +10,7 @@ import type { Recordings } from '../core/recordings/recordings.ts';
 import type { Stasis } from '../core/stasis.ts';
 import type { AstDb } from '../core/astdb.ts';
 import type { ChannelBroadcasts } from '../core/broadcasts.ts';
+import type { CallRecords } from '../core/cdr/call-records.ts';
 
 export interface PbxServices {
   readonly channels: Channels;
@@ -34,6 +35,8 @@ export interface PbxServices {
    * the dialplan, until its Return (Dial's b() pre-dial handler); false when it could not start.
    */
   runSubroutine?(channel: Channel, target: string): Promise<boolean>;
+  /** Call records (ResetCDR, NoCDR, CELGenUserEvent). */
+  readonly records?: CallRecords;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
   readonly musicOnHold?: {
     start(channel: Channel, mohClass?: string): void;

@@ -17,6 +17,7 @@ const CATEGORY_TITLES: Readonly<Record<FunctionCategory, string>> = {
   state: 'Device and extension states, dialplan look-ups',
   astdb: 'The astdb',
   message: 'Text messages',
+  records: 'Call records (CDR)',
 };
 
 /** The README's list: every function name, and the ones deliberately not provided. */

@@ -19,6 +19,7 @@ import { stateFunctions } from './functions/state.ts';
 import { stringFunctions } from './functions/strings.ts';
 import { timeFunctions } from './functions/time.ts';
 import { variableFunctions } from './functions/variables.ts';
+import { recordFunctions } from './functions/cdr.ts';
 
 export type { DialplanFunction, FunctionCall, FunctionServices } from './function-services.ts';
 
@@ -33,6 +34,7 @@ export const BUILTIN_FUNCTIONS: readonly DialplanFunction[] = [
   ...stateFunctions,
   ...astdbFunctions,
   ...messageFunctions,
+  ...recordFunctions,
 ];
 
 /**

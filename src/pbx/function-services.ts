@@ -9,6 +9,7 @@ import type { Dialplan } from '../dialplan/dialplan.ts';
 import type { DeviceStates } from '../core/device-states.ts';
 import type { ExtensionStates } from '../core/extension-states.ts';
 import type { GlobalVariables } from '../core/global-vars.ts';
+import type { CallRecords } from '../core/cdr/call-records.ts';
 
 export interface FunctionServices {
   readonly globals: GlobalVariables;
@@ -23,6 +24,8 @@ export interface FunctionServices {
   readonly extensionStates: ExtensionStates;
   /** Per-channel variables other channels may read and write (SHARED()). */
   readonly shared: WeakMap<Channel, Map<string, string>>;
+  /** Call records (CDR(), CDR_PROP()); absent in cores built without them (unit tests). */
+  readonly records?: CallRecords;
   /** Hang-up causes of recently ended channels, by channel name (HANGUPCAUSE()). */
   readonly recentHangups: ReadonlyMap<string, { readonly cause: number; readonly linkedId: string }>;
 }
@@ -46,7 +49,7 @@ export function channelOf(call: FunctionCall, name: string): Channel {
   return call.channel;
 }
 
-export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb' | 'message';
+export type FunctionCategory = 'logic' | 'string' | 'time' | 'variables' | 'channel' | 'state' | 'astdb' | 'message' | 'records';
 
 /** One declaration per function: the README and docs/dialplan-functions.md are generated from these. */
 export interface DialplanFunction {

@@ -7,13 +7,14 @@ import { dbDel, dbDelTree } from './astdb.ts';
 import { answer, hangup, noOp, set, wait } from './basic.ts';
 import { execIf, gotoIfTime, type ApplicationLookup } from './conditional.ts';
 import { dialApplication } from './dial.ts';
+import { celGenUserEvent, noCdr, resetCdr } from './cdr.ts';
 import { echo } from './echo.ts';
 import { gosub, gosubIf, gosubReturn, stackPop } from './gosub.ts';
 import { messageSend } from './message-send.ts';
 import { goto, gotoIf } from './goto.ts';
 import { busy, congestion, progress, ringing } from './indications.ts';
 import { background, read, waitExten } from './menu.ts';
-import { chanIsAvail, log, milliwatt, noCdr, playTones, resetCdr, sendDtmfApp, stopPlayTones, userEvent, verbose } from './misc.ts';
+import { chanIsAvail, log, milliwatt, playTones, sendDtmfApp, stopPlayTones, userEvent, verbose } from './misc.ts';
 import { mixMonitor, stopMixMonitor } from './mixmonitor.ts';
 import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
@@ -68,6 +69,7 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     chanIsAvail,
     resetCdr,
     noCdr,
+    celGenUserEvent,
     dbDel,
     dbDelTree,
     messageSend,

@@ -99,10 +99,6 @@ export const sendDtmfApp: DialplanApplication = {
   },
 };
 
-/** ResetCDR and NoCDR: Patchbay keeps no CDRs of its own; accepted so dialplans that call them run. */
-export const resetCdr: DialplanApplication = { name: 'ResetCDR', synopsis: 'Accepted; does nothing (Patchbay writes no CDRs)', execute: () => 'next' };
-export const noCdr: DialplanApplication = { name: 'NoCDR', synopsis: 'Accepted; does nothing (Patchbay writes no CDRs)', execute: () => 'next' };
-
 /** Numeric AST_DEVICE_* values, as AVAILSTATUS carries them. */
 const DEVICE_STATE_NUMBERS: ReadonlyMap<string, number> = new Map([
   ['UNKNOWN', 0],

@@ -1,0 +1,175 @@
+// Call records as the core keeps them: the CDR engine and channel event logging read the core's
+// events; finished records go to the database and to the CSV files on a timer, in batches; a sweep
+// keeps the tables within their retention. What the dialplan (ResetCDR, NoCDR, CDR(), CDR_PROP(),
+// CELGenUserEvent) and the read API use is here too.
+import type { CoreEvent } from '../../spec/events.ts';
+import type { Model } from '../../spec/index.ts';
+import type { SqliteDatabase } from '../database.ts';
+import { CdrEngine } from './cdr-engine.ts';
+import { CelEngine } from './cel-engine.ts';
+import { CsvWriter, type CsvOptions } from './csv-writer.ts';
+import { RecordStore, type CdrQuery, type CelQuery, type Retention } from './record-store.ts';
+import type { CallDetailRecord } from './record.ts';
+
+export interface CallRecordsSettings {
+  readonly cdr: {
+    readonly enabled: boolean;
+    readonly unanswered: boolean;
+    readonly congestion: boolean;
+    readonly initiatedSeconds: boolean;
+    readonly channelDefaultEnabled: boolean;
+    readonly sqlite: boolean;
+    readonly csv: CsvOptions & { readonly enabled: boolean };
+    readonly retentionDays: number;
+    readonly maxRows: number;
+    readonly flushMs: number;
+  };
+  readonly cel: {
+    readonly enabled: boolean;
+    readonly events: readonly string[];
+    readonly apps: readonly string[];
+    readonly retentionDays: number;
+    readonly maxRows: number;
+  };
+}
+
+export interface CallRecordsOptions {
+  readonly settings: CallRecordsSettings;
+  /** Asterisk's astlogdir: Master.csv goes in its cdr-csv/. */
+  readonly logsDir: string;
+  /** The linkedid of a live channel (snapshots do not carry it). */
+  readonly linkedIdOf: (channelId: string) => string | undefined;
+  readonly onError: (error: unknown, during: string) => void;
+  readonly now?: () => number;
+}
+
+/** How often old rows are deleted. */
+const EXPIRY_INTERVAL_MS = 60_000;
+
+export class CallRecords {
+  readonly cdr: CdrEngine;
+  readonly cel: CelEngine | undefined;
+  readonly store: RecordStore;
+  readonly csv: CsvWriter | undefined;
+  readonly #settings: CallRecordsSettings;
+  #flushTimer: NodeJS.Timeout | undefined;
+  #expiryTimer: NodeJS.Timeout | undefined;
+  /** Records posted since start (metrics, tests). */
+  posted = 0;
+  /** Listeners told of each record as it is posted (tests, the console). */
+  readonly #listeners = new Set<(record: CallDetailRecord) => void>();
+
+  constructor(options: CallRecordsOptions) {
+    const { settings } = options;
+    this.#settings = settings;
+    const cdrRetention: Retention = { days: settings.cdr.retentionDays, maxRows: settings.cdr.maxRows };
+    const celRetention: Retention = { days: settings.cel.retentionDays, maxRows: settings.cel.maxRows };
+    this.store = new RecordStore(cdrRetention, celRetention, (error) => options.onError(error, 'writing call records to the database'), options.now);
+    this.csv = settings.cdr.enabled && settings.cdr.csv.enabled ? new CsvWriter(options.logsDir, settings.cdr.csv, (error) => options.onError(error, 'writing Master.csv')) : undefined;
+    this.cdr = new CdrEngine({
+      unanswered: settings.cdr.unanswered,
+      congestion: settings.cdr.congestion,
+      initiatedSeconds: settings.cdr.initiatedSeconds,
+      channelDefaultEnabled: settings.cdr.channelDefaultEnabled,
+      now: options.now,
+      post: (record) => this.#post(record),
+    });
+    this.cdr.linkedIdOf = options.linkedIdOf;
+    this.cel = settings.cel.enabled
+      ? new CelEngine({
+          events: settings.cel.events,
+          apps: settings.cel.apps,
+          now: options.now,
+          view: (id) => this.cdr.channel(id),
+          post: (event) => {
+            this.store.addCel(event);
+            this.#scheduleFlush();
+          },
+        })
+      : undefined;
+  }
+
+  get enabled(): boolean {
+    return this.#settings.cdr.enabled;
+  }
+
+  /** The core's event observer: every published event passes here. */
+  observe(event: CoreEvent): void {
+    // The CDR engine tracks channels even with CDRs off: CEL reads its view of them.
+    this.cdr.handle(event);
+    this.cel?.handle(event);
+  }
+
+  onRecord(listener: (record: CallDetailRecord) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #post(record: CallDetailRecord): void {
+    if (!this.#settings.cdr.enabled) return;
+    this.posted += 1;
+    if (this.#settings.cdr.sqlite) this.store.addCdr(record);
+    this.csv?.add(record);
+    for (const listener of this.#listeners) listener(record);
+    this.#scheduleFlush();
+  }
+
+  /** Batches: the first record after a flush starts the timer; the ones that follow ride along. */
+  #scheduleFlush(): void {
+    if (this.#flushTimer) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      // One bounded batch per turn of the event loop; what is left goes at the next turn.
+      this.store.flushBatch();
+      void this.csv?.flush();
+      if (this.store.pending > 0 && this.store.open) this.#flushSoon();
+    }, this.#settings.cdr.flushMs);
+    this.#flushTimer.unref();
+  }
+
+  #flushSoon(): void {
+    if (this.#flushTimer) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      this.store.flushBatch();
+      if (this.store.pending > 0 && this.store.open) this.#flushSoon();
+    }, 0);
+    this.#flushTimer.unref();
+  }
+
+  /** Writes every queued record now (the database at once, the CSV files when the append resolves). */
+  flush(): Promise<void> {
+    this.store.flush();
+    return this.csv?.flush() ?? Promise.resolve();
+  }
+
+  start(database: SqliteDatabase): void {
+    this.store.attach(database);
+    this.store.expire();
+    this.#expiryTimer = setInterval(() => this.store.expire(), EXPIRY_INTERVAL_MS);
+    this.#expiryTimer.unref();
+  }
+
+  /** Writes what is queued and lets the database go (before the core closes it). */
+  async stop(): Promise<void> {
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#expiryTimer) clearInterval(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    this.store.close();
+    await this.csv?.flush();
+  }
+
+  queryCdr(query: CdrQuery): ReturnType<RecordStore['queryCdr']> {
+    return this.store.queryCdr(query);
+  }
+
+  queryCel(query: CelQuery): ReturnType<RecordStore['queryCel']> {
+    return this.store.queryCel(query);
+  }
+
+  /** CELGenUserEvent: nothing when CEL is off. */
+  userEvent(snapshot: Model<'Channel'>, name: string, extra: string): void {
+    this.cel?.userEvent(snapshot, name, extra);
+  }
+}

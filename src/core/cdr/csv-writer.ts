@@ -1,0 +1,115 @@
+// Asterisk's cdr_csv backend: `<astlogdir>/cdr-csv/Master.csv`, one line per record in its column
+// order and quoting, and a file per accountcode (`accountlogs`). Lines are queued and appended
+// together at each flush, off the path of the event that finished the call.
+import { appendFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AMA_FLAGS, formatCdrTime, type CallDetailRecord } from './record.ts';
+import { dropOldest, RecordStore } from './record-store.ts';
+
+export interface CsvOptions {
+  /** `usegmtime`. */
+  readonly useGmtTime: boolean;
+  /** `loguniqueid`. */
+  readonly logUniqueId: boolean;
+  /** `loguserfield`. */
+  readonly logUserField: boolean;
+  /** `accountlogs`. */
+  readonly accountLogs: boolean;
+  /** `newcdrcolumns`. */
+  readonly newCdrColumns: boolean;
+}
+
+/** cdr_csv refuses records longer than its buffer; so do we. */
+const MAX_LINE_BYTES = 1024;
+/** Account files kept open for appends at once per flush (a flood of account codes makes no flood of files). */
+const MAX_ACCOUNT_FILES_PER_FLUSH = 64;
+
+/** A field as cdr_csv's append_string writes it: in double quotes, a quote doubled. */
+function quote(value: string): string {
+  return `"${value.replace(/"/g, '""')}"`;
+}
+
+/** One Master.csv line (with its newline), or undefined when it is too long, as cdr_csv drops it. */
+export function csvLine(record: CallDetailRecord, options: CsvOptions): string | undefined {
+  // An empty time is an empty field, not "" (append_date writes only the comma).
+  const date = (ms: number): string => (ms ? quote(formatCdrTime(ms, options.useGmtTime)) : '');
+  const fields = [
+    quote(record.accountcode),
+    quote(record.src),
+    quote(record.dst),
+    quote(record.dcontext),
+    quote(record.clid),
+    quote(record.channel),
+    quote(record.dstchannel),
+    quote(record.lastapp),
+    quote(record.lastdata),
+    date(record.start),
+    date(record.answer),
+    date(record.end),
+    String(record.duration),
+    String(record.billsec),
+    quote(record.disposition),
+    quote(AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION'),
+  ];
+  if (options.logUniqueId) fields.push(quote(record.uniqueid));
+  if (options.logUserField) fields.push(quote(record.userfield));
+  if (options.newCdrColumns) fields.push(quote(record.peeraccount), quote(record.linkedid), String(record.sequence));
+  const line = `${fields.join(',')}\n`;
+  return Buffer.byteLength(line) < MAX_LINE_BYTES - 5 ? line : undefined;
+}
+
+/** cdr_csv's writefile_account check: a code that could leave the directory is refused. */
+function safeAccountFile(accountcode: string): boolean {
+  return accountcode.length <= 80 && !accountcode.includes('/') && !accountcode.startsWith('.') && !accountcode.includes('\0');
+}
+
+export class CsvWriter {
+  readonly directory: string;
+  readonly master: string;
+  #lines: { line: string; accountcode: string }[] = [];
+  #writing: Promise<void> = Promise.resolve();
+  dropped = 0;
+
+  constructor(
+    logsDir: string,
+    private readonly options: CsvOptions,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.directory = join(logsDir, 'cdr-csv');
+    this.master = join(this.directory, 'Master.csv');
+  }
+
+  add(record: CallDetailRecord): void {
+    const line = csvLine(record, this.options);
+    if (line === undefined) {
+      this.dropped += 1;
+      return;
+    }
+    this.#lines.push({ line, accountcode: record.accountcode });
+    if (this.#lines.length > RecordStore.MAX_PENDING) this.dropped += dropOldest(this.#lines);
+  }
+
+  /** Appends what is queued (after any append still under way); resolves when it is on disk. */
+  flush(): Promise<void> {
+    if (this.#lines.length === 0) return this.#writing;
+    const lines = this.#lines;
+    this.#lines = [];
+    this.#writing = this.#writing.then(() => this.#append(lines)).catch((error: unknown) => this.onError(error));
+    return this.#writing;
+  }
+
+  async #append(lines: readonly { line: string; accountcode: string }[]): Promise<void> {
+    await mkdir(this.directory, { recursive: true });
+    await appendFile(this.master, lines.map((l) => l.line).join(''));
+    if (!this.options.accountLogs) return;
+    const byAccount = new Map<string, string[]>();
+    for (const { line, accountcode } of lines) {
+      if (accountcode === '' || !safeAccountFile(accountcode)) continue;
+      if (!byAccount.has(accountcode) && byAccount.size >= MAX_ACCOUNT_FILES_PER_FLUSH) continue;
+      const list = byAccount.get(accountcode) ?? [];
+      list.push(line);
+      byAccount.set(accountcode, list);
+    }
+    for (const [accountcode, list] of byAccount) await appendFile(join(this.directory, `${accountcode}.csv`), list.join(''));
+  }
+}
