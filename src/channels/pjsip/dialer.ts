@@ -135,6 +135,11 @@ export class Dialer {
       const { address: host, port, listener } = binding.source;
       return { transport: binding.source.transport === 'tls' ? 'TLS' : 'TCP', host, port, ...(listener !== undefined ? { listener } : {}) };
     }
+    // A browser (SIP over WebSocket): only its own connection reaches it, whatever its Contact says.
+    if (binding?.source.transport === 'ws' || binding?.source.transport === 'wss') {
+      const { address: host, port, listener } = binding.source;
+      return { transport: binding.source.transport === 'ws' ? 'WS' : 'WSS', host, port, ...(listener !== undefined ? { listener } : {}) };
+    }
     const destination = uriDestination(uri);
     const transport = endpoint?.transport === undefined ? undefined : this.#runtime.config.transports.get(endpoint.transport);
     if (!destination || !transport) return destination;

@@ -431,7 +431,10 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
     allowWildcardCerts: false,
   }),
   options: {
-    protocol: choice('protocol', TRANSPORT_PROTOCOLS, { default: 'udp', doc: '`udp`, `tcp` or `tls` (others leave the transport out, with a warning).' }),
+    protocol: choice('protocol', TRANSPORT_PROTOCOLS, {
+      default: 'udp',
+      doc: '`udp`, `tcp`, `tls`, or `ws`/`wss`: SIP over WebSocket for browsers on the HTTP server\'s `/ws` (its `bind` is not used); others leave the transport out, with a warning.',
+    }),
     bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
     external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
     external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
@@ -446,8 +449,8 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
   },
   finish(draft, report) {
     const { protocol } = draft;
-    if (protocol !== 'udp' && protocol !== 'tcp' && protocol !== 'tls') {
-      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp, tcp and tls are); transport ignored`);
+    if (protocol !== 'udp' && protocol !== 'tcp' && protocol !== 'tls' && protocol !== 'ws' && protocol !== 'wss') {
+      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp, tcp, tls, ws and wss are); transport ignored`);
       return undefined;
     }
     if (protocol === 'tls') {

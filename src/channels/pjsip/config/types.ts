@@ -155,7 +155,8 @@ export interface PjsipIdentify {
 export interface PjsipTransport {
   readonly type: 'transport';
   readonly id: string;
-  readonly protocol: 'udp' | 'tcp' | 'tls';
+  /** `ws`/`wss`: SIP over WebSocket on the HTTP server (RFC 7118); `bind` is then not used. */
+  readonly protocol: 'udp' | 'tcp' | 'tls' | 'ws' | 'wss';
   /** `bind`: where this transport listens; port 5060 when not given. */
   readonly bind: { readonly host: string; readonly port: number };
   readonly externalMediaAddress?: string;
