@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
+import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS } from './webrtc-options.ts';
 import type {
   DtmfMode,
   IdentifierMethod,
@@ -158,8 +159,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     mwiSubscribeReplacesUnsolicited: false,
     aggregateMwi: true,
     notifyEarlyInuseRinging: false,
+    ...WEBRTC_DEFAULTS,
   }),
   options: {
+    ...WEBRTC_ENDPOINT_OPTIONS,
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
     message_context: optionalText('messageContext', { doc: 'Dialplan context of out-of-call MESSAGEs (else `context`).' }),
     disallow: codecs(false, 'Codecs removed, in order with `allow` (`all` = every codec).'),
@@ -194,12 +197,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     media_encryption: custom<EndpointDraft>(
-      { default: 'no', doc: '`sdes`: SRTP keyed by a=crypto (RFC 4568) on RTP/SAVP, plain RTP/AVP offers refused (488); `no`: RTP/SAVP offers refused (488). `dtls` is not implemented yet (WebRTC).' },
+      { default: 'no', doc: '`sdes`: SRTP keyed by a=crypto (RFC 4568) on RTP/SAVP, plain RTP/AVP offers refused (488); `dtls`: DTLS-SRTP (RFC 5763/5764, WebRTC: with ice_support, see docs/webrtc.md); `no`: RTP/SAVP offers refused (488).' },
       (draft, value, report) => {
         const word = value.trim().toLowerCase();
         if (word !== 'no' && word !== 'sdes' && word !== 'dtls') return report.fail(`${shown(value)} is not one of no, sdes, dtls`);
-        // DTLS-SRTP belongs to the WebRTC work (issue 24): until it lands the endpoint offers plain RTP.
-        if (word === 'dtls') report.warn('media_encryption=dtls is not implemented by Patchbay yet: media is not encrypted');
         draft.mediaEncryption = word;
       },
     ),
@@ -268,7 +269,8 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     else if (endpoint.codecs.length === 0) report.warn(`allow= leaves no codec Patchbay supports (${SUPPORTED_CODECS.join(', ')}): calls cannot be set up`);
     if (endpoint.context === '') report.error('context', 'must not be empty');
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
-    return endpoint;
+    if ((endpoint.dtlsCertFile === undefined) !== (endpoint.dtlsPrivateKey === undefined)) report.error('dtls_cert_file', 'dtls_cert_file and dtls_private_key go together');
+    return applyWebRtc(endpoint);
   },
 });
 
