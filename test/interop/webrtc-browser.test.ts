@@ -101,9 +101,14 @@ test(
       });
       const setupMs = performance.now() - started;
 
+      // CPU of this process (server and test) while the call's media runs and is recorded: the per-call figure.
+      const cpuBefore = process.cpuUsage();
+      const wallBefore = performance.now();
       const record = await server.ari(`/channels/${channel.id}/record?name=webrtc-browser&format=wav&maxDurationSeconds=3`, { method: 'POST' });
       assert.equal(record.status, 201, await record.text());
       await nextEvent(events, 'RecordingFinished');
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuShare = (cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore);
       const wav = Buffer.from(await (await server.ari('/recordings/stored/webrtc-browser/file')).arrayBuffer());
       const data = wav.indexOf('data');
       assert.ok(data > 0, 'a WAV file');
@@ -120,7 +125,7 @@ test(
       assert.ok(Math.sqrt(energy / loud.length) > 500, 'the recording has sound');
       assert.ok(Math.abs(frequency - TONE_HZ) < 25, `the browser's tone recorded at ${frequency.toFixed(1)} Hz`);
       // One figure for docs/webrtc.md: INVITE to media secured (ICE, DTLS) on a loaded 2-core machine.
-      console.log(`webrtc: call set-up (dial to DTLS-SRTP connected) ${Math.round(setupMs)} ms`);
+      console.log(`webrtc: call set-up (dial to DTLS-SRTP connected) ${Math.round(setupMs)} ms; CPU while recording the call ${(cpuShare * 100).toFixed(1)} % of one core`);
       await server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
       await tab.waitForFunction(() => (window as unknown as { state: { ended: boolean } }).state.ended, undefined, { timeout: 20_000 });
     } finally {
