@@ -3,9 +3,10 @@
 // fake microphone playing a 1000 Hz tone file. The call is WebRTC end to end: ICE-lite checks,
 // DTLS-SRTP, rtcp-mux, BUNDLE, SAVPF, G.711. The app answers and records: the recording has the
 // tone's frequency. Then an ARI originate calls the browser, the page answers and measures what it
-// hears with Web Audio. Skipped with a message when Chromium is not installed.
+// hears with Web Audio; and the browser is bridged with a baresip phone, audio checked both ways.
+// Skipped with a message when Chromium (or, for the bridge, baresip) is not installed.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -15,6 +16,8 @@ import { after, before, test } from 'node:test';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
+import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TONE_HZ = 1000;
@@ -33,26 +36,20 @@ window.state = { registered: false, confirmed: false, ended: false, incoming: 0,
 const ua = new JsSIP.UA({ sockets: [new JsSIP.WebSocketInterface(${JSON.stringify(wsUrl)})], uri: 'sip:browser@127.0.0.1', password: 'browser-secret', register: true });
 ua.on('registered', () => { window.state.registered = true; });
 ua.on('registrationFailed', (e) => window.state.log.push('registration failed ' + e.cause));
+// Every call: its state, and what it hears measured with Web Audio (the loudest FFT bin).
 function watch(session) {
   window.state.confirmed = false;
   window.state.ended = false;
+  window.state.heardHz = undefined;
   session.on('confirmed', () => { window.state.confirmed = true; });
   session.on('failed', (e) => { window.state.log.push('failed ' + e.cause); window.state.ended = true; });
   session.on('ended', () => { window.state.ended = true; });
+  session.on('peerconnection', ({ peerconnection }) => listen(peerconnection));
+  if (session.connection) listen(session.connection);
 }
-window.dial = (target) => {
-  const session = ua.call(target, { mediaConstraints: { audio: true, video: false }, pcConfig: { iceServers: [] } });
-  watch(session);
-  session.connection.addEventListener('connectionstatechange', () => window.state.log.push('pc ' + session.connection.connectionState));
-};
-// A call from the server: answered at once; what it hears is measured with Web Audio (the loudest FFT bin).
-ua.on('newRTCSession', ({ session, originator }) => {
-  if (originator !== 'remote') return;
-  window.state.incoming += 1;
-  watch(session);
-  session.answer({ mediaConstraints: { audio: true, video: false }, pcConfig: { iceServers: [] } });
-  session.connection.addEventListener('connectionstatechange', () => window.state.log.push('pc ' + session.connection.connectionState));
-  session.connection.addEventListener('track', (event) => {
+function listen(connection) {
+  connection.addEventListener('connectionstatechange', () => window.state.log.push('pc ' + connection.connectionState));
+  connection.addEventListener('track', (event) => {
     const stream = event.streams[0] || new MediaStream([event.track]);
     // Chrome feeds a remote track to Web Audio only while a media element plays it.
     const element = new Audio(); element.muted = true; element.srcObject = stream; element.play().catch(() => undefined);
@@ -66,9 +63,20 @@ ua.on('newRTCSession', ({ session, originator }) => {
       let best = 1;
       for (let i = 2; i < bins.length; i++) if (bins[i] > bins[best]) best = i;
       if (bins[best] > -60) window.state.heardHz = best * context.sampleRate / analyser.fftSize;
-      if (window.state.ended) clearInterval(timer);
+      if (window.state.ended) { clearInterval(timer); context.close(); }
     }, 250);
   });
+}
+window.dial = (target) => {
+  const session = ua.call(target, { mediaConstraints: { audio: true, video: false }, pcConfig: { iceServers: [] } });
+  watch(session);
+};
+// A call from the server: answered at once.
+ua.on('newRTCSession', ({ session, originator }) => {
+  if (originator !== 'remote') return;
+  window.state.incoming += 1;
+  watch(session);
+  session.answer({ mediaConstraints: { audio: true, video: false }, pcConfig: { iceServers: [] } });
 });
 ua.start();
 </script>`;
@@ -121,7 +129,9 @@ before(async () => {
     ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
       '[browser]', 'type=endpoint', 'context=webrtc-in', 'allow=ulaw', 'aors=browser', 'auth=browser', 'webrtc=yes', '',
       '[browser]', 'type=aor', 'max_contacts=1', 'remove_existing=yes', '',
-      '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', ''].join('\n'),
+      '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', '',
+      // A SIP phone (baresip) for the bridge test, dialled by its URI.
+      '[baresip]', 'type=endpoint', 'context=webrtc-in', 'allow=ulaw', ''].join('\n'),
   );
   const dialplan = join(work, 'extensions.conf');
   writeFileSync(dialplan, '[webrtc-in]\nexten => 100,1,Stasis(webrtc)\n');
@@ -200,6 +210,49 @@ test('an ARI originate calls the browser, which answers; Web Audio in the page h
   assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
   await pageWaits('the call to end', 'window.state.ended', 20_000);
 });
+
+test(
+  'a browser and a SIP phone (baresip) bridged: the browser hears the phone, the phone is sent the browser',
+  { timeout: 120_000, skip: SKIP || (HAVE_BARESIP ? false : 'baresip is not installed (Debian package baresip)') },
+  async () => {
+    const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
+    const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort });
+    writeFileSync(join(home, 'accounts'), `<sip:baresip@127.0.0.1:${server.core.pjsip.port};transport=udp>;regint=0;answermode=auto;audio_codecs=PCMU\n`);
+    const phone = spawn('baresip', ['-f', home], { cwd: work, stdio: ['ignore', 'ignore', 'ignore'] });
+    try {
+      await waitFor('baresip', () => ctrl(ctrlPort, 'reginfo', '').catch(() => undefined));
+      await tab.evaluate(() => (window as unknown as { dial(target: string): void }).dial('sip:100@127.0.0.1'));
+      const browserChannel = (await nextEvent(events, 'StasisStart')).channel as { id: string };
+      assert.equal((await server.ari(`/channels/${browserChannel.id}/answer`, { method: 'POST' })).status, 204);
+      const dialled = await server.ari(`/channels?endpoint=${encodeURIComponent(`PJSIP/baresip/sip:baresip@127.0.0.1:${phonePort}`)}&app=webrtc`, { method: 'POST' });
+      const dialledBody = await dialled.text();
+      assert.equal(dialled.status, 200, dialledBody);
+      const phoneChannel = JSON.parse(dialledBody) as { id: string };
+      await nextEvent(events, 'StasisStart');
+      const bridge = JSON.parse(await (await server.ari('/bridges?type=mixing', { method: 'POST' })).text()) as { id: string };
+      assert.equal((await server.ari(`/bridges/${bridge.id}/addChannel?channel=${browserChannel.id},${phoneChannel.id}`, { method: 'POST' })).status, 204);
+      await pageWaits('media connected', "window.state.confirmed && window.state.log.filter((line) => line === 'pc connected').length >= 3");
+
+      // Phone to browser: baresip's 440 Hz, heard by Web Audio in the page.
+      await pageWaits("the phone's tone heard in the browser", 'window.state.heardHz !== undefined && Math.abs(window.state.heardHz - 440) < 15', 20_000);
+      // Browser to phone: what Patchbay sends baresip (a snoop on its channel, spying out) is the browser's 1000 Hz.
+      const snoop = await server.ari(`/channels/${phoneChannel.id}/snoop?spy=out&app=webrtc`, { method: 'POST' });
+      const snoopBody = await snoop.text();
+      assert.equal(snoop.status, 200, snoopBody);
+      const snoopChannel = JSON.parse(snoopBody) as { id: string };
+      const record = await server.ari(`/channels/${snoopChannel.id}/record?name=webrtc-to-phone&format=wav&maxDurationSeconds=3`, { method: 'POST' });
+      assert.equal(record.status, 201, await record.text());
+      await nextEvent(events, 'RecordingFinished');
+      const { frequency, rms } = toneOf(Buffer.from(await (await server.ari('/recordings/stored/webrtc-to-phone/file')).arrayBuffer()));
+      assert.ok(rms > 500, 'the phone is sent sound');
+      assert.ok(Math.abs(frequency - TONE_HZ) < 25, `the phone is sent the browser's tone: ${frequency.toFixed(1)} Hz`);
+      for (const id of [snoopChannel.id, phoneChannel.id, browserChannel.id]) await server.ari(`/channels/${id}`, { method: 'DELETE' });
+      await pageWaits('the call to end', 'window.state.ended', 20_000);
+    } finally {
+      phone.kill('SIGTERM');
+    }
+  },
+);
 
 /** The dominant frequency (zero crossings) and level of a PCM16 WAV's audio after its first 200 ms. */
 function toneOf(wav: Buffer): { frequency: number; rms: number } {
