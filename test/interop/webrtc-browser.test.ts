@@ -2,7 +2,7 @@
 // here with the npm JsSIP client, registers over SIP over WebSocket (/ws), and calls 100 with its
 // fake microphone playing a 1000 Hz tone file. The call is WebRTC end to end: ICE-lite checks,
 // DTLS-SRTP, rtcp-mux, BUNDLE, SAVPF, G.711. The app answers and records: the recording has the
-// tone's frequency. Then an ARI originate calls the browser, the page answers and measures what it
+// tone's frequency, and SRTCP both ways gives a round-trip time. Then an ARI originate calls the browser, the page answers and measures what it
 // hears with Web Audio; and the browser is bridged with a baresip phone, audio checked both ways.
 // Skipped with a message when Chromium (or, for the bridge, baresip) is not installed.
 import assert from 'node:assert/strict';
@@ -102,6 +102,14 @@ interface PageState {
   log: string[];
 }
 
+// What the page's script defines, as the functions evaluated in it see the window.
+declare global {
+  interface Window {
+    state: PageState;
+    dial(target: string): void;
+  }
+}
+
 let work: string;
 let server: TestServer;
 let site: http.Server;
@@ -109,7 +117,7 @@ let browser: Browser;
 let tab: Page;
 let events: EventSocket;
 
-const pageState = (): Promise<PageState> => tab.evaluate(() => (window as unknown as { state: PageState }).state);
+const pageState = (): Promise<PageState> => tab.evaluate(() => window.state);
 async function pageWaits(what: string, predicate: string, timeoutMs = 30_000): Promise<void> {
   await tab.waitForFunction(predicate, undefined, { timeout: timeoutMs }).catch(async (error: unknown) => {
     const notes = server.logLines.filter((line) => /WebRTC|DTLS|"level":50/i.test(line)).slice(-5).join('');
@@ -172,7 +180,7 @@ after(async () => {
 test('a browser (JsSIP in Chromium) registers over WebSocket with digest and calls in over WebRTC: the recording has its tone', { timeout: 120_000, skip: SKIP }, async () => {
   assert.equal(server.core.pjsip.contacts().filter((contact) => contact.aor === 'browser').length, 1);
   const started = performance.now();
-  await tab.evaluate(() => (window as unknown as { dial(target: string): void }).dial('sip:100@127.0.0.1'));
+  await tab.evaluate(() => window.dial('sip:100@127.0.0.1'));
   const start = await nextEvent(events, 'StasisStart');
   const channel = start.channel as { id: string; name: string };
   assert.match(channel.name, /^PJSIP\/browser-/);
@@ -180,6 +188,8 @@ test('a browser (JsSIP in Chromium) registers over WebSocket with digest and cal
   await pageWaits('media connected', "window.state.log.includes('pc connected')");
   const setupMs = performance.now() - started;
 
+  // Media both ways while it records: a tone to the browser (its reports about our stream give the round trip).
+  assert.equal((await server.ari(`/channels/${channel.id}/play?media=${encodeURIComponent('tone:440')}`, { method: 'POST' })).status, 201);
   // CPU of this process (server and test) while the call's media runs and is recorded: the per-call figure.
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
@@ -192,6 +202,15 @@ test('a browser (JsSIP in Chromium) registers over WebSocket with digest and cal
   const { frequency, rms } = toneOf(wav);
   assert.ok(rms > 500, 'the recording has sound');
   assert.ok(Math.abs(frequency - TONE_HZ) < 25, `the browser's tone recorded at ${frequency.toFixed(1)} Hz`);
+  // SRTCP both ways: the browser's reports about our stream come back with a round-trip time.
+  const deadline = Date.now() + 20_000;
+  let statistics: { rtt?: number; rxcount?: number; txcount?: number } = {};
+  while (Date.now() < deadline && !(statistics.rtt && statistics.rtt > 0)) {
+    statistics = (await (await server.ari(`/channels/${channel.id}/rtp_statistics`)).json()) as typeof statistics;
+    if (!(statistics.rtt && statistics.rtt > 0)) await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  assert.ok((statistics.rxcount ?? 0) > 100 && (statistics.txcount ?? 0) > 100, JSON.stringify(statistics));
+  assert.ok(statistics.rtt !== undefined && statistics.rtt > 0 && statistics.rtt < 0.5, `a round trip from the browser's RTCP: ${JSON.stringify(statistics)}`);
   // Figures for docs/webrtc.md, measured on a loaded 2-core machine.
   console.log(`webrtc: call set-up (dial to DTLS-SRTP connected) ${Math.round(setupMs)} ms; CPU while recording the call ${(cpuShare * 100).toFixed(1)} % of one core`);
   assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
@@ -221,7 +240,7 @@ test(
     const phone = spawn('baresip', ['-f', home], { cwd: work, stdio: ['ignore', 'ignore', 'ignore'] });
     try {
       await waitFor('baresip', () => ctrl(ctrlPort, 'reginfo', '').catch(() => undefined));
-      await tab.evaluate(() => (window as unknown as { dial(target: string): void }).dial('sip:100@127.0.0.1'));
+      await tab.evaluate(() => window.dial('sip:100@127.0.0.1'));
       const browserChannel = (await nextEvent(events, 'StasisStart')).channel as { id: string };
       assert.equal((await server.ari(`/channels/${browserChannel.id}/answer`, { method: 'POST' })).status, 204);
       const dialled = await server.ari(`/channels?endpoint=${encodeURIComponent(`PJSIP/baresip/sip:baresip@127.0.0.1:${phonePort}`)}&app=webrtc`, { method: 'POST' });
