@@ -2,8 +2,9 @@
 // here with the npm JsSIP client, registers over SIP over WebSocket (/ws), and calls 100 with its
 // fake microphone playing a 1000 Hz tone file. The call is WebRTC end to end: ICE-lite checks,
 // DTLS-SRTP, rtcp-mux, BUNDLE, SAVPF, G.711. The app answers and records: the recording has the
-// tone's frequency, and SRTCP both ways gives a round-trip time. Then an ARI originate calls the browser, the page answers and measures what it
-// hears with Web Audio; and the browser is bridged with a baresip phone, audio checked both ways.
+// tone's frequency, and SRTCP both ways gives a round-trip time. Then an ARI originate calls the
+// browser, the page answers and measures what it hears with Web Audio; and the browser is bridged
+// with a baresip phone, audio checked both ways.
 // Skipped with a message when Chromium (or, for the bridge, baresip) is not installed.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
