@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
-import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS } from './webrtc-options.ts';
+import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
   IdentifierMethod,
@@ -270,7 +270,9 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     if (endpoint.context === '') report.error('context', 'must not be empty');
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
     if ((endpoint.dtlsCertFile === undefined) !== (endpoint.dtlsPrivateKey === undefined)) report.error('dtls_cert_file', 'dtls_cert_file and dtls_private_key go together');
-    return applyWebRtc(endpoint);
+    const webrtc = applyWebRtc(endpoint);
+    for (const warning of webRtcWarnings(webrtc)) report.warn(warning);
+    return webrtc;
   },
 });
 
