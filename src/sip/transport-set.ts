@@ -76,6 +76,7 @@ export class SipTransportSet implements SipSender {
 
   /** The bound port of a listener of this protocol (the named one, else the first). */
   port(protocol: TransportProtocol, listener?: string): number | undefined {
+    if (isWebSocket(protocol)) return this.webSocket?.localAddress().port;
     const found = this.#pick(protocol, listener);
     return found?.transport.port(protocol);
   }

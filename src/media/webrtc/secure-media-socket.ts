@@ -153,8 +153,7 @@ export class SecureMediaSocket implements MediaSocket {
       const hadPair = this.ice.selected !== undefined;
       const response = this.ice.handle(packet, rinfo.address, rinfo.port);
       if (response) this.#raw.send(response, rinfo.port, rinfo.address);
-      // We are the DTLS client: the handshake starts once a pair is checked.
-      if (!hadPair && this.ice.selected && this.#dtls instanceof DtlsClient) this.#connectClient(this.#dtls);
+      if (!hadPair && this.ice.selected && this.#dtls) this.#pairChecked(this.#dtls);
       return;
     }
     const pair = this.ice.selected;
@@ -204,16 +203,20 @@ export class SecureMediaSocket implements MediaSocket {
     this.#dtls = dtls;
     dtls.onConnect.subscribe(() => this.#connected(dtls));
     dtls.onError.subscribe((error: Error) => this.#fail(`DTLS: ${error.message}`));
+    for (const early of this.#early.splice(0)) this.#dtlsTransport.onData(early.packet, [early.address, early.port]);
+    if (this.ice.selected) this.#pairChecked(dtls);
+  }
+
+  /**
+   * The browser checked a pair, so the handshake can run now: as the client we start it, and either
+   * way it has HANDSHAKE_TIMEOUT_MS to finish (not counted while the call rings without our SDP).
+   */
+  #pairChecked(dtls: DtlsSocket): void {
+    if (dtls instanceof DtlsClient) dtls.connect().catch((error: unknown) => this.#fail(`DTLS: ${error instanceof Error ? error.message : String(error)}`));
     this.#handshakeTimer = setTimeout(() => {
       if (!this.#srtp) this.#fail('DTLS handshake did not finish');
     }, HANDSHAKE_TIMEOUT_MS);
     this.#handshakeTimer.unref();
-    for (const early of this.#early.splice(0)) this.#dtlsTransport.onData(early.packet, [early.address, early.port]);
-    if (dtls instanceof DtlsClient && this.ice.selected) this.#connectClient(dtls);
-  }
-
-  #connectClient(client: DtlsClient): void {
-    client.connect().catch((error: unknown) => this.#fail(`DTLS: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   #connected(dtls: DtlsSocket): void {
