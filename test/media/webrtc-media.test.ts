@@ -173,3 +173,19 @@ test('a DTLS certificate that does not match the SDP fingerprint fails the media
   assert.equal(server.secured, false);
   server.close();
 });
+
+test('the handshake deadline runs from the first ICE check, not while the call rings without our SDP', { timeout: 30_000 }, async () => {
+  const raw = await udp();
+  const failures: string[] = [];
+  const server = new SecureMediaSocket(raw, identity, { onFailure: (reason) => failures.push(reason), handshakeTimeoutMs: 300 });
+  server.on('error', () => undefined);
+  server.configureRemote({ iceUfrag: 'peer', role: 'server' });
+  await new Promise((resolve) => setTimeout(resolve, 900));
+  assert.deepEqual(failures, [], 'no deadline before any check');
+  const peer = await udp();
+  sockets.push(peer);
+  peer.send(bindingRequest(`${server.ice.local.ufrag}:peer`, server.ice.local.pwd, { nominate: true }), raw.address().port, '127.0.0.1');
+  await waitUntil(() => failures.length > 0, 10_000, 'the deadline');
+  assert.match(failures[0]!, /did not finish/);
+  server.close();
+});

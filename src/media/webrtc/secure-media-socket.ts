@@ -43,6 +43,8 @@ export interface SecureMediaOptions {
   readonly verifyFingerprint?: boolean;
   /** Told once when the media cannot be secured (handshake failed, fingerprint mismatch). */
   readonly onFailure?: (reason: string) => void;
+  /** Ms the handshake may take from the first ICE check (default 20 s). */
+  readonly handshakeTimeoutMs?: number;
 }
 
 export class SecureMediaSocket implements MediaSocket {
@@ -215,7 +217,7 @@ export class SecureMediaSocket implements MediaSocket {
     if (dtls instanceof DtlsClient) dtls.connect().catch((error: unknown) => this.#fail(`DTLS: ${error instanceof Error ? error.message : String(error)}`));
     this.#handshakeTimer = setTimeout(() => {
       if (!this.#srtp) this.#fail('DTLS handshake did not finish');
-    }, HANDSHAKE_TIMEOUT_MS);
+    }, this.#options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     this.#handshakeTimer.unref();
   }
 
