@@ -61,9 +61,8 @@ export function applyWebRtc<D extends WebRtcEndpointOptions & { rtcpMux: boolean
 }
 
 /** What the endpoint asks of WebRTC media that Patchbay does not do: one warning each. */
-export function webRtcWarnings(endpoint: WebRtcEndpointOptions): string[] {
+export function webRtcWarnings(endpoint: WebRtcEndpointOptions & { mediaEncryption: 'no' | 'sdes' | 'dtls' }): string[] {
   const warnings: string[] = [];
-  if (endpoint.mediaEncryption === 'sdes') warnings.push('media_encryption=sdes is not implemented by Patchbay yet (dtls is); media stays unencrypted');
   if (endpoint.mediaEncryption === 'dtls' && !endpoint.iceSupport) warnings.push('media_encryption=dtls without ice_support=yes: Patchbay sends DTLS-SRTP only to a pair the far end checked with ICE (as browsers do)');
   return warnings;
 }
