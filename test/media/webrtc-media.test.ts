@@ -10,7 +10,7 @@ import { CipherContext, DtlsClient, HashAlgorithm, NamedCurveAlgorithm, Signatur
 import { derFingerprint, generateDtlsIdentity, type DtlsIdentity } from '../../src/media/webrtc/dtls-identity.ts';
 import { CONSENT_TIMEOUT_MS, IceLiteResponder } from '../../src/media/webrtc/ice-lite.ts';
 import { SecureMediaSocket } from '../../src/media/webrtc/secure-media-socket.ts';
-import { createSrtpTransform, SRTP_AEAD_AES_128_GCM, SRTP_AES128_CM_HMAC_SHA1_80 } from '../../src/media/srtp/dtls-srtp.ts';
+import { SrtpSession } from '../../src/media/srtp/session.ts';
 import { waitUntil } from '../sip/helpers.ts';
 
 function bindingRequest(username: string, password: string, options: { nominate?: boolean; fingerprint?: boolean } = {}): Buffer {
@@ -101,7 +101,7 @@ async function browserPeer(server: SecureMediaSocket, serverPort: number) {
     cert: peerCert.certPem,
     key: peerCert.keyPem,
     signatureHash: { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 },
-    srtpProfiles: [SRTP_AEAD_AES_128_GCM, SRTP_AES128_CM_HMAC_SHA1_80],
+    srtpProfiles: [1],
     extendedMasterSecret: true,
   });
   return { socket, client, received };
@@ -117,46 +117,66 @@ function rtpPacket(sequence: number): Buffer {
   return packet;
 }
 
+/** What the stream does with the socket as its protection: unprotect what arrives in place; protect, then send. */
+function streamReads(server: SecureMediaSocket, into: Buffer[]): void {
+  server.on('message', (message) => {
+    const length = server.unprotectRtp(message, message.length);
+    into.push(length < 0 ? Buffer.alloc(0) : Buffer.from(message.subarray(0, length)));
+  });
+}
+
+function streamSends(server: SecureMediaSocket, packet: Buffer, callback?: () => void): number {
+  const buffer = Buffer.alloc(packet.length + 32);
+  packet.copy(buffer);
+  const length = server.protectRtp(buffer, packet.length);
+  if (length > 0) server.send(buffer, 0, length, 9, '127.0.0.1', callback);
+  return length;
+}
+
 test('DTLS-SRTP: one handshake keys both sides; RTP flows both ways, encrypted on the wire', { timeout: 30_000 }, async () => {
   const raw = await udp();
   const failures: string[] = [];
   const server = new SecureMediaSocket(raw, identity, { onFailure: (reason) => failures.push(reason) });
   const plain: Buffer[] = [];
-  server.on('message', (message) => plain.push(message));
+  streamReads(server, plain);
   server.on('error', () => undefined);
-  // Before checks and keys, what the stream sends goes nowhere.
-  let sent = 0;
-  server.send(rtpPacket(1), 0, 172, 9, '127.0.0.1', () => sent++);
-  assert.equal(sent, 1);
+  // Before the keys nothing is protected, so the stream sends nothing and reads nothing.
+  assert.equal(streamSends(server, rtpPacket(1)), 0);
+  assert.equal(server.unprotectRtp(rtpPacket(1), 172), -1);
   const peer = await browserPeer(server, raw.address().port);
   const fingerprint = derFingerprint(Buffer.from(peerCert.certPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'), 'sha-256')!;
   server.configureRemote({ iceUfrag: 'peer', fingerprint: { algorithm: 'sha-256', value: fingerprint }, role: 'server' });
   await peer.client.connect();
   await waitUntil(() => server.secured, 10_000, 'the server keyed');
   assert.deepEqual(failures, []);
-  // The peer's SRTP from its own end of the handshake.
-  const profile = peer.client.srtp.srtpProfile!;
-  const lengths = profile === SRTP_AEAD_AES_128_GCM ? [16, 12] : [16, 14];
-  const keys = peer.client.extractSessionKeys(lengths[0]!, lengths[1]!) as { localKey: Buffer; localSalt: Buffer; remoteKey: Buffer; remoteSalt: Buffer };
-  const peerSrtp = createSrtpTransform({ profile: profile as 1 | 7, ...keys });
+  // The peer's SRTP (the SRTP module's session) from its own end of the handshake.
+  assert.equal(peer.client.srtp.srtpProfile, 1, 'AES_CM_128_HMAC_SHA1_80');
+  const keys = peer.client.extractSessionKeys(16, 14) as { localKey: Buffer; localSalt: Buffer; remoteKey: Buffer; remoteSalt: Buffer };
+  const suite = 'AES_CM_128_HMAC_SHA1_80' as const;
+  const peerSrtp = new SrtpSession({ suite, keySalt: Buffer.concat([keys.localKey, keys.localSalt]) }, { suite, keySalt: Buffer.concat([keys.remoteKey, keys.remoteSalt]) });
+  const peerProtect = (packet: Buffer): Buffer => {
+    const buffer = Buffer.alloc(packet.length + 32);
+    packet.copy(buffer);
+    return buffer.subarray(0, peerSrtp.protectRtp(buffer, packet.length));
+  };
 
-  const outgoing = rtpPacket(7);
-  peer.socket.send(peerSrtp.protectRtp(outgoing), raw.address().port, '127.0.0.1');
+  peer.socket.send(peerProtect(rtpPacket(7)), raw.address().port, '127.0.0.1');
   await waitUntil(() => plain.length === 1, 5000, 'the decrypted packet');
-  assert.deepEqual(plain[0], outgoing);
+  assert.deepEqual(plain[0], rtpPacket(7));
 
-  server.send(rtpPacket(9), 0, 172, 9, '127.0.0.1');
+  assert.ok(streamSends(server, rtpPacket(9)) > 172, 'protected: longer by its tag');
   await waitUntil(() => peer.received.length === 1, 5000, 'our SRTP');
-  assert.notDeepEqual(peer.received[0]!.subarray(12, 172), rtpPacket(9).subarray(12), 'encrypted on the wire');
-  assert.deepEqual(peerSrtp.unprotectRtp(peer.received[0]!), rtpPacket(9));
+  const wire = Buffer.from(peer.received[0]!);
+  assert.notDeepEqual(wire.subarray(12, 172), rtpPacket(9).subarray(12), 'encrypted on the wire');
+  const length = peerSrtp.unprotectRtp(wire, wire.length);
+  assert.deepEqual(wire.subarray(0, length), rtpPacket(9));
 
-  // A forged packet (not authenticated) is dropped.
-  const before = server.dropped;
-  const forged = peerSrtp.protectRtp(rtpPacket(8));
+  // A forged packet (not authenticated) is refused by the protection (the stream drops and counts it).
+  const forged = peerProtect(rtpPacket(8));
   forged[forged.length - 1] ^= 0xff;
   peer.socket.send(forged, raw.address().port, '127.0.0.1');
-  await waitUntil(() => server.dropped === before + 1, 5000, 'the forged packet dropped');
-  assert.equal(plain.length, 1);
+  await waitUntil(() => plain.length === 2, 5000, 'the forged packet');
+  assert.equal(plain[1]!.length, 0, 'refused');
   server.close();
 });
 

@@ -210,7 +210,8 @@ export class CallMedia {
       direction: media.direction,
       inbandDtmf: dtmfInband(this.options.dtmfMode, media),
       unansweredLimitMs: this.unansweredLimit(remoteAddress),
-      protection: this.#protection(media),
+      // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake); else SDES's, or none.
+      protection: socket instanceof SecureMediaSocket ? socket : this.#protection(media),
     });
   }
 }

@@ -1,16 +1,18 @@
-// The media socket of a WebRTC call: beneath the RTP stream, which reads and writes plain RTP and
-// RTCP, one UDP port carries STUN (ICE-lite checks and consent), DTLS (the handshake that keys
-// SRTP, RFC 5763/5764) and SRTP/SRTCP multiplexed (rtcp-mux, BUNDLE of one audio stream), told
-// apart by their first byte (RFC 7983). Nothing is sent before the browser's checks chose the
-// pair and DTLS gave the keys; nothing is delivered up that did not authenticate as SRTP; sending
-// stops when consent lapses (RFC 7675).
+// The media socket of a WebRTC call: one UDP port carries STUN (ICE-lite checks and consent), DTLS
+// (the handshake that keys SRTP, RFC 5763/5764) and SRTP/SRTCP multiplexed (rtcp-mux, BUNDLE of one
+// audio stream), told apart by their first byte (RFC 7983). The RTP stream sees a socket of RTP
+// only, and this socket is also its MediaProtection: the SRTP module's SrtpSession, keyed by what
+// the handshake exported (AES_CM_128_HMAC_SHA1_80), protects and checks every packet in the
+// stream's buffers. Nothing is sent before the browser's checks chose the pair and DTLS gave the
+// keys; nothing is read that did not authenticate; sending stops when consent lapses (RFC 7675).
 import type dgram from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { DtlsClient, DtlsServer, type DtlsSocket } from 'werift-dtls/lib/dtls/src/index.js';
-import { looksLikeRtcp } from '../rtp/rtcp-packet.ts';
 import type { MediaMessageListener, MediaSocket } from '../rtp/media-socket.ts';
-import { createSrtpTransform, SRTP_AEAD_AES_128_GCM, SRTP_AES128_CM_HMAC_SHA1_80, type SrtpProfileId, type SrtpTransform } from '../srtp/dtls-srtp.ts';
+import type { MediaProtection } from '../rtp/protection.ts';
+import { SrtpSession } from '../srtp/session.ts';
+import { SRTP_SUITES } from '../srtp/suites.ts';
 import { derFingerprint, type DtlsIdentity } from './dtls-identity.ts';
 import { IceLiteResponder, looksLikeStun } from './ice-lite.ts';
 
@@ -26,6 +28,9 @@ function looksLikeRtp(packet: Buffer): boolean {
 
 /** DTLS records kept while the far end's SDP is not read yet (its ClientHello may beat the answer). */
 const MAX_EARLY_RECORDS = 16;
+/** DTLS-SRTP protection profile SRTP_AES128_CM_HMAC_SHA1_80 (RFC 5764 §4.1.2): what the SRTP module and every browser have. */
+const SRTP_AES128_CM_HMAC_SHA1_80 = 1 as const;
+
 /** A handshake that has not finished in this time fails the media. */
 const HANDSHAKE_TIMEOUT_MS = 20_000;
 
@@ -47,7 +52,7 @@ export interface SecureMediaOptions {
   readonly handshakeTimeoutMs?: number;
 }
 
-export class SecureMediaSocket implements MediaSocket {
+export class SecureMediaSocket implements MediaSocket, MediaProtection {
   readonly ice = new IceLiteResponder();
   readonly #raw: dgram.Socket;
   readonly #identity: DtlsIdentity;
@@ -55,12 +60,12 @@ export class SecureMediaSocket implements MediaSocket {
   readonly #events = new EventEmitter();
   #remote: RemoteSecurity | undefined;
   #dtls: DtlsSocket | undefined;
-  #srtp: SrtpTransform | undefined;
+  #srtp: SrtpSession | undefined;
   #early: Array<{ packet: Buffer; address: string; port: number }> = [];
   #handshakeTimer: NodeJS.Timeout | undefined;
   #failed = false;
   #closed = false;
-  /** Packets dropped: before keys, failed authentication, or from elsewhere than the checked pair. */
+  /** Packets dropped here: DTLS or RTP from elsewhere than the checked pair, or not RTP at all. */
   dropped = 0;
 
   constructor(raw: dgram.Socket, identity: DtlsIdentity, options: SecureMediaOptions = {}) {
@@ -111,23 +116,32 @@ export class SecureMediaSocket implements MediaSocket {
     return this;
   }
 
-  /** Plain RTP or RTCP from the stream: protected and sent to the checked pair (the stream's idea of the address is not used). */
+  /** SRTP or SRTCP the stream protected: sent to the checked pair while consent is fresh (the stream's idea of the address is not used). */
   send(message: Buffer, offset: number, length: number, _port: number, _address: string, callback?: (error: Error | null) => void): void {
-    const srtp = this.#srtp;
     const pair = this.ice.selected;
-    if (!srtp || !pair || !this.ice.consented() || this.#closed) {
+    if (!this.#srtp || !pair || !this.ice.consented() || this.#closed) {
       callback?.(null);
       return;
     }
-    const plain = message.subarray(offset, offset + length);
-    let packet: Buffer;
-    try {
-      packet = looksLikeRtcp(plain, plain.length) ? srtp.protectRtcp(plain) : srtp.protectRtp(plain);
-    } catch (error) {
-      callback?.(error instanceof Error ? error : new Error(String(error)));
-      return;
-    }
-    this.#raw.send(packet, pair.port, pair.address, callback);
+    this.#raw.send(message, offset, length, pair.port, pair.address, callback);
+  }
+
+  // ---- MediaProtection (what the stream and its RTCP call on every packet): nothing before the keys
+
+  protectRtp(packet: Uint8Array, length: number): number {
+    return this.#srtp ? this.#srtp.protectRtp(packet, length) : 0;
+  }
+
+  unprotectRtp(packet: Uint8Array, length: number): number {
+    return this.#srtp ? this.#srtp.unprotectRtp(packet, length) : -1;
+  }
+
+  protectRtcp(packet: Uint8Array, length: number): number {
+    return this.#srtp ? this.#srtp.protectRtcp(packet, length) : 0;
+  }
+
+  unprotectRtcp(packet: Uint8Array, length: number): number {
+    return this.#srtp ? this.#srtp.unprotectRtcp(packet, length) : -1;
   }
 
   close(callback?: () => void): void {
@@ -166,10 +180,9 @@ export class SecureMediaSocket implements MediaSocket {
       else if (this.#early.length < MAX_EARLY_RECORDS) this.#early.push({ packet, address: rinfo.address, port: rinfo.port });
       return;
     }
-    if (!looksLikeRtp(packet) || !fromPair || !this.#srtp) return void (this.dropped += 1);
-    const plain = looksLikeRtcp(packet, packet.length) ? this.#srtp.unprotectRtcp(packet) : this.#srtp.unprotectRtp(packet);
-    if (!plain) return void (this.dropped += 1);
-    this.#events.emit('message', plain, rinfo);
+    if (!looksLikeRtp(packet) || !fromPair) return void (this.dropped += 1);
+    // SRTP or SRTCP: the stream unprotects it through this socket's MediaProtection (and counts what fails).
+    this.#events.emit('message', packet, rinfo);
   };
 
   // ---- DTLS
@@ -196,7 +209,7 @@ export class SecureMediaSocket implements MediaSocket {
       cert: this.#identity.certPem,
       key: this.#identity.keyPem,
       signatureHash: this.#identity.signatureHash,
-      srtpProfiles: [SRTP_AEAD_AES_128_GCM, SRTP_AES128_CM_HMAC_SHA1_80] as SrtpProfileId[],
+      srtpProfiles: [SRTP_AES128_CM_HMAC_SHA1_80],
       // RFC 5763 §5: the far end must present its certificate, whose fingerprint its SDP gave.
       certificateRequest: true,
       extendedMasterSecret: true,
@@ -228,11 +241,14 @@ export class SecureMediaSocket implements MediaSocket {
       const actual = certificate && expected ? derFingerprint(certificate, expected.algorithm) : undefined;
       if (!actual || actual !== expected!.value.toUpperCase()) return this.#fail('the far end\'s DTLS certificate does not match its SDP fingerprint');
     }
-    const profile = dtls.srtp.srtpProfile;
-    if (profile !== SRTP_AES128_CM_HMAC_SHA1_80 && profile !== SRTP_AEAD_AES_128_GCM) return this.#fail('no SRTP protection profile agreed');
-    const { keyLength, saltLength } = profileLengths(profile);
-    const keys = dtls.extractSessionKeys(keyLength, saltLength) as { localKey: Buffer; localSalt: Buffer; remoteKey: Buffer; remoteSalt: Buffer };
-    this.#srtp = createSrtpTransform({ profile, ...keys });
+    if (dtls.srtp.srtpProfile !== SRTP_AES128_CM_HMAC_SHA1_80) return this.#fail('no SRTP protection profile agreed');
+    // RFC 5764 §4.2: the exporter gives each side's master key and salt; ours protects, theirs checks.
+    const suite = SRTP_SUITES.AES_CM_128_HMAC_SHA1_80;
+    const keys = dtls.extractSessionKeys(suite.keyBytes, suite.saltBytes) as { localKey: Buffer; localSalt: Buffer; remoteKey: Buffer; remoteSalt: Buffer };
+    this.#srtp = new SrtpSession(
+      { suite: suite.name, keySalt: Buffer.concat([keys.localKey, keys.localSalt]) },
+      { suite: suite.name, keySalt: Buffer.concat([keys.remoteKey, keys.remoteSalt]) },
+    );
     clearTimeout(this.#handshakeTimer);
   }
 
@@ -241,9 +257,4 @@ export class SecureMediaSocket implements MediaSocket {
     this.#failed = true;
     this.#options.onFailure?.(reason);
   }
-}
-
-/** Master key and salt lengths of a profile (RFC 3711 §8.2, RFC 7714 §12). */
-function profileLengths(profile: SrtpProfileId): { keyLength: number; saltLength: number } {
-  return profile === SRTP_AEAD_AES_128_GCM ? { keyLength: 16, saltLength: 12 } : { keyLength: 16, saltLength: 14 };
 }
