@@ -37,15 +37,15 @@ test('dtls_cert_file without dtls_private_key is an error; with both, no generat
   assert.equal(endpointOf(both.value).dtlsAutoGenerateCert, false);
 });
 
-test('protocol=ws and wss transports are taken; tls is still warned about', () => {
+test('protocol=ws and wss transports are taken; flow is still warned about', () => {
   for (const protocol of ['ws', 'wss']) {
     const built = buildPjsipObject({ type: 'transport', id: protocol, fields: { protocol } });
     assert.deepEqual(built.warnings, [], protocol);
     assert.equal(transportOf(built.value).protocol, protocol);
   }
-  const tls = buildPjsipObject({ type: 'transport', id: 'tls', fields: { protocol: 'tls' } });
-  assert.equal(tls.value, undefined);
-  assert.match(tls.warnings.join('\n'), /protocol=tls is not implemented/);
+  const flow = buildPjsipObject({ type: 'transport', id: 'flow', fields: { protocol: 'flow' } });
+  assert.equal(flow.value, undefined);
+  assert.match(flow.warnings.join('\n'), /protocol=flow is not implemented/);
 });
 
 test('what is not built is named: DTLS without ICE', () => {
