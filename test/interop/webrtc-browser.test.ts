@@ -1,7 +1,7 @@
 // A browser as a phone: headless Chromium (Debian's, driven by playwright-core) loads a page served
 // here with the npm JsSIP client, registers over SIP over WebSocket (/ws), and calls 100 with its
 // fake microphone playing a 1000 Hz tone file. The call is WebRTC end to end: ICE-lite checks,
-// DTLS-SRTP, rtcp-mux, BUNDLE, SAVPF, G.711. The app answers and records: the recording has the
+// DTLS-SRTP, rtcp-mux, BUNDLE, SAVPF, Opus (G.711 beside it). The app answers and records: the recording has the
 // tone's frequency, and SRTCP both ways gives a round-trip time. Then an ARI originate calls the
 // browser, the page answers and measures what it hears with Web Audio; and the browser is bridged
 // with a baresip phone, audio checked both ways.
@@ -136,7 +136,7 @@ before(async () => {
   writeFileSync(
     conf,
     ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
-      '[browser]', 'type=endpoint', 'context=webrtc-in', 'allow=ulaw', 'aors=browser', 'auth=browser', 'webrtc=yes', '',
+      '[browser]', 'type=endpoint', 'context=webrtc-in', 'allow=opus,ulaw', 'aors=browser', 'auth=browser', 'webrtc=yes', '',
       '[browser]', 'type=aor', 'max_contacts=1', 'remove_existing=yes', '',
       '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', '',
       // A SIP phone (baresip) for the bridge test, dialled by its URI.
@@ -188,6 +188,9 @@ test('a browser (JsSIP in Chromium) registers over WebSocket with digest and cal
   assert.equal((await server.ari(`/channels/${channel.id}/answer`, { method: 'POST' })).status, 204);
   await pageWaits('media connected', "window.state.log.includes('pc connected')");
   const setupMs = performance.now() - started;
+  // The browser offers Opus first and the endpoint allows it: the call is wideband.
+  const format = (await (await server.ari(`/channels/${channel.id}/variable?variable=${encodeURIComponent('CHANNEL(audionativeformat)')}`)).json()) as { value: string };
+  assert.equal(format.value, 'opus');
 
   // Media both ways while it records: a tone to the browser (its reports about our stream give the round trip).
   assert.equal((await server.ari(`/channels/${channel.id}/play?media=${encodeURIComponent('tone:440')}`, { method: 'POST' })).status, 201);
