@@ -209,10 +209,11 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     admin: (method: string, pathname: string, query: URLSearchParams) => admin.handle(method, pathname, query),
   };
   const authenticator = new Authenticator(config.ari.users, { failedLogins: config.ari.failedLogins, namedAcls: config.ari.acls, cryptChecksPerSecond: config.ari.cryptChecksPerSecond, equaliseFailures: true });
-  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket, console: config.http.console ? ConsoleFiles.load(log) : undefined });
+  const http = new AriHttpServer({ config, log, dispatcher, authenticator, upgrade: events, ops, media: core.webSocket, sipWebSocket: core.pjsip, console: config.http.console ? ConsoleFiles.load(log) : undefined });
   let address: AddressInfo;
   try {
     address = await http.listen(config.http.port, config.http.bind);
+    core.pjsip.webSocketListening(address.port);
   } catch (err) {
     outbound.close();
     await core.stop();

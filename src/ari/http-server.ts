@@ -44,6 +44,17 @@ export interface MediaUpgradeHandler {
 
 export const MEDIA_PREFIX = '/media/';
 
+/**
+ * SIP over WebSocket (`/ws`, subprotocol `sip`: Asterisk's res_pjsip_transport_websocket). No ARI
+ * credentials: SIP authenticates its own requests (digest). The SIP technology decides the rest.
+ */
+export interface SipWebSocketUpgrade {
+  /** False when no ws/wss transport is configured (then the path is unknown). */
+  handleWebSocketUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+}
+
+export const SIP_WEBSOCKET_PATH = '/ws';
+
 /** The operational routes outside /ari (src/ops/): the server only routes to them. */
 export interface OpsRoutes {
   /** Whether GET /metrics needs ARI credentials. */
@@ -77,6 +88,7 @@ export interface HttpServerOptions {
   readonly upgrade: UpgradeHandler;
   readonly ops?: OpsRoutes;
   readonly media?: MediaUpgradeHandler;
+  readonly sipWebSocket?: SipWebSocketUpgrade;
   /** The web console's static files at `/console` (src/console/), when `http.console` is on. */
   readonly console?: StaticFiles;
 }
@@ -194,6 +206,10 @@ export class AriHttpServer {
     if (!isAri && this.options.console?.owns(pathname)) return this.options.console.serve(request, response, pathname);
     if (!isAri && this.options.media && pathname.startsWith(MEDIA_PREFIX)) {
       // A media WebSocket asked for without an upgrade (as Asterisk's WebSocket server answers).
+      request.resume();
+      return this.send(response, { status: 426, headers: { Upgrade: 'websocket' }, json: { message: 'Upgrade Required' } });
+    }
+    if (!isAri && this.options.sipWebSocket && pathname === SIP_WEBSOCKET_PATH) {
       request.resume();
       return this.send(response, { status: 426, headers: { Upgrade: 'websocket' }, json: { message: 'Upgrade Required' } });
     }
@@ -367,6 +383,12 @@ export class AriHttpServer {
     if (!checked) socket.on('error', () => socket.destroy());
     try {
       const target = splitTarget(request.url ?? '/');
+      if (!checked && this.options.sipWebSocket && target.pathname === SIP_WEBSOCKET_PATH) {
+        // Its own bounds apply (connections per source and in all): no eviction by idle newcomers.
+        this.connections.authenticated(request.socket);
+        if (!this.options.sipWebSocket.handleWebSocketUpgrade(request, socket, head)) rejectUpgrade(socket, 404, 'Resource not found');
+        return;
+      }
       const auth = checked ?? this.options.authenticator.authenticate(request.headers, target.query, request.method ?? 'GET', request.socket.remoteAddress);
       if (auth instanceof Promise) return void auth.then((result) => this.handleUpgrade(request, socket, head, result), () => socket.destroy());
       if (auth.kind !== 'ok') {

@@ -231,7 +231,7 @@ export function uriDestination(uri: SipUri, defaultTransport: TransportProtocol 
   const host = (uri.params.get('maddr') ?? uri.host).replace(/^\[|\]$/g, '');
   if (!host) return undefined;
   const t = (uri.params.get('transport') ?? '').toUpperCase();
-  const named: TransportProtocol | undefined = t === 'TCP' || t === 'UDP' || t === 'TLS' ? t : undefined;
+  const named: TransportProtocol | undefined = t === 'TCP' || t === 'UDP' || t === 'TLS' || t === 'WS' || t === 'WSS' ? t : undefined;
   const transport: TransportProtocol = uri.scheme === 'sips' ? 'TLS' : (named ?? defaultTransport);
   return { transport, host, port: uri.port ?? (transport === 'TLS' ? 5061 : 5060) };
 }

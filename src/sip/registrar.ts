@@ -22,7 +22,8 @@ export const DEFAULT_AOR_RULES: AorRules = Object.freeze({
 
 /** Where the REGISTER came from: where requests for the binding are sent when NAT hides the Contact. */
 export interface BindingSource {
-  readonly transport: 'udp' | 'tcp' | 'tls';
+  /** `ws`/`wss`: a browser's WebSocket (RFC 7118), the only way to reach it; the binding goes when it closes. */
+  readonly transport: 'udp' | 'tcp' | 'tls' | 'ws' | 'wss';
   readonly address: string;
   readonly port: number;
   /** The listener (transport section) that took the REGISTER: a TCP or TLS connection lives there. */
@@ -237,6 +238,22 @@ export class Registrar {
     if (!map) return;
     this.bindings.delete(aor);
     for (const binding of map.values()) this.emit({ kind: 'removed', binding });
+  }
+
+  /** Drops the bindings that match (those of a WebSocket that closed); how many went. */
+  removeWhere(matches: (binding: Binding) => boolean): number {
+    let removed = 0;
+    for (const [aor, map] of this.bindings) {
+      for (const [key, binding] of map) {
+        if (!matches(binding)) continue;
+        map.delete(key);
+        removed++;
+        this.emit({ kind: 'removed', binding });
+      }
+      if (map.size === 0) this.bindings.delete(aor);
+    }
+    if (removed > 0) this.schedule();
+    return removed;
   }
 
   close(): void {

@@ -5,6 +5,7 @@ import { TransactionLayer, type TransactionLayerOptions, type TransactionUser } 
 import { SipTransportSet, type ListenerSettings } from './transport-set.ts';
 import { SipTransport, type TransportHandlers, type TransportOptions } from './transport.ts';
 import type { SipTrace } from './trace.ts';
+import type { WebSocketTransportOptions } from './websocket-transport.ts';
 
 export interface SipStack {
   readonly transport: SipTransport;
@@ -34,6 +35,7 @@ export function openSipListeners(
   onDrop?: TransportHandlers['onDrop'],
   transportOptions: ConstructorParameters<typeof SipTransportSet>[2] = {},
   trace?: SipTrace,
+  webSocket?: WebSocketTransportOptions,
 ): { readonly transport: SipTransportSet; readonly layer: TransactionLayer } {
   const handlers: TransportHandlers = {
     onMessage: (message, source) => {
@@ -43,7 +45,7 @@ export function openSipListeners(
     onConnectionClosed: (connection) => layer.connectionClosed(connection),
     onDrop,
   };
-  const transport = new SipTransportSet(listeners, handlers, transportOptions);
+  const transport = new SipTransportSet(listeners, handlers, transportOptions, webSocket);
   // `sip trace`: what the layer sends passes the trace first (it is off, and costs a test, until turned on).
   const layer = new TransactionLayer(trace ? trace.wrap(transport) : transport, tu, layerOptions);
   return { transport, layer };

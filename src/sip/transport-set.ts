@@ -3,10 +3,13 @@
  * 5060 and TCP on 5061, or two addresses). Each listener is a SipTransport of its own; what
  * arrives is tagged with the listener's name, answers leave from the listener that received the
  * request, and a request goes out from the listener its Destination names (an endpoint's
- * `transport=`), else from the first one of its protocol.
+ * `transport=`), else from the first one of its protocol. SIP over WebSocket (WS, WSS) has no
+ * listener of its own — the HTTP server hands its upgrades to `webSocket` — but is sent and
+ * answered through the set like the others.
  */
 import type { SipMessage, SipResponse } from './message.ts';
 import type { TlsSettings } from './tls-material.ts';
+import { SipWebSocketTransport, type WebSocketTransportOptions } from './websocket-transport.ts';
 import { SipTransport, type Destination, type SipSender, type Source, type TcpConnection, type TransportHandlers, type TransportOptions, type TransportProtocol } from './transport.ts';
 
 export interface ListenerSettings {
@@ -25,9 +28,17 @@ export interface ListenerSettings {
 
 export class SipTransportSet implements SipSender {
   readonly #listeners: { readonly settings: ListenerSettings; readonly transport: SipTransport }[];
+  /** SIP over WebSocket, when a ws/wss transport is configured. */
+  readonly webSocket: SipWebSocketTransport | undefined;
 
-  constructor(listeners: readonly ListenerSettings[], handlers: TransportHandlers = {}, options: Pick<TransportOptions, 'limits' | 'forceRport' | 'maxConnections' | 'maxConnectionsPerSource' | 'idleTimeoutMs' | 'firstMessageTimeoutMs'> = {}) {
+  constructor(
+    listeners: readonly ListenerSettings[],
+    handlers: TransportHandlers = {},
+    options: Pick<TransportOptions, 'limits' | 'forceRport' | 'maxConnections' | 'maxConnectionsPerSource' | 'idleTimeoutMs' | 'firstMessageTimeoutMs'> = {},
+    webSocket?: WebSocketTransportOptions,
+  ) {
     if (listeners.length === 0) throw new Error('no SIP listener');
+    this.webSocket = webSocket ? new SipWebSocketTransport({ limits: options.limits, ...webSocket }, handlers) : undefined;
     this.#listeners = listeners.map((settings) => ({
       settings,
       transport: new SipTransport(
@@ -65,6 +76,7 @@ export class SipTransportSet implements SipSender {
 
   /** The bound port of a listener of this protocol (the named one, else the first). */
   port(protocol: TransportProtocol, listener?: string): number | undefined {
+    if (isWebSocket(protocol)) return this.webSocket?.localAddress().port;
     const found = this.#pick(protocol, listener);
     return found?.transport.port(protocol);
   }
@@ -75,6 +87,7 @@ export class SipTransportSet implements SipSender {
   }
 
   localAddress(protocol: TransportProtocol, listener?: string): { host: string; port: number } {
+    if (this.webSocket && isWebSocket(protocol)) return this.webSocket.localAddress();
     const found = this.#pick(protocol, listener);
     if (found) return found.transport.localAddress(protocol);
     const first = this.#listeners[0]!;
@@ -82,16 +95,21 @@ export class SipTransportSet implements SipSender {
   }
 
   get connectionCount(): number {
-    return this.#listeners.reduce((sum, { transport }) => sum + transport.connectionCount, 0);
+    return this.#listeners.reduce((sum, { transport }) => sum + transport.connectionCount, this.webSocket?.connectionCount ?? 0);
   }
 
   async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
+    if (isWebSocket(dest.transport)) {
+      if (!this.webSocket) throw new Error(`no ${dest.transport} transport`);
+      return this.webSocket.send(message, dest);
+    }
     const found = this.#pick(dest.transport, dest.listener);
     if (!found) throw new Error(`no ${dest.transport} transport`);
     return found.transport.send(message, dest);
   }
 
   async sendResponse(response: SipResponse, source?: Source): Promise<void> {
+    if (source && isWebSocket(source.transport) && this.webSocket) return this.webSocket.sendResponse(response, source);
     const found = this.#pick(source?.transport ?? 'UDP', source?.listener) ?? this.#listeners[0]!;
     return found.transport.sendResponse(response, source);
   }
@@ -114,7 +132,7 @@ export class SipTransportSet implements SipSender {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#listeners.map(({ transport }) => transport.close()));
+    await Promise.all([...this.#listeners.map(({ transport }) => transport.close()), this.webSocket?.close()]);
   }
 
   /** The named listener when it serves the protocol, else the first listener of the protocol. */
@@ -123,4 +141,8 @@ export class SipTransportSet implements SipSender {
     const named = name === undefined ? undefined : this.#listeners.find(({ settings }) => settings.name === name && serves(settings));
     return named ?? this.#listeners.find(({ settings }) => serves(settings));
   }
+}
+
+function isWebSocket(protocol: TransportProtocol): boolean {
+  return protocol === 'WS' || protocol === 'WSS';
 }

@@ -15,18 +15,30 @@ import { DEFAULT_LIMITS, parseMessage, type ParserLimits } from './parser.ts';
 import { Connection, StreamConnections, type StreamProtocol } from './stream-connections.ts';
 import { TlsMaterial, type TlsSettings } from './tls-material.ts';
 
-export type TransportProtocol = 'UDP' | 'TCP' | 'TLS';
+/** WS and WSS: SIP over WebSocket (RFC 7118, websocket-transport.ts), over connections browsers open. */
+export type TransportProtocol = 'UDP' | 'TCP' | 'TLS' | 'WS' | 'WSS';
 
 /** TCP and TLS: connection-oriented, reliable (no retransmissions, responses over the request's connection). */
 export function isStreamProtocol(protocol: TransportProtocol): protocol is StreamProtocol {
-  return protocol !== 'UDP';
+  return protocol === 'TCP' || protocol === 'TLS';
 }
 
-/** A connection of a stream transport (TCP or TLS). */
+/** A browser's WebSocket (WS, or WS over TLS): the same transport to Patchbay, whatever a Via or Contact names. */
+export function isWebSocketProtocol(protocol: TransportProtocol): protocol is 'WS' | 'WSS' {
+  return protocol === 'WS' || protocol === 'WSS';
+}
+
+/** Whether a request over `transport` may go over this open connection (a browser's WS connection serves WS and WSS alike). */
+export function connectionServes(connection: TcpConnection | undefined, transport: TransportProtocol): connection is TcpConnection {
+  if (!connection || connection.closed) return false;
+  return connection.protocol === transport || (isWebSocketProtocol(transport) && isWebSocketProtocol(connection.protocol));
+}
+
+/** A connection of a stream transport (TCP or TLS), or a browser's WebSocket (WS, WSS). */
 export interface TcpConnection {
   readonly id: number;
-  /** The stream transport it belongs to. */
-  readonly protocol: 'TCP' | 'TLS';
+  /** The transport it belongs to. */
+  readonly protocol: 'TCP' | 'TLS' | 'WS' | 'WSS';
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly localAddress: string;
@@ -290,6 +302,8 @@ export class SipTransport implements SipSender {
       await new Promise<void>((resolve, reject) => udp.send(data, dest.port, dest.host, (err) => (err ? reject(err) : resolve())));
       return undefined;
     }
+    // WebSocket destinations go to the set's SIP WebSocket transport (transport-set.ts), never here.
+    if (!isStreamProtocol(dest.transport)) throw new Error(`no ${dest.transport} transport on this listener`);
     const pool = this.streams[dest.transport];
     let conn = dest.connection instanceof Connection && !dest.connection.closed && pool.owns(dest.connection) ? dest.connection : undefined;
     conn ??= await pool.connect(dest.host, dest.port, () => (dest.transport === 'TLS' ? this.#dialTls(dest.host, dest.port) : this.#dialTcp(dest.host, dest.port)));
@@ -468,7 +482,8 @@ export function responseDestination(via: Via, source?: Source): Destination {
   const transport: TransportProtocol = source?.transport ?? (via.transport === 'TCP' || via.transport === 'TLS' ? via.transport : 'UDP');
   // Answered from the listener that received the request: a phone expects the port it sent to.
   const from = source?.listener === undefined ? {} : { listener: source.listener };
-  if (isStreamProtocol(transport) && source?.connection && !source.connection.closed) {
+  // Connection-oriented (TCP, TLS, WebSocket): back over the request's connection while it is open.
+  if (transport !== 'UDP' && source?.connection && !source.connection.closed) {
     return { transport, host: source.address, port: source.port, connection: source.connection, ...from };
   }
   const defaultPort = via.port ?? (transport === 'TLS' ? 5061 : 5060);

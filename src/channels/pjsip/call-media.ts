@@ -24,6 +24,8 @@ import {
   type SdpCodec,
 } from '../../sip/sdp/index.ts';
 import type { DtmfMode, MediaEncryption } from './config/types.ts';
+import { SecureMediaSocket } from '../../media/webrtc/secure-media-socket.ts';
+import { dtlsRole, type SecureLocalMedia } from '../../sip/sdp/webrtc.ts';
 import { dtmfInband } from './dtmf-info.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
@@ -41,6 +43,9 @@ export interface SdpOptions {
   readonly mediaEncryptionOptimistic?: boolean;
   /** Endpoint `srtp_tag_32`: the 32-bit tag suite offered first. */
   readonly srtpTag32?: boolean;
+  /** WebRTC media (webrtc-options.ts): the SDP says so when the stream's socket is a SecureMediaSocket. */
+  readonly useAvpf?: boolean;
+  readonly dtlsSetup?: 'actpass' | 'active' | 'passive';
 }
 
 /**
@@ -132,6 +137,26 @@ export class CallMedia {
       ...(this.options.dtmfMode === 'inband' || this.options.dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
       rtcpMux: this.options.rtcpMux,
       ...(this.#localSdes() ? { sdes: this.#localSdes() } : {}),
+      ...this.#secure(),
+    };
+  }
+
+  /** ICE credentials, certificate fingerprint and candidates of a WebRTC stream (its socket secures the media). */
+  #secure(): { secure?: SecureLocalMedia } {
+    const stream = this.stream();
+    const socket = stream?.socket;
+    if (!stream || !(socket instanceof SecureMediaSocket)) return {};
+    const bound = socket.address().address;
+    const addresses = [...new Set([this.address(), ...(bound === '0.0.0.0' || bound === '::' ? [] : [bound])])];
+    return {
+      secure: {
+        iceUfrag: socket.ice.local.ufrag,
+        icePwd: socket.ice.local.pwd,
+        fingerprint: socket.fingerprint,
+        setup: this.options.dtlsSetup ?? 'actpass',
+        candidates: addresses.map((address) => ({ address, port: stream.localPort })),
+        avpf: this.options.useAvpf ?? true,
+      },
     };
   }
 
@@ -159,6 +184,18 @@ export class CallMedia {
 
   #apply(media: NegotiatedMedia): void {
     this.#negotiated = media;
+    const socket = this.stream()?.socket;
+    const security = media.security;
+    if (socket instanceof SecureMediaSocket && security) {
+      socket.configureRemote({
+        ...(security.remote.iceUfrag === undefined ? {} : { iceUfrag: security.remote.iceUfrag }),
+        ...(security.remote.fingerprint === undefined ? {} : { fingerprint: security.remote.fingerprint }),
+        role: dtlsRole(security.setup, security.remote.setup),
+      });
+    }
+    // A browser's c= may be 0.0.0.0 until checks run: its first candidate stands in (the socket sends to the checked pair anyway).
+    const fallback = security?.remote.candidates[0];
+    const remoteAddress = media.remoteAddress ?? fallback?.address;
     this.stream()?.configure({
       codec: media.codec,
       ...(media.opus ? { coderOptions: { opus: media.opus } } : {}),
@@ -166,14 +203,15 @@ export class CallMedia {
       receiveCodecs: media.codecs,
       telephoneEventPt: media.telephoneEventPt,
       ...(media.telephoneEventRate === undefined ? {} : { telephoneEventRate: media.telephoneEventRate }),
-      remoteAddress: media.remoteAddress,
-      remotePort: media.remotePort,
+      remoteAddress,
+      remotePort: media.remoteAddress === undefined && fallback ? fallback.port : media.remotePort,
       remoteRtcpPort: media.remoteRtcpPort,
       rtcpMux: media.rtcpMux,
       direction: media.direction,
       inbandDtmf: dtmfInband(this.options.dtmfMode, media),
-      unansweredLimitMs: this.unansweredLimit(media.remoteAddress),
-      protection: this.#protection(media),
+      unansweredLimitMs: this.unansweredLimit(remoteAddress),
+      // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake); else SDES's, or none.
+      protection: socket instanceof SecureMediaSocket ? socket : this.#protection(media),
     });
   }
 }

@@ -2,11 +2,15 @@
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
 // rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
 // calls.
+import type dgram from 'node:dgram';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
 import type { SipCall } from './call.ts';
 import type { PjsipRuntime } from './runtime.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
+import { generateDtlsIdentity, readDtlsIdentity, type DtlsIdentity } from '../../media/webrtc/dtls-identity.ts';
+import { SecureMediaSocket } from '../../media/webrtc/secure-media-socket.ts';
+import type { MediaSocket } from '../../media/rtp/media-socket.ts';
 
 /** Strict-RTP stranger warnings: at most this many lines per window; the rest are counted into the next line. */
 const STRANGER_WARNINGS_PER_WINDOW = 10;
@@ -23,6 +27,10 @@ export class CallStreams {
   #strangerWindowStart = 0;
   #strangerWarnings = 0;
   #strangerWarningsSuppressed = 0;
+  /** The generated DTLS certificate (dtls_auto_generate_cert), made once at the first call that needs it. */
+  #generated: Promise<DtlsIdentity> | undefined;
+  /** dtls_cert_file certificates, read once per file pair. */
+  readonly #fromFiles = new Map<string, DtlsIdentity>();
   /** Paused streams are logged once per interval over all calls: a flood of reflecting INVITEs must not flood the log. */
   readonly #unansweredLog = new LogThrottle(10_000);
 
@@ -43,7 +51,8 @@ export class CallStreams {
     const media = context.media;
     const clock = { get ticks() { return media.clock.ticks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
     const sip = context.config.sip;
-    const stream: RtpStream = new RtpStream(sockets.rtp, clock, {
+    const socket = call.options.mediaEncryption === 'dtls' ? await this.#secure(call, sockets.rtp) : sockets.rtp;
+    const stream: RtpStream = new RtpStream(socket, clock, {
       onFrame: (frame) => call.deliver(frame),
       onDigit: (digit, ms) => call.digit(digit, ms),
       onStranger: (address, port) => this.#warnStranger(call, address, port),
@@ -67,6 +76,42 @@ export class CallStreams {
       ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
     });
     return stream;
+  }
+
+  /**
+   * The socket of a DTLS-SRTP call (webrtc=yes): ICE-lite checks, the handshake and SRTP beneath
+   * the stream. A failure to secure the media ends the call (cause 58, as bearer capability not available).
+   */
+  async #secure(call: SipCall, raw: dgram.Socket): Promise<MediaSocket> {
+    const options = call.options;
+    let identity: DtlsIdentity;
+    try {
+      identity = await this.#identity(options.dtlsCertFile, options.dtlsPrivateKey);
+    } catch (error) {
+      raw.close();
+      throw error;
+    }
+    return new SecureMediaSocket(raw, identity, {
+      verifyFingerprint: options.dtlsVerify !== 'no',
+      onFailure: (reason) => {
+        this.#runtime.log?.warn({ channel: call.channel?.name, reason }, 'WebRTC media could not be secured; hanging up');
+        if (call.channel && !call.channel.hangingUp) call.channel.hangup(58);
+      },
+    });
+  }
+
+  #identity(certFile: string | undefined, keyFile: string | undefined): Promise<DtlsIdentity> {
+    if (certFile !== undefined && keyFile !== undefined) {
+      const key = `${certFile}\n${keyFile}`;
+      let identity = this.#fromFiles.get(key);
+      if (!identity) {
+        identity = readDtlsIdentity(certFile, keyFile);
+        this.#fromFiles.set(key, identity);
+      }
+      return Promise.resolve(identity);
+    }
+    this.#generated ??= generateDtlsIdentity();
+    return this.#generated;
   }
 
   /**

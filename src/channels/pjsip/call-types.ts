@@ -1,5 +1,6 @@
 // What a SIP call (call.ts) is built from: the technology's services, the endpoint options that
 // shape it, and which side of the INVITE it plays.
+import type { WebRtcEndpointOptions } from './config/webrtc-options.ts';
 import type { Logger } from 'pino';
 import type { TechnologyMusicOnHold } from '../../core/channels/technology.ts';
 import type { RtpStream } from '../../media/rtp/stream.ts';
@@ -37,7 +38,7 @@ export interface CallServices {
  * The endpoint options that shape a call's media and where its signalling goes (invite-server.ts and
  * dialer.ts add the session options, endpointSessionOptions: codec preferences, 100rel, timers).
  */
-export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOptions> {
+export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOptions>, Partial<Pick<WebRtcEndpointOptions, 'dtlsVerify' | 'dtlsCertFile' | 'dtlsPrivateKey'>> {
   /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
   readonly mohPassthrough?: boolean;
   /** Send RTP where the far end's comes from (endpoint `rtp_symmetric`, default no). */

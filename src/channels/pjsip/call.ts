@@ -22,7 +22,7 @@ import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '
 import { dialplanHeaders, SessionHeaders } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
-import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
+import { connectionServes, type Destination, type Source, type TcpConnection } from '../../sip/transport.ts';
 import type { RtpStream } from '../../media/rtp/stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
@@ -564,7 +564,7 @@ export class SipCall implements ChannelDriver {
     const listener = this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
     if (listener !== undefined) hop.listener = listener;
     const connection: TcpConnection | undefined = this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
-    if (hop.transport === connection?.protocol && !connection.closed) hop.connection = connection;
+    if (connectionServes(connection, hop.transport)) hop.connection = connection;
     return hop;
   }
 

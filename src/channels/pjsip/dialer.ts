@@ -131,9 +131,11 @@ export class Dialer {
     const binding = this.#runtime.registrar.findByUri(formatContactUri(uri));
     const explicitUdp = uri.params.get('transport')?.toLowerCase() === 'udp' && uri.scheme !== 'sips';
     // The transport keeps one connection per remote address and port: this one, while it is open.
+    // A browser (SIP over WebSocket) can be reached no other way, whatever its Contact says.
     if (binding && binding.source.transport !== 'udp' && !explicitUdp) {
       const { address: host, port, listener } = binding.source;
-      return { transport: binding.source.transport === 'tls' ? 'TLS' : 'TCP', host, port, ...(listener !== undefined ? { listener } : {}) };
+      const transport = ({ tcp: 'TCP', tls: 'TLS', ws: 'WS', wss: 'WSS' } as const)[binding.source.transport];
+      return { transport, host, port, ...(listener !== undefined ? { listener } : {}) };
     }
     const destination = uriDestination(uri);
     const transport = endpoint?.transport === undefined ? undefined : this.#runtime.config.transports.get(endpoint.transport);

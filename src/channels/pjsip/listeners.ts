@@ -8,7 +8,8 @@ import type { PjsipTransport } from './config/index.ts';
 
 /** The SIP protocol of a transport section. */
 export function transportProtocol(transport: PjsipTransport): TransportProtocol {
-  return transport.protocol === 'tls' ? 'TLS' : transport.protocol === 'tcp' ? 'TCP' : 'UDP';
+  const protocols = { udp: 'UDP', tcp: 'TCP', tls: 'TLS', ws: 'WS', wss: 'WSS' } as const;
+  return protocols[transport.protocol];
 }
 
 /** A TLS transport's settings as the SIP stack takes them (undefined for UDP and TCP). */

@@ -67,7 +67,7 @@ function numberParam(value: string | null | undefined): number | undefined {
   return Number(value);
 }
 
-/** How a binding remembers the transport its REGISTER came over (a TCP or TLS phone is called back on that connection). */
+/** How a binding remembers the transport its REGISTER came over (a TCP, TLS or WebSocket phone is called back on that connection). */
 function bindingTransport(protocol: TransportProtocol): BindingSource['transport'] {
-  return protocol === 'TLS' ? 'tls' : protocol === 'TCP' ? 'tcp' : 'udp';
+  return protocol === 'TLS' ? 'tls' : protocol === 'TCP' ? 'tcp' : protocol === 'WS' ? 'ws' : protocol === 'WSS' ? 'wss' : 'udp';
 }

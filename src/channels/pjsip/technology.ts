@@ -25,6 +25,9 @@ import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
 import { unforceRport, type TransportProtocol } from '../../sip/transport.ts';
+import type { WebSocketTransportOptions } from '../../sip/websocket-transport.ts';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { refuseUnserved } from '../../sip/request-checks.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { parseUri } from '../../sip/uri.ts';
@@ -312,6 +315,7 @@ export class PjsipTechnology implements ChannelTechnology {
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
     this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)));
     const listeners = this.#listeners(settings);
+    const webSocket = this.#webSocketSettings(settings, log);
     const { transport, layer } = openSipListeners(
       listeners,
       {
@@ -335,7 +339,10 @@ export class PjsipTechnology implements ChannelTechnology {
         firstMessageTimeoutMs: settings.tcp.firstMessageTimeoutSeconds * 1000,
       },
       this.sipTrace,
+      webSocket,
     );
+    // A browser's registrations live as long as its WebSocket: nothing can reach it once that closes.
+    transport.webSocket?.onClosed((connection) => this.#registrar.removeWhere((binding) => isWebSocketSource(binding.source.transport) && binding.source.address === connection.remoteAddress && binding.source.port === connection.remotePort));
     this.sipTrace.attach((text, fields) => log.info({ ...fields, sipTrace: true }, text));
     this.#transport = transport;
     this.#layer = layer;
@@ -397,8 +404,47 @@ export class PjsipTechnology implements ChannelTechnology {
     const boundHost = first && !wildcard(first.bind.host) ? first.bind.host : this.#host;
     this.#publicHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
     this.#mediaAddress = first?.externalMediaAddress || settings.externalAddress || this.#host;
-    if (transports.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
-    return listenersOf(transports, settings.externalAddress);
+    // ws/wss transports listen on the HTTP server (#webSocketSettings); with only those, UDP and TCP stay the YAML way.
+    const sockets = transports.filter((transport) => !isWebSocketSource(transport.protocol));
+    if (sockets.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
+    return listenersOf(sockets, settings.externalAddress);
+  }
+
+  /**
+   * SIP over WebSocket when a `ws` or `wss` transport is configured, as Asterisk's
+   * res_pjsip_transport_websocket: one transport for every browser, on the HTTP server's `/ws`
+   * (its address is written in Via and Contact once the HTTP server listens: webSocketListening).
+   */
+  #webSocketSettings(settings: TechnologyContext['config']['sip'], log: Logger): WebSocketTransportOptions | undefined {
+    const sockets = [...this.#config.transports.values()].filter((transport) => isWebSocketSource(transport.protocol));
+    const first = sockets[0];
+    if (!first) return undefined;
+    if (sockets.length > 1) log.warn({ transports: sockets.map((transport) => transport.id) }, `several ws/wss transports: browsers use one WebSocket path (/ws); [${first.id}] names them`);
+    if (first.protocol === 'wss') log.info({ transport: first.id }, 'wss transport: Patchbay\'s HTTP server speaks plain HTTP; browsers reach /ws through a TLS-terminating proxy');
+    return {
+      name: first.id,
+      host: this.#publicHost,
+      port: 0,
+      secure: first.protocol === 'wss',
+      maxConnections: settings.tcp.maxConnections,
+      maxConnectionsPerSource: settings.tcp.maxConnectionsPerSource,
+    };
+  }
+
+  /** The HTTP server listens: its address goes in the Via and Contact of what is sent over WebSockets. */
+  webSocketListening(port: number): void {
+    this.#transport?.webSocket?.advertise(this.#publicHost, port);
+  }
+
+  /**
+   * An HTTP upgrade of `/ws` (the HTTP server's thin hook): handed to the SIP WebSocket transport;
+   * false when none is configured (the caller answers 404).
+   */
+  handleWebSocketUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const webSocket = this.#transport?.webSocket;
+    if (!webSocket) return false;
+    webSocket.handleUpgrade(request, socket, head);
+    return true;
   }
 
   async stop(): Promise<void> {
@@ -504,4 +550,8 @@ export class PjsipTechnology implements ChannelTechnology {
   request(request: ChannelRequest): Channel {
     return this.#dialer.request(request);
   }
+}
+
+function isWebSocketSource(transport: string): boolean {
+  return transport === 'ws' || transport === 'wss';
 }

@@ -58,7 +58,7 @@ async function bindUdp(address: string, port: number): Promise<dgram.Socket | un
 }
 
 /** Closes a socket that may never have been bound or may be closed already. */
-export function closeQuietly(socket: dgram.Socket): void {
+export function closeQuietly(socket: { close(): unknown }): void {
   try {
     socket.close();
   } catch {

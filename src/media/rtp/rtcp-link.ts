@@ -4,7 +4,7 @@
 // RTP (rtp_symmetric) ours go where it came from (symmetric RTCP). A report every
 // interval (SR after sending, RR otherwise), a BYE when the stream closes. The packet is built in
 // the session's buffer and the send callback is bound once: nothing is allocated per report.
-import type dgram from 'node:dgram';
+import type { MediaSocket } from './media-socket.ts';
 import { performance } from 'node:perf_hooks';
 import type { MediaProtection } from './protection.ts';
 import type { RtpReceiverStats } from './receiver-stats.ts';
@@ -34,8 +34,8 @@ export class RtcpLink {
   #protection: MediaProtection | undefined;
 
   constructor(
-    private readonly rtpSocket: dgram.Socket,
-    private readonly rtcpSocket: dgram.Socket | undefined,
+    private readonly rtpSocket: MediaSocket,
+    private readonly rtcpSocket: MediaSocket | undefined,
     intervalMs: number,
     /** Report to where the far end's reports come from (false: always to the SDP's RTCP address). */
     private readonly symmetric = true,
@@ -118,7 +118,7 @@ export class RtcpLink {
   }
 
   /** The socket RTCP leaves from: the RTP socket when multiplexed, else the RTCP socket. */
-  #socketInUse(): dgram.Socket | undefined {
+  #socketInUse(): MediaSocket | undefined {
     return this.#muxed ? this.rtpSocket : this.rtcpSocket;
   }
 

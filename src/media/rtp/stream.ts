@@ -12,6 +12,7 @@
 // was agreed (RTCP is told from RTP by its packet type there, RFC 5761).
 // Per packet nothing is allocated: the header, the scratch buffers and the packet rings are reused.
 import type dgram from 'node:dgram';
+import type { MediaSocket } from './media-socket.ts';
 import { performance } from 'node:perf_hooks';
 import type { Frame, SampleRate } from '../frame.ts';
 import type { CoderOptions } from '../stream-coder.ts';
@@ -133,8 +134,8 @@ export interface StreamClock {
 }
 
 export class RtpStream {
-  readonly socket: dgram.Socket;
-  readonly rtcpSocket: dgram.Socket | undefined;
+  readonly socket: MediaSocket;
+  readonly rtcpSocket: MediaSocket | undefined;
   readonly localPort: number;
   #parameters: StreamParameters | undefined;
   #coder: RtpPayloadCoder | undefined;
@@ -180,7 +181,7 @@ export class RtpStream {
   #closed = false;
 
   constructor(
-    socket: dgram.Socket,
+    socket: MediaSocket,
     private readonly clock: StreamClock,
     private readonly events: StreamEvents,
     options: StreamOptions = {},

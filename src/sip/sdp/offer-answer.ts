@@ -13,6 +13,7 @@ import type { OpusSendSettings } from '../../media/opus.ts';
 import { OPUS_LOCAL_FMTP, readOpusFmtp } from './opus-fmtp.ts';
 import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
 import { acceptSecurity, answerSecurity, isRtpAudioProfile, offerSecurity, type LocalSdes, type MediaSecurity, type NegotiatedSrtp } from './sdes.ts';
+import { answerSetup, isDtlsProtocol, secureMediaAttributes, secureSessionAttributes, type DtlsSetup, type RemoteSecurity, type SecureLocalMedia } from './webrtc.ts';
 
 export type { MediaDirection } from './session.ts';
 
@@ -77,6 +78,8 @@ export interface LocalMedia {
   readonly rtcpMux?: boolean;
   /** SDES-SRTP (sdes.ts): our keys and whether plain RTP stays acceptable; absent: RTP only. */
   readonly sdes?: LocalSdes;
+  /** WebRTC media (webrtc.ts: ICE, DTLS-SRTP, BUNDLE, rtcp-mux): only UDP/TLS/RTP/SAVP(F) audio is accepted then. */
+  readonly secure?: SecureLocalMedia;
 }
 
 /** What a completed offer/answer agreed, from our point of view. */
@@ -108,6 +111,8 @@ export interface NegotiatedMedia {
   readonly rtcpMux: boolean;
   /** The SRTP keys agreed (SDES); absent: the media is plain RTP. */
   readonly srtp?: NegotiatedSrtp;
+  /** WebRTC: the far end's ICE and DTLS attributes and our setup (the keys come from the DTLS handshake). */
+  readonly security?: { readonly remote: RemoteSecurity; readonly setup: DtlsSetup };
 }
 
 export type AnswerResult =
@@ -160,7 +165,7 @@ function orderedCodecs(codecs: readonly SdpCodec[]): SdpCodec[] {
   return [...new Set(codecs.filter(isSdpCodec))];
 }
 
-function sessionOf(local: LocalMedia, media: MediaDescription[]): SessionDescription {
+function sessionOf(local: LocalMedia, media: MediaDescription[], bundled?: string): SessionDescription {
   const ipVer = isIPv6(local.address) ? 6 : 4;
   const name = (local.userAgent ?? 'Patchbay').replace(/[^\x21-\x7e]/g, '') || 'Patchbay';
   const sessionId = /^\d{1,20}$/.test(local.sessionId ?? '') ? (local.sessionId as string) : String(Math.floor(Math.random() * 2 ** 31));
@@ -171,6 +176,7 @@ function sessionOf(local: LocalMedia, media: MediaDescription[]): SessionDescrip
     name,
     timing: { start: 0, stop: 0 },
     connection: { version: ipVer, ip: local.address },
+    ...(local.secure && bundled !== undefined ? secureSessionAttributes(bundled) : {}),
     media,
   };
 }
@@ -183,6 +189,7 @@ function audioMedia(
   ptime: number,
   mux: 'offer' | 'answer' | 'none',
   security: MediaSecurity = { protocol: 'RTP/AVP' },
+  secured?: { readonly setup: DtlsSetup; readonly mid: string },
 ): MediaDescription {
   const rtp: MediaDescription['rtp'] = codecs.map(({ codec, payloadType }) => {
     const { encoding, clockRate, channels } = SDP_CODECS[codec];
@@ -211,6 +218,7 @@ function audioMedia(
     rtcp: { port: rtcpPort },
     ...(mux === 'none' ? {} : { rtcpMux: 'rtcp-mux' }),
     ...(security.crypto ? { crypto: security.crypto } : {}),
+    ...(local.secure && secured ? secureMediaAttributes(local.secure, secured.setup, secured.mid) : {}),
   };
 }
 
@@ -220,7 +228,9 @@ export function buildOffer(local: LocalMedia): string {
   const codecs = ordered.map((codec) => ({ codec, payloadType: SDP_CODECS[codec].payloadType }));
   const ptime = local.ptime ?? DEFAULT_PTIME;
   const security = offerSecurity(local.sdes);
-  return writeSdp(sessionOf(local, [audioMedia(local, codecs, offeredEvents(local, ordered), local.direction ?? 'sendrecv', ptime, local.rtcpMux ? 'offer' : 'none', security)]));
+  const secured = local.secure ? { setup: local.secure.setup, mid: '0' } : undefined;
+  const mux = local.rtcpMux || secured ? 'offer' : 'none';
+  return writeSdp(sessionOf(local, [audioMedia(local, codecs, offeredEvents(local, ordered), local.direction ?? 'sendrecv', ptime, mux, security, secured)], secured?.mid));
 }
 
 /** The codec of a payload type in a remote m= line: its rtpmap, else the static assignment. */
@@ -262,8 +272,9 @@ function commonCodecs(media: RemoteMedia, ours: readonly SdpCodec[], prefer: 'lo
   return ours.flatMap((codec) => remote.filter((entry) => entry.codec === codec));
 }
 
-function usableAudio(media: RemoteMedia): boolean {
-  return media.type === 'audio' && media.port !== 0 && isRtpAudioProfile(media.protocol);
+/** An RTP/AVP or RTP/SAVP audio line; with WebRTC media, a DTLS one (UDP/TLS/RTP/SAVP or SAVPF). */
+function usableAudio(media: RemoteMedia, secure = false): boolean {
+  return media.type === 'audio' && media.port !== 0 && (secure ? isDtlsProtocol(media.protocol) : isRtpAudioProfile(media.protocol));
 }
 
 function negotiated(
@@ -273,12 +284,14 @@ function negotiated(
   direction: MediaDirection,
   rtcpMux: boolean,
   srtp?: NegotiatedSrtp,
+  setup?: DtlsSetup,
 ): NegotiatedMedia {
   const [first] = codecs;
   const opus = codecs.find((entry) => entry.codec === 'opus');
   return {
     ...(srtp ? { srtp } : {}),
     ...(opus ? { opus: readOpusFmtp(media.fmtp.get(opus.payloadType)) } : {}),
+    ...(setup === undefined ? {} : { security: { remote: media.security, setup } }),
     ...(media.address !== undefined && !media.nullAddress ? { remoteAddress: media.address } : {}),
     remotePort: media.port,
     remoteRtcpPort: rtcpMux ? media.port : (media.rtcpPort ?? Math.min(media.port + 1, 65535)),
@@ -310,29 +323,35 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
 
   let chosen: NegotiatedMedia | undefined;
   let refusal: string | undefined;
+  let bundled: string | undefined;
   const lines: MediaDescription[] = [];
   for (const media of read.session.media) {
-    if (!chosen && usableAudio(media)) {
+    if (!chosen && usableAudio(media, local.secure !== undefined)) {
       const common = commonCodecs(media, ours, prefer);
       const codecs = local.keep === 'first' ? common.slice(0, 1) : common;
       // The transport must suit the endpoint's media_encryption (sdes.ts), else the line is refused.
-      const security = codecs.length > 0 ? answerSecurity(media, local.sdes) : undefined;
+      // WebRTC's keys come from DTLS: the line needs no SDES decision (its profile was checked above).
+      const security = codecs.length === 0 ? undefined : local.secure ? ({ ok: true, security: { protocol: media.protocol } } as const) : answerSecurity(media, local.sdes);
       if (security && !security.ok) refusal ??= security.reason;
       if (security?.ok) {
         const event = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media, SDP_CODECS[codecs[0].codec].clockRate);
         const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
         // We send what the far end asked for: its ptime when it gave one.
         const ptime = media.ptime ?? local.ptime ?? DEFAULT_PTIME;
-        const mux = local.rtcpMux === true && media.rtcpMux;
-        chosen = negotiated(media, codecs, event, direction, mux, security.srtp);
-        lines.push(audioMedia(local, codecs, event ? [event] : [], direction, ptime, mux ? 'answer' : 'none', security.security));
+        // WebRTC: RTCP always on the one bundled port (browsers require it).
+        const mux = (local.rtcpMux === true || local.secure !== undefined) && media.rtcpMux;
+        const secured = local.secure ? { setup: answerSetup(media.security.setup, local.secure.setup), mid: media.security.mid ?? String(media.index) } : undefined;
+        bundled = secured?.mid;
+        const srtp = 'srtp' in security ? security.srtp : undefined;
+        chosen = negotiated(media, codecs, event, direction, mux, srtp, secured?.setup);
+        lines.push(audioMedia(local, codecs, event ? [event] : [], direction, ptime, mux ? 'answer' : 'none', security.security, secured));
         continue;
       }
     }
     lines.push(rejected(media));
   }
   if (!chosen) return { ok: false, status: 488, reason: refusal ?? 'no audio stream with a codec in common' };
-  return { ok: true, sdp: writeSdp(sessionOf(local, lines)), media: chosen };
+  return { ok: true, sdp: writeSdp(sessionOf(local, lines, bundled)), media: chosen };
 }
 
 function rejected(media: RemoteMedia): MediaDescription {
@@ -340,7 +359,8 @@ function rejected(media: RemoteMedia): MediaDescription {
   const type = /^[a-z0-9_-]{1,32}$/.test(media.type) ? media.type : 'audio';
   const protocol = /^[A-Za-z0-9/_.-]{1,64}$/.test(media.protocol) ? media.protocol : 'RTP/AVP';
   const format = /^[A-Za-z0-9_.*-]{1,64}$/.test(media.rawFormats[0] ?? '') ? media.rawFormats[0] : '0';
-  return { type, port: 0, protocol, payloads: format, rtp: [], fmtp: [] };
+  // A refused line keeps its mid (a browser's video next to bundled audio): JSEP matches lines by it.
+  return { type, port: 0, protocol, payloads: format, rtp: [], fmtp: [], ...(media.security.mid === undefined ? {} : { mid: media.security.mid }) };
 }
 
 /**
@@ -353,7 +373,7 @@ export function acceptAnswer(answer: string | Uint8Array | undefined, offered: L
   // We offer exactly one m= line, so the answer must have exactly one (RFC 3264 §6).
   if (read.session.media.length !== 1) return { ok: false, reason: 'answer does not have one m= line for our one offered line' };
   const [media] = read.session.media;
-  if (!usableAudio(media)) return { ok: false, reason: 'audio stream refused' };
+  if (!usableAudio(media, offered.secure !== undefined)) return { ok: false, reason: 'audio stream refused' };
   const codecs = commonCodecs(media, orderedCodecs(offered.codecs), 'remote');
   if (codecs.length === 0) return { ok: false, reason: 'answer chose no codec we offered' };
   const security = acceptSecurity(media, offered.sdes);
@@ -364,5 +384,6 @@ export function acceptAnswer(answer: string | Uint8Array | undefined, offered: L
   const eventOk = event !== undefined && offeredRates.includes(event.rate);
   // The answer's direction is theirs; ours is its mirror, limited to what we offered.
   const direction = answerDirection(media.direction, offered.direction ?? 'sendrecv');
-  return { ok: true, media: negotiated(media, codecs, eventOk ? event : undefined, direction, offered.rtcpMux === true && media.rtcpMux, security.srtp) };
+  const mux = (offered.rtcpMux === true || offered.secure !== undefined) && media.rtcpMux;
+  return { ok: true, media: negotiated(media, codecs, eventOk ? event : undefined, direction, mux, security.srtp, offered.secure?.setup) };
 }

@@ -3,6 +3,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { parse as parseSdp } from 'sdp-transform';
 import { MAX_CRYPTO_LINES, readCryptoLine, type CryptoAttribute } from './crypto.ts';
+import { isRtpProtocol, readSecurity, type RemoteSecurity } from './webrtc.ts';
 
 /** Largest SDP body read (a WebRTC-style offer with many candidates is a few kB). */
 export const MAX_SDP_BYTES = 32 * 1024;
@@ -47,6 +48,8 @@ export interface RemoteMedia {
   readonly crypto: readonly CryptoAttribute[];
   /** Whether any a=crypto line was present, usable or not (an RTP/AVP line with one is an optimistic SRTP offer). */
   readonly cryptoOffered: boolean;
+  /** ICE and DTLS attributes (WebRTC, webrtc.ts). */
+  readonly security: RemoteSecurity;
 }
 
 export interface RemoteSession {
@@ -123,7 +126,7 @@ function readUnsafe(body: string | Uint8Array | undefined): SdpReadResult {
       .split(/\s+/)
       .filter((token) => token !== '');
     if (rawFormats.length === 0 || rawFormats.length > MAX_FORMATS) return { ok: false, reason: `m= line ${index + 1} has a bad format list` };
-    const isRtp = /^RTP\//i.test(m.protocol);
+    const isRtp = isRtpProtocol(m.protocol);
     const formats: number[] = [];
     if (isRtp) {
       for (const token of rawFormats) {
@@ -169,6 +172,7 @@ function readUnsafe(body: string | Uint8Array | undefined): SdpReadResult {
       rtcpMux: m.rtcpMux === 'rtcp-mux',
       crypto,
       cryptoOffered: cryptoLines.length > 0 || hasInvalidCrypto(m.invalid),
+      security: readSecurity(m, parsed),
     });
   }
 

@@ -1,5 +1,5 @@
-// pjsip.conf's media encryption options as Asterisk reads them: media_encryption (no, sdes; dtls
-// read and warned about until DTLS-SRTP lands), media_encryption_optimistic, srtp_tag_32.
+// pjsip.conf's media encryption options as Asterisk reads them: media_encryption (no, sdes, dtls:
+// DTLS-SRTP, warned about without ice_support), media_encryption_optimistic, srtp_tag_32.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadPjsipConf } from '../../../src/channels/pjsip/config/index.ts';
@@ -19,9 +19,9 @@ test('media_encryption, media_encryption_optimistic and srtp_tag_32 are read; de
   assert.deepEqual(secure.warnings, []);
 });
 
-test('media_encryption=dtls is warned about (not implemented yet); another value is an error', () => {
+test('media_encryption=dtls without ice_support is warned about (DTLS-SRTP goes only to a pair ICE checked); another value is an error', () => {
   const dtls = loadPjsipConf(endpoint('media_encryption=dtls'), 'pjsip.conf');
-  assert.ok(dtls.warnings.some((line) => /pjsip\.conf:4: .*media_encryption=dtls is not implemented/.test(line)), dtls.warnings.join('\n'));
+  assert.ok(dtls.warnings.some((line) => /media_encryption=dtls without ice_support=yes/.test(line)), dtls.warnings.join('\n'));
   const bad = loadPjsipConf(endpoint('media_encryption=zrtp'), 'pjsip.conf');
   assert.ok(bad.errors.some((line) => /zrtp/.test(line)), bad.errors.join('\n'));
 });

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
+import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
   IdentifierMethod,
@@ -158,8 +159,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     mwiSubscribeReplacesUnsolicited: false,
     aggregateMwi: true,
     notifyEarlyInuseRinging: false,
+    ...WEBRTC_DEFAULTS,
   }),
   options: {
+    ...WEBRTC_ENDPOINT_OPTIONS,
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
     message_context: optionalText('messageContext', { doc: 'Dialplan context of out-of-call MESSAGEs (else `context`).' }),
     disallow: codecs(false, 'Codecs removed, in order with `allow` (`all` = every codec).'),
@@ -194,12 +197,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     media_encryption: custom<EndpointDraft>(
-      { default: 'no', doc: '`sdes`: SRTP keyed by a=crypto (RFC 4568) on RTP/SAVP, plain RTP/AVP offers refused (488); `no`: RTP/SAVP offers refused (488). `dtls` is not implemented yet (WebRTC).' },
+      { default: 'no', doc: '`sdes`: SRTP keyed by a=crypto (RFC 4568) on RTP/SAVP, plain RTP/AVP offers refused (488); `dtls`: DTLS-SRTP (RFC 5763/5764, WebRTC: with ice_support, see docs/webrtc.md); `no`: RTP/SAVP offers refused (488).' },
       (draft, value, report) => {
         const word = value.trim().toLowerCase();
         if (word !== 'no' && word !== 'sdes' && word !== 'dtls') return report.fail(`${shown(value)} is not one of no, sdes, dtls`);
-        // DTLS-SRTP belongs to the WebRTC work (issue 24): until it lands the endpoint offers plain RTP.
-        if (word === 'dtls') report.warn('media_encryption=dtls is not implemented by Patchbay yet: media is not encrypted');
         draft.mediaEncryption = word;
       },
     ),
@@ -268,7 +269,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     else if (endpoint.codecs.length === 0) report.warn(`allow= leaves no codec Patchbay supports (${SUPPORTED_CODECS.join(', ')}): calls cannot be set up`);
     if (endpoint.context === '') report.error('context', 'must not be empty');
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
-    return endpoint;
+    if ((endpoint.dtlsCertFile === undefined) !== (endpoint.dtlsPrivateKey === undefined)) report.error('dtls_cert_file', 'dtls_cert_file and dtls_private_key go together');
+    const webrtc = applyWebRtc(endpoint);
+    for (const warning of webRtcWarnings(webrtc)) report.warn(warning);
+    return webrtc;
   },
 });
 
@@ -431,7 +435,10 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
     allowWildcardCerts: false,
   }),
   options: {
-    protocol: choice('protocol', TRANSPORT_PROTOCOLS, { default: 'udp', doc: '`udp`, `tcp` or `tls` (others leave the transport out, with a warning).' }),
+    protocol: choice('protocol', TRANSPORT_PROTOCOLS, {
+      default: 'udp',
+      doc: '`udp`, `tcp`, `tls`, or `ws`/`wss`: SIP over WebSocket for browsers on the HTTP server\'s `/ws` (its `bind` is not used); others leave the transport out, with a warning.',
+    }),
     bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
     external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
     external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
@@ -446,8 +453,8 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
   },
   finish(draft, report) {
     const { protocol } = draft;
-    if (protocol !== 'udp' && protocol !== 'tcp' && protocol !== 'tls') {
-      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp, tcp and tls are); transport ignored`);
+    if (protocol !== 'udp' && protocol !== 'tcp' && protocol !== 'tls' && protocol !== 'ws' && protocol !== 'wss') {
+      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp, tcp, tls, ws and wss are); transport ignored`);
       return undefined;
     }
     if (protocol === 'tls') {

@@ -1,4 +1,5 @@
 // Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
+import type { WebRtcEndpointOptions } from './webrtc-options.ts';
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
 import type { TlsMethod } from '../../../sip/tls-material.ts';
@@ -33,7 +34,7 @@ export type IncomingOfferPref = 'local' | 'local_first' | 'remote' | 'remote_fir
 export type OutgoingOfferPref = 'local' | 'local_merge' | 'local_first' | 'remote' | 'remote_merge' | 'remote_first';
 export type IdentifierMethod = 'ip' | 'username' | 'anonymous' | 'header' | 'auth_username' | 'request_uri';
 
-export interface PjsipEndpoint {
+export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly type: 'endpoint';
   readonly id: string;
   readonly context: string;
@@ -155,7 +156,8 @@ export interface PjsipIdentify {
 export interface PjsipTransport {
   readonly type: 'transport';
   readonly id: string;
-  readonly protocol: 'udp' | 'tcp' | 'tls';
+  /** `ws`/`wss`: SIP over WebSocket on the HTTP server (RFC 7118); `bind` is then not used. */
+  readonly protocol: 'udp' | 'tcp' | 'tls' | 'ws' | 'wss';
   /** `bind`: where this transport listens; port 5060 when not given. */
   readonly bind: { readonly host: string; readonly port: number };
   readonly externalMediaAddress?: string;

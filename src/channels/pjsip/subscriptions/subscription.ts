@@ -8,7 +8,7 @@ import type { Dialog } from '../../../sip/dialog.ts';
 import { subscriptionState } from '../../../sip/event-notify.ts';
 import type { SipResponse } from '../../../sip/message.ts';
 import type { TransactionLayer } from '../../../sip/transaction/index.ts';
-import type { Destination, Source } from '../../../sip/transport.ts';
+import { connectionServes, type Destination, type Source } from '../../../sip/transport.ts';
 import type { WatchedResource } from './packages.ts';
 
 /** What a subscription needs of the server that keeps it. */
@@ -208,7 +208,7 @@ export class Subscription {
     const hop = this.dialog.nextHop(source.transport);
     if (!hop) return undefined;
     if (source.listener !== undefined) hop.listener = source.listener;
-    if (hop.transport === source.connection?.protocol && !source.connection.closed) hop.connection = source.connection;
+    if (connectionServes(source.connection, hop.transport)) hop.connection = source.connection;
     return hop;
   }
 }
