@@ -11,6 +11,8 @@ import { join, sep } from 'node:path';
 import { fileFormatForPath } from '../media/codecs.ts';
 import { readAudioFile } from '../media/audio-file.ts';
 import { createResampler } from '../media/resample.ts';
+import type { SampleRate } from '../media/frame.ts';
+import { RateAdapter } from '../media/rate-adapter.ts';
 import { WavWriter } from '../media/wav-writer.ts';
 import type { Bridge, BridgeAudioSource } from './bridges/bridge.ts';
 import type { AudioGenerator, ChannelGenerators } from './channel-generators.ts';
@@ -22,7 +24,8 @@ export const DEFAULT_MOH_CLASS = 'default';
 /** The file generated for the default class when it has none. */
 export const GENERATED_DEFAULT_FILE = 'patchbay-default.wav';
 
-const RATE = 8000;
+/** Music is kept at 8 kHz and converted for the wideband channels and bridges it plays to. */
+const RATE: SampleRate = 8000;
 /** Extensions a class directory may hold (the formats Patchbay decodes). */
 const MOH_EXTENSIONS = new Set(['wav', 'ulaw', 'alaw', 'sln', 'sln16', 'ul', 'al', 'raw', 'slin', 'slin16', 'pcm', 'mu', 'ulw', 'alw']);
 
@@ -49,6 +52,7 @@ export class MohStream implements AudioGenerator, BridgeAudioSource {
   private track = 0;
   private position = 0;
   private readonly playable: boolean;
+  private readonly adapter = new RateAdapter();
 
   constructor(className: string, tracks: readonly Int16Array[]) {
     this.className = className;
@@ -56,8 +60,12 @@ export class MohStream implements AudioGenerator, BridgeAudioSource {
     this.playable = this.tracks.length > 0;
   }
 
-  /** Always 20 ms: music on hold never finishes by itself (silence when the class has no audio). */
-  fill(dst: Int16Array): boolean {
+  /** Always 20 ms at `rate`: music on hold never finishes by itself (silence when the class has no audio). */
+  fill(dst: Int16Array, rate: SampleRate = RATE): boolean {
+    return this.adapter.fill(dst, rate, RATE, this.produce);
+  }
+
+  private readonly produce = (dst: Int16Array): boolean => {
     if (!this.playable) {
       dst.fill(0);
       return true;
@@ -75,7 +83,7 @@ export class MohStream implements AudioGenerator, BridgeAudioSource {
       }
     }
     return true;
-  }
+  };
 }
 
 export class MusicOnHold {

@@ -27,6 +27,8 @@ const CODEC_TABLE = [
   { name: 'alaw', payloadType: 8, clockRate: 8000, sampleBytes: 1, byteOrder: 'none' },
   { name: 'slin', payloadType: 119, clockRate: 8000, sampleBytes: 2, byteOrder: 'big' },
   { name: 'slin16', payloadType: 118, clockRate: 16000, sampleBytes: 2, byteOrder: 'big' },
+  { name: 'slin24', payloadType: 123, clockRate: 24000, sampleBytes: 2, byteOrder: 'big' },
+  { name: 'slin48', payloadType: 126, clockRate: 48000, sampleBytes: 2, byteOrder: 'big' },
   { name: 'g722', payloadType: 9, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'opus', payloadType: 107, clockRate: 48000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'gsm', payloadType: 3, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
@@ -81,6 +83,8 @@ const CODERS: Readonly<Record<CodecName, { rate: SampleRate; decode: Codec['deco
   alaw: { rate: 8000, decode: alawDecode, encode: alawEncode },
   slin: { rate: 8000, decode: decodeS16le, encode: encodeS16le },
   slin16: { rate: 16000, decode: decodeS16le, encode: encodeS16le },
+  slin24: { rate: 24000, decode: decodeS16le, encode: encodeS16le },
+  slin48: { rate: 48000, decode: decodeS16le, encode: encodeS16le },
 };
 
 const infoByName: ReadonlyMap<string, CodecInfo> = new Map(CODEC_TABLE.map((entry) => [entry.name, Object.freeze({ ...entry })]));
@@ -113,6 +117,21 @@ export function isCodecName(name: string): name is CodecName {
   return codecsByName.has(name);
 }
 
+// The audio rate of formats whose coder is not in the table (yet): their RTP clock rate is not
+// their audio's (G.722 counts 8000 for 16 kHz audio).
+const UNCODED_AUDIO_RATES: ReadonlyMap<string, SampleRate> = new Map([
+  ['g722', 16000],
+  ['opus', 48000],
+]);
+
+/**
+ * The rate of a format's audio once decoded (what a channel speaking it mixes at): the coder's
+ * rate, else what the format is known to carry; 8 kHz for narrowband or unknown formats.
+ */
+export function audioRateOf(name: string): SampleRate {
+  return codecsByName.get(name)?.rate ?? UNCODED_AUDIO_RATES.get(name) ?? 8000;
+}
+
 /** What the table says of a format (coded here or not); undefined for an unknown name. */
 export function codecInfo(name: string): CodecInfo | undefined {
   return infoByName.get(name);
@@ -142,6 +161,8 @@ const primaryFileFormats: readonly FileFormat[] = [
   defineFileFormat('alaw', 'raw', 'alaw'),
   defineFileFormat('sln', 'raw', 'slin'),
   defineFileFormat('sln16', 'raw', 'slin16'),
+  defineFileFormat('sln24', 'raw', 'slin24'),
+  defineFileFormat('sln48', 'raw', 'slin48'),
 ];
 
 // Asterisk's format modules also answer to these extensions; accepting them
@@ -156,6 +177,8 @@ const extensionAliases: ReadonlyMap<string, string> = new Map([
   ['raw', 'sln'],
   ['slin', 'sln'],
   ['slin16', 'sln16'],
+  ['slin24', 'sln24'],
+  ['slin48', 'sln48'],
 ]);
 
 const fileFormatsByName: ReadonlyMap<string, FileFormat> = new Map(

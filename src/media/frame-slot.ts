@@ -9,6 +9,8 @@ export class FrameSlot {
   readonly samples: Int16Array;
   private fresh = false;
   private resampler: Resampler | undefined;
+  /** A copy of the last frame put, kept only when it was resampled (else `samples` is that frame). */
+  private lastInput: { rate: SampleRate; samples: Int16Array } | undefined;
 
   constructor(rate: SampleRate = 8000) {
     this.rate = rate;
@@ -19,11 +21,33 @@ export class FrameSlot {
   put(frame: Frame): void {
     if (frame.rate === this.rate) {
       this.samples.set(frame.samples.length === this.samples.length ? frame.samples : frame.samples.subarray(0, this.samples.length));
+      this.lastInput = undefined;
     } else {
       if (!this.resampler || this.resampler.fromRate !== frame.rate) this.resampler = createResampler(frame.rate, this.rate);
       this.resampler.process(frame.samples, this.samples);
+      this.keepInput(frame);
     }
     this.fresh = true;
+  }
+
+  /**
+   * Takes over from the slot this one replaces (the consumer's rate changed): its last input
+   * primes this slot's resampler, so the stream goes on without the dip of a filter starting
+   * from silence. Nothing is offered to take until the next put.
+   */
+  continueFrom(previous: FrameSlot): void {
+    const last = previous.lastInput ?? { rate: previous.rate, samples: previous.samples };
+    if (last.rate === this.rate) return;
+    this.resampler = createResampler(last.rate, this.rate);
+    this.resampler.process(last.samples, this.samples);
+    this.samples.fill(0);
+  }
+
+  private keepInput(frame: Frame): void {
+    if (this.lastInput?.rate !== frame.rate || this.lastInput.samples.length !== frame.samples.length) {
+      this.lastInput = { rate: frame.rate, samples: new Int16Array(frame.samples.length) };
+    }
+    this.lastInput.samples.set(frame.samples);
   }
 
   /** The frame received since the last take, or undefined when none arrived. */

@@ -1,0 +1,99 @@
+// One bridge member's audio path: what it says, brought from its native rate to the bridge's mix
+// rate, and what it hears, brought from the mix rate back to its native rate, each direction with
+// the member's own resampler (a resampler carries its stream's history, so it can serve only one).
+// A bridge mixes at the highest native rate of its members (Asterisk's softmix with
+// internal_sample_rate "auto"): when one joins or leaves, or a member's format changes, the path
+// is retuned, and each new resampler is primed with the audio just before the change so the
+// stream goes on without the click of a filter starting from silence.
+import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.ts';
+import { FrameSlot } from '../../media/frame-slot.ts';
+import { createResampler, resampleAll, type Resampler } from '../../media/resample.ts';
+
+export class MemberAudio {
+  /** The rate the bridge mixes at, as this path was last tuned to. */
+  mixRate: SampleRate;
+  /** The member's native rate, as this path was last tuned to. */
+  nativeRate: SampleRate;
+  /** What the member said this tick, at the mix rate. */
+  private slot: FrameSlot;
+  /** What the member hears, at the mix rate (the bridge writes its mix-minus here). */
+  output: Int16Array;
+  /** Mix rate → native rate, when they differ. */
+  private toNative: Resampler | undefined;
+  private readonly heard: { rate: SampleRate; samples: Int16Array };
+  /** What the member hears at its native rate (when that is not the mix rate). */
+  private nativeBuffer = new Int16Array(0);
+
+  constructor(nativeRate: SampleRate, mixRate: SampleRate) {
+    this.nativeRate = nativeRate;
+    this.mixRate = mixRate;
+    this.slot = new FrameSlot(mixRate);
+    this.output = new Int16Array(samplesPerFrame(mixRate));
+    this.heard = { rate: nativeRate, samples: this.output };
+    if (nativeRate !== mixRate) {
+      this.toNative = createResampler(mixRate, nativeRate);
+      this.nativeBuffer = new Int16Array(samplesPerFrame(nativeRate));
+    }
+  }
+
+  /** A frame the member said (any rate): kept at the mix rate until the bridge takes it. */
+  put(frame: Frame): void {
+    this.slot.put(frame);
+  }
+
+  /** What the member said since the last tick, at the mix rate; undefined when nothing came. */
+  take(): Int16Array | undefined {
+    return this.slot.take();
+  }
+
+  /** Silence at the mix rate in the member's own output buffer. */
+  silentOutput(): Int16Array {
+    this.output.fill(0);
+    return this.output;
+  }
+
+  /**
+   * The frame to write to the member for `samples` (20 ms at the mix rate): converted to its
+   * native rate into a buffer of its own when the rates differ. Valid until the next call.
+   */
+  heardFrame(samples: Int16Array): Frame {
+    const heard = this.heard;
+    if (!this.toNative) {
+      heard.rate = this.mixRate;
+      heard.samples = samples;
+      return heard;
+    }
+    heard.rate = this.nativeRate;
+    heard.samples = this.nativeBuffer;
+    this.toNative.process(samples, this.nativeBuffer);
+    return heard;
+  }
+
+  /** Whether the path is tuned to these rates. */
+  tunedTo(mixRate: SampleRate, nativeRate: SampleRate): boolean {
+    return this.mixRate === mixRate && this.nativeRate === nativeRate;
+  }
+
+  /** Re-targets the path to new rates (allocates: only when a rate changes, never per tick). */
+  retune(mixRate: SampleRate, nativeRate: SampleRate): void {
+    if (this.tunedTo(mixRate, nativeRate)) return;
+    const lastHeard = this.toNative ? this.nativeBuffer : this.output;
+    const lastHeardRate = this.toNative ? this.nativeRate : this.mixRate;
+    if (mixRate !== this.mixRate) {
+      const slot = new FrameSlot(mixRate);
+      slot.continueFrom(this.slot);
+      this.slot = slot;
+      this.output = new Int16Array(samplesPerFrame(mixRate));
+    }
+    this.mixRate = mixRate;
+    this.nativeRate = nativeRate;
+    this.toNative = undefined;
+    if (mixRate !== nativeRate) {
+      this.toNative = createResampler(mixRate, nativeRate);
+      this.nativeBuffer = new Int16Array(samplesPerFrame(nativeRate));
+      // Primed with what the member heard last, brought to the new mix rate.
+      if (lastHeard.length === samplesPerFrame(lastHeardRate)) this.toNative.process(resampleAll(lastHeard, lastHeardRate, mixRate), this.nativeBuffer);
+      this.nativeBuffer.fill(0);
+    }
+  }
+}
