@@ -4,10 +4,15 @@
 // A bridge mixes at the highest native rate of its members (Asterisk's softmix with
 // internal_sample_rate "auto"): when one joins or leaves, or a member's format changes, the path
 // is retuned, and each new resampler is primed with the audio just before the change so the
-// stream goes on without the click of a filter starting from silence.
-import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.ts';
+// stream goes on without the dip of a filter starting from silence. The new path's delay differs
+// from the old one's (each conversion adds about 3 ms), so the waveform would jump at the change:
+// the first frame after it is spliced onto the last sample heard with a short ramp, no click.
+import { samplesPerFrame, saturateToInt16, type Frame, type SampleRate } from '../../media/frame.ts';
 import { FrameSlot } from '../../media/frame-slot.ts';
 import { createResampler, resampleAll, type Resampler } from '../../media/resample.ts';
+
+/** How long the splice after a retune takes to bring the old waveform onto the new one. */
+const SPLICE_MS = 2;
 
 export class MemberAudio {
   /** The rate the bridge mixes at, as this path was last tuned to. */
@@ -23,6 +28,9 @@ export class MemberAudio {
   private readonly heard: { rate: SampleRate; samples: Int16Array };
   /** What the member hears at its native rate (when that is not the mix rate). */
   private nativeBuffer = new Int16Array(0);
+  /** The last sample the member was given, and whether the next frame must be spliced onto it. */
+  private lastSample = 0;
+  private splicePending = false;
 
   constructor(nativeRate: SampleRate, mixRate: SampleRate) {
     this.nativeRate = nativeRate;
@@ -61,12 +69,28 @@ export class MemberAudio {
     if (!this.toNative) {
       heard.rate = this.mixRate;
       heard.samples = samples;
-      return heard;
+    } else {
+      heard.rate = this.nativeRate;
+      heard.samples = this.nativeBuffer;
+      this.toNative.process(samples, this.nativeBuffer);
     }
-    heard.rate = this.nativeRate;
-    heard.samples = this.nativeBuffer;
-    this.toNative.process(samples, this.nativeBuffer);
+    if (this.splicePending) this.splice(heard);
+    this.lastSample = heard.samples[heard.samples.length - 1];
     return heard;
+  }
+
+  /** Ramps the frame's start from the last sample heard onto the new path's waveform. */
+  private splice(heard: { rate: SampleRate; samples: Int16Array }): void {
+    this.splicePending = false;
+    // `samples` may be another member's frame: the splice works on this member's own copy.
+    if (heard.samples !== this.nativeBuffer && heard.samples !== this.output) {
+      this.output.set(heard.samples);
+      heard.samples = this.output;
+    }
+    const samples = heard.samples;
+    const length = Math.min(samples.length, (heard.rate * SPLICE_MS) / 1000);
+    const step = this.lastSample - samples[0];
+    for (let i = 0; i < length; i++) samples[i] = saturateToInt16(Math.round(samples[i] + (step * (length - i)) / length));
   }
 
   /** Whether the path is tuned to these rates. */
@@ -88,6 +112,7 @@ export class MemberAudio {
     this.mixRate = mixRate;
     this.nativeRate = nativeRate;
     this.toNative = undefined;
+    this.splicePending = true;
     if (mixRate !== nativeRate) {
       this.toNative = createResampler(mixRate, nativeRate);
       this.nativeBuffer = new Int16Array(samplesPerFrame(nativeRate));
