@@ -1,51 +1,34 @@
 // The latest 20 ms of audio a consumer received, normalised to the consumer's rate, for
 // clock-driven consumers (bridges, recordings) that take one frame per tick. Preallocated: putting
 // and taking never allocate.
-//
-// The slot also keeps the frame before the latest one, so a slot made to replace it at another
-// rate (a bridge whose mix rate changed) can prime its resampler with real history instead of
-// starting from silence. Two buffers used in turn keep that frame at no cost: nothing is copied
-// that would not be copied anyway.
 import { samplesPerFrame, type Frame, type SampleRate } from './frame.ts';
 import { createResampler, type Resampler } from './resample.ts';
 
-/** One received frame as it came, at its own rate. */
-interface Received {
-  rate: SampleRate;
-  samples: Int16Array;
-}
-
 export class FrameSlot {
   readonly rate: SampleRate;
+  readonly samples: Int16Array;
   private fresh = false;
   private resampler: Resampler | undefined;
-  /** The newest frame received and the one before it, as they came (undefined until received). */
-  private latest: Received | undefined;
-  private prior: Received | undefined;
-  /** What take() hands out: `latest` itself when it is at the slot's rate, else its conversion. */
-  private converted: Int16Array;
+  /**
+   * The last frame put, as it came, when it came at another rate (a copy: the frame is its
+   * owner's); a frame at the slot's rate is `samples` itself. Undefined until a frame came.
+   */
+  private lastInput: { rate: SampleRate; samples: Int16Array } | undefined;
 
   constructor(rate: SampleRate = 8000) {
     this.rate = rate;
-    this.converted = new Int16Array(samplesPerFrame(rate));
-  }
-
-  /** The newest frame at the slot's rate (a buffer owned by the slot; copy to keep). */
-  get samples(): Int16Array {
-    return this.latest?.rate === this.rate ? this.latest.samples : this.converted;
+    this.samples = new Int16Array(samplesPerFrame(rate));
   }
 
   /** Copies (and resamples if needed) a frame in; a newer frame replaces one not yet taken. */
   put(frame: Frame): void {
-    const atRate = frame.rate === this.rate;
-    // A frame at the slot's rate is handed out as it is, so it is kept at exactly 20 ms.
-    const received = this.recycle(frame.rate, atRate ? this.converted.length : frame.samples.length);
-    const count = Math.min(received.samples.length, frame.samples.length);
-    received.samples.set(count === frame.samples.length ? frame.samples : frame.samples.subarray(0, count));
-    if (count < received.samples.length) received.samples.fill(0, count);
-    if (!atRate) {
+    if (frame.rate === this.rate) {
+      this.samples.set(frame.samples.length === this.samples.length ? frame.samples : frame.samples.subarray(0, this.samples.length));
+      this.lastInput = undefined;
+    } else {
       if (!this.resampler || this.resampler.fromRate !== frame.rate) this.resampler = createResampler(frame.rate, this.rate);
-      this.resampler.process(frame.samples, this.converted);
+      this.resampler.process(frame.samples, this.samples);
+      this.keepInput(frame);
     }
     this.fresh = true;
   }
@@ -58,30 +41,26 @@ export class FrameSlot {
   }
 
   /**
-   * Takes over from the slot this one replaces (the consumer's rate changed): the frames it
-   * received prime this slot's resampler, so the stream goes on without the dip of a filter
-   * starting from silence. A frame the previous slot held untaken is offered here, at this rate.
+   * Takes over from the slot this one replaces (the consumer's rate changed), best once its frame
+   * has been taken: the last frame it received primes this slot's resampler, so the stream goes
+   * on without the dip of a filter starting from silence. An untaken frame is offered here too.
    */
   continueFrom(previous: FrameSlot): void {
-    const { latest, prior } = previous;
-    if (!latest) return;
-    this.prior = prior;
-    this.latest = latest;
-    if (latest.rate !== this.rate) {
-      this.resampler = createResampler(latest.rate, this.rate);
-      if (prior?.rate === latest.rate && prior.samples.length === latest.samples.length) this.resampler.process(prior.samples, this.converted);
-      this.resampler.process(latest.samples, this.converted);
+    const last = previous.lastInput ?? { rate: previous.rate, samples: previous.samples };
+    if (last.rate === this.rate) this.samples.set(last.samples.subarray(0, this.samples.length));
+    else {
+      this.resampler = createResampler(last.rate, this.rate);
+      this.resampler.process(last.samples, this.samples);
+      this.keepInput(last);
     }
     this.fresh = previous.fresh;
+    if (!this.fresh) this.samples.fill(0);
   }
 
-  /** The buffer for a new frame: the older of the two, whose frame is forgotten now. */
-  private recycle(rate: SampleRate, length: number): Received {
-    let next = this.prior;
-    if (!next || next.samples.length !== length) next = { rate, samples: new Int16Array(length) };
-    next.rate = rate;
-    this.prior = this.latest;
-    this.latest = next;
-    return next;
+  private keepInput(frame: Frame): void {
+    if (this.lastInput?.rate !== frame.rate || this.lastInput.samples.length !== frame.samples.length) {
+      this.lastInput = { rate: frame.rate, samples: new Int16Array(frame.samples.length) };
+    }
+    this.lastInput.samples.set(frame.samples);
   }
 }

@@ -155,8 +155,11 @@ describe('Bridge mixing at the highest native rate', () => {
     bridge.tick();
     assert.equal(bridge.rate, 8000);
     bDriver.format = 'g722';
-    a.channel.deliver(new Tone(1000, 8000).frame());
-    bridge.tick();
+    // Formats are looked at again within half a second (25 ticks) of steady mixing.
+    for (let tick = 0; tick < 27; tick++) {
+      a.channel.deliver(new Tone(1000, 8000).frame());
+      bridge.tick();
+    }
     assert.equal(bridge.rate, 16000);
     assert.equal(bDriver.frames.at(-1)?.rate, 16000);
     assert.equal(a.driver.frames.at(-1)?.rate, 8000);

@@ -106,6 +106,12 @@ function mixBuffersAt(rate: SampleRate): MixBuffers {
 
 /** The rate of an empty bridge, and the least any bridge mixes at. */
 const LOWEST_MIX_RATE: SampleRate = 8000;
+/**
+ * How often (in ticks, 0.5 s) the members' formats are looked at again between joins and leaves:
+ * a format changes mid-call only on a renegotiation, and meanwhile frames at any rate are still
+ * converted where they arrive, so a steady bridge need not ask every member on every tick.
+ */
+const FORMAT_CHECK_TICKS = 25;
 
 export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endable {
   readonly id: string;
@@ -131,6 +137,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   /** The highest native rate of the members (Asterisk's softmix internal_sample_rate "auto"). */
   private mixRate: SampleRate = LOWEST_MIX_RATE;
   private buffers = mixBuffersAt(LOWEST_MIX_RATE);
+  /** Ticks until the members' native rates are looked at again; 0 after a join or leave. */
+  private ticksToFormatCheck = 0;
   private destroyedAlready = false;
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
@@ -263,6 +271,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       onStasisLeft: () => this.remove(channel),
     };
     this.members.set(channel.id, member);
+    this.ticksToFormatCheck = 0;
     channel.bridgeId = this.id;
     channel.addFrameListener(member.onFrame);
     channel.on('dtmf', member.onDtmf);
@@ -297,6 +306,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     const member = this.members.get(channel.id);
     if (!member) return false;
     this.members.delete(channel.id);
+    this.ticksToFormatCheck = 0;
     if (channel.bridgeId === this.id) channel.bridgeId = undefined;
     channel.removeFrameListener(member.onFrame);
     channel.off('dtmf', member.onDtmf);
@@ -362,9 +372,11 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   /** One media clock tick: mix and deliver 20 ms to every member. */
   tick(): void {
-    this.tune();
     if (this.type === 'holding') this.mixHolding();
     else this.mixAll();
+    // After the mix, when every member's frame has been taken: the new paths are primed with
+    // frames already heard, and the next frames arrive into them.
+    if (--this.ticksToFormatCheck <= 0) this.tune();
   }
 
   /** The rate the bridge mixes at now: the highest native rate of its members. */
@@ -378,6 +390,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
    * tick; buffers are made again only when a rate changes.
    */
   private tune(): void {
+    this.ticksToFormatCheck = FORMAT_CHECK_TICKS;
     let highest = LOWEST_MIX_RATE;
     let steady = true;
     for (const member of this.members.values()) {

@@ -28,16 +28,19 @@ export class MemberAudio {
   private readonly heard: { rate: SampleRate; samples: Int16Array };
   /** What the member hears at its native rate (when that is not the mix rate). */
   private nativeBuffer = new Int16Array(0);
-  /** The last sample the member was given, and whether the next frame must be spliced onto it. */
+  /** The last sample the member was given (when a retune happens), and whether the next frame must be spliced onto it. */
   private lastSample = 0;
   private splicePending = false;
+  /** At the mix rate with no splice to do: frames are handed on as they are. */
+  private passThrough: boolean;
 
   constructor(nativeRate: SampleRate, mixRate: SampleRate) {
     this.nativeRate = nativeRate;
     this.mixRate = mixRate;
     this.slot = new FrameSlot(mixRate);
     this.output = new Int16Array(samplesPerFrame(mixRate));
-    this.heard = { rate: nativeRate, samples: this.output };
+    this.heard = { rate: mixRate, samples: this.output };
+    this.passThrough = nativeRate === mixRate;
     if (nativeRate !== mixRate) {
       this.toNative = createResampler(mixRate, nativeRate);
       this.nativeBuffer = new Int16Array(samplesPerFrame(nativeRate));
@@ -66,6 +69,11 @@ export class MemberAudio {
    */
   heardFrame(samples: Int16Array): Frame {
     const heard = this.heard;
+    // The steady narrowband case (every member at the mix rate) is one store.
+    if (this.passThrough) {
+      heard.samples = samples;
+      return heard;
+    }
     if (!this.toNative) {
       heard.rate = this.mixRate;
       heard.samples = samples;
@@ -75,7 +83,7 @@ export class MemberAudio {
       this.toNative.process(samples, this.nativeBuffer);
     }
     if (this.splicePending) this.splice(heard);
-    this.lastSample = heard.samples[heard.samples.length - 1];
+    this.passThrough = !this.toNative && !this.splicePending;
     return heard;
   }
 
@@ -101,8 +109,10 @@ export class MemberAudio {
   /** Re-targets the path to new rates (allocates: only when a rate changes, never per tick). */
   retune(mixRate: SampleRate, nativeRate: SampleRate): void {
     if (this.tunedTo(mixRate, nativeRate)) return;
-    const lastHeard = this.toNative ? this.nativeBuffer : this.output;
-    const lastHeardRate = this.toNative ? this.nativeRate : this.mixRate;
+    // The bridge retunes right after a tick's delivery: `heard` still holds what the member was given.
+    const lastHeard = this.heard.samples;
+    const lastHeardRate = this.heard.rate;
+    this.lastSample = lastHeard.length > 0 ? lastHeard[lastHeard.length - 1] : 0;
     if (mixRate !== this.mixRate) {
       const slot = new FrameSlot(mixRate);
       slot.continueFrom(this.slot);
@@ -113,6 +123,7 @@ export class MemberAudio {
     this.nativeRate = nativeRate;
     this.toNative = undefined;
     this.splicePending = true;
+    this.passThrough = false;
     if (mixRate !== nativeRate) {
       this.toNative = createResampler(mixRate, nativeRate);
       this.nativeBuffer = new Int16Array(samplesPerFrame(nativeRate));
