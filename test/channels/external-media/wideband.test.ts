@@ -2,9 +2,11 @@
 // slin24 and ulaw) in one mixing bridge. The bridge mixes at 24 kHz (the highest member rate); a
 // tone of 1.1 kHz + 6 kHz sent as slin16 RTP reaches the slin24 party with both components, and the
 // ulaw (8 kHz) party hears the 1.1 kHz band-limited: nothing above 4 kHz, and no 6 kHz folded
-// back to 2 kHz.
+// back to 2 kHz. An AudioSocket channel of format slin16 carries the same audio as 16 kHz 0x12
+// messages.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
+import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { ulawDecode } from '../../../src/media/g711.ts';
 import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
@@ -166,4 +168,59 @@ test('slin16, slin24 and ulaw external media in one bridge: 24 kHz mix, 6 kHz re
   for (const id of ['wb-slin16', 'wb-slin24', 'wb-ulaw']) await expectStatus(server, `/channels/${id}`, 204, 'DELETE');
   await expectStatus(server, '/bridges/wb-bridge', 204, 'DELETE');
   await Promise.all([p16.close(), p24.close(), p8.close()]);
+});
+
+/** A one-connection AudioSocket server on 127.0.0.1 keeping the audio messages of one kind. */
+async function audioSocketServer(kind: number): Promise<{ host: string; audio: Buffer[]; close(): Promise<void> }> {
+  const audio: Buffer[] = [];
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    sockets.push(socket);
+    let pending = Buffer.alloc(0);
+    socket.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 3 && pending.length >= 3 + pending.readUInt16BE(1)) {
+        const length = pending.readUInt16BE(1);
+        if (pending[0] === kind) audio.push(Buffer.from(pending.subarray(3, 3 + length)));
+        pending = pending.subarray(3 + length);
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    host: `127.0.0.1:${port}`,
+    audio,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+test('an AudioSocket channel of format slin16 carries 16 kHz audio (0x12 messages of 640 bytes) with its 6 kHz', async () => {
+  const p16 = await RtpPeer.open();
+  const wide = await externalMedia(p16, 'wb-as-rtp', 'slin16');
+  const audioSocket = await audioSocketServer(0x12);
+  const mark = log.mark();
+  const params = new URLSearchParams({ app: APP, external_host: audioSocket.host, format: 'slin16', encapsulation: 'audiosocket', transport: 'tcp', data: '3e2f1f5a-9c4b-4d2e-8f10-a1b2c3d4e5f6', channelId: 'wb-as' });
+  await expectStatus(server, `/channels/externalMedia?${params}`, 200);
+  await log.waitFor('StasisStart wb-as', isEvent('StasisStart', 'wb-as'), mark);
+  assert.equal((await expectStatus(server, '/channels/wb-as/variable?variable=CHANNEL(audionativeformat)', 200, 'GET')).value, 'slin16');
+  await expectStatus(server, '/bridges/wb-as-bridge?type=mixing', 200);
+  await expectStatus(server, '/bridges/wb-as-bridge/addChannel?channel=wb-as-rtp,wb-as', 204);
+
+  await sendWidebandTone(p16, wide.localPort, 40);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(audioSocket.audio.length > 0 && audioSocket.audio.every((payload) => payload.length === 640), '0x12 messages of 320 samples');
+  const heard = toneSamples(audioSocket.audio.map((payload) => Int16Array.from({ length: payload.length / 2 }, (_, i) => payload.readInt16LE(i * 2))));
+  assert.ok(heard.length >= 16000 * 0.4, `${heard.length} samples of tone at 16 kHz`);
+  const six = amplitudeAt(heard, 6000, 16000);
+  assert.ok(Math.abs(six - AMPLITUDE) < AMPLITUDE * 0.05, `6 kHz over AudioSocket: ${six.toFixed(0)}`);
+
+  for (const id of ['wb-as-rtp', 'wb-as']) await expectStatus(server, `/channels/${id}`, 204, 'DELETE');
+  await expectStatus(server, '/bridges/wb-as-bridge', 204, 'DELETE');
+  await p16.close();
+  await audioSocket.close();
 });
