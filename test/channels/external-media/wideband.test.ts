@@ -3,7 +3,7 @@
 // tone of 1.1 kHz + 6 kHz sent as slin16 RTP reaches the slin24 party with both components, and the
 // ulaw (8 kHz) party hears the 1.1 kHz band-limited: nothing above 4 kHz, and no 6 kHz folded
 // back to 2 kHz. An AudioSocket channel of format slin16 carries the same audio as 16 kHz 0x12
-// messages.
+// messages, a WebSocket media channel of format slin24 as 24 kHz binary frames.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -13,6 +13,7 @@ import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts'
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { EventLog, expectStatus, isEvent } from '../../ari/bridges-helpers.ts';
+import { decodeSlin, MediaApp } from '../websocket/media-websocket-helpers.ts';
 
 const APP = 'wideband-media';
 
@@ -223,4 +224,32 @@ test('an AudioSocket channel of format slin16 carries 16 kHz audio (0x12 message
   await expectStatus(server, '/bridges/wb-as-bridge', 204, 'DELETE');
   await p16.close();
   await audioSocket.close();
+});
+
+test('a WebSocket media channel of format slin24 carries 24 kHz audio (960-byte frames) with its 6 kHz', async () => {
+  const p16 = await RtpPeer.open();
+  const wide = await externalMedia(p16, 'wb-ws-rtp', 'slin16');
+  const mark = log.mark();
+  const params = new URLSearchParams({ app: APP, format: 'slin24', encapsulation: 'none', transport: 'websocket', connection_type: 'server', channelId: 'wb-ws' });
+  const created = await expectStatus(server, `/channels/externalMedia?${params}`, 200);
+  const app = await MediaApp.connect(server, created.channelvars.MEDIA_WEBSOCKET_CONNECTION_ID);
+  await log.waitFor('StasisStart wb-ws', isEvent('StasisStart', 'wb-ws'), mark);
+  const start = await app.event('MEDIA_START');
+  assert.match(start, /format:slin24/);
+  assert.match(start, /optimal_frame_size:960/);
+  await expectStatus(server, '/bridges/wb-ws-bridge?type=mixing', 200);
+  await expectStatus(server, '/bridges/wb-ws-bridge/addChannel?channel=wb-ws-rtp,wb-ws', 204);
+
+  await sendWidebandTone(p16, wide.localPort, 40);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(app.audio.length > 0, 'binary audio frames');
+  const heard = toneSamples(app.audio.map((bytes) => decodeSlin(bytes)));
+  assert.ok(heard.length >= 24000 * 0.4, `${heard.length} samples of tone at 24 kHz`);
+  const six = amplitudeAt(heard, 6000, 24000);
+  assert.ok(Math.abs(six - AMPLITUDE) < AMPLITUDE * 0.05, `6 kHz over the WebSocket: ${six.toFixed(0)}`);
+
+  for (const id of ['wb-ws-rtp', 'wb-ws']) await expectStatus(server, `/channels/${id}`, 204, 'DELETE');
+  await expectStatus(server, '/bridges/wb-ws-bridge', 204, 'DELETE');
+  app.close();
+  await p16.close();
 });
