@@ -27,12 +27,12 @@ const CODEC_TABLE = [
   { name: 'alaw', payloadType: 8, clockRate: 8000, sampleBytes: 1, byteOrder: 'none' },
   { name: 'slin', payloadType: 119, clockRate: 8000, sampleBytes: 2, byteOrder: 'big' },
   { name: 'slin16', payloadType: 118, clockRate: 16000, sampleBytes: 2, byteOrder: 'big' },
-  { name: 'slin24', payloadType: 123, clockRate: 24000, sampleBytes: 2, byteOrder: 'big' },
-  { name: 'slin48', payloadType: 126, clockRate: 48000, sampleBytes: 2, byteOrder: 'big' },
   { name: 'g722', payloadType: 9, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'opus', payloadType: 107, clockRate: 48000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'gsm', payloadType: 3, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'g729', payloadType: 18, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
+  { name: 'slin24', payloadType: 123, clockRate: 24000, sampleBytes: 2, byteOrder: 'big' },
+  { name: 'slin48', payloadType: 126, clockRate: 48000, sampleBytes: 2, byteOrder: 'big' },
 ] as const satisfies readonly CodecInfo[];
 
 /** Every format name the server knows (a request's `formats` may name any of them). */
