@@ -15,10 +15,8 @@ import { createResampler, resampleAll, type Resampler } from '../../media/resamp
 const SPLICE_MS = 2;
 
 export class MemberAudio {
-  /** The rate the bridge mixes at, as this path was last tuned to. */
-  mixRate: SampleRate;
-  /** The member's native rate, as this path was last tuned to. */
-  nativeRate: SampleRate;
+  #mixRate: SampleRate;
+  #nativeRate: SampleRate;
   /** What the member said this tick, at the mix rate. */
   private slot: FrameSlot;
   /** What the member hears, at the mix rate (the bridge writes its mix-minus here). */
@@ -35,8 +33,8 @@ export class MemberAudio {
   private passThrough: boolean;
 
   constructor(nativeRate: SampleRate, mixRate: SampleRate) {
-    this.nativeRate = nativeRate;
-    this.mixRate = mixRate;
+    this.#nativeRate = nativeRate;
+    this.#mixRate = mixRate;
     this.slot = new FrameSlot(mixRate);
     this.output = new Int16Array(samplesPerFrame(mixRate));
     this.heard = { rate: mixRate, samples: this.output };
@@ -45,6 +43,16 @@ export class MemberAudio {
       this.toNative = createResampler(mixRate, nativeRate);
       this.nativeBuffer = new Int16Array(samplesPerFrame(nativeRate));
     }
+  }
+
+  /** The rate the bridge mixes at, as this path was last tuned to. */
+  get mixRate(): SampleRate {
+    return this.#mixRate;
+  }
+
+  /** The member's native rate, as this path was last tuned to. */
+  get nativeRate(): SampleRate {
+    return this.#nativeRate;
   }
 
   /** A frame the member said (any rate): kept at the mix rate until the bridge takes it. */
@@ -75,10 +83,10 @@ export class MemberAudio {
       return heard;
     }
     if (!this.toNative) {
-      heard.rate = this.mixRate;
+      heard.rate = this.#mixRate;
       heard.samples = samples;
     } else {
-      heard.rate = this.nativeRate;
+      heard.rate = this.#nativeRate;
       heard.samples = this.nativeBuffer;
       this.toNative.process(samples, this.nativeBuffer);
     }
@@ -103,7 +111,7 @@ export class MemberAudio {
 
   /** Whether the path is tuned to these rates. */
   tunedTo(mixRate: SampleRate, nativeRate: SampleRate): boolean {
-    return this.mixRate === mixRate && this.nativeRate === nativeRate;
+    return this.#mixRate === mixRate && this.#nativeRate === nativeRate;
   }
 
   /** Re-targets the path to new rates (allocates: only when a rate changes, never per tick). */
@@ -113,14 +121,14 @@ export class MemberAudio {
     const lastHeard = this.heard.samples;
     const lastHeardRate = this.heard.rate;
     this.lastSample = lastHeard.length > 0 ? lastHeard[lastHeard.length - 1] : 0;
-    if (mixRate !== this.mixRate) {
+    if (mixRate !== this.#mixRate) {
       const slot = new FrameSlot(mixRate);
       slot.continueFrom(this.slot);
       this.slot = slot;
       this.output = new Int16Array(samplesPerFrame(mixRate));
     }
-    this.mixRate = mixRate;
-    this.nativeRate = nativeRate;
+    this.#mixRate = mixRate;
+    this.#nativeRate = nativeRate;
     this.toNative = undefined;
     this.splicePending = true;
     this.passThrough = false;
