@@ -117,21 +117,6 @@ export function isCodecName(name: string): name is CodecName {
   return codecsByName.has(name);
 }
 
-// The audio rate of formats whose coder is not in the table (yet): their RTP clock rate is not
-// their audio's (G.722 counts 8000 for 16 kHz audio).
-const UNCODED_AUDIO_RATES: ReadonlyMap<string, SampleRate> = new Map([
-  ['g722', 16000],
-  ['opus', 48000],
-]);
-
-/**
- * The rate of a format's audio once decoded (what a channel speaking it mixes at): the coder's
- * rate, else what the format is known to carry; 8 kHz for narrowband or unknown formats.
- */
-export function audioRateOf(name: string): SampleRate {
-  return codecsByName.get(name)?.rate ?? UNCODED_AUDIO_RATES.get(name) ?? 8000;
-}
-
 /** What the table says of a format (coded here or not); undefined for an unknown name. */
 export function codecInfo(name: string): CodecInfo | undefined {
   return infoByName.get(name);
