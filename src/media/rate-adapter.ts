@@ -5,18 +5,15 @@
 import { samplesPerFrame, type SampleRate } from './frame.ts';
 import { createResampler, type Resampler } from './resample.ts';
 
-/** Fills a buffer of one 20 ms frame at the producer's rate; false when it has nothing more. */
-export type FrameProducer = (buffer: Int16Array) => boolean;
-
 export class RateAdapter {
   private scratch = new Int16Array(0);
   private resampler: Resampler | undefined;
 
   /**
-   * One 20 ms frame at `rate` into `dst` from `produce`, which works at `sourceRate`. False
-   * (nothing written) when the producer had nothing.
+   * One 20 ms frame at `rate` into `dst` from `produce`, which fills a buffer of one frame at
+   * `sourceRate` (false when it has nothing more). False (nothing written) when it had nothing.
    */
-  fill(dst: Int16Array, rate: SampleRate, sourceRate: SampleRate, produce: FrameProducer): boolean {
+  fill(dst: Int16Array, rate: SampleRate, sourceRate: SampleRate, produce: (buffer: Int16Array) => boolean): boolean {
     if (sourceRate === rate) return produce(dst);
     const frame = samplesPerFrame(sourceRate);
     if (this.scratch.length !== frame) this.scratch = new Int16Array(frame);

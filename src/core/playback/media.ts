@@ -136,7 +136,7 @@ export function loadPcm8k(file: string): Int16Array | undefined {
 }
 
 /** The file's audio at `rate` (converted when the file has another); undefined when it cannot be read or decoded. */
-export function loadPcm(file: string, rate: SampleRate): Int16Array | undefined {
+function loadPcm(file: string, rate: SampleRate): Int16Array | undefined {
   let stat;
   try {
     stat = statSync(file);
