@@ -442,8 +442,14 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     const fromB = b.audio.take();
     a.contribution = fromA && !a.mute ? fromA : undefined;
     b.contribution = fromB && !b.mute ? fromB : undefined;
-    this.deliver(a, b.contribution ?? a.audio.silentOutput());
-    this.deliver(b, a.contribution ?? b.audio.silentOutput());
+    if (b.contribution) this.deliver(a, b.contribution);
+    else this.deliverSilence(a);
+    if (a.contribution) this.deliver(b, a.contribution);
+    else this.deliverSilence(b);
+  }
+
+  private deliverSilence(member: Member): void {
+    if (!member.channel.generatorActive) member.channel.write(member.audio.silentFrame());
   }
 
   /**

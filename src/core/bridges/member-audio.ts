@@ -72,6 +72,20 @@ export class MemberAudio {
   }
 
   /**
+   * Silence to write to the member, at its native rate, without passing through its resampler:
+   * a tick the other party of a two-party bridge sent nothing is a gap in what this member hears,
+   * and its audio resumes from the resampler's state before the gap, as it did when frames were
+   * converted on their way in (no filtered edges smeared into the frames around the gap).
+   */
+  silentFrame(): Frame {
+    if (!this.toNative) return this.heardFrame(this.silentOutput());
+    this.nativeBuffer.fill(0);
+    this.heard.rate = this.#nativeRate;
+    this.heard.samples = this.nativeBuffer;
+    return this.heard;
+  }
+
+  /**
    * The frame to write to the member for `samples` (20 ms at the mix rate): converted to its
    * native rate into a buffer of its own when the rates differ. Valid until the next call.
    */
