@@ -9,10 +9,15 @@
 //   (`out`), to what the target delivers (`in`), or both. A whisper frame rides on the target's next
 //   frame in that direction; when the target has none by the following tick it goes on its own.
 //
+// The snoop channel works at the target's native rate as it was when the snoop began (as
+// Asterisk's snoop takes the rate of the target's read format): a wideband call is spied on and
+// whispered to in wideband. The snoop channel's native format says so (slin, slin16, ...).
+//
 // The snoop channel hangs up when the target does.
 import { accumulate, clearSum, saturateSum } from '../media/mix.ts';
 import { FrameSlot } from '../media/frame-slot.ts';
-import { INT16_MAX, INT16_MIN, samplesPerFrame, type Frame } from '../media/frame.ts';
+import { INT16_MAX, INT16_MIN, samplesPerFrame, type Frame, type SampleRate } from '../media/frame.ts';
+import { nativeRateOf } from '../core/channels/native-rate.ts';
 import { createResampler, type Resampler } from '../media/resample.ts';
 import { CAUSE } from '../core/channels/causes.ts';
 import type { AudioHook, Channel } from '../core/channels/channel.ts';
@@ -40,32 +45,35 @@ export interface SnoopServices {
   readonly log?: { warn(details: Record<string, unknown>, message: string): void };
 }
 
-const RATE = 8000;
-const FRAME_SAMPLES = samplesPerFrame(RATE);
+/** The signed linear format of a rate, by Asterisk's name. */
+const SLIN_BY_RATE: Readonly<Record<SampleRate, string>> = { 8000: 'slin', 16000: 'slin16', 24000: 'slin24', 48000: 'slin48' };
 
 const hasIn = (direction: SnoopDirection): boolean => direction === 'in' || direction === 'both';
 const hasOut = (direction: SnoopDirection): boolean => direction === 'out' || direction === 'both';
 
-/** Adds the pending whisper to frames of one direction, at whatever rate they come (no allocation per frame). */
+/**
+ * Adds the pending whisper (at the snoop's rate) to frames of one direction, at whatever rate they
+ * come; buffers are made again only when the frames' rate changes, never per frame.
+ */
 class WhisperMixer {
-  private readonly out8: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(FRAME_SAMPLES) };
-  private out16: { rate: 16000; samples: Int16Array } | undefined;
-  private whisper16: Int16Array | undefined;
-  private upsampler: Resampler | undefined;
+  private out: { rate: SampleRate; samples: Int16Array } = { rate: 8000, samples: new Int16Array(0) };
+  private converted = new Int16Array(0);
+  private resampler: Resampler | undefined;
+
+  constructor(private readonly whisperRate: SampleRate) {}
 
   mix(frame: Frame, whisper: Int16Array): Frame {
     let added = whisper;
-    let out: { samples: Int16Array } & Frame;
-    if (frame.rate === RATE) {
-      out = this.out8;
-    } else {
-      this.out16 ??= { rate: 16000, samples: new Int16Array(samplesPerFrame(16000)) };
-      this.whisper16 ??= new Int16Array(samplesPerFrame(16000));
-      this.upsampler ??= createResampler(8000, 16000);
-      this.upsampler.process(whisper, this.whisper16);
-      added = this.whisper16;
-      out = this.out16;
+    if (this.out.rate !== frame.rate || this.out.samples.length === 0) {
+      this.out = { rate: frame.rate, samples: new Int16Array(samplesPerFrame(frame.rate)) };
+      this.converted = new Int16Array(samplesPerFrame(frame.rate));
+      this.resampler = frame.rate === this.whisperRate ? undefined : createResampler(this.whisperRate, frame.rate);
     }
+    if (this.resampler) {
+      this.resampler.process(whisper, this.converted);
+      added = this.converted;
+    }
+    const out = this.out;
     const src = frame.samples;
     const dst = out.samples;
     const count = Math.min(src.length, dst.length, added.length);
@@ -80,19 +88,21 @@ class WhisperMixer {
 /** The snoop channel's driver: what is written to it is the whisper; what it delivers is the spy. */
 class Snoop implements ChannelDriver {
   channel!: Channel;
+  /** The rate of the spy and the whisper: the target's native rate when the snoop began. */
+  private readonly rate: SampleRate;
   private readonly spyIn: FrameSlot | undefined;
   private readonly spyOut: FrameSlot | undefined;
   private readonly whisperIn: boolean;
   private readonly whisperOut: boolean;
-  private readonly whisperSlot = new FrameSlot(RATE);
+  private readonly whisperSlot: FrameSlot;
   /** The whisper frame waiting for the target's next frame, and which directions still want it. */
-  private readonly whisperFrame: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(FRAME_SAMPLES) };
+  private readonly whisperFrame: { rate: SampleRate; samples: Int16Array };
   private pendingIn = false;
   private pendingOut = false;
-  private readonly readMixer = new WhisperMixer();
-  private readonly writeMixer = new WhisperMixer();
-  private readonly spySum = new Int32Array(FRAME_SAMPLES);
-  private readonly spyFrame: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(FRAME_SAMPLES) };
+  private readonly readMixer: WhisperMixer;
+  private readonly writeMixer: WhisperMixer;
+  private readonly spySum: Int32Array;
+  private readonly spyFrame: { rate: SampleRate; samples: Int16Array };
   /** Set while a lone whisper frame passes the target's hooks, so it is neither spied on nor mixed again. */
   private flushing = false;
   private attached = false;
@@ -103,8 +113,16 @@ class Snoop implements ChannelDriver {
     spy: SnoopDirection,
     whisper: SnoopDirection,
   ) {
-    this.spyIn = hasIn(spy) ? new FrameSlot(RATE) : undefined;
-    this.spyOut = hasOut(spy) ? new FrameSlot(RATE) : undefined;
+    this.rate = nativeRateOf(target);
+    const frameSamples = samplesPerFrame(this.rate);
+    this.spyIn = hasIn(spy) ? new FrameSlot(this.rate) : undefined;
+    this.spyOut = hasOut(spy) ? new FrameSlot(this.rate) : undefined;
+    this.whisperSlot = new FrameSlot(this.rate);
+    this.whisperFrame = { rate: this.rate, samples: new Int16Array(frameSamples) };
+    this.readMixer = new WhisperMixer(this.rate);
+    this.writeMixer = new WhisperMixer(this.rate);
+    this.spySum = new Int32Array(frameSamples);
+    this.spyFrame = { rate: this.rate, samples: new Int16Array(frameSamples) };
     this.whisperIn = hasIn(whisper);
     this.whisperOut = hasOut(whisper);
   }
@@ -199,6 +217,11 @@ class Snoop implements ChannelDriver {
 
   writeFrame(frame: Frame): void {
     if (this.whisperIn || this.whisperOut) this.whisperSlot.put(frame);
+  }
+
+  /** Signed linear at the snoop's rate, so a bridge mixes the snoop channel at that rate. */
+  nativeFormat(): string {
+    return SLIN_BY_RATE[this.rate];
   }
 }
 

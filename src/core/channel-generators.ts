@@ -1,8 +1,9 @@
 // Audio a channel hears from the server itself rather than from a bridge: playback, music on
 // hold, silence. Each channel has one slot per kind; on every media clock tick the highest kind
 // present writes 20 ms to the channel, and a bridge leaves that channel alone meanwhile.
-import { samplesPerFrame } from '../media/frame.ts';
+import { samplesPerFrame, type SampleRate } from '../media/frame.ts';
 import type { Channel } from './channels/channel.ts';
+import { nativeRateOf } from './channels/native-rate.ts';
 import type { MediaEngine } from './media-engine.ts';
 
 /** Highest first: a playback interrupts music on hold, which replaces silence. */
@@ -10,8 +11,8 @@ export const GENERATOR_KINDS = ['playback', 'moh', 'silence'] as const;
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
 
 export interface AudioGenerator {
-  /** Fills `dst` (20 ms at 8 kHz); returns false when it has finished (nothing written). */
-  fill(dst: Int16Array): boolean;
+  /** Fills `dst` (20 ms at `rate`, the channel's native rate); returns false when it has finished (nothing written). */
+  fill(dst: Int16Array, rate: SampleRate): boolean;
   /** Called once when the generator finished by itself or was replaced/removed. */
   stopped?(reason: 'finished' | 'removed' | 'hangup'): void;
 }
@@ -19,11 +20,14 @@ export interface AudioGenerator {
 interface ChannelSlots {
   readonly channel: Channel;
   readonly generators: Map<GeneratorKind, AudioGenerator>;
-  readonly frame: { rate: 8000; samples: Int16Array };
+  /** 20 ms at the channel's native rate (made again if that changes). */
+  frame: { readonly rate: SampleRate; readonly samples: Int16Array };
   readonly onHangup: () => void;
 }
 
-const FRAME_SAMPLES = samplesPerFrame(8000);
+function frameAt(rate: SampleRate): { readonly rate: SampleRate; readonly samples: Int16Array } {
+  return { rate, samples: new Int16Array(samplesPerFrame(rate)) };
+}
 
 export class ChannelGenerators {
   private readonly byChannel = new Map<string, ChannelSlots>();
@@ -49,7 +53,7 @@ export class ChannelGenerators {
       const created: ChannelSlots = {
         channel,
         generators: new Map(),
-        frame: { rate: 8000, samples: new Int16Array(FRAME_SAMPLES) },
+        frame: frameAt(nativeRateOf(channel)),
         onHangup: () => this.clear(created, 'hangup'),
       };
       slots = created;
@@ -82,10 +86,13 @@ export class ChannelGenerators {
 
   private tick(): void {
     for (const slots of this.byChannel.values()) {
+      // A channel is played to at its own rate: a wideband one hears wideband prompts.
+      const rate = nativeRateOf(slots.channel);
+      if (slots.frame.rate !== rate) slots.frame = frameAt(rate);
       for (const kind of GENERATOR_KINDS) {
         const generator = slots.generators.get(kind);
         if (!generator) continue;
-        if (generator.fill(slots.frame.samples)) {
+        if (generator.fill(slots.frame.samples, rate)) {
           slots.channel.write(slots.frame);
           break;
         }

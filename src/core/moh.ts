@@ -1,5 +1,5 @@
 // Music on hold. A class is a directory under the configured music-on-hold directory
-// (`<moh>/<class>/*.wav|ulaw|alaw|sln|sln16`); its files play one after the other, in name order,
+// (`<moh>/<class>/*.wav|wav16|ulaw|alaw|sln|sln16|sln24|sln48`); its files play one after the other, in name order,
 // in an endless loop, one 20 ms frame per media clock tick. A stream feeds a channel (as its
 // `moh` generator) or a bridge (as one of its audio sources). The `default` class always exists:
 // when its directory holds no audio, a melody is generated into it at first start. An unknown
@@ -10,7 +10,9 @@ import { mkdirSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { fileFormatForPath } from '../media/codecs.ts';
 import { readAudioFile } from '../media/audio-file.ts';
-import { createResampler } from '../media/resample.ts';
+import { resampleAll } from '../media/resample.ts';
+import { isSampleRate, type SampleRate } from '../media/frame.ts';
+import { RateAdapter } from '../media/rate-adapter.ts';
 import { WavWriter } from '../media/wav-writer.ts';
 import type { Bridge, BridgeAudioSource } from './bridges/bridge.ts';
 import type { AudioGenerator, ChannelGenerators } from './channel-generators.ts';
@@ -22,9 +24,10 @@ export const DEFAULT_MOH_CLASS = 'default';
 /** The file generated for the default class when it has none. */
 export const GENERATED_DEFAULT_FILE = 'patchbay-default.wav';
 
-const RATE = 8000;
+/** Music is kept at 8 kHz and converted for the wideband channels and bridges it plays to. */
+const RATE: SampleRate = 8000;
 /** Extensions a class directory may hold (the formats Patchbay decodes). */
-const MOH_EXTENSIONS = new Set(['wav', 'ulaw', 'alaw', 'sln', 'sln16', 'ul', 'al', 'raw', 'slin', 'slin16', 'pcm', 'mu', 'ulw', 'alw']);
+const MOH_EXTENSIONS = new Set(['wav', 'wav16', 'ulaw', 'alaw', 'sln', 'sln16', 'sln24', 'sln48', 'ul', 'al', 'raw', 'slin', 'slin16', 'slin24', 'slin48', 'pcm', 'mu', 'ulw', 'alw']);
 
 interface CachedTrack {
   readonly mtimeMs: number;
@@ -49,6 +52,7 @@ export class MohStream implements AudioGenerator, BridgeAudioSource {
   private track = 0;
   private position = 0;
   private readonly playable: boolean;
+  private readonly adapter = new RateAdapter();
 
   constructor(className: string, tracks: readonly Int16Array[]) {
     this.className = className;
@@ -56,8 +60,12 @@ export class MohStream implements AudioGenerator, BridgeAudioSource {
     this.playable = this.tracks.length > 0;
   }
 
-  /** Always 20 ms: music on hold never finishes by itself (silence when the class has no audio). */
-  fill(dst: Int16Array): boolean {
+  /** Always 20 ms at `rate`: music on hold never finishes by itself (silence when the class has no audio). */
+  fill(dst: Int16Array, rate: SampleRate = RATE): boolean {
+    return this.adapter.fill(dst, rate, RATE, this.produce);
+  }
+
+  private readonly produce = (dst: Int16Array): boolean => {
     if (!this.playable) {
       dst.fill(0);
       return true;
@@ -75,7 +83,7 @@ export class MohStream implements AudioGenerator, BridgeAudioSource {
       }
     }
     return true;
-  }
+  };
 }
 
 export class MusicOnHold {
@@ -267,15 +275,9 @@ function realPath(file: string): string | undefined {
   }
 }
 
-/** Converts a whole file's samples to 8 kHz: the engine's resampler for 16 kHz, a filtered linear interpolation otherwise. */
+/** Converts a whole file's samples to 8 kHz: the engine's resampler from its rates, a filtered linear interpolation otherwise. */
 function toRate8k(samples: Int16Array, rate: number): Int16Array {
-  if (rate === RATE) return samples;
-  if (rate === 16000) {
-    const resampler = createResampler(16000, 8000);
-    const out = new Int16Array(resampler.outputLength(samples.length));
-    const written = resampler.process(samples, out);
-    return out.subarray(0, written);
-  }
+  if (isSampleRate(rate)) return resampleAll(samples, rate, RATE);
   // Other rates (44.1 kHz music): average over the decimation span against aliasing, then interpolate.
   const step = rate / RATE;
   const span = Math.max(1, Math.round(step));

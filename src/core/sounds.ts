@@ -28,10 +28,32 @@ export interface SoundEntry {
   readonly files: Map<string, string>;
 }
 
-/** Formats Patchbay can play, in order of preference when several exist. */
-const PLAYABLE_PREFERENCE = ['wav', 'sln16', 'wav16', 'sln', 'ulaw', 'alaw'];
+/** Formats Patchbay can play, in order of preference among those of one rate. */
+const PLAYABLE_PREFERENCE = ['wav', 'sln16', 'wav16', 'sln', 'ulaw', 'alaw', 'sln24', 'sln48'];
 /** Extensions tried, in order, for a `sound:` given as an absolute path without one. */
-const PATH_EXTENSIONS = ['wav', 'wav16', 'sln16', 'sln', 'ulaw', 'alaw', 'ul', 'al', 'slin', 'raw'];
+const PATH_EXTENSIONS = ['wav', 'wav16', 'sln16', 'sln', 'ulaw', 'alaw', 'ul', 'al', 'slin', 'raw', 'sln24', 'sln48'];
+
+/**
+ * The playable formats in the order a channel at `rate` prefers them, as Asterisk picks the file
+ * its translation path is cheapest from: its own rate first, then the nearest lower rate (an
+ * upsampling), then the nearest higher one (a downsampling). A format counts at the rate its name
+ * says (`wav` is 8 kHz, `wav16` 16 kHz), as Asterisk's format names do.
+ */
+function preferenceAt(rate: number): readonly string[] {
+  const distance = (format: string): number => {
+    const own = getFileFormat(format)?.codec.rate ?? 8000;
+    return own === rate ? 0 : own < rate ? rate - own : 1_000_000 + own - rate;
+  };
+  return [...PLAYABLE_PREFERENCE].sort((a, b) => distance(a) - distance(b));
+}
+
+/** Preference orders by rate, worked out once. */
+const preferenceByRate = new Map<number, readonly string[]>();
+function playableOrder(rate: number): readonly string[] {
+  let order = preferenceByRate.get(rate);
+  if (!order) preferenceByRate.set(rate, (order = preferenceAt(rate)));
+  return order;
+}
 /** How long an index is trusted before the directories are walked again. */
 const RESCAN_AFTER_MS = 5000;
 /** How far the walk goes; the defaults are far beyond any prompt library. */
@@ -104,24 +126,28 @@ export class Sounds {
 
   /**
    * The playable file of a sound in a language, falling back to the language's base (`en_US` → `en`)
-   * and then to `en`, as Asterisk does; then to a generated prompt. Undefined when there is none.
+   * and then to `en`, as Asterisk does; then to a generated prompt. Of the formats it exists in, the
+   * one closest to `rate` (the rate of the channel it plays to; see preferenceAt). Undefined when
+   * there is none.
    */
-  resolve(id: string, language: string): string | undefined {
+  resolve(id: string, language: string, rate = 8000): string | undefined {
     this.fresh();
-    return this.pick(this.entries.get(id), language) ?? this.pick(this.fallbackEntries.get(id), language);
+    return this.pick(this.entries.get(id), language, rate) ?? this.pick(this.fallbackEntries.get(id), language, rate);
   }
 
   /**
    * The file a `sound:` URI names: a sound id, or an absolute path (with or without its
    * extension) of a file inside the sound directories. Undefined for anything else.
    */
-  resolveUri(id: string, language: string): string | undefined {
+  resolveUri(id: string, language: string, rate = 8000): string | undefined {
     if (id === '') return undefined;
-    if (!path.isAbsolute(id)) return this.resolve(id, language);
+    if (!path.isAbsolute(id)) return this.resolve(id, language, rate);
     this.fresh();
     const file = path.resolve(id);
     const candidates = fileFormatForPath(file) ? [file] : [];
-    for (const extension of PATH_EXTENSIONS) candidates.push(`${file}.${extension}`);
+    const order = playableOrder(rate);
+    const extensions = [...PATH_EXTENSIONS].sort((a, b) => rank(order, a) - rank(order, b));
+    for (const extension of extensions) candidates.push(`${file}.${extension}`);
     for (const candidate of candidates) {
       const confined = this.confine(candidate);
       if (confined) return confined;
@@ -129,11 +155,12 @@ export class Sounds {
     return undefined;
   }
 
-  private pick(entry: SoundEntry | undefined, language: string): string | undefined {
+  private pick(entry: SoundEntry | undefined, language: string, rate: number): string | undefined {
     if (!entry) return undefined;
     const languages = [language, language.split(/[_-]/)[0], 'en'];
+    const order = playableOrder(rate);
     for (const candidate of languages) {
-      for (const format of PLAYABLE_PREFERENCE) {
+      for (const format of order) {
         const file = entry.files.get(`${candidate}/${format}`);
         if (file === undefined) continue;
         // The index may be seconds old: the file is checked again as it is now.
@@ -245,6 +272,13 @@ export class Sounds {
     }
     return undefined;
   }
+}
+
+/** Where an extension stands in a preference order: aliases by their format, the rest after it, in their own order. */
+function rank(order: readonly string[], extension: string): number {
+  const name = getFileFormat(extension)?.name ?? extension;
+  const at = order.indexOf(name);
+  return at < 0 ? order.length : at;
 }
 
 /** The path with every link resolved; undefined when it is missing, dangling or loops. */

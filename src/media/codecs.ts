@@ -31,6 +31,8 @@ const CODEC_TABLE = [
   { name: 'opus', payloadType: 107, clockRate: 48000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'gsm', payloadType: 3, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
   { name: 'g729', payloadType: 18, clockRate: 8000, sampleBytes: 0, byteOrder: 'none' },
+  { name: 'slin24', payloadType: 123, clockRate: 24000, sampleBytes: 2, byteOrder: 'big' },
+  { name: 'slin48', payloadType: 126, clockRate: 48000, sampleBytes: 2, byteOrder: 'big' },
 ] as const satisfies readonly CodecInfo[];
 
 /** Every format name the server knows (a request's `formats` may name any of them). */
@@ -81,6 +83,8 @@ const CODERS: Readonly<Record<CodecName, { rate: SampleRate; decode: Codec['deco
   alaw: { rate: 8000, decode: alawDecode, encode: alawEncode },
   slin: { rate: 8000, decode: decodeS16le, encode: encodeS16le },
   slin16: { rate: 16000, decode: decodeS16le, encode: encodeS16le },
+  slin24: { rate: 24000, decode: decodeS16le, encode: encodeS16le },
+  slin48: { rate: 48000, decode: decodeS16le, encode: encodeS16le },
 };
 
 const infoByName: ReadonlyMap<string, CodecInfo> = new Map(CODEC_TABLE.map((entry) => [entry.name, Object.freeze({ ...entry })]));
@@ -142,6 +146,8 @@ const primaryFileFormats: readonly FileFormat[] = [
   defineFileFormat('alaw', 'raw', 'alaw'),
   defineFileFormat('sln', 'raw', 'slin'),
   defineFileFormat('sln16', 'raw', 'slin16'),
+  defineFileFormat('sln24', 'raw', 'slin24'),
+  defineFileFormat('sln48', 'raw', 'slin48'),
 ];
 
 // Asterisk's format modules also answer to these extensions; accepting them
@@ -156,6 +162,8 @@ const extensionAliases: ReadonlyMap<string, string> = new Map([
   ['raw', 'sln'],
   ['slin', 'sln'],
   ['slin16', 'sln16'],
+  ['slin24', 'sln24'],
+  ['slin48', 'sln48'],
 ]);
 
 const fileFormatsByName: ReadonlyMap<string, FileFormat> = new Map(

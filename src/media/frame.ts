@@ -1,9 +1,17 @@
 // The unit of audio that flows through the media engine: 20 ms of signed
-// 16-bit linear PCM, mono, at one of the two rates the engine mixes at.
+// 16-bit linear PCM, mono, at one of the rates the engine works at (narrowband
+// 8 kHz, wideband 16 kHz, super-wideband 24 kHz, fullband 48 kHz).
 
 export const FRAME_MS = 20;
 
-export type SampleRate = 8000 | 16000;
+export type SampleRate = 8000 | 16000 | 24000 | 48000;
+
+/** Every engine rate, lowest first. */
+export const SAMPLE_RATES: readonly SampleRate[] = [8000, 16000, 24000, 48000];
+
+export function isSampleRate(rate: number): rate is SampleRate {
+  return rate === 8000 || rate === 16000 || rate === 24000 || rate === 48000;
+}
 
 export const INT16_MAX = 32767;
 export const INT16_MIN = -32768;

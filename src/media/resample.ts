@@ -1,7 +1,11 @@
-// Rate conversion between the two engine rates. Each stream owns its own
+// Rate conversion between the engine rates (8, 16, 24, 48 kHz). Each stream owns its own
 // resampler because the FIR needs the previous frame's tail: filtering each
-// frame in isolation would put a click at every 20 ms boundary.
+// frame in isolation would put a click at every 20 ms boundary. 8 ↔ 16 kHz, the
+// commonest pair, has its own converters using the filter's symmetry; every other
+// pair is a PolyphaseResampler built to the same quality.
 import { saturateToInt16, type SampleRate } from './frame.ts';
+import { assertCapacity, designLowPass, MirroredHistory } from './fir.ts';
+import { PolyphaseResampler } from './polyphase-resampler.ts';
 
 export interface Resampler {
   readonly fromRate: SampleRate;
@@ -24,69 +28,7 @@ const FILTER_CUTOFF_HZ = 3550;
 const FILTER_RATE_HZ = 16000;
 const KAISER_BETA = 5.5;
 
-function besselI0(x: number): number {
-  let sum = 1;
-  let term = 1;
-  const quarterSquare = (x * x) / 4;
-  for (let k = 1; k < 50; k++) {
-    term *= quarterSquare / (k * k);
-    sum += term;
-    if (term < sum * 1e-12) break;
-  }
-  return sum;
-}
-
-function designLowPass(taps: number, cutoffHz: number, rateHz: number, beta: number): Float64Array {
-  const coefficients = new Float64Array(taps);
-  const normalisedCutoff = (2 * cutoffHz) / rateHz;
-  const centre = (taps - 1) / 2;
-  const windowScale = besselI0(beta);
-  let total = 0;
-  for (let i = 0; i < taps; i++) {
-    const offset = i - centre;
-    const sincArgument = Math.PI * normalisedCutoff * offset;
-    const ideal = offset === 0 ? normalisedCutoff : (normalisedCutoff * Math.sin(sincArgument)) / sincArgument;
-    const windowPosition = offset / centre;
-    const window = besselI0(beta * Math.sqrt(1 - windowPosition * windowPosition)) / windowScale;
-    coefficients[i] = ideal * window;
-    total += coefficients[i];
-  }
-  // Unity gain at DC so silence stays silence and levels are preserved.
-  for (let i = 0; i < taps; i++) coefficients[i] /= total;
-  return coefficients;
-}
-
 const lowPass = designLowPass(FILTER_TAPS, FILTER_CUTOFF_HZ, FILTER_RATE_HZ, KAISER_BETA);
-
-// The history lives twice in a buffer of double length, so the newest
-// `length` samples are always one contiguous run and the inner loop needs no
-// wrap-around test.
-class MirroredHistory {
-  readonly samples: Float64Array;
-  /** Index where the contiguous run of the newest `length` samples starts. */
-  start = 0;
-
-  constructor(readonly length: number) {
-    this.samples = new Float64Array(length * 2);
-  }
-
-  push(sample: number): void {
-    this.samples[this.start] = sample;
-    this.samples[this.start + this.length] = sample;
-    this.start = this.start + 1 === this.length ? 0 : this.start + 1;
-  }
-
-  clear(): void {
-    this.samples.fill(0);
-    this.start = 0;
-  }
-}
-
-function assertCapacity(needed: number, available: number): void {
-  if (available < needed) {
-    throw new RangeError(`output buffer holds ${available}, needs ${needed}`);
-  }
-}
 
 /** 16 kHz → 8 kHz: low-pass, then keep every second sample. */
 export class Downsampler16kTo8k implements Resampler {
@@ -203,5 +145,19 @@ class PassThrough implements Resampler {
 
 export function createResampler(fromRate: SampleRate, toRate: SampleRate): Resampler {
   if (fromRate === toRate) return new PassThrough(fromRate, toRate);
-  return fromRate === 8000 ? new Upsampler8kTo16k() : new Downsampler16kTo8k();
+  if (fromRate === 8000 && toRate === 16000) return new Upsampler8kTo16k();
+  if (fromRate === 16000 && toRate === 8000) return new Downsampler16kTo8k();
+  return new PolyphaseResampler(fromRate, toRate);
+}
+
+/**
+ * A whole buffer converted at once (a file decoded for playback): allocates its result, so
+ * never on the media path.
+ */
+export function resampleAll(samples: Int16Array, fromRate: SampleRate, toRate: SampleRate): Int16Array {
+  if (fromRate === toRate) return samples;
+  const resampler = createResampler(fromRate, toRate);
+  const out = new Int16Array(resampler.outputLength(samples.length));
+  resampler.process(samples, out);
+  return out;
 }

@@ -56,6 +56,8 @@ interface CallPlan {
   readonly resPjsip?: Record<string, Record<string, Record<string, string>>>;
   /** Told the server's SIP port before baresip calls. */
   readonly serverPort?: (port: number) => void;
+  /** Sound directories of the server (the default ones otherwise). */
+  readonly sounds?: string;
 }
 
 interface CallResult {
@@ -77,6 +79,7 @@ async function wideCall(plan: CallPlan): Promise<CallResult> {
   writeFileSync(dialplanFile, `[sip-in]\n${plan.dialplan}`);
   const server: TestServer = await startTestServer({
     dialplan: { file: dialplanFile },
+    ...(plan.sounds ? { dirs: { sounds: plan.sounds } } : {}),
     config_objects: { res_pjsip: { ...plan.resPjsip, endpoint: { ...plan.resPjsip?.endpoint, alice: { context: 'sip-in', allow } } } },
   });
   let baresip: ChildProcess | undefined;
@@ -195,4 +198,35 @@ describe('baresip wideband calls to Echo()', { skip }, () => {
       }
     });
   }
+
+  test('G722/16000/1: a 16 kHz prompt played to the call reaches baresip with its 6 kHz (no pass through 8 kHz)', { timeout: 90_000 }, async () => {
+    const sounds = mkdtempSync(join(tmpdir(), 'patchbay-wide-sounds-'));
+    try {
+      // 8 s of 6 kHz as sln16, and the same name as ulaw (which could carry nothing above 4 kHz):
+      // the G.722 channel is played the 16 kHz file, as Asterisk picks the format of its rate.
+      mkdirSync(join(sounds, 'en'));
+      const rate = 16000;
+      const tone = Buffer.alloc(rate * 8 * 2);
+      for (let i = 0; i < rate * 8; i++) tone.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * TONE_HZ * i) / rate)), i * 2);
+      writeFileSync(join(sounds, 'en', 'wide-tone.sln16'), tone);
+      writeFileSync(join(sounds, 'en', 'wide-tone.ulaw'), Buffer.alloc(8000 * 8, 0xff));
+      const heard = await wideCall({
+        codec: 'G722/16000/1',
+        allow: 'g722,ulaw',
+        toneHz: 440,
+        extension: '800',
+        dialplan: 'exten => 800,1,Answer()\n same => n,Set(FORMAT=${CHANNEL(audionativeformat)})\n same => n,Playback(wide-tone)\n same => n,Hangup()\n',
+        sounds,
+      });
+      assert.equal(heard.nativeFormat, 'g722');
+      const tail = heard.samples.subarray(Math.max(0, heard.samples.length - 2 * heard.rate));
+      const total = meanSquare(tail);
+      assert.ok(total > 1e5, `the prompt was heard (mean square ${total.toFixed(0)})`);
+      const share = goertzelPower(tail, TONE_HZ, heard.rate) / total;
+      assert.ok(share > 0.5, `6 kHz is ${(share * 100).toFixed(0)} % of what baresip hears`);
+      process.stdout.write(`G.722 playback: 6 kHz is ${(share * 100).toFixed(1)} % of what baresip hears\n`);
+    } finally {
+      rmSync(sounds, { recursive: true, force: true });
+    }
+  });
 });

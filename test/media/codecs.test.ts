@@ -4,7 +4,7 @@ import { CODEC_NAMES, FILE_FORMAT_NAMES, fileFormatForPath, getCodec, getFileFor
 
 describe('codec registry', () => {
   it('knows the Asterisk names with their rates and sizes', () => {
-    assert.deepEqual(CODEC_NAMES, ['ulaw', 'alaw', 'slin', 'slin16']);
+    assert.deepEqual(CODEC_NAMES, ['ulaw', 'alaw', 'slin', 'slin16', 'slin24', 'slin48']);
     const expected = {
       ulaw: [8000, 1, 160],
       alaw: [8000, 1, 160],
@@ -49,7 +49,7 @@ describe('codec registry', () => {
 
 describe('file formats', () => {
   it('maps recording formats to containers and codecs', () => {
-    assert.deepEqual(FILE_FORMAT_NAMES, ['wav', 'wav16', 'ulaw', 'alaw', 'sln', 'sln16']);
+    assert.deepEqual(FILE_FORMAT_NAMES, ['wav', 'wav16', 'ulaw', 'alaw', 'sln', 'sln16', 'sln24', 'sln48']);
     const wav = getFileFormat('wav')!;
     assert.equal(wav.container, 'wav');
     assert.equal(wav.codec.name, 'slin');

@@ -4,20 +4,24 @@
 //
 // The protocol: every message is a 1-byte kind, a 2-byte big-endian payload length, then the
 // payload. Kinds: 0x00 hangup (no payload), 0x01 UUID (16 bytes), 0x03 DTMF (one ASCII digit),
-// 0x10 audio (signed linear 16-bit little-endian, 8 kHz, mono), 0xff error (an error code).
+// 0x10 audio (signed linear 16-bit little-endian, 8 kHz, mono), 0x12 / 0x13 / 0x16 the same at
+// 16 / 24 / 48 kHz, 0xff error (an error code).
 //
 // - The connection comes from an address of the class of `http.bind` (loopback by default, so
 //   only loopback hosts can be reached; any address when the interface listens everywhere) and
 //   must be established within two seconds, or the request fails (400). Its local address and
 //   port are the channel variables local_address / local_port, reported in `channelvars`.
 // - The first message is the UUID (the request's `data`, which must be a UUID).
-// - Sending: one 0x10 message per frame written (20 ms: 320 bytes), resampled to 8 kHz when the
-//   frame is at another rate; DTMF sent on the channel goes out as 0x03. The wire always carries
-//   8 kHz linear audio, whatever `format` the request named. When the far end does not read, audio
-//   beyond about a second waiting in the socket is dropped rather than buffered without end.
-// - Receiving: 0x10 audio goes into the receive queue (src/media/rtp/receive-queue.ts), delivered one 20 ms frame per media
+// - The wire's rate follows `format` as in Asterisk 22: slin16, slin24 and slin48 carry 16, 24 and
+//   48 kHz audio in messages of kind 0x12, 0x13 and 0x16; any other format (slin, ulaw, alaw)
+//   carries 8 kHz linear audio in 0x10 messages. The channel's native rate is the wire's.
+// - Sending: one audio message per frame written (20 ms: 320 bytes at 8 kHz), resampled to the
+//   wire's rate when the frame is at another; DTMF sent on the channel goes out as 0x03. When the
+//   far end does not read, audio beyond about a second waiting in the socket is dropped rather
+//   than buffered without end.
+// - Receiving: audio of the session's kind goes into the receive queue (src/media/rtp/receive-queue.ts), delivered one 20 ms frame per media
 //   clock tick whatever the size of the messages; 0x03 is a DTMF digit received on the channel.
-//   0x01 and unknown kinds are ignored; 0xff is logged.
+//   0x01 and unknown kinds (audio at another rate among them) are ignored; 0xff is logged.
 // - A 0x00 message, the far end closing the connection, or a connection error hangs the channel
 //   up (cause 16, normal clearing). The channel hanging up otherwise sends 0x00 and closes the
 //   connection (the far end's close is awaited for a moment; then the socket is destroyed).
@@ -28,6 +32,7 @@ import { CAUSE } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ExternalMediaRequest, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError } from '../../core/errors.ts';
+import { samplesPerFrame, type SampleRate } from '../../media/frame.ts';
 import { isWildcardAddress, type ExternalTarget } from './address.ts';
 import { MediaSession, type SessionOptions } from './external-session.ts';
 import { ExternalMediaTechnology } from './technology.ts';
@@ -38,17 +43,34 @@ export const AUDIOSOCKET_KIND = {
   uuid: 0x01,
   dtmf: 0x03,
   audio: 0x10,
+  audioSlin16: 0x12,
+  audioSlin24: 0x13,
+  audioSlin48: 0x16,
   error: 0xff,
 } as const;
 
+/** The wire of a `format`: its message kind, rate and Asterisk format name (8 kHz 0x10 for any other format). */
+function wireOf(format: string): { readonly kind: number; readonly rate: SampleRate; readonly format: string } {
+  switch (format) {
+    case 'slin16':
+      return { kind: AUDIOSOCKET_KIND.audioSlin16, rate: 16000, format };
+    case 'slin24':
+      return { kind: AUDIOSOCKET_KIND.audioSlin24, rate: 24000, format };
+    case 'slin48':
+      return { kind: AUDIOSOCKET_KIND.audioSlin48, rate: 48000, format };
+    default:
+      return { kind: AUDIOSOCKET_KIND.audio, rate: 8000, format: 'slin' };
+  }
+}
+
 export const AUDIOSOCKET_HEADER_BYTES = 3;
-/** The rate of 0x10 audio. */
-const AUDIO_RATE = 8000;
 const CONNECT_TIMEOUT_MS = 2000;
 /** After sending 0x00 and our FIN, how long the far end has to close before the socket is destroyed. */
 const CLOSE_LINGER_MS = 2000;
 /** Audio waiting in the socket beyond this (about a second of 0x10 messages) is dropped. */
 const MAX_UNSENT_BYTES = 50 * (AUDIOSOCKET_HEADER_BYTES + 320);
+/** The same for a wideband wire: a second of its messages. */
+const unsentBytesFor = (frameSamples: number): number => 50 * (AUDIOSOCKET_HEADER_BYTES + frameSamples * 2);
 /** AudioSocket DTMF carries no duration; digits received count as this long (ARI's default). */
 const DTMF_DURATION_MS = 100;
 const DTMF_DIGIT = /^[0-9A-D*#]$/;
@@ -130,14 +152,11 @@ function connect(target: ExternalTarget, opening: Set<net.Socket>, log: Logger):
   });
 }
 
-/** Samples in one 20 ms 0x10 message. */
-const FRAME_SAMPLES = (AUDIO_RATE * 20) / 1000;
-const AUDIO_MESSAGE_BYTES = AUDIOSOCKET_HEADER_BYTES + FRAME_SAMPLES * 2;
 /**
  * Audio messages the socket may hold before a buffer is reused: more than can wait unsent
- * (MAX_UNSENT_BYTES) plus one being written.
+ * plus one being written (the same count at every rate).
  */
-const AUDIO_RING_SIZE = Math.ceil(MAX_UNSENT_BYTES / AUDIO_MESSAGE_BYTES) + 8;
+const AUDIO_RING_SIZE = Math.ceil(MAX_UNSENT_BYTES / (AUDIOSOCKET_HEADER_BYTES + 320)) + 8;
 
 // ---- the session: one channel's connection -------------------------------------------------------
 
@@ -150,23 +169,38 @@ export class AudioSocketSession extends MediaSession {
   readonly #reader = new MessageReader();
   readonly #ring: Buffer[];
   #slot = 0;
+  /** The wire's audio message kind, samples per 20 ms message, and the most bytes left unsent. */
+  readonly #audioKind: number;
+  readonly #frameSamples: number;
+  readonly #maxUnsentBytes: number;
+  readonly #format: string;
   /** The far end hung up or the connection went: nothing more is sent. */
   #farEndGone = false;
   /** Audio messages dropped because the far end did not read them. */
   droppedMessages = 0;
 
-  constructor(options: SessionOptions & { readonly socket: net.Socket; readonly uuid: Buffer }) {
+  constructor(options: SessionOptions & { readonly socket: net.Socket; readonly uuid: Buffer; readonly audioKind: number; readonly format: string }) {
     super(options);
+    this.#audioKind = options.audioKind;
+    this.#format = options.format;
+    this.#frameSamples = samplesPerFrame(options.rate);
+    this.#maxUnsentBytes = unsentBytesFor(this.#frameSamples);
+    const frameSamples = this.#frameSamples;
     this.#socket = options.socket;
     this.#uuid = options.uuid;
     this.localAddress = options.socket.localAddress ?? '';
     this.localPort = options.socket.localPort ?? 0;
     this.#ring = Array.from({ length: AUDIO_RING_SIZE }, () => {
-      const message = Buffer.alloc(AUDIO_MESSAGE_BYTES);
-      message[0] = AUDIOSOCKET_KIND.audio;
-      message.writeUInt16BE(FRAME_SAMPLES * 2, 1);
+      const message = Buffer.alloc(AUDIOSOCKET_HEADER_BYTES + frameSamples * 2);
+      message[0] = options.audioKind;
+      message.writeUInt16BE(frameSamples * 2, 1);
       return message;
     });
+  }
+
+  /** Signed linear at the wire's rate (`slin`, `slin16`, ...). */
+  nativeFormat(): string {
+    return this.#format;
   }
 
   /** Sends the UUID (the first message) and starts reading. */
@@ -219,10 +253,11 @@ export class AudioSocketSession extends MediaSession {
 
   /** Handles one message; false once the session has closed (the rest is not read). */
   readonly #onMessage = (kind: number, payload: Buffer): boolean => {
+    if (kind === this.#audioKind) {
+      if (this.receiveEnabled) this.#enqueue(payload);
+      return !this.isClosed;
+    }
     switch (kind) {
-      case AUDIOSOCKET_KIND.audio:
-        if (this.receiveEnabled) this.#enqueue(payload);
-        break;
       case AUDIOSOCKET_KIND.dtmf: {
         const digit = payload.length > 0 ? String.fromCharCode(payload[0]).toUpperCase() : '';
         if (DTMF_DIGIT.test(digit)) this.channel.receiveDigit(digit, DTMF_DURATION_MS);
@@ -260,19 +295,19 @@ export class AudioSocketSession extends MediaSession {
   }
 
   protected override canSend(): boolean {
-    if (this.#socket.writableLength <= MAX_UNSENT_BYTES) return true;
+    if (this.#socket.writableLength <= this.#maxUnsentBytes) return true;
     this.droppedMessages += 1;
     return false;
   }
 
   protected send(samples: Int16Array): void {
     let message: Buffer;
-    if (samples.length === FRAME_SAMPLES) {
+    if (samples.length === this.#frameSamples) {
       message = this.#ring[this.#slot];
       this.#slot = (this.#slot + 1) % AUDIO_RING_SIZE;
     } else {
       message = Buffer.allocUnsafe(AUDIOSOCKET_HEADER_BYTES + samples.length * 2);
-      message[0] = AUDIOSOCKET_KIND.audio;
+      message[0] = this.#audioKind;
       message.writeUInt16BE(samples.length * 2, 1);
     }
     for (let i = 0, byte = AUDIOSOCKET_HEADER_BYTES; i < samples.length; i++, byte += 2) {
@@ -317,7 +352,8 @@ export class AudioSocketTechnology extends ExternalMediaTechnology<net.Socket, A
 
   protected createSession(channel: Channel, socket: net.Socket, request: ExternalMediaRequest, context: TechnologyContext, onClose: (session: MediaSession) => void): AudioSocketSession {
     const uuid = uuidBytes(request.data ?? '')!;
-    return new AudioSocketSession({ channel, media: context.media, rate: AUDIO_RATE, direction: request.direction, log: context.log, onClose, socket, uuid });
+    const wire = wireOf(request.format);
+    return new AudioSocketSession({ channel, media: context.media, rate: wire.rate, audioKind: wire.kind, format: wire.format, direction: request.direction, log: context.log, onClose, socket, uuid });
   }
 
   protected variables(session: AudioSocketSession): Record<string, string> {

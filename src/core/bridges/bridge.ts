@@ -1,9 +1,10 @@
 // A bridge: channels whose audio is mixed on every tick of the media clock. In a mixing bridge
 // every member hears the sum of the others; in a holding bridge participants hear only
 // announcers and the bridge's own sources (music on hold, announcements).
-import { samplesPerFrame, type Frame } from '../../media/frame.ts';
-import { FrameSlot } from '../../media/frame-slot.ts';
+import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.ts';
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
+import { MemberAudio } from './member-audio.ts';
+import { nativeRateOf } from '../channels/native-rate.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
@@ -21,12 +22,12 @@ export type VideoMode = 'none' | 'talker' | 'single' | 'sfu';
 
 /** Audio the bridge itself contributes each tick (bridge playback, music on hold). */
 export interface BridgeAudioSource {
-  /** Fills `dst` with the next 20 ms; false when it has nothing this tick. */
-  fill(dst: Int16Array): boolean;
+  /** Fills `dst` with the next 20 ms at `rate` (the bridge's mix rate); false when it has nothing this tick. */
+  fill(dst: Int16Array, rate: SampleRate): boolean;
 }
 
-/** Receives the whole mix each tick (bridge recordings). */
-export type MixListener = (mix: Int16Array) => void;
+/** Receives the whole mix each tick (bridge recordings), 20 ms at the bridge's mix rate. */
+export type MixListener = (mix: Int16Array, rate: SampleRate) => void;
 
 export interface MemberOptions {
   readonly roles?: readonly string[];
@@ -42,8 +43,8 @@ interface Member {
   mute: boolean;
   /** Entered with inhibitConnectedLineUpdates: no connected-line updates while two-party. */
   inhibitColp: boolean;
-  readonly slot: FrameSlot;
-  readonly output: Int16Array;
+  /** Its audio to and from the mix, at its native rate and the bridge's. */
+  readonly audio: MemberAudio;
   /** What this member put into the sum this tick (to subtract it from its own output). */
   contribution: Int16Array | undefined;
   readonly onFrame: FrameListener;
@@ -89,14 +90,28 @@ export interface BridgeInit {
   readonly flags?: readonly string[];
 }
 
-/** Fills a member's own output buffer with silence and returns it. */
-function silent(output: Int16Array): Int16Array {
-  output.fill(0);
-  return output;
+/** The bridge's working buffers, 20 ms at its mix rate; made again only when that rate changes. */
+interface MixBuffers {
+  readonly sum: Int32Array;
+  /** What one bridge source (playback, music on hold) gives this tick. */
+  readonly source: Int16Array;
+  /** The whole mix clipped to 16 bits, for the mix listeners. */
+  readonly mix: Int16Array;
 }
 
-const MIX_RATE = 8000;
-const FRAME_SAMPLES = samplesPerFrame(MIX_RATE);
+function mixBuffersAt(rate: SampleRate): MixBuffers {
+  const samples = samplesPerFrame(rate);
+  return { sum: new Int32Array(samples), source: new Int16Array(samples), mix: new Int16Array(samples) };
+}
+
+/** The rate of an empty bridge, and the least any bridge mixes at. */
+const LOWEST_MIX_RATE: SampleRate = 8000;
+/**
+ * How often (in ticks, 0.5 s) the members' formats are looked at again between joins and leaves:
+ * a format changes mid-call only on a renegotiation, and meanwhile frames at any rate are still
+ * converted where they arrive, so a steady bridge need not ask every member on every tick.
+ */
+const FORMAT_CHECK_TICKS = 25;
 
 export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endable {
   readonly id: string;
@@ -119,11 +134,11 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   private sources: BridgeAudioSource[] = [];
   private idleSource: BridgeAudioSource | undefined;
   private mixListeners: MixListener[] = [];
-  private readonly sum = new Int32Array(FRAME_SAMPLES);
-  private readonly announceSum = new Int32Array(FRAME_SAMPLES);
-  private readonly sourceBuffer = new Int16Array(FRAME_SAMPLES);
-  private readonly mixBuffer = new Int16Array(FRAME_SAMPLES);
-  private readonly outFrame: { rate: 8000; samples: Int16Array } = { rate: MIX_RATE, samples: new Int16Array(0) };
+  /** The highest native rate of the members (Asterisk's softmix internal_sample_rate "auto"). */
+  private mixRate: SampleRate = LOWEST_MIX_RATE;
+  private buffers = mixBuffersAt(LOWEST_MIX_RATE);
+  /** Ticks until the members' native rates are looked at again; 0 after a join or leave. */
+  private ticksToFormatCheck = 0;
   private destroyedAlready = false;
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
@@ -239,17 +254,16 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       existing.inhibitColp = options.inhibitConnectedLineUpdates ?? false;
       return;
     }
-    const slot = new FrameSlot(MIX_RATE);
+    const audio = new MemberAudio(nativeRateOf(channel), this.mixRate);
     const member: Member = {
       channel,
       roles: [...(options.roles ?? [])],
       absorbDtmf: options.absorbDtmf ?? this.defaultAbsorbDtmf,
       mute: options.mute ?? this.defaultMute,
       inhibitColp: options.inhibitConnectedLineUpdates ?? false,
-      slot,
-      output: new Int16Array(FRAME_SAMPLES),
+      audio,
       contribution: undefined,
-      onFrame: (frame: Frame) => slot.put(frame),
+      onFrame: (frame: Frame) => audio.put(frame),
       onDtmf: ({ digit, durationMs }) => this.passDigit(member, digit, durationMs),
       onHangup: () => this.remove(channel),
       onIndication: (indication) => this.passHold(member, indication),
@@ -257,6 +271,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       onStasisLeft: () => this.remove(channel),
     };
     this.members.set(channel.id, member);
+    this.ticksToFormatCheck = 0;
     channel.bridgeId = this.id;
     channel.addFrameListener(member.onFrame);
     channel.on('dtmf', member.onDtmf);
@@ -291,6 +306,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     const member = this.members.get(channel.id);
     if (!member) return false;
     this.members.delete(channel.id);
+    this.ticksToFormatCheck = 0;
     if (channel.bridgeId === this.id) channel.bridgeId = undefined;
     channel.removeFrameListener(member.onFrame);
     channel.off('dtmf', member.onDtmf);
@@ -358,6 +374,36 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   tick(): void {
     if (this.type === 'holding') this.mixHolding();
     else this.mixAll();
+    // After the mix, when every member's frame has been taken: the new paths are primed with
+    // frames already heard, and the next frames arrive into them.
+    if (--this.ticksToFormatCheck <= 0) this.tune();
+  }
+
+  /** The rate the bridge mixes at now: the highest native rate of its members. */
+  get rate(): SampleRate {
+    return this.mixRate;
+  }
+
+  /**
+   * Follows the members' native rates: a member joining or leaving, or changing format, may
+   * change the mix rate; every member's path is retuned to it. A compare per member on a steady
+   * tick; buffers are made again only when a rate changes.
+   */
+  private tune(): void {
+    this.ticksToFormatCheck = FORMAT_CHECK_TICKS;
+    let highest = LOWEST_MIX_RATE;
+    let steady = true;
+    for (const member of this.members.values()) {
+      const native = nativeRateOf(member.channel);
+      if (native > highest) highest = native;
+      if (member.audio.nativeRate !== native) steady = false;
+    }
+    if (steady && highest === this.mixRate) return;
+    if (highest !== this.mixRate) {
+      this.mixRate = highest;
+      this.buffers = mixBuffersAt(highest);
+    }
+    for (const member of this.members.values()) member.audio.retune(highest, nativeRateOf(member.channel));
   }
 
   private mixAll(): void {
@@ -365,18 +411,18 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       this.passTwoParty();
       return;
     }
-    const sum = this.sum;
+    const sum = this.buffers.sum;
     clearSum(sum);
     for (const member of this.members.values()) {
-      const frame = member.slot.take();
+      const frame = member.audio.take();
       member.contribution = frame && !member.mute ? frame : undefined;
       if (member.contribution) accumulate(sum, member.contribution);
     }
     this.addSources(sum);
     this.publishMix(sum);
     for (const member of this.members.values()) {
-      mixMinus(sum, member.contribution, member.output);
-      this.deliver(member, member.output);
+      mixMinus(sum, member.contribution, member.audio.output);
+      this.deliver(member, member.audio.output);
     }
   }
 
@@ -392,12 +438,18 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     const members = this.members.values();
     const a = members.next().value as Member;
     const b = members.next().value as Member;
-    const fromA = a.slot.take();
-    const fromB = b.slot.take();
+    const fromA = a.audio.take();
+    const fromB = b.audio.take();
     a.contribution = fromA && !a.mute ? fromA : undefined;
     b.contribution = fromB && !b.mute ? fromB : undefined;
-    this.deliver(a, b.contribution ?? silent(a.output));
-    this.deliver(b, a.contribution ?? silent(b.output));
+    if (b.contribution) this.deliver(a, b.contribution);
+    else this.deliverSilence(a);
+    if (a.contribution) this.deliver(b, a.contribution);
+    else this.deliverSilence(b);
+  }
+
+  private deliverSilence(member: Member): void {
+    if (!member.channel.generatorActive) member.channel.write(member.audio.silentFrame());
   }
 
   /**
@@ -406,11 +458,11 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
    * as Asterisk's holding bridge does by default.
    */
   private mixHolding(): void {
-    const sum = this.announceSum;
+    const sum = this.buffers.sum;
     clearSum(sum);
     let announcers = 0;
     for (const member of this.members.values()) {
-      const frame = member.slot.take();
+      const frame = member.audio.take();
       const announcer = member.roles.includes('announcer');
       if (announcer) announcers++;
       member.contribution = frame && !member.mute && announcer ? frame : undefined;
@@ -421,35 +473,38 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.publishMix(sum);
     for (const member of this.members.values()) {
       if (member.roles.includes('announcer')) continue;
-      saturateSum(sum, member.output);
-      this.deliver(member, member.output);
+      saturateSum(sum, member.audio.output);
+      this.deliver(member, member.audio.output);
     }
   }
 
   private addIdleAudio(sum: Int32Array): void {
     this.idleSource ??= this.env.idleSource?.();
-    if (this.idleSource?.fill(this.sourceBuffer)) accumulate(sum, this.sourceBuffer);
+    const buffer = this.buffers.source;
+    if (this.idleSource?.fill(buffer, this.mixRate)) accumulate(sum, buffer);
   }
 
   private addSources(sum: Int32Array): void {
     const sources = this.sources;
+    const buffer = this.buffers.source;
     for (let i = 0; i < sources.length; i++) {
-      if (sources[i].fill(this.sourceBuffer)) accumulate(sum, this.sourceBuffer);
+      if (sources[i].fill(buffer, this.mixRate)) accumulate(sum, buffer);
     }
   }
 
   private publishMix(sum: Int32Array): void {
     const listeners = this.mixListeners;
     if (listeners.length === 0) return;
-    saturateSum(sum, this.mixBuffer);
-    for (let i = 0; i < listeners.length; i++) listeners[i](this.mixBuffer);
+    const mix = this.buffers.mix;
+    saturateSum(sum, mix);
+    for (let i = 0; i < listeners.length; i++) listeners[i](mix, this.mixRate);
   }
 
+  /** `samples`: 20 ms at the mix rate, brought to the member's native rate on its way. */
   private deliver(member: Member, samples: Int16Array): void {
     // A channel playing media of its own (channel playback, its own music on hold) hears that instead.
     if (member.channel.generatorActive) return;
-    this.outFrame.samples = samples;
-    member.channel.write(this.outFrame);
+    member.channel.write(member.audio.heardFrame(samples));
   }
 
   // ---- video ----------------------------------------------------------------------------------

@@ -1,11 +1,16 @@
-// What one media item of a playback produces: 8 kHz samples on demand, with the position
-// controls (skip, restart) a playback applies to the item playing now.
+// What one media item of a playback produces: samples at the item's own rate on demand (a 16 kHz
+// prompt stays 16 kHz; the playback converts for its target only where the rates differ), with
+// the position controls (skip, restart) a playback applies to the item playing now.
+import type { SampleRate } from '../../media/frame.ts';
 import { ToneGenerator } from '../../media/tone-generator.ts';
 import type { ToneList } from '../../media/tones.ts';
 
-export const PLAYBACK_RATE = 8000;
+/** The rate of a playback whose target says nothing of its own. */
+export const PLAYBACK_RATE: SampleRate = 8000;
 
 export interface MediaSource {
+  /** The rate of the samples read. */
+  readonly rate: SampleRate;
   /**
    * Writes up to `dst.length - offset` samples into `dst` from `offset`; returns how many. Fewer
    * than asked means the item has ended.
@@ -17,13 +22,14 @@ export interface MediaSource {
   restart(): void;
 }
 
-/** Audio already decoded to 8 kHz: a sound file, a stored recording or a say-back sequence. */
+/** Audio already decoded: a sound file or a stored recording. */
 export class PcmSource implements MediaSource {
   private position = 0;
 
   constructor(
     private readonly samples: Int16Array,
     offsetMs = 0,
+    readonly rate: SampleRate = PLAYBACK_RATE,
   ) {
     this.skip(offsetMs);
   }
@@ -44,7 +50,7 @@ export class PcmSource implements MediaSource {
   }
 
   skip(ms: number): void {
-    const target = this.position + Math.round((ms * PLAYBACK_RATE) / 1000);
+    const target = this.position + Math.round((ms * this.rate) / 1000);
     this.position = Math.max(0, Math.min(this.samples.length, target));
   }
 
@@ -64,13 +70,14 @@ export class PromptSequenceSource implements MediaSource {
   private position = 0;
 
   /**
-   * @param prompts the distinct prompts, decoded to 8 kHz
+   * @param prompts the distinct prompts, decoded to `rate`
    * @param sequence what to play, as indices into `prompts`
    */
   constructor(
     private readonly prompts: readonly Int16Array[],
     private readonly sequence: Uint16Array,
     offsetMs = 0,
+    readonly rate: SampleRate = PLAYBACK_RATE,
   ) {
     for (const index of sequence) {
       if (index >= prompts.length) throw new RangeError(`prompt index ${index} out of range`);
@@ -97,7 +104,7 @@ export class PromptSequenceSource implements MediaSource {
   }
 
   skip(ms: number): void {
-    const delta = Math.round((ms * PLAYBACK_RATE) / 1000);
+    const delta = Math.round((ms * this.rate) / 1000);
     const sequence = this.sequence;
     if (delta > 0) {
       let ahead = delta;
@@ -142,8 +149,11 @@ export class PromptSequenceSource implements MediaSource {
 export class ToneSource implements MediaSource {
   private readonly generator: ToneGenerator;
 
-  constructor(tones: ToneList) {
-    this.generator = new ToneGenerator(tones, { rate: PLAYBACK_RATE });
+  constructor(
+    tones: ToneList,
+    readonly rate: SampleRate = PLAYBACK_RATE,
+  ) {
+    this.generator = new ToneGenerator(tones, { rate });
   }
 
   read(dst: Int16Array, offset: number): number {

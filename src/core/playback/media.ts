@@ -3,7 +3,8 @@
 // exception: the playback reports it as a failed item.
 import { statSync } from 'node:fs';
 import { readAudioFile } from '../../media/audio-file.ts';
-import { Downsampler16kTo8k } from '../../media/resample.ts';
+import { isSampleRate, type SampleRate } from '../../media/frame.ts';
+import { resampleAll } from '../../media/resample.ts';
 import { DEFAULT_TONE_ZONE, resolveToneMedia } from '../../media/tonezones.ts';
 import type { Sounds } from '../sounds.ts';
 import { mediaUriProblem } from './media-limits.ts';
@@ -18,8 +19,12 @@ export interface MediaContext {
 
 export type MediaResult = { readonly source: MediaSource } | { readonly failure: string };
 
-/** Opens the media of `uri` in `language`, skipping `offsetMs` into it (files only). */
-export function openMedia(uri: string, language: string, offsetMs: number, context: MediaContext): MediaResult {
+/**
+ * Opens the media of `uri` in `language`, skipping `offsetMs` into it (files only), for a target
+ * hearing at `rate`: the sound file closest to that rate is chosen and decoded to it, so a 16 kHz
+ * prompt reaches a 16 kHz channel without passing through 8 kHz.
+ */
+export function openMedia(uri: string, language: string, offsetMs: number, context: MediaContext, rate: SampleRate = PLAYBACK_RATE): MediaResult {
   // ARI requests were refused 400 on these bounds already; this keeps every other caller in them.
   const tooLarge = mediaUriProblem(uri);
   if (tooLarge) return { failure: tooLarge };
@@ -28,19 +33,19 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
   const resource = colon < 0 ? '' : uri.slice(colon + 1);
   switch (scheme) {
     case 'sound': {
-      const file = resolveSoundFile(resource, language, context.sounds);
+      const file = resolveSoundFile(resource, language, context.sounds, rate);
       if (!file) return { failure: `Sound not found: ${resource}` };
-      return pcmFrom([file], offsetMs);
+      return pcmFrom([file], offsetMs, rate);
     }
     case 'recording': {
       const file = context.findRecording(resource);
       if (!file) return { failure: `Recording not found: ${resource}` };
-      return pcmFrom([file], offsetMs);
+      return pcmFrom([file], offsetMs, rate);
     }
     case 'tone': {
       const tones = resolveToneMedia(resource, DEFAULT_TONE_ZONE);
       if (!tones) return { failure: `Unknown tone: ${resource}` };
-      return { source: new ToneSource(tones) };
+      return { source: new ToneSource(tones, rate) };
     }
     case 'digits':
     case 'characters': {
@@ -52,12 +57,12 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
         return found;
       };
       const prompts = scheme === 'digits' ? sayDigits(resource, exists) : sayCharacters(resource, exists);
-      return sayBack(prompts, language, offsetMs, context.sounds);
+      return sayBack(prompts, language, offsetMs, context.sounds, rate);
     }
     case 'number': {
       const value = parseSayNumber(resource);
       if (value === undefined) return { failure: `Invalid number: ${resource}` };
-      return sayBack(sayNumber(value), language, offsetMs, context.sounds);
+      return sayBack(sayNumber(value), language, offsetMs, context.sounds, rate);
     }
     default:
       return { failure: `Unsupported media URI scheme: ${uri}` };
@@ -69,7 +74,7 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
  * refers to it by index, so the cost does not grow with the audio's length (a concatenation of
  * 10,000 half-second digits would be 80 MB).
  */
-function sayBack(prompts: readonly string[], language: string, offsetMs: number, sounds: Sounds): MediaResult {
+function sayBack(prompts: readonly string[], language: string, offsetMs: number, sounds: Sounds, rate: SampleRate): MediaResult {
   const slots = new Map<string, number>();
   const decoded: Int16Array[] = [];
   const sequence = new Uint16Array(prompts.length);
@@ -77,9 +82,9 @@ function sayBack(prompts: readonly string[], language: string, offsetMs: number,
     const prompt = prompts[i];
     let slot = slots.get(prompt);
     if (slot === undefined) {
-      const file = sounds.resolve(prompt, language);
+      const file = sounds.resolve(prompt, language, rate);
       if (!file) return { failure: `Sound not found: ${prompt}` };
-      const samples = loadPcm8k(file);
+      const samples = loadPcm(file, rate);
       if (!samples) return { failure: `Cannot read ${file}` };
       slot = decoded.length;
       if (slot > 0xffff) return { failure: 'Too many distinct prompts' };
@@ -88,26 +93,26 @@ function sayBack(prompts: readonly string[], language: string, offsetMs: number,
     }
     sequence[i] = slot;
   }
-  return { source: new PromptSequenceSource(decoded, sequence, offsetMs) };
+  return { source: new PromptSequenceSource(decoded, sequence, offsetMs, rate) };
 }
 
-function pcmFrom(files: readonly string[], offsetMs: number): MediaResult {
+function pcmFrom(files: readonly string[], offsetMs: number, rate: SampleRate): MediaResult {
   const parts: Int16Array[] = [];
   for (const file of files) {
-    const samples = loadPcm8k(file);
+    const samples = loadPcm(file, rate);
     if (!samples) return { failure: `Cannot read ${file}` };
     parts.push(samples);
   }
   const samples = parts.length === 1 ? parts[0] : concat(parts);
-  return { source: new PcmSource(samples, offsetMs) };
+  return { source: new PcmSource(samples, offsetMs, rate) };
 }
 
 /**
  * The file of a `sound:` id: from the sounds index, or an absolute path (with or without its
  * extension) of a file inside the sound directories; nothing outside them is ever opened.
  */
-export function resolveSoundFile(id: string, language: string, sounds: Sounds): string | undefined {
-  return sounds.resolveUri(id, language);
+export function resolveSoundFile(id: string, language: string, sounds: Sounds, rate: SampleRate = PLAYBACK_RATE): string | undefined {
+  return sounds.resolveUri(id, language, rate);
 }
 
 
@@ -120,53 +125,55 @@ interface CachedPcm {
 }
 
 const CACHE_ENTRIES = 128;
-/** Files longer than this (about 2 minutes) are decoded each time rather than kept. */
+/** Files longer than this (about 2 minutes at 8 kHz, 20 s at 48 kHz) are decoded each time rather than kept. */
 const CACHE_MAX_SAMPLES = 120 * PLAYBACK_RATE;
+/** By file and rate: a prompt played to narrowband and wideband channels is kept at both rates. */
 const cache = new Map<string, CachedPcm>();
 
 /** The file's audio as 8 kHz samples; undefined when it cannot be read or decoded. */
 export function loadPcm8k(file: string): Int16Array | undefined {
+  return loadPcm(file, PLAYBACK_RATE);
+}
+
+/** The file's audio at `rate` (converted when the file has another); undefined when it cannot be read or decoded. */
+function loadPcm(file: string, rate: SampleRate): Int16Array | undefined {
   let stat;
   try {
     stat = statSync(file);
   } catch {
     return undefined;
   }
-  const cached = cache.get(file);
+  const key = `${rate}:${file}`;
+  const cached = cache.get(key);
   if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
     // Most recently used last.
-    cache.delete(file);
-    cache.set(file, cached);
+    cache.delete(key);
+    cache.set(key, cached);
     return cached.samples;
   }
   let samples: Int16Array;
   try {
     const decoded = readAudioFile(file);
     if (!decoded) return undefined;
-    samples = to8k(decoded.samples, decoded.rate);
+    samples = toRate(decoded.samples, decoded.rate, rate);
   } catch {
     return undefined;
   }
   if (samples.length <= CACHE_MAX_SAMPLES) {
-    cache.delete(file);
-    cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, samples });
+    cache.delete(key);
+    cache.set(key, { mtimeMs: stat.mtimeMs, size: stat.size, samples });
     while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
   }
   return samples;
 }
 
-function to8k(samples: Int16Array, rate: number): Int16Array {
-  if (rate === PLAYBACK_RATE) return samples;
-  if (rate === 16000) {
-    const downsampler = new Downsampler16kTo8k();
-    const out = new Int16Array(downsampler.outputLength(samples.length));
-    downsampler.process(samples, out);
-    return out;
-  }
-  // Other rates (rare in prompt libraries): linear interpolation.
-  const length = Math.floor((samples.length * PLAYBACK_RATE) / rate);
+/** A whole file's samples at `rate`: the engine's resampler between engine rates. */
+function toRate(samples: Int16Array, from: number, rate: SampleRate): Int16Array {
+  if (isSampleRate(from)) return resampleAll(samples, from, rate);
+  // Other rates (11.025, 22.05, 44.1 kHz, rare in prompt libraries): linear interpolation.
+  const length = Math.floor((samples.length * rate) / from);
   const out = new Int16Array(length);
-  const step = rate / PLAYBACK_RATE;
+  const step = from / rate;
   for (let i = 0; i < length; i++) {
     const position = i * step;
     const index = Math.floor(position);

@@ -7,7 +7,9 @@
 // next item plays; when it is the last item, the playback finishes `failed`. A single missing
 // item therefore fails the playback, and a list never stops half-way without an event.
 import type { Model } from '../../spec/index.ts';
-import type { MediaSource } from './media-source.ts';
+import type { SampleRate } from '../../media/frame.ts';
+import { RateAdapter } from '../../media/rate-adapter.ts';
+import { PLAYBACK_RATE, type MediaSource } from './media-source.ts';
 import type { MediaResult } from './media.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
@@ -25,8 +27,11 @@ export type PlaybackJson = Model<'Playback'>;
 export type PlaybackEventType = 'PlaybackStarted' | 'PlaybackContinuing' | 'PlaybackFinished';
 
 export interface PlaybackHooks {
-  /** Opens a media item (the URI, the playback's language, and the offset for the first item). */
-  open(uri: string, language: string, offsetMs: number): MediaResult;
+  /**
+   * Opens a media item (the URI, the playback's language, the offset for the first item, and the
+   * rate its target hears at now, which picks the sound file closest to it).
+   */
+  open(uri: string, language: string, offsetMs: number, rate: SampleRate): MediaResult;
   raise(playback: Playback, type: PlaybackEventType): void;
   /** A media item could not be played (for the log). */
   failedItem(playback: Playback, uri: string, reason: string): void;
@@ -41,6 +46,8 @@ export interface PlaybackInit {
   readonly language: string;
   readonly offsetMs?: number;
   readonly skipMs?: number;
+  /** The rate the target hears at (a channel's native rate, a bridge's mix rate); 8 kHz if not given. */
+  readonly rate?: SampleRate;
 }
 
 export class Playback implements Endable {
@@ -57,6 +64,10 @@ export class Playback implements Endable {
 
   private readonly hooks: PlaybackHooks;
   private source: MediaSource | undefined;
+  /** The rate the target last asked for: items are opened for it. */
+  private targetRate: SampleRate;
+  /** Items at another rate than the target's are converted on the way, by this stream's resampler. */
+  private readonly adapter = new RateAdapter();
   /** Set when the items have run out: how the playback ends. */
   private outcome: 'complete' | 'failed' | undefined;
 
@@ -70,6 +81,7 @@ export class Playback implements Endable {
     this.offsetMs = Math.max(0, init.offsetMs ?? 0);
     // skipms 0 means the default, as in Asterisk.
     this.skipMs = init.skipMs && init.skipMs > 0 ? init.skipMs : DEFAULT_SKIP_MS;
+    this.targetRate = init.rate ?? PLAYBACK_RATE;
   }
 
   get targetUri(): string {
@@ -100,24 +112,39 @@ export class Playback implements Endable {
   }
 
   /**
-   * Fills one 20 ms frame. False when the playback has ended (nothing written); the caller then
-   * calls finish() with `outcome`.
+   * Fills one 20 ms frame at `rate`. False when the playback has ended (nothing written); the
+   * caller then calls finish() with `outcome`.
    */
-  fill(dst: Int16Array): boolean {
+  fill(dst: Int16Array, rate: SampleRate = PLAYBACK_RATE): boolean {
     if (this.state !== 'playing' || this.outcome) return false;
+    this.targetRate = rate;
     if (this.paused) {
       dst.fill(0);
       return true;
     }
+    // Each round either fills the frame or moves past at least one item (an item ending exactly
+    // at a frame's end may hand over to one at another rate).
+    while (this.source) {
+      if (this.adapter.fill(dst, rate, this.source.rate, this.readItems)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * One frame at the rate of the item playing, running on into the next items while they have
+   * that rate; the rest of the frame is silence. False when nothing at all was read.
+   */
+  private readonly readItems = (dst: Int16Array): boolean => {
+    const rate = this.source?.rate;
     let written = 0;
-    while (written < dst.length && this.source) {
+    while (written < dst.length && this.source && this.source.rate === rate) {
       written += this.source.read(dst, written);
       if (written < dst.length) this.advance();
     }
     if (written === 0) return false;
     dst.fill(0, written);
     return true;
-  }
+  };
 
   /** How the playback ends when fill() reports the end. */
   get endState(): 'complete' | 'failed' {
@@ -183,7 +210,7 @@ export class Playback implements Endable {
       this.hooks.raise(this, 'PlaybackStarted');
       if (this.finished) return;
       const uri = this.media[i];
-      const result = this.hooks.open(uri, this.language, i === 0 ? this.offsetMs : 0);
+      const result = this.hooks.open(uri, this.language, i === 0 ? this.offsetMs : 0, this.targetRate);
       if ('source' in result) {
         this.source = result.source;
         return;

@@ -8,6 +8,8 @@ import type { Applications, EventScope } from '../applications.ts';
 import type { Bridge, BridgeAudioSource } from '../bridges/bridge.ts';
 import type { AudioGenerator, ChannelGenerators } from '../channel-generators.ts';
 import type { Channel } from '../channels/channel.ts';
+import { nativeRateOf } from '../channels/native-rate.ts';
+import type { SampleRate } from '../../media/frame.ts';
 import { ConflictError, InvalidError, NotFoundError } from '../errors.ts';
 import type { Sounds } from '../sounds.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
@@ -52,7 +54,7 @@ export class Playbacks implements EndableCollection {
 
   constructor(private readonly options: PlaybacksOptions) {
     this.hooks = {
-      open: (uri, language, offsetMs) => openMedia(uri, language, offsetMs, { sounds: options.sounds, findRecording: options.findRecording }),
+      open: (uri, language, offsetMs, rate) => openMedia(uri, language, offsetMs, { sounds: options.sounds, findRecording: options.findRecording }, rate),
       raise: (playback, type) => this.raised(playback, type),
       failedItem: (playback, uri, reason) =>
         options.log.warn({ playback: playback.id, target: playback.targetUri, media: uri }, `Playback failed for ${uri}: ${reason}`),
@@ -80,7 +82,7 @@ export class Playbacks implements EndableCollection {
 
   /** Plays to one channel (what the channel's far end hears), after its earlier playbacks. */
   playOnChannel(channel: Channel, request: PlayRequest): Playback {
-    const entry = this.create({ kind: 'channel', id: channel.id }, request, channel.scope());
+    const entry = this.create({ kind: 'channel', id: channel.id }, request, channel.scope(), nativeRateOf(channel));
     let queue = this.channelQueues.get(channel);
     if (!queue) {
       queue = this.channelQueue(channel);
@@ -94,7 +96,7 @@ export class Playbacks implements EndableCollection {
   /** Plays to everyone in a bridge, after the bridge's earlier playbacks. */
   playOnBridge(bridge: Bridge, request: PlayRequest): Playback {
     if (bridge.destroyed) throw new NotFoundError('Bridge not found');
-    const entry = this.create({ kind: 'bridge', id: bridge.id }, request, { bridgeIds: [bridge.id] });
+    const entry = this.create({ kind: 'bridge', id: bridge.id }, request, { bridgeIds: [bridge.id] }, bridge.rate);
     let queue = this.bridgeQueues.get(bridge);
     if (!queue) {
       queue = this.bridgeQueue(bridge);
@@ -145,7 +147,8 @@ export class Playbacks implements EndableCollection {
 
   // ---- internals ------------------------------------------------------------------------------
 
-  private create(target: Playback['target'], request: PlayRequest, scope: EventScope): PlaybackEntry {
+  /** `rate`: what the target hears at now (the first item is opened for it). */
+  private create(target: Playback['target'], request: PlayRequest, scope: EventScope, rate: SampleRate): PlaybackEntry {
     if (request.media.length === 0) throw new InvalidError('Missing parameter media');
     // Sizes are checked before anything exists: an oversized request leaves no Playback and no event.
     const problem = request.internal ? undefined : mediaListProblem(request.media);
@@ -159,6 +162,7 @@ export class Playbacks implements EndableCollection {
       language: request.language,
       offsetMs: request.offsetMs,
       skipMs: request.skipMs,
+      rate,
     });
     const entry = new PlaybackEntry(playback, request.internal === true, scope);
     this.entries.set(playback, entry);
@@ -196,10 +200,10 @@ export class Playbacks implements EndableCollection {
       },
     );
     const generator: AudioGenerator = {
-      fill: (dst) => {
+      fill: (dst, rate) => {
         filling = true;
         try {
-          return queue.fill(dst);
+          return queue.fill(dst, rate);
         } finally {
           filling = false;
         }
@@ -227,7 +231,7 @@ export class Playbacks implements EndableCollection {
     );
     const source: BridgeAudioSource = {
       // A paused bridge playback contributes nothing to the mix.
-      fill: (dst) => (queue.playing?.paused ? false : queue.fill(dst)),
+      fill: (dst, rate) => (queue.playing?.paused ? false : queue.fill(dst, rate)),
     };
     bridge.once('destroyed', onDestroyed);
     return queue;

@@ -1,6 +1,7 @@
 // The playbacks of one target (a channel or a bridge), played one at a time in the order they were
 // asked for. The first plays; the others wait `enqueued`. The queue is attached to the media path
 // (a channel generator or a bridge source) only while it holds a playback.
+import type { SampleRate } from '../../media/frame.ts';
 import type { Playback } from './playback.ts';
 
 export interface QueueOutput {
@@ -47,9 +48,9 @@ export class PlaybackQueue {
    * One 20 ms frame of the playing playback; moves on through the queue as playbacks end. False
    * when the queue has run empty (the queue has detached itself by then).
    */
-  fill(dst: Int16Array): boolean {
+  fill(dst: Int16Array, rate?: SampleRate): boolean {
     while (this.current) {
-      if (this.current.fill(dst)) return true;
+      if (this.current.fill(dst, rate)) return true;
       const ended = this.current;
       this.current = undefined;
       ended.finish(ended.endState);

@@ -1,12 +1,17 @@
 // What a recording listens to: the audio a channel receives from its far end, or the whole mix
 // of a bridge. A source hands frames to the recording as they arrive (the recording takes one per
 // clock tick), reports DTMF and the end of its target, and plays the start beep to the target.
-import type { Frame } from '../../media/frame.ts';
+import type { Frame, SampleRate } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Bridge, BridgeAudioSource } from '../bridges/bridge.ts';
 import type { AudioHook, Channel, FrameListener } from '../channels/channel.ts';
 import { FrameSlot } from '../../media/frame-slot.ts';
 import { samplesPerFrame } from '../../media/frame.ts';
+import { RateAdapter } from '../../media/rate-adapter.ts';
+import { nativeRateOf } from '../channels/native-rate.ts';
+
+/** The start beep is made at 8 kHz (a 1 kHz tone needs no more). */
+const BEEP_RATE: SampleRate = 8000;
 
 export interface SourceHandlers {
   frame(frame: Frame): void;
@@ -83,7 +88,8 @@ export class BridgeSource implements RecordingSource {
   readonly targetUri: string;
   private handlers: SourceHandlers | undefined;
   private readonly applications = new Set<string>();
-  private readonly mixFrame: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(0) };
+  private readonly mixFrame: { rate: SampleRate; samples: Int16Array } = { rate: 8000, samples: new Int16Array(0) };
+  private readonly beepAdapter = new RateAdapter();
   private readonly members = new Map<string, Channel>();
   private pendingBeep: Int16Array | undefined;
   private beepSource: BridgeAudioSource | undefined;
@@ -104,7 +110,9 @@ export class BridgeSource implements RecordingSource {
     return { bridgeIds: [this.bridge.id], applications: [...this.applications] };
   }
 
-  private readonly onMix = (mix: Int16Array): void => {
+  /** The mix at the bridge's rate: the recording converts it to its file's. */
+  private readonly onMix = (mix: Int16Array, rate: SampleRate): void => {
+    this.mixFrame.rate = rate;
     this.mixFrame.samples = mix;
     this.handlers?.frame(this.mixFrame);
   };
@@ -142,19 +150,21 @@ export class BridgeSource implements RecordingSource {
   beep(samples: Int16Array): void {
     if (!this.beepSource) {
       const source: BridgeAudioSource = {
-        fill: (dst) => {
-          const pending = this.pendingBeep;
-          if (!pending) return false;
-          dst.set(pending);
-          this.pendingBeep = undefined;
-          return true;
-        },
+        fill: (dst, rate) => (this.pendingBeep ? this.beepAdapter.fill(dst, rate, BEEP_RATE, this.takeBeep) : false),
       };
       this.beepSource = source;
       this.bridge.addSource(source);
     }
     this.pendingBeep = Int16Array.from(samples);
   }
+
+  private readonly takeBeep = (dst: Int16Array): boolean => {
+    const pending = this.pendingBeep;
+    if (!pending) return false;
+    dst.set(pending);
+    this.pendingBeep = undefined;
+    return true;
+  };
 
   /** Takes the beep out of the bridge once it has played. */
   stopBeep(): void {
@@ -196,16 +206,17 @@ export type ChannelAudioDirection = 'read' | 'write' | 'both';
  * What a channel hears and says, as MixMonitor records it: the audio from its far end (`read`),
  * the audio towards it (`write`), or both mixed. Each tick it hands on one frame of what arrived
  * since the last (silence for a direction that was quiet); with `onlyWhileBridged` it hands on
- * nothing while the channel is not in a bridge. Both directions are kept at 8 kHz in preallocated
- * slots, so the media path allocates nothing.
+ * nothing while the channel is not in a bridge. Both directions are kept at the channel's native
+ * rate (as it was when the recording started) in preallocated slots, so the media path allocates
+ * nothing.
  */
 export class ChannelAudioSource implements RecordingSource {
   readonly targetUri: string;
   readonly scope: EventScope;
   private handlers: SourceHandlers | undefined;
-  private readonly heard = new FrameSlot(8000);
-  private readonly said = new FrameSlot(8000);
-  private readonly mix: { rate: 8000; samples: Int16Array } = { rate: 8000, samples: new Int16Array(samplesPerFrame(8000)) };
+  private readonly heard: FrameSlot;
+  private readonly said: FrameSlot;
+  private readonly mix: { rate: SampleRate; samples: Int16Array };
 
   constructor(
     readonly channel: Channel,
@@ -214,6 +225,10 @@ export class ChannelAudioSource implements RecordingSource {
   ) {
     this.targetUri = `channel:${channel.id}`;
     this.scope = channel.scope();
+    const rate = nativeRateOf(channel);
+    this.heard = new FrameSlot(rate);
+    this.said = new FrameSlot(rate);
+    this.mix = { rate, samples: new Int16Array(samplesPerFrame(rate)) };
   }
 
   private readonly onRead: AudioHook = (frame) => {

@@ -20,7 +20,7 @@ import {
 
 describe('codec table', () => {
   test('one table: names, payload types, clock rates, sample sizes, byte order', () => {
-    assert.deepEqual(KNOWN_CODEC_NAMES, ['ulaw', 'alaw', 'slin', 'slin16', 'g722', 'opus', 'gsm', 'g729']);
+    assert.deepEqual(KNOWN_CODEC_NAMES, ['ulaw', 'alaw', 'slin', 'slin16', 'g722', 'opus', 'gsm', 'g729', 'slin24', 'slin48']);
     assert.deepEqual(codecInfo('slin16'), { name: 'slin16', payloadType: 118, clockRate: 16000, sampleBytes: 2, byteOrder: 'big' });
     assert.equal(codecInfo('g722')?.clockRate, 8000);
     assert.equal(codecInfo('nope'), undefined);
