@@ -50,11 +50,11 @@ export interface CoderOptions {
 }
 
 /**
- * The rate Opus audio is coded and decoded at on our side. libopus converts to and from its 48 kHz
- * internally; 16 kHz carries the voice band up to 8 kHz and is the engine's widest mixing rate
- * today. Raise to 48000 once frames and bridges run at 48 kHz (the wideband work).
+ * The rate Opus audio is coded and decoded at on our side: 48 kHz, as Asterisk's codec_opus, so a
+ * bridge with an Opus member mixes at 48 kHz (the highest member rate) and full-band audio from a
+ * browser reaches another wideband member untouched.
  */
-export const OPUS_LINEAR_RATE: SampleRate = 16000;
+export const OPUS_LINEAR_RATE: SampleRate = 48000;
 
 type SampleKind = 'ulaw' | 'alaw' | 'slin';
 
