@@ -100,8 +100,10 @@ export class CallStreams {
     });
   }
 
-  #identity(certFile: string | undefined, keyFile: string | undefined): Promise<DtlsIdentity> {
-    if (certFile !== undefined && keyFile !== undefined) {
+  #identity(certFile: string | undefined, givenKeyFile: string | undefined): Promise<DtlsIdentity> {
+    if (certFile !== undefined) {
+      // As Asterisk: without dtls_private_key the key is read from the certificate's file.
+      const keyFile = givenKeyFile ?? certFile;
       const key = `${certFile}\n${keyFile}`;
       let identity = this.#fromFiles.get(key);
       if (!identity) {

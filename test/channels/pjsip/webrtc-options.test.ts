@@ -1,6 +1,9 @@
-// webrtc=yes turns on what browsers need, as Asterisk's does; the DTLS certificate files go
-// together; ws/wss transports are taken (not warned about and ignored any more).
+// webrtc=yes turns on what browsers need, as Asterisk's does; the DTLS certificate files must be
+// readable (the key may sit in the certificate's file); ws/wss transports are taken (not warned about and ignored any more).
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildPjsipObject } from '../../../src/channels/pjsip/config/index.ts';
 import type { PjsipEndpoint, PjsipObject, PjsipTransport } from '../../../src/channels/pjsip/config/types.ts';
@@ -29,12 +32,24 @@ test('webrtc=yes implies AVPF, ICE, DTLS (fingerprint verified, actpass, a gener
   assert.equal(plain.iceSupport, false);
 });
 
-test('dtls_cert_file without dtls_private_key is an error; with both, no generated certificate', () => {
-  const half = buildPjsipObject({ type: 'endpoint', id: 'browser', fields: { allow: 'ulaw', webrtc: 'yes', dtls_cert_file: '/etc/cert.pem' } });
-  assert.match(half.errors.join('\n'), /dtls_private_key/);
-  const both = buildPjsipObject({ type: 'endpoint', id: 'browser', fields: { allow: 'ulaw', webrtc: 'yes', dtls_cert_file: '/etc/cert.pem', dtls_private_key: '/etc/key.pem' } });
-  assert.deepEqual(both.errors, []);
-  assert.equal(endpointOf(both.value).dtlsAutoGenerateCert, false);
+test('dtls_cert_file and dtls_private_key must name readable files (as Asterisk); the key defaults to the certificate\'s file; with either, no generated certificate', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'patchbay-dtls-'));
+  try {
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    writeFileSync(cert, 'not parsed at configuration time\n');
+    writeFileSync(key, 'not parsed at configuration time\n');
+    const missing = buildPjsipObject({ type: 'endpoint', id: 'browser', fields: { allow: 'ulaw', webrtc: 'yes', dtls_cert_file: join(dir, 'absent.pem') } });
+    assert.match(missing.errors.join('\n'), /dtls_cert_file.*not a readable file/);
+    const certOnly = buildPjsipObject({ type: 'endpoint', id: 'browser', fields: { allow: 'ulaw', webrtc: 'yes', dtls_cert_file: cert } });
+    assert.deepEqual(certOnly.errors, []);
+    assert.equal(endpointOf(certOnly.value).dtlsAutoGenerateCert, false);
+    const both = buildPjsipObject({ type: 'endpoint', id: 'browser', fields: { allow: 'ulaw', webrtc: 'yes', dtls_cert_file: cert, dtls_private_key: key } });
+    assert.deepEqual(both.errors, []);
+    assert.equal(endpointOf(both.value).dtlsAutoGenerateCert, false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('protocol=ws and wss transports are taken; flow is still warned about', () => {

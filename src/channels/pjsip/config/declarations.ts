@@ -162,7 +162,6 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     ...WEBRTC_DEFAULTS,
   }),
   options: {
-    ...WEBRTC_ENDPOINT_OPTIONS,
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
     message_context: optionalText('messageContext', { doc: 'Dialplan context of out-of-call MESSAGEs (else `context`).' }),
     disallow: codecs(false, 'Codecs removed, in order with `allow` (`all` = every codec).'),
@@ -262,6 +261,8 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
     notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
+    // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
+    ...WEBRTC_ENDPOINT_OPTIONS,
   },
   finish(draft, report) {
     const { codecsGiven, ...endpoint } = draft;
@@ -269,7 +270,6 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     else if (endpoint.codecs.length === 0) report.warn(`allow= leaves no codec Patchbay supports (${SUPPORTED_CODECS.join(', ')}): calls cannot be set up`);
     if (endpoint.context === '') report.error('context', 'must not be empty');
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
-    if ((endpoint.dtlsCertFile === undefined) !== (endpoint.dtlsPrivateKey === undefined)) report.error('dtls_cert_file', 'dtls_cert_file and dtls_private_key go together');
     const webrtc = applyWebRtc(endpoint);
     for (const warning of webRtcWarnings(webrtc)) report.warn(warning);
     return webrtc;

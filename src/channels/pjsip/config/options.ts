@@ -3,6 +3,7 @@
 // whether a repeated key adds to the value or replaces it, whether Patchbay acts on it, and the
 // line of docs/sip.md that says so. The pjsip.conf reader, the YAML/ARI objects and the dynamic
 // configuration store all read these declarations; nothing else names an option.
+import fs from 'node:fs';
 import { parseBool, parseInteger, shown, splitList, type Parsed } from './values.ts';
 
 /** The most items a list option keeps; beyond it the value is an error. */
@@ -90,6 +91,23 @@ export const text = <K extends string>(key: K, declared: Declared) => parsed(key
 
 /** Free text, trimmed; empty unsets. */
 export const optionalText = <K extends string>(key: K, declared: Declared) => optional(key, trimmed, declared);
+
+/** A path that must name a readable file when given (Asterisk refuses the option otherwise); empty unsets. */
+export const readableFile = <K extends string>(key: K, declared: Declared) =>
+  optional(
+    key,
+    (value): Parsed<string> => {
+      const path = value.trim();
+      try {
+        fs.accessSync(path, fs.constants.R_OK);
+        if (fs.statSync(path).isFile()) return { ok: true, value: path };
+      } catch {
+        // fall through: not readable
+      }
+      return { ok: false, error: `${shown(path)} is not a readable file` };
+    },
+    declared,
+  );
 
 export const bool = <K extends string>(key: K, declared: Declared) => parsed(key, parseBool, declared);
 

@@ -3,7 +3,7 @@
 // which turns them all on as Asterisk's does (use_avpf, ice_support, media_encryption=dtls,
 // dtls_verify=fingerprint, dtls_setup=actpass, dtls_auto_generate_cert, rtcp_mux, bundle). Kept
 // beside declarations.ts so the endpoint's other options stay as they were.
-import { bool, choice, optionalText } from './options.ts';
+import { bool, choice, readableFile } from './options.ts';
 
 export type DtlsVerify = 'no' | 'yes' | 'fingerprint' | 'certificate';
 
@@ -39,8 +39,8 @@ export const WEBRTC_ENDPOINT_OPTIONS = {
   dtls_setup: choice('dtlsSetup', ['actpass', 'active', 'passive'], { default: 'active', doc: 'DTLS role offered (an answer to actpass is active, RFC 5763).' }),
   dtls_fingerprint: choice('dtlsFingerprint', ['sha-256', 'sha-1'], { default: 'SHA-256', doc: 'Hash of our a=fingerprint (SHA-256 is written; SHA-1 is read).' }),
   dtls_auto_generate_cert: bool('dtlsAutoGenerateCert', { default: 'no', doc: 'Use a certificate generated at start (ECDSA P-256, one per process).' }),
-  dtls_cert_file: optionalText('dtlsCertFile', { doc: 'PEM certificate for DTLS (instead of a generated one).' }),
-  dtls_private_key: optionalText('dtlsPrivateKey', { doc: 'PEM private key of dtls_cert_file.' }),
+  dtls_cert_file: readableFile('dtlsCertFile', { doc: 'PEM certificate for DTLS (instead of a generated one); also holds the key when dtls_private_key is not given, as in Asterisk.' }),
+  dtls_private_key: readableFile('dtlsPrivateKey', { doc: 'PEM private key of dtls_cert_file (default: read from dtls_cert_file).' }),
   bundle: bool('bundle', { default: 'no', doc: 'BUNDLE (RFC 8843) of the one audio stream; other streams are refused with port 0.' }),
 };
 
