@@ -254,6 +254,9 @@ async function serverAsProcess() {
     if (!up) await new Promise((r) => setTimeout(r, 100));
   }
   assert.ok(up, 'the server process answers');
+  // The pidfile is written just after the listeners open; on a loaded machine that can be a moment
+  // after the first answer, and `patchbay stop` needs it.
+  for (let i = 0; i < 200 && readPidFile(join(dir, 'data')) === null; i++) await new Promise((r) => setTimeout(r, 50));
   return { dir, port, serverEnv, serverProcess, url, auth };
 }
 
