@@ -33,16 +33,20 @@ export function showView(name) {
   refresh();
 }
 
+/** Counts refreshes: a load that finishes after the view changed does not schedule another. */
+let generation = 0;
+
 function refresh() {
   clearTimeout(timer);
+  const mine = ++generation;
   const load = LOADERS[current];
   if (!load) return applySearch();
   load()
     .then(applySearch)
     .catch(onError)
     .finally(() => {
-      // History changes only when calls end: it is read less often, and not while a call is open in it.
-      if (current !== 'history') timer = window.setTimeout(refresh, REFRESH_MS);
+      // History changes only when calls end: it is read less often (an open call's detail stays).
+      if (mine === generation) timer = window.setTimeout(refresh, current === 'history' ? 3 * REFRESH_MS : REFRESH_MS);
     });
 }
 
