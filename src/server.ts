@@ -200,7 +200,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     const callId = channel.technology === 'PJSIP' ? channel.driver.channelInfo?.('call-id') : undefined;
     if (callId) core.pjsip.sipLadder.bind(callId, channel);
   });
-  const callQuality = new CallQuality({ channels: core.channels });
+  const callQuality = new CallQuality({ channels: core.channels, onEnded: (figures) => core.records.quality.add(figures) });
   const metricsHistory = new MetricsHistory({ channels: core.channels, eventsSent: () => events.eventsSent + outbound.eventsSent });
   const stopConsoleSources = (): void => {
     unbindLadder();

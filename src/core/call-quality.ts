@@ -37,6 +37,8 @@ export interface CallQualityOptions {
   readonly sampleMs?: number;
   /** Ended channels remembered. */
   readonly keepEnded?: number;
+  /** Told of each channel's last figures when it ends (the call records' side table). */
+  readonly onEnded?: (figures: QualityFigures & { ended_at: number }) => void;
 }
 
 const DEFAULT_SAMPLE_MS = 1000;
@@ -133,7 +135,9 @@ export class CallQuality {
     const figures = measureChannel(channel) ?? this.#live.get(channel.id);
     this.#live.delete(channel.id);
     if (!figures) return;
-    this.#ended.set(channel.id, { ...figures, ended_at: Date.now() });
+    const ended = { ...figures, ended_at: Date.now() };
+    this.#ended.set(channel.id, ended);
+    this.options.onEnded?.(ended);
     while (this.#ended.size > this.#keepEnded) this.#ended.delete(this.#ended.keys().next().value!);
   }
 }

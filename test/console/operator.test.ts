@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { ctrl, HAVE_BARESIP, waitFor } from '../helpers/baresip.ts';
 import { writeBaresipHome } from '../helpers/baresip.ts';
@@ -268,6 +268,10 @@ describe('operator console: SIP ladder, quality, charts, history', { skip }, () 
       await lossyRow.waitFor({ timeout: 15_000 });
       const mos = Number(await lossyRow.locator('.mos').innerText());
       assert.ok(Math.abs(mos - lossy.mos) < 0.3, `history MOS ${mos}, live ${lossy.mos}`);
+      // Stored with the record (cdr_quality, keyed by uniqueid), as GET /admin/cdr answers it.
+      const answer = (await (await fetch(`${server.url}/admin/cdr?number=lossy`, { headers: { Authorization: AUTH } })).json()) as { records: Array<{ quality: { loss_percent: number; mos: number } | null }> };
+      const stored = answer.records[0]?.quality;
+      assert.ok(stored && stored.loss_percent > 4 && stored.loss_percent < 6, JSON.stringify(answer.records[0]));
       await page.close();
     } finally {
       for (const stop of stops) stop();

@@ -9,6 +9,7 @@ import { showLadder, dialogOfChannel } from './ladder.js';
 import { endedQuality, loadQuality, mosBadge } from './quality.js';
 import { MAX_ROWS, state } from './state.js';
 
+/** The CDR fields shown, in cdr.conf's order (quality is shown apart). */
 const FIELDS = ['start', 'answer', 'end', 'clid', 'src', 'dst', 'dcontext', 'channel', 'dstchannel', 'lastapp', 'lastdata', 'duration', 'billsec', 'disposition', 'amaflags', 'accountcode', 'uniqueid', 'linkedid', 'userfield', 'peeraccount', 'sequence'];
 
 let records = [];
@@ -39,11 +40,15 @@ function qualityOf(uniqueid, name) {
   return undefined;
 }
 
+/** The figures stored with the record (cdr_quality), else those the server still has in memory. */
+const callQuality = (r) => r.quality ?? qualityOf(r.uniqueid, r.channel);
+const dstQuality = (r) => r.dst_quality ?? qualityOf('', r.dstchannel);
+
 const localTime = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 
 function renderHistory() {
   const rows = records.slice(0, MAX_ROWS).map((r) => {
-    const worst = [qualityOf(r.uniqueid, r.channel), qualityOf('', r.dstchannel)].filter(Boolean).sort((a, b) => a.mos - b.mos)[0];
+    const worst = [callQuality(r), dstQuality(r)].filter(Boolean).sort((a, b) => a.mos - b.mos)[0];
     const tr = row([localTime(r.start), r.clid || r.src, r.dst, r.channel, r.dstchannel, r.disposition, String(r.duration), String(r.billsec), mosBadge(worst)], {
       'data-uniqueid': r.uniqueid,
       'data-disposition': r.disposition,
@@ -69,7 +74,7 @@ async function showCall(record) {
     fields.append(el('dt', name), el('dd', String(record[name]), { 'data-field': name }));
   }
   const quality = el('div', null, { class: 'call-quality' });
-  for (const [label, figures] of [[record.channel, qualityOf(record.uniqueid, record.channel)], [record.dstchannel, qualityOf('', record.dstchannel)]]) {
+  for (const [label, figures] of [[record.channel, callQuality(record)], [record.dstchannel, dstQuality(record)]]) {
     if (!figures) continue;
     const line = el('p', `${label}: ${figures.packets_received} packets in, ${figures.packets_sent} out, loss ${figures.loss_percent.toFixed(1)} %, jitter ${figures.jitter_ms.toFixed(1)} ms, RTT ${figures.rtt_ms.toFixed(1)} ms, MOS `, { 'data-quality': label });
     line.append(mosBadge(figures));
