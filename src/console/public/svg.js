@@ -79,9 +79,11 @@ export function sequenceDiagram(lanes, steps) {
 export function lineChart(title, points, options = {}) {
   const width = options.width ?? 360;
   const height = options.height ?? 120;
-  const span = options.spanMs ?? 15 * 60_000;
   const pad = { left: 40, right: 8, top: 22, bottom: 18 };
   const now = points.length ? points[points.length - 1].t : Date.now();
+  // The whole window once it is full; until then what there is (a minute at least), so that a
+  // server that just started does not draw a sliver at the right edge.
+  const span = Math.min(options.spanMs ?? 15 * 60_000, Math.max(60_000, points.length ? now - points[0].t : 0));
   const max = Math.max(options.min ?? 1, ...points.map((p) => p.v));
   const px = (t) => pad.left + ((t - (now - span)) / span) * (width - pad.left - pad.right);
   const py = (v) => height - pad.bottom - (v / max) * (height - pad.top - pad.bottom);
@@ -91,7 +93,7 @@ export function lineChart(title, points, options = {}) {
   root.append(svg('text', { class: 'chart-title', x: pad.left, y: 14 }, `${title}  ${latest}${options.unit ?? ''}`));
   root.append(svg('text', { class: 'axis', x: pad.left - 4, y: pad.top + 4, 'text-anchor': 'end' }, formatAxis(max)));
   root.append(svg('text', { class: 'axis', x: pad.left - 4, y: height - pad.bottom, 'text-anchor': 'end' }, '0'));
-  root.append(svg('text', { class: 'axis', x: pad.left, y: height - 4 }, `-${Math.round(span / 60_000)} min`));
+  root.append(svg('text', { class: 'axis', x: pad.left, y: height - 4 }, span >= 120_000 ? `-${Math.round(span / 60_000)} min` : `-${Math.round(span / 1000)} s`));
   root.append(svg('text', { class: 'axis', x: width - pad.right, y: height - 4, 'text-anchor': 'end' }, 'now'));
   root.append(svg('line', { class: 'grid', x1: pad.left, x2: width - pad.right, y1: pad.top, y2: pad.top }));
   root.append(svg('line', { class: 'grid', x1: pad.left, x2: width - pad.right, y1: height - pad.bottom, y2: height - pad.bottom }));
