@@ -1,11 +1,16 @@
 // The figures behind the operator console: the SIP ladder's bounds, masks and rate gate, and the
 // E-model's MOS for clean and lossy calls.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { SipLadder, maskDigestResponses } from '../../src/channels/pjsip/sip-ladder.ts';
 import type { SipMessage } from '../../src/sip/message.ts';
 import { parseMessage } from '../../src/sip/parser.ts';
 import { estimateMos, mosRating } from '../../src/util/e-model.ts';
+import Database from 'better-sqlite3';
+import { QualityStore } from '../../src/core/cdr/quality-store.ts';
+import { consoleRoute, type ConsoleSources } from '../../src/ops/console-routes.ts';
+import { CallQuality } from '../../src/core/call-quality.ts';
+import { MetricsHistory } from '../../src/ops/metrics-history.ts';
 
 function invite(callId: string, extra = ''): SipMessage {
   const parsed = parseMessage(Buffer.from(
@@ -55,4 +60,35 @@ test('E-model: a clean G.711 call scores about 4.4, 5% loss clearly lower', () =
   assert.ok(lossy.mos < clean.mos - 0.3, `${lossy.mos} vs ${clean.mos}`);
   assert.equal(mosRating(clean.mos), 'good');
   assert.equal(estimateMos({ lossPercent: 40, jitterMs: 50, rttMs: 600 }).mos < 2.5, true);
+});
+
+test('quality figures are kept beside the records by uniqueid (and a dstchannel by name), within retention', () => {
+  const store = new QualityStore((error) => assert.fail(String(error)));
+  const figures = { uniqueid: '1700000000.7', linkedid: '1700000000.7', channel: 'PJSIP/bob-00000007', codec: 'ulaw', packets_received: 100, packets_sent: 100, lost_received: 5, lost_sent: 0, loss_percent: 4.76, jitter_ms: 2, rtt_ms: 10, r: 77, mos: 3.9, rating: 'fair', ended_at: Date.now() };
+  store.add(figures); // before the database: queued
+  const database = new Database(':memory:');
+  store.attach(database);
+  assert.equal(store.find('1700000000.7')?.mos, 3.9);
+  assert.equal(store.find('', 'PJSIP/bob-00000007')?.loss_percent, 4.76);
+  assert.equal(store.find('nope'), undefined);
+  store.expire({ days: 1, maxRows: 10 }, Date.now() + 2 * 86_400_000);
+  assert.equal(store.find('1700000000.7'), undefined);
+  database.close();
+});
+
+test('the console routes check their parameters', () => {
+  const channels = { list: () => [], onLifecycle: () => () => {} };
+  const sources: ConsoleSources = { ladder: new SipLadder(), quality: new CallQuality({ channels }), history: new MetricsHistory({ channels, eventsSent: () => 0 }) };
+  after(() => {
+    sources.quality.stop();
+    sources.history.stop();
+  });
+  assert.equal(consoleRoute(sources, ['sip', 'ladders'], new URLSearchParams('limit=0'))?.status, 400);
+  assert.equal(consoleRoute(sources, ['sip', 'ladders'], new URLSearchParams('bogus=1'))?.status, 400);
+  assert.equal(consoleRoute(sources, ['sip', 'ladders', 'x'.repeat(300)], new URLSearchParams())?.status, 400);
+  assert.equal(consoleRoute(sources, ['sip', 'ladders', 'unknown'], new URLSearchParams())?.status, 404);
+  assert.equal(consoleRoute(sources, ['quality'], new URLSearchParams('ended=99999'))?.status, 400);
+  assert.equal(consoleRoute(sources, ['metrics', 'history'], new URLSearchParams('since=abc'))?.status, 400);
+  assert.equal(consoleRoute(sources, ['metrics', 'history'], new URLSearchParams())?.status, 200);
+  assert.equal(consoleRoute(sources, ['core', 'status'], new URLSearchParams()), undefined);
 });
