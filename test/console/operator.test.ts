@@ -18,6 +18,7 @@ import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { ctrl, HAVE_BARESIP, waitFor } from '../helpers/baresip.ts';
 import { writeBaresipHome } from '../helpers/baresip.ts';
 import { RawPhone } from '../interop/raw-phone.ts';
+import { originate } from '../pbx/pbx-helpers.ts';
 
 const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? '/usr/bin/chromium';
 const skip = !existsSync(CHROMIUM) ? `no Chromium binary at ${CHROMIUM}` : false;
@@ -40,6 +41,17 @@ exten => 200,1,Answer()
 [default]
 exten => answer,1,Answer()
  same => n,Wait(2)
+ same => n,Hangup()
+; The unanswered flows of test/core/cdr/records-dial.test.ts (whose records match Asterisk 22's).
+exten => busy,1,Busy()
+exten => congested,1,Congestion(5)
+exten => ringing,1,Ringing()
+ same => n,Wait(10)
+exten => caller-busy,1,Dial(Local/busy@default)
+ same => n,Hangup()
+exten => caller-noanswer,1,Dial(Local/ringing@default,1)
+ same => n,Hangup()
+exten => caller-failed,1,Dial(Local/congested@default)
  same => n,Hangup()
 `;
 
@@ -277,6 +289,42 @@ describe('operator console: SIP ladder, quality, charts, history', { skip }, () 
       for (const stop of stops) stop();
       for (const phone of phones) phone.close();
     }
+  });
+
+  test('History shows busy, unanswered and failed calls with their dispositions, billsec 0', async () => {
+    const expected = new Map([
+      ['caller-busy', 'BUSY'],
+      ['caller-noanswer', 'NO ANSWER'],
+      ['caller-failed', 'FAILED'],
+    ]);
+    const posted = new Set<string>();
+    const unsubscribe = server.core.records.onRecord((record) => {
+      if (expected.has(record.dst) && record.channel.endsWith(';2')) posted.add(record.dst);
+    });
+    try {
+      for (const exten of expected.keys()) originate(server, `Local/${exten}@default`);
+      await waitFor('the three records', async () => (posted.size === expected.size ? true : undefined));
+    } finally {
+      unsubscribe();
+    }
+    await server.core.records.flush();
+    const page = await signIn();
+    await view(page, 'history');
+    for (const [exten, disposition] of expected) {
+      const row = page.locator(`#history tbody tr[data-channel^="Local/${exten}@default-"][data-channel$=";2"]`).first();
+      await row.waitFor();
+      assert.equal(await row.getAttribute('data-disposition'), disposition, exten);
+      await row.click();
+      await page.waitForFunction((name) => document.querySelector('#history-detail dd[data-field="dst"]')?.textContent === name, exten);
+      assert.equal(await page.innerText('#history-detail dd[data-field="billsec"]'), '0');
+      assert.equal(await page.innerText('#history-detail dd[data-field="answer"]'), '');
+      assert.equal(await page.innerText('#history-detail dd[data-field="lastapp"]'), 'Dial');
+    }
+    // Searching by disposition asks the server.
+    await page.selectOption('#history-disposition', 'BUSY');
+    await page.click('#history-search button[type="submit"]');
+    await page.waitForFunction(() => [...document.querySelectorAll('#history tbody tr')].every((r) => r.getAttribute('data-disposition') === 'BUSY'));
+    await page.close();
   });
 
   test('the live view in the dark theme, and the search shortcut', async () => {
