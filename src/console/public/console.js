@@ -473,7 +473,8 @@ function renderBridges() {
         ? button('Stop listening', () => state.listens.get(`bridge:${id}`)?.stop(), { name: 'unlisten' })
         : button('Listen', act(() => listen('bridge', id, markDirty)), { write: true, name: 'listen' }),
     );
-    rows.push(row([id, bridge.name, bridge.bridge_type, bridge.technology, members, meter(`bridge:${id}`), actions], { 'data-bridge-id': id, 'data-members': String(members.childElementCount) }));
+    // Its name first (an unnamed bridge: its id's start); the whole id last, for ARI calls.
+    rows.push(row([bridge.name || id.slice(0, 8), bridge.bridge_type, bridge.technology, members, meter(`bridge:${id}`), actions, el('span', id, { class: 'mono note' })], { 'data-bridge-id': id, 'data-members': String(members.childElementCount) }));
   }
   $('bridge-count').textContent = `(${rows.length})`;
   fillBody('bridges', rows);

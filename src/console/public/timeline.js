@@ -73,6 +73,11 @@ function timelineDiagram(lanes) {
     const touched = [...item.channels.map((id) => index.get(`channel:${id}`)), ...item.bridges.map((id) => index.get(`bridge:${id}`))].filter((i) => i !== undefined);
     if (touched.length === 0) continue;
     const text = summary(item.event);
+    // A Dial goes from its caller to its peer, whatever order the event lists them in.
+    if (item.type === 'Dial' && item.event.caller && item.event.peer) {
+      const [caller, peer] = [index.get(`channel:${item.event.caller.id}`), index.get(`channel:${item.event.peer.id}`)];
+      if (caller !== undefined && peer !== undefined) touched.splice(0, touched.length, caller, peer);
+    }
     steps.push({ from: touched[0], to: touched[touched.length - 1], label: `${item.type}${text ? ` ${text}` : ''}`.slice(0, 60), time: item.at.replace(/^.*T/, '').replace(/Z$/, ''), kind: 'event', data: { 'data-event': item.type } });
   }
   return sequenceDiagram(lanes.map(([kind, id]) => laneName(kind, id)), steps);
