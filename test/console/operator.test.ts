@@ -339,6 +339,11 @@ describe('operator console: SIP ladder, quality, charts, history', { skip }, () 
     await page.keyboard.type(';2');
     await page.waitForFunction(() => document.querySelectorAll('#channels tbody tr:not([hidden])').length === 1);
     await screenshot(page, 'console-live-dark.png');
+    // The call's timeline as a sequence diagram: a lane per Local half, arrows between them.
+    await page.locator('#channels tbody tr:not([hidden]) button[data-action="timeline"]').click();
+    await page.waitForFunction(() => document.querySelectorAll('#timeline-diagram .lane-head').length >= 2 && document.querySelectorAll('#timeline-diagram .step').length >= 5);
+    await page.click('#theme');
+    await screenshot(page, 'console-timeline.png');
     await page.close();
   });
 });

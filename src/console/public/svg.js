@@ -17,6 +17,8 @@ const LANE_WIDTH = 190;
 const ROW_HEIGHT = 26;
 const HEAD_HEIGHT = 34;
 const TIME_WIDTH = 96;
+/** Room right of the last lane for the labels of its dots. */
+const LABEL_ROOM = 220;
 
 /**
  * A sequence diagram: one vertical lifeline per lane, one row per step, an arrow from `from` to
@@ -26,7 +28,7 @@ const TIME_WIDTH = 96;
  * @param {{ from: number, to: number, label: string, time: string, kind?: string, data?: Record<string, string>, onSelect?: () => void }[]} steps
  */
 export function sequenceDiagram(lanes, steps) {
-  const width = TIME_WIDTH + lanes.length * LANE_WIDTH;
+  const width = TIME_WIDTH + lanes.length * LANE_WIDTH + LABEL_ROOM;
   const height = HEAD_HEIGHT + (steps.length + 1) * ROW_HEIGHT;
   const root = svg('svg', { class: 'sequence', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img' });
   const x = (lane) => TIME_WIDTH + lane * LANE_WIDTH + LANE_WIDTH / 2;
@@ -34,7 +36,8 @@ export function sequenceDiagram(lanes, steps) {
   lanes.forEach((name, lane) => {
     const head = svg('g', { class: 'lane-head', 'data-lane': name });
     head.append(svg('rect', { x: x(lane) - LANE_WIDTH / 2 + 6, y: 4, width: LANE_WIDTH - 12, height: HEAD_HEIGHT - 10, rx: 4 }));
-    const label = svg('text', { x: x(lane), y: HEAD_HEIGHT / 2 + 4, 'text-anchor': 'middle' }, name.length > 28 ? `${name.slice(0, 27)}…` : name);
+    // Long names keep both ends: the technology and the suffix that tells two channels apart.
+    const label = svg('text', { x: x(lane), y: HEAD_HEIGHT / 2 + 4, 'text-anchor': 'middle' }, name.length > 24 ? `${name.slice(0, 10)}…${name.slice(-13)}` : name);
     label.append(svg('title', {}, name));
     head.append(label);
     root.append(head, svg('line', { class: 'lifeline', x1: x(lane), x2: x(lane), y1: HEAD_HEIGHT, y2: height }));

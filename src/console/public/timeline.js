@@ -78,7 +78,7 @@ function timelineDiagram(lanes) {
       const [caller, peer] = [index.get(`channel:${item.event.caller.id}`), index.get(`channel:${item.event.peer.id}`)];
       if (caller !== undefined && peer !== undefined) touched.splice(0, touched.length, caller, peer);
     }
-    steps.push({ from: touched[0], to: touched[touched.length - 1], label: `${item.type}${text ? ` ${text}` : ''}`.slice(0, 60), time: item.at.replace(/^.*T/, '').replace(/Z$/, ''), kind: 'event', data: { 'data-event': item.type } });
+    steps.push({ from: touched[0], to: touched[touched.length - 1], label: `${item.type}${text ? ` ${text}` : ''}`.slice(0, 60), time: item.at.replace(/^.*T/, '').replace(/(Z|[+-]\d\d:?\d\d)$/, ''), kind: 'event', data: { 'data-event': item.type } });
   }
   return sequenceDiagram(lanes.map(([kind, id]) => laneName(kind, id)), steps);
 }

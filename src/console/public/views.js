@@ -55,7 +55,8 @@ export function applySearch() {
   const text = /** @type {HTMLInputElement} */ ($('search')).value.trim().toLowerCase();
   const view = $(`view-${current}`);
   if (!view) return;
-  for (const tr of view.querySelectorAll('tbody tr')) {
+  // The timeline has its own filter: the search leaves it alone.
+  for (const tr of view.querySelectorAll('tbody tr:not(#timeline tr)')) {
     /** @type {HTMLElement} */ (tr).hidden = text !== '' && !(tr.textContent ?? '').toLowerCase().includes(text);
   }
 }
