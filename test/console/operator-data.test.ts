@@ -40,6 +40,14 @@ test('the ladder keeps the last messages of each dialog, masks keys and digest r
   assert.equal(maskDigestResponses('Proxy-Authorization: Digest response=abc, nonce="n"'), 'Proxy-Authorization: Digest response="[masked]", nonce="n"');
 });
 
+test('OPTIONS pings are not kept: they would push calls out', () => {
+  const ladder = new SipLadder({ messagesPerDialog: 10, dialogs: 10, maxCallRate: 100 });
+  const options = parseMessage(Buffer.from('OPTIONS sip:bob@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK2\r\nFrom: <sip:p@127.0.0.1>;tag=b\r\nTo: <sip:bob@127.0.0.1>\r\nCall-ID: ping\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n'));
+  assert.ok(options.ok);
+  if (options.ok) ladder.record(options.message, 'out', 'UDP', '127.0.0.1', 5070);
+  assert.equal(ladder.list().length, 0);
+});
+
 test('above the configured call rate the ladder takes no new dialogs', () => {
   let now = 1_000_000;
   const ladder = new SipLadder({ messagesPerDialog: 10, dialogs: 1000, maxCallRate: 1 }, () => now);

@@ -102,8 +102,11 @@ export class SipLadder {
     const at = this.now();
     let dialog = this.#dialogs.get(callId);
     if (!dialog) {
-      if (!this.#admitNewDialog(at)) return;
       const cseqMethod = /\s(\S+)\s*$/.exec(message.get('CSeq') ?? '')?.[1] ?? '';
+      // Qualify pings (OPTIONS, a new Call-ID each) would push the calls out of the ring, and
+      // count against the rate: they are left out, as their answers show in the contacts' state.
+      if (cseqMethod === 'OPTIONS') return;
+      if (!this.#admitNewDialog(at)) return;
       dialog = {
         callId,
         kind: message.isRequest() ? message.method : cseqMethod,
