@@ -30,6 +30,8 @@ import { Health } from './ops/health.ts';
 import { changedSettings, classifyChanges } from './config/reload.ts';
 import { Metrics } from './ops/metrics.ts';
 import { AdminRoutes } from './ops/admin.ts';
+import { MetricsHistory } from './ops/metrics-history.ts';
+import { CallQuality } from './core/call-quality.ts';
 
 /**
  * The core with the built-in channel technologies of src/channels/ (and any others given after
@@ -187,7 +189,26 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     const sip = core.pjsip.unavailableReason;
     return sip === undefined ? [] : [sip];
   });
+  // The operator console's figures: SIP ladders (the trace's tap), call quality, sampled metrics.
+  core.pjsip.sipLadder.configure({
+    messagesPerDialog: config.console.sipLadderMessages,
+    dialogs: config.console.sipLadderDialogs,
+    maxCallRate: config.console.sipLadderMaxCallRate,
+  });
+  const unbindLadder = core.channels.onLifecycle('created', (channel) => {
+    // A SIP channel tells its Call-ID (CHANNEL(pjsip,call-id)): its ladder is named after the channel.
+    const callId = channel.technology === 'PJSIP' ? channel.driver.channelInfo?.('call-id') : undefined;
+    if (callId) core.pjsip.sipLadder.bind(callId, channel);
+  });
+  const callQuality = new CallQuality({ channels: core.channels, onEnded: (figures) => core.records.quality.add(figures) });
+  const metricsHistory = new MetricsHistory({ channels: core.channels, eventsSent: () => events.eventsSent + outbound.eventsSent });
+  const stopConsoleSources = (): void => {
+    unbindLadder();
+    callQuality.stop();
+    metricsHistory.stop();
+  };
   const admin = new AdminRoutes({
+    console: { ladder: core.pjsip.sipLadder, quality: callQuality, history: metricsHistory },
     core,
     pjsip: core.pjsip,
     configuredLevel: () => current.logging.level,
@@ -215,6 +236,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     address = await http.listen(config.http.port, config.http.bind);
     core.pjsip.webSocketListening(address.port);
   } catch (err) {
+    stopConsoleSources();
     outbound.close();
     await core.stop();
     await authenticator.close();
@@ -238,6 +260,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       stopping ??= (async () => {
         health.markStopping();
         consoleReaper?.close();
+        stopConsoleSources();
         events.close();
         outbound.close();
         await http.close();

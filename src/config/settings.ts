@@ -381,6 +381,11 @@ export const SETTINGS = section(
         doc: 'Most log channels at once (2–100000), counting the console and `messages.log`; ARI `addLog` beyond it answers 409 (see [Log channels](#log-channels))',
       }),
     }),
+    console: section({
+      sip_ladder_messages: integer({ default: 64, min: 0, max: 1000, doc: 'SIP messages the web console\'s ladder keeps per dialog (its last ones); `0` turns the ladder off (see docs/console.md)' }),
+      sip_ladder_dialogs: integer({ default: 500, min: 1, max: 100_000, doc: 'Dialogs (Call-IDs) the ladder keeps, live and ended; the oldest goes first. 8 MiB of message text at most in all' }),
+      sip_ladder_max_call_rate: integer({ default: 20, min: 0, max: 100_000, doc: 'New dialogs per second (over 10 s) above which the ladder takes no new dialogs, so that a busy server does not copy every message; `0`: none' }),
+    }),
     metrics: section({
       require_auth: custom<boolean | 'auto', boolean | 'auto'>({
         docDefault: '`auto`',

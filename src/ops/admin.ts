@@ -10,6 +10,7 @@ import { formatAriDate } from '../util/ari-date.ts';
 import { statSync } from 'node:fs';
 import { getFileFormat } from '../media/codecs.ts';
 import { cdrRoute, celRoute } from './record-routes.ts';
+import { consoleRoute, type ConsoleSources } from './console-routes.ts';
 
 export const ADMIN_PREFIX = '/admin/';
 
@@ -29,6 +30,8 @@ export interface AdminServices {
   currentLevel(): string;
   /** Rotates every file log channel and the server's own log file; resolves with what was rotated. */
   rotateLogs(): Promise<string[]>;
+  /** What the operator console reads (SIP ladders, call quality, metrics history). */
+  readonly console?: ConsoleSources;
 }
 
 /** Stored recordings described at most (the newest). */
@@ -61,6 +64,10 @@ export class AdminRoutes {
     const path = pathname.slice(ADMIN_PREFIX.length).split('/').map(safeDecode);
     if (path.some((part) => part === undefined)) return badRequest('Malformed path');
     const key = `${method} ${path.slice(0, 2).join('/')}`;
+    if (method === 'GET' && this.services.console) {
+      const answer = consoleRoute(this.services.console, path.filter((part): part is string => part !== undefined), query);
+      if (answer) return answer;
+    }
     switch (key) {
       case 'GET pjsip/endpoints':
         return path.length === 2 ? this.#endpoints() : path.length === 3 ? this.#endpoint(path[2]!) : notFound('Resource not found');

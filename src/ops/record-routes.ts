@@ -67,7 +67,16 @@ export function cdrRoute(records: CallRecords, query: URLSearchParams): RecordAn
         total: result.total,
         limit,
         offset,
-        records: result.records.map((r) => ({ ...r, start: iso(r.start), answer: iso(r.answer), end: iso(r.end), start_local: formatCdrTime(r.start) })),
+        records: result.records.map((r) => ({
+          ...r,
+          start: iso(r.start),
+          answer: iso(r.answer),
+          end: iso(r.end),
+          start_local: formatCdrTime(r.start),
+          // The media quality its channels ended with (cdr_quality), when they carried RTP.
+          quality: records.quality.find(r.uniqueid) ?? null,
+          dst_quality: r.dstchannel ? (records.quality.find('', r.dstchannel) ?? null) : null,
+        })),
       },
     };
   } catch (error) {

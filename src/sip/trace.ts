@@ -11,6 +11,12 @@ import type { Destination, SipSender, Source, TcpConnection, TransportProtocol }
 /** Where traced messages go: one call per message, as text. */
 export type TraceWriter = (line: string, fields: Record<string, unknown>) => void;
 
+/**
+ * Sees every message the stack sends or receives, whether `sip trace` is on or not (the console's
+ * per-dialog ladder); it must be cheap and must not throw.
+ */
+export type TraceTap = (message: SipMessage, direction: 'in' | 'out', transport: TransportProtocol, host: string, port: number) => void;
+
 /** Call-IDs remembered as matching; the oldest is forgotten beyond this. */
 const MAX_TRACED_CALLS = 1000;
 /** Longest message text put into the log (a body may be large). */
@@ -21,10 +27,16 @@ export class SipTrace {
   #match = '';
   readonly #calls = new Set<string>();
   #writer: TraceWriter | undefined;
+  #tap: TraceTap | undefined;
 
   /** Where lines go (the SIP technology's log), set once SIP starts. */
   attach(writer: TraceWriter): void {
     this.#writer = writer;
+  }
+
+  /** One listener for every message (see TraceTap); undefined removes it. */
+  tap(listener: TraceTap | undefined): void {
+    this.#tap = listener;
   }
 
   get enabled(): boolean {
@@ -48,10 +60,12 @@ export class SipTrace {
   }
 
   received(message: SipMessage, source: Source): void {
+    this.#tap?.(message, 'in', source.transport, source.address, source.port);
     if (this.#enabled) this.#record(message, 'received from', source.transport, source.address, source.port);
   }
 
   sent(message: SipMessage, transport: TransportProtocol, host: string | undefined, port: number | undefined): void {
+    this.#tap?.(message, 'out', transport, host ?? '?', port ?? 0);
     if (this.#enabled) this.#record(message, 'sent to', transport, host ?? '?', port ?? 0);
   }
 

@@ -15,6 +15,7 @@
 // - OPTIONS: 200. BYE: 481. Another method RFCs define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
 import { SipTrace } from '../../sip/trace.ts';
+import { SipLadder } from './sip-ladder.ts';
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
@@ -94,9 +95,12 @@ export class PjsipTechnology implements ChannelTechnology {
   onCallRoundTrip: ((seconds: number) => void) | undefined;
   /** `sip trace on|off`: the SIP messages of matching calls into the log. */
   readonly sipTrace = new SipTrace();
+  /** The console's SIP ladder: the last messages of each dialog, fed by the trace's tap. */
+  readonly sipLadder = new SipLadder();
 
   constructor() {
     const technology = this;
+    this.sipTrace.tap((message, direction, transport, host, port) => this.sipLadder.record(message, direction, transport, host, port));
     this.#services = {
       get layer() {
         return technology.#layer!;

@@ -7,11 +7,15 @@
 // are kept in sessionStorage (this tab only) and sent as HTTP Basic on fetch and as `api_key` on
 // the events WebSocket, which is what ARI offers browsers. Every value from the server is put in
 // the page with textContent (never innerHTML), and every list the server can grow is bounded.
-import { ari, ariUrl, AriRequestError, authHeader } from './ari.js';
+import { ari, ariUrl, AriRequestError } from './ari.js';
 import { listen, listenStats } from './listen.js';
 import { $, duration, el, row } from './dom.js';
 import { bridgeName, channelName, labelled, MAX_EVENTS, MAX_GONE_CHANNELS, MAX_ROWS, randomId, state, STORAGE_KEY, targetName } from './state.js';
 import { exportTimeline, renderTimeline } from './timeline.js';
+import { originate, playStored, startRecording, stopRecording } from './actions.js';
+import { applySearch, currentView, showView, startViews } from './views.js';
+import { onOpenTimeline } from './history.js';
+import { dialogOfChannel, showLadder } from './ladder.js';
 import { loadServerInfo, loadStoredRecordings, renderServerInfo, storedCells } from './server-info.js';
 
 // The test and curious users can read the listen-in figures here.
@@ -52,6 +56,7 @@ async function signIn(user, password) {
   $('login-view').hidden = true;
   $('main-view').hidden = false;
   $('logout').hidden = false;
+  $('tabs').hidden = false;
   $('who').textContent = `${user}${state.canWrite ? '' : ' (read-only)'}`;
   $('read-only-note').hidden = state.canWrite;
   document.body.classList.toggle('read-only', !state.canWrite);
@@ -301,6 +306,9 @@ function onEvent(event) {
       break;
     case 'RecordingStarted':
       state.recordings.set(event.recording.name, event.recording);
+      // Which call a stored recording came from: known to the page for the recordings it saw start.
+      state.recordingCalls.set(event.recording.name, targetName(event.recording.target_uri));
+      if (state.recordingCalls.size > MAX_ROWS) state.recordingCalls.delete(state.recordingCalls.keys().next().value);
       break;
     case 'RecordingFinished':
     case 'RecordingFailed':
@@ -392,6 +400,14 @@ function render() {
   renderBridges();
   renderSmallTables();
   renderTimeline();
+  if (currentView() === 'live') applySearch();
+}
+
+/** The SIP view with the ladder of a SIP channel's dialog. */
+async function openChannelLadder(id) {
+  const dialog = await dialogOfChannel(id);
+  showView('sip');
+  if (dialog) await showLadder([dialog.call_id]);
 }
 
 function renderChannels() {
@@ -410,14 +426,15 @@ function renderChannels() {
         button('Hang up', act(() => ari('DELETE', `channels/${encodeURIComponent(id)}`)), { write: true, name: 'hangup' }),
         button('Play', act(() => ari('POST', `channels/${encodeURIComponent(id)}/play`, { media: /** @type {HTMLInputElement} */ ($('play-media')).value })), { write: true, name: 'play' }),
         state.recordingOf.has(id)
-          ? button('Stop rec', act(() => stopRecording(id)), { write: true, name: 'stop-record' })
-          : button('Record', act(() => startRecording('channels', id)), { write: true, name: 'record' }),
+          ? button('Stop rec', act(() => stopRecording(id, markDirty)), { write: true, name: 'stop-record' })
+          : button('Record', act(() => startRecording('channels', id, markDirty)), { write: true, name: 'record' }),
         state.listens.has(`channel:${id}`)
           ? button('Stop listening', () => state.listens.get(`channel:${id}`)?.stop(), { name: 'unlisten' })
           : button('Listen', act(() => listen('channel', id, markDirty)), { write: true, name: 'listen' }),
       );
     }
     actions.append(button('Timeline', () => selectChannel(id), { name: 'timeline' }));
+    if (c.name.startsWith('PJSIP/')) actions.append(button('SIP', act(() => openChannelLadder(id)), { name: 'sip-ladder' }));
     const stateCell = el('span', c.state);
     if (entry.talking) stateCell.append(el('span', ' talking', { class: 'talking' }));
     // Events of other applications' StasisStart go to those applications only; a channel in
@@ -450,13 +467,14 @@ function renderBridges() {
     actions.append(
       button('Play', act(() => ari('POST', `bridges/${encodeURIComponent(id)}/play`, { media: /** @type {HTMLInputElement} */ ($('play-media')).value })), { write: true, name: 'play' }),
       state.recordingOf.has(id)
-        ? button('Stop rec', act(() => stopRecording(id)), { write: true, name: 'stop-record' })
-        : button('Record', act(() => startRecording('bridges', id)), { write: true, name: 'record' }),
+        ? button('Stop rec', act(() => stopRecording(id, markDirty)), { write: true, name: 'stop-record' })
+        : button('Record', act(() => startRecording('bridges', id, markDirty)), { write: true, name: 'record' }),
       state.listens.has(`bridge:${id}`)
         ? button('Stop listening', () => state.listens.get(`bridge:${id}`)?.stop(), { name: 'unlisten' })
         : button('Listen', act(() => listen('bridge', id, markDirty)), { write: true, name: 'listen' }),
     );
-    rows.push(row([id, bridge.name, bridge.bridge_type, bridge.technology, members, meter(`bridge:${id}`), actions], { 'data-bridge-id': id, 'data-members': String(members.childElementCount) }));
+    // Its name first (an unnamed bridge: its id's start); the whole id last, for ARI calls.
+    rows.push(row([bridge.name || id.slice(0, 8), bridge.bridge_type, bridge.technology, members, meter(`bridge:${id}`), actions, el('span', id, { class: 'mono note' })], { 'data-bridge-id': id, 'data-members': String(members.childElementCount) }));
   }
   $('bridge-count').textContent = `(${rows.length})`;
   fillBody('bridges', rows);
@@ -505,52 +523,10 @@ setInterval(() => {
 // ---- Timeline -----------------------------------------------------------------------------
 
 function selectChannel(id) {
+  if (currentView() !== 'live') showView('live');
   state.selected = id;
   $('timeline-panel').hidden = false;
   markDirty();
-}
-
-// ---- Acting -------------------------------------------------------------------------------
-
-async function originate(event) {
-  event.preventDefault();
-  const value = (id) => /** @type {HTMLInputElement} */ ($(id)).value.trim();
-  const extension = value('originate-extension');
-  const app = value('originate-app');
-  if (!extension && !app) throw new Error('Give an extension (dialplan) or an application');
-  await ari('POST', 'channels', {
-    endpoint: value('originate-endpoint'),
-    extension: extension || undefined,
-    context: extension ? value('originate-context') || 'default' : undefined,
-    app: extension ? undefined : app,
-    callerId: value('originate-callerid') || undefined,
-  });
-}
-
-async function startRecording(resource, id) {
-  const name = `console-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14)}-${randomId().slice(0, 6)}`;
-  await ari('POST', `${resource}/${encodeURIComponent(id)}/record`, { name, format: 'wav', ifExists: 'fail' });
-  state.recordingOf.set(id, name);
-  markDirty();
-}
-
-async function stopRecording(id) {
-  const name = state.recordingOf.get(id);
-  state.recordingOf.delete(id);
-  markDirty();
-  if (name) await ari('POST', `recordings/live/${encodeURIComponent(name)}/stop`);
-}
-
-/** Fetches a stored recording with the credentials and plays it in the page's audio element. */
-async function playStored(name) {
-  const response = await fetch(ariUrl(`recordings/stored/${encodeURIComponent(name)}/file`), { credentials: 'omit', headers: { Authorization: authHeader() } });
-  if (!response.ok) throw new AriRequestError(response.status, response.statusText);
-  const player = /** @type {HTMLAudioElement} */ ($('recording-player'));
-  if (player.src) URL.revokeObjectURL(player.src);
-  player.src = URL.createObjectURL(await response.blob());
-  player.hidden = false;
-  player.dataset.recording = name;
-  await player.play().catch(() => {});
 }
 
 // ---- Start --------------------------------------------------------------------------------
@@ -569,6 +545,8 @@ function start() {
   $('originate-form').addEventListener('submit', (event) => act(() => originate(event))());
   $('timeline-filter').addEventListener('input', markDirty);
   $('timeline-export').addEventListener('click', exportTimeline);
+  startViews(showError);
+  onOpenTimeline(selectChannel);
   $('timeline-close').addEventListener('click', () => {
     $('timeline-panel').hidden = true;
     state.selected = '';

@@ -60,9 +60,9 @@ export async function loadStoredRecordings() {
   }
 }
 
-/** The cells of a stored recording's row: name, format, date, length, size. */
+/** The cells of a stored recording's row: name, format, date, length, size, the call it recorded. */
 export function storedCells(recording) {
   const when = recording.modified ? new Date(Date.parse(String(recording.modified).replace(/([+-]\d\d)(\d\d)$/, '$1:$2'))).toLocaleString() : '';
   const length = typeof recording.duration_seconds === 'number' ? `${recording.duration_seconds.toFixed(1)} s` : '';
-  return [recording.name, recording.format, when, length, describeSize(recording.size_bytes)];
+  return [recording.name, recording.format, when, length, describeSize(recording.size_bytes), state.recordingCalls.get(recording.name) ?? ''];
 }

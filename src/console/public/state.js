@@ -64,6 +64,8 @@ export const state = {
   listens: new Map(),
   /** name of the recording this page started, per channel id */
   recordingOf: new Map(),
+  /** recording name → the name of the channel or bridge it recorded (seen by this page) */
+  recordingCalls: new Map(),
   /** channel id → resolve() of callers waiting for its StasisStart */
   stasisWaiters: new Map(),
   dirty: false,

@@ -4,6 +4,10 @@
 // export as JSON.
 import { $, el } from './dom.js';
 import { MAX_ROWS, state } from './state.js';
+import { sequenceDiagram } from './svg.js';
+
+/** Steps drawn in the sequence diagram (the table below it holds up to MAX_ROWS). */
+const MAX_DIAGRAM_STEPS = 300;
 
 /** The selected channel with its Local half, dialled peers, and the bridges any of them joined. */
 function timelineLanes() {
@@ -54,6 +58,29 @@ export function renderTimeline() {
     rows.push(tr);
   }
   table.tBodies[0].replaceChildren(...rows.slice(-MAX_ROWS));
+  $('timeline-diagram').replaceChildren(timelineDiagram(lanes));
+}
+
+/**
+ * The same events as a sequence diagram: a lifeline per channel and bridge; an event that
+ * concerns one lane is a dot on it, one that concerns several an arrow from the first to the last
+ * (a channel entering a bridge, a Dial from caller to peer).
+ */
+function timelineDiagram(lanes) {
+  const index = new Map(lanes.map(([kind, id], i) => [`${kind}:${id}`, i]));
+  const steps = [];
+  for (const item of timelineEvents().slice(-MAX_DIAGRAM_STEPS)) {
+    const touched = [...item.channels.map((id) => index.get(`channel:${id}`)), ...item.bridges.map((id) => index.get(`bridge:${id}`))].filter((i) => i !== undefined);
+    if (touched.length === 0) continue;
+    const text = summary(item.event);
+    // A Dial goes from its caller to its peer, whatever order the event lists them in.
+    if (item.type === 'Dial' && item.event.caller && item.event.peer) {
+      const [caller, peer] = [index.get(`channel:${item.event.caller.id}`), index.get(`channel:${item.event.peer.id}`)];
+      if (caller !== undefined && peer !== undefined) touched.splice(0, touched.length, caller, peer);
+    }
+    steps.push({ from: touched[0], to: touched[touched.length - 1], label: `${item.type}${text ? ` ${text}` : ''}`.slice(0, 60), time: item.at.replace(/^.*T/, '').replace(/(Z|[+-]\d\d:?\d\d)$/, ''), kind: 'event', data: { 'data-event': item.type } });
+  }
+  return sequenceDiagram(lanes.map(([kind, id]) => laneName(kind, id)), steps);
 }
 
 function summary(event) {

@@ -10,6 +10,7 @@ import { CelEngine } from './cel-engine.ts';
 import { CsvWriter, type CsvOptions } from './csv-writer.ts';
 import { RecordStore, type CdrQuery, type CelQuery, type Retention } from './record-store.ts';
 import type { CallDetailRecord } from './record.ts';
+import { QualityStore } from './quality-store.ts';
 
 export interface CallRecordsSettings {
   readonly cdr: {
@@ -51,7 +52,11 @@ export class CallRecords {
   readonly cel: CelEngine | undefined;
   readonly store: RecordStore;
   readonly csv: CsvWriter | undefined;
+  /** The call quality channels ended with, beside the records (side table keyed by uniqueid). */
+  readonly quality: QualityStore;
   readonly #settings: CallRecordsSettings;
+  readonly #cdrRetention: Retention;
+  readonly #now: () => number;
   #flushTimer: NodeJS.Timeout | undefined;
   #expiryTimer: NodeJS.Timeout | undefined;
   /** Records posted since start (metrics, tests). */
@@ -65,6 +70,9 @@ export class CallRecords {
     const cdrRetention: Retention = { days: settings.cdr.retentionDays, maxRows: settings.cdr.maxRows };
     const celRetention: Retention = { days: settings.cel.retentionDays, maxRows: settings.cel.maxRows };
     this.store = new RecordStore(cdrRetention, celRetention, (error) => options.onError(error, 'writing call records to the database'), options.now);
+    this.quality = new QualityStore((error) => options.onError(error, 'call quality beside the call records'));
+    this.#cdrRetention = cdrRetention;
+    this.#now = options.now ?? Date.now;
     this.csv = settings.cdr.enabled && settings.cdr.csv.enabled ? new CsvWriter(options.logsDir, settings.cdr.csv, (error) => options.onError(error, 'writing Master.csv')) : undefined;
     this.cdr = new CdrEngine({
       unanswered: settings.cdr.unanswered,
@@ -145,9 +153,15 @@ export class CallRecords {
 
   start(database: SqliteDatabase): void {
     this.store.attach(database);
-    this.store.expire();
-    this.#expiryTimer = setInterval(() => this.store.expire(), EXPIRY_INTERVAL_MS);
+    this.quality.attach(database);
+    this.#expire();
+    this.#expiryTimer = setInterval(() => this.#expire(), EXPIRY_INTERVAL_MS);
     this.#expiryTimer.unref();
+  }
+
+  #expire(): void {
+    this.store.expire();
+    this.quality.expire(this.#cdrRetention, this.#now());
   }
 
   /** Writes what is queued and lets the database go (before the core closes it). */
@@ -157,6 +171,7 @@ export class CallRecords {
     if (this.#expiryTimer) clearInterval(this.#expiryTimer);
     this.#expiryTimer = undefined;
     this.store.close();
+    this.quality.close();
     await this.csv?.flush();
   }
 

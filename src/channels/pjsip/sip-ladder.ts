@@ -1,0 +1,188 @@
+// The web console's SIP ladder (docs/console.md, "SIP ladder"): the last messages of each dialog
+// (a Call-ID: a call, a registration, a subscription …) as they were sent or received, fed by the
+// `sip trace` tap (src/sip/trace.ts). Everything is bounded: messages per dialog, dialogs, and
+// characters in total; the oldest dialog goes first. Above a configured rate of new dialogs the
+// ladder stops taking new ones (the dialogs it holds carry on), so a busy server does not pay
+// for serialising every message. What it holds is what the log of `sip trace` would hold, with
+// the secrets masked: SDES keys (a=crypto's inline:) and digest responses of Authorization.
+import { SipResponse, type SipMessage } from '../../sip/message.ts';
+import { maskSdesKeys } from '../../sip/sdp/crypto.ts';
+import type { TransportProtocol } from '../../sip/transport.ts';
+
+export interface SipLadderSettings {
+  /** Messages kept per dialog (its last ones); 0 turns the ladder off. */
+  readonly messagesPerDialog: number;
+  /** Dialogs kept, live and ended, newest last. */
+  readonly dialogs: number;
+  /** New dialogs per second (over the last 10 s) above which new dialogs are not recorded. */
+  readonly maxCallRate: number;
+}
+
+export const DEFAULT_LADDER_SETTINGS: SipLadderSettings = { messagesPerDialog: 64, dialogs: 500, maxCallRate: 20 };
+
+export interface LadderMessage {
+  /** ms since the epoch. */
+  readonly at: number;
+  /** `in`: Patchbay received it; `out`: Patchbay sent it. */
+  readonly direction: 'in' | 'out';
+  /** The other party's transport address, `UDP 192.0.2.1:5060`. */
+  readonly peer: string;
+  /** `INVITE`, `100 Trying`, … */
+  readonly summary: string;
+  /** The method the message belongs to (CSeq's). */
+  readonly method: string;
+  readonly text: string;
+}
+
+export interface LadderDialog {
+  readonly callId: string;
+  /** The method of its first message: INVITE, REGISTER, SUBSCRIBE, OPTIONS … */
+  readonly kind: string;
+  readonly from: string;
+  readonly to: string;
+  readonly firstAt: number;
+  lastAt: number;
+  /** Channels this dialog carried (id and name), told by the technology when they are made. */
+  readonly channels: Array<{ id: string; name: string }>;
+  readonly messages: LadderMessage[];
+  /** Messages dropped from its start because the dialog had more than the bound. */
+  dropped: number;
+  chars: number;
+}
+
+/** Longest message text kept (a body may be large). */
+const MAX_MESSAGE_CHARS = 8 * 1024;
+/** Characters held in total, all dialogs together (about 2 bytes each in memory). */
+const MAX_TOTAL_CHARS = 8 * 1024 * 1024;
+/** Channels remembered per dialog (forks, re-used Call-IDs). */
+const MAX_CHANNELS_PER_DIALOG = 8;
+const RATE_WINDOW_MS = 10_000;
+/** From and To as shown in lists: bounded. */
+const MAX_PARTY_CHARS = 200;
+
+/** Masks a digest `response="…"` (and Proxy-Authorization's) so that the page never shows it. */
+export function maskDigestResponses(text: string): string {
+  return text.replace(/^((?:Proxy-)?Authorization:[^\r\n]*?\bresponse=)("[^"\r\n]*"|[^,\s\r\n]*)/gim, '$1"[masked]"');
+}
+
+export class SipLadder {
+  #settings: SipLadderSettings;
+  /** Call-ID → dialog, oldest first (insertion order). */
+  readonly #dialogs = new Map<string, LadderDialog>();
+  /** When the last new dialogs started, for the rate gate. */
+  readonly #starts: number[] = [];
+  #chars = 0;
+  /** New dialogs left out because of the rate gate, since start. */
+  skipped = 0;
+
+  constructor(settings: SipLadderSettings = DEFAULT_LADDER_SETTINGS, private readonly now: () => number = Date.now) {
+    this.#settings = settings;
+  }
+
+  configure(settings: SipLadderSettings): void {
+    this.#settings = settings;
+    if (settings.messagesPerDialog === 0) this.clear();
+    this.#trim();
+  }
+
+  get settings(): SipLadderSettings {
+    return this.#settings;
+  }
+
+  clear(): void {
+    this.#dialogs.clear();
+    this.#chars = 0;
+  }
+
+  /** The tap: one message sent or received. */
+  record(message: SipMessage, direction: 'in' | 'out', transport: TransportProtocol, host: string, port: number): void {
+    if (this.#settings.messagesPerDialog === 0) return;
+    const callId = (message.get('Call-ID') ?? '').slice(0, 256);
+    if (callId === '') return;
+    const at = this.now();
+    let dialog = this.#dialogs.get(callId);
+    if (!dialog) {
+      const cseqMethod = /\s(\S+)\s*$/.exec(message.get('CSeq') ?? '')?.[1] ?? '';
+      // Qualify pings (OPTIONS, a new Call-ID each) would push the calls out of the ring, and
+      // count against the rate: they are left out, as their answers show in the contacts' state.
+      if (cseqMethod === 'OPTIONS') return;
+      if (!this.#admitNewDialog(at)) return;
+      dialog = {
+        callId,
+        kind: message.isRequest() ? message.method : cseqMethod,
+        from: (message.get('From') ?? '').slice(0, MAX_PARTY_CHARS),
+        to: (message.get('To') ?? '').slice(0, MAX_PARTY_CHARS),
+        firstAt: at,
+        lastAt: at,
+        channels: [],
+        messages: [],
+        dropped: 0,
+        chars: 0,
+      };
+      this.#dialogs.set(callId, dialog);
+    }
+    let text = maskDigestResponses(maskSdesKeys(message.toString()));
+    if (text.length > MAX_MESSAGE_CHARS) text = `${text.slice(0, MAX_MESSAGE_CHARS)}\r\n[… ${text.length - MAX_MESSAGE_CHARS} more characters]`;
+    const method = /\s(\S+)\s*$/.exec(message.get('CSeq') ?? '')?.[1] ?? '';
+    const summary = message instanceof SipResponse ? `${message.status} ${message.reason}`.slice(0, 80) : message.isRequest() ? message.method : '';
+    dialog.messages.push({ at, direction, peer: `${transport} ${host}:${port}`, summary, method, text });
+    dialog.lastAt = at;
+    dialog.chars += text.length;
+    this.#chars += text.length;
+    while (dialog.messages.length > this.#settings.messagesPerDialog) {
+      const oldest = dialog.messages.shift()!;
+      dialog.chars -= oldest.text.length;
+      this.#chars -= oldest.text.length;
+      dialog.dropped += 1;
+    }
+    // A dialog seen again moves to the newest end, so that live ones are the last evicted.
+    this.#dialogs.delete(callId);
+    this.#dialogs.set(callId, dialog);
+    this.#trim();
+  }
+
+  /** The technology made a channel for this dialog. */
+  bind(callId: string, channel: { id: string; name: string }): void {
+    const dialog = this.#dialogs.get(callId);
+    if (!dialog || dialog.channels.some((c) => c.id === channel.id) || dialog.channels.length >= MAX_CHANNELS_PER_DIALOG) return;
+    dialog.channels.push({ id: channel.id, name: channel.name });
+  }
+
+  get(callId: string): LadderDialog | undefined {
+    return this.#dialogs.get(callId);
+  }
+
+  /** Newest first. */
+  list(): LadderDialog[] {
+    return [...this.#dialogs.values()].reverse();
+  }
+
+  /** The dialog that carried a channel (by its id or its name). */
+  ofChannel(idOrName: string): LadderDialog | undefined {
+    for (const dialog of this.list()) if (dialog.channels.some((c) => c.id === idOrName || c.name === idOrName)) return dialog;
+    return undefined;
+  }
+
+  get totalChars(): number {
+    return this.#chars;
+  }
+
+  #admitNewDialog(at: number): boolean {
+    while (this.#starts.length > 0 && this.#starts[0]! <= at - RATE_WINDOW_MS) this.#starts.shift();
+    // The window never holds more than the rate allows, so it stays small.
+    if (this.#starts.length >= this.#settings.maxCallRate * (RATE_WINDOW_MS / 1000)) {
+      this.skipped += 1;
+      return false;
+    }
+    this.#starts.push(at);
+    return true;
+  }
+
+  #trim(): void {
+    while (this.#dialogs.size > this.#settings.dialogs || (this.#chars > MAX_TOTAL_CHARS && this.#dialogs.size > 1)) {
+      const [callId, oldest] = this.#dialogs.entries().next().value!;
+      this.#dialogs.delete(callId);
+      this.#chars -= oldest.chars;
+    }
+  }
+}
