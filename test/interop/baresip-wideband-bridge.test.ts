@@ -1,0 +1,281 @@
+// A three-party conference of real softphones in one mixing bridge, each on its own codec: a baresip
+// on G.722 (16 kHz), one on Opus (48 kHz) and one on PCMU only (8 kHz). An ARI application answers
+// each call and adds it to the bridge, as a ConfBridge would. What each one hears is its sndfile dump.
+//
+// The high tones are chosen from the narrowest path they cross. The G.722 party's tone goes
+// 16 kHz → the 48 kHz mix → the Opus party; the Opus party's tone goes the 48 kHz mix → 16 kHz
+// (the resampler cuts at 88.75 % of 8 kHz, about 7.1 kHz) → G.722, whose sub-band filters roll off
+// towards 8 kHz and which baresip feeds through its own 48 → 16 kHz resampler. 6.5 kHz (G.722
+// party) and 6.8 kHz (Opus party) stay under all of those edges with room; 7 kHz would sit on the
+// resampler's transition band and prove nothing about the band but its slope.
+//
+// The PCMU party hears both high tones band-limited: its 8 kHz channel cannot carry them, and a
+// resampler without its low-pass would fold them to 8000 − f (1.5 and 1.2 kHz). The G.722 party also
+// says a 1 kHz marker, so the PCMU party hearing it proves it is in the conference, and the folded
+// tones are measured against it. Skipped with a message when baresip, one of its modules or sox is
+// missing.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { meanSquare } from '../../src/media/energy.ts';
+import { goertzelPower } from '../../src/media/goertzel.ts';
+import { readWavFile } from '../../src/media/wav-reader.ts';
+import { BARESIP_MODULES, ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+
+const G722_TONE_HZ = 6500;
+const OPUS_TONE_HZ = 6800;
+const MARKER_HZ = 1000;
+const ULAW_TONE_HZ = 400;
+const APP = 'conference';
+const MODULES = ['g722.so', 'opus.so', 'sndfile.so', 'aufile.so'];
+const missing = MODULES.filter((module) => !existsSync(join(BARESIP_MODULES, module)));
+const HAVE_SOX = spawnSync('sox', ['--version'], { encoding: 'utf8' }).error === undefined;
+const skip = !HAVE_BARESIP
+  ? 'baresip is not installed (Debian package baresip)'
+  : missing.length > 0
+    ? `baresip modules missing: ${missing.join(', ')}`
+    : !HAVE_SOX
+      ? 'sox is not installed'
+      : false;
+
+interface PartyPlan {
+  /** The endpoint it calls as (and the From user). */
+  readonly user: string;
+  readonly codec: 'G722/16000/1' | 'opus/48000/2' | 'PCMU/8000/1';
+  /** baresip's audio_source line value (ausine,<Hz> or aufile,<path>). */
+  readonly source: string;
+}
+
+/** One baresip in the conference: its home, process and the dump of what it hears. */
+class BaresipParty {
+  #child: ChildProcess | undefined;
+  #output = '';
+  #ctrlPort = 0;
+  readonly #dumps: string;
+
+  constructor(
+    readonly plan: PartyPlan,
+    private readonly work: string,
+  ) {
+    this.#dumps = join(work, 'dumps');
+  }
+
+  get output(): string {
+    return this.#output;
+  }
+
+  async start(sipPort: number): Promise<void> {
+    mkdirSync(this.work);
+    mkdirSync(this.#dumps);
+    const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
+    this.#ctrlPort = ctrlPort;
+    const home = writeBaresipHome(this.work, { phone: phonePort, ctrl: ctrlPort }, [
+      'module g722.so',
+      'module opus.so',
+      'module aufile.so',
+      'module sndfile.so',
+      `snd_path ${this.#dumps}`,
+      'rtcp_mux no',
+      'opus_bitrate 64000',
+    ]);
+    const config = join(home, 'config');
+    writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source ${this.plan.source}`));
+    writeFileSync(join(home, 'accounts'), `<sip:${this.plan.user}@127.0.0.1:${sipPort};transport=udp>;audio_codecs=${this.plan.codec};regint=0\n`);
+    const child = spawn('baresip', ['-f', home], { cwd: this.work, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = child;
+    child.stdout.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
+  }
+
+  async dial(uri: string): Promise<void> {
+    const dialed = await waitFor('ctrl_tcp', () => ctrl(this.#ctrlPort, 'dial', uri).catch(() => undefined));
+    assert.equal(dialed.ok, true, JSON.stringify(dialed));
+  }
+
+  async hangup(): Promise<void> {
+    await ctrl(this.#ctrlPort, 'hangup', '').catch(() => undefined);
+  }
+
+  /** What it heard: its decoder's output as sndfile dumped it. */
+  heard(): { rate: number; samples: Int16Array } {
+    const file = readdirSync(this.#dumps).find((name) => name.endsWith('-dec.wav'));
+    assert.ok(file, `${this.plan.user} dumped what it heard\n${this.#output.slice(-2000)}`);
+    const wav = readWavFile(join(this.#dumps, file));
+    return { rate: wav.rate, samples: wav.samples };
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The power at `frequency` averaged over 100 ms blocks: a 10 Hz wide bin, so a tone a resampler or
+ * a jitter-buffer gap nudged by a few hertz still counts in full.
+ */
+function tonePower(samples: Int16Array, frequency: number, rate: number): number {
+  const block = rate / 10;
+  let sum = 0;
+  let blocks = 0;
+  for (let start = 0; start + block <= samples.length; start += block, blocks++) sum += goertzelPower(samples.subarray(start, start + block), frequency, rate);
+  return blocks === 0 ? 0 : sum / blocks;
+}
+
+/** The strongest frequency from `from` Hz to just under Nyquist, in 25 Hz steps. */
+function peakAbove(samples: Int16Array, rate: number, from: number): { frequency: number; power: number } {
+  let best = { frequency: 0, power: -1 };
+  for (let frequency = from; frequency < rate / 2 - 100; frequency += 25) {
+    const power = tonePower(samples, frequency, rate);
+    if (power > best.power) best = { frequency, power };
+  }
+  return best;
+}
+
+/** A WAV of `seconds` at 48 kHz stereo (baresip's ausrc format here) saying the given tones. */
+function toneFile(path: string, seconds: number, tones: ReadonlyArray<{ hz: number; volume: number }>): void {
+  const parts = tones.map((tone, index) => {
+    const part = `${path}.${index}.wav`;
+    const made = spawnSync('sox', ['-n', '-r', '48000', '-c', '2', '-b', '16', part, 'synth', String(seconds), 'sine', String(tone.hz), 'vol', String(tone.volume)], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    return part;
+  });
+  const mixed = parts.length === 1 ? spawnSync('cp', [parts[0], path]) : spawnSync('sox', ['-m', ...parts, path], { encoding: 'utf8' });
+  assert.equal(mixed.status, 0, String(mixed.stderr));
+}
+
+/** Answers each call that enters the application and adds it to `bridgeId`, until `count` have. */
+async function admit(server: TestServer, events: EventSocket, bridgeId: string, count: number): Promise<Map<string, string>> {
+  const channelOf = new Map<string, string>();
+  while (channelOf.size < count) {
+    const started: Json = await nextOfType(events, 'StasisStart');
+    const channel = started.channel as { id: string; name: string };
+    const endpoint = /^PJSIP\/(.+)-[^-]+$/.exec(channel.name)?.[1] ?? channel.name;
+    const answered = await server.ari(`/channels/${channel.id}/answer`, { method: 'POST' });
+    assert.equal(answered.status, 204, await answered.text());
+    const added = await server.ari(`/bridges/${bridgeId}/addChannel?channel=${channel.id}`, { method: 'POST' });
+    assert.equal(added.status, 204, await added.text());
+    channelOf.set(endpoint, channel.id);
+  }
+  return channelOf;
+}
+
+describe('baresip G.722, Opus and PCMU parties in one mixing bridge', { skip }, () => {
+  test(
+    `the G.722 party's ${G722_TONE_HZ / 1000} kHz reaches the Opus party and the Opus party's ${OPUS_TONE_HZ / 1000} kHz the G.722 party, mixed at 48 kHz; the PCMU party hears them band-limited, nothing folded`,
+    { timeout: 150_000 },
+    async () => {
+      const work = mkdtempSync(join(tmpdir(), 'patchbay-wide-bridge-'));
+      const g722Source = join(work, 'g722-party.wav');
+      // The high tone loud, the marker quieter: what the PCMU party hears is the marker alone.
+      toneFile(g722Source, 30, [
+        { hz: G722_TONE_HZ, volume: 0.4 },
+        { hz: MARKER_HZ, volume: 0.2 },
+      ]);
+      const dialplanFile = join(work, 'extensions.conf');
+      writeFileSync(dialplanFile, `[sip-in]\nexten => 900,1,Stasis(${APP})\n same => n,Hangup()\n`);
+      const server = await startTestServer({
+        dialplan: { file: dialplanFile },
+        config_objects: {
+          res_pjsip: {
+            endpoint: {
+              wide: { context: 'sip-in', allow: 'g722' },
+              full: { context: 'sip-in', allow: 'opus' },
+              narrow: { context: 'sip-in', allow: 'ulaw' },
+            },
+          },
+        },
+      });
+      const parties = [
+        new BaresipParty({ user: 'wide', codec: 'G722/16000/1', source: `aufile,${g722Source}` }, join(work, 'wide')),
+        new BaresipParty({ user: 'full', codec: 'opus/48000/2', source: `ausine,${OPUS_TONE_HZ}` }, join(work, 'full')),
+        new BaresipParty({ user: 'narrow', codec: 'PCMU/8000/1', source: `ausine,${ULAW_TONE_HZ}` }, join(work, 'narrow')),
+      ];
+      const [wide, full, narrow] = parties;
+      try {
+        const events = await server.events(`app=${APP}`);
+        const bridge = (await (await server.ari('/bridges?type=mixing&name=conference', { method: 'POST' })).json()) as { id: string };
+        const sipPort = server.core.pjsip.port;
+        for (const party of parties) await party.start(sipPort);
+        for (const party of parties) await party.dial(`sip:900@127.0.0.1:${sipPort}`);
+        const channels = await admit(server, events, bridge.id, parties.length);
+
+        const formats: Record<string, string> = {};
+        for (const [endpoint, id] of channels) {
+          const variable = (await (await server.ari(`/channels/${id}/variable?variable=${encodeURIComponent('CHANNEL(audionativeformat)')}`)).json()) as { value: string };
+          formats[endpoint] = variable.value;
+        }
+        assert.deepEqual(formats, { wide: 'g722', full: 'opus', narrow: 'ulaw' }, 'each party runs its own codec');
+        // The bridge mixes at its highest member rate: Opus's 48 kHz.
+        assert.equal(server.core.bridges.get(bridge.id)?.rate, 48000);
+        const members = ((await (await server.ari(`/bridges/${bridge.id}`)).json()) as { channels: string[] }).channels;
+        assert.equal(members.length, 3);
+
+        // Four seconds of conference; the last two of each dump are analysed.
+        await new Promise((resolve) => setTimeout(resolve, 4000));
+        assert.equal(server.core.bridges.get(bridge.id)?.rate, 48000, 'still mixing at 48 kHz');
+        for (const party of parties) await party.hangup();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+
+        const lastTwoSeconds = (party: BaresipParty): { rate: number; samples: Int16Array } => {
+          const heard = party.heard();
+          return { rate: heard.rate, samples: heard.samples.subarray(Math.max(0, heard.samples.length - 2 * heard.rate)) };
+        };
+        const report: string[] = [];
+
+        // The Opus party hears the G.722 party's high tone at its frequency: wideband end to end.
+        const atFull = lastTwoSeconds(full);
+        assert.ok(atFull.rate >= 16000, `the Opus party decodes at ${atFull.rate} Hz`);
+        const fullTotal = meanSquare(atFull.samples);
+        assert.ok(fullTotal > 1e5, `the Opus party heard the conference (mean square ${fullTotal.toFixed(0)})`);
+        const fullPeak = peakAbove(atFull.samples, atFull.rate, 4000);
+        const fullShare = tonePower(atFull.samples, G722_TONE_HZ, atFull.rate) / fullTotal;
+        report.push(`Opus party: strongest above 4 kHz at ${fullPeak.frequency} Hz, ${G722_TONE_HZ} Hz is ${(fullShare * 100).toFixed(1)} % of what it hears`);
+        assert.ok(Math.abs(fullPeak.frequency - G722_TONE_HZ) <= 25, `the Opus party's strongest tone above 4 kHz is at ${fullPeak.frequency} Hz`);
+        assert.ok(fullShare > 0.3, `${G722_TONE_HZ} Hz is ${(fullShare * 100).toFixed(0)} % of what the Opus party hears`);
+
+        // The G.722 party hears the Opus party's high tone.
+        const atWide = lastTwoSeconds(wide);
+        assert.equal(atWide.rate, 16000, 'the G.722 party decodes at 16 kHz');
+        const wideTotal = meanSquare(atWide.samples);
+        assert.ok(wideTotal > 1e5, `the G.722 party heard the conference (mean square ${wideTotal.toFixed(0)})`);
+        const widePeak = peakAbove(atWide.samples, atWide.rate, 4000);
+        const wideShare = tonePower(atWide.samples, OPUS_TONE_HZ, atWide.rate) / wideTotal;
+        report.push(`G.722 party: strongest above 4 kHz at ${widePeak.frequency} Hz, ${OPUS_TONE_HZ} Hz is ${(wideShare * 100).toFixed(1)} % of what it hears`);
+        assert.ok(Math.abs(widePeak.frequency - OPUS_TONE_HZ) <= 25, `the G.722 party's strongest tone above 4 kHz is at ${widePeak.frequency} Hz`);
+        assert.ok(wideShare > 0.3, `${OPUS_TONE_HZ} Hz is ${(wideShare * 100).toFixed(0)} % of what the G.722 party hears`);
+
+        // The PCMU party hears the marker, and neither high tone folded into its band.
+        const atNarrow = lastTwoSeconds(narrow);
+        assert.equal(atNarrow.rate, 8000, 'the PCMU party decodes at 8 kHz: nothing above 4 kHz can reach it');
+        const marker = tonePower(atNarrow.samples, MARKER_HZ, 8000);
+        const narrowTotal = meanSquare(atNarrow.samples);
+        assert.ok(marker / narrowTotal > 0.7, `the 1 kHz marker is ${((marker / narrowTotal) * 100).toFixed(0)} % of what the PCMU party hears`);
+        for (const tone of [G722_TONE_HZ, OPUS_TONE_HZ]) {
+          const folded = tonePower(atNarrow.samples, 8000 - tone, 8000) / marker;
+          report.push(`PCMU party: ${tone} Hz folded to ${8000 - tone} Hz at ${(10 * Math.log10(Math.max(folded, 1e-12))).toFixed(1)} dB under the marker`);
+          // The marker is 6 dB under the high tone at its source, so -34 dB here is -40 dB of the tone.
+          assert.ok(folded < 10 ** (-34 / 10), `${tone} Hz folded to ${8000 - tone} Hz at ${(10 * Math.log10(folded)).toFixed(1)} dB of the marker`);
+        }
+        process.stdout.write(`${report.join('\n')}\n`);
+        events.socket.close();
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\n${parties.map((party) => `${party.plan.user} said:\n${party.output.slice(-1500)}`).join('\n')}`);
+      } finally {
+        await Promise.all(parties.map((party) => party.stop()));
+        await server.stop();
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+  );
+});
