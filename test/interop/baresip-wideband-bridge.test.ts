@@ -9,11 +9,13 @@
 // party) and 6.8 kHz (Opus party) stay under all of those edges with room; 7 kHz would sit on the
 // resampler's transition band and prove nothing about the band but its slope.
 //
-// The PCMU party hears both high tones band-limited: its 8 kHz channel cannot carry them, and a
-// resampler without its low-pass would fold them to 8000 − f (1.5 and 1.2 kHz). The G.722 party also
-// says a 1 kHz marker, so the PCMU party hearing it proves it is in the conference, and the folded
-// tones are measured against it. Skipped with a message when baresip, one of its modules or sox is
-// missing.
+// Each wideband party says its high tone with a low marker 6 dB under it (1 kHz from the G.722
+// party, 500 Hz from the Opus party), from a WAV file: the high tone's level against the marker's
+// where it is heard is what the band cost it, whatever else the conference adds. The PCMU party hears
+// both high tones band-limited: its 8 kHz channel cannot carry them, and a resampler without its
+// low-pass would fold them to 8000 − f (1.5 and 1.2 kHz), which are measured against the markers it
+// hears (proving it is in the conference). Skipped with a message when baresip, one of its modules
+// or sox is missing.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,8 +31,11 @@ import { startTestServer, type EventSocket, type TestServer } from '../helpers/s
 
 const G722_TONE_HZ = 6500;
 const OPUS_TONE_HZ = 6800;
-const MARKER_HZ = 1000;
+const G722_MARKER_HZ = 1000;
+const OPUS_MARKER_HZ = 500;
 const ULAW_TONE_HZ = 400;
+/** Each wideband party's high tone is this many times its marker's power at the source (6 dB). */
+const SOURCE_RATIO = 4;
 const APP = 'conference';
 const MODULES = ['g722.so', 'opus.so', 'sndfile.so', 'aufile.so'];
 const missing = MODULES.filter((module) => !existsSync(join(BARESIP_MODULES, module)));
@@ -132,6 +137,12 @@ function tonePower(samples: Int16Array, frequency: number, rate: number): number
   return blocks === 0 ? 0 : sum / blocks;
 }
 
+/** How many dB the high tone lost against the marker that left the same phone 6 dB under it. */
+function bandLoss(heard: { rate: number; samples: Int16Array }, tone: number, marker: number): number {
+  const ratio = tonePower(heard.samples, tone, heard.rate) / Math.max(1e-9, tonePower(heard.samples, marker, heard.rate));
+  return 10 * Math.log10(SOURCE_RATIO / Math.max(ratio, 1e-12));
+}
+
 /** The strongest frequency from `from` Hz to just under Nyquist, in 25 Hz steps. */
 function peakAbove(samples: Int16Array, rate: number, from: number): { frequency: number; power: number } {
   let best = { frequency: 0, power: -1 };
@@ -176,12 +187,21 @@ describe('baresip G.722, Opus and PCMU parties in one mixing bridge', { skip }, 
     { timeout: 150_000 },
     async () => {
       const work = mkdtempSync(join(tmpdir(), 'patchbay-wide-bridge-'));
-      const g722Source = join(work, 'g722-party.wav');
-      // The high tone loud, the marker quieter: what the PCMU party hears is the marker alone.
-      toneFile(g722Source, 30, [
+      const source = (name: string, tones: ReadonlyArray<{ hz: number; volume: number }>): string => {
+        const path = join(work, `${name}.wav`);
+        toneFile(path, 30, tones);
+        return path;
+      };
+      const g722Source = source('g722-party', [
         { hz: G722_TONE_HZ, volume: 0.4 },
-        { hz: MARKER_HZ, volume: 0.2 },
+        { hz: G722_MARKER_HZ, volume: 0.2 },
       ]);
+      const opusSource = source('opus-party', [
+        { hz: OPUS_TONE_HZ, volume: 0.4 },
+        { hz: OPUS_MARKER_HZ, volume: 0.2 },
+      ]);
+      // Quiet, so it does not drown what the others are checked for.
+      const ulawSource = source('pcmu-party', [{ hz: ULAW_TONE_HZ, volume: 0.05 }]);
       const dialplanFile = join(work, 'extensions.conf');
       writeFileSync(dialplanFile, `[sip-in]\nexten => 900,1,Stasis(${APP})\n same => n,Hangup()\n`);
       const server = await startTestServer({
@@ -198,8 +218,8 @@ describe('baresip G.722, Opus and PCMU parties in one mixing bridge', { skip }, 
       });
       const parties = [
         new BaresipParty({ user: 'wide', codec: 'G722/16000/1', source: `aufile,${g722Source}` }, join(work, 'wide')),
-        new BaresipParty({ user: 'full', codec: 'opus/48000/2', source: `ausine,${OPUS_TONE_HZ}` }, join(work, 'full')),
-        new BaresipParty({ user: 'narrow', codec: 'PCMU/8000/1', source: `ausine,${ULAW_TONE_HZ}` }, join(work, 'narrow')),
+        new BaresipParty({ user: 'full', codec: 'opus/48000/2', source: `aufile,${opusSource}` }, join(work, 'full')),
+        new BaresipParty({ user: 'narrow', codec: 'PCMU/8000/1', source: `aufile,${ulawSource}` }, join(work, 'narrow')),
       ];
       const [wide, full, narrow] = parties;
       try {
@@ -240,9 +260,11 @@ describe('baresip G.722, Opus and PCMU parties in one mixing bridge', { skip }, 
         assert.ok(fullTotal > 1e5, `the Opus party heard the conference (mean square ${fullTotal.toFixed(0)})`);
         const fullPeak = peakAbove(atFull.samples, atFull.rate, 4000);
         const fullShare = tonePower(atFull.samples, G722_TONE_HZ, atFull.rate) / fullTotal;
-        report.push(`Opus party: strongest above 4 kHz at ${fullPeak.frequency} Hz, ${G722_TONE_HZ} Hz is ${(fullShare * 100).toFixed(1)} % of what it hears`);
+        const fullLoss = bandLoss(atFull, G722_TONE_HZ, G722_MARKER_HZ);
+        report.push(`Opus party: strongest above 4 kHz at ${fullPeak.frequency} Hz, ${G722_TONE_HZ} Hz is ${(fullShare * 100).toFixed(1)} % of what it hears, ${fullLoss.toFixed(1)} dB under its level against the marker at the source`);
         assert.ok(Math.abs(fullPeak.frequency - G722_TONE_HZ) <= 25, `the Opus party's strongest tone above 4 kHz is at ${fullPeak.frequency} Hz`);
         assert.ok(fullShare > 0.3, `${G722_TONE_HZ} Hz is ${(fullShare * 100).toFixed(0)} % of what the Opus party hears`);
+        assert.ok(fullLoss < 3, `${G722_TONE_HZ} Hz lost ${fullLoss.toFixed(1)} dB against the 1 kHz marker on its way to the Opus party`);
 
         // The G.722 party hears the Opus party's high tone.
         const atWide = lastTwoSeconds(wide);
@@ -251,21 +273,27 @@ describe('baresip G.722, Opus and PCMU parties in one mixing bridge', { skip }, 
         assert.ok(wideTotal > 1e5, `the G.722 party heard the conference (mean square ${wideTotal.toFixed(0)})`);
         const widePeak = peakAbove(atWide.samples, atWide.rate, 4000);
         const wideShare = tonePower(atWide.samples, OPUS_TONE_HZ, atWide.rate) / wideTotal;
-        report.push(`G.722 party: strongest above 4 kHz at ${widePeak.frequency} Hz, ${OPUS_TONE_HZ} Hz is ${(wideShare * 100).toFixed(1)} % of what it hears`);
+        const wideLoss = bandLoss(atWide, OPUS_TONE_HZ, OPUS_MARKER_HZ);
+        report.push(`G.722 party: strongest above 4 kHz at ${widePeak.frequency} Hz, ${OPUS_TONE_HZ} Hz is ${(wideShare * 100).toFixed(1)} % of what it hears, ${wideLoss.toFixed(1)} dB under its level against the marker at the source`);
         assert.ok(Math.abs(widePeak.frequency - OPUS_TONE_HZ) <= 25, `the G.722 party's strongest tone above 4 kHz is at ${widePeak.frequency} Hz`);
         assert.ok(wideShare > 0.3, `${OPUS_TONE_HZ} Hz is ${(wideShare * 100).toFixed(0)} % of what the G.722 party hears`);
+        assert.ok(wideLoss < 3, `${OPUS_TONE_HZ} Hz lost ${wideLoss.toFixed(1)} dB against the 500 Hz marker on its way to the G.722 party`);
 
-        // The PCMU party hears the marker, and neither high tone folded into its band.
+        // The PCMU party hears both markers, and neither high tone folded into its band.
         const atNarrow = lastTwoSeconds(narrow);
         assert.equal(atNarrow.rate, 8000, 'the PCMU party decodes at 8 kHz: nothing above 4 kHz can reach it');
-        const marker = tonePower(atNarrow.samples, MARKER_HZ, 8000);
         const narrowTotal = meanSquare(atNarrow.samples);
-        assert.ok(marker / narrowTotal > 0.7, `the 1 kHz marker is ${((marker / narrowTotal) * 100).toFixed(0)} % of what the PCMU party hears`);
-        for (const tone of [G722_TONE_HZ, OPUS_TONE_HZ]) {
-          const folded = tonePower(atNarrow.samples, 8000 - tone, 8000) / marker;
-          report.push(`PCMU party: ${tone} Hz folded to ${8000 - tone} Hz at ${(10 * Math.log10(Math.max(folded, 1e-12))).toFixed(1)} dB under the marker`);
-          // The marker is 6 dB under the high tone at its source, so -34 dB here is -40 dB of the tone.
-          assert.ok(folded < 10 ** (-34 / 10), `${tone} Hz folded to ${8000 - tone} Hz at ${(10 * Math.log10(folded)).toFixed(1)} dB of the marker`);
+        for (const [tone, marker] of [
+          [G722_TONE_HZ, G722_MARKER_HZ],
+          [OPUS_TONE_HZ, OPUS_MARKER_HZ],
+        ] as const) {
+          const markerPower = tonePower(atNarrow.samples, marker, 8000);
+          assert.ok(markerPower / narrowTotal > 0.25, `the ${marker} Hz marker is ${((markerPower / narrowTotal) * 100).toFixed(0)} % of what the PCMU party hears`);
+          // Against the tone's own level: the marker is 6 dB under it at the source.
+          const folded = tonePower(atNarrow.samples, 8000 - tone, 8000) / (markerPower * SOURCE_RATIO);
+          const foldedDb = 10 * Math.log10(Math.max(folded, 1e-12));
+          report.push(`PCMU party: ${tone} Hz folded to ${8000 - tone} Hz at ${foldedDb.toFixed(1)} dB of the tone (marker ${((markerPower / narrowTotal) * 100).toFixed(0)} % of what it hears)`);
+          assert.ok(foldedDb < -40, `${tone} Hz folded to ${8000 - tone} Hz at ${foldedDb.toFixed(1)} dB of the tone`);
         }
         process.stdout.write(`${report.join('\n')}\n`);
         events.socket.close();
