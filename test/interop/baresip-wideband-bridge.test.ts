@@ -17,17 +17,15 @@
 // hears (proving it is in the conference). Skipped with a message when baresip, one of its modules
 // or sox is missing.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { meanSquare } from '../../src/media/energy.ts';
-import { goertzelPower } from '../../src/media/goertzel.ts';
-import { readWavFile } from '../../src/media/wav-reader.ts';
-import { BARESIP_MODULES, ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
-import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
+import { HAVE_BARESIP, nextOfType, type Json } from '../helpers/baresip.ts';
+import { BaresipParty, HAVE_SOX, MISSING_PARTY_MODULES, toneFile } from '../helpers/baresip-party.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { peakAbove, tonePower } from '../helpers/tone-power.ts';
 
 const G722_TONE_HZ = 6500;
 const OPUS_TONE_HZ = 6800;
@@ -37,132 +35,18 @@ const ULAW_TONE_HZ = 400;
 /** Each wideband party's high tone is this many times its marker's power at the source (6 dB). */
 const SOURCE_RATIO = 4;
 const APP = 'conference';
-const MODULES = ['g722.so', 'opus.so', 'sndfile.so', 'aufile.so'];
-const missing = MODULES.filter((module) => !existsSync(join(BARESIP_MODULES, module)));
-const HAVE_SOX = spawnSync('sox', ['--version'], { encoding: 'utf8' }).error === undefined;
 const skip = !HAVE_BARESIP
   ? 'baresip is not installed (Debian package baresip)'
-  : missing.length > 0
-    ? `baresip modules missing: ${missing.join(', ')}`
+  : MISSING_PARTY_MODULES.length > 0
+    ? `baresip modules missing: ${MISSING_PARTY_MODULES.join(', ')}`
     : !HAVE_SOX
       ? 'sox is not installed'
       : false;
-
-interface PartyPlan {
-  /** The endpoint it calls as (and the From user). */
-  readonly user: string;
-  readonly codec: 'G722/16000/1' | 'opus/48000/2' | 'PCMU/8000/1';
-  /** baresip's audio_source line value (ausine,<Hz> or aufile,<path>). */
-  readonly source: string;
-}
-
-/** One baresip in the conference: its home, process and the dump of what it hears. */
-class BaresipParty {
-  #child: ChildProcess | undefined;
-  #output = '';
-  #ctrlPort = 0;
-  readonly #dumps: string;
-
-  constructor(
-    readonly plan: PartyPlan,
-    private readonly work: string,
-  ) {
-    this.#dumps = join(work, 'dumps');
-  }
-
-  get output(): string {
-    return this.#output;
-  }
-
-  async start(sipPort: number): Promise<void> {
-    mkdirSync(this.work);
-    mkdirSync(this.#dumps);
-    const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
-    this.#ctrlPort = ctrlPort;
-    const home = writeBaresipHome(this.work, { phone: phonePort, ctrl: ctrlPort }, [
-      'module g722.so',
-      'module opus.so',
-      'module aufile.so',
-      'module sndfile.so',
-      `snd_path ${this.#dumps}`,
-      'rtcp_mux no',
-      'opus_bitrate 64000',
-    ]);
-    const config = join(home, 'config');
-    writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source ${this.plan.source}`));
-    writeFileSync(join(home, 'accounts'), `<sip:${this.plan.user}@127.0.0.1:${sipPort};transport=udp>;audio_codecs=${this.plan.codec};regint=0\n`);
-    const child = spawn('baresip', ['-f', home], { cwd: this.work, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.#child = child;
-    child.stdout.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
-  }
-
-  async dial(uri: string): Promise<void> {
-    const dialed = await waitFor('ctrl_tcp', () => ctrl(this.#ctrlPort, 'dial', uri).catch(() => undefined));
-    assert.equal(dialed.ok, true, JSON.stringify(dialed));
-  }
-
-  async hangup(): Promise<void> {
-    await ctrl(this.#ctrlPort, 'hangup', '').catch(() => undefined);
-  }
-
-  /** What it heard: its decoder's output as sndfile dumped it. */
-  heard(): { rate: number; samples: Int16Array } {
-    const file = readdirSync(this.#dumps).find((name) => name.endsWith('-dec.wav'));
-    assert.ok(file, `${this.plan.user} dumped what it heard\n${this.#output.slice(-2000)}`);
-    const wav = readWavFile(join(this.#dumps, file));
-    return { rate: wav.rate, samples: wav.samples };
-  }
-
-  async stop(): Promise<void> {
-    const child = this.#child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-/**
- * The power at `frequency` averaged over 100 ms blocks: a 10 Hz wide bin, so a tone a resampler or
- * a jitter-buffer gap nudged by a few hertz still counts in full.
- */
-function tonePower(samples: Int16Array, frequency: number, rate: number): number {
-  const block = rate / 10;
-  let sum = 0;
-  let blocks = 0;
-  for (let start = 0; start + block <= samples.length; start += block, blocks++) sum += goertzelPower(samples.subarray(start, start + block), frequency, rate);
-  return blocks === 0 ? 0 : sum / blocks;
-}
 
 /** How many dB the high tone lost against the marker that left the same phone 6 dB under it. */
 function bandLoss(heard: { rate: number; samples: Int16Array }, tone: number, marker: number): number {
   const ratio = tonePower(heard.samples, tone, heard.rate) / Math.max(1e-9, tonePower(heard.samples, marker, heard.rate));
   return 10 * Math.log10(SOURCE_RATIO / Math.max(ratio, 1e-12));
-}
-
-/** The strongest frequency from `from` Hz to just under Nyquist, in 25 Hz steps. */
-function peakAbove(samples: Int16Array, rate: number, from: number): { frequency: number; power: number } {
-  let best = { frequency: 0, power: -1 };
-  for (let frequency = from; frequency < rate / 2 - 100; frequency += 25) {
-    const power = tonePower(samples, frequency, rate);
-    if (power > best.power) best = { frequency, power };
-  }
-  return best;
-}
-
-/** A WAV of `seconds` at 48 kHz stereo (baresip's ausrc format here) saying the given tones. */
-function toneFile(path: string, seconds: number, tones: ReadonlyArray<{ hz: number; volume: number }>): void {
-  const parts = tones.map((tone, index) => {
-    const part = `${path}.${index}.wav`;
-    const made = spawnSync('sox', ['-n', '-r', '48000', '-c', '2', '-b', '16', part, 'synth', String(seconds), 'sine', String(tone.hz), 'vol', String(tone.volume)], { encoding: 'utf8' });
-    assert.equal(made.status, 0, made.stderr);
-    return part;
-  });
-  const mixed = parts.length === 1 ? spawnSync('cp', [parts[0], path]) : spawnSync('sox', ['-m', ...parts, path], { encoding: 'utf8' });
-  assert.equal(mixed.status, 0, String(mixed.stderr));
 }
 
 /** Answers each call that enters the application and adds it to `bridgeId`, until `count` have. */
