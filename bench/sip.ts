@@ -165,12 +165,12 @@ async function runBench(): Promise<void> {
     // ---- Phase A: call set-up rate ----
     console.log(`\nA. call set-up: ${calls} calls at ${rate}/s into 100 → Stasis(bench) → answer → peer BYE after 200 ms`);
     // A few warm-up calls (not counted).
-    await runSipp(work, sipTarget, SCENARIO, ['-s', '100', '-d', '200', '-r', '5', '-m', '5', '-l', '5'], PHASE_LIMIT_MS);
+    await runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'bench', '-s', '100', '-d', '200', '-r', '5', '-m', '5', '-l', '5'], PHASE_LIMIT_MS);
     stasisStarts = answered = firstStart = lastStart = 0;
     answerLatencies.length = 0;
     answerFailures.clear();
     const meterA = new CpuMeter(pid);
-    const a = await runSipp(work, sipTarget, SCENARIO, ['-s', '100', '-d', '200', '-r', String(rate), '-m', String(calls), '-l', String(Math.max(rate * 2, 10))], PHASE_LIMIT_MS);
+    const a = await runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'bench', '-s', '100', '-d', '200', '-r', String(rate), '-m', String(calls), '-l', String(Math.max(rate * 2, 10))], PHASE_LIMIT_MS);
     const cpuA = meterA.percent();
     const rssA = rssMiB(pid);
     await new Promise((r) => setTimeout(r, 300));
@@ -191,7 +191,7 @@ async function runBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
       const idle = meterIdle.percent();
       const duration = (hold + 3) * 1000;
-      const running = runSipp(work, sipTarget, SCENARIO, ['-s', '200', '-d', String(duration), '-r', String(Math.min(n, 100)), '-m', String(n), '-l', String(n)], PHASE_LIMIT_MS);
+      const running = runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'bench', '-s', '200', '-d', String(duration), '-r', String(Math.min(n, 100)), '-m', String(n), '-l', String(n)], PHASE_LIMIT_MS);
       // Wait until all n channels are Up (or the calls are over).
       const deadline = performance.now() + 10_000;
       let up = 0;

@@ -33,7 +33,7 @@ export async function runSipp(work: string, sipTarget: string, scenario: string,
   const started = performance.now();
   const child = spawn(
     'sipp',
-    [sipTarget, '-sf', scenario, '-set', 'caller', 'bench', '-i', '127.0.0.1', '-p', String(port), '-nostdin',
+    [sipTarget, '-sf', scenario, '-i', '127.0.0.1', '-p', String(port), '-nostdin',
       '-mi', '127.0.0.1', '-mp', '30000', '-trace_stat', '-stf', statFile, '-fd', '1',
       '-timeout', `${Math.round(limitMs / 1000) - 2}s`, '-timeout_error', ...args],
     { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] },
