@@ -5,10 +5,13 @@
 // baresip on G.722 joins with an Echo() call, then a baresip on Opus (64 kbit/s), each saying a
 // 6 kHz tone (above anything G.711 could carry). The server's CPU (user+sys from /proc, % of one
 // core) is measured over a --window of seconds at each step; a step's cost is its increase over
-// the step before. Last, what each baresip heard back (its sndfile dump): the share of 6 kHz and
+// the step before. Once the phones hung up, the G.711 load is measured alone again: its drift is the
+// noise every step's figure carries. Last, what each baresip heard back (its sndfile dump): the share of 6 kHz and
 // the strongest frequency above 4 kHz, which must be the tone for the echo to have stayed wideband.
-// Bounded: ≤ 200 SIPp calls, windows ≤ 10 s, the whole run well under two minutes.
-// Usage: npm run bench:codecs-load [-- --calls 50 --window 6]
+// One wideband call's cost is near the noise of a shared machine; --wide N (≤ 8) adds N of each
+// (one baresip per call) and divides, for a steadier figure.
+// Bounded: ≤ 200 SIPp calls, ≤ 8 wideband calls per codec, windows ≤ 10 s, under two minutes.
+// Usage: npm run bench:codecs-load [-- --calls 50 --window 6 --wide 1]
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     target: { type: 'boolean', default: false },
     calls: { type: 'string', default: '50' },
     window: { type: 'string', default: '6' },
+    wide: { type: 'string', default: '1' },
   },
 });
 
@@ -110,6 +114,7 @@ async function runBench(): Promise<void> {
   }
   const calls = clamp(values.calls, 1, 200);
   const window = clamp(values.window, 2, 10);
+  const wide = clamp(values.wide, 1, 8);
   const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-codecs-load-'));
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '12', 'sine', '1000', 'vol', '0.5']);
 
@@ -140,42 +145,51 @@ async function runBench(): Promise<void> {
     return up;
   };
 
-  console.log(`bench:codecs-load — Patchbay pid ${pid}, SIP udp ${sipTarget}; ${calls} SIPp G.711 echo calls, then a G.722 and an Opus baresip echo call; ${window} s windows`);
+  console.log(`bench:codecs-load — Patchbay pid ${pid}, SIP udp ${sipTarget}; ${calls} SIPp G.711 echo calls, then ${wide} G.722 and ${wide} Opus baresip echo call(s); ${window} s windows`);
   console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((load) => load.toFixed(2)).join(' ')} (shared: figures are noisy)`);
-  const parties = [
-    new BaresipParty({ user: 'wide', codec: 'G722/16000/1', source: `ausine,${TONE_HZ}` }, join(work, 'wide')),
-    new BaresipParty({ user: 'full', codec: 'opus/48000/2', source: `ausine,${TONE_HZ}` }, join(work, 'full')),
-  ];
+  const plans = [
+    { user: 'wide', codec: 'G722/16000/1', source: `ausine,${TONE_HZ}` },
+    { user: 'full', codec: 'opus/48000/2', source: `ausine,${TONE_HZ}` },
+  ] as const;
+  // One group of `wide` phones per codec, each phone on its own echo call.
+  const groups = plans.map((plan) => Array.from({ length: wide }, (_, index) => new BaresipParty(plan, join(work, `${plan.user}-${index}`))));
+  const parties = groups.flat();
   try {
     const idle = await cpuOver(pid, 1);
     // SIPp holds its calls for every window plus time to set them up and to add the two phones.
-    const holdMs = (3 * window + 20) * 1000;
+    const holdMs = (4 * window + 25 + 2 * wide) * 1000;
     const sipp = runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'load', '-s', '200', '-d', String(holdMs), '-r', String(Math.min(calls, 50)), '-m', String(calls), '-l', String(calls)], holdMs + 30_000);
     const loadUp = await waitUp('PJSIP/load-', calls, 15_000);
     await sleep(1000);
     const withLoad = await cpuOver(pid, window);
-    const steps: Array<{ label: string; cpu: number }> = [{ label: `${loadUp} G.711 echo calls (SIPp)`, cpu: withLoad }];
+    const steps: Array<{ label: string; cpu: number; calls: number }> = [{ label: `${loadUp} G.711 echo calls (SIPp)`, cpu: withLoad, calls: Math.max(1, loadUp) }];
 
-    for (const party of parties) {
-      await party.start(sipPort);
-      await party.dial(`sip:200@127.0.0.1:${sipPort}`);
-      const up = await waitUp(`PJSIP/${party.plan.user}-`, 1, 15_000);
-      if (up < 1) throw new Error(`the ${party.plan.codec} call did not come up:\n${party.output.slice(-1500)}`);
+    for (const group of groups) {
+      const { user, codec } = group[0].plan;
+      for (const party of group) {
+        await party.start(sipPort);
+        await party.dial(`sip:200@127.0.0.1:${sipPort}`);
+      }
+      const up = await waitUp(`PJSIP/${user}-`, group.length, 15_000);
+      if (up < group.length) throw new Error(`${up}/${group.length} ${codec} calls came up:\n${group[0].output.slice(-1500)}`);
       await sleep(1000);
-      steps.push({ label: `+ ${party.plan.codec} echo call (baresip)`, cpu: await cpuOver(pid, window) });
+      steps.push({ label: `+ ${group.length} ${codec} echo call(s)`, cpu: await cpuOver(pid, window), calls: group.length });
     }
     const stillUp = await upCount('PJSIP/load-');
     for (const party of parties) await party.hangup();
-    await sleep(500);
+    // The G.711 load alone again: how far it drifted is the noise the steps above sit in.
+    await sleep(1000);
+    const loadAgain = await cpuOver(pid, window);
 
     console.log(`\nserver CPU, % of one core (user+sys over ${window} s), idle ${idle.toFixed(1)} %:`);
     let before = idle;
-    for (const [index, step] of steps.entries()) {
+    for (const step of steps) {
       const added = step.cpu - before;
-      const perCall = index === 0 ? added / Math.max(1, loadUp) : added;
+      const perCall = added / step.calls;
       console.log(`  ${step.label.padEnd(36)} ${step.cpu.toFixed(1).padStart(6)} %   this step ${added.toFixed(1).padStart(6)} %   per call ${perCall.toFixed(2).padStart(6)} % (${((perCall / 100) * 20_000).toFixed(0)} µs per 20 ms)`);
       before = step.cpu;
     }
+    console.log(`  ${'the G.711 load alone again'.padEnd(36)} ${loadAgain.toFixed(1).padStart(6)} %   drift ${(loadAgain - withLoad).toFixed(1)} % (the noise of a step)`);
     console.log(`  SIPp calls still Up after the wideband steps: ${stillUp}/${loadUp}; server RSS ${rssMiB(pid).toFixed(1)} MiB`);
 
     console.log(`\nthe wideband echoes (last 2 s each phone heard back):`);
