@@ -12,14 +12,15 @@
 // Usage: npm run bench:sip [-- --rate 20 --calls 500 --concurrent 50,100 --hold 10]
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import dgram from 'node:dgram';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { CpuMeter, rssMiB } from './process-meter.ts';
+import { runSipp, type SippResult } from './sipp-run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -76,96 +77,6 @@ async function runTarget(): Promise<void> {
 }
 
 // ---- measurements of the target -------------------------------------------------------------------
-
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/** user+sys CPU seconds of a process so far. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at field 3; utime is 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : 0;
-}
-
-class CpuMeter {
-  readonly #pid: number;
-  readonly #cpu0: number;
-  readonly #t0 = performance.now();
-  constructor(pid: number) {
-    this.#pid = pid;
-    this.#cpu0 = cpuSeconds(pid);
-  }
-  /** CPU in % of one core since construction. */
-  percent(): number {
-    const wall = (performance.now() - this.#t0) / 1000;
-    return wall > 0 ? ((cpuSeconds(this.#pid) - this.#cpu0) / wall) * 100 : 0;
-  }
-}
-
-/** A UDP port free on 127.0.0.1 (for SIPp's own signalling). */
-async function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  socket.bind(0, '127.0.0.1');
-  await once(socket, 'listening');
-  const port = socket.address().port;
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-interface SippResult {
-  readonly code: number | null;
-  readonly created: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  readonly wallSeconds: number;
-  readonly output: string;
-  readonly stats: Record<string, string>;
-}
-
-/** Runs SIPp to completion (killed at the phase limit) and reads its final statistics line. */
-async function runSipp(work: string, sipTarget: string, args: string[]): Promise<SippResult> {
-  const port = await freeUdpPort();
-  const statFile = join(work, `stat-${port}.csv`);
-  const started = performance.now();
-  const child = spawn(
-    'sipp',
-    [sipTarget, '-sf', SCENARIO, '-set', 'caller', 'bench', '-i', '127.0.0.1', '-p', String(port), '-nostdin',
-      '-mi', '127.0.0.1', '-mp', '30000', '-trace_stat', '-stf', statFile, '-fd', '1',
-      '-timeout', `${Math.round(PHASE_LIMIT_MS / 1000) - 2}s`, '-timeout_error', ...args],
-    { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const keep = (chunk: Buffer): void => void (output = (output + chunk.toString()).slice(-8000));
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const timer = setTimeout(() => child.kill('SIGKILL'), PHASE_LIMIT_MS);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  const wallSeconds = (performance.now() - started) / 1000;
-  const stats: Record<string, string> = {};
-  try {
-    const lines = readFileSync(statFile, 'utf8').trim().split('\n');
-    const head = lines[0]!.split(';');
-    const last = lines[lines.length - 1]!.split(';');
-    head.forEach((name, i) => (stats[name] = last[i] ?? ''));
-  } catch {
-    // No statistics file: SIPp did not start; its output says why.
-  }
-  return {
-    code,
-    created: Number(stats['TotalCallCreated'] ?? 0),
-    succeeded: Number(stats['SuccessfulCall(C)'] ?? 0),
-    failed: Number(stats['FailedCall(C)'] ?? 0),
-    wallSeconds,
-    output,
-    stats,
-  };
-}
 
 /** The interesting lines of SIPp's output (errors), at most a few. */
 function sippErrors(result: SippResult): string {
@@ -254,12 +165,12 @@ async function runBench(): Promise<void> {
     // ---- Phase A: call set-up rate ----
     console.log(`\nA. call set-up: ${calls} calls at ${rate}/s into 100 → Stasis(bench) → answer → peer BYE after 200 ms`);
     // A few warm-up calls (not counted).
-    await runSipp(work, sipTarget, ['-s', '100', '-d', '200', '-r', '5', '-m', '5', '-l', '5']);
+    await runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'bench', '-s', '100', '-d', '200', '-r', '5', '-m', '5', '-l', '5'], PHASE_LIMIT_MS);
     stasisStarts = answered = firstStart = lastStart = 0;
     answerLatencies.length = 0;
     answerFailures.clear();
     const meterA = new CpuMeter(pid);
-    const a = await runSipp(work, sipTarget, ['-s', '100', '-d', '200', '-r', String(rate), '-m', String(calls), '-l', String(Math.max(rate * 2, 10))]);
+    const a = await runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'bench', '-s', '100', '-d', '200', '-r', String(rate), '-m', String(calls), '-l', String(Math.max(rate * 2, 10))], PHASE_LIMIT_MS);
     const cpuA = meterA.percent();
     const rssA = rssMiB(pid);
     await new Promise((r) => setTimeout(r, 300));
@@ -280,7 +191,7 @@ async function runBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
       const idle = meterIdle.percent();
       const duration = (hold + 3) * 1000;
-      const running = runSipp(work, sipTarget, ['-s', '200', '-d', String(duration), '-r', String(Math.min(n, 100)), '-m', String(n), '-l', String(n)]);
+      const running = runSipp(work, sipTarget, SCENARIO, ['-set', 'caller', 'bench', '-s', '200', '-d', String(duration), '-r', String(Math.min(n, 100)), '-m', String(n), '-l', String(n)], PHASE_LIMIT_MS);
       // Wait until all n channels are Up (or the calls are over).
       const deadline = performance.now() + 10_000;
       let up = 0;

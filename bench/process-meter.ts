@@ -1,0 +1,34 @@
+// CPU and memory of another process (a benchmark's target), from /proc: user+sys seconds and RSS.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** user+sys CPU seconds of a process so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at field 3; utime is 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+export function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : 0;
+}
+
+export class CpuMeter {
+  readonly #pid: number;
+  readonly #cpu0: number;
+  readonly #t0 = performance.now();
+  constructor(pid: number) {
+    this.#pid = pid;
+    this.#cpu0 = cpuSeconds(pid);
+  }
+  /** CPU in % of one core since construction. */
+  percent(): number {
+    const wall = (performance.now() - this.#t0) / 1000;
+    return wall > 0 ? ((cpuSeconds(this.#pid) - this.#cpu0) / wall) * 100 : 0;
+  }
+}
+
