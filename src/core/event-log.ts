@@ -40,6 +40,19 @@ export interface LoggedEvent {
 /** The message a transport sends: the core event with the delivery fields. */
 export type SequencedEvent = CoreEvent & { readonly application: string; readonly asterisk_id: string; readonly sequence: number };
 
+/** What the log holds (EventLog.usage). */
+export interface EventLogUsage {
+  readonly applications: number;
+  /** Events held across all applications. */
+  readonly events: number;
+  /** Bytes of JSON text held across all applications (the bound `max_total_bytes` applies to). */
+  readonly bytes: number;
+  /** Ring slots allocated across all applications (held or free). */
+  readonly slots: number;
+  readonly appended: number;
+  readonly evicted: number;
+}
+
 /** Where a resuming reader starts (see EventLog.resumePoint). */
 export interface ResumePoint {
   /** The first sequence to send. */
@@ -293,6 +306,20 @@ export class EventLog {
   /** Events held for the application (tests, bench). */
   heldCount(application: string): number {
     return this.logs.get(application)?.count ?? 0;
+  }
+
+  /**
+   * What the log holds now (bench, metrics): the texts are the memory; each also costs a ring slot
+   * (a pointer and two doubles) and V8's string header, about 40 bytes beside its own bytes.
+   */
+  usage(): EventLogUsage {
+    let events = 0;
+    let slots = 0;
+    for (const log of this.logs.values()) {
+      events += log.count;
+      slots += log.json.length;
+    }
+    return { applications: this.logs.size, events, bytes: this.totalBytes, slots, appended: this.appended, evicted: this.evicted };
   }
 
   /** Starts the timer that drops events older than the age limit from logs nobody appends to. */

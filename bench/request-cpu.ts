@@ -1,0 +1,266 @@
+// CPU time per request, server against floor, in the same run (issue 25). The machine is shared, so
+// wall-clock throughput is noise: this measures the CPU each target process spends (process.cpuUsage
+// inside the target, µs) per GET /ari/asterisk/ping and per originate cycle (POST /channels →
+// StasisStart → DELETE → ChannelDestroyed, 50 in flight), alternating server and floor each round,
+// and reports the ratio floor/server (1.0 = the server costs what the floor costs).
+// With --subscribe-all N it then holds N subscribe-all applications on the server while cycles run
+// at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
+// Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
+//        [--subscribe-all 10 --rate 200 --hold 20]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import { createInterface, type Interface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import WebSocket from 'ws';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    pings: { type: 'string', default: '20000' },
+    cycles: { type: 'string', default: '2000' },
+    inflight: { type: 'string', default: '50' },
+    connections: { type: 'string', default: '20' },
+    'subscribe-all': { type: 'string', default: '0' },
+    rate: { type: 'string', default: '200' },
+    hold: { type: 'string', default: '20' },
+  },
+});
+const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
+const rounds = clamp(values.rounds, 1, 20);
+const pings = clamp(values.pings, 100, 500_000);
+const cycles = clamp(values.cycles, 10, 50_000);
+const inflight = clamp(values.inflight, 1, 200);
+const connections = clamp(values.connections, 1, 200);
+const subscribeAll = clamp(values['subscribe-all'], 0, 100);
+const rate = clamp(values.rate, 1, 5000);
+const holdSeconds = clamp(values.hold, 1, 300);
+const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+const STEP_TIMEOUT_MS = 10_000;
+
+interface Stats {
+  cpuUs: number;
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  eventLog?: { applications: number; events: number; bytes: number; slots: number; appended: number; evicted: number };
+}
+
+interface Target {
+  readonly url: string;
+  stats(command?: 'stats' | 'gc'): Promise<Stats>;
+  stop(): Promise<void>;
+}
+
+async function startTarget(kind: 'server' | 'floor', floorEvents: readonly string[] = []): Promise<Target> {
+  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, kind, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines: Interface = createInterface({ input: child.stdout! });
+  const iterator = lines[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const { value, done } = await iterator.next();
+    clearTimeout(timer);
+    if (done) throw new Error(`the ${kind} target exited`);
+    return value as string;
+  };
+  const url = await next();
+  return {
+    url,
+    async stats(command = 'stats') {
+      child.stdin!.write(`${command}\n`);
+      return JSON.parse(await next()) as Stats;
+    },
+    async stop() {
+      const exited = once(child, 'exit');
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** CPU µs the target spends per ping, with `connections` keep-alive connections. */
+async function pingCost(target: Target): Promise<{ us: number; p99: number }> {
+  const url = `${target.url}/ari/asterisk/ping`;
+  await autocannon({ url, connections, amount: Math.min(2000, pings), headers: { authorization: AUTH } }); // warm-up
+  const before = await target.stats();
+  const result = await autocannon({ url, connections, amount: pings, headers: { authorization: AUTH } });
+  const after = await target.stats();
+  if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  return { us: (after.cpuUs - before.cpuUs) / result.requests.total, p99: result.latency.p99 };
+}
+
+interface CycleClient {
+  /** Runs `total` cycles, `parallel` at once, started no faster than `perSecond` when given. */
+  run(total: number, parallel: number, perSecond?: number): Promise<{ durations: number[]; seconds: number }>;
+  /** Event types seen for one channel per cycle, in order (the first cycle's). */
+  readonly firstCycleTypes: string[];
+  close(): void;
+}
+
+async function cycleClient(target: Target): Promise<CycleClient> {
+  const base = new URL(target.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: inflight + 4 });
+  const request = (method: string, path: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.request({ host: base.hostname, port: base.port, method, path, agent, headers: { authorization: AUTH } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      });
+      req.setTimeout(STEP_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out`)));
+      req.on('error', reject);
+      req.end();
+    });
+  type Wanted = 'StasisStart' | 'ChannelDestroyed';
+  const seen = new Map<string, Set<string>>();
+  const waiters = new Map<string, { type: Wanted; resolve: () => void }>();
+  const firstCycleTypes: string[] = [];
+  let firstId: string | undefined;
+  const socket = new WebSocket(`${target.url.replace('http', 'ws')}/ari/events?app=bench`, { headers: { authorization: AUTH } });
+  socket.on('message', (data) => {
+    const event = JSON.parse(String(data)) as { type: string; channel?: { id: string } };
+    const id = event.channel?.id;
+    if (!id) return;
+    if (firstId === undefined) firstId = id;
+    if (id === firstId) firstCycleTypes.push(event.type);
+    const waiter = waiters.get(id);
+    if (waiter && waiter.type === event.type) {
+      waiters.delete(id);
+      return waiter.resolve();
+    }
+    let types = seen.get(id);
+    if (!types) seen.set(id, (types = new Set()));
+    types.add(event.type);
+  });
+  await once(socket, 'open');
+  const waitFor = (id: string, type: Wanted): Promise<void> => {
+    if (seen.get(id)?.delete(type)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${type} for ${id}`)), STEP_TIMEOUT_MS);
+      waiters.set(id, { type, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  };
+  const cycle = async (): Promise<number> => {
+    const started = performance.now();
+    const created = await request('POST', '/ari/channels?endpoint=Local/answer@default&app=bench');
+    if (created.status !== 200) throw new Error(`originate answered ${created.status}: ${created.body}`);
+    const id = (JSON.parse(created.body) as { id: string }).id;
+    await waitFor(id, 'StasisStart');
+    const deleted = await request('DELETE', `/ari/channels/${encodeURIComponent(id)}`);
+    if (deleted.status !== 204) throw new Error(`hangup answered ${deleted.status}`);
+    await waitFor(id, 'ChannelDestroyed');
+    seen.delete(id);
+    return performance.now() - started;
+  };
+  return {
+    firstCycleTypes,
+    async run(total, parallel, perSecond) {
+      const durations: number[] = [];
+      let started = 0;
+      const began = performance.now();
+      const worker = async (): Promise<void> => {
+        while (started < total) {
+          const index = started++;
+          if (perSecond) {
+            const due = began + (index * 1000) / perSecond;
+            const wait = due - performance.now();
+            if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          }
+          durations.push(await cycle());
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(parallel, total) }, worker));
+      return { durations, seconds: (performance.now() - began) / 1000 };
+    },
+    close() {
+      socket.terminate();
+      agent.destroy();
+    },
+  };
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
+
+/** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
+async function cycleCost(target: Target): Promise<{ us: number; p99: number; perSecond: number; types: string[] }> {
+  const client = await cycleClient(target);
+  try {
+    await client.run(Math.min(500, cycles), inflight); // warm-up
+    const before = await target.stats();
+    const { durations, seconds } = await client.run(cycles, inflight);
+    const after = await target.stats();
+    return { us: (after.cpuUs - before.cpuUs) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds, types: client.firstCycleTypes };
+  } finally {
+    client.close();
+  }
+}
+
+const MB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
+
+async function eventLogMemory(): Promise<void> {
+  const target = await startTarget('server');
+  const sockets: WebSocket[] = [];
+  try {
+    const idle = await target.stats('gc');
+    for (let i = 0; i < subscribeAll; i++) {
+      const socket = new WebSocket(`${target.url.replace('http', 'ws')}/ari/events?app=all${i}&subscribeAll=true`, { headers: { authorization: AUTH } });
+      socket.on('message', () => undefined);
+      sockets.push(socket);
+      await once(socket, 'open');
+    }
+    const client = await cycleClient(target);
+    const total = rate * holdSeconds;
+    const before = await target.stats();
+    const { durations, seconds } = await client.run(total, inflight, rate);
+    const held = await target.stats();
+    const collected = await target.stats('gc');
+    client.close();
+    const log = collected.eventLog!;
+    console.log(`\nevent log under load: ${subscribeAll} subscribe-all apps + bench, ${durations.length} cycles at ${(durations.length / seconds).toFixed(0)}/s (target ${rate}/s), p99 ${percentile(durations, 99).toFixed(1)} ms, server CPU/cycle ${((held.cpuUs - before.cpuUs) / durations.length).toFixed(0)} µs`);
+    console.log(`  idle server:     RSS ${MB(idle.rss)}, heap used ${MB(idle.heapUsed)}`);
+    console.log(`  after the load:  RSS ${MB(held.rss)}, heap used ${MB(held.heapUsed)}, external ${MB(held.external)} (array buffers ${MB(held.arrayBuffers)})`);
+    console.log(`  after a full GC: RSS ${MB(collected.rss)}, heap used ${MB(collected.heapUsed)}`);
+    console.log(`  event log holds ${log.events} events of ${log.applications} applications: ${MB(log.bytes)} of JSON text in ${log.slots} ring slots; ${log.appended} appended, ${log.evicted} evicted`);
+    console.log(`  heap used beyond the idle server: ${MB(collected.heapUsed - idle.heapUsed)}, of which the event log's text ≈ ${MB(log.bytes)} (+ ≈ ${MB(log.events * 40 + log.slots * 24)} of string headers and ring slots)`);
+  } finally {
+    for (const socket of sockets) socket.terminate();
+    await target.stop();
+  }
+}
+
+const rows: string[] = [];
+let floorEvents: string[] = ['StasisStart', 'ChannelDestroyed'];
+const sums = { server: { ping: 0, cycle: 0 }, floor: { ping: 0, cycle: 0 } };
+for (let round = 0; round < rounds; round++) {
+  // Alternate which goes first, so neither always meets the same neighbours' load.
+  const order: ('server' | 'floor')[] = round % 2 === 0 ? ['server', 'floor'] : ['floor', 'server'];
+  for (const kind of order) {
+    const target = await startTarget(kind, floorEvents);
+    try {
+      const ping = await pingCost(target);
+      const cycle = await cycleCost(target);
+      // The floor sends as many events per cycle as the server did, StasisStart among them.
+      if (kind === 'server' && cycle.types.length > 0) floorEvents = ['StasisStart', ...cycle.types.filter((type) => type !== 'StasisStart')];
+      sums[kind].ping += ping.us;
+      sums[kind].cycle += cycle.us;
+      rows.push(
+        `round ${round + 1} ${kind.padEnd(6)} ping ${ping.us.toFixed(1).padStart(6)} µs/req (p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle, p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
+      );
+      console.log(rows.at(-1));
+    } finally {
+      await target.stop();
+    }
+  }
+}
+console.log(`floor events per cycle: ${floorEvents.join(',')}`);
+console.log(`mean CPU ratio floor/server (1.0 = at the floor): ping ${(sums.floor.ping / sums.server.ping).toFixed(3)}, originate cycle ${(sums.floor.cycle / sums.server.cycle).toFixed(3)}`);
+if (subscribeAll > 0) await eventLogMemory();
