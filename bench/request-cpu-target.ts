@@ -44,8 +44,11 @@ lines.on('line', (line) => {
 lines.on('close', () => void probe.stop().finally(() => process.exit(0)));
 
 async function startServerTarget(): Promise<Probe> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
+  // PATCHBAY_BENCH_DIST=1: the compiled server (npm run build), whose profile has real line numbers.
+  const root = process.env.PATCHBAY_BENCH_DIST === '1' ? '../dist' : '../src';
+  const ext = root === '../dist' ? 'js' : 'ts';
+  const { loadConfig } = (await import(`${root}/config/config.${ext}`)) as typeof import('../src/config/config.ts');
+  const { startServer } = (await import(`${root}/server.${ext}`)) as typeof import('../src/server.ts');
   const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
   const config = loadConfig({
     path: null,
