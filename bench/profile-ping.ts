@@ -1,6 +1,6 @@
 // Profiles the server under GET /ari/asterisk/ping load: runs the request-cpu target under
 // `node --cpu-prof` and prints its hottest functions by self time (issue 25's hot-spot search).
-// Usage: [PATCHBAY_BENCH_DIST=1] npx tsx bench/profile-ping.ts [--kind server|floor] [--pings 50000] [--path /ari/asterisk/ping]
+// Usage: [PATCHBAY_BENCH_ROOT=$PWD/dist] npx tsx bench/profile-ping.ts [--kind server|floor] [--pings 50000] [--path /ari/asterisk/ping]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';

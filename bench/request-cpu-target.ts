@@ -8,6 +8,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -44,11 +45,12 @@ lines.on('line', (line) => {
 lines.on('close', () => void probe.stop().finally(() => process.exit(0)));
 
 async function startServerTarget(): Promise<Probe> {
-  // PATCHBAY_BENCH_DIST=1: the compiled server (npm run build), whose profile has real line numbers.
-  const root = process.env.PATCHBAY_BENCH_DIST === '1' ? '../dist' : '../src';
-  const ext = root === '../dist' ? 'js' : 'ts';
-  const { loadConfig } = (await import(`${root}/config/config.${ext}`)) as typeof import('../src/config/config.ts');
-  const { startServer } = (await import(`${root}/server.${ext}`)) as typeof import('../src/server.ts');
+  // PATCHBAY_BENCH_ROOT: a compiled server (npm run build's dist/, or an older build to compare
+  // with), whose profile has real line numbers; the sources through tsx otherwise.
+  const compiled = process.env.PATCHBAY_BENCH_ROOT;
+  const module = (path: string): string => (compiled ? pathToFileURL(join(compiled, `${path}.js`)).href : `../src/${path}.ts`);
+  const { loadConfig } = (await import(module('config/config'))) as typeof import('../src/config/config.ts');
+  const { startServer } = (await import(module('server'))) as typeof import('../src/server.ts');
   const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
   const config = loadConfig({
     path: null,
@@ -58,7 +60,8 @@ async function startServerTarget(): Promise<Probe> {
   const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   return {
     url: server.url,
-    eventLog: () => ({ ...server.core.eventLog.usage() }),
+    // An older build (--baseline) may have no usage().
+    eventLog: () => ('usage' in server.core.eventLog ? { ...server.core.eventLog.usage() } : undefined),
     stop: async () => {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -5,12 +5,15 @@
 // and reports the ratio floor/server (1.0 = the server costs what the floor costs).
 // With --subscribe-all N it then holds N subscribe-all applications on the server while cycles run
 // at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
+// --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
+// --baseline DIR adds a third target, an older compiled server (say main's dist/), in the same rounds.
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
-//        [--subscribe-all 10 --rate 200 --hold 20]
+//        [--server dist --baseline ../main/dist] [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import { createInterface, type Interface } from 'node:readline';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
@@ -25,10 +28,12 @@ const { values } = parseArgs({
     'subscribe-all': { type: 'string', default: '0' },
     rate: { type: 'string', default: '200' },
     hold: { type: 'string', default: '20' },
+    server: { type: 'string' },
+    baseline: { type: 'string' },
   },
 });
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
-const rounds = clamp(values.rounds, 1, 20);
+const rounds = Math.min(Math.max(Math.floor(Number(values.rounds)) || 0, 0), 20);
 const pings = clamp(values.pings, 100, 500_000);
 const cycles = clamp(values.cycles, 10, 50_000);
 const inflight = clamp(values.inflight, 1, 200);
@@ -54,9 +59,20 @@ interface Target {
   stop(): Promise<void>;
 }
 
-async function startTarget(kind: 'server' | 'floor', floorEvents: readonly string[] = []): Promise<Target> {
+type Kind = 'server' | 'baseline' | 'floor';
+/** The compiled server each kind runs (undefined: the sources through tsx). */
+const roots: Record<Kind, string | undefined> = {
+  server: values.server === undefined ? undefined : resolve(values.server),
+  baseline: values.baseline === undefined ? undefined : resolve(values.baseline),
+  floor: undefined,
+};
+
+async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Promise<Target> {
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, kind, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
+  if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
+  const role = kind === 'floor' ? 'floor' : 'server';
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines: Interface = createInterface({ input: child.stdout! });
   const iterator = lines[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
@@ -83,15 +99,30 @@ async function startTarget(kind: 'server' | 'floor', floorEvents: readonly strin
   };
 }
 
-/** CPU µs the target spends per ping, with `connections` keep-alive connections. */
-async function pingCost(target: Target): Promise<{ us: number; p99: number }> {
+/** CPU the target spends doing nothing (timers, media clock), in µs per second of wall time. */
+async function idleCost(target: Target): Promise<number> {
+  const before = await target.stats();
+  const began = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const after = await target.stats();
+  return ((after.cpuUs - before.cpuUs) * 1000) / (performance.now() - began);
+}
+
+/**
+ * CPU µs the target spends per ping, with `connections` keep-alive connections; `net` without what
+ * it would have spent idle over the same wall time.
+ */
+async function pingCost(target: Target, idleUsPerSecond: number): Promise<{ us: number; net: number; p99: number }> {
   const url = `${target.url}/ari/asterisk/ping`;
   await autocannon({ url, connections, amount: Math.min(2000, pings), headers: { authorization: AUTH } }); // warm-up
   const before = await target.stats();
+  const began = performance.now();
   const result = await autocannon({ url, connections, amount: pings, headers: { authorization: AUTH } });
+  const seconds = (performance.now() - began) / 1000;
   const after = await target.stats();
   if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return { us: (after.cpuUs - before.cpuUs) / result.requests.total, p99: result.latency.p99 };
+  const used = after.cpuUs - before.cpuUs;
+  return { us: used / result.requests.total, net: (used - idleUsPerSecond * seconds) / result.requests.total, p99: result.latency.p99 };
 }
 
 interface CycleClient {
@@ -239,21 +270,28 @@ async function eventLogMemory(): Promise<void> {
 
 const rows: string[] = [];
 let floorEvents: string[] = ['StasisStart', 'ChannelDestroyed'];
-const sums = { server: { ping: 0, cycle: 0 }, floor: { ping: 0, cycle: 0 } };
+const sums: Record<Kind, { ping: number; net: number; cycle: number }> = {
+  server: { ping: 0, net: 0, cycle: 0 },
+  baseline: { ping: 0, net: 0, cycle: 0 },
+  floor: { ping: 0, net: 0, cycle: 0 },
+};
+const kinds: Kind[] = roots.baseline ? ['server', 'baseline', 'floor'] : ['server', 'floor'];
 for (let round = 0; round < rounds; round++) {
-  // Alternate which goes first, so neither always meets the same neighbours' load.
-  const order: ('server' | 'floor')[] = round % 2 === 0 ? ['server', 'floor'] : ['floor', 'server'];
+  // Rotate which goes first, so none always meets the same neighbours' load.
+  const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
   for (const kind of order) {
     const target = await startTarget(kind, floorEvents);
     try {
-      const ping = await pingCost(target);
+      const idle = await idleCost(target);
+      const ping = await pingCost(target, idle);
       const cycle = await cycleCost(target);
       // The floor sends as many events per cycle as the server did, StasisStart among them.
       if (kind === 'server' && cycle.types.length > 0) floorEvents = ['StasisStart', ...cycle.types.filter((type) => type !== 'StasisStart')];
       sums[kind].ping += ping.us;
+      sums[kind].net += ping.net;
       sums[kind].cycle += cycle.us;
       rows.push(
-        `round ${round + 1} ${kind.padEnd(6)} ping ${ping.us.toFixed(1).padStart(6)} µs/req (p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle, p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
+        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle, p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
       );
       console.log(rows.at(-1));
     } finally {
@@ -262,5 +300,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 console.log(`floor events per cycle: ${floorEvents.join(',')}`);
-console.log(`mean CPU ratio floor/server (1.0 = at the floor): ping ${(sums.floor.ping / sums.server.ping).toFixed(3)}, originate cycle ${(sums.floor.cycle / sums.server.cycle).toFixed(3)}`);
+for (const kind of kinds.filter((kind) => kind !== 'floor')) {
+  console.log(`mean CPU ratio floor/${kind} (1.0 = at the floor): ping ${(sums.floor.ping / sums[kind].ping).toFixed(3)} (net of idle ${(sums.floor.net / sums[kind].net).toFixed(3)}), originate cycle ${(sums.floor.cycle / sums[kind].cycle).toFixed(3)}`);
+}
 if (subscribeAll > 0) await eventLogMemory();
