@@ -1,6 +1,7 @@
-// Profiles the server under GET /ari/asterisk/ping load: runs the request-cpu target under
-// `node --cpu-prof` and prints its hottest functions by self time (issue 25's hot-spot search).
-// Usage: [PATCHBAY_BENCH_ROOT=$PWD/dist] npx tsx bench/profile-ping.ts [--kind server|floor] [--pings 50000] [--path /ari/asterisk/ping]
+// Profiles the server under GET /ari/asterisk/ping load (or, with --cycles N, N originate cycles at
+// 50 in flight): runs the request-cpu target under `node --cpu-prof` and prints its hottest
+// functions by self time (issue 25's hot-spot search).
+// Usage: [PATCHBAY_BENCH_ROOT=$PWD/dist] npx tsx bench/profile-ping.ts [--kind server|floor] [--pings 50000] [--path /ari/asterisk/ping] [--cycles 0]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -8,8 +9,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { cycleClient } from './ari-cycle-client.ts';
 
-const { values } = parseArgs({ options: { kind: { type: 'string', default: 'server' }, pings: { type: 'string', default: '50000' }, path: { type: 'string', default: '/ari/asterisk/ping' } } });
+const { values } = parseArgs({ options: { kind: { type: 'string', default: 'server' }, pings: { type: 'string', default: '50000' }, cycles: { type: 'string', default: '0' }, path: { type: 'string', default: '/ari/asterisk/ping' } } });
 const amount = Math.min(Math.max(Number(values.pings) || 1000, 100), 1_000_000);
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 const dir = mkdtempSync(join(os.tmpdir(), 'patchbay-prof-'));
@@ -17,7 +19,14 @@ const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
 const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', script, values.kind === 'floor' ? 'floor' : 'server'], { stdio: ['pipe', 'pipe', 'inherit'] });
 const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
 const url = String(chunk).trim().split('\n')[0];
-await autocannon({ url: url + values.path, connections: 20, amount, headers: { authorization: AUTH } });
+const cycles = Math.min(Math.max(Number(values.cycles) || 0, 0), 100_000);
+if (cycles > 0) {
+  const client = await cycleClient(url, 50);
+  await client.run(cycles, 50);
+  client.close();
+} else {
+  await autocannon({ url: url + values.path, connections: 20, amount, headers: { authorization: AUTH } });
+}
 child.stdin!.end();
 await once(child, 'exit');
 
