@@ -14,6 +14,7 @@ import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import type { ApplicationSink } from './application-sink.ts';
+import { ApplicationLog } from './event-log-ring.ts';
 
 export interface EventLogLimits {
   /** Events kept per application. */
@@ -67,105 +68,6 @@ export interface ResumePoint {
  * idle application was dropped); everything after the reader's point is unknown.
  */
 export type LossReason = 'expired' | 'unknown_sequence';
-
-/** Ring capacity a log starts with; it doubles as events arrive, up to what the count bound needs. */
-const INITIAL_CAPACITY = 64;
-
-/**
- * The held events of one application, oldest first, in a ring: the JSON text as sent, and in
- * typed arrays the time it was logged and its size. Sequences are consecutive and end at
- * lastSequence, so they are not stored. Appending allocates nothing but the text itself (the
- * ring grows by doubling, a bounded number of times), and dropping the oldest is O(1).
- */
-class ApplicationLog {
-  json: (string | undefined)[];
-  at: Float64Array;
-  sizes: Float64Array;
-  /** Index of the oldest held event. */
-  head = 0;
-  count = 0;
-  bytes = 0;
-  lastSequence = 0;
-  /** The sequence an at-least-once reader acknowledged last; undefined until one connects. */
-  acked: number | undefined;
-  lastActivity = 0;
-  /** `,"application":…,"asterisk_id":…,"sequence":` — what is spliced before each event's closing brace. */
-  readonly deliveryFields: string;
-
-  /** @param maxCapacity events the ring ever holds at once (the count bound plus the one being added). */
-  constructor(application: string, serverId: string, private readonly maxCapacity: number) {
-    const capacity = Math.min(INITIAL_CAPACITY, maxCapacity);
-    this.json = new Array<string | undefined>(capacity).fill(undefined);
-    this.at = new Float64Array(capacity);
-    this.sizes = new Float64Array(capacity);
-    this.deliveryFields = `,"application":${JSON.stringify(application)},"asterisk_id":${JSON.stringify(serverId)},"sequence":`;
-  }
-
-  /** Sequence of the oldest held event; lastSequence + 1 when none is held. */
-  get firstHeld(): number {
-    return this.lastSequence - this.count + 1;
-  }
-
-  /** Time the oldest held event was logged (only when count > 0). */
-  get oldestAt(): number {
-    return this.at[this.head]!;
-  }
-
-  /** Ring index of the held event with this sequence; -1 when it is not held. */
-  indexOf(sequence: number): number {
-    const offset = sequence - this.firstHeld;
-    return offset >= 0 && offset < this.count ? (this.head + offset) % this.json.length : -1;
-  }
-
-  get(sequence: number): LoggedEvent | undefined {
-    const index = this.indexOf(sequence);
-    if (index < 0) return undefined;
-    return { sequence, at: this.at[index]!, json: this.json[index]!, bytes: this.sizes[index]! };
-  }
-
-  text(sequence: number): string | undefined {
-    const index = this.indexOf(sequence);
-    return index < 0 ? undefined : this.json[index];
-  }
-
-  /** Adds the event after the newest (its sequence is firstHeld + count: lastSequence is the caller's). */
-  push(at: number, json: string, bytes: number): void {
-    if (this.count === this.json.length) this.grow();
-    const index = (this.head + this.count) % this.json.length;
-    this.json[index] = json;
-    this.at[index] = at;
-    this.sizes[index] = bytes;
-    this.count++;
-    this.bytes += bytes;
-  }
-
-  dropOldest(): void {
-    if (this.count === 0) return;
-    const index = this.head;
-    this.bytes -= this.sizes[index]!;
-    this.json[index] = undefined;
-    this.head = index + 1 === this.json.length ? 0 : index + 1;
-    this.count--;
-  }
-
-  private grow(): void {
-    const capacity = this.json.length;
-    const larger = Math.max(capacity + 1, Math.min(capacity * 2, this.maxCapacity));
-    const json = new Array<string | undefined>(larger).fill(undefined);
-    const at = new Float64Array(larger);
-    const sizes = new Float64Array(larger);
-    for (let i = 0; i < this.count; i++) {
-      const from = (this.head + i) % capacity;
-      json[i] = this.json[from];
-      at[i] = this.at[from]!;
-      sizes[i] = this.sizes[from]!;
-    }
-    this.json = json;
-    this.at = at;
-    this.sizes = sizes;
-    this.head = 0;
-  }
-}
 
 /** Rows written per flush at most are bounded by what one turn raised; this bounds a load. */
 const LOAD_BATCH = 1000;
