@@ -14,7 +14,7 @@ import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import type { ApplicationSink } from './application-sink.ts';
-import { ApplicationLog } from './event-log-ring.ts';
+import { ApplicationLog, spliceDeliveryFields } from './event-log-ring.ts';
 
 export interface EventLogLimits {
   /** Events kept per application. */
@@ -137,9 +137,13 @@ export class EventLog {
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
-    const json = serialise(event, log.deliveryFields, sequence, application, this.serverId, shared);
+    const { json, body } = serialise(event, log.deliveryFields, sequence, application, this.serverId, shared);
     const bytes = Buffer.byteLength(json);
-    log.push(now, json, bytes);
+    // The ring keeps the event's own text, the same string for every application it went to, and
+    // splices the delivery fields back when it is read again: with N subscribe-all applications,
+    // one copy of each event is held instead of N.
+    if (body !== undefined) log.pushBody(now, body, bytes);
+    else log.push(now, json, bytes);
     this.totalBytes += bytes;
     this.appended++;
     this.trim(application, log, now);
@@ -481,21 +485,22 @@ export class EventLog {
  * gives, without copying the event into a new object. An event that carries one of those fields
  * itself (the copy would keep its place) or serialises itself (toJSON) takes the copy.
  */
-function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string, shared?: SharedText): string {
+function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
-  if (!('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields)) {
-    let text = shared?.text;
-    if (text === undefined) {
-      text = JSON.stringify(event);
-      if (shared) shared.text = text;
-    }
-    // Always an object's text; the check keeps the splice honest if that ever changes.
-    if (text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d) {
-      // `{}`: the fields open the object, without the comma.
-      return text.length === 2 ? `{${deliveryFields.slice(1)}${sequence}}` : text.slice(0, -1) + deliveryFields + sequence + '}';
-    }
+  if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;
+  let text = shared?.text;
+  if (text === undefined) {
+    text = JSON.stringify(event);
+    if (shared) shared.text = text;
   }
-  return JSON.stringify({ ...event, application, asterisk_id: serverId, sequence });
+  // Always an object's text; the check keeps the splice honest if that ever changes.
+  return text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d ? text : undefined;
+}
+
+function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string, shared?: SharedText): { json: string; body: string | undefined } {
+  const body = eventBody(event, shared);
+  if (body !== undefined) return { json: spliceDeliveryFields(body, deliveryFields, sequence), body };
+  return { json: JSON.stringify({ ...event, application, asterisk_id: serverId, sequence }), body: undefined };
 }
 
 /**
