@@ -4,7 +4,7 @@
 // application receives an event (applications.ts) and the transports that send it: every
 // transport gets the message's JSON text (the event with `application`, `asterisk_id` and
 // `sequence`), made once here, and its sequence. Per event this allocates the text and nothing
-// else (see serialise and ApplicationLog).
+// else (see eventBody and ApplicationLog).
 //
 // Optionally the log is mirrored in the server's SQLite database: the events an event-loop turn
 // raised are written in one transaction on the next check phase, and a transport flushes the log
@@ -137,7 +137,8 @@ export class EventLog {
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
-    const { json, body } = serialise(event, log.deliveryFields, sequence, application, this.serverId, shared);
+    const body = eventBody(event, shared);
+    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: this.serverId, sequence });
     const bytes = Buffer.byteLength(json);
     // The ring keeps the event's own text, the same string for every application it went to, and
     // splices the delivery fields back when it is read again: with N subscribe-all applications,
@@ -480,10 +481,10 @@ export class EventLog {
 }
 
 /**
- * The message's JSON text: the event's own text with the delivery fields spliced in before its
- * closing brace, which is what serialising `{ ...event, application, asterisk_id, sequence }`
- * gives, without copying the event into a new object. An event that carries one of those fields
- * itself (the copy would keep its place) or serialises itself (toJSON) takes the copy.
+ * The event's own text (`{…}`), into which the delivery fields are spliced before the closing
+ * brace (spliceDeliveryFields) — what serialising `{ ...event, application, asterisk_id, sequence }`
+ * gives, without copying the event into a new object. Undefined for an event that carries one of
+ * those fields itself (the copy would keep its place) or serialises itself (toJSON): it takes the copy.
  */
 function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
@@ -495,12 +496,6 @@ function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   }
   // Always an object's text; the check keeps the splice honest if that ever changes.
   return text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d ? text : undefined;
-}
-
-function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string, shared?: SharedText): { json: string; body: string | undefined } {
-  const body = eventBody(event, shared);
-  if (body !== undefined) return { json: spliceDeliveryFields(body, deliveryFields, sequence), body };
-  return { json: JSON.stringify({ ...event, application, asterisk_id: serverId, sequence }), body: undefined };
 }
 
 /**
