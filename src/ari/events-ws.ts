@@ -5,12 +5,13 @@ import { mayNameSecret, redactSecrets } from './read-only-views.ts';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { AriUser } from '../config/config.ts';
 import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
 import type { Core } from '../control/core.ts';
 import type { EventLog } from '../core/event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
+import { textFrame } from '../util/websocket-text-frame.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';
@@ -178,9 +179,13 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     if (this.isClosed) return void this.owner.eventsDropped++;
     this.cork();
     if (this.isClosed) return void this.owner.eventsDropped++;
+    // Closing (a close frame crossed): nothing more may follow it on the wire.
+    if (this.socket.readyState !== WebSocket.OPEN) return void this.owner.eventsDropped++;
     this.untaken++;
     this.owner.eventsSent++;
-    this.socket.send(text, this.onTaken);
+    // Written under ws, straight to its socket, as one frame: ws writes synchronously too (no
+    // compression is negotiated), so frames keep their order with its pings and close frame.
+    this.transport.write(textFrame(text), this.onTaken);
     // A burst larger than the byte budget is handed to the kernel at once rather than held: memory
     // stays bounded by the budget plus one message, and a reader that keeps up takes it.
     if (this.corked && this.untakenBytes >= this.owner.maxQueuedBytes) {

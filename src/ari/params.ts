@@ -109,34 +109,46 @@ function parseList(decl: ParamDecl, raw: unknown): unknown[] {
   return items.map((item) => checkAllowed(decl, parseScalar(decl, item)));
 }
 
-function lookupNames(decl: ParamDecl): readonly string[] {
-  return decl.aliases ? [decl.name, ...decl.aliases] : [decl.name];
+/** The value under the parameter's own name, else under its first alias that has one. */
+function valueOf(decl: ParamDecl, values: ReadonlyMap<string, string>): string | undefined {
+  const own = values.get(decl.name);
+  if (own !== undefined || !decl.aliases) return own;
+  for (const alias of decl.aliases) {
+    const value = values.get(alias);
+    if (value !== undefined) return value;
+  }
+  return undefined;
 }
 
-function findRaw(decl: ParamDecl, raw: RawRequestParams, jsonObject: Record<string, unknown> | undefined): unknown {
+function jsonValueOf(decl: ParamDecl, json: Record<string, unknown>): unknown {
+  const own = json[decl.name];
+  if (own !== undefined || !decl.aliases) return own;
+  for (const alias of decl.aliases) if (json[alias] !== undefined) return json[alias];
+  return undefined;
+}
+
+/**
+ * The query string's last value of each key (the last occurrence wins, as in Asterisk), made once
+ * per request: looking every declared name up with getAll() made an array per name.
+ */
+function lastValues(query: URLSearchParams): ReadonlyMap<string, string> {
+  const values = new Map<string, string>();
+  for (const [key, value] of query) values.set(key, value);
+  return values;
+}
+
+function findRaw(decl: ParamDecl, raw: RawRequestParams, jsonObject: Record<string, unknown> | undefined, query: ReadonlyMap<string, string> | undefined): unknown {
   if (decl.in === 'path') return raw.pathParams[decl.name];
   if (decl.in === 'body') {
     // An `object` body parameter is the whole body (eventFilter); `containers` is one key of it.
     if (decl.dataType === 'object') return jsonObject;
     return jsonObject?.[decl.name];
   }
-  const names = lookupNames(decl);
-  if (jsonObject) {
-    for (const name of names) if (jsonObject[name] !== undefined) return jsonObject[name];
-  }
-  if (raw.query.size > 0) {
-    for (const name of names) {
-      const values = raw.query.getAll(name);
-      if (values.length > 0) return values[values.length - 1];
-    }
-  }
-  if (raw.form) {
-    for (const name of names) {
-      const value = raw.form.get(name);
-      if (value !== undefined) return value;
-    }
-  }
-  return undefined;
+  const fromJson = jsonObject ? jsonValueOf(decl, jsonObject) : undefined;
+  if (fromJson !== undefined) return fromJson;
+  const fromQuery = query ? valueOf(decl, query) : undefined;
+  if (fromQuery !== undefined) return fromQuery;
+  return raw.form ? valueOf(decl, raw.form) : undefined;
 }
 
 /** Parses and validates every declared parameter; throws AriError(400) naming the parameter on bad input. */
@@ -144,9 +156,10 @@ export function parseParams(operation: OperationDecl, raw: RawRequestParams): Re
   if (operation.params.length === 0) return {};
   const jsonObject =
     raw.json !== null && typeof raw.json === 'object' && !Array.isArray(raw.json) ? (raw.json as Record<string, unknown>) : undefined;
+  const query = raw.query.size > 0 ? lastValues(raw.query) : undefined;
   const result: Record<string, unknown> = {};
   for (const decl of operation.params) {
-    let value = findRaw(decl, raw, jsonObject);
+    let value = findRaw(decl, raw, jsonObject, query);
     // An empty value of a non-string or list parameter means "not given".
     const missing =
       value === undefined || value === null || (value === '' && (decl.dataType !== 'string' || decl.allowMultiple === true) && decl.in !== 'path');

@@ -40,10 +40,17 @@ function decodeSegment(segment: string): string | undefined {
 
 /** Routes of recently seen paths; ARI clients hit the same few paths over and over. */
 const ROUTE_CACHE_SIZE = 512;
+/** HTTP methods given a cache (GET, POST, PUT, DELETE, OPTIONS and a few more). */
+const MAX_CACHED_METHODS = 8;
 
 export class Router {
   private readonly root = newNode();
-  private readonly cache = new Map<string, RouteResult>();
+  /**
+   * Per method, then per path: keying on `${method} ${path}` built (and hashed) a new string for
+   * every request. Bounded as a whole by ROUTE_CACHE_SIZE.
+   */
+  private readonly cache = new Map<string, Map<string, RouteResult>>();
+  private cached = 0;
 
   add(resource: ResourceDecl, operation: OperationDecl, method: HttpMethod, path: string): void {
     let node = this.root;
@@ -68,12 +75,23 @@ export class Router {
 
   /** `path` is relative to /ari and still percent-encoded, e.g. `/channels/abc/play`. */
   route(method: string, path: string): RouteResult {
-    const key = `${method} ${path}`;
-    const cached = this.cache.get(key);
+    let byPath = this.cache.get(method);
+    const cached = byPath?.get(path);
     if (cached) return cached;
     const result = this.resolve(method, path);
-    if (this.cache.size >= ROUTE_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, result);
+    if (!byPath) {
+      // Methods are whatever a client sends: only a known few get a cache of their own.
+      if (this.cache.size >= MAX_CACHED_METHODS) return result;
+      this.cache.set(method, (byPath = new Map()));
+    }
+    if (this.cached >= ROUTE_CACHE_SIZE) {
+      // The oldest path of this method goes (or, when it has none, of the first method that has one).
+      const victim = byPath.size > 0 ? byPath : [...this.cache.values()].find((paths) => paths.size > 0)!;
+      victim.delete(victim.keys().next().value as string);
+      this.cached--;
+    }
+    byPath.set(path, result);
+    this.cached++;
     return result;
   }
 

@@ -4,7 +4,7 @@
 // application receives an event (applications.ts) and the transports that send it: every
 // transport gets the message's JSON text (the event with `application`, `asterisk_id` and
 // `sequence`), made once here, and its sequence. Per event this allocates the text and nothing
-// else (see serialise and ApplicationLog).
+// else (see eventBody and ApplicationLog).
 //
 // Optionally the log is mirrored in the server's SQLite database: the events an event-loop turn
 // raised are written in one transaction on the next check phase, and a transport flushes the log
@@ -14,6 +14,7 @@ import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import type { ApplicationSink } from './application-sink.ts';
+import { ApplicationLog, spliceDeliveryFields } from './event-log-ring.ts';
 
 export interface EventLogLimits {
   /** Events kept per application. */
@@ -40,6 +41,19 @@ export interface LoggedEvent {
 /** The message a transport sends: the core event with the delivery fields. */
 export type SequencedEvent = CoreEvent & { readonly application: string; readonly asterisk_id: string; readonly sequence: number };
 
+/** What the log holds (EventLog.usage). */
+export interface EventLogUsage {
+  readonly applications: number;
+  /** Events held across all applications. */
+  readonly events: number;
+  /** Bytes of JSON text held across all applications (the bound `max_total_bytes` applies to). */
+  readonly bytes: number;
+  /** Ring slots allocated across all applications (held or free). */
+  readonly slots: number;
+  readonly appended: number;
+  readonly evicted: number;
+}
+
 /** Where a resuming reader starts (see EventLog.resumePoint). */
 export interface ResumePoint {
   /** The first sequence to send. */
@@ -54,105 +68,6 @@ export interface ResumePoint {
  * idle application was dropped); everything after the reader's point is unknown.
  */
 export type LossReason = 'expired' | 'unknown_sequence';
-
-/** Ring capacity a log starts with; it doubles as events arrive, up to what the count bound needs. */
-const INITIAL_CAPACITY = 64;
-
-/**
- * The held events of one application, oldest first, in a ring: the JSON text as sent, and in
- * typed arrays the time it was logged and its size. Sequences are consecutive and end at
- * lastSequence, so they are not stored. Appending allocates nothing but the text itself (the
- * ring grows by doubling, a bounded number of times), and dropping the oldest is O(1).
- */
-class ApplicationLog {
-  json: (string | undefined)[];
-  at: Float64Array;
-  sizes: Float64Array;
-  /** Index of the oldest held event. */
-  head = 0;
-  count = 0;
-  bytes = 0;
-  lastSequence = 0;
-  /** The sequence an at-least-once reader acknowledged last; undefined until one connects. */
-  acked: number | undefined;
-  lastActivity = 0;
-  /** `,"application":…,"asterisk_id":…,"sequence":` — what is spliced before each event's closing brace. */
-  readonly deliveryFields: string;
-
-  /** @param maxCapacity events the ring ever holds at once (the count bound plus the one being added). */
-  constructor(application: string, serverId: string, private readonly maxCapacity: number) {
-    const capacity = Math.min(INITIAL_CAPACITY, maxCapacity);
-    this.json = new Array<string | undefined>(capacity).fill(undefined);
-    this.at = new Float64Array(capacity);
-    this.sizes = new Float64Array(capacity);
-    this.deliveryFields = `,"application":${JSON.stringify(application)},"asterisk_id":${JSON.stringify(serverId)},"sequence":`;
-  }
-
-  /** Sequence of the oldest held event; lastSequence + 1 when none is held. */
-  get firstHeld(): number {
-    return this.lastSequence - this.count + 1;
-  }
-
-  /** Time the oldest held event was logged (only when count > 0). */
-  get oldestAt(): number {
-    return this.at[this.head]!;
-  }
-
-  /** Ring index of the held event with this sequence; -1 when it is not held. */
-  indexOf(sequence: number): number {
-    const offset = sequence - this.firstHeld;
-    return offset >= 0 && offset < this.count ? (this.head + offset) % this.json.length : -1;
-  }
-
-  get(sequence: number): LoggedEvent | undefined {
-    const index = this.indexOf(sequence);
-    if (index < 0) return undefined;
-    return { sequence, at: this.at[index]!, json: this.json[index]!, bytes: this.sizes[index]! };
-  }
-
-  text(sequence: number): string | undefined {
-    const index = this.indexOf(sequence);
-    return index < 0 ? undefined : this.json[index];
-  }
-
-  /** Adds the event after the newest (its sequence is firstHeld + count: lastSequence is the caller's). */
-  push(at: number, json: string, bytes: number): void {
-    if (this.count === this.json.length) this.grow();
-    const index = (this.head + this.count) % this.json.length;
-    this.json[index] = json;
-    this.at[index] = at;
-    this.sizes[index] = bytes;
-    this.count++;
-    this.bytes += bytes;
-  }
-
-  dropOldest(): void {
-    if (this.count === 0) return;
-    const index = this.head;
-    this.bytes -= this.sizes[index]!;
-    this.json[index] = undefined;
-    this.head = index + 1 === this.json.length ? 0 : index + 1;
-    this.count--;
-  }
-
-  private grow(): void {
-    const capacity = this.json.length;
-    const larger = Math.max(capacity + 1, Math.min(capacity * 2, this.maxCapacity));
-    const json = new Array<string | undefined>(larger).fill(undefined);
-    const at = new Float64Array(larger);
-    const sizes = new Float64Array(larger);
-    for (let i = 0; i < this.count; i++) {
-      const from = (this.head + i) % capacity;
-      json[i] = this.json[from];
-      at[i] = this.at[from]!;
-      sizes[i] = this.sizes[from]!;
-    }
-    this.json = json;
-    this.at = at;
-    this.sizes = sizes;
-    this.head = 0;
-  }
-}
 
 /** Rows written per flush at most are bounded by what one turn raised; this bounds a load. */
 const LOAD_BATCH = 1000;
@@ -222,9 +137,14 @@ export class EventLog {
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
-    const json = serialise(event, log.deliveryFields, sequence, application, this.serverId, shared);
+    const body = eventBody(event, shared);
+    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: this.serverId, sequence });
     const bytes = Buffer.byteLength(json);
-    log.push(now, json, bytes);
+    // The ring keeps the event's own text, the same string for every application it went to, and
+    // splices the delivery fields back when it is read again: with N subscribe-all applications,
+    // one copy of each event is held instead of N.
+    if (body !== undefined) log.pushBody(now, body, bytes);
+    else log.push(now, json, bytes);
     this.totalBytes += bytes;
     this.appended++;
     this.trim(application, log, now);
@@ -293,6 +213,20 @@ export class EventLog {
   /** Events held for the application (tests, bench). */
   heldCount(application: string): number {
     return this.logs.get(application)?.count ?? 0;
+  }
+
+  /**
+   * What the log holds now (bench, metrics): the texts are the memory; each also costs a ring slot
+   * (a pointer and two doubles) and V8's string header, about 40 bytes beside its own bytes.
+   */
+  usage(): EventLogUsage {
+    let events = 0;
+    let slots = 0;
+    for (const log of this.logs.values()) {
+      events += log.count;
+      slots += log.json.length;
+    }
+    return { applications: this.logs.size, events, bytes: this.totalBytes, slots, appended: this.appended, evicted: this.evicted };
   }
 
   /** Starts the timer that drops events older than the age limit from logs nobody appends to. */
@@ -547,26 +481,21 @@ export class EventLog {
 }
 
 /**
- * The message's JSON text: the event's own text with the delivery fields spliced in before its
- * closing brace, which is what serialising `{ ...event, application, asterisk_id, sequence }`
- * gives, without copying the event into a new object. An event that carries one of those fields
- * itself (the copy would keep its place) or serialises itself (toJSON) takes the copy.
+ * The event's own text (`{…}`), into which the delivery fields are spliced before the closing
+ * brace (spliceDeliveryFields) — what serialising `{ ...event, application, asterisk_id, sequence }`
+ * gives, without copying the event into a new object. Undefined for an event that carries one of
+ * those fields itself (the copy would keep its place) or serialises itself (toJSON): it takes the copy.
  */
-function serialise(event: CoreEvent, deliveryFields: string, sequence: number, application: string, serverId: string, shared?: SharedText): string {
+function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
-  if (!('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields)) {
-    let text = shared?.text;
-    if (text === undefined) {
-      text = JSON.stringify(event);
-      if (shared) shared.text = text;
-    }
-    // Always an object's text; the check keeps the splice honest if that ever changes.
-    if (text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d) {
-      // `{}`: the fields open the object, without the comma.
-      return text.length === 2 ? `{${deliveryFields.slice(1)}${sequence}}` : text.slice(0, -1) + deliveryFields + sequence + '}';
-    }
+  if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;
+  let text = shared?.text;
+  if (text === undefined) {
+    text = JSON.stringify(event);
+    if (shared) shared.text = text;
   }
-  return JSON.stringify({ ...event, application, asterisk_id: serverId, sequence });
+  // Always an object's text; the check keeps the splice honest if that ever changes.
+  return text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d ? text : undefined;
 }
 
 /**

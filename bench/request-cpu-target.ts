@@ -1,0 +1,160 @@
+// A child process for bench/request-cpu.ts: `server` (the real Patchbay, developer mode off, log at
+// warn) or `floor` (bare node:http + ws answering the same steps with no routing, validation or
+// event log). It prints its URL, then answers one JSON line on stdout per line on stdin:
+//   `stats`  → { cpuUs, rss, heapUsed, external, arrayBuffers, eventLog? }  (CPU of this process, µs)
+//   `gc`     → the same after a full collection (needs --expose-gc)
+// and exits when stdin ends. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
+import http from 'node:http';
+import os from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { formatAriDate } from '../src/util/ari-date.ts';
+
+const kind = process.argv[2];
+/** Event types the floor sends per originate cycle, in order (learnt from the server by the driver). */
+const floorEvents = (process.argv[3] ?? 'StasisStart,ChannelDestroyed').split(',').filter(Boolean);
+
+interface Probe {
+  readonly url: string;
+  eventLog(): Record<string, number> | undefined;
+  stop(): Promise<void>;
+}
+
+const probe: Probe = kind === 'server' ? await startServerTarget() : await startFloor();
+process.stdout.write(`${probe.url}\n`);
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => {
+  if (line === 'gc') globalThis.gc?.();
+  const cpu = process.cpuUsage();
+  const memory = process.memoryUsage();
+  const answer = {
+    cpuUs: cpu.user + cpu.system,
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+    eventLog: probe.eventLog(),
+  };
+  process.stdout.write(`${JSON.stringify(answer)}\n`);
+});
+lines.on('close', () => void probe.stop().finally(() => process.exit(0)));
+
+async function startServerTarget(): Promise<Probe> {
+  // PATCHBAY_BENCH_ROOT: a compiled server (npm run build's dist/, or an older build to compare
+  // with), whose profile has real line numbers; the sources through tsx otherwise.
+  const compiled = process.env.PATCHBAY_BENCH_ROOT;
+  const module = (path: string): string => (compiled ? pathToFileURL(join(compiled, `${path}.js`)).href : `../src/${path}.ts`);
+  const { loadConfig } = (await import(module('config/config'))) as typeof import('../src/config/config.ts');
+  const { startServer } = (await import(module('server'))) as typeof import('../src/server.ts');
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
+  const config = loadConfig({
+    path: null,
+    env: {},
+    overrides: { http: { port: 0, bind: '127.0.0.1' }, sip: { port: 0 }, dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
+  });
+  const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  return {
+    url: server.url,
+    // An older build (--baseline) may have no usage().
+    eventLog: () => ('usage' in server.core.eventLog ? { ...server.core.eventLog.usage() } : undefined),
+    stop: async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The floor: the same answers a client needs for ping and an originate cycle, and nothing more. */
+async function startFloor(): Promise<Probe> {
+  const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+  const serverId = '02:00:00:00:00:01';
+  const sockets = new Map<string, Set<WebSocket>>();
+  let nextId = 0;
+  const channelJson = (id: string, state: string): Record<string, unknown> => ({
+    id,
+    name: `Local/answer@default-${id}`,
+    state,
+    protocol_id: '',
+    caller: { name: '', number: '' },
+    connected: { name: '', number: '' },
+    accountcode: '',
+    dialplan: { context: 'default', exten: 'answer', priority: 1, app_name: 'Stasis', app_data: 'bench' },
+    creationtime: formatAriDate(),
+    language: 'en',
+  });
+  let sequence = 0;
+  const emit = (app: string, type: string, channel: Record<string, unknown>): void => {
+    const listeners = sockets.get(app);
+    if (!listeners) return;
+    const text = JSON.stringify({ type, timestamp: formatAriDate(), channel, application: app, asterisk_id: serverId, sequence: ++sequence });
+    for (const socket of listeners) socket.send(text);
+  };
+  const answer = (response: http.ServerResponse, status: number, body?: unknown): void => {
+    if (body === undefined) {
+      response.writeHead(status, { 'Content-Length': 0 });
+      response.end();
+      return;
+    }
+    const text = JSON.stringify(body);
+    response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    response.end(text);
+  };
+  const server = http.createServer((request, response) => {
+    if (request.headers.authorization !== AUTH) return answer(response, 401, { message: 'Authentication required' });
+    const url = request.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    const params = new URLSearchParams(query < 0 ? '' : url.slice(query + 1));
+    if (request.method === 'GET' && path === '/ari/asterisk/ping') return answer(response, 200, { ping: 'pong', timestamp: formatAriDate(), asterisk_id: serverId });
+    if (request.method === 'POST' && path === '/ari/channels') {
+      const app = params.get('app') ?? '';
+      const id = `floor-${++nextId}`;
+      answer(response, 200, channelJson(id, 'Down'));
+      // After the answer, as the server raises its events on a later turn.
+      setImmediate(() => {
+        for (const type of floorEvents) if (type !== 'ChannelDestroyed') emit(app, type, channelJson(id, 'Up'));
+      });
+      live.set(id, app);
+      return;
+    }
+    if (request.method === 'DELETE' && path.startsWith('/ari/channels/')) {
+      const id = decodeURIComponent(path.slice('/ari/channels/'.length));
+      const app = live.get(id);
+      if (app === undefined) return answer(response, 404, { message: 'Channel not found' });
+      live.delete(id);
+      answer(response, 204);
+      setImmediate(() => emit(app, 'ChannelDestroyed', channelJson(id, 'Up')));
+      return;
+    }
+    answer(response, 404, { message: 'Resource not found' });
+  });
+  const live = new Map<string, string>();
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (request, socket, head) => {
+    if (request.headers.authorization !== AUTH) return socket.destroy();
+    const app = new URLSearchParams((request.url ?? '').split('?')[1] ?? '').get('app') ?? '';
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      let set = sockets.get(app);
+      if (!set) sockets.set(app, (set = new Set()));
+      set.add(ws);
+      ws.on('close', () => set.delete(ws));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    eventLog: () => undefined,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const set of sockets.values()) for (const socket of set) socket.terminate();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,215 @@
+// CPU time per request, server against floor, in the same run (issue 25). The machine is shared, so
+// wall-clock throughput is noise: this measures the CPU each target process spends (process.cpuUsage
+// inside the target, µs) per GET /ari/asterisk/ping and per originate cycle (POST /channels →
+// StasisStart → DELETE → ChannelDestroyed, 50 in flight), alternating server and floor each round,
+// and reports the ratio floor/server (1.0 = the server costs what the floor costs).
+// With --subscribe-all N it then holds N subscribe-all applications on the server while cycles run
+// at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
+// --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
+// --baseline DIR adds a third target, an older compiled server (say main's dist/), in the same rounds.
+// Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
+//        [--server dist --baseline ../main/dist] [--subscribe-all 10 --rate 200 --hold 20]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface, type Interface } from 'node:readline';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import WebSocket from 'ws';
+import { cycleClient } from './ari-cycle-client.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    pings: { type: 'string', default: '20000' },
+    cycles: { type: 'string', default: '2000' },
+    inflight: { type: 'string', default: '50' },
+    connections: { type: 'string', default: '20' },
+    'subscribe-all': { type: 'string', default: '0' },
+    rate: { type: 'string', default: '200' },
+    hold: { type: 'string', default: '20' },
+    server: { type: 'string' },
+    baseline: { type: 'string' },
+  },
+});
+const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
+const rounds = Math.min(Math.max(Math.floor(Number(values.rounds)) || 0, 0), 20);
+const pings = clamp(values.pings, 100, 500_000);
+const cycles = clamp(values.cycles, 10, 50_000);
+const inflight = clamp(values.inflight, 1, 200);
+const connections = clamp(values.connections, 1, 200);
+const subscribeAll = clamp(values['subscribe-all'], 0, 100);
+const rate = clamp(values.rate, 1, 5000);
+const holdSeconds = clamp(values.hold, 1, 300);
+const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+
+interface Stats {
+  cpuUs: number;
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  eventLog?: { applications: number; events: number; bytes: number; slots: number; appended: number; evicted: number };
+}
+
+interface Target {
+  readonly url: string;
+  stats(command?: 'stats' | 'gc'): Promise<Stats>;
+  stop(): Promise<void>;
+}
+
+type Kind = 'server' | 'baseline' | 'floor';
+/** The compiled server each kind runs (undefined: the sources through tsx). */
+const roots: Record<Kind, string | undefined> = {
+  server: values.server === undefined ? undefined : resolve(values.server),
+  baseline: values.baseline === undefined ? undefined : resolve(values.baseline),
+  floor: undefined,
+};
+
+async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Promise<Target> {
+  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
+  const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
+  if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
+  const role = kind === 'floor' ? 'floor' : 'server';
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
+  const lines: Interface = createInterface({ input: child.stdout! });
+  const iterator = lines[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const { value, done } = await iterator.next();
+    clearTimeout(timer);
+    if (done) throw new Error(`the ${kind} target exited`);
+    return value as string;
+  };
+  const url = await next();
+  return {
+    url,
+    async stats(command = 'stats') {
+      child.stdin!.write(`${command}\n`);
+      return JSON.parse(await next()) as Stats;
+    },
+    async stop() {
+      const exited = once(child, 'exit');
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** CPU the target spends doing nothing (timers, media clock), in µs per second of wall time. */
+async function idleCost(target: Target): Promise<number> {
+  const before = await target.stats();
+  const began = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const after = await target.stats();
+  return ((after.cpuUs - before.cpuUs) * 1000) / (performance.now() - began);
+}
+
+/**
+ * CPU µs the target spends per ping, with `connections` keep-alive connections; `net` without what
+ * it would have spent idle over the same wall time.
+ */
+async function pingCost(target: Target, idleUsPerSecond: number): Promise<{ us: number; net: number; p99: number }> {
+  const url = `${target.url}/ari/asterisk/ping`;
+  await autocannon({ url, connections, amount: Math.min(2000, pings), headers: { authorization: AUTH } }); // warm-up
+  const before = await target.stats();
+  const began = performance.now();
+  const result = await autocannon({ url, connections, amount: pings, headers: { authorization: AUTH } });
+  const seconds = (performance.now() - began) / 1000;
+  const after = await target.stats();
+  if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  const used = after.cpuUs - before.cpuUs;
+  return { us: used / result.requests.total, net: (used - idleUsPerSecond * seconds) / result.requests.total, p99: result.latency.p99 };
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
+
+/** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
+async function cycleCost(target: Target): Promise<{ us: number; p99: number; perSecond: number; types: string[] }> {
+  const client = await cycleClient(target.url, inflight);
+  try {
+    await client.run(Math.min(500, cycles), inflight); // warm-up
+    const before = await target.stats();
+    const { durations, seconds } = await client.run(cycles, inflight);
+    const after = await target.stats();
+    return { us: (after.cpuUs - before.cpuUs) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds, types: client.firstCycleTypes };
+  } finally {
+    client.close();
+  }
+}
+
+const MB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
+
+async function eventLogMemory(kind: Kind): Promise<void> {
+  const target = await startTarget(kind);
+  const sockets: WebSocket[] = [];
+  try {
+    const idle = await target.stats('gc');
+    for (let i = 0; i < subscribeAll; i++) {
+      const socket = new WebSocket(`${target.url.replace('http', 'ws')}/ari/events?app=all${i}&subscribeAll=true`, { headers: { authorization: AUTH } });
+      socket.on('message', () => undefined);
+      sockets.push(socket);
+      await once(socket, 'open');
+    }
+    const client = await cycleClient(target.url, inflight);
+    const total = rate * holdSeconds;
+    const before = await target.stats();
+    const { durations, seconds } = await client.run(total, inflight, rate);
+    const held = await target.stats();
+    const collected = await target.stats('gc');
+    client.close();
+    const log = collected.eventLog;
+    console.log(`\n${kind}: event log under load: ${subscribeAll} subscribe-all apps + bench, ${durations.length} cycles at ${(durations.length / seconds).toFixed(0)}/s (target ${rate}/s), p99 ${percentile(durations, 99).toFixed(1)} ms, server CPU/cycle ${((held.cpuUs - before.cpuUs) / durations.length).toFixed(0)} µs`);
+    console.log(`  idle server:     RSS ${MB(idle.rss)}, heap used ${MB(idle.heapUsed)}`);
+    console.log(`  after the load:  RSS ${MB(held.rss)}, heap used ${MB(held.heapUsed)}, external ${MB(held.external)} (array buffers ${MB(held.arrayBuffers)})`);
+    console.log(`  after a full GC: RSS ${MB(collected.rss)}, heap used ${MB(collected.heapUsed)}`);
+    if (!log) return console.log(`  heap used beyond the idle server: ${MB(collected.heapUsed - idle.heapUsed)} (this build cannot say what its event log holds)`);
+    console.log(`  event log holds ${log.events} events of ${log.applications} applications: ${MB(log.bytes)} of JSON text in ${log.slots} ring slots; ${log.appended} appended, ${log.evicted} evicted`);
+    console.log(`  heap used beyond the idle server: ${MB(collected.heapUsed - idle.heapUsed)}; the log's limits count ${MB(log.bytes)} (each application's messages as sent), but each event's text is held once for all the applications it went to (+ ≈ ${MB(log.slots * 24)} of ring slots)`);
+  } finally {
+    for (const socket of sockets) socket.terminate();
+    await target.stop();
+  }
+}
+
+const rows: string[] = [];
+let floorEvents: string[] = ['StasisStart', 'ChannelDestroyed'];
+const sums: Record<Kind, { ping: number; net: number; cycle: number }> = {
+  server: { ping: 0, net: 0, cycle: 0 },
+  baseline: { ping: 0, net: 0, cycle: 0 },
+  floor: { ping: 0, net: 0, cycle: 0 },
+};
+const kinds: Kind[] = roots.baseline ? ['server', 'baseline', 'floor'] : ['server', 'floor'];
+for (let round = 0; round < rounds; round++) {
+  // Rotate which goes first, so none always meets the same neighbours' load.
+  const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
+  for (const kind of order) {
+    const target = await startTarget(kind, floorEvents);
+    try {
+      const idle = await idleCost(target);
+      const ping = await pingCost(target, idle);
+      const cycle = await cycleCost(target);
+      // The floor sends as many events per cycle as the server did, StasisStart among them.
+      if (kind === 'server' && cycle.types.length > 0) floorEvents = ['StasisStart', ...cycle.types.filter((type) => type !== 'StasisStart')];
+      sums[kind].ping += ping.us;
+      sums[kind].net += ping.net;
+      sums[kind].cycle += cycle.us;
+      rows.push(
+        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle, p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
+      );
+      console.log(rows.at(-1));
+    } finally {
+      await target.stop();
+    }
+  }
+}
+if (rounds > 0) console.log(`floor events per cycle: ${floorEvents.join(',')}`);
+for (const kind of rounds > 0 ? kinds.filter((kind) => kind !== 'floor') : []) {
+  console.log(`mean CPU ratio floor/${kind} (1.0 = at the floor): ping ${(sums.floor.ping / sums[kind].ping).toFixed(3)} (net of idle ${(sums.floor.net / sums[kind].net).toFixed(3)}), originate cycle ${(sums.floor.cycle / sums[kind].cycle).toFixed(3)}`);
+}
+if (subscribeAll > 0) for (const kind of kinds.filter((kind) => kind !== 'floor')) await eventLogMemory(kind);
