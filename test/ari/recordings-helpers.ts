@@ -139,7 +139,7 @@ export function silentFrames(samples: Int16Array, size: number): number[] {
 }
 
 /** The next event of `type` for which `match` holds, skipping others. */
-export async function nextEvent(socket: EventSocket, type: string, match: (event: Json) => boolean = () => true, timeoutMs = 4000): Promise<Json> {
+export async function nextEvent(socket: EventSocket, type: string, match: (event: Json) => boolean = () => true, timeoutMs = 15_000): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const remaining = deadline - Date.now();
@@ -155,3 +155,26 @@ export const recordingNamed =
     event.recording?.name === name;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** When a request went to the server and when its answer (or the event it waits for) came back: the server acted in between. */
+export interface Exchange {
+  readonly sentAt: number;
+  readonly answeredAt: number;
+}
+
+/** Runs `request`, noting when it was sent and when it was answered. */
+export async function timed<T>(request: () => Promise<T>): Promise<Exchange & { readonly result: T }> {
+  const sentAt = Date.now();
+  const result = await request();
+  return { sentAt, answeredAt: Date.now(), result };
+}
+
+/**
+ * Bounds in ms of audio the server wrote from `from` to `to`, as the wall clock allows them: at
+ * least from `from`'s answer to `to`'s sending, at most from `from`'s sending to `to`'s answer,
+ * with a 20 ms frame of slack at each end (the media clock ticks in frames). On a loaded machine
+ * either gap may be long, so it is measured, not assumed.
+ */
+export function spanBounds(from: Exchange, to: Exchange): { shortest: number; longest: number } {
+  return { shortest: to.sentAt - from.answeredAt - 40, longest: to.answeredAt - from.sentAt + 40 };
+}

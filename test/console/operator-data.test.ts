@@ -6,7 +6,7 @@ import { SipLadder, maskDigestResponses } from '../../src/channels/pjsip/sip-lad
 import type { SipMessage } from '../../src/sip/message.ts';
 import { parseMessage } from '../../src/sip/parser.ts';
 import { estimateMos, mosRating } from '../../src/util/e-model.ts';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/core/database.ts';
 import { QualityStore } from '../../src/core/cdr/quality-store.ts';
 import { consoleRoute, type ConsoleSources } from '../../src/ops/console-routes.ts';
 import { CallQuality } from '../../src/core/call-quality.ts';
@@ -74,7 +74,7 @@ test('quality figures are kept beside the records by uniqueid (and a dstchannel 
   const store = new QualityStore((error) => assert.fail(String(error)));
   const figures = { uniqueid: '1700000000.7', linkedid: '1700000000.7', channel: 'PJSIP/bob-00000007', codec: 'ulaw', packets_received: 100, packets_sent: 100, lost_received: 5, lost_sent: 0, loss_percent: 4.76, jitter_ms: 2, rtt_ms: 10, r: 77, mos: 3.9, rating: 'fair', ended_at: Date.now() };
   store.add(figures); // before the database: queued
-  const database = new Database(':memory:');
+  const database = openDatabase(':memory:');
   store.attach(database);
   assert.equal(store.find('1700000000.7')?.mos, 3.9);
   assert.equal(store.find('', 'PJSIP/bob-00000007')?.loss_percent, 4.76);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { includeReader, MAX_INCLUDED_BYTES } from '../../src/dialplan/includes.ts';
 import { DialplanSyntaxError } from '../../src/config/conf/syntax-error.ts';
+import { cpuMs } from '../helpers/cpu-time.ts';
 
 let dir: string;
 let confDir: string;
@@ -42,11 +43,12 @@ test('globs match as the shell does: *, ?, classes, negated classes, a leading d
 
 test('a glob of many stars against a long file name answers at once', () => {
   const read = includeReader(main);
-  const started = performance.now();
-  // As a regular expression this backtracks through C(40, 12) ways before failing (minutes).
-  assert.deepEqual(read('*?*?*?*?*?*?*?*?*?*?*?*?X', at(), true, 0), []);
-  assert.equal(names(read('*a*a*a*a*a*a*a*a*a*a*a*a', at(), true, 0)).length, 1);
-  assert.ok(performance.now() - started < 1000, `took ${(performance.now() - started).toFixed(0)} ms`);
+  const ms = cpuMs(() => {
+    // As a regular expression this backtracks through C(40, 12) ways before failing (minutes).
+    assert.deepEqual(read('*?*?*?*?*?*?*?*?*?*?*?*?X', at(), true, 0), []);
+    assert.equal(names(read('*a*a*a*a*a*a*a*a*a*a*a*a', at(), true, 0)).length, 1);
+  });
+  assert.ok(ms < 1000, `took ${ms.toFixed(0)} ms of CPU`);
 });
 
 test('a path leaving the directory is refused whether or not it exists, and a glob outside is never listed', () => {

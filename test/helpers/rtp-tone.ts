@@ -38,11 +38,18 @@ export class RtpToneEnd {
     return this.socket.address().port;
   }
 
-  /** Sends a tone of `frequency` Hz to `port` at `address`, 20 ms a packet, until stop(). */
+  /**
+   * Sends a tone of `frequency` Hz to `port` at `address`, 20 ms a packet, until stop(). Paced by
+   * the wall clock as a phone is: packet i is due 20 × i ms after the start, and a late timer (a
+   * loaded machine) sends every packet that is due, so the far end gets a continuous stream rather
+   * than one with a gap for each late wake-up.
+   */
   startTone(frequency: number, port: number, address = '127.0.0.1'): void {
     this.stop();
     const step = (2 * Math.PI * frequency) / 8000;
-    this.#timer = setInterval(() => {
+    const startedAt = performance.now();
+    let sent = 0;
+    const sendOne = (): void => {
       const packet = Buffer.alloc(12 + 160);
       packet[0] = 0x80;
       packet[1] = 0;
@@ -57,7 +64,16 @@ export class RtpToneEnd {
       this.#sequence = (this.#sequence + 1) & 0xffff;
       this.#timestamp = (this.#timestamp + 160) >>> 0;
       this.socket.send(packet, port, address);
-    }, 20);
+    };
+    const sendDue = (): void => {
+      const due = Math.floor((performance.now() - startedAt) / 20) + 1;
+      while (sent < due) {
+        sendOne();
+        sent++;
+      }
+    };
+    sendDue();
+    this.#timer = setInterval(sendDue, 10);
   }
 
   stop(): void {

@@ -38,7 +38,7 @@ before(() => {
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { name: string; private?: boolean; bin: Record<string, string>; engines: { node: string } };
   assert.equal(manifest.name, NAME);
   assert.equal(manifest.private, undefined);
-  assert.match(manifest.engines.node, /^\^20\.[\d.]+ \|\| \^22\.[\d.]+$/);
+  assert.match(manifest.engines.node, /^\^20\.[\d.]+ \|\| \^22\.[\d.]+ \|\| >=24$/);
   for (const [bin, target] of Object.entries(manifest.bin)) {
     // npm makes a bin's target executable when it links it.
     chmodSync(join(installed, target), 0o755);

@@ -29,6 +29,15 @@ async function send(stream: RtpStream, ms: number): Promise<void> {
   }
 }
 
+/** Writes `count` frames, one every 20 ms (fewer per second when timers are late on a loaded machine). */
+async function sendFrames(stream: RtpStream, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    clock.ticks += 1;
+    stream.writeFrame(frame);
+    await sleep(20);
+  }
+}
+
 function rtpPacket(sequence: number): Buffer {
   const packet = Buffer.alloc(172);
   packet[0] = 0x80;
@@ -73,8 +82,10 @@ test('without a limit a silent far end keeps getting media', async () => {
   peer.on('message', () => (received += 1));
   try {
     stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
-    await send(stream, 400);
-    await sleep(50);
+    // 20 frames (400 ms when timers are on time): counted by frames, not by wall time, so that late
+    // timers do not make fewer of them; their packets are awaited rather than given a fixed 50 ms.
+    await sendFrames(stream, 20);
+    for (const deadline = Date.now() + 5000; received < 20 && Date.now() < deadline; ) await sleep(20);
     assert.ok(received >= 12, `${received} packets`);
   } finally {
     stream.close();
