@@ -8,8 +8,10 @@ import WebSocket from 'ws';
 export interface AriTarget {
   /** `http://host:port` (a trailing `/ari` is accepted). */
   readonly url: string;
-  readonly username: string;
-  readonly password: string;
+  readonly username?: string;
+  readonly password?: string;
+  /** An `Authorization` header value, instead of username and password. */
+  readonly authorization?: string;
 }
 
 /** An ARI event as JSON (`type` is the event's name). */
@@ -38,7 +40,7 @@ export class AriLink {
 
   constructor(readonly target: AriTarget) {
     this.base = target.url.replace(/\/+$/, '').replace(/\/ari$/, '');
-    this.auth = `Basic ${Buffer.from(`${target.username}:${target.password}`).toString('base64')}`;
+    this.auth = target.authorization ?? `Basic ${Buffer.from(`${target.username ?? ''}:${target.password ?? ''}`).toString('base64')}`;
   }
 
   /** Opens the events WebSocket; resolves once it is up (events of calls made later are not missed). */

@@ -91,7 +91,9 @@ export class PromptReference {
   bestMatch(heard: Float32Array): { score: number; offset: number } {
     const length = this.samples.length;
     if (heard.length < length) return { score: 0, offset: -1 };
-    const size = nextPowerOfTwo(heard.length + length);
+    // Circular correlation is exact for every lag where the prompt fits inside `heard` once the
+    // transform is at least as long as `heard`: no need to pad by the prompt's length.
+    const size = nextPowerOfTwo(heard.length);
     let spectrum = this.spectra.get(size);
     if (!spectrum) {
       spectrum = spectrumOf(this.samples, size);

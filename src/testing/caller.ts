@@ -42,6 +42,8 @@ export class Caller {
   private media: MediaLeg | undefined;
   private answeredAt: number | undefined;
   private hungUp = false;
+  /** The calling channel is gone (whoever hung up). */
+  private callEnded = false;
   private recordTo: string | undefined;
   private readonly utteranceEnds: number[] = [];
 
@@ -152,13 +154,14 @@ export class Caller {
     const timeoutMs = 'timeoutMs' in step && step.timeoutMs !== undefined ? step.timeoutMs : DEFAULT_STEP_TIMEOUT_MS;
     switch (step.kind) {
       case 'expect_audio':
-        return this.listener.expect(step, timeoutMs, () => this.hungUp);
+        return this.listener.expect(step, timeoutMs, () => this.hungUp || this.callEnded || !this.media?.isOpen);
       case 'send_dtmf':
         this.assertLive();
+        // What the application says in answer may start with the first digit: listen from here on.
+        this.listener.skipTo(Date.now());
         await this.options.link.request('POST', `/channels/${this.callingId}/dtmf`, { dtmf: step.digits, duration: '100', between: '100' });
         // The request returns before the digits are out: wait for them so the next step's clock is fair.
         await sleep(step.digits.length * 200);
-        this.listener.skipTo(Date.now());
         return undefined;
       case 'play': {
         this.assertLive();
@@ -194,13 +197,14 @@ export class Caller {
   }
 
   private assertLive(): void {
-    if (this.hungUp || !this.media?.isOpen) throw new Error('the call has already ended');
+    if (this.hungUp || this.callEnded || !this.media?.isOpen) throw new Error('the call has already ended');
   }
 
   private onEvent(event: AriEvent, raw: string): void {
     // Only the events of this call: those naming one of its channels (the application under test
     // sees the far half of the Local channel) or its media channel.
     if (!this.ids.some((id) => raw.includes(id)) && !(this.mediaChannelId && raw.includes(this.mediaChannelId))) return;
+    if (event.type === 'ChannelDestroyed' && raw.includes(this.callingId)) this.callEnded = true;
     if (this.events.length >= MAX_EVENTS) return;
     this.events.push({ at: Date.now(), event });
     for (const waiter of this.eventWaiters) waiter();

@@ -60,7 +60,8 @@ export function spectrumOf(signal: Float32Array, size: number): { re: Float64Arr
 
 /**
  * `out[lag] = Σ_k reference[k] · signal[lag + k]` for every lag where the reference fits in the
- * signal, given the reference's spectrum at the same `size` (≥ signal length + reference length).
+ * signal, given the reference's spectrum at the same `size` (≥ the signal's length: the circular
+ * correlation wraps only at lags where the reference would run past the signal's end).
  */
 export function crossCorrelate(signal: Float32Array, reference: { re: Float64Array; im: Float64Array }, referenceLength: number): Float64Array {
   const size = reference.re.length;

@@ -15,8 +15,8 @@ const SILENCE_DBFS = -45;
 /** A tone holds at least this share of a frame's energy at its frequency. */
 const TONE_SHARE = 0.7;
 const POLL_MS = 50;
-/** New audio (in samples) between two correlations: 100 ms. */
-const CORRELATE_EVERY = CALLER_RATE / 10;
+/** New audio (in samples) between two correlations: 250 ms (each costs a transform of the window). */
+const CORRELATE_EVERY = CALLER_RATE / 4;
 /** Speech files a caller may play: at most 5 minutes each. */
 const MAX_SPEECH_SAMPLES = 300 * CALLER_RATE;
 
@@ -102,12 +102,22 @@ export class Listener {
     const length = reference.samples.length;
     const from = this.cursor;
     let checkedTo = from;
+    let previousSilent = false;
     let best = { score: 0, at: -1 };
     return {
       step: (final) => {
         const end = this.heard.length;
         if (end - from < length || (!final && end - checkedTo < CORRELATE_EVERY)) return undefined;
         const windowStart = Math.max(from, checkedTo - length + 1);
+        // A second stretch of silence in a row cannot hold the end of a prompt (the first may: a
+        // prompt's quiet tail), so it costs no correlation.
+        const silent = isSilent(this.heard.all(), checkedTo, end);
+        const skip = !final && silent && previousSilent;
+        previousSilent = silent;
+        if (skip) {
+          checkedTo = end;
+          return undefined;
+        }
         const match = reference.bestMatch(this.heard.floats(windowStart, end));
         checkedTo = end;
         if (match.score > best.score) best = { score: match.score, at: windowStart + match.offset };
@@ -164,6 +174,13 @@ export class Listener {
       missing: () => `${what} not heard (longest run ${longest * 20} ms)`,
     };
   }
+}
+
+function isSilent(samples: Int16Array, from: number, to: number): boolean {
+  for (let at = from; at + SAMPLES_PER_FRAME <= to; at += SAMPLES_PER_FRAME) {
+    if (frameDbfs(samples.subarray(at, at + SAMPLES_PER_FRAME)) >= SILENCE_DBFS) return false;
+  }
+  return true;
 }
 
 /** A sample position as seconds into the call's audio. */
