@@ -28,6 +28,7 @@ const HELP = `usage: patchbay [--config file.yaml]        run the server
        patchbay -r                          interactive admin shell (history, Tab completion)
        patchbay -x "<command>"              run one admin command, as asterisk -rx
        patchbay --check [--config file.yaml]  check the configuration, bind nothing
+       patchbay test [options] <scenario.yaml…>  virtual callers test voice apps (test --help)
        patchbay --version | --help
 
 Options:
