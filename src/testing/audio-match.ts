@@ -113,9 +113,59 @@ export class PromptReference {
       const score = correlation[lag]! / (this.norm * Math.sqrt(Math.max(window, ENERGY_FLOOR * length)));
       if (score > best.score) best = { score, offset: lag };
     }
+    if (best.score >= PIECEWISE_FROM && best.score < PIECEWISE_UNTIL) {
+      best = { score: Math.max(best.score, this.piecewiseScore(heard, best.offset)), offset: best.offset };
+    }
     return best;
   }
+
+  /**
+   * The prompt scored in 200 ms pieces, each allowed to land up to 80 ms from where the previous
+   * one ended: a network leg's jitter buffer drops or stretches a frame now and then, which shifts
+   * the rest of the prompt and lowers the whole-prompt correlation although every piece is there.
+   * The pieces' scores are averaged by their energy; unrelated speech stays low piece by piece.
+   */
+  private piecewiseScore(heard: Float32Array, offset: number): number {
+    const energyBefore = new Float64Array(heard.length + 1);
+    for (let i = 0; i < heard.length; i++) energyBefore[i + 1] = energyBefore[i]! + heard[i]! * heard[i]!;
+    let expected = offset;
+    let weighted = 0;
+    let total = 0;
+    for (let start = 0; start < this.samples.length; start += PIECE) {
+      const piece = this.samples.subarray(start, Math.min(start + PIECE, this.samples.length));
+      let pieceEnergy = 0;
+      for (const s of piece) pieceEnergy += s * s;
+      if (piece.length < PIECE / 2 || pieceEnergy < ENERGY_FLOOR * piece.length) {
+        expected += piece.length;
+        continue;
+      }
+      const norm = Math.sqrt(pieceEnergy);
+      let bestScore = 0;
+      let bestLag = expected;
+      const last = Math.min(heard.length - piece.length, expected + PIECE_SLACK);
+      for (let lag = Math.max(0, expected - PIECE_SLACK); lag <= last; lag++) {
+        let dot = 0;
+        for (let k = 0; k < piece.length; k++) dot += piece[k]! * heard[lag + k]!;
+        const window = energyBefore[lag + piece.length]! - energyBefore[lag]!;
+        const score = dot / (norm * Math.sqrt(Math.max(window, ENERGY_FLOOR * piece.length)));
+        if (score > bestScore) {
+          bestScore = score;
+          bestLag = lag;
+        }
+      }
+      weighted += bestScore * pieceEnergy;
+      total += pieceEnergy;
+      expected = bestLag + piece.length;
+    }
+    return total === 0 ? 0 : weighted / total;
+  }
 }
+
+/** Whole-prompt scores in this range are looked at piece by piece too (see piecewiseScore). */
+const PIECEWISE_FROM = 0.25;
+const PIECEWISE_UNTIL = 0.9;
+const PIECE = CALLER_RATE / 5;
+const PIECE_SLACK = (CALLER_RATE * 80) / 1000;
 
 /** The prompt without its leading and trailing near-silence (files carry some; a player may trim it). */
 function trimSilence(samples: Float32Array): Float32Array {
