@@ -43,16 +43,16 @@ export function findPromptFile(prompt: string, soundDirs: readonly string[], bas
   throw new Error(`prompt "${name}" not found as a .wav in ${soundDirs.join(', ')}`);
 }
 
-/** Mono 16-bit audio of any supported rate as 8 kHz floats. */
+/** Mono 16-bit audio at an engine rate (8, 16, 24, 48 kHz) as 8 kHz floats. */
 export function toCallerRate(samples: Int16Array, rate: number): Float32Array {
   let linear = samples;
-  if (rate === 16000) {
-    const resampler = createResampler(16000, 8000);
+  if (rate === 16000 || rate === 24000 || rate === 48000) {
+    const resampler = createResampler(rate, CALLER_RATE);
     const out = new Int16Array(resampler.outputLength(samples.length));
     resampler.process(samples, out);
     linear = out;
   } else if (rate !== CALLER_RATE) {
-    throw new Error(`audio at ${rate} Hz: only 8000 and 16000 Hz files are supported`);
+    throw new Error(`audio at ${rate} Hz: files at 8, 16, 24 or 48 kHz are supported`);
   }
   return Float32Array.from(linear);
 }
