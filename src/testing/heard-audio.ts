@@ -1,20 +1,17 @@
 // What a caller heard, on a timeline: 8 kHz samples where sample n was heard n/8 ms after the
-// media started. Frames arrive every 20 ms while a bridge feeds the caller; when none come (the
-// far side sent nothing) the gap is filled with silence so positions stay times.
+// media started. The caller's bridge sends it a frame every 20 ms, silent or not, so positions
+// are times; only the wait for the first frame is filled with silence.
 import { CALLER_RATE, SAMPLES_PER_FRAME } from './audio-match.ts';
 
 /** A caller keeps at most this much audio (10 minutes): the recording and every search work on it. */
 const MAX_SECONDS = 600;
-/** A gap in the frames longer than this is filled with silence… */
+/** A wait for the first frame longer than this is filled with silence. */
 const GAP_TOLERANCE_SAMPLES = 3 * SAMPLES_PER_FRAME;
-/** …when no frame came for this long (the far side stopped sending, rather than a late burst). */
-const PAUSE_MS = 300;
 
 export class HeardAudio {
   private buffer = new Int16Array(CALLER_RATE * 10);
   private used = 0;
   private startedAt: number | undefined;
-  private lastFrameAt: number | undefined;
   /** Set once the limit was reached; nothing more is kept. */
   full = false;
   private readonly listeners = new Set<() => void>();
@@ -38,11 +35,10 @@ export class HeardAudio {
     this.begin(now);
     const samples = Math.floor(bytes.length / 2);
     const expected = Math.floor(((now - this.startedAt!) * CALLER_RATE) / 1000) - samples;
-    // Only a real pause in the frames is filled: frames late by the event loop's jitter come in a
-    // burst afterwards and must not be pushed apart by silence (that would break the correlation).
-    const paused = this.lastFrameAt !== undefined && now - this.lastFrameAt > PAUSE_MS;
-    if ((paused || this.used === 0) && expected - this.used > GAP_TOLERANCE_SAMPLES) this.append(new Int16Array(expected - this.used));
-    this.lastFrameAt = now;
+    // Only the wait for the first frame is filled in. After it, the bridge sends a frame every
+    // 20 ms (silence too), so the count of frames is the clock: a gap in their *arrival* is this
+    // process being late to read them, and filling it would tear a prompt apart.
+    if (this.used === 0 && expected > GAP_TOLERANCE_SAMPLES) this.append(new Int16Array(expected));
     const frame = new Int16Array(samples);
     for (let i = 0; i < samples; i++) frame[i] = bytes.readInt16LE(i * 2);
     this.append(frame);
