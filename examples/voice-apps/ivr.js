@@ -2,7 +2,7 @@
 // a queue-like application. Its scenario files (scenarios/ivr-*.yaml) test it with virtual
 // callers: `patchbay test examples/voice-apps/scenarios/ivr-*.yaml` (docs/testing-voice-apps.md).
 //
-//   menu (sound:dir-welcome), then 3 s for a key:
+//   menu (sound:dir-welcome), then 2 s for a key:
 //     1  "sales": sound:hello-world, then hang up (cause 16)
 //     2  transfer: the call moves to the application ivr-queue, which puts it in the holding
 //        bridge "support-queue", thanks the caller (sound:queue-thankyou) and plays a 440 Hz hold tone
@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { ariFromEnv, connectAri } from './ari.js';
 
-const MENU_TIMEOUT_MS = 3000;
+const MENU_TIMEOUT_MS = 2000;
 
 export async function startIvr(options = ariFromEnv(), { broken = false } = {}) {
   const calls = new Map();

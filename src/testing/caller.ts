@@ -60,7 +60,7 @@ export class Caller {
     let error: string | undefined;
     let answerMs: number | undefined;
     try {
-      await this.setUp();
+      await this.setUp(dial);
       try {
         answerMs = await this.dial(dial);
       } catch (err) {
@@ -101,10 +101,33 @@ export class Caller {
     };
   }
 
-  private async setUp(): Promise<void> {
+  /**
+   * The bridge, the media channel with its WebSocket and the calling channel, made side by side
+   * (a suite sets up many calls at once: round trips in a row are what makes answering slow),
+   * then both channels put in the bridge before anything is dialed.
+   */
+  private async setUp(dial: DialSpec): Promise<void> {
     const { link } = this.options;
-    const bridge = (await link.request('POST', '/bridges', { type: 'mixing', name: `caller ${this.options.name}`.slice(0, 64) })) as { id: string };
-    this.bridgeId = bridge.id;
+    const variables = dialVariables(dial);
+    const endpoint = endpointFor(dial);
+    const bridge = link.request('POST', '/bridges', { type: 'mixing', name: `caller ${this.options.name}`.slice(0, 64) }).then((b) => {
+      this.bridgeId = (b as { id: string }).id;
+    });
+    const media = this.openMedia();
+    const calling = link
+      .request('POST', '/channels/create', { endpoint, app: link.app, channelId: this.callingId, otherChannelId: this.farId }, { variables })
+      .catch((err: unknown) => {
+        throw new Error(`dial ${dial.to}: ${(err as Error).message}`);
+      });
+    await settleAll([bridge, media, calling]);
+    await settleAll([
+      link.request('POST', `/bridges/${this.bridgeId}/addChannel`, { channel: this.mediaChannelId! }),
+      link.request('POST', `/bridges/${this.bridgeId}/addChannel`, { channel: this.callingId }),
+    ]);
+  }
+
+  private async openMedia(): Promise<void> {
+    const { link } = this.options;
     const channel = (await link.request('POST', '/channels/externalMedia', {
       app: link.app,
       external_host: 'INCOMING',
@@ -119,26 +142,12 @@ export class Caller {
     this.heard.begin();
     this.media = await MediaLeg.open(link.openMedia(connectionId), this.heard);
     await this.waitForEvent('the media channel entering the callers application', 5000, (e) => e.type === 'StasisStart' && channelId(e) === channel.id, true);
-    await link.request('POST', `/bridges/${bridge.id}/addChannel`, { channel: channel.id });
   }
 
-  /** Creates the calling channel in the bridge, dials and waits for the answer; the ms it took. */
+  /** Dials the calling channel (already in the bridge) and waits for the answer; the ms it took. */
   private async dial(dial: DialSpec): Promise<number> {
     const { link } = this.options;
-    const variables: Record<string, string> = { ...dial.variables };
-    if (dial.callerId !== undefined) variables['CALLERID(all)'] = dial.callerId;
-    for (const [name, value] of Object.entries(dial.headers ?? {})) {
-      if (!HEADER_NAME.test(name) || /[\r\n]/.test(value)) throw new Error(`bad SIP header ${JSON.stringify(name)}`);
-      variables[`PJSIP_HEADER(add,${name})`] = value;
-    }
     const started = Date.now();
-    await link.request('POST', '/channels/create', {
-      endpoint: endpointFor(dial),
-      app: link.app,
-      channelId: this.callingId,
-      otherChannelId: this.farId,
-    }, { variables });
-    await link.request('POST', `/bridges/${this.bridgeId}/addChannel`, { channel: this.callingId });
     const timeoutMs = dial.answerTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
     await link.request('POST', `/channels/${this.callingId}/dial`, { timeout: String(Math.ceil(timeoutMs / 1000)) });
     const answer = await this.waitForEvent('the answer', timeoutMs, (e) => {
@@ -275,6 +284,24 @@ export class Caller {
     }
     return kept;
   }
+}
+
+/** Waits for all, then throws the first failure (so nothing is left running behind an error). */
+async function settleAll(work: readonly Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(work);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** The calling channel's variables: the scenario's, its caller id and its SIP headers. */
+function dialVariables(dial: DialSpec): Record<string, string> {
+  const variables: Record<string, string> = { ...dial.variables };
+  if (dial.callerId !== undefined) variables['CALLERID(all)'] = dial.callerId;
+  for (const [name, value] of Object.entries(dial.headers ?? {})) {
+    if (!HEADER_NAME.test(name) || /[\r\n]/.test(value)) throw new Error(`bad SIP header ${JSON.stringify(name)}`);
+    variables[`PJSIP_HEADER(add,${name})`] = value;
+  }
+  return variables;
 }
 
 function endpointFor(dial: DialSpec): string {

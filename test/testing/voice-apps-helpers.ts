@@ -21,6 +21,10 @@ export async function startExampleApp(server: TestServer, script: string, env: R
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${script} did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  // What the app says after starting (an ARI request it failed, …) goes to the test's output.
+  child.stdout!.removeAllListeners('data');
+  child.stderr!.removeAllListeners('data');
+  child.stderr!.on('data', (d) => process.stderr.write(`[${script}] ${String(d)}`));
   return child;
 }
 
