@@ -22,7 +22,7 @@ export interface StartedServer {
 /** Starts a Patchbay from a configuration file (the default configuration when undefined). */
 export type ServerStarter = (configPath: string | undefined) => Promise<StartedServer>;
 
-export const TEST_EXIT = Object.freeze({ passed: 0, failed: 1, usage: EXIT.usage, unreachable: EXIT.unreachable });
+const TEST_EXIT = Object.freeze({ passed: 0, failed: 1, usage: EXIT.usage, unreachable: EXIT.unreachable });
 
 const USAGE = `usage: patchbay test [options] <scenario.yaml…>
 

@@ -336,7 +336,7 @@ function matches(event: AriEvent, match: Readonly<Record<string, string | number
   });
 }
 
-export function safeName(name: string): string {
+function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100) || 'caller';
 }
 

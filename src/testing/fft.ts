@@ -9,7 +9,7 @@ export function nextPowerOfTwo(n: number): number {
 }
 
 /** In-place complex FFT of `re`/`im` (length a power of two); `inverse` without the 1/n scaling. */
-export function fft(re: Float64Array, im: Float64Array, inverse = false): void {
+function fft(re: Float64Array, im: Float64Array, inverse = false): void {
   const n = re.length;
   for (let i = 1, j = 0; i < n; i++) {
     let bit = n >> 1;

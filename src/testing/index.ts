@@ -14,7 +14,7 @@ import { PromptLibrary } from './listener.ts';
 import { parseScenarios } from './scenario.ts';
 import type { CallResult } from './steps.ts';
 
-export type { AriTarget } from './ari-link.ts';
+export { AriRequestError, type AriTarget } from './ari-link.ts';
 export type { CallResult, DialSpec, Step, StepResult } from './steps.ts';
 export { readScenarioFile, ScenarioError, type Scenario } from './scenario.ts';
 export { runLoad, runSuite, type RunOptions, type ScenarioCallResult, type SuiteResult } from './runner.ts';

@@ -37,8 +37,6 @@ export type Step =
   | { readonly kind: 'expect_hangup'; readonly cause?: number; readonly timeoutMs?: number }
   | { readonly kind: 'record'; readonly file: string };
 
-export type StepKind = Step['kind'];
-
 export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
 
 /** A step in words, for progress lines and failure messages. */
