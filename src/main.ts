@@ -8,6 +8,7 @@ import { DialplanSyntaxError } from './dialplan/index.ts';
 import { patchbayVersion } from './core/system-info.ts';
 import { isAdminCommandLine } from './cli/options.ts';
 import type { RunningServer } from './server.ts';
+import type { StartedServer } from './cli/test-command.ts';
 
 const EXIT = {
   ok: 0,
@@ -27,6 +28,7 @@ const HELP = `usage: patchbay [--config file.yaml]        run the server
        patchbay -r                          interactive admin shell (history, Tab completion)
        patchbay -x "<command>"              run one admin command, as asterisk -rx
        patchbay --check [--config file.yaml]  check the configuration, bind nothing
+       patchbay test [options] <scenario.yaml…>  virtual callers test voice apps (test --help)
        patchbay --version | --help
 
 Options:
@@ -117,8 +119,30 @@ function fail(line: string, code: number): never {
   process.exit(code);
 }
 
+/** A server for `patchbay test --start`: its log is kept out of the test output but for warnings. */
+async function startServerForTests(configPath: string | undefined): Promise<StartedServer> {
+  const config = loadConfig({ path: configPath });
+  const { startServer } = await import('./server.ts');
+  const { Writable } = await import('node:stream');
+  const warnings = new Writable({
+    write(chunk, _encoding, done) {
+      const line = String(chunk);
+      if (/"level":(40|50|60)/.test(line)) process.stderr.write(line);
+      done();
+    },
+  });
+  const server = await startServer(config, { logDestination: warnings });
+  return { url: server.url, soundDirs: config.dirs.sounds, stop: () => server.stop() };
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  // `patchbay test <files…>`: virtual callers (src/cli/test-command.ts); --start builds a server here.
+  if (argv[0] === 'test') {
+    const { runTestCommand } = await import('./cli/test-command.ts');
+    process.exitCode = await runTestCommand(argv.slice(1), startServerForTests);
+    return;
+  }
   // A command anywhere on the line (options may come before it), or -r / -x: the admin CLI.
   if (isAdminCommandLine(argv)) {
     const { runAdminCommand } = await import('./cli/admin.ts');

@@ -158,7 +158,7 @@ export async function runAdminCommand(argv: string[], env: NodeJS.ProcessEnv = p
   }
 }
 
-function readConfig(values: Values, env: NodeJS.ProcessEnv): PatchbayConfig {
+export function readConfig(values: Values, env: NodeJS.ProcessEnv): PatchbayConfig {
   try {
     return loadConfig({ path: values.config, env });
   } catch (err) {
@@ -167,7 +167,7 @@ function readConfig(values: Values, env: NodeJS.ProcessEnv): PatchbayConfig {
   }
 }
 
-function resolveTarget(config: PatchbayConfig, values: Values, env: NodeJS.ProcessEnv): Target {
+export function resolveTarget(config: PatchbayConfig, values: Values, env: NodeJS.ProcessEnv): Target {
   let base = values.url ?? env.PATCHBAY_URL;
   if (!base) {
     const bind = config.http.bind;

@@ -15,7 +15,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Floor of each folder of src/, lowest first. A file may import its own folder and any folder on
- * a LOWER floor; folders sharing a floor (config/media, ari/ops/cli/console) are independent of
+ * a LOWER floor; folders sharing a floor (config/media, control/testing, ari/ops/cli/console) are independent of
  * each other. Files directly in src/ (server.ts, main.ts, log.ts) are the composition root, above all.
  */
 const FLOORS: Readonly<Record<string, number>> = {
@@ -29,6 +29,7 @@ const FLOORS: Readonly<Record<string, number>> = {
   pbx: 6,
   channels: 7,
   control: 8,
+  testing: 8,
   ari: 9,
   ops: 9,
   cli: 9,
