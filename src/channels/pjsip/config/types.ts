@@ -2,7 +2,7 @@
 import type { WebRtcEndpointOptions } from './webrtc-options.ts';
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
-import type { TlsMethod } from '../../../sip/tls-material.ts';
+import type { TlsSettings } from '../../../sip/tls-material.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
@@ -153,7 +153,8 @@ export interface PjsipIdentify {
   readonly srvLookups: boolean;
 }
 
-export interface PjsipTransport {
+/** protocol=tls reads the TLS settings (files, version, ciphers, certificate checks); the other protocols ignore them. */
+export interface PjsipTransport extends TlsSettings {
   readonly type: 'transport';
   readonly id: string;
   /** `ws`/`wss`: SIP over WebSocket on the HTTP server (RFC 7118); `bind` is then not used. */
@@ -164,18 +165,6 @@ export interface PjsipTransport {
   readonly externalSignalingAddress?: string;
   readonly externalSignalingPort?: number;
   readonly localNet: readonly IpNetwork[];
-  // protocol=tls (sip/tls-material.ts TlsSettings): files, version, ciphers and certificate checks.
-  readonly certFile?: string;
-  readonly privKeyFile?: string;
-  readonly password?: string;
-  readonly caListFile?: string;
-  readonly caListPath?: string;
-  readonly method: TlsMethod;
-  readonly cipher?: string;
-  readonly verifyServer: boolean;
-  readonly verifyClient: boolean;
-  readonly requireClientCert: boolean;
-  readonly allowWildcardCerts: boolean;
 }
 
 export interface PjsipRegistration {
