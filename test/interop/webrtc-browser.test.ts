@@ -206,7 +206,8 @@ test('a browser (JsSIP in Chromium) registers over WebSocket with digest and cal
   const { frequency, rms } = toneOf(wav);
   assert.ok(rms > 500, 'the recording has sound');
   assert.ok(Math.abs(frequency - TONE_HZ) < 25, `the browser's tone recorded at ${frequency.toFixed(1)} Hz`);
-  // SRTCP both ways: the browser's reports about our stream come back with a round-trip time.
+  // SRTCP both ways: the browser's reports about our stream come back with a round-trip time (on
+  // loopback; a bound of seconds only rejects garbage — at load 16 a browser's report took 0.503 s).
   const deadline = Date.now() + 20_000;
   let statistics: { rtt?: number; rxcount?: number; txcount?: number } = {};
   while (Date.now() < deadline && !(statistics.rtt && statistics.rtt > 0)) {
@@ -214,7 +215,7 @@ test('a browser (JsSIP in Chromium) registers over WebSocket with digest and cal
     if (!(statistics.rtt && statistics.rtt > 0)) await new Promise((resolve) => setTimeout(resolve, 500));
   }
   assert.ok((statistics.rxcount ?? 0) > 100 && (statistics.txcount ?? 0) > 100, JSON.stringify(statistics));
-  assert.ok(statistics.rtt !== undefined && statistics.rtt > 0 && statistics.rtt < 0.5, `a round trip from the browser's RTCP: ${JSON.stringify(statistics)}`);
+  assert.ok(statistics.rtt !== undefined && statistics.rtt > 0 && statistics.rtt < 3, `a round trip from the browser's RTCP: ${JSON.stringify(statistics)}`);
   // Figures for docs/webrtc.md, measured on a loaded 2-core machine.
   console.log(`webrtc: call set-up (dial to DTLS-SRTP connected) ${Math.round(setupMs)} ms; CPU while recording the call ${(cpuShare * 100).toFixed(1)} % of one core`);
   assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
