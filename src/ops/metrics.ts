@@ -145,6 +145,8 @@ export class Metrics {
       sipGauge('patchbay_sip_calls', 'Live SIP calls', (stats) => stats.calls);
       sipGauge('patchbay_sip_subscriptions', 'Live SIP subscriptions (SUBSCRIBE: dialog, presence, message-summary)', (stats) => stats.subscriptions);
       sipGauge('patchbay_sip_rtp_lost_packets', 'RTP packets lost on the live SIP calls (receiving side)', (stats) => stats.rtpLost);
+      sipGauge('patchbay_sip_rtp_received_packets', 'RTP packets received so far by the live SIP calls (what the lost packets are a share of)', (stats) => stats.rtpReceived);
+      sipGauge('patchbay_sip_rtp_sent_packets', 'RTP packets sent so far by the live SIP calls', (stats) => stats.rtpSent);
       sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
       sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations);
       sipGauge('patchbay_sip_outbound_registered', 'Outbound registrations currently accepted by their registrar', (stats) => stats.outboundRegistered);
