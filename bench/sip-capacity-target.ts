@@ -2,8 +2,7 @@
 // thousands of SIP calls, that prints one JSON line ({ url, sipPort, workers }) on stdout and stops
 // when its parent closes stdin. Warnings and errors of its log go to stderr (the parent keeps the last).
 // Usage (by the bench): node --import tsx bench/sip-capacity-target.ts '<TargetPlan as JSON>'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,8 @@ export interface TargetPlan {
   readonly uas: string;
   /** `media.workers` (issue 25); null leaves the server's default. */
   readonly workers: number | null;
+  /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
+  readonly dataDir: string;
 }
 
 /** The extensions SIPp calls: one per scenario of the bench. */
@@ -71,7 +72,8 @@ async function main(): Promise<void> {
   const plan = JSON.parse(process.argv[2] ?? '{}') as TargetPlan;
   const { loadConfig, ConfigError } = await import('../src/config/config.ts');
   const { startServer } = await import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-capacity-'));
+  const dataDir = plan.dataDir;
+  mkdirSync(dataDir, { recursive: true });
   const dialplanFile = join(dataDir, 'extensions.conf');
   writeFileSync(dialplanFile, dialplan(plan.uas));
   const base = overrides(plan, dataDir, dialplanFile);

@@ -52,7 +52,8 @@ const track = (kill: () => void): (() => void) => {
   return () => running.delete(kill);
 };
 function killEverything(): void {
-  for (const kill of running) kill();
+  // The newest first: processes go before the directory they write in.
+  for (const kill of [...running].reverse()) kill();
   running.clear();
 }
 
@@ -167,7 +168,7 @@ async function runBench(): Promise<void> {
   copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
 
   const answererPort = await freeUdpPort(ANSWERER.address);
-  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers });
+  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
     const idleRssMiB = rssMiB(target.pid);
