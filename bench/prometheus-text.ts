@@ -5,9 +5,12 @@ export class MetricsSnapshot {
   readonly #series = new Map<string, number>();
   /** performance.now() midway through the scrape (the figures were read about then). */
   readonly at: number;
+  /** How long the scrape took, in ms: how far `at` may be off. */
+  readonly took: number;
 
-  constructor(text: string, at: number) {
+  constructor(text: string, at: number, took: number) {
     this.at = at;
+    this.took = took;
     for (const line of text.split('\n')) {
       if (line === '' || line.startsWith('#')) continue;
       const space = line.lastIndexOf(' ');
@@ -33,5 +36,6 @@ export async function scrapeMetrics(base: string, timeoutMs = 10_000): Promise<M
   const response = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}: ${text.slice(0, 200)}`);
-  return new MetricsSnapshot(text, (sent + performance.now()) / 2);
+  const received = performance.now();
+  return new MetricsSnapshot(text, (sent + received) / 2, received - sent);
 }

@@ -96,6 +96,7 @@ export class Metrics {
       });
     };
     monotonic('patchbay_events_sent_total', 'Events and REST responses sent over event WebSockets', () => options.events().eventsSent);
+    monotonic('patchbay_media_clock_skipped_ticks_total', 'Media-clock ticks dropped after a stall longer than the catch-up burst (20 ms of audio lost on every call each)', () => core.media.clock.skippedTicks);
     monotonic('patchbay_events_dropped_total', 'Events not delivered: the WebSocket was closed or its reader too slow', () => options.events().eventsDropped);
     const records = core.records;
     monotonic('patchbay_cdr_records_total', 'Call detail records posted (docs/cdr.md)', () => records.posted);
