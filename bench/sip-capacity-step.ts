@@ -48,6 +48,11 @@ export interface StepResult {
   /** Calls set up per second, from SIPp's first INVITE to the last channel Up. */
   readonly setupRate: number;
   readonly failed: number;
+  /**
+   * The window had every channel Up from start to end and lasted 2 s or more; otherwise the RTP,
+   * CPU and RSS figures mean nothing (calls came and went in it).
+   */
+  readonly measured: boolean;
   readonly windowSeconds: number;
   readonly rtp: {
     readonly received: number;
@@ -188,6 +193,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       setupSeconds,
       setupRate: up >= expectedChannels ? calls / setupSeconds : 0,
       failed,
+      measured: before.value(UP_SERIES) >= expectedChannels && after.value(UP_SERIES) >= expectedChannels && after.at - before.at >= 2000,
       windowSeconds: (after.at - before.at) / 1000,
       rtp,
       cpu: { ...cpu, perHundredCalls: (cpu.server / calls) * 100 },

@@ -128,9 +128,13 @@ const maybe = (value: number | null, digits: number, unit = ''): string => (valu
 function printStep(step: StepResult): void {
   const { rtp, cpu, rss } = step;
   console.log(`  ${step.scenario} ${step.calls} calls: ${step.upChannels}/${step.expectedChannels} channels Up in ${fixed(step.setupSeconds, 1)} s (${fixed(step.setupRate, 1)} calls/s), failed ${step.failed} — ${step.clean ? 'clean' : `NOT CLEAN: ${step.problems.join('; ')}`}`);
+  if (!step.measured) {
+    console.log(`    not measured: the calls were not all Up together for 2 s (window ${fixed(step.windowSeconds, 1)} s)`);
+    return;
+  }
   console.log(`    server RTP over ${fixed(step.windowSeconds, 1)} s: ${rtp.received} in, ${rtp.sent} out; lost ${fixed(rtp.lostPercent, 3)} %, late ${fixed(rtp.latePercent, 3)} %, ${step.scenario === 'playback' ? 'below 50/s' : 'not sent back'} ${fixed(rtp.shortPercent, 3)} % (beyond the reading's ±1 packet a channel); max jitter ${fixed(rtp.jitterMaxMs, 1)} ms; clock wake-ups > 20 ms late ${fixed(rtp.clockLatePercent, 2)} %, ticks dropped ${rtp.clockSkippedTicks}; event-loop lag p99 ${fixed(rtp.eventLoopLagP99Ms, 1)} ms`);
   console.log(`    CPU (% of one core): server ${fixed(cpu.server, 1)} (${fixed(cpu.perHundredCalls, 1)} per 100 calls), SIPp caller ${fixed(cpu.caller, 1)}, SIPp answerer ${maybe(cpu.answerer, 1)}; the server's main thread waited for a core ${fixed(cpu.serverWaited, 1)} % of the time; server RSS ${fixed(rss.serverMiB, 0)} MiB (peak ${fixed(rss.peakMiB, 0)}, ${fixed(rss.perCallKiB, 0)} KiB per call)`);
-  console.log(`    RTP reaching the server from SIPp: ${fixed(step.sippDeliveredPercent, 2)} % of 50 packets/s on each channel it feeds`);
+  console.log(`    RTP reaching the server from SIPp: ${fixed(step.sippDeliveredPercent, 2)} % of 50 packets/s on each channel it feeds${step.scenario === 'b2bua' ? ' (the answerer echoes what the server sent it: its shortfall counts here too)' : ''}`);
 }
 
 interface ScenarioSummary {
