@@ -1,4 +1,4 @@
-// bench/sip-capacity.ts at its smallest step (5 calls held 3 s, each scenario), so that the bench
+// bench/sip-capacity.ts at its smallest step (5 calls held 4 s, each scenario), so that the bench
 // cannot rot: it must start its server and both SIPp instances, carry every call with RTP flowing
 // both ways, measure, print its JSON summary and leave nothing behind. No figure is judged here
 // (measurements belong to the bench): only that there are figures.
@@ -22,8 +22,8 @@ interface StepSummary {
   readonly cpu: { readonly server: number; readonly caller: number; readonly answerer: number | null };
 }
 
-test('bench:sip-capacity runs its smallest step: 5 calls held 3 s into Echo(), a Playback() loop and a B2BUA Dial() to an echoing SIPp', { skip: missing, timeout: 180_000 }, async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', BENCH, '--steps', '5', '--hold', '3', '--rate', '20', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+test('bench:sip-capacity runs its smallest step: 5 calls held 4 s into Echo(), a Playback() loop and a B2BUA Dial() to an echoing SIPp', { skip: missing, timeout: 180_000 }, async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', BENCH, '--steps', '5', '--hold', '4', '--rate', '20', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
