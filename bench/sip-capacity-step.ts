@@ -182,8 +182,9 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     if (failed > 0) problems.push(`${failed} failed call(s)${describeSipp(callerResult)}`);
 
     const rtp = rtpFigures(scenario, before, after, up);
-    if (rtp.lostPercent + rtp.latePercent >= CLEAN_PERCENT) problems.push(`${(rtp.lostPercent + rtp.latePercent).toFixed(3)} % lost or late`);
-    if (rtp.shortPercent >= CLEAN_PERCENT) problems.push(`${rtp.shortPercent.toFixed(3)} % ${scenario === 'playback' ? 'below 50 packets/s' : 'not sent back'}`);
+    const measured = before.value(UP_SERIES) >= expectedChannels && after.value(UP_SERIES) >= expectedChannels && after.at - before.at >= 2000;
+    if (measured && rtp.lostPercent + rtp.latePercent >= CLEAN_PERCENT) problems.push(`${(rtp.lostPercent + rtp.latePercent).toFixed(3)} % lost or late`);
+    if (measured && rtp.shortPercent >= CLEAN_PERCENT) problems.push(`${rtp.shortPercent.toFixed(3)} % ${scenario === 'playback' ? 'below 50 packets/s' : 'not sent back'}`);
 
     return {
       scenario,
@@ -193,7 +194,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       setupSeconds,
       setupRate: up >= expectedChannels ? calls / setupSeconds : 0,
       failed,
-      measured: before.value(UP_SERIES) >= expectedChannels && after.value(UP_SERIES) >= expectedChannels && after.at - before.at >= 2000,
+      measured,
       windowSeconds: (after.at - before.at) / 1000,
       rtp,
       cpu: { ...cpu, perHundredCalls: (cpu.server / calls) * 100 },
@@ -237,7 +238,8 @@ function rtpFigures(scenario: ScenarioName, before: MetricsSnapshot, after: Metr
 
 /** What SIPp said went wrong, in a few words. */
 function describeSipp(result: SippResult): string {
-  const lines = result.output.split('\n').filter((line) => /error|unexpected|failed|timeout|abort/i.test(line));
+  // Not the lines of its statistics screen (a table with the same words in its headings).
+  const lines = result.output.split('\n').filter((line) => /error|unexpected|failed|timeout|abort/i.test(line) && !/\||Retrans/.test(line));
   const why = lines.slice(-2).join(' / ').trim();
   return `${result.code !== 0 ? ` (SIPp exit ${result.code})` : ''}${why ? `: ${why.slice(0, 240)}` : ''}`;
 }
