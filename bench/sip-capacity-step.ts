@@ -70,6 +70,8 @@ export interface StepResult {
     readonly jitterMaxMs: number;
     /** Media-clock wake-ups more than one frame (20 ms) late, in % of wake-ups. */
     readonly clockLatePercent: number;
+    /** Frames the jitter buffers made up for missing audio, in % of the packets received: gaps the server filled. */
+    readonly concealedPercent: number;
     /** Media-clock ticks dropped after stalls (each one 20 ms of audio lost on every call). */
     readonly clockSkippedTicks: number;
     readonly eventLoopLagP99Ms: number;
@@ -232,6 +234,7 @@ function rtpFigures(scenario: ScenarioName, before: MetricsSnapshot, after: Metr
     jitterMaxMs: after.value('patchbay_sip_rtp_jitter_max_seconds') * 1000,
     clockLatePercent: percent(wakeUps - onTime, wakeUps),
     clockSkippedTicks: delta('patchbay_media_clock_skipped_ticks_total'),
+    concealedPercent: percent(delta('patchbay_sip_jitterbuffer_concealed_frames_total'), received),
     eventLoopLagP99Ms: after.value('patchbay_nodejs_eventloop_lag_p99_seconds') * 1000,
   };
 }
