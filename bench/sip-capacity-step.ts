@@ -105,6 +105,27 @@ const percent = (part: number, whole: number): number => (whole > 0 ? (part / wh
 const UP_SERIES = 'patchbay_channels{technology="PJSIP",state="Up"}';
 const CLOCK = 'patchbay_media_clock_lateness_seconds_bucket';
 
+/**
+ * CPU of `pid` from now, in % of one core; NaN once the process is gone (a SIPp that gave up early
+ * must not take the step's other figures with it).
+ */
+function cpuFromNow(pid: number): { percent(): number } {
+  try {
+    const meter = new CpuMeter(pid);
+    return {
+      percent: () => {
+        try {
+          return meter.percent();
+        } catch {
+          return NaN;
+        }
+      },
+    };
+  } catch {
+    return { percent: () => NaN };
+  }
+}
+
 async function upChannels(url: string): Promise<number> {
   return (await scrapeMetrics(url)).value(UP_SERIES);
 }
@@ -165,8 +186,8 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     const before = await scrapeMetrics(plan.url);
     const serverCpu = new CpuMeter(plan.serverPid);
     const serverWait = new RunQueueMeter(plan.serverPid);
-    const callerCpu = new CpuMeter(caller.pid);
-    const answererCpu = answerer ? new CpuMeter(answerer.pid) : undefined;
+    const callerCpu = cpuFromNow(caller.pid);
+    const answererCpu = answerer ? cpuFromNow(answerer.pid) : undefined;
     let peakMiB = rssMiB(plan.serverPid);
     while (!callerDone && performance.now() < windowEnd - 1000) {
       await sleep(Math.min(1000, windowEnd - performance.now()));
