@@ -263,7 +263,7 @@ function rtpFigures(scenario: ScenarioName, before: MetricsSnapshot, after: Metr
 /** What SIPp said went wrong, in a few words. */
 function describeSipp(result: SippResult): string {
   // Not the lines of its statistics screen (a table with the same words in its headings).
-  const lines = result.output.split('\n').filter((line) => /error|unexpected|failed|timeout|abort/i.test(line) && !/\||Retrans/.test(line));
+  const lines = result.output.split('\n').filter((line) => /error|unexpected|failed|timeout|abort/i.test(line) && !/\||Retrans|open sockets/.test(line));
   const why = lines.slice(-2).join(' / ').trim();
   return `${result.code !== 0 ? ` (SIPp exit ${result.code})` : ''}${why ? `: ${why.slice(0, 240)}` : ''}`;
 }
