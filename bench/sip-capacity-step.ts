@@ -200,7 +200,12 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     if (after.value(UP_SERIES) < expectedChannels) problems.push(`${after.value(UP_SERIES)}/${expectedChannels} channels still Up at the end of the window`);
 
     const callerResult = await caller.done;
-    if (answerer) await answerer.done;
+    if (answerer) {
+      // It waits for -m calls: after failed ones it would wait until its limit. The BYEs have had time.
+      await Promise.race([answerer.done, sleep(10_000)]);
+      answerer.kill();
+      await answerer.done;
+    }
     const failed = calls - callerResult.succeeded;
     if (failed > 0) problems.push(`${failed} failed call(s)${describeSipp(callerResult)}`);
 
