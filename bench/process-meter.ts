@@ -32,3 +32,31 @@ export class CpuMeter {
   }
 }
 
+
+/**
+ * Seconds the process's main thread has spent runnable but waiting for a core (/proc/<pid>/schedstat,
+ * second field): on a shared machine, the time other processes took from it. NaN where unreadable.
+ */
+export function runQueueWaitSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ');
+    return Number(fields[1]) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
+export class RunQueueMeter {
+  readonly #pid: number;
+  readonly #wait0: number;
+  readonly #t0 = performance.now();
+  constructor(pid: number) {
+    this.#pid = pid;
+    this.#wait0 = runQueueWaitSeconds(pid);
+  }
+  /** Time the main thread waited for a core since construction, in % of the wall time. */
+  percent(): number {
+    const wall = (performance.now() - this.#t0) / 1000;
+    return wall > 0 ? ((runQueueWaitSeconds(this.#pid) - this.#wait0) / wall) * 100 : NaN;
+  }
+}

@@ -96,6 +96,7 @@ export class Metrics {
       });
     };
     monotonic('patchbay_events_sent_total', 'Events and REST responses sent over event WebSockets', () => options.events().eventsSent);
+    monotonic('patchbay_media_clock_skipped_ticks_total', 'Media-clock ticks dropped after a stall longer than the catch-up burst (20 ms of audio lost on every call each)', () => core.media.clock.skippedTicks);
     monotonic('patchbay_events_dropped_total', 'Events not delivered: the WebSocket was closed or its reader too slow', () => options.events().eventsDropped);
     const records = core.records;
     monotonic('patchbay_cdr_records_total', 'Call detail records posted (docs/cdr.md)', () => records.posted);
@@ -145,6 +146,8 @@ export class Metrics {
       sipGauge('patchbay_sip_calls', 'Live SIP calls', (stats) => stats.calls);
       sipGauge('patchbay_sip_subscriptions', 'Live SIP subscriptions (SUBSCRIBE: dialog, presence, message-summary)', (stats) => stats.subscriptions);
       sipGauge('patchbay_sip_rtp_lost_packets', 'RTP packets lost on the live SIP calls (receiving side)', (stats) => stats.rtpLost);
+      sipGauge('patchbay_sip_rtp_received_packets', 'RTP packets received so far by the live SIP calls (what the lost packets are a share of)', (stats) => stats.rtpReceived);
+      sipGauge('patchbay_sip_rtp_sent_packets', 'RTP packets sent so far by the live SIP calls', (stats) => stats.rtpSent);
       sipGauge('patchbay_sip_rtp_jitter_max_seconds', 'Largest interarrival jitter of the live SIP calls', (stats) => stats.rtpJitterMax);
       sipGauge('patchbay_sip_outbound_registrations', 'Outbound registrations configured (type=registration)', (stats) => stats.outboundRegistrations);
       sipGauge('patchbay_sip_outbound_registered', 'Outbound registrations currently accepted by their registrar', (stats) => stats.outboundRegistered);

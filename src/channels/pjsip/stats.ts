@@ -12,6 +12,9 @@ export interface SipStats {
   readonly calls: number;
   /** Packets the live calls' far ends sent that never arrived. */
   readonly rtpLost: number;
+  /** RTP packets the live calls received and sent so far: what the lost and late counts are a share of. */
+  readonly rtpReceived: number;
+  readonly rtpSent: number;
   /** The largest interarrival jitter of the live calls, in seconds. */
   readonly rtpJitterMax: number;
   readonly outboundRegistrations: number;
@@ -42,6 +45,8 @@ export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, 
   let bindings = 0;
   for (const aor of runtime.registrar.aors()) bindings += runtime.registrar.lookup(aor).length;
   let rtpLost = 0;
+  let rtpReceived = 0;
+  let rtpSent = 0;
   let rtpJitterMax = 0;
   let latePackets = totals.latePackets;
   let concealedFrames = totals.concealedFrames;
@@ -63,6 +68,8 @@ export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, 
     const statistics = stream?.statistics();
     if (!statistics) continue;
     rtpLost += statistics.rxploss;
+    rtpReceived += statistics.rxcount;
+    rtpSent += statistics.txcount;
     rtpJitterMax = Math.max(rtpJitterMax, statistics.rxjitter);
   }
   const registrations = runtime.registrations?.list() ?? [];
@@ -72,6 +79,8 @@ export function collectSipStats(runtime: PjsipRuntime, totals: RtpStreamTotals, 
     bindings,
     calls: runtime.calls.size,
     rtpLost,
+    rtpReceived,
+    rtpSent,
     rtpJitterMax,
     outboundRegistrations: registrations.length,
     outboundRegistered: registrations.filter((registration) => registration.status === 'Registered').length,

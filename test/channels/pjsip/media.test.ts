@@ -406,6 +406,10 @@ describe('SIP call media', () => {
       assert.equal(statistics.local_ssrc, rtpSsrc);
       assert.equal(statistics.remote_ssrc, phone.ssrc);
       assert.equal(statistics.channel_uniqueid, id);
+      // /metrics sums the live calls' counts: the lost packets and what they are a share of.
+      const live = await scrapeUntil('the live call\'s packets', (samples) => sumOf(samples, 'patchbay_sip_rtp_received_packets') === 30);
+      assert.equal(sumOf(live, 'patchbay_sip_rtp_lost_packets'), 3);
+      assert.ok(sumOf(live, 'patchbay_sip_rtp_sent_packets') >= statistics.txcount);
 
       // Hang-up: an RTCP BYE reaches the phone's RTCP port.
       const before = phone.rtcpIn.length;

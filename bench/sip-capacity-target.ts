@@ -1,0 +1,114 @@
+// The server side of bench/sip-capacity.ts: a real Patchbay in this (child) process, configured for
+// thousands of SIP calls, that prints one JSON line ({ url, sipPort, workers }) on stdout and stops
+// when its parent closes stdin. Warnings and errors of its log go to stderr (the parent keeps the last).
+// Usage (by the bench): node --import tsx bench/sip-capacity-target.ts '<TargetPlan as JSON>'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { DeepPartialYaml } from '../src/config/config.ts';
+
+export interface TargetPlan {
+  /** The most calls a step places: the channel limit is made from it. */
+  readonly maxCalls: number;
+  /** Where the B2BUA scenario's Dial() goes: the answering SIPp's `host:port`. */
+  readonly uas: string;
+  /** `media.workers` (issue 25); null leaves the server's default. */
+  readonly workers: number | null;
+  /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
+  readonly dataDir: string;
+}
+
+/** The extensions SIPp calls: one per scenario of the bench. */
+export const EXTENSIONS = { echo: '200', playback: '300', b2bua: '400' } as const;
+
+/** The server's RTP ports: far from the SIPp media ports the bench uses (40000 and up). */
+export const SERVER_RTP_PORTS = { start: 10000, end: 29999 } as const;
+
+function dialplan(uas: string): string {
+  return [
+    '[capacity]',
+    `exten => ${EXTENSIONS.echo},1,Answer()`,
+    ' same => n,Echo()',
+    // A prompt played over and over (tt-monkeys: 10 s of Asterisk's core sounds) for as long as the call lasts.
+    `exten => ${EXTENSIONS.playback},1,Answer()`,
+    ' same => n(again),Playback(tt-monkeys)',
+    ' same => n,Goto(again)',
+    // Two SIP legs bridged by Dial(): the caller's and one to the SIPp that answers and echoes.
+    `exten => ${EXTENSIONS.b2bua},1,Dial(PJSIP/uas/sip:echo@${uas},30)`,
+    ' same => n,Hangup()',
+    '',
+  ].join('\n');
+}
+
+function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string): DeepPartialYaml {
+  return {
+    http: { port: 0, bind: '127.0.0.1' },
+    dirs: { data: dataDir },
+    ari: { developer_mode: false },
+    logging: { console: false, level: 'warn' },
+    dialplan: { file: dialplanFile },
+    sip: {
+      port: 0,
+      rtp_port_start: SERVER_RTP_PORTS.start,
+      rtp_port_end: SERVER_RTP_PORTS.end,
+      // All the bench's calls come from one endpoint; the default (100) would answer the 101st 486.
+      max_calls_per_endpoint: 0,
+    },
+    // Both legs of every B2BUA call, and room for the calls of a step still ending as the next begins.
+    max_channels: 2 * plan.maxCalls + 200,
+    config_objects: {
+      res_pjsip: {
+        endpoint: {
+          load: { context: 'capacity', allow: 'ulaw' },
+          uas: { context: 'capacity', allow: 'ulaw' },
+        },
+      },
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const plan = JSON.parse(process.argv[2] ?? '{}') as TargetPlan;
+  const { loadConfig, ConfigError } = await import('../src/config/config.ts');
+  const { startServer } = await import('../src/server.ts');
+  const dataDir = plan.dataDir;
+  mkdirSync(dataDir, { recursive: true });
+  const dialplanFile = join(dataDir, 'extensions.conf');
+  writeFileSync(dialplanFile, dialplan(plan.uas));
+  const base = overrides(plan, dataDir, dialplanFile);
+  let workers: 'default' | 'applied' | 'unsupported' = 'default';
+  let config;
+  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: base });
+  else {
+    try {
+      // Not a literal: the setting is not in this build's schema until issue 25's workers land.
+      const withWorkers = { ...base, media: { workers: plan.workers } };
+      config = loadConfig({ path: null, env: {}, overrides: withWorkers });
+      workers = 'applied';
+    } catch (error) {
+      // A build without media.workers (before issue 25's workers land): the same bench runs without it.
+      if (!(error instanceof ConfigError) || !error.key.startsWith('media')) throw error;
+      config = loadConfig({ path: null, env: {}, overrides: base });
+      workers = 'unsupported';
+    }
+  }
+  const sink = new Writable({
+    write: (chunk, _encoding, done) => {
+      process.stderr.write(chunk);
+      done();
+    },
+  });
+  const server = await startServer(config, { logDestination: sink });
+  process.stdout.write(`${JSON.stringify({ url: server.url, sipPort: server.core.pjsip.port, workers })}\n`);
+  process.stdin.resume();
+  process.stdin.on('end', () => {
+    void server.stop().finally(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
+}
+
+// Run only as the child process (the bench imports the constants above).
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
