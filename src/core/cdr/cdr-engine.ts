@@ -2,7 +2,7 @@
 // builds them from Stasis messages (channel snapshots, dial begin/end, bridge enter/leave). The
 // subset kept and what it leaves out are in docs/cdr.md: two-party calls through Dial() and
 // bridges, forks when a channel goes on to new dialplan after its record finished, ResetCDR,
-// NoCDR, CDR() and CDR_PROP(); no parking state, no pairings of three or more parties.
+// NoCDR, CDR() and CDR_PROP(); no parking state.
 import type { CoreEvent } from '../../spec/events.ts';
 import type { Model } from '../../spec/index.ts';
 import { ChannelView, firstParty } from './channel-view.ts';
