@@ -175,6 +175,9 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     readConfig: options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => config),
   });
   await outbound.start(config);
+  // `patchbay reload` (module reload cdr / cel): the call records take the settings read again.
+  const readConfig = options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => config);
+  core.reloadCallRecords = () => core.records.reconfigure(readConfig());
   const metrics = new Metrics({
     core,
     events: () => ({
@@ -288,6 +291,13 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.usersReplaced(next.ari.users);
       }
       if (changes.live.includes('logging.level')) setLogLevel(log, next.logging.level);
+      // cdr.conf and cel.conf (or their YAML): the records of calls in progress and those queued are kept.
+      if (changes.live.some((key) => /^(cdr|cel)\./.test(key))) {
+        core.records.reconfigure(next).then(
+          () => log.info({ settings: changes.live.filter((key) => /^(cdr|cel)\./.test(key)) }, 'call records reconfigured'),
+          (err: unknown) => log.error({ err }, 'reconfiguring the call records failed'),
+        );
+      }
       // Outbound WebSockets follow their entries and the rights of their local_ari_user.
       if (changes.live.some((key) => /^(ari\.users|ari\.outbound_websockets|websocket_clients)\b/.test(key))) outbound.apply(next);
       current = next;

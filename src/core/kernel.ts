@@ -139,6 +139,11 @@ export abstract class Kernel {
   readonly technologies: Technologies;
   /** Call detail records and channel event logging (docs/cdr.md), built from the core's events. */
   readonly records: CallRecords;
+  /**
+   * Reads cdr.conf/cel.conf (the configuration) again and applies it to the call records: set by
+   * the composition, which knows where the configuration comes from. `module reload cdr` / `cel`.
+   */
+  reloadCallRecords: (() => Promise<void>) | undefined;
   #dialplan: Dialplan;
   #parsedDialplan: ParsedDialplan | undefined;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
@@ -285,6 +290,14 @@ export abstract class Kernel {
         this.extensionStates.watchHints();
       },
     });
+
+    // Asterisk's `module reload cdr` and `module reload cel` read cdr.conf and cel.conf again.
+    for (const [name, description] of [
+      ['cdr', 'CDR Engine (cdr.conf)'],
+      ['cel', 'Channel Event Logging (cel.conf)'],
+    ] as const) {
+      this.modules.register({ name, description, supportLevel: 'core', load: () => undefined, unload: () => undefined, canUnload: () => false, reload: () => this.reloadCallRecords?.() });
+    }
 
     registerBuiltinModules(this.modules, {
       setSqliteConfigWrites: (enabled) => {
