@@ -108,7 +108,7 @@ describe('CDRs of unanswered SIP calls through Dial(PJSIP/...), as Asterisk 22 w
     assert.equal(record.lastdata, 'PJSIP/bob,10');
     assert.equal(record.answer, 0);
     assert.equal(record.billsec, 0);
-    assert.ok(record.duration >= 0 && record.duration <= 3, `duration ${record.duration}`);
+    assert.ok(record.duration >= 0 && record.duration <= 5, `duration ${record.duration}`);
     assert.equal(record.linkedid, record.uniqueid);
   });
 
@@ -122,8 +122,8 @@ describe('CDRs of unanswered SIP calls through Dial(PJSIP/...), as Asterisk 22 w
     assert.equal(record.lastdata, 'PJSIP/bob,3');
     assert.equal(record.answer, 0);
     assert.equal(record.billsec, 0);
-    // Dial gives up after 3 s; the record ends there (a loaded machine may add a second).
-    assert.ok(record.duration >= 3 && record.duration <= 5, `duration ${record.duration}`);
+    // Dial gives up after 3 s; the record ends there (a loaded machine may add a little).
+    assert.ok(record.duration >= 3 && record.duration <= 8, `duration ${record.duration}`);
   });
 
   test('503 Service Unavailable: FAILED (cause 34, Dial status CONGESTION, congestion=no)', { timeout: 90_000 }, async () => {
@@ -163,7 +163,7 @@ describe('CDRs of unanswered SIP calls through Dial(PJSIP/...), as Asterisk 22 w
     assert.equal(record.lastapp, 'Dial');
     assert.equal(record.lastdata, 'PJSIP/bob,10');
     assert.ok(record.answer >= record.start);
-    assert.ok(record.billsec >= 1 && record.billsec <= 3, `billsec ${record.billsec}`);
+    assert.ok(record.billsec >= 1 && record.billsec <= 6, `billsec ${record.billsec}`);
     assert.ok(record.duration >= record.billsec);
   });
 });
