@@ -175,9 +175,6 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     readConfig: options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => config),
   });
   await outbound.start(config);
-  // `patchbay reload` (module reload cdr / cel): the call records take the settings read again.
-  const readConfig = options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => config);
-  core.reloadCallRecords = () => core.records.reconfigure(readConfig());
   const metrics = new Metrics({
     core,
     events: () => ({
@@ -263,6 +260,19 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
   let current = config;
+  // `patchbay reload` (module reload cdr / cel): the call records take the settings read again; a
+  // file that does not load is reported and the running settings stay, as a SIGHUP keeps them.
+  const readRecordsConfig = options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => current);
+  core.reloadCallRecords = async () => {
+    let next: PatchbayConfig;
+    try {
+      next = readRecordsConfig();
+    } catch (err) {
+      log.error({ err }, 'reloading the call records settings failed, the running ones stay');
+      return;
+    }
+    await core.records.reconfigure(next);
+  };
   let idleWatch: (() => void) | undefined;
   return {
     core,
