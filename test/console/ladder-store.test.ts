@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { EndedLadders } from '../../src/channels/pjsip/ended-ladders.ts';
 import { LadderStore } from '../../src/channels/pjsip/ladder-store.ts';
 import { SipLadder } from '../../src/channels/pjsip/sip-ladder.ts';
 import { openDatabase } from '../../src/core/database.ts';
@@ -106,6 +107,28 @@ test('bounded by rows and by bytes: the oldest dialogs go first; a dialog larger
   store.configure({ calls: 0, bytes: 1_000_000 });
   store.save(ladder.get('c4')!);
   assert.equal(store.size, 0);
+  store.detach();
+  database.close();
+});
+
+test('an ended SIP channel\'s dialog is written once it settled, with the others due then, and at stop', async () => {
+  const database = openDatabase(join(work, 'ended.sqlite'));
+  const ladder = ladderWith(['e0', 'e1', 'e2']);
+  const store = new LadderStore({ calls: 10, bytes: 1_000_000 }, (error) => assert.fail(String(error)));
+  store.attach(database);
+  let ended: (channel: { id: string; technology: string }) => void = () => {};
+  const channels = { onLifecycle: (_event: 'destroyed', listener: typeof ended) => ((ended = listener), () => {}) };
+  const keeper = new EndedLadders({ ladder, store, channels, settleMs: 50 });
+  ended({ id: 'id-0', technology: 'PJSIP' });
+  ended({ id: 'id-1', technology: 'PJSIP' });
+  ended({ id: 'id-2', technology: 'Local' });
+  assert.equal(store.size, 0, 'not before it settled');
+  const deadline = Date.now() + 10_000;
+  while (store.size < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual([store.get('e0')?.callId, store.get('e1')?.callId, store.get('e2')], ['e0', 'e1', undefined]);
+  ended({ id: 'id-2', technology: 'PJSIP' });
+  keeper.stop();
+  assert.ok(store.get('e2'), 'written at stop');
   store.detach();
   database.close();
 });

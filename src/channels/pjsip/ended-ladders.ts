@@ -1,24 +1,30 @@
 // Hands the ladder of each ended SIP call to the LadderStore: when a PJSIP channel is destroyed,
 // the dialog that carried it is written a moment later (the answer to a BYE arrives after the
-// channel is gone), and whatever is still waiting is written at stop, before the database closes.
-import type { Channels } from '../../core/channels/channels.ts';
+// channel is gone). Dialogs that are due are written together, one transaction a turn, so that a
+// busy server pays one commit per batch rather than one per call; whatever still waits is written
+// at stop, before the database closes.
 import type { LadderStore } from './ladder-store.ts';
 import type { SipLadder } from './sip-ladder.ts';
 
 /** How long after the channel ends its dialog is written: room for the BYE's 200 and retransmissions. */
 const SETTLE_MS = 2000;
-/** Dialogs waiting to be written at once; beyond (a flood of ended calls) the oldest is written early. */
+/** Dialogs due within this long of each other are written together (a busy server: one commit a second). */
+const BATCH_MS = 1000;
+/** Dialogs waiting at once; beyond (a flood of ended calls) the oldest are written early. */
 const MAX_WAITING = 1000;
 
 export interface EndedLaddersOptions {
   readonly ladder: SipLadder;
   readonly store: LadderStore;
-  readonly channels: Channels;
+  /** The core's channels (only their ends are watched). */
+  readonly channels: { onLifecycle(event: 'destroyed', listener: (channel: { readonly id: string; readonly technology: string }) => void): () => void };
   readonly settleMs?: number;
 }
 
 export class EndedLadders {
-  readonly #waiting = new Map<string, NodeJS.Timeout>();
+  /** Call-ID → when it is due, oldest first. */
+  readonly #waiting = new Map<string, number>();
+  #timer: NodeJS.Timeout | undefined;
   readonly #unsubscribe: () => void;
   readonly #options: EndedLaddersOptions;
 
@@ -32,31 +38,44 @@ export class EndedLadders {
   }
 
   #schedule(callId: string): void {
-    clearTimeout(this.#waiting.get(callId));
+    // A dialog seen again (a second channel of the same Call-ID) waits from now.
     this.#waiting.delete(callId);
-    if (this.#waiting.size >= MAX_WAITING) {
-      const [oldest] = this.#waiting.keys();
-      this.#write(oldest!);
-    }
-    const timer = setTimeout(() => this.#write(callId), this.#options.settleMs ?? SETTLE_MS);
-    timer.unref();
-    this.#waiting.set(callId, timer);
+    this.#waiting.set(callId, Date.now() + (this.#options.settleMs ?? SETTLE_MS));
+    if (this.#waiting.size > MAX_WAITING) this.#write([...this.#waiting.keys()].slice(0, this.#waiting.size - MAX_WAITING));
+    this.#arm();
   }
 
-  #write(callId: string): void {
-    clearTimeout(this.#waiting.get(callId));
-    this.#waiting.delete(callId);
-    const dialog = this.#options.ladder.get(callId);
-    if (dialog) this.#options.store.save(dialog);
+  #arm(): void {
+    if (this.#timer || this.#waiting.size === 0) return;
+    const [firstDue] = this.#waiting.values();
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      const now = Date.now();
+      this.#write([...this.#waiting].filter(([, due]) => due <= now).map(([callId]) => callId));
+      this.#arm();
+    }, Math.max(0, firstDue! - Date.now()) + BATCH_MS);
+    this.#timer.unref();
+  }
+
+  #write(callIds: readonly string[]): void {
+    const dialogs = [];
+    for (const callId of callIds) {
+      this.#waiting.delete(callId);
+      const dialog = this.#options.ladder.get(callId);
+      if (dialog) dialogs.push(dialog);
+    }
+    if (dialogs.length > 0) this.#options.store.saveAll(dialogs);
   }
 
   /** Writes what waits now (tests; shutdown). */
   flush(): void {
-    for (const callId of [...this.#waiting.keys()]) this.#write(callId);
+    this.#write([...this.#waiting.keys()]);
   }
 
   stop(): void {
     this.#unsubscribe();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.flush();
   }
 }

@@ -39,8 +39,9 @@ const MAX_INDEXED_CHANNELS = 8;
 export class LadderStore {
   #database: SqliteDatabase | undefined;
   #limits: LadderStoreLimits;
-  /** Bytes held, kept in step with the table so that trimming needs no SUM per write. */
+  /** Bytes and rows held, kept in step with the table so that trimming needs no SUM or COUNT per write. */
   #bytes = 0;
+  #count = 0;
 
   constructor(
     limits: LadderStoreLimits,
@@ -57,7 +58,9 @@ export class LadderStore {
     database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_channel_name ON sip_ladder_channel (channel)');
     database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_channel_call ON sip_ladder_channel (call_id)');
     this.#database = database;
-    this.#bytes = Number((database.prepare('SELECT COALESCE(SUM(bytes), 0) AS total FROM sip_ladder').get() as { total: number }).total);
+    const held = database.prepare('SELECT COALESCE(SUM(bytes), 0) AS total, COUNT(*) AS n FROM sip_ladder').get() as { total: number; n: number };
+    this.#bytes = Number(held.total);
+    this.#count = Number(held.n);
     this.#trim();
   }
 
@@ -76,28 +79,39 @@ export class LadderStore {
 
   /** Writes (or rewrites) one dialog; a no-op while detached or when nothing is to be kept. */
   save(dialog: LadderDialog): void {
+    this.saveAll([dialog]);
+  }
+
+  /** Writes dialogs in one transaction (one commit, one sync of the file for them all). */
+  saveAll(dialogs: readonly LadderDialog[]): void {
     const database = this.#database;
-    if (!database || this.#limits.calls === 0 || dialog.messages.length === 0) return;
-    const messages = JSON.stringify(dialog.messages);
-    const bytes = Buffer.byteLength(messages, 'utf8');
-    if (bytes > this.#limits.bytes) return;
+    if (!database || this.#limits.calls === 0) return;
     try {
       database.transaction(() => {
-        this.#delete(dialog.callId);
-        database
-          .prepare('INSERT INTO sip_ladder (call_id, kind, from_party, to_party, first_at, last_at, dropped, channels, messages, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-          .run(dialog.callId, dialog.kind, dialog.from, dialog.to, dialog.firstAt, dialog.lastAt, dialog.dropped, JSON.stringify(dialog.channels), messages, bytes);
-        const index = database.prepare('INSERT INTO sip_ladder_channel (channel, call_id) VALUES (?, ?)');
-        for (const channel of dialog.channels.slice(0, MAX_INDEXED_CHANNELS)) {
-          index.run(channel.id, dialog.callId);
-          index.run(channel.name, dialog.callId);
-        }
-        this.#bytes += bytes;
+        for (const dialog of dialogs) this.#insert(database, dialog);
         this.#trim();
       })();
     } catch (error) {
       this.onError(error);
     }
+  }
+
+  #insert(database: SqliteDatabase, dialog: LadderDialog): void {
+    if (dialog.messages.length === 0) return;
+    const messages = JSON.stringify(dialog.messages);
+    const bytes = Buffer.byteLength(messages, 'utf8');
+    if (bytes > this.#limits.bytes) return;
+    this.#delete(dialog.callId);
+    database
+      .prepare('INSERT INTO sip_ladder (call_id, kind, from_party, to_party, first_at, last_at, dropped, channels, messages, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(dialog.callId, dialog.kind, dialog.from, dialog.to, dialog.firstAt, dialog.lastAt, dialog.dropped, JSON.stringify(dialog.channels), messages, bytes);
+    const index = database.prepare('INSERT INTO sip_ladder_channel (channel, call_id) VALUES (?, ?)');
+    for (const channel of dialog.channels.slice(0, MAX_INDEXED_CHANNELS)) {
+      index.run(channel.id, dialog.callId);
+      index.run(channel.name, dialog.callId);
+    }
+    this.#bytes += bytes;
+    this.#count += 1;
   }
 
   get(callId: string): StoredDialog | undefined {
@@ -115,17 +129,17 @@ export class LadderStore {
   }
 
   get size(): number {
-    return this.#read(() => this.#database?.prepare('SELECT COUNT(*) AS n FROM sip_ladder').get() as { n: number } | undefined, (row) => row.n) ?? 0;
+    return this.#database ? this.#count : 0;
   }
 
   get bytes(): number {
     return this.#bytes;
   }
 
-  #read<R, T = StoredDialog>(query: () => R | undefined, shape: (row: R) => T = (row) => toDialog(row as Row) as T): T | undefined {
+  #read(query: () => Row | undefined): StoredDialog | undefined {
     try {
       const row = query();
-      return row === undefined ? undefined : shape(row);
+      return row === undefined ? undefined : toDialog(row);
     } catch (error) {
       this.onError(error);
       return undefined;
@@ -139,6 +153,7 @@ export class LadderStore {
     database.prepare('DELETE FROM sip_ladder WHERE call_id = ?').run(callId);
     database.prepare('DELETE FROM sip_ladder_channel WHERE call_id = ?').run(callId);
     this.#bytes -= old.bytes;
+    this.#count -= 1;
   }
 
   /** The oldest dialogs go until both bounds hold. */
@@ -146,11 +161,10 @@ export class LadderStore {
     const database = this.#database;
     if (!database) return;
     try {
-      let count = Number((database.prepare('SELECT COUNT(*) AS n FROM sip_ladder').get() as { n: number }).n);
-      while (count > 0 && (count > this.#limits.calls || this.#bytes > this.#limits.bytes)) {
-        const oldest = database.prepare('SELECT call_id FROM sip_ladder ORDER BY last_at ASC, rowid ASC LIMIT 1').get() as { call_id: string };
+      while (this.#count > 0 && (this.#count > this.#limits.calls || this.#bytes > this.#limits.bytes)) {
+        const oldest = database.prepare('SELECT call_id FROM sip_ladder ORDER BY last_at ASC, rowid ASC LIMIT 1').get() as { call_id: string } | undefined;
+        if (!oldest) break;
         this.#delete(oldest.call_id);
-        count -= 1;
       }
     } catch (error) {
       this.onError(error);
