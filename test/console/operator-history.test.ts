@@ -18,6 +18,9 @@ const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOTS = process.env.PATCHBAY_SCREENSHOTS === '1' ? new URL('../../docs/images/', import.meta.url).pathname : undefined;
 const skip = !existsSync(CHROMIUM) ? `no Chromium binary at ${CHROMIUM}` : !HAVE_SIPP || !HAVE_SOX ? 'sipp or sox is not installed' : false;
 
+/** An RTP range of its own (a fresh server starts at the bottom of its range; other tests' servers hold the default's). */
+const RTP_START = 41000 + 2 * Math.floor(Math.random() * 4000);
+
 const DIALPLAN = `
 [history-in]
 exten => 200,1,Answer()
@@ -40,6 +43,7 @@ describe('operator console: History after a restart (stored ladder, timeline fro
       {
         dialplan: { file: join(work, 'extensions.conf') },
         cdr: { flush_ms: 50 },
+        sip: { rtp_port_start: RTP_START, rtp_port_end: RTP_START + 200 },
         cel: { enabled: true, events: 'ALL' },
         config_objects: { res_pjsip: { endpoint: { bob: { context: 'history-in', allow: 'ulaw' } } } },
       },

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -17,6 +18,9 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, HAVE_SOX, randomPort, sipp, waitFor } from './sipp-peer.ts';
 
 const BOB_PORT = randomPort();
+
+/** An RTP range of its own (a fresh server starts at the bottom of its range; other tests' servers hold the default's). */
+const RTP_START = 41000 + 2 * Math.floor(Math.random() * 4000);
 
 const DIALPLAN = `
 [cdr-dial]
@@ -44,6 +48,7 @@ async function startServer(unanswered: boolean): Promise<void> {
   if (HAVE_SOX) spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '4', 'sine', '1000', 'vol', '0.5']);
   server = await startTestServer({
     cdr: { unanswered },
+    sip: { rtp_port_start: RTP_START, rtp_port_end: RTP_START + 200 },
     config_objects: {
       res_pjsip: {
         endpoint: {
@@ -70,17 +75,32 @@ beforeEach(() => {
 
 const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
 
+/**
+ * Whether something (SIPp) holds UDP `port`: read from the kernel's socket table, so that looking
+ * never takes the port from under a SIPp that is binding it. Where there is no /proc, a pause.
+ */
+async function udpPortHeld(port: number): Promise<boolean> {
+  try {
+    const table = await readFile('/proc/net/udp', 'utf8');
+    const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
+    return table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex.trim()));
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return true;
+  }
+}
+
 /** bob's phone runs `scenario`; alice calls `exten` with `callerScenario`; both must succeed. */
 async function call(exten: string, scenario: string | undefined, callerScenario = 'call-expect-refusal.xml'): Promise<void> {
   const phone = scenario ? sipp(scenario, [], { cwd: work, port: BOB_PORT, timeoutMs: 30_000 }) : undefined;
-  // SIPp binds its port before reading the scenario's first message; give it that moment.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The call must not reach bob's port before SIPp listens there (a loaded machine starts it slowly).
+  if (phone) await waitFor("bob's SIPp listening", async () => ((await udpPortHeld(BOB_PORT)) ? true : undefined), 15_000);
   const caller = sipp(callerScenario, [target(), '-s', exten, '-set', 'caller', 'alice'], { cwd: work, timeoutMs: 30_000 });
   const called = await caller.done;
   assert.equal(called.status, 0, `caller: ${called.output}`);
   if (phone) {
     const answered = await phone.done;
-    assert.equal(answered.status, 0, `phone: ${answered.output}`);
+    assert.equal(answered.status, 0, `phone: ${answered.output}\n${server.logLines.filter((l) => /"level":[4-6]/.test(l)).slice(-10).join('')}`);
   }
 }
 
@@ -148,7 +168,7 @@ describe('CDRs of unanswered SIP calls through Dial(PJSIP/...), as Asterisk 22 w
   test('answered: ANSWERED, answer when bob answered, billsec the talk time, dstchannel and Dial', { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 90_000 }, async () => {
     // bob answers and waits for a BYE, and so does alice: the call is ended from ARI, on bob's channel, 1.5 s after the answer.
     const phone = sipp('answer-incoming.xml', [], { cwd: work, port: BOB_PORT, timeoutMs: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor("bob's SIPp listening", async () => ((await udpPortHeld(BOB_PORT)) ? true : undefined), 15_000);
     const caller = sipp('call-wait-bye.xml', [target(), '-s', '305', '-set', 'caller', 'alice'], { cwd: work, timeoutMs: 30_000 });
     const bob = await waitFor('bob up', () => server.core.channels.list().find((c) => c.name.startsWith('PJSIP/bob-') && c.state === 'Up'), 20_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));
