@@ -7,6 +7,8 @@ import type { ChannelTechnology } from './core/channels/technology.ts';
 import { createChannelTechnologies } from './channels/index.ts';
 import { readPjsipConfObjects } from './channels/pjsip/objects.ts';
 import { reloadPjsipConf } from './channels/pjsip/conf-reload.ts';
+import { EndedLadders } from './channels/pjsip/ended-ladders.ts';
+import { LadderStore } from './channels/pjsip/ladder-store.ts';
 import { pjsipConfigTypes } from './channels/pjsip/config/store-types.ts';
 import type { ConfigObjectTree } from './core/dynamic-config/file-backend.ts';
 import type { AudioSocketTechnology } from './channels/external-media/audiosocket.ts';
@@ -200,15 +202,23 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     const callId = channel.technology === 'PJSIP' ? channel.driver.channelInfo?.('call-id') : undefined;
     if (callId) core.pjsip.sipLadder.bind(callId, channel);
   });
+  // Ended calls' ladders, kept in the database for History (bounded by console.sip_ladder_stored_*).
+  const ladderStore = new LadderStore({ calls: config.console.sipLadderStoredCalls, bytes: config.console.sipLadderStoredBytes }, (err) =>
+    log.warn({ err }, 'the SIP ladder store failed; ladders stay in memory only'),
+  );
+  ladderStore.attach(core.database);
+  const endedLadders = new EndedLadders({ ladder: core.pjsip.sipLadder, store: ladderStore, channels: core.channels });
   const callQuality = new CallQuality({ channels: core.channels, onEnded: (figures) => core.records.quality.add(figures) });
   const metricsHistory = new MetricsHistory({ channels: core.channels, eventsSent: () => events.eventsSent + outbound.eventsSent });
   const stopConsoleSources = (): void => {
     unbindLadder();
+    endedLadders.stop();
+    ladderStore.detach();
     callQuality.stop();
     metricsHistory.stop();
   };
   const admin = new AdminRoutes({
-    console: { ladder: core.pjsip.sipLadder, quality: callQuality, history: metricsHistory },
+    console: { ladder: core.pjsip.sipLadder, storedLadders: ladderStore, quality: callQuality, history: metricsHistory },
     core,
     pjsip: core.pjsip,
     configuredLevel: () => current.logging.level,
@@ -250,6 +260,19 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
   let current = config;
+  // `patchbay reload` (module reload cdr / cel): the call records take the settings read again; a
+  // file that does not load is reported and the running settings stay, as a SIGHUP keeps them.
+  const readRecordsConfig = options.readConfig ?? (config.configFile !== null ? () => loadConfig({ path: config.configFile }) : () => current);
+  core.reloadCallRecords = async () => {
+    let next: PatchbayConfig;
+    try {
+      next = readRecordsConfig();
+    } catch (err) {
+      log.error({ err }, 'reloading the call records settings failed, the running ones stay');
+      return;
+    }
+    await core.records.reconfigure(next);
+  };
   let idleWatch: (() => void) | undefined;
   return {
     core,
@@ -278,6 +301,13 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.usersReplaced(next.ari.users);
       }
       if (changes.live.includes('logging.level')) setLogLevel(log, next.logging.level);
+      // cdr.conf and cel.conf (or their YAML): the records of calls in progress and those queued are kept.
+      if (changes.live.some((key) => /^(cdr|cel)\./.test(key))) {
+        core.records.reconfigure(next).then(
+          () => log.info({ settings: changes.live.filter((key) => /^(cdr|cel)\./.test(key)) }, 'call records reconfigured'),
+          (err: unknown) => log.error({ err }, 'reconfiguring the call records failed'),
+        );
+      }
       // Outbound WebSockets follow their entries and the rights of their local_ari_user.
       if (changes.live.some((key) => /^(ari\.users|ari\.outbound_websockets|websocket_clients)\b/.test(key))) outbound.apply(next);
       current = next;

@@ -3,7 +3,7 @@
 import type { PatchbayConfig } from './config.ts';
 
 /** Settings a running server takes over on reload (dotted paths of the loaded configuration). */
-export const LIVE_SETTINGS: readonly string[] = ['ari.users', 'ari.acls', 'logging.level', 'ari.outbound_websockets', 'websocket_clients'];
+export const LIVE_SETTINGS: readonly string[] = ['ari.users', 'ari.acls', 'logging.level', 'ari.outbound_websockets', 'websocket_clients', 'cdr', 'cel'];
 
 /** The dotted paths (YAML spelling) whose values differ between two loaded configurations. */
 export function changedSettings(before: PatchbayConfig, after: PatchbayConfig): string[] {

@@ -53,6 +53,7 @@ import { TalkDetection } from './talk-detect.ts';
 import { Playbacks } from './playback/playbacks.ts';
 import { Sounds } from './sounds.ts';
 import { CallRecords } from './cdr/call-records.ts';
+import { RecordingOrigins } from './recordings/recording-origins.ts';
 import { readFileSync } from 'node:fs';
 
 /** How many ended channels HANGUPCAUSE() remembers. */
@@ -139,6 +140,13 @@ export abstract class Kernel {
   readonly technologies: Technologies;
   /** Call detail records and channel event logging (docs/cdr.md), built from the core's events. */
   readonly records: CallRecords;
+  /**
+   * Reads cdr.conf/cel.conf (the configuration) again and applies it to the call records: set by
+   * the composition, which knows where the configuration comes from. `module reload cdr` / `cel`.
+   */
+  reloadCallRecords: (() => Promise<void>) | undefined;
+  /** Which call each recording came from (its target's name and linkedid), kept in the database. */
+  readonly recordingOrigins: RecordingOrigins;
   #dialplan: Dialplan;
   #parsedDialplan: ParsedDialplan | undefined;
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
@@ -193,6 +201,10 @@ export abstract class Kernel {
       onError: (err, during) => this.log.error({ err }, `${during} failed`),
     });
     this.applications.observe((event) => this.records.observe(event));
+    this.recordingOrigins = new RecordingOrigins((err) => this.log.error({ err }, 'remembering where a recording came from failed'));
+    this.applications.observe((event) => {
+      if (event.type === 'RecordingStarted') this.#rememberOrigin(event.recording.name, event.recording.target_uri);
+    });
     this.applications.onObserverError = (err, event) => this.log.error({ err, event: event.type }, 'call records failed on an event; carrying on');
     this.media = new MediaEngine({
       manualClock: options.manualClock,
@@ -285,6 +297,14 @@ export abstract class Kernel {
         this.extensionStates.watchHints();
       },
     });
+
+    // Asterisk's `module reload cdr` and `module reload cel` read cdr.conf and cel.conf again.
+    for (const [name, description] of [
+      ['cdr', 'CDR Engine (cdr.conf)'],
+      ['cel', 'Channel Event Logging (cel.conf)'],
+    ] as const) {
+      this.modules.register({ name, description, supportLevel: 'core', load: () => undefined, unload: () => undefined, canUnload: () => false, reload: () => this.reloadCallRecords?.() });
+    }
 
     registerBuiltinModules(this.modules, {
       setSqliteConfigWrites: (enabled) => {
@@ -389,6 +409,15 @@ export abstract class Kernel {
     return dialplan;
   }
 
+  /** The target's name and call of a recording that starts (a channel, or a bridge and its first member's call). */
+  #rememberOrigin(name: string, targetUri: string): void {
+    const [kind, id = ''] = targetUri.split(':', 2);
+    const bridge = kind === 'bridge' ? this.bridges.get(id) : undefined;
+    const channel = kind === 'channel' ? this.channels.get(id) : bridge ? this.channels.get(bridge.channelIds()[0] ?? '') : undefined;
+    const targetName = kind === 'channel' ? (channel?.name ?? id) : bridge?.name || id;
+    this.recordingOrigins.remember({ name, target_uri: targetUri, target_name: targetName, linkedid: channel?.linkedId ?? '', started: Date.now() });
+  }
+
   /** The server's SQLite database; open between start() and stop(). */
   get database(): SqliteDatabase {
     if (!this.#database) throw new Error('The database is not open: the core has not been started');
@@ -414,6 +443,7 @@ export abstract class Kernel {
     this.mailboxes.open(this.#database);
     if (this.config.ari.eventLog.persist) this.eventLog.open(this.#database);
     this.records.start(this.#database);
+    this.recordingOrigins.attach(this.#database);
     this.eventLog.start();
     const generatedDir = generatedSoundsDir(this.config.dirs.data);
     const generated = ensureBuiltinSounds(generatedDir, this.config.dirs.sounds[0]);
@@ -455,6 +485,7 @@ export abstract class Kernel {
     this.applications.close();
     this.eventLog.close();
     await this.records.stop();
+    this.recordingOrigins.detach();
     this.#database?.close();
     this.#database = undefined;
     if (this.#ownsLogChannels) await this.logChannels.close();

@@ -206,6 +206,8 @@ export class AdminRoutes {
         duration_seconds: bytesPerSecond > 0 ? Math.max(0, Math.round(((stats.size - header) / bytesPerSecond) * 10) / 10) : null,
         modified: formatAriDate(stats.mtime),
         modifiedMs: stats.mtimeMs,
+        // The call it came from (its target's name and linkedid), when the server saw it start.
+        call: this.services.core.recordingOrigins.find(name) ?? null,
       });
     }
     described.sort((a, b) => b.modifiedMs - a.modifiedMs || (a.name < b.name ? -1 : 1));

@@ -2,6 +2,7 @@
 // with their credentials (any ARI user may read): a dialog's SIP ladder, call quality (live and
 // of ended channels), and the sampled metrics behind the live charts. Every parameter is checked;
 // ids from the client are only looked up.
+import type { LadderStore, StoredDialog } from '../channels/pjsip/ladder-store.ts';
 import type { SipLadder, LadderDialog } from '../channels/pjsip/sip-ladder.ts';
 import type { CallQuality } from '../core/call-quality.ts';
 import type { MetricsHistory } from './metrics-history.ts';
@@ -13,6 +14,8 @@ export interface ConsoleAnswer {
 
 export interface ConsoleSources {
   readonly ladder: SipLadder;
+  /** Ladders of ended calls in the database: asked when the in-memory ring no longer has one. */
+  readonly storedLadders?: LadderStore;
   readonly quality: CallQuality;
   readonly history: MetricsHistory;
 }
@@ -32,9 +35,10 @@ function checkOnly(query: URLSearchParams, known: readonly string[]): void {
   for (const name of query.keys()) if (!known.includes(name)) throw new RangeError(`unknown parameter '${name.slice(0, 40)}'`);
 }
 
-function summary(dialog: LadderDialog) {
+function summary(dialog: LadderDialog | StoredDialog) {
   const last = dialog.messages.at(-1);
   return {
+    stored: !('chars' in dialog),
     call_id: dialog.callId,
     kind: dialog.kind,
     from: dialog.from,
@@ -57,13 +61,16 @@ export function consoleRoute(sources: ConsoleSources, path: readonly string[], q
       const channel = checkId(query.get('channel'), 'channel');
       const limitText = query.get('limit') ?? '100';
       if (!/^\d{1,4}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > MAX_LISTED_DIALOGS) throw new RangeError(`limit must be a whole number from 1 to ${MAX_LISTED_DIALOGS}`);
-      const dialogs = channel !== undefined ? [sources.ladder.ofChannel(channel)].filter((d) => d !== undefined) : sources.ladder.list().slice(0, Number(limitText));
+      const dialogs =
+        channel !== undefined
+          ? [sources.ladder.ofChannel(channel) ?? sources.storedLadders?.ofChannel(channel)].filter((d) => d !== undefined)
+          : sources.ladder.list().slice(0, Number(limitText));
       return { status: 200, body: { settings: sources.ladder.settings, skipped_dialogs: sources.ladder.skipped, dialogs: dialogs.map(summary) } };
     }
     if (key === 'sip/ladders' && path.length === 3) {
       checkOnly(query, []);
       const callId = checkId(path[2]!, 'Call-ID')!;
-      const dialog = sources.ladder.get(callId);
+      const dialog = sources.ladder.get(callId) ?? sources.storedLadders?.get(callId);
       if (!dialog) return { status: 404, body: { message: 'No ladder for this Call-ID (never seen, evicted, or the ladder is off)' } };
       return {
         status: 200,

@@ -10,6 +10,8 @@ import { startServer, type RunningServer } from '../../src/server.ts';
 
 export interface TestServer extends RunningServer {
   readonly config: PatchbayConfig;
+  /** The configuration `overrides` give on the test base (not on those it started with): for applyConfig, as a SIGHUP reload. */
+  configWith(overrides: DeepPartialYaml): PatchbayConfig;
   readonly dataDir: string;
   /** Captured log lines (JSON). */
   readonly logLines: string[];
@@ -29,6 +31,8 @@ export interface TestServerOptions {
   readonly dataDir?: string;
   /** Channel technologies to run beside the built-in ones. */
   readonly technologies?: readonly ChannelTechnology[];
+  /** The overrides a module reload reads (`module reload cdr`); default: those it started with. */
+  readonly reloadOverrides?: () => DeepPartialYaml;
 }
 
 export async function startTestServer(overrides: DeepPartialYaml = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -50,10 +54,13 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
       done();
     },
   });
-  const server = await startServer(config, { logDestination: destination, technologies: options.technologies });
+  const configWith = (more: DeepPartialYaml): PatchbayConfig => loadConfig({ path: null, env: {}, overrides: merge(base, more) });
+  const reloadOverrides = options.reloadOverrides;
+  const server = await startServer(config, { logDestination: destination, technologies: options.technologies, readConfig: reloadOverrides ? () => configWith(reloadOverrides()) : undefined });
   return {
     ...server,
     config,
+    configWith,
     dataDir,
     logLines,
     async stop() {

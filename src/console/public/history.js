@@ -2,8 +2,10 @@
 // The History view: the last calls from the call records (admin/cdr, docs/cdr.md), searchable
 // by number (on the server) and by any text (in the page); a call opens with all its CDR fields,
 // the quality its channels ended with (admin/quality) and, while the server still keeps them, the
-// SIP ladder of its dialogs; its timeline when this page saw the call.
+// SIP ladder of its dialogs (kept in the database for the latest calls); its timeline from the
+// call's CEL events, and the live timeline when this page saw the call.
 import { admin } from './ari.js';
+import { showCelTimeline } from './cel-timeline.js';
 import { $, el, row } from './dom.js';
 import { showLadder, dialogOfChannel } from './ladder.js';
 import { endedQuality, loadQuality, mosBadge } from './quality.js';
@@ -89,7 +91,9 @@ async function showCall(record) {
     timeline.addEventListener('click', () => openTimeline(known));
     actions.append(timeline);
   }
-  detail.replaceChildren(el('h3', `${record.clid || record.src} → ${record.dst}, ${record.disposition}`), actions, fields, quality, ladder, message);
+  const celTimeline = el('div', null, { class: 'diagram', id: 'history-cel' });
+  detail.replaceChildren(el('h3', `${record.clid || record.src} → ${record.dst}, ${record.disposition}`), actions, fields, quality, ladder, message, celTimeline);
+  showCelTimeline(record.linkedid, celTimeline).catch((err) => celTimeline.replaceChildren(el('p', `CEL: ${err}`, { class: 'note' })));
   const names = [record.channel, record.dstchannel].filter((name) => /^PJSIP\//.test(name));
   const found = (await Promise.all(names.map((name) => dialogOfChannel(name).catch(() => undefined)))).filter(Boolean);
   if (found.length > 0) await showLadder(found.map((d) => d.call_id), ladder, message);

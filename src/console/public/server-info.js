@@ -60,9 +60,13 @@ export async function loadStoredRecordings() {
   }
 }
 
-/** The cells of a stored recording's row: name, format, date, length, size, the call it recorded. */
+/**
+ * The cells of a stored recording's row: name, format, date, length, size, the call it recorded.
+ * @param {{ name: string, format: string, modified?: string, duration_seconds?: number | null, size_bytes?: number, call?: { target_name: string } | null }} recording
+ */
 export function storedCells(recording) {
   const when = recording.modified ? new Date(Date.parse(String(recording.modified).replace(/([+-]\d\d)(\d\d)$/, '$1:$2'))).toLocaleString() : '';
   const length = typeof recording.duration_seconds === 'number' ? `${recording.duration_seconds.toFixed(1)} s` : '';
-  return [recording.name, recording.format, when, length, describeSize(recording.size_bytes), state.recordingCalls.get(recording.name) ?? ''];
+  // The server's record of the call (admin/recordings) survives reloads and restarts; the page's own is the fallback.
+  return [recording.name, recording.format, when, length, describeSize(recording.size_bytes), recording.call?.target_name || state.recordingCalls.get(recording.name) || ''];
 }

@@ -49,13 +49,15 @@ const EXPIRY_INTERVAL_MS = 60_000;
 
 export class CallRecords {
   readonly cdr: CdrEngine;
-  readonly cel: CelEngine | undefined;
+  #cel: CelEngine | undefined;
   readonly store: RecordStore;
-  readonly csv: CsvWriter | undefined;
+  #csv: CsvWriter | undefined;
   /** The call quality channels ended with, beside the records (side table keyed by uniqueid). */
   readonly quality: QualityStore;
-  readonly #settings: CallRecordsSettings;
-  readonly #cdrRetention: Retention;
+  #settings: CallRecordsSettings;
+  #cdrRetention: Retention;
+  readonly #logsDir: string;
+  readonly #onError: (error: unknown, during: string) => void;
   readonly #now: () => number;
   #flushTimer: NodeJS.Timeout | undefined;
   #expiryTimer: NodeJS.Timeout | undefined;
@@ -73,28 +75,68 @@ export class CallRecords {
     this.quality = new QualityStore((error) => options.onError(error, 'call quality beside the call records'));
     this.#cdrRetention = cdrRetention;
     this.#now = options.now ?? Date.now;
-    this.csv = settings.cdr.enabled && settings.cdr.csv.enabled ? new CsvWriter(options.logsDir, settings.cdr.csv, (error) => options.onError(error, 'writing Master.csv')) : undefined;
+    this.#logsDir = options.logsDir;
+    this.#onError = options.onError;
+    this.#csv = this.#csvWriter(settings);
     this.cdr = new CdrEngine({
-      unanswered: settings.cdr.unanswered,
-      congestion: settings.cdr.congestion,
-      initiatedSeconds: settings.cdr.initiatedSeconds,
-      channelDefaultEnabled: settings.cdr.channelDefaultEnabled,
+      ...engineRules(settings),
       now: options.now,
       post: (record) => this.#post(record),
     });
     this.cdr.linkedIdOf = options.linkedIdOf;
-    this.cel = settings.cel.enabled
-      ? new CelEngine({
-          events: settings.cel.events,
-          apps: settings.cel.apps,
-          now: options.now,
-          view: (id) => this.cdr.channel(id),
-          post: (event) => {
-            this.store.addCel(event);
-            this.#scheduleFlush();
-          },
-        })
-      : undefined;
+    this.#cel = settings.cel.enabled ? this.#celEngine(settings) : undefined;
+  }
+
+  /** Channel event logging, when cel.enabled. */
+  get cel(): CelEngine | undefined {
+    return this.#cel;
+  }
+
+  /** The CSV backend (cdr_csv), when cdr.enabled and cdr.csv.enabled. */
+  get csv(): CsvWriter | undefined {
+    return this.#csv;
+  }
+
+  #csvWriter(settings: CallRecordsSettings): CsvWriter | undefined {
+    if (!settings.cdr.enabled || !settings.cdr.csv.enabled) return undefined;
+    return new CsvWriter(this.#logsDir, settings.cdr.csv, (error) => this.#onError(error, 'writing Master.csv'));
+  }
+
+  #celEngine(settings: CallRecordsSettings): CelEngine {
+    return new CelEngine({
+      events: settings.cel.events,
+      apps: settings.cel.apps,
+      now: this.#now,
+      view: (id) => this.cdr.channel(id),
+      post: (event) => {
+        this.store.addCel(event);
+        this.#scheduleFlush();
+      },
+    });
+  }
+
+  /**
+   * A reload (SIGHUP, `patchbay reload`) with cdr.conf/cel.conf read again. Nothing is lost: calls
+   * in progress keep their records (the engine is the same, its rules change), what is queued is
+   * written, and a CSV writer that is replaced writes its lines before it goes. CEL switched on
+   * starts with what happens from now (the events of calls already up are not made up).
+   */
+  async reconfigure(settings: CallRecordsSettings): Promise<void> {
+    const previous = this.#settings;
+    this.#settings = settings;
+    this.cdr.configure(engineRules(settings));
+    const replacedCsv = this.#csv;
+    const csvChanged = JSON.stringify([previous.cdr.enabled, previous.cdr.csv]) !== JSON.stringify([settings.cdr.enabled, settings.cdr.csv]);
+    if (csvChanged) this.#csv = this.#csvWriter(settings);
+    if (!settings.cel.enabled) this.#cel = undefined;
+    else if (this.#cel) this.#cel.configure(settings.cel.events, settings.cel.apps);
+    else this.#cel = this.#celEngine(settings);
+    this.#cdrRetention = { days: settings.cdr.retentionDays, maxRows: settings.cdr.maxRows };
+    this.store.setRetention(this.#cdrRetention, { days: settings.cel.retentionDays, maxRows: settings.cel.maxRows });
+    // Queued rows are written before the new retention sweeps the tables.
+    this.store.flush();
+    if (this.store.open) this.#expire();
+    if (csvChanged) await replacedCsv?.flush();
   }
 
   get enabled(): boolean {
@@ -105,7 +147,7 @@ export class CallRecords {
   observe(event: CoreEvent): void {
     // The CDR engine tracks channels even with CDRs off: CEL reads its view of them.
     this.cdr.handle(event);
-    this.cel?.handle(event);
+    this.#cel?.handle(event);
   }
 
   onRecord(listener: (record: CallDetailRecord) => void): () => void {
@@ -117,7 +159,7 @@ export class CallRecords {
     if (!this.#settings.cdr.enabled) return;
     this.posted += 1;
     if (this.#settings.cdr.sqlite) this.store.addCdr(record);
-    this.csv?.add(record);
+    this.#csv?.add(record);
     for (const listener of this.#listeners) listener(record);
     this.#scheduleFlush();
   }
@@ -129,7 +171,7 @@ export class CallRecords {
       this.#flushTimer = undefined;
       // One bounded batch per turn of the event loop; what is left goes at the next turn.
       this.store.flushBatch();
-      void this.csv?.flush();
+      void this.#csv?.flush();
       if (this.store.pending > 0 && this.store.open) this.#flushSoon();
     }, this.#settings.cdr.flushMs);
     this.#flushTimer.unref();
@@ -148,7 +190,7 @@ export class CallRecords {
   /** Writes every queued record now (the database at once, the CSV files when the append resolves). */
   flush(): Promise<void> {
     this.store.flush();
-    return this.csv?.flush() ?? Promise.resolve();
+    return this.#csv?.flush() ?? Promise.resolve();
   }
 
   start(database: SqliteDatabase): void {
@@ -172,7 +214,7 @@ export class CallRecords {
     this.#expiryTimer = undefined;
     this.store.close();
     this.quality.close();
-    await this.csv?.flush();
+    await this.#csv?.flush();
   }
 
   queryCdr(query: CdrQuery): ReturnType<RecordStore['queryCdr']> {
@@ -185,6 +227,12 @@ export class CallRecords {
 
   /** CELGenUserEvent: nothing when CEL is off. */
   userEvent(snapshot: Model<'Channel'>, name: string, extra: string): void {
-    this.cel?.userEvent(snapshot, name, extra);
+    this.#cel?.userEvent(snapshot, name, extra);
   }
+}
+
+/** What the CDR engine takes from cdr.conf. */
+function engineRules(settings: CallRecordsSettings): { unanswered: boolean; congestion: boolean; initiatedSeconds: boolean; channelDefaultEnabled: boolean } {
+  const { unanswered, congestion, initiatedSeconds, channelDefaultEnabled } = settings.cdr;
+  return { unanswered, congestion, initiatedSeconds, channelDefaultEnabled };
 }

@@ -2,7 +2,7 @@
 // builds them from Stasis messages (channel snapshots, dial begin/end, bridge enter/leave). The
 // subset kept and what it leaves out are in docs/cdr.md: two-party calls through Dial() and
 // bridges, forks when a channel goes on to new dialplan after its record finished, ResetCDR,
-// NoCDR, CDR() and CDR_PROP(); no parking state, no pairings of three or more parties.
+// NoCDR, CDR() and CDR_PROP(); no parking state.
 import type { CoreEvent } from '../../spec/events.ts';
 import type { Model } from '../../spec/index.ts';
 import { ChannelView, firstParty } from './channel-view.ts';
@@ -30,12 +30,22 @@ export class CdrEngine {
   /** The live records each channel is party B of, so an event about a channel touches only its own calls. */
   readonly #asPartyB = new Map<string, Set<CdrObject>>();
   #sequence = 0;
-  readonly #options: CdrEngineOptions;
+  #options: CdrEngineOptions;
+  /** The rules every record reads when it ends; one object, so that a reload reaches records being made. */
+  readonly #rules: { congestion: boolean; initiatedSeconds: boolean };
   readonly #now: () => number;
 
   constructor(options: CdrEngineOptions) {
     this.#options = options;
+    this.#rules = { congestion: options.congestion, initiatedSeconds: options.initiatedSeconds };
     this.#now = options.now ?? Date.now;
+  }
+
+  /** cdr.conf read again (reload): the records being made follow the new rules from now on. */
+  configure(rules: Omit<CdrEngineOptions, 'post' | 'now'>): void {
+    this.#options = { ...this.#options, ...rules };
+    this.#rules.congestion = rules.congestion;
+    this.#rules.initiatedSeconds = rules.initiatedSeconds;
   }
 
   get activeChannels(): number {
@@ -106,7 +116,7 @@ export class CdrEngine {
 
   #newRecord(view: ChannelView, now: number): CdrObject {
     this.#sequence += 1;
-    return new CdrObject(view, this.#sequence - 1, now, this.#options);
+    return new CdrObject(view, this.#sequence - 1, now, this.#rules);
   }
 
   /** handle_channel_snapshot_update_message: party A follows the channel; a finished chain forks on new dialplan. */

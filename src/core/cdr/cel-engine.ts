@@ -21,8 +21,8 @@ interface Extra {
 }
 
 export class CelEngine {
-  readonly #events: ReadonlySet<string>;
-  readonly #apps: ReadonlySet<string>;
+  #events: ReadonlySet<string>;
+  #apps: ReadonlySet<string>;
   readonly #options: CelEngineOptions;
   readonly #now: () => number;
   /** Live channels per linkedid, for LINKEDID_END when the last one goes. */
@@ -36,6 +36,12 @@ export class CelEngine {
     this.#events = new Set(options.events);
     this.#apps = new Set(options.apps);
     this.#now = options.now ?? Date.now;
+  }
+
+  /** cel.conf read again (reload): the event types and applications logged from now on. */
+  configure(events: readonly string[], apps: readonly string[]): void {
+    this.#events = new Set(events);
+    this.#apps = new Set(apps);
   }
 
   #wants(type: CelEventType): boolean {

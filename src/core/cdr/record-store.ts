@@ -68,11 +68,17 @@ export class RecordStore {
   written = 0;
 
   constructor(
-    private readonly cdrRetention: Retention,
-    private readonly celRetention: Retention,
+    private cdrRetention: Retention,
+    private celRetention: Retention,
     private readonly onError: (error: unknown) => void,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** A reload's retention: the next sweep deletes by it (queued rows are kept). */
+  setRetention(cdr: Retention, cel: Retention): void {
+    this.cdrRetention = cdr;
+    this.celRetention = cel;
+  }
 
   get open(): boolean {
     return this.#database !== undefined;

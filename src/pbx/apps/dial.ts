@@ -186,6 +186,10 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
     } catch (err) {
       unavailable++;
       services.log.warn({ channel: channel.name, target, err: (err as Error).message }, `Dial: unable to create channel ${target}`);
+      // app_dial gives the caller the request's cause when the last destination cannot be made
+      // (chan_pjsip's is "no route to destination"), so a caller hung up after a CHANUNAVAIL posts a
+      // FAILED record (cdr.c's disposition from the cause); a callee's outcome replaces it later.
+      if (target === targets.at(-1)) presetHangupCause(channel, CAUSE.noRoute);
     }
   }
   return { legs, unavailable };

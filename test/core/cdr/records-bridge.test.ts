@@ -71,6 +71,36 @@ describe('CDR and CEL of a bridged call', () => {
     assert.deepEqual(firstEvents, ['CHAN_START', 'ANSWER', 'BRIDGE_ENTER', 'BRIDGE_EXIT', 'HANGUP', 'CHAN_END']);
   });
 
+  test('three parties in one bridge: a record per pair (A→B, A→C, B→C), each ending when one of its two leaves', async () => {
+    // Records of this test only (the metrics test counts every record posted).
+    const earlier = posted.length;
+    const mine = (): CallDetailRecord[] => posted.slice(earlier);
+    const a = await originate();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const b = await originate();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const c = await originate();
+    const bridge = (await (await pbx.server.ari('/bridges?type=mixing', { method: 'POST' })).json()) as { id: string };
+    for (const id of [a, b, c]) assert.equal((await pbx.server.ari(`/bridges/${bridge.id}/addChannel?channel=${id}`, { method: 'POST' })).status, 204);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // C leaves first: A→C and B→C end; A→B goes on until A hangs up.
+    assert.equal((await pbx.server.ari(`/channels/${c}`, { method: 'DELETE' })).status, 204);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal((await pbx.server.ari(`/channels/${b}`, { method: 'DELETE' })).status, 204);
+    assert.equal((await pbx.server.ari(`/channels/${a}`, { method: 'DELETE' })).status, 204);
+    const names = new Map<string, string>();
+    const deadline = Date.now() + 5000;
+    while (![a, b, c].every((id) => mine().some((r) => r.uniqueid === id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const record of mine()) names.set(record.channel, record.uniqueid);
+    const pairs = mine().filter((r) => r.dstchannel !== '' && [a, b, c].includes(r.uniqueid)).map((r) => `${r.uniqueid}>${names.get(r.dstchannel)}`);
+    assert.deepEqual(pairs.sort(), [`${a}>${b}`, `${a}>${c}`, `${b}>${c}`].sort(), JSON.stringify(mine().map((r) => [r.channel, r.dstchannel, r.duration, r.billsec])));
+    const pair = (x: string, y: string): CallDetailRecord => mine().find((r) => r.uniqueid === x && names.get(r.dstchannel) === y)!;
+    assert.ok(pair(a, b).billsec >= 2, `A→B lasts until A leaves: ${pair(a, b).billsec}`);
+    assert.ok(pair(a, c).billsec <= pair(a, b).billsec - 1, `A→C ends when C leaves: ${pair(a, c).billsec}`);
+    assert.ok(pair(b, c).billsec <= pair(a, b).billsec - 1, `B→C ends when C leaves: ${pair(b, c).billsec}`);
+    for (const record of [pair(a, b), pair(a, c), pair(b, c)]) assert.equal(record.disposition, 'ANSWERED');
+  });
+
   test('GET /metrics counts the records posted and the rows written', async () => {
     await pbx.server.core.records.flush();
     const text = await (await fetch(`${pbx.server.url}/metrics`)).text();
