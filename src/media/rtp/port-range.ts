@@ -1,6 +1,9 @@
 // The UDP ports of the configured RTP range (`rtp_start`..`rtp_end`): RTP on an even port, RTCP
 // on the odd one above it, as RFC 3550 and Asterisk pair them. Ports are handed out round-robin so
 // a port just released is not reused at once (late packets of the last call would reach the next).
+// The walk starts at a random even port and, when ports are taken (by this server or another
+// program), goes on through the whole range before giving up — as Asterisk's RTP engine does — so
+// a server started beside others on the same range does not fail while free ports remain.
 import dgram from 'node:dgram';
 
 /** Even ports from a range, handed out round-robin; a port in use is skipped. */
@@ -11,7 +14,9 @@ export class RtpPortRange {
     readonly start: number,
     readonly end: number,
   ) {
-    this.#next = start + (start % 2);
+    const first = start + (start % 2);
+    const pairs = Math.max(1, Math.floor((end - first) / 2));
+    this.#next = first + 2 * Math.floor(Math.random() * pairs);
   }
 
   /** Binds a UDP socket on the next free even port of the range (without its RTCP port). */
@@ -27,7 +32,7 @@ export class RtpPortRange {
 
   async #bind(address: string, withRtcp: boolean): Promise<{ rtp: dgram.Socket; rtcp?: dgram.Socket }> {
     const count = Math.max(1, Math.floor((this.end - this.start) / 2) + 1);
-    for (let attempt = 0; attempt < Math.min(count, 64); attempt++) {
+    for (let attempt = 0; attempt < count; attempt++) {
       const port = this.#next;
       this.#next += 2;
       if (this.#next + (withRtcp ? 1 : 0) > this.end) this.#next = this.start + (this.start % 2);
