@@ -138,7 +138,8 @@ export class EventLog {
     const now = this.now();
     log.lastActivity = now;
     const body = eventBody(event, shared);
-    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: this.serverId, sequence });
+    // An event relayed from another cluster member keeps that member's asterisk_id (its owner).
+    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence });
     const bytes = Buffer.byteLength(json);
     // The ring keeps the event's own text, the same string for every application it went to, and
     // splices the delivery fields back when it is read again: with N subscribe-all applications,
@@ -486,6 +487,12 @@ export class EventLog {
  * gives, without copying the event into a new object. Undefined for an event that carries one of
  * those fields itself (the copy would keep its place) or serialises itself (toJSON): it takes the copy.
  */
+/** The asterisk_id an event already carries (relayed from another cluster member), if any. */
+function ownerId(event: CoreEvent): string | undefined {
+  const id = (event as { asterisk_id?: unknown }).asterisk_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
 function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
   if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;

@@ -1,0 +1,138 @@
+// Which requests go to another member, and how: a request naming a channel or bridge this member
+// does not hold goes to its owner's subject (NATS answers "no responders" at once when nobody
+// holds it: then it is served here, which answers 404 as a single server does, or creates it);
+// a playback or live recording is asked of every member, and its holder answers; a listing is
+// gathered from every live member and merged. Implements ari/forwarding.ts's RequestForwarder.
+import { errors, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { Membership } from './membership.ts';
+import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
+import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
+
+/** The routed operation, as ari/router.ts's RouteTarget gives it. */
+export interface ForwardTarget {
+  readonly resource: { readonly name: string };
+  readonly operation: { readonly nickname: string };
+}
+
+/** How each listing's items from several members are merged: the key that makes two the same. */
+const LISTINGS: Readonly<Record<string, (item: Record<string, unknown>) => string>> = {
+  'channels.list': (item) => String(item.id),
+  'bridges.list': (item) => String(item.id),
+  'recordings.listStored': (item) => String(item.name),
+  'endpoints.list': (item) => `${String(item.technology)}/${String(item.resource)}`,
+  'endpoints.listByTech': (item) => `${String(item.technology)}/${String(item.resource)}`,
+};
+
+export interface ForwarderOptions {
+  readonly nc: NatsConnection;
+  readonly prefix: string;
+  readonly ownership: Ownership;
+  readonly membership: Membership;
+  readonly requestTimeoutMs: number;
+  readonly log: Logger;
+}
+
+export class ClusterForwarder {
+  /** Requests sent to another member, and listings gathered (metrics, bench). */
+  forwarded = 0;
+  gathered = 0;
+
+  constructor(private readonly options: ForwarderOptions) {}
+
+  forward(request: ClusterAriRequest, target: ForwardTarget, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
+    const operation = `${target.resource.name}.${target.operation.nickname}`;
+    const merge = LISTINGS[operation];
+    if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
+    const owned = resourceOf(request.path, pathParams);
+    if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
+    if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
+    return this.options.membership.others().length === 0 ? undefined : this.askEveryone(request, owned);
+  }
+
+  /** The owner's answer; undefined-like fallback (served here) when nobody owns the resource. */
+  private async toOwner(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs } = this.options;
+    this.forwarded++;
+    try {
+      const reply = await nc.request(ownerSubject(prefix, owned.kind, owned.id), encodeRequest(request), { timeout: requestTimeoutMs });
+      return decodeResponse(reply.data);
+    } catch (err) {
+      return this.failed(err, request);
+    }
+  }
+
+  /** Asks every other member at once whether it holds the resource; the holder's answer wins. */
+  private async askEveryone(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs, membership } = this.options;
+    this.forwarded++;
+    const data = encodeRequest(request, owned);
+    const answers = await Promise.all(
+      membership.others().map((member) =>
+        nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+          (reply) => decodeResponse(reply.data),
+          () => undefined,
+        ),
+      ),
+    );
+    const holder = answers.find((answer) => answer !== undefined && answer.headers[NOT_OWNER_HEADER] === undefined);
+    return holder ?? this.local(request);
+  }
+
+  /** Every live member's listing (this one's included), merged without duplicates. */
+  private async gather(request: ClusterAriRequest, keyOf: (item: Record<string, unknown>) => string): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs, membership, log } = this.options;
+    this.gathered++;
+    const data = encodeRequest(request);
+    const [own, ...remote] = await Promise.all([
+      this.local(request),
+      ...membership.others().map((member) =>
+        nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+          (reply) => decodeResponse(reply.data),
+          (err: unknown) => {
+            log.warn({ err, node: member.node }, 'cluster member did not answer a listing: its items are missing');
+            return undefined;
+          },
+        ),
+      ),
+    ]);
+    if (own.status !== 200 || !Array.isArray(own.json)) return own;
+    const seen = new Set<string>();
+    const merged: unknown[] = [];
+    for (const answer of [own, ...remote]) {
+      if (!answer || answer.status !== 200 || !Array.isArray(answer.json)) continue;
+      for (const item of answer.json) {
+        if (item === null || typeof item !== 'object') continue;
+        const key = keyOf(item as Record<string, unknown>);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        merged.push(item);
+      }
+    }
+    return { ...own, json: merged };
+  }
+
+  /** Served by this member's own dispatch (set by the cluster: the dispatcher with `forwarded`). */
+  local: (request: ClusterAriRequest) => Promise<ClusterAriResponse> = () => Promise.resolve({ status: 404, headers: {}, json: { message: 'Resource not found' } });
+
+  private failed(err: unknown, request: ClusterAriRequest): Promise<ClusterAriResponse> | ClusterAriResponse {
+    // Nobody holds it: served here, as a single server would (404, or a create with that id).
+    if (err instanceof errors.RequestError && err.isNoResponders()) return this.local(request);
+    if (err instanceof errors.NoRespondersError) return this.local(request);
+    if (err instanceof errors.TimeoutError || (err instanceof errors.RequestError && err.cause instanceof errors.TimeoutError)) {
+      return { status: 504, headers: {}, json: { message: 'The cluster member owning the resource did not answer in time' } };
+    }
+    this.options.log.warn({ err }, 'request not forwarded to its owner');
+    return { status: 503, headers: {}, json: { message: 'The cluster is unreachable (NATS)' } };
+  }
+}
+
+/** The resource a request is about, from its path parameters. */
+export function resourceOf(path: string, pathParams: Readonly<Record<string, string>>): OwnedResource | undefined {
+  const pick = (kind: ResourceKind, id: string | undefined): OwnedResource | undefined => (id === undefined ? undefined : { kind, id });
+  if (path.startsWith('/channels/')) return pick('channel', pathParams.channelId);
+  if (path.startsWith('/bridges/')) return pick('bridge', pathParams.bridgeId);
+  if (path.startsWith('/playbacks/')) return pick('playback', pathParams.playbackId);
+  if (path.startsWith('/recordings/live/')) return pick('recording', pathParams.recordingName);
+  return undefined;
+}
