@@ -162,7 +162,9 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     // A numbered event goes out only when its stream is live and expects it (see event-resume.ts).
     if (sequence !== undefined && !this.streams.accepts(application, sequence)) return;
     if (json !== undefined && !this.owner.developerMode) return this.sendText(this.visible(json));
-    this.send(sequence === undefined ? { ...event, application, asterisk_id: this.owner.serverId } : { ...event, application, asterisk_id: this.owner.serverId, sequence });
+    // An event relayed from another cluster member keeps its owner's asterisk_id.
+    const asteriskId = (event as { asterisk_id?: unknown }).asterisk_id ?? this.owner.serverId;
+    this.send(sequence === undefined ? { ...event, application, asterisk_id: asteriskId } : { ...event, application, asterisk_id: asteriskId, sequence });
   }
 
   send(message: Record<string, unknown>): void {

@@ -20,6 +20,8 @@ import { subjectToken } from './wire.ts';
 const SCAN_MS = 250;
 /** Events kept in the stream (a first stage: for replay by a later home, see docs/cluster.md). */
 const STREAM_MAX_AGE_NS = 10 * 60 * 1e9;
+/** Wait before trying again to consume an application's events after a failure. */
+const RETRY_MS = 5000;
 /** Remote channels remembered per application, so a flood cannot grow the table without end. */
 const MAX_TRACKED = 100_000;
 
@@ -58,6 +60,8 @@ function isEvent(value: unknown): value is CoreEvent & Record<string, unknown> {
 
 export class AppEvents {
   private readonly homes = new Map<string, Home>();
+  /** Applications whose consumer could not be made, and when to try again (performance.now()). */
+  private readonly retryAt = new Map<string, number>();
   private readonly options: AppEventsOptions;
   private scanTimer: NodeJS.Timeout | undefined;
   private stopWatching: (() => void) | undefined;
@@ -170,8 +174,10 @@ export class AppEvents {
   /** Compares the applications a connection here holds with the homes kept. */
   private scan(): void {
     const applications = this.options.core.applications;
+    const now = performance.now();
     for (const app of applications.list()) {
       if (app.sink === undefined || app.sink === this.relay || this.homes.has(app.name)) continue;
+      if ((this.retryAt.get(app.name) ?? 0) > now) continue;
       this.becomeHome(app.name);
     }
     for (const [name, home] of this.homes) {
@@ -191,7 +197,7 @@ export class AppEvents {
     const pending: Home = { messages: undefined, channels };
     this.homes.set(application, pending);
     void (async () => {
-      const consumer = await js.consumers.get(stream, { filter_subjects: [this.subject(application)], deliver_policy: DeliverPolicy.New });
+      const consumer = await js.consumers.get(stream, { filter_subjects: this.subject(application), deliver_policy: DeliverPolicy.New });
       const messages = await consumer.consume();
       if (this.homes.get(application) !== pending) return messages.stop();
       this.homes.set(application, { messages, channels });
@@ -199,7 +205,8 @@ export class AppEvents {
       log.info({ application }, 'cluster: this member is the application\'s home');
       for await (const message of messages) this.received(application, channels, message.data);
     })().catch((err: unknown) => {
-      log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream');
+      log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream; trying again in 5 s');
+      this.retryAt.set(application, performance.now() + RETRY_MS);
       if (this.homes.get(application) === pending) this.homes.delete(application);
     });
   }

@@ -68,7 +68,7 @@ export class Cluster {
     const { config, core, ari } = options;
     const settings = config.cluster;
     const node = settings.nodeId === '' ? defaultNodeId(config.serverId) : settings.nodeId;
-    const log = options.log.child({ cluster: settings.name, node });
+    const log = options.log.child({ cluster: settings.name, member: node });
     const prefix = `pb.${settings.name}`;
     const nc = await connect(connectionOptions(config, node));
     log.info({ server: nc.getServer() }, 'cluster: connected to NATS');
@@ -164,7 +164,7 @@ export class Cluster {
 
   private memberDown(member: Member): void {
     const ended = this.events.memberDown(member.asteriskId);
-    this.log.warn({ member: member.node, channelsEnded: ended }, 'cluster member gone: its channels in the applications here were ended (cause 38)');
+    this.log.warn({ gone: member.node, channelsEnded: ended }, 'cluster member gone: its channels in the applications here were ended (cause 38)');
   }
 
   /** Loud on loss, and again on return; the client reconnects by itself without end. */

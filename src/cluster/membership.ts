@@ -141,16 +141,16 @@ export class Membership {
     if (beat.node === this.options.node) {
       if (beat.instance !== this.options.instance && !this.warnedDuplicate) {
         this.warnedDuplicate = true;
-        this.options.log.error({ node: beat.node }, 'another cluster member uses this node id: set cluster.node_id (or server_id) apart on each node');
+        this.options.log.error({ duplicate: beat.node }, 'another cluster member uses this node id: set cluster.node_id (or server_id) apart on each node');
       }
       return;
     }
     if (!this.members.has(beat.node) && this.members.size >= MAX_MEMBERS) return;
     const known = this.members.get(beat.node);
-    if (!known) this.options.log.info({ node: beat.node, ari: beat.ari }, 'cluster member joined');
+    if (!known) this.options.log.info({ joined: beat.node, ari: beat.ari }, 'cluster member joined');
     else if (known.instance !== beat.instance) {
       // What the earlier instance held died with it, however quickly the node came back.
-      this.options.log.warn({ node: beat.node }, 'cluster member restarted');
+      this.options.log.warn({ restarted: beat.node }, 'cluster member restarted');
       this.options.onDown(known);
     }
     this.members.set(beat.node, { ...beat, seenAt: performance.now() });
@@ -162,7 +162,7 @@ export class Membership {
     for (const member of [...this.members.values()]) {
       if (member.seenAt >= limit) continue;
       this.members.delete(member.node);
-      this.options.log.error({ node: member.node, failureSeconds: this.options.failureSeconds }, 'cluster member missed its heartbeats: declared dead');
+      this.options.log.error({ dead: member.node, failureSeconds: this.options.failureSeconds }, 'cluster member missed its heartbeats: declared dead');
       this.options.kv.delete(member.node).catch(() => undefined);
       this.options.onDown(member);
     }
