@@ -92,7 +92,7 @@ export class Cluster {
         onDown: (member) => cluster?.memberDown(member),
       });
       const ownership = new Ownership({ nc, prefix, node, core, ari, log });
-      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, requestTimeoutMs: settings.requestTimeoutMs, log });
+      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log });
       forwarder.local = async (request) => ari.dispatch({ ...request, forwarded: true });
       const events = new AppEvents({
         js: jetstream(nc),

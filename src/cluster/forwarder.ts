@@ -7,7 +7,7 @@ import { errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
-import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
+import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
 /** The routed operation, as ari/router.ts's RouteTarget gives it. */
 export interface ForwardTarget {
@@ -24,11 +24,17 @@ const LISTINGS: Readonly<Record<string, (item: Record<string, unknown>) => strin
   'endpoints.listByTech': (item) => `${String(item.technology)}/${String(item.resource)}`,
 };
 
+/** Operations that make a channel: placed on the least loaded member unless the client names an id. */
+const PLACED: ReadonlySet<string> = new Set(['channels.originate', 'channels.create']);
+/** The query parameter naming the member a new channel is made on (`cluster_node=<node id>`). */
+export const PLACEMENT_HINT = 'cluster_node';
+
 export interface ForwarderOptions {
   readonly nc: NatsConnection;
   readonly prefix: string;
   readonly ownership: Ownership;
   readonly membership: Membership;
+  readonly node: string;
   readonly requestTimeoutMs: number;
   readonly log: Logger;
 }
@@ -44,6 +50,8 @@ export class ClusterForwarder {
     const operation = `${target.resource.name}.${target.operation.nickname}`;
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
+    if (PLACED.has(operation)) return this.place(request);
+    if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
     const owned = resourceOf(request.path, pathParams);
     if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
     if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
@@ -77,6 +85,65 @@ export class ClusterForwarder {
     );
     const holder = answers.find((answer) => answer !== undefined && answer.headers[NOT_OWNER_HEADER] === undefined);
     return holder ?? this.local(request);
+  }
+
+  /**
+   * A new channel goes to the member named by `cluster_node`, else to the least loaded live member
+   * (this one on a tie: no hop). A client-chosen id is left to the member it is asked of, so that
+   * an id cannot be made twice on two members.
+   */
+  private place(request: ClusterAriRequest): Promise<ClusterAriResponse> | undefined {
+    const { membership, node, prefix, nc, requestTimeoutMs } = this.options;
+    if (request.query.has('channelId')) return undefined;
+    const hint = request.query.get(PLACEMENT_HINT);
+    let target: string | undefined;
+    if (hint !== null) {
+      if (hint === node) return undefined;
+      if (!membership.others().some((member) => member.node === hint && !member.draining)) {
+        return Promise.resolve({ status: 400, headers: {}, json: { message: `${PLACEMENT_HINT} '${hint.slice(0, 64)}' names no live cluster member` } });
+      }
+      target = hint;
+    } else {
+      let best = membership.list().filter((member) => !member.draining).sort((a, b) => a.load.channels - b.load.channels)[0];
+      const self = membership.list().find((member) => member.node === node);
+      if (best && self && best.load.channels === self.load.channels) best = self;
+      if (!best || best.node === node) return undefined;
+      target = best.node;
+    }
+    this.forwarded++;
+    return nc.request(nodeSubject(prefix, target), encodeRequest(request), { timeout: requestTimeoutMs }).then(
+      (reply) => decodeResponse(reply.data),
+      (err: unknown) => this.failed(err, request),
+    );
+  }
+
+  /**
+   * A bridge mixes only the channels of its own member: adding one that lives on another member
+   * answers 501 naming both (a cluster-internal media leg is not built yet, docs/cluster.md).
+   */
+  private async addToBridge(request: ClusterAriRequest, bridgeId: string): Promise<ClusterAriResponse> {
+    const { ownership, node } = this.options;
+    const bridgeOwner = ownership.holds('bridge', bridgeId) ? node : await this.whoOwns(request, 'bridge', bridgeId);
+    if (bridgeOwner === undefined) return this.local(request);
+    for (const channelId of (request.query.get('channel') ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '').slice(0, 64)) {
+      const channelOwner = ownership.holds('channel', channelId) ? node : await this.whoOwns(request, 'channel', channelId);
+      if (channelOwner !== undefined && channelOwner !== bridgeOwner) {
+        return { status: 501, headers: {}, json: { message: `Channel ${channelId} lives on cluster member ${channelOwner} and bridge ${bridgeId} on ${bridgeOwner}: a bridge across cluster members is not supported yet` } };
+      }
+    }
+    return bridgeOwner === node ? this.local(request) : this.toOwner(request, { kind: 'bridge', id: bridgeId });
+  }
+
+  /** The member holding a channel or bridge (asked with a GET of it as the same user), if any. */
+  private async whoOwns(request: ClusterAriRequest, kind: 'channel' | 'bridge', id: string): Promise<string | undefined> {
+    const { nc, prefix, requestTimeoutMs } = this.options;
+    const probe: ClusterAriRequest = { method: 'GET', path: `/${kind}s/${encodeURIComponent(id)}`, query: new URLSearchParams(), user: request.user, transport: request.transport };
+    try {
+      const reply = decodeResponse((await nc.request(ownerSubject(prefix, kind, id), encodeRequest(probe), { timeout: requestTimeoutMs })).data);
+      return reply.status === 200 ? reply.headers[SERVED_BY_HEADER] : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Every live member's listing (this one's included), merged without duplicates. */

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { AriUser } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import type { CoreEvent } from '../spec/events.ts';
-import { decodeRequest, encodeResponse, NOT_OWNER_HEADER, subjectToken, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind, type WireRequest } from './wire.ts';
+import { decodeRequest, encodeResponse, NOT_OWNER_HEADER, SERVED_BY_HEADER, subjectToken, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind, type WireRequest } from './wire.ts';
 
 /** Largest binary answer carried back (NATS's default max_payload is 1 MiB; base64 adds a third). */
 const MAX_RAW_BYTES = 700 * 1024;
@@ -131,7 +131,9 @@ export class Ownership {
   }
 
   private replyWith(msg: Msg, response: ClusterAriResponse): void {
-    const { status, headers, json, raw, contentType } = response;
+    const { status, json, raw, contentType } = response;
+    // Which member served it: for the client's information, and for the bridge check (forwarder.ts).
+    const headers = { ...response.headers, [SERVED_BY_HEADER]: this.options.node };
     if (raw === undefined) return this.reply(msg, { status, headers, ...(json !== undefined ? { json } : {}) });
     collect(raw, MAX_RAW_BYTES).then(
       (bytes) => this.reply(msg, { status, headers, raw: bytes.toString('base64'), ...(contentType ? { contentType } : {}) }),

@@ -49,6 +49,8 @@ export interface OwnedResource {
 
 /** The header of an answer from a member that does not hold the resource it was asked about. */
 export const NOT_OWNER_HEADER = 'X-Patchbay-Not-Owner';
+/** The header of a forwarded answer naming the member that served it. */
+export const SERVED_BY_HEADER = 'X-Patchbay-Node';
 
 const KINDS: ReadonlySet<string> = new Set(['channel', 'bridge', 'playback', 'recording']);
 

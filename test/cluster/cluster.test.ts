@@ -149,6 +149,26 @@ describe('cluster on NATS JetStream', { skip }, () => {
     await until('on-c gone from every listing', async () => !((await (await b.ari('/channels')).json()) as Json[]).some((channel) => channel.id === 'on-c'));
   });
 
+  it('makes a channel on the member cluster_node names; a bridge across members answers 501', async () => {
+    const response = await b.ari('/channels?endpoint=Local/park@clu&app=clu&cluster_node=nodeC', { method: 'POST' });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-patchbay-node'), 'nodeC');
+    const id = ((await response.json()) as Json).id as string;
+    let start: Json | undefined;
+    while (!start) {
+      const event = await app.next(15_000);
+      if (event.type === 'StasisStart' && (event.channel as Json).id === id) start = event;
+    }
+    assert.equal(start.asterisk_id, ID.c);
+    assert.equal((await b.ari('/channels?endpoint=Local/park@clu&app=clu&cluster_node=nodeZ', { method: 'POST' })).status, 400);
+    assert.equal((await b.ari('/bridges?bridgeId=on-b-bridge', { method: 'POST' })).status, 200);
+    const across = await b.ari(`/bridges/on-b-bridge/addChannel?channel=${id}`, { method: 'POST' });
+    assert.equal(across.status, 501);
+    assert.match(((await across.json()) as Json).message, /lives on cluster member nodeC/);
+    assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    assert.equal((await b.ari('/bridges/on-b-bridge', { method: 'DELETE' })).status, 204);
+  });
+
   it("ends the channels of a killed member with cause 38 within cluster.failure_seconds", async () => {
     const killedAt = Date.now();
     nodeA.kill('SIGKILL');
