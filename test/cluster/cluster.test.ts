@@ -169,6 +169,27 @@ describe('cluster on NATS JetStream', { skip }, () => {
     assert.equal((await b.ari('/bridges/on-b-bridge', { method: 'DELETE' })).status, 204);
   });
 
+  it("keeps other members' events for an away application at its home, for resumeAfter there", async () => {
+    let resumable = await b.events('app=clr&resumable=true');
+    await until('application clr known on C', async () => (await c.ari('/applications/clr')).status === 200);
+    await resumable.close();
+    const response = await c.ari('/channels?endpoint=Local/park@clu&app=clr', { method: 'POST' });
+    assert.equal(response.status, 200);
+    const id = ((await response.json()) as Json).id as string;
+    // Numbered and kept at the home while nobody is connected.
+    await until("C's StasisStart kept at B", () => b.core.eventLog.lastSequence('clr') >= 1);
+    resumable = await b.events('app=clr&resumeAfter=0');
+    // Everything from the first event on, in order: nothing lost while away.
+    const first = await resumable.next(15_000);
+    assert.equal(first.sequence, 1);
+    assert.equal(first.asterisk_id, ID.c);
+    const start = first.type === 'StasisStart' ? first : await resumable.nextOfType('StasisStart', 15_000);
+    assert.equal((start.channel as Json).id, id);
+    assert.equal(start.asterisk_id, ID.c);
+    assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    await resumable.close();
+  });
+
   it("ends the channels of a killed member with cause 38 within cluster.failure_seconds", async () => {
     const killedAt = Date.now();
     nodeA.kill('SIGKILL');
