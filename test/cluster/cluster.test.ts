@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from './nats-server.ts';
+import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 
 const DIALPLAN = `[clu]
 exten => park,1,Answer()

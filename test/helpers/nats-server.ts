@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/ports.ts';
+import { freePort } from './ports.ts';
 
 export interface NatsServer {
   readonly url: string;
