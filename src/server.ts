@@ -281,6 +281,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         draining: () => draining,
       });
       dispatcher.forwarder = cluster.forwarder;
+      const member = cluster;
+      events.beforeAccept = (apps) => member.prepareApplications(apps);
     } catch (err) {
       stopConsoleSources();
       outbound.close();

@@ -38,6 +38,30 @@ export interface AppEventsOptions {
   readonly asteriskId: string;
   readonly core: Core;
   readonly log: Logger;
+  /** The asterisk_ids of the live members, this one included. */
+  readonly liveAsteriskIds: () => ReadonlySet<string>;
+}
+
+/** One journal entry: a message the home sent the application, and the stream position it had consumed. */
+interface JournalEntry {
+  readonly sequence: number;
+  readonly json: string;
+  readonly consumed: number;
+}
+
+/** Journal entries read at most when taking an application over (the event log keeps fewer). */
+const MAX_JOURNAL_READ = 20_000;
+
+function parseJournal(data: Uint8Array): JournalEntry | undefined {
+  try {
+    const entry = JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>;
+    const { sequence, json, consumed } = entry;
+    if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) return undefined;
+    if (typeof json !== 'string' || typeof consumed !== 'number' || !Number.isSafeInteger(consumed) || consumed < 0) return undefined;
+    return { sequence, json, consumed };
+  } catch {
+    return undefined;
+  }
 }
 
 /** A remote channel an application here is told about, with its last snapshot. */
@@ -49,6 +73,15 @@ interface TrackedChannel {
 interface Home {
   /** Undefined while the consumer is being made. */
   readonly messages: ConsumerMessages | undefined;
+  readonly channels: Map<string, TrackedChannel>;
+  /** The stream sequence of the last relayed event handed to the application. */
+  consumed: number;
+}
+
+/** What a member that takes an application over learnt from the journal of the one before. */
+interface TakeOver {
+  /** Stream position the previous home had consumed: relayed events after it are still to come. */
+  readonly consumed: number;
   readonly channels: Map<string, TrackedChannel>;
 }
 
@@ -62,6 +95,8 @@ export class AppEvents {
   private readonly homes = new Map<string, Home>();
   /** Applications whose consumer could not be made, and when to try again (performance.now()). */
   private readonly retryAt = new Map<string, number>();
+  /** Applications taken over from another member's journal, until this member is their home. */
+  private readonly takenOver = new Map<string, TakeOver>();
   private readonly options: AppEventsOptions;
   private scanTimer: NodeJS.Timeout | undefined;
   private stopWatching: (() => void) | undefined;
@@ -84,7 +119,7 @@ export class AppEvents {
 
   async start(): Promise<void> {
     const { jsm, stream, prefix } = this.options;
-    const config = { name: stream, subjects: [`${prefix}.events.>`], max_age: STREAM_MAX_AGE_NS };
+    const config = { name: stream, subjects: [`${prefix}.events.>`, `${prefix}.journal.>`], max_age: STREAM_MAX_AGE_NS };
     try {
       await jsm.streams.info(stream);
     } catch {
@@ -100,10 +135,82 @@ export class AppEvents {
     })().catch((err: unknown) => this.options.log.warn({ err }, 'cluster apps watch ended'));
     this.scanTimer = setInterval(() => this.scan(), SCAN_MS);
     this.scanTimer.unref();
+    // The journal: what each home sent its applications, numbered, for the member that takes over.
+    this.options.core.eventLog.onRecorded = (application, sequence, json) => {
+      const home = this.homes.get(application);
+      if (!home) return;
+      const entry: JournalEntry = { sequence, json, consumed: home.consumed };
+      this.options.js.publish(this.journalSubject(application), JSON.stringify(entry)).catch((err: unknown) => this.options.log.warn({ err, application }, 'event not journaled in the cluster stream'));
+    };
+  }
+
+  /**
+   * Before a connection for these applications is accepted: an application homed on another member
+   * (or on one that died) is taken over with its numbering, from that member's journal, so that
+   * `resumeAfter` finds the events it sent, and the relayed events it had not consumed follow.
+   */
+  async prepare(applications: readonly string[]): Promise<void> {
+    for (const application of applications) {
+      const local = this.options.core.applications.get(application);
+      if (local !== undefined && local.sink !== this.relay) continue;
+      if (this.homes.has(application)) continue;
+      await this.takeOver(application);
+    }
+  }
+
+  private journalSubject(application: string): string {
+    return `${this.options.prefix}.journal.${subjectToken(application)}`;
+  }
+
+  private async takeOver(application: string): Promise<void> {
+    const { jsm, js, stream, core, log } = this.options;
+    const subject = this.journalSubject(application);
+    let last: JournalEntry | undefined;
+    let lastSeq = 0;
+    try {
+      const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+      if (stored) {
+        last = parseJournal(stored.data);
+        lastSeq = stored.seq;
+      }
+    } catch {
+      return; // never journaled: a new application
+    }
+    if (!last) return;
+    const entries: JournalEntry[] = [];
+    const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+    const messages = await consumer.consume();
+    for await (const message of messages) {
+      const entry = parseJournal(message.data);
+      // A member that took over before journals the same numbers again: the latest wins.
+      if (entry) {
+        while (entries.length > 0 && entries[entries.length - 1]!.sequence >= entry.sequence) entries.pop();
+        entries.push(entry);
+        if (entries.length > MAX_JOURNAL_READ) entries.shift();
+      }
+      if (message.seq >= lastSeq) break;
+    }
+    messages.stop();
+    if (!core.eventLog.adopt(application, entries)) return;
+    const channels = new Map<string, TrackedChannel>();
+    for (const entry of entries) {
+      let event: unknown;
+      try {
+        event = JSON.parse(entry.json);
+      } catch {
+        continue;
+      }
+      const origin = isEvent(event) && typeof event.asterisk_id === 'string' ? event.asterisk_id : '';
+      // This member's own channels are told about directly, not through the relay.
+      if (isEvent(event) && origin !== this.options.asteriskId) this.track(channels, origin, event);
+    }
+    this.takenOver.set(application, { consumed: last.consumed, channels });
+    log.info({ application, lastSequence: last.sequence, consumed: last.consumed }, 'cluster: application taken over from its previous home\'s journal');
   }
 
   stop(): void {
     clearInterval(this.scanTimer);
+    this.options.core.eventLog.onRecorded = undefined;
     this.stopWatching?.();
     for (const [name, home] of this.homes) {
       home.messages?.stop();
@@ -128,18 +235,32 @@ export class AppEvents {
         if (tracked.origin !== asteriskId) continue;
         home.channels.delete(id);
         ended++;
-        const destroyed: unknown = {
-          type: 'ChannelDestroyed',
-          timestamp: formatAriDate(),
-          cause: CAUSE_NETWORK_OUT_OF_ORDER,
-          cause_txt: 'Network out of order',
-          channel: tracked.snapshot,
-          asterisk_id: asteriskId,
-        };
-        if (isEvent(destroyed)) this.options.core.applications.sendTo(application, destroyed);
+        this.raiseDestroyed(application, tracked);
       }
     }
     return ended;
+  }
+
+  /** Ends the application's channels whose member is no longer alive (cause 38). */
+  private endChannelsOfDead(application: string, channels: Map<string, TrackedChannel>): void {
+    const live = this.options.liveAsteriskIds();
+    for (const [id, tracked] of channels) {
+      if (live.has(tracked.origin)) continue;
+      channels.delete(id);
+      this.raiseDestroyed(application, tracked);
+    }
+  }
+
+  private raiseDestroyed(application: string, tracked: TrackedChannel): void {
+    const destroyed: unknown = {
+      type: 'ChannelDestroyed',
+      timestamp: formatAriDate(),
+      cause: CAUSE_NETWORK_OUT_OF_ORDER,
+      cause_txt: 'Network out of order',
+      channel: tracked.snapshot,
+      asterisk_id: tracked.origin,
+    };
+    if (isEvent(destroyed)) this.options.core.applications.sendTo(application, destroyed);
   }
 
   private subject(application: string): string {
@@ -192,18 +313,27 @@ export class AppEvents {
 
   private becomeHome(application: string): void {
     const { js, apps, stream, node, log } = this.options;
-    const channels = new Map<string, TrackedChannel>();
+    const takenOver = this.takenOver.get(application);
+    this.takenOver.delete(application);
+    const channels = takenOver?.channels ?? new Map<string, TrackedChannel>();
     // Placeholder until the consumer is made: scan() must not start a second one.
-    const pending: Home = { messages: undefined, channels };
+    const pending: Home = { messages: undefined, channels, consumed: takenOver?.consumed ?? 0 };
     this.homes.set(application, pending);
     void (async () => {
-      const consumer = await js.consumers.get(stream, { filter_subjects: this.subject(application), deliver_policy: DeliverPolicy.New });
+      const start = takenOver ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: takenOver.consumed + 1 } : { deliver_policy: DeliverPolicy.New };
+      const consumer = await js.consumers.get(stream, { filter_subjects: this.subject(application), ...start });
       const messages = await consumer.consume();
       if (this.homes.get(application) !== pending) return messages.stop();
-      this.homes.set(application, { messages, channels });
+      const home: Home = { messages, channels, consumed: pending.consumed };
+      this.homes.set(application, home);
       await apps.put(subjectToken(application), JSON.stringify({ node, app: application }));
-      log.info({ application }, 'cluster: this member is the application\'s home');
-      for await (const message of messages) this.received(application, channels, message.data);
+      log.info({ application, takenOver: takenOver !== undefined }, 'cluster: this member is the application\'s home');
+      // The channels of members that died before this one took over end now.
+      if (takenOver) this.endChannelsOfDead(application, channels);
+      for await (const message of messages) {
+        home.consumed = message.seq;
+        this.received(application, channels, message.data);
+      }
     })().catch((err: unknown) => {
       log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream; trying again in 5 s');
       this.retryAt.set(application, performance.now() + RETRY_MS);
@@ -219,12 +349,14 @@ export class AppEvents {
       return;
     }
     if (!isEvent(parsed)) return;
+    // Everything on the subject came through a relay, so the application has not had it: this
+    // member's own events too, relayed before it became the home (a takeover consumes them).
     const origin = typeof parsed.asterisk_id === 'string' ? parsed.asterisk_id : '';
-    if (origin === this.options.asteriskId) return;
     this.consumed++;
     // The home numbers it anew; asterisk_id stays the owning member's.
     const { application: _application, sequence: _sequence, ...event } = parsed;
-    this.track(channels, origin, event);
+    // This member's own channels it hears of directly from now on: only the others' are tracked.
+    if (origin !== this.options.asteriskId) this.track(channels, origin, event);
     if (isEvent(event)) this.options.core.applications.sendTo(application, event);
   }
 

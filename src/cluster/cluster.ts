@@ -104,6 +104,7 @@ export class Cluster {
         asteriskId: config.serverId,
         core,
         log,
+        liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
       });
       cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, log });
       ownership.start();
@@ -115,6 +116,11 @@ export class Cluster {
       await nc.close().catch(() => undefined);
       throw err;
     }
+  }
+
+  /** Before an event WebSocket is accepted: takes its applications over from a previous home. */
+  prepareApplications(applications: readonly string[]): Promise<void> {
+    return this.events.prepare(applications);
   }
 
   /** /health's reasons: the NATS connection is down. */

@@ -8,7 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import WebSocket from 'ws';
+import { AUTH, EventSocket, startTestServer, type TestServer } from '../helpers/server.ts';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 
 const DIALPLAN = `[clu]
@@ -38,6 +41,10 @@ describe('cluster on NATS JetStream', { skip }, () => {
   let b: TestServer;
   let c: TestServer;
   let app: EventSocket;
+  /** An application homed on A (killed later), and the last sequence it processed there. */
+  let homedOnA: EventSocket | undefined;
+  let lastSeenOnA = 0;
+  let channelOfA = '';
 
   const settings = (node: string, serverId: string): Json => ({
     server_id: serverId,
@@ -72,6 +79,7 @@ describe('cluster on NATS JetStream', { skip }, () => {
 
   after(async () => {
     await app?.close();
+    homedOnA?.socket.terminate();
     if (nodeA && nodeA.exitCode === null && nodeA.signalCode === null) nodeA.kill('SIGKILL');
     await b?.stop();
     await c?.stop();
@@ -190,6 +198,33 @@ describe('cluster on NATS JetStream', { skip }, () => {
     await resumable.close();
   });
 
+  it('homes an application on A that hears C', async () => {
+    homedOnA = await EventSocket.open(new WebSocket(`${urlA.replace('http', 'ws')}/ari/events?app=clk&resumable=true`, { headers: { authorization: AUTH } }));
+    await until('application clk known on C', async () => (await c.ari('/applications/clk')).status === 200);
+    const onC = await c.ari('/channels?endpoint=Local/park@clu&app=clk&channelId=clk-c', { method: 'POST' });
+    assert.equal(onC.status, 200);
+    assert.equal((await ariA('/channels?endpoint=Local/park@clu&app=clk&channelId=clk-a', { method: 'POST' })).status, 200);
+    channelOfA = 'clk-a';
+    const started = new Set<string>();
+    while (started.size < 2) {
+      const event = await homedOnA.next(15_000);
+      assert.equal(event.sequence, lastSeenOnA + 1, 'consecutive at the home');
+      lastSeenOnA = event.sequence as number;
+      if (event.type === 'StasisStart') started.add((event.channel as Json).id);
+    }
+    // A journals what it sent: wait until the stream holds it (so the kill cannot lose it).
+    const nc = await connect({ servers: nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await until('A journaled the last event', async () => {
+        const last = await jsm.streams.getMessage('PB_patchbay_EVENTS', { last_by_subj: 'pb.patchbay.journal.clk' }).catch(() => null);
+        return last !== null && (JSON.parse(last.string()) as Json).sequence >= lastSeenOnA;
+      });
+    } finally {
+      await nc.close();
+    }
+  });
+
   it("ends the channels of a killed member with cause 38 within cluster.failure_seconds", async () => {
     const killedAt = Date.now();
     nodeA.kill('SIGKILL');
@@ -205,5 +240,33 @@ describe('cluster on NATS JetStream', { skip }, () => {
     process.stdout.write(`# failover: ChannelDestroyed ${Date.now() - killedAt} ms after SIGKILL\n`);
     await until('A gone from the members', async () => (await status(b.url)).members.length === 2);
     assert.equal((await b.ari('/channels/on-a')).status, 404);
+  });
+
+  it('an application whose home was killed resumes on C with resumeAfter and misses nothing', async () => {
+    homedOnA?.socket.terminate();
+    // Raised while the application has no home: kept in the stream for the next one.
+    assert.equal((await c.ari('/channels?endpoint=Local/park@clu&app=clk&channelId=clk-c2', { method: 'POST' })).status, 200);
+    const resumed = await c.events(`app=clk&resumeAfter=${lastSeenOnA}`);
+    try {
+      let sequence = lastSeenOnA;
+      let startedC2 = false;
+      let endedA = false;
+      while (!startedC2 || !endedA) {
+        const event = await resumed.next(20_000);
+        assert.equal(event.sequence, sequence + 1, `consecutive after ${sequence}: ${JSON.stringify(event)}`);
+        sequence = event.sequence as number;
+        if (event.type === 'StasisStart' && (event.channel as Json).id === 'clk-c2') startedC2 = true;
+        if (event.type === 'ChannelDestroyed' && (event.channel as Json).id === channelOfA) {
+          assert.equal(event.cause, 38);
+          assert.equal(event.asterisk_id, ID.a);
+          endedA = true;
+        }
+      }
+      // The channel that lived on C before is still the application's: C acts on it.
+      assert.equal((await c.ari('/channels/clk-c', { method: 'DELETE' })).status, 204);
+      await resumed.nextOfType('StasisEnd', 15_000);
+    } finally {
+      await resumed.close();
+    }
   });
 });
