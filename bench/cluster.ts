@@ -34,9 +34,9 @@ interface Member {
   readonly child: ChildProcess;
 }
 
-async function startMember(nats: NatsServer, index: number): Promise<Member> {
+async function startMember(nats: NatsServer | undefined, index: number): Promise<Member> {
   const node = `bench${index}`;
-  const settings = { server_id: `02:00:00:00:be:0${index}`, sip: { port: 0 }, cluster: { nats_url: nats.url, node_id: node } };
+  const settings = { server_id: `02:00:00:00:be:0${index}`, sip: { port: 0 }, ...(nats ? { cluster: { nats_url: nats.url, node_id: node } } : {}) };
   const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--member', JSON.stringify(settings)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -135,6 +135,7 @@ class AppSocket {
 
 /** Waits until member 1 sees `count` members and every other member knows the application. */
 async function settle(members: Member[], app: string): Promise<void> {
+  if ((await request(members[0]!.url, 'GET', '/admin/cluster')).status === 404) return; // a single server
   const deadline = Date.now() + 30_000;
   for (;;) {
     const status = JSON.parse((await request(members[0]!.url, 'GET', '/admin/cluster')).body) as { members: unknown[] };
@@ -239,6 +240,13 @@ async function runBench(): Promise<void> {
   const members: Member[] = [];
   try {
     console.log(`originate cycles through member 1, channels spread over the members (${cycles} cycles, ${inflight} in flight):`);
+    const single = await startMember(undefined, 0);
+    try {
+      const result = await originateCycles([single], cycles, inflight);
+      console.log(`  no cluster: ${result.perSecond.toFixed(0)} cycles/s, cycle p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
+    } finally {
+      await stopMember(single);
+    }
     for (let n = 1; n <= 3; n++) {
       members.push(await startMember(nats, n));
       const result = await originateCycles(members, cycles, inflight);

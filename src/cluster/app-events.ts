@@ -9,6 +9,7 @@
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Core } from '../control/core.ts';
 import type { ApplicationSink } from '../core/application-sink.ts';
@@ -28,6 +29,8 @@ const MAX_TRACKED = 100_000;
 export const CAUSE_NETWORK_OUT_OF_ORDER = 38;
 
 export interface AppEventsOptions {
+  /** Publishes into the stream without waiting for JetStream's acknowledgement (see publish()). */
+  readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly apps: KV;
@@ -109,7 +112,7 @@ export class AppEvents {
     deliver: (application, _event, json) => {
       if (json === undefined) return; // about the connection itself (ApplicationReplaced): nothing to relay
       this.published++;
-      this.options.js.publish(this.subject(application), json).catch((err: unknown) => this.options.log.warn({ err, application }, 'event not published to the cluster stream'));
+      this.publish(this.subject(application), json, application);
     },
   };
 
@@ -140,7 +143,7 @@ export class AppEvents {
       const home = this.homes.get(application);
       if (!home) return;
       const entry: JournalEntry = { sequence, json, consumed: home.consumed };
-      this.options.js.publish(this.journalSubject(application), JSON.stringify(entry)).catch((err: unknown) => this.options.log.warn({ err, application }, 'event not journaled in the cluster stream'));
+      this.publish(this.journalSubject(application), JSON.stringify(entry), application);
     };
   }
 
@@ -155,6 +158,19 @@ export class AppEvents {
       if (local !== undefined && local.sink !== this.relay) continue;
       if (this.homes.has(application)) continue;
       await this.takeOver(application);
+    }
+  }
+
+  /**
+   * Into the stream as a plain NATS publish: the stream stores it, in the order of this one
+   * connection, without a JetStream acknowledgement per event (which cost a request and a promise
+   * each and divided the event throughput); what is lost is what a dead NATS connection loses.
+   */
+  private publish(subject: string, text: string, application: string): void {
+    try {
+      this.options.nc.publish(subject, text);
+    } catch (err) {
+      this.options.log.warn({ err, application }, 'event not published to the cluster stream');
     }
   }
 

@@ -95,6 +95,7 @@ export class Cluster {
       const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log });
       forwarder.local = async (request) => ari.dispatch({ ...request, forwarded: true });
       const events = new AppEvents({
+        nc,
         js: jetstream(nc),
         jsm: await jetstreamManager(nc),
         apps: appsKv,
