@@ -24,6 +24,9 @@ export interface ClusterOptions {
   readonly draining: () => boolean;
 }
 
+/** How long a stop waits for the NATS connection to drain. */
+const STOP_DRAIN_MS = 2000;
+
 /** What `patchbay cluster status` and /admin/cluster show. */
 export interface ClusterStatus {
   readonly cluster: string;
@@ -165,8 +168,15 @@ export class Cluster {
     this.membership.stop();
     this.events.stop();
     this.ownership.stop();
-    // Drain: what was published (events, the last KV writes) reaches the server first.
-    await this.nc.drain().catch(() => this.nc.close());
+    // Drain: what was published (events, the last KV writes) reaches the server first; but a stop
+    // never waits long for a NATS that is gone (a drain waits for a reconnection that may not come).
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STOP_DRAIN_MS);
+    });
+    await Promise.race([this.nc.drain().catch(() => undefined), gaveUp]);
+    clearTimeout(timer);
+    if (!this.nc.isClosed()) await this.nc.close().catch(() => undefined);
   }
 
   private memberDown(member: Member): void {
@@ -180,10 +190,12 @@ export class Cluster {
       for await (const status of this.nc.status()) {
         if (status.type === 'disconnect') {
           this.connected = false;
+          this.forwarder.connected = false;
           this.membership.setConnected(false);
           this.log.error({ server: status.server }, 'cluster: NATS connection lost; reconnecting (requests for other members answer 503 meanwhile)');
         } else if (status.type === 'reconnect') {
           this.connected = true;
+          this.forwarder.connected = true;
           this.membership.setConnected(true);
           this.log.warn({ server: status.server }, 'cluster: NATS connection back');
         }

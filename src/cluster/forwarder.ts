@@ -40,6 +40,8 @@ export interface ForwarderOptions {
 }
 
 export class ClusterForwarder {
+  /** Whether the NATS connection is up (the cluster sets it from the connection's status). */
+  connected = true;
   /** Requests sent to another member, and listings gathered (metrics, bench). */
   forwarded = 0;
   gathered = 0;
@@ -48,6 +50,7 @@ export class ClusterForwarder {
 
   forward(request: ClusterAriRequest, target: ForwardTarget, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
     const operation = `${target.resource.name}.${target.operation.nickname}`;
+    if (!this.connected) return this.whileCut(request, pathParams);
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
     if (PLACED.has(operation)) return this.place(request);
@@ -56,6 +59,16 @@ export class ClusterForwarder {
     if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
     if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
     return this.options.membership.others().length === 0 ? undefined : this.askEveryone(request, owned);
+  }
+
+  /**
+   * Cut off from NATS: what is here is served here (listings show this member's objects only), and
+   * a request for another member's resource answers 503 at once instead of waiting out a timeout.
+   */
+  private whileCut(request: ClusterAriRequest, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
+    const owned = resourceOf(request.path, pathParams);
+    if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
+    return Promise.resolve({ status: 503, headers: {}, json: { message: 'The cluster is unreachable (NATS connection lost): only this member\'s resources are served' } });
   }
 
   /** The owner's answer; undefined-like fallback (served here) when nobody owns the resource. */

@@ -269,4 +269,15 @@ describe('cluster on NATS JetStream', { skip }, () => {
       await resumed.close();
     }
   });
+
+  it('says so when NATS is gone: /health degraded, the metric 0, requests for other members 503', async () => {
+    await nats.stop();
+    await until('B degraded', async () => ((await (await fetch(`${b.url}/health`)).json()) as Json).status === 'degraded');
+    const health = (await (await fetch(`${b.url}/health`)).json()) as Json;
+    assert.match(health.reasons.join(' '), /NATS connection lost/);
+    assert.match(await (await fetch(`${b.url}/metrics`)).text(), /^patchbay_cluster_nats_connected 0$/m);
+    assert.equal((await b.ari('/channels/somewhere-else')).status, 503);
+    // Local work goes on.
+    assert.equal((await b.ari('/channels')).status, 200);
+  });
 });
