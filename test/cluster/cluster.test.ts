@@ -270,6 +270,29 @@ describe('cluster on NATS JetStream', { skip }, () => {
     }
   });
 
+  it('answers hostile messages on its subjects and ignores hostile heartbeats and events', async () => {
+    const nc = await connect({ servers: nats.url });
+    try {
+      const ask = async (data: string): Promise<Json> => JSON.parse(Buffer.from((await nc.request('pb.patchbay.node.nodeB.ari', data, { timeout: 10_000 })).data).toString()) as Json;
+      assert.equal((await ask('{not json')).status, 400);
+      assert.equal((await ask(JSON.stringify({ method: 'GET', path: '/channels', query: '', user: 'asterisk', transport: 'carrier-pigeon' }))).status, 400);
+      const stranger = await ask(JSON.stringify({ method: 'GET', path: '/channels', query: '', user: 'mallory', transport: 'http' }));
+      assert.equal(stranger.status, 403);
+      const known = await ask(JSON.stringify({ method: 'GET', path: '/channels', query: '', user: 'asterisk', transport: 'http' }));
+      assert.equal(known.status, 200);
+      nc.publish('pb.patchbay.hb', '{"node":"x.y","instance":1}');
+      nc.publish('pb.patchbay.hb', 'garbage');
+      nc.publish('pb.patchbay.events.clu', 'garbage');
+      nc.publish('pb.patchbay.events.clu', '{"type":7}');
+      await nc.flush();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.deepEqual((await status(b.url)).members.map((m: Json) => m.node), ['nodeB', 'nodeC']);
+      assert.equal((await fetch(`${b.url}/health`)).status, 200);
+    } finally {
+      await nc.close();
+    }
+  });
+
   it('says so when NATS is gone: /health degraded, the metric 0, requests for other members 503', async () => {
     await nats.stop();
     await until('B degraded', async () => ((await (await fetch(`${b.url}/health`)).json()) as Json).status === 'degraded');
