@@ -284,7 +284,9 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       const member = cluster;
       events.beforeAccept = (apps) => member.prepareApplications(apps);
     } catch (err) {
+      consoleReaper?.close();
       stopConsoleSources();
+      events.close();
       outbound.close();
       await http.close();
       await core.stop();
