@@ -34,6 +34,7 @@ import { Metrics } from './ops/metrics.ts';
 import { AdminRoutes } from './ops/admin.ts';
 import { MetricsHistory } from './ops/metrics-history.ts';
 import { CallQuality } from './core/call-quality.ts';
+import type { Cluster } from './cluster/cluster.ts';
 
 /**
  * The core with the built-in channel technologies of src/channels/ (and any others given after
@@ -105,6 +106,8 @@ export interface RunningServer {
    * `drain(false)` takes calls again (`core abort shutdown`).
    */
   drain(on: boolean, onIdle?: () => void): void;
+  /** The cluster membership when `cluster.nats_url` is set (docs/cluster.md). */
+  readonly cluster?: Cluster;
 }
 
 export function buildHandlerMap(): Map<string, HandlerTable> {
@@ -144,6 +147,9 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   for (const line of config.warnings) log.warn(line);
   const core = new PatchbayCore({ config, log, logChannels, technologies: options.technologies });
   await core.start();
+  // A cluster member's (set once the server listens) and the graceful-stop state it announces.
+  let cluster: Cluster | undefined;
+  let draining = false;
   const developerMode = config.ari.developerMode;
   const dispatcher = new Dispatcher({
     core,
@@ -184,12 +190,14 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     }),
     sip: () => core.pjsip.stats(),
     sipListening: () => core.pjsip.unavailableReason === undefined,
+    ...(config.cluster.natsUrl !== '' ? { cluster: () => (cluster ? { members: cluster.memberCount, natsConnected: cluster.natsConnected } : undefined) } : {}),
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
   const health = new Health(core, () => {
     const sip = core.pjsip.unavailableReason;
-    return sip === undefined ? [] : [sip];
+    const reasons = sip === undefined ? [] : [sip];
+    return cluster ? [...reasons, ...cluster.degradations()] : reasons;
   });
   // The operator console's figures: SIP ladders (the trace's tap), call quality, sampled metrics.
   core.pjsip.sipLadder.configure({
@@ -218,6 +226,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     metricsHistory.stop();
   };
   const admin = new AdminRoutes({
+    cluster: () => cluster?.status(),
     console: { ladder: core.pjsip.sipLadder, storedLadders: ladderStore, quality: callQuality, history: metricsHistory },
     core,
     pjsip: core.pjsip,
@@ -258,6 +267,34 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     ? new ConsoleReaper(core, { onReaped: (app, channels, bridges) => log.info({ app, channels, bridges }, 'web console gone: its listen-in channels and bridges were removed') })
     : undefined;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // A cluster member (cluster.nats_url): NATS is loaded only then, and requests for resources of
+  // other members are forwarded from here on.
+  if (config.cluster.natsUrl !== '') {
+    try {
+      const { Cluster: ClusterMember } = await import('./cluster/cluster.ts');
+      cluster = await ClusterMember.start({
+        config,
+        core,
+        log,
+        ari: { dispatch: (request) => dispatcher.dispatch(request), userNamed: (name) => authenticator.userNamed(name) },
+        ariUrl: `http://${host}:${address.port}`,
+        draining: () => draining,
+      });
+      dispatcher.forwarder = cluster.forwarder;
+      const member = cluster;
+      events.beforeAccept = (apps) => member.prepareApplications(apps);
+    } catch (err) {
+      consoleReaper?.close();
+      stopConsoleSources();
+      events.close();
+      outbound.close();
+      await http.close();
+      await core.stop();
+      await authenticator.close();
+      await logChannels.close();
+      throw err;
+    }
+  }
   let stopping: Promise<void> | undefined;
   let current = config;
   // `patchbay reload` (module reload cdr / cel): the call records take the settings read again; a
@@ -278,6 +315,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     core,
     log,
     address,
+    cluster,
     url: `http://${host}:${address.port}`,
     stop() {
       stopping ??= (async () => {
@@ -287,6 +325,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.close();
         outbound.close();
         await http.close();
+        await cluster?.stop();
         await core.stop();
         await authenticator.close();
         // Last: lines logged while stopping are written before stop() resolves.
@@ -316,6 +355,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     drain(on, onIdle) {
       idleWatch?.();
       idleWatch = undefined;
+      draining = on;
       core.channels.refuseNew(on ? 'the server is shutting down gracefully' : undefined);
       health.markDraining(on);
       if (!on || !onIdle) return;

@@ -10,6 +10,7 @@ import { parseParams } from './params.ts';
 import { Router, type RouteTarget } from './router.ts';
 import type { ResourceDecl } from '../spec/types.ts';
 import { SwaggerDocuments } from './swagger.ts';
+import type { RequestForwarder } from './forwarding.ts';
 
 export interface AriRequest {
   readonly method: string;
@@ -25,6 +26,8 @@ export interface AriRequest {
   readonly transport: 'http' | 'websocket';
   /** Filled by dispatch() with the routed `resource.nickname`, for request logs and metrics. */
   readonly meta?: { operation?: string };
+  /** Sent here by another cluster member: served here, never forwarded again. */
+  readonly forwarded?: boolean;
 }
 
 export interface AriResponse {
@@ -64,6 +67,8 @@ export class Dispatcher {
   readonly swagger: SwaggerDocuments;
   private readonly options: DispatcherOptions;
   private readonly moduleByResource = new Map<string, string>();
+  /** A cluster member's forwarding (server.ts sets it when `cluster.nats_url` is configured). */
+  forwarder: RequestForwarder | undefined;
 
   constructor(options: DispatcherOptions) {
     this.options = options;
@@ -98,6 +103,10 @@ export class Dispatcher {
     const { core, log } = this.options;
     if (!core.modules.isRunning(this.moduleByResource.get(target.resource.name)!)) return NOT_FOUND;
     if (target.operation.upgrade === 'websocket') return error(426, 'Upgrade to a WebSocket is required');
+    if (this.forwarder !== undefined && request.forwarded !== true) {
+      const remote = this.forwarder.forward(request, target, pathParams);
+      if (remote !== undefined) return remote;
+    }
 
     let json: unknown;
     let form: Map<string, string> | undefined;

@@ -162,7 +162,9 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     // A numbered event goes out only when its stream is live and expects it (see event-resume.ts).
     if (sequence !== undefined && !this.streams.accepts(application, sequence)) return;
     if (json !== undefined && !this.owner.developerMode) return this.sendText(this.visible(json));
-    this.send(sequence === undefined ? { ...event, application, asterisk_id: this.owner.serverId } : { ...event, application, asterisk_id: this.owner.serverId, sequence });
+    // An event relayed from another cluster member keeps its owner's asterisk_id.
+    const asteriskId = (event as { asterisk_id?: unknown }).asterisk_id ?? this.owner.serverId;
+    this.send(sequence === undefined ? { ...event, application, asterisk_id: asteriskId } : { ...event, application, asterisk_id: asteriskId, sequence });
   }
 
   send(message: Record<string, unknown>): void {
@@ -228,6 +230,11 @@ export class EventsWebSocket implements UpgradeHandler {
   /** Messages handed to a WebSocket, and messages not sent because it was closed or too slow (metrics). */
   eventsSent = 0;
   eventsDropped = 0;
+  /**
+   * Runs before a connection for these applications is accepted (a cluster member takes over an
+   * application's numbering from the member that held it, so that `resumeAfter` finds its events).
+   */
+  beforeAccept: ((apps: readonly string[]) => Promise<void>) | undefined;
 
   get clientCount(): number {
     return this.connections.size;
@@ -292,7 +299,12 @@ export class EventsWebSocket implements UpgradeHandler {
     }
     const resume = parseResumeRequest(target.query, unique);
     if (typeof resume === 'string') return rejectUpgrade(socket, 400, resume);
-    this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, unique, subscribeAll, auth.user, originOf(request), resume));
+    const upgrade = (): void => this.server.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, unique, subscribeAll, auth.user, originOf(request), resume));
+    if (this.beforeAccept === undefined) return upgrade();
+    this.beforeAccept(unique).then(upgrade, (err: unknown) => {
+      this.log.warn({ err, apps: unique }, 'event WebSocket not accepted: the application could not be taken over');
+      if (socket.writable) rejectUpgrade(socket, 503, 'The application could not be taken over from another cluster member');
+    });
   }
 
   private accept(ws: WebSocket, transport: Duplex, apps: string[], subscribeAll: boolean, user: AriUser, origin: string | undefined, resume: ResumeRequest): void {

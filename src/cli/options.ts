@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 /** First words of the admin commands (multi-word commands such as `pjsip show endpoints` by their first word). */
 export const ADMIN_COMMANDS: readonly string[] = Object.freeze([
   'channels', 'bridges', 'endpoints', 'apps', 'show', 'hangup', 'originate', 'dialplan', 'reload', 'stop', 'events',
-  'pjsip', 'core', 'logger', 'sip', 'cdr',
+  'pjsip', 'core', 'logger', 'sip', 'cdr', 'cluster',
 ]);
 
 /** Options the CLI takes before or after the command (and the server's own: --config, --help, --version). */

@@ -20,6 +20,7 @@ export const SERVER_COMMAND_WORDS: Readonly<Record<string, readonly string[][]>>
   logger: [['rotate']],
   sip: [['trace', 'on'], ['trace', 'off'], ['trace']],
   cdr: [],
+  cluster: [['status']],
 });
 
 function usage(command: string): CliError {
@@ -154,4 +155,23 @@ async function sip(target: Target, args: string[], values: AdminValues, out: Com
   return EXIT.ok;
 }
 
-export const SERVER_COMMANDS: Readonly<Record<string, ServerCommand>> = Object.freeze({ pjsip, core, logger, sip, cdr: cdrCommand });
+/** `patchbay cluster status`: the members as the server sees them (docs/cluster.md). */
+async function cluster(target: Target, args: string[], values: AdminValues, out: CommandOutput): Promise<number> {
+  if (args.length !== 1 || args[0] !== 'status') throw usage('cluster');
+  const status = (await adminRequest(target, 'GET', '/cluster', 'cluster status')) as Row;
+  if (values.json) {
+    out.stdout(json(status));
+    return EXIT.ok;
+  }
+  const members = (Array.isArray(status.members) ? status.members : []) as Row[];
+  out.stdout(`Cluster ${str(status.cluster)}, this node ${str(status.node)}; NATS ${status.nats_connected === true ? 'connected' : 'DISCONNECTED'} (${str(status.nats_server)})
+`);
+  out.stdout(table(
+    ['NODE', 'ASTERISK_ID', 'ARI', 'CHANNELS', 'BRIDGES', 'STATE', 'LAST SEEN'],
+    members.map((m) => [`${str(m.node)}${m.self === true ? ' *' : ''}`, str(m.asterisk_id), str(m.ari), str(m.channels), str(m.bridges), m.draining === true ? 'draining' : 'up', `${str(m.last_seen_ms)} ms`]),
+  ));
+  out.stdout(`${members.length} member${members.length === 1 ? '' : 's'}\n`);
+  return EXIT.ok;
+}
+
+export const SERVER_COMMANDS: Readonly<Record<string, ServerCommand>> = Object.freeze({ pjsip, core, logger, sip, cdr: cdrCommand, cluster });

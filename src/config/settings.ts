@@ -10,6 +10,7 @@ import { checkUserAcls, DEFAULT_USER, readNamedAcls, usesDefaultPassword, USER, 
 import { readConfigObjects, RESERVED_NAMES, type ConfigObjects } from './config-objects.ts';
 import { openFileLimit } from '../util/resource-limits.ts';
 import { CDR_SETTINGS, CEL_SETTINGS } from './records-settings.ts';
+import { CLUSTER_SETTINGS } from './cluster-settings.ts';
 import {
   boolean,
   custom,
@@ -558,6 +559,7 @@ export const SETTINGS = section(
     local_max_descendants: integer({ default: 500, min: 0, max: INT32_MAX, doc: 'Most Local channel pairs one call chain (the channels sharing a linkedid) may make in all while any of its Local channels lives; beyond it a Local request fails as unavailable, so a loop that widens (`Dial(Local/x&Local/x)`) stops. `0` = unlimited' }),
     cdr: CDR_SETTINGS,
     cel: CEL_SETTINGS,
+    cluster: CLUSTER_SETTINGS,
     max_open_files: integer({ default: 0, min: 0, max: INT32_MAX, doc: 'Most open files; `0` = unlimited' }),
     max_load: decimal({ default: 0, min: 0, max: 1_000_000, doc: 'Load-average ceiling (a decimal is allowed); `0` = unlimited' }),
     config_objects: custom<ConfigObjects, Record<string, Record<string, Record<string, Record<string, string | number | boolean> | null>>>>({

@@ -94,6 +94,11 @@ export class EventLog {
   private totalBytes = 0;
   /** Told when writing to the database fails (the events stay held in memory). */
   onError: (error: unknown) => void = () => undefined;
+  /**
+   * Told of each event numbered (a cluster member journals what its applications were sent, so
+   * that another member can take an application over with the same numbering). Unset: no cost.
+   */
+  onRecorded: ((application: string, sequence: number, json: string) => void) | undefined;
   /** Events numbered (metrics, bench). */
   appended = 0;
   /** Events dropped from the buffer before any reader asked for them again. */
@@ -138,7 +143,8 @@ export class EventLog {
     const now = this.now();
     log.lastActivity = now;
     const body = eventBody(event, shared);
-    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: this.serverId, sequence });
+    // An event relayed from another cluster member keeps that member's asterisk_id (its owner).
+    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence });
     const bytes = Buffer.byteLength(json);
     // The ring keeps the event's own text, the same string for every application it went to, and
     // splices the delivery fields back when it is read again: with N subscribe-all applications,
@@ -149,12 +155,46 @@ export class EventLog {
     this.appended++;
     this.trim(application, log, now);
     if (this.totalBytes > this.limits.maxTotalBytes) this.makeRoom();
+    this.onRecorded?.(application, sequence, json);
     if (this.database) {
       this.pendingRows.push({ application, sequence, at: now, json });
       this.dirty.add(application);
       this.scheduleFlush();
     }
     return json;
+  }
+
+  /**
+   * Takes over an application's numbering from another cluster member: `entries` are the messages
+   * it sent (consecutive, oldest first, as sent). What this log held of the application goes (a
+   * stand-in's numbering, which no client saw); the newest run that fits the bounds is kept, and
+   * numbering goes on after the last.
+   */
+  adopt(application: string, entries: readonly { readonly sequence: number; readonly json: string }[]): boolean {
+    if (entries.length === 0) return false;
+    this.forget(application);
+    const log = this.logFor(application);
+    const now = this.now();
+    const last = entries[entries.length - 1]!.sequence;
+    // Only a consecutive run ending at the last one is usable (a gap ends it), within the bounds.
+    let first = entries.length - 1;
+    let bytes = Buffer.byteLength(entries[first]!.json);
+    while (first > 0 && entries[first - 1]!.sequence === entries[first]!.sequence - 1 && entries.length - first < this.limits.maxEvents) {
+      const size = Buffer.byteLength(entries[first - 1]!.json);
+      if (bytes + size > this.limits.maxBytes) break;
+      bytes += size;
+      first--;
+    }
+    log.lastSequence = last - (entries.length - first);
+    for (let i = first; i < entries.length; i++) {
+      const json = entries[i]!.json;
+      log.push(now, json, Buffer.byteLength(json));
+      log.lastSequence++;
+    }
+    log.lastActivity = now;
+    this.totalBytes += bytes;
+    if (this.database) this.dirty.add(application);
+    return true;
   }
 
   /** The last sequence given to the application's events (0 when none). */
@@ -427,15 +467,20 @@ export class EventLog {
       if (emptied) this.trim(emptied[0], emptied[1], -Infinity, -1);
       return;
     }
-    this.totalBytes -= this.logs.get(idlest)?.bytes ?? 0;
-    this.logs.delete(idlest);
-    this.pendingTrims.delete(idlest);
-    this.dirty.delete(idlest);
+    this.forget(idlest);
+  }
+
+  /** Drops an application's log: its numbering restarts (or is adopted). */
+  private forget(application: string): void {
+    this.totalBytes -= this.logs.get(application)?.bytes ?? 0;
+    this.logs.delete(application);
+    this.pendingTrims.delete(application);
+    this.dirty.delete(application);
     // Rows of this turn must not be written under a numbering that is about to restart.
-    for (let i = this.pendingRows.length - 1; i >= 0; i--) if (this.pendingRows[i]!.application === idlest) this.pendingRows.splice(i, 1);
+    for (let i = this.pendingRows.length - 1; i >= 0; i--) if (this.pendingRows[i]!.application === application) this.pendingRows.splice(i, 1);
     if (this.database) {
-      this.database.dropApplication.run(idlest);
-      this.database.dropState.run(idlest);
+      this.database.dropApplication.run(application);
+      this.database.dropState.run(application);
     }
   }
 
@@ -486,6 +531,12 @@ export class EventLog {
  * gives, without copying the event into a new object. Undefined for an event that carries one of
  * those fields itself (the copy would keep its place) or serialises itself (toJSON): it takes the copy.
  */
+/** The asterisk_id an event already carries (relayed from another cluster member), if any. */
+function ownerId(event: CoreEvent): string | undefined {
+  const id = (event as { asterisk_id?: unknown }).asterisk_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
 function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
   if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;

@@ -32,6 +32,8 @@ export interface AdminServices {
   rotateLogs(): Promise<string[]>;
   /** What the operator console reads (SIP ladders, call quality, metrics history). */
   readonly console?: ConsoleSources;
+  /** The cluster's members and health (`patchbay cluster status`); undefined when not a member. */
+  readonly cluster?: () => unknown;
 }
 
 /** Stored recordings described at most (the newest). */
@@ -94,6 +96,10 @@ export class AdminRoutes {
         return { status: 200, body: this.services.pjsip.sipTrace.describe() };
       case 'PUT sip/trace':
         return this.#trace(query.get('state'), query.get('match'));
+      case 'GET cluster': {
+        const status = path.length === 1 ? this.services.cluster?.() : undefined;
+        return status === undefined ? notFound('Not a cluster member (cluster.nats_url is not set)') : { status: 200, body: status };
+      }
       default:
         return notFound('Resource not found');
     }

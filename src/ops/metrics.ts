@@ -19,6 +19,8 @@ export interface MetricsOptions {
   readonly sip?: () => SipStats;
   /** Whether SIP listens (false: its defaulted port could not be opened; /health says degraded). */
   readonly sipListening?: () => boolean;
+  /** Cluster figures when the server is a cluster member (undefined otherwise: no cluster series). */
+  readonly cluster?: () => { members: number; natsConnected: boolean } | undefined;
 }
 
 export class Metrics {
@@ -111,6 +113,11 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
+    const cluster = options.cluster;
+    if (cluster) {
+      sized('patchbay_cluster_members', 'Live cluster members, this one included (docs/cluster.md)', () => cluster()?.members ?? 0);
+      sized('patchbay_cluster_nats_connected', 'Whether the NATS connection of the cluster is up (0: reconnecting, see /health)', () => (cluster()?.natsConnected ? 1 : 0));
+    }
     const sipListening = options.sipListening;
     if (sipListening) sized('patchbay_sip_listening', 'Whether SIP listens (0: the server runs without SIP, see /health)', () => (sipListening() ? 1 : 0));
     const readSip = options.sip;

@@ -15,7 +15,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Floor of each folder of src/, lowest first. A file may import its own folder and any folder on
- * a LOWER floor; folders sharing a floor (config/media, control/testing, ari/ops/cli/console) are independent of
+ * a LOWER floor; folders sharing a floor (config/media, control/testing, ari/ops/cli/console/cluster) are independent of
  * each other. Files directly in src/ (server.ts, main.ts, log.ts) are the composition root, above all.
  */
 const FLOORS: Readonly<Record<string, number>> = {
@@ -34,6 +34,7 @@ const FLOORS: Readonly<Record<string, number>> = {
   ops: 9,
   cli: 9,
   console: 9,
+  cluster: 9,
 };
 const ROOT_FLOOR = 10;
 const ROOT_FOLDER = '(src)';

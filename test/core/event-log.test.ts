@@ -169,3 +169,35 @@ describe('the SQLite mirror', () => {
     database.close();
   });
 });
+
+describe('adopting another member\'s numbering (cluster takeover)', () => {
+  const entry = (sequence: number) => ({ sequence, json: JSON.stringify({ type: 'UserEvent', application: 'app', asterisk_id: 'aa:bb:cc:dd:ee:ff', sequence }) });
+
+  test('keeps the newest consecutive run within the bounds and numbers on after it', () => {
+    const log = new EventLog(LIMITS, 'server');
+    log.append('app', event('x')); // a stand-in's numbering, replaced
+    assert.equal(log.adopt('app', [1, 2, 4, 5, 6, 7, 8, 9, 10].map(entry)), true);
+    assert.equal(log.lastSequence('app'), 10);
+    // maxEvents 5: 6..10 held; 4 would fit the run but not the bound, and 2 → 4 is a gap anyway.
+    assert.equal(log.firstHeld('app'), 6);
+    assert.equal(JSON.parse(log.text('app', 7)!).sequence, 7);
+    assert.deepEqual(log.resumePoint('app', 8), { next: 9 });
+    const { message } = log.append('app', event('x'));
+    assert.equal(message.sequence, 11);
+  });
+
+  test('adopts nothing from an empty journal', () => {
+    const log = new EventLog(LIMITS, 'server');
+    assert.equal(log.adopt('app', []), false);
+    assert.equal(log.lastSequence('app'), 0);
+  });
+
+  test('tells of each event it numbers', () => {
+    const log = new EventLog(LIMITS, 'server');
+    const told: [string, number][] = [];
+    log.onRecorded = (application, sequence) => told.push([application, sequence]);
+    log.append('app', event('x'));
+    log.append('app', event('x'));
+    assert.deepEqual(told, [['app', 1], ['app', 2]]);
+  });
+});

@@ -1,0 +1,391 @@
+// Events across members. An application's event WebSocket connects to one member, its *home*;
+// the home announces it in the apps bucket, and every other member registers a relay in its
+// place, so that Stasis(), originate and subscriptions there work as if the application were
+// connected. The relay publishes each event it is given to the JetStream stream, subject
+// `<prefix>.events.<app>`; the home consumes that subject and hands each event to the
+// application through its own event log (numbered in arrival order, so `resumeAfter` works
+// against the home). The home remembers which remote channels are in its applications, and when
+// their member dies it raises their ChannelDestroyed (cause 38) itself.
+import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { Core } from '../control/core.ts';
+import type { ApplicationSink } from '../core/application-sink.ts';
+import type { CoreEvent } from '../spec/events.ts';
+import { formatAriDate } from '../util/ari-date.ts';
+import { subjectToken } from './wire.ts';
+
+/** How often the applications held here are compared with what the apps bucket says. */
+const SCAN_MS = 250;
+/** Events kept in the stream (a first stage: for replay by a later home, see docs/cluster.md). */
+const STREAM_MAX_AGE_NS = 10 * 60 * 1e9;
+/** Wait before trying again to consume an application's events after a failure. */
+const RETRY_MS = 5000;
+/** Remote channels remembered per application, so a flood cannot grow the table without end. */
+const MAX_TRACKED = 100_000;
+
+export const CAUSE_NETWORK_OUT_OF_ORDER = 38;
+
+export interface AppEventsOptions {
+  /** Publishes into the stream without waiting for JetStream's acknowledgement (see publish()). */
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly apps: KV;
+  readonly prefix: string;
+  readonly stream: string;
+  readonly node: string;
+  /** This member's asterisk_id (what its events carry). */
+  readonly asteriskId: string;
+  readonly core: Core;
+  readonly log: Logger;
+  /** The asterisk_ids of the live members, this one included. */
+  readonly liveAsteriskIds: () => ReadonlySet<string>;
+}
+
+/** One journal entry: a message the home sent the application, and the stream position it had consumed. */
+interface JournalEntry {
+  readonly sequence: number;
+  readonly json: string;
+  readonly consumed: number;
+}
+
+/** Journal entries read at most when taking an application over (the event log keeps fewer). */
+const MAX_JOURNAL_READ = 20_000;
+
+function parseJournal(data: Uint8Array): JournalEntry | undefined {
+  try {
+    const entry = JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>;
+    const { sequence, json, consumed } = entry;
+    if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 1) return undefined;
+    if (typeof json !== 'string' || typeof consumed !== 'number' || !Number.isSafeInteger(consumed) || consumed < 0) return undefined;
+    return { sequence, json, consumed };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A remote channel an application here is told about, with its last snapshot. */
+interface TrackedChannel {
+  readonly origin: string;
+  snapshot: Record<string, unknown>;
+}
+
+interface Home {
+  /** Undefined while the consumer is being made. */
+  readonly messages: ConsumerMessages | undefined;
+  readonly channels: Map<string, TrackedChannel>;
+  /** The stream sequence of the last relayed event handed to the application. */
+  consumed: number;
+}
+
+/** What a member that takes an application over learnt from the journal of the one before. */
+interface TakeOver {
+  /** Stream position the previous home had consumed: relayed events after it are still to come. */
+  readonly consumed: number;
+  readonly channels: Map<string, TrackedChannel>;
+}
+
+function isEvent(value: unknown): value is CoreEvent & Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const { type, timestamp } = value as Record<string, unknown>;
+  return typeof type === 'string' && type.length <= 64 && typeof timestamp === 'string';
+}
+
+export class AppEvents {
+  private readonly homes = new Map<string, Home>();
+  /** Applications whose consumer could not be made, and when to try again (performance.now()). */
+  private readonly retryAt = new Map<string, number>();
+  /** Applications taken over from another member's journal, until this member is their home. */
+  private readonly takenOver = new Map<string, TakeOver>();
+  private readonly options: AppEventsOptions;
+  private scanTimer: NodeJS.Timeout | undefined;
+  private stopWatching: (() => void) | undefined;
+  /** Events published to the stream, and consumed from it (metrics, bench). */
+  published = 0;
+  consumed = 0;
+
+  /** Stands in for an application connected to another member: its events go to the stream. */
+  private readonly relay: ApplicationSink = {
+    deliver: (application, _event, json) => {
+      if (json === undefined) return; // about the connection itself (ApplicationReplaced): nothing to relay
+      this.published++;
+      this.publish(this.subject(application), json, application);
+    },
+  };
+
+  constructor(options: AppEventsOptions) {
+    this.options = options;
+  }
+
+  async start(): Promise<void> {
+    const { jsm, stream, prefix } = this.options;
+    const config = { name: stream, subjects: [`${prefix}.events.>`, `${prefix}.journal.>`], max_age: STREAM_MAX_AGE_NS };
+    try {
+      await jsm.streams.info(stream);
+    } catch {
+      await jsm.streams.add(config).catch(async () => jsm.streams.info(stream));
+    }
+    const watcher = await this.options.apps.watch();
+    this.stopWatching = () => watcher.stop();
+    void (async () => {
+      for await (const entry of watcher) {
+        if (entry.operation === 'PUT') this.announced(entry.key, entry.string());
+        else this.withdrawn(entry.key);
+      }
+    })().catch((err: unknown) => this.options.log.warn({ err }, 'cluster apps watch ended'));
+    this.scanTimer = setInterval(() => this.scan(), SCAN_MS);
+    this.scanTimer.unref();
+    // The journal: what each home sent its applications, numbered, for the member that takes over.
+    this.options.core.eventLog.onRecorded = (application, sequence, json) => {
+      const home = this.homes.get(application);
+      if (!home) return;
+      const entry: JournalEntry = { sequence, json, consumed: home.consumed };
+      this.publish(this.journalSubject(application), JSON.stringify(entry), application);
+    };
+  }
+
+  /**
+   * Before a connection for these applications is accepted: an application homed on another member
+   * (or on one that died) is taken over with its numbering, from that member's journal, so that
+   * `resumeAfter` finds the events it sent, and the relayed events it had not consumed follow.
+   */
+  async prepare(applications: readonly string[]): Promise<void> {
+    for (const application of applications) {
+      const local = this.options.core.applications.get(application);
+      if (local !== undefined && local.sink !== this.relay) continue;
+      if (this.homes.has(application)) continue;
+      await this.takeOver(application);
+    }
+  }
+
+  /**
+   * Into the stream as a plain NATS publish: the stream stores it, in the order of this one
+   * connection, without a JetStream acknowledgement per event (which cost a request and a promise
+   * each and divided the event throughput); what is lost is what a dead NATS connection loses.
+   */
+  private publish(subject: string, text: string, application: string): void {
+    try {
+      this.options.nc.publish(subject, text);
+    } catch (err) {
+      this.options.log.warn({ err, application }, 'event not published to the cluster stream');
+    }
+  }
+
+  private journalSubject(application: string): string {
+    return `${this.options.prefix}.journal.${subjectToken(application)}`;
+  }
+
+  private async takeOver(application: string): Promise<void> {
+    const { jsm, js, stream, core, log } = this.options;
+    const subject = this.journalSubject(application);
+    let last: JournalEntry | undefined;
+    let lastSeq = 0;
+    try {
+      const stored = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+      if (stored) {
+        last = parseJournal(stored.data);
+        lastSeq = stored.seq;
+      }
+    } catch {
+      return; // never journaled: a new application
+    }
+    if (!last) return;
+    const entries: JournalEntry[] = [];
+    const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+    const messages = await consumer.consume();
+    for await (const message of messages) {
+      const entry = parseJournal(message.data);
+      // A member that took over before journals the same numbers again: the latest wins.
+      if (entry) {
+        while (entries.length > 0 && entries[entries.length - 1]!.sequence >= entry.sequence) entries.pop();
+        entries.push(entry);
+        if (entries.length > MAX_JOURNAL_READ) entries.shift();
+      }
+      if (message.seq >= lastSeq) break;
+    }
+    messages.stop();
+    if (!core.eventLog.adopt(application, entries)) return;
+    const channels = new Map<string, TrackedChannel>();
+    for (const entry of entries) {
+      let event: unknown;
+      try {
+        event = JSON.parse(entry.json);
+      } catch {
+        continue;
+      }
+      const origin = isEvent(event) && typeof event.asterisk_id === 'string' ? event.asterisk_id : '';
+      // This member's own channels are told about directly, not through the relay.
+      if (isEvent(event) && origin !== this.options.asteriskId) this.track(channels, origin, event);
+    }
+    this.takenOver.set(application, { consumed: last.consumed, channels });
+    log.info({ application, lastSequence: last.sequence, consumed: last.consumed }, 'cluster: application taken over from its previous home\'s journal');
+  }
+
+  stop(): void {
+    clearInterval(this.scanTimer);
+    this.options.core.eventLog.onRecorded = undefined;
+    this.stopWatching?.();
+    for (const [name, home] of this.homes) {
+      home.messages?.stop();
+      this.options.apps.delete(subjectToken(name)).catch(() => undefined);
+    }
+    this.homes.clear();
+  }
+
+  /** Applications whose WebSocket is on this member. */
+  homeApplications(): string[] {
+    return [...this.homes.keys()];
+  }
+
+  /**
+   * A member died: every application here is told ChannelDestroyed (cause 38, network out of
+   * order) for each of that member's channels it was in, as that member would have told it.
+   */
+  memberDown(asteriskId: string): number {
+    let ended = 0;
+    for (const [application, home] of this.homes) {
+      for (const [id, tracked] of home.channels) {
+        if (tracked.origin !== asteriskId) continue;
+        home.channels.delete(id);
+        ended++;
+        this.raiseDestroyed(application, tracked);
+      }
+    }
+    return ended;
+  }
+
+  /** Ends the application's channels whose member is no longer alive (cause 38). */
+  private endChannelsOfDead(application: string, channels: Map<string, TrackedChannel>): void {
+    const live = this.options.liveAsteriskIds();
+    for (const [id, tracked] of channels) {
+      if (live.has(tracked.origin)) continue;
+      channels.delete(id);
+      this.raiseDestroyed(application, tracked);
+    }
+  }
+
+  private raiseDestroyed(application: string, tracked: TrackedChannel): void {
+    const destroyed: unknown = {
+      type: 'ChannelDestroyed',
+      timestamp: formatAriDate(),
+      cause: CAUSE_NETWORK_OUT_OF_ORDER,
+      cause_txt: 'Network out of order',
+      channel: tracked.snapshot,
+      asterisk_id: tracked.origin,
+    };
+    if (isEvent(destroyed)) this.options.core.applications.sendTo(application, destroyed);
+  }
+
+  private subject(application: string): string {
+    return `${this.options.prefix}.events.${subjectToken(application)}`;
+  }
+
+  /** Another member holds the application: a relay here, unless a connection here holds it. */
+  private announced(key: string, value: string): void {
+    let home: { node?: unknown; app?: unknown };
+    try {
+      home = JSON.parse(value) as { node?: unknown; app?: unknown };
+    } catch {
+      return;
+    }
+    if (typeof home.app !== 'string' || subjectToken(home.app) !== key || home.node === this.options.node) return;
+    const applications = this.options.core.applications;
+    const local = applications.get(home.app);
+    if (local?.sink !== undefined && local.sink !== this.relay) {
+      this.options.log.warn({ application: home.app, node: home.node }, 'application connected to two cluster members: each gets only its own events');
+      return;
+    }
+    applications.register(home.app, this.relay, false);
+  }
+
+  private withdrawn(key: string): void {
+    const applications = this.options.core.applications;
+    for (const app of applications.list()) {
+      if (app.sink === this.relay && subjectToken(app.name) === key) applications.deactivate(app.name, this.relay);
+    }
+  }
+
+  /** Compares the applications a connection here holds with the homes kept. */
+  private scan(): void {
+    const applications = this.options.core.applications;
+    const now = performance.now();
+    for (const app of applications.list()) {
+      if (app.sink === undefined || app.sink === this.relay || this.homes.has(app.name)) continue;
+      if ((this.retryAt.get(app.name) ?? 0) > now) continue;
+      this.becomeHome(app.name);
+    }
+    for (const [name, home] of this.homes) {
+      const app = applications.get(name);
+      // Still home while a connection holds it or its calls wait for one (held, not relayed).
+      if (app !== undefined && app.sink !== this.relay) continue;
+      home.messages?.stop();
+      this.homes.delete(name);
+      this.options.apps.delete(subjectToken(name)).catch(() => undefined);
+    }
+  }
+
+  private becomeHome(application: string): void {
+    const { js, apps, stream, node, log } = this.options;
+    const takenOver = this.takenOver.get(application);
+    this.takenOver.delete(application);
+    const channels = takenOver?.channels ?? new Map<string, TrackedChannel>();
+    // Placeholder until the consumer is made: scan() must not start a second one.
+    const pending: Home = { messages: undefined, channels, consumed: takenOver?.consumed ?? 0 };
+    this.homes.set(application, pending);
+    void (async () => {
+      const start = takenOver ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: takenOver.consumed + 1 } : { deliver_policy: DeliverPolicy.New };
+      const consumer = await js.consumers.get(stream, { filter_subjects: this.subject(application), ...start });
+      const messages = await consumer.consume();
+      if (this.homes.get(application) !== pending) return messages.stop();
+      const home: Home = { messages, channels, consumed: pending.consumed };
+      this.homes.set(application, home);
+      await apps.put(subjectToken(application), JSON.stringify({ node, app: application }));
+      log.info({ application, takenOver: takenOver !== undefined }, 'cluster: this member is the application\'s home');
+      // The channels of members that died before this one took over end now.
+      if (takenOver) this.endChannelsOfDead(application, channels);
+      for await (const message of messages) {
+        home.consumed = message.seq;
+        this.received(application, channels, message.data);
+      }
+    })().catch((err: unknown) => {
+      log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream; trying again in 5 s');
+      this.retryAt.set(application, performance.now() + RETRY_MS);
+      if (this.homes.get(application) === pending) this.homes.delete(application);
+    });
+  }
+
+  private received(application: string, channels: Map<string, TrackedChannel>, data: Uint8Array): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(data).toString('utf8'));
+    } catch {
+      return;
+    }
+    if (!isEvent(parsed)) return;
+    // Everything on the subject came through a relay, so the application has not had it: this
+    // member's own events too, relayed before it became the home (a takeover consumes them).
+    const origin = typeof parsed.asterisk_id === 'string' ? parsed.asterisk_id : '';
+    this.consumed++;
+    // The home numbers it anew; asterisk_id stays the owning member's.
+    const { application: _application, sequence: _sequence, ...event } = parsed;
+    // This member's own channels it hears of directly from now on: only the others' are tracked.
+    if (origin !== this.options.asteriskId) this.track(channels, origin, event);
+    if (isEvent(event)) this.options.core.applications.sendTo(application, event);
+  }
+
+  private track(channels: Map<string, TrackedChannel>, origin: string, event: Record<string, unknown>): void {
+    const channel = event.channel as Record<string, unknown> | undefined;
+    const id = channel && typeof channel.id === 'string' ? channel.id : undefined;
+    if (id === undefined || channel === undefined) return;
+    if (event.type === 'StasisEnd' || event.type === 'ChannelDestroyed') {
+      channels.delete(id);
+      return;
+    }
+    const known = channels.get(id);
+    if (known) known.snapshot = channel;
+    else if (event.type === 'StasisStart' && channels.size < MAX_TRACKED) channels.set(id, { origin, snapshot: channel });
+  }
+}

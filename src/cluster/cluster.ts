@@ -1,0 +1,225 @@
+// A Patchbay cluster member (docs/cluster.md): its NATS connection, membership, the resources it
+// owns, forwarding and events across members. server.ts imports this file dynamically, and only
+// when `cluster.nats_url` is set: a single server loads nothing of NATS.
+import { randomUUID } from 'node:crypto';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import type { PatchbayConfig } from '../config/config.ts';
+import type { Core } from '../control/core.ts';
+import { AppEvents } from './app-events.ts';
+import { ClusterForwarder } from './forwarder.ts';
+import { Membership, type Member } from './membership.ts';
+import { Ownership, type LocalAri } from './ownership.ts';
+
+export interface ClusterOptions {
+  readonly config: PatchbayConfig;
+  readonly core: Core;
+  readonly log: Logger;
+  readonly ari: LocalAri;
+  /** The ARI address this server listens on (announced unless `cluster.ari_url` says otherwise). */
+  readonly ariUrl: string;
+  /** Whether the server is draining (graceful stop): announced to the other members. */
+  readonly draining: () => boolean;
+}
+
+/** How long a stop waits for the NATS connection to drain. */
+const STOP_DRAIN_MS = 2000;
+
+/** What `patchbay cluster status` and /admin/cluster show. */
+export interface ClusterStatus {
+  readonly cluster: string;
+  readonly node: string;
+  readonly nats_connected: boolean;
+  readonly nats_server: string;
+  readonly members: ReadonlyArray<{ node: string; asterisk_id: string; ari: string; channels: number; bridges: number; draining: boolean; self: boolean; last_seen_ms: number }>;
+  readonly home_applications: readonly string[];
+  readonly owned_resources: number;
+  readonly forwarded_requests: number;
+  readonly gathered_listings: number;
+}
+
+/** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
+export function defaultNodeId(serverId: string): string {
+  return serverId.replaceAll(':', '-');
+}
+
+export class Cluster {
+  readonly node: string;
+  readonly forwarder: ClusterForwarder;
+  private readonly nc: NatsConnection;
+  private readonly membership: Membership;
+  private readonly ownership: Ownership;
+  private readonly events: AppEvents;
+  private readonly log: Logger;
+  private readonly name: string;
+  private connected = true;
+
+  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; log: Logger }) {
+    this.nc = parts.nc;
+    this.node = parts.node;
+    this.name = parts.name;
+    this.membership = parts.membership;
+    this.ownership = parts.ownership;
+    this.forwarder = parts.forwarder;
+    this.events = parts.events;
+    this.log = parts.log;
+  }
+
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const { config, core, ari } = options;
+    const settings = config.cluster;
+    const node = settings.nodeId === '' ? defaultNodeId(config.serverId) : settings.nodeId;
+    const log = options.log.child({ cluster: settings.name, member: node });
+    const prefix = `pb.${settings.name}`;
+    const nc = await connect(connectionOptions(config, node));
+    log.info({ server: nc.getServer() }, 'cluster: connected to NATS');
+    try {
+      const kvm = new Kvm(nc);
+      const membersKv = await kvm.create(`pb_${settings.name}_members`, { ttl: settings.failureSeconds * 1000 * 2 });
+      const appsKv = await kvm.create(`pb_${settings.name}_apps`);
+      let cluster: Cluster | undefined;
+      const membership = new Membership({
+        nc,
+        kv: membersKv,
+        prefix,
+        node,
+        instance: randomUUID(),
+        asteriskId: config.serverId,
+        ari: settings.ariUrl === '' ? options.ariUrl : settings.ariUrl,
+        failureSeconds: settings.failureSeconds,
+        load: () => ({ channels: core.channels.size, bridges: core.bridges.size }),
+        draining: options.draining,
+        log,
+        onDown: (member) => cluster?.memberDown(member),
+      });
+      const ownership = new Ownership({ nc, prefix, node, core, ari, log });
+      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log });
+      forwarder.local = async (request) => ari.dispatch({ ...request, forwarded: true });
+      const events = new AppEvents({
+        nc,
+        js: jetstream(nc),
+        jsm: await jetstreamManager(nc),
+        apps: appsKv,
+        prefix,
+        stream: `PB_${settings.name}_EVENTS`,
+        node,
+        asteriskId: config.serverId,
+        core,
+        log,
+        liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
+      });
+      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, log });
+      ownership.start();
+      await events.start();
+      membership.start();
+      cluster.watchConnection();
+      return cluster;
+    } catch (err) {
+      await nc.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Before an event WebSocket is accepted: takes its applications over from a previous home. */
+  prepareApplications(applications: readonly string[]): Promise<void> {
+    return this.events.prepare(applications);
+  }
+
+  /** /health's reasons: the NATS connection is down. */
+  degradations(): string[] {
+    return this.connected ? [] : [`cluster: NATS connection lost (reconnecting to ${this.nc.getServer()})`];
+  }
+
+  get natsConnected(): boolean {
+    return this.connected;
+  }
+
+  get memberCount(): number {
+    return this.membership.list().length;
+  }
+
+  status(): ClusterStatus {
+    const now = performance.now();
+    return {
+      cluster: this.name,
+      node: this.node,
+      nats_connected: this.connected,
+      nats_server: this.nc.getServer(),
+      members: this.membership.list().map((member) => ({
+        node: member.node,
+        asterisk_id: member.asteriskId,
+        ari: member.ari,
+        channels: member.load.channels,
+        bridges: member.load.bridges,
+        draining: member.draining,
+        self: member.node === this.node,
+        last_seen_ms: Math.round(now - member.seenAt),
+      })),
+      home_applications: this.events.homeApplications(),
+      owned_resources: this.ownership.owned,
+      forwarded_requests: this.forwarder.forwarded,
+      gathered_listings: this.forwarder.gathered,
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.membership.stop();
+    this.events.stop();
+    this.ownership.stop();
+    // Drain: what was published (events, the last KV writes) reaches the server first; but a stop
+    // never waits long for a NATS that is gone (a drain waits for a reconnection that may not come).
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STOP_DRAIN_MS);
+    });
+    await Promise.race([this.nc.drain().catch(() => undefined), gaveUp]);
+    clearTimeout(timer);
+    if (!this.nc.isClosed()) await this.nc.close().catch(() => undefined);
+  }
+
+  private memberDown(member: Member): void {
+    const ended = this.events.memberDown(member.asteriskId);
+    this.log.warn({ gone: member.node, channelsEnded: ended }, 'cluster member gone: its channels in the applications here were ended (cause 38)');
+  }
+
+  /** Loud on loss, and again on return; the client reconnects by itself without end. */
+  private watchConnection(): void {
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === 'disconnect') {
+          this.connected = false;
+          this.forwarder.connected = false;
+          this.membership.setConnected(false);
+          this.log.error({ server: status.server }, 'cluster: NATS connection lost; reconnecting (requests for other members answer 503 meanwhile)');
+        } else if (status.type === 'reconnect') {
+          this.connected = true;
+          this.forwarder.connected = true;
+          this.membership.setConnected(true);
+          this.log.warn({ server: status.server }, 'cluster: NATS connection back');
+        }
+      }
+    })().catch(() => undefined);
+  }
+}
+
+function connectionOptions(config: PatchbayConfig, node: string): ConnectionOptions {
+  const settings = config.cluster;
+  const tls = settings.tlsCaFile !== null || settings.tlsCertFile !== null
+    ? {
+        ...(settings.tlsCaFile !== null ? { caFile: settings.tlsCaFile } : {}),
+        ...(settings.tlsCertFile !== null ? { certFile: settings.tlsCertFile } : {}),
+        ...(settings.tlsKeyFile !== null ? { keyFile: settings.tlsKeyFile } : {}),
+      }
+    : undefined;
+  return {
+    servers: settings.natsUrl.split(',').map((url) => url.trim()),
+    name: `patchbay ${node}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    ...(settings.user !== '' ? { user: settings.user, pass: settings.password } : {}),
+    ...(settings.token !== '' ? { token: settings.token } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}

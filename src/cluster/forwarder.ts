@@ -1,0 +1,218 @@
+// Which requests go to another member, and how: a request naming a channel or bridge this member
+// does not hold goes to its owner's subject (NATS answers "no responders" at once when nobody
+// holds it: then it is served here, which answers 404 as a single server does, or creates it);
+// a playback or live recording is asked of every member, and its holder answers; a listing is
+// gathered from every live member and merged. Implements ari/forwarding.ts's RequestForwarder.
+import { errors, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { Membership } from './membership.ts';
+import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
+import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
+
+/** The routed operation, as ari/router.ts's RouteTarget gives it. */
+export interface ForwardTarget {
+  readonly resource: { readonly name: string };
+  readonly operation: { readonly nickname: string };
+}
+
+/** How each listing's items from several members are merged: the key that makes two the same. */
+const LISTINGS: Readonly<Record<string, (item: Record<string, unknown>) => string>> = {
+  'channels.list': (item) => String(item.id),
+  'bridges.list': (item) => String(item.id),
+  'recordings.listStored': (item) => String(item.name),
+  'endpoints.list': (item) => `${String(item.technology)}/${String(item.resource)}`,
+  'endpoints.listByTech': (item) => `${String(item.technology)}/${String(item.resource)}`,
+};
+
+/** Operations that make a channel: placed on the least loaded member unless the client names an id. */
+const PLACED: ReadonlySet<string> = new Set(['channels.originate', 'channels.create']);
+/** The query parameter naming the member a new channel is made on (`cluster_node=<node id>`). */
+export const PLACEMENT_HINT = 'cluster_node';
+
+export interface ForwarderOptions {
+  readonly nc: NatsConnection;
+  readonly prefix: string;
+  readonly ownership: Ownership;
+  readonly membership: Membership;
+  readonly node: string;
+  readonly requestTimeoutMs: number;
+  readonly log: Logger;
+}
+
+export class ClusterForwarder {
+  /** Whether the NATS connection is up (the cluster sets it from the connection's status). */
+  connected = true;
+  /** Requests sent to another member, and listings gathered (metrics, bench). */
+  forwarded = 0;
+  gathered = 0;
+
+  constructor(private readonly options: ForwarderOptions) {}
+
+  forward(request: ClusterAriRequest, target: ForwardTarget, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
+    const operation = `${target.resource.name}.${target.operation.nickname}`;
+    if (!this.connected) return this.whileCut(request, pathParams);
+    const merge = LISTINGS[operation];
+    if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
+    if (PLACED.has(operation)) return this.place(request);
+    if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
+    const owned = resourceOf(request.path, pathParams);
+    if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
+    if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
+    return this.options.membership.others().length === 0 ? undefined : this.askEveryone(request, owned);
+  }
+
+  /**
+   * Cut off from NATS: what is here is served here (listings show this member's objects only), and
+   * a request for another member's resource answers 503 at once instead of waiting out a timeout.
+   */
+  private whileCut(request: ClusterAriRequest, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
+    const owned = resourceOf(request.path, pathParams);
+    if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
+    return Promise.resolve({ status: 503, headers: {}, json: { message: 'The cluster is unreachable (NATS connection lost): only this member\'s resources are served' } });
+  }
+
+  /** The owner's answer; undefined-like fallback (served here) when nobody owns the resource. */
+  private async toOwner(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs } = this.options;
+    this.forwarded++;
+    try {
+      const reply = await nc.request(ownerSubject(prefix, owned.kind, owned.id), encodeRequest(request), { timeout: requestTimeoutMs });
+      return decodeResponse(reply.data);
+    } catch (err) {
+      return this.failed(err, request);
+    }
+  }
+
+  /** Asks every other member at once whether it holds the resource; the holder's answer wins. */
+  private async askEveryone(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs, membership } = this.options;
+    this.forwarded++;
+    const data = encodeRequest(request, owned);
+    const answers = await Promise.all(
+      membership.others().map((member) =>
+        nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+          (reply) => decodeResponse(reply.data),
+          () => undefined,
+        ),
+      ),
+    );
+    const holder = answers.find((answer) => answer !== undefined && answer.headers[NOT_OWNER_HEADER] === undefined);
+    return holder ?? this.local(request);
+  }
+
+  /**
+   * A new channel goes to the member named by `cluster_node`, else to the least loaded live member
+   * (this one on a tie: no hop). A client-chosen id is left to the member it is asked of, so that
+   * an id cannot be made twice on two members.
+   */
+  private place(request: ClusterAriRequest): Promise<ClusterAriResponse> | undefined {
+    const { membership, node, prefix, nc, requestTimeoutMs } = this.options;
+    if (request.query.has('channelId')) return undefined;
+    const hint = request.query.get(PLACEMENT_HINT);
+    let target: string | undefined;
+    if (hint !== null) {
+      if (hint === node) return undefined;
+      if (!membership.others().some((member) => member.node === hint && !member.draining)) {
+        return Promise.resolve({ status: 400, headers: {}, json: { message: `${PLACEMENT_HINT} '${hint.slice(0, 64)}' names no live cluster member` } });
+      }
+      target = hint;
+    } else {
+      let best = membership.list().filter((member) => !member.draining).sort((a, b) => a.load.channels - b.load.channels)[0];
+      const self = membership.list().find((member) => member.node === node);
+      if (best && self && best.load.channels === self.load.channels) best = self;
+      if (!best || best.node === node) return undefined;
+      target = best.node;
+    }
+    this.forwarded++;
+    return nc.request(nodeSubject(prefix, target), encodeRequest(request), { timeout: requestTimeoutMs }).then(
+      (reply) => decodeResponse(reply.data),
+      (err: unknown) => this.failed(err, request),
+    );
+  }
+
+  /**
+   * A bridge mixes only the channels of its own member: adding one that lives on another member
+   * answers 501 naming both (a cluster-internal media leg is not built yet, docs/cluster.md).
+   */
+  private async addToBridge(request: ClusterAriRequest, bridgeId: string): Promise<ClusterAriResponse> {
+    const { ownership, node } = this.options;
+    const bridgeOwner = ownership.holds('bridge', bridgeId) ? node : await this.whoOwns(request, 'bridge', bridgeId);
+    if (bridgeOwner === undefined) return this.local(request);
+    for (const channelId of (request.query.get('channel') ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '').slice(0, 64)) {
+      const channelOwner = ownership.holds('channel', channelId) ? node : await this.whoOwns(request, 'channel', channelId);
+      if (channelOwner !== undefined && channelOwner !== bridgeOwner) {
+        return { status: 501, headers: {}, json: { message: `Channel ${channelId} lives on cluster member ${channelOwner} and bridge ${bridgeId} on ${bridgeOwner}: a bridge across cluster members is not supported yet` } };
+      }
+    }
+    return bridgeOwner === node ? this.local(request) : this.toOwner(request, { kind: 'bridge', id: bridgeId });
+  }
+
+  /** The member holding a channel or bridge (asked with a GET of it as the same user), if any. */
+  private async whoOwns(request: ClusterAriRequest, kind: 'channel' | 'bridge', id: string): Promise<string | undefined> {
+    const { nc, prefix, requestTimeoutMs } = this.options;
+    const probe: ClusterAriRequest = { method: 'GET', path: `/${kind}s/${encodeURIComponent(id)}`, query: new URLSearchParams(), user: request.user, transport: request.transport };
+    try {
+      const reply = decodeResponse((await nc.request(ownerSubject(prefix, kind, id), encodeRequest(probe), { timeout: requestTimeoutMs })).data);
+      return reply.status === 200 ? reply.headers[SERVED_BY_HEADER] : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Every live member's listing (this one's included), merged without duplicates. */
+  private async gather(request: ClusterAriRequest, keyOf: (item: Record<string, unknown>) => string): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs, membership, log } = this.options;
+    this.gathered++;
+    const data = encodeRequest(request);
+    const [own, ...remote] = await Promise.all([
+      this.local(request),
+      ...membership.others().map((member) =>
+        nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+          (reply) => decodeResponse(reply.data),
+          (err: unknown) => {
+            log.warn({ err, node: member.node }, 'cluster member did not answer a listing: its items are missing');
+            return undefined;
+          },
+        ),
+      ),
+    ]);
+    if (own.status !== 200 || !Array.isArray(own.json)) return own;
+    const seen = new Set<string>();
+    const merged: unknown[] = [];
+    for (const answer of [own, ...remote]) {
+      if (!answer || answer.status !== 200 || !Array.isArray(answer.json)) continue;
+      for (const item of answer.json) {
+        if (item === null || typeof item !== 'object') continue;
+        const key = keyOf(item as Record<string, unknown>);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        merged.push(item);
+      }
+    }
+    return { ...own, json: merged };
+  }
+
+  /** Served by this member's own dispatch (set by the cluster: the dispatcher with `forwarded`). */
+  local: (request: ClusterAriRequest) => Promise<ClusterAriResponse> = () => Promise.resolve({ status: 404, headers: {}, json: { message: 'Resource not found' } });
+
+  private failed(err: unknown, request: ClusterAriRequest): Promise<ClusterAriResponse> | ClusterAriResponse {
+    // Nobody holds it: served here, as a single server would (404, or a create with that id).
+    if (err instanceof errors.RequestError && err.isNoResponders()) return this.local(request);
+    if (err instanceof errors.NoRespondersError) return this.local(request);
+    if (err instanceof errors.TimeoutError || (err instanceof errors.RequestError && err.cause instanceof errors.TimeoutError)) {
+      return { status: 504, headers: {}, json: { message: 'The cluster member owning the resource did not answer in time' } };
+    }
+    this.options.log.warn({ err }, 'request not forwarded to its owner');
+    return { status: 503, headers: {}, json: { message: 'The cluster is unreachable (NATS)' } };
+  }
+}
+
+/** The resource a request is about, from its path parameters. */
+export function resourceOf(path: string, pathParams: Readonly<Record<string, string>>): OwnedResource | undefined {
+  const pick = (kind: ResourceKind, id: string | undefined): OwnedResource | undefined => (id === undefined ? undefined : { kind, id });
+  if (path.startsWith('/channels/')) return pick('channel', pathParams.channelId);
+  if (path.startsWith('/bridges/')) return pick('bridge', pathParams.bridgeId);
+  if (path.startsWith('/playbacks/')) return pick('playback', pathParams.playbackId);
+  if (path.startsWith('/recordings/live/')) return pick('recording', pathParams.recordingName);
+  return undefined;
+}

@@ -1,0 +1,170 @@
+// Who is in the cluster: every member publishes a heartbeat once a second on `<prefix>.hb` and
+// keeps a KV entry (its ARI address and load); every member listens to the heartbeats and
+// declares a member dead when none came for `cluster.failure_seconds`. While this node's own
+// NATS connection is down it declares nobody dead: it cannot tell a dead member from its own cut.
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+
+export const HEARTBEAT_MS = 1000;
+/** Members tracked at most: heartbeats beyond it (or malformed) are ignored. */
+const MAX_MEMBERS = 256;
+
+export interface MemberLoad {
+  readonly channels: number;
+  readonly bridges: number;
+}
+
+export interface Member {
+  readonly node: string;
+  /** Changes at each start of the node: a restarted node is a new instance. */
+  readonly instance: string;
+  /** Its server id: the asterisk_id of its events. */
+  readonly asteriskId: string;
+  readonly ari: string;
+  readonly load: MemberLoad;
+  /** performance.now() of the last heartbeat (this node: now). */
+  readonly seenAt: number;
+  readonly draining: boolean;
+}
+
+interface Heartbeat {
+  readonly node: string;
+  readonly instance: string;
+  readonly asteriskId: string;
+  readonly ari: string;
+  readonly load: MemberLoad;
+  readonly draining: boolean;
+}
+
+export interface MembershipOptions {
+  readonly nc: NatsConnection;
+  readonly kv: KV;
+  readonly prefix: string;
+  readonly node: string;
+  readonly instance: string;
+  readonly asteriskId: string;
+  readonly ari: string;
+  readonly failureSeconds: number;
+  readonly load: () => MemberLoad;
+  readonly draining: () => boolean;
+  readonly log: Logger;
+  /** Told once when a member is declared dead (its heartbeats stopped). */
+  readonly onDown: (member: Member) => void;
+}
+
+function parseHeartbeat(data: Uint8Array): Heartbeat | undefined {
+  try {
+    const h = JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>;
+    const load = h.load as Record<string, unknown> | null | undefined;
+    if (typeof h.node !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(h.node)) return undefined;
+    if (typeof h.instance !== 'string' || h.instance.length > 64) return undefined;
+    if (typeof h.ari !== 'string' || h.ari.length > 512) return undefined;
+    if (typeof h.asteriskId !== 'string' || h.asteriskId.length > 64) return undefined;
+    if (!load || typeof load.channels !== 'number' || typeof load.bridges !== 'number') return undefined;
+    return { node: h.node, instance: h.instance, asteriskId: h.asteriskId, ari: h.ari, load: { channels: load.channels, bridges: load.bridges }, draining: h.draining === true };
+  } catch {
+    return undefined;
+  }
+}
+
+export class Membership {
+  private readonly members = new Map<string, Member>();
+  private readonly options: MembershipOptions;
+  private subscription: Subscription | undefined;
+  private beatTimer: NodeJS.Timeout | undefined;
+  private checkTimer: NodeJS.Timeout | undefined;
+  /** Whether this node's NATS connection is up (set by the cluster from the connection's status). */
+  private connected = true;
+  private warnedDuplicate = false;
+
+  constructor(options: MembershipOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    const { nc, prefix } = this.options;
+    this.subscription = nc.subscribe(`${prefix}.hb`, { callback: (err, msg) => (err ? undefined : this.heard(msg.data)) });
+    this.beat();
+    this.beatTimer = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.beatTimer.unref();
+    this.checkTimer = setInterval(() => this.check(), 250);
+    this.checkTimer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.beatTimer);
+    clearInterval(this.checkTimer);
+    this.subscription?.unsubscribe();
+  }
+
+  /** The connection went down or came back; on return every member gets a fresh grace period. */
+  setConnected(up: boolean): void {
+    if (up && !this.connected) {
+      const now = performance.now();
+      for (const [node, member] of this.members) this.members.set(node, { ...member, seenAt: now });
+    }
+    this.connected = up;
+  }
+
+  /** Live members, this node included, by node id. */
+  list(): Member[] {
+    return [...this.members.values(), this.self()].sort((a, b) => a.node.localeCompare(b.node));
+  }
+
+  /** Live members other than this node. */
+  others(): Member[] {
+    return [...this.members.values()];
+  }
+
+  private self(): Member {
+    const { node, instance, ari, asteriskId } = this.options;
+    return { node, instance, asteriskId, ari, load: this.options.load(), seenAt: performance.now(), draining: this.options.draining() };
+  }
+
+  private beat(): void {
+    const { nc, kv, prefix, node, log } = this.options;
+    const self = this.self();
+    const beat: Heartbeat = { node: self.node, instance: self.instance, asteriskId: self.asteriskId, ari: self.ari, load: self.load, draining: self.draining };
+    const data = JSON.stringify(beat);
+    try {
+      nc.publish(`${prefix}.hb`, data);
+    } catch (err) {
+      log.debug({ err }, 'cluster heartbeat not sent');
+    }
+    kv.put(node, data).catch((err: unknown) => log.debug({ err }, 'cluster member entry not written'));
+  }
+
+  private heard(data: Uint8Array): void {
+    const beat = parseHeartbeat(data);
+    if (!beat) return;
+    if (beat.node === this.options.node) {
+      if (beat.instance !== this.options.instance && !this.warnedDuplicate) {
+        this.warnedDuplicate = true;
+        this.options.log.error({ duplicate: beat.node }, 'another cluster member uses this node id: set cluster.node_id (or server_id) apart on each node');
+      }
+      return;
+    }
+    if (!this.members.has(beat.node) && this.members.size >= MAX_MEMBERS) return;
+    const known = this.members.get(beat.node);
+    if (!known) this.options.log.info({ joined: beat.node, ari: beat.ari }, 'cluster member joined');
+    else if (known.instance !== beat.instance) {
+      // What the earlier instance held died with it, however quickly the node came back.
+      this.options.log.warn({ restarted: beat.node }, 'cluster member restarted');
+      this.options.onDown(known);
+    }
+    this.members.set(beat.node, { ...beat, seenAt: performance.now() });
+  }
+
+  private check(): void {
+    if (!this.connected) return;
+    const limit = performance.now() - this.options.failureSeconds * 1000;
+    for (const member of [...this.members.values()]) {
+      if (member.seenAt >= limit) continue;
+      this.members.delete(member.node);
+      this.options.log.error({ dead: member.node, failureSeconds: this.options.failureSeconds }, 'cluster member missed its heartbeats: declared dead');
+      this.options.kv.delete(member.node).catch(() => undefined);
+      this.options.onDown(member);
+    }
+  }
+}

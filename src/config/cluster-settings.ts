@@ -1,0 +1,33 @@
+// The `cluster` settings (docs/cluster.md): a node joins a Patchbay cluster on NATS JetStream when
+// `nats_url` is set; without it nothing of the cluster is loaded.
+import { filePath, integer, section, string } from './schema.ts';
+import { noControl } from './value-checks.ts';
+
+/** A NATS subject token: no dots, wildcards or white space, so it can name a node or a cluster. */
+const TOKEN_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+function checkNatsUrls(value: string): string | null {
+  if (value === '') return null;
+  for (const part of value.split(',')) {
+    const url = part.trim();
+    if (!/^(nats|tls):\/\/[^\s/]+(:\d{1,5})?\/?$/.test(url) && !/^[^\s/:]+(:\d{1,5})?$/.test(url)) {
+      return `must be nats://host:port (or tls://, or host:port), comma-separated for several, got '${url}'`;
+    }
+  }
+  return null;
+}
+
+export const CLUSTER_SETTINGS = section({
+  nats_url: string({ default: '', docDefault: 'none (no cluster)', env: 'PATCHBAY_CLUSTER_NATS_URL', doc: 'NATS server(s) with JetStream this node joins a cluster through: `nats://host:4222`, comma-separated for several; empty: a single server, nothing of NATS is loaded', check: checkNatsUrls }),
+  name: string({ default: 'patchbay', doc: 'Cluster name: the first token of every subject, stream and bucket, so several clusters can share one NATS (1–64 letters, digits, `_`, `-`)', check: (s) => (TOKEN_RE.test(s) ? null : `must be 1–64 letters, digits, _ or -, got '${s}'`) }),
+  node_id: string({ default: '', docDefault: 'the `server_id`', doc: 'This node\'s name in the cluster (1–64 letters, digits, `_`, `-`); the default is the server id with `:` as `-`. Unique per node', check: (s) => (s === '' || TOKEN_RE.test(s) ? null : `must be 1–64 letters, digits, _ or -, got '${s}'`) }),
+  failure_seconds: integer({ default: 5, min: 2, max: 300, doc: 'A member whose heartbeat (one a second) is missing this long is dead: the survivors end its channels (ChannelDestroyed, cause 38)' }),
+  ari_url: string({ default: '', docDefault: 'the HTTP address the server listens on', doc: 'The ARI address announced to the other members (informative: `patchbay cluster status`)', check: noControl }),
+  user: string({ default: '', docDefault: 'none', doc: 'NATS user (with `password`)', check: noControl }),
+  password: string({ default: '', docDefault: 'none', doc: 'NATS password', check: noControl }),
+  token: string({ default: '', docDefault: 'none', doc: 'NATS authentication token (instead of user and password)', check: noControl }),
+  tls_ca_file: filePath({ default: null, docDefault: 'the system CAs', doc: 'PEM file of the CAs that sign the NATS server certificate' }),
+  tls_cert_file: filePath({ default: null, docDefault: 'none', doc: 'PEM client certificate for NATS (with `tls_key_file`)' }),
+  tls_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `tls_cert_file`' }),
+  request_timeout_ms: integer({ default: 5000, min: 100, max: 60_000, doc: 'How long a request forwarded to the member that owns its resource may take before it answers 504' }),
+});
