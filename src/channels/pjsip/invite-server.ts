@@ -3,6 +3,8 @@
 // part; the application decides what is answered (see call.ts). A body that is not SDP is refused
 // (415 naming application/sdp); with rewrite_contact the Contact, and so the dialog's remote
 // target, becomes the address the INVITE came from.
+// The INVITE is answered 100 Trying as soon as it is taken (identified, authenticated, its
+// extensions and Call-ID accepted), before the RTP port and the application's decision.
 // An INVITE with Replaces (RFC 3891) naming a call of ours in a two-party call is answered at once
 // and takes that call's place: its peer talks to the new caller, the replaced channel is hung up.
 // 481 when no dialog matches, 486 for `early-only` on a confirmed one, 503 when the replaced
@@ -65,6 +67,10 @@ export class InviteServer {
       );
       return void tx.reply(486, 'Busy Here');
     }
+    // Taken for processing: 100 Trying at once, as PJSIP's INVITE session does once the request is
+    // authenticated and verified (a 401 or 420 above goes out alone), rather than after the
+    // transaction layer's 200 ms (RFC 3261 §17.2.1 allows either); the far end stops retransmitting.
+    tx.reply(100);
     let replaced: Channel | undefined;
     const replacesHeader = request.get('replaces');
     if (replacesHeader !== undefined) {
