@@ -21,7 +21,10 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'patchbay-trying-'));
   const dialplan = join(dir, 'extensions.conf');
   writeFileSync(dialplan, ['[default]', 'exten => ring,1,Ringing()', ' same => n,Wait(30)', 'exten => answer,1,Answer()', ' same => n,Wait(30)', ''].join('\n'));
+  // RTP ports in a window of this file's own (test servers all start at the default range's first port).
+  const rtpStart = 30_000 + 2 * Math.floor(Math.random() * 14_000);
   server = await startTestServer({
+    sip: { rtp_port_start: rtpStart, rtp_port_end: rtpStart + 200 },
     dialplan: { file: dialplan },
     config_objects: {
       res_pjsip: {
@@ -74,7 +77,7 @@ function invite(user: string, callId: string, fromUser = 'stranger'): void {
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
