@@ -27,11 +27,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'patchbay-self-call-'));
   const dialplan = join(dir, 'extensions.conf');
   writeFileSync(dialplan, ['[from-loop]', 'exten => 100,1,Stasis(selfcall,inbound)', 'exten => hold,1,Wait(30)', ''].join('\n'));
-  // RTP ports in a window of this file's own: every test server starts its round-robin at the
-  // default range's first port, where servers of test files running side by side (and SIPp) crowd.
-  const rtpStart = 30_000 + 2 * Math.floor(Math.random() * 14_000);
   server = await startTestServer({
-    sip: { rtp_port_start: rtpStart, rtp_port_end: rtpStart + 400 },
     dialplan: { file: dialplan },
     config_objects: {
       res_pjsip: {

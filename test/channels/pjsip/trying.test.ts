@@ -21,10 +21,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'patchbay-trying-'));
   const dialplan = join(dir, 'extensions.conf');
   writeFileSync(dialplan, ['[default]', 'exten => ring,1,Ringing()', ' same => n,Wait(30)', 'exten => answer,1,Answer()', ' same => n,Wait(30)', ''].join('\n'));
-  // RTP ports in a window of this file's own (test servers all start at the default range's first port).
-  const rtpStart = 30_000 + 2 * Math.floor(Math.random() * 14_000);
   server = await startTestServer({
-    sip: { rtp_port_start: rtpStart, rtp_port_end: rtpStart + 200 },
     dialplan: { file: dialplan },
     config_objects: {
       res_pjsip: {
