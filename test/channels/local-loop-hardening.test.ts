@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { DeepPartialYaml } from '../../src/config/config.ts';
 import { automaticChannelLimit, openFileLimit } from '../../src/util/resource-limits.ts';
+import { cpuMsDuring, watchLongestCpuStretch } from '../helpers/cpu-time.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const DIALPLAN = `
@@ -48,23 +49,29 @@ describe('a widening Local loop', () => {
     });
     const origination = await server.ari('/channels?endpoint=Local/loop2@default&extension=wait&context=default', { method: 'POST' });
     assert.equal(origination.status, 200);
+    // Responsiveness is counted in CPU: the longest stretch the event loop worked without turning
+    // (what would keep /health waiting on an idle machine), which other processes' load does not
+    // lengthen; /health's wall-clock latency is a diagnostic.
+    const watch = watchLongestCpuStretch();
     const latencies: number[] = [];
     const began = performance.now();
-    while (performance.now() - began < 20_000 && (created === 0 || server.core.channels.size > 0)) {
+    while (performance.now() - began < 60_000 && (created === 0 || server.core.channels.size > 0)) {
       const asked = performance.now();
-      const health = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(5000) });
+      const health = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(30_000) });
       assert.equal(health.status, 200);
       await health.text();
       latencies.push(performance.now() - asked);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const tookMs = performance.now() - began;
-    await until('the loop to end', () => server.core.channels.size === 0, 10_000);
+    await until('the loop to end', () => server.core.channels.size === 0, 30_000);
+    const stretch = watch.stop();
     // 500 pairs, and the originated pair is a chain of its own making (its first request had no requestor).
     assert.ok(created <= 2 * 500 + 2, `made ${created} channels`);
+    assert.ok(latencies.length > 0, '/health answered while the loop ran');
+    assert.ok(stretch < 2000, `the event loop worked ${stretch.toFixed(0)} ms of CPU without turning`);
     const worst = Math.max(...latencies);
-    assert.ok(worst < 2000, `/health took up to ${worst.toFixed(0)} ms`);
-    t.diagnostic(`widening loop: ${created} channels made (peak ${peak}), gone after ${tookMs.toFixed(0)} ms; /health worst ${worst.toFixed(0)} ms over ${latencies.length} asks`);
+    t.diagnostic(`widening loop: ${created} channels made (peak ${peak}), gone after ${tookMs.toFixed(0)} ms; /health worst ${worst.toFixed(0)} ms over ${latencies.length} asks; longest stretch ${stretch.toFixed(0)} ms of CPU`);
     const stopping = performance.now();
     await server.stop();
     t.diagnostic(`stopped in ${(performance.now() - stopping).toFixed(0)} ms`);
@@ -74,13 +81,14 @@ describe('a widening Local loop', () => {
     const server = await start({ local_max_descendants: 0, max_channels: 3000 });
     const origination = await server.ari('/channels?endpoint=Local/loop2@default&extension=wait&context=default', { method: 'POST' });
     assert.equal(origination.status, 200);
-    await until('the loop to grow', () => server.core.channels.size > 500, 10_000);
+    await until('the loop to grow', () => server.core.channels.size > 500, 30_000);
     const stopping = performance.now();
-    await server.stop();
+    // Prompt in work done (CPU), which a loaded machine does not inflate; the wall clock is a diagnostic.
+    const { cpuMs } = await cpuMsDuring(() => server.stop());
     const tookMs = performance.now() - stopping;
     assert.equal(server.core.channels.size, 0);
-    assert.ok(tookMs < 10_000, `stop took ${tookMs.toFixed(0)} ms`);
-    t.diagnostic(`stopped a running loop in ${tookMs.toFixed(0)} ms`);
+    assert.ok(cpuMs < 10_000, `stop took ${cpuMs.toFixed(0)} ms of CPU`);
+    t.diagnostic(`stopped a running loop in ${tookMs.toFixed(0)} ms (${cpuMs.toFixed(0)} ms of CPU)`);
   });
 });
 

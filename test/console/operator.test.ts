@@ -26,8 +26,8 @@ const SCREENSHOTS = process.env.PATCHBAY_SCREENSHOTS === '1' ? new URL('../../do
 
 const DIALPLAN = `
 [sip-in]
-; The stack answers an INVITE with 100 Trying when nothing else is sent within 200 ms (RFC 3261
-; 17.2.1): the half second before Ringing lets it, as Asterisk's immediate 100 would show.
+; Patchbay answers an INVITE with 100 Trying at once, as Asterisk does; the half second before
+; Ringing keeps the ladder's steps apart.
 exten => 100,1,Wait(0.5)
  same => n,Ringing()
  same => n,Wait(1)

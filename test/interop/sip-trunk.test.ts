@@ -71,8 +71,11 @@ function errorLog(): string {
 
 const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
 
-/** The port a scenario wrote to `name` in the working directory (Patchbay's RTP port of a call). */
-async function portFile(name: string, timeoutMs = 10_000): Promise<number> {
+/**
+ * The port a scenario wrote to `name` in the working directory (Patchbay's RTP port of a call); waited
+ * for generously, as on a loaded machine the challenged INVITE's retry can take more than 10 s.
+ */
+async function portFile(name: string, timeoutMs = 30_000): Promise<number> {
   const file = join(work, name);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { MediaClock } from '../../src/media/clock.ts';
 
 describe('MediaClock in manual mode', () => {
@@ -59,48 +59,85 @@ describe('MediaClock in manual mode', () => {
   });
 });
 
-describe('MediaClock with its timer', () => {
-  it('ticks every 20 ms without drifting over a second', async () => {
+/**
+ * The clock's time and timer, simulated: process.hrtime.bigint reads `nowMs`, and the one timer
+ * the clock keeps fires when the test says, as late as the test wants. So what is asserted (the
+ * schedule, catch-up, the bound on it) is counted, not timed: a loaded machine cannot change it.
+ */
+class SimulatedTime {
+  nowMs = 1_000;
+  #pending: { run: () => void; dueMs: number } | undefined;
+
+  constructor(t: TestContext) {
+    t.mock.method(process.hrtime, 'bigint', () => BigInt(Math.round(this.nowMs * 1e6)));
+    const setTimer = (run: () => void, delayMs: number) => {
+      this.#pending = { run, dueMs: this.nowMs + delayMs };
+      return { unref: () => undefined };
+    };
+    t.mock.method(globalThis, 'setTimeout', setTimer);
+    t.mock.method(globalThis, 'clearTimeout', () => (this.#pending = undefined));
+  }
+
+  get timerPending(): boolean {
+    return this.#pending !== undefined;
+  }
+
+  /** Fires the clock's timer `lateMs` after it was due (the time moves there first). */
+  fire(lateMs = 0): void {
+    const pending = this.#pending;
+    assert.ok(pending, 'the clock keeps a timer while it runs');
+    this.#pending = undefined;
+    this.nowMs = Math.max(this.nowMs, pending.dueMs + lateMs);
+    pending.run();
+  }
+}
+
+describe('MediaClock with its timer (simulated time)', () => {
+  it('ticks every 20 ms against absolute deadlines: late wake-ups do not drift', (t) => {
+    const time = new SimulatedTime(t);
     const clock = new MediaClock();
-    const times: bigint[] = [];
-    clock.add(() => times.push(process.hrtime.bigint()));
-    const started = process.hrtime.bigint();
+    const at: number[] = [];
+    clock.add(() => at.push(time.nowMs));
+    const started = time.nowMs;
     clock.start();
-    await sleep(1010);
-    clock.stop();
-    const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
-    assert.ok(Math.abs(times.length - 50) <= 2, `${times.length} ticks in ${elapsedMs} ms`);
-    // Tick n is due at (n + 1) × 20 ms; lateness must not accumulate.
-    const lastLateMs = Number(times[times.length - 1] - started) / 1e6 - times.length * 20;
-    assert.ok(lastLateMs > -1.5 && lastLateMs < 15, `last tick ${lastLateMs} ms off schedule`);
+    // Every wake-up late by 0–9 ms (a loaded event loop), for a second of ticks.
+    for (let i = 0; time.nowMs - started < 1000; i++) time.fire((i * 7) % 10);
+    const elapsed = time.nowMs - started;
+    // One tick per 20 ms that passed (a tick due within 1 ms runs early), however late each wake-up.
+    assert.ok(Math.abs(at.length - Math.floor(elapsed / 20)) <= 1, `${at.length} ticks in ${elapsed} ms`);
+    // Tick n is due at (n + 1) × 20 ms: it never runs before (less the 1 ms margin), and its
+    // lateness stays that of one wake-up instead of adding up.
+    at.forEach((when, n) => {
+      const late = when - started - (n + 1) * 20;
+      assert.ok(late >= -1 && late < 10, `tick ${n} ${late} ms off schedule`);
+    });
     assert.equal(clock.skippedTicks, 0);
-    const countAfterStop = times.length;
-    await sleep(60);
-    assert.equal(times.length, countAfterStop);
+    clock.stop();
+    assert.equal(time.timerPending, false, 'stop() clears the timer');
   });
 
-  it('catches up after a stall, bounded by maxCatchUpTicks', async () => {
+  it('catches up after a stall, bounded by maxCatchUpTicks', (t) => {
+    const time = new SimulatedTime(t);
     const clock = new MediaClock({ maxCatchUpTicks: 3 });
     let ticks = 0;
-    let stalled = false;
-    clock.add(() => {
-      ticks++;
-      if (!stalled) {
-        stalled = true;
-        const until = Date.now() + 150;
-        while (Date.now() < until) {
-          // Busy-wait: a blocked event loop, as during a long GC pause.
-        }
-      }
-    });
+    clock.add(() => ticks++);
+    const started = time.nowMs;
     clock.start();
-    await sleep(400);
+    time.fire();
+    assert.equal(ticks, 1);
+    // A 150 ms stall (a long GC pause): 7 ticks are due at the next wake-up, 3 run, 4 are dropped.
+    time.nowMs += 150;
+    time.fire();
+    assert.equal(ticks, 4);
+    assert.equal(clock.skippedTicks, 4);
+    // Then on schedule again: every 20 ms counted, ran or dropped.
+    while (time.nowMs - started < 400) time.fire();
+    assert.equal(ticks + clock.skippedTicks, Math.floor((time.nowMs - started) / 20));
     clock.stop();
-    assert.ok(clock.skippedTicks >= 3, `skipped ${clock.skippedTicks}`);
-    assert.ok(Math.abs(ticks + clock.skippedTicks - 20) <= 2, `${ticks} ticks + ${clock.skippedTicks} skipped`);
   });
 
-  it('can be stopped from inside a listener', async () => {
+  it('can be stopped from inside a listener', (t) => {
+    const time = new SimulatedTime(t);
     const clock = new MediaClock();
     let ticks = 0;
     clock.add(() => {
@@ -108,8 +145,26 @@ describe('MediaClock with its timer', () => {
       clock.stop();
     });
     clock.start();
-    await sleep(100);
-    assert.equal(ticks, 1);
+    time.fire(45);
+    assert.equal(ticks, 1, 'the overdue ticks after the stopping one do not run');
     assert.equal(clock.running, false);
+    assert.equal(time.timerPending, false);
+  });
+});
+
+describe('MediaClock with the real timer', () => {
+  // How close to schedule it runs on this machine is a measurement: bench/media-clock.ts.
+  it('ticks by itself and not after stop()', async () => {
+    const clock = new MediaClock();
+    let ticks = 0;
+    clock.add(() => ticks++);
+    clock.start();
+    const deadline = Date.now() + 30_000;
+    while (ticks < 10 && Date.now() < deadline) await sleep(20);
+    clock.stop();
+    assert.ok(ticks >= 10, `${ticks} ticks`);
+    const countAfterStop = ticks;
+    await sleep(60);
+    assert.equal(ticks, countAfterStop);
   });
 });

@@ -105,6 +105,11 @@ export class SipCall implements ChannelDriver {
     return this.mediaOptions;
   }
 
+  /** The INVITE that created an inbound call (loop detection compares new INVITEs with it); undefined outbound. */
+  get inboundInvite(): SipRequest | undefined {
+    return this.side.kind === 'inbound' ? this.side.invite : undefined;
+  }
+
   /**
    * Whether a request with a To tag is of this call's dialog (RFC 3261 §12.2.2): Call-ID, our tag in To, theirs in From;
    * before the answer the early dialog's (inbound: our provisional responses' tag; outbound: a 1xx's tag).

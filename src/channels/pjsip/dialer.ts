@@ -69,7 +69,7 @@ export class Dialer {
       },
       (created) => call.attach(created),
     );
-    runtime.calls.set(call.callId, call);
+    runtime.calls.add(call);
     return channel;
   }
 

@@ -33,16 +33,6 @@ const REASONS: Readonly<Record<number, string>> = {
 /** A transfer context or extension longer than this is not looked up (a peer's bytes). */
 const MAX_EXTEN_LENGTH = 256;
 
-/** The call a Replaces value names: same Call-ID, our tag as to-tag, the far end's as from-tag (RFC 3891 §3). */
-export function findReplacedCall(runtime: PjsipRuntime, replaces: NonNullable<ParsedReferTo['replaces']>): SipCall | undefined {
-  const call = runtime.calls.get(replaces.callId);
-  const dialog = call?.dialog;
-  if (!call || !dialog || call.ended) return undefined;
-  if (replaces.toTag !== undefined && replaces.toTag !== dialog.localTag) return undefined;
-  if (replaces.fromTag !== undefined && replaces.fromTag !== dialog.remoteTag) return undefined;
-  return call;
-}
-
 export class DialplanTransfer {
   readonly #runtime: PjsipRuntime;
 
@@ -68,7 +58,7 @@ export class DialplanTransfer {
     if (!context) return 503;
     const transferContext = this.#transferContext(call, channel);
     if (referTo.replaces) {
-      const other = findReplacedCall(this.#runtime, referTo.replaces);
+      const other = this.#runtime.calls.replaced(referTo.replaces);
       if (other && other !== call) {
         if (!other.channel || other.channel.hangingUp) return 503;
         return STATUS_OF_RESULT[context.transfers.attended(channel, other.channel)];

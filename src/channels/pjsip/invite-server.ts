@@ -3,6 +3,8 @@
 // part; the application decides what is answered (see call.ts). A body that is not SDP is refused
 // (415 naming application/sdp); with rewrite_contact the Contact, and so the dialog's remote
 // target, becomes the address the INVITE came from.
+// The INVITE is answered 100 Trying as soon as it is taken (identified, authenticated, its
+// extensions and Call-ID accepted), before the RTP port and the application's decision.
 // An INVITE with Replaces (RFC 3891) naming a call of ours in a two-party call is answered at once
 // and takes that call's place: its peer talks to the new caller, the replaced channel is hung up.
 // 481 when no dialog matches, 486 for `early-only` on a confirmed one, 503 when the replaced
@@ -17,7 +19,6 @@ import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
 import { inboundCallerId } from './caller-identity.ts';
-import { findReplacedCall } from './dialplan-transfer.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
@@ -55,7 +56,9 @@ export class InviteServer {
     const extensionRefusal = refuseInvite(request, options);
     if (extensionRefusal) return void tx.reply(extensionRefusal.status, undefined, extensionRefusal.headers);
     const callId = request.callId() ?? '';
-    if (calls.has(callId)) return void tx.reply(482, 'Loop Detected');
+    // The same INVITE by a second path (§8.2.2.2). Another call with this Call-ID is no loop: the
+    // other leg of a call to ourselves, or a call of ours a proxy forked back (call-registry.ts).
+    if (calls.isLoop(request)) return void tx.reply(482, 'Loop Detected');
     if (calls.size >= MAX_CALLS) return void tx.reply(503, undefined, [['Retry-After', '5']]);
     // One endpoint (the anonymous one, for everyone unauthenticated) cannot take every RTP port.
     if (this.maxCallsPerEndpoint > 0 && this.#callsOf(endpoint.id) >= this.maxCallsPerEndpoint) {
@@ -64,12 +67,16 @@ export class InviteServer {
       );
       return void tx.reply(486, 'Busy Here');
     }
+    // Taken for processing: 100 Trying at once, as PJSIP's INVITE session does once the request is
+    // authenticated and verified (a 401 or 420 above goes out alone), rather than after the
+    // transaction layer's 200 ms (RFC 3261 §17.2.1 allows either); the far end stops retransmitting.
+    tx.reply(100);
     let replaced: Channel | undefined;
     const replacesHeader = request.get('replaces');
     if (replacesHeader !== undefined) {
       const replaces = parseReplaces(replacesHeader.trim());
       if (!replaces) return void tx.reply(400, 'Bad Replaces');
-      const other = findReplacedCall(runtime, replaces);
+      const other = calls.replaced(replaces);
       if (!other || !other.channel || other.channel.hangingUp) return void tx.reply(481, 'Call/Transaction Does Not Exist');
       if (replaces.earlyOnly && other.channel.answered) return void tx.reply(486, 'Busy Here');
       if (!context.transfers.canReplace(other.channel)) return void tx.reply(503, 'Service Unavailable');
@@ -79,18 +86,18 @@ export class InviteServer {
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
     const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, options);
     this.#transfers.wire(call);
-    calls.set(callId, call);
+    if (!calls.add(call)) return void tx.reply(482, 'Loop Detected');
     let prepared;
     try {
       prepared = await call.prepareInbound();
     } catch (error) {
       runtime.log?.warn({ err: error }, 'no RTP port for an incoming call');
-      calls.delete(callId);
+      calls.delete(call);
       call.stream?.close();
       return void tx.reply(503, undefined, [['Retry-After', '5']]);
     }
     if (!prepared.ok) {
-      calls.delete(callId);
+      calls.delete(call);
       call.stream?.close();
       return void tx.reply(prepared.status, prepared.reason);
     }
@@ -111,7 +118,7 @@ export class InviteServer {
         (created) => call.attach(created),
       );
     } catch (error) {
-      calls.delete(callId);
+      calls.delete(call);
       call.stream?.close();
       const status = error instanceof UnavailableError ? 503 : 500;
       return void tx.reply(status);

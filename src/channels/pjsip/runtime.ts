@@ -9,6 +9,7 @@ import type { TransportProtocol } from '../../sip/transport.ts';
 import type { SipUri } from '../../sip/uri.ts';
 import { contactUri } from './addresses.ts';
 import type { CallServices, SipCall } from './call.ts';
+import type { CallRegistry } from './call-registry.ts';
 import type { PjsipConfig } from './config/index.ts';
 import type { ContactQualifier } from './qualify.ts';
 import type { OutboundRegistrations } from './registrations.ts';
@@ -27,8 +28,8 @@ export interface PjsipRuntime {
   readonly registrar: Registrar;
   readonly qualifier: ContactQualifier | undefined;
   readonly registrations: OutboundRegistrations | undefined;
-  /** Calls by Call-ID. */
-  readonly calls: Map<string, SipCall>;
+  /** The live calls, found by dialog (Call-ID and tags). */
+  readonly calls: CallRegistry<SipCall>;
   /** Our address as written in Contact, From and URIs of this server. */
   readonly publicHost: string;
   readonly port: number;

@@ -32,7 +32,8 @@ import type { Duplex } from 'node:stream';
 import { refuseUnserved } from '../../sip/request-checks.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { parseUri } from '../../sip/uri.ts';
-import { ALLOW, SipCall, type CallServices } from './call.ts';
+import { ALLOW, type CallServices, type SipCall } from './call.ts';
+import { CallRegistry } from './call-registry.ts';
 import { SUPPORTED_ALL } from './session-extensions.ts';
 import { CallStreams } from './call-streams.ts';
 import { buildPjsipConfig, type PjsipConfig } from './config/index.ts';
@@ -74,8 +75,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #publicHost = '127.0.0.1';
   #mediaAddress = '127.0.0.1';
   #port = 0;
-  /** Calls by Call-ID. */
-  readonly #calls = new Map<string, SipCall>();
+  /** The live calls, found by dialog (Call-ID and tags): see call-registry.ts. */
+  readonly #calls = new CallRegistry<SipCall>();
   readonly #services: CallServices;
   readonly #runtime: PjsipRuntime;
   readonly #streams: CallStreams;
@@ -130,7 +131,7 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
-        if (this.#calls.get(call.callId) === call) this.#calls.delete(call.callId);
+        this.#calls.delete(call);
       },
     };
     this.#runtime = {
@@ -484,12 +485,11 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 
   #route(request: SipRequest, tx: ServerTransaction): void {
-    const callId = request.callId() ?? '';
     const inDialog = request.toTag() !== undefined;
     if (inDialog) {
-      const found = this.#calls.get(callId);
-      // A request sharing only the Call-ID (a forged or stale BYE) is no request of the call.
-      const call = found?.matches(request) ? found : undefined;
+      // By dialog: a request sharing only the Call-ID (a forged or stale BYE, the other leg of a
+      // call to ourselves) is no request of that call.
+      const call = this.#calls.inDialog(request);
       if (!call) {
         // A refresh or an unsubscribe of a subscription.
         if (this.#subscriptions.inDialog(request, tx)) return;

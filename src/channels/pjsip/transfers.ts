@@ -41,7 +41,7 @@ export class CallTransfers {
     if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
     const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
     if (!channel.stasis) return this.#dialplan.refer(call, channel, referTo, subscribed, tx);
-    const replaced = referTo.replaces ? this.#runtime.calls.get(referTo.replaces.callId)?.channel : undefined;
+    const replaced = referTo.replaces ? this.#runtime.calls.replaced(referTo.replaces)?.channel : undefined;
     const transfer = new IncomingTransfer(
       channel,
       {

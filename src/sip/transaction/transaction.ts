@@ -15,7 +15,10 @@ export interface TimerSettings {
   t4: number;
   /** Timer D, wait time for response retransmits on UDP (default 32 s). */
   timerD: number;
-  /** Delay before an INVITE server transaction sends 100 Trying by itself (default 200 ms). */
+  /**
+   * Delay before an INVITE server transaction sends 100 Trying by itself when its TU sent nothing
+   * (default 200 ms, RFC 3261 §17.2.1; -1: never). chan_pjsip's TU sends it at once for a new call.
+   */
   trying: number;
   /** Longest an INVITE client transaction stays in Proceeding without a final response (default 180 s, like Timer C). */
   timerC: number;

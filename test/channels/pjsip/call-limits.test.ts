@@ -62,7 +62,8 @@ function invite(callId: string): void {
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
+  // Generous: on a loaded machine the INVITEs may take seconds to become channels.
+  const deadline = Date.now() + 30_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

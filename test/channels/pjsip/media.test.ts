@@ -209,6 +209,9 @@ class Phone {
     this.send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.headers('INVITE', 1)}\r\nContent-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}`);
     const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 15_000);
     assert.match(final, /^SIP\/2\.0 200/);
+    // The INVITE's provisional responses (100 Trying, sent at once) are the INVITE's: a later wait
+    // for the response to an INFO or a re-INVITE must not take them.
+    for (let i = this.messages.length - 1; i >= 0; i--) if (/^SIP\/2\.0 1\d\d/.test(this.messages[i]) && /^CSeq:\s*1 INVITE/im.test(this.messages[i])) this.messages.splice(i, 1);
     this.remoteTag = /^(?:to|t):.*;tag=([^;\s]+)/im.exec(final)?.[1] ?? '';
     this.answer = final;
     this.serverRtpPort = Number(/^m=audio (\d+)/m.exec(final)?.[1] ?? 0);

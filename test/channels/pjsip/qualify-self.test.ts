@@ -21,7 +21,7 @@ describe('qualify: a contact that is Patchbay itself', () => {
   });
 
   /** The next event of `type` for `resource`, skipping the rest. */
-  async function next(type: string, resource: string, timeoutMs = 5000): Promise<Record<string, any>> {
+  async function next(type: string, resource: string, timeoutMs = 30_000): Promise<Record<string, any>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const event = (await events.nextOfType(type, Math.max(1, deadline - Date.now()))) as Record<string, any>;
@@ -40,7 +40,9 @@ describe('qualify: a contact that is Patchbay itself', () => {
         const response = await server.ari(`/asterisk/config/dynamic/res_pjsip/${type}/${id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body });
         assert.equal(response.status, 200, await response.text());
       };
-      await put('aor', resource, { contact, qualify_frequency: '1', qualify_timeout: '0.5' });
+      // A generous qualify_timeout: on a loaded machine an OPTIONS to ourselves may take longer than
+      // half a second, and a late answer would first make the contact Unreachable.
+      await put('aor', resource, { contact, qualify_frequency: '1', qualify_timeout: '5' });
       await put('endpoint', resource, { context: 'default', allow: 'ulaw', aors: resource });
       const change = await next('ContactStatusChange', resource);
       assert.equal(change.contact_info.contact_status, 'Reachable', JSON.stringify(change.contact_info));
