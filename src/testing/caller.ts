@@ -36,6 +36,8 @@ export class Caller {
   private readonly callingId = randomUUID();
   /** The far half of a Local channel: the channel the application under test gets. */
   private readonly farId = randomUUID();
+  /** The media channel's id, chosen here like the others: its events are this call's from the first. */
+  private readonly mediaId = randomUUID();
   private readonly ids: string[];
   private mediaChannelId: string | undefined;
   private bridgeId: string | undefined;
@@ -130,6 +132,7 @@ export class Caller {
     const { link } = this.options;
     const channel = (await link.request('POST', '/channels/externalMedia', {
       app: link.app,
+      channelId: this.mediaId,
       external_host: 'INCOMING',
       transport: 'websocket',
       encapsulation: 'none',
@@ -211,8 +214,10 @@ export class Caller {
 
   private onEvent(event: AriEvent, raw: string): void {
     // Only the events of this call: those naming one of its channels (the application under test
-    // sees the far half of the Local channel) or its media channel.
-    if (!this.ids.some((id) => mentions(raw, id)) && !(this.mediaChannelId && mentions(raw, this.mediaChannelId))) return;
+    // sees the far half of the Local channel) or its media channel (a server that ignored the id
+    // asked for gave it another).
+    const media = this.mediaChannelId ?? this.mediaId;
+    if (!this.ids.some((id) => mentions(raw, id)) && !mentions(raw, this.mediaId) && !(media !== this.mediaId && mentions(raw, media))) return;
     if (event.type === 'ChannelDestroyed' && channelId(event) === this.callingId) this.callEnded = true;
     if (this.events.length >= MAX_EVENTS) return;
     this.events.push({ at: Date.now(), event });
