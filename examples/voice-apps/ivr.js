@@ -23,12 +23,21 @@ export async function startIvr(options = ariFromEnv(), { broken = false } = {}) 
 
   const ari = await connectAri({ ...options, apps: ['ivr-demo', 'ivr-queue'] }, (event) => {
     const channel = event.channel;
-    if (event.type === 'StasisStart' && event.application === 'ivr-demo') void startCall(channel.id);
-    else if (event.type === 'StasisStart' && event.application === 'ivr-queue') void enqueue(channel.id);
-    else if (event.type === 'ChannelDtmfReceived' && calls.has(channel.id)) void onKey(calls.get(channel.id), event.digit);
+    if (event.type === 'StasisStart' && event.application === 'ivr-demo') guarded(channel.id, startCall(channel.id));
+    else if (event.type === 'StasisStart' && event.application === 'ivr-queue') guarded(channel.id, enqueue(channel.id));
+    else if (event.type === 'ChannelDtmfReceived' && calls.has(channel.id)) guarded(channel.id, onKey(calls.get(channel.id), event.digit));
     else if (event.type === 'PlaybackFinished') onPlaybackFinished(event.playback);
     else if ((event.type === 'StasisEnd' || event.type === 'ChannelDestroyed') && channel) forget(channel.id);
   });
+
+  // Every call's work runs unawaited (from events and timers), and the caller may hang up at any
+  // moment: a request about a channel that is gone fails with 404. Such a failure ends that call's
+  // story, never the process (an unhandled rejection would, taking every other call with it).
+  function guarded(id, work) {
+    work.catch((err) => {
+      if (calls.has(id) || !/: 404 /.test(err.message)) console.error(`call ${id}:`, err.message);
+    });
+  }
 
   // The playback's id is chosen here, and what follows it recorded before the request: a
   // PlaybackFinished of an earlier prompt arriving meanwhile must not run this one's follow-up.
@@ -41,19 +50,15 @@ export async function startIvr(options = ariFromEnv(), { broken = false } = {}) 
   async function startCall(id) {
     const call = { id, state: 'menu', playback: undefined, timer: undefined, afterPlayback: undefined };
     calls.set(id, call);
-    try {
-      await ari.request('POST', `/channels/${id}/answer`);
-      await menu(call);
-    } catch (err) {
-      console.error(`call ${id}:`, err.message);
-    }
+    await ari.request('POST', `/channels/${id}/answer`);
+    await menu(call);
   }
 
   async function menu(call) {
     call.state = 'menu';
     clearTimeout(call.timer);
     await play(call, 'sound:dir-welcome', () => {
-      call.timer = setTimeout(() => void timeout(call), MENU_TIMEOUT_MS);
+      call.timer = setTimeout(() => guarded(call.id, timeout(call)), MENU_TIMEOUT_MS);
     });
   }
 
@@ -88,7 +93,7 @@ export async function startIvr(options = ariFromEnv(), { broken = false } = {}) 
           return;
         }
         call.state = 'wrong-key';
-        await play(call, 'sound:beeperr', () => void menu(call));
+        await play(call, 'sound:beeperr', () => guarded(call.id, menu(call)));
     }
   }
 
@@ -115,14 +120,14 @@ export async function startIvr(options = ariFromEnv(), { broken = false } = {}) 
 
   // The queue-like application: a holding bridge, a thank-you, then a hold tone until someone hangs up.
   async function enqueue(id) {
-    try {
-      queueBridge ??= ari.request('POST', '/bridges', { type: 'holding', name: 'support-queue' });
-      const bridge = await queueBridge;
-      await ari.request('POST', `/bridges/${bridge.id}/addChannel`, { channel: id, role: 'participant' });
-      await ari.request('POST', `/channels/${id}/play`, { media: 'sound:queue-thankyou,tone:440/1000,0/1000' });
-    } catch (err) {
-      console.error(`queue ${id}:`, err.message);
-    }
+    queueBridge ??= ari.request('POST', '/bridges', { type: 'holding', name: 'support-queue' });
+    // A failed creation is not kept: the next caller tries again.
+    const bridge = await queueBridge.catch((err) => {
+      queueBridge = undefined;
+      throw err;
+    });
+    await ari.request('POST', `/bridges/${bridge.id}/addChannel`, { channel: id, role: 'participant' });
+    await ari.request('POST', `/channels/${id}/play`, { media: 'sound:queue-thankyou,tone:440/1000,0/1000' });
   }
 
   return { stop: () => ari.close() };

@@ -36,6 +36,8 @@ export class Caller {
   private readonly callingId = randomUUID();
   /** The far half of a Local channel: the channel the application under test gets. */
   private readonly farId = randomUUID();
+  /** The media channel's id, chosen here like the others: its events are this call's from the first. */
+  private readonly mediaId = randomUUID();
   private readonly ids: string[];
   private mediaChannelId: string | undefined;
   private bridgeId: string | undefined;
@@ -130,6 +132,7 @@ export class Caller {
     const { link } = this.options;
     const channel = (await link.request('POST', '/channels/externalMedia', {
       app: link.app,
+      channelId: this.mediaId,
       external_host: 'INCOMING',
       transport: 'websocket',
       encapsulation: 'none',
@@ -211,9 +214,11 @@ export class Caller {
 
   private onEvent(event: AriEvent, raw: string): void {
     // Only the events of this call: those naming one of its channels (the application under test
-    // sees the far half of the Local channel) or its media channel.
-    if (!this.ids.some((id) => raw.includes(id)) && !(this.mediaChannelId && raw.includes(this.mediaChannelId))) return;
-    if (event.type === 'ChannelDestroyed' && raw.includes(this.callingId)) this.callEnded = true;
+    // sees the far half of the Local channel) or its media channel (a server that ignored the id
+    // asked for gave it another).
+    const media = this.mediaChannelId ?? this.mediaId;
+    if (!this.ids.some((id) => mentions(raw, id)) && !mentions(raw, this.mediaId) && !(media !== this.mediaId && mentions(raw, media))) return;
+    if (event.type === 'ChannelDestroyed' && channelId(event) === this.callingId) this.callEnded = true;
     if (this.events.length >= MAX_EVENTS) return;
     this.events.push({ at: Date.now(), event });
     for (const waiter of this.eventWaiters) waiter();
@@ -315,6 +320,20 @@ function endpointFor(dial: DialSpec): string {
   if (!local) throw new Error(`cannot dial ${JSON.stringify(to)}: give exten@context, a sip: URI or an endpoint`);
   // /n: the Local channel must not optimise itself away, the caller's bridge holds its first half.
   return `Local/${local[1]}@${local[2]}/n`;
+}
+
+/**
+ * Whether the event's text names `id` as a whole JSON string or the id part of a URI
+ * (`channel:<id>`). A bare substring test is not enough: the server's own ids are
+ * `<epoch>.<n>`, and the first call's `….1` is a prefix of `….10` to `….19`, `….100` …, so the
+ * first calls of a suite took in other calls' events.
+ */
+export function mentions(raw: string, id: string): boolean {
+  for (let at = raw.indexOf(id); at >= 0; at = raw.indexOf(id, at + 1)) {
+    const before = raw[at - 1];
+    if ((before === '"' || before === ':') && raw[at + id.length] === '"') return true;
+  }
+  return false;
 }
 
 function channelId(event: AriEvent): string | undefined {
