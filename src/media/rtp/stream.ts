@@ -31,7 +31,7 @@ import type { MediaProtection } from './protection.ts';
 import type { RtcpSession } from './rtcp-session.ts';
 import { RtpSender } from './sender.ts';
 import { RtpSourceLearning } from './source-learning.ts';
-import { rtpStatistics, type RtpStatistics } from './statistics.ts';
+import { rtpStatistics, writeRtpStatistics, type RtpStatistics } from './statistics.ts';
 import { TelephoneEventReceiver, TelephoneEventSender, TELEPHONE_EVENT_PAYLOAD_BYTES } from './telephone-event.ts';
 
 export type StreamDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
@@ -289,6 +289,13 @@ export class RtpStream {
   statistics(): RtpStatistics | undefined {
     if (this.#closed || !this.#sender || !this.#receiver) return undefined;
     return rtpStatistics(this.#sender, this.#receiver, this.#rtcp.session);
+  }
+
+  /** statistics() stored as numbers from `offset` (statistics.ts), without allocating; false when there are none. */
+  statisticsInto(into: Float64Array, offset: number): boolean {
+    if (this.#closed || !this.#sender || !this.#receiver) return false;
+    writeRtpStatistics(this.#sender, this.#receiver, this.#rtcp.session, into, offset);
+    return true;
   }
 
   /** One 20 ms frame from the channel towards the far end. */
