@@ -37,6 +37,8 @@ export interface OpenRequest {
 /** One worker's load as GET /metrics shows it. */
 export interface WorkerLoad extends WorkerLoadReport {
   readonly index: number;
+  /** False between a crash and the restart. */
+  readonly running: boolean;
   readonly restarts: number;
 }
 
@@ -53,13 +55,15 @@ class WorkerSlot {
   restarts = 0;
   restartPauseMs = 1_000;
   load: WorkerLoadReport | undefined;
+  /** Streams open and not yet closed by their call (a closing one may still be in `streams` until the worker confirms). */
+  readonly active = new Set<RemoteRtpStream>();
   readonly streams = new Map<number, RemoteRtpStream>();
   readonly pending = new Map<number, PendingOpen>();
 
   constructor(readonly index: number) {}
 
   get placed(): number {
-    return this.streams.size + this.pending.size;
+    return this.active.size + this.pending.size;
   }
 }
 
@@ -107,6 +111,7 @@ export class MediaWorkerPool {
   loads(): WorkerLoad[] {
     return this.#slots.map((slot) => ({
       index: slot.index,
+      running: slot.worker !== undefined,
       restarts: slot.restarts,
       streams: slot.streams.size,
       packetsInPerSecond: slot.load?.packetsInPerSecond ?? 0,
@@ -138,6 +143,7 @@ export class MediaWorkerPool {
         for (const pending of slot.pending.values()) pending.reject(new Error('media workers stopped'));
         slot.pending.clear();
         slot.streams.clear();
+        slot.active.clear();
         if (worker) await worker.terminate();
       }),
     );
@@ -177,6 +183,7 @@ export class MediaWorkerPool {
     slot.worker = undefined;
     const lost = [...slot.streams.values()];
     slot.streams.clear();
+    slot.active.clear();
     for (const pending of slot.pending.values()) pending.reject(new Error(`media worker ${slot.index} ${reason}`));
     slot.pending.clear();
     this.#options.onWorkerExit?.(slot.index, reason, lost.length);
@@ -207,6 +214,7 @@ export class MediaWorkerPool {
       }
       const stream = new RemoteRtpStream(message.id, message.port, slot.index, pending.memory, this.#linkOf(slot), pending.request.events, pending.request.totals);
       slot.streams.set(message.id, stream);
+      slot.active.add(stream);
       this.#draining.push(stream);
       pending.resolve(stream);
       return;
@@ -237,6 +245,9 @@ export class MediaWorkerPool {
         const index = this.#draining.indexOf(stream);
         if (draining && index < 0) this.#draining.push(stream);
         else if (!draining && index >= 0) this.#draining.splice(index, 1);
+      },
+      ended: (stream) => {
+        slot.active.delete(stream);
       },
     };
   }

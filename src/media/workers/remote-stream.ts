@@ -31,6 +31,8 @@ export interface StreamLink {
   post(message: ToWorker): void;
   /** The stream stops (or resumes) taking received frames at each main tick. */
   setDraining(stream: RemoteRtpStream, draining: boolean): void;
+  /** The stream ended (closed or lost): it no longer counts towards its worker's load. */
+  ended(stream: RemoteRtpStream): void;
 }
 
 export class RemoteRtpStream implements CallRtpStream, JitterFigures {
@@ -172,6 +174,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   #end(): void {
     this.#closed = true;
     this.link.setDraining(this, false);
+    this.link.ended(this);
     this.syncTotals();
     const totals = this.totals;
     const figures = this.memory.figures;

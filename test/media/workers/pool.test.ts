@@ -96,7 +96,7 @@ describe('media worker pool', () => {
         stream.writeFrame(frame);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      await waitFor(() => heard.filter((v) => v === ulawToLinear(linearToUlaw(-1500))).length >= 8, 'written frames at the far end');
+      await waitFor(() => heard.filter((v) => v === ulawToLinear(linearToUlaw(-1500))).length >= 8, 'written frames at the far end').catch((error: Error) => { throw new Error(`${error.message}: heard ${heard.length} ${JSON.stringify(heard.slice(-12))} stats ${JSON.stringify(stream.statistics())}`); });
       await waitFor(() => (stream.statistics()?.rxcount ?? 0) >= 25 && (stream.statistics()?.txcount ?? 0) >= 8, 'statistics');
       assert.equal(stream.statistics()!.remote_ssrc, 0xabc);
       assert.ok(stream.jitterBuffer, 'the jitter buffer figures cross');
@@ -189,7 +189,7 @@ describe('media worker pool', () => {
     assert.equal(onSecond.lost.length, 0);
     assert.equal(second.closed, false);
     assert.ok(exits.some((line) => line.startsWith(`${first.workerIndex}:1:`)), exits.join());
-    await waitFor(() => pool.loads()[first.workerIndex].restarts === 1, 'the restart');
+    await waitFor(() => pool.loads()[first.workerIndex].restarts === 1 && pool.loads()[first.workerIndex].running, 'the restart');
     // The restarted worker takes streams again.
     const again = await pool.open(request(events()));
     assert.equal(again.workerIndex, first.workerIndex);
