@@ -216,7 +216,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** Figures for GET /metrics, read when scraped. */
   stats(): SipStats {
-    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures, this.#subscriptions.size);
+    return { ...collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures, this.#subscriptions.size), mediaWorkers: this.#streams.workerLoads() };
   }
 
   /** Every listener with its bound port, once started. */
@@ -318,7 +318,7 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
-    this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)));
+    this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)), context.config.media.workers);
     const listeners = this.#listeners(settings);
     const webSocket = this.#webSocketSettings(settings, log);
     const { transport, layer } = openSipListeners(
@@ -467,6 +467,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#registrar.close();
     this.#layer?.close();
     await this.#transport?.close();
+    await this.#streams.stop();
     this.#layer = undefined;
     this.#transport = undefined;
     this.#context?.messages.setTransport(undefined);
