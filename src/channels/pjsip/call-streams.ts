@@ -54,6 +54,11 @@ export class CallStreams {
     return this.#totals;
   }
 
+  /** The media workers, while the technology runs with some. */
+  get pool(): MediaWorkerPool | undefined {
+    return this.#pool;
+  }
+
   /** Each media worker's load (GET /metrics); none without workers. */
   workerLoads(): WorkerLoad[] {
     return this.#pool?.loads() ?? [];

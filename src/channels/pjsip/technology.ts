@@ -36,6 +36,7 @@ import { ALLOW, type CallServices, type SipCall } from './call.ts';
 import { CallRegistry } from './call-registry.ts';
 import { SUPPORTED_ALL } from './session-extensions.ts';
 import { CallStreams } from './call-streams.ts';
+import type { MediaWorkerPool } from '../../media/workers/pool.ts';
 import { buildPjsipConfig, type PjsipConfig } from './config/index.ts';
 import { Dialer } from './dialer.ts';
 import { EndpointIdentifier } from './identify.ts';
@@ -212,6 +213,11 @@ export class PjsipTechnology implements ChannelTechnology {
   /** Why SIP does not listen (a defaulted port was taken), or undefined while it does or is not started. */
   get unavailableReason(): string | undefined {
     return this.#unavailable;
+  }
+
+  /** The media workers the calls' RTP runs in (media.workers), while started with some. */
+  get mediaWorkers(): MediaWorkerPool | undefined {
+    return this.#streams.pool;
   }
 
   /** Figures for GET /metrics, read when scraped. */
