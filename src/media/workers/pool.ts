@@ -117,6 +117,7 @@ export class MediaWorkerPool {
       packetsInPerSecond: slot.load?.packetsInPerSecond ?? 0,
       packetsOutPerSecond: slot.load?.packetsOutPerSecond ?? 0,
       utilization: slot.load?.utilization ?? 0,
+      cpu: slot.load?.cpu ?? -1,
       ringDrops: slot.load?.ringDrops ?? 0,
     }));
   }

@@ -48,6 +48,8 @@ export interface WorkerLoadReport {
   readonly packetsOutPerSecond: number;
   /** Its event loop's utilisation over that interval, 0–1 (performance.eventLoopUtilization). */
   readonly utilization: number;
+  /** CPU its thread used over that interval, in cores (0.5 = half a core); −1 where the system does not say (not Linux). */
+  readonly cpu: number;
   /** Frames dropped because a ring was full, since the worker started. */
   readonly ringDrops: number;
 }

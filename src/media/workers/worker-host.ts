@@ -173,7 +173,7 @@ export class MediaWorkerHost {
   }
 
   /** The worker's figures since the last call, `seconds` ago. */
-  load(seconds: number, utilization: number): WorkerLoadReport {
+  load(seconds: number, utilization: number, cpu: number): WorkerLoadReport {
     let packetsIn = this.#closedPacketsIn;
     let packetsOut = this.#closedPacketsOut;
     let ringDrops = this.#closedRingDrops;
@@ -187,6 +187,7 @@ export class MediaWorkerHost {
       packetsInPerSecond: seconds > 0 ? (packetsIn - this.#lastPacketsIn) / seconds : 0,
       packetsOutPerSecond: seconds > 0 ? (packetsOut - this.#lastPacketsOut) / seconds : 0,
       utilization,
+      cpu,
       ringDrops,
     };
     this.#lastPacketsIn = packetsIn;
