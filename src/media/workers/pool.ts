@@ -267,12 +267,16 @@ export class MediaWorkerPool {
  * A media worker thread. From dist/ the compiled entry runs as is; from src/ (tests and benches
  * under tsx) a .ts entry needs tsx in the worker too: it is registered there first, then the entry
  * imported — passing `--import tsx` in execArgv is not enough on Node 20.
+ * Opus in a worker is @evan/opus's WebAssembly build (OPUS_FORCE_WASM, read by the package): its
+ * native addon crashes the whole process when a thread that loaded it ends (Node 20–24), and a
+ * worker must be able to end — at shutdown, and when it dies — without taking the server along.
  */
 function spawnMediaWorker(): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSource ? './media-worker.ts' : './media-worker.js', import.meta.url);
-  if (!fromSource) return new Worker(entry, { execArgv: [] });
+  const env = { ...process.env, OPUS_FORCE_WASM: '1' };
+  if (!fromSource) return new Worker(entry, { execArgv: [], env });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(bootstrap, { eval: true, execArgv: [] });
+  return new Worker(bootstrap, { eval: true, execArgv: [], env });
 }
