@@ -2,8 +2,9 @@
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
 // rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
 // calls. With media workers (media.workers > 0) a plain-RTP call's stream runs in one of them
-// (src/media/workers/); SRTP and WebRTC calls, and a server on a hand-driven clock, keep theirs on
-// this thread. A call whose worker dies is hung up (cause 38, network out of order).
+// (src/media/workers/); SRTP and WebRTC calls, calls of endpoints that allow Opus, and a server on
+// a hand-driven clock keep theirs on this thread. A call whose worker dies is hung up (cause 38,
+// network out of order).
 import type dgram from 'node:dgram';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals, type StreamClock } from '../../media/rtp/stream.ts';
@@ -108,8 +109,10 @@ export class CallStreams {
   }
 
   async open(call: SipCall): Promise<CallRtpStream> {
-    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams.
-    const plain = (call.options.mediaEncryption ?? 'no') === 'no';
+    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams. So does a call
+    // that may agree on Opus: a worker has only Opus's WebAssembly build (pool.ts says why), about
+    // three times the CPU of the native one this thread uses.
+    const plain = (call.options.mediaEncryption ?? 'no') === 'no' && !call.codecs.includes('opus');
     if (this.#pool && plain) {
       try {
         return await this.#openInWorker(this.#pool, call);

@@ -76,7 +76,8 @@ export class SipCall implements ChannelDriver {
   constructor(
     private readonly services: CallServices,
     private readonly side: Side,
-    private readonly codecs: readonly SdpCodec[],
+    /** The endpoint's codecs (allow), in its order: what offers and answers may agree. */
+    readonly codecs: readonly SdpCodec[],
     readonly endpointId: string,
     private readonly mediaOptions: CallMediaOptions = DEFAULT_MEDIA_OPTIONS,
   ) {
