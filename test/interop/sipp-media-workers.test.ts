@@ -38,6 +38,8 @@ before(async () => {
     dialplan: { file: dialplanFile },
   } as never);
   events = await server.events('app=watch&subscribeAll=true');
+  // Calls placed before the worker has loaded run on the main thread: the tests want it in the worker.
+  await waitFor('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
 });
 
 after(async () => {

@@ -113,9 +113,10 @@ export class CallStreams {
     // that may agree on Opus: a worker has only Opus's WebAssembly build (pool.ts says why), about
     // three times the CPU of the native one this thread uses.
     const plain = (call.options.mediaEncryption ?? 'no') === 'no' && !call.codecs.includes('opus');
-    if (this.#pool && plain) {
+    const opening = this.#pool && plain ? this.#openInWorker(this.#pool, call) : undefined;
+    if (opening) {
       try {
-        return await this.#openInWorker(this.#pool, call);
+        return await opening;
       } catch (error) {
         this.#runtime.log?.warn({ channel: call.channel?.name, err: error }, 'no media worker could take the call\'s stream; it runs on the main thread');
       }
@@ -123,7 +124,8 @@ export class CallStreams {
     return this.#openHere(call);
   }
 
-  #openInWorker(pool: MediaWorkerPool, call: SipCall): Promise<CallRtpStream> {
+  /** Undefined when no worker is ready (starting, or restarting after a crash). */
+  #openInWorker(pool: MediaWorkerPool, call: SipCall): Promise<CallRtpStream> | undefined {
     return pool.open({
       host: this.#host,
       portStart: this.#ports.start,

@@ -27,6 +27,7 @@ const port = parentPort;
 if (port) {
   const host = new MediaWorkerHost((message) => port.postMessage(message));
   port.on('message', (message: ToWorker) => host.handle(message));
+  port.postMessage({ type: 'ready' });
   let lastUtilization = performance.eventLoopUtilization();
   let lastAt = performance.now();
   let lastCpu = threadCpuSeconds();

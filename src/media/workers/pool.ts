@@ -37,7 +37,7 @@ export interface OpenRequest {
 /** One worker's load as GET /metrics shows it. */
 export interface WorkerLoad extends WorkerLoadReport {
   readonly index: number;
-  /** False between a crash and the restart. */
+  /** Started and ready for streams (false while it loads, and between a crash and the restart). */
   readonly running: boolean;
   readonly restarts: number;
 }
@@ -51,6 +51,8 @@ interface PendingOpen {
 
 class WorkerSlot {
   worker: Worker | undefined;
+  /** The worker loaded (a new worker takes a moment, seconds under tsx on a busy machine). */
+  ready = false;
   startedAt = 0;
   restarts = 0;
   restartPauseMs = 1_000;
@@ -94,10 +96,13 @@ export class MediaWorkerPool {
     return count;
   }
 
-  /** Opens a stream on the least-loaded running worker; rejects when none runs or its ports are taken. */
-  open(request: OpenRequest): Promise<RemoteRtpStream> {
+  /**
+   * Opens a stream on the least-loaded ready worker; undefined when none is ready (just started or
+   * restarting: the caller runs the stream itself rather than wait); rejects when its ports are taken.
+   */
+  open(request: OpenRequest): Promise<RemoteRtpStream> | undefined {
     const slot = this.#leastLoaded();
-    if (!slot?.worker) return Promise.reject(new Error('no media worker is running'));
+    if (!slot?.worker) return undefined;
     const id = this.#nextId++;
     const memory = StreamMemory.create();
     const [portStart, portEnd] = this.#portsOf(slot.index, request.portStart, request.portEnd);
@@ -111,7 +116,7 @@ export class MediaWorkerPool {
   loads(): WorkerLoad[] {
     return this.#slots.map((slot) => ({
       index: slot.index,
-      running: slot.worker !== undefined,
+      running: slot.worker !== undefined && slot.ready,
       restarts: slot.restarts,
       streams: slot.streams.size,
       packetsInPerSecond: slot.load?.packetsInPerSecond ?? 0,
@@ -153,7 +158,7 @@ export class MediaWorkerPool {
   #leastLoaded(): WorkerSlot | undefined {
     let best: WorkerSlot | undefined;
     for (const slot of this.#slots) {
-      if (!slot.worker) continue;
+      if (!slot.worker || !slot.ready) continue;
       if (!best || slot.placed < best.placed || (slot.placed === best.placed && (slot.load?.utilization ?? 0) < (best.load?.utilization ?? 0))) best = slot;
     }
     return best;
@@ -172,6 +177,7 @@ export class MediaWorkerPool {
     // The pool, not its workers, decides when the process may exit (a stopped server with a live worker must not hang).
     worker.unref();
     slot.worker = worker;
+    slot.ready = false;
     slot.startedAt = Date.now();
     slot.load = undefined;
     worker.on('message', (message: FromWorker) => this.#receive(slot, message));
@@ -203,6 +209,10 @@ export class MediaWorkerPool {
   #receive(slot: WorkerSlot, message: FromWorker): void {
     if (message.type === 'load') {
       slot.load = message.load;
+      return;
+    }
+    if (message.type === 'ready') {
+      slot.ready = true;
       return;
     }
     if (message.type === 'opened' || message.type === 'open-failed') {

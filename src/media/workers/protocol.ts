@@ -31,6 +31,8 @@ export type ToWorker =
   | { readonly type: 'close'; readonly id: number };
 
 export type FromWorker =
+  /** The worker has loaded and takes streams. */
+  | { readonly type: 'ready' }
   | { readonly type: 'opened'; readonly id: number; readonly port: number }
   | { readonly type: 'open-failed'; readonly id: number; readonly reason: string }
   | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }

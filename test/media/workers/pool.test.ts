@@ -11,7 +11,7 @@ import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import type { Frame } from '../../../src/media/frame.ts';
 import { RtpStreamTotals } from '../../../src/media/rtp/stream.ts';
 import { MediaWorkerPool, type OpenRequest } from '../../../src/media/workers/pool.ts';
-import type { RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
+import type { RemoteRtpStream, RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
 
 const clock = new MediaClock();
 const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
@@ -61,12 +61,20 @@ function request(e: RemoteStreamEvents, totals?: RtpStreamTotals): OpenRequest {
   return { host: '127.0.0.1', portStart: PORT_BASE, portEnd: PORT_BASE + 2_000, options: { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 }, rtcpIntervalMs: 500 }, events: e, ...(totals ? { totals } : {}) };
 }
 
+/** Opens a stream once a worker is ready (a new pool's workers take a moment to load). */
+async function openOn(pool: MediaWorkerPool, r: OpenRequest): Promise<RemoteRtpStream> {
+  let opening: Promise<RemoteRtpStream> | undefined;
+  await waitFor(() => (opening = pool.open(r)) !== undefined, 'a ready worker');
+  return opening!;
+}
+
 describe('media worker pool', () => {
   let pool: MediaWorkerPool;
   const exits: string[] = [];
-  before(() => {
+  before(async () => {
     clock.start();
     pool = new MediaWorkerPool({ size: 2, clock: mainClock, onWorkerExit: (index, reason, lost) => exits.push(`${index}:${lost}:${reason}`) });
+    await waitFor(() => pool.loads().every((load) => load.running), 'both workers to load', 60_000);
   });
   after(async () => {
     await pool.stop();
@@ -76,7 +84,7 @@ describe('media worker pool', () => {
   test('received audio reaches the main thread and written audio leaves as RTP; statistics and digits cross', async () => {
     const e = events();
     const totals = new RtpStreamTotals();
-    const stream = await pool.open(request(e, totals));
+    const stream = await openOn(pool, request(e, totals));
     const peer = await peerSocket();
     const heard: number[] = [];
     let events101 = 0;
@@ -125,7 +133,7 @@ describe('media worker pool', () => {
 
   test('a looping stream sends the far end its own audio back and the main thread sees none of it', async () => {
     const e = events();
-    const stream = await pool.open(request(e));
+    const stream = await openOn(pool, request(e));
     const peer = await peerSocket();
     const echoed: number[] = [];
     peer.on('message', (message) => {
@@ -159,7 +167,7 @@ describe('media worker pool', () => {
 
   test('streams go to the least-loaded worker', async () => {
     const streams = [];
-    for (let i = 0; i < 6; i++) streams.push(await pool.open(request(events())));
+    for (let i = 0; i < 6; i++) streams.push(await openOn(pool, request(events())));
     const perWorker = [0, 0];
     for (const stream of streams) perWorker[stream.workerIndex] += 1;
     assert.deepEqual(perWorker, [3, 3]);
@@ -167,15 +175,15 @@ describe('media worker pool', () => {
     for (const stream of streams) stream.close();
     await waitFor(() => pool.streams === 0, 'the streams to close');
     // Two on worker 0 only: the next two go to worker 1.
-    const a = await pool.open(request(events()));
-    const b = await pool.open(request(events()));
-    const c = await pool.open(request(events()));
+    const a = await openOn(pool, request(events()));
+    const b = await openOn(pool, request(events()));
+    const c = await openOn(pool, request(events()));
     assert.notEqual(a.workerIndex, b.workerIndex);
     const onC = c.workerIndex;
     a.close();
     b.close();
     await waitFor(() => pool.streams === 1, 'two to close');
-    const d = await pool.open(request(events()));
+    const d = await openOn(pool, request(events()));
     assert.notEqual(d.workerIndex, onC);
     c.close();
     d.close();
@@ -184,8 +192,8 @@ describe('media worker pool', () => {
   test('a worker that dies ends its streams (onLost, once) and is started again; the other worker goes on', async () => {
     const onFirst = events();
     const onSecond = events();
-    const first = await pool.open(request(onFirst));
-    const second = await pool.open(request(onSecond));
+    const first = await openOn(pool, request(onFirst));
+    const second = await openOn(pool, request(onSecond));
     assert.notEqual(first.workerIndex, second.workerIndex);
     await pool.kill(first.workerIndex);
     await waitFor(() => onFirst.lost.length === 1, 'the lost stream');
@@ -193,9 +201,9 @@ describe('media worker pool', () => {
     assert.equal(onSecond.lost.length, 0);
     assert.equal(second.closed, false);
     assert.ok(exits.some((line) => line.startsWith(`${first.workerIndex}:1:`)), exits.join());
-    await waitFor(() => pool.loads()[first.workerIndex].restarts === 1 && pool.loads()[first.workerIndex].running, 'the restart');
+    await waitFor(() => pool.loads()[first.workerIndex].restarts === 1 && pool.loads()[first.workerIndex].running, 'the restart', 60_000);
     // The restarted worker takes streams again.
-    const again = await pool.open(request(events()));
+    const again = await openOn(pool, request(events()));
     assert.equal(again.workerIndex, first.workerIndex);
     again.close();
     second.close();
