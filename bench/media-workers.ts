@@ -52,7 +52,7 @@ async function runTarget(workers: number): Promise<void> {
       logging: { console: false, level: 'warn' },
       dialplan: { file: dialplan },
       media: { workers },
-      sip: { port: 0, rtp_port_start: 10000, rtp_port_end: 29999 },
+      sip: { port: 0, rtp_port_start: 10000, rtp_port_end: 29999, max_calls_per_endpoint: 0 },
       max_channels: 5000,
       config_objects: { res_pjsip: { endpoint: { load: { context: 'bench-in', allow: 'ulaw' } } } },
     },
