@@ -97,11 +97,19 @@ interface RunResult {
   readonly lost: number;
   readonly failed: number;
   readonly rssMiB: number;
+  /** Jitter-buffer late packets and concealed frames, ring drops, since start. */
+  readonly late: number;
+  readonly concealed: number;
+  readonly ringDrops: number;
 }
 
 async function api<T>(url: string, path: string): Promise<T> {
   const response = await fetch(`${url}${path}`, { headers: { authorization: AUTH }, signal: AbortSignal.timeout(10_000) });
   return (await response.json()) as T;
+}
+
+function total(text: string, name: string): number {
+  return text.split('\n').filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`)).reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
 }
 
 function metric(text: string, name: string): string[] {
@@ -172,6 +180,9 @@ async function runOnce(work: string, workers: number, calls: number, window: num
       lost,
       failed: result.failed,
       rssMiB: rss,
+      late: total(metrics, 'patchbay_sip_jitterbuffer_late_packets_total'),
+      concealed: total(metrics, 'patchbay_sip_jitterbuffer_concealed_frames_total'),
+      ringDrops: total(metrics, 'patchbay_media_worker_ring_drops'),
     };
   } finally {
     child.stdin.end();
@@ -188,14 +199,14 @@ async function runBench(): Promise<void> {
   const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-media-workers-'));
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '10', 'sine', '1000', 'vol', '0.5']);
   console.log(`bench:media-workers — SIPp G.711 echo calls, ${window} s window once all are up; machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (shared: figures are noisy)`);
-  console.log('workers  calls  up    process%  main%  worker cpu  worker elu  received  sent back  not sent back  jitter max  lost  failed  RSS MiB');
+  console.log('workers  calls  up    process%  main%  worker cpu  worker elu  received  sent back  not sent back  jitter max  lost  failed  RSS MiB  jb late  concealed  ring drops');
   try {
     for (const calls of callCounts) {
       for (const workers of workerCounts) {
         const r = await runOnce(work, workers, calls, window);
         const missing = r.received > 0 ? ((r.received - r.sent) / r.received) * 100 : 0;
         console.log(
-          `${String(r.workers).padEnd(8)} ${String(r.calls).padEnd(6)} ${String(r.up).padEnd(5)} ${r.processCpu.toFixed(1).padStart(8)}  ${r.mainCpu.toFixed(1).padStart(5)}  ${r.workerCpu.padStart(10)}  ${r.workerElu.padStart(10)}  ${String(r.received).padStart(8)}  ${String(r.sent).padStart(9)}  ${missing.toFixed(2).padStart(12)}%  ${r.jitterMaxMs.toFixed(1).padStart(7)} ms  ${String(r.lost).padStart(4)}  ${String(r.failed).padStart(6)}  ${r.rssMiB.toFixed(0).padStart(7)}`,
+          `${String(r.workers).padEnd(8)} ${String(r.calls).padEnd(6)} ${String(r.up).padEnd(5)} ${r.processCpu.toFixed(1).padStart(8)}  ${r.mainCpu.toFixed(1).padStart(5)}  ${r.workerCpu.padStart(10)}  ${r.workerElu.padStart(10)}  ${String(r.received).padStart(8)}  ${String(r.sent).padStart(9)}  ${missing.toFixed(2).padStart(12)}%  ${r.jitterMaxMs.toFixed(1).padStart(7)} ms  ${String(r.lost).padStart(4)}  ${String(r.failed).padStart(6)}  ${r.rssMiB.toFixed(0).padStart(7)}  ${String(r.late).padStart(7)}  ${String(r.concealed).padStart(9)}  ${String(r.ringDrops).padStart(10)}`,
         );
       }
     }
