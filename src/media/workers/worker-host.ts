@@ -76,7 +76,10 @@ export class MediaWorkerHost {
         return;
       case 'loop': {
         const hosted = this.#byId.get(message.id);
-        if (hosted) hosted.looping = message.on;
+        if (!hosted) return;
+        hosted.looping = message.on;
+        // The packets' payloads go back as they are when nothing needs them decoded; else the decoded audio.
+        hosted.stream.reflect(message.on);
         return;
       }
       case 'close':
@@ -103,8 +106,10 @@ export class MediaWorkerHost {
       this.#streamClock,
       {
         onFrame: (frame) => {
-          if (hosted?.looping) stream.writeFrame(frame);
-          else memory.received.push(frame.rate, frame.samples);
+          // Looping: the decoded audio goes back, unless the packets themselves already do (reflect()).
+          if (hosted?.looping) {
+            if (!stream.reflecting) stream.writeFrame(frame);
+          } else memory.received.push(frame.rate, frame.samples);
         },
         onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
         onStranger: (address, port) => this.post({ type: 'stranger', id, address, port }),
