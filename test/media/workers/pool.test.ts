@@ -136,8 +136,12 @@ describe('media worker pool', () => {
     const stream = await openOn(pool, request(e));
     const peer = await peerSocket();
     const echoed: number[] = [];
+    const timestamps: number[] = [];
     peer.on('message', (message) => {
-      if (message[1] === 0 && message.length === 172) echoed.push(ulawToLinear(message[100]));
+      if ((message[1] & 0x7f) === 0 && message.length === 172) {
+        echoed.push(ulawToLinear(message[100]));
+        timestamps.push(message.readUInt32BE(4));
+      }
     });
     try {
       stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
@@ -152,6 +156,9 @@ describe('media worker pool', () => {
       const sent = new Set([0, 1, 2, 3].map((k) => ulawToLinear(linearToUlaw(3000 + k * 1000))));
       assert.ok(echoed.filter((v) => sent.has(v)).length >= 20, `echoed what was sent: ${echoed.slice(0, 10)}`);
       assert.equal(e.frames.length, 0, 'no frame reached the main thread while looping');
+      // The packets went back as they came (reflected): 20 ms apart on the RTP clock, on our SSRC.
+      const steps = timestamps.slice(1).map((t, i) => (t - timestamps[i]) >>> 0);
+      assert.ok(steps.filter((step) => step === 160).length >= steps.length - 2, `timestamp steps ${steps.slice(0, 12)}`);
       stream.loopAudio(false);
       talking = setInterval(() => peer.send(rtpPacket(sequence++, 1000), stream.localPort, '127.0.0.1'), 20);
       try {
