@@ -405,6 +405,9 @@ export const SETTINGS = section(
       doc: 'Default channel language (letters, digits, `_`, `-`; e.g. `en_GB`)',
       check: (s) => (/^[A-Za-z0-9_-]{1,32}$/.test(s) ? null : `must be a language code such as en or en_GB (letters, digits, _ and -), got '${s}'`),
     }),
+    media: section({
+      workers: integer({ default: () => Math.max(1, os.availableParallelism() - 1), docDefault: 'CPU cores − 1, at least 1', min: 0, max: 256, env: 'PATCHBAY_MEDIA_WORKERS', doc: "Worker threads that run the RTP of plain-RTP SIP calls (sockets, strict RTP, jitter buffers, codecs, RTCP, DTMF), each call on the least-loaded one, so media uses the other cores while the main thread keeps signalling, dialplan, ARI and events (see [media workers](media.md#media-workers)). `0` = all media on the main thread. SRTP and WebRTC calls keep theirs on the main thread" }),
+    }),
     sip: section({
       enabled: boolean({ default: true, doc: 'Run the SIP channel technology (`PJSIP`, `chan_pjsip.so`)' }),
       bind: string({

@@ -3,6 +3,7 @@
 // updated as things happen (HTTP requests, media-clock ticks, events sent and dropped).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SipStats } from '../channels/pjsip/stats.ts';
+import type { WorkerLoad } from '../media/workers/pool.ts';
 import type { Core } from '../control/core.ts';
 
 /** What the event WebSocket reports: clients connected, events sent and events dropped so far. */
@@ -165,6 +166,25 @@ export class Metrics {
       monotonic('patchbay_sip_srtp_refused_packets_total', 'SRTP and SRTCP packets dropped: failed authentication or replayed', () => sip().srtpRefusedPackets);
       monotonic('patchbay_sip_jitterbuffer_late_packets_total', 'RTP packets the jitter buffers dropped because their audio arrived after it was due', () => sip().jitterBufferLatePackets);
       monotonic('patchbay_sip_jitterbuffer_concealed_frames_total', 'Audio frames the jitter buffers made up for missing or late packets', () => sip().jitterBufferConcealedFrames);
+      const workerGauge = (name: string, help: string, read: (load: WorkerLoad) => number): void => {
+        new Gauge({
+          name,
+          help,
+          labelNames: ['worker'],
+          registers,
+          collect() {
+            this.reset();
+            for (const load of sip().mediaWorkers ?? []) this.set({ worker: String(load.index) }, read(load));
+          },
+        });
+      };
+      workerGauge('patchbay_media_worker_streams', 'RTP streams each media worker runs (media.workers)', (load) => load.streams);
+      workerGauge('patchbay_media_worker_packets_in_per_second', 'RTP packets each media worker received per second, over its last report', (load) => load.packetsInPerSecond);
+      workerGauge('patchbay_media_worker_packets_out_per_second', 'RTP packets each media worker sent per second, over its last report', (load) => load.packetsOutPerSecond);
+      workerGauge('patchbay_media_worker_utilization', 'Event-loop utilisation of each media worker over its last second, 0-1', (load) => load.utilization);
+      workerGauge('patchbay_media_worker_cpu_cores', 'CPU each media worker\'s thread used over its last second, in cores (-1: not known on this system)', (load) => load.cpu);
+      workerGauge('patchbay_media_worker_ring_drops', 'Frames each media worker\'s shared rings dropped because the other side fell behind, since it started', (load) => load.ringDrops);
+      workerGauge('patchbay_media_worker_restarts', 'Times each media worker was started again after it died', (load) => load.restarts);
       sipGauge('patchbay_sip_auth_blocked_sources', 'Source addresses refused unchecked right now after too many failed SIP digest guesses', (stats) => stats.authBlockedSources);
       sipGauge('patchbay_sip_auth_blocked_endpoints', 'Endpoints refused unchecked right now (but from addresses they authenticated from) after too many failed guesses', (stats) => stats.authBlockedEndpoints);
       monotonic('patchbay_sip_auth_failures_total', 'SIP digest guesses that failed the password check', () => sip().authFailures);

@@ -46,7 +46,9 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
     // An ephemeral SIP port: test servers run side by side.
     sip: { port: 0 },
   };
-  const config = loadConfig({ path: null, env: {}, overrides: merge(base, overrides) });
+  // PATCHBAY_MEDIA_WORKERS runs a whole suite with another media.workers (0: media on the main thread).
+  const env = process.env.PATCHBAY_MEDIA_WORKERS === undefined ? {} : { PATCHBAY_MEDIA_WORKERS: process.env.PATCHBAY_MEDIA_WORKERS };
+  const config = loadConfig({ path: null, env, overrides: merge(base, overrides) });
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {

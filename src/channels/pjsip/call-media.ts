@@ -6,7 +6,7 @@
 // repeat them, as chan_pjsip keeps its key) and the stream gets an SrtpSession keyed by what
 // offer/answer agreed.
 import { randomBytes } from 'node:crypto';
-import type { RtpStream } from '../../media/rtp/stream.ts';
+import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { SrtpSession } from '../../media/srtp/session.ts';
 import { MASTER_KEY_SALT_BYTES, type SrtpMasterKey } from '../../media/srtp/suites.ts';
 import {
@@ -73,7 +73,7 @@ export class CallMedia {
     /** Our media address (c= and o=), read when a body is written. */
     private readonly address: () => string,
     /** The call's stream, once bound. */
-    private readonly stream: () => RtpStream | undefined,
+    private readonly stream: () => CallRtpStream | undefined,
     /** Ms media may go unanswered to a far end's address (see StreamParameters.unansweredLimitMs); undefined: no limit. */
     private readonly unansweredLimit: (address: string | undefined) => number | undefined = () => undefined,
   ) {}

@@ -1,24 +1,34 @@
 // The RTP streams of SIP calls: a socket pair from sip's RTP port range per call, wired to the
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
 // rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
-// calls.
+// calls. With media workers (media.workers > 0) a plain-RTP call's stream runs in one of them
+// (src/media/workers/); SRTP and WebRTC calls, calls of endpoints that allow Opus, and a server on
+// a hand-driven clock keep theirs on this thread. A call whose worker dies is hung up (cause 38,
+// network out of order).
 import type dgram from 'node:dgram';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
-import { RtpStream, RtpStreamTotals } from '../../media/rtp/stream.ts';
+import { RtpStream, RtpStreamTotals, type StreamClock } from '../../media/rtp/stream.ts';
 import type { SipCall } from './call.ts';
 import type { PjsipRuntime } from './runtime.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { generateDtlsIdentity, readDtlsIdentity, type DtlsIdentity } from '../../media/webrtc/dtls-identity.ts';
 import { SecureMediaSocket } from '../../media/webrtc/secure-media-socket.ts';
 import type { MediaSocket } from '../../media/rtp/media-socket.ts';
+import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
+import { MediaWorkerPool, type WorkerLoad } from '../../media/workers/pool.ts';
+import type { WorkerStreamOptions } from '../../media/workers/protocol.ts';
 
 /** Strict-RTP stranger warnings: at most this many lines per window; the rest are counted into the next line. */
 const STRANGER_WARNINGS_PER_WINDOW = 10;
 const STRANGER_WARNING_WINDOW_MS = 60_000;
 
+/** Cause 38 (network out of order): a call whose media worker died. */
+const WORKER_LOST_CAUSE = 38;
+
 export class CallStreams {
-  /** What every call's media dropped and concealed since start (GET /metrics). */
-  readonly totals = new RtpStreamTotals();
+  readonly #totals = new RtpStreamTotals();
+  /** The media workers, while the technology runs with some. */
+  #pool: MediaWorkerPool | undefined;
   readonly #runtime: PjsipRuntime;
   /** A call's media ended with a round-trip time measured by RTCP, in seconds. */
   readonly #onRoundTrip: (seconds: number) => void;
@@ -39,43 +49,128 @@ export class CallStreams {
     this.#onRoundTrip = onRoundTrip;
   }
 
-  /** Where streams bind, at start: the local address and sip's RTP port range. */
-  configure(host: string, ports: RtpPortRange): void {
-    this.#host = host;
-    this.#ports = ports;
+  /** What every call's media dropped and concealed since start (GET /metrics); the workers' streams' counts brought in first. */
+  get totals(): RtpStreamTotals {
+    this.#pool?.syncTotals();
+    return this.#totals;
   }
 
-  async open(call: SipCall): Promise<RtpStream> {
-    const context = this.#runtime.context!;
-    const sockets = await this.#ports.bindPair(this.#host);
-    const media = context.media;
-    const clock = { get ticks() { return media.clock.ticks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
-    const sip = context.config.sip;
-    const socket = call.options.mediaEncryption === 'dtls' ? await this.#secure(call, sockets.rtp) : sockets.rtp;
-    const stream: RtpStream = new RtpStream(socket, clock, {
-      onFrame: (frame) => call.deliver(frame),
-      onDigit: (digit, ms) => call.digit(digit, ms),
-      onStranger: (address, port) => this.#warnStranger(call, address, port),
-      onUnanswered: (address, port) =>
-        this.#unansweredLog.run((suppressed) =>
-          this.#runtime.log?.warn(
-            { channel: call.channel?.name, media: `${address}:${port}`, ...(suppressed > 0 ? { suppressed } : {}) },
-            'RTP sending paused: nothing came back from a media address that is not the caller\'s signalling address',
-          ),
-        ),
-      onClosed: () => {
-        if (stream.rtcp.rttSpread.count > 0) this.#onRoundTrip(stream.rtcp.rtt);
-      },
-    }, {
-      totals: this.totals,
-      rtcpSocket: sockets.rtcp,
+  /** The media workers, while the technology runs with some. */
+  get pool(): MediaWorkerPool | undefined {
+    return this.#pool;
+  }
+
+  /** Each media worker's load (GET /metrics); none without workers. */
+  workerLoads(): WorkerLoad[] {
+    return this.#pool?.loads() ?? [];
+  }
+
+  /**
+   * Where streams bind, at start: the local address and sip's RTP port range; and the media
+   * workers to start (none: every stream on this thread).
+   */
+  configure(host: string, ports: RtpPortRange, workers = 0): void {
+    this.#host = host;
+    this.#ports = ports;
+    const media = this.#runtime.context?.media;
+    // A hand-driven clock (tests) cannot pace a worker's: streams stay here.
+    if (workers > 0 && media && !media.clock.manual && !this.#pool) {
+      this.#pool = new MediaWorkerPool({
+        size: workers,
+        clock: this.#clock(),
+        onWorkerExit: (index, reason, lost) =>
+          this.#runtime.log?.error({ worker: index, reason, calls: lost }, `media worker ${index} died (${reason}): its ${lost} call(s) hang up with cause ${WORKER_LOST_CAUSE}; the worker restarts`),
+      });
+    }
+  }
+
+  /** Stops the media workers (the technology stops; its calls have been hung up). */
+  async stop(): Promise<void> {
+    const pool = this.#pool;
+    this.#pool = undefined;
+    await pool?.stop();
+  }
+
+  #clock(): StreamClock {
+    const media = this.#runtime.context!.media;
+    return { get ticks() { return media.clock.ticks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
+  }
+
+  /** The technology's stream settings (the endpoint's rtp_symmetric). */
+  #streamOptions(call: SipCall): WorkerStreamOptions {
+    const sip = this.#runtime.context!.config.sip;
+    return {
       rtcpIntervalMs: sip.rtcpIntervalMs,
       strictRtp: sip.strictRtp,
       probation: sip.rtpProbation,
       symmetric: call.options.rtpSymmetric === true,
       ...(sip.jitterbuffer ? { jitterBuffer: { minDelayMs: sip.jitterbufferMinDelayMs, maxDelayMs: sip.jitterbufferMaxDelayMs } } : {}),
+    };
+  }
+
+  async open(call: SipCall): Promise<CallRtpStream> {
+    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams. So does a call
+    // that may agree on Opus: a worker has only Opus's WebAssembly build (pool.ts says why), about
+    // three times the CPU of the native one this thread uses.
+    const plain = (call.options.mediaEncryption ?? 'no') === 'no' && !call.codecs.includes('opus');
+    const opening = this.#pool && plain ? this.#openInWorker(this.#pool, call) : undefined;
+    if (opening) {
+      try {
+        return await opening;
+      } catch (error) {
+        this.#runtime.log?.warn({ channel: call.channel?.name, err: error }, 'no media worker could take the call\'s stream; it runs on the main thread');
+      }
+    }
+    return this.#openHere(call);
+  }
+
+  /** Undefined when no worker is ready (starting, or restarting after a crash). */
+  #openInWorker(pool: MediaWorkerPool, call: SipCall): Promise<CallRtpStream> | undefined {
+    return pool.open({
+      host: this.#host,
+      portStart: this.#ports.start,
+      portEnd: this.#ports.end,
+      options: this.#streamOptions(call),
+      totals: this.#totals,
+      events: {
+        onFrame: (frame) => call.deliver(frame),
+        onDigit: (digit, ms) => call.digit(digit, ms),
+        onStranger: (address, port) => this.#warnStranger(call, address, port),
+        onUnanswered: (address, port) => this.#warnUnanswered(call, address, port),
+        onClosed: (rtt) => {
+          if (rtt !== undefined) this.#onRoundTrip(rtt);
+        },
+        onLost: (reason) => {
+          this.#runtime.log?.error({ channel: call.channel?.name, reason }, `the call's media was lost (${reason}); hanging up with cause ${WORKER_LOST_CAUSE}`);
+          if (call.channel && !call.channel.hangingUp) call.channel.hangup(WORKER_LOST_CAUSE);
+        },
+      },
     });
+  }
+
+  async #openHere(call: SipCall): Promise<RtpStream> {
+    const sockets = await this.#ports.bindPair(this.#host);
+    const clock = this.#clock();
+    const socket = call.options.mediaEncryption === 'dtls' ? await this.#secure(call, sockets.rtp) : sockets.rtp;
+    const stream: RtpStream = new RtpStream(socket, clock, {
+      onFrame: (frame) => call.deliver(frame),
+      onDigit: (digit, ms) => call.digit(digit, ms),
+      onStranger: (address, port) => this.#warnStranger(call, address, port),
+      onUnanswered: (address, port) => this.#warnUnanswered(call, address, port),
+      onClosed: () => {
+        if (stream.rtcp.rttSpread.count > 0) this.#onRoundTrip(stream.rtcp.rtt);
+      },
+    }, { ...this.#streamOptions(call), totals: this.#totals, rtcpSocket: sockets.rtcp });
     return stream;
+  }
+
+  #warnUnanswered(call: SipCall, address: string, port: number): void {
+    this.#unansweredLog.run((suppressed) =>
+      this.#runtime.log?.warn(
+        { channel: call.channel?.name, media: `${address}:${port}`, ...(suppressed > 0 ? { suppressed } : {}) },
+        'RTP sending paused: nothing came back from a media address that is not the caller\'s signalling address',
+      ),
+    );
   }
 
   /**

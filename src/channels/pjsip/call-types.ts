@@ -3,7 +3,7 @@
 import type { WebRtcEndpointOptions } from './config/webrtc-options.ts';
 import type { Logger } from 'pino';
 import type { TechnologyMusicOnHold } from '../../core/channels/technology.ts';
-import type { RtpStream } from '../../media/rtp/stream.ts';
+import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
@@ -28,8 +28,8 @@ export interface CallServices {
   readonly unansweredMediaMs: number;
   /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
   readonly musicOnHold: TechnologyMusicOnHold | undefined;
-  /** Binds this call's RTP socket. */
-  openStream(call: SipCall): Promise<RtpStream>;
+  /** Binds this call's RTP socket (here, or in a media worker). */
+  openStream(call: SipCall): Promise<CallRtpStream>;
   /** The call ended: forget its dialog and transactions. */
   forget(call: SipCall): void;
 }

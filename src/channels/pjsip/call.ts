@@ -23,7 +23,7 @@ import { dialplanHeaders, SessionHeaders } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
 import { connectionServes, type Destination, type Source, type TcpConnection } from '../../sip/transport.ts';
-import type { RtpStream } from '../../media/rtp/stream.ts';
+import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
 import { dtmfByInfo, dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
@@ -44,7 +44,7 @@ const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: 
 export class SipCall implements ChannelDriver {
   channel!: Channel;
   dialog: Dialog | undefined;
-  stream: RtpStream | undefined;
+  stream: CallRtpStream | undefined;
   /** Offer/answer and the stream's configuration (call-media.ts); 100rel and session timers (call-session.ts). */
   readonly #sdp: CallMedia;
   readonly #session: CallSession;
@@ -76,7 +76,8 @@ export class SipCall implements ChannelDriver {
   constructor(
     private readonly services: CallServices,
     private readonly side: Side,
-    private readonly codecs: readonly SdpCodec[],
+    /** The endpoint's codecs (allow), in its order: what offers and answers may agree. */
+    readonly codecs: readonly SdpCodec[],
     readonly endpointId: string,
     private readonly mediaOptions: CallMediaOptions = DEFAULT_MEDIA_OPTIONS,
   ) {
@@ -575,6 +576,11 @@ export class SipCall implements ChannelDriver {
 
   writeFrame(frame: Frame): void {
     this.stream?.writeFrame(frame);
+  }
+
+  /** Echo()'s fast path: the stream sends the far end's audio back by itself (in its media worker); false when it cannot. */
+  loopAudio(on: boolean): boolean {
+    return !this.#ended && (this.stream?.loopAudio?.(on) ?? false);
   }
 
   nativeFormat(): string | undefined {

@@ -1,6 +1,7 @@
 // What GET /metrics reports of SIP: transactions, bindings, calls, subscriptions, outbound registrations and the
 // live calls' media figures, read when scraped.
 import type { RtpStreamTotals } from '../../media/rtp/stream.ts';
+import type { WorkerLoad } from '../../media/workers/pool.ts';
 import type { PjsipRuntime } from './runtime.ts';
 import type { SipAuthFailures } from './auth-failures.ts';
 
@@ -37,6 +38,8 @@ export interface SipStats {
   readonly authBlockedEndpoints: number;
   /** Live SUBSCRIBE subscriptions (dialog, presence, message-summary). */
   readonly subscriptions: number;
+  /** Each media worker's load (media.workers); empty when the calls' media runs on the main thread. */
+  readonly mediaWorkers?: readonly WorkerLoad[];
 }
 
 /** `totals`: what every call's media dropped and concealed since start. */

@@ -36,6 +36,7 @@ import { ALLOW, type CallServices, type SipCall } from './call.ts';
 import { CallRegistry } from './call-registry.ts';
 import { SUPPORTED_ALL } from './session-extensions.ts';
 import { CallStreams } from './call-streams.ts';
+import type { MediaWorkerPool } from '../../media/workers/pool.ts';
 import { buildPjsipConfig, type PjsipConfig } from './config/index.ts';
 import { Dialer } from './dialer.ts';
 import { EndpointIdentifier } from './identify.ts';
@@ -214,9 +215,14 @@ export class PjsipTechnology implements ChannelTechnology {
     return this.#unavailable;
   }
 
+  /** The media workers the calls' RTP runs in (media.workers), while started with some. */
+  get mediaWorkers(): MediaWorkerPool | undefined {
+    return this.#streams.pool;
+  }
+
   /** Figures for GET /metrics, read when scraped. */
   stats(): SipStats {
-    return collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures, this.#subscriptions.size);
+    return { ...collectSipStats(this.#runtime, this.#streams.totals, this.#auth.failures, this.#subscriptions.size), mediaWorkers: this.#streams.workerLoads() };
   }
 
   /** Every listener with its bound port, once started. */
@@ -318,7 +324,7 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
-    this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)));
+    this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)), context.config.media.workers);
     const listeners = this.#listeners(settings);
     const webSocket = this.#webSocketSettings(settings, log);
     const { transport, layer } = openSipListeners(
@@ -467,6 +473,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#registrar.close();
     this.#layer?.close();
     await this.#transport?.close();
+    await this.#streams.stop();
     this.#layer = undefined;
     this.#transport = undefined;
     this.#context?.messages.setTransport(undefined);

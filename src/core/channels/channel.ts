@@ -94,6 +94,8 @@ export interface ChannelInternalEvents {
   text: string;
   /** The dialplan executor moved the channel (TIMEOUT(absolute) to `T`): a waiting application stops. */
   'pbx-interrupt': undefined;
+  /** A frame listener or an audio hook was added: media the technology loops back (Echo()) must reach the channel again. */
+  'media-tapped': undefined;
 }
 
 /** The events a channel raises about itself: those whose declaration carries the `channel` snapshot. */
@@ -410,6 +412,12 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   addFrameListener(listener: FrameListener): void {
     this.frameListeners = [...this.frameListeners, listener];
+    this.emit('media-tapped', undefined);
+  }
+
+  /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
+  get mediaTapped(): boolean {
+    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut || this.generatorActive;
   }
 
   removeFrameListener(listener: FrameListener): void {
@@ -419,6 +427,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
     if (direction === 'read') this.readHooks = [...this.readHooks, hook];
     else this.writeHooks = [...this.writeHooks, hook];
+    this.emit('media-tapped', undefined);
   }
 
   removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {

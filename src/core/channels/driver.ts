@@ -27,6 +27,12 @@ export interface ChannelDriver {
   sendDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */
   writeFrame(frame: Frame): void;
+  /**
+   * While on, the far end's audio goes straight back to it inside the technology and no frame
+   * reaches the channel: Echo()'s fast path, for a channel nothing else listens to. False when the
+   * technology cannot (the caller then echoes frame by frame); technologies that never can leave it out.
+   */
+  loopAudio?(on: boolean): boolean;
   /** Out-of-call text towards the far end, if the technology carries text. */
   sendText?(text: string): void;
   /**

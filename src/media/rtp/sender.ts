@@ -85,6 +85,21 @@ export class RtpSender {
     return RTP_HEADER_BYTES + payloadBytes;
   }
 
+  /**
+   * A packet carrying `source[start, end)` as its payload unchanged, at RTP timestamp `timestamp`
+   * (Echo()'s reflection of the far end's own packets); returns its length. Audio packets after it
+   * go on from that timestamp.
+   */
+  copy(source: Buffer, start: number, end: number, timestamp: number, marker: boolean, tick: number): number {
+    const bytes = Math.min(end - start, MAX_PACKET_BYTES - RTP_HEADER_BYTES - MAX_PROTECTION_OVERHEAD);
+    this.#timestamp = timestamp >>> 0;
+    this.#lastTick = tick;
+    const packet = this.#next();
+    writeRtpHeader(packet, marker, this.#coder.payloadType, this.#sequence, this.#timestamp, this.ssrc);
+    source.copy(packet, RTP_HEADER_BYTES, start, start + bytes);
+    return this.#finish(bytes);
+  }
+
   /** Builds the audio packet of media clock tick `tick` into `packet`; returns its length. */
   audio(samples: Int16Array, tick: number): number {
     const marker = this.#advance(tick);

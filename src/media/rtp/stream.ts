@@ -31,7 +31,7 @@ import type { MediaProtection } from './protection.ts';
 import type { RtcpSession } from './rtcp-session.ts';
 import { RtpSender } from './sender.ts';
 import { RtpSourceLearning } from './source-learning.ts';
-import { rtpStatistics, type RtpStatistics } from './statistics.ts';
+import { rtpStatistics, writeRtpStatistics, type RtpStatistics } from './statistics.ts';
 import { TelephoneEventReceiver, TelephoneEventSender, TELEPHONE_EVENT_PAYLOAD_BYTES } from './telephone-event.ts';
 
 export type StreamDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
@@ -179,6 +179,11 @@ export class RtpStream {
   /** Sending stopped once for want of an answer (see StreamParameters.unansweredLimitMs). */
   unansweredStopped = false;
   #closed = false;
+  /** Echo()'s reflection (reflect()): audio packets go straight back, undecoded. */
+  #reflecting = false;
+  /** What is added to the far end's RTP timestamps of reflected packets, set at the first one of a source. */
+  #reflectOffset: number | undefined;
+  #reflectSsrc = -1;
 
   constructor(
     socket: MediaSocket,
@@ -258,6 +263,8 @@ export class RtpStream {
     }
     this.#rtcp.configure(parameters, moved);
     if (parameters.inbandDtmf && !wasInband) this.#inband.reset();
+    // Inband digits are heard in decoded audio: a reflecting stream goes back to decoding.
+    if (parameters.inbandDtmf) this.#reflecting = false;
     // Events on another clock (48000 beside Opus): durations count on it. A digit under way ends.
     const eventRate = parameters.telephoneEventRate ?? 8000;
     if (eventRate !== this.#eventRate) {
@@ -289,6 +296,28 @@ export class RtpStream {
   statistics(): RtpStatistics | undefined {
     if (this.#closed || !this.#sender || !this.#receiver) return undefined;
     return rtpStatistics(this.#sender, this.#receiver, this.#rtcp.session);
+  }
+
+  /** statistics() stored as numbers from `offset` (statistics.ts), without allocating; false when there are none. */
+  statisticsInto(into: Float64Array, offset: number): boolean {
+    if (this.#closed || !this.#sender || !this.#receiver) return false;
+    writeRtpStatistics(this.#sender, this.#receiver, this.#rtcp.session, into, offset);
+    return true;
+  }
+
+  /**
+   * Echo()'s cheapest loop: while on, every audio packet of the codec we send is sent straight back
+   * with its payload as is — nothing decoded, buffered or encoded — and no frame is delivered.
+   * False (and off) when the audio must be decoded: inband DTMF is listened for.
+   */
+  reflect(on: boolean): boolean {
+    this.#reflecting = on && this.#parameters?.inbandDtmf !== true;
+    this.#reflectOffset = undefined;
+    return this.#reflecting === on;
+  }
+
+  get reflecting(): boolean {
+    return this.#reflecting;
   }
 
   /** One 20 ms frame from the channel towards the far end. */
@@ -450,8 +479,24 @@ export class RtpStream {
       this.#digitsIn.push(message, header.payloadStart, header.payloadEnd, header.timestamp);
       return;
     }
-    if (coder) receiveRtpAudio(coder, message, header, this.#receive, now);
+    if (this.#reflecting && header.payloadType === parameters.payloadType) this.#reflectPacket(message, header);
+    else if (coder) receiveRtpAudio(coder, message, header, this.#receive, now);
   };
+
+  /** An audio packet sent back as it came (reflect()), on our SSRC and sequence, its timing kept. */
+  #reflectPacket(message: Buffer, header: RtpHeader): void {
+    const sender = this.#sender;
+    if (!sender || !this.#canSend() || this.#digitsOut.active || this.#inband.playing) return;
+    const first = this.#reflectOffset === undefined || header.ssrc !== this.#reflectSsrc;
+    if (first) {
+      this.#reflectSsrc = header.ssrc;
+      // Our timestamps go on from where they were (the marker bit says a new run starts).
+      this.#reflectOffset = (sender.timestamp - header.timestamp) >>> 0;
+    }
+    const timestamp = (header.timestamp + this.#reflectOffset!) >>> 0;
+    const length = sender.copy(message, header.payloadStart, header.payloadEnd, timestamp, first, this.clock.ticks);
+    this.#send(sender.packet, length);
+  }
 
   readonly #onRtcpMessage = (message: Buffer, rinfo: dgram.RemoteInfo): void => {
     if (!this.#closed) this.#takeRtcp(message, rinfo, false);

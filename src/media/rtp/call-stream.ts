@@ -1,0 +1,40 @@
+// What a SIP call holds of its media stream: an RtpStream on the main thread, or the proxy of one
+// that runs in a media worker (../workers/remote-stream.ts). The call, its SDP and GET /metrics use
+// only this, so they cannot tell where the packets are handled.
+import type { Frame } from '../frame.ts';
+import type { MediaSocket } from './media-socket.ts';
+import type { RtpStatistics } from './statistics.ts';
+import type { StreamParameters } from './stream.ts';
+
+/** What GET /metrics reads of a stream's jitter buffer. */
+export interface JitterFigures {
+  /** Packets dropped because their audio arrived after it was due. */
+  readonly late: number;
+  /** Frames made up for missing audio. */
+  readonly concealed: number;
+  readonly targetDelayMs: number;
+}
+
+export interface CallRtpStream {
+  readonly localPort: number;
+  /** The socket, when the stream runs on this thread (a WebRTC call's secures the media). */
+  readonly socket?: MediaSocket;
+  readonly parameters: StreamParameters | undefined;
+  /** Closed: its counts are in the technology's totals already. */
+  readonly closed: boolean;
+  /** The jitter buffer's figures, when one is used. */
+  readonly jitterBuffer: JitterFigures | undefined;
+  /** Applies (or changes, on a re-INVITE) what offer/answer agreed. */
+  configure(parameters: StreamParameters): void;
+  /** One 20 ms frame from the channel towards the far end. */
+  writeFrame(frame: Frame): void;
+  /** A digit as telephone-events or tones; false when the stream can do neither. */
+  sendDigit(digit: string, durationMs: number): boolean;
+  statistics(): RtpStatistics | undefined;
+  close(): void;
+  /**
+   * The far end's audio goes straight back to it where the packets are handled, and no frame
+   * reaches the channel (Echo()'s fast path); off: back to normal. False when the stream cannot.
+   */
+  loopAudio?(on: boolean): boolean;
+}

@@ -1,0 +1,292 @@
+// The media workers: `size` worker_threads, each running the RTP streams placed on it
+// (worker-host.ts). A new stream goes to the least-loaded worker (fewest streams, then the least
+// busy event loop). The pool drains every stream's received frames on the main media clock, one
+// per tick, and keeps what each worker last reported of its load (GET /metrics). A worker that
+// dies takes its streams with it: each one's call is told (onLost) and the worker is started
+// again — at once after a first crash, after a growing pause when it keeps dying at start.
+import { Worker } from 'node:worker_threads';
+import type { RtpStreamTotals, StreamClock } from '../rtp/stream.ts';
+import type { FromWorker, ToWorker, WorkerLoadReport, WorkerStreamOptions } from './protocol.ts';
+import { RemoteRtpStream, type RemoteStreamEvents, type StreamLink } from './remote-stream.ts';
+import { StreamMemory } from './stream-memory.ts';
+
+/** A worker that dies within this long of its start waits before the next start, doubling up to the maximum. */
+const QUICK_DEATH_MS = 5_000;
+const RESTART_PAUSE_MAX_MS = 30_000;
+/** A port range per worker below this many ports is too small to split: all workers share the whole range. */
+const MIN_PORTS_PER_WORKER = 64;
+
+export interface MediaWorkerPoolOptions {
+  /** Workers to run (≥ 1). */
+  readonly size: number;
+  /** The main media clock: received frames are handed to the calls on its ticks. */
+  readonly clock: StreamClock;
+  /** A worker died (its streams are lost, it is being restarted): the owner logs it loudly. */
+  readonly onWorkerExit?: (index: number, reason: string, lostStreams: number) => void;
+}
+
+export interface OpenRequest {
+  readonly host: string;
+  readonly portStart: number;
+  readonly portEnd: number;
+  readonly options: WorkerStreamOptions;
+  readonly events: RemoteStreamEvents;
+  readonly totals?: RtpStreamTotals;
+}
+
+/** One worker's load as GET /metrics shows it. */
+export interface WorkerLoad extends WorkerLoadReport {
+  readonly index: number;
+  /** Started and ready for streams (false while it loads, and between a crash and the restart). */
+  readonly running: boolean;
+  readonly restarts: number;
+}
+
+interface PendingOpen {
+  readonly request: OpenRequest;
+  readonly memory: StreamMemory;
+  resolve(stream: RemoteRtpStream): void;
+  reject(error: Error): void;
+}
+
+class WorkerSlot {
+  worker: Worker | undefined;
+  /** The worker loaded (a new worker takes a moment, seconds under tsx on a busy machine). */
+  ready = false;
+  startedAt = 0;
+  restarts = 0;
+  restartPauseMs = 1_000;
+  load: WorkerLoadReport | undefined;
+  /** Streams open and not yet closed by their call (a closing one may still be in `streams` until the worker confirms). */
+  readonly active = new Set<RemoteRtpStream>();
+  readonly streams = new Map<number, RemoteRtpStream>();
+  readonly pending = new Map<number, PendingOpen>();
+
+  constructor(readonly index: number) {}
+
+  get placed(): number {
+    return this.active.size + this.pending.size;
+  }
+}
+
+export class MediaWorkerPool {
+  readonly size: number;
+  readonly #slots: WorkerSlot[] = [];
+  /** Streams whose received frames go to their calls at each main tick (a looping stream has none). */
+  #draining: RemoteRtpStream[] = [];
+  #nextId = 1;
+  #stopped = false;
+  readonly #options: MediaWorkerPoolOptions;
+
+  constructor(options: MediaWorkerPoolOptions) {
+    this.#options = options;
+    this.size = Math.max(1, Math.floor(options.size));
+    for (let i = 0; i < this.size; i++) {
+      const slot = new WorkerSlot(i);
+      this.#slots.push(slot);
+      this.#start(slot);
+    }
+    options.clock.onTick(this.#tick);
+  }
+
+  /** Streams running in the workers. */
+  get streams(): number {
+    let count = 0;
+    for (const slot of this.#slots) count += slot.streams.size;
+    return count;
+  }
+
+  /**
+   * Opens a stream on the least-loaded ready worker; undefined when none is ready (just started or
+   * restarting: the caller runs the stream itself rather than wait); rejects when its ports are taken.
+   */
+  open(request: OpenRequest): Promise<RemoteRtpStream> | undefined {
+    const slot = this.#leastLoaded();
+    if (!slot?.worker) return undefined;
+    const id = this.#nextId++;
+    const memory = StreamMemory.create();
+    const [portStart, portEnd] = this.#portsOf(slot.index, request.portStart, request.portEnd);
+    return new Promise<RemoteRtpStream>((resolve, reject) => {
+      slot.pending.set(id, { request, memory, resolve, reject });
+      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer });
+    });
+  }
+
+  /** Each worker's last load report. */
+  loads(): WorkerLoad[] {
+    return this.#slots.map((slot) => ({
+      index: slot.index,
+      running: slot.worker !== undefined && slot.ready,
+      restarts: slot.restarts,
+      streams: slot.streams.size,
+      packetsInPerSecond: slot.load?.packetsInPerSecond ?? 0,
+      packetsOutPerSecond: slot.load?.packetsOutPerSecond ?? 0,
+      utilization: slot.load?.utilization ?? 0,
+      cpu: slot.load?.cpu ?? -1,
+      ringDrops: slot.load?.ringDrops ?? 0,
+    }));
+  }
+
+  /** Brings every live stream's strict-RTP and SRTP counts into their totals (GET /metrics reads them). */
+  syncTotals(): void {
+    for (const slot of this.#slots) for (const stream of slot.streams.values()) stream.syncTotals();
+  }
+
+  /** Ends a worker as a crash would (tests, and an operator's last resort): its calls end, it restarts. */
+  kill(index: number): Promise<void> {
+    const worker = this.#slots[index]?.worker;
+    return worker ? worker.terminate().then(() => undefined) : Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#options.clock.offTick(this.#tick);
+    this.#draining = [];
+    await Promise.all(
+      this.#slots.map(async (slot) => {
+        const worker = slot.worker;
+        slot.worker = undefined;
+        for (const pending of slot.pending.values()) pending.reject(new Error('media workers stopped'));
+        slot.pending.clear();
+        slot.streams.clear();
+        slot.active.clear();
+        if (worker) await worker.terminate();
+      }),
+    );
+  }
+
+  #leastLoaded(): WorkerSlot | undefined {
+    let best: WorkerSlot | undefined;
+    for (const slot of this.#slots) {
+      if (!slot.worker || !slot.ready) continue;
+      if (!best || slot.placed < best.placed || (slot.placed === best.placed && (slot.load?.utilization ?? 0) < (best.load?.utilization ?? 0))) best = slot;
+    }
+    return best;
+  }
+
+  /** Worker `index`'s share of the port range, so that workers binding at once do not race for the same ports. */
+  #portsOf(index: number, start: number, end: number): [number, number] {
+    const span = Math.floor((end - start + 1) / this.size);
+    if (span < MIN_PORTS_PER_WORKER) return [start, end];
+    const from = start + index * span;
+    return [from, index === this.size - 1 ? end : from + span - 1];
+  }
+
+  #start(slot: WorkerSlot): void {
+    const worker = spawnMediaWorker();
+    // The pool, not its workers, decides when the process may exit (a stopped server with a live worker must not hang).
+    worker.unref();
+    slot.worker = worker;
+    slot.ready = false;
+    slot.startedAt = Date.now();
+    slot.load = undefined;
+    worker.on('message', (message: FromWorker) => this.#receive(slot, message));
+    worker.on('error', (error) => this.#died(slot, worker, error.message));
+    worker.on('exit', (code) => this.#died(slot, worker, `exited with code ${code}`));
+  }
+
+  #died(slot: WorkerSlot, worker: Worker, reason: string): void {
+    if (slot.worker !== worker || this.#stopped) return;
+    slot.worker = undefined;
+    const lost = [...slot.streams.values()];
+    slot.streams.clear();
+    slot.active.clear();
+    for (const pending of slot.pending.values()) pending.reject(new Error(`media worker ${slot.index} ${reason}`));
+    slot.pending.clear();
+    this.#options.onWorkerExit?.(slot.index, reason, lost.length);
+    for (const stream of lost) stream.lost(`media worker ${slot.index} ${reason}`);
+    slot.restarts += 1;
+    const quick = Date.now() - slot.startedAt < QUICK_DEATH_MS;
+    const pause = quick ? slot.restartPauseMs : 0;
+    slot.restartPauseMs = quick ? Math.min(RESTART_PAUSE_MAX_MS, slot.restartPauseMs * 2) : 1_000;
+    const restart = (): void => {
+      if (!this.#stopped && !slot.worker) this.#start(slot);
+    };
+    if (pause === 0) restart();
+    else setTimeout(restart, pause).unref();
+  }
+
+  #receive(slot: WorkerSlot, message: FromWorker): void {
+    if (message.type === 'load') {
+      slot.load = message.load;
+      return;
+    }
+    if (message.type === 'ready') {
+      slot.ready = true;
+      return;
+    }
+    if (message.type === 'opened' || message.type === 'open-failed') {
+      const pending = slot.pending.get(message.id);
+      if (!pending) return;
+      slot.pending.delete(message.id);
+      if (message.type === 'open-failed') {
+        pending.reject(new Error(message.reason));
+        return;
+      }
+      const stream = new RemoteRtpStream(message.id, message.port, slot.index, pending.memory, this.#linkOf(slot), pending.request.events, pending.request.totals);
+      slot.streams.set(message.id, stream);
+      slot.active.add(stream);
+      this.#draining.push(stream);
+      pending.resolve(stream);
+      return;
+    }
+    const stream = slot.streams.get(message.id);
+    if (!stream) return;
+    switch (message.type) {
+      case 'digit':
+        stream.digit(message.digit, message.durationMs);
+        return;
+      case 'stranger':
+        stream.stranger(message.address, message.port);
+        return;
+      case 'unanswered':
+        stream.unanswered(message.address, message.port);
+        return;
+      case 'closed':
+        slot.streams.delete(message.id);
+        stream.closedByWorker(message.rtt);
+        return;
+    }
+  }
+
+  #linkOf(slot: WorkerSlot): StreamLink {
+    return {
+      post: (message) => this.#post(slot, message),
+      setDraining: (stream, draining) => {
+        const index = this.#draining.indexOf(stream);
+        if (draining && index < 0) this.#draining.push(stream);
+        else if (!draining && index >= 0) this.#draining.splice(index, 1);
+      },
+      ended: (stream) => {
+        slot.active.delete(stream);
+      },
+    };
+  }
+
+  #post(slot: WorkerSlot, message: ToWorker): void {
+    slot.worker?.postMessage(message);
+  }
+
+  readonly #tick = (): void => {
+    const draining = this.#draining;
+    for (let i = 0; i < draining.length; i++) draining[i].deliver();
+  };
+}
+
+/**
+ * A media worker thread. From dist/ the compiled entry runs as is; from src/ (tests and benches
+ * under tsx) a .ts entry needs tsx in the worker too: it is registered there first, then the entry
+ * imported — passing `--import tsx` in execArgv is not enough on Node 20.
+ * Opus in a worker is @evan/opus's WebAssembly build (OPUS_FORCE_WASM, read by the package): its
+ * native addon crashes the whole process when a thread that loaded it ends (Node 20–24), and a
+ * worker must be able to end — at shutdown, and when it dies — without taking the server along.
+ */
+function spawnMediaWorker(): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSource ? './media-worker.ts' : './media-worker.js', import.meta.url);
+  const env = { ...process.env, OPUS_FORCE_WASM: '1' };
+  if (!fromSource) return new Worker(entry, { execArgv: [], env });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(bootstrap, { eval: true, execArgv: [], env });
+}

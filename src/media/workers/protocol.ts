@@ -1,0 +1,57 @@
+// The messages between the main thread and a media worker: control and rare events only (frames
+// and figures go through shared memory, stream-memory.ts). A stream is named by a number the main
+// thread gives it.
+import type { StreamParameters } from '../rtp/stream.ts';
+
+/** How the technology configured the stream (StreamOptions without what cannot cross threads). */
+export interface WorkerStreamOptions {
+  readonly rtcpIntervalMs?: number;
+  readonly jitterBuffer?: { readonly minDelayMs: number; readonly maxDelayMs: number };
+  readonly strictRtp?: boolean;
+  readonly probation?: number;
+  readonly symmetric?: boolean;
+}
+
+/** StreamParameters as they cross: plain RTP (a protected stream stays on the main thread). */
+export type WorkerStreamParameters = Omit<StreamParameters, 'protection'>;
+
+export type ToWorker =
+  | {
+      readonly type: 'open';
+      readonly id: number;
+      readonly host: string;
+      readonly portStart: number;
+      readonly portEnd: number;
+      readonly options: WorkerStreamOptions;
+      readonly memory: SharedArrayBuffer;
+    }
+  | { readonly type: 'configure'; readonly id: number; readonly parameters: WorkerStreamParameters }
+  | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }
+  | { readonly type: 'loop'; readonly id: number; readonly on: boolean }
+  | { readonly type: 'close'; readonly id: number };
+
+export type FromWorker =
+  /** The worker has loaded and takes streams. */
+  | { readonly type: 'ready' }
+  | { readonly type: 'opened'; readonly id: number; readonly port: number }
+  | { readonly type: 'open-failed'; readonly id: number; readonly reason: string }
+  | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }
+  | { readonly type: 'stranger'; readonly id: number; readonly address: string; readonly port: number }
+  | { readonly type: 'unanswered'; readonly id: number; readonly address: string; readonly port: number }
+  /** The stream closed; `rtt` when RTCP measured a round trip (seconds). */
+  | { readonly type: 'closed'; readonly id: number; readonly rtt?: number }
+  | { readonly type: 'load'; readonly load: WorkerLoadReport };
+
+/** What a worker reports of itself once a second. */
+export interface WorkerLoadReport {
+  readonly streams: number;
+  /** RTP packets received and sent per second over the last report's interval. */
+  readonly packetsInPerSecond: number;
+  readonly packetsOutPerSecond: number;
+  /** Its event loop's utilisation over that interval, 0–1 (performance.eventLoopUtilization). */
+  readonly utilization: number;
+  /** CPU its thread used over that interval, in cores (0.5 = half a core); −1 where the system does not say (not Linux). */
+  readonly cpu: number;
+  /** Frames dropped because a ring was full, since the worker started. */
+  readonly ringDrops: number;
+}

@@ -1,0 +1,186 @@
+// The main thread's side of a stream that runs in a media worker: what the SIP call holds
+// (CallRtpStream), as if the stream were here. Frames to send are copied into the shared ring the
+// worker empties at each of its ticks; received frames are taken from the other ring, one per
+// main media clock tick (pool.ts calls deliver()), so the channel sees them paced as before;
+// statistics and jitter figures are read from the shared figures the worker rewrites every tick.
+// Control goes as messages. Per frame nothing is allocated.
+import type { Frame } from '../frame.ts';
+import type { CallRtpStream, JitterFigures } from '../rtp/call-stream.ts';
+import { readRtpStatistics, type RtpStatistics } from '../rtp/statistics.ts';
+import type { RtpStreamTotals, StreamParameters } from '../rtp/stream.ts';
+import { FrameCache } from './frame-ring.ts';
+import type { ToWorker } from './protocol.ts';
+import { FIGURE, type StreamMemory } from './stream-memory.ts';
+
+/** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
+const MAX_RECEIVED_BACKLOG = 3;
+
+export interface RemoteStreamEvents {
+  onFrame(frame: Frame): void;
+  onDigit(digit: string, durationMs: number): void;
+  onStranger?(address: string, port: number): void;
+  onUnanswered?(address: string, port: number): void;
+  /** The stream closed as asked; `rtt` (seconds) when RTCP measured a round trip. */
+  onClosed?(rtt: number | undefined): void;
+  /** The stream ended without being asked: its worker died, or the stream failed there. */
+  onLost(reason: string): void;
+}
+
+/** What the stream needs of its worker. */
+export interface StreamLink {
+  post(message: ToWorker): void;
+  /** The stream stops (or resumes) taking received frames at each main tick. */
+  setDraining(stream: RemoteRtpStream, draining: boolean): void;
+  /** The stream ended (closed or lost): it no longer counts towards its worker's load. */
+  ended(stream: RemoteRtpStream): void;
+}
+
+export class RemoteRtpStream implements CallRtpStream, JitterFigures {
+  readonly socket = undefined;
+  #parameters: StreamParameters | undefined;
+  #closed = false;
+  #looping = false;
+  readonly #frames = new FrameCache();
+  /** Strict-RTP and SRTP counts already added to the totals. */
+  #countedStrangers = 0;
+  #countedReports = 0;
+  #countedRefused = 0;
+
+  constructor(
+    readonly id: number,
+    readonly localPort: number,
+    readonly workerIndex: number,
+    private readonly memory: StreamMemory,
+    private readonly link: StreamLink,
+    private readonly events: RemoteStreamEvents,
+    private readonly totals: RtpStreamTotals | undefined,
+  ) {}
+
+  get parameters(): StreamParameters | undefined {
+    return this.#parameters;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get jitterBuffer(): JitterFigures | undefined {
+    return !this.#closed && this.memory.figures[FIGURE.jitterBuffer] === 1 ? this : undefined;
+  }
+
+  get late(): number {
+    return this.memory.figures[FIGURE.late];
+  }
+
+  get concealed(): number {
+    return this.memory.figures[FIGURE.concealed];
+  }
+
+  get targetDelayMs(): number {
+    return this.memory.figures[FIGURE.targetDelayMs];
+  }
+
+  configure(parameters: StreamParameters): void {
+    // SRTP and WebRTC streams are placed on the main thread (call-streams.ts): keys stay there.
+    if (parameters.protection) throw new Error('a protected RTP stream cannot run in a media worker');
+    if (this.#closed) return;
+    this.#parameters = parameters;
+    this.link.post({ type: 'configure', id: this.id, parameters });
+  }
+
+  writeFrame(frame: Frame): void {
+    if (!this.#closed && !this.#looping) this.memory.toSend.push(frame.rate, frame.samples);
+  }
+
+  sendDigit(digit: string, durationMs: number): boolean {
+    if (this.#closed) return false;
+    if (this.#parameters?.telephoneEventPt === undefined && !this.#parameters?.inbandDtmf) return false;
+    this.link.post({ type: 'digit', id: this.id, digit, durationMs });
+    return true;
+  }
+
+  statistics(): RtpStatistics | undefined {
+    const figures = this.memory.figures;
+    if (this.#closed || figures[FIGURE.hasStatistics] !== 1) return undefined;
+    return readRtpStatistics(figures, FIGURE.statistics);
+  }
+
+  loopAudio(on: boolean): boolean {
+    if (this.#closed) return false;
+    if (on === this.#looping) return true;
+    this.#looping = on;
+    this.link.setDraining(this, !on);
+    this.link.post({ type: 'loop', id: this.id, on });
+    return true;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#end();
+    this.link.post({ type: 'close', id: this.id });
+  }
+
+  /** Each main media clock tick: the next received frame to the call (after a stall, the backlog is cut). */
+  deliver(): void {
+    if (this.#closed) return;
+    const ring = this.memory.received;
+    while (ring.size > MAX_RECEIVED_BACKLOG) ring.skip();
+    const frame = ring.pop(this.#frames);
+    if (frame) this.events.onFrame(frame);
+  }
+
+  /** What GET /metrics counts of the stream, brought into the totals (read when scraped). */
+  syncTotals(): void {
+    const totals = this.totals;
+    if (!totals) return;
+    const figures = this.memory.figures;
+    totals.strangerPackets += figures[FIGURE.strangerPackets] - this.#countedStrangers;
+    totals.strangerReports += figures[FIGURE.strangerReports] - this.#countedReports;
+    totals.srtpRefusedPackets += figures[FIGURE.srtpRefusedPackets] - this.#countedRefused;
+    this.#countedStrangers = figures[FIGURE.strangerPackets];
+    this.#countedReports = figures[FIGURE.strangerReports];
+    this.#countedRefused = figures[FIGURE.srtpRefusedPackets];
+  }
+
+  /** A rare event from the worker. */
+  digit(digit: string, durationMs: number): void {
+    if (!this.#closed) this.events.onDigit(digit, durationMs);
+  }
+
+  stranger(address: string, port: number): void {
+    if (!this.#closed) this.events.onStranger?.(address, port);
+  }
+
+  unanswered(address: string, port: number): void {
+    if (!this.#closed) this.events.onUnanswered?.(address, port);
+  }
+
+  /** The worker closed the stream: as asked, or on its own (a failure there, which ends the call). */
+  closedByWorker(rtt: number | undefined): void {
+    if (this.#closed) {
+      this.events.onClosed?.(rtt);
+      return;
+    }
+    this.lost('the media stream failed in its worker');
+  }
+
+  /** The stream is gone with its worker. */
+  lost(reason: string): void {
+    if (this.#closed) return;
+    this.#end();
+    this.events.onLost(reason);
+  }
+
+  #end(): void {
+    this.#closed = true;
+    this.link.setDraining(this, false);
+    this.link.ended(this);
+    this.syncTotals();
+    const totals = this.totals;
+    const figures = this.memory.figures;
+    if (totals && figures[FIGURE.jitterBuffer] === 1) {
+      totals.latePackets += figures[FIGURE.late];
+      totals.concealedFrames += figures[FIGURE.concealed];
+    }
+  }
+}

@@ -1,0 +1,208 @@
+// The streams one media worker runs: each an RtpStream (sockets, strict-RTP source learning,
+// jitter buffer, coders, RTCP, DTMF both ways) on the worker's own media clock. At each tick the
+// frames the main thread wrote are sent, and every stream's figures are rewritten in its shared
+// memory; received audio goes to the main thread's ring, or straight back to the far end while
+// the stream loops (Echo()). Only rare things are messages: a digit, a stranger, a pause, a close.
+// Per frame nothing is allocated: frames are copied into and out of preallocated slots.
+import { MediaClock } from '../clock.ts';
+import type { Frame } from '../frame.ts';
+import { RtpPortRange } from '../rtp/port-range.ts';
+import { RtpStream, type StreamClock } from '../rtp/stream.ts';
+import { FrameCache } from './frame-ring.ts';
+import type { FromWorker, ToWorker, WorkerLoadReport } from './protocol.ts';
+import { FIGURE, StreamMemory } from './stream-memory.ts';
+
+interface HostedStream {
+  readonly id: number;
+  readonly stream: RtpStream;
+  readonly memory: StreamMemory;
+  readonly frames: FrameCache;
+  looping: boolean;
+}
+
+/** How the host reaches the main thread. */
+export type PostToMain = (message: FromWorker) => void;
+
+export class MediaWorkerHost {
+  readonly clock = new MediaClock();
+  /** The clock as streams take it; the host's own listener was added first, so frames to send are taken before the streams tick. */
+  readonly #streamClock: StreamClock;
+  /** By id, and as an array the tick walks without an iterator. */
+  readonly #byId = new Map<number, HostedStream>();
+  #list: HostedStream[] = [];
+  /** Port ranges by their bounds, each handing out its ports round-robin. */
+  readonly #ranges = new Map<string, RtpPortRange>();
+  /** Packets of streams already closed, so that per-second figures stay right when streams end. */
+  #closedPacketsIn = 0;
+  #closedPacketsOut = 0;
+  #closedRingDrops = 0;
+  #lastPacketsIn = 0;
+  #lastPacketsOut = 0;
+
+  constructor(private readonly post: PostToMain) {
+    const clock = this.clock;
+    this.#streamClock = { get ticks() { return clock.ticks; }, onTick: (listener) => clock.add(listener), offTick: (listener) => clock.remove(listener) };
+    this.clock.add(this.#tick);
+    this.clock.start();
+  }
+
+  get streams(): number {
+    return this.#list.length;
+  }
+
+  /**
+   * A control message from the main thread. Unknown or stale ids are ignored (the stream may have
+   * just closed). A stream that fails on one is closed (the main thread then ends its call), the
+   * worker and its other calls go on.
+   */
+  handle(message: ToWorker): void {
+    try {
+      this.#handle(message);
+    } catch {
+      if (message.type !== 'open') this.#byId.get(message.id)?.stream.close();
+    }
+  }
+
+  #handle(message: ToWorker): void {
+    switch (message.type) {
+      case 'open':
+        void this.#open(message);
+        return;
+      case 'configure':
+        this.#byId.get(message.id)?.stream.configure(message.parameters);
+        return;
+      case 'digit':
+        this.#byId.get(message.id)?.stream.sendDigit(message.digit, message.durationMs);
+        return;
+      case 'loop': {
+        const hosted = this.#byId.get(message.id);
+        if (!hosted) return;
+        hosted.looping = message.on;
+        // The packets' payloads go back as they are when nothing needs them decoded; else the decoded audio.
+        hosted.stream.reflect(message.on);
+        return;
+      }
+      case 'close':
+        this.#byId.get(message.id)?.stream.close();
+        return;
+    }
+  }
+
+  async #open(message: Extract<ToWorker, { type: 'open' }>): Promise<void> {
+    const { id, options } = message;
+    let memory: StreamMemory;
+    let sockets;
+    try {
+      memory = new StreamMemory(message.memory);
+      sockets = await this.#range(message.portStart, message.portEnd).bindPair(message.host);
+    } catch (error) {
+      this.post({ type: 'open-failed', id, reason: error instanceof Error ? error.message : String(error) });
+      return;
+    }
+    const frames = new FrameCache();
+    let hosted: HostedStream | undefined;
+    const stream = new RtpStream(
+      sockets.rtp,
+      this.#streamClock,
+      {
+        onFrame: (frame) => {
+          // Looping: the decoded audio goes back, unless the packets themselves already do (reflect()).
+          if (hosted?.looping) {
+            if (!stream.reflecting) stream.writeFrame(frame);
+          } else memory.received.push(frame.rate, frame.samples);
+        },
+        onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
+        onStranger: (address, port) => this.post({ type: 'stranger', id, address, port }),
+        onUnanswered: (address, port) => this.post({ type: 'unanswered', id, address, port }),
+        onClosed: () => this.#closed(id),
+      },
+      { ...options, rtcpSocket: sockets.rtcp },
+    );
+    hosted = { id, stream, memory, frames, looping: false };
+    this.#byId.set(id, hosted);
+    this.#list = [...this.#list, hosted];
+    this.post({ type: 'opened', id, port: stream.localPort });
+  }
+
+  #range(start: number, end: number): RtpPortRange {
+    const key = `${start}-${end}`;
+    let range = this.#ranges.get(key);
+    if (!range) {
+      range = new RtpPortRange(start, end);
+      this.#ranges.set(key, range);
+    }
+    return range;
+  }
+
+  #closed(id: number): void {
+    const hosted = this.#byId.get(id);
+    if (!hosted) return;
+    this.#writeFigures(hosted);
+    const figures = hosted.memory.figures;
+    this.#closedPacketsIn += figures[FIGURE.statistics + 1];
+    this.#closedPacketsOut += figures[FIGURE.statistics];
+    this.#closedRingDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
+    this.#byId.delete(id);
+    this.#list = this.#list.filter((entry) => entry !== hosted);
+    const rtcp = hosted.stream.rtcp;
+    this.post({ type: 'closed', id, ...(rtcp.rttSpread.count > 0 ? { rtt: rtcp.rtt } : {}) });
+  }
+
+  readonly #tick = (): void => {
+    const list = this.#list;
+    for (let i = 0; i < list.length; i++) {
+      const hosted = list[i];
+      // What the main thread wrote since the last tick leaves now; while looping the far end hears itself only.
+      let frame: Frame | undefined;
+      while ((frame = hosted.memory.toSend.pop(hosted.frames)) !== undefined) {
+        if (!hosted.looping) hosted.stream.writeFrame(frame);
+      }
+      this.#writeFigures(hosted);
+    }
+  };
+
+  #writeFigures(hosted: HostedStream): void {
+    const { stream } = hosted;
+    const figures = hosted.memory.figures;
+    figures[FIGURE.hasStatistics] = stream.statisticsInto(figures, FIGURE.statistics) ? 1 : 0;
+    const jitterBuffer = stream.jitterBuffer;
+    figures[FIGURE.jitterBuffer] = jitterBuffer ? 1 : 0;
+    if (jitterBuffer) {
+      figures[FIGURE.late] = jitterBuffer.late;
+      figures[FIGURE.concealed] = jitterBuffer.concealed;
+      figures[FIGURE.targetDelayMs] = jitterBuffer.targetDelayMs;
+    }
+    figures[FIGURE.strangerPackets] = stream.strangerPackets;
+    figures[FIGURE.strangerReports] = stream.strangerReports;
+    figures[FIGURE.srtpRefusedPackets] = stream.srtpRefusedPackets;
+  }
+
+  /** The worker's figures since the last call, `seconds` ago. */
+  load(seconds: number, utilization: number, cpu: number): WorkerLoadReport {
+    let packetsIn = this.#closedPacketsIn;
+    let packetsOut = this.#closedPacketsOut;
+    let ringDrops = this.#closedRingDrops;
+    for (const hosted of this.#list) {
+      packetsIn += hosted.memory.figures[FIGURE.statistics + 1];
+      packetsOut += hosted.memory.figures[FIGURE.statistics];
+      ringDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
+    }
+    const report: WorkerLoadReport = {
+      streams: this.#list.length,
+      packetsInPerSecond: seconds > 0 ? (packetsIn - this.#lastPacketsIn) / seconds : 0,
+      packetsOutPerSecond: seconds > 0 ? (packetsOut - this.#lastPacketsOut) / seconds : 0,
+      utilization,
+      cpu,
+      ringDrops,
+    };
+    this.#lastPacketsIn = packetsIn;
+    this.#lastPacketsOut = packetsOut;
+    return report;
+  }
+
+  /** Ends every stream (the worker is told to stop). */
+  closeAll(): void {
+    for (const hosted of [...this.#list]) hosted.stream.close();
+    this.clock.stop();
+  }
+}
