@@ -122,7 +122,7 @@ export class EventLog {
     const log = this.logFor(application);
     const json = this.record(application, log, event);
     const sequence = log.lastSequence;
-    const message = { ...event, application, asterisk_id: this.serverId, sequence } as SequencedEvent;
+    const message = { ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence } as SequencedEvent;
     return { message, entry: { sequence, at: log.lastActivity, json, bytes: Buffer.byteLength(json) } };
   }
 
@@ -525,18 +525,18 @@ export class EventLog {
   }
 }
 
-/**
- * The event's own text (`{…}`), into which the delivery fields are spliced before the closing
- * brace (spliceDeliveryFields) — what serialising `{ ...event, application, asterisk_id, sequence }`
- * gives, without copying the event into a new object. Undefined for an event that carries one of
- * those fields itself (the copy would keep its place) or serialises itself (toJSON): it takes the copy.
- */
 /** The asterisk_id an event already carries (relayed from another cluster member), if any. */
 function ownerId(event: CoreEvent): string | undefined {
   const id = (event as { asterisk_id?: unknown }).asterisk_id;
   return typeof id === 'string' ? id : undefined;
 }
 
+/**
+ * The event's own text (`{…}`), into which the delivery fields are spliced before the closing
+ * brace (spliceDeliveryFields) — what serialising `{ ...event, application, asterisk_id, sequence }`
+ * gives, without copying the event into a new object. Undefined for an event that carries one of
+ * those fields itself (the copy would keep its place) or serialises itself (toJSON): it takes the copy.
+ */
 function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   const fields = event as unknown as Record<string, unknown>;
   if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;
