@@ -8,10 +8,11 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AriUser } from '../config/config.ts';
 import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
+import type { LoggedMessage } from '../core/application-sink.ts';
 import type { Core } from '../control/core.ts';
 import type { EventLog } from '../core/event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
-import { textFrame } from '../util/websocket-text-frame.ts';
+import { splicedTextFrame, textFrame } from '../util/websocket-text-frame.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';
@@ -167,6 +168,17 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     this.send(sequence === undefined ? { ...event, application, asterisk_id: asteriskId } : { ...event, application, asterisk_id: asteriskId, sequence });
   }
 
+  /**
+   * A numbered event in parts: written straight into its frame, the event's shared text and this
+   * application's fields, without joining them into a string first (see LoggedMessage).
+   */
+  deliverMessage(application: string, event: CoreEvent, message: LoggedMessage): void {
+    // Developer mode checks the message against its model, a read-only user's is redacted: as text.
+    if (this.owner.developerMode || this.user.readOnly || message.fields === '') return this.deliver(application, event, message.text(), message.sequence);
+    if (!this.streams.accepts(application, message.sequence)) return;
+    this.sendFrame(splicedTextFrame(message.body, message.bodyBytes, message.fields, message.fieldsBytes, message.sequence));
+  }
+
   send(message: Record<string, unknown>): void {
     this.sendText(this.visible(JSON.stringify(this.owner.developerMode ? this.owner.checked(message) : message)));
   }
@@ -179,6 +191,11 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
 
   private sendText(text: string): void {
     if (this.isClosed) return void this.owner.eventsDropped++;
+    this.sendFrame(textFrame(text));
+  }
+
+  private sendFrame(frame: Buffer): void {
+    if (this.isClosed) return void this.owner.eventsDropped++;
     this.cork();
     if (this.isClosed) return void this.owner.eventsDropped++;
     // Closing (a close frame crossed): nothing more may follow it on the wire.
@@ -187,7 +204,7 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     this.owner.eventsSent++;
     // Written under ws, straight to its socket, as one frame: ws writes synchronously too (no
     // compression is negotiated), so frames keep their order with its pings and close frame.
-    this.transport.write(textFrame(text), this.onTaken);
+    this.transport.write(frame, this.onTaken);
     // A burst larger than the byte budget is handed to the kernel at once rather than held: memory
     // stays bounded by the budget plus one message, and a reader that keeps up takes it.
     if (this.corked && this.untakenBytes >= this.owner.maxQueuedBytes) {

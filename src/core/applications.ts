@@ -397,6 +397,7 @@ export class Applications {
     const outermost = !this.publishing;
     const shared: SharedText = outermost ? this.sharedText : { text: undefined };
     shared.text = undefined;
+    shared.bytes = undefined;
     this.publishing = true;
     try {
       for (const app of this.apps.values()) {
@@ -407,6 +408,7 @@ export class Applications {
         this.publishing = false;
         // The text is not held past its event.
         shared.text = undefined;
+        shared.bytes = undefined;
       }
     }
   }
