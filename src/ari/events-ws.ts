@@ -145,6 +145,15 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     this.transport.uncork();
   };
 
+  /** Messages handed to the socket that the kernel has not taken yet (EventsWebSocket.queued). */
+  get queuedMessages(): number {
+    return this.untaken;
+  }
+
+  get queuedBytes(): number {
+    return this.untakenBytes;
+  }
+
   /** Bytes the socket holds in user space (corked, or refused by a full kernel buffer). */
   private get untakenBytes(): number {
     return this.transport.writableLength;
@@ -255,6 +264,21 @@ export class EventsWebSocket implements UpgradeHandler {
 
   get clientCount(): number {
     return this.connections.size;
+  }
+
+  /**
+   * What the event connections hold now in their send queues (bench, metrics): messages handed to
+   * a socket that the kernel has not taken, and their bytes. Each is bounded per connection by
+   * `max_queued_messages` / `max_queued_bytes` (a reader past them is closed).
+   */
+  queued(): { connections: number; messages: number; bytes: number } {
+    let messages = 0;
+    let bytes = 0;
+    for (const connection of this.connections) {
+      messages += connection.queuedMessages;
+      bytes += connection.queuedBytes;
+    }
+    return { connections: this.connections.size, messages, bytes };
   }
 
   constructor(options: EventsWebSocketOptions) {
