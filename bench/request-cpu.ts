@@ -7,8 +7,8 @@
 // at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
 // --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
 // --baseline DIR adds a third target, an older compiled server (say main's dist/), in the same rounds.
-// PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's (and the
-// baseline's), never the floor's.
+// PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's only
+// (with --baseline dist, the same build as configured runs beside it).
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
 //        [--server dist --baseline ../main/dist] [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -74,6 +74,9 @@ async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Pro
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
   if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
+  // Overrides price a feature on the server: the baseline runs as configured (--baseline dist
+  // --server dist compares the same build with and without it), the floor has no settings.
+  if (kind !== 'server') delete env.PATCHBAY_BENCH_OVERRIDES;
   const role = kind === 'floor' ? 'floor' : 'server';
   const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines: Interface = createInterface({ input: child.stdout! });
