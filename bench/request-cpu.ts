@@ -8,7 +8,8 @@
 // --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
 // --baseline DIR adds a third target, an older compiled server (say main's dist/), in the same rounds.
 // PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's only
-// (with --baseline dist, the same build as configured runs beside it).
+// (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
+// same with Node.js flags (`--max-semi-space-size=32`).
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
 //        [--server dist --baseline ../main/dist] [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -78,7 +79,9 @@ async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Pro
   // --server dist compares the same build with and without it), the floor has no settings.
   if (kind !== 'server') delete env.PATCHBAY_BENCH_OVERRIDES;
   const role = kind === 'floor' ? 'floor' : 'server';
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
+  // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
+  const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines: Interface = createInterface({ input: child.stdout! });
   const iterator = lines[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
