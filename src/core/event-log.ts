@@ -130,10 +130,9 @@ export class EventLog {
   }
 
   /**
-   * Numbers the event for the application, keeps it, and hands it to the sink: the core event and
-   * the message (the event with `application`, `asterisk_id` and `sequence`) with its sequence,
-   * in parts when the sink takes them (deliverMessage), as text otherwise. Per event this makes
-   * the event's text, once for all its applications, and nothing else.
+   * Numbers the event for the application, keeps it, and hands the sink the core event and the
+   * message (with `application`, `asterisk_id` and `sequence`): in parts when it takes them
+   * (deliverMessage), as text otherwise. Per event: the event's text, once for all applications.
    */
   deliver(application: string, event: CoreEvent, sink: ApplicationSink | undefined, shared?: SharedText): void {
     const log = this.logFor(application);
