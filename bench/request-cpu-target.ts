@@ -1,7 +1,7 @@
 // A child process for bench/request-cpu.ts: `server` (the real Patchbay, developer mode off, log at
 // warn) or `floor` (bare node:http + ws answering the same steps with no routing, validation or
 // event log). It prints its URL, then answers one JSON line on stdout per line on stdin:
-//   `stats`  → { cpuUs, rss, heapUsed, external, arrayBuffers, eventLog? }  (CPU of this process, µs)
+//   `stats`  → { cpuUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
 //   `gc`     → the same after a full collection (needs --expose-gc)
 // and exits when stdin ends. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
 import http from 'node:http';
@@ -21,6 +21,10 @@ const floorEvents = (process.argv[3] ?? 'StasisStart,ChannelDestroyed').split(',
 interface Probe {
   readonly url: string;
   eventLog(): Record<string, number> | undefined;
+  /** What the event WebSockets' send queues hold (builds that can say). */
+  queues(): Record<string, number> | undefined;
+  /** The bounds that apply to the event log and the send queues (settings). */
+  limits(): Record<string, number> | undefined;
   stop(): Promise<void>;
 }
 
@@ -39,6 +43,8 @@ lines.on('line', (line) => {
     external: memory.external,
     arrayBuffers: memory.arrayBuffers,
     eventLog: probe.eventLog(),
+    queues: probe.queues(),
+    limits: probe.limits(),
   };
   process.stdout.write(`${JSON.stringify(answer)}\n`);
 });
@@ -52,16 +58,33 @@ async function startServerTarget(): Promise<Probe> {
   const { loadConfig } = (await import(module('config/config'))) as typeof import('../src/config/config.ts');
   const { startServer } = (await import(module('server'))) as typeof import('../src/server.ts');
   const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
+  // PATCHBAY_BENCH_OVERRIDES: settings (JSON, as in patchbay.yaml) laid over the bench's, to price a
+  // feature by turning it off (`{"cdr":{"enabled":false}}`); the floor is never changed.
+  const extra = JSON.parse(process.env.PATCHBAY_BENCH_OVERRIDES ?? '{}') as Record<string, Record<string, unknown>>;
   const config = loadConfig({
     path: null,
     env: {},
-    overrides: { http: { port: 0, bind: '127.0.0.1' }, sip: { port: 0 }, dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
+    overrides: {
+      ...extra,
+      http: { ...extra.http, port: 0, bind: '127.0.0.1' },
+      sip: { ...extra.sip, port: 0 },
+      dirs: { ...extra.dirs, data: dataDir },
+      ari: { ...extra.ari, developer_mode: false },
+      logging: { ...extra.logging, console: false, level: 'warn' },
+    },
   });
   const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   return {
     url: server.url,
     // An older build (--baseline) may have no usage().
     eventLog: () => ('usage' in server.core.eventLog ? { ...server.core.eventLog.usage() } : undefined),
+    // Older builds (--baseline) may have no eventQueues().
+    queues: () => ('eventQueues' in server ? { ...server.eventQueues() } : undefined),
+    limits: () => {
+      const log = config.ari.eventLog;
+      const queue = config.ari.websocket;
+      return { maxEvents: log.maxEvents, maxBytes: log.maxBytes, maxTotalBytes: log.maxTotalBytes, maxApplications: log.maxApplications, maxAgeSeconds: log.maxAgeSeconds, maxQueuedMessages: queue.maxQueuedMessages, maxQueuedBytes: queue.maxQueuedBytes };
+    },
     stop: async () => {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -150,6 +173,8 @@ async function startFloor(): Promise<Probe> {
   return {
     url: `http://127.0.0.1:${port}`,
     eventLog: () => undefined,
+    queues: () => undefined,
+    limits: () => undefined,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const set of sockets.values()) for (const socket of set) socket.terminate();

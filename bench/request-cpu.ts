@@ -7,6 +7,9 @@
 // at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
 // --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
 // --baseline DIR adds a third target, an older compiled server (say main's dist/), in the same rounds.
+// PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's only
+// (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
+// same with Node.js flags (`--max-semi-space-size=32`).
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
 //        [--server dist --baseline ../main/dist] [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -50,6 +53,8 @@ interface Stats {
   external: number;
   arrayBuffers: number;
   eventLog?: { applications: number; events: number; bytes: number; slots: number; appended: number; evicted: number };
+  queues?: { connections: number; messages: number; bytes: number };
+  limits?: { maxEvents: number; maxBytes: number; maxTotalBytes: number; maxApplications: number; maxAgeSeconds: number; maxQueuedMessages: number; maxQueuedBytes: number };
 }
 
 interface Target {
@@ -70,8 +75,13 @@ async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Pro
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
   if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
+  // Overrides price a feature on the server: the baseline runs as configured (--baseline dist
+  // --server dist compares the same build with and without it), the floor has no settings.
+  if (kind !== 'server') delete env.PATCHBAY_BENCH_OVERRIDES;
   const role = kind === 'floor' ? 'floor' : 'server';
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
+  // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
+  const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines: Interface = createInterface({ input: child.stdout! });
   const iterator = lines[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
@@ -100,6 +110,10 @@ async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Pro
 
 /** CPU the target spends doing nothing (timers, media clock), in µs per second of wall time. */
 async function idleCost(target: Target): Promise<number> {
+  // Settled first, every target alike: what its start left to do (the collection of what loading
+  // made, lazy compilation) is no idle cost, and counted it was most of the server's first seconds.
+  await target.stats('gc');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
   const before = await target.stats();
   const began = performance.now();
   await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -159,18 +173,50 @@ async function eventLogMemory(kind: Kind): Promise<void> {
     const client = await cycleClient(target.url, inflight);
     const total = rate * holdSeconds;
     const before = await target.stats();
+    // The peaks during the hold, read every second: what the log and the send queues reach.
+    const peak = { rss: 0, heapUsed: 0, events: 0, logBytes: 0, queuedMessages: 0, queuedBytes: 0 };
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        if (!sampling) break;
+        const now = await target.stats();
+        peak.rss = Math.max(peak.rss, now.rss);
+        peak.heapUsed = Math.max(peak.heapUsed, now.heapUsed);
+        peak.events = Math.max(peak.events, now.eventLog?.events ?? 0);
+        peak.logBytes = Math.max(peak.logBytes, now.eventLog?.bytes ?? 0);
+        peak.queuedMessages = Math.max(peak.queuedMessages, now.queues?.messages ?? 0);
+        peak.queuedBytes = Math.max(peak.queuedBytes, now.queues?.bytes ?? 0);
+      }
+    })();
     const { durations, seconds } = await client.run(total, inflight, rate);
+    sampling = false;
+    await sampler;
     const held = await target.stats();
     const collected = await target.stats('gc');
     client.close();
     const log = collected.eventLog;
     console.log(`\n${kind}: event log under load: ${subscribeAll} subscribe-all apps + bench, ${durations.length} cycles at ${(durations.length / seconds).toFixed(0)}/s (target ${rate}/s), p99 ${percentile(durations, 99).toFixed(1)} ms, server CPU/cycle ${((held.cpuUs - before.cpuUs) / durations.length).toFixed(0)} µs`);
     console.log(`  idle server:     RSS ${MB(idle.rss)}, heap used ${MB(idle.heapUsed)}`);
+    console.log(`  peak in the hold (1 s samples): RSS ${MB(peak.rss)}, heap used ${MB(peak.heapUsed)}`);
     console.log(`  after the load:  RSS ${MB(held.rss)}, heap used ${MB(held.heapUsed)}, external ${MB(held.external)} (array buffers ${MB(held.arrayBuffers)})`);
     console.log(`  after a full GC: RSS ${MB(collected.rss)}, heap used ${MB(collected.heapUsed)}`);
     if (!log) return console.log(`  heap used beyond the idle server: ${MB(collected.heapUsed - idle.heapUsed)} (this build cannot say what its event log holds)`);
-    console.log(`  event log holds ${log.events} events of ${log.applications} applications: ${MB(log.bytes)} of JSON text in ${log.slots} ring slots; ${log.appended} appended, ${log.evicted} evicted`);
+    console.log(`  event log holds ${log.events} events of ${log.applications} applications: ${MB(log.bytes)} of JSON text in ${log.slots} ring slots; ${log.appended} appended, ${log.evicted} evicted; peak ${peak.events} events, ${MB(peak.logBytes)}`);
     console.log(`  heap used beyond the idle server: ${MB(collected.heapUsed - idle.heapUsed)}; the log's limits count ${MB(log.bytes)} (each application's messages as sent), but each event's text is held once for all the applications it went to (+ ≈ ${MB(log.slots * 24)} of ring slots)`);
+    const queues = collected.queues;
+    if (queues) console.log(`  event WebSocket send queues: ${queues.messages} messages, ${MB(queues.bytes)} now in ${queues.connections} connections; peak ${peak.queuedMessages} messages, ${MB(peak.queuedBytes)}`);
+    const limits = collected.limits;
+    if (limits) {
+      console.log(
+        `  bounds (settings): log ≤ ${limits.maxEvents} events and ${MB(limits.maxBytes)} per application, ≤ ${MB(limits.maxTotalBytes)} in all, ${limits.maxAgeSeconds} s, ${limits.maxApplications} applications` +
+          ` (here ≤ ${log.applications} × ${limits.maxEvents} = ${log.applications * limits.maxEvents} events);` +
+          ` send queue ≤ ${limits.maxQueuedMessages} messages and ${MB(limits.maxQueuedBytes)} per connection`,
+      );
+      const withinLog = log.events <= log.applications * limits.maxEvents && log.bytes <= limits.maxTotalBytes;
+      const withinQueues = !queues || (peak.queuedMessages <= queues.connections * limits.maxQueuedMessages + queues.connections && peak.queuedBytes <= (queues.connections + 1) * limits.maxQueuedBytes);
+      console.log(`  within the bounds: event log ${withinLog ? 'yes' : 'NO'}, send queues ${withinQueues ? 'yes' : 'NO'}`);
+    }
   } finally {
     for (const socket of sockets) socket.terminate();
     await target.stop();

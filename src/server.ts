@@ -108,6 +108,8 @@ export interface RunningServer {
   drain(on: boolean, onIdle?: () => void): void;
   /** The cluster membership when `cluster.nats_url` is set (docs/cluster.md). */
   readonly cluster?: Cluster;
+  /** What the event WebSockets' send queues hold now (bench): connections, messages, bytes. */
+  eventQueues(): { connections: number; messages: number; bytes: number };
 }
 
 export function buildHandlerMap(): Map<string, HandlerTable> {
@@ -317,6 +319,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     address,
     cluster,
     url: `http://${host}:${address.port}`,
+    eventQueues: () => events.queued(),
     stop() {
       stopping ??= (async () => {
         health.markStopping();

@@ -8,10 +8,11 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AriUser } from '../config/config.ts';
 import type { ApplicationSink, CoreEvent } from '../core/applications.ts';
+import type { LoggedMessage } from '../core/application-sink.ts';
 import type { Core } from '../control/core.ts';
 import type { EventLog } from '../core/event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
-import { textFrame } from '../util/websocket-text-frame.ts';
+import { splicedTextFrame, textFrame } from '../util/websocket-text-frame.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';
@@ -144,6 +145,15 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     this.transport.uncork();
   };
 
+  /** Messages handed to the socket that the kernel has not taken yet (EventsWebSocket.queued). */
+  get queuedMessages(): number {
+    return this.untaken;
+  }
+
+  get queuedBytes(): number {
+    return this.untakenBytes;
+  }
+
   /** Bytes the socket holds in user space (corked, or refused by a full kernel buffer). */
   private get untakenBytes(): number {
     return this.transport.writableLength;
@@ -167,6 +177,17 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     this.send(sequence === undefined ? { ...event, application, asterisk_id: asteriskId } : { ...event, application, asterisk_id: asteriskId, sequence });
   }
 
+  /**
+   * A numbered event in parts: written straight into its frame, the event's shared text and this
+   * application's fields, without joining them into a string first (see LoggedMessage).
+   */
+  deliverMessage(application: string, event: CoreEvent, message: LoggedMessage): void {
+    // Developer mode checks the message against its model, a read-only user's is redacted: as text.
+    if (this.owner.developerMode || this.user.readOnly || message.fields === '') return this.deliver(application, event, message.text(), message.sequence);
+    if (!this.streams.accepts(application, message.sequence)) return;
+    this.sendFrame(splicedTextFrame(message.body, message.bodyBytes, message.fields, message.fieldsBytes, message.sequence));
+  }
+
   send(message: Record<string, unknown>): void {
     this.sendText(this.visible(JSON.stringify(this.owner.developerMode ? this.owner.checked(message) : message)));
   }
@@ -179,6 +200,11 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
 
   private sendText(text: string): void {
     if (this.isClosed) return void this.owner.eventsDropped++;
+    this.sendFrame(textFrame(text));
+  }
+
+  private sendFrame(frame: Buffer): void {
+    if (this.isClosed) return void this.owner.eventsDropped++;
     this.cork();
     if (this.isClosed) return void this.owner.eventsDropped++;
     // Closing (a close frame crossed): nothing more may follow it on the wire.
@@ -187,7 +213,7 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     this.owner.eventsSent++;
     // Written under ws, straight to its socket, as one frame: ws writes synchronously too (no
     // compression is negotiated), so frames keep their order with its pings and close frame.
-    this.transport.write(textFrame(text), this.onTaken);
+    this.transport.write(frame, this.onTaken);
     // A burst larger than the byte budget is handed to the kernel at once rather than held: memory
     // stays bounded by the budget plus one message, and a reader that keeps up takes it.
     if (this.corked && this.untakenBytes >= this.owner.maxQueuedBytes) {
@@ -238,6 +264,21 @@ export class EventsWebSocket implements UpgradeHandler {
 
   get clientCount(): number {
     return this.connections.size;
+  }
+
+  /**
+   * What the event connections hold now in their send queues (bench, metrics): messages handed to
+   * a socket that the kernel has not taken, and their bytes. Each is bounded per connection by
+   * `max_queued_messages` / `max_queued_bytes` (a reader past them is closed).
+   */
+  queued(): { connections: number; messages: number; bytes: number } {
+    let messages = 0;
+    let bytes = 0;
+    for (const connection of this.connections) {
+      messages += connection.queuedMessages;
+      bytes += connection.queuedBytes;
+    }
+    return { connections: this.connections.size, messages, bytes };
   }
 
   constructor(options: EventsWebSocketOptions) {

@@ -11,4 +11,33 @@ import type { CoreEvent } from '../spec/events.ts';
  */
 export interface ApplicationSink {
   deliver(application: string, event: CoreEvent, json?: string, sequence?: number): void;
+  /**
+   * Optional: a numbered event as its parts (see LoggedMessage), instead of `deliver` with the
+   * joined text. A transport that writes the parts straight into its frame never makes the
+   * message's string (joining the shared event text with the application's fields made a new
+   * string per event and application, which writing then copied flat once more).
+   */
+  deliverMessage?(application: string, event: CoreEvent, message: LoggedMessage): void;
+}
+
+/**
+ * One numbered event as the log hands it to a transport, in parts: the message is `body` with
+ * `fields` and the decimal `sequence` spliced before its closing brace, or, when `fields` is
+ * empty, `body` itself. The event log reuses one such object for every event: a transport reads
+ * it during the call and keeps nothing of it but what `text()` returns.
+ */
+export interface LoggedMessage {
+  /** The event's own text (`{…}`, shared by every application it goes to), or the whole message. */
+  readonly body: string;
+  /** UTF-8 bytes of `body`. */
+  readonly bodyBytes: number;
+  /** `,"application":…,"asterisk_id":…,"sequence":`, or '' when `body` is the whole message. */
+  readonly fields: string;
+  /** UTF-8 bytes of `fields`. */
+  readonly fieldsBytes: number;
+  readonly sequence: number;
+  /** UTF-8 bytes of the whole message. */
+  readonly bytes: number;
+  /** The message as one string (made on each call). */
+  text(): string;
 }

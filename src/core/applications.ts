@@ -392,11 +392,30 @@ export class Applications {
       }
     }
     // One serialisation of the event for all its applications; each only adds its own fields.
-    const shared: SharedText = { text: undefined };
-    for (const app of this.apps.values()) {
-      if ((app.sink || this.eventLog) && app.wants(scope)) this.deliverTo(app, event, shared);
+    // The holder of that text is reused from event to event (no object per event); a publish
+    // from inside a delivery (a sink reacting at once) takes a fresh one so as not to clobber it.
+    const outermost = !this.publishing;
+    const shared: SharedText = outermost ? this.sharedText : { text: undefined };
+    shared.text = undefined;
+    shared.bytes = undefined;
+    this.publishing = true;
+    try {
+      for (const app of this.apps.values()) {
+        if ((app.sink || this.eventLog) && app.wants(scope)) this.deliverTo(app, event, shared);
+      }
+    } finally {
+      if (outermost) {
+        this.publishing = false;
+        // The text is not held past its event.
+        shared.text = undefined;
+        shared.bytes = undefined;
+      }
     }
   }
+
+  /** The serialised text of the event being published, shared by its applications (see publish). */
+  private readonly sharedText: SharedText = { text: undefined };
+  private publishing = false;
 
   /**
    * Adds a listener told of every event the core publishes, before any application gets it, whatever

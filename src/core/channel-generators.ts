@@ -31,9 +31,12 @@ function frameAt(rate: SampleRate): { readonly rate: SampleRate; readonly sample
 
 export class ChannelGenerators {
   private readonly byChannel = new Map<string, ChannelSlots>();
+  private readonly media: MediaEngine;
+  /** On the media clock only while some channel has a generator, so an idle server's clock can rest. */
+  private readonly onTick = (): void => this.tick();
 
   constructor(media: MediaEngine) {
-    media.onTick(() => this.tick());
+    this.media = media;
   }
 
   get(channel: Channel, kind: GeneratorKind): AudioGenerator | undefined {
@@ -57,6 +60,7 @@ export class ChannelGenerators {
         onHangup: () => this.clear(created, 'hangup'),
       };
       slots = created;
+      if (this.byChannel.size === 0) this.media.onTick(this.onTick);
       this.byChannel.set(channel.id, created);
       channel.once('media-stopping', created.onHangup);
     }
@@ -70,6 +74,7 @@ export class ChannelGenerators {
   private settle(slots: ChannelSlots): void {
     if (slots.generators.size === 0) {
       this.byChannel.delete(slots.channel.id);
+      if (this.byChannel.size === 0) this.media.offTick(this.onTick);
       slots.channel.off('media-stopping', slots.onHangup);
       slots.channel.generatorActive = false;
     } else {

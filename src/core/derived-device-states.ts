@@ -78,9 +78,56 @@ export interface DerivedDeviceStatesOptions {
   readonly deviceStates: DeviceStates;
 }
 
+/**
+ * A device's live channels with how many of them count as each state: a state change moves one
+ * count, and the aggregate reads the counts. Aggregating the channels themselves on every change
+ * cost O(channels of the device) per event, O(n²) for a busy trunk or Local device (50 originate
+ * cycles in flight to one Local device: ≈ 20 µs of a 400 µs cycle).
+ */
+class DeviceChannels {
+  readonly channels = new Set<Channel>();
+  private readonly counts = new Map<DeviceStateValue, number>();
+
+  add(channel: Channel, state: DeviceStateValue): void {
+    this.channels.add(channel);
+    this.count(state, 1);
+  }
+
+  delete(channel: Channel, state: DeviceStateValue): boolean {
+    if (!this.channels.delete(channel)) return false;
+    this.count(state, -1);
+    return true;
+  }
+
+  move(from: DeviceStateValue, to: DeviceStateValue): void {
+    this.count(from, -1);
+    this.count(to, 1);
+  }
+
+  /** As aggregateDeviceStates over every channel's state, whose result does not depend on their order. */
+  aggregate(): DeviceStateValue {
+    let result: DeviceStateValue = 'INVALID';
+    let ringing = false;
+    let inUse = false;
+    for (const [state, count] of this.counts) {
+      if (count === 0) continue;
+      if (state === 'RINGING') ringing = true;
+      else if (state === 'INUSE' || state === 'ONHOLD' || state === 'BUSY') inUse = true;
+      if (AGGREGATE_ORDER[state] > AGGREGATE_ORDER[result]) result = state;
+    }
+    return ringing && inUse ? 'RINGINUSE' : result;
+  }
+
+  private count(state: DeviceStateValue, delta: number): void {
+    this.counts.set(state, (this.counts.get(state) ?? 0) + delta);
+  }
+}
+
 export class DerivedDeviceStates {
   /** Device key → its live channels. */
-  private readonly channelsByDevice = new Map<string, Set<Channel>>();
+  private readonly channelsByDevice = new Map<string, DeviceChannels>();
+  /** The device state each live channel is counted as in its devices' counts. */
+  private readonly counted = new Map<Channel, DeviceStateValue>();
   /** Device key → the last state computed for it, for the devices that have channels or an endpoint. */
   private readonly known = new Map<string, DeviceStateValue>();
   /** Device key → the name events carry (the endpoint's id, or the first channel's device name). */
@@ -119,9 +166,9 @@ export class DerivedDeviceStates {
 
   private compute(key: string, endpointState: EndpointState | undefined): DeviceStateValue {
     const base = endpointDeviceState(endpointState);
-    const channels = this.channelsByDevice.get(key);
-    if (!channels || channels.size === 0) return base;
-    const aggregate = aggregateDeviceStates([...channels].map((channel) => channelDeviceState(channel.state)));
+    const device = this.channelsByDevice.get(key);
+    if (!device || device.channels.size === 0) return base;
+    const aggregate = device.aggregate();
     return aggregate === 'INVALID' ? base : aggregate;
   }
 
@@ -136,25 +183,37 @@ export class DerivedDeviceStates {
 
   private channelCreated(channel: Channel): void {
     const devices = this.devicesOf(channel);
+    const state = channelDeviceState(channel.state);
+    this.counted.set(channel, state);
     for (const [key, name] of devices) {
       if (!this.names.has(key)) this.names.set(key, name);
       const before = this.known.get(key) ?? this.compute(key, this.endpointState(key));
-      let channels = this.channelsByDevice.get(key);
-      if (!channels) this.channelsByDevice.set(key, (channels = new Set()));
-      channels.add(channel);
+      let device = this.channelsByDevice.get(key);
+      if (!device) this.channelsByDevice.set(key, (device = new DeviceChannels()));
+      device.add(channel, state);
       this.refresh(key, () => before);
     }
     channel.on('state', () => {
       if (channel.destroyed) return;
+      const from = this.counted.get(channel);
+      const to = channelDeviceState(channel.state);
+      if (from === undefined) return;
+      if (from !== to) {
+        this.counted.set(channel, to);
+        for (const key of devices.keys()) this.channelsByDevice.get(key)?.move(from, to);
+      }
       for (const key of devices.keys()) this.refresh(key);
     });
   }
 
   private channelDestroyed(channel: Channel): void {
+    const state = this.counted.get(channel);
+    if (state === undefined) return;
+    this.counted.delete(channel);
     for (const key of this.devicesOf(channel).keys()) {
-      const channels = this.channelsByDevice.get(key);
-      if (!channels?.delete(channel)) continue;
-      if (channels.size === 0) this.channelsByDevice.delete(key);
+      const device = this.channelsByDevice.get(key);
+      if (!device?.delete(channel, state)) continue;
+      if (device.channels.size === 0) this.channelsByDevice.delete(key);
       this.refresh(key);
     }
   }

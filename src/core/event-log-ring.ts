@@ -1,6 +1,7 @@
 // One application's held events in a ring (the event log's storage, see event-log.ts): the JSON
 // text as sent, and in typed arrays the time it was logged and its size.
 import type { LoggedEvent } from './event-log.ts';
+import type { LoggedMessage } from './application-sink.ts';
 
 /** Ring capacity a log starts with; it doubles as events arrive, up to what the count bound needs. */
 const INITIAL_CAPACITY = 64;
@@ -27,6 +28,8 @@ export class ApplicationLog {
   lastActivity = 0;
   /** `,"application":…,"asterisk_id":…,"sequence":` — what is spliced before each event's closing brace. */
   readonly deliveryFields: string;
+  /** UTF-8 bytes of deliveryFields. */
+  readonly deliveryFieldsBytes: number;
 
   /** @param maxCapacity events the ring ever holds at once (the count bound plus the one being added). */
   constructor(application: string, serverId: string, private readonly maxCapacity: number) {
@@ -36,6 +39,7 @@ export class ApplicationLog {
     this.at = new Float64Array(capacity);
     this.sizes = new Float64Array(capacity);
     this.deliveryFields = `,"application":${JSON.stringify(application)},"asterisk_id":${JSON.stringify(serverId)},"sequence":`;
+    this.deliveryFieldsBytes = Buffer.byteLength(this.deliveryFields);
   }
 
   /** Sequence of the oldest held event; lastSequence + 1 when none is held. */
@@ -127,4 +131,37 @@ export class ApplicationLog {
 export function spliceDeliveryFields(body: string, deliveryFields: string, sequence: number): string {
   // `{}`: the fields open the object, without the comma.
   return body.length === 2 ? `{${deliveryFields.slice(1)}${sequence}}` : body.slice(0, -1) + deliveryFields + sequence + '}';
+}
+
+/**
+ * The LoggedMessage the event log hands to transports, one object reused for every event: set()
+ * fills it, and nothing is joined unless a transport asks for text().
+ */
+export class ReusedMessage implements LoggedMessage {
+  body = '';
+  bodyBytes = 0;
+  fields = '';
+  fieldsBytes = 0;
+  sequence = 0;
+  bytes = 0;
+
+  set(body: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number, bytes: number): this {
+    this.body = body;
+    this.bodyBytes = bodyBytes;
+    this.fields = fields;
+    this.fieldsBytes = fieldsBytes;
+    this.sequence = sequence;
+    this.bytes = bytes;
+    return this;
+  }
+
+  text(): string {
+    return this.fields === '' ? this.body : spliceDeliveryFields(this.body, this.fields, this.sequence);
+  }
+
+  /** Lets go of the texts once the event is delivered (the object outlives them). */
+  clear(): void {
+    this.body = '';
+    this.fields = '';
+  }
 }

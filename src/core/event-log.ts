@@ -14,7 +14,8 @@ import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import type { ApplicationSink } from './application-sink.ts';
-import { ApplicationLog, spliceDeliveryFields } from './event-log-ring.ts';
+import { ApplicationLog, ReusedMessage, spliceDeliveryFields } from './event-log-ring.ts';
+import { splicedLength } from '../util/websocket-text-frame.ts';
 
 export interface EventLogLimits {
   /** Events kept per application. */
@@ -120,48 +121,67 @@ export class EventLog {
    */
   append(application: string, event: CoreEvent): { message: SequencedEvent; entry: LoggedEvent } {
     const log = this.logFor(application);
-    const json = this.record(application, log, event);
+    const logged = this.record(application, log, event);
+    const json = logged.text();
     const sequence = log.lastSequence;
+    logged.clear();
     const message = { ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence } as SequencedEvent;
     return { message, entry: { sequence, at: log.lastActivity, json, bytes: Buffer.byteLength(json) } };
   }
 
   /**
-   * Numbers the event for the application, keeps it, and hands it to the sink: the core event,
-   * the message's JSON text (the event with `application`, `asterisk_id` and `sequence`) and the
-   * sequence. Per event this makes the text and nothing else.
+   * Numbers the event for the application, keeps it, and hands the sink the core event and the
+   * message (with `application`, `asterisk_id` and `sequence`): in parts when it takes them
+   * (deliverMessage), as text otherwise. Per event: the event's text, once for all applications.
    */
   deliver(application: string, event: CoreEvent, sink: ApplicationSink | undefined, shared?: SharedText): void {
     const log = this.logFor(application);
-    const json = this.record(application, log, event, shared);
-    sink?.deliver(application, event, json, log.lastSequence);
+    const message = this.record(application, log, event, shared);
+    try {
+      if (sink?.deliverMessage) sink.deliverMessage(application, event, message);
+      else sink?.deliver(application, event, message.text(), message.sequence);
+    } finally {
+      message.clear();
+    }
   }
 
-  /** Numbers and keeps the event; returns the message's JSON text. */
-  private record(application: string, log: ApplicationLog, event: CoreEvent, shared?: SharedText): string {
+  /** The message being delivered (one object for every event: see ReusedMessage). */
+  private readonly message = new ReusedMessage();
+
+  /** Numbers and keeps the event; returns the message (this.message, filled for this event). */
+  private record(application: string, log: ApplicationLog, event: CoreEvent, shared?: SharedText): ReusedMessage {
     const sequence = ++log.lastSequence;
     const now = this.now();
     log.lastActivity = now;
     const body = eventBody(event, shared);
-    // An event relayed from another cluster member keeps that member's asterisk_id (its owner).
-    const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence });
-    const bytes = Buffer.byteLength(json);
-    // The ring keeps the event's own text, the same string for every application it went to, and
-    // splices the delivery fields back when it is read again: with N subscribe-all applications,
-    // one copy of each event is held instead of N.
-    if (body !== undefined) log.pushBody(now, body, bytes);
-    else log.push(now, json, bytes);
-    this.totalBytes += bytes;
+    // A nested delivery (a sink that raises an event at once) must not clobber the outer message.
+    const message = this.message.body === '' ? this.message : new ReusedMessage();
+    if (body !== undefined && body.length > 2) {
+      // The ring keeps the event's own text, the same string for every application it went to, and
+      // splices the delivery fields back when it is read again: with N subscribe-all applications,
+      // one copy of each event is held instead of N. Sizes are counted, not measured on a joined text.
+      const bodyBytes = shared ? (shared.bytes ??= Buffer.byteLength(body)) : Buffer.byteLength(body);
+      const bytes = splicedLength(bodyBytes, log.deliveryFieldsBytes, sequence);
+      message.set(body, bodyBytes, log.deliveryFields, log.deliveryFieldsBytes, sequence, bytes);
+      log.pushBody(now, body, bytes);
+    } else {
+      // An event relayed from another cluster member keeps that member's asterisk_id (its owner).
+      const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence });
+      const bytes = Buffer.byteLength(json);
+      message.set(json, bytes, '', 0, sequence, bytes);
+      log.push(now, json, bytes);
+    }
+    this.totalBytes += message.bytes;
     this.appended++;
     this.trim(application, log, now);
     if (this.totalBytes > this.limits.maxTotalBytes) this.makeRoom();
-    this.onRecorded?.(application, sequence, json);
+    if (this.onRecorded) this.onRecorded(application, sequence, message.text());
     if (this.database) {
-      this.pendingRows.push({ application, sequence, at: now, json });
+      this.pendingRows.push({ application, sequence, at: now, json: message.text() });
       this.dirty.add(application);
       this.scheduleFlush();
     }
-    return json;
+    return message;
   }
 
   /**
@@ -556,6 +576,8 @@ function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
  */
 export interface SharedText {
   text: string | undefined;
+  /** UTF-8 bytes of `text`, once measured. */
+  bytes?: number | undefined;
 }
 
 interface PendingRow {

@@ -60,7 +60,9 @@ export class TalkDetection {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.media.onTick(this.tick);
+    // The clock is listened to only while some channel has detection on (set/detach), so an
+    // idle server's clock can rest.
+    if (this.byChannel.size > 0) this.media.onTick(this.tick);
   }
 
   stop(): void {
@@ -93,6 +95,7 @@ export class TalkDetection {
       onFrame: (frame: Frame) => slot.put(frame),
       onHangup: () => this.detach(detection),
     };
+    if (this.byChannel.size === 0 && this.started) this.media.onTick(this.tick);
     this.byChannel.set(channel.id, detection);
     channel.addFrameListener(detection.onFrame);
     channel.once('hangup', detection.onHangup);
@@ -122,6 +125,7 @@ export class TalkDetection {
   private detach(detection: Detection): void {
     if (this.byChannel.get(detection.channel.id) !== detection) return;
     this.byChannel.delete(detection.channel.id);
+    if (this.byChannel.size === 0) this.media.offTick(this.tick);
     detection.channel.removeFrameListener(detection.onFrame);
     detection.channel.off('hangup', detection.onHangup);
   }

@@ -28,6 +28,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly contentType = this.registry.contentType;
   readonly #httpRequests: Histogram<'operation' | 'method' | 'status'>;
+  readonly #requestSeriesByOperation = new Map<string, Map<string, Map<number, RequestSeries>>>();
   readonly #tickLateness: Histogram;
   readonly #sipRoundTrip: Histogram | undefined;
   /** Drops the SIP figures read for the last scrape, so the next one reads them afresh. */
@@ -206,7 +207,22 @@ export class Metrics {
 
   /** One ARI request answered; `operation` is `resource.nickname`, or `unrouted`. */
   observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void {
-    this.#httpRequests.observe({ operation: operation ?? 'unrouted', method, status: String(status) }, seconds);
+    this.#requestSeries(operation ?? 'unrouted', method, status).observe(seconds);
+  }
+
+  /**
+   * The series of one operation, method and status, made once: observing with a labels object
+   * built a new object and a status string per request. Bounded by what can be asked: the
+   * operations are declared, Node.js parses only the methods it knows, statuses are the server's.
+   */
+  #requestSeries(operation: string, method: string, status: number): RequestSeries {
+    let byMethod = this.#requestSeriesByOperation.get(operation);
+    if (!byMethod) this.#requestSeriesByOperation.set(operation, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (!series) byStatus.set(status, (series = this.#httpRequests.labels(operation, method, String(status))));
+    return series;
   }
 
   /** A SIP call's media ended with this last RTCP round-trip time. */
@@ -228,3 +244,6 @@ export class Metrics {
     }
   }
 }
+
+/** One labelled series of the request histogram. */
+type RequestSeries = ReturnType<Histogram<'operation' | 'method' | 'status'>['labels']>;

@@ -27,3 +27,45 @@ export function textFrame(text: string): Buffer {
   frame.write(text, offset, 'utf8');
   return frame;
 }
+
+/** Decimal digits of a non-negative safe integer. */
+function digitsOf(value: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  return digits;
+}
+
+/** UTF-8 bytes of a JSON object's text of `bodyBytes` with `fieldsBytes` of fields and the decimal `sequence` put before its closing brace. */
+export function splicedLength(bodyBytes: number, fieldsBytes: number, sequence: number): number {
+  return bodyBytes - 1 + fieldsBytes + digitsOf(sequence) + 1;
+}
+
+/**
+ * The frame carrying `body` (a JSON object's text) with `fields` and the decimal `sequence` put
+ * before its closing brace, written part by part: joining the strings first made one string per
+ * frame, which writing then flattened into another. `bodyBytes` and `fieldsBytes` are the parts'
+ * UTF-8 lengths (the caller knows them). The digits are written without making a string.
+ */
+export function splicedTextFrame(body: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number): Buffer {
+  const length = splicedLength(bodyBytes, fieldsBytes, sequence);
+  const offset = headerLength(length);
+  const frame = Buffer.allocUnsafe(offset + length);
+  frame[0] = 0x81; // FIN + text
+  if (length < 126) {
+    frame[1] = length;
+  } else if (length < 65536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(0, 2);
+    frame.writeUInt32BE(length, 6);
+  }
+  // The body's closing brace is overwritten by the fields, and written again at the end.
+  let at = offset + frame.write(body, offset, 'utf8') - 1;
+  at += frame.write(fields, at, 'utf8');
+  const digits = digitsOf(sequence);
+  for (let i = digits - 1, rest = sequence; i >= 0; i--, rest = Math.floor(rest / 10)) frame[at + i] = 0x30 + (rest % 10);
+  frame[at + digits] = 0x7d; // }
+  return frame;
+}

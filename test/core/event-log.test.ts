@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openDatabase } from '../../src/core/database.ts';
 import { EventStreams } from '../../src/ari/event-resume.ts';
-import { EventLog, type EventLogLimits } from '../../src/core/event-log.ts';
+import { EventLog, type EventLogLimits, type SharedText } from '../../src/core/event-log.ts';
+import type { LoggedMessage } from '../../src/core/application-sink.ts';
 import type { CoreEvent } from '../../src/spec/events.ts';
 
 const LIMITS: EventLogLimits = { maxEvents: 5, maxBytes: 1 << 20, maxAgeSeconds: 60, maxApplications: 3, maxTotalBytes: 1 << 30 };
@@ -35,6 +36,27 @@ describe('numbering and bounds', () => {
     assert.equal(JSON.parse(log.get('a', 4)!.json).eventname, 'a4');
     assert.equal(log.get('a', 3), undefined);
     assert.equal(log.get('a', 9), undefined);
+  });
+
+  test('a sink that takes messages in parts gets the same message, sizes counted, sharing one event text', () => {
+    const log = new EventLog(LIMITS, SERVER_ID);
+    const seen: { app: string; text: string; bytes: number; body: string; sequence: number }[] = [];
+    const sink = {
+      deliver: () => assert.fail('the parts are taken instead'),
+      deliverMessage: (app: string, _event: CoreEvent, message: LoggedMessage) =>
+        seen.push({ app, text: message.text(), bytes: message.bytes, body: message.body, sequence: message.sequence }),
+    };
+    const shared: SharedText = { text: undefined };
+    const raised = event('é-shared', 3);
+    log.deliver('a', raised, sink, shared);
+    log.deliver('b', raised, sink, shared);
+    for (const { app, text, bytes, sequence } of seen) {
+      assert.deepEqual(JSON.parse(text), { ...raised, application: app, asterisk_id: SERVER_ID, sequence });
+      assert.equal(bytes, Buffer.byteLength(text));
+      assert.equal(text, log.get(app, sequence)!.json);
+      assert.equal(bytes, log.get(app, sequence)!.bytes);
+    }
+    assert.equal(seen[0]!.body, seen[1]!.body);
   });
 
   test('resume points: held, expired, never numbered', () => {

@@ -113,6 +113,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   readonly endpointResource: string | undefined;
   readonly direction: 'inbound' | 'outbound';
   readonly creationtime = new Date();
+  /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
+  private creationText: string | undefined;
   readonly linkedId: string;
   protocolId: string;
   state: ChannelState;
@@ -219,7 +221,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
         app_name: this.location.appName,
         app_data: this.location.appData,
       },
-      creationtime: formatAriDate(this.creationtime),
+      creationtime: (this.creationText ??= formatAriDate(this.creationtime)),
       language: this.language,
     };
     const names = this.env.channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...this.env.channelvars, ...this.reportedVariables]);
