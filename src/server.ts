@@ -283,6 +283,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         draining: () => draining,
       });
       dispatcher.forwarder = cluster.forwarder;
+      core.pjsip.contactDirectory = cluster.contacts;
       const member = cluster;
       events.beforeAccept = (apps) => member.prepareApplications(apps);
     } catch (err) {
@@ -328,6 +329,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.close();
         outbound.close();
         await http.close();
+        core.pjsip.contactDirectory = undefined;
         await cluster?.stop();
         await core.stop();
         await authenticator.close();

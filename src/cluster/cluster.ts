@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import { AppEvents } from './app-events.ts';
+import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
@@ -38,6 +39,8 @@ export interface ClusterStatus {
   readonly owned_resources: number;
   readonly forwarded_requests: number;
   readonly gathered_listings: number;
+  /** Registrations: this member's written to the bucket (and withdrawn), other members' known here. */
+  readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
 }
 
 /** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
@@ -48,6 +51,8 @@ export function defaultNodeId(serverId: string): string {
 export class Cluster {
   readonly node: string;
   readonly forwarder: ClusterForwarder;
+  /** The registrations of every member: what server.ts hands the pjsip technology as its contact directory. */
+  readonly contacts: ClusterContacts;
   private readonly nc: NatsConnection;
   private readonly membership: Membership;
   private readonly ownership: Ownership;
@@ -56,7 +61,7 @@ export class Cluster {
   private readonly name: string;
   private connected = true;
 
-  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; log: Logger }) {
+  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; log: Logger }) {
     this.nc = parts.nc;
     this.node = parts.node;
     this.name = parts.name;
@@ -64,6 +69,7 @@ export class Cluster {
     this.ownership = parts.ownership;
     this.forwarder = parts.forwarder;
     this.events = parts.events;
+    this.contacts = parts.contacts;
     this.log = parts.log;
   }
 
@@ -79,6 +85,7 @@ export class Cluster {
       const kvm = new Kvm(nc);
       const membersKv = await kvm.create(`pb_${settings.name}_members`, { ttl: settings.failureSeconds * 1000 * 2 });
       const appsKv = await kvm.create(`pb_${settings.name}_apps`);
+      const contacts = new ClusterContacts({ kv: await kvm.create(`pb_${settings.name}_contacts`, { ttl: CONTACTS_MAX_AGE_MS }), node, log });
       let cluster: Cluster | undefined;
       const membership = new Membership({
         nc,
@@ -110,9 +117,10 @@ export class Cluster {
         log,
         liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
       });
-      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, log });
+      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, log });
       ownership.start();
       await events.start();
+      await contacts.start();
       membership.start();
       cluster.watchConnection();
       return cluster;
@@ -161,12 +169,14 @@ export class Cluster {
       owned_resources: this.ownership.owned,
       forwarded_requests: this.forwarder.forwarded,
       gathered_listings: this.forwarder.gathered,
+      contacts: { shared: this.contacts.shared, withdrawn: this.contacts.withdrawn, known_elsewhere: this.contacts.known },
     };
   }
 
   async stop(): Promise<void> {
     this.membership.stop();
     this.events.stop();
+    this.contacts.stop();
     this.ownership.stop();
     // Drain: what was published (events, the last KV writes) reaches the server first; but a stop
     // never waits long for a NATS that is gone (a drain waits for a reconnection that may not come).
