@@ -10,6 +10,7 @@ import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import { AppEvents } from './app-events.ts';
 import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
+import { SharedStateMirror } from './shared-state.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
@@ -41,6 +42,8 @@ export interface ClusterStatus {
   readonly gathered_listings: number;
   /** Registrations: this member's written to the bucket (and withdrawn), other members' known here. */
   readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
+  /** Global variables and astdb writes: made here and sent, made elsewhere and applied here. */
+  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number };
 }
 
 /** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
@@ -57,11 +60,13 @@ export class Cluster {
   private readonly membership: Membership;
   private readonly ownership: Ownership;
   private readonly events: AppEvents;
+  private readonly globals: SharedStateMirror;
+  private readonly astdb: SharedStateMirror;
   private readonly log: Logger;
   private readonly name: string;
   private connected = true;
 
-  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; log: Logger }) {
+  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; log: Logger }) {
     this.nc = parts.nc;
     this.node = parts.node;
     this.name = parts.name;
@@ -70,6 +75,8 @@ export class Cluster {
     this.forwarder = parts.forwarder;
     this.events = parts.events;
     this.contacts = parts.contacts;
+    this.globals = parts.globals;
+    this.astdb = parts.astdb;
     this.log = parts.log;
   }
 
@@ -86,6 +93,8 @@ export class Cluster {
       const membersKv = await kvm.create(`pb_${settings.name}_members`, { ttl: settings.failureSeconds * 1000 * 2 });
       const appsKv = await kvm.create(`pb_${settings.name}_apps`);
       const contacts = new ClusterContacts({ kv: await kvm.create(`pb_${settings.name}_contacts`, { ttl: CONTACTS_MAX_AGE_MS }), node, log });
+      const globals = new SharedStateMirror({ kv: await kvm.create(`pb_${settings.name}_globals`), store: core.globalVars, what: 'global variables', log });
+      const astdb = new SharedStateMirror({ kv: await kvm.create(`pb_${settings.name}_astdb`), store: core.astdb, what: 'astdb', log });
       let cluster: Cluster | undefined;
       const membership = new Membership({
         nc,
@@ -117,10 +126,12 @@ export class Cluster {
         log,
         liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
       });
-      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, log });
+      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, globals, astdb, log });
       ownership.start();
       await events.start();
       await contacts.start();
+      await globals.start();
+      await astdb.start();
       membership.start();
       cluster.watchConnection();
       return cluster;
@@ -170,6 +181,7 @@ export class Cluster {
       forwarded_requests: this.forwarder.forwarded,
       gathered_listings: this.forwarder.gathered,
       contacts: { shared: this.contacts.shared, withdrawn: this.contacts.withdrawn, known_elsewhere: this.contacts.known },
+      shared_state: { globals_sent: this.globals.sent, globals_applied: this.globals.applied, astdb_sent: this.astdb.sent, astdb_applied: this.astdb.applied },
     };
   }
 
@@ -177,6 +189,8 @@ export class Cluster {
     this.membership.stop();
     this.events.stop();
     this.contacts.stop();
+    this.globals.stop();
+    this.astdb.stop();
     this.ownership.stop();
     // Drain: what was published (events, the last KV writes) reaches the server first; but a stop
     // never waits long for a NATS that is gone (a drain waits for a reconnection that may not come).
