@@ -104,7 +104,7 @@ describe('global variables and astdb across cluster members', { skip }, () => {
       joined.core.astdb.put('race', 'key', `b${round}`);
     }
     await until('both members agree on RACE', () =>
-       a.core.globalVars.get('RACE') === joined.core.globalVars.get('RACE') && a.core.astdb.get('race', 'key') === joined.core.astdb.get('race', 'key'));
+      a.core.globalVars.get('RACE') === joined.core.globalVars.get('RACE') && a.core.astdb.get('race', 'key') === joined.core.astdb.get('race', 'key'));
     // Settled: a last write from one side is the value on both.
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(a.core.globalVars.get('RACE'), joined.core.globalVars.get('RACE'));
