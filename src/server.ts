@@ -229,6 +229,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   };
   const admin = new AdminRoutes({
     cluster: () => cluster?.status(),
+    clusterChannels: async () => cluster?.channelPlaces(),
     console: { ladder: core.pjsip.sipLadder, storedLadders: ladderStore, quality: callQuality, history: metricsHistory },
     core,
     pjsip: core.pjsip,

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import { AppEvents } from './app-events.ts';
+import { ChannelPlaces, type ChannelPlacesAnswer } from './channel-places.ts';
 import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { SharedStateMirror } from './shared-state.ts';
 import { ClusterForwarder } from './forwarder.ts';
@@ -60,13 +61,14 @@ export class Cluster {
   private readonly membership: Membership;
   private readonly ownership: Ownership;
   private readonly events: AppEvents;
+  private readonly places: ChannelPlaces;
   private readonly globals: SharedStateMirror;
   private readonly astdb: SharedStateMirror;
   private readonly log: Logger;
   private readonly name: string;
   private connected = true;
 
-  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; log: Logger }) {
+  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; places: ChannelPlaces; log: Logger }) {
     this.nc = parts.nc;
     this.node = parts.node;
     this.name = parts.name;
@@ -76,6 +78,7 @@ export class Cluster {
     this.events = parts.events;
     this.contacts = parts.contacts;
     this.globals = parts.globals;
+    this.places = parts.places;
     this.astdb = parts.astdb;
     this.log = parts.log;
   }
@@ -126,8 +129,9 @@ export class Cluster {
         log,
         liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
       });
-      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, globals, astdb, log });
+      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, globals, astdb, places: new ChannelPlaces({ nc, prefix, node, core, membership, requestTimeoutMs: settings.requestTimeoutMs, log }), log });
       ownership.start();
+      cluster.places.start();
       await events.start();
       await contacts.start();
       await globals.start();
@@ -185,10 +189,16 @@ export class Cluster {
     };
   }
 
+  /** Which member holds each channel of the cluster (`GET /admin/cluster/channels`, the console's member column). */
+  channelPlaces(): Promise<ChannelPlacesAnswer> {
+    return this.places.gather();
+  }
+
   async stop(): Promise<void> {
     this.membership.stop();
     this.events.stop();
     this.contacts.stop();
+    this.places.stop();
     this.globals.stop();
     this.astdb.stop();
     this.ownership.stop();
