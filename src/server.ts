@@ -229,6 +229,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   };
   const admin = new AdminRoutes({
     cluster: () => cluster?.status(),
+    clusterChannels: async () => cluster?.channelPlaces(),
     console: { ladder: core.pjsip.sipLadder, storedLadders: ladderStore, quality: callQuality, history: metricsHistory },
     core,
     pjsip: core.pjsip,
@@ -283,6 +284,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         draining: () => draining,
       });
       dispatcher.forwarder = cluster.forwarder;
+      core.pjsip.contactDirectory = cluster.contacts;
       const member = cluster;
       events.beforeAccept = (apps) => member.prepareApplications(apps);
     } catch (err) {
@@ -328,6 +330,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         events.close();
         outbound.close();
         await http.close();
+        core.pjsip.contactDirectory = undefined;
         await cluster?.stop();
         await core.stop();
         await authenticator.close();

@@ -171,6 +171,11 @@ async function cluster(target: Target, args: string[], values: AdminValues, out:
     members.map((m) => [`${str(m.node)}${m.self === true ? ' *' : ''}`, str(m.asterisk_id), str(m.ari), str(m.channels), str(m.bridges), m.draining === true ? 'draining' : 'up', `${str(m.last_seen_ms)} ms`]),
   ));
   out.stdout(`${members.length} member${members.length === 1 ? '' : 's'}\n`);
+  // Shared state (docs/cluster.md): absent from an older member's answer.
+  const contacts = (status.contacts ?? {}) as Row;
+  const shared = (status.shared_state ?? {}) as Row;
+  if (status.contacts !== undefined) out.stdout(`Registrations: ${str(contacts.shared)} shared from here (${str(contacts.withdrawn)} withdrawn), ${str(contacts.known_elsewhere)} known through other members\n`);
+  if (status.shared_state !== undefined) out.stdout(`Global variables: ${str(shared.globals_sent)} writes sent, ${str(shared.globals_applied)} applied; astdb: ${str(shared.astdb_sent)} sent, ${str(shared.astdb_applied)} applied\n`);
   return EXIT.ok;
 }
 

@@ -9,6 +9,9 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import { AppEvents } from './app-events.ts';
+import { ChannelPlaces, type ChannelPlacesAnswer } from './channel-places.ts';
+import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
+import { SharedStateMirror } from './shared-state.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
@@ -38,6 +41,10 @@ export interface ClusterStatus {
   readonly owned_resources: number;
   readonly forwarded_requests: number;
   readonly gathered_listings: number;
+  /** Registrations: this member's written to the bucket (and withdrawn), other members' known here. */
+  readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
+  /** Global variables and astdb writes: made here and sent, made elsewhere and applied here. */
+  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number };
 }
 
 /** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
@@ -48,15 +55,20 @@ export function defaultNodeId(serverId: string): string {
 export class Cluster {
   readonly node: string;
   readonly forwarder: ClusterForwarder;
+  /** The registrations of every member: what server.ts hands the pjsip technology as its contact directory. */
+  readonly contacts: ClusterContacts;
   private readonly nc: NatsConnection;
   private readonly membership: Membership;
   private readonly ownership: Ownership;
   private readonly events: AppEvents;
+  private readonly places: ChannelPlaces;
+  private readonly globals: SharedStateMirror;
+  private readonly astdb: SharedStateMirror;
   private readonly log: Logger;
   private readonly name: string;
   private connected = true;
 
-  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; log: Logger }) {
+  private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; places: ChannelPlaces; log: Logger }) {
     this.nc = parts.nc;
     this.node = parts.node;
     this.name = parts.name;
@@ -64,6 +76,10 @@ export class Cluster {
     this.ownership = parts.ownership;
     this.forwarder = parts.forwarder;
     this.events = parts.events;
+    this.contacts = parts.contacts;
+    this.globals = parts.globals;
+    this.places = parts.places;
+    this.astdb = parts.astdb;
     this.log = parts.log;
   }
 
@@ -79,6 +95,9 @@ export class Cluster {
       const kvm = new Kvm(nc);
       const membersKv = await kvm.create(`pb_${settings.name}_members`, { ttl: settings.failureSeconds * 1000 * 2 });
       const appsKv = await kvm.create(`pb_${settings.name}_apps`);
+      const contacts = new ClusterContacts({ kv: await kvm.create(`pb_${settings.name}_contacts`, { ttl: CONTACTS_MAX_AGE_MS }), node, log });
+      const globals = new SharedStateMirror({ kv: await kvm.create(`pb_${settings.name}_globals`), store: core.globalVars, what: 'global variables', log });
+      const astdb = new SharedStateMirror({ kv: await kvm.create(`pb_${settings.name}_astdb`), store: core.astdb, what: 'astdb', log });
       let cluster: Cluster | undefined;
       const membership = new Membership({
         nc,
@@ -110,9 +129,13 @@ export class Cluster {
         log,
         liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
       });
-      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, log });
+      cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, globals, astdb, places: new ChannelPlaces({ nc, prefix, node, core, membership, requestTimeoutMs: settings.requestTimeoutMs, log }), log });
       ownership.start();
+      cluster.places.start();
       await events.start();
+      await contacts.start();
+      await globals.start();
+      await astdb.start();
       membership.start();
       cluster.watchConnection();
       return cluster;
@@ -161,12 +184,23 @@ export class Cluster {
       owned_resources: this.ownership.owned,
       forwarded_requests: this.forwarder.forwarded,
       gathered_listings: this.forwarder.gathered,
+      contacts: { shared: this.contacts.shared, withdrawn: this.contacts.withdrawn, known_elsewhere: this.contacts.known },
+      shared_state: { globals_sent: this.globals.sent, globals_applied: this.globals.applied, astdb_sent: this.astdb.sent, astdb_applied: this.astdb.applied },
     };
+  }
+
+  /** Which member holds each channel of the cluster (`GET /admin/cluster/channels`, the console's member column). */
+  channelPlaces(): Promise<ChannelPlacesAnswer> {
+    return this.places.gather();
   }
 
   async stop(): Promise<void> {
     this.membership.stop();
     this.events.stop();
+    this.contacts.stop();
+    this.places.stop();
+    this.globals.stop();
+    this.astdb.stop();
     this.ownership.stop();
     // Drain: what was published (events, the last KV writes) reaches the server first; but a stop
     // never waits long for a NATS that is gone (a drain waits for a reconnection that may not come).

@@ -2,7 +2,7 @@
 // does not hold goes to its owner's subject (NATS answers "no responders" at once when nobody
 // holds it: then it is served here, which answers 404 as a single server does, or creates it);
 // a playback or live recording is asked of every member, and its holder answers; a listing is
-// gathered from every live member and merged. Implements ari/forwarding.ts's RequestForwarder.
+// gathered from every live member and merged; a broadcast claim goes to the channel's owner. Implements ari/forwarding.ts's RequestForwarder.
 import { errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
@@ -55,6 +55,9 @@ export class ClusterForwarder {
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
     if (PLACED.has(operation)) return this.place(request);
     if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
+    // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
+    // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
+    if (operation === 'events.claimChannel') return this.claim(request);
     const owned = resourceOf(request.path, pathParams);
     if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
     if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
@@ -81,6 +84,12 @@ export class ClusterForwarder {
     } catch (err) {
       return this.failed(err, request);
     }
+  }
+
+  private claim(request: ClusterAriRequest): Promise<ClusterAriResponse> | undefined {
+    const channelId = request.query.get('channelId');
+    if (channelId === null || channelId === '' || this.options.ownership.holds('channel', channelId)) return undefined;
+    return this.toOwner(request, { kind: 'channel', id: channelId });
   }
 
   /** Asks every other member at once whether it holds the resource; the holder's answer wins. */

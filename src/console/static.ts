@@ -22,7 +22,7 @@ const CONSOLE_FILES: ReadonlyMap<string, ConsoleFile> = new Map([
   ['', { file: 'index.html', contentType: 'text/html; charset=utf-8' }],
   ['/console.js', { file: 'console.js', contentType: 'text/javascript; charset=utf-8' }],
   // The modules console.js imports (relative to it, so under /console/ too).
-  ...['actions.js', 'ari.js', 'cel-timeline.js', 'charts.js', 'dom.js', 'history.js', 'ladder.js', 'listen.js', 'quality.js', 'server-info.js', 'state.js', 'svg.js', 'timeline.js', 'views.js'].map((file): [string, ConsoleFile] => [`/${file}`, { file, contentType: 'text/javascript; charset=utf-8' }]),
+  ...['actions.js', 'ari.js', 'cel-timeline.js', 'charts.js', 'cluster.js', 'dom.js', 'history.js', 'ladder.js', 'listen.js', 'quality.js', 'server-info.js', 'state.js', 'svg.js', 'timeline.js', 'views.js'].map((file): [string, ConsoleFile] => [`/${file}`, { file, contentType: 'text/javascript; charset=utf-8' }]),
   ['/console.css', { file: 'console.css', contentType: 'text/css; charset=utf-8' }],
 ]);
 

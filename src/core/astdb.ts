@@ -4,6 +4,7 @@
 // which makes a family (or a key's prefix up to a `/`) a range of the primary key.
 import type { SqliteDatabase } from './database.ts';
 import { InvalidError } from './errors.ts';
+import type { SharedStore, SharedWrite, SharedWriteListener } from './shared-writes.ts';
 import { MAX_VARIABLE_VALUE_LENGTH } from './variable-limits.ts';
 
 /** Longest `family/key`, in characters. */
@@ -21,7 +22,9 @@ export const MAX_ASTDB_KEYS_LISTED = 1000;
 /** `/` sorts just before `0`: every path beginning with `prefix/` lies in [prefix/, prefix0). */
 const upperBound = (prefix: string): string => `${prefix.slice(0, -1)}0`;
 
-export class AstDb {
+export class AstDb implements SharedStore {
+  /** Told of every put and removal made here, by full path (a cluster member shares them). */
+  onWrite: SharedWriteListener | undefined;
   #count: number;
   /** Characters of every key and value held. */
   #characters: number;
@@ -49,8 +52,20 @@ export class AstDb {
   }
 
   put(family: string, key: string, value: string): void {
-    if (value.length > MAX_VARIABLE_VALUE_LENGTH) throw new InvalidError(`astdb value longer than ${MAX_VARIABLE_VALUE_LENGTH} characters`);
     const full = path(family, key);
+    this.#put(full, value);
+    this.onWrite?.({ name: full, value });
+  }
+
+  /** Another server's write, by full path (`/family/key`): checked as a local one, not told again. */
+  applyShared(write: SharedWrite): void {
+    if (!/^\/[^/]+\/./s.test(write.name) || write.name.length > MAX_ASTDB_PATH_LENGTH + 2) throw new InvalidError('Not an astdb path');
+    if (write.value === undefined) this.#delete(write.name);
+    else this.#put(write.name, write.value);
+  }
+
+  #put(full: string, value: string): void {
+    if (value.length > MAX_VARIABLE_VALUE_LENGTH) throw new InvalidError(`astdb value longer than ${MAX_VARIABLE_VALUE_LENGTH} characters`);
     const old = this.database.prepare('SELECT length(value) AS characters FROM astdb WHERE key = ?').get(full) as { characters: number } | undefined;
     const exists = old !== undefined;
     if (!exists && this.#count >= MAX_ASTDB_ENTRIES) throw new InvalidError(`astdb is full (${MAX_ASTDB_ENTRIES} entries)`);
@@ -64,6 +79,12 @@ export class AstDb {
   /** Removes one entry; false when it did not exist. */
   delete(family: string, key: string): boolean {
     const full = path(family, key);
+    const removed = this.#delete(full);
+    if (removed) this.onWrite?.({ name: full, value: undefined });
+    return removed;
+  }
+
+  #delete(full: string): boolean {
     const old = this.database.prepare('SELECT length(value) AS characters FROM astdb WHERE key = ?').get(full) as { characters: number } | undefined;
     const removed = this.database.prepare('DELETE FROM astdb WHERE key = ?').run(full).changes > 0;
     if (removed) {
@@ -78,6 +99,10 @@ export class AstDb {
     const prefix = keyPrefix === '' ? `/${checkPart(family)}/` : `${path(family, keyPrefix)}/`;
     const sizeOf = (where: string, ...values: string[]): number =>
       (this.database.prepare(`SELECT COALESCE(SUM(length(key) + length(value)), 0) AS characters FROM astdb WHERE ${where}`).get(...values) as { characters: number }).characters;
+    // Shared (a cluster): each removed key is told, so the listener sees what went (read first, only then).
+    const removedPaths = this.onWrite
+      ? (this.database.prepare('SELECT key FROM astdb WHERE (key >= ? AND key < ?) OR key = ?').all(prefix, upperBound(prefix), keyPrefix === '' ? '' : prefix.slice(0, -1)) as { key: string }[]).map((row) => row.key)
+      : [];
     this.#characters -= sizeOf('key >= ? AND key < ?', prefix, upperBound(prefix));
     let removed = this.database.prepare('DELETE FROM astdb WHERE key >= ? AND key < ?').run(prefix, upperBound(prefix)).changes;
     if (keyPrefix !== '') {
@@ -85,6 +110,7 @@ export class AstDb {
       removed += this.database.prepare('DELETE FROM astdb WHERE key = ?').run(prefix.slice(0, -1)).changes;
     }
     this.#count -= removed;
+    for (const name of removedPaths) this.onWrite?.({ name, value: undefined });
     return removed;
   }
 

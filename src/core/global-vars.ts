@@ -1,13 +1,16 @@
 // Server-wide variables, as set and read by ARI's /asterisk/variable (Asterisk's global dialplan variables).
 import { InvalidError } from './errors.ts';
+import type { SharedStore, SharedWrite, SharedWriteListener } from './shared-writes.ts';
 import { checkVariable, checkVariableName, DEFAULT_GLOBAL_VARIABLE_BYTES, MAX_GLOBAL_VARIABLES, tooManyGlobalVariables, tooManyVariableBytes, variableSize } from './variable-limits.ts';
 
-export class GlobalVariables {
+export class GlobalVariables implements SharedStore {
   readonly #values = new Map<string, string>();
   /** What the variables hold, by variableSize(). */
   #bytes = 0;
   /** Most bytes all global variables hold (`variables.max_global_bytes`); set from the configuration. */
   maxBytes = DEFAULT_GLOBAL_VARIABLE_BYTES;
+  /** Told of every set and unset made here (a cluster member shares them). */
+  onWrite: SharedWriteListener | undefined;
 
   get(name: string): string | undefined {
     assertName(name);
@@ -16,6 +19,15 @@ export class GlobalVariables {
 
   /** Sets the variable, or unsets it when `value` is undefined; InvalidError for a new one beyond MAX_GLOBAL_VARIABLES. */
   set(name: string, value: string | undefined): void {
+    this.#store(name, value);
+    this.onWrite?.({ name, value });
+  }
+
+  applyShared(write: SharedWrite): void {
+    this.#store(write.name, write.value);
+  }
+
+  #store(name: string, value: string | undefined): void {
     assertName(name);
     checkVariable(name, value);
     if (value !== undefined && this.#values.size >= MAX_GLOBAL_VARIABLES && !this.#values.has(name)) throw tooManyGlobalVariables(name);

@@ -34,6 +34,8 @@ export interface AdminServices {
   readonly console?: ConsoleSources;
   /** The cluster's members and health (`patchbay cluster status`); undefined when not a member. */
   readonly cluster?: () => unknown;
+  /** Which member holds each channel (`GET /admin/cluster/channels`); undefined when not a member. */
+  readonly clusterChannels?: () => Promise<unknown>;
 }
 
 /** Stored recordings described at most (the newest). */
@@ -96,6 +98,10 @@ export class AdminRoutes {
         return { status: 200, body: this.services.pjsip.sipTrace.describe() };
       case 'PUT sip/trace':
         return this.#trace(query.get('state'), query.get('match'));
+      case 'GET cluster/channels': {
+        const places = path.length === 2 ? await this.services.clusterChannels?.() : undefined;
+        return places === undefined ? notFound('Not a cluster member (cluster.nats_url is not set)') : { status: 200, body: places };
+      }
       case 'GET cluster': {
         const status = path.length === 1 ? this.services.cluster?.() : undefined;
         return status === undefined ? notFound('Not a cluster member (cluster.nats_url is not set)') : { status: 200, body: status };

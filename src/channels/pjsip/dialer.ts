@@ -3,6 +3,7 @@
 // URI given; no contact → the request fails at once. Messages and REFERs find their targets here too.
 // A contact registered over TCP is reached over the connection its REGISTER came on (a phone behind
 // NAT or a firewall cannot accept connections; RFC 5626 calls it the flow), whatever its Contact says.
+// In a cluster, a phone registered over UDP through another member is called from here directly.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
@@ -90,20 +91,34 @@ export class Dialer {
       return { endpoint, user, uri: parsed };
     }
     const uri = this.contactOf(endpoint);
-    if (!uri) throw new UnavailableError(`No reachable contact for endpoint PJSIP/${endpoint.id}`);
+    if (!uri) {
+      // Registered only over a connection that another server holds: said plainly (docs/cluster.md).
+      const elsewhere = endpoint.aors.flatMap((aorId) => this.#runtime.contactDirectory?.contactsOf(aorId) ?? [])[0];
+      if (elsewhere) throw new UnavailableError(`PJSIP/${endpoint.id} is registered over ${elsewhere.transport.toUpperCase()} through cluster member ${elsewhere.holder} only: call it from there`);
+      throw new UnavailableError(`No reachable contact for endpoint PJSIP/${endpoint.id}`);
+    }
     return { endpoint, user, uri };
   }
 
-  /** The newest registered binding of the endpoint's AORs, else the first static contact. */
+  /**
+   * The newest registered binding of the endpoint's AORs, else the first static contact. With a
+   * contact directory (a cluster), a UDP contact registered through another server counts as a
+   * binding of this one: a datagram reaches the phone from here as well (its NAT permitting, as
+   * for any UDP contact); a TCP, TLS or WebSocket one cannot, its connection being the other's.
+   */
   contactOf(endpoint: PjsipEndpoint): SipUri | undefined {
-    const { qualifier, registrar, config } = this.#runtime;
+    const { qualifier, registrar, config, contactDirectory } = this.#runtime;
     // Contacts that qualifying found Unreachable are skipped, as Asterisk skips unavailable ones.
     const unreachable = (aor: string, uri: string): boolean => qualifier?.state(aor, uri)?.status === 'Unreachable';
-    let newest: Binding | undefined;
+    let newest: Pick<Binding, 'uri' | 'expiresAt'> | undefined;
     for (const aorId of endpoint.aors) {
       for (const binding of registrar.lookup(aorId)) {
         if (unreachable(aorId, binding.uri)) continue;
         if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+      }
+      for (const shared of contactDirectory?.contactsOf(aorId) ?? []) {
+        if (shared.transport !== 'udp') continue;
+        if (!newest || shared.expiresAt > newest.expiresAt) newest = shared;
       }
     }
     if (newest) {

@@ -10,6 +10,7 @@ import type { SipUri } from '../../sip/uri.ts';
 import { contactUri } from './addresses.ts';
 import type { CallServices, SipCall } from './call.ts';
 import type { CallRegistry } from './call-registry.ts';
+import type { ContactDirectory } from './contact-directory.ts';
 import type { PjsipConfig } from './config/index.ts';
 import type { ContactQualifier } from './qualify.ts';
 import type { OutboundRegistrations } from './registrations.ts';
@@ -28,6 +29,8 @@ export interface PjsipRuntime {
   readonly registrar: Registrar;
   readonly qualifier: ContactQualifier | undefined;
   readonly registrations: OutboundRegistrations | undefined;
+  /** Contacts registered through other servers (a cluster member's); undefined on a single server. */
+  readonly contactDirectory: ContactDirectory | undefined;
   /** The live calls, found by dialog (Call-ID and tags). */
   readonly calls: CallRegistry<SipCall>;
   /** Our address as written in Contact, From and URIs of this server. */

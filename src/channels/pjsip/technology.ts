@@ -22,6 +22,7 @@ import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../..
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
+import type { ContactDirectory } from './contact-directory.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
@@ -72,6 +73,7 @@ export class PjsipTechnology implements ChannelTechnology {
   #objects: PjsipObjects | undefined;
   #qualifier: ContactQualifier | undefined;
   #registrations: OutboundRegistrations | undefined;
+  #contactDirectory: ContactDirectory | undefined;
   #host = '127.0.0.1';
   #publicHost = '127.0.0.1';
   #mediaAddress = '127.0.0.1';
@@ -156,6 +158,9 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       get registrations() {
         return technology.#registrations;
+      },
+      get contactDirectory() {
+        return technology.#contactDirectory;
       },
       calls: this.#calls,
       get publicHost() {
@@ -259,6 +264,15 @@ export class PjsipTechnology implements ChannelTechnology {
     ));
   }
 
+  /**
+   * Where this server's registrations are shared and other servers' are found (a cluster member
+   * sets it once it has joined): what the registrar holds now is shared at once, then every change.
+   */
+  set contactDirectory(directory: ContactDirectory | undefined) {
+    this.#contactDirectory = directory;
+    directory?.share(this.#registrar.aors().flatMap((aor) => this.#registrar.lookup(aor)));
+  }
+
   /** The outbound registrations (`type=registration`) and where each stands. */
   registrations(): RegistrationInfo[] {
     return this.#registrations?.list() ?? [];
@@ -310,6 +324,7 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     this.#registrar.onChange((change) => {
       this.#objects?.bindingChanged(change);
+      this.#contactDirectory?.bindingChanged(change);
       if (change.kind !== 'refreshed') this.#syncQualify();
       this.#refreshStates();
       // As res_pjsip_mwi: a contact added or updated hears its endpoint's unsolicited MWI.

@@ -17,6 +17,7 @@ import { applySearch, currentView, showView, startViews } from './views.js';
 import { onOpenTimeline } from './history.js';
 import { dialogOfChannel, showLadder } from './ladder.js';
 import { loadServerInfo, loadStoredRecordings, renderServerInfo, storedCells } from './server-info.js';
+import { clustered, loadChannelPlaces, memberOf, noteChannelOrigin } from './cluster.js';
 
 // The test and curious users can read the listen-in figures here.
 /** @type {any} */ (window).patchbayConsole = { state, listenStats };
@@ -137,7 +138,7 @@ async function loadSnapshot() {
   for (const application of applications) state.applications.set(application.name, application);
   // Other applications' channels already in Stasis: their subscriptions are in the list above.
   for (const channel of channels) if (channel.dialplan?.app_name === 'Stasis') noteStasisApp(channel.id, String(channel.dialplan.app_data ?? '').split(',')[0]);
-  await Promise.all([loadStored(), loadServerInfo()]);
+  await Promise.all([loadStored(), loadServerInfo(), loadChannelPlaces()]);
   markDirty();
 }
 
@@ -230,6 +231,7 @@ function onEvent(event) {
     const channel = event[key];
     if (channel && typeof channel.id === 'string') {
       channelIds.push(channel.id);
+      noteChannelOrigin(channel.id, event.asterisk_id);
       if (!state.own.has(channel.id) && event.type !== 'ChannelDestroyed') upsertChannel(channel);
     }
   }
@@ -440,7 +442,7 @@ function renderChannels() {
     // Events of other applications' StasisStart go to those applications only; a channel in
     // Stasis shows it in its dialplan position (Stasis(app,args)).
     const app = entry.app || (c.dialplan?.app_name === 'Stasis' ? String(c.dialplan.app_data ?? '').split(',')[0] : '');
-    const tr = row([c.name, stateCell, caller, app, dialplan, el('span', duration(c.creationtime), { 'data-since': c.creationtime, class: 'duration' }), entry.codec, meter(`channel:${id}`), actions], {
+    const tr = row([c.name, stateCell, caller, app, dialplan, el('span', duration(c.creationtime), { 'data-since': c.creationtime, class: 'duration' }), entry.codec, meter(`channel:${id}`), actions, memberOf(id)], {
       'data-channel-id': id,
       'data-state': entry.gone ? 'Destroyed' : c.state,
     });
@@ -449,6 +451,7 @@ function renderChannels() {
     rows.push(tr);
   }
   $('channel-count').textContent = `(${live} live)`;
+  $('channels').classList.toggle('clustered', clustered());
   fillBody('channels', rows);
 }
 

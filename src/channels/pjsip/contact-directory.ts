@@ -1,0 +1,27 @@
+// Registered contacts shared beyond this server. A cluster member (docs/cluster.md) fills the hook
+// so that `Dial(PJSIP/alice)` here reaches a phone that registered through another member; the
+// technology itself knows nothing of NATS: it tells the directory what its registrar bound and
+// unbound, and asks it, when dialling, for the contacts that other servers hold.
+import type { Binding, BindingChange, BindingSource } from '../../sip/registrar.ts';
+
+/** A contact registered through another server, as the directory knows it. */
+export interface SharedContact {
+  readonly aor: string;
+  /** Where requests go (the stored URI: the source address with rewrite_contact). */
+  readonly uri: string;
+  /** Absolute expiry, milliseconds since the epoch. */
+  readonly expiresAt: number;
+  /** How the REGISTER came: only `udp` can be reached from another server (a TCP, TLS or WebSocket phone is reached over its own connection). */
+  readonly transport: BindingSource['transport'];
+  /** The server (cluster member) that took the REGISTER and holds the binding. */
+  readonly holder: string;
+}
+
+export interface ContactDirectory {
+  /** A change of this server's registrar: added and refreshed bindings are shared, removed and expired ones withdrawn. */
+  bindingChanged(change: BindingChange): void;
+  /** Every live binding of this server's registrar, shared at once (the directory was attached after the registrar ran). */
+  share(bindings: readonly Binding[]): void;
+  /** The unexpired contacts of an address of record registered through other servers (never this one's). */
+  contactsOf(aor: string): readonly SharedContact[];
+}
