@@ -339,7 +339,6 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
-    this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)), context.config.media.workers);
     const listeners = this.#listeners(settings);
     const webSocket = this.#webSocketSettings(settings, log);
     const { transport, layer } = openSipListeners(
@@ -389,6 +388,8 @@ export class PjsipTechnology implements ChannelTechnology {
       log.error({ err: error, listeners: where }, `${this.#unavailable}; SIP is unavailable (the default port; configure sip.port or a transport to make this fatal)`);
       return;
     }
+    // Media (and its worker threads) only once SIP listens: a start-up that fails leaves no worker behind.
+    this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)), context.config.media.workers);
     const bound = transport.listeners();
     this.#port = transport.port('UDP') ?? transport.port('TCP') ?? transport.port('TLS') ?? settings.port;
     context.messages.setTransport({
