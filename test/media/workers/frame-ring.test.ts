@@ -1,9 +1,10 @@
 // The shared frame ring between the main thread and a media worker: frames come out as they went
 // in, the counters wrap past 2³¹ without losing a frame, a full ring drops (and counts) the frame
-// pushed, hostile slot contents yield nothing, and pushing and popping allocate nothing.
+// pushed, and hostile slot contents yield nothing. That pushing and popping allocate nothing is
+// frame-ring-allocation.test.ts, in a process of its own: the wrap test's counters past 2³¹ teach
+// the compiler to box them, which made that measurement fail now and then on Node 22.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PerformanceObserver } from 'node:perf_hooks';
 import { FrameCache, FrameRing } from '../../../src/media/workers/frame-ring.ts';
 
 function ring(slots = 4): { ring: FrameRing; buffer: SharedArrayBuffer } {
@@ -79,32 +80,5 @@ describe('frame ring', () => {
     assert.equal(r.push(48000, new Int16Array(2000)), false);
     assert.equal(r.dropped, 1);
     assert.throws(() => new FrameRing(new SharedArrayBuffer(FrameRing.bytes(3)), 0, 3), RangeError);
-  });
-
-  test('pushing and popping allocate nothing (no garbage collection while 400,000 frames pass)', async () => {
-    const { ring: r } = ring(8);
-    const cache = new FrameCache();
-    const frame = frameOf(8000, 5);
-    const run = (allocate: boolean): void => {
-      for (let i = 0; i < 200_000; i++) {
-        r.push(8000, allocate ? frame.subarray(0) : frame);
-        r.push(8000, frame);
-        r.pop(cache);
-        r.pop(cache);
-      }
-    };
-    run(false);
-    const collections = async (allocate: boolean): Promise<number> => {
-      let count = 0;
-      const observer = new PerformanceObserver((list) => (count += list.getEntries().length));
-      observer.observe({ entryTypes: ['gc'] });
-      run(allocate);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      observer.disconnect();
-      return count;
-    };
-    // The control: a view made per frame is enough for the young generation to be collected.
-    assert.ok((await collections(true)) >= 1, 'the control loop should have made garbage');
-    assert.ok((await collections(false)) <= 1);
   });
 });
