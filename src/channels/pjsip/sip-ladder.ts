@@ -206,6 +206,12 @@ export class SipLadder {
       if (dialog) addChannel(dialog, channel);
       return;
     }
+    // Made after its INVITE went (the technology may send before the core tells of the channel).
+    const made = this.list().find((dialog) => dialog.id.startsWith(`${leg.callId};uac=`));
+    if (made) {
+      addChannel(made, channel);
+      return;
+    }
     const waiting = this.#waitingChannels.get(leg.callId) ?? [];
     if (waiting.length >= MAX_CHANNELS_PER_DIALOG) return;
     waiting.push({ id: channel.id, name: channel.name });
