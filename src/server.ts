@@ -208,9 +208,10 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     maxCallRate: config.console.sipLadderMaxCallRate,
   });
   const unbindLadder = core.channels.onLifecycle('created', (channel) => {
-    // A SIP channel tells its Call-ID (CHANNEL(pjsip,call-id)): its ladder is named after the channel.
+    // A SIP channel tells its Call-ID and, inbound, the INVITE's From tag (CHANNEL(pjsip,…)): its
+    // dialog's ladder is named after the channel. An outbound channel has no remote tag when made.
     const callId = channel.technology === 'PJSIP' ? channel.driver.channelInfo?.('call-id') : undefined;
-    if (callId) core.pjsip.sipLadder.bind(callId, channel);
+    if (callId) core.pjsip.sipLadder.bind({ callId, remoteTag: channel.driver.channelInfo?.('remote_tag') ?? '' }, channel);
   });
   // Ended calls' ladders, kept in the database for History (bounded by console.sip_ladder_stored_*).
   const ladderStore = new LadderStore({ calls: config.console.sipLadderStoredCalls, bytes: config.console.sipLadderStoredBytes }, (err) =>

@@ -386,7 +386,7 @@ export const SETTINGS = section(
       sip_ladder_messages: integer({ default: 64, min: 0, max: 1000, doc: 'SIP messages the web console\'s ladder keeps per dialog (its last ones); `0` turns the ladder off (see docs/console.md)' }),
       sip_ladder_dialogs: integer({ default: 500, min: 1, max: 100_000, doc: 'Dialogs (Call-IDs) the ladder keeps, live and ended; the oldest goes first. 8 MiB of message text at most in all' }),
       sip_ladder_max_call_rate: integer({ default: 20, min: 0, max: 100_000, doc: 'New dialogs per second (over 10 s) above which the ladder takes no new dialogs, so that a busy server does not copy every message; `0`: none' }),
-      sip_ladder_stored_calls: integer({ default: 200, min: 0, max: 100_000, doc: 'Ladders of ended SIP calls kept in the database (`sip_ladder` table), newest first, so History shows them after a restart; `0`: none kept' }),
+      sip_ladder_stored_calls: integer({ default: 200, min: 0, max: 100_000, doc: 'Ladders of ended SIP calls kept in the database (`sip_ladder_dialog` table), newest first, so History shows them after a restart; `0`: none kept' }),
       sip_ladder_stored_bytes: integer({ default: 16 * 1024 * 1024, min: 0, max: 1024 * 1024 * 1024, doc: 'Bytes of message text the stored ladders may take in all; the oldest go first' }),
     }),
     metrics: section({

@@ -39,6 +39,8 @@ function summary(dialog: LadderDialog | StoredDialog) {
   const last = dialog.messages.at(-1);
   return {
     stored: !('chars' in dialog),
+    /** What sip/ladders/<id> takes: a Call-ID is not enough when Patchbay calls itself. */
+    id: dialog.id,
     call_id: dialog.callId,
     kind: dialog.kind,
     from: dialog.from,
@@ -52,7 +54,7 @@ function summary(dialog: LadderDialog | StoredDialog) {
   };
 }
 
-/** `GET sip/ladders[/<call-id>]`, `GET quality`, `GET metrics/history`; undefined when not ours. */
+/** `GET sip/ladders[/<id or call-id>]`, `GET quality`, `GET metrics/history`; undefined when not ours. */
 export function consoleRoute(sources: ConsoleSources, path: readonly string[], query: URLSearchParams): ConsoleAnswer | undefined {
   try {
     const key = path.slice(0, 2).join('/');
@@ -69,9 +71,10 @@ export function consoleRoute(sources: ConsoleSources, path: readonly string[], q
     }
     if (key === 'sip/ladders' && path.length === 3) {
       checkOnly(query, []);
-      const callId = checkId(path[2]!, 'Call-ID')!;
-      const dialog = sources.ladder.get(callId) ?? sources.storedLadders?.get(callId);
-      if (!dialog) return { status: 404, body: { message: 'No ladder for this Call-ID (never seen, evicted, or the ladder is off)' } };
+      // A ladder's id, or a Call-ID (its newest ladder), as before ladders were told apart by dialog.
+      const id = checkId(path[2]!, 'ladder id')!;
+      const dialog = sources.ladder.get(id) ?? sources.storedLadders?.get(id);
+      if (!dialog) return { status: 404, body: { message: 'No ladder for this id or Call-ID (never seen, evicted, or the ladder is off)' } };
       return {
         status: 200,
         body: { ...summary(dialog), messages: dialog.messages.map((m) => ({ at: new Date(m.at).toISOString(), direction: m.direction, peer: m.peer, summary: m.summary, method: m.method, text: m.text })) },

@@ -1,5 +1,5 @@
 // The stored SIP ladders of ended calls (src/channels/pjsip/ladder-store.ts, ended-ladders.ts):
-// written when the call's channel ends, read back by Call-ID and by channel id or name after the
+// written when the call's channel ends, read back by ladder id (a Call-ID for older links) and by channel id or name after the
 // database is reopened, bounded by rows and by bytes (the oldest go first), and served by the
 // console's routes when the in-memory ring no longer has the dialog.
 import assert from 'node:assert/strict';
@@ -130,5 +130,58 @@ test('an ended SIP channel\'s dialog is written once it settled, with the others
   keeper.stop();
   assert.ok(store.get('e2'), 'written at stop');
   store.detach();
+  database.close();
+});
+
+/** A message of a self-call on Call-ID `self`: the caller's tag is `a`, the callee's `b`. */
+function selfCallMessage(firstLine: string, method: string, toTag: string): SipMessage {
+  const parsed = parseMessage(Buffer.from(
+    `${firstLine}\r\nVia: SIP/2.0/UDP 127.0.0.1:5060;branch=z9hG4bK9\r\nFrom: <sip:out@127.0.0.1>;tag=a\r\nTo: <sip:100@127.0.0.1>${toTag}\r\nCall-ID: self\r\nCSeq: 1 ${method}\r\nContent-Length: 0\r\n\r\n`,
+  ));
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.message;
+}
+
+test('two dialogs of one Call-ID (a self-call\'s legs) are two ladders, in memory and stored; old Call-ID rows migrate', () => {
+  const ladder = new SipLadder({ messagesPerDialog: 10, dialogs: 10, maxCallRate: 100 });
+  const inviteRequest = selfCallMessage('INVITE sip:100@127.0.0.1 SIP/2.0', 'INVITE', '');
+  const ok = selfCallMessage('SIP/2.0 200 OK', 'INVITE', ';tag=b');
+  ladder.bind({ callId: 'self', remoteTag: '' }, { id: 'out-1', name: 'PJSIP/loop-out-00000001' });
+  ladder.record(inviteRequest, 'out', 'UDP', '127.0.0.1', 5060);
+  ladder.record(inviteRequest, 'in', 'UDP', '127.0.0.1', 5060);
+  ladder.bind({ callId: 'self', remoteTag: 'a' }, { id: 'in-2', name: 'PJSIP/loop-in-00000002' });
+  ladder.record(ok, 'out', 'UDP', '127.0.0.1', 5060);
+  ladder.record(ok, 'in', 'UDP', '127.0.0.1', 5060);
+  const caller = ladder.ofChannel('out-1')!;
+  const callee = ladder.ofChannel('in-2')!;
+  assert.notEqual(caller.id, callee.id);
+  assert.deepEqual(caller.messages.map((m) => `${m.direction} ${m.summary}`), ['out INVITE', 'in 200 OK']);
+  assert.deepEqual(callee.messages.map((m) => `${m.direction} ${m.summary}`), ['in INVITE', 'out 200 OK']);
+
+  const file = join(work, 'dialogs.sqlite');
+  let database = openDatabase(file);
+  // A database written before ladders were per dialog: one row per Call-ID.
+  database.exec(`CREATE TABLE sip_ladder (call_id TEXT PRIMARY KEY, kind TEXT, from_party TEXT, to_party TEXT, first_at INTEGER, last_at INTEGER,
+    dropped INTEGER, channels TEXT, messages TEXT, bytes INTEGER)`);
+  database.exec('CREATE TABLE sip_ladder_channel (channel TEXT, call_id TEXT)');
+  database.prepare('INSERT INTO sip_ladder VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run('old', 'INVITE', 'a', 'b', 1, 2, 0, '[{"id":"old-1","name":"PJSIP/x-1"}]', '[]', 2);
+  database.prepare('INSERT INTO sip_ladder_channel VALUES (?, ?)').run('old-1', 'old');
+  const store = new LadderStore({ calls: 10, bytes: 1_000_000 }, (error) => assert.fail(String(error)));
+  store.attach(database);
+  assert.equal(store.get('old')?.id, 'old');
+  assert.equal(store.ofChannel('old-1')?.callId, 'old');
+  store.saveAll([caller, callee]);
+  assert.equal(store.size, 3);
+  store.detach();
+  database.close();
+
+  database = openDatabase(file);
+  const reopened = new LadderStore({ calls: 10, bytes: 1_000_000 }, (error) => assert.fail(String(error)));
+  reopened.attach(database);
+  assert.equal(reopened.ofChannel('PJSIP/loop-out-00000001')?.id, caller.id);
+  assert.deepEqual(reopened.ofChannel('in-2')?.messages.map((m) => m.direction), ['in', 'out']);
+  assert.equal(reopened.get(callee.id)?.callId, 'self');
+  assert.ok(reopened.get('self'), 'a Call-ID still names one of its ladders');
+  reopened.detach();
   database.close();
 });

@@ -28,7 +28,9 @@ test('the ladder keeps the last messages of each dialog, masks keys and digest r
   assert.equal(kept.kind, 'INVITE');
   assert.doesNotMatch(kept.messages[0]!.text, /0123456789abcdef/);
   assert.match(kept.messages[0]!.text, /response="\[masked\]"/);
-  for (let i = 0; i < 5; i++) ladder.record(invite('one'), 'out', 'UDP', '127.0.0.1', 5070);
+  // More of the same dialog: the INVITE received again (one sent with the caller's tag would be the
+  // other leg of a call Patchbay places to itself, a ladder of its own).
+  for (let i = 0; i < 5; i++) ladder.record(invite('one'), 'in', 'UDP', '127.0.0.1', 5070);
   assert.equal(ladder.get('one')!.messages.length, 3);
   assert.equal(ladder.get('one')!.dropped, 3);
   ladder.record(invite('two'), 'in', 'UDP', '127.0.0.1', 5070);
@@ -54,7 +56,7 @@ test('above the configured call rate the ladder takes no new dialogs', () => {
   for (let i = 0; i < 15; i++) ladder.record(invite(`c${i}`), 'in', 'UDP', '127.0.0.1', 5070);
   assert.equal(ladder.list().length, 10, '1 per second over 10 s');
   assert.equal(ladder.skipped, 5);
-  ladder.record(invite('c0'), 'out', 'UDP', '127.0.0.1', 5070);
+  ladder.record(invite('c0'), 'in', 'UDP', '127.0.0.1', 5070);
   assert.equal(ladder.get('c0')!.messages.length, 2, 'a dialog already held carries on');
   now += 10_001;
   ladder.record(invite('later'), 'in', 'UDP', '127.0.0.1', 5070);

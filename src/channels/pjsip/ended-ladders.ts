@@ -22,7 +22,7 @@ export interface EndedLaddersOptions {
 }
 
 export class EndedLadders {
-  /** Call-ID → when it is due, oldest first. */
+  /** Ladder id → when it is due, oldest first. */
   readonly #waiting = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   readonly #unsubscribe: () => void;
@@ -33,14 +33,14 @@ export class EndedLadders {
     this.#unsubscribe = options.channels.onLifecycle('destroyed', (channel) => {
       if (channel.technology !== 'PJSIP') return;
       const dialog = options.ladder.ofChannel(channel.id);
-      if (dialog) this.#schedule(dialog.callId);
+      if (dialog) this.#schedule(dialog.id);
     });
   }
 
-  #schedule(callId: string): void {
-    // A dialog seen again (a second channel of the same Call-ID) waits from now.
-    this.#waiting.delete(callId);
-    this.#waiting.set(callId, Date.now() + (this.#options.settleMs ?? SETTLE_MS));
+  #schedule(ladderId: string): void {
+    // A dialog seen again (a second channel of the same dialog) waits from now.
+    this.#waiting.delete(ladderId);
+    this.#waiting.set(ladderId, Date.now() + (this.#options.settleMs ?? SETTLE_MS));
     if (this.#waiting.size > MAX_WAITING) this.#write([...this.#waiting.keys()].slice(0, this.#waiting.size - MAX_WAITING));
     this.#arm();
   }
@@ -51,17 +51,17 @@ export class EndedLadders {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       const now = Date.now();
-      this.#write([...this.#waiting].filter(([, due]) => due <= now).map(([callId]) => callId));
+      this.#write([...this.#waiting].filter(([, due]) => due <= now).map(([ladderId]) => ladderId));
       this.#arm();
     }, Math.max(0, firstDue! - Date.now()) + BATCH_MS);
     this.#timer.unref();
   }
 
-  #write(callIds: readonly string[]): void {
+  #write(ladderIds: readonly string[]): void {
     const dialogs = [];
-    for (const callId of callIds) {
-      this.#waiting.delete(callId);
-      const dialog = this.#options.ladder.get(callId);
+    for (const ladderId of ladderIds) {
+      this.#waiting.delete(ladderId);
+      const dialog = this.#options.ladder.get(ladderId);
       if (dialog) dialogs.push(dialog);
     }
     if (dialogs.length > 0) this.#options.store.saveAll(dialogs);

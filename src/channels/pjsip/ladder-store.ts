@@ -22,6 +22,7 @@ export interface StoredDialog extends Omit<LadderDialog, 'lastAt' | 'dropped' | 
 }
 
 interface Row {
+  dialog_id: string;
   call_id: string;
   kind: string;
   from_party: string;
@@ -51,14 +52,17 @@ export class LadderStore {
   }
 
   attach(database: SqliteDatabase): void {
-    database.exec(`CREATE TABLE IF NOT EXISTS sip_ladder (call_id TEXT PRIMARY KEY, kind TEXT, from_party TEXT, to_party TEXT,
-      first_at INTEGER, last_at INTEGER, dropped INTEGER, channels TEXT, messages TEXT, bytes INTEGER)`);
-    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_last ON sip_ladder (last_at)');
-    database.exec('CREATE TABLE IF NOT EXISTS sip_ladder_channel (channel TEXT, call_id TEXT)');
-    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_channel_name ON sip_ladder_channel (channel)');
-    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_channel_call ON sip_ladder_channel (call_id)');
+    // One row per dialog (a self-call's two legs share a Call-ID): the ladder's id is the key.
+    database.exec(`CREATE TABLE IF NOT EXISTS sip_ladder_dialog (dialog_id TEXT PRIMARY KEY, call_id TEXT, kind TEXT, from_party TEXT,
+      to_party TEXT, first_at INTEGER, last_at INTEGER, dropped INTEGER, channels TEXT, messages TEXT, bytes INTEGER)`);
+    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_dialog_last ON sip_ladder_dialog (last_at)');
+    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_dialog_call ON sip_ladder_dialog (call_id)');
+    database.exec('CREATE TABLE IF NOT EXISTS sip_ladder_dialog_channel (channel TEXT, dialog_id TEXT)');
+    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_dialog_channel_name ON sip_ladder_dialog_channel (channel)');
+    database.exec('CREATE INDEX IF NOT EXISTS sip_ladder_dialog_channel_dialog ON sip_ladder_dialog_channel (dialog_id)');
+    migrateCallIdTables(database);
     this.#database = database;
-    const held = database.prepare('SELECT COALESCE(SUM(bytes), 0) AS total, COUNT(*) AS n FROM sip_ladder').get() as { total: number; n: number };
+    const held = database.prepare('SELECT COALESCE(SUM(bytes), 0) AS total, COUNT(*) AS n FROM sip_ladder_dialog').get() as { total: number; n: number };
     this.#bytes = Number(held.total);
     this.#count = Number(held.n);
     this.#trim();
@@ -101,21 +105,26 @@ export class LadderStore {
     const messages = JSON.stringify(dialog.messages);
     const bytes = Buffer.byteLength(messages, 'utf8');
     if (bytes > this.#limits.bytes) return;
-    this.#delete(dialog.callId);
+    this.#delete(dialog.id);
     database
-      .prepare('INSERT INTO sip_ladder (call_id, kind, from_party, to_party, first_at, last_at, dropped, channels, messages, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(dialog.callId, dialog.kind, dialog.from, dialog.to, dialog.firstAt, dialog.lastAt, dialog.dropped, JSON.stringify(dialog.channels), messages, bytes);
-    const index = database.prepare('INSERT INTO sip_ladder_channel (channel, call_id) VALUES (?, ?)');
+      .prepare('INSERT INTO sip_ladder_dialog (dialog_id, call_id, kind, from_party, to_party, first_at, last_at, dropped, channels, messages, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(dialog.id, dialog.callId, dialog.kind, dialog.from, dialog.to, dialog.firstAt, dialog.lastAt, dialog.dropped, JSON.stringify(dialog.channels), messages, bytes);
+    const index = database.prepare('INSERT INTO sip_ladder_dialog_channel (channel, dialog_id) VALUES (?, ?)');
     for (const channel of dialog.channels.slice(0, MAX_INDEXED_CHANNELS)) {
-      index.run(channel.id, dialog.callId);
-      index.run(channel.name, dialog.callId);
+      index.run(channel.id, dialog.id);
+      index.run(channel.name, dialog.id);
     }
     this.#bytes += bytes;
     this.#count += 1;
   }
 
-  get(callId: string): StoredDialog | undefined {
-    return this.#read(() => this.#database?.prepare('SELECT * FROM sip_ladder WHERE call_id = ?').get(callId) as Row | undefined);
+  /** A dialog by its ladder id, or else the newest with this Call-ID. */
+  get(idOrCallId: string): StoredDialog | undefined {
+    return this.#read(
+      () =>
+        (this.#database?.prepare('SELECT * FROM sip_ladder_dialog WHERE dialog_id = ?').get(idOrCallId) ??
+          this.#database?.prepare('SELECT * FROM sip_ladder_dialog WHERE call_id = ? ORDER BY last_at DESC LIMIT 1').get(idOrCallId)) as Row | undefined,
+    );
   }
 
   /** The newest stored dialog that carried a channel (by its id or name). */
@@ -123,7 +132,7 @@ export class LadderStore {
     return this.#read(
       () =>
         this.#database
-          ?.prepare('SELECT l.* FROM sip_ladder_channel c JOIN sip_ladder l ON l.call_id = c.call_id WHERE c.channel = ? ORDER BY l.last_at DESC LIMIT 1')
+          ?.prepare('SELECT l.* FROM sip_ladder_dialog_channel c JOIN sip_ladder_dialog l ON l.dialog_id = c.dialog_id WHERE c.channel = ? ORDER BY l.last_at DESC LIMIT 1')
           .get(idOrName) as Row | undefined,
     );
   }
@@ -146,12 +155,12 @@ export class LadderStore {
     }
   }
 
-  #delete(callId: string): void {
+  #delete(dialogId: string): void {
     const database = this.#database!;
-    const old = database.prepare('SELECT bytes FROM sip_ladder WHERE call_id = ?').get(callId) as { bytes: number } | undefined;
+    const old = database.prepare('SELECT bytes FROM sip_ladder_dialog WHERE dialog_id = ?').get(dialogId) as { bytes: number } | undefined;
     if (!old) return;
-    database.prepare('DELETE FROM sip_ladder WHERE call_id = ?').run(callId);
-    database.prepare('DELETE FROM sip_ladder_channel WHERE call_id = ?').run(callId);
+    database.prepare('DELETE FROM sip_ladder_dialog WHERE dialog_id = ?').run(dialogId);
+    database.prepare('DELETE FROM sip_ladder_dialog_channel WHERE dialog_id = ?').run(dialogId);
     this.#bytes -= old.bytes;
     this.#count -= 1;
   }
@@ -162,9 +171,9 @@ export class LadderStore {
     if (!database) return;
     try {
       while (this.#count > 0 && (this.#count > this.#limits.calls || this.#bytes > this.#limits.bytes)) {
-        const oldest = database.prepare('SELECT call_id FROM sip_ladder ORDER BY last_at ASC, rowid ASC LIMIT 1').get() as { call_id: string } | undefined;
+        const oldest = database.prepare('SELECT dialog_id FROM sip_ladder_dialog ORDER BY last_at ASC, rowid ASC LIMIT 1').get() as { dialog_id: string } | undefined;
         if (!oldest) break;
-        this.#delete(oldest.call_id);
+        this.#delete(oldest.dialog_id);
       }
     } catch (error) {
       this.onError(error);
@@ -172,8 +181,24 @@ export class LadderStore {
   }
 }
 
+/**
+ * Ladders stored before they were told apart by dialog were keyed by Call-ID (tables sip_ladder and
+ * sip_ladder_channel): they move to the dialog tables with their Call-ID as their id, once.
+ */
+function migrateCallIdTables(database: SqliteDatabase): void {
+  if (database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sip_ladder'").get() === undefined) return;
+  database.transaction(() => {
+    database.exec(`INSERT OR IGNORE INTO sip_ladder_dialog SELECT call_id, call_id, kind, from_party, to_party, first_at, last_at, dropped,
+      channels, messages, bytes FROM sip_ladder`);
+    database.exec('INSERT INTO sip_ladder_dialog_channel (channel, dialog_id) SELECT channel, call_id FROM sip_ladder_channel');
+    database.exec('DROP TABLE sip_ladder');
+    database.exec('DROP TABLE IF EXISTS sip_ladder_channel');
+  })();
+}
+
 function toDialog(row: Row): StoredDialog {
   return {
+    id: row.dialog_id,
     callId: row.call_id,
     kind: row.kind,
     from: row.from_party,

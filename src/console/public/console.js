@@ -409,7 +409,7 @@ function render() {
 async function openChannelLadder(id) {
   const dialog = await dialogOfChannel(id);
   showView('sip');
-  if (dialog) await showLadder([dialog.call_id]);
+  if (dialog) await showLadder([dialog.id ?? dialog.call_id]);
 }
 
 function renderChannels() {

@@ -96,6 +96,6 @@ async function showCall(record) {
   showCelTimeline(record.linkedid, celTimeline).catch((err) => celTimeline.replaceChildren(el('p', `CEL: ${err}`, { class: 'note' })));
   const names = [record.channel, record.dstchannel].filter((name) => /^PJSIP\//.test(name));
   const found = (await Promise.all(names.map((name) => dialogOfChannel(name).catch(() => undefined)))).filter(Boolean);
-  if (found.length > 0) await showLadder(found.map((d) => d.call_id), ladder, message);
+  if (found.length > 0) await showLadder(found.map((d) => d.id ?? d.call_id), ladder, message);
   else ladder.append(el('p', names.length ? 'The SIP messages of this call are no longer kept.' : 'No SIP leg in this call.', { class: 'note' }));
 }

@@ -28,11 +28,11 @@ const userOf = (header) => /sips?:([^@;>]+)@/.exec(String(header ?? ''))?.[1] ??
 function renderDialogs() {
   const rows = dialogs.slice(0, MAX_ROWS).map((d) => {
     const channels = (d.channels ?? []).map((c) => c.name).join(', ');
-    const tr = row([timeOf(d.first), d.kind, userOf(d.from) || d.from, userOf(d.to) || d.to, channels, String(d.messages), d.last_message], { 'data-call-id': d.call_id, 'data-kind': d.kind, tabindex: '0', class: 'clickable' });
-    if (shown.includes(d.call_id)) tr.classList.add('selected');
-    tr.addEventListener('click', () => showLadder([d.call_id]).catch(showLadderError));
+    const tr = row([timeOf(d.first), d.kind, userOf(d.from) || d.from, userOf(d.to) || d.to, channels, String(d.messages), d.last_message], { 'data-call-id': d.call_id, 'data-ladder-id': d.id, 'data-kind': d.kind, tabindex: '0', class: 'clickable' });
+    if (shown.includes(d.id)) tr.classList.add('selected');
+    tr.addEventListener('click', () => showLadder([d.id]).catch(showLadderError));
     tr.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter') showLadder([d.call_id]).catch(showLadderError);
+      if (event.key === 'Enter') showLadder([d.id]).catch(showLadderError);
     });
     return tr;
   });

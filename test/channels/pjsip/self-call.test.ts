@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findFile, wavSamples } from '../../helpers/recorded-audio.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
+import { AUTH, startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 import { tonePower } from '../../helpers/tone-power.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -132,6 +132,47 @@ describe('Patchbay calls itself over UDP', () => {
     const ended = await nextEvent('the outbound leg destroyed', (e) => e.type === 'ChannelDestroyed' && e.channel?.id === outbound.id);
     assert.equal(ended.cause, 16);
     await waitFor('no SIP call left', () => server.core.pjsip.stats().calls === 0);
+  });
+
+  test('each leg has its own SIP ladder: the messages of its dialog, in its direction', { timeout: 150_000 }, async () => {
+    const response = await post('/channels?endpoint=PJSIP/loop-out&app=selfcall&appArgs=outbound');
+    const outbound = (await response.json()) as Json;
+    assert.equal(response.status, 200, JSON.stringify(outbound));
+    const inbound = (await nextEvent('the inbound leg in Stasis', (e) => e.type === 'StasisStart' && e.args?.[0] === 'inbound')).channel as Json;
+    assert.equal((await post(`/channels/${inbound.id}/ring`)).status, 204);
+    await waitFor('the outbound leg ringing', () => server.core.channels.list().some((channel) => channel.id === outbound.id && channel.state === 'Ringing'));
+    assert.equal((await post(`/channels/${inbound.id}/answer`)).status, 204);
+    await nextEvent('the outbound leg in Stasis', (e) => e.type === 'StasisStart' && e.channel?.id === outbound.id);
+    assert.equal((await post(`/channels/${outbound.id}`, 'DELETE')).status, 204);
+    await nextEvent('the inbound leg destroyed', (e) => e.type === 'ChannelDestroyed' && e.channel?.id === inbound.id);
+    await waitFor('no SIP call left', () => server.core.pjsip.stats().calls === 0);
+
+    // The console's routes (admin, beside /ari).
+    const admin = (path: string): Promise<Response> => fetch(`${server.url}/admin/${path}`, { headers: { authorization: AUTH } });
+    const ladderOf = async (channelId: string): Promise<Json> => {
+      const listed = (await (await admin(`sip/ladders?channel=${encodeURIComponent(channelId)}`)).json()) as Json;
+      assert.equal(listed.dialogs.length, 1, `a ladder for ${channelId} ${JSON.stringify(server.core.pjsip.sipLadder.list().map((d) => [d.id, d.channels]))}`);
+      const answer = await admin(`sip/ladders/${encodeURIComponent(listed.dialogs[0].id)}`);
+      assert.equal(answer.status, 200);
+      return (await answer.json()) as Json;
+    };
+    const steps = (ladder: Json): string[] => ladder.messages.map((m: Json) => `${m.direction} ${m.summary.split(' ')[0]} ${m.method}`);
+    // Wait for the last 200 (to the BYE) to reach both ladders.
+    await waitFor('both ladders complete', () => {
+      const ladders = server.core.pjsip.sipLadder.list().filter((dialog) => dialog.callId === outbound.protocol_id);
+      return ladders.length === 2 && ladders.every((dialog) => dialog.messages.some((m) => m.method === 'BYE' && m.summary.startsWith('200')));
+    });
+    const [ofOutbound, ofInbound] = [await ladderOf(outbound.id), await ladderOf(inbound.id)];
+    assert.equal(ofOutbound.call_id, outbound.protocol_id);
+    assert.equal(ofInbound.call_id, outbound.protocol_id, 'one Call-ID');
+    assert.notEqual(ofOutbound.id, ofInbound.id, 'two ladders');
+    assert.deepEqual(ofOutbound.channels.map((c: Json) => c.id), [outbound.id]);
+    assert.deepEqual(ofInbound.channels.map((c: Json) => c.id), [inbound.id]);
+    // The caller's side sends what the callee's side receives, and the other way round.
+    assert.deepEqual(steps(ofOutbound), ['out INVITE INVITE', 'in 100 INVITE', 'in 180 INVITE', 'in 200 INVITE', 'out ACK ACK', 'out BYE BYE', 'in 200 BYE']);
+    assert.deepEqual(steps(ofInbound), ['in INVITE INVITE', 'out 100 INVITE', 'out 180 INVITE', 'out 200 INVITE', 'in ACK ACK', 'in BYE BYE', 'out 200 BYE']);
+    // A Call-ID alone still names a ladder (the newest of it), as before ladders were per dialog.
+    assert.equal((await admin(`sip/ladders/${encodeURIComponent(outbound.protocol_id)}`)).status, 200);
   });
 
   test('the caller gives up while the inbound leg rings: the CANCEL ends the inbound leg', { timeout: 150_000 }, async () => {
