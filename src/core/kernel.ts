@@ -368,6 +368,7 @@ export abstract class Kernel {
       registerFunction: (fn) => this.registerTechnologyFunction(fn),
       registerApplication: (application) => this.registerTechnologyApplication(application),
       extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
+      extensionCanMatch: (context, exten) => this.#dialplan.canMatch(context, exten),
     };
   }
 

@@ -3,6 +3,8 @@
 // part; the application decides what is answered (see call.ts). A body that is not SDP is refused
 // (415 naming application/sdp); with rewrite_contact the Contact, and so the dialog's remote
 // target, becomes the address the INVITE came from.
+// An INVITE to a number the endpoint's context cannot take is refused 404 (484 when more digits
+// could match and allow_overlap is on) before anything else is sent, as chan_pjsip does.
 // The INVITE is answered 100 Trying as soon as it is taken (identified, authenticated, its
 // extensions and Call-ID accepted), before the RTP port and the application's decision.
 // An INVITE with Replaces (RFC 3891) naming a call of ours in a two-party call is answered at once
@@ -34,6 +36,7 @@ export class InviteServer {
   /** Live calls one endpoint may have (sip.max_calls_per_endpoint); 0 = no limit. */
   maxCallsPerEndpoint = 0;
   readonly #busyLog = new LogThrottle(10_000);
+  readonly #refusedLog = new LogThrottle(10_000);
 
   constructor(runtime: PjsipRuntime, auth: InboundAuthenticator, transfers: CallTransfers) {
     this.#runtime = runtime;
@@ -67,6 +70,21 @@ export class InviteServer {
       );
       return void tx.reply(486, 'Busy Here');
     }
+    // The destination is checked before 100 Trying, as chan_pjsip does: a number the endpoint's
+    // context cannot take is refused at once (404, or 484 while more digits could still match with
+    // allow_overlap), without a channel. An INVITE with Replaces names a call, not an extension.
+    const target = request.uri;
+    const exten = target.kind === 'sip' && target.user ? target.user : 's';
+    if (request.get('replaces') === undefined && !context.extensionExists(endpoint.context, exten)) {
+      const incomplete = endpoint.allowOverlap && context.extensionCanMatch(endpoint.context, exten);
+      this.#refusedLog.run((suppressed) =>
+        runtime.log?.info(
+          { endpoint: endpoint.id, exten, context: endpoint.context, source: `${tx.source.address}:${tx.source.port}`, ...(suppressed > 0 ? { suppressed } : {}) },
+          incomplete ? 'SIP INVITE refused: the number is incomplete (484)' : 'SIP INVITE refused: extension not found in the context (404)',
+        ),
+      );
+      return void tx.reply(incomplete ? 484 : 404);
+    }
     // Taken for processing: 100 Trying at once, as PJSIP's INVITE session does once the request is
     // authenticated and verified (a 401 or 420 above goes out alone), rather than after the
     // transaction layer's 200 ms (RFC 3261 §17.2.1 allows either); the far end stops retransmitting.
@@ -82,8 +100,6 @@ export class InviteServer {
       if (!context.transfers.canReplace(other.channel)) return void tx.reply(503, 'Service Unavailable');
       replaced = other.channel;
     }
-    const target = request.uri;
-    const exten = target.kind === 'sip' && target.user ? target.user : 's';
     const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, options);
     this.#transfers.wire(call);
     if (!calls.add(call)) return void tx.reply(482, 'Loop Detected');

@@ -51,6 +51,8 @@ export interface TechnologyDialplan {
   /** Adds an application to the dialplan; returns its removal. */
   registerApplication(application: TechnologyApplication): () => void;
   extensionExists(context: string, exten: string): boolean;
+  /** Whether `exten` matches, or could after more digits (Asterisk's canmatch). */
+  extensionCanMatch(context: string, exten: string): boolean;
 }
 
 export interface TechnologyServices {
@@ -256,6 +258,7 @@ export class Technologies {
         running.dialplanRemovals.push(services.dialplan.registerApplication(application));
       },
       extensionExists: (context, exten) => services.dialplan.extensionExists(context, exten),
+      extensionCanMatch: (context, exten) => services.dialplan.extensionCanMatch(context, exten),
       extensionStates: {
         hint: (context, exten) => services.hint(context, exten),
         state: (context, exten) => services.extensionStates.state(exten, context),

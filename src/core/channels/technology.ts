@@ -321,6 +321,8 @@ export interface TechnologyContext {
   registerApplication(application: TechnologyApplication): void;
   /** Whether the dialplan has `exten` in `context` (priority 1), as it stands now. */
   extensionExists(context: string, exten: string): boolean;
+  /** Whether `exten` matches in `context` now or could after more digits (Asterisk's canmatch). */
+  extensionCanMatch(context: string, exten: string): boolean;
   readonly extensionStates: TechnologyExtensionStates;
   readonly mailboxes: TechnologyMailboxes;
 }

@@ -20,15 +20,17 @@ const responses = new Map<string, number[]>();
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'patchbay-trying-'));
   const dialplan = join(dir, 'extensions.conf');
-  writeFileSync(dialplan, ['[default]', 'exten => ring,1,Ringing()', ' same => n,Wait(30)', 'exten => answer,1,Answer()', ' same => n,Wait(30)', ''].join('\n'));
+  writeFileSync(dialplan, ['[default]', 'exten => ring,1,Ringing()', ' same => n,Wait(30)', 'exten => answer,1,Answer()', ' same => n,Wait(30)', 'exten => _12XX,1,Answer()', ''].join('\n'));
   server = await startTestServer({
     dialplan: { file: dialplan },
     config_objects: {
       res_pjsip: {
         endpoint: {
           anonymous: { context: 'default', allow: 'ulaw' },
+          strict: { context: 'default', allow: 'ulaw', allow_overlap: 'no' },
           secure: { context: 'default', allow: 'ulaw', auth: 'secure-auth' },
         },
+        identify: { 'strict-identify': { endpoint: 'strict', match: '127.0.0.2' } },
         auth: { 'secure-auth': { auth_type: 'userpass', username: 'secure', password: 'not-sent' } },
       },
     },
@@ -107,4 +109,56 @@ test('a challenged INVITE gets its 401 alone, no 100 before it', async () => {
   invite('ring', callId, 'secure');
   await until(() => (responses.get(callId)?.length ?? 0) >= 1, 'an answer');
   assert.deepEqual(responses.get(callId), [401]);
+});
+
+test('an INVITE to an extension the context lacks: 404 alone, no 100 and no channel, as chan_pjsip answers', async () => {
+  const callId = `unknown-${randomBytes(6).toString('hex')}`;
+  const before = server.core.channels.list().length;
+  invite('nowhere', callId);
+  await until(() => (responses.get(callId)?.length ?? 0) >= 1, 'an answer');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.deepEqual(responses.get(callId), [404]);
+  assert.equal(server.core.channels.list().length, before);
+});
+
+test('an INVITE to a number that more digits could match: 484 Address Incomplete (allow_overlap defaults to yes)', async () => {
+  const callId = `partial-${randomBytes(6).toString('hex')}`;
+  invite('12', callId);
+  await until(() => (responses.get(callId)?.length ?? 0) >= 1, 'an answer');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.deepEqual(responses.get(callId), [484]);
+});
+
+test('allow_overlap=no: the same incomplete number is 404', async () => {
+  const callId = `strict-${randomBytes(6).toString('hex')}`;
+  const strict = dgram.createSocket('udp4');
+  const statuses: number[] = [];
+  strict.on('message', (data) => {
+    const status = Number(/^SIP\/2\.0 (\d{3})/.exec(data.toString('latin1'))?.[1]);
+    if (status && statuses.at(-1) !== status) statuses.push(status);
+  });
+  await new Promise<void>((resolve) => strict.bind(0, '127.0.0.2', () => resolve()));
+  try {
+    const port = server.core.pjsip.port;
+    const local = strict.address().port;
+    const text = [
+      `INVITE sip:12@127.0.0.1:${port} SIP/2.0`,
+      `Via: SIP/2.0/UDP 127.0.0.2:${local};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      'Max-Forwards: 70',
+      `From: <sip:someone@127.0.0.2>;tag=${randomBytes(4).toString('hex')}`,
+      `To: <sip:12@127.0.0.1:${port}>`,
+      `Call-ID: ${callId}`,
+      'CSeq: 1 INVITE',
+      `Contact: <sip:someone@127.0.0.2:${local}>`,
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n');
+    strict.send(text, port, '127.0.0.1');
+    await until(() => statuses.length >= 1, 'an answer');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(statuses, [404]);
+  } finally {
+    strict.close();
+  }
 });

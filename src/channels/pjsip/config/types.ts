@@ -63,6 +63,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly rtpSymmetric: boolean;
   readonly forceRport: boolean;
   readonly rewriteContact: boolean;
+  /** An INVITE whose user part could match an extension after more digits is answered 484 (else 404). */
+  readonly allowOverlap: boolean;
   readonly mediaAddress?: string;
   /** Offer/accept RTCP on the RTP port (RFC 5761) when the far end does too. */
   readonly rtcpMux: boolean;
