@@ -6,6 +6,7 @@
 import { errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
+import { COMBINED } from './merged-views.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
@@ -51,6 +52,9 @@ export class ClusterForwarder {
   forward(request: ClusterAriRequest, target: ForwardTarget, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
     const operation = `${target.resource.name}.${target.operation.nickname}`;
     if (!this.connected) return this.whileCut(request, pathParams);
+    // Endpoints and technology device states: every member has a part (merged-views.ts).
+    const combine = COMBINED[operation];
+    if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
     if (PLACED.has(operation)) return this.place(request);
@@ -199,6 +203,23 @@ export class ClusterForwarder {
       }
     }
     return { ...own, json: merged };
+  }
+
+  /** This member's answer, and every other live member's (undefined: it did not answer in time). */
+  private async askAll(request: ClusterAriRequest): Promise<[ClusterAriResponse, Array<ClusterAriResponse | undefined>]> {
+    const { nc, prefix, requestTimeoutMs, membership, log } = this.options;
+    this.gathered++;
+    const data = encodeRequest(request);
+    const remote = membership.others().map((member) =>
+      nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+        (reply) => decodeResponse(reply.data),
+        (err: unknown) => {
+          log.warn({ err, node: member.node }, 'cluster member did not answer: its part is missing');
+          return undefined;
+        },
+      ),
+    );
+    return [await this.local(request), await Promise.all(remote)];
   }
 
   /** Served by this member's own dispatch (set by the cluster: the dispatcher with `forwarded`). */
