@@ -192,7 +192,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     }),
     sip: () => core.pjsip.stats(),
     sipListening: () => core.pjsip.unavailableReason === undefined,
-    ...(config.cluster.natsUrl !== '' ? { cluster: () => (cluster ? { members: cluster.memberCount, natsConnected: cluster.natsConnected } : undefined) } : {}),
+    ...(config.cluster.natsUrl !== '' ? { cluster: () => (cluster ? { members: cluster.memberCount, natsConnected: cluster.natsConnected, load: cluster.memberLoads() } : undefined) } : {}),
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
@@ -365,6 +365,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       draining = on;
       core.channels.refuseNew(on ? 'the server is shutting down gracefully' : undefined);
       health.markDraining(on);
+      // The other members stop placing work here at once, not at the next heartbeat.
+      cluster?.announce();
       if (!on || !onIdle) return;
       let fired = false;
       const check = (): void => {

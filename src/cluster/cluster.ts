@@ -167,6 +167,16 @@ export class Cluster {
     return this.membership.list().length;
   }
 
+  /** Each live member's load and drain as its last heartbeat gave them (/metrics). */
+  memberLoads(): Array<{ node: string; channels: number; bridges: number; draining: boolean }> {
+    return this.membership.list().map((member) => ({ node: member.node, channels: member.load.channels, bridges: member.load.bridges, draining: member.draining }));
+  }
+
+  /** Tells the other members this one's state now (a graceful stop began or was cancelled). */
+  announce(): void {
+    this.membership.announce();
+  }
+
   status(): ClusterStatus {
     const now = performance.now();
     return {

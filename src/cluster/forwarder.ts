@@ -125,9 +125,10 @@ export class ClusterForwarder {
     let target: string | undefined;
     if (hint !== null) {
       if (hint === node) return undefined;
-      if (!membership.others().some((member) => member.node === hint && !member.draining)) {
-        return Promise.resolve({ status: 400, headers: {}, json: { message: `${PLACEMENT_HINT} '${hint.slice(0, 64)}' names no live cluster member` } });
-      }
+      const named = membership.others().find((member) => member.node === hint);
+      if (!named) return Promise.resolve({ status: 400, headers: {}, json: { message: `${PLACEMENT_HINT} '${hint.slice(0, 64)}' names no live cluster member` } });
+      // As the draining member itself would answer (a graceful stop refuses new channels).
+      if (named.draining) return Promise.resolve({ status: 503, headers: {}, json: { message: `Refusing new channels: cluster member ${hint} is shutting down gracefully` } });
       target = hint;
     } else {
       let best = membership.list().filter((member) => !member.draining).sort((a, b) => a.load.channels - b.load.channels)[0];

@@ -107,6 +107,11 @@ export class Membership {
     this.connected = up;
   }
 
+  /** A heartbeat now, out of turn: this node's drain changed and the others should know at once. */
+  announce(): void {
+    if (this.beatTimer !== undefined) this.beat();
+  }
+
   /** Live members, this node included, by node id. */
   list(): Member[] {
     return [...this.members.values(), this.self()].sort((a, b) => a.node.localeCompare(b.node));
