@@ -263,4 +263,12 @@ describe('device states, dynamic configuration, endpoints and drain across clust
     await until('B sees A up again', async () => ((await admin(other, 'cluster')).members as Json[]).some((m) => m.node === 'nodeA' && m.draining === false), 5000);
     assert.equal((await other.ari('/channels?endpoint=Local/hang@kv&extension=hang&context=kv&cluster_node=nodeA', { method: 'POST' })).status, 200);
   });
+
+  it('a member that stops says it leaves: the other takes it out without declaring it dead', async () => {
+    const other = b!;
+    await a.stop();
+    await until('B no longer lists A', async () => !((await admin(other, 'cluster')).members as Json[]).some((m) => m.node === 'nodeA'));
+    assert.ok(other.logLines.some((line) => line.includes('cluster member left')), 'B logged the leave');
+    assert.ok(!other.logLines.some((line) => line.includes('declared dead')), 'and no death');
+  });
 });
