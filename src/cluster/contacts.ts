@@ -19,8 +19,8 @@ export const CONTACTS_MAX_AGE_MS = 24 * 3600 * 1000;
 /** Most contacts kept from the bucket: what other members' writes can make this one hold. */
 export const MAX_SHARED_CONTACTS = 100_000;
 const MAX_NAME_LENGTH = 256;
-/** How often expired entries leave the local copy (readers skip them anyway). */
-const SWEEP_MS = 30_000;
+/** How often expired entries leave the local copy (readers skip them anyway; an endpoint registered only through them goes offline then). */
+const SWEEP_MS = 5_000;
 /** Changes are told to the listeners at most this often: a burst of registrations is one refresh of the endpoints' states. */
 const NOTIFY_MS = 100;
 const TRANSPORTS: ReadonlySet<string> = new Set(['udp', 'tcp', 'tls', 'ws', 'wss']);
