@@ -6,7 +6,7 @@
 import { errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
-import { COMBINED } from './merged-views.ts';
+import { combinerFor } from './merged-views.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
@@ -53,7 +53,7 @@ export class ClusterForwarder {
     const operation = `${target.resource.name}.${target.operation.nickname}`;
     if (!this.connected) return this.whileCut(request, pathParams);
     // Endpoints and technology device states: every member has a part (merged-views.ts).
-    const combine = COMBINED[operation];
+    const combine = combinerFor(operation, pathParams);
     if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);

@@ -83,10 +83,21 @@ export const combineDeviceState: Combiner = (own, remote) => {
   return { ...own, json: { name, state: known.length === 0 ? 'UNKNOWN' : aggregateDeviceStates(known) } };
 };
 
-/** The operations answered from every member's answer, by `resource.nickname`. */
-export const COMBINED: Readonly<Record<string, Combiner>> = {
+const COMBINED: Readonly<Record<string, Combiner>> = {
   'endpoints.list': combineEndpointLists,
   'endpoints.listByTech': combineEndpointLists,
   'endpoints.get': combineEndpoint,
   'deviceStates.get': combineDeviceState,
 };
+
+/**
+ * How an operation (`resource.nickname`) is answered from every member's answer, or undefined
+ * when this member's answer is everyone's (a shared `Stasis:`/`Custom:` device state: no need to ask).
+ */
+export function combinerFor(operation: string, pathParams: Readonly<Record<string, string>>): Combiner | undefined {
+  if (operation === 'deviceStates.get') {
+    const name = pathParams.deviceName ?? '';
+    if (DeviceStates.isControlled(name) || DeviceStates.isCustom(name)) return undefined;
+  }
+  return COMBINED[operation];
+}
