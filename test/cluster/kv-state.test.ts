@@ -128,12 +128,21 @@ describe('device states, dynamic configuration, endpoints and drain across clust
     await until('A sees Stasis:door removed', async () => (await a.ari('/deviceStates/Stasis:door', { method: 'DELETE' })).status === 404);
     assert.equal(await stateOn(a, 'Stasis:door'), 'UNKNOWN');
 
-    // Written on B, read on A; the newest write wins on both.
-    for (const state of ['ONHOLD', 'NOT_INUSE', 'BUSY']) {
-      const writer = state === 'NOT_INUSE' ? a : other;
+    // Written on B, read on A.
+    assert.equal((await other.ari('/deviceStates/Stasis:desk?deviceState=ONHOLD', { method: 'PUT' })).status, 204);
+    await until('A reads ONHOLD', async () => (await stateOn(a, 'Stasis:desk')) === 'ONHOLD');
+    // Racing writes from both: each is sent without waiting, so the bucket's order (not the order
+    // of the HTTP answers) decides; both members end with the bucket's newest value.
+    for (const state of ['NOT_INUSE', 'BUSY', 'RINGING', 'INUSE']) {
+      const writer = state === 'NOT_INUSE' || state === 'RINGING' ? a : other;
       assert.equal((await writer.ari(`/deviceStates/Stasis:desk?deviceState=${state}`, { method: 'PUT' })).status, 204);
     }
-    await until('both read BUSY', async () => (await stateOn(a, 'Stasis:desk')) === 'BUSY' && (await stateOn(other, 'Stasis:desk')) === 'BUSY');
+    const bucket = await new Kvm(nc).open('pb_patchbay_devstates');
+    const newest = async (): Promise<string | undefined> => ((await bucket.get(sharedKey('Stasis:desk')))?.json<{ value?: string }>())?.value;
+    await until('both read the newest write', async () => {
+      const value = await newest();
+      return value !== undefined && (await stateOn(a, 'Stasis:desk')) === value && (await stateOn(other, 'Stasis:desk')) === value;
+    });
   });
 
   it('dynamic configuration changed and deleted on B applies on A', async () => {
