@@ -369,14 +369,23 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       cluster?.announce();
       if (!on || !onIdle) return;
       let fired = false;
-      const check = (): void => {
-        if (fired || core.channels.size > 0) return;
+      const check = (force = false): void => {
+        if (fired || (core.channels.size > 0 && !force)) return;
+        if (force) log.warn({ channels: core.channels.size, seconds: config.cluster.drainTimeoutSeconds }, 'graceful stop: cluster.drain_timeout_seconds passed, stopping with calls up');
         fired = true;
         idleWatch?.();
         idleWatch = undefined;
         onIdle();
       };
-      idleWatch = core.channels.onLifecycle('destroyed', () => queueMicrotask(check));
+      const lifecycle = core.channels.onLifecycle('destroyed', () => queueMicrotask(check));
+      // A cluster member may be told to leave after a bounded drain (its calls are then ended).
+      const limit = cluster ? config.cluster.drainTimeoutSeconds : 0;
+      const timer = limit > 0 ? setTimeout(() => check(true), limit * 1000) : undefined;
+      timer?.unref();
+      idleWatch = () => {
+        lifecycle();
+        clearTimeout(timer);
+      };
       check();
     },
   };

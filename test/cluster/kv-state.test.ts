@@ -49,7 +49,8 @@ describe('device states, dynamic configuration, endpoints and drain across clust
   const settings = (node: string, serverId: string): Json => ({
     server_id: serverId,
     dialplan: { file: join(dir, 'extensions.conf') },
-    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 },
+    // B's graceful stop gives up waiting after 2 s (the last test); A's waits for its last call.
+    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3, ...(node === 'nodeB' ? { drain_timeout_seconds: 2 } : {}) },
     config_objects: {
       res_pjsip: {
         endpoint: { alice: { context: 'kv', allow: 'ulaw', aors: 'alice' } },
@@ -279,5 +280,18 @@ describe('device states, dynamic configuration, endpoints and drain across clust
     await until('B no longer lists A', async () => !((await admin(other, 'cluster')).members as Json[]).some((m) => m.node === 'nodeA'));
     assert.ok(other.logLines.some((line) => line.includes('cluster member left')), 'B logged the leave');
     assert.ok(!other.logLines.some((line) => line.includes('declared dead')), 'and no death');
+  });
+
+  it('a drain timeout ends the wait for the last call', async () => {
+    const other = b!;
+    const call = await other.ari('/channels?endpoint=Local/park@kv&extension=park&context=kv', { method: 'POST' });
+    assert.equal(call.status, 200);
+    let stopped = false;
+    other.drain(true, () => {
+      stopped = true;
+    });
+    await until('the drain timeout passed', () => stopped, 20_000);
+    assert.ok(other.core.channels.size > 0, 'with the call still up');
+    assert.ok(other.logLines.some((line) => line.includes('drain_timeout_seconds passed')));
   });
 });
