@@ -21,8 +21,6 @@ const LISTINGS: Readonly<Record<string, (item: Record<string, unknown>) => strin
   'channels.list': (item) => String(item.id),
   'bridges.list': (item) => String(item.id),
   'recordings.listStored': (item) => String(item.name),
-  'endpoints.list': (item) => `${String(item.technology)}/${String(item.resource)}`,
-  'endpoints.listByTech': (item) => `${String(item.technology)}/${String(item.resource)}`,
 };
 
 /** Operations that make a channel: placed on the least loaded member unless the client names an id. */
