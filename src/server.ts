@@ -192,7 +192,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
     }),
     sip: () => core.pjsip.stats(),
     sipListening: () => core.pjsip.unavailableReason === undefined,
-    ...(config.cluster.natsUrl !== '' ? { cluster: () => (cluster ? { members: cluster.memberCount, natsConnected: cluster.natsConnected } : undefined) } : {}),
+    ...(config.cluster.natsUrl !== '' ? { cluster: () => (cluster ? { members: cluster.memberCount, natsConnected: cluster.natsConnected, load: cluster.memberLoads() } : undefined) } : {}),
   });
   core.media.clock.onLateness = (seconds) => metrics.observeTickLateness(seconds);
   core.pjsip.onCallRoundTrip = (seconds) => metrics.observeSipRoundTrip(seconds);
@@ -365,16 +365,27 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
       draining = on;
       core.channels.refuseNew(on ? 'the server is shutting down gracefully' : undefined);
       health.markDraining(on);
+      // The other members stop placing work here at once, not at the next heartbeat.
+      cluster?.announce();
       if (!on || !onIdle) return;
       let fired = false;
-      const check = (): void => {
-        if (fired || core.channels.size > 0) return;
+      const check = (force = false): void => {
+        if (fired || (core.channels.size > 0 && !force)) return;
+        if (force) log.warn({ channels: core.channels.size, seconds: config.cluster.drainTimeoutSeconds }, 'graceful stop: cluster.drain_timeout_seconds passed, stopping with calls up');
         fired = true;
         idleWatch?.();
         idleWatch = undefined;
         onIdle();
       };
-      idleWatch = core.channels.onLifecycle('destroyed', () => queueMicrotask(check));
+      const lifecycle = core.channels.onLifecycle('destroyed', () => queueMicrotask(check));
+      // A cluster member may be told to leave after a bounded drain (its calls are then ended).
+      const limit = cluster ? config.cluster.drainTimeoutSeconds : 0;
+      const timer = limit > 0 ? setTimeout(() => check(true), limit * 1000) : undefined;
+      timer?.unref();
+      idleWatch = () => {
+        lifecycle();
+        clearTimeout(timer);
+      };
       check();
     },
   };

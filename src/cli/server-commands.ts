@@ -176,6 +176,7 @@ async function cluster(target: Target, args: string[], values: AdminValues, out:
   const shared = (status.shared_state ?? {}) as Row;
   if (status.contacts !== undefined) out.stdout(`Registrations: ${str(contacts.shared)} shared from here (${str(contacts.withdrawn)} withdrawn), ${str(contacts.known_elsewhere)} known through other members\n`);
   if (status.shared_state !== undefined) out.stdout(`Global variables: ${str(shared.globals_sent)} writes sent, ${str(shared.globals_applied)} applied; astdb: ${str(shared.astdb_sent)} sent, ${str(shared.astdb_applied)} applied\n`);
+  if (shared.device_states_sent !== undefined) out.stdout(`Device states: ${str(shared.device_states_sent)} writes sent, ${str(shared.device_states_applied)} applied; dynamic configuration: ${str(shared.config_sent)} sent, ${str(shared.config_applied)} applied\n`);
   return EXIT.ok;
 }
 

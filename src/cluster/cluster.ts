@@ -12,6 +12,7 @@ import { AppEvents } from './app-events.ts';
 import { ChannelPlaces, type ChannelPlacesAnswer } from './channel-places.ts';
 import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { SharedStateMirror } from './shared-state.ts';
+import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
@@ -44,7 +45,7 @@ export interface ClusterStatus {
   /** Registrations: this member's written to the bucket (and withdrawn), other members' known here. */
   readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
   /** Global variables and astdb writes: made here and sent, made elsewhere and applied here. */
-  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number };
+  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number };
 }
 
 /** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
@@ -67,6 +68,8 @@ export class Cluster {
   private readonly log: Logger;
   private readonly name: string;
   private connected = true;
+  /** Device states and dynamic configuration (shared-config.ts), set once started. */
+  private sharedConfig: SharedConfig | undefined;
 
   private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; places: ChannelPlaces; log: Logger }) {
     this.nc = parts.nc;
@@ -136,6 +139,7 @@ export class Cluster {
       await contacts.start();
       await globals.start();
       await astdb.start();
+      cluster.sharedConfig = await startSharedConfig(kvm, settings.name, core, log);
       membership.start();
       cluster.watchConnection();
       return cluster;
@@ -163,6 +167,16 @@ export class Cluster {
     return this.membership.list().length;
   }
 
+  /** Each live member's load and drain as its last heartbeat gave them (/metrics). */
+  memberLoads(): Array<{ node: string; channels: number; bridges: number; draining: boolean }> {
+    return this.membership.list().map((member) => ({ node: member.node, channels: member.load.channels, bridges: member.load.bridges, draining: member.draining }));
+  }
+
+  /** Tells the other members this one's state now (a graceful stop began or was cancelled). */
+  announce(): void {
+    this.membership.announce();
+  }
+
   status(): ClusterStatus {
     const now = performance.now();
     return {
@@ -185,7 +199,16 @@ export class Cluster {
       forwarded_requests: this.forwarder.forwarded,
       gathered_listings: this.forwarder.gathered,
       contacts: { shared: this.contacts.shared, withdrawn: this.contacts.withdrawn, known_elsewhere: this.contacts.known },
-      shared_state: { globals_sent: this.globals.sent, globals_applied: this.globals.applied, astdb_sent: this.astdb.sent, astdb_applied: this.astdb.applied },
+      shared_state: {
+        globals_sent: this.globals.sent,
+        globals_applied: this.globals.applied,
+        astdb_sent: this.astdb.sent,
+        astdb_applied: this.astdb.applied,
+        device_states_sent: this.sharedConfig?.deviceStates.sent ?? 0,
+        device_states_applied: this.sharedConfig?.deviceStates.applied ?? 0,
+        config_sent: this.sharedConfig?.dynamicConfig.sent ?? 0,
+        config_applied: this.sharedConfig?.dynamicConfig.applied ?? 0,
+      },
     };
   }
 
@@ -201,6 +224,8 @@ export class Cluster {
     this.places.stop();
     this.globals.stop();
     this.astdb.stop();
+    this.sharedConfig?.deviceStates.stop();
+    this.sharedConfig?.dynamicConfig.stop();
     this.ownership.stop();
     // Drain: what was published (events, the last KV writes) reaches the server first; but a stop
     // never waits long for a NATS that is gone (a drain waits for a reconnection that may not come).

@@ -19,8 +19,10 @@ export const CONTACTS_MAX_AGE_MS = 24 * 3600 * 1000;
 /** Most contacts kept from the bucket: what other members' writes can make this one hold. */
 export const MAX_SHARED_CONTACTS = 100_000;
 const MAX_NAME_LENGTH = 256;
-/** How often expired entries leave the local copy (readers skip them anyway). */
-const SWEEP_MS = 30_000;
+/** How often expired entries leave the local copy (readers skip them anyway; an endpoint registered only through them goes offline then). */
+const SWEEP_MS = 5_000;
+/** Changes are told to the listeners at most this often: a burst of registrations is one refresh of the endpoints' states. */
+const NOTIFY_MS = 100;
 const TRANSPORTS: ReadonlySet<string> = new Set(['udp', 'tcp', 'tls', 'ws', 'wss']);
 
 export interface ClusterContactsOptions {
@@ -62,6 +64,8 @@ export class ClusterContacts implements ContactDirectory {
   private sweepTimer: NodeJS.Timeout | undefined;
   private overflowLogged = false;
   private writeFailureLogged = false;
+  private readonly listeners = new Set<() => void>();
+  private notifyTimer: NodeJS.Timeout | undefined;
   /** Contacts of this member written to the bucket, and withdrawn (for /admin/cluster). */
   shared = 0;
   withdrawn = 0;
@@ -86,6 +90,22 @@ export class ClusterContacts implements ContactDirectory {
   stop(): void {
     this.stopWatching?.();
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.notifyTimer) clearTimeout(this.notifyTimer);
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Other members' contacts changed: the listeners hear it once per NOTIFY_MS however many changed. */
+  private changed(holder: string): void {
+    if (holder === this.options.node || this.notifyTimer !== undefined || this.listeners.size === 0) return;
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = undefined;
+      for (const listener of this.listeners) listener();
+    }, NOTIFY_MS);
+    this.notifyTimer.unref();
   }
 
   bindingChanged(change: BindingChange): void {
@@ -153,6 +173,7 @@ export class ClusterContacts implements ContactDirectory {
     let contacts = this.byAor.get(contact.aor);
     if (!contacts) this.byAor.set(contact.aor, (contacts = new Map()));
     contacts.set(key, contact);
+    this.changed(contact.holder);
   }
 
   private forget(key: string): void {
@@ -160,8 +181,10 @@ export class ClusterContacts implements ContactDirectory {
     if (aor === undefined) return;
     this.aorOfKey.delete(key);
     const contacts = this.byAor.get(aor);
+    const contact = contacts?.get(key);
     contacts?.delete(key);
     if (contacts?.size === 0) this.byAor.delete(aor);
+    if (contact) this.changed(contact.holder);
   }
 
   private sweep(): void {

@@ -6,6 +6,7 @@
 import { errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
+import { combinerFor } from './merged-views.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
@@ -20,8 +21,6 @@ const LISTINGS: Readonly<Record<string, (item: Record<string, unknown>) => strin
   'channels.list': (item) => String(item.id),
   'bridges.list': (item) => String(item.id),
   'recordings.listStored': (item) => String(item.name),
-  'endpoints.list': (item) => `${String(item.technology)}/${String(item.resource)}`,
-  'endpoints.listByTech': (item) => `${String(item.technology)}/${String(item.resource)}`,
 };
 
 /** Operations that make a channel: placed on the least loaded member unless the client names an id. */
@@ -51,6 +50,9 @@ export class ClusterForwarder {
   forward(request: ClusterAriRequest, target: ForwardTarget, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
     const operation = `${target.resource.name}.${target.operation.nickname}`;
     if (!this.connected) return this.whileCut(request, pathParams);
+    // Endpoints and technology device states: every member has a part (merged-views.ts).
+    const combine = combinerFor(operation, pathParams);
+    if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
     if (PLACED.has(operation)) return this.place(request);
@@ -121,9 +123,10 @@ export class ClusterForwarder {
     let target: string | undefined;
     if (hint !== null) {
       if (hint === node) return undefined;
-      if (!membership.others().some((member) => member.node === hint && !member.draining)) {
-        return Promise.resolve({ status: 400, headers: {}, json: { message: `${PLACEMENT_HINT} '${hint.slice(0, 64)}' names no live cluster member` } });
-      }
+      const named = membership.others().find((member) => member.node === hint);
+      if (!named) return Promise.resolve({ status: 400, headers: {}, json: { message: `${PLACEMENT_HINT} '${hint.slice(0, 64)}' names no live cluster member` } });
+      // As the draining member itself would answer (a graceful stop refuses new channels).
+      if (named.draining) return Promise.resolve({ status: 503, headers: {}, json: { message: `Refusing new channels: cluster member ${hint} is shutting down gracefully` } });
       target = hint;
     } else {
       let best = membership.list().filter((member) => !member.draining).sort((a, b) => a.load.channels - b.load.channels)[0];
@@ -199,6 +202,23 @@ export class ClusterForwarder {
       }
     }
     return { ...own, json: merged };
+  }
+
+  /** This member's answer, and every other live member's (undefined: it did not answer in time). */
+  private async askAll(request: ClusterAriRequest): Promise<[ClusterAriResponse, Array<ClusterAriResponse | undefined>]> {
+    const { nc, prefix, requestTimeoutMs, membership, log } = this.options;
+    this.gathered++;
+    const data = encodeRequest(request);
+    const remote = membership.others().map((member) =>
+      nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+        (reply) => decodeResponse(reply.data),
+        (err: unknown) => {
+          log.warn({ err, node: member.node }, 'cluster member did not answer: its part is missing');
+          return undefined;
+        },
+      ),
+    );
+    return [await this.local(request), await Promise.all(remote)];
   }
 
   /** Served by this member's own dispatch (set by the cluster: the dispatcher with `forwarded`). */

@@ -35,6 +35,8 @@ interface Heartbeat {
   readonly ari: string;
   readonly load: MemberLoad;
   readonly draining: boolean;
+  /** The member's last heartbeat: it stops (a graceful stop once drained, or any orderly stop). */
+  readonly leaving?: boolean;
 }
 
 export interface MembershipOptions {
@@ -62,7 +64,7 @@ function parseHeartbeat(data: Uint8Array): Heartbeat | undefined {
     if (typeof h.ari !== 'string' || h.ari.length > 512) return undefined;
     if (typeof h.asteriskId !== 'string' || h.asteriskId.length > 64) return undefined;
     if (!load || typeof load.channels !== 'number' || typeof load.bridges !== 'number') return undefined;
-    return { node: h.node, instance: h.instance, asteriskId: h.asteriskId, ari: h.ari, load: { channels: load.channels, bridges: load.bridges }, draining: h.draining === true };
+    return { node: h.node, instance: h.instance, asteriskId: h.asteriskId, ari: h.ari, load: { channels: load.channels, bridges: load.bridges }, draining: h.draining === true, ...(h.leaving === true ? { leaving: true } : {}) };
   } catch {
     return undefined;
   }
@@ -70,6 +72,12 @@ function parseHeartbeat(data: Uint8Array): Heartbeat | undefined {
 
 export class Membership {
   private readonly members = new Map<string, Member>();
+  /**
+   * Members that said they leave, by instance: out of placement and listings at once, but what
+   * they held is ended (onDown) only after failure_seconds, as for a member that died, so that the
+   * events they sent last (in the stream) reach the applications first.
+   */
+  private readonly leaving = new Map<string, { member: Member; at: number }>();
   private readonly options: MembershipOptions;
   private subscription: Subscription | undefined;
   private beatTimer: NodeJS.Timeout | undefined;
@@ -95,7 +103,11 @@ export class Membership {
   stop(): void {
     clearInterval(this.beatTimer);
     clearInterval(this.checkTimer);
+    this.beatTimer = undefined;
     this.subscription?.unsubscribe();
+    // The last heartbeat says so: the others take this member out at once instead of waiting for
+    // its heartbeats to be missed (and logging a death).
+    this.beat(true);
   }
 
   /** The connection went down or came back; on return every member gets a fresh grace period. */
@@ -105,6 +117,11 @@ export class Membership {
       for (const [node, member] of this.members) this.members.set(node, { ...member, seenAt: now });
     }
     this.connected = up;
+  }
+
+  /** A heartbeat now, out of turn: this node's drain changed and the others should know at once. */
+  announce(): void {
+    if (this.beatTimer !== undefined) this.beat();
   }
 
   /** Live members, this node included, by node id. */
@@ -122,17 +139,18 @@ export class Membership {
     return { node, instance, asteriskId, ari, load: this.options.load(), seenAt: performance.now(), draining: this.options.draining() };
   }
 
-  private beat(): void {
+  private beat(leaving = false): void {
     const { nc, kv, prefix, node, log } = this.options;
     const self = this.self();
-    const beat: Heartbeat = { node: self.node, instance: self.instance, asteriskId: self.asteriskId, ari: self.ari, load: self.load, draining: self.draining };
+    const beat: Heartbeat = { node: self.node, instance: self.instance, asteriskId: self.asteriskId, ari: self.ari, load: self.load, draining: self.draining, ...(leaving ? { leaving } : {}) };
     const data = JSON.stringify(beat);
     try {
       nc.publish(`${prefix}.hb`, data);
     } catch (err) {
       log.debug({ err }, 'cluster heartbeat not sent');
     }
-    kv.put(node, data).catch((err: unknown) => log.debug({ err }, 'cluster member entry not written'));
+    const written = leaving ? kv.delete(node) : kv.put(node, data);
+    written.catch((err: unknown) => log.debug({ err }, 'cluster member entry not written'));
   }
 
   private heard(data: Uint8Array): void {
@@ -145,6 +163,15 @@ export class Membership {
       }
       return;
     }
+    if (beat.leaving) {
+      const member = this.members.get(beat.node);
+      if (!member || member.instance !== beat.instance || this.leaving.size >= MAX_MEMBERS) return;
+      this.members.delete(beat.node);
+      this.leaving.set(member.instance, { member, at: performance.now() });
+      this.options.log.info({ left: beat.node, channels: beat.load.channels }, 'cluster member left');
+      return;
+    }
+    if (this.leaving.has(beat.instance)) return; // a heartbeat overtaken by its leaving one
     if (!this.members.has(beat.node) && this.members.size >= MAX_MEMBERS) return;
     const known = this.members.get(beat.node);
     if (!known) this.options.log.info({ joined: beat.node, ari: beat.ari }, 'cluster member joined');
@@ -159,6 +186,11 @@ export class Membership {
   private check(): void {
     if (!this.connected) return;
     const limit = performance.now() - this.options.failureSeconds * 1000;
+    for (const [instance, { member, at }] of [...this.leaving]) {
+      if (at >= limit) continue;
+      this.leaving.delete(instance);
+      this.options.onDown(member);
+    }
     for (const member of [...this.members.values()]) {
       if (member.seenAt >= limit) continue;
       this.members.delete(member.node);

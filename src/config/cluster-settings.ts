@@ -30,4 +30,5 @@ export const CLUSTER_SETTINGS = section({
   tls_cert_file: filePath({ default: null, docDefault: 'none', doc: 'PEM client certificate for NATS (with `tls_key_file`)' }),
   tls_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `tls_cert_file`' }),
   request_timeout_ms: integer({ default: 5000, min: 100, max: 60_000, doc: 'How long a request forwarded to the member that owns its resource may take before it answers 504' }),
+  drain_timeout_seconds: integer({ default: 0, min: 0, max: 86_400, docDefault: '0 (wait for the last call)', doc: 'A graceful stop (`patchbay stop --gracefully`, SIGUSR1) of this member stops it after this long even while calls are up (they are ended, as by `patchbay stop`); 0: it waits for the last call' }),
 });

@@ -1,9 +1,11 @@
 // Device states. Names beginning with `Stasis:` are controlled through ARI and persist in the
 // database; every other name is derived by the subsystem that owns it (channels, endpoints) and
-// is read-only. Any device state may be subscribed to.
+// is read-only. Any device state may be subscribed to. The ARI-controlled and `Custom:` states are
+// a SharedStore: a cluster member shares them with the others (docs/cluster.md).
 import type { Applications } from './applications.ts';
 import type { SqliteDatabase } from './database.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from './errors.ts';
+import type { SharedStore, SharedWrite, SharedWriteListener } from './shared-writes.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 
 export const DEVICE_STATES = ['UNKNOWN', 'NOT_INUSE', 'INUSE', 'BUSY', 'INVALID', 'UNAVAILABLE', 'RINGING', 'RINGINUSE', 'ONHOLD'] as const;
@@ -33,7 +35,7 @@ export type DeviceStateListener = (change: DeviceStateSnapshot) => void;
 /** Derives the state of a device that is not controlled through ARI, or undefined when unknown. */
 export type DeviceStateProvider = (name: string) => DeviceStateValue | undefined;
 
-export class DeviceStates {
+export class DeviceStates implements SharedStore {
   private readonly controlled = new Map<string, DeviceStateValue>();
   /** Most `Stasis:` devices (`max_device_states`): each is a row and an entry held for good. */
   maxControlled = DEFAULT_MAX_CONTROLLED_DEVICES;
@@ -41,6 +43,8 @@ export class DeviceStates {
   private readonly providers: DeviceStateProvider[] = [];
   private readonly listeners: DeviceStateListener[] = [];
   private database: SqliteDatabase | undefined;
+  /** Told of every ARI-controlled or `Custom:` state written here (a cluster shares it); not of others' writes. */
+  onWrite: SharedWriteListener | undefined;
 
   constructor(private readonly applications: Applications) {}
 
@@ -95,16 +99,16 @@ export class DeviceStates {
     if (!this.controlled.has(name) && this.controlled.size >= this.maxControlled) {
       throw new UnavailableError(`Too many Stasis: device states: at most ${this.maxControlled} (max_device_states)`);
     }
-    this.controlled.set(name, state);
-    this.database?.prepare('INSERT INTO device_states (name, state) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = excluded.state').run(name, state);
+    this.store(this.controlled, name, state);
     this.changed(name, state);
+    this.onWrite?.({ name, value: state });
   }
 
   delete(name: string): void {
     this.checkControlled(name);
-    if (!this.controlled.delete(name)) throw new NotFoundError(`Device state not found: ${name}`);
-    this.database?.prepare('DELETE FROM device_states WHERE name = ?').run(name);
-    this.changed(name, 'UNKNOWN');
+    if (!this.controlled.has(name)) throw new NotFoundError(`Device state not found: ${name}`);
+    this.remove(name);
+    this.onWrite?.({ name, value: undefined });
   }
 
   /**
@@ -116,9 +120,45 @@ export class DeviceStates {
     if (name.length > MAX_CUSTOM_DEVICE_NAME_LENGTH) throw new InvalidError(`Custom: device name longer than ${MAX_CUSTOM_DEVICE_NAME_LENGTH} characters`);
     const before = this.custom.get(name);
     if (before === undefined && this.custom.size >= MAX_CUSTOM_DEVICES) throw new InvalidError(`Too many Custom: devices (${MAX_CUSTOM_DEVICES})`);
-    this.custom.set(name, state);
-    this.database?.prepare('INSERT INTO device_states (name, state) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = excluded.state').run(name, state);
+    this.store(this.custom, name, state);
+    if (before === state) return;
+    this.changed(name, state);
+    this.onWrite?.({ name, value: state });
+  }
+
+  /**
+   * Another server's write of a controlled or `Custom:` state (a cluster member's): checked as a
+   * write here would be (name, state, bounds: InvalidError beyond them), stored, announced to this
+   * server's applications when it changes anything, and not told to onWrite again.
+   */
+  applyShared(write: SharedWrite): void {
+    const { name, value } = write;
+    const custom = DeviceStates.isCustom(name);
+    if (!custom && (!DeviceStates.isControlled(name) || name.length === CONTROLLED_PREFIX.length)) throw new InvalidError(`Not a shared device state: ${name.slice(0, 64)}`);
+    if (name.length > MAX_CUSTOM_DEVICE_NAME_LENGTH) throw new InvalidError(`Device name longer than ${MAX_CUSTOM_DEVICE_NAME_LENGTH} characters`);
+    const states = custom ? this.custom : this.controlled;
+    if (value === undefined) {
+      if (states.has(name)) this.remove(name);
+      return;
+    }
+    if (!(DEVICE_STATES as readonly string[]).includes(value)) throw new InvalidError(`Not a device state: ${value.slice(0, 32)}`);
+    const state = value as DeviceStateValue;
+    const before = states.get(name);
+    if (before === undefined && states.size >= (custom ? MAX_CUSTOM_DEVICES : this.maxControlled)) throw new InvalidError('Too many device states');
+    this.store(states, name, state);
     if (before !== state) this.changed(name, state);
+  }
+
+  private store(states: Map<string, DeviceStateValue>, name: string, state: DeviceStateValue): void {
+    states.set(name, state);
+    this.database?.prepare('INSERT INTO device_states (name, state) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET state = excluded.state').run(name, state);
+  }
+
+  private remove(name: string): void {
+    this.controlled.delete(name);
+    this.custom.delete(name);
+    this.database?.prepare('DELETE FROM device_states WHERE name = ?').run(name);
+    this.changed(name, 'UNKNOWN');
   }
 
   /** Owners of derived device states call this when one changes. */

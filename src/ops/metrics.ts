@@ -21,7 +21,15 @@ export interface MetricsOptions {
   /** Whether SIP listens (false: its defaulted port could not be opened; /health says degraded). */
   readonly sipListening?: () => boolean;
   /** Cluster figures when the server is a cluster member (undefined otherwise: no cluster series). */
-  readonly cluster?: () => { members: number; natsConnected: boolean } | undefined;
+  readonly cluster?: () => { members: number; natsConnected: boolean; load?: readonly ClusterMemberLoad[] } | undefined;
+}
+
+/** One live cluster member's load as its last heartbeat gave it (this member: now). */
+export interface ClusterMemberLoad {
+  readonly node: string;
+  readonly channels: number;
+  readonly bridges: number;
+  readonly draining: boolean;
 }
 
 export class Metrics {
@@ -119,6 +127,22 @@ export class Metrics {
     if (cluster) {
       sized('patchbay_cluster_members', 'Live cluster members, this one included (docs/cluster.md)', () => cluster()?.members ?? 0);
       sized('patchbay_cluster_nats_connected', 'Whether the NATS connection of the cluster is up (0: reconnecting, see /health)', () => (cluster()?.natsConnected ? 1 : 0));
+      // Per live member, from its last heartbeat: what placement sees. A member that left has no series.
+      const perMember = (name: string, help: string, read: (member: ClusterMemberLoad) => number): void => {
+        new Gauge({
+          name,
+          help,
+          labelNames: ['member'],
+          registers,
+          collect() {
+            this.reset();
+            for (const member of cluster()?.load ?? []) this.set({ member: member.node }, read(member));
+          },
+        });
+      };
+      perMember('patchbay_cluster_member_channels', 'Channels of each live cluster member (its last heartbeat)', (member) => member.channels);
+      perMember('patchbay_cluster_member_bridges', 'Bridges of each live cluster member (its last heartbeat)', (member) => member.bridges);
+      perMember('patchbay_cluster_member_draining', 'Whether each live cluster member is draining (graceful stop: no new work)', (member) => (member.draining ? 1 : 0));
     }
     const sipListening = options.sipListening;
     if (sipListening) sized('patchbay_sip_listening', 'Whether SIP listens (0: the server runs without SIP, see /health)', () => (sipListening() ? 1 : 0));

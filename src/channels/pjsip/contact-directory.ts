@@ -24,4 +24,24 @@ export interface ContactDirectory {
   share(bindings: readonly Binding[]): void;
   /** The unexpired contacts of an address of record registered through other servers (never this one's). */
   contactsOf(aor: string): readonly SharedContact[];
+  /**
+   * Told when other servers' contacts change (one came, went or expired), so that an endpoint
+   * registered through another server is `online` here too; returns the unsubscription.
+   */
+  onChange?(listener: () => void): () => void;
+}
+
+/** The contacts of these AORs registered through other servers, as `pjsip show contacts` lists them: not qualified here. */
+export function contactsElsewhere(directory: ContactDirectory, aors: readonly string[], now: number) {
+  return aors.flatMap((aor) =>
+    directory.contactsOf(aor).map((contact) => ({
+      aor,
+      uri: contact.uri,
+      status: 'NonQual',
+      roundtrip_usec: 0,
+      expires_in: Math.max(0, Math.round((contact.expiresAt - now) / 1000)),
+      user_agent: '',
+      source: `${contact.transport} via cluster member ${contact.holder}`,
+    })),
+  );
 }

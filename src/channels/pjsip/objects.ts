@@ -180,7 +180,7 @@ export class PjsipObjects {
    * Endpoints with a binding on one of their AORs are online (EndpointStateChange comes from the
    * endpoint registry); a change of reachability is a PeerStatusChange.
    */
-  refreshStates(registrar: Registrar, qualify: QualifyLookup = () => undefined): void {
+  refreshStates(registrar: Registrar, qualify: QualifyLookup = () => undefined, registeredElsewhere: (aor: string) => boolean = () => false): void {
     const context = this.#context;
     const seen = new Set<string>();
     for (const endpoint of this.#config.endpoints.values()) {
@@ -191,7 +191,8 @@ export class PjsipObjects {
       const staticReachable = endpoint.aors.some((aorId) =>
         (this.#config.aors.get(aorId)?.contacts ?? []).some((contact) => qualify(aorId, contact.replace(/^<|>$/g, ''))?.status === 'Reachable'),
       );
-      const online = bindings.length > 0 || staticReachable;
+      // A phone registered through another server (a cluster member) is online too.
+      const online = bindings.length > 0 || staticReachable || endpoint.aors.some(registeredElsewhere);
       // As in Asterisk: PeerStatusChange, then EndpointStateChange.
       if (online !== this.#reachable.has(endpoint.id)) {
         if (online) this.#reachable.add(endpoint.id);

@@ -22,7 +22,7 @@ import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../..
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
-import type { ContactDirectory } from './contact-directory.ts';
+import { contactsElsewhere, type ContactDirectory } from './contact-directory.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
@@ -74,6 +74,7 @@ export class PjsipTechnology implements ChannelTechnology {
   #qualifier: ContactQualifier | undefined;
   #registrations: OutboundRegistrations | undefined;
   #contactDirectory: ContactDirectory | undefined;
+  #unwatchDirectory: (() => void) | undefined;
   #host = '127.0.0.1';
   #publicHost = '127.0.0.1';
   #mediaAddress = '127.0.0.1';
@@ -261,7 +262,7 @@ export class PjsipTechnology implements ChannelTechnology {
           source: `${binding.source.transport} ${binding.source.address}:${binding.source.port}`,
         };
       }),
-    ));
+    )).concat(this.#contactDirectory ? contactsElsewhere(this.#contactDirectory, [...this.#config.aors.keys()], now) : []);
   }
 
   /**
@@ -269,8 +270,13 @@ export class PjsipTechnology implements ChannelTechnology {
    * sets it once it has joined): what the registrar holds now is shared at once, then every change.
    */
   set contactDirectory(directory: ContactDirectory | undefined) {
+    this.#unwatchDirectory?.();
+    this.#unwatchDirectory = undefined;
     this.#contactDirectory = directory;
     directory?.share(this.#registrar.aors().flatMap((aor) => this.#registrar.lookup(aor)));
+    // Endpoints registered through other servers count as online here too.
+    this.#unwatchDirectory = directory?.onChange?.(() => this.#refreshStates());
+    this.#refreshStates();
   }
 
   /** The outbound registrations (`type=registration`) and where each stands. */
@@ -562,7 +568,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #refreshStates(): void {
     // EndpointStateChange through the registry, PeerStatusChange on a change of reachability.
     const qualifier = this.#qualifier;
-    this.#objects?.refreshStates(this.#registrar, qualifier ? (aor, uri) => qualifier.state(aor, uri) : undefined);
+    const directory = this.#contactDirectory;
+    this.#objects?.refreshStates(this.#registrar, qualifier ? (aor, uri) => qualifier.state(aor, uri) : undefined, directory ? (aor) => directory.contactsOf(aor).length > 0 : undefined);
   }
 
   /** Qualifies the contacts of AORs with qualify_frequency > 0 (see qualify.ts). */

@@ -1,7 +1,11 @@
 // The dynamic configuration store: typed objects addressed by (configClass, objectType, id),
 // read from and written to the backends their type lists, in the manner of Asterisk's sorcery.
+// The objects written through it are a SharedStore: a cluster member shares each write with the
+// others as the object's whole stored fields, so the newest write of an object is its value
+// everywhere (docs/cluster.md).
 import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from '../errors.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
+import type { SharedStore, SharedWrite, SharedWriteListener } from '../shared-writes.ts';
 import type {
   BackendName,
   ConfigBackend,
@@ -19,9 +23,19 @@ interface Located {
   readonly fields: StoredFields;
 }
 
-export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
+/** Longest configClass, objectType or id taken from another server's write. */
+const MAX_SHARED_NAME_PART = 256;
+
+/** The shared name of an object: its three parts as a JSON array (any of them may hold a `/`). */
+export function sharedObjectName(configClass: string, objectType: string, id: string): string {
+  return JSON.stringify([configClass, objectType, id]);
+}
+
+export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> implements SharedStore {
   readonly #types = new Map<string, Map<string, ObjectTypeDefinition>>();
   readonly #backends = new Map<BackendName, ConfigBackend>();
+  /** Told of every object created, changed or deleted through update()/delete() here; not of others' writes. */
+  onWrite: SharedWriteListener | undefined;
 
   registerType(configClass: string, objectType: string, definition: ObjectTypeDefinition): void {
     let types = this.#types.get(configClass);
@@ -74,6 +88,7 @@ export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
     const stored = { ...existing?.fields, ...changes };
     target.save(configClass, objectType, id, stored);
     this.emit('change', { configClass, objectType, id, action: existing ? 'updated' : 'created' });
+    this.onWrite?.({ name: sharedObjectName(configClass, objectType, id), value: JSON.stringify(stored) });
     return tuplesOf(definition, stored);
   }
 
@@ -84,6 +99,30 @@ export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
     if (!located.backend.writable) throw new ForbiddenError(`Could not delete object with id '${id}'`);
     located.backend.remove(configClass, objectType, id);
     this.emit('change', { configClass, objectType, id, action: 'deleted' });
+    this.onWrite?.({ name: sharedObjectName(configClass, objectType, id), value: undefined });
+  }
+
+  /**
+   * Another server's write: the object's whole stored fields (replacing these), or its removal.
+   * Checked as an ARI write is (known type, known attributes, each field's own check); an object
+   * living in a read-only backend here (this server's configuration file) is not changed.
+   */
+  applyShared(write: SharedWrite): void {
+    const [configClass, objectType, id] = parseSharedObjectName(write.name);
+    const definition = this.#definition(configClass, objectType);
+    const existing = this.#locate(definition, configClass, objectType, id);
+    if (write.value === undefined) {
+      if (!existing) return;
+      if (!existing.backend.writable) throw new ForbiddenError(`Could not delete object with id '${id}'`);
+      existing.backend.remove(configClass, objectType, id);
+      this.emit('change', { configClass, objectType, id, action: 'deleted' });
+      return;
+    }
+    const stored = validatedChanges(definition, parseSharedFields(write.value), `Shared write of object '${id}'`);
+    const target = existing ? existing.backend : this.#writableBackend(definition);
+    if (!target?.writable) throw new ForbiddenError(`Cannot ${existing ? 'update' : 'create'} sorcery objects of type '${objectType}'`);
+    target.save(configClass, objectType, id, stored);
+    this.emit('change', { configClass, objectType, id, action: existing ? 'updated' : 'created' });
   }
 
   /** Every object of the type across its backends; an id found in several backends is taken from the first. */
@@ -155,6 +194,34 @@ export class DynamicConfig extends TypedEmitter<DynamicConfigEvents> {
   #writableBackend(definition: ObjectTypeDefinition): ConfigBackend | undefined {
     return this.#backendsOf(definition).find((backend) => !backend.readOnly);
   }
+}
+
+function parseSharedObjectName(name: string): [string, string, string] {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(name);
+  } catch {
+    throw new InvalidError('Malformed shared object name');
+  }
+  if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((part) => typeof part === 'string' && part !== '' && part.length <= MAX_SHARED_NAME_PART)) {
+    throw new InvalidError('Malformed shared object name');
+  }
+  return [parts[0] as string, parts[1] as string, parts[2] as string];
+}
+
+/** A shared object's fields: a JSON object of strings (its attributes are checked by the type after). */
+function parseSharedFields(value: string): ConfigTuple[] {
+  let fields: unknown;
+  try {
+    fields = JSON.parse(value);
+  } catch {
+    throw new InvalidError('Malformed shared object fields');
+  }
+  if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) throw new InvalidError('Malformed shared object fields');
+  return Object.entries(fields as Record<string, unknown>).map(([attribute, field]) => {
+    if (typeof field !== 'string') throw new InvalidError(`Shared object field ${attribute.slice(0, 64)} is not a string`);
+    return { attribute, value: field };
+  });
 }
 
 function validatedChanges(definition: ObjectTypeDefinition, fields: readonly ConfigTuple[], what: string): StoredFields {
