@@ -64,6 +64,11 @@ export interface OutboundSide {
   readonly credentials: readonly DigestCredentials[];
   /** What the channel that asked for the call carries (its native format, or ARI's `formats`): outgoing_call_offer_pref's "remote". */
   readonly coreCodecs?: readonly string[];
+  /**
+   * The media worker of the requesting channel's stream (Dial()'s caller): this call's stream is
+   * placed there when it has room, so that the two legs can be relayed inside it.
+   */
+  readonly nearWorker?: number;
 }
 
 export type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | OutboundSide;
