@@ -15,6 +15,8 @@ export interface TargetPlan {
   readonly uas: string;
   /** `media.workers` (issue 25); null leaves the server's default. */
   readonly workers: number | null;
+  /** `media.worker_relay`: false sends every frame of a B2BUA call through the main thread (the figures before the relay). */
+  readonly relay?: boolean;
   /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
   readonly dataDir: string;
 }
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
   else {
     try {
       // Not a literal: the setting is not in this build's schema until issue 25's workers land.
-      const withWorkers = { ...base, media: { workers: plan.workers } };
+      const withWorkers = { ...base, media: { workers: plan.workers, ...(plan.relay === false ? { worker_relay: false } : {}) } };
       config = loadConfig({ path: null, env: {}, overrides: withWorkers });
       workers = 'applied';
     } catch (error) {

@@ -28,6 +28,8 @@ export interface CallServices {
   readonly unansweredMediaMs: number;
   /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
   readonly musicOnHold: TechnologyMusicOnHold | undefined;
+  /** Two calls connected with nothing else taking their audio may have it relayed inside their media worker (media.worker_relay). */
+  readonly workerRelay?: boolean;
   /** Binds this call's RTP socket (here, or in a media worker). */
   openStream(call: SipCall): Promise<CallRtpStream>;
   /** The call ended: forget its dialog and transactions. */

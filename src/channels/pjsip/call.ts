@@ -597,7 +597,7 @@ export class SipCall implements ChannelDriver {
     const stream = this.stream;
     if (!stream?.relayTo) return false;
     if (peer === undefined) return stream.relayTo(undefined);
-    if (this.#ended || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
+    if (this.#ended || this.services.workerRelay === false || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
     return stream.relayTo(peer.stream);
   }
 
