@@ -6,7 +6,8 @@
 // (received, sent, lost by sequence gaps, dropped late by the jitter buffers, media-clock wake-ups
 // late by more than a frame), /proc gives the CPU of the server and of each SIPp, and RSS.
 import { join } from 'node:path';
-import { CpuMeter, RunQueueMeter, rssMiB } from './process-meter.ts';
+import { CpuMeter, RunQueueMeter, rssMiB, ThreadCpuMeter } from './process-meter.ts';
+import { legFigures, snapshotLegs, type LegFigures, type LegSnapshot } from './sip-capacity-legs.ts';
 import { scrapeMetrics, type MetricsSnapshot } from './prometheus-text.ts';
 import { startSipp, type SippProcess, type SippResult } from './sipp-run.ts';
 import { EXTENSIONS } from './sip-capacity-target.ts';
@@ -83,7 +84,14 @@ export interface StepResult {
     readonly answerer: number | null;
     /** How long the server's main thread was runnable but waited for a core, in % of the window: the machine's load, not ours. */
     readonly serverWaited: number;
+    /** The server's main thread alone, and its media workers' threads together (their own reports, averaged over the window), in % of one core. */
+    readonly main: number;
+    readonly workers: number | null;
   };
+  /** B2BUA: each leg's figures over the window (the callers' legs, and the legs Dial() made), from ARI's rtp_statistics. */
+  readonly legs?: Readonly<Record<string, LegFigures>>;
+  /** Streams the media workers relayed to another of theirs at the window's end (0 with the relay off or without workers). */
+  readonly relayedStreams: number;
   readonly rss: { readonly serverMiB: number; readonly peakMiB: number; readonly perCallKiB: number };
   /**
    * What reached the server from the SIPp instances over the window, in % of 50 packets/s on each
@@ -103,6 +111,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const percent = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : 0);
 
 const UP_SERIES = 'patchbay_channels{technology="PJSIP",state="Up"}';
+/** The B2BUA's legs by channel name: the callers' (endpoint load) and the ones Dial() made (endpoint uas). */
+const LEG_PREFIXES = { 'PJSIP/load-': 'caller', 'PJSIP/uas-': 'callee' } as const;
 const CLOCK = 'patchbay_media_clock_lateness_seconds_bucket';
 
 /**
@@ -183,8 +193,11 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     // The window: from a second after the last answer to a second before the first call's BYE.
     await sleep(1000);
     const windowEnd = callerStarted + callMs - 1000;
+    const legsBefore: LegSnapshot | undefined = scenario === 'b2bua' ? await snapshotLegs(plan.url, LEG_PREFIXES) : undefined;
     const before = await scrapeMetrics(plan.url);
     const serverCpu = new CpuMeter(plan.serverPid);
+    const mainCpu = new ThreadCpuMeter(plan.serverPid);
+    const workerCpu: number[] = [];
     const serverWait = new RunQueueMeter(plan.serverPid);
     const callerCpu = cpuFromNow(caller.pid);
     const answererCpu = answerer ? cpuFromNow(answerer.pid) : undefined;
@@ -192,9 +205,21 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     while (!callerDone && performance.now() < windowEnd - 1000) {
       await sleep(Math.min(1000, windowEnd - performance.now()));
       peakMiB = Math.max(peakMiB, rssMiB(plan.serverPid));
+      // Each worker reports its thread's CPU of the last second: sampled once a second, averaged.
+      const cores = (await scrapeMetrics(plan.url)).sum('patchbay_media_worker_cpu_cores');
+      if (cores !== undefined && cores >= 0) workerCpu.push(cores * 100);
     }
-    const cpu = { server: serverCpu.percent(), caller: callerCpu.percent(), answerer: answererCpu?.percent() ?? null, serverWaited: serverWait.percent() };
+    const cpu = {
+      server: serverCpu.percent(),
+      main: mainCpu.percent(),
+      workers: workerCpu.length > 0 ? workerCpu.reduce((sum, value) => sum + value, 0) / workerCpu.length : null,
+      caller: callerCpu.percent(),
+      answerer: answererCpu?.percent() ?? null,
+      serverWaited: serverWait.percent(),
+    };
     const after = await scrapeMetrics(plan.url);
+    const relayedStreams = after.sum('patchbay_media_worker_relayed_streams') ?? 0;
+    const legs = legsBefore ? legFigures(legsBefore, await snapshotLegs(plan.url, LEG_PREFIXES)) : undefined;
     const serverMiB = rssMiB(plan.serverPid);
     peakMiB = Math.max(peakMiB, serverMiB);
     if (after.value(UP_SERIES) < expectedChannels) problems.push(`${after.value(UP_SERIES)}/${expectedChannels} channels still Up at the end of the window`);
@@ -226,6 +251,8 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       windowSeconds: (after.at - before.at) / 1000,
       rtp,
       cpu: { ...cpu, perHundredCalls: (cpu.server / calls) * 100 },
+      ...(legs ? { legs } : {}),
+      relayedStreams,
       rss: { serverMiB, peakMiB, perCallKiB: ((serverMiB - plan.idleRssMiB) * 1024) / calls },
       sippDeliveredPercent: percent(rtp.received, up * PACKETS_PER_SECOND * ((after.at - before.at) / 1000)),
       clean: problems.length === 0,

@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const base = overrides(plan, dataDir, dialplanFile);
   let workers: 'default' | 'applied' | 'unsupported' = 'default';
   let config;
-  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: base });
+  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: plan.relay === false ? { ...base, media: { worker_relay: false } } : base });
   else {
     try {
       // Not a literal: the setting is not in this build's schema until issue 25's workers land.
