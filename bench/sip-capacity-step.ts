@@ -5,6 +5,7 @@
 // window starts: GET /metrics before and after it gives the server's RTP figures over the window
 // (received, sent, lost by sequence gaps, dropped late by the jitter buffers, media-clock wake-ups
 // late by more than a frame), /proc gives the CPU of the server and of each SIPp, and RSS.
+import dgram from 'node:dgram';
 import { join } from 'node:path';
 import { CpuMeter, RunQueueMeter, rssMiB, ThreadCpuMeter } from './process-meter.ts';
 import { legFigures, snapshotLegs, type LegFigures, type LegSnapshot } from './sip-capacity-legs.ts';
@@ -19,6 +20,26 @@ const PACKETS_PER_SECOND = 50;
 /** Local addresses and media ports of the two SIPp instances: apart from the server's RTP range. */
 export const CALLER = { address: '127.0.0.2', mediaPort: 40000 } as const;
 export const ANSWERER = { address: '127.0.0.3', mediaPort: 42000 } as const;
+
+/**
+ * The first even port from `from` whose block of four (SIPp's audio RTP and RTCP, and the video pair
+ * it binds too) is free on `address`: another bench on the machine (another engineer's) may hold the
+ * default one, and SIPp then fails every call at once.
+ */
+export async function freeMediaPort(address: string, from: number): Promise<number> {
+  const bindable = (port: number): Promise<boolean> =>
+    new Promise((resolve) => {
+      const socket = dgram.createSocket('udp4');
+      socket.once('error', () => resolve(false));
+      socket.bind(port, address, () => socket.close(() => resolve(true)));
+    });
+  for (let base = from; base + 3 < 65536; base += 4) {
+    let free = true;
+    for (let port = base; port < base + 4 && free; port++) free = await bindable(port);
+    if (free) return base;
+  }
+  throw new Error(`no free media port on ${address} from ${from}`);
+}
 
 export interface StepPlan {
   readonly scenario: ScenarioName;
@@ -166,7 +187,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
             limitMs: limitMs + 5000,
             address: ANSWERER.address,
             port: plan.answererPort,
-            mediaPort: ANSWERER.mediaPort,
+            mediaPort: await freeMediaPort(ANSWERER.address, ANSWERER.mediaPort),
           }))
         : undefined;
     const callerStarted = performance.now();
@@ -177,7 +198,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       args: ['-set', 'caller', 'load', '-s', EXTENSIONS[scenario], '-d', String(callMs), '-r', String(rate), '-m', String(calls), '-l', String(calls)],
       limitMs,
       address: CALLER.address,
-      mediaPort: CALLER.mediaPort,
+      mediaPort: await freeMediaPort(CALLER.address, CALLER.mediaPort),
     }));
     let callerDone = false;
     void caller.done.then(() => (callerDone = true));
