@@ -4,10 +4,11 @@
 // memory; received audio goes to the main thread's ring, or straight back to the far end while
 // the stream loops (Echo()). Only rare things are messages: a digit, a stranger, a pause, a close.
 // Per frame nothing is allocated: frames are copied into and out of preallocated slots.
-// A two-party relay (relay messages) sends one stream's decoded audio to another stream of this
-// worker, re-encoded by that stream's sender (its own SSRC, sequence and timestamps), so a bridged
-// pair of calls costs the main thread nothing per frame; a frame the main thread writes for a
-// stream that tick wins over the relayed one (a prompt played to it while the relay winds down).
+// A two-party relay (relay messages) sends one stream's audio to another stream of this worker, so
+// a bridged pair of calls costs the main thread nothing per frame: the packets as they are when
+// both streams send the same codec (RtpStream.relayPacketsTo), else the decoded audio re-encoded
+// by the other stream's sender (its own SSRC, sequence and timestamps); a frame the main thread
+// writes for a stream that tick wins over the relayed one (a prompt played while the relay winds down).
 import { MediaClock } from '../clock.ts';
 import type { Frame } from '../frame.ts';
 import { RtpPortRange } from '../rtp/port-range.ts';
@@ -96,6 +97,8 @@ export class MediaWorkerHost {
         const to = message.to === undefined ? undefined : this.#byId.get(message.to);
         // A peer already gone (closed on its way here) leaves the audio with the main thread.
         hosted.relayTo = to !== hosted ? to : undefined;
+        // Same codec both ways: the packets themselves pass (no decode, jitter buffer or encode); else decoded frames do.
+        hosted.stream.relayPacketsTo(hosted.relayTo?.stream);
         return;
       }
       case 'close':
@@ -164,7 +167,11 @@ export class MediaWorkerHost {
     this.#byId.delete(id);
     this.#list = this.#list.filter((entry) => entry !== hosted);
     // Its relay partner's audio has nowhere to go in here any more: back to the main thread's ring.
-    for (const entry of this.#list) if (entry.relayTo === hosted) entry.relayTo = undefined;
+    for (const entry of this.#list) {
+      if (entry.relayTo !== hosted) continue;
+      entry.relayTo = undefined;
+      entry.stream.relayPacketsTo(undefined);
+    }
     const rtcp = hosted.stream.rtcp;
     this.post({ type: 'closed', id, ...(rtcp.rttSpread.count > 0 ? { rtt: rtcp.rtt } : {}) });
   }
