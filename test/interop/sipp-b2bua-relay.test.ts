@@ -5,7 +5,7 @@
 // and each must hear the other's tone. RFC 4733 digits sent by the caller reach the callee and are
 // still reported (ChannelDtmfReceived). In the bridge, a recording of the bridge stops the relay (the
 // main thread mixes again: audio keeps flowing, and the recording has both tones); when it ends the
-// relay starts again.
+// relay starts again. A worker that dies under a relayed call ends both legs with cause 38.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -252,5 +252,30 @@ describe('B2BUA audio relayed in a media worker', { skip: !HAVE_SIPP ? 'sipp is 
     } finally {
       parties.close();
     }
+  });
+
+  test('the worker dies under a relayed Dial() call: both legs end with cause 38, both phones get a BYE', { timeout: 150_000 }, async () => {
+    const pool = server.core.pjsip.mediaWorkers!;
+    const parties = await startParties('500');
+    try {
+      const callerCreated: Json = await nextEvent(events, (e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000);
+      const calleeCreated: Json = await nextEvent(events, (e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('PJSIP/bob-'), 20_000);
+      await startTones(parties);
+      await relayedStreams(2, 'before the crash');
+      await bothWaysAudio(parties, 'before the crash');
+      await pool.kill(0);
+      const ids = new Set([callerCreated.channel.id, calleeCreated.channel.id]);
+      const causes = new Map<string, number>();
+      while (causes.size < 2) {
+        const destroyed: Json = await nextEvent(events, (e) => e.type === 'ChannelDestroyed' && ids.has(e.channel?.id), 15_000);
+        causes.set(destroyed.channel.id, destroyed.cause);
+      }
+      assert.deepEqual([...causes.values()], [38, 38]);
+      assert.equal((await parties.callerRun.done).status, 0, 'the caller got its BYE');
+      assert.equal((await parties.calleeRun.done).status, 0, 'the callee got its BYE');
+    } finally {
+      parties.close();
+    }
+    await waitFor('the restarted worker', () => (pool.loads()[0].running ? true : undefined), 30_000);
   });
 });
