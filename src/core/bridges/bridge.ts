@@ -454,8 +454,12 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   private mixAll(): void {
     // The members' technologies pass the audio themselves: nothing to mix, and a silent frame
-    // written here would take the place of what they pass.
-    if (this.relay?.engaged) return;
+    // written here would take the place of what they pass. A frame said just before the relay began
+    // is let go, so that the mixer does not play it when it takes over again.
+    if (this.relay?.engaged) {
+      for (const member of this.members.values()) member.audio.take();
+      return;
+    }
     if (this.members.size === 2 && this.sources.length === 0 && this.mixListeners.length === 0) {
       this.passTwoParty();
       return;
