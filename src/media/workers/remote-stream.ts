@@ -116,11 +116,6 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     return true;
   }
 
-  /** Whose far end hears this stream's far end inside the worker now (a two-party relay), if anyone's. */
-  get relayingTo(): RemoteRtpStream | undefined {
-    return this.#relayingTo;
-  }
-
   /**
    * This stream's received audio goes to `peer`'s far end inside their worker, and no frame
    * reaches the call (one direction of a two-party relay); undefined: back to the call. False when
