@@ -52,13 +52,11 @@ export class AudioRelay {
       this.#release();
       return;
     }
-    const relayA = a.driver.relayAudio;
-    const relayB = b.driver.relayAudio;
-    if (!relayA || !relayB) return;
+    if (!a.driver.relayAudio || !b.driver.relayAudio) return;
     // Both directions or neither: one relayed direction would leave the other without a path here.
-    if (!relayA.call(a.driver, b.driver)) return;
-    if (!relayB.call(b.driver, a.driver)) {
-      relayA.call(a.driver, undefined);
+    if (a.driver.relayAudio(b.driver) !== true) return;
+    if (b.driver.relayAudio(a.driver) !== true) {
+      a.driver.relayAudio(undefined);
       return;
     }
     this.#engaged = true;
