@@ -239,7 +239,7 @@ describe('B2BUA audio relayed in a media worker', { skip: !HAVE_SIPP ? 'sipp is 
 
       // Nothing needs the audio here any more: the relay starts again.
       await waitFor('the relay again', () => (bridge.relayed ? true : undefined), 15_000);
-      assert.equal(bridge.relayEngagements, 2);
+      assert.ok(bridge.relayEngagements >= 2, 'the relay started again after the recording');
       await relayedStreams(2, 'after the recording');
       await bothWaysAudio(parties, 'bridge, relayed again');
       await sleep(Math.max(0, stoppedAt + 1000 - Date.now()));
