@@ -12,6 +12,30 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
+/** user+sys CPU seconds of one thread of a process so far (the main thread's id is the process's). */
+export function threadCpuSeconds(pid: number, tid = pid): number {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** CPU of one thread (by default the main one) in % of one core since construction: a server's main thread apart from its media workers. */
+export class ThreadCpuMeter {
+  readonly #pid: number;
+  readonly #tid: number;
+  readonly #cpu0: number;
+  readonly #t0 = performance.now();
+  constructor(pid: number, tid = pid) {
+    this.#pid = pid;
+    this.#tid = tid;
+    this.#cpu0 = threadCpuSeconds(pid, tid);
+  }
+  percent(): number {
+    const wall = (performance.now() - this.#t0) / 1000;
+    return wall > 0 ? ((threadCpuSeconds(this.#pid, this.#tid) - this.#cpu0) / wall) * 100 : 0;
+  }
+}
+
 export function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : 0;

@@ -28,6 +28,15 @@ export class MetricsSnapshot {
   has(series: string): boolean {
     return this.#series.has(series);
   }
+
+  /** The sum over every label set of metric `name` (`name{…}` series), or undefined when it has none. */
+  sum(name: string): number | undefined {
+    let total: number | undefined;
+    for (const [series, value] of this.#series) {
+      if (series === name || series.startsWith(`${name}{`)) total = (total ?? 0) + value;
+    }
+    return total;
+  }
 }
 
 /** Scrapes `${base}/metrics` once. */

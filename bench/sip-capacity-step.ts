@@ -5,8 +5,10 @@
 // window starts: GET /metrics before and after it gives the server's RTP figures over the window
 // (received, sent, lost by sequence gaps, dropped late by the jitter buffers, media-clock wake-ups
 // late by more than a frame), /proc gives the CPU of the server and of each SIPp, and RSS.
+import dgram from 'node:dgram';
 import { join } from 'node:path';
-import { CpuMeter, RunQueueMeter, rssMiB } from './process-meter.ts';
+import { CpuMeter, RunQueueMeter, rssMiB, ThreadCpuMeter } from './process-meter.ts';
+import { legFigures, snapshotLegs, type LegFigures, type LegSnapshot } from './sip-capacity-legs.ts';
 import { scrapeMetrics, type MetricsSnapshot } from './prometheus-text.ts';
 import { startSipp, type SippProcess, type SippResult } from './sipp-run.ts';
 import { EXTENSIONS } from './sip-capacity-target.ts';
@@ -18,6 +20,26 @@ const PACKETS_PER_SECOND = 50;
 /** Local addresses and media ports of the two SIPp instances: apart from the server's RTP range. */
 export const CALLER = { address: '127.0.0.2', mediaPort: 40000 } as const;
 export const ANSWERER = { address: '127.0.0.3', mediaPort: 42000 } as const;
+
+/**
+ * The first even port from `from` whose block of four (SIPp's audio RTP and RTCP, and the video pair
+ * it binds too) is free on `address`: another bench on the machine (another engineer's) may hold the
+ * default one, and SIPp then fails every call at once.
+ */
+export async function freeMediaPort(address: string, from: number): Promise<number> {
+  const bindable = (port: number): Promise<boolean> =>
+    new Promise((resolve) => {
+      const socket = dgram.createSocket('udp4');
+      socket.once('error', () => resolve(false));
+      socket.bind(port, address, () => socket.close(() => resolve(true)));
+    });
+  for (let base = from; base + 3 < 65536; base += 4) {
+    let free = true;
+    for (let port = base; port < base + 4 && free; port++) free = await bindable(port);
+    if (free) return base;
+  }
+  throw new Error(`no free media port on ${address} from ${from}`);
+}
 
 export interface StepPlan {
   readonly scenario: ScenarioName;
@@ -83,7 +105,14 @@ export interface StepResult {
     readonly answerer: number | null;
     /** How long the server's main thread was runnable but waited for a core, in % of the window: the machine's load, not ours. */
     readonly serverWaited: number;
+    /** The server's main thread alone, and its media workers' threads together (their own reports, averaged over the window), in % of one core. */
+    readonly main: number;
+    readonly workers: number | null;
   };
+  /** B2BUA: each leg's figures over the window (the callers' legs, and the legs Dial() made), from ARI's rtp_statistics. */
+  readonly legs?: Readonly<Record<string, LegFigures>>;
+  /** Streams the media workers relayed to another of theirs at the window's end (0 with the relay off or without workers). */
+  readonly relayedStreams: number;
   readonly rss: { readonly serverMiB: number; readonly peakMiB: number; readonly perCallKiB: number };
   /**
    * What reached the server from the SIPp instances over the window, in % of 50 packets/s on each
@@ -103,6 +132,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const percent = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : 0);
 
 const UP_SERIES = 'patchbay_channels{technology="PJSIP",state="Up"}';
+/** The B2BUA's legs by channel name: the callers' (endpoint load) and the ones Dial() made (endpoint uas). */
+const LEG_PREFIXES = { 'PJSIP/load-': 'caller', 'PJSIP/uas-': 'callee' } as const;
 const CLOCK = 'patchbay_media_clock_lateness_seconds_bucket';
 
 /**
@@ -156,7 +187,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
             limitMs: limitMs + 5000,
             address: ANSWERER.address,
             port: plan.answererPort,
-            mediaPort: ANSWERER.mediaPort,
+            mediaPort: await freeMediaPort(ANSWERER.address, ANSWERER.mediaPort),
           }))
         : undefined;
     const callerStarted = performance.now();
@@ -167,7 +198,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       args: ['-set', 'caller', 'load', '-s', EXTENSIONS[scenario], '-d', String(callMs), '-r', String(rate), '-m', String(calls), '-l', String(calls)],
       limitMs,
       address: CALLER.address,
-      mediaPort: CALLER.mediaPort,
+      mediaPort: await freeMediaPort(CALLER.address, CALLER.mediaPort),
     }));
     let callerDone = false;
     void caller.done.then(() => (callerDone = true));
@@ -183,8 +214,11 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     // The window: from a second after the last answer to a second before the first call's BYE.
     await sleep(1000);
     const windowEnd = callerStarted + callMs - 1000;
+    const legsBefore: LegSnapshot | undefined = scenario === 'b2bua' ? await snapshotLegs(plan.url, LEG_PREFIXES) : undefined;
     const before = await scrapeMetrics(plan.url);
     const serverCpu = new CpuMeter(plan.serverPid);
+    const mainCpu = new ThreadCpuMeter(plan.serverPid);
+    const workerCpu: number[] = [];
     const serverWait = new RunQueueMeter(plan.serverPid);
     const callerCpu = cpuFromNow(caller.pid);
     const answererCpu = answerer ? cpuFromNow(answerer.pid) : undefined;
@@ -192,9 +226,21 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     while (!callerDone && performance.now() < windowEnd - 1000) {
       await sleep(Math.min(1000, windowEnd - performance.now()));
       peakMiB = Math.max(peakMiB, rssMiB(plan.serverPid));
+      // Each worker reports its thread's CPU of the last second: sampled once a second, averaged.
+      const cores = (await scrapeMetrics(plan.url)).sum('patchbay_media_worker_cpu_cores');
+      if (cores !== undefined && cores >= 0) workerCpu.push(cores * 100);
     }
-    const cpu = { server: serverCpu.percent(), caller: callerCpu.percent(), answerer: answererCpu?.percent() ?? null, serverWaited: serverWait.percent() };
+    const cpu = {
+      server: serverCpu.percent(),
+      main: mainCpu.percent(),
+      workers: workerCpu.length > 0 ? workerCpu.reduce((sum, value) => sum + value, 0) / workerCpu.length : null,
+      caller: callerCpu.percent(),
+      answerer: answererCpu?.percent() ?? null,
+      serverWaited: serverWait.percent(),
+    };
     const after = await scrapeMetrics(plan.url);
+    const relayedStreams = after.sum('patchbay_media_worker_relayed_streams') ?? 0;
+    const legs = legsBefore ? legFigures(legsBefore, await snapshotLegs(plan.url, LEG_PREFIXES)) : undefined;
     const serverMiB = rssMiB(plan.serverPid);
     peakMiB = Math.max(peakMiB, serverMiB);
     if (after.value(UP_SERIES) < expectedChannels) problems.push(`${after.value(UP_SERIES)}/${expectedChannels} channels still Up at the end of the window`);
@@ -226,6 +272,8 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       windowSeconds: (after.at - before.at) / 1000,
       rtp,
       cpu: { ...cpu, perHundredCalls: (cpu.server / calls) * 100 },
+      ...(legs ? { legs } : {}),
+      relayedStreams,
       rss: { serverMiB, peakMiB, perCallKiB: ((serverMiB - plan.idleRssMiB) * 1024) / calls },
       sippDeliveredPercent: percent(rtp.received, up * PACKETS_PER_SECOND * ((after.at - before.at) / 1000)),
       clean: problems.length === 0,

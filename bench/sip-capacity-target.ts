@@ -15,6 +15,8 @@ export interface TargetPlan {
   readonly uas: string;
   /** `media.workers` (issue 25); null leaves the server's default. */
   readonly workers: number | null;
+  /** `media.worker_relay`: false sends every frame of a B2BUA call through the main thread (the figures before the relay). */
+  readonly relay?: boolean;
   /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
   readonly dataDir: string;
 }
@@ -79,11 +81,11 @@ async function main(): Promise<void> {
   const base = overrides(plan, dataDir, dialplanFile);
   let workers: 'default' | 'applied' | 'unsupported' = 'default';
   let config;
-  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: base });
+  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: plan.relay === false ? { ...base, media: { worker_relay: false } } : base });
   else {
     try {
       // Not a literal: the setting is not in this build's schema until issue 25's workers land.
-      const withWorkers = { ...base, media: { workers: plan.workers } };
+      const withWorkers = { ...base, media: { workers: plan.workers, ...(plan.relay === false ? { worker_relay: false } : {}) } };
       config = loadConfig({ path: null, env: {}, overrides: withWorkers });
       workers = 'applied';
     } catch (error) {
@@ -100,6 +102,10 @@ async function main(): Promise<void> {
     },
   });
   const server = await startServer(config, { logDestination: sink });
+  // Calls placed before the media workers have loaded run on the main thread for good (seconds under
+  // tsx on a busy machine): the bench measures the workers, so it starts once they are ready.
+  const pool = server.core.pjsip.mediaWorkers;
+  for (let waited = 0; pool && !pool.loads().every((load) => load.running) && waited < 60_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
   process.stdout.write(`${JSON.stringify({ url: server.url, sipPort: server.core.pjsip.port, workers })}\n`);
   process.stdin.resume();
   process.stdin.on('end', () => {

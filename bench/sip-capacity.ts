@@ -13,9 +13,13 @@
 // to the hard limit, RTP ports 10000–29999, no per-endpoint call limit and a channel limit made for
 // the largest step; SIPp's media ports are 40000 and up on 127.0.0.2 and 127.0.0.3.
 // --workers N passes media.workers (issue 25; a build without the setting says so and runs without).
+// --relay off sets media.worker_relay false: a B2BUA call's frames all cross the main thread, as
+// before the two-party relay (the figures to compare with). The B2BUA step also prints each leg's
+// loss (ARI rtp_statistics), the CPU of the server's main thread and of its media workers apart,
+// and how many streams the workers relayed.
 // Bounded: every step ends within its calls' length plus a minute; Ctrl-C and errors kill every
 // process the bench started. --json prints the results as one JSON line at the end.
-// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua --rate 100 --workers 2]
+// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua --rate 100 --workers 2 --relay off]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     scenarios: { type: 'string', default: 'echo,playback,b2bua' },
     rate: { type: 'string', default: '100' },
     workers: { type: 'string' },
+    relay: { type: 'string', default: 'on' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -133,7 +138,11 @@ function printStep(step: StepResult): void {
     return;
   }
   console.log(`    server RTP over ${fixed(step.windowSeconds, 1)} s: ${rtp.received} in, ${rtp.sent} out; lost ${fixed(rtp.lostPercent, 3)} %, late ${fixed(rtp.latePercent, 3)} %, ${step.scenario === 'playback' ? 'below 50/s' : 'not sent back'} ${fixed(rtp.shortPercent, 3)} % (beyond the reading's ±1 packet a channel); concealed ${fixed(rtp.concealedPercent, 3)} %; max jitter ${fixed(rtp.jitterMaxMs, 1)} ms; clock wake-ups > 20 ms late ${fixed(rtp.clockLatePercent, 2)} %, ticks dropped ${rtp.clockSkippedTicks}; event-loop lag p99 ${fixed(rtp.eventLoopLagP99Ms, 1)} ms`);
-  console.log(`    CPU (% of one core): server ${fixed(cpu.server, 1)} (${fixed(cpu.perHundredCalls, 1)} per 100 calls), SIPp caller ${fixed(cpu.caller, 1)}, SIPp answerer ${maybe(cpu.answerer, 1)}; the server's main thread waited for a core ${fixed(cpu.serverWaited, 1)} % of the time; server RSS ${fixed(rss.serverMiB, 0)} MiB (peak ${fixed(rss.peakMiB, 0)}, ${fixed(rss.perCallKiB, 0)} KiB per call)`);
+  console.log(`    CPU (% of one core): server ${fixed(cpu.server, 1)} (${fixed(cpu.perHundredCalls, 1)} per 100 calls; main thread ${fixed(cpu.main, 1)}, media workers ${maybe(cpu.workers, 1)}), SIPp caller ${fixed(cpu.caller, 1)}, SIPp answerer ${maybe(cpu.answerer, 1)}; the server's main thread waited for a core ${fixed(cpu.serverWaited, 1)} % of the time; server RSS ${fixed(rss.serverMiB, 0)} MiB (peak ${fixed(rss.peakMiB, 0)}, ${fixed(rss.perCallKiB, 0)} KiB per call)`);
+  if (step.legs) {
+    const legs = Object.entries(step.legs).map(([leg, figures]) => `${leg} ${figures.legs} legs: ${figures.received} in, ${figures.sent} out, lost ${fixed(figures.lostPercent, 3)} %`);
+    console.log(`    per leg: ${legs.join('; ')}; streams relayed in the workers: ${step.relayedStreams}`);
+  }
   console.log(`    RTP reaching the server from SIPp: ${fixed(step.sippDeliveredPercent, 2)} % of 50 packets/s on each channel it feeds${step.scenario === 'b2bua' ? ' (the answerer echoes what the server sent it: its shortfall counts here too)' : ''}`);
 }
 
@@ -157,6 +166,8 @@ async function runBench(): Promise<void> {
   const hold = clamp(values.hold, 2, 600);
   const rate = clamp(values.rate, 1, 1000);
   const workers = values.workers === undefined ? null : clamp(values.workers, 0, 256);
+  if (values.relay !== 'on' && values.relay !== 'off') throw new Error(`--relay is on or off, not '${values.relay}'`);
+  const relay = values.relay === 'on';
   const scenarios = values.scenarios.split(',').map((name) => name.trim()).filter((name): name is ScenarioName => {
     if (name in EXTENSIONS) return true;
     throw new Error(`unknown scenario '${name}' (echo, playback, b2bua)`);
@@ -172,12 +183,12 @@ async function runBench(): Promise<void> {
   copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
 
   const answererPort = await freeUdpPort(ANSWERER.address);
-  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, dataDir: join(work, 'server') });
+  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
     const idleRssMiB = rssMiB(target.pid);
     const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
-    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}`);
+    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}`);
     console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; scenarios ${scenarios.join(', ')}; clean: no failed call, < ${CLEAN_PERCENT} % lost + late, < ${CLEAN_PERCENT} % not sent`);
     console.log(`machine: ${os.cpus().length} cores, load average ${load} (shared: figures are noisy); server RSS idle ${idleRssMiB.toFixed(0)} MiB`);
     for (const scenario of scenarios) {
@@ -216,7 +227,7 @@ async function runBench(): Promise<void> {
     const notes = unclean.length ? `; not clean at ${unclean.join(' | ')}` : '; every step was clean';
     console.log(`  ${summary.scenario.padEnd(9)} ${summary.largestClean > 0 ? `${summary.largestClean} calls (set up at ${summary.setupRate.toFixed(1)} calls/s)` : 'none'}${stoppedBy}${notes}`);
   }
-  if (values.json) console.log(JSON.stringify({ workers, hold, rate, summaries }));
+  if (values.json) console.log(JSON.stringify({ workers, relay, hold, rate, summaries }));
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -132,6 +132,7 @@ export class CallStreams {
       portEnd: this.#ports.end,
       options: this.#streamOptions(call),
       totals: this.#totals,
+      ...(call.nearWorker === undefined ? {} : { nearWorker: call.nearWorker }),
       events: {
         onFrame: (frame) => call.deliver(frame),
         onDigit: (digit, ms) => call.digit(digit, ms),

@@ -28,6 +28,8 @@ export interface CallServices {
   readonly unansweredMediaMs: number;
   /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
   readonly musicOnHold: TechnologyMusicOnHold | undefined;
+  /** Two calls connected with nothing else taking their audio may have it relayed inside their media worker (media.worker_relay). */
+  readonly workerRelay?: boolean;
   /** Binds this call's RTP socket (here, or in a media worker). */
   openStream(call: SipCall): Promise<CallRtpStream>;
   /** The call ended: forget its dialog and transactions. */
@@ -64,6 +66,11 @@ export interface OutboundSide {
   readonly credentials: readonly DigestCredentials[];
   /** What the channel that asked for the call carries (its native format, or ARI's `formats`): outgoing_call_offer_pref's "remote". */
   readonly coreCodecs?: readonly string[];
+  /**
+   * The media worker of the requesting channel's stream (Dial()'s caller): this call's stream is
+   * placed there when it has room, so that the two legs can be relayed inside it.
+   */
+  readonly nearWorker?: number;
 }
 
 export type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | OutboundSide;

@@ -106,6 +106,11 @@ export class SipCall implements ChannelDriver {
     return this.mediaOptions;
   }
 
+  /** The media worker an outbound call's stream is best placed in (its requesting channel's), if any. */
+  get nearWorker(): number | undefined {
+    return this.side.kind === 'outbound' ? this.side.nearWorker : undefined;
+  }
+
   /** The INVITE that created an inbound call (loop detection compares new INVITEs with it); undefined outbound. */
   get inboundInvite(): SipRequest | undefined {
     return this.side.kind === 'inbound' ? this.side.invite : undefined;
@@ -581,6 +586,19 @@ export class SipCall implements ChannelDriver {
   /** Echo()'s fast path: the stream sends the far end's audio back by itself (in its media worker); false when it cannot. */
   loopAudio(on: boolean): boolean {
     return !this.#ended && (this.stream?.loopAudio?.(on) ?? false);
+  }
+
+  /**
+   * One direction of a two-party relay (audio-relay.ts): the far end's audio goes to `peer`'s far
+   * end inside the media worker both streams run in; false when the peer is no SIP call, or its
+   * stream is elsewhere (another worker, or this thread).
+   */
+  relayAudio(peer: ChannelDriver | undefined): boolean {
+    const stream = this.stream;
+    if (!stream?.relayTo) return false;
+    if (peer === undefined) return stream.relayTo(undefined);
+    if (this.#ended || this.services.workerRelay === false || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
+    return stream.relayTo(peer.stream);
   }
 
   nativeFormat(): string | undefined {

@@ -45,6 +45,9 @@ export class Dialer {
     const target: SipUri = user !== undefined ? { ...uri, user } : uri;
     // The codecs of the calling side (outgoing_call_offer_pref's "remote"): ARI's formats, else what the requesting channel carries.
     const requestorFormat = request.requestor?.driver.nativeFormat?.();
+    // The requesting channel is the one this call will most likely be connected with (Dial(), ARI's originator).
+    const requestorDriver = request.requestor?.driver;
+    const nearWorker = requestorDriver instanceof SipCall ? requestorDriver.stream?.workerIndex : undefined;
     const side: OutboundSide = {
       kind: 'outbound',
       target,
@@ -53,6 +56,7 @@ export class Dialer {
       ...(viaProxy ? { route: nameAddr(viaProxy) } : {}),
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
       coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),
+      ...(nearWorker === undefined ? {} : { nearWorker }),
     };
     const call = new SipCall(runtime.services, side, endpoint.codecs, endpoint.id, { ...endpoint, ...endpointSessionOptions(endpoint) });
     this.#transfers.wire(call);

@@ -133,6 +133,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get musicOnHold() {
         return technology.#context?.musicOnHold;
       },
+      get workerRelay() {
+        return technology.#context?.config.media.workerRelay ?? true;
+      },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
         this.#calls.delete(call);

@@ -5,6 +5,7 @@ import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
 import { MemberAudio } from './member-audio.ts';
 import { nativeRateOf } from '../channels/native-rate.ts';
+import { AudioRelay } from '../channels/audio-relay.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
@@ -140,6 +141,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   /** Ticks until the members' native rates are looked at again; 0 after a join or leave. */
   private ticksToFormatCheck = 0;
   private destroyedAlready = false;
+  /** Two members' technologies passing their audio themselves while nothing else here needs it (audio-relay.ts). */
+  private relay: AudioRelay | undefined;
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
     super();
@@ -252,6 +255,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       existing.absorbDtmf = options.absorbDtmf ?? this.defaultAbsorbDtmf;
       existing.mute = options.mute ?? this.defaultMute;
       existing.inhibitColp = options.inhibitConnectedLineUpdates ?? false;
+      this.relay?.update();
       return;
     }
     const audio = new MemberAudio(nativeRateOf(channel), this.mixRate);
@@ -281,6 +285,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.env.memberJoined(this, channel);
     this.publishMembership('ChannelEnteredBridge', channel);
     if (this.members.size === 2) this.updateConnectedLines();
+    this.settleRelay();
   }
 
   /**
@@ -315,9 +320,46 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     channel.off('remote-indication', member.onIndication);
     if (member.holding) this.passHold(member, 'unhold');
     if (this.videoSourceId === channel.id) this.videoSourceId = undefined;
+    this.settleRelay();
     this.publishMembership('ChannelLeftBridge', channel);
     this.env.memberLeft(this, channel);
     return true;
+  }
+
+  /** Whether the members' technologies relay the audio between them now (no mixing here). */
+  get relayed(): boolean {
+    return this.relay?.engaged === true;
+  }
+
+  /** Times the relay started (a recording or playback stops it; it starts again after). */
+  get relayEngagements(): number {
+    return this.relay?.engagements ?? 0;
+  }
+
+  /**
+   * Exactly two members of a mixing bridge: their audio may be relayed by their technologies, as
+   * long as the bridge has nothing of its own to add or take (blocksRelay). Any other count: no relay.
+   */
+  private settleRelay(): void {
+    const two = this.type === 'mixing' && this.members.size === 2 && !this.destroyedAlready;
+    if (!two) {
+      this.relay?.stop();
+      this.relay = undefined;
+      return;
+    }
+    if (this.relay) {
+      this.relay.update();
+      return;
+    }
+    const [first, second] = [...this.members.values()];
+    this.relay = new AudioRelay(first.channel, second.channel, first.onFrame, second.onFrame, () => this.blocksRelay());
+  }
+
+  /** The bridge needs the audio itself: a bridge playback or music on hold, a recording, a muted member, an SFU. */
+  private blocksRelay(): boolean {
+    if (this.sources.length > 0 || this.mixListeners.length > 0 || this.videoMode === 'sfu') return true;
+    for (const member of this.members.values()) if (member.mute) return true;
+    return false;
   }
 
   roles(channel: Channel): readonly string[] {
@@ -354,18 +396,22 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   addSource(source: BridgeAudioSource): void {
     this.sources = [...this.sources, source];
+    this.relay?.update();
   }
 
   removeSource(source: BridgeAudioSource): void {
     this.sources = this.sources.filter((entry) => entry !== source);
+    this.relay?.update();
   }
 
   addMixListener(listener: MixListener): void {
     this.mixListeners = [...this.mixListeners, listener];
+    this.relay?.update();
   }
 
   removeMixListener(listener: MixListener): void {
     this.mixListeners = this.mixListeners.filter((entry) => entry !== listener);
+    this.relay?.update();
   }
 
   // ---- mixing ---------------------------------------------------------------------------------
@@ -407,6 +453,13 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   }
 
   private mixAll(): void {
+    // The members' technologies pass the audio themselves: nothing to mix, and a silent frame
+    // written here would take the place of what they pass. A frame said just before the relay began
+    // is let go, so that the mixer does not play it when it takes over again.
+    if (this.relay?.engaged) {
+      for (const member of this.members.values()) member.audio.take();
+      return;
+    }
     if (this.members.size === 2 && this.sources.length === 0 && this.mixListeners.length === 0) {
       this.passTwoParty();
       return;
@@ -534,6 +587,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     if (this.destroyedAlready) return;
     for (const member of [...this.members.values()]) this.remove(member.channel);
     this.destroyedAlready = true;
+    this.relay?.stop();
+    this.relay = undefined;
     this.sources = [];
     this.mixListeners = [];
     this.raise('BridgeDestroyed');

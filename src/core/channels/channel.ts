@@ -96,6 +96,11 @@ export interface ChannelInternalEvents {
   'pbx-interrupt': undefined;
   /** A frame listener or an audio hook was added: media the technology loops back (Echo()) must reach the channel again. */
   'media-tapped': undefined;
+  /**
+   * Something that takes or changes the channel's audio came or went (a listener, a hook, a mute, a
+   * generator): an audio relay between two technologies looks again whether it may run (audio-relay.ts).
+   */
+  'media-path': undefined;
 }
 
 /** The events a channel raises about itself: those whose declaration carries the `channel` snapshot. */
@@ -133,15 +138,14 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
   onHold = false;
-  mutedIn = false;
-  mutedOut = false;
+  #mutedIn = false;
+  #mutedOut = false;
+  #generatorActive = false;
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.
    */
   driver: ChannelDriver;
-  /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
-  generatorActive = false;
   /** The other half of a pair (Local `;1`/`;2`). */
   peer: Channel | undefined;
   /**
@@ -415,6 +419,48 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   addFrameListener(listener: FrameListener): void {
     this.frameListeners = [...this.frameListeners, listener];
     this.emit('media-tapped', undefined);
+    this.emit('media-path', undefined);
+  }
+
+  get mutedIn(): boolean {
+    return this.#mutedIn;
+  }
+
+  set mutedIn(muted: boolean) {
+    if (muted === this.#mutedIn) return;
+    this.#mutedIn = muted;
+    this.emit('media-path', undefined);
+  }
+
+  get mutedOut(): boolean {
+    return this.#mutedOut;
+  }
+
+  set mutedOut(muted: boolean) {
+    if (muted === this.#mutedOut) return;
+    this.#mutedOut = muted;
+    this.emit('media-path', undefined);
+  }
+
+  /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
+  get generatorActive(): boolean {
+    return this.#generatorActive;
+  }
+
+  set generatorActive(active: boolean) {
+    if (active === this.#generatorActive) return;
+    this.#generatorActive = active;
+    this.emit('media-path', undefined);
+  }
+
+  /**
+   * Whether anything but `own` (the one listener of whoever connects the channel to another)
+   * takes or changes the channel's audio: a second listener, a hook, a mute, a generator.
+   */
+  mediaTappedBesides(own: FrameListener): boolean {
+    const listeners = this.frameListeners;
+    const others = listeners.length - (listeners.includes(own) ? 1 : 0);
+    return others > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.#mutedIn || this.#mutedOut || this.#generatorActive;
   }
 
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
@@ -424,17 +470,20 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   removeFrameListener(listener: FrameListener): void {
     this.frameListeners = this.frameListeners.filter((entry) => entry !== listener);
+    this.emit('media-path', undefined);
   }
 
   addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
     if (direction === 'read') this.readHooks = [...this.readHooks, hook];
     else this.writeHooks = [...this.writeHooks, hook];
     this.emit('media-tapped', undefined);
+    this.emit('media-path', undefined);
   }
 
   removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
     if (direction === 'read') this.readHooks = this.readHooks.filter((entry) => entry !== hook);
     else this.writeHooks = this.writeHooks.filter((entry) => entry !== hook);
+    this.emit('media-path', undefined);
   }
 
   private silenceLike(frame: Frame): Frame {

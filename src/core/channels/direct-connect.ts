@@ -1,7 +1,9 @@
 // The simplest way to put two channels in a call: every audio frame and DTMF digit one channel
 // receives from its far end is sent on to the other's far end. Dial() uses it for the answered
-// pair; the bridging engine can take its place behind the same signature.
+// pair; the bridging engine can take its place behind the same signature. While nothing else
+// listens to either channel the technologies are asked to pass the audio themselves (audio-relay.ts).
 import type { Frame } from '../../media/frame.ts';
+import { AudioRelay } from './audio-relay.ts';
 import type { Channel, FrameListener } from './channel.ts';
 
 /** Connects the media of `a` and `b` in both directions; the returned function disconnects them. */
@@ -21,10 +23,12 @@ export function connectChannels(a: Channel, b: Channel): () => void {
   b.addFrameListener(bToA.frame);
   a.on('dtmf', aToB.dtmf);
   b.on('dtmf', bToA.dtmf);
+  const relay = new AudioRelay(a, b, aToB.frame, bToA.frame);
   let connected = true;
   return () => {
     if (!connected) return;
     connected = false;
+    relay.stop();
     a.removeFrameListener(aToB.frame);
     b.removeFrameListener(bToA.frame);
     a.off('dtmf', aToB.dtmf);

@@ -33,6 +33,13 @@ export interface ChannelDriver {
    * technology cannot (the caller then echoes frame by frame); technologies that never can leave it out.
    */
   loopAudio?(on: boolean): boolean;
+  /**
+   * While given a peer, the far end's audio goes to `peer`'s far end inside the technologies and no
+   * frame reaches the channel (audio-relay.ts decides when: nothing else listens to either). False
+   * when the two cannot (another technology, or their media is not in one place, e.g. two media
+   * workers); undefined: the audio comes back to the channel. Technologies that never can leave it out.
+   */
+  relayAudio?(peer: ChannelDriver | undefined): boolean;
   /** Out-of-call text towards the far end, if the technology carries text. */
   sendText?(text: string): void;
   /**

@@ -37,4 +37,12 @@ export interface CallRtpStream {
    * reaches the channel (Echo()'s fast path); off: back to normal. False when the stream cannot.
    */
   loopAudio?(on: boolean): boolean;
+  /** The media worker the stream runs in (undefined: this thread): where a call that will meet it is best placed. */
+  readonly workerIndex?: number;
+  /**
+   * The far end's audio goes to `peer`'s far end where the packets are handled, and no frame
+   * reaches the channel (one direction of a two-party relay); undefined: back to normal. False
+   * when the two streams cannot (not in the same media worker, or looping).
+   */
+  relayTo?(peer: CallRtpStream | undefined): boolean;
 }

@@ -184,6 +184,10 @@ export class RtpStream {
   /** What is added to the far end's RTP timestamps of reflected packets, set at the first one of a source. */
   #reflectOffset: number | undefined;
   #reflectSsrc = -1;
+  /** A two-party relay's packet path (relayPacketsTo()): audio packets of the codec the peer sends go to it as they are. */
+  #packetPeer: RtpStream | undefined;
+  /** The clock tick of the last frame the channel wrote: relayed packets give way to it (see #takeRelayed). */
+  #wroteTick = -2;
 
   constructor(
     socket: MediaSocket,
@@ -320,8 +324,24 @@ export class RtpStream {
     return this.#reflecting;
   }
 
+  /**
+   * A two-party relay's cheapest path (media workers): while given a peer, every audio packet
+   * received in the codec the peer sends goes to the peer's far end with its payload as is — not
+   * decoded, buffered or encoded — on the peer's SSRC, sequence and timestamps (RFC 3550: the
+   * sender owns them; the marker bit starts each new source), as Asterisk's native RTP bridge
+   * passes packets; no frame is delivered for it. Packets the peer cannot take as they are (another
+   * codec, inband DTMF listened for on either side) are decoded and delivered as before, for the
+   * owner to pass on as frames.
+   */
+  relayPacketsTo(peer: RtpStream | undefined): void {
+    if (peer === this) return;
+    this.#packetPeer = peer;
+    if (peer) peer.#reflectOffset = undefined;
+  }
+
   /** One 20 ms frame from the channel towards the far end. */
   writeFrame(frame: Frame): void {
+    this.#wroteTick = this.clock.ticks;
     const sender = this.#sender;
     if (this.#closed || !sender || !this.#canSend() || this.#digitsOut.active || this.#inband.playing) return;
     const length = sender.audio(this.#outgoing.samples(frame), this.clock.ticks);
@@ -480,6 +500,7 @@ export class RtpStream {
       return;
     }
     if (this.#reflecting && header.payloadType === parameters.payloadType) this.#reflectPacket(message, header);
+    else if (coder && this.#packetPeer && !parameters.inbandDtmf && this.#packetPeer.#takeRelayed(message, header, coder)) return;
     else if (coder) receiveRtpAudio(coder, message, header, this.#receive, now);
   };
 
@@ -492,6 +513,35 @@ export class RtpStream {
       this.#reflectSsrc = header.ssrc;
       // Our timestamps go on from where they were (the marker bit says a new run starts).
       this.#reflectOffset = (sender.timestamp - header.timestamp) >>> 0;
+    }
+    const timestamp = (header.timestamp + this.#reflectOffset!) >>> 0;
+    const length = sender.copy(message, header.payloadStart, header.payloadEnd, timestamp, first, this.clock.ticks);
+    this.#send(sender.packet, length);
+  }
+
+  /**
+   * A packet of the relay's other stream, in `coder`'s codec: sent on as it is when this stream
+   * sends that codec (true, also when it is dropped because nothing may be sent now, as a frame
+   * would be); false when it must be decoded instead: another codec, inband DTMF, or the channel
+   * wrote frames of its own a moment ago (they win while the relay winds down).
+   */
+  #takeRelayed(message: Buffer, header: RtpHeader, coder: RtpPayloadCoder): boolean {
+    const mine = this.#coder;
+    if (this.#closed || !mine || this.#parameters?.inbandDtmf) return false;
+    if (mine.codec.name !== coder.codec.name || mine.codec.clockRate !== coder.codec.clockRate) return false;
+    if (this.clock.ticks - this.#wroteTick <= 1) return true;
+    this.#forwardPacket(message, header, mine.codec.clockRate);
+    return true;
+  }
+
+  /** Another stream's packet sent on: our SSRC and sequence, its timestamps moved onto ours (one frame on from our last). */
+  #forwardPacket(message: Buffer, header: RtpHeader, clockRate: number): void {
+    const sender = this.#sender;
+    if (!sender || !this.#canSend() || this.#digitsOut.active || this.#inband.playing) return;
+    const first = this.#reflectOffset === undefined || header.ssrc !== this.#reflectSsrc;
+    if (first) {
+      this.#reflectSsrc = header.ssrc;
+      this.#reflectOffset = (sender.timestamp + clockRate / 50 - header.timestamp) >>> 0;
     }
     const timestamp = (header.timestamp + this.#reflectOffset!) >>> 0;
     const length = sender.copy(message, header.payloadStart, header.payloadEnd, timestamp, first, this.clock.ticks);

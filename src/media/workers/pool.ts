@@ -15,6 +15,15 @@ const QUICK_DEATH_MS = 5_000;
 const RESTART_PAUSE_MAX_MS = 30_000;
 /** A port range per worker below this many ports is too small to split: all workers share the whole range. */
 const MIN_PORTS_PER_WORKER = 64;
+/**
+ * A stream asked to be near another worker's (nearWorker: the two legs of a B2BUA call) goes there
+ * while that worker has at most this many streams more than the least-loaded one, or this share
+ * more, whichever is larger, and its event loop is not this busy: a pair sharing a worker can be
+ * relayed there, but a worker must not fill up while others idle.
+ */
+const AFFINITY_SLACK_STREAMS = 8;
+const AFFINITY_SLACK_SHARE = 0.25;
+const AFFINITY_MAX_UTILIZATION = 0.8;
 
 export interface MediaWorkerPoolOptions {
   /** Workers to run (≥ 1). */
@@ -32,6 +41,8 @@ export interface OpenRequest {
   readonly options: WorkerStreamOptions;
   readonly events: RemoteStreamEvents;
   readonly totals?: RtpStreamTotals;
+  /** The worker of a stream this one will likely be connected with (Dial's caller): preferred while it has room. */
+  readonly nearWorker?: number;
 }
 
 /** One worker's load as GET /metrics shows it. */
@@ -101,7 +112,7 @@ export class MediaWorkerPool {
    * restarting: the caller runs the stream itself rather than wait); rejects when its ports are taken.
    */
   open(request: OpenRequest): Promise<RemoteRtpStream> | undefined {
-    const slot = this.#leastLoaded();
+    const slot = this.#withRoom(request.nearWorker) ?? this.#leastLoaded();
     if (!slot?.worker) return undefined;
     const id = this.#nextId++;
     const memory = StreamMemory.create();
@@ -124,6 +135,7 @@ export class MediaWorkerPool {
       utilization: slot.load?.utilization ?? 0,
       cpu: slot.load?.cpu ?? -1,
       ringDrops: slot.load?.ringDrops ?? 0,
+      relayedStreams: slot.load?.relayedStreams ?? 0,
     }));
   }
 
@@ -153,6 +165,17 @@ export class MediaWorkerPool {
         if (worker) await worker.terminate();
       }),
     );
+  }
+
+  /** Worker `index`, when it is ready and has room for one more stream (see AFFINITY_SLACK_STREAMS). */
+  #withRoom(index: number | undefined): WorkerSlot | undefined {
+    if (index === undefined) return undefined;
+    const slot = this.#slots[index];
+    const least = this.#leastLoaded();
+    if (!slot?.worker || !slot.ready || !least) return undefined;
+    if ((slot.load?.utilization ?? 0) > AFFINITY_MAX_UTILIZATION) return undefined;
+    const slack = Math.max(AFFINITY_SLACK_STREAMS, Math.ceil(least.placed * AFFINITY_SLACK_SHARE));
+    return slot.placed - least.placed <= slack ? slot : undefined;
   }
 
   #leastLoaded(): WorkerSlot | undefined {

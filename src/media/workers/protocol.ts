@@ -28,6 +28,8 @@ export type ToWorker =
   | { readonly type: 'configure'; readonly id: number; readonly parameters: WorkerStreamParameters }
   | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }
   | { readonly type: 'loop'; readonly id: number; readonly on: boolean }
+  /** The stream's received audio goes to stream `to`'s far end in the worker (a two-party relay); without `to`, to the main thread again. */
+  | { readonly type: 'relay'; readonly id: number; readonly to?: number }
   | { readonly type: 'close'; readonly id: number };
 
 export type FromWorker =
@@ -54,4 +56,6 @@ export interface WorkerLoadReport {
   readonly cpu: number;
   /** Frames dropped because a ring was full, since the worker started. */
   readonly ringDrops: number;
+  /** Streams whose received audio the worker relays to another of its streams now (two-party relay). */
+  readonly relayedStreams?: number;
 }

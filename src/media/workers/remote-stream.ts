@@ -40,6 +40,8 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   #parameters: StreamParameters | undefined;
   #closed = false;
   #looping = false;
+  /** The stream of the same worker this one's received audio goes to (a two-party relay), if any. */
+  #relayingTo: RemoteRtpStream | undefined;
   readonly #frames = new FrameCache();
   /** Strict-RTP and SRTP counts already added to the totals. */
   #countedStrangers = 0;
@@ -106,11 +108,35 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   }
 
   loopAudio(on: boolean): boolean {
-    if (this.#closed) return false;
+    if (this.#closed || this.#relayingTo) return false;
     if (on === this.#looping) return true;
     this.#looping = on;
     this.link.setDraining(this, !on);
     this.link.post({ type: 'loop', id: this.id, on });
+    return true;
+  }
+
+  /**
+   * This stream's received audio goes to `peer`'s far end inside their worker, and no frame
+   * reaches the call (one direction of a two-party relay); undefined: back to the call. False when
+   * it cannot: `peer` is not a live stream of the same worker, or this one loops (Echo()).
+   */
+  relayTo(peer: CallRtpStream | undefined): boolean {
+    if (this.#closed || this.#looping) return false;
+    if (peer === undefined) {
+      if (!this.#relayingTo) return true;
+      this.#relayingTo = undefined;
+      // What waits in the ring was received before the relay began: stale, not to be heard now.
+      while (this.memory.received.skip());
+      this.link.setDraining(this, true);
+      this.link.post({ type: 'relay', id: this.id });
+      return true;
+    }
+    if (!(peer instanceof RemoteRtpStream) || peer === this || peer.closed || peer.workerIndex !== this.workerIndex) return false;
+    if (this.#relayingTo === peer) return true;
+    this.#relayingTo = peer;
+    this.link.setDraining(this, false);
+    this.link.post({ type: 'relay', id: this.id, to: peer.id });
     return true;
   }
 
@@ -173,6 +199,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
 
   #end(): void {
     this.#closed = true;
+    this.#relayingTo = undefined;
     this.link.setDraining(this, false);
     this.link.ended(this);
     this.syncTotals();

@@ -4,6 +4,11 @@
 // memory; received audio goes to the main thread's ring, or straight back to the far end while
 // the stream loops (Echo()). Only rare things are messages: a digit, a stranger, a pause, a close.
 // Per frame nothing is allocated: frames are copied into and out of preallocated slots.
+// A two-party relay (relay messages) sends one stream's audio to another stream of this worker, so
+// a bridged pair of calls costs the main thread nothing per frame: the packets as they are when
+// both streams send the same codec (RtpStream.relayPacketsTo), else the decoded audio re-encoded
+// by the other stream's sender (its own SSRC, sequence and timestamps); a frame the main thread
+// writes for a stream that tick wins over the relayed one (a prompt played while the relay winds down).
 import { MediaClock } from '../clock.ts';
 import type { Frame } from '../frame.ts';
 import { RtpPortRange } from '../rtp/port-range.ts';
@@ -18,6 +23,10 @@ interface HostedStream {
   readonly memory: StreamMemory;
   readonly frames: FrameCache;
   looping: boolean;
+  /** The stream its received audio goes to inside this worker (a two-party relay), instead of the main thread. */
+  relayTo: HostedStream | undefined;
+  /** The main thread wrote a frame for this stream this tick: it is sent, and a relayed frame for it is not. */
+  mainWrote: boolean;
 }
 
 /** How the host reaches the main thread. */
@@ -82,6 +91,16 @@ export class MediaWorkerHost {
         hosted.stream.reflect(message.on);
         return;
       }
+      case 'relay': {
+        const hosted = this.#byId.get(message.id);
+        if (!hosted) return;
+        const to = message.to === undefined ? undefined : this.#byId.get(message.to);
+        // A peer already gone (closed on its way here) leaves the audio with the main thread.
+        hosted.relayTo = to !== hosted ? to : undefined;
+        // Same codec both ways: the packets themselves pass (no decode, jitter buffer or encode); else decoded frames do.
+        hosted.stream.relayPacketsTo(hosted.relayTo?.stream);
+        return;
+      }
       case 'close':
         this.#byId.get(message.id)?.stream.close();
         return;
@@ -109,6 +128,9 @@ export class MediaWorkerHost {
           // Looping: the decoded audio goes back, unless the packets themselves already do (reflect()).
           if (hosted?.looping) {
             if (!stream.reflecting) stream.writeFrame(frame);
+          } else if (hosted?.relayTo) {
+            const to = hosted.relayTo;
+            if (!to.mainWrote && !to.looping) to.stream.writeFrame(frame);
           } else memory.received.push(frame.rate, frame.samples);
         },
         onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
@@ -118,7 +140,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.post({ type: 'opened', id, port: stream.localPort });
@@ -144,6 +166,12 @@ export class MediaWorkerHost {
     this.#closedRingDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
     this.#byId.delete(id);
     this.#list = this.#list.filter((entry) => entry !== hosted);
+    // Its relay partner's audio has nowhere to go in here any more: back to the main thread's ring.
+    for (const entry of this.#list) {
+      if (entry.relayTo !== hosted) continue;
+      entry.relayTo = undefined;
+      entry.stream.relayPacketsTo(undefined);
+    }
     const rtcp = hosted.stream.rtcp;
     this.post({ type: 'closed', id, ...(rtcp.rttSpread.count > 0 ? { rtt: rtcp.rtt } : {}) });
   }
@@ -154,8 +182,12 @@ export class MediaWorkerHost {
       const hosted = list[i];
       // What the main thread wrote since the last tick leaves now; while looping the far end hears itself only.
       let frame: Frame | undefined;
+      hosted.mainWrote = false;
       while ((frame = hosted.memory.toSend.pop(hosted.frames)) !== undefined) {
-        if (!hosted.looping) hosted.stream.writeFrame(frame);
+        if (!hosted.looping) {
+          hosted.stream.writeFrame(frame);
+          hosted.mainWrote = true;
+        }
       }
       this.#writeFigures(hosted);
     }
@@ -182,7 +214,9 @@ export class MediaWorkerHost {
     let packetsIn = this.#closedPacketsIn;
     let packetsOut = this.#closedPacketsOut;
     let ringDrops = this.#closedRingDrops;
+    let relayed = 0;
     for (const hosted of this.#list) {
+      if (hosted.relayTo) relayed += 1;
       packetsIn += hosted.memory.figures[FIGURE.statistics + 1];
       packetsOut += hosted.memory.figures[FIGURE.statistics];
       ringDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
@@ -194,6 +228,7 @@ export class MediaWorkerHost {
       utilization,
       cpu,
       ringDrops,
+      relayedStreams: relayed,
     };
     this.#lastPacketsIn = packetsIn;
     this.#lastPacketsOut = packetsOut;
