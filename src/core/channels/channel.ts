@@ -465,7 +465,20 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
   get mediaTapped(): boolean {
-    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut || this.generatorActive;
+    return this.audioTapped || this.generatorActive;
+  }
+
+  /**
+   * As mediaTapped, generators aside: what a generator writes would be heard, taken or changed by
+   * something (the playback fast path plays only to a channel where it is not).
+   */
+  get audioTapped(): boolean {
+    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut;
+  }
+
+  /** Something began changing the channel's audio without a listener or hook (a mute): tell who makes its audio elsewhere. */
+  audioTappedNow(): void {
+    this.emit('media-tapped', undefined);
   }
 
   removeFrameListener(listener: FrameListener): void {
