@@ -4,7 +4,8 @@
 // ARI: pause (silence) and unpause, forward/reverse/restart moving the worker's player, stop (and
 // nothing heard after it), a recording started mid-playback taking the sound back to the main
 // thread at its position (the caller keeps hearing it), a hang-up mid-playback; and the dialplan's
-// Playback() sending the whole file before the next priority. SIPp streams from its media port
+// Playback() sending the whole file before the next priority, and Background() interrupted by a
+// digit (RFC 4733 from a raw phone) while the worker plays. SIPp streams from its media port
 // while its SDP names the test's socket (call-sdp-elsewhere.xml): the test hears what the server sends.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
@@ -18,6 +19,7 @@ import { goertzelPower } from '../../src/media/goertzel.ts';
 import { playbackOffloadCounts } from '../../src/core/playback/offload.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
+import { RawPhone } from './raw-phone.ts';
 
 let work: string;
 let server: TestServer;
@@ -44,7 +46,8 @@ before(async () => {
   writeFileSync(join(sounds, 'en', 'steps.sln'), sln(sine(600, 5), sine(1400, 5)));
   writeFileSync(join(sounds, 'en', 'short.sln'), sln(sine(600, 2)));
   const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, ['[play-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(playworker)', 'exten => 200,1,Answer()', ' same => n,Playback(short)', ' same => n,Hangup()', ''].join('\n'));
+  writeFileSync(dialplanFile, ['[play-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(playworker)', 'exten => 200,1,Answer()', ' same => n,Playback(short)', ' same => n,Hangup()',
+    'exten => 300,1,Answer()', ' same => n,Background(steps)', ' same => n,Hangup()', 'exten => 5,1,Set(PRESSED=5)', ' same => n,Hangup()', ''].join('\n'));
   // SIPp streams a quiet 300 Hz tone (nothing the server plays has it).
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '60', 'sine', '300', 'vol', '0.2']);
   server = await startTestServer({
@@ -234,6 +237,47 @@ describe('playback made in the media worker', { skip: !HAVE_SIPP ? 'sipp is not 
       assert.ok(toned >= 90 && toned <= 105, `the whole file was heard once (${toned} packets of it)`);
     } finally {
       socket.close();
+    }
+  });
+
+  test('Background() in the dialplan: a digit received while the worker plays interrupts it and the dialplan goes on at that extension', { timeout: 90_000 }, async () => {
+    const phone = new RawPhone('player');
+    await phone.open();
+    phone.serverPort = server.core.pjsip.port;
+    try {
+      const { final } = await phone.call('300');
+      assert.match(final, /^SIP\/2.0 200/);
+      const rtpPort = Number(/m=audio (\d+)/.exec(final)?.[1]);
+      await waitFor('the file from the worker', () => (server.core.generators.resting === 1 && phone.received.length >= 25 ? true : undefined), 20_000);
+      const heard = phone.received.slice(-20).map((packet) => packet.payload);
+      assert.ok(share(heard, 600, 20) > 0.5, 'the first tone of the file');
+      // RFC 4733: a few audio packets for the server to learn the source, then digit 5 (three end packets).
+      const ssrc = 0x5eed1234;
+      let sequence = 1000;
+      let timestamp = 8000;
+      const send = async (payloadType: number, payload: Buffer, marker = false): Promise<void> => {
+        const header = Buffer.alloc(12);
+        header[0] = 0x80;
+        header[1] = (marker ? 0x80 : 0) | payloadType;
+        header.writeUInt16BE(sequence++ & 0xffff, 2);
+        header.writeUInt32BE(timestamp >>> 0, 4);
+        header.writeUInt32BE(ssrc, 8);
+        await new Promise<void>((resolve) => phone.rtp.send(Buffer.concat([header, payload]), rtpPort, '127.0.0.1', () => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      for (let i = 0; i < 10; i++, timestamp += 160) await send(0, Buffer.alloc(160, 0xff));
+      const event = (duration: number, end: boolean): Buffer => Buffer.from([5, (end ? 0x80 : 0) | 10, duration >> 8, duration & 0xff]);
+      await send(101, event(160, false), true);
+      await send(101, event(320, false));
+      await send(101, event(480, false));
+      for (let i = 0; i < 3; i++) await send(101, event(800, true));
+      const pressed = Date.now();
+      await phone.nextMessage(/^BYE /, 15_000);
+      // The file is 10 s long: a BYE within a few seconds is the digit's doing.
+      assert.ok(Date.now() - pressed < 5000, 'Background() was interrupted');
+      await waitFor('the channel to leave the fast path', () => (server.core.generators.resting === 0 ? true : undefined));
+    } finally {
+      phone.close();
     }
   });
 });
