@@ -468,10 +468,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     return this.audioTapped || this.generatorActive;
   }
 
-  /**
-   * As mediaTapped, generators aside: what a generator writes would be heard, taken or changed by
-   * something (the playback fast path plays only to a channel where it is not).
-   */
+  /** As mediaTapped, generators aside: the playback fast path plays only to a channel where nothing takes or changes the audio. */
   get audioTapped(): boolean {
     return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut;
   }
