@@ -131,24 +131,35 @@ export class ChannelGenerators {
     for (const generator of generators) generator.stopped?.(reason);
   }
 
+  /**
+   * The channel's next frame now rather than at the next tick: the audio its technology made by
+   * itself just ended, and the frame after it (or the end of the playback) is due already.
+   */
+  catchUp(channel: Channel): void {
+    const slots = this.ticking.get(channel.id);
+    if (slots) this.speak(slots);
+  }
+
   private tick(): void {
-    for (const slots of this.ticking.values()) {
-      // A channel is played to at its own rate: a wideband one hears wideband prompts.
-      const rate = nativeRateOf(slots.channel);
-      if (slots.frame.rate !== rate) slots.frame = frameAt(rate);
-      for (const kind of GENERATOR_KINDS) {
-        const generator = slots.generators.get(kind);
-        if (!generator) continue;
-        if (generator.fill(slots.frame.samples, rate)) {
-          slots.channel.write(slots.frame);
-          break;
-        }
-        // Finished by itself: drop it and let the next kind speak on the next tick.
-        slots.generators.delete(kind);
-        generator.stopped?.('finished');
-        this.settle(slots);
-        break;
+    for (const slots of this.ticking.values()) this.speak(slots);
+  }
+
+  private speak(slots: ChannelSlots): void {
+    // A channel is played to at its own rate: a wideband one hears wideband prompts.
+    const rate = nativeRateOf(slots.channel);
+    if (slots.frame.rate !== rate) slots.frame = frameAt(rate);
+    for (const kind of GENERATOR_KINDS) {
+      const generator = slots.generators.get(kind);
+      if (!generator) continue;
+      if (generator.fill(slots.frame.samples, rate)) {
+        slots.channel.write(slots.frame);
+        return;
       }
+      // Finished by itself: drop it and let the next kind speak on the next tick.
+      slots.generators.delete(kind);
+      generator.stopped?.('finished');
+      this.settle(slots);
+      return;
     }
   }
 }

@@ -4,7 +4,7 @@
 // the item is handed to the technology from where it is, and the channel rests: the main thread
 // makes no frame of it. The Playback stays here, with its events and its queue; control operations
 // reach the player through the RemoteItem. The item comes back to the frame-by-frame path:
-//   - at its end (the player says so): the next frame made here finds it over and moves on;
+//   - at its end (the player says so): a frame made here at once finds it over and moves on;
 //   - when something taps the channel's audio (a snoop, a recording, a bridge, talk detection, a
 //     mute): at the player's position, so the tap hears the rest;
 //   - when the playback finishes otherwise (stopped, the channel hung up): the player stops.
@@ -107,6 +107,9 @@ export class ChannelPlaybackOffload {
     playbackOffloadCounts.ended += 1;
     handed.source.seekTo(handed.source.length);
     this.#release(handed);
+    // The worker sent the last frame already: what follows it (the next item, or the playback's end and what the
+    // dialplan does next) starts now, not up to a tick later, so the far end hears no more of a gap than before.
+    this.generators.catchUp(this.channel);
   }
 
   readonly #onTapped = (): void => {
