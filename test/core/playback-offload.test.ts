@@ -2,7 +2,7 @@
 // sound (here the real player pair, whose "worker" side the test steps by hand) gets its file item
 // handed over after the first frame made here, and its generators rest (the clock writes nothing);
 // pause, forward, reverse and restart reach the player; the end of the sound moves the playback on
-// at once (the next item, PlaybackFinished); a tap (a frame listener) takes the item back at the player's
+// at once (the next item, PlaybackFinished); a tap (a frame listener, a mute) takes the item back at the player's
 // position; stop and hang-up stop the player; tones, and drivers that cannot, play frame by frame.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { ChannelGenerators } from '../../src/core/channel-generators.ts';
 import { MediaEngine } from '../../src/core/media-engine.ts';
 import { Playbacks } from '../../src/core/playback/playbacks.ts';
 import { Sounds } from '../../src/core/sounds.ts';
+import { setMuted } from '../../src/control/channel-control.ts';
 import { kernel, RecordingDriver } from './kernel-helpers.ts';
 
 const FRAME = 160;
@@ -143,6 +144,15 @@ describe('the playback fast path in the core', () => {
     assert.equal(generators.resting, 0, 'an item taken back stays here');
     playbacks.stop(playback.id);
     assert.equal(k.types(playback.id).at(-1), 'PlaybackFinished');
+
+    const muted = setup();
+    muted.playbacks.playOnChannel(muted.channel, { media: ['sound:ramp'], language: 'en' });
+    muted.media.clock.tick();
+    assert.equal(muted.generators.resting, 1);
+    setMuted(muted.channel, 'out', true);
+    assert.equal(muted.generators.resting, 0, 'a mute takes the sound back: it is muted here');
+    muted.media.clock.tick();
+    assert.ok(muted.driver.frames.at(-1)!.samples.every((sample) => sample === 0));
 
     const second = setup();
     const played = second.playbacks.playOnChannel(second.channel, { media: ['sound:ramp'], language: 'en' });

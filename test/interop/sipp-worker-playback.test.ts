@@ -3,7 +3,8 @@
 // for its first 5 s, 1400 Hz for the next 5 s, so what is heard says where the player is. Through
 // ARI: pause (silence) and unpause, forward/reverse/restart moving the worker's player, stop (and
 // nothing heard after it), a recording started mid-playback taking the sound back to the main
-// thread at its position (the caller keeps hearing it), a hang-up mid-playback; and the dialplan's
+// thread at its position (the caller keeps hearing it), a hang-up and a worker's death mid-playback;
+// and the dialplan's
 // Playback() sending the whole file before the next priority, and Background() interrupted by a
 // digit (RFC 4733 from a raw phone) while the worker plays. SIPp streams from its media port
 // while its SDP names the test's socket (call-sdp-elsewhere.xml): the test hears what the server sends.
@@ -91,6 +92,18 @@ async function call(exten: string): Promise<Call> {
   return { heard, run, socket };
 }
 
+/** The channel SIPp's call put into Stasis; a call that never arrives fails with what SIPp said (a port taken on a busy machine…). */
+async function stasisChannel(run: Call['run']): Promise<string> {
+  let exited: string | undefined;
+  void run.done.then((result) => (exited = `SIPp exited ${result.status}: ${result.output.slice(-600)}`));
+  try {
+    const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart', 30_000);
+    return start.channel.id as string;
+  } catch (error) {
+    throw new Error(`no StasisStart (${exited ?? 'SIPp still running'})`, { cause: error });
+  }
+}
+
 function linear(packets: readonly Buffer[]): Int16Array {
   const samples = new Int16Array(packets.length * 160);
   let at = 0;
@@ -130,8 +143,7 @@ describe('playback made in the media worker', { skip: !HAVE_SIPP ? 'sipp is not 
     const pool = server.core.pjsip.mediaWorkers!;
     const { heard, run, socket } = await call('100');
     try {
-      const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart', 20_000);
-      const channelId = start.channel.id as string;
+      const channelId = await stasisChannel(run);
       const handedOver = playbackOffloadCounts.handedOver;
       const response = await server.ari(`/channels/${channelId}/play?media=sound:steps&skipms=5000`, { method: 'POST' });
       assert.equal(response.status, 201);
@@ -183,8 +195,7 @@ describe('playback made in the media worker', { skip: !HAVE_SIPP ? 'sipp is not 
   test('a recording started mid-playback takes the sound back at its position; a hang-up mid-playback ends it', { timeout: 150_000 }, async () => {
     const { heard, run, socket } = await call('100');
     try {
-      const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart', 20_000);
-      const channelId = start.channel.id as string;
+      const channelId = await stasisChannel(run);
       const takenBack = playbackOffloadCounts.takenBack;
       const response = await server.ari(`/channels/${channelId}/play?media=sound:steps&offsetms=3000`, { method: 'POST' });
       const playbackId = ((await response.json()) as Json).id as string;
@@ -209,8 +220,7 @@ describe('playback made in the media worker', { skip: !HAVE_SIPP ? 'sipp is not 
     // Hung up while the worker plays.
     const second = await call('100');
     try {
-      const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart', 20_000);
-      const channelId = start.channel.id as string;
+      const channelId = await stasisChannel(second.run);
       const response = await server.ari(`/channels/${channelId}/play?media=sound:steps`, { method: 'POST' });
       const playbackId = ((await response.json()) as Json).id as string;
       await hear(second.heard, 25);
@@ -223,6 +233,28 @@ describe('playback made in the media worker', { skip: !HAVE_SIPP ? 'sipp is not 
       second.socket.close();
     }
     await waitFor('the streams to close', () => (server.core.pjsip.mediaWorkers!.streams === 0 ? true : undefined));
+  });
+
+  test('a media worker that dies mid-playback ends the call with cause 38 and the playback with it', { timeout: 120_000 }, async () => {
+    const pool = server.core.pjsip.mediaWorkers!;
+    const { heard, run, socket } = await call('100');
+    try {
+      const channelId = await stasisChannel(run);
+      const response = await server.ari(`/channels/${channelId}/play?media=sound:steps`, { method: 'POST' });
+      const playbackId = ((await response.json()) as Json).id as string;
+      await hear(heard, 25);
+      assert.equal(server.core.generators.resting, 1);
+      await pool.kill(0);
+      const finished: Json = await nextEvent(events, (e) => e.type === 'PlaybackFinished' && e.playback.id === playbackId, 15_000);
+      assert.equal(finished.playback.state, 'complete');
+      const destroyed: Json = await nextEvent(events, (e) => e.type === 'ChannelDestroyed' && e.channel?.id === channelId, 15_000);
+      assert.equal(destroyed.cause, 38);
+      assert.equal(server.core.generators.resting, 0);
+      assert.equal((await run.done).status, 0, 'the caller got a BYE');
+    } finally {
+      socket.close();
+    }
+    await waitFor('the restarted worker', () => (pool.loads()[0].running ? true : undefined), 60_000);
   });
 
   test('Playback() in the dialplan: the worker plays the whole file, then the next priority hangs up', { timeout: 90_000 }, async () => {
