@@ -105,6 +105,21 @@ describe('the playback fast path in the core', () => {
     assert.equal(generators.resting, 0);
   });
 
+  test('a sound then a tone: the tone, after the worker\'s end, is made here', () => {
+    const { driver, playbacks, generators, media, channel, k } = setup();
+    const playback = playbacks.playOnChannel(channel, { media: ['sound:short', 'tone:1000'], language: 'en' });
+    media.clock.tick();
+    assert.equal(generators.resting, 1);
+    while (driver.worker) driver.step();
+    assert.equal(generators.resting, 0);
+    const written = driver.frames.length;
+    for (let i = 0; i < 3; i++) media.clock.tick();
+    assert.equal(driver.frames.length, written + 3, 'the tone is made frame by frame');
+    assert.ok(driver.frames.at(-1)!.samples.some((sample) => sample !== 0 && sample !== -7));
+    playbacks.stop(playback.id);
+    assert.deepEqual(k.types(playback.id), ['PlaybackStarted', 'PlaybackContinuing', 'PlaybackStarted', 'PlaybackFinished']);
+  });
+
   test('pause, forward, reverse and restart reach the player', () => {
     const { driver, playbacks, media, channel, k } = setup();
     const playback = playbacks.playOnChannel(channel, { media: ['sound:ramp'], language: 'en', skipMs: 500 });
