@@ -148,6 +148,4 @@ export type MuteDirection = 'in' | 'out' | 'both';
 export function setMuted(channel: Channel, direction: MuteDirection, muted: boolean): void {
   if (direction === 'in' || direction === 'both') channel.mutedIn = muted;
   if (direction === 'out' || direction === 'both') channel.mutedOut = muted;
-  // Audio the technology makes by itself (Echo()'s loop, a sound played in a media worker) must come back through the channel to be muted.
-  if (muted) channel.audioTappedNow();
 }

@@ -473,11 +473,6 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut;
   }
 
-  /** Something began changing the channel's audio without a listener or hook (a mute): tell who makes its audio elsewhere. */
-  audioTappedNow(): void {
-    this.emit('media-tapped', undefined);
-  }
-
   removeFrameListener(listener: FrameListener): void {
     this.frameListeners = this.frameListeners.filter((entry) => entry !== listener);
     this.emit('media-path', undefined);

@@ -80,7 +80,7 @@ export class ChannelPlaybackOffload {
     playback.remote = this.#remoteItem(handed);
     playbackOffloadCounts.handedOver += 1;
     this.generators.rest(channel, this.generator, true);
-    channel.on('media-tapped', this.#onTapped);
+    channel.on('media-path', this.#onPathChanged);
   }
 
   #remoteItem(handed: Handed): RemoteItem {
@@ -112,9 +112,10 @@ export class ChannelPlaybackOffload {
     this.generators.catchUp(this.channel);
   }
 
-  readonly #onTapped = (): void => {
+  /** A listener, a hook or a mute came (or went, or a generator changed: then nothing is to be done). */
+  readonly #onPathChanged = (): void => {
     const handed = this.#handed;
-    if (!handed) return;
+    if (!handed || !this.channel.audioTapped) return;
     playbackOffloadCounts.takenBack += 1;
     handed.source.seekTo(handed.play.stop());
     this.#release(handed);
@@ -125,7 +126,7 @@ export class ChannelPlaybackOffload {
     if (this.#handed !== handed) return;
     this.#handed = undefined;
     if (handed.playback.remote) handed.playback.remote = undefined;
-    this.channel.off('media-tapped', this.#onTapped);
+    this.channel.off('media-path', this.#onPathChanged);
     this.generators.rest(this.channel, this.generator, false);
   }
 }
