@@ -604,7 +604,7 @@ export class SipCall implements ChannelDriver {
 
   /** The playback fast path: the stream's media worker plays the sound by itself; undefined when it cannot. */
   playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
-    return this.#ended ? undefined : this.stream?.playSound?.(sound, from, paused, ended);
+    return this.#ended || this.services.workerPlayback === false ? undefined : this.stream?.playSound?.(sound, from, paused, ended);
   }
 
   nativeFormat(): string | undefined {

@@ -16,9 +16,6 @@ import { nativeRateOf } from '../channels/native-rate.ts';
 import { PcmSource, type MediaSource } from './media-source.ts';
 import type { Playback, RemoteItem } from './playback.ts';
 
-/** PATCHBAY_WORKER_PLAYBACK=off turns the fast path off (every frame made here, as before it existed): a comparison, a way out. */
-const ENABLED = process.env.PATCHBAY_WORKER_PLAYBACK !== 'off';
-
 /** Every channel's: a prompt is copied into shared memory once for all the calls that play it. */
 const sharedSounds = new SharedSoundCache();
 
@@ -61,7 +58,7 @@ export class ChannelPlaybackOffload {
 
   /** Called after a frame of `playback` was made here: hands its item over when it can. */
   consider(playback: Playback | undefined): void {
-    if (!ENABLED || !playback || this.#handed) return;
+    if (!playback || this.#handed) return;
     const source = playback.current;
     if (source === this.#considered) return;
     this.#considered = source;
