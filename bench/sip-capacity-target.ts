@@ -17,6 +17,8 @@ export interface TargetPlan {
   readonly workers: number | null;
   /** `media.worker_relay`: false sends every frame of a B2BUA call through the main thread (the figures before the relay). */
   readonly relay?: boolean;
+  /** `media.worker_playback`: false makes every playback frame on the main thread (the figures before the playback fast path). */
+  readonly workerPlayback?: boolean;
   /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
   readonly dataDir: string;
 }
@@ -81,11 +83,12 @@ async function main(): Promise<void> {
   const base = overrides(plan, dataDir, dialplanFile);
   let workers: 'default' | 'applied' | 'unsupported' = 'default';
   let config;
-  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: plan.relay === false ? { ...base, media: { worker_relay: false } } : base });
+  const switches = { ...(plan.relay === false ? { worker_relay: false } : {}), ...(plan.workerPlayback === false ? { worker_playback: false } : {}) };
+  if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: Object.keys(switches).length > 0 ? { ...base, media: switches } : base });
   else {
     try {
       // Not a literal: the setting is not in this build's schema until issue 25's workers land.
-      const withWorkers = { ...base, media: { workers: plan.workers, ...(plan.relay === false ? { worker_relay: false } : {}) } };
+      const withWorkers = { ...base, media: { workers: plan.workers, ...switches } };
       config = loadConfig({ path: null, env: {}, overrides: withWorkers });
       workers = 'applied';
     } catch (error) {

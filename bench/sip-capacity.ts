@@ -16,10 +16,11 @@
 // --relay off sets media.worker_relay false: a B2BUA call's frames all cross the main thread, as
 // before the two-party relay (the figures to compare with). The B2BUA step also prints each leg's
 // loss (ARI rtp_statistics), the CPU of the server's main thread and of its media workers apart,
-// and how many streams the workers relayed.
+// and how many streams the workers relayed. --worker-playback off sets media.worker_playback false:
+// every playback frame is made on the main thread, as before the playback fast path.
 // Bounded: every step ends within its calls' length plus a minute; Ctrl-C and errors kill every
 // process the bench started. --json prints the results as one JSON line at the end.
-// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua --rate 100 --workers 2 --relay off]
+// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua --rate 100 --workers 2 --relay off --worker-playback off]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     workers: { type: 'string' },
     relay: { type: 'string', default: 'on' },
+    'worker-playback': { type: 'string', default: 'on' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -168,6 +170,8 @@ async function runBench(): Promise<void> {
   const workers = values.workers === undefined ? null : clamp(values.workers, 0, 256);
   if (values.relay !== 'on' && values.relay !== 'off') throw new Error(`--relay is on or off, not '${values.relay}'`);
   const relay = values.relay === 'on';
+  if (values['worker-playback'] !== 'on' && values['worker-playback'] !== 'off') throw new Error(`--worker-playback is on or off, not '${values['worker-playback']}'`);
+  const workerPlayback = values['worker-playback'] === 'on';
   const scenarios = values.scenarios.split(',').map((name) => name.trim()).filter((name): name is ScenarioName => {
     if (name in EXTENSIONS) return true;
     throw new Error(`unknown scenario '${name}' (echo, playback, b2bua)`);
@@ -183,12 +187,12 @@ async function runBench(): Promise<void> {
   copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
 
   const answererPort = await freeUdpPort(ANSWERER.address);
-  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, dataDir: join(work, 'server') });
+  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
     const idleRssMiB = rssMiB(target.pid);
     const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
-    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}`);
+    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}, worker playback ${workerPlayback ? 'on' : 'off'}`);
     console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; scenarios ${scenarios.join(', ')}; clean: no failed call, < ${CLEAN_PERCENT} % lost + late, < ${CLEAN_PERCENT} % not sent`);
     console.log(`machine: ${os.cpus().length} cores, load average ${load} (shared: figures are noisy); server RSS idle ${idleRssMiB.toFixed(0)} MiB`);
     for (const scenario of scenarios) {
@@ -227,7 +231,7 @@ async function runBench(): Promise<void> {
     const notes = unclean.length ? `; not clean at ${unclean.join(' | ')}` : '; every step was clean';
     console.log(`  ${summary.scenario.padEnd(9)} ${summary.largestClean > 0 ? `${summary.largestClean} calls (set up at ${summary.setupRate.toFixed(1)} calls/s)` : 'none'}${stoppedBy}${notes}`);
   }
-  if (values.json) console.log(JSON.stringify({ workers, relay, hold, rate, summaries }));
+  if (values.json) console.log(JSON.stringify({ workers, relay, workerPlayback, hold, rate, summaries }));
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

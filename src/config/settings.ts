@@ -408,6 +408,7 @@ export const SETTINGS = section(
     media: section({
       workers: integer({ default: () => Math.max(1, os.availableParallelism() - 1), docDefault: 'CPU cores − 1, at least 1', min: 0, max: 256, env: 'PATCHBAY_MEDIA_WORKERS', doc: "Worker threads that run the RTP of plain-RTP SIP calls (sockets, strict RTP, jitter buffers, codecs, RTCP, DTMF), each call on the least-loaded one, so media uses the other cores while the main thread keeps signalling, dialplan, ARI and events (see [media workers](media.md#media-workers)). `0` = all media on the main thread. SRTP and WebRTC calls keep theirs on the main thread" }),
       worker_relay: boolean({ default: true, doc: 'Two SIP calls connected with nothing else taking their audio (a `Dial()` pair, a two-party bridge) whose streams share a media worker pass their audio inside it, and the main thread does nothing per frame (see [media workers](media.md#media-workers)); `false` keeps every frame going through the main thread' }),
+      worker_playback: boolean({ default: true, doc: 'A sound file played to a SIP call whose stream runs in a media worker, with nothing else taking the call\'s audio, is sent by the worker from a shared copy of the decoded file, and the main thread does nothing per frame (see [media workers](media.md#media-workers), playback fast path); `false` makes every playback frame on the main thread' }),
     }),
     sip: section({
       enabled: boolean({ default: true, doc: 'Run the SIP channel technology (`PJSIP`, `chan_pjsip.so`)' }),

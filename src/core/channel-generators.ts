@@ -1,6 +1,8 @@
 // Audio a channel hears from the server itself rather than from a bridge: playback, music on
 // hold, silence. Each channel has one slot per kind; on every media clock tick the highest kind
-// present writes 20 ms to the channel, and a bridge leaves that channel alone meanwhile.
+// present writes 20 ms to the channel, and a bridge leaves that channel alone meanwhile. A channel
+// whose top generator plays elsewhere for now (its technology plays a sound by itself, the playback
+// fast path) rests: it is off the ticks until woken, and none of its generators writes.
 import { samplesPerFrame, type SampleRate } from '../media/frame.ts';
 import type { Channel } from './channels/channel.ts';
 import { nativeRateOf } from './channels/native-rate.ts';
@@ -23,6 +25,8 @@ interface ChannelSlots {
   /** 20 ms at the channel's native rate (made again if that changes). */
   frame: { readonly rate: SampleRate; readonly samples: Int16Array };
   readonly onHangup: () => void;
+  /** The generator whose audio the technology makes by itself for now: the channel is off the ticks. */
+  resting: AudioGenerator | undefined;
 }
 
 function frameAt(rate: SampleRate): { readonly rate: SampleRate; readonly samples: Int16Array } {
@@ -31,6 +35,8 @@ function frameAt(rate: SampleRate): { readonly rate: SampleRate; readonly sample
 
 export class ChannelGenerators {
   private readonly byChannel = new Map<string, ChannelSlots>();
+  /** The channels ticked: those of byChannel not resting. */
+  private readonly ticking = new Map<string, ChannelSlots>();
   private readonly media: MediaEngine;
   /** On the media clock only while some channel has a generator, so an idle server's clock can rest. */
   private readonly onTick = (): void => this.tick();
@@ -58,23 +64,59 @@ export class ChannelGenerators {
         generators: new Map(),
         frame: frameAt(nativeRateOf(channel)),
         onHangup: () => this.clear(created, 'hangup'),
+        resting: undefined,
       };
       slots = created;
-      if (this.byChannel.size === 0) this.media.onTick(this.onTick);
       this.byChannel.set(channel.id, created);
+      this.tickAlso(created);
       channel.once('media-stopping', created.onHangup);
     }
     if (!slots) return;
     if (generator) slots.generators.set(kind, generator);
     else slots.generators.delete(kind);
+    // The generator that rested the channel is gone: whoever is left speaks on the next tick.
+    if (previous && slots.resting === previous) this.wake(slots);
     previous?.stopped?.('removed');
     this.settle(slots);
+  }
+
+  /**
+   * While `resting`, the channel is not ticked: `generator` (its top one) has its audio made by the
+   * technology. Waking puts the channel back on the ticks. Nothing for a generator not installed.
+   */
+  rest(channel: Channel, generator: AudioGenerator, resting: boolean): void {
+    const slots = this.byChannel.get(channel.id);
+    if (!slots) return;
+    if (resting) {
+      if (![...slots.generators.values()].includes(generator)) return;
+      slots.resting = generator;
+      this.ticking.delete(channel.id);
+      if (this.ticking.size === 0) this.media.offTick(this.onTick);
+    } else if (slots.resting === generator) {
+      this.wake(slots);
+    }
+  }
+
+  /** Channels resting now. */
+  get resting(): number {
+    return this.byChannel.size - this.ticking.size;
+  }
+
+  private wake(slots: ChannelSlots): void {
+    slots.resting = undefined;
+    if (this.byChannel.get(slots.channel.id) === slots && !this.ticking.has(slots.channel.id)) this.tickAlso(slots);
+  }
+
+  private tickAlso(slots: ChannelSlots): void {
+    if (this.ticking.size === 0) this.media.onTick(this.onTick);
+    this.ticking.set(slots.channel.id, slots);
   }
 
   private settle(slots: ChannelSlots): void {
     if (slots.generators.size === 0) {
       this.byChannel.delete(slots.channel.id);
-      if (this.byChannel.size === 0) this.media.offTick(this.onTick);
+      slots.resting = undefined;
+      if (this.ticking.delete(slots.channel.id) && this.ticking.size === 0) this.media.offTick(this.onTick);
       slots.channel.off('media-stopping', slots.onHangup);
       slots.channel.generatorActive = false;
     } else {
@@ -89,24 +131,35 @@ export class ChannelGenerators {
     for (const generator of generators) generator.stopped?.(reason);
   }
 
+  /**
+   * The channel's next frame now rather than at the next tick: the audio its technology made by
+   * itself just ended, and the frame after it (or the end of the playback) is due already.
+   */
+  catchUp(channel: Channel): void {
+    const slots = this.ticking.get(channel.id);
+    if (slots) this.speak(slots);
+  }
+
   private tick(): void {
-    for (const slots of this.byChannel.values()) {
-      // A channel is played to at its own rate: a wideband one hears wideband prompts.
-      const rate = nativeRateOf(slots.channel);
-      if (slots.frame.rate !== rate) slots.frame = frameAt(rate);
-      for (const kind of GENERATOR_KINDS) {
-        const generator = slots.generators.get(kind);
-        if (!generator) continue;
-        if (generator.fill(slots.frame.samples, rate)) {
-          slots.channel.write(slots.frame);
-          break;
-        }
-        // Finished by itself: drop it and let the next kind speak on the next tick.
-        slots.generators.delete(kind);
-        generator.stopped?.('finished');
-        this.settle(slots);
-        break;
+    for (const slots of this.ticking.values()) this.speak(slots);
+  }
+
+  private speak(slots: ChannelSlots): void {
+    // A channel is played to at its own rate: a wideband one hears wideband prompts.
+    const rate = nativeRateOf(slots.channel);
+    if (slots.frame.rate !== rate) slots.frame = frameAt(rate);
+    for (const kind of GENERATOR_KINDS) {
+      const generator = slots.generators.get(kind);
+      if (!generator) continue;
+      if (generator.fill(slots.frame.samples, rate)) {
+        slots.channel.write(slots.frame);
+        return;
       }
+      // Finished by itself: drop it and let the next kind speak on the next tick.
+      slots.generators.delete(kind);
+      generator.stopped?.('finished');
+      this.settle(slots);
+      return;
     }
   }
 }

@@ -15,6 +15,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelDriver, Indication, TransferProgressState } from '../../core/channels/technology.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
+import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
@@ -599,6 +600,11 @@ export class SipCall implements ChannelDriver {
     if (peer === undefined) return stream.relayTo(undefined);
     if (this.#ended || this.services.workerRelay === false || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
     return stream.relayTo(peer.stream);
+  }
+
+  /** The playback fast path: the stream's media worker plays the sound by itself; undefined when it cannot. */
+  playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
+    return this.#ended || this.services.workerPlayback === false ? undefined : this.stream?.playSound?.(sound, from, paused, ended);
   }
 
   nativeFormat(): string | undefined {

@@ -136,6 +136,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get workerRelay() {
         return technology.#context?.config.media.workerRelay ?? true;
       },
+      get workerPlayback() {
+        return technology.#context?.config.media.workerPlayback ?? true;
+      },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
         this.#calls.delete(call);

@@ -465,7 +465,12 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
   get mediaTapped(): boolean {
-    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut || this.generatorActive;
+    return this.audioTapped || this.generatorActive;
+  }
+
+  /** As mediaTapped, generators aside: the playback fast path plays only to a channel where nothing takes or changes the audio. */
+  get audioTapped(): boolean {
+    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut;
   }
 
   removeFrameListener(listener: FrameListener): void {

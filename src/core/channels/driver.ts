@@ -4,6 +4,7 @@
 // do not import each other.
 import type { Frame } from '../../media/frame.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
+import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
@@ -40,6 +41,13 @@ export interface ChannelDriver {
    * workers); undefined: the audio comes back to the channel. Technologies that never can leave it out.
    */
   relayAudio?(peer: ChannelDriver | undefined): boolean;
+  /**
+   * The playback fast path: the technology plays `sound` (at its rate, from sample `from`) to the
+   * far end by itself, one frame per tick, with nothing written through the channel meanwhile;
+   * `ended` is called when it reached its end. Undefined when it cannot (the playback then runs
+   * frame by frame); technologies that never can leave it out.
+   */
+  playSound?(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined;
   /** Out-of-call text towards the far end, if the technology carries text. */
   sendText?(text: string): void;
   /**

@@ -38,6 +38,21 @@ export class PcmSource implements MediaSource {
     return this.samples.length;
   }
 
+  /** The decoded audio (shared with the PCM cache: never written). */
+  get audio(): Int16Array {
+    return this.samples;
+  }
+
+  /** The next sample read() gives. */
+  get at(): number {
+    return this.position;
+  }
+
+  /** Moves to sample `position` (clamped to the item): where a player elsewhere got to. */
+  seekTo(position: number): void {
+    this.position = Math.max(0, Math.min(this.samples.length, Math.floor(position)));
+  }
+
   read(dst: Int16Array, offset: number): number {
     const count = Math.min(dst.length - offset, this.samples.length - this.position);
     if (count <= 0) return 0;

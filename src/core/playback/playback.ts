@@ -26,6 +26,19 @@ export type PlaybackJson = Model<'Playback'>;
 
 export type PlaybackEventType = 'PlaybackStarted' | 'PlaybackContinuing' | 'PlaybackFinished';
 
+/**
+ * The item playing now, while its technology plays it by itself (offload.ts, the playback fast
+ * path): the item's position lives there, so control operations go through it.
+ */
+export interface RemoteItem {
+  /** Brings the item's position back from where it is played. */
+  pull(): void;
+  /** Applies the item's position and the pause where it is played. */
+  push(paused: boolean): void;
+  /** The playback finished (stopped, its target gone): the item stops where it is played. */
+  finished(): void;
+}
+
 export interface PlaybackHooks {
   /**
    * Opens a media item (the URI, the playback's language, the offset for the first item, and the
@@ -64,6 +77,8 @@ export class Playback implements Endable {
 
   private readonly hooks: PlaybackHooks;
   private source: MediaSource | undefined;
+  /** Set while the item playing now is played elsewhere. */
+  remote: RemoteItem | undefined;
   /** The rate the target last asked for: items are opened for it. */
   private targetRate: SampleRate;
   /** Items at another rate than the target's are converted on the way, by this stream's resampler. */
@@ -102,6 +117,11 @@ export class Playback implements Endable {
       language: this.language,
       state: this.state,
     };
+  }
+
+  /** The item playing now, if any. */
+  get current(): MediaSource | undefined {
+    return this.source;
   }
 
   /** Leaves the queue and begins the first item (open() raises its PlaybackStarted). */
@@ -159,6 +179,9 @@ export class Playback implements Endable {
   /** Ends the playback in `state` and raises PlaybackFinished (once). */
   finish(state: 'complete' | 'failed'): void {
     if (this.finished) return;
+    const remote = this.remote;
+    this.remote = undefined;
+    remote?.finished();
     this.source = undefined;
     this.paused = false;
     this.state = state;
@@ -167,6 +190,14 @@ export class Playback implements Endable {
 
   /** A control operation on the item playing now; the caller has checked the playback is playing. */
   control(operation: PlaybackOperation): void {
+    const remote = this.remote;
+    remote?.pull();
+    this.apply(operation);
+    // Unpausing raised PlaybackStarted, whose subscribers may have stopped the playback meanwhile.
+    if (this.remote === remote) remote?.push(this.paused);
+  }
+
+  private apply(operation: PlaybackOperation): void {
     switch (operation) {
       case 'pause':
         this.paused = true;

@@ -1,7 +1,8 @@
 // The playback engine: every live playback by id, one queue per channel and per bridge, and the
 // events. A channel's playbacks play through its `playback` generator (which outranks music on
 // hold and silence); a bridge's through a source mixed into what every member hears. Finished
-// playbacks are forgotten at once (GET answers 404 afterwards).
+// playbacks are forgotten at once (GET answers 404 afterwards). A channel's item may be played by
+// its technology by itself (offload.ts, the playback fast path).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Applications, EventScope } from '../applications.ts';
@@ -18,6 +19,7 @@ import { mediaListProblem } from './media-limits.ts';
 import { Playback, type PlaybackEventType, type PlaybackHooks, type PlaybackOperation, type PlaybackState } from './playback.ts';
 import { PlaybackQueue } from './queue.ts';
 import { PlaybackEntry } from './playback-entry.ts';
+import { ChannelPlaybackOffload } from './offload.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
 export interface PlaybacksOptions {
@@ -203,7 +205,9 @@ export class Playbacks implements EndableCollection {
       fill: (dst, rate) => {
         filling = true;
         try {
-          return queue.fill(dst, rate);
+          if (!queue.fill(dst, rate)) return false;
+          offload.consider(queue.playing);
+          return true;
         } finally {
           filling = false;
         }
@@ -213,6 +217,7 @@ export class Playbacks implements EndableCollection {
         if (reason !== 'finished') queue.stopAll();
       },
     };
+    const offload = new ChannelPlaybackOffload(channel, generators, generator);
     return queue;
   }
 

@@ -5,6 +5,7 @@ import type { Frame } from '../frame.ts';
 import type { MediaSocket } from './media-socket.ts';
 import type { RtpStatistics } from './statistics.ts';
 import type { StreamParameters } from './stream.ts';
+import type { SharedSound, SoundPlayback } from '../shared-sound.ts';
 
 /** What GET /metrics reads of a stream's jitter buffer. */
 export interface JitterFigures {
@@ -45,4 +46,9 @@ export interface CallRtpStream {
    * when the two streams cannot (not in the same media worker, or looping).
    */
   relayTo?(peer: CallRtpStream | undefined): boolean;
+  /**
+   * Plays `sound` from sample `from` where the packets are handled, with no frame written meanwhile
+   * (the playback fast path); `ended` when it played to its end. Undefined when the stream cannot.
+   */
+  playSound?(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined;
 }

@@ -265,6 +265,9 @@ export class MediaWorkerPool {
       case 'unanswered':
         stream.unanswered(message.address, message.port);
         return;
+      case 'sound-ended':
+        stream.soundEnded(message.play);
+        return;
       case 'closed':
         slot.streams.delete(message.id);
         stream.closedByWorker(message.rtt);

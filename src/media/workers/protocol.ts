@@ -2,6 +2,7 @@
 // and figures go through shared memory, stream-memory.ts). A stream is named by a number the main
 // thread gives it.
 import type { StreamParameters } from '../rtp/stream.ts';
+import type { SoundStart } from './sound-player.ts';
 
 /** How the technology configured the stream (StreamOptions without what cannot cross threads). */
 export interface WorkerStreamOptions {
@@ -30,7 +31,9 @@ export type ToWorker =
   | { readonly type: 'loop'; readonly id: number; readonly on: boolean }
   /** The stream's received audio goes to stream `to`'s far end in the worker (a two-party relay); without `to`, to the main thread again. */
   | { readonly type: 'relay'; readonly id: number; readonly to?: number }
-  | { readonly type: 'close'; readonly id: number };
+  | { readonly type: 'close'; readonly id: number }
+  /** The playback fast path: the worker plays a shared sound on the stream by itself (sound-player.ts). */
+  | ({ readonly type: 'sound'; readonly id: number } & SoundStart);
 
 export type FromWorker =
   /** The worker has loaded and takes streams. */
@@ -42,7 +45,9 @@ export type FromWorker =
   | { readonly type: 'unanswered'; readonly id: number; readonly address: string; readonly port: number }
   /** The stream closed; `rtt` when RTCP measured a round trip (seconds). */
   | { readonly type: 'closed'; readonly id: number; readonly rtt?: number }
-  | { readonly type: 'load'; readonly load: WorkerLoadReport };
+  | { readonly type: 'load'; readonly load: WorkerLoadReport }
+  /** A sound the worker played (`play` of the stream's plays) reached its end. */
+  | { readonly type: 'sound-ended'; readonly id: number; readonly play: number };
 
 /** What a worker reports of itself once a second. */
 export interface WorkerLoadReport {

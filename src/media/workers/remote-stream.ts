@@ -3,7 +3,8 @@
 // worker empties at each of its ticks; received frames are taken from the other ring, one per
 // main media clock tick (pool.ts calls deliver()), so the channel sees them paced as before;
 // statistics and jitter figures are read from the shared figures the worker rewrites every tick.
-// Control goes as messages. Per frame nothing is allocated.
+// Control goes as messages. Per frame nothing is allocated. The stream can also have its worker
+// play a shared sound by itself (playSound, the playback fast path): no frame crosses meanwhile.
 import type { Frame } from '../frame.ts';
 import type { CallRtpStream, JitterFigures } from '../rtp/call-stream.ts';
 import { readRtpStatistics, type RtpStatistics } from '../rtp/statistics.ts';
@@ -11,6 +12,8 @@ import type { RtpStreamTotals, StreamParameters } from '../rtp/stream.ts';
 import { FrameCache } from './frame-ring.ts';
 import type { ToWorker } from './protocol.ts';
 import { FIGURE, type StreamMemory } from './stream-memory.ts';
+import type { SharedSound, SoundPlayback } from '../shared-sound.ts';
+import { RemoteSoundPlay } from './sound-player.ts';
 
 /** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
 const MAX_RECEIVED_BACKLOG = 3;
@@ -43,6 +46,9 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   /** The stream of the same worker this one's received audio goes to (a two-party relay), if any. */
   #relayingTo: RemoteRtpStream | undefined;
   readonly #frames = new FrameCache();
+  /** The sound the worker plays by itself now, and the number of the last play. */
+  #sound: RemoteSoundPlay | undefined;
+  #plays = 0;
   /** Strict-RTP and SRTP counts already added to the totals. */
   #countedStrangers = 0;
   #countedReports = 0;
@@ -111,7 +117,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     if (this.#closed || this.#relayingTo) return false;
     if (on === this.#looping) return true;
     this.#looping = on;
-    this.link.setDraining(this, !on);
+    this.link.setDraining(this, !on && !this.#sound);
     this.link.post({ type: 'loop', id: this.id, on });
     return true;
   }
@@ -138,6 +144,31 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     this.link.setDraining(this, false);
     this.link.post({ type: 'relay', id: this.id, to: peer.id });
     return true;
+  }
+
+  /**
+   * The worker plays `sound` from sample `from` by itself, one frame per tick, until it ends
+   * (`ended` is called), or the returned play is stopped; received audio stays in the worker
+   * meanwhile (nothing listens to it). Undefined when the stream cannot (closed, looping or relaying).
+   */
+  playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
+    if (this.#closed || this.#looping || this.#relayingTo) return undefined;
+    this.#sound?.stop();
+    this.#plays = (this.#plays + 1) | 0;
+    const play = new RemoteSoundPlay(this.#plays, sound.length, from, paused, ended, (over) => {
+      if (this.#sound !== over) return;
+      this.#sound = undefined;
+      if (!this.#closed && !this.#looping && !this.#relayingTo) this.link.setDraining(this, true);
+    });
+    this.#sound = play;
+    this.link.setDraining(this, false);
+    this.link.post({ type: 'sound', id: this.id, play: play.play, sound: sound.buffer, rate: sound.rate, control: play.control });
+    return play;
+  }
+
+  /** The worker played sound `play` to its end. */
+  soundEnded(play: number): void {
+    if (this.#sound?.play === play) this.#sound.ended();
   }
 
   close(): void {
@@ -200,6 +231,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   #end(): void {
     this.#closed = true;
     this.#relayingTo = undefined;
+    this.#sound?.abandon();
     this.link.setDraining(this, false);
     this.link.ended(this);
     this.syncTotals();

@@ -2,7 +2,10 @@
 // jitter buffer, coders, RTCP, DTMF both ways) on the worker's own media clock. At each tick the
 // frames the main thread wrote are sent, and every stream's figures are rewritten in its shared
 // memory; received audio goes to the main thread's ring, or straight back to the far end while
-// the stream loops (Echo()). Only rare things are messages: a digit, a stranger, a pause, a close.
+// the stream loops (Echo()). While the worker plays a sound by itself (sound-player.ts, the playback
+// fast path) it sends one frame of it per tick, and received audio, which nothing on the main
+// thread listens to then, is not handed over.
+// Only rare things are messages: a digit, a stranger, a pause, a close, a sound's start and end.
 // Per frame nothing is allocated: frames are copied into and out of preallocated slots.
 // A two-party relay (relay messages) sends one stream's audio to another stream of this worker, so
 // a bridged pair of calls costs the main thread nothing per frame: the packets as they are when
@@ -16,6 +19,7 @@ import { RtpStream, type StreamClock } from '../rtp/stream.ts';
 import { FrameCache } from './frame-ring.ts';
 import type { FromWorker, ToWorker, WorkerLoadReport } from './protocol.ts';
 import { FIGURE, StreamMemory } from './stream-memory.ts';
+import { WorkerSoundPlayer } from './sound-player.ts';
 
 interface HostedStream {
   readonly id: number;
@@ -27,6 +31,8 @@ interface HostedStream {
   relayTo: HostedStream | undefined;
   /** The main thread wrote a frame for this stream this tick: it is sent, and a relayed frame for it is not. */
   mainWrote: boolean;
+  /** The sound the worker plays on the stream by itself, if any. */
+  sound: WorkerSoundPlayer | undefined;
 }
 
 /** How the host reaches the main thread. */
@@ -104,6 +110,12 @@ export class MediaWorkerHost {
       case 'close':
         this.#byId.get(message.id)?.stream.close();
         return;
+      case 'sound': {
+        const hosted = this.#byId.get(message.id);
+        // A new play replaces the one before (whose owner has stopped it already).
+        if (hosted) hosted.sound = new WorkerSoundPlayer(message);
+        return;
+      }
     }
   }
 
@@ -131,7 +143,7 @@ export class MediaWorkerHost {
           } else if (hosted?.relayTo) {
             const to = hosted.relayTo;
             if (!to.mainWrote && !to.looping) to.stream.writeFrame(frame);
-          } else memory.received.push(frame.rate, frame.samples);
+          } else if (!hosted?.sound) memory.received.push(frame.rate, frame.samples);
         },
         onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
         onStranger: (address, port) => this.post({ type: 'stranger', id, address, port }),
@@ -140,7 +152,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.post({ type: 'opened', id, port: stream.localPort });
@@ -189,9 +201,25 @@ export class MediaWorkerHost {
           hosted.mainWrote = true;
         }
       }
+      // A sound's frame follows whatever the main thread wrote before handing it over, a tick later.
+      if (hosted.sound && !hosted.mainWrote) this.#playSound(hosted, hosted.sound);
       this.#writeFigures(hosted);
     }
   };
+
+  #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
+    if (sound.stopped) {
+      hosted.sound = undefined;
+      return;
+    }
+    const frame = sound.next(hosted.frames);
+    if (frame) {
+      if (!hosted.looping) hosted.stream.writeFrame(frame);
+      return;
+    }
+    hosted.sound = undefined;
+    this.post({ type: 'sound-ended', id: hosted.id, play: sound.play });
+  }
 
   #writeFigures(hosted: HostedStream): void {
     const { stream } = hosted;
