@@ -5,7 +5,7 @@ import type { ChannelFunctions } from './channel-functions.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
-import type { CoreEvent, EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
+import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { VariableStore } from './variable-store.ts';
@@ -14,20 +14,30 @@ import { causeText, CAUSE } from './causes.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
-export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
-
-export interface CallerId {
-  name: string;
-  number: string;
-}
-
-export interface DialplanLocation {
-  context: string;
-  exten: string;
-  priority: number;
-  appName: string;
-  appData: string;
-}
+export type {
+  AudioHook,
+  AudioHookDirection,
+  CallerId,
+  ChannelEventName,
+  ChannelInit,
+  ChannelInternalEvents,
+  ChannelState,
+  DialplanLocation,
+  FrameListener,
+  StasisControl,
+} from './channel-types.ts';
+import type {
+  AudioHook,
+  AudioHookDirection,
+  CallerId,
+  ChannelEventName,
+  ChannelInit,
+  ChannelInternalEvents,
+  ChannelState,
+  DialplanLocation,
+  FrameListener,
+  StasisControl,
+} from './channel-types.ts';
 
 /** What a channel needs from the rest of the core. */
 export interface ChannelEnvironment {
@@ -44,71 +54,6 @@ export interface ChannelEnvironment {
   destroyed(channel: Channel): void;
   /** A listener or technology failed while the channel was being notified; the channel goes on. */
   reportError(error: unknown, channel: Channel, during: string): void;
-}
-
-export interface ChannelInit {
-  readonly id: string;
-  readonly name: string;
-  readonly technology: string;
-  /** The endpoint resource this channel belongs to, when it has one (`alice` of `SIP/alice`). */
-  readonly endpointResource?: string;
-  readonly direction: 'inbound' | 'outbound';
-  readonly state: ChannelState;
-  readonly linkedId?: string;
-  readonly language?: string;
-  readonly caller?: CallerId;
-  readonly location?: Partial<DialplanLocation>;
-  readonly protocolId?: string;
-}
-
-/** A consumer of the audio a channel receives from its far end. Called on the media clock. */
-export type FrameListener = (frame: Frame, channel: Channel) => void;
-
-/**
- * Sees a frame on its way and returns the frame to pass on (the same one, or one it owns, e.g.
- * with audio added): `read` hooks run on audio from the far end before the frame listeners,
- * `write` hooks on audio towards the far end before the technology. Snoop spies and whispers
- * with them. On the media path: must not allocate.
- */
-export type AudioHook = (frame: Frame, channel: Channel) => Frame;
-export type AudioHookDirection = 'read' | 'write';
-
-export interface ChannelInternalEvents {
-  state: ChannelState;
-  dtmf: { digit: string; durationMs: number };
-  /** The channel is hanging up; listeners release what they hold on it (bridges, media, waits). */
-  hangup: { cause: number };
-  /**
-   * The channel is hanging up, before any `hangup` listener runs: what plays to it stops first, so
-   * its playbacks finish before it leaves its bridge and application (as Asterisk's do).
-   */
-  'media-stopping': undefined;
-  /** The channel is about to leave Stasis control (before StasisEnd); bridges release it. */
-  'stasis-leaving': { app: string };
-  /** The channel left Stasis control (for any reason). */
-  'stasis-left': { app: string };
-  answered: undefined;
-  /** The far end indicated a condition (ringing, busy, ...). */
-  'remote-indication': Indication;
-  /** Text received from the far end (in-call messages). */
-  text: string;
-  /** The dialplan executor moved the channel (TIMEOUT(absolute) to `T`): a waiting application stops. */
-  'pbx-interrupt': undefined;
-  /** A frame listener or an audio hook was added: media the technology loops back (Echo()) must reach the channel again. */
-  'media-tapped': undefined;
-  /**
-   * Something that takes or changes the channel's audio came or went (a listener, a hook, a mute, a
-   * generator): an audio relay between two technologies looks again whether it may run (audio-relay.ts).
-   */
-  'media-path': undefined;
-}
-
-/** The events a channel raises about itself: those whose declaration carries the `channel` snapshot. */
-export type ChannelEventName = EventsWithField<'channel'>;
-
-export interface StasisControl {
-  app: string;
-  args: string[];
 }
 
 export class Channel extends TypedEmitter<ChannelInternalEvents> implements Endable {
