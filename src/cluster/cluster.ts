@@ -16,6 +16,7 @@ import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
+import { applicationsNamed } from './request-apps.ts';
 
 export interface ClusterOptions {
   readonly config: PatchbayConfig;
@@ -116,8 +117,17 @@ export class Cluster {
         log,
         onDown: (member) => cluster?.memberDown(member),
       });
-      const ownership = new Ownership({ nc, prefix, node, core, ari, log });
-      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log });
+      // A forwarded request naming applications (originate with app=…) finds their relays here
+      // even when the apps bucket's watch has not brought them yet.
+      const servingAri: LocalAri = {
+        userNamed: (name) => ari.userNamed(name),
+        dispatch: async (request) => {
+          await events.relaysFor(applicationsNamed(request));
+          return ari.dispatch(request);
+        },
+      };
+      const ownership = new Ownership({ nc, prefix, node, core, ari: servingAri, log });
+      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log, placement: settings.placement, placeOnSelf: settings.placeOnSelf });
       forwarder.local = async (request) => ari.dispatch({ ...request, forwarded: true });
       const events = new AppEvents({
         nc,

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
 import { combinerFor } from './merged-views.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
+import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
+import { routeSubscription, type SubscriptionRouting } from './subscriptions.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
 /** The routed operation, as ari/router.ts's RouteTarget gives it. */
@@ -36,6 +38,10 @@ export interface ForwarderOptions {
   readonly node: string;
   readonly requestTimeoutMs: number;
   readonly log: Logger;
+  /** `cluster.placement`: fewest channels first (default), or each live member in turn. */
+  readonly placement?: 'least_loaded' | 'round_robin';
+  /** `cluster.place_on_self`: false keeps this member's placed channels on the others (an ARI front). */
+  readonly placeOnSelf?: boolean;
 }
 
 export class ClusterForwarder {
@@ -44,6 +50,8 @@ export class ClusterForwarder {
   /** Requests sent to another member, and listings gathered (metrics, bench). */
   forwarded = 0;
   gathered = 0;
+  /** The next turn of round-robin placement. */
+  private turn = 0;
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -55,7 +63,10 @@ export class ClusterForwarder {
     if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
-    if (PLACED.has(operation)) return this.place(request);
+    if (PLACED.has(operation)) return this.place(request, request.query.get('channelId') ?? undefined);
+    if (operation === 'channels.originateWithId' && this.options.placeOnSelf === false && pathParams.channelId !== undefined) return this.place(request, pathParams.channelId);
+    if (STORED_RECORDING_OPERATIONS.has(operation)) return this.options.membership.others().length === 0 ? undefined : routeStoredRecording(request, this.storedRecordingRouting);
+    if (operation === 'applications.subscribe' || operation === 'applications.unsubscribe') return routeSubscription(request, this.subscriptionRouting);
     if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
     // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
@@ -94,6 +105,33 @@ export class ClusterForwarder {
     return this.toOwner(request, { kind: 'channel', id: channelId });
   }
 
+  /** How a subscription to another member's channel or bridge reaches its owner (subscriptions.ts). */
+  private readonly subscriptionRouting: SubscriptionRouting = {
+    holds: (kind, id) => this.options.ownership.holds(kind, id),
+    askOwner: async (request, owned) => {
+      const { nc, prefix, requestTimeoutMs } = this.options;
+      this.forwarded++;
+      try {
+        return decodeResponse((await nc.request(ownerSubject(prefix, owned.kind, owned.id), encodeRequest(request), { timeout: requestTimeoutMs })).data);
+      } catch (err) {
+        if ((err instanceof errors.RequestError && err.isNoResponders()) || err instanceof errors.NoRespondersError) return undefined;
+        return this.failed(err, request);
+      }
+    },
+    local: (request) => this.local(request),
+  };
+
+  /** How a stored recording of another member is found (stored-recordings.ts). */
+  private readonly storedRecordingRouting: StoredRecordingRouting = {
+    local: (request) => this.local(request),
+    askOthers: (request) => {
+      const { nc, prefix, requestTimeoutMs, membership } = this.options;
+      this.forwarded++;
+      const data = encodeRequest(request);
+      return Promise.all(membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then((reply) => decodeResponse(reply.data), () => undefined)));
+    },
+  };
+
   /** Asks every other member at once whether it holds the resource; the holder's answer wins. */
   private async askEveryone(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
     const { nc, prefix, requestTimeoutMs, membership } = this.options;
@@ -116,9 +154,12 @@ export class ClusterForwarder {
    * (this one on a tie: no hop). A client-chosen id is left to the member it is asked of, so that
    * an id cannot be made twice on two members.
    */
-  private place(request: ClusterAriRequest): Promise<ClusterAriResponse> | undefined {
-    const { membership, node, prefix, nc, requestTimeoutMs } = this.options;
-    if (request.query.has('channelId')) return undefined;
+  private place(request: ClusterAriRequest, chosenId: string | undefined): Promise<ClusterAriResponse> | undefined {
+    const { membership, node, prefix, nc, requestTimeoutMs, placeOnSelf = true } = this.options;
+    if (chosenId !== undefined) {
+      if (placeOnSelf || chosenId === '' || this.options.ownership.holds('channel', chosenId)) return undefined;
+      return this.placeChosenId(request, chosenId);
+    }
     const hint = request.query.get(PLACEMENT_HINT);
     let target: string | undefined;
     if (hint !== null) {
@@ -129,17 +170,45 @@ export class ClusterForwarder {
       if (named.draining) return Promise.resolve({ status: 503, headers: {}, json: { message: `Refusing new channels: cluster member ${hint} is shutting down gracefully` } });
       target = hint;
     } else {
-      let best = membership.list().filter((member) => !member.draining).sort((a, b) => a.load.channels - b.load.channels)[0];
-      const self = membership.list().find((member) => member.node === node);
-      if (best && self && best.load.channels === self.load.channels) best = self;
-      if (!best || best.node === node) return undefined;
-      target = best.node;
+      const chosen = this.placementTarget();
+      if (chosen === undefined) return Promise.resolve({ status: 503, headers: {}, json: { message: 'No other live cluster member takes new channels (cluster.place_on_self is false)' } });
+      if (chosen === node) return undefined;
+      target = chosen;
     }
     this.forwarded++;
     return nc.request(nodeSubject(prefix, target), encodeRequest(request), { timeout: requestTimeoutMs }).then(
       (reply) => decodeResponse(reply.data),
       (err: unknown) => this.failed(err, request),
     );
+  }
+
+  /**
+   * A front (`place_on_self: false`) places a channel with a client-chosen id too: an id some member
+   * holds goes to that member, which answers as a single server does for an id in use; a free one
+   * is placed as any new channel. (Two creates of one free id at the same instant on two members
+   * are not caught: the window is one NATS round trip.)
+   */
+  private async placeChosenId(request: ClusterAriRequest, id: string): Promise<ClusterAriResponse> {
+    if ((await this.whoOwns(request, 'channel', id)) !== undefined) return this.toOwner(request, { kind: 'channel', id });
+    return this.place(request, undefined) ?? this.local(request);
+  }
+
+  /** The member a new channel goes to without a hint; undefined when none may take it. */
+  private placementTarget(): string | undefined {
+    const { membership, node, placement = 'least_loaded', placeOnSelf = true } = this.options;
+    const candidates = membership.list().filter((member) => !member.draining && (placeOnSelf || member.node !== node));
+    if (candidates.length === 0) return placeOnSelf ? node : undefined;
+    if (placement === 'round_robin') {
+      // By node name, so the turn does not depend on the order heartbeats arrived in.
+      candidates.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+      const member = candidates[this.turn % candidates.length]!;
+      this.turn = (this.turn + 1) % 1_000_000;
+      return member.node;
+    }
+    let best = candidates.sort((a, b) => a.load.channels - b.load.channels)[0]!;
+    const self = candidates.find((member) => member.node === node);
+    if (self && best.load.channels === self.load.channels) best = self;
+    return best.node;
   }
 
   /**
