@@ -189,7 +189,12 @@ export class ClusterForwarder {
    * are not caught: the window is one NATS round trip.)
    */
   private async placeChosenId(request: ClusterAriRequest, id: string): Promise<ClusterAriResponse> {
-    if ((await this.whoOwns(request, 'channel', id)) !== undefined) return this.toOwner(request, { kind: 'channel', id });
+    // The second id of a Local pair (otherChannelId) must be free too: in use, its member refuses it.
+    const other = request.query.get('otherChannelId');
+    for (const chosen of other === null || other === '' ? [id] : [id, other]) {
+      if (this.options.ownership.holds('channel', chosen)) return this.local(request);
+      if ((await this.whoOwns(request, 'channel', chosen)) !== undefined) return this.toOwner(request, { kind: 'channel', id: chosen });
+    }
     return this.place(request, undefined) ?? this.local(request);
   }
 

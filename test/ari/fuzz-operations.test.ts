@@ -157,7 +157,7 @@ async function send(entry: Case): Promise<{ status: number; text: string }> {
 
 /** A live channel in the app and a bridge, so path parameters reach real objects. */
 async function resetObjects(): Promise<void> {
-  for (const channel of server.core.channels.list()) channel.hangup(16);
+  for (const channel of server.allChannels()) channel.hangup(16);
   for (const bridge of server.core.bridges.list()) bridge.destroy();
   await server.ari('/channels/fz-chan?endpoint=Local/answer@default&app=fuzz&otherChannelId=fz-chan-2', { method: 'POST' });
   await server.ari('/bridges/fz-bridge?type=mixing', { method: 'POST' });

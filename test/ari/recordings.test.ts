@@ -54,7 +54,7 @@ async function pair(): Promise<{ one: Channel; two: Channel }> {
   const id = `rec-${++pairs}`;
   await ok('POST', `/channels/${id}?endpoint=Local/answer@default&app=${APP}&otherChannelId=${id}-2`, 200);
   await nextEvent(events, 'StasisStart', (event) => event.channel.id === id);
-  return { one: server.core.channels.get(id)!, two: server.core.channels.get(`${id}-2`)! };
+  return { one: server.channel(id)!, two: server.channel(`${id}-2`)! };
 }
 
 function feed(channel: Channel): ToneFeeder {
@@ -305,7 +305,7 @@ describe('live recording controls', () => {
     assert.equal(live.state, 'recording');
     await ok('POST', '/recordings/live/disc1/stop');
     assert.ok(parseWav(readFileSync(fileOf('disc1'))).dataSize > 0.25 * 16000);
-    server.core.channels.get('disc-1')?.hangup();
+    server.channel('disc-1')?.hangup();
   });
 });
 
@@ -568,9 +568,9 @@ describe('leaks', () => {
   test('no recording, channel or invalid event is left behind', async () => {
     // The last hang-ups finish asynchronously; on a loaded machine that takes more than a tick.
     // Nothing may be left once they have (bounded: a real leak still fails).
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline && (server.core.recordings.size > 0 || server.core.channels.size > 0); ) await sleep(50);
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && (server.core.recordings.size > 0 || server.allChannels().length > 0); ) await sleep(50);
     assert.equal(server.core.recordings.size, 0);
-    assert.equal(server.core.channels.size, 0);
+    assert.equal(server.allChannels().length, 0);
     assert.deepEqual(events.messages.filter((message) => message.error !== undefined), []);
     assert.equal(server.logLines.filter((line) => line.includes('does not match')).length, 0);
   });

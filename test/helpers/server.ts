@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
+import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ChannelTechnology } from '../../src/core/channels/technology.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { CLUSTER_MODE, startClusterMembers, type ClusterMembers } from './cluster-server.ts';
@@ -20,6 +21,10 @@ export interface TestServer extends RunningServer {
   ari(path: string, init?: RequestInit & { auth?: string | null }): Promise<Response>;
   /** In cluster mode (PATCHBAY_TEST_CLUSTER=1): all three members; this server is B. */
   readonly clusterMembers?: ClusterMembers;
+  /** The channel of that id on whichever cluster member holds it (this server's own outside cluster mode). */
+  channel(id: string): Channel | undefined;
+  /** The channels of every cluster member (this server's own outside cluster mode): for leak checks. */
+  allChannels(): Channel[];
   /** Opens the event WebSocket for the given apps and collects its messages. */
   events(query: string, options?: WebSocket.ClientOptions & { protocols?: string | string[] }): Promise<EventSocket>;
 }
@@ -84,6 +89,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
   } else {
     server = await startServer(config, { logDestination: destination, technologies: options.technologies, readConfig: reloadOverrides ? () => configWith(reloadOverrides()) : undefined });
   }
+  const everyMember = clusterMembers ? [clusterMembers.a, clusterMembers.b, clusterMembers.c] : [server];
   const stopServer = clusterMembers?.stop ?? (() => server.stop());
   return {
     ...server,
@@ -100,6 +106,16 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
       const headers = new Headers(init.headers);
       if (init.auth !== null && !headers.has('authorization')) headers.set('authorization', init.auth ?? AUTH);
       return fetch(`${server.url}/ari${path}`, { ...init, headers });
+    },
+    channel(id) {
+      for (const member of everyMember) {
+        const channel = member.core.channels.get(id);
+        if (channel) return channel;
+      }
+      return undefined;
+    },
+    allChannels() {
+      return everyMember.flatMap((member) => member.core.channels.list());
     },
     events(query, options = {}) {
       const { protocols, ...rest } = options;
