@@ -33,7 +33,7 @@ describe('the ARI through a cluster front whose calls live on other members', { 
   };
 
   before(async () => {
-    server = await startTestServer({}, { cluster: true });
+    server = await startTestServer({}, { cluster: true, clusterSharedRecordings: false });
     // The very first thing after the connection opens is an originate placed on another member:
     // the home exists before the WebSocket is accepted, and the member the call is placed on finds it.
     events = await server.events(`app=${APP}`);

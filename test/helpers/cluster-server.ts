@@ -46,9 +46,10 @@ export interface ClusterMembers {
 /**
  * Starts A, B and C with `config(member, dataDir)` (the test's own configuration plus the cluster
  * settings given here) and waits until B sees the other two alive, so B's first placement already
- * goes to them. `dataDirB` is the test's; A and C get temporary ones of their own.
+ * goes to them. `dataDirB` is the test's; A and C get temporary ones of their own, and record into
+ * `sharedRecordings` when given (B's recordings directory) instead of their own.
  */
-export async function startClusterMembers(start: (overrides: DeepPartialYaml, member: 'a' | 'b' | 'c') => Promise<RunningServer>, dataDirB: string): Promise<ClusterMembers> {
+export async function startClusterMembers(start: (overrides: DeepPartialYaml, member: 'a' | 'b' | 'c') => Promise<RunningServer>, dataDirB: string, sharedRecordings: string | undefined): Promise<ClusterMembers> {
   const server = await sharedNats();
   clusters++;
   const name = `t${process.pid}x${clusters}`;
@@ -60,13 +61,15 @@ export async function startClusterMembers(start: (overrides: DeepPartialYaml, me
     failure_seconds: 3,
     ...(front ? { place_on_self: false, placement: 'round_robin' } : {}),
   });
+  // Shared storage, as a deployment may mount: the tests read recordings in B's directory.
+  const recordings = sharedRecordings === undefined ? {} : { recordings: sharedRecordings };
   const dirA = mkdtempSync(join(tmpdir(), 'patchbay-test-a-'));
   const dirC = mkdtempSync(join(tmpdir(), 'patchbay-test-c-'));
   const started: RunningServer[] = [];
   try {
-    const a = await start({ server_id: '02:00:00:0a:00:01', dirs: { data: dirA }, http: { port: 0 }, sip: { port: 0 }, cluster: cluster('a', false) }, 'a');
+    const a = await start({ server_id: '02:00:00:0a:00:01', dirs: { data: dirA, ...recordings }, http: { port: 0 }, sip: { port: 0 }, cluster: cluster('a', false) }, 'a');
     started.push(a);
-    const c = await start({ server_id: '02:00:00:0c:00:03', dirs: { data: dirC }, http: { port: 0 }, sip: { port: 0 }, cluster: cluster('c', false) }, 'c');
+    const c = await start({ server_id: '02:00:00:0c:00:03', dirs: { data: dirC, ...recordings }, http: { port: 0 }, sip: { port: 0 }, cluster: cluster('c', false) }, 'c');
     started.push(c);
     const b = await start({ dirs: { data: dataDirB }, cluster: cluster('b', true) }, 'b');
     started.push(b);

@@ -43,6 +43,11 @@ export interface TestServerOptions {
   readonly reloadOverrides?: () => DeepPartialYaml;
   /** Three cluster members, this server being B (test/helpers/cluster-server.ts); default: PATCHBAY_TEST_CLUSTER=1. */
   readonly cluster?: boolean;
+  /**
+   * In cluster mode, whether A and C record into B's recordings directory (default true: tests read
+   * the files there); false gives each member its own, as the stored-recording forwarding needs.
+   */
+  readonly clusterSharedRecordings?: boolean;
 }
 
 export async function startTestServer(overrides: DeepPartialYaml = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -84,7 +89,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
       const memberReload = reloadOverrides ? () => loadConfig({ path: null, env: {}, overrides: merge(merge(base, reloadOverrides()), member) }) : undefined;
       // A technology object serves one core: B's only.
       return startServer(memberConfig, { logDestination: destination, technologies: name === 'b' ? options.technologies : undefined, readConfig: memberReload });
-    }, dataDir);
+    }, dataDir, options.clusterSharedRecordings === false ? undefined : config.dirs.recordings);
     server = clusterMembers.b;
   } else {
     server = await startServer(config, { logDestination: destination, technologies: options.technologies, readConfig: reloadOverrides ? () => configWith(reloadOverrides()) : undefined });
