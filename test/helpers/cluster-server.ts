@@ -47,9 +47,10 @@ export interface ClusterMembers {
  * Starts A, B and C with `config(member, dataDir)` (the test's own configuration plus the cluster
  * settings given here) and waits until B sees the other two alive, so B's first placement already
  * goes to them. `dataDirB` is the test's; A and C get temporary ones of their own, and record into
- * `sharedRecordings` when given (B's recordings directory) instead of their own.
+ * `sharedDirs.recordings` when given (B's recordings directory) instead of their own, and
+ * play from B's sound directories.
  */
-export async function startClusterMembers(start: (overrides: DeepPartialYaml, member: 'a' | 'b' | 'c') => Promise<RunningServer>, dataDirB: string, sharedRecordings: string | undefined): Promise<ClusterMembers> {
+export async function startClusterMembers(start: (overrides: DeepPartialYaml, member: 'a' | 'b' | 'c') => Promise<RunningServer>, dataDirB: string, sharedDirs: { readonly sounds: readonly string[]; readonly recordings: string | undefined }): Promise<ClusterMembers> {
   const server = await sharedNats();
   clusters++;
   const name = `t${process.pid}x${clusters}`;
@@ -61,8 +62,9 @@ export async function startClusterMembers(start: (overrides: DeepPartialYaml, me
     failure_seconds: 3,
     ...(front ? { place_on_self: false, placement: 'round_robin' } : {}),
   });
-  // Shared storage, as a deployment may mount: the tests read recordings in B's directory.
-  const recordings = sharedRecordings === undefined ? {} : { recordings: sharedRecordings };
+  // Shared storage, as a deployment may mount: the tests read recordings in B's directory and put
+  // sounds into B's sound directories, which every member plays from.
+  const recordings = { sounds: [...sharedDirs.sounds], ...(sharedDirs.recordings === undefined ? {} : { recordings: sharedDirs.recordings }) };
   const dirA = mkdtempSync(join(tmpdir(), 'patchbay-test-a-'));
   const dirC = mkdtempSync(join(tmpdir(), 'patchbay-test-c-'));
   const started: RunningServer[] = [];
