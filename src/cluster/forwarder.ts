@@ -9,7 +9,7 @@ import type { Membership } from './membership.ts';
 import { combinerFor } from './merged-views.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
-import { routeSubscription, type SubscriptionRouting } from './subscriptions.ts';
+import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
 /** The routed operation, as ari/router.ts's RouteTarget gives it. */
@@ -63,9 +63,13 @@ export class ClusterForwarder {
     if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
-    if (PLACED.has(operation)) return this.place(request, request.query.get('channelId') ?? undefined);
+    // A client-chosen id is the channelId, or else the otherChannelId of a Local pair.
+    if (PLACED.has(operation)) return this.place(request, request.query.get('channelId') ?? request.query.get('otherChannelId') ?? undefined);
     if (operation === 'channels.originateWithId' && this.options.placeOnSelf === false && pathParams.channelId !== undefined) return this.place(request, pathParams.channelId);
     if (STORED_RECORDING_OPERATIONS.has(operation)) return this.options.membership.others().length === 0 ? undefined : routeStoredRecording(request, this.storedRecordingRouting);
+    // An application's channels and bridges are subscribed where they live (its relays): shown together.
+    if ((operation === 'applications.get' || operation === 'applications.list') && this.options.membership.others().length > 0) return this.gatherApplications(request, operation === 'applications.list');
+    if (operation === 'events.userEvent') return routeUserEvent(request, this.subscriptionRouting);
     if (operation === 'applications.subscribe' || operation === 'applications.unsubscribe') return routeSubscription(request, this.subscriptionRouting);
     if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
@@ -120,6 +124,18 @@ export class ClusterForwarder {
     },
     local: (request) => this.local(request),
   };
+
+  private async gatherApplications(request: ClusterAriRequest, list: boolean): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs, membership } = this.options;
+    this.gathered++;
+    const data = encodeRequest(request);
+    const [own, ...remote] = await Promise.all([
+      this.local(request),
+      ...membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then((reply) => decodeResponse(reply.data), () => undefined)),
+    ]);
+    if (list) return mergeApplicationLists(own, remote);
+    return mergeApplications(own, remote.filter((answer): answer is ClusterAriResponse => answer !== undefined && answer.status === 200));
+  }
 
   /** How a stored recording of another member is found (stored-recordings.ts). */
   private readonly storedRecordingRouting: StoredRecordingRouting = {
@@ -191,7 +207,7 @@ export class ClusterForwarder {
   private async placeChosenId(request: ClusterAriRequest, id: string): Promise<ClusterAriResponse> {
     // The second id of a Local pair (otherChannelId) must be free too: in use, its member refuses it.
     const other = request.query.get('otherChannelId');
-    for (const chosen of other === null || other === '' ? [id] : [id, other]) {
+    for (const chosen of other === null || other === '' || other === id ? [id] : [id, other]) {
       if (this.options.ownership.holds('channel', chosen)) return this.local(request);
       if ((await this.whoOwns(request, 'channel', chosen)) !== undefined) return this.toOwner(request, { kind: 'channel', id: chosen });
     }
@@ -302,6 +318,10 @@ export class ClusterForwarder {
     // Nobody holds it: served here, as a single server would (404, or a create with that id).
     if (err instanceof errors.RequestError && err.isNoResponders()) return this.local(request);
     if (err instanceof errors.NoRespondersError) return this.local(request);
+    // Larger than a NATS message may be (the server's max_payload): it cannot reach the owner.
+    if (err instanceof errors.InvalidArgumentError && /max_payload/.test(err.message)) {
+      return { status: 400, headers: {}, json: { message: 'Request too large to be forwarded to the cluster member holding its resource (NATS max_payload)' } };
+    }
     if (err instanceof errors.TimeoutError || (err instanceof errors.RequestError && err.cause instanceof errors.TimeoutError)) {
       return { status: 504, headers: {}, json: { message: 'The cluster member owning the resource did not answer in time' } };
     }
@@ -315,7 +335,8 @@ export function resourceOf(path: string, pathParams: Readonly<Record<string, str
   const pick = (kind: ResourceKind, id: string | undefined): OwnedResource | undefined => (id === undefined ? undefined : { kind, id });
   if (path.startsWith('/channels/')) return pick('channel', pathParams.channelId);
   if (path.startsWith('/bridges/')) return pick('bridge', pathParams.bridgeId);
-  if (path.startsWith('/playbacks/')) return pick('playback', pathParams.playbackId);
+  // `/playback/{id}` is Asterisk's singular alias of `/playbacks/{id}`.
+  if (path.startsWith('/playbacks/') || path.startsWith('/playback/')) return pick('playback', pathParams.playbackId);
   if (path.startsWith('/recordings/live/')) return pick('recording', pathParams.recordingName);
   return undefined;
 }

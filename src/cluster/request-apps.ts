@@ -7,7 +7,8 @@ import type { ClusterAriRequest } from './wire.ts';
 const MAX_BODY_PARSED = 64 * 1024;
 
 export function applicationsNamed(request: ClusterAriRequest): string[] {
-  const names = request.query.getAll('app');
+  // `application=` of a user event too.
+  const names = [...request.query.getAll('app'), ...request.query.getAll('application')];
   // `/applications/{name}/…` (a subscription made through the home) names one too.
   const named = /^\/applications\/([^/]+)/.exec(request.path);
   if (named) {

@@ -48,7 +48,7 @@ function withSources(request: ClusterAriRequest, sources: readonly string[]): Cl
 const ID_LISTS = ['channel_ids', 'bridge_ids', 'endpoint_ids', 'device_names'] as const;
 
 /** The home's application with the ids the owners' answers list for it. */
-function mergeApplications(home: ClusterAriResponse, remote: readonly ClusterAriResponse[]): ClusterAriResponse {
+export function mergeApplications(home: ClusterAriResponse, remote: readonly ClusterAriResponse[]): ClusterAriResponse {
   if (home.status !== 200 || home.json === null || typeof home.json !== 'object') return home;
   const merged: Record<string, unknown> = { ...(home.json as Record<string, unknown>) };
   for (const list of ID_LISTS) {
@@ -93,4 +93,41 @@ export function routeSubscription(request: ClusterAriRequest, routing: Subscript
       : await routing.local({ ...request, method: 'GET', query: new URLSearchParams(), body: undefined, path: request.path.replace(/\/subscription$/, '') });
     return mergeApplications(home, remote);
   })();
+}
+
+/**
+ * `GET /applications`: each member's list, an application listed once (the first answer's, this
+ * member's own first) with the channels and bridges every member holds for it added.
+ */
+export function mergeApplicationLists(own: ClusterAriResponse, remote: ReadonlyArray<ClusterAriResponse | undefined>): ClusterAriResponse {
+  if (own.status !== 200 || !Array.isArray(own.json)) return own;
+  const byName = new Map<string, { first: ClusterAriResponse; others: ClusterAriResponse[] }>();
+  for (const answer of [own, ...remote]) {
+    if (!answer || answer.status !== 200 || !Array.isArray(answer.json)) continue;
+    for (const item of answer.json as unknown[]) {
+      if (item === null || typeof item !== 'object' || typeof (item as Record<string, unknown>).name !== 'string') continue;
+      const name = (item as Record<string, unknown>).name as string;
+      const one: ClusterAriResponse = { status: 200, headers: {}, json: item };
+      const known = byName.get(name);
+      if (known) known.others.push(one);
+      else byName.set(name, { first: one, others: [] });
+    }
+  }
+  return { ...own, json: [...byName.values()].map(({ first, others }) => mergeApplications(first, others).json) };
+}
+
+/**
+ * `POST /events/user/{name}?source=channel:X`: a user event about another member's channel or
+ * bridge is raised by its owner (its relay of the application sends it to the home); undefined
+ * when every source is held here or by nobody (served here: 422 for an unknown one).
+ */
+export function routeUserEvent(request: ClusterAriRequest, routing: SubscriptionRouting): Promise<ClusterAriResponse> | undefined {
+  const remote = request.query
+    .getAll('source')
+    .flatMap((value) => value.split(','))
+    .slice(0, MAX_SOURCES)
+    .map((source) => remoteCandidate(source.trim()))
+    .find((owned) => owned !== undefined && !routing.holds(owned.kind as 'channel' | 'bridge', owned.id));
+  if (remote === undefined) return undefined;
+  return routing.askOwner(request, remote).then((answer) => answer ?? routing.local(request));
 }
