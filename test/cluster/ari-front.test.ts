@@ -84,6 +84,28 @@ describe('the ARI through a cluster front whose calls live on other members', { 
     assert.equal((await server.ari('/channels/pv', { method: 'DELETE' })).status, 204);
   });
 
+  it('lists remote channels in the application, raises user events and stops playbacks through their owner, refuses an otherChannelId in use', async () => {
+    assert.equal((await server.ari(`/channels?channelId=ux&endpoint=Local/answer@default&app=${APP}&otherChannelId=ux-2&cluster_node=a`, { method: 'POST' })).status, 200);
+    await nextEvent(events, (event) => event.type === 'StasisStart' && event.channel?.id === 'ux');
+    const application = (await (await server.ari(`/applications/${APP}`)).json()) as Json;
+    assert.ok(application.channel_ids.includes('ux'), JSON.stringify(application));
+    const listed = ((await (await server.ari('/applications')).json()) as Json[]).filter((item) => item.name === APP);
+    assert.equal(listed.length, 1);
+    assert.ok(listed[0]!.channel_ids.includes('ux'));
+    const user = await server.ari(`/events/user/doorbell?application=${APP}&source=channel:ux`, { method: 'POST' });
+    assert.equal(user.status, 204, await user.clone().text());
+    await nextEvent(events, (event) => event.type === 'ChannelUserevent' && event.eventname === 'doorbell' && event.channel?.id === 'ux');
+    // otherChannelId alone, in use on A: A answers 409 (a new channel placed on C would not know).
+    const clash = await server.ari(`/channels?endpoint=Local/answer@default&app=${APP}&otherChannelId=ux-2`, { method: 'POST' });
+    assert.equal(clash.status, 409, await clash.clone().text());
+    assert.equal((await server.ari('/channels/ux/answer', { method: 'POST' })).status, 204);
+    assert.equal((await server.ari('/channels/ux/play/pb-alias?media=tone:440', { method: 'POST' })).status, 201);
+    await nextEvent(events, (event) => event.type === 'PlaybackStarted' && event.playback?.id === 'pb-alias');
+    assert.equal((await server.ari('/playback/pb-alias', { method: 'DELETE' })).status, 204, 'the /playback alias reaches the owner');
+    await nextEvent(events, (event) => event.type === 'PlaybackFinished' && event.playback?.id === 'pb-alias');
+    assert.equal((await server.ari('/channels/ux', { method: 'DELETE' })).status, 204);
+  });
+
   it("subscribes the application through B to a channel of A that is not in Stasis, and unsubscribes", async () => {
     // A channel running dialplan only (no app): placed with cluster_node on A.
     const made = await server.ari('/channels?channelId=watched&endpoint=Local/answer@default&extension=answer&context=default&cluster_node=a', { method: 'POST' });
