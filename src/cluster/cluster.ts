@@ -94,6 +94,9 @@ export class Cluster {
     const log = options.log.child({ cluster: settings.name, member: node });
     const prefix = `pb.${settings.name}`;
     const nc = await connect(connectionOptions(config, node));
+    // Generated channel ids carry the member's name (`<node>-<epoch>.<n>`, as Asterisk's with a
+    // systemname): each member counts its own, and a forwarded id must name one channel only.
+    core.channels.idPrefix = `${node}-`;
     log.info({ server: nc.getServer() }, 'cluster: connected to NATS');
     try {
       const kvm = new Kvm(nc);
