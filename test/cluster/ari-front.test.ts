@@ -65,6 +65,8 @@ describe('the ARI through a cluster front whose calls live on other members', { 
     // Unnamed ones too.
     const unnamed = (await (await server.ari(`/channels?endpoint=Local/answer@default&app=${APP}`, { method: 'POST' })).json()) as Json;
     assert.ok(['a', 'c'].includes(holder(unnamed.id) ?? ''));
+    // A generated id names its member, so A's and C's never coincide.
+    assert.match(unnamed.id, new RegExp(`^${holder(unnamed.id)}-\\d+\\.\\d+$`));
     for (const id of ['rr-1', 'rr-2', 'rr-3', 'rr-4', unnamed.id]) assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
   });
 
