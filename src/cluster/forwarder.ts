@@ -123,6 +123,11 @@ export class ClusterForwarder {
       }
     },
     local: (request) => this.local(request),
+    tellOthers: async (request) => {
+      const { nc, prefix, requestTimeoutMs, membership } = this.options;
+      const data = encodeRequest(request);
+      await Promise.all(membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).catch(() => undefined)));
+    },
   };
 
   private async gatherApplications(request: ClusterAriRequest, list: boolean): Promise<ClusterAriResponse> {
@@ -172,6 +177,11 @@ export class ClusterForwarder {
    */
   private place(request: ClusterAriRequest, chosenId: string | undefined): Promise<ClusterAriResponse> | undefined {
     const { membership, node, prefix, nc, requestTimeoutMs, placeOnSelf = true } = this.options;
+    // A channel made for an originator (`originator=`) is linked to it: made on its member.
+    const originator = request.query.get('originator');
+    if (originator !== null && originator !== '' && request.query.get(PLACEMENT_HINT) === null && !this.options.ownership.holds('channel', originator)) {
+      return this.placeWithOriginator(request, originator, chosenId);
+    }
     if (chosenId !== undefined) {
       if (placeOnSelf || chosenId === '' || this.options.ownership.holds('channel', chosenId)) return undefined;
       return this.placeChosenId(request, chosenId);
@@ -212,6 +222,19 @@ export class ClusterForwarder {
       if ((await this.whoOwns(request, 'channel', chosen)) !== undefined) return this.toOwner(request, { kind: 'channel', id: chosen });
     }
     return this.place(request, undefined) ?? this.local(request);
+  }
+
+  /** On the originator's member; an originator nobody holds is ignored, as a single server ignores it. */
+  private async placeWithOriginator(request: ClusterAriRequest, originator: string, chosenId: string | undefined): Promise<ClusterAriResponse> {
+    const owner = await this.whoOwns(request, 'channel', originator);
+    const query = new URLSearchParams(request.query);
+    if (owner === undefined) {
+      query.delete('originator');
+      return this.place({ ...request, query }, chosenId) ?? this.local(request);
+    }
+    if (owner === this.options.node) return this.local(request);
+    query.set(PLACEMENT_HINT, owner);
+    return this.place({ ...request, query }, chosenId) ?? this.local(request);
   }
 
   /** The member a new channel goes to without a hint; undefined when none may take it. */

@@ -17,6 +17,13 @@ export interface SubscriptionRouting {
   askOwner(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse | undefined>;
   /** Served by this member's own dispatch. */
   local(request: ClusterAriRequest): Promise<ClusterAriResponse>;
+  /** The request sent to every other live member (their answers are not needed). */
+  tellOthers(request: ClusterAriRequest): Promise<void>;
+}
+
+/** `channel:` / `bridge:` with no id: every object of the kind, on every member. */
+function isWholeKind(source: string): boolean {
+  return source === 'channel:' || source === 'bridge:';
 }
 
 /** The event sources of the request, as ARI takes them: repeated and/or comma-separated. */
@@ -74,7 +81,8 @@ export function routeSubscription(request: ClusterAriRequest, routing: Subscript
     const owned = remoteCandidate(source);
     return owned !== undefined && !routing.holds(owned.kind as 'channel' | 'bridge', owned.id);
   });
-  if (elsewhere.length === 0) return undefined;
+  const whole = sources.filter(isWholeKind);
+  if (elsewhere.length === 0 && whole.length === 0) return undefined;
   return (async () => {
     const here: string[] = sources.filter((source) => !elsewhere.includes(source));
     const remote: ClusterAriResponse[] = [];
@@ -91,13 +99,16 @@ export function routeSubscription(request: ClusterAriRequest, routing: Subscript
     const home = here.length > 0
       ? await routing.local(withSources(request, here))
       : await routing.local({ ...request, method: 'GET', query: new URLSearchParams(), body: undefined, path: request.path.replace(/\/subscription$/, '') });
+    // Every channel or bridge: the relays on the other members are (un)subscribed too, once the
+    // home accepted it (its rights checks and 400s are the answer).
+    if (whole.length > 0 && home.status === 200) await routing.tellOthers(withSources(request, whole));
     return mergeApplications(home, remote);
   })();
 }
 
 /**
- * `GET /applications`: each member's list, an application listed once (the first answer's, this
- * member's own first) with the channels and bridges every member holds for it added.
+ * `GET /applications`: this member's list (the applications connected here and the relays of those
+ * homed elsewhere, as before), each with the channels and bridges the other members hold for it added.
  */
 export function mergeApplicationLists(own: ClusterAriResponse, remote: ReadonlyArray<ClusterAriResponse | undefined>): ClusterAriResponse {
   if (own.status !== 200 || !Array.isArray(own.json)) return own;
@@ -110,7 +121,7 @@ export function mergeApplicationLists(own: ClusterAriResponse, remote: ReadonlyA
       const one: ClusterAriResponse = { status: 200, headers: {}, json: item };
       const known = byName.get(name);
       if (known) known.others.push(one);
-      else byName.set(name, { first: one, others: [] });
+      else if (answer === own) byName.set(name, { first: one, others: [] });
     }
   }
   return { ...own, json: [...byName.values()].map(({ first, others }) => mergeApplications(first, others).json) };

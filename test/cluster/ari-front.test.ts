@@ -108,6 +108,17 @@ describe('the ARI through a cluster front whose calls live on other members', { 
     assert.equal((await server.ari('/channels/ux', { method: 'DELETE' })).status, 204);
   });
 
+  it('subscribes to every channel on every member, and makes a channel on its originator\'s member', async () => {
+    assert.equal((await server.ari(`/applications/${APP}/subscription?eventSource=channel:`, { method: 'POST' })).status, 200);
+    assert.equal((await server.ari('/channels?channelId=all-c&endpoint=Local/answer@default&extension=answer&context=default&cluster_node=c', { method: 'POST' })).status, 200);
+    await nextEvent(events, (event) => event.type === 'ChannelCreated' && event.channel?.id === 'all-c');
+    assert.equal((await server.ari(`/applications/${APP}/subscription?eventSource=channel:`, { method: 'DELETE' })).status, 200);
+    const made = await server.ari(`/channels/create?endpoint=Local/answer@default&app=${APP}&channelId=linked&originator=all-c`, { method: 'POST' });
+    assert.equal(made.status, 200, await made.clone().text());
+    assert.equal(holder('linked'), 'c', 'made beside its originator');
+    for (const id of ['linked', 'all-c']) assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+  });
+
   it("subscribes the application through B to a channel of A that is not in Stasis, and unsubscribes", async () => {
     // A channel running dialplan only (no app): placed with cluster_node on A.
     const made = await server.ari('/channels?channelId=watched&endpoint=Local/answer@default&extension=answer&context=default&cluster_node=a', { method: 'POST' });
