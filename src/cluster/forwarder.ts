@@ -175,16 +175,16 @@ export class ClusterForwarder {
    * (this one on a tie: no hop). A client-chosen id is left to the member it is asked of, so that
    * an id cannot be made twice on two members.
    */
-  private place(request: ClusterAriRequest, chosenId: string | undefined): Promise<ClusterAriResponse> | undefined {
+  private place(request: ClusterAriRequest, chosenId: string | undefined, originatorPlaced = false): Promise<ClusterAriResponse> | undefined {
     const { membership, node, prefix, nc, requestTimeoutMs, placeOnSelf = true } = this.options;
     // A channel made for an originator (`originator=`) is linked to it: made on its member.
     const originator = request.query.get('originator');
-    if (originator !== null && originator !== '' && request.query.get(PLACEMENT_HINT) === null && !this.options.ownership.holds('channel', originator)) {
+    if (!originatorPlaced && originator !== null && originator !== '' && request.query.get(PLACEMENT_HINT) === null && !this.options.ownership.holds('channel', originator)) {
       return this.placeWithOriginator(request, originator, chosenId);
     }
     if (chosenId !== undefined) {
       if (placeOnSelf || chosenId === '' || this.options.ownership.holds('channel', chosenId)) return undefined;
-      return this.placeChosenId(request, chosenId);
+      return this.placeChosenId(request, chosenId, originatorPlaced);
     }
     const hint = request.query.get(PLACEMENT_HINT);
     let target: string | undefined;
@@ -214,27 +214,27 @@ export class ClusterForwarder {
    * is placed as any new channel. (Two creates of one free id at the same instant on two members
    * are not caught: the window is one NATS round trip.)
    */
-  private async placeChosenId(request: ClusterAriRequest, id: string): Promise<ClusterAriResponse> {
+  private async placeChosenId(request: ClusterAriRequest, id: string, originatorPlaced: boolean): Promise<ClusterAriResponse> {
     // The second id of a Local pair (otherChannelId) must be free too: in use, its member refuses it.
     const other = request.query.get('otherChannelId');
     for (const chosen of other === null || other === '' || other === id ? [id] : [id, other]) {
       if (this.options.ownership.holds('channel', chosen)) return this.local(request);
       if ((await this.whoOwns(request, 'channel', chosen)) !== undefined) return this.toOwner(request, { kind: 'channel', id: chosen });
     }
-    return this.place(request, undefined) ?? this.local(request);
+    return this.place(request, undefined, originatorPlaced) ?? this.local(request);
   }
 
-  /** On the originator's member; an originator nobody holds is ignored, as a single server ignores it. */
+  /**
+   * On the originator's member. An originator nobody holds is placed as any channel, and the member
+   * chosen answers for it as a single server does (originate: 400; create: ignored).
+   */
   private async placeWithOriginator(request: ClusterAriRequest, originator: string, chosenId: string | undefined): Promise<ClusterAriResponse> {
     const owner = await this.whoOwns(request, 'channel', originator);
-    const query = new URLSearchParams(request.query);
-    if (owner === undefined) {
-      query.delete('originator');
-      return this.place({ ...request, query }, chosenId) ?? this.local(request);
-    }
+    if (owner === undefined) return this.place(request, chosenId, true) ?? this.local(request);
     if (owner === this.options.node) return this.local(request);
+    const query = new URLSearchParams(request.query);
     query.set(PLACEMENT_HINT, owner);
-    return this.place({ ...request, query }, chosenId) ?? this.local(request);
+    return this.place({ ...request, query }, chosenId, true) ?? this.local(request);
   }
 
   /** The member a new channel goes to without a hint; undefined when none may take it. */

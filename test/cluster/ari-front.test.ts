@@ -116,6 +116,8 @@ describe('the ARI through a cluster front whose calls live on other members', { 
     const made = await server.ari(`/channels/create?endpoint=Local/answer@default&app=${APP}&channelId=linked&originator=all-c`, { method: 'POST' });
     assert.equal(made.status, 200, await made.clone().text());
     assert.equal(holder('linked'), 'c', 'made beside its originator');
+    // An originator nobody holds: originate refuses it (400) wherever it is placed, as a single server.
+    assert.equal((await server.ari(`/channels?endpoint=Local/answer@default&app=${APP}&originator=ghost`, { method: 'POST' })).status, 400);
     for (const id of ['linked', 'all-c']) assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
   });
 
