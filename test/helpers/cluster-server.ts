@@ -50,7 +50,7 @@ export interface ClusterMembers {
  * `sharedDirs.recordings` when given (B's recordings directory) instead of their own, and
  * play from B's sound directories.
  */
-export async function startClusterMembers(start: (overrides: DeepPartialYaml, member: 'a' | 'b' | 'c') => Promise<RunningServer>, dataDirB: string, sharedDirs: { readonly sounds: readonly string[]; readonly recordings: string | undefined }): Promise<ClusterMembers> {
+export async function startClusterMembers(start: (overrides: DeepPartialYaml, member: 'a' | 'b' | 'c') => Promise<RunningServer>, dataDirB: string, sharedDirs: { readonly sounds: readonly string[]; readonly moh: string; readonly recordings: string | undefined }): Promise<ClusterMembers> {
   const server = await sharedNats();
   clusters++;
   const name = `t${process.pid}x${clusters}`;
@@ -63,8 +63,8 @@ export async function startClusterMembers(start: (overrides: DeepPartialYaml, me
     ...(front ? { place_on_self: false, placement: 'round_robin' } : {}),
   });
   // Shared storage, as a deployment may mount: the tests read recordings in B's directory and put
-  // sounds into B's sound directories, which every member plays from.
-  const recordings = { sounds: [...sharedDirs.sounds], ...(sharedDirs.recordings === undefined ? {} : { recordings: sharedDirs.recordings }) };
+  // sounds and music-on-hold classes into B's directories, which every member plays from.
+  const recordings = { sounds: [...sharedDirs.sounds], moh: sharedDirs.moh, ...(sharedDirs.recordings === undefined ? {} : { recordings: sharedDirs.recordings }) };
   const dirA = mkdtempSync(join(tmpdir(), 'patchbay-test-a-'));
   const dirC = mkdtempSync(join(tmpdir(), 'patchbay-test-c-'));
   const started: RunningServer[] = [];

@@ -89,7 +89,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
       const memberReload = reloadOverrides ? () => loadConfig({ path: null, env: {}, overrides: merge(merge(base, reloadOverrides()), member) }) : undefined;
       // A technology object serves one core: B's only.
       return startServer(memberConfig, { logDestination: destination, technologies: name === 'b' ? options.technologies : undefined, readConfig: memberReload });
-    }, dataDir, { sounds: config.dirs.sounds, recordings: options.clusterSharedRecordings === false ? undefined : config.dirs.recordings });
+    }, dataDir, { sounds: config.dirs.sounds, moh: config.dirs.moh, recordings: options.clusterSharedRecordings === false ? undefined : config.dirs.recordings });
     server = clusterMembers.b;
   } else {
     server = await startServer(config, { logDestination: destination, technologies: options.technologies, readConfig: reloadOverrides ? () => configWith(reloadOverrides()) : undefined });
