@@ -23,6 +23,10 @@ const SCAN_MS = 250;
 const STREAM_MAX_AGE_NS = 10 * 60 * 1e9;
 /** Wait before trying again to consume an application's events after a failure. */
 const RETRY_MS = 5000;
+/** How long a home made for a connection being accepted waits for the connection to hold the application. */
+const PREPARED_GRACE_MS = 5000;
+/** Applications a forwarded request may name that are looked up in the apps bucket. */
+const MAX_APPS_LOOKED_UP = 16;
 /** Remote channels remembered per application, so a flood cannot grow the table without end. */
 const MAX_TRACKED = 100_000;
 
@@ -79,6 +83,8 @@ interface Home {
   readonly channels: Map<string, TrackedChannel>;
   /** The stream sequence of the last relayed event handed to the application. */
   consumed: number;
+  /** Made for a connection being accepted: kept until then (performance.now()) without one. */
+  readonly preparedUntil?: number;
 }
 
 /** What a member that takes an application over learnt from the journal of the one before. */
@@ -158,6 +164,28 @@ export class AppEvents {
       if (local !== undefined && local.sink !== this.relay) continue;
       if (this.homes.has(application)) continue;
       await this.takeOver(application);
+      // Home before the connection is accepted: the consumer exists and the apps bucket names this
+      // member, so an originate the client makes right after its connection opens, placed on
+      // another member, finds the application there (relaysFor) and its events are consumed.
+      await this.becomeHome(application, performance.now() + PREPARED_GRACE_MS);
+    }
+  }
+
+  /**
+   * Before a request from another member that names applications (originate, create, snoop,
+   * external media with `app=`) runs here: a relay for each application homed elsewhere that the
+   * apps bucket's watch has not brought yet, read from the bucket now.
+   */
+  async relaysFor(applications: readonly string[]): Promise<void> {
+    const registered = this.options.core.applications;
+    for (const application of applications.slice(0, MAX_APPS_LOOKED_UP)) {
+      if (application === '' || application.length > 256 || registered.get(application) !== undefined) continue;
+      try {
+        const entry = await this.options.apps.get(subjectToken(application));
+        if (entry?.operation === 'PUT') this.announced(entry.key, entry.string());
+      } catch (err) {
+        this.options.log.warn({ err, application }, 'cluster: apps bucket not read for a forwarded request');
+      }
     }
   }
 
@@ -315,34 +343,44 @@ export class AppEvents {
     for (const app of applications.list()) {
       if (app.sink === undefined || app.sink === this.relay || this.homes.has(app.name)) continue;
       if ((this.retryAt.get(app.name) ?? 0) > now) continue;
-      this.becomeHome(app.name);
+      void this.becomeHome(app.name);
     }
     for (const [name, home] of this.homes) {
       const app = applications.get(name);
       // Still home while a connection holds it or its calls wait for one (held, not relayed).
       if (app !== undefined && app.sink !== this.relay) continue;
+      if (app === undefined && (home.preparedUntil ?? 0) > now) continue;
       home.messages?.stop();
       this.homes.delete(name);
       this.options.apps.delete(subjectToken(name)).catch(() => undefined);
     }
   }
 
-  private becomeHome(application: string): void {
+  /** Resolves once the apps bucket names this member (or making the home failed: logged). */
+  private becomeHome(application: string, preparedUntil?: number): Promise<void> {
     const { js, apps, stream, node, log } = this.options;
     const takenOver = this.takenOver.get(application);
     this.takenOver.delete(application);
     const channels = takenOver?.channels ?? new Map<string, TrackedChannel>();
     // Placeholder until the consumer is made: scan() must not start a second one.
-    const pending: Home = { messages: undefined, channels, consumed: takenOver?.consumed ?? 0 };
+    const pending: Home = { messages: undefined, channels, consumed: takenOver?.consumed ?? 0, ...(preparedUntil !== undefined ? { preparedUntil } : {}) };
     this.homes.set(application, pending);
+    let announced: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      announced = resolve;
+    });
     void (async () => {
       const start = takenOver ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: takenOver.consumed + 1 } : { deliver_policy: DeliverPolicy.New };
       const consumer = await js.consumers.get(stream, { filter_subjects: this.subject(application), ...start });
       const messages = await consumer.consume();
-      if (this.homes.get(application) !== pending) return messages.stop();
-      const home: Home = { messages, channels, consumed: pending.consumed };
+      if (this.homes.get(application) !== pending) {
+        announced();
+        return messages.stop();
+      }
+      const home: Home = { messages, channels, consumed: pending.consumed, ...(preparedUntil !== undefined ? { preparedUntil } : {}) };
       this.homes.set(application, home);
       await apps.put(subjectToken(application), JSON.stringify({ node, app: application }));
+      announced();
       log.info({ application, takenOver: takenOver !== undefined }, 'cluster: this member is the application\'s home');
       // The channels of members that died before this one took over end now.
       if (takenOver) this.endChannelsOfDead(application, channels);
@@ -354,7 +392,9 @@ export class AppEvents {
       log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream; trying again in 5 s');
       this.retryAt.set(application, performance.now() + RETRY_MS);
       if (this.homes.get(application) === pending) this.homes.delete(application);
+      announced();
     });
+    return ready;
   }
 
   private received(application: string, channels: Map<string, TrackedChannel>, data: Uint8Array): void {

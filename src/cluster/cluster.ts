@@ -16,6 +16,7 @@ import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
+import { applicationsNamed } from './request-apps.ts';
 
 export interface ClusterOptions {
   readonly config: PatchbayConfig;
@@ -93,6 +94,9 @@ export class Cluster {
     const log = options.log.child({ cluster: settings.name, member: node });
     const prefix = `pb.${settings.name}`;
     const nc = await connect(connectionOptions(config, node));
+    // Generated channel ids carry the member's name (`<node>-<epoch>.<n>`, as Asterisk's with a
+    // systemname): each member counts its own, and a forwarded id must name one channel only.
+    core.channels.idPrefix = `${node}-`;
     log.info({ server: nc.getServer() }, 'cluster: connected to NATS');
     try {
       const kvm = new Kvm(nc);
@@ -116,8 +120,17 @@ export class Cluster {
         log,
         onDown: (member) => cluster?.memberDown(member),
       });
-      const ownership = new Ownership({ nc, prefix, node, core, ari, log });
-      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log });
+      // A forwarded request naming applications (originate with app=…) finds their relays here
+      // even when the apps bucket's watch has not brought them yet.
+      const servingAri: LocalAri = {
+        userNamed: (name) => ari.userNamed(name),
+        dispatch: async (request) => {
+          await events.relaysFor(applicationsNamed(request));
+          return ari.dispatch(request);
+        },
+      };
+      const ownership = new Ownership({ nc, prefix, node, core, ari: servingAri, log });
+      const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log, placement: settings.placement, placeOnSelf: settings.placeOnSelf });
       forwarder.local = async (request) => ari.dispatch({ ...request, forwarded: true });
       const events = new AppEvents({
         nc,

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
 import { combinerFor } from './merged-views.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
+import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
+import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
 /** The routed operation, as ari/router.ts's RouteTarget gives it. */
@@ -36,6 +38,10 @@ export interface ForwarderOptions {
   readonly node: string;
   readonly requestTimeoutMs: number;
   readonly log: Logger;
+  /** `cluster.placement`: fewest channels first (default), or each live member in turn. */
+  readonly placement?: 'least_loaded' | 'round_robin';
+  /** `cluster.place_on_self`: false keeps this member's placed channels on the others (an ARI front). */
+  readonly placeOnSelf?: boolean;
 }
 
 export class ClusterForwarder {
@@ -44,6 +50,8 @@ export class ClusterForwarder {
   /** Requests sent to another member, and listings gathered (metrics, bench). */
   forwarded = 0;
   gathered = 0;
+  /** The next turn of round-robin placement. */
+  private turn = 0;
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -55,7 +63,14 @@ export class ClusterForwarder {
     if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));
     const merge = LISTINGS[operation];
     if (merge) return this.options.membership.others().length === 0 ? undefined : this.gather(request, merge);
-    if (PLACED.has(operation)) return this.place(request);
+    // A client-chosen id is the channelId, or else the otherChannelId of a Local pair.
+    if (PLACED.has(operation)) return this.place(request, request.query.get('channelId') ?? request.query.get('otherChannelId') ?? undefined);
+    if (operation === 'channels.originateWithId' && this.options.placeOnSelf === false && pathParams.channelId !== undefined) return this.place(request, pathParams.channelId);
+    if (STORED_RECORDING_OPERATIONS.has(operation)) return this.options.membership.others().length === 0 ? undefined : routeStoredRecording(request, this.storedRecordingRouting);
+    // An application's channels and bridges are subscribed where they live (its relays): shown together.
+    if ((operation === 'applications.get' || operation === 'applications.list') && this.options.membership.others().length > 0) return this.gatherApplications(request, operation === 'applications.list');
+    if (operation === 'events.userEvent') return routeUserEvent(request, this.subscriptionRouting);
+    if (operation === 'applications.subscribe' || operation === 'applications.unsubscribe') return routeSubscription(request, this.subscriptionRouting);
     if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
     // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
@@ -94,6 +109,50 @@ export class ClusterForwarder {
     return this.toOwner(request, { kind: 'channel', id: channelId });
   }
 
+  /** How a subscription to another member's channel or bridge reaches its owner (subscriptions.ts). */
+  private readonly subscriptionRouting: SubscriptionRouting = {
+    holds: (kind, id) => this.options.ownership.holds(kind, id),
+    askOwner: async (request, owned) => {
+      const { nc, prefix, requestTimeoutMs } = this.options;
+      this.forwarded++;
+      try {
+        return decodeResponse((await nc.request(ownerSubject(prefix, owned.kind, owned.id), encodeRequest(request), { timeout: requestTimeoutMs })).data);
+      } catch (err) {
+        if ((err instanceof errors.RequestError && err.isNoResponders()) || err instanceof errors.NoRespondersError) return undefined;
+        return this.failed(err, request);
+      }
+    },
+    local: (request) => this.local(request),
+    tellOthers: async (request) => {
+      const { nc, prefix, requestTimeoutMs, membership } = this.options;
+      const data = encodeRequest(request);
+      await Promise.all(membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).catch(() => undefined)));
+    },
+  };
+
+  private async gatherApplications(request: ClusterAriRequest, list: boolean): Promise<ClusterAriResponse> {
+    const { nc, prefix, requestTimeoutMs, membership } = this.options;
+    this.gathered++;
+    const data = encodeRequest(request);
+    const [own, ...remote] = await Promise.all([
+      this.local(request),
+      ...membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then((reply) => decodeResponse(reply.data), () => undefined)),
+    ]);
+    if (list) return mergeApplicationLists(own, remote);
+    return mergeApplications(own, remote.filter((answer): answer is ClusterAriResponse => answer !== undefined && answer.status === 200));
+  }
+
+  /** How a stored recording of another member is found (stored-recordings.ts). */
+  private readonly storedRecordingRouting: StoredRecordingRouting = {
+    local: (request) => this.local(request),
+    askOthers: (request) => {
+      const { nc, prefix, requestTimeoutMs, membership } = this.options;
+      this.forwarded++;
+      const data = encodeRequest(request);
+      return Promise.all(membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then((reply) => decodeResponse(reply.data), () => undefined)));
+    },
+  };
+
   /** Asks every other member at once whether it holds the resource; the holder's answer wins. */
   private async askEveryone(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
     const { nc, prefix, requestTimeoutMs, membership } = this.options;
@@ -116,9 +175,17 @@ export class ClusterForwarder {
    * (this one on a tie: no hop). A client-chosen id is left to the member it is asked of, so that
    * an id cannot be made twice on two members.
    */
-  private place(request: ClusterAriRequest): Promise<ClusterAriResponse> | undefined {
-    const { membership, node, prefix, nc, requestTimeoutMs } = this.options;
-    if (request.query.has('channelId')) return undefined;
+  private place(request: ClusterAriRequest, chosenId: string | undefined, originatorPlaced = false): Promise<ClusterAriResponse> | undefined {
+    const { membership, node, prefix, nc, requestTimeoutMs, placeOnSelf = true } = this.options;
+    // A channel made for an originator (`originator=`) is linked to it: made on its member.
+    const originator = request.query.get('originator');
+    if (!originatorPlaced && originator !== null && originator !== '' && request.query.get(PLACEMENT_HINT) === null && !this.options.ownership.holds('channel', originator)) {
+      return this.placeWithOriginator(request, originator, chosenId);
+    }
+    if (chosenId !== undefined) {
+      if (placeOnSelf || chosenId === '' || this.options.ownership.holds('channel', chosenId)) return undefined;
+      return this.placeChosenId(request, chosenId, originatorPlaced);
+    }
     const hint = request.query.get(PLACEMENT_HINT);
     let target: string | undefined;
     if (hint !== null) {
@@ -129,17 +196,63 @@ export class ClusterForwarder {
       if (named.draining) return Promise.resolve({ status: 503, headers: {}, json: { message: `Refusing new channels: cluster member ${hint} is shutting down gracefully` } });
       target = hint;
     } else {
-      let best = membership.list().filter((member) => !member.draining).sort((a, b) => a.load.channels - b.load.channels)[0];
-      const self = membership.list().find((member) => member.node === node);
-      if (best && self && best.load.channels === self.load.channels) best = self;
-      if (!best || best.node === node) return undefined;
-      target = best.node;
+      const chosen = this.placementTarget();
+      if (chosen === undefined) return Promise.resolve({ status: 503, headers: {}, json: { message: 'No other live cluster member takes new channels (cluster.place_on_self is false)' } });
+      if (chosen === node) return undefined;
+      target = chosen;
     }
     this.forwarded++;
     return nc.request(nodeSubject(prefix, target), encodeRequest(request), { timeout: requestTimeoutMs }).then(
       (reply) => decodeResponse(reply.data),
       (err: unknown) => this.failed(err, request),
     );
+  }
+
+  /**
+   * A front (`place_on_self: false`) places a channel with a client-chosen id too: an id some member
+   * holds goes to that member, which answers as a single server does for an id in use; a free one
+   * is placed as any new channel. (Two creates of one free id at the same instant on two members
+   * are not caught: the window is one NATS round trip.)
+   */
+  private async placeChosenId(request: ClusterAriRequest, id: string, originatorPlaced: boolean): Promise<ClusterAriResponse> {
+    // The second id of a Local pair (otherChannelId) must be free too: in use, its member refuses it.
+    const other = request.query.get('otherChannelId');
+    for (const chosen of other === null || other === '' || other === id ? [id] : [id, other]) {
+      if (this.options.ownership.holds('channel', chosen)) return this.local(request);
+      if ((await this.whoOwns(request, 'channel', chosen)) !== undefined) return this.toOwner(request, { kind: 'channel', id: chosen });
+    }
+    return this.place(request, undefined, originatorPlaced) ?? this.local(request);
+  }
+
+  /**
+   * On the originator's member. An originator nobody holds is placed as any channel, and the member
+   * chosen answers for it as a single server does (originate: 400; create: ignored).
+   */
+  private async placeWithOriginator(request: ClusterAriRequest, originator: string, chosenId: string | undefined): Promise<ClusterAriResponse> {
+    const owner = await this.whoOwns(request, 'channel', originator);
+    if (owner === undefined) return this.place(request, chosenId, true) ?? this.local(request);
+    if (owner === this.options.node) return this.local(request);
+    const query = new URLSearchParams(request.query);
+    query.set(PLACEMENT_HINT, owner);
+    return this.place({ ...request, query }, chosenId, true) ?? this.local(request);
+  }
+
+  /** The member a new channel goes to without a hint; undefined when none may take it. */
+  private placementTarget(): string | undefined {
+    const { membership, node, placement = 'least_loaded', placeOnSelf = true } = this.options;
+    const candidates = membership.list().filter((member) => !member.draining && (placeOnSelf || member.node !== node));
+    if (candidates.length === 0) return placeOnSelf ? node : undefined;
+    if (placement === 'round_robin') {
+      // By node name, so the turn does not depend on the order heartbeats arrived in.
+      candidates.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+      const member = candidates[this.turn % candidates.length]!;
+      this.turn = (this.turn + 1) % 1_000_000;
+      return member.node;
+    }
+    let best = candidates.sort((a, b) => a.load.channels - b.load.channels)[0]!;
+    const self = candidates.find((member) => member.node === node);
+    if (self && best.load.channels === self.load.channels) best = self;
+    return best.node;
   }
 
   /**
@@ -228,6 +341,10 @@ export class ClusterForwarder {
     // Nobody holds it: served here, as a single server would (404, or a create with that id).
     if (err instanceof errors.RequestError && err.isNoResponders()) return this.local(request);
     if (err instanceof errors.NoRespondersError) return this.local(request);
+    // Larger than a NATS message may be (the server's max_payload): it cannot reach the owner.
+    if (err instanceof errors.InvalidArgumentError && /max_payload/.test(err.message)) {
+      return { status: 400, headers: {}, json: { message: 'Request too large to be forwarded to the cluster member holding its resource (NATS max_payload)' } };
+    }
     if (err instanceof errors.TimeoutError || (err instanceof errors.RequestError && err.cause instanceof errors.TimeoutError)) {
       return { status: 504, headers: {}, json: { message: 'The cluster member owning the resource did not answer in time' } };
     }
@@ -241,7 +358,8 @@ export function resourceOf(path: string, pathParams: Readonly<Record<string, str
   const pick = (kind: ResourceKind, id: string | undefined): OwnedResource | undefined => (id === undefined ? undefined : { kind, id });
   if (path.startsWith('/channels/')) return pick('channel', pathParams.channelId);
   if (path.startsWith('/bridges/')) return pick('bridge', pathParams.bridgeId);
-  if (path.startsWith('/playbacks/')) return pick('playback', pathParams.playbackId);
+  // `/playback/{id}` is Asterisk's singular alias of `/playbacks/{id}`.
+  if (path.startsWith('/playbacks/') || path.startsWith('/playback/')) return pick('playback', pathParams.playbackId);
   if (path.startsWith('/recordings/live/')) return pick('recording', pathParams.recordingName);
   return undefined;
 }

@@ -1,6 +1,6 @@
 // The `cluster` settings (docs/cluster.md): a node joins a Patchbay cluster on NATS JetStream when
 // `nats_url` is set; without it nothing of the cluster is loaded.
-import { filePath, integer, section, string } from './schema.ts';
+import { boolean, filePath, integer, oneOf, section, string } from './schema.ts';
 import { noControl } from './value-checks.ts';
 
 /** A NATS subject token: no dots, wildcards or white space, so it can name a node or a cluster. */
@@ -29,6 +29,8 @@ export const CLUSTER_SETTINGS = section({
   tls_ca_file: filePath({ default: null, docDefault: 'the system CAs', doc: 'PEM file of the CAs that sign the NATS server certificate' }),
   tls_cert_file: filePath({ default: null, docDefault: 'none', doc: 'PEM client certificate for NATS (with `tls_key_file`)' }),
   tls_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `tls_cert_file`' }),
+  placement: oneOf({ values: ['least_loaded', 'round_robin'] as const, default: 'least_loaded', doc: 'Where a channel this member is asked to make (originate/create without an id or `cluster_node`) goes: the live member with fewest channels by its last heartbeat (this one on a tie), or each live member in turn' }),
+  place_on_self: boolean({ default: true, doc: 'Whether channels this member places may land on itself; `false` makes it an ARI front whose new channels live on the other members (placement answers 503 when no other member is live)' }),
   request_timeout_ms: integer({ default: 5000, min: 100, max: 60_000, doc: 'How long a request forwarded to the member that owns its resource may take before it answers 504' }),
   drain_timeout_seconds: integer({ default: 0, min: 0, max: 86_400, docDefault: '0 (wait for the last call)', doc: 'A graceful stop (`patchbay stop --gracefully`, SIGUSR1) of this member stops it after this long even while calls are up (they are ended, as by `patchbay stop`); 0: it waits for the last call' }),
 });

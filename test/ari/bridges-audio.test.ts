@@ -239,7 +239,7 @@ describe('member options', () => {
     await log.waitFor('entered', isEvent('ChannelEnteredBridge', d.one.id), mark);
     await new Promise((resolve) => setTimeout(resolve, 150));
     assert.equal(log.since(mark).filter((event) => event.type === 'ChannelConnectedLine').length, 0, 'no connected-line updates');
-    assert.notDeepEqual(server.core.channels.get(c.one.id)?.connected, { name: 'Dave', number: '400' });
+    assert.notDeepEqual(server.channel(c.one.id)?.connected, { name: 'Dave', number: '400' });
     await finish(server, [c, d], ['nocolp']);
   });
 });

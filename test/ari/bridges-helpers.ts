@@ -95,8 +95,8 @@ export async function localCall(server: TestServer, log: EventLog, app: string, 
   if (options.callerId) query.set('callerId', options.callerId);
   await expectStatus(server, `/channels/${id}?${query}`, 200);
   await log.waitFor(`StasisStart ${id}`, isEvent('StasisStart', id));
-  const one = server.core.channels.get(id);
-  const two = server.core.channels.get(`${id}-2`);
+  const one = server.channel(id);
+  const two = server.channel(`${id}-2`);
   assert.ok(one && two, 'both halves exist');
   return { one, two };
 }
@@ -111,10 +111,10 @@ export async function finish(server: TestServer, calls: readonly LocalCall[], br
   }
   // Generous: hang-ups finish on the media clock, which a loaded machine slows.
   const deadline = Date.now() + 10_000;
-  while ((server.core.channels.size > 0 || server.core.bridges.size > 0) && Date.now() < deadline) {
+  while ((server.allChannels().length > 0 || server.core.bridges.size > 0) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  assert.equal(server.core.channels.size, 0, `channels left: ${server.core.channels.list().map((channel) => channel.name).join(', ')}`);
+  assert.equal(server.allChannels().length, 0, `channels left: ${server.allChannels().map((channel) => channel.name).join(', ')}`);
   assert.equal(server.core.bridges.size, 0, 'no bridges left');
 }
 

@@ -212,7 +212,7 @@ describe('snoop', () => {
     assert.equal(snoop.state, 'Up');
     const start = await log.waitFor('snoop StasisStart', isEvent('StasisStart', snoop.id), mark);
     assert.deepEqual(start.args, ['one', 'two']);
-    const channel = server.core.channels.get(snoop.id);
+    const channel = server.channel(snoop.id);
     assert.ok(channel);
     assert.equal(channel.technology, 'Snoop');
 
@@ -249,8 +249,8 @@ describe('snoop', () => {
     const both = await expectStatus(server, `/channels/${a.one.id}/snoop?spy=both&app=${APP}&snoopId=spy-both`, 200);
     assert.equal(both.id, 'spy-both');
     await expectStatus(server, `/channels/${a.one.id}/snoop/spy-both?spy=both&app=${APP}`, 409);
-    const atOut = capture(server, server.core.channels.get('spy-out')!);
-    const atBoth = capture(server, server.core.channels.get('spy-both')!);
+    const atOut = capture(server, server.channel('spy-out')!);
+    const atBoth = capture(server, server.channel('spy-both')!);
     // 600 Hz written to the target (towards its far end), 1400 Hz received by it.
     const toward = toneWriter(server, (frame) => a.one.write(frame), 600, 5000);
     const from = toneWriter(server, (frame) => a.two.write(frame), 1400, 4000);
@@ -275,7 +275,7 @@ describe('snoop', () => {
     const a = await localCall(server, log, APP, 'wh-a');
     const b = await localCall(server, log, APP, 'wh-b');
     const snoop = await expectStatus(server, `/channels/${a.one.id}/snoop?whisper=out&app=${APP}`, 200);
-    const snoopChannel = server.core.channels.get(snoop.id)!;
+    const snoopChannel = server.channel(snoop.id)!;
     const atFarEnd = capture(server, a.two);
 
     // Alone: the target sends nothing, the whisper goes on its own, one frame per tick.
@@ -307,7 +307,7 @@ describe('snoop', () => {
     const b = await localCall(server, log, APP, 'whin-b');
     await expectStatus(server, `/bridges/whisperin/addChannel?channel=${a.one.id},${b.one.id}`, 204);
     const snoop = await expectStatus(server, `/channels/${a.one.id}/snoop?whisper=in&spy=in&app=${APP}`, 200);
-    const snoopChannel = server.core.channels.get(snoop.id)!;
+    const snoopChannel = server.channel(snoop.id)!;
     const atB = capture(server, b.two);
     const spied = capture(server, snoopChannel);
     const whisper = toneWriter(server, (frame) => snoopChannel.write(frame), 800, 6000);

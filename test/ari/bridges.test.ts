@@ -114,13 +114,13 @@ describe('membership', () => {
     assert.equal(entered.channel.name, b.one.name);
     assert.equal(entered.application, APP);
     assert.ok(log.since(mark).indexOf(first) < log.since(mark).indexOf(entered));
-    assert.equal(server.core.channels.get(a.one.id)?.bridgeId, 'members');
+    assert.equal(server.channel(a.one.id)?.bridgeId, 'members');
 
     mark = log.mark();
     await expectStatus(server, `/bridges/members/removeChannel?channel=${a.one.id}`, 204);
     const left = await log.waitFor('A left', isEvent('ChannelLeftBridge', a.one.id), mark);
     assert.deepEqual(left.bridge.channels, [b.one.id]);
-    assert.equal(server.core.channels.get(a.one.id)?.bridgeId, undefined);
+    assert.equal(server.channel(a.one.id)?.bridgeId, undefined);
 
     // A member that hangs up leaves the bridge first, then its application.
     mark = log.mark();

@@ -178,7 +178,7 @@ describe('variable bounds', () => {
   });
 
   test('bodies: too many variables, a name or a value too long', async () => {
-    const before = server.core.channels.size;
+    const before = server.allChannels().length;
     const many = Object.fromEntries(Array.from({ length: MAX_VARIABLES_PER_REQUEST + 1 }, (_, i) => [`V${i}`, 'x']));
     for (const body of [{ variables: many }, { variables: { [longName]: 'x' } }, { variables: { OK: { value: longValue } } }]) {
       for (const path of [`/channels/create?endpoint=Local/nowhere@vars&app=${APP}`, `/channels?endpoint=Local/nowhere@vars&app=${APP}`]) {
@@ -187,7 +187,7 @@ describe('variable bounds', () => {
         assert.match(result.body!.message, /variables|name|value/);
       }
     }
-    assert.equal(server.core.channels.size, before, 'nothing was created');
+    assert.equal(server.allChannels().length, before, 'nothing was created');
     const exactly = Object.fromEntries(Array.from({ length: MAX_VARIABLES_PER_REQUEST }, (_, i) => [`V${i}`, 'x']));
     const channel = await created({ variables: exactly });
     const setMany = await call('POST', `/channels/${channel.id}/variables`, { variables: many });
@@ -204,7 +204,7 @@ describe('variable bounds', () => {
 describe('how many variables a channel and the server hold', () => {
   test('ARI: a channel takes variables up to 4096; a new one beyond is 400, an existing one is still updated and unset, a body is all or nothing', async () => {
     const channel = await created();
-    const held = server.core.channels.get(channel.id)!;
+    const held = server.channel(channel.id)!;
     const batch = (from: number, count: number, value = 'x') => Object.fromEntries(Array.from({ length: count }, (_, i) => [`F${from + i}`, value]));
     // Fill with bodies of 512, then one at a time up to the bound (the channel may hold a few of its own).
     let made = 0;

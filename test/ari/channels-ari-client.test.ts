@@ -212,7 +212,7 @@ describe('channels through ari-client', () => {
   });
 
   test('nothing leaks: no channel left, no application subscribed to a dead channel', async () => {
-    assert.equal(server.core.channels.size, 0);
+    assert.equal(server.allChannels().length, 0);
     for (const app of server.core.applications.list()) assert.deepEqual(app.snapshot().channel_ids, [], app.name);
     const apps = await client.applications.list();
     for (const app of apps) assert.deepEqual(app.channel_ids, [], app.name);

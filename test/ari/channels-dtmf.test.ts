@@ -49,7 +49,7 @@ async function next(socket: EventSocket, type: string, id: string, timeoutMs = 3
 async function pair(exten: string, id: string): Promise<{ one: Channel; two: Channel }> {
   await post(`/channels/${id}?endpoint=Local/${exten}@default&app=${APP}&otherChannelId=${id}-2`);
   await next(events, 'StasisStart', id);
-  return { one: server.core.channels.get(id)!, two: server.core.channels.get(`${id}-2`)! };
+  return { one: server.channel(id)!, two: server.channel(`${id}-2`)! };
 }
 
 async function hangup(id: string): Promise<void> {
@@ -125,7 +125,7 @@ describe('audio across a Local pair', () => {
     one.addFrameListener((frame) => heardOnOne.push(Int16Array.from(frame.samples)));
 
     const written = [frameOf(1), frameOf(2), frameOf(3)];
-    for (const frame of written) server.core.channels.get(one.id)!.write(frame);
+    for (const frame of written) server.channel(one.id)!.write(frame);
     assert.deepEqual(heardOnTwo, written.map((frame) => frame.samples));
     two.write(frameOf(4));
     assert.deepEqual(heardOnOne, [frameOf(4).samples]);
@@ -169,7 +169,7 @@ describe('audio across a Local pair', () => {
 describe('leaks', () => {
   test('no channel is left and no application keeps a subscription to a dead channel', async () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(server.core.channels.size, 0);
+    assert.equal(server.allChannels().length, 0);
     for (const app of server.core.applications.list()) assert.deepEqual(app.snapshot().channel_ids, [], app.name);
     assert.equal(server.logLines.filter((line) => line.includes('does not match')).length, 0);
     const invalid = [...events.messages, ...testApp.messages].filter((message) => message.error !== undefined);

@@ -266,10 +266,10 @@ describe('400', () => {
       [`/channels/create?endpoint=Local&app=${APP}`, 'Invalid endpoint specified'],
       ['/channels/create?endpoint=Local/answer@default', /app/],
     ];
-    const before = server.core.channels.size;
+    const before = server.allChannels().length;
     for (const [path, message, body] of cases) await expectError('POST', path, 400, message, body);
     // A rejected request leaves nothing behind.
-    assert.equal(server.core.channels.size, before);
+    assert.equal(server.allChannels().length, before);
     // Known formats are accepted, any case, spaces trimmed.
     const withFormats = (await ok('POST', `/channels?endpoint=Local/answer@default&app=${APP}&formats=${encodeURIComponent('ulaw, ALAW,slin16,g722,opus')}`))!;
     await eventFor('StasisStart', withFormats.id);
@@ -278,9 +278,9 @@ describe('400', () => {
   });
 
   test('a function that cannot be written in the body variables: 400 and the channel is gone', async () => {
-    const before = server.core.channels.size;
+    const before = server.allChannels().length;
     await expectError('POST', `/channels?endpoint=Local/answer@default&app=${APP}`, 400, /CHANNEL\(name\) cannot be written/, { variables: { 'CHANNEL(name)': 'x' } });
-    assert.equal(server.core.channels.size, before);
+    assert.equal(server.allChannels().length, before);
   });
 
   test('dtmf, variables and mute: empty dtmf, unknown functions, bad bodies, bad direction', async () => {
@@ -313,20 +313,20 @@ describe('origination details', () => {
     const destroyed = await eventFor('ChannelDestroyed', channel.id);
     assert.equal(destroyed.cause, 19);
     assert.ok(Date.now() - started >= 800, 'about a second');
-    assert.equal(server.core.channels.get(channel.id), undefined);
+    assert.equal(server.channel(channel.id), undefined);
   });
 
   test('create into an application that is not registered: 200, then the channel is hung up', async () => {
     const created = (await ok('POST', '/channels/create?endpoint=Local/answer@default&app=nobody&channelId=orphan'))!;
     assert.equal(created.id, 'orphan');
-    assert.equal(server.core.channels.get('orphan'), undefined);
+    assert.equal(server.channel('orphan'), undefined);
   });
 
   test('originate into an application that is not registered: the channel is hung up once answered', async () => {
     const channel = (await ok('POST', '/channels?endpoint=Local/answer@default&app=ghost-app'))!;
     const deadline = Date.now() + 3000;
-    while (server.core.channels.get(channel.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.equal(server.core.channels.get(channel.id), undefined);
+    while (server.channel(channel.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(server.channel(channel.id), undefined);
   });
 
   test('a user event can name a channel as its source', async () => {
@@ -367,7 +367,7 @@ describe('leaks', () => {
   test('after everything is hung up the core is empty and no application holds a dead channel', async () => {
     // Let background hangups finish.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.deepEqual(server.core.channels.list().map((channel) => channel.name), []);
+    assert.deepEqual(server.allChannels().map((channel) => channel.name), []);
     for (const app of server.core.applications.list()) assert.deepEqual(app.snapshot().channel_ids, [], app.name);
     assert.deepEqual(await ok('GET', '/channels'), []);
     assert.equal(server.logLines.filter((line) => line.includes('does not match')).length, 0);

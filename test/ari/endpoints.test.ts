@@ -14,7 +14,7 @@ before(async () => {
 });
 after(async () => {
   // Nothing leaks: every channel made here is gone.
-  assert.equal(server.core.channels.size, 0);
+  assert.equal(server.allChannels().length, 0);
   await server.stop();
 });
 
@@ -330,7 +330,7 @@ describe('derived device states', () => {
       assert.deepEqual(await next(), { name: 'Local/answer@default', state: 'INUSE' });
       assert.deepEqual(await deviceState('Local/answer@default'), { name: 'Local/answer@default', state: 'INUSE' });
       one.hangup();
-      assert.equal(server.core.channels.size, 0);
+      assert.equal(server.allChannels().length, 0);
       assert.deepEqual(await deviceState('Local/answer@default'), { name: 'Local/answer@default', state: 'UNKNOWN' });
       const states = (await socket.quiet(100)).filter((event) => event.type === 'DeviceStateChanged').map((event) => event.device_state);
       assert.deepEqual(states.at(-1), { name: 'Local/answer@default', state: 'UNKNOWN' });

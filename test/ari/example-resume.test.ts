@@ -71,7 +71,7 @@ test('examples/resume.js handles every event exactly once across dropped connect
   const handled = [...output.matchAll(/user event (n\d+)\n/g)].map((match) => match[1]);
   assert.deepEqual(handled, Array.from({ length: 30 }, (_, i) => `n${i + 1}`), 'each exactly once, in order');
   assert.equal((output.match(/connection lost; reconnecting/g) ?? []).length, 2);
-  assert.equal(server.core.channels.get('gap-call')?.state, 'Up', 'the app answered the call');
+  assert.equal(server.channel('gap-call')?.state, 'Up', 'the app answered the call');
   assert.doesNotMatch(output, /lost events|failed/);
   assert.equal((await server.ari('/channels/gap-call', { method: 'DELETE' })).status, 204);
 });

@@ -117,6 +117,6 @@ test('a conference: two calls in a mixing bridge, a bridge announcement, then de
   await first.hangup();
   await second.hangup();
   await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(server.core.channels.size, 0);
+  assert.equal(server.allChannels().length, 0);
   assert.equal(server.core.bridges.size, 0);
 });

@@ -172,7 +172,7 @@ describe('leaks', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(server.core.playbacks.size, 0);
     assert.equal(server.core.bridges.size, 0);
-    assert.equal(server.core.channels.size, 0);
+    assert.equal(server.allChannels().length, 0);
     assert.deepEqual(
       events.messages.filter((message) => message.error !== undefined),
       [],

@@ -326,7 +326,7 @@ describe('leaks', () => {
   test('no playback, channel or generator is left', async () => {
     await sleep(100);
     assert.equal(server.core.playbacks.size, 0);
-    assert.equal(server.core.channels.size, 0);
+    assert.equal(server.allChannels().length, 0);
     const invalid = events.messages.filter((message) => message.error !== undefined);
     assert.deepEqual(invalid, []);
     assert.equal(server.logLines.filter((line) => line.includes('does not match')).length, 0);

@@ -18,7 +18,7 @@ export async function pair(server: TestServer, events: EventSocket, app: string,
   const response = await server.ari(`/channels/${id}?endpoint=Local/${exten}@default&app=${app}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(response.status, 200, await response.clone().text());
   await nextEvent(events, (event) => event.type === 'StasisStart' && event.channel?.id === id);
-  return { one: server.core.channels.get(id)!, two: server.core.channels.get(`${id}-2`)! };
+  return { one: server.channel(id)!, two: server.channel(`${id}-2`)! };
 }
 
 /** The next event satisfying `match`, skipping others. */

@@ -70,7 +70,7 @@ test('a user demoted to read-only by a reload can no longer write over its open 
   assert.equal(await socket.rest('POST', 'channels?endpoint=Local/s@default&app=rights-demoted&channelId=demote-2'), 403);
   assert.equal(await socket.rest('GET', 'channels'), 200, 'reading is still allowed');
   assert.equal(socket.closed, false, 'a demoted user keeps its socket');
-  assert.equal(server.core.channels.get('demote-2'), undefined);
+  assert.equal(server.channel('demote-2'), undefined);
   await server.ari('/channels/demote-1', { method: 'DELETE' });
   socket.ws.close();
 });

@@ -70,4 +70,14 @@ describe('cluster settings', () => {
     assert.throws(() => load({ name: 'with space' }), /name/);
     assert.throws(() => load({ failure_seconds: 1 }), /failure_seconds/);
   });
+
+  it('place channels by least load on any member by default; round robin and a front on request', () => {
+    assert.equal(load({}).cluster.placement, 'least_loaded');
+    assert.equal(load({}).cluster.placeOnSelf, true);
+    const front = load({ placement: 'round_robin', place_on_self: false }).cluster;
+    assert.equal(front.placement, 'round_robin');
+    assert.equal(front.placeOnSelf, false);
+    assert.throws(() => load({ placement: 'random' }), /placement/);
+    assert.throws(() => load({ place_on_self: 'no' }), /place_on_self/);
+  });
 });

@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
+import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ChannelTechnology } from '../../src/core/channels/technology.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+import { CLUSTER_MODE, startClusterMembers, type ClusterMembers } from './cluster-server.ts';
 
 export interface TestServer extends RunningServer {
   readonly config: PatchbayConfig;
@@ -17,6 +19,12 @@ export interface TestServer extends RunningServer {
   readonly logLines: string[];
   /** fetch() against /ari with the default credentials unless headers say otherwise. */
   ari(path: string, init?: RequestInit & { auth?: string | null }): Promise<Response>;
+  /** In cluster mode (PATCHBAY_TEST_CLUSTER=1): all three members; this server is B. */
+  readonly clusterMembers?: ClusterMembers;
+  /** The channel of that id on whichever cluster member holds it (this server's own outside cluster mode). */
+  channel(id: string): Channel | undefined;
+  /** The channels of every cluster member (this server's own outside cluster mode): for leak checks. */
+  allChannels(): Channel[];
   /** Opens the event WebSocket for the given apps and collects its messages. */
   events(query: string, options?: WebSocket.ClientOptions & { protocols?: string | string[] }): Promise<EventSocket>;
 }
@@ -33,6 +41,13 @@ export interface TestServerOptions {
   readonly technologies?: readonly ChannelTechnology[];
   /** The overrides a module reload reads (`module reload cdr`); default: those it started with. */
   readonly reloadOverrides?: () => DeepPartialYaml;
+  /** Three cluster members, this server being B (test/helpers/cluster-server.ts); default: PATCHBAY_TEST_CLUSTER=1. */
+  readonly cluster?: boolean;
+  /**
+   * In cluster mode, whether A and C record into B's recordings directory (default true: tests read
+   * the files there); false gives each member its own, as the stored-recording forwarding needs.
+   */
+  readonly clusterSharedRecordings?: boolean;
 }
 
 export async function startTestServer(overrides: DeepPartialYaml = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -56,23 +71,56 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
       done();
     },
   });
-  const configWith = (more: DeepPartialYaml): PatchbayConfig => loadConfig({ path: null, env: {}, overrides: merge(base, more) });
+  // In cluster mode, B's own cluster settings stay in what a reload reads.
+  let memberOverrides: DeepPartialYaml = {};
+  const configWith = (more: DeepPartialYaml): PatchbayConfig => loadConfig({ path: null, env: {}, overrides: merge(merge(base, more), memberOverrides) });
   const reloadOverrides = options.reloadOverrides;
-  const server = await startServer(config, { logDestination: destination, technologies: options.technologies, readConfig: reloadOverrides ? () => configWith(reloadOverrides()) : undefined });
+  let server: RunningServer;
+  let clusterMembers: ClusterMembers | undefined;
+  let serverConfig = config;
+  if (options.cluster ?? CLUSTER_MODE) {
+    // Three members with the test's configuration; the test talks to B (test/helpers/cluster-server.ts).
+    clusterMembers = await startClusterMembers(async (member, name) => {
+      const memberConfig = loadConfig({ path: null, env, overrides: merge(merge(base, overrides), member) });
+      if (name === 'b') {
+        serverConfig = memberConfig;
+        memberOverrides = member;
+      }
+      const memberReload = reloadOverrides ? () => loadConfig({ path: null, env: {}, overrides: merge(merge(base, reloadOverrides()), member) }) : undefined;
+      // A technology object serves one core: B's only.
+      return startServer(memberConfig, { logDestination: destination, technologies: name === 'b' ? options.technologies : undefined, readConfig: memberReload });
+    }, dataDir, { sounds: config.dirs.sounds, moh: config.dirs.moh, recordings: options.clusterSharedRecordings === false ? undefined : config.dirs.recordings });
+    server = clusterMembers.b;
+  } else {
+    server = await startServer(config, { logDestination: destination, technologies: options.technologies, readConfig: reloadOverrides ? () => configWith(reloadOverrides()) : undefined });
+  }
+  const everyMember = clusterMembers ? [clusterMembers.a, clusterMembers.b, clusterMembers.c] : [server];
+  const stopServer = clusterMembers?.stop ?? (() => server.stop());
   return {
     ...server,
-    config,
+    config: serverConfig,
+    clusterMembers,
     configWith,
     dataDir,
     logLines,
     async stop() {
-      await server.stop();
+      await stopServer();
       if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
     ari(path, init = {}) {
       const headers = new Headers(init.headers);
       if (init.auth !== null && !headers.has('authorization')) headers.set('authorization', init.auth ?? AUTH);
       return fetch(`${server.url}/ari${path}`, { ...init, headers });
+    },
+    channel(id) {
+      for (const member of everyMember) {
+        const channel = member.core.channels.get(id);
+        if (channel) return channel;
+      }
+      return undefined;
+    },
+    allChannels() {
+      return everyMember.flatMap((member) => member.core.channels.list());
     },
     events(query, options = {}) {
       const { protocols, ...rest } = options;

@@ -105,10 +105,17 @@ export class Channels implements EndableCollection {
     return this.#refusing !== undefined;
   }
 
+  /**
+   * Put before every generated id: Asterisk puts its `systemname` there so that the servers of a
+   * cluster never make the same id; a cluster member sets its node name (two members started in the
+   * same second would otherwise both make `<epoch>.1`).
+   */
+  idPrefix = '';
+
   /** A fresh unique id in Asterisk's form. */
   newId(): string {
     this.idSequence += 1;
-    return `${Math.floor(Date.now() / 1000)}.${this.idSequence}`;
+    return `${this.idPrefix}${Math.floor(Date.now() / 1000)}.${this.idSequence}`;
   }
 
   /** The sequence suffix technologies put in channel names (`-0000001a`). */
