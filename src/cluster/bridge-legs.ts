@@ -211,19 +211,20 @@ export class ClusterBridgeLegs {
   }
 
   /**
-   * Takes channels out of a bridge held here when one of them stands in for another member's;
-   * status 0 when none does (the request goes its ordinary way).
+   * Takes channels out of a bridge held here when one of them is another member's; status 0 when
+   * every one is this member's (the request goes its ordinary way). Another member's channel that
+   * is not in the bridge answers 422, as a single server's own channel would.
    */
   remove(request: RemoveFromBridge): LegReply {
-    const { core } = this.#options;
+    const { core, node } = this.#options;
     const bridge = core.bridges.get(request.bridge);
-    if (!bridge || !request.channels.some((id) => this.#byChannel.has(id))) return { status: 0 };
+    if (!bridge || request.channels.every((entry) => entry.node === node && !this.#byChannel.has(entry.id))) return { status: 0 };
     const local: Channel[] = [];
     const standing: BridgeSide[] = [];
-    for (const id of request.channels) {
+    for (const { id, node: holder } of request.channels) {
       const side = this.#byChannel.get(id);
-      if (side) {
-        if (side.bridge !== bridge) return { status: 422, message: 'Channel not in this bridge' };
+      if (side || (holder !== node && !core.channels.get(id))) {
+        if (side?.bridge !== bridge) return { status: 422, message: 'Channel not in this bridge' };
         standing.push(side);
         continue;
       }

@@ -51,7 +51,7 @@ export class CrossMemberBridges {
    * removeChannel on the bridge's owner when one of the channels stands in for another member's;
    * undefined when none does (the request goes its ordinary way).
    */
-  async remove(bridgeId: string, bridgeOwner: string, channels: readonly string[]): Promise<ClusterAriResponse | undefined> {
+  async remove(bridgeId: string, bridgeOwner: string, channels: ReadonlyArray<{ id: string; node: string }>): Promise<ClusterAriResponse | undefined> {
     if (channels.length === 0) return undefined;
     const reply = await this.ask(bridgeOwner, { op: 'remove', bridge: bridgeId, channels });
     return reply.status === 0 ? undefined : toResponse(reply);

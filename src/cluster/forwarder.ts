@@ -267,14 +267,7 @@ export class ClusterForwarder {
     const { ownership, node } = this.options;
     const bridgeOwner = ownership.holds('bridge', bridgeId) ? node : await this.whoOwns(request, 'bridge', bridgeId);
     if (bridgeOwner === undefined) return this.local(request);
-    const owners: Array<{ id: string; node: string }> = [];
-    let across: string | undefined;
-    for (const channelId of listedChannels(request)) {
-      const channelOwner = ownership.holds('channel', channelId) ? node : await this.whoOwns(request, 'channel', channelId);
-      if (channelOwner !== undefined && channelOwner !== bridgeOwner) across ??= channelId;
-      // A channel nobody holds is left to the bridge's owner, which answers 400 as a single server does.
-      owners.push({ id: channelId, node: channelOwner ?? bridgeOwner });
-    }
+    const { owners, across } = await this.channelOwners(request, bridgeOwner);
     if (across !== undefined) {
       if (this.crossBridges) return this.crossBridges.add(request, bridgeId, bridgeOwner, owners);
       const channelOwner = owners.find((entry) => entry.id === across)!.node;
@@ -288,9 +281,23 @@ export class ClusterForwarder {
     const { ownership, node } = this.options;
     const bridgeOwner = ownership.holds('bridge', bridgeId) ? node : await this.whoOwns(request, 'bridge', bridgeId);
     if (bridgeOwner === undefined) return this.local(request);
-    const handled = await crossBridges.remove(bridgeId, bridgeOwner, listedChannels(request));
+    const { owners } = await this.channelOwners(request, bridgeOwner);
+    const handled = await crossBridges.remove(bridgeId, bridgeOwner, owners);
     if (handled) return handled;
     return bridgeOwner === node ? this.local(request) : this.toOwner(request, { kind: 'bridge', id: bridgeId });
+  }
+
+  /** The member holding each listed channel (the bridge's owner for one nobody holds: it answers 400 there), and the first held elsewhere. */
+  private async channelOwners(request: ClusterAriRequest, bridgeOwner: string): Promise<{ owners: Array<{ id: string; node: string }>; across: string | undefined }> {
+    const { ownership, node } = this.options;
+    const owners: Array<{ id: string; node: string }> = [];
+    let across: string | undefined;
+    for (const channelId of listedChannels(request)) {
+      const channelOwner = ownership.holds('channel', channelId) ? node : await this.whoOwns(request, 'channel', channelId);
+      if (channelOwner !== undefined && channelOwner !== bridgeOwner) across ??= channelId;
+      owners.push({ id: channelId, node: channelOwner ?? bridgeOwner });
+    }
+    return { owners, across };
   }
 
   /** The member holding a channel or bridge (asked with a GET of it as the same user), if any. */

@@ -44,7 +44,7 @@ export interface AddToBridge {
 export interface RemoveFromBridge {
   readonly op: 'remove';
   readonly bridge: string;
-  readonly channels: readonly string[];
+  readonly channels: ReadonlyArray<{ readonly id: string; readonly node: string }>;
 }
 
 export type LegMessage = OpenLeg | CloseLeg | AddToBridge | RemoveFromBridge;
@@ -93,6 +93,19 @@ function optionalBoolean(value: unknown): boolean | undefined | 'bad' {
   return value === undefined ? undefined : typeof value === 'boolean' ? value : 'bad';
 }
 
+/** A list of channels with the member holding each: 1 to MAX_LISTED_CHANNELS of them. */
+function readOwners(value: unknown): Array<{ id: string; node: string }> | undefined {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_LISTED_CHANNELS) return undefined;
+  const channels: Array<{ id: string; node: string }> = [];
+  for (const entry of value as unknown[]) {
+    if (entry === null || typeof entry !== 'object') return undefined;
+    const { id, node } = entry as Record<string, unknown>;
+    if (!isChannelId(id) || typeof node !== 'string' || !NODE_ID.test(node)) return undefined;
+    channels.push({ id, node });
+  }
+  return channels;
+}
+
 /** The message, or a sentence saying why it is not one. */
 export function decodeLegMessage(data: Uint8Array): LegMessage | string {
   if (data.length > 64 * 1024) return 'too large';
@@ -120,14 +133,8 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
     }
     case 'add': {
       if (!isChannelId(m.bridge)) return 'bad bridge';
-      if (!Array.isArray(m.channels) || m.channels.length === 0 || m.channels.length > MAX_LISTED_CHANNELS) return 'bad channels';
-      const channels: Array<{ id: string; node: string }> = [];
-      for (const entry of m.channels as unknown[]) {
-        if (entry === null || typeof entry !== 'object') return 'bad channels';
-        const { id, node } = entry as Record<string, unknown>;
-        if (!isChannelId(id) || typeof node !== 'string' || !NODE_ID.test(node)) return 'bad channels';
-        channels.push({ id, node });
-      }
+      const channels = readOwners(m.channels);
+      if (channels === undefined) return 'bad channels';
       if (!Array.isArray(m.roles) || m.roles.length > 1 || !m.roles.every((role) => typeof role === 'string' && role.length <= MAX_ROLE_LENGTH)) return 'bad roles';
       const mute = optionalBoolean(m.mute);
       const absorbDtmf = optionalBoolean(m.absorbDtmf);
@@ -145,8 +152,9 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
     }
     case 'remove': {
       if (!isChannelId(m.bridge)) return 'bad bridge';
-      if (!Array.isArray(m.channels) || m.channels.length === 0 || m.channels.length > MAX_LISTED_CHANNELS || !m.channels.every(isChannelId)) return 'bad channels';
-      return { op: 'remove', bridge: m.bridge, channels: m.channels as string[] };
+      const channels = readOwners(m.channels);
+      if (channels === undefined) return 'bad channels';
+      return { op: 'remove', bridge: m.bridge, channels };
     }
     default:
       return 'unknown op';
