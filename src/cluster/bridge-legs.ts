@@ -49,6 +49,7 @@ interface ChannelSide {
   readonly end: LegEnd;
   readonly tick: () => void;
   readonly onHangup: () => void;
+  readonly hearing: Hearing;
   closed: boolean;
 }
 
@@ -61,10 +62,24 @@ interface BridgeSide {
   readonly end: LegEnd;
   bridge: Bridge | undefined;
   readonly onBridgeDestroyed: () => void;
+  readonly hearing: Hearing;
   closed: boolean;
 }
 
 const OK: LegReply = { status: 200 };
+
+/**
+ * Both ends send a packet every 20 ms (a bridge writes silence when nobody speaks): an end that has
+ * heard nothing this long ends its leg. The backstop for a close that never came (a NATS cut, the
+ * other member gone before this one declares it dead).
+ */
+export const LEG_SILENCE_SECONDS = 10;
+
+/** Packets received by an end at the last sweep, and the sweeps since that number last moved. */
+interface Hearing {
+  packets: number;
+  silentSweeps: number;
+}
 
 export class ClusterBridgeLegs {
   /** Legs opened and closed here since start (status, bench). */
@@ -82,6 +97,7 @@ export class ClusterBridgeLegs {
   /** Legs being opened (their ports are taken): counted against the cap. */
   #opening = 0;
   #subscription: Subscription | undefined;
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: BridgeLegsOptions) {
     this.#options = options;
@@ -99,12 +115,35 @@ export class ClusterBridgeLegs {
   start(): void {
     const { nc, prefix, node } = this.#options;
     this.#subscription = nc.subscribe(legSubject(prefix, node), { callback: (error, msg) => void (error ? undefined : this.#onMessage(msg)) });
+    this.#sweep = setInterval(() => this.#endSilentLegs(), 1000);
+    this.#sweep.unref();
+  }
+
+  /** Ends the legs whose other end has sent nothing for LEG_SILENCE_SECONDS. */
+  #endSilentLegs(): void {
+    const silent = (end: LegEnd, hearing: Hearing): boolean => {
+      const packets = end.session.statistics().rxcount;
+      hearing.silentSweeps = packets === hearing.packets ? hearing.silentSweeps + 1 : 0;
+      hearing.packets = packets;
+      return hearing.silentSweeps >= LEG_SILENCE_SECONDS;
+    };
+    for (const side of [...this.#channelSides.values()]) {
+      if (!silent(side.end, side.hearing)) continue;
+      this.#log.warn({ leg: side.leg, peer: side.peer, channel: side.channel.id }, 'cluster media leg: nothing heard from the other member; the leg ends');
+      this.#closeChannelSide(side, true);
+    }
+    for (const side of [...this.#bridgeSides.values()]) {
+      if (!silent(side.end, side.hearing)) continue;
+      this.#log.warn({ leg: side.leg, peer: side.peer, channel: side.channelId }, 'cluster media leg: nothing heard from the other member; the leg ends');
+      this.#closeBridgeSide(side, true);
+    }
   }
 
   /** Every leg ends (the peers are told while NATS is still there). */
   stop(): void {
     this.#subscription?.unsubscribe();
     this.#subscription = undefined;
+    clearInterval(this.#sweep);
     for (const side of [...this.#channelSides.values()]) this.#closeChannelSide(side, true);
     for (const side of [...this.#bridgeSides.values()]) this.#closeBridgeSide(side, true);
   }
@@ -270,6 +309,7 @@ export class ClusterBridgeLegs {
         end,
         bridge: undefined,
         onBridgeDestroyed: () => this.#closeBridgeSide(side, true),
+        hearing: { packets: 0, silentSweeps: 0 },
         closed: false,
       };
       this.#bridgeSides.set(leg, side);
@@ -357,6 +397,7 @@ export class ClusterBridgeLegs {
         // The channel left the hidden bridge (hangup, Stasis left, another bridge took it): the leg ends.
         tick: () => (channel.bridgeId !== hidden.id || end.channel.hangingUp ? this.#closeChannelSide(side, true) : hidden.tick()),
         onHangup: () => this.#closeChannelSide(side, true),
+        hearing: { packets: 0, silentSweeps: 0 },
         closed: false,
       };
       // Out of a bridge of this member first (its ChannelLeftBridge is raised here, as on one server).
