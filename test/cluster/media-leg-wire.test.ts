@@ -1,0 +1,59 @@
+// The leg messages of bridges across cluster members against hostile input: every field checked,
+// a bad message is a sentence (answered 400), never an exception.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot } from '../../src/cluster/media-leg-wire.ts';
+
+const bytes = (value: unknown): Uint8Array => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+const open = { op: 'open', leg: 'f1e2-33', channel: 'chan-1', peer: 'nodeB', address: '10.0.0.5', port: 12000 };
+
+describe('cluster leg messages', () => {
+  it('reads well-formed messages back as they were sent', () => {
+    assert.deepEqual(decodeLegMessage(bytes(open)), open);
+    assert.deepEqual(decodeLegReply(encodeLeg({ status: 204 })), { status: 204 });
+    const add = { op: 'add', bridge: 'q', channels: [{ id: 'x', node: 'nodeA' }], roles: ['announcer'], mute: true };
+    assert.deepEqual(decodeLegMessage(bytes(add)), add);
+    assert.deepEqual(decodeLegMessage(bytes({ op: 'remove', bridge: 'q', channels: [{ id: 'x', node: 'nodeA' }] })), { op: 'remove', bridge: 'q', channels: [{ id: 'x', node: 'nodeA' }] });
+    assert.deepEqual(decodeLegMessage(bytes({ op: 'close', leg: 'abc' })), { op: 'close', leg: 'abc' });
+  });
+
+  it('refuses hostile messages with a reason', () => {
+    const bad: unknown[] = [
+      '{not json',
+      'null',
+      '[1,2]',
+      { op: 'launch' },
+      { ...open, leg: '../x' },
+      { ...open, leg: 'x'.repeat(65) },
+      { ...open, channel: '' },
+      { ...open, channel: 'c'.repeat(150) },
+      { ...open, peer: 'a.b' },
+      { ...open, address: 'example.com' },
+      { ...open, address: '10.0.0.5; rm -rf' },
+      { ...open, port: 0 },
+      { ...open, port: 65536 },
+      { ...open, port: 1.5 },
+      { ...open, port: '12000' },
+      { op: 'close', leg: 'abc', snapshot: 'x' },
+      { op: 'add', bridge: 'q', channels: [], roles: [] },
+      { op: 'add', bridge: 'q', channels: Array.from({ length: 65 }, (_, i) => ({ id: `c${i}`, node: 'n' })), roles: [] },
+      { op: 'add', bridge: 'q', channels: [{ id: 'x' }], roles: [] },
+      { op: 'add', bridge: 'q', channels: [{ id: 'x', node: 'n' }], roles: ['a', 'b'] },
+      { op: 'add', bridge: 'q', channels: [{ id: 'x', node: 'n' }], roles: [], mute: 'yes' },
+      { op: 'remove', bridge: 'q', channels: ['x'] },
+    ];
+    for (const message of bad) assert.equal(typeof decodeLegMessage(bytes(message)), 'string', JSON.stringify(message));
+    assert.equal(typeof decodeLegMessage(Buffer.alloc(70 * 1024, 0x20)), 'string');
+  });
+
+  it('checks replies and snapshots', () => {
+    assert.deepEqual(decodeLegReply(bytes({ status: 200, address: '127.0.0.1', port: 4000, app: 'a', snapshot: { id: 'x', name: 'n' } })), { status: 200, address: '127.0.0.1', port: 4000, app: 'a', snapshot: { id: 'x', name: 'n' } });
+    for (const reply of ['garbage', { status: 'ok' }, { status: 700 }, { status: 200, address: 'host' }, { status: 200, port: -1 }, { status: 200, message: 7 }, { status: 200, snapshot: [] }]) {
+      assert.equal(decodeLegReply(bytes(reply)).status, 502, JSON.stringify(reply));
+    }
+    assert.deepEqual(readSnapshot({ id: 'x', name: 'Local/a' }, 'x'), { id: 'x', name: 'Local/a' });
+    assert.equal(readSnapshot({ id: 'y', name: 'Local/a' }, 'x'), 'bad');
+    assert.equal(readSnapshot({ id: 'x', name: 'n', big: 'b'.repeat(40_000) }, 'x'), 'bad');
+    assert.equal(readSnapshot(undefined, 'x'), undefined);
+  });
+});
