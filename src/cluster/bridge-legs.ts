@@ -20,7 +20,7 @@ import { ConflictError } from '../core/errors.ts';
 import type { RtpPortRange } from '../media/rtp/port-range.ts';
 import type { Model } from '../spec/index.ts';
 import { bindLegSocket, closeQuietly, connectSocket, LEG_TECHNOLOGY, LegEnd, legMediaAddress, legPortRange } from './media-leg.ts';
-import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
+import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegDigit, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
 
 /** The subject a member takes leg messages on. */
 export function legSubject(prefix: string, node: string): string {
@@ -183,6 +183,8 @@ export class ClusterBridgeLegs {
         return this.#open(message);
       case 'close':
         return this.#close(message);
+      case 'digit':
+        return this.#digit(message);
       case 'add':
         return this.add(message);
       case 'remove':
@@ -312,6 +314,7 @@ export class ClusterBridgeLegs {
         hearing: { packets: 0, silentSweeps: 0 },
         closed: false,
       };
+      end.session.onDigit = (digit, durationMs) => this.#tell(peer, { op: 'digit', leg, digit, durationMs });
       this.#bridgeSides.set(leg, side);
       this.#byChannel.set(channelId, side);
       this.opened++;
@@ -400,6 +403,7 @@ export class ClusterBridgeLegs {
         hearing: { packets: 0, silentSweeps: 0 },
         closed: false,
       };
+      end.session.onDigit = (digit, durationMs) => this.#tell(request.peer, { op: 'digit', leg: request.leg, digit, durationMs });
       // Out of a bridge of this member first (its ChannelLeftBridge is raised here, as on one server).
       core.bridges.addChannel(hidden, channel, {});
       hidden.add(end.channel);
@@ -438,6 +442,16 @@ export class ClusterBridgeLegs {
     return OK;
   }
 
+  /**
+   * A digit from the other end: its end here "receives" it, so the bridge it is in passes it on as
+   * it passes any member's DTMF (not to a member that absorbs DTMF; the end raises no event).
+   */
+  #digit(request: LegDigit): LegReply {
+    const side = this.#channelSides.get(request.leg) ?? this.#bridgeSides.get(request.leg);
+    if (side && !side.closed) side.end.channel.receiveDigit(request.digit, request.durationMs);
+    return OK;
+  }
+
   // ---- talking to the other members ----------------------------------------------------------
 
   async #ask(peer: string, message: LegMessage): Promise<LegReply> {
@@ -450,8 +464,8 @@ export class ClusterBridgeLegs {
     }
   }
 
-  /** A close the other side need not answer: published, never awaited. */
-  #tell(peer: string, message: CloseLeg): void {
+  /** A close or a digit the other side need not answer: published, never awaited. */
+  #tell(peer: string, message: CloseLeg | LegDigit): void {
     const { nc, prefix } = this.#options;
     try {
       nc.publish(legSubject(prefix, peer), encodeLeg(message));

@@ -29,6 +29,14 @@ export interface CloseLeg {
   readonly snapshot?: Record<string, unknown>;
 }
 
+/** Either side: a DTMF digit the end's bridge passed to it, for the other end's bridge. */
+export interface LegDigit {
+  readonly op: 'digit';
+  readonly leg: string;
+  readonly digit: string;
+  readonly durationMs: number;
+}
+
 /** Any member → bridge owner: add channels (some of other members) to a bridge of the owner's. */
 export interface AddToBridge {
   readonly op: 'add';
@@ -47,7 +55,7 @@ export interface RemoveFromBridge {
   readonly channels: ReadonlyArray<{ readonly id: string; readonly node: string }>;
 }
 
-export type LegMessage = OpenLeg | CloseLeg | AddToBridge | RemoveFromBridge;
+export type LegMessage = OpenLeg | CloseLeg | LegDigit | AddToBridge | RemoveFromBridge;
 
 /**
  * The answer to any of them: an HTTP status (ARI's for add and remove, 200 for an open or close
@@ -130,6 +138,12 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
       if (m.snapshot !== undefined && (m.snapshot === null || typeof m.snapshot !== 'object' || Array.isArray(m.snapshot))) return 'bad snapshot';
       return { op: 'close', leg: m.leg, ...(m.snapshot !== undefined ? { snapshot: m.snapshot as Record<string, unknown> } : {}) };
+    }
+    case 'digit': {
+      if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
+      if (typeof m.digit !== 'string' || !/^[0-9A-D*#]$/.test(m.digit)) return 'bad digit';
+      if (typeof m.durationMs !== 'number' || !Number.isInteger(m.durationMs) || m.durationMs < 0 || m.durationMs > 10_000) return 'bad durationMs';
+      return { op: 'digit', leg: m.leg, digit: m.digit, durationMs: m.durationMs };
     }
     case 'add': {
       if (!isChannelId(m.bridge)) return 'bad bridge';

@@ -53,6 +53,18 @@ export function connectSocket(socket: dgram.Socket, address: string, port: numbe
   });
 }
 
+/**
+ * A leg end's RTP session: a digit its bridge passes to it (a DTMF from the other members) goes to
+ * `onDigit`, which sends it to the other end over NATS (the leg's RTP carries audio only).
+ */
+class LegSession extends RtpSession {
+  onDigit: ((digit: string, durationMs: number) => void) | undefined;
+
+  override sendDigit(digit: string, durationMs: number): void {
+    this.onDigit?.(digit, durationMs);
+  }
+}
+
 /** A leg end's channel: its snapshot is the represented channel's, as its owner sent it. */
 class LegChannel extends Channel {
   represented: Model<'Channel'> | undefined;
@@ -76,7 +88,7 @@ export interface LegEndOptions {
 /** A leg end: its channel (put into a bridge by the caller) and its RTP session. */
 export class LegEnd {
   readonly channel: LegChannel;
-  readonly session: RtpSession;
+  readonly session: LegSession;
   readonly localPort: number;
 
   constructor(options: LegEndOptions) {
@@ -94,10 +106,10 @@ export class LegEnd {
       destroyed: () => undefined,
       reportError: (error, channel, during) => log.warn({ err: error, channel: channel.name, during }, 'cluster media leg: a listener failed'),
     };
-    let session: RtpSession | undefined;
+    let session: LegSession | undefined;
     this.channel = new LegChannel(environment, { id: options.id, name: options.name, technology: LEG_TECHNOLOGY, direction: 'outbound', state: 'Up' }, (channel) => {
       const coder = new RtpPayloadCoder(LEG_FORMAT);
-      session = new RtpSession({ channel, media: core.media, rate: coder.rate, direction: 'both', log, onClose: () => undefined, socket, coder });
+      session = new LegSession({ channel, media: core.media, rate: coder.rate, direction: 'both', log, onClose: () => undefined, socket, coder });
       return session;
     });
     this.channel.represented = options.represented;

@@ -26,6 +26,12 @@ exten => tone-a,1,Answer()
 exten => tone-b,1,Answer()
  same => n,PlayTones(600)
  same => n,Wait(120)
+exten => dtmf-a,1,Answer()
+ same => n(wait),GotoIf($["\${GLOBAL(XB_GO)}" = "1"]?send)
+ same => n,Wait(0.1)
+ same => n,Goto(wait)
+ same => n(send),SendDTMF(7)
+ same => n,Wait(120)
 `;
 const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
 
@@ -136,6 +142,22 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     assert.ok(heard600 > 100 * hearsQuiet, `B's tone heard by A's channel: ${heard600} vs ${hearsQuiet}`);
     assert.ok(tonePower(hears, 1000, hearsRate) < heard600 / 20, `A's channel does not hear itself: ${tonePower(hears, 1000, hearsRate)} vs ${heard600}`);
     assert.equal((await a.ari('/channels/xa-spy', { method: 'DELETE' })).status, 204);
+  });
+
+  it("passes DTMF across: a digit from A's channel reaches B's channel in the bridge", async () => {
+    await originate(a, 'dtmf-a', 'xg');
+    await originate(b, 'tone-b', 'xh');
+    assert.equal((await b.ari('/bridges?bridgeId=xt', { method: 'POST' })).status, 200);
+    assert.equal((await b.ari('/bridges/xt/addChannel?channel=xg,xh', { method: 'POST' })).status, 204);
+    // The digit reaches xh's far end (the Local pair's other half): the application listens to it.
+    assert.equal((await b.ari(`/applications/${APP}/subscription?eventSource=channel:xh-2`, { method: 'POST' })).status, 200);
+    assert.equal((await a.ari('/asterisk/variable?variable=XB_GO&value=1', { method: 'POST' })).status, 204);
+    const digit = await waitEvent('the digit at xh-2', (event) => event.type === 'ChannelDtmfReceived' && event.channel?.id === 'xh-2');
+    assert.equal(digit.digit, '7');
+    assert.ok(events().some((event) => event.type === 'ChannelDtmfReceived' && event.channel?.id === 'xg' && event.digit === '7'), "A's channel's own DTMF event, from A");
+    for (const id of ['xg', 'xh']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    assert.equal((await b.ari('/bridges/xt', { method: 'DELETE' })).status, 204);
+    await until('only the first leg left', async () => (await legsHeld(a)) === 1 && (await legsHeld(b)) === 1);
   });
 
   it('removeChannel through B ends the leg on both members; the channel joins other bridges', async () => {
