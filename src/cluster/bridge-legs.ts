@@ -20,7 +20,7 @@ import { ConflictError } from '../core/errors.ts';
 import type { RtpPortRange } from '../media/rtp/port-range.ts';
 import type { Model } from '../spec/index.ts';
 import { bindLegSocket, closeQuietly, connectSocket, LEG_TECHNOLOGY, LegEnd, legMediaAddress, legPortRange } from './media-leg.ts';
-import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegDigit, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
+import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegDigit, type LegHold, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
 
 /** The subject a member takes leg messages on. */
 export function legSubject(prefix: string, node: string): string {
@@ -185,6 +185,9 @@ export class ClusterBridgeLegs {
         return this.#close(message);
       case 'digit':
         return this.#digit(message);
+      case 'hold':
+      case 'unhold':
+        return this.#hold(message);
       case 'add':
         return this.add(message);
       case 'remove':
@@ -315,6 +318,7 @@ export class ClusterBridgeLegs {
         closed: false,
       };
       end.session.onDigit = (digit, durationMs) => this.#tell(peer, { op: 'digit', leg, digit, durationMs });
+      end.session.onHold = (indication) => this.#tell(peer, { op: indication, leg });
       this.#bridgeSides.set(leg, side);
       this.#byChannel.set(channelId, side);
       this.opened++;
@@ -404,6 +408,7 @@ export class ClusterBridgeLegs {
         closed: false,
       };
       end.session.onDigit = (digit, durationMs) => this.#tell(request.peer, { op: 'digit', leg: request.leg, digit, durationMs });
+      end.session.onHold = (indication) => this.#tell(request.peer, { op: indication, leg: request.leg });
       // Out of a bridge of this member first (its ChannelLeftBridge is raised here, as on one server).
       core.bridges.addChannel(hidden, channel, {});
       hidden.add(end.channel);
@@ -452,6 +457,13 @@ export class ClusterBridgeLegs {
     return OK;
   }
 
+  /** A hold or unhold from the other end: its end here holds the others of its bridge, as a phone's hold would. */
+  #hold(request: LegHold): LegReply {
+    const side = this.#channelSides.get(request.leg) ?? this.#bridgeSides.get(request.leg);
+    if (side && !side.closed) side.end.channel.remoteIndication(request.op);
+    return OK;
+  }
+
   // ---- talking to the other members ----------------------------------------------------------
 
   async #ask(peer: string, message: LegMessage): Promise<LegReply> {
@@ -465,7 +477,7 @@ export class ClusterBridgeLegs {
   }
 
   /** A close or a digit the other side need not answer: published, never awaited. */
-  #tell(peer: string, message: CloseLeg | LegDigit): void {
+  #tell(peer: string, message: CloseLeg | LegDigit | LegHold): void {
     const { nc, prefix } = this.#options;
     try {
       nc.publish(legSubject(prefix, peer), encodeLeg(message));

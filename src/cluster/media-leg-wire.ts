@@ -37,6 +37,12 @@ export interface LegDigit {
   readonly durationMs: number;
 }
 
+/** Either side: a hold or unhold the end's bridge passed to it, for the other end's bridge. */
+export interface LegHold {
+  readonly op: 'hold' | 'unhold';
+  readonly leg: string;
+}
+
 /** Any member → bridge owner: add channels (some of other members) to a bridge of the owner's. */
 export interface AddToBridge {
   readonly op: 'add';
@@ -55,7 +61,7 @@ export interface RemoveFromBridge {
   readonly channels: ReadonlyArray<{ readonly id: string; readonly node: string }>;
 }
 
-export type LegMessage = OpenLeg | CloseLeg | LegDigit | AddToBridge | RemoveFromBridge;
+export type LegMessage = OpenLeg | CloseLeg | LegDigit | LegHold | AddToBridge | RemoveFromBridge;
 
 /**
  * The answer to any of them: an HTTP status (ARI's for add and remove, 200 for an open or close
@@ -144,6 +150,11 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (typeof m.digit !== 'string' || !/^[0-9A-D*#]$/.test(m.digit)) return 'bad digit';
       if (typeof m.durationMs !== 'number' || !Number.isInteger(m.durationMs) || m.durationMs < 0 || m.durationMs > 10_000) return 'bad durationMs';
       return { op: 'digit', leg: m.leg, digit: m.digit, durationMs: m.durationMs };
+    }
+    case 'hold':
+    case 'unhold': {
+      if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
+      return { op: m.op, leg: m.leg };
     }
     case 'add': {
       if (!isChannelId(m.bridge)) return 'bad bridge';

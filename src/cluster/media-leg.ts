@@ -10,6 +10,7 @@ import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
+import type { Indication } from '../core/channels/technology.ts';
 import { Channel, type ChannelEnvironment } from '../core/channels/channel.ts';
 import { RtpSession } from '../channels/external-media/unicast-rtp.ts';
 import { RtpPayloadCoder } from '../media/rtp/payload.ts';
@@ -55,13 +56,19 @@ export function connectSocket(socket: dgram.Socket, address: string, port: numbe
 
 /**
  * A leg end's RTP session: a digit its bridge passes to it (a DTMF from the other members) goes to
- * `onDigit`, which sends it to the other end over NATS (the leg's RTP carries audio only).
+ * `onDigit`, a hold or unhold to `onHold`, which send them to the other end over NATS (the leg's
+ * RTP carries audio only).
  */
 class LegSession extends RtpSession {
   onDigit: ((digit: string, durationMs: number) => void) | undefined;
+  onHold: ((indication: 'hold' | 'unhold') => void) | undefined;
 
   override sendDigit(digit: string, durationMs: number): void {
     this.onDigit?.(digit, durationMs);
+  }
+
+  override indicate(indication?: Indication): void {
+    if (indication === 'hold' || indication === 'unhold') this.onHold?.(indication);
   }
 }
 

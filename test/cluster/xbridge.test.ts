@@ -26,6 +26,8 @@ exten => tone-a,1,Answer()
 exten => tone-b,1,Answer()
  same => n,PlayTones(600)
  same => n,Wait(120)
+exten => both-in-app,1,Answer()
+ same => n,Stasis(xb)
 exten => dtmf-a,1,Answer()
  same => n(wait),GotoIf($["\${GLOBAL(XB_GO)}" = "1"]?send)
  same => n,Wait(0.1)
@@ -157,6 +159,25 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     assert.ok(events().some((event) => event.type === 'ChannelDtmfReceived' && event.channel?.id === 'xg' && event.digit === '7'), "A's channel's own DTMF event, from A");
     for (const id of ['xg', 'xh']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
     assert.equal((await b.ari('/bridges/xt', { method: 'DELETE' })).status, 204);
+    await until('only the first leg left', async () => (await legsHeld(a)) === 1 && (await legsHeld(b)) === 1);
+  });
+
+  it("passes hold across: B's channel's far end holding puts A's channel on hold", async () => {
+    // Both halves of each Local pair in the application: a hold of B's far half is a hold from
+    // the far end of B's bridged half, which its bridge passes on.
+    for (const [server, id] of [[a, 'xk'], [b, 'xl']] as const) {
+      await originate(server, 'both-in-app', id);
+      await waitEvent(`StasisStart of ${id}-2`, (event) => event.type === 'StasisStart' && event.channel?.id === `${id}-2`);
+    }
+    assert.equal((await b.ari('/bridges?bridgeId=xu', { method: 'POST' })).status, 200);
+    assert.equal((await b.ari('/bridges/xu/addChannel?channel=xk,xl', { method: 'POST' })).status, 204);
+    assert.equal((await b.ari('/channels/xl-2/hold', { method: 'POST' })).status, 204);
+    const held = await waitEvent("A's far half held", (event) => event.type === 'ChannelHold' && event.channel?.id === 'xk-2');
+    assert.equal(held.asterisk_id, ID.a);
+    assert.equal((await b.ari('/channels/xl-2/hold', { method: 'DELETE' })).status, 204);
+    await waitEvent("A's far half unheld", (event) => event.type === 'ChannelUnhold' && event.channel?.id === 'xk-2');
+    for (const id of ['xk', 'xl']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    assert.equal((await b.ari('/bridges/xu', { method: 'DELETE' })).status, 204);
     await until('only the first leg left', async () => (await legsHeld(a)) === 1 && (await legsHeld(b)) === 1);
   });
 
