@@ -20,7 +20,7 @@ import { ConflictError } from '../core/errors.ts';
 import type { RtpPortRange } from '../media/rtp/port-range.ts';
 import type { Model } from '../spec/index.ts';
 import { bindLegSocket, closeQuietly, connectSocket, LEG_TECHNOLOGY, LegEnd, legMediaAddress, legPortRange } from './media-leg.ts';
-import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegDigit, type LegHold, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
+import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegConnected, type LegDigit, type LegHold, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
 
 /** The subject a member takes leg messages on. */
 export function legSubject(prefix: string, node: string): string {
@@ -188,6 +188,8 @@ export class ClusterBridgeLegs {
       case 'hold':
       case 'unhold':
         return this.#hold(message);
+      case 'connected':
+        return this.#connected(message);
       case 'add':
         return this.add(message);
       case 'remove':
@@ -319,6 +321,7 @@ export class ClusterBridgeLegs {
       };
       end.session.onDigit = (digit, durationMs) => this.#tell(peer, { op: 'digit', leg, digit, durationMs });
       end.session.onHold = (indication) => this.#tell(peer, { op: indication, leg });
+      end.channel.onConnected = ({ name, number }) => this.#tell(peer, { op: 'connected', leg, name, number });
       this.#bridgeSides.set(leg, side);
       this.#byChannel.set(channelId, side);
       this.opened++;
@@ -411,7 +414,9 @@ export class ClusterBridgeLegs {
       end.session.onHold = (indication) => this.#tell(request.peer, { op: indication, leg: request.leg });
       // Out of a bridge of this member first (its ChannelLeftBridge is raised here, as on one server).
       core.bridges.addChannel(hidden, channel, {});
-      hidden.add(end.channel);
+      // The hidden bridge makes no connected-line update (the leg end has no caller of its own):
+      // the channel's connected line comes from the real bridge, through the other end.
+      hidden.add(end.channel, { inhibitConnectedLineUpdates: true });
       channel.once('hangup', side.onHangup);
       core.media.onTick(side.tick);
       this.#channelSides.set(request.leg, side);
@@ -457,6 +462,13 @@ export class ClusterBridgeLegs {
     return OK;
   }
 
+  /** The real bridge gave the channel a connected line: set on the channel, which raises ChannelConnectedLine here. */
+  #connected(request: LegConnected): LegReply {
+    const side = this.#channelSides.get(request.leg);
+    if (side && !side.closed && !side.channel.hangingUp) side.channel.setConnected({ name: request.name, number: request.number });
+    return OK;
+  }
+
   /** A hold or unhold from the other end: its end here holds the others of its bridge, as a phone's hold would. */
   #hold(request: LegHold): LegReply {
     const side = this.#channelSides.get(request.leg) ?? this.#bridgeSides.get(request.leg);
@@ -477,7 +489,7 @@ export class ClusterBridgeLegs {
   }
 
   /** A close or a digit the other side need not answer: published, never awaited. */
-  #tell(peer: string, message: CloseLeg | LegDigit | LegHold): void {
+  #tell(peer: string, message: CloseLeg | LegDigit | LegHold | LegConnected): void {
     const { nc, prefix } = this.#options;
     try {
       nc.publish(legSubject(prefix, peer), encodeLeg(message));

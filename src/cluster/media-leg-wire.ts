@@ -43,6 +43,14 @@ export interface LegHold {
   readonly leg: string;
 }
 
+/** Bridge side → channel side: the bridge made this the channel's connected line. */
+export interface LegConnected {
+  readonly op: 'connected';
+  readonly leg: string;
+  readonly name: string;
+  readonly number: string;
+}
+
 /** Any member → bridge owner: add channels (some of other members) to a bridge of the owner's. */
 export interface AddToBridge {
   readonly op: 'add';
@@ -61,7 +69,7 @@ export interface RemoveFromBridge {
   readonly channels: ReadonlyArray<{ readonly id: string; readonly node: string }>;
 }
 
-export type LegMessage = OpenLeg | CloseLeg | LegDigit | LegHold | AddToBridge | RemoveFromBridge;
+export type LegMessage = OpenLeg | CloseLeg | LegDigit | LegHold | LegConnected | AddToBridge | RemoveFromBridge;
 
 /**
  * The answer to any of them: an HTTP status (ARI's for add and remove, 200 for an open or close
@@ -84,6 +92,7 @@ const NODE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_SNAPSHOT_BYTES = 32 * 1024;
 const MAX_APP_LENGTH = 256;
 const MAX_ROLE_LENGTH = 256;
+const MAX_CALLER_LENGTH = 256;
 
 function isChannelId(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && value.length <= MAX_CHANNEL_ID_LENGTH;
@@ -150,6 +159,11 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (typeof m.digit !== 'string' || !/^[0-9A-D*#]$/.test(m.digit)) return 'bad digit';
       if (typeof m.durationMs !== 'number' || !Number.isInteger(m.durationMs) || m.durationMs < 0 || m.durationMs > 10_000) return 'bad durationMs';
       return { op: 'digit', leg: m.leg, digit: m.digit, durationMs: m.durationMs };
+    }
+    case 'connected': {
+      if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
+      if (typeof m.name !== 'string' || m.name.length > MAX_CALLER_LENGTH || typeof m.number !== 'string' || m.number.length > MAX_CALLER_LENGTH) return 'bad connected line';
+      return { op: 'connected', leg: m.leg, name: m.name, number: m.number };
     }
     case 'hold':
     case 'unhold': {

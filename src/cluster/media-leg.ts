@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import type { Indication } from '../core/channels/technology.ts';
-import { Channel, type ChannelEnvironment } from '../core/channels/channel.ts';
+import { Channel, type CallerId, type ChannelEnvironment } from '../core/channels/channel.ts';
 import { RtpSession } from '../channels/external-media/unicast-rtp.ts';
 import { RtpPayloadCoder } from '../media/rtp/payload.ts';
 import { closeQuietly, RtpPortRange } from '../media/rtp/port-range.ts';
@@ -72,13 +72,35 @@ class LegSession extends RtpSession {
   }
 }
 
-/** A leg end's channel: its snapshot is the represented channel's, as its owner sent it. */
+/**
+ * A leg end's channel: its snapshot is the represented channel's, as its owner sent it; a
+ * connected-line update its bridge makes (a two-party bridge shows each party the other's caller)
+ * goes to `onConnected`, for the represented channel on its own member.
+ */
 class LegChannel extends Channel {
   represented: Model<'Channel'> | undefined;
+  onConnected: ((connected: CallerId) => void) | undefined;
 
   override snapshot(): Model<'Channel'> {
     return this.represented ?? super.snapshot();
   }
+
+  override setConnected(connected: Partial<CallerId>): void {
+    super.setConnected(connected);
+    this.onConnected?.({ ...this.connected });
+  }
+}
+
+/** Longest caller name or number a snapshot gives a leg end (a bounded copy; ARI's own are shorter). */
+const MAX_CALLER_FIELD = 256;
+
+/** The caller id in a represented channel's snapshot, when it is a well-formed one. */
+function callerOf(snapshot: Model<'Channel'> | undefined): CallerId | undefined {
+  const caller: unknown = snapshot?.caller;
+  if (caller === null || typeof caller !== 'object') return undefined;
+  const { name, number } = caller as Record<string, unknown>;
+  if (typeof name !== 'string' || typeof number !== 'string' || name.length > MAX_CALLER_FIELD || number.length > MAX_CALLER_FIELD) return undefined;
+  return { name, number };
 }
 
 export interface LegEndOptions {
@@ -114,7 +136,9 @@ export class LegEnd {
       reportError: (error, channel, during) => log.warn({ err: error, channel: channel.name, during }, 'cluster media leg: a listener failed'),
     };
     let session: LegSession | undefined;
-    this.channel = new LegChannel(environment, { id: options.id, name: options.name, technology: LEG_TECHNOLOGY, direction: 'outbound', state: 'Up' }, (channel) => {
+    // The represented channel's caller: the bridge's other party sees it as its connected line.
+    const caller = callerOf(options.represented);
+    this.channel = new LegChannel(environment, { id: options.id, name: options.name, technology: LEG_TECHNOLOGY, direction: 'outbound', state: 'Up', ...(caller ? { caller } : {}) }, (channel) => {
       const coder = new RtpPayloadCoder(LEG_FORMAT);
       session = new LegSession({ channel, media: core.media, rate: coder.rate, direction: 'both', log, onClose: () => undefined, socket, coder });
       return session;

@@ -16,6 +16,7 @@ describe('cluster leg messages', () => {
     assert.deepEqual(decodeLegMessage(bytes({ op: 'remove', bridge: 'q', channels: [{ id: 'x', node: 'nodeA' }] })), { op: 'remove', bridge: 'q', channels: [{ id: 'x', node: 'nodeA' }] });
     assert.deepEqual(decodeLegMessage(bytes({ op: 'close', leg: 'abc' })), { op: 'close', leg: 'abc' });
     assert.deepEqual(decodeLegMessage(bytes({ op: 'hold', leg: 'abc' })), { op: 'hold', leg: 'abc' });
+    assert.deepEqual(decodeLegMessage(bytes({ op: 'connected', leg: 'abc', name: 'Bob', number: '200' })), { op: 'connected', leg: 'abc', name: 'Bob', number: '200' });
     assert.deepEqual(decodeLegMessage(bytes({ op: 'digit', leg: 'abc', digit: '#', durationMs: 100 })), { op: 'digit', leg: 'abc', digit: '#', durationMs: 100 });
   });
 
@@ -48,6 +49,8 @@ describe('cluster leg messages', () => {
       { op: 'digit', leg: 'abc', digit: '7', durationMs: 10_001 },
       { op: 'digit', leg: 'abc', digit: '7' },
       { op: 'unhold', leg: 7 },
+      { op: 'connected', leg: 'abc', name: 'n'.repeat(257), number: '1' },
+      { op: 'connected', leg: 'abc', name: 'n' },
     ];
     for (const message of bad) assert.equal(typeof decodeLegMessage(bytes(message)), 'string', JSON.stringify(message));
     assert.equal(typeof decodeLegMessage(Buffer.alloc(70 * 1024, 0x20)), 'string');

@@ -67,8 +67,9 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     await until(what, () => (found = events().find(match)) !== undefined);
     return found!;
   };
-  const originate = async (server: TestServer, exten: string, id: string): Promise<void> => {
-    const response = await server.ari(`/channels?endpoint=Local/${exten}@xb&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  const originate = async (server: TestServer, exten: string, id: string, callerId = ''): Promise<void> => {
+    const caller = callerId === '' ? '' : `&callerId=${encodeURIComponent(callerId)}`;
+    const response = await server.ari(`/channels?endpoint=Local/${exten}@xb&app=${APP}&channelId=${id}&otherChannelId=${id}-2${caller}`, { method: 'POST' });
     assert.equal(response.status, 200, await response.clone().text());
     await waitEvent(`StasisStart of ${id}`, (event) => event.type === 'StasisStart' && event.channel?.id === id);
   };
@@ -85,8 +86,8 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     for (const server of [a, b]) {
       await until(`both members seen from ${server.url}`, async () => (((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 2));
     }
-    await originate(a, 'tone-a', 'xa');
-    await originate(b, 'tone-b', 'xb1');
+    await originate(a, 'tone-a', 'xa', 'Alice <100>');
+    await originate(b, 'tone-b', 'xb1', 'Bob <200>');
   });
 
   after(async () => {
@@ -108,6 +109,12 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     assert.equal(entered.channel.state, 'Up');
     assert.deepEqual(bridgeEvents('xq').map((event) => `${event.type} ${event.channel.id}`), ['ChannelEnteredBridge xb1', 'ChannelEnteredBridge xa']);
     for (const server of [a, b]) assert.deepEqual(await bridgeChannels(server, 'xq'), ['xa', 'xb1']);
+    // Two parties see each other's caller as their connected line, each raised by its own member.
+    const xaConnected = await waitEvent("xa's connected line", (event) => event.type === 'ChannelConnectedLine' && event.channel?.id === 'xa');
+    assert.deepEqual([xaConnected.channel.connected, xaConnected.asterisk_id], [{ name: 'Bob', number: '200' }, ID.a]);
+    const xbConnected = await waitEvent("xb1's connected line", (event) => event.type === 'ChannelConnectedLine' && event.channel?.id === 'xb1');
+    assert.deepEqual([xbConnected.channel.connected, xbConnected.asterisk_id], [{ name: 'Alice', number: '100' }, ID.b]);
+    assert.equal(events().filter((event) => event.type === 'ChannelConnectedLine' && event.channel?.id === 'xa').length, 1, 'no connected line from the hidden bridge');
     // Nothing of the leg in listings: the channels are the two Local pairs, the bridge is xq.
     for (const server of [a, b]) {
       const channels = ((await (await server.ari('/channels')).json()) as Json[]).map((channel) => channel.id as string).sort();
