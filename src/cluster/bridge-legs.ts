@@ -150,15 +150,11 @@ export class ClusterBridgeLegs {
 
   /** A member is gone: its legs end here (no one to tell); the channels it stood in for leave their bridges. */
   memberDown(node: string): number {
-    let ended = 0;
-    for (const side of [...this.#channelSides.values()]) if (side.peer === node && (this.#closeChannelSide(side, false), true)) ended++;
-    for (const side of [...this.#bridgeSides.values()]) if (side.peer === node && (this.#closeBridgeSide(side, false), true)) ended++;
-    return ended;
-  }
-
-  /** Whether `channelId` (another member's) stands in a bridge here. */
-  standsIn(channelId: string): boolean {
-    return this.#byChannel.has(channelId);
+    const channelSides = [...this.#channelSides.values()].filter((side) => side.peer === node);
+    const bridgeSides = [...this.#bridgeSides.values()].filter((side) => side.peer === node);
+    for (const side of channelSides) this.#closeChannelSide(side, false);
+    for (const side of bridgeSides) this.#closeBridgeSide(side, false);
+    return channelSides.length + bridgeSides.length;
   }
 
   async #onMessage(msg: Msg): Promise<void> {
