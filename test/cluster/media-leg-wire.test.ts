@@ -1,8 +1,10 @@
 // The leg messages of bridges across cluster members against hostile input: every field checked,
-// a bad message is a sentence (answered 400), never an exception.
+// a bad message is a sentence (answered 400), never an exception; and the legs' settings.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot } from '../../src/cluster/media-leg-wire.ts';
+import { legMediaAddress } from '../../src/cluster/media-leg.ts';
+import { loadConfig } from '../../src/config/config.ts';
 
 const bytes = (value: unknown): Uint8Array => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 const open = { op: 'open', leg: 'f1e2-33', channel: 'chan-1', peer: 'nodeB', address: '10.0.0.5', port: 12000 };
@@ -65,5 +67,25 @@ describe('cluster leg messages', () => {
     assert.equal(readSnapshot({ id: 'y', name: 'Local/a' }, 'x'), 'bad');
     assert.equal(readSnapshot({ id: 'x', name: 'n', big: 'b'.repeat(40_000) }, 'x'), 'bad');
     assert.equal(readSnapshot(undefined, 'x'), undefined);
+  });
+});
+
+describe('bridge leg settings', () => {
+  const load = (cluster: Record<string, unknown>, more: Record<string, unknown> = {}) =>
+    loadConfig({ path: null, env: {}, overrides: { dirs: { data: '/tmp/patchbay-cluster-settings' }, server_id: '02:00:00:00:00:01', cluster, ...more } });
+
+  it('default to 200 legs on the SIP address', () => {
+    const config = load({});
+    assert.equal(config.cluster.maxMediaLegs, 200);
+    assert.equal(config.cluster.mediaAddress, '');
+    assert.equal(legMediaAddress(load({}, { sip: { bind: '10.9.8.7' } })), '10.9.8.7');
+    assert.equal(legMediaAddress(load({}, { sip: { bind: 'localhost' } })), '127.0.0.1');
+    assert.equal(legMediaAddress(load({ media_address: '192.0.2.10' }, { sip: { bind: '10.9.8.7' } })), '192.0.2.10');
+  });
+
+  it('are checked', () => {
+    assert.throws(() => load({ media_address: 'pbx.example.com' }), /media_address/);
+    assert.throws(() => load({ max_media_legs: -1 }), /max_media_legs/);
+    assert.equal(load({ max_media_legs: 0 }).cluster.maxMediaLegs, 0);
   });
 });
