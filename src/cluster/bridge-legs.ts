@@ -17,9 +17,9 @@ import type { Core } from '../control/core.ts';
 import { Bridge, type MemberOptions } from '../core/bridges/bridge.ts';
 import type { Channel } from '../core/channels/channel.ts';
 import { ConflictError } from '../core/errors.ts';
-import type { RtpPortRange } from '../media/rtp/port-range.ts';
 import type { Model } from '../spec/index.ts';
-import { bindLegSocket, closeQuietly, connectSocket, LEG_TECHNOLOGY, LegEnd, legMediaAddress, legPortRange } from './media-leg.ts';
+import { closeQuietly, type RtpPortRange } from '../media/rtp/port-range.ts';
+import { connectSocket, LEG_TECHNOLOGY, LegEnd, legMediaAddress, legPortRange } from './media-leg.ts';
 import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegConnected, type LegDigit, type LegHold, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
 
 /** The subject a member takes leg messages on. */
@@ -288,7 +288,7 @@ export class ClusterBridgeLegs {
     this.#opening++;
     let socket: dgram.Socket | undefined;
     try {
-      socket = await bindLegSocket(this.#range, this.#address).catch(() => undefined);
+      socket = await this.#range.bind(this.#address).catch(() => undefined);
       if (!socket) return { status: 503, message: 'No free RTP port for a bridge leg across cluster members' };
       const leg = randomUUID();
       const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port });
@@ -298,7 +298,11 @@ export class ClusterBridgeLegs {
         this.#tell(peer, { op: 'close', leg });
         return { status: 502, message: 'A cluster member gave a malformed answer about a bridge leg' };
       }
-      await connectSocket(socket, reply.address, reply.port);
+      const reachable = await connectSocket(socket, reply.address, reply.port).then(() => true, () => false);
+      if (!reachable) {
+        this.#tell(peer, { op: 'close', leg });
+        return { status: 502, message: `Cluster member ${peer} answered an RTP address this member cannot send to (${reply.address}:${reply.port})` };
+      }
       const end = new LegEnd({ core, log, id: channelId, name: `${LEG_TECHNOLOGY}/${peer}/${channelId}`, socket, represented: snapshot as Model<'Channel'> });
       socket = undefined;
       // The bridge subscribes the channel's application to itself while the channel is in it, as
@@ -371,9 +375,10 @@ export class ClusterBridgeLegs {
     this.#opening++;
     let socket: dgram.Socket | undefined;
     try {
-      socket = await bindLegSocket(this.#range, this.#address).catch(() => undefined);
+      socket = await this.#range.bind(this.#address).catch(() => undefined);
       if (!socket) return { status: 503, message: 'No free RTP port for a bridge leg across cluster members' };
-      await connectSocket(socket, request.address, request.port);
+      const reachable = await connectSocket(socket, request.address, request.port).then(() => true, () => false);
+      if (!reachable) return { status: 400, message: `Cannot send RTP to ${request.address}:${request.port} from ${this.#address}` };
       // Checked again: the channel may have gone or changed while the port was being bound.
       const channel = check();
       if (!('id' in channel)) return channel;

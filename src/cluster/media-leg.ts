@@ -14,7 +14,7 @@ import type { Indication } from '../core/channels/technology.ts';
 import { Channel, type CallerId, type ChannelEnvironment } from '../core/channels/channel.ts';
 import { RtpSession } from '../channels/external-media/unicast-rtp.ts';
 import { RtpPayloadCoder } from '../media/rtp/payload.ts';
-import { closeQuietly, RtpPortRange } from '../media/rtp/port-range.ts';
+import { RtpPortRange } from '../media/rtp/port-range.ts';
 import type { Model } from '../spec/index.ts';
 import { LEG_FORMAT } from './media-leg-wire.ts';
 
@@ -154,10 +154,3 @@ export class LegEnd {
     this.session.close();
   }
 }
-
-/** Binds a leg's socket on the media address, from the RTP range. */
-export async function bindLegSocket(range: RtpPortRange, address: string): Promise<dgram.Socket> {
-  return range.bind(address);
-}
-
-export { closeQuietly };
