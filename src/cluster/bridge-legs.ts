@@ -361,6 +361,7 @@ export class ClusterBridgeLegs {
   async #open(request: OpenLeg): Promise<LegReply> {
     const { core, log, node } = this.#options;
     if (request.peer === node || !this.#options.isLiveMember(request.peer)) return { status: 403, message: `${request.peer.slice(0, 64)} is not a live cluster member` };
+    if (this.#channelSides.has(request.leg) || this.#bridgeSides.has(request.leg)) return { status: 409, message: 'A bridge leg with that id exists already' };
     const check = (): LegReply | Channel => {
       const channel = core.channels.get(request.channel);
       if (!channel || channel.hangingUp) return { status: 400, message: 'Channel not found' };
@@ -382,6 +383,7 @@ export class ClusterBridgeLegs {
       // Checked again: the channel may have gone or changed while the port was being bound.
       const channel = check();
       if (!('id' in channel)) return channel;
+      if (this.#channelSides.has(request.leg)) return { status: 409, message: 'A bridge leg with that id exists already' };
       const stillPrevious = [...this.#channelSides.values()].find((side) => side.channel === channel);
       if (stillPrevious) this.#closeChannelSide(stillPrevious, true);
       const end = new LegEnd({ core, log, id: `${LEG_TECHNOLOGY}-${request.leg}`, name: `${LEG_TECHNOLOGY}/${request.peer}-${request.leg}`, socket });
