@@ -247,11 +247,6 @@ export class Cluster {
     this.forwarder.crossBridges = new CrossMemberBridges(options.nc, options.prefix, options.node, legs, options.requestTimeoutMs);
   }
 
-  /** Cross-member bridge legs held here (status, tests). */
-  get mediaLegs(): number {
-    return this.legs?.size ?? 0;
-  }
-
   async stop(): Promise<void> {
     this.legs?.stop();
     this.membership.stop();
