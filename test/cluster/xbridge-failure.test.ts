@@ -84,6 +84,8 @@ describe('a cluster member dying with bridges across members', { skip }, () => {
     // A's channel in B's bridge, B's channel in A's bridge.
     assert.equal((await b.ari('/bridges?bridgeId=on-b', { method: 'POST' })).status, 200);
     assert.equal((await ariA('/bridges?bridgeId=on-a', { method: 'POST' })).status, 200);
+    // Found through B once A's subscription for it has reached NATS.
+    await until("A's bridge found through B", async () => (await b.ari('/bridges/on-a')).status === 200);
     assert.equal((await b.ari('/bridges/on-b/addChannel?channel=fa', { method: 'POST' })).status, 204);
     assert.equal((await b.ari('/bridges/on-a/addChannel?channel=fb', { method: 'POST' })).status, 204);
     assert.equal(await legsHeld(b.url), 2);

@@ -68,6 +68,8 @@ describe('a bridge of one member mixing channels of two others', { skip }, () =>
       await until(`StasisStart of ${id}`, () => events().some((event) => event.type === 'StasisStart' && event.channel?.id === id));
     }
     assert.equal((await b.ari('/bridges?bridgeId=on-b', { method: 'POST' })).status, 200);
+    // Found through C once B's subscription for it has reached NATS.
+    await until('the bridge found through C', async () => (await c.ari('/bridges/on-b')).status === 200);
     const added = await c.ari('/bridges/on-b/addChannel?channel=on-a,on-c', { method: 'POST' });
     assert.equal(added.status, 204, await added.clone().text());
     assert.equal(await legsHeld(b), 2);

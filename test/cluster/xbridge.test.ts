@@ -67,6 +67,11 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     await until(what, () => (found = events().find(match)) !== undefined);
     return found!;
   };
+  /** A bridge made on `on`, once every member finds it (a member's subscription for it reaches NATS a moment after its creation). */
+  const createBridge = async (on: TestServer, id: string): Promise<void> => {
+    assert.equal((await on.ari(`/bridges?bridgeId=${id}`, { method: 'POST' })).status, 200);
+    for (const server of [a, b]) await until(`bridge ${id} found through ${server.url}`, async () => (await server.ari(`/bridges/${id}`)).status === 200);
+  };
   const originate = async (server: TestServer, exten: string, id: string, callerId = ''): Promise<void> => {
     const caller = callerId === '' ? '' : `&callerId=${encodeURIComponent(callerId)}`;
     const response = await server.ari(`/channels?endpoint=Local/${exten}@xb&app=${APP}&channelId=${id}&otherChannelId=${id}-2${caller}`, { method: 'POST' });
@@ -99,7 +104,7 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
   });
 
   it('mixes A\'s channel into B\'s bridge both ways, showing only what one server would', async () => {
-    assert.equal((await b.ari('/bridges?bridgeId=xq', { method: 'POST' })).status, 200);
+    await createBridge(b, 'xq');
     // Through A, whose channel it is; the bridge's owner (B) decides.
     const added = await a.ari('/bridges/xq/addChannel?channel=xb1,xa', { method: 'POST' });
     assert.equal(added.status, 204, await added.clone().text());
@@ -156,7 +161,7 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
   it("passes DTMF across: a digit from A's channel reaches B's channel in the bridge", async () => {
     await originate(a, 'dtmf-a', 'xg');
     await originate(b, 'tone-b', 'xh');
-    assert.equal((await b.ari('/bridges?bridgeId=xt', { method: 'POST' })).status, 200);
+    await createBridge(b, 'xt');
     assert.equal((await b.ari('/bridges/xt/addChannel?channel=xg,xh', { method: 'POST' })).status, 204);
     // The digit reaches xh's far end (the Local pair's other half): the application listens to it.
     assert.equal((await b.ari(`/applications/${APP}/subscription?eventSource=channel:xh-2`, { method: 'POST' })).status, 200);
@@ -176,7 +181,7 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
       await originate(server, 'both-in-app', id);
       await waitEvent(`StasisStart of ${id}-2`, (event) => event.type === 'StasisStart' && event.channel?.id === `${id}-2`);
     }
-    assert.equal((await b.ari('/bridges?bridgeId=xu', { method: 'POST' })).status, 200);
+    await createBridge(b, 'xu');
     assert.equal((await b.ari('/bridges/xu/addChannel?channel=xk,xl', { method: 'POST' })).status, 204);
     assert.equal((await b.ari('/channels/xl-2/hold', { method: 'POST' })).status, 204);
     const held = await waitEvent("A's far half held", (event) => event.type === 'ChannelHold' && event.channel?.id === 'xk-2');
@@ -197,7 +202,7 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
     assert.deepEqual(await bridgeChannels(b, 'xq'), ['xb1']);
     assert.equal((await a.ari('/bridges/xq/removeChannel?channel=xa', { method: 'POST' })).status, 422);
     // A bridge of its own member, then back across.
-    assert.equal((await a.ari('/bridges?bridgeId=qa', { method: 'POST' })).status, 200);
+    await createBridge(a, 'qa');
     assert.equal((await b.ari('/bridges/qa/addChannel?channel=xa', { method: 'POST' })).status, 204);
     await waitEvent('xa entering qa', (event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'xa' && event.bridge.id === 'qa');
     assert.equal((await b.ari('/bridges/xq/addChannel?channel=xa', { method: 'POST' })).status, 204);
@@ -231,7 +236,7 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
   });
 
   it('refuses past max_media_legs with 503, and answers hostile leg messages without acting', async () => {
-    assert.equal((await b.ari('/bridges?bridgeId=xr', { method: 'POST' })).status, 200);
+    await createBridge(b, 'xr');
     await originate(a, 'tone-a', 'xd');
     await originate(a, 'tone-a', 'xe');
     assert.equal((await b.ari('/bridges/xr/addChannel?channel=xc,xd', { method: 'POST' })).status, 204);
