@@ -225,7 +225,7 @@ export class ClusterBridgeLegs {
         ends.push(existing);
         continue;
       }
-      const result = await this.#openToward(entry.id, entry.node);
+      const result = await this.#openToward(entry.id, entry.node, bridge.id);
       if ('status' in result) {
         for (const side of opened) this.#closeBridgeSide(side, true);
         return result;
@@ -282,7 +282,7 @@ export class ClusterBridgeLegs {
   }
 
   /** Opens a leg to the channel's member; its end here is not in a bridge yet. */
-  async #openToward(channelId: string, peer: string): Promise<BridgeSide | LegReply> {
+  async #openToward(channelId: string, peer: string, bridgeId: string): Promise<BridgeSide | LegReply> {
     const { core, node, log } = this.#options;
     if (this.size + this.#opening >= this.#max) return { status: 503, message: `Too many bridge legs across cluster members on ${node} (cluster.max_media_legs ${this.#max})` };
     this.#opening++;
@@ -291,7 +291,7 @@ export class ClusterBridgeLegs {
       socket = await this.#range.bind(this.#address).catch(() => undefined);
       if (!socket) return { status: 503, message: 'No free RTP port for a bridge leg across cluster members' };
       const leg = randomUUID();
-      const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port });
+      const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port, bridge: bridgeId });
       if (reply.status !== 200) return reply;
       const snapshot = readSnapshot(reply.snapshot, channelId);
       if (reply.address === undefined || reply.port === undefined || snapshot === undefined || snapshot === 'bad') {
@@ -398,7 +398,9 @@ export class ClusterBridgeLegs {
           destroyed: () => undefined,
           reportError: (error, _bridge, during) => log.warn({ err: error, during }, 'cluster media leg: the hidden bridge failed'),
         },
-        { id: `${LEG_TECHNOLOGY}-${request.leg}`, name: '', type: 'mixing', videoMode: 'none' },
+        // The real bridge's id (ids are unique in the cluster): the channel's bridgeId here names the
+        // bridge it is in, as on one server; a move to another bridge of this member changes it.
+        { id: request.bridge ?? `${LEG_TECHNOLOGY}-${request.leg}`, name: '', type: 'mixing', videoMode: 'none' },
       );
       const side: ChannelSide = {
         kind: 'channel',

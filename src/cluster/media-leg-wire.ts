@@ -20,6 +20,8 @@ export interface OpenLeg {
   readonly peer: string;
   readonly address: string;
   readonly port: number;
+  /** The bridge the channel joins: the hidden bridge takes its id, so the channel's bridge is that one on its own member too. */
+  readonly bridge?: string;
 }
 
 /** Either side: the leg is gone here; `snapshot` is the channel's last one (from its owner). */
@@ -147,7 +149,8 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (typeof m.peer !== 'string' || !NODE_ID.test(m.peer)) return 'bad peer';
       if (typeof m.address !== 'string' || isIP(m.address) === 0) return 'bad address';
       if (!isPort(m.port)) return 'bad port';
-      return { op: 'open', leg: m.leg, channel: m.channel, peer: m.peer, address: m.address, port: m.port };
+      if (m.bridge !== undefined && !isChannelId(m.bridge)) return 'bad bridge';
+      return { op: 'open', leg: m.leg, channel: m.channel, peer: m.peer, address: m.address, port: m.port, ...(m.bridge !== undefined ? { bridge: m.bridge } : {}) };
     }
     case 'close': {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
