@@ -177,6 +177,8 @@ async function cluster(target: Target, args: string[], values: AdminValues, out:
   if (status.contacts !== undefined) out.stdout(`Registrations: ${str(contacts.shared)} shared from here (${str(contacts.withdrawn)} withdrawn), ${str(contacts.known_elsewhere)} known through other members\n`);
   if (status.shared_state !== undefined) out.stdout(`Global variables: ${str(shared.globals_sent)} writes sent, ${str(shared.globals_applied)} applied; astdb: ${str(shared.astdb_sent)} sent, ${str(shared.astdb_applied)} applied\n`);
   if (shared.device_states_sent !== undefined) out.stdout(`Device states: ${str(shared.device_states_sent)} writes sent, ${str(shared.device_states_applied)} applied; dynamic configuration: ${str(shared.config_sent)} sent, ${str(shared.config_applied)} applied\n`);
+  const legs = (status.media_legs ?? {}) as Row;
+  if (status.media_legs !== undefined) out.stdout(`Bridge legs across members: ${str(legs.held)} held (${str(legs.opened)} opened, ${str(legs.closed)} closed)\n`);
   return EXIT.ok;
 }
 

@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import { AppEvents } from './app-events.ts';
+import { ClusterBridgeLegs } from './bridge-legs.ts';
+import { CrossMemberBridges } from './bridge-routing.ts';
 import { ChannelPlaces, type ChannelPlacesAnswer } from './channel-places.ts';
 import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { SharedStateMirror } from './shared-state.ts';
@@ -47,6 +49,8 @@ export interface ClusterStatus {
   readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
   /** Global variables and astdb writes: made here and sent, made elsewhere and applied here. */
   readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number };
+  /** Bridges across members: the media legs held here now, and opened/closed since start. */
+  readonly media_legs: { readonly held: number; readonly opened: number; readonly closed: number };
 }
 
 /** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
@@ -66,6 +70,8 @@ export class Cluster {
   private readonly places: ChannelPlaces;
   private readonly globals: SharedStateMirror;
   private readonly astdb: SharedStateMirror;
+  /** Bridges across members: the media legs this member holds (set once started). */
+  private legs: ClusterBridgeLegs | undefined;
   private readonly log: Logger;
   private readonly name: string;
   private connected = true;
@@ -147,6 +153,7 @@ export class Cluster {
       });
       cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, globals, astdb, places: new ChannelPlaces({ nc, prefix, node, core, membership, requestTimeoutMs: settings.requestTimeoutMs, log }), log });
       ownership.start();
+      cluster.startBridgeLegs({ nc, prefix, node, core, config, requestTimeoutMs: settings.requestTimeoutMs, log, membership });
       cluster.places.start();
       await events.start();
       await contacts.start();
@@ -222,6 +229,7 @@ export class Cluster {
         config_sent: this.sharedConfig?.dynamicConfig.sent ?? 0,
         config_applied: this.sharedConfig?.dynamicConfig.applied ?? 0,
       },
+      media_legs: { held: this.legs?.size ?? 0, opened: this.legs?.opened ?? 0, closed: this.legs?.closedCount ?? 0 },
     };
   }
 
@@ -230,7 +238,17 @@ export class Cluster {
     return this.places.gather();
   }
 
+  /** Bridges across members (bridge-legs.ts): their leg messages, and addChannel/removeChannel routed to them. */
+  private startBridgeLegs(options: { nc: NatsConnection; prefix: string; node: string; core: Core; config: PatchbayConfig; requestTimeoutMs: number; log: Logger; membership: Membership }): void {
+    const { membership, ...rest } = options;
+    const legs = new ClusterBridgeLegs({ ...rest, isLiveMember: (node) => membership.others().some((member) => member.node === node) });
+    legs.start();
+    this.legs = legs;
+    this.forwarder.crossBridges = new CrossMemberBridges(options.nc, options.prefix, options.node, legs, options.requestTimeoutMs);
+  }
+
   async stop(): Promise<void> {
+    this.legs?.stop();
     this.membership.stop();
     this.events.stop();
     this.contacts.stop();
@@ -252,6 +270,8 @@ export class Cluster {
   }
 
   private memberDown(member: Member): void {
+    const legsEnded = this.legs?.memberDown(member.node) ?? 0;
+    if (legsEnded > 0) this.log.warn({ gone: member.node, legsEnded }, 'cluster member gone: its bridge legs here ended');
     const ended = this.events.memberDown(member.asteriskId);
     this.log.warn({ gone: member.node, channelsEnded: ended }, 'cluster member gone: its channels in the applications here were ended (cause 38)');
   }

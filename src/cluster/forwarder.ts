@@ -7,6 +7,7 @@ import { errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Membership } from './membership.ts';
 import { combinerFor } from './merged-views.ts';
+import { listedChannels, type CrossMemberBridges } from './bridge-routing.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
 import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
@@ -52,6 +53,8 @@ export class ClusterForwarder {
   gathered = 0;
   /** The next turn of round-robin placement. */
   private turn = 0;
+  /** Bridges across members (the cluster sets it): an addChannel or removeChannel naming another member's channel goes there. */
+  crossBridges: CrossMemberBridges | undefined;
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -72,6 +75,7 @@ export class ClusterForwarder {
     if (operation === 'events.userEvent') return routeUserEvent(request, this.subscriptionRouting);
     if (operation === 'applications.subscribe' || operation === 'applications.unsubscribe') return routeSubscription(request, this.subscriptionRouting);
     if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
+    if (operation === 'bridges.removeChannel' && pathParams.bridgeId !== undefined && this.crossBridges) return this.removeFromBridge(request, pathParams.bridgeId, this.crossBridges);
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
     // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
     if (operation === 'events.claimChannel') return this.claim(request);
@@ -256,20 +260,44 @@ export class ClusterForwarder {
   }
 
   /**
-   * A bridge mixes only the channels of its own member: adding one that lives on another member
-   * answers 501 naming both (a cluster-internal media leg is not built yet, docs/cluster.md).
+   * A bridge with a channel of another member: its owner decides, and joins the channel through a
+   * cluster-internal media leg (bridge-legs.ts); without one (max_media_legs 0 on this member), 501.
    */
   private async addToBridge(request: ClusterAriRequest, bridgeId: string): Promise<ClusterAriResponse> {
     const { ownership, node } = this.options;
     const bridgeOwner = ownership.holds('bridge', bridgeId) ? node : await this.whoOwns(request, 'bridge', bridgeId);
     if (bridgeOwner === undefined) return this.local(request);
-    for (const channelId of (request.query.get('channel') ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '').slice(0, 64)) {
-      const channelOwner = ownership.holds('channel', channelId) ? node : await this.whoOwns(request, 'channel', channelId);
-      if (channelOwner !== undefined && channelOwner !== bridgeOwner) {
-        return { status: 501, headers: {}, json: { message: `Channel ${channelId} lives on cluster member ${channelOwner} and bridge ${bridgeId} on ${bridgeOwner}: a bridge across cluster members is not supported yet` } };
-      }
+    const { owners, across } = await this.channelOwners(request, bridgeOwner);
+    if (across !== undefined) {
+      if (this.crossBridges) return this.crossBridges.add(request, bridgeId, bridgeOwner, owners);
+      const channelOwner = owners.find((entry) => entry.id === across)!.node;
+      return { status: 501, headers: {}, json: { message: `Channel ${across} lives on cluster member ${channelOwner} and bridge ${bridgeId} on ${bridgeOwner}: a bridge across cluster members is not supported yet` } };
     }
     return bridgeOwner === node ? this.local(request) : this.toOwner(request, { kind: 'bridge', id: bridgeId });
+  }
+
+  /** removeChannel of a channel that stands in a bridge for another member's: taken out by the bridge's owner. */
+  private async removeFromBridge(request: ClusterAriRequest, bridgeId: string, crossBridges: CrossMemberBridges): Promise<ClusterAriResponse> {
+    const { ownership, node } = this.options;
+    const bridgeOwner = ownership.holds('bridge', bridgeId) ? node : await this.whoOwns(request, 'bridge', bridgeId);
+    if (bridgeOwner === undefined) return this.local(request);
+    const { owners } = await this.channelOwners(request, bridgeOwner);
+    const handled = await crossBridges.remove(bridgeId, bridgeOwner, owners);
+    if (handled) return handled;
+    return bridgeOwner === node ? this.local(request) : this.toOwner(request, { kind: 'bridge', id: bridgeId });
+  }
+
+  /** The member holding each listed channel (the bridge's owner for one nobody holds: it answers 400 there), and the first held elsewhere. */
+  private async channelOwners(request: ClusterAriRequest, bridgeOwner: string): Promise<{ owners: Array<{ id: string; node: string }>; across: string | undefined }> {
+    const { ownership, node } = this.options;
+    const owners: Array<{ id: string; node: string }> = [];
+    let across: string | undefined;
+    for (const channelId of listedChannels(request)) {
+      const channelOwner = ownership.holds('channel', channelId) ? node : await this.whoOwns(request, 'channel', channelId);
+      if (channelOwner !== undefined && channelOwner !== bridgeOwner) across ??= channelId;
+      owners.push({ id: channelId, node: channelOwner ?? bridgeOwner });
+    }
+    return { owners, across };
   }
 
   /** The member holding a channel or bridge (asked with a GET of it as the same user), if any. */

@@ -1,5 +1,6 @@
 // The `cluster` settings (docs/cluster.md): a node joins a Patchbay cluster on NATS JetStream when
 // `nats_url` is set; without it nothing of the cluster is loaded.
+import { isIP } from 'node:net';
 import { boolean, filePath, integer, oneOf, section, string } from './schema.ts';
 import { noControl } from './value-checks.ts';
 
@@ -31,6 +32,8 @@ export const CLUSTER_SETTINGS = section({
   tls_key_file: filePath({ default: null, docDefault: 'none', doc: 'PEM private key of `tls_cert_file`' }),
   placement: oneOf({ values: ['least_loaded', 'round_robin'] as const, default: 'least_loaded', doc: 'Where a channel this member is asked to make (originate/create without an id or `cluster_node`) goes: the live member with fewest channels by its last heartbeat (this one on a tie), or each live member in turn' }),
   place_on_self: boolean({ default: true, doc: 'Whether channels this member places may land on itself; `false` makes it an ARI front whose new channels live on the other members (placement answers 503 when no other member is live)' }),
+  media_address: string({ default: '', docDefault: 'the address SIP binds (`sip.bind`, else `http.bind`; a wildcard: the first non-internal IPv4)', doc: 'The IP address a cross-member bridge\'s media leg binds its RTP port on and the other member sends to (docs/cluster.md, "A bridge across members")', check: (s) => (s === '' || isIP(s) !== 0 ? null : `must be an IP address, got '${s.slice(0, 64)}'`) }),
+  max_media_legs: integer({ default: 200, min: 0, max: 100_000, doc: 'Cross-member bridge media legs this member holds at once (each takes one RTP port from `sip.rtp_port_start`..`rtp_port_end`); past it adding a channel of another member to a bridge answers 503; `0`: refused (501)' }),
   request_timeout_ms: integer({ default: 5000, min: 100, max: 60_000, doc: 'How long a request forwarded to the member that owns its resource may take before it answers 504' }),
   drain_timeout_seconds: integer({ default: 0, min: 0, max: 86_400, docDefault: '0 (wait for the last call)', doc: 'A graceful stop (`patchbay stop --gracefully`, SIGUSR1) of this member stops it after this long even while calls are up (they are ended, as by `patchbay stop`); 0: it waits for the last call' }),
 });

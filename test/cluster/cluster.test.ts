@@ -72,7 +72,10 @@ describe('cluster on NATS JetStream', { skip }, () => {
       });
       nodeA.once('exit', (code) => reject(new Error(`node A exited (${code}): ${out}`)));
     });
-    b = await startTestServer(settings('nodeB', ID.b));
+    // B has cross-member bridges turned off (max_media_legs 0): its bridge across members answers
+    // 501 (the media leg itself is tested in xbridge.test.ts).
+    const onB = settings('nodeB', ID.b);
+    b = await startTestServer({ ...onB, cluster: { ...onB.cluster, max_media_legs: 0 } });
     c = await startTestServer(settings('nodeC', ID.c));
     for (const url of [urlA, b.url, c.url]) await until(`three members seen from ${url}`, async () => (await status(url)).members.length === 3);
   });
@@ -157,7 +160,7 @@ describe('cluster on NATS JetStream', { skip }, () => {
     await until('on-c gone from every listing', async () => !((await (await b.ari('/channels')).json()) as Json[]).some((channel) => channel.id === 'on-c'));
   });
 
-  it('makes a channel on the member cluster_node names; a bridge across members answers 501', async () => {
+  it('makes a channel on the member cluster_node names; a bridge across members answers 501 where legs are turned off', async () => {
     const response = await b.ari('/channels?endpoint=Local/park@clu&app=clu&cluster_node=nodeC', { method: 'POST' });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-patchbay-node'), 'nodeC');

@@ -1,0 +1,102 @@
+// A bridge on member B whose two channels live on members A and C (two media legs into one
+// bridge), asked for through C: A's 1000 Hz reaches C's channel (a spy on it, recorded on C) and
+// C's 600 Hz reaches A's, through B's mix. A real nats-server -js; the three members in this process.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
+import { tonePower } from '../helpers/tone-power.ts';
+
+type Json = Record<string, any>;
+const APP = 'x3';
+const DIALPLAN = `[x3]
+exten => tone-1000,1,Answer()
+ same => n,PlayTones(1000)
+ same => n,Wait(120)
+exten => tone-600,1,Answer()
+ same => n,PlayTones(600)
+ same => n,Wait(120)
+`;
+const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+
+async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('a bridge of one member mixing channels of two others', { skip }, () => {
+  let nats: NatsServer;
+  let dir: string;
+  const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
+  let app: EventSocket;
+  const events = (): Json[] => app.messages as Json[];
+  const legsHeld = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xbridge3-'));
+    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    nats = await startNatsServer();
+    let n = 0;
+    for (const name of ['a', 'b', 'c'] as const) {
+      servers[name] = await startTestServer({ server_id: `02:00:00:00:7${n++}:01`, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: `node${name.toUpperCase()}`, failure_seconds: 3 } });
+    }
+    app = await servers.b!.events(`app=${APP}`);
+    for (const server of [servers.a!, servers.b!, servers.c!]) {
+      await until(`three members seen from ${server.url}`, async () => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 3);
+      await until(`the application known on ${server.url}`, async () => (await server.ari(`/applications/${APP}`)).status === 200);
+    }
+  });
+
+  after(async () => {
+    await app?.close();
+    for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("mixes A's and C's channels in B's bridge, asked through C", async () => {
+    const { a, b, c } = servers as Record<'a' | 'b' | 'c', TestServer>;
+    for (const [server, exten, id] of [[a, 'tone-1000', 'on-a'], [c, 'tone-600', 'on-c']] as const) {
+      assert.equal((await server.ari(`/channels?endpoint=Local/${exten}@x3&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' })).status, 200);
+      await until(`StasisStart of ${id}`, () => events().some((event) => event.type === 'StasisStart' && event.channel?.id === id));
+    }
+    assert.equal((await b.ari('/bridges?bridgeId=on-b', { method: 'POST' })).status, 200);
+    // Found through C once B's subscription for it has reached NATS.
+    await until('the bridge found through C', async () => (await c.ari('/bridges/on-b')).status === 200);
+    const added = await c.ari('/bridges/on-b/addChannel?channel=on-a,on-c', { method: 'POST' });
+    assert.equal(added.status, 204, await added.clone().text());
+    assert.equal(await legsHeld(b), 2);
+    assert.deepEqual([await legsHeld(a), await legsHeld(c)], [1, 1]);
+    assert.deepEqual((((await (await a.ari('/bridges/on-b')).json()) as Json).channels as string[]).sort(), ['on-a', 'on-c']);
+
+    // What each channel hears, recorded on its own member through a spy.
+    for (const [server, id] of [[a, 'on-a'], [c, 'on-c']] as const) {
+      assert.equal((await server.ari(`/channels/${id}/snoop?spy=out&app=${APP}&snoopId=${id}-spy`, { method: 'POST' })).status, 200);
+      await until(`the spy of ${id}`, () => events().some((event) => event.type === 'StasisStart' && event.channel?.id === `${id}-spy`));
+      assert.equal((await server.ari(`/channels/${id}-spy/record?name=${id}-hears&format=wav`, { method: 'POST' })).status, 201);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    for (const [server, id] of [[a, 'on-a'], [c, 'on-c']] as const) assert.equal((await server.ari(`/recordings/live/${id}-hears/stop`, { method: 'POST' })).status, 204);
+    const heard = async (server: TestServer, id: string): Promise<{ samples: Int16Array; rate: number }> => {
+      let file: string | undefined;
+      await until(`${id}'s recording`, () => (file = findFile(join(server.dataDir, 'recordings'), `${id}-hears.wav`)) !== undefined);
+      return { samples: wavSamples(file!), rate: readFileSync(file!).readUInt32LE(24) };
+    };
+    const onA = await heard(a, 'on-a');
+    const onC = await heard(c, 'on-c');
+    const quietA = tonePower(onA.samples, 1700, onA.rate) + 1;
+    const quietC = tonePower(onC.samples, 1700, onC.rate) + 1;
+    assert.ok(tonePower(onC.samples, 1000, onC.rate) > 100 * quietC, `A's tone heard on C: ${tonePower(onC.samples, 1000, onC.rate)} vs ${quietC}`);
+    assert.ok(tonePower(onA.samples, 600, onA.rate) > 100 * quietA, `C's tone heard on A: ${tonePower(onA.samples, 600, onA.rate)} vs ${quietA}`);
+
+    assert.equal((await a.ari('/bridges/on-b', { method: 'DELETE' })).status, 204);
+    for (const server of [a, b, c]) await until(`no legs on ${server.url}`, async () => (await legsHeld(server)) === 0);
+  });
+});
