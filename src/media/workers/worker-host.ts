@@ -4,7 +4,8 @@
 // memory; received audio goes to the main thread's ring, or straight back to the far end while
 // the stream loops (Echo()). While the worker plays a sound by itself (sound-player.ts, the playback
 // fast path) it sends one frame of it per tick, and received audio, which nothing on the main
-// thread listens to then, is not handed over.
+// thread listens to then, is not handed over — nor decoded: the stream skips its audio
+// (RtpStream.skipAudio) and only counts it, until the sound ends or is taken back.
 // Only rare things are messages: a digit, a stranger, a pause, a close, a sound's start and end.
 // Per frame nothing is allocated: frames are copied into and out of preallocated slots.
 // A two-party relay (relay messages) sends one stream's audio to another stream of this worker, so
@@ -54,7 +55,11 @@ export class MediaWorkerHost {
   #lastPacketsIn = 0;
   #lastPacketsOut = 0;
 
-  constructor(private readonly post: PostToMain) {
+  constructor(
+    private readonly post: PostToMain,
+    /** False: received audio is decoded even while a sound plays and nothing reads it (the figures before issue 25's skip). */
+    private readonly skipUnheardAudio = true,
+  ) {
     const clock = this.clock;
     this.#streamClock = { get ticks() { return clock.ticks; }, onTick: (listener) => clock.add(listener), offTick: (listener) => clock.remove(listener) };
     this.clock.add(this.#tick);
@@ -114,7 +119,9 @@ export class MediaWorkerHost {
       case 'sound': {
         const hosted = this.#byId.get(message.id);
         // A new play replaces the one before (whose owner has stopped it already).
-        if (hosted) hosted.sound = new WorkerSoundPlayer(message);
+        if (!hosted) return;
+        hosted.sound = new WorkerSoundPlayer(message);
+        if (this.skipUnheardAudio) hosted.stream.skipAudio(true);
         return;
       }
     }
@@ -212,7 +219,7 @@ export class MediaWorkerHost {
 
   #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
     if (sound.stopped) {
-      hosted.sound = undefined;
+      this.#soundOver(hosted);
       return;
     }
     const frame = sound.next(hosted.frames);
@@ -220,8 +227,14 @@ export class MediaWorkerHost {
       if (!hosted.looping) hosted.stream.writeFrame(frame);
       return;
     }
-    hosted.sound = undefined;
+    this.#soundOver(hosted);
     this.post({ type: 'sound-ended', id: hosted.id, play: sound.play });
+  }
+
+  /** The sound ended or was taken back: the received audio has a reader again, decoded from the next packet. */
+  #soundOver(hosted: HostedStream): void {
+    hosted.sound = undefined;
+    hosted.stream.skipAudio(false);
   }
 
   #writeFigures(hosted: HostedStream): void {
