@@ -89,9 +89,14 @@ export class MediaWorkerHost {
       case 'open':
         void this.#open(message);
         return;
-      case 'configure':
-        this.#byId.get(message.id)?.stream.configure(message.parameters);
+      case 'configure': {
+        const hosted = this.#byId.get(message.id);
+        if (!hosted) return;
+        hosted.stream.configure(message.parameters);
+        // Inband DTMF turned on or off changes whether Echo() reflects, and so whether decoded audio is needed.
+        this.#skipIfUnheard(hosted);
         return;
+      }
       case 'digit':
         this.#byId.get(message.id)?.stream.sendDigit(message.digit, message.durationMs);
         return;
@@ -101,6 +106,7 @@ export class MediaWorkerHost {
         hosted.looping = message.on;
         // The packets' payloads go back as they are when nothing needs them decoded; else the decoded audio.
         hosted.stream.reflect(message.on);
+        this.#skipIfUnheard(hosted);
         return;
       }
       case 'relay': {
@@ -121,7 +127,7 @@ export class MediaWorkerHost {
         // A new play replaces the one before (whose owner has stopped it already).
         if (!hosted) return;
         hosted.sound = new WorkerSoundPlayer(message);
-        if (this.skipUnheardAudio) hosted.stream.skipAudio(true);
+        this.#skipIfUnheard(hosted);
         return;
       }
     }
@@ -234,7 +240,17 @@ export class MediaWorkerHost {
   /** The sound ended or was taken back: the received audio has a reader again, decoded from the next packet. */
   #soundOver(hosted: HostedStream): void {
     hosted.sound = undefined;
-    hosted.stream.skipAudio(false);
+    this.#skipIfUnheard(hosted);
+  }
+
+  /**
+   * The stream's decoded audio has no reader while the worker plays a sound to it (not handed to
+   * the main thread) or while Echo() reflects its packets (a packet of another codec would be
+   * decoded only to be dropped): then it is not decoded at all.
+   */
+  #skipIfUnheard(hosted: HostedStream): void {
+    const unheard = hosted.sound !== undefined || (hosted.looping && hosted.stream.reflecting);
+    hosted.stream.skipAudio(this.skipUnheardAudio && unheard);
   }
 
   #writeFigures(hosted: HostedStream): void {
