@@ -15,6 +15,8 @@ export interface ReceivePath {
   scratch(count: number): Int16Array;
   push(samples: Int16Array, count: number, timestamp: number, ssrc: number, arrivalMs: number): void;
   next(nowMs: number): Frame | undefined;
+  /** Forgets what waits: the next packet starts afresh (after audio nobody heard was skipped). */
+  reset(): void;
 }
 
 /** Audio played as it arrives (no jitter buffer): the receive queue, which ignores timestamps. */
@@ -35,6 +37,10 @@ export class PlainReceivePath implements ReceivePath {
 
   next(): Frame | undefined {
     return this.queue.next();
+  }
+
+  reset(): void {
+    this.queue.clear();
   }
 }
 

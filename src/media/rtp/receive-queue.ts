@@ -96,6 +96,14 @@ export class ReceiveQueue {
     return frame;
   }
 
+  /** Forgets every queued sample and the drift window (audio resumes afresh, as after a gap). */
+  clear(): void {
+    this.read = 0;
+    this.length = 0;
+    this.ticksInWindow = 0;
+    this.minDepthFrames = Number.POSITIVE_INFINITY;
+  }
+
   private discard(samples: number): void {
     const dropped = Math.min(samples, this.length);
     this.read = (this.read + dropped) % this.queue.length;

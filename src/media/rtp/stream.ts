@@ -186,6 +186,8 @@ export class RtpStream {
   #reflectSsrc = -1;
   /** A two-party relay's packet path (relayPacketsTo()): audio packets of the codec the peer sends go to it as they are. */
   #packetPeer: RtpStream | undefined;
+  /** Received audio has no reader (skipAudio()): packets are counted but not decoded or buffered. */
+  #skippingAudio = false;
   /** The clock tick of the last frame the channel wrote: relayed packets give way to it (see #takeRelayed). */
   #wroteTick = -2;
 
@@ -339,6 +341,20 @@ export class RtpStream {
     if (peer) peer.#reflectOffset = undefined;
   }
 
+  /**
+   * While on, nothing reads the received audio (a media worker plays a sound to the stream by
+   * itself): its packets still count for the statistics, strict-RTP learning, the RTP timeout and
+   * RFC 4733 digits, but are not decoded nor jitter-buffered, and no frame is delivered — the
+   * decode was most of a playing worker's receive cost. Inband DTMF is heard in decoded audio, so
+   * a stream listening for it keeps decoding. Off: the receive path starts afresh, as after a gap
+   * (no frame from before the skip is delivered late).
+   */
+  skipAudio(on: boolean): void {
+    if (on === this.#skippingAudio) return;
+    this.#skippingAudio = on;
+    if (!on) this.#receive.reset();
+  }
+
   /** One 20 ms frame from the channel towards the far end. */
   writeFrame(frame: Frame): void {
     this.#wroteTick = this.clock.ticks;
@@ -453,7 +469,7 @@ export class RtpStream {
       }
     }
     const now = performance.now();
-    const frame = this.#receive.next(now);
+    const frame = this.#skippingAudio && !parameters?.inbandDtmf ? undefined : this.#receive.next(now);
     if (frame) {
       if (parameters?.inbandDtmf) this.#inband.detect(frame);
       this.events.onFrame(frame);
@@ -501,7 +517,7 @@ export class RtpStream {
     }
     if (this.#reflecting && header.payloadType === parameters.payloadType) this.#reflectPacket(message, header);
     else if (coder && this.#packetPeer && !parameters.inbandDtmf && this.#packetPeer.#takeRelayed(message, header, coder)) return;
-    else if (coder) receiveRtpAudio(coder, message, header, this.#receive, now);
+    else if (coder && (!this.#skippingAudio || parameters.inbandDtmf)) receiveRtpAudio(coder, message, header, this.#receive, now);
   };
 
   /** An audio packet sent back as it came (reflect()), on our SSRC and sequence, its timing kept. */

@@ -25,7 +25,9 @@ function threadCpuSeconds(): number | undefined {
 
 const port = parentPort;
 if (port) {
-  const host = new MediaWorkerHost((message) => port.postMessage(message));
+  // A diagnostic switch for the bench's before/after figures (bench:sip-capacity --skip-decode off), not a setting.
+  const skipUnheardAudio = process.env.PATCHBAY_MEDIA_WORKER_SKIP_DECODE !== 'off';
+  const host = new MediaWorkerHost((message) => port.postMessage(message), skipUnheardAudio);
   port.on('message', (message: ToWorker) => host.handle(message));
   port.postMessage({ type: 'ready' });
   let lastUtilization = performance.eventLoopUtilization();

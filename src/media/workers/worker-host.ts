@@ -4,7 +4,8 @@
 // memory; received audio goes to the main thread's ring, or straight back to the far end while
 // the stream loops (Echo()). While the worker plays a sound by itself (sound-player.ts, the playback
 // fast path) it sends one frame of it per tick, and received audio, which nothing on the main
-// thread listens to then, is not handed over.
+// thread listens to then, is not handed over — nor decoded: the stream skips its audio
+// (RtpStream.skipAudio) and only counts it, until the sound ends or is taken back.
 // Only rare things are messages: a digit, a stranger, a pause, a close, a sound's start and end.
 // Per frame nothing is allocated: frames are copied into and out of preallocated slots.
 // A two-party relay (relay messages) sends one stream's audio to another stream of this worker, so
@@ -54,7 +55,11 @@ export class MediaWorkerHost {
   #lastPacketsIn = 0;
   #lastPacketsOut = 0;
 
-  constructor(private readonly post: PostToMain) {
+  constructor(
+    private readonly post: PostToMain,
+    /** False: received audio is decoded even while a sound plays and nothing reads it (the figures before issue 25's skip). */
+    private readonly skipUnheardAudio = true,
+  ) {
     const clock = this.clock;
     this.#streamClock = { get ticks() { return clock.ticks; }, onTick: (listener) => clock.add(listener), offTick: (listener) => clock.remove(listener) };
     this.clock.add(this.#tick);
@@ -84,9 +89,14 @@ export class MediaWorkerHost {
       case 'open':
         void this.#open(message);
         return;
-      case 'configure':
-        this.#byId.get(message.id)?.stream.configure(message.parameters);
+      case 'configure': {
+        const hosted = this.#byId.get(message.id);
+        if (!hosted) return;
+        hosted.stream.configure(message.parameters);
+        // Inband DTMF turned on or off changes whether Echo() reflects, and so whether decoded audio is needed.
+        this.#skipIfUnheard(hosted);
         return;
+      }
       case 'digit':
         this.#byId.get(message.id)?.stream.sendDigit(message.digit, message.durationMs);
         return;
@@ -96,6 +106,7 @@ export class MediaWorkerHost {
         hosted.looping = message.on;
         // The packets' payloads go back as they are when nothing needs them decoded; else the decoded audio.
         hosted.stream.reflect(message.on);
+        this.#skipIfUnheard(hosted);
         return;
       }
       case 'relay': {
@@ -114,7 +125,9 @@ export class MediaWorkerHost {
       case 'sound': {
         const hosted = this.#byId.get(message.id);
         // A new play replaces the one before (whose owner has stopped it already).
-        if (hosted) hosted.sound = new WorkerSoundPlayer(message);
+        if (!hosted) return;
+        hosted.sound = new WorkerSoundPlayer(message);
+        this.#skipIfUnheard(hosted);
         return;
       }
     }
@@ -212,7 +225,7 @@ export class MediaWorkerHost {
 
   #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
     if (sound.stopped) {
-      hosted.sound = undefined;
+      this.#soundOver(hosted);
       return;
     }
     const frame = sound.next(hosted.frames);
@@ -220,8 +233,24 @@ export class MediaWorkerHost {
       if (!hosted.looping) hosted.stream.writeFrame(frame);
       return;
     }
-    hosted.sound = undefined;
+    this.#soundOver(hosted);
     this.post({ type: 'sound-ended', id: hosted.id, play: sound.play });
+  }
+
+  /** The sound ended or was taken back: the received audio has a reader again, decoded from the next packet. */
+  #soundOver(hosted: HostedStream): void {
+    hosted.sound = undefined;
+    this.#skipIfUnheard(hosted);
+  }
+
+  /**
+   * The stream's decoded audio has no reader while the worker plays a sound to it (not handed to
+   * the main thread) or while Echo() reflects its packets (a packet of another codec would be
+   * decoded only to be dropped): then it is not decoded at all.
+   */
+  #skipIfUnheard(hosted: HostedStream): void {
+    const unheard = hosted.sound !== undefined || (hosted.looping && hosted.stream.reflecting);
+    hosted.stream.skipAudio(this.skipUnheardAudio && unheard);
   }
 
   #writeFigures(hosted: HostedStream): void {
