@@ -29,8 +29,14 @@ let clusters = 0;
 function sharedNats(): Promise<NatsServer> {
   if (!nats) {
     nats = startNatsServer();
-    // --test-force-exit ends the process without the test's after(): the child goes with it.
-    void nats.then((server) => process.once('exit', () => server.process.kill('SIGKILL')));
+    // Shared by every server the file starts, so no test's after() stops it: it must not keep the
+    // test process alive (the runner would wait for it until the file's timeout), and it goes
+    // when the process exits.
+    void nats.then((server) => {
+      server.process.unref();
+      for (const stream of [server.process.stdin, server.process.stdout, server.process.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+      process.once('exit', () => server.process.kill('SIGKILL'));
+    });
   }
   return nats;
 }
