@@ -13,7 +13,7 @@ const APP = 'bridge-audio';
 let server: TestServer;
 
 // Through a cluster, a failed test's channels on A and C would fail every later leak check too.
-afterEach(() => cleanUpAfterFailureInCluster(server));
+afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 

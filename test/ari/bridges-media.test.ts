@@ -31,7 +31,7 @@ exten => jazz,1,Answer()
 let server: TestServer;
 
 // Through a cluster, a failed test's channels on A and C would fail every later leak check too.
-afterEach(() => cleanUpAfterFailureInCluster(server));
+afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 let dialplanDir: string;

@@ -13,7 +13,7 @@ const DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}$/;
 let server: TestServer;
 
 // Through a cluster, a failed test's channels on A and C would fail every later leak check too.
-afterEach(() => cleanUpAfterFailureInCluster(server));
+afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 

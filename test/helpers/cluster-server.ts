@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SuiteContext, TestContext } from 'node:test';
 import type { DeepPartialYaml } from '../../src/config/config.ts';
 import type { RunningServer } from '../../src/server.ts';
 import { startNatsServer, type NatsServer } from './nats-server.ts';
@@ -111,11 +112,11 @@ export interface CleanableServer {
 /**
  * In cluster mode, after each test: a test that failed before its own hang-ups leaves channels and
  * bridges on A and C, and every later test's leak check would then fail on them. They are hung up
- * and destroyed through B's ARI (what a client would do), so one failure stays one failure. A
- * passing test leaves nothing (its own leak check said so): then this does nothing.
+ * and destroyed through B's ARI (what a client would do), so one failure stays one failure.
  */
-export async function cleanUpAfterFailureInCluster(server: CleanableServer | undefined): Promise<void> {
-  if (!CLUSTER_MODE || !server) return;
+export async function cleanUpAfterFailureInCluster(server: CleanableServer | undefined, context: TestContext | SuiteContext): Promise<void> {
+  // Only after a failure: what a passing test leaves stays for the leak checks to see.
+  if (!CLUSTER_MODE || !server || !('passed' in context) || context.passed) return;
   const leftover = server.allChannels().map((channel) => channel.id);
   const listed = await server.ari('/bridges').then((response) => (response.ok ? response.json() : []), () => []);
   const bridgeIds = Array.isArray(listed) ? listed.map((bridge: { id?: unknown }) => String(bridge.id)) : [];
