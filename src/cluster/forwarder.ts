@@ -103,6 +103,9 @@ export class ClusterForwarder {
       const reply = await nc.request(ownerSubject(prefix, owned.kind, owned.id), encodeRequest(request), { timeout: requestTimeoutMs });
       return decodeResponse(reply.data);
     } catch (err) {
+      // Asterisk's ARI finds a channel by its name too, and names have no subject (each member
+      // numbers its own): a name nobody owns as an id is asked of every member, as a playback is.
+      if (isNoResponders(err) && owned.kind === 'channel' && looksLikeChannelName(owned.id) && this.options.membership.others().length > 0) return this.askEveryone(request, owned);
       return this.failed(err, request);
     }
   }
@@ -379,6 +382,15 @@ export class ClusterForwarder {
     this.options.log.warn({ err }, 'request not forwarded to its owner');
     return { status: 503, headers: {}, json: { message: 'The cluster is unreachable (NATS)' } };
   }
+}
+
+function isNoResponders(err: unknown): boolean {
+  return (err instanceof errors.RequestError && err.isNoResponders()) || err instanceof errors.NoRespondersError;
+}
+
+/** A channel's name is `<technology>/<resource>`; a generated or client-chosen id never holds a slash in practice. */
+function looksLikeChannelName(idOrName: string): boolean {
+  return idOrName.includes('/');
 }
 
 /** The resource a request is about, from its path parameters. */

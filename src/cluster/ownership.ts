@@ -76,6 +76,12 @@ export class Ownership {
     }
   }
 
+  /** Whether a request asked of every member is this member's to serve: a channel by its id or its name. */
+  private answersFor(owned: OwnedResource): boolean {
+    if (owned.kind === 'channel') return this.options.core.channels.get(owned.id) !== undefined;
+    return this.holds(owned.kind, owned.id);
+  }
+
   get owned(): number {
     return this.subscriptions.size;
   }
@@ -110,7 +116,7 @@ export class Ownership {
   private serve(msg: Msg): void {
     const wire = decodeRequest(msg.data);
     if (typeof wire === 'string') return this.reply(msg, { status: 400, headers: {}, json: { message: `Malformed cluster request: ${wire}` } });
-    if (wire.owned && !this.holds(wire.owned.kind, wire.owned.id)) return this.reply(msg, { status: 404, headers: { [NOT_OWNER_HEADER]: '1' }, json: { message: 'Resource not found' } });
+    if (wire.owned && !this.answersFor(wire.owned)) return this.reply(msg, { status: 404, headers: { [NOT_OWNER_HEADER]: '1' }, json: { message: 'Resource not found' } });
     const user = this.options.ari.userNamed(wire.user);
     // The user is unknown here: the members' ari.users differ, and no right is assumed.
     if (!user) return this.reply(msg, { status: 403, headers: {}, json: { message: `ARI user '${wire.user}' is not known on cluster member ${this.options.node}` } });

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { unlessCluster } from '../helpers/cluster-server.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 const DIALPLAN = `
@@ -91,7 +92,7 @@ describe('modules (item 8)', () => {
     assert.equal((await status('DELETE', '/asterisk/modules/res_stasis_playback.so')).status, 409);
   });
 
-  test("app_echo.so counts the channels running Echo(), refuses to unload while one does, and unloads when idle", async () => {
+  test("app_echo.so counts the channels running Echo(), refuses to unload while one does, and unloads when idle", unlessCluster('modules are each member\'s: the use count and unload are asked of B while Echo() runs on A or C'), async () => {
     assert.equal((await module('app_echo.so')).use_count, 0);
     await status('POST', '/channels/echoer?endpoint=Local/echo@modules&app=fid-modules&otherChannelId=echoer-2');
     await eventFor('StasisStart', 'echoer');

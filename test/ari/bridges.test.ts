@@ -2,7 +2,8 @@
 // BridgeDestroyed, type validation, membership events in order, the errors of addChannel and
 // removeChannel, the video-source state machine and bridge variables.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { cleanUpAfterFailureInCluster } from '../helpers/cluster-server.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { EventLog, expectStatus, finish, isEvent, localCall } from './bridges-helpers.ts';
 
@@ -10,6 +11,9 @@ const APP = 'bridges-app';
 const DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}$/;
 
 let server: TestServer;
+
+// Through a cluster, a failed test's channels on A and C would fail every later leak check too.
+afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 

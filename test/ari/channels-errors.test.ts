@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { cleanUpAfterFailureInCluster } from '../helpers/cluster-server.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 const APP = 'errors-app';
@@ -27,6 +28,9 @@ exten => target,1,NoOp(first)
 type Json = Record<string, any>;
 
 let server: TestServer;
+
+// Through a cluster, a failed test's channels on A and C would fail the leak check at the end too.
+afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let events: EventSocket;
 
 before(async () => {

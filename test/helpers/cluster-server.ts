@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SuiteContext, TestContext } from 'node:test';
 import type { DeepPartialYaml } from '../../src/config/config.ts';
 import type { RunningServer } from '../../src/server.ts';
 import { startNatsServer, type NatsServer } from './nats-server.ts';
@@ -16,6 +17,9 @@ export const CLUSTER_MODE = process.env.PATCHBAY_TEST_CLUSTER === '1';
 
 /** Why a test that reaches into one server's internals cannot run through a cluster member. */
 export const NOT_THROUGH_CLUSTER = 'reaches into the server object (core, files, technologies): not through a cluster member';
+
+/** Why a test measuring audio in windows of B's media clock ticks cannot run through a cluster member. */
+export const AUDIO_BY_TICKS = "measures audio in windows counted in B's media clock ticks while the channels run on A or C: the cross-member leg adds 20-50 ms and another clock";
 
 /** `{ skip: reason }` in cluster mode, `{}` otherwise: the test count stays the same in both modes. */
 export function unlessCluster(reason = NOT_THROUGH_CLUSTER): { skip?: string } {
@@ -103,4 +107,28 @@ export async function startClusterMembers(start: (overrides: DeepPartialYaml, me
     rmSync(dirC, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** What a cleanup after a failed test needs of the test server (test/helpers/server.ts's TestServer). */
+export interface CleanableServer {
+  ari(path: string, init?: { method?: string }): Promise<Response>;
+  allChannels(): ReadonlyArray<{ readonly id: string }>;
+}
+
+/**
+ * In cluster mode, after each test: a test that failed before its own hang-ups leaves channels and
+ * bridges on A and C, and every later test's leak check would then fail on them. They are hung up
+ * and destroyed through B's ARI (what a client would do), so one failure stays one failure.
+ */
+export async function cleanUpAfterFailureInCluster(server: CleanableServer | undefined, context: TestContext | SuiteContext): Promise<void> {
+  // Only after a failure: what a passing test leaves stays for the leak checks to see.
+  if (!CLUSTER_MODE || !server || !('passed' in context) || context.passed) return;
+  const leftover = server.allChannels().map((channel) => channel.id);
+  const listed = await server.ari('/bridges').then((response) => (response.ok ? response.json() : []), () => []);
+  const bridgeIds = Array.isArray(listed) ? listed.map((bridge: { id?: unknown }) => String(bridge.id)) : [];
+  if (leftover.length === 0 && bridgeIds.length === 0) return;
+  for (const id of leftover) await server.ari(`/channels/${encodeURIComponent(id)}`, { method: 'DELETE' }).catch(() => undefined);
+  for (const id of bridgeIds) await server.ari(`/bridges/${encodeURIComponent(id)}`, { method: 'DELETE' }).catch(() => undefined);
+  const deadline = Date.now() + 10_000;
+  while (server.allChannels().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
