@@ -16,6 +16,7 @@ import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { SharedStateMirror } from './shared-state.ts';
 import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
+import { CrossMemberVideoSource } from './video-source.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
 import { applicationsNamed } from './request-apps.ts';
@@ -245,6 +246,7 @@ export class Cluster {
     legs.start();
     this.legs = legs;
     this.forwarder.crossBridges = new CrossMemberBridges(options.nc, options.prefix, options.node, legs, options.requestTimeoutMs);
+    this.forwarder.videoSources = new CrossMemberVideoSource(rest.core, legs);
   }
 
   async stop(): Promise<void> {
