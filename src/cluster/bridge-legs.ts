@@ -107,6 +107,12 @@ export class ClusterBridgeLegs {
     this.#log = options.log;
   }
 
+  /** The end standing in here for another member's channel in a bridge here (video source, video-source.ts). */
+  standIn(channelId: string): Channel | undefined {
+    const side = this.#byChannel.get(channelId);
+    return side && !side.closed ? side.end.channel : undefined;
+  }
+
   /** Legs held here (either side), each one RTP port. */
   get size(): number {
     return this.#channelSides.size + this.#bridgeSides.size;

@@ -16,6 +16,8 @@ import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { SharedStateMirror } from './shared-state.ts';
 import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
+import { CrossMemberVideoSource } from './video-source.ts';
+import { DialIdentity } from './dial-identity.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
 import { applicationsNamed } from './request-apps.ts';
@@ -72,6 +74,8 @@ export class Cluster {
   private readonly astdb: SharedStateMirror;
   /** Bridges across members: the media legs this member holds (set once started). */
   private legs: ClusterBridgeLegs | undefined;
+  /** A dialled channel's caller identity from another member (set once started). */
+  private dialIdentity: DialIdentity | undefined;
   private readonly log: Logger;
   private readonly name: string;
   private connected = true;
@@ -245,10 +249,16 @@ export class Cluster {
     legs.start();
     this.legs = legs;
     this.forwarder.crossBridges = new CrossMemberBridges(options.nc, options.prefix, options.node, legs, options.requestTimeoutMs);
+    this.forwarder.videoSources = new CrossMemberVideoSource(rest.core, legs);
+    const dialIdentity = new DialIdentity(options.nc, options.prefix, options.node, options.core, options.requestTimeoutMs, options.log);
+    dialIdentity.start();
+    this.dialIdentity = dialIdentity;
+    this.forwarder.dialIdentity = dialIdentity;
   }
 
   async stop(): Promise<void> {
     this.legs?.stop();
+    this.dialIdentity?.stop();
     this.membership.stop();
     this.events.stop();
     this.contacts.stop();

@@ -9,6 +9,8 @@ import type { Membership } from './membership.ts';
 import { combinerFor } from './merged-views.ts';
 import { listedChannels, type CrossMemberBridges } from './bridge-routing.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
+import type { CrossMemberVideoSource } from './video-source.ts';
+import type { DialIdentity } from './dial-identity.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
 import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
@@ -55,6 +57,10 @@ export class ClusterForwarder {
   private turn = 0;
   /** Bridges across members (the cluster sets it): an addChannel or removeChannel naming another member's channel goes there. */
   crossBridges: CrossMemberBridges | undefined;
+  /** setVideoSource naming another member's channel in a bridge here (the cluster sets it). */
+  videoSources: CrossMemberVideoSource | undefined;
+  /** dial with a caller on another member than the dialled channel (the cluster sets it). */
+  dialIdentity: DialIdentity | undefined;
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -76,6 +82,13 @@ export class ClusterForwarder {
     if (operation === 'applications.subscribe' || operation === 'applications.unsubscribe') return routeSubscription(request, this.subscriptionRouting);
     if (operation === 'bridges.addChannel' && pathParams.bridgeId !== undefined) return this.addToBridge(request, pathParams.bridgeId);
     if (operation === 'bridges.removeChannel' && pathParams.bridgeId !== undefined && this.crossBridges) return this.removeFromBridge(request, pathParams.bridgeId, this.crossBridges);
+    if (operation === 'bridges.setVideoSource' && pathParams.bridgeId !== undefined && pathParams.channelId !== undefined && this.videoSources && this.options.ownership.holds('bridge', pathParams.bridgeId) && !this.options.ownership.holds('channel', pathParams.channelId)) {
+      return this.setVideoSource(request, pathParams.bridgeId, pathParams.channelId, this.videoSources);
+    }
+    const caller = request.query.get('caller');
+    if (operation === 'channels.dial' && pathParams.channelId !== undefined && caller !== null && caller !== '' && this.dialIdentity && !(this.options.ownership.holds('channel', caller) && this.options.ownership.holds('channel', pathParams.channelId))) {
+      return this.dialWithRemoteCaller(request, pathParams.channelId, caller, this.dialIdentity);
+    }
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
     // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
     if (operation === 'events.claimChannel') return this.claim(request);
@@ -303,13 +316,35 @@ export class ClusterForwarder {
     return { owners, across };
   }
 
+  private async setVideoSource(request: ClusterAriRequest, bridgeId: string, channelId: string, videoSources: CrossMemberVideoSource): Promise<ClusterAriResponse> {
+    const answer = await videoSources.set(bridgeId, channelId, async (id) => {
+      const reply = await this.probe(request, 'channel', id);
+      return reply?.status === 200 && reply.json !== null && typeof reply.json === 'object' ? (reply.json as Record<string, unknown>) : undefined;
+    });
+    return answer ?? this.local(request);
+  }
+
+  /** The caller's identity is handed over first (dial-identity.ts), then the dial is served by the dialled channel's member. */
+  private async dialWithRemoteCaller(request: ClusterAriRequest, calleeId: string, callerId: string, identity: DialIdentity): Promise<ClusterAriResponse> {
+    const { ownership, node } = this.options;
+    const calleeHere = ownership.holds('channel', calleeId);
+    const [calleeNode, callerNode] = await Promise.all([calleeHere ? node : this.whoOwns(request, 'channel', calleeId), ownership.holds('channel', callerId) ? node : this.whoOwns(request, 'channel', callerId)]);
+    if (calleeNode !== undefined && callerNode !== undefined && calleeNode !== callerNode) await identity.inherit(callerId, callerNode, calleeId, calleeNode);
+    return calleeHere ? this.local(request) : this.toOwner(request, { kind: 'channel', id: calleeId });
+  }
+
   /** The member holding a channel or bridge (asked with a GET of it as the same user), if any. */
   private async whoOwns(request: ClusterAriRequest, kind: 'channel' | 'bridge', id: string): Promise<string | undefined> {
+    const reply = await this.probe(request, kind, id);
+    return reply?.status === 200 ? reply.headers[SERVED_BY_HEADER] : undefined;
+  }
+
+  /** Its owner's answer to a GET of a channel or bridge (as the same user); undefined when nobody answers. */
+  private async probe(request: ClusterAriRequest, kind: 'channel' | 'bridge', id: string): Promise<ClusterAriResponse | undefined> {
     const { nc, prefix, requestTimeoutMs } = this.options;
     const probe: ClusterAriRequest = { method: 'GET', path: `/${kind}s/${encodeURIComponent(id)}`, query: new URLSearchParams(), user: request.user, transport: request.transport };
     try {
-      const reply = decodeResponse((await nc.request(ownerSubject(prefix, kind, id), encodeRequest(probe), { timeout: requestTimeoutMs })).data);
-      return reply.status === 200 ? reply.headers[SERVED_BY_HEADER] : undefined;
+      return decodeResponse((await nc.request(ownerSubject(prefix, kind, id), encodeRequest(probe), { timeout: requestTimeoutMs })).data);
     } catch {
       return undefined;
     }
