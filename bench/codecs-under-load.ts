@@ -12,12 +12,10 @@
 // (one baresip per call) and divides, for a steadier figure.
 // Bounded: ≤ 200 SIPp calls, ≤ 8 wideband calls per codec, windows ≤ 10 s, under two minutes.
 // Usage: npm run bench:codecs-load [-- --calls 50 --window 6 --wide 1]
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { meanSquare } from '../src/media/energy.ts';
@@ -25,6 +23,7 @@ import { HAVE_BARESIP } from '../test/helpers/baresip.ts';
 import { BaresipParty, HAVE_SOX, MISSING_PARTY_MODULES } from '../test/helpers/baresip-party.ts';
 import { peakAbove, tonePower } from '../test/helpers/tone-power.ts';
 import { CpuMeter, rssMiB } from './process-meter.ts';
+import { CALL_SCENARIO, runSipTarget, startSipTarget } from './sip-bench-target.ts';
 import { runSipp } from './sipp-run.ts';
 
 const { values } = parseArgs({
@@ -37,53 +36,23 @@ const { values } = parseArgs({
 });
 
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
-const SCENARIO = fileURLToPath(new URL('../test/sip/scenarios/call-hangup.xml', import.meta.url));
+const SCENARIO = CALL_SCENARIO;
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 const TONE_HZ = 6000;
 
 // ---- the target: a real Patchbay in this (child) process ------------------------------------------
 
 async function runTarget(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
-  const dialplan = join(dataDir, 'extensions.conf');
-  writeFileSync(dialplan, ['[bench-in]', 'exten => 200,1,Answer()', ' same => n,Echo()', ''].join('\n'));
-  const config = loadConfig({
-    path: null,
-    env: {},
-    overrides: {
-      http: { port: 0, bind: '127.0.0.1' },
-      dirs: { data: dataDir },
-      ari: { developer_mode: false },
-      logging: { console: false, level: 'warn' },
-      dialplan: { file: dialplan },
-      sip: { port: 0 },
-      config_objects: {
-        res_pjsip: {
-          endpoint: {
-            load: { context: 'bench-in', allow: 'ulaw' },
-            wide: { context: 'bench-in', allow: 'g722' },
-            full: { context: 'bench-in', allow: 'opus' },
-          },
+  await runSipTarget(['[bench-in]', 'exten => 200,1,Answer()', ' same => n,Echo()'], {
+    config_objects: {
+      res_pjsip: {
+        endpoint: {
+          load: { context: 'bench-in', allow: 'ulaw' },
+          wide: { context: 'bench-in', allow: 'g722' },
+          full: { context: 'bench-in', allow: 'opus' },
         },
       },
     },
-  });
-  const sink = new Writable({
-    write: (chunk, _encoding, done) => {
-      process.stderr.write(chunk);
-      done();
-    },
-  });
-  const server = await startServer(config, { logDestination: sink });
-  process.stdout.write(`${server.url} ${server.core.pjsip.port}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    void server.stop().finally(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
   });
 }
 
@@ -118,20 +87,8 @@ async function runBench(): Promise<void> {
   const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-codecs-load-'));
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '12', 'sine', '1000', 'vol', '0.5']);
 
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--target'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let targetLog = '';
-  child.stderr.on('data', (chunk: Buffer) => (targetLog = (targetLog + chunk.toString()).slice(-20_000)));
-  const [url, sipPort] = await new Promise<[string, number]>((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      if (!buffered.includes('\n')) return;
-      const [address, port] = buffered.split('\n')[0].trim().split(' ');
-      resolve([address, Number(port)]);
-    });
-    child.on('exit', (code) => reject(new Error(`target exited with ${code}: ${targetLog.slice(-2000)}`)));
-  });
-  const pid = child.pid!;
+  const target = await startSipTarget(fileURLToPath(import.meta.url), ['--target']);
+  const { url, sipPort, pid } = target;
   const sipTarget = `127.0.0.1:${sipPort}`;
   const upCount = async (prefix: string): Promise<number> => {
     const response = await fetch(`${url}/ari/channels`, { headers: { authorization: AUTH }, signal: AbortSignal.timeout(5000) });
@@ -206,14 +163,10 @@ async function runBench(): Promise<void> {
     console.log(`\nSIPp: attempted ${result.created}, succeeded ${result.succeeded}, failed ${result.failed} (exit ${result.code}) in ${result.wallSeconds.toFixed(1)} s`);
   } finally {
     await Promise.all(parties.map((party) => party.stop()));
-    child.stdin.end();
-    const exited = once(child, 'exit');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
+    await target.stop();
     rmSync(work, { recursive: true, force: true });
-    const warnings = targetLog.split('\n').filter(Boolean);
-    if (warnings.length) console.log(`\nserver log (warn and above), last lines:\n  ${warnings.slice(-5).map((line) => line.slice(0, 300)).join('\n  ')}`);
+    const warnings = target.lastLogLines();
+    if (warnings.length) console.log(`\nserver log (warn and above), last lines:\n  ${warnings.join('\n  ')}`);
   }
 }
 

@@ -8,14 +8,14 @@
 // sent back, the largest interarrival jitter and the packets lost. SIPp shares the machine's cores.
 // Bounded: ≤ 1000 calls, windows ≤ 30 s, each run ends within its calls' length plus a minute.
 // Usage: npm run bench:media-workers [-- --calls 200,500 --workers 0,1 --window 20]
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, rssMiB } from './process-meter.ts';
+import { CALL_SCENARIO, runSipTarget, startSipTarget } from './sip-bench-target.ts';
 import { runSipp } from './sipp-run.ts';
 
 const { values } = parseArgs({
@@ -27,7 +27,7 @@ const { values } = parseArgs({
   },
 });
 
-const SCENARIO = fileURLToPath(new URL('../test/sip/scenarios/call-hangup.xml', import.meta.url));
+const SCENARIO = CALL_SCENARIO;
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,40 +37,11 @@ const list = (value: string, min: number, max: number): number[] =>
 // ---- the target: a real Patchbay in this (child) process ------------------------------------------
 
 async function runTarget(workers: number): Promise<void> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-workers-'));
-  const dialplan = join(dataDir, 'extensions.conf');
-  writeFileSync(dialplan, ['[bench-in]', 'exten => 200,1,Answer()', ' same => n,Echo()', ''].join('\n'));
-  const config = loadConfig({
-    path: null,
-    env: {},
-    overrides: {
-      http: { port: 0, bind: '127.0.0.1' },
-      dirs: { data: dataDir },
-      ari: { developer_mode: false },
-      logging: { console: false, level: 'warn' },
-      dialplan: { file: dialplan },
-      media: { workers },
-      sip: { port: 0, rtp_port_start: 10000, rtp_port_end: 29999, max_calls_per_endpoint: 0 },
-      max_channels: 5000,
-      config_objects: { res_pjsip: { endpoint: { load: { context: 'bench-in', allow: 'ulaw' } } } },
-    },
-  });
-  const sink = new Writable({
-    write: (chunk, _encoding, done) => {
-      process.stderr.write(chunk);
-      done();
-    },
-  });
-  const server = await startServer(config, { logDestination: sink });
-  process.stdout.write(`${server.url} ${server.core.pjsip.port}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    void server.stop().finally(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
+  await runSipTarget(['[bench-in]', 'exten => 200,1,Answer()', ' same => n,Echo()'], {
+    media: { workers },
+    sip: { rtp_port_start: 10000, rtp_port_end: 29999, max_calls_per_endpoint: 0 },
+    max_channels: 5000,
+    config_objects: { res_pjsip: { endpoint: { load: { context: 'bench-in', allow: 'ulaw' } } } },
   });
 }
 
@@ -117,21 +88,9 @@ function metric(text: string, name: string): string[] {
 }
 
 async function runOnce(work: string, workers: number, calls: number, window: number): Promise<RunResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--target', '--workers', String(workers)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let targetLog = '';
-  child.stderr.on('data', (chunk: Buffer) => (targetLog = (targetLog + chunk.toString()).slice(-20_000)));
+  const target = await startSipTarget(fileURLToPath(import.meta.url), ['--target', '--workers', String(workers)]);
   try {
-    const [url, sipPort] = await new Promise<[string, number]>((resolve, reject) => {
-      let buffered = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        if (!buffered.includes('\n')) return;
-        const [address, port] = buffered.split('\n')[0].trim().split(' ');
-        resolve([address, Number(port)]);
-      });
-      child.on('exit', (code) => reject(new Error(`target exited with ${code}: ${targetLog.slice(-2000)}`)));
-    });
-    const pid = child.pid!;
+    const { url, sipPort, pid } = target;
     const rate = 50;
     const holdMs = (Math.ceil(calls / rate) + window + 12) * 1000;
     const sipp = runSipp(work, `127.0.0.1:${sipPort}`, SCENARIO, ['-set', 'caller', 'load', '-s', '200', '-d', String(holdMs), '-r', String(rate), '-m', String(calls), '-l', String(calls)], holdMs + 60_000);
@@ -185,8 +144,7 @@ async function runOnce(work: string, workers: number, calls: number, window: num
       ringDrops: total(metrics, 'patchbay_media_worker_ring_drops'),
     };
   } finally {
-    child.stdin.end();
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    await target.stop(10_000);
   }
 }
 

@@ -10,16 +10,16 @@
 // Prints calls attempted/succeeded/failed, calls per second, the server's CPU (user+sys from
 // /proc/<pid>/stat, % of one core) and RSS. Bounded: ≤ 500 calls and ≤ 60 s per phase.
 // Usage: npm run bench:sip [-- --rate 20 --calls 500 --concurrent 50,100 --hold 10]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { CpuMeter, rssMiB } from './process-meter.ts';
+import { CALL_SCENARIO, runSipTarget, startSipTarget } from './sip-bench-target.ts';
 import { runSipp, type SippResult } from './sipp-run.ts';
 
 const { values } = parseArgs({
@@ -33,46 +33,16 @@ const { values } = parseArgs({
 });
 
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
-const SCENARIO = fileURLToPath(new URL('../test/sip/scenarios/call-hangup.xml', import.meta.url));
+const SCENARIO = CALL_SCENARIO;
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 const PHASE_LIMIT_MS = 60_000;
 
 // ---- the target: a real Patchbay in this (child) process ------------------------------------------
 
 async function runTarget(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-'));
-  const dialplan = join(dataDir, 'extensions.conf');
-  writeFileSync(dialplan, ['[bench-in]', 'exten => 100,1,Stasis(bench)', 'exten => 200,1,Answer()', ' same => n,Echo()', ''].join('\n'));
-  const config = loadConfig({
-    path: null,
-    env: {},
-    overrides: {
-      http: { port: 0 },
-      dirs: { data: dataDir },
-      ari: { developer_mode: false },
-      logging: { console: false, level: 'warn' },
-      dialplan: { file: dialplan },
-      sip: { port: 0, rtp_port_start: 10000, rtp_port_end: 20000 },
-      config_objects: { res_pjsip: { endpoint: { bench: { context: 'bench-in', allow: 'ulaw' } } } },
-    },
-  });
-  // Warnings (and errors) of the target go to our stderr: the parent shows them.
-  const sink = new Writable({
-    write: (chunk, _encoding, done) => {
-      process.stderr.write(chunk);
-      done();
-    },
-  });
-  const server = await startServer(config, { logDestination: sink });
-  process.stdout.write(`${server.url} ${server.core.pjsip.port}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    void server.stop().finally(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
+  await runSipTarget(['[bench-in]', 'exten => 100,1,Stasis(bench)', 'exten => 200,1,Answer()', ' same => n,Echo()'], {
+    sip: { rtp_port_start: 10000, rtp_port_end: 20000 },
+    config_objects: { res_pjsip: { endpoint: { bench: { context: 'bench-in', allow: 'ulaw' } } } },
   });
 }
 
@@ -101,22 +71,8 @@ async function runBench(): Promise<void> {
   const sox = spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '12', 'sine', '1000', 'vol', '0.5']);
   if (sox.error || sox.status !== 0) console.log('bench:sip: sox failed; SIPp streams no audio');
 
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--target'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let targetLog = '';
-  child.stderr.on('data', (chunk: Buffer) => (targetLog = (targetLog + chunk.toString()).slice(-20_000)));
-  const [url, sipPort] = await new Promise<[string, number]>((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const line = buffered.split('\n')[0];
-      if (buffered.includes('\n') && line) {
-        const [u, p] = line.trim().split(' ');
-        resolve([u!, Number(p)]);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`target exited with ${code}: ${targetLog.slice(-2000)}`)));
-  });
-  const pid = child.pid!;
+  const target = await startSipTarget(fileURLToPath(import.meta.url), ['--target']);
+  const { url, sipPort, pid } = target;
   const sipTarget = `127.0.0.1:${sipPort}`;
   const base = url;
   console.log(`bench:sip — Patchbay pid ${pid}, ARI ${url}, SIP udp ${sipTarget}; SIPp ${SCENARIO.split('/').slice(-1)[0]}`);
@@ -245,14 +201,10 @@ async function runBench(): Promise<void> {
     }
   } finally {
     socket.close();
-    child.stdin.end();
-    const exited = once(child, 'exit');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
+    await target.stop();
     rmSync(work, { recursive: true, force: true });
-    const warnings = targetLog.split('\n').filter(Boolean);
-    if (warnings.length) console.log(`\nserver log (warn and above), last lines:\n  ${warnings.slice(-5).map((l) => l.slice(0, 300)).join('\n  ')}`);
+    const warnings = target.lastLogLines();
+    if (warnings.length) console.log(`\nserver log (warn and above), last lines:\n  ${warnings.join('\n  ')}`);
   }
 }
 
