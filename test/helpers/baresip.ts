@@ -1,6 +1,6 @@
 // What the baresip interop tests share: whether baresip is installed, its modules, and talking to
 // it through its ctrl_tcp module (netstrings of JSON).
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -96,4 +96,19 @@ export function writeBaresipHome(work: string, ports: { phone: number; ctrl: num
   );
   writeFileSync(join(home, 'contacts'), '');
   return home;
+}
+
+/** Writes the end of a failed test's baresip output into the test log (as `# ` comment lines). */
+export function showBaresipOutput(output: string): void {
+  process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+}
+
+/** Stops a baresip still running: SIGTERM, then SIGKILL after 3 s. */
+export async function stopBaresip(baresip: ChildProcess | undefined): Promise<void> {
+  if (!baresip || baresip.exitCode !== null) return;
+  const exited = new Promise((resolve) => baresip.once('exit', resolve));
+  baresip.kill('SIGTERM');
+  const timer = setTimeout(() => baresip.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(timer);
 }

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
-import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 
 test(
   'baresip: RTCP both ways (round-trip time and the far end\'s view in rtp_statistics), its audio through the jitter buffer',
@@ -84,16 +84,10 @@ test(
       assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
       await nextOfType(events, 'ChannelDestroyed', channel.id);
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
-      if (baresip && baresip.exitCode === null) {
-        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-        baresip.kill('SIGTERM');
-        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopBaresip(baresip);
       await events?.close();
       await server.stop();
       rmSync(work, { recursive: true, force: true });

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { ulawToLinear } from '../../src/media/g711.ts';
-import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
@@ -109,17 +109,11 @@ test(
       assert.ok(plainAmplitude < amplitude / 10, `the captured payloads read as PCMU hold no ${TONE_HZ} Hz (${plainAmplitude.toFixed(0)} vs ${amplitude.toFixed(0)} recorded)`);
       process.stdout.write(`# baresip SRTP: ${rtp.length} packets captured, ${TONE_HZ} Hz amplitude ${plainAmplitude.toFixed(0)} on the wire, ${amplitude.toFixed(0)} recorded (${frequency.toFixed(1)} Hz)\n`);
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
       await tap.stop().catch(() => undefined);
-      if (baresip && baresip.exitCode === null) {
-        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-        baresip.kill('SIGTERM');
-        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopBaresip(baresip);
       await server.stop();
       if (existsSync(work)) rmSync(work, { recursive: true, force: true });
     }
@@ -172,16 +166,10 @@ test(
       assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
       await nextOfType(events, 'ChannelDestroyed', channel.id);
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
-      if (baresip && baresip.exitCode === null) {
-        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-        baresip.kill('SIGTERM');
-        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopBaresip(baresip);
       await events.close();
       await server.stop();
       rmSync(work, { recursive: true, force: true });
@@ -249,16 +237,10 @@ test(
       assert.match(answer, /m=audio \d+ RTP\/SAVP /);
       assert.ok(!server.logLines.some((line) => /inline:(?!\[masked\])[A-Za-z0-9+/]{20}/.test(line)), 'no key anywhere in the log');
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
-      if (baresip && baresip.exitCode === null) {
-        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-        baresip.kill('SIGTERM');
-        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopBaresip(baresip);
       await server.stop();
       ca.remove();
       rmSync(work, { recursive: true, force: true });

@@ -15,19 +15,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestServer } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
-import { BARESIP_MODULES, ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
+import { BARESIP_MODULES, ctrl, HAVE_BARESIP, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 
 const HAVE_MWI = HAVE_BARESIP && existsSync(join(BARESIP_MODULES, 'mwi.so'));
 const HAVE_PRESENCE = HAVE_BARESIP && existsSync(join(BARESIP_MODULES, 'presence.so'));
-
-async function stopBaresip(baresip: ChildProcess | undefined): Promise<void> {
-  if (!baresip || baresip.exitCode !== null) return;
-  const exited = new Promise((resolve) => baresip.once('exit', resolve));
-  baresip.kill('SIGTERM');
-  const timer = setTimeout(() => baresip.kill('SIGKILL'), 3000);
-  await exited;
-  clearTimeout(timer);
-}
 
 test(
   'baresip subscribes to message-summary with digest; PUT /ari/mailboxes reaches it as Messages-Waiting: yes',
@@ -64,7 +55,7 @@ test(
       await waitFor('Messages-Waiting: yes shown', async () => (/Messages-Waiting: yes/.test(output) ? true : undefined), 15_000);
       assert.match(output, /Voice-Message: 1\/2 \(0\/0\)/);
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
       await stopBaresip(baresip);
@@ -118,7 +109,7 @@ test(
       assert.equal((await server.ari('/deviceStates/Stasis:desk100?deviceState=NOT_INUSE', { method: 'PUT' })).status, 204);
       await waitFor('Online again', () => shown('Online'));
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
       await stopBaresip(baresip);

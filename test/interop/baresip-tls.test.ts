@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ctrl, HAVE_BARESIP, nextOfType, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { makeTestCa, NO_OPENSSL } from '../helpers/tls-certs.ts';
@@ -95,16 +95,10 @@ test(
       assert.equal(toPhone, fromPhone, 'called back over the connection it opened');
       assert.notEqual(Number(toPhone), phonePort + 1, "not a new connection to baresip's own TLS port");
     } catch (error) {
-      process.stdout.write(`# baresip output (last 6000 characters):\n${output.slice(-6000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     } finally {
-      if (baresip && baresip.exitCode === null) {
-        const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-        baresip.kill('SIGTERM');
-        const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopBaresip(baresip);
       await events?.close();
       await server.stop();
       ca.remove();

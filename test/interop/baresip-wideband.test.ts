@@ -15,7 +15,7 @@ import { describe, test } from 'node:test';
 import { meanSquare } from '../../src/media/energy.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { readWavFile } from '../../src/media/wav-reader.ts';
-import { BARESIP_MODULES, ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
+import { BARESIP_MODULES, ctrl, HAVE_BARESIP, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { RawPhone } from './raw-phone.ts';
@@ -129,13 +129,7 @@ async function wideCall(plan: CallPlan): Promise<CallResult> {
   } catch (error) {
     throw new Error(`${(error as Error).message}\nbaresip said:\n${output.slice(-3000)}`);
   } finally {
-    if (baresip && baresip.exitCode === null) {
-      const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-      baresip.kill('SIGTERM');
-      const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopBaresip(baresip);
     await server.stop();
     rmSync(work, { recursive: true, force: true });
   }
