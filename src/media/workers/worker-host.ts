@@ -270,13 +270,18 @@ export class MediaWorkerHost {
   #startMix(message: Extract<ToWorker, { type: 'mix' }>): void {
     const { rate, members } = message;
     if (!isSampleRate(rate) || !Array.isArray(members) || members.length > MAX_MIX_MEMBERS || this.#mixes.has(message.mix)) return;
+    // The other workers' memories first: one of the wrong size refuses the whole mix before any stream joins it.
+    const remote = members.map((member) => ('memory' in member ? new MixLegMemory(member.memory) : undefined));
     const parties: MixParty[] = [];
     const locals: HostedStream[] = [];
-    for (const member of members) {
-      if ('memory' in member) {
-        parties.push(new RemoteParty(rate, new MixLegMemory(member.memory)));
+    for (let i = 0; i < members.length; i++) {
+      const member = members[i];
+      const memory = remote[i];
+      if (memory) {
+        parties.push(new RemoteParty(rate, memory));
         continue;
       }
+      if (!('id' in member)) continue;
       // A stream closed on its way here, or already in another mix, is left out.
       const hosted = this.#byId.get(member.id);
       if (!hosted || hosted.mixParty) continue;
