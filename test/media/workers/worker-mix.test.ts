@@ -2,8 +2,12 @@
 // worker, each far end sending its own tone, each hears the other two and not itself, and no frame
 // reaches the main thread; a fourth stream on the other worker joins through shared rings and hears
 // all three (and they it); the worker holding the fourth dies and the three keep mixing; stop()
-// gives the frames back to the main thread. The far ends are the test's sockets (RtpToneEnd).
+// gives the frames back to the main thread. The far ends are the test's sockets (RtpToneEnd). With
+// a G.722 member the bridge mixes at 16 kHz: the µ-law members hear its tone, it hears theirs, each
+// stream encoding what it hears in its own codec.
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { createCoder } from '../../../src/media/stream-coder.ts';
 import { after, before, describe, test } from 'node:test';
 import { MediaClock } from '../../../src/media/clock.ts';
 import { MediaWorkerPool, type OpenRequest } from '../../../src/media/workers/pool.ts';
@@ -82,6 +86,72 @@ async function everyoneHearsTheRest(parties: readonly Party[], what: string): Pr
   await waitFor(() => parties.every((p) => hearsOthers(p, parties.filter((other) => other !== p))), what);
 }
 
+/** A far end speaking G.722 (payload type 9): sends a 16 kHz tone, keeps what it hears decoded at 16 kHz. */
+class G722ToneEnd {
+  readonly socket = dgram.createSocket('udp4');
+  readonly heard: Array<{ at: number; samples: Int16Array }> = [];
+  readonly #coder = createCoder('g722')!;
+  readonly #decoder = createCoder('g722')!;
+  #timer: NodeJS.Timeout | undefined;
+
+  async open(): Promise<this> {
+    await new Promise<void>((resolve) => this.socket.bind(0, '127.0.0.1', resolve));
+    this.socket.on('message', (packet) => {
+      if (packet.length <= 12 || (packet[1] & 0x7f) !== 9) return;
+      const samples = new Int16Array(640);
+      const count = this.#decoder.decoder.decode(packet, 12, packet.length, samples);
+      this.heard.push({ at: Date.now(), samples: samples.subarray(0, count) });
+    });
+    return this;
+  }
+
+  get port(): number {
+    return this.socket.address().port;
+  }
+
+  startTone(hz: number, port: number): void {
+    let sequence = 0;
+    let phase = 0;
+    const started = performance.now();
+    const samples = new Int16Array(320);
+    const payload = new Uint8Array(160);
+    const sendDue = (): void => {
+      while (sequence < Math.floor((performance.now() - started) / 20) + 1) {
+        for (let i = 0; i < 320; i++) samples[i] = Math.round(8000 * Math.sin((phase += (2 * Math.PI * hz) / 16000)));
+        const length = this.#coder.encoder.encode(samples, 320, payload, 0);
+        const packet = Buffer.alloc(12 + length);
+        packet[0] = 0x80;
+        packet[1] = 9;
+        packet.writeUInt16BE(sequence & 0xffff, 2);
+        packet.writeUInt32BE((sequence * 160) >>> 0, 4);
+        packet.writeUInt32BE(0x722, 8);
+        packet.set(payload.subarray(0, length), 12);
+        this.socket.send(packet, port, '127.0.0.1');
+        sequence++;
+      }
+    };
+    this.#timer = setInterval(sendDue, 10);
+  }
+
+  /** What it heard over the last second, at 16 kHz. */
+  lastSecond(): Int16Array {
+    const since = Date.now() - 1000;
+    const chunks = this.heard.filter((chunk) => chunk.at >= since);
+    const out = new Int16Array(chunks.reduce((sum, chunk) => sum + chunk.samples.length, 0));
+    let offset = 0;
+    for (const chunk of chunks) {
+      out.set(chunk.samples, offset);
+      offset += chunk.samples.length;
+    }
+    return out;
+  }
+
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.socket.close();
+  }
+}
+
 describe('a bridge mixed in the media workers', () => {
   let pool: MediaWorkerPool;
   before(async () => {
@@ -140,6 +210,38 @@ describe('a bridge mixed in the media workers', () => {
       }
     }
     await waitFor(() => pool.loads().every((load) => load.running), 'the restarted worker', 60_000);
+  });
+
+  test('a G.722 member: mixed at 16 kHz, each stream encoding what it hears in its own codec', { timeout: 120_000 }, async () => {
+    const a = await party(pool, TONES[0]);
+    const b = await party(pool, TONES[1], a.stream.workerIndex);
+    const wide = await new G722ToneEnd().open();
+    const c = await openOn(pool, request(events(), a.stream.workerIndex));
+    try {
+      c.configure({ codec: 'g722', payloadType: 9, remoteAddress: '127.0.0.1', remotePort: wide.port, direction: 'sendrecv' });
+      wide.startTone(TONES[3], c.localPort);
+      const mix = a.stream.mixWith([a.stream, b.stream, c], 16000);
+      assert.ok(mix);
+      const wideTone = { hz: TONES[3] } as Party;
+      await waitFor(() => hearsOthers(a, [b, wideTone]) && hearsOthers(b, [a, wideTone]), 'the µ-law members hear each other and the G.722 member');
+      await waitFor(() => {
+        const heard = wide.lastSecond();
+        if (heard.length < 30 * 320) return false;
+        const own = tonePower(heard, TONES[3], 16000);
+        return [a, b].every((p) => {
+          const power = tonePower(heard, p.hz, 16000);
+          return power > 1e6 && power > 20 * own;
+        });
+      }, 'the G.722 member hears both, decoded at 16 kHz');
+      mix.stop();
+    } finally {
+      for (const p of [a, b]) {
+        p.stream.close();
+        p.end.close();
+      }
+      c.close();
+      wide.close();
+    }
   });
 
   test('streams that cannot be mixed: a closed one, or one twice', async () => {
