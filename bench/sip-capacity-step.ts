@@ -12,6 +12,7 @@ import { legFigures, snapshotLegs, type LegFigures, type LegSnapshot } from './s
 import { scrapeMetrics, type MetricsSnapshot } from './prometheus-text.ts';
 import { startSipp, type SippProcess, type SippResult } from './sipp-run.ts';
 import { EXTENSIONS } from './sip-capacity-target.ts';
+import { startConferenceApp, type ConferenceApp } from './sip-capacity-conference.ts';
 
 export type ScenarioName = keyof typeof EXTENSIONS;
 
@@ -113,6 +114,9 @@ export interface StepResult {
   readonly legs?: Readonly<Record<string, LegFigures>>;
   /** Streams the media workers relayed to another of theirs at the window's end (0 with the relay off or without workers). */
   readonly relayedStreams: number;
+  /** Conference: streams the media workers mixed at the window's end, and the bridges the bench made. */
+  readonly mixedStreams: number;
+  readonly bridges: number;
   readonly rss: { readonly serverMiB: number; readonly peakMiB: number; readonly perCallKiB: number };
   /**
    * What reached the server from the SIPp instances over the window, in % of 50 packets/s on each
@@ -177,7 +181,10 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     untrack.push(plan.track(() => sipp.kill()));
     return sipp;
   };
+  let conference: ConferenceApp | undefined;
   try {
+    // The application is listening before the first call reaches Stasis(conf).
+    if (scenario === 'conference') conference = await startConferenceApp(plan.url);
     const answerer =
       scenario === 'b2bua'
         ? await launch(startSipp({
@@ -240,6 +247,8 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
     };
     const after = await scrapeMetrics(plan.url);
     const relayedStreams = after.sum('patchbay_media_worker_relayed_streams') ?? 0;
+    const mixedStreams = after.sum('patchbay_media_worker_mixed_streams') ?? 0;
+    if (conference && conference.failures > 0) problems.push(`${conference.failures} bridge request(s) failed`);
     const legs = legsBefore ? legFigures(legsBefore, await snapshotLegs(plan.url, LEG_PREFIXES)) : undefined;
     const serverMiB = rssMiB(plan.serverPid);
     peakMiB = Math.max(peakMiB, serverMiB);
@@ -274,12 +283,15 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       cpu: { ...cpu, perHundredCalls: (cpu.server / calls) * 100 },
       ...(legs ? { legs } : {}),
       relayedStreams,
+      mixedStreams,
+      bridges: conference?.bridges ?? 0,
       rss: { serverMiB, peakMiB, perCallKiB: ((serverMiB - plan.idleRssMiB) * 1024) / calls },
       sippDeliveredPercent: percent(rtp.received, up * PACKETS_PER_SECOND * ((after.at - before.at) / 1000)),
       clean: problems.length === 0,
       problems,
     };
   } finally {
+    await conference?.stop();
     for (const sipp of started) sipp.kill();
     for (const forget of untrack) forget();
   }

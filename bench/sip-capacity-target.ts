@@ -19,12 +19,14 @@ export interface TargetPlan {
   readonly relay?: boolean;
   /** `media.worker_playback`: false makes every playback frame on the main thread (the figures before the playback fast path). */
   readonly workerPlayback?: boolean;
+  /** `media.worker_mix`: false mixes every conference bridge on the main thread (the figures before the worker mix). */
+  readonly workerMix?: boolean;
   /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
   readonly dataDir: string;
 }
 
 /** The extensions SIPp calls: one per scenario of the bench. */
-export const EXTENSIONS = { echo: '200', playback: '300', b2bua: '400' } as const;
+export const EXTENSIONS = { echo: '200', playback: '300', b2bua: '400', conference: '500' } as const;
 
 /** The server's RTP ports: far from the SIPp media ports the bench uses (40000 and up). */
 export const SERVER_RTP_PORTS = { start: 10000, end: 29999 } as const;
@@ -40,6 +42,10 @@ function dialplan(uas: string): string {
     ' same => n,Goto(again)',
     // Two SIP legs bridged by Dial(): the caller's and one to the SIPp that answers and echoes.
     `exten => ${EXTENSIONS.b2bua},1,Dial(PJSIP/uas/sip:echo@${uas},30)`,
+    ' same => n,Hangup()',
+    // Conference: the bench's ARI application puts each three calls in a mixing bridge (sip-capacity-conference.ts).
+    `exten => ${EXTENSIONS.conference},1,Answer()`,
+    ' same => n,Stasis(conf)',
     ' same => n,Hangup()',
     '',
   ].join('\n');
@@ -83,7 +89,11 @@ async function main(): Promise<void> {
   const base = overrides(plan, dataDir, dialplanFile);
   let workers: 'default' | 'applied' | 'unsupported' = 'default';
   let config;
-  const switches = { ...(plan.relay === false ? { worker_relay: false } : {}), ...(plan.workerPlayback === false ? { worker_playback: false } : {}) };
+  const switches = {
+    ...(plan.relay === false ? { worker_relay: false } : {}),
+    ...(plan.workerPlayback === false ? { worker_playback: false } : {}),
+    ...(plan.workerMix === false ? { worker_mix: false } : {}),
+  };
   if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: Object.keys(switches).length > 0 ? { ...base, media: switches } : base });
   else {
     try {

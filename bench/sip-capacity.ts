@@ -3,6 +3,8 @@
 //   echo      SIPp → Answer() + Echo()
 //   playback  SIPp → Answer() + Playback(tt-monkeys) over and over
 //   b2bua     SIPp → Dial(PJSIP/uas/…) → a second SIPp that answers and echoes every RTP packet
+//   conference SIPp → Answer() + Stasis(conf): the bench's ARI application puts each three calls in
+//             a mixing bridge of their own (N/3 bridges of three; the step's N is calls)
 // For each scenario the number of calls ramps through --steps; each step holds all its calls for
 // --hold seconds (bench/sip-capacity-step.ts says what is measured) and prints failed calls, lost,
 // late and not-sent-back packets (the server's RTP statistics from GET /metrics; SIPp 3.6 keeps RTP
@@ -18,9 +20,11 @@
 // loss (ARI rtp_statistics), the CPU of the server's main thread and of its media workers apart,
 // and how many streams the workers relayed. --worker-playback off sets media.worker_playback false:
 // every playback frame is made on the main thread, as before the playback fast path.
+// --worker-mix off sets media.worker_mix false: every conference bridge mixes on the main thread, as
+// before the worker mix; the conference step prints the streams the workers mixed.
 // Bounded: every step ends within its calls' length plus a minute; Ctrl-C and errors kill every
 // process the bench started. --json prints the results as one JSON line at the end.
-// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua --rate 100 --workers 2 --relay off --worker-playback off]
+// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua,conference --rate 100 --workers 2 --relay off --worker-playback off --worker-mix off]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -43,6 +47,7 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     relay: { type: 'string', default: 'on' },
     'worker-playback': { type: 'string', default: 'on' },
+    'worker-mix': { type: 'string', default: 'on' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -145,6 +150,7 @@ function printStep(step: StepResult): void {
     const legs = Object.entries(step.legs).map(([leg, figures]) => `${leg} ${figures.legs} legs: ${figures.received} in, ${figures.sent} out, lost ${fixed(figures.lostPercent, 3)} %`);
     console.log(`    per leg: ${legs.join('; ')}; streams relayed in the workers: ${step.relayedStreams}`);
   }
+  if (step.scenario === 'conference') console.log(`    bridges of three made: ${step.bridges}; streams mixed in the workers: ${step.mixedStreams}`);
   console.log(`    RTP reaching the server from SIPp: ${fixed(step.sippDeliveredPercent, 2)} % of 50 packets/s on each channel it feeds${step.scenario === 'b2bua' ? ' (the answerer echoes what the server sent it: its shortfall counts here too)' : ''}`);
 }
 
@@ -172,9 +178,11 @@ async function runBench(): Promise<void> {
   const relay = values.relay === 'on';
   if (values['worker-playback'] !== 'on' && values['worker-playback'] !== 'off') throw new Error(`--worker-playback is on or off, not '${values['worker-playback']}'`);
   const workerPlayback = values['worker-playback'] === 'on';
+  if (values['worker-mix'] !== 'on' && values['worker-mix'] !== 'off') throw new Error(`--worker-mix is on or off, not '${values['worker-mix']}'`);
+  const workerMix = values['worker-mix'] === 'on';
   const scenarios = values.scenarios.split(',').map((name) => name.trim()).filter((name): name is ScenarioName => {
     if (name in EXTENSIONS) return true;
-    throw new Error(`unknown scenario '${name}' (echo, playback, b2bua)`);
+    throw new Error(`unknown scenario '${name}' (echo, playback, b2bua, conference)`);
   });
 
   const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-capacity-'));
@@ -187,12 +195,12 @@ async function runBench(): Promise<void> {
   copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
 
   const answererPort = await freeUdpPort(ANSWERER.address);
-  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, dataDir: join(work, 'server') });
+  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, workerMix, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
     const idleRssMiB = rssMiB(target.pid);
     const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
-    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}, worker playback ${workerPlayback ? 'on' : 'off'}`);
+    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}, worker playback ${workerPlayback ? 'on' : 'off'}, worker mix ${workerMix ? 'on' : 'off'}`);
     console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; scenarios ${scenarios.join(', ')}; clean: no failed call, < ${CLEAN_PERCENT} % lost + late, < ${CLEAN_PERCENT} % not sent`);
     console.log(`machine: ${os.cpus().length} cores, load average ${load} (shared: figures are noisy); server RSS idle ${idleRssMiB.toFixed(0)} MiB`);
     for (const scenario of scenarios) {
@@ -231,7 +239,7 @@ async function runBench(): Promise<void> {
     const notes = unclean.length ? `; not clean at ${unclean.join(' | ')}` : '; every step was clean';
     console.log(`  ${summary.scenario.padEnd(9)} ${summary.largestClean > 0 ? `${summary.largestClean} calls (set up at ${summary.setupRate.toFixed(1)} calls/s)` : 'none'}${stoppedBy}${notes}`);
   }
-  if (values.json) console.log(JSON.stringify({ workers, relay, workerPlayback, hold, rate, summaries }));
+  if (values.json) console.log(JSON.stringify({ workers, relay, workerPlayback, workerMix, hold, rate, summaries }));
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -75,3 +75,12 @@ export function applyGain(src: Int16Array, gain: number, dst: Int16Array = src):
 export function silence(dst: Int16Array): void {
   dst.fill(0);
 }
+
+/**
+ * A bridge's mix done where the members' media is handled (a media worker) instead of by the
+ * bridge: the same sum and mix-minus as above, each member hearing the others. stop() gives the
+ * audio back to the channels (the bridge mixes again from its next tick).
+ */
+export interface MixHandle {
+  stop(): void;
+}

@@ -30,6 +30,8 @@ export interface CallServices {
   readonly musicOnHold: TechnologyMusicOnHold | undefined;
   /** Two calls connected with nothing else taking their audio may have it relayed inside their media worker (media.worker_relay). */
   readonly workerRelay?: boolean;
+  /** A bridge of three or more such calls may be mixed in the media workers (media.worker_mix). */
+  readonly workerMix?: boolean;
   /** A sound played to the call may be sent by its media worker by itself (media.worker_playback). */
   readonly workerPlayback?: boolean;
   /** Binds this call's RTP socket (here, or in a media worker). */

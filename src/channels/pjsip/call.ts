@@ -13,7 +13,8 @@
 // over TCP our Contact says so and in-dialog requests reuse the call's connection.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelDriver, Indication, TransferProgressState } from '../../core/channels/technology.ts';
-import type { Frame } from '../../media/frame.ts';
+import type { Frame, SampleRate } from '../../media/frame.ts';
+import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
@@ -600,6 +601,20 @@ export class SipCall implements ChannelDriver {
     if (peer === undefined) return stream.relayTo(undefined);
     if (this.#ended || this.services.workerRelay === false || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
     return stream.relayTo(peer.stream);
+  }
+
+  /**
+   * A bridge of three or more mixed in the media workers (technology-mix.ts): every member must be
+   * a SIP call whose stream runs in a worker; undefined otherwise (the bridge mixes here).
+   */
+  mixAudio(members: readonly ChannelDriver[], rate: SampleRate): MixHandle | undefined {
+    if (this.#ended || this.services.workerMix === false || !this.stream?.mixWith) return undefined;
+    const streams: CallRtpStream[] = [];
+    for (const member of members) {
+      if (!(member instanceof SipCall) || member.#ended || !member.stream) return undefined;
+      streams.push(member.stream);
+    }
+    return this.stream.mixWith(streams, rate);
   }
 
   /** The playback fast path: the stream's media worker plays the sound by itself; undefined when it cannot. */

@@ -136,6 +136,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get workerRelay() {
         return technology.#context?.config.media.workerRelay ?? true;
       },
+      get workerMix() {
+        return technology.#context?.config.media.workerMix ?? true;
+      },
       get workerPlayback() {
         return technology.#context?.config.media.workerPlayback ?? true;
       },

@@ -5,7 +5,7 @@ import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
 import { MemberAudio } from './member-audio.ts';
 import { nativeRateOf } from '../channels/native-rate.ts';
-import { AudioRelay } from '../channels/audio-relay.ts';
+import { BridgeOffload } from './bridge-offload.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
@@ -141,8 +141,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   /** Ticks until the members' native rates are looked at again; 0 after a join or leave. */
   private ticksToFormatCheck = 0;
   private destroyedAlready = false;
-  /** Two members' technologies passing their audio themselves while nothing else here needs it (audio-relay.ts). */
-  private relay: AudioRelay | undefined;
+  /** Members' technologies relaying or mixing their audio themselves while nothing else here needs it (bridge-offload.ts). */
+  private readonly offload = new BridgeOffload(() => this.mixRate, () => this.blocksRelay());
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
     super();
@@ -255,7 +255,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       existing.absorbDtmf = options.absorbDtmf ?? this.defaultAbsorbDtmf;
       existing.mute = options.mute ?? this.defaultMute;
       existing.inhibitColp = options.inhibitConnectedLineUpdates ?? false;
-      this.relay?.update();
+      this.offload.update();
       return;
     }
     const audio = new MemberAudio(nativeRateOf(channel), this.mixRate);
@@ -328,31 +328,30 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   /** Whether the members' technologies relay the audio between them now (no mixing here). */
   get relayed(): boolean {
-    return this.relay?.engaged === true;
+    return this.offload.relayed;
   }
 
   /** Times the relay started (a recording or playback stops it; it starts again after). */
   get relayEngagements(): number {
-    return this.relay?.engagements ?? 0;
+    return this.offload.relayEngagements;
+  }
+
+  /** Whether three or more members' technologies mix the audio themselves now (a media worker; no mixing here). */
+  get mixedByTechnology(): boolean {
+    return this.offload.mixedByTechnology;
+  }
+
+  /** Times the technologies started mixing (a recording stops it; it starts again after). */
+  get technologyMixEngagements(): number {
+    return this.offload.mixEngagements;
   }
 
   /**
-   * Exactly two members of a mixing bridge: their audio may be relayed by their technologies, as
-   * long as the bridge has nothing of its own to add or take (blocksRelay). Any other count: no relay.
+   * Two members of a mixing bridge may be relayed by their technologies, three and more mixed by
+   * them, as long as the bridge has nothing of its own to add or take (blocksRelay).
    */
   private settleRelay(): void {
-    const two = this.type === 'mixing' && this.members.size === 2 && !this.destroyedAlready;
-    if (!two) {
-      this.relay?.stop();
-      this.relay = undefined;
-      return;
-    }
-    if (this.relay) {
-      this.relay.update();
-      return;
-    }
-    const [first, second] = [...this.members.values()];
-    this.relay = new AudioRelay(first.channel, second.channel, first.onFrame, second.onFrame, () => this.blocksRelay());
+    this.offload.settle(this.destroyedAlready ? [] : [...this.members.values()], this.type === 'mixing');
   }
 
   /** The bridge needs the audio itself: a bridge playback or music on hold, a recording, a muted member, an SFU. */
@@ -396,22 +395,22 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   addSource(source: BridgeAudioSource): void {
     this.sources = [...this.sources, source];
-    this.relay?.update();
+    this.offload.update();
   }
 
   removeSource(source: BridgeAudioSource): void {
     this.sources = this.sources.filter((entry) => entry !== source);
-    this.relay?.update();
+    this.offload.update();
   }
 
   addMixListener(listener: MixListener): void {
     this.mixListeners = [...this.mixListeners, listener];
-    this.relay?.update();
+    this.offload.update();
   }
 
   removeMixListener(listener: MixListener): void {
     this.mixListeners = this.mixListeners.filter((entry) => entry !== listener);
-    this.relay?.update();
+    this.offload.update();
   }
 
   // ---- mixing ---------------------------------------------------------------------------------
@@ -448,15 +447,16 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     if (highest !== this.mixRate) {
       this.mixRate = highest;
       this.buffers = mixBuffersAt(highest);
+      this.offload.retune();
     }
     for (const member of this.members.values()) member.audio.retune(highest, nativeRateOf(member.channel));
   }
 
   private mixAll(): void {
-    // The members' technologies pass the audio themselves: nothing to mix, and a silent frame
-    // written here would take the place of what they pass. A frame said just before the relay began
+    // The members' technologies pass or mix the audio themselves: nothing to mix, and a silent frame
+    // written here would take the place of what they pass. A frame said just before they began
     // is let go, so that the mixer does not play it when it takes over again.
-    if (this.relay?.engaged) {
+    if (this.offload.engaged) {
       for (const member of this.members.values()) member.audio.take();
       return;
     }
@@ -587,8 +587,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     if (this.destroyedAlready) return;
     for (const member of [...this.members.values()]) this.remove(member.channel);
     this.destroyedAlready = true;
-    this.relay?.stop();
-    this.relay = undefined;
+    this.offload.stop();
     this.sources = [];
     this.mixListeners = [];
     this.raise('BridgeDestroyed');

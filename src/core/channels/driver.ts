@@ -2,7 +2,8 @@
 // below technology.ts, because the channel holds a driver while the technology contract names
 // channels: with the driver declared here, channel.ts needs nothing of technology.ts and the two
 // do not import each other.
-import type { Frame } from '../../media/frame.ts';
+import type { Frame, SampleRate } from '../../media/frame.ts';
+import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 
@@ -41,6 +42,14 @@ export interface ChannelDriver {
    * workers); undefined: the audio comes back to the channel. Technologies that never can leave it out.
    */
   relayAudio?(peer: ChannelDriver | undefined): boolean;
+  /**
+   * The technologies mix the audio of `members` (this driver among them) themselves, each far end
+   * hearing the others at `rate`, and no frame reaches the channels (technology-mix.ts decides
+   * when: nothing else takes the audio of any of them); stop() on the handle gives the audio back.
+   * Undefined when they cannot (another technology among them, media not where it can be mixed).
+   * Technologies that never can leave it out.
+   */
+  mixAudio?(members: readonly ChannelDriver[], rate: SampleRate): MixHandle | undefined;
   /**
    * The playback fast path: the technology plays `sound` (at its rate, from sample `from`) to the
    * far end by itself, one frame per tick, with nothing written through the channel meanwhile;

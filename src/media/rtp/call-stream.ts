@@ -1,7 +1,8 @@
 // What a SIP call holds of its media stream: an RtpStream on the main thread, or the proxy of one
 // that runs in a media worker (../workers/remote-stream.ts). The call, its SDP and GET /metrics use
 // only this, so they cannot tell where the packets are handled.
-import type { Frame } from '../frame.ts';
+import type { Frame, SampleRate } from '../frame.ts';
+import type { MixHandle } from '../mix.ts';
 import type { MediaSocket } from './media-socket.ts';
 import type { RtpStatistics } from './statistics.ts';
 import type { StreamParameters } from './stream.ts';
@@ -51,4 +52,10 @@ export interface CallRtpStream {
    * (the playback fast path); `ended` when it played to its end. Undefined when the stream cannot.
    */
   playSound?(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined;
+  /**
+   * Mixes the audio of `members` (this stream among them) where the packets are handled, each
+   * hearing the others at `rate` (a bridge of three or more), and no frame reaches the channels;
+   * stop() on the handle gives it back. Undefined when the streams cannot be mixed there.
+   */
+  mixWith?(members: readonly CallRtpStream[], rate: SampleRate): MixHandle | undefined;
 }

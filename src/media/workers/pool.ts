@@ -4,9 +4,14 @@
 // per tick, and keeps what each worker last reported of its load (GET /metrics). A worker that
 // dies takes its streams with it: each one's call is told (onLost) and the worker is started
 // again — at once after a first crash, after a growing pause when it keeps dying at start.
+// The pool also sets up a bridge mixed in the workers (mix()): the worker holding most of its
+// members mixes, and each member of another worker gets a pair of shared rings to it.
 import { Worker } from 'node:worker_threads';
+import type { SampleRate } from '../frame.ts';
+import type { MixHandle } from '../mix.ts';
 import type { RtpStreamTotals, StreamClock } from '../rtp/stream.ts';
-import type { FromWorker, ToWorker, WorkerLoadReport, WorkerStreamOptions } from './protocol.ts';
+import { MixLegMemory } from './mix-leg-memory.ts';
+import type { FromWorker, ToWorker, WorkerLoadReport, WorkerMixMember, WorkerStreamOptions } from './protocol.ts';
 import { RemoteRtpStream, type RemoteStreamEvents, type StreamLink } from './remote-stream.ts';
 import { StreamMemory } from './stream-memory.ts';
 
@@ -86,6 +91,7 @@ export class MediaWorkerPool {
   /** Streams whose received frames go to their calls at each main tick (a looping stream has none). */
   #draining: RemoteRtpStream[] = [];
   #nextId = 1;
+  #nextMixId = 1;
   #stopped = false;
   readonly #options: MediaWorkerPoolOptions;
 
@@ -143,6 +149,8 @@ export class MediaWorkerPool {
       cpu: slot.load?.cpu ?? -1,
       ringDrops: slot.load?.ringDrops ?? 0,
       relayedStreams: slot.load?.relayedStreams ?? 0,
+      mixedStreams: slot.load?.mixedStreams ?? 0,
+      mixes: slot.load?.mixes ?? 0,
     }));
   }
 
@@ -283,8 +291,57 @@ export class MediaWorkerPool {
     }
   }
 
+  /**
+   * Mixes the streams' audio in the worker holding most of them (ties: the least loaded), each
+   * stream of another worker linked to it by a MixLegMemory both workers get; undefined when a
+   * stream is not one of this pool's live streams or its worker is not running.
+   */
+  #mix(streams: readonly RemoteRtpStream[], rate: SampleRate): MixHandle | undefined {
+    if (this.#stopped || streams.length < 2 || new Set(streams).size !== streams.length) return undefined;
+    const counts = new Map<WorkerSlot, number>();
+    for (const stream of streams) {
+      const slot = this.#slots[stream.workerIndex];
+      if (!slot?.worker || slot.streams.get(stream.id) !== stream || !stream.free) return undefined;
+      counts.set(slot, (counts.get(slot) ?? 0) + 1);
+    }
+    let mixer: WorkerSlot | undefined;
+    for (const [slot, count] of counts) {
+      const best = mixer ? counts.get(mixer)! : -1;
+      if (!mixer || count > best || (count === best && slot.placed < mixer.placed)) mixer = slot;
+    }
+    if (!mixer) return undefined;
+    const mix = this.#nextMixId++;
+    const members: WorkerMixMember[] = [];
+    const legs: RemoteRtpStream[] = [];
+    for (const stream of streams) {
+      if (stream.workerIndex === mixer.index) {
+        members.push({ id: stream.id });
+        continue;
+      }
+      const memory = MixLegMemory.create();
+      members.push({ memory: memory.buffer });
+      legs.push(stream);
+      this.#post(this.#slots[stream.workerIndex], { type: 'mix-leg', id: stream.id, memory: memory.buffer });
+    }
+    this.#post(mixer, { type: 'mix', mix, rate, members });
+    for (const stream of streams) stream.enterMix();
+    const mixerWorker = mixer.worker;
+    let stopped = false;
+    return {
+      stop: () => {
+        if (stopped) return;
+        stopped = true;
+        // A restarted worker knows nothing of the mix (its number may not be reused there, but nothing is to be told).
+        if (mixer.worker === mixerWorker) this.#post(mixer, { type: 'mix-end', mix });
+        for (const stream of legs) if (!stream.closed) this.#post(this.#slots[stream.workerIndex], { type: 'mix-leg', id: stream.id });
+        for (const stream of streams) stream.leaveMix();
+      },
+    };
+  }
+
   #linkOf(slot: WorkerSlot): StreamLink {
     return {
+      mix: (streams, rate) => this.#mix(streams, rate),
       post: (message) => this.#post(slot, message),
       setDraining: (stream, draining) => {
         const index = this.#draining.indexOf(stream);

@@ -33,7 +33,15 @@ export type ToWorker =
   | { readonly type: 'relay'; readonly id: number; readonly to?: number }
   | { readonly type: 'close'; readonly id: number }
   /** The playback fast path: the worker plays a shared sound on the stream by itself (sound-player.ts). */
-  | ({ readonly type: 'sound'; readonly id: number } & SoundStart);
+  | ({ readonly type: 'sound'; readonly id: number } & SoundStart)
+  /** A bridge mixed in this worker (worker-mix.ts): its members' streams here by id, those of other workers by their MixLegMemory. */
+  | { readonly type: 'mix'; readonly mix: number; readonly rate: number; readonly members: readonly WorkerMixMember[] }
+  | { readonly type: 'mix-end'; readonly mix: number }
+  /** The stream's audio goes to a mix in another worker and what it hears comes back, through `memory` (a MixLegMemory); without it, to the main thread again. */
+  | { readonly type: 'mix-leg'; readonly id: number; readonly memory?: SharedArrayBuffer };
+
+/** A member of a worker mix: a stream of the mixing worker, or the shared memory of one on another worker. */
+export type WorkerMixMember = { readonly id: number } | { readonly memory: SharedArrayBuffer };
 
 export type FromWorker =
   /** The worker has loaded and takes streams. */
@@ -63,4 +71,8 @@ export interface WorkerLoadReport {
   readonly ringDrops: number;
   /** Streams whose received audio the worker relays to another of its streams now (two-party relay). */
   readonly relayedStreams?: number;
+  /** Streams of this worker whose audio a worker mix takes now (mixed here, or crossing to another worker's mix). */
+  readonly mixedStreams?: number;
+  /** Bridges this worker mixes now. */
+  readonly mixes?: number;
 }

@@ -5,7 +5,10 @@
 // statistics and jitter figures are read from the shared figures the worker rewrites every tick.
 // Control goes as messages. Per frame nothing is allocated. The stream can also have its worker
 // play a shared sound by itself (playSound, the playback fast path): no frame crosses meanwhile.
-import type { Frame } from '../frame.ts';
+// Or its audio can be mixed with other streams' in a worker (mixWith, a bridge of three or more):
+// no frame crosses then either.
+import type { Frame, SampleRate } from '../frame.ts';
+import type { MixHandle } from '../mix.ts';
 import type { CallRtpStream, JitterFigures } from '../rtp/call-stream.ts';
 import { readRtpStatistics, type RtpStatistics } from '../rtp/statistics.ts';
 import type { RtpStreamTotals, StreamParameters } from '../rtp/stream.ts';
@@ -36,6 +39,8 @@ export interface StreamLink {
   setDraining(stream: RemoteRtpStream, draining: boolean): void;
   /** The stream ended (closed or lost): it no longer counts towards its worker's load. */
   ended(stream: RemoteRtpStream): void;
+  /** Mixes the streams' audio in a worker (pool.ts chooses which); undefined when they cannot be. */
+  mix(streams: readonly RemoteRtpStream[], rate: SampleRate): MixHandle | undefined;
 }
 
 export class RemoteRtpStream implements CallRtpStream, JitterFigures {
@@ -45,6 +50,8 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   #looping = false;
   /** The stream of the same worker this one's received audio goes to (a two-party relay), if any. */
   #relayingTo: RemoteRtpStream | undefined;
+  /** Its audio goes into a worker mix now (in its own worker or another's). */
+  #mixed = false;
   readonly #frames = new FrameCache();
   /** The sound the worker plays by itself now, and the number of the last play. */
   #sound: RemoteSoundPlay | undefined;
@@ -114,7 +121,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   }
 
   loopAudio(on: boolean): boolean {
-    if (this.#closed || this.#relayingTo) return false;
+    if (this.#closed || this.#relayingTo || this.#mixed) return false;
     if (on === this.#looping) return true;
     this.#looping = on;
     this.link.setDraining(this, !on && !this.#sound);
@@ -128,7 +135,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
    * it cannot: `peer` is not a live stream of the same worker, or this one loops (Echo()).
    */
   relayTo(peer: CallRtpStream | undefined): boolean {
-    if (this.#closed || this.#looping) return false;
+    if (this.#closed || this.#looping || this.#mixed) return false;
     if (peer === undefined) {
       if (!this.#relayingTo) return true;
       this.#relayingTo = undefined;
@@ -152,7 +159,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
    * meanwhile (nothing listens to it). Undefined when the stream cannot (closed, looping or relaying).
    */
   playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
-    if (this.#closed || this.#looping || this.#relayingTo) return undefined;
+    if (this.#closed || this.#looping || this.#relayingTo || this.#mixed) return undefined;
     this.#sound?.stop();
     this.#plays = (this.#plays + 1) | 0;
     const play = new RemoteSoundPlay(this.#plays, sound.length, from, paused, ended, (over) => {
@@ -164,6 +171,41 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     this.link.setDraining(this, false);
     this.link.post({ type: 'sound', id: this.id, play: play.play, sound: sound.buffer, rate: sound.rate, control: play.control });
     return play;
+  }
+
+  /**
+   * Mixes this stream's audio with the others' (a bridge of three or more, `members` including this
+   * one) in the worker holding most of them, each hearing the rest; no frame reaches the calls
+   * meanwhile. Undefined when they cannot be: a member is not a live stream of these workers, or is
+   * busy otherwise (looping, relayed, playing a sound, in another mix).
+   */
+  mixWith(members: readonly CallRtpStream[], rate: SampleRate): MixHandle | undefined {
+    const streams: RemoteRtpStream[] = [];
+    for (const member of members) {
+      if (!(member instanceof RemoteRtpStream) || !member.free) return undefined;
+      streams.push(member);
+    }
+    return streams.includes(this) ? this.link.mix(streams, rate) : undefined;
+  }
+
+  /** Open, and its audio not taken by anything in its worker (a loop, a relay, a sound, a mix). */
+  get free(): boolean {
+    return !this.#closed && !this.#looping && !this.#relayingTo && !this.#sound && !this.#mixed;
+  }
+
+  /** The pool put the stream in a worker mix: its frames stay in the workers. */
+  enterMix(): void {
+    this.#mixed = true;
+    this.link.setDraining(this, false);
+  }
+
+  /** Its worker mix ended: received frames reach the call again from the next one (nothing stale). */
+  leaveMix(): void {
+    if (!this.#mixed) return;
+    this.#mixed = false;
+    if (this.#closed) return;
+    while (this.memory.received.skip());
+    if (!this.#looping && !this.#sound) this.link.setDraining(this, true);
   }
 
   /** The worker played sound `play` to its end. */
@@ -231,6 +273,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   #end(): void {
     this.#closed = true;
     this.#relayingTo = undefined;
+    this.#mixed = false;
     this.#sound?.abandon();
     this.link.setDraining(this, false);
     this.link.ended(this);

@@ -13,12 +13,17 @@
 // both streams send the same codec (RtpStream.relayPacketsTo), else the decoded audio re-encoded
 // by the other stream's sender (its own SSRC, sequence and timestamps); a frame the main thread
 // writes for a stream that tick wins over the relayed one (a prompt played while the relay winds down).
+// A bridge of three or more can be mixed here too (mix messages, worker-mix.ts): its members' decoded
+// audio goes into one sum at each tick and each hears the rest, the members of other workers crossing
+// through shared rings (mix-leg messages on their side); a frame the main thread wrote wins there too.
 import { MediaClock } from '../clock.ts';
-import type { Frame } from '../frame.ts';
+import { isSampleRate, type Frame } from '../frame.ts';
 import { RtpPortRange } from '../rtp/port-range.ts';
 import { RtpStream, type StreamClock } from '../rtp/stream.ts';
 import { FrameCache } from './frame-ring.ts';
 import type { FromWorker, ToWorker, WorkerLoadReport } from './protocol.ts';
+import { MixLegMemory } from './mix-leg-memory.ts';
+import { LocalParty, MixLeg, RemoteParty, WorkerMix, type MixParty } from './worker-mix.ts';
 import { FIGURE, StreamMemory } from './stream-memory.ts';
 import { WorkerSoundPlayer } from './sound-player.ts';
 
@@ -34,7 +39,20 @@ interface HostedStream {
   mainWrote: boolean;
   /** The sound the worker plays on the stream by itself, if any. */
   sound: WorkerSoundPlayer | undefined;
+  /** Its place in a bridge mixed in this worker: its decoded audio goes there instead of to the main thread. */
+  mixParty: LocalParty | undefined;
+  /** Its link to a bridge mixed in another worker: decoded audio goes there, and what it hears comes back. */
+  mixLeg: MixLeg | undefined;
 }
+
+/** A bridge this worker mixes, and its members whose streams run here. */
+interface HostedMix {
+  readonly mix: WorkerMix;
+  readonly locals: HostedStream[];
+}
+
+/** More members than any bridge should have: a mix message naming more is refused (shared memory and messages are checked like packets). */
+const MAX_MIX_MEMBERS = 1024;
 
 /** How the host reaches the main thread. */
 export type PostToMain = (message: FromWorker) => void;
@@ -54,6 +72,9 @@ export class MediaWorkerHost {
   #closedRingDrops = 0;
   #lastPacketsIn = 0;
   #lastPacketsOut = 0;
+  /** The bridges mixed here, by the main thread's number, and as an array the tick walks. */
+  readonly #mixes = new Map<number, HostedMix>();
+  #mixList: WorkerMix[] = [];
 
   constructor(
     private readonly post: PostToMain,
@@ -80,7 +101,7 @@ export class MediaWorkerHost {
     try {
       this.#handle(message);
     } catch {
-      if (message.type !== 'open') this.#byId.get(message.id)?.stream.close();
+      if (message.type !== 'open' && 'id' in message) this.#byId.get(message.id)?.stream.close();
     }
   }
 
@@ -130,6 +151,17 @@ export class MediaWorkerHost {
         this.#skipIfUnheard(hosted);
         return;
       }
+      case 'mix':
+        this.#startMix(message);
+        return;
+      case 'mix-end':
+        this.#endMix(message.mix);
+        return;
+      case 'mix-leg': {
+        const hosted = this.#byId.get(message.id);
+        if (hosted) hosted.mixLeg = message.memory ? new MixLeg(new MixLegMemory(message.memory)) : undefined;
+        return;
+      }
     }
   }
 
@@ -157,7 +189,9 @@ export class MediaWorkerHost {
           } else if (hosted?.relayTo) {
             const to = hosted.relayTo;
             if (!to.mainWrote && !to.looping) to.stream.writeFrame(frame);
-          } else if (!hosted?.sound) memory.received.push(frame.rate, frame.samples);
+          } else if (hosted?.mixParty) hosted.mixParty.put(frame);
+          else if (hosted?.mixLeg) hosted.mixLeg.said(frame);
+          else if (!hosted?.sound) memory.received.push(frame.rate, frame.samples);
         },
         onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
         onStranger: (address, port) => this.post({ type: 'stranger', id, address, port }),
@@ -166,7 +200,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.clock.start();
@@ -200,6 +234,9 @@ export class MediaWorkerHost {
       entry.relayTo = undefined;
       entry.stream.relayPacketsTo(undefined);
     }
+    // Its mix goes on without it until the main thread settles the bridge anew.
+    const party = hosted.mixParty;
+    if (party) for (const entry of this.#mixes.values()) entry.mix.drop(party);
     const rtcp = hosted.stream.rtcp;
     this.post({ type: 'closed', id, ...(rtcp.rttSpread.count > 0 ? { rtt: rtcp.rtt } : {}) });
   }
@@ -219,9 +256,56 @@ export class MediaWorkerHost {
       }
       // A sound's frame follows whatever the main thread wrote before handing it over, a tick later.
       if (hosted.sound && !hosted.mainWrote) this.#playSound(hosted, hosted.sound);
+      if (hosted.mixLeg) {
+        const heard = hosted.mixLeg.heard();
+        if (heard && !hosted.mainWrote && !hosted.looping) hosted.stream.writeFrame(heard);
+      }
       this.#writeFigures(hosted);
     }
+    // After the frames the main thread wrote (which win), before the streams decode this tick's audio.
+    const mixes = this.#mixList;
+    for (let i = 0; i < mixes.length; i++) mixes[i].tick();
   };
+
+  #startMix(message: Extract<ToWorker, { type: 'mix' }>): void {
+    const { rate, members } = message;
+    if (!isSampleRate(rate) || !Array.isArray(members) || members.length > MAX_MIX_MEMBERS || this.#mixes.has(message.mix)) return;
+    // The other workers' memories first: one of the wrong size refuses the whole mix before any stream joins it.
+    const remote = members.map((member) => ('memory' in member ? new MixLegMemory(member.memory) : undefined));
+    const parties: MixParty[] = [];
+    const locals: HostedStream[] = [];
+    for (let i = 0; i < members.length; i++) {
+      const member = members[i];
+      const memory = remote[i];
+      if (memory) {
+        parties.push(new RemoteParty(rate, memory));
+        continue;
+      }
+      if (!('id' in member)) continue;
+      // A stream closed on its way here, or already in another mix, is left out.
+      const hosted = this.#byId.get(member.id);
+      if (!hosted || hosted.mixParty) continue;
+      const party = new LocalParty(rate, (frame) => {
+        if (!hosted.mainWrote && !hosted.looping) hosted.stream.writeFrame(frame);
+      });
+      hosted.mixParty = party;
+      locals.push(hosted);
+      parties.push(party);
+    }
+    const mix = new WorkerMix(message.mix, rate, parties);
+    this.#mixes.set(message.mix, { mix, locals });
+    this.#mixList = [...this.#mixList, mix];
+  }
+
+  #endMix(id: number): void {
+    const entry = this.#mixes.get(id);
+    if (!entry) return;
+    this.#mixes.delete(id);
+    this.#mixList = this.#mixList.filter((mix) => mix !== entry.mix);
+    for (const hosted of entry.locals) {
+      if (hosted.mixParty && entry.mix.parties.includes(hosted.mixParty)) hosted.mixParty = undefined;
+    }
+  }
 
   #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
     if (sound.stopped) {
@@ -275,8 +359,10 @@ export class MediaWorkerHost {
     let packetsOut = this.#closedPacketsOut;
     let ringDrops = this.#closedRingDrops;
     let relayed = 0;
+    let mixed = 0;
     for (const hosted of this.#list) {
       if (hosted.relayTo) relayed += 1;
+      if (hosted.mixParty || hosted.mixLeg) mixed += 1;
       packetsIn += hosted.memory.figures[FIGURE.statistics + 1];
       packetsOut += hosted.memory.figures[FIGURE.statistics];
       ringDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
@@ -289,6 +375,8 @@ export class MediaWorkerHost {
       cpu,
       ringDrops,
       relayedStreams: relayed,
+      mixedStreams: mixed,
+      mixes: this.#mixes.size,
     };
     this.#lastPacketsIn = packetsIn;
     this.#lastPacketsOut = packetsOut;

@@ -1,0 +1,93 @@
+// What carries a mixing bridge's audio instead of its own mixer while nothing here needs it: two
+// members' technologies relaying it between them (audio-relay.ts), or three and more members'
+// technologies mixing it themselves (technology-mix.ts, e.g. SIP calls mixed in a media worker).
+// The bridge tells this when its members change, when something of its own (a playback, a
+// recording, a mute) comes or goes, and when its mix rate changes; while either runs, the bridge
+// mixes nothing.
+import type { SampleRate } from '../../media/frame.ts';
+import { AudioRelay } from '../channels/audio-relay.ts';
+import type { Channel, FrameListener } from '../channels/channel.ts';
+import { TechnologyMix } from '../channels/technology-mix.ts';
+
+/** A member as the offload needs it: its channel and the bridge's frame listener on it. */
+export interface OffloadMember {
+  readonly channel: Channel;
+  readonly onFrame: FrameListener;
+}
+
+export class BridgeOffload {
+  #relay: AudioRelay | undefined;
+  #mix: TechnologyMix | undefined;
+  /** Engagements of mixes already replaced (a member came or went). */
+  #mixEngagementsBefore = 0;
+
+  constructor(
+    /** The rate the bridge mixes at now. */
+    private readonly rate: () => SampleRate,
+    /** Whether the bridge itself needs the audio now. */
+    private readonly blocked: () => boolean,
+  ) {}
+
+  /** The members changed (or the bridge ends: none): two may be relayed, three and more mixed by their technologies. */
+  settle(members: readonly OffloadMember[], mixing: boolean): void {
+    const count = mixing ? members.length : 0;
+    if (count !== 2) {
+      this.#relay?.stop();
+      this.#relay = undefined;
+    }
+    // A mix is made for its members: any change makes a new one (the old one's audio is given back first).
+    this.#stopMix();
+    if (count === 2) {
+      if (this.#relay) this.#relay.update();
+      else this.#relay = new AudioRelay(members[0].channel, members[1].channel, members[0].onFrame, members[1].onFrame, this.blocked);
+    } else if (count >= 3) {
+      this.#mix = new TechnologyMix(members.map(({ channel, onFrame }) => ({ channel, own: onFrame })), this.rate, this.blocked);
+    }
+  }
+
+  /** Something the bridge adds or takes came or went: look again. */
+  update(): void {
+    this.#relay?.update();
+    this.#mix?.update();
+  }
+
+  /** The bridge's mix rate changed. */
+  retune(): void {
+    this.#mix?.retune();
+  }
+
+  stop(): void {
+    this.#relay?.stop();
+    this.#relay = undefined;
+    this.#stopMix();
+  }
+
+  /** Whether the technologies carry the audio now (the bridge mixes nothing). */
+  get engaged(): boolean {
+    return this.#relay?.engaged === true || this.#mix?.engaged === true;
+  }
+
+  get relayed(): boolean {
+    return this.#relay?.engaged === true;
+  }
+
+  get relayEngagements(): number {
+    return this.#relay?.engagements ?? 0;
+  }
+
+  get mixedByTechnology(): boolean {
+    return this.#mix?.engaged === true;
+  }
+
+  /** Times the technologies started mixing, over every set of members the bridge had. */
+  get mixEngagements(): number {
+    return this.#mixEngagementsBefore + (this.#mix?.engagements ?? 0);
+  }
+
+  #stopMix(): void {
+    if (!this.#mix) return;
+    this.#mixEngagementsBefore += this.#mix.engagements;
+    this.#mix.stop();
+    this.#mix = undefined;
+  }
+}

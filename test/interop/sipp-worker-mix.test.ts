@@ -1,0 +1,260 @@
+// A conference of SIP calls mixed in the media workers: SIPp phones call in (the media is the test's:
+// RtpToneEnd sockets named in the scenarios' SDP, each sending its own tone) and an ARI application
+// puts them in one mixing bridge. With one worker (media.workers: 1): three calls, mixed in the
+// worker — each phone hears the other two tones and not its own, no frame crosses the main thread;
+// an RFC 4733 digit is still reported; a recording of the bridge takes the mix back to the main
+// thread with no gap in the audio and holds all three tones, and the worker mixes again after. With
+// two workers: five calls placed three and two, mixed in the worker holding three, the other two's
+// audio crossing through shared rings — every phone hears the four others; the worker holding the
+// two dies: their calls end with cause 38 and the other three go on mixing in theirs.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { decodeWav } from '../../src/media/wav-reader.ts';
+import { RtpToneEnd } from '../helpers/rtp-tone.ts';
+import { tonePower } from '../helpers/tone-power.ts';
+import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, nextEvent, sipp, waitFor, type Json } from './sipp-peer.ts';
+
+const TONES = [500, 800, 1100, 1400, 1700];
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Phone {
+  readonly end: RtpToneEnd;
+  readonly hz: number;
+  readonly run: ReturnType<typeof sipp>;
+  readonly channelId: string;
+  /** Patchbay's RTP port of the call. */
+  readonly port: number;
+}
+
+class Conference {
+  work = '';
+  server!: TestServer;
+  events!: EventSocket;
+
+  async start(workers: number): Promise<void> {
+    this.work = mkdtempSync(join(tmpdir(), 'patchbay-worker-mix-'));
+    const dialplanFile = join(this.work, 'extensions.conf');
+    writeFileSync(dialplanFile, ['[conf]', 'exten => 700,1,Answer()', ' same => n,Stasis(mix)', ' same => n,Hangup()', ''].join('\n'));
+    const rtpStart = 20000 + 2 * Math.floor(Math.random() * 5000);
+    this.server = await startTestServer({
+      media: { workers },
+      sip: { rtp_port_start: rtpStart, rtp_port_end: rtpStart + 400 },
+      config_objects: { res_pjsip: { endpoint: { alice: { context: 'conf', allow: 'ulaw', aors: 'alice', rtp_symmetric: 'no' } }, aor: { alice: { max_contacts: 1 } } } },
+      dialplan: { file: dialplanFile },
+    } as never);
+    this.events = await this.server.events('app=mix&subscribeAll=true');
+    await waitFor('the media workers to load', () => (this.server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+  }
+
+  async stop(): Promise<void> {
+    await this.events.close();
+    await this.server.stop();
+    rmSync(this.work, { recursive: true, force: true });
+  }
+
+  /** A phone calls in (its SIPp in a directory of its own, where it writes Patchbay's RTP port) and sends its tone. */
+  async call(index: number): Promise<Phone> {
+    const cwd = join(this.work, `phone-${index}`);
+    mkdirSync(cwd, { recursive: true });
+    const end = await new RtpToneEnd().open();
+    const run = sipp('b2bua-caller.xml', [`127.0.0.1:${this.server.core.pjsip.port}`, '-s', '700', '-set', 'caller', 'alice', '-set', 'mport', String(end.port)], { cwd, timeoutMs: 150_000 });
+    const started: Json = await nextEvent(this.events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000);
+    const portFile = join(cwd, 'caller-rtp-port');
+    const port = await waitFor(`phone ${index}'s RTP port`, () => {
+      if (!existsSync(portFile)) return undefined;
+      const value = Number(readFileSync(portFile, 'utf8').trim());
+      return value > 0 ? value : undefined;
+    }, 20_000);
+    end.startTone(TONES[index], port);
+    return { end, hz: TONES[index], run, channelId: started.channel.id as string, port };
+  }
+
+  async bridge(phones: readonly Phone[]): Promise<string> {
+    const created = await this.server.ari('/bridges?type=mixing', { method: 'POST' });
+    const bridgeId = ((await created.json()) as Json).id as string;
+    assert.equal((await this.server.ari(`/bridges/${bridgeId}/addChannel?channel=${phones.map((p) => p.channelId).join(',')}`, { method: 'POST' })).status, 204);
+    return bridgeId;
+  }
+
+  async hangUp(phones: readonly Phone[]): Promise<void> {
+    for (const phone of phones) await this.server.ari(`/channels/${phone.channelId}`, { method: 'DELETE' });
+    for (const phone of phones) assert.equal((await phone.run.done).status, 0, 'the phone got its BYE');
+  }
+}
+
+/** Over the last second: `listener` hears every tone of `others` loud, and its own at most faintly. */
+function hearsOthers(listener: Phone, others: readonly Phone[]): boolean {
+  const now = Date.now();
+  const samples = listener.end.samples(now - 1000, now);
+  if (samples.length < 30 * 160) return false;
+  const own = tonePower(samples, listener.hz, 8000);
+  return others.every((other) => {
+    const power = tonePower(samples, other.hz, 8000);
+    return power > 1e6 && power > 20 * own;
+  });
+}
+
+async function everyoneHearsTheRest(phones: readonly Phone[], what: string): Promise<void> {
+  await waitFor(what, () => (phones.every((p) => hearsOthers(p, phones.filter((other) => other !== p))) ? true : undefined), 20_000);
+}
+
+/** The longest silence between the PCMU packets a phone received from `from` to `to` (ms since the epoch). */
+function longestGap(end: RtpToneEnd, from: number, to: number): number {
+  const times = end.received.filter((packet) => packet.payloadType === 0 && packet.at >= from && packet.at < to).map((packet) => packet.at);
+  let gap = times.length === 0 ? to - from : 0;
+  for (let i = 1; i < times.length; i++) gap = Math.max(gap, times[i] - times[i - 1]);
+  return gap;
+}
+
+/** No phone went without audio for long around a hand-over at `at` (a tick or two is the design; the bound is loose for a loaded machine). */
+function noGapAround(phones: readonly Phone[], at: number, what: string): void {
+  for (const phone of phones) {
+    const gap = longestGap(phone.end, at - 1000, at + 1000);
+    assert.ok(gap < 1000, `${what}: a ${gap} ms gap in the audio`);
+  }
+}
+
+/** An RFC 4733 digit from `end` to `port`: events of 20 ms for `ms`, then the end packet three times. */
+async function sendRfc4733(end: RtpToneEnd, port: number, digit: number, ms: number): Promise<void> {
+  const timestamp = Math.floor(Math.random() * 0xffffffff);
+  let sequence = Math.floor(Math.random() * 0xffff);
+  const packet = (duration: number, last: boolean, marker: boolean): Buffer => {
+    const out = Buffer.alloc(16);
+    out[0] = 0x80;
+    out[1] = (marker ? 0x80 : 0) | 101;
+    out.writeUInt16BE(sequence, 2);
+    sequence = (sequence + 1) & 0xffff;
+    out.writeUInt32BE(timestamp >>> 0, 4);
+    out.writeUInt32BE(0x1234abcd, 8);
+    out[12] = digit;
+    out[13] = (last ? 0x80 : 0) | 10;
+    out.writeUInt16BE(duration, 14);
+    return out;
+  };
+  for (let t = 20; t <= ms; t += 20) {
+    end.socket.send(packet(t * 8, false, t === 20), port, '127.0.0.1');
+    await sleep(20);
+  }
+  for (let i = 0; i < 3; i++) end.socket.send(packet(ms * 8, true, false), port, '127.0.0.1');
+}
+
+describe('a conference mixed in one media worker', { skip: !HAVE_SIPP ? 'sipp is not installed' : false }, () => {
+  const conference = new Conference();
+  before(async () => {
+    if (HAVE_SIPP) await conference.start(1);
+  });
+  after(async () => {
+    if (HAVE_SIPP) await conference.stop();
+  });
+
+  test('three calls: each hears the other two and not itself; a digit is reported; a bridge recording takes the mix back to the main thread with no gap and holds all tones; the worker mixes again after', { timeout: 170_000 }, async () => {
+    const { server, events } = conference;
+    const phones: Phone[] = [];
+    try {
+      for (let i = 0; i < 3; i++) phones.push(await conference.call(i));
+      const bridgeId = await conference.bridge(phones);
+      const bridge = server.core.bridges.get(bridgeId)!;
+      const pool = server.core.pjsip.mediaWorkers!;
+      await waitFor('the worker mix', () => (bridge.mixedByTechnology ? true : undefined), 15_000);
+      await everyoneHearsTheRest(phones, 'mixed in the worker');
+      await waitFor('the load report: three streams mixed', () => (pool.loads()[0].mixedStreams === 3 && pool.loads()[0].mixes === 1 ? true : undefined), 15_000);
+      const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: AUTH } })).text();
+      assert.match(metrics, /^patchbay_media_worker_mixed_streams\{worker="0"\} 3$/m);
+      assert.match(metrics, /^patchbay_media_worker_mixes\{worker="0"\} 1$/m);
+
+      // A digit from a phone: reported on its channel while the worker mixes.
+      await sendRfc4733(phones[0].end, phones[0].port, 7, 200);
+      const dtmf: Json = await nextEvent(events, (e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === phones[0].channelId, 10_000);
+      assert.equal(dtmf.digit, '7');
+
+      // A recording of the bridge needs the mix here: the main thread mixes from its next tick.
+      const recordingAt = Date.now();
+      assert.equal((await server.ari(`/bridges/${bridgeId}/record?name=worker-mix&format=wav`, { method: 'POST' })).status, 201);
+      assert.equal(bridge.mixedByTechnology, false, 'a recording takes the mix back at once');
+      await waitFor('the load report: nothing mixed in the worker', () => (pool.loads()[0].mixedStreams === 0 ? true : undefined), 15_000);
+      await everyoneHearsTheRest(phones, 'mixed on the main thread');
+      await sleep(1500);
+      noGapAround(phones, recordingAt, 'worker mix → main thread');
+      const stoppedAt = Date.now();
+      assert.equal((await server.ari('/recordings/live/worker-mix/stop', { method: 'POST' })).status, 204);
+      const file = await server.ari('/recordings/stored/worker-mix/file');
+      assert.equal(file.status, 200);
+      const wav = decodeWav(new Uint8Array(await file.arrayBuffer()));
+      assert.ok(wav.samples.length >= wav.rate, `at least a second recorded (${wav.samples.length} samples)`);
+      for (const phone of phones) assert.ok(tonePower(wav.samples, phone.hz, wav.rate) > 1e6, `the ${phone.hz} Hz tone is in the recording`);
+
+      // Nothing needs the audio here any more: the worker mixes again.
+      await waitFor('the worker mix again', () => (bridge.mixedByTechnology ? true : undefined), 15_000);
+      assert.ok(bridge.technologyMixEngagements >= 2, 'the mix came back after the recording');
+      await waitFor('the load report: three mixed again', () => (pool.loads()[0].mixedStreams === 3 ? true : undefined), 15_000);
+      await everyoneHearsTheRest(phones, 'mixed in the worker again');
+      await sleep(Math.max(0, stoppedAt + 1000 - Date.now()));
+      noGapAround(phones, stoppedAt, 'main thread → worker mix');
+
+      await conference.hangUp(phones);
+      await server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
+    } finally {
+      for (const phone of phones) phone.end.close();
+    }
+  });
+});
+
+describe('a conference mixed across two media workers', { skip: !HAVE_SIPP ? 'sipp is not installed' : false }, () => {
+  const conference = new Conference();
+  before(async () => {
+    if (HAVE_SIPP) await conference.start(2);
+  });
+  after(async () => {
+    if (HAVE_SIPP) await conference.stop();
+  });
+
+  test('five calls placed three and two: every phone hears the four others; the worker of the two dies, their calls end with cause 38, the three go on mixing', { timeout: 170_000 }, async () => {
+    const { server, events } = conference;
+    const pool = server.core.pjsip.mediaWorkers!;
+    const phones: Phone[] = [];
+    try {
+      for (let i = 0; i < 5; i++) phones.push(await conference.call(i));
+      const bridgeId = await conference.bridge(phones);
+      const bridge = server.core.bridges.get(bridgeId)!;
+      await waitFor('the worker mix', () => (bridge.mixedByTechnology ? true : undefined), 15_000);
+      await everyoneHearsTheRest(phones, 'five mixed across two workers');
+      const loads = await waitFor('both workers reporting their mixed streams', () => {
+        const now = pool.loads();
+        return now[0].mixedStreams! + now[1].mixedStreams! === 5 ? now : undefined;
+      }, 15_000);
+      const mixer = loads.findIndex((load) => load.mixes === 1);
+      assert.ok(mixer >= 0, 'one worker mixes');
+      assert.equal(loads[mixer].streams, 3, 'the worker holding three mixes');
+      const other = 1 - mixer;
+      assert.equal(loads[other].mixes, 0);
+
+      // The worker of the two dies: their calls end with cause 38; the three keep mixing in theirs.
+      const channelsBefore = new Set(phones.map((p) => p.channelId));
+      await pool.kill(other);
+      const causes = new Map<string, number>();
+      while (causes.size < 2) {
+        const destroyed: Json = await nextEvent(events, (e) => e.type === 'ChannelDestroyed' && channelsBefore.has(e.channel?.id), 20_000);
+        causes.set(destroyed.channel.id, destroyed.cause);
+      }
+      assert.deepEqual([...causes.values()], [38, 38]);
+      const lost = phones.filter((p) => causes.has(p.channelId));
+      const kept = phones.filter((p) => !causes.has(p.channelId));
+      for (const phone of lost) assert.equal((await phone.run.done).status, 0, 'the phone of a lost call got its BYE');
+      assert.equal(kept.length, 3);
+      await waitFor('the three mixed in their worker', () => (bridge.size === 3 && bridge.mixedByTechnology ? true : undefined), 15_000);
+      await sleep(1200);
+      await everyoneHearsTheRest(kept, 'the three after the other worker died');
+      await waitFor('the load report: three mixed', () => (pool.loads()[mixer].mixedStreams === 3 ? true : undefined), 15_000);
+
+      await conference.hangUp(kept);
+      await server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
+    } finally {
+      for (const phone of phones) phone.end.close();
+    }
+    await waitFor('the restarted worker', () => (pool.loads().every((load) => load.running) ? true : undefined), 30_000);
+  });
+});
