@@ -281,9 +281,10 @@ export class ClusterBridgeLegs {
   /**
    * Takes channels out of a bridge held here when one of them is another member's; status 0 when
    * every one is this member's (the request goes its ordinary way). Another member's channel that
-   * is not in the bridge answers 422, as a single server's own channel would.
+   * is not in the bridge answers 422, as a single server's own channel would. The answer waits for
+   * the channels' members to have let them go, so a request made after it finds them out.
    */
-  remove(request: RemoveFromBridge): LegReply {
+  async remove(request: RemoveFromBridge): Promise<LegReply> {
     const { core, node } = this.#options;
     const bridge = core.bridges.get(request.bridge);
     if (!bridge || request.channels.every((entry) => entry.node === node && !this.#byChannel.has(entry.id))) return { status: 0 };
@@ -303,7 +304,10 @@ export class ClusterBridgeLegs {
       local.push(channel);
     }
     for (const channel of local) bridge.remove(channel);
-    for (const side of standing) this.#closeBridgeSide(side, true);
+    for (const side of standing) this.#closeBridgeSide(side, false);
+    // Asked, not told: a close the other member has not taken yet would leave the channel in its
+    // bridge there a moment after the 204 (GET /channels/{id} still naming the bridge).
+    await Promise.all(standing.map((side) => this.#ask(side.peer, { op: 'close', leg: side.leg })));
     return { status: 204 };
   }
 
