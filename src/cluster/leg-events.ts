@@ -47,7 +47,7 @@ interface BridgeLeg {
 }
 
 /** ChannelLeftBridge for a channel leaving a bridge of another member: the bridge as it is without it. */
-export function leftBridgeEvent(channel: Channel, copy: BridgeCopy): CoreEventOf<'ChannelLeftBridge'> {
+export function leftBridgeEvent(channel: Pick<Channel, 'id' | 'snapshot'>, copy: BridgeCopy): CoreEventOf<'ChannelLeftBridge'> {
   const { video_source_id: source, ...rest } = copy.snapshot;
   const bridge: Model<'Bridge'> = { ...rest, channels: copy.snapshot.channels.filter((id) => id !== channel.id) };
   // A bridge forgets a source that leaves it (Bridge.remove).
