@@ -321,7 +321,9 @@ export class ClusterBridgeLegs {
       socket = await this.#range.bind(this.#address).catch(() => undefined);
       if (!socket) return { status: 503, message: 'No free RTP port for a bridge leg across cluster members' };
       const leg = randomUUID();
-      const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port, bridge: bridgeId });
+      const bridge = core.bridges.get(bridgeId);
+      const described = bridge && this.#events.describeJoin(bridge, channelId);
+      const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port, bridge: bridgeId, ...(described ? { described } : {}) });
       if (reply.status !== 200) return reply;
       const snapshot = readSnapshot(reply.snapshot, channelId);
       if (reply.address === undefined || reply.port === undefined || snapshot === undefined || snapshot === 'bad') {
@@ -463,7 +465,7 @@ export class ClusterBridgeLegs {
       core.media.onTick(side.tick);
       this.#channelSides.set(request.leg, side);
       const snapshot = channel.snapshot();
-      this.#events.channelLegOpened(request.leg, request.peer, channel.id, snapshot);
+      this.#events.channelLegOpened(request.leg, request.peer, channel, snapshot, request.described);
       this.opened++;
       return { status: 200, address: this.#address, port, snapshot: snapshot as Record<string, unknown>, app: channel.stasis!.app };
     } finally {

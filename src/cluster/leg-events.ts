@@ -20,7 +20,8 @@ import type { Channel } from '../core/channels/channel.ts';
 import type { CoreEventOf } from '../spec/events.ts';
 import type { Model } from '../spec/index.ts';
 import { formatAriDate } from '../util/ari-date.ts';
-import { MAX_BRIDGE_APPS, type LegBridge, type LegSnapshot } from './media-leg-wire.ts';
+import type { Bridge } from '../core/bridges/bridge.ts';
+import { MAX_BRIDGE_APPS, type LegBridge, type LegSnapshot, type OpenLeg } from './media-leg-wire.ts';
 
 /** On the channel's member: the bridge the stand-in is in, as the bridge's member last described it. */
 export interface BridgeCopy {
@@ -85,9 +86,15 @@ export class LegEvents {
 
   // ---- the channel's member ------------------------------------------------------------------
 
-  /** A leg is open here for `channelId`; `snapshot` is what the bridge's member was given with the open. */
-  channelLegOpened(leg: string, peer: string, channelId: string, snapshot: Model<'Channel'>): void {
-    const entry: ChannelLeg = { leg, peer, channelId, copy: undefined, sent: JSON.stringify(snapshot) };
+  /**
+   * A leg is open here for `channel`; `snapshot` is what the bridge's member was given with the
+   * open, `described` the bridge as the open described it (the channel's own application added).
+   */
+  channelLegOpened(leg: string, peer: string, channel: Channel, snapshot: Model<'Channel'>, described: OpenLeg['described']): void {
+    const channelId = channel.id;
+    const app = channel.stasis?.app;
+    const copy = described && { snapshot: described.bridge as Model<'Bridge'>, apps: app === undefined || described.apps.includes(app) ? described.apps : [...described.apps, app] };
+    const entry: ChannelLeg = { leg, peer, channelId, copy, sent: JSON.stringify(snapshot) };
     this.#channelLegs.set(leg, entry);
     this.#byChannel.set(channelId, entry);
   }
@@ -127,6 +134,12 @@ export class LegEvents {
   }
 
   // ---- the bridge's member -------------------------------------------------------------------
+
+  /** The first description, sent with the open: `bridge` as it will be once `channelId` is in it. */
+  describeJoin(bridge: Bridge, channelId: string): NonNullable<OpenLeg['described']> {
+    const snapshot = bridge.eventSnapshot();
+    return { bridge: { ...snapshot, channels: [...snapshot.channels, channelId] }, apps: this.#listeners(bridge.id) };
+  }
 
   /** The stand-in of `leg` is (about to be) in `bridgeId`: its events are described to the channel's member. */
   bridgeLegIn(leg: string, peer: string, bridgeId: string): void {

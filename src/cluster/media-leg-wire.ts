@@ -22,6 +22,8 @@ export interface OpenLeg {
   readonly port: number;
   /** The bridge the channel joins: the hidden bridge takes its id, so the channel's bridge is that one on its own member too. */
   readonly bridge?: string;
+  /** That bridge as it will be with the channel, and the applications hearing of it: the first description (leg-events.ts). */
+  readonly described?: { readonly bridge: Record<string, unknown>; readonly apps: readonly string[] };
 }
 
 /**
@@ -192,7 +194,14 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (typeof m.address !== 'string' || isIP(m.address) === 0) return 'bad address';
       if (!isPort(m.port)) return 'bad port';
       if (m.bridge !== undefined && !isChannelId(m.bridge)) return 'bad bridge';
-      return { op: 'open', leg: m.leg, channel: m.channel, peer: m.peer, address: m.address, port: m.port, ...(m.bridge !== undefined ? { bridge: m.bridge } : {}) };
+      let described: OpenLeg['described'];
+      if (m.described !== undefined) {
+        const { bridge, apps } = (m.described ?? {}) as Record<string, unknown>;
+        const snapshot = readBridgeSnapshot(bridge);
+        if (snapshot === undefined || !isAppList(apps)) return 'bad description';
+        described = { bridge: snapshot, apps };
+      }
+      return { op: 'open', leg: m.leg, channel: m.channel, peer: m.peer, address: m.address, port: m.port, ...(m.bridge !== undefined ? { bridge: m.bridge } : {}), ...(described ? { described } : {}) };
     }
     case 'close': {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';

@@ -18,6 +18,8 @@ describe('cluster leg descriptions of the bridge and the channel', () => {
     assert.deepEqual(decodeLegMessage(bytes(snapshot)), snapshot);
     assert.deepEqual(decodeLegMessage(bytes({ op: 'close', leg: 'l-1', announced: true })), { op: 'close', leg: 'l-1', announced: true });
     assert.deepEqual(decodeLegMessage(bytes({ op: 'close', leg: 'l-1', announced: false })), { op: 'close', leg: 'l-1' });
+    const open = { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, bridge: 'q', described: { bridge, apps: ['ivr'] } };
+    assert.deepEqual(decodeLegMessage(bytes(open)), open);
   });
 
   it('refuses hostile ones with a reason', () => {
@@ -39,6 +41,9 @@ describe('cluster leg descriptions of the bridge and the channel', () => {
       { op: 'snapshot', leg: 'l-1' },
       { op: 'snapshot', leg: 'l-1', snapshot: [] },
       { op: 'close', leg: 'l-1', announced: 'yes' },
+      { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, described: null },
+      { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, described: { bridge } },
+      { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, described: { bridge: { id: 'q' }, apps: [] } },
     ];
     for (const message of bad) assert.equal(typeof decodeLegMessage(bytes(message)), 'string', JSON.stringify(message).slice(0, 120));
   });

@@ -126,6 +126,24 @@ describe("events of a channel in a bridge of another member, each way it leaves"
     await ok(b, '/channels/d1', 'DELETE');
   });
 
+  it("a continue asked of the channel's own member the moment the join is answered: the same order", async () => {
+    await originate(a, APP, mine, 'c9', 'X c9 <100>');
+    await originate(b, OTHER, other, 'd9', 'Y d9 <200>');
+    await createBridge(b, 'q9');
+    const since = [of(mine).length, of(other).length];
+    await ok(b, '/bridges/q9/addChannel?channel=d9,c9', 'POST');
+    // No wait for any event: A has the bridge's description from the open of the leg.
+    await ok(a, '/channels/c9/continue?context=xv&extension=after', 'POST');
+    await waitEvent(mine, 'StasisEnd of c9', (event) => event.type === 'StasisEnd' && event.channel?.id === 'c9', since[0]);
+    await waitEvent(other, 'c9 leaving q9 (other application)', (event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'c9', since[1]);
+    await settle();
+    assert.deepEqual(story(mine, 'c9', since[0]), ['ChannelEnteredBridge q9', 'ChannelLeftBridge q9', 'StasisEnd']);
+    assert.deepEqual(lefts(other, 'c9', since[1]).map((left) => left.bridge.channels), [['d9']]);
+    await noLegs();
+    await ok(b, '/channels/c9', 'DELETE');
+    await ok(b, '/channels/d9', 'DELETE');
+  });
+
   it("hang-up: ChannelHangupRequest, ChannelLeftBridge, StasisEnd, ChannelDestroyed, as one server's order", async () => {
     await bridged('c2', 'd2', 'q2');
     const since = [of(mine).length, of(other).length];
