@@ -245,6 +245,22 @@ describe("events of a channel in a bridge of another member, each way it leaves"
     await noLegs();
   });
 
+  it("a party joining later sees the channel's current caller as its connected line", async () => {
+    await originate(a, APP, mine, 'c10', 'X c10 <100>');
+    await originate(b, OTHER, other, 'd10', 'Y d10 <200>');
+    await createBridge(b, 'q10');
+    await ok(b, '/bridges/q10/addChannel?channel=c10', 'POST');
+    await waitEvent(mine, 'c10 entering q10', (event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'c10');
+    await ok(b, `/channels/c10/variable?variable=${encodeURIComponent('CALLERID(name)')}&value=Zed`, 'POST');
+    await waitEvent(mine, "c10's new caller id", (event) => event.type === 'ChannelCallerId' && event.channel?.id === 'c10');
+    await pause(300);
+    await ok(b, '/bridges/q10/addChannel?channel=d10', 'POST');
+    const connected = await waitEvent(other, "d10's connected line", (event) => event.type === 'ChannelConnectedLine' && event.channel?.id === 'd10');
+    assert.deepEqual(connected.channel.connected, { name: 'Zed', number: '100' });
+    for (const id of ['c10', 'd10']) await ok(b, `/channels/${id}`, 'DELETE');
+    await noLegs();
+  });
+
   it('A stopping: its channel leaves the bridge once', async () => {
     await bridged('c8', 'd8', 'q8');
     const since = of(mine).length;
