@@ -19,8 +19,9 @@ import type { Channel } from '../core/channels/channel.ts';
 import { ConflictError } from '../core/errors.ts';
 import type { Model } from '../spec/index.ts';
 import { closeQuietly, type RtpPortRange } from '../media/rtp/port-range.ts';
+import { LegEvents } from './leg-events.ts';
 import { connectSocket, LEG_TECHNOLOGY, LegEnd, legMediaAddress, legPortRange } from './media-leg.ts';
-import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegConnected, type LegDigit, type LegHold, type LegMessage, type LegReply, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
+import { decodeLegMessage, decodeLegReply, encodeLeg, readSnapshot, type AddToBridge, type CloseLeg, type LegBridge, type LegConnected, type LegDigit, type LegHold, type LegMessage, type LegReply, type LegSnapshot, type OpenLeg, type RemoveFromBridge } from './media-leg-wire.ts';
 
 /** The subject a member takes leg messages on. */
 export function legSubject(prefix: string, node: string): string {
@@ -49,6 +50,8 @@ interface ChannelSide {
   readonly end: LegEnd;
   readonly tick: () => void;
   readonly onHangup: () => void;
+  /** Lets the core forget that the hidden bridge holds the channel (Bridges.holdUnlisted). */
+  release: () => void;
   readonly hearing: Hearing;
   closed: boolean;
 }
@@ -98,6 +101,8 @@ export class ClusterBridgeLegs {
   #opening = 0;
   #subscription: Subscription | undefined;
   #sweep: NodeJS.Timeout | undefined;
+  /** The bridge's description and the channel's snapshot, kept up to date across each leg (leg-events.ts). */
+  readonly #events: LegEvents;
 
   constructor(options: BridgeLegsOptions) {
     this.#options = options;
@@ -105,6 +110,7 @@ export class ClusterBridgeLegs {
     this.#range = legPortRange(options.config);
     this.#max = options.config.cluster.maxMediaLegs;
     this.#log = options.log;
+    this.#events = new LegEvents(options.core, (peer, message) => this.#tell(peer, message));
   }
 
   /** The end standing in here for another member's channel in a bridge here (video source, video-source.ts). */
@@ -123,6 +129,7 @@ export class ClusterBridgeLegs {
     this.#subscription = nc.subscribe(legSubject(prefix, node), { callback: (error, msg) => void (error ? undefined : this.#onMessage(msg)) });
     this.#sweep = setInterval(() => this.#endSilentLegs(), 1000);
     this.#sweep.unref();
+    this.#events.start();
   }
 
   /** Ends the legs whose other end has sent nothing for LEG_SILENCE_SECONDS. */
@@ -152,13 +159,20 @@ export class ClusterBridgeLegs {
     clearInterval(this.#sweep);
     for (const side of [...this.#channelSides.values()]) this.#closeChannelSide(side, true);
     for (const side of [...this.#bridgeSides.values()]) this.#closeBridgeSide(side, true);
+    this.#events.stop();
   }
 
-  /** A member is gone: its legs end here (no one to tell); the channels it stood in for leave their bridges. */
+  /**
+   * A member is gone: its legs end here (no one to tell); the channels it stood in for leave their
+   * bridges, and a channel here in one of its bridges hears that it left it (from the last copy).
+   */
   memberDown(node: string): number {
     const channelSides = [...this.#channelSides.values()].filter((side) => side.peer === node);
     const bridgeSides = [...this.#bridgeSides.values()].filter((side) => side.peer === node);
-    for (const side of channelSides) this.#closeChannelSide(side, false);
+    for (const side of channelSides) {
+      if (!side.closed && !side.channel.hangingUp) this.#events.announceLeft(side.leg, side.channel);
+      this.#closeChannelSide(side, false);
+    }
     for (const side of bridgeSides) this.#closeBridgeSide(side, false);
     return channelSides.length + bridgeSides.length;
   }
@@ -192,6 +206,11 @@ export class ClusterBridgeLegs {
         return this.#hold(message);
       case 'connected':
         return this.#connected(message);
+      case 'bridge':
+        this.#events.described(message);
+        return OK;
+      case 'snapshot':
+        return this.#snapshot(message);
       case 'add':
         return this.add(message);
       case 'remove':
@@ -252,8 +271,9 @@ export class ClusterBridgeLegs {
     }
     for (const side of ends) {
       if (side.closed) continue;
-      core.bridges.addChannel(bridge, side.end.channel, options);
+      // Watched first: the ChannelEnteredBridge is the first description the channel's member gets.
       this.#watch(side, bridge);
+      core.bridges.addChannel(bridge, side.end.channel, options);
     }
     return { status: 204 };
   }
@@ -261,9 +281,10 @@ export class ClusterBridgeLegs {
   /**
    * Takes channels out of a bridge held here when one of them is another member's; status 0 when
    * every one is this member's (the request goes its ordinary way). Another member's channel that
-   * is not in the bridge answers 422, as a single server's own channel would.
+   * is not in the bridge answers 422, as a single server's own channel would. The answer waits for
+   * the channels' members to have let them go, so a request made after it finds them out.
    */
-  remove(request: RemoveFromBridge): LegReply {
+  async remove(request: RemoveFromBridge): Promise<LegReply> {
     const { core, node } = this.#options;
     const bridge = core.bridges.get(request.bridge);
     if (!bridge || request.channels.every((entry) => entry.node === node && !this.#byChannel.has(entry.id))) return { status: 0 };
@@ -283,7 +304,10 @@ export class ClusterBridgeLegs {
       local.push(channel);
     }
     for (const channel of local) bridge.remove(channel);
-    for (const side of standing) this.#closeBridgeSide(side, true);
+    for (const side of standing) this.#closeBridgeSide(side, false);
+    // Asked, not told: a close the other member has not taken yet would leave the channel in its
+    // bridge there a moment after the 204 (GET /channels/{id} still naming the bridge).
+    await Promise.all(standing.map((side) => this.#ask(side.peer, { op: 'close', leg: side.leg })));
     return { status: 204 };
   }
 
@@ -297,7 +321,9 @@ export class ClusterBridgeLegs {
       socket = await this.#range.bind(this.#address).catch(() => undefined);
       if (!socket) return { status: 503, message: 'No free RTP port for a bridge leg across cluster members' };
       const leg = randomUUID();
-      const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port, bridge: bridgeId });
+      const bridge = core.bridges.get(bridgeId);
+      const described = bridge && this.#events.describeJoin(bridge, channelId);
+      const reply = await this.#ask(peer, { op: 'open', leg, channel: channelId, peer: node, address: this.#address, port: socket.address().port, bridge: bridgeId, ...(described ? { described } : {}) });
       if (reply.status !== 200) return reply;
       const snapshot = readSnapshot(reply.snapshot, channelId);
       if (reply.address === undefined || reply.port === undefined || snapshot === undefined || snapshot === 'bad') {
@@ -344,18 +370,21 @@ export class ClusterBridgeLegs {
     side.bridge?.off('destroyed', side.onBridgeDestroyed);
     side.bridge = bridge;
     bridge.once('destroyed', side.onBridgeDestroyed);
+    this.#events.bridgeLegIn(side.leg, side.peer, bridge.id);
   }
 
-  #closeBridgeSide(side: BridgeSide, tellPeer: boolean, snapshot?: Record<string, unknown>): void {
+  /** `announced`: the channel's member raised the ChannelLeftBridge already; the stand-in goes out silently. */
+  #closeBridgeSide(side: BridgeSide, tellPeer: boolean, snapshot?: Record<string, unknown>, announced = false): void {
     if (side.closed) return;
     side.closed = true;
     this.closedCount++;
     this.#bridgeSides.delete(side.leg);
+    this.#events.bridgeLegClosed(side.leg);
     if (this.#byChannel.get(side.channelId) === side) this.#byChannel.delete(side.channelId);
     // The channel's last snapshot from its owner, so ChannelLeftBridge shows it as it is now.
     if (snapshot) side.end.channel.represented = snapshot as Model<'Channel'>;
     side.bridge?.off('destroyed', side.onBridgeDestroyed);
-    if (side.bridge && !side.bridge.destroyed) side.bridge.remove(side.end.channel);
+    if (side.bridge && !side.bridge.destroyed) side.bridge.remove(side.end.channel, !announced);
     side.bridge = undefined;
     side.end.close();
     if (tellPeer) this.#tell(side.peer, { op: 'close', leg: side.leg });
@@ -390,8 +419,9 @@ export class ClusterBridgeLegs {
       const channel = check();
       if (!('id' in channel)) return channel;
       if (this.#channelSides.has(request.leg)) return { status: 409, message: 'A bridge leg with that id exists already' };
+      // Joining a bridge elsewhere leaves the one it is in: announced here, before the join.
       const stillPrevious = [...this.#channelSides.values()].find((side) => side.channel === channel);
-      if (stillPrevious) this.#closeChannelSide(stillPrevious, true);
+      if (stillPrevious) this.#channelLeft(stillPrevious);
       const end = new LegEnd({ core, log, id: `${LEG_TECHNOLOGY}-${request.leg}`, name: `${LEG_TECHNOLOGY}/${request.peer}-${request.leg}`, socket });
       const port = end.localPort;
       socket = undefined;
@@ -400,7 +430,8 @@ export class ClusterBridgeLegs {
           // Hidden: no event, no listing, no application subscription; only the two ends.
           publish: () => undefined,
           memberJoined: () => undefined,
-          memberLeft: () => undefined,
+          // The channel leaving (hangup, continue, another bridge of this member) is its leave of the real bridge.
+          memberLeft: (_bridge, left) => void (left === channel ? this.#channelLeft(side) : undefined),
           destroyed: () => undefined,
           reportError: (error, _bridge, during) => log.warn({ err: error, during }, 'cluster media leg: the hidden bridge failed'),
         },
@@ -415,9 +446,9 @@ export class ClusterBridgeLegs {
         channel,
         hidden,
         end,
-        // The channel left the hidden bridge (hangup, Stasis left, another bridge took it): the leg ends.
-        tick: () => (channel.bridgeId !== hidden.id || end.channel.hangingUp ? this.#closeChannelSide(side, true) : hidden.tick()),
+        tick: () => this.#tickChannelSide(side),
         onHangup: () => this.#closeChannelSide(side, true),
+        release: () => undefined,
         hearing: { packets: 0, silentSweeps: 0 },
         closed: false,
       };
@@ -425,30 +456,54 @@ export class ClusterBridgeLegs {
       end.session.onHold = (indication) => this.#tell(request.peer, { op: indication, leg: request.leg });
       // Out of a bridge of this member first (its ChannelLeftBridge is raised here, as on one server).
       core.bridges.addChannel(hidden, channel, {});
+      // A join of another bridge of this member takes the channel out of the hidden one first.
+      side.release = core.bridges.holdUnlisted(channel, hidden);
       // The hidden bridge makes no connected-line update (the leg end has no caller of its own):
       // the channel's connected line comes from the real bridge, through the other end.
       hidden.add(end.channel, { inhibitConnectedLineUpdates: true });
       channel.once('hangup', side.onHangup);
       core.media.onTick(side.tick);
       this.#channelSides.set(request.leg, side);
+      const snapshot = channel.snapshot();
+      this.#events.channelLegOpened(request.leg, request.peer, channel, snapshot, request.described);
       this.opened++;
-      return { status: 200, address: this.#address, port, snapshot: channel.snapshot() as Record<string, unknown>, app: channel.stasis!.app };
+      return { status: 200, address: this.#address, port, snapshot: snapshot as Record<string, unknown>, app: channel.stasis!.app };
     } finally {
       this.#opening--;
       if (socket) closeQuietly(socket);
     }
   }
 
-  #closeChannelSide(side: ChannelSide, tellPeer: boolean): void {
+  /** Every tick: the hidden bridge mixes; a channel no longer in it (moved by other means) has left. */
+  #tickChannelSide(side: ChannelSide): void {
+    if (side.end.channel.hangingUp) this.#closeChannelSide(side, true);
+    else if (side.channel.bridgeId !== side.hidden.id && !side.hidden.remove(side.channel)) this.#closeChannelSide(side, true);
+    if (!side.closed) side.hidden.tick();
+  }
+
+  /**
+   * The channel left the real bridge by its own doing (hung up, left Stasis, joined another
+   * bridge): its ChannelLeftBridge is raised here, now, among its other events, and the bridge's
+   * member takes the stand-in out without raising another.
+   */
+  #channelLeft(side: ChannelSide): void {
+    if (side.closed) return;
+    const announced = this.#events.announceLeft(side.leg, side.channel);
+    this.#closeChannelSide(side, true, announced);
+  }
+
+  #closeChannelSide(side: ChannelSide, tellPeer: boolean, announced = false): void {
     if (side.closed) return;
     side.closed = true;
     this.closedCount++;
     this.#channelSides.delete(side.leg);
+    this.#events.channelLegClosed(side.leg);
     this.#options.core.media.offTick(side.tick);
     side.channel.off('hangup', side.onHangup);
+    side.release();
     side.hidden.destroy();
     side.end.close();
-    if (tellPeer) this.#tell(side.peer, { op: 'close', leg: side.leg, snapshot: side.channel.snapshot() as Record<string, unknown> });
+    if (tellPeer) this.#tell(side.peer, { op: 'close', leg: side.leg, snapshot: side.channel.snapshot() as Record<string, unknown>, ...(announced ? { announced } : {}) });
   }
 
   /** The other side ended the leg. */
@@ -458,8 +513,16 @@ export class ClusterBridgeLegs {
     const bridgeSide = this.#bridgeSides.get(request.leg);
     if (bridgeSide) {
       const snapshot = readSnapshot(request.snapshot, bridgeSide.channelId);
-      this.#closeBridgeSide(bridgeSide, false, snapshot === 'bad' ? undefined : snapshot);
+      this.#closeBridgeSide(bridgeSide, false, snapshot === 'bad' ? undefined : snapshot, request.announced === true);
     }
+    return OK;
+  }
+
+  /** The channel's snapshot changed on its member: the stand-in shows it from now on. */
+  #snapshot(request: LegSnapshot): LegReply {
+    const side = this.#bridgeSides.get(request.leg);
+    const snapshot = side ? readSnapshot(request.snapshot, side.channelId) : undefined;
+    if (side && !side.closed && snapshot !== undefined && snapshot !== 'bad') side.end.channel.represented = snapshot as Model<'Channel'>;
     return OK;
   }
 
@@ -500,7 +563,7 @@ export class ClusterBridgeLegs {
   }
 
   /** A close or a digit the other side need not answer: published, never awaited. */
-  #tell(peer: string, message: CloseLeg | LegDigit | LegHold | LegConnected): void {
+  #tell(peer: string, message: CloseLeg | LegDigit | LegHold | LegConnected | LegBridge | LegSnapshot): void {
     const { nc, prefix } = this.#options;
     try {
       nc.publish(legSubject(prefix, peer), encodeLeg(message));

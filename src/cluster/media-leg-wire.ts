@@ -22,13 +22,39 @@ export interface OpenLeg {
   readonly port: number;
   /** The bridge the channel joins: the hidden bridge takes its id, so the channel's bridge is that one on its own member too. */
   readonly bridge?: string;
+  /** That bridge as it will be with the channel, and the applications hearing of it: the first description (leg-events.ts). */
+  readonly described?: { readonly bridge: Record<string, unknown>; readonly apps: readonly string[] };
 }
 
-/** Either side: the leg is gone here; `snapshot` is the channel's last one (from its owner). */
+/**
+ * Either side: the leg is gone here; `snapshot` is the channel's last one (from its owner).
+ * `announced`: the channel's member raised the ChannelLeftBridge itself (the channel left by its
+ * own doing), so the bridge's member takes the stand-in out without a second one.
+ */
 export interface CloseLeg {
   readonly op: 'close';
   readonly leg: string;
   readonly snapshot?: Record<string, unknown>;
+  readonly announced?: boolean;
+}
+
+/**
+ * Bridge side → channel side: the bridge the stand-in is in, as its events show it now, and the
+ * applications that hear of that bridge on its member: what the channel's member needs to raise
+ * the ChannelLeftBridge itself when the channel leaves.
+ */
+export interface LegBridge {
+  readonly op: 'bridge';
+  readonly leg: string;
+  readonly bridge: Record<string, unknown>;
+  readonly apps: readonly string[];
+}
+
+/** Channel side → bridge side: the channel's snapshot changed; the stand-in shows it from now on. */
+export interface LegSnapshot {
+  readonly op: 'snapshot';
+  readonly leg: string;
+  readonly snapshot: Record<string, unknown>;
 }
 
 /** Either side: a DTMF digit the end's bridge passed to it, for the other end's bridge. */
@@ -71,7 +97,7 @@ export interface RemoveFromBridge {
   readonly channels: ReadonlyArray<{ readonly id: string; readonly node: string }>;
 }
 
-export type LegMessage = OpenLeg | CloseLeg | LegDigit | LegHold | LegConnected | AddToBridge | RemoveFromBridge;
+export type LegMessage = OpenLeg | CloseLeg | LegDigit | LegHold | LegConnected | LegBridge | LegSnapshot | AddToBridge | RemoveFromBridge;
 
 /**
  * The answer to any of them: an HTTP status (ARI's for add and remove, 200 for an open or close
@@ -95,6 +121,10 @@ const MAX_SNAPSHOT_BYTES = 32 * 1024;
 const MAX_APP_LENGTH = 256;
 const MAX_ROLE_LENGTH = 256;
 const MAX_CALLER_LENGTH = 256;
+/** Most applications a bridge description names (each one hears of the bridge on its member). */
+export const MAX_BRIDGE_APPS = 64;
+/** Most channels a bridge description lists (ARI's own bridges are far smaller). */
+const MAX_BRIDGE_CHANNELS = 1024;
 
 function isChannelId(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && value.length <= MAX_CHANNEL_ID_LENGTH;
@@ -112,6 +142,20 @@ export function readSnapshot(value: unknown, channel: string): Record<string, un
   if (snapshot.id !== channel || typeof snapshot.name !== 'string') return 'bad';
   if (JSON.stringify(snapshot).length > MAX_SNAPSHOT_BYTES) return 'bad';
   return snapshot;
+}
+
+/** A bridge's event snapshot as its member sent it: an object with an id and a list of channel ids, bounded. */
+export function readBridgeSnapshot(value: unknown): Record<string, unknown> | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const snapshot = value as Record<string, unknown>;
+  if (!isChannelId(snapshot.id) || !Array.isArray(snapshot.channels) || snapshot.channels.length > MAX_BRIDGE_CHANNELS) return undefined;
+  if (!snapshot.channels.every(isChannelId)) return undefined;
+  if (JSON.stringify(snapshot).length > MAX_SNAPSHOT_BYTES) return undefined;
+  return snapshot;
+}
+
+function isAppList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.length <= MAX_BRIDGE_APPS && value.every((app) => typeof app === 'string' && app !== '' && app.length <= MAX_APP_LENGTH);
 }
 
 function optionalBoolean(value: unknown): boolean | undefined | 'bad' {
@@ -150,12 +194,33 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (typeof m.address !== 'string' || isIP(m.address) === 0) return 'bad address';
       if (!isPort(m.port)) return 'bad port';
       if (m.bridge !== undefined && !isChannelId(m.bridge)) return 'bad bridge';
-      return { op: 'open', leg: m.leg, channel: m.channel, peer: m.peer, address: m.address, port: m.port, ...(m.bridge !== undefined ? { bridge: m.bridge } : {}) };
+      let described: OpenLeg['described'];
+      if (m.described !== undefined) {
+        const { bridge, apps } = (m.described ?? {}) as Record<string, unknown>;
+        const snapshot = readBridgeSnapshot(bridge);
+        if (snapshot === undefined || !isAppList(apps)) return 'bad description';
+        described = { bridge: snapshot, apps };
+      }
+      return { op: 'open', leg: m.leg, channel: m.channel, peer: m.peer, address: m.address, port: m.port, ...(m.bridge !== undefined ? { bridge: m.bridge } : {}), ...(described ? { described } : {}) };
     }
     case 'close': {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
       if (m.snapshot !== undefined && (m.snapshot === null || typeof m.snapshot !== 'object' || Array.isArray(m.snapshot))) return 'bad snapshot';
-      return { op: 'close', leg: m.leg, ...(m.snapshot !== undefined ? { snapshot: m.snapshot as Record<string, unknown> } : {}) };
+      const announced = optionalBoolean(m.announced);
+      if (announced === 'bad') return 'bad announced';
+      return { op: 'close', leg: m.leg, ...(m.snapshot !== undefined ? { snapshot: m.snapshot as Record<string, unknown> } : {}), ...(announced ? { announced } : {}) };
+    }
+    case 'bridge': {
+      if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
+      const bridge = readBridgeSnapshot(m.bridge);
+      if (bridge === undefined) return 'bad bridge';
+      if (!isAppList(m.apps)) return 'bad apps';
+      return { op: 'bridge', leg: m.leg, bridge, apps: m.apps };
+    }
+    case 'snapshot': {
+      if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
+      if (m.snapshot === null || typeof m.snapshot !== 'object' || Array.isArray(m.snapshot)) return 'bad snapshot';
+      return { op: 'snapshot', leg: m.leg, snapshot: m.snapshot as Record<string, unknown> };
     }
     case 'digit': {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';

@@ -78,11 +78,22 @@ class LegSession extends RtpSession {
  * goes to `onConnected`, for the represented channel on its own member.
  */
 class LegChannel extends Channel {
-  represented: Model<'Channel'> | undefined;
+  #represented: Model<'Channel'> | undefined;
   onConnected: ((connected: CallerId) => void) | undefined;
 
+  get represented(): Model<'Channel'> | undefined {
+    return this.#represented;
+  }
+
+  /** A newer snapshot of the channel: its caller too, which a two-party bridge gives the other party. */
+  set represented(snapshot: Model<'Channel'> | undefined) {
+    this.#represented = snapshot;
+    const caller = callerOf(snapshot);
+    if (caller) this.caller = caller;
+  }
+
   override snapshot(): Model<'Channel'> {
-    return this.represented ?? super.snapshot();
+    return this.#represented ?? super.snapshot();
   }
 
   override setConnected(connected: Partial<CallerId>): void {

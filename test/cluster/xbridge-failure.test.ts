@@ -102,6 +102,10 @@ describe('a cluster member dying with bridges across members', { skip }, () => {
     assert.ok(events().indexOf(left) < events().indexOf(destroyed));
     await until('no legs on B', async () => (await legsHeld(b.url)) === 0);
     assert.deepEqual(((await (await b.ari('/bridges/on-b')).json()) as Json).channels, []);
+    // B's channel hears that it left A's bridge (B raises it from its copy of the bridge), once.
+    await until("B's channel out of A's bridge", () => events().some((event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'fb'));
+    const fbLeft = events().filter((event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'fb');
+    assert.deepEqual(fbLeft.map((event) => [event.bridge.id, event.bridge.channels, event.asterisk_id]), [['on-a', [], ID.b]]);
     // B's channel is in its application still, and joins a bridge of B's.
     assert.equal((await b.ari('/channels/fb')).status, 200);
     assert.equal((await b.ari('/bridges?bridgeId=on-b-2', { method: 'POST' })).status, 200);

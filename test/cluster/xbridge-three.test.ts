@@ -99,4 +99,29 @@ describe('a bridge of one member mixing channels of two others', { skip }, () =>
     assert.equal((await a.ari('/bridges/on-b', { method: 'DELETE' })).status, 204);
     for (const server of [a, b, c]) await until(`no legs on ${server.url}`, async () => (await legsHeld(server)) === 0);
   });
+
+  it("a move of A's channel from B's bridge to C's: one ChannelLeftBridge, before the ChannelEnteredBridge", async () => {
+    const { a, b, c } = servers as Record<'a' | 'b' | 'c', TestServer>;
+    assert.equal((await a.ari(`/channels?endpoint=Local/tone-1000@x3&app=${APP}&channelId=mv-a&otherChannelId=mv-a-2`, { method: 'POST' })).status, 200);
+    await until('StasisStart of mv-a', () => events().some((event) => event.type === 'StasisStart' && event.channel?.id === 'mv-a'));
+    for (const [server, id] of [[b, 'mv-b'], [c, 'mv-c']] as const) {
+      assert.equal((await server.ari(`/bridges?bridgeId=${id}`, { method: 'POST' })).status, 200);
+      await until(`${id} found through A`, async () => (await a.ari(`/bridges/${id}`)).status === 200);
+    }
+    assert.equal((await a.ari('/bridges/mv-b/addChannel?channel=mv-a', { method: 'POST' })).status, 204);
+    await until('mv-a in mv-b', () => events().some((event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'mv-a'));
+    const since = events().length;
+    assert.equal((await a.ari('/bridges/mv-c/addChannel?channel=mv-a', { method: 'POST' })).status, 204);
+    await until('mv-a in mv-c', () => events().slice(since).some((event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'mv-a'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const moves = events()
+      .slice(since)
+      .filter((event) => /^Channel(Entered|Left)Bridge$/.test(event.type) && event.channel?.id === 'mv-a')
+      .map((event) => `${event.type} ${event.bridge.id} ${(event.bridge.channels as string[]).join(',')}`);
+    assert.deepEqual(moves, ['ChannelLeftBridge mv-b ', 'ChannelEnteredBridge mv-c mv-a']);
+    await until('the leg moved: none on B, one on A and on C', async () => (await legsHeld(b)) === 0 && (await legsHeld(a)) === 1 && (await legsHeld(c)) === 1);
+    assert.equal((await a.ari('/channels/mv-a', { method: 'DELETE' })).status, 204);
+    for (const id of ['mv-b', 'mv-c']) assert.equal((await a.ari(`/bridges/${id}`, { method: 'DELETE' })).status, 204);
+    for (const server of [a, b, c]) await until(`no legs on ${server.url}`, async () => (await legsHeld(server)) === 0);
+  });
 });

@@ -307,7 +307,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     update(second.channel, firstCaller);
   }
 
-  remove(channel: Channel): boolean {
+  /** Takes a channel out; without `announce`, silently (a stand-in whose leave its own member announced). */
+  remove(channel: Channel, announce = true): boolean {
     const member = this.members.get(channel.id);
     if (!member) return false;
     this.members.delete(channel.id);
@@ -321,7 +322,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     if (member.holding) this.passHold(member, 'unhold');
     if (this.videoSourceId === channel.id) this.videoSourceId = undefined;
     this.settleRelay();
-    this.publishMembership('ChannelLeftBridge', channel);
+    if (announce) this.publishMembership('ChannelLeftBridge', channel);
     this.env.memberLeft(this, channel);
     return true;
   }

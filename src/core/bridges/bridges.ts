@@ -47,6 +47,8 @@ export class Bridges implements EndableCollection {
   private readonly appMembers = new Map<string, Map<string, number>>();
   /** The application each member was counted for (a channel may move to another app while bridged). */
   private readonly countedApp = new Map<string, string>();
+  /** Channels held by a bridge outside the table (holdUnlisted). */
+  private readonly unlisted = new Map<Channel, Bridge>();
 
   constructor(
     private readonly applications: Applications,
@@ -109,10 +111,22 @@ export class Bridges implements EndableCollection {
     return this.byId.size;
   }
 
-  /** Adds a channel, taking it out of any other bridge first. */
+  /** Adds a channel, taking it out of any other bridge first (one of the table's, or an unlisted one). */
   addChannel(bridge: Bridge, channel: Channel, options: MemberOptions): void {
-    if (channel.bridgeId && channel.bridgeId !== bridge.id) this.byId.get(channel.bridgeId)?.remove(channel);
+    if (channel.bridgeId && channel.bridgeId !== bridge.id) (this.byId.get(channel.bridgeId) ?? this.unlisted.get(channel))?.remove(channel);
     bridge.add(channel, options);
+  }
+
+  /**
+   * A bridge outside the table holds the channel (a cluster leg's hidden bridge): a join takes the
+   * channel out of it first, as out of any bridge, so its leave comes before the join. Returns the
+   * release, for when that bridge lets the channel go.
+   */
+  holdUnlisted(channel: Channel, bridge: Bridge): () => void {
+    this.unlisted.set(channel, bridge);
+    return () => {
+      if (this.unlisted.get(channel) === bridge) this.unlisted.delete(channel);
+    };
   }
 
   endAll(): void {
