@@ -1,0 +1,128 @@
+// Recording a bridge whose channels live on other members: the bridge's member records its mix,
+// in which A's and C's channels stand through media legs (docs/cluster.md, "A bridge across
+// members"). The recording hears both, a digit from a channel of another member ends a recording
+// made with terminateOn, and the end of a recording whose bridge is destroyed still reaches the
+// channels' application. A live recording of a channel on A is muted and unmuted through B: the
+// silence is where the wall clock says. A real nats-server -js; the three members in this process.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
+import { tonePower } from '../helpers/tone-power.ts';
+
+type Json = Record<string, any>;
+const APP = 'xrec';
+// tone-600-dtmf sends '#' once the global XREC_GO is 1 (set through any member: globals are shared).
+const DIALPLAN = `[xrec]
+exten => tone-1000,1,Answer()
+ same => n,PlayTones(1000)
+ same => n,Wait(120)
+exten => tone-600-dtmf,1,Answer()
+ same => n,PlayTones(600)
+ same => n(wait),GotoIf($["\${GLOBAL(XREC_GO)}" = "1"]?send)
+ same => n,Wait(0.1)
+ same => n,Goto(wait)
+ same => n(send),SendDTMF(#)
+ same => n,Wait(120)
+`;
+const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+
+async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('recording across cluster members', { skip }, () => {
+  let nats: NatsServer;
+  let dir: string;
+  const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
+  let app: EventSocket;
+  const events = (): Json[] => app.messages as Json[];
+  const legsHeld = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
+  const recordingEvent = (type: string, name: string): Promise<void> => until(`${type} of ${name}`, () => events().some((event) => event.type === type && event.recording?.name === name));
+  const finishedState = (name: string): string | undefined => events().find((event) => event.type === 'RecordingFinished' && event.recording?.name === name)?.recording.state;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xrec-'));
+    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    nats = await startNatsServer();
+    let n = 0;
+    for (const name of ['a', 'b', 'c'] as const) {
+      servers[name] = await startTestServer({ server_id: `02:00:00:00:8${n++}:01`, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: `node${name.toUpperCase()}`, failure_seconds: 3 } });
+    }
+    // The application's home is C: the bridge's events (B) and the channels' (A, C) reach it through the stream.
+    app = await servers.c!.events(`app=${APP}`);
+    for (const server of [servers.a!, servers.b!, servers.c!]) {
+      await until(`three members seen from ${server.url}`, async () => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 3);
+      await until(`the application known on ${server.url}`, async () => (await server.ari(`/applications/${APP}`)).status === 200);
+    }
+  });
+
+  after(async () => {
+    await app?.close();
+    for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
+    await nats?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const originate = async (server: TestServer, exten: string, id: string): Promise<void> => {
+    const response = await server.ari(`/channels?endpoint=Local/${exten}@xrec&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+    assert.equal(response.status, 200, await response.clone().text());
+    await until(`StasisStart of ${id}`, () => events().some((event) => event.type === 'StasisStart' && event.channel?.id === id));
+  };
+
+  const post = async (server: TestServer, path: string, status: number): Promise<void> => {
+    const response = await server.ari(path, { method: 'POST' });
+    assert.equal(response.status, status, `POST ${path}: ${await response.clone().text()}`);
+  };
+
+  it("records the mix of B's bridge holding channels of A and C; DTMF of another member ends it; the end reaches the application", async () => {
+    const { a, b, c } = servers as Record<'a' | 'b' | 'c', TestServer>;
+    await originate(a, 'tone-1000', 'ra');
+    await originate(c, 'tone-600-dtmf', 'rc');
+    await post(b, '/bridges?bridgeId=rb', 200);
+    await until('the bridge found through A', async () => (await a.ari('/bridges/rb')).status === 200);
+    await post(a, '/bridges/rb/addChannel?channel=ra,rc', 204);
+    assert.equal(await legsHeld(b), 2);
+
+    // The whole mix, asked through A (the bridge is B's): both members' tones are in B's file.
+    await post(a, '/bridges/rb/record?name=rb-mix&format=wav', 201);
+    await recordingEvent('RecordingStarted', 'rb-mix');
+    await sleep(2000);
+    await post(c, '/recordings/live/rb-mix/stop', 204);
+    await recordingEvent('RecordingFinished', 'rb-mix');
+    let file: string | undefined;
+    await until('the mix recording', () => (file = findFile(join(b.dataDir, 'recordings'), 'rb-mix.wav')) !== undefined);
+    const samples = wavSamples(file!);
+    const rate = readFileSync(file!).readUInt32LE(24);
+    const quiet = tonePower(samples, 1700, rate) + 1;
+    assert.ok(tonePower(samples, 1000, rate) > 100 * quiet, `A's tone in the mix: ${tonePower(samples, 1000, rate)} vs ${quiet}`);
+    assert.ok(tonePower(samples, 600, rate) > 100 * quiet, `C's tone in the mix: ${tonePower(samples, 600, rate)} vs ${quiet}`);
+
+    // A digit from C's channel (its far end's SendDTMF) crosses to B's stand-in and ends the recording.
+    await post(c, `/bridges/rb/record?name=rb-dtmf&format=wav&terminateOn=${encodeURIComponent('#')}`, 201);
+    await recordingEvent('RecordingStarted', 'rb-dtmf');
+    await post(a, '/asterisk/variable?variable=XREC_GO&value=1', 204);
+    await recordingEvent('RecordingFinished', 'rb-dtmf');
+    assert.equal(finishedState('rb-dtmf'), 'done');
+
+    // The bridge destroyed under a recording (through A): its end reaches the channels' application.
+    await post(a, '/bridges/rb/record?name=rb-end&format=wav', 201);
+    await recordingEvent('RecordingStarted', 'rb-end');
+    assert.equal((await a.ari('/bridges/rb', { method: 'DELETE' })).status, 204);
+    await recordingEvent('RecordingFinished', 'rb-end');
+    assert.equal(finishedState('rb-end'), 'done');
+    for (const server of [a, b, c]) await until(`no legs on ${server.url}`, async () => (await legsHeld(server)) === 0);
+    assert.equal(b.core.recordings.size, 0);
+    for (const id of ['ra', 'rc']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+  });
+});
