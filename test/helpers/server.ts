@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ChannelTechnology } from '../../src/core/channels/technology.ts';
+import type { MediaEngine } from '../../src/core/media-engine.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { CLUSTER_MODE, startClusterMembers, type ClusterMembers } from './cluster-server.ts';
 
@@ -25,6 +26,14 @@ export interface TestServer extends RunningServer {
   channel(id: string): Channel | undefined;
   /** The channels of every cluster member (this server's own outside cluster mode): for leak checks. */
   allChannels(): Channel[];
+  /**
+   * The media engine of the member holding the channel (this server's outside cluster mode): audio
+   * a test plays into a channel must be paced by the clock of the member recording it, as a real
+   * far end's audio arrives at its own member. Two members' clocks in one loaded process run their
+   * overdue ticks in bursts one after the other, and a recording taking one frame per tick would
+   * then get silence for most of a burst.
+   */
+  mediaOf(channel: Channel): MediaEngine;
   /** Opens the event WebSocket for the given apps and collects its messages. */
   events(query: string, options?: WebSocket.ClientOptions & { protocols?: string | string[] }): Promise<EventSocket>;
 }
@@ -121,6 +130,9 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
     },
     allChannels() {
       return everyMember.flatMap((member) => member.core.channels.list());
+    },
+    mediaOf(channel) {
+      return (everyMember.find((member) => member.core.channels.get(channel.id) === channel) ?? server).core.media;
     },
     events(query, options = {}) {
       const { protocols, ...rest } = options;
