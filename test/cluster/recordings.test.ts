@@ -2,8 +2,8 @@
 // in which A's and C's channels stand through media legs (docs/cluster.md, "A bridge across
 // members"). The recording hears both, a digit from a channel of another member ends a recording
 // made with terminateOn, and the end of a recording whose bridge is destroyed still reaches the
-// channels' application. A live recording of a channel on A is muted and unmuted through B: the
-// silence is where the wall clock says. A real nats-server -js; the three members in this process.
+// channels' application. A live recording of a channel on A is muted and unmuted through B (each
+// control crosses NATS to A): the silence is where the wall clock says. A real nats-server -js; the three members in this process.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { AUTH, startTestServer, type EventSocket, type TestServer } from '../hel
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
+import { silentFrames, spanBounds, timed } from '../ari/recordings-helpers.ts';
 
 type Json = Record<string, any>;
 const APP = 'xrec';
@@ -124,5 +125,35 @@ describe('recording across cluster members', { skip }, () => {
     for (const server of [a, b, c]) await until(`no legs on ${server.url}`, async () => (await legsHeld(server)) === 0);
     assert.equal(b.core.recordings.size, 0);
     for (const id of ['ra', 'rc']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+  });
+
+  it("mutes and unmutes through B a live recording of A's channel: the silence is one stretch where the wall clock puts it", async () => {
+    const { a, b } = servers as Record<'a' | 'b' | 'c', TestServer>;
+    // The far end's tone is made on A, the recording's member: one clock paces both, as with a phone.
+    await originate(a, 'tone-1000', 'ma');
+    await post(b, '/channels/ma/record?name=ma-muted&format=wav', 201);
+    await recordingEvent('RecordingStarted', 'ma-muted');
+    await sleep(400);
+    const muted = await timed(() => post(b, '/recordings/live/ma-muted/mute', 204));
+    await sleep(400);
+    const unmuted = await timed(() => post(b, '/recordings/live/ma-muted/unmute', 204));
+    await sleep(400);
+    await post(b, '/recordings/live/ma-muted/stop', 204);
+    await recordingEvent('RecordingFinished', 'ma-muted');
+    let file: string | undefined;
+    await until('the muted recording', () => (file = findFile(join(a.dataDir, 'recordings'), 'ma-muted.wav')) !== undefined);
+    const samples = wavSamples(file!);
+    // The first frames may be quiet while the tone starts.
+    const silent = silentFrames(samples, 160).filter((frame) => frame > 2);
+    assert.ok(silent.length > 0, 'the muted time is silence in the file');
+    assert.equal(silent.at(-1)! - silent[0], silent.length - 1, 'the silence is one stretch');
+    const allowed = spanBounds(muted, unmuted);
+    assert.ok(silent.length * 20 >= allowed.shortest && silent.length * 20 <= allowed.longest, `${silent.length} silent frames; the wall clock allows ${allowed.shortest}–${allowed.longest} ms of them`);
+    const quiet = tonePower(samples.subarray(silent[0] * 160, (silent.at(-1)! + 1) * 160), 1000, 8000);
+    assert.equal(quiet, 0, 'nothing while muted');
+    for (const [what, part] of [['before', samples.subarray(0, silent[0] * 160)], ['after', samples.subarray((silent.at(-1)! + 1) * 160)]] as const) {
+      assert.ok(tonePower(part, 1000, 8000) > 1000 * (tonePower(part, 1700, 8000) + 1), `the tone ${what} the mute`);
+    }
+    assert.equal((await b.ari('/channels/ma', { method: 'DELETE' })).status, 204);
   });
 });
