@@ -11,6 +11,7 @@ import { listedChannels, type CrossMemberBridges } from './bridge-routing.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import type { CrossMemberVideoSource } from './video-source.ts';
 import type { DialIdentity } from './dial-identity.ts';
+import { RECORD_OPERATIONS, refuseNameRecordedElsewhere, type LiveNameRouting } from './live-recording-names.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
 import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
 import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
@@ -92,11 +93,31 @@ export class ClusterForwarder {
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
     // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
     if (operation === 'events.claimChannel') return this.claim(request);
+    // A live recording's name is unique in the cluster as on one server (live-recording-names.ts).
+    if (RECORD_OPERATIONS.has(operation) && this.options.membership.others().length > 0) return this.recordUnderFreeName(request, pathParams);
     const owned = resourceOf(request.path, pathParams);
     if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
     if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
     return this.options.membership.others().length === 0 ? undefined : this.askEveryone(request, owned);
   }
+
+  /** A record request, once no other member records under its name: served by the channel's or bridge's member. */
+  private async recordUnderFreeName(request: ClusterAriRequest, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> {
+    const refused = await refuseNameRecordedElsewhere(request, this.liveNameRouting);
+    if (refused) return refused;
+    const owned = resourceOf(request.path, pathParams);
+    if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return this.local(request);
+    return this.toOwner(request, owned);
+  }
+
+  /** How the other members are asked for a live recording of a name (live-recording-names.ts). */
+  private readonly liveNameRouting: LiveNameRouting = {
+    askOthers: (request, owned) => {
+      const { nc, prefix, requestTimeoutMs, membership } = this.options;
+      const data = encodeRequest(request, owned);
+      return Promise.all(membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then((reply) => decodeResponse(reply.data), () => undefined)));
+    },
+  };
 
   /**
    * Cut off from NATS: what is here is served here (listings show this member's objects only), and

@@ -3,7 +3,8 @@
 // members"). The recording hears both, a digit from a channel of another member ends a recording
 // made with terminateOn, and the end of a recording whose bridge is destroyed still reaches the
 // channels' application. A live recording of a channel on A is muted and unmuted through B (each
-// control crosses NATS to A): the silence is where the wall clock says. A real nats-server -js; the three members in this process.
+// control crosses NATS to A): the silence is where the wall clock says. A live recording's name is
+// taken on every member while it records. A real nats-server -js; the three members in this process.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,5 +156,29 @@ describe('recording across cluster members', { skip }, () => {
       assert.ok(tonePower(part, 1000, 8000) > 1000 * (tonePower(part, 1700, 8000) + 1), `the tone ${what} the mute`);
     }
     assert.equal((await b.ari('/channels/ma', { method: 'DELETE' })).status, 204);
+  });
+
+  it('a live recording name is taken cluster-wide: recording it on another member answers 409, as one server does', async () => {
+    const { a, b, c } = servers as Record<'a' | 'b' | 'c', TestServer>;
+    await originate(a, 'tone-1000', 'na');
+    await originate(c, 'tone-1000', 'nc');
+    await post(b, '/channels/na/record?name=shared-name&format=wav', 201);
+    await recordingEvent('RecordingStarted', 'shared-name');
+    const taken = "Recording 'shared-name' already exists and can not be overwritten";
+    // Through a front (B), and on the member holding the other channel itself (C).
+    for (const server of [b, c]) {
+      const response = await server.ari('/channels/nc/record?name=shared-name&format=wav&ifExists=overwrite', { method: 'POST' });
+      assert.equal(response.status, 409);
+      assert.equal(((await response.json()) as Json).message, taken);
+    }
+    assert.equal((await b.ari('/bridges?bridgeId=nb', { method: 'POST' })).status, 200);
+    assert.equal((await c.ari('/bridges/nb/record?name=shared-name&format=wav', { method: 'POST' })).status, 409);
+    assert.equal((await c.ari('/bridges/nb', { method: 'DELETE' })).status, 204);
+    // Free again once stopped: C records under it (its own recordings directory has no such file).
+    await post(c, '/recordings/live/shared-name/stop', 204);
+    await recordingEvent('RecordingFinished', 'shared-name');
+    await post(b, '/channels/nc/record?name=shared-name&format=wav', 201);
+    await post(a, '/recordings/live/shared-name/stop', 204);
+    for (const id of ['na', 'nc']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
   });
 });

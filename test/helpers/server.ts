@@ -50,7 +50,11 @@ export interface TestServerOptions {
   readonly technologies?: readonly ChannelTechnology[];
   /** The overrides a module reload reads (`module reload cdr`); default: those it started with. */
   readonly reloadOverrides?: () => DeepPartialYaml;
-  /** Three cluster members, this server being B (test/helpers/cluster-server.ts); default: PATCHBAY_TEST_CLUSTER=1. */
+  /**
+   * Three cluster members, this server being B (test/helpers/cluster-server.ts); default:
+   * PATCHBAY_TEST_CLUSTER=1, unless the test makes a cluster member of its own (`cluster.nats_url`
+   * in its overrides: test/cluster/), which is started as it asks in either mode.
+   */
   readonly cluster?: boolean;
   /**
    * In cluster mode, whether A and C record into B's recordings directory (default true: tests read
@@ -87,7 +91,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
   let server: RunningServer;
   let clusterMembers: ClusterMembers | undefined;
   let serverConfig = config;
-  if (options.cluster ?? CLUSTER_MODE) {
+  if (options.cluster ?? (CLUSTER_MODE && overrides.cluster?.nats_url === undefined)) {
     // Three members with the test's configuration; the test talks to B (test/helpers/cluster-server.ts).
     clusterMembers = await startClusterMembers(async (member, name) => {
       const memberConfig = loadConfig({ path: null, env, overrides: merge(merge(base, overrides), member) });
