@@ -11,10 +11,11 @@ import { listedChannels, type CrossMemberBridges } from './bridge-routing.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import type { CrossMemberVideoSource } from './video-source.ts';
 import type { DialIdentity } from './dial-identity.ts';
+import { firstHolder } from './first-holder.ts';
 import { RECORD_OPERATIONS, refuseNameRecordedElsewhere, type LiveNameRouting } from './live-recording-names.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
 import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
-import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
+import { decodeResponse, encodeRequest, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
 /** The routed operation, as ari/router.ts's RouteTarget gives it. */
 export interface ForwardTarget {
@@ -111,13 +112,7 @@ export class ClusterForwarder {
   }
 
   /** How the other members are asked for a live recording of a name (live-recording-names.ts). */
-  private readonly liveNameRouting: LiveNameRouting = {
-    askOthers: (request, owned) => {
-      const { nc, prefix, requestTimeoutMs, membership } = this.options;
-      const data = encodeRequest(request, owned);
-      return Promise.all(membership.others().map((member) => nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then((reply) => decodeResponse(reply.data), () => undefined)));
-    },
-  };
+  private readonly liveNameRouting: LiveNameRouting = { findHolder: (request, owned, timeoutMs) => this.findHolder(request, owned, Math.min(timeoutMs, this.options.requestTimeoutMs)) };
 
   /**
    * Cut off from NATS: what is here is served here (listings show this member's objects only), and
@@ -194,21 +189,24 @@ export class ClusterForwarder {
     },
   };
 
-  /** Asks every other member at once whether it holds the resource; the holder's answer wins. */
+  /** Asks every other member at once whether it holds the resource; the holder's answer, as soon as it comes, wins. */
   private async askEveryone(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
-    const { nc, prefix, requestTimeoutMs, membership } = this.options;
     this.forwarded++;
+    return (await this.findHolder(request, owned)) ?? this.local(request);
+  }
+
+  /** The answer of the other member holding the resource (first-holder.ts); undefined when none does (or answers within `timeoutMs`). */
+  private findHolder(request: ClusterAriRequest, owned: OwnedResource, timeoutMs = this.options.requestTimeoutMs): Promise<ClusterAriResponse | undefined> {
+    const { nc, prefix, membership } = this.options;
     const data = encodeRequest(request, owned);
-    const answers = await Promise.all(
+    return firstHolder(
       membership.others().map((member) =>
-        nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+        nc.request(nodeSubject(prefix, member.node), data, { timeout: timeoutMs }).then(
           (reply) => decodeResponse(reply.data),
           () => undefined,
         ),
       ),
     );
-    const holder = answers.find((answer) => answer !== undefined && answer.headers[NOT_OWNER_HEADER] === undefined);
-    return holder ?? this.local(request);
   }
 
   /**

@@ -4,12 +4,13 @@
 // made with terminateOn, and the end of a recording whose bridge is destroyed still reaches the
 // channels' application. A live recording of a channel on A is muted and unmuted through B (each
 // control crosses NATS to A): the silence is where the wall clock says. A live recording's name is
-// taken on every member while it records. A real nats-server -js; the three members in this process.
+// taken on every member while it records, and a member that answers nothing holds no control up. A real nats-server -js; the three members in this process.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { connect } from '@nats-io/transport-node';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
@@ -43,6 +44,9 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The members' request_timeout_ms: a request that waited for a silent member takes at least this long. */
+const SLOW_ANSWER_MS = 20_000;
+
 describe('recording across cluster members', { skip }, () => {
   let nats: NatsServer;
   let dir: string;
@@ -59,7 +63,7 @@ describe('recording across cluster members', { skip }, () => {
     nats = await startNatsServer();
     let n = 0;
     for (const name of ['a', 'b', 'c'] as const) {
-      servers[name] = await startTestServer({ server_id: `02:00:00:00:8${n++}:01`, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: `node${name.toUpperCase()}`, failure_seconds: 3 } });
+      servers[name] = await startTestServer({ server_id: `02:00:00:00:8${n++}:01`, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: `node${name.toUpperCase()}`, failure_seconds: 3, request_timeout_ms: SLOW_ANSWER_MS } });
     }
     // The application's home is C: the bridge's events (B) and the channels' (A, C) reach it through the stream.
     app = await servers.c!.events(`app=${APP}`);
@@ -180,5 +184,38 @@ describe('recording across cluster members', { skip }, () => {
     await post(b, '/channels/nc/record?name=shared-name&format=wav', 201);
     await post(a, '/recordings/live/shared-name/stop', 204);
     for (const id of ['na', 'nc']) assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+  });
+
+  it('a member alive by its heartbeats but answering nothing does not hold up the controls of a live recording', async () => {
+    const { a, b } = servers as Record<'a' | 'b' | 'c', TestServer>;
+    const nc = await connect({ servers: nats.url });
+    // nodeZ: heartbeats, and requests on its subject swallowed.
+    nc.subscribe('pb.patchbay.node.nodeZ.ari', { callback: () => undefined });
+    const beat = (): void => nc.publish('pb.patchbay.hb', JSON.stringify({ node: 'nodeZ', instance: 'silent-1', asteriskId: '02:00:00:00:8f:01', ari: 'http://127.0.0.1:9', load: { channels: 0, bridges: 0 }, draining: false }));
+    beat();
+    const heartbeats = setInterval(beat, 500);
+    const members = async (): Promise<number> => ((await (await fetch(`${b.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length;
+    try {
+      await until('the silent member seen by B', async () => (await members()) === 4);
+      await originate(a, 'tone-1000', 'sz');
+      // Each answered by A long before the silent member's request_timeout_ms (half of it is the bound, for a loaded machine).
+      const quick = async (what: string, path: string, method: string, status: number): Promise<void> => {
+        const began = Date.now();
+        const response = await b.ari(path, { method });
+        assert.equal(response.status, status, `${what}: ${await response.clone().text()}`);
+        assert.ok(Date.now() - began < SLOW_ANSWER_MS / 2, `${what} took ${Date.now() - began} ms`);
+      };
+      await quick('record (its name checked with every member)', '/channels/sz/record?name=silent-member&format=wav', 'POST', 201);
+      await recordingEvent('RecordingStarted', 'silent-member');
+      await quick('GET of the live recording', '/recordings/live/silent-member', 'GET', 200);
+      await quick('mute', '/recordings/live/silent-member/mute', 'POST', 204);
+      await quick('stop', '/recordings/live/silent-member/stop', 'POST', 204);
+      await recordingEvent('RecordingFinished', 'silent-member');
+    } finally {
+      clearInterval(heartbeats);
+      await nc.close();
+    }
+    assert.equal((await b.ari('/channels/sz', { method: 'DELETE' })).status, 204);
+    await until('the silent member declared dead', async () => (await members()) === 3);
   });
 });
