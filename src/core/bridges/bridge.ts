@@ -175,11 +175,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     return [...this.members.keys()];
   }
 
-  /**
-   * The member channels themselves. A member need not be in this server's channel table (a
-   * stand-in for another cluster member's channel is in none), so whoever follows the members
-   * (a bridge recording's DTMF) takes them from here rather than looking their ids up.
-   */
+  /** The members themselves, not their ids: a stand-in for another cluster member's channel is in no table. */
   *memberChannels(): Generator<Channel, void, undefined> {
     for (const member of this.members.values()) yield member.channel;
   }
