@@ -5,9 +5,13 @@
 //     the application on member 1) → DELETE (forwarded to the owner) → ChannelDestroyed;
 //   - the latency of GET /channels/{id} asked of the owner (local) and of another member
 //     (forwarded over NATS), p50/p99;
+//   - the latency of a live recording's GET /recordings/live/{name} asked of its holder and of
+//     another member (a live recording has no subject of its own: the members are asked for it),
+//     p50/p99, with three members;
 //   - failover: SIGKILL of a member holding a channel → ChannelDestroyed (cause 38) at the
 //     application, with the default cluster.failure_seconds (5).
 // Bounded in count and in time. Usage: npm run bench:cluster [-- --cycles 300 --inflight 20 --requests 500]
+// (`--latency-only`: the two request latencies alone, without the cycles and the failover)
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
@@ -21,6 +25,7 @@ const { values } = parseArgs({
     cycles: { type: 'string', default: '300' },
     inflight: { type: 'string', default: '20' },
     requests: { type: 'string', default: '500' },
+    'latency-only': { type: 'boolean', default: false },
   },
 });
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
@@ -211,6 +216,35 @@ async function requestLatency(members: Member[], count: number): Promise<{ local
   return { local, forwarded };
 }
 
+/** GET of a live recording on member 1, asked of member 1 (its holder) and of member 2. */
+async function liveRecordingLatency(members: Member[], count: number): Promise<{ local: number[]; forwarded: number[] }> {
+  const [holder, other] = members as [Member, Member];
+  const app = 'bench-live';
+  const events = await AppSocket.open(holder.url, app);
+  await settle(members, app);
+  const created = await request(holder.url, 'POST', `/ari/channels?endpoint=Local/answer@default&app=${app}&cluster_node=${holder.node}`);
+  const id = (JSON.parse(created.body) as { id: string }).id;
+  await events.wait(id, 'StasisStart');
+  const recording = await request(holder.url, 'POST', `/ari/channels/${id}/record?name=bench-live&format=wav&ifExists=overwrite`);
+  if (recording.status !== 201) throw new Error(`record answered ${recording.status}: ${recording.body}`);
+  const time = async (url: string): Promise<number[]> => {
+    const out: number[] = [];
+    for (let i = 0; i < 50; i++) await request(url, 'GET', '/ari/recordings/live/bench-live'); // warm-up
+    for (let i = 0; i < count; i++) {
+      const began = performance.now();
+      const answer = await request(url, 'GET', '/ari/recordings/live/bench-live');
+      if (answer.status !== 200) throw new Error(`GET answered ${answer.status}`);
+      out.push(performance.now() - began);
+    }
+    return out.sort((a, b) => a - b);
+  };
+  const local = await time(holder.url);
+  const forwarded = await time(other.url);
+  await request(holder.url, 'DELETE', `/ari/channels/${id}`);
+  events.close();
+  return { local, forwarded };
+}
+
 async function failover(members: Member[]): Promise<number> {
   const [home, victim] = members as [Member, Member];
   const app = 'bench-failover';
@@ -238,7 +272,13 @@ async function runBench(): Promise<void> {
   const requests = clamp(values.requests!, 10, 10_000);
   const nats = await startNatsServer();
   const members: Member[] = [];
+  const line = (name: string, sorted: number[]): string => `  ${name}: p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms`;
   try {
+    if (values['latency-only']) {
+      for (let n = 1; n <= 3; n++) members.push(await startMember(nats, n));
+      await printLatencies(members, requests, line);
+      return;
+    }
     console.log(`originate cycles through member 1, channels spread over the members (${cycles} cycles, ${inflight} in flight):`);
     const single = await startMember(undefined, 0);
     try {
@@ -252,11 +292,7 @@ async function runBench(): Promise<void> {
       const result = await originateCycles(members, cycles, inflight);
       console.log(`  ${n} member${n === 1 ? ' ' : 's'}: ${result.perSecond.toFixed(0)} cycles/s, cycle p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
     }
-    const latency = await requestLatency(members, requests);
-    const line = (name: string, sorted: number[]): string => `  ${name}: p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms`;
-    console.log(`GET /ari/channels/{id}, ${requests} sequential requests:`);
-    console.log(line('local (asked of the owner)   ', latency.local));
-    console.log(line('forwarded (asked of another) ', latency.forwarded));
+    await printLatencies(members, requests, line);
     const ms = await failover(members);
     console.log(`failover (cluster.failure_seconds 5): ChannelDestroyed cause 38 ${ms.toFixed(0)} ms after SIGKILL of the owner`);
   } finally {
@@ -264,6 +300,17 @@ async function runBench(): Promise<void> {
     agent.destroy();
     await nats.stop();
   }
+}
+
+async function printLatencies(members: Member[], requests: number, line: (name: string, sorted: number[]) => string): Promise<void> {
+  const latency = await requestLatency(members, requests);
+  console.log(`GET /ari/channels/{id}, ${requests} sequential requests:`);
+  console.log(line('local (asked of the owner)   ', latency.local));
+  console.log(line('forwarded (asked of another) ', latency.forwarded));
+  const live = await liveRecordingLatency(members, requests);
+  console.log(`GET /ari/recordings/live/{name}, ${members.length} members, ${requests} sequential requests:`);
+  console.log(line('local (asked of the holder)  ', live.local));
+  console.log(line('forwarded (asked of another) ', live.forwarded));
 }
 
 // Last: everything above is initialised by now.

@@ -11,9 +11,11 @@ import { listedChannels, type CrossMemberBridges } from './bridge-routing.ts';
 import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import type { CrossMemberVideoSource } from './video-source.ts';
 import type { DialIdentity } from './dial-identity.ts';
+import { firstHolder } from './first-holder.ts';
+import { RECORD_OPERATIONS, refuseNameRecordedElsewhere, type LiveNameRouting } from './live-recording-names.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
 import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
-import { decodeResponse, encodeRequest, NOT_OWNER_HEADER, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
+import { decodeResponse, encodeRequest, SERVED_BY_HEADER, type ClusterAriRequest, type ClusterAriResponse, type OwnedResource, type ResourceKind } from './wire.ts';
 
 /** The routed operation, as ari/router.ts's RouteTarget gives it. */
 export interface ForwardTarget {
@@ -92,11 +94,25 @@ export class ClusterForwarder {
     // A claim of a broadcast channel (StasisBroadcast) is decided by the member holding the channel:
     // the first claim to reach it wins, whichever member it was made on; the rest answer 409 there.
     if (operation === 'events.claimChannel') return this.claim(request);
+    // A live recording's name is unique in the cluster as on one server (live-recording-names.ts).
+    if (RECORD_OPERATIONS.has(operation) && this.options.membership.others().length > 0) return this.recordUnderFreeName(request, pathParams);
     const owned = resourceOf(request.path, pathParams);
     if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return undefined;
     if (owned.kind === 'channel' || owned.kind === 'bridge') return this.toOwner(request, owned);
     return this.options.membership.others().length === 0 ? undefined : this.askEveryone(request, owned);
   }
+
+  /** A record request, once no other member records under its name: served by the channel's or bridge's member. */
+  private async recordUnderFreeName(request: ClusterAriRequest, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> {
+    const refused = await refuseNameRecordedElsewhere(request, this.liveNameRouting);
+    if (refused) return refused;
+    const owned = resourceOf(request.path, pathParams);
+    if (!owned || this.options.ownership.holds(owned.kind, owned.id)) return this.local(request);
+    return this.toOwner(request, owned);
+  }
+
+  /** How the other members are asked for a live recording of a name (live-recording-names.ts). */
+  private readonly liveNameRouting: LiveNameRouting = { findHolder: (request, owned, timeoutMs) => this.findHolder(request, owned, Math.min(timeoutMs, this.options.requestTimeoutMs)) };
 
   /**
    * Cut off from NATS: what is here is served here (listings show this member's objects only), and
@@ -173,21 +189,24 @@ export class ClusterForwarder {
     },
   };
 
-  /** Asks every other member at once whether it holds the resource; the holder's answer wins. */
+  /** Asks every other member at once whether it holds the resource; the holder's answer, as soon as it comes, wins. */
   private async askEveryone(request: ClusterAriRequest, owned: OwnedResource): Promise<ClusterAriResponse> {
-    const { nc, prefix, requestTimeoutMs, membership } = this.options;
     this.forwarded++;
+    return (await this.findHolder(request, owned)) ?? this.local(request);
+  }
+
+  /** The answer of the other member holding the resource (first-holder.ts); undefined when none does (or answers within `timeoutMs`). */
+  private findHolder(request: ClusterAriRequest, owned: OwnedResource, timeoutMs = this.options.requestTimeoutMs): Promise<ClusterAriResponse | undefined> {
+    const { nc, prefix, membership } = this.options;
     const data = encodeRequest(request, owned);
-    const answers = await Promise.all(
+    return firstHolder(
       membership.others().map((member) =>
-        nc.request(nodeSubject(prefix, member.node), data, { timeout: requestTimeoutMs }).then(
+        nc.request(nodeSubject(prefix, member.node), data, { timeout: timeoutMs }).then(
           (reply) => decodeResponse(reply.data),
           () => undefined,
         ),
       ),
     );
-    const holder = answers.find((answer) => answer !== undefined && answer.headers[NOT_OWNER_HEADER] === undefined);
-    return holder ?? this.local(request);
   }
 
   /**

@@ -58,8 +58,9 @@ async function pair(): Promise<{ one: Channel; two: Channel }> {
   return { one: server.channel(id)!, two: server.channel(`${id}-2`)! };
 }
 
-function feed(channel: Channel): ToneFeeder {
-  const feeder = new ToneFeeder(server.core.media, channel);
+/** A tone into `channel`, paced by the clock its consumer runs on: by default the channel's member's (its recordings run there). */
+function feed(channel: Channel, media = server.mediaOf(channel)): ToneFeeder {
+  const feeder = new ToneFeeder(media, channel);
   feeders.push(feeder);
   return feeder;
 }
@@ -528,8 +529,10 @@ describe('recording a bridge', () => {
     const bridge = server.core.bridges.create({});
     bridge.add(a.one);
     bridge.add(b.one);
-    const toneA = feed(a.two).tone(1000, 6000);
-    const toneB = feed(b.two).tone(600, 4000);
+    // The bridge is this server's and mixes on its clock (in cluster mode the parties' channels,
+    // held by A and C, are put into it directly in this process): their tones are paced by it too.
+    const toneA = feed(a.two, server.core.media).tone(1000, 6000);
+    const toneB = feed(b.two, server.core.media).tone(600, 4000);
     const response = await ok('POST', `/bridges/${bridge.id}/record?name=bridge1&format=wav`, 201);
     assert.equal(response.headers.get('location'), '/ari/recordings/live/bridge1');
     const body = (await response.json()) as Json;

@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { loadConfig, type DeepPartialYaml, type PatchbayConfig } from '../../src/config/config.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ChannelTechnology } from '../../src/core/channels/technology.ts';
+import type { MediaEngine } from '../../src/core/media-engine.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { CLUSTER_MODE, startClusterMembers, type ClusterMembers } from './cluster-server.ts';
 
@@ -25,6 +26,14 @@ export interface TestServer extends RunningServer {
   channel(id: string): Channel | undefined;
   /** The channels of every cluster member (this server's own outside cluster mode): for leak checks. */
   allChannels(): Channel[];
+  /**
+   * The media engine of the member holding the channel (this server's outside cluster mode): audio
+   * a test plays into a channel must be paced by the clock of the member recording it, as a real
+   * far end's audio arrives at its own member. Two members' clocks in one loaded process run their
+   * overdue ticks in bursts one after the other, and a recording taking one frame per tick would
+   * then get silence for most of a burst.
+   */
+  mediaOf(channel: Channel): MediaEngine;
   /** Opens the event WebSocket for the given apps and collects its messages. */
   events(query: string, options?: WebSocket.ClientOptions & { protocols?: string | string[] }): Promise<EventSocket>;
 }
@@ -41,7 +50,11 @@ export interface TestServerOptions {
   readonly technologies?: readonly ChannelTechnology[];
   /** The overrides a module reload reads (`module reload cdr`); default: those it started with. */
   readonly reloadOverrides?: () => DeepPartialYaml;
-  /** Three cluster members, this server being B (test/helpers/cluster-server.ts); default: PATCHBAY_TEST_CLUSTER=1. */
+  /**
+   * Three cluster members, this server being B (test/helpers/cluster-server.ts); default:
+   * PATCHBAY_TEST_CLUSTER=1, unless the test makes a cluster member of its own (`cluster.nats_url`
+   * in its overrides: test/cluster/), which is started as it asks in either mode.
+   */
   readonly cluster?: boolean;
   /**
    * In cluster mode, whether A and C record into B's recordings directory (default true: tests read
@@ -78,7 +91,7 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
   let server: RunningServer;
   let clusterMembers: ClusterMembers | undefined;
   let serverConfig = config;
-  if (options.cluster ?? CLUSTER_MODE) {
+  if (options.cluster ?? (CLUSTER_MODE && overrides.cluster?.nats_url === undefined)) {
     // Three members with the test's configuration; the test talks to B (test/helpers/cluster-server.ts).
     clusterMembers = await startClusterMembers(async (member, name) => {
       const memberConfig = loadConfig({ path: null, env, overrides: merge(merge(base, overrides), member) });
@@ -121,6 +134,9 @@ export async function startTestServer(overrides: DeepPartialYaml = {}, options: 
     },
     allChannels() {
       return everyMember.flatMap((member) => member.core.channels.list());
+    },
+    mediaOf(channel) {
+      return (everyMember.find((member) => member.core.channels.get(channel.id) === channel) ?? server).core.media;
     },
     events(query, options = {}) {
       const { protocols, ...rest } = options;

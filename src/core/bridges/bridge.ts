@@ -175,6 +175,11 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     return [...this.members.keys()];
   }
 
+  /** The members themselves, not their ids: a stand-in for another cluster member's channel is in no table. */
+  *memberChannels(): Generator<Channel, void, undefined> {
+    for (const member of this.members.values()) yield member.channel;
+  }
+
   has(channel: Channel): boolean {
     return this.members.has(channel.id);
   }

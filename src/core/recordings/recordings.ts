@@ -162,7 +162,7 @@ export class Recordings implements EndableCollection {
     }
     this.checkConflicts(request, prepared);
     this.ensureDir(prepared);
-    const source = new BridgeSource(bridge, (id) => this.options.channels.get(id), terminateDigits(request.terminateOn) !== '');
+    const source = new BridgeSource(bridge, terminateDigits(request.terminateOn) !== '');
     return this.start(source, request, prepared, true);
   }
 

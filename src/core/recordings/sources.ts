@@ -98,8 +98,6 @@ export class BridgeSource implements RecordingSource {
 
   constructor(
     readonly bridge: Bridge,
-    /** Finds a member channel by id. */
-    private readonly lookup: (id: string) => Channel | undefined,
     /** Whether members' DTMF is listened to (the recording ends on some digits). */
     private readonly listenDtmf: boolean,
   ) {
@@ -189,12 +187,13 @@ export class BridgeSource implements RecordingSource {
     if (current) return;
     for (const channel of this.members.values()) if (this.listenDtmf) channel.off('dtmf', this.onDtmf);
     this.members.clear();
-    for (const id of this.bridge.channelIds()) {
-      const channel = this.lookup(id);
-      if (!channel) continue;
+    // The bridge's own member objects, not this server's channel table: a channel of another
+    // cluster member is in the bridge through a stand-in that no table holds, and its DTMF (sent
+    // over from its member) and its application must count as any member's.
+    for (const channel of this.bridge.memberChannels()) {
       if (this.listenDtmf) channel.on('dtmf', this.onDtmf);
       if (channel.stasis) this.applications.add(channel.stasis.app);
-      this.members.set(id, channel);
+      this.members.set(channel.id, channel);
     }
   }
 }
