@@ -132,10 +132,16 @@ describe('baresip over TCP through member A (a process of its own), called from 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("B's call reaches baresip over A's connection, with audio both ways between baresip and B; baresip hangs up", async (t) => {
-    t.after(() => {
-      if (!t.passed) process.stdout.write(`# baresip output (last 4000 characters):\n${output.slice(-4000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
-    });
+  it("B's call reaches baresip over A's connection, with audio both ways between baresip and B; baresip hangs up", async () => {
+    try {
+      await callWithAudio();
+    } catch (error) {
+      process.stdout.write(`# baresip output (last 4000 characters):\n${output.slice(-4000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      throw error;
+    }
+  });
+
+  async function callWithAudio(): Promise<void> {
     const created = await b.ari('/channels?endpoint=PJSIP/alice&extension=tones&context=phones&channelId=relay-audio', { method: 'POST' });
     assert.equal(created.status, 200, await created.clone().text());
     await until('the call is up on B', async () => (await channelOnB('relay-audio'))?.state === 'Up', 20_000);
@@ -156,7 +162,7 @@ describe('baresip over TCP through member A (a process of its own), called from 
     const [phoneHears600, phoneHears1000] = [tonePower(onPhone.samples, 600, onPhone.rate), tonePower(onPhone.samples, 1000, onPhone.rate)];
     assert.ok(phoneHears600 > 20 * Math.max(phoneHears1000, 1), `baresip hears B's 600 Hz: ${phoneHears600} against 1000 Hz ${phoneHears1000}`);
     await until('no relayed dialog left on B', async () => (await status(b.url)).relayed_dialogs.through_others === 0);
-  });
+  }
 
   it("A killed mid-call: B's call over A's connection ends once A is declared dead", async () => {
     const created = await b.ari('/channels?endpoint=PJSIP/alice&app=relay-process&channelId=relay-kill', { method: 'POST' });
