@@ -2,7 +2,8 @@
 // 26, docs/cluster.md "Registrations"): a raw TCP phone (it sees what a phone sees on its
 // connection) registers through A; B originates PJSIP/alice and runs Dial(PJSIP/alice). The phone
 // sees A only (Via, Contact, From), the call comes up, RTP flows between the phone and B directly
-// both ways (B's Echo sends the phone's tone back); BYE from B and from the phone; the phone's
+// both ways (B's Echo sends the phone's tone back); BYE from B and from the phone; CANCEL of a
+// ringing call; the phone's
 // connection closing mid-call ends B's call (cause 27); a contact whose connection A no longer has
 // fails as unreachable; hostile flow messages are refused. A real nats-server -js; both members in
 // this process.
@@ -146,6 +147,24 @@ describe('a phone registered over TCP through member A, called from member B', {
     await until('the dialled leg is gone on B', async () => (await channel(b, dialled!.id)) === undefined);
     await nextEvent('StasisEnd', 'dial-1');
     await relayedIdle();
+  });
+
+  it('a call hung up on B while the phone rings: the CANCEL reaches the phone through A, and the 487 is ACKed', async () => {
+    phone.answer = false;
+    try {
+      const created = await b.ari('/channels?endpoint=PJSIP/alice&app=relay-app&channelId=relay-ring', { method: 'POST' });
+      assert.equal(created.status, 200, await created.clone().text());
+      const invite = await phone.nextMessage(/^INVITE /);
+      await until('B hears the ringing', async () => (await channel(b, 'relay-ring'))?.state === 'Ringing');
+      assert.equal((await b.ari('/channels/relay-ring', { method: 'DELETE' })).status, 204);
+      const cancel = await phone.nextMessage(/^CANCEL /);
+      assert.equal(sipHeader(cancel, '(?:call-id|i)'), sipHeader(invite, '(?:call-id|i)'));
+      const ack = await phone.nextMessage(/^ACK /);
+      assert.match(ack, /^CSeq:\s*\d+ ACK/im);
+      await relayedIdle();
+    } finally {
+      phone.answer = true;
+    }
   });
 
   it("the phone's connection closing mid-call ends B's call as a transport failure; a new call to the stale contact fails as unreachable", async () => {

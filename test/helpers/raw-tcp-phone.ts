@@ -183,6 +183,12 @@ export class RawTcpPhone {
     }
     if (method === 'BYE') this.stopTone();
     this.#send(`SIP/2.0 200 OK\r\n${keep.join('\r\n')}\r\nTo: ${to}\r\nContent-Length: 0\r\n\r\n`);
+    // A CANCEL of a ringing INVITE: that INVITE ends 487 (RFC 3261 §9.2).
+    const ringing = method === 'CANCEL' ? this.#calls.get(callId) : undefined;
+    if (ringing) {
+      const inviteKeep = ringing.invite.split('\r\n').filter((line) => /^(via|v|from|f|call-id|i|cseq):/i.test(line));
+      this.#send(`SIP/2.0 487 Request Terminated\r\n${inviteKeep.join('\r\n')}\r\nTo: ${to}\r\nContent-Length: 0\r\n\r\n`);
+    }
   }
 
   /** 1000 Hz PCMU, 20 ms a packet, to the offer's connection address and port. */
