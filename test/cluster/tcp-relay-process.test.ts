@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readWavFile } from '../../src/media/wav-reader.ts';
-import { BARESIP_MODULES, ctrl, HAVE_BARESIP, writeBaresipHome } from '../helpers/baresip.ts';
+import { BARESIP_MODULES, ctrl, HAVE_BARESIP, showBaresipOutput, stopBaresip, writeBaresipHome } from '../helpers/baresip.ts';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
@@ -118,13 +118,7 @@ describe('baresip over TCP through member A (a process of its own), called from 
   });
 
   after(async () => {
-    if (baresip && baresip.exitCode === null) {
-      const exited = new Promise((resolve) => baresip!.once('exit', resolve));
-      baresip.kill('SIGTERM');
-      const timer = setTimeout(() => baresip!.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopBaresip(baresip);
     if (nodeA && nodeA.exitCode === null && nodeA.signalCode === null) nodeA.kill('SIGKILL');
     await events?.close();
     await b?.stop();
@@ -136,7 +130,7 @@ describe('baresip over TCP through member A (a process of its own), called from 
     try {
       await callWithAudio();
     } catch (error) {
-      process.stdout.write(`# baresip output (last 4000 characters):\n${output.slice(-4000).replace(/\r/g, '').replace(/^/gm, '# ')}\n`);
+      showBaresipOutput(output);
       throw error;
     }
   });
