@@ -20,7 +20,7 @@ import type { ForeignFlow } from '../sip/foreign-flow.ts';
 import type { SipMessage } from '../sip/message.ts';
 import { parseMessage } from '../sip/parser.ts';
 import type { Binding } from '../sip/registrar.ts';
-import type { Destination, Source, TcpConnection, TransportProtocol } from '../sip/transport.ts';
+import type { Destination, Source, TcpConnection } from '../sip/transport.ts';
 import { parseUri } from '../sip/uri.ts';
 import { decodeFlowMessage, decodeFlowReply, encodeFlow, flowData, MAX_RELAYED_MESSAGE, sipFlowSubject, type FlowDeliver, type FlowMessage, type FlowReply, type FlowSend } from './sip-flow-wire.ts';
 
@@ -38,7 +38,8 @@ export interface SipFlowsOptions {
 
 /** After B releases a dialog, the holder still relays it this long: a last response (the BYE's 200) on its way. */
 const RELEASE_LINGER_MS = 5_000;
-const PROTOCOLS: Readonly<Record<SharedContact['transport'], TransportProtocol>> = { udp: 'UDP', tcp: 'TCP', tls: 'TLS', ws: 'WS', wss: 'WSS' };
+/** The transports a flow runs over (a UDP contact needs none: it is called directly). */
+const FLOW_PROTOCOLS: Readonly<Record<Exclude<SharedContact['transport'], 'udp'>, RelayedFlow['protocol']>> = { tcp: 'TCP', tls: 'TLS', ws: 'WS', wss: 'WSS' };
 
 /** On the holder: a dialog of another member over one of this member's connections. */
 interface Lent {
@@ -140,7 +141,7 @@ export class ClusterSipFlows implements FlowRelay {
     if (this.#flows.size >= maxDialogs) return { refused: `too many calls through other members (cluster.max_relayed_dialogs ${maxDialogs})` };
     const uri = parseUri(contact.uri);
     if (!uri || uri.kind !== 'sip') return { refused: 'the contact is not a SIP URI' };
-    const protocol = PROTOCOLS[contact.transport] as RelayedFlow['protocol'];
+    const protocol = FLOW_PROTOCOLS[contact.transport];
     const flow = new RelayedFlow(this, contact.holder, contact.uri, protocol, uri.host.replace(/^\[|\]$/g, ''), uri.port ?? (protocol === 'TLS' ? 5061 : 5060), contact.flow);
     this.#flows.set(flow.key, flow);
     return { flow };

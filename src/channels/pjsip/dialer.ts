@@ -6,9 +6,10 @@
 // In a cluster, a phone registered over UDP through another member is called from here directly;
 // one registered over TCP, TLS or WebSocket through another member over that member's connection.
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ChannelRequest } from '../../core/channels/technology.ts';
+import type { ChannelRequest, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
 import { uriDestination } from '../../sip/dialog.ts';
+import { isForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
@@ -44,8 +45,19 @@ export class Dialer {
     const viaProxy = proxy && proxy.kind === 'sip' ? proxy : undefined;
     const destination = through ? this.#throughHolder(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
+    try {
+      return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy);
+    } catch (error) {
+      // A flow through another member that no call took is given back at once (it counts against a bound).
+      if (isForeignFlow(destination.connection)) destination.connection.release();
+      throw error;
+    }
+  }
+
+  /** The call and its channel, once its destination is known. */
+  #place(context: TechnologyContext, request: ChannelRequest, endpoint: PjsipEndpoint, destination: Destination, target: SipUri, viaProxy: SipUri | undefined): Channel {
+    const runtime = this.#runtime;
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
-    const target: SipUri = user !== undefined ? { ...uri, user } : uri;
     // The codecs of the calling side (outgoing_call_offer_pref's "remote"): ARI's formats, else what the requesting channel carries.
     const requestorFormat = request.requestor?.driver.nativeFormat?.();
     // The requesting channel is the one this call will most likely be connected with (Dial(), ARI's originator).
