@@ -3,7 +3,7 @@
 // connection) registers through A; B originates PJSIP/alice and runs Dial(PJSIP/alice). The phone
 // sees A only (Via, Contact, From), the call comes up, RTP flows between the phone and B directly
 // both ways (B's Echo sends the phone's tone back); BYE from B and from the phone; CANCEL of a
-// ringing call; the phone's
+// ringing call; the bound on relayed calls; the phone's
 // connection closing mid-call ends B's call (cause 27); a contact whose connection A no longer has
 // fails as unreachable; hostile flow messages are refused. A real nats-server -js; both members in
 // this process.
@@ -27,6 +27,9 @@ exten => call-alice,1,Dial(PJSIP/alice,20)
  same => n,Hangup()
 `;
 
+/** cluster.max_relayed_dialogs on both members: small, so that the bound is reached in a test. */
+const MAX_RELAYED = 2;
+
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -49,7 +52,7 @@ describe('a phone registered over TCP through member A, called from member B', {
   const settings = (node: string, serverId: string): Json => ({
     server_id: serverId,
     dialplan: { file: join(dir, 'extensions.conf') },
-    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 },
+    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3, max_relayed_dialogs: MAX_RELAYED },
     config_objects: {
       res_pjsip: {
         endpoint: { alice: { context: 'phones', allow: 'ulaw', aors: 'alice' } },
@@ -74,7 +77,12 @@ describe('a phone registered over TCP through member A, called from member B', {
     await phone.open(a.core.pjsip.port);
     const answer = await phone.register(a.core.pjsip.port);
     assert.match(answer, /^SIP\/2\.0 200/);
-    await until('B knows the TCP contact registered on A', async () => (await status(b)).contacts.known_elsewhere === 1);
+    // This connection's contact, and only it (a previous phone's is withdrawn by remove_existing).
+    const own = (uri: string): boolean => uri.includes(`127.0.0.1:${phone.localPort};`);
+    await until('B knows the TCP contact registered on A', async () => {
+      const elsewhere = b.core.pjsip.contacts().filter((contact) => contact.source.includes('via cluster member'));
+      return elsewhere.length === 1 && own(elsewhere[0]!.uri) && (await status(b)).contacts.known_elsewhere === 1;
+    });
   }
   const relayedIdle = async (): Promise<void> =>
     until('no relayed dialog left on either member', async () => {
@@ -187,7 +195,26 @@ describe('a phone registered over TCP through member A, called from member B', {
     await registerPhone();
   });
 
-  it('hostile flow messages are refused: not JSON, a non-member, malformed SIP, an oversized message, a contact without a connection', async () => {
+  it('cluster.max_relayed_dialogs bounds the calls B runs through other members: past it the call is refused as unreachable', async () => {
+    const ids = ['relay-cap-1', 'relay-cap-2'];
+    for (const id of ids) {
+      const created = await b.ari(`/channels?endpoint=PJSIP/alice&app=relay-app&channelId=${id}`, { method: 'POST' });
+      assert.equal(created.status, 200, await created.clone().text());
+      await phone.nextMessage(/^INVITE /);
+      await nextEvent('StasisStart', id);
+    }
+    assert.equal((await status(b)).relayed_dialogs.through_others, MAX_RELAYED);
+    const refused = await b.ari('/channels?endpoint=PJSIP/alice&app=relay-app&channelId=relay-cap-3', { method: 'POST' });
+    assert.notEqual(refused.status, 200);
+    assert.match(await refused.text(), /registered over TCP through cluster member nodeA, which cannot be reached from here: too many calls through other members/);
+    for (const id of ids) {
+      assert.equal((await b.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+      await phone.nextMessage(/^BYE /);
+    }
+    await relayedIdle();
+  });
+
+  it('hostile flow messages are refused: not JSON, a non-member, malformed SIP, an oversized message, a contact without a connection, past the bound', async () => {
     const ask = async (subject: string, payload: string | Uint8Array): Promise<Json> => JSON.parse(Buffer.from((await nc.request(subject, typeof payload === 'string' ? Buffer.from(payload) : payload, { timeout: 5000 })).data).toString()) as Json;
     const subject = 'pb.patchbay.node.nodeA.sipflow';
     assert.equal((await ask(subject, 'not json')).status, 400);
@@ -200,10 +227,19 @@ describe('a phone registered over TCP through member A, called from member B', {
     assert.equal((await ask(subject, send({ flow: 'a.b' }))).status, 400);
     const unknown = await ask(subject, send({}));
     assert.equal(unknown.status, 404, JSON.stringify(unknown));
+    // A's own bound per member: as B, flows to the phone's real contact; past MAX_RELAYED, 503.
+    const contact = `sip:alice@127.0.0.1:${phone.localPort};transport=tcp`;
+    const options = (callId: string): string => Buffer.from(`OPTIONS ${contact} SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:${a.core.pjsip.port};branch=z9hG4bK${callId}\r\nFrom: <sip:b@127.0.0.1>;tag=1\r\nTo: <${contact}>\r\nCall-ID: ${callId}\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n`).toString('base64');
+    for (let n = 1; n <= MAX_RELAYED; n++) assert.equal((await ask(subject, send({ flow: `cap${n}`, contact, data: options(`cap-${n}`) }))).status, 200);
+    const over = await ask(subject, send({ flow: 'cap-over', contact, data: options('cap-over') }));
+    assert.equal(over.status, 503, JSON.stringify(over));
+    assert.equal((await ask(subject, send({ flow: 'cap1', contact, data: options('cap-other') }))).status, 400, 'one flow, one dialog');
+    assert.equal((await status(a)).relayed_dialogs.lent, MAX_RELAYED);
+    for (let n = 1; n <= MAX_RELAYED; n++) nc.publish(subject, Buffer.from(JSON.stringify({ op: 'release', from: 'nodeB', flow: `cap${n}` })));
+    await until('A forgets the released flows', async () => (await status(a)).relayed_dialogs.lent === 0);
     // Deliveries and closes from anyone but a flow's holder, or for no flow, are dropped on B.
     nc.publish('pb.patchbay.node.nodeB.sipflow', Buffer.from(JSON.stringify({ op: 'deliver', from: 'nodeA', flow: 'nope', data: sip, address: '127.0.0.1', port: 5 })));
     nc.publish('pb.patchbay.node.nodeB.sipflow', Buffer.from(JSON.stringify({ op: 'closed', from: 'intruder', flow: 'nope' })));
-    assert.equal((await status(a)).relayed_dialogs.lent, 0);
     // And the relay still works afterwards.
     const created = await b.ari('/channels?endpoint=PJSIP/alice&app=relay-app&channelId=relay-after', { method: 'POST' });
     assert.equal(created.status, 200, await created.clone().text());
