@@ -3,7 +3,7 @@
 // connection) registers through A; B originates PJSIP/alice and runs Dial(PJSIP/alice). The phone
 // sees A only (Via, Contact, From), the call comes up, RTP flows between the phone and B directly
 // both ways (B's Echo sends the phone's tone back); BYE from B and from the phone; CANCEL of a
-// ringing call; the bound on relayed calls; the phone's
+// ringing call; a MESSAGE from B; the bound on relayed calls; the phone's
 // connection closing mid-call ends B's call (cause 27); a contact whose connection A no longer has
 // fails as unreachable; hostile flow messages are refused. A real nats-server -js; both members in
 // this process.
@@ -154,6 +154,15 @@ describe('a phone registered over TCP through member A, called from member B', {
     assert.match(answer, /^SIP\/2\.0 200/, 'B answered the BYE over A\'s connection');
     await until('the dialled leg is gone on B', async () => (await channel(b, dialled!.id)) === undefined);
     await nextEvent('StasisEnd', 'dial-1');
+    await relayedIdle();
+  });
+
+  it("sendMessage to pjsip:alice on B reaches the phone as a SIP MESSAGE over A's connection", async () => {
+    const sent = await b.ari(`/endpoints/sendMessage?to=pjsip:alice&from=${encodeURIComponent('sip:app@patchbay')}&body=hi%20alice`, { method: 'PUT' });
+    assert.equal(sent.status, 202, await sent.clone().text());
+    const message = await phone.nextMessage(/^MESSAGE /);
+    assert.match(sipHeader(message, '(?:via|v)') ?? '', new RegExp(`^SIP/2\\.0/TCP 127\\.0\\.0\\.1:${a.core.pjsip.port};`));
+    assert.match(message, /\r\n\r\nhi alice$/);
     await relayedIdle();
   });
 

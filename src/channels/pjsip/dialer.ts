@@ -43,7 +43,7 @@ export class Dialer {
     // A phone reached over another server's connection is reached only there: no proxy in between.
     const proxy = endpoint.outboundProxy && !through ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
     const viaProxy = proxy && proxy.kind === 'sip' ? proxy : undefined;
-    const destination = through ? this.#throughHolder(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
+    const destination = through ? this.flowDestination(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     try {
       return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy);
@@ -95,8 +95,8 @@ export class Dialer {
 
   /**
    * The endpoint, dialled user and URI of a dial string (`[user@]endpoint[/uri]`). With `relayed`
-   * (calls only), the newest contact may be one another server holds over a connection: `through`
-   * names it, and the call goes over that server's connection (flow-relay.ts).
+   * (calls and MESSAGEs), the newest contact may be one another server holds over a connection:
+   * `through` names it, and the request goes over that server's connection (flow-relay.ts).
    */
   resolve(resource: string, relayed = false): { endpoint: PjsipEndpoint; user?: string; uri: SipUri; through?: SharedContact } {
     const slash = resource.indexOf('/');
@@ -173,7 +173,7 @@ export class Dialer {
    * through that server (flow-relay.ts), the phone's address as the contact names it. Refused
    * (no flow, a bound reached) it is unreachable from here, said as the dialer says it.
    */
-  #throughHolder(contact: SharedContact, uri: SipUri): Destination {
+  flowDestination(contact: SharedContact, uri: SipUri): Destination {
     const relay = this.#runtime.flowRelay;
     const outcome = relay ? relay.flowTo(contact) : { refused: 'no relay' };
     if ('refused' in outcome) throw new UnavailableError(`PJSIP/${contact.aor} is registered over ${contact.transport.toUpperCase()} through cluster member ${contact.holder}, which cannot be reached from here: ${outcome.refused}`);
