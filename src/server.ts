@@ -285,6 +285,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         draining: () => draining,
       });
       dispatcher.forwarder = cluster.forwarder;
+      // Before the directory: the contacts it shares carry this member's address on each phone's connection.
+      core.pjsip.flowRelay = cluster.sipFlows;
       core.pjsip.contactDirectory = cluster.contacts;
       const member = cluster;
       events.beforeAccept = (apps) => member.prepareApplications(apps);
@@ -332,6 +334,7 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
         outbound.close();
         await http.close();
         core.pjsip.contactDirectory = undefined;
+        core.pjsip.flowRelay = undefined;
         await cluster?.stop();
         await core.stop();
         await authenticator.close();

@@ -179,6 +179,8 @@ async function cluster(target: Target, args: string[], values: AdminValues, out:
   if (shared.device_states_sent !== undefined) out.stdout(`Device states: ${str(shared.device_states_sent)} writes sent, ${str(shared.device_states_applied)} applied; dynamic configuration: ${str(shared.config_sent)} sent, ${str(shared.config_applied)} applied\n`);
   const legs = (status.media_legs ?? {}) as Row;
   if (status.media_legs !== undefined) out.stdout(`Bridge legs across members: ${str(legs.held)} held (${str(legs.opened)} opened, ${str(legs.closed)} closed)\n`);
+  const relayed = (status.relayed_dialogs ?? {}) as Row;
+  if (status.relayed_dialogs !== undefined) out.stdout(`Calls over phones' connections across members: ${str(relayed.lent)} lent from here, ${str(relayed.through_others)} through other members\n`);
   return EXIT.ok;
 }
 

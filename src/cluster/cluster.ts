@@ -14,6 +14,7 @@ import { CrossMemberBridges } from './bridge-routing.ts';
 import { ChannelPlaces, type ChannelPlacesAnswer } from './channel-places.ts';
 import { ClusterContacts, CONTACTS_MAX_AGE_MS } from './contacts.ts';
 import { SharedStateMirror } from './shared-state.ts';
+import { ClusterSipFlows, type SipFlowsOptions } from './sip-flows.ts';
 import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { CrossMemberVideoSource } from './video-source.ts';
@@ -53,6 +54,8 @@ export interface ClusterStatus {
   readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number };
   /** Bridges across members: the media legs held here now, and opened/closed since start. */
   readonly media_legs: { readonly held: number; readonly opened: number; readonly closed: number };
+  /** Dialogs over a phone's connection held by another member: lent here to others, and run here through others (sip-flows.ts). */
+  readonly relayed_dialogs: { readonly lent: number; readonly through_others: number };
 }
 
 /** The node id from the server id when none is configured: `:` is not allowed in KV keys. */
@@ -74,6 +77,8 @@ export class Cluster {
   private readonly astdb: SharedStateMirror;
   /** Bridges across members: the media legs this member holds (set once started). */
   private legs: ClusterBridgeLegs | undefined;
+  /** Calls to phones on another member's connection, and this member's connections lent (sip-flows.ts); set once started. */
+  sipFlows: ClusterSipFlows | undefined;
   /** A dialled channel's caller identity from another member (set once started). */
   private dialIdentity: DialIdentity | undefined;
   private readonly log: Logger;
@@ -159,6 +164,7 @@ export class Cluster {
       ownership.start();
       cluster.startBridgeLegs({ nc, prefix, node, core, config, requestTimeoutMs: settings.requestTimeoutMs, log, membership });
       cluster.places.start();
+      cluster.startSipFlows({ nc, prefix, node, requestTimeoutMs: settings.requestTimeoutMs, maxDialogs: settings.maxRelayedDialogs, log, isLiveMember: (other) => membership.others().some((member) => member.node === other) });
       await events.start();
       await contacts.start();
       await globals.start();
@@ -234,6 +240,7 @@ export class Cluster {
         config_applied: this.sharedConfig?.dynamicConfig.applied ?? 0,
       },
       media_legs: { held: this.legs?.size ?? 0, opened: this.legs?.opened ?? 0, closed: this.legs?.closedCount ?? 0 },
+      relayed_dialogs: { lent: this.sipFlows?.counts.lent ?? 0, through_others: this.sipFlows?.counts.flows ?? 0 },
     };
   }
 
@@ -256,7 +263,16 @@ export class Cluster {
     this.forwarder.dialIdentity = dialIdentity;
   }
 
+  /** Dialogs over another member's connection to a phone (sip-flows.ts): the contacts shared carry this member's address on each connection. */
+  private startSipFlows(options: SipFlowsOptions): void {
+    const flows = new ClusterSipFlows(options);
+    flows.start();
+    this.contacts.advertisedFor = (binding) => flows.advertisedFor(binding);
+    this.sipFlows = flows;
+  }
+
   async stop(): Promise<void> {
+    this.sipFlows?.stop();
     this.legs?.stop();
     this.dialIdentity?.stop();
     this.membership.stop();
@@ -280,6 +296,8 @@ export class Cluster {
   }
 
   private memberDown(member: Member): void {
+    const flowsEnded = this.sipFlows?.memberDown(member.node) ?? 0;
+    if (flowsEnded > 0) this.log.warn({ gone: member.node, callsEnded: flowsEnded }, 'cluster member gone: calls here over its connections to phones failed');
     const legsEnded = this.legs?.memberDown(member.node) ?? 0;
     if (legsEnded > 0) this.log.warn({ gone: member.node, legsEnded }, 'cluster member gone: its bridge legs here ended');
     const ended = this.events.memberDown(member.asteriskId);

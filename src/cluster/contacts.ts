@@ -53,7 +53,13 @@ export function decodeSharedContact(data: Uint8Array): SharedContact | undefined
   if (!text(v.aor, MAX_NAME_LENGTH) || !text(v.uri, MAX_URI_LENGTH) || !text(v.holder, MAX_NAME_LENGTH)) return undefined;
   if (typeof v.transport !== 'string' || !TRANSPORTS.has(v.transport)) return undefined;
   if (typeof v.expiresAt !== 'number' || !Number.isFinite(v.expiresAt)) return undefined;
-  return { aor: v.aor, uri: v.uri, holder: v.holder, transport: v.transport as SharedContact['transport'], expiresAt: v.expiresAt };
+  const contact: SharedContact = { aor: v.aor, uri: v.uri, holder: v.holder, transport: v.transport as SharedContact['transport'], expiresAt: v.expiresAt };
+  if (v.flow === undefined) return contact;
+  // The holder's address on the phone's connection (sip-flows.ts): a host and a port, or the entry is not taken.
+  const flow = v.flow as Record<string, unknown> | null;
+  if (typeof flow !== 'object' || flow === null || !text(flow.host, 255) || !/^[A-Za-z0-9.:[\]_-]+$/.test(flow.host)) return undefined;
+  if (typeof flow.port !== 'number' || !Number.isInteger(flow.port) || flow.port < 1 || flow.port > 65535) return undefined;
+  return { ...contact, flow: { host: flow.host, port: flow.port } };
 }
 
 export class ClusterContacts implements ContactDirectory {
@@ -66,6 +72,11 @@ export class ClusterContacts implements ContactDirectory {
   private writeFailureLogged = false;
   private readonly listeners = new Set<() => void>();
   private notifyTimer: NodeJS.Timeout | undefined;
+  /**
+   * The address this member shows a phone on its connection (a TCP, TLS or WebSocket binding),
+   * written beside the contact so that another member can call it through this one (sip-flows.ts).
+   */
+  advertisedFor: ((binding: Binding) => { host: string; port: number } | undefined) | undefined;
   /** Contacts of this member written to the bucket, and withdrawn (for /admin/cluster). */
   shared = 0;
   withdrawn = 0;
@@ -133,7 +144,8 @@ export class ClusterContacts implements ContactDirectory {
   }
 
   private put(binding: Binding): void {
-    const contact: SharedContact = { aor: binding.aor, uri: binding.uri, expiresAt: binding.expiresAt, transport: binding.source.transport, holder: this.options.node };
+    const flow = binding.source.transport === 'udp' ? undefined : this.advertisedFor?.(binding);
+    const contact: SharedContact = { aor: binding.aor, uri: binding.uri, expiresAt: binding.expiresAt, transport: binding.source.transport, holder: this.options.node, ...(flow ? { flow } : {}) };
     this.shared++;
     this.write(this.options.kv.put(contactKey(binding.aor, this.options.node, binding.uri), JSON.stringify(contact)));
   }

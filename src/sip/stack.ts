@@ -3,7 +3,8 @@
 // callbacks after the fact.
 import { TransactionLayer, type TransactionLayerOptions, type TransactionUser } from './transaction/index.ts';
 import { SipTransportSet, type ListenerSettings } from './transport-set.ts';
-import { SipTransport, type TransportHandlers, type TransportOptions } from './transport.ts';
+import type { SipMessage } from './message.ts';
+import { SipTransport, type Source, type TcpConnection, type TransportHandlers, type TransportOptions } from './transport.ts';
 import type { SipTrace } from './trace.ts';
 import type { WebSocketTransportOptions } from './websocket-transport.ts';
 
@@ -27,6 +28,16 @@ export function openSipStack(transportOptions: TransportOptions, tu: Transaction
   return { transport, layer };
 }
 
+/**
+ * What a user of the listeners may see before the transaction layer: a message that arrived on a
+ * connection and belongs to a dialog another server runs over it (taken: true, the layer never
+ * sees it), and each closed connection. A cluster member relays such flows (foreign-flow.ts).
+ */
+export interface ListenerHooks {
+  divert?(message: SipMessage, source: Source): boolean;
+  connectionClosed?(connection: TcpConnection): void;
+}
+
 /** The same over several listening transports (pjsip.conf's transports), each answering for itself. */
 export function openSipListeners(
   listeners: readonly ListenerSettings[],
@@ -36,13 +47,19 @@ export function openSipListeners(
   transportOptions: ConstructorParameters<typeof SipTransportSet>[2] = {},
   trace?: SipTrace,
   webSocket?: WebSocketTransportOptions,
+  hooks: ListenerHooks = {},
 ): { readonly transport: SipTransportSet; readonly layer: TransactionLayer } {
   const handlers: TransportHandlers = {
     onMessage: (message, source) => {
       trace?.received(message, source);
+      // Only what came on a connection can belong to another server's flow: UDP costs one check.
+      if (source.connection !== undefined && hooks.divert?.(message, source)) return;
       layer.receive(message, source);
     },
-    onConnectionClosed: (connection) => layer.connectionClosed(connection),
+    onConnectionClosed: (connection) => {
+      layer.connectionClosed(connection);
+      hooks.connectionClosed?.(connection);
+    },
     onDrop,
   };
   const transport = new SipTransportSet(listeners, handlers, transportOptions, webSocket);

@@ -154,6 +154,12 @@ export class StreamConnections {
     admission.close();
   }
 
+  /** The open connection to host:port, if there is one. */
+  find(host: string, port: number): Connection | undefined {
+    const found = this.#connections.get(`${normalizeAddress(host)}:${port}`);
+    return found && !found.closed ? found : undefined;
+  }
+
   /** An open connection to host:port, or a new one through `dial` (which resolves once it can carry SIP). */
   async connect(host: string, port: number, dial: () => Promise<net.Socket>): Promise<Connection> {
     const address = normalizeAddress(host);

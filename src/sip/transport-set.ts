@@ -7,6 +7,7 @@
  * listener of its own — the HTTP server hands its upgrades to `webSocket` — but is sent and
  * answered through the set like the others.
  */
+import { isForeignFlow } from './foreign-flow.ts';
 import type { SipMessage, SipResponse } from './message.ts';
 import type { TlsSettings } from './tls-material.ts';
 import { SipWebSocketTransport, type WebSocketTransportOptions } from './websocket-transport.ts';
@@ -99,6 +100,11 @@ export class SipTransportSet implements SipSender {
   }
 
   async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
+    // Another server's connection (foreign-flow.ts): written there, never from a socket of ours.
+    if (isForeignFlow(dest.connection)) {
+      await dest.connection.write(message);
+      return dest.connection;
+    }
     if (isWebSocket(dest.transport)) {
       if (!this.webSocket) throw new Error(`no ${dest.transport} transport`);
       return this.webSocket.send(message, dest);
@@ -109,9 +115,25 @@ export class SipTransportSet implements SipSender {
   }
 
   async sendResponse(response: SipResponse, source?: Source): Promise<void> {
+    if (isForeignFlow(source?.connection)) return source.connection.write(response);
     if (source && isWebSocket(source.transport) && this.webSocket) return this.webSocket.sendResponse(response, source);
     const found = this.#pick(source?.transport ?? 'UDP', source?.listener) ?? this.#listeners[0]!;
     return found.transport.sendResponse(response, source);
+  }
+
+  /**
+   * The open connection to a peer's address and port (TCP, TLS: of the named listener, else of
+   * any; WS, WSS: the browser's), or undefined: never opens one. A flow relayed for another server
+   * must go over the phone's own connection (a new one would not reach a phone behind NAT).
+   */
+  openConnection(transport: TransportProtocol, host: string, port: number, listener?: string): TcpConnection | undefined {
+    if (isWebSocket(transport)) return this.webSocket?.openConnection(host, port);
+    const named = listener === undefined ? undefined : this.#pick(transport, listener);
+    for (const { transport: candidate } of named ? [named] : this.#listeners) {
+      const found = candidate.openConnection(transport, host, port);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   /**

@@ -284,6 +284,11 @@ export class SipTransport implements SipSender {
     return this.streams.TCP.size + this.streams.TLS.size;
   }
 
+  /** The open TCP or TLS connection to host:port, if there is one (never opens one). */
+  openConnection(transport: TransportProtocol, host: string, port: number): TcpConnection | undefined {
+    return isStreamProtocol(transport) ? this.streams[transport].find(host, port) : undefined;
+  }
+
   /**
    * Sends a message. Resolves with the TCP or TLS connection used (undefined for UDP); rejects when the
    * transport cannot (no socket, connection refused or closed, TLS refused, message too large).

@@ -112,6 +112,12 @@ export class SipWebSocketTransport {
     return () => this.#closedListeners.delete(listener);
   }
 
+  /** The browser's open connection from host:port, if there is one. */
+  openConnection(host: string, port: number): TcpConnection | undefined {
+    const found = this.#connections.get(`${normalizeAddress(host)}:${port}`);
+    return found && !found.closed ? found : undefined;
+  }
+
   /** Host and port for a Via or Contact sent over a WebSocket. */
   localAddress(): { host: string; port: number } {
     return { ...this.#advertised };

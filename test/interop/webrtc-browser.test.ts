@@ -10,78 +10,16 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
+import { CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState } from '../helpers/jssip-browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TONE_HZ = 1000;
-
-/** JsSIP (CommonJS) bundled for the page as the global `JsSIP`. */
-async function jssipBundle(): Promise<string> {
-  const entry = createRequire(import.meta.url).resolve('jssip');
-  const result = await build({ entryPoints: [entry], bundle: true, format: 'iife', globalName: 'JsSIP', platform: 'browser', write: false, logLevel: 'silent' });
-  return result.outputFiles[0]!.text;
-}
-
-function page(wsUrl: string): string {
-  return `<!doctype html><meta charset="utf-8"><title>patchbay webrtc</title><script src="/jssip.js"></script>
-<script>
-window.state = { registered: false, confirmed: false, ended: false, incoming: 0, heardHz: undefined, log: [] };
-const ua = new JsSIP.UA({ sockets: [new JsSIP.WebSocketInterface(${JSON.stringify(wsUrl)})], uri: 'sip:browser@127.0.0.1', password: 'browser-secret', register: true });
-ua.on('registered', () => { window.state.registered = true; });
-ua.on('registrationFailed', (e) => window.state.log.push('registration failed ' + e.cause));
-// Every call: its state, and what it hears measured with Web Audio (the loudest FFT bin).
-function watch(session) {
-  window.state.confirmed = false;
-  window.state.ended = false;
-  window.state.heardHz = undefined;
-  session.on('confirmed', () => { window.state.confirmed = true; });
-  session.on('failed', (e) => { window.state.log.push('failed ' + e.cause); window.state.ended = true; });
-  session.on('ended', () => { window.state.ended = true; });
-  session.on('peerconnection', ({ peerconnection }) => listen(peerconnection));
-  if (session.connection) listen(session.connection);
-}
-function listen(connection) {
-  connection.addEventListener('connectionstatechange', () => window.state.log.push('pc ' + connection.connectionState));
-  connection.addEventListener('track', (event) => {
-    const stream = event.streams[0] || new MediaStream([event.track]);
-    // Chrome feeds a remote track to Web Audio only while a media element plays it.
-    const element = new Audio(); element.muted = true; element.srcObject = stream; element.play().catch(() => undefined);
-    const context = new AudioContext();
-    const analyser = context.createAnalyser();
-    analyser.fftSize = 8192;
-    context.createMediaStreamSource(stream).connect(analyser);
-    const bins = new Float32Array(analyser.frequencyBinCount);
-    const timer = setInterval(() => {
-      analyser.getFloatFrequencyData(bins);
-      let best = 1;
-      for (let i = 2; i < bins.length; i++) if (bins[i] > bins[best]) best = i;
-      if (bins[best] > -60) window.state.heardHz = best * context.sampleRate / analyser.fftSize;
-      if (window.state.ended) { clearInterval(timer); context.close(); }
-    }, 250);
-  });
-}
-window.dial = (target) => {
-  const session = ua.call(target, { mediaConstraints: { audio: true, video: false }, pcConfig: { iceServers: [] } });
-  watch(session);
-};
-// A call from the server: answered at once.
-ua.on('newRTCSession', ({ session, originator }) => {
-  if (originator !== 'remote') return;
-  window.state.incoming += 1;
-  watch(session);
-  session.answer({ mediaConstraints: { audio: true, video: false }, pcConfig: { iceServers: [] } });
-});
-ua.start();
-</script>`;
-}
 
 async function nextEvent(events: EventSocket, type: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
@@ -93,23 +31,6 @@ async function nextEvent(events: EventSocket, type: string, timeoutMs = 60_000):
 }
 
 const SKIP = existsSync(CHROMIUM) ? false : 'Chromium is not installed (Debian package chromium)';
-
-interface PageState {
-  registered: boolean;
-  confirmed: boolean;
-  ended: boolean;
-  incoming: number;
-  heardHz?: number;
-  log: string[];
-}
-
-// What the page's script defines, as the functions evaluated in it see the window.
-declare global {
-  interface Window {
-    state: PageState;
-    dial(target: string): void;
-  }
-}
 
 let work: string;
 let server: TestServer;
@@ -149,19 +70,12 @@ before(async () => {
   const wsUrl = `${server.url.replace('http', 'ws')}/ws`;
   site = http.createServer((request, response) => {
     if (request.url === '/jssip.js') return void response.writeHead(200, { 'Content-Type': 'text/javascript' }).end(bundle);
-    response.writeHead(200, { 'Content-Type': 'text/html' }).end(page(wsUrl));
+    response.writeHead(200, { 'Content-Type': 'text/html' }).end(jssipPage(wsUrl));
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', () => resolve()));
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${tone}`,
-      '--disable-features=WebRtcHideLocalIpsWithMdns',
-      '--autoplay-policy=no-user-gesture-required',
-      '--no-sandbox',
-    ],
+    args: chromiumArgs(tone),
   });
   events = await server.events('app=webrtc');
   tab = await browser.newPage();

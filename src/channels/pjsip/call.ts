@@ -24,6 +24,7 @@ import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '
 import { dialplanHeaders, SessionHeaders } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
+import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import { connectionServes, type Destination, type Source, type TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
@@ -202,8 +203,27 @@ export class SipCall implements ChannelDriver {
   /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
   #contact(): string {
     const [transport, side] = [this.#transport(), this.side];
+    // Over another server's connection the phone sees that server only (foreign-flow.ts).
+    const flow = this.relayedFlow;
+    if (flow) return nameAddr(contactUri(this.endpointId, flow.advertised.host, flow.advertised.port, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
     const port = transport === 'UDP' ? undefined : this.services.portOf?.(transport, side.kind === 'inbound' ? side.tx.source.listener : side.destination.listener);
     return nameAddr(contactUri(this.endpointId, this.services.signallingHost, port ?? this.services.signallingPort, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
+  }
+
+  /** The other server's connection this call runs over (a phone registered through another cluster member), if any. */
+  get relayedFlow(): ForeignFlow | undefined {
+    const connection = this.side.kind === 'outbound' ? this.side.destination.connection : undefined;
+    return isForeignFlow(connection) ? connection : undefined;
+  }
+
+  /**
+   * The other server's connection went away (the phone's connection closed, or that server died):
+   * what a transport failure does to a call. Before the answer the INVITE fails (its transaction
+   * is failed by the layer); after it the call ends with cause 27 (destination out of order).
+   */
+  flowLost(): void {
+    if (this.#ended || !this.#answered) return;
+    this.#endSession(27, 'the connection to the phone closed (through another cluster member)');
   }
 
   #transport(): Destination['transport'] {
@@ -236,7 +256,7 @@ export class SipCall implements ChannelDriver {
     // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
-    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.services.signallingHost, newTag());
+    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag());
     const request = new SipRequest('INVITE', target, [
       ...(route ? [['Route', route] as [string, string]] : []),
       ['Max-Forwards', '70'],
@@ -577,7 +597,10 @@ export class SipCall implements ChannelDriver {
     const listener = this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
     if (listener !== undefined) hop.listener = listener;
     const connection: TcpConnection | undefined = this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
-    if (connectionServes(connection, hop.transport)) hop.connection = connection;
+    // Another server's connection is the only way to the phone, closed or not (then the request fails).
+    const flow = this.relayedFlow;
+    if (flow) hop.connection = flow;
+    else if (connectionServes(connection, hop.transport)) hop.connection = connection;
     return hop;
   }
 

@@ -15,6 +15,12 @@ export interface SharedContact {
   readonly transport: BindingSource['transport'];
   /** The server (cluster member) that took the REGISTER and holds the binding. */
   readonly holder: string;
+  /**
+   * A TCP, TLS or WebSocket contact: the address the holder shows the phone on its connection
+   * (Via and Contact of a dialog relayed through it, flow-relay.ts). Without it the contact is
+   * not reached from another server.
+   */
+  readonly flow?: { readonly host: string; readonly port: number };
 }
 
 export interface ContactDirectory {

@@ -3,11 +3,13 @@
 // URI given; no contact → the request fails at once. Messages and REFERs find their targets here too.
 // A contact registered over TCP is reached over the connection its REGISTER came on (a phone behind
 // NAT or a firewall cannot accept connections; RFC 5626 calls it the flow), whatever its Contact says.
-// In a cluster, a phone registered over UDP through another member is called from here directly.
+// In a cluster, a phone registered over UDP through another member is called from here directly;
+// one registered over TCP, TLS or WebSocket through another member over that member's connection.
 import type { Channel } from '../../core/channels/channel.ts';
-import type { ChannelRequest } from '../../core/channels/technology.ts';
+import type { ChannelRequest, TechnologyContext } from '../../core/channels/technology.ts';
 import { InvalidError, NotFoundError, UnavailableError } from '../../core/errors.ts';
 import { uriDestination } from '../../sip/dialog.ts';
+import { isForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
@@ -16,6 +18,7 @@ import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
 import type { PjsipEndpoint } from './config/index.ts';
+import type { SharedContact } from './contact-directory.ts';
 import { transportProtocol } from './listeners.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
 import { endpointSessionOptions } from './config/session-values.ts';
@@ -35,14 +38,26 @@ export class Dialer {
     const runtime = this.#runtime;
     const context = runtime.context;
     if (!context || !runtime.layer) throw new UnavailableError('SIP is not running');
-    const { endpoint, user, uri } = this.resolve(request.resource);
+    const { endpoint, user, uri, through } = this.resolve(request.resource, true);
     // An outbound_proxy takes the INVITE (named in a Route header); the Request-URI stays the target.
-    const proxy = endpoint.outboundProxy ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
+    // A phone reached over another server's connection is reached only there: no proxy in between.
+    const proxy = endpoint.outboundProxy && !through ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
     const viaProxy = proxy && proxy.kind === 'sip' ? proxy : undefined;
-    const destination = this.destinationOf(viaProxy ?? uri, endpoint);
+    const destination = through ? this.flowDestination(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
+    try {
+      return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy);
+    } catch (error) {
+      // A flow through another member that no call took is given back at once (it counts against a bound).
+      if (isForeignFlow(destination.connection)) destination.connection.release();
+      throw error;
+    }
+  }
+
+  /** The call and its channel, once its destination is known. */
+  #place(context: TechnologyContext, request: ChannelRequest, endpoint: PjsipEndpoint, destination: Destination, target: SipUri, viaProxy: SipUri | undefined): Channel {
+    const runtime = this.#runtime;
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
-    const target: SipUri = user !== undefined ? { ...uri, user } : uri;
     // The codecs of the calling side (outgoing_call_offer_pref's "remote"): ARI's formats, else what the requesting channel carries.
     const requestorFormat = request.requestor?.driver.nativeFormat?.();
     // The requesting channel is the one this call will most likely be connected with (Dial(), ARI's originator).
@@ -78,8 +93,12 @@ export class Dialer {
     return channel;
   }
 
-  /** The endpoint, dialled user and URI of a dial string (`[user@]endpoint[/uri]`). */
-  resolve(resource: string): { endpoint: PjsipEndpoint; user?: string; uri: SipUri } {
+  /**
+   * The endpoint, dialled user and URI of a dial string (`[user@]endpoint[/uri]`). With `relayed`
+   * (calls and MESSAGEs), the newest contact may be one another server holds over a connection:
+   * `through` names it, and the request goes over that server's connection (flow-relay.ts).
+   */
+  resolve(resource: string, relayed = false): { endpoint: PjsipEndpoint; user?: string; uri: SipUri; through?: SharedContact } {
     const slash = resource.indexOf('/');
     const head = slash < 0 ? resource : resource.slice(0, slash);
     const explicit = slash < 0 ? undefined : resource.slice(slash + 1);
@@ -94,7 +113,9 @@ export class Dialer {
       if (!parsed || parsed.kind !== 'sip') throw new InvalidError(`Not a SIP URI: ${explicit}`);
       return { endpoint, user, uri: parsed };
     }
-    const uri = this.contactOf(endpoint);
+    const newest = this.#newestContact(endpoint, relayed && this.#runtime.flowRelay !== undefined);
+    if (newest?.through) return { endpoint, user, uri: newest.uri, through: newest.through };
+    const uri = newest?.uri;
     if (!uri) {
       // Registered only over a connection that another server holds: said plainly (docs/cluster.md).
       const elsewhere = endpoint.aors.flatMap((aorId) => this.#runtime.contactDirectory?.contactsOf(aorId) ?? [])[0];
@@ -111,33 +132,54 @@ export class Dialer {
    * for any UDP contact); a TCP, TLS or WebSocket one cannot, its connection being the other's.
    */
   contactOf(endpoint: PjsipEndpoint): SipUri | undefined {
+    return this.#newestContact(endpoint, false)?.uri;
+  }
+
+  /** contactOf, where with `relayed` a contact another server holds over a connection with a flow address counts too (`through`). */
+  #newestContact(endpoint: PjsipEndpoint, relayed: boolean): { uri: SipUri; through?: SharedContact } | undefined {
     const { qualifier, registrar, config, contactDirectory } = this.#runtime;
     // Contacts that qualifying found Unreachable are skipped, as Asterisk skips unavailable ones.
     const unreachable = (aor: string, uri: string): boolean => qualifier?.state(aor, uri)?.status === 'Unreachable';
     let newest: Pick<Binding, 'uri' | 'expiresAt'> | undefined;
+    let through: SharedContact | undefined;
     for (const aorId of endpoint.aors) {
       for (const binding of registrar.lookup(aorId)) {
         if (unreachable(aorId, binding.uri)) continue;
-        if (!newest || binding.expiresAt >= newest.expiresAt) newest = binding;
+        if (!newest || binding.expiresAt >= newest.expiresAt) [newest, through] = [binding, undefined];
       }
       for (const shared of contactDirectory?.contactsOf(aorId) ?? []) {
-        if (shared.transport !== 'udp') continue;
-        if (!newest || shared.expiresAt > newest.expiresAt) newest = shared;
+        const overConnection = shared.transport !== 'udp';
+        if (overConnection && (!relayed || shared.flow === undefined)) continue;
+        if (!newest || shared.expiresAt > newest.expiresAt) [newest, through] = [shared, overConnection ? shared : undefined];
       }
     }
     if (newest) {
       const parsed = parseUri(newest.uri);
-      if (parsed && parsed.kind === 'sip') return parsed;
+      if (parsed && parsed.kind === 'sip') return through ? { uri: parsed, through } : { uri: parsed };
     }
     for (const aorId of endpoint.aors) {
       for (const contact of config.aors.get(aorId)?.contacts ?? []) {
         const text = contact.replace(/^<|>$/g, '');
         if (unreachable(aorId, text)) continue;
         const parsed = parseUri(text);
-        if (parsed && parsed.kind === 'sip') return parsed;
+        if (parsed && parsed.kind === 'sip') return { uri: parsed };
       }
     }
     return undefined;
+  }
+
+  /**
+   * The destination of a call to a contact another server holds over its connection: a flow
+   * through that server (flow-relay.ts), the phone's address as the contact names it. Refused
+   * (no flow, a bound reached) it is unreachable from here, said as the dialer says it.
+   */
+  flowDestination(contact: SharedContact, uri: SipUri): Destination {
+    const relay = this.#runtime.flowRelay;
+    const outcome = relay ? relay.flowTo(contact) : { refused: 'no relay' };
+    if ('refused' in outcome) throw new UnavailableError(`PJSIP/${contact.aor} is registered over ${contact.transport.toUpperCase()} through cluster member ${contact.holder}, which cannot be reached from here: ${outcome.refused}`);
+    const { flow } = outcome;
+    const direct = uriDestination(uri);
+    return { transport: flow.protocol, host: direct?.host ?? flow.remoteAddress, port: direct?.port ?? flow.remotePort, connection: flow };
   }
 
   /**

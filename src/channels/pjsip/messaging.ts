@@ -4,10 +4,13 @@
 // endpoint's contact.
 import { NotFoundError, UnavailableError } from '../../core/errors.ts';
 import type { MessageDestination, TextMessage } from '../../core/messages.ts';
+import { isForeignFlow } from '../../sip/foreign-flow.ts';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
+import type { Destination } from '../../sip/transport.ts';
 import { formatUri, type SipUri } from '../../sip/uri.ts';
 import type { PjsipEndpoint } from './config/index.ts';
+import type { SharedContact } from './contact-directory.ts';
 import type { Dialer } from './dialer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
@@ -74,13 +77,16 @@ export class SipMessaging {
   send(message: TextMessage, destination: MessageDestination): void {
     const runtime = this.#runtime;
     const layer = runtime.layer;
-    let resolved: { endpoint: PjsipEndpoint; uri: SipUri } | undefined;
+    let resolved: { endpoint: PjsipEndpoint; uri: SipUri; through?: SharedContact } | undefined;
+    let target: Destination | undefined;
     try {
-      resolved = layer ? this.#dialer.resolve(destination.resource) : undefined;
+      resolved = layer ? this.#dialer.resolve(destination.resource, true) : undefined;
+      // A phone on another cluster member's connection is sent it over that connection (flow-relay.ts).
+      target = resolved?.through ? this.#dialer.flowDestination(resolved.through, resolved.uri) : resolved ? this.#dialer.destinationOf(resolved.uri) : undefined;
     } catch {
       resolved = undefined;
     }
-    const target = resolved ? this.#dialer.destinationOf(resolved.uri) : undefined;
+    const flow = isForeignFlow(target?.connection) ? target.connection : undefined;
     if (!layer || !resolved || !target) {
       runtime.context?.messages.receive(message, destination.resource);
       return;
@@ -89,7 +95,7 @@ export class SipMessaging {
     const fromUser = message.from.replace(/^.*sip:/, '').replace(/@.*$/, '').replace(/[^A-Za-z0-9._+-]/g, '') || 'patchbay';
     const request = new SipRequest('MESSAGE', uri, [
       ['Max-Forwards', '70'],
-      ['From', nameAddr(plainSipUri(fromUser, runtime.publicHost), [['tag', newTag()]])],
+      ['From', nameAddr(plainSipUri(fromUser, flow?.advertised.host ?? runtime.publicHost), [['tag', newTag()]])],
       ['To', nameAddr(plainSipUri(uri.user || undefined, uri.host))],
       ['Call-ID', newCallId()],
       ['CSeq', '1 MESSAGE'],
@@ -103,11 +109,19 @@ export class SipMessaging {
     }
     request.body = Buffer.from(message.body, 'utf8');
     request.set('Content-Type', 'text/plain');
-    layer.sendRequest(request, target, {
-      onResponse: (response) => {
-        if (response.status >= 300) runtime.log?.info({ status: response.status, to: message.to }, 'SIP MESSAGE refused');
-      },
-      onTimeout: () => runtime.log?.info({ to: message.to }, 'SIP MESSAGE timed out'),
-    });
+    try {
+      layer.sendRequest(request, target, {
+        onResponse: (response) => {
+          if (response.status >= 300) runtime.log?.info({ status: response.status, to: message.to }, 'SIP MESSAGE refused');
+        },
+        onTimeout: () => runtime.log?.info({ to: message.to }, 'SIP MESSAGE timed out'),
+        onTransportError: (error) => runtime.log?.info({ to: message.to, err: error.message }, 'SIP MESSAGE not sent'),
+        // The flow through another member lives as long as the MESSAGE's transaction.
+        onTerminated: () => flow?.release(),
+      });
+    } catch (error) {
+      flow?.release();
+      throw error;
+    }
   }
 }

@@ -12,6 +12,7 @@ import type { CallServices, SipCall } from './call.ts';
 import type { CallRegistry } from './call-registry.ts';
 import type { ContactDirectory } from './contact-directory.ts';
 import type { PjsipConfig } from './config/index.ts';
+import type { FlowRelay } from './flow-relay.ts';
 import type { ContactQualifier } from './qualify.ts';
 import type { OutboundRegistrations } from './registrations.ts';
 
@@ -31,6 +32,8 @@ export interface PjsipRuntime {
   readonly registrations: OutboundRegistrations | undefined;
   /** Contacts registered through other servers (a cluster member's); undefined on a single server. */
   readonly contactDirectory: ContactDirectory | undefined;
+  /** Calls over another server's connection to a phone (a cluster member's); undefined on a single server. */
+  readonly flowRelay: FlowRelay | undefined;
   /** The live calls, found by dialog (Call-ID and tags). */
   readonly calls: CallRegistry<SipCall>;
   /** Our address as written in Contact, From and URIs of this server. */

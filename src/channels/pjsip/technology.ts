@@ -23,6 +23,8 @@ import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
 import { contactsElsewhere, type ContactDirectory } from './contact-directory.ts';
+import type { FlowRelay } from './flow-relay.ts';
+import { TechnologyFlowHost } from './flow-host.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
@@ -74,6 +76,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #qualifier: ContactQualifier | undefined;
   #registrations: OutboundRegistrations | undefined;
   #contactDirectory: ContactDirectory | undefined;
+  /** Dialogs over another server's connection (flow-relay.ts), a cluster member's. */
+  #flowRelay: FlowRelay | undefined;
   #unwatchDirectory: (() => void) | undefined;
   #host = '127.0.0.1';
   #publicHost = '127.0.0.1';
@@ -144,6 +148,7 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
+        call.relayedFlow?.release();
         this.#calls.delete(call);
       },
     };
@@ -171,6 +176,9 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       get contactDirectory() {
         return technology.#contactDirectory;
+      },
+      get flowRelay() {
+        return technology.#flowRelay;
       },
       calls: this.#calls,
       get publicHost() {
@@ -288,6 +296,12 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#refreshStates();
   }
 
+  /** Calls over another cluster member's connection to a phone, and this member's connections lent to others (flow-relay.ts). */
+  set flowRelay(relay: FlowRelay | undefined) {
+    this.#flowRelay = relay;
+    relay?.attach(new TechnologyFlowHost(this.#runtime, () => this.#transport, this.sipTrace));
+  }
+
   /** The outbound registrations (`type=registration`) and where each stands. */
   registrations(): RegistrationInfo[] {
     return this.#registrations?.list() ?? [];
@@ -380,6 +394,7 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       this.sipTrace,
       webSocket,
+      { divert: (message, source) => this.#flowRelay?.divert(message, source) ?? false, connectionClosed: (connection) => this.#flowRelay?.connectionClosed(connection) },
     );
     // A browser's registrations live as long as its WebSocket: nothing can reach it once that closes.
     transport.webSocket?.onClosed((connection) => this.#registrar.removeWhere((binding) => isWebSocketSource(binding.source.transport) && binding.source.address === connection.remoteAddress && binding.source.port === connection.remotePort));

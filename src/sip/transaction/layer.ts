@@ -14,6 +14,7 @@
  * - Bounded: at most maxTransactions live transactions (new requests beyond → 503 statelessly,
  *   new client transactions → an error); every timer is cleared when its transaction ends.
  */
+import { isForeignFlow } from '../foreign-flow.ts';
 import { SipRequest, createResponse, formatVia, newBranch, newTag, type SipMessage, type SipResponse } from '../message.ts';
 import type { Destination, SipSender, Source, TcpConnection } from '../transport.ts';
 import { ClientTransaction } from './client.ts';
@@ -81,7 +82,7 @@ export class TransactionLayer implements TransactionHost {
   sendRequest(request: SipRequest, destination: Destination, handlers: ClientHandlers = {}): ClientTransaction {
     if (request.method === 'ACK') throw new Error('ACK is not sent in a transaction; use sendAck()');
     if (this.size >= this.maxTransactions && !this.evictOne()) throw new Error('too many transactions');
-    if (!request.has('via')) this.addVia(request, destination.transport, destination.listener);
+    if (!request.has('via')) this.addVia(request, destination.transport, destination.listener, destination.connection);
     const via = request.topVia();
     if (!via?.branch) throw new Error('request without a Via branch');
     const key = clientKey(via.branch, request.method);
@@ -95,14 +96,17 @@ export class TransactionLayer implements TransactionHost {
 
   /** Sends an ACK for a 2xx (or any request outside a transaction). */
   async sendAck(ack: SipRequest, destination: Destination): Promise<void> {
-    if (!ack.has('via')) this.addVia(ack, destination.transport, destination.listener);
+    if (!ack.has('via')) this.addVia(ack, destination.transport, destination.listener, destination.connection);
     if (!ack.has('max-forwards')) ack.set('Max-Forwards', '70');
     await this.transport.send(ack, destination);
   }
 
-  /** Adds a top Via for this host with a new branch and an rport request. */
-  addVia(request: SipRequest, transport: Destination['transport'], listener?: string): void {
-    const local = this.transport.localAddress(transport, listener);
+  /**
+   * Adds a top Via for this host with a new branch and an rport request. Over another server's
+   * connection (foreign-flow.ts) the Via names that server's address: the peer sees one peer on it.
+   */
+  addVia(request: SipRequest, transport: Destination['transport'], listener?: string, connection?: TcpConnection): void {
+    const local = isForeignFlow(connection) ? connection.advertised : this.transport.localAddress(transport, listener);
     request.prepend('Via', formatVia({ protocol: 'SIP/2.0', transport, host: local.host, port: local.port, params: new Map<string, string | null>([['branch', newBranch()], ['rport', null]]) }));
   }
 
