@@ -4,7 +4,7 @@
 // cycle the server answered, bench/floor-events.ts: the same 13 frames, built and serialised per
 // cycle) or `six-events:TYPES` (the `;1` half's event types only, with a small channel snapshot:
 // the floor before issue 25's fairness fix). It prints its URL, then answers one JSON line on stdout per line on stdin:
-//   `stats`  → { cpuUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
+//   `stats`  → { cpuUs, systemUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
 //   `gc`     → the same after a full collection (needs --expose-gc)
 // and exits when stdin ends. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
 import http from 'node:http';
@@ -46,6 +46,8 @@ lines.on('line', (line) => {
   const memory = process.memoryUsage();
   const answer = {
     cpuUs: cpu.user + cpu.system,
+    // The kernel's part (socket writes and reads over loopback, the database's file writes).
+    systemUs: cpu.system,
     rss: memory.rss,
     heapUsed: memory.heapUsed,
     external: memory.external,

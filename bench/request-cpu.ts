@@ -57,6 +57,8 @@ const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
 interface Stats {
   cpuUs: number;
+  /** Of which in the kernel (older target scripts: absent). */
+  systemUs?: number;
   rss: number;
   heapUsed: number;
   external: number;
@@ -156,14 +158,14 @@ const percentile = (values: number[], p: number): number => {
 };
 
 /** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
-async function cycleCost(target: Target): Promise<{ us: number; p99: number; perSecond: number; types: string[] }> {
+async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; p99: number; perSecond: number; types: string[] }> {
   const client = await cycleClient(target.url, inflight);
   try {
     await client.run(Math.min(500, cycles), inflight); // warm-up
     const before = await target.stats();
     const { durations, seconds } = await client.run(cycles, inflight);
     const after = await target.stats();
-    return { us: (after.cpuUs - before.cpuUs) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds, types: client.firstCycleTypes };
+    return { us: (after.cpuUs - before.cpuUs) / durations.length, systemUs: ((after.systemUs ?? 0) - (before.systemUs ?? 0)) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds, types: client.firstCycleTypes };
   } finally {
     client.close();
   }
@@ -277,7 +279,7 @@ for (let round = 0; round < rounds; round++) {
       sums[kind].net += ping.net;
       sums[kind].cycle += cycle.us;
       rows.push(
-        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle, p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
+        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle (${cycle.systemUs.toFixed(0)} in the kernel), p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
       );
       console.log(rows.at(-1));
     } finally {
