@@ -158,14 +158,14 @@ const percentile = (values: number[], p: number): number => {
 };
 
 /** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
-async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; p99: number; perSecond: number; types: string[] }> {
+async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; p99: number; perSecond: number }> {
   const client = await cycleClient(target.url, inflight);
   try {
     await client.run(Math.min(500, cycles), inflight); // warm-up
     const before = await target.stats();
     const { durations, seconds } = await client.run(cycles, inflight);
     const after = await target.stats();
-    return { us: (after.cpuUs - before.cpuUs) / durations.length, systemUs: ((after.systemUs ?? 0) - (before.systemUs ?? 0)) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds, types: client.firstCycleTypes };
+    return { us: (after.cpuUs - before.cpuUs) / durations.length, systemUs: ((after.systemUs ?? 0) - (before.systemUs ?? 0)) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds };
   } finally {
     client.close();
   }
