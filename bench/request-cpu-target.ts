@@ -1,7 +1,10 @@
 // A child process for bench/request-cpu.ts: `server` (the real Patchbay, developer mode off, log at
 // warn) or `floor` (bare node:http + ws answering the same steps with no routing, validation or
-// event log). It prints its URL, then answers one JSON line on stdout per line on stdin:
-//   `stats`  → { cpuUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
+// event log). The floor's events per cycle come from its third argument: `same-events:FILE` (a
+// cycle the server answered, bench/floor-events.ts: the same 13 frames, built and serialised per
+// cycle) or `six-events:TYPES` (the `;1` half's event types only, with a small channel snapshot:
+// the floor before issue 25's fairness fix). It prints its URL, then answers one JSON line on stdout per line on stdin:
+//   `stats`  → { cpuUs, systemUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
 //   `gc`     → the same after a full collection (needs --expose-gc)
 // and exits when stdin ends. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
 import http from 'node:http';
@@ -11,12 +14,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { formatAriDate } from '../src/util/ari-date.ts';
+import { instantiate, templateNames, type CycleNames, type CycleTemplate } from './floor-events.ts';
 
 const kind = process.argv[2];
-/** Event types the floor sends per originate cycle, in order (learnt from the server by the driver). */
-const floorEvents = (process.argv[3] ?? 'StasisStart,ChannelDestroyed').split(',').filter(Boolean);
+const floorMode = process.argv[3] ?? 'six-events:StasisStart,ChannelDestroyed';
+/** same-events: the server's cycle, replayed with fresh ids and times. */
+const template: CycleTemplate | undefined = floorMode.startsWith('same-events:') ? (JSON.parse(readFileSync(floorMode.slice('same-events:'.length), 'utf8')) as CycleTemplate) : undefined;
+/** six-events: event types the floor sends per originate cycle, in order (learnt from the server by the driver). */
+const floorEvents = (floorMode.startsWith('six-events:') ? floorMode.slice('six-events:'.length) : floorMode).split(',').filter(Boolean);
 
 interface Probe {
   readonly url: string;
@@ -38,6 +46,8 @@ lines.on('line', (line) => {
   const memory = process.memoryUsage();
   const answer = {
     cpuUs: cpu.user + cpu.system,
+    // The kernel's part (socket writes and reads over loopback, the database's file writes).
+    systemUs: cpu.system,
     rss: memory.rss,
     heapUsed: memory.heapUsed,
     external: memory.external,
@@ -117,6 +127,27 @@ async function startFloor(): Promise<Probe> {
     const text = JSON.stringify({ type, timestamp: formatAriDate(), channel, application: app, asterisk_id: serverId, sequence: ++sequence });
     for (const socket of listeners) socket.send(text);
   };
+  // same-events: ids, names and creation times shaped as the server's (same lengths), new per cycle.
+  const learnt = template ? templateNames(template) : undefined;
+  const epoch = Math.floor(Date.now() / 1000);
+  const nextCycle = (): CycleNames => {
+    const n = ++nextId;
+    const name = `Local/answer@default-${n.toString(16).padStart(8, '0')}`;
+    return { ids: [`${epoch}.${2 * n - 1}`, `${epoch}.${2 * n}`], names: [`${name};1`, `${name};2`], creationtime: formatAriDate() };
+  };
+  const replay = (app: string, after: 'originate' | 'hangup', cycle: CycleNames): void => {
+    const listeners = sockets.get(app);
+    if (!listeners || !template || !learnt) return;
+    for (const frame of template.frames) {
+      if (frame.after !== after) continue;
+      const event = instantiate(frame.event, learnt, cycle, formatAriDate()) as Record<string, unknown>;
+      event.application = app;
+      event.asterisk_id = serverId;
+      event.sequence = ++sequence;
+      const text = JSON.stringify(event);
+      for (const socket of listeners) socket.send(text);
+    }
+  };
   const answer = (response: http.ServerResponse, status: number, body?: unknown): void => {
     if (body === undefined) {
       response.writeHead(status, { 'Content-Length': 0 });
@@ -134,6 +165,24 @@ async function startFloor(): Promise<Probe> {
     const path = query < 0 ? url : url.slice(0, query);
     const params = new URLSearchParams(query < 0 ? '' : url.slice(query + 1));
     if (request.method === 'GET' && path === '/ari/asterisk/ping') return answer(response, 200, { ping: 'pong', timestamp: formatAriDate(), asterisk_id: serverId });
+    if (request.method === 'POST' && path === '/ari/channels' && learnt) {
+      const app = params.get('app') ?? '';
+      const cycle = nextCycle();
+      answer(response, 200, instantiate(template!.created, learnt, cycle, formatAriDate()));
+      setImmediate(() => replay(app, 'originate', cycle));
+      live.set(cycle.ids[0], { app, cycle });
+      return;
+    }
+    if (request.method === 'DELETE' && path.startsWith('/ari/channels/') && learnt) {
+      const id = decodeURIComponent(path.slice('/ari/channels/'.length));
+      const call = live.get(id);
+      if (call === undefined) return answer(response, 404, { message: 'Channel not found' });
+      live.delete(id);
+      answer(response, 204);
+      const cycle = call.cycle;
+      if (cycle) setImmediate(() => replay(call.app, 'hangup', cycle));
+      return;
+    }
     if (request.method === 'POST' && path === '/ari/channels') {
       const app = params.get('app') ?? '';
       const id = `floor-${++nextId}`;
@@ -142,21 +191,21 @@ async function startFloor(): Promise<Probe> {
       setImmediate(() => {
         for (const type of floorEvents) if (type !== 'ChannelDestroyed') emit(app, type, channelJson(id, 'Up'));
       });
-      live.set(id, app);
+      live.set(id, { app });
       return;
     }
     if (request.method === 'DELETE' && path.startsWith('/ari/channels/')) {
       const id = decodeURIComponent(path.slice('/ari/channels/'.length));
-      const app = live.get(id);
-      if (app === undefined) return answer(response, 404, { message: 'Channel not found' });
+      const call = live.get(id);
+      if (call === undefined) return answer(response, 404, { message: 'Channel not found' });
       live.delete(id);
       answer(response, 204);
-      setImmediate(() => emit(app, 'ChannelDestroyed', channelJson(id, 'Up')));
+      setImmediate(() => emit(call.app, 'ChannelDestroyed', channelJson(id, 'Up')));
       return;
     }
     answer(response, 404, { message: 'Resource not found' });
   });
-  const live = new Map<string, string>();
+  const live = new Map<string, { app: string; cycle?: CycleNames }>();
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (request, socket, head) => {
     if (request.headers.authorization !== AUTH) return socket.destroy();

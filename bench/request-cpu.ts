@@ -3,6 +3,9 @@
 // inside the target, µs) per GET /ari/asterisk/ping and per originate cycle (POST /channels →
 // StasisStart → DELETE → ChannelDestroyed, 50 in flight), alternating server and floor each round,
 // and reports the ratio floor/server (1.0 = the server costs what the floor costs).
+// --floor same-events (the default: the floor sends the server's own 13 frames per cycle, learnt from one
+// cycle the server answered before the rounds — bench/floor-events.ts), six-events (the floor before issue
+// 25's fairness fix: the `;1` half's six events with a smaller snapshot) or both (two floors in the same rounds).
 // With --subscribe-all N it then holds N subscribe-all applications on the server while cycles run
 // at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
 // --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
@@ -11,15 +14,19 @@
 // (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
 // same with Node.js flags (`--max-semi-space-size=32`).
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
-//        [--server dist --baseline ../main/dist] [--subscribe-all 10 --rate 200 --hold 20]
+//        [--server dist --baseline ../main/dist] [--floor same-events|six-events|both]
+//        [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface, type Interface } from 'node:readline';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { cycleClient } from './ari-cycle-client.ts';
+import { captureCycle } from './floor-events.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +40,7 @@ const { values } = parseArgs({
     hold: { type: 'string', default: '20' },
     server: { type: 'string' },
     baseline: { type: 'string' },
+    floor: { type: 'string', default: 'same-events' },
   },
 });
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
@@ -44,10 +52,13 @@ const connections = clamp(values.connections, 1, 200);
 const subscribeAll = clamp(values['subscribe-all'], 0, 100);
 const rate = clamp(values.rate, 1, 5000);
 const holdSeconds = clamp(values.hold, 1, 300);
+if (!['same-events', 'six-events', 'both'].includes(values.floor!)) throw new Error('--floor is same-events, six-events or both');
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
 interface Stats {
   cpuUs: number;
+  /** Of which in the kernel (older target scripts: absent). */
+  systemUs?: number;
   rss: number;
   heapUsed: number;
   external: number;
@@ -63,25 +74,28 @@ interface Target {
   stop(): Promise<void>;
 }
 
-type Kind = 'server' | 'baseline' | 'floor';
+/** `floor`: the server's own frames per cycle; `floor6`: the `;1` half's six (the floor before the fairness fix). */
+type Kind = 'server' | 'baseline' | 'floor' | 'floor6';
+const isFloor = (kind: Kind): boolean => kind === 'floor' || kind === 'floor6';
 /** The compiled server each kind runs (undefined: the sources through tsx). */
 const roots: Record<Kind, string | undefined> = {
   server: values.server === undefined ? undefined : resolve(values.server),
   baseline: values.baseline === undefined ? undefined : resolve(values.baseline),
   floor: undefined,
+  floor6: undefined,
 };
 
-async function startTarget(kind: Kind, floorEvents: readonly string[] = []): Promise<Target> {
+async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
   if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
   // Overrides price a feature on the server: the baseline runs as configured (--baseline dist
   // --server dist compares the same build with and without it), the floor has no settings.
   if (kind !== 'server') delete env.PATCHBAY_BENCH_OVERRIDES;
-  const role = kind === 'floor' ? 'floor' : 'server';
+  const role = isFloor(kind) ? 'floor' : 'server';
   // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
   const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', script, role, floorEvents.join(',')], { stdio: ['pipe', 'pipe', 'inherit'], env });
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', script, role, floorMode], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines: Interface = createInterface({ input: child.stdout! });
   const iterator = lines[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
@@ -144,14 +158,14 @@ const percentile = (values: number[], p: number): number => {
 };
 
 /** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
-async function cycleCost(target: Target): Promise<{ us: number; p99: number; perSecond: number; types: string[] }> {
+async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; p99: number; perSecond: number }> {
   const client = await cycleClient(target.url, inflight);
   try {
     await client.run(Math.min(500, cycles), inflight); // warm-up
     const before = await target.stats();
     const { durations, seconds } = await client.run(cycles, inflight);
     const after = await target.stats();
-    return { us: (after.cpuUs - before.cpuUs) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds, types: client.firstCycleTypes };
+    return { us: (after.cpuUs - before.cpuUs) / durations.length, systemUs: ((after.systemUs ?? 0) - (before.systemUs ?? 0)) / durations.length, p99: percentile(durations, 99), perSecond: durations.length / seconds };
   } finally {
     client.close();
   }
@@ -229,24 +243,43 @@ const sums: Record<Kind, { ping: number; net: number; cycle: number }> = {
   server: { ping: 0, net: 0, cycle: 0 },
   baseline: { ping: 0, net: 0, cycle: 0 },
   floor: { ping: 0, net: 0, cycle: 0 },
+  floor6: { ping: 0, net: 0, cycle: 0 },
 };
-const kinds: Kind[] = roots.baseline ? ['server', 'baseline', 'floor'] : ['server', 'floor'];
+const floors: Kind[] = values.floor === 'both' ? ['floor', 'floor6'] : values.floor === 'six-events' ? ['floor6'] : ['floor'];
+const kinds: Kind[] = [...(roots.baseline ? (['server', 'baseline'] as const) : (['server'] as const)), ...floors];
+// The same-events floor replays one cycle the server (--server's build) answered, captured before the rounds.
+const templateDir = mkdtempSync(join(os.tmpdir(), 'patchbay-floor-'));
+const templateFile = join(templateDir, 'cycle.json');
+let frameCount = 0;
+if (rounds > 0) {
+  const target = await startTarget('server');
+  try {
+    const template = await captureCycle(target.url);
+    frameCount = template.frames.length;
+    writeFileSync(templateFile, JSON.stringify(template));
+    // The six-events floor: the types of the originated (`;1`) channel's events, StasisStart first.
+    const firstId = (template.created as { id: string }).id;
+    const types = template.frames.filter(({ event }) => (event.channel as { id?: string } | undefined)?.id === firstId).map(({ event }) => String(event.type));
+    floorEvents = ['StasisStart', ...types.filter((type) => type !== 'StasisStart')];
+  } finally {
+    await target.stop();
+  }
+}
+const floorMode = (kind: Kind): string => (kind === 'floor' ? `same-events:${templateFile}` : kind === 'floor6' ? `six-events:${floorEvents.join(',')}` : '');
 for (let round = 0; round < rounds; round++) {
   // Rotate which goes first, so none always meets the same neighbours' load.
   const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
   for (const kind of order) {
-    const target = await startTarget(kind, floorEvents);
+    const target = await startTarget(kind, floorMode(kind));
     try {
       const idle = await idleCost(target);
       const ping = await pingCost(target, idle);
       const cycle = await cycleCost(target);
-      // The floor sends as many events per cycle as the server did, StasisStart among them.
-      if (kind === 'server' && cycle.types.length > 0) floorEvents = ['StasisStart', ...cycle.types.filter((type) => type !== 'StasisStart')];
       sums[kind].ping += ping.us;
       sums[kind].net += ping.net;
       sums[kind].cycle += cycle.us;
       rows.push(
-        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle, p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
+        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle (${cycle.systemUs.toFixed(0)} in the kernel), p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
       );
       console.log(rows.at(-1));
     } finally {
@@ -254,8 +287,12 @@ for (let round = 0; round < rounds; round++) {
     }
   }
 }
-if (rounds > 0) console.log(`floor events per cycle: ${floorEvents.join(',')}`);
-for (const kind of rounds > 0 ? kinds.filter((kind) => kind !== 'floor') : []) {
-  console.log(`mean CPU ratio floor/${kind} (1.0 = at the floor): ping ${(sums.floor.ping / sums[kind].ping).toFixed(3)} (net of idle ${(sums.floor.net / sums[kind].net).toFixed(3)}), originate cycle ${(sums.floor.cycle / sums[kind].cycle).toFixed(3)}`);
+rmSync(templateDir, { recursive: true, force: true });
+if (rounds > 0 && floors.includes('floor')) console.log(`floor (same-events): the server's ${frameCount} frames per cycle, built and serialised per cycle`);
+if (rounds > 0 && floors.includes('floor6')) console.log(`floor6 (six-events) events per cycle: ${floorEvents.join(',')}`);
+for (const kind of rounds > 0 ? kinds.filter((kind) => !isFloor(kind)) : []) {
+  for (const floor of floors) {
+    console.log(`mean CPU ratio ${floor}/${kind} (1.0 = at the floor): ping ${(sums[floor].ping / sums[kind].ping).toFixed(3)} (net of idle ${(sums[floor].net / sums[kind].net).toFixed(3)}), originate cycle ${(sums[floor].cycle / sums[kind].cycle).toFixed(3)}`);
+  }
 }
-if (subscribeAll > 0) for (const kind of kinds.filter((kind) => kind !== 'floor')) await eventLogMemory(kind);
+if (subscribeAll > 0) for (const kind of kinds.filter((kind) => !isFloor(kind))) await eventLogMemory(kind);

@@ -114,6 +114,11 @@ class TrackedResponse extends ServerResponse implements RequestMeta {
 }
 
 const JSON_TYPE = 'application/json';
+/**
+ * The headers of an answer without a body (204 of a hang-up, a DELETE…), handed to writeHead as they
+ * are: setHeader validated and stored each header per answer. Only read by Node.js, never changed.
+ */
+const NO_BODY_HEADERS: Readonly<Record<string, number>> = Object.freeze({ 'Content-Length': 0 });
 
 /** The `http.prefix` a request came through (`/asterisk`), once the server has taken it off the URL. */
 const prefixOfRequest = new WeakMap<IncomingMessage, string>();
@@ -385,6 +390,11 @@ export class AriHttpServer {
   }
 
   private send(response: ServerResponse, result: AriResponse): void {
+    if (result.json === undefined && result.raw === undefined && hasNone(result.headers)) {
+      response.writeHead(result.status, NO_BODY_HEADERS);
+      response.end();
+      return;
+    }
     if (result.json !== undefined) {
       const text = this.indent === undefined ? JSON.stringify(result.json) : JSON.stringify(result.json, null, this.indent);
       const length = Buffer.byteLength(text);

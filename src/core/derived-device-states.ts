@@ -126,8 +126,12 @@ class DeviceChannels {
 export class DerivedDeviceStates {
   /** Device key → its live channels. */
   private readonly channelsByDevice = new Map<string, DeviceChannels>();
-  /** The device state each live channel is counted as in its devices' counts. */
-  private readonly counted = new Map<Channel, DeviceStateValue>();
+  /**
+   * Each live channel's devices and the state it is counted as in their counts. The devices are
+   * kept from the channel's creation (its name and endpoint never change), not worked out again
+   * when it goes.
+   */
+  private readonly counted = new Map<Channel, { state: DeviceStateValue; readonly devices: ReadonlyMap<string, string> }>();
   /** Device key → the last state computed for it, for the devices that have channels or an endpoint. */
   private readonly known = new Map<string, DeviceStateValue>();
   /** Device key → the name events carry (the endpoint's id, or the first channel's device name). */
@@ -184,7 +188,8 @@ export class DerivedDeviceStates {
   private channelCreated(channel: Channel): void {
     const devices = this.devicesOf(channel);
     const state = channelDeviceState(channel.state);
-    this.counted.set(channel, state);
+    const counted = { state, devices };
+    this.counted.set(channel, counted);
     for (const [key, name] of devices) {
       if (!this.names.has(key)) this.names.set(key, name);
       const before = this.known.get(key) ?? this.compute(key, this.endpointState(key));
@@ -195,11 +200,11 @@ export class DerivedDeviceStates {
     }
     channel.on('state', () => {
       if (channel.destroyed) return;
-      const from = this.counted.get(channel);
+      if (this.counted.get(channel) !== counted) return;
+      const from = counted.state;
       const to = channelDeviceState(channel.state);
-      if (from === undefined) return;
       if (from !== to) {
-        this.counted.set(channel, to);
+        counted.state = to;
         for (const key of devices.keys()) this.channelsByDevice.get(key)?.move(from, to);
       }
       for (const key of devices.keys()) this.refresh(key);
@@ -207,10 +212,11 @@ export class DerivedDeviceStates {
   }
 
   private channelDestroyed(channel: Channel): void {
-    const state = this.counted.get(channel);
-    if (state === undefined) return;
+    const counted = this.counted.get(channel);
+    if (counted === undefined) return;
     this.counted.delete(channel);
-    for (const key of this.devicesOf(channel).keys()) {
+    const state = counted.state;
+    for (const key of counted.devices.keys()) {
       const device = this.channelsByDevice.get(key);
       if (!device?.delete(channel, state)) continue;
       if (device.channels.size === 0) this.channelsByDevice.delete(key);

@@ -26,35 +26,24 @@ const MAX_ACCOUNT_FILES_PER_FLUSH = 64;
 
 /** A field as cdr_csv's append_string writes it: in double quotes, a quote doubled. */
 function quote(value: string): string {
-  return `"${value.replace(/"/g, '""')}"`;
+  // Most fields hold no quote: no scan by a regular expression and no copy for them.
+  return value.includes('"') ? `"${value.replace(/"/g, '""')}"` : `"${value}"`;
 }
 
 /** One Master.csv line (with its newline), or undefined when it is too long, as cdr_csv drops it. */
 export function csvLine(record: CallDetailRecord, options: CsvOptions): string | undefined {
   // An empty time is an empty field, not "" (append_date writes only the comma).
-  const date = (ms: number): string => (ms ? quote(formatCdrTime(ms, options.useGmtTime)) : '');
-  const fields = [
-    quote(record.accountcode),
-    quote(record.src),
-    quote(record.dst),
-    quote(record.dcontext),
-    quote(record.clid),
-    quote(record.channel),
-    quote(record.dstchannel),
-    quote(record.lastapp),
-    quote(record.lastdata),
-    date(record.start),
-    date(record.answer),
-    date(record.end),
-    String(record.duration),
-    String(record.billsec),
-    quote(record.disposition),
-    quote(AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION'),
-  ];
-  if (options.logUniqueId) fields.push(quote(record.uniqueid));
-  if (options.logUserField) fields.push(quote(record.userfield));
-  if (options.newCdrColumns) fields.push(quote(record.peeraccount), quote(record.linkedid), String(record.sequence));
-  const line = `${fields.join(',')}\n`;
+  const date = (ms: number): string => (ms ? `"${formatCdrTime(ms, options.useGmtTime)}"` : '');
+  // Built as one string (an array of the fields and its join made two copies of every field).
+  let line =
+    `${quote(record.accountcode)},${quote(record.src)},${quote(record.dst)},${quote(record.dcontext)},${quote(record.clid)},` +
+    `${quote(record.channel)},${quote(record.dstchannel)},${quote(record.lastapp)},${quote(record.lastdata)},` +
+    `${date(record.start)},${date(record.answer)},${date(record.end)},${record.duration},${record.billsec},` +
+    `${quote(record.disposition)},${quote(AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION')}`;
+  if (options.logUniqueId) line += `,${quote(record.uniqueid)}`;
+  if (options.logUserField) line += `,${quote(record.userfield)}`;
+  if (options.newCdrColumns) line += `,${quote(record.peeraccount)},${quote(record.linkedid)},${record.sequence}`;
+  line += '\n';
   return Buffer.byteLength(line) < MAX_LINE_BYTES - 5 ? line : undefined;
 }
 

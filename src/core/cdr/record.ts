@@ -116,7 +116,20 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 /** `YYYY-MM-DD HH:MM:SS` as Asterisk prints CDR times (local time, or UTC with `utc`); '' for 0. */
 export function formatCdrTime(ms: number, utc = false): string {
   if (!ms) return '';
+  // A record's start, answer and end, and the records of calls ending together, mostly fall in
+  // the same second: the text depends only on the second (and the time zone, which does not change
+  // within one), so the last one of each kind is remembered.
+  const second = Math.floor(ms / 1000);
+  const memory = utc ? utcMemory : localMemory;
+  if (memory.second === second) return memory.text;
   const d = new Date(ms);
-  if (utc) return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const text = utc
+    ? `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+    : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  memory.second = second;
+  memory.text = text;
+  return text;
 }
+
+const utcMemory = { second: Number.NaN, text: '' };
+const localMemory = { second: Number.NaN, text: '' };

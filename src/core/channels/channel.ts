@@ -202,9 +202,15 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     }
   }
 
+  /** Made once: the id and the endpoint never change, and every event the channel raises takes it. */
+  #scope: EventScope | undefined;
+
+  /** Who hears the channel's events (shared by them all: read-only, as EventScope's fields are). */
   scope(): EventScope {
+    if (this.#scope) return this.#scope;
     const endpointId = this.endpointId;
-    return endpointId ? { channelIds: [this.id], endpointIds: [endpointId] } : { channelIds: [this.id] };
+    this.#scope = endpointId ? { channelIds: [this.id], endpointIds: [endpointId] } : { channelIds: [this.id] };
+    return this.#scope;
   }
 
   /**
