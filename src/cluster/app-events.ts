@@ -9,12 +9,14 @@
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Core } from '../control/core.ts';
 import type { ApplicationSink } from '../core/application-sink.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import { formatAriDate } from '../util/ari-date.ts';
+import { formatAnnouncement, parseAnnouncement } from './app-announcement.ts';
+import { MAX_ORDERED_GROUP, ORDER_HEADER, OrderedDelivery, parseOrderTag, RelayOrder, type Relayed } from './event-order.ts';
 import { subjectToken } from './wire.ts';
 
 /** How often the applications held here are compared with what the apps bucket says. */
@@ -29,6 +31,10 @@ const PREPARED_GRACE_MS = 5000;
 const MAX_APPS_LOOKED_UP = 16;
 /** Remote channels remembered per application, so a flood cannot grow the table without end. */
 const MAX_TRACKED = 100_000;
+/** Longest a relayed event waits for another application's event it follows (event-order.ts). */
+const ORDER_MAX_HOLD_MS = 1000;
+/** Most relayed events held for their order at once. */
+const ORDER_MAX_HELD = 10_000;
 
 export const CAUSE_NETWORK_OUT_OF_ORDER = 38;
 
@@ -47,6 +53,12 @@ export interface AppEventsOptions {
   readonly log: Logger;
   /** The asterisk_ids of the live members, this one included. */
   readonly liveAsteriskIds: () => ReadonlySet<string>;
+  /**
+   * The application is back at its home (here) after its calls were held on every member: lets the
+   * channels waiting on the other members in, in arrival order (held-calls.ts), before the apps
+   * bucket tells them it is back.
+   */
+  readonly releaseHeld?: (application: string) => Promise<unknown>;
 }
 
 /** One journal entry: a message the home sent the application, and the stream position it had consumed. */
@@ -109,6 +121,18 @@ export class AppEvents {
   private readonly options: AppEventsOptions;
   private scanTimer: NodeJS.Timeout | undefined;
   private stopWatching: (() => void) | undefined;
+  /** The apps bucket entry last written for each application homed here (written again only when it changes). */
+  private readonly announcedText = new Map<string, string>();
+  /** The applications sharing each home application's connection, as last announced. */
+  private readonly groups = new Map<string, readonly string[]>();
+  /** Home applications whose held calls on other members are being let in (their entry waits). */
+  private readonly releasing = new Set<string>();
+  /** Applications homed elsewhere whose connection asked for the grace period (relaysFor reads them afresh). */
+  private readonly resumableRelays = new Set<string>();
+  /** Tags this member's relayed events with their raise order (event-order.ts). */
+  private readonly relayOrder = new RelayOrder();
+  /** Hands relayed events to the applications homed here in their source's order. */
+  private readonly ordered: OrderedDelivery;
   /** Events published to the stream, and consumed from it (metrics, bench). */
   published = 0;
   consumed = 0;
@@ -118,12 +142,19 @@ export class AppEvents {
     deliver: (application, _event, json) => {
       if (json === undefined) return; // about the connection itself (ApplicationReplaced): nothing to relay
       this.published++;
-      this.publish(this.subject(application), json, application);
+      this.publish(this.subject(application), json, application, this.relayOrder.tag(application));
     },
   };
 
   constructor(options: AppEventsOptions) {
     this.options = options;
+    this.ordered = new OrderedDelivery({
+      node: options.node,
+      groupOf: (application) => this.groups.get(application) ?? [],
+      deliver: (application, event) => this.handOver(application, event),
+      maxHoldMs: ORDER_MAX_HOLD_MS,
+      maxHeld: ORDER_MAX_HELD,
+    });
   }
 
   async start(): Promise<void> {
@@ -144,6 +175,13 @@ export class AppEvents {
     })().catch((err: unknown) => this.options.log.warn({ err }, 'cluster apps watch ended'));
     this.scanTimer = setInterval(() => this.scan(), SCAN_MS);
     this.scanTimer.unref();
+    // A home application's connection going or coming back changes what the other members do with
+    // channels sent to it (held-calls.ts). After the current turn: a connection registers all its
+    // applications in one go, and the group announced is the whole of it.
+    this.options.core.applications.onAvailability((application, change) => {
+      if (!this.homes.has(application)) return;
+      setImmediate(() => void (change === 'connected' ? this.back(application) : this.announce(application)));
+    });
     // The journal: what each home sent its applications, numbered, for the member that takes over.
     this.options.core.eventLog.onRecorded = (application, sequence, json) => {
       const home = this.homes.get(application);
@@ -159,10 +197,13 @@ export class AppEvents {
    * `resumeAfter` finds the events it sent, and the relayed events it had not consumed follow.
    */
   async prepare(applications: readonly string[]): Promise<void> {
+    // The connection's applications are announced as one group (their events ordered together).
+    const group = applications.length <= MAX_ORDERED_GROUP ? [...applications] : [];
     for (const application of applications) {
       const local = this.options.core.applications.get(application);
       if (local !== undefined && local.sink !== this.relay) continue;
       if (this.homes.has(application)) continue;
+      this.groups.set(application, group);
       await this.takeOver(application);
       // Home before the connection is accepted: the consumer exists and the apps bucket names this
       // member, so an originate the client makes right after its connection opens, placed on
@@ -179,7 +220,11 @@ export class AppEvents {
   async relaysFor(applications: readonly string[]): Promise<void> {
     const registered = this.options.core.applications;
     for (const application of applications.slice(0, MAX_APPS_LOOKED_UP)) {
-      if (application === '' || application.length > 256 || registered.get(application) !== undefined) continue;
+      if (application === '' || application.length > 256) continue;
+      // A resumable application's connection may have gone a moment ago: its entry is read afresh,
+      // so that a channel sent to it waits instead of entering (one bucket read for such requests).
+      const known = registered.get(application);
+      if (known !== undefined && !(known.sink === this.relay && this.resumableRelays.has(application))) continue;
       try {
         const entry = await this.options.apps.get(subjectToken(application));
         if (entry?.operation === 'PUT') this.announced(entry.key, entry.string());
@@ -194,9 +239,9 @@ export class AppEvents {
    * connection, without a JetStream acknowledgement per event (which cost a request and a promise
    * each and divided the event throughput); what is lost is what a dead NATS connection loses.
    */
-  private publish(subject: string, text: string, application: string): void {
+  private publish(subject: string, text: string, application: string, headers?: MsgHdrs): void {
     try {
-      this.options.nc.publish(subject, text);
+      this.options.nc.publish(subject, text, headers === undefined ? undefined : { headers });
     } catch (err) {
       this.options.log.warn({ err, application }, 'event not published to the cluster stream');
     }
@@ -254,6 +299,7 @@ export class AppEvents {
 
   stop(): void {
     clearInterval(this.scanTimer);
+    this.ordered.stop();
     this.options.core.eventLog.onRecorded = undefined;
     this.stopWatching?.();
     for (const [name, home] of this.homes) {
@@ -311,29 +357,93 @@ export class AppEvents {
     return `${this.options.prefix}.events.${subjectToken(application)}`;
   }
 
-  /** Another member holds the application: a relay here, unless a connection here holds it. */
+  /**
+   * Another member holds the application: a relay here, unless a connection here holds it. While
+   * its connection is away from that home, the relay is a stand-in that holds the channels sent to
+   * it until the home's deadline (or refuses them without one), as that home does.
+   */
   private announced(key: string, value: string): void {
-    let home: { node?: unknown; app?: unknown };
-    try {
-      home = JSON.parse(value) as { node?: unknown; app?: unknown };
-    } catch {
-      return;
-    }
-    if (typeof home.app !== 'string' || subjectToken(home.app) !== key || home.node === this.options.node) return;
+    const home = parseAnnouncement(key, value);
+    if (home === undefined || home.node === this.options.node) return;
     const applications = this.options.core.applications;
     const local = applications.get(home.app);
     if (local?.sink !== undefined && local.sink !== this.relay) {
       this.options.log.warn({ application: home.app, node: home.node }, 'application connected to two cluster members: each gets only its own events');
       return;
     }
-    applications.register(home.app, this.relay, false);
+    this.relayOrder.announced(home.app, home.group === undefined ? undefined : { home: home.node, group: home.group });
+    if (home.resumable) this.resumableRelays.add(home.app);
+    else this.resumableRelays.delete(home.app);
+    if (home.away) applications.standInAway(home.app, this.relay, home.heldUntil);
+    else applications.register(home.app, this.relay, false);
   }
 
+  /**
+   * The application has no home any more. A stand-in holding channels keeps them until the deadline
+   * it was given (a client may yet reconnect to any member); the relay itself goes.
+   */
   private withdrawn(key: string): void {
     const applications = this.options.core.applications;
     for (const app of applications.list()) {
-      if (app.sink === this.relay && subjectToken(app.name) === key) applications.deactivate(app.name, this.relay);
+      if (app.sink !== this.relay || subjectToken(app.name) !== key) continue;
+      this.relayOrder.withdrawn(app.name);
+      this.resumableRelays.delete(app.name);
+      applications.deactivate(app.name, this.relay);
     }
+  }
+
+  /**
+   * Writes the application's entry in the apps bucket (this member is its home) when it changed:
+   * its group, whether its connection is away and until when its calls wait, whether it is resumable.
+   */
+  private async announce(application: string, takingOver = false): Promise<void> {
+    if (!this.homes.has(application) || this.releasing.has(application)) return;
+    const app = this.options.core.applications.get(application);
+    // Another member took it over: its entry is that member's to write (unless this member is
+    // taking it over now, its relay standing in until the connection is accepted).
+    if (app?.sink === this.relay && !takingOver) return;
+    const group = this.currentGroup(application);
+    this.groups.set(application, group);
+    const away = app !== undefined && app.sink === undefined && app.disconnectedAt !== undefined;
+    const text = formatAnnouncement({ node: this.options.node, app: application, group, away, ...(app?.holdUntil !== undefined ? { heldUntil: app.holdUntil } : {}), resumable: app?.holdCalls === true });
+    if (this.announcedText.get(application) === text) return;
+    this.announcedText.set(application, text);
+    try {
+      await this.options.apps.put(subjectToken(application), text);
+    } catch (err) {
+      this.announcedText.delete(application);
+      this.options.log.warn({ err, application }, 'cluster: the application\'s entry was not written to the apps bucket');
+    }
+  }
+
+  /** The application is back on its connection here: held calls elsewhere enter in order, then the entry says so. */
+  private async back(application: string): Promise<void> {
+    const previous = this.announcedText.get(application);
+    const wasHeld = previous !== undefined && parseAnnouncement(subjectToken(application), previous)?.heldUntil !== undefined;
+    const app = this.options.core.applications.get(application);
+    if (wasHeld && app?.active === true && app.sink !== this.relay && this.options.releaseHeld && !this.releasing.has(application)) {
+      this.releasing.add(application);
+      try {
+        await this.options.releaseHeld(application);
+      } catch (err) {
+        this.options.log.warn({ err, application }, 'cluster: the calls held on other members were not let in in order');
+      } finally {
+        this.releasing.delete(application);
+      }
+    }
+    await this.announce(application);
+  }
+
+  /** The applications of the connection holding the application here (all homed here), or the group last known. */
+  private currentGroup(application: string): readonly string[] {
+    const sink = this.options.core.applications.get(application)?.sink;
+    if (sink === undefined || sink === this.relay) return this.groups.get(application) ?? [application];
+    const group: string[] = [];
+    for (const name of this.homes.keys()) {
+      if (this.options.core.applications.get(name)?.sink === sink) group.push(name);
+      if (group.length > MAX_ORDERED_GROUP) return [application];
+    }
+    return group;
   }
 
   /** Compares the applications a connection here holds with the homes kept. */
@@ -347,12 +457,20 @@ export class AppEvents {
     }
     for (const [name, home] of this.homes) {
       const app = applications.get(name);
-      // Still home while a connection holds it or its calls wait for one (held, not relayed).
-      if (app !== undefined && app.sink !== this.relay) continue;
-      if (app === undefined && (home.preparedUntil ?? 0) > now) continue;
+      // Still home while a connection holds it or its calls wait for one (held, not relayed); a
+      // connection holding other applications than announced is announced anew.
+      if (app !== undefined && app.sink !== this.relay) {
+        if (app.sink !== undefined && home.messages !== undefined) void this.announce(name);
+        continue;
+      }
+      if ((app === undefined || app.sink === this.relay) && (home.preparedUntil ?? 0) > now) continue;
       home.messages?.stop();
+      this.ordered.flush(name);
       this.homes.delete(name);
-      this.options.apps.delete(subjectToken(name)).catch(() => undefined);
+      this.announcedText.delete(name);
+      this.groups.delete(name);
+      // Taken over by another member (its relay here): the entry is that member's now.
+      if (app === undefined) this.options.apps.delete(subjectToken(name)).catch(() => undefined);
     }
   }
 
@@ -379,14 +497,13 @@ export class AppEvents {
       }
       const home: Home = { messages, channels, consumed: pending.consumed, ...(preparedUntil !== undefined ? { preparedUntil } : {}) };
       this.homes.set(application, home);
-      await apps.put(subjectToken(application), JSON.stringify({ node, app: application }));
+      await this.announce(application, true);
       announced();
       log.info({ application, takenOver: takenOver !== undefined }, 'cluster: this member is the application\'s home');
       // The channels of members that died before this one took over end now.
       if (takenOver) this.endChannelsOfDead(application, channels);
       for await (const message of messages) {
-        home.consumed = message.seq;
-        this.received(application, channels, message.data);
+        this.ordered.offer(application, { data: message.data, seq: message.seq, tag: parseOrderTag(message.headers?.get(ORDER_HEADER)) });
       }
     })().catch((err: unknown) => {
       log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream; trying again in 5 s');
@@ -395,6 +512,14 @@ export class AppEvents {
       announced();
     });
     return ready;
+  }
+
+  /** A relayed event's turn has come (event-order.ts): its stream position is now the one consumed. */
+  private handOver(application: string, event: Relayed): void {
+    const home = this.homes.get(application);
+    if (home === undefined) return;
+    home.consumed = event.seq;
+    this.received(application, home.channels, event.data);
   }
 
   private received(application: string, channels: Map<string, TrackedChannel>, data: Uint8Array): void {
