@@ -384,11 +384,12 @@ export class AppEvents {
    */
   private withdrawn(key: string): void {
     const applications = this.options.core.applications;
+    const named = (name: string): boolean => subjectToken(name) === key;
+    // Also for a stand-in already forgotten here (its grace ended): these tables stay bounded.
+    this.relayOrder.withdrawn(named);
+    for (const name of this.resumableRelays) if (named(name)) this.resumableRelays.delete(name);
     for (const app of applications.list()) {
-      if (app.sink !== this.relay || subjectToken(app.name) !== key) continue;
-      this.relayOrder.withdrawn(app.name);
-      this.resumableRelays.delete(app.name);
-      applications.deactivate(app.name, this.relay);
+      if (app.sink === this.relay && named(app.name)) applications.deactivate(app.name, this.relay);
     }
   }
 

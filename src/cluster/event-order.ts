@@ -81,9 +81,10 @@ export class RelayOrder {
     else this.groups.set(application, group);
   }
 
-  withdrawn(application: string): void {
-    this.lastPublished.delete(application);
-    this.groups.delete(application);
+  /** The applications whose entry `matches` (the bucket's key of a withdrawn one) are forgotten. */
+  withdrawn(matches: (application: string) => boolean): void {
+    for (const application of this.groups.keys()) if (matches(application)) this.groups.delete(application);
+    for (const application of this.lastPublished.keys()) if (matches(application)) this.lastPublished.delete(application);
   }
 
   /** The headers to publish the application's next event with, or undefined when it is not grouped. */
