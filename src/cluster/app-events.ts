@@ -439,12 +439,22 @@ export class AppEvents {
   private currentGroup(application: string): readonly string[] {
     const sink = this.options.core.applications.get(application)?.sink;
     if (sink === undefined || sink === this.relay) return this.groups.get(application) ?? [application];
-    const group: string[] = [];
+    return this.connectionsOfHomes().get(sink) ?? [application];
+  }
+
+  /** Each connection here holding home applications, with those applications (one past the group bound: alone). */
+  private connectionsOfHomes(): Map<ApplicationSink, readonly string[]> {
+    const bySink = new Map<ApplicationSink, string[]>();
     for (const name of this.homes.keys()) {
-      if (this.options.core.applications.get(name)?.sink === sink) group.push(name);
-      if (group.length > MAX_ORDERED_GROUP) return [application];
+      const sink = this.options.core.applications.get(name)?.sink;
+      if (sink === undefined || sink === this.relay) continue;
+      const group = bySink.get(sink);
+      if (group) group.push(name);
+      else bySink.set(sink, [name]);
     }
-    return group;
+    const groups = new Map<ApplicationSink, readonly string[]>();
+    for (const [sink, names] of bySink) groups.set(sink, names.length > MAX_ORDERED_GROUP ? [] : names);
+    return groups;
   }
 
   /** Compares the applications a connection here holds with the homes kept. */
@@ -456,12 +466,14 @@ export class AppEvents {
       if ((this.retryAt.get(app.name) ?? 0) > now) continue;
       void this.becomeHome(app.name);
     }
+    const connections = this.connectionsOfHomes();
     for (const [name, home] of this.homes) {
       const app = applications.get(name);
       // Still home while a connection holds it or its calls wait for one (held, not relayed); a
       // connection holding other applications than announced is announced anew.
       if (app !== undefined && app.sink !== this.relay) {
-        if (app.sink !== undefined && home.messages !== undefined) void this.announce(name);
+        const group = app.sink === undefined ? undefined : connections.get(app.sink);
+        if (group !== undefined && home.messages !== undefined && group.join('\n') !== (this.groups.get(name) ?? []).join('\n')) void this.announce(name);
         continue;
       }
       if ((app === undefined || app.sink === this.relay) && (home.preparedUntil ?? 0) > now) continue;
@@ -477,7 +489,7 @@ export class AppEvents {
 
   /** Resolves once the apps bucket names this member (or making the home failed: logged). */
   private becomeHome(application: string, preparedUntil?: number): Promise<void> {
-    const { js, apps, stream, node, log } = this.options;
+    const { js, stream, log } = this.options;
     const takenOver = this.takenOver.get(application);
     this.takenOver.delete(application);
     const channels = takenOver?.channels ?? new Map<string, TrackedChannel>();
