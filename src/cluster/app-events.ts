@@ -221,10 +221,11 @@ export class AppEvents {
     const registered = this.options.core.applications;
     for (const application of applications.slice(0, MAX_APPS_LOOKED_UP)) {
       if (application === '' || application.length > 256) continue;
-      // A resumable application's connection may have gone a moment ago: its entry is read afresh,
-      // so that a channel sent to it waits instead of entering (one bucket read for such requests).
+      // A resumable application's connection may have gone a moment ago, and an away one's come
+      // back: its entry is read afresh, so that a channel sent to it waits instead of entering, or
+      // enters instead of being refused (one bucket read for such requests).
       const known = registered.get(application);
-      if (known !== undefined && !(known.sink === this.relay && this.resumableRelays.has(application))) continue;
+      if (known !== undefined && !(known.sink === this.relay && (known.awayElsewhere || this.resumableRelays.has(application)))) continue;
       try {
         const entry = await this.options.apps.get(subjectToken(application));
         if (entry?.operation === 'PUT') this.announced(entry.key, entry.string());
