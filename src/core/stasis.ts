@@ -25,7 +25,7 @@ export type EnterResult = 'entered' | 'waiting' | false;
 
 interface WaitingChannel {
   readonly channel: Channel;
-  /** When it began to wait (ms since the epoch, with sub-millisecond precision). */
+  /** When it began to wait (ms since the epoch: comparable across cluster members, whose clocks agree). */
   readonly since: number;
   readonly args: readonly string[];
   readonly options: EnterOptions;
@@ -128,7 +128,7 @@ export class Stasis {
     channel.once('hangup', onHangup);
     let queue = this.waiting.get(app);
     if (!queue) this.waiting.set(app, (queue = []));
-    queue.push({ channel, since: performance.timeOrigin + performance.now(), args: [...args], options, onHangup });
+    queue.push({ channel, since: Date.now(), args: [...args], options, onHangup });
     if (this.waitingIndication === 'ringing' && channel.state !== 'Up') channel.indicate('ringing');
   }
 
