@@ -18,7 +18,9 @@ type Json = Record<string, any>;
 const DIALPLAN = `[held]
 exten => park,1,Answer()
  same => n,Wait(120)
-exten => ring,1,Wait(120)
+exten => stasis,1,Stasis(gone-app,dialplan)
+ same => n,Set(GLOBAL(HELD_STATUS)=\${STASISSTATUS})
+ same => n,Wait(120)
 `;
 const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
 
@@ -69,7 +71,7 @@ describe('calls wait for an away application on every member', { skip }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('channels sent to it on A and C wait, and are hung up at the end of B\'s grace period', async () => {
+  it('channels sent to it on A and C wait, and are hung up (or Stasis() fails) at the end of B\'s grace period', async () => {
     const app = 'gone-app';
     const socket = await b().events(`app=${app}&resumable=true`);
     for (const server of [a(), c()]) await until(`${app} known on ${server.url}`, () => server.core.applications.isActive(app));
@@ -78,7 +80,9 @@ describe('calls wait for an away application on every member', { skip }, () => {
     await heldOn(c(), app);
     assert.equal((await a().ari(`/channels?endpoint=Local/park@held&app=${app}&channelId=g-a`, { method: 'POST' })).status, 200);
     assert.equal((await c().ari(`/channels?endpoint=Local/park@held&app=${app}&channelId=g-c`, { method: 'POST' })).status, 200);
-    await until('both waiting', () => a().core.stasis.waitingFor(app).length === 1 && c().core.stasis.waitingFor(app).length === 1);
+    // Stasis() in A's dialplan waits too, and goes on with STASISSTATUS=FAILED when the grace ends.
+    assert.equal((await a().ari('/channels?endpoint=Local/stasis@held&extension=park&context=held&channelId=g-dp&otherChannelId=g-dp-2', { method: 'POST' })).status, 200);
+    await until('all waiting', () => a().core.stasis.waitingFor(app).length === 2 && c().core.stasis.waitingFor(app).length === 1);
     await sleep(300);
     // Up, and not in the application: held.
     for (const [server, id] of [[a(), 'g-a'], [c(), 'g-c']] as const) {
@@ -90,6 +94,9 @@ describe('calls wait for an away application on every member', { skip }, () => {
     assert.equal(view.connected, false);
     assert.equal(typeof view.calls_held_until, 'string');
     await until('both hung up after the grace period', async () => (await b().ari('/channels/g-a')).status === 404 && (await b().ari('/channels/g-c')).status === 404, 10_000);
+    await until('the dialplan went on', async () => ((await (await b().ari('/asterisk/variable?variable=HELD_STATUS')).json()) as Json).value === 'FAILED', 10_000);
+    assert.equal((await b().ari('/channels/g-dp-2')).status, 200, 'the dialplan channel is not hung up');
+    assert.equal((await b().ari('/channels/g-dp', { method: 'DELETE' })).status, 204);
     await until('the application forgotten on every member', async () => (await b().ari(`/applications/${app}`)).status === 404 && !a().core.applications.get(app) && !c().core.applications.get(app), 10_000);
   });
 
