@@ -5,7 +5,10 @@
 // `<prefix>.events.<app>`; the home consumes that subject and hands each event to the
 // application through its own event log (numbered in arrival order, so `resumeAfter` works
 // against the home). The home remembers which remote channels are in its applications, and when
-// their member dies it raises their ChannelDestroyed (cause 38) itself.
+// their member dies it raises their ChannelDestroyed (cause 38) itself. The home's entry in the
+// bucket (app-announcement.ts) also names the applications sharing the connection, whose relayed
+// events are handed over in their source's order (event-order.ts), and says when the connection is
+// away and until when calls sent to it wait on every member (held-calls.ts).
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
