@@ -18,8 +18,9 @@ import type { Core } from '../control/core.ts';
 import type { ApplicationSink } from '../core/application-sink.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import { formatAriDate } from '../util/ari-date.ts';
-import { formatAnnouncement, parseAnnouncement } from './app-announcement.ts';
-import { MAX_ORDERED_GROUP, ORDER_HEADER, OrderedDelivery, parseOrderTag, RelayOrder, type Relayed } from './event-order.ts';
+import { parseAnnouncement } from './app-announcement.ts';
+import { ORDER_HEADER, OrderedDelivery, parseOrderTag, RelayOrder, type Relayed } from './event-order.ts';
+import { HomeAnnouncer } from './home-announcer.ts';
 import { subjectToken } from './wire.ts';
 
 /** How often the applications held here are compared with what the apps bucket says. */
@@ -124,12 +125,8 @@ export class AppEvents {
   private readonly options: AppEventsOptions;
   private scanTimer: NodeJS.Timeout | undefined;
   private stopWatching: (() => void) | undefined;
-  /** The apps bucket entry last written for each application homed here (written again only when it changes). */
-  private readonly announcedText = new Map<string, string>();
-  /** The applications sharing each home application's connection, as last announced. */
-  private readonly groups = new Map<string, readonly string[]>();
-  /** Home applications whose held calls on other members are being let in (their entry waits). */
-  private readonly releasing = new Set<string>();
+  /** Writes the entries of the applications homed here into the apps bucket (home-announcer.ts). */
+  private readonly announcer: HomeAnnouncer;
   /** Applications homed elsewhere whose connection asked for the grace period (relaysFor reads them afresh). */
   private readonly resumableRelays = new Set<string>();
   /** Tags this member's relayed events with their raise order (event-order.ts). */
@@ -151,9 +148,20 @@ export class AppEvents {
 
   constructor(options: AppEventsOptions) {
     this.options = options;
+    const readyHome = (name: string): boolean => this.homes.get(name)?.messages !== undefined;
+    this.announcer = new HomeAnnouncer({
+      apps: options.apps,
+      node: options.node,
+      core: options.core,
+      log: options.log,
+      relay: this.relay,
+      readyHomes: () => [...this.homes.keys()].filter(readyHome),
+      isReadyHome: readyHome,
+      ...(options.releaseHeld ? { releaseHeld: options.releaseHeld } : {}),
+    });
     this.ordered = new OrderedDelivery({
       node: options.node,
-      groupOf: (application) => this.groups.get(application) ?? [],
+      groupOf: (application) => this.announcer.groupOf(application),
       deliver: (application, event) => this.handOver(application, event),
       maxHoldMs: ORDER_MAX_HOLD_MS,
       maxHeld: ORDER_MAX_HELD,
@@ -183,7 +191,7 @@ export class AppEvents {
     // applications in one go, and the group announced is the whole of it.
     this.options.core.applications.onAvailability((application, change) => {
       if (!this.homes.has(application)) return;
-      setImmediate(() => void (change === 'connected' ? this.back(application) : this.announce(application)));
+      setImmediate(() => void (change === 'connected' ? this.announcer.back(application) : this.announcer.announce(application)));
     });
     // The journal: what each home sent its applications, numbered, for the member that takes over.
     this.options.core.eventLog.onRecorded = (application, sequence, json) => {
@@ -200,13 +208,12 @@ export class AppEvents {
    * `resumeAfter` finds the events it sent, and the relayed events it had not consumed follow.
    */
   async prepare(applications: readonly string[]): Promise<void> {
-    // The connection's applications are announced as one group (their events ordered together).
-    const group = applications.length <= MAX_ORDERED_GROUP ? [...applications] : [];
     for (const application of applications) {
       const local = this.options.core.applications.get(application);
       if (local !== undefined && local.sink !== this.relay) continue;
       if (this.homes.has(application)) continue;
-      this.groups.set(application, group);
+      // The connection's applications are announced as one group (their events ordered together).
+      this.announcer.prepared(application, applications);
       await this.takeOver(application);
       // Home before the connection is accepted: the consumer exists and the apps bucket names this
       // member, so an originate the client makes right after its connection opens, placed on
@@ -397,70 +404,6 @@ export class AppEvents {
     }
   }
 
-  /**
-   * Writes the application's entry in the apps bucket (this member is its home) when it changed:
-   * its group, whether its connection is away and until when its calls wait, whether it is resumable.
-   */
-  private async announce(application: string, takingOver = false): Promise<void> {
-    if (!this.homes.has(application) || this.releasing.has(application)) return;
-    const app = this.options.core.applications.get(application);
-    // Another member took it over: its entry is that member's to write (unless this member is
-    // taking it over now, its relay standing in until the connection is accepted).
-    if (app?.sink === this.relay && !takingOver) return;
-    const group = this.currentGroup(application);
-    this.groups.set(application, group);
-    const away = app !== undefined && app.sink === undefined && app.disconnectedAt !== undefined;
-    const text = formatAnnouncement({ node: this.options.node, app: application, group, away, ...(app?.holdUntil !== undefined ? { heldUntil: app.holdUntil } : {}), resumable: app?.holdCalls === true });
-    if (this.announcedText.get(application) === text) return;
-    this.announcedText.set(application, text);
-    try {
-      await this.options.apps.put(subjectToken(application), text);
-    } catch (err) {
-      this.announcedText.delete(application);
-      this.options.log.warn({ err, application }, 'cluster: the application\'s entry was not written to the apps bucket');
-    }
-  }
-
-  /** The application is back on its connection here: held calls elsewhere enter in order, then the entry says so. */
-  private async back(application: string): Promise<void> {
-    const previous = this.announcedText.get(application);
-    const wasHeld = previous !== undefined && parseAnnouncement(subjectToken(application), previous)?.heldUntil !== undefined;
-    const app = this.options.core.applications.get(application);
-    if (wasHeld && app?.active === true && app.sink !== this.relay && this.options.releaseHeld && !this.releasing.has(application)) {
-      this.releasing.add(application);
-      try {
-        await this.options.releaseHeld(application);
-      } catch (err) {
-        this.options.log.warn({ err, application }, 'cluster: the calls held on other members were not let in in order');
-      } finally {
-        this.releasing.delete(application);
-      }
-    }
-    await this.announce(application);
-  }
-
-  /** The applications of the connection holding the application here (all homed here), or the group last known. */
-  private currentGroup(application: string): readonly string[] {
-    const sink = this.options.core.applications.get(application)?.sink;
-    if (sink === undefined || sink === this.relay) return this.groups.get(application) ?? [application];
-    return this.connectionsOfHomes().get(sink) ?? [application];
-  }
-
-  /** Each connection here holding home applications, with those applications (one past the group bound: alone). */
-  private connectionsOfHomes(): Map<ApplicationSink, readonly string[]> {
-    const bySink = new Map<ApplicationSink, string[]>();
-    for (const name of this.homes.keys()) {
-      const sink = this.options.core.applications.get(name)?.sink;
-      if (sink === undefined || sink === this.relay) continue;
-      const group = bySink.get(sink);
-      if (group) group.push(name);
-      else bySink.set(sink, [name]);
-    }
-    const groups = new Map<ApplicationSink, readonly string[]>();
-    for (const [sink, names] of bySink) groups.set(sink, names.length > MAX_ORDERED_GROUP ? [] : names);
-    return groups;
-  }
-
   /** Compares the applications a connection here holds with the homes kept. */
   private scan(): void {
     const applications = this.options.core.applications;
@@ -470,22 +413,17 @@ export class AppEvents {
       if ((this.retryAt.get(app.name) ?? 0) > now) continue;
       void this.becomeHome(app.name);
     }
-    const connections = this.connectionsOfHomes();
+    // A connection holding other applications than announced is announced anew.
+    this.announcer.refreshGroups();
     for (const [name, home] of this.homes) {
       const app = applications.get(name);
-      // Still home while a connection holds it or its calls wait for one (held, not relayed); a
-      // connection holding other applications than announced is announced anew.
-      if (app !== undefined && app.sink !== this.relay) {
-        const group = app.sink === undefined ? undefined : connections.get(app.sink);
-        if (group !== undefined && home.messages !== undefined && group.join('\n') !== (this.groups.get(name) ?? []).join('\n')) void this.announce(name);
-        continue;
-      }
+      // Still home while a connection holds it or its calls wait for one (held, not relayed).
+      if (app !== undefined && app.sink !== this.relay) continue;
       if ((app === undefined || app.sink === this.relay) && (home.preparedUntil ?? 0) > now) continue;
       home.messages?.stop();
       this.ordered.flush(name);
       this.homes.delete(name);
-      this.announcedText.delete(name);
-      this.groups.delete(name);
+      this.announcer.forget(name);
       // Taken over by another member (its relay here): the entry is that member's now.
       if (app === undefined) this.options.apps.delete(subjectToken(name)).catch(() => undefined);
     }
@@ -514,7 +452,7 @@ export class AppEvents {
       }
       const home: Home = { messages, channels, consumed: pending.consumed, ...(preparedUntil !== undefined ? { preparedUntil } : {}) };
       this.homes.set(application, home);
-      await this.announce(application, true);
+      await this.announcer.announce(application, true);
       announced();
       log.info({ application, takenOver: takenOver !== undefined }, 'cluster: this member is the application\'s home');
       // The channels of members that died before this one took over end now.
