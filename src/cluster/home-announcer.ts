@@ -60,8 +60,9 @@ export class HomeAnnouncer {
   async announce(application: string, takingOver = false): Promise<void> {
     if (!this.options.isReadyHome(application) || this.releasing.has(application)) return;
     const app = this.options.core.applications.get(application);
-    // Another member took it over: its entry is that member's to write.
-    if (app?.sink === this.options.relay && !takingOver) return;
+    // Another member took it over: its entry is that member's to write. Gone here (its grace ended,
+    // nothing left in it): the scan withdraws the entry; written now it would read as connected.
+    if ((app === undefined || app.sink === this.options.relay) && !takingOver) return;
     const group = this.currentGroup(application);
     this.groups.set(application, group);
     const away = app !== undefined && app.sink === undefined && app.disconnectedAt !== undefined;
