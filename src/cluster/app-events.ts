@@ -5,16 +5,22 @@
 // `<prefix>.events.<app>`; the home consumes that subject and hands each event to the
 // application through its own event log (numbered in arrival order, so `resumeAfter` works
 // against the home). The home remembers which remote channels are in its applications, and when
-// their member dies it raises their ChannelDestroyed (cause 38) itself.
+// their member dies it raises their ChannelDestroyed (cause 38) itself. The home's entry in the
+// bucket (app-announcement.ts) also names the applications sharing the connection, whose relayed
+// events are handed over in their source's order (event-order.ts), and says when the connection is
+// away and until when calls sent to it wait on every member (held-calls.ts).
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Core } from '../control/core.ts';
 import type { ApplicationSink } from '../core/application-sink.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import { formatAriDate } from '../util/ari-date.ts';
+import { parseAnnouncement } from './app-announcement.ts';
+import { ORDER_HEADER, OrderedDelivery, parseOrderTag, RelayOrder, type Relayed } from './event-order.ts';
+import { HomeAnnouncer } from './home-announcer.ts';
 import { subjectToken } from './wire.ts';
 
 /** How often the applications held here are compared with what the apps bucket says. */
@@ -29,6 +35,10 @@ const PREPARED_GRACE_MS = 5000;
 const MAX_APPS_LOOKED_UP = 16;
 /** Remote channels remembered per application, so a flood cannot grow the table without end. */
 const MAX_TRACKED = 100_000;
+/** Longest a relayed event waits for another application's event it follows (event-order.ts). */
+const ORDER_MAX_HOLD_MS = 1000;
+/** Most relayed events held for their order at once. */
+const ORDER_MAX_HELD = 10_000;
 
 export const CAUSE_NETWORK_OUT_OF_ORDER = 38;
 
@@ -47,6 +57,12 @@ export interface AppEventsOptions {
   readonly log: Logger;
   /** The asterisk_ids of the live members, this one included. */
   readonly liveAsteriskIds: () => ReadonlySet<string>;
+  /**
+   * The application is back at its home (here) after its calls were held on every member: lets the
+   * channels waiting on the other members in, in arrival order (held-calls.ts), before the apps
+   * bucket tells them it is back.
+   */
+  readonly releaseHeld?: (application: string) => Promise<unknown>;
 }
 
 /** One journal entry: a message the home sent the application, and the stream position it had consumed. */
@@ -109,6 +125,14 @@ export class AppEvents {
   private readonly options: AppEventsOptions;
   private scanTimer: NodeJS.Timeout | undefined;
   private stopWatching: (() => void) | undefined;
+  /** Writes the entries of the applications homed here into the apps bucket (home-announcer.ts). */
+  private readonly announcer: HomeAnnouncer;
+  /** Applications homed elsewhere whose connection asked for the grace period (relaysFor reads them afresh). */
+  private readonly resumableRelays = new Set<string>();
+  /** Tags this member's relayed events with their raise order (event-order.ts). */
+  private readonly relayOrder = new RelayOrder();
+  /** Hands relayed events to the applications homed here in their source's order. */
+  private readonly ordered: OrderedDelivery;
   /** Events published to the stream, and consumed from it (metrics, bench). */
   published = 0;
   consumed = 0;
@@ -118,12 +142,30 @@ export class AppEvents {
     deliver: (application, _event, json) => {
       if (json === undefined) return; // about the connection itself (ApplicationReplaced): nothing to relay
       this.published++;
-      this.publish(this.subject(application), json, application);
+      this.publish(this.subject(application), json, application, this.relayOrder.tag(application));
     },
   };
 
   constructor(options: AppEventsOptions) {
     this.options = options;
+    const readyHome = (name: string): boolean => this.homes.get(name)?.messages !== undefined;
+    this.announcer = new HomeAnnouncer({
+      apps: options.apps,
+      node: options.node,
+      core: options.core,
+      log: options.log,
+      relay: this.relay,
+      readyHomes: () => [...this.homes.keys()].filter(readyHome),
+      isReadyHome: readyHome,
+      ...(options.releaseHeld ? { releaseHeld: options.releaseHeld } : {}),
+    });
+    this.ordered = new OrderedDelivery({
+      node: options.node,
+      groupOf: (application) => this.announcer.groupOf(application),
+      deliver: (application, event) => this.handOver(application, event),
+      maxHoldMs: ORDER_MAX_HOLD_MS,
+      maxHeld: ORDER_MAX_HELD,
+    });
   }
 
   async start(): Promise<void> {
@@ -144,6 +186,13 @@ export class AppEvents {
     })().catch((err: unknown) => this.options.log.warn({ err }, 'cluster apps watch ended'));
     this.scanTimer = setInterval(() => this.scan(), SCAN_MS);
     this.scanTimer.unref();
+    // A home application's connection going or coming back changes what the other members do with
+    // channels sent to it (held-calls.ts). After the current turn: a connection registers all its
+    // applications in one go, and the group announced is the whole of it.
+    this.options.core.applications.onAvailability((application, change) => {
+      if (!this.homes.has(application)) return;
+      setImmediate(() => void (change === 'connected' ? this.announcer.back(application) : this.announcer.announce(application)));
+    });
     // The journal: what each home sent its applications, numbered, for the member that takes over.
     this.options.core.eventLog.onRecorded = (application, sequence, json) => {
       const home = this.homes.get(application);
@@ -163,6 +212,8 @@ export class AppEvents {
       const local = this.options.core.applications.get(application);
       if (local !== undefined && local.sink !== this.relay) continue;
       if (this.homes.has(application)) continue;
+      // The connection's applications are announced as one group (their events ordered together).
+      this.announcer.prepared(application, applications);
       await this.takeOver(application);
       // Home before the connection is accepted: the consumer exists and the apps bucket names this
       // member, so an originate the client makes right after its connection opens, placed on
@@ -179,7 +230,12 @@ export class AppEvents {
   async relaysFor(applications: readonly string[]): Promise<void> {
     const registered = this.options.core.applications;
     for (const application of applications.slice(0, MAX_APPS_LOOKED_UP)) {
-      if (application === '' || application.length > 256 || registered.get(application) !== undefined) continue;
+      if (application === '' || application.length > 256) continue;
+      // A resumable application's connection may have gone a moment ago, and an away one's come
+      // back: its entry is read afresh, so that a channel sent to it waits instead of entering, or
+      // enters instead of being refused (one bucket read for such requests).
+      const known = registered.get(application);
+      if (known !== undefined && !(known.sink === this.relay && (known.awayElsewhere || this.resumableRelays.has(application)))) continue;
       try {
         const entry = await this.options.apps.get(subjectToken(application));
         if (entry?.operation === 'PUT') this.announced(entry.key, entry.string());
@@ -194,9 +250,9 @@ export class AppEvents {
    * connection, without a JetStream acknowledgement per event (which cost a request and a promise
    * each and divided the event throughput); what is lost is what a dead NATS connection loses.
    */
-  private publish(subject: string, text: string, application: string): void {
+  private publish(subject: string, text: string, application: string, headers?: MsgHdrs): void {
     try {
-      this.options.nc.publish(subject, text);
+      this.options.nc.publish(subject, text, headers === undefined ? undefined : { headers });
     } catch (err) {
       this.options.log.warn({ err, application }, 'event not published to the cluster stream');
     }
@@ -254,6 +310,7 @@ export class AppEvents {
 
   stop(): void {
     clearInterval(this.scanTimer);
+    this.ordered.stop();
     this.options.core.eventLog.onRecorded = undefined;
     this.stopWatching?.();
     for (const [name, home] of this.homes) {
@@ -311,28 +368,39 @@ export class AppEvents {
     return `${this.options.prefix}.events.${subjectToken(application)}`;
   }
 
-  /** Another member holds the application: a relay here, unless a connection here holds it. */
+  /**
+   * Another member holds the application: a relay here, unless a connection here holds it. While
+   * its connection is away from that home, the relay is a stand-in that holds the channels sent to
+   * it until the home's deadline (or refuses them without one), as that home does.
+   */
   private announced(key: string, value: string): void {
-    let home: { node?: unknown; app?: unknown };
-    try {
-      home = JSON.parse(value) as { node?: unknown; app?: unknown };
-    } catch {
-      return;
-    }
-    if (typeof home.app !== 'string' || subjectToken(home.app) !== key || home.node === this.options.node) return;
+    const home = parseAnnouncement(key, value);
+    if (home === undefined || home.node === this.options.node) return;
     const applications = this.options.core.applications;
     const local = applications.get(home.app);
     if (local?.sink !== undefined && local.sink !== this.relay) {
       this.options.log.warn({ application: home.app, node: home.node }, 'application connected to two cluster members: each gets only its own events');
       return;
     }
-    applications.register(home.app, this.relay, false);
+    this.relayOrder.announced(home.app, home.group === undefined ? undefined : { home: home.node, group: home.group });
+    if (home.resumable) this.resumableRelays.add(home.app);
+    else this.resumableRelays.delete(home.app);
+    if (home.away) applications.standInAway(home.app, this.relay, home.heldUntil);
+    else applications.register(home.app, this.relay, false);
   }
 
+  /**
+   * The application has no home any more. A stand-in holding channels keeps them until the deadline
+   * it was given (a client may yet reconnect to any member); the relay itself goes.
+   */
   private withdrawn(key: string): void {
     const applications = this.options.core.applications;
+    const named = (name: string): boolean => subjectToken(name) === key;
+    // Also for a stand-in already forgotten here (its grace ended): these tables stay bounded.
+    this.relayOrder.withdrawn(named);
+    for (const name of this.resumableRelays) if (named(name)) this.resumableRelays.delete(name);
     for (const app of applications.list()) {
-      if (app.sink === this.relay && subjectToken(app.name) === key) applications.deactivate(app.name, this.relay);
+      if (app.sink === this.relay && named(app.name)) applications.deactivate(app.name, this.relay);
     }
   }
 
@@ -345,20 +413,25 @@ export class AppEvents {
       if ((this.retryAt.get(app.name) ?? 0) > now) continue;
       void this.becomeHome(app.name);
     }
+    // A connection holding other applications than announced is announced anew.
+    this.announcer.refreshGroups();
     for (const [name, home] of this.homes) {
       const app = applications.get(name);
       // Still home while a connection holds it or its calls wait for one (held, not relayed).
       if (app !== undefined && app.sink !== this.relay) continue;
-      if (app === undefined && (home.preparedUntil ?? 0) > now) continue;
+      if ((app === undefined || app.sink === this.relay) && (home.preparedUntil ?? 0) > now) continue;
       home.messages?.stop();
+      this.ordered.flush(name);
       this.homes.delete(name);
-      this.options.apps.delete(subjectToken(name)).catch(() => undefined);
+      this.announcer.forget(name);
+      // Taken over by another member (its relay here): the entry is that member's now.
+      if (app === undefined) this.options.apps.delete(subjectToken(name)).catch(() => undefined);
     }
   }
 
   /** Resolves once the apps bucket names this member (or making the home failed: logged). */
   private becomeHome(application: string, preparedUntil?: number): Promise<void> {
-    const { js, apps, stream, node, log } = this.options;
+    const { js, stream, log } = this.options;
     const takenOver = this.takenOver.get(application);
     this.takenOver.delete(application);
     const channels = takenOver?.channels ?? new Map<string, TrackedChannel>();
@@ -379,14 +452,13 @@ export class AppEvents {
       }
       const home: Home = { messages, channels, consumed: pending.consumed, ...(preparedUntil !== undefined ? { preparedUntil } : {}) };
       this.homes.set(application, home);
-      await apps.put(subjectToken(application), JSON.stringify({ node, app: application }));
+      await this.announcer.announce(application, true);
       announced();
       log.info({ application, takenOver: takenOver !== undefined }, 'cluster: this member is the application\'s home');
       // The channels of members that died before this one took over end now.
       if (takenOver) this.endChannelsOfDead(application, channels);
       for await (const message of messages) {
-        home.consumed = message.seq;
-        this.received(application, channels, message.data);
+        this.ordered.offer(application, { data: message.data, seq: message.seq, tag: parseOrderTag(message.headers?.get(ORDER_HEADER)) });
       }
     })().catch((err: unknown) => {
       log.error({ err, application }, 'cluster: cannot consume the application\'s events from the stream; trying again in 5 s');
@@ -395,6 +467,14 @@ export class AppEvents {
       announced();
     });
     return ready;
+  }
+
+  /** A relayed event's turn has come (event-order.ts): its stream position is now the one consumed. */
+  private handOver(application: string, event: Relayed): void {
+    const home = this.homes.get(application);
+    if (home === undefined) return;
+    home.consumed = event.seq;
+    this.received(application, home.channels, event.data);
   }
 
   private received(application: string, channels: Map<string, TrackedChannel>, data: Uint8Array): void {

@@ -19,6 +19,7 @@ import { startSharedConfig, type SharedConfig } from './shared-config.ts';
 import { ClusterForwarder } from './forwarder.ts';
 import { CrossMemberVideoSource } from './video-source.ts';
 import { DialIdentity } from './dial-identity.ts';
+import { HeldCalls } from './held-calls.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
 import { applicationsNamed } from './request-apps.ts';
@@ -86,6 +87,8 @@ export class Cluster {
   private connected = true;
   /** Device states and dynamic configuration (shared-config.ts), set once started. */
   private sharedConfig: SharedConfig | undefined;
+  /** Channels held here for applications away from their home (held-calls.ts), set once started. */
+  private heldCalls: HeldCalls | undefined;
 
   private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; places: ChannelPlaces; log: Logger }) {
     this.nc = parts.nc;
@@ -147,6 +150,8 @@ export class Cluster {
       const ownership = new Ownership({ nc, prefix, node, core, ari: servingAri, log });
       const forwarder = new ClusterForwarder({ nc, prefix, ownership, membership, node, requestTimeoutMs: settings.requestTimeoutMs, log, placement: settings.placement, placeOnSelf: settings.placeOnSelf });
       forwarder.local = async (request) => ari.dispatch({ ...request, forwarded: true });
+      // Calls held for an application away from its home, on every member (held-calls.ts).
+      const heldCalls = new HeldCalls({ nc, prefix, node, core, requestTimeoutMs: settings.requestTimeoutMs, log, otherNodes: () => membership.others().map((member) => member.node) });
       const events = new AppEvents({
         nc,
         js: jetstream(nc),
@@ -159,8 +164,11 @@ export class Cluster {
         core,
         log,
         liveAsteriskIds: () => new Set(membership.list().map((member) => member.asteriskId)),
+        releaseHeld: (application) => heldCalls.releaseInOrder(application),
       });
       cluster = new Cluster({ nc, node, name: settings.name, membership, ownership, forwarder, events, contacts, globals, astdb, places: new ChannelPlaces({ nc, prefix, node, core, membership, requestTimeoutMs: settings.requestTimeoutMs, log }), log });
+      cluster.heldCalls = heldCalls;
+      heldCalls.start();
       ownership.start();
       cluster.startBridgeLegs({ nc, prefix, node, core, config, requestTimeoutMs: settings.requestTimeoutMs, log, membership });
       cluster.places.start();
@@ -273,6 +281,7 @@ export class Cluster {
 
   async stop(): Promise<void> {
     this.sipFlows?.stop();
+    this.heldCalls?.stop();
     this.legs?.stop();
     this.dialIdentity?.stop();
     this.membership.stop();

@@ -35,8 +35,11 @@ export interface RegisterOptions {
   readonly holdCalls?: boolean;
 }
 
-/** Told when an application becomes available again, or when the wait for it ends. */
-export type AvailabilityListener = (application: string, change: 'connected' | 'hold-ended') => void;
+/**
+ * Told when an application becomes available again, when its connection goes away (`away`: its
+ * calls may be held from then on), or when the wait for it ends.
+ */
+export type AvailabilityListener = (application: string, change: 'connected' | 'away' | 'hold-ended') => void;
 
 /** Told of every event the core publishes (Applications.observe). */
 export type EventObserver = (event: CoreEvent) => void;
@@ -79,6 +82,11 @@ export class Application {
   /** While calls wait for it: the end of the grace period (ms since the epoch) and its timer. */
   holdUntil: number | undefined;
   holdTimer: NodeJS.Timeout | undefined;
+  /**
+   * The sink stands in for a connection that is away on another server (a cluster member's relay,
+   * see `standInAway`): events still go to the sink, but channels are not entered into it.
+   */
+  awayElsewhere = false;
   private readonly subscriptions: Record<SourceKind, Map<string, number>> = {
     channel: new Map(),
     bridge: new Map(),
@@ -91,7 +99,7 @@ export class Application {
   }
 
   get active(): boolean {
-    return this.sink !== undefined;
+    return this.sink !== undefined && !this.awayElsewhere;
   }
 
   /** Disconnected, but channels sent to it wait for it to come back. */
@@ -167,7 +175,7 @@ export class Application {
       events_disallowed: this.disallowed.map((entry) => ({ ...entry })),
     };
     // A connected application looks exactly as in Asterisk; the state appears only while it is away.
-    if (this.sink) return snapshot;
+    if (this.active) return snapshot;
     return {
       ...snapshot,
       connected: false,
@@ -271,6 +279,7 @@ export class Applications {
     app.subscribeAll = subscribeAll;
     app.holdCalls = options.holdCalls ?? false;
     app.disconnectedAt = undefined;
+    app.awayElsewhere = false;
     const wasHeld = app.held;
     this.endHold(app);
     if (wasHeld || !previous) this.notify(name, 'connected');
@@ -283,14 +292,46 @@ export class Applications {
     if (!app || app.sink !== sink) return;
     app.sink = undefined;
     app.subscribeAll = false;
-    app.disconnectedAt = new Date();
-    if (app.holdCalls && this.reconnectGraceMs > 0) {
-      const held = app;
-      held.holdUntil = Date.now() + this.reconnectGraceMs;
-      held.holdTimer = setTimeout(() => this.holdExpired(held), this.reconnectGraceMs);
-      held.holdTimer.unref();
-    }
+    app.disconnectedAt ??= new Date();
+    app.awayElsewhere = false;
+    if (app.holdCalls && this.reconnectGraceMs > 0) this.holdUntilTime(app, Date.now() + this.reconnectGraceMs);
+    this.notify(name, 'away');
     this.removeIfUnused(app);
+  }
+
+  /**
+   * `sink` stands in for the application, whose connection is away on another server (a cluster
+   * member whose application's resumable connection dropped): its events still go to `sink`, but
+   * channels sent to it wait as for a held application until `holdUntil` (ms since the epoch,
+   * decided by that server), or are refused without one. `register` ends it (the application is
+   * back: waiting channels enter), as does the deadline.
+   */
+  standInAway(name: string, sink: ApplicationSink, holdUntil: number | undefined): void {
+    let app = this.apps.get(name);
+    if (!app) {
+      app = new Application(name);
+      this.apps.set(name, app);
+    }
+    app.sink = sink;
+    app.subscribeAll = false;
+    app.holdCalls = false;
+    app.awayElsewhere = true;
+    app.disconnectedAt ??= new Date();
+    if (holdUntil !== undefined && holdUntil > Date.now()) {
+      if (app.holdUntil !== holdUntil) {
+        this.endHold(app);
+        this.holdUntilTime(app, holdUntil);
+      }
+      return;
+    }
+    if (app.held) this.holdExpired(app);
+    else this.removeIfUnused(app);
+  }
+
+  private holdUntilTime(app: Application, until: number): void {
+    app.holdUntil = until;
+    app.holdTimer = setTimeout(() => this.holdExpired(app), Math.max(0, until - Date.now()));
+    app.holdTimer.unref();
   }
 
   private holdExpired(app: Application): void {
@@ -305,7 +346,7 @@ export class Applications {
     app.holdUntil = undefined;
   }
 
-  private notify(name: string, change: 'connected' | 'hold-ended'): void {
+  private notify(name: string, change: 'connected' | 'away' | 'hold-ended'): void {
     for (const listener of this.availabilityListeners) listener(name, change);
   }
 

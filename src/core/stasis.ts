@@ -25,6 +25,8 @@ export type EnterResult = 'entered' | 'waiting' | false;
 
 interface WaitingChannel {
   readonly channel: Channel;
+  /** When it began to wait (ms since the epoch: comparable across cluster members, whose clocks agree). */
+  readonly since: number;
   readonly args: readonly string[];
   readonly options: EnterOptions;
   readonly onHangup: () => void;
@@ -46,13 +48,36 @@ export class Stasis {
   constructor(private readonly applications: Applications) {
     applications.onAvailability((app, change) => {
       if (change === 'connected') this.release(app);
-      else this.giveUp(app);
+      else if (change === 'hold-ended') this.giveUp(app);
     });
   }
 
   /** Channels waiting for the application (tests, snapshots). */
   waitingFor(app: string): readonly Channel[] {
     return (this.waiting.get(app) ?? []).map((entry) => entry.channel);
+  }
+
+  /** Channels waiting for the application with when each began to wait, in arrival order. */
+  waitingSince(app: string): ReadonlyArray<{ readonly channel: Channel; readonly since: number }> {
+    return (this.waiting.get(app) ?? []).map((entry) => ({ channel: entry.channel, since: entry.since }));
+  }
+
+  /**
+   * Lets one waiting channel enter the application now, ahead of the others (a cluster releases
+   * the channels waiting on its members in their arrival order across members); false when the
+   * channel does not wait for it.
+   */
+  releaseWaiting(app: string, channelId: string): boolean {
+    const queue = this.waiting.get(app);
+    const index = queue?.findIndex((entry) => entry.channel.id === channelId) ?? -1;
+    if (!queue || index < 0) return false;
+    const [entry] = queue.splice(index, 1);
+    if (queue.length === 0) this.waiting.delete(app);
+    entry!.channel.off('hangup', entry!.onHangup);
+    if (entry!.channel.hangingUp) return false;
+    this.enterNow(entry!.channel, app, entry!.args, entry!.options);
+    entry!.options.onWaitEnded?.('entered');
+    return true;
   }
 
   /** The dialplan executor registers how to resume channels that did not come from Stasis(). */
@@ -103,7 +128,7 @@ export class Stasis {
     channel.once('hangup', onHangup);
     let queue = this.waiting.get(app);
     if (!queue) this.waiting.set(app, (queue = []));
-    queue.push({ channel, args: [...args], options, onHangup });
+    queue.push({ channel, since: Date.now(), args: [...args], options, onHangup });
     if (this.waitingIndication === 'ringing' && channel.state !== 'Up') channel.indicate('ringing');
   }
 
