@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { DtmfDetector, dtmfFrequencies } from '../../../src/media/dtmf.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { dtmfFromInfo } from '../../../src/channels/pjsip/dtmf-info.ts';
@@ -319,6 +319,15 @@ async function hangUp(phone: Phone, id: string): Promise<void> {
   await phone.nextMessage(/^BYE /);
   await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
 }
+
+// A test that fails mid-call (a timeout on a loaded machine) would leave its call up and fail the
+// later tests that count calls: every call still up after a test is hung up here.
+afterEach(async () => {
+  const left = (await (await server.ari('/channels')).json()) as Array<{ id: string }>;
+  for (const channel of left) await server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline && ((await (await server.ari('/channels')).json()) as unknown[]).length > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+});
 
 describe('SIP call media', () => {
   test('RTCP: SR on the far end\'s a=rtcp port with our SSRC and a report block on its stream; its RR gives the round-trip time; rtp_statistics shows both sides; BYE at hang-up', { timeout: 60_000 }, async () => {
