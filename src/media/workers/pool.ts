@@ -151,6 +151,7 @@ export class MediaWorkerPool {
       relayedStreams: slot.load?.relayedStreams ?? 0,
       mixedStreams: slot.load?.mixedStreams ?? 0,
       mixes: slot.load?.mixes ?? 0,
+      recordings: slot.load?.recordings ?? 0,
     }));
   }
 
@@ -283,6 +284,9 @@ export class MediaWorkerPool {
         return;
       case 'sound-ended':
         stream.soundEnded(message.play);
+        return;
+      case 'record-ended':
+        stream.recordEnded(message);
         return;
       case 'closed':
         slot.streams.delete(message.id);

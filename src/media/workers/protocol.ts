@@ -3,6 +3,7 @@
 // thread gives it.
 import type { StreamParameters } from '../rtp/stream.ts';
 import type { SoundStart } from './sound-player.ts';
+import type { RecordEnd, RecordStart } from './worker-recorder.ts';
 
 /** How the technology configured the stream (StreamOptions without what cannot cross threads). */
 export interface WorkerStreamOptions {
@@ -34,6 +35,8 @@ export type ToWorker =
   | { readonly type: 'close'; readonly id: number }
   /** The playback fast path: the worker plays a shared sound on the stream by itself (sound-player.ts). */
   | ({ readonly type: 'sound'; readonly id: number } & SoundStart)
+  /** The recording fast path: the worker writes the stream's received audio into a recording's file (worker-recorder.ts). */
+  | ({ readonly type: 'record'; readonly id: number } & RecordStart)
   /** A bridge mixed in this worker (worker-mix.ts): its members' streams here by id, those of other workers by their MixLegMemory. */
   | { readonly type: 'mix'; readonly mix: number; readonly rate: number; readonly members: readonly WorkerMixMember[] }
   | { readonly type: 'mix-end'; readonly mix: number }
@@ -55,7 +58,9 @@ export type FromWorker =
   | { readonly type: 'closed'; readonly id: number; readonly rtt?: number }
   | { readonly type: 'load'; readonly load: WorkerLoadReport }
   /** A sound the worker played (`play` of the stream's plays) reached its end. */
-  | { readonly type: 'sound-ended'; readonly id: number; readonly play: number };
+  | { readonly type: 'sound-ended'; readonly id: number; readonly play: number }
+  /** A recording the worker wrote is over there: taken back or ended, its file closed. */
+  | ({ readonly type: 'record-ended'; readonly id: number } & RecordEnd);
 
 /** What a worker reports of itself once a second. */
 export interface WorkerLoadReport {
@@ -75,4 +80,6 @@ export interface WorkerLoadReport {
   readonly mixedStreams?: number;
   /** Bridges this worker mixes now. */
   readonly mixes?: number;
+  /** Recordings this worker writes now. */
+  readonly recordings?: number;
 }

@@ -16,6 +16,8 @@
 // A bridge of three or more can be mixed here too (mix messages, worker-mix.ts): its members' decoded
 // audio goes into one sum at each tick and each hears the rest, the members of other workers crossing
 // through shared rings (mix-leg messages on their side); a frame the main thread wrote wins there too.
+// A recording of a stream's received audio can be written here too (record messages,
+// worker-recorder.ts): each tick writes 20 ms into its file until the main thread takes it back.
 import { MediaClock } from '../clock.ts';
 import { isSampleRate, type Frame } from '../frame.ts';
 import { RtpPortRange } from '../rtp/port-range.ts';
@@ -26,6 +28,7 @@ import { MixLegMemory } from './mix-leg-memory.ts';
 import { LocalParty, MixLeg, RemoteParty, WorkerMix, type MixParty } from './worker-mix.ts';
 import { FIGURE, StreamMemory } from './stream-memory.ts';
 import { WorkerSoundPlayer } from './sound-player.ts';
+import { WorkerRecorder, type RecordEnd } from './worker-recorder.ts';
 
 interface HostedStream {
   readonly id: number;
@@ -43,6 +46,8 @@ interface HostedStream {
   mixParty: LocalParty | undefined;
   /** Its link to a bridge mixed in another worker: decoded audio goes there, and what it hears comes back. */
   mixLeg: MixLeg | undefined;
+  /** The recording the worker writes of its received audio, if any. */
+  recorder: WorkerRecorder | undefined;
 }
 
 /** A bridge this worker mixes, and its members whose streams run here. */
@@ -157,6 +162,9 @@ export class MediaWorkerHost {
       case 'mix-end':
         this.#endMix(message.mix);
         return;
+      case 'record':
+        this.#record(message);
+        return;
       case 'mix-leg': {
         const hosted = this.#byId.get(message.id);
         if (hosted) hosted.mixLeg = message.memory ? new MixLeg(new MixLegMemory(message.memory)) : undefined;
@@ -191,6 +199,7 @@ export class MediaWorkerHost {
             if (!to.mainWrote && !to.looping) to.stream.writeFrame(frame);
           } else if (hosted?.mixParty) hosted.mixParty.put(frame);
           else if (hosted?.mixLeg) hosted.mixLeg.said(frame);
+          else if (hosted?.recorder && !hosted.recorder.stopped) hosted.recorder.put(frame);
           else if (!hosted?.sound) memory.received.push(frame.rate, frame.samples);
         },
         onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
@@ -200,7 +209,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined, recorder: undefined };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.clock.start();
@@ -225,6 +234,8 @@ export class MediaWorkerHost {
     this.#closedPacketsIn += figures[FIGURE.statistics + 1];
     this.#closedPacketsOut += figures[FIGURE.statistics];
     this.#closedRingDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
+    // The file is closed before the stream's end is told, so the main thread finds it complete.
+    if (hosted.recorder) this.#recordOver(hosted, hosted.recorder, 'taken-back');
     this.#byId.delete(id);
     this.#list = this.#list.filter((entry) => entry !== hosted);
     if (this.#list.length === 0) this.clock.stop();
@@ -260,6 +271,7 @@ export class MediaWorkerHost {
         const heard = hosted.mixLeg.heard();
         if (heard && !hosted.mainWrote && !hosted.looping) hosted.stream.writeFrame(heard);
       }
+      if (hosted.recorder) this.#recordTick(hosted, hosted.recorder);
       this.#writeFigures(hosted);
     }
     // After the frames the main thread wrote (which win), before the streams decode this tick's audio.
@@ -305,6 +317,37 @@ export class MediaWorkerHost {
     for (const hosted of entry.locals) {
       if (hosted.mixParty && entry.mix.parties.includes(hosted.mixParty)) hosted.mixParty = undefined;
     }
+  }
+
+  #record(message: Extract<ToWorker, { type: 'record' }>): void {
+    const hosted = this.#byId.get(message.id);
+    if (!hosted) return;
+    if (hosted.recorder) this.#recordOver(hosted, hosted.recorder, 'taken-back');
+    try {
+      hosted.recorder = new WorkerRecorder(message);
+    } catch (error) {
+      // The file could not be reopened here (or the message was bad): the main thread fails the recording.
+      const reason = error instanceof Error ? error.message : String(error);
+      const { recordedSamples } = message.progress ?? { recordedSamples: 0 };
+      this.post({ type: 'record-ended', id: hosted.id, record: message.record, end: 'open-failed', recordedSamples, reason });
+    }
+  }
+
+  /** One tick of a stream's recording: 20 ms into its file, or its end (taken back, or over here). */
+  #recordTick(hosted: HostedStream, recorder: WorkerRecorder): void {
+    if (recorder.stopped) {
+      this.#recordOver(hosted, recorder, 'taken-back');
+      return;
+    }
+    const result = recorder.tick();
+    if (result === 'ok') return;
+    const error = recorder.lastError;
+    this.#recordOver(hosted, recorder, result, error === undefined ? undefined : error instanceof Error ? error.message : String(error));
+  }
+
+  #recordOver(hosted: HostedStream, recorder: WorkerRecorder, end: RecordEnd['end'], reason?: string): void {
+    if (hosted.recorder === recorder) hosted.recorder = undefined;
+    this.post({ type: 'record-ended', id: hosted.id, ...recorder.close(end, reason) });
   }
 
   #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
@@ -360,7 +403,9 @@ export class MediaWorkerHost {
     let ringDrops = this.#closedRingDrops;
     let relayed = 0;
     let mixed = 0;
+    let recordings = 0;
     for (const hosted of this.#list) {
+      if (hosted.recorder) recordings += 1;
       if (hosted.relayTo) relayed += 1;
       if (hosted.mixParty || hosted.mixLeg) mixed += 1;
       packetsIn += hosted.memory.figures[FIGURE.statistics + 1];
@@ -377,6 +422,7 @@ export class MediaWorkerHost {
       relayedStreams: relayed,
       mixedStreams: mixed,
       mixes: this.#mixes.size,
+      recordings,
     };
     this.#lastPacketsIn = packetsIn;
     this.#lastPacketsOut = packetsOut;
