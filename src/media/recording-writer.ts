@@ -99,10 +99,19 @@ export class RecordingWriter {
     this.#slot.take();
   }
 
+  /** The frame put since the last tick, taken without writing it (the caller keeps it for later). */
+  takeReceived(): Int16Array | undefined {
+    return this.#slot.take();
+  }
+
   /** One tick: writes 20 ms unless paused; says whether the recording goes on. */
   tick(paused: boolean, muted: boolean): RecordingTick {
+    return this.tickWith(this.#slot.take(), paused, muted);
+  }
+
+  /** A tick with the frame received then (undefined: none came), e.g. one kept while the file was elsewhere. */
+  tickWith(received: Int16Array | undefined, paused: boolean, muted: boolean): RecordingTick {
     const writer = this.#writer;
-    const received = this.#slot.take();
     const frame = received ?? this.#silence;
     if (!writer) return 'write-failed';
     try {
@@ -138,6 +147,11 @@ export interface RecordingHandover {
   readonly progress: RecordingProgress;
   readonly paused: boolean;
   readonly muted: boolean;
+  /**
+   * Closes the file where it was written so far; the technology calls it once it takes the
+   * recording, before the file is reopened elsewhere. False: it could not (the hand-over is off).
+   */
+  release(): boolean;
 }
 
 /**

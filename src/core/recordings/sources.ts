@@ -53,6 +53,11 @@ export class ChannelSource implements RecordingSource {
   private readonly onDtmf = ({ digit }: DtmfEvent): void => this.handlers?.dtmf(digit);
   private readonly onHangup = (): void => this.handlers?.ended();
 
+  /** Something besides this recording needs the channel's received audio here (a snoop, another recording, talk detection, a mute). */
+  get sharedHere(): boolean {
+    return this.channel.receivedAudioTakenBesides(this.onFrame);
+  }
+
   attach(handlers: SourceHandlers): void {
     this.handlers = handlers;
     this.channel.addFrameListener(this.onFrame);

@@ -18,6 +18,8 @@ import { StreamMemory } from './stream-memory.ts';
 /** A worker that dies within this long of its start waits before the next start, doubling up to the maximum. */
 const QUICK_DEATH_MS = 5_000;
 const RESTART_PAUSE_MAX_MS = 30_000;
+/** How long stop() lets the workers close the recordings they write before it ends them. */
+const STOP_RECORDINGS_WAIT_MS = 1_000;
 /** A port range per worker below this many ports is too small to split: all workers share the whole range. */
 const MIN_PORTS_PER_WORKER = 64;
 /**
@@ -167,6 +169,10 @@ export class MediaWorkerPool {
   }
 
   async stop(): Promise<void> {
+    // Recordings the workers write close their files first (the server's shutdown ended them just before).
+    const deadline = Date.now() + STOP_RECORDINGS_WAIT_MS;
+    while (Date.now() < deadline && this.#recordingStreams().length > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const recording = this.#recordingStreams();
     this.#stopped = true;
     this.#options.clock.offTick(this.#tick);
     this.#draining = [];
@@ -181,6 +187,17 @@ export class MediaWorkerPool {
         if (worker) await worker.terminate();
       }),
     );
+    for (const stream of recording) stream.loseRecordings('media workers stopped');
+  }
+
+  /** Streams whose worker has a recording's file open. */
+  #recordingStreams(): RemoteRtpStream[] {
+    const streams: RemoteRtpStream[] = [];
+    for (const slot of this.#slots) {
+      if (!slot.worker) continue;
+      for (const stream of slot.streams.values()) if (stream.recording) streams.push(stream);
+    }
+    return streams;
   }
 
   /** Worker `index`, when it is ready and has room for one more stream (see AFFINITY_SLACK_STREAMS). */

@@ -206,7 +206,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
    * came back. Undefined when the stream's audio is taken otherwise (see free).
    */
   record(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
-    if (!this.free) return undefined;
+    if (!this.free || !handover.release()) return undefined;
     this.#records = (this.#records + 1) | 0;
     const recorder = new RemoteRecorder(this.#records, handover.progress, handover.paused, handover.muted, ended, (over) => {
       if (over.over) this.#recorders.delete(over);
@@ -312,6 +312,16 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     if (this.#closed) return;
     this.#end();
     this.events.onLost(reason);
+  }
+
+  /** A recording's file is open in the worker (written, or being closed there). */
+  get recording(): boolean {
+    return this.#recorders.size > 0;
+  }
+
+  /** The worker is gone without a word (the pool stopped): its recordings hold what it flushed. */
+  loseRecordings(reason: string): void {
+    this.#loseRecorders(reason);
   }
 
   #loseRecorders(reason: string): void {
