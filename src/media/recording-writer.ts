@@ -166,6 +166,8 @@ export interface OffloadedRecording {
   /** Samples in the file so far, as last reported (at most a tick old). */
   readonly recordedSamples: number;
   readonly talkingMs: number;
+  /** Taken back (by the owner, or by the technology: a worker mix that stopped): frames reach the owner again. */
+  readonly returning: boolean;
   pause(paused: boolean): void;
   mute(muted: boolean): void;
   /** Asks for the recording back; `ended` follows with `taken-back` once the file is closed there. Idempotent. */

@@ -5,6 +5,7 @@
 // recording, a mute) comes or goes, and when its mix rate changes; while either runs, the bridge
 // mixes nothing.
 import type { SampleRate } from '../../media/frame.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { AudioRelay } from '../channels/audio-relay.ts';
 import type { Channel, FrameListener } from '../channels/channel.ts';
 import { TechnologyMix } from '../channels/technology-mix.ts';
@@ -24,8 +25,10 @@ export class BridgeOffload {
   constructor(
     /** The rate the bridge mixes at now. */
     private readonly rate: () => SampleRate,
-    /** Whether the bridge itself needs the audio now. */
-    private readonly blocked: () => boolean,
+    /** Whether the bridge itself needs the audio now; `byMix`: for a technology mix (which can write a recording of the bridge), else for a relay. */
+    private readonly blocked: (byMix: boolean) => boolean,
+    /** The technologies started or stopped mixing. */
+    private readonly mixChanged: () => void = () => {},
   ) {}
 
   /** The members changed (or the bridge ends: none): two may be relayed, three and more mixed by their technologies. */
@@ -39,9 +42,9 @@ export class BridgeOffload {
     this.#stopMix();
     if (count === 2) {
       if (this.#relay) this.#relay.update();
-      else this.#relay = new AudioRelay(members[0].channel, members[1].channel, members[0].onFrame, members[1].onFrame, this.blocked);
+      else this.#relay = new AudioRelay(members[0].channel, members[1].channel, members[0].onFrame, members[1].onFrame, () => this.blocked(false));
     } else if (count >= 3) {
-      this.#mix = new TechnologyMix(members.map(({ channel, onFrame }) => ({ channel, own: onFrame })), this.rate, this.blocked);
+      this.#mix = new TechnologyMix(members.map(({ channel, onFrame }) => ({ channel, own: onFrame })), this.rate, () => this.blocked(true), this.mixChanged);
     }
   }
 
@@ -82,6 +85,11 @@ export class BridgeOffload {
   /** Times the technologies started mixing, over every set of members the bridge had. */
   get mixEngagements(): number {
     return this.#mixEngagementsBefore + (this.#mix?.engagements ?? 0);
+  }
+
+  /** Has the technologies mixing the bridge write a recording of the mix; undefined when none mixes or they cannot. */
+  recordMix(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    return this.#mix?.engaged ? this.#mix.record(handover, ended) : undefined;
   }
 
   #stopMix(): void {

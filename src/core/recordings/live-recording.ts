@@ -23,7 +23,7 @@ import { parseToneList } from '../../media/tones.ts';
 import type { CoreEvent } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
-import { ChannelSource, type RecordingSource } from './sources.ts';
+import { BridgeSource, ChannelSource, type RecordingSource } from './sources.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 import { RecordingOffload, type OffloadOwner, type PendingTick } from './recording-offload.ts';
 
@@ -132,7 +132,7 @@ export class LiveRecording implements Endable {
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
-    if (source instanceof ChannelSource) this.offload = new RecordingOffload(source, this.offloadOwner());
+    if (source instanceof ChannelSource || source instanceof BridgeSource) this.offload = new RecordingOffload(source, this.offloadOwner());
     source.attach({
       frame: (frame) => this.recorder.put(frame),
       dtmf: (digit) => this.onDigit(digit),

@@ -1,20 +1,39 @@
-// The recording fast path of one channel recording: while nothing but the recording needs the
-// channel's received audio here, and the technology can write it by itself (a SIP call whose stream
-// runs in a media worker), the recording's file is handed over — closed here, reopened for
-// appending there — and the main thread does nothing per frame. The LiveRecording stays here with
+// The recording fast path of one recording: while nothing but the recording needs the audio here,
+// and the technology can write it by itself — a channel recording of a SIP call whose stream runs
+// in a media worker, a bridge recording of a bridge mixed in the workers (the mixing worker writes
+// the mix) — the recording's file is handed over — closed here, reopened for appending there —
+// and the main thread does nothing per frame. The LiveRecording stays here with
 // its events, controls and end; pause and mute reach the writer through the handle. The recording
 // comes back:
 //   - when something else needs the received audio here (a snoop, a second recording, talk
-//     detection, a mute): the technology stops writing at once and its frames reach the channel
-//     again from the next one; the ticks until the file is closed there are kept here and written
-//     first when it is reopened, so the file has no gap;
+//     detection, a mute), or the bridge's worker mix stops (a member came or went, a playback…):
+//     the technology stops writing at once and the frames reach the recording here again from the
+//     next one; the ticks until the file is closed there are kept here and written first when it is
+//     reopened, so the file has no gap;
 //   - when the recording ends here (stop, cancel, a digit, the hang-up): it is taken back to be
 //     closed, and the owner finishes once the file is closed there;
 //   - when it ends there (maximum duration, silence, a failed write) or the place dies with it.
 // A refusal (the stream is not in a worker, or busy) is not asked again until the channel's media
 // path changes.
-import type { OffloadedRecording, OffloadEnd, RecordingProgress } from '../../media/recording-writer.ts';
-import type { ChannelSource } from './sources.ts';
+import type { OffloadedRecording, OffloadEnd, OffloadEnded, RecordingHandover, RecordingProgress } from '../../media/recording-writer.ts';
+
+/** What a recording's source offers the fast path (sources.ts: a channel's, a bridge's). */
+export interface OffloadTarget {
+  /** The technology may write the recording now (nothing else needs the audio here). */
+  readonly offloadable: boolean;
+  /** Something here needs the audio now: a recording written there comes back. */
+  readonly neededHere: boolean;
+  /**
+   * Whether the recording goes on here when the technology dies with it (a bridge outlives its
+   * mixing worker; a channel does not: it hangs up with it).
+   */
+  readonly outlivesTechnology: boolean;
+  /** Hands the recording to the technology; undefined when it cannot. */
+  handOver(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined;
+  /** Calls `listener` on every change that may make it offloadable or not. */
+  watch(listener: () => void): void;
+  unwatch(listener: () => void): void;
+}
 
 /** Ticks kept while a recording comes back (the worker answers within a tick or two): 5 s at most. */
 const MAX_PENDING_TICKS = 250;
@@ -60,7 +79,7 @@ export class RecordingOffload {
   #listening = false;
 
   constructor(
-    private readonly source: ChannelSource,
+    private readonly target: OffloadTarget,
     private readonly owner: OffloadOwner,
   ) {}
 
@@ -79,16 +98,15 @@ export class RecordingOffload {
     if (this.#handed || this.#refused || this.#closing) return;
     if (!this.#listening) {
       this.#listening = true;
-      this.source.channel.on('media-path', this.#onPathChanged);
+      this.target.watch(this.#onPathChanged);
     }
-    const channel = this.source.channel;
-    if (channel.hangingUp || this.source.sharedHere || !channel.driver.recordAudio) {
+    if (!this.target.offloadable) {
       this.#refused = true;
       return;
     }
     const owner = this.owner;
     let released = false;
-    const handed = channel.driver.recordAudio(
+    const handed = this.target.handOver(
       {
         file: owner.file,
         formatName: owner.formatName,
@@ -113,6 +131,11 @@ export class RecordingOffload {
 
   /** Called by the owner on each tick while away: keeps the tick when the file is on its way back. */
   keep(received: Int16Array | undefined, paused: boolean, muted: boolean): void {
+    // Taken back by the technology itself (the worker mix stopped): the frames are here again from now.
+    if (!this.#pending && this.#handed?.returning) {
+      this.#pending = [];
+      recordingOffloadCounts.takenBack += 1;
+    }
     const pending = this.#pending;
     if (!pending || this.#closing) return;
     if (pending.length >= MAX_PENDING_TICKS) pending.shift();
@@ -146,7 +169,7 @@ export class RecordingOffload {
   /** A listener, a hook, a mute, a generator came or went. */
   readonly #onPathChanged = (): void => {
     if (this.#handed) {
-      if (this.source.sharedHere || this.source.channel.hangingUp) this.#takeBack();
+      if (this.target.neededHere) this.#takeBack();
       return;
     }
     this.#refused = false;
@@ -160,7 +183,7 @@ export class RecordingOffload {
       this.owner.closed(progress);
       return;
     }
-    if (end === 'taken-back') {
+    if (end === 'taken-back' || (end === 'lost' && this.target.outlivesTechnology)) {
       this.owner.resume(progress, pending);
       return;
     }
@@ -172,6 +195,6 @@ export class RecordingOffload {
   #stopListening(): void {
     if (!this.#listening) return;
     this.#listening = false;
-    this.source.channel.off('media-path', this.#onPathChanged);
+    this.target.unwatch(this.#onPathChanged);
   }
 }

@@ -40,6 +40,8 @@ export type ToWorker =
   /** A bridge mixed in this worker (worker-mix.ts): its members' streams here by id, those of other workers by their MixLegMemory. */
   | { readonly type: 'mix'; readonly mix: number; readonly rate: number; readonly members: readonly WorkerMixMember[] }
   | { readonly type: 'mix-end'; readonly mix: number }
+  /** A recording of a bridge mixed in this worker: the mix (everyone, clipped) written into its file at each tick. */
+  | ({ readonly type: 'mix-record'; readonly mix: number } & RecordStart)
   /** The stream's audio goes to a mix in another worker and what it hears comes back, through `memory` (a MixLegMemory); without it, to the main thread again. */
   | { readonly type: 'mix-leg'; readonly id: number; readonly memory?: SharedArrayBuffer };
 
@@ -60,7 +62,9 @@ export type FromWorker =
   /** A sound the worker played (`play` of the stream's plays) reached its end. */
   | { readonly type: 'sound-ended'; readonly id: number; readonly play: number }
   /** A recording the worker wrote is over there: taken back or ended, its file closed. */
-  | ({ readonly type: 'record-ended'; readonly id: number } & RecordEnd);
+  | ({ readonly type: 'record-ended'; readonly id: number } & RecordEnd)
+  /** A recording of a mix the worker wrote is over there (taken back when the mix ended, or ended there). */
+  | ({ readonly type: 'mix-record-ended'; readonly mix: number } & RecordEnd);
 
 /** What a worker reports of itself once a second. */
 export interface WorkerLoadReport {

@@ -19,7 +19,7 @@
 // A recording of a stream's received audio can be written here too (record messages,
 // worker-recorder.ts): each tick writes 20 ms into its file until the main thread takes it back.
 import { MediaClock } from '../clock.ts';
-import { isSampleRate, type Frame } from '../frame.ts';
+import { isSampleRate, samplesPerFrame, type Frame, type SampleRate } from '../frame.ts';
 import { RtpPortRange } from '../rtp/port-range.ts';
 import { RtpStream, type StreamClock } from '../rtp/stream.ts';
 import { FrameCache } from './frame-ring.ts';
@@ -54,6 +54,9 @@ interface HostedStream {
 interface HostedMix {
   readonly mix: WorkerMix;
   readonly locals: HostedStream[];
+  /** A recording of the bridge written from the mix, and the frame the mix is clipped into for it. */
+  recorder: WorkerRecorder | undefined;
+  readonly mixed: { readonly rate: SampleRate; readonly samples: Int16Array };
 }
 
 /** More members than any bridge should have: a mix message naming more is refused (shared memory and messages are checked like packets). */
@@ -79,7 +82,7 @@ export class MediaWorkerHost {
   #lastPacketsOut = 0;
   /** The bridges mixed here, by the main thread's number, and as an array the tick walks. */
   readonly #mixes = new Map<number, HostedMix>();
-  #mixList: WorkerMix[] = [];
+  #mixList: HostedMix[] = [];
 
   constructor(
     private readonly post: PostToMain,
@@ -164,6 +167,9 @@ export class MediaWorkerHost {
         return;
       case 'record':
         this.#record(message);
+        return;
+      case 'mix-record':
+        this.#startMixRecording(message);
         return;
       case 'mix-leg': {
         const hosted = this.#byId.get(message.id);
@@ -276,7 +282,11 @@ export class MediaWorkerHost {
     }
     // After the frames the main thread wrote (which win), before the streams decode this tick's audio.
     const mixes = this.#mixList;
-    for (let i = 0; i < mixes.length; i++) mixes[i].tick();
+    for (let i = 0; i < mixes.length; i++) {
+      const hosted = mixes[i];
+      hosted.mix.tick();
+      if (hosted.recorder) this.#recordMix(hosted, hosted.recorder);
+    }
   };
 
   #startMix(message: Extract<ToWorker, { type: 'mix' }>): void {
@@ -305,15 +315,18 @@ export class MediaWorkerHost {
       parties.push(party);
     }
     const mix = new WorkerMix(message.mix, rate, parties);
-    this.#mixes.set(message.mix, { mix, locals });
-    this.#mixList = [...this.#mixList, mix];
+    const hosted: HostedMix = { mix, locals, recorder: undefined, mixed: { rate, samples: new Int16Array(samplesPerFrame(rate)) } };
+    this.#mixes.set(message.mix, hosted);
+    this.#mixList = [...this.#mixList, hosted];
   }
 
   #endMix(id: number): void {
     const entry = this.#mixes.get(id);
     if (!entry) return;
     this.#mixes.delete(id);
-    this.#mixList = this.#mixList.filter((mix) => mix !== entry.mix);
+    this.#mixList = this.#mixList.filter((hosted) => hosted !== entry);
+    // The bridge mixes on the main thread again from its next tick, and its recording goes on there.
+    if (entry.recorder) this.#mixRecordOver(entry, entry.recorder, 'taken-back');
     for (const hosted of entry.locals) {
       if (hosted.mixParty && entry.mix.parties.includes(hosted.mixParty)) hosted.mixParty = undefined;
     }
@@ -348,6 +361,41 @@ export class MediaWorkerHost {
   #recordOver(hosted: HostedStream, recorder: WorkerRecorder, end: RecordEnd['end'], reason?: string): void {
     if (hosted.recorder === recorder) hosted.recorder = undefined;
     this.post({ type: 'record-ended', id: hosted.id, ...recorder.close(end, reason) });
+  }
+
+  #startMixRecording(message: Extract<ToWorker, { type: 'mix-record' }>): void {
+    const hosted = this.#mixes.get(message.mix);
+    if (!hosted) {
+      // The mix ended on its way here: the recording goes on on the main thread.
+      this.post({ type: 'mix-record-ended', mix: message.mix, record: message.record, end: 'taken-back', recordedSamples: message.progress?.recordedSamples ?? 0 });
+      return;
+    }
+    if (hosted.recorder) this.#mixRecordOver(hosted, hosted.recorder, 'taken-back');
+    try {
+      hosted.recorder = new WorkerRecorder(message);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.post({ type: 'mix-record-ended', mix: message.mix, record: message.record, end: 'open-failed', recordedSamples: message.progress?.recordedSamples ?? 0, reason });
+    }
+  }
+
+  /** One tick of a bridge recording: this tick's mix into its file, or its end. */
+  #recordMix(hosted: HostedMix, recorder: WorkerRecorder): void {
+    if (recorder.stopped) {
+      this.#mixRecordOver(hosted, recorder, 'taken-back');
+      return;
+    }
+    hosted.mix.mixInto(hosted.mixed.samples);
+    recorder.put(hosted.mixed);
+    const result = recorder.tick();
+    if (result === 'ok') return;
+    const error = recorder.lastError;
+    this.#mixRecordOver(hosted, recorder, result, error === undefined ? undefined : error instanceof Error ? error.message : String(error));
+  }
+
+  #mixRecordOver(hosted: HostedMix, recorder: WorkerRecorder, end: RecordEnd['end'], reason?: string): void {
+    if (hosted.recorder === recorder) hosted.recorder = undefined;
+    this.post({ type: 'mix-record-ended', mix: hosted.mix.id, ...recorder.close(end, reason) });
   }
 
   #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
@@ -404,6 +452,7 @@ export class MediaWorkerHost {
     let relayed = 0;
     let mixed = 0;
     let recordings = 0;
+    for (const hosted of this.#mixList) if (hosted.recorder) recordings += 1;
     for (const hosted of this.#list) {
       if (hosted.recorder) recordings += 1;
       if (hosted.relayTo) relayed += 1;

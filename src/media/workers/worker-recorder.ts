@@ -152,7 +152,7 @@ export class RemoteRecorder implements OffloadedRecording {
   }
 
   /** Taken back (or over): the stream's frames go to the main thread. */
-  get stopping(): boolean {
+  get returning(): boolean {
     return this.#over || Atomics.load(this.#words, STOP) === 1;
   }
 
