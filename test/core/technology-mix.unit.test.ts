@@ -77,6 +77,18 @@ describe('a bridge mixed by its members\' technologies', () => {
     bridge.removeMixListener(recording);
     assert.ok(mixOf(a.driver), 'back once the recording ends');
 
+    // A recording of the bridge (issue 25) is written by the technologies from their mix: one does not stop it, a second does.
+    const first = (): void => undefined;
+    const second = (): void => undefined;
+    bridge.addMixListener(first, true);
+    assert.ok(mixOf(a.driver), 'one bridge recording leaves the mix to the technologies');
+    bridge.addMixListener(second, true);
+    assert.equal(mixOf(a.driver), undefined, 'a second one needs the mix here');
+    bridge.removeMixListener(second, true);
+    assert.ok(mixOf(a.driver), 'back to the technologies with one');
+    bridge.removeMixListener(first, true);
+    assert.ok(mixOf(a.driver));
+
     const source = { fill: () => false };
     bridge.addSource(source);
     assert.equal(mixOf(a.driver), undefined, 'a bridge playback');
