@@ -145,11 +145,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   private ticksToFormatCheck = 0;
   private destroyedAlready = false;
   /** Members' technologies relaying or mixing their audio themselves while nothing else here needs it (bridge-offload.ts). */
-  private readonly offload = new BridgeOffload(
-    () => this.mixRate,
-    (byMix) => this.blocksRelay(byMix),
-    () => this.emit('technology-mix', this),
-  );
+  private readonly offload = new BridgeOffload(() => this.mixRate, (byMix) => this.blocksRelay(byMix), () => this.emit('technology-mix', this));
   /** Mix listeners that are recordings a technology mix can write itself (addMixListener's `recording`). */
   private recordingListeners = 0;
 
@@ -369,12 +365,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.offload.settle(this.destroyedAlready ? [] : [...this.members.values()], this.type === 'mixing');
   }
 
-  /**
-   * The bridge needs the audio itself: a bridge playback or music on hold, a recording, a muted
-   * member, an SFU. A recording does not keep a technology mix (`byMix`) from running: it writes it.
-   */
+  /** The bridge needs the audio itself: a bridge playback or music on hold, a recording (but one a technology mix writes: `byMix`), a muted member, an SFU. */
   private blocksRelay(byMix = false): boolean {
-    // One recording can be written by the mixing worker; a second one needs the mix here.
     const listeners = this.mixListeners.length - (byMix ? Math.min(1, this.recordingListeners) : 0);
     if (this.sources.length > 0 || listeners > 0 || this.videoMode === 'sfu') return true;
     for (const member of this.members.values()) if (member.mute) return true;
@@ -435,11 +427,6 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.mixListeners = this.mixListeners.filter((entry) => entry !== listener);
     if (recording && this.mixListeners.length < before) this.recordingListeners -= 1;
     this.offload.update();
-  }
-
-  /** The members' technologies mix the bridge now (a recording of it can be written there). */
-  get mixedElsewhere(): boolean {
-    return this.offload.mixedByTechnology;
   }
 
   /** Has the technologies mixing the bridge write a recording of the mix; undefined when none mixes or they cannot. */

@@ -414,11 +414,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     return others > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.#mutedIn || this.#mutedOut || this.#generatorActive;
   }
 
-  /**
-   * Whether anything but `own` needs the far end's audio here: another listener, a read hook, a
-   * mute of what is received. (What the channel sends — write hooks, generators — does not count:
-   * a recording of the received audio can be written by the technology meanwhile.)
-   */
+  /** Whether anything but `own` needs the far end's audio here (a listener, a read hook, a mute in); what is sent does not count. */
   receivedAudioTakenBesides(own: FrameListener): boolean {
     const listeners = this.frameListeners;
     const others = listeners.length - (listeners.includes(own) ? 1 : 0);

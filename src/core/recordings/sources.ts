@@ -165,7 +165,7 @@ export class BridgeSource implements RecordingSource, OffloadTarget {
 
   /** The recording fast path: a bridge mixed in the media workers has the mixing worker write the mix. */
   get offloadable(): boolean {
-    return !this.bridge.destroyed && this.bridge.mixedElsewhere;
+    return !this.bridge.destroyed && this.bridge.mixedByTechnology;
   }
 
   /** The mix stopping takes a recording written there back by itself. */
