@@ -1,7 +1,8 @@
 // The recording fast path against SIPp (media.workers: 1): a recording of a SIP call whose stream
 // runs in the media worker is written into its file by the worker, and the file holds what the
 // caller sent — SIPp streams a 300 Hz tone. Through ARI: mute (silence in the file), unmute, pause
-// (nothing written), unpause and stop; a snoop mid-recording taking the recording back to the main
+// (nothing written), unpause and stop; a recording of a two-party bridge (relayed in the worker
+// before) mixed and written in the worker; a snoop mid-recording taking the recording back to the main
 // thread with no gap in the file; max_silence_seconds ending a recording of a silent caller and
 // terminate_on ending one on an RFC 4733 digit (raw phone), both while the worker writes; a worker
 // killed mid-recording ending it as finished (the channel hangs up with cause 38), the file
@@ -248,6 +249,41 @@ describe('recordings written in the media worker', { skip: !HAVE_SIPP ? 'sipp is
       assert.equal((await server.ari(`/channels/${channelId}`, { method: 'DELETE' })).status, 204);
     } finally {
       phone.close();
+    }
+  });
+
+  test('a recording of a two-party bridge relayed in the worker: the two are mixed there instead and the worker writes the mix; the relay comes back after', { timeout: 150_000 }, async () => {
+    const first = await call();
+    const second = await call();
+    try {
+      const a = await stasisChannel(first.run);
+      const b = await stasisChannel(second.run);
+      const created = await server.ari('/bridges?type=mixing', { method: 'POST' });
+      const bridgeId = ((await created.json()) as Json).id as string;
+      assert.equal((await server.ari(`/bridges/${bridgeId}/addChannel?channel=${a},${b}`, { method: 'POST' })).status, 204);
+      const bridge = server.core.bridges.get(bridgeId)!;
+      await waitFor('the relay', () => (bridge.relayed ? true : undefined), 15_000);
+      const response = await server.ari(`/bridges/${bridgeId}/record?name=worker-pair&format=wav`, { method: 'POST' });
+      assert.equal(response.status, 201, await response.text());
+      await nextEvent(events, (e) => e.type === 'RecordingStarted' && e.recording.name === 'worker-pair', 10_000);
+      await waitFor('the worker to write the recording', () => (inWorker('worker-pair') ? true : undefined), 15_000);
+      assert.equal(bridge.relayed, false);
+      assert.equal(bridge.mixedByTechnology, true, 'the pair is mixed in the worker, not on the main thread');
+      await sleep(2000);
+      await control('worker-pair', 'stop');
+      await nextEvent(events, (e) => e.type === 'RecordingFinished' && e.recording.name === 'worker-pair', 10_000);
+      await waitFor('the relay again', () => (bridge.relayed ? true : undefined), 15_000);
+      const shape = frames(await stored('worker-pair'));
+      assert.ok(shape.length >= 90, `two seconds recorded (${shape.length} frames)`);
+      // Both callers send the same tone: the mix holds it (louder), every frame past the first few.
+      assert.ok((shape.slice(5).match(/t/g)?.length ?? 0) >= shape.length - 10, `the tone in the mix: ${shape}`);
+      assert.equal((await server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' })).status, 204);
+      for (const id of [a, b]) assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+      assert.equal((await first.run.done).status, 0);
+      assert.equal((await second.run.done).status, 0);
+    } finally {
+      first.socket.close();
+      second.socket.close();
     }
   });
 

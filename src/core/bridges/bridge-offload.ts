@@ -3,7 +3,9 @@
 // technologies mixing it themselves (technology-mix.ts, e.g. SIP calls mixed in a media worker).
 // The bridge tells this when its members change, when something of its own (a playback, a
 // recording, a mute) comes or goes, and when its mix rate changes; while either runs, the bridge
-// mixes nothing.
+// mixes nothing. Two members whose relay only a recording of the bridge stops are mixed by their
+// technologies instead (a mix of two: each hears the other), so that the recording can be written
+// there from the mix (a relay passes packets undecoded: it has no mix to write).
 import type { SampleRate } from '../../media/frame.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { AudioRelay } from '../channels/audio-relay.ts';
@@ -21,6 +23,8 @@ export class BridgeOffload {
   #mix: TechnologyMix | undefined;
   /** Engagements of mixes already replaced (a member came or went). */
   #mixEngagementsBefore = 0;
+  /** The members now (none while the bridge does not mix). */
+  #members: readonly OffloadMember[] = [];
 
   constructor(
     /** The rate the bridge mixes at now. */
@@ -33,25 +37,35 @@ export class BridgeOffload {
 
   /** The members changed (or the bridge ends: none): two may be relayed, three and more mixed by their technologies. */
   settle(members: readonly OffloadMember[], mixing: boolean): void {
-    const count = mixing ? members.length : 0;
-    if (count !== 2) {
-      this.#relay?.stop();
-      this.#relay = undefined;
-    }
+    this.#members = mixing ? members : [];
     // A mix is made for its members: any change makes a new one (the old one's audio is given back first).
     this.#stopMix();
-    if (count === 2) {
-      if (this.#relay) this.#relay.update();
-      else this.#relay = new AudioRelay(members[0].channel, members[1].channel, members[0].onFrame, members[1].onFrame, () => this.blocked(false));
-    } else if (count >= 3) {
-      this.#mix = new TechnologyMix(members.map(({ channel, onFrame }) => ({ channel, own: onFrame })), this.rate, () => this.blocked(true), this.mixChanged);
-    }
+    this.#arrange();
   }
 
   /** Something the bridge adds or takes came or went: look again. */
   update(): void {
+    this.#arrange();
     this.#relay?.update();
     this.#mix?.update();
+  }
+
+  /** A relay for two members, a technology mix for three and more — and for two whose relay only a bridge recording stops. */
+  #arrange(): void {
+    const members = this.#members;
+    const count = members.length;
+    const mixTwo = count === 2 && this.blocked(false) && !this.blocked(true);
+    if (count !== 2 || mixTwo) {
+      this.#relay?.stop();
+      this.#relay = undefined;
+    }
+    if (count < 2 || (count === 2 && !mixTwo)) this.#stopMix();
+    if (count === 2 && !mixTwo) {
+      if (this.#relay) this.#relay.update();
+      else this.#relay = new AudioRelay(members[0].channel, members[1].channel, members[0].onFrame, members[1].onFrame, () => this.blocked(false));
+    } else if (count >= 2 && !this.#mix) {
+      this.#mix = new TechnologyMix(members.map(({ channel, onFrame }) => ({ channel, own: onFrame })), this.rate, () => this.blocked(true), this.mixChanged);
+    }
   }
 
   /** The bridge's mix rate changed. */
