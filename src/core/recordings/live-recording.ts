@@ -146,7 +146,7 @@ export class LiveRecording implements Endable {
 
   /** Samples in the file so far, wherever it is written. */
   private get recordedSamples(): number {
-    return this.offload?.writtenThere?.recordedSamples ?? this.recorder.recordedSamples;
+    return this.offload?.elsewhere?.recordedSamples ?? this.recorder.recordedSamples;
   }
 
   /** Length of the audio in the file written by this recording, in milliseconds. */
@@ -167,7 +167,7 @@ export class LiveRecording implements Endable {
       json.duration = total;
       json.total_duration = total;
       if (this.recorder.detecting) {
-        const talkingMs = this.offload?.writtenThere?.talkingMs ?? this.recorder.talkingMs;
+        const talkingMs = this.offload?.elsewhere?.talkingMs ?? this.recorder.talkingMs;
         const talking = Math.min(total, Math.round(talkingMs / 1000));
         json.talking_duration = talking;
         json.silence_duration = total - talking;

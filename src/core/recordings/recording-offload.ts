@@ -88,6 +88,11 @@ export class RecordingOffload {
     return this.#handed !== undefined;
   }
 
+  /** Where the file is, written there or on its way back: its figures (samples, talking time) are the latest. */
+  get elsewhere(): OffloadedRecording | undefined {
+    return this.#handed;
+  }
+
   /** Written elsewhere right now (not on its way back). */
   get writtenThere(): OffloadedRecording | undefined {
     return this.#pending === undefined ? this.#handed : undefined;
