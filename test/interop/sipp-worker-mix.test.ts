@@ -210,7 +210,9 @@ describe('a conference mixed in one media worker', { skip: !HAVE_SIPP ? 'sipp is
         silentRun = wav.samples.subarray(at, at + frame).every((sample) => sample === 0) ? silentRun + 1 : 0;
         longestSilentRun = Math.max(longestSilentRun, silentRun);
       }
-      assert.ok(longestSilentRun < 3, `no gap in the recording (${longestSilentRun} silent frames in a row)`);
+      // A member's first frames after a hand-over may come a tick or two late on a loaded machine (the
+      // audio's own bound above is a second); a lost stretch of the file would be far longer.
+      assert.ok(longestSilentRun < 10, `no gap in the recording (${longestSilentRun} silent frames in a row)`);
 
       // Nothing needs the audio here any more: the worker mixes again.
       await waitFor('the worker mix again', () => (bridge.mixedByTechnology ? true : undefined), 15_000);

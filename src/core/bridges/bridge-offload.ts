@@ -23,6 +23,8 @@ export class BridgeOffload {
   #mix: TechnologyMix | undefined;
   /** Engagements of mixes already replaced (a member came or went). */
   #mixEngagementsBefore = 0;
+  /** Engagements of relays already replaced (a recording made the pair a mix of two meanwhile). */
+  #relayEngagementsBefore = 0;
   /** The members now (none while the bridge does not mix). */
   #members: readonly OffloadMember[] = [];
 
@@ -55,10 +57,7 @@ export class BridgeOffload {
     const members = this.#members;
     const count = members.length;
     const mixTwo = count === 2 && this.blocked(false) && !this.blocked(true);
-    if (count !== 2 || mixTwo) {
-      this.#relay?.stop();
-      this.#relay = undefined;
-    }
+    if (count !== 2 || mixTwo) this.#stopRelay();
     if (count < 2 || (count === 2 && !mixTwo)) this.#stopMix();
     if (count === 2 && !mixTwo) {
       if (this.#relay) this.#relay.update();
@@ -74,8 +73,7 @@ export class BridgeOffload {
   }
 
   stop(): void {
-    this.#relay?.stop();
-    this.#relay = undefined;
+    this.#stopRelay();
     this.#stopMix();
   }
 
@@ -89,7 +87,7 @@ export class BridgeOffload {
   }
 
   get relayEngagements(): number {
-    return this.#relay?.engagements ?? 0;
+    return this.#relayEngagementsBefore + (this.#relay?.engagements ?? 0);
   }
 
   get mixedByTechnology(): boolean {
@@ -104,6 +102,13 @@ export class BridgeOffload {
   /** Has the technologies mixing the bridge write a recording of the mix; undefined when none mixes or they cannot. */
   recordMix(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
     return this.#mix?.engaged ? this.#mix.record(handover, ended) : undefined;
+  }
+
+  #stopRelay(): void {
+    if (!this.#relay) return;
+    this.#relayEngagementsBefore += this.#relay.engagements;
+    this.#relay.stop();
+    this.#relay = undefined;
   }
 
   #stopMix(): void {
