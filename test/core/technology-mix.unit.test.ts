@@ -58,6 +58,12 @@ describe('a bridge mixed by its members\' technologies', () => {
     bridge.add(a.channel);
     bridge.add(b.channel);
     assert.equal(mixOf(a.driver), undefined, 'two members: the relay\'s (these drivers cannot relay), not the mix\'s');
+    // A recording of a two-party bridge (issue 25): a relay has no mix to write, so the two are mixed by the technologies.
+    const pairRecording = (): void => undefined;
+    bridge.addMixListener(pairRecording, true);
+    assert.deepEqual(mixOf(a.driver), [a.driver, b.driver], 'two members and a bridge recording: a mix of two');
+    bridge.removeMixListener(pairRecording, true);
+    assert.equal(mixOf(a.driver), undefined, 'the recording gone: the relay\'s again');
     bridge.add(c.channel);
     assert.deepEqual(mixOf(a.driver), [a.driver, b.driver, c.driver], 'three: mixed by the technologies');
     assert.equal(a.driver.mixRate, 8000);
