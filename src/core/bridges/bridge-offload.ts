@@ -23,7 +23,7 @@ export class BridgeOffload {
   #mix: TechnologyMix | undefined;
   /** Engagements of mixes already replaced (a member came or went). */
   #mixEngagementsBefore = 0;
-  /** Engagements of relays already replaced (a recording made the pair a mix of two meanwhile). */
+  /** Engagements of the pair's relays already replaced (a recording made the pair a mix of two meanwhile). */
   #relayEngagementsBefore = 0;
   /** The members now (none while the bridge does not mix). */
   #members: readonly OffloadMember[] = [];
@@ -57,7 +57,8 @@ export class BridgeOffload {
     const members = this.#members;
     const count = members.length;
     const mixTwo = count === 2 && this.blocked(false) && !this.blocked(true);
-    if (count !== 2 || mixTwo) this.#stopRelay();
+    // The same pair mixed for a while keeps its count; a new pair starts afresh.
+    if (count !== 2 || mixTwo) this.#stopRelay(count === 2);
     if (count < 2 || (count === 2 && !mixTwo)) this.#stopMix();
     if (count === 2 && !mixTwo) {
       if (this.#relay) this.#relay.update();
@@ -73,7 +74,7 @@ export class BridgeOffload {
   }
 
   stop(): void {
-    this.#stopRelay();
+    this.#stopRelay(false);
     this.#stopMix();
   }
 
@@ -104,9 +105,12 @@ export class BridgeOffload {
     return this.#mix?.engaged ? this.#mix.record(handover, ended) : undefined;
   }
 
-  #stopRelay(): void {
-    if (!this.#relay) return;
-    this.#relayEngagementsBefore += this.#relay.engagements;
+  #stopRelay(samePair: boolean): void {
+    if (!this.#relay) {
+      if (!samePair) this.#relayEngagementsBefore = 0;
+      return;
+    }
+    this.#relayEngagementsBefore = samePair ? this.#relayEngagementsBefore + this.#relay.engagements : 0;
     this.#relay.stop();
     this.#relay = undefined;
   }
