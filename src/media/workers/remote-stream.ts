@@ -217,9 +217,8 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     });
     this.#recorder = recorder;
     this.#recorders.add(recorder);
+    // No frame is taken here from now on: the worker takes what waits in the ring into the recording (its first tick's frame).
     this.link.setDraining(this, false);
-    // A frame waiting here was received before the hand-over; the recording has written what it took of those.
-    while (this.memory.received.skip());
     const { file, formatName: format, maxDurationSamples, maxSilenceMs, progress } = handover;
     this.link.post({ type: 'record', id: this.id, record: recorder.record, file, format, maxDurationSamples, maxSilenceMs, progress, control: recorder.control });
     return recorder;

@@ -337,7 +337,11 @@ export class MediaWorkerHost {
     if (!hosted) return;
     if (hosted.recorder) this.#recordOver(hosted, hosted.recorder, 'taken-back');
     try {
-      hosted.recorder = new WorkerRecorder(message);
+      const recorder = new WorkerRecorder(message);
+      hosted.recorder = recorder;
+      // The main thread stopped taking frames before it sent this: the latest one waiting is the recording's first.
+      let frame: Frame | undefined;
+      while ((frame = hosted.memory.received.pop(hosted.frames)) !== undefined) recorder.put(frame);
     } catch (error) {
       // The file could not be reopened here (or the message was bad): the main thread fails the recording.
       const reason = error instanceof Error ? error.message : String(error);
