@@ -305,8 +305,8 @@ function rtpFigures(scenario: ScenarioName, before: MetricsSnapshot, after: Metr
   const lost = Math.max(0, delta('patchbay_sip_rtp_lost_packets'));
   const late = delta('patchbay_sip_jitterbuffer_late_packets_total');
   const seconds = (after.at - before.at) / 1000;
-  // Echo and B2BUA send back what they receive; Playback sends 50 packets a second on each call.
-  const expectedSent = scenario === 'playback' ? upChannels * PACKETS_PER_SECOND * seconds : received;
+  // Echo and B2BUA send back what they receive; Playback sends 50 packets a second on each call; Record sends nothing.
+  const expectedSent = scenario === 'playback' ? upChannels * PACKETS_PER_SECOND * seconds : scenario === 'record' ? 0 : received;
   const scrapeSeconds = scenario === 'playback' ? (before.took + after.took) / 2000 : 0;
   const allowance = upChannels * (1 + PACKETS_PER_SECOND * scrapeSeconds);
   const wakeUps = delta(`${CLOCK}{le="+Inf"}`);

@@ -21,12 +21,14 @@ export interface TargetPlan {
   readonly workerPlayback?: boolean;
   /** `media.worker_mix`: false mixes every conference bridge on the main thread (the figures before the worker mix). */
   readonly workerMix?: boolean;
+  /** `media.worker_recording`: false writes every recording on the main thread (the figures before the recording fast path). */
+  readonly workerRecording?: boolean;
   /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
   readonly dataDir: string;
 }
 
 /** The extensions SIPp calls: one per scenario of the bench. */
-export const EXTENSIONS = { echo: '200', playback: '300', b2bua: '400', conference: '500' } as const;
+export const EXTENSIONS = { echo: '200', playback: '300', b2bua: '400', conference: '500', record: '600' } as const;
 
 /** The server's RTP ports: far from the SIPp media ports the bench uses (40000 and up). */
 export const SERVER_RTP_PORTS = { start: 10000, end: 29999 } as const;
@@ -46,6 +48,11 @@ function dialplan(uas: string): string {
     // Conference: the bench's ARI application puts each three calls in a mixing bridge (sip-capacity-conference.ts).
     `exten => ${EXTENSIONS.conference},1,Answer()`,
     ' same => n,Stasis(conf)',
+    ' same => n,Hangup()',
+    // Record: what each caller says written into a WAV file of its own until it hangs up (quiet: no beep;
+    // x: # does not end it; k: kept on hang-up), in the recordings directory of the bench's data directory.
+    `exten => ${EXTENSIONS.record},1,Answer()`,
+    ' same => n,Record(call-${UNIQUEID}.wav,0,0,qxk)',
     ' same => n,Hangup()',
     '',
   ].join('\n');
@@ -93,6 +100,7 @@ async function main(): Promise<void> {
     ...(plan.relay === false ? { worker_relay: false } : {}),
     ...(plan.workerPlayback === false ? { worker_playback: false } : {}),
     ...(plan.workerMix === false ? { worker_mix: false } : {}),
+    ...(plan.workerRecording === false ? { worker_recording: false } : {}),
   };
   if (plan.workers === null) config = loadConfig({ path: null, env: {}, overrides: Object.keys(switches).length > 0 ? { ...base, media: switches } : base });
   else {

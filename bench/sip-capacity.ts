@@ -5,6 +5,7 @@
 //   b2bua     SIPp → Dial(PJSIP/uas/…) → a second SIPp that answers and echoes every RTP packet
 //   conference SIPp → Answer() + Stasis(conf): the bench's ARI application puts each three calls in
 //             a mixing bridge of their own (N/3 bridges of three; the step's N is calls)
+//   record    SIPp → Answer() + Record(…wav) of each call until it hangs up (nothing sent back)
 // For each scenario the number of calls ramps through --steps; each step holds all its calls for
 // --hold seconds (bench/sip-capacity-step.ts says what is measured) and prints failed calls, lost,
 // late and not-sent-back packets (the server's RTP statistics from GET /metrics; SIPp 3.6 keeps RTP
@@ -22,9 +23,11 @@
 // every playback frame is made on the main thread, as before the playback fast path.
 // --worker-mix off sets media.worker_mix false: every conference bridge mixes on the main thread, as
 // before the worker mix; the conference step prints the streams the workers mixed.
+// --worker-recording off sets media.worker_recording false: every recording (the record scenario's)
+// is written on the main thread, as before the recording fast path.
 // Bounded: every step ends within its calls' length plus a minute; Ctrl-C and errors kill every
 // process the bench started. --json prints the results as one JSON line at the end.
-// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua,conference --rate 100 --workers 2 --relay off --worker-playback off --worker-mix off]
+// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua,conference --rate 100 --workers 2 --relay off --worker-playback off --worker-mix off --worker-recording off]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -48,6 +51,7 @@ const { values } = parseArgs({
     relay: { type: 'string', default: 'on' },
     'worker-playback': { type: 'string', default: 'on' },
     'worker-mix': { type: 'string', default: 'on' },
+    'worker-recording': { type: 'string', default: 'on' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -180,9 +184,11 @@ async function runBench(): Promise<void> {
   const workerPlayback = values['worker-playback'] === 'on';
   if (values['worker-mix'] !== 'on' && values['worker-mix'] !== 'off') throw new Error(`--worker-mix is on or off, not '${values['worker-mix']}'`);
   const workerMix = values['worker-mix'] === 'on';
+  if (values['worker-recording'] !== 'on' && values['worker-recording'] !== 'off') throw new Error(`--worker-recording is on or off, not '${values['worker-recording']}'`);
+  const workerRecording = values['worker-recording'] === 'on';
   const scenarios = values.scenarios.split(',').map((name) => name.trim()).filter((name): name is ScenarioName => {
     if (name in EXTENSIONS) return true;
-    throw new Error(`unknown scenario '${name}' (echo, playback, b2bua, conference)`);
+    throw new Error(`unknown scenario '${name}' (echo, playback, b2bua, conference, record)`);
   });
 
   const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-capacity-'));
@@ -195,12 +201,12 @@ async function runBench(): Promise<void> {
   copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
 
   const answererPort = await freeUdpPort(ANSWERER.address);
-  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, workerMix, dataDir: join(work, 'server') });
+  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, workerMix, workerRecording, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
     const idleRssMiB = rssMiB(target.pid);
     const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
-    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}, worker playback ${workerPlayback ? 'on' : 'off'}, worker mix ${workerMix ? 'on' : 'off'}`);
+    console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}, worker playback ${workerPlayback ? 'on' : 'off'}, worker mix ${workerMix ? 'on' : 'off'}, worker recording ${workerRecording ? 'on' : 'off'}`);
     console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; scenarios ${scenarios.join(', ')}; clean: no failed call, < ${CLEAN_PERCENT} % lost + late, < ${CLEAN_PERCENT} % not sent`);
     console.log(`machine: ${os.cpus().length} cores, load average ${load} (shared: figures are noisy); server RSS idle ${idleRssMiB.toFixed(0)} MiB`);
     for (const scenario of scenarios) {
@@ -239,7 +245,7 @@ async function runBench(): Promise<void> {
     const notes = unclean.length ? `; not clean at ${unclean.join(' | ')}` : '; every step was clean';
     console.log(`  ${summary.scenario.padEnd(9)} ${summary.largestClean > 0 ? `${summary.largestClean} calls (set up at ${summary.setupRate.toFixed(1)} calls/s)` : 'none'}${stoppedBy}${notes}`);
   }
-  if (values.json) console.log(JSON.stringify({ workers, relay, workerPlayback, workerMix, hold, rate, summaries }));
+  if (values.json) console.log(JSON.stringify({ workers, relay, workerPlayback, workerMix, workerRecording, hold, rate, summaries }));
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -7,6 +7,8 @@
 import { INT16_MAX, INT16_MIN } from './frame.ts';
 
 /** Gain of 1, i.e. the samples pass unchanged. */
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from './recording-writer.ts';
+
 export const UNITY_GAIN = 1;
 
 export function clearSum(sum: Int32Array): void {
@@ -83,4 +85,9 @@ export function silence(dst: Int16Array): void {
  */
 export interface MixHandle {
   stop(): void;
+  /**
+   * Writes a recording of the mix (everyone, clipped to 16 bits, at the mix rate) where it is made;
+   * `ended` when it comes back (the mix stopped: taken back). Undefined when it cannot.
+   */
+  record?(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined;
 }

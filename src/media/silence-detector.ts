@@ -4,6 +4,13 @@
 import { averageMagnitude } from './energy.ts';
 import { DEFAULT_ENERGY_THRESHOLD } from './talk-detector.ts';
 
+/** The detector's totals, handed between threads when a recording moves (recording-writer.ts). */
+export interface SilenceState {
+  readonly talkingMs: number;
+  readonly silenceMs: number;
+  readonly quietRunMs: number;
+}
+
 export interface SilenceDetectorOptions {
   /** Continuous silence that ends the recording; 0 never ends it. */
   readonly maxSilenceMs: number;
@@ -50,6 +57,18 @@ export class SilenceDetector {
       this.quietRunMs += frameMs;
     }
     return this.limitReached;
+  }
+
+  /** The totals so far, to be continued elsewhere (restore()). */
+  get state(): SilenceState {
+    return { talkingMs: this.talkingTotalMs, silenceMs: this.silenceTotalMs, quietRunMs: this.quietRunMs };
+  }
+
+  /** Continues from totals another detector (another thread's) reached. */
+  restore(state: SilenceState): void {
+    this.talkingTotalMs = state.talkingMs;
+    this.silenceTotalMs = state.silenceMs;
+    this.quietRunMs = state.quietRunMs;
   }
 
   reset(): void {

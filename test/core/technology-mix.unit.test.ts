@@ -58,6 +58,12 @@ describe('a bridge mixed by its members\' technologies', () => {
     bridge.add(a.channel);
     bridge.add(b.channel);
     assert.equal(mixOf(a.driver), undefined, 'two members: the relay\'s (these drivers cannot relay), not the mix\'s');
+    // A recording of a two-party bridge (issue 25): a relay has no mix to write, so the two are mixed by the technologies.
+    const pairRecording = (): void => undefined;
+    bridge.addMixListener(pairRecording, true);
+    assert.deepEqual(mixOf(a.driver), [a.driver, b.driver], 'two members and a bridge recording: a mix of two');
+    bridge.removeMixListener(pairRecording, true);
+    assert.equal(mixOf(a.driver), undefined, 'the recording gone: the relay\'s again');
     bridge.add(c.channel);
     assert.deepEqual(mixOf(a.driver), [a.driver, b.driver, c.driver], 'three: mixed by the technologies');
     assert.equal(a.driver.mixRate, 8000);
@@ -76,6 +82,18 @@ describe('a bridge mixed by its members\' technologies', () => {
     assert.equal(a.driver.frames.at(-1)?.samples[0], 200, 'each hears the others');
     bridge.removeMixListener(recording);
     assert.ok(mixOf(a.driver), 'back once the recording ends');
+
+    // A recording of the bridge (issue 25) is written by the technologies from their mix: one does not stop it, a second does.
+    const first = (): void => undefined;
+    const second = (): void => undefined;
+    bridge.addMixListener(first, true);
+    assert.ok(mixOf(a.driver), 'one bridge recording leaves the mix to the technologies');
+    bridge.addMixListener(second, true);
+    assert.equal(mixOf(a.driver), undefined, 'a second one needs the mix here');
+    bridge.removeMixListener(second, true);
+    assert.ok(mixOf(a.driver), 'back to the technologies with one');
+    bridge.removeMixListener(first, true);
+    assert.ok(mixOf(a.driver));
 
     const source = { fill: () => false };
     bridge.addSource(source);

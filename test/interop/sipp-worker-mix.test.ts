@@ -2,8 +2,10 @@
 // RtpToneEnd sockets named in the scenarios' SDP, each sending its own tone) and an ARI application
 // puts them in one mixing bridge. With one worker (media.workers: 1): three calls, mixed in the
 // worker — each phone hears the other two tones and not its own, no frame crosses the main thread;
-// an RFC 4733 digit is still reported; a recording of the bridge takes the mix back to the main
-// thread with no gap in the audio and holds all three tones, and the worker mixes again after. With
+// an RFC 4733 digit is still reported; a recording of the bridge is written by the mixing worker
+// (the mix stays there: issue 25's recording fast path) and holds all three tones; a snoop on a
+// member takes the mix and the recording back to the main thread with no gap in the audio or the
+// file, and the worker mixes (and records) again after it. With
 // two workers: five calls placed three and two, mixed in the worker holding three, the other two's
 // audio crossing through shared rings — every phone hears the four others; the worker holding the
 // two dies: their calls end with cause 38 and the other three go on mixing in theirs.
@@ -151,7 +153,7 @@ describe('a conference mixed in one media worker', { skip: !HAVE_SIPP ? 'sipp is
     if (HAVE_SIPP) await conference.stop();
   });
 
-  test('three calls: each hears the other two and not itself; a digit is reported; a bridge recording takes the mix back to the main thread with no gap and holds all tones; the worker mixes again after', { timeout: 170_000 }, async () => {
+  test('three calls: each hears the other two and not itself; a digit is reported; a bridge recording is written by the worker and holds all tones; a snoop takes mix and recording back with no gap; the worker mixes again after', { timeout: 170_000 }, async () => {
     const { server, events } = conference;
     const phones: Phone[] = [];
     try {
@@ -171,21 +173,46 @@ describe('a conference mixed in one media worker', { skip: !HAVE_SIPP ? 'sipp is
       const dtmf: Json = await nextEvent(events, (e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === phones[0].channelId, 10_000);
       assert.equal(dtmf.digit, '7');
 
-      // A recording of the bridge needs the mix here: the main thread mixes from its next tick.
-      const recordingAt = Date.now();
+      // A recording of the bridge is written by the mixing worker: the mix stays there.
+      const engagements = bridge.technologyMixEngagements;
       assert.equal((await server.ari(`/bridges/${bridgeId}/record?name=worker-mix&format=wav`, { method: 'POST' })).status, 201);
-      assert.equal(bridge.mixedByTechnology, false, 'a recording takes the mix back at once');
-      await waitFor('the load report: nothing mixed in the worker', () => (pool.loads()[0].mixedStreams === 0 ? true : undefined), 15_000);
+      await nextEvent(events, (e) => e.type === 'RecordingStarted' && e.recording.name === 'worker-mix', 10_000);
+      await waitFor('the worker to write the recording', () => (server.core.recordings.list().some((r) => r.name === 'worker-mix' && r.writtenElsewhere) ? true : undefined), 15_000);
+      await waitFor('the load report: a recording in the worker, three streams mixed', () => (pool.loads()[0].recordings === 1 && pool.loads()[0].mixedStreams === 3 ? true : undefined), 15_000);
+      assert.ok(bridge.mixedByTechnology, 'the mix stays in the worker');
+      await sleep(1500);
+      // A snoop on a member needs its audio here: mix and recording come back to the main thread, then go again.
+      const recordingAt = Date.now();
+      const snoop = await server.ari(`/channels/${phones[0].channelId}/snoop?app=mix&spy=in`, { method: 'POST' });
+      const snoopBody = await snoop.text();
+      assert.equal(snoop.status, 200, snoopBody);
+      await waitFor('the mix back on the main thread', () => (!bridge.mixedByTechnology ? true : undefined), 15_000);
       await everyoneHearsTheRest(phones, 'mixed on the main thread');
       await sleep(1500);
       noGapAround(phones, recordingAt, 'worker mix → main thread');
+      assert.equal((await server.ari(`/channels/${(JSON.parse(snoopBody) as Json).id as string}`, { method: 'DELETE' })).status, 204);
+      await waitFor('the worker mix and its recording again', () => (bridge.mixedByTechnology && server.core.recordings.list().some((r) => r.name === 'worker-mix' && r.writtenElsewhere) ? true : undefined), 15_000);
+      assert.ok(bridge.technologyMixEngagements > engagements, 'the mix came back after the snoop');
+      await sleep(1000);
       const stoppedAt = Date.now();
       assert.equal((await server.ari('/recordings/live/worker-mix/stop', { method: 'POST' })).status, 204);
+      await nextEvent(events, (e) => e.type === 'RecordingFinished' && e.recording.name === 'worker-mix', 10_000);
       const file = await server.ari('/recordings/stored/worker-mix/file');
       assert.equal(file.status, 200);
       const wav = decodeWav(new Uint8Array(await file.arrayBuffer()));
-      assert.ok(wav.samples.length >= wav.rate, `at least a second recorded (${wav.samples.length} samples)`);
+      assert.ok(wav.samples.length >= 3 * wav.rate, `the whole time recorded (${wav.samples.length} samples)`);
       for (const phone of phones) assert.ok(tonePower(wav.samples, phone.hz, wav.rate) > 1e6, `the ${phone.hz} Hz tone is in the recording`);
+      // No gap in the file at either hand-over: no run of silent 20 ms frames past the first few.
+      const frame = wav.rate / 50;
+      let silentRun = 0;
+      let longestSilentRun = 0;
+      for (let at = 5 * frame; at + frame <= wav.samples.length - 5 * frame; at += frame) {
+        silentRun = wav.samples.subarray(at, at + frame).every((sample) => sample === 0) ? silentRun + 1 : 0;
+        longestSilentRun = Math.max(longestSilentRun, silentRun);
+      }
+      // A member's first frames after a hand-over may come a tick or two late on a loaded machine (the
+      // audio's own bound above is a second); a lost stretch of the file would be far longer.
+      assert.ok(longestSilentRun < 10, `no gap in the recording (${longestSilentRun} silent frames in a row)`);
 
       // Nothing needs the audio here any more: the worker mixes again.
       await waitFor('the worker mix again', () => (bridge.mixedByTechnology ? true : undefined), 15_000);

@@ -34,6 +34,8 @@ export interface CallServices {
   readonly workerMix?: boolean;
   /** A sound played to the call may be sent by its media worker by itself (media.worker_playback). */
   readonly workerPlayback?: boolean;
+  /** A recording of the call's received audio may be written by its media worker (media.worker_recording). */
+  readonly workerRecording?: boolean;
   /** Binds this call's RTP socket (here, or in a media worker). */
   openStream(call: SipCall): Promise<CallRtpStream>;
   /** The call ended: forget its dialog and transactions. */

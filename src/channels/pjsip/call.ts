@@ -17,6 +17,7 @@ import type { Frame, SampleRate } from '../../media/frame.ts';
 import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
@@ -643,6 +644,11 @@ export class SipCall implements ChannelDriver {
   /** The playback fast path: the stream's media worker plays the sound by itself; undefined when it cannot. */
   playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
     return this.#ended || this.services.workerPlayback === false ? undefined : this.stream?.playSound?.(sound, from, paused, ended);
+  }
+
+  /** The recording fast path: the stream's media worker writes the recording of the far end's audio; undefined when it cannot. */
+  recordAudio(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    return this.#ended || this.services.workerRecording === false ? undefined : this.stream?.record?.(handover, ended);
   }
 
   nativeFormat(): string | undefined {

@@ -146,6 +146,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get workerPlayback() {
         return technology.#context?.config.media.workerPlayback ?? true;
       },
+      get workerRecording() {
+        return technology.#context?.config.media.workerRecording ?? true;
+      },
       openStream: (call) => this.#streams.open(call),
       forget: (call) => {
         call.relayedFlow?.release();

@@ -5,6 +5,7 @@ import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
 import { MemberAudio } from './member-audio.ts';
 import { nativeRateOf } from '../channels/native-rate.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { BridgeOffload } from './bridge-offload.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
@@ -77,6 +78,8 @@ export interface BridgeInternalEvents {
    * one announcement of a bridge's end; nothing polls `destroyed` on the clock.
    */
   destroyed: Bridge;
+  /** Its members' technologies started or stopped mixing its audio (a recording of the bridge may be written there). */
+  'technology-mix': Bridge;
 }
 
 export interface BridgeInit {
@@ -142,7 +145,9 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   private ticksToFormatCheck = 0;
   private destroyedAlready = false;
   /** Members' technologies relaying or mixing their audio themselves while nothing else here needs it (bridge-offload.ts). */
-  private readonly offload = new BridgeOffload(() => this.mixRate, () => this.blocksRelay());
+  private readonly offload = new BridgeOffload(() => this.mixRate, (byMix) => this.blocksRelay(byMix), () => this.emit('technology-mix', this));
+  /** Mix listeners that are recordings a technology mix can write itself (addMixListener's `recording`). */
+  private recordingListeners = 0;
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
     super();
@@ -360,9 +365,10 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.offload.settle(this.destroyedAlready ? [] : [...this.members.values()], this.type === 'mixing');
   }
 
-  /** The bridge needs the audio itself: a bridge playback or music on hold, a recording, a muted member, an SFU. */
-  private blocksRelay(): boolean {
-    if (this.sources.length > 0 || this.mixListeners.length > 0 || this.videoMode === 'sfu') return true;
+  /** The bridge needs the audio itself: a bridge playback or music on hold, a recording (but one a technology mix writes: `byMix`), a muted member, an SFU. */
+  private blocksRelay(byMix = false): boolean {
+    const listeners = this.mixListeners.length - (byMix ? Math.min(1, this.recordingListeners) : 0);
+    if (this.sources.length > 0 || listeners > 0 || this.videoMode === 'sfu') return true;
     for (const member of this.members.values()) if (member.mute) return true;
     return false;
   }
@@ -409,14 +415,23 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.offload.update();
   }
 
-  addMixListener(listener: MixListener): void {
+  /** `recording`: a recording of the bridge, which the members' technologies can write from their own mix (recordMix). */
+  addMixListener(listener: MixListener, recording = false): void {
     this.mixListeners = [...this.mixListeners, listener];
+    if (recording) this.recordingListeners += 1;
     this.offload.update();
   }
 
-  removeMixListener(listener: MixListener): void {
+  removeMixListener(listener: MixListener, recording = false): void {
+    const before = this.mixListeners.length;
     this.mixListeners = this.mixListeners.filter((entry) => entry !== listener);
+    if (recording && this.mixListeners.length < before) this.recordingListeners -= 1;
     this.offload.update();
+  }
+
+  /** Has the technologies mixing the bridge write a recording of the mix; undefined when none mixes or they cannot. */
+  recordMix(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    return this.offload.recordMix(handover, ended);
   }
 
   // ---- mixing ---------------------------------------------------------------------------------
@@ -596,6 +611,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.offload.stop();
     this.sources = [];
     this.mixListeners = [];
+    this.recordingListeners = 0;
     this.raise('BridgeDestroyed');
     this.env.destroyed(this);
     this.emit('destroyed', this);

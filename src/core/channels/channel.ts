@@ -414,6 +414,13 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     return others > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.#mutedIn || this.#mutedOut || this.#generatorActive;
   }
 
+  /** Whether anything but `own` needs the far end's audio here (a listener, a read hook, a mute in); what is sent does not count. */
+  receivedAudioTakenBesides(own: FrameListener): boolean {
+    const listeners = this.frameListeners;
+    const others = listeners.length - (listeners.includes(own) ? 1 : 0);
+    return others > 0 || this.readHooks.length > 0 || this.#mutedIn;
+  }
+
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
   get mediaTapped(): boolean {
     return this.audioTapped || this.generatorActive;

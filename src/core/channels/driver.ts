@@ -6,6 +6,7 @@ import type { Frame, SampleRate } from '../../media/frame.ts';
 import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
@@ -57,6 +58,13 @@ export interface ChannelDriver {
    * frame by frame); technologies that never can leave it out.
    */
   playSound?(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined;
+  /**
+   * The recording fast path: the technology writes the far end's audio into the recording's file by
+   * itself (the file, created by the core, is reopened there for appending), with no frame reaching
+   * the channel meanwhile; `ended` says when and why the recording came back. Undefined when it
+   * cannot (the recording then runs frame by frame); technologies that never can leave it out.
+   */
+  recordAudio?(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined;
   /** Out-of-call text towards the far end, if the technology carries text. */
   sendText?(text: string): void;
   /**

@@ -3,12 +3,14 @@
 // worker, each far end hearing the others, and this thread does nothing per frame. As the relay, it
 // runs only while nothing here needs the audio: a listener besides the bridge's own (recording,
 // snoop, talk detection), an audio hook, a mute, a generator (playback, music on hold) on any
-// member, or whatever the owner says blocks it (a bridge playback or recording, a muted member).
+// member, or whatever the owner says blocks it (a bridge playback, a muted member). A recording of
+// the bridge does not: the technologies write it from the mix (record()).
 // The moment one appears the technologies give the audio back and the owner's mixer carries it
 // from its next tick; when it goes, the technologies mix again. DTMF still reaches the channels
 // (ChannelDtmfReceived, bridge features), and the owner passes digits on as before.
 import type { SampleRate } from '../../media/frame.ts';
 import type { MixHandle } from '../../media/mix.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import type { Channel, FrameListener } from './channel.ts';
 
 /** A member as the mix needs it: its channel and the owner's own frame listener on it. */
@@ -31,6 +33,8 @@ export class TechnologyMix {
     private readonly members: readonly MixedChannel[],
     private readonly rate: () => SampleRate,
     private readonly blocked: () => boolean = () => false,
+    /** Called after the technologies started or stopped mixing (a bridge recording follows the mix). */
+    private readonly changed: () => void = () => {},
   ) {
     for (const member of members) member.channel.on('media-path', this.update);
     this.update();
@@ -51,8 +55,15 @@ export class TechnologyMix {
     }
     const drivers = this.members.map(({ channel }) => channel.driver);
     this.#handle = drivers[0]?.mixAudio?.(drivers, this.rate());
-    if (this.#handle) this.engagements += 1;
+    if (!this.#handle) return;
+    this.engagements += 1;
+    this.changed();
   };
+
+  /** Has the technologies write a recording of the mix (a bridge recording); undefined when they are not mixing or cannot. */
+  record(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    return this.#handle?.record?.(handover, ended);
+  }
 
   /** The mix rate changed: the technologies mix at the new one from now. */
   retune(): void {
@@ -71,6 +82,8 @@ export class TechnologyMix {
   #release(): void {
     const handle = this.#handle;
     this.#handle = undefined;
-    handle?.stop();
+    if (!handle) return;
+    handle.stop();
+    this.changed();
   }
 }

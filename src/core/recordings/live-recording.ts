@@ -2,7 +2,10 @@
 // 20 ms to its file — the latest frame its source delivered, or silence when none came (so a
 // quiet party still gives a file of the real length) — unless it is paused. Muting writes
 // silence in place of the audio. The file is finalised (WAV sizes patched, descriptor closed)
-// whenever the recording ends, for whatever reason.
+// whenever the recording ends, for whatever reason. The per-tick write is media/recording-writer.ts,
+// shared with the media workers: a channel recording whose SIP stream runs in a worker is written
+// there while nothing else needs the audio here (recording-offload.ts), the recording itself —
+// its state, controls, events and end — staying here.
 //
 // An existing file is never written into: with ifExists=fail the file is created exclusively;
 // with overwrite and append the audio goes to a new hidden file beside it (append starts it
@@ -11,18 +14,18 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync } from 'node:fs';
 import path from 'node:path';
-import { samplesPerFrame } from '../../media/frame.ts';
-import { FrameSlot } from '../../media/frame-slot.ts';
+import { isSampleRate, samplesPerFrame } from '../../media/frame.ts';
 import { openAudioFileWriter, type AudioFileWriter } from '../../media/audio-file.ts';
 import type { FileFormat } from '../../media/codecs.ts';
-import { SilenceDetector } from '../../media/silence-detector.ts';
+import { RecordingWriter, type OffloadEnd, type RecordingProgress, type RecordingTick } from '../../media/recording-writer.ts';
 import { ToneGenerator } from '../../media/tone-generator.ts';
 import { parseToneList } from '../../media/tones.ts';
 import type { CoreEvent } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
-import type { RecordingSource } from './sources.ts';
+import { BridgeSource, ChannelSource, type RecordingSource } from './sources.ts';
 import type { Endable } from '../../util/lifecycle.ts';
+import { RecordingOffload, type OffloadOwner, type PendingTick } from './recording-offload.ts';
 
 export type RecordingState = 'queued' | 'recording' | 'paused' | 'done' | 'failed' | 'canceled';
 
@@ -73,7 +76,6 @@ export type RecordingOperation = 'stop' | 'cancel' | 'pause' | 'unpause' | 'mute
 /** A control the recording's present state does not allow (409 "Recording not in session"). */
 export class NotRecordingError extends Error {}
 
-const FLUSH_EVERY_TICKS = 50;
 const BEEP_TONE = '!1000/250';
 const BEEP_RATE = 8000;
 
@@ -96,9 +98,8 @@ export class LiveRecording implements Endable {
 
   private readonly env: LiveRecordingEnvironment;
   private readonly rate: number;
-  private readonly slot: FrameSlot;
-  private readonly silence: Int16Array;
-  private readonly detector: SilenceDetector | undefined;
+  /** The per-tick write (the file it writes to is attached once open). */
+  private readonly recorder: RecordingWriter;
   private readonly maxDurationSamples: number;
   private writer: AudioFileWriter | undefined;
   /** The hidden file written for overwrite and append, renamed over `file` at the end. */
@@ -106,8 +107,10 @@ export class LiveRecording implements Endable {
   private beepGenerator: ToneGenerator | undefined;
   private readonly beepFrame = new Int16Array(samplesPerFrame(BEEP_RATE));
   private started = false;
-  private recordedSamples = 0;
-  private ticksSinceFlush = 0;
+  /** The recording fast path, for a channel recording (the technology may write the file). */
+  private readonly offload: RecordingOffload | undefined;
+  /** Ended, and waiting for the file to be closed where it was written (a media worker). */
+  private closing: { state: 'done' | 'canceled' | 'failed'; reason: EndReason; cause: string | undefined } | undefined;
   private resolveFinished!: (recording: LiveRecording) => void;
 
   constructor(env: LiveRecordingEnvironment, source: RecordingSource, options: LiveRecordingOptions) {
@@ -119,30 +122,41 @@ export class LiveRecording implements Endable {
     this.format = options.format;
     this.file = options.file;
     this.targetUri = source.targetUri;
-    this.rate = options.format.codec.rate;
-    this.slot = new FrameSlot(options.format.codec.rate);
-    this.silence = new Int16Array(samplesPerFrame(this.rate));
-    this.detector = options.maxSilenceSeconds > 0 ? new SilenceDetector({ maxSilenceMs: options.maxSilenceSeconds * 1000 }) : undefined;
-    this.maxDurationSamples = options.maxDurationSeconds * this.rate;
+    const rate = options.format.codec.rate;
+    if (!isSampleRate(rate)) throw new RangeError(`not an engine rate: ${rate}`);
+    this.rate = rate;
+    this.maxDurationSamples = options.maxDurationSeconds * rate;
+    this.recorder = new RecordingWriter({ rate, maxDurationSamples: this.maxDurationSamples, maxSilenceMs: options.maxSilenceSeconds * 1000, onlyReceived: options.onlyReceived });
     const beep = options.beep ? parseToneList(BEEP_TONE) : undefined;
     if (beep) this.beepGenerator = new ToneGenerator(beep, { rate: BEEP_RATE });
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
+    if (source instanceof ChannelSource || source instanceof BridgeSource) this.offload = new RecordingOffload(source, this.offloadOwner());
     source.attach({
-      frame: (frame) => this.slot.put(frame),
+      frame: (frame) => this.recorder.put(frame),
       dtmf: (digit) => this.onDigit(digit),
       ended: () => this.finish('done', 'hangup'),
     });
   }
 
   get active(): boolean {
-    return this.state === 'queued' || this.state === 'recording' || this.state === 'paused';
+    return (this.state === 'queued' || this.state === 'recording' || this.state === 'paused') && this.closing === undefined;
+  }
+
+  /** Samples in the file so far, wherever it is written. */
+  private get recordedSamples(): number {
+    return this.offload?.elsewhere?.recordedSamples ?? this.recorder.recordedSamples;
   }
 
   /** Length of the audio in the file written by this recording, in milliseconds. */
   get recordedMs(): number {
     return (this.recordedSamples * 1000) / this.rate;
+  }
+
+  /** The file is written by the channel's technology (a media worker) now. */
+  get writtenElsewhere(): boolean {
+    return this.offload?.writtenThere !== undefined;
   }
 
   /** The LiveRecording model. Durations are whole seconds, known once recording has begun. */
@@ -152,8 +166,9 @@ export class LiveRecording implements Endable {
       const total = Math.round(this.recordedMs / 1000);
       json.duration = total;
       json.total_duration = total;
-      if (this.detector) {
-        const talking = Math.min(total, Math.round(this.detector.talkingMs / 1000));
+      if (this.recorder.detecting) {
+        const talkingMs = this.offload?.elsewhere?.talkingMs ?? this.recorder.talkingMs;
+        const talking = Math.min(total, Math.round(talkingMs / 1000));
         json.talking_duration = talking;
         json.silence_duration = total - talking;
       }
@@ -183,15 +198,19 @@ export class LiveRecording implements Endable {
         return;
       case 'pause':
         this.state = 'paused';
+        this.offload?.pause(true);
         return;
       case 'unpause':
         this.state = 'recording';
+        this.offload?.pause(false);
         return;
       case 'mute':
         this.muted = true;
+        this.offload?.mute(true);
         return;
       case 'unmute':
         this.muted = false;
+        this.offload?.mute(false);
         return;
     }
   }
@@ -210,31 +229,117 @@ export class LiveRecording implements Endable {
       }
       if (!this.begin()) return;
     }
-    const received = this.slot.take();
-    const frame = received ?? this.silence;
-    try {
-      if (++this.ticksSinceFlush >= FLUSH_EVERY_TICKS) {
-        this.ticksSinceFlush = 0;
-        this.writer?.flush();
-      }
-      if (this.state === 'paused') return;
-      if (received === undefined && this.options.onlyReceived) return;
-      if (!this.writer!.write(this.muted ? this.silence : frame)) {
+    const offload = this.offload;
+    if (offload?.away) {
+      // Written there; or on its way back, the tick kept to be written first when the file is here again.
+      offload.keep(this.recorder.takeReceived(), this.state === 'paused', this.muted);
+      return;
+    }
+    if (!this.ended(this.recorder.tick(this.state === 'paused', this.muted))) offload?.consider();
+  }
+
+  /** Ends the recording when a tick says so; true when it ended. */
+  private ended(result: RecordingTick): boolean {
+    switch (result) {
+      case 'ok':
+        return false;
+      case 'write-failed':
+        if (this.recorder.lastError !== undefined) this.env.warn('could not write to the recording file', this.recorder.lastError);
+        this.recorder.lastError = undefined;
         this.finish('failed', 'error', 'Could not write to the recording file');
-        return;
-      }
+        return true;
+      case 'max-duration':
+        this.finish('done', 'max-duration');
+        return true;
+      case 'silence':
+        this.finish('done', 'silence');
+        return true;
+    }
+  }
+
+  /** What the fast path needs of this recording (recording-offload.ts). */
+  private offloadOwner(): OffloadOwner {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const recording = this;
+    return {
+      get file() {
+        return recording.partial ?? recording.file;
+      },
+      formatName: this.formatName,
+      maxDurationSamples: this.maxDurationSamples,
+      maxSilenceMs: this.options.maxSilenceSeconds * 1000,
+      get paused() {
+        return recording.state === 'paused';
+      },
+      get muted() {
+        return recording.muted;
+      },
+      get progress(): RecordingProgress {
+        return recording.recorder.progress;
+      },
+      release: () => this.releaseFile(),
+      resume: (progress, pending) => this.resume(progress, pending),
+      endedThere: (end, progress, reason) => this.endedThere(end, progress, reason),
+      closed: (progress) => this.closedThere(progress),
+    };
+  }
+
+  /** Closes the file here for the technology to reopen; false (the recording failed) when it could not. */
+  private releaseFile(): boolean {
+    try {
+      this.writer?.finalize();
     } catch (error) {
-      // A full disk (ENOSPC) or an I/O error: the recording fails once, instead of the write
-      // throwing out of every media tick from now on.
-      this.env.warn('could not write to the recording file', error);
+      this.env.warn('could not hand the recording file over', error);
+      this.finish('failed', 'error', 'Could not write to the recording file');
+      return false;
+    }
+    this.writer = undefined;
+    this.recorder.attach(undefined);
+    return true;
+  }
+
+  /** The file is back from the technology: reopened for appending, with the ticks seen meanwhile written first. */
+  private resume(progress: RecordingProgress, pending: readonly PendingTick[]): void {
+    this.recorder.continueFrom(progress);
+    if (!this.active) return;
+    try {
+      this.writer = openAudioFileWriter(this.partial ?? this.file, this.format, { append: true });
+    } catch (error) {
+      this.env.warn('could not reopen the recording file', error);
       this.finish('failed', 'error', 'Could not write to the recording file');
       return;
     }
-    this.recordedSamples += frame.length;
-    // As in Asterisk, the detector hears the party even while the file gets silence.
-    const silent = this.detector?.process(frame, this.rate) ?? false;
-    if (this.maxDurationSamples > 0 && this.recordedSamples >= this.maxDurationSamples) this.finish('done', 'max-duration');
-    else if (silent) this.finish('done', 'silence');
+    this.recorder.attach(this.writer);
+    for (const tick of pending) if (this.ended(this.recorder.tickWith(tick.samples, tick.paused, tick.muted))) return;
+  }
+
+  /** The recording ended where the technology wrote it; its file is closed there. */
+  private endedThere(end: Exclude<OffloadEnd, 'taken-back'>, progress: RecordingProgress, reason: string | undefined): void {
+    this.recorder.continueFrom(progress);
+    switch (end) {
+      case 'max-duration':
+        this.finish('done', 'max-duration');
+        return;
+      case 'silence':
+        this.finish('done', 'silence');
+        return;
+      case 'lost':
+        // As the channel's own crash: its worker died with it, and the channel hangs up (cause 38).
+        this.finish('done', 'hangup');
+        return;
+      default:
+        this.env.warn(`could not write to the recording file in its media worker${reason ? `: ${reason}` : ''}`);
+        this.finish('failed', 'error', end === 'open-failed' ? 'Could not open the recording file' : 'Could not write to the recording file');
+    }
+  }
+
+  /** Taken back to end: the technology closed the file, the recording finishes now. */
+  private closedThere(progress: RecordingProgress): void {
+    this.recorder.continueFrom(progress);
+    const closing = this.closing;
+    if (!closing) return;
+    this.closing = undefined;
+    this.complete(closing.state, closing.reason, closing.cause);
   }
 
   /** Stops the recording and keeps its file (the lifecycle verb, see util/lifecycle.ts). */
@@ -249,13 +354,23 @@ export class LiveRecording implements Endable {
   finish(state: 'done' | 'canceled' | 'failed', reason: EndReason, cause?: string): void {
     if (!this.active) return;
     this.source.detach();
+    // Written elsewhere: it comes back to be closed there first (closedThere finishes).
+    if (this.offload?.close()) {
+      this.closing = { state, reason, cause };
+      return;
+    }
+    this.complete(state, reason, cause);
+  }
+
+  /** The end, with the file here (or closed where it was written). */
+  private complete(state: 'done' | 'canceled' | 'failed', reason: EndReason, cause: string | undefined): void {
     let finalState = state;
     let finalCause = cause;
-    if (this.writer) {
+    if (this.started) {
       const written = this.partial ?? this.file;
       let complete = true;
       try {
-        this.writer.finalize();
+        this.writer?.finalize();
       } catch (error) {
         complete = false;
         this.env.warn('could not finalise the recording file', error);
@@ -317,6 +432,7 @@ export class LiveRecording implements Endable {
       this.finish('failed', 'error', code === 'EEXIST' ? 'Recording file already exists' : 'Could not open the recording file');
       return false;
     }
+    this.recorder.attach(this.writer);
     this.started = true;
     this.state = 'recording';
     if (this.options.announce) this.publish('RecordingStarted');

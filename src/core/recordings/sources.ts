@@ -9,6 +9,8 @@ import { FrameSlot } from '../../media/frame-slot.ts';
 import { samplesPerFrame } from '../../media/frame.ts';
 import { RateAdapter } from '../../media/rate-adapter.ts';
 import { nativeRateOf } from '../channels/native-rate.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
+import type { OffloadTarget } from './recording-offload.ts';
 
 /** The start beep is made at 8 kHz (a 1 kHz tone needs no more). */
 const BEEP_RATE: SampleRate = 8000;
@@ -36,7 +38,7 @@ export interface RecordingSource {
 type DtmfEvent = { digit: string; durationMs: number };
 
 /** A channel's received audio (what its far end says). */
-export class ChannelSource implements RecordingSource {
+export class ChannelSource implements RecordingSource, OffloadTarget {
   readonly targetUri: string;
   readonly scope: EventScope;
   private handlers: SourceHandlers | undefined;
@@ -52,6 +54,30 @@ export class ChannelSource implements RecordingSource {
   private readonly onFrame: FrameListener = (frame) => this.handlers?.frame(frame);
   private readonly onDtmf = ({ digit }: DtmfEvent): void => this.handlers?.dtmf(digit);
   private readonly onHangup = (): void => this.handlers?.ended();
+
+  /** Something besides this recording needs the channel's received audio here (a snoop, another recording, talk detection, a mute). */
+  get neededHere(): boolean {
+    return this.channel.hangingUp || this.channel.receivedAudioTakenBesides(this.onFrame);
+  }
+
+  /** The recording fast path: the channel's technology may write the recording (a SIP call's media worker). */
+  get offloadable(): boolean {
+    return !this.neededHere && this.channel.driver.recordAudio !== undefined;
+  }
+
+  readonly outlivesTechnology = false;
+
+  handOver(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    return this.channel.driver.recordAudio?.(handover, ended);
+  }
+
+  watch(listener: () => void): void {
+    this.channel.on('media-path', listener);
+  }
+
+  unwatch(listener: () => void): void {
+    this.channel.off('media-path', listener);
+  }
 
   attach(handlers: SourceHandlers): void {
     this.handlers = handlers;
@@ -84,7 +110,7 @@ export class ChannelSource implements RecordingSource {
  * application that controlled a member while the recording ran, so the end of a recording
  * whose bridge was destroyed (and its subscriptions dropped) still reaches them.
  */
-export class BridgeSource implements RecordingSource {
+export class BridgeSource implements RecordingSource, OffloadTarget {
   readonly targetUri: string;
   private handlers: SourceHandlers | undefined;
   private readonly applications = new Set<string>();
@@ -123,18 +149,40 @@ export class BridgeSource implements RecordingSource {
   attach(handlers: SourceHandlers): void {
     this.handlers = handlers;
     this.goneAtAttach = this.bridge.destroyed;
-    this.bridge.addMixListener(this.onMix);
+    this.bridge.addMixListener(this.onMix, true);
     this.bridge.once('destroyed', this.onDestroyed);
     this.syncMembers();
   }
 
   detach(): void {
     this.handlers = undefined;
-    this.bridge.removeMixListener(this.onMix);
+    this.bridge.removeMixListener(this.onMix, true);
     this.bridge.off('destroyed', this.onDestroyed);
     for (const channel of this.members.values()) if (this.listenDtmf) channel.off('dtmf', this.onDtmf);
     this.members.clear();
     this.stopBeep();
+  }
+
+  /** The recording fast path: a bridge mixed in the media workers has the mixing worker write the mix. */
+  get offloadable(): boolean {
+    return !this.bridge.destroyed && this.bridge.mixedByTechnology;
+  }
+
+  /** The mix stopping takes a recording written there back by itself. */
+  readonly neededHere = false;
+  /** A mixing worker that dies leaves the bridge (and its recording) to the main thread. */
+  readonly outlivesTechnology = true;
+
+  handOver(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    return this.bridge.recordMix(handover, ended);
+  }
+
+  watch(listener: () => void): void {
+    this.bridge.on('technology-mix', listener);
+  }
+
+  unwatch(listener: () => void): void {
+    this.bridge.off('technology-mix', listener);
   }
 
   tick(): void {

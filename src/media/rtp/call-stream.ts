@@ -7,6 +7,7 @@ import type { MediaSocket } from './media-socket.ts';
 import type { RtpStatistics } from './statistics.ts';
 import type { StreamParameters } from './stream.ts';
 import type { SharedSound, SoundPlayback } from '../shared-sound.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
 
 /** What GET /metrics reads of a stream's jitter buffer. */
 export interface JitterFigures {
@@ -58,4 +59,10 @@ export interface CallRtpStream {
    * stop() on the handle gives it back. Undefined when the streams cannot be mixed there.
    */
   mixWith?(members: readonly CallRtpStream[], rate: SampleRate): MixHandle | undefined;
+  /**
+   * Writes a recording of the far end's audio where the packets are handled, with no frame reaching
+   * the channel meanwhile (the recording fast path); `ended` when it comes back. Undefined when the
+   * stream cannot.
+   */
+  record?(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined;
 }

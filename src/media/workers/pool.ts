@@ -14,10 +14,20 @@ import { MixLegMemory } from './mix-leg-memory.ts';
 import type { FromWorker, ToWorker, WorkerLoadReport, WorkerMixMember, WorkerStreamOptions } from './protocol.ts';
 import { RemoteRtpStream, type RemoteStreamEvents, type StreamLink } from './remote-stream.ts';
 import { StreamMemory } from './stream-memory.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
+import { RemoteRecorder } from './worker-recorder.ts';
+
+/** The recordings of one worker mix written by its worker (taken back ones until the worker closed their files). */
+interface MixRecordings {
+  readonly slot: WorkerSlot;
+  readonly recorders: Set<RemoteRecorder>;
+}
 
 /** A worker that dies within this long of its start waits before the next start, doubling up to the maximum. */
 const QUICK_DEATH_MS = 5_000;
 const RESTART_PAUSE_MAX_MS = 30_000;
+/** How long stop() lets the workers close the recordings they write before it ends them. */
+const STOP_RECORDINGS_WAIT_MS = 1_000;
 /** A port range per worker below this many ports is too small to split: all workers share the whole range. */
 const MIN_PORTS_PER_WORKER = 64;
 /**
@@ -92,6 +102,9 @@ export class MediaWorkerPool {
   #draining: RemoteRtpStream[] = [];
   #nextId = 1;
   #nextMixId = 1;
+  #nextMixRecord = 1;
+  /** Bridge recordings the mixing workers write, by mix. */
+  readonly #mixRecordings = new Map<number, MixRecordings>();
   #stopped = false;
   readonly #options: MediaWorkerPoolOptions;
 
@@ -151,6 +164,7 @@ export class MediaWorkerPool {
       relayedStreams: slot.load?.relayedStreams ?? 0,
       mixedStreams: slot.load?.mixedStreams ?? 0,
       mixes: slot.load?.mixes ?? 0,
+      recordings: slot.load?.recordings ?? 0,
     }));
   }
 
@@ -166,6 +180,11 @@ export class MediaWorkerPool {
   }
 
   async stop(): Promise<void> {
+    // Recordings the workers write close their files first (the server's shutdown ended them just before).
+    const deadline = Date.now() + STOP_RECORDINGS_WAIT_MS;
+    while (Date.now() < deadline && (this.#recordingStreams().length > 0 || this.#mixRecordings.size > 0)) await new Promise((resolve) => setTimeout(resolve, 10));
+    const recording = this.#recordingStreams();
+    const mixRecorders = [...this.#mixRecordings.values()].flatMap((recordings) => [...recordings.recorders]);
     this.#stopped = true;
     this.#options.clock.offTick(this.#tick);
     this.#draining = [];
@@ -180,6 +199,18 @@ export class MediaWorkerPool {
         if (worker) await worker.terminate();
       }),
     );
+    for (const stream of recording) stream.loseRecordings('media workers stopped');
+    for (const recorder of mixRecorders) recorder.lost('media workers stopped');
+  }
+
+  /** Streams whose worker has a recording's file open. */
+  #recordingStreams(): RemoteRtpStream[] {
+    const streams: RemoteRtpStream[] = [];
+    for (const slot of this.#slots) {
+      if (!slot.worker) continue;
+      for (const stream of slot.streams.values()) if (stream.recording) streams.push(stream);
+    }
+    return streams;
   }
 
   /** Worker `index`, when it is ready and has room for one more stream (see AFFINITY_SLACK_STREAMS). */
@@ -233,6 +264,9 @@ export class MediaWorkerPool {
     slot.pending.clear();
     this.#options.onWorkerExit?.(slot.index, reason, lost.length);
     for (const stream of lost) stream.lost(`media worker ${slot.index} ${reason}`);
+    for (const recordings of [...this.#mixRecordings.values()]) {
+      if (recordings.slot === slot) for (const recorder of [...recordings.recorders]) recorder.lost(`media worker ${slot.index} ${reason}`);
+    }
     slot.restarts += 1;
     const quick = Date.now() - slot.startedAt < QUICK_DEATH_MS;
     const pause = quick ? slot.restartPauseMs : 0;
@@ -251,6 +285,11 @@ export class MediaWorkerPool {
     }
     if (message.type === 'ready') {
       slot.ready = true;
+      return;
+    }
+    if (message.type === 'mix-record-ended') {
+      const recordings = this.#mixRecordings.get(message.mix);
+      for (const recorder of recordings?.recorders ?? []) if (recorder.record === message.record) recorder.ended(message);
       return;
     }
     if (message.type === 'opened' || message.type === 'open-failed') {
@@ -283,6 +322,9 @@ export class MediaWorkerPool {
         return;
       case 'sound-ended':
         stream.soundEnded(message.play);
+        return;
+      case 'record-ended':
+        stream.recordEnded(message);
         return;
       case 'closed':
         slot.streams.delete(message.id);
@@ -327,16 +369,37 @@ export class MediaWorkerPool {
     for (const stream of streams) stream.enterMix();
     const mixerWorker = mixer.worker;
     let stopped = false;
+    const recordings: MixRecordings = { slot: mixer, recorders: new Set() };
     return {
+      record: (handover, ended) => (stopped || mixer.worker !== mixerWorker ? undefined : this.#recordMix(mix, recordings, handover, ended)),
       stop: () => {
         if (stopped) return;
         stopped = true;
+        // The recording comes back with the mix: the worker closes its file when the mix ends there.
+        for (const recorder of recordings.recorders) recorder.takeBack();
         // A restarted worker knows nothing of the mix (its number may not be reused there, but nothing is to be told).
         if (mixer.worker === mixerWorker) this.#post(mixer, { type: 'mix-end', mix });
         for (const stream of legs) if (!stream.closed) this.#post(this.#slots[stream.workerIndex], { type: 'mix-leg', id: stream.id });
         for (const stream of streams) stream.leaveMix();
       },
     };
+  }
+
+  /** Has the mixing worker write a recording of mix `mix` (one at a time). */
+  #recordMix(mix: number, recordings: MixRecordings, handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    for (const recorder of recordings.recorders) if (!recorder.returning) return undefined;
+    if (!handover.release()) return undefined;
+    const record = this.#nextMixRecord++;
+    const recorder = new RemoteRecorder(record, handover.progress, handover.paused, handover.muted, ended, (over) => {
+      if (!over.over) return;
+      recordings.recorders.delete(over);
+      if (recordings.recorders.size === 0) this.#mixRecordings.delete(mix);
+    });
+    recordings.recorders.add(recorder);
+    this.#mixRecordings.set(mix, recordings);
+    const { file, formatName: format, maxDurationSamples, maxSilenceMs, progress } = handover;
+    this.#post(recordings.slot, { type: 'mix-record', mix, record, file, format, maxDurationSamples, maxSilenceMs, progress, control: recorder.control });
+    return recorder;
   }
 
   #linkOf(slot: WorkerSlot): StreamLink {

@@ -3,6 +3,7 @@
 // thread gives it.
 import type { StreamParameters } from '../rtp/stream.ts';
 import type { SoundStart } from './sound-player.ts';
+import type { RecordEnd, RecordStart } from './worker-recorder.ts';
 
 /** How the technology configured the stream (StreamOptions without what cannot cross threads). */
 export interface WorkerStreamOptions {
@@ -34,9 +35,13 @@ export type ToWorker =
   | { readonly type: 'close'; readonly id: number }
   /** The playback fast path: the worker plays a shared sound on the stream by itself (sound-player.ts). */
   | ({ readonly type: 'sound'; readonly id: number } & SoundStart)
+  /** The recording fast path: the worker writes the stream's received audio into a recording's file (worker-recorder.ts). */
+  | ({ readonly type: 'record'; readonly id: number } & RecordStart)
   /** A bridge mixed in this worker (worker-mix.ts): its members' streams here by id, those of other workers by their MixLegMemory. */
   | { readonly type: 'mix'; readonly mix: number; readonly rate: number; readonly members: readonly WorkerMixMember[] }
   | { readonly type: 'mix-end'; readonly mix: number }
+  /** A recording of a bridge mixed in this worker: the mix (everyone, clipped) written into its file at each tick. */
+  | ({ readonly type: 'mix-record'; readonly mix: number } & RecordStart)
   /** The stream's audio goes to a mix in another worker and what it hears comes back, through `memory` (a MixLegMemory); without it, to the main thread again. */
   | { readonly type: 'mix-leg'; readonly id: number; readonly memory?: SharedArrayBuffer };
 
@@ -55,7 +60,11 @@ export type FromWorker =
   | { readonly type: 'closed'; readonly id: number; readonly rtt?: number }
   | { readonly type: 'load'; readonly load: WorkerLoadReport }
   /** A sound the worker played (`play` of the stream's plays) reached its end. */
-  | { readonly type: 'sound-ended'; readonly id: number; readonly play: number };
+  | { readonly type: 'sound-ended'; readonly id: number; readonly play: number }
+  /** A recording the worker wrote is over there: taken back or ended, its file closed. */
+  | ({ readonly type: 'record-ended'; readonly id: number } & RecordEnd)
+  /** A recording of a mix the worker wrote is over there (taken back when the mix ended, or ended there). */
+  | ({ readonly type: 'mix-record-ended'; readonly mix: number } & RecordEnd);
 
 /** What a worker reports of itself once a second. */
 export interface WorkerLoadReport {
@@ -75,4 +84,6 @@ export interface WorkerLoadReport {
   readonly mixedStreams?: number;
   /** Bridges this worker mixes now. */
   readonly mixes?: number;
+  /** Recordings this worker writes now. */
+  readonly recordings?: number;
 }

@@ -6,7 +6,8 @@
 // Control goes as messages. Per frame nothing is allocated. The stream can also have its worker
 // play a shared sound by itself (playSound, the playback fast path): no frame crosses meanwhile.
 // Or its audio can be mixed with other streams' in a worker (mixWith, a bridge of three or more):
-// no frame crosses then either.
+// no frame crosses then either. Or its worker can write a recording of its received audio
+// (record, the recording fast path, worker-recorder.ts): no frame crosses meanwhile either.
 import type { Frame, SampleRate } from '../frame.ts';
 import type { MixHandle } from '../mix.ts';
 import type { CallRtpStream, JitterFigures } from '../rtp/call-stream.ts';
@@ -17,6 +18,8 @@ import type { ToWorker } from './protocol.ts';
 import { FIGURE, type StreamMemory } from './stream-memory.ts';
 import type { SharedSound, SoundPlayback } from '../shared-sound.ts';
 import { RemoteSoundPlay } from './sound-player.ts';
+import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
+import { RemoteRecorder, type RecordEnd } from './worker-recorder.ts';
 
 /** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
 const MAX_RECEIVED_BACKLOG = 3;
@@ -56,6 +59,10 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   /** The sound the worker plays by itself now, and the number of the last play. */
   #sound: RemoteSoundPlay | undefined;
   #plays = 0;
+  /** The recording the worker writes now, and those taken back whose file the worker has not closed yet. */
+  #recorder: RemoteRecorder | undefined;
+  readonly #recorders = new Set<RemoteRecorder>();
+  #records = 0;
   /** Strict-RTP and SRTP counts already added to the totals. */
   #countedStrangers = 0;
   #countedReports = 0;
@@ -188,9 +195,42 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     return streams.includes(this) ? this.link.mix(streams, rate) : undefined;
   }
 
-  /** Open, and its audio not taken by anything in its worker (a loop, a relay, a sound, a mix). */
+  /** Open, and its audio not taken by anything in its worker (a loop, a relay, a sound, a mix, a recording). */
   get free(): boolean {
-    return !this.#closed && !this.#looping && !this.#relayingTo && !this.#sound && !this.#mixed;
+    return !this.#closed && !this.#looping && !this.#relayingTo && !this.#sound && !this.#mixed && !this.#recorder;
+  }
+
+  /**
+   * The worker writes the stream's received audio into the recording's file from its next tick (the
+   * recording fast path), and no frame reaches the call meanwhile; `ended` says when and why it
+   * came back. Undefined when the stream's audio is taken otherwise (see free).
+   */
+  record(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
+    if (!this.free || !handover.release()) return undefined;
+    this.#records = (this.#records + 1) | 0;
+    const recorder = new RemoteRecorder(this.#records, handover.progress, handover.paused, handover.muted, ended, (over) => {
+      if (over.over) this.#recorders.delete(over);
+      if (this.#recorder !== over) return;
+      this.#recorder = undefined;
+      // Received frames reach the call again from the next one: the main thread goes on with the recording.
+      if (!this.#closed && !this.#looping && !this.#relayingTo && !this.#sound && !this.#mixed) this.link.setDraining(this, true);
+    });
+    this.#recorder = recorder;
+    this.#recorders.add(recorder);
+    // No frame is taken here from now on: the worker takes what waits in the ring into the recording (its first tick's frame).
+    this.link.setDraining(this, false);
+    const { file, formatName: format, maxDurationSamples, maxSilenceMs, progress } = handover;
+    this.link.post({ type: 'record', id: this.id, record: recorder.record, file, format, maxDurationSamples, maxSilenceMs, progress, control: recorder.control });
+    return recorder;
+  }
+
+  /** The worker closed the file of recording `message.record` (taken back, or ended there). */
+  recordEnded(message: RecordEnd): void {
+    for (const recorder of this.#recorders) {
+      if (recorder.record !== message.record) continue;
+      recorder.ended(message);
+      return;
+    }
   }
 
   /** The pool put the stream in a worker mix: its frames stay in the workers. */
@@ -256,6 +296,8 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
 
   /** The worker closed the stream: as asked, or on its own (a failure there, which ends the call). */
   closedByWorker(rtt: number | undefined): void {
+    // A recording whose end the worker did not report (it closes files before the stream) is over all the same.
+    this.#loseRecorders('the media stream closed');
     if (this.#closed) {
       this.events.onClosed?.(rtt);
       return;
@@ -265,9 +307,26 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
 
   /** The stream is gone with its worker. */
   lost(reason: string): void {
+    this.#loseRecorders(reason);
     if (this.#closed) return;
     this.#end();
     this.events.onLost(reason);
+  }
+
+  /** A recording's file is open in the worker (written, or being closed there). */
+  get recording(): boolean {
+    return this.#recorders.size > 0;
+  }
+
+  /** The worker is gone without a word (the pool stopped): its recordings hold what it flushed. */
+  loseRecordings(reason: string): void {
+    this.#loseRecorders(reason);
+  }
+
+  #loseRecorders(reason: string): void {
+    for (const recorder of [...this.#recorders]) recorder.lost(reason);
+    this.#recorders.clear();
+    this.#recorder = undefined;
   }
 
   #end(): void {

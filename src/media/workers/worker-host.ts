@@ -16,8 +16,10 @@
 // A bridge of three or more can be mixed here too (mix messages, worker-mix.ts): its members' decoded
 // audio goes into one sum at each tick and each hears the rest, the members of other workers crossing
 // through shared rings (mix-leg messages on their side); a frame the main thread wrote wins there too.
+// A recording of a stream's received audio can be written here too (record messages,
+// worker-recorder.ts): each tick writes 20 ms into its file until the main thread takes it back.
 import { MediaClock } from '../clock.ts';
-import { isSampleRate, type Frame } from '../frame.ts';
+import { isSampleRate, samplesPerFrame, type Frame, type SampleRate } from '../frame.ts';
 import { RtpPortRange } from '../rtp/port-range.ts';
 import { RtpStream, type StreamClock } from '../rtp/stream.ts';
 import { FrameCache } from './frame-ring.ts';
@@ -26,6 +28,7 @@ import { MixLegMemory } from './mix-leg-memory.ts';
 import { LocalParty, MixLeg, RemoteParty, WorkerMix, type MixParty } from './worker-mix.ts';
 import { FIGURE, StreamMemory } from './stream-memory.ts';
 import { WorkerSoundPlayer } from './sound-player.ts';
+import { WorkerRecorder, type RecordEnd } from './worker-recorder.ts';
 
 interface HostedStream {
   readonly id: number;
@@ -43,12 +46,17 @@ interface HostedStream {
   mixParty: LocalParty | undefined;
   /** Its link to a bridge mixed in another worker: decoded audio goes there, and what it hears comes back. */
   mixLeg: MixLeg | undefined;
+  /** The recording the worker writes of its received audio, if any. */
+  recorder: WorkerRecorder | undefined;
 }
 
 /** A bridge this worker mixes, and its members whose streams run here. */
 interface HostedMix {
   readonly mix: WorkerMix;
   readonly locals: HostedStream[];
+  /** A recording of the bridge written from the mix, and the frame the mix is clipped into for it. */
+  recorder: WorkerRecorder | undefined;
+  readonly mixed: { readonly rate: SampleRate; readonly samples: Int16Array };
 }
 
 /** More members than any bridge should have: a mix message naming more is refused (shared memory and messages are checked like packets). */
@@ -74,7 +82,7 @@ export class MediaWorkerHost {
   #lastPacketsOut = 0;
   /** The bridges mixed here, by the main thread's number, and as an array the tick walks. */
   readonly #mixes = new Map<number, HostedMix>();
-  #mixList: WorkerMix[] = [];
+  #mixList: HostedMix[] = [];
 
   constructor(
     private readonly post: PostToMain,
@@ -157,6 +165,12 @@ export class MediaWorkerHost {
       case 'mix-end':
         this.#endMix(message.mix);
         return;
+      case 'record':
+        this.#record(message);
+        return;
+      case 'mix-record':
+        this.#startMixRecording(message);
+        return;
       case 'mix-leg': {
         const hosted = this.#byId.get(message.id);
         if (hosted) hosted.mixLeg = message.memory ? new MixLeg(new MixLegMemory(message.memory)) : undefined;
@@ -191,6 +205,7 @@ export class MediaWorkerHost {
             if (!to.mainWrote && !to.looping) to.stream.writeFrame(frame);
           } else if (hosted?.mixParty) hosted.mixParty.put(frame);
           else if (hosted?.mixLeg) hosted.mixLeg.said(frame);
+          else if (hosted?.recorder && !hosted.recorder.stopped) hosted.recorder.put(frame);
           else if (!hosted?.sound) memory.received.push(frame.rate, frame.samples);
         },
         onDigit: (digit, durationMs) => this.post({ type: 'digit', id, digit, durationMs }),
@@ -200,7 +215,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined, recorder: undefined };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.clock.start();
@@ -225,6 +240,8 @@ export class MediaWorkerHost {
     this.#closedPacketsIn += figures[FIGURE.statistics + 1];
     this.#closedPacketsOut += figures[FIGURE.statistics];
     this.#closedRingDrops += hosted.memory.received.dropped + hosted.memory.toSend.dropped;
+    // The file is closed before the stream's end is told, so the main thread finds it complete.
+    if (hosted.recorder) this.#recordOver(hosted, hosted.recorder, 'taken-back');
     this.#byId.delete(id);
     this.#list = this.#list.filter((entry) => entry !== hosted);
     if (this.#list.length === 0) this.clock.stop();
@@ -260,11 +277,16 @@ export class MediaWorkerHost {
         const heard = hosted.mixLeg.heard();
         if (heard && !hosted.mainWrote && !hosted.looping) hosted.stream.writeFrame(heard);
       }
+      if (hosted.recorder) this.#recordTick(hosted, hosted.recorder);
       this.#writeFigures(hosted);
     }
     // After the frames the main thread wrote (which win), before the streams decode this tick's audio.
     const mixes = this.#mixList;
-    for (let i = 0; i < mixes.length; i++) mixes[i].tick();
+    for (let i = 0; i < mixes.length; i++) {
+      const hosted = mixes[i];
+      hosted.mix.tick();
+      if (hosted.recorder) this.#recordMix(hosted, hosted.recorder);
+    }
   };
 
   #startMix(message: Extract<ToWorker, { type: 'mix' }>): void {
@@ -293,18 +315,91 @@ export class MediaWorkerHost {
       parties.push(party);
     }
     const mix = new WorkerMix(message.mix, rate, parties);
-    this.#mixes.set(message.mix, { mix, locals });
-    this.#mixList = [...this.#mixList, mix];
+    const hosted: HostedMix = { mix, locals, recorder: undefined, mixed: { rate, samples: new Int16Array(samplesPerFrame(rate)) } };
+    this.#mixes.set(message.mix, hosted);
+    this.#mixList = [...this.#mixList, hosted];
   }
 
   #endMix(id: number): void {
     const entry = this.#mixes.get(id);
     if (!entry) return;
     this.#mixes.delete(id);
-    this.#mixList = this.#mixList.filter((mix) => mix !== entry.mix);
+    this.#mixList = this.#mixList.filter((hosted) => hosted !== entry);
+    // The bridge mixes on the main thread again from its next tick, and its recording goes on there.
+    if (entry.recorder) this.#mixRecordOver(entry, entry.recorder, 'taken-back');
     for (const hosted of entry.locals) {
       if (hosted.mixParty && entry.mix.parties.includes(hosted.mixParty)) hosted.mixParty = undefined;
     }
+  }
+
+  #record(message: Extract<ToWorker, { type: 'record' }>): void {
+    const hosted = this.#byId.get(message.id);
+    if (!hosted) return;
+    if (hosted.recorder) this.#recordOver(hosted, hosted.recorder, 'taken-back');
+    try {
+      const recorder = new WorkerRecorder(message);
+      hosted.recorder = recorder;
+      // The main thread stopped taking frames before it sent this: the latest one waiting is the recording's first.
+      let frame: Frame | undefined;
+      while ((frame = hosted.memory.received.pop(hosted.frames)) !== undefined) recorder.put(frame);
+    } catch (error) {
+      // The file could not be reopened here (or the message was bad): the main thread fails the recording.
+      const reason = error instanceof Error ? error.message : String(error);
+      const { recordedSamples } = message.progress ?? { recordedSamples: 0 };
+      this.post({ type: 'record-ended', id: hosted.id, record: message.record, end: 'open-failed', recordedSamples, reason });
+    }
+  }
+
+  /** One tick of a stream's recording: 20 ms into its file, or its end (taken back, or over here). */
+  #recordTick(hosted: HostedStream, recorder: WorkerRecorder): void {
+    if (recorder.stopped) {
+      this.#recordOver(hosted, recorder, 'taken-back');
+      return;
+    }
+    const result = recorder.tick();
+    if (result === 'ok') return;
+    const error = recorder.lastError;
+    this.#recordOver(hosted, recorder, result, error === undefined ? undefined : error instanceof Error ? error.message : String(error));
+  }
+
+  #recordOver(hosted: HostedStream, recorder: WorkerRecorder, end: RecordEnd['end'], reason?: string): void {
+    if (hosted.recorder === recorder) hosted.recorder = undefined;
+    this.post({ type: 'record-ended', id: hosted.id, ...recorder.close(end, reason) });
+  }
+
+  #startMixRecording(message: Extract<ToWorker, { type: 'mix-record' }>): void {
+    const hosted = this.#mixes.get(message.mix);
+    if (!hosted) {
+      // The mix ended on its way here: the recording goes on on the main thread.
+      this.post({ type: 'mix-record-ended', mix: message.mix, record: message.record, end: 'taken-back', recordedSamples: message.progress?.recordedSamples ?? 0 });
+      return;
+    }
+    if (hosted.recorder) this.#mixRecordOver(hosted, hosted.recorder, 'taken-back');
+    try {
+      hosted.recorder = new WorkerRecorder(message);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.post({ type: 'mix-record-ended', mix: message.mix, record: message.record, end: 'open-failed', recordedSamples: message.progress?.recordedSamples ?? 0, reason });
+    }
+  }
+
+  /** One tick of a bridge recording: this tick's mix into its file, or its end. */
+  #recordMix(hosted: HostedMix, recorder: WorkerRecorder): void {
+    if (recorder.stopped) {
+      this.#mixRecordOver(hosted, recorder, 'taken-back');
+      return;
+    }
+    hosted.mix.mixInto(hosted.mixed.samples);
+    recorder.put(hosted.mixed);
+    const result = recorder.tick();
+    if (result === 'ok') return;
+    const error = recorder.lastError;
+    this.#mixRecordOver(hosted, recorder, result, error === undefined ? undefined : error instanceof Error ? error.message : String(error));
+  }
+
+  #mixRecordOver(hosted: HostedMix, recorder: WorkerRecorder, end: RecordEnd['end'], reason?: string): void {
+    if (hosted.recorder === recorder) hosted.recorder = undefined;
+    this.post({ type: 'mix-record-ended', mix: hosted.mix.id, ...recorder.close(end, reason) });
   }
 
   #playSound(hosted: HostedStream, sound: WorkerSoundPlayer): void {
@@ -360,7 +455,10 @@ export class MediaWorkerHost {
     let ringDrops = this.#closedRingDrops;
     let relayed = 0;
     let mixed = 0;
+    let recordings = 0;
+    for (const hosted of this.#mixList) if (hosted.recorder) recordings += 1;
     for (const hosted of this.#list) {
+      if (hosted.recorder) recordings += 1;
       if (hosted.relayTo) relayed += 1;
       if (hosted.mixParty || hosted.mixLeg) mixed += 1;
       packetsIn += hosted.memory.figures[FIGURE.statistics + 1];
@@ -377,6 +475,7 @@ export class MediaWorkerHost {
       relayedStreams: relayed,
       mixedStreams: mixed,
       mixes: this.#mixes.size,
+      recordings,
     };
     this.#lastPacketsIn = packetsIn;
     this.#lastPacketsOut = packetsOut;

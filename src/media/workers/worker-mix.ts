@@ -10,7 +10,7 @@
 import type { Frame, SampleRate } from '../frame.ts';
 import { samplesPerFrame } from '../frame.ts';
 import { FrameSlot } from '../frame-slot.ts';
-import { accumulate, clearSum, mixMinus } from '../mix.ts';
+import { accumulate, clearSum, mixMinus, saturateSum } from '../mix.ts';
 import { FrameCache, type FrameRing } from './frame-ring.ts';
 import { MIX_LEG_BACKLOG, type MixLegMemory } from './mix-leg-memory.ts';
 
@@ -133,6 +133,11 @@ export class WorkerMix {
       mixMinus(sum, said[i], heard[i].samples);
       parties[i].hear(heard[i]);
     }
+  }
+
+  /** The mix of this tick (everyone, clipped to 16 bits), as the bridge publishes it to a recording; after tick(). */
+  mixInto(dst: Int16Array): void {
+    saturateSum(this.#sum, dst);
   }
 
   /** A member's stream closed: it leaves the mix (the main thread will settle the bridge anew). */
