@@ -20,6 +20,7 @@ import { ClusterForwarder } from './forwarder.ts';
 import { CrossMemberVideoSource } from './video-source.ts';
 import { DialIdentity } from './dial-identity.ts';
 import { HeldCalls } from './held-calls.ts';
+import { KvSeen } from './kv-seen.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
 import { applicationsNamed } from './request-apps.ts';
@@ -89,6 +90,8 @@ export class Cluster {
   private sharedConfig: SharedConfig | undefined;
   /** Channels held here for applications away from their home (held-calls.ts), set once started. */
   private heldCalls: HeldCalls | undefined;
+  /** Read-your-writes of the dynamic configuration and device states (kv-seen.ts), set once started. */
+  private kvSeen: KvSeen | undefined;
 
   private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; places: ChannelPlaces; log: Logger }) {
     this.nc = parts.nc;
@@ -178,6 +181,7 @@ export class Cluster {
       await globals.start();
       await astdb.start();
       cluster.sharedConfig = await startSharedConfig(kvm, settings.name, core, log);
+      cluster.startKvSeen(nc, prefix, membership, cluster.sharedConfig);
       membership.start();
       cluster.watchConnection();
       return cluster;
@@ -271,6 +275,14 @@ export class Cluster {
     this.forwarder.dialIdentity = dialIdentity;
   }
 
+  /** Writes of the dynamic configuration and device states wait for every member to have them (kv-seen.ts). */
+  private startKvSeen(nc: NatsConnection, prefix: string, membership: Membership, shared: SharedConfig): void {
+    const kvSeen = new KvSeen({ nc, prefix, node: this.node, mirrors: { config: shared.dynamicConfig, devstates: shared.deviceStates }, others: () => membership.others(), log: this.log });
+    kvSeen.start();
+    this.kvSeen = kvSeen;
+    this.forwarder.readYourWrites = kvSeen;
+  }
+
   /** Dialogs over another member's connection to a phone (sip-flows.ts): the contacts shared carry this member's address on each connection. */
   private startSipFlows(options: SipFlowsOptions): void {
     const flows = new ClusterSipFlows(options);
@@ -290,6 +302,7 @@ export class Cluster {
     this.places.stop();
     this.globals.stop();
     this.astdb.stop();
+    this.kvSeen?.stop();
     this.sharedConfig?.deviceStates.stop();
     this.sharedConfig?.dynamicConfig.stop();
     this.ownership.stop();
