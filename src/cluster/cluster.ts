@@ -53,7 +53,7 @@ export interface ClusterStatus {
   /** Registrations: this member's written to the bucket (and withdrawn), other members' known here. */
   readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
   /** Global variables and astdb writes: made here and sent, made elsewhere and applied here. */
-  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number };
+  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number; readonly writes_confirmed: number; readonly writes_unconfirmed: number };
   /** Bridges across members: the media legs held here now, and opened/closed since start. */
   readonly media_legs: { readonly held: number; readonly opened: number; readonly closed: number };
   /** Dialogs over a phone's connection held by another member: lent here to others, and run here through others (sip-flows.ts). */
@@ -250,6 +250,9 @@ export class Cluster {
         device_states_applied: this.sharedConfig?.deviceStates.applied ?? 0,
         config_sent: this.sharedConfig?.dynamicConfig.sent ?? 0,
         config_applied: this.sharedConfig?.dynamicConfig.applied ?? 0,
+        // Read-your-writes (kv-seen.ts): ARI writes that waited for the others, and members that did not confirm one in time.
+        writes_confirmed: this.kvSeen?.waited ?? 0,
+        writes_unconfirmed: this.kvSeen?.unconfirmed ?? 0,
       },
       media_legs: { held: this.legs?.size ?? 0, opened: this.legs?.opened ?? 0, closed: this.legs?.closedCount ?? 0 },
       relayed_dialogs: { lent: this.sipFlows?.counts.lent ?? 0, through_others: this.sipFlows?.counts.flows ?? 0 },

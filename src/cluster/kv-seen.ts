@@ -70,7 +70,7 @@ export class KvSeen {
   private subscription: Subscription | undefined;
   /** Members (by instance) that did not confirm in time: said once, until they confirm again. */
   private readonly lagging = new Set<string>();
-  /** Writes that waited, and members given up on (for tests and /admin). */
+  /** Writes that waited for the other members, and members given up on for one (/admin/cluster). */
   waited = 0;
   unconfirmed = 0;
 

@@ -135,6 +135,8 @@ describe('read-your-writes of dynamic configuration and device states across clu
       clearInterval(heartbeats);
       await silent.close();
     }
+    const counted = ((await (await fetch(`${b.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).shared_state;
+    assert.ok(counted.writes_unconfirmed >= 2 && counted.writes_confirmed >= 2 * ROUNDS, JSON.stringify(counted));
     await until('the silent member declared dead', async () => (await members(b)) === 3);
     // Without it, an answer waits for the live members only.
     const began = Date.now();
