@@ -125,6 +125,8 @@ export class KvSeen {
     }
     this.unconfirmed++;
     if (this.lagging.has(member.instance)) return;
+    // Restarted members come as new instances: the set stays bounded (at worst, one more log line).
+    if (this.lagging.size >= 256) this.lagging.clear();
     this.lagging.add(member.instance);
     log.warn({ member: member.node, bucket, revision }, 'cluster member did not confirm a configuration/device state write in time: answered without it; a read through it may show the old value until its watcher catches up');
   }
