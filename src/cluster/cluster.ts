@@ -20,6 +20,7 @@ import { ClusterForwarder } from './forwarder.ts';
 import { CrossMemberVideoSource } from './video-source.ts';
 import { DialIdentity } from './dial-identity.ts';
 import { HeldCalls } from './held-calls.ts';
+import { KvSeen } from './kv-seen.ts';
 import { Membership, type Member } from './membership.ts';
 import { Ownership, type LocalAri } from './ownership.ts';
 import { applicationsNamed } from './request-apps.ts';
@@ -52,7 +53,7 @@ export interface ClusterStatus {
   /** Registrations: this member's written to the bucket (and withdrawn), other members' known here. */
   readonly contacts: { readonly shared: number; readonly withdrawn: number; readonly known_elsewhere: number };
   /** Global variables and astdb writes: made here and sent, made elsewhere and applied here. */
-  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number };
+  readonly shared_state: { readonly globals_sent: number; readonly globals_applied: number; readonly astdb_sent: number; readonly astdb_applied: number; readonly device_states_sent: number; readonly device_states_applied: number; readonly config_sent: number; readonly config_applied: number; readonly writes_confirmed: number; readonly writes_unconfirmed: number };
   /** Bridges across members: the media legs held here now, and opened/closed since start. */
   readonly media_legs: { readonly held: number; readonly opened: number; readonly closed: number };
   /** Dialogs over a phone's connection held by another member: lent here to others, and run here through others (sip-flows.ts). */
@@ -89,6 +90,8 @@ export class Cluster {
   private sharedConfig: SharedConfig | undefined;
   /** Channels held here for applications away from their home (held-calls.ts), set once started. */
   private heldCalls: HeldCalls | undefined;
+  /** Read-your-writes of the dynamic configuration and device states (kv-seen.ts), set once started. */
+  private kvSeen: KvSeen | undefined;
 
   private constructor(parts: { nc: NatsConnection; node: string; name: string; membership: Membership; ownership: Ownership; forwarder: ClusterForwarder; events: AppEvents; contacts: ClusterContacts; globals: SharedStateMirror; astdb: SharedStateMirror; places: ChannelPlaces; log: Logger }) {
     this.nc = parts.nc;
@@ -178,6 +181,7 @@ export class Cluster {
       await globals.start();
       await astdb.start();
       cluster.sharedConfig = await startSharedConfig(kvm, settings.name, core, log);
+      cluster.startKvSeen(nc, prefix, membership, cluster.sharedConfig);
       membership.start();
       cluster.watchConnection();
       return cluster;
@@ -246,6 +250,9 @@ export class Cluster {
         device_states_applied: this.sharedConfig?.deviceStates.applied ?? 0,
         config_sent: this.sharedConfig?.dynamicConfig.sent ?? 0,
         config_applied: this.sharedConfig?.dynamicConfig.applied ?? 0,
+        // Read-your-writes (kv-seen.ts): ARI writes that waited for the others, and members that did not confirm one in time.
+        writes_confirmed: this.kvSeen?.waited ?? 0,
+        writes_unconfirmed: this.kvSeen?.unconfirmed ?? 0,
       },
       media_legs: { held: this.legs?.size ?? 0, opened: this.legs?.opened ?? 0, closed: this.legs?.closedCount ?? 0 },
       relayed_dialogs: { lent: this.sipFlows?.counts.lent ?? 0, through_others: this.sipFlows?.counts.flows ?? 0 },
@@ -271,6 +278,14 @@ export class Cluster {
     this.forwarder.dialIdentity = dialIdentity;
   }
 
+  /** Writes of the dynamic configuration and device states wait for every member to have them (kv-seen.ts). */
+  private startKvSeen(nc: NatsConnection, prefix: string, membership: Membership, shared: SharedConfig): void {
+    const kvSeen = new KvSeen({ nc, prefix, node: this.node, mirrors: { config: shared.dynamicConfig, devstates: shared.deviceStates }, others: () => membership.others(), log: this.log });
+    kvSeen.start();
+    this.kvSeen = kvSeen;
+    this.forwarder.readYourWrites = kvSeen;
+  }
+
   /** Dialogs over another member's connection to a phone (sip-flows.ts): the contacts shared carry this member's address on each connection. */
   private startSipFlows(options: SipFlowsOptions): void {
     const flows = new ClusterSipFlows(options);
@@ -290,6 +305,7 @@ export class Cluster {
     this.places.stop();
     this.globals.stop();
     this.astdb.stop();
+    this.kvSeen?.stop();
     this.sharedConfig?.deviceStates.stop();
     this.sharedConfig?.dynamicConfig.stop();
     this.ownership.stop();

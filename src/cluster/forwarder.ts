@@ -12,6 +12,7 @@ import { nodeSubject, ownerSubject, type Ownership } from './ownership.ts';
 import type { CrossMemberVideoSource } from './video-source.ts';
 import type { DialIdentity } from './dial-identity.ts';
 import { firstHolder } from './first-holder.ts';
+import { KvSeen } from './kv-seen.ts';
 import { RECORD_OPERATIONS, refuseNameRecordedElsewhere, type LiveNameRouting } from './live-recording-names.ts';
 import { routeStoredRecording, STORED_RECORDING_OPERATIONS, type StoredRecordingRouting } from './stored-recordings.ts';
 import { mergeApplicationLists, mergeApplications, routeSubscription, routeUserEvent, type SubscriptionRouting } from './subscriptions.ts';
@@ -63,12 +64,19 @@ export class ClusterForwarder {
   videoSources: CrossMemberVideoSource | undefined;
   /** dial with a caller on another member than the dialled channel (the cluster sets it). */
   dialIdentity: DialIdentity | undefined;
+  /** Dynamic configuration and device state writes answered once the other members have them (the cluster sets it). */
+  readYourWrites: KvSeen | undefined;
 
   constructor(private readonly options: ForwarderOptions) {}
 
   forward(request: ClusterAriRequest, target: ForwardTarget, pathParams: Readonly<Record<string, string>>): Promise<ClusterAriResponse> | undefined {
     const operation = `${target.resource.name}.${target.operation.nickname}`;
     if (!this.connected) return this.whileCut(request, pathParams);
+    const sharedBucket = KvSeen.bucketOf(operation);
+    if (sharedBucket && this.readYourWrites && this.options.membership.others().length > 0) {
+      const readYourWrites = this.readYourWrites;
+      return this.local(request).then((answer) => readYourWrites.settled(sharedBucket, answer));
+    }
     // Endpoints and technology device states: every member has a part (merged-views.ts).
     const combine = combinerFor(operation, pathParams);
     if (combine) return this.options.membership.others().length === 0 ? undefined : this.askAll(request).then(([own, remote]) => combine(own, remote));

@@ -69,6 +69,13 @@ export class SharedStateMirror {
   /** Writes sent to the bucket, and others' writes applied here (for /admin/cluster). */
   sent = 0;
   applied = 0;
+  /** The highest bucket revision the watcher has processed (applied, or skipped as own/stale/hostile). */
+  private seen = 0;
+  /** Waits for the watcher to reach a revision (kv-seen.ts), each with its timer. */
+  private readonly seenWaiters = new Set<{ revision: number; done: (reached: boolean) => void }>();
+  /** Own writes on their way to the bucket, and the highest revision an own write was stored at. */
+  private readonly puts = new Set<Promise<void>>();
+  private lastOwnRevision = 0;
 
   constructor(private readonly options: SharedStateMirrorOptions) {}
 
@@ -77,13 +84,60 @@ export class SharedStateMirror {
     this.stopWatching = () => watcher.stop();
     this.options.store.onWrite = (write) => this.written(write);
     void (async () => {
-      for await (const entry of watcher) if (entry.operation === 'PUT') this.received(entry.key, entry.value, entry.revision);
+      for await (const entry of watcher) {
+        if (entry.operation === 'PUT') this.received(entry.key, entry.value, entry.revision);
+        this.reached(entry.revision);
+      }
     })().catch((err: unknown) => this.options.log.warn({ err }, `cluster ${this.options.what} watch ended`));
   }
 
   stop(): void {
     this.options.store.onWrite = undefined;
     this.stopWatching?.();
+    for (const waiter of this.seenWaiters) waiter.done(false);
+  }
+
+  /** The highest revision of the bucket this member's watcher has processed. */
+  get seenRevision(): number {
+    return this.seen;
+  }
+
+  /** Waiting (kv-seen) requests now: the responder bounds them. */
+  get waiting(): number {
+    return this.seenWaiters.size;
+  }
+
+  /**
+   * Once every own write made before this call is stored (or failed): the highest revision an own
+   * write was stored at (0: none yet). A write made in this turn of the event loop (an ARI handler's)
+   * is among them, since the store tells onWrite synchronously.
+   */
+  async ownWritesStored(): Promise<number> {
+    await Promise.all([...this.puts]);
+    return this.lastOwnRevision;
+  }
+
+  /** True once the watcher has processed `revision`; false after `timeoutMs` (or at stop). */
+  waitSeen(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.seen >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        revision,
+        done: (reached: boolean) => {
+          clearTimeout(timer);
+          this.seenWaiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => waiter.done(false), timeoutMs);
+      this.seenWaiters.add(waiter);
+    });
+  }
+
+  private reached(revision: number): void {
+    if (revision <= this.seen) return;
+    this.seen = revision;
+    for (const waiter of this.seenWaiters) if (waiter.revision <= revision) waiter.done(true);
   }
 
   private written(write: SharedWrite): void {
@@ -93,10 +147,11 @@ export class SharedStateMirror {
     own.inFlight++;
     this.own.set(key, own);
     this.sent++;
-    this.options.kv.put(key, JSON.stringify(entry)).then(
+    const put = this.options.kv.put(key, JSON.stringify(entry)).then(
       (revision) => {
         this.writeFailureLogged = false;
         own.revision = Math.max(own.revision, revision);
+        this.lastOwnRevision = Math.max(this.lastOwnRevision, revision);
         this.settle(key, own);
       },
       (err: unknown) => {
@@ -106,6 +161,8 @@ export class SharedStateMirror {
         this.options.log.warn({ err, name: write.name }, `cluster: a write to the ${this.options.what} was not shared (the other members keep their value)`);
       },
     );
+    this.puts.add(put);
+    void put.finally(() => this.puts.delete(put));
   }
 
   private received(key: string, data: Uint8Array, revision: number): void {
