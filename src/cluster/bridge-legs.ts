@@ -374,7 +374,7 @@ export class ClusterBridgeLegs {
   }
 
   /** `announced`: the channel's member raised the ChannelLeftBridge already; the stand-in goes out silently. */
-  #closeBridgeSide(side: BridgeSide, tellPeer: boolean, snapshot?: Record<string, unknown>, announced = false): void {
+  #closeBridgeSide(side: BridgeSide, tellPeer: boolean, snapshot?: Record<string, unknown>, announced = false, announcedTo?: readonly string[]): void {
     if (side.closed) return;
     side.closed = true;
     this.closedCount++;
@@ -384,7 +384,10 @@ export class ClusterBridgeLegs {
     // The channel's last snapshot from its owner, so ChannelLeftBridge shows it as it is now.
     if (snapshot) side.end.channel.represented = snapshot as Model<'Channel'>;
     side.bridge?.off('destroyed', side.onBridgeDestroyed);
-    if (side.bridge && !side.bridge.destroyed) side.bridge.remove(side.end.channel, !announced);
+    if (side.bridge && !side.bridge.destroyed) {
+      if (announced && announcedTo) this.#events.announceMissed(side.bridge, side.end.channel, announcedTo);
+      side.bridge.remove(side.end.channel, !announced);
+    }
     side.bridge = undefined;
     side.end.close();
     if (tellPeer) this.#tell(side.peer, { op: 'close', leg: side.leg });
@@ -488,11 +491,12 @@ export class ClusterBridgeLegs {
    */
   #channelLeft(side: ChannelSide): void {
     if (side.closed) return;
-    const announced = this.#events.announceLeft(side.leg, side.channel);
-    this.#closeChannelSide(side, true, announced);
+    const announcedTo = this.#events.announceLeft(side.leg, side.channel);
+    this.#closeChannelSide(side, true, announcedTo);
   }
 
-  #closeChannelSide(side: ChannelSide, tellPeer: boolean, announced = false): void {
+  /** `announcedTo`: the applications this member raised the channel's ChannelLeftBridge to. */
+  #closeChannelSide(side: ChannelSide, tellPeer: boolean, announcedTo?: readonly string[]): void {
     if (side.closed) return;
     side.closed = true;
     this.closedCount++;
@@ -503,7 +507,8 @@ export class ClusterBridgeLegs {
     side.release();
     side.hidden.destroy();
     side.end.close();
-    if (tellPeer) this.#tell(side.peer, { op: 'close', leg: side.leg, snapshot: side.channel.snapshot() as Record<string, unknown>, ...(announced ? { announced } : {}) });
+    const announced = announcedTo ? { announced: true, announcedTo } : {};
+    if (tellPeer) this.#tell(side.peer, { op: 'close', leg: side.leg, snapshot: side.channel.snapshot() as Record<string, unknown>, ...announced });
   }
 
   /** The other side ended the leg. */
@@ -513,7 +518,7 @@ export class ClusterBridgeLegs {
     const bridgeSide = this.#bridgeSides.get(request.leg);
     if (bridgeSide) {
       const snapshot = readSnapshot(request.snapshot, bridgeSide.channelId);
-      this.#closeBridgeSide(bridgeSide, false, snapshot === 'bad' ? undefined : snapshot, request.announced === true);
+      this.#closeBridgeSide(bridgeSide, false, snapshot === 'bad' ? undefined : snapshot, request.announced === true, request.announcedTo);
     }
     return OK;
   }

@@ -113,15 +113,16 @@ export class LegEvents {
   }
 
   /**
-   * Raises the ChannelLeftBridge of a channel leaving a bridge of another member, here, now; false
-   * when no description of the bridge has arrived yet (the bridge's member raises it then).
+   * Raises the ChannelLeftBridge of a channel leaving a bridge of another member, here, now, and
+   * returns the applications it went to; undefined when no description of the bridge has arrived
+   * yet (the bridge's member raises it then).
    */
-  announceLeft(leg: string, channel: Channel): boolean {
+  announceLeft(leg: string, channel: Channel): readonly string[] | undefined {
     const copy = this.#channelLegs.get(leg)?.copy;
-    if (!copy) return false;
+    if (!copy) return undefined;
     const event = leftBridgeEvent(channel, copy);
     this.#core.applications.publish(event, { channelIds: [channel.id], bridgeIds: [event.bridge.id], applications: copy.apps });
-    return true;
+    return copy.apps;
   }
 
   #channelChanged(snapshot: Model<'Channel'>): void {
@@ -171,6 +172,18 @@ export class LegEvents {
       entry.described = text;
       this.#send(entry.peer, { op: 'bridge', leg: entry.leg, bridge: snapshot as Record<string, unknown>, apps });
     }
+  }
+
+  /**
+   * The channel's member announced its leave to `announcedTo` from its copy of the bridge; a copy
+   * sent before an application began to hear of the bridge (a member joining at the same moment,
+   * its description still on the way) missed that application: it hears of the leave from here.
+   */
+  announceMissed(bridge: Bridge, channel: Pick<Channel, 'id' | 'snapshot'>, announcedTo: readonly string[]): void {
+    const missed = this.#listeners(bridge.id).filter((app) => !announcedTo.includes(app));
+    if (missed.length === 0) return;
+    const event = leftBridgeEvent(channel, { snapshot: bridge.eventSnapshot(), apps: missed });
+    this.#core.applications.publish(event, { channelIds: [channel.id], bridgeIds: [bridge.id], applications: missed });
   }
 
   /** The applications that hear a bridge's events on this member (its subscribers, its channels' applications). */

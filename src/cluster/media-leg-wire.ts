@@ -36,6 +36,8 @@ export interface CloseLeg {
   readonly leg: string;
   readonly snapshot?: Record<string, unknown>;
   readonly announced?: boolean;
+  /** With `announced`: the applications it was raised to (the copy may predate a later listener). */
+  readonly announcedTo?: readonly string[];
 }
 
 /**
@@ -208,7 +210,14 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
       if (m.snapshot !== undefined && (m.snapshot === null || typeof m.snapshot !== 'object' || Array.isArray(m.snapshot))) return 'bad snapshot';
       const announced = optionalBoolean(m.announced);
       if (announced === 'bad') return 'bad announced';
-      return { op: 'close', leg: m.leg, ...(m.snapshot !== undefined ? { snapshot: m.snapshot as Record<string, unknown> } : {}), ...(announced ? { announced } : {}) };
+      if (m.announcedTo !== undefined && !isAppList(m.announcedTo)) return 'bad announcedTo';
+      return {
+        op: 'close',
+        leg: m.leg,
+        ...(m.snapshot !== undefined ? { snapshot: m.snapshot as Record<string, unknown> } : {}),
+        ...(announced ? { announced } : {}),
+        ...(announced && m.announcedTo !== undefined ? { announcedTo: m.announcedTo as readonly string[] } : {}),
+      };
     }
     case 'bridge': {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';

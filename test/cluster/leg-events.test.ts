@@ -18,6 +18,8 @@ describe('cluster leg descriptions of the bridge and the channel', () => {
     assert.deepEqual(decodeLegMessage(bytes(snapshot)), snapshot);
     assert.deepEqual(decodeLegMessage(bytes({ op: 'close', leg: 'l-1', announced: true })), { op: 'close', leg: 'l-1', announced: true });
     assert.deepEqual(decodeLegMessage(bytes({ op: 'close', leg: 'l-1', announced: false })), { op: 'close', leg: 'l-1' });
+    const told = { op: 'close', leg: 'l-1', announced: true, announcedTo: ['ivr', 'queue'] };
+    assert.deepEqual(decodeLegMessage(bytes(told)), told);
     const open = { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, bridge: 'q', described: { bridge, apps: ['ivr'] } };
     assert.deepEqual(decodeLegMessage(bytes(open)), open);
   });
@@ -41,6 +43,9 @@ describe('cluster leg descriptions of the bridge and the channel', () => {
       { op: 'snapshot', leg: 'l-1' },
       { op: 'snapshot', leg: 'l-1', snapshot: [] },
       { op: 'close', leg: 'l-1', announced: 'yes' },
+      { op: 'close', leg: 'l-1', announced: true, announcedTo: 'ivr' },
+      { op: 'close', leg: 'l-1', announced: true, announcedTo: [''] },
+      { op: 'close', leg: 'l-1', announced: true, announcedTo: Array.from({ length: MAX_BRIDGE_APPS + 1 }, (_, n) => `app${n}`) },
       { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, described: null },
       { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, described: { bridge } },
       { op: 'open', leg: 'l-1', channel: 'x', peer: 'nodeB', address: '10.0.0.5', port: 12000, described: { bridge: { id: 'q' }, apps: [] } },
