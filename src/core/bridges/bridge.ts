@@ -1,64 +1,23 @@
 // A bridge: channels whose audio is mixed on every tick of the media clock. In a mixing bridge
 // every member hears the sum of the others; in a holding bridge participants hear only
 // announcers and the bridge's own sources (music on hold, announcements).
-import { samplesPerFrame, type Frame, type SampleRate } from '../../media/frame.ts';
+import type { Frame, SampleRate } from '../../media/frame.ts';
 import { accumulate, clearSum, mixMinus, saturateSum } from '../../media/mix.ts';
 import { MemberAudio } from './member-audio.ts';
+import { mixBuffersAt, type BridgeAudioSource, type BridgeEventName, type BridgeInit, type BridgeMember as Member, type BridgeType, type MixBuffers, type MixListener, type MemberOptions, type VideoMode } from './bridge-types.ts';
 import { nativeRateOf } from '../channels/native-rate.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { BridgeOffload } from './bridge-offload.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
-import type { EventsWithField, RaiseArgs, RaisedFields } from '../../spec/events.ts';
-import type { CallerId, Channel, FrameListener } from '../channels/channel.ts';
+import type { RaiseArgs, RaisedFields } from '../../spec/events.ts';
+import type { CallerId, Channel } from '../channels/channel.ts';
 import type { Indication } from '../channels/technology.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
-export type BridgeType = 'mixing' | 'holding';
-
-/** The events a bridge raises about itself: those whose declaration carries the `bridge` snapshot. */
-export type BridgeEventName = EventsWithField<'bridge'>;
-export type VideoMode = 'none' | 'talker' | 'single' | 'sfu';
-
-/** Audio the bridge itself contributes each tick (bridge playback, music on hold). */
-export interface BridgeAudioSource {
-  /** Fills `dst` with the next 20 ms at `rate` (the bridge's mix rate); false when it has nothing this tick. */
-  fill(dst: Int16Array, rate: SampleRate): boolean;
-}
-
-/** Receives the whole mix each tick (bridge recordings), 20 ms at the bridge's mix rate. */
-export type MixListener = (mix: Int16Array, rate: SampleRate) => void;
-
-export interface MemberOptions {
-  readonly roles?: readonly string[];
-  readonly absorbDtmf?: boolean;
-  readonly mute?: boolean;
-  readonly inhibitConnectedLineUpdates?: boolean;
-}
-
-interface Member {
-  readonly channel: Channel;
-  roles: string[];
-  absorbDtmf: boolean;
-  mute: boolean;
-  /** Entered with inhibitConnectedLineUpdates: no connected-line updates while two-party. */
-  inhibitColp: boolean;
-  /** Its audio to and from the mix, at its native rate and the bridge's. */
-  readonly audio: MemberAudio;
-  /** What this member put into the sum this tick (to subtract it from its own output). */
-  contribution: Int16Array | undefined;
-  readonly onFrame: FrameListener;
-  readonly onDtmf: (event: { digit: string; durationMs: number }) => void;
-  readonly onHangup: () => void;
-  /** A hold or unhold from the channel's far end, passed to the other members (mixing bridges). */
-  readonly onIndication: (indication: Indication) => void;
-  /** Its far end holds the other members: they are told unhold when it leaves. */
-  holding: boolean;
-  /** A channel that leaves its application (continue, hangup) leaves the bridge first. */
-  readonly onStasisLeft: () => void;
-}
+export type { BridgeAudioSource, BridgeEventName, BridgeInit, BridgeType, MemberOptions, MixListener, VideoMode } from './bridge-types.ts';
 
 export interface BridgeEnvironment {
   publish(event: CoreEvent, scope: EventScope): void;
@@ -80,32 +39,6 @@ export interface BridgeInternalEvents {
   destroyed: Bridge;
   /** Its members' technologies started or stopped mixing its audio (a recording of the bridge may be written there). */
   'technology-mix': Bridge;
-}
-
-export interface BridgeInit {
-  readonly id: string;
-  readonly name: string;
-  readonly type: BridgeType;
-  readonly videoMode: VideoMode;
-  /** Member defaults given at creation (the spec's bridge features). */
-  readonly defaultMute?: boolean;
-  readonly defaultAbsorbDtmf?: boolean;
-  /** Requested type tokens beyond the base type (dtmf_events, proxy_media, ...), kept for reference. */
-  readonly flags?: readonly string[];
-}
-
-/** The bridge's working buffers, 20 ms at its mix rate; made again only when that rate changes. */
-interface MixBuffers {
-  readonly sum: Int32Array;
-  /** What one bridge source (playback, music on hold) gives this tick. */
-  readonly source: Int16Array;
-  /** The whole mix clipped to 16 bits, for the mix listeners. */
-  readonly mix: Int16Array;
-}
-
-function mixBuffersAt(rate: SampleRate): MixBuffers {
-  const samples = samplesPerFrame(rate);
-  return { sum: new Int32Array(samples), source: new Int16Array(samples), mix: new Int16Array(samples) };
 }
 
 /** The rate of an empty bridge, and the least any bridge mixes at. */
