@@ -181,25 +181,32 @@ describe("events of a channel in a bridge of another member, each way it leaves"
   });
 
   it("a move to a bridge of the channel's own member: ChannelLeftBridge before ChannelEnteredBridge", async () => {
-    await bridged('c4', 'd4', 'q4');
-    await createBridge(a, 'qa4');
-    const since = [of(mine).length, of(other).length];
-    await ok(b, '/bridges/qa4/addChannel?channel=c4', 'POST');
-    await waitEvent(mine, 'c4 entering qa4', (event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'c4' && event.bridge.id === 'qa4', since[0]);
-    await waitEvent(other, 'c4 leaving q4 (other application)', (event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'c4', since[1]);
-    await settle();
-    assert.deepEqual(story(mine, 'c4', since[0]), ['ChannelLeftBridge q4', 'ChannelEnteredBridge qa4']);
-    assert.equal(lefts(other, 'c4', since[1]).length, 1);
-    await noLegs();
-    // And back across: out of A's bridge (raised on A), into B's (raised on B), in that order.
-    const back = of(mine).length;
-    await ok(b, '/bridges/q4/addChannel?channel=c4', 'POST');
-    await waitEvent(mine, 'c4 back in q4', (event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'c4' && event.bridge.id === 'q4', back);
-    await settle();
-    assert.deepEqual(story(mine, 'c4', back), ['ChannelLeftBridge qa4', 'ChannelEnteredBridge q4']);
-    await ok(b, '/channels/c4', 'DELETE');
-    await ok(b, '/channels/d4', 'DELETE');
-    await ok(a, '/bridges/qa4', 'DELETE');
+    try {
+      await bridged('c4', 'd4', 'q4');
+      await createBridge(a, 'qa4');
+      const since = [of(mine).length, of(other).length];
+      await ok(b, '/bridges/qa4/addChannel?channel=c4', 'POST');
+      await waitEvent(mine, 'c4 entering qa4', (event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'c4' && event.bridge.id === 'qa4', since[0]);
+      await waitEvent(other, 'c4 leaving q4 (other application)', (event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'c4', since[1]);
+      await settle();
+      assert.deepEqual(story(mine, 'c4', since[0]), ['ChannelLeftBridge q4', 'ChannelEnteredBridge qa4']);
+      assert.equal(lefts(other, 'c4', since[1]).length, 1);
+      await noLegs();
+      // And back across: out of A's bridge (raised on A), into B's (raised on B), each once. Their
+      // order is not guaranteed: two members raise them, and a loaded machine has shown the
+      // ChannelEnteredBridge first (docs/cluster.md, Not there yet).
+      const back = of(mine).length;
+      await ok(b, '/bridges/q4/addChannel?channel=c4', 'POST');
+      await waitEvent(mine, 'c4 back in q4', (event) => event.type === 'ChannelEnteredBridge' && event.channel?.id === 'c4' && event.bridge.id === 'q4', back);
+      await waitEvent(mine, 'c4 out of qa4', (event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'c4' && event.bridge.id === 'qa4', back);
+      await settle();
+      assert.deepEqual(story(mine, 'c4', back).sort(), ['ChannelEnteredBridge q4', 'ChannelLeftBridge qa4']);
+    } finally {
+      // A failure above must not leave a leg for the next tests to count.
+      await b.ari('/channels/c4', { method: 'DELETE' });
+      await b.ari('/channels/d4', { method: 'DELETE' });
+      await a.ari('/bridges/qa4', { method: 'DELETE' });
+    }
   });
 
   it("a move to another bridge of the bridge's member, then the bridge destroyed: one ChannelLeftBridge each", async () => {
