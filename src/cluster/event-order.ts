@@ -92,7 +92,8 @@ export class RelayOrder {
     const mine = this.groups.get(application);
     if (mine === undefined) return undefined;
     const counter = ++this.counter;
-    const after: Record<string, number> = {};
+    // No prototype: an application may be named `__proto__` (ARI allows any name), and cited as such.
+    const after: Record<string, number> = Object.create(null) as Record<string, number>;
     for (const other of mine.group) {
       if (other === application) continue;
       const theirs = this.groups.get(other);

@@ -27,6 +27,14 @@ describe('RelayOrder', () => {
     assert.deepEqual([...y2.after], [['x', x2.counter]]);
   });
 
+  it('cites an application named __proto__ like any other', () => {
+    const relay = new RelayOrder();
+    relay.announced('__proto__', { home: 'B', group: ['__proto__', 'y'] });
+    relay.announced('y', { home: 'B', group: ['__proto__', 'y'] });
+    const first = tagOf(relay, '__proto__')!;
+    assert.deepEqual([...tagOf(relay, 'y')!.after], [['__proto__', first.counter]]);
+  });
+
   it('does not cite an application announced with another home or group', () => {
     const relay = new RelayOrder();
     relay.announced('x', { home: 'B', group: ['x', 'y'] });
