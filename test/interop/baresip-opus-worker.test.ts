@@ -5,6 +5,8 @@
 // The 6 kHz tone coming back, and most of what comes back, shows it; the stream is counted on the
 // worker (GET /metrics). Then a worker that dies under an Opus call ends that call with cause 38,
 // the server goes on (it answers ARI, its worker restarts) and the next Opus call echoes again.
+// With media.worker_opus off, an endpoint that allows Opus and PCMU keeps a call offering Opus on
+// the main thread and sends one offering only PCMU to the worker.
 // Skipped with a message when baresip or one of its modules is missing.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,10 +46,10 @@ async function nextEventOf(type: string, channelId: string, timeoutMs = 20_000):
   }
 }
 
-/** A baresip on Opus calling the Echo() extension; resolves once its channel exists. */
-async function opusCall(): Promise<{ party: BaresipParty; channelId: string }> {
+/** A baresip (on Opus unless told) calling the Echo() extension; resolves once its channel is up. */
+async function opusCall(codec: 'opus/48000/2' | 'PCMU/8000/1' = 'opus/48000/2'): Promise<{ party: BaresipParty; channelId: string }> {
   parties += 1;
-  const party = new BaresipParty({ user: 'alice', codec: 'opus/48000/2', source: `ausine,${TONE_HZ}` }, join(work, `party-${parties}`));
+  const party = new BaresipParty({ user: 'alice', codec, source: `ausine,${TONE_HZ}` }, join(work, `party-${parties}`));
   await party.start(server.core.pjsip.port);
   try {
     const known = new Set(((await (await server.ari('/channels')).json()) as Array<{ id: string }>).map((channel) => channel.id));
@@ -144,4 +146,44 @@ describe('Opus calls in a media worker, against baresip', { skip }, () => {
       await second.party.stop();
     }
   });
+});
+
+describe('media.worker_opus off: only a call that may agree on Opus stays on the main thread', { skip }, () => {
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'patchbay-opus-main-'));
+    const dialplanFile = join(work, 'extensions.conf');
+    writeFileSync(dialplanFile, '[sip-in]\nexten => 600,1,Answer()\n same => n,Set(FORMAT=${CHANNEL(audionativeformat)})\n same => n,Echo()\n');
+    server = await startTestServer({
+      media: { workers: 1, worker_opus: false },
+      dialplan: { file: dialplanFile },
+      config_objects: { res_pjsip: { endpoint: { alice: { context: 'sip-in', allow: 'opus,ulaw' } } } },
+    } as never);
+    events = await server.events('app=watch&subscribeAll=true');
+    await until('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+  });
+
+  after(async () => {
+    await events?.close();
+    await server?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  for (const [codec, format, inWorker] of [
+    ['PCMU/8000/1', 'ulaw', 1],
+    ['opus/48000/2', 'opus', 0],
+  ] as const) {
+    test(`a call offering ${codec} to an endpoint allowing opus,ulaw runs ${inWorker ? 'in the worker' : 'on the main thread'}`, { timeout: 90_000 }, async () => {
+      const pool = server.core.pjsip.mediaWorkers!;
+      const { party, channelId } = await opusCall(codec);
+      try {
+        const agreed = (await (await server.ari(`/channels/${channelId}/variable?variable=FORMAT`)).json()) as { value: string };
+        assert.equal(agreed.value, format);
+        assert.equal(pool.streams, inWorker);
+        await party.hangup();
+        await nextEventOf('ChannelDestroyed', channelId);
+      } finally {
+        await party.stop();
+      }
+    });
+  }
 });
