@@ -6,6 +6,9 @@
 // rtpmap even for mono. We always send mono; a stereo packet from the far end is mixed down by
 // the decoder. The peer's fmtp (useinbandfec, usedtx, cbr, maxplaybackrate, maxaveragebitrate)
 // shapes the encoder, as it does Asterisk's codec_opus.
+// A media worker runs the package's WebAssembly build (src/media/workers/pool.ts says why), whose
+// coders live in a heap that grows and never shrinks: release() frees a stream's coders when the
+// stream ends rather than when the garbage collector gets to them (the native build frees on its own).
 import { Decoder, Encoder } from '@evan/opus';
 import type { SampleRate } from './frame.ts';
 
@@ -21,6 +24,15 @@ export interface OpusSendSettings {
   readonly dtx?: boolean;
   /** cbr=1: the far end wants a constant bit rate. */
   readonly cbr?: boolean;
+}
+
+/**
+ * Frees a coder's libopus state now where the build can (the WebAssembly build's drop(); the native
+ * build has none and frees when collected).
+ */
+function freeNow(coder: Encoder | Decoder): void {
+  const drop: unknown = Reflect.get(coder, 'drop');
+  if (typeof drop === 'function') drop.call(coder);
 }
 
 /** Longest Opus packet: 120 ms (RFC 6716 §3.2.1). */
@@ -45,6 +57,8 @@ function bandwidthFor(maxPlaybackRate: number): Bandwidth {
  */
 export class OpusStreamEncoder {
   #encoder: Encoder | undefined;
+  /** Released: its state freed, nothing is coded any more. */
+  #released = false;
   #settings: OpusSendSettings;
   /** One 20 ms frame at `rate`: libopus takes only whole frames, so a short one is padded here. */
   readonly #frame: Int16Array;
@@ -85,6 +99,7 @@ export class OpusStreamEncoder {
       frame.fill(0, kept);
       pcm = frame;
     }
+    if (this.#released) return 0;
     let packet: Uint8Array;
     try {
       packet = this.#encoderNow().encode(pcm);
@@ -98,6 +113,13 @@ export class OpusStreamEncoder {
 
   reset(): void {
     this.#encoder?.reset();
+  }
+
+  /** Frees the encoder's state (the stream ended, or changed codec); it encodes nothing after. */
+  release(): void {
+    this.#released = true;
+    if (this.#encoder) freeNow(this.#encoder);
+    this.#encoder = undefined;
   }
 }
 
@@ -115,6 +137,8 @@ function applySettings(encoder: Encoder, settings: OpusSendSettings): void {
 /** The Opus decoder of one stream: packets in, linear audio at `rate` out. */
 export class OpusStreamDecoder {
   readonly #decoder: Decoder;
+  /** Released: its state freed, nothing is decoded any more. */
+  #released = false;
   /** The packet, copied out of the datagram (the binding reads a whole view). */
   readonly #packet = new Uint8Array(1500);
   /** Views of #packet by length, made once each: a packet of a length seen before allocates no view. */
@@ -133,7 +157,7 @@ export class OpusStreamDecoder {
    */
   decode(src: Uint8Array, start: number, end: number, dst: Int16Array): number {
     const length = end - start;
-    if (length <= 0 || length > this.#packet.length) return 0;
+    if (length <= 0 || length > this.#packet.length || this.#released) return 0;
     const packet = this.#packet;
     for (let i = 0; i < length; i++) packet[i] = src[start + i];
     let pcm: Uint8Array;
@@ -148,6 +172,13 @@ export class OpusStreamDecoder {
   }
 
   reset(): void {
-    this.#decoder.reset();
+    if (!this.#released) this.#decoder.reset();
+  }
+
+  /** Frees the decoder's state (the stream ended, or the codec left the negotiated set); it decodes nothing after. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    freeNow(this.#decoder);
   }
 }

@@ -17,6 +17,8 @@ export interface FrameEncoder {
   encode(src: Int16Array, count: number, dst: Uint8Array, offset: number): number;
   /** Forgets the state (a new stream or a codec change). */
   reset(): void;
+  /** Frees what the coder holds outside the JavaScript heap, now (the stream is done with it); it codes nothing after. */
+  release?(): void;
 }
 
 /** One stream's decoder: payloads in, linear audio at `rate` out. */
@@ -33,6 +35,8 @@ export interface FrameDecoder {
    */
   conceal(dst: Int16Array, count: number): number;
   reset(): void;
+  /** As FrameEncoder.release. */
+  release?(): void;
 }
 
 /** An encoder and a decoder for one stream of one codec. */
@@ -170,6 +174,10 @@ class OpusFrameDecoder implements FrameDecoder {
 
   reset(): void {
     this.#decoder.reset();
+  }
+
+  release(): void {
+    this.#decoder.release();
   }
 }
 

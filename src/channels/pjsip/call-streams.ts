@@ -2,9 +2,9 @@
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
 // rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
 // calls. With media workers (media.workers > 0) a plain-RTP call's stream runs in one of them
-// (src/media/workers/); SRTP and WebRTC calls, calls of endpoints that allow Opus, and a server on
-// a hand-driven clock keep theirs on this thread. A call whose worker dies is hung up (cause 38,
-// network out of order).
+// (src/media/workers/), Opus calls too (media.worker_opus, opus-placement.ts); SRTP and WebRTC
+// calls and a server on a hand-driven clock keep theirs on this thread. A call whose worker dies
+// is hung up (cause 38, network out of order).
 import type dgram from 'node:dgram';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals, type StreamClock } from '../../media/rtp/stream.ts';
@@ -17,6 +17,7 @@ import type { MediaSocket } from '../../media/rtp/media-socket.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { MediaWorkerPool, type WorkerLoad } from '../../media/workers/pool.ts';
 import type { WorkerStreamOptions } from '../../media/workers/protocol.ts';
+import { mayAgreeOnOpus } from './opus-placement.ts';
 
 /** Strict-RTP stranger warnings: at most this many lines per window; the rest are counted into the next line. */
 const STRANGER_WARNINGS_PER_WINDOW = 10;
@@ -109,11 +110,12 @@ export class CallStreams {
   }
 
   async open(call: SipCall): Promise<CallRtpStream> {
-    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams. So does a call
-    // that may agree on Opus: a worker has only Opus's WebAssembly build (pool.ts says why), about
-    // three times the CPU of the native one this thread uses.
-    const plain = (call.options.mediaEncryption ?? 'no') === 'no' && !call.codecs.includes('opus');
-    const opening = this.#pool && plain ? this.#openInWorker(this.#pool, call) : undefined;
+    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams. A call that may
+    // agree on Opus goes to a worker unless media.worker_opus is off: a worker codes Opus with its
+    // WebAssembly build (pool.ts says why), about 1.6 times the CPU of the native one here.
+    const plain = (call.options.mediaEncryption ?? 'no') === 'no';
+    const opusHere = this.#runtime.context?.config.media.workerOpus === false && mayAgreeOnOpus({ codecs: call.codecs, inboundOffer: call.inboundInvite?.body });
+    const opening = this.#pool && plain && !opusHere ? this.#openInWorker(this.#pool, call) : undefined;
     if (opening) {
       try {
         return await opening;

@@ -122,6 +122,12 @@ export class RtpPayloadCoder {
     return Math.floor((end - start) / this.bytesPerSample);
   }
 
+  /** Frees the frame codec's state now (the stream is done with this coder); it codes nothing after. */
+  release(): void {
+    this.#frame?.encoder.release?.();
+    this.#frame?.decoder.release?.();
+  }
+
   /** Decodes the whole samples of `src[start, end)` into `dst` (which must hold them); returns samples written. */
   decode(src: Uint8Array, start: number, end: number, dst: Int16Array): number {
     const count = this.samplesIn(start, end);
@@ -165,4 +171,15 @@ export function codersByPayloadType(
     }
   }
   return coders;
+}
+
+/** Releases every coder of `before` (and `also`) that `after` no longer holds: a stream's configure replaced them. */
+export function releaseReplacedCoders(before: ReadonlyArray<RtpPayloadCoder | undefined>, also: RtpPayloadCoder | undefined, after: ReadonlyArray<RtpPayloadCoder | undefined>): void {
+  const kept = new Set(after);
+  const released = new Set<RtpPayloadCoder>();
+  for (const coder of [...before, also]) {
+    if (!coder || kept.has(coder) || released.has(coder)) continue;
+    released.add(coder);
+    coder.release();
+  }
 }

@@ -22,7 +22,7 @@ import { InbandDtmf } from './inband-dtmf.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import { OutgoingRate } from './outgoing-rate.ts';
 import { parseRtpPacket, RtpHeader } from './packet.ts';
-import { codersByPayloadType, RtpPayloadCoder } from './payload.ts';
+import { codersByPayloadType, releaseReplacedCoders, RtpPayloadCoder } from './payload.ts';
 import { closeQuietly } from './port-range.ts';
 import { RtpReceiverStats } from './receiver-stats.ts';
 import { RtcpLink } from './rtcp-link.ts';
@@ -246,6 +246,8 @@ export class RtpStream {
       JSON.stringify(parameters.coderOptions) !== JSON.stringify(this.#parameters?.coderOptions);
     const wasInband = this.#parameters?.inbandDtmf === true;
     const first = this.#parameters === undefined;
+    const previousCoders = this.#receiveCoders;
+    const previousCoder = this.#coder;
     this.#parameters = parameters;
     if (codecChanged || !this.#coder) {
       this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType, parameters.coderOptions);
@@ -279,6 +281,8 @@ export class RtpStream {
       this.#digitsIn = this.#digitReceiver(eventRate);
     }
     this.#receiveCoders = codersByPayloadType(this.#coder, parameters.receiveCodecs, parameters.coderOptions);
+    // Coders no longer used are freed now: a worker's Opus (WebAssembly) heap never shrinks.
+    releaseReplacedCoders(previousCoders, previousCoder, this.#receiveCoders);
   }
 
   /**
@@ -389,6 +393,8 @@ export class RtpStream {
     this.clock.offTick(this.#tick);
     this.socket.off('message', this.#onMessage);
     this.rtcpSocket?.off('message', this.#onRtcpMessage);
+    // Nothing codes on a closed stream (every way in checks #closed): its coders are freed now.
+    releaseReplacedCoders(this.#receiveCoders, this.#coder, []);
     // Close each socket once what was sent on it has left (the BYE is sent asynchronously).
     this.#rtcp.bye(this.#sender, this.#receiver, () => {
       closeQuietly(this.socket);

@@ -432,9 +432,11 @@ export class MediaWorkerPool {
  * A media worker thread. From dist/ the compiled entry runs as is; from src/ (tests and benches
  * under tsx) a .ts entry needs tsx in the worker too: it is registered there first, then the entry
  * imported — passing `--import tsx` in execArgv is not enough on Node 20.
- * Opus in a worker is @evan/opus's WebAssembly build (OPUS_FORCE_WASM, read by the package): its
- * native addon crashes the whole process when a thread that loaded it ends (Node 20–24), and a
- * worker must be able to end — at shutdown, and when it dies — without taking the server along.
+ * Opus in a worker is @evan/opus's WebAssembly build (OPUS_FORCE_WASM, read by the package), whose
+ * memory is its own in each thread. The native addon is not thread-safe: it hands every thread's
+ * packets and audio back through one output buffer per process, so threads coding at once corrupt
+ * each other's (bench/opus-threads.ts); and a worker that loaded it ending unloads it, killing the
+ * process (SIGSEGV), unless the main thread holds it too. The native build stays the main thread's.
  */
 function spawnMediaWorker(): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
