@@ -6,7 +6,7 @@
 // decoded audio would). So the worker runs the whole per-packet path both ways: receive → strict
 // RTP → statistics → jitter buffer → decode → ring, and ring → encode → RTP header → socket.send.
 // Over a --window after a warm-up: the worker thread's CPU (its own load reports, /proc/thread-self)
-// divided by the call-ticks it carried (one packet in and one out each), and the echoes this
+// divided by the packets it received and sent (a call's 20 ms is one of each), and the echoes this
 // process got back. --cpu-prof DIR: the worker writes a V8 CPU profile there (open it in Chrome's
 // DevTools or speedscope). CPU µs are of a shared machine: give the load average beside them.
 // Usage: npx tsx bench/worker-packet-cost.ts [--calls 200 --window 10 --warmup 3 --cpu-prof /tmp/prof --dist]
@@ -130,9 +130,10 @@ const cpu = window.reduce((sum, load) => sum + Math.max(0, load.cpu), 0); // CPU
 const packetsIn = window.reduce((sum, load) => sum + load.packetsInPerSecond, 0);
 const packetsOut = window.reduce((sum, load) => sum + load.packetsOutPerSecond, 0);
 const utilization = window.reduce((sum, load) => sum + load.utilization, 0) / Math.max(1, window.length);
-const callTicks = Math.min(packetsIn, packetsOut);
 console.log(`worker-packet-cost: ${calls} G.711 calls in one media worker, ${window.length} load reports over ${seconds.toFixed(1)} s; Node ${process.versions.node}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log(`  packets in ${packetsIn.toFixed(0)}, out ${packetsOut.toFixed(0)}, echoes back ${echoes} (${((100 * echoes) / Math.max(1, calls * 50 * seconds)).toFixed(1)} % of those sent)`);
 console.log(`  worker CPU ${(100 * cpu / Math.max(1, window.length)).toFixed(1)} % of a core, event loop utilisation ${(100 * utilization).toFixed(1)} %`);
-console.log(`  ${((cpu * 1e6) / Math.max(1, callTicks)).toFixed(2)} µs of worker CPU per call per 20 ms (one packet received and decoded, one encoded and sent)`);
+// Per packet either way: under load this process may echo fewer frames than it receives, so in and out differ.
+const perPacket = (cpu * 1e6) / Math.max(1, packetsIn + packetsOut);
+console.log(`  ${perPacket.toFixed(2)} µs of worker CPU per packet (received and decoded, or encoded and sent); ${(2 * perPacket).toFixed(2)} µs per call per 20 ms`);
 if (values['cpu-prof']) console.log(`  CPU profile of the worker in ${values['cpu-prof']}`);
