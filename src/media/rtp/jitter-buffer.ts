@@ -273,9 +273,10 @@ export class JitterBuffer {
     const filled = this.#filled;
     const mask = this.#mask;
     const out = this.#frame.samples;
+    const start = this.#playTs;
     let present = 0;
     for (let i = 0; i < frame; i++) {
-      const slot = (this.#playTs + i) & mask;
+      const slot = (start + i) & mask;
       if (filled[slot]) {
         out[i] = ring[slot];
         filled[slot] = 0;

@@ -5,6 +5,7 @@
 // program), goes on through the whole range before giving up — as Asterisk's RTP engine does — so
 // a server started beside others on the same range does not fail while free ports remain.
 import dgram from 'node:dgram';
+import { literalAddressLookup } from './literal-lookup.ts';
 
 /** Even ports from a range, handed out round-robin; a port in use is skipped. */
 export class RtpPortRange {
@@ -49,7 +50,8 @@ export class RtpPortRange {
 }
 
 async function bindUdp(address: string, port: number): Promise<dgram.Socket | undefined> {
-  const socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
+  // Literal addresses answered at once: each send() hands its datagram over before it returns (literal-lookup.ts).
+  const socket = dgram.createSocket({ type: address.includes(':') ? 'udp6' : 'udp4', lookup: literalAddressLookup() });
   const bound = await new Promise<boolean>((resolve) => {
     socket.once('error', () => resolve(false));
     socket.bind(port, address, () => resolve(true));

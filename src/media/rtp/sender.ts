@@ -8,8 +8,10 @@ import type { RtpPayloadCoder } from './payload.ts';
 import { MAX_PROTECTION_OVERHEAD } from './protection.ts';
 
 /**
- * Packets in flight before a buffer is reused: a datagram handed to the socket is sent long before
- * this many 20 ms packets follow it.
+ * Packets in flight before a buffer is reused. Node does not copy a datagram: libuv reads it from
+ * the buffer when it sends it — before send() returns on the media sockets (literal-lookup.ts),
+ * but later when the socket's send buffer is full (libuv queues it) or an address is looked up
+ * (the next tick). Either way it has left long before this many 20 ms packets follow it.
  */
 const RING_SIZE = 16;
 /** Room for the largest payload coded here (20 ms of slin16) and more, and SRTP's trailer. */

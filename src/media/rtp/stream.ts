@@ -424,7 +424,9 @@ export class RtpStream {
   #send(packet: Buffer, length: number): void {
     const protection = this.#parameters?.protection;
     const size = protection ? protection.protectRtp(packet, length) : length;
-    if (size > 0) this.socket.send(packet, 0, size, this.#sendPort(), this.#sendAddress()!, this.#onSent);
+    // No callback: Node then neither schedules one per packet nor reports send errors (an
+    // unreachable far end is not fatal to the call), which is what the callback did by doing nothing.
+    if (size > 0) this.socket.send(packet, 0, size, this.#sendPort(), this.#sendAddress()!);
   }
 
   /** Where media goes: the learned source with symmetric RTP, else the SDP's address. */
@@ -435,10 +437,6 @@ export class RtpStream {
   #sendPort(): number {
     return this.#symmetric ? this.#source.port : this.#sdpPort;
   }
-
-  readonly #onSent = (): void => {
-    // Send errors (unreachable far end) are not fatal to the call.
-  };
 
   readonly #writeEvent = (dst: Buffer, offset: number): number => {
     this.#digitsOut.next(dst, offset);

@@ -81,4 +81,16 @@ describe('frame ring', () => {
     assert.equal(r.dropped, 1);
     assert.throws(() => new FrameRing(new SharedArrayBuffer(FrameRing.bytes(3)), 0, 3), RangeError);
   });
+
+  test('a slot header claiming a frame longer than the slot (not written by push) yields nothing', () => {
+    const buffer = new SharedArrayBuffer(FrameRing.bytes(2, 160));
+    const r = new FrameRing(buffer, 0, 2, 160);
+    assert.equal(r.push(8000, frameOf(8000, 9)), true);
+    // The first slot's header (after the four control words): 48 kHz, 960 samples.
+    new Int32Array(buffer, 16, 2).set([48000, 960]);
+    assert.equal(r.pop(new FrameCache()), undefined);
+    assert.equal(r.size, 0, 'the slot is passed over');
+    assert.equal(r.push(8000, frameOf(8000, 4)), true);
+    assert.equal(r.pop(new FrameCache())?.samples[159], 4);
+  });
 });
