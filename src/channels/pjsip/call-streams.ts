@@ -2,9 +2,10 @@
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
 // rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
 // calls. With media workers (media.workers > 0) a plain-RTP call's stream runs in one of them
-// (src/media/workers/), Opus calls too (media.worker_opus, opus-placement.ts); SRTP and WebRTC
-// calls and a server on a hand-driven clock keep theirs on this thread. A call whose worker dies
-// is hung up (cause 38, network out of order).
+// (src/media/workers/), Opus calls too (media.worker_opus, opus-placement.ts), and SDES-SRTP
+// calls (their keys cross to the worker, worker-srtp.ts); WebRTC calls and a server on a
+// hand-driven clock keep theirs on this thread. A call whose worker dies is hung up (cause 38,
+// network out of order).
 import type dgram from 'node:dgram';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals, type StreamClock } from '../../media/rtp/stream.ts';
@@ -110,12 +111,14 @@ export class CallStreams {
   }
 
   async open(call: SipCall): Promise<CallRtpStream> {
-    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams. A call that may
-    // agree on Opus goes to a worker unless media.worker_opus is off: a worker codes Opus with its
-    // WebAssembly build (pool.ts says why), about 1.6 times the CPU of the native one here.
-    const plain = (call.options.mediaEncryption ?? 'no') === 'no';
+    // A WebRTC call's DTLS stays on this thread, with its stream; SDES-SRTP runs in the worker,
+    // keyed at each offer/answer. A call that may agree on Opus goes to a worker unless
+    // media.worker_opus is off: a worker codes Opus with its WebAssembly build (pool.ts says why),
+    // about 1.6 times the CPU of the native one here.
+    const encryption = call.options.mediaEncryption ?? 'no';
+    const offloadable = encryption === 'no' || encryption === 'sdes';
     const opusHere = this.#runtime.context?.config.media.workerOpus === false && mayAgreeOnOpus({ codecs: call.codecs, inboundOffer: call.inboundInvite?.body });
-    const opening = this.#pool && plain && !opusHere ? this.#openInWorker(this.#pool, call) : undefined;
+    const opening = this.#pool && offloadable && !opusHere ? this.#openInWorker(this.#pool, call) : undefined;
     if (opening) {
       try {
         return await opening;

@@ -4,6 +4,7 @@
 import type { StreamParameters } from '../rtp/stream.ts';
 import type { SoundStart } from './sound-player.ts';
 import type { RecordEnd, RecordStart } from './worker-recorder.ts';
+import type { WorkerSrtpKeys } from './worker-srtp.ts';
 
 /** How the technology configured the stream (StreamOptions without what cannot cross threads). */
 export interface WorkerStreamOptions {
@@ -14,7 +15,7 @@ export interface WorkerStreamOptions {
   readonly symmetric?: boolean;
 }
 
-/** StreamParameters as they cross: plain RTP (a protected stream stays on the main thread). */
+/** StreamParameters as they cross: the protection goes as its keys beside them (worker-srtp.ts). */
 export type WorkerStreamParameters = Omit<StreamParameters, 'protection'>;
 
 export type ToWorker =
@@ -27,7 +28,8 @@ export type ToWorker =
       readonly options: WorkerStreamOptions;
       readonly memory: SharedArrayBuffer;
     }
-  | { readonly type: 'configure'; readonly id: number; readonly parameters: WorkerStreamParameters }
+  /** `srtp`: the SDES master keys agreed (the only message that carries them); without it, plain RTP. */
+  | { readonly type: 'configure'; readonly id: number; readonly parameters: WorkerStreamParameters; readonly srtp?: WorkerSrtpKeys }
   | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }
   | { readonly type: 'loop'; readonly id: number; readonly on: boolean }
   /** The stream's received audio goes to stream `to`'s far end in the worker (a two-party relay); without `to`, to the main thread again. */

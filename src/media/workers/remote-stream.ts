@@ -20,6 +20,7 @@ import type { SharedSound, SoundPlayback } from '../shared-sound.ts';
 import { RemoteSoundPlay } from './sound-player.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
 import { RemoteRecorder, type RecordEnd } from './worker-recorder.ts';
+import { workerSrtpKeys } from './worker-srtp.ts';
 
 /** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
 const MAX_RECEIVED_BACKLOG = 3;
@@ -103,11 +104,13 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   }
 
   configure(parameters: StreamParameters): void {
-    // SRTP and WebRTC streams are placed on the main thread (call-streams.ts): keys stay there.
-    if (parameters.protection) throw new Error('a protected RTP stream cannot run in a media worker');
+    // SDES-SRTP crosses as its master keys (the worker keys a session of its own); any other protection cannot.
+    const { protection, ...plain } = parameters;
+    const srtp = workerSrtpKeys(protection);
+    if (srtp === false) throw new Error('this protection of RTP cannot run in a media worker');
     if (this.#closed) return;
     this.#parameters = parameters;
-    this.link.post({ type: 'configure', id: this.id, parameters });
+    this.link.post({ type: 'configure', id: this.id, parameters: plain, ...(srtp ? { srtp } : {}) });
   }
 
   writeFrame(frame: Frame): void {

@@ -29,6 +29,8 @@ import { LocalParty, MixLeg, RemoteParty, WorkerMix, type MixParty } from './wor
 import { FIGURE, StreamMemory } from './stream-memory.ts';
 import { WorkerSoundPlayer } from './sound-player.ts';
 import { WorkerRecorder, type RecordEnd } from './worker-recorder.ts';
+import type { SrtpSession } from '../srtp/session.ts';
+import { keyedSession } from './worker-srtp.ts';
 
 interface HostedStream {
   readonly id: number;
@@ -48,6 +50,8 @@ interface HostedStream {
   mixLeg: MixLeg | undefined;
   /** The recording the worker writes of its received audio, if any. */
   recorder: WorkerRecorder | undefined;
+  /** Its SDES-SRTP, keyed by what the main thread's offer/answer agreed (worker-srtp.ts). */
+  srtp: SrtpSession | undefined;
 }
 
 /** A bridge this worker mixes, and its members whose streams run here. */
@@ -121,7 +125,8 @@ export class MediaWorkerHost {
       case 'configure': {
         const hosted = this.#byId.get(message.id);
         if (!hosted) return;
-        hosted.stream.configure(message.parameters);
+        hosted.srtp = keyedSession(hosted.srtp, message.srtp);
+        hosted.stream.configure(hosted.srtp ? { ...message.parameters, protection: hosted.srtp } : message.parameters);
         // Inband DTMF turned on or off changes whether Echo() reflects, and so whether decoded audio is needed.
         this.#skipIfUnheard(hosted);
         return;
@@ -215,7 +220,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined, recorder: undefined };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined, recorder: undefined, srtp: undefined };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.clock.start();
