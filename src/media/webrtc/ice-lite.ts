@@ -30,14 +30,22 @@ export interface SelectedPair {
   readonly port: number;
 }
 
+/** Our ice-ufrag and ice-pwd. */
+export interface IceCredentials {
+  readonly ufrag: string;
+  readonly pwd: string;
+}
+
 export class IceLiteResponder {
-  readonly local = iceCredentials();
   #remoteUfrag: string | undefined;
   #selected: SelectedPair | undefined;
   #lastConsentAt = 0;
   /** Checks answered and refused (statistics, tests). */
   answered = 0;
   refused = 0;
+
+  /** `local`: credentials made elsewhere (a media worker answers with those the main thread put in the SDP); new ones by default. */
+  constructor(readonly local: IceCredentials = iceCredentials()) {}
 
   /** The far end's ice-ufrag from its SDP: the second half of USERNAME (a renewed one restarts ICE). */
   setRemote(ufrag: string | undefined): void {

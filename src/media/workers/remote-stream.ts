@@ -21,6 +21,7 @@ import { RemoteSoundPlay } from './sound-player.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
 import { RemoteRecorder, type RecordEnd } from './worker-recorder.ts';
 import { workerSrtpKeys } from './worker-srtp.ts';
+import type { RemoteSecureMedia } from './remote-secure-media.ts';
 
 /** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
 const MAX_RECEIVED_BACKLOG = 3;
@@ -77,7 +78,12 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     private readonly link: StreamLink,
     private readonly events: RemoteStreamEvents,
     private readonly totals: RtpStreamTotals | undefined,
-  ) {}
+    /** A WebRTC call's: the DTLS handshake here, ICE-lite and SRTP in the worker (remote-secure-media.ts). */
+    readonly secure?: RemoteSecureMedia,
+    host = '0.0.0.0',
+  ) {
+    secure?.attach(id, host, (message) => link.post(message));
+  }
 
   get parameters(): StreamParameters | undefined {
     return this.#parameters;
@@ -334,6 +340,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
 
   #end(): void {
     this.#closed = true;
+    this.secure?.close();
     this.#relayingTo = undefined;
     this.#mixed = false;
     this.#sound?.abandon();

@@ -29,7 +29,7 @@ export function workerSrtpKeys(protection: MediaProtection | undefined): WorkerS
  * A copy of the key in a buffer of its own: a Buffer from randomBytes may be a view of Node's shared
  * pool, and a message clones a view's whole underlying memory — other calls' keys with it.
  */
-function crossingKey(key: SrtpMasterKey): SrtpMasterKey {
+export function crossingKey(key: SrtpMasterKey): SrtpMasterKey {
   return { suite: key.suite, keySalt: new Uint8Array(key.keySalt), ...(key.mki ? { mki: { value: key.mki.value, bytes: key.mki.bytes } } : {}) };
 }
 
