@@ -5,7 +5,8 @@
 // own reports), in % of one core, the share of packets that came back and authenticated under the
 // answer's key, and what the server refused (patchbay_sip_srtp_refused_packets_total). The machine's
 // load average is printed beside: on a busy machine the figures are only indicative.
-// Usage: npm run bench:srtp-calls [-- --calls 10,50 --hold 10 --workers 0,1 --json]
+// --plain runs the same calls as plain RTP (endpoint `load`), the figures to compare with.
+// Usage: npm run bench:srtp-calls [-- --calls 10,50 --hold 10 --workers 0,1 --plain --json]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '10,50' },
     hold: { type: 'string', default: '10' },
     workers: { type: 'string', default: '0,1' },
+    /** Plain RTP callers (endpoint `load`) instead: the same calls without SRTP, to compare. */
+    plain: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -38,6 +41,9 @@ const list = (text: string, max: number): number[] => text.split(',').map((part)
 class SrtpCaller extends RawPhone {
   readonly key: SrtpMasterKey = { suite: 'AES_CM_128_HMAC_SHA1_80', keySalt: randomBytes(30) };
   session: SrtpSession | undefined;
+  /** Plain RTP: no a=crypto, packets sent and counted as they are. */
+  plain = false;
+  answeredCall = false;
   serverRtpPort = 0;
   sent = 0;
   back = 0;
@@ -50,19 +56,26 @@ class SrtpCaller extends RawPhone {
     this.rtp.on('message', (packet) => {
       // RawPhone keeps every packet: the bench needs none of them kept.
       this.received.length = 0;
-      if (this.session && (packet[1]! & 0x7f) === 0 && this.session.unprotectRtp(packet, packet.length) > 0) this.back += 1;
+      if (!this.answeredCall || (packet[1]! & 0x7f) !== 0) return;
+      if (this.plain ? packet.length === 172 : this.session!.unprotectRtp(packet, packet.length) > 0) this.back += 1;
     });
   }
 
   override sdp(direction = 'sendrecv', version = 1): string {
+    if (this.plain) return super.sdp(direction, version);
     const crypto = `a=crypto:1 ${this.key.suite} inline:${Buffer.from(this.key.keySalt).toString('base64')}`;
     return super.sdp(direction, version).replace(' RTP/AVP ', ' RTP/SAVP ').replace('a=ptime:20\r\n', `a=ptime:20\r\n${crypto}\r\n`);
   }
 
   /** Takes the answer's key and port. */
   answered(final: string): void {
-    const match = /^a=crypto:\d+ (AES_CM_128_HMAC_SHA1_(?:80|32)) inline:([A-Za-z0-9+/]{40})\s*$/m.exec(final);
     const port = /^m=audio (\d+) /m.exec(final);
+    this.answeredCall = true;
+    if (this.plain && port) {
+      this.serverRtpPort = Number(port[1]);
+      return;
+    }
+    const match = /^a=crypto:\d+ (AES_CM_128_HMAC_SHA1_(?:80|32)) inline:([A-Za-z0-9+/]{40})\s*$/m.exec(final);
     if (!match || !port) throw new Error(`no SRTP answer:\n${final}`);
     this.session = new SrtpSession(this.key, { suite: match[1] as SrtpSuiteName, keySalt: Buffer.from(match[2], 'base64') });
     this.serverRtpPort = Number(port[1]);
@@ -76,7 +89,7 @@ class SrtpCaller extends RawPhone {
     packet.writeUInt32BE((this.#timestamp += 160) >>> 0, 4);
     packet.writeUInt32BE(0x5eed, 8);
     packet.fill(0x55, 12, 172);
-    const length = this.session!.protectRtp(packet, 172);
+    const length = this.plain ? 172 : this.session!.protectRtp(packet, 172);
     this.rtp.send(packet, 0, length, this.serverRtpPort, '127.0.0.1');
     this.sent += 1;
   }
@@ -142,7 +155,8 @@ async function run(workers: number, calls: number, holdSeconds: number): Promise
   const callers: SrtpCaller[] = [];
   try {
     for (let i = 0; i < calls; i++) {
-      const caller = new SrtpCaller('srtp');
+      const caller = new SrtpCaller(values.plain ? 'load' : 'srtp');
+      caller.plain = values.plain;
       await caller.open();
       caller.serverPort = target.sipPort;
       callers.push(caller);
@@ -157,7 +171,7 @@ async function run(workers: number, calls: number, holdSeconds: number): Promise
         dialogs.set(caller, dialog);
       }));
     }
-    const talking = callers.filter((caller) => caller.session);
+    const talking = callers.filter((caller) => caller.answeredCall);
     const timer = setInterval(() => {
       for (const caller of talking) caller.sendOne();
     }, 20);
@@ -200,7 +214,7 @@ for (const calls of list(values.calls, MAX_CALLS).filter((n) => n > 0)) {
     const result = await run(workers, calls, Math.min(Math.max(Number(values.hold) || 10, 2), 600));
     results.push(result);
     console.log(
-      `srtp-calls: ${String(calls).padStart(4)} calls, workers ${workers}: main thread ${result.mainCpu.toFixed(1)} % of a core, workers ${result.workersCpu.toFixed(1)} %, ` +
+      `srtp-calls${values.plain ? ' (plain RTP)' : ''}: ${String(calls).padStart(4)} calls, workers ${workers}: main thread ${result.mainCpu.toFixed(1)} % of a core, workers ${result.workersCpu.toFixed(1)} %, ` +
         `${result.streamsInWorkers} streams in workers, ${(result.backShare * 100).toFixed(1)} % echoed back authentic, ${result.refused} refused, ${result.answered}/${calls} answered (load ${result.load.toFixed(2)})`,
     );
   }
