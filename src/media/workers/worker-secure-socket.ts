@@ -55,9 +55,10 @@ export class WorkerSecureSocket implements MediaSocket, MediaProtection {
   /** Packets dropped here: from elsewhere than the checked pair, not RTP, or DTLS beyond the bounds. */
   dropped = 0;
 
-  constructor(raw: dgram.Socket, credentials: IceCredentials, reports: SecureSocketReports) {
+  /** `consentTimeoutMs`: RFC 7675's 30 s (ice-lite.ts) unless a test needs it shorter. */
+  constructor(raw: dgram.Socket, credentials: IceCredentials, reports: SecureSocketReports, consentTimeoutMs?: number) {
     this.#raw = raw;
-    this.ice = new IceLiteResponder(credentials);
+    this.ice = new IceLiteResponder(credentials, consentTimeoutMs);
     this.#reports = reports;
     raw.on('message', this.#onPacket);
     raw.on('error', (error) => this.#events.emit('error', error));

@@ -235,3 +235,45 @@ test('the worker\'s socket forwards DTLS only from the checked pair, within size
     stranger.close();
   }
 });
+
+test('the worker\'s socket stops sending when the far end\'s consent lapses (RFC 7675), tells the main thread, and sends again after a check', { timeout: 30_000 }, async () => {
+  const raw = await udp();
+  const told: boolean[] = [];
+  const socket = new WorkerSecureSocket(raw, { ufrag: 'abcdefgh', pwd: 'abcdefghijklmnopqrstuvwx' }, { dtls: () => undefined, ice: (_selected, consented) => told.push(consented) }, 400);
+  const peer = await udp();
+  const suite = 'AES_CM_128_HMAC_SHA1_80' as const;
+  const ours = { suite, keySalt: new Uint8Array(30).fill(1) };
+  const theirs = { suite, keySalt: new Uint8Array(30).fill(2) };
+  const far = new SrtpSession(theirs, ours);
+  const heard: Buffer[] = [];
+  peer.on('message', (data) => {
+    if (data[0]! >= 128) heard.push(Buffer.from(data));
+  });
+  const send = (sequence: number): void => {
+    const packet = Buffer.alloc(172 + 32);
+    rtpPacket(sequence, 100).copy(packet);
+    const length = socket.protectRtp(packet, 172);
+    socket.send(packet, 0, length, 9, '127.0.0.1');
+  };
+  try {
+    socket.key({ local: ours, remote: theirs });
+    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx'), raw.address().port, '127.0.0.1');
+    await waitFor(() => told.length === 1, 'the pair told');
+    send(1);
+    await waitFor(() => heard.length === 1, 'a packet sent while consent is fresh');
+    assert.equal(far.unprotectRtp(heard[0]!, heard[0]!.length), 172, 'SRTP under the keys given');
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    send(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(heard.length, 1, 'nothing sent once consent lapsed');
+    assert.deepEqual(told, [true, false], 'the lapse told to the main thread');
+    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx'), raw.address().port, '127.0.0.1');
+    await waitFor(() => told.length === 3, 'the renewed consent told');
+    assert.equal(told[2], true);
+    send(3);
+    await waitFor(() => heard.length === 2, 'sending again');
+  } finally {
+    socket.close();
+    peer.close();
+  }
+});
