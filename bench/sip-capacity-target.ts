@@ -79,6 +79,8 @@ function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string): Dee
         endpoint: {
           load: { context: 'capacity', allow: 'ulaw' },
           uas: { context: 'capacity', allow: 'ulaw' },
+          // bench/srtp-calls.ts's raw SDES-SRTP callers (SIPp 3.6 has no SRTP).
+          srtp: { context: 'capacity', allow: 'ulaw', media_encryption: 'sdes' },
         },
       },
     },

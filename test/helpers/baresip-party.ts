@@ -20,6 +20,8 @@ export interface PartyPlan {
   readonly codec: 'G722/16000/1' | 'opus/48000/2' | 'PCMU/8000/1';
   /** baresip's audio_source line value (ausine,<Hz> or aufile,<path>). */
   readonly source: string;
+  /** The account's mediaenc (srtp-mand: SDES-SRTP only, with baresip's srtp module); none: plain RTP. */
+  readonly mediaenc?: 'srtp-mand';
 }
 
 /** One baresip on one call: its home, process and the dump of what it hears. */
@@ -53,10 +55,11 @@ export class BaresipParty {
       `snd_path ${this.#dumps}`,
       'rtcp_mux no',
       'opus_bitrate 64000',
+      ...(this.plan.mediaenc ? ['module srtp.so'] : []),
     ]);
     const config = join(home, 'config');
     writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source ${this.plan.source}`));
-    writeFileSync(join(home, 'accounts'), `<sip:${this.plan.user}@127.0.0.1:${sipPort};transport=udp>;audio_codecs=${this.plan.codec};regint=0\n`);
+    writeFileSync(join(home, 'accounts'), `<sip:${this.plan.user}@127.0.0.1:${sipPort};transport=udp>;audio_codecs=${this.plan.codec};regint=0${this.plan.mediaenc ? `;mediaenc=${this.plan.mediaenc}` : ''}\n`);
     const child = spawn('baresip', ['-f', home], { cwd: this.work, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     child.stdout.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));

@@ -25,6 +25,8 @@ import {
 } from '../../sip/sdp/index.ts';
 import type { DtmfMode, MediaEncryption } from './config/types.ts';
 import { SecureMediaSocket } from '../../media/webrtc/secure-media-socket.ts';
+import { RemoteRtpStream } from '../../media/workers/remote-stream.ts';
+import type { RemoteSecureMedia } from '../../media/workers/remote-secure-media.ts';
 import { dtlsRole, type SecureLocalMedia } from '../../sip/sdp/webrtc.ts';
 import { dtmfInband } from './dtmf-info.ts';
 
@@ -141,12 +143,12 @@ export class CallMedia {
     };
   }
 
-  /** ICE credentials, certificate fingerprint and candidates of a WebRTC stream (its socket secures the media). */
+  /** ICE credentials, certificate fingerprint and candidates of a WebRTC stream (its socket, or its worker's, secures the media). */
   #secure(): { secure?: SecureLocalMedia } {
     const stream = this.stream();
-    const socket = stream?.socket;
-    if (!stream || !(socket instanceof SecureMediaSocket)) return {};
-    const bound = socket.address().address;
+    const socket = webRtcMediaOf(stream);
+    if (!stream || !socket) return {};
+    const bound = socket instanceof SecureMediaSocket ? socket.address().address : socket.boundAddress;
     const addresses = [...new Set([this.address(), ...(bound === '0.0.0.0' || bound === '::' ? [] : [bound])])];
     return {
       secure: {
@@ -184,9 +186,9 @@ export class CallMedia {
 
   #apply(media: NegotiatedMedia): void {
     this.#negotiated = media;
-    const socket = this.stream()?.socket;
+    const socket = webRtcMediaOf(this.stream());
     const security = media.security;
-    if (socket instanceof SecureMediaSocket && security) {
+    if (socket && security) {
       socket.configureRemote({
         ...(security.remote.iceUfrag === undefined ? {} : { iceUfrag: security.remote.iceUfrag }),
         ...(security.remote.fingerprint === undefined ? {} : { fingerprint: security.remote.fingerprint }),
@@ -210,8 +212,14 @@ export class CallMedia {
       direction: media.direction,
       inbandDtmf: dtmfInband(this.options.dtmfMode, media),
       unansweredLimitMs: this.unansweredLimit(remoteAddress),
-      // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake); else SDES's, or none.
-      protection: socket instanceof SecureMediaSocket ? socket : this.#protection(media),
+      // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake; in a worker, the worker's socket); else SDES's, or none.
+      protection: socket instanceof SecureMediaSocket ? socket : socket ? undefined : this.#protection(media),
     });
   }
+}
+
+/** A WebRTC stream's secure media: its socket on this thread, or the handshake's side of one in a media worker. */
+function webRtcMediaOf(stream: CallRtpStream | undefined): SecureMediaSocket | RemoteSecureMedia | undefined {
+  if (stream?.socket instanceof SecureMediaSocket) return stream.socket;
+  return stream instanceof RemoteRtpStream ? stream.secure : undefined;
 }

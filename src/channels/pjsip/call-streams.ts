@@ -2,9 +2,11 @@
 // core's media clock and the settings (strict RTP, RTCP interval, jitter buffer; the endpoint's
 // rtp_symmetric), with the totals GET /metrics reads and the strict-RTP warnings bounded over all
 // calls. With media workers (media.workers > 0) a plain-RTP call's stream runs in one of them
-// (src/media/workers/), Opus calls too (media.worker_opus, opus-placement.ts); SRTP and WebRTC
-// calls and a server on a hand-driven clock keep theirs on this thread. A call whose worker dies
-// is hung up (cause 38, network out of order).
+// (src/media/workers/), Opus calls too (media.worker_opus, opus-placement.ts), SDES-SRTP calls
+// (their keys cross to the worker, worker-srtp.ts) and WebRTC calls (ICE-lite and SRTP there, the
+// DTLS handshake here: remote-secure-media.ts); a server on a hand-driven clock keeps them all on
+// this thread. A call whose worker dies is hung up (cause 38,
+// network out of order).
 import type dgram from 'node:dgram';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals, type StreamClock } from '../../media/rtp/stream.ts';
@@ -12,7 +14,8 @@ import type { SipCall } from './call.ts';
 import type { PjsipRuntime } from './runtime.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { generateDtlsIdentity, readDtlsIdentity, type DtlsIdentity } from '../../media/webrtc/dtls-identity.ts';
-import { SecureMediaSocket } from '../../media/webrtc/secure-media-socket.ts';
+import { SecureMediaSocket, type SecureMediaOptions } from '../../media/webrtc/secure-media-socket.ts';
+import { RemoteSecureMedia } from '../../media/workers/remote-secure-media.ts';
 import type { MediaSocket } from '../../media/rtp/media-socket.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { MediaWorkerPool, type WorkerLoad } from '../../media/workers/pool.ts';
@@ -110,12 +113,14 @@ export class CallStreams {
   }
 
   async open(call: SipCall): Promise<CallRtpStream> {
-    // SRTP keys and a WebRTC call's DTLS stay on this thread, with their streams. A call that may
-    // agree on Opus goes to a worker unless media.worker_opus is off: a worker codes Opus with its
-    // WebAssembly build (pool.ts says why), about 1.6 times the CPU of the native one here.
-    const plain = (call.options.mediaEncryption ?? 'no') === 'no';
+    // SDES-SRTP runs in the worker, keyed at each offer/answer; so do WebRTC's ICE-lite and SRTP,
+    // its DTLS handshake staying here. A call that may agree on Opus goes to a worker unless
+    // media.worker_opus is off: a worker codes Opus with its WebAssembly build (pool.ts says why),
+    // about 1.6 times the CPU of the native one here.
     const opusHere = this.#runtime.context?.config.media.workerOpus === false && mayAgreeOnOpus({ codecs: call.codecs, inboundOffer: call.inboundInvite?.body });
-    const opening = this.#pool && plain && !opusHere ? this.#openInWorker(this.#pool, call) : undefined;
+    const offloadable = !opusHere;
+    const secure = this.#pool && offloadable && call.options.mediaEncryption === 'dtls' ? await this.#remoteSecure(call) : undefined;
+    const opening = this.#pool && offloadable ? this.#openInWorker(this.#pool, call, secure) : undefined;
     if (opening) {
       try {
         return await opening;
@@ -123,12 +128,14 @@ export class CallStreams {
         this.#runtime.log?.warn({ channel: call.channel?.name, err: error }, 'no media worker could take the call\'s stream; it runs on the main thread');
       }
     }
+    secure?.close();
     return this.#openHere(call);
   }
 
   /** Undefined when no worker is ready (starting, or restarting after a crash). */
-  #openInWorker(pool: MediaWorkerPool, call: SipCall): Promise<CallRtpStream> | undefined {
+  #openInWorker(pool: MediaWorkerPool, call: SipCall, secure: RemoteSecureMedia | undefined): Promise<CallRtpStream> | undefined {
     return pool.open({
+      ...(secure ? { secure } : {}),
       host: this.#host,
       portStart: this.#ports.start,
       portEnd: this.#ports.end,
@@ -181,21 +188,30 @@ export class CallStreams {
    * the stream. A failure to secure the media ends the call (cause 58, as bearer capability not available).
    */
   async #secure(call: SipCall, raw: dgram.Socket): Promise<MediaSocket> {
-    const options = call.options;
     let identity: DtlsIdentity;
     try {
-      identity = await this.#identity(options.dtlsCertFile, options.dtlsPrivateKey);
+      identity = await this.#identity(call.options.dtlsCertFile, call.options.dtlsPrivateKey);
     } catch (error) {
       raw.close();
       throw error;
     }
-    return new SecureMediaSocket(raw, identity, {
-      verifyFingerprint: options.dtlsVerify !== 'no',
+    return new SecureMediaSocket(raw, identity, this.#secureOptions(call));
+  }
+
+  /** The DTLS side of a WebRTC call whose stream is to run in a media worker (its certificate's problem throws, as #secure's). */
+  async #remoteSecure(call: SipCall): Promise<RemoteSecureMedia> {
+    const identity = await this.#identity(call.options.dtlsCertFile, call.options.dtlsPrivateKey);
+    return new RemoteSecureMedia(identity, this.#secureOptions(call));
+  }
+
+  #secureOptions(call: SipCall): SecureMediaOptions {
+    return {
+      verifyFingerprint: call.options.dtlsVerify !== 'no',
       onFailure: (reason) => {
         this.#runtime.log?.warn({ channel: call.channel?.name, reason }, 'WebRTC media could not be secured; hanging up');
         if (call.channel && !call.channel.hangingUp) call.channel.hangup(58);
       },
-    });
+    };
   }
 
   #identity(certFile: string | undefined, givenKeyFile: string | undefined): Promise<DtlsIdentity> {

@@ -30,14 +30,28 @@ export interface SelectedPair {
   readonly port: number;
 }
 
+/** Our ice-ufrag and ice-pwd. */
+export interface IceCredentials {
+  readonly ufrag: string;
+  readonly pwd: string;
+}
+
 export class IceLiteResponder {
-  readonly local = iceCredentials();
   #remoteUfrag: string | undefined;
   #selected: SelectedPair | undefined;
   #lastConsentAt = 0;
   /** Checks answered and refused (statistics, tests). */
   answered = 0;
   refused = 0;
+
+  /**
+   * `local`: credentials made elsewhere (a media worker answers with those the main thread put in the
+   * SDP); new ones by default. `consentTimeoutMs`: RFC 7675's 30 s unless a test needs it shorter.
+   */
+  constructor(
+    readonly local: IceCredentials = iceCredentials(),
+    private readonly consentTimeoutMs = CONSENT_TIMEOUT_MS,
+  ) {}
 
   /** The far end's ice-ufrag from its SDP: the second half of USERNAME (a renewed one restarts ICE). */
   setRemote(ufrag: string | undefined): void {
@@ -51,7 +65,7 @@ export class IceLiteResponder {
 
   /** Whether the far end's consent is fresh (a valid check within CONSENT_TIMEOUT_MS). */
   consented(now = performance.now()): boolean {
-    return this.#selected !== undefined && now - this.#lastConsentAt <= CONSENT_TIMEOUT_MS;
+    return this.#selected !== undefined && now - this.#lastConsentAt <= this.consentTimeoutMs;
   }
 
   /**

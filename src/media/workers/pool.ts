@@ -16,6 +16,7 @@ import { RemoteRtpStream, type RemoteStreamEvents, type StreamLink } from './rem
 import { StreamMemory } from './stream-memory.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
 import { RemoteRecorder } from './worker-recorder.ts';
+import type { RemoteSecureMedia } from './remote-secure-media.ts';
 
 /** The recordings of one worker mix written by its worker (taken back ones until the worker closed their files). */
 interface MixRecordings {
@@ -58,6 +59,8 @@ export interface OpenRequest {
   readonly totals?: RtpStreamTotals;
   /** The worker of a stream this one will likely be connected with (Dial's caller): preferred while it has room. */
   readonly nearWorker?: number;
+  /** A WebRTC call's stream: ICE-lite and SRTP in the worker, this DTLS handshake on the main thread. */
+  readonly secure?: RemoteSecureMedia;
 }
 
 /** One worker's load as GET /metrics shows it. */
@@ -145,7 +148,8 @@ export class MediaWorkerPool {
     const [portStart, portEnd] = this.#portsOf(slot.index, request.portStart, request.portEnd);
     return new Promise<RemoteRtpStream>((resolve, reject) => {
       slot.pending.set(id, { request, memory, resolve, reject });
-      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer });
+      const secure = request.secure ? { secure: request.secure.ice.local } : {};
+      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer, ...secure });
     });
   }
 
@@ -300,7 +304,8 @@ export class MediaWorkerPool {
         pending.reject(new Error(message.reason));
         return;
       }
-      const stream = new RemoteRtpStream(message.id, message.port, slot.index, pending.memory, this.#linkOf(slot), pending.request.events, pending.request.totals);
+      const { request } = pending;
+      const stream = new RemoteRtpStream(message.id, message.port, slot.index, pending.memory, this.#linkOf(slot), request.events, request.totals, request.secure, request.host);
       slot.streams.set(message.id, stream);
       slot.active.add(stream);
       this.#draining.push(stream);
@@ -319,6 +324,12 @@ export class MediaWorkerPool {
         return;
       case 'unanswered':
         stream.unanswered(message.address, message.port);
+        return;
+      case 'dtls-in':
+        stream.secure?.dtlsIn(message.record);
+        return;
+      case 'ice':
+        stream.secure?.iceChanged(message.selected, message.consented === true);
         return;
       case 'sound-ended':
         stream.soundEnded(message.play);

@@ -4,6 +4,8 @@
 import type { StreamParameters } from '../rtp/stream.ts';
 import type { SoundStart } from './sound-player.ts';
 import type { RecordEnd, RecordStart } from './worker-recorder.ts';
+import type { WorkerSrtpKeys } from './worker-srtp.ts';
+import type { IceCredentials } from '../webrtc/ice-lite.ts';
 
 /** How the technology configured the stream (StreamOptions without what cannot cross threads). */
 export interface WorkerStreamOptions {
@@ -14,7 +16,7 @@ export interface WorkerStreamOptions {
   readonly symmetric?: boolean;
 }
 
-/** StreamParameters as they cross: plain RTP (a protected stream stays on the main thread). */
+/** StreamParameters as they cross: the protection goes as its keys beside them (worker-srtp.ts). */
 export type WorkerStreamParameters = Omit<StreamParameters, 'protection'>;
 
 export type ToWorker =
@@ -26,9 +28,16 @@ export type ToWorker =
       readonly portEnd: number;
       readonly options: WorkerStreamOptions;
       readonly memory: SharedArrayBuffer;
+      /** A WebRTC call's stream (worker-secure-socket.ts): the ICE credentials our SDP carries. */
+      readonly secure?: IceCredentials;
     }
-  | { readonly type: 'configure'; readonly id: number; readonly parameters: WorkerStreamParameters }
+  /** `srtp`: the SDES master keys agreed (the only message that carries them); without it, plain RTP. */
+  | { readonly type: 'configure'; readonly id: number; readonly parameters: WorkerStreamParameters; readonly srtp?: WorkerSrtpKeys }
   | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }
+  /** WebRTC: the far end's a=ice-ufrag; a DTLS record of the main thread's handshake to send; the keys it exported. */
+  | { readonly type: 'ice-remote'; readonly id: number; readonly ufrag?: string }
+  | { readonly type: 'dtls-out'; readonly id: number; readonly record: Uint8Array }
+  | { readonly type: 'srtp-keys'; readonly id: number; readonly srtp: WorkerSrtpKeys }
   | { readonly type: 'loop'; readonly id: number; readonly on: boolean }
   /** The stream's received audio goes to stream `to`'s far end in the worker (a two-party relay); without `to`, to the main thread again. */
   | { readonly type: 'relay'; readonly id: number; readonly to?: number }
@@ -56,6 +65,9 @@ export type FromWorker =
   | { readonly type: 'digit'; readonly id: number; readonly digit: string; readonly durationMs: number }
   | { readonly type: 'stranger'; readonly id: number; readonly address: string; readonly port: number }
   | { readonly type: 'unanswered'; readonly id: number; readonly address: string; readonly port: number }
+  /** WebRTC: a DTLS record from the checked pair, for the main thread's handshake; the checked pair or its consent changed. */
+  | { readonly type: 'dtls-in'; readonly id: number; readonly record: Uint8Array }
+  | { readonly type: 'ice'; readonly id: number; readonly selected?: { readonly address: string; readonly port: number }; readonly consented: boolean }
   /** The stream closed; `rtt` when RTCP measured a round trip (seconds). */
   | { readonly type: 'closed'; readonly id: number; readonly rtt?: number }
   | { readonly type: 'load'; readonly load: WorkerLoadReport }

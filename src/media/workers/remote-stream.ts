@@ -20,6 +20,8 @@ import type { SharedSound, SoundPlayback } from '../shared-sound.ts';
 import { RemoteSoundPlay } from './sound-player.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../recording-writer.ts';
 import { RemoteRecorder, type RecordEnd } from './worker-recorder.ts';
+import { workerSrtpKeys } from './worker-srtp.ts';
+import type { RemoteSecureMedia } from './remote-secure-media.ts';
 
 /** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
 const MAX_RECEIVED_BACKLOG = 3;
@@ -76,7 +78,12 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     private readonly link: StreamLink,
     private readonly events: RemoteStreamEvents,
     private readonly totals: RtpStreamTotals | undefined,
-  ) {}
+    /** A WebRTC call's: the DTLS handshake here, ICE-lite and SRTP in the worker (remote-secure-media.ts). */
+    readonly secure?: RemoteSecureMedia,
+    host = '0.0.0.0',
+  ) {
+    secure?.attach(id, host, (message) => link.post(message));
+  }
 
   get parameters(): StreamParameters | undefined {
     return this.#parameters;
@@ -103,11 +110,13 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
   }
 
   configure(parameters: StreamParameters): void {
-    // SRTP and WebRTC streams are placed on the main thread (call-streams.ts): keys stay there.
-    if (parameters.protection) throw new Error('a protected RTP stream cannot run in a media worker');
+    // SDES-SRTP crosses as its master keys (the worker keys a session of its own); any other protection cannot.
+    const { protection, ...plain } = parameters;
+    const srtp = workerSrtpKeys(protection);
+    if (srtp === false) throw new Error('this protection of RTP cannot run in a media worker');
     if (this.#closed) return;
     this.#parameters = parameters;
-    this.link.post({ type: 'configure', id: this.id, parameters });
+    this.link.post({ type: 'configure', id: this.id, parameters: plain, ...(srtp ? { srtp } : {}) });
   }
 
   writeFrame(frame: Frame): void {
@@ -331,6 +340,7 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
 
   #end(): void {
     this.#closed = true;
+    this.secure?.close();
     this.#relayingTo = undefined;
     this.#mixed = false;
     this.#sound?.abandon();

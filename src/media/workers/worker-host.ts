@@ -29,6 +29,9 @@ import { LocalParty, MixLeg, RemoteParty, WorkerMix, type MixParty } from './wor
 import { FIGURE, StreamMemory } from './stream-memory.ts';
 import { WorkerSoundPlayer } from './sound-player.ts';
 import { WorkerRecorder, type RecordEnd } from './worker-recorder.ts';
+import type { SrtpSession } from '../srtp/session.ts';
+import { keyedSession } from './worker-srtp.ts';
+import { isIceCredentials, WorkerSecureSocket } from './worker-secure-socket.ts';
 
 interface HostedStream {
   readonly id: number;
@@ -48,6 +51,10 @@ interface HostedStream {
   mixLeg: MixLeg | undefined;
   /** The recording the worker writes of its received audio, if any. */
   recorder: WorkerRecorder | undefined;
+  /** Its SDES-SRTP, keyed by what the main thread's offer/answer agreed (worker-srtp.ts). */
+  srtp: SrtpSession | undefined;
+  /** A WebRTC call's socket: ICE-lite here, DTLS on the main thread, SRTP keyed by it (worker-secure-socket.ts). */
+  readonly secure: WorkerSecureSocket | undefined;
 }
 
 /** A bridge this worker mixes, and its members whose streams run here. */
@@ -121,7 +128,10 @@ export class MediaWorkerHost {
       case 'configure': {
         const hosted = this.#byId.get(message.id);
         if (!hosted) return;
-        hosted.stream.configure(message.parameters);
+        // A WebRTC stream's socket is its protection (keyed by DTLS); else SDES's keys, or none.
+        hosted.srtp = hosted.secure ? undefined : keyedSession(hosted.srtp, message.srtp);
+        const protection = hosted.secure ?? hosted.srtp;
+        hosted.stream.configure(protection ? { ...message.parameters, protection } : message.parameters);
         // Inband DTMF turned on or off changes whether Echo() reflects, and so whether decoded audio is needed.
         this.#skipIfUnheard(hosted);
         return;
@@ -150,6 +160,15 @@ export class MediaWorkerHost {
       }
       case 'close':
         this.#byId.get(message.id)?.stream.close();
+        return;
+      case 'ice-remote':
+        this.#byId.get(message.id)?.secure?.setRemoteUfrag(message.ufrag);
+        return;
+      case 'dtls-out':
+        this.#byId.get(message.id)?.secure?.sendRecord(message.record);
+        return;
+      case 'srtp-keys':
+        this.#byId.get(message.id)?.secure?.key(message.srtp);
         return;
       case 'sound': {
         const hosted = this.#byId.get(message.id);
@@ -192,8 +211,21 @@ export class MediaWorkerHost {
     }
     const frames = new FrameCache();
     let hosted: HostedStream | undefined;
+    let secure: WorkerSecureSocket | undefined;
+    if (message.secure !== undefined) {
+      if (!isIceCredentials(message.secure)) {
+        sockets.rtp.close();
+        sockets.rtcp.close();
+        this.post({ type: 'open-failed', id, reason: 'open: ICE credentials that are not credentials' });
+        return;
+      }
+      secure = new WorkerSecureSocket(sockets.rtp, message.secure, {
+        dtls: (record) => this.post({ type: 'dtls-in', id, record }),
+        ice: (selected, consented) => this.post({ type: 'ice', id, ...(selected ? { selected } : {}), consented }),
+      });
+    }
     const stream = new RtpStream(
-      sockets.rtp,
+      secure ?? sockets.rtp,
       this.#streamClock,
       {
         onFrame: (frame) => {
@@ -215,7 +247,7 @@ export class MediaWorkerHost {
       },
       { ...options, rtcpSocket: sockets.rtcp },
     );
-    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined, recorder: undefined };
+    hosted = { id, stream, memory, frames, looping: false, relayTo: undefined, mainWrote: false, sound: undefined, mixParty: undefined, mixLeg: undefined, recorder: undefined, srtp: undefined, secure };
     this.#byId.set(id, hosted);
     this.#list = [...this.#list, hosted];
     this.clock.start();
