@@ -82,3 +82,13 @@ export async function nextChannelEvent(socket: EventSocket, type: string, channe
     if (message.type === type && message.channel?.id === channelId) return message;
   }
 }
+
+/** Waits until the member at `url` sees `count` members alive (heartbeats cross NATS a moment after a start). */
+export async function untilMembersSeen(url: string, count: number, everyMs = 100): Promise<void> {
+  await until(`${count} members seen from ${url}`, async () => (await clusterStatus(url)).members.length === count, 20_000, everyMs);
+}
+
+/** Waits until `server` knows application `app` (its home's subscription has reached NATS). */
+export async function untilApplicationKnown(server: { readonly url: string; ari(path: string): Promise<Response> }, app: string, everyMs = 100): Promise<void> {
+  await until(`${app} known through ${server.url}`, async () => (await server.ari(`/applications/${app}`)).status === 200, 20_000, everyMs);
+}

@@ -12,7 +12,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import WebSocket from 'ws';
 import { AUTH, EventSocket, startTestServer, type TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { clusterStatus as status, dialplanDir, type Json, memberSettings, NO_NATS, startMemberProcess, until } from './cluster-fixture.ts';
+import { clusterStatus as status, dialplanDir, type Json, memberSettings, NO_NATS, startMemberProcess, until, untilMembersSeen } from './cluster-fixture.ts';
 
 const DIALPLAN = `[clu]
 exten => park,1,Answer()
@@ -48,7 +48,7 @@ describe('cluster on NATS JetStream', { skip }, () => {
     const onB = settings('nodeB', ID.b);
     b = await startTestServer({ ...onB, cluster: { ...onB.cluster, max_media_legs: 0 } });
     c = await startTestServer(settings('nodeC', ID.c));
-    for (const url of [urlA, b.url, c.url]) await until(`three members seen from ${url}`, async () => (await status(url)).members.length === 3);
+    for (const url of [urlA, b.url, c.url]) await untilMembersSeen(url, 3);
   });
 
   after(async () => {

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { clusterStatus, dialplanDir, type Json, NO_NATS, until as pollUntil } from './cluster-fixture.ts';
+import { dialplanDir, type Json, NO_NATS, until as pollUntil, untilMembersSeen } from './cluster-fixture.ts';
 
 const DIALPLAN = `[held]
 exten => park,1,Answer()
@@ -54,7 +54,7 @@ describe('calls wait for an away application on every member', { skip }, () => {
       });
     }
     for (const server of [a(), b(), c()]) {
-      await until(`three members seen from ${server.url}`, async () => (await clusterStatus(server.url)).members.length === 3);
+      await untilMembersSeen(server.url, 3, 50);
     }
   });
 

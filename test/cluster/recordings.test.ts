@@ -15,7 +15,7 @@ import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
 import { silentFrames, spanBounds, timed } from '../ari/recordings-helpers.ts';
-import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
+import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
 
 const APP = 'xrec';
 // tone-600-dtmf sends '#' once the global XREC_GO is 1 (set through any member: globals are shared).
@@ -58,8 +58,8 @@ describe('recording across cluster members', { skip }, () => {
     // The application's home is C: the bridge's events (B) and the channels' (A, C) reach it through the stream.
     app = await servers.c!.events(`app=${APP}`);
     for (const server of [servers.a!, servers.b!, servers.c!]) {
-      await until(`three members seen from ${server.url}`, async () => (await clusterStatus(server.url)).members.length === 3);
-      await until(`the application known on ${server.url}`, async () => (await server.ari(`/applications/${APP}`)).status === 200);
+      await untilMembersSeen(server.url, 3);
+      await untilApplicationKnown(server, APP);
     }
   });
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until as pollUntil } from './cluster-fixture.ts';
+import { dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until as pollUntil, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
 
 const ID = { a: '02:00:00:00:5a:26', b: '02:00:00:00:5b:26' };
 /** The application of A's channels, homed on B; the other party's (B's channels), homed on A. */
@@ -86,8 +86,8 @@ describe("events of a channel in a bridge of another member, each way it leaves"
     mine = await b.events(`app=${APP}`);
     other = await a.events(`app=${OTHER}`);
     for (const server of [a, b]) {
-      await until(`both members seen from ${server.url}`, async () => ((await clusterStatus(server.url)).members.length === 2));
-      for (const app of [APP, OTHER]) await until(`${app} known through ${server.url}`, async () => (await server.ari(`/applications/${app}`)).status === 200);
+      await untilMembersSeen(server.url, 2, 50);
+      for (const app of [APP, OTHER]) await untilApplicationKnown(server, app, 50);
     }
   });
 

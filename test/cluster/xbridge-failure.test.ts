@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { clusterStatus, dialplanDir, type Json, mediaLegsHeld as legsHeld, memberSettings, NO_NATS, startMemberProcess, until } from './cluster-fixture.ts';
+import { dialplanDir, type Json, mediaLegsHeld as legsHeld, memberSettings, NO_NATS, startMemberProcess, until, untilMembersSeen } from './cluster-fixture.ts';
 
 const ID = { a: '02:00:00:00:6a:01', b: '02:00:00:00:6b:01' };
 const APP = 'xf';
@@ -38,9 +38,7 @@ describe('a cluster member dying with bridges across members', { skip }, () => {
     ({ child: nodeA, url: urlA } = await startMemberProcess(settings('nodeA', ID.a)));
     b = await startTestServer(settings('nodeB', ID.b));
     app = await b.events(`app=${APP}`);
-    for (const url of [urlA, b.url]) {
-      await until(`both members seen from ${url}`, async () => (await clusterStatus(url)).members.length === 2);
-    }
+    for (const url of [urlA, b.url]) await untilMembersSeen(url, 2);
     await until('the application known on A', async () => (await ariA(`/applications/${APP}`)).status === 200);
   });
 

@@ -9,7 +9,7 @@ import { startTestServer, type EventSocket, type TestServer } from '../helpers/s
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
-import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
+import { dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
 
 const APP = 'x3';
 const DIALPLAN = `[x3]
@@ -39,8 +39,8 @@ describe('a bridge of one member mixing channels of two others', { skip }, () =>
     }
     app = await servers.b!.events(`app=${APP}`);
     for (const server of [servers.a!, servers.b!, servers.c!]) {
-      await until(`three members seen from ${server.url}`, async () => (await clusterStatus(server.url)).members.length === 3);
-      await until(`the application known on ${server.url}`, async () => (await server.ari(`/applications/${APP}`)).status === 200);
+      await untilMembersSeen(server.url, 3);
+      await untilApplicationKnown(server, APP);
     }
   });
 
