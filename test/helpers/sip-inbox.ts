@@ -33,6 +33,11 @@ export class SipInbox {
     return this.#messages.length;
   }
 
+  /** The first lines of the messages nobody has taken yet, oldest first. */
+  firstLines(): string[] {
+    return this.#messages.map((m) => m.split('\r\n')[0]);
+  }
+
   add(message: string): void {
     this.#messages.push(message);
     for (const waiter of this.#waiters.splice(0)) waiter();

@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { ulawToLinear } from '../../src/media/g711.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import type { EventSocket, TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
-import { callSdpElsewhere, NO_SIPP_OR_SOX, waitForWorkers, writeSippTone } from './sipp-worker-calls.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, waitForWorkers } from './sipp-worker-calls.ts';
 
 let setup: SippServer;
 let work: string;

@@ -103,3 +103,8 @@ export async function startSippServer(name: string, dialplan: string, resPjsip: 
     },
   };
 }
+
+/** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
+export function writeSippTone(work: string, hz: number, seconds: number, volume: number): void {
+  spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', String(seconds), 'sine', String(hz), 'vol', String(volume)]);
+}

@@ -1,10 +1,7 @@
 // What the SIPp suites of the media workers share: their skip reason, waiting until the workers
-// run (a call placed before runs on the main thread, and the suites want it in a worker), the tone
-// SIPp streams, a call whose SDP names the test's own socket (call-sdp-elsewhere.xml: the test
+// run (a call placed before runs on the main thread, and the suites want it in a worker), a call whose SDP names the test's own socket (call-sdp-elsewhere.xml: the test
 // hears what the server sends), and the Stasis channel of such a call, failing with what SIPp said.
 import dgram from 'node:dgram';
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import type { EventSocket, TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
 
@@ -14,11 +11,6 @@ export const NO_SIPP_OR_SOX: string | false = !HAVE_SIPP ? 'sipp is not installe
 /** Waits (at most 60 s) until every media worker of the server runs. */
 export async function waitForWorkers(server: TestServer, what = 'the media worker to load'): Promise<void> {
   await waitFor(what, () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
-}
-
-/** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
-export function writeSippTone(work: string, hz: number, seconds: number, volume: number): void {
-  spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', String(seconds), 'sine', String(hz), 'vol', String(volume)]);
 }
 
 /** A SIPp call whose SDP names `socket`, so what the server sends reaches the test, not SIPp. */

@@ -16,8 +16,8 @@ import { ulawToLinear } from '../../src/media/g711.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { playbackOffloadCounts } from '../../src/core/playback/offload.ts';
 import type { EventSocket, TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
-import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, writeSippTone, type SdpElsewhereCall } from './sipp-worker-calls.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 import { RawPhone } from './raw-phone.ts';
 
 let setup: SippServer;

@@ -8,8 +8,8 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { decodeWav } from '../../src/media/wav-reader.ts';
-import { nextEvent, startSippServer, waitFor, type Json } from './sipp-peer.ts';
-import { callSdpElsewhere, NO_SIPP_OR_SOX, waitForWorkers, writeSippTone, type SdpElsewhereCall } from './sipp-worker-calls.ts';
+import { nextEvent, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 
 test('a recording the worker writes when the server stops: finished, renamed into place, the audio up to the stop', { skip: NO_SIPP_OR_SOX, timeout: 120_000 }, async () => {
   const { work, server, events } = await startSippServer('worker-recording-stop', ['[rec-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(recstop)', ''].join('\n'), {

@@ -14,8 +14,8 @@ import { goertzelPower } from '../../src/media/goertzel.ts';
 import { decodeWav } from '../../src/media/wav-reader.ts';
 import { recordingOffloadCounts } from '../../src/core/recordings/recording-offload.ts';
 import { AUTH, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
-import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, writeSippTone, type SdpElsewhereCall } from './sipp-worker-calls.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 import { RawPhone } from './raw-phone.ts';
 
 let setup: SippServer;
