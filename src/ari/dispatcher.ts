@@ -1,7 +1,6 @@
 // Transport-independent request handling: the same path serves HTTP and REST-over-WebSocket.
 import { redactSecrets } from './read-only-views.ts';
 import type { Logger } from 'pino';
-import type { AriUser } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import { toAriError } from './core-errors.ts';
 import { AriError, Reply, type AnyHandler, type HandlerTable, type RequestContext } from './handler.ts';
@@ -11,33 +10,9 @@ import { Router, type RouteTarget } from './router.ts';
 import type { ResourceDecl } from '../spec/types.ts';
 import { SwaggerDocuments } from './swagger.ts';
 import type { RequestForwarder } from './forwarding.ts';
+import type { AriRequest, AriResponse } from './request-types.ts';
 
-export interface AriRequest {
-  readonly method: string;
-  /** Path relative to /ari, still percent-encoded, e.g. `/channels/abc`. */
-  readonly path: string;
-  readonly query: URLSearchParams;
-  readonly contentType?: string;
-  readonly body?: Buffer;
-  readonly user: AriUser;
-  /** `http://host:port` as the client addressed the server, or undefined without a Host header. */
-  readonly origin?: string;
-  /** REST over WebSocket cannot carry binary bodies. */
-  readonly transport: 'http' | 'websocket';
-  /** Filled by dispatch() with the routed `resource.nickname`, for request logs and metrics. */
-  readonly meta?: { operation?: string };
-  /** Sent here by another cluster member: served here, never forwarded again. */
-  readonly forwarded?: boolean;
-}
-
-export interface AriResponse {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  /** A JSON value to serialise, raw bytes, or a stream (binary downloads). */
-  readonly json?: unknown;
-  readonly raw?: Buffer | NodeJS.ReadableStream;
-  readonly contentType?: string;
-}
+export type { AriRequest, AriResponse } from './request-types.ts';
 
 export interface DispatcherOptions {
   readonly core: Core;

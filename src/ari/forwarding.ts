@@ -1,7 +1,7 @@
 // What the ARI dispatcher needs of a cluster (src/cluster/ implements it; server.ts hands it in):
 // a request for a resource this server does not hold may be served by the member that does, and
 // a listing may gather every member's. ari/ never imports the cluster.
-import type { AriRequest, AriResponse } from './dispatcher.ts';
+import type { AriRequest, AriResponse } from './request-types.ts';
 import type { RouteTarget } from './router.ts';
 
 export interface RequestForwarder {

@@ -3,7 +3,7 @@
 // cluster's subjects) may send anything, and a bad message is answered 400, never a crash.
 import type { AriUser } from '../config/config.ts';
 
-/** The request as the ARI dispatcher sees it (structurally ari/dispatcher.ts's AriRequest). */
+/** The request as the ARI dispatcher sees it (structurally ari/request-types.ts's AriRequest). */
 export interface ClusterAriRequest {
   readonly method: string;
   readonly path: string;
@@ -16,7 +16,7 @@ export interface ClusterAriRequest {
   readonly forwarded?: boolean;
 }
 
-/** The answer as the dispatcher gives it (structurally ari/dispatcher.ts's AriResponse). */
+/** The answer as the dispatcher gives it (structurally ari/request-types.ts's AriResponse). */
 export interface ClusterAriResponse {
   readonly status: number;
   readonly headers: Record<string, string>;

@@ -1,7 +1,16 @@
 // One application's held events in a ring (the event log's storage, see event-log.ts): the JSON
 // text as sent, and in typed arrays the time it was logged and its size.
-import type { LoggedEvent } from './event-log.ts';
 import type { LoggedMessage } from './application-sink.ts';
+
+/** One numbered event as it is sent. */
+export interface LoggedEvent {
+  readonly sequence: number;
+  /** Milliseconds since the epoch when it was logged. */
+  readonly at: number;
+  /** The message as sent: the event with `application`, `asterisk_id` and `sequence`. */
+  readonly json: string;
+  readonly bytes: number;
+}
 
 /** Ring capacity a log starts with; it doubles as events arrive, up to what the count bound needs. */
 const INITIAL_CAPACITY = 64;

@@ -14,7 +14,7 @@ import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
 import type { ApplicationSink } from './application-sink.ts';
-import { ApplicationLog, ReusedMessage, spliceDeliveryFields } from './event-log-ring.ts';
+import { ApplicationLog, ReusedMessage, spliceDeliveryFields, type LoggedEvent } from './event-log-ring.ts';
 import { splicedLength } from '../util/websocket-text-frame.ts';
 
 export interface EventLogLimits {
@@ -29,15 +29,7 @@ export interface EventLogLimits {
   readonly maxTotalBytes: number;
 }
 
-/** One numbered event as it is sent. */
-export interface LoggedEvent {
-  readonly sequence: number;
-  /** Milliseconds since the epoch when it was logged. */
-  readonly at: number;
-  /** The message as sent: the event with `application`, `asterisk_id` and `sequence`. */
-  readonly json: string;
-  readonly bytes: number;
-}
+export type { LoggedEvent } from './event-log-ring.ts';
 
 /** The message a transport sends: the core event with the delivery fields. */
 export type SequencedEvent = CoreEvent & { readonly application: string; readonly asterisk_id: string; readonly sequence: number };

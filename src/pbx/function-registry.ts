@@ -4,8 +4,7 @@
 // originate variables. Each channel carries its core's registry (channel.functions), so two
 // servers in one process never share a registration. The README's and docs' function lists are
 // generated from the built-in declarations and the built-in technologies' (src/control/dialplan-catalog.ts).
-import type { Channel } from '../core/channels/channel.ts';
-import type { ChannelFunctions, FunctionWriter } from '../core/channels/channel-functions.ts';
+import type { Channel, ChannelFunctions, FunctionWriter } from '../core/channels/channel.ts';
 import type { TechnologyFunction } from '../core/channels/technology.ts';
 import { InvalidError } from '../core/errors.ts';
 import { MAX_VARIABLE_VALUE_LENGTH } from '../core/variable-limits.ts';

@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import { StreamFramer, type ParserLimits } from './parser.ts';
-import type { Source, TcpConnection } from './transport.ts';
+import type { Source, TcpConnection } from './transport-types.ts';
 
 export type StreamProtocol = 'TCP' | 'TLS';
 

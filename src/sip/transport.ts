@@ -15,8 +15,8 @@ import { DEFAULT_LIMITS, parseMessage, type ParserLimits } from './parser.ts';
 import { Connection, StreamConnections, type StreamProtocol } from './stream-connections.ts';
 import { TlsMaterial, type TlsSettings } from './tls-material.ts';
 
-/** WS and WSS: SIP over WebSocket (RFC 7118, websocket-transport.ts), over connections browsers open. */
-export type TransportProtocol = 'UDP' | 'TCP' | 'TLS' | 'WS' | 'WSS';
+export type { Destination, Source, TcpConnection, TransportProtocol } from './transport-types.ts';
+import type { Destination, Source, TcpConnection, TransportProtocol } from './transport-types.ts';
 
 /** TCP and TLS: connection-oriented, reliable (no retransmissions, responses over the request's connection). */
 export function isStreamProtocol(protocol: TransportProtocol): protocol is StreamProtocol {
@@ -32,40 +32,6 @@ export function isWebSocketProtocol(protocol: TransportProtocol): protocol is 'W
 export function connectionServes(connection: TcpConnection | undefined, transport: TransportProtocol): connection is TcpConnection {
   if (!connection || connection.closed) return false;
   return connection.protocol === transport || (isWebSocketProtocol(transport) && isWebSocketProtocol(connection.protocol));
-}
-
-/** A connection of a stream transport (TCP or TLS), or a browser's WebSocket (WS, WSS). */
-export interface TcpConnection {
-  readonly id: number;
-  /** The transport it belongs to. */
-  readonly protocol: 'TCP' | 'TLS' | 'WS' | 'WSS';
-  readonly remoteAddress: string;
-  readonly remotePort: number;
-  readonly localAddress: string;
-  readonly localPort: number;
-  /** True once the socket is closed; sending on it then fails. */
-  readonly closed: boolean;
-}
-
-/** Where a message came from. */
-export interface Source {
-  transport: TransportProtocol;
-  address: string;
-  port: number;
-  /** The TCP or TLS connection it arrived on. */
-  connection?: TcpConnection;
-  /** The name of the listening transport that received it (several may listen: SipTransportSet). */
-  listener?: string;
-}
-
-/** Where to send. With a connection (TCP, TLS), that connection is used while it is open. */
-export interface Destination {
-  transport: TransportProtocol;
-  host: string;
-  port: number;
-  connection?: TcpConnection;
-  /** The listening transport to send from (its socket, its address in Via); default: the first of the protocol. */
-  listener?: string;
 }
 
 /** What the transaction layer needs of a transport: one listener (SipTransport) or several (SipTransportSet). */

@@ -5,15 +5,13 @@
 // application's numbering consecutive; a relayed event naming one that never comes (a hostile or
 // lost message) waits at most a second. A real nats-server -js; both members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, memberSettings, NO_NATS, until as pollUntil } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ID = { a: '02:00:00:00:5a:01', b: '02:00:00:00:5b:01' };
 const FIRST = 'ord-1';
 const SECOND = 'ord-2';
@@ -22,15 +20,10 @@ const DIALPLAN = `[ord]
 exten => park,1,Answer()
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Polls every 50 ms. */
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> => pollUntil(what, check, timeoutMs, 50);
 
 describe('the order of two applications\' relayed events on one WebSocket', { skip }, () => {
   let nats: NatsServer;
@@ -42,10 +35,9 @@ describe('the order of two applications\' relayed events on one WebSocket', { sk
   const events = (): Json[] => socket.messages as Json[];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-order-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-order-', DIALPLAN);
     nats = await startNatsServer();
-    const settings = (node: string, serverId: string): Json => ({ server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 } });
+    const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 });
     a = await startTestServer(settings('nodeA', ID.a));
     b = await startTestServer(settings('nodeB', ID.b));
     socket = await b.events(`app=${FIRST},${SECOND}`);

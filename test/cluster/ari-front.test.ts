@@ -6,13 +6,12 @@
 // is not in Stasis brings its events (its ChannelDestroyed); a recording made on C is fetched, copied and deleted through B.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { natsServerInstalled } from '../helpers/nats-server.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { type Json, NO_NATS } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const APP = 'front';
 
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 /** The next event satisfying `match`, skipping others (generous: a loaded machine, events crossing NATS). */
 async function nextEvent(events: EventSocket, match: (event: Json) => boolean, timeoutMs = 15_000): Promise<Json> {

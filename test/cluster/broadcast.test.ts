@@ -3,14 +3,12 @@
 // to the channel's member), later claims answer 409 on either member, and the winner on B gets the
 // channel's StasisStart. A real nats-server -js; both members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ID = { a: '02:00:00:00:4a:01', b: '02:00:00:00:4b:01' };
 const DIALPLAN = `[bc]
 exten => offer,1,Answer()
@@ -19,15 +17,7 @@ exten => offer,1,Answer()
 exten => park,1,Answer()
  same => n,Wait(60)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS;
 
 async function nextMatching(socket: EventSocket, type: string, match: (event: Json) => boolean, timeoutMs = 20_000): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
@@ -46,10 +36,9 @@ describe('StasisBroadcast claims across cluster members', { skip }, () => {
   let onA: EventSocket;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-broadcast-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-broadcast-', DIALPLAN);
     nats = await startNatsServer();
-    const settings = (node: string, serverId: string): Json => ({ server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 } });
+    const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 });
     a = await startTestServer(settings('nodeA', ID.a));
     b = await startTestServer(settings('nodeB', ID.b));
     onB = await b.events('app=claimer');

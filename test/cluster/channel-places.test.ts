@@ -9,21 +9,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { decodeIds, MAX_CHANNEL_IDS } from '../../src/cluster/channel-places.ts';
+import { clusterStatus, type Json, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ID = { a: '02:00:00:00:3a:01', b: '02:00:00:00:3b:01' };
 const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? '/usr/bin/chromium';
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS;
 
 describe('which member each channel is on', { skip }, () => {
   let nats: NatsServer;
@@ -36,10 +28,10 @@ describe('which member each channel is on', { skip }, () => {
     dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-places-'));
     writeFileSync(join(dir, 'extensions.conf'), '[park]\nexten => s,1,Answer()\n same => n,Wait(60)\n');
     nats = await startNatsServer();
-    const settings = (node: string, serverId: string): Json => ({ server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 } });
+    const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 });
     a = await startTestServer(settings('nodeA', ID.a));
     b = await startTestServer(settings('nodeB', ID.b));
-    await until('both members see each other', async () => (((await (await fetch(`${b.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members as Json[]).length === 2);
+    await until('both members see each other', async () => ((await clusterStatus(b.url)).members as Json[]).length === 2);
   });
 
   after(async () => {

@@ -3,16 +3,16 @@
 // and hears the events of channels living on A and C; requests on B act on them; listings on any
 // member show every member's channels; A's death ends its channels with cause 38.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import WebSocket from 'ws';
 import { AUTH, EventSocket, startTestServer, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { clusterStatus as status, dialplanDir, type Json, memberSettings, NO_NATS, startMemberProcess, until, untilMembersSeen } from './cluster-fixture.ts';
 
 const DIALPLAN = `[clu]
 exten => park,1,Answer()
@@ -20,18 +20,8 @@ exten => park,1,Answer()
 `;
 const ID = { a: '02:00:00:00:0a:01', b: '02:00:00:00:0b:01', c: '02:00:00:00:0c:01' };
 const FAILURE_SECONDS = 3;
-type Json = Record<string, any>;
 
-/** Polls `check` until it answers true (bounded: a loaded machine is slow, never stuck). */
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 describe('cluster on NATS JetStream', { skip }, () => {
   let nats: NatsServer;
@@ -46,38 +36,19 @@ describe('cluster on NATS JetStream', { skip }, () => {
   let lastSeenOnA = 0;
   let channelOfA = '';
 
-  const settings = (node: string, serverId: string): Json => ({
-    server_id: serverId,
-    dialplan: { file: join(dir, 'extensions.conf') },
-    cluster: { nats_url: nats.url, node_id: node, failure_seconds: FAILURE_SECONDS },
-  });
+  const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: FAILURE_SECONDS });
   const ariA = (path: string, init: RequestInit = {}): Promise<Response> => fetch(`${urlA}/ari${path}`, { ...init, headers: { authorization: AUTH } });
-  const status = async (url: string): Promise<Json> => (await (await fetch(`${url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-', DIALPLAN);
     nats = await startNatsServer();
-    nodeA = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'node-process.ts'), JSON.stringify(settings('nodeA', ID.a))], { stdio: ['ignore', 'pipe', 'inherit'] });
-    urlA = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`node A did not start: ${out}`)), 60_000);
-      nodeA.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /READY (\S+)/.exec(out);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      nodeA.once('exit', (code) => reject(new Error(`node A exited (${code}): ${out}`)));
-    });
+    ({ child: nodeA, url: urlA } = await startMemberProcess(settings('nodeA', ID.a)));
     // B has cross-member bridges turned off (max_media_legs 0): its bridge across members answers
     // 501 (the media leg itself is tested in xbridge.test.ts).
     const onB = settings('nodeB', ID.b);
     b = await startTestServer({ ...onB, cluster: { ...onB.cluster, max_media_legs: 0 } });
     c = await startTestServer(settings('nodeC', ID.c));
-    for (const url of [urlA, b.url, c.url]) await until(`three members seen from ${url}`, async () => (await status(url)).members.length === 3);
+    for (const url of [urlA, b.url, c.url]) await untilMembersSeen(url, 3);
   });
 
   after(async () => {

@@ -4,18 +4,17 @@
 // contact registered over TCP through A is refused on B with an error naming A; hostile entries in
 // the bucket are ignored. A real nats-server -js; both members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { contactKey } from '../../src/cluster/contacts.ts';
-import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { RawPhone } from '../interop/raw-phone.ts';
+import { clusterStatus, dialplanDir, type Json, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const DIALPLAN = `[phones]
 exten => park,1,Answer()
  same => n,Wait(60)
@@ -23,15 +22,7 @@ exten => call-alice,1,Dial(PJSIP/alice,20)
  same => n,Hangup()
 `;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 describe('SIP registrations across cluster members', { skip }, () => {
   let nats: NatsServer;
@@ -43,9 +34,7 @@ describe('SIP registrations across cluster members', { skip }, () => {
   let registerSeq = 0;
 
   const settings = (node: string, serverId: string): Json => ({
-    server_id: serverId,
-    dialplan: { file: join(dir, 'extensions.conf') },
-    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 },
+    ...memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 }),
     config_objects: {
       res_pjsip: {
         endpoint: {
@@ -59,7 +48,7 @@ describe('SIP registrations across cluster members', { skip }, () => {
       },
     },
   });
-  const known = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).contacts.known_elsewhere;
+  const known = async (server: TestServer): Promise<number> => (await clusterStatus(server.url)).contacts.known_elsewhere;
 
   /** REGISTER alice's contact at A for `expires` seconds; resolves with the final status. */
   async function register(expires: number): Promise<number> {
@@ -85,8 +74,7 @@ describe('SIP registrations across cluster members', { skip }, () => {
   }
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-contacts-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-contacts-', DIALPLAN);
     nats = await startNatsServer();
     await phone.open();
     a = await startTestServer(settings('nodeA', '02:00:00:00:1a:01'));

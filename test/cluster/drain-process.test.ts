@@ -5,9 +5,8 @@
 // having left, not died. A real nats-server -js.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -15,9 +14,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { readPidFile } from '../../src/cli/pidfile.ts';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, NO_NATS, until as pollUntil } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ADMIN_MAIN = fileURLToPath(new URL('../../src/cli/admin-main.ts', import.meta.url));
 const SERVER_MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -43,13 +42,8 @@ function spawnNode(args: string[], env: NodeJS.ProcessEnv, cwd: string): Spawned
   return { child, output: () => output, done: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Waits 30 s by default: the members here start as processes of their own. */
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> => pollUntil(what, check, timeoutMs);
 
 function freeTcpPort(): Promise<number> {
   return new Promise((resolve) => {
@@ -60,7 +54,7 @@ function freeTcpPort(): Promise<number> {
   });
 }
 
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 describe('patchbay stop --gracefully on a cluster member', { skip }, () => {
   let nats: NatsServer;
@@ -71,8 +65,7 @@ describe('patchbay stop --gracefully on a cluster member', { skip }, () => {
   let aEnv: NodeJS.ProcessEnv;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-drain-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-drain-', DIALPLAN);
     nats = await startNatsServer();
     const port = await freeTcpPort();
     writeFileSync(join(dir, 'a.yaml'), [

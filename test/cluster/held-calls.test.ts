@@ -6,15 +6,14 @@
 // members, after the replay, numbered on from the last event seen. A real nats-server -js; the
 // three members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, NO_NATS, until as pollUntil, untilMembersSeen } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const DIALPLAN = `[held]
 exten => park,1,Answer()
  same => n,Wait(120)
@@ -22,15 +21,10 @@ exten => stasis,1,Stasis(gone-app,dialplan)
  same => n,Set(GLOBAL(HELD_STATUS)=\${STASISSTATUS})
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Polls every 50 ms. */
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> => pollUntil(what, check, timeoutMs, 50);
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -48,8 +42,7 @@ describe('calls wait for an away application on every member', { skip }, () => {
   }
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-held-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-held-', DIALPLAN);
     nats = await startNatsServer();
     let n = 0;
     for (const name of ['a', 'b', 'c'] as const) {
@@ -61,7 +54,7 @@ describe('calls wait for an away application on every member', { skip }, () => {
       });
     }
     for (const server of [a(), b(), c()]) {
-      await until(`three members seen from ${server.url}`, async () => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 3);
+      await untilMembersSeen(server.url, 3, 50);
     }
   });
 

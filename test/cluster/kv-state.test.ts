@@ -5,8 +5,7 @@
 // through A is online on B with its contact and its channel on A; a draining A refuses new work
 // asked of it through B while its call goes on. A real nats-server -js; both members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -14,10 +13,10 @@ import { Kvm } from '@nats-io/kv';
 import { sharedKey } from '../../src/cluster/shared-state.ts';
 import { sharedObjectName } from '../../src/core/dynamic-config/store.ts';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { RawPhone } from '../interop/raw-phone.ts';
+import { dialplanDir, type Json, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const DIALPLAN = `[kv]
 exten => park,1,Answer()
  same => n,Wait(120)
@@ -27,15 +26,7 @@ exten => hang,1,Hangup()
 `;
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 describe('device states, dynamic configuration, endpoints and drain across cluster members', { skip }, () => {
   let nats: NatsServer;
@@ -71,8 +62,7 @@ describe('device states, dynamic configuration, endpoints and drain across clust
   const admin = async (server: TestServer, path: string): Promise<any> => (await fetch(`${server.url}/admin/${path}`, { headers: { authorization: AUTH } })).json();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-kv-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-kv-', DIALPLAN);
     nats = await startNatsServer();
     await phone.open();
     a = await startTestServer(settings('nodeA', '02:00:00:00:3a:01'));

@@ -8,27 +8,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { READ_YOUR_WRITES_MS } from '../../src/cluster/kv-seen.ts';
-import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { clusterStatus, type Json, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 const ROUNDS = 30;
 const JSON_HEADERS = { 'content-type': 'application/json' };
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('read-your-writes of dynamic configuration and device states across cluster members', { skip }, () => {
   let nats: NatsServer;
   let nc: NatsConnection;
   const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
-  const members = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length;
+  const members = async (server: TestServer): Promise<number> => (await clusterStatus(server.url)).members.length;
 
   before(async () => {
     nats = await startNatsServer();
@@ -135,7 +127,7 @@ describe('read-your-writes of dynamic configuration and device states across clu
       clearInterval(heartbeats);
       await silent.close();
     }
-    const counted = ((await (await fetch(`${b.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).shared_state;
+    const counted = (await clusterStatus(b.url)).shared_state;
     assert.ok(counted.writes_unconfirmed >= 2 && counted.writes_confirmed >= 2 * ROUNDS, JSON.stringify(counted));
     await until('the silent member declared dead', async () => (await members(b)) === 3);
     // Without it, an answer waits for the live members only.

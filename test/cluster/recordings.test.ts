@@ -6,18 +6,17 @@
 // control crosses NATS to A): the silence is where the wall clock says. A live recording's name is
 // taken on every member while it records, and a member that answers nothing holds no control up. A real nats-server -js; the three members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '@nats-io/transport-node';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
 import { silentFrames, spanBounds, timed } from '../ari/recordings-helpers.ts';
+import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const APP = 'xrec';
 // tone-600-dtmf sends '#' once the global XREC_GO is 1 (set through any member: globals are shared).
 const DIALPLAN = `[xrec]
@@ -32,15 +31,7 @@ exten => tone-600-dtmf,1,Answer()
  same => n(send),SendDTMF(#)
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -53,23 +44,22 @@ describe('recording across cluster members', { skip }, () => {
   const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
   let app: EventSocket;
   const events = (): Json[] => app.messages as Json[];
-  const legsHeld = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
+  const legsHeld = (server: TestServer): Promise<number> => mediaLegsHeld(server.url);
   const recordingEvent = (type: string, name: string): Promise<void> => until(`${type} of ${name}`, () => events().some((event) => event.type === type && event.recording?.name === name));
   const finishedState = (name: string): string | undefined => events().find((event) => event.type === 'RecordingFinished' && event.recording?.name === name)?.recording.state;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xrec-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-xrec-', DIALPLAN);
     nats = await startNatsServer();
     let n = 0;
     for (const name of ['a', 'b', 'c'] as const) {
-      servers[name] = await startTestServer({ server_id: `02:00:00:00:8${n++}:01`, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: `node${name.toUpperCase()}`, failure_seconds: 3, request_timeout_ms: SLOW_ANSWER_MS } });
+      servers[name] = await startTestServer(memberSettings(nats.url, dir, `node${name.toUpperCase()}`, `02:00:00:00:8${n++}:01`, { failure_seconds: 3, request_timeout_ms: SLOW_ANSWER_MS }));
     }
     // The application's home is C: the bridge's events (B) and the channels' (A, C) reach it through the stream.
     app = await servers.c!.events(`app=${APP}`);
     for (const server of [servers.a!, servers.b!, servers.c!]) {
-      await until(`three members seen from ${server.url}`, async () => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 3);
-      await until(`the application known on ${server.url}`, async () => (await server.ari(`/applications/${APP}`)).status === 200);
+      await untilMembersSeen(server.url, 3);
+      await untilApplicationKnown(server, APP);
     }
   });
 
@@ -194,7 +184,7 @@ describe('recording across cluster members', { skip }, () => {
     const beat = (): void => nc.publish('pb.patchbay.hb', JSON.stringify({ node: 'nodeZ', instance: 'silent-1', asteriskId: '02:00:00:00:8f:01', ari: 'http://127.0.0.1:9', load: { channels: 0, bridges: 0 }, draining: false }));
     beat();
     const heartbeats = setInterval(beat, 500);
-    const members = async (): Promise<number> => ((await (await fetch(`${b.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length;
+    const members = async (): Promise<number> => (await clusterStatus(b.url)).members.length;
     try {
       await until('the silent member seen by B', async () => (await members()) === 4);
       await originate(a, 'tone-1000', 'sz');

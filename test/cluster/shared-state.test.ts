@@ -3,17 +3,15 @@
 // gets what was written before; racing writes to one name end equal everywhere; hostile bucket
 // entries are ignored. A real nats-server -js; both members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { sharedKey } from '../../src/cluster/shared-state.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const DIALPLAN = `[shared]
 exten => write,1,Set(GLOBAL(FROM_DIALPLAN)=on-a)
  same => n,Set(DB(people/alice)=5551234)
@@ -25,15 +23,7 @@ exten => remove,1,Set(gone=\${DB_DELETE(people/alice)})
  same => n,Hangup()
 `;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 describe('global variables and astdb across cluster members', { skip }, () => {
   let nats: NatsServer;
@@ -42,16 +32,11 @@ describe('global variables and astdb across cluster members', { skip }, () => {
   let b: TestServer | undefined;
   let nc: NatsConnection;
 
-  const settings = (node: string, serverId: string): Json => ({
-    server_id: serverId,
-    dialplan: { file: join(dir, 'extensions.conf') },
-    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 },
-  });
+  const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 });
   const globalOn = async (server: TestServer, name: string): Promise<string> => ((await (await server.ari(`/asterisk/variable?variable=${name}`)).json()) as Json).value;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-shared-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-shared-', DIALPLAN);
     nats = await startNatsServer();
     a = await startTestServer(settings('nodeA', '02:00:00:00:2a:01'));
     nc = await connect({ servers: nats.url });

@@ -7,18 +7,17 @@
 // holds no relayed dialog.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readWavFile } from '../../src/media/wav-reader.ts';
 import { BARESIP_MODULES, ctrl, HAVE_BARESIP, showBaresipOutput, stopBaresip, writeBaresipHome } from '../helpers/baresip.ts';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { tonePower } from '../helpers/tone-power.ts';
+import { clusterStatus as status, dialplanDir, type Json, memberSettings, nextChannelEvent, startMemberProcess, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const FAILURE_SECONDS = 3;
 const DIALPLAN = `[phones]
 exten => tones,1,Answer()
@@ -36,14 +35,6 @@ const skip = !natsServerInstalled()
       ? 'baresip has no sndfile module'
       : false;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('baresip over TCP through member A (a process of its own), called from member B', { skip }, () => {
   let nats: NatsServer;
   let dir: string;
@@ -56,30 +47,20 @@ describe('baresip over TCP through member A (a process of its own), called from 
   let output = '';
   let ctrlPort: number;
   const dumps = (): string => join(dir, 'dumps');
-  const status = async (url: string): Promise<Json> => (await (await fetch(`${url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json;
   const channelOnB = async (id: string): Promise<Json | undefined> => {
     const response = await b.ari(`/channels/${id}`);
     return response.status === 200 ? ((await response.json()) as Json) : undefined;
   };
-  async function nextEvent(type: string, channelId: string, timeoutMs = 30_000): Promise<Json> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-      if (message.type === type && message.channel?.id === channelId) return message;
-    }
-  }
+  const nextEvent = (type: string, channelId: string, timeoutMs = 30_000): Promise<Json> => nextChannelEvent(events, type, channelId, timeoutMs);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-tcp-relay-process-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-tcp-relay-process-', DIALPLAN);
     mkdirSync(dumps());
     nats = await startNatsServer();
     // A's SIP port is chosen here (UDP and TCP on it) so that baresip can be pointed at it.
     sipPortA = (await freeSipPhonePort()) + 1;
     const settings = (node: string, serverId: string, extra: Json = {}): Json => ({
-      server_id: serverId,
-      dialplan: { file: join(dir, 'extensions.conf') },
-      cluster: { nats_url: nats.url, node_id: node, failure_seconds: FAILURE_SECONDS },
+      ...memberSettings(nats.url, dir, node, serverId, { failure_seconds: FAILURE_SECONDS }),
       config_objects: {
         res_pjsip: {
           endpoint: { alice: { context: 'phones', allow: 'ulaw', aors: 'alice' } },
@@ -88,19 +69,7 @@ describe('baresip over TCP through member A (a process of its own), called from 
       },
       ...extra,
     });
-    nodeA = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'node-process.ts'), JSON.stringify(settings('nodeA', '02:00:00:00:3a:01', { sip: { port: sipPortA } }))], { stdio: ['ignore', 'pipe', 'inherit'] });
-    urlA = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`node A did not start: ${out}`)), 60_000);
-      nodeA.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /READY (\S+)/.exec(out);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-    });
+    ({ child: nodeA, url: urlA } = await startMemberProcess(settings('nodeA', '02:00:00:00:3a:01', { sip: { port: sipPortA } })));
     b = await startTestServer(settings('nodeB', '02:00:00:00:3b:01'));
     events = await b.events('app=relay-process');
     await until('the members know each other', async () => (await status(urlA)).members.length === 2 && (await status(b.url)).members.length === 2);

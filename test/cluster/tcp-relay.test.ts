@@ -8,16 +8,14 @@
 // fails as unreachable; hostile flow messages are refused. A real nats-server -js; both members in
 // this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { RawTcpPhone, sipHeader } from '../helpers/raw-tcp-phone.ts';
+import { clusterStatus, dialplanDir, type Json, memberSettings, nextChannelEvent, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const DIALPLAN = `[phones]
 exten => echo,1,Answer()
  same => n,Echo()
@@ -30,15 +28,7 @@ exten => call-alice,1,Dial(PJSIP/alice,20)
 /** cluster.max_relayed_dialogs on both members: small, so that the bound is reached in a test. */
 const MAX_RELAYED = 2;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
 describe('a phone registered over TCP through member A, called from member B', { skip }, () => {
   let nats: NatsServer;
@@ -50,9 +40,7 @@ describe('a phone registered over TCP through member A, called from member B', {
   let events: EventSocket;
 
   const settings = (node: string, serverId: string): Json => ({
-    server_id: serverId,
-    dialplan: { file: join(dir, 'extensions.conf') },
-    cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3, max_relayed_dialogs: MAX_RELAYED },
+    ...memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3, max_relayed_dialogs: MAX_RELAYED }),
     config_objects: {
       res_pjsip: {
         endpoint: { alice: { context: 'phones', allow: 'ulaw', aors: 'alice' } },
@@ -60,18 +48,12 @@ describe('a phone registered over TCP through member A, called from member B', {
       },
     },
   });
-  const status = async (server: TestServer): Promise<Json> => (await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json;
+  const status = async (server: TestServer): Promise<Json> => clusterStatus(server.url);
   const channel = async (server: TestServer, id: string): Promise<Json | undefined> => {
     const response = await server.ari(`/channels/${id}`);
     return response.status === 200 ? ((await response.json()) as Json) : undefined;
   };
-  async function nextEvent(type: string, channelId: string, timeoutMs = 20_000): Promise<Json> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-      if (message.type === type && message.channel?.id === channelId) return message;
-    }
-  }
+  const nextEvent = (type: string, channelId: string, timeoutMs = 20_000): Promise<Json> => nextChannelEvent(events, type, channelId, timeoutMs);
   async function registerPhone(): Promise<void> {
     phone = new RawTcpPhone('alice');
     await phone.open(a.core.pjsip.port);
@@ -91,8 +73,7 @@ describe('a phone registered over TCP through member A, called from member B', {
     }, 20_000);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-tcp-relay-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-tcp-relay-', DIALPLAN);
     nats = await startNatsServer();
     a = await startTestServer(settings('nodeA', '02:00:00:00:2a:01'));
     b = await startTestServer(settings('nodeB', '02:00:00:00:2b:01'));

@@ -10,21 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HAVE_BARESIP, showBaresipOutput, stopBaresip, writeBaresipHome } from '../helpers/baresip.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
-import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { makeTestCa, NO_OPENSSL, type TestCa } from '../helpers/tls-certs.ts';
+import { clusterStatus, type Json, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
-const skip = !natsServerInstalled() ? 'nats-server is not installed (apt-get install nats-server)' : !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : NO_OPENSSL;
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS || !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : NO_OPENSSL;
 
 describe('baresip over TLS through member A, called from member B', { skip }, () => {
   let dir: string;
@@ -34,7 +26,7 @@ describe('baresip over TLS through member A, called from member B', { skip }, ()
   let b: TestServer;
   let baresip: ChildProcess | undefined;
   let output = '';
-  const status = async (server: TestServer): Promise<Json> => (await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json;
+  const status = async (server: TestServer): Promise<Json> => clusterStatus(server.url);
   const channelOnB = async (id: string): Promise<Json | undefined> => {
     const response = await b.ari(`/channels/${id}`);
     return response.status === 200 ? ((await response.json()) as Json) : undefined;
@@ -47,9 +39,7 @@ describe('baresip over TLS through member A, called from member B', { skip }, ()
     const cert = await ca.issue('patchbay', 'DNS:localhost,IP:127.0.0.1');
     nats = await startNatsServer();
     const settings = (node: string, serverId: string): Json => ({
-      server_id: serverId,
-      dialplan: { file: join(dir, 'extensions.conf') },
-      cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 },
+      ...memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 }),
       config_objects: {
         res_pjsip: {
           transport: { 'transport-tls': { protocol: 'tls', bind: '127.0.0.1:0', cert_file: cert.cert, priv_key_file: cert.key, ca_list_file: ca.cert, method: 'sslv23' } },

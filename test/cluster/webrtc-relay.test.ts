@@ -13,21 +13,13 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { readWavFile } from '../../src/media/wav-reader.ts';
 import { CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState } from '../helpers/jssip-browser.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { tonePower } from '../helpers/tone-power.ts';
+import { clusterStatus, type Json, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const TONE_HZ = 1000;
-const skip = !natsServerInstalled() ? 'nats-server is not installed (apt-get install nats-server)' : existsSync(CHROMIUM) ? false : 'Chromium is not installed (Debian package chromium)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS || existsSync(CHROMIUM) ? false : 'Chromium is not installed (Debian package chromium)';
 
 describe('a browser registered over WebSocket through member A, called from member B over WebRTC', { skip }, () => {
   let work: string;
@@ -38,7 +30,7 @@ describe('a browser registered over WebSocket through member A, called from memb
   let browser: Browser;
   let tab: Page;
   let events: EventSocket;
-  const status = async (server: TestServer): Promise<Json> => (await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json;
+  const status = async (server: TestServer): Promise<Json> => clusterStatus(server.url);
   const pageState = (): Promise<PageState> => tab.evaluate(() => window.state);
   async function pageWaits(what: string, predicate: string, timeoutMs = 30_000): Promise<void> {
     await tab.waitForFunction(predicate, undefined, { timeout: timeoutMs }).catch(async (error: unknown) => {

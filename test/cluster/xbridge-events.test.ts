@@ -7,14 +7,13 @@
 // and the bridge's events show the channel as it is now (its caller id changed while bridged, its
 // connected line). A real nats-server -js; both members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until as pollUntil, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ID = { a: '02:00:00:00:5a:26', b: '02:00:00:00:5b:26' };
 /** The application of A's channels, homed on B; the other party's (B's channels), homed on A. */
 const APP = 'xv';
@@ -25,15 +24,10 @@ exten => park,1,Answer()
 exten => after,1,Answer()
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
+const skip = NO_NATS;
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Polls every 50 ms. */
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> => pollUntil(what, check, timeoutMs, 50);
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -58,7 +52,7 @@ describe("events of a channel in a bridge of another member, each way it leaves"
     await until(what, () => (found = of(socket).slice(since).find(match)) !== undefined);
     return found!;
   };
-  const legsHeld = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
+  const legsHeld = (server: TestServer): Promise<number> => mediaLegsHeld(server.url);
   const noLegs = (): Promise<void> => until('no legs on either member', async () => (await legsHeld(a)) === 0 && (await legsHeld(b)) === 0);
   const ok = async (server: TestServer, path: string, method: string, status = 204): Promise<void> => {
     const response = await server.ari(path, { method });
@@ -84,17 +78,16 @@ describe("events of a channel in a bridge of another member, each way it leaves"
   const settle = (): Promise<void> => pause(500);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xevents-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-xevents-', DIALPLAN);
     nats = await startNatsServer();
-    const settings = (node: string, serverId: string): Json => ({ server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 } });
+    const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3 });
     a = await startTestServer(settings('nodeA', ID.a));
     b = await startTestServer(settings('nodeB', ID.b));
     mine = await b.events(`app=${APP}`);
     other = await a.events(`app=${OTHER}`);
     for (const server of [a, b]) {
-      await until(`both members seen from ${server.url}`, async () => (((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 2));
-      for (const app of [APP, OTHER]) await until(`${app} known through ${server.url}`, async () => (await server.ari(`/applications/${app}`)).status === 200);
+      await untilMembersSeen(server.url, 2, 50);
+      for (const app of [APP, OTHER]) await untilApplicationKnown(server, app, 50);
     }
   });
 

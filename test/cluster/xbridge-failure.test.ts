@@ -4,15 +4,14 @@
 // (ChannelLeftBridge, then ChannelDestroyed cause 38), B's channel is out of A's bridge and still
 // in its application, free to join another bridge, and B holds no leg any more.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { dialplanDir, type Json, mediaLegsHeld as legsHeld, memberSettings, NO_NATS, startMemberProcess, until, untilMembersSeen } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ID = { a: '02:00:00:00:6a:01', b: '02:00:00:00:6b:01' };
 const APP = 'xf';
 const FAILURE_SECONDS = 3;
@@ -20,15 +19,7 @@ const DIALPLAN = `[xf]
 exten => park,1,Answer()
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS;
 
 describe('a cluster member dying with bridges across members', { skip }, () => {
   let nats: NatsServer;
@@ -39,32 +30,15 @@ describe('a cluster member dying with bridges across members', { skip }, () => {
   let app: EventSocket;
   const events = (): Json[] => app.messages as Json[];
   const ariA = (path: string, init: RequestInit = {}): Promise<Response> => fetch(`${urlA}/ari${path}`, { ...init, headers: { authorization: AUTH } });
-  const legsHeld = async (url: string): Promise<number> => ((await (await fetch(`${url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xbridge-failure-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-xbridge-failure-', DIALPLAN);
     nats = await startNatsServer();
-    const settings = (node: string, serverId: string): Json => ({ server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: FAILURE_SECONDS } });
-    nodeA = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'node-process.ts'), JSON.stringify(settings('nodeA', ID.a))], { stdio: ['ignore', 'pipe', 'inherit'] });
-    urlA = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`node A did not start: ${out}`)), 60_000);
-      nodeA.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /READY (\S+)/.exec(out);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      nodeA.once('exit', (code) => reject(new Error(`node A exited (${code}): ${out}`)));
-    });
+    const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: FAILURE_SECONDS });
+    ({ child: nodeA, url: urlA } = await startMemberProcess(settings('nodeA', ID.a)));
     b = await startTestServer(settings('nodeB', ID.b));
     app = await b.events(`app=${APP}`);
-    for (const url of [urlA, b.url]) {
-      await until(`both members seen from ${url}`, async () => ((await (await fetch(`${url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 2);
-    }
+    for (const url of [urlA, b.url]) await untilMembersSeen(url, 2);
     await until('the application known on A', async () => (await ariA(`/applications/${APP}`)).status === 200);
   });
 

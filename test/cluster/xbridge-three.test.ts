@@ -2,16 +2,15 @@
 // bridge), asked for through C: A's 1000 Hz reaches C's channel (a spy on it, recorded on C) and
 // C's 600 Hz reaches A's, through B's mix. A real nats-server -js; the three members in this process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
+import { dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const APP = 'x3';
 const DIALPLAN = `[x3]
 exten => tone-1000,1,Answer()
@@ -21,15 +20,7 @@ exten => tone-600,1,Answer()
  same => n,PlayTones(600)
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS;
 
 describe('a bridge of one member mixing channels of two others', { skip }, () => {
   let nats: NatsServer;
@@ -37,20 +28,19 @@ describe('a bridge of one member mixing channels of two others', { skip }, () =>
   const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
   let app: EventSocket;
   const events = (): Json[] => app.messages as Json[];
-  const legsHeld = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
+  const legsHeld = (server: TestServer): Promise<number> => mediaLegsHeld(server.url);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xbridge3-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-xbridge3-', DIALPLAN);
     nats = await startNatsServer();
     let n = 0;
     for (const name of ['a', 'b', 'c'] as const) {
-      servers[name] = await startTestServer({ server_id: `02:00:00:00:7${n++}:01`, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: `node${name.toUpperCase()}`, failure_seconds: 3 } });
+      servers[name] = await startTestServer(memberSettings(nats.url, dir, `node${name.toUpperCase()}`, `02:00:00:00:7${n++}:01`, { failure_seconds: 3 }));
     }
     app = await servers.b!.events(`app=${APP}`);
     for (const server of [servers.a!, servers.b!, servers.c!]) {
-      await until(`three members seen from ${server.url}`, async () => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 3);
-      await until(`the application known on ${server.url}`, async () => (await server.ari(`/applications/${APP}`)).status === 200);
+      await untilMembersSeen(server.url, 3);
+      await untilApplicationKnown(server, APP);
     }
   });
 

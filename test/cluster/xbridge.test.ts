@@ -6,17 +6,16 @@
 // bridge's destruction and a member stopping end the leg on both members. A real nats-server -js;
 // both members in this process.
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '@nats-io/transport-node';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { natsServerInstalled, startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
+import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until } from './cluster-fixture.ts';
 
-type Json = Record<string, any>;
 const ID = { a: '02:00:00:00:5a:01', b: '02:00:00:00:5b:01' };
 const APP = 'xb';
 const DIALPLAN = `[xb]
@@ -35,15 +34,7 @@ exten => dtmf-a,1,Answer()
  same => n(send),SendDTMF(7)
  same => n,Wait(120)
 `;
-const skip = natsServerInstalled() ? false : 'nats-server is not installed (apt-get install nats-server)';
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const skip = NO_NATS;
 
 /** The sample rate of a WAV file (its fmt chunk follows the RIFF header in what the server writes). */
 function wavRate(file: string): number {
@@ -60,7 +51,7 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
   /** Every event of the application, in the order its home (B) numbered them. */
   const events = (): Json[] => app.messages as Json[];
   const bridgeEvents = (bridge: string): Json[] => events().filter((event) => /^Channel(Entered|Left)Bridge$/.test(event.type) && event.bridge?.id === bridge);
-  const legsHeld = async (server: TestServer): Promise<number> => ((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).media_legs.held;
+  const legsHeld = (server: TestServer): Promise<number> => mediaLegsHeld(server.url);
   const bridgeChannels = async (server: TestServer, bridge: string): Promise<string[]> => (((await (await server.ari(`/bridges/${bridge}`)).json()) as Json).channels as string[]).sort();
   const waitEvent = async (what: string, match: (event: Json) => boolean): Promise<Json> => {
     let found: Json | undefined;
@@ -80,16 +71,15 @@ describe('a bridge with channels of two cluster members', { skip }, () => {
   };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'patchbay-cluster-xbridge-'));
-    writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
+    dir = dialplanDir('patchbay-cluster-xbridge-', DIALPLAN);
     nats = await startNatsServer();
-    const settings = (node: string, serverId: string): Json => ({ server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3, max_media_legs: 2 } });
+    const settings = (node: string, serverId: string): Json => memberSettings(nats.url, dir, node, serverId, { failure_seconds: 3, max_media_legs: 2 });
     a = await startTestServer(settings('nodeA', ID.a));
     b = await startTestServer(settings('nodeB', ID.b));
     app = await b.events(`app=${APP}`);
     await until('the application known on A', async () => (await a.ari(`/applications/${APP}`)).status === 200);
     for (const server of [a, b]) {
-      await until(`both members seen from ${server.url}`, async () => (((await (await fetch(`${server.url}/admin/cluster`, { headers: { authorization: AUTH } })).json()) as Json).members.length === 2));
+      await until(`both members seen from ${server.url}`, async () => ((await clusterStatus(server.url)).members.length === 2));
     }
     await originate(a, 'tone-a', 'xa', 'Alice <100>');
     await originate(b, 'tone-b', 'xb1', 'Bob <200>');

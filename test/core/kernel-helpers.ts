@@ -3,8 +3,7 @@
 // channel table. Nothing listens on a port, nothing is read from disk, no clock runs.
 import type { Frame } from '../../src/media/frame.ts';
 import { Applications, type CoreEvent } from '../../src/core/applications.ts';
-import type { Channel } from '../../src/core/channels/channel.ts';
-import type { ChannelFunctions } from '../../src/core/channels/channel-functions.ts';
+import type { Channel, ChannelFunctions } from '../../src/core/channels/channel.ts';
 import { Channels } from '../../src/core/channels/channels.ts';
 import { InvalidError } from '../../src/core/errors.ts';
 import type { ChannelDriver, Indication } from '../../src/core/channels/technology.ts';

@@ -6,16 +6,9 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { ulawEncode } from '../../src/media/g711.ts';
+import { randomToken, responseCopies, SipInbox, sipHeader, tagOf } from './sip-inbox.ts';
 
-const random = (): string => Math.random().toString(36).slice(2);
-
-export function sipHeader(message: string, name: string): string | undefined {
-  return new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(message)?.[1]?.trim();
-}
-
-function tagOf(value: string | undefined): string {
-  return /;tag=([^;\s>]+)/.exec(value ?? '')?.[1] ?? '';
-}
+export { sipHeader };
 
 export interface AnsweredCall {
   readonly callId: string;
@@ -30,15 +23,16 @@ export class RawTcpPhone {
   readonly received: Array<{ at: number; payloadType: number }> = [];
   #socket: net.Socket | undefined;
   #buffer = '';
-  readonly #messages: string[] = [];
-  #waiters: Array<() => void> = [];
+  readonly #inbox: SipInbox;
   readonly #calls = new Map<string, AnsweredCall>();
   #tone: NodeJS.Timeout | undefined;
   #cseq = 1;
   /** Whether INVITEs are answered (200) or left ringing (180 only). */
   answer = true;
 
-  constructor(readonly user: string) {}
+  constructor(readonly user: string) {
+    this.#inbox = new SipInbox(user);
+  }
 
   async open(serverPort: number): Promise<void> {
     await new Promise<void>((resolve) => this.rtp.bind(0, '127.0.0.1', resolve));
@@ -74,11 +68,11 @@ export class RawTcpPhone {
     const cseq = this.#cseq++;
     this.#send([
       `REGISTER sip:127.0.0.1:${serverPort};transport=tcp SIP/2.0`,
-      `Via: SIP/2.0/TCP 127.0.0.1:${this.localPort};branch=z9hG4bK${random()};rport`,
+      `Via: SIP/2.0/TCP 127.0.0.1:${this.localPort};branch=z9hG4bK${randomToken()};rport`,
       'Max-Forwards: 70',
-      `From: <sip:${this.user}@127.0.0.1>;tag=reg${random()}`,
+      `From: <sip:${this.user}@127.0.0.1>;tag=reg${randomToken()}`,
       `To: <sip:${this.user}@127.0.0.1>`,
-      `Call-ID: reg-${this.user}-${random()}`,
+      `Call-ID: reg-${this.user}-${randomToken()}`,
       `CSeq: ${cseq} REGISTER`,
       `Contact: <sip:${this.user}@127.0.0.1:${this.localPort};transport=tcp>`,
       `Expires: ${expires}`,
@@ -90,21 +84,8 @@ export class RawTcpPhone {
   }
 
   /** The next SIP message whose first line matches (and `also`), within `timeoutMs`. */
-  async nextMessage(firstLine: RegExp, timeoutMs = 15_000, also: (message: string) => boolean = () => true): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.#messages.findIndex((m) => firstLine.test(m.split('\r\n')[0]) && also(m));
-      if (index >= 0) return this.#messages.splice(index, 1)[0];
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.user}: no SIP message ${firstLine} (got ${this.#messages.map((m) => m.split('\r\n')[0]).join(', ')})`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  nextMessage(firstLine: RegExp, timeoutMs = 15_000, also: (message: string) => boolean = () => true): Promise<string> {
+    return this.#inbox.next(firstLine, timeoutMs, also);
   }
 
   /** BYE in a call the phone answered; resolves with the final response. */
@@ -115,7 +96,7 @@ export class RawTcpPhone {
     const cseq = 100 + this.#cseq++;
     this.#send([
       `BYE ${target} SIP/2.0`,
-      `Via: SIP/2.0/TCP 127.0.0.1:${this.localPort};branch=z9hG4bK${random()};rport`,
+      `Via: SIP/2.0/TCP 127.0.0.1:${this.localPort};branch=z9hG4bK${randomToken()};rport`,
       'Max-Forwards: 70',
       `From: <sip:${this.user}@127.0.0.1>;tag=${call.localTag}`,
       `To: ${sipHeader(call.invite, '(?:from|f)')}`,
@@ -156,18 +137,17 @@ export class RawTcpPhone {
 
   #receive(message: string): void {
     if (!message.startsWith('SIP/2.0')) this.#answerRequest(message);
-    this.#messages.push(message);
-    for (const waiter of this.#waiters.splice(0)) waiter();
+    this.#inbox.add(message);
   }
 
   #answerRequest(request: string): void {
     const method = request.split(' ')[0];
     if (method === 'ACK') return;
     const callId = sipHeader(request, '(?:call-id|i)') ?? '';
-    const keep = request.split('\r\n').filter((line) => /^(via|v|from|f|call-id|i|cseq):/i.test(line));
+    const keep = responseCopies(request);
     let to = sipHeader(request, '(?:to|t)') ?? '';
     const known = this.#calls.get(callId);
-    const localTag = known?.localTag ?? (tagOf(to) || `a${random()}`);
+    const localTag = known?.localTag ?? (tagOf(to) || `a${randomToken()}`);
     if (!tagOf(to)) to = `${to};tag=${localTag}`;
     const contact = `Contact: <sip:${this.user}@127.0.0.1:${this.localPort};transport=tcp>`;
     if (method === 'INVITE') {
@@ -186,7 +166,7 @@ export class RawTcpPhone {
     // A CANCEL of a ringing INVITE: that INVITE ends 487 (RFC 3261 §9.2).
     const ringing = method === 'CANCEL' ? this.#calls.get(callId) : undefined;
     if (ringing) {
-      const inviteKeep = ringing.invite.split('\r\n').filter((line) => /^(via|v|from|f|call-id|i|cseq):/i.test(line));
+      const inviteKeep = responseCopies(ringing.invite);
       this.#send(`SIP/2.0 487 Request Terminated\r\n${inviteKeep.join('\r\n')}\r\nTo: ${to}\r\nContent-Length: 0\r\n\r\n`);
     }
   }

@@ -4,6 +4,7 @@
 // (re-INVITEs too) with PCMU and the mirror of the offer's direction, and every other request 200.
 import dgram from 'node:dgram';
 import { ulawDecode } from '../../src/media/g711.ts';
+import { randomToken, responseCopies, SipInbox, sipHeader, tagOf } from '../helpers/sip-inbox.ts';
 
 export interface PhoneDialog {
   readonly callId: string;
@@ -20,28 +21,19 @@ export interface ReceivedRtp {
   readonly payload: Buffer;
 }
 
-const random = (): string => Math.random().toString(36).slice(2);
-
-function header(message: string, name: string): string | undefined {
-  return new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(message)?.[1]?.trim();
-}
-
-function tagOf(value: string | undefined): string {
-  return /;tag=([^;\s>]+)/.exec(value ?? '')?.[1] ?? '';
-}
-
 export class RawPhone {
   readonly sip = dgram.createSocket('udp4');
   readonly rtp = dgram.createSocket('udp4');
   readonly received: ReceivedRtp[] = [];
   /** Every SIP message received, newest last; nextMessage() takes them. */
-  readonly #messages: string[] = [];
-  #waiters: Array<() => void> = [];
+  readonly #inbox: SipInbox;
   /** Our To tags for dialogs the phone answered, by Call-ID. */
   readonly #answeredTags = new Map<string, string>();
   serverPort = 0;
 
-  constructor(readonly user: string) {}
+  constructor(readonly user: string) {
+    this.#inbox = new SipInbox(user);
+  }
 
   async open(port = 0): Promise<void> {
     await new Promise<void>((resolve) => this.sip.bind(port, '127.0.0.1', resolve));
@@ -62,21 +54,8 @@ export class RawPhone {
   }
 
   /** The next SIP message whose first line matches (and `also`, when given), within `timeoutMs`. */
-  async nextMessage(firstLine: RegExp, timeoutMs = 10_000, also: (message: string) => boolean = () => true): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.#messages.findIndex((m) => firstLine.test(m.split('\r\n')[0]) && also(m));
-      if (index >= 0) return this.#messages.splice(index, 1)[0];
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.user}: no SIP message ${firstLine} (got ${this.#messages.map((m) => m.split('\r\n')[0]).join(', ')})`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  nextMessage(firstLine: RegExp, timeoutMs = 10_000, also: (message: string) => boolean = () => true): Promise<string> {
+    return this.#inbox.next(firstLine, timeoutMs, also);
   }
 
   /** The PCMU audio received between `from` and `to` (ms timestamps), as linear samples. */
@@ -94,13 +73,13 @@ export class RawPhone {
 
   /** INVITE `user` at the server (with extra headers, e.g. Replaces); resolves with the dialog and the final response, ACKed. */
   async call(user: string, extraHeaders: string[] = []): Promise<{ dialog: PhoneDialog; final: string }> {
-    const dialog: PhoneDialog = { callId: `raw-${random()}`, localTag: `t${random()}`, remoteTag: '', user, cseq: 1 };
-    const branch = `z9hG4bK${random()}`;
+    const dialog: PhoneDialog = { callId: `raw-${randomToken()}`, localTag: `t${randomToken()}`, remoteTag: '', user, cseq: 1 };
+    const branch = `z9hG4bK${randomToken()}`;
     const body = this.sdp();
     this.#send(`INVITE sip:${user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, 'INVITE', branch)}\r\n${extraHeaders.map((h) => `${h}\r\n`).join('')}Content-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 15_000, (m) => header(m, '(?:call-id|i)') === dialog.callId);
-    dialog.remoteTag = tagOf(header(final, '(?:to|t)'));
-    const ackBranch = /^SIP\/2\.0 2/.test(final) ? `z9hG4bK${random()}` : branch;
+    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 15_000, (m) => sipHeader(m, '(?:call-id|i)') === dialog.callId);
+    dialog.remoteTag = tagOf(sipHeader(final, '(?:to|t)'));
+    const ackBranch = /^SIP\/2\.0 2/.test(final) ? `z9hG4bK${randomToken()}` : branch;
     this.#send(`ACK sip:${user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, 'ACK', ackBranch)}\r\nContent-Length: 0\r\n\r\n`);
     return { dialog, final };
   }
@@ -111,14 +90,14 @@ export class RawPhone {
     const cseq = dialog.cseq;
     const body = this.sdp(direction, cseq);
     this.#send(`INVITE sip:${dialog.user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, 'INVITE')}\r\nContent-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 10_000, (m) => header(m, '(?:call-id|i)') === dialog.callId && new RegExp(`^CSeq:\\s*${cseq} INVITE`, 'im').test(m));
+    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 10_000, (m) => sipHeader(m, '(?:call-id|i)') === dialog.callId && new RegExp(`^CSeq:\\s*${cseq} INVITE`, 'im').test(m));
     this.#send(`ACK sip:${dialog.user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, 'ACK').replace(/^CSeq: .*$/m, `CSeq: ${cseq} ACK`)}\r\nContent-Length: 0\r\n\r\n`);
     return final;
   }
 
   /** The dialog of a call the phone answered (its Call-ID), to send requests in it. */
   answeredDialog(callId: string, invite: string): PhoneDialog {
-    return { callId, localTag: this.#answeredTags.get(callId) ?? '', remoteTag: tagOf(header(invite, '(?:from|f)')), user: 'patchbay', cseq: 100 };
+    return { callId, localTag: this.#answeredTags.get(callId) ?? '', remoteTag: tagOf(sipHeader(invite, '(?:from|f)')), user: 'patchbay', cseq: 100 };
   }
 
   /** A request in `dialog` (REFER, BYE, ...); resolves with its final response. */
@@ -126,10 +105,10 @@ export class RawPhone {
     dialog.cseq++;
     const cseq = dialog.cseq;
     this.#send(`${method} sip:${dialog.user}@127.0.0.1:${this.serverPort} SIP/2.0\r\n${this.#headers(dialog, method)}\r\n${extraHeaders.map((h) => `${h}\r\n`).join('')}Content-Length: 0\r\n\r\n`);
-    return this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 10_000, (m) => header(m, '(?:call-id|i)') === dialog.callId && new RegExp(`^CSeq:\\s*${cseq} ${method}`, 'im').test(m));
+    return this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 10_000, (m) => sipHeader(m, '(?:call-id|i)') === dialog.callId && new RegExp(`^CSeq:\\s*${cseq} ${method}`, 'im').test(m));
   }
 
-  #headers(dialog: PhoneDialog, method: string, branch = `z9hG4bK${random()}`): string {
+  #headers(dialog: PhoneDialog, method: string, branch = `z9hG4bK${randomToken()}`): string {
     return [
       `Via: SIP/2.0/UDP 127.0.0.1:${this.sipPort};branch=${branch};rport`,
       'Max-Forwards: 70',
@@ -147,20 +126,18 @@ export class RawPhone {
 
   #receive(text: string): void {
     if (!text.startsWith('SIP/2.0')) this.#answer(text);
-    this.#messages.push(text);
-    for (const waiter of this.#waiters.splice(0)) waiter();
+    this.#inbox.add(text);
   }
 
   /** 200 to any request but ACK; an INVITE gets our SDP with the mirrored direction. */
   #answer(request: string): void {
     const method = request.split(' ')[0];
     if (method === 'ACK') return;
-    const lines = request.split('\r\n');
-    const callId = header(request, '(?:call-id|i)') ?? '';
-    const keep = lines.filter((line) => /^(via|v|from|f|call-id|i|cseq):/i.test(line));
-    let to = header(request, '(?:to|t)') ?? '';
+    const callId = sipHeader(request, '(?:call-id|i)') ?? '';
+    const keep = responseCopies(request);
+    let to = sipHeader(request, '(?:to|t)') ?? '';
     if (!tagOf(to)) {
-      const tag = this.#answeredTags.get(callId) ?? `a${random()}`;
+      const tag = this.#answeredTags.get(callId) ?? `a${randomToken()}`;
       this.#answeredTags.set(callId, tag);
       to = `${to};tag=${tag}`;
     }
@@ -168,7 +145,7 @@ export class RawPhone {
     if (method === 'INVITE') {
       const offered = /^a=(sendonly|recvonly|inactive|sendrecv)/m.exec(request)?.[1] ?? 'sendrecv';
       const mirror = offered === 'sendonly' ? 'recvonly' : offered === 'recvonly' ? 'sendonly' : offered;
-      const body = this.sdp(mirror, 2 + this.#messages.length);
+      const body = this.sdp(mirror, 2 + this.#inbox.size);
       tail = `Contact: <sip:${this.user}@127.0.0.1:${this.sipPort}>\r\nContent-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
     }
     this.#send(`SIP/2.0 200 OK\r\n${keep.join('\r\n')}\r\nTo: ${to}\r\n${tail}`);

@@ -4,88 +4,49 @@
 // application hangs up, a ringing call the peer cancels, an application calling a registered peer,
 // and MESSAGE both ways. Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import dgram from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, ofChannel, randomPort, sipp as runSipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { TestPhone as UdpTestPhone } from './test-phone.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
-
-const SCENARIOS = fileURLToPath(new URL('../sip/scenarios/', import.meta.url));
-const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
-const HAVE_SOX = spawnSync('sox', ['--version'], { encoding: 'utf8' }).error === undefined;
-
-interface SippRun {
-  readonly status: number | null;
-  readonly output: string;
-}
-
+let setup: SippServer;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
 
 /** The SIP port of SIPp when it plays bob's phone (bob's static contact). */
-const BOB_PORT = 20000 + Math.floor(Math.random() * 20000);
+const BOB_PORT = randomPort();
 
-function sipp(scenario: string, args: string[], timeoutMs = 20_000, port = 20000 + Math.floor(Math.random() * 20000)): { done: Promise<SippRun>; port: number } {
-  const child = spawn('sipp', ['-sf', join(SCENARIOS, scenario), '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${Math.round(timeoutMs / 1000)}s`, '-timeout_error', ...args], { cwd: work });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const done = new Promise<SippRun>((resolve) => child.on('exit', (status) => resolve({ status, output: output.slice(-2000) })));
-  return { done, port };
-}
+const sipp = (scenario: string, args: string[], timeoutMs = 20_000, port = randomPort()): ReturnType<typeof runSipp> => runSipp(scenario, args, { cwd: work, timeoutMs, port });
 
 const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
 
 before(async () => {
   if (!HAVE_SIPP) return;
-  work = mkdtempSync(join(tmpdir(), 'patchbay-sipp-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, '[sip-in]\nexten => 100,1,Stasis(sip-app)\nexten => 200,1,Stasis(sip-app)\nexten => 300,1,Dial(PJSIP/bob,10)\n same => n,Hangup()\n');
-  // The peer's audio: a 1 kHz tone as u-law WAV (SIPp streams it as payload type 0).
-  if (HAVE_SOX) spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '4', 'sine', '1000', 'vol', '0.5']);
-  server = await startTestServer({
-    config_objects: {
-      res_pjsip: {
-        endpoint: {
-          alice: { context: 'sip-in', allow: 'ulaw,alaw', auth: 'alice-auth', aors: 'alice' },
-          bob: { context: 'sip-in', allow: 'ulaw', aors: 'bob' },
-          carol: { context: 'sip-in', allow: 'ulaw', aors: 'carol' },
-        },
-        auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'wonderland' } },
-        aor: { alice: { max_contacts: 1, remove_existing: 'yes' }, bob: { max_contacts: 1, remove_existing: 'yes', contact: `sip:bob@127.0.0.1:${BOB_PORT}` }, carol: { max_contacts: 1 } },
-      },
+  setup = await startSippServer('sipp', '[sip-in]\nexten => 100,1,Stasis(sip-app)\nexten => 200,1,Stasis(sip-app)\nexten => 300,1,Dial(PJSIP/bob,10)\n same => n,Hangup()\n', {
+    endpoint: {
+      alice: { context: 'sip-in', allow: 'ulaw,alaw', auth: 'alice-auth', aors: 'alice' },
+      bob: { context: 'sip-in', allow: 'ulaw', aors: 'bob' },
+      carol: { context: 'sip-in', allow: 'ulaw', aors: 'carol' },
     },
-    dialplan: { file: dialplanFile },
-  } as never);
-  events = await server.events('app=sip-app&subscribeAll=true');
+    auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'wonderland' } },
+    aor: { alice: { max_contacts: 1, remove_existing: 'yes' }, bob: { max_contacts: 1, remove_existing: 'yes', contact: `sip:bob@127.0.0.1:${BOB_PORT}` }, carol: { max_contacts: 1 } },
+  }, 'sip-app');
+  ({ work, server, events } = setup);
+  // The peer's audio: a 1 kHz tone as u-law WAV (SIPp streams it as payload type 0).
+  if (HAVE_SOX) writeSippTone(work, 1000, 4, 0.5);
 });
 
 after(async () => {
   if (!HAVE_SIPP) return;
-  await events.close();
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup.close();
 });
 
 /** The next event matching `match`, skipping others, within `timeoutMs`. */
-async function nextEvent(match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    if (match(event)) return event;
-  }
-}
-
-const ofChannel = (type: string, id: string) => (event: Json) => event.type === type && event.channel?.id === id;
+const nextEvent = (match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> => nextEventOn(events, match, timeoutMs);
 
 async function post(path: string, method = 'POST'): Promise<Response> {
   return server.ari(path, { method });
@@ -162,150 +123,10 @@ function assertTone(samples: Int16Array): void {
   assert.ok(amplitude > 2000, `1 kHz amplitude ${amplitude}`);
 }
 
-/**
- * A tiny phone of our own (raw UDP, hand-written SIP), for what SIPp cannot check: it offers PCMU and
- * telephone-event with its own RTP socket, so the test sees every RTP packet the server sends and can
- * send RFC 4733 events to the server's RTP port from the answer.
- */
-class TestPhone {
-  readonly sip = dgram.createSocket('udp4');
-  readonly rtp = dgram.createSocket('udp4');
-  readonly packets: Buffer[] = [];
-  readonly #messages: string[] = [];
-  #waiters: Array<() => void> = [];
-  readonly callId = `phone-${Math.random().toString(36).slice(2)}`;
-  readonly tag = `t${Math.random().toString(36).slice(2)}`;
-  remoteTag = '';
-  remoteRtpPort = 0;
-  #cseq = 1;
-
-  async open(): Promise<void> {
-    await new Promise<void>((resolve) => this.sip.bind(0, '127.0.0.1', resolve));
-    await new Promise<void>((resolve) => this.rtp.bind(0, '127.0.0.1', resolve));
-    this.sip.on('message', (message) => {
-      const text = message.toString('latin1');
-      // Answer the server's requests (BYE) at once.
-      if (!text.startsWith('SIP/2.0')) this.#reply(text, 200, 'OK');
-      this.#messages.push(text);
-      for (const waiter of this.#waiters.splice(0)) waiter();
-    });
-    this.rtp.on('message', (packet) => this.packets.push(packet));
-  }
-
-  get sipPort(): number {
-    return this.sip.address().port;
-  }
-
-  close(): void {
-    this.sip.close();
-    this.rtp.close();
-  }
-
-  /** The next SIP message whose first line matches, within `timeoutMs`. */
-  async nextMessage(firstLine: RegExp, timeoutMs = 10_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.#messages.findIndex((m) => firstLine.test(m.split('\r\n')[0]));
-      if (index >= 0) return this.#messages.splice(index, 1)[0];
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no SIP message ${firstLine} (got ${this.#messages.map((m) => m.split('\r\n')[0]).join(', ')})`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  #send(text: string): void {
-    this.sip.send(Buffer.from(text, 'latin1'), server.core.pjsip.port, '127.0.0.1');
-  }
-
-  #headers(method: string, cseq: number, branch = `z9hG4bK${Math.random().toString(36).slice(2)}`): string {
-    return [
-      `Via: SIP/2.0/UDP 127.0.0.1:${this.sipPort};branch=${branch};rport`,
-      'Max-Forwards: 70',
-      `From: <sip:bob@127.0.0.1:${this.sipPort}>;tag=${this.tag}`,
-      `To: <sip:100@127.0.0.1:${server.core.pjsip.port}>${this.remoteTag ? `;tag=${this.remoteTag}` : ''}`,
-      `Call-ID: ${this.callId}`,
-      `CSeq: ${cseq} ${method}`,
-      `Contact: <sip:bob@127.0.0.1:${this.sipPort}>`,
-    ].join('\r\n');
-  }
-
-  #reply(request: string, status: number, reason: string): void {
-    const lines = request.split('\r\n');
-    const keep = lines.filter((line) => /^(via|from|to|call-id|cseq):/i.test(line));
-    this.#send(`SIP/2.0 ${status} ${reason}\r\n${keep.join('\r\n')}\r\nContent-Length: 0\r\n\r\n`);
-  }
-
-  /** The SIP messages received and not yet taken, by first line. */
-  pending(): string[] {
-    return this.#messages.map((m) => m.split('\r\n')[0]);
-  }
-
-  /** The phone's default offer: PCMU and telephone-event on its RTP socket. */
-  offer(): string {
-    return ['v=0', 'o=phone 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${this.rtp.address().port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
-  }
-
-  /**
-   * INVITE extension 100 as bob with `sdp` (default: the phone's offer; '' for none); resolves with
-   * the final response, which it ACKs (a 2xx with `ackBody`, the answer to a late offer).
-   */
-  async call(sdp = this.offer(), ackBody = '', ack = true): Promise<string> {
-    const branch = `z9hG4bK${Math.random().toString(36).slice(2)}`;
-    const body = sdp ? `Content-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}` : 'Content-Length: 0\r\n\r\n';
-    this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', this.#cseq, branch)}\r\n${body}`);
-    const final = await this.nextMessage(/^SIP\/2\.0 [2-6]\d\d/, 15_000);
-    this.remoteTag = /^(?:to|t):.*;tag=([^;\s]+)/im.exec(final)?.[1] ?? '';
-    if (!/^SIP\/2\.0 2/.test(final)) {
-      // ACK for a non-2xx: the same branch, the same transaction.
-      this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq, branch)}\r\nContent-Length: 0\r\n\r\n`);
-      return final;
-    }
-    this.remoteRtpPort = Number(/^m=audio (\d+)/m.exec(final)?.[1] ?? 0);
-    if (!ack) return final;
-    const ackText = ackBody ? `Content-Type: application/sdp\r\nContent-Length: ${ackBody.length}\r\n\r\n${ackBody}` : 'Content-Length: 0\r\n\r\n';
-    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', this.#cseq)}\r\n${ackText}`);
-    return final;
-  }
-
-  /** A re-INVITE in the dialog with `sdp` (CSeq 2, 3, ...); resolves with the final response, ACKed. */
-  async reinvite(sdp: string): Promise<string> {
-    const cseq = ++this.#cseq;
-    this.#send(`INVITE sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('INVITE', cseq)}\r\nContent-Type: application/sdp\r\nContent-Length: ${sdp.length}\r\n\r\n${sdp}`);
-    const final = await this.nextMessage(new RegExp('^SIP\\/2\\.0 [2-6]'), 10_000);
-    assert.match(final, new RegExp(`^CSeq:\\s*${cseq} INVITE`, 'mi'));
-    this.#send(`ACK sip:100@127.0.0.1:${server.core.pjsip.port} SIP/2.0\r\n${this.#headers('ACK', cseq)}\r\nContent-Length: 0\r\n\r\n`);
-    return final;
-  }
-
-  /** Sends one digit as RFC 4733 telephone-events (PT 101): 5 updates 20 ms apart, 3 end packets. */
-  async sendDigit(event: number, durationSamples = 800): Promise<void> {
-    const ssrc = 0x1234abcd;
-    const timestamp = 160_000;
-    let sequence = 1000;
-    const packet = (marker: boolean, end: boolean, duration: number): Buffer => {
-      const buffer = Buffer.alloc(16);
-      buffer[0] = 0x80;
-      buffer[1] = (marker ? 0x80 : 0) | 101;
-      buffer.writeUInt16BE(sequence++ & 0xffff, 2);
-      buffer.writeUInt32BE(timestamp, 4);
-      buffer.writeUInt32BE(ssrc, 8);
-      buffer[12] = event;
-      buffer[13] = (end ? 0x80 : 0) | 10;
-      buffer.writeUInt16BE(duration, 14);
-      return buffer;
-    };
-    const steps = 5;
-    for (let i = 1; i <= steps; i++) {
-      this.rtp.send(packet(i === 1, false, Math.round((durationSamples * i) / (steps + 1))), this.remoteRtpPort, '127.0.0.1');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    for (let i = 0; i < 3; i++) this.rtp.send(packet(false, true, durationSamples), this.remoteRtpPort, '127.0.0.1');
+/** The phone of test-phone.ts calling this suite's server. */
+class TestPhone extends UdpTestPhone {
+  constructor() {
+    super(() => server.core.pjsip.port);
   }
 }
 

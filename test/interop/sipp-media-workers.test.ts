@@ -5,16 +5,14 @@
 // the test's socket (call-sdp-elsewhere.xml, rtp_symmetric=no): the test hears what the server sends.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ulawToLinear } from '../../src/media/g711.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, waitForWorkers } from './sipp-worker-calls.ts';
 
+let setup: SippServer;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
@@ -23,42 +21,24 @@ const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
 
 before(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
-  work = mkdtempSync(join(tmpdir(), 'patchbay-media-workers-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, '[echo-in]\nexten => 100,1,Answer()\n same => n,Echo()\n');
-  spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '30', 'sine', '1000', 'vol', '0.5']);
-  server = await startTestServer({
-    media: { workers: 1 },
-    config_objects: {
-      res_pjsip: {
-        endpoint: { echoer: { context: 'echo-in', allow: 'ulaw', aors: 'echoer', rtp_symmetric: 'no' } },
-        aor: { echoer: { max_contacts: 1 } },
-      },
-    },
-    dialplan: { file: dialplanFile },
-  } as never);
-  events = await server.events('app=watch&subscribeAll=true');
+  setup = await startSippServer('media-workers', '[echo-in]\nexten => 100,1,Answer()\n same => n,Echo()\n', {
+    endpoint: { echoer: { context: 'echo-in', allow: 'ulaw', aors: 'echoer', rtp_symmetric: 'no' } },
+    aor: { echoer: { max_contacts: 1 } },
+  }, 'watch', { media: { workers: 1 } });
+  ({ work, server, events } = setup);
+  writeSippTone(work, 1000, 30, 0.5);
   // Calls placed before the worker has loaded run on the main thread: the tests want it in the worker.
-  await waitFor('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+  await waitForWorkers(server);
 });
 
 after(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
-  await events.close();
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup.close();
 });
 
 /** A call from SIPp into Echo(); `heard` collects the u-law payloads the server sends to the SDP's port. */
 async function echoCall(): Promise<{ heard: Buffer[]; run: ReturnType<typeof sipp>; channelId: string; socket: dgram.Socket }> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const heard: Buffer[] = [];
-  socket.on('message', (packet) => {
-    if (packet.length > 12 && (packet[1] & 0x7f) === 0) heard.push(Buffer.from(packet.subarray(12)));
-  });
-  const mediaPort = 2 * Math.floor(randomPort() / 2);
-  const run = sipp('call-sdp-elsewhere.xml', [target(), '-s', '100', '-set', 'caller', 'echoer', '-set', 'sdp_port', String(socket.address().port), '-mp', String(mediaPort)], { cwd: work, timeoutMs: 60_000 });
+  const { heard, run, socket } = await callSdpElsewhere(target(), work, '100', 'echoer', { timeoutMs: 60_000, collect: true });
   const created = await nextEvent(events, (e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('PJSIP/echoer-'), 15_000);
   return { heard, run, channelId: created.channel.id as string, socket };
 }
@@ -75,7 +55,7 @@ function toneShare(heard: readonly Buffer[], packets: number): number {
   return total > 0 ? tone / (total / samples.length) : 0;
 }
 
-describe('SIP media in a media worker', { skip: !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false }, () => {
+describe('SIP media in a media worker', { skip: NO_SIPP_OR_SOX }, () => {
   test('a caller in Echo() hears its own 1 kHz tone back, and the stream runs in the worker', { timeout: 90_000 }, async () => {
     const pool = server.core.pjsip.mediaWorkers;
     assert.ok(pool, 'the technology runs media workers');

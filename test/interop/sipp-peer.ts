@@ -81,13 +81,15 @@ export interface SippServer {
 
 /**
  * Starts a server with `dialplan` (extensions.conf text) and `resPjsip` (config_objects.res_pjsip),
- * and an events socket subscribed to everything for `app`.
+ * and an events socket subscribed to everything for `app`. `settings` adds settings of the suite's
+ * own (media workers, sound directories…), made from the work directory when it needs files there.
  */
-export async function startSippServer(name: string, dialplan: string, resPjsip: Json, app: string): Promise<SippServer> {
+export async function startSippServer(name: string, dialplan: string, resPjsip: Json, app: string, settings: Json | ((work: string) => Json) = {}): Promise<SippServer> {
   const work = mkdtempSync(join(tmpdir(), `patchbay-${name}-`));
   const dialplanFile = join(work, 'extensions.conf');
   writeFileSync(dialplanFile, dialplan);
-  const server = await startTestServer({ config_objects: { res_pjsip: resPjsip }, dialplan: { file: dialplanFile } } as never);
+  const own = typeof settings === 'function' ? settings(work) : settings;
+  const server = await startTestServer({ ...own, config_objects: { res_pjsip: resPjsip }, dialplan: { file: dialplanFile } } as never);
   const events = await server.events(`app=${app}&subscribeAll=true`);
   return {
     work,
@@ -100,4 +102,9 @@ export async function startSippServer(name: string, dialplan: string, resPjsip: 
       rmSync(work, { recursive: true, force: true });
     },
   };
+}
+
+/** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
+export function writeSippTone(work: string, hz: number, seconds: number, volume: number): void {
+  spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', String(seconds), 'sine', String(hz), 'vol', String(volume)]);
 }

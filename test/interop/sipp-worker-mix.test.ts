@@ -10,15 +10,15 @@
 // audio crossing through shared rings — every phone hears the four others; the worker holding the
 // two dies: their calls end with cause 38 and the other three go on mixing in theirs.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeWav } from '../../src/media/wav-reader.ts';
 import { RtpToneEnd } from '../helpers/rtp-tone.ts';
 import { tonePower } from '../helpers/tone-power.ts';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, nextEvent, sipp, waitFor, type Json } from './sipp-peer.ts';
+import { AUTH, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, nextEvent, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const TONES = [500, 800, 1100, 1400, 1700];
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,26 +36,20 @@ class Conference {
   work = '';
   server!: TestServer;
   events!: EventSocket;
+  private setup!: SippServer;
 
   async start(workers: number): Promise<void> {
-    this.work = mkdtempSync(join(tmpdir(), 'patchbay-worker-mix-'));
-    const dialplanFile = join(this.work, 'extensions.conf');
-    writeFileSync(dialplanFile, ['[conf]', 'exten => 700,1,Answer()', ' same => n,Stasis(mix)', ' same => n,Hangup()', ''].join('\n'));
     const rtpStart = 20000 + 2 * Math.floor(Math.random() * 5000);
-    this.server = await startTestServer({
-      media: { workers },
-      sip: { rtp_port_start: rtpStart, rtp_port_end: rtpStart + 400 },
-      config_objects: { res_pjsip: { endpoint: { alice: { context: 'conf', allow: 'ulaw', aors: 'alice', rtp_symmetric: 'no' } }, aor: { alice: { max_contacts: 1 } } } },
-      dialplan: { file: dialplanFile },
-    } as never);
-    this.events = await this.server.events('app=mix&subscribeAll=true');
-    await waitFor('the media workers to load', () => (this.server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+    this.setup = await startSippServer('worker-mix', ['[conf]', 'exten => 700,1,Answer()', ' same => n,Stasis(mix)', ' same => n,Hangup()', ''].join('\n'), {
+      endpoint: { alice: { context: 'conf', allow: 'ulaw', aors: 'alice', rtp_symmetric: 'no' } },
+      aor: { alice: { max_contacts: 1 } },
+    }, 'mix', { media: { workers }, sip: { rtp_port_start: rtpStart, rtp_port_end: rtpStart + 400 } });
+    ({ work: this.work, server: this.server, events: this.events } = this.setup);
+    await waitForWorkers(this.server, 'the media workers to load');
   }
 
   async stop(): Promise<void> {
-    await this.events.close();
-    await this.server.stop();
-    rmSync(this.work, { recursive: true, force: true });
+    await this.setup.close();
   }
 
   /** A phone calls in (its SIPp in a directory of its own, where it writes Patchbay's RTP port) and sends its tone. */

@@ -9,19 +9,18 @@
 // digit (RFC 4733 from a raw phone) while the worker plays. SIPp streams from its media port
 // while its SDP names the test's socket (call-sdp-elsewhere.xml): the test hears what the server sends.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ulawToLinear } from '../../src/media/g711.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { playbackOffloadCounts } from '../../src/core/playback/offload.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 import { RawPhone } from './raw-phone.ts';
 
+let setup: SippServer;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
@@ -39,70 +38,39 @@ function sln(...parts: Int16Array[]): Buffer {
   return Buffer.concat(parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
 }
 
+const DIALPLAN = ['[play-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(playworker)', 'exten => 200,1,Answer()', ' same => n,Playback(short)', ' same => n,Hangup()',
+  'exten => 300,1,Answer()', ' same => n,Background(steps)', ' same => n,Hangup()', 'exten => 5,1,Set(PRESSED=5)', ' same => n,Hangup()', ''].join('\n');
+
 before(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
-  work = mkdtempSync(join(tmpdir(), 'patchbay-worker-playback-'));
-  const sounds = join(work, 'sounds');
-  mkdirSync(join(sounds, 'en'), { recursive: true });
-  writeFileSync(join(sounds, 'en', 'steps.sln'), sln(sine(600, 5), sine(1400, 5)));
-  writeFileSync(join(sounds, 'en', 'short.sln'), sln(sine(600, 2)));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, ['[play-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(playworker)', 'exten => 200,1,Answer()', ' same => n,Playback(short)', ' same => n,Hangup()',
-    'exten => 300,1,Answer()', ' same => n,Background(steps)', ' same => n,Hangup()', 'exten => 5,1,Set(PRESSED=5)', ' same => n,Hangup()', ''].join('\n'));
+  setup = await startSippServer('worker-playback', DIALPLAN, {
+    endpoint: { player: { context: 'play-in', allow: 'ulaw', aors: 'player', rtp_symmetric: 'no' } },
+    aor: { player: { max_contacts: 1 } },
+  }, 'playworker', (dir) => {
+    const sounds = join(dir, 'sounds');
+    mkdirSync(join(sounds, 'en'), { recursive: true });
+    writeFileSync(join(sounds, 'en', 'steps.sln'), sln(sine(600, 5), sine(1400, 5)));
+    writeFileSync(join(sounds, 'en', 'short.sln'), sln(sine(600, 2)));
+    return { media: { workers: 1 }, dirs: { sounds } };
+  });
+  ({ work, server, events } = setup);
   // SIPp streams a quiet 300 Hz tone (nothing the server plays has it).
-  spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '60', 'sine', '300', 'vol', '0.2']);
-  server = await startTestServer({
-    media: { workers: 1 },
-    dirs: { sounds },
-    config_objects: {
-      res_pjsip: {
-        endpoint: { player: { context: 'play-in', allow: 'ulaw', aors: 'player', rtp_symmetric: 'no' } },
-        aor: { player: { max_contacts: 1 } },
-      },
-    },
-    dialplan: { file: dialplanFile },
-  } as never);
-  events = await server.events('app=playworker&subscribeAll=true');
-  await waitFor('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+  writeSippTone(work, 300, 60, 0.2);
+  await waitForWorkers(server);
 });
 
 after(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
-  await events.close();
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup.close();
 });
 
-interface Call {
-  readonly heard: Buffer[];
-  readonly run: ReturnType<typeof sipp>;
-  readonly socket: dgram.Socket;
-}
+type Call = SdpElsewhereCall;
 
 /** A call from SIPp to `exten`; `heard` collects the u-law payloads the server sends to the SDP's port. */
-async function call(exten: string): Promise<Call> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const heard: Buffer[] = [];
-  socket.on('message', (packet) => {
-    if (packet.length > 12 && (packet[1] & 0x7f) === 0) heard.push(Buffer.from(packet.subarray(12)));
-  });
-  const mediaPort = 2 * Math.floor(randomPort() / 2);
-  const run = sipp('call-sdp-elsewhere.xml', [target(), '-s', exten, '-set', 'caller', 'player', '-set', 'sdp_port', String(socket.address().port), '-mp', String(mediaPort)], { cwd: work, timeoutMs: 90_000 });
-  return { heard, run, socket };
-}
+const call = (exten: string): Promise<Call> => callSdpElsewhere(target(), work, exten, 'player', { timeoutMs: 90_000, collect: true });
 
-/** The channel SIPp's call put into Stasis; a call that never arrives fails with what SIPp said (a port taken on a busy machine…). */
-async function stasisChannel(run: Call['run']): Promise<string> {
-  let exited: string | undefined;
-  void run.done.then((result) => (exited = `SIPp exited ${result.status}: ${result.output.slice(-600)}`));
-  try {
-    const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart', 30_000);
-    return start.channel.id as string;
-  } catch (error) {
-    throw new Error(`no StasisStart (${exited ?? 'SIPp still running'})`, { cause: error });
-  }
-}
+/** The channel SIPp's call put into Stasis. */
+const stasisChannel = (run: Call['run']): Promise<string> => stasisChannelOf(events, run);
 
 function linear(packets: readonly Buffer[]): Int16Array {
   const samples = new Int16Array(packets.length * 160);
@@ -138,7 +106,7 @@ async function control(playbackId: string, operation: string): Promise<void> {
   assert.equal(response.status, 204, `${operation}: ${await response.text()}`);
 }
 
-describe('playback made in the media worker', { skip: !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false }, () => {
+describe('playback made in the media worker', { skip: NO_SIPP_OR_SOX }, () => {
   test('ARI: the caller hears the file from the worker; pause, unpause, forward, reverse, restart and stop act on its player', { timeout: 150_000 }, async () => {
     const pool = server.core.pjsip.mediaWorkers!;
     const { heard, run, socket } = await call('100');

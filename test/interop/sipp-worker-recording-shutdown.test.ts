@@ -4,32 +4,24 @@
 // holds the audio up to the stop. Its own server, as the stop is the test.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { decodeWav } from '../../src/media/wav-reader.ts';
-import { startTestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
+import { nextEvent, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 
-test('a recording the worker writes when the server stops: finished, renamed into place, the audio up to the stop', { skip: !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false, timeout: 120_000 }, async () => {
-  const work = mkdtempSync(join(tmpdir(), 'patchbay-worker-recording-stop-'));
-  const socket = dgram.createSocket('udp4');
+test('a recording the worker writes when the server stops: finished, renamed into place, the audio up to the stop', { skip: NO_SIPP_OR_SOX, timeout: 120_000 }, async () => {
+  const { work, server, events } = await startSippServer('worker-recording-stop', ['[rec-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(recstop)', ''].join('\n'), {
+    endpoint: { recorder: { context: 'rec-in', allow: 'ulaw', aors: 'recorder', rtp_symmetric: 'no' } },
+    aor: { recorder: { max_contacts: 1 } },
+  }, 'recstop', { media: { workers: 1 } });
+  let socket: dgram.Socket | undefined;
   try {
-    const dialplanFile = join(work, 'extensions.conf');
-    writeFileSync(dialplanFile, ['[rec-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(recstop)', ''].join('\n'));
-    spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '60', 'sine', '300', 'vol', '0.4']);
-    const server = await startTestServer({
-      media: { workers: 1 },
-      config_objects: { res_pjsip: { endpoint: { recorder: { context: 'rec-in', allow: 'ulaw', aors: 'recorder', rtp_symmetric: 'no' } }, aor: { recorder: { max_contacts: 1 } } } },
-      dialplan: { file: dialplanFile },
-    } as never);
-    const events = await server.events('app=recstop&subscribeAll=true');
-    await waitFor('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
-    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-    const mediaPort = 2 * Math.floor(randomPort() / 2);
-    const run = sipp('call-sdp-elsewhere.xml', [`127.0.0.1:${server.core.pjsip.port}`, '-s', '100', '-set', 'caller', 'recorder', '-set', 'sdp_port', String(socket.address().port), '-mp', String(mediaPort)], { cwd: work, timeoutMs: 60_000 });
+    writeSippTone(work, 300, 60, 0.4);
+    await waitForWorkers(server);
+    let run: SdpElsewhereCall['run'];
+    ({ run, socket } = await callSdpElsewhere(`127.0.0.1:${server.core.pjsip.port}`, work, '100', 'recorder', { timeoutMs: 60_000 }));
     const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart', 30_000);
     const directory = server.core.recordings.directory.root;
     assert.equal((await server.ari(`/channels/${start.channel.id}/record?name=at-stop&format=wav&ifExists=overwrite`, { method: 'POST' })).status, 201);
@@ -53,7 +45,7 @@ test('a recording the worker writes when the server stops: finished, renamed int
     assert.ok(seconds > 2.3, `the audio up to the stop is in the file (${seconds.toFixed(2)} s)`);
     await run.done;
   } finally {
-    socket.close();
+    socket?.close();
     rmSync(work, { recursive: true, force: true });
   }
 });

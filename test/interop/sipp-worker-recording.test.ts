@@ -8,19 +8,17 @@
 // killed mid-recording ending it as finished (the channel hangs up with cause 38), the file
 // holding what was written so far.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { decodeWav } from '../../src/media/wav-reader.ts';
 import { recordingOffloadCounts } from '../../src/core/recordings/recording-offload.ts';
-import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
+import { AUTH, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 import { RawPhone } from './raw-phone.ts';
 
+let setup: SippServer;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
@@ -31,55 +29,27 @@ const FRAME = 160;
 
 before(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
-  work = mkdtempSync(join(tmpdir(), 'patchbay-worker-recording-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, ['[rec-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(recworker)', ''].join('\n'));
-  spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '60', 'sine', String(TONE_HZ), 'vol', '0.4']);
-  server = await startTestServer({
-    media: { workers: 1 },
-    config_objects: {
-      res_pjsip: {
-        endpoint: { recorder: { context: 'rec-in', allow: 'ulaw', aors: 'recorder', rtp_symmetric: 'no' } },
-        aor: { recorder: { max_contacts: 1 } },
-      },
-    },
-    dialplan: { file: dialplanFile },
-  } as never);
-  events = await server.events('app=recworker&subscribeAll=true');
-  await waitFor('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+  setup = await startSippServer('worker-recording', ['[rec-in]', 'exten => 100,1,Answer()', ' same => n,Stasis(recworker)', ''].join('\n'), {
+    endpoint: { recorder: { context: 'rec-in', allow: 'ulaw', aors: 'recorder', rtp_symmetric: 'no' } },
+    aor: { recorder: { max_contacts: 1 } },
+  }, 'recworker', { media: { workers: 1 } });
+  ({ work, server, events } = setup);
+  writeSippTone(work, TONE_HZ, 60, 0.4);
+  await waitForWorkers(server);
 });
 
 after(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
-  await events.close();
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  await setup.close();
 });
 
-interface Call {
-  readonly run: ReturnType<typeof sipp>;
-  readonly socket: dgram.Socket;
-}
+type Call = Omit<SdpElsewhereCall, 'heard'>;
 
 /** A call from SIPp streaming the tone; what the server sends goes to a socket nobody reads. */
-async function call(): Promise<Call> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const mediaPort = 2 * Math.floor(randomPort() / 2);
-  const run = sipp('call-sdp-elsewhere.xml', [target(), '-s', '100', '-set', 'caller', 'recorder', '-set', 'sdp_port', String(socket.address().port), '-mp', String(mediaPort)], { cwd: work, timeoutMs: 90_000 });
-  return { run, socket };
-}
+const call = (): Promise<Call> => callSdpElsewhere(target(), work, '100', 'recorder', { timeoutMs: 90_000 });
 
-async function stasisChannel(run: Call['run']): Promise<string> {
-  let exited: string | undefined;
-  void run.done.then((result) => (exited = `SIPp exited ${result.status}: ${result.output.slice(-600)}`));
-  try {
-    const start: Json = await nextEvent(events, (e) => e.type === 'StasisStart' && !String(e.channel.name).startsWith('Snoop/'), 30_000);
-    return start.channel.id as string;
-  } catch (error) {
-    throw new Error(`no StasisStart (${exited ?? 'SIPp still running'})`, { cause: error });
-  }
-}
+/** The channel SIPp's call put into Stasis (a snoop channel's StasisStart is not it). */
+const stasisChannel = (run: Call['run']): Promise<string> => stasisChannelOf(events, run, (e) => e.type === 'StasisStart' && !String(e.channel.name).startsWith('Snoop/'));
 
 async function record(channelId: string, name: string, query = ''): Promise<void> {
   const response = await server.ari(`/channels/${channelId}/record?name=${name}&format=wav${query}`, { method: 'POST' });
@@ -120,7 +90,7 @@ function inWorker(name: string): boolean {
   return server.core.recordings.list().some((recording) => recording.name === name && recording.writtenElsewhere);
 }
 
-describe('recordings written in the media worker', { skip: !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false }, () => {
+describe('recordings written in the media worker', { skip: NO_SIPP_OR_SOX }, () => {
   test('the worker writes the caller\'s tone; mute writes silence, pause writes nothing, stop ends it', { timeout: 150_000 }, async () => {
     const { run, socket } = await call();
     try {

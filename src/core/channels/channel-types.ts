@@ -1,8 +1,6 @@
 // The shapes around a channel: its state names, caller id and dialplan position, how it is made, and the internal events its owner and consumers listen to.
-import type { Frame } from '../../media/frame.ts';
 import type { EventsWithField } from '../../spec/events.ts';
 import type { Indication } from './driver.ts';
-import type { Channel } from './channel.ts';
 
 export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
 
@@ -34,16 +32,6 @@ export interface ChannelInit {
   readonly protocolId?: string;
 }
 
-/** A consumer of the audio a channel receives from its far end. Called on the media clock. */
-export type FrameListener = (frame: Frame, channel: Channel) => void;
-
-/**
- * Sees a frame on its way and returns the frame to pass on (the same one, or one it owns, e.g.
- * with audio added): `read` hooks run on audio from the far end before the frame listeners,
- * `write` hooks on audio towards the far end before the technology. Snoop spies and whispers
- * with them. On the media path: must not allocate.
- */
-export type AudioHook = (frame: Frame, channel: Channel) => Frame;
 export type AudioHookDirection = 'read' | 'write';
 
 export interface ChannelInternalEvents {

@@ -1,7 +1,6 @@
 // A channel: one leg of a call between the server and something that carries audio. It owns its
 // identity, state, variables and dialplan position, raises the ARI channel events, and moves
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
-import type { ChannelFunctions } from './channel-functions.ts';
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
@@ -11,33 +10,42 @@ import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limi
 import { VariableStore } from './variable-store.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
+import { carryOutHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
-export type {
-  AudioHook,
-  AudioHookDirection,
-  CallerId,
-  ChannelEventName,
-  ChannelInit,
-  ChannelInternalEvents,
-  ChannelState,
-  DialplanLocation,
-  FrameListener,
-  StasisControl,
-} from './channel-types.ts';
-import type {
-  AudioHook,
-  AudioHookDirection,
-  CallerId,
-  ChannelEventName,
-  ChannelInit,
-  ChannelInternalEvents,
-  ChannelState,
-  DialplanLocation,
-  FrameListener,
-  StasisControl,
-} from './channel-types.ts';
+export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
+import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
+
+/** A consumer of the audio a channel receives from its far end. Called on the media clock. */
+export type FrameListener = (frame: Frame, channel: Channel) => void;
+
+/**
+ * Sees a frame on its way and returns the frame to pass on (the same one, or one it owns, e.g.
+ * with audio added): `read` hooks run on audio from the far end before the frame listeners,
+ * `write` hooks on audio towards the far end before the technology. Snoop spies and whispers
+ * with them. On the media path: must not allocate.
+ */
+export type AudioHook = (frame: Frame, channel: Channel) => Frame;
+
+export type FunctionWriter = (channel: Channel, args: string, value: string) => void;
+
+/**
+ * The dialplan functions of the core a channel belongs to, as the kernel sees them. The kernel has
+ * no dialplan of its own: it only carries this table so that code holding a channel reaches its
+ * own core's functions (two servers in one process never share them). The dialplan floor above
+ * (src/pbx/function-registry.ts) provides the table; kernel subsystems register the setters they
+ * own on it (TALK_DETECT is the media engine's). Declared beside the channel because both name
+ * each other.
+ */
+export interface ChannelFunctions {
+  /** A function's value on the channel; undefined when unknown, unreadable or refused. */
+  read(channel: Channel, name: string, args: string): string | undefined;
+  /** Writes a function on the channel; InvalidError when it cannot be written. */
+  write(channel: Channel, name: string, args: string, value: string): void;
+  /** Registers the setter of function `name` (case-insensitive) that a subsystem owns. */
+  registerWriter(name: string, writer: FunctionWriter): void;
+}
 
 /** What a channel needs from the rest of the core. */
 export interface ChannelEnvironment {
@@ -513,46 +521,37 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   // ---- hangup ---------------------------------------------------------------------------------
 
-  /**
-   * Hangs the channel up: ChannelHangupRequest, then listeners release it (Stasis raises StasisEnd,
-   * bridges let it go), then the technology is told and ChannelDestroyed is raised.
-   *
-   * Hanging one channel up often hangs others up (a Local partner, the legs a Dial() is ringing,
-   * and so on down a chain of any length). Those are not hung up by recursion: a hangup requested
-   * while another is being carried out is queued, and the outermost call works the queue off, so
-   * a chain of thousands of channels uses no more stack than one. Every queued channel is
-   * destroyed before the outermost call returns; a channel is destroyed after the channels its own
-   * hangup released (a Local `;2` before its `;1`), as the recursive order had it.
-   */
   /** Hangs up with normal clearing (the lifecycle verb, see util/lifecycle.ts). */
   end(): void {
     this.hangup(CAUSE.normal);
   }
 
+  /**
+   * Hangs the channel up: ChannelHangupRequest, then listeners release it (Stasis raises StasisEnd,
+   * bridges let it go), then the technology is told and ChannelDestroyed is raised. Hangups this
+   * one causes are queued, not recursed into (hangup-chain.ts).
+   */
   hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean; techCause?: number } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;
     if (options.techCause) this.hangupTechCause = options.techCause;
-    const work: HangupWork = { channel: this, soft: options.soft === true, fromFarEnd: options.fromFarEnd === true, released: false };
-    if (hangupsRequested !== undefined) {
-      hangupsRequested.push(work);
-      return;
-    }
-    Channel.runHangups(work);
+    const soft = options.soft === true;
+    const fromFarEnd = options.fromFarEnd === true;
+    carryOutHangup({ release: () => this.release(soft, fromFarEnd), destroy: () => this.destroy() });
   }
 
   /** First half of a hangup: announce it, let listeners release the channel, tell the far end. */
-  private release(work: HangupWork): void {
+  private release(soft: boolean, fromFarEnd: boolean): void {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
-      this.raise('ChannelHangupRequest', { cause, ...(techCause ? { tech_cause: techCause } : {}), ...(work.soft ? { soft: true } : {}) });
+      this.raise('ChannelHangupRequest', { cause, ...(techCause ? { tech_cause: techCause } : {}), ...(soft ? { soft: true } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelHangupRequest');
     }
     this.emit('media-stopping', undefined);
     this.emit('hangup', { cause });
-    if (work.fromFarEnd) return;
+    if (fromFarEnd) return;
     try {
       this.driver.hangup(cause);
     } catch (error) {
@@ -580,44 +579,4 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       this.env.reportError(error, this, 'forgetting the channel');
     }
   }
-
-  /**
-   * Carries a hangup out, and every hangup it causes, with an explicit stack instead of recursion:
-   * each channel is released, then the hangups its release requested are carried out (first
-   * requested first), then it is destroyed (hangups its destruction requested follow). Neither step
-   * throws.
-   */
-  private static runHangups(first: HangupWork): void {
-    const stack: HangupWork[] = [first];
-    const requested: HangupWork[] = [];
-    hangupsRequested = requested;
-    try {
-      while (stack.length > 0) {
-        const work = stack.pop()!;
-        if (work.released) {
-          work.channel.destroy();
-        } else {
-          work.channel.release(work);
-          work.released = true;
-          stack.push(work);
-        }
-        for (let i = requested.length - 1; i >= 0; i--) stack.push(requested[i]);
-        requested.length = 0;
-      }
-    } finally {
-      hangupsRequested = undefined;
-    }
-  }
 }
-
-/** One channel's place in the hangup work list. */
-interface HangupWork {
-  readonly channel: Channel;
-  readonly soft: boolean;
-  readonly fromFarEnd: boolean;
-  /** Released (listeners and technology told); what is left is to destroy it. */
-  released: boolean;
-}
-
-/** Hangups requested while a hangup is being carried out; undefined when none is. */
-let hangupsRequested: HangupWork[] | undefined;

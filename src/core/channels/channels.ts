@@ -6,8 +6,7 @@ import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '..
 import { Notifier } from '../../util/typed-emitter.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
-import { Channel, type ChannelInit } from './channel.ts';
-import type { ChannelFunctions } from './channel-functions.ts';
+import { Channel, type ChannelFunctions, type ChannelInit } from './channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 

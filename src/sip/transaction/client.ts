@@ -15,6 +15,14 @@ export interface ClientHandlers {
   onTerminated?(tx: ClientTransaction): void;
 }
 
+/**
+ * What a client transaction needs of its layer beyond what every transaction does: a way to send the
+ * CANCEL it starts. Declared here, not in transaction.ts, because it names the handlers above.
+ */
+export interface ClientTransactionHost extends TransactionHost {
+  sendRequest(request: SipRequest, destination: Destination, handlers?: ClientHandlers): ClientTransactionLike;
+}
+
 export class ClientTransaction extends Transaction {
   lastResponse?: SipResponse;
   private ackRequest?: SipRequest;
@@ -23,15 +31,15 @@ export class ClientTransaction extends Transaction {
   cancelTransaction?: ClientTransactionLike;
 
   constructor(
-    layer: TransactionHost,
+    private readonly host: ClientTransactionHost,
     key: string,
     request: SipRequest,
     readonly destination: Destination,
     readonly handlers: ClientHandlers,
   ) {
-    super(layer, key, request, destination.transport !== 'UDP');
+    super(host, key, request, destination.transport !== 'UDP');
     this.state = request.method === 'INVITE' ? 'calling' : 'trying';
-    this.interval = layer.timers.t1;
+    this.interval = host.timers.t1;
   }
 
   get isInvite(): boolean {
@@ -169,7 +177,7 @@ export class ClientTransaction extends Transaction {
     this.cancelWanted = undefined;
     if (this.cancelTransaction) return;
     try {
-      this.cancelTransaction = this.layer.sendRequest(buildCancel(this.request), this.destination, handlers);
+      this.cancelTransaction = this.host.sendRequest(buildCancel(this.request), this.destination, handlers);
     } catch (err) {
       this.safe(() => handlers.onTransportError?.(err as Error, this));
     }

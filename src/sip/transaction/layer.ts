@@ -17,11 +17,10 @@
 import { isForeignFlow } from '../foreign-flow.ts';
 import { SipRequest, createResponse, formatVia, newBranch, newTag, type SipMessage, type SipResponse } from '../message.ts';
 import type { Destination, SipSender, Source, TcpConnection } from '../transport.ts';
-import { ClientTransaction } from './client.ts';
+import { ClientTransaction, type ClientHandlers, type ClientTransactionHost } from './client.ts';
 import { ackKey, clientKey, serverKey } from './keys.ts';
 import { ServerTransaction } from './server.ts';
-import { DEFAULT_TIMERS, type Retransmission2xx, type TimerSettings, type Transaction, type TransactionHost } from './transaction.ts';
-import type { ClientHandlers } from './client.ts';
+import { DEFAULT_TIMERS, type Retransmission2xx, type TimerSettings, type Transaction } from './transaction.ts';
 
 export interface TransactionUser {
   /** A new request (never ACK) with its server transaction; answer with tx.respond(). */
@@ -46,7 +45,7 @@ interface Pending2xx extends Retransmission2xx {
   handlers: { onAck?(ack: SipRequest): void; onTimeout?(): void };
 }
 
-export class TransactionLayer implements TransactionHost {
+export class TransactionLayer implements ClientTransactionHost {
   readonly timers: TimerSettings;
   readonly maxTransactions: number;
   private readonly retryAfter: number;

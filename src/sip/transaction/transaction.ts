@@ -2,9 +2,7 @@
 // layer that owns it (TransactionHost), so the client and server transactions depend on this file
 // only and the layer on them — no file circle.
 import type { SipRequest, SipResponse } from '../message.ts';
-import type { Destination, SipSender, Source } from '../transport.ts';
-// Type-only: the handlers name the client transaction they report on.
-import type { ClientHandlers } from './client.ts';
+import type { SipSender, Source } from '../transport.ts';
 
 export interface TimerSettings {
   /** RTT estimate (default 500 ms). */
@@ -36,7 +34,6 @@ export interface TransactionHost {
   readonly transport: SipSender;
   /** Forgets an ended transaction. */
   remove(tx: Transaction): void;
-  sendRequest(request: SipRequest, destination: Destination, handlers?: ClientHandlers): ClientTransactionLike;
   retransmit2xx(response: SipResponse, source: Source, handlers?: { onAck?(ack: SipRequest): void; onTimeout?(): void }): Retransmission2xx;
 }
 
