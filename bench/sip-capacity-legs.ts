@@ -3,7 +3,8 @@
 // rtp_statistics at the window's start and end, so that a loss on one side of the server (the
 // relay, or the main thread's mixer, falling behind towards one far end) is not hidden in the sum.
 // Read with a few requests at a time: 600 legs take a second or two, outside the CPU window.
-const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+/** The bench's ARI user; bench/sip-side-by-side.ts passes another server's own. */
+const BENCH_USER = 'asterisk:asterisk';
 /** Requests in flight at once. */
 const CONCURRENCY = 16;
 
@@ -25,15 +26,15 @@ export interface LegFigures {
   readonly lostPercent: number;
 }
 
-async function json(url: string): Promise<unknown> {
-  const response = await fetch(url, { headers: { authorization: AUTH } });
+async function json(url: string, user: string): Promise<unknown> {
+  const response = await fetch(url, { headers: { authorization: `Basic ${Buffer.from(user).toString('base64')}` } });
   if (!response.ok) return undefined;
   return response.json();
 }
 
 /** Each leg's RTP counts now: `prefixes` maps a channel-name prefix to the leg's name. */
-export async function snapshotLegs(base: string, prefixes: Readonly<Record<string, string>>): Promise<LegSnapshot> {
-  const channels = ((await json(`${base}/ari/channels`)) ?? []) as Array<{ id: string; name: string }>;
+export async function snapshotLegs(base: string, prefixes: Readonly<Record<string, string>>, user = BENCH_USER): Promise<LegSnapshot> {
+  const channels = ((await json(`${base}/ari/channels`, user)) ?? []) as Array<{ id: string; name: string }>;
   const wanted = channels.flatMap((channel) => {
     const prefix = Object.keys(prefixes).find((candidate) => channel.name.startsWith(candidate));
     return prefix ? [{ id: channel.id, leg: prefixes[prefix] }] : [];
@@ -43,7 +44,7 @@ export async function snapshotLegs(base: string, prefixes: Readonly<Record<strin
   const worker = async (): Promise<void> => {
     while (next < wanted.length) {
       const { id, leg } = wanted[next++];
-      const stats = (await json(`${base}/ari/channels/${encodeURIComponent(id)}/rtp_statistics`).catch(() => undefined)) as { rxcount?: number; txcount?: number; rxploss?: number } | undefined;
+      const stats = (await json(`${base}/ari/channels/${encodeURIComponent(id)}/rtp_statistics`, user).catch(() => undefined)) as { rxcount?: number; txcount?: number; rxploss?: number } | undefined;
       if (stats) out.set(id, { leg, counts: { received: stats.rxcount ?? 0, sent: stats.txcount ?? 0, lost: stats.rxploss ?? 0 } });
     }
   };

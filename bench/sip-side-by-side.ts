@@ -1,0 +1,270 @@
+// SIP call capacity of Patchbay beside another SIP + ARI server on this machine (issue 25: an
+// Asterisk 22 built outside the project), alternating the two at every step and measuring both
+// the same way, through what both have: SIPp's call counts, ARI's channel list and each channel's
+// GET /ari/channels/{id}/rtp_statistics, and the server process's CPU and RSS from /proc. (Patchbay's
+// own bench, bench/sip-capacity.ts, reads its /metrics, which the other server has not.)
+//   echo      SIPp → Answer() + Echo() (extension 200 of the `capacity` context)
+//   playback  SIPp → Answer() + Playback(tt-monkeys) over and over (extension 300)
+// The other server needs a `capacity` context with those extensions, an endpoint `load` that takes
+// SIPp's calls (From: load) with ulaw, and its ARI user (--external-auth). Patchbay is
+// bench/sip-capacity-target.ts in a child process, as in bench/sip-capacity.ts.
+// A step is clean with no failed call, every call's channel Up, < 0.1 % of the received packets lost
+// (sequence gaps, the server's count) and, for echo, < 0.1 % of them not sent back; for playback,
+// < 0.1 % below 50 packets/s a call. RTP counts are read channel by channel at the window's ends, so
+// each may be off by a packet or so a channel: that much is allowed for.
+// Usage: npx tsx bench/sip-side-by-side.ts --external-sip 127.0.0.77:5060 --external http://127.0.0.1:18088
+//        --external-pid PID [--external-auth asterisk:asterisk --external-name asterisk]
+//        [--steps 200,500 --hold 20 --rate 50 --scenarios echo,playback --workers N --only patchbay|external]
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { externalOptions } from './external-target.ts';
+import { CpuMeter, rssMiB } from './process-meter.ts';
+import { legFigures, snapshotLegs } from './sip-capacity-legs.ts';
+import { startTarget } from './sip-capacity-server.ts';
+import { CALLER, CLEAN_PERCENT, freeMediaPort } from './sip-capacity-step.ts';
+import { EXTENSIONS } from './sip-capacity-target.ts';
+import { startSipp } from './sipp-run.ts';
+
+const { values } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '200,500' },
+    hold: { type: 'string', default: '20' },
+    rate: { type: 'string', default: '50' },
+    scenarios: { type: 'string', default: 'echo,playback' },
+    workers: { type: 'string' },
+    only: { type: 'string' },
+    'external-sip': { type: 'string' },
+    external: { type: 'string' },
+    'external-pid': { type: 'string' },
+    'external-auth': { type: 'string' },
+    'external-name': { type: 'string' },
+  },
+});
+
+const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const PACKETS_PER_SECOND = 50;
+const BENCH_USER = 'asterisk:asterisk';
+type Scenario = 'echo' | 'playback';
+const CALLER_LEG = { 'PJSIP/load-': 'caller' } as const;
+
+/** A server the steps call: where its SIP and ARI are, and its process. */
+interface Server {
+  readonly name: string;
+  readonly sip: string;
+  readonly url: string;
+  readonly user: string;
+  readonly pid: number;
+}
+
+interface StepFigures {
+  readonly up: number;
+  readonly setupSeconds: number;
+  readonly failed: number;
+  readonly windowSeconds: number;
+  readonly received: number;
+  readonly sent: number;
+  readonly lostPercent: number;
+  /** Echo: received but not sent back; playback: below 50 packets/s a call (in %, beyond the reading's allowance). */
+  readonly shortPercent: number;
+  readonly cpuPercent: number;
+  readonly callerCpuPercent: number;
+  readonly rssMiB: number;
+  readonly load: string;
+  readonly problems: string[];
+}
+
+/** Channels of SIPp's calls (endpoint `load`) that are Up now, from ARI. */
+async function upCalls(server: Server): Promise<number> {
+  const response = await fetch(`${server.url}/ari/channels`, { headers: { authorization: `Basic ${Buffer.from(server.user).toString('base64')}` } });
+  if (!response.ok) return 0;
+  const channels = (await response.json()) as Array<{ name: string; state: string }>;
+  return channels.filter((channel) => channel.name.startsWith('PJSIP/load-') && channel.state === 'Up').length;
+}
+
+async function allChannels(server: Server): Promise<number> {
+  const response = await fetch(`${server.url}/ari/channels`, { headers: { authorization: `Basic ${Buffer.from(server.user).toString('base64')}` } });
+  return response.ok ? ((await response.json()) as unknown[]).length : -1;
+}
+
+async function runStep(server: Server, scenario: Scenario, calls: number, holdSeconds: number, rate: number, work: string, track: (kill: () => void) => () => void): Promise<StepFigures> {
+  const placeSeconds = calls / rate;
+  const callMs = Math.round((placeSeconds + holdSeconds + 4) * 1000);
+  const limitMs = callMs + Math.round(placeSeconds * 2000) + 60_000;
+  const problems: string[] = [];
+  const started = performance.now();
+  const caller = await startSipp({
+    work,
+    target: server.sip,
+    scenario: join(work, 'call-hangup.xml'),
+    args: ['-set', 'caller', 'load', '-s', EXTENSIONS[scenario], '-d', String(callMs), '-r', String(rate), '-m', String(calls), '-l', String(calls)],
+    limitMs,
+    address: CALLER.address,
+    mediaPort: await freeMediaPort(CALLER.address, CALLER.mediaPort),
+  });
+  const forget = track(() => caller.kill());
+  try {
+    let callerDone = false;
+    void caller.done.then(() => (callerDone = true));
+    const upDeadline = started + placeSeconds * 2000 + 15_000;
+    let up = 0;
+    while (!callerDone && performance.now() < upDeadline && (up = await upCalls(server)) < calls) await sleep(250);
+    const setupSeconds = (performance.now() - started) / 1000;
+    if (up < calls) problems.push(`${up}/${calls} calls Up after ${setupSeconds.toFixed(1)} s`);
+    await sleep(1000);
+    // The window ends two seconds before the first call's BYE: the snapshot of every channel takes a moment.
+    const windowEnd = started + callMs - 2000;
+    const before = await snapshotLegs(server.url, CALLER_LEG, server.user);
+    const beganAt = performance.now();
+    const serverCpu = new CpuMeter(server.pid);
+    const callerCpu = new CpuMeter(caller.pid);
+    let peakRss = rssMiB(server.pid);
+    while (!callerDone && performance.now() < windowEnd - 2000) {
+      await sleep(Math.min(1000, Math.max(0, windowEnd - 2000 - performance.now())));
+      peakRss = Math.max(peakRss, rssMiB(server.pid));
+    }
+    const cpuPercent = serverCpu.percent();
+    let callerCpuPercent = NaN;
+    try {
+      callerCpuPercent = callerCpu.percent();
+    } catch {
+      // SIPp gave up early: its failed calls say why.
+    }
+    const windowSeconds = (performance.now() - beganAt) / 1000;
+    const after = await snapshotLegs(server.url, CALLER_LEG, server.user);
+    const figures = legFigures(before, after).caller ?? { legs: 0, received: 0, sent: 0, lostPercent: 0 };
+    const result = await caller.done;
+    const failed = calls - result.succeeded;
+    if (failed > 0) problems.push(`${failed} failed call(s)`);
+    // A channel's two readings are a snapshot's length apart at most: a packet or so a channel either way.
+    const allowance = figures.legs * 2;
+    const expectedSent = scenario === 'echo' ? figures.received : figures.legs * PACKETS_PER_SECOND * windowSeconds;
+    const shortPercent = expectedSent > 0 ? (Math.max(0, expectedSent - figures.sent - allowance) / expectedSent) * 100 : 0;
+    if (figures.legs < calls) problems.push(`RTP read on ${figures.legs}/${calls} calls`);
+    if (figures.lostPercent >= CLEAN_PERCENT) problems.push(`${figures.lostPercent.toFixed(3)} % lost`);
+    if (shortPercent >= CLEAN_PERCENT) problems.push(`${shortPercent.toFixed(3)} % ${scenario === 'echo' ? 'not sent back' : 'below 50 packets/s'}`);
+    return {
+      up,
+      setupSeconds,
+      failed,
+      windowSeconds,
+      received: figures.received,
+      sent: figures.sent,
+      lostPercent: figures.lostPercent,
+      shortPercent,
+      cpuPercent,
+      callerCpuPercent,
+      rssMiB: peakRss,
+      load: os.loadavg().map((value) => value.toFixed(2)).join(' '),
+      problems,
+    };
+  } finally {
+    caller.kill();
+    forget();
+  }
+}
+
+/** Waits (at most `timeoutMs`) until the server holds no channel: the next step starts from none. */
+async function waitIdle(server: Server, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  let left = Infinity;
+  while (performance.now() < deadline && (left = await allChannels(server)) !== 0) await sleep(500);
+  return left;
+}
+
+function print(server: Server, scenario: Scenario, calls: number, step: StepFigures): void {
+  const clean = step.problems.length === 0 ? 'clean' : `NOT CLEAN: ${step.problems.join('; ')}`;
+  console.log(`  ${server.name.padEnd(9)} ${scenario} ${calls} calls: ${step.up}/${calls} Up in ${step.setupSeconds.toFixed(1)} s, failed ${step.failed} — ${clean}`);
+  console.log(
+    `    RTP over ${step.windowSeconds.toFixed(1)} s (callers' channels, ARI rtp_statistics): ${step.received} in, ${step.sent} out, lost ${step.lostPercent.toFixed(3)} %, ${scenario === 'echo' ? 'not sent back' : 'below 50/s'} ${step.shortPercent.toFixed(3)} %`,
+  );
+  console.log(
+    `    CPU (% of one core, /proc): server ${step.cpuPercent.toFixed(1)} (${((step.cpuPercent / calls) * 100).toFixed(1)} per 100 calls), SIPp ${step.callerCpuPercent.toFixed(1)}; server RSS peak ${step.rssMiB.toFixed(0)} MiB; load average ${step.load}`,
+  );
+}
+
+async function main(): Promise<void> {
+  if (spawnSync('sipp', ['-v']).error) return console.log('bench:sip-side-by-side: sipp is not installed; nothing measured');
+  const other = externalOptions(values);
+  if (other && values['external-sip'] === undefined) throw new Error('--external-sip host:port goes with --external');
+  if (other && !/^[0-9.]+:\d{1,5}$/.test(values['external-sip']!)) throw new Error('--external-sip is an IPv4 host:port');
+  if (values.only !== undefined && values.only !== 'patchbay' && values.only !== 'external') throw new Error('--only is patchbay or external');
+  if (values.only === 'external' && !other) throw new Error('--only external needs --external');
+  const steps = values.steps.split(',').map((step) => clamp(step, 1, 5000));
+  const hold = clamp(values.hold, 4, 600);
+  const rate = clamp(values.rate, 1, 1000);
+  const scenarios = values.scenarios.split(',').map((name) => name.trim()) as Scenario[];
+  for (const scenario of scenarios) if (scenario !== 'echo' && scenario !== 'playback') throw new Error(`unknown scenario '${scenario}' (echo, playback)`);
+
+  const running = new Set<() => void>();
+  const track = (kill: () => void): (() => void) => {
+    running.add(kill);
+    return () => running.delete(kill);
+  };
+  const killEverything = (): void => {
+    for (const kill of [...running].reverse()) kill();
+    running.clear();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      killEverything();
+      process.exit(130);
+    });
+  }
+
+  const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-side-by-side-'));
+  const forgetWork = track(() => rmSync(work, { recursive: true, force: true }));
+  const speech = '/usr/share/asterisk/sounds/en/tt-monkeys.wav';
+  const source = spawnSync('sox', [speech, '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'trim', '0', '12']);
+  if (source.error || source.status !== 0) spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '12', 'sine', '1000', 'vol', '0.5']);
+  copyFileSync(join(HERE, '../test/sip/scenarios/call-hangup.xml'), join(work, 'call-hangup.xml'));
+
+  const servers: Server[] = [];
+  const patchbay =
+    values.only === 'external'
+      ? undefined
+      : await startTarget(track, {
+          maxCalls: Math.max(...steps),
+          // No B2BUA step here: the answerer is never dialled.
+          uas: '127.0.0.3:9',
+          workers: values.workers === undefined ? null : clamp(values.workers, 0, 256),
+          dataDir: join(work, 'server'),
+        });
+  try {
+    if (patchbay) servers.push({ name: 'patchbay', sip: `127.0.0.1:${patchbay.sipPort}`, url: patchbay.url, user: BENCH_USER, pid: patchbay.pid });
+    if (other && values.only !== 'patchbay') servers.push({ name: other.name, sip: values['external-sip']!, url: other.url, user: other.auth, pid: other.pid });
+    console.log(`bench:sip-side-by-side — ${servers.map((server) => `${server.name} pid ${server.pid} SIP ${server.sip}`).join('; ')}`);
+    console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; ${os.cpus().length} cores, load average ${os.loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    let turn = 0;
+    for (const scenario of scenarios) {
+      console.log(`\n${scenario} (extension ${EXTENSIONS[scenario]}):`);
+      for (const calls of steps) {
+        // Alternate which server goes first, so neither always meets the same leftovers of the other.
+        const order = turn++ % 2 === 0 ? servers : [...servers].reverse();
+        for (const server of order) {
+          const step = await runStep(server, scenario, calls, hold, rate, work, track);
+          print(server, scenario, calls, step);
+          const left = await waitIdle(server, 60_000);
+          if (left !== 0) console.log(`    ${left} channels still live a minute after the step`);
+        }
+      }
+    }
+  } finally {
+    await patchbay?.stop();
+    killEverything();
+    forgetWork();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(`bench:sip-side-by-side failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+}
