@@ -210,11 +210,16 @@ const MB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
 async function eventLogMemory(kind: Kind): Promise<void> {
   const target = await startTarget(kind);
   const sockets: WebSocket[] = [];
+  const delivered = { frames: 0, bytes: 0 };
   try {
     const idle = await target.stats('gc');
     for (let i = 0; i < subscribeAll; i++) {
       const socket = new WebSocket(`${target.url.replace('http', 'ws')}/ari/events?app=all${i}&subscribeAll=true`, { headers: { authorization: basic(target.user) } });
-      socket.on('message', () => undefined);
+      // What the subscribe-all clients receive: two servers' fan-outs compare only with their sizes beside them.
+      socket.on('message', (data: Buffer) => {
+        delivered.frames++;
+        delivered.bytes += data.length;
+      });
       sockets.push(socket);
       await once(socket, 'open');
     }
@@ -237,6 +242,7 @@ async function eventLogMemory(kind: Kind): Promise<void> {
         peak.queuedBytes = Math.max(peak.queuedBytes, now.queues?.bytes ?? 0);
       }
     })();
+    const deliveredBefore = { ...delivered };
     const { durations, seconds } = await client.run(total, inflight, rate);
     sampling = false;
     await sampler;
@@ -245,6 +251,9 @@ async function eventLogMemory(kind: Kind): Promise<void> {
     client.close();
     const log = collected.eventLog;
     console.log(`\n${label(kind)}: event log under load: ${subscribeAll} subscribe-all apps + bench, ${durations.length} cycles at ${(durations.length / seconds).toFixed(0)}/s (target ${rate}/s), p99 ${percentile(durations, 99).toFixed(1)} ms, server CPU/cycle ${((held.cpuUs - before.cpuUs) / durations.length).toFixed(0)} µs`);
+    const frames = (delivered.frames - deliveredBefore.frames) / (durations.length * subscribeAll);
+    const bytes = (delivered.bytes - deliveredBefore.bytes) / (durations.length * subscribeAll);
+    console.log(`  each subscribe-all client received ${frames.toFixed(1)} frames, ${(bytes / 1024).toFixed(1)} KiB per cycle; load average ${os.loadavg().map((value) => value.toFixed(2)).join(' ')}`);
     if (kind === 'external') {
       // No V8 heap nor event log to read there: what /proc says.
       console.log(`  RSS: idle ${MB(idle.rss)}, peak in the hold (1 s samples) ${MB(peak.rss)}, after the load ${MB(held.rss)}`);
