@@ -119,8 +119,10 @@ async function runStep(server: Server, scenario: Scenario, calls: number, holdSe
     await sleep(1000);
     // The window ends two seconds before the first call's BYE: the snapshot of every channel takes a moment.
     const windowEnd = started + callMs - 2000;
+    // Each snapshot reads the channels one by one over a moment: the window runs from its middle to the next's.
+    const beforeStarted = performance.now();
     const before = await snapshotLegs(server.url, CALLER_LEG, server.user);
-    const beganAt = performance.now();
+    const beganAt = (beforeStarted + performance.now()) / 2;
     const serverCpu = new CpuMeter(server.pid);
     const callerCpu = new CpuMeter(caller.pid);
     let peakRss = rssMiB(server.pid);
@@ -135,8 +137,9 @@ async function runStep(server: Server, scenario: Scenario, calls: number, holdSe
     } catch {
       // SIPp gave up early: its failed calls say why.
     }
-    const windowSeconds = (performance.now() - beganAt) / 1000;
+    const afterStarted = performance.now();
     const after = await snapshotLegs(server.url, CALLER_LEG, server.user);
+    const windowSeconds = ((afterStarted + performance.now()) / 2 - beganAt) / 1000;
     const figures = legFigures(before, after).caller ?? { legs: 0, received: 0, sent: 0, lostPercent: 0 };
     const result = await caller.done;
     const failed = calls - result.succeeded;
