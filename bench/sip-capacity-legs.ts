@@ -32,13 +32,30 @@ async function json(url: string, user: string): Promise<unknown> {
   return response.json();
 }
 
+/** Which channels a snapshot reads, and as whom. */
+export interface SnapshotOptions {
+  /** `user:password` of the ARI user (the bench's by default). */
+  readonly user?: string;
+  /** Read at most this many channels, spread evenly over the list: a loaded server answers 500 readings slowly. */
+  readonly limit?: number;
+  /** Read only these channels (the ones an earlier snapshot read). */
+  readonly ids?: ReadonlySet<string>;
+}
+
 /** Each leg's RTP counts now: `prefixes` maps a channel-name prefix to the leg's name. */
-export async function snapshotLegs(base: string, prefixes: Readonly<Record<string, string>>, user = BENCH_USER): Promise<LegSnapshot> {
+export async function snapshotLegs(base: string, prefixes: Readonly<Record<string, string>>, options: SnapshotOptions = {}): Promise<LegSnapshot> {
+  const user = options.user ?? BENCH_USER;
   const channels = ((await json(`${base}/ari/channels`, user)) ?? []) as Array<{ id: string; name: string }>;
-  const wanted = channels.flatMap((channel) => {
+  let wanted = channels.flatMap((channel) => {
+    if (options.ids && !options.ids.has(channel.id)) return [];
     const prefix = Object.keys(prefixes).find((candidate) => channel.name.startsWith(candidate));
     return prefix ? [{ id: channel.id, leg: prefixes[prefix] }] : [];
   });
+  const limit = options.limit;
+  if (limit !== undefined && wanted.length > limit) {
+    const step = wanted.length / limit;
+    wanted = Array.from({ length: limit }, (_, i) => wanted[Math.floor(i * step)]!);
+  }
   const out = new Map<string, { leg: string; counts: LegCounts }>();
   let next = 0;
   const worker = async (): Promise<void> => {
