@@ -196,7 +196,7 @@ function print(server: Server, scenario: Scenario, calls: number, step: StepFigu
   const clean = step.problems.length === 0 ? 'clean' : `NOT CLEAN: ${step.problems.join('; ')}`;
   console.log(`  ${server.name.padEnd(9)} ${scenario} ${calls} calls: ${step.up}/${calls} Up in ${step.setupSeconds.toFixed(1)} s, failed ${step.failed} — ${clean}`);
   console.log(
-    `    RTP over ${step.windowSeconds.toFixed(1)} s (${step.legs} callers' channels, ARI rtp_statistics): ${step.received} in, ${step.sent} out, lost ${step.lostPercent.toFixed(3)} %, ${scenario === 'echo' ? 'not sent back' : 'below 50/s'} ${step.shortPercent.toFixed(3)} %`,
+    `    RTP over ${step.windowSeconds.toFixed(1)} s (${step.legs} callers' channels, ARI rtp_statistics): ${step.received} in (${step.legs > 0 && step.windowSeconds > 0 ? (step.received / step.legs / step.windowSeconds).toFixed(1) : '-'} packets/s a call from SIPp), ${step.sent} out, lost ${step.lostPercent.toFixed(3)} %, ${scenario === 'echo' ? 'not sent back' : 'below 50/s'} ${step.shortPercent.toFixed(3)} %`,
   );
   console.log(
     `    CPU (% of one core, /proc): server ${step.cpuPercent.toFixed(1)} (${((step.cpuPercent / calls) * 100).toFixed(1)} per 100 calls), SIPp ${step.callerCpuPercent.toFixed(1)}; server RSS peak ${step.rssMiB.toFixed(0)} MiB; load average ${step.load}`,
