@@ -130,13 +130,15 @@ async function runStep(server: Server, scenario: Scenario, calls: number, holdSe
     const beforeStarted = performance.now();
     const before = await snapshotLegs(server.url, CALLER_LEG, { user: server.user, limit: sample });
     const beganAt = (beforeStarted + performance.now()) / 2;
+    // The second reading takes about as long as the first: the window ends early enough for it to finish before the BYEs.
+    const closeAt = windowEnd - 2000 - 1.5 * (performance.now() - beforeStarted);
     // Under a heavy load the first reading may take so long that the calls end before a window of 2 s is left.
-    const endedEarly = callerDone || windowEnd - 2000 - performance.now() < 2000;
+    const endedEarly = callerDone || closeAt - performance.now() < 2000;
     const serverCpu = new CpuMeter(server.pid);
     const callerCpu = new CpuMeter(caller.pid);
     let peakRss = rssMiB(server.pid);
-    while (!callerDone && performance.now() < windowEnd - 2000) {
-      await sleep(Math.min(1000, Math.max(0, windowEnd - 2000 - performance.now())));
+    while (!callerDone && performance.now() < closeAt) {
+      await sleep(Math.min(1000, Math.max(0, closeAt - performance.now())));
       peakRss = Math.max(peakRss, rssMiB(server.pid));
     }
     const cpuPercent = endedEarly ? NaN : serverCpu.percent();
