@@ -5,8 +5,11 @@
 // own bench, bench/sip-capacity.ts, reads its /metrics, which the other server has not.)
 //   echo      SIPp → Answer() + Echo() (extension 200 of the `capacity` context)
 //   playback  SIPp → Answer() + Playback(tt-monkeys) over and over (extension 300)
+//   b2bua     SIPp → Dial() of endpoint `uas` to a second SIPp (127.0.0.3) that answers and echoes (extension 400)
 // The other server needs a `capacity` context with those extensions, an endpoint `load` that takes
-// SIPp's calls (From: load) with ulaw, and its ARI user (--external-auth). Patchbay is
+// SIPp's calls (From: load) with ulaw, and its ARI user (--external-auth). For b2bua its extension
+// 400 dials `PJSIP/uas/sip:echo@127.0.0.3:${UAS_PORT}`: the bench sets the global variable UAS_PORT
+// through ARI (POST /ari/asterisk/variable) to the answering SIPp's port. Patchbay is
 // bench/sip-capacity-target.ts in a child process, as in bench/sip-capacity.ts.
 // A step is clean with no failed call, every call's channel Up, < 0.1 % of the received packets lost
 // (sequence gaps, the server's count) and, for echo, < 0.1 % of them not sent back; for playback,
@@ -15,7 +18,7 @@
 // reading must not eat the hold), so each may be off by a packet or so a channel: that much is allowed for.
 // Usage: npx tsx bench/sip-side-by-side.ts --external-sip 127.0.0.77:5060 --external http://127.0.0.1:18088
 //        --external-pid PID [--external-auth asterisk:asterisk --external-name asterisk]
-//        [--steps 200,500 --hold 20 --rate 50 --scenarios echo,playback --workers N --only patchbay|external --sample 100]
+//        [--steps 200,500 --hold 20 --rate 50 --scenarios echo,playback,b2bua --workers N --only patchbay|external --sample 100]
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -26,9 +29,9 @@ import { externalOptions } from './external-target.ts';
 import { CpuMeter, rssMiB } from './process-meter.ts';
 import { legFigures, snapshotLegs } from './sip-capacity-legs.ts';
 import { startTarget } from './sip-capacity-server.ts';
-import { CALLER, CLEAN_PERCENT, freeMediaPort } from './sip-capacity-step.ts';
+import { ANSWERER, CALLER, CLEAN_PERCENT, freeMediaPort } from './sip-capacity-step.ts';
 import { EXTENSIONS } from './sip-capacity-target.ts';
-import { startSipp } from './sipp-run.ts';
+import { freeUdpPort, startSipp, type SippProcess } from './sipp-run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +55,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const PACKETS_PER_SECOND = 50;
 const BENCH_USER = 'asterisk:asterisk';
-type Scenario = 'echo' | 'playback';
+type Scenario = 'echo' | 'playback' | 'b2bua';
 const CALLER_LEG = { 'PJSIP/load-': 'caller' } as const;
 
 /** A server the steps call: where its SIP and ARI are, and its process. */
@@ -74,7 +77,7 @@ interface StepFigures {
   readonly received: number;
   readonly sent: number;
   readonly lostPercent: number;
-  /** Echo: received but not sent back; playback: below 50 packets/s a call (in %, beyond the reading's allowance). */
+  /** Echo and b2bua: received but not sent back; playback: below 50 packets/s a call (in %, beyond the reading's allowance). */
   readonly shortPercent: number;
   readonly cpuPercent: number;
   readonly callerCpuPercent: number;
@@ -99,11 +102,30 @@ async function allChannels(server: Server): Promise<number> {
 /** Calls whose RTP counts are read (spread over them): enough for a share in ‰, few enough for a loaded server to answer in a second. */
 let sample = 100;
 
+/** The answering SIPp's SIP port (b2bua), fixed for the whole bench: Patchbay's dialplan is written with it. */
+let answererPort = 0;
+
 async function runStep(server: Server, scenario: Scenario, calls: number, holdSeconds: number, rate: number, work: string, track: (kill: () => void) => () => void): Promise<StepFigures> {
   const placeSeconds = calls / rate;
   const callMs = Math.round((placeSeconds + holdSeconds + 4) * 1000);
   const limitMs = callMs + Math.round(placeSeconds * 2000) + 60_000;
   const problems: string[] = [];
+  let answerer: SippProcess | undefined;
+  let forgetAnswerer = (): void => undefined;
+  if (scenario === 'b2bua') {
+    answerer = await startSipp({
+      work,
+      scenario: join(work, 'answer-echo.xml'),
+      args: ['-rtp_echo', '-m', String(calls)],
+      limitMs: limitMs + 5000,
+      address: ANSWERER.address,
+      port: answererPort,
+      mediaPort: await freeMediaPort(ANSWERER.address, ANSWERER.mediaPort),
+    });
+    const kill = answerer.kill;
+    const forget = track(kill);
+    forgetAnswerer = () => (kill(), void forget());
+  }
   const started = performance.now();
   const caller = await startSipp({
     work,
@@ -157,13 +179,13 @@ async function runStep(server: Server, scenario: Scenario, calls: number, holdSe
     if (failed > 0) problems.push(`${failed} failed call(s)`);
     // A channel's two readings are a snapshot's length apart at most: a packet or so a channel either way.
     const allowance = figures.legs * 2;
-    const expectedSent = scenario === 'echo' ? figures.received : figures.legs * PACKETS_PER_SECOND * windowSeconds;
+    const expectedSent = scenario === 'playback' ? figures.legs * PACKETS_PER_SECOND * windowSeconds : figures.received;
     const shortPercent = expectedSent > 0 ? (Math.max(0, expectedSent - figures.sent - allowance) / expectedSent) * 100 : 0;
     const measured = !endedEarly && figures.legs >= Math.min(calls, sample);
     if (endedEarly) problems.push('not measured: the calls were ending when the first RTP reading was done');
     else if (!measured) problems.push(`RTP read on ${figures.legs}/${Math.min(calls, sample)} calls`);
     if (figures.lostPercent >= CLEAN_PERCENT) problems.push(`${figures.lostPercent.toFixed(3)} % lost`);
-    if (shortPercent >= CLEAN_PERCENT) problems.push(`${shortPercent.toFixed(3)} % ${scenario === 'echo' ? 'not sent back' : 'below 50 packets/s'}`);
+    if (shortPercent >= CLEAN_PERCENT) problems.push(`${shortPercent.toFixed(3)} % ${scenario === 'playback' ? 'below 50 packets/s' : 'not sent back'}`);
     return {
       up,
       setupSeconds,
@@ -183,7 +205,19 @@ async function runStep(server: Server, scenario: Scenario, calls: number, holdSe
   } finally {
     caller.kill();
     forget();
+    // It waits for -m calls: after failed ones it would wait until its limit. The BYEs have had time.
+    if (answerer) await Promise.race([answerer.done, sleep(5000)]);
+    forgetAnswerer();
   }
+}
+
+/** The other server's dialplan dials the answering SIPp at ${UAS_PORT}: a global variable, set through ARI. */
+async function setAnswererPort(server: Server): Promise<void> {
+  const response = await fetch(`${server.url}/ari/asterisk/variable?variable=UAS_PORT&value=${answererPort}`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(server.user).toString('base64')}` },
+  });
+  if (response.status !== 204) throw new Error(`${server.name}: setting UAS_PORT answered ${response.status}`);
 }
 
 /** Waits (at most `timeoutMs`) until the server holds no channel: the next step starts from none. */
@@ -198,7 +232,7 @@ function print(server: Server, scenario: Scenario, calls: number, step: StepFigu
   const clean = step.problems.length === 0 ? 'clean' : `NOT CLEAN: ${step.problems.join('; ')}`;
   console.log(`  ${server.name.padEnd(9)} ${scenario} ${calls} calls: ${step.up}/${calls} Up in ${step.setupSeconds.toFixed(1)} s, failed ${step.failed} — ${clean}`);
   console.log(
-    `    RTP over ${step.windowSeconds.toFixed(1)} s (${step.legs} callers' channels, ARI rtp_statistics): ${step.received} in (${step.legs > 0 && step.windowSeconds > 0 ? (step.received / step.legs / step.windowSeconds).toFixed(1) : '-'} packets/s a call from SIPp), ${step.sent} out, lost ${step.lostPercent.toFixed(3)} %, ${scenario === 'echo' ? 'not sent back' : 'below 50/s'} ${step.shortPercent.toFixed(3)} %`,
+    `    RTP over ${step.windowSeconds.toFixed(1)} s (${step.legs} callers' channels, ARI rtp_statistics): ${step.received} in (${step.legs > 0 && step.windowSeconds > 0 ? (step.received / step.legs / step.windowSeconds).toFixed(1) : '-'} packets/s a call from SIPp), ${step.sent} out, lost ${step.lostPercent.toFixed(3)} %, ${scenario === 'playback' ? 'below 50/s' : 'not sent back'} ${step.shortPercent.toFixed(3)} %`,
   );
   console.log(
     `    CPU (% of one core, /proc): server ${step.cpuPercent.toFixed(1)} (${((step.cpuPercent / calls) * 100).toFixed(1)} per 100 calls), SIPp ${step.callerCpuPercent.toFixed(1)}; server RSS peak ${step.rssMiB.toFixed(0)} MiB; load average ${step.load}`,
@@ -217,7 +251,7 @@ async function main(): Promise<void> {
   const rate = clamp(values.rate, 1, 1000);
   sample = clamp(values.sample, 1, 5000);
   const scenarios = values.scenarios.split(',').map((name) => name.trim()) as Scenario[];
-  for (const scenario of scenarios) if (scenario !== 'echo' && scenario !== 'playback') throw new Error(`unknown scenario '${scenario}' (echo, playback)`);
+  for (const scenario of scenarios) if (scenario !== 'echo' && scenario !== 'playback' && scenario !== 'b2bua') throw new Error(`unknown scenario '${scenario}' (echo, playback, b2bua)`);
 
   const running = new Set<() => void>();
   const track = (kill: () => void): (() => void) => {
@@ -241,6 +275,8 @@ async function main(): Promise<void> {
   const source = spawnSync('sox', [speech, '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'trim', '0', '12']);
   if (source.error || source.status !== 0) spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', '12', 'sine', '1000', 'vol', '0.5']);
   copyFileSync(join(HERE, '../test/sip/scenarios/call-hangup.xml'), join(work, 'call-hangup.xml'));
+  copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
+  answererPort = await freeUdpPort(ANSWERER.address);
 
   const servers: Server[] = [];
   const patchbay =
@@ -248,8 +284,7 @@ async function main(): Promise<void> {
       ? undefined
       : await startTarget(track, {
           maxCalls: Math.max(...steps),
-          // No B2BUA step here: the answerer is never dialled.
-          uas: '127.0.0.3:9',
+          uas: `${ANSWERER.address}:${answererPort}`,
           workers: values.workers === undefined ? null : clamp(values.workers, 0, 256),
           dataDir: join(work, 'server'),
         });
@@ -258,6 +293,9 @@ async function main(): Promise<void> {
     if (other && values.only !== 'patchbay') servers.push({ name: other.name, sip: values['external-sip']!, url: other.url, user: other.auth, pid: other.pid });
     console.log(`bench:sip-side-by-side — ${servers.map((server) => `${server.name} pid ${server.pid} SIP ${server.sip}`).join('; ')}`);
     console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; ${os.cpus().length} cores, load average ${os.loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    if (scenarios.includes('b2bua')) {
+      for (const server of servers.filter((candidate) => candidate.name !== 'patchbay')) await setAnswererPort(server);
+    }
     let turn = 0;
     for (const scenario of scenarios) {
       console.log(`\n${scenario} (extension ${EXTENSIONS[scenario]}):`);
