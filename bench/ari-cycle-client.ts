@@ -6,7 +6,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import WebSocket from 'ws';
 
-const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+/** The bench's ARI user: Patchbay's bench targets have it; another server (bench/external-target.ts) may name its own. */
+const BENCH_USER = 'asterisk:asterisk';
 const STEP_TIMEOUT_MS = 10_000;
 
 export interface CycleClient {
@@ -17,7 +18,8 @@ export interface CycleClient {
   close(): void;
 }
 
-export async function cycleClient(url: string, inflight: number): Promise<CycleClient> {
+export async function cycleClient(url: string, inflight: number, user = BENCH_USER): Promise<CycleClient> {
+  const AUTH = `Basic ${Buffer.from(user).toString('base64')}`;
   const base = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: inflight + 4 });
   const request = (method: string, path: string): Promise<{ status: number; body: string }> =>

@@ -13,8 +13,13 @@
 // PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's only
 // (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
 // same with Node.js flags (`--max-semi-space-size=32`).
+// --external URL --external-pid PID adds an ARI server the bench did not start (an Asterisk on this
+// machine, say) to the same rounds: its CPU comes from /proc/<pid>/stat (bench/external-target.ts),
+// its user from --external-auth (asterisk:asterisk by default); its dialplan must have the bench's
+// `answer@default` (Answer, then a long Wait). --floor none leaves the floor out.
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
-//        [--server dist --baseline ../main/dist] [--floor same-events|six-events|both]
+//        [--server dist --baseline ../main/dist] [--floor same-events|six-events|both|none]
+//        [--external http://127.0.0.1:18088 --external-pid PID --external-auth user:pass --external-name asterisk]
 //        [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,6 +32,7 @@ import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { cycleClient } from './ari-cycle-client.ts';
 import { captureCycle } from './floor-events.ts';
+import { externalOptions, externalStats } from './external-target.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +47,10 @@ const { values } = parseArgs({
     server: { type: 'string' },
     baseline: { type: 'string' },
     floor: { type: 'string', default: 'same-events' },
+    external: { type: 'string' },
+    'external-pid': { type: 'string' },
+    'external-auth': { type: 'string' },
+    'external-name': { type: 'string' },
   },
 });
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
@@ -52,8 +62,10 @@ const connections = clamp(values.connections, 1, 200);
 const subscribeAll = clamp(values['subscribe-all'], 0, 100);
 const rate = clamp(values.rate, 1, 5000);
 const holdSeconds = clamp(values.hold, 1, 300);
-if (!['same-events', 'six-events', 'both'].includes(values.floor!)) throw new Error('--floor is same-events, six-events or both');
-const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+if (!['same-events', 'six-events', 'both', 'none'].includes(values.floor!)) throw new Error('--floor is same-events, six-events, both or none');
+const external = externalOptions(values);
+const BENCH_USER = 'asterisk:asterisk';
+const basic = (user: string): string => `Basic ${Buffer.from(user).toString('base64')}`;
 
 interface Stats {
   cpuUs: number;
@@ -70,12 +82,17 @@ interface Stats {
 
 interface Target {
   readonly url: string;
+  /** The ARI user (`user:password`) its requests carry. */
+  readonly user: string;
   stats(command?: 'stats' | 'gc'): Promise<Stats>;
   stop(): Promise<void>;
 }
 
-/** `floor`: the server's own frames per cycle; `floor6`: the `;1` half's six (the floor before the fairness fix). */
-type Kind = 'server' | 'baseline' | 'floor' | 'floor6';
+/**
+ * `floor`: the server's own frames per cycle; `floor6`: the `;1` half's six (the floor before the
+ * fairness fix); `external`: a server the bench did not start (--external).
+ */
+type Kind = 'server' | 'baseline' | 'floor' | 'floor6' | 'external';
 const isFloor = (kind: Kind): boolean => kind === 'floor' || kind === 'floor6';
 /** The compiled server each kind runs (undefined: the sources through tsx). */
 const roots: Record<Kind, string | undefined> = {
@@ -83,9 +100,24 @@ const roots: Record<Kind, string | undefined> = {
   baseline: values.baseline === undefined ? undefined : resolve(values.baseline),
   floor: undefined,
   floor6: undefined,
+  external: undefined,
 };
+/** How the rows name each kind. */
+const label = (kind: Kind): string => (kind === 'external' ? external!.name : kind);
+
+/** The external server: already running, measured from /proc, left running. */
+function externalTarget(): Target {
+  const { url, pid, auth } = external!;
+  return {
+    url,
+    user: auth,
+    stats: async () => externalStats(pid),
+    stop: async () => undefined,
+  };
+}
 
 async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
+  if (kind === 'external') return externalTarget();
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
   if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
@@ -108,6 +140,7 @@ async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   const url = await next();
   return {
     url,
+    user: BENCH_USER,
     async stats(command = 'stats') {
       child.stdin!.write(`${command}\n`);
       return JSON.parse(await next()) as Stats;
@@ -139,17 +172,20 @@ async function idleCost(target: Target): Promise<number> {
  * CPU µs the target spends per ping, with `connections` keep-alive connections; `net` without what
  * it would have spent idle over the same wall time.
  */
-async function pingCost(target: Target, idleUsPerSecond: number): Promise<{ us: number; net: number; p99: number }> {
+async function pingCost(target: Target, idleUsPerSecond: number): Promise<{ us: number; net: number; p99: number; perSecond: number }> {
   const url = `${target.url}/ari/asterisk/ping`;
-  await autocannon({ url, connections, amount: Math.min(2000, pings), headers: { authorization: AUTH } }); // warm-up
+  const headers = { authorization: basic(target.user) };
+  await autocannon({ url, connections, amount: Math.min(2000, pings), headers }); // warm-up
   const before = await target.stats();
   const began = performance.now();
-  const result = await autocannon({ url, connections, amount: pings, headers: { authorization: AUTH } });
+  // autocannon ends a run of `amount` requests only at its next sample tick (1 s by default): at 10,000
+  // req/s that made the wall time, and so req/s, up to 50 % off. Ticks of 10 ms keep it within 1 %.
+  const result = await autocannon({ url, connections, amount: pings, headers, sampleInt: 10 });
   const seconds = (performance.now() - began) / 1000;
   const after = await target.stats();
   if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
   const used = after.cpuUs - before.cpuUs;
-  return { us: used / result.requests.total, net: (used - idleUsPerSecond * seconds) / result.requests.total, p99: result.latency.p99 };
+  return { us: used / result.requests.total, net: (used - idleUsPerSecond * seconds) / result.requests.total, p99: result.latency.p99, perSecond: result.requests.total / seconds };
 }
 
 const percentile = (values: number[], p: number): number => {
@@ -159,7 +195,7 @@ const percentile = (values: number[], p: number): number => {
 
 /** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
 async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; p99: number; perSecond: number }> {
-  const client = await cycleClient(target.url, inflight);
+  const client = await cycleClient(target.url, inflight, target.user);
   try {
     await client.run(Math.min(500, cycles), inflight); // warm-up
     const before = await target.stats();
@@ -176,15 +212,20 @@ const MB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
 async function eventLogMemory(kind: Kind): Promise<void> {
   const target = await startTarget(kind);
   const sockets: WebSocket[] = [];
+  const delivered = { frames: 0, bytes: 0 };
   try {
     const idle = await target.stats('gc');
     for (let i = 0; i < subscribeAll; i++) {
-      const socket = new WebSocket(`${target.url.replace('http', 'ws')}/ari/events?app=all${i}&subscribeAll=true`, { headers: { authorization: AUTH } });
-      socket.on('message', () => undefined);
+      const socket = new WebSocket(`${target.url.replace('http', 'ws')}/ari/events?app=all${i}&subscribeAll=true`, { headers: { authorization: basic(target.user) } });
+      // What the subscribe-all clients receive: two servers' fan-outs compare only with their sizes beside them.
+      socket.on('message', (data: Buffer) => {
+        delivered.frames++;
+        delivered.bytes += data.length;
+      });
       sockets.push(socket);
       await once(socket, 'open');
     }
-    const client = await cycleClient(target.url, inflight);
+    const client = await cycleClient(target.url, inflight, target.user);
     const total = rate * holdSeconds;
     const before = await target.stats();
     // The peaks during the hold, read every second: what the log and the send queues reach.
@@ -203,6 +244,7 @@ async function eventLogMemory(kind: Kind): Promise<void> {
         peak.queuedBytes = Math.max(peak.queuedBytes, now.queues?.bytes ?? 0);
       }
     })();
+    const deliveredBefore = { ...delivered };
     const { durations, seconds } = await client.run(total, inflight, rate);
     sampling = false;
     await sampler;
@@ -210,7 +252,15 @@ async function eventLogMemory(kind: Kind): Promise<void> {
     const collected = await target.stats('gc');
     client.close();
     const log = collected.eventLog;
-    console.log(`\n${kind}: event log under load: ${subscribeAll} subscribe-all apps + bench, ${durations.length} cycles at ${(durations.length / seconds).toFixed(0)}/s (target ${rate}/s), p99 ${percentile(durations, 99).toFixed(1)} ms, server CPU/cycle ${((held.cpuUs - before.cpuUs) / durations.length).toFixed(0)} µs`);
+    console.log(`\n${label(kind)}: event log under load: ${subscribeAll} subscribe-all apps + bench, ${durations.length} cycles at ${(durations.length / seconds).toFixed(0)}/s (target ${rate}/s), p99 ${percentile(durations, 99).toFixed(1)} ms, server CPU/cycle ${((held.cpuUs - before.cpuUs) / durations.length).toFixed(0)} µs`);
+    const frames = (delivered.frames - deliveredBefore.frames) / (durations.length * subscribeAll);
+    const bytes = (delivered.bytes - deliveredBefore.bytes) / (durations.length * subscribeAll);
+    console.log(`  each subscribe-all client received ${frames.toFixed(1)} frames, ${(bytes / 1024).toFixed(1)} KiB per cycle; load average ${os.loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    if (kind === 'external') {
+      // No V8 heap nor event log to read there: what /proc says.
+      console.log(`  RSS: idle ${MB(idle.rss)}, peak in the hold (1 s samples) ${MB(peak.rss)}, after the load ${MB(held.rss)}`);
+      return;
+    }
     console.log(`  idle server:     RSS ${MB(idle.rss)}, heap used ${MB(idle.heapUsed)}`);
     console.log(`  peak in the hold (1 s samples): RSS ${MB(peak.rss)}, heap used ${MB(peak.heapUsed)}`);
     console.log(`  after the load:  RSS ${MB(held.rss)}, heap used ${MB(held.heapUsed)}, external ${MB(held.external)} (array buffers ${MB(held.arrayBuffers)})`);
@@ -239,19 +289,15 @@ async function eventLogMemory(kind: Kind): Promise<void> {
 
 const rows: string[] = [];
 let floorEvents: string[] = ['StasisStart', 'ChannelDestroyed'];
-const sums: Record<Kind, { ping: number; net: number; cycle: number }> = {
-  server: { ping: 0, net: 0, cycle: 0 },
-  baseline: { ping: 0, net: 0, cycle: 0 },
-  floor: { ping: 0, net: 0, cycle: 0 },
-  floor6: { ping: 0, net: 0, cycle: 0 },
-};
-const floors: Kind[] = values.floor === 'both' ? ['floor', 'floor6'] : values.floor === 'six-events' ? ['floor6'] : ['floor'];
-const kinds: Kind[] = [...(roots.baseline ? (['server', 'baseline'] as const) : (['server'] as const)), ...floors];
+const zero = (): { ping: number; net: number; cycle: number; pingRate: number } => ({ ping: 0, net: 0, cycle: 0, pingRate: 0 });
+const sums: Record<Kind, { ping: number; net: number; cycle: number; pingRate: number }> = { server: zero(), baseline: zero(), floor: zero(), floor6: zero(), external: zero() };
+const floors: Kind[] = values.floor === 'none' ? [] : values.floor === 'both' ? ['floor', 'floor6'] : values.floor === 'six-events' ? ['floor6'] : ['floor'];
+const kinds: Kind[] = [...(roots.baseline ? (['server', 'baseline'] as const) : (['server'] as const)), ...(external ? (['external'] as const) : []), ...floors];
 // The same-events floor replays one cycle the server (--server's build) answered, captured before the rounds.
 const templateDir = mkdtempSync(join(os.tmpdir(), 'patchbay-floor-'));
 const templateFile = join(templateDir, 'cycle.json');
 let frameCount = 0;
-if (rounds > 0) {
+if (rounds > 0 && floors.length > 0) {
   const target = await startTarget('server');
   try {
     const template = await captureCycle(target.url);
@@ -278,8 +324,10 @@ for (let round = 0; round < rounds; round++) {
       sums[kind].ping += ping.us;
       sums[kind].net += ping.net;
       sums[kind].cycle += cycle.us;
+      sums[kind].pingRate += ping.perSecond;
+      const load = os.loadavg()[0]!.toFixed(2);
       rows.push(
-        `round ${round + 1} ${kind.padEnd(8)} idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle (${cycle.systemUs.toFixed(0)} in the kernel), p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
+        `round ${round + 1} ${label(kind).padEnd(8)} load ${load}  idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms, ${ping.perSecond.toFixed(0)} req/s)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle (${cycle.systemUs.toFixed(0)} in the kernel), p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
       );
       console.log(rows.at(-1));
     } finally {
@@ -290,7 +338,15 @@ for (let round = 0; round < rounds; round++) {
 rmSync(templateDir, { recursive: true, force: true });
 if (rounds > 0 && floors.includes('floor')) console.log(`floor (same-events): the server's ${frameCount} frames per cycle, built and serialised per cycle`);
 if (rounds > 0 && floors.includes('floor6')) console.log(`floor6 (six-events) events per cycle: ${floorEvents.join(',')}`);
-for (const kind of rounds > 0 ? kinds.filter((kind) => !isFloor(kind)) : []) {
+for (const kind of rounds > 0 ? kinds.filter((kind) => !isFloor(kind) && kind !== 'external') : []) {
+  if (external) {
+    const them = sums.external;
+    const us = sums[kind];
+    // CPU: theirs over ours (> 1: this server costs less per request); req/s: ours over theirs, both on this shared machine.
+    console.log(
+      `mean ${external.name}/${kind}: CPU per ping ${(them.ping / us.ping).toFixed(3)} (net of idle ${(them.net / us.net).toFixed(3)}), CPU per originate cycle ${(them.cycle / us.cycle).toFixed(3)}; ping req/s ${kind} ${(us.pingRate / rounds).toFixed(0)} vs ${external.name} ${(them.pingRate / rounds).toFixed(0)} (load average now ${os.loadavg().map((value) => value.toFixed(2)).join(' ')})`,
+    );
+  }
   for (const floor of floors) {
     console.log(`mean CPU ratio ${floor}/${kind} (1.0 = at the floor): ping ${(sums[floor].ping / sums[kind].ping).toFixed(3)} (net of idle ${(sums[floor].net / sums[kind].net).toFixed(3)}), originate cycle ${(sums[floor].cycle / sums[kind].cycle).toFixed(3)}`);
   }

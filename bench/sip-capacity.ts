@@ -28,8 +28,7 @@
 // Bounded: every step ends within its calls' length plus a minute; Ctrl-C and errors kill every
 // process the bench started. --json prints the results as one JSON line at the end.
 // Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua,conference --rate 100 --workers 2 --relay off --worker-playback off --worker-mix off --worker-recording off]
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +38,8 @@ import { cpuSeconds, rssMiB } from './process-meter.ts';
 import { scrapeMetrics } from './prometheus-text.ts';
 import { freeUdpPort } from './sipp-run.ts';
 import { ANSWERER, CLEAN_PERCENT, runStep, type ScenarioName, type StepResult } from './sip-capacity-step.ts';
-import { EXTENSIONS, SERVER_RTP_PORTS, type TargetPlan } from './sip-capacity-target.ts';
+import { EXTENSIONS, SERVER_RTP_PORTS } from './sip-capacity-target.ts';
+import { startTarget } from './sip-capacity-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -77,57 +77,6 @@ function whyNot(): string | undefined {
   if (spawnSync('sipp', ['-v']).error) return 'sipp is not installed (Debian package sip-tester)';
   if (spawnSync('sox', ['--version']).error) return 'sox is not installed';
   return undefined;
-}
-
-interface Target {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly url: string;
-  readonly sipPort: number;
-  readonly workers: string;
-  log(): string;
-  stop(): Promise<void>;
-}
-
-/** Starts the server with its soft open-file limit raised to the hard one (2,000 calls need ~8,000 descriptors). */
-async function startTarget(plan: TargetPlan): Promise<Target> {
-  const script = join(HERE, 'sip-capacity-target.ts');
-  const child = spawn('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', process.execPath, '--import', 'tsx', script, JSON.stringify(plan)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const forget = track(() => child.kill('SIGKILL'));
-  let log = '';
-  child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-20_000)));
-  const hello = await new Promise<{ url: string; sipPort: number; workers: string }>((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 60 s: ${log.slice(-2000)}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const newline = buffered.indexOf('\n');
-      if (newline < 0) return;
-      clearTimeout(timer);
-      resolve(JSON.parse(buffered.slice(0, newline)) as { url: string; sipPort: number; workers: string });
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}: ${log.slice(-2000)}`));
-    });
-  });
-  return {
-    child,
-    pid: child.pid!,
-    ...hello,
-    log: () => log,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return forget();
-      const exited = once(child, 'exit');
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-      forget();
-    },
-  };
 }
 
 /** Waits (at most `timeoutMs`) until the server has no SIP call left: the next step starts from none. */
@@ -201,7 +150,7 @@ async function runBench(): Promise<void> {
   copyFileSync(join(HERE, 'sipp/answer-echo.xml'), join(work, 'answer-echo.xml'));
 
   const answererPort = await freeUdpPort(ANSWERER.address);
-  const target = await startTarget({ maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, workerMix, workerRecording, dataDir: join(work, 'server') });
+  const target = await startTarget(track, { maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, workerMix, workerRecording, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
     const idleRssMiB = rssMiB(target.pid);
