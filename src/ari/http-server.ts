@@ -11,6 +11,7 @@ import { LogThrottle } from '../util/log-throttle.ts';
 import { ConnectionGuard } from './connection-guard.ts';
 
 export const ARI_PREFIX = '/ari';
+const ARI_PATH = `${ARI_PREFIX}/`;
 
 /** An upgrade request's target, split by hand: `new URL()` throws on targets a client controls. */
 export interface RequestTarget {
@@ -225,10 +226,14 @@ export class AriHttpServer {
   }
 
   private handle(request: IncomingMessage, response: TrackedResponse, checked?: AuthResult, known?: RequestMeta): void {
-    const { pathname, query } = splitTarget(request.url ?? '/');
+    // splitTarget() without its object: this runs for every request.
+    const target = request.url ?? '/';
+    const queryStart = target.indexOf('?');
+    const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
+    const query = new URLSearchParams(queryStart < 0 ? '' : target.slice(queryStart + 1));
     const method = request.method ?? 'GET';
     if (request.headers.origin) this.addCors(request, response);
-    const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
+    const isAri = pathname.startsWith(ARI_PATH) || pathname === ARI_PREFIX;
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
     if (!isAri && this.options.ops?.admin && pathname.startsWith(ADMIN_PATH)) return this.handleAdmin(request, response, pathname, query, method, checked);
     if (!isAri && this.options.console?.owns(pathname)) return this.options.console.serve(request, response, pathname);
