@@ -1,6 +1,6 @@
 // A child process for bench/request-cpu.ts: `server` (the real Patchbay, developer mode off, log at
-// warn) or `floor` (bare node:http + ws answering the same steps with no routing, validation or
-// event log). The floor's events per cycle come from its third argument: `same-events:FILE` (a
+// warn), `floor` (bare node:http + ws answering the same steps with no routing, validation or
+// event log) or `hosted` (the floor, served from inside a running server process). The floor's events per cycle come from its third argument: `same-events:FILE` (a
 // cycle the server answered, bench/floor-events.ts: the same 13 frames, built and serialised per
 // cycle) or `six-events:TYPES` (the `;1` half's event types only, with a small channel snapshot:
 // the floor before issue 25's fairness fix). It prints its URL, then answers one JSON line on stdout per line on stdin:
@@ -36,7 +36,10 @@ interface Probe {
   stop(): Promise<void>;
 }
 
-const probe: Probe = kind === 'server' ? await startServerTarget() : await startFloor();
+// `hosted`: the floor's own answers served from inside a running server (its URL is the floor's; the
+// server listens beside it, idle). What it costs beyond the bare floor is the server process itself
+// (its loaded code, threads, timers and heap), not any request path: request-cpu.ts --hosted-floor.
+const probe: Probe = kind === 'server' ? await startServerTarget() : kind === 'hosted' ? await startHostedFloor() : await startFloor();
 process.stdout.write(`${probe.url}\n`);
 
 const lines = createInterface({ input: process.stdin });
@@ -100,6 +103,12 @@ async function startServerTarget(): Promise<Probe> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function startHostedFloor(): Promise<Probe> {
+  const server = await startServerTarget();
+  const floor = await startFloor();
+  return { ...floor, stop: async () => void (await Promise.all([floor.stop(), server.stop()])) };
 }
 
 /** The floor: the same answers a client needs for ping and an originate cycle, and nothing more. */

@@ -10,6 +10,9 @@
 // at --rate per second for --hold seconds, and prints what the event log holds and the process memory.
 // --server DIR runs a compiled server (npm run build's dist/) instead of the sources through tsx;
 // --baseline DIR adds a third target, an older compiled server (say main's dist/), in the same rounds.
+// --hosted-floor adds the floor served from inside a running server process (--server's build): the
+// gap splits into what the process itself costs (bare floor against hosted) and the request path's
+// (hosted against server).
 // PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's only
 // (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
 // same with Node.js flags (`--max-semi-space-size=32`).
@@ -18,7 +21,7 @@
 // its user from --external-auth (asterisk:asterisk by default); its dialplan must have the bench's
 // `answer@default` (Answer, then a long Wait). --floor none leaves the floor out.
 // Usage: npx tsx bench/request-cpu.ts [--rounds 3 --pings 20000 --cycles 2000 --inflight 50]
-//        [--server dist --baseline ../main/dist] [--floor same-events|six-events|both|none]
+//        [--server dist --baseline ../main/dist] [--floor same-events|six-events|both|none] [--hosted-floor]
 //        [--external http://127.0.0.1:18088 --external-pid PID --external-auth user:pass --external-name asterisk]
 //        [--subscribe-all 10 --rate 200 --hold 20]
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -51,6 +54,7 @@ const { values } = parseArgs({
     'external-pid': { type: 'string' },
     'external-auth': { type: 'string' },
     'external-name': { type: 'string' },
+    'hosted-floor': { type: 'boolean', default: false },
   },
 });
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
@@ -90,9 +94,10 @@ interface Target {
 
 /**
  * `floor`: the server's own frames per cycle; `floor6`: the `;1` half's six (the floor before the
- * fairness fix); `external`: a server the bench did not start (--external).
+ * fairness fix); `external`: a server the bench did not start (--external); `hosted`: the
+ * same-events floor served from inside a running server process (--hosted-floor).
  */
-type Kind = 'server' | 'baseline' | 'floor' | 'floor6' | 'external';
+type Kind = 'server' | 'baseline' | 'floor' | 'floor6' | 'external' | 'hosted';
 const isFloor = (kind: Kind): boolean => kind === 'floor' || kind === 'floor6';
 /** The compiled server each kind runs (undefined: the sources through tsx). */
 const roots: Record<Kind, string | undefined> = {
@@ -101,6 +106,7 @@ const roots: Record<Kind, string | undefined> = {
   floor: undefined,
   floor6: undefined,
   external: undefined,
+  hosted: values.server === undefined ? undefined : resolve(values.server),
 };
 /** How the rows name each kind. */
 const label = (kind: Kind): string => (kind === 'external' ? external!.name : kind);
@@ -124,7 +130,7 @@ async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   // Overrides price a feature on the server: the baseline runs as configured (--baseline dist
   // --server dist compares the same build with and without it), the floor has no settings.
   if (kind !== 'server') delete env.PATCHBAY_BENCH_OVERRIDES;
-  const role = isFloor(kind) ? 'floor' : 'server';
+  const role = isFloor(kind) ? 'floor' : kind === 'hosted' ? 'hosted' : 'server';
   // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
   const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', script, role, floorMode], { stdio: ['pipe', 'pipe', 'inherit'], env });
@@ -290,9 +296,16 @@ async function eventLogMemory(kind: Kind): Promise<void> {
 const rows: string[] = [];
 let floorEvents: string[] = ['StasisStart', 'ChannelDestroyed'];
 const zero = (): { ping: number; net: number; cycle: number; pingRate: number } => ({ ping: 0, net: 0, cycle: 0, pingRate: 0 });
-const sums: Record<Kind, { ping: number; net: number; cycle: number; pingRate: number }> = { server: zero(), baseline: zero(), floor: zero(), floor6: zero(), external: zero() };
+const sums: Record<Kind, { ping: number; net: number; cycle: number; pingRate: number }> = { server: zero(), baseline: zero(), floor: zero(), floor6: zero(), external: zero(), hosted: zero() };
+const none = (): { ping: number; net: number; cycle: number } => ({ ping: Infinity, net: Infinity, cycle: Infinity });
+const least: Record<Kind, { ping: number; net: number; cycle: number }> = { server: none(), baseline: none(), floor: none(), floor6: none(), external: none(), hosted: none() };
 const floors: Kind[] = values.floor === 'none' ? [] : values.floor === 'both' ? ['floor', 'floor6'] : values.floor === 'six-events' ? ['floor6'] : ['floor'];
-const kinds: Kind[] = [...(roots.baseline ? (['server', 'baseline'] as const) : (['server'] as const)), ...(external ? (['external'] as const) : []), ...floors];
+const kinds: Kind[] = [
+  ...(roots.baseline ? (['server', 'baseline'] as const) : (['server'] as const)),
+  ...(external ? (['external'] as const) : []),
+  ...floors,
+  ...(values['hosted-floor'] ? (['hosted'] as const) : []),
+];
 // The same-events floor replays one cycle the server (--server's build) answered, captured before the rounds.
 const templateDir = mkdtempSync(join(os.tmpdir(), 'patchbay-floor-'));
 const templateFile = join(templateDir, 'cycle.json');
@@ -311,7 +324,7 @@ if (rounds > 0 && floors.length > 0) {
     await target.stop();
   }
 }
-const floorMode = (kind: Kind): string => (kind === 'floor' ? `same-events:${templateFile}` : kind === 'floor6' ? `six-events:${floorEvents.join(',')}` : '');
+const floorMode = (kind: Kind): string => (kind === 'floor' || kind === 'hosted' ? `same-events:${templateFile}` : kind === 'floor6' ? `six-events:${floorEvents.join(',')}` : '');
 for (let round = 0; round < rounds; round++) {
   // Rotate which goes first, so none always meets the same neighbours' load.
   const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
@@ -326,6 +339,9 @@ for (let round = 0; round < rounds; round++) {
       sums[kind].cycle += cycle.us;
       sums[kind].pingRate += ping.perSecond;
       const load = os.loadavg()[0]!.toFixed(2);
+      least[kind].ping = Math.min(least[kind].ping, ping.us);
+      least[kind].net = Math.min(least[kind].net, ping.net);
+      least[kind].cycle = Math.min(least[kind].cycle, cycle.us);
       rows.push(
         `round ${round + 1} ${label(kind).padEnd(8)} load ${load}  idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms, ${ping.perSecond.toFixed(0)} req/s)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle (${cycle.systemUs.toFixed(0)} in the kernel), p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
       );
@@ -338,7 +354,12 @@ for (let round = 0; round < rounds; round++) {
 rmSync(templateDir, { recursive: true, force: true });
 if (rounds > 0 && floors.includes('floor')) console.log(`floor (same-events): the server's ${frameCount} frames per cycle, built and serialised per cycle`);
 if (rounds > 0 && floors.includes('floor6')) console.log(`floor6 (six-events) events per cycle: ${floorEvents.join(',')}`);
-for (const kind of rounds > 0 ? kinds.filter((kind) => !isFloor(kind) && kind !== 'external') : []) {
+// Least per-round figures too: on a loaded machine a round is only ever made dearer by its neighbours.
+for (const kind of rounds > 0 ? kinds : []) console.log(`least of ${rounds} rounds, ${label(kind).padEnd(8)}: ping ${least[kind].ping.toFixed(1)} µs/req (${least[kind].net.toFixed(1)} net of idle), cycle ${least[kind].cycle.toFixed(0)} µs`);
+if (rounds > 0 && kinds.includes('hosted') && kinds.includes('floor')) {
+  console.log(`the floor inside a server process (hosted) against the bare floor: ping ${(sums.floor.ping / sums.hosted.ping).toFixed(3)} (least ${(least.floor.ping / least.hosted.ping).toFixed(3)}); what the server's own request path adds beyond it: hosted/server ping ${(sums.hosted.ping / sums.server.ping).toFixed(3)} (least ${(least.hosted.ping / least.server.ping).toFixed(3)})`);
+}
+for (const kind of rounds > 0 ? kinds.filter((kind) => !isFloor(kind) && kind !== 'external' && kind !== 'hosted') : []) {
   if (external) {
     const them = sums.external;
     const us = sums[kind];
@@ -351,4 +372,4 @@ for (const kind of rounds > 0 ? kinds.filter((kind) => !isFloor(kind) && kind !=
     console.log(`mean CPU ratio ${floor}/${kind} (1.0 = at the floor): ping ${(sums[floor].ping / sums[kind].ping).toFixed(3)} (net of idle ${(sums[floor].net / sums[kind].net).toFixed(3)}), originate cycle ${(sums[floor].cycle / sums[kind].cycle).toFixed(3)}`);
   }
 }
-if (subscribeAll > 0) for (const kind of kinds.filter((kind) => !isFloor(kind))) await eventLogMemory(kind);
+if (subscribeAll > 0) for (const kind of kinds.filter((kind) => !isFloor(kind) && kind !== 'hosted')) await eventLogMemory(kind);

@@ -210,9 +210,16 @@ class FailedLogins {
   }
 }
 
+type Granted = AuthResult & { readonly kind: 'ok' };
+const READ_ONLY: AuthResult = Object.freeze({ kind: 'read-only' });
+
 export class Authenticator {
   private users: ReadonlyMap<string, AriUser>;
-  private readonly verifiedHeaders = new Map<string, AriUser>();
+  /**
+   * Basic headers verified for a plain-password user, each with its success made once (frozen), so
+   * that a request with a known header allocates no answer.
+   */
+  private readonly verifiedHeaders = new Map<string, Granted>();
   readonly #verifiedCrypt = new WeakMap<AriUser, Set<string>>();
   readonly #tagKey = crypto.randomBytes(32);
   readonly #hasher = new PasswordHasher();
@@ -264,7 +271,7 @@ export class Authenticator {
     // It passes even from a blocked address: a credential proven before teaches a guesser nothing,
     // and the applications sharing the address (loopback, a proxy) keep working.
     const known = header === undefined ? undefined : this.verifiedHeaders.get(header);
-    if (known) return this.authorize(known, method, address);
+    if (known) return this.authorize(known.user, method, address, known);
     const credentials = credentialsFromBasic(header) ?? credentialsFromApiKey(query.get('api_key'));
     if (!credentials) return UNAUTHORIZED;
     const [name, password] = credentials;
@@ -289,7 +296,7 @@ export class Authenticator {
     }
     if (header !== undefined && credentialsFromBasic(header)) {
       if (this.verifiedHeaders.size >= MAX_REMEMBERED_HEADERS) this.verifiedHeaders.clear();
-      this.verifiedHeaders.set(header, user);
+      this.verifiedHeaders.set(header, Object.freeze({ kind: 'ok', user }));
     }
     return this.authorize(user, method, address);
   }
@@ -335,10 +342,10 @@ export class Authenticator {
    * After the credentials, as Asterisk orders it: the user's ACL against the client address
    * (403 `Access denied by ACL`), then read-only users' write methods (403 `Write access denied`).
    */
-  private authorize(user: AriUser, method: string, address: string | undefined): AuthResult {
+  private authorize(user: AriUser, method: string, address: string | undefined, granted?: Granted): AuthResult {
     const acl = this.#acls.get(user.name);
     if (acl && !aclAllows(acl, address)) return ACL_DENIED;
-    if (user.readOnly && method !== 'GET' && method !== 'OPTIONS') return { kind: 'read-only' };
-    return { kind: 'ok', user };
+    if (user.readOnly && method !== 'GET' && method !== 'OPTIONS') return READ_ONLY;
+    return granted ?? { kind: 'ok', user };
   }
 }

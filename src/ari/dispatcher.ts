@@ -32,6 +32,15 @@ const error = (status: number, message: string, headers: Record<string, string> 
 
 const NOT_FOUND = error(404, 'Resource not found');
 
+/**
+ * The headers of an answer that has none of its own, shared by all of them: an empty object per
+ * answer was garbage on every request. Frozen, so that a change meant for one answer fails loudly.
+ */
+export const NO_HEADERS: Record<string, string> = Object.freeze({});
+
+/** The parameters of an operation that declares none, shared by all (frozen, as NO_HEADERS). */
+const NO_PARAMS: Record<string, unknown> = Object.freeze({});
+
 /** Statuses every operation may answer without declaring them: success, and the server's own failures. */
 export function isImplicitStatus(status: number): boolean {
   return (status >= 200 && status <= 299) || status === 500 || status === 501;
@@ -74,7 +83,7 @@ export class Dispatcher {
         return error(405, 'Invalid method', { Allow: routed.allow.join(',') });
     }
     const { target, pathParams } = routed;
-    if (request.meta) request.meta.operation = `${target.resource.name}.${target.operation.nickname}`;
+    if (request.meta) request.meta.operation = target.name;
     const { core, log } = this.options;
     if (!core.modules.isRunning(this.moduleByResource.get(target.resource.name)!)) return NOT_FOUND;
     if (target.operation.upgrade === 'websocket') return error(426, 'Upgrade to a WebSocket is required');
@@ -100,7 +109,8 @@ export class Dispatcher {
     const handler = this.handlerFor(target);
     let params: ReturnType<typeof parseParams>;
     try {
-      params = parseParams(target.operation, { pathParams, query: request.query, form, json });
+      // An operation without parameters (ping, list operations) has nothing to parse: no sources object is built.
+      params = target.operation.params.length === 0 ? NO_PARAMS : parseParams(target.operation, { pathParams, query: request.query, form, json });
     } catch (thrown) {
       // The declarative parameter check: its 400s are implicit for every operation.
       return this.failure(target, thrown, false);
@@ -161,9 +171,11 @@ export class Dispatcher {
       if (undeclared) return undeclared;
     }
     const body = reply ? reply.body : result;
-    const headers: Record<string, string> = reply?.headers ? { ...reply.headers } : {};
+    const binaryAnswer = target.operation.responseClass === 'binary';
+    // Copied only when they will be added to (a binary answer's length) or are the handler's own.
+    const headers: Record<string, string> = reply?.headers ? { ...reply.headers } : binaryAnswer ? {} : NO_HEADERS;
     const operation = target.operation;
-    if (operation.responseClass === 'binary') {
+    if (binaryAnswer) {
       if (transport === 'websocket') return error(406, 'Binary content cannot be sent over a WebSocket');
       const binary = body as { contentType: string; body: Buffer | NodeJS.ReadableStream; length?: number };
       if (binary.length !== undefined) headers['Content-Length'] = String(binary.length);

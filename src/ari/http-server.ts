@@ -3,13 +3,14 @@ import http, { ServerResponse, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { PatchbayConfig } from '../config/config.ts';
+import type { AriUser, PatchbayConfig } from '../config/config.ts';
 import { Authenticator, type AuthResult } from './auth.ts';
-import type { AriResponse, Dispatcher } from './dispatcher.ts';
+import { NO_HEADERS, type AriResponse, type Dispatcher } from './dispatcher.ts';
 import { LogThrottle } from '../util/log-throttle.ts';
 import { ConnectionGuard } from './connection-guard.ts';
 
 export const ARI_PREFIX = '/ari';
+const ARI_PATH = `${ARI_PREFIX}/`;
 
 /** An upgrade request's target, split by hand: `new URL()` throws on targets a client controls. */
 export interface RequestTarget {
@@ -166,6 +167,7 @@ export class AriHttpServer {
   /** Connections counted and capped below the file-descriptor limit (`http.max_connections` …). */
   readonly connections: ConnectionGuard;
   private readonly refusalLog = new LogThrottle(10_000);
+  private lastOrigin: { readonly host: string; readonly origin: string } = { host: '', origin: '' };
 
   constructor(options: HttpServerOptions) {
     this.options = options;
@@ -175,6 +177,9 @@ export class AriHttpServer {
     const trimmed = options.config.http.prefix.replace(/^\/+|\/+$/g, '');
     const prefix = trimmed === '' ? '' : `/${trimmed}`;
     this.server = http.createServer({ ServerResponse: TrackedResponse }, (request, response) => {
+      // Here rather than in a listener of its own: with two 'request' listeners Node.js copies the
+      // listener list on every request.
+      this.connections.headerReceived(request.socket);
       try {
         if (!takePrefix(request, prefix)) return this.send(response, { status: 404, headers: {}, json: { message: 'Not found' } });
         this.handle(request, response);
@@ -189,9 +194,8 @@ export class AriHttpServer {
         options.log.warn({ address, reason, ...(suppressed > 0 ? { suppressed } : {}) }, `HTTP connection refused: too many connections ${reason === 'total' ? 'in all' : 'from one address'}`),
       );
     });
-    // Counted before Node.js parses anything; the 'request'/'upgrade' listeners run once a header is in.
+    // Counted before Node.js parses anything; the 'request' handler and 'upgrade' listener run once a header is in.
     this.server.on('connection', (socket: Socket) => this.connections.admit(socket));
-    this.server.prependListener('request', (request: IncomingMessage) => this.connections.headerReceived(request.socket));
     this.server.on('upgrade', (request, socket, head) => {
       this.connections.headerReceived(request.socket);
       if (takePrefix(request, prefix)) return this.handleUpgrade(request, socket, head);
@@ -221,10 +225,14 @@ export class AriHttpServer {
   }
 
   private handle(request: IncomingMessage, response: TrackedResponse, checked?: AuthResult, known?: RequestMeta): void {
-    const { pathname, query } = splitTarget(request.url ?? '/');
+    // splitTarget() without its object: this runs for every request.
+    const target = request.url ?? '/';
+    const queryStart = target.indexOf('?');
+    const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
+    const query = new URLSearchParams(queryStart < 0 ? '' : target.slice(queryStart + 1));
     const method = request.method ?? 'GET';
     if (request.headers.origin) this.addCors(request, response);
-    const isAri = pathname === ARI_PREFIX || pathname.startsWith(`${ARI_PREFIX}/`);
+    const isAri = pathname.startsWith(ARI_PATH) || pathname === ARI_PREFIX;
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
     if (!isAri && this.options.ops?.admin && pathname.startsWith(ADMIN_PATH)) return this.handleAdmin(request, response, pathname, query, method, checked);
     if (!isAri && this.options.console?.owns(pathname)) return this.options.console.serve(request, response, pathname);
@@ -251,25 +259,48 @@ export class AriHttpServer {
     }
     if (meta) meta.user = auth.user.name;
     this.connections.authenticated(request.socket);
-    const dispatch = (body: Buffer | undefined): void => {
-      const result = this.options.dispatcher.dispatch({
-        meta,
-        method,
-        path: pathname.slice(ARI_PREFIX.length),
-        query,
-        contentType: request.headers['content-type'],
-        body,
-        user: auth.user,
-        origin: originOf(request),
-        transport: 'http',
-      });
-      if (result instanceof Promise) result.then((answer) => this.send(response, answer), (err: unknown) => this.failed(response, err));
-      else this.send(response, result);
-    };
-    if (!hasBody(request)) return dispatch(undefined);
-    this.readBody(request).then(dispatch, (tooLarge: Error) =>
-      this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: tooLarge.message } }),
+    // Most requests carry no body: they are dispatched at once, without a closure to wait for one.
+    if (!hasBody(request)) return this.dispatch(request, response, method, pathname, query, auth.user, meta, undefined);
+    this.readBody(request).then(
+      (body) => this.dispatch(request, response, method, pathname, query, auth.user, meta, body),
+      (tooLarge: Error) => this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: tooLarge.message } }),
     );
+  }
+
+  private dispatch(
+    request: IncomingMessage,
+    response: TrackedResponse,
+    method: string,
+    pathname: string,
+    query: URLSearchParams,
+    user: AriUser,
+    meta: RequestMeta | undefined,
+    body: Buffer | undefined,
+  ): void {
+    const result = this.options.dispatcher.dispatch({
+      meta,
+      method,
+      path: pathname.slice(ARI_PREFIX.length),
+      query,
+      contentType: request.headers['content-type'],
+      body,
+      user,
+      origin: this.originOf(request),
+      transport: 'http',
+    });
+    if (result instanceof Promise) result.then((answer) => this.send(response, answer), (err: unknown) => this.failed(response, err));
+    else this.send(response, result);
+  }
+
+  /**
+   * originOf(), remembered for the last Host header: clients send the same one on every request, and
+   * the text was built (and a WeakMap asked for the prefix) per request.
+   */
+  private originOf(request: IncomingMessage): string | undefined {
+    const host = request.headers.host;
+    if (host === undefined) return undefined;
+    if (host !== this.lastOrigin.host) this.lastOrigin = { host, origin: originOf(request)! };
+    return this.lastOrigin.origin;
   }
 
   /**
@@ -282,11 +313,21 @@ export class AriHttpServer {
     response.started = performance.now();
     response.method = method;
     response.pathname = pathname;
-    response.on('finish', this.onFinish);
     return response;
   }
 
-  /** The one 'finish' listener of every tracked response (an emitter calls it with `this` = the response). */
+  /**
+   * An answer was handed to Node.js whole (send()): a tracked request is observed now. A 'finish'
+   * listener per response made Node.js's own (resOnFinish) one of two, and an event with two
+   * listeners copies its listener list each time it is emitted. Streamed answers still wait for
+   * 'finish' (send()), as their time includes the stream's.
+   */
+  private answered(response: TrackedResponse): void {
+    if (response.started === 0) return;
+    this.finished(response);
+  }
+
+  /** The 'finish' listener of a tracked streamed answer (an emitter calls it with `this` = the response). */
   private readonly onFinish = ((server: AriHttpServer) =>
     function (this: TrackedResponse): void {
       server.finished(this);
@@ -294,6 +335,8 @@ export class AriHttpServer {
 
   private finished(response: TrackedResponse): void {
     const ms = performance.now() - response.started;
+    // Observed once: a later answer on the same response (none is sent) would not count again.
+    response.started = 0;
     this.options.ops?.observeRequest(response.operation, response.method, response.statusCode, ms / 1000);
     if (this.debugLog) {
       this.options.log.debug({ method: response.method, path: response.pathname, status: response.statusCode, ms: Math.round(ms * 10) / 10, user: response.user }, 'ARI request');
@@ -340,7 +383,7 @@ export class AriHttpServer {
   }
 
   /** Last resort for a handler that threw or rejected: log it, answer 500, keep serving. */
-  private failed(response: ServerResponse, err: unknown): void {
+  private failed(response: TrackedResponse, err: unknown): void {
     this.options.log.error({ err }, 'request handling failed');
     if (!response.headersSent) this.send(response, { status: 500, headers: {}, json: { message: 'Internal server error' } });
     else response.destroy();
@@ -389,20 +432,21 @@ export class AriHttpServer {
     }
   }
 
-  private send(response: ServerResponse, result: AriResponse): void {
-    if (result.json === undefined && result.raw === undefined && hasNone(result.headers)) {
+  private send(response: TrackedResponse, result: AriResponse): void {
+    const noHeaders = result.headers === NO_HEADERS || hasNone(result.headers);
+    if (result.json === undefined && result.raw === undefined && noHeaders) {
       response.writeHead(result.status, NO_BODY_HEADERS);
       response.end();
-      return;
+      return this.answered(response);
     }
     if (result.json !== undefined) {
       const text = this.indent === undefined ? JSON.stringify(result.json) : JSON.stringify(result.json, null, this.indent);
       const length = Buffer.byteLength(text);
       // Most answers carry no headers of their own: then no copy of them is made.
-      const headers = hasNone(result.headers) ? { 'Content-Type': JSON_TYPE, 'Content-Length': length } : { ...result.headers, 'Content-Type': JSON_TYPE, 'Content-Length': length };
+      const headers = noHeaders ? { 'Content-Type': JSON_TYPE, 'Content-Length': length } : { ...result.headers, 'Content-Type': JSON_TYPE, 'Content-Length': length };
       response.writeHead(result.status, headers);
       response.end(text);
-      return;
+      return this.answered(response);
     }
     for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
     response.statusCode = result.status;
@@ -411,14 +455,16 @@ export class AriHttpServer {
       if (Buffer.isBuffer(result.raw)) {
         response.setHeader('Content-Length', result.raw.length);
         response.end(result.raw);
-      } else {
-        result.raw.on('error', () => response.destroy());
-        result.raw.pipe(response);
+        return this.answered(response);
       }
+      if (response.started !== 0) response.on('finish', this.onFinish);
+      result.raw.on('error', () => response.destroy());
+      result.raw.pipe(response);
       return;
     }
     response.setHeader('Content-Length', 0);
     response.end();
+    this.answered(response);
   }
 
   /**

@@ -7,6 +7,8 @@ export interface RouteTarget {
   readonly operation: OperationDecl;
   /** Names of the path parameters, in path order, as this route spells them. */
   readonly pathParamNames: readonly string[];
+  /** `resource.nickname` (`asterisk.ping`), for request logs and metrics: made once, not per request. */
+  readonly name: string;
 }
 
 interface RouteNode {
@@ -70,7 +72,7 @@ export class Router {
       }
     }
     if (node.methods.has(method)) throw new Error(`duplicate route ${method} ${path}`);
-    node.methods.set(method, { resource, operation, pathParamNames });
+    node.methods.set(method, { resource, operation, pathParamNames, name: `${resource.name}.${operation.nickname}` });
   }
 
   /** `path` is relative to /ari and still percent-encoded, e.g. `/channels/abc/play`. */

@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { SipStats } from '../channels/pjsip/stats.ts';
 import type { WorkerLoad } from '../media/workers/pool.ts';
 import type { Core } from '../control/core.ts';
+import { RequestHistogram } from './request-histogram.ts';
 
 /** What the event WebSocket reports: clients connected, events sent and events dropped so far. */
 export interface EventStats {
@@ -35,8 +36,7 @@ export interface ClusterMemberLoad {
 export class Metrics {
   readonly registry = new Registry();
   readonly contentType = this.registry.contentType;
-  readonly #httpRequests: Histogram<'operation' | 'method' | 'status'>;
-  readonly #requestSeriesByOperation = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  readonly #httpRequests: RequestHistogram;
   readonly #tickLateness: Histogram;
   readonly #sipRoundTrip: Histogram | undefined;
   /** Drops the SIP figures read for the last scrape, so the next one reads them afresh. */
@@ -116,13 +116,12 @@ export class Metrics {
     monotonic('patchbay_cdr_rows_dropped_total', 'CDR and CEL rows and Master.csv lines dropped: the queue was full (the database or disk could not keep up) or a line was too long', () => records.store.dropped + (records.csv?.dropped ?? 0));
     sized('patchbay_cdr_rows_pending', 'CDR and CEL rows waiting for the next write', () => records.store.pending);
 
-    this.#httpRequests = new Histogram({
-      name: 'patchbay_http_request_duration_seconds',
-      help: 'ARI requests (HTTP and REST over WebSocket) by operation and status',
-      labelNames: ['operation', 'method', 'status'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    this.#httpRequests = new RequestHistogram(
+      'patchbay_http_request_duration_seconds',
+      'ARI requests (HTTP and REST over WebSocket) by operation and status',
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
-    });
+    );
     const cluster = options.cluster;
     if (cluster) {
       sized('patchbay_cluster_members', 'Live cluster members, this one included (docs/cluster.md)', () => cluster()?.members ?? 0);
@@ -235,22 +234,7 @@ export class Metrics {
 
   /** One ARI request answered; `operation` is `resource.nickname`, or `unrouted`. */
   observeRequest(operation: string | undefined, method: string, status: number, seconds: number): void {
-    this.#requestSeries(operation ?? 'unrouted', method, status).observe(seconds);
-  }
-
-  /**
-   * The series of one operation, method and status, made once: observing with a labels object
-   * built a new object and a status string per request. Bounded by what can be asked: the
-   * operations are declared, Node.js parses only the methods it knows, statuses are the server's.
-   */
-  #requestSeries(operation: string, method: string, status: number): RequestSeries {
-    let byMethod = this.#requestSeriesByOperation.get(operation);
-    if (!byMethod) this.#requestSeriesByOperation.set(operation, (byMethod = new Map()));
-    let byStatus = byMethod.get(method);
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
-    let series = byStatus.get(status);
-    if (!series) byStatus.set(status, (series = this.#httpRequests.labels(operation, method, String(status))));
-    return series;
+    this.#httpRequests.observeRequest(operation ?? 'unrouted', method, status, seconds);
   }
 
   /** A SIP call's media ended with this last RTCP round-trip time. */
@@ -272,6 +256,3 @@ export class Metrics {
     }
   }
 }
-
-/** One labelled series of the request histogram. */
-type RequestSeries = ReturnType<Histogram<'operation' | 'method' | 'status'>['labels']>;

@@ -1,0 +1,118 @@
+// Bytes allocated per GET /ari/asterisk/ping (issue 25), server against the floor, and where the
+// server's bytes come from. Allocation is counted, not timed, so a loaded machine gives the same
+// figures as a quiet one: garbage is CPU twice over (made, then collected), and a byte more per
+// request than the floor's is work the floor does not do.
+//   1. Each target (bench/request-cpu-target.ts: `server` and `floor`) runs in its own process with a
+//      young generation large enough that no collection runs during the pings: the growth of its heap
+//      over the pings, per ping, is what each request allocated (the HTTP parser's, the answer's, the
+//      server's own).
+//   2. The compiled server alone in this process under V8's sampling heap profiler (collected objects
+//      counted too): bytes per ping by the nearest of the server's own functions up the stack.
+// Usage: npm run build && npx tsx bench/ping-allocations.ts [--pings 20000] [--root dist] [--path /ari/asterisk/ping]
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { HeapProfiler } from 'node:inspector';
+import { Session } from 'node:inspector/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const { values } = parseArgs({ options: { pings: { type: 'string', default: '20000' }, root: { type: 'string', default: 'dist' }, path: { type: 'string', default: '/ari/asterisk/ping' } } });
+const pings = Math.min(Math.max(Math.floor(Number(values.pings)) || 0, 1000), 200_000);
+const root = resolve(values.root!);
+const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+const path = values.path!.startsWith('/') ? values.path! : '/ari/asterisk/ping';
+
+/** Bytes the target's heap grew by per ping, with no collection in between (a 256 MB young generation). */
+async function bytesPerPing(kind: 'server' | 'floor'): Promise<number> {
+  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128', '--import', 'tsx', script, kind], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, PATCHBAY_BENCH_ROOT: root },
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`the ${kind} target exited`);
+    return value as string;
+  };
+  const ask = async (command: 'stats' | 'gc'): Promise<number> => {
+    child.stdin!.write(`${command}\n`);
+    return (JSON.parse(await next()) as { heapUsed: number }).heapUsed;
+  };
+  try {
+    const url = `${await next()}${path}`;
+    await autocannon({ url, connections: 20, amount: 3000, headers: { authorization: AUTH } }); // warm-up
+    // Small rounds, each after a full collection, so the young generation never fills; the least is
+    // kept (a timer or sampler of the server's that ran during a round only adds).
+    let least = Number.POSITIVE_INFINITY;
+    const perRound = Math.min(pings, 20_000);
+    for (let done = 0; done < pings; done += perRound) {
+      await ask('gc');
+      const before = await ask('stats');
+      const result = await autocannon({ url, connections: 20, amount: perRound, headers: { authorization: AUTH } });
+      const after = await ask('stats');
+      if (result.non2xx + result.errors > 0) throw new Error(`${kind}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      least = Math.min(least, (after - before) / result.requests.total);
+    }
+    return least;
+  } finally {
+    child.stdin!.end();
+    await once(child, 'exit');
+  }
+}
+
+type ProfileNode = HeapProfiler.SamplingHeapProfileNode;
+
+/** Bytes per ping by the nearest server function up the stack (sampling heap profiler, in this process). */
+async function byServerFunction(): Promise<void> {
+  const module = (name: string): string => pathToFileURL(join(root, `${name}.js`)).href;
+  const { loadConfig } = (await import(module('config/config'))) as typeof import('../src/config/config.ts');
+  const { startServer } = (await import(module('server'))) as typeof import('../src/server.ts');
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-alloc-'));
+  const config = loadConfig({
+    path: null,
+    env: {},
+    overrides: { http: { port: 0, bind: '127.0.0.1' }, sip: { port: 0 }, dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
+  });
+  const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  const url = `${server.url}${path}`;
+  try {
+    await autocannon({ url, connections: 20, amount: 3000, headers: { authorization: AUTH } });
+    const session = new Session();
+    session.connect();
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await autocannon({ url, connections: 20, amount: pings, headers: { authorization: AUTH } });
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    const name = ({ functionName, url: where, lineNumber }: ProfileNode['callFrame']): string =>
+      `${functionName || '(anonymous)'} ${where.replace(/^file:\/\//, '').replace(`${root}/`, 'dist/').replace(/.*node_modules\//, '')}:${lineNumber + 1}`;
+    const byFunction = new Map<string, number>();
+    let total = 0;
+    const walk = (node: ProfileNode, nearest: string | undefined): void => {
+      const serverFunction = node.callFrame.url.includes(root) ? name(node.callFrame) : nearest;
+      if (node.selfSize > 0 && serverFunction) {
+        total += node.selfSize;
+        byFunction.set(serverFunction, (byFunction.get(serverFunction) ?? 0) + node.selfSize);
+      }
+      for (const child of node.children) walk(child, serverFunction);
+    };
+    walk(profile.head, undefined);
+    console.log(`\nunder the server's own functions: ${Math.round(total / pings)} B per ping (sampled), by the nearest server function:`);
+    for (const [key, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${String(Math.round(bytes / pings)).padStart(6)} B  ${key}`);
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const server = await bytesPerPing('server');
+const floor = await bytesPerPing('floor');
+console.log(`${path}: heap allocated per request (least of ${Math.ceil(pings / Math.min(pings, 20_000))} rounds): server ${Math.round(server)} B, floor ${Math.round(floor)} B, server − floor ${Math.round(server - floor)} B`);
+await byServerFunction();
