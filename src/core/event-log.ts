@@ -554,7 +554,7 @@ function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;
   let text = shared?.text;
   if (text === undefined) {
-    text = JSON.stringify(event);
+    text = shared?.source?.eventText(event) ?? JSON.stringify(event);
     if (shared) shared.text = text;
   }
   // Always an object's text; the check keeps the splice honest if that ever changes.
@@ -570,6 +570,16 @@ export interface SharedText {
   text: string | undefined;
   /** UTF-8 bytes of `text`, once measured. */
   bytes?: number | undefined;
+  /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
+  source?: EventTextSource | undefined;
+}
+
+/**
+ * Makes an event's JSON text from parts its publisher keeps serialised (a channel's unchanged
+ * snapshot): the same text as JSON.stringify(event), or undefined to have it serialised whole.
+ */
+export interface EventTextSource {
+  eventText(event: CoreEvent): string | undefined;
 }
 
 interface PendingRow {

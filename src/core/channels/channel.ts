@@ -3,6 +3,7 @@
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
+import type { EventTextSource } from '../event-log.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
@@ -53,7 +54,8 @@ export interface ChannelEnvironment {
   readonly table: object;
   /** The dialplan functions of the table's core. */
   readonly functions: ChannelFunctions;
-  publish(event: CoreEvent, scope: EventScope): void;
+  /** `text` makes the event's JSON text when an application needs it (see Channel.eventText). */
+  publish(event: CoreEvent, scope: EventScope, text?: EventTextSource): void;
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
@@ -74,13 +76,18 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
   private creationText: string | undefined;
   readonly linkedId: string;
-  protocolId: string;
-  state: ChannelState;
-  caller: CallerId;
-  connected: CallerId = { name: '', number: '' };
-  accountcode = '';
-  language: string;
-  location: DialplanLocation;
+  // What a snapshot shows is kept behind accessors: every write bumps #snapshotVersion, so the
+  // snapshot (and its JSON text) is built once per change and shared by the events until the next.
+  #protocolId: string;
+  #state: ChannelState;
+  #caller: Readonly<CallerId>;
+  #connected: Readonly<CallerId> = { name: '', number: '' };
+  #accountcode = '';
+  #language: string;
+  #location: Readonly<DialplanLocation>;
+  #snapshotVersion = 0;
+  /** The snapshot of #snapshotVersion and, once an event needed it, its JSON text. */
+  #cached: CachedSnapshot | undefined;
   /** The Stasis application controlling the channel, if any. */
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
@@ -135,13 +142,77 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.technology = init.technology;
     this.endpointResource = init.endpointResource;
     this.direction = init.direction;
-    this.state = init.state;
+    this.#state = init.state;
     this.linkedId = init.linkedId ?? init.id;
-    this.language = init.language ?? env.defaultLanguage;
-    this.caller = { ...(init.caller ?? { name: '', number: '' }) };
-    this.protocolId = init.protocolId ?? '';
-    this.location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+    this.#language = init.language ?? env.defaultLanguage;
+    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
+    this.#protocolId = init.protocolId ?? '';
+    this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
     this.driver = driver(this);
+  }
+
+  get protocolId(): string {
+    return this.#protocolId;
+  }
+
+  set protocolId(value: string) {
+    this.#protocolId = value;
+    this.#snapshotVersion++;
+  }
+
+  get state(): ChannelState {
+    return this.#state;
+  }
+
+  set state(value: ChannelState) {
+    this.#state = value;
+    this.#snapshotVersion++;
+  }
+
+  /** Replaced, never changed in place (Readonly): a write is what makes the next snapshot new. */
+  get caller(): Readonly<CallerId> {
+    return this.#caller;
+  }
+
+  set caller(value: Readonly<CallerId>) {
+    this.#caller = value;
+    this.#snapshotVersion++;
+  }
+
+  get connected(): Readonly<CallerId> {
+    return this.#connected;
+  }
+
+  set connected(value: Readonly<CallerId>) {
+    this.#connected = value;
+    this.#snapshotVersion++;
+  }
+
+  get accountcode(): string {
+    return this.#accountcode;
+  }
+
+  set accountcode(value: string) {
+    this.#accountcode = value;
+    this.#snapshotVersion++;
+  }
+
+  get language(): string {
+    return this.#language;
+  }
+
+  set language(value: string) {
+    this.#language = value;
+    this.#snapshotVersion++;
+  }
+
+  get location(): Readonly<DialplanLocation> {
+    return this.#location;
+  }
+
+  set location(value: Readonly<DialplanLocation>) {
+    this.#location = value;
+    this.#snapshotVersion++;
   }
 
   get endpointId(): string | undefined {
@@ -162,7 +233,52 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   // ---- snapshots and events -------------------------------------------------------------------
 
+  /**
+   * The channel as ARI shows it. The same object is returned until something it shows changes
+   * (it is never changed afterwards: whoever holds it may keep it, nobody may write to it), so the
+   * events of an unchanged channel share one snapshot and one serialisation of it (eventText).
+   */
   snapshot(): Model<'Channel'> {
+    const cached = this.#cached;
+    if (cached !== undefined && cached.version === this.#snapshotVersion) return cached.snapshot;
+    const snapshot = this.buildSnapshot();
+    // A `channelvars` entry that reads a dialplan function may change with no write here: not kept.
+    this.#cached = this.readsFunctions() ? undefined : { version: this.#snapshotVersion, snapshot, text: undefined };
+    return snapshot;
+  }
+
+  /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
+  private readsFunctions(): boolean {
+    for (const name of this.env.channelvars) if (name.includes('(')) return true;
+    for (const name of this.reportedVariables) if (name.includes('(')) return true;
+    return false;
+  }
+
+  /**
+   * The JSON text of an event this channel raised, made from the serialisation of its snapshot
+   * kept since the snapshot was made: the same text JSON.stringify(event) gives, as `channel` is
+   * the event's last field. Undefined when the event does not carry the kept snapshot (the caller
+   * serialises it whole).
+   */
+  eventText(event: CoreEvent): string | undefined {
+    const cached = this.#cached;
+    const holder = event as { channel?: Model<'Channel'> | undefined };
+    const snapshot = holder.channel;
+    if (cached === undefined || snapshot !== cached.snapshot) return undefined;
+    // The event's other fields alone: the field is emptied for the one synchronous stringify
+    // (an undefined field is left out; deleting it would turn the object into a slow dictionary).
+    holder.channel = undefined;
+    let head: string;
+    try {
+      head = JSON.stringify(event);
+    } finally {
+      holder.channel = snapshot;
+    }
+    cached.text ??= JSON.stringify(snapshot);
+    return head.length > 2 ? `${head.slice(0, -1)},"channel":${cached.text}}` : `{"channel":${cached.text}}`;
+  }
+
+  private buildSnapshot(): Model<'Channel'> {
     const snapshot: Model<'Channel'> = {
       id: this.id,
       name: this.name,
@@ -230,7 +346,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   protected raise<N extends ChannelEventName>(type: N, ...[fields, scope = this.scope()]: RaiseArgs<RaisedFields<N, 'channel'>, [scope?: EventScope]>): void {
     // The declarations type each field, but the compiler cannot follow a generic event name into
     // the event union; the assertion (not via unknown) still rejects fields that fit no event.
-    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as CoreEvent, scope);
+    // `channel` last: eventText relies on it to splice the kept serialisation of the snapshot in.
+    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as CoreEvent, scope, this);
   }
 
   /** Raises an event about this channel whose model has no `channel` field (Dial names its peer). */
@@ -328,6 +445,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    */
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     this.variables.store(name, value);
+    // channelvars and caller_rdnis come from the variables.
+    this.#snapshotVersion++;
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
@@ -352,6 +471,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
     }
+    this.#snapshotVersion++;
   }
 
   // ---- media ----------------------------------------------------------------------------------
@@ -579,4 +699,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       this.env.reportError(error, this, 'forgetting the channel');
     }
   }
+}
+
+/** A channel's snapshot at one version, and its JSON text once an event needed it. */
+interface CachedSnapshot {
+  readonly version: number;
+  readonly snapshot: Model<'Channel'>;
+  text: string | undefined;
 }

@@ -142,7 +142,7 @@ export class Channels implements EndableCollection {
       {
         table: this,
         functions: this.functions,
-        publish: (event, scope) => this.options.applications.publish(event, scope),
+        publish: (event, scope, text) => this.options.applications.publish(event, scope, text),
         channelvars: this.options.channelvars,
         defaultLanguage: this.options.defaultLanguage,
         maxVariableBytes: this.options.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES,
@@ -157,7 +157,7 @@ export class Channels implements EndableCollection {
     // The table owns the creation event: only it knows when the channel is registered and
     // findable, which a listener of ChannelCreated may rely on.
     const created: CoreEventOf<'ChannelCreated'> = { type: 'ChannelCreated', timestamp: formatAriDate(), channel: channel.snapshot() };
-    this.options.applications.publish(created, channel.scope());
+    this.options.applications.publish(created, channel.scope(), channel);
     this.lifecycle.emit('created', channel);
     return channel;
   }
