@@ -99,6 +99,6 @@ describe('channel event text from the kept snapshot', () => {
     channel.hangup();
     assertWholeText(delivered);
     const destroyed = delivered.find(({ event }) => event.type === 'ChannelDestroyed')!.event;
-    assert.deepEqual('channel' in destroyed ? destroyed.channel.channelvars : undefined, { 'CHANNEL(language)': 'de' });
+    assert.deepEqual('channel' in destroyed ? destroyed.channel?.channelvars : undefined, { 'CHANNEL(language)': 'de' });
   });
 });
