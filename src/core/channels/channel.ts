@@ -124,9 +124,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   private readonly reportedVariables = new Set<string>();
   /** A `channelvars` function is being read (a read that raised an event must not read it again). */
   private readingReportedFunction = false;
-  private frameListeners: FrameListener[] = [];
-  private readHooks: AudioHook[] = [];
-  private writeHooks: AudioHook[] = [];
+  // Replaced, never changed in place (a delivery in progress keeps the list it started with), so
+  // the channels without any share one empty list.
+  private frameListeners: readonly FrameListener[] = NO_FRAME_LISTENERS;
+  private readHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
+  private writeHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
   private silence: Frame | undefined;
   private destroyedAlready = false;
 
@@ -684,9 +686,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     if (this.destroyedAlready) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
-    this.frameListeners = [];
-    this.readHooks = [];
-    this.writeHooks = [];
+    this.frameListeners = NO_FRAME_LISTENERS;
+    this.readHooks = NO_AUDIO_HOOKS;
+    this.writeHooks = NO_AUDIO_HOOKS;
     try {
       const techCause = this.hangupTechCause;
       this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
@@ -700,6 +702,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     }
   }
 }
+
+// Not frozen: a frozen array's elements kind would make the per-frame loops over these lists
+// polymorphic; `readonly` keeps anyone from adding to them.
+const NO_FRAME_LISTENERS: readonly FrameListener[] = [];
+const NO_AUDIO_HOOKS: readonly AudioHook[] = [];
 
 /** A channel's snapshot at one version, and its JSON text once an event needed it. */
 interface CachedSnapshot {
