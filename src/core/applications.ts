@@ -477,9 +477,9 @@ export class Applications {
   onObserverError: (error: unknown, event: CoreEvent) => void = () => undefined;
 
   /** Sends an event to one application only, ignoring subscriptions. */
-  sendTo(name: string, event: CoreEvent): void {
+  sendTo(name: string, event: CoreEvent, text?: EventTextSource): void {
     const app = this.apps.get(name);
-    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event);
+    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event, text ? { text: undefined, source: text } : undefined);
   }
 
   private deliverTo(app: Application, event: CoreEvent, shared?: SharedText): void {

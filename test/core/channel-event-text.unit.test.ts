@@ -9,6 +9,7 @@ import type { ChannelFunctions } from '../../src/core/channels/channel-functions
 import { EventLog } from '../../src/core/event-log.ts';
 import { InvalidError } from '../../src/core/errors.ts';
 import type { CoreEvent } from '../../src/spec/events.ts';
+import { Stasis } from '../../src/core/stasis.ts';
 import { RecordingDriver } from './kernel-helpers.ts';
 
 const SERVER_ID = 'server-1';
@@ -35,7 +36,7 @@ function table(channelvars: readonly string[] = [], functions?: ChannelFunctions
       throw error;
     },
   });
-  return { channels, delivered };
+  return { applications, channels, delivered };
 }
 
 function assertWholeText(delivered: { event: CoreEvent; text: string; sequence: number; application: string }[]): void {
@@ -100,5 +101,21 @@ describe('channel event text from the kept snapshot', () => {
     assertWholeText(delivered);
     const destroyed = delivered.find(({ event }) => event.type === 'ChannelDestroyed')!.event;
     assert.deepEqual('channel' in destroyed ? destroyed.channel?.channelvars : undefined, { 'CHANNEL(language)': 'de' });
+  });
+
+  test('StasisStart and StasisEnd, sent to one application, serialise as the whole event too', () => {
+    const { applications, channels, delivered } = table(['PLAIN']);
+    const stasis = new Stasis(applications);
+    const channel = channels.create({ name: 'Unit/text-4', technology: 'Unit', direction: 'inbound', state: 'Ring' }, () => new RecordingDriver());
+    const other = channels.create({ name: 'Unit/text-5', technology: 'Unit', direction: 'inbound', state: 'Ring' }, () => new RecordingDriver());
+    assert.equal(stasis.enter(channel, 'first', ['a', 'b"c']), 'entered');
+    assert.equal(stasis.enter(other, 'second', [], { replaceChannel: channel }), 'entered');
+    channel.hangup();
+    other.hangup();
+    assertWholeText(delivered);
+    assert.deepEqual(
+      delivered.filter(({ event }) => event.type.startsWith('Stasis')).map(({ event, application }) => `${event.type}:${application}`),
+      ['StasisStart:first', 'StasisStart:second', 'StasisEnd:first', 'StasisEnd:second'],
+    );
   });
 });
