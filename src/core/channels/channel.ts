@@ -267,6 +267,15 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     const holder = event as { channel?: Model<'Channel'> | undefined };
     const snapshot = holder.channel;
     if (cached === undefined || snapshot !== cached.snapshot) return undefined;
+    if (cached.text === undefined) {
+      // The first event of this snapshot is serialised whole, and the snapshot's text is kept as a
+      // slice of it (no copy). `,"channel":{"id":` cannot occur inside the snapshot's own text: a
+      // quote inside a JSON string is escaped, and none of its objects has a field `channel`.
+      const whole = JSON.stringify(event);
+      const at = whole.lastIndexOf(CHANNEL_FIELD);
+      if (at > 0) cached.text = whole.slice(at + CHANNEL_FIELD_NAME_LENGTH, -1);
+      return whole;
+    }
     // The event's other fields alone: the field is emptied for the one synchronous stringify
     // (an undefined field is left out; deleting it would turn the object into a slow dictionary).
     holder.channel = undefined;
@@ -276,7 +285,6 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     } finally {
       holder.channel = snapshot;
     }
-    cached.text ??= JSON.stringify(snapshot);
     return head.length > 2 ? `${head.slice(0, -1)},"channel":${cached.text}}` : `{"channel":${cached.text}}`;
   }
 
@@ -702,6 +710,10 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     }
   }
 }
+
+/** Where a snapshot's text starts in an event's text (`channel` is the event's last field). */
+const CHANNEL_FIELD = ',"channel":{"id":';
+const CHANNEL_FIELD_NAME_LENGTH = ',"channel":'.length;
 
 // Not frozen: a frozen array's elements kind would make the per-frame loops over these lists
 // polymorphic; `readonly` keeps anyone from adding to them.
