@@ -2,8 +2,8 @@
 // event sources, event filters, and the event router that delivers each core event to the
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnavailableError, UnprocessableError } from './errors.ts';
-import type { ApplicationSink } from './application-sink.ts';
-import type { EventLog, EventTextSource, SharedText } from './event-log.ts';
+import type { ApplicationSink, EventTextSource } from './application-sink.ts';
+import type { EventLog, SharedText } from './event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEvent } from '../spec/events.ts';
 

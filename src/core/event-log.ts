@@ -13,7 +13,7 @@
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
-import type { ApplicationSink } from './application-sink.ts';
+import type { ApplicationSink, EventTextSource } from './application-sink.ts';
 import { ApplicationLog, ReusedMessage, spliceDeliveryFields, type LoggedEvent } from './event-log-ring.ts';
 import { splicedLength } from '../util/websocket-text-frame.ts';
 
@@ -572,14 +572,6 @@ export interface SharedText {
   bytes?: number | undefined;
   /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
   source?: EventTextSource | undefined;
-}
-
-/**
- * Makes an event's JSON text from parts its publisher keeps serialised (a channel's unchanged
- * snapshot): the same text as JSON.stringify(event), or undefined to have it serialised whole.
- */
-export interface EventTextSource {
-  eventText(event: CoreEvent): string | undefined;
 }
 
 interface PendingRow {

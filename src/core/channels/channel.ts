@@ -3,12 +3,13 @@
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
-import type { EventTextSource } from '../event-log.ts';
+import type { EventTextSource } from '../application-sink.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { VariableStore } from './variable-store.ts';
+import { KeptSnapshot } from './kept-snapshot.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
@@ -76,7 +77,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
   private creationText: string | undefined;
   readonly linkedId: string;
-  // What a snapshot shows is kept behind accessors: every write bumps #snapshotVersion, so the
+  // What a snapshot shows is kept behind accessors: every write tells #kept, so the
   // snapshot (and its JSON text) is built once per change and shared by the events until the next.
   #protocolId: string;
   #state: ChannelState;
@@ -85,9 +86,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   #accountcode = '';
   #language: string;
   #location: Readonly<DialplanLocation>;
-  #snapshotVersion = 0;
-  /** The snapshot of #snapshotVersion and, once an event needed it, its JSON text. */
-  #cached: CachedSnapshot | undefined;
+  /** The snapshot while nothing it shows changes, and its text once an event needed it. */
+  readonly #kept = new KeptSnapshot();
   /** The Stasis application controlling the channel, if any. */
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
@@ -159,7 +159,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set protocolId(value: string) {
     this.#protocolId = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   get state(): ChannelState {
@@ -168,7 +168,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set state(value: ChannelState) {
     this.#state = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   /** Replaced, never changed in place (Readonly): a write is what makes the next snapshot new. */
@@ -178,7 +178,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set caller(value: Readonly<CallerId>) {
     this.#caller = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   get connected(): Readonly<CallerId> {
@@ -187,7 +187,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set connected(value: Readonly<CallerId>) {
     this.#connected = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   get accountcode(): string {
@@ -196,7 +196,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set accountcode(value: string) {
     this.#accountcode = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   get language(): string {
@@ -205,7 +205,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set language(value: string) {
     this.#language = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   get location(): Readonly<DialplanLocation> {
@@ -214,7 +214,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   set location(value: Readonly<DialplanLocation>) {
     this.#location = value;
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   get endpointId(): string | undefined {
@@ -241,11 +241,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * events of an unchanged channel share one snapshot and one serialisation of it (eventText).
    */
   snapshot(): Model<'Channel'> {
-    const cached = this.#cached;
-    if (cached !== undefined && cached.version === this.#snapshotVersion) return cached.snapshot;
+    const kept = this.#kept.current();
+    if (kept !== undefined) return kept;
     const snapshot = this.buildSnapshot();
     // A `channelvars` entry that reads a dialplan function may change with no write here: not kept.
-    this.#cached = this.readsFunctions() ? undefined : { version: this.#snapshotVersion, snapshot, text: undefined };
+    this.#kept.keep(this.readsFunctions() ? undefined : snapshot);
     return snapshot;
   }
 
@@ -256,36 +256,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     return false;
   }
 
-  /**
-   * The JSON text of an event this channel raised, made from the serialisation of its snapshot
-   * kept since the snapshot was made: the same text JSON.stringify(event) gives, as `channel` is
-   * the event's last field. Undefined when the event does not carry the kept snapshot (the caller
-   * serialises it whole).
-   */
+  /** The JSON text of an event this channel raised, from its kept snapshot's text (see KeptSnapshot). */
   eventText(event: CoreEvent): string | undefined {
-    const cached = this.#cached;
-    const holder = event as { channel?: Model<'Channel'> | undefined };
-    const snapshot = holder.channel;
-    if (cached === undefined || snapshot !== cached.snapshot) return undefined;
-    if (cached.text === undefined) {
-      // The first event of this snapshot is serialised whole, and the snapshot's text is kept as a
-      // slice of it (no copy). `,"channel":{"id":` cannot occur inside the snapshot's own text: a
-      // quote inside a JSON string is escaped, and none of its objects has a field `channel`.
-      const whole = JSON.stringify(event);
-      const at = whole.lastIndexOf(CHANNEL_FIELD);
-      if (at > 0) cached.text = whole.slice(at + CHANNEL_FIELD_NAME_LENGTH, -1);
-      return whole;
-    }
-    // The event's other fields alone: the field is emptied for the one synchronous stringify
-    // (an undefined field is left out; deleting it would turn the object into a slow dictionary).
-    holder.channel = undefined;
-    let head: string;
-    try {
-      head = JSON.stringify(event);
-    } finally {
-      holder.channel = snapshot;
-    }
-    return head.length > 2 ? `${head.slice(0, -1)},"channel":${cached.text}}` : `{"channel":${cached.text}}`;
+    return this.#kept.eventText(event);
   }
 
   private buildSnapshot(): Model<'Channel'> {
@@ -456,7 +429,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     this.variables.store(name, value);
     // channelvars and caller_rdnis come from the variables.
-    this.#snapshotVersion++;
+    this.#kept.changed();
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
@@ -481,7 +454,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
     }
-    this.#snapshotVersion++;
+    this.#kept.changed();
   }
 
   // ---- media ----------------------------------------------------------------------------------
@@ -711,18 +684,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   }
 }
 
-/** Where a snapshot's text starts in an event's text (`channel` is the event's last field). */
-const CHANNEL_FIELD = ',"channel":{"id":';
-const CHANNEL_FIELD_NAME_LENGTH = ',"channel":'.length;
-
 // Not frozen: a frozen array's elements kind would make the per-frame loops over these lists
 // polymorphic; `readonly` keeps anyone from adding to them.
 const NO_FRAME_LISTENERS: readonly FrameListener[] = [];
 const NO_AUDIO_HOOKS: readonly AudioHook[] = [];
 
-/** A channel's snapshot at one version, and its JSON text once an event needed it. */
-interface CachedSnapshot {
-  readonly version: number;
-  readonly snapshot: Model<'Channel'>;
-  text: string | undefined;
-}
