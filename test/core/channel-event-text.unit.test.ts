@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Applications } from '../../src/core/applications.ts';
 import { Channels } from '../../src/core/channels/channels.ts';
-import type { ChannelFunctions } from '../../src/core/channels/channel-functions.ts';
+import type { ChannelFunctions } from '../../src/core/channels/channel.ts';
 import { EventLog } from '../../src/core/event-log.ts';
 import { InvalidError } from '../../src/core/errors.ts';
 import type { CoreEvent } from '../../src/spec/events.ts';
