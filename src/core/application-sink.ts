@@ -41,3 +41,12 @@ export interface LoggedMessage {
   /** The message as one string (made on each call). */
   text(): string;
 }
+
+/**
+ * Makes an event's JSON text from parts its publisher keeps serialised (a channel's unchanged
+ * snapshot): the same text as JSON.stringify(event), or undefined to have it serialised whole.
+ * The router passes it to the log with the event; the log asks only when an application needs text.
+ */
+export interface EventTextSource {
+  eventText(event: CoreEvent): string | undefined;
+}

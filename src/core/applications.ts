@@ -2,7 +2,7 @@
 // event sources, event filters, and the event router that delivers each core event to the
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnavailableError, UnprocessableError } from './errors.ts';
-import type { ApplicationSink } from './application-sink.ts';
+import type { ApplicationSink, EventTextSource } from './application-sink.ts';
 import type { EventLog, SharedText } from './event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEvent } from '../spec/events.ts';
@@ -423,7 +423,7 @@ export class Applications {
    * Routes an event to every application that wants it. With an event log, an application whose
    * connection is away still has the event numbered and kept, for the client that resumes.
    */
-  publish(event: CoreEvent, scope: EventScope): void {
+  publish(event: CoreEvent, scope: EventScope, text?: EventTextSource): void {
     // Observers inside the server (call records) see every event first, whoever subscribes.
     for (const observer of this.observers) {
       try {
@@ -439,6 +439,7 @@ export class Applications {
     const shared: SharedText = outermost ? this.sharedText : { text: undefined };
     shared.text = undefined;
     shared.bytes = undefined;
+    shared.source = text;
     this.publishing = true;
     try {
       for (const app of this.apps.values()) {
@@ -450,6 +451,7 @@ export class Applications {
         // The text is not held past its event.
         shared.text = undefined;
         shared.bytes = undefined;
+        shared.source = undefined;
       }
     }
   }
@@ -475,9 +477,9 @@ export class Applications {
   onObserverError: (error: unknown, event: CoreEvent) => void = () => undefined;
 
   /** Sends an event to one application only, ignoring subscriptions. */
-  sendTo(name: string, event: CoreEvent): void {
+  sendTo(name: string, event: CoreEvent, text?: EventTextSource): void {
     const app = this.apps.get(name);
-    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event);
+    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event, text ? { text: undefined, source: text } : undefined);
   }
 
   private deliverTo(app: Application, event: CoreEvent, shared?: SharedText): void {

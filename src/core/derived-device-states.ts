@@ -72,6 +72,9 @@ function keyOf(name: string): string | undefined {
   return `${name.slice(0, slash).toLowerCase()}${name.slice(slash)}`;
 }
 
+/** Device names whose key is kept at once (beyond, the memo starts again: names are peer-chosen). */
+const MAX_MEMOISED_KEYS = 4096;
+
 export interface DerivedDeviceStatesOptions {
   readonly channels: Channels;
   readonly endpoints: Endpoints;
@@ -131,7 +134,12 @@ export class DerivedDeviceStates {
    * kept from the channel's creation (its name and endpoint never change), not worked out again
    * when it goes.
    */
-  private readonly counted = new Map<Channel, { state: DeviceStateValue; readonly devices: ReadonlyMap<string, string> }>();
+  private readonly counted = new Map<Channel, CountedChannel>();
+  /**
+   * Device name → its key: the channels of one device (every Local pair to one extension, every
+   * call of one phone) share a name, whose key was made again for each of them.
+   */
+  private readonly keys = new Map<string, string | undefined>();
   /** Device key → the last state computed for it, for the devices that have channels or an endpoint. */
   private readonly known = new Map<string, DeviceStateValue>();
   /** Device key → the name events carry (the endpoint's id, or the first channel's device name). */
@@ -150,7 +158,7 @@ export class DerivedDeviceStates {
       this.names.set(key, change.id);
       // The state the device had before the change, unless one was computed already.
       const endpointBefore = change.kind === 'added' ? undefined : change.previous;
-      this.refresh(key, () => this.compute(key, endpointBefore));
+      this.refresh(key, this.compute(key, endpointBefore));
     });
     options.deviceStates.addProvider((name) => this.state(name));
   }
@@ -176,39 +184,52 @@ export class DerivedDeviceStates {
     return aggregate === 'INVALID' ? base : aggregate;
   }
 
-  private devicesOf(channel: Channel): Map<string, string> {
-    const devices = new Map<string, string>();
-    for (const name of [channel.endpointId, deviceNameOfChannel(channel.name)]) {
-      const key = name === undefined ? undefined : keyOf(name);
-      if (key && !devices.has(key)) devices.set(key, name!);
+  private keyOf(name: string): string | undefined {
+    let key = this.keys.get(name);
+    if (key === undefined && !this.keys.has(name)) {
+      if (this.keys.size >= MAX_MEMOISED_KEYS) this.keys.clear();
+      key = keyOf(name);
+      this.keys.set(name, key);
     }
-    return devices;
+    return key;
   }
 
   private channelCreated(channel: Channel): void {
-    const devices = this.devicesOf(channel);
-    const state = channelDeviceState(channel.state);
-    const counted = { state, devices };
+    // The channel's endpoint and the device its name names, once each (mostly one of them).
+    const endpointId = channel.endpointId;
+    const deviceName = deviceNameOfChannel(channel.name);
+    const endpointKey = endpointId === undefined ? undefined : this.keyOf(endpointId);
+    const deviceKey = this.keyOf(deviceName);
+    const keys: string[] = [];
+    if (endpointKey !== undefined) this.addDevice(channel, keys, endpointKey, endpointId!);
+    if (deviceKey !== undefined && deviceKey !== endpointKey) this.addDevice(channel, keys, deviceKey, deviceName);
+    const counted: CountedChannel = { state: channelDeviceState(channel.state), keys };
     this.counted.set(channel, counted);
-    for (const [key, name] of devices) {
-      if (!this.names.has(key)) this.names.set(key, name);
+    for (const key of keys) {
       const before = this.known.get(key) ?? this.compute(key, this.endpointState(key));
       let device = this.channelsByDevice.get(key);
       if (!device) this.channelsByDevice.set(key, (device = new DeviceChannels()));
-      device.add(channel, state);
-      this.refresh(key, () => before);
+      device.add(channel, counted.state);
+      this.refresh(key, before);
     }
-    channel.on('state', () => {
-      if (channel.destroyed) return;
-      if (this.counted.get(channel) !== counted) return;
-      const from = counted.state;
-      const to = channelDeviceState(channel.state);
-      if (from !== to) {
-        counted.state = to;
-        for (const key of devices.keys()) this.channelsByDevice.get(key)?.move(from, to);
-      }
-      for (const key of devices.keys()) this.refresh(key);
-    });
+    channel.on('state', () => this.channelStateChanged(channel, counted));
+  }
+
+  private addDevice(channel: Channel, keys: string[], key: string, name: string): void {
+    if (!this.names.has(key)) this.names.set(key, name);
+    keys.push(key);
+  }
+
+  private channelStateChanged(channel: Channel, counted: CountedChannel): void {
+    if (channel.destroyed) return;
+    if (this.counted.get(channel) !== counted) return;
+    const from = counted.state;
+    const to = channelDeviceState(channel.state);
+    if (from !== to) {
+      counted.state = to;
+      for (const key of counted.keys) this.channelsByDevice.get(key)?.move(from, to);
+    }
+    for (const key of counted.keys) this.refresh(key);
   }
 
   private channelDestroyed(channel: Channel): void {
@@ -216,7 +237,7 @@ export class DerivedDeviceStates {
     if (counted === undefined) return;
     this.counted.delete(channel);
     const state = counted.state;
-    for (const key of counted.devices.keys()) {
+    for (const key of counted.keys) {
       const device = this.channelsByDevice.get(key);
       if (!device?.delete(channel, state)) continue;
       if (device.channels.size === 0) this.channelsByDevice.delete(key);
@@ -225,10 +246,10 @@ export class DerivedDeviceStates {
   }
 
   /** Recomputes a device's state and raises DeviceStateChanged when it differs from the last one. */
-  private refresh(key: string, previous?: () => DeviceStateValue): void {
+  private refresh(key: string, previous?: DeviceStateValue): void {
     const endpointState = this.endpointState(key);
     const state = this.compute(key, endpointState);
-    const before = this.known.get(key) ?? previous?.() ?? 'UNKNOWN';
+    const before = this.known.get(key) ?? previous ?? 'UNKNOWN';
     const name = this.names.get(key) ?? key;
     if (this.channelsByDevice.has(key) || endpointState !== undefined) {
       this.known.set(key, state);
@@ -238,4 +259,10 @@ export class DerivedDeviceStates {
     }
     if (state !== before) this.deviceStates.changed(name, state);
   }
+}
+
+/** A live channel's devices (keys) and the state it is counted as in their counts. */
+interface CountedChannel {
+  state: DeviceStateValue;
+  readonly keys: readonly string[];
 }

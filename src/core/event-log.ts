@@ -13,7 +13,7 @@
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
-import type { ApplicationSink } from './application-sink.ts';
+import type { ApplicationSink, EventTextSource } from './application-sink.ts';
 import { ApplicationLog, ReusedMessage, spliceDeliveryFields, type LoggedEvent } from './event-log-ring.ts';
 import { splicedLength } from '../util/websocket-text-frame.ts';
 
@@ -554,7 +554,7 @@ function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;
   let text = shared?.text;
   if (text === undefined) {
-    text = JSON.stringify(event);
+    text = shared?.source?.eventText(event) ?? JSON.stringify(event);
     if (shared) shared.text = text;
   }
   // Always an object's text; the check keeps the splice honest if that ever changes.
@@ -570,6 +570,8 @@ export interface SharedText {
   text: string | undefined;
   /** UTF-8 bytes of `text`, once measured. */
   bytes?: number | undefined;
+  /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
+  source?: EventTextSource | undefined;
 }
 
 interface PendingRow {

@@ -172,8 +172,9 @@ export class Stasis {
     else this.fromDialplan.delete(channel);
     this.applications.subscribeInternal(app, 'channel', channel.id);
     const event: CoreEventOf<'StasisStart'> = { type: 'StasisStart', timestamp: formatAriDate(), args: [...args], channel: channel.snapshot() };
+    // With replace_channel after it, `channel` is not the last field: serialised whole then.
     if (options.replaceChannel) event.replace_channel = options.replaceChannel.snapshot();
-    this.applications.sendTo(app, event);
+    this.applications.sendTo(app, event, options.replaceChannel ? undefined : channel);
     channel.once('hangup', () => this.leave(channel));
   }
 
@@ -184,7 +185,7 @@ export class Stasis {
     // What the channel is part of lets go first (a bridge raises ChannelLeftBridge before StasisEnd).
     channel.leavingStasis(control.app);
     channel.stasis = undefined;
-    this.applications.sendTo(control.app, { type: 'StasisEnd', timestamp: formatAriDate(), channel: channel.snapshot() });
+    this.applications.sendTo(control.app, { type: 'StasisEnd', timestamp: formatAriDate(), channel: channel.snapshot() }, channel);
     channel.leftStasis(control.app);
   }
 

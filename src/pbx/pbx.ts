@@ -102,6 +102,8 @@ export class Pbx {
 
   /** Substitutes `${...}` and `$[...]` in application data using the channel's variables. */
   substitute(channel: Channel, text: string): string {
+    // Most application data has nothing to substitute: no resolver closures for it.
+    if (!text.includes('$')) return text;
     return substitute(
       text,
       (name) => this.variable(channel, name),

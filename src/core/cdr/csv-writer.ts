@@ -24,10 +24,13 @@ const MAX_LINE_BYTES = 1024;
 /** Account files kept open for appends at once per flush (a flood of account codes makes no flood of files). */
 const MAX_ACCOUNT_FILES_PER_FLUSH = 64;
 
-/** A field as cdr_csv's append_string writes it: in double quotes, a quote doubled. */
-function quote(value: string): string {
-  // Most fields hold no quote: no scan by a regular expression and no copy for them.
-  return value.includes('"') ? `"${value.replace(/"/g, '""')}"` : `"${value}"`;
+/**
+ * A field's text as cdr_csv's append_string writes it between its double quotes: a quote doubled.
+ * The quotes around it are in the line's template, so a field without a quote (most) is the
+ * field's own string, not a new one.
+ */
+function escaped(value: string): string {
+  return value.includes('"') ? value.replace(/"/g, '""') : value;
 }
 
 /** One Master.csv line (with its newline), or undefined when it is too long, as cdr_csv drops it. */
@@ -36,13 +39,13 @@ export function csvLine(record: CallDetailRecord, options: CsvOptions): string |
   const date = (ms: number): string => (ms ? `"${formatCdrTime(ms, options.useGmtTime)}"` : '');
   // Built as one string (an array of the fields and its join made two copies of every field).
   let line =
-    `${quote(record.accountcode)},${quote(record.src)},${quote(record.dst)},${quote(record.dcontext)},${quote(record.clid)},` +
-    `${quote(record.channel)},${quote(record.dstchannel)},${quote(record.lastapp)},${quote(record.lastdata)},` +
+    `"${escaped(record.accountcode)}","${escaped(record.src)}","${escaped(record.dst)}","${escaped(record.dcontext)}","${escaped(record.clid)}",` +
+    `"${escaped(record.channel)}","${escaped(record.dstchannel)}","${escaped(record.lastapp)}","${escaped(record.lastdata)}",` +
     `${date(record.start)},${date(record.answer)},${date(record.end)},${record.duration},${record.billsec},` +
-    `${quote(record.disposition)},${quote(AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION')}`;
-  if (options.logUniqueId) line += `,${quote(record.uniqueid)}`;
-  if (options.logUserField) line += `,${quote(record.userfield)}`;
-  if (options.newCdrColumns) line += `,${quote(record.peeraccount)},${quote(record.linkedid)},${record.sequence}`;
+    `"${escaped(record.disposition)}","${AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION'}"`;
+  if (options.logUniqueId) line += `,"${escaped(record.uniqueid)}"`;
+  if (options.logUserField) line += `,"${escaped(record.userfield)}"`;
+  if (options.newCdrColumns) line += `,"${escaped(record.peeraccount)}","${escaped(record.linkedid)}",${record.sequence}`;
   line += '\n';
   return Buffer.byteLength(line) < MAX_LINE_BYTES - 5 ? line : undefined;
 }

@@ -3,11 +3,13 @@
 // audio frames and DTMF between its technology (the far end) and whatever consumes it here.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
+import type { EventTextSource } from '../application-sink.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { VariableStore } from './variable-store.ts';
+import { KeptSnapshot } from './kept-snapshot.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
@@ -53,7 +55,8 @@ export interface ChannelEnvironment {
   readonly table: object;
   /** The dialplan functions of the table's core. */
   readonly functions: ChannelFunctions;
-  publish(event: CoreEvent, scope: EventScope): void;
+  /** `text` makes the event's JSON text when an application needs it (see Channel.eventText). */
+  publish(event: CoreEvent, scope: EventScope, text?: EventTextSource): void;
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
@@ -74,13 +77,17 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
   private creationText: string | undefined;
   readonly linkedId: string;
-  protocolId: string;
-  state: ChannelState;
-  caller: CallerId;
-  connected: CallerId = { name: '', number: '' };
-  accountcode = '';
-  language: string;
-  location: DialplanLocation;
+  // What a snapshot shows is kept behind accessors: every write tells #kept, so the
+  // snapshot (and its JSON text) is built once per change and shared by the events until the next.
+  #protocolId: string;
+  #state: ChannelState;
+  #caller: Readonly<CallerId>;
+  #connected: Readonly<CallerId> = { name: '', number: '' };
+  #accountcode = '';
+  #language: string;
+  #location: Readonly<DialplanLocation>;
+  /** The snapshot while nothing it shows changes, and its text once an event needed it. */
+  readonly #kept = new KeptSnapshot();
   /** The Stasis application controlling the channel, if any. */
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
@@ -117,9 +124,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   private readonly reportedVariables = new Set<string>();
   /** A `channelvars` function is being read (a read that raised an event must not read it again). */
   private readingReportedFunction = false;
-  private frameListeners: FrameListener[] = [];
-  private readHooks: AudioHook[] = [];
-  private writeHooks: AudioHook[] = [];
+  // Replaced, never changed in place (a delivery in progress keeps the list it started with), so
+  // the channels without any share one empty list.
+  private frameListeners: readonly FrameListener[] = NO_FRAME_LISTENERS;
+  private readHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
+  private writeHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
   private silence: Frame | undefined;
   private destroyedAlready = false;
 
@@ -135,13 +144,77 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.technology = init.technology;
     this.endpointResource = init.endpointResource;
     this.direction = init.direction;
-    this.state = init.state;
+    this.#state = init.state;
     this.linkedId = init.linkedId ?? init.id;
-    this.language = init.language ?? env.defaultLanguage;
-    this.caller = { ...(init.caller ?? { name: '', number: '' }) };
-    this.protocolId = init.protocolId ?? '';
-    this.location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+    this.#language = init.language ?? env.defaultLanguage;
+    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
+    this.#protocolId = init.protocolId ?? '';
+    this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
     this.driver = driver(this);
+  }
+
+  get protocolId(): string {
+    return this.#protocolId;
+  }
+
+  set protocolId(value: string) {
+    this.#protocolId = value;
+    this.#kept.changed();
+  }
+
+  get state(): ChannelState {
+    return this.#state;
+  }
+
+  set state(value: ChannelState) {
+    this.#state = value;
+    this.#kept.changed();
+  }
+
+  /** Replaced, never changed in place (Readonly): a write is what makes the next snapshot new. */
+  get caller(): Readonly<CallerId> {
+    return this.#caller;
+  }
+
+  set caller(value: Readonly<CallerId>) {
+    this.#caller = value;
+    this.#kept.changed();
+  }
+
+  get connected(): Readonly<CallerId> {
+    return this.#connected;
+  }
+
+  set connected(value: Readonly<CallerId>) {
+    this.#connected = value;
+    this.#kept.changed();
+  }
+
+  get accountcode(): string {
+    return this.#accountcode;
+  }
+
+  set accountcode(value: string) {
+    this.#accountcode = value;
+    this.#kept.changed();
+  }
+
+  get language(): string {
+    return this.#language;
+  }
+
+  set language(value: string) {
+    this.#language = value;
+    this.#kept.changed();
+  }
+
+  get location(): Readonly<DialplanLocation> {
+    return this.#location;
+  }
+
+  set location(value: Readonly<DialplanLocation>) {
+    this.#location = value;
+    this.#kept.changed();
   }
 
   get endpointId(): string | undefined {
@@ -162,7 +235,33 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   // ---- snapshots and events -------------------------------------------------------------------
 
+  /**
+   * The channel as ARI shows it. The same object is returned until something it shows changes
+   * (it is never changed afterwards: whoever holds it may keep it, nobody may write to it), so the
+   * events of an unchanged channel share one snapshot and one serialisation of it (eventText).
+   */
   snapshot(): Model<'Channel'> {
+    const kept = this.#kept.current();
+    if (kept !== undefined) return kept;
+    const snapshot = this.buildSnapshot();
+    // A `channelvars` entry that reads a dialplan function may change with no write here: not kept.
+    this.#kept.keep(this.readsFunctions() ? undefined : snapshot);
+    return snapshot;
+  }
+
+  /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
+  private readsFunctions(): boolean {
+    for (const name of this.env.channelvars) if (name.includes('(')) return true;
+    for (const name of this.reportedVariables) if (name.includes('(')) return true;
+    return false;
+  }
+
+  /** The JSON text of an event this channel raised, from its kept snapshot's text (see KeptSnapshot). */
+  eventText(event: CoreEvent): string | undefined {
+    return this.#kept.eventText(event);
+  }
+
+  private buildSnapshot(): Model<'Channel'> {
     const snapshot: Model<'Channel'> = {
       id: this.id,
       name: this.name,
@@ -230,7 +329,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   protected raise<N extends ChannelEventName>(type: N, ...[fields, scope = this.scope()]: RaiseArgs<RaisedFields<N, 'channel'>, [scope?: EventScope]>): void {
     // The declarations type each field, but the compiler cannot follow a generic event name into
     // the event union; the assertion (not via unknown) still rejects fields that fit no event.
-    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as CoreEvent, scope);
+    // `channel` last: eventText relies on it to splice the kept serialisation of the snapshot in.
+    this.env.publish({ type, timestamp: formatAriDate(), ...fields, channel: this.snapshot() } as CoreEvent, scope, this);
   }
 
   /** Raises an event about this channel whose model has no `channel` field (Dial names its peer). */
@@ -328,6 +428,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    */
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     this.variables.store(name, value);
+    // channelvars and caller_rdnis come from the variables.
+    this.#kept.changed();
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
@@ -352,6 +454,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
     }
+    this.#kept.changed();
   }
 
   // ---- media ----------------------------------------------------------------------------------
@@ -564,9 +667,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     if (this.destroyedAlready) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
-    this.frameListeners = [];
-    this.readHooks = [];
-    this.writeHooks = [];
+    this.frameListeners = NO_FRAME_LISTENERS;
+    this.readHooks = NO_AUDIO_HOOKS;
+    this.writeHooks = NO_AUDIO_HOOKS;
     try {
       const techCause = this.hangupTechCause;
       this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
@@ -580,3 +683,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     }
   }
 }
+
+// Not frozen: a frozen array's elements kind would make the per-frame loops over these lists
+// polymorphic; `readonly` keeps anyone from adding to them.
+const NO_FRAME_LISTENERS: readonly FrameListener[] = [];
+const NO_AUDIO_HOOKS: readonly AudioHook[] = [];
+

@@ -6,7 +6,7 @@ import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '..
 import { Notifier } from '../../util/typed-emitter.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
-import { Channel, type ChannelFunctions, type ChannelInit } from './channel.ts';
+import { Channel, type ChannelEnvironment, type ChannelFunctions, type ChannelInit } from './channel.ts';
 import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
@@ -54,9 +54,22 @@ export class Channels implements EndableCollection {
   private idSequence = 0;
   private nameSequence = 0;
 
+  /** What every channel of the table needs from it: one object for them all, not one per channel. */
+  private readonly environment: ChannelEnvironment;
+
   constructor(options: ChannelsOptions) {
     this.options = options;
     this.functions = options.functions;
+    this.environment = {
+      table: this,
+      functions: this.functions,
+      publish: (event, scope, text) => this.options.applications.publish(event, scope, text),
+      channelvars: this.options.channelvars,
+      defaultLanguage: this.options.defaultLanguage,
+      maxVariableBytes: this.options.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES,
+      destroyed: (gone) => this.forget(gone),
+      reportError: (error, failed, during) => this.reportError(error, failed, during),
+    };
   }
 
   /** Registers the technology under its name and its aliases (`Phone` for `Telephone`). */
@@ -138,26 +151,13 @@ export class Channels implements EndableCollection {
     const id = init.id || this.newId();
     this.checkId(id);
     this.checkCapacity(1);
-    const channel = new Channel(
-      {
-        table: this,
-        functions: this.functions,
-        publish: (event, scope) => this.options.applications.publish(event, scope),
-        channelvars: this.options.channelvars,
-        defaultLanguage: this.options.defaultLanguage,
-        maxVariableBytes: this.options.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES,
-        destroyed: (gone) => this.forget(gone),
-        reportError: (error, failed, during) => this.reportError(error, failed, during),
-      },
-      { ...init, id },
-      driver,
-    );
+    const channel = new Channel(this.environment, { ...init, id }, driver);
     this.byId.set(id, channel);
     this.byName.set(channel.name, channel);
     // The table owns the creation event: only it knows when the channel is registered and
     // findable, which a listener of ChannelCreated may rely on.
     const created: CoreEventOf<'ChannelCreated'> = { type: 'ChannelCreated', timestamp: formatAriDate(), channel: channel.snapshot() };
-    this.options.applications.publish(created, channel.scope());
+    this.options.applications.publish(created, channel.scope(), channel);
     this.lifecycle.emit('created', channel);
     return channel;
   }
