@@ -37,9 +37,17 @@ import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
-import type { CallMediaOptions, CallServices, Side } from './call-types.ts';
+import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
-export type { CallMediaOptions, CallServices, OutboundSide } from './call-types.ts';
+export type { CallMediaOptions, OutboundSide } from './call-types.ts';
+
+/** The technology's services (call-types.ts), with the two that take the call itself. */
+export interface CallServices extends CallEnvironment {
+  /** Binds this call's RTP socket (here, or in a media worker). */
+  openStream(call: SipCall): Promise<CallRtpStream>;
+  /** The call ended: forget its dialog and transactions. */
+  forget(call: SipCall): void;
+}
 
 /** To tags of an outbound call's early dialogs (forks) remembered, at most. */
 const MAX_EARLY_TAGS = 16;
