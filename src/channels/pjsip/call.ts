@@ -26,7 +26,7 @@ import { dialplanHeaders, SessionHeaders } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
 import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
-import { connectionServes, type Destination, type Source, type TcpConnection } from '../../sip/transport.ts';
+import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
@@ -37,6 +37,7 @@ import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
+import { CallDialogRequests, type DialogRoute } from './call-dialog-requests.ts';
 import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
@@ -53,7 +54,7 @@ export interface CallServices extends CallEnvironment {
 const MAX_EARLY_TAGS = 16;
 const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: false };
 
-export class SipCall implements ChannelDriver {
+export class SipCall implements ChannelDriver, DialogRoute {
   channel!: Channel;
   dialog: Dialog | undefined;
   stream: CallRtpStream | undefined;
@@ -76,6 +77,8 @@ export class SipCall implements ChannelDriver {
   /** The remote tags of the 1xx our INVITE got (outbound): requests in those early dialogs are ours. */
   readonly #earlyTags = new Set<string>();
   readonly #hold: CallHold;
+  /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
+  readonly #requests: CallDialogRequests;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
@@ -95,6 +98,7 @@ export class SipCall implements ChannelDriver {
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
+    this.#requests = new CallDialogRequests(services, this);
     this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream, (address) =>
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
     );
@@ -211,7 +215,7 @@ export class SipCall implements ChannelDriver {
 
   /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
   #contact(): string {
-    const [transport, side] = [this.#transport(), this.side];
+    const [transport, side] = [this.signallingTransport, this.side];
     // Over another server's connection the phone sees that server only (foreign-flow.ts).
     const flow = this.relayedFlow;
     if (flow) return nameAddr(contactUri(this.endpointId, flow.advertised.host, flow.advertised.port, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
@@ -235,7 +239,18 @@ export class SipCall implements ChannelDriver {
     this.#endSession(27, 'the connection to the phone closed (through another cluster member)');
   }
 
-  #transport(): Destination['transport'] {
+  /** The listener the call runs on, if named (DialogRoute). */
+  get signallingListener(): string | undefined {
+    return this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
+  }
+
+  /** The TCP/TLS connection the INVITE came or went on, if any (DialogRoute). */
+  get signallingConnection(): TcpConnection | undefined {
+    return this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
+  }
+
+  /** The transport the INVITE came or went on (DialogRoute). */
+  get signallingTransport(): Destination['transport'] {
     return this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport;
   }
 
@@ -321,7 +336,7 @@ export class SipCall implements ChannelDriver {
     if (status > 100 && status < 200 && remoteTag !== undefined && this.#earlyTags.size < MAX_EARLY_TAGS) this.#earlyTags.add(remoteTag);
     if (status < 200) {
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
-      if (this.#inviteRequest) this.#session.prack1xx(this.services.layer, this.#inviteRequest, response, (early) => this.#hopInDialog(early), this.services.userAgent);
+      if (this.#inviteRequest) this.#session.prack1xx(this.services.layer, this.#inviteRequest, response, (early) => this.#requests.hop(early), this.services.userAgent);
       if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
       else if (status === 183) {
         this.#takeAnswer(response, false);
@@ -340,7 +355,7 @@ export class SipCall implements ChannelDriver {
       }
       const seq = response.cseq()?.seq ?? 1;
       const ack = dialog.createAck(seq);
-      const hop = this.#hopInDialog(dialog);
+      const hop = this.#requests.hop(dialog);
       if (hop) void this.services.layer.sendAck(ack, hop).catch(() => undefined);
       if (this.#answered) return;
       this.#answered = true;
@@ -457,7 +472,7 @@ export class SipCall implements ChannelDriver {
   /** We are the refresher (RFC 4028 §7.4): an UPDATE, or a re-INVITE with our current SDP, keeps the session alive. */
   #sendRefresh(failed: () => void): void {
     const dialog = this.dialog;
-    const hop = dialog && this.#hopInDialog(dialog);
+    const hop = dialog && this.#requests.hop(dialog);
     const sdp = this.#sdp.localSdp;
     if (!dialog || !hop || dialog.state !== 'confirmed' || this.#ended || !sdp) return;
     const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['User-Agent', this.services.userAgent]];
@@ -530,50 +545,16 @@ export class SipCall implements ChannelDriver {
   }
 
   #sendBye(cause = 16): void {
-    const dialog = this.dialog;
-    if (!dialog || dialog.state === 'terminated') return;
-    dialog.state = 'terminated';
-    const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
-    const hop = this.#hopInDialog(dialog);
-    if (!hop) return;
-    try {
-      this.services.layer.sendRequest(bye, hop, {});
-    } catch (error) {
-      this.services.log.debug({ err: error }, 'BYE not sent');
-    }
+    this.#requests.bye(cause);
   }
 
   transferProgress(state: TransferProgressState): void {
     this.onTransferProgress?.(state);
   }
 
-  /**
-   * Sends a request in the call's dialog (NOTIFY of a transfer, a hold re-INVITE, whose 2xx is
-   * ACKed here); false when there is no dialog.
-   */
+  /** Sends a request in the call's dialog (call-dialog-requests.ts); false when there is none. */
   requestInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
-    const dialog = this.dialog;
-    if (!dialog || dialog.state === 'terminated' || this.#ended) return false;
-    const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
-    const hop = this.#hopInDialog(dialog);
-    if (!hop) return false;
-    const seq = request.cseq()?.seq ?? 0;
-    let finished = false;
-    const onResponse = (response: SipResponse): void => {
-      if (response.status < 200) return;
-      // Every 2xx to a re-INVITE is ACKed (retransmissions too); the first final one is reported.
-      if (method === 'INVITE' && response.status < 300) void this.services.layer.sendAck(dialog.createAck(seq), hop).catch(() => undefined);
-      if (finished) return;
-      finished = true;
-      onFinal?.(response);
-    };
-    try {
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' ? { onResponse } : {});
-    } catch (error) {
-      this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
-      return false;
-    }
-    return true;
+    return this.#requests.send(method, headers, body, contentType, onFinal);
   }
 
   /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken. */
@@ -594,23 +575,6 @@ export class SipCall implements ChannelDriver {
   #sendInfoDigit(digit: string, durationMs: number): void {
     if (this.dialog?.state !== 'confirmed' || !/^[0-9A-D*#]$/i.test(digit)) return;
     this.requestInDialog('INFO', [], dtmfRelayBody(digit, durationMs), 'application/dtmf-relay');
-  }
-
-  /**
-   * Where a request in the dialog goes: its next hop, from the call's listener, over the connection its INVITE
-   * came or went on while open (a phone over TCP behind NAT cannot take a new connection).
-   */
-  #hopInDialog(dialog: Dialog): Destination | undefined {
-    const hop = dialog.nextHop(this.#transport());
-    if (!hop) return undefined;
-    const listener = this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
-    if (listener !== undefined) hop.listener = listener;
-    const connection: TcpConnection | undefined = this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
-    // Another server's connection is the only way to the phone, closed or not (then the request fails).
-    const flow = this.relayedFlow;
-    if (flow) hop.connection = flow;
-    else if (connectionServes(connection, hop.transport)) hop.connection = connection;
-    return hop;
   }
 
   writeFrame(frame: Frame): void {
