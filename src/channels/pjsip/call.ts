@@ -38,6 +38,7 @@ import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
 import { CallDialogRequests, type DialogRoute } from './call-dialog-requests.ts';
+import { CallWorkerMedia } from './call-worker-media.ts';
 import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
@@ -79,6 +80,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   readonly #hold: CallHold;
   /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
   readonly #requests: CallDialogRequests;
+  readonly #workerMedia: CallWorkerMedia;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
@@ -99,6 +101,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
     this.#requests = new CallDialogRequests(services, this);
+    this.#workerMedia = new CallWorkerMedia(this, services);
     this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream, (address) =>
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
     );
@@ -581,46 +584,25 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.stream?.writeFrame(frame);
   }
 
-  /** Echo()'s fast path: the stream sends the far end's audio back by itself (in its media worker); false when it cannot. */
+  // The media-worker fast paths (call-worker-media.ts); a peer that is no SIP call is `null` there.
   loopAudio(on: boolean): boolean {
-    return !this.#ended && (this.stream?.loopAudio?.(on) ?? false);
+    return this.#workerMedia.loop(on);
   }
 
-  /**
-   * One direction of a two-party relay (audio-relay.ts): the far end's audio goes to `peer`'s far
-   * end inside the media worker both streams run in; false when the peer is no SIP call, or its
-   * stream is elsewhere (another worker, or this thread).
-   */
   relayAudio(peer: ChannelDriver | undefined): boolean {
-    const stream = this.stream;
-    if (!stream?.relayTo) return false;
-    if (peer === undefined) return stream.relayTo(undefined);
-    if (this.#ended || this.services.workerRelay === false || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
-    return stream.relayTo(peer.stream);
+    return this.#workerMedia.relay(peer === undefined ? undefined : peer instanceof SipCall ? peer : null);
   }
 
-  /**
-   * A bridge of three or more mixed in the media workers (technology-mix.ts): every member must be
-   * a SIP call whose stream runs in a worker; undefined otherwise (the bridge mixes here).
-   */
   mixAudio(members: readonly ChannelDriver[], rate: SampleRate): MixHandle | undefined {
-    if (this.#ended || this.services.workerMix === false || !this.stream?.mixWith) return undefined;
-    const streams: CallRtpStream[] = [];
-    for (const member of members) {
-      if (!(member instanceof SipCall) || member.#ended || !member.stream) return undefined;
-      streams.push(member.stream);
-    }
-    return this.stream.mixWith(streams, rate);
+    return this.#workerMedia.mix(members.map((member) => (member instanceof SipCall ? member : null)), rate);
   }
 
-  /** The playback fast path: the stream's media worker plays the sound by itself; undefined when it cannot. */
   playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
-    return this.#ended || this.services.workerPlayback === false ? undefined : this.stream?.playSound?.(sound, from, paused, ended);
+    return this.#workerMedia.play(sound, from, paused, ended);
   }
 
-  /** The recording fast path: the stream's media worker writes the recording of the far end's audio; undefined when it cannot. */
   recordAudio(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
-    return this.#ended || this.services.workerRecording === false ? undefined : this.stream?.record?.(handover, ended);
+    return this.#workerMedia.record(handover, ended);
   }
 
   nativeFormat(): string | undefined {
