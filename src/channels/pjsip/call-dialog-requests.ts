@@ -7,6 +7,7 @@ import type { SipResponse } from '../../sip/message.ts';
 import { connectionServes, type Destination, type TcpConnection } from '../../sip/transport.ts';
 import type { ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { CallEnvironment } from './call-types.ts';
+import { dtmfRelayBody } from './dtmf-info.ts';
 
 /** What the requests need to know of their call, read at each send (the dialog and the connection change); SipCall is one. */
 export interface DialogRoute {
@@ -88,5 +89,11 @@ export class CallDialogRequests {
       return false;
     }
     return true;
+  }
+
+  /** One digit as INFO application/dtmf-relay in the confirmed dialog (dtmf_mode info). */
+  infoDigit(digit: string, durationMs: number): void {
+    if (this.route.dialog?.state !== 'confirmed' || !/^[0-9A-D*#]$/i.test(digit)) return;
+    this.send('INFO', [], dtmfRelayBody(digit, durationMs), 'application/dtmf-relay');
   }
 }

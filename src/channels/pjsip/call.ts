@@ -21,24 +21,24 @@ import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
-import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
-import { dialplanHeaders, SessionHeaders } from './headers.ts';
+import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
+import { dialplanHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
-import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
+import type { ClientHandlers, ServerTransaction } from '../../sip/transaction/index.ts';
 import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
-import { dtmfByInfo, dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
+import { dtmfByInfo, dtmfFromInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
-import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
 import { CallDialogRequests, type DialogRoute } from './call-dialog-requests.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
+import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
@@ -51,8 +51,6 @@ export interface CallServices extends CallEnvironment {
   forget(call: SipCall): void;
 }
 
-/** To tags of an outbound call's early dialogs (forks) remembered, at most. */
-const MAX_EARLY_TAGS = 16;
 const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: false };
 
 export class SipCall implements ChannelDriver, DialogRoute {
@@ -66,17 +64,13 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #answerWaiting = false;
   #answered = false;
   #ended = false;
-  #inviteTx: ClientTransaction | undefined;
-  #inviteRequest: SipRequest | undefined;
-  /** The challenges to our INVITE answered so far (outbound_auth), created at the first. */
-  #challenges: RequestChallenges | undefined;
+  /** Outbound: our INVITE, its transaction, challenges and early dialogs (outbound-invite.ts). */
+  readonly #invite: OutboundInvite | undefined;
   /** The early answer (183) the media follows until a 2xx: its To tag (its fork) and SDP. */
   #earlyAnswer: { tag: string | undefined; body: Buffer } | undefined;
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
-  /** The remote tags of the 1xx our INVITE got (outbound): requests in those early dialogs are ours. */
-  readonly #earlyTags = new Set<string>();
   readonly #hold: CallHold;
   /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
   readonly #requests: CallDialogRequests;
@@ -99,6 +93,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     private readonly mediaOptions: CallMediaOptions = DEFAULT_MEDIA_OPTIONS,
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
+    this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
     this.#requests = new CallDialogRequests(services, this);
     this.#workerMedia = new CallWorkerMedia(this, services);
@@ -108,8 +103,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
     const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired, rtp });
-    // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.
-    this.#headers = new SessionHeaders(side.kind === 'inbound' ? side.invite.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })) : []);
+    this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
 
   sipHeaders(): SessionHeaders {
@@ -146,14 +140,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
       const localTag = this.side.tx.toTag;
       return localTag !== undefined && belongsToDialog(request, this.callId, localTag, this.side.invite.fromTag() ?? '');
     }
-    const localTag = this.#inviteRequest?.fromTag();
-    const remoteTag = request.fromTag();
-    return localTag !== undefined && remoteTag !== undefined && this.#earlyTags.has(remoteTag) && belongsToDialog(request, this.callId, localTag, remoteTag);
+    return this.#invite?.inEarlyDialog(request, this.callId) ?? false;
   }
 
   /** CHANNEL(pjsip,item) (the driver's channelInfo hook): see channel-info.ts. */
   channelInfo(item: string): string | undefined {
-    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#inviteRequest;
+    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#invite?.request;
     return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: this.side.kind === 'inbound', ...(this.side.kind === 'outbound' ? { target: this.side.target } : {}) });
   }
 
@@ -249,7 +241,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   /** The TCP/TLS connection the INVITE came or went on, if any (DialogRoute). */
   get signallingConnection(): TcpConnection | undefined {
-    return this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
+    return this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#invite?.transaction?.connection;
   }
 
   /** The transport the INVITE came or went on (DialogRoute). */
@@ -284,62 +276,40 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
     const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag());
-    const request = new SipRequest('INVITE', target, [
-      ...(route ? [['Route', route] as [string, string]] : []),
-      ['Max-Forwards', '70'],
-      ['From', from],
-      ['To', nameAddr(target)],
-      ['Call-ID', this.callId],
-      ['CSeq', '1 INVITE'],
-      ['Contact', this.#contact()],
-      ['Allow', ALLOW],
-      ['User-Agent', this.services.userAgent],
-      ...identityHeaders,
-    ]);
-    for (const { name, value } of dialplanHeaders(this.channel, this.#headers, this.services.log)) request.add(name, value);
-    for (const [name, value] of this.#session.inviteHeaders()) request.add(name, value);
-    request.body = Buffer.from(offer);
-    request.set('Content-Type', 'application/sdp');
-    this.#sendInvite(request);
+    const request = inviteRequest({
+      target, route, from, callId: this.callId, contact: this.#contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
+      headers: [...identityHeaders, ...dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const), ...this.#session.inviteHeaders()],
+    });
+    this.#invite?.send(request, this.#inviteHandlers);
     if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
   }
 
-  #sendInvite(request: SipRequest): void {
-    if (this.side.kind !== 'outbound') return;
-    this.#inviteRequest = request;
-    this.#inviteTx = this.services.layer.sendRequest(request, this.side.destination, {
-      onResponse: (response, _tx, source) => this.#outboundResponse(response, source),
-      onTimeout: () => this.#outboundFailed(18),
-      onTransportError: () => this.#outboundFailed(27),
-    });
-  }
+  readonly #inviteHandlers: ClientHandlers = {
+    onResponse: (response, _tx, source) => this.#outboundResponse(response, source),
+    onTimeout: () => this.#outboundFailed(18),
+    onTransportError: () => this.#outboundFailed(27),
+  };
 
   /**
-   * A 401/407 to our INVITE is answered with the endpoint's outbound_auth in a new INVITE (CSeq + 1,
-   * same Call-ID and tag); false when it cannot be (no credentials for the realm, or the realm
-   * refused them once already), and the call fails with the challenge's status.
+   * A 401/407 to our INVITE is answered with the endpoint's outbound_auth in a new INVITE; false when
+   * it cannot be, and the call fails with the challenge's status.
    */
   #retryWithCredentials(response: SipResponse): boolean {
-    if (this.side.kind !== 'outbound' || !this.#inviteRequest || this.#answered || this.#ended || this.channel.hangingUp) return false;
-    this.#challenges ??= new RequestChallenges(this.side.credentials);
-    const outcome = this.#challenges.retry(this.#inviteRequest, response);
-    if (!outcome.ok) {
-      this.services.log.info({ channel: this.channel.name, status: response.status, reason: outcome.reason }, 'SIP: INVITE challenge not answered');
-      return false;
-    }
-    this.#sendInvite(outcome.request);
-    return true;
+    if (this.#answered || this.#ended || this.channel.hangingUp) return false;
+    const outcome = this.#invite?.answerChallenge(response, this.#inviteHandlers);
+    if (outcome && !outcome.ok) this.services.log.info({ channel: this.channel.name, status: response.status, reason: outcome.reason }, 'SIP: INVITE challenge not answered');
+    return outcome?.ok ?? false;
   }
 
   #outboundResponse(response: SipResponse, source: Source | undefined): void {
     const status = response.status;
     // Behind NAT the Contact of the callee's 1xx/2xx (our remote target) is where they came from.
     if (this.mediaOptions.rewriteContact && source && status < 300) rewriteContactToSource(response, source);
-    const remoteTag = response.toTag();
-    if (status > 100 && status < 200 && remoteTag !== undefined && this.#earlyTags.size < MAX_EARLY_TAGS) this.#earlyTags.add(remoteTag);
     if (status < 200) {
+      this.#invite?.provisional(response);
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
-      if (this.#inviteRequest) this.#session.prack1xx(this.services.layer, this.#inviteRequest, response, (early) => this.#requests.hop(early), this.services.userAgent);
+      const invite = this.#invite?.request;
+      if (invite) this.#session.prack1xx(this.services.layer, invite, response, (early) => this.#requests.hop(early), this.services.userAgent);
       if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
       else if (status === 183) {
         this.#takeAnswer(response, false);
@@ -350,7 +320,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (status < 300) {
       // Every 2xx (also a retransmitted one) is ACKed; the first one answers the call. The early
       // dialog of a PRACKed 1xx from the same far end goes on (its CSeq counted the PRACK).
-      const dialog = this.dialog ?? this.#session.earlyDialog(response) ?? (this.#inviteRequest ? Dialog.asUac(this.#inviteRequest, response) : undefined);
+      const invite = this.#invite?.request;
+      const dialog = this.dialog ?? this.#session.earlyDialog(response) ?? (invite ? Dialog.asUac(invite, response) : undefined);
       if (!dialog) return;
       if (!this.dialog) {
         this.dialog = dialog;
@@ -363,10 +334,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
       if (this.#answered) return;
       this.#answered = true;
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
-      if (status === 200) this.#responseHeaders = new SessionHeaders(response.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })));
+      if (status === 200) this.#responseHeaders = sessionHeadersOf(response.headers);
       this.#takeAnswer(response, true);
       if (this.#ended || this.channel.hangingUp) {
-        this.#sendBye();
+        this.#requests.bye(16);
         return;
       }
       this.#session.acceptedByFarEnd(response);
@@ -486,7 +457,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #endSession(cause: number, why: string): void {
     if (this.#ended) return;
     this.services.log.info({ channel: this.channel.name }, `SIP: ${why}, ending the call`);
-    this.#sendBye(cause);
+    this.#requests.bye(cause);
     this.#finish();
     if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true });
   }
@@ -532,23 +503,20 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (this.#ended) return;
     if (this.side.kind === 'inbound') {
       if (!this.#answered) this.side.tx.reply(statusForCause(cause), undefined, [['Reason', `Q.850;cause=${cause}`]]);
-      else this.#sendBye(cause);
+      else this.#requests.bye(cause);
       this.#finish();
       return;
     }
-    if (!this.#inviteTx) {
+    const inviteTx = this.#invite?.transaction;
+    if (!inviteTx) {
       // Not sent yet (the RTP socket is being bound): send nothing at all.
       this.#pendingHangup = cause;
       this.#finish();
       return;
     }
-    if (!this.#answered) this.#inviteTx.cancel();
-    else this.#sendBye(cause);
+    if (!this.#answered) inviteTx.cancel();
+    else this.#requests.bye(cause);
     this.#finish();
-  }
-
-  #sendBye(cause = 16): void {
-    this.#requests.bye(cause);
   }
 
   transferProgress(state: TransferProgressState): void {
@@ -570,14 +538,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   sendDigit(digit: string, durationMs: number): void {
-    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#sendInfoDigit(digit, durationMs);
+    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#requests.infoDigit(digit, durationMs);
     else this.stream?.sendDigit(digit, durationMs);
-  }
-
-  /** One digit as INFO application/dtmf-relay in the confirmed dialog. */
-  #sendInfoDigit(digit: string, durationMs: number): void {
-    if (this.dialog?.state !== 'confirmed' || !/^[0-9A-D*#]$/i.test(digit)) return;
-    this.requestInDialog('INFO', [], dtmfRelayBody(digit, durationMs), 'application/dtmf-relay');
   }
 
   writeFrame(frame: Frame): void {
