@@ -56,7 +56,7 @@ export class OutboundInvite {
   readonly #earlyTags = new Set<string>();
 
   constructor(
-    private readonly layer: TransactionLayer,
+    private readonly layer: Pick<TransactionLayer, 'sendRequest'>,
     private readonly destination: Destination,
     private readonly credentials: readonly DigestCredentials[],
   ) {}
