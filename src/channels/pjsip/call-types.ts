@@ -3,18 +3,20 @@
 import type { WebRtcEndpointOptions } from './config/webrtc-options.ts';
 import type { Logger } from 'pino';
 import type { TechnologyMusicOnHold } from '../../core/channels/technology.ts';
-import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination, TransportProtocol } from '../../sip/transport.ts';
 import type { Uri } from '../../sip/uri.ts';
-import type { SipCall } from './call.ts';
 import type { OutboundIdentityOptions } from './caller-identity.ts';
 import type { SdpOptions } from './call-media.ts';
 import type { SessionExtensionOptions } from './session-extensions.ts';
 
-export interface CallServices {
+/**
+ * The technology's services a call uses, but for the two that name the call itself (call.ts's
+ * CallServices adds them): parts of a call (hold.ts) take this without depending on the call.
+ */
+export interface CallEnvironment {
   readonly layer: TransactionLayer;
   readonly log: Logger;
   /** Our address as written in Contact and SDP. */
@@ -36,10 +38,6 @@ export interface CallServices {
   readonly workerPlayback?: boolean;
   /** A recording of the call's received audio may be written by its media worker (media.worker_recording). */
   readonly workerRecording?: boolean;
-  /** Binds this call's RTP socket (here, or in a media worker). */
-  openStream(call: SipCall): Promise<CallRtpStream>;
-  /** The call ended: forget its dialog and transactions. */
-  forget(call: SipCall): void;
 }
 
 /**

@@ -21,31 +21,39 @@ import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
-import { canonicalName, newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
-import { dialplanHeaders, SessionHeaders } from './headers.ts';
+import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
+import { dialplanHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
-import type { ClientTransaction, ServerTransaction } from '../../sip/transaction/index.ts';
+import type { ClientHandlers, ServerTransaction } from '../../sip/transaction/index.ts';
 import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
-import { connectionServes, type Destination, type Source, type TcpConnection } from '../../sip/transport.ts';
+import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
-import { dtmfByInfo, dtmfFromInfo, dtmfRelayBody } from './dtmf-info.ts';
+import { dtmfByInfo, dtmfFromInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
-import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
-import type { CallMediaOptions, CallServices, Side } from './call-types.ts';
+import { CallDialogRequests, type DialogRoute } from './call-dialog-requests.ts';
+import { CallWorkerMedia } from './call-worker-media.ts';
+import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
+import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
-export type { CallMediaOptions, CallServices, OutboundSide } from './call-types.ts';
+export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 
-/** To tags of an outbound call's early dialogs (forks) remembered, at most. */
-const MAX_EARLY_TAGS = 16;
+/** The technology's services (call-types.ts), with the two that take the call itself. */
+export interface CallServices extends CallEnvironment {
+  /** Binds this call's RTP socket (here, or in a media worker). */
+  openStream(call: SipCall): Promise<CallRtpStream>;
+  /** The call ended: forget its dialog and transactions. */
+  forget(call: SipCall): void;
+}
+
 const DEFAULT_MEDIA_OPTIONS: CallMediaOptions = { dtmfMode: 'rfc4733', rtcpMux: false };
 
-export class SipCall implements ChannelDriver {
+export class SipCall implements ChannelDriver, DialogRoute {
   channel!: Channel;
   dialog: Dialog | undefined;
   stream: CallRtpStream | undefined;
@@ -56,18 +64,17 @@ export class SipCall implements ChannelDriver {
   #answerWaiting = false;
   #answered = false;
   #ended = false;
-  #inviteTx: ClientTransaction | undefined;
-  #inviteRequest: SipRequest | undefined;
-  /** The challenges to our INVITE answered so far (outbound_auth), created at the first. */
-  #challenges: RequestChallenges | undefined;
+  /** Outbound: our INVITE, its transaction, challenges and early dialogs (outbound-invite.ts). */
+  readonly #invite: OutboundInvite | undefined;
   /** The early answer (183) the media follows until a 2xx: its To tag (its fork) and SDP. */
   #earlyAnswer: { tag: string | undefined; body: Buffer } | undefined;
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
-  /** The remote tags of the 1xx our INVITE got (outbound): requests in those early dialogs are ours. */
-  readonly #earlyTags = new Set<string>();
   readonly #hold: CallHold;
+  /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
+  readonly #requests: CallDialogRequests;
+  readonly #workerMedia: CallWorkerMedia;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
@@ -86,15 +93,17 @@ export class SipCall implements ChannelDriver {
     private readonly mediaOptions: CallMediaOptions = DEFAULT_MEDIA_OPTIONS,
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
+    this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
+    this.#requests = new CallDialogRequests(services, this);
+    this.#workerMedia = new CallWorkerMedia(this, services);
     this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream, (address) =>
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
     const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired, rtp });
-    // Compact forms (`i:`, `f:`) read under their full names, as pjsip prints them.
-    this.#headers = new SessionHeaders(side.kind === 'inbound' ? side.invite.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })) : []);
+    this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
 
   sipHeaders(): SessionHeaders {
@@ -131,14 +140,12 @@ export class SipCall implements ChannelDriver {
       const localTag = this.side.tx.toTag;
       return localTag !== undefined && belongsToDialog(request, this.callId, localTag, this.side.invite.fromTag() ?? '');
     }
-    const localTag = this.#inviteRequest?.fromTag();
-    const remoteTag = request.fromTag();
-    return localTag !== undefined && remoteTag !== undefined && this.#earlyTags.has(remoteTag) && belongsToDialog(request, this.callId, localTag, remoteTag);
+    return this.#invite?.inEarlyDialog(request, this.callId) ?? false;
   }
 
   /** CHANNEL(pjsip,item) (the driver's channelInfo hook): see channel-info.ts. */
   channelInfo(item: string): string | undefined {
-    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#inviteRequest;
+    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#invite?.request;
     return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: this.side.kind === 'inbound', ...(this.side.kind === 'outbound' ? { target: this.side.target } : {}) });
   }
 
@@ -203,7 +210,7 @@ export class SipCall implements ChannelDriver {
 
   /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
   #contact(): string {
-    const [transport, side] = [this.#transport(), this.side];
+    const [transport, side] = [this.signallingTransport, this.side];
     // Over another server's connection the phone sees that server only (foreign-flow.ts).
     const flow = this.relayedFlow;
     if (flow) return nameAddr(contactUri(this.endpointId, flow.advertised.host, flow.advertised.port, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
@@ -227,7 +234,18 @@ export class SipCall implements ChannelDriver {
     this.#endSession(27, 'the connection to the phone closed (through another cluster member)');
   }
 
-  #transport(): Destination['transport'] {
+  /** The listener the call runs on, if named (DialogRoute). */
+  get signallingListener(): string | undefined {
+    return this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
+  }
+
+  /** The TCP/TLS connection the INVITE came or went on, if any (DialogRoute). */
+  get signallingConnection(): TcpConnection | undefined {
+    return this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#invite?.transaction?.connection;
+  }
+
+  /** The transport the INVITE came or went on (DialogRoute). */
+  get signallingTransport(): Destination['transport'] {
     return this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport;
   }
 
@@ -258,62 +276,40 @@ export class SipCall implements ChannelDriver {
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
     const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag());
-    const request = new SipRequest('INVITE', target, [
-      ...(route ? [['Route', route] as [string, string]] : []),
-      ['Max-Forwards', '70'],
-      ['From', from],
-      ['To', nameAddr(target)],
-      ['Call-ID', this.callId],
-      ['CSeq', '1 INVITE'],
-      ['Contact', this.#contact()],
-      ['Allow', ALLOW],
-      ['User-Agent', this.services.userAgent],
-      ...identityHeaders,
-    ]);
-    for (const { name, value } of dialplanHeaders(this.channel, this.#headers, this.services.log)) request.add(name, value);
-    for (const [name, value] of this.#session.inviteHeaders()) request.add(name, value);
-    request.body = Buffer.from(offer);
-    request.set('Content-Type', 'application/sdp');
-    this.#sendInvite(request);
+    const request = inviteRequest({
+      target, route, from, callId: this.callId, contact: this.#contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
+      headers: [...identityHeaders, ...dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const), ...this.#session.inviteHeaders()],
+    });
+    this.#invite?.send(request, this.#inviteHandlers);
     if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
   }
 
-  #sendInvite(request: SipRequest): void {
-    if (this.side.kind !== 'outbound') return;
-    this.#inviteRequest = request;
-    this.#inviteTx = this.services.layer.sendRequest(request, this.side.destination, {
-      onResponse: (response, _tx, source) => this.#outboundResponse(response, source),
-      onTimeout: () => this.#outboundFailed(18),
-      onTransportError: () => this.#outboundFailed(27),
-    });
-  }
+  readonly #inviteHandlers: ClientHandlers = {
+    onResponse: (response, _tx, source) => this.#outboundResponse(response, source),
+    onTimeout: () => this.#outboundFailed(18),
+    onTransportError: () => this.#outboundFailed(27),
+  };
 
   /**
-   * A 401/407 to our INVITE is answered with the endpoint's outbound_auth in a new INVITE (CSeq + 1,
-   * same Call-ID and tag); false when it cannot be (no credentials for the realm, or the realm
-   * refused them once already), and the call fails with the challenge's status.
+   * A 401/407 to our INVITE is answered with the endpoint's outbound_auth in a new INVITE; false when
+   * it cannot be, and the call fails with the challenge's status.
    */
   #retryWithCredentials(response: SipResponse): boolean {
-    if (this.side.kind !== 'outbound' || !this.#inviteRequest || this.#answered || this.#ended || this.channel.hangingUp) return false;
-    this.#challenges ??= new RequestChallenges(this.side.credentials);
-    const outcome = this.#challenges.retry(this.#inviteRequest, response);
-    if (!outcome.ok) {
-      this.services.log.info({ channel: this.channel.name, status: response.status, reason: outcome.reason }, 'SIP: INVITE challenge not answered');
-      return false;
-    }
-    this.#sendInvite(outcome.request);
-    return true;
+    if (this.#answered || this.#ended || this.channel.hangingUp) return false;
+    const outcome = this.#invite?.answerChallenge(response, this.#inviteHandlers);
+    if (outcome && !outcome.ok) this.services.log.info({ channel: this.channel.name, status: response.status, reason: outcome.reason }, 'SIP: INVITE challenge not answered');
+    return outcome?.ok ?? false;
   }
 
   #outboundResponse(response: SipResponse, source: Source | undefined): void {
     const status = response.status;
     // Behind NAT the Contact of the callee's 1xx/2xx (our remote target) is where they came from.
     if (this.mediaOptions.rewriteContact && source && status < 300) rewriteContactToSource(response, source);
-    const remoteTag = response.toTag();
-    if (status > 100 && status < 200 && remoteTag !== undefined && this.#earlyTags.size < MAX_EARLY_TAGS) this.#earlyTags.add(remoteTag);
     if (status < 200) {
+      this.#invite?.provisional(response);
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
-      if (this.#inviteRequest) this.#session.prack1xx(this.services.layer, this.#inviteRequest, response, (early) => this.#hopInDialog(early), this.services.userAgent);
+      const invite = this.#invite?.request;
+      if (invite) this.#session.prack1xx(this.services.layer, invite, response, (early) => this.#requests.hop(early), this.services.userAgent);
       if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
       else if (status === 183) {
         this.#takeAnswer(response, false);
@@ -324,7 +320,8 @@ export class SipCall implements ChannelDriver {
     if (status < 300) {
       // Every 2xx (also a retransmitted one) is ACKed; the first one answers the call. The early
       // dialog of a PRACKed 1xx from the same far end goes on (its CSeq counted the PRACK).
-      const dialog = this.dialog ?? this.#session.earlyDialog(response) ?? (this.#inviteRequest ? Dialog.asUac(this.#inviteRequest, response) : undefined);
+      const invite = this.#invite?.request;
+      const dialog = this.dialog ?? this.#session.earlyDialog(response) ?? (invite ? Dialog.asUac(invite, response) : undefined);
       if (!dialog) return;
       if (!this.dialog) {
         this.dialog = dialog;
@@ -332,15 +329,15 @@ export class SipCall implements ChannelDriver {
       }
       const seq = response.cseq()?.seq ?? 1;
       const ack = dialog.createAck(seq);
-      const hop = this.#hopInDialog(dialog);
+      const hop = this.#requests.hop(dialog);
       if (hop) void this.services.layer.sendAck(ack, hop).catch(() => undefined);
       if (this.#answered) return;
       this.#answered = true;
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
-      if (status === 200) this.#responseHeaders = new SessionHeaders(response.headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })));
+      if (status === 200) this.#responseHeaders = sessionHeadersOf(response.headers);
       this.#takeAnswer(response, true);
       if (this.#ended || this.channel.hangingUp) {
-        this.#sendBye();
+        this.#requests.bye(16);
         return;
       }
       this.#session.acceptedByFarEnd(response);
@@ -449,7 +446,7 @@ export class SipCall implements ChannelDriver {
   /** We are the refresher (RFC 4028 §7.4): an UPDATE, or a re-INVITE with our current SDP, keeps the session alive. */
   #sendRefresh(failed: () => void): void {
     const dialog = this.dialog;
-    const hop = dialog && this.#hopInDialog(dialog);
+    const hop = dialog && this.#requests.hop(dialog);
     const sdp = this.#sdp.localSdp;
     if (!dialog || !hop || dialog.state !== 'confirmed' || this.#ended || !sdp) return;
     const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['User-Agent', this.services.userAgent]];
@@ -460,7 +457,7 @@ export class SipCall implements ChannelDriver {
   #endSession(cause: number, why: string): void {
     if (this.#ended) return;
     this.services.log.info({ channel: this.channel.name }, `SIP: ${why}, ending the call`);
-    this.#sendBye(cause);
+    this.#requests.bye(cause);
     this.#finish();
     if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true });
   }
@@ -506,66 +503,29 @@ export class SipCall implements ChannelDriver {
     if (this.#ended) return;
     if (this.side.kind === 'inbound') {
       if (!this.#answered) this.side.tx.reply(statusForCause(cause), undefined, [['Reason', `Q.850;cause=${cause}`]]);
-      else this.#sendBye(cause);
+      else this.#requests.bye(cause);
       this.#finish();
       return;
     }
-    if (!this.#inviteTx) {
+    const inviteTx = this.#invite?.transaction;
+    if (!inviteTx) {
       // Not sent yet (the RTP socket is being bound): send nothing at all.
       this.#pendingHangup = cause;
       this.#finish();
       return;
     }
-    if (!this.#answered) this.#inviteTx.cancel();
-    else this.#sendBye(cause);
+    if (!this.#answered) inviteTx.cancel();
+    else this.#requests.bye(cause);
     this.#finish();
-  }
-
-  #sendBye(cause = 16): void {
-    const dialog = this.dialog;
-    if (!dialog || dialog.state === 'terminated') return;
-    dialog.state = 'terminated';
-    const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
-    const hop = this.#hopInDialog(dialog);
-    if (!hop) return;
-    try {
-      this.services.layer.sendRequest(bye, hop, {});
-    } catch (error) {
-      this.services.log.debug({ err: error }, 'BYE not sent');
-    }
   }
 
   transferProgress(state: TransferProgressState): void {
     this.onTransferProgress?.(state);
   }
 
-  /**
-   * Sends a request in the call's dialog (NOTIFY of a transfer, a hold re-INVITE, whose 2xx is
-   * ACKed here); false when there is no dialog.
-   */
+  /** Sends a request in the call's dialog (call-dialog-requests.ts); false when there is none. */
   requestInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
-    const dialog = this.dialog;
-    if (!dialog || dialog.state === 'terminated' || this.#ended) return false;
-    const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
-    const hop = this.#hopInDialog(dialog);
-    if (!hop) return false;
-    const seq = request.cseq()?.seq ?? 0;
-    let finished = false;
-    const onResponse = (response: SipResponse): void => {
-      if (response.status < 200) return;
-      // Every 2xx to a re-INVITE is ACKed (retransmissions too); the first final one is reported.
-      if (method === 'INVITE' && response.status < 300) void this.services.layer.sendAck(dialog.createAck(seq), hop).catch(() => undefined);
-      if (finished) return;
-      finished = true;
-      onFinal?.(response);
-    };
-    try {
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' ? { onResponse } : {});
-    } catch (error) {
-      this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
-      return false;
-    }
-    return true;
+    return this.#requests.send(method, headers, body, contentType, onFinal);
   }
 
   /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken. */
@@ -578,77 +538,33 @@ export class SipCall implements ChannelDriver {
   }
 
   sendDigit(digit: string, durationMs: number): void {
-    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#sendInfoDigit(digit, durationMs);
+    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#requests.infoDigit(digit, durationMs);
     else this.stream?.sendDigit(digit, durationMs);
-  }
-
-  /** One digit as INFO application/dtmf-relay in the confirmed dialog. */
-  #sendInfoDigit(digit: string, durationMs: number): void {
-    if (this.dialog?.state !== 'confirmed' || !/^[0-9A-D*#]$/i.test(digit)) return;
-    this.requestInDialog('INFO', [], dtmfRelayBody(digit, durationMs), 'application/dtmf-relay');
-  }
-
-  /**
-   * Where a request in the dialog goes: its next hop, from the call's listener, over the connection its INVITE
-   * came or went on while open (a phone over TCP behind NAT cannot take a new connection).
-   */
-  #hopInDialog(dialog: Dialog): Destination | undefined {
-    const hop = dialog.nextHop(this.#transport());
-    if (!hop) return undefined;
-    const listener = this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
-    if (listener !== undefined) hop.listener = listener;
-    const connection: TcpConnection | undefined = this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#inviteTx?.connection;
-    // Another server's connection is the only way to the phone, closed or not (then the request fails).
-    const flow = this.relayedFlow;
-    if (flow) hop.connection = flow;
-    else if (connectionServes(connection, hop.transport)) hop.connection = connection;
-    return hop;
   }
 
   writeFrame(frame: Frame): void {
     this.stream?.writeFrame(frame);
   }
 
-  /** Echo()'s fast path: the stream sends the far end's audio back by itself (in its media worker); false when it cannot. */
+  // The media-worker fast paths (call-worker-media.ts); a peer that is no SIP call is `null` there.
   loopAudio(on: boolean): boolean {
-    return !this.#ended && (this.stream?.loopAudio?.(on) ?? false);
+    return this.#workerMedia.loop(on);
   }
 
-  /**
-   * One direction of a two-party relay (audio-relay.ts): the far end's audio goes to `peer`'s far
-   * end inside the media worker both streams run in; false when the peer is no SIP call, or its
-   * stream is elsewhere (another worker, or this thread).
-   */
   relayAudio(peer: ChannelDriver | undefined): boolean {
-    const stream = this.stream;
-    if (!stream?.relayTo) return false;
-    if (peer === undefined) return stream.relayTo(undefined);
-    if (this.#ended || this.services.workerRelay === false || !(peer instanceof SipCall) || peer.#ended || !peer.stream) return false;
-    return stream.relayTo(peer.stream);
+    return this.#workerMedia.relay(peer === undefined ? undefined : peer instanceof SipCall ? peer : null);
   }
 
-  /**
-   * A bridge of three or more mixed in the media workers (technology-mix.ts): every member must be
-   * a SIP call whose stream runs in a worker; undefined otherwise (the bridge mixes here).
-   */
   mixAudio(members: readonly ChannelDriver[], rate: SampleRate): MixHandle | undefined {
-    if (this.#ended || this.services.workerMix === false || !this.stream?.mixWith) return undefined;
-    const streams: CallRtpStream[] = [];
-    for (const member of members) {
-      if (!(member instanceof SipCall) || member.#ended || !member.stream) return undefined;
-      streams.push(member.stream);
-    }
-    return this.stream.mixWith(streams, rate);
+    return this.#workerMedia.mix(members.map((member) => (member instanceof SipCall ? member : null)), rate);
   }
 
-  /** The playback fast path: the stream's media worker plays the sound by itself; undefined when it cannot. */
   playSound(sound: SharedSound, from: number, paused: boolean, ended: () => void): SoundPlayback | undefined {
-    return this.#ended || this.services.workerPlayback === false ? undefined : this.stream?.playSound?.(sound, from, paused, ended);
+    return this.#workerMedia.play(sound, from, paused, ended);
   }
 
-  /** The recording fast path: the stream's media worker writes the recording of the far end's audio; undefined when it cannot. */
   recordAudio(handover: RecordingHandover, ended: OffloadEnded): OffloadedRecording | undefined {
-    return this.#ended || this.services.workerRecording === false ? undefined : this.stream?.record?.(handover, ended);
+    return this.#workerMedia.record(handover, ended);
   }
 
   nativeFormat(): string | undefined {

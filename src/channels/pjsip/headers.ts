@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import { InvalidError } from '../../core/errors.ts';
+import { canonicalName } from '../../sip/message.ts';
 
 /** Headers one channel may add (PJSIP_HEADER(add) and SIPAddHeader together). */
 export const MAX_ADDED_SIP_HEADERS = 32;
@@ -55,6 +56,11 @@ function matcher(pattern: string): (name: string) => boolean {
     return (name) => name.toLowerCase().startsWith(prefix);
   }
   return (name) => name.toLowerCase() === lower;
+}
+
+/** A message's headers as PJSIP_HEADER lists them: compact forms (`i:`, `f:`) under their full names, as pjsip prints them. */
+export function sessionHeadersOf(headers: readonly SipHeader[]): SessionHeaders {
+  return new SessionHeaders(headers.map((h) => ({ name: h.name.length === 1 ? canonicalName(h.name) : h.name, value: h.value })));
 }
 
 export class SessionHeaders {

@@ -6,8 +6,17 @@
 // - The peer holds (indicate hold): with moh_passthrough=no (Asterisk's default) the far end hears
 //   music on hold generated here until unhold; with moh_passthrough=yes the far end is re-INVITEd
 //   sendonly (hold) and sendrecv (unhold) instead, and hears what its phone plays.
-import type { NegotiatedMedia } from '../../sip/sdp/index.ts';
-import type { CallServices, SipCall } from './call.ts';
+import type { Channel } from '../../core/channels/channel.ts';
+import type { MediaDirection, NegotiatedMedia } from '../../sip/sdp/index.ts';
+import type { CallEnvironment } from './call-types.ts';
+
+/** What hold needs of its call (call.ts's SipCall): taken as this, hold does not depend on the call. */
+export interface HoldableCall {
+  readonly channel: Channel | undefined;
+  readonly ended: boolean;
+  /** A re-INVITE offering `direction`; false when there is no dialog to send it in. */
+  reinvite(direction: MediaDirection): boolean;
+}
 
 /** The music class a holding phone suggests: Asterisk's moh_suggest default (the option is not read). */
 const SUGGESTED_MUSIC_CLASS = 'default';
@@ -29,8 +38,8 @@ export class CallHold {
   #holdingFarEnd = false;
 
   constructor(
-    private readonly call: SipCall,
-    private readonly services: CallServices,
+    private readonly call: HoldableCall,
+    private readonly services: Pick<CallEnvironment, 'log' | 'musicOnHold'>,
     private readonly passthrough: boolean,
   ) {}
 

@@ -1,9 +1,11 @@
 // Where SIP listens, from the transport sections (pjsip.conf, config_objects) or, with none, from
 // the YAML `sip.bind`/`sip.port`: the listener settings of sip/transport-set.ts, with a TLS
 // transport's certificates and policy passed down as sip/tls-material.ts reads them.
+import type { Logger } from 'pino';
 import type { ListenerSettings } from '../../sip/transport-set.ts';
 import type { TlsSettings } from '../../sip/tls-material.ts';
 import type { TransportProtocol } from '../../sip/transport.ts';
+import type { WebSocketTransportOptions } from '../../sip/websocket-transport.ts';
 import type { PjsipTransport } from './config/index.ts';
 
 /** The SIP protocol of a transport section. */
@@ -45,4 +47,35 @@ export function listenersOf(transports: readonly PjsipTransport[], externalAddre
       ...(tls ? { tls } : {}),
     };
   });
+}
+
+/** Whether a transport (a section's protocol, or a binding's source transport) is SIP over WebSocket. */
+export function isWebSocketSource(transport: string): boolean {
+  return transport === 'ws' || transport === 'wss';
+}
+
+/**
+ * SIP over WebSocket when a `ws` or `wss` transport is configured, as Asterisk's
+ * res_pjsip_transport_websocket: one transport for every browser, on the HTTP server's `/ws`
+ * (its address is written in Via and Contact once the HTTP server listens: webSocketListening).
+ */
+export function webSocketTransportOf(
+  transports: readonly PjsipTransport[],
+  publicHost: string,
+  tcp: { readonly maxConnections: number; readonly maxConnectionsPerSource: number },
+  log: Logger,
+): WebSocketTransportOptions | undefined {
+  const sockets = transports.filter((transport) => isWebSocketSource(transport.protocol));
+  const first = sockets[0];
+  if (!first) return undefined;
+  if (sockets.length > 1) log.warn({ transports: sockets.map((transport) => transport.id) }, `several ws/wss transports: browsers use one WebSocket path (/ws); [${first.id}] names them`);
+  if (first.protocol === 'wss') log.info({ transport: first.id }, 'wss transport: Patchbay\'s HTTP server speaks plain HTTP; browsers reach /ws through a TLS-terminating proxy');
+  return {
+    name: first.id,
+    host: publicHost,
+    port: 0,
+    secure: first.protocol === 'wss',
+    maxConnections: tcp.maxConnections,
+    maxConnectionsPerSource: tcp.maxConnectionsPerSource,
+  };
 }

@@ -22,14 +22,14 @@ import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../..
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { Registrar } from '../../sip/registrar.ts';
-import { contactsElsewhere, type ContactDirectory } from './contact-directory.ts';
+import type { ContactDirectory } from './contact-directory.ts';
+import { listContacts, type ContactRow } from './contact-listing.ts';
 import type { FlowRelay } from './flow-relay.ts';
 import { TechnologyFlowHost } from './flow-host.ts';
 import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
 import { unforceRport, type TransportProtocol } from '../../sip/transport.ts';
-import type { WebSocketTransportOptions } from '../../sip/websocket-transport.ts';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { refuseUnserved } from '../../sip/request-checks.ts';
@@ -57,7 +57,7 @@ import { CallTransfers } from './transfers.ts';
 import { SubscriptionServer } from './subscriptions/server.ts';
 import { UnsolicitedMwi } from './subscriptions/unsolicited-mwi.ts';
 import { registerPjsipWithCore } from './dialplan.ts';
-import { listenersOf } from './listeners.ts';
+import { isWebSocketSource, listenersOf, webSocketTransportOf } from './listeners.ts';
 
 export type { SipStats } from './stats.ts';
 
@@ -261,28 +261,8 @@ export class PjsipTechnology implements ChannelTechnology {
   }
 
   /** The registered contacts of every AOR, with their qualify status (`pjsip show contacts`). */
-  contacts(): { aor: string; uri: string; status: string; roundtrip_usec: number; expires_in: number; user_agent: string; source: string }[] {
-    const now = Date.now();
-    const configured = [...this.#config.aors.values()].flatMap((aor) =>
-      aor.contacts.map((uri) => {
-        const qualify = this.#qualifier?.state(aor.id, uri);
-        return { aor: aor.id, uri, status: qualify?.status ?? 'NonQual', roundtrip_usec: qualify?.roundtripUsec ?? 0, expires_in: 0, user_agent: '', source: 'static' };
-      }),
-    );
-    return configured.concat(this.#registrar.aors().flatMap((aor) =>
-      this.#registrar.lookup(aor).map((binding) => {
-        const qualify = this.#qualifier?.state(aor, binding.uri);
-        return {
-          aor,
-          uri: binding.uri,
-          status: qualify?.status ?? 'NonQual',
-          roundtrip_usec: qualify?.roundtripUsec ?? 0,
-          expires_in: Math.max(0, Math.round((binding.expiresAt - now) / 1000)),
-          user_agent: binding.userAgent,
-          source: `${binding.source.transport} ${binding.source.address}:${binding.source.port}`,
-        };
-      }),
-    )).concat(this.#contactDirectory ? contactsElsewhere(this.#contactDirectory, [...this.#config.aors.keys()], now) : []);
+  contacts(): ContactRow[] {
+    return listContacts(this.#config, this.#registrar, this.#qualifier, this.#contactDirectory);
   }
 
   /**
@@ -372,7 +352,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
     const listeners = this.#listeners(settings);
-    const webSocket = this.#webSocketSettings(settings, log);
+    const webSocket = webSocketTransportOf([...this.#config.transports.values()], this.#publicHost, settings.tcp, log);
     const { transport, layer } = openSipListeners(
       listeners,
       {
@@ -464,31 +444,10 @@ export class PjsipTechnology implements ChannelTechnology {
     const boundHost = first && !wildcard(first.bind.host) ? first.bind.host : this.#host;
     this.#publicHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
     this.#mediaAddress = first?.externalMediaAddress || settings.externalAddress || this.#host;
-    // ws/wss transports listen on the HTTP server (#webSocketSettings); with only those, UDP and TCP stay the YAML way.
+    // ws/wss transports listen on the HTTP server (listeners.ts webSocketTransportOf); with only those, UDP and TCP stay the YAML way.
     const sockets = transports.filter((transport) => !isWebSocketSource(transport.protocol));
     if (sockets.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
     return listenersOf(sockets, settings.externalAddress);
-  }
-
-  /**
-   * SIP over WebSocket when a `ws` or `wss` transport is configured, as Asterisk's
-   * res_pjsip_transport_websocket: one transport for every browser, on the HTTP server's `/ws`
-   * (its address is written in Via and Contact once the HTTP server listens: webSocketListening).
-   */
-  #webSocketSettings(settings: TechnologyContext['config']['sip'], log: Logger): WebSocketTransportOptions | undefined {
-    const sockets = [...this.#config.transports.values()].filter((transport) => isWebSocketSource(transport.protocol));
-    const first = sockets[0];
-    if (!first) return undefined;
-    if (sockets.length > 1) log.warn({ transports: sockets.map((transport) => transport.id) }, `several ws/wss transports: browsers use one WebSocket path (/ws); [${first.id}] names them`);
-    if (first.protocol === 'wss') log.info({ transport: first.id }, 'wss transport: Patchbay\'s HTTP server speaks plain HTTP; browsers reach /ws through a TLS-terminating proxy');
-    return {
-      name: first.id,
-      host: this.#publicHost,
-      port: 0,
-      secure: first.protocol === 'wss',
-      maxConnections: settings.tcp.maxConnections,
-      maxConnectionsPerSource: settings.tcp.maxConnectionsPerSource,
-    };
   }
 
   /** The HTTP server listens: its address goes in the Via and Contact of what is sent over WebSockets. */
@@ -611,8 +570,4 @@ export class PjsipTechnology implements ChannelTechnology {
   request(request: ChannelRequest): Channel {
     return this.#dialer.request(request);
   }
-}
-
-function isWebSocketSource(transport: string): boolean {
-  return transport === 'ws' || transport === 'wss';
 }

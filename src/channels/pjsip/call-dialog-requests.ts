@@ -1,0 +1,99 @@
+// Requests a SIP call sends inside its dialog (BYE, NOTIFY of a transfer, INFO digits, re-INVITEs,
+// the ACK of a 2xx) and where they go. Kept apart from call.ts, which decides when to send them:
+// this file knows the dialog's next hop over the call's listener and connection, nothing of the
+// call's offer/answer or its channel.
+import type { Dialog } from '../../sip/dialog.ts';
+import type { SipResponse } from '../../sip/message.ts';
+import { connectionServes, type Destination, type TcpConnection } from '../../sip/transport.ts';
+import type { ForeignFlow } from '../../sip/foreign-flow.ts';
+import type { CallEnvironment } from './call-types.ts';
+import { dtmfRelayBody } from './dtmf-info.ts';
+
+/** What the requests need to know of their call, read at each send (the dialog and the connection change); SipCall is one. */
+export interface DialogRoute {
+  readonly dialog: Dialog | undefined;
+  readonly ended: boolean;
+  /** The transport the call's INVITE came or went on. */
+  readonly signallingTransport: Destination['transport'];
+  /** The listener the call runs on, if named. */
+  readonly signallingListener: string | undefined;
+  /** The TCP/TLS connection the INVITE came or went on, if any. */
+  readonly signallingConnection: TcpConnection | undefined;
+  /** Another cluster member's connection to the phone, when the call runs over one. */
+  readonly relayedFlow: ForeignFlow | undefined;
+}
+
+export class CallDialogRequests {
+  constructor(
+    private readonly services: Pick<CallEnvironment, 'layer' | 'log'>,
+    private readonly route: DialogRoute,
+  ) {}
+
+  /**
+   * Where a request in the dialog goes: its next hop, from the call's listener, over the connection its INVITE
+   * came or went on while open (a phone over TCP behind NAT cannot take a new connection).
+   */
+  hop(dialog: Dialog): Destination | undefined {
+    const route = this.route;
+    const hop = dialog.nextHop(route.signallingTransport);
+    if (!hop) return undefined;
+    const listener = route.signallingListener;
+    if (listener !== undefined) hop.listener = listener;
+    const connection = route.signallingConnection;
+    // Another server's connection is the only way to the phone, closed or not (then the request fails).
+    const flow = route.relayedFlow;
+    if (flow) hop.connection = flow;
+    else if (connectionServes(connection, hop.transport)) hop.connection = connection;
+    return hop;
+  }
+
+  /** BYE with the Q.850 cause as Reason; the dialog is terminated whether or not it can be sent. */
+  bye(cause: number): void {
+    const dialog = this.route.dialog;
+    if (!dialog || dialog.state === 'terminated') return;
+    dialog.state = 'terminated';
+    const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
+    const hop = this.hop(dialog);
+    if (!hop) return;
+    try {
+      this.services.layer.sendRequest(bye, hop, {});
+    } catch (error) {
+      this.services.log.debug({ err: error }, 'BYE not sent');
+    }
+  }
+
+  /**
+   * Sends a request in the dialog (NOTIFY of a transfer, a hold re-INVITE, whose 2xx is ACKed
+   * here); false when there is no dialog.
+   */
+  send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
+    const dialog = this.route.dialog;
+    if (!dialog || dialog.state === 'terminated' || this.route.ended) return false;
+    const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
+    const hop = this.hop(dialog);
+    if (!hop) return false;
+    const seq = request.cseq()?.seq ?? 0;
+    let finished = false;
+    const onResponse = (response: SipResponse): void => {
+      if (response.status < 200) return;
+      // Every 2xx to a re-INVITE is ACKed (retransmissions too); the first final one is reported.
+      if (method === 'INVITE' && response.status < 300) void this.services.layer.sendAck(dialog.createAck(seq), hop).catch(() => undefined);
+      if (finished) return;
+      finished = true;
+      onFinal?.(response);
+    };
+    try {
+      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' ? { onResponse } : {});
+    } catch (error) {
+      this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
+      return false;
+    }
+    return true;
+  }
+
+  /** One digit as INFO application/dtmf-relay in the confirmed dialog (dtmf_mode info). */
+  infoDigit(digit: string, durationMs: number): void {
+    if (this.route.dialog?.state !== 'confirmed' || !/^[0-9A-D*#]$/i.test(digit)) return;
+    this.send('INFO', [], dtmfRelayBody(digit, durationMs), 'application/dtmf-relay');
+  }
+}

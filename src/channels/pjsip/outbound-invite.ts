@@ -1,0 +1,103 @@
+// The INVITE of an outbound call (UAC) as a request: how it is written, the transaction that carries
+// it, the endpoint's outbound_auth answers to its 401/407 challenges, and the early dialogs (forks)
+// its 1xx responses open. call.ts decides what the responses mean for the call and its channel.
+import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
+import { RequestChallenges, type ChallengeOutcome } from '../../sip/auth/request-challenges.ts';
+import { belongsToDialog } from '../../sip/dialog.ts';
+import { SipRequest, type SipResponse } from '../../sip/message.ts';
+import type { ClientHandlers, ClientTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
+import type { Destination } from '../../sip/transport.ts';
+import type { Uri } from '../../sip/uri.ts';
+import { nameAddr } from './addresses.ts';
+
+/** To tags of an outbound call's early dialogs (forks) remembered, at most: a peer cannot grow the set. */
+const MAX_EARLY_TAGS = 16;
+
+/** What the first INVITE carries besides its SDP offer. */
+export interface InviteContent {
+  readonly target: Uri;
+  /** The outbound proxy's Route, when set. */
+  readonly route: string | undefined;
+  readonly from: string;
+  readonly callId: string;
+  readonly contact: string;
+  readonly allow: string;
+  readonly userAgent: string;
+  /** Caller identity headers (caller-identity.ts), then the dialplan's (PJSIP_HEADER) and the session's (100rel, timers). */
+  readonly headers: Iterable<readonly [string, string]>;
+  readonly offer: string;
+}
+
+export function inviteRequest(content: InviteContent): SipRequest {
+  const { target, route } = content;
+  const request = new SipRequest('INVITE', target, [
+    ...(route ? [['Route', route] as [string, string]] : []),
+    ['Max-Forwards', '70'],
+    ['From', content.from],
+    ['To', nameAddr(target)],
+    ['Call-ID', content.callId],
+    ['CSeq', '1 INVITE'],
+    ['Contact', content.contact],
+    ['Allow', content.allow],
+    ['User-Agent', content.userAgent],
+  ]);
+  for (const [name, value] of content.headers) request.add(name, value);
+  request.body = Buffer.from(content.offer);
+  request.set('Content-Type', 'application/sdp');
+  return request;
+}
+
+export class OutboundInvite {
+  #request: SipRequest | undefined;
+  #transaction: ClientTransaction | undefined;
+  /** The challenges answered so far, created at the first. */
+  #challenges: RequestChallenges | undefined;
+  /** The remote tags of the 1xx responses: requests in those early dialogs are the call's. */
+  readonly #earlyTags = new Set<string>();
+
+  constructor(
+    private readonly layer: Pick<TransactionLayer, 'sendRequest'>,
+    private readonly destination: Destination,
+    private readonly credentials: readonly DigestCredentials[],
+  ) {}
+
+  /** The INVITE last sent (the first, or one answering a challenge). */
+  get request(): SipRequest | undefined {
+    return this.#request;
+  }
+
+  get transaction(): ClientTransaction | undefined {
+    return this.#transaction;
+  }
+
+  send(request: SipRequest, handlers: ClientHandlers): void {
+    this.#request = request;
+    this.#transaction = this.layer.sendRequest(request, this.destination, handlers);
+  }
+
+  /**
+   * A 401/407 is answered with the credentials in a new INVITE (CSeq + 1, same Call-ID and tag),
+   * sent with `handlers`; the outcome says why not when it cannot be (no credentials for the realm,
+   * or the realm refused them once already).
+   */
+  answerChallenge(response: SipResponse, handlers: ClientHandlers): ChallengeOutcome | undefined {
+    if (!this.#request) return undefined;
+    this.#challenges ??= new RequestChallenges(this.credentials);
+    const outcome = this.#challenges.retry(this.#request, response);
+    if (outcome.ok) this.send(outcome.request, handlers);
+    return outcome;
+  }
+
+  /** A 1xx with a To tag opened an early dialog (a fork). */
+  provisional(response: SipResponse): void {
+    const remoteTag = response.toTag();
+    if (response.status > 100 && remoteTag !== undefined && this.#earlyTags.size < MAX_EARLY_TAGS) this.#earlyTags.add(remoteTag);
+  }
+
+  /** Whether a request is in one of the early dialogs (RFC 3261 §12.2.2: Call-ID, our tag in To, a 1xx's in From). */
+  inEarlyDialog(request: SipRequest, callId: string): boolean {
+    const localTag = this.#request?.fromTag();
+    const remoteTag = request.fromTag();
+    return localTag !== undefined && remoteTag !== undefined && this.#earlyTags.has(remoteTag) && belongsToDialog(request, callId, localTag, remoteTag);
+  }
+}
