@@ -199,7 +199,7 @@ function requestChannel(
     ...(options.formats ? { formats: options.formats } : {}),
   });
   // ast_dial's prerun marks the channel it requested (main/dial.c), until an application runs on it.
-  channel.setLocation({ appName: 'AppDial2', appData: '(Outgoing Line)' });
+  channel.setDialplan({ ...channel.location, appName: 'AppDial2', appData: '(Outgoing Line)' });
   try {
     setUp(channel);
   } catch (error) {

@@ -666,7 +666,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     carryOutHangup({
       release: () => this.release(soft, fromFarEnd),
       destroy: () => this.destroy(),
-      destroyAfterRequester: fromFarEnd && this.#dialplanOwned,
+      // A hang-up queued by the technology is noticed later by the thread owning the channel.
+      destroyAfterRequester: fromFarEnd,
     });
   }
 
@@ -690,11 +691,21 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.emit('media-stopping', undefined);
     this.emit('hangup', { cause });
     if (fromFarEnd) return;
+    // Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup).
+    this.endDialplanRun();
     try {
       this.driver.hangup(cause);
     } catch (error) {
       this.env.reportError(error, this, 'technology hangup');
     }
+  }
+
+  /** The soft hang-up that ends a dialplan run (AST_SOFTHANGUP_APPUNLOAD), once. */
+  private endDialplanRun(): void {
+    if (!this.#dialplanOwned || this.#softAppUnloadRaised) return;
+    this.#softAppUnloadRaised = true;
+    const techCause = this.hangupTechCause;
+    this.raise('ChannelHangupRequest', { cause: SOFT_HANGUP.appUnload, ...(techCause ? { tech_cause: techCause } : {}), soft: true });
   }
 
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
@@ -707,14 +718,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.writeHooks = NO_AUDIO_HOOKS;
     try {
       const techCause = this.hangupTechCause;
-      if (this.#dialplanOwned) {
-        // The application running returned before the channel is destroyed (Asterisk's PBX thread
-        // destroys it), and the run ended with its soft hang-up (__ast_pbx_run).
-        if (this.#appBeforeDialplan) this.location = { ...this.location, ...this.#appBeforeDialplan };
-      }
-      if (this.#dialplanOwned && !this.#softAppUnloadRaised) {
-        this.raise('ChannelHangupRequest', { cause: SOFT_HANGUP.appUnload, ...(techCause ? { tech_cause: techCause } : {}), soft: true });
-      }
+      this.endDialplanRun();
+      // The application that was running returned before the dialplan run destroys the channel.
+      if (this.#appBeforeDialplan) this.location = { ...this.location, ...this.#appBeforeDialplan };
       this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelDestroyed');
