@@ -107,6 +107,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The application shown before the dialplan run began: its end puts it back (pbx_exec's restore). */
   #appBeforeDialplan: Pick<DialplanLocation, 'appName' | 'appData'> | undefined;
   #softAppUnloadRaised = false;
+  /** The position and application the last setDialplan showed (undefined: none yet, the creation one). */
+  #shownDialplan: Readonly<DialplanLocation> | undefined;
   #mutedIn = false;
   #mutedOut = false;
   #generatorActive = false;
@@ -410,8 +412,11 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * empty and either the position moved or the previous application was empty.
    */
   setDialplan(location: DialplanLocation): void {
-    const before = this.location;
+    // Compared with what the last application's start showed, not with moves made since without
+    // one (a continue or goto): Asterisk compares published snapshots, and a move publishes none.
+    const before = this.#shownDialplan ?? this.location;
     this.location = { ...location };
+    this.#shownDialplan = this.location;
     if (!location.appName) return;
     const samePlace = before.context === location.context && before.exten === location.exten && before.priority === location.priority;
     if (samePlace && before.appName) return;
