@@ -198,6 +198,8 @@ function requestChannel(
     ...(options.requestor ? { requestor: options.requestor } : {}),
     ...(options.formats ? { formats: options.formats } : {}),
   });
+  // ast_dial's prerun marks the channel it requested (main/dial.c), until an application runs on it.
+  channel.setDialplan({ ...channel.location, appName: 'AppDial2', appData: '(Outgoing Line)' });
   try {
     setUp(channel);
   } catch (error) {
@@ -207,12 +209,24 @@ function requestChannel(
   return channel;
 }
 
-/** Marks the channel as running the Stasis application, as pbx_exec of Stasis does (ChannelDialplan). */
+/**
+ * Runs the Stasis application on the channel as ast_pbx_outgoing_app does (through app_stasis):
+ * pbx_exec's application (and its restore when it returns) and STASISSTATUS.
+ */
 function enterApplication(services: OriginateServices, channel: Channel, app: string, appArgs: string | undefined): boolean {
   if (channel.hangingUp) return false;
+  const { appName: savedApp, appData: savedData } = channel.location;
   channel.setDialplan({ ...channel.location, appName: 'Stasis', appData: appArgs ? `${app},${appArgs}` : app });
-  if (services.stasis.enter(channel, app, splitAppArgs(appArgs))) return true;
+  channel.setSystemVariable('STASISSTATUS', '');
+  if (services.stasis.enter(channel, app, splitAppArgs(appArgs))) {
+    channel.once('stasis-left', () => {
+      channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
+      channel.setLocation({ appName: savedApp, appData: savedData });
+    });
+    return true;
+  }
   services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; hanging the channel up');
+  channel.setSystemVariable('STASISSTATUS', 'FAILED');
   channel.hangup(CAUSE.normal);
   return false;
 }

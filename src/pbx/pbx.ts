@@ -1,6 +1,6 @@
 // The dialplan executor: walks a channel through its context/extension/priorities, running each
 // step's application with substituted arguments and raising ChannelDialplan as it goes.
-import { CAUSE } from '../core/channels/causes.ts';
+import { CAUSE, SOFT_HANGUP } from '../core/channels/causes.ts';
 import type { Channel } from '../core/channels/channel.ts';
 import { splitArgs } from '../dialplan/args.ts';
 import { substitute } from '../dialplan/substitute.ts';
@@ -125,6 +125,7 @@ export class Pbx {
 
   private async run(channel: Channel): Promise<void> {
     this.running.add(channel);
+    channel.setDialplanOwned(true);
     try {
       let steps = 0;
       while (!channel.hangingUp) {
@@ -163,17 +164,19 @@ export class Pbx {
         if (++steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
       }
       // Falling off the end keeps a cause Dial() left (a callee's busy), as Asterisk's hangupcause does.
-      if (!channel.hangingUp && !channel.stasis) channel.hangup(defaultHangupCause(channel));
+      // Asterisk announces it as the soft hang-up that ends every dialplan run (APPUNLOAD).
+      if (!channel.hangingUp && !channel.stasis) channel.hangup(defaultHangupCause(channel), { soft: SOFT_HANGUP.appUnload });
       // Still marked running, so a late start() cannot run the `h` extension a second time.
       if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
     } finally {
       this.running.delete(channel);
+      if (!channel.hangingUp) channel.setDialplanOwned(false);
     }
   }
 
   /** Runs one step: substitutes its data, raises ChannelDialplan, and runs its application. */
   private async execute(channel: Channel, step: DialplanStep): Promise<AppOutcome> {
-    const { context, exten } = channel.location;
+    const { context, exten, appName: savedApp, appData: savedData } = channel.location;
     const data = this.substitute(channel, step.appData);
     // The channel stays where it was sent: the dialed digits (not the matching pattern) and the
     // context searched (not an included one), so ${EXTEN} and ${CONTEXT} read as in Asterisk.
@@ -197,6 +200,8 @@ export class Pbx {
     try {
       return await application.execute(channel, splitArgs(data), this.services, data);
     } finally {
+      // pbx_exec puts back the application it found (the next snapshot shows it, not this one).
+      channel.setLocation({ appName: savedApp, appData: savedData });
       const left = this.usersOf(key) - 1;
       if (left > 0) this.users.set(key, left);
       else this.users.delete(key);

@@ -164,7 +164,8 @@ describe('after move (item 7)', () => {
       const hangupB = await eventsAbout(appB, 'mv7-2', 'ChannelDestroyed');
       assert.deepEqual(
         hangupB.map((event) => event.type),
-        ['ChannelHangupRequest', 'StasisEnd', 'ChannelDestroyed'],
+        // STASISSTATUS set as Stasis() returns, then the dialplan run's own soft hang-up (APPUNLOAD).
+        ['ChannelHangupRequest', 'StasisEnd', 'ChannelVarset', 'ChannelHangupRequest', 'ChannelDestroyed'],
       );
       const leftToA = (await appA.quiet(300)).filter((event) => event.channel && (event.channel as Json).id === 'mv7-2');
       assert.deepEqual(leftToA, [], 'the old application hears nothing more of the moved channel');
@@ -186,7 +187,7 @@ describe('after move (item 7)', () => {
     const stillA = await eventsAbout(appA, 'mv7s-2', 'ChannelDestroyed');
     assert.deepEqual(
       stillA.map((event) => event.type),
-      ['ChannelHangupRequest', 'ChannelDestroyed'],
+      ['ChannelHangupRequest', 'ChannelVarset', 'ChannelHangupRequest', 'ChannelDestroyed'],
     );
     await eventsAbout(appB, 'mv7s-2', 'ChannelDestroyed');
   });

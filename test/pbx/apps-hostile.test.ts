@@ -58,6 +58,13 @@ before(async () => {
   });
   core = new Core({ config: configOf(), log: pino({ level: 'error' }, lines) });
   await core.start();
+  // The application a channel last ran, from its ChannelDialplan events: once it returns the
+  // snapshot shows the application before it again (pbx_exec's restore).
+  core.applications.register('apps-hostile-watch', {
+    deliver: (_app, event) => {
+      if (event.type === 'ChannelDialplan' && event.channel) lastRun.set(event.channel.id, { appName: event.dialplan_app, appData: event.dialplan_app_data });
+    },
+  }, true);
 });
 
 after(async () => {
@@ -79,6 +86,7 @@ function newChannel(): Channel {
   });
 }
 
+const lastRun = new Map<string, { appName: string; appData: string }>();
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('every dialplan application with hostile arguments: no exception, no unhandled rejection, nothing written outside', { timeout: 110_000 }, async () => {
@@ -98,8 +106,9 @@ test('every dialplan application with hostile arguments: no exception, no unhand
     await sleep(20);
     // Each channel reached the application (its data is the hostile text).
     for (const [k, channel] of channels.entries()) {
-      assert.equal(channel.location.appName.toLowerCase() === name.toLowerCase() || channel.location.appName === 'Hangup', true, `${name}: ${channel.location.appName}`);
-      if (channel.location.appName.toLowerCase() === name.toLowerCase()) assert.equal(channel.location.appData, args[k]);
+      const ran = lastRun.get(channel.id) ?? { appName: '', appData: '' };
+      assert.equal(ran.appName.toLowerCase() === name.toLowerCase() || ran.appName === 'Hangup', true, `${name}: ${ran.appName}`);
+      if (ran.appName.toLowerCase() === name.toLowerCase()) assert.equal(ran.appData, args[k]);
     }
     if (failures.length > 0) break;
   }

@@ -17,6 +17,7 @@ import {
   writeVariable,
 } from '../../control/channel-control.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
+import { SOFT_HANGUP } from '../../core/channels/causes.ts';
 import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../control/originate.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
@@ -55,7 +56,8 @@ export const channelsHandlers = defineHandlers('channels', {
 
   hangup: ({ channelId, reason, reason_code }, { core }) => {
     const channel = findChannel(core.channels, channelId);
-    channel.hangup(hangupCause(reason, reason_code), { soft: true });
+    // ast_softhangup(AST_SOFTHANGUP_EXPLICIT): ChannelHangupRequest's cause is that flag (32).
+    channel.hangup(hangupCause(reason, reason_code), { soft: SOFT_HANGUP.explicit });
   },
 
   continueInDialplan: ({ channelId, context, extension, priority, label }, { core }) => {

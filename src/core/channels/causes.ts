@@ -68,6 +68,25 @@ export const CAUSE = {
 } as const;
 
 /**
+ * Why a hang-up was requested from outside the channel (Asterisk's AST_SOFTHANGUP_* flags): a soft
+ * hang-up's ChannelHangupRequest carries this flag as its `cause`, not the hang-up cause.
+ */
+export const SOFT_HANGUP = {
+  /** The technology or a bridge asked (AST_SOFTHANGUP_DEV). */
+  dev: 1,
+  asyncGoto: 2,
+  shutdown: 4,
+  timeout: 8,
+  /** The dialplan run ended (AST_SOFTHANGUP_APPUNLOAD, as __ast_pbx_run raises it). */
+  appUnload: 16,
+  /** Asked for by name: ARI DELETE, the CLI (AST_SOFTHANGUP_EXPLICIT). */
+  explicit: 32,
+  hangupExec: 128,
+} as const;
+
+export type SoftHangupFlag = (typeof SOFT_HANGUP)[keyof typeof SOFT_HANGUP];
+
+/**
  * ARI hangup `reason` values (and Hangup()'s cause names) and their causes. No prototype, so a
  * name such as `constructor` is simply not found.
  */

@@ -11,7 +11,7 @@ import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limi
 import { VariableStore } from './variable-store.ts';
 import { KeptSnapshot } from './kept-snapshot.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
-import { causeText, CAUSE } from './causes.ts';
+import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
@@ -98,6 +98,17 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
   onHold = false;
+  /**
+   * A dialplan run owns the channel (Asterisk's PBX thread): its end is announced as a soft
+   * hang-up (APPUNLOAD) before ChannelDestroyed, and a hang-up from the far end destroys the
+   * channel after the one that caused it, as that thread notices the hang-up later.
+   */
+  #dialplanOwned = false;
+  /** The application shown before the dialplan run began: its end puts it back (pbx_exec's restore). */
+  #appBeforeDialplan: Pick<DialplanLocation, 'appName' | 'appData'> | undefined;
+  #softAppUnloadRaised = false;
+  /** The position and application the last setDialplan showed (undefined: none yet, the creation one). */
+  #shownDialplan: Readonly<DialplanLocation> | undefined;
   #mutedIn = false;
   #mutedOut = false;
   #generatorActive = false;
@@ -395,10 +406,27 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.raise('ChannelConnectedLine');
   }
 
-  /** Moves the dialplan position and raises ChannelDialplan, as every dialplan application does. */
+  /**
+   * Moves the dialplan position to an application. ChannelDialplan only when Asterisk's snapshot
+   * comparison would raise it (res/stasis/app.c channel_dialplan): the new application is not
+   * empty and either the position moved or the previous application was empty.
+   */
   setDialplan(location: DialplanLocation): void {
+    // Compared with what the last application's start showed, not with moves made since without
+    // one (a continue or goto): Asterisk compares published snapshots, and a move publishes none.
+    const before = this.#shownDialplan ?? this.location;
     this.location = { ...location };
+    this.#shownDialplan = this.location;
+    if (!location.appName) return;
+    const samePlace = before.context === location.context && before.exten === location.exten && before.priority === location.priority;
+    if (samePlace && before.appName) return;
     this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
+  }
+
+  /** A dialplan run takes the channel over (see #dialplanOwned), or lets it go without a hang-up. */
+  setDialplanOwned(owned: boolean): void {
+    this.#dialplanOwned = owned;
+    this.#appBeforeDialplan = owned ? { appName: this.location.appName, appData: this.location.appData } : undefined;
   }
 
   /** Moves the dialplan position without running anything (continue, goto). */
@@ -634,32 +662,55 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * bridges let it go), then the technology is told and ChannelDestroyed is raised. Hangups this
    * one causes are queued, not recursed into (hangup-chain.ts).
    */
-  hangup(cause: number = CAUSE.normal, options: { soft?: boolean; fromFarEnd?: boolean; techCause?: number } = {}): void {
+  hangup(cause: number = CAUSE.normal, options: { soft?: SoftHangupFlag; fromFarEnd?: boolean; techCause?: number } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;
     if (options.techCause) this.hangupTechCause = options.techCause;
-    const soft = options.soft === true;
+    const soft = options.soft;
     const fromFarEnd = options.fromFarEnd === true;
-    carryOutHangup({ release: () => this.release(soft, fromFarEnd), destroy: () => this.destroy() });
+    carryOutHangup({
+      release: () => this.release(soft, fromFarEnd),
+      destroy: () => this.destroy(),
+      // A hang-up queued by the technology is noticed later by the thread owning the channel.
+      destroyAfterRequester: fromFarEnd,
+    });
   }
 
-  /** First half of a hangup: announce it, let listeners release the channel, tell the far end. */
-  private release(soft: boolean, fromFarEnd: boolean): void {
+  /**
+   * First half of a hangup: announce it, let listeners release the channel, tell the far end. A
+   * soft hang-up's event carries the reason flag as `cause` (ast_softhangup); a queued one the cause.
+   */
+  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean): void {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
-      this.raise('ChannelHangupRequest', { cause, ...(techCause ? { tech_cause: techCause } : {}), ...(soft ? { soft: true } : {}) });
+      if (soft === SOFT_HANGUP.appUnload) this.#softAppUnloadRaised = true;
+      this.raise('ChannelHangupRequest', {
+        cause: soft ?? cause,
+        ...(techCause ? { tech_cause: techCause } : {}),
+        ...(soft !== undefined ? { soft: true } : {}),
+      });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelHangupRequest');
     }
     this.emit('media-stopping', undefined);
     this.emit('hangup', { cause });
     if (fromFarEnd) return;
+    // Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup).
+    this.endDialplanRun();
     try {
       this.driver.hangup(cause);
     } catch (error) {
       this.env.reportError(error, this, 'technology hangup');
     }
+  }
+
+  /** The soft hang-up that ends a dialplan run (AST_SOFTHANGUP_APPUNLOAD), once. */
+  private endDialplanRun(): void {
+    if (!this.#dialplanOwned || this.#softAppUnloadRaised) return;
+    this.#softAppUnloadRaised = true;
+    const techCause = this.hangupTechCause;
+    this.raise('ChannelHangupRequest', { cause: SOFT_HANGUP.appUnload, ...(techCause ? { tech_cause: techCause } : {}), soft: true });
   }
 
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
@@ -672,6 +723,9 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.writeHooks = NO_AUDIO_HOOKS;
     try {
       const techCause = this.hangupTechCause;
+      this.endDialplanRun();
+      // The application that was running returned before the dialplan run destroys the channel.
+      if (this.#appBeforeDialplan) this.location = { ...this.location, ...this.#appBeforeDialplan };
       this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelDestroyed');

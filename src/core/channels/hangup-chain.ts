@@ -10,6 +10,11 @@ export interface HangupStages {
   release(): void;
   /** After the hangups the release requested: the channel is destroyed and forgotten. */
   destroy(): void;
+  /**
+   * Requested by another channel's release, this one is destroyed after that one (a Local `;2`
+   * whose dialplan notices the hang-up only later, so Asterisk destroys `;1` first).
+   */
+  readonly destroyAfterRequester?: boolean;
 }
 
 /** One channel's place in the work list. */
@@ -17,6 +22,8 @@ interface HangupWork {
   readonly stages: HangupStages;
   /** Released (listeners and technology told); what is left is to destroy it. */
   released: boolean;
+  /** Only its release is carried out here; its destruction has a place of its own further down. */
+  releaseOnly?: boolean;
 }
 
 /** Hangups requested while a hangup is being carried out; undefined when none is. */
@@ -25,7 +32,8 @@ let hangupsRequested: HangupWork[] | undefined;
 /**
  * Carries a hangup out, or queues it when one is being carried out already. Every queued hangup
  * is finished before the outermost call returns; a channel is destroyed after the channels its own
- * release released (a Local `;2` before its `;1`), as a recursive order would have it.
+ * release released, as a recursive order would have it, except those destroyed after their
+ * requester (destroyAfterRequester).
  */
 export function carryOutHangup(stages: HangupStages): void {
   const work: HangupWork = { stages, released: false };
@@ -53,9 +61,19 @@ function runHangups(first: HangupWork): void {
       } else {
         work.stages.release();
         work.released = true;
-        stack.push(work);
+        if (!work.releaseOnly) {
+          // Destroyed after this one: placed below it, their releases still come before it.
+          for (let i = requested.length - 1; i >= 0; i--) {
+            if (requested[i].stages.destroyAfterRequester) stack.push({ stages: requested[i].stages, released: true });
+          }
+          stack.push(work);
+        }
       }
-      for (let i = requested.length - 1; i >= 0; i--) stack.push(requested[i]);
+      for (let i = requested.length - 1; i >= 0; i--) {
+        const next = requested[i];
+        if (next.stages.destroyAfterRequester && !work.releaseOnly) next.releaseOnly = true;
+        stack.push(next);
+      }
       requested.length = 0;
     }
   } finally {

@@ -181,6 +181,9 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
   for (const target of targets) {
     try {
       const peer = services.channels.request(target, { requestor: channel });
+      // app_dial marks each callee so until an application runs on it (CDR ignores AppDial changes),
+      // and gives it the caller's extension.
+      peer.setDialplan({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' });
       inheritFromCaller(peer, channel);
       legs.push({ peer, dialstring: target.slice(target.indexOf('/') + 1) });
     } catch (err) {

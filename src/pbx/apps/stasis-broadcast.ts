@@ -62,10 +62,10 @@ export const stasisBroadcast: DialplanApplication = {
         channel.setSystemVariable('STASISSTATUS', 'FAILED');
         return channel.hangingUp ? 'stop' : 'next';
       }
+      // SUCCESS as stasis_app_exec returns, a hang-up included, before the hang-up destroys the channel.
+      channel.once('stasis-left', () => channel.setSystemVariable('STASISSTATUS', 'SUCCESS'));
       const exit = await waitForStasisExit(channel);
-      if (exit === 'hungup') return 'stop';
-      channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
-      return 'jump';
+      return exit === 'hungup' ? 'stop' : 'jump';
     } finally {
       broadcasts.finish(channel);
     }

@@ -12,20 +12,21 @@ export const stasis: DialplanApplication = {
   name: 'Stasis',
   synopsis: 'Hands the channel to an ARI application',
   async execute(channel, [app, ...args], services) {
+    channel.setSystemVariable('STASISSTATUS', '');
     const outcome = app ? await services.stasis.enterWhenAvailable(channel, app, args, { fromDialplan: true }) : 'unavailable';
     if (outcome === 'hungup') return 'stop';
     if (outcome === 'unavailable' && app && !channel.hangingUp && services.stasis.perCallApplications?.serves(app)) {
       return perCallStasis(channel, app, args, services);
     }
+    // app_exec sets SUCCESS when the application returns, before a hang-up goes on to destroy the channel.
+    if (outcome === 'entered') channel.once('stasis-left', () => channel.setSystemVariable('STASISSTATUS', 'SUCCESS'));
     if (outcome === 'unavailable') {
       services.log.warn({ channel: channel.name, app }, 'Stasis application is not registered; leaving the dialplan step');
       channel.setSystemVariable('STASISSTATUS', 'FAILED');
       return 'next';
     }
     const exit = await waitForStasisExit(channel);
-    if (exit === 'hungup') return 'stop';
-    channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
-    return 'jump';
+    return exit === 'hungup' ? 'stop' : 'jump';
   },
 };
 
@@ -45,7 +46,10 @@ async function perCallStasis(channel: Channel, app: string, args: string[], serv
   });
   const exit = await waitForStasisExit(channel);
   session.finish();
-  if (exit === 'hungup') return 'stop';
+  if (exit === 'hungup') {
+    channel.setSystemVariable('STASISSTATUS', 'SUCCESS');
+    return 'stop';
+  }
   if (session.failed) {
     channel.setSystemVariable('STASISSTATUS', 'FAILED');
     return 'next';

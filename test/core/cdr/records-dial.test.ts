@@ -175,9 +175,11 @@ describe('CDRs of Dial() through Local channels', () => {
     await pbx.server.core.records.flush();
     const { events } = pbx.server.core.records.queryCel({ linkedid: r.linkedid, limit: 1000, offset: 0 });
     const caller = events.filter((e) => e.channame === r.channel).map((e) => e.eventtype);
-    // The caller is the last of the call to go, so LINKEDID_END is raised on it, after its CHAN_END.
-    assert.deepEqual(caller, ['CHAN_START', 'APP_START', 'ANSWER', 'APP_END', 'HANGUP', 'CHAN_END', 'LINKEDID_END']);
+    // The caller (;2) hangs up first; its ;1, hung up by that, goes last (as in Asterisk, where the
+    // hang-up queued on ;1 is carried out after ;2 is destroyed), so LINKEDID_END is raised on ;1.
+    assert.deepEqual(caller, ['CHAN_START', 'APP_START', 'ANSWER', 'APP_END', 'HANGUP', 'CHAN_END']);
     assert.equal(events.at(-1)!.eventtype, 'LINKEDID_END');
+    assert.equal(events.at(-1)!.channame, r.channel.replace(/;2$/, ';1'));
     const appStart = events.find((e) => e.eventtype === 'APP_START' && e.channame === r.channel)!;
     assert.equal(appStart.appname, 'Dial');
   });
