@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type PatchbayConfig } from '../config/config.t
 import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE, parseDialplan, type ParsedDialplan } from '../dialplan/index.ts';
 import { includeReader } from '../dialplan/includes.ts';
 import { patchbayVersion } from '../core/system-info.ts';
-import { caller, concernsApp, count, formatEvent, json, location, str, table, type Row } from './output.ts';
+import { AppEventFilter, caller, count, formatEvent, json, location, str, table, type Row } from './output.ts';
 import { readPidFile, pidFilePath } from './pidfile.ts';
 import { ari, CliError, EXIT, type Target as ServerTarget } from './client.ts';
 import { ADMIN_COMMANDS, closest, parseAdminArgs, withoutShellOptions, type AdminValues } from './options.ts';
@@ -357,6 +357,7 @@ const COMMANDS: Record<string, Command> = {
     // Stasis application instead.
     const ownApp = `patchbay-cli-${process.pid}-${Date.now().toString(36)}`;
     const url = `${target.base.replace(/^http/, 'ws')}/ari/events?app=${encodeURIComponent(ownApp)}&subscribeAll=true`;
+    const appFilter = values.app === undefined ? undefined : new AppEventFilter(values.app);
     const socket = new WebSocket(url, { headers: { authorization: target.auth } });
     const stop = stopSignal(out);
     try {
@@ -381,7 +382,7 @@ const COMMANDS: Record<string, Command> = {
         socket.on('message', (data) => {
           if (done) return;
           const event = JSON.parse(String(data)) as Row;
-          if (values.app !== undefined && !concernsApp(event, values.app)) return;
+          if (appFilter && !appFilter.concerns(event)) return;
           out.stdout(values.json ? `${JSON.stringify(event)}\n` : formatEvent(event));
           seen += 1;
           if (seen >= limit) finish();

@@ -48,6 +48,39 @@ function channelsOf(event: Row): Row[] {
   return out;
 }
 
+/** Channel ids an application's event filter keeps following; beyond this the oldest is forgotten. */
+const MAX_FOLLOWED_CHANNELS = 10_000;
+
+/**
+ * `patchbay events --app X`: an event concerns X when it names a channel that runs `Stasis(X)`, or
+ * one seen doing so since (until it is destroyed). A channel's snapshot stops saying Stasis once the
+ * application returns (the app before it is restored, as Asterisk's pbx_exec does), so the
+ * channel's last events — its ChannelDestroyed among them — are matched by its id.
+ */
+export class AppEventFilter {
+  readonly #followed = new Set<string>();
+  constructor(private readonly app: string) {}
+
+  concerns(event: Row): boolean {
+    const channels = channelsOf(event);
+    let concerned = false;
+    for (const channel of channels) {
+      const id = str(channel.id);
+      if (concernsApp({ channel }, this.app)) {
+        concerned = true;
+        if (id && !this.#followed.has(id)) this.#follow(id);
+      } else if (id && this.#followed.has(id)) concerned = true;
+    }
+    if (event.type === 'ChannelDestroyed') this.#followed.delete(str((event.channel as Row | undefined)?.id));
+    return concerned;
+  }
+
+  #follow(id: string): void {
+    if (this.#followed.size >= MAX_FOLLOWED_CHANNELS) this.#followed.delete(this.#followed.values().next().value as string);
+    this.#followed.add(id);
+  }
+}
+
 /** Whether the event names a channel that runs `Stasis(app)` (`patchbay events --app`). */
 export function concernsApp(event: Row, app: string): boolean {
   return channelsOf(event).some((c) => {

@@ -262,7 +262,9 @@ describe('floors (docs/architecture.md)', () => {
 
   test('no import circle between files, except type-only pairs in one directory', () => {
     const circles = fileCircles();
-    assert.ok(circles.length > 0, 'the circle finder finds no circle at all (not even a type-only pair): is it still reading the imports?');
+    // The tree has no circle left at all (not even a type-only pair), so the finder's own sanity is
+    // checked on what it reads: every file's imports, hundreds of edges between src/ files.
+    assert.ok(imports.length > 500, `the circle finder reads ${imports.length} imports between files: is it still reading them?`);
     assert.deepEqual(circles.flatMap(tanglesOf), [], 'files import each other in a circle: move the shared declaration to a file of its own, or let the lower file declare the interface it needs (docs/architecture.md)');
   });
 
