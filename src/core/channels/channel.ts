@@ -4,12 +4,9 @@
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { EventTextSource } from '../application-sink.ts';
-import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
-import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
-import { VariableStore } from './variable-store.ts';
-import { KeptSnapshot } from './kept-snapshot.ts';
+import { ChannelSnapshotFields } from './channel-snapshot.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
@@ -17,7 +14,7 @@ import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
-import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
+import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 
 /** A consumer of the audio a channel receives from its far end. Called on the media clock. */
 export type FrameListener = (frame: Frame, channel: Channel) => void;
@@ -67,27 +64,7 @@ export interface ChannelEnvironment {
   reportError(error: unknown, channel: Channel, during: string): void;
 }
 
-export class Channel extends TypedEmitter<ChannelInternalEvents> implements Endable {
-  readonly id: string;
-  readonly name: string;
-  readonly technology: string;
-  readonly endpointResource: string | undefined;
-  readonly direction: 'inbound' | 'outbound';
-  readonly creationtime = new Date();
-  /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
-  private creationText: string | undefined;
-  readonly linkedId: string;
-  // What a snapshot shows is kept behind accessors: every write tells #kept, so the
-  // snapshot (and its JSON text) is built once per change and shared by the events until the next.
-  #protocolId: string;
-  #state: ChannelState;
-  #caller: Readonly<CallerId>;
-  #connected: Readonly<CallerId> = { name: '', number: '' };
-  #accountcode = '';
-  #language: string;
-  #location: Readonly<DialplanLocation>;
-  /** The snapshot while nothing it shows changes, and its text once an event needed it. */
-  readonly #kept = new KeptSnapshot();
+export class Channel extends ChannelSnapshotFields implements Endable {
   /** The Stasis application controlling the channel, if any. */
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
@@ -131,10 +108,6 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  private readonly variables = new VariableStore();
-  private readonly reportedVariables = new Set<string>();
-  /** A `channelvars` function is being read (a read that raised an event must not read it again). */
-  private readingReportedFunction = false;
   // Replaced, never changed in place (a delivery in progress keeps the list it started with), so
   // the channels without any share one empty list.
   private frameListeners: readonly FrameListener[] = NO_FRAME_LISTENERS;
@@ -145,91 +118,12 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
-    super();
+    super(env, init);
     this.setListenerErrorReporter((error, event) => env.reportError(error, this, `'${event}' listener`));
     this.env = env;
     this.table = env.table;
     this.functions = env.functions;
-    this.id = init.id;
-    this.name = init.name;
-    this.technology = init.technology;
-    this.endpointResource = init.endpointResource;
-    this.direction = init.direction;
-    this.#state = init.state;
-    this.linkedId = init.linkedId ?? init.id;
-    this.#language = init.language ?? env.defaultLanguage;
-    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
-    this.#protocolId = init.protocolId ?? '';
-    this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
     this.driver = driver(this);
-  }
-
-  get protocolId(): string {
-    return this.#protocolId;
-  }
-
-  set protocolId(value: string) {
-    this.#protocolId = value;
-    this.#kept.changed();
-  }
-
-  get state(): ChannelState {
-    return this.#state;
-  }
-
-  set state(value: ChannelState) {
-    this.#state = value;
-    this.#kept.changed();
-  }
-
-  /** Replaced, never changed in place (Readonly): a write is what makes the next snapshot new. */
-  get caller(): Readonly<CallerId> {
-    return this.#caller;
-  }
-
-  set caller(value: Readonly<CallerId>) {
-    this.#caller = value;
-    this.#kept.changed();
-  }
-
-  get connected(): Readonly<CallerId> {
-    return this.#connected;
-  }
-
-  set connected(value: Readonly<CallerId>) {
-    this.#connected = value;
-    this.#kept.changed();
-  }
-
-  get accountcode(): string {
-    return this.#accountcode;
-  }
-
-  set accountcode(value: string) {
-    this.#accountcode = value;
-    this.#kept.changed();
-  }
-
-  get language(): string {
-    return this.#language;
-  }
-
-  set language(value: string) {
-    this.#language = value;
-    this.#kept.changed();
-  }
-
-  get location(): Readonly<DialplanLocation> {
-    return this.#location;
-  }
-
-  set location(value: Readonly<DialplanLocation>) {
-    this.#location = value;
-    this.#kept.changed();
-  }
-
-  get endpointId(): string | undefined {
-    return this.endpointResource === undefined ? undefined : `${this.technology}/${this.endpointResource}`;
   }
 
   get hangingUp(): boolean {
@@ -246,78 +140,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   // ---- snapshots and events -------------------------------------------------------------------
 
-  /**
-   * The channel as ARI shows it. The same object is returned until something it shows changes
-   * (it is never changed afterwards: whoever holds it may keep it, nobody may write to it), so the
-   * events of an unchanged channel share one snapshot and one serialisation of it (eventText).
-   */
-  snapshot(): Model<'Channel'> {
-    const kept = this.#kept.current();
-    if (kept !== undefined) return kept;
-    const snapshot = this.buildSnapshot();
-    // A `channelvars` entry that reads a dialplan function may change with no write here: not kept.
-    this.#kept.keep(this.readsFunctions() ? undefined : snapshot);
-    return snapshot;
-  }
-
-  /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
-  private readsFunctions(): boolean {
-    for (const name of this.env.channelvars) if (name.includes('(')) return true;
-    for (const name of this.reportedVariables) if (name.includes('(')) return true;
-    return false;
-  }
-
-  /** The JSON text of an event this channel raised, from its kept snapshot's text (see KeptSnapshot). */
-  eventText(event: CoreEvent): string | undefined {
-    return this.#kept.eventText(event);
-  }
-
-  private buildSnapshot(): Model<'Channel'> {
-    const snapshot: Model<'Channel'> = {
-      id: this.id,
-      name: this.name,
-      state: this.state,
-      protocol_id: this.protocolId,
-      caller: { ...this.caller },
-      connected: { ...this.connected },
-      accountcode: this.accountcode,
-      dialplan: {
-        context: this.location.context,
-        exten: this.location.exten,
-        priority: this.location.priority,
-        app_name: this.location.appName,
-        app_data: this.location.appData,
-      },
-      creationtime: (this.creationText ??= formatAriDate(this.creationtime)),
-      language: this.language,
-    };
-    const names = this.env.channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...this.env.channelvars, ...this.reportedVariables]);
-    if (names) {
-      // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
-      snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.reportedValue(name)]));
-    }
-    const rdnis = this.variables.get('__CALLER_RDNIS');
-    if (rdnis) snapshot.caller_rdnis = rdnis;
-    return snapshot;
-  }
-
-  /**
-   * A `channelvars` entry's value: a plain variable, or, as Asterisk does for an entry with
-   * parentheses (`CHANNEL(language)`), the dialplan function read on the channel. A function that
-   * cannot be read, or a read that would itself need this snapshot, gives ''.
-   */
-  private reportedValue(name: string): string {
-    const open = name.indexOf('(');
-    if (open <= 0 || !name.endsWith(')')) return this.variables.get(name) ?? '';
-    if (this.readingReportedFunction) return '';
-    this.readingReportedFunction = true;
-    try {
-      return this.functions.read(this, name.slice(0, open), name.slice(open + 1, -1)) ?? '';
-    } catch {
-      return '';
-    } finally {
-      this.readingReportedFunction = false;
-    }
+  protected readFunction(name: string, args: string): string | undefined {
+    return this.functions.read(this, name, args);
   }
 
   /** Made once: the id and the endpoint never change, and every event the channel raises takes it. */
@@ -457,7 +281,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     this.variables.store(name, value);
     // channelvars and caller_rdnis come from the variables.
-    this.#kept.changed();
+    this.snapshotChanged();
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
@@ -482,7 +306,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
     }
-    this.#kept.changed();
+    this.snapshotChanged();
   }
 
   // ---- media ----------------------------------------------------------------------------------
