@@ -7,6 +7,7 @@ import type { EventTextSource } from '../application-sink.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { ChannelSnapshotFields } from './channel-snapshot.ts';
+import { ChannelAudioPath } from './channel-audio-path.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
@@ -86,9 +87,6 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   #softAppUnloadRaised = false;
   /** The position and application the last setDialplan showed (undefined: none yet, the creation one). */
   #shownDialplan: Readonly<DialplanLocation> | undefined;
-  #mutedIn = false;
-  #mutedOut = false;
-  #generatorActive = false;
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.
@@ -108,12 +106,11 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  // Replaced, never changed in place (a delivery in progress keeps the list it started with), so
-  // the channels without any share one empty list.
-  private frameListeners: readonly FrameListener[] = NO_FRAME_LISTENERS;
-  private readHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
-  private writeHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
-  private silence: Frame | undefined;
+  /** Listeners, hooks, mutes and the generator flag; a change is told as media-tapped / media-path. */
+  readonly #audio = new ChannelAudioPath<Channel>((tapped) => {
+    if (tapped) this.emit('media-tapped', undefined);
+    this.emit('media-path', undefined);
+  });
   private destroyedAlready = false;
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
@@ -314,57 +311,54 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    let out = this.mutedOut ? this.silenceLike(frame) : frame;
-    const hooks = this.writeHooks;
-    for (let i = 0; i < hooks.length; i++) out = hooks[i](out, this);
-    this.driver.writeFrame(out);
+    this.driver.writeFrame(this.#audio.outgoing(frame, this));
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
   deliver(frame: Frame): void {
     if (this.hangingUp) return;
-    let delivered = this.mutedIn ? this.silenceLike(frame) : frame;
-    const hooks = this.readHooks;
-    for (let i = 0; i < hooks.length; i++) delivered = hooks[i](delivered, this);
-    const listeners = this.frameListeners;
-    for (let i = 0; i < listeners.length; i++) listeners[i](delivered, this);
+    this.#audio.deliver(frame, this);
   }
 
   addFrameListener(listener: FrameListener): void {
-    this.frameListeners = [...this.frameListeners, listener];
-    this.emit('media-tapped', undefined);
-    this.emit('media-path', undefined);
+    this.#audio.addFrameListener(listener);
+  }
+
+  removeFrameListener(listener: FrameListener): void {
+    this.#audio.removeFrameListener(listener);
+  }
+
+  addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
+    this.#audio.addAudioHook(direction, hook);
+  }
+
+  removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
+    this.#audio.removeAudioHook(direction, hook);
   }
 
   get mutedIn(): boolean {
-    return this.#mutedIn;
+    return this.#audio.mutedIn;
   }
 
   set mutedIn(muted: boolean) {
-    if (muted === this.#mutedIn) return;
-    this.#mutedIn = muted;
-    this.emit('media-path', undefined);
+    this.#audio.mutedIn = muted;
   }
 
   get mutedOut(): boolean {
-    return this.#mutedOut;
+    return this.#audio.mutedOut;
   }
 
   set mutedOut(muted: boolean) {
-    if (muted === this.#mutedOut) return;
-    this.#mutedOut = muted;
-    this.emit('media-path', undefined);
+    this.#audio.mutedOut = muted;
   }
 
   /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
   get generatorActive(): boolean {
-    return this.#generatorActive;
+    return this.#audio.generatorActive;
   }
 
   set generatorActive(active: boolean) {
-    if (active === this.#generatorActive) return;
-    this.#generatorActive = active;
-    this.emit('media-path', undefined);
+    this.#audio.generatorActive = active;
   }
 
   /**
@@ -372,16 +366,12 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * takes or changes the channel's audio: a second listener, a hook, a mute, a generator.
    */
   mediaTappedBesides(own: FrameListener): boolean {
-    const listeners = this.frameListeners;
-    const others = listeners.length - (listeners.includes(own) ? 1 : 0);
-    return others > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.#mutedIn || this.#mutedOut || this.#generatorActive;
+    return this.#audio.tappedBesides(own);
   }
 
   /** Whether anything but `own` needs the far end's audio here (a listener, a read hook, a mute in); what is sent does not count. */
   receivedAudioTakenBesides(own: FrameListener): boolean {
-    const listeners = this.frameListeners;
-    const others = listeners.length - (listeners.includes(own) ? 1 : 0);
-    return others > 0 || this.readHooks.length > 0 || this.#mutedIn;
+    return this.#audio.receivedTakenBesides(own);
   }
 
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
@@ -391,30 +381,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** As mediaTapped, generators aside: the playback fast path plays only to a channel where nothing takes or changes the audio. */
   get audioTapped(): boolean {
-    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut;
-  }
-
-  removeFrameListener(listener: FrameListener): void {
-    this.frameListeners = this.frameListeners.filter((entry) => entry !== listener);
-    this.emit('media-path', undefined);
-  }
-
-  addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    if (direction === 'read') this.readHooks = [...this.readHooks, hook];
-    else this.writeHooks = [...this.writeHooks, hook];
-    this.emit('media-tapped', undefined);
-    this.emit('media-path', undefined);
-  }
-
-  removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    if (direction === 'read') this.readHooks = this.readHooks.filter((entry) => entry !== hook);
-    else this.writeHooks = this.writeHooks.filter((entry) => entry !== hook);
-    this.emit('media-path', undefined);
-  }
-
-  private silenceLike(frame: Frame): Frame {
-    if (!this.silence || this.silence.rate !== frame.rate) this.silence = { rate: frame.rate, samples: new Int16Array(frame.samples.length) };
-    return this.silence;
+    return this.#audio.audioTapped;
   }
 
   /** The far end indicated a condition; ringing moves an outbound channel to Ringing. */
@@ -542,9 +509,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     if (this.destroyedAlready) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
-    this.frameListeners = NO_FRAME_LISTENERS;
-    this.readHooks = NO_AUDIO_HOOKS;
-    this.writeHooks = NO_AUDIO_HOOKS;
+    this.#audio.clear();
     try {
       const techCause = this.hangupTechCause;
       this.endDialplanRun();
@@ -561,9 +526,3 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     }
   }
 }
-
-// Not frozen: a frozen array's elements kind would make the per-frame loops over these lists
-// polymorphic; `readonly` keeps anyone from adding to them.
-const NO_FRAME_LISTENERS: readonly FrameListener[] = [];
-const NO_AUDIO_HOOKS: readonly AudioHook[] = [];
-
