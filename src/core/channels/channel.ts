@@ -1,6 +1,8 @@
 // A channel: one leg of a call between the server and something that carries audio. It owns its
-// identity, state, variables and dialplan position, raises the ARI channel events, and moves
-// audio frames and DTMF between its technology (the far end) and whatever consumes it here.
+// state, variables and dialplan position, raises the ARI channel events, carries out its hangup,
+// and moves audio frames and DTMF between its technology (the far end) and whatever consumes it
+// here. What ARI shows of it (identity, snapshot fields, the kept snapshot) is its base class in
+// channel-snapshot.ts; the audio path is channel-audio-path.ts; the dialplan-run rules dialplan-run.ts.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { EventTextSource } from '../application-sink.ts';
@@ -8,6 +10,7 @@ import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { ChannelSnapshotFields } from './channel-snapshot.ts';
 import { ChannelAudioPath } from './channel-audio-path.ts';
+import { ChannelDialplanRun } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
@@ -76,17 +79,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
   onHold = false;
-  /**
-   * A dialplan run owns the channel (Asterisk's PBX thread): its end is announced as a soft
-   * hang-up (APPUNLOAD) before ChannelDestroyed, and a hang-up from the far end destroys the
-   * channel after the one that caused it, as that thread notices the hang-up later.
-   */
-  #dialplanOwned = false;
-  /** The application shown before the dialplan run began: its end puts it back (pbx_exec's restore). */
-  #appBeforeDialplan: Pick<DialplanLocation, 'appName' | 'appData'> | undefined;
-  #softAppUnloadRaised = false;
-  /** The position and application the last setDialplan showed (undefined: none yet, the creation one). */
-  #shownDialplan: Readonly<DialplanLocation> | undefined;
+  /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
+  readonly #dialplanRun = new ChannelDialplanRun();
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.
@@ -227,27 +221,17 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.raise('ChannelConnectedLine');
   }
 
-  /**
-   * Moves the dialplan position to an application. ChannelDialplan only when Asterisk's snapshot
-   * comparison would raise it (res/stasis/app.c channel_dialplan): the new application is not
-   * empty and either the position moved or the previous application was empty.
-   */
+  /** Moves the dialplan position to an application; ChannelDialplan when Asterisk would raise it (ChannelDialplanRun). */
   setDialplan(location: DialplanLocation): void {
-    // Compared with what the last application's start showed, not with moves made since without
-    // one (a continue or goto): Asterisk compares published snapshots, and a move publishes none.
-    const before = this.#shownDialplan ?? this.location;
-    this.location = { ...location };
-    this.#shownDialplan = this.location;
-    if (!location.appName) return;
-    const samePlace = before.context === location.context && before.exten === location.exten && before.priority === location.priority;
-    if (samePlace && before.appName) return;
-    this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
+    const next = { ...location };
+    const announce = this.#dialplanRun.startsApplication(this.location, next);
+    this.location = next;
+    if (announce) this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
   }
 
-  /** A dialplan run takes the channel over (see #dialplanOwned), or lets it go without a hang-up. */
+  /** A dialplan run takes the channel over (see ChannelDialplanRun), or lets it go without a hang-up. */
   setDialplanOwned(owned: boolean): void {
-    this.#dialplanOwned = owned;
-    this.#appBeforeDialplan = owned ? { appName: this.location.appName, appData: this.location.appData } : undefined;
+    this.#dialplanRun.own(owned, this.location);
   }
 
   /** Moves the dialplan position without running anything (continue, goto). */
@@ -475,7 +459,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
-      if (soft === SOFT_HANGUP.appUnload) this.#softAppUnloadRaised = true;
+      if (soft === SOFT_HANGUP.appUnload) this.#dialplanRun.endAnnounced();
       this.raise('ChannelHangupRequest', {
         cause: soft ?? cause,
         ...(techCause ? { tech_cause: techCause } : {}),
@@ -498,8 +482,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** The soft hang-up that ends a dialplan run (AST_SOFTHANGUP_APPUNLOAD), once. */
   private endDialplanRun(): void {
-    if (!this.#dialplanOwned || this.#softAppUnloadRaised) return;
-    this.#softAppUnloadRaised = true;
+    if (!this.#dialplanRun.takeEndToAnnounce()) return;
     const techCause = this.hangupTechCause;
     this.raise('ChannelHangupRequest', { cause: SOFT_HANGUP.appUnload, ...(techCause ? { tech_cause: techCause } : {}), soft: true });
   }
@@ -514,7 +497,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
       const techCause = this.hangupTechCause;
       this.endDialplanRun();
       // The application that was running returned before the dialplan run destroys the channel.
-      if (this.#appBeforeDialplan) this.location = { ...this.location, ...this.#appBeforeDialplan };
+      const applicationBefore = this.#dialplanRun.applicationBefore;
+      if (applicationBefore) this.location = { ...this.location, ...applicationBefore };
       this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelDestroyed');
