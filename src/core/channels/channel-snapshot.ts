@@ -12,7 +12,7 @@ import { KeptSnapshot } from './kept-snapshot.ts';
 import type { CallerId, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation } from './channel-types.ts';
 
 /** What the snapshot needs from the channel's table. */
-export interface SnapshotSettings {
+interface SnapshotSettings {
   /** Variables every snapshot carries (the `channelvars` setting). */
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;

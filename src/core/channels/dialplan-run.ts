@@ -5,7 +5,7 @@
 import type { DialplanLocation } from './channel-types.ts';
 
 /** The application a snapshot shows. */
-export type ShownApplication = Pick<DialplanLocation, 'appName' | 'appData'>;
+type ShownApplication = Pick<DialplanLocation, 'appName' | 'appData'>;
 
 export class ChannelDialplanRun {
   /**
