@@ -1,15 +1,16 @@
 // A channel: one leg of a call between the server and something that carries audio. It owns its
-// identity, state, variables and dialplan position, raises the ARI channel events, and moves
-// audio frames and DTMF between its technology (the far end) and whatever consumes it here.
+// state, variables and dialplan position, raises the ARI channel events, carries out its hangup,
+// and moves audio frames and DTMF between its technology (the far end) and whatever consumes it
+// here. What ARI shows of it (identity, snapshot fields, the kept snapshot) is its base class in
+// channel-snapshot.ts; the audio path is channel-audio-path.ts; the dialplan-run rules dialplan-run.ts.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { EventTextSource } from '../application-sink.ts';
-import type { Model } from '../../spec/index.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
-import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
-import { VariableStore } from './variable-store.ts';
-import { KeptSnapshot } from './kept-snapshot.ts';
+import { ChannelSnapshotFields } from './channel-snapshot.ts';
+import { ChannelAudioPath } from './channel-audio-path.ts';
+import { ChannelDialplanRun } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup } from './hangup-chain.ts';
@@ -17,7 +18,7 @@ import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
-import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
+import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 
 /** A consumer of the audio a channel receives from its far end. Called on the media clock. */
 export type FrameListener = (frame: Frame, channel: Channel) => void;
@@ -67,27 +68,7 @@ export interface ChannelEnvironment {
   reportError(error: unknown, channel: Channel, during: string): void;
 }
 
-export class Channel extends TypedEmitter<ChannelInternalEvents> implements Endable {
-  readonly id: string;
-  readonly name: string;
-  readonly technology: string;
-  readonly endpointResource: string | undefined;
-  readonly direction: 'inbound' | 'outbound';
-  readonly creationtime = new Date();
-  /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
-  private creationText: string | undefined;
-  readonly linkedId: string;
-  // What a snapshot shows is kept behind accessors: every write tells #kept, so the
-  // snapshot (and its JSON text) is built once per change and shared by the events until the next.
-  #protocolId: string;
-  #state: ChannelState;
-  #caller: Readonly<CallerId>;
-  #connected: Readonly<CallerId> = { name: '', number: '' };
-  #accountcode = '';
-  #language: string;
-  #location: Readonly<DialplanLocation>;
-  /** The snapshot while nothing it shows changes, and its text once an event needed it. */
-  readonly #kept = new KeptSnapshot();
+export class Channel extends ChannelSnapshotFields implements Endable {
   /** The Stasis application controlling the channel, if any. */
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
@@ -98,20 +79,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
   onHold = false;
-  /**
-   * A dialplan run owns the channel (Asterisk's PBX thread): its end is announced as a soft
-   * hang-up (APPUNLOAD) before ChannelDestroyed, and a hang-up from the far end destroys the
-   * channel after the one that caused it, as that thread notices the hang-up later.
-   */
-  #dialplanOwned = false;
-  /** The application shown before the dialplan run began: its end puts it back (pbx_exec's restore). */
-  #appBeforeDialplan: Pick<DialplanLocation, 'appName' | 'appData'> | undefined;
-  #softAppUnloadRaised = false;
-  /** The position and application the last setDialplan showed (undefined: none yet, the creation one). */
-  #shownDialplan: Readonly<DialplanLocation> | undefined;
-  #mutedIn = false;
-  #mutedOut = false;
-  #generatorActive = false;
+  /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
+  readonly #dialplanRun = new ChannelDialplanRun();
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.
@@ -131,105 +100,21 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  private readonly variables = new VariableStore();
-  private readonly reportedVariables = new Set<string>();
-  /** A `channelvars` function is being read (a read that raised an event must not read it again). */
-  private readingReportedFunction = false;
-  // Replaced, never changed in place (a delivery in progress keeps the list it started with), so
-  // the channels without any share one empty list.
-  private frameListeners: readonly FrameListener[] = NO_FRAME_LISTENERS;
-  private readHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
-  private writeHooks: readonly AudioHook[] = NO_AUDIO_HOOKS;
-  private silence: Frame | undefined;
+  /** Listeners, hooks, mutes and the generator flag; a change is told as media-tapped / media-path. */
+  readonly #audio = new ChannelAudioPath<Channel>((tapped) => {
+    if (tapped) this.emit('media-tapped', undefined);
+    this.emit('media-path', undefined);
+  });
   private destroyedAlready = false;
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
-    super();
+    super(env, init);
     this.setListenerErrorReporter((error, event) => env.reportError(error, this, `'${event}' listener`));
     this.env = env;
     this.table = env.table;
     this.functions = env.functions;
-    this.id = init.id;
-    this.name = init.name;
-    this.technology = init.technology;
-    this.endpointResource = init.endpointResource;
-    this.direction = init.direction;
-    this.#state = init.state;
-    this.linkedId = init.linkedId ?? init.id;
-    this.#language = init.language ?? env.defaultLanguage;
-    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
-    this.#protocolId = init.protocolId ?? '';
-    this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
     this.driver = driver(this);
-  }
-
-  get protocolId(): string {
-    return this.#protocolId;
-  }
-
-  set protocolId(value: string) {
-    this.#protocolId = value;
-    this.#kept.changed();
-  }
-
-  get state(): ChannelState {
-    return this.#state;
-  }
-
-  set state(value: ChannelState) {
-    this.#state = value;
-    this.#kept.changed();
-  }
-
-  /** Replaced, never changed in place (Readonly): a write is what makes the next snapshot new. */
-  get caller(): Readonly<CallerId> {
-    return this.#caller;
-  }
-
-  set caller(value: Readonly<CallerId>) {
-    this.#caller = value;
-    this.#kept.changed();
-  }
-
-  get connected(): Readonly<CallerId> {
-    return this.#connected;
-  }
-
-  set connected(value: Readonly<CallerId>) {
-    this.#connected = value;
-    this.#kept.changed();
-  }
-
-  get accountcode(): string {
-    return this.#accountcode;
-  }
-
-  set accountcode(value: string) {
-    this.#accountcode = value;
-    this.#kept.changed();
-  }
-
-  get language(): string {
-    return this.#language;
-  }
-
-  set language(value: string) {
-    this.#language = value;
-    this.#kept.changed();
-  }
-
-  get location(): Readonly<DialplanLocation> {
-    return this.#location;
-  }
-
-  set location(value: Readonly<DialplanLocation>) {
-    this.#location = value;
-    this.#kept.changed();
-  }
-
-  get endpointId(): string | undefined {
-    return this.endpointResource === undefined ? undefined : `${this.technology}/${this.endpointResource}`;
   }
 
   get hangingUp(): boolean {
@@ -246,78 +131,8 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   // ---- snapshots and events -------------------------------------------------------------------
 
-  /**
-   * The channel as ARI shows it. The same object is returned until something it shows changes
-   * (it is never changed afterwards: whoever holds it may keep it, nobody may write to it), so the
-   * events of an unchanged channel share one snapshot and one serialisation of it (eventText).
-   */
-  snapshot(): Model<'Channel'> {
-    const kept = this.#kept.current();
-    if (kept !== undefined) return kept;
-    const snapshot = this.buildSnapshot();
-    // A `channelvars` entry that reads a dialplan function may change with no write here: not kept.
-    this.#kept.keep(this.readsFunctions() ? undefined : snapshot);
-    return snapshot;
-  }
-
-  /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
-  private readsFunctions(): boolean {
-    for (const name of this.env.channelvars) if (name.includes('(')) return true;
-    for (const name of this.reportedVariables) if (name.includes('(')) return true;
-    return false;
-  }
-
-  /** The JSON text of an event this channel raised, from its kept snapshot's text (see KeptSnapshot). */
-  eventText(event: CoreEvent): string | undefined {
-    return this.#kept.eventText(event);
-  }
-
-  private buildSnapshot(): Model<'Channel'> {
-    const snapshot: Model<'Channel'> = {
-      id: this.id,
-      name: this.name,
-      state: this.state,
-      protocol_id: this.protocolId,
-      caller: { ...this.caller },
-      connected: { ...this.connected },
-      accountcode: this.accountcode,
-      dialplan: {
-        context: this.location.context,
-        exten: this.location.exten,
-        priority: this.location.priority,
-        app_name: this.location.appName,
-        app_data: this.location.appData,
-      },
-      creationtime: (this.creationText ??= formatAriDate(this.creationtime)),
-      language: this.language,
-    };
-    const names = this.env.channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...this.env.channelvars, ...this.reportedVariables]);
-    if (names) {
-      // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
-      snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.reportedValue(name)]));
-    }
-    const rdnis = this.variables.get('__CALLER_RDNIS');
-    if (rdnis) snapshot.caller_rdnis = rdnis;
-    return snapshot;
-  }
-
-  /**
-   * A `channelvars` entry's value: a plain variable, or, as Asterisk does for an entry with
-   * parentheses (`CHANNEL(language)`), the dialplan function read on the channel. A function that
-   * cannot be read, or a read that would itself need this snapshot, gives ''.
-   */
-  private reportedValue(name: string): string {
-    const open = name.indexOf('(');
-    if (open <= 0 || !name.endsWith(')')) return this.variables.get(name) ?? '';
-    if (this.readingReportedFunction) return '';
-    this.readingReportedFunction = true;
-    try {
-      return this.functions.read(this, name.slice(0, open), name.slice(open + 1, -1)) ?? '';
-    } catch {
-      return '';
-    } finally {
-      this.readingReportedFunction = false;
-    }
+  protected readFunction(name: string, args: string): string | undefined {
+    return this.functions.read(this, name, args);
   }
 
   /** Made once: the id and the endpoint never change, and every event the channel raises takes it. */
@@ -406,27 +221,17 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     this.raise('ChannelConnectedLine');
   }
 
-  /**
-   * Moves the dialplan position to an application. ChannelDialplan only when Asterisk's snapshot
-   * comparison would raise it (res/stasis/app.c channel_dialplan): the new application is not
-   * empty and either the position moved or the previous application was empty.
-   */
+  /** Moves the dialplan position to an application; ChannelDialplan when Asterisk would raise it (ChannelDialplanRun). */
   setDialplan(location: DialplanLocation): void {
-    // Compared with what the last application's start showed, not with moves made since without
-    // one (a continue or goto): Asterisk compares published snapshots, and a move publishes none.
-    const before = this.#shownDialplan ?? this.location;
-    this.location = { ...location };
-    this.#shownDialplan = this.location;
-    if (!location.appName) return;
-    const samePlace = before.context === location.context && before.exten === location.exten && before.priority === location.priority;
-    if (samePlace && before.appName) return;
-    this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
+    const next = { ...location };
+    const announce = this.#dialplanRun.startsApplication(this.location, next);
+    this.location = next;
+    if (announce) this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
   }
 
-  /** A dialplan run takes the channel over (see #dialplanOwned), or lets it go without a hang-up. */
+  /** A dialplan run takes the channel over (see ChannelDialplanRun), or lets it go without a hang-up. */
   setDialplanOwned(owned: boolean): void {
-    this.#dialplanOwned = owned;
-    this.#appBeforeDialplan = owned ? { appName: this.location.appName, appData: this.location.appData } : undefined;
+    this.#dialplanRun.own(owned, this.location);
   }
 
   /** Moves the dialplan position without running anything (continue, goto). */
@@ -457,7 +262,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     this.variables.store(name, value);
     // channelvars and caller_rdnis come from the variables.
-    this.#kept.changed();
+    this.snapshotChanged();
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
@@ -482,7 +287,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
     }
-    this.#kept.changed();
+    this.snapshotChanged();
   }
 
   // ---- media ----------------------------------------------------------------------------------
@@ -490,57 +295,54 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    let out = this.mutedOut ? this.silenceLike(frame) : frame;
-    const hooks = this.writeHooks;
-    for (let i = 0; i < hooks.length; i++) out = hooks[i](out, this);
-    this.driver.writeFrame(out);
+    this.driver.writeFrame(this.#audio.outgoing(frame, this));
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
   deliver(frame: Frame): void {
     if (this.hangingUp) return;
-    let delivered = this.mutedIn ? this.silenceLike(frame) : frame;
-    const hooks = this.readHooks;
-    for (let i = 0; i < hooks.length; i++) delivered = hooks[i](delivered, this);
-    const listeners = this.frameListeners;
-    for (let i = 0; i < listeners.length; i++) listeners[i](delivered, this);
+    this.#audio.deliver(frame, this);
   }
 
   addFrameListener(listener: FrameListener): void {
-    this.frameListeners = [...this.frameListeners, listener];
-    this.emit('media-tapped', undefined);
-    this.emit('media-path', undefined);
+    this.#audio.addFrameListener(listener);
+  }
+
+  removeFrameListener(listener: FrameListener): void {
+    this.#audio.removeFrameListener(listener);
+  }
+
+  addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
+    this.#audio.addAudioHook(direction, hook);
+  }
+
+  removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
+    this.#audio.removeAudioHook(direction, hook);
   }
 
   get mutedIn(): boolean {
-    return this.#mutedIn;
+    return this.#audio.mutedIn;
   }
 
   set mutedIn(muted: boolean) {
-    if (muted === this.#mutedIn) return;
-    this.#mutedIn = muted;
-    this.emit('media-path', undefined);
+    this.#audio.mutedIn = muted;
   }
 
   get mutedOut(): boolean {
-    return this.#mutedOut;
+    return this.#audio.mutedOut;
   }
 
   set mutedOut(muted: boolean) {
-    if (muted === this.#mutedOut) return;
-    this.#mutedOut = muted;
-    this.emit('media-path', undefined);
+    this.#audio.mutedOut = muted;
   }
 
   /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
   get generatorActive(): boolean {
-    return this.#generatorActive;
+    return this.#audio.generatorActive;
   }
 
   set generatorActive(active: boolean) {
-    if (active === this.#generatorActive) return;
-    this.#generatorActive = active;
-    this.emit('media-path', undefined);
+    this.#audio.generatorActive = active;
   }
 
   /**
@@ -548,16 +350,12 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
    * takes or changes the channel's audio: a second listener, a hook, a mute, a generator.
    */
   mediaTappedBesides(own: FrameListener): boolean {
-    const listeners = this.frameListeners;
-    const others = listeners.length - (listeners.includes(own) ? 1 : 0);
-    return others > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.#mutedIn || this.#mutedOut || this.#generatorActive;
+    return this.#audio.tappedBesides(own);
   }
 
   /** Whether anything but `own` needs the far end's audio here (a listener, a read hook, a mute in); what is sent does not count. */
   receivedAudioTakenBesides(own: FrameListener): boolean {
-    const listeners = this.frameListeners;
-    const others = listeners.length - (listeners.includes(own) ? 1 : 0);
-    return others > 0 || this.readHooks.length > 0 || this.#mutedIn;
+    return this.#audio.receivedTakenBesides(own);
   }
 
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
@@ -567,30 +365,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** As mediaTapped, generators aside: the playback fast path plays only to a channel where nothing takes or changes the audio. */
   get audioTapped(): boolean {
-    return this.frameListeners.length > 0 || this.readHooks.length > 0 || this.writeHooks.length > 0 || this.mutedIn || this.mutedOut;
-  }
-
-  removeFrameListener(listener: FrameListener): void {
-    this.frameListeners = this.frameListeners.filter((entry) => entry !== listener);
-    this.emit('media-path', undefined);
-  }
-
-  addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    if (direction === 'read') this.readHooks = [...this.readHooks, hook];
-    else this.writeHooks = [...this.writeHooks, hook];
-    this.emit('media-tapped', undefined);
-    this.emit('media-path', undefined);
-  }
-
-  removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    if (direction === 'read') this.readHooks = this.readHooks.filter((entry) => entry !== hook);
-    else this.writeHooks = this.writeHooks.filter((entry) => entry !== hook);
-    this.emit('media-path', undefined);
-  }
-
-  private silenceLike(frame: Frame): Frame {
-    if (!this.silence || this.silence.rate !== frame.rate) this.silence = { rate: frame.rate, samples: new Int16Array(frame.samples.length) };
-    return this.silence;
+    return this.#audio.audioTapped;
   }
 
   /** The far end indicated a condition; ringing moves an outbound channel to Ringing. */
@@ -684,7 +459,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
-      if (soft === SOFT_HANGUP.appUnload) this.#softAppUnloadRaised = true;
+      if (soft === SOFT_HANGUP.appUnload) this.#dialplanRun.endAnnounced();
       this.raise('ChannelHangupRequest', {
         cause: soft ?? cause,
         ...(techCause ? { tech_cause: techCause } : {}),
@@ -707,8 +482,7 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
 
   /** The soft hang-up that ends a dialplan run (AST_SOFTHANGUP_APPUNLOAD), once. */
   private endDialplanRun(): void {
-    if (!this.#dialplanOwned || this.#softAppUnloadRaised) return;
-    this.#softAppUnloadRaised = true;
+    if (!this.#dialplanRun.takeEndToAnnounce()) return;
     const techCause = this.hangupTechCause;
     this.raise('ChannelHangupRequest', { cause: SOFT_HANGUP.appUnload, ...(techCause ? { tech_cause: techCause } : {}), soft: true });
   }
@@ -718,14 +492,13 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     if (this.destroyedAlready) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
-    this.frameListeners = NO_FRAME_LISTENERS;
-    this.readHooks = NO_AUDIO_HOOKS;
-    this.writeHooks = NO_AUDIO_HOOKS;
+    this.#audio.clear();
     try {
       const techCause = this.hangupTechCause;
       this.endDialplanRun();
       // The application that was running returned before the dialplan run destroys the channel.
-      if (this.#appBeforeDialplan) this.location = { ...this.location, ...this.#appBeforeDialplan };
+      const applicationBefore = this.#dialplanRun.applicationBefore;
+      if (applicationBefore) this.location = { ...this.location, ...applicationBefore };
       this.raise('ChannelDestroyed', { cause, cause_txt: causeText(cause), ...(techCause ? { tech_cause: techCause } : {}) });
     } catch (error) {
       this.env.reportError(error, this, 'ChannelDestroyed');
@@ -737,9 +510,3 @@ export class Channel extends TypedEmitter<ChannelInternalEvents> implements Enda
     }
   }
 }
-
-// Not frozen: a frozen array's elements kind would make the per-frame loops over these lists
-// polymorphic; `readonly` keeps anyone from adding to them.
-const NO_FRAME_LISTENERS: readonly FrameListener[] = [];
-const NO_AUDIO_HOOKS: readonly AudioHook[] = [];
-

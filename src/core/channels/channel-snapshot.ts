@@ -1,0 +1,214 @@
+// What ARI shows of a channel: its identity, the fields its snapshot carries, and that snapshot
+// kept between changes. Every field a snapshot shows is written through an accessor here, and
+// each write tells the kept snapshot (kept-snapshot.ts) that the next one must be built anew; a
+// write that bypassed them would leave events carrying a stale snapshot. The Channel extends this
+// so its callers keep reading and writing `channel.state`, `channel.caller`... as before.
+import type { Model } from '../../spec/index.ts';
+import type { CoreEvent } from '../../spec/events.ts';
+import { TypedEmitter } from '../../util/typed-emitter.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
+import { VariableStore } from './variable-store.ts';
+import { KeptSnapshot } from './kept-snapshot.ts';
+import type { CallerId, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation } from './channel-types.ts';
+
+/** What the snapshot needs from the channel's table. */
+interface SnapshotSettings {
+  /** Variables every snapshot carries (the `channelvars` setting). */
+  readonly channelvars: readonly string[];
+  readonly defaultLanguage: string;
+}
+
+export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternalEvents> {
+  readonly id: string;
+  readonly name: string;
+  readonly technology: string;
+  readonly endpointResource: string | undefined;
+  readonly direction: 'inbound' | 'outbound';
+  readonly creationtime = new Date();
+  /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
+  #creationText: string | undefined;
+  readonly linkedId: string;
+  #protocolId: string;
+  #state: ChannelState;
+  #caller: Readonly<CallerId>;
+  #connected: Readonly<CallerId> = { name: '', number: '' };
+  #accountcode = '';
+  #language: string;
+  #location: Readonly<DialplanLocation>;
+  /** The snapshot while nothing it shows changes, and its text once an event needed it. */
+  readonly #kept = new KeptSnapshot();
+  readonly #settings: SnapshotSettings;
+  /** The channel's variables: `channelvars` and caller_rdnis are shown from them. */
+  protected readonly variables = new VariableStore();
+  /** Variables set with reportEvents: every snapshot shows them beside `channelvars`. */
+  protected readonly reportedVariables = new Set<string>();
+  /** A `channelvars` function is being read (a read that raised an event must not read it again). */
+  #readingReportedFunction = false;
+
+  protected constructor(settings: SnapshotSettings, init: ChannelInit) {
+    super();
+    this.#settings = settings;
+    this.id = init.id;
+    this.name = init.name;
+    this.technology = init.technology;
+    this.endpointResource = init.endpointResource;
+    this.direction = init.direction;
+    this.#state = init.state;
+    this.linkedId = init.linkedId ?? init.id;
+    this.#language = init.language ?? settings.defaultLanguage;
+    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
+    this.#protocolId = init.protocolId ?? '';
+    this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+  }
+
+  /** Reads dialplan function `name` on the channel (a `channelvars` entry such as `CHANNEL(language)`). */
+  protected abstract readFunction(name: string, args: string): string | undefined;
+
+  /** Something a snapshot shows changed without an accessor here (a variable): the next snapshot is built anew. */
+  protected snapshotChanged(): void {
+    this.#kept.changed();
+  }
+
+  get protocolId(): string {
+    return this.#protocolId;
+  }
+
+  set protocolId(value: string) {
+    this.#protocolId = value;
+    this.#kept.changed();
+  }
+
+  get state(): ChannelState {
+    return this.#state;
+  }
+
+  set state(value: ChannelState) {
+    this.#state = value;
+    this.#kept.changed();
+  }
+
+  /** Replaced, never changed in place (Readonly): a write is what makes the next snapshot new. */
+  get caller(): Readonly<CallerId> {
+    return this.#caller;
+  }
+
+  set caller(value: Readonly<CallerId>) {
+    this.#caller = value;
+    this.#kept.changed();
+  }
+
+  get connected(): Readonly<CallerId> {
+    return this.#connected;
+  }
+
+  set connected(value: Readonly<CallerId>) {
+    this.#connected = value;
+    this.#kept.changed();
+  }
+
+  get accountcode(): string {
+    return this.#accountcode;
+  }
+
+  set accountcode(value: string) {
+    this.#accountcode = value;
+    this.#kept.changed();
+  }
+
+  get language(): string {
+    return this.#language;
+  }
+
+  set language(value: string) {
+    this.#language = value;
+    this.#kept.changed();
+  }
+
+  get location(): Readonly<DialplanLocation> {
+    return this.#location;
+  }
+
+  set location(value: Readonly<DialplanLocation>) {
+    this.#location = value;
+    this.#kept.changed();
+  }
+
+  get endpointId(): string | undefined {
+    return this.endpointResource === undefined ? undefined : `${this.technology}/${this.endpointResource}`;
+  }
+
+  /**
+   * The channel as ARI shows it. The same object is returned until something it shows changes
+   * (it is never changed afterwards: whoever holds it may keep it, nobody may write to it), so the
+   * events of an unchanged channel share one snapshot and one serialisation of it (eventText).
+   */
+  snapshot(): Model<'Channel'> {
+    const kept = this.#kept.current();
+    if (kept !== undefined) return kept;
+    const snapshot = this.buildSnapshot();
+    // A `channelvars` entry that reads a dialplan function may change with no write here: not kept.
+    this.#kept.keep(this.readsFunctions() ? undefined : snapshot);
+    return snapshot;
+  }
+
+  /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
+  private readsFunctions(): boolean {
+    for (const name of this.#settings.channelvars) if (name.includes('(')) return true;
+    for (const name of this.reportedVariables) if (name.includes('(')) return true;
+    return false;
+  }
+
+  /** The JSON text of an event this channel raised, from its kept snapshot's text (see KeptSnapshot). */
+  eventText(event: CoreEvent): string | undefined {
+    return this.#kept.eventText(event);
+  }
+
+  private buildSnapshot(): Model<'Channel'> {
+    const snapshot: Model<'Channel'> = {
+      id: this.id,
+      name: this.name,
+      state: this.state,
+      protocol_id: this.protocolId,
+      caller: { ...this.caller },
+      connected: { ...this.connected },
+      accountcode: this.accountcode,
+      dialplan: {
+        context: this.location.context,
+        exten: this.location.exten,
+        priority: this.location.priority,
+        app_name: this.location.appName,
+        app_data: this.location.appData,
+      },
+      creationtime: (this.#creationText ??= formatAriDate(this.creationtime)),
+      language: this.language,
+    };
+    const channelvars = this.#settings.channelvars;
+    const names = channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...channelvars, ...this.reportedVariables]);
+    if (names) {
+      // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
+      snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.reportedValue(name)]));
+    }
+    const rdnis = this.variables.get('__CALLER_RDNIS');
+    if (rdnis) snapshot.caller_rdnis = rdnis;
+    return snapshot;
+  }
+
+  /**
+   * A `channelvars` entry's value: a plain variable, or, as Asterisk does for an entry with
+   * parentheses (`CHANNEL(language)`), the dialplan function read on the channel. A function that
+   * cannot be read, or a read that would itself need this snapshot, gives ''.
+   */
+  private reportedValue(name: string): string {
+    const open = name.indexOf('(');
+    if (open <= 0 || !name.endsWith(')')) return this.variables.get(name) ?? '';
+    if (this.#readingReportedFunction) return '';
+    this.#readingReportedFunction = true;
+    try {
+      return this.readFunction(name.slice(0, open), name.slice(open + 1, -1)) ?? '';
+    } catch {
+      return '';
+    } finally {
+      this.#readingReportedFunction = false;
+    }
+  }
+}
