@@ -241,6 +241,9 @@ function onEvent(event) {
   }
   if (event.type === 'Dial' && event.caller && event.peer) relate(event.caller.id, event.peer.id);
   if (event.type === 'ChannelDialplan' && event.dialplan_app === 'Stasis') noteStasisApp(event.channel.id, String(event.dialplan_app_data ?? '').split(',')[0]);
+  // A channel that enters Stasis() at the same dialplan position raises no ChannelDialplan (as in
+  // Asterisk); Stasis() clearing STASISSTATUS as it starts says the same.
+  if (event.type === 'ChannelVarset' && event.variable === 'STASISSTATUS' && event.value === '' && event.channel?.dialplan?.app_name === 'Stasis') noteStasisApp(event.channel.id, String(event.channel.dialplan.app_data ?? '').split(',')[0]);
 
   switch (event.type) {
     case 'StasisStart': {

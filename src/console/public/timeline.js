@@ -90,6 +90,9 @@ function summary(event) {
     case 'ChannelDialplan':
       return `${event.dialplan_app}(${event.dialplan_app_data})`;
     case 'ChannelVarset':
+      // Stasis() clears STASISSTATUS as it starts (app_stasis): the line that shows a channel
+      // entering its application, as no ChannelDialplan does when the position stays the same.
+      if (event.variable === 'STASISSTATUS' && event.value === '' && event.channel?.dialplan?.app_name === 'Stasis') return `${event.variable}= entering Stasis(${event.channel.dialplan.app_data ?? ''})`;
       return `${event.variable}=${event.value}`;
     case 'ChannelDtmfReceived':
       return event.digit;
