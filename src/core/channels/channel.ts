@@ -129,6 +129,9 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     return this.state === 'Up';
   }
 
+  /** When the channel first became Up (ms since the epoch); undefined while it never was. */
+  answeredAt: number | undefined;
+
   // ---- snapshots and events -------------------------------------------------------------------
 
   protected readFunction(name: string, args: string): string | undefined {
@@ -169,6 +172,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   setState(state: ChannelState): void {
     if (this.state === state || this.destroyedAlready) return;
     this.state = state;
+    // The first answer only: Dial()'s ANSWEREDTIME counts from it (ast_channel_get_up_time_ms).
+    if (state === 'Up') this.answeredAt ??= Date.now();
     this.raise('ChannelStateChange');
     this.emit('state', state);
     if (state === 'Up') this.emit('answered', undefined);
