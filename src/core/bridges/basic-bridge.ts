@@ -27,7 +27,6 @@ const BASIC_BRIDGE_SHAPE = {
   bridge_class: 'basic',
   creator: '',
   name: '',
-  video_mode: 'none',
 } as const;
 
 /** The channel variables a bridge keeps on its parties (ast_bridge_vars_set). */
@@ -60,7 +59,8 @@ export class BasicBridge {
   }
 
   snapshot(): Model<'Bridge'> {
-    return { id: this.id, ...BASIC_BRIDGE_SHAPE, channels: this.channelIds(), creationtime: formatAriDate(this.creationtime) };
+    // In Asterisk's order of fields (ast_bridge_snapshot_to_json).
+    return { id: this.id, ...BASIC_BRIDGE_SHAPE, channels: this.channelIds(), creationtime: formatAriDate(this.creationtime), video_mode: 'none' };
   }
 
   /** Events carry the same snapshot: a basic bridge has no variables of its own. */

@@ -31,6 +31,19 @@ interface Seat {
   call: TwoPartyCall;
   /** Given by connect(): the party's owner hears of its exit instead of the call acting on it. */
   owner?: (exit: PartyExit) => void;
+  /** Told at once as an owned party leaves, before its exit settles (connect's `onOwnerExit`). */
+  onOwnerExit?: (exit: PartyExit) => void;
+}
+
+/** What connect() may be given beyond the parties. */
+export interface ConnectOptions {
+  /** The bridge ARI sees the call as: `b` enters it first, then `a`, as ast_bridge_call does. */
+  readonly bridge?: BasicBridge;
+  /**
+   * Told synchronously as an owner's party leaves the call (the bridge is gone by then), while the
+   * party still exists: Dial() leaves the call's times there, as Asterisk's end_bridge_callback.
+   */
+  readonly onOwnerExit?: (exit: PartyExit) => void;
 }
 
 /** The call each channel is in; a party keeps its seat (and owner) when it moves to another call. */
@@ -63,13 +76,16 @@ export class TwoPartyCall {
    * that hangs up at once is reported too). With a `bridge`, `b` enters it first, then `a`, as
    * ast_bridge_call puts the called party in before the caller.
    */
-  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], bridge?: BasicBridge): TwoPartyCall {
+  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], { bridge, onOwnerExit }: ConnectOptions = {}): TwoPartyCall {
     const call = new TwoPartyCall(a, b, bridge);
     for (const party of [a, b]) {
       const seat: Seat = seats.get(party) ?? { call };
       seat.call = call;
       seats.set(party, seat);
-      if (owners.includes(party)) call.#exits.set(party, new Promise((resolve) => (seat.owner = resolve)));
+      if (owners.includes(party)) {
+        seat.onOwnerExit = onOwnerExit;
+        call.#exits.set(party, new Promise((resolve) => (seat.owner = resolve)));
+      }
     }
     if (bridge) {
       for (const party of [b, a]) if (!party.hangingUp) bridge.enter(party);
@@ -236,6 +252,7 @@ export class TwoPartyCall {
     if (!seat || seat.call !== this) return false;
     seats.delete(party);
     if (seat.owner) {
+      seat.onOwnerExit?.(exit);
       seat.owner(exit);
       return true;
     }

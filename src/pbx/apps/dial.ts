@@ -325,13 +325,16 @@ export const dialApplication: DialplanApplication = {
     // callee's cleared extension shows as it enters.
     const bridge = services.bridges?.createBasic();
     if (!peer.hangingUp) peer.setDialplan(peer.location);
-    const call = TwoPartyCall.connect(channel, peer, [channel], bridge);
+    // The bridge is gone: the call's times, then DIALSTATUS again (end_bridge_callback, then
+    // app_dial's exit), at once, while a caller that hung up still exists.
+    const onOwnerExit = (): void => {
+      const now = Date.now();
+      setDuration(channel, 'ANSWEREDTIME', channel.answeredAt === undefined ? 0 : now - channel.answeredAt);
+      setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
+      setVariable(channel, 'DIALSTATUS', 'ANSWER');
+    };
+    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
     const exit = await call.exitOf(channel);
-    // The bridge is gone: the call's times, then DIALSTATUS again (end_bridge_callback, then app_dial's exit).
-    const now = Date.now();
-    setDuration(channel, 'ANSWEREDTIME', channel.answeredAt === undefined ? 0 : now - channel.answeredAt);
-    setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
-    setVariable(channel, 'DIALSTATUS', 'ANSWER');
     switch (exit.kind) {
       case 'hungup':
         // The call hung the callee up with the caller's cause.
