@@ -137,7 +137,8 @@ describe('Dial', () => {
       { caller: call.two.name, peer: dials[0].peer, dialstring: 'callee-echo@dial-test', dialstatus: '' },
       { caller: call.two.name, peer: dials[0].peer, dialstring: 'callee-echo@dial-test', dialstatus: 'ANSWER' },
     ]);
-    assert.deepEqual(varsets(setup, call.two.name, 'DIALSTATUS'), ['ANSWER']);
+    // Blanked as Dial() starts, as app_dial does (the Asterisk 22 capture in test/ari/dial-bridge-fidelity.test.ts).
+    assert.deepEqual(varsets(setup, call.two.name, 'DIALSTATUS'), ['', 'ANSWER']);
     assert.deepEqual(varsets(setup, call.two.name, 'DIALEDPEERNAME'), [dials[0].peer]);
     assert.equal(call.two.state, 'Up', 'the caller is answered');
     assert.equal(call.one.state, 'Up');
