@@ -180,6 +180,13 @@ test('Dial() through Local: the basic bridge, BRIDGEPEER and the DIAL* variables
     'Destroyed caller',
   ]);
 
+  // The callee, left alone in the dissolved bridge, is hung up outright: no hang-up request of its
+  // own (its Local ;2 gets the queued one), as Asterisk's ast_hangup of the bridge's other party.
+  const calleeRequests = frames.filter((frame) => frame.type === 'ChannelHangupRequest' && frame.channel.id === calleeId);
+  assert.deepEqual(calleeRequests, []);
+  const calleeTwo = frames.filter((frame) => frame.type === 'ChannelHangupRequest' && short(frame.channel.name) === 'Local/answer@default;2');
+  assert.deepEqual(calleeTwo.map((frame) => [frame.cause, frame.soft]), [[16, undefined], [16, true]]);
+
   // The fields of the bridge events, as captured.
   const created = frames.find((frame) => frame.type === 'BridgeCreated')!;
   assert.deepEqual({ ...created.bridge, creationtime: undefined }, { ...shown, channels: [], creationtime: undefined });

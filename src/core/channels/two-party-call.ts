@@ -257,7 +257,9 @@ export class TwoPartyCall {
       return true;
     }
     if (exit.kind === 'peer-hungup') {
-      if (!party.hangingUp) party.hangup(exit.cause);
+      // Hung up outright, with no hang-up request, as a basic bridge's independent party is
+      // (Asterisk's ast_hangup after the bridge dissolved).
+      if (!party.hangingUp) party.hangup(exit.cause, { unrequested: true });
     } else if (exit.kind === 'done') {
       // After what the transfer's requester is told now (a SIP NOTIFY in the transferer's dialog).
       queueMicrotask(() => {
