@@ -183,7 +183,8 @@ export class CdrEngine {
     for (const cdr of this.#asPartyB.get(view.id) ?? []) {
       if (cdr.state === 'finalized') continue;
       cdr.partyB = partyOf(view);
-      // Dial() connects its parties without a bridge (docs/differences.md): the answered call ends with party B too.
+      // A record still dialing or bridged with this party B ends with it (Dial()'s bridge has usually
+      // dissolved by then, its ChannelLeftBridge having finished the record; a kernel without bridges has none).
       if (cdr.state === 'dial' || cdr.state === 'bridge' || cdr.state === 'dialedPending') cdr.finalize(now);
     }
     this.#asPartyB.delete(view.id);
