@@ -75,7 +75,9 @@ export class CdrEngine {
         this.#leftBridge(event.channel.id, event.bridge.id, now);
         return;
       case 'ChannelHangupRequest':
-        this.#snapshot(event.channel, now, event.cause);
+        // A soft request's `cause` is its reason flag (APPUNLOAD 16, EXPLICIT 32), not the channel's
+        // hang-up cause: Hangup(17) is announced only so, and its 17 comes with ChannelDestroyed.
+        this.#snapshot(event.channel, now, event.soft ? undefined : event.cause);
         return;
       case 'ChannelDestroyed':
         this.#destroyed(event.channel, event.cause, now);
