@@ -6,7 +6,8 @@
 // "none"), the callee's ChannelDialplan with its extension cleared, ChannelEnteredBridge callee then
 // caller, BRIDGEPEER on both, and as it ends BRIDGEPEER cleared and ChannelLeftBridge (the party
 // that left first), BridgeDestroyed, the call's times, DIALSTATUS again. GET /bridges lists the
-// bridge; the bridge operations answer 409 "Bridge not in Stasis application". Only the frames
+// bridge; the bridge operations answer 409 "Bridge not in Stasis application". Hangup(cause) raises
+// no request of its own, only its dialplan run's end (APPUNLOAD), as captured too. Only the frames
 // Asterisk orders deterministically are compared in order: its Local halves run on threads of
 // their own, so the rest interleave differently from run to run there.
 import assert from 'node:assert/strict';
@@ -27,6 +28,8 @@ exten => dialshort,1,Dial(Local/short@dialbridge)
 exten => short,1,Answer()
  same => n,Wait(0.5)
  same => n,Hangup()
+exten => hangup,1,Answer()
+ same => n,Hangup(17)
 `;
 const WATCHER = 'dial-bridge-watch';
 const HOLDER = 'dial-bridge-holder';
@@ -227,4 +230,19 @@ test('Dial() through Local, the callee hangs up: it leaves the bridge first, and
   // Hangup() on the callee's ;2: only its dialplan run's end is announced (cause 16, soft).
   const requests = frames.filter((frame) => frame.type === 'ChannelHangupRequest' && short(frame.channel.name) === 'Local/short@dialbridge;2');
   assert.deepEqual(requests.map((frame) => [frame.cause, frame.soft]), [[16, true]]);
+});
+
+test('Hangup(17): its channel announces only the end of its dialplan run (16, soft); the partner hears 17, both are destroyed with 17', async () => {
+  const id = `hangup-${Date.now()}`;
+  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@dialbridge')}&app=${HOLDER}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  assert.equal(originated.status, 200);
+  const frames: Json[] = [];
+  const destroyed = new Set<string>();
+  const ours = (frame: Json): boolean => frame.channel?.id === id || frame.channel?.id === `${id}-2`;
+  await collectUntil(frames, (frame) => frame.type === 'ChannelDestroyed' && ours(frame) && destroyed.add(frame.channel.id).size === 2);
+  const requests = (channelId: string): unknown[] => frames.filter((frame) => frame.type === 'ChannelHangupRequest' && frame.channel.id === channelId).map((frame) => [frame.cause, frame.soft]);
+  assert.deepEqual(requests(`${id}-2`), [[16, true]]);
+  assert.deepEqual(requests(id), [[17, undefined]]);
+  const causes = frames.filter((frame) => frame.type === 'ChannelDestroyed' && ours(frame)).map((frame) => frame.cause);
+  assert.deepEqual(causes, [17, 17]);
 });
