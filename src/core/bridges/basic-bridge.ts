@@ -20,9 +20,6 @@ export interface BasicBridgeEnvironment {
 
 /** What events and REST answers show of the bridge; the same for every basic bridge. */
 const BASIC_BRIDGE_SHAPE = {
-  // Two parties: Asterisk's simple_bridge (native_rtp when both are RTP channels that may reinvite
-  // each other, which Patchbay's SIP channels never do: their media stays with the server).
-  technology: 'simple_bridge',
   bridge_type: 'mixing',
   bridge_class: 'basic',
   creator: '',
@@ -39,8 +36,30 @@ export class BasicBridge {
   /** Members in the order they entered: the `channels` of every snapshot. */
   readonly #members: Channel[] = [];
   #destroyed = false;
+  /** What carries the audio, asked by the call behind the bridge (setTechnologyProbe). */
+  #technologyProbe: () => string = () => 'simple_bridge';
+  /** The technology the bridge keeps showing while it dissolves (holdTechnology). */
+  #heldTechnology: string | undefined;
 
   constructor(private readonly env: BasicBridgeEnvironment) {}
+
+  /**
+   * Asterisk's technology for two parties: simple_bridge, or native_rtp once both are RTP calls
+   * whose media is relayed between them without the core (its smart bridge switches after both
+   * entered, so the enter events still show simple_bridge). The call behind the bridge knows.
+   */
+  setTechnologyProbe(probe: () => string): void {
+    this.#technologyProbe = probe;
+  }
+
+  /** The bridge is coming apart: it shows `technology` from now on, whatever its media becomes. */
+  holdTechnology(technology: string): void {
+    this.#heldTechnology ??= technology;
+  }
+
+  technology(): string {
+    return this.#heldTechnology ?? this.#technologyProbe();
+  }
 
   get destroyed(): boolean {
     return this.#destroyed;
@@ -60,7 +79,8 @@ export class BasicBridge {
 
   snapshot(): Model<'Bridge'> {
     // In Asterisk's order of fields (ast_bridge_snapshot_to_json).
-    return { id: this.id, ...BASIC_BRIDGE_SHAPE, channels: this.channelIds(), creationtime: formatAriDate(this.creationtime), video_mode: 'none' };
+    const { bridge_type, bridge_class, creator, name } = BASIC_BRIDGE_SHAPE;
+    return { id: this.id, technology: this.technology(), bridge_type, bridge_class, creator, name, channels: this.channelIds(), creationtime: formatAriDate(this.creationtime), video_mode: 'none' };
   }
 
   /** Events carry the same snapshot: a basic bridge has no variables of its own. */

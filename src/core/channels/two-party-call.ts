@@ -13,7 +13,7 @@
 import type { BasicBridge } from '../bridges/basic-bridge.ts';
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
-import { connectChannels } from './direct-connect.ts';
+import { connectMedia, type MediaConnection } from './direct-connect.ts';
 import type { Indication } from './driver.ts';
 
 /** How a party left its call. */
@@ -65,9 +65,22 @@ export class TwoPartyCall {
   /** The bridge ARI sees the call as, if any; it carries no media. */
   readonly #bridge: BasicBridge | undefined;
 
+  /** The parties' media while they are wired together. */
+  #media: MediaConnection | undefined;
+
   private constructor(a: Channel, b: Channel, bridge: BasicBridge | undefined) {
     this.#parties = [a, b];
     this.#bridge = bridge;
+    bridge?.setTechnologyProbe(() => this.#technology());
+  }
+
+  /**
+   * The technology Asterisk would show for the bridge: native_rtp while the parties' technologies
+   * relay the audio themselves (two RTP calls, as Asterisk's native_rtp bridges them), simple_bridge
+   * while it passes through here.
+   */
+  #technology(): string {
+    return this.#media?.relayed() ? 'native_rtp' : 'simple_bridge';
   }
 
   /**
@@ -176,7 +189,8 @@ export class TwoPartyCall {
 
   #wire(): void {
     const [a, b] = this.#parties;
-    const disconnect = connectChannels(a, b);
+    const media = connectMedia(a, b);
+    this.#media = media;
     const onHangupA = (): void => this.#partyHungUp(a);
     const onHangupB = (): void => this.#partyHungUp(b);
     const onIndicationA = (indication: Indication): void => this.#passHold(a, b, indication);
@@ -186,7 +200,8 @@ export class TwoPartyCall {
     a.on('remote-indication', onIndicationA);
     b.on('remote-indication', onIndicationB);
     this.#unwire = () => {
-      disconnect();
+      media.disconnect();
+      this.#media = undefined;
       a.off('hangup', onHangupA);
       b.off('hangup', onHangupB);
       a.off('remote-indication', onIndicationA);
@@ -238,6 +253,8 @@ export class TwoPartyCall {
 
   /** The call comes apart: `first` (who caused it) leaves the bridge first. */
   #dissolve(first: Channel): void {
+    // The bridge leaves and is destroyed showing the technology it had (native_rtp stays in Asterisk's last events).
+    this.#bridge?.holdTechnology(this.#technology());
     this.#unwire();
     this.#holding.clear();
     this.#bridge?.dissolve(first);
