@@ -50,7 +50,7 @@ export class Ownership {
     this.nodeSubscription = nc.subscribe(nodeSubject(prefix, node), { callback: (err, msg) => (err ? undefined : this.serve(msg)) });
     // What exists already (the cluster starts after the core) and what comes.
     for (const channel of core.channels.list()) this.own('channel', channel.id);
-    for (const bridge of core.bridges.list()) this.own('bridge', bridge.id);
+    for (const bridge of core.bridges.listShown()) this.own('bridge', bridge.id);
     this.stopObserving = core.applications.observe((event) => this.observed(event));
   }
 
@@ -68,7 +68,8 @@ export class Ownership {
       case 'channel':
         return core.channels.get(id)?.id === id;
       case 'bridge':
-        return core.bridges.get(id) !== undefined;
+        // A basic bridge (Dial()'s) too: its operations are answered here (409), as Asterisk does.
+        return core.bridges.shown(id) !== undefined;
       case 'playback':
         return core.playbacks.get(id) !== undefined;
       case 'recording':

@@ -50,6 +50,7 @@ export class Core extends Kernel {
       // The technology's word first (a Local device is available when its extension exists), as ChanIsAvail always did.
       deviceState: (device) => this.technologies.deviceState(device) ?? this.derivedDeviceStates.state(device),
       runSubroutine: (channel, target) => this.pbx.runSubroutine(channel, target),
+      bridges: this.bridges,
       records: this.records,
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),

@@ -219,7 +219,7 @@ export abstract class Kernel {
     this.bridges.maxBridges = options.config.maxBridges;
     this.mailboxes.maxMailboxes = options.config.maxMailboxes;
     this.deviceStates.maxControlled = options.config.maxDeviceStates;
-    this.objects.register('bridge', (id) => this.bridges.get(id)?.eventSnapshot());
+    this.objects.register('bridge', (id) => this.bridges.shown(id)?.eventSnapshot());
     this.recordings = new Recordings({
       dir: options.config.dirs.recordings,
       media: this.media,

@@ -11,6 +11,7 @@ import type { Stasis } from '../core/stasis.ts';
 import type { AstDb } from '../core/astdb.ts';
 import type { ChannelBroadcasts } from '../core/broadcasts.ts';
 import type { CallRecords } from '../core/cdr/call-records.ts';
+import type { BasicBridge } from '../core/bridges/basic-bridge.ts';
 
 export interface PbxServices {
   readonly channels: Channels;
@@ -35,6 +36,8 @@ export interface PbxServices {
    * the dialplan, until its Return (Dial's b() pre-dial handler); false when it could not start.
    */
   runSubroutine?(channel: Channel, target: string): Promise<boolean>;
+  /** Basic bridges, for the answered calls of Dial() (ARI shows them); none: Dial's calls have no bridge. */
+  readonly bridges?: { createBasic(): BasicBridge };
   /** Call records (ResetCDR, NoCDR, CELGenUserEvent). */
   readonly records?: CallRecords;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */

@@ -180,6 +180,40 @@ describe('transfers and hold in Dial() calls, through the technology seam', () =
     assert.equal(xfer.context!.transfers.canReplace(desk), false);
   });
 
+  test('the basic bridge ARI sees follows the call: a replacement and an attended transfer re-seat it, BRIDGEPEER names the new peer', async () => {
+    const bridgeOf = (channel: Channel) => server.core.bridges.listShown().find((bridge) => bridge.channelIds().includes(channel.id));
+    const { caller, callee } = await answeredCall('alice', '100');
+    const bridge = bridgeOf(caller);
+    assert.ok(bridge, 'the Dial() call is in a bridge');
+    assert.equal(bridge.snapshot().bridge_class, 'basic');
+    assert.deepEqual(bridge.channelIds(), [callee.id, caller.id], 'the callee entered first');
+    assert.equal(caller.getVariable('BRIDGEPEER'), callee.name);
+    assert.equal(callee.getVariable('BRIDGEPEER'), caller.name);
+
+    const desk = xfer.context!.channels.create({ name: 'XFER/desk-1', technology: 'XFER', direction: 'inbound', state: 'Ring' }, (created) => new FarEnd(created));
+    assert.equal(xfer.context!.transfers.replace(caller, desk), true);
+    await settle();
+    assert.deepEqual(bridge.channelIds(), [callee.id, desk.id], 'the replacement took the caller\'s seat in the same bridge');
+    assert.equal(callee.getVariable('BRIDGEPEER'), desk.name);
+    assert.equal(desk.getVariable('BRIDGEPEER'), callee.name);
+    desk.hangup();
+    await settle();
+    assert.ok(bridge.destroyed, 'the bridge dissolves with the call');
+
+    const first = await answeredCall('alice', '100');
+    const second = await answeredCall('alice', '200');
+    const [firstBridge, secondBridge] = [bridgeOf(first.caller)!, bridgeOf(second.caller)!];
+    assert.equal(xfer.context!.transfers.attended(first.caller, second.caller), 'Success');
+    await settle();
+    assert.ok(firstBridge.destroyed, "the transferer's first call's bridge is gone");
+    assert.deepEqual(secondBridge.channelIds(), [second.callee.id, first.callee.id], 'the transferee sits where the second leg was');
+    assert.equal(first.callee.getVariable('BRIDGEPEER'), second.callee.name);
+    assert.equal(second.callee.getVariable('BRIDGEPEER'), first.callee.name);
+    first.callee.hangup();
+    await settle();
+    assert.ok(secondBridge.destroyed);
+  });
+
   test('with Dial option g the caller goes on after the callee hangs up, and stops hearing music on hold', async () => {
     const { caller, callee } = await answeredCall('alice', '300');
     callee.remoteIndication('hold');

@@ -183,6 +183,11 @@ describe('B2BUA audio relayed in a media worker', { skip: !HAVE_SIPP ? 'sipp is 
       await relayedStreams(2, 'Dial');
       await bothWaysAudio(parties, 'Dial, relayed');
       assert.equal(server.core.pjsip.mediaWorkers!.streams, 2, 'both legs run in the one worker');
+      // The call's basic bridge shows native_rtp while the worker relays, as Asterisk's two RTP legs
+      // (its smart bridge switches after both entered: the enter events still say simple_bridge).
+      const listed = (await (await server.ari('/bridges')).json()) as Json[];
+      const basic = listed.find((bridge) => bridge.bridge_class === 'basic' && bridge.channels.includes(callerCreated.channel.id));
+      assert.equal(basic?.technology, 'native_rtp');
 
       // A digit from the caller: reported on its channel, and sent on to the callee as RFC 4733 events.
       const before = parties.callee.received.length;
@@ -196,6 +201,8 @@ describe('B2BUA audio relayed in a media worker', { skip: !HAVE_SIPP ? 'sipp is 
       assert.equal((await parties.callerRun.done).status, 0, 'the caller got its BYE');
       assert.equal((await parties.calleeRun.done).status, 0, 'the callee got its BYE');
       await relayedStreams(0, 'after the call');
+      const destroyed: Json = await nextEvent(events, (e) => e.type === 'BridgeDestroyed' && e.bridge?.bridge_class === 'basic', 10_000);
+      assert.equal(destroyed.bridge.technology, 'native_rtp', 'the bridge is destroyed showing the technology it had');
     } finally {
       parties.close();
     }

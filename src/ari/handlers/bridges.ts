@@ -2,7 +2,7 @@
 // core's (src/core/bridges/*); this file maps parameters onto it with the checks and messages of
 // Asterisk's res/ari/resource_bridges.c. Bridge play and record live with playbacks and recordings.
 import type { Bridge } from '../../core/bridges/bridge.ts';
-import { resolveBridgeType } from '../../core/bridges/bridges.ts';
+import { NOT_IN_STASIS, resolveBridgeType, type ListedBridge } from '../../core/bridges/bridges.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import { addChannelsToBridge } from '../../control/bridge-control.ts';
 import { parseVariables } from '../../control/originate.ts';
@@ -14,15 +14,21 @@ import type { Model } from '../../spec/index.ts';
 
 type BridgeJson = Model<'Bridge'>;
 
-const json = (bridge: Bridge): BridgeJson => bridge.snapshot();
+const json = (bridge: ListedBridge): BridgeJson => bridge.snapshot();
 
 /** Asterisk's message when the variable operations cannot find the bridge. */
 const NO_BRIDGE_FOR_VARIABLES = 'Bridge Not Found';
 
-function findBridge(core: Core, bridgeId: string, message = 'Bridge not found'): Bridge {
+/**
+ * The bridge an operation acts on. A basic bridge (Dial()'s) exists but is no application's:
+ * 409, as Asterisk's find_bridge answers; the bulk variable operations, which look among the
+ * applications' bridges only, answer 404 for it (`basicIsConflict` false).
+ */
+function findBridge(core: Core, bridgeId: string, message = 'Bridge not found', basicIsConflict = true): Bridge {
   const bridge = core.bridges.get(bridgeId);
-  if (!bridge) throw new NotFoundError(message);
-  return bridge;
+  if (bridge) return bridge;
+  if (basicIsConflict && core.bridges.shown(bridgeId)) throw new AriError(409, NOT_IN_STASIS);
+  throw new NotFoundError(message);
 }
 
 /**
@@ -88,13 +94,17 @@ function writeBridgeVariable(bridge: Bridge, name: string, value: string | undef
 }
 
 export const bridgesHandlers = defineHandlers('bridges', {
-  list: (_params, { core }) => core.bridges.list().map(json),
+  list: (_params, { core }) => core.bridges.listShown().map(json),
 
   create: (params, { core }) => createBridge(core, params),
 
   createWithId: (params, { core }) => createBridge(core, params),
 
-  get: ({ bridgeId }, { core }) => json(findBridge(core, bridgeId)),
+  get: ({ bridgeId }, { core }) => {
+    const bridge = core.bridges.shown(bridgeId);
+    if (!bridge) throw new NotFoundError('Bridge not found');
+    return json(bridge);
+  },
 
   destroy: ({ bridgeId }, { core }) => {
     findBridge(core, bridgeId).destroy();
@@ -112,7 +122,7 @@ export const bridgesHandlers = defineHandlers('bridges', {
 
   getBridgeVars: ({ bridgeId, variables }, { core }) => {
     if (variables.length === 0) throw new AriError(400, 'At least one variable name is required');
-    const bridge = findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES);
+    const bridge = findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES, false);
     // A Map, then own properties: names such as `__proto__` are keys like any other.
     const values = new Map<string, string>();
     for (const entry of variables) {
@@ -124,7 +134,7 @@ export const bridgesHandlers = defineHandlers('bridges', {
   },
 
   setBridgeVars: ({ bridgeId, variables }, { core }) => {
-    const bridge = findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES);
+    const bridge = findBridge(core, bridgeId, NO_BRIDGE_FOR_VARIABLES, false);
     const assignments = parseVariables(variables);
     if (assignments.length === 0) throw new AriError(400, 'At least one variable is required');
     for (const { name, value, reportEvents } of assignments) writeBridgeVariable(bridge, name.trim(), value, reportEvents);

@@ -5,6 +5,7 @@ import type { Channel } from '../channels/channel.ts';
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from '../errors.ts';
 import type { MediaEngine } from '../media-engine.ts';
 import { Bridge, type BridgeAudioSource, type BridgeType, type MemberOptions, type VideoMode } from './bridge.ts';
+import { BasicBridge } from './basic-bridge.ts';
 import { randomUUID } from 'node:crypto';
 import { formatAriDate } from '../../util/ari-date.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
@@ -38,6 +39,12 @@ export function resolveBridgeType(tokens: readonly string[]): { type: BridgeType
   return { type: holding ? 'holding' : 'mixing', videoMode, flags };
 }
 
+/** A bridge ARI may list and show: one of the table's, or a basic bridge Dial() made. */
+export type ListedBridge = Bridge | BasicBridge;
+
+/** Asterisk's answer to a bridge operation on a bridge that exists but is no application's. */
+export const NOT_IN_STASIS = 'Bridge not in Stasis application';
+
 /** Default of `max_bridges`. */
 export const DEFAULT_MAX_BRIDGES = 10_000;
 
@@ -49,6 +56,8 @@ export class Bridges implements EndableCollection {
   private readonly countedApp = new Map<string, string>();
   /** Channels held by a bridge outside the table (holdUnlisted). */
   private readonly unlisted = new Map<Channel, Bridge>();
+  /** Basic bridges (Dial()'s calls): shown to ARI, operated by nobody there (basic-bridge.ts). */
+  private readonly basic = new Map<string, BasicBridge>();
 
   constructor(
     private readonly applications: Applications,
@@ -64,7 +73,7 @@ export class Bridges implements EndableCollection {
 
   create(options: CreateBridgeOptions): Bridge {
     const id = options.id || randomUUID();
-    if (this.byId.has(id)) throw new ConflictError(`Bridge with id ${id} already exists`);
+    if (this.byId.has(id) || this.basic.has(id)) throw new ConflictError(`Bridge with id ${id} already exists`);
     if (this.byId.size >= this.maxBridges) throw new UnavailableError(`Too many bridges: at most ${this.maxBridges} (max_bridges)`);
     const { type, videoMode, flags } = resolveBridgeType(options.types ?? []);
     const tick = (): void => bridge.tick();
@@ -97,14 +106,42 @@ export class Bridges implements EndableCollection {
     return this.byId.get(id);
   }
 
+  /** A bridge ARI may operate on; a basic bridge is a conflict (409), as in Asterisk. */
   require(id: string): Bridge {
     const bridge = this.byId.get(id);
-    if (!bridge) throw new NotFoundError('Bridge not found');
+    if (!bridge) throw this.basic.has(id) ? new ConflictError(NOT_IN_STASIS) : new NotFoundError('Bridge not found');
     return bridge;
   }
 
   list(): Bridge[] {
     return [...this.byId.values()];
+  }
+
+  /** Every bridge ARI shows (GET /bridges): the table's, then the basic ones. */
+  listShown(): ListedBridge[] {
+    return [...this.byId.values(), ...this.basic.values()];
+  }
+
+  /** A bridge ARI shows (GET /bridges/{id}, subscriptions): the table's or a basic one. */
+  shown(id: string): ListedBridge | undefined {
+    return this.byId.get(id) ?? this.basic.get(id);
+  }
+
+  /**
+   * A basic bridge for a two-party call (Dial()): announced at once (BridgeCreated), forgotten as
+   * it dissolves. It does not count against `max_bridges`, which bounds the bridges that mix.
+   */
+  createBasic(): BasicBridge {
+    const bridge = new BasicBridge({
+      publish: (event, scope) => this.applications.publish(event, scope),
+      destroyed: (gone) => {
+        this.basic.delete(gone.id);
+        this.applications.forgetObject('bridge', gone.id);
+      },
+    });
+    this.basic.set(bridge.id, bridge);
+    bridge.announceCreation();
+    return bridge;
   }
 
   get size(): number {

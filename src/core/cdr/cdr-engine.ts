@@ -75,7 +75,9 @@ export class CdrEngine {
         this.#leftBridge(event.channel.id, event.bridge.id, now);
         return;
       case 'ChannelHangupRequest':
-        this.#snapshot(event.channel, now, event.cause);
+        // A soft request's `cause` is its reason flag (APPUNLOAD 16, EXPLICIT 32), not the channel's
+        // hang-up cause: Hangup(17) is announced only so, and its 17 comes with ChannelDestroyed.
+        this.#snapshot(event.channel, now, event.soft ? undefined : event.cause);
         return;
       case 'ChannelDestroyed':
         this.#destroyed(event.channel, event.cause, now);
@@ -183,7 +185,8 @@ export class CdrEngine {
     for (const cdr of this.#asPartyB.get(view.id) ?? []) {
       if (cdr.state === 'finalized') continue;
       cdr.partyB = partyOf(view);
-      // Dial() connects its parties without a bridge (docs/differences.md): the answered call ends with party B too.
+      // A record still dialing or bridged with this party B ends with it (Dial()'s bridge has usually
+      // dissolved by then, its ChannelLeftBridge having finished the record; a kernel without bridges has none).
       if (cdr.state === 'dial' || cdr.state === 'bridge' || cdr.state === 'dialedPending') cdr.finalize(now);
     }
     this.#asPartyB.delete(view.id);

@@ -129,6 +129,9 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     return this.state === 'Up';
   }
 
+  /** When the channel first became Up (ms since the epoch); undefined while it never was. */
+  answeredAt: number | undefined;
+
   // ---- snapshots and events -------------------------------------------------------------------
 
   protected readFunction(name: string, args: string): string | undefined {
@@ -169,6 +172,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   setState(state: ChannelState): void {
     if (this.state === state || this.destroyedAlready) return;
     this.state = state;
+    // The first answer only: Dial()'s ANSWEREDTIME counts from it (ast_channel_get_up_time_ms).
+    if (state === 'Up') this.answeredAt ??= Date.now();
     this.raise('ChannelStateChange');
     this.emit('state', state);
     if (state === 'Up') this.emit('answered', undefined);
@@ -437,14 +442,15 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * bridges let it go), then the technology is told and ChannelDestroyed is raised. Hangups this
    * one causes are queued, not recursed into (hangup-chain.ts).
    */
-  hangup(cause: number = CAUSE.normal, options: { soft?: SoftHangupFlag; fromFarEnd?: boolean; techCause?: number } = {}): void {
+  hangup(cause: number = CAUSE.normal, options: { soft?: SoftHangupFlag; fromFarEnd?: boolean; techCause?: number; unrequested?: boolean } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;
     if (options.techCause) this.hangupTechCause = options.techCause;
     const soft = options.soft;
     const fromFarEnd = options.fromFarEnd === true;
+    const requested = options.unrequested !== true;
     carryOutHangup({
-      release: () => this.release(soft, fromFarEnd),
+      release: () => this.release(soft, fromFarEnd, requested),
       destroy: () => this.destroy(),
       // A hang-up queued by the technology is noticed later by the thread owning the channel.
       destroyAfterRequester: fromFarEnd,
@@ -454,17 +460,21 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /**
    * First half of a hangup: announce it, let listeners release the channel, tell the far end. A
    * soft hang-up's event carries the reason flag as `cause` (ast_softhangup); a queued one the cause.
+   * An `unrequested` one is not announced: a channel hung up outright, as Asterisk's ast_hangup of
+   * a bridge's party nobody asked to hang up (Dial()'s callee once the caller left).
    */
-  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean): void {
+  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean, requested: boolean): void {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
       if (soft === SOFT_HANGUP.appUnload) this.#dialplanRun.endAnnounced();
-      this.raise('ChannelHangupRequest', {
-        cause: soft ?? cause,
-        ...(techCause ? { tech_cause: techCause } : {}),
-        ...(soft !== undefined ? { soft: true } : {}),
-      });
+      if (requested) {
+        this.raise('ChannelHangupRequest', {
+          cause: soft ?? cause,
+          ...(techCause ? { tech_cause: techCause } : {}),
+          ...(soft !== undefined ? { soft: true } : {}),
+        });
+      }
     } catch (error) {
       this.env.reportError(error, this, 'ChannelHangupRequest');
     }

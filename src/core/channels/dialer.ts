@@ -21,6 +21,11 @@ export interface DialOptions {
    * (docs/differences.md).
    */
   readonly reportProgress?: boolean;
+  /**
+   * Called as the peer answers, before the Dial event with ANSWER: app_dial sets the caller's
+   * DIALSTATUS and DIALEDPEER* first.
+   */
+  readonly answering?: () => void;
 }
 
 function raiseDial(peer: Channel, options: DialOptions, dialstatus: string): void {
@@ -46,6 +51,7 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
       peer.off('answered', onAnswered);
       peer.off('hangup', onHangup);
       peer.off('remote-indication', onIndication);
+      if (status === 'ANSWER') options.answering?.();
       if (!peer.destroyed) raiseDial(peer, options, status);
       resolve(status);
     };

@@ -6,8 +6,19 @@ import type { Frame } from '../../media/frame.ts';
 import { AudioRelay } from './audio-relay.ts';
 import type { Channel, FrameListener } from './channel.ts';
 
+/** Two channels' media connected: disconnect() ends it; relayed() says whether their technologies carry the audio now. */
+export interface MediaConnection {
+  disconnect(): void;
+  relayed(): boolean;
+}
+
 /** Connects the media of `a` and `b` in both directions; the returned function disconnects them. */
 export function connectChannels(a: Channel, b: Channel): () => void {
+  return connectMedia(a, b).disconnect;
+}
+
+/** connectChannels, also telling whether the technologies relay the audio themselves (audio-relay.ts). */
+export function connectMedia(a: Channel, b: Channel): MediaConnection {
   const forward = (to: Channel): { frame: FrameListener; dtmf: (digit: { digit: string; durationMs: number }) => void } => ({
     // A channel hearing media of its own (music on hold while held) hears that instead, as in a bridge.
     frame: (frame: Frame) => {
@@ -25,7 +36,7 @@ export function connectChannels(a: Channel, b: Channel): () => void {
   b.on('dtmf', bToA.dtmf);
   const relay = new AudioRelay(a, b, aToB.frame, bToA.frame);
   let connected = true;
-  return () => {
+  const disconnect = (): void => {
     if (!connected) return;
     connected = false;
     relay.stop();
@@ -34,4 +45,5 @@ export function connectChannels(a: Channel, b: Channel): () => void {
     a.off('dtmf', aToB.dtmf);
     b.off('dtmf', bToA.dtmf);
   };
+  return { disconnect, relayed: () => connected && relay.engaged };
 }

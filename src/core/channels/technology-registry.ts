@@ -295,7 +295,7 @@ export class Technologies {
    */
   #raiseTransfer(channel: Channel, request: TransferRequest): void {
     const surroundings = (member: Channel): { connected_channel?: Model<'Channel'>; bridge?: Model<'Bridge'> } => {
-      const bridge = member.bridgeId ? this.#services.bridges?.get(member.bridgeId) : undefined;
+      const bridge = member.bridgeId ? this.#services.bridges?.shown(member.bridgeId) : undefined;
       if (!bridge) return {};
       const peerId = bridge.channelIds().find((id) => id !== member.id);
       const peer = peerId ? this.#services.channels.get(peerId) : undefined;

@@ -1,16 +1,19 @@
 // Two channels in a call with each other, as Dial() connects its caller and the callee that
 // answered (Asterisk puts them in a basic two-party bridge). Media and DTMF pass straight through
 // (direct-connect.ts); a hold one party signals reaches the other, whose technology decides what
-// that means (a SIP phone hears music on hold); transfers rearrange who talks to whom.
+// that means (a SIP phone hears music on hold); transfers rearrange who talks to whom. Given a
+// basic bridge (basic-bridge.ts), the call keeps it showing who is in the call, as ARI sees
+// Asterisk's: the parties enter it, a transfer swaps them there, and it dissolves with the call.
 //
 // A party either has an owner, the dialplan application running it (Dial's caller), which learns
 // through exitOf() how the party left the call and carries on from there, or none (Dial's callee,
 // a transferee): then the call does what Asterisk's basic bridge would. A party whose peer hung up
 // is hung up; a party a blind transfer sends elsewhere runs the dialplan there; a transferer, or
 // a party another channel replaced, is hung up.
+import type { BasicBridge } from '../bridges/basic-bridge.ts';
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
-import { connectChannels } from './direct-connect.ts';
+import { connectMedia, type MediaConnection } from './direct-connect.ts';
 import type { Indication } from './driver.ts';
 
 /** How a party left its call. */
@@ -28,6 +31,19 @@ interface Seat {
   call: TwoPartyCall;
   /** Given by connect(): the party's owner hears of its exit instead of the call acting on it. */
   owner?: (exit: PartyExit) => void;
+  /** Told at once as an owned party leaves, before its exit settles (connect's `onOwnerExit`). */
+  onOwnerExit?: (exit: PartyExit) => void;
+}
+
+/** What connect() may be given beyond the parties. */
+export interface ConnectOptions {
+  /** The bridge ARI sees the call as: `b` enters it first, then `a`, as ast_bridge_call does. */
+  readonly bridge?: BasicBridge;
+  /**
+   * Told synchronously as an owner's party leaves the call (the bridge is gone by then), while the
+   * party still exists: Dial() leaves the call's times there, as Asterisk's end_bridge_callback.
+   */
+  readonly onOwnerExit?: (exit: PartyExit) => void;
 }
 
 /** The call each channel is in; a party keeps its seat (and owner) when it moves to another call. */
@@ -46,23 +62,46 @@ export class TwoPartyCall {
   readonly #exits = new Map<Channel, Promise<PartyExit>>();
   /** Parties that put their peer on hold (a re-INVITE sendonly): the peer is told unhold when they leave. */
   readonly #holding = new Set<Channel>();
+  /** The bridge ARI sees the call as, if any; it carries no media. */
+  readonly #bridge: BasicBridge | undefined;
 
-  private constructor(a: Channel, b: Channel) {
+  /** The parties' media while they are wired together. */
+  #media: MediaConnection | undefined;
+
+  private constructor(a: Channel, b: Channel, bridge: BasicBridge | undefined) {
     this.#parties = [a, b];
+    this.#bridge = bridge;
+    bridge?.setTechnologyProbe(() => this.#technology());
+  }
+
+  /**
+   * The technology Asterisk would show for the bridge: native_rtp while the parties' technologies
+   * relay the audio themselves (two RTP calls, as Asterisk's native_rtp bridges them), simple_bridge
+   * while it passes through here.
+   */
+  #technology(): string {
+    return this.#media?.relayed() ? 'native_rtp' : 'simple_bridge';
   }
 
   /**
    * Connects `a` and `b`; each takes a seat in the new call (leaving none it had). The `owners`
    * among them report how they leave through exitOf() (set before anything can happen, so a party
-   * that hangs up at once is reported too).
+   * that hangs up at once is reported too). With a `bridge`, `b` enters it first, then `a`, as
+   * ast_bridge_call puts the called party in before the caller.
    */
-  static connect(a: Channel, b: Channel, owners: readonly Channel[] = []): TwoPartyCall {
-    const call = new TwoPartyCall(a, b);
+  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], { bridge, onOwnerExit }: ConnectOptions = {}): TwoPartyCall {
+    const call = new TwoPartyCall(a, b, bridge);
     for (const party of [a, b]) {
       const seat: Seat = seats.get(party) ?? { call };
       seat.call = call;
       seats.set(party, seat);
-      if (owners.includes(party)) call.#exits.set(party, new Promise((resolve) => (seat.owner = resolve)));
+      if (owners.includes(party)) {
+        seat.onOwnerExit = onOwnerExit;
+        call.#exits.set(party, new Promise((resolve) => (seat.owner = resolve)));
+      }
+    }
+    if (bridge) {
+      for (const party of [b, a]) if (!party.hangingUp) bridge.enter(party);
     }
     call.#wire();
     if (a.hangingUp || b.hangingUp) call.#partyHungUp(a.hangingUp ? a : b);
@@ -101,7 +140,7 @@ export class TwoPartyCall {
     const transferee = this.peerOf(transferer);
     if (!transferee) return undefined;
     this.#releaseHold(transferer, transferee);
-    this.#dissolve();
+    this.#dissolve(transferer);
     // Asterisk leaves the transferer's name where the transferee's dialplan can read it.
     transferee.setSystemVariable('BLINDTRANSFER', transferer.name);
     this.#exit(transferer, { kind: 'done' });
@@ -127,7 +166,7 @@ export class TwoPartyCall {
     const target = second.peerOf(secondLeg);
     if (!transferee || !target || transferee.hangingUp || target.hangingUp) return undefined;
     first.#releaseHold(firstLeg, transferee);
-    first.#dissolve();
+    first.#dissolve(firstLeg);
     first.#exit(firstLeg, { kind: 'done' });
     transferee.setSystemVariable('ATTENDEDTRANSFER', firstLeg.name);
     target.setSystemVariable('ATTENDEDTRANSFER', secondLeg.name);
@@ -150,7 +189,8 @@ export class TwoPartyCall {
 
   #wire(): void {
     const [a, b] = this.#parties;
-    const disconnect = connectChannels(a, b);
+    const media = connectMedia(a, b);
+    this.#media = media;
     const onHangupA = (): void => this.#partyHungUp(a);
     const onHangupB = (): void => this.#partyHungUp(b);
     const onIndicationA = (indication: Indication): void => this.#passHold(a, b, indication);
@@ -160,7 +200,8 @@ export class TwoPartyCall {
     a.on('remote-indication', onIndicationA);
     b.on('remote-indication', onIndicationB);
     this.#unwire = () => {
-      disconnect();
+      media.disconnect();
+      this.#media = undefined;
       a.off('hangup', onHangupA);
       b.off('hangup', onHangupB);
       a.off('remote-indication', onIndicationA);
@@ -189,7 +230,7 @@ export class TwoPartyCall {
     // A peer that goes on (Dial's caller with option g) stops hearing music on hold; one that is
     // about to be hung up is not re-INVITEd for nothing.
     if (seats.get(peer)?.owner) this.#releaseHold(party, peer);
-    this.#dissolve();
+    this.#dissolve(party);
     this.#exit(party, { kind: 'hungup' });
     this.#exit(peer, { kind: 'peer-hungup', cause: party.hangupCause ?? CAUSE.normal });
   }
@@ -204,14 +245,19 @@ export class TwoPartyCall {
     const seat = seats.get(joining);
     if (seat) seat.call = this;
     else seats.set(joining, { call: this });
+    this.#bridge?.swap(leaving, joining);
     this.#exit(leaving, { kind: 'done' });
     this.#wire();
     if (joining.hangingUp || stays.hangingUp) this.#partyHungUp(joining.hangingUp ? joining : stays);
   }
 
-  #dissolve(): void {
+  /** The call comes apart: `first` (who caused it) leaves the bridge first. */
+  #dissolve(first: Channel): void {
+    // The bridge leaves and is destroyed showing the technology it had (native_rtp stays in Asterisk's last events).
+    this.#bridge?.holdTechnology(this.#technology());
     this.#unwire();
     this.#holding.clear();
+    this.#bridge?.dissolve(first);
   }
 
   /**
@@ -223,11 +269,14 @@ export class TwoPartyCall {
     if (!seat || seat.call !== this) return false;
     seats.delete(party);
     if (seat.owner) {
+      seat.onOwnerExit?.(exit);
       seat.owner(exit);
       return true;
     }
     if (exit.kind === 'peer-hungup') {
-      if (!party.hangingUp) party.hangup(exit.cause);
+      // Hung up outright, with no hang-up request, as a basic bridge's independent party is
+      // (Asterisk's ast_hangup after the bridge dissolved).
+      if (!party.hangingUp) party.hangup(exit.cause, { unrequested: true });
     } else if (exit.kind === 'done') {
       // After what the transfer's requester is told now (a SIP NOTIFY in the transferer's dialog).
       queueMicrotask(() => {

@@ -1,5 +1,5 @@
 // The simplest dialplan applications: Answer, Hangup, NoOp, Wait, Set.
-import { CAUSE, REASON_CAUSES } from '../../core/channels/causes.ts';
+import { CAUSE, REASON_CAUSES, SOFT_HANGUP } from '../../core/channels/causes.ts';
 import type { DialplanApplication } from '../application.ts';
 import { parseFunctionCall, writeChannelFunction } from '../function-registry.ts';
 import { waitOnChannel } from '../../core/channels/wait.ts';
@@ -29,7 +29,9 @@ export const hangup: DialplanApplication = {
     const numeric = Number.parseInt(cause ?? '', 10);
     // Without a cause, the one the channel already has (a callee's busy left by Dial), as in Asterisk.
     const named = cause === undefined || cause.trim() === '' ? undefined : (REASON_CAUSES[cause] ?? CAUSE.normal);
-    channel.hangup(Number.isInteger(numeric) && numeric > 0 ? numeric : (named ?? defaultHangupCause(channel)));
+    // Asterisk's Hangup() only sets the cause and flags the channel (no event of its own); the end
+    // of the dialplan run announces it, as the one soft APPUNLOAD hang-up request.
+    channel.hangup(Number.isInteger(numeric) && numeric > 0 ? numeric : (named ?? defaultHangupCause(channel)), { soft: SOFT_HANGUP.appUnload });
     return 'stop';
   },
 };

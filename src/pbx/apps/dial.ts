@@ -4,8 +4,11 @@
 // a pre-dial handler (a Gosub) on each callee before it is called (PJSIP_HEADER(add) goes there),
 // g carries on after the callee hangs up, r indicates ringing. A single callee's early media (after
 // its progress) reaches the caller before the answer; when nobody answers, the callees' cause stays
-// with the caller for its hangup (a busy callee's 486 reaches the phone that called).
-import { CAUSE } from '../../core/channels/causes.ts';
+// with the caller for its hangup (a busy callee's 486 reaches the phone that called). The answered
+// pair is put in a basic bridge ARI sees, as app_dial's ast_bridge_call does (basic-bridge.ts); the
+// call behind it relays media directly (two-party-call.ts). DIAL* variables are blanked as Dial
+// starts and the call's times left in ANSWEREDTIME / DIALEDTIME (and their _MS twins) as it ends.
+import { CAUSE, SOFT_HANGUP } from '../../core/channels/causes.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import { dial, type DialStatus } from '../../core/channels/dialer.ts';
 import { connectChannels } from '../../core/channels/direct-connect.ts';
@@ -88,6 +91,31 @@ function setVariable(channel: Channel, name: string, value: string): void {
   if (!channel.destroyed) channel.setSystemVariable(name, value);
 }
 
+/** The variables Dial() blanks before anything else, in app_dial's order (ChannelVarset "" each). */
+const DIAL_VARIABLES = ['DIALSTATUS', 'DIALEDPEERNUMBER', 'DIALEDPEERNAME', 'ANSWEREDTIME', 'ANSWEREDTIME_MS', 'DIALEDTIME', 'DIALEDTIME_MS', 'RINGTIME', 'RINGTIME_MS', 'PROGRESSTIME', 'PROGRESSTIME_MS'] as const;
+
+/** A duration as app_dial leaves it: whole seconds in `base`, milliseconds in `base`_MS. */
+function setDuration(channel: Channel, base: string, ms: number): void {
+  const whole = Math.max(0, Math.trunc(ms));
+  setVariable(channel, base, String(Math.trunc(whole / 1000)));
+  setVariable(channel, `${base}_MS`, String(whole));
+}
+
+/** Milliseconds since the callee was created, for RINGTIME and PROGRESSTIME. */
+const sinceCreated = (peer: Channel): number => Date.now() - peer.creationtime.getTime();
+
+/**
+ * The callee answered and is the one: DIALSTATUS and the peer's name and number are set before the
+ * Dial event says ANSWER, and the callee's extension is cleared (app_dial, wait_for_answer), which
+ * its next snapshots show.
+ */
+function markAnswered(channel: Channel, leg: Leg): void {
+  setVariable(channel, 'DIALSTATUS', 'ANSWER');
+  setVariable(channel, 'DIALEDPEERNAME', leg.peer.name);
+  setVariable(channel, 'DIALEDPEERNUMBER', leg.dialstring);
+  leg.peer.setLocation({ exten: '' });
+}
+
 /** What ringing the legs came to: the leg that answered, if any, and how the others ended. */
 interface RingOutcome {
   readonly winner: Leg | undefined;
@@ -109,6 +137,11 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     let settled = false;
     let sentRinging = alreadyRinging;
     let timedOut = false;
+    /** The leg whose answer was announced first: the others lose the race. */
+    let claimed: Leg | undefined;
+    /** RINGTIME and PROGRESSTIME are set once, at the first callee to ring or progress. */
+    let ringTimed = false;
+    let progressTimed = false;
     let early: { peer: Channel; disconnect: () => void } | undefined;
     // Armed before the legs' own timers (same delay), so it has fired when they end.
     const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
@@ -132,6 +165,13 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     for (const leg of legs) {
       // Progress from the called side reaches the caller, ringing once, while it is unanswered.
       const forwarder = (indication: Indication): void => {
+        if (indication === 'ringing' && !ringTimed) {
+          ringTimed = true;
+          setDuration(channel, 'RINGTIME', sinceCreated(leg.peer));
+        } else if (indication === 'progress' && !progressTimed) {
+          progressTimed = true;
+          setDuration(channel, 'PROGRESSTIME', sinceCreated(leg.peer));
+        }
         if (channel.answered || channel.hangingUp) return;
         if (indication === 'ringing' && !sentRinging) {
           sentRinging = true;
@@ -145,7 +185,12 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       leg.peer.on('remote-indication', forwarder);
     }
     for (const leg of legs) {
-      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring }).then((status) => {
+      const answering = (): void => {
+        if (claimed || settled || channel.hangingUp) return;
+        claimed = leg;
+        markAnswered(channel, leg);
+      };
+      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering }).then((status) => {
         if (status === 'ANSWER') {
           if (settled || channel.hangingUp) {
             // Lost the race to another leg, or there is no caller left to connect to.
@@ -183,9 +228,12 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
       const peer = services.channels.request(target, { requestor: channel });
       // app_dial marks each callee so until an application runs on it (CDR ignores AppDial changes),
       // and gives it the caller's extension.
+      // app_dial leaves the number dialed on the callee (its DIALEDPEERNUMBER) before anything else.
+      const dialstring = target.slice(target.indexOf('/') + 1);
+      peer.setSystemVariable('DIALEDPEERNUMBER', dialstring);
       peer.setDialplan({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' });
       inheritFromCaller(peer, channel);
-      legs.push({ peer, dialstring: target.slice(target.indexOf('/') + 1) });
+      legs.push({ peer, dialstring });
     } catch (err) {
       unavailable++;
       services.log.warn({ channel: channel.name, target, err: (err as Error).message }, `Dial: unable to create channel ${target}`);
@@ -198,11 +246,24 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
   return { legs, unavailable };
 }
 
+/**
+ * Dial() returns -1 and the dialplan run ends: the hang-up is announced once, as the soft
+ * APPUNLOAD request, with `cause` kept for the channel (also when Dial ran in a subroutine).
+ */
+function hangUpAtEnd(channel: Channel, cause: number): void {
+  if (!channel.hangingUp) channel.hangup(cause, { soft: SOFT_HANGUP.appUnload });
+}
+
 export const dialApplication: DialplanApplication = {
   name: 'Dial',
   synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS); options b(pre-dial handler), g, r',
   async execute(channel, [targetList, timeout, optionText], services): Promise<AppOutcome> {
-    if (channel.hangingUp) return 'stop';
+    // Blanked first, whatever follows (a hung-up caller, bad arguments), as app_dial does.
+    for (const name of DIAL_VARIABLES) setVariable(channel, name, '');
+    if (channel.hangingUp) {
+      setVariable(channel, 'DIALSTATUS', 'CANCEL');
+      return 'stop';
+    }
     if (!targetList || targetList.trim() === '') {
       services.log.warn({ channel: channel.name }, 'Dial requires an argument (technology/resource)');
       return 'stop';
@@ -257,22 +318,32 @@ export const dialApplication: DialplanApplication = {
     }
 
     const { peer } = winner;
-    setVariable(channel, 'DIALEDPEERNAME', peer.name);
-    setVariable(channel, 'DIALEDPEERNUMBER', winner.dialstring);
-    setVariable(channel, 'DIALSTATUS', 'ANSWER');
     if (!channel.answered) channel.answer();
     // The early media's connection gives way to the call's own (which also passes hold and transfers).
     earlyMedia?.();
-    const call = TwoPartyCall.connect(channel, peer, [channel]);
+    // The basic bridge ARI sees (none where the services have no bridges): created, then the
+    // callee's cleared extension shows as it enters.
+    const bridge = services.bridges?.createBasic();
+    if (!peer.hangingUp) peer.setDialplan(peer.location);
+    // The bridge is gone: the call's times, then DIALSTATUS again (end_bridge_callback, then
+    // app_dial's exit), at once, while a caller that hung up still exists.
+    const onOwnerExit = (): void => {
+      const now = Date.now();
+      setDuration(channel, 'ANSWEREDTIME', channel.answeredAt === undefined ? 0 : now - channel.answeredAt);
+      setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
+      setVariable(channel, 'DIALSTATUS', 'ANSWER');
+    };
+    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
     const exit = await call.exitOf(channel);
     switch (exit.kind) {
       case 'hungup':
         // The call hung the callee up with the caller's cause.
         return 'stop';
       case 'peer-hungup':
-        // The called party hung up: the caller carries on with option g, otherwise the call ends.
+        // The called party hung up: the caller carries on with option g, otherwise its dialplan
+        // run ends (the one APPUNLOAD hang-up request, as Asterisk's) with the callee's cause.
         if (options.has('g')) return 'next';
-        if (!channel.hangingUp) channel.hangup(exit.cause);
+        hangUpAtEnd(channel, exit.cause);
         return 'stop';
       case 'redirected':
         // The callee transferred the caller (blind): its dialplan goes on there, as Asterisk's after-bridge goto.
@@ -280,7 +351,7 @@ export const dialApplication: DialplanApplication = {
         return 'jump';
       case 'done':
         // The caller transferred the callee away, or another channel took its place.
-        if (!channel.hangingUp) channel.hangup(CAUSE.normal);
+        hangUpAtEnd(channel, CAUSE.normal);
         return 'stop';
     }
   },

@@ -120,7 +120,8 @@ export const bridges = {
       since: ['12.0.0'],
       params: [bridgeId],
       responseClass: 'void',
-      errors: [noBridge],
+      // 409 for a bridge no application owns (Dial()'s basic bridge), as Asterisk answers it, undeclared.
+      errors: [noBridge, notInStasis],
     },
     {
       nickname: 'getBridgeVar',
@@ -252,7 +253,8 @@ export const bridges = {
       since: ['13.13.0', '14.2.0'],
       params: [bridgeId],
       responseClass: 'void',
-      errors: [noBridge],
+      // 409 for a bridge no application owns (Dial()'s basic bridge), as Asterisk answers it, undeclared.
+      errors: [noBridge, notInStasis],
     },
     {
       nickname: 'startMoh',

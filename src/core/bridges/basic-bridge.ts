@@ -1,0 +1,182 @@
+// The bridge Dial() puts its caller and the callee that answered in, as Asterisk's app_dial does
+// (ast_bridge_call: a "basic" bridge). It exists so that ARI sees the call as Asterisk shows it:
+// BridgeCreated, ChannelEnteredBridge for each party, BRIDGEPEER on both, ChannelLeftBridge and
+// BridgeDestroyed as it dissolves; GET /bridges lists it, and the bridge operations answer 409
+// (it is no Stasis application's). It carries no media: the two-party call behind it passes audio
+// and DTMF straight through (two-party-call.ts, direct-connect.ts), as Asterisk's simple_bridge and
+// native_rtp technologies relay a two-party basic bridge without a mixer.
+import { randomUUID } from 'node:crypto';
+import type { CoreEvent, EventScope } from '../applications.ts';
+import type { Channel } from '../channels/channel.ts';
+import type { Model } from '../../spec/index.ts';
+import type { CoreEventOf } from '../../spec/events.ts';
+import { formatAriDate } from '../../util/ari-date.ts';
+
+export interface BasicBridgeEnvironment {
+  publish(event: CoreEvent, scope: EventScope): void;
+  /** The bridge dissolved (after BridgeDestroyed): the table forgets it. */
+  destroyed(bridge: BasicBridge): void;
+}
+
+/** What events and REST answers show of the bridge; the same for every basic bridge. */
+const BASIC_BRIDGE_SHAPE = {
+  bridge_type: 'mixing',
+  bridge_class: 'basic',
+  creator: '',
+  name: '',
+} as const;
+
+/** The channel variables a bridge keeps on its parties (ast_bridge_vars_set). */
+const PEER_VARIABLE = 'BRIDGEPEER';
+const PEER_CALL_ID_VARIABLE = 'BRIDGEPVTCALLID';
+
+export class BasicBridge {
+  readonly id = randomUUID();
+  readonly creationtime = new Date();
+  /** Members in the order they entered: the `channels` of every snapshot. */
+  readonly #members: Channel[] = [];
+  #destroyed = false;
+  /** What carries the audio, asked by the call behind the bridge (setTechnologyProbe). */
+  #technologyProbe: () => string = () => 'simple_bridge';
+  /** The technology the bridge keeps showing while it dissolves (holdTechnology). */
+  #heldTechnology: string | undefined;
+
+  constructor(private readonly env: BasicBridgeEnvironment) {}
+
+  /**
+   * Asterisk's technology for two parties: simple_bridge, or native_rtp once both are RTP calls
+   * whose media is relayed between them without the core (its smart bridge switches after both
+   * entered, so the enter events still show simple_bridge). The call behind the bridge knows.
+   */
+  setTechnologyProbe(probe: () => string): void {
+    this.#technologyProbe = probe;
+  }
+
+  /** The bridge is coming apart: it shows `technology` from now on, whatever its media becomes. */
+  holdTechnology(technology: string): void {
+    this.#heldTechnology ??= technology;
+  }
+
+  technology(): string {
+    return this.#heldTechnology ?? this.#technologyProbe();
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  get name(): string {
+    return BASIC_BRIDGE_SHAPE.name;
+  }
+
+  channelIds(): string[] {
+    return this.#members.map((member) => member.id);
+  }
+
+  has(channel: Channel): boolean {
+    return this.#members.includes(channel);
+  }
+
+  snapshot(): Model<'Bridge'> {
+    // In Asterisk's order of fields (ast_bridge_snapshot_to_json).
+    const { bridge_type, bridge_class, creator, name } = BASIC_BRIDGE_SHAPE;
+    return { id: this.id, technology: this.technology(), bridge_type, bridge_class, creator, name, channels: this.channelIds(), creationtime: formatAriDate(this.creationtime), video_mode: 'none' };
+  }
+
+  /** Events carry the same snapshot: a basic bridge has no variables of its own. */
+  eventSnapshot(): Model<'Bridge'> {
+    return this.snapshot();
+  }
+
+  /** Announced by the table once the bridge is listed. */
+  announceCreation(): void {
+    const created: CoreEventOf<'BridgeCreated'> = { type: 'BridgeCreated', timestamp: formatAriDate(), bridge: this.snapshot() };
+    this.env.publish(created, this.#scope());
+  }
+
+  /** `channel` enters; once two are in, each one's BRIDGEPEER names the other (bridge_reconfigured). */
+  enter(channel: Channel): void {
+    if (this.#destroyed || this.has(channel)) return;
+    this.#members.push(channel);
+    channel.bridgeId = this.id;
+    this.#publishMembership('ChannelEnteredBridge', channel);
+    this.#setPeerVariables();
+  }
+
+  /**
+   * `leaving` goes and `joining` takes its place (a transfer, an INVITE with Replaces): the one
+   * leaving loses its BRIDGEPEER, the new pair gets theirs.
+   */
+  swap(leaving: Channel, joining: Channel): void {
+    if (this.#destroyed || !this.has(leaving)) return;
+    clearPeerVariables(leaving);
+    this.#members.push(joining);
+    joining.bridgeId = this.id;
+    this.#publishMembership('ChannelEnteredBridge', joining);
+    this.#remove(leaving);
+    this.#setPeerVariables();
+  }
+
+  /**
+   * The call is over (a party hung up, a transfer took it apart): every party is told to leave,
+   * `first` (the one that caused it) first, as a basic bridge dissolves when one party hangs up.
+   * Each loses its BRIDGEPEER, then each leaves, then the bridge is destroyed.
+   */
+  dissolve(first?: Channel): void {
+    if (this.#destroyed) return;
+    const order = first && this.has(first) ? [first, ...this.#members.filter((member) => member !== first)] : [...this.#members];
+    for (const member of order) clearPeerVariables(member);
+    for (const member of order) this.#remove(member);
+    this.#destroyed = true;
+    const destroyed: CoreEventOf<'BridgeDestroyed'> = { type: 'BridgeDestroyed', timestamp: formatAriDate(), bridge: this.snapshot() };
+    this.env.publish(destroyed, this.#scope());
+    this.env.destroyed(this);
+  }
+
+  #remove(channel: Channel): void {
+    const index = this.#members.indexOf(channel);
+    if (index < 0) return;
+    this.#members.splice(index, 1);
+    if (channel.bridgeId === this.id) channel.bridgeId = undefined;
+    this.#publishMembership('ChannelLeftBridge', channel);
+  }
+
+  /** Two parties: the first entered is told the second's name first (set_bridge_peer_vars_2party). */
+  #setPeerVariables(): void {
+    if (this.#members.length !== 2) return;
+    const [first, second] = this.#members;
+    setPeerVariables(first, second);
+    setPeerVariables(second, first);
+  }
+
+  #publishMembership(type: 'ChannelEnteredBridge' | 'ChannelLeftBridge', channel: Channel): void {
+    const event = { type, timestamp: formatAriDate(), bridge: this.snapshot(), channel: channel.snapshot() } satisfies CoreEventOf<typeof type>;
+    this.env.publish(event, this.#scope());
+  }
+
+  /**
+   * Only those watching the bridge (or everything) hear of it: an application subscribed to a
+   * party alone does not, as Asterisk publishes these on the bridge's topic.
+   */
+  #scope(): EventScope {
+    return { bridgeIds: [this.id], channelIds: [] };
+  }
+}
+
+/** BRIDGEPEER, and BRIDGEPVTCALLID where the peer's technology has a call id of its own (a SIP Call-ID). */
+function setPeerVariables(channel: Channel, peer: Channel): void {
+  if (channel.hangingUp) return;
+  channel.setSystemVariable(PEER_VARIABLE, peer.name);
+  if (peer.protocolId) channel.setSystemVariable(PEER_CALL_ID_VARIABLE, peer.protocolId);
+  else unsetVariable(channel, PEER_CALL_ID_VARIABLE);
+}
+
+function clearPeerVariables(channel: Channel): void {
+  unsetVariable(channel, PEER_VARIABLE);
+  unsetVariable(channel, PEER_CALL_ID_VARIABLE);
+}
+
+/** Asterisk announces an unset (ChannelVarset with "") only for a variable that had a value. */
+function unsetVariable(channel: Channel, name: string): void {
+  if (channel.getVariable(name)) channel.setSystemVariable(name, undefined);
+}
