@@ -241,6 +241,101 @@ export function sweepCases(serverPort: number): SweepCase[] {
       },
     },
     {
+      name: 'a re-INVITE while another is pending, and a BYE racing it',
+      allow5xx: true,
+      run: (context) =>
+        inCall(context, async (dialog) => {
+          const { peer } = context;
+          // RFC 3261 §14.2: the second offer while one is pending gets 500 (with Retry-After) or 491.
+          const first = peer.inDialog(dialog, { method: 'INVITE', body: plainSdp(40010) });
+          const second = peer.inDialog(dialog, { method: 'INVITE', body: plainSdp(40012) });
+          const [a, b] = await Promise.all([peer.request(first), peer.request(second)]);
+          for (const [parts, final] of [[first, a], [second, b]] as const) if (final && statusOf(final) < 300) peer.ack(dialog, Number(parts.cseq));
+          await peer.request(peer.inDialog(dialog, { method: 'UPDATE', body: plainSdp(40014) }));
+        }),
+    },
+    {
+      name: 'requests that belong to no dialog (481) and an INVITE looped back with the same tags (482)',
+      async run(context) {
+        const { peer, random } = context;
+        for (const method of ['BYE', 'INFO', 'UPDATE', 'PRACK', 'REFER', 'NOTIFY', 'CANCEL']) {
+          await peer.request({ method, toTag: randomToken(), headers: method === 'PRACK' ? ['RAck: 1 1 INVITE'] : method === 'REFER' ? ['Refer-To: <sip:x@y>'] : [] });
+        }
+        await inCall(context, async (dialog) => {
+          // The same Call-ID, From tag and CSeq as the dialog's INVITE, another branch: a merged request.
+          await peer.request({ method: 'INVITE', callId: dialog.callId, fromTag: dialog.localTag, cseq: dialog.inviteCseq, body: plainSdp(40020) });
+          // Another CSeq and still no To tag: a new INVITE with a reused Call-ID (legal, RFC 3261 §8.1.3.5): a second call.
+          const again = peer.send({ method: 'INVITE', callId: dialog.callId, fromTag: dialog.localTag, cseq: pick(random, [dialog.inviteCseq + 1, 0]), body: plainSdp(40020) });
+          const final = await peer.finalFor(again.callId, again.cseq, 'INVITE', 15_000);
+          if (final && statusOf(final) < 300) {
+            const second: PeerDialog = { ...dialog, remoteTag: /^To:.*;tag=([^;\s>]+)/im.exec(final)?.[1] ?? '', inviteCseq: Number(again.cseq), cseq: Number(again.cseq) };
+            peer.ack(second, second.inviteCseq);
+            await peer.hangUp(second);
+          }
+        });
+      },
+    },
+    {
+      name: 'INVITE with hostile Replaces and Require',
+      async run(context) {
+        const { peer, random } = context;
+        const replaces = pick(random, ['unknown-call;to-tag=x;from-tag=y', ';;;', 'x'.repeat(5000), 'a;to-tag=;from-tag=;early-only', '%00;to-tag=%zz']);
+        const outcome = await peer.call('hold', plainSdp(40000), [`Replaces: ${replaces}`, 'Supported: replaces']);
+        if (typeof outcome !== 'number') await peer.hangUp(outcome);
+        const required = await peer.call('hold', plainSdp(40000), [`Require: ${pick(random, ['no-such-extension', 'timer, 100rel, x-y', ','.repeat(300), 'a'.repeat(3000)])}`]);
+        if (typeof required !== 'number') await peer.hangUp(required);
+      },
+    },
+    {
+      name: 'INVITE with Replaces naming a live call of the same peer',
+      // A call in no two-party call cannot be replaced: 503 (docs/sip.md, a documented difference from Asterisk).
+      allow5xx: true,
+      run: (context) =>
+        inCall(context, async (dialog) => {
+          const own = await context.peer.call('hold', plainSdp(40030), [`Replaces: ${dialog.callId};to-tag=${dialog.remoteTag};from-tag=${dialog.localTag}`]);
+          if (typeof own !== 'number') await context.peer.hangUp(own);
+        }),
+    },
+    {
+      name: 'CANCEL of a ringing call, twice, and an INVITE retransmitted with another body',
+      async run(context) {
+        const { peer } = context;
+        const fromTag = randomToken();
+        const invite = peer.build({ method: 'INVITE', uri: `sip:ring@127.0.0.1:${serverPort}`, fromTag, body: plainSdp(40040) });
+        peer.sendRaw(invite.text);
+        await peer.inbox.next(/^SIP\/2\.0 18\d/, 15_000, (m) => m.includes(invite.callId)).catch(() => undefined);
+        // The same branch again with another SDP: a retransmission to the transaction, whatever its body.
+        peer.sendRaw(peer.build({ method: 'INVITE', uri: `sip:ring@127.0.0.1:${serverPort}`, fromTag, callId: invite.callId, branch: invite.branch, cseq: invite.cseq, body: plainSdp(40042) }).text);
+        const cancel = { method: 'CANCEL', uri: `sip:ring@127.0.0.1:${serverPort}`, callId: invite.callId, fromTag, branch: invite.branch, cseq: invite.cseq };
+        await Promise.all([peer.request(cancel), peer.request(cancel)]);
+        const final = await peer.finalFor(invite.callId, invite.cseq, 'INVITE', 15_000);
+        if (final && statusOf(final) !== 487) context.finding(`the CANCELled INVITE ended ${statusOf(final)}, not 487`);
+      },
+    },
+    {
+      name: 'reliable provisional responses never PRACKed (RFC 3262)',
+      async run(context) {
+        const { peer } = context;
+        const sent = peer.send({ method: 'INVITE', uri: `sip:ring@127.0.0.1:${serverPort}`, body: plainSdp(40050), headers: ['Require: 100rel', 'Supported: 100rel'] });
+        await peer.inbox.next(/^SIP\/2\.0 18\d/, 15_000, (m) => m.includes(sent.callId)).catch(() => undefined);
+        // A PRACK naming an RSeq that was never sent, then nothing: the server gives up on its own.
+        await peer.request({ method: 'PRACK', callId: sent.callId, toTag: 'x', headers: ['RAck: 999999 1 INVITE'] });
+        await peer.request({ method: 'CANCEL', uri: `sip:ring@127.0.0.1:${serverPort}`, callId: sent.callId, branch: sent.branch, cseq: sent.cseq });
+        await peer.finalFor(sent.callId, sent.cseq, 'INVITE', 15_000);
+      },
+    },
+    {
+      name: 'a flood of DTMF INFOs in one dialog',
+      run: (context) =>
+        inCall(context, async (dialog) => {
+          const { peer } = context;
+          const sent = [];
+          for (let i = 0; i < 300; i++) sent.push(peer.send(peer.inDialog(dialog, { method: 'INFO', contentType: 'application/dtmf-relay', body: `Signal=${'0123456789*#ABCD'[i % 16]}\r\nDuration=100\r\n` })));
+          const last = sent[sent.length - 1];
+          await peer.finalFor(last.callId, last.cseq, 'INFO', 15_000);
+        }),
+    },
+    {
       name: 'multipart bodies',
       async run(context) {
         const { peer, random } = context;
