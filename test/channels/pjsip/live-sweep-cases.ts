@@ -188,6 +188,41 @@ export function sweepCases(serverPort: number): SweepCase[] {
       },
     },
     {
+      name: 'a subscription driven into odd states (RFC 6665)',
+      async run(context) {
+        const { peer, random } = context;
+        for (const event of ['presence', 'dialog', 'message-summary']) {
+          const uri = `sip:alice@127.0.0.1:${serverPort}`;
+          const accept = { presence: 'application/pidf+xml', dialog: 'application/dialog-info+xml', 'message-summary': 'application/simple-message-summary' }[event];
+          const first = peer.send({ method: 'SUBSCRIBE', uri, toUser: 'alice', headers: [`Event: ${event}`, 'Expires: 60', `Accept: ${accept}`] });
+          const final = await peer.finalFor(first.callId, first.cseq, 'SUBSCRIBE');
+          const toTag = final ? /^To:.*;tag=([^;\s>]+)/im.exec(final)?.[1] : undefined;
+          if (!final || statusOf(final) >= 300 || !toTag) continue;
+          const fromTag = /^From:.*;tag=([^;\s>]+)/im.exec(final)?.[1] ?? '';
+          const target = /<([^>]+)>/.exec(/^Contact:(.*)$/im.exec(final)?.[1] ?? '')?.[1] ?? uri;
+          const dialog: PeerDialog = { callId: first.callId, localTag: fromTag, remoteTag: toTag, target, inviteBranch: '', inviteCseq: Number(first.cseq), cseq: Number(first.cseq) };
+          const odd = [
+            { method: 'SUBSCRIBE', toUser: 'alice', headers: [`Event: ${event}`, `Expires: ${pick(random, ['99999999999', '4294967296', '-1', 'x', '1'])}`] },
+            { method: 'SUBSCRIBE', toUser: 'alice', headers: ['Event: no-such-package', 'Expires: 60'] },
+            { method: 'SUBSCRIBE', toUser: 'alice', headers: [`Event: ${event};id=${'i'.repeat(3000)}`, 'Expires: 60'] },
+            { method: 'NOTIFY', toUser: 'alice', headers: [`Event: ${event}`, 'Subscription-State: active;expires=60'], contentType: accept, body: '<x/>' },
+            { method: 'BYE', toUser: 'alice' },
+            { method: 'INVITE', toUser: 'alice', body: plainSdp(40060) },
+            { method: 'INFO', toUser: 'alice', body: 'y'.repeat(2000), contentType: 'text/plain' },
+          ];
+          for (const parts of odd) {
+            const request = peer.inDialog(dialog, parts);
+            const answer = await peer.request(request);
+            if (parts.method === 'INVITE' && answer && statusOf(answer) < 300) {
+              peer.ack(dialog, Number(request.cseq));
+              await peer.hangUp(dialog);
+            }
+          }
+          await peer.request(peer.inDialog(dialog, { method: 'SUBSCRIBE', toUser: 'alice', headers: [`Event: ${event}`, 'Expires: 0'] }));
+        }
+      },
+    },
+    {
       name: 'session timers with Session-Expires 0, 1, huge and garbage',
       async run(context) {
         const { peer, random } = context;

@@ -32,7 +32,7 @@ let server: TestServer;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'patchbay-live-sweep-'));
   const dialplan = join(dir, 'extensions.conf');
-  writeFileSync(dialplan, '[default]\nexten => hold,1,Answer()\n same => n,Wait(60)\nexten => ring,1,Ringing()\n same => n,Wait(60)\n');
+  writeFileSync(dialplan, '[default]\nexten => hold,1,Answer()\n same => n,Wait(60)\nexten => ring,1,Ringing()\n same => n,Wait(60)\nexten => alice,hint,PJSIP/alice\n');
   server = await startTestServer({
     dialplan: { file: dialplan },
     sip: { max_calls_per_endpoint: 4 },
