@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { digestHa1, digestResponse } from '../../../src/sip/auth/digest.ts';
 import { HostilePeer, statusOf, type PeerDialog } from '../../helpers/hostile-peer.ts';
+import { parsePrometheus, sumOf } from '../../helpers/prometheus.ts';
 import { sipHeader } from '../../helpers/sip-inbox.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -61,6 +62,8 @@ async function stillServed(address: string, transport: 'UDP' | 'TCP' = 'TCP'): P
   assert.equal(answer && statusOf(answer), 200, `OPTIONS from ${address} over ${transport}`);
   probe.close();
 }
+
+const pick = <T>(items: readonly T[], i: number): T => items[i % items.length];
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -118,6 +121,28 @@ describe('live sweep: per-source bounds', () => {
     await until(() => flood.filter((peer) => peer.closed).length >= 2, 5000, 'the connections past the bound closed');
     await stillServed('127.0.0.5');
     for (const peer of flood) peer.close();
+  });
+
+  it('a UDP flood past the transaction bound from one source: another source still gets 200, not 503', async () => {
+    const flood = await open('UDP', '127.0.0.10');
+    // More requests than the layer holds transactions (10,000): each lingers 32 s (Timer J) once answered.
+    for (let i = 0; i < 12_000; i++) {
+      flood.send({ method: pick(['OPTIONS', 'INFO', 'MESSAGE'], i), toTag: i % 3 === 1 ? `t${i}` : undefined, contentType: i % 3 === 2 ? 'text/plain' : undefined, body: i % 3 === 2 ? 'hi' : undefined });
+      // Paced a little: loopback UDP drops what the receive buffers cannot hold, on either side.
+      if (i % 50 === 49) await sleep(10);
+    }
+    // Answered once a second passes without another answer.
+    for (let seen = -1; seen !== flood.responses.length; ) {
+      seen = flood.responses.length;
+      await sleep(1000);
+    }
+    const statuses = new Map<number, number>();
+    for (const response of flood.responses) statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+    const gauge = sumOf(parsePrometheus(await (await fetch(`${server.url}/metrics`)).text()), 'patchbay_sip_transactions');
+    const figures = `${flood.responses.length} answers ${JSON.stringify([...statuses])}, ${gauge} transactions live`;
+    await stillServed('127.0.0.11', 'UDP');
+    const unavailable = flood.responses.filter((r) => r.status === 503).length;
+    assert.equal(unavailable, 0, `${unavailable} requests of the flood got 503 (${figures})`);
   });
 
   it('dialogs from one source stop at max_calls_per_endpoint (486) and leave nothing behind', async () => {
