@@ -20,6 +20,7 @@ import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
+import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
 import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
 import { dialplanHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
@@ -204,8 +205,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   #acked(ack: SipRequest): void {
     this.#ackReceived = true;
-    // A late offer is answered in the ACK.
-    if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(ack.body);
+    // A late offer is answered in the ACK (its SDP, or a multipart's SDP part).
+    if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
   }
 
   /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
@@ -422,13 +423,14 @@ export class SipCall implements ChannelDriver, DialogRoute {
    */
   #reinvited(request: SipRequest, tx: ServerTransaction): void {
     const refresh = this.#session.refreshRequest(request);
+    const offer = sessionDescriptionOf(request);
     if (!refresh.ok) return void tx.reply(refresh.status, undefined, refresh.headers);
     if (request.method === 'UPDATE') {
       tx.reply(200, undefined, [['Allow', ALLOW], ...refresh.headers]);
       return refresh.refreshed();
     }
-    if (request.body.length > 0) {
-      const answer = this.#sdp.answer(request.body, true);
+    if (offer.length > 0) {
+      const answer = this.#sdp.answer(offer, true);
       if (!answer.ok) return void tx.reply(answer.status);
     } else {
       this.#sdp.offer(true);
@@ -440,7 +442,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     refresh.refreshed();
     // Hold or unhold from the far end (the media of its offer, after our answer went out).
     const media = this.#sdp.negotiated;
-    if (request.body.length > 0 && media) this.#hold.farEndOffered(media);
+    if (offer.length > 0 && media) this.#hold.farEndOffered(media);
   }
 
   /** We are the refresher (RFC 4028 §7.4): an UPDATE, or a re-INVITE with our current SDP, keeps the session alive. */
