@@ -18,12 +18,14 @@ import type { Dispatcher } from './dispatcher.ts';
 import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';
 import { ARI_PREFIX, originOf, rejectUpgrade, type RequestTarget, type UpgradeHandler } from './http-server.ts';
 import { checkValue } from './model-check.ts';
+import { WebSocketRequestQueue } from './ws-request-queue.ts';
 import { BINARY_ANSWER_REASON, readRestFrame, websocketOnlyAnswer, type RestEcho, type RestRefusal } from './ws-rest-request.ts';
 
 const PROTOCOL = 'ari';
 const MAX_APP_NAME = 73;
 const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
 /** The ids an acknowledgement's error answer echoes. */
+const NO_ECHO: RestEcho = { transaction_id: '', request_id: '', uri: '' };
 const echoOf = (fields: Record<string, unknown>): RestEcho => ({
   transaction_id: typeof fields.transaction_id === 'string' ? fields.transaction_id : '',
   request_id: typeof fields.request_id === 'string' ? fields.request_id : '',
@@ -361,12 +363,18 @@ export class EventsWebSocket implements UpgradeHandler {
     connection.streams.open(apps, resume);
     for (const app of apps) registry.register(app, connection, subscribeAll, { holdCalls: resume.resumable });
     this.log.info({ apps, subscribeAll }, 'event WebSocket connected');
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      this.restRequest(connection, data.toString()).catch((err: unknown) => {
+    const requests = new WebSocketRequestQueue(
+      ws,
+      (text) => this.restRequest(connection, text),
+      (err: unknown) => {
         this.log.error({ err }, 'REST request over WebSocket failed');
-        connection.send({ type: 'RESTResponse', status_code: 500, reason_phrase: STATUS_TEXT[500], message_body: JSON.stringify({ message: 'Internal server error' }), content_type: 'application/json' });
-      });
+        this.restReply(connection, NO_ECHO, 500, STATUS_TEXT[500], { message: 'Internal server error' });
+      },
+      () => this.restReply(connection, NO_ECHO, 503, STATUS_TEXT[503], { message: 'Too many REST requests waiting on this WebSocket' }),
+    );
+    // Binary frames are ignored, as Asterisk ignores them.
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) requests.push(data.toString());
     });
     ws.on('close', () => {
       connection.markClosed();
