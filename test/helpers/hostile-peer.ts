@@ -140,8 +140,16 @@ export class HostilePeer {
 
   /** Sends a request and waits for its final response (undefined when none comes within `timeoutMs`). */
   async request(parts: RequestParts, timeoutMs = 8000): Promise<string | undefined> {
-    const sent = this.send(parts);
-    return this.finalFor(sent.callId, sent.cseq, parts.method, timeoutMs);
+    const built = this.build(parts);
+    this.sendRaw(built.text);
+    // Over UDP the request is sent again each second until answered (a UAC's Timer E, coarser): a
+    // datagram lost on a loaded machine is no finding. The server takes the copies as retransmissions.
+    const resend = this.#udp && parts.method !== 'ACK' ? setInterval(() => this.sendRaw(built.text), 1000) : undefined;
+    try {
+      return await this.finalFor(built.callId, built.cseq, parts.method, timeoutMs);
+    } finally {
+      clearInterval(resend);
+    }
   }
 
   /** The final response to the request of that Call-ID and CSeq, or undefined after `timeoutMs`. */
@@ -153,8 +161,12 @@ export class HostilePeer {
   /** INVITE (to `exten`, with `sdp`), 200, ACK: a confirmed dialog, or the final status that refused it. */
   async call(exten = 'hold', sdp = plainSdp(40000), extra: readonly string[] = []): Promise<PeerDialog | number> {
     const fromTag = randomToken();
-    const sent = this.send({ method: 'INVITE', uri: `sip:${exten}@127.0.0.1:${this.serverPort}`, fromTag, body: sdp, headers: extra });
-    const final = await this.finalFor(sent.callId, sent.cseq, 'INVITE', 15_000);
+    const built = this.build({ method: 'INVITE', uri: `sip:${exten}@127.0.0.1:${this.serverPort}`, fromTag, body: sdp, headers: extra });
+    this.sendRaw(built.text);
+    // Over UDP, again each second until the server answers anything (as request() does).
+    const resend = this.#udp ? setInterval(() => (this.responses.some((r) => r.callId === built.callId) ? clearInterval(resend) : this.sendRaw(built.text)), 1000) : undefined;
+    const sent = built;
+    const final = await this.finalFor(sent.callId, sent.cseq, 'INVITE', 15_000).finally(() => clearInterval(resend));
     if (!final) return 0;
     const status = statusOf(final);
     if (status >= 300) return status;
