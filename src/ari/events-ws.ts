@@ -24,8 +24,9 @@ import { BINARY_ANSWER_REASON, readRestFrame, websocketOnlyAnswer, type RestEcho
 const PROTOCOL = 'ari';
 const MAX_APP_NAME = 73;
 const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
-/** The ids an acknowledgement's error answer echoes. */
+/** What an answer to no readable request echoes (a failure, a request refused for a flood). */
 const NO_ECHO: RestEcho = { transaction_id: '', request_id: '', uri: '' };
+/** The ids an acknowledgement's error answer echoes. */
 const echoOf = (fields: Record<string, unknown>): RestEcho => ({
   transaction_id: typeof fields.transaction_id === 'string' ? fields.transaction_id : '',
   request_id: typeof fields.request_id === 'string' ? fields.request_id : '',
