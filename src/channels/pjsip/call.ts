@@ -385,7 +385,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
         if (!this.channel.hangingUp) this.channel.hangup(causeFromReason(request.get('reason'), 16), { fromFarEnd: true });
         return;
       }
-      case 'INVITE': {
+      case 'INVITE':
+      case 'UPDATE': {
         const refusal = refuseNonSdpBody(request);
         if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
         return this.#reinvited(request, tx);
@@ -397,8 +398,6 @@ export class SipCall implements ChannelDriver, DialogRoute {
         if (dtmf && !this.#ended && !this.channel.hangingUp) this.channel.receiveDigit(dtmf.digit, dtmf.durationMs);
         return;
       }
-      case 'UPDATE':
-        return this.#reinvited(request, tx);
       case 'PRACK':
         return this.#session.prack(request, tx);
       case 'OPTIONS':
@@ -419,13 +418,13 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /**
    * A re-INVITE: a session refresh, hold, a new address, or no offer at all (RFC 3261 §14.2): then
    * our 2xx carries a fresh offer with a new o= version, and the ACK brings the answer. An UPDATE
-   * refreshes the session only (an offer in it, RFC 3311, is not taken: the media stays).
+   * without SDP refreshes the session only; its offer (RFC 3311 §5.2) is answered as a re-INVITE's.
    */
   #reinvited(request: SipRequest, tx: ServerTransaction): void {
     const refresh = this.#session.refreshRequest(request);
     const offer = sessionDescriptionOf(request);
     if (!refresh.ok) return void tx.reply(refresh.status, undefined, refresh.headers);
-    if (request.method === 'UPDATE') {
+    if (request.method === 'UPDATE' && offer.length === 0) {
       tx.reply(200, undefined, [['Allow', ALLOW], ...refresh.headers]);
       return refresh.refreshed();
     }
@@ -435,7 +434,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     } else {
       this.#sdp.offer(true);
       tx.onAck = (ack) => {
-        if (ack.body.length === 0 || !this.#sdp.takeAnswer(ack.body)) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
+        if (!this.#sdp.takeAnswer(sessionDescriptionOf(ack))) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
       };
     }
     tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW], ...refresh.headers], this.#sdp.localSdp, 'application/sdp');
