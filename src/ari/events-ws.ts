@@ -16,14 +16,22 @@ import { splicedTextFrame, textFrame } from '../util/websocket-text-frame.ts';
 import type { AuthResult } from './auth.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { EventStreams, parseResumeRequest, type ResumeRequest, type StreamOutput } from './event-resume.ts';
-import { ARI_PREFIX, originOf, rejectUpgrade, splitTarget, type RequestTarget, type UpgradeHandler } from './http-server.ts';
+import { ARI_PREFIX, originOf, rejectUpgrade, type RequestTarget, type UpgradeHandler } from './http-server.ts';
 import { checkValue } from './model-check.ts';
+import { WebSocketRequestQueue } from './ws-request-queue.ts';
+import { BINARY_ANSWER_REASON, readRestFrame, websocketOnlyAnswer, type RestEcho, type RestRefusal } from './ws-rest-request.ts';
 
 const PROTOCOL = 'ari';
 const MAX_APP_NAME = 73;
-/** A REST request over the socket carries at most this many query parameters. */
-const MAX_QUERY_STRINGS = 256;
 const TRUE_WORDS = new Set(['yes', 'true', 'y', 't', '1', 'on']);
+/** What an answer to no readable request echoes (a failure, a request refused for a flood). */
+const NO_ECHO: RestEcho = { transaction_id: '', request_id: '', uri: '' };
+/** The ids an acknowledgement's error answer echoes. */
+const echoOf = (fields: Record<string, unknown>): RestEcho => ({
+  transaction_id: typeof fields.transaction_id === 'string' ? fields.transaction_id : '',
+  request_id: typeof fields.request_id === 'string' ? fields.request_id : '',
+  uri: '',
+});
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
   403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable', 409: 'Conflict',
@@ -356,12 +364,18 @@ export class EventsWebSocket implements UpgradeHandler {
     connection.streams.open(apps, resume);
     for (const app of apps) registry.register(app, connection, subscribeAll, { holdCalls: resume.resumable });
     this.log.info({ apps, subscribeAll }, 'event WebSocket connected');
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      this.restRequest(connection, data.toString()).catch((err: unknown) => {
+    const requests = new WebSocketRequestQueue(
+      ws,
+      (text) => this.restRequest(connection, text),
+      (err: unknown) => {
         this.log.error({ err }, 'REST request over WebSocket failed');
-        connection.send({ type: 'RESTResponse', status_code: 500, reason_phrase: STATUS_TEXT[500], message_body: JSON.stringify({ message: 'Internal server error' }), content_type: 'application/json' });
-      });
+        this.restReply(connection, NO_ECHO, 500, STATUS_TEXT[500], { message: 'Internal server error' });
+      },
+      () => this.restReply(connection, NO_ECHO, 503, STATUS_TEXT[503], { message: 'Too many REST requests waiting on this WebSocket' }),
+    );
+    // Binary frames are ignored, as Asterisk ignores them.
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) requests.push(data.toString());
     });
     ws.on('close', () => {
       connection.markClosed();
@@ -382,69 +396,58 @@ export class EventsWebSocket implements UpgradeHandler {
 
   /** Answers one REST request sent over a WebSocket (a RESTRequest message) with a RESTResponse. */
   async restRequest(connection: RestOverWebSocketPeer, text: string): Promise<void> {
-    let request: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-      request = parsed as Record<string, unknown>;
-    } catch {
-      return this.restReply(connection, {}, 400, { message: 'Error parsing request body' });
-    }
-    if (request.type === 'Ack') {
+    const frame = readRestFrame(text);
+    if ('ack' in frame) {
       // Acknowledgements are answered only when they are wrong (they may come once per event).
-      const problem = connection.streams ? connection.streams.acknowledge(request) : 'Acknowledgements are not used on this WebSocket';
-      if (problem !== undefined) this.restReply(connection, request, 400, { message: problem });
+      const problem = connection.streams ? connection.streams.acknowledge(frame.ack) : 'Acknowledgements are not used on this WebSocket';
+      if (problem !== undefined) this.restReply(connection, echoOf(frame.ack), 400, STATUS_TEXT[400], { message: problem });
       return;
     }
-    const { type, method, uri } = request;
-    if (type !== 'RESTRequest' || typeof method !== 'string' || typeof uri !== 'string') {
-      return this.restReply(connection, request, 400, { message: 'A RESTRequest needs type, method and uri' });
-    }
-    const target = splitTarget(`${ARI_PREFIX}/${uri.replace(/^\/+/, '')}`);
-    if (Array.isArray(request.query_strings)) {
-      for (const entry of (request.query_strings as { name?: unknown; value?: unknown }[]).slice(0, MAX_QUERY_STRINGS)) {
-        if (typeof entry?.name === 'string') target.query.set(entry.name, String(entry.value ?? ''));
-      }
-    }
-    const body = typeof request.message_body === 'string' && request.message_body.length > 0 ? Buffer.from(request.message_body) : undefined;
-    const contentType = typeof request.content_type === 'string' ? request.content_type : undefined;
-    if (body && !contentType) return this.restReply(connection, request, 400, { message: 'content_type is required with a message_body' });
-    const upperMethod = method.toUpperCase();
+    if (!frame.ok) return this.refuse(connection, frame.refusal);
+    const request = frame.request;
+    const early = websocketOnlyAnswer(request);
+    if (early) return this.refuse(connection, early);
     const user = this.options.currentUser ? this.options.currentUser(connection.user.name) : connection.user;
-    if (!user) return this.restReply(connection, request, 401, { message: 'Authentication required' });
-    if (user.readOnly && upperMethod !== 'GET' && upperMethod !== 'OPTIONS') {
-      return this.restReply(connection, request, 403, { message: 'Write access denied' });
+    if (!user) return this.restReply(connection, request.echo, 401, STATUS_TEXT[401], { message: 'Authentication required' });
+    if (user.readOnly && request.method !== 'GET' && request.method !== 'OPTIONS') {
+      return this.restReply(connection, request.echo, 403, STATUS_TEXT[403], { message: 'Write access denied' });
     }
     const started = performance.now();
     const meta: { operation?: string } = {};
     const response = await this.options.dispatcher.dispatch({
       meta,
-      method: upperMethod,
-      path: target.pathname.slice(ARI_PREFIX.length),
-      query: target.query,
-      contentType,
-      body,
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      contentType: request.contentType,
+      body: request.body,
       user,
       origin: connection.origin,
       transport: 'websocket',
     });
     const ms = performance.now() - started;
-    this.options.onRequest?.(meta.operation, upperMethod, response.status, ms / 1000);
+    this.options.onRequest?.(meta.operation, request.method, response.status, ms / 1000);
     // The path only: the query (which may carry api_key) and the body are never logged.
     if (this.log.isLevelEnabled('debug')) {
-      this.log.debug({ transport: 'websocket', method: upperMethod, path: target.pathname, status: response.status, ms: Math.round(ms * 10) / 10, user: connection.user.name }, 'ARI request');
+      this.log.debug({ transport: 'websocket', method: request.method, path: `${ARI_PREFIX}${request.path}`, status: response.status, ms: Math.round(ms * 10) / 10, user: connection.user.name }, 'ARI request');
     }
-    this.restReply(connection, request, response.status, response.json);
+    // A binary answer (406 from the dispatcher) has Asterisk's own reason phrase and no body.
+    if (response.status === 406) return this.restReply(connection, request.echo, 406, BINARY_ANSWER_REASON, undefined);
+    this.restReply(connection, request.echo, response.status, STATUS_TEXT[response.status] ?? 'Unknown', response.json);
   }
 
-  private restReply(connection: RestOverWebSocketPeer, request: Record<string, unknown>, status: number, json: unknown): void {
+  private refuse(connection: RestOverWebSocketPeer, refusal: RestRefusal): void {
+    this.restReply(connection, refusal.echo, refusal.status, refusal.reason, refusal.message === undefined ? undefined : { message: refusal.message });
+  }
+
+  private restReply(connection: RestOverWebSocketPeer, echo: RestEcho, status: number, reason: string, json: unknown): void {
     const message: Record<string, unknown> = {
       type: 'RESTResponse',
-      transaction_id: typeof request.transaction_id === 'string' ? request.transaction_id : '',
-      request_id: typeof request.request_id === 'string' ? request.request_id : '',
+      transaction_id: echo.transaction_id,
+      request_id: echo.request_id,
       status_code: status,
-      reason_phrase: STATUS_TEXT[status] ?? 'Unknown',
-      uri: typeof request.uri === 'string' ? request.uri : '',
+      reason_phrase: reason,
+      uri: echo.uri,
       timestamp: formatAriDate(),
       application: connection.apps[0],
       asterisk_id: this.serverId,

@@ -5,6 +5,7 @@
  * serves is 489.
  */
 import type { SipRequest } from './message.ts';
+import { sdpPartOf } from './multipart.ts';
 
 /** Methods the SIP RFCs define (3261, 3262, 3265/6665, 3311, 3428, 3515, 3903, 6086). */
 const KNOWN_METHODS = new Set(['INVITE', 'ACK', 'CANCEL', 'BYE', 'OPTIONS', 'REGISTER', 'PRACK', 'SUBSCRIBE', 'NOTIFY', 'PUBLISH', 'INFO', 'REFER', 'MESSAGE', 'UPDATE']);
@@ -29,7 +30,8 @@ export const SDP_CONTENT_TYPE = 'application/sdp';
 
 /**
  * §8.2.3 for a body that should hold SDP (INVITE, re-INVITE, ACK of a late offer): undefined when
- * the body is empty or `application/sdp` with identity encoding; otherwise 415 naming what is
+ * the body is empty, `application/sdp` with identity encoding, or a multipart/mixed or
+ * multipart/alternative with an SDP part (multipart.ts); otherwise 415 naming what is
  * accepted (Accept, or Accept-Encoding for a compressed body). A body without Content-Type is
  * not taken for SDP either.
  */
@@ -39,6 +41,8 @@ export function refuseNonSdpBody(request: SipRequest): Refusal | undefined {
   if (encoding !== '' && encoding !== 'identity') return { status: 415, headers: [['Accept-Encoding', 'identity']] };
   const type = (request.contentType() ?? '').split(';')[0].trim().toLowerCase();
   if (type === SDP_CONTENT_TYPE) return undefined;
+  // A multipart/mixed or multipart/alternative body with an SDP part is taken (as Asterisk's stack takes it).
+  if (sdpPartOf(request.contentType(), request.body) !== undefined) return undefined;
   return { status: 415, headers: [['Accept', SDP_CONTENT_TYPE]] };
 }
 

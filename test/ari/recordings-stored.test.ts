@@ -124,6 +124,9 @@ describe('stored recordings', () => {
     events.send({ type: 'RESTRequest', request_id: 'r1', method: 'GET', uri: 'recordings/stored/tone/file' });
     const reply = await nextEvent(events, 'RESTResponse', (event) => event.request_id === 'r1');
     assert.equal(reply.status_code, 406);
+    // As Asterisk 22 answers a file response over the socket (ari_websocket_requests.c): its own reason, no body.
+    assert.equal(reply.reason_phrase, 'Not Acceptable.  Use HTTP GET');
+    assert.equal(reply.message_body, undefined);
   });
 
   test('copy into a new subdirectory (extension dropped), in the same directory; 409 when taken, 404 when missing', async () => {

@@ -20,6 +20,7 @@ import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
+import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { refuseNonSdpBody, refuseUnserved } from '../../sip/request-checks.ts';
 import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
 import { dialplanHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
@@ -204,8 +205,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   #acked(ack: SipRequest): void {
     this.#ackReceived = true;
-    // A late offer is answered in the ACK.
-    if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(ack.body);
+    // A late offer is answered in the ACK (its SDP, or a multipart's SDP part).
+    if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
   }
 
   /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
@@ -384,7 +385,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
         if (!this.channel.hangingUp) this.channel.hangup(causeFromReason(request.get('reason'), 16), { fromFarEnd: true });
         return;
       }
-      case 'INVITE': {
+      case 'INVITE':
+      case 'UPDATE': {
         const refusal = refuseNonSdpBody(request);
         if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
         return this.#reinvited(request, tx);
@@ -396,8 +398,6 @@ export class SipCall implements ChannelDriver, DialogRoute {
         if (dtmf && !this.#ended && !this.channel.hangingUp) this.channel.receiveDigit(dtmf.digit, dtmf.durationMs);
         return;
       }
-      case 'UPDATE':
-        return this.#reinvited(request, tx);
       case 'PRACK':
         return this.#session.prack(request, tx);
       case 'OPTIONS':
@@ -418,29 +418,30 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /**
    * A re-INVITE: a session refresh, hold, a new address, or no offer at all (RFC 3261 §14.2): then
    * our 2xx carries a fresh offer with a new o= version, and the ACK brings the answer. An UPDATE
-   * refreshes the session only (an offer in it, RFC 3311, is not taken: the media stays).
+   * without SDP refreshes the session only; its offer (RFC 3311 §5.2) is answered as a re-INVITE's.
    */
   #reinvited(request: SipRequest, tx: ServerTransaction): void {
     const refresh = this.#session.refreshRequest(request);
+    const offer = sessionDescriptionOf(request);
     if (!refresh.ok) return void tx.reply(refresh.status, undefined, refresh.headers);
-    if (request.method === 'UPDATE') {
+    if (request.method === 'UPDATE' && offer.length === 0) {
       tx.reply(200, undefined, [['Allow', ALLOW], ...refresh.headers]);
       return refresh.refreshed();
     }
-    if (request.body.length > 0) {
-      const answer = this.#sdp.answer(request.body, true);
+    if (offer.length > 0) {
+      const answer = this.#sdp.answer(offer, true);
       if (!answer.ok) return void tx.reply(answer.status);
     } else {
       this.#sdp.offer(true);
       tx.onAck = (ack) => {
-        if (ack.body.length === 0 || !this.#sdp.takeAnswer(ack.body)) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
+        if (!this.#sdp.takeAnswer(sessionDescriptionOf(ack))) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
       };
     }
     tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW], ...refresh.headers], this.#sdp.localSdp, 'application/sdp');
     refresh.refreshed();
     // Hold or unhold from the far end (the media of its offer, after our answer went out).
     const media = this.#sdp.negotiated;
-    if (request.body.length > 0 && media) this.#hold.farEndOffered(media);
+    if (offer.length > 0 && media) this.#hold.farEndOffered(media);
   }
 
   /** We are the refresher (RFC 4028 §7.4): an UPDATE, or a re-INVITE with our current SDP, keeps the session alive. */

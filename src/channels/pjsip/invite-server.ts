@@ -1,7 +1,8 @@
 // Inbound calls: an INVITE out of a dialog, identified and authenticated, becomes a
 // `PJSIP/<endpoint>-<n>` channel in state Ring that runs the endpoint's context at the dialled user
 // part; the application decides what is answered (see call.ts). A body that is not SDP is refused
-// (415 naming application/sdp); with rewrite_contact the Contact, and so the dialog's remote
+// (415 naming application/sdp; a multipart/mixed or /alternative one's SDP part is the offer, as
+// in Asterisk); with rewrite_contact the Contact, and so the dialog's remote
 // target, becomes the address the INVITE came from.
 // An INVITE to a number the endpoint's context cannot take is refused 404 (484 when more digits
 // could match and allow_overlap is on) before anything else is sent, as chan_pjsip does.
@@ -16,6 +17,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
+import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { refuseNonSdpBody } from '../../sip/request-checks.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
@@ -100,7 +102,7 @@ export class InviteServer {
       if (!context.transfers.canReplace(other.channel)) return void tx.reply(503, 'Service Unavailable');
       replaced = other.channel;
     }
-    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: request.body }, endpoint.codecs, endpoint.id, options);
+    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: sessionDescriptionOf(request) }, endpoint.codecs, endpoint.id, options);
     this.#transfers.wire(call);
     if (!calls.add(call)) return void tx.reply(482, 'Loop Detected');
     let prepared;
