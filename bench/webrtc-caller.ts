@@ -44,6 +44,9 @@ export interface CallerOptions {
 
 /** What one call measured; times in ms from the INVITE, undefined when the call did not get that far. */
 export interface CallerFigures {
+  /** Date.now() at the INVITE and at the keys: the bench's set-up rate across its processes. */
+  readonly invitedAt?: number;
+  readonly keyedAt?: number;
   readonly answeredMs?: number;
   readonly checkedMs?: number;
   readonly keyedMs?: number;
@@ -90,7 +93,12 @@ export class WebRtcCaller {
   readonly #host = `${randomToken()}.invalid`;
   readonly #callId = `wrtc-${randomToken()}${randomToken()}`;
   readonly #localTag = randomToken();
-  readonly #packet = Buffer.alloc(12 + PCMU_PAYLOAD_BYTES + SRTP_TAG_BYTES + 16, 0x55);
+  /**
+   * dgram.send() reads the buffer when the packet leaves, not when called: a caller catching up sends
+   * several packets in a row, so each of those needs its own buffer (one reused would go out twice
+   * with the last sequence number, and the server would count the others lost).
+   */
+  readonly #packets = Array.from({ length: 8 }, () => Buffer.alloc(12 + PCMU_PAYLOAD_BYTES + SRTP_TAG_BYTES + 16, 0x55));
   readonly #ssrc = randomBytes(4).readUInt32BE(0);
   #socket: WebSocket | undefined;
   #remote: RemoteMedia | undefined;
@@ -136,6 +144,7 @@ export class WebRtcCaller {
       this.#udp.on('message', (packet, from) => this.#receiveUdp(packet, from.address, from.port));
       this.#socket = await this.#connect();
       this.#started = performance.now();
+      this.#figures.invitedAt = Date.now();
       const answer = await this.#invite();
       this.#figures.answeredMs = performance.now() - this.#started;
       this.#remote = remoteMediaOf(answer.slice(answer.indexOf('\r\n\r\n') + 4));
@@ -156,7 +165,7 @@ export class WebRtcCaller {
     const session = this.#session;
     const remote = this.#remote;
     if (!session || !remote || this.#closed) return;
-    const packet = this.#packet;
+    const packet = this.#packets[this.#sequence % this.#packets.length]!;
     packet[0] = 0x80;
     packet[1] = 0;
     packet.writeUInt16BE(this.#sequence++ & 0xffff, 2);
@@ -358,6 +367,7 @@ export class WebRtcCaller {
     if (this.#closed) return;
     this.#session = new SrtpSession(keys.local, keys.remote);
     this.#figures.keyedMs = performance.now() - this.#started;
+    this.#figures.keyedAt = Date.now();
     this.#figures.handshakeMs = this.#figures.keyedMs - (this.#figures.checkedMs ?? this.#figures.keyedMs);
     this.#waitingKeys?.resolve();
     this.#waitingKeys = undefined;
