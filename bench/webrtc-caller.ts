@@ -19,6 +19,7 @@ import { DtlsKeying, type ExportedKeys } from '../src/media/webrtc/dtls-keying.t
 import { iceCredentials, looksLikeStun } from '../src/media/webrtc/ice-lite.ts';
 import { looksLikeDtls, looksLikeRtp } from '../src/media/webrtc/webrtc-demux.ts';
 import { randomToken, responseCopies, sipHeader, tagOf } from '../test/helpers/sip-inbox.ts';
+import type { CallerAudio } from './webrtc-audio.ts';
 
 /** RFC 7675 §5.1: a browser checks consent about every 5 s. */
 const CONSENT_INTERVAL_MS = 5_000;
@@ -29,8 +30,8 @@ const CHECKS_FOR_MS = 20_000;
 const ANSWER_TIMEOUT_MS = 30_000;
 /** A message larger than this from the server is refused (the server's own SIP limit is 64 KiB). */
 const MAX_SIP_MESSAGE = 65_536;
-/** G.711 µ-law at 20 ms: 160 bytes of payload, a constant not-silent pattern (Echo() sends it back). */
-const PCMU_PAYLOAD_BYTES = 160;
+/** The largest frame a caller sends (webrtc-audio.ts's Opus tone is well under it), and SRTP's tag. */
+const MAX_PAYLOAD_BYTES = 400;
 const SRTP_TAG_BYTES = 10;
 
 export interface CallerOptions {
@@ -40,6 +41,8 @@ export interface CallerOptions {
   readonly extension: string;
   /** The endpoint's name, our From user. */
   readonly user: string;
+  /** What the call offers and sends (the process codes it once for all its calls). */
+  readonly audio: CallerAudio;
 }
 
 /** What one call measured; times in ms from the INVITE, undefined when the call did not get that far. */
@@ -98,7 +101,7 @@ export class WebRtcCaller {
    * several packets in a row, so each of those needs its own buffer (one reused would go out twice
    * with the last sequence number, and the server would count the others lost).
    */
-  readonly #packets = Array.from({ length: 8 }, () => Buffer.alloc(12 + PCMU_PAYLOAD_BYTES + SRTP_TAG_BYTES + 16, 0x55));
+  readonly #packets = Array.from({ length: 8 }, () => Buffer.alloc(12 + MAX_PAYLOAD_BYTES + SRTP_TAG_BYTES + 16));
   readonly #ssrc = randomBytes(4).readUInt32BE(0);
   #socket: WebSocket | undefined;
   #remote: RemoteMedia | undefined;
@@ -160,19 +163,22 @@ export class WebRtcCaller {
     }
   }
 
-  /** One 20 ms packet of µ-law, SRTP protected, to the checked pair. */
+  /** The next 20 ms frame of the tone, SRTP protected, to the checked pair. */
   sendOne(): void {
     const session = this.#session;
     const remote = this.#remote;
     if (!session || !remote || this.#closed) return;
+    const audio = this.#options.audio;
+    const payload = audio.frames[this.#sequence % audio.frames.length]!;
     const packet = this.#packets[this.#sequence % this.#packets.length]!;
     packet[0] = 0x80;
-    packet[1] = 0;
+    packet[1] = audio.payloadType;
     packet.writeUInt16BE(this.#sequence++ & 0xffff, 2);
-    packet.writeUInt32BE((this.#timestamp += PCMU_PAYLOAD_BYTES) >>> 0, 4);
+    packet.writeUInt32BE((this.#timestamp += audio.ticksPerFrame) >>> 0, 4);
     packet.writeUInt32BE(this.#ssrc, 8);
-    packet.fill(0x55, 12, 12 + PCMU_PAYLOAD_BYTES);
-    const length = session.protectRtp(packet, 12 + PCMU_PAYLOAD_BYTES);
+    const size = Math.min(payload.length, MAX_PAYLOAD_BYTES);
+    payload.copy(packet, 12, 0, size);
+    const length = session.protectRtp(packet, 12 + size);
     if (length <= 0) return;
     this.#udp.send(packet, 0, length, remote.port, remote.address);
     this.#figures.sent += 1;
@@ -240,16 +246,16 @@ export class WebRtcCaller {
     return response;
   }
 
-  /** A browser's audio offer, G.711 only: what bench/webrtc-calls.ts measures. */
+  /** A browser's audio offer, with the one codec the bench sends (and telephone-event, as browsers offer). */
   #offer(): string {
     const port = this.#udp.address().port;
     const [algorithm, value] = this.#keying.fingerprint.split(' ');
     return [
       'v=0', `o=- ${randomBytes(6).readUIntBE(0, 6)} 2 IN IP4 127.0.0.1`, 's=-', 't=0 0', 'a=group:BUNDLE 0',
-      `m=audio ${port} UDP/TLS/RTP/SAVPF 0 101`, 'c=IN IP4 127.0.0.1', `a=rtcp:${port} IN IP4 127.0.0.1`,
+      `m=audio ${port} UDP/TLS/RTP/SAVPF ${this.#options.audio.payloadType} 101`, 'c=IN IP4 127.0.0.1', `a=rtcp:${port} IN IP4 127.0.0.1`,
       `a=candidate:1 1 udp 2122260223 127.0.0.1 ${port} typ host`,
       `a=ice-ufrag:${this.#ice.ufrag}`, `a=ice-pwd:${this.#ice.pwd}`, `a=fingerprint:${algorithm} ${value}`, 'a=setup:actpass', 'a=mid:0',
-      'a=sendrecv', 'a=rtcp-mux', 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', '',
+      'a=sendrecv', 'a=rtcp-mux', ...this.#options.audio.sdpLines, 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', '',
     ].join('\r\n');
   }
 
@@ -358,7 +364,7 @@ export class WebRtcCaller {
   #receiveRtp(packet: Buffer): void {
     const session = this.#session;
     // RTCP (payload types 72..76 with the marker bit) is not counted: the server's reports, not audio.
-    if (!session || (packet[1]! & 0x7f) !== 0) return;
+    if (!session || (packet[1]! & 0x7f) !== this.#options.audio.payloadType) return;
     if (session.unprotectRtp(packet, packet.length) > 0) this.#figures.back += 1;
     else this.#figures.refused += 1;
   }

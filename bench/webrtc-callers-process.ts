@@ -5,10 +5,11 @@
 // behind the clock this process fell says whether they were.
 // Usage (by the bench): child_process.fork('bench/webrtc-callers-process.ts', { execArgv: ['--import', 'tsx'] })
 import { generateDtlsIdentity } from '../src/media/webrtc/dtls-identity.ts';
+import { callerAudio, type CallerCodec } from './webrtc-audio.ts';
 import { WebRtcCaller, type CallerFigures } from './webrtc-caller.ts';
 
 export type CallersCommand =
-  | { readonly type: 'place'; readonly url: string; readonly extension: string; readonly user: string; readonly count: number; readonly perSecond: number }
+  | { readonly type: 'place'; readonly url: string; readonly extension: string; readonly user: string; readonly codec: CallerCodec; readonly count: number; readonly perSecond: number }
   | { readonly type: 'reset' }
   | { readonly type: 'report' }
   | { readonly type: 'hangup' };
@@ -46,12 +47,13 @@ class CallersProcess {
 
   async place(command: Extract<CallersCommand, { type: 'place' }>): Promise<CallerFigures[]> {
     const identity = await IDENTITY;
+    const audio = callerAudio(command.codec === 'opus' ? 'opus' : 'ulaw');
     this.#startClock();
     const placing: Promise<void>[] = [];
     const gapMs = 1000 / Math.max(command.perSecond, 0.1);
     const start = performance.now();
     for (let i = 0; i < command.count; i++) {
-      const caller = new WebRtcCaller(identity, { url: command.url, extension: command.extension, user: command.user });
+      const caller = new WebRtcCaller(identity, { url: command.url, extension: command.extension, user: command.user, audio });
       this.#callers.push(caller);
       placing.push(caller.call().catch(() => undefined));
       const wait = start + (i + 1) * gapMs - performance.now();

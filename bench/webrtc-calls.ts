@@ -1,6 +1,6 @@
 // WebRTC call capacity (issue 25): N concurrent WebRTC calls into a real Patchbay (bench/
 // sip-capacity-target.ts in a child process: SIP over WebSocket on /ws, a webrtc=yes endpoint
-// allowing G.711 µ-law), with media.workers 0 and others, step by step. Each call is placed by a
+// allowing G.711 µ-law, or Opus with --codec opus), with media.workers 0 and others, step by step. Each call is placed by a
 // browser-like caller without a browser (bench/webrtc-caller.ts: SIP over its own WebSocket, ICE
 // checks, DTLS-SRTP, SRTP; werift's STUN and DTLS, our SRTP engine), spread over --clients
 // processes (bench/webrtc-callers-process.ts) so that the callers are not the limit; their CPU is
@@ -14,7 +14,7 @@
 // bench/sip-capacity.ts judges), what came back to the callers authentic, and after the hang-up
 // whatever the server still holds (channels, worker streams): a leak if it stays.
 // Usage: npm run bench:webrtc-calls [-- --calls 10,25,50,100 --hold 10 --workers 0,2 --clients 2
-//        --rate 20 --scenario echo|playback --json]
+//        --rate 20 --scenario echo|playback --codec ulaw|opus --json]
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +26,7 @@ import { scrapeMetrics, type MetricsSnapshot } from './prometheus-text.ts';
 import { CLEAN_PERCENT } from './sip-capacity-step.ts';
 import { startTarget, type Target } from './sip-capacity-server.ts';
 import { EXTENSIONS } from './sip-capacity-target.ts';
+import type { CallerCodec } from './webrtc-audio.ts';
 import type { CallerFigures } from './webrtc-caller.ts';
 import type { CallersCommand, CallersReply, ClockFigures } from './webrtc-callers-process.ts';
 
@@ -39,6 +40,8 @@ const { values } = parseArgs({
     /** Calls placed per second, all processes together. */
     rate: { type: 'string', default: '20' },
     scenario: { type: 'string', default: 'echo' },
+    /** ulaw, or opus (the endpoint then allows opus only; Echo() sends the frames back as they came, Playback codes them). */
+    codec: { type: 'string', default: 'ulaw' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -106,12 +109,14 @@ interface RunPlan {
   readonly clients: number;
   readonly rate: number;
   readonly scenario: 'echo' | 'playback';
+  readonly codec: CallerCodec;
 }
 
 export interface RunResult {
   readonly calls: number;
   readonly workers: number;
   readonly scenario: string;
+  readonly codec: CallerCodec;
   readonly up: number;
   readonly failed: number;
   /** Why calls failed, with how many each. */
@@ -134,11 +139,13 @@ export interface RunResult {
   readonly load: number;
   readonly clean: boolean;
   readonly problems: readonly string[];
+  /** The server's last log lines about WebRTC, DTLS, ICE or workers when the run is not clean. */
+  readonly serverNotes: readonly string[];
 }
 
 async function run(plan: RunPlan, track: (kill: () => void) => () => void): Promise<RunResult> {
   const work = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-webrtc-'));
-  const target = await startTarget(track, { maxCalls: plan.calls, uas: '127.0.0.1:9', workers: plan.workers, dataDir: join(work, 'server'), webrtc: { allow: 'ulaw' } });
+  const target = await startTarget(track, { maxCalls: plan.calls, uas: '127.0.0.1:9', workers: plan.workers, dataDir: join(work, 'server'), webrtc: { allow: plan.codec } });
   const clients: CallersClient[] = [];
   const untrack: Array<() => void> = [];
   try {
@@ -153,7 +160,7 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
     const extension = EXTENSIONS[plan.scenario];
     const placeSeconds = plan.calls / plan.rate;
     const placed = await Promise.all(
-      clients.map((client, i) => client.ask({ type: 'place', url, extension, user: 'webrtc', count: shares[i]!, perSecond: (plan.rate * shares[i]!) / plan.calls }, 'placed', placeSeconds * 3000 + 120_000)),
+      clients.map((client, i) => client.ask({ type: 'place', url, extension, user: 'webrtc', codec: plan.codec, count: shares[i]!, perSecond: (plan.rate * shares[i]!) / plan.calls }, 'placed', placeSeconds * 3000 + 120_000)),
     );
     const setupFigures = placed.flatMap((reply) => reply.figures);
     const keyed = setupFigures.filter((figures) => figures.keyedMs !== undefined);
@@ -212,10 +219,13 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
     await Promise.all(clients.map((client) => client.ask({ type: 'hangup' }, 'hungup', 60_000).catch(() => client.kill())));
     const leftAfter = await leftOnServer(target);
     if (leftAfter.channels > 0 || leftAfter.workerStreams > 0) problems.push(`left on the server 15 s after the hang-up: ${leftAfter.channels} channel(s), ${leftAfter.workerStreams} worker stream(s)`);
+    // What the server logged about it (warnings and errors reach the bench on its stderr).
+    const notes = problems.length === 0 ? [] : target.log().split('\n').filter((entry) => /DTLS|WebRTC|ICE|consent|worker|cause|"level":50/i.test(entry)).slice(-4);
     return {
       calls: plan.calls,
       workers: plan.workers,
       scenario: plan.scenario,
+      codec: plan.codec,
       up: keyed.length,
       failed: plan.calls - keyed.length,
       failures,
@@ -234,6 +244,7 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
       load: os.loadavg()[0]!,
       clean: problems.length === 0,
       problems,
+      serverNotes: notes,
     };
   } finally {
     for (const client of clients) client.kill();
@@ -277,7 +288,7 @@ async function leftOnServer(target: Target): Promise<RunResult['leftAfter']> {
 function line(result: RunResult): string {
   const f = (value: number, digits = 1): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
   return (
-    `webrtc-calls ${result.scenario}: ${String(result.calls).padStart(4)} calls, workers ${result.workers}: ${result.up} up, ${result.failed} failed; ` +
+    `webrtc-calls ${result.scenario} ${result.codec}: ${String(result.calls).padStart(4)} calls, workers ${result.workers}: ${result.up} up, ${result.failed} failed; ` +
     `set-up p50 ${f(result.setupMs.p50, 0)} / p99 ${f(result.setupMs.p99, 0)} ms, DTLS p50 ${f(result.handshakeMs.p50, 0)} / p99 ${f(result.handshakeMs.p99, 0)} ms, ${f(result.setupRate)} calls/s; ` +
     `CPU main ${f(result.cpu.main)} %, workers ${result.cpu.workers === null ? '-' : f(result.cpu.workers)} %, server ${f(result.cpu.server)} % (waited ${f(result.cpu.serverWaited)} %), callers ${f(result.cpu.callers)} %; ` +
     `RSS ${f(result.rss.serverMiB, 0)} MiB (${f(result.rss.perCallKiB, 0)} KiB a call); RTP in ${result.rtp.received} out ${result.rtp.sent}, lost ${f(result.rtp.lostPercent, 3)} %, late ${f(result.rtp.latePercent, 3)} %, short ${f(result.rtp.shortPercent, 3)} %; ` +
@@ -300,13 +311,15 @@ async function main(): Promise<void> {
   const holdSeconds = clamp(Number(values.hold), 2, MAX_HOLD_SECONDS);
   const clients = clamp(Math.floor(Number(values.clients)), 1, MAX_CLIENTS);
   const rate = clamp(Number(values.rate), 1, 500);
+  const codec: CallerCodec = values.codec === 'opus' ? 'opus' : 'ulaw';
   const results: RunResult[] = [];
   try {
     for (const calls of list(values.calls, MAX_CALLS).filter((n) => n > 0)) {
       for (const workers of list(values.workers, 16)) {
-        const result = await run({ calls, workers, holdSeconds, clients, rate, scenario }, track);
+        const result = await run({ calls, workers, holdSeconds, clients, rate, scenario, codec }, track);
         results.push(result);
         console.log(line(result));
+        for (const note of result.serverNotes) console.log(`  server: ${note.slice(0, 400)}`);
       }
     }
   } finally {
