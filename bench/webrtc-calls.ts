@@ -130,7 +130,14 @@ export interface RunResult {
   readonly rss: { readonly idleMiB: number; readonly serverMiB: number; readonly perCallKiB: number };
   readonly rtp: { readonly received: number; readonly sent: number; readonly lostPercent: number; readonly latePercent: number; readonly shortPercent: number };
   /** What the callers sent, and got back authentic (Echo: of what they sent; Playback: of 50/s a call). */
-  readonly callers: { readonly sent: number; readonly backPercent: number; readonly refused: number; readonly clock: ClockFigures };
+  readonly callers: {
+    readonly sent: number;
+    readonly backPercent: number;
+    readonly refused: number;
+    /** Calls that got back less than half of what they should have: whether a shortfall is a few calls' or every call's. */
+    readonly shortCalls: number;
+    readonly clock: ClockFigures;
+  };
   readonly streamsInWorkers: number;
   readonly endedByServer: number;
   /** Left on the server 15 s after the last BYE (0 and 0 unless something leaks). */
@@ -215,6 +222,8 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
     const back = held.reduce((sum, figures) => sum + figures.back, 0);
     const refused = held.reduce((sum, figures) => sum + figures.refused, 0);
     const expectedBack = plan.scenario === 'playback' ? keyed.length * PACKETS_PER_SECOND * windowSeconds : sent;
+    const expectedBackOf = (figures: CallerFigures): number => (plan.scenario === 'playback' ? PACKETS_PER_SECOND * windowSeconds : figures.sent);
+    const shortCalls = held.filter((figures) => figures.keyedMs !== undefined && figures.back < expectedBackOf(figures) / 2).length;
 
     await Promise.all(clients.map((client) => client.ask({ type: 'hangup' }, 'hungup', 60_000).catch(() => client.kill())));
     const leftAfter = await leftOnServer(target);
@@ -236,7 +245,7 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
       cpu,
       rss: { idleMiB, serverMiB, perCallKiB: keyed.length > 0 ? ((serverMiB - idleMiB) * 1024) / keyed.length : 0 },
       rtp,
-      callers: { sent, backPercent: percent(back, expectedBack), refused, clock },
+      callers: { sent, backPercent: percent(back, expectedBack), refused, shortCalls, clock },
       streamsInWorkers,
       endedByServer,
       leftAfter,
@@ -292,7 +301,7 @@ function line(result: RunResult): string {
     `set-up p50 ${f(result.setupMs.p50, 0)} / p99 ${f(result.setupMs.p99, 0)} ms, DTLS p50 ${f(result.handshakeMs.p50, 0)} / p99 ${f(result.handshakeMs.p99, 0)} ms, ${f(result.setupRate)} calls/s; ` +
     `CPU main ${f(result.cpu.main)} %, workers ${result.cpu.workers === null ? '-' : f(result.cpu.workers)} %, server ${f(result.cpu.server)} % (waited ${f(result.cpu.serverWaited)} %), callers ${f(result.cpu.callers)} %; ` +
     `RSS ${f(result.rss.serverMiB, 0)} MiB (${f(result.rss.perCallKiB, 0)} KiB a call); RTP in ${result.rtp.received} out ${result.rtp.sent}, lost ${f(result.rtp.lostPercent, 3)} %, late ${f(result.rtp.latePercent, 3)} %, short ${f(result.rtp.shortPercent, 3)} %; ` +
-    `back to callers ${f(result.callers.backPercent, 2)} % (${result.callers.refused} refused, caller clock late ${f(percent(result.callers.clock.lateTicks, result.callers.clock.ticks))} %, ${result.callers.clock.skippedFrames} frames skipped); ` +
+    `back to callers ${f(result.callers.backPercent, 2)} % (${result.callers.shortCalls} calls below half, ${result.callers.refused} refused, caller clock late ${f(percent(result.callers.clock.lateTicks, result.callers.clock.ticks))} %, ${result.callers.clock.skippedFrames} frames skipped); ` +
     `${result.streamsInWorkers} streams in workers; load ${f(result.load, 2)}: ${result.clean ? 'clean' : result.problems.join('; ')}`
   );
 }
