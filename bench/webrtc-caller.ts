@@ -75,7 +75,7 @@ interface RemoteMedia {
 }
 
 /** What the bench needs from the answer's SDP: where to check, with what credentials, whose certificate. */
-export function remoteMediaOf(sdp: string): RemoteMedia {
+function remoteMediaOf(sdp: string): RemoteMedia {
   const line = (pattern: RegExp): string | undefined => pattern.exec(sdp)?.[1];
   const candidate = /^a=candidate:\S+ 1 udp \d+ (\d{1,3}(?:\.\d{1,3}){3}) (\d{1,5}) typ host/im.exec(sdp);
   const address = candidate?.[1] ?? line(/^c=IN IP4 (\d{1,3}(?:\.\d{1,3}){3})\s*$/m);

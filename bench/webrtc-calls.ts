@@ -60,7 +60,7 @@ const list = (text: string, max: number): number[] => text.split(',').map((part)
 const percent = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : 0);
 
 /** The value at quantile `q` (0..1) of `samples`, NaN for none. */
-export function quantile(samples: readonly number[], q: number): number {
+function quantile(samples: readonly number[], q: number): number {
   if (samples.length === 0) return NaN;
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
@@ -112,7 +112,7 @@ interface RunPlan {
   readonly codec: CallerCodec;
 }
 
-export interface RunResult {
+interface RunResult {
   readonly calls: number;
   readonly workers: number;
   readonly scenario: string;
@@ -156,6 +156,8 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
   const clients: CallersClient[] = [];
   const untrack: Array<() => void> = [];
   try {
+    // The idle figure a call's share is measured from, once start-up's garbage has had a moment to go.
+    await sleep(1_000);
     const idleMiB = rssMiB(target.pid);
     const shares = Array.from({ length: plan.clients }, (_, i) => Math.floor(plan.calls / plan.clients) + (i < plan.calls % plan.clients ? 1 : 0)).filter((n) => n > 0);
     for (let i = 0; i < shares.length; i++) {
