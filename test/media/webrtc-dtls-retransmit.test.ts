@@ -47,7 +47,7 @@ async function handshake(clientToServerMs: number, serverToClientMs: number) {
     server.configureRemote({ role: 'server', fingerprint: fingerprintOf(clientIdentity) });
     server.pairChecked();
     client.pairChecked();
-    await waitUntil(() => clientKeys.length > 0 && serverKeys.length > 0, 15_000, 'both ends keyed');
+    await waitUntil(() => clientKeys.length > 0 && serverKeys.length > 0, 30_000, 'both ends keyed');
     // The far end's copies still in flight after the keys: they must neither fail nor re-key the call.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     return { failures, clientKeys, serverKeys };
