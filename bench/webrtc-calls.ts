@@ -59,6 +59,10 @@ const clamp = (value: number, low: number, high: number): number => Math.min(Mat
 const list = (text: string, max: number): number[] => text.split(',').map((part) => clamp(Math.floor(Number(part)), 0, max));
 const percent = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : 0);
 
+/** GET /metrics with time to spare: a server busy with hundreds of handshakes answers late, not never. */
+const SCRAPE_TIMEOUT_MS = 60_000;
+const scrape = (url: string): Promise<MetricsSnapshot> => scrapeMetrics(url, SCRAPE_TIMEOUT_MS);
+
 /** The value at quantile `q` (0..1) of `samples`, NaN for none. */
 function quantile(samples: readonly number[], q: number): number {
   if (samples.length === 0) return NaN;
@@ -184,7 +188,7 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
     // beat the keys to a worker), then the window.
     await sleep(2_000);
     await Promise.all(clients.map((client) => client.ask({ type: 'reset' }, 'reset', 30_000)));
-    const before = await scrapeMetrics(target.url);
+    const before = await scrape(target.url);
     const serverCpu = new CpuMeter(target.pid);
     const mainCpu = new ThreadCpuMeter(target.pid);
     const serverWait = new RunQueueMeter(target.pid);
@@ -196,7 +200,7 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
     while (performance.now() < windowEnd) {
       await sleep(Math.min(1000, Math.max(0, windowEnd - performance.now())));
       serverMiB = Math.max(serverMiB, rssMiB(target.pid));
-      const metrics = await scrapeMetrics(target.url);
+      const metrics = await scrape(target.url);
       const cores = metrics.sum('patchbay_media_worker_cpu_cores');
       if (cores !== undefined && cores >= 0) workerSamples.push(cores * 100);
       streamsInWorkers = Math.max(streamsInWorkers, metrics.sum('patchbay_media_worker_streams') ?? 0);
@@ -208,7 +212,7 @@ async function run(plan: RunPlan, track: (kill: () => void) => () => void): Prom
       callers: callerCpu.reduce((sum, meter) => sum + meter.percent(), 0),
       serverWaited: serverWait.percent(),
     };
-    const after = await scrapeMetrics(target.url);
+    const after = await scrape(target.url);
     const reports = await Promise.all(clients.map((client) => client.ask({ type: 'report' }, 'report', 30_000)));
     const held = reports.flatMap((report) => report.figures);
     const clock = reports.reduce((sum, report) => ({ ticks: sum.ticks + report.clock.ticks, lateTicks: sum.lateTicks + report.clock.lateTicks, skippedFrames: sum.skippedFrames + report.clock.skippedFrames }), { ticks: 0, lateTicks: 0, skippedFrames: 0 });
@@ -288,7 +292,7 @@ function rtpFigures(scenario: 'echo' | 'playback', before: MetricsSnapshot, afte
 async function leftOnServer(target: Target): Promise<RunResult['leftAfter']> {
   let left = { channels: 0, workerStreams: 0 };
   for (let waited = 0; waited <= 15_000; waited += 500) {
-    const metrics = await scrapeMetrics(target.url);
+    const metrics = await scrape(target.url);
     left = { channels: metrics.sum('patchbay_channels') ?? 0, workerStreams: metrics.sum('patchbay_media_worker_streams') ?? 0 };
     if (left.channels === 0 && left.workerStreams === 0) break;
     await sleep(500);
@@ -327,7 +331,14 @@ async function main(): Promise<void> {
   try {
     for (const calls of list(values.calls, MAX_CALLS).filter((n) => n > 0)) {
       for (const workers of list(values.workers, 16)) {
-        const result = await run({ calls, workers, holdSeconds, clients, rate, scenario, codec }, track);
+        let result: RunResult;
+        try {
+          result = await run({ calls, workers, holdSeconds, clients, rate, scenario, codec }, track);
+        } catch (error) {
+          // One step that could not be measured (the server stopped answering, a caller process died) ends no others.
+          console.log(`webrtc-calls ${scenario} ${codec}: ${String(calls).padStart(4)} calls, workers ${workers}: not measured: ${error instanceof Error ? error.message : String(error)} (load ${os.loadavg()[0]!.toFixed(2)})`);
+          continue;
+        }
         results.push(result);
         console.log(line(result));
         for (const note of result.serverNotes) console.log(`  server: ${note.slice(0, 400)}`);
