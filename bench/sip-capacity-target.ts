@@ -77,6 +77,9 @@ function webrtcPjsipConf(allow: string): string {
 function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string, pjsipConf?: string): DeepPartialYaml {
   return {
     http: { port: 0, bind: '127.0.0.1' },
+    // bench/webrtc-calls.ts: the callers' WebSockets are HTTP connections from 127.0.0.1 too (256 a source
+    // by default: past it the 257th caller, and the bench's own GET /metrics, are refused).
+    ...(pjsipConf ? { http_connections: { max_per_address: plan.maxCalls + 100 } } : {}),
     dirs: { data: dataDir },
     ari: { developer_mode: false },
     logging: { console: false, level: 'warn' },
