@@ -25,6 +25,11 @@ export interface TargetPlan {
   readonly workerRecording?: boolean;
   /** The server's data directory: inside the bench's work directory, which the bench removes even after a kill. */
   readonly dataDir: string;
+  /**
+   * bench/webrtc-calls.ts: SIP over WebSocket (a pjsip.conf with a `ws` transport beside UDP) and a
+   * `webrtc=yes` endpoint `webrtc` allowing these codecs; its callers each hold one WebSocket.
+   */
+  readonly webrtc?: { readonly allow: string };
 }
 
 /** The extensions SIPp calls: one per scenario of the bench. */
@@ -58,9 +63,23 @@ function dialplan(uas: string): string {
   ].join('\n');
 }
 
-function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string): DeepPartialYaml {
+/**
+ * bench/webrtc-calls.ts's transports and endpoint: UDP on an ephemeral port (as `sip.port: 0` gives
+ * the other benches), SIP over WebSocket on the HTTP server's /ws, and `webrtc` (ICE-lite,
+ * DTLS-SRTP, rtcp-mux, AVPF), found by the callers' From user and asking no authentication.
+ */
+function webrtcPjsipConf(allow: string): string {
+  if (!/^[a-z0-9,!]+$/.test(allow)) throw new Error(`allow=${allow}: codec names only`);
+  return ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
+    '[webrtc]', 'type=endpoint', 'context=capacity', `allow=${allow}`, 'webrtc=yes', ''].join('\n');
+}
+
+function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string, pjsipConf?: string): DeepPartialYaml {
   return {
     http: { port: 0, bind: '127.0.0.1' },
+    // bench/webrtc-calls.ts: the callers' WebSockets are HTTP connections from 127.0.0.1 too (256 a source
+    // by default: past it the 257th caller, and the bench's own GET /metrics, are refused).
+    ...(pjsipConf ? { http_connections: { max_per_address: plan.maxCalls + 100 } } : {}),
     dirs: { data: dataDir },
     ari: { developer_mode: false },
     logging: { console: false, level: 'warn' },
@@ -71,6 +90,8 @@ function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string): Dee
       rtp_port_end: SERVER_RTP_PORTS.end,
       // All the bench's calls come from one endpoint; the default (100) would answer the 101st 486.
       max_calls_per_endpoint: 0,
+      // bench/webrtc-calls.ts: one WebSocket per caller, all from 127.0.0.1 (the default allows 32 a source).
+      ...(pjsipConf ? { pjsip_conf: pjsipConf, tcp: { max_connections: plan.maxCalls + 100, max_connections_per_source: plan.maxCalls + 100 } } : {}),
     },
     // Both legs of every B2BUA call, and room for the calls of a step still ending as the next begins.
     max_channels: 2 * plan.maxCalls + 200,
@@ -95,7 +116,12 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const dialplanFile = join(dataDir, 'extensions.conf');
   writeFileSync(dialplanFile, dialplan(plan.uas));
-  const base = overrides(plan, dataDir, dialplanFile);
+  let pjsipConf: string | undefined;
+  if (plan.webrtc) {
+    pjsipConf = join(dataDir, 'pjsip.conf');
+    writeFileSync(pjsipConf, webrtcPjsipConf(plan.webrtc.allow));
+  }
+  const base = overrides(plan, dataDir, dialplanFile, pjsipConf);
   let workers: 'default' | 'applied' | 'unsupported' = 'default';
   let config;
   const switches = {

@@ -235,6 +235,17 @@ export class JitterBuffer {
   }
 
   /**
+   * The media clock dropped `count` ticks after a stall (too long to run them back to back): their
+   * time passed without a next(). Counted into the ticks' time base; otherwise the base stays behind
+   * by the stall and the tick offset, creeping 1 ms a tick, takes 20 s to make up 1 s, while playout
+   * trails the packets by as much. A few such stalls (a starved main thread) put playout beyond the
+   * ring, and the buffer restarted on nearly every packet: a frame on one tick in ten.
+   */
+  ticksSkipped(count: number): void {
+    if (count > 0) this.#ticks += count;
+  }
+
+  /**
    * Once per media clock tick (`nowMs` monotonic, as push's arrival times): the next frame
    * (owned by the buffer, valid until the next call), or undefined while there is nothing to
    * play (before the first audio, and after a gap once concealment ran out).

@@ -102,6 +102,11 @@ export interface StreamEvents {
 /** The media clock as the stream needs it. */
 export interface StreamClock {
   readonly ticks: number;
+  /**
+   * Ticks the clock dropped after stalls longer than its catch-up (MediaClock.skippedTicks): their
+   * time passed without a tick, which the jitter buffer's playout must follow. Absent: none.
+   */
+  readonly skippedTicks?: number;
   onTick(listener: () => void): void;
   offTick(listener: () => void): void;
 }

@@ -91,6 +91,8 @@ export class RtpStream {
   #packetPeer: RtpStream | undefined;
   /** Received audio has no reader (skipAudio()): packets are counted but not decoded or buffered. */
   #skippingAudio = false;
+  /** The clock's dropped ticks as last told to the jitter buffer (JitterBuffer.ticksSkipped). */
+  #skippedTicksSeen: number;
   /** The clock tick of the last frame the channel wrote: relayed packets give way to it (see #takeRelayed). */
   #wroteTick = -2;
 
@@ -114,6 +116,7 @@ export class RtpStream {
     this.#jitterOptions = options.jitterBuffer;
     this.#jitterBuffer = this.#jitterOptions ? new JitterBuffer({ rate: 8000, ...this.#jitterOptions }) : undefined;
     this.#receive = this.#jitterBuffer ?? new PlainReceivePath();
+    this.#skippedTicksSeen = clock.skippedTicks ?? 0;
     socket.on('message', this.#onMessage);
     socket.on('error', ignoreSocketError);
     this.rtcpSocket?.on('message', this.#onRtcpMessage);
@@ -376,6 +379,11 @@ export class RtpStream {
       }
     }
     const now = performance.now();
+    const skipped = this.clock.skippedTicks ?? 0;
+    if (skipped !== this.#skippedTicksSeen) {
+      this.#jitterBuffer?.ticksSkipped(skipped - this.#skippedTicksSeen);
+      this.#skippedTicksSeen = skipped;
+    }
     const frame = this.#skippingAudio && !parameters?.inbandDtmf ? undefined : this.#receive.next(now);
     if (frame) {
       if (parameters?.inbandDtmf) this.#inband.detect(frame);

@@ -54,6 +54,8 @@ export class DtlsKeying {
   #handshakeTimer: NodeJS.Timeout | undefined;
   #pairChecked = false;
   #keyed = false;
+  /** werift's last error before the keys: not the end of the handshake (see #start), the timeout's reason. */
+  #lastError: string | undefined;
   #failed = false;
   #closed = false;
 
@@ -143,7 +145,16 @@ export class DtlsKeying {
     const dtls = role === 'server' ? new DtlsServer(options) : new DtlsClient(options);
     this.#dtls = dtls;
     dtls.onConnect.subscribe(() => this.#connected(dtls));
-    dtls.onError.subscribe((error: Error) => this.#fail(`DTLS: ${error.message}`));
+    // werift reports an error when it handles a flight the far end sent again (a second
+    // HelloVerifyRequest or ServerHello, retransmitted when our answer took over a second: a loaded
+    // main thread, a burst of calls), yet the handshake goes on and both sides export the same keys.
+    // So an error fails the call only when werift gave up retransmitting; any other waits for the
+    // handshake timeout, which names it.
+    dtls.onError.subscribe((error: Error) => {
+      const message = error instanceof Error ? error.message : String(error);
+      this.#lastError = message || (error instanceof Error ? error.name : 'error');
+      if (/over retransmitCount/.test(message)) this.#fail(`DTLS: ${this.#lastError}`);
+    });
     for (const early of this.#early.splice(0)) this.#transport.onData(early, ['0.0.0.0', 0]);
     if (this.#pairChecked) this.#run(dtls);
   }
@@ -151,13 +162,14 @@ export class DtlsKeying {
   #run(dtls: DtlsSocket): void {
     if (dtls instanceof DtlsClient) dtls.connect().catch((error: unknown) => this.#fail(`DTLS: ${error instanceof Error ? error.message : String(error)}`));
     this.#handshakeTimer = setTimeout(() => {
-      if (!this.#keyed) this.#fail('DTLS handshake did not finish');
+      if (!this.#keyed) this.#fail(`DTLS handshake did not finish${this.#lastError ? ` (last error: ${this.#lastError})` : ''}`);
     }, this.#options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     this.#handshakeTimer.unref();
   }
 
   #connected(dtls: DtlsSocket): void {
-    if (this.#closed) return;
+    // A Finished the far end sent again connects werift again, with the same keys: exported once.
+    if (this.#closed || this.#keyed || this.#failed) return;
     const expected = this.#remote?.fingerprint;
     if (this.#options.verifyFingerprint !== false) {
       const certificate = dtls.remoteCertificate;

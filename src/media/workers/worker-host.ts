@@ -97,7 +97,7 @@ export class MediaWorkerHost {
     private readonly skipUnheardAudio = true,
   ) {
     const clock = this.clock;
-    this.#streamClock = { get ticks() { return clock.ticks; }, onTick: (listener) => clock.add(listener), offTick: (listener) => clock.remove(listener) };
+    this.#streamClock = { get ticks() { return clock.ticks; }, get skippedTicks() { return clock.skippedTicks; }, onTick: (listener) => clock.add(listener), offTick: (listener) => clock.remove(listener) };
     this.clock.add(this.#tick);
     // The clock runs only while the worker holds a stream: an idle worker waking 50 times a second
     // cost the idle server about 10 ms of CPU a second per worker.
