@@ -199,11 +199,25 @@ function toneOf(wav: Buffer): { frequency: number; rms: number } {
   const samples = new Int16Array((wav.length - data - 8) >> 1);
   for (let i = 0; i < samples.length; i++) samples[i] = wav.readInt16LE(data + 8 + i * 2);
   const loud = samples.subarray(1600);
+  // The frequency is counted over the 20 ms windows that carry sound: a starved browser or machine
+  // leaves gaps of silence in what it sent, which would lower a count over the whole recording
+  // without the tone itself being any other.
+  const WINDOW = 160;
   let crossings = 0;
   let energy = 0;
-  for (let i = 1; i < loud.length; i++) {
-    if (loud[i - 1]! < 0 !== loud[i]! < 0) crossings++;
-    energy += loud[i]! * loud[i]!;
+  let soundingSamples = 0;
+  for (let start = 0; start + WINDOW <= loud.length; start += WINDOW) {
+    let windowEnergy = 0;
+    let windowCrossings = 0;
+    for (let i = start; i < start + WINDOW; i++) {
+      windowEnergy += loud[i]! * loud[i]!;
+      if (i > start && loud[i - 1]! < 0 !== loud[i]! < 0) windowCrossings++;
+    }
+    energy += windowEnergy;
+    if (Math.sqrt(windowEnergy / WINDOW) < 300) continue;
+    crossings += windowCrossings;
+    soundingSamples += WINDOW - 1;
   }
-  return { frequency: (crossings / 2) * (8000 / loud.length), rms: Math.sqrt(energy / loud.length) };
+  const frequency = soundingSamples === 0 ? 0 : (crossings / 2) * (8000 / soundingSamples);
+  return { frequency, rms: Math.sqrt(energy / loud.length) };
 }
