@@ -16,6 +16,7 @@ import { RtpToneEnd } from '../helpers/rtp-tone.ts';
 import { tonePower } from '../helpers/tone-power.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, nextEvent, randomPort, sipp, waitFor, type Json } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const BOB_PORT = randomPort();
 /** An RTP range of its own, away from other tests' servers. */
@@ -50,7 +51,7 @@ before(async () => {
     dialplan: { file: dialplanFile },
   } as never);
   events = await server.events('app=b2b&subscribeAll=true');
-  await waitFor('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
+  await waitForWorkers(server);
 });
 
 after(async () => {

@@ -20,6 +20,7 @@ import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { nextEvent, waitFor } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const TONE_HZ = 1000;
 const HAVE_SOX = spawnSync('sox', ['--version']).error === undefined;
@@ -62,7 +63,7 @@ test(`a browser's WebRTC call (allow=${allow}) with its stream in a media worker
   try {
     const pool = server.core.pjsip.mediaWorkers;
     assert.ok(pool, 'the server runs a media worker');
-    await waitFor('the media worker to load', () => (pool.loads().every((load) => load.running) ? true : undefined), 60_000);
+    await waitForWorkers(server);
     await tab.goto(`http://127.0.0.1:${(site.address() as { port: number }).port}/`);
     await pageWaits('registered', 'window.state.registered');
     await tab.evaluate(() => window.dial('sip:100@127.0.0.1'));
