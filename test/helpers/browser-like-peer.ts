@@ -2,12 +2,13 @@
 // tests of our WebRTC sockets (the main thread's and a media worker's): a nominating ICE check with
 // our credentials, then DTLS as the client (setup:active) with a certificate of its own, then SRTP
 // keyed from its end of the handshake. Packets are told apart by their first byte as RFC 7983 says.
-import dgram from 'node:dgram';
+import type dgram from 'node:dgram';
 import { classes, Message, methods } from 'werift-ice';
 import { CipherContext, DtlsClient, HashAlgorithm, NamedCurveAlgorithm, SignatureAlgorithm } from 'werift-dtls/lib/dtls/src/index.js';
 import { SrtpSession } from '../../src/media/srtp/session.ts';
 import { derFingerprint } from '../../src/media/webrtc/dtls-identity.ts';
 import { waitUntil } from '../sip/helpers.ts';
+import { loopbackSocket } from './loopback-udp.ts';
 
 export const PEER_SIGNATURE = { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 };
 
@@ -46,8 +47,7 @@ export interface BrowserLikePeer {
 
 /** Checks (and nominates) the pair to `serverPort` with the server's `local` credentials, then readies DTLS. */
 export async function browserLikePeer(local: { readonly ufrag: string; readonly pwd: string }, serverPort: number, certificate: PeerCertificate): Promise<BrowserLikePeer> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
+  const socket = await loopbackSocket();
   const received: Buffer[] = [];
   const stunAnswers: Buffer[] = [];
   const transport = {

@@ -2,11 +2,13 @@
 // describe block (started and loaded before its tests, stopped after), a stream opened once a worker
 // is ready, loopback sockets for the far ends, a random base for the streams' port range (so that
 // test files running at once rarely meet), and a wait that polls with a generous deadline.
-import dgram from 'node:dgram';
 import { after, before } from 'node:test';
 import { MediaClock } from '../../../src/media/clock.ts';
 import { MediaWorkerPool, type MediaWorkerPoolOptions, type OpenRequest } from '../../../src/media/workers/pool.ts';
 import type { RemoteRtpStream } from '../../../src/media/workers/remote-stream.ts';
+import { loopbackSocket } from '../../helpers/loopback-udp.ts';
+
+export { loopbackSocket };
 
 /** Polls `condition` every 20 ms; throws naming `what` after `ms`. */
 export async function waitFor(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
@@ -20,13 +22,6 @@ export async function waitFor(condition: () => boolean, what: string, ms = 20_00
 /** An even port in [from, from + 2·spread): where a test's stream port range starts. */
 export function randomPortBase(from: number, spread: number): number {
   return from + 2 * Math.floor(Math.random() * spread);
-}
-
-/** A UDP socket bound on a free loopback port: a far end of the test's own. */
-export async function loopbackSocket(): Promise<dgram.Socket> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
-  return socket;
 }
 
 /** The pool a describe block's tests use (set before its first test). */
