@@ -11,16 +11,11 @@
 // Usage: npm run build && npx tsx bench/ping-allocations.ts [--pings 20000] [--root dist] [--path /ari/asterisk/ping]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import type { HeapProfiler } from 'node:inspector';
-import { Session } from 'node:inspector/promises';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Writable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { printLargest, profileAllocations, startQuietServer } from './allocation-profile.ts';
 
 const { values } = parseArgs({ options: { pings: { type: 'string', default: '20000' }, root: { type: 'string', default: 'dist' }, path: { type: 'string', default: '/ari/asterisk/ping' } } });
 const pings = Math.min(Math.max(Math.floor(Number(values.pings)) || 0, 1000), 200_000);
@@ -67,48 +62,17 @@ async function bytesPerPing(kind: 'server' | 'floor'): Promise<number> {
   }
 }
 
-type ProfileNode = HeapProfiler.SamplingHeapProfileNode;
-
 /** Bytes per ping by the nearest server function up the stack (sampling heap profiler, in this process). */
 async function byServerFunction(): Promise<void> {
-  const module = (name: string): string => pathToFileURL(join(root, `${name}.js`)).href;
-  const { loadConfig } = (await import(module('config/config'))) as typeof import('../src/config/config.ts');
-  const { startServer } = (await import(module('server'))) as typeof import('../src/server.ts');
-  const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-alloc-'));
-  const config = loadConfig({
-    path: null,
-    env: {},
-    overrides: { http: { port: 0, bind: '127.0.0.1' }, sip: { port: 0 }, dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
-  });
-  const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  const server = await startQuietServer(root);
   const url = `${server.url}${path}`;
   try {
     await autocannon({ url, connections: 20, amount: 3000, headers: { authorization: AUTH } });
-    const session = new Session();
-    session.connect();
-    await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-    await autocannon({ url, connections: 20, amount: pings, headers: { authorization: AUTH } });
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    session.disconnect();
-    const name = ({ functionName, url: where, lineNumber }: ProfileNode['callFrame']): string =>
-      `${functionName || '(anonymous)'} ${where.replace(/^file:\/\//, '').replace(`${root}/`, 'dist/').replace(/.*node_modules\//, '')}:${lineNumber + 1}`;
-    const byFunction = new Map<string, number>();
-    let total = 0;
-    const walk = (node: ProfileNode, nearest: string | undefined): void => {
-      const serverFunction = node.callFrame.url.includes(root) ? name(node.callFrame) : nearest;
-      if (node.selfSize > 0 && serverFunction) {
-        total += node.selfSize;
-        byFunction.set(serverFunction, (byFunction.get(serverFunction) ?? 0) + node.selfSize);
-      }
-      for (const child of node.children) walk(child, serverFunction);
-    };
-    walk(profile.head, undefined);
-    console.log(`\nunder the server's own functions: ${Math.round(total / pings)} B per ping (sampled), by the nearest server function:`);
-    for (const [key, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${String(Math.round(bytes / pings)).padStart(6)} B  ${key}`);
+    const allocations = await profileAllocations(root, 256, () => autocannon({ url, connections: 20, amount: pings, headers: { authorization: AUTH } }));
+    console.log(`\nunder the server's own functions: ${Math.round(allocations.underServer / pings)} B per ping (sampled), by the nearest server function:`);
+    printLargest(allocations.byServerFunction, pings, 25, 6);
   } finally {
     await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

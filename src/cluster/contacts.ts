@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { ContactDirectory, SharedContact } from '../channels/pjsip/contact-directory.ts';
 import { bindingKey, MAX_URI_LENGTH, type Binding, type BindingChange } from '../sip/registrar.ts';
 import { subjectToken } from './wire.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 /**
  * How long an entry stays in the bucket after its last write. NATS 2.9 has no per-key TTL, so the
@@ -41,14 +42,8 @@ export function contactKey(aor: string, holder: string, uri: string): string {
 /** A bucket value, checked field by field: anything else is ignored. */
 export function decodeSharedContact(data: Uint8Array): SharedContact | undefined {
   if (data.length > 4 * MAX_URI_LENGTH) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = parseJsonObject(data);
+  if (typeof v === 'string') return undefined;
   const text = (field: unknown, max: number): field is string => typeof field === 'string' && field.length > 0 && field.length <= max;
   if (!text(v.aor, MAX_NAME_LENGTH) || !text(v.uri, MAX_URI_LENGTH) || !text(v.holder, MAX_NAME_LENGTH)) return undefined;
   if (typeof v.transport !== 'string' || !TRANSPORTS.has(v.transport)) return undefined;

@@ -9,6 +9,7 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import type { Logger } from 'pino';
 import type { Core } from '../control/core.ts';
 import { MAX_CHANNEL_VARIABLES } from '../core/variable-limits.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 export function identitySubject(prefix: string, node: string): string {
   return `${prefix}.node.${node}.dial-identity`;
@@ -46,14 +47,9 @@ function readIdentity(value: unknown): CallerIdentity | undefined {
 }
 
 function decodeMessage(data: Uint8Array): IdentityMessage | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const { op, channel, identity } = value as Record<string, unknown>;
+  const value = parseJsonObject(data);
+  if (typeof value === 'string') return undefined;
+  const { op, channel, identity } = value;
   if (!text(channel, MAX_ID) || channel === '') return undefined;
   if (op === 'read') return { op, channel };
   const read = op === 'apply' ? readIdentity(identity) : undefined;
@@ -61,16 +57,12 @@ function decodeMessage(data: Uint8Array): IdentityMessage | undefined {
 }
 
 function decodeReply(data: Uint8Array): IdentityReply | undefined {
-  try {
-    const value: unknown = JSON.parse(new TextDecoder().decode(data));
-    if (value === null || typeof value !== 'object') return undefined;
-    const { status, identity } = value as Record<string, unknown>;
-    if (status !== 200) return undefined;
-    const read = identity === undefined ? undefined : readIdentity(identity);
-    return read ? { status: 200, identity: read } : { status: 200 };
-  } catch {
-    return undefined;
-  }
+  const value = parseJsonObject(data);
+  if (typeof value === 'string') return undefined;
+  const { status, identity } = value;
+  if (status !== 200) return undefined;
+  const read = identity === undefined ? undefined : readIdentity(identity);
+  return read ? { status: 200, identity: read } : { status: 200 };
 }
 
 export class DialIdentity {

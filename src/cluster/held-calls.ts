@@ -11,6 +11,7 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Core } from '../control/core.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 export function heldCallsSubject(prefix: string, node: string): string {
   return `${prefix}.node.${node}.held-calls`;
@@ -30,14 +31,9 @@ interface WaitingEntry {
 const name = (value: unknown): value is string => typeof value === 'string' && value !== '' && value.length <= MAX_NAME;
 
 function decodeMessage(data: Uint8Array): HeldMessage | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const { op, app, channel } = value as Record<string, unknown>;
+  const value = parseJsonObject(data);
+  if (typeof value === 'string') return undefined;
+  const { op, app, channel } = value;
   if (!name(app)) return undefined;
   if (op === 'list') return { op, app };
   if (op === 'release' && name(channel)) return { op, app, channel };

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Member } from './membership.ts';
 import type { SharedStateMirror } from './shared-state.ts';
 import type { ClusterAriResponse } from './wire.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 /** The whole wait of one write: stored, then confirmed by every other member (or given up on). */
 export const READ_YOUR_WRITES_MS = 2000;
@@ -36,14 +37,9 @@ export function kvSeenSubject(prefix: string, node: string): string {
 /** A kv-seen request, checked: a string saying what is wrong with it otherwise. */
 export function parseSeenRequest(data: Uint8Array): { bucket: SeenBucket; revision: number; waitMs?: number } | string {
   if (data.length > MAX_REQUEST_BYTES) return 'request too large';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch {
-    return 'not JSON';
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'not an object';
-  const { bucket, revision, waitMs } = parsed as Record<string, unknown>;
+  const parsed = parseJsonObject(data);
+  if (typeof parsed === 'string') return parsed;
+  const { bucket, revision, waitMs } = parsed;
   if (bucket !== 'config' && bucket !== 'devstates') return 'unknown bucket';
   if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < 1) return 'revision must be a positive integer';
   if (waitMs === undefined) return { bucket, revision };

@@ -4,6 +4,7 @@
 // answered 400, never acted on.
 import { isIP } from 'node:net';
 import { MAX_CHANNEL_ID_LENGTH } from '../core/channels/channels.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 /** The codec a leg carries: 16 kHz linear audio, so a wideband call keeps its band across members. */
 export const LEG_FORMAT = 'slin16';
@@ -180,14 +181,8 @@ function readOwners(value: unknown): Array<{ id: string; node: string }> | undef
 /** The message, or a sentence saying why it is not one. */
 export function decodeLegMessage(data: Uint8Array): LegMessage | string {
   if (data.length > 64 * 1024) return 'too large';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch {
-    return 'not JSON';
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'not an object';
-  const m = parsed as Record<string, unknown>;
+  const m = parseJsonObject(data);
+  if (typeof m === 'string') return m;
   switch (m.op) {
     case 'open': {
       if (typeof m.leg !== 'string' || !LEG_ID.test(m.leg)) return 'bad leg';
@@ -281,14 +276,8 @@ export function decodeLegMessage(data: Uint8Array): LegMessage | string {
 export function decodeLegReply(data: Uint8Array): LegReply {
   const malformed: LegReply = { status: 502, message: 'A cluster member gave a malformed answer about a bridge leg' };
   if (data.length > 64 * 1024) return malformed;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch {
-    return malformed;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return malformed;
-  const r = parsed as Record<string, unknown>;
+  const r = parseJsonObject(data);
+  if (typeof r === 'string') return malformed;
   if (typeof r.status !== 'number' || !Number.isInteger(r.status) || r.status < 0 || r.status > 599) return malformed;
   if (r.message !== undefined && (typeof r.message !== 'string' || r.message.length > 1024)) return malformed;
   if (r.address !== undefined && (typeof r.address !== 'string' || isIP(r.address) === 0)) return malformed;

@@ -11,6 +11,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { SharedStore, SharedWrite } from '../core/shared-writes.ts';
 import { subjectToken } from './wire.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 /** Longest name accepted from the bucket (an astdb path is at most 514 characters). */
 const MAX_NAME_LENGTH = 1024;
@@ -36,14 +37,8 @@ interface Entry {
 /** A bucket value, checked: undefined for anything malformed. */
 export function decodeSharedEntry(data: Uint8Array): Entry | undefined {
   if (data.length > MAX_ENTRY_BYTES) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const v = parsed as Record<string, unknown>;
+  const v = parseJsonObject(data);
+  if (typeof v === 'string') return undefined;
   if (typeof v.name !== 'string' || v.name === '' || v.name.length > MAX_NAME_LENGTH) return undefined;
   if (typeof v.origin !== 'string' || v.origin.length > 64) return undefined;
   if (v.value !== undefined && typeof v.value !== 'string') return undefined;

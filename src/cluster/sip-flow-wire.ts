@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { DEFAULT_LIMITS } from '../sip/parser.ts';
 import { MAX_URI_LENGTH } from '../sip/registrar.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 /** The subject a member takes flow messages on. */
 export function sipFlowSubject(prefix: string, node: string): string {
@@ -76,14 +77,8 @@ export function flowData(message: FlowSend | FlowDeliver): Buffer | undefined {
 /** A flow message, or why it is refused. */
 export function decodeFlowMessage(raw: Uint8Array): FlowMessage | string {
   if (raw.length > MAX_WIRE_BYTES) return 'message too large';
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(raw).toString('utf8'));
-  } catch {
-    return 'not JSON';
-  }
-  if (typeof value !== 'object' || value === null) return 'not an object';
-  const v = value as Record<string, unknown>;
+  const v = parseJsonObject(raw);
+  if (typeof v === 'string') return v;
   if (typeof v.from !== 'string' || !NODE_RE.test(v.from)) return 'bad from';
   if (typeof v.flow !== 'string' || !FLOW_RE.test(v.flow)) return 'bad flow';
   const data = (): string | undefined => (typeof v.data === 'string' && v.data.length > 0 && v.data.length <= MAX_DATA_CHARS && BASE64_RE.test(v.data) ? v.data : undefined);

@@ -2,6 +2,7 @@
 // message from NATS is checked before use: a member (or anything else allowed to publish on the
 // cluster's subjects) may send anything, and a bad message is answered 400, never a crash.
 import type { AriUser } from '../config/config.ts';
+import { parseJsonObject } from '../util/json-object.ts';
 
 /** The request as the ARI dispatcher sees it (structurally ari/request-types.ts's AriRequest). */
 export interface ClusterAriRequest {
@@ -94,14 +95,8 @@ function isShortString(value: unknown): value is string {
 
 /** The request in a message, or a sentence saying why it is not one. */
 export function decodeRequest(data: Uint8Array): WireRequest | string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch {
-    return 'not JSON';
-  }
-  if (parsed === null || typeof parsed !== 'object') return 'not an object';
-  const r = parsed as Record<string, unknown>;
+  const r = parseJsonObject(data);
+  if (typeof r === 'string') return r;
   if (!isShortString(r.method) || !/^[A-Z]{1,16}$/.test(r.method)) return 'bad method';
   if (!isShortString(r.path) || !r.path.startsWith('/')) return 'bad path';
   if (!isShortString(r.query)) return 'bad query';

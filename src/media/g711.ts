@@ -116,3 +116,30 @@ export function alawEncode(src: Int16Array, dst: Uint8Array): number {
   for (let i = 0; i < count; i++) dst[i] = linearToAlawTable[src[i] & 0xffff];
   return count;
 }
+
+// Ranged forms for the coders of a stream's payload (rtp/payload.ts, stream-coder.ts), which code in
+// place in packet buffers: the caller has checked that the ranges fit.
+
+/** Encodes `src[0, count)` into `dst` from `offset` as μ-law; returns the byte count. */
+export function ulawEncodeAt(src: Int16Array, count: number, dst: Uint8Array, offset: number): number {
+  for (let i = 0; i < count; i++) dst[offset + i] = linearToUlawTable[src[i] & 0xffff];
+  return count;
+}
+
+/** Encodes `src[0, count)` into `dst` from `offset` as A-law; returns the byte count. */
+export function alawEncodeAt(src: Int16Array, count: number, dst: Uint8Array, offset: number): number {
+  for (let i = 0; i < count; i++) dst[offset + i] = linearToAlawTable[src[i] & 0xffff];
+  return count;
+}
+
+/** Decodes `count` μ-law bytes of `src` from `start` into the start of `dst`; returns the sample count. */
+export function ulawDecodeFrom(src: Uint8Array, start: number, count: number, dst: Int16Array): number {
+  for (let i = 0; i < count; i++) dst[i] = ulawToLinearTable[src[start + i]];
+  return count;
+}
+
+/** Decodes `count` A-law bytes of `src` from `start` into the start of `dst`; returns the sample count. */
+export function alawDecodeFrom(src: Uint8Array, start: number, count: number, dst: Int16Array): number {
+  for (let i = 0; i < count; i++) dst[i] = alawToLinearTable[src[start + i]];
+  return count;
+}

@@ -7,7 +7,7 @@
 import { codecInfo, type CodecInfo } from './codecs.ts';
 import { samplesPerFrame, type SampleRate } from './frame.ts';
 import { G722Decoder, G722Encoder } from './g722.ts';
-import { alawToLinear, linearToAlaw, linearToUlaw, ulawToLinear } from './g711.ts';
+import { alawDecodeFrom, alawEncodeAt, ulawDecodeFrom, ulawEncodeAt } from './g711.ts';
 import { OpusStreamDecoder, OpusStreamEncoder, type OpusSendSettings } from './opus.ts';
 
 /** One stream's encoder: linear audio at `rate` in, the codec's payload out. */
@@ -80,11 +80,9 @@ class SampleCoder implements FrameEncoder, FrameDecoder {
   encode(src: Int16Array, count: number, dst: Uint8Array, offset: number): number {
     switch (this.kind) {
       case 'ulaw':
-        for (let i = 0; i < count; i++) dst[offset + i] = linearToUlaw(src[i]);
-        return count;
+        return ulawEncodeAt(src, count, dst, offset);
       case 'alaw':
-        for (let i = 0; i < count; i++) dst[offset + i] = linearToAlaw(src[i]);
-        return count;
+        return alawEncodeAt(src, count, dst, offset);
       case 'slin':
         for (let i = 0, byte = offset; i < count; i++, byte += 2) {
           dst[byte] = src[i] & 0xff;
@@ -98,11 +96,9 @@ class SampleCoder implements FrameEncoder, FrameDecoder {
     const count = Math.min(this.maxSamples(end - start), dst.length);
     switch (this.kind) {
       case 'ulaw':
-        for (let i = 0; i < count; i++) dst[i] = ulawToLinear(src[start + i]);
-        return count;
+        return ulawDecodeFrom(src, start, count, dst);
       case 'alaw':
-        for (let i = 0; i < count; i++) dst[i] = alawToLinear(src[start + i]);
-        return count;
+        return alawDecodeFrom(src, start, count, dst);
       case 'slin':
         for (let i = 0, byte = start; i < count; i++, byte += 2) dst[i] = ((src[byte + 1] << 24) | (src[byte] << 16)) >> 16;
         return count;

@@ -7,11 +7,9 @@ function headerLength(length: number): number {
   return length < 126 ? 2 : length < 65536 ? 4 : 10;
 }
 
-/** The whole frame carrying `text` (UTF-8): one allocation, written with one call. */
-export function textFrame(text: string): Buffer {
-  const length = Buffer.byteLength(text);
-  const offset = headerLength(length);
-  const frame = Buffer.allocUnsafe(offset + length);
+/** A frame of a `length`-byte text payload, its header written, the payload's bytes still to write at `headerLength(length)`. */
+function textFrameFor(length: number): Buffer {
+  const frame = Buffer.allocUnsafe(headerLength(length) + length);
   frame[0] = 0x81; // FIN + text
   if (length < 126) {
     frame[1] = length;
@@ -24,7 +22,14 @@ export function textFrame(text: string): Buffer {
     frame.writeUInt32BE(0, 2);
     frame.writeUInt32BE(length, 6);
   }
-  frame.write(text, offset, 'utf8');
+  return frame;
+}
+
+/** The whole frame carrying `text` (UTF-8): one allocation, written with one call. */
+export function textFrame(text: string): Buffer {
+  const length = Buffer.byteLength(text);
+  const frame = textFrameFor(length);
+  frame.write(text, headerLength(length), 'utf8');
   return frame;
 }
 
@@ -49,18 +54,7 @@ export function splicedLength(bodyBytes: number, fieldsBytes: number, sequence: 
 export function splicedTextFrame(body: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number): Buffer {
   const length = splicedLength(bodyBytes, fieldsBytes, sequence);
   const offset = headerLength(length);
-  const frame = Buffer.allocUnsafe(offset + length);
-  frame[0] = 0x81; // FIN + text
-  if (length < 126) {
-    frame[1] = length;
-  } else if (length < 65536) {
-    frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeUInt32BE(0, 2);
-    frame.writeUInt32BE(length, 6);
-  }
+  const frame = textFrameFor(length);
   // The body's closing brace is overwritten by the fields, and written again at the end.
   let at = offset + frame.write(body, offset, 'utf8') - 1;
   at += frame.write(fields, at, 'utf8');

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { AUDIO_BY_TICKS, cleanUpAfterFailureInCluster, unlessCluster } from '../helpers/cluster-server.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter } from './bridges-helpers.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from './bridges-helpers.ts';
 
 const APP = 'bridge-audio';
 
@@ -18,14 +18,11 @@ let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 
 before(async () => {
-  server = await startTestServer();
-  socket = await server.events(`app=${APP}`);
-  log = new EventLog(socket);
+  ({ server, socket, log } = await startAppServer(APP));
 });
 
 after(async () => {
-  await socket?.close();
-  await server?.stop();
+  await stopAppServer({ server, socket });
 });
 
 describe('a mixing bridge of two Local calls', () => {

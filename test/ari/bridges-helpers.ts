@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { meanSquare } from '../../src/media/energy.ts';
 import { goertzelPower, powerToAmplitude } from '../../src/media/goertzel.ts';
-import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 export type AriEvent = Record<string, any> & { type: string };
 
@@ -57,6 +57,25 @@ export class EventLog {
       this.waiters.push(waiter);
     });
   }
+}
+
+/** A test server (default settings) with an events socket subscribed to `app`, and its EventLog. */
+export interface AppServer {
+  readonly server: TestServer;
+  readonly socket: EventSocket;
+  readonly log: EventLog;
+}
+
+export async function startAppServer(app: string): Promise<AppServer> {
+  const server = await startTestServer();
+  const socket = await server.events(`app=${app}`);
+  return { server, socket, log: new EventLog(socket) };
+}
+
+/** Closes what startAppServer started (what of it a failed start left undefined is passed over). */
+export async function stopAppServer(started: { readonly server?: TestServer; readonly socket?: EventSocket }): Promise<void> {
+  await started.socket?.close();
+  await started.server?.stop();
 }
 
 export const isEvent =

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { cleanUpAfterFailureInCluster } from '../helpers/cluster-server.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { EventLog, expectStatus, finish, isEvent, localCall } from './bridges-helpers.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { EventLog, expectStatus, finish, isEvent, localCall, startAppServer, stopAppServer } from './bridges-helpers.ts';
 
 const APP = 'bridges-app';
 const DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}$/;
@@ -18,16 +18,13 @@ let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 
 before(async () => {
-  server = await startTestServer();
-  socket = await server.events(`app=${APP}`);
-  log = new EventLog(socket);
+  ({ server, socket, log } = await startAppServer(APP));
   // Bridges made through ARI belong to no application: subscribe to all of them to see their life.
   await expectStatus(server, `/applications/${APP}/subscription?eventSource=bridge:`, 200);
 });
 
 after(async () => {
-  await socket?.close();
-  await server?.stop();
+  await stopAppServer({ server, socket });
 });
 
 describe('create, list, get, destroy', () => {

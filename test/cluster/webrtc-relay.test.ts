@@ -4,7 +4,6 @@
 // the page hears the tone B plays, B records the browser's tone. Skipped with a message without
 // Chromium or nats-server.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { readWavFile } from '../../src/media/wav-reader.ts';
-import { CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState } from '../helpers/jssip-browser.ts';
+import { browserPjsipConf, CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState, writeBrowserTone } from '../helpers/jssip-browser.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { tonePower } from '../helpers/tone-power.ts';
@@ -48,16 +47,12 @@ describe('a browser registered over WebSocket through member A, called from memb
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'patchbay-cluster-webrtc-relay-'));
-    const tone = join(work, 'tone.wav');
-    execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', tone, 'synth', '60', 'sine', String(TONE_HZ), 'vol', '0.5']);
+    const tone = writeBrowserTone(work, TONE_HZ);
     const conf = join(work, 'pjsip.conf');
     // docs/webrtc.md's configuration, the same on both members.
     writeFileSync(
       conf,
-      ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
-        '[browser]', 'type=endpoint', 'context=webrtc-in', 'allow=opus,ulaw', 'aors=browser', 'auth=browser', 'webrtc=yes', '',
-        '[browser]', 'type=aor', 'max_contacts=1', 'remove_existing=yes', '',
-        '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', ''].join('\n'),
+      [...browserPjsipConf()].join('\n'),
     );
     nats = await startNatsServer();
     const settings = (node: string, serverId: string): Json => ({ server_id: serverId, sip: { pjsip_conf: conf }, cluster: { nats_url: nats.url, node_id: node, failure_seconds: 3 } });

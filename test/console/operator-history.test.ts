@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, HAVE_SOX, sipp, waitFor } from '../interop/sipp-peer.ts';
+import { signInToConsole } from './console-page.ts';
 
 const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOTS = process.env.PATCHBAY_SCREENSHOTS === '1' ? new URL('../../docs/images/', import.meta.url).pathname : undefined;
@@ -67,16 +68,7 @@ describe('operator console: History after a restart (stored ladder, timeline fro
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  async function signIn(server: TestServer): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    page.on('pageerror', (err) => console.error('page error:', err));
-    await page.goto(`${server.url}/console`);
-    await page.fill('#login-user', 'asterisk');
-    await page.fill('#login-password', 'asterisk');
-    await page.click('#login-submit');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live');
-    return page;
-  }
+  const signIn = (server: TestServer): Promise<Page> => signInToConsole(browser, server.url, { viewport: { width: 1280, height: 1000 } });
 
   test('the ladder and the CEL timeline of calls that ended before the restart', { timeout: 180_000 }, async () => {
     const first = await start();

@@ -15,6 +15,7 @@ import { HAVE_BARESIP, waitFor } from '../helpers/baresip.ts';
 import { BaresipParty, MISSING_PARTY_MODULES } from '../helpers/baresip-party.ts';
 import { LossyRelay } from '../helpers/lossy-relay.ts';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
+import { signInToConsole } from './console-page.ts';
 
 const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOTS = process.env.PATCHBAY_SCREENSHOTS === '1' ? new URL('../../docs/images/', import.meta.url).pathname : undefined;
@@ -72,16 +73,7 @@ describe('operator console: 5 % loss on a baresip call through a lossy relay', {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  async function signIn(): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.on('pageerror', (err) => console.error('page error:', err));
-    await page.goto(`${server.url}/console`);
-    await page.fill('#login-user', 'asterisk');
-    await page.fill('#login-password', 'asterisk');
-    await page.click('#login-submit');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live');
-    return page;
-  }
+  const signIn = (): Promise<Page> => signInToConsole(browser, server.url, { viewport: { width: 1280, height: 860 } });
 
   test('the relayed call shows loss ≈ 5 % and a lower MOS than the straight one; History keeps both', { timeout: 180_000 }, async () => {
     const sipPort = server.core.pjsip.port;

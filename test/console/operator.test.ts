@@ -19,6 +19,7 @@ import { ctrl, HAVE_BARESIP, waitFor } from '../helpers/baresip.ts';
 import { writeBaresipHome } from '../helpers/baresip.ts';
 import { RawPhone } from '../interop/raw-phone.ts';
 import { originate } from '../pbx/pbx-helpers.ts';
+import { signInToConsole } from './console-page.ts';
 
 const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? '/usr/bin/chromium';
 const skip = !existsSync(CHROMIUM) ? `no Chromium binary at ${CHROMIUM}` : false;
@@ -120,16 +121,7 @@ describe('operator console: SIP ladder, quality, charts, history', { skip }, () 
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  async function signIn(): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.on('pageerror', (err) => console.error('page error:', err));
-    await page.goto(`${server.url}/console`);
-    await page.fill('#login-user', 'asterisk');
-    await page.fill('#login-password', 'asterisk');
-    await page.click('#login-submit');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live');
-    return page;
-  }
+  const signIn = (): Promise<Page> => signInToConsole(browser, server.url, { viewport: { width: 1280, height: 860 } });
 
   async function screenshot(page: Page, name: string): Promise<void> {
     const directory = SCREENSHOTS ?? server.dataDir;

@@ -1,6 +1,6 @@
 // What the baresip interop tests share: whether baresip is installed, its modules, and talking to
 // it through its ctrl_tcp module (netstrings of JSON).
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -111,4 +111,32 @@ export async function stopBaresip(baresip: ChildProcess | undefined): Promise<vo
   const timer = setTimeout(() => baresip.kill('SIGKILL'), 3000);
   await exited;
   clearTimeout(timer);
+}
+
+/** The password of the `alice` of aliceWithDigest and aliceAccount. */
+export const ALICE_PASSWORD = 'secret';
+
+/**
+ * res_pjsip objects for `alice`, a phone that registers with digest into context sip-in (u-law):
+ * her endpoint, its userpass auth and a one-contact AOR; `aor` and `endpoint` add options of a test's own.
+ */
+export function aliceWithDigest(aor: Json = {}, endpoint: Json = {}): Json {
+  return {
+    endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice', ...endpoint } },
+    auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: ALICE_PASSWORD } },
+    aor: { alice: { max_contacts: 1, remove_existing: 'yes', ...aor } },
+  };
+}
+
+/** baresip's accounts line for alice registering (every 60 s) with digest at `sipPort`, on PCMU; `extra` adds `;param`s. */
+export function aliceAccount(sipPort: number, transport: 'udp' | 'tls' = 'udp', extra = ''): string {
+  return `<sip:alice@127.0.0.1:${sipPort};transport=${transport}>;auth_pass=${ALICE_PASSWORD};audio_codecs=PCMU;regint=60${extra}\n`;
+}
+
+/** baresip started on the home `home` (from `work`), everything it prints handed to `output`; `-s` logs SIP too. */
+export function spawnBaresip(home: string, work: string, output: (text: string) => void, args: readonly string[] = ['-s']): ChildProcess {
+  const child = spawn('baresip', ['-f', home, ...args], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.on('data', (chunk: Buffer) => output(chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => output(chunk.toString()));
+  return child;
 }

@@ -1,7 +1,9 @@
 // A browser as a SIP phone for the tests: the npm JsSIP client bundled for a page that registers
 // over SIP over WebSocket, answers every call at once, dials on request and measures what it hears
 // with Web Audio (the loudest FFT bin); driven in Debian's headless Chromium through playwright-core.
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -16,6 +18,24 @@ export function chromiumArgs(toneFile: string): string[] {
     '--autoplay-policy=no-user-gesture-required',
     '--no-sandbox',
   ];
+}
+
+/** Writes `tone.wav` in `work` (60 s of `hz` at 48 kHz, for Chromium's fake microphone) with sox; returns its path. */
+export function writeBrowserTone(work: string, hz: number): string {
+  const tone = join(work, 'tone.wav');
+  execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', tone, 'synth', '60', 'sine', String(hz), 'vol', '0.5']);
+  return tone;
+}
+
+/**
+ * pjsip.conf lines of docs/webrtc.md's configuration: a UDP and a WebSocket transport, and the
+ * `browser` endpoint (WebRTC, `allow`) registering with digest (the page's password) into webrtc-in.
+ */
+export function browserPjsipConf(allow = 'opus,ulaw'): string[] {
+  return ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
+    '[browser]', 'type=endpoint', 'context=webrtc-in', `allow=${allow}`, 'aors=browser', 'auth=browser', 'webrtc=yes', '',
+    '[browser]', 'type=aor', 'max_contacts=1', 'remove_existing=yes', '',
+    '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', ''];
 }
 
 /** JsSIP (CommonJS) bundled for the page as the global `JsSIP`. */

@@ -129,3 +129,28 @@ function loudestRun(samples: Int16Array): Int16Array {
   }
   return samples.subarray(best[0] * 160, best[1] * 160);
 }
+
+/** An RFC 4733 digit from `end` to `port`: events of 20 ms for `ms`, then the end packet three times. */
+export async function sendRfc4733(end: RtpToneEnd, port: number, digit: number, ms: number): Promise<void> {
+  const ssrc = 0x1234abcd;
+  const timestamp = Math.floor(Math.random() * 0xffffffff);
+  let sequence = Math.floor(Math.random() * 0xffff);
+  const packet = (duration: number, last: boolean, marker: boolean): Buffer => {
+    const out = Buffer.alloc(16);
+    out[0] = 0x80;
+    out[1] = (marker ? 0x80 : 0) | 101;
+    out.writeUInt16BE(sequence, 2);
+    sequence = (sequence + 1) & 0xffff;
+    out.writeUInt32BE(timestamp >>> 0, 4);
+    out.writeUInt32BE(ssrc, 8);
+    out[12] = digit;
+    out[13] = (last ? 0x80 : 0) | 10;
+    out.writeUInt16BE(duration, 14);
+    return out;
+  };
+  for (let t = 20; t <= ms; t += 20) {
+    end.socket.send(packet(t * 8, false, t === 20), port, '127.0.0.1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  for (let i = 0; i < 3; i++) end.socket.send(packet(ms * 8, true, false), port, '127.0.0.1');
+}

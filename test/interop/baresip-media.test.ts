@@ -4,7 +4,7 @@
 // time, its jitter and loss figures) while its 440 Hz audio goes through the jitter buffer into a
 // recording. Skipped with a message when baresip is not installed.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
-import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { ctrl, HAVE_BARESIP, type Json, nextOfType, showBaresipOutput, spawnBaresip, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 
 test(
   'baresip: RTCP both ways (round-trip time and the far end\'s view in rtp_statistics), its audio through the jitter buffer',
@@ -36,10 +36,7 @@ test(
       writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;audio_codecs=PCMU;regint=0\n`);
 
       events = await server.events('app=baresip-media');
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
 
       const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:100@127.0.0.1:${sipPort}`).catch(() => undefined));
       assert.equal(dialed.ok, true, JSON.stringify(dialed));

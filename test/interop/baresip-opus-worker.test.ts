@@ -9,41 +9,43 @@
 // the main thread and sends one offering only PCMU to the worker.
 // Skipped with a message when baresip or one of its modules is missing.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { meanSquare } from '../../src/media/energy.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
-import { HAVE_BARESIP, type Json } from '../helpers/baresip.ts';
+import { HAVE_BARESIP } from '../helpers/baresip.ts';
 import { BaresipParty, MISSING_PARTY_MODULES } from '../helpers/baresip-party.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { nextEvent, ofChannel, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const TONE_HZ = 6000;
 const skip = !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : MISSING_PARTY_MODULES.length > 0 ? `baresip modules missing: ${MISSING_PARTY_MODULES.join(', ')}` : false;
 
+const ECHO_DIALPLAN = '[sip-in]\nexten => 600,1,Answer()\n same => n,Set(FORMAT=${CHANNEL(audionativeformat)})\n same => n,Echo()\n';
+
+let started: SippServer | undefined;
 let work: string;
 let server: TestServer;
 let events: EventSocket;
 let parties = 0;
 
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** A server with one media worker (Opus in it or not) whose alice calls Echo() at 600; resolves once the worker runs. */
+async function startEchoServer(name: string, workerOpus: boolean, alice: Json): Promise<void> {
+  started = await startSippServer(name, ECHO_DIALPLAN, { endpoint: { alice: { context: 'sip-in', ...alice } } }, 'watch', { media: { workers: 1, worker_opus: workerOpus } });
+  ({ work, server, events } = started);
+  // A call placed before the worker has loaded runs on the main thread: these tests want it in the worker.
+  await waitForWorkers(server);
+}
+
+async function stopEchoServer(): Promise<void> {
+  await started?.close();
+  started = undefined;
 }
 
 /** The next event of `type` for the channel, whatever else comes first. */
-async function nextEventOf(type: string, channelId: string, timeoutMs = 20_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const message = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    if (message.type === type && message.channel?.id === channelId) return message;
-  }
+function nextEventOf(type: string, channelId: string, timeoutMs = 20_000): Promise<Json> {
+  return nextEvent(events, ofChannel(type, channelId), timeoutMs);
 }
 
 /** A baresip (on Opus unless told) calling the Echo() extension; resolves once its channel is up. */
@@ -54,10 +56,10 @@ async function opusCall(codec: 'opus/48000/2' | 'PCMU/8000/1' = 'opus/48000/2'):
   try {
     const known = new Set(((await (await server.ari('/channels')).json()) as Array<{ id: string }>).map((channel) => channel.id));
     await party.dial(`sip:600@127.0.0.1:${server.core.pjsip.port}`);
-    const channel = await until('baresip\'s channel', async () => {
+    const channel = await waitFor('baresip\'s channel', async () => {
       const list = (await (await server.ari('/channels')).json()) as Array<{ id: string; name: string; state: string }>;
       return list.find((entry) => entry.name.startsWith('PJSIP/alice-') && !known.has(entry.id) && entry.state === 'Up');
-    });
+    }, 30_000);
     return { party, channelId: channel.id };
   } catch (error) {
     await party.stop();
@@ -74,25 +76,8 @@ function toneShareHeard(party: BaresipParty): { share: number; total: number } {
 }
 
 describe('Opus calls in a media worker, against baresip', { skip }, () => {
-  before(async () => {
-    work = mkdtempSync(join(tmpdir(), 'patchbay-opus-worker-'));
-    const dialplanFile = join(work, 'extensions.conf');
-    writeFileSync(dialplanFile, '[sip-in]\nexten => 600,1,Answer()\n same => n,Set(FORMAT=${CHANNEL(audionativeformat)})\n same => n,Echo()\n');
-    server = await startTestServer({
-      media: { workers: 1, worker_opus: true },
-      dialplan: { file: dialplanFile },
-      config_objects: { res_pjsip: { endpoint: { alice: { context: 'sip-in', allow: 'opus', dtmf_mode: 'inband' } } } },
-    } as never);
-    events = await server.events('app=watch&subscribeAll=true');
-    // A call placed before the worker has loaded runs on the main thread: these tests want it in the worker.
-    await until('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
-  });
-
-  after(async () => {
-    await events?.close();
-    await server?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
+  before(() => startEchoServer('opus-worker', true, { allow: 'opus', dtmf_mode: 'inband' }));
+  after(stopEchoServer);
 
   test('baresip\'s 6 kHz tone comes back through the worker\'s Opus decoder and encoder; the stream is counted on the worker', { timeout: 120_000 }, async () => {
     const pool = server.core.pjsip.mediaWorkers!;
@@ -101,7 +86,7 @@ describe('Opus calls in a media worker, against baresip', { skip }, () => {
       const format = (await (await server.ari(`/channels/${channelId}/variable?variable=FORMAT`)).json()) as { value: string };
       assert.equal(format.value, 'opus', 'the channel runs Opus');
       assert.equal(pool.streams, 1, 'the call\'s stream runs in the worker');
-      await until('the worker\'s load report', () => (pool.loads()[0].packetsOutPerSecond > 10 && pool.loads()[0].packetsInPerSecond > 10 ? true : undefined), 20_000);
+      await waitFor('the worker\'s load report', () => (pool.loads()[0].packetsOutPerSecond > 10 && pool.loads()[0].packetsInPerSecond > 10 ? true : undefined), 20_000);
       const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}` } })).text();
       assert.match(metrics, /^patchbay_media_worker_streams\{worker="0"\} 1$/m);
       // Three seconds of echo, then what baresip heard.
@@ -114,7 +99,7 @@ describe('Opus calls in a media worker, against baresip', { skip }, () => {
     } finally {
       await party.stop();
     }
-    await until('the stream to close', () => (pool.streams === 0 ? true : undefined));
+    await waitFor('the stream to close', () => (pool.streams === 0 ? true : undefined), 30_000);
   });
 
   test('a media worker that dies under an Opus call ends it with cause 38; the server goes on and the next Opus call echoes', { timeout: 180_000 }, async () => {
@@ -122,7 +107,7 @@ describe('Opus calls in a media worker, against baresip', { skip }, () => {
     const first = await opusCall();
     try {
       assert.equal(pool.streams, 1, 'the call\'s stream runs in the worker');
-      await until('Opus coded in the worker', () => (pool.loads()[0].packetsOutPerSecond > 10 ? true : undefined), 20_000);
+      await waitFor('Opus coded in the worker', () => (pool.loads()[0].packetsOutPerSecond > 10 ? true : undefined), 20_000);
       const restartsBefore = pool.loads()[0].restarts;
       await pool.kill(0);
       const destroyed = await nextEventOf('ChannelDestroyed', first.channelId);
@@ -130,7 +115,7 @@ describe('Opus calls in a media worker, against baresip', { skip }, () => {
       assert.ok(server.logLines.some((line) => line.includes('media worker 0 died')), 'a loud log line');
       // The process is alive and serving: ARI answers, and the worker comes back.
       assert.equal((await server.ari('/asterisk/ping')).status, 200);
-      await until('the restarted worker', () => (pool.loads()[0].running && pool.loads()[0].restarts === restartsBefore + 1 ? true : undefined), 60_000);
+      await waitFor('the restarted worker', () => (pool.loads()[0].running && pool.loads()[0].restarts === restartsBefore + 1 ? true : undefined), 60_000);
     } finally {
       await first.party.stop();
     }
@@ -149,24 +134,8 @@ describe('Opus calls in a media worker, against baresip', { skip }, () => {
 });
 
 describe('media.worker_opus off: only a call that may agree on Opus stays on the main thread', { skip }, () => {
-  before(async () => {
-    work = mkdtempSync(join(tmpdir(), 'patchbay-opus-main-'));
-    const dialplanFile = join(work, 'extensions.conf');
-    writeFileSync(dialplanFile, '[sip-in]\nexten => 600,1,Answer()\n same => n,Set(FORMAT=${CHANNEL(audionativeformat)})\n same => n,Echo()\n');
-    server = await startTestServer({
-      media: { workers: 1, worker_opus: false },
-      dialplan: { file: dialplanFile },
-      config_objects: { res_pjsip: { endpoint: { alice: { context: 'sip-in', allow: 'opus,ulaw' } } } },
-    } as never);
-    events = await server.events('app=watch&subscribeAll=true');
-    await until('the media worker to load', () => (server.core.pjsip.mediaWorkers?.loads().every((load) => load.running) ? true : undefined), 60_000);
-  });
-
-  after(async () => {
-    await events?.close();
-    await server?.stop();
-    if (work) rmSync(work, { recursive: true, force: true });
-  });
+  before(() => startEchoServer('opus-main', false, { allow: 'opus,ulaw' }));
+  after(stopEchoServer);
 
   for (const [codec, format, inWorker] of [
     ['PCMU/8000/1', 'ulaw', 1],

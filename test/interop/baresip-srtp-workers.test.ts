@@ -18,6 +18,7 @@ import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { nextEvent, waitFor } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const TONE_HZ = 800;
 const missing = [...MISSING_PARTY_MODULES, ...(existsSync(join(BARESIP_MODULES, 'srtp.so')) ? [] : ['srtp.so'])];
@@ -42,7 +43,7 @@ test('baresip (mediaenc=srtp-mand) with its stream in a media worker: its tone i
     const pool = server.core.pjsip.mediaWorkers;
     assert.ok(pool, 'the server runs a media worker');
     // A call placed before the worker has loaded runs on the main thread: this one must be in the worker.
-    await waitFor('the media worker to load', () => (pool.loads().every((load) => load.running) ? true : undefined), 60_000);
+    await waitForWorkers(server);
     await party.start(server.core.pjsip.port);
     await party.dial(`sip:100@127.0.0.1:${server.core.pjsip.port}`);
     const created = await nextEvent(events, (e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('PJSIP/alice-'), 30_000);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { ulawToLinear } from '../../src/media/g711.ts';
-import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { aliceAccount, aliceWithDigest, ctrl, HAVE_BARESIP, type Json, nextOfType, showBaresipOutput, spawnBaresip, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
@@ -82,10 +82,7 @@ test(
       writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source aufile,${tone}`));
       writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;audio_codecs=PCMU;regint=0;mediaenc=srtp-mand\n`);
 
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
       const dialed = await waitFor('ctrl_tcp', () => ctrl(ctrlPort, 'dial', `sip:100@127.0.0.1:${sipPort}`).catch(() => undefined));
       assert.equal(dialed.ok, true, JSON.stringify(dialed));
 
@@ -145,10 +142,7 @@ test(
       const config = join(home, 'config');
       writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source aufile,${tone}`));
       writeFileSync(join(home, 'accounts'), `<sip:bob@127.0.0.1:${phonePort};transport=udp>;audio_codecs=PCMU;regint=0;answermode=auto;mediaenc=srtp-mand\n`);
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
       await waitFor('baresip ctrl_tcp', () => ctrl(ctrlPort, 'reginfo', '').catch(() => undefined));
 
       const originated = await server.ari('/channels?endpoint=PJSIP/bob&app=srtp-out', { method: 'POST' });
@@ -194,9 +188,7 @@ test(
       config_objects: {
         res_pjsip: {
           transport: { 'transport-tls': { protocol: 'tls', bind: '127.0.0.1:0', cert_file: serverCert.cert, priv_key_file: serverCert.key, ca_list_file: ca.cert, method: 'sslv23' } },
-          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice', transport: 'transport-tls', media_encryption: 'sdes' } },
-          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes' } },
+          ...aliceWithDigest({}, { transport: 'transport-tls', media_encryption: 'sdes' }),
         },
       },
     });
@@ -211,11 +203,8 @@ test(
       const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, [`sip_cafile ${ca.cert}`, 'module srtp.so', 'module aufile.so', 'rtcp_mux no']);
       const config = join(home, 'config');
       writeFileSync(config, readFileSync(config, 'utf8').replace(/^audio_source .*$/m, `audio_source aufile,${tone}`));
-      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=tls>;auth_pass=secret;audio_codecs=PCMU;regint=60;mediaenc=srtp-mand\n`);
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      writeFileSync(join(home, 'accounts'), aliceAccount(sipPort, 'tls', ';mediaenc=srtp-mand'));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
       await waitFor('PJSIP/alice registered over TLS', async () => {
         const found = (await (await server.ari('/endpoints/PJSIP/alice')).json()) as Json;
         return found.state === 'online' ? found : undefined;

@@ -8,14 +8,14 @@
 //   UNAVAILABLE, and Online again when it is back.
 // Skipped with a message when baresip (or the module) is not installed.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestServer } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
-import { BARESIP_MODULES, ctrl, HAVE_BARESIP, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
+import { aliceAccount, aliceWithDigest, BARESIP_MODULES, ctrl, HAVE_BARESIP, showBaresipOutput, spawnBaresip, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 
 const HAVE_MWI = HAVE_BARESIP && existsSync(join(BARESIP_MODULES, 'mwi.so'));
 const HAVE_PRESENCE = HAVE_BARESIP && existsSync(join(BARESIP_MODULES, 'presence.so'));
@@ -31,9 +31,7 @@ test(
       dialplan: { file: dialplanFile },
       config_objects: {
         res_pjsip: {
-          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
-          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes', mailboxes: 'alice@default' } },
+          ...aliceWithDigest({ mailboxes: 'alice@default' }),
         },
       },
     });
@@ -43,11 +41,8 @@ test(
       const sipPort = server.core.pjsip.port;
       const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
       const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, ['module_app mwi.so']);
-      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;auth_pass=secret;audio_codecs=PCMU;regint=60\n`);
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      writeFileSync(join(home, 'accounts'), aliceAccount(sipPort));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
 
       await waitFor('the message-summary subscription', async () => (server.core.pjsip.stats().subscriptions === 1 ? true : undefined), 30_000);
       await waitFor('the first NOTIFY shown', async () => (/Messages-Waiting: no/.test(output) ? true : undefined), 15_000);
@@ -76,9 +71,7 @@ test(
       dialplan: { file: dialplanFile },
       config_objects: {
         res_pjsip: {
-          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
-          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes' } },
+          ...aliceWithDigest(),
         },
       },
     });
@@ -88,12 +81,9 @@ test(
       const sipPort = server.core.pjsip.port;
       const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
       const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, ['module_app contact.so', 'module_app presence.so']);
-      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;auth_pass=secret;audio_codecs=PCMU;regint=60\n`);
+      writeFileSync(join(home, 'accounts'), aliceAccount(sipPort));
       writeFileSync(join(home, 'contacts'), `"Desk 100" <sip:100@127.0.0.1:${sipPort}>;presence=p2p\n`);
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
 
       // What baresip shows of the contact: its `contacts` command, colours stripped.
       const shown = async (wanted: string) => {

@@ -4,12 +4,12 @@
 // then is called by Patchbay (ARI originate to PJSIP/alice) on the connection it registered over —
 // as pjsip calls a TLS phone back (flow reuse: the phone listens elsewhere, or not at all, behind NAT).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { aliceAccount, aliceWithDigest, ctrl, HAVE_BARESIP, type Json, nextOfType, showBaresipOutput, spawnBaresip, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { makeTestCa, NO_OPENSSL } from '../helpers/tls-certs.ts';
@@ -28,10 +28,8 @@ test(
       config_objects: {
         res_pjsip: {
           transport: { 'transport-tls': { protocol: 'tls', bind: '127.0.0.1:0', cert_file: serverCert.cert, priv_key_file: serverCert.key, ca_list_file: ca.cert, method: 'sslv23' } },
-          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice', transport: 'transport-tls' } },
-          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
           // Qualified every second: the OPTIONS go over her TLS connection too.
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes', qualify_frequency: 1 } },
+          ...aliceWithDigest({ qualify_frequency: 1 }, { transport: 'transport-tls' }),
         },
       },
     });
@@ -44,14 +42,11 @@ test(
       const sipPort = listener.port;
       const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
       const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort }, [`sip_cafile ${ca.cert}`]);
-      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=tls>;auth_pass=secret;audio_codecs=PCMU;regint=60;answermode=auto\n`);
+      writeFileSync(join(home, 'accounts'), aliceAccount(sipPort, 'tls', ';answermode=auto'));
 
       events = await server.events('app=tls-app');
       assert.equal((await server.ari('/applications/tls-app/subscription?eventSource=endpoint:PJSIP/alice', { method: 'POST' })).status, 200);
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
 
       const endpoint = await waitFor('PJSIP/alice online', async () => {
         const found = (await (await server.ari('/endpoints/PJSIP/alice')).json()) as Json;

@@ -5,7 +5,7 @@
 // from the ausine module as its microphone, no audio player, commands over its ctrl_tcp socket.
 // Skipped with a message when baresip is not installed.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 
-import { ctrl, HAVE_BARESIP, nextOfType, showBaresipOutput, stopBaresip, waitFor, writeBaresipHome, type Json } from '../helpers/baresip.ts';
+import { aliceAccount, aliceWithDigest, ctrl, HAVE_BARESIP, type Json, nextOfType, showBaresipOutput, spawnBaresip, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 
 test(
   'baresip registers with digest, calls 100 into Stasis, the app answers, plays a beep and hangs up',
@@ -26,10 +26,8 @@ test(
       dialplan: { file: dialplanFile },
       config_objects: {
         res_pjsip: {
-          endpoint: { alice: { context: 'sip-in', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
-          auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 'secret' } },
           // Qualified every second: baresip answers the OPTIONS.
-          aor: { alice: { max_contacts: 1, remove_existing: 'yes', qualify_frequency: 1 } },
+          ...aliceWithDigest({ qualify_frequency: 1 }),
         },
       },
     });
@@ -40,14 +38,11 @@ test(
       const sipPort = server.core.pjsip.port;
       const [phonePort, ctrlPort] = [await freeSipPhonePort(), await freePort()];
       const home = writeBaresipHome(work, { phone: phonePort, ctrl: ctrlPort });
-      writeFileSync(join(home, 'accounts'), `<sip:alice@127.0.0.1:${sipPort};transport=udp>;auth_pass=secret;audio_codecs=PCMU;regint=60\n`);
+      writeFileSync(join(home, 'accounts'), aliceAccount(sipPort));
 
       events = await server.events('app=baresip-app');
       assert.equal((await server.ari('/applications/baresip-app/subscription?eventSource=endpoint:PJSIP/alice', { method: 'POST' })).status, 200);
-      const child = spawn('baresip', ['-f', home, '-s'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-      baresip = child;
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      baresip = spawnBaresip(home, work, (text) => (output += text));
 
       // Registration with digest: the endpoint goes online.
       await waitFor('PJSIP/alice online', async () => {

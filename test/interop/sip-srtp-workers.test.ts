@@ -17,6 +17,7 @@ import { parsePrometheus, sumOf } from '../helpers/prometheus.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { RawPhone } from './raw-phone.ts';
 import { waitFor } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const AUTH = { authorization: `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}` };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -64,7 +65,7 @@ test('SDES-SRTP in a media worker through re-INVITEs: the same keys go on, a new
   try {
     const pool = server.core.pjsip.mediaWorkers;
     assert.ok(pool);
-    await waitFor('the media worker to load', () => (pool.loads().every((load) => load.running) ? true : undefined), 60_000);
+    await waitForWorkers(server);
     await phone.open();
     phone.serverPort = server.core.pjsip.port;
     const { dialog, final } = await phone.call('100');

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeWav } from '../../src/media/wav-reader.ts';
-import { RtpToneEnd } from '../helpers/rtp-tone.ts';
+import { RtpToneEnd, sendRfc4733 } from '../helpers/rtp-tone.ts';
 import { tonePower } from '../helpers/tone-power.ts';
 import { AUTH, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, nextEvent, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
@@ -114,29 +114,6 @@ function noGapAround(phones: readonly Phone[], at: number, what: string): void {
   }
 }
 
-/** An RFC 4733 digit from `end` to `port`: events of 20 ms for `ms`, then the end packet three times. */
-async function sendRfc4733(end: RtpToneEnd, port: number, digit: number, ms: number): Promise<void> {
-  const timestamp = Math.floor(Math.random() * 0xffffffff);
-  let sequence = Math.floor(Math.random() * 0xffff);
-  const packet = (duration: number, last: boolean, marker: boolean): Buffer => {
-    const out = Buffer.alloc(16);
-    out[0] = 0x80;
-    out[1] = (marker ? 0x80 : 0) | 101;
-    out.writeUInt16BE(sequence, 2);
-    sequence = (sequence + 1) & 0xffff;
-    out.writeUInt32BE(timestamp >>> 0, 4);
-    out.writeUInt32BE(0x1234abcd, 8);
-    out[12] = digit;
-    out[13] = (last ? 0x80 : 0) | 10;
-    out.writeUInt16BE(duration, 14);
-    return out;
-  };
-  for (let t = 20; t <= ms; t += 20) {
-    end.socket.send(packet(t * 8, false, t === 20), port, '127.0.0.1');
-    await sleep(20);
-  }
-  for (let i = 0; i < 3; i++) end.socket.send(packet(ms * 8, true, false), port, '127.0.0.1');
-}
 
 describe('a conference mixed in one media worker', { skip: !HAVE_SIPP ? 'sipp is not installed' : false }, () => {
   const conference = new Conference();

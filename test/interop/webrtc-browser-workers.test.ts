@@ -7,19 +7,20 @@
 // the stream on the worker. Last, the worker is killed: the call ends with cause 38.
 // Skipped with a message when Chromium or sox is not installed.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState } from '../helpers/jssip-browser.ts';
+import { browserPjsipConf, CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState, writeBrowserTone } from '../helpers/jssip-browser.ts';
 import { parsePrometheus, sumOf } from '../helpers/prometheus.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { dominantTone } from '../helpers/rtp-tone.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { nextEvent, waitFor } from './sipp-peer.ts';
+import { waitForWorkers } from './sipp-worker-calls.ts';
 
 const TONE_HZ = 1000;
 const HAVE_SOX = spawnSync('sox', ['--version']).error === undefined;
@@ -29,15 +30,11 @@ const AUTH = { authorization: `Basic ${Buffer.from('asterisk:asterisk').toString
 for (const allow of ['ulaw', 'opus,ulaw'] as const) {
 test(`a browser's WebRTC call (allow=${allow}) with its stream in a media worker: audio both ways, SRTCP, the stream on the worker; a dying worker ends it with cause 38`, { timeout: 180_000, skip: SKIP }, async () => {
   const work = mkdtempSync(join(tmpdir(), 'patchbay-webrtc-worker-'));
-  const tone = join(work, 'tone.wav');
-  execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', tone, 'synth', '60', 'sine', String(TONE_HZ), 'vol', '0.5']);
+  const tone = writeBrowserTone(work, TONE_HZ);
   const conf = join(work, 'pjsip.conf');
   writeFileSync(
     conf,
-    ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
-      '[browser]', 'type=endpoint', 'context=webrtc-in', `allow=${allow}`, 'aors=browser', 'auth=browser', 'webrtc=yes', '',
-      '[browser]', 'type=aor', 'max_contacts=1', 'remove_existing=yes', '',
-      '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', ''].join('\n'),
+    [...browserPjsipConf(allow)].join('\n'),
   );
   const dialplan = join(work, 'extensions.conf');
   writeFileSync(dialplan, '[webrtc-in]\nexten => 100,1,Stasis(webrtc)\n');
@@ -62,7 +59,7 @@ test(`a browser's WebRTC call (allow=${allow}) with its stream in a media worker
   try {
     const pool = server.core.pjsip.mediaWorkers;
     assert.ok(pool, 'the server runs a media worker');
-    await waitFor('the media worker to load', () => (pool.loads().every((load) => load.running) ? true : undefined), 60_000);
+    await waitForWorkers(server);
     await tab.goto(`http://127.0.0.1:${(site.address() as { port: number }).port}/`);
     await pageWaits('registered', 'window.state.registered');
     await tab.evaluate(() => window.dial('sip:100@127.0.0.1'));

@@ -7,7 +7,7 @@
 // with a baresip phone, audio checked both ways.
 // Skipped with a message when Chromium (or, for the bridge, baresip) is not installed.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { ctrl, HAVE_BARESIP, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
-import { CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState } from '../helpers/jssip-browser.ts';
+import { browserPjsipConf, CHROMIUM, chromiumArgs, jssipBundle, jssipPage, type PageState, writeBrowserTone } from '../helpers/jssip-browser.ts';
 
 const TONE_HZ = 1000;
 
@@ -50,16 +50,12 @@ async function pageWaits(what: string, predicate: string, timeoutMs = 30_000): P
 before(async () => {
   if (SKIP) return;
   work = mkdtempSync(join(tmpdir(), 'patchbay-webrtc-'));
-  const tone = join(work, 'tone.wav');
-  execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', tone, 'synth', '60', 'sine', String(TONE_HZ), 'vol', '0.5']);
+  const tone = writeBrowserTone(work, TONE_HZ);
   const conf = join(work, 'pjsip.conf');
   // docs/webrtc.md's configuration (and a UDP transport beside it).
   writeFileSync(
     conf,
-    ['[udp]', 'type=transport', 'protocol=udp', 'bind=127.0.0.1:0', '', '[ws]', 'type=transport', 'protocol=ws', '',
-      '[browser]', 'type=endpoint', 'context=webrtc-in', 'allow=opus,ulaw', 'aors=browser', 'auth=browser', 'webrtc=yes', '',
-      '[browser]', 'type=aor', 'max_contacts=1', 'remove_existing=yes', '',
-      '[browser]', 'type=auth', 'username=browser', 'password=browser-secret', '',
+    [...browserPjsipConf(),
       // A SIP phone (baresip) for the bridge test, dialled by its URI.
       '[baresip]', 'type=endpoint', 'context=webrtc-in', 'allow=ulaw', ''].join('\n'),
   );

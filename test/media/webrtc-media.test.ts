@@ -5,24 +5,12 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { after, before, test } from 'node:test';
-import { classes, Message, methods, parseMessage } from 'werift-ice';
-import { CipherContext, DtlsClient, HashAlgorithm, NamedCurveAlgorithm, SignatureAlgorithm } from 'werift-dtls/lib/dtls/src/index.js';
-import { derFingerprint, generateDtlsIdentity, type DtlsIdentity } from '../../src/media/webrtc/dtls-identity.ts';
+import { classes, parseMessage } from 'werift-ice';
+import { generateDtlsIdentity, type DtlsIdentity } from '../../src/media/webrtc/dtls-identity.ts';
 import { CONSENT_TIMEOUT_MS, IceLiteResponder } from '../../src/media/webrtc/ice-lite.ts';
 import { SecureMediaSocket } from '../../src/media/webrtc/secure-media-socket.ts';
-import { SrtpSession } from '../../src/media/srtp/session.ts';
+import { bindingRequest, browserLikePeer, peerCertificate, peerSrtpSession, protectedCopy, type PeerCertificate } from '../helpers/browser-like-peer.ts';
 import { waitUntil } from '../sip/helpers.ts';
-
-function bindingRequest(username: string, password: string, options: { nominate?: boolean; fingerprint?: boolean } = {}): Buffer {
-  const request = new Message(methods.BINDING, classes.REQUEST);
-  request.setAttribute('USERNAME', username);
-  request.setAttribute('PRIORITY', 1853824767);
-  request.setAttribute('ICE-CONTROLLING', BigInt(42));
-  if (options.nominate) request.setAttribute('USE-CANDIDATE', null);
-  request.addMessageIntegrity(Buffer.from(password, 'utf8'));
-  if (options.fingerprint !== false) request.addFingerprint();
-  return request.bytes;
-}
 
 test('ICE-lite answers a check with our ufrag and password, with XOR-MAPPED-ADDRESS, integrity and fingerprint; drops the rest', () => {
   const ice = new IceLiteResponder();
@@ -57,11 +45,10 @@ test('ICE-lite answers a check with our ufrag and password, with XOR-MAPPED-ADDR
 // ---- a secured socket against a browser-like peer
 
 let identity: DtlsIdentity;
-let peerCert: { certPem: string; keyPem: string };
+let peerCert: PeerCertificate;
 before(async () => {
   identity = await generateDtlsIdentity();
-  const signatureHash = { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 };
-  peerCert = await CipherContext.createSelfSignedCertificateWithKey(signatureHash, NamedCurveAlgorithm.secp256r1_23);
+  peerCert = await peerCertificate();
 });
 
 const sockets: dgram.Socket[] = [];
@@ -75,36 +62,11 @@ async function udp(): Promise<dgram.Socket> {
   return socket;
 }
 
-/** The browser's side: ICE checks to the server, then DTLS as the client (setup:active), then SRTP. */
+/** The browser's side, its socket closed after the tests. */
 async function browserPeer(server: SecureMediaSocket, serverPort: number) {
-  const socket = await udp();
-  sockets.push(socket);
-  const received: Buffer[] = [];
-  const stunAnswers: Buffer[] = [];
-  const transport = {
-    type: 'udp',
-    closed: false,
-    onData: (_data: Buffer, _address: readonly [string, number]): void => undefined,
-    send: async (data: Buffer) => void socket.send(data, serverPort, '127.0.0.1'),
-    close: async () => undefined,
-    address: { address: '127.0.0.1', family: 'IPv4', port: 0 },
-  };
-  socket.on('message', (data, rinfo) => {
-    if (data[0]! <= 3) stunAnswers.push(data);
-    else if (data[0]! >= 20 && data[0]! <= 63) transport.onData(data, [rinfo.address, rinfo.port]);
-    else received.push(data);
-  });
-  socket.send(bindingRequest(`${server.ice.local.ufrag}:peer`, server.ice.local.pwd, { nominate: true }), serverPort, '127.0.0.1');
-  await waitUntil(() => stunAnswers.length > 0, 5000, 'the STUN answer');
-  const client = new DtlsClient({
-    transport,
-    cert: peerCert.certPem,
-    key: peerCert.keyPem,
-    signatureHash: { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 },
-    srtpProfiles: [1],
-    extendedMasterSecret: true,
-  });
-  return { socket, client, received };
+  const peer = await browserLikePeer(server.ice.local, serverPort, peerCert);
+  sockets.push(peer.socket);
+  return peer;
 }
 
 function rtpPacket(sequence: number): Buffer {
@@ -144,21 +106,14 @@ test('DTLS-SRTP: one handshake keys both sides; RTP flows both ways, encrypted o
   assert.equal(streamSends(server, rtpPacket(1)), 0);
   assert.equal(server.unprotectRtp(rtpPacket(1), 172), -1);
   const peer = await browserPeer(server, raw.address().port);
-  const fingerprint = derFingerprint(Buffer.from(peerCert.certPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'), 'sha-256')!;
-  server.configureRemote({ iceUfrag: 'peer', fingerprint: { algorithm: 'sha-256', value: fingerprint }, role: 'server' });
+  server.configureRemote({ iceUfrag: 'peer', fingerprint: { algorithm: 'sha-256', value: peerCert.fingerprint }, role: 'server' });
   await peer.client.connect();
   await waitUntil(() => server.secured, 10_000, 'the server keyed');
   assert.deepEqual(failures, []);
   // The peer's SRTP (the SRTP module's session) from its own end of the handshake.
   assert.equal(peer.client.srtp.srtpProfile, 1, 'AES_CM_128_HMAC_SHA1_80');
-  const keys = peer.client.extractSessionKeys(16, 14) as { localKey: Buffer; localSalt: Buffer; remoteKey: Buffer; remoteSalt: Buffer };
-  const suite = 'AES_CM_128_HMAC_SHA1_80' as const;
-  const peerSrtp = new SrtpSession({ suite, keySalt: Buffer.concat([keys.localKey, keys.localSalt]) }, { suite, keySalt: Buffer.concat([keys.remoteKey, keys.remoteSalt]) });
-  const peerProtect = (packet: Buffer): Buffer => {
-    const buffer = Buffer.alloc(packet.length + 32);
-    packet.copy(buffer);
-    return buffer.subarray(0, peerSrtp.protectRtp(buffer, packet.length));
-  };
+  const peerSrtp = peerSrtpSession(peer.client);
+  const peerProtect = (packet: Buffer): Buffer => protectedCopy(peerSrtp, packet);
 
   peer.socket.send(peerProtect(rtpPacket(7)), raw.address().port, '127.0.0.1');
   await waitUntil(() => plain.length === 1, 5000, 'the decrypted packet');

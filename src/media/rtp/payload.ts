@@ -4,7 +4,7 @@
 // from and writes into parts of the caller's buffers (offsets, no views), so coding a packet
 // allocates nothing here.
 import { codecInfo, getCodec, type CodecInfo } from '../codecs.ts';
-import { alawToLinear, linearToAlaw, linearToUlaw, ulawToLinear } from '../g711.ts';
+import { alawDecodeFrom, alawEncodeAt, ulawDecodeFrom, ulawEncodeAt } from '../g711.ts';
 import type { SampleRate } from '../frame.ts';
 import { createResampler, type Resampler } from '../resample.ts';
 import { createCoder, type CoderOptions, type StreamCoder } from '../stream-coder.ts';
@@ -94,11 +94,9 @@ export class RtpPayloadCoder {
       case 'frame':
         return this.#frame!.encoder.encode(src, count, dst, offset);
       case 'ulaw':
-        for (let i = 0; i < count; i++) dst[offset + i] = linearToUlaw(src[i]);
-        return count;
+        return ulawEncodeAt(src, count, dst, offset);
       case 'alaw':
-        for (let i = 0; i < count; i++) dst[offset + i] = linearToAlaw(src[i]);
-        return count;
+        return alawEncodeAt(src, count, dst, offset);
       case 'l16be':
         for (let i = 0, byte = offset; i < count; i++, byte += 2) {
           const sample = src[i];
@@ -135,11 +133,9 @@ export class RtpPayloadCoder {
       case 'frame':
         return this.#frame!.decoder.decode(src, start, end, dst);
       case 'ulaw':
-        for (let i = 0; i < count; i++) dst[i] = ulawToLinear(src[start + i]);
-        return count;
+        return ulawDecodeFrom(src, start, count, dst);
       case 'alaw':
-        for (let i = 0; i < count; i++) dst[i] = alawToLinear(src[start + i]);
-        return count;
+        return alawDecodeFrom(src, start, count, dst);
       case 'l16be':
         for (let i = 0, byte = start; i < count; i++, byte += 2) dst[i] = ((src[byte] << 24) | (src[byte + 1] << 16)) >> 16;
         return count;

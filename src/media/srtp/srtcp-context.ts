@@ -4,7 +4,7 @@
 import type { AesCounterMode } from './aes-cm.ts';
 import type { HmacSha1 } from './hmac-sha1.ts';
 import { ReplayWindow } from './replay-window.ts';
-import { mkiMatches, sessionCrypto, SRTP_AUTH_FAILED, SRTP_MALFORMED, SRTP_REPLAYED, writeMki } from './srtp-context.ts';
+import { appendTrailer, mkiMatches, sessionCrypto, SRTP_AUTH_FAILED, SRTP_MALFORMED, SRTP_REPLAYED } from './srtp-context.ts';
 import { SRTP_SUITES, type SrtpMasterKey } from './suites.ts';
 
 const CLEAR_BYTES = 8;
@@ -40,14 +40,7 @@ export class SrtcpSender {
     packet[length + 1] = (index >>> 16) & 0xff;
     packet[length + 2] = (index >>> 8) & 0xff;
     packet[length + 3] = index & 0xff;
-    let end = length + INDEX_BYTES;
-    const authEnd = end;
-    if (this.#mki) {
-      writeMki(packet, end, this.#mki.value, this.#mki.bytes);
-      end += this.#mki.bytes;
-    }
-    this.#auth.sign(packet, 0, authEnd, undefined, packet, end, this.#tagBytes);
-    return end + this.#tagBytes;
+    return appendTrailer(packet, length + INDEX_BYTES, this.#mki, this.#auth, undefined, this.#tagBytes);
   }
 }
 

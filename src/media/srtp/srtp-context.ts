@@ -39,6 +39,21 @@ export function writeMki(packet: Uint8Array, at: number, value: number, bytes: n
   for (let i = 0; i < bytes; i++) packet[at + i] = Math.floor(value / 2 ** (8 * (bytes - 1 - i))) & 0xff;
 }
 
+/**
+ * The trailer of a protected packet (RFC 3711 §3.1, §3.4): the MKI, if the key has one, after the
+ * authenticated portion `packet[0, authEnd)`, then the tag over that portion (and the ROC, for SRTP;
+ * none for SRTCP, whose index is inside the portion). Returns the protected packet's length.
+ */
+export function appendTrailer(packet: Uint8Array, authEnd: number, mki: SrtpMasterKey['mki'], auth: HmacSha1, roc: number | undefined, tagBytes: number): number {
+  let end = authEnd;
+  if (mki) {
+    writeMki(packet, end, mki.value, mki.bytes);
+    end += mki.bytes;
+  }
+  auth.sign(packet, 0, authEnd, roc, packet, end, tagBytes);
+  return end + tagBytes;
+}
+
 /** Whether `packet[at, at + bytes)` holds the MKI `value`. */
 export function mkiMatches(packet: Uint8Array, at: number, value: number, bytes: number): boolean {
   let read = 0;
@@ -86,13 +101,7 @@ export class SrtpSender {
     }
     this.#lastSequence = sequence;
     if (!this.#cipher.apply(packet, start, length, ssrc, this.#roc * 0x10000 + sequence)) return 0;
-    let end = length;
-    if (this.#mki) {
-      writeMki(packet, end, this.#mki.value, this.#mki.bytes);
-      end += this.#mki.bytes;
-    }
-    this.#auth.sign(packet, 0, length, this.#roc, packet, end, this.#tagBytes);
-    return end + this.#tagBytes;
+    return appendTrailer(packet, length, this.#mki, this.#auth, this.#roc, this.#tagBytes);
   }
 }
 

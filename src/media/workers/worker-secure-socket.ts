@@ -1,21 +1,16 @@
 // The media socket of a WebRTC call whose stream runs in a media worker (issue 25): the worker owns
-// the call's UDP port and tells what arrives apart by its first byte (RFC 7983). STUN checks are
-// answered here (ICE-lite, with the credentials the main thread put in our SDP); SRTP and SRTCP go
-// to the stream, which protects and checks them through this socket (its MediaProtection) once the
-// keys came; DTLS records, a handful per call, go to the main thread, whose handshake
-// (webrtc/dtls-keying.ts) sends its own back to be sent from here, and sends the exported keys when
-// it connects. The pair the far end checked, and its consent (RFC 7675) lapsing or coming back, are
-// told to the main thread as they change; sending stops here while consent has lapsed. What crosses
-// is bounded: records above a size or beyond a rate are dropped.
+// the call's UDP port. What it shares with the main thread's socket — the demultiplexing of STUN,
+// DTLS and SRTP on one port (RFC 7983), ICE-lite with the credentials the main thread put in our
+// SDP, the consent-gated send (RFC 7675) and the SRTP that refuses everything before the keys — is
+// webrtc/checked-pair-socket.ts's. Here DTLS records, a handful per call, go to the main thread,
+// whose handshake (webrtc/dtls-keying.ts) sends its own back to be sent from here, and sends the
+// exported keys when it connects. The pair the far end checked, and its consent lapsing or coming
+// back, are told to the main thread as they change. What crosses is bounded: records above a size
+// or beyond a rate are dropped.
 import type dgram from 'node:dgram';
-import { EventEmitter } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import type { MediaMessageListener, MediaSocket } from '../rtp/media-socket.ts';
-import type { MediaProtection } from '../rtp/protection.ts';
-import type { SrtpSession } from '../srtp/session.ts';
-import { IceLiteResponder, looksLikeStun, type IceCredentials, type SelectedPair } from '../webrtc/ice-lite.ts';
-import { looksLikeDtls, looksLikeRtp } from '../webrtc/webrtc-demux.ts';
-import { keyedSession, type WorkerSrtpKeys } from './worker-srtp.ts';
+import { CheckedPairSocket } from '../webrtc/checked-pair-socket.ts';
+import { IceLiteResponder, type IceCredentials, type SelectedPair } from '../webrtc/ice-lite.ts';
+import { assertWorkerSrtpKeys, type WorkerSrtpKeys } from './worker-srtp.ts';
 
 /** A DTLS datagram larger than this is not one a browser sends (they fragment flights to the path MTU). */
 export const MAX_DTLS_RECORD_BYTES = 8_192;
@@ -40,28 +35,18 @@ export function isIceCredentials(value: unknown): value is IceCredentials {
   return typeof ufrag === 'string' && typeof pwd === 'string' && ufrag.length > 0 && pwd.length > 0 && ufrag.length <= MAX_ICE_CREDENTIAL_CHARS && pwd.length <= MAX_ICE_CREDENTIAL_CHARS;
 }
 
-export class WorkerSecureSocket implements MediaSocket, MediaProtection {
-  readonly ice: IceLiteResponder;
-  readonly #raw: dgram.Socket;
+export class WorkerSecureSocket extends CheckedPairSocket {
   readonly #reports: SecureSocketReports;
-  readonly #events = new EventEmitter();
-  #srtp: SrtpSession | undefined;
-  #closed = false;
   /** What the main thread was last told of the pair and its consent. */
   #toldPair: SelectedPair | undefined;
   #toldConsent = false;
   #windowStart = 0;
   #windowRecords = 0;
-  /** Packets dropped here: from elsewhere than the checked pair, not RTP, or DTLS beyond the bounds. */
-  dropped = 0;
 
   /** `consentTimeoutMs`: RFC 7675's 30 s (ice-lite.ts) unless a test needs it shorter. */
   constructor(raw: dgram.Socket, credentials: IceCredentials, reports: SecureSocketReports, consentTimeoutMs?: number) {
-    this.#raw = raw;
-    this.ice = new IceLiteResponder(credentials, consentTimeoutMs);
+    super(raw, new IceLiteResponder(credentials, consentTimeoutMs));
     this.#reports = reports;
-    raw.on('message', this.#onPacket);
-    raw.on('error', (error) => this.#events.emit('error', error));
   }
 
   /** The far end's a=ice-ufrag (from the main thread's offer/answer). */
@@ -71,99 +56,34 @@ export class WorkerSecureSocket implements MediaSocket, MediaProtection {
 
   /** The keys the handshake exported; throws on keys that are not keys (the stream then closes). */
   key(keys: WorkerSrtpKeys): void {
-    this.#srtp = keyedSession(undefined, keys);
+    assertWorkerSrtpKeys(keys);
+    this.installKeys(keys.local, keys.remote);
   }
 
   /** A DTLS record of the main thread's handshake, sent to the checked pair. */
   sendRecord(record: Uint8Array): void {
+    if (!(record instanceof Uint8Array) || record.length === 0 || record.length > MAX_DTLS_RECORD_BYTES) return;
+    this.sendToPair(record);
+  }
+
+  /** The main thread hears of a pair that moved or a consent that lapsed or came back. */
+  protected override onChecked(): void {
     const pair = this.ice.selected;
-    if (this.#closed || !pair || !(record instanceof Uint8Array) || record.length === 0 || record.length > MAX_DTLS_RECORD_BYTES) return;
-    this.#raw.send(record, pair.port, pair.address);
+    const told = this.#toldPair;
+    const moved = pair?.address !== told?.address || pair?.port !== told?.port;
+    if (moved || this.ice.consented() !== this.#toldConsent) this.#tell();
   }
 
-  // ---- MediaSocket (what the RTP stream calls)
-
-  address(): AddressInfo {
-    return this.#raw.address();
-  }
-
-  on(event: 'message', listener: MediaMessageListener): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  on(event: 'message' | 'error', listener: MediaMessageListener | ((error: Error) => void)): this {
-    this.#events.on(event, listener);
-    return this;
-  }
-
-  off(event: 'message', listener: MediaMessageListener): this {
-    this.#events.off(event, listener);
-    return this;
-  }
-
-  /** SRTP or SRTCP the stream protected: to the checked pair while consent is fresh (RFC 7675), else nothing. */
-  send(message: Buffer, offset: number, length: number, _port: number, _address: string, callback?: (error: Error | null) => void): void {
-    const pair = this.ice.selected;
-    const consented = this.ice.consented();
+  protected override onSendConsent(consented: boolean): void {
     if (consented !== this.#toldConsent) this.#tell();
-    if (!this.#srtp || !pair || !consented || this.#closed) {
-      callback?.(null);
-      return;
-    }
-    this.#raw.send(message, offset, length, pair.port, pair.address, callback);
   }
 
-  // ---- MediaProtection: nothing before the keys
-
-  protectRtp(packet: Uint8Array, length: number): number {
-    return this.#srtp ? this.#srtp.protectRtp(packet, length) : 0;
+  protected override onDtlsRecord(record: Buffer): boolean {
+    if (record.length > MAX_DTLS_RECORD_BYTES || !this.#withinRecordBudget()) return false;
+    // A copy of its own: the message would otherwise clone whatever memory the packet is a view of.
+    this.#reports.dtls(new Uint8Array(record));
+    return true;
   }
-
-  unprotectRtp(packet: Uint8Array, length: number): number {
-    return this.#srtp ? this.#srtp.unprotectRtp(packet, length) : -1;
-  }
-
-  protectRtcp(packet: Uint8Array, length: number): number {
-    return this.#srtp ? this.#srtp.protectRtcp(packet, length) : 0;
-  }
-
-  unprotectRtcp(packet: Uint8Array, length: number): number {
-    return this.#srtp ? this.#srtp.unprotectRtcp(packet, length) : -1;
-  }
-
-  close(callback?: () => void): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#raw.off('message', this.#onPacket);
-    try {
-      this.#raw.close(callback);
-    } catch {
-      callback?.();
-    }
-  }
-
-  // ---- receiving
-
-  readonly #onPacket = (packet: Buffer, rinfo: dgram.RemoteInfo): void => {
-    if (this.#closed) return;
-    if (looksLikeStun(packet)) {
-      const response = this.ice.handle(packet, rinfo.address, rinfo.port);
-      if (response) this.#raw.send(response, rinfo.port, rinfo.address);
-      const pair = this.ice.selected;
-      const told = this.#toldPair;
-      const moved = pair?.address !== told?.address || pair?.port !== told?.port;
-      if (moved || this.ice.consented() !== this.#toldConsent) this.#tell();
-      return;
-    }
-    const pair = this.ice.selected;
-    const fromPair = pair !== undefined && pair.address === rinfo.address && pair.port === rinfo.port;
-    if (looksLikeDtls(packet)) {
-      if (!fromPair || packet.length > MAX_DTLS_RECORD_BYTES || !this.#withinRecordBudget()) return void (this.dropped += 1);
-      // A copy of its own: the message would otherwise clone whatever memory the packet is a view of.
-      this.#reports.dtls(new Uint8Array(packet));
-      return;
-    }
-    if (!looksLikeRtp(packet) || !fromPair) return void (this.dropped += 1);
-    this.#events.emit('message', packet, rinfo);
-  };
 
   #withinRecordBudget(): boolean {
     const now = performance.now();

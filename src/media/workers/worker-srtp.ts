@@ -51,8 +51,13 @@ function isMasterKey(value: unknown): value is SrtpMasterKey {
  */
 export function keyedSession(current: SrtpSession | undefined, keys: WorkerSrtpKeys | undefined): SrtpSession | undefined {
   if (keys === undefined) return undefined;
-  if (!isMasterKey(keys.local) || !isMasterKey(keys.remote)) throw new TypeError('configure: SRTP keys that are not master keys');
+  assertWorkerSrtpKeys(keys);
   if (!current) return new SrtpSession(keys.local, keys.remote);
   current.rekey(keys.local, keys.remote);
   return current;
+}
+
+/** Keys that crossed in a message (a configure's or a handshake's): throws on keys that are not keys. */
+export function assertWorkerSrtpKeys(keys: WorkerSrtpKeys): void {
+  if (typeof keys !== 'object' || keys === null || !isMasterKey(keys.local) || !isMasterKey(keys.remote)) throw new TypeError('configure: SRTP keys that are not master keys');
 }

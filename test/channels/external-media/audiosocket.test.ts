@@ -10,7 +10,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from '../../ari/bridges-helpers.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, type LocalCall, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
 
 const APP = 'ext-audiosocket';
 
@@ -19,16 +19,13 @@ let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 
 before(async () => {
-  server = await startTestServer();
-  socket = await server.events(`app=${APP}`);
-  log = new EventLog(socket);
+  ({ server, socket, log } = await startAppServer(APP));
 });
 
 after(async () => {
   // Peers left open by a failed test would keep the test process alive.
   for (const peer of AudioSocketPeer.live) await peer.close();
-  await socket?.close();
-  await server?.stop();
+  await stopAppServer({ server, socket });
 });
 
 // ---- the AudioSocket server ---------------------------------------------------------------------

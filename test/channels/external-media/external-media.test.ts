@@ -10,7 +10,7 @@ import { alawEncode, ulawDecode, ulawEncode } from '../../../src/media/g711.ts';
 import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, ticks, toneWriter, type LocalCall } from '../../ari/bridges-helpers.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, type LocalCall, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
 
 const APP = 'ext-media';
 
@@ -19,14 +19,11 @@ let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 
 before(async () => {
-  server = await startTestServer();
-  socket = await server.events(`app=${APP}`);
-  log = new EventLog(socket);
+  ({ server, socket, log } = await startAppServer(APP));
 });
 
 after(async () => {
-  await socket?.close();
-  await server?.stop();
+  await stopAppServer({ server, socket });
 });
 
 // ---- the external media server ------------------------------------------------------------------

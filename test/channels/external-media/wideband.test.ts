@@ -14,8 +14,8 @@ import { after, before, test } from 'node:test';
 import { ulawDecode } from '../../../src/media/g711.ts';
 import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
 import { meanSquare } from '../../../src/media/energy.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { EventLog, expectStatus, isEvent } from '../../ari/bridges-helpers.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { EventLog, expectStatus, isEvent, startAppServer, stopAppServer } from '../../ari/bridges-helpers.ts';
 import { decodeSlin, MediaApp } from '../websocket/media-websocket-helpers.ts';
 
 const APP = 'wideband-media';
@@ -25,14 +25,11 @@ let log: EventLog;
 let socket: Awaited<ReturnType<TestServer['events']>>;
 
 before(async () => {
-  server = await startTestServer();
-  socket = await server.events(`app=${APP}`);
-  log = new EventLog(socket);
+  ({ server, socket, log } = await startAppServer(APP));
 });
 
 after(async () => {
-  await socket?.close();
-  await server?.stop();
+  await stopAppServer({ server, socket });
 });
 
 /** An external media server's UDP socket on 127.0.0.1, keeping the payloads of the RTP it receives. */

@@ -11,21 +11,7 @@ import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
 import { RtpStream, type StreamOptions } from '../../../src/media/rtp/stream.ts';
 import { encodeTelephoneEvent } from '../../../src/media/rtp/telephone-event.ts';
-
-class ManualClock {
-  ticks = 0;
-  readonly listeners = new Set<() => void>();
-  onTick(listener: () => void): void {
-    this.listeners.add(listener);
-  }
-  offTick(listener: () => void): void {
-    this.listeners.delete(listener);
-  }
-  tick(): void {
-    this.ticks += 1;
-    for (const listener of [...this.listeners]) listener();
-  }
-}
+import { ManualClock } from './manual-clock.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const SSRC = 0x5157;

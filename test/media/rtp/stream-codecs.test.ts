@@ -4,7 +4,6 @@
 // reaches the channel as 16 kHz frames with its 6 kHz tone intact, through the jitter buffer and
 // through the plain receive queue.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
 import { describe, test } from 'node:test';
 import type { Frame } from '../../../src/media/frame.ts';
 import { goertzelPower } from '../../../src/media/goertzel.ts';
@@ -13,31 +12,12 @@ import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
 import { RtpStream, type StreamOptions } from '../../../src/media/rtp/stream.ts';
 import { createCoder } from '../../../src/media/stream-coder.ts';
 import { sine } from '../signals.ts';
-
-class ManualClock {
-  ticks = 0;
-  readonly listeners = new Set<() => void>();
-  onTick(listener: () => void): void {
-    this.listeners.add(listener);
-  }
-  offTick(listener: () => void): void {
-    this.listeners.delete(listener);
-  }
-  tick(): void {
-    this.ticks += 1;
-    for (const listener of [...this.listeners]) listener();
-  }
-}
+import { loopbackSocket } from '../../helpers/loopback-udp.ts';
+import { ManualClock } from './manual-clock.ts';
 
 const FRAMES = 25;
 /** What the channel writes: 16 kHz frames of a 6 kHz tone. */
 const tone = sine(6000, 16000, 320 * FRAMES, 9000);
-
-async function peerSocket(): Promise<dgram.Socket> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return socket;
-}
 
 /** Share of the 6 kHz tone in `samples` at `rate` (after the codec has settled). */
 function toneShare(samples: Int16Array, rate: number): number {
@@ -51,7 +31,7 @@ async function call(codec: 'g722' | 'opus', payloadType: number, options: Stream
   const clock = new ManualClock();
   const frames: Frame[] = [];
   const stream = new RtpStream(pair.rtp, clock, { onFrame: (frame) => frames.push({ rate: frame.rate, samples: frame.samples.slice() }), onDigit: () => undefined }, { ...options, rtcpSocket: pair.rtcp });
-  const peer = await peerSocket();
+  const peer = await loopbackSocket();
   const received: Buffer[] = [];
   peer.on('message', (data) => received.push(data));
   stream.configure({ codec, payloadType, receiveCodecs: [{ codec, payloadType }], remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
@@ -123,7 +103,7 @@ describe('RTP stream with G.722 and Opus', () => {
     const clock = new ManualClock();
     const digits: string[] = [];
     const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: (digit) => digits.push(digit) }, { rtcpSocket: pair.rtcp });
-    const peer = await peerSocket();
+    const peer = await loopbackSocket();
     stream.configure({ codec: 'g722', payloadType: 9, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv', inbandDtmf: true });
     const far = createCoder('g722')!;
     // Digit 5: 770 Hz and 1336 Hz for 200 ms, then 200 ms of silence.
@@ -163,7 +143,7 @@ describe('RTP stream with G.722 and Opus', () => {
     const clock = new ManualClock();
     const digits: Array<[string, number]> = [];
     const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: (digit, ms) => digits.push([digit, ms]) }, { rtcpSocket: pair.rtcp });
-    const peer = await peerSocket();
+    const peer = await loopbackSocket();
     const received: Buffer[] = [];
     peer.on('message', (data) => received.push(data));
     stream.configure({ codec: 'opus', payloadType: 107, telephoneEventPt: 100, telephoneEventRate: 48000, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });

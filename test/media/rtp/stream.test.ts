@@ -8,27 +8,8 @@ import type { Frame } from '../../../src/media/frame.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { RtpPortRange } from '../../../src/media/rtp/port-range.ts';
 import { RtpStream, RtpStreamTotals, type StreamOptions } from '../../../src/media/rtp/stream.ts';
-
-class ManualClock {
-  ticks = 0;
-  readonly listeners = new Set<() => void>();
-  onTick(listener: () => void): void {
-    this.listeners.add(listener);
-  }
-  offTick(listener: () => void): void {
-    this.listeners.delete(listener);
-  }
-  tick(): void {
-    this.ticks += 1;
-    for (const listener of [...this.listeners]) listener();
-  }
-}
-
-async function peerSocket(): Promise<dgram.Socket> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return socket;
-}
+import { loopbackSocket } from '../../helpers/loopback-udp.ts';
+import { ManualClock } from './manual-clock.ts';
 
 async function receiveThrough(options: StreamOptions): Promise<{ values: number[]; rtcp: Buffer[]; stream: RtpStream; closedCalls: number }> {
   const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
@@ -37,8 +18,8 @@ async function receiveThrough(options: StreamOptions): Promise<{ values: number[
   const values: number[] = [];
   let closedCalls = 0;
   const stream = new RtpStream(pair.rtp, clock, { onFrame: (frame: Frame) => values.push(frame.samples[80]), onDigit: () => undefined, onClosed: () => (closedCalls += 1) }, { ...options, rtcpSocket: pair.rtcp, rtcpIntervalMs: 200 });
-  const peer = await peerSocket();
-  const peerRtcp = await peerSocket();
+  const peer = await loopbackSocket();
+  const peerRtcp = await loopbackSocket();
   const rtcp: Buffer[] = [];
   peerRtcp.on('message', (data) => rtcp.push(data));
   try {
@@ -124,10 +105,10 @@ describe('strict RTP (one stream, sockets of its own)', () => {
     const totals = new RtpStreamTotals();
     const reported: string[] = [];
     const stream = new RtpStream(pair.rtp, clock, { onFrame: () => undefined, onDigit: () => undefined, onStranger: (address, port) => reported.push(`${address}:${port}`) }, { rtcpSocket: pair.rtcp, probation: 4, totals });
-    const phone = await peerSocket();
-    const phoneRtcp = await peerSocket();
-    const attacker = await peerSocket();
-    const moved = await peerSocket();
+    const phone = await loopbackSocket();
+    const phoneRtcp = await loopbackSocket();
+    const attacker = await loopbackSocket();
+    const moved = await loopbackSocket();
     const at = new Map<dgram.Socket, number>([[phone, 0], [attacker, 0], [moved, 0]]);
     for (const socket of at.keys()) socket.on('message', () => at.set(socket, at.get(socket)! + 1));
     const frame: Frame = { rate: 8000, samples: new Int16Array(160) };
@@ -190,7 +171,7 @@ describe('strict RTP (one stream, sockets of its own)', () => {
       const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
       const socket = await range.bind('127.0.0.1');
       const stream = new RtpStream(socket, new ManualClock(), { onFrame: () => undefined, onDigit: () => undefined }, { strictRtp });
-      const other = await peerSocket();
+      const other = await loopbackSocket();
       let got = 0;
       other.on('message', () => (got += 1));
       try {
@@ -211,9 +192,9 @@ describe('strict RTP (one stream, sockets of its own)', () => {
     const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
     const pair = await range.bindPair('127.0.0.1');
     const stream = new RtpStream(pair.rtp, new ManualClock(), { onFrame: () => undefined, onDigit: () => undefined }, { rtcpSocket: pair.rtcp, probation: 4, symmetric: false });
-    const sdpRtp = await peerSocket();
-    const sdpRtcp = await peerSocket();
-    const mapped = await peerSocket();
+    const sdpRtp = await loopbackSocket();
+    const sdpRtcp = await loopbackSocket();
+    const mapped = await loopbackSocket();
     const at = new Map<dgram.Socket, number>([[sdpRtp, 0], [sdpRtcp, 0], [mapped, 0]]);
     for (const socket of at.keys()) socket.on('message', () => at.set(socket, at.get(socket)! + 1));
     try {

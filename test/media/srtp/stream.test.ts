@@ -4,34 +4,14 @@
 // dropped and counted, never heard.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import dgram from 'node:dgram';
 import { test } from 'node:test';
 import { createFrame, type Frame } from '../../../src/media/frame.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { RtpStream, RtpStreamTotals } from '../../../src/media/rtp/stream.ts';
 import { SrtpSession } from '../../../src/media/srtp/session.ts';
 import type { SrtpMasterKey } from '../../../src/media/srtp/suites.ts';
-
-class ManualClock {
-  ticks = 0;
-  readonly listeners = new Set<() => void>();
-  onTick(listener: () => void): void {
-    this.listeners.add(listener);
-  }
-  offTick(listener: () => void): void {
-    this.listeners.delete(listener);
-  }
-  tick(): void {
-    this.ticks += 1;
-    for (const listener of [...this.listeners]) listener();
-  }
-}
-
-async function socket(): Promise<dgram.Socket> {
-  const created = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => created.bind(0, '127.0.0.1', resolve));
-  return created;
-}
+import { loopbackSocket } from '../../helpers/loopback-udp.ts';
+import { ManualClock } from '../rtp/manual-clock.ts';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -39,7 +19,7 @@ test('SRTP both ways on a stream, SRTCP on the RTCP port, forged and replayed pa
   const ours: SrtpMasterKey = { suite: 'AES_CM_128_HMAC_SHA1_80', keySalt: randomBytes(30) };
   const theirs: SrtpMasterKey = { suite: 'AES_CM_128_HMAC_SHA1_32', keySalt: randomBytes(30) };
   const far = new SrtpSession(theirs, ours);
-  const [rtp, rtcp, peer, peerRtcp] = await Promise.all([socket(), socket(), socket(), socket()]);
+  const [rtp, rtcp, peer, peerRtcp] = await Promise.all([loopbackSocket(), loopbackSocket(), loopbackSocket(), loopbackSocket()]);
   const clock = new ManualClock();
   const values: number[] = [];
   const totals = new RtpStreamTotals();

@@ -4,24 +4,15 @@
 // streams are placed on the least-loaded worker, and a worker that dies ends its streams (onLost)
 // and is started again.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { after, before, describe, test } from 'node:test';
-import { MediaClock } from '../../../src/media/clock.ts';
+import { describe, test } from 'node:test';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import type { Frame } from '../../../src/media/frame.ts';
 import { RtpStreamTotals } from '../../../src/media/rtp/stream.ts';
-import { MediaWorkerPool, type OpenRequest } from '../../../src/media/workers/pool.ts';
-import type { RemoteRtpStream, RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
+import type { OpenRequest } from '../../../src/media/workers/pool.ts';
+import type { RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
+import { loopbackSocket, openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
-const clock = new MediaClock();
-const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
-const PORT_BASE = 40_000 + 2 * Math.floor(Math.random() * 5_000);
-
-async function peerSocket(): Promise<dgram.Socket> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return socket;
-}
+const PORT_BASE = randomPortBase(40_000, 5_000);
 
 function rtpPacket(sequence: number, value: number, payloadType = 0): Buffer {
   const packet = Buffer.alloc(172);
@@ -32,14 +23,6 @@ function rtpPacket(sequence: number, value: number, payloadType = 0): Buffer {
   packet.writeUInt32BE(0xabc, 8);
   packet.fill(linearToUlaw(value), 12);
   return packet;
-}
-
-async function waitFor(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 function events(overrides: Partial<RemoteStreamEvents> = {}): RemoteStreamEvents & { frames: number[]; lost: string[]; digits: string[] } {
@@ -61,31 +44,15 @@ function request(e: RemoteStreamEvents, totals?: RtpStreamTotals): OpenRequest {
   return { host: '127.0.0.1', portStart: PORT_BASE, portEnd: PORT_BASE + 2_000, options: { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 }, rtcpIntervalMs: 500 }, events: e, ...(totals ? { totals } : {}) };
 }
 
-/** Opens a stream once a worker is ready (a new pool's workers take a moment to load). */
-async function openOn(pool: MediaWorkerPool, r: OpenRequest): Promise<RemoteRtpStream> {
-  let opening: Promise<RemoteRtpStream> | undefined;
-  await waitFor(() => (opening = pool.open(r)) !== undefined, 'a ready worker');
-  return opening!;
-}
-
 describe('media worker pool', () => {
-  let pool: MediaWorkerPool;
   const exits: string[] = [];
-  before(async () => {
-    clock.start();
-    pool = new MediaWorkerPool({ size: 2, clock: mainClock, onWorkerExit: (index, reason, lost) => exits.push(`${index}:${lost}:${reason}`) });
-    await waitFor(() => pool.loads().every((load) => load.running), 'both workers to load', 60_000);
-  });
-  after(async () => {
-    await pool.stop();
-    clock.stop();
-  });
+  const workers = useWorkerPool(2, { onWorkerExit: (index, reason, lost) => exits.push(`${index}:${lost}:${reason}`) });
 
   test('received audio reaches the main thread and written audio leaves as RTP; statistics and digits cross', async () => {
     const e = events();
     const totals = new RtpStreamTotals();
-    const stream = await openOn(pool, request(e, totals));
-    const peer = await peerSocket();
+    const stream = await openWhenReady(workers.pool, request(e, totals));
+    const peer = await loopbackSocket();
     const heard: number[] = [];
     let events101 = 0;
     peer.on('message', (message) => {
@@ -133,8 +100,8 @@ describe('media worker pool', () => {
 
   test('a looping stream sends the far end its own audio back and the main thread sees none of it', async () => {
     const e = events();
-    const stream = await openOn(pool, request(e));
-    const peer = await peerSocket();
+    const stream = await openWhenReady(workers.pool, request(e));
+    const peer = await loopbackSocket();
     const echoed: number[] = [];
     const timestamps: number[] = [];
     peer.on('message', (message) => {
@@ -174,23 +141,23 @@ describe('media worker pool', () => {
 
   test('streams go to the least-loaded worker', async () => {
     const streams = [];
-    for (let i = 0; i < 6; i++) streams.push(await openOn(pool, request(events())));
+    for (let i = 0; i < 6; i++) streams.push(await openWhenReady(workers.pool, request(events())));
     const perWorker = [0, 0];
     for (const stream of streams) perWorker[stream.workerIndex] += 1;
     assert.deepEqual(perWorker, [3, 3]);
-    assert.equal(pool.loads().reduce((sum, load) => sum + load.streams, 0), 6);
+    assert.equal(workers.pool.loads().reduce((sum, load) => sum + load.streams, 0), 6);
     for (const stream of streams) stream.close();
-    await waitFor(() => pool.streams === 0, 'the streams to close');
+    await waitFor(() => workers.pool.streams === 0, 'the streams to close');
     // Two on worker 0 only: the next two go to worker 1.
-    const a = await openOn(pool, request(events()));
-    const b = await openOn(pool, request(events()));
-    const c = await openOn(pool, request(events()));
+    const a = await openWhenReady(workers.pool, request(events()));
+    const b = await openWhenReady(workers.pool, request(events()));
+    const c = await openWhenReady(workers.pool, request(events()));
     assert.notEqual(a.workerIndex, b.workerIndex);
     const onC = c.workerIndex;
     a.close();
     b.close();
-    await waitFor(() => pool.streams === 1, 'two to close');
-    const d = await openOn(pool, request(events()));
+    await waitFor(() => workers.pool.streams === 1, 'two to close');
+    const d = await openWhenReady(workers.pool, request(events()));
     assert.notEqual(d.workerIndex, onC);
     c.close();
     d.close();
@@ -199,18 +166,18 @@ describe('media worker pool', () => {
   test('a worker that dies ends its streams (onLost, once) and is started again; the other worker goes on', async () => {
     const onFirst = events();
     const onSecond = events();
-    const first = await openOn(pool, request(onFirst));
-    const second = await openOn(pool, request(onSecond));
+    const first = await openWhenReady(workers.pool, request(onFirst));
+    const second = await openWhenReady(workers.pool, request(onSecond));
     assert.notEqual(first.workerIndex, second.workerIndex);
-    await pool.kill(first.workerIndex);
+    await workers.pool.kill(first.workerIndex);
     await waitFor(() => onFirst.lost.length === 1, 'the lost stream');
     assert.equal(first.closed, true);
     assert.equal(onSecond.lost.length, 0);
     assert.equal(second.closed, false);
     assert.ok(exits.some((line) => line.startsWith(`${first.workerIndex}:1:`)), exits.join());
-    await waitFor(() => pool.loads()[first.workerIndex].restarts === 1 && pool.loads()[first.workerIndex].running, 'the restart', 60_000);
+    await waitFor(() => workers.pool.loads()[first.workerIndex].restarts === 1 && workers.pool.loads()[first.workerIndex].running, 'the restart', 60_000);
     // The restarted worker takes streams again.
-    const again = await openOn(pool, request(events()));
+    const again = await openWhenReady(workers.pool, request(events()));
     assert.equal(again.workerIndex, first.workerIndex);
     again.close();
     second.close();

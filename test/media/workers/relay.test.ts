@@ -4,16 +4,14 @@
 // marker on the first; different codecs: the decoded audio is encoded again — and no frame reaches
 // the main thread meanwhile; the relay's end gives the frames back. Streams of two workers refuse.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { after, before, describe, test } from 'node:test';
-import { MediaClock } from '../../../src/media/clock.ts';
+import type dgram from 'node:dgram';
+import { describe, test } from 'node:test';
 import { alawToLinear, linearToUlaw } from '../../../src/media/g711.ts';
-import { MediaWorkerPool, type OpenRequest } from '../../../src/media/workers/pool.ts';
-import type { RemoteRtpStream, RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
+import type { OpenRequest } from '../../../src/media/workers/pool.ts';
+import type { RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
+import { loopbackSocket, openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
-const clock = new MediaClock();
-const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
-const PORT_BASE = 30_000 + 2 * Math.floor(Math.random() * 4_000);
+const PORT_BASE = randomPortBase(30_000, 4_000);
 
 interface Heard {
   readonly payloadType: number;
@@ -25,8 +23,7 @@ interface Heard {
 }
 
 async function farEnd(): Promise<{ socket: dgram.Socket; heard: Heard[] }> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const socket = await loopbackSocket();
   const heard: Heard[] = [];
   socket.on('message', (m) => {
     if (m.length < 12 || (m[1] >= 200 && m[1] <= 204)) return;
@@ -47,14 +44,6 @@ function rtpPacket(sequence: number): Buffer {
   return packet;
 }
 
-async function waitFor(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 function events(): RemoteStreamEvents & { frames: number } {
   const counted = { frames: 0 };
   return Object.assign(counted, {
@@ -68,28 +57,13 @@ function request(e: RemoteStreamEvents, nearWorker?: number): OpenRequest {
   return { host: '127.0.0.1', portStart: PORT_BASE, portEnd: PORT_BASE + 2_000, options: { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 } }, events: e, ...(nearWorker === undefined ? {} : { nearWorker }) };
 }
 
-async function openOn(pool: MediaWorkerPool, r: OpenRequest): Promise<RemoteRtpStream> {
-  let opening: Promise<RemoteRtpStream> | undefined;
-  await waitFor(() => (opening = pool.open(r)) !== undefined, 'a ready worker');
-  return opening!;
-}
-
 describe('two-party relay in a media worker', () => {
-  let pool: MediaWorkerPool;
-  before(async () => {
-    clock.start();
-    pool = new MediaWorkerPool({ size: 2, clock: mainClock });
-    await waitFor(() => pool.loads().every((load) => load.running), 'both workers to load', 60_000);
-  });
-  after(async () => {
-    await pool.stop();
-    clock.stop();
-  });
+  const workers = useWorkerPool(2);
 
   test('a stream opened near another lands on its worker; streams of two workers cannot relay', async () => {
-    const first = await openOn(pool, request(events()));
-    const near = await openOn(pool, request(events(), first.workerIndex));
-    const elsewhere = await openOn(pool, request(events()));
+    const first = await openWhenReady(workers.pool, request(events()));
+    const near = await openWhenReady(workers.pool, request(events(), first.workerIndex));
+    const elsewhere = await openWhenReady(workers.pool, request(events()));
     try {
       assert.equal(near.workerIndex, first.workerIndex, 'placed near its peer (the worker has room)');
       assert.notEqual(elsewhere.workerIndex, first.workerIndex, 'without a hint: the least-loaded worker');
@@ -104,8 +78,8 @@ describe('two-party relay in a media worker', () => {
 
   test('same codec: the packets pass unchanged on the other stream\'s SSRC, sequence and timestamps; no frame reaches the main thread', async () => {
     const eA = events();
-    const a = await openOn(pool, request(eA));
-    const b = await openOn(pool, request(events(), a.workerIndex));
+    const a = await openWhenReady(workers.pool, request(eA));
+    const b = await openWhenReady(workers.pool, request(events(), a.workerIndex));
     const phoneA = await farEnd();
     const phoneB = await farEnd();
     try {
@@ -155,8 +129,8 @@ describe('two-party relay in a media worker', () => {
 
   test('different codecs: the audio is decoded and encoded again in the worker', async () => {
     const eA = events();
-    const a = await openOn(pool, request(eA));
-    const b = await openOn(pool, request(events(), a.workerIndex));
+    const a = await openWhenReady(workers.pool, request(eA));
+    const b = await openWhenReady(workers.pool, request(events(), a.workerIndex));
     const phoneA = await farEnd();
     const phoneB = await farEnd();
     try {

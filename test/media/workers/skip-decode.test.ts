@@ -3,18 +3,13 @@
 // main thread, and no frame does; once the sound is taken back, the caller's audio is decoded and
 // handed over again from the next packets.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { after, before, describe, test } from 'node:test';
-import { MediaClock } from '../../../src/media/clock.ts';
+import { describe, test } from 'node:test';
 import { linearToUlaw } from '../../../src/media/g711.ts';
 import { encodeTelephoneEvent } from '../../../src/media/rtp/telephone-event.ts';
 import { SharedSound } from '../../../src/media/shared-sound.ts';
-import { MediaWorkerPool } from '../../../src/media/workers/pool.ts';
-import type { RemoteRtpStream } from '../../../src/media/workers/remote-stream.ts';
+import { loopbackSocket, openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
-const clock = new MediaClock();
-const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
-const PORT_BASE = 30_000 + 2 * Math.floor(Math.random() * 4_000);
+const PORT_BASE = randomPortBase(30_000, 4_000);
 const SSRC = 0x7e57;
 
 function audioPacket(sequence: number): Buffer {
@@ -38,39 +33,19 @@ function digitEndPacket(sequence: number, timestamp: number): Buffer {
   return packet;
 }
 
-async function waitFor(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('a media worker playing a sound skips the caller\'s decode', () => {
-  let pool: MediaWorkerPool;
-  before(async () => {
-    clock.start();
-    pool = new MediaWorkerPool({ size: 1, clock: mainClock });
-    await waitFor(() => pool.loads().every((load) => load.running), 'the worker to load', 60_000);
-  });
-  after(async () => {
-    await pool.stop();
-    clock.stop();
-  });
+  const workers = useWorkerPool(1);
 
   test('while the sound plays: packets counted, the digit reported, no frame; after it: frames again', async () => {
     const heard = { frames: 0, digits: [] as string[] };
-    let opening: Promise<RemoteRtpStream> | undefined;
-    await waitFor(() => (opening = pool.open({
+    const stream = await openWhenReady(workers.pool, {
       host: '127.0.0.1',
       portStart: PORT_BASE,
       portEnd: PORT_BASE + 2_000,
       options: { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 } },
       events: { onFrame: () => void (heard.frames += 1), onDigit: (digit) => void heard.digits.push(digit), onLost: () => undefined },
-    })) !== undefined, 'a ready worker');
-    const stream = await opening!;
-    const phone = dgram.createSocket('udp4');
-    await new Promise<void>((resolve) => phone.bind(0, '127.0.0.1', resolve));
+    });
+    const phone = await loopbackSocket();
     let sequence = 0;
     const talking = setInterval(() => phone.send(audioPacket(sequence++), stream.localPort, '127.0.0.1'), 20);
     try {

@@ -7,35 +7,18 @@
 // end the stream (the call hangs up), never the worker.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import dgram from 'node:dgram';
-import { after, before, describe, test } from 'node:test';
-import { MediaClock } from '../../../src/media/clock.ts';
+import { describe, test } from 'node:test';
 import type { Frame } from '../../../src/media/frame.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { RtpStreamTotals, type StreamParameters } from '../../../src/media/rtp/stream.ts';
 import { SrtpSession } from '../../../src/media/srtp/session.ts';
 import type { SrtpMasterKey } from '../../../src/media/srtp/suites.ts';
-import { MediaWorkerPool, type OpenRequest } from '../../../src/media/workers/pool.ts';
+import type { OpenRequest } from '../../../src/media/workers/pool.ts';
 import type { RemoteRtpStream } from '../../../src/media/workers/remote-stream.ts';
 import { workerSrtpKeys } from '../../../src/media/workers/worker-srtp.ts';
+import { loopbackSocket, openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
-const clock = new MediaClock();
-const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
-const PORT_BASE = 30_000 + 2 * Math.floor(Math.random() * 5_000);
-
-async function peerSocket(): Promise<dgram.Socket> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return socket;
-}
-
-async function waitFor(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const PORT_BASE = randomPortBase(30_000, 5_000);
 
 /** An SRTP packet of PCMU `value` from the far end, protected with `session`. */
 function srtpPacket(session: SrtpSession, sequence: number, value: number): Buffer {
@@ -51,16 +34,7 @@ function srtpPacket(session: SrtpSession, sequence: number, value: number): Buff
 const key = (suite: SrtpMasterKey['suite']): SrtpMasterKey => ({ suite, keySalt: randomBytes(30) });
 
 describe('SDES-SRTP in a media worker', () => {
-  let pool: MediaWorkerPool;
-  before(async () => {
-    clock.start();
-    pool = new MediaWorkerPool({ size: 1, clock: mainClock });
-    await waitFor(() => pool.loads().every((load) => load.running), 'the worker to load', 60_000);
-  });
-  after(async () => {
-    await pool.stop();
-    clock.stop();
-  });
+  const workers = useWorkerPool(1);
 
   async function open(totals: RtpStreamTotals, frames: number[], lost: string[]): Promise<RemoteRtpStream> {
     const request: OpenRequest = {
@@ -71,9 +45,7 @@ describe('SDES-SRTP in a media worker', () => {
       totals,
       events: { onFrame: (frame: Frame) => frames.push(frame.samples[80]), onDigit: () => undefined, onLost: (reason) => lost.push(reason) },
     };
-    let opening: Promise<RemoteRtpStream> | undefined;
-    await waitFor(() => (opening = pool.open(request)) !== undefined, 'a ready worker');
-    return opening!;
+    return openWhenReady(workers.pool, request);
   }
 
   test('both ways protected; forged and replayed packets refused and counted; re-keying keeps or restarts a direction as on the main thread', async () => {
@@ -84,7 +56,7 @@ describe('SDES-SRTP in a media worker', () => {
     const frames: number[] = [];
     const lost: string[] = [];
     const stream = await open(totals, frames, lost);
-    const [peer, peerRtcp] = await Promise.all([peerSocket(), peerSocket()]);
+    const [peer, peerRtcp] = await Promise.all([loopbackSocket(), loopbackSocket()]);
     const sent: Buffer[] = [];
     const reports: number[] = [];
     peer.on('message', (data) => sent.push(Buffer.from(data)));
@@ -175,8 +147,8 @@ describe('SDES-SRTP in a media worker', () => {
     const bad = new SrtpSession({ suite: 'AES_CM_128_HMAC_SHA1_80', keySalt: new Uint8Array(7) }, key('AES_CM_128_HMAC_SHA1_80'));
     stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, direction: 'sendrecv', protection: bad });
     await waitFor(() => lost.length === 1, 'the stream to end');
-    assert.ok(pool.loads()[0].running);
-    assert.equal(pool.loads()[0].restarts, 0);
+    assert.ok(workers.pool.loads()[0].running);
+    assert.equal(workers.pool.loads()[0].restarts, 0);
     const next = await open(totals, [], lost);
     next.close();
   });

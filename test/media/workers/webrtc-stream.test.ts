@@ -6,50 +6,19 @@
 // match the SDP fingerprint fails the media. The worker's socket on its own: DTLS from a stranger,
 // oversized or beyond the rate is not forwarded; nothing is sent before the keys.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { after, before, describe, test } from 'node:test';
-import { classes, Message, methods } from 'werift-ice';
-import { CipherContext, DtlsClient, HashAlgorithm, NamedCurveAlgorithm, SignatureAlgorithm } from 'werift-dtls/lib/dtls/src/index.js';
-import { MediaClock } from '../../../src/media/clock.ts';
+import { before, describe, test } from 'node:test';
 import type { Frame } from '../../../src/media/frame.ts';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import { RtpStreamTotals } from '../../../src/media/rtp/stream.ts';
 import { SrtpSession } from '../../../src/media/srtp/session.ts';
-import { derFingerprint, generateDtlsIdentity, type DtlsIdentity } from '../../../src/media/webrtc/dtls-identity.ts';
-import { MediaWorkerPool } from '../../../src/media/workers/pool.ts';
+import { generateDtlsIdentity, type DtlsIdentity } from '../../../src/media/webrtc/dtls-identity.ts';
 import { RemoteSecureMedia } from '../../../src/media/workers/remote-secure-media.ts';
 import type { RemoteRtpStream } from '../../../src/media/workers/remote-stream.ts';
 import { MAX_DTLS_RECORD_BYTES, WorkerSecureSocket } from '../../../src/media/workers/worker-secure-socket.ts';
+import { bindingRequest, browserLikePeer, peerCertificate, peerSrtpSession, protectedCopy, type PeerCertificate } from '../../helpers/browser-like-peer.ts';
+import { loopbackSocket, openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
-const clock = new MediaClock();
-const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
-const PORT_BASE = 36_000 + 2 * Math.floor(Math.random() * 2_000);
-const SIGNATURE = { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 };
-
-async function udp(): Promise<dgram.Socket> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
-  return socket;
-}
-
-async function waitFor(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function bindingRequest(username: string, password: string): Buffer {
-  const request = new Message(methods.BINDING, classes.REQUEST);
-  request.setAttribute('USERNAME', username);
-  request.setAttribute('PRIORITY', 1853824767);
-  request.setAttribute('ICE-CONTROLLING', BigInt(42));
-  request.setAttribute('USE-CANDIDATE', null);
-  request.addMessageIntegrity(Buffer.from(password, 'utf8'));
-  request.addFingerprint();
-  return request.bytes;
-}
+const PORT_BASE = randomPortBase(36_000, 2_000);
 
 function rtpPacket(sequence: number, value: number): Buffer {
   const packet = Buffer.alloc(172, linearToUlaw(value));
@@ -62,52 +31,16 @@ function rtpPacket(sequence: number, value: number): Buffer {
 }
 
 let identity: DtlsIdentity;
-let peerCert: { certPem: string; keyPem: string };
-let peerFingerprint: string;
+let peerCert: PeerCertificate;
 before(async () => {
   identity = await generateDtlsIdentity();
-  peerCert = await CipherContext.createSelfSignedCertificateWithKey(SIGNATURE, NamedCurveAlgorithm.secp256r1_23);
-  peerFingerprint = derFingerprint(Buffer.from(peerCert.certPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'), 'sha-256')!;
+  peerCert = await peerCertificate();
 });
 
-/** The browser's side: checks to the stream's port, then DTLS as the client (setup:active), then SRTP. */
-async function browserPeer(secure: RemoteSecureMedia, serverPort: number) {
-  const socket = await udp();
-  const received: Buffer[] = [];
-  const stunAnswers: Buffer[] = [];
-  const transport = {
-    type: 'udp',
-    closed: false,
-    onData: (_data: Buffer, _address: readonly [string, number]): void => undefined,
-    send: async (data: Buffer) => void socket.send(data, serverPort, '127.0.0.1'),
-    close: async () => undefined,
-    address: { address: '127.0.0.1', family: 'IPv4', port: 0 },
-  };
-  socket.on('message', (data, rinfo) => {
-    if (data[0]! <= 3) stunAnswers.push(data);
-    else if (data[0]! >= 20 && data[0]! <= 63) transport.onData(data, [rinfo.address, rinfo.port]);
-    else received.push(Buffer.from(data));
-  });
-  socket.send(bindingRequest(`${secure.ice.local.ufrag}:peer`, secure.ice.local.pwd), serverPort, '127.0.0.1');
-  await waitFor(() => stunAnswers.length > 0, 'the worker\'s STUN answer');
-  const client = new DtlsClient({ transport, cert: peerCert.certPem, key: peerCert.keyPem, signatureHash: SIGNATURE, srtpProfiles: [1], extendedMasterSecret: true });
-  return { socket, client, received };
-}
-
 describe('WebRTC in a media worker', () => {
-  let pool: MediaWorkerPool;
-  before(async () => {
-    clock.start();
-    pool = new MediaWorkerPool({ size: 1, clock: mainClock });
-    await waitFor(() => pool.loads().every((load) => load.running), 'the worker to load', 60_000);
-  });
-  after(async () => {
-    await pool.stop();
-    clock.stop();
-  });
+  const workers = useWorkerPool(1);
 
   async function open(secure: RemoteSecureMedia, totals: RtpStreamTotals, frames: number[]): Promise<RemoteRtpStream> {
-    let opening: Promise<RemoteRtpStream> | undefined;
     const request = {
       host: '127.0.0.1',
       portStart: PORT_BASE,
@@ -117,8 +50,7 @@ describe('WebRTC in a media worker', () => {
       secure,
       events: { onFrame: (frame: Frame) => frames.push(frame.samples[80]), onDigit: () => undefined, onLost: () => undefined },
     };
-    await waitFor(() => (opening = pool.open(request)) !== undefined, 'a ready worker');
-    return opening!;
+    return openWhenReady(workers.pool, request);
   }
 
   test('ICE in the worker, DTLS on the main thread, SRTP both ways in the worker', { timeout: 60_000 }, async () => {
@@ -128,7 +60,7 @@ describe('WebRTC in a media worker', () => {
     const frames: number[] = [];
     const stream = await open(secure, totals, frames);
     assert.equal(secure.boundAddress, '127.0.0.1');
-    const peer = await browserPeer(secure, stream.localPort);
+    const peer = await browserLikePeer(secure.ice.local, stream.localPort, peerCert);
     try {
       stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: 9, rtcpMux: true, direction: 'sendrecv' });
       // Before the keys the worker sends nothing, even with frames written.
@@ -138,20 +70,14 @@ describe('WebRTC in a media worker', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       assert.equal(peer.received.length, 0, 'nothing before the keys');
-      secure.configureRemote({ iceUfrag: 'peer', fingerprint: { algorithm: 'sha-256', value: peerFingerprint }, role: 'server' });
+      secure.configureRemote({ iceUfrag: 'peer', fingerprint: { algorithm: 'sha-256', value: peerCert.fingerprint }, role: 'server' });
       await waitFor(() => secure.selected !== undefined && secure.consented, 'the worker to tell the checked pair');
       assert.equal(secure.selected?.port, peer.socket.address().port);
       await peer.client.connect();
       await waitFor(() => secure.secured, 'the handshake');
       assert.deepEqual(failures, []);
-      const keys = peer.client.extractSessionKeys(16, 14) as { localKey: Buffer; localSalt: Buffer; remoteKey: Buffer; remoteSalt: Buffer };
-      const suite = 'AES_CM_128_HMAC_SHA1_80' as const;
-      const peerSrtp = new SrtpSession({ suite, keySalt: Buffer.concat([keys.localKey, keys.localSalt]) }, { suite, keySalt: Buffer.concat([keys.remoteKey, keys.remoteSalt]) });
-      const protect = (packet: Buffer): Buffer => {
-        const buffer = Buffer.alloc(packet.length + 32);
-        packet.copy(buffer);
-        return buffer.subarray(0, peerSrtp.protectRtp(buffer, packet.length));
-      };
+      const peerSrtp = peerSrtpSession(peer.client);
+      const protect = (packet: Buffer): Buffer => protectedCopy(peerSrtp, packet);
       let sequence = 1;
       const talking = setInterval(() => {
         peer.socket.send(protect(rtpPacket(sequence++, 1500)), stream.localPort, '127.0.0.1');
@@ -184,7 +110,7 @@ describe('WebRTC in a media worker', () => {
     const failures: string[] = [];
     const secure = new RemoteSecureMedia(identity, { onFailure: (reason) => failures.push(reason) });
     const stream = await open(secure, new RtpStreamTotals(), []);
-    const peer = await browserPeer(secure, stream.localPort);
+    const peer = await browserLikePeer(secure.ice.local, stream.localPort, peerCert);
     try {
       secure.configureRemote({ iceUfrag: 'peer', fingerprint: { algorithm: 'sha-256', value: Array(32).fill('AB').join(':') }, role: 'server' });
       void peer.client.connect().catch(() => undefined);
@@ -199,21 +125,21 @@ describe('WebRTC in a media worker', () => {
 });
 
 test('the worker\'s socket forwards DTLS only from the checked pair, within size and rate, and sends nothing before the keys', async () => {
-  const raw = await udp();
+  const raw = await loopbackSocket();
   const records: Uint8Array[] = [];
   const told: string[] = [];
   const socket = new WorkerSecureSocket(raw, { ufrag: 'abcdefgh', pwd: 'abcdefghijklmnopqrstuvwx' }, {
     dtls: (record) => records.push(record),
     ice: (selected, consented) => told.push(`${selected?.port ?? '-'}:${consented}`),
   });
-  const [peer, stranger] = await Promise.all([udp(), udp()]);
+  const [peer, stranger] = await Promise.all([loopbackSocket(), loopbackSocket()]);
   const port = raw.address().port;
   const dtls = (bytes: number) => Buffer.alloc(bytes, 22);
   try {
     stranger.send(dtls(100), port, '127.0.0.1');
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(records.length, 0, 'no pair checked yet: not forwarded');
-    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx'), port, '127.0.0.1');
+    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx', { nominate: true }), port, '127.0.0.1');
     await waitFor(() => told.length === 1, 'the pair told');
     assert.deepEqual(told, [`${peer.address().port}:true`]);
     stranger.send(dtls(100), port, '127.0.0.1');
@@ -237,10 +163,10 @@ test('the worker\'s socket forwards DTLS only from the checked pair, within size
 });
 
 test('the worker\'s socket stops sending when the far end\'s consent lapses (RFC 7675), tells the main thread, and sends again after a check', { timeout: 30_000 }, async () => {
-  const raw = await udp();
+  const raw = await loopbackSocket();
   const told: boolean[] = [];
   const socket = new WorkerSecureSocket(raw, { ufrag: 'abcdefgh', pwd: 'abcdefghijklmnopqrstuvwx' }, { dtls: () => undefined, ice: (_selected, consented) => told.push(consented) }, 400);
-  const peer = await udp();
+  const peer = await loopbackSocket();
   const suite = 'AES_CM_128_HMAC_SHA1_80' as const;
   const ours = { suite, keySalt: new Uint8Array(30).fill(1) };
   const theirs = { suite, keySalt: new Uint8Array(30).fill(2) };
@@ -257,7 +183,7 @@ test('the worker\'s socket stops sending when the far end\'s consent lapses (RFC
   };
   try {
     socket.key({ local: ours, remote: theirs });
-    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx'), raw.address().port, '127.0.0.1');
+    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx', { nominate: true }), raw.address().port, '127.0.0.1');
     await waitFor(() => told.length === 1, 'the pair told');
     send(1);
     await waitFor(() => heard.length === 1, 'a packet sent while consent is fresh');
@@ -267,7 +193,7 @@ test('the worker\'s socket stops sending when the far end\'s consent lapses (RFC
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(heard.length, 1, 'nothing sent once consent lapsed');
     assert.deepEqual(told, [true, false], 'the lapse told to the main thread');
-    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx'), raw.address().port, '127.0.0.1');
+    peer.send(bindingRequest('abcdefgh:peer', 'abcdefghijklmnopqrstuvwx', { nominate: true }), raw.address().port, '127.0.0.1');
     await waitFor(() => told.length === 3, 'the renewed consent told');
     assert.equal(told[2], true);
     send(3);

@@ -8,25 +8,15 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { createCoder } from '../../../src/media/stream-coder.ts';
-import { after, before, describe, test } from 'node:test';
-import { MediaClock } from '../../../src/media/clock.ts';
-import { MediaWorkerPool, type OpenRequest } from '../../../src/media/workers/pool.ts';
+import { describe, test } from 'node:test';
+import type { MediaWorkerPool, OpenRequest } from '../../../src/media/workers/pool.ts';
 import type { RemoteRtpStream, RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
 import { RtpToneEnd } from '../../helpers/rtp-tone.ts';
 import { tonePower } from '../../helpers/tone-power.ts';
+import { openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
-const clock = new MediaClock();
-const mainClock = { get ticks() { return clock.ticks; }, onTick: (l: () => void) => clock.add(l), offTick: (l: () => void) => clock.remove(l) };
-const PORT_BASE = 36_000 + 2 * Math.floor(Math.random() * 4_000);
+const PORT_BASE = randomPortBase(36_000, 4_000);
 const TONES = [600, 1000, 1400, 1800];
-
-async function waitFor(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 interface Counted extends RemoteStreamEvents {
   frames: number;
@@ -48,12 +38,6 @@ function request(e: RemoteStreamEvents, nearWorker?: number): OpenRequest {
   return { host: '127.0.0.1', portStart: PORT_BASE, portEnd: PORT_BASE + 2_000, options: { jitterBuffer: { minDelayMs: 40, maxDelayMs: 200 } }, events: e, ...(nearWorker === undefined ? {} : { nearWorker }) };
 }
 
-async function openOn(pool: MediaWorkerPool, r: OpenRequest): Promise<RemoteRtpStream> {
-  let opening: Promise<RemoteRtpStream> | undefined;
-  await waitFor(() => (opening = pool.open(r)) !== undefined, 'a ready worker');
-  return opening!;
-}
-
 interface Party {
   readonly stream: RemoteRtpStream;
   readonly end: RtpToneEnd;
@@ -63,7 +47,7 @@ interface Party {
 
 async function party(pool: MediaWorkerPool, hz: number, nearWorker?: number): Promise<Party> {
   const e = events();
-  const stream = await openOn(pool, request(e, nearWorker));
+  const stream = await openWhenReady(pool, request(e, nearWorker));
   const end = await new RtpToneEnd().open();
   stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: end.port, direction: 'sendrecv' });
   end.startTone(hz, stream.localPort);
@@ -153,21 +137,12 @@ class G722ToneEnd {
 }
 
 describe('a bridge mixed in the media workers', () => {
-  let pool: MediaWorkerPool;
-  before(async () => {
-    clock.start();
-    pool = new MediaWorkerPool({ size: 2, clock: mainClock });
-    await waitFor(() => pool.loads().every((load) => load.running), 'both workers to load', 60_000);
-  });
-  after(async () => {
-    await pool.stop();
-    clock.stop();
-  });
+  const workers = useWorkerPool(2);
 
   test('three streams of one worker each hear the other two, not themselves; a fourth of another worker joins through shared memory; its worker dies and the three go on', { timeout: 120_000 }, async () => {
-    const a = await party(pool, TONES[0]);
-    const b = await party(pool, TONES[1], a.stream.workerIndex);
-    const c = await party(pool, TONES[2], a.stream.workerIndex);
+    const a = await party(workers.pool, TONES[0]);
+    const b = await party(workers.pool, TONES[1], a.stream.workerIndex);
+    const c = await party(workers.pool, TONES[2], a.stream.workerIndex);
     const parties = [a, b, c];
     try {
       assert.equal(b.stream.workerIndex, a.stream.workerIndex);
@@ -179,21 +154,21 @@ describe('a bridge mixed in the media workers', () => {
       assert.equal(a.stream.relayTo(b.stream), false, 'nor relayed');
       await everyoneHearsTheRest(parties, 'the three mixed in one worker');
       const framesBefore = parties.map((p) => p.events.frames);
-      await waitFor(() => pool.loads()[mixer].mixedStreams === 3 && pool.loads()[mixer].mixes === 1, 'the load report: 3 mixed streams, 1 mix');
+      await waitFor(() => workers.pool.loads()[mixer].mixedStreams === 3 && workers.pool.loads()[mixer].mixes === 1, 'the load report: 3 mixed streams, 1 mix');
       assert.deepEqual(parties.map((p) => p.events.frames), framesBefore, 'no frame crossed to the main thread while mixed');
 
       // A fourth on the other worker: the mix is made again for four; the first worker mixes (it holds three).
-      const d = await party(pool, TONES[3]);
+      const d = await party(workers.pool, TONES[3]);
       parties.push(d);
       assert.notEqual(d.stream.workerIndex, mixer, 'placed on the less loaded worker');
       three.stop();
       const four = a.stream.mixWith(parties.map((p) => p.stream), 8000);
       assert.ok(four);
       await everyoneHearsTheRest(parties, 'four mixed, one across workers');
-      await waitFor(() => pool.loads()[mixer].mixedStreams === 3 && pool.loads()[mixer].mixes === 1 && pool.loads()[d.stream.workerIndex].mixedStreams === 1, 'the load reports of both workers');
+      await waitFor(() => workers.pool.loads()[mixer].mixedStreams === 3 && workers.pool.loads()[mixer].mixes === 1 && workers.pool.loads()[d.stream.workerIndex].mixedStreams === 1, 'the load reports of both workers');
 
       // The fourth's worker dies: it is lost; the other three keep hearing each other.
-      await pool.kill(d.stream.workerIndex);
+      await workers.pool.kill(d.stream.workerIndex);
       await waitFor(() => d.events.lost !== undefined, 'the fourth stream lost');
       await new Promise((resolve) => setTimeout(resolve, 1200));
       await everyoneHearsTheRest([a, b, c], 'the three after the other worker died');
@@ -209,14 +184,14 @@ describe('a bridge mixed in the media workers', () => {
         p.end.close();
       }
     }
-    await waitFor(() => pool.loads().every((load) => load.running), 'the restarted worker', 60_000);
+    await waitFor(() => workers.pool.loads().every((load) => load.running), 'the restarted worker', 60_000);
   });
 
   test('a G.722 member: mixed at 16 kHz, each stream encoding what it hears in its own codec', { timeout: 120_000 }, async () => {
-    const a = await party(pool, TONES[0]);
-    const b = await party(pool, TONES[1], a.stream.workerIndex);
+    const a = await party(workers.pool, TONES[0]);
+    const b = await party(workers.pool, TONES[1], a.stream.workerIndex);
     const wide = await new G722ToneEnd().open();
-    const c = await openOn(pool, request(events(), a.stream.workerIndex));
+    const c = await openWhenReady(workers.pool, request(events(), a.stream.workerIndex));
     try {
       c.configure({ codec: 'g722', payloadType: 9, remoteAddress: '127.0.0.1', remotePort: wide.port, direction: 'sendrecv' });
       wide.startTone(TONES[3], c.localPort);
@@ -245,8 +220,8 @@ describe('a bridge mixed in the media workers', () => {
   });
 
   test('streams that cannot be mixed: a closed one, or one twice', async () => {
-    const a = await party(pool, TONES[0]);
-    const b = await party(pool, TONES[1], a.stream.workerIndex);
+    const a = await party(workers.pool, TONES[0]);
+    const b = await party(workers.pool, TONES[1], a.stream.workerIndex);
     try {
       assert.equal(a.stream.mixWith([a.stream, a.stream, b.stream], 8000), undefined, 'the same stream twice');
       b.stream.close();
