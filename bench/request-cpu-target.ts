@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { formatAriDate } from '../src/util/ari-date.ts';
 import { instantiate, templateNames, type CycleNames, type CycleTemplate } from './floor-events.ts';
+import { startFloorExtras } from './floor-extras.ts';
 
 const kind = process.argv[2];
 const floorMode = process.argv[3] ?? 'six-events:StasisStart,ChannelDestroyed';
@@ -39,7 +40,11 @@ interface Probe {
 // `hosted`: the floor's own answers served from inside a running server (its URL is the floor's; the
 // server listens beside it, idle). What it costs beyond the bare floor is the server process itself
 // (its loaded code, threads, timers and heap), not any request path: request-cpu.ts --hosted-floor.
-const probe: Probe = kind === 'server' ? await startServerTarget() : kind === 'hosted' ? await startHostedFloor() : await startFloor();
+// PATCHBAY_BENCH_FLOOR_EXTRAS (floor and hosted only): one suspect of the ping gap at a time, added to
+// the process (bench/floor-extras.ts, bench/ping-gap.ts).
+const extras = kind === 'server' ? undefined : await startFloorExtras(process.env.PATCHBAY_BENCH_FLOOR_EXTRAS ?? '', process.env.PATCHBAY_BENCH_ROOT);
+const started: Probe = kind === 'server' ? await startServerTarget() : kind === 'hosted' ? await startHostedFloor() : await startFloor();
+const probe: Probe = extras ? { ...started, stop: async () => void (await Promise.all([started.stop(), extras.stop()])) } : started;
 process.stdout.write(`${probe.url}\n`);
 
 const lines = createInterface({ input: process.stdin });

@@ -1,0 +1,220 @@
+// Bisection of issue 25's ping gap: why a server PROCESS costs more CPU per ping than the bare floor
+// process even when it serves the floor's own code (bench/request-cpu.ts --hosted-floor). Each
+// variant is a bench/request-cpu-target.ts child — the bare floor with one suspect added
+// (PATCHBAY_BENCH_FLOOR_EXTRAS, bench/floor-extras.ts), or the floor hosted in a running server with
+// settings switched off (PATCHBAY_BENCH_OVERRIDES) or Node.js flags — and all are measured in
+// alternating rounds: process CPU µs per `GET /ari/asterisk/ping` (20 keep-alive connections), the
+// same measure as request-cpu.ts's, without the originate cycles. Ratios are against `floor`.
+// Usage: npx tsx bench/ping-gap.ts --server dist [--rounds 5 --pings 20000]
+//        [--variants floor,import,hosted,...] [--variant 'name|floor-or-hosted|extras|overrides JSON|node flags']
+//        [--warmup 5000] [--idle-first]   (pings before the measured ones: request-cpu.ts warms up with 2,000)
+//        [--node /path/to/node]   (the targets' Node.js; the driver's own by default)
+// Variants: see VARIANTS below; --variant adds one of your own (repeatable).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+interface Variant {
+  readonly name: string;
+  readonly role: 'floor' | 'hosted' | 'server';
+  readonly extras?: string;
+  readonly overrides?: string;
+  readonly nodeArgs?: string;
+  /** request-cpu.ts's order for this one (a name ending in `@idle`, or --idle-first for all). */
+  readonly idleFirst?: boolean;
+}
+
+const SILENT_SERVER = JSON.stringify({ media: { workers: 0 }, sip: { enabled: false }, cdr: { enabled: false }, cel: { enabled: false } });
+const VARIANTS: readonly Variant[] = [
+  { name: 'floor', role: 'floor' },
+  { name: 'import', role: 'floor', extras: 'import' },
+  { name: 'metrics', role: 'floor', extras: 'default-metrics' },
+  { name: 'eld', role: 'floor', extras: 'eld' },
+  { name: 'gcobs', role: 'floor', extras: 'gc-observer' },
+  { name: 'regexp', role: 'floor', extras: 'regexp-flag' },
+  { name: 'worker', role: 'floor', extras: 'worker' },
+  { name: 'heap30', role: 'floor', extras: 'heap:30' },
+  { name: 'timers', role: 'floor', extras: 'timers:20' },
+  { name: 'udp', role: 'floor', extras: 'udp:6' },
+  { name: 'hosted', role: 'hosted' },
+  { name: 'hosted-quiet', role: 'hosted', overrides: SILENT_SERVER },
+  { name: 'server', role: 'server' },
+];
+
+const { values } = parseArgs({
+  options: {
+    server: { type: 'string' },
+    rounds: { type: 'string', default: '5' },
+    pings: { type: 'string', default: '20000' },
+    connections: { type: 'string', default: '20' },
+    variants: { type: 'string', default: 'floor,import,hosted' },
+    variant: { type: 'string', multiple: true, default: [] },
+    node: { type: 'string' },
+    warmup: { type: 'string', default: '5000' },
+    // request-cpu.ts's order: a full collection, 3 s idle (its idle measure), then the warm-up and the
+    // measured pings with no collection between them.
+    'idle-first': { type: 'boolean', default: false },
+    // Node's --trace-gc in every target: the collections during the measured pings, counted and timed.
+    'trace-gc': { type: 'boolean', default: false },
+  },
+});
+const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
+const rounds = clamp(values.rounds, 1, 30);
+const pings = clamp(values.pings, 1000, 500_000);
+const connections = clamp(values.connections, 1, 200);
+const root = values.server === undefined ? undefined : resolve(values.server);
+const warmup = clamp(values.warmup, 0, 500_000);
+const nodeBinary = values.node ?? process.execPath;
+const custom: Variant[] = values.variant.map((text) => {
+  const [name = '', role = 'floor', extras = '', overrides = '', nodeArgs = ''] = text.split('|');
+  if (!name || !['floor', 'hosted', 'server'].includes(role)) throw new Error(`--variant '${text}': name|floor-or-hosted-or-server|extras|overrides|node flags`);
+  return { name, role: role as Variant['role'], extras, overrides, nodeArgs };
+});
+const chosen: Variant[] = [
+  ...values.variants.split(',').filter(Boolean).map((name) => {
+    const idle = name.endsWith('@idle');
+    const variant = VARIANTS.find((candidate) => candidate.name === (idle ? name.slice(0, -'@idle'.length) : name));
+    if (!variant) throw new Error(`unknown variant '${name}' (known: ${VARIANTS.map(({ name }) => name).join(', ')}, each also as NAME@idle)`);
+    return idle ? { ...variant, name, idleFirst: true } : variant;
+  }),
+  ...custom,
+].map((variant) => ({ ...variant, idleFirst: variant.idleFirst || values['idle-first'] }));
+const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
+
+interface Running {
+  readonly url: string;
+  /** --trace-gc's lines printed so far (the target's stdout carries them between its answers). */
+  readonly gcLines: string[];
+  cpu(command?: 'stats' | 'gc'): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function start(variant: Variant): Promise<Running> {
+  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
+  const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_FLOOR_EXTRAS: variant.extras ?? '', PATCHBAY_BENCH_OVERRIDES: variant.overrides || '{}' };
+  if (root) env.PATCHBAY_BENCH_ROOT = root;
+  else delete env.PATCHBAY_BENCH_ROOT;
+  const flags = [...(variant.nodeArgs ?? '').split(' ').filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
+  const child: ChildProcess = spawn(nodeBinary, [...flags, '--expose-gc', '--import', 'tsx', script, variant.role], { stdio: ['pipe', 'pipe', 'inherit'], env });
+  const iterator = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const gcLines: string[] = [];
+  const next = async (): Promise<string> => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    try {
+      for (;;) {
+        const { value, done } = await iterator.next();
+        if (done) throw new Error(`the ${variant.name} target exited`);
+        const line = value as string;
+        if (!/^\[\d+:0x[0-9a-f]+\]/.test(line)) return line;
+        gcLines.push(line);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const url = await next();
+  return {
+    url,
+    gcLines,
+    async cpu(command = 'stats') {
+      child.stdin!.write(`${command}\n`);
+      return (JSON.parse(await next()) as { cpuUs: number }).cpuUs;
+    },
+    async stop() {
+      const exited = once(child, 'exit');
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Process CPU µs per ping, after --warmup pings, a full collection and half a second settled. */
+/** Collections in --trace-gc lines: count and ms of scavenges and of mark-compacts. */
+interface GcFigures {
+  scavenges: number;
+  scavengeMs: number;
+  markCompacts: number;
+  markCompactMs: number;
+}
+function gcFigures(lines: readonly string[]): GcFigures {
+  const figures: GcFigures = { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0 };
+  for (const line of lines) {
+    const ms = Number(/MB, ([\d.]+) \//.exec(line)?.[1] ?? 0);
+    if (line.includes('Scavenge')) {
+      figures.scavenges++;
+      figures.scavengeMs += ms;
+    } else if (line.includes('Mark-Compact') || line.includes('Mark-sweep')) {
+      figures.markCompacts++;
+      figures.markCompactMs += ms;
+    }
+  }
+  return figures;
+}
+const gcSums = new Map<string, GcFigures & { pings: number; last: string }>();
+
+async function pingCost(target: Running, idleFirst: boolean, name: string): Promise<number> {
+  const url = `${target.url}/ari/asterisk/ping`;
+  const headers = { authorization: AUTH };
+  if (idleFirst) {
+    await target.cpu('gc');
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+  }
+  if (warmup > 0) await autocannon({ url, connections, amount: warmup, headers });
+  if (!idleFirst) {
+    await target.cpu('gc');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const before = await target.cpu();
+  const gcFrom = target.gcLines.length;
+  const result = await autocannon({ url, connections, amount: pings, headers, sampleInt: 10 });
+  const after = await target.cpu();
+  if (values['trace-gc']) {
+    const window = target.gcLines.slice(gcFrom);
+    const figures = gcFigures(window);
+    const sum = gcSums.get(name) ?? { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0, pings: 0, last: '' };
+    gcSums.set(name, { scavenges: sum.scavenges + figures.scavenges, scavengeMs: sum.scavengeMs + figures.scavengeMs, markCompacts: sum.markCompacts + figures.markCompacts, markCompactMs: sum.markCompactMs + figures.markCompactMs, pings: sum.pings + result.requests.total, last: window.at(-1) ?? sum.last });
+  }
+  if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  return (after - before) / result.requests.total;
+}
+
+const figures = new Map<string, number[]>(chosen.map(({ name }) => [name, []]));
+const loads: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  const order = chosen.map((_, i) => chosen[(i + round) % chosen.length]!);
+  const line: string[] = [];
+  for (const variant of order) {
+    const target = await start(variant);
+    try {
+      const us = await pingCost(target, variant.idleFirst === true, variant.name);
+      figures.get(variant.name)!.push(us);
+      line.push(`${variant.name} ${us.toFixed(2)}`);
+    } finally {
+      await target.stop();
+    }
+  }
+  loads.push(os.loadavg()[0]!);
+  console.log(`round ${round + 1} (load ${os.loadavg()[0]!.toFixed(2)}): ${line.join(', ')} µs/ping`);
+}
+const mean = (list: number[]): number => list.reduce((sum, value) => sum + value, 0) / list.length;
+const median = (list: number[]): number => {
+  const sorted = [...list].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+};
+const base = figures.get('floor');
+console.log(`\nNode.js ${nodeBinary === process.execPath ? process.version : nodeBinary}; ${rounds} rounds of ${pings} pings after ${warmup} (then a collection; @idle: a collection and 3 s idle before them), ${connections} connections; load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
+for (const variant of chosen) {
+  const list = figures.get(variant.name)!;
+  const ratio = base ? ` floor/this: mean ${(mean(base) / mean(list)).toFixed(3)}, median ${(median(base) / median(list)).toFixed(3)}, least ${(Math.min(...base) / Math.min(...list)).toFixed(3)}` : '';
+  console.log(`${variant.name.padEnd(14)} mean ${mean(list).toFixed(2)}  median ${median(list).toFixed(2)}  least ${Math.min(...list).toFixed(2)} µs/ping${ratio}`);
+}
+for (const [name, sum] of gcSums) {
+  const per = (value: number): string => ((value * 1000) / sum.pings).toFixed(3);
+  console.log(`${name.padEnd(14)} GC per 1,000 pings: ${per(sum.scavenges)} scavenges (${per(sum.scavengeMs)} ms), ${per(sum.markCompacts)} mark-compacts (${per(sum.markCompactMs)} ms); last: ${sum.last.replace(/^\[[^\]]*\]\s*/, '').slice(0, 110)}`);
+}
