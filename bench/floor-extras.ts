@@ -7,7 +7,10 @@
 //   eld             only its event-loop-delay monitor (perf_hooks, 10 ms resolution)
 //   gc-observer     only its GC PerformanceObserver
 //   regexp-flag     V8's linear-time regular-expression engine switched on (src/util/bounded-regex.ts)
-//   worker          an idle worker thread with a 20 ms timer (a media worker's report timer)
+//   worker          an idle worker thread with a 20 ms timer
+//   media-worker    a media worker thread as the pool starts it (the compiled entry, unref'd, its
+//                   messages listened to), without the pool or the server
+//   worker-unref    an idle worker thread, unref'd as the pool's are
 //   heap:N          N MB of small live objects in old space (a bigger heap to scan and promote into)
 //   timers:N        N idle repeating 1 s timers (the server's sweeps and samplers)
 //   udp:N           N bound, idle UDP sockets (SIP transports, RTP)
@@ -24,7 +27,7 @@ export interface FloorExtras {
   stop(): Promise<void>;
 }
 
-const KNOWN = new Set(['import', 'default-metrics', 'eld', 'gc-observer', 'regexp-flag', 'worker', 'heap', 'timers', 'udp']);
+const KNOWN = new Set(['media-worker', 'worker-unref', 'import', 'default-metrics', 'eld', 'gc-observer', 'regexp-flag', 'worker', 'heap', 'timers', 'udp']);
 
 export async function startFloorExtras(list: string, compiledRoot: string | undefined): Promise<FloorExtras> {
   const names = list.split(',').map((entry) => entry.trim()).filter(Boolean);
@@ -54,6 +57,15 @@ export async function startFloorExtras(list: string, compiledRoot: string | unde
       setFlagsFromString('--enable-experimental-regexp-engine');
     } else if (name === 'worker') {
       const worker = new Worker('setInterval(() => {}, 20);', { eval: true });
+      stops.push(() => worker.terminate());
+    } else if (name === 'media-worker' || name === 'worker-unref') {
+      if (name === 'media-worker' && !compiledRoot) throw new Error('media-worker needs the compiled server (PATCHBAY_BENCH_ROOT)');
+      const worker =
+        name === 'media-worker'
+          ? new Worker(new URL(pathToFileURL(join(compiledRoot!, 'media/workers/media-worker.js'))), { execArgv: [], env: { ...process.env, OPUS_FORCE_WASM: '1' } })
+          : new Worker('setInterval(() => {}, 1000);', { eval: true });
+      worker.unref();
+      worker.on('message', (message: unknown) => held.push(message));
       stops.push(() => worker.terminate());
     } else if (name === 'heap') {
       // Objects of a few shapes, reachable, as a server's tables are: old space after two scavenges.

@@ -7,7 +7,10 @@
 // same measure as request-cpu.ts's, without the originate cycles. Ratios are against `floor`.
 // Usage: npx tsx bench/ping-gap.ts --server dist [--rounds 5 --pings 20000]
 //        [--variants floor,import,hosted,...] [--variant 'name|floor-or-hosted|extras|overrides JSON|node flags']
-//        [--warmup 5000] [--idle-first]   (pings before the measured ones: request-cpu.ts warms up with 2,000)
+//        [--warmup 5000]   (pings before the measured ones: request-cpu.ts warms up with 2,000)
+//        [--steps wgs]     what comes before the measured pings, in order: w the warm-up, g a full
+//                          collection (gc()), s half a second, i three seconds; request-cpu.ts's is `gi w`
+//                          (giw); a variant named NAME@STEPS has its own (floor@giw)
 //        [--node /path/to/node]   (the targets' Node.js; the driver's own by default)
 // Variants: see VARIANTS below; --variant adds one of your own (repeatable).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,8 +27,8 @@ interface Variant {
   readonly extras?: string;
   readonly overrides?: string;
   readonly nodeArgs?: string;
-  /** request-cpu.ts's order for this one (a name ending in `@idle`, or --idle-first for all). */
-  readonly idleFirst?: boolean;
+  /** What precedes the measured pings (--steps; a name ending in `@STEPS` has its own). */
+  readonly steps?: string;
 }
 
 const SILENT_SERVER = JSON.stringify({ media: { workers: 0 }, sip: { enabled: false }, cdr: { enabled: false }, cel: { enabled: false } });
@@ -55,9 +58,7 @@ const { values } = parseArgs({
     variant: { type: 'string', multiple: true, default: [] },
     node: { type: 'string' },
     warmup: { type: 'string', default: '5000' },
-    // request-cpu.ts's order: a full collection, 3 s idle (its idle measure), then the warm-up and the
-    // measured pings with no collection between them.
-    'idle-first': { type: 'boolean', default: false },
+    steps: { type: 'string', default: 'wgs' },
     // Node's --trace-gc in every target: the collections during the measured pings, counted and timed.
     'trace-gc': { type: 'boolean', default: false },
   },
@@ -76,13 +77,14 @@ const custom: Variant[] = values.variant.map((text) => {
 });
 const chosen: Variant[] = [
   ...values.variants.split(',').filter(Boolean).map((name) => {
-    const idle = name.endsWith('@idle');
-    const variant = VARIANTS.find((candidate) => candidate.name === (idle ? name.slice(0, -'@idle'.length) : name));
-    if (!variant) throw new Error(`unknown variant '${name}' (known: ${VARIANTS.map(({ name }) => name).join(', ')}, each also as NAME@idle)`);
-    return idle ? { ...variant, name, idleFirst: true } : variant;
+    const [base = '', steps] = name.split('@');
+    const variant = VARIANTS.find((candidate) => candidate.name === base);
+    if (!variant) throw new Error(`unknown variant '${name}' (known: ${VARIANTS.map(({ name }) => name).join(', ')}, each also as NAME@STEPS)`);
+    return steps === undefined ? variant : { ...variant, name, steps };
   }),
   ...custom,
-].map((variant) => ({ ...variant, idleFirst: variant.idleFirst || values['idle-first'] }));
+].map((variant) => ({ ...variant, steps: variant.steps ?? values.steps }));
+for (const { steps } of chosen) if (!/^[wgsi]{0,8}$/.test(steps ?? '')) throw new Error(`steps '${steps}': letters w, g, s and i only`);
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
 interface Running {
@@ -109,7 +111,8 @@ async function start(variant: Variant): Promise<Running> {
         const { value, done } = await iterator.next();
         if (done) throw new Error(`the ${variant.name} target exited`);
         const line = value as string;
-        if (!/^\[\d+:0x[0-9a-f]+\]/.test(line)) return line;
+        // The protocol's lines are a URL or JSON; V8's traces (--trace-gc, --trace-deopt …) are kept aside.
+        if (line.startsWith('http') || line.startsWith('{')) return line;
         gcLines.push(line);
       }
     } finally {
@@ -134,7 +137,7 @@ async function start(variant: Variant): Promise<Running> {
   };
 }
 
-/** Process CPU µs per ping, after --warmup pings, a full collection and half a second settled. */
+/** Process CPU µs per ping, after the variant's steps (--steps). */
 /** Collections in --trace-gc lines: count and ms of scavenges and of mark-compacts. */
 interface GcFigures {
   scavenges: number;
@@ -158,17 +161,14 @@ function gcFigures(lines: readonly string[]): GcFigures {
 }
 const gcSums = new Map<string, GcFigures & { pings: number; last: string }>();
 
-async function pingCost(target: Running, idleFirst: boolean, name: string): Promise<number> {
+async function pingCost(target: Running, steps: string, name: string): Promise<number> {
   const url = `${target.url}/ari/asterisk/ping`;
   const headers = { authorization: AUTH };
-  if (idleFirst) {
-    await target.cpu('gc');
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-  }
-  if (warmup > 0) await autocannon({ url, connections, amount: warmup, headers });
-  if (!idleFirst) {
-    await target.cpu('gc');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+  const stepsFrom = target.gcLines.length;
+  for (const step of steps) {
+    if (step === 'w' && warmup > 0) await autocannon({ url, connections, amount: warmup, headers });
+    else if (step === 'g') await target.cpu('gc');
+    else if (step === 's' || step === 'i') await new Promise((resolve) => setTimeout(resolve, step === 's' ? 500 : 3000));
   }
   const before = await target.cpu();
   const gcFrom = target.gcLines.length;
@@ -176,6 +176,10 @@ async function pingCost(target: Running, idleFirst: boolean, name: string): Prom
   const after = await target.cpu();
   if (values['trace-gc']) {
     const window = target.gcLines.slice(gcFrom);
+    // Mark-compacts before the measured pings (start-up's not counted), by reason: what state the code met.
+    const before = target.gcLines.slice(stepsFrom, gcFrom).filter((line) => !line.includes('Scavenge'));
+    if (process.env.PING_GAP_TRACE_LINES) console.log(`  ${name}: ${window.length} trace lines in the measured pings; ${window.filter((line) => !line.includes('Scavenge')).slice(0, 12).join('\n    ')}`);
+    if (before.length > 0) console.log(`  ${name}: before the measured pings: ${before.map((line) => line.replace(/^\[[^\]]*\]\s*/, '').replace(/\(average mu.*?\)/, '').slice(0, 140)).join(' | ')}`);
     const figures = gcFigures(window);
     const sum = gcSums.get(name) ?? { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0, pings: 0, last: '' };
     gcSums.set(name, { scavenges: sum.scavenges + figures.scavenges, scavengeMs: sum.scavengeMs + figures.scavengeMs, markCompacts: sum.markCompacts + figures.markCompacts, markCompactMs: sum.markCompactMs + figures.markCompactMs, pings: sum.pings + result.requests.total, last: window.at(-1) ?? sum.last });
@@ -192,7 +196,7 @@ for (let round = 0; round < rounds; round++) {
   for (const variant of order) {
     const target = await start(variant);
     try {
-      const us = await pingCost(target, variant.idleFirst === true, variant.name);
+      const us = await pingCost(target, variant.steps ?? 'wgs', variant.name);
       figures.get(variant.name)!.push(us);
       line.push(`${variant.name} ${us.toFixed(2)}`);
     } finally {
@@ -208,7 +212,7 @@ const median = (list: number[]): number => {
   return sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
 };
 const base = figures.get('floor');
-console.log(`\nNode.js ${nodeBinary === process.execPath ? process.version : nodeBinary}; ${rounds} rounds of ${pings} pings after ${warmup} (then a collection; @idle: a collection and 3 s idle before them), ${connections} connections; load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
+console.log(`\nNode.js ${nodeBinary === process.execPath ? process.version : nodeBinary}; ${rounds} rounds of ${pings} pings after ${warmup} warm-up pings (steps ${values.steps} unless named), ${connections} connections; load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
 for (const variant of chosen) {
   const list = figures.get(variant.name)!;
   const ratio = base ? ` floor/this: mean ${(mean(base) / mean(list)).toFixed(3)}, median ${(median(base) / median(list)).toFixed(3)}, least ${(Math.min(...base) / Math.min(...list)).toFixed(3)}` : '';
