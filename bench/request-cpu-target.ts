@@ -92,6 +92,7 @@ async function startServerTarget(): Promise<Probe> {
     },
   });
   const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  await mediaWorkersSettled(server.core.pjsip);
   return {
     url: server.url,
     // An older build (--baseline) may have no usage().
@@ -108,6 +109,21 @@ async function startServerTarget(): Promise<Probe> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Until the media workers have loaded, and a second more. The server answers as soon as HTTP
+ * listens, while its workers (media.workers, started last) still load their code: about 250 ms of
+ * CPU in their threads over the next 1–5 s on this machine, counted by process.cpuUsage(). Measured
+ * then, a start-up cost passed for a per-request one: 2–3 µs of the ping's 15 (docs/performance.md,
+ * issue 25, "The process's own cost"). `PATCHBAY_BENCH_NO_WORKER_WAIT=1` measures as before.
+ */
+async function mediaWorkersSettled(pjsip: { stats(): { mediaWorkers?: readonly { running: boolean }[] } }): Promise<void> {
+  if (process.env.PATCHBAY_BENCH_NO_WORKER_WAIT === '1') return;
+  const deadline = Date.now() + 60_000;
+  // An older build (--baseline) may not report its workers: it is given the same settle.
+  while (Date.now() < deadline && !(pjsip.stats().mediaWorkers ?? []).every((worker) => worker.running)) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
 }
 
 async function startHostedFloor(): Promise<Probe> {
