@@ -14,6 +14,9 @@
 //   heap:N          N MB of small live objects in old space (a bigger heap to scan and promote into)
 //   timers:N        N idle repeating 1 s timers (the server's sweeps and samplers)
 //   udp:N           N bound, idle UDP sockets (SIP transports, RTP)
+//   streams         data pushed once through Readable, Writable, Transform and PassThrough streams
+//                   of other classes than a socket's (what a server's logs, files and pipes do): do
+//                   Node's shared stream functions, seeing more kinds of object, get slower?
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -27,7 +30,7 @@ export interface FloorExtras {
   stop(): Promise<void>;
 }
 
-const KNOWN = new Set(['media-worker', 'worker-unref', 'import', 'default-metrics', 'eld', 'gc-observer', 'regexp-flag', 'worker', 'heap', 'timers', 'udp']);
+const KNOWN = new Set(['streams', 'media-worker', 'worker-unref', 'import', 'default-metrics', 'eld', 'gc-observer', 'regexp-flag', 'worker', 'heap', 'timers', 'udp']);
 
 export async function startFloorExtras(list: string, compiledRoot: string | undefined): Promise<FloorExtras> {
   const names = list.split(',').map((entry) => entry.trim()).filter(Boolean);
@@ -67,6 +70,25 @@ export async function startFloorExtras(list: string, compiledRoot: string | unde
       worker.unref();
       worker.on('message', (message: unknown) => held.push(message));
       stops.push(() => worker.terminate());
+    } else if (name === 'streams') {
+      const { Readable, Writable, Transform, PassThrough, pipeline } = await import('node:stream');
+      class Source extends Readable {
+        #left = 2000;
+        override _read(): void {
+          this.push(this.#left-- > 0 ? Buffer.from(`line ${this.#left}\n`) : null);
+        }
+      }
+      class Upper extends Transform {
+        override _transform(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null, data?: Buffer) => void): void {
+          done(null, Buffer.from(chunk.toString().toUpperCase()));
+        }
+      }
+      class Sink extends Writable {
+        override _write(_chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+          done();
+        }
+      }
+      for (let i = 0; i < 3; i++) await new Promise<void>((resolve, reject) => pipeline(new Source(), new PassThrough(), new Upper(), new Sink(), (error) => (error ? reject(error) : resolve())));
     } else if (name === 'heap') {
       // Objects of a few shapes, reachable, as a server's tables are: old space after two scavenges.
       const megabytes = count || 10;
