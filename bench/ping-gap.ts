@@ -8,9 +8,10 @@
 // Usage: npx tsx bench/ping-gap.ts --server dist [--rounds 5 --pings 20000]
 //        [--variants floor,import,hosted,...] [--variant 'name|floor-or-hosted|extras|overrides JSON|node flags']
 //        [--warmup 5000]   (pings before the measured ones: request-cpu.ts warms up with 2,000)
-//        [--steps wgs]     what comes before the measured pings, in order: w the warm-up, g a full
-//                          collection (gc()), s half a second, i three seconds; request-cpu.ts's is `gi w`
-//                          (giw); a variant named NAME@STEPS has its own (floor@giw)
+//        [--steps giw]     what comes before the measured pings, in order: w the warm-up, g a full
+//                          collection (gc()), s half a second, i three seconds; request-cpu.ts's order is
+//                          (giw, the default: a collection after the warm-up changes the figure by a third,
+//                          docs/performance.md); a variant named NAME@STEPS has its own (floor@wgs)
 //        [--node /path/to/node]   (the targets' Node.js; the driver's own by default)
 // Variants: see VARIANTS below; --variant adds one of your own (repeatable).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -43,8 +44,12 @@ const VARIANTS: readonly Variant[] = [
   { name: 'heap30', role: 'floor', extras: 'heap:30' },
   { name: 'timers', role: 'floor', extras: 'timers:20' },
   { name: 'udp', role: 'floor', extras: 'udp:6' },
+  { name: 'streams', role: 'floor', extras: 'streams' },
+  { name: 'mw2', role: 'floor', extras: 'media-worker,media-worker' },
   { name: 'hosted', role: 'hosted' },
   { name: 'hosted-quiet', role: 'hosted', overrides: SILENT_SERVER },
+  { name: 'h-noworkers', role: 'hosted', overrides: JSON.stringify({ media: { workers: 0 } }) },
+  { name: 's-noworkers', role: 'server', overrides: JSON.stringify({ media: { workers: 0 } }) },
   { name: 'server', role: 'server' },
 ];
 
@@ -58,7 +63,7 @@ const { values } = parseArgs({
     variant: { type: 'string', multiple: true, default: [] },
     node: { type: 'string' },
     warmup: { type: 'string', default: '5000' },
-    steps: { type: 'string', default: 'wgs' },
+    steps: { type: 'string', default: 'giw' },
     // Node's --trace-gc in every target: the collections during the measured pings, counted and timed.
     'trace-gc': { type: 'boolean', default: false },
   },
@@ -196,7 +201,7 @@ for (let round = 0; round < rounds; round++) {
   for (const variant of order) {
     const target = await start(variant);
     try {
-      const us = await pingCost(target, variant.steps ?? 'wgs', variant.name);
+      const us = await pingCost(target, variant.steps ?? 'giw', variant.name);
       figures.get(variant.name)!.push(us);
       line.push(`${variant.name} ${us.toFixed(2)}`);
     } finally {
