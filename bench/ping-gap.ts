@@ -6,7 +6,7 @@
 // alternating rounds: process CPU µs per `GET /ari/asterisk/ping` (20 keep-alive connections), the
 // same measure as request-cpu.ts's, without the originate cycles. Ratios are against `floor`.
 // Usage: npx tsx bench/ping-gap.ts --server dist [--rounds 5 --pings 20000]
-//        [--variants floor,import,hosted,...] [--variant 'name|floor-or-hosted|extras|overrides JSON|node flags']
+//        [--variants floor,import,hosted,...] [--variant 'name|floor-or-hosted-or-server|extras|overrides JSON|node flags|build dir']
 //        [--warmup 5000]   (pings before the measured ones: request-cpu.ts warms up with 2,000)
 //        [--steps giw]     what comes before the measured pings, in order: w the warm-up, g a full
 //                          collection (gc()), s half a second, i three seconds; request-cpu.ts's order is
@@ -28,6 +28,8 @@ interface Variant {
   readonly extras?: string;
   readonly overrides?: string;
   readonly nodeArgs?: string;
+  /** Another compiled server than --server's (an experiment's build). */
+  readonly root?: string;
   /** What precedes the measured pings (--steps; a name ending in `@STEPS` has its own). */
   readonly steps?: string;
 }
@@ -76,9 +78,9 @@ const root = values.server === undefined ? undefined : resolve(values.server);
 const warmup = clamp(values.warmup, 0, 500_000);
 const nodeBinary = values.node ?? process.execPath;
 const custom: Variant[] = values.variant.map((text) => {
-  const [name = '', role = 'floor', extras = '', overrides = '', nodeArgs = ''] = text.split('|');
+  const [name = '', role = 'floor', extras = '', overrides = '', nodeArgs = '', build = ''] = text.split('|');
   if (!name || !['floor', 'hosted', 'server'].includes(role)) throw new Error(`--variant '${text}': name|floor-or-hosted-or-server|extras|overrides|node flags`);
-  return { name, role: role as Variant['role'], extras, overrides, nodeArgs };
+  return { name, role: role as Variant['role'], extras, overrides, nodeArgs, ...(build ? { root: resolve(build) } : {}) };
 });
 const chosen: Variant[] = [
   ...values.variants.split(',').filter(Boolean).map((name) => {
@@ -103,7 +105,7 @@ interface Running {
 async function start(variant: Variant): Promise<Running> {
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_FLOOR_EXTRAS: variant.extras ?? '', PATCHBAY_BENCH_OVERRIDES: variant.overrides || '{}' };
-  if (root) env.PATCHBAY_BENCH_ROOT = root;
+  if (variant.root ?? root) env.PATCHBAY_BENCH_ROOT = variant.root ?? root;
   else delete env.PATCHBAY_BENCH_ROOT;
   const flags = [...(variant.nodeArgs ?? '').split(' ').filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
   const child: ChildProcess = spawn(nodeBinary, [...flags, '--expose-gc', '--import', 'tsx', script, variant.role], { stdio: ['pipe', 'pipe', 'inherit'], env });
