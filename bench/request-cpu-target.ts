@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { formatAriDate } from '../src/util/ari-date.ts';
 import { instantiate, templateNames, type CycleNames, type CycleTemplate } from './floor-events.ts';
+import { startFloorExtras } from './floor-extras.ts';
 
 const kind = process.argv[2];
 const floorMode = process.argv[3] ?? 'six-events:StasisStart,ChannelDestroyed';
@@ -39,7 +40,11 @@ interface Probe {
 // `hosted`: the floor's own answers served from inside a running server (its URL is the floor's; the
 // server listens beside it, idle). What it costs beyond the bare floor is the server process itself
 // (its loaded code, threads, timers and heap), not any request path: request-cpu.ts --hosted-floor.
-const probe: Probe = kind === 'server' ? await startServerTarget() : kind === 'hosted' ? await startHostedFloor() : await startFloor();
+// PATCHBAY_BENCH_FLOOR_EXTRAS (floor and hosted only): one suspect of the ping gap at a time, added to
+// the process (bench/floor-extras.ts, bench/ping-gap.ts).
+const extras = kind === 'server' ? undefined : await startFloorExtras(process.env.PATCHBAY_BENCH_FLOOR_EXTRAS ?? '', process.env.PATCHBAY_BENCH_ROOT);
+const started: Probe = kind === 'server' ? await startServerTarget() : kind === 'hosted' ? await startHostedFloor() : await startFloor();
+const probe: Probe = extras ? { ...started, stop: async () => void (await Promise.all([started.stop(), extras.stop()])) } : started;
 process.stdout.write(`${probe.url}\n`);
 
 const lines = createInterface({ input: process.stdin });
@@ -87,6 +92,7 @@ async function startServerTarget(): Promise<Probe> {
     },
   });
   const server = await startServer(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  await mediaWorkersSettled(server.core.pjsip);
   return {
     url: server.url,
     // An older build (--baseline) may have no usage().
@@ -103,6 +109,21 @@ async function startServerTarget(): Promise<Probe> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Until the media workers have loaded, and a second more. The server answers as soon as HTTP
+ * listens, while its workers (media.workers, started last) still load their code: about 250 ms of
+ * CPU in their threads over the next 1–5 s on this machine, counted by process.cpuUsage(). Measured
+ * then, a start-up cost passed for a per-request one: 2–3 µs of the ping's 15 (docs/performance.md,
+ * issue 25, "The process's own cost"). `PATCHBAY_BENCH_NO_WORKER_WAIT=1` measures as before.
+ */
+async function mediaWorkersSettled(pjsip: { stats(): { mediaWorkers?: readonly { running: boolean }[] } }): Promise<void> {
+  if (process.env.PATCHBAY_BENCH_NO_WORKER_WAIT === '1') return;
+  const deadline = Date.now() + 60_000;
+  // An older build (--baseline) may not report its workers: it is given the same settle.
+  while (Date.now() < deadline && !(pjsip.stats().mediaWorkers ?? []).every((worker) => worker.running)) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
 }
 
 async function startHostedFloor(): Promise<Probe> {

@@ -15,7 +15,8 @@
 // (hosted against server).
 // PATCHBAY_BENCH_OVERRIDES='{"cdr":{"enabled":false}}' prices a feature: settings laid over the server's only
 // (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
-// same with Node.js flags (`--max-semi-space-size=32`).
+// same with Node.js flags (`--max-semi-space-size=32`). PATCHBAY_BENCH_FLOOR_EXTRAS adds one suspect of the
+// process's cost to the floor and the hosted floor (bench/floor-extras.ts; bench/ping-gap.ts bisects with it).
 // --external URL --external-pid PID adds an ARI server the bench did not start (an Asterisk on this
 // machine, say) to the same rounds: its CPU comes from /proc/<pid>/stat (bench/external-target.ts),
 // its user from --external-auth (asterisk:asterisk by default); its dialplan must have the bench's

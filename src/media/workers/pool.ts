@@ -291,6 +291,10 @@ export class MediaWorkerPool {
       slot.ready = true;
       return;
     }
+    if (message.type === 'console') {
+      process.stderr.write(`media worker ${slot.index}: ${message.text}`);
+      return;
+    }
     if (message.type === 'mix-record-ended') {
       const recordings = this.#mixRecordings.get(message.mix);
       for (const recorder of recordings?.recorders ?? []) if (recorder.record === message.record) recorder.ended(message);
@@ -453,8 +457,14 @@ function spawnMediaWorker(): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSource ? './media-worker.ts' : './media-worker.js', import.meta.url);
   const env = { ...process.env, OPUS_FORCE_WASM: '1' };
-  if (!fromSource) return new Worker(entry, { execArgv: [], env });
+  // stdout/stderr not piped to this thread's (`true`: left to us, and never read). Reading a worker's
+  // stdio stream here, in any way, made Node.js's stream functions, which every HTTP connection's
+  // socket runs through, see a second kind of stream and run slower: 2–3 µs per ARI request, 15 % of
+  // a ping (docs/performance.md, issue 25, fourth pass on ping). The worker's console output comes
+  // as 'console' messages instead (media-worker.ts).
+  const stdio = { stdout: true, stderr: true };
+  if (!fromSource) return new Worker(entry, { execArgv: [], env, ...stdio });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(bootstrap, { eval: true, execArgv: [], env });
+  return new Worker(bootstrap, { eval: true, execArgv: [], env, ...stdio });
 }

@@ -71,6 +71,8 @@ export type FromWorker =
   /** The stream closed; `rtt` when RTCP measured a round trip (seconds). */
   | { readonly type: 'closed'; readonly id: number; readonly rtt?: number }
   | { readonly type: 'load'; readonly load: WorkerLoadReport }
+  /** What the worker's console printed (its stdio is not read by the main thread: see spawnMediaWorker). */
+  | { readonly type: 'console'; readonly text: string }
   /** A sound the worker played (`play` of the stream's plays) reached its end. */
   | { readonly type: 'sound-ended'; readonly id: number; readonly play: number }
   /** A recording the worker wrote is over there: taken back or ended, its file closed. */
