@@ -305,7 +305,7 @@ export const SETTINGS = section(
       worker_opus: boolean({ default: true, doc: 'A SIP call that may agree on Opus runs its stream in a media worker like any plain-RTP call, coded there by libopus\'s WebAssembly build (about 1.6 times the CPU of the native addon the main thread uses, which is not safe to share between threads: see [media workers](media.md#media-workers)); `false` keeps such calls on the main thread. A call whose endpoint allows Opus but whose offer does not list it goes to a worker either way' }),
     }),
     sip: section({
-      enabled: boolean({ default: true, doc: 'Run the SIP channel technology (`PJSIP`, `chan_pjsip.so`)' }),
+      enabled: boolean({ default: true, doc: 'Run the SIP channel technology (`PJSIP`, `chan_pjsip.so`); `false` starts the server without it (no SIP listener, no media workers), as modules.conf `noload => chan_pjsip.so`, and `module load chan_pjsip.so` still starts it' }),
       bind: string({
         default: '',
         docDefault: 'the HTTP bind address',

@@ -27,6 +27,8 @@ export interface ModuleDefinition {
    * while it runs it counts as a user of each, so they cannot be unloaded under it.
    */
   readonly requires?: readonly string[];
+  /** False: loadAll leaves the module unloaded (modules.conf `noload`); `module load` still loads it. */
+  autoload?(): boolean;
 }
 
 export interface ModuleRecord {
@@ -126,7 +128,10 @@ export class ModuleRegistry extends TypedEmitter<ModuleEvents> {
       }
       await this.load(name);
     };
-    for (const name of this.#definitions.keys()) await loadWithRequirements(name, []);
+    for (const [name, definition] of this.#definitions) {
+      if (definition.autoload?.() === false) continue;
+      await loadWithRequirements(name, []);
+    }
   }
 
   /**

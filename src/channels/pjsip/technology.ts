@@ -14,6 +14,7 @@
 //   unsolicited MWI to contacts of endpoints with mailboxes= → subscriptions/unsolicited-mwi.ts.
 // - OPTIONS: 200. BYE: 481. Another method RFCs define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
+import type { PatchbayConfig } from '../../config/config.ts';
 import { SipTrace } from '../../sip/trace.ts';
 import { SipLadder } from './sip-ladder.ts';
 import type { Logger } from 'pino';
@@ -65,7 +66,12 @@ export class PjsipTechnology implements ChannelTechnology {
   readonly name = 'PJSIP';
   readonly aliases = ['SIP'] as const;
   readonly description = 'PJSIP Channel Driver';
-  readonly module = { name: 'chan_pjsip.so', description: 'PJSIP Channel Driver' };
+  readonly module = {
+    name: 'chan_pjsip.so',
+    description: 'PJSIP Channel Driver',
+    // sip.enabled: false starts the server without SIP (no listener, no media workers).
+    autoload: (config: PatchbayConfig): boolean => config.sip.enabled,
+  };
   #context: TechnologyContext | undefined;
   #log: Logger | undefined;
   #transport: SipTransportSet | undefined;

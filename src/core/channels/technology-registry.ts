@@ -115,6 +115,7 @@ export class Technologies {
       unload: () => this.stop(technology),
       ...(technology.reload && { reload: () => technology.reload?.() }),
       useCount: () => channels.list().filter((channel) => channel.technology === technology.name).length,
+      ...(technology.module.autoload && { autoload: () => technology.module.autoload!(this.#services.config) }),
     });
   }
 

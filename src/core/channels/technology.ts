@@ -82,6 +82,11 @@ export interface TechnologyModule {
   readonly name: string;
   readonly description: string;
   readonly supportLevel?: SupportLevel;
+  /**
+   * False when the configuration says the technology is off (`sip.enabled: false` for PJSIP): the
+   * server starts without loading it, as Asterisk's modules.conf `noload`; `module load` still can.
+   */
+  autoload?(config: PatchbayConfig): boolean;
 }
 
 export interface ChannelTechnology {
