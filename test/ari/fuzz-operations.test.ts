@@ -13,21 +13,12 @@ import type { OperationDecl, ParamDecl } from '../../src/spec/types.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { unlessCluster } from '../helpers/cluster-server.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const CASES_PER_OPERATION = Number(process.env.FUZZ_CASES ?? 24);
 
-/** mulberry32: a small deterministic generator, so a failure names a seed that reproduces it. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const generator = seededRandom;
 const random = generator(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 

@@ -8,17 +8,9 @@ import { describe, it } from 'node:test';
 import { parseMessage, DEFAULT_LIMITS, StreamFramer } from '../../src/sip/parser.ts';
 import { createResponse, type SipRequest } from '../../src/sip/message.ts';
 import { ALL } from './samples.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const TOKENS = ['\r\n', '\r\n ', '\n', '\r', ' ', '\t', ':', ';', ',', '"', '\\', '<', '>', '@', '%', '%00', '%zz', '[', ']', '=', '?', '&', 'z9hG4bK', ';tag=', ';branch=', ';rport', ';received=', 'sip:', 'sips:', '99999999999999999999', '-1', '0', '65536', '\u0000', '\u00ff', '\u263a', 'SIP/2.0', 'Content-Length: 10', 'l: 99999', 'Via: SIP/2.0/UDP', 'v:', 'm: *', '\r\n\r\n'];
 

@@ -2,19 +2,12 @@
 // one way a peer could make it wrong — too much of something, a number out of range, a missing or
 // garbled line, hostile security attributes — around an otherwise ordinary audio offer.
 
+import { seededRandom } from '../../helpers/seeded-random.ts';
+
 export type Random = () => number;
 
-/** A seeded generator (mulberry32): the same seed gives the same sweep. */
-export function seeded(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator: the same seed gives the same sweep. */
+export const seeded = (seed: number): Random => seededRandom(seed);
 
 export const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)];
 
