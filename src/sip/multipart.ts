@@ -41,7 +41,8 @@ export function sdpPartOf(contentType: string | undefined, body: Buffer): Buffer
   if (boundary === undefined) return undefined;
   const delimiter = Buffer.from(`--${boundary}`, 'latin1');
   // The first delimiter may open the body; every later one follows a CRLF (§5.1.1).
-  let at = body.subarray(0, delimiter.length).equals(delimiter) ? 0 : body.indexOf(Buffer.concat([Buffer.from('\r\n'), delimiter]));
+  const separator = Buffer.from(`\r\n--${boundary}`, 'latin1');
+  let at = body.subarray(0, delimiter.length).equals(delimiter) ? 0 : body.indexOf(separator);
   if (at < 0) return undefined;
   if (at > 0) at += 2;
   for (let part = 0; part < MAX_PARTS; part++) {
@@ -50,7 +51,7 @@ export function sdpPartOf(contentType: string | undefined, body: Buffer): Buffer
     if (body[afterDelimiter] === 0x2d && body[afterDelimiter + 1] === 0x2d) return undefined;
     const lineEnd = body.indexOf('\r\n', afterDelimiter);
     if (lineEnd < 0) return undefined;
-    const next = body.indexOf(Buffer.concat([Buffer.from('\r\n'), delimiter]), lineEnd);
+    const next = body.indexOf(separator, lineEnd);
     const partEnd = next < 0 ? body.length : next;
     // The part's headers end at a blank line (right after the delimiter line when it has none).
     const headerEnd = body.indexOf('\r\n\r\n', lineEnd);
