@@ -173,6 +173,22 @@ describe('RESTRequest shapes over the event WebSocket (as Asterisk 22 answers th
     assert.deepEqual(replies.map((reply) => reply.transaction_id), Array.from({ length: 20 }, (_, i) => String(i)));
     events.close();
   });
+
+  it('paths that climb out or name object internals are not found, and change nothing', async () => {
+    const events = await RawEvents.open('climbing');
+    const uris = ['../../../etc/passwd', '__proto__', 'channels/__proto__', 'sounds/../../x', 'recordings/stored/..%2F..%2Fetc%2Fpasswd/file', 'channels/constructor/variable?variable=__proto__'];
+    for (const uri of uris) events.socket.send(JSON.stringify({ type: 'RESTRequest', request_id: uri, method: 'GET', uri }));
+    const replies = await events.responses(uris.length);
+    assert.deepEqual(replies.map((reply) => [reply.request_id, reply.status_code]), uris.map((uri) => [uri, 404]));
+    // A global variable named like a prototype key is a variable like any other: nothing is polluted.
+    events.socket.send(JSON.stringify({ type: 'RESTRequest', request_id: 'proto-var', method: 'GET', uri: 'asterisk/variable?variable=__proto__' }));
+    const [variable] = (await events.responses(uris.length + 1)).slice(uris.length);
+    assert.equal(variable?.status_code, 200);
+    assert.deepEqual(bodyOf(variable!), { value: '' });
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    events.close();
+    await stillAnswering();
+  });
 });
 
 describe('frames over the event WebSocket', () => {
