@@ -2,11 +2,10 @@
 // thread's control messages, and a load report once a second (streams, packets, and the
 // utilisation of this thread's own event loop, which is what says when a worker is full).
 import { readFileSync } from 'node:fs';
-import { Console } from 'node:console';
-import { Writable } from 'node:stream';
 import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { MediaWorkerHost } from './worker-host.ts';
+import { routeWorkerOutput } from './worker-console.ts';
 import type { ToWorker } from './protocol.ts';
 
 const LOAD_REPORT_MS = 1000;
@@ -25,25 +24,9 @@ function threadCpuSeconds(): number | undefined {
   }
 }
 
-/** Longest console text sent in one message, and messages a second at most (a failing listener prints at every tick). */
-const CONSOLE_TEXT_MAX = 2000;
-const CONSOLE_MESSAGES_PER_SECOND = 10;
-
 const port = parentPort;
 if (port) {
-  // The main thread does not read this thread's stdio (pool.ts says why): what the console prints
-  // crosses as messages, bounded in size and rate (the rest of a second's burst is dropped).
-  let second = 0;
-  let sent = 0;
-  const toMain = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      const now = Math.floor(performance.now() / 1000);
-      if (now !== second) [second, sent] = [now, 0];
-      if (sent++ < CONSOLE_MESSAGES_PER_SECOND) port.postMessage({ type: 'console', text: chunk.toString('utf8', 0, Math.min(chunk.length, CONSOLE_TEXT_MAX)) });
-      done();
-    },
-  });
-  globalThis.console = new Console({ stdout: toMain, stderr: toMain });
+  routeWorkerOutput(port);
   // A diagnostic switch for the bench's before/after figures (bench:sip-capacity --skip-decode off), not a setting.
   const skipUnheardAudio = process.env.PATCHBAY_MEDIA_WORKER_SKIP_DECODE !== 'off';
   const host = new MediaWorkerHost((message) => port.postMessage(message), skipUnheardAudio);
