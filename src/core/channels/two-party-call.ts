@@ -11,6 +11,7 @@
 // is hung up; a party a blind transfer sends elsewhere runs the dialplan there; a transferer, or
 // a party another channel replaced, is hung up.
 import type { BasicBridge } from '../bridges/basic-bridge.ts';
+import type { Model } from '../../spec/index.ts';
 import { CAUSE } from './causes.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import { connectMedia, type MediaConnection } from './direct-connect.ts';
@@ -67,6 +68,11 @@ export class TwoPartyCall {
 
   /** The parties' media while they are wired together. */
   #media: MediaConnection | undefined;
+
+  /** The bridge ARI sees the call as, as it is now (a transfer event shows it from before the transfer). */
+  bridgeSnapshot(): Model<'Bridge'> | undefined {
+    return this.#bridge?.snapshot();
+  }
 
   private constructor(a: Channel, b: Channel, bridge: BasicBridge | undefined) {
     this.#parties = [a, b];
