@@ -21,11 +21,16 @@ function scopeOf(...channels: ReadonlyArray<Channel | undefined>): { channelIds:
  * `transferer`'s peer goes to `destination` (priority 1) and the transferer is done. Invalid when
  * the transferer is in no two-party call (Asterisk: not bridged).
  */
-export function blindTransfer(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>, startDialplan: StartDialplan): TransferResult {
+export function blindTransfer(
+  transferer: Channel,
+  destination: Pick<DialplanLocation, 'context' | 'exten'>,
+  startDialplan: StartDialplan,
+  transfereeVariables: ReadonlyArray<readonly [string, string]> = [],
+): TransferResult {
   const call = TwoPartyCall.of(transferer);
   // The bridge as it was before the transfer (both parties in it), as Asterisk's event shows it.
   const bridge = call?.bridgeSnapshot();
-  const transferee = call?.blindTransfer(transferer, destination, startDialplan);
+  const transferee = call?.blindTransfer(transferer, destination, startDialplan, transfereeVariables);
   const result: TransferResult = !call ? 'Invalid' : transferee ? 'Success' : 'Fail';
   const event: CoreEventOf<'BridgeBlindTransfer'> = {
     type: 'BridgeBlindTransfer',
