@@ -148,6 +148,16 @@ describe('Dial() between SIP phones: identity, hold and transfers as Asterisk 22
     const blind = (name: string) => frames.find((e) => e.type === 'ChannelVarset' && e.variable === 'BLINDTRANSFER' && named(name)(e.channel));
     assert.equal(blind('PJSIP/alice-')?.value, transfer.channel.name, 'the transferee names the transferer');
     assert.equal(blind('PJSIP/dave-')?.value, transfer.transferee.name, 'the transferer names the transferee');
+    const marks = frames.filter((e) => (e.type === 'ChannelVarset' && /TRANSFER|^_*SIPREFER/.test(e.variable)) || e.type === 'ChannelUnhold').map((e) => `${e.type === 'ChannelUnhold' ? 'Unhold' : `${e.variable}=${String(e.value).replace(/-[0-9a-f]+$/, '')}`} ${String(e.channel.name).replace(/-[0-9a-f]+$/, '')}`);
+    assert.deepEqual(marks, [
+      'Unhold PJSIP/dave',
+      'BLINDTRANSFER=PJSIP/dave PJSIP/alice',
+      'BLINDTRANSFER=PJSIP/alice PJSIP/dave',
+      'SIPTRANSFER=yes PJSIP/alice',
+      'SIPREFERRINGCONTEXT=phones PJSIP/alice',
+      '__SIPREFERREDBYHDR=<sip:dave@127.0.0.1> PJSIP/alice',
+      'SIPREFERTOHDR=sip:200@127.0.0.1 PJSIP/alice',
+    ], 'what res_pjsip_refer and the bridging core leave, in Asterisk\'s order');
     await carolIn;
     await eventsUntil((e) => e.type === 'Dial' && e.dialstatus === 'ANSWER' && named('PJSIP/carol-')(e.peer));
     assert.match(await alice.request(call.dialog, 'BYE'), /^SIP\/2\.0 200/);
@@ -169,7 +179,18 @@ describe('Dial() between SIP phones: identity, hold and transfers as Asterisk 22
     const secondBridge = (await eventsUntil((e) => e.type === 'ChannelEnteredBridge' && named('PJSIP/alice-')(e.channel))).at(-1)!.bridge;
     const replaces = encodeURIComponent(`${second.dialog.callId};to-tag=${second.dialog.remoteTag};from-tag=${second.dialog.localTag}`);
     assert.match(await alice.request(first.dialog, 'REFER', [`Refer-To: <sip:200@127.0.0.1?Replaces=${replaces}>`, 'Referred-By: <sip:alice@127.0.0.1>']), /^SIP\/2\.0 202/);
-    const transfer = (await eventsUntil((e) => e.type === 'BridgeAttendedTransfer')).at(-1)!;
+    const frames = await eventsUntil((e) => e.type === 'BridgeAttendedTransfer');
+    const transfer = frames.at(-1)!;
+    const marks = frames.filter((e) => (e.type === 'ChannelVarset' && e.variable === 'ATTENDEDTRANSFER') || e.type === 'ChannelUnhold').map((e) => `${e.type === 'ChannelUnhold' ? 'Unhold' : `ATTENDEDTRANSFER=${String(e.value).replace(/-[0-9a-f]+$/, '')}`} ${String(e.channel.name).replace(/-[0-9a-f]+$/, '')}`);
+    assert.deepEqual(marks, ['Unhold PJSIP/alice', 'Unhold PJSIP/alice', 'ATTENDEDTRANSFER=PJSIP/dave PJSIP/alice', 'ATTENDEDTRANSFER=PJSIP/alice PJSIP/dave', 'ATTENDEDTRANSFER= PJSIP/dave'], 'the target gets no mark; the transferee\'s is cleared as it enters the target\'s bridge');
+    const moves = frames.filter((e) => e.type === 'ChannelLeftBridge' || e.type === 'ChannelEnteredBridge' || e.type === 'BridgeDestroyed').map((e) => `${e.type} ${String(e.channel?.name ?? '').replace(/-[0-9a-f]+$/, '')} ${e.bridge.id === firstBridge.id ? 'first' : 'second'}`);
+    assert.deepEqual(moves, [
+      'ChannelLeftBridge PJSIP/dave first',
+      'ChannelLeftBridge PJSIP/alice second',
+      'ChannelEnteredBridge PJSIP/dave second',
+      'ChannelLeftBridge PJSIP/alice first',
+      'BridgeDestroyed  first',
+    ]);
     assert.deepEqual(Object.keys(transfer).filter((key) => key !== 'asterisk_id' && key !== 'application' && key !== 'sequence'), [
       'type', 'timestamp', 'transferer_first_leg', 'transferer_second_leg', 'result', 'is_external', 'transferee', 'transfer_target',
       'transferer_first_leg_bridge', 'transferer_second_leg_bridge', 'destination_type', 'destination_bridge',
