@@ -110,9 +110,12 @@ describe('Dial() between SIP phones: identity, hold and transfers as Asterisk 22
     }
     assert.deepEqual([dialplan.channel.dialplan.app_name, dialplan.channel.dialplan.exten], ['AppDial', '400']);
     assert.deepEqual([callerId.caller_presentation, callerId.caller_presentation_txt], [0, 'Presentation Allowed, Not Screened']);
-    assert.equal(dial.dialstatus, '');
+    assert.deepEqual(Object.keys(dial).filter((key) => key !== 'asterisk_id' && key !== 'application' && key !== 'sequence'), ['type', 'timestamp', 'dialstatus', 'forward', 'dialstring', 'caller', 'peer']);
+    assert.deepEqual([dial.dialstatus, dial.forward, dial.dialstring], ['', '', 'dave']);
     assert.deepEqual([callerSide.channel.connected.number, callerSide.channel.connected.name], ['400', '']);
     await daveIn;
+    const answeredDial = (await eventsUntil((e) => e.type === 'Dial' && e.dialstatus === 'ANSWER')).at(-1)!;
+    assert.deepEqual([answeredDial.forward, answeredDial.dialstring], ['', ''], 'app_dial\'s outcome carries no dialstring');
     const { dialog, final } = await call;
     assert.match(final, /^SIP\/2\.0 200/);
     await eventsUntil((e) => e.type === 'ChannelEnteredBridge' && named('PJSIP/alice-')(e.channel));

@@ -190,7 +190,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
         claimed = leg;
         markAnswered(channel, leg);
       };
-      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering }).then((status) => {
+      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true }).then((status) => {
         if (status === 'ANSWER') {
           if (settled || channel.hangingUp) {
             // Lost the race to another leg, or there is no caller left to connect to.
