@@ -161,6 +161,10 @@ describe('Dial() between SIP phones: identity, hold and transfers as Asterisk 22
       '__SIPREFERREDBYHDR=<sip:dave@127.0.0.1> PJSIP/alice',
       'SIPREFERTOHDR=sip:200@127.0.0.1 PJSIP/alice',
     ], 'what res_pjsip_refer and the bridging core leave, in Asterisk\'s order');
+    // The transferer is destroyed with no hang-up request of its own, as Asterisk does.
+    const untilDestroyed = await eventsUntil((e) => e.type === 'ChannelDestroyed' && e.channel?.id === transfer.channel.id);
+    assert.equal(untilDestroyed.filter((e) => e.type === 'ChannelHangupRequest' && e.channel?.id === transfer.channel.id).length, 0);
+    assert.equal(untilDestroyed.at(-1)!.cause, 16);
     await carolIn;
     await eventsUntil((e) => e.type === 'Dial' && e.dialstatus === 'ANSWER' && named('PJSIP/carol-')(e.peer));
     assert.match(await alice.request(call.dialog, 'BYE'), /^SIP\/2\.0 200/);

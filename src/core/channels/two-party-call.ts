@@ -26,8 +26,11 @@ export type PartyExit =
   | { readonly kind: 'peer-hungup'; readonly cause: number }
   /** A blind transfer sends it to `location` (priority 1). */
   | { readonly kind: 'redirected'; readonly location: Pick<DialplanLocation, 'context' | 'exten'> }
-  /** It transferred its peer away, or another channel took its place: it is done. */
-  | { readonly kind: 'done' };
+  /**
+   * It transferred its peer away, or another channel took its place: it is done. `unrequested`: a
+   * party nobody owns is hung up with no hang-up request (a blind transferer, as Asterisk destroys it).
+   */
+  | { readonly kind: 'done'; readonly unrequested?: boolean };
 
 interface Seat {
   call: TwoPartyCall;
@@ -168,7 +171,7 @@ export class TwoPartyCall {
     }
     this.#releaseHold(transferer, transferee);
     this.#dissolve(transferer);
-    this.#exit(transferer, { kind: 'done' });
+    this.#exit(transferer, { kind: 'done', unrequested: true });
     const owned = this.#exit(transferee, { kind: 'redirected', location });
     if (!owned) {
       transferee.setLocation({ context: location.context, exten: location.exten, priority: 1 });
@@ -314,7 +317,7 @@ export class TwoPartyCall {
     } else if (exit.kind === 'done') {
       // After what the transfer's requester is told now (a SIP NOTIFY in the transferer's dialog).
       queueMicrotask(() => {
-        if (!party.hangingUp) party.hangup(CAUSE.normal);
+        if (!party.hangingUp) party.hangup(CAUSE.normal, exit.unrequested ? { unrequested: true } : {});
       });
     }
     return false;
