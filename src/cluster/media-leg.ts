@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import type { Core } from '../control/core.ts';
 import type { Indication } from '../core/channels/technology.ts';
-import { Channel, type CallerId, type ChannelEnvironment } from '../core/channels/channel.ts';
+import { Channel, type CallerId, type ChannelEnvironment, type DialplanLocation } from '../core/channels/channel.ts';
 import { RtpSession } from '../channels/external-media/unicast-rtp.ts';
 import { RtpPayloadCoder } from '../media/rtp/payload.ts';
 import { RtpPortRange } from '../media/rtp/port-range.ts';
@@ -99,6 +99,11 @@ class LegChannel extends Channel {
   override setConnected(connected: Partial<CallerId>): void {
     super.setConnected(connected);
     this.onConnected?.({ ...this.connected });
+  }
+
+  override stageIdentity(location: DialplanLocation, identity: { readonly caller?: CallerId; readonly connected?: CallerId }): void {
+    super.stageIdentity(location, identity);
+    if (identity.connected) this.onConnected?.({ ...this.connected });
   }
 }
 

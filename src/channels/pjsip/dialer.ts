@@ -83,6 +83,9 @@ export class Dialer {
         endpointResource: endpoint.id,
         direction: 'outbound',
         state: 'Down',
+        // chan_pjsip gives every channel its endpoint's context, outbound ones too (captured: a
+        // Dial() callee shows it in ChannelCreated).
+        location: { context: endpoint.context },
         protocolId: call.callId,
         ...(request.requestor ? { linkedId: request.requestor.snapshot().id } : {}),
         ...(endpoint.language ? { language: endpoint.language } : {}),

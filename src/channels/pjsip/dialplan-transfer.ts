@@ -12,6 +12,7 @@
 import type { TransferResult } from '../../core/channels/call-transfers.ts';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
+import { formatUri } from '../../sip/uri.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import type { SipCall } from './call.ts';
 import type { ParsedReferTo } from './refer.ts';
@@ -33,6 +34,25 @@ const REASONS: Readonly<Record<number, string>> = {
 /** A transfer context or extension longer than this is not looked up (a peer's bytes). */
 const MAX_EXTEN_LENGTH = 256;
 
+/** Longest Referred-By kept for the transferee's dialplan (a peer's bytes). */
+const MAX_REFERRED_BY_LENGTH = 1024;
+
+/**
+ * What res_pjsip_refer leaves on a blind transfer's transferee for its dialplan (captured):
+ * SIPTRANSFER, SIPREFERRINGCONTEXT, the Referred-By header as sent (inherited by whom it dials,
+ * hence `__`) when there is one, and Refer-To's URI.
+ */
+function transfereeVariables(transferContext: string, referTo: ParsedReferTo, referredBy: string | undefined): Array<[string, string]> {
+  const variables: Array<[string, string]> = [
+    ['SIPTRANSFER', 'yes'],
+    ['SIPREFERRINGCONTEXT', transferContext],
+  ];
+  const by = referredBy?.trim();
+  if (by && by.length <= MAX_REFERRED_BY_LENGTH) variables.push(['__SIPREFERREDBYHDR', by]);
+  variables.push(['SIPREFERTOHDR', formatUri(referTo.uri)]);
+  return variables;
+}
+
 export class DialplanTransfer {
   readonly #runtime: PjsipRuntime;
 
@@ -46,17 +66,18 @@ export class DialplanTransfer {
       tx.reply(202, 'Accepted');
       this.#notify(call, 100, false);
     }
-    const status = this.#transfer(call, channel, referTo);
+    const status = this.#transfer(call, channel, referTo, tx.request.get('referred-by') ?? tx.request.get('b'));
     if (!subscribed) tx.reply(status, REASONS[status], [['Refer-Sub', 'false']]);
     else this.#notify(call, status, true);
     this.#runtime.log?.info({ channel: channel.name, status, attended: referTo.replaces !== undefined }, 'REFER in a dialplan call');
   }
 
   /** The transfer itself; the SIP status reporting its outcome. */
-  #transfer(call: SipCall, channel: Channel, referTo: ParsedReferTo): number {
+  #transfer(call: SipCall, channel: Channel, referTo: ParsedReferTo, referredBy: string | undefined): number {
     const context = this.#runtime.context;
     if (!context) return 503;
     const transferContext = this.#transferContext(call, channel);
+    const variables = transfereeVariables(transferContext, referTo, referredBy);
     if (referTo.replaces) {
       const other = this.#runtime.calls.replaced(referTo.replaces);
       if (other && other !== call) {
@@ -64,11 +85,11 @@ export class DialplanTransfer {
         return STATUS_OF_RESULT[context.transfers.attended(channel, other.channel)];
       }
       if (!context.extensionExists(transferContext, 'external_replaces')) return 404;
-      return STATUS_OF_RESULT[context.transfers.blind(channel, { context: transferContext, exten: 'external_replaces' })];
+      return STATUS_OF_RESULT[context.transfers.blind(channel, { context: transferContext, exten: 'external_replaces' }, variables)];
     }
     const exten = referTo.destination === '' ? 's' : referTo.destination;
     if (exten.length > MAX_EXTEN_LENGTH || !context.extensionExists(transferContext, exten)) return 404;
-    return STATUS_OF_RESULT[context.transfers.blind(channel, { context: transferContext, exten })];
+    return STATUS_OF_RESULT[context.transfers.blind(channel, { context: transferContext, exten }, variables)];
   }
 
   /** TRANSFER_CONTEXT on the transferer's channel, else its endpoint's context. */

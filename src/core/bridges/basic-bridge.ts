@@ -100,6 +100,7 @@ export class BasicBridge {
     this.#members.push(channel);
     channel.bridgeId = this.id;
     this.#publishMembership('ChannelEnteredBridge', channel);
+    clearTransferVariables(channel);
     this.#setPeerVariables();
   }
 
@@ -110,11 +111,28 @@ export class BasicBridge {
   swap(leaving: Channel, joining: Channel): void {
     if (this.#destroyed || !this.has(leaving)) return;
     clearPeerVariables(leaving);
+    // The one swapped out leaves before the other enters (captured: an attended transfer's second leg).
+    this.#remove(leaving);
     this.#members.push(joining);
     joining.bridgeId = this.id;
     this.#publishMembership('ChannelEnteredBridge', joining);
-    this.#remove(leaving);
+    clearTransferVariables(joining);
     this.#setPeerVariables();
+    // The new pair learn whom they talk to: the one who stayed first (captured after an attended transfer).
+    const stays = this.#members.find((member) => member !== joining);
+    if (stays) {
+      showCallerAsConnected(stays, joining);
+      showCallerAsConnected(joining, stays);
+    }
+  }
+
+  /**
+   * `channel` leaves a bridge that stays for now (an attended transfer's transferee, on its way to
+   * the target's bridge): ChannelLeftBridge, its BRIDGEPEER left for its next bridge to overwrite.
+   */
+  release(channel: Channel): void {
+    if (this.#destroyed) return;
+    this.#remove(channel);
   }
 
   /**
@@ -174,6 +192,19 @@ function setPeerVariables(channel: Channel, peer: Channel): void {
 function clearPeerVariables(channel: Channel): void {
   unsetVariable(channel, PEER_VARIABLE);
   unsetVariable(channel, PEER_CALL_ID_VARIABLE);
+}
+
+/** `channel`'s connected line becomes `peer`'s caller id, announced only when it changes. */
+function showCallerAsConnected(channel: Channel, peer: Channel): void {
+  if (channel.hangingUp) return;
+  const { name, number } = peer.caller;
+  if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
+}
+
+/** A basic bridge clears a finished transfer's marks on whoever joins it (bridge_basic_push). */
+function clearTransferVariables(channel: Channel): void {
+  unsetVariable(channel, 'BLINDTRANSFER');
+  unsetVariable(channel, 'ATTENDEDTRANSFER');
 }
 
 /** Asterisk announces an unset (ChannelVarset with "") only for a variable that had a value. */

@@ -21,19 +21,27 @@ function scopeOf(...channels: ReadonlyArray<Channel | undefined>): { channelIds:
  * `transferer`'s peer goes to `destination` (priority 1) and the transferer is done. Invalid when
  * the transferer is in no two-party call (Asterisk: not bridged).
  */
-export function blindTransfer(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>, startDialplan: StartDialplan): TransferResult {
+export function blindTransfer(
+  transferer: Channel,
+  destination: Pick<DialplanLocation, 'context' | 'exten'>,
+  startDialplan: StartDialplan,
+  transfereeVariables: ReadonlyArray<readonly [string, string]> = [],
+): TransferResult {
   const call = TwoPartyCall.of(transferer);
-  const transferee = call?.blindTransfer(transferer, destination, startDialplan);
+  // The bridge as it was before the transfer (both parties in it), as Asterisk's event shows it.
+  const bridge = call?.bridgeSnapshot();
+  const transferee = call?.blindTransfer(transferer, destination, startDialplan, transfereeVariables);
   const result: TransferResult = !call ? 'Invalid' : transferee ? 'Success' : 'Fail';
   const event: CoreEventOf<'BridgeBlindTransfer'> = {
     type: 'BridgeBlindTransfer',
     timestamp: formatAriDate(),
     channel: transferer.snapshot(),
-    ...(transferee ? { transferee: transferee.snapshot() } : {}),
     exten: destination.exten,
     context: destination.context,
     result,
     is_external: true,
+    ...(transferee ? { transferee: transferee.snapshot() } : {}),
+    ...(bridge ? { bridge } : {}),
   };
   transferer.publishEvent(event, scopeOf(transferer, transferee));
   return result;
@@ -44,21 +52,32 @@ export function blindTransfer(transferer: Channel, destination: Pick<DialplanLoc
  * connected with the second one's (target). Invalid when either leg is in no two-party call.
  */
 export function attendedTransfer(firstLeg: Channel, secondLeg: Channel): TransferResult {
-  const firstPeer = TwoPartyCall.of(firstLeg)?.peerOf(firstLeg);
-  const secondPeer = TwoPartyCall.of(secondLeg)?.peerOf(secondLeg);
+  const firstCall = TwoPartyCall.of(firstLeg);
+  const secondCall = TwoPartyCall.of(secondLeg);
+  const firstPeer = firstCall?.peerOf(firstLeg);
+  const secondPeer = secondCall?.peerOf(secondLeg);
+  // Both bridges as they were before the transfer, as Asterisk's event shows them.
+  const firstBridge = firstCall?.bridgeSnapshot();
+  const secondBridge = secondCall?.bridgeSnapshot();
   const parties = firstPeer && secondPeer ? TwoPartyCall.attendedTransfer(firstLeg, secondLeg) : undefined;
   const result: TransferResult = !firstPeer || !secondPeer ? 'Invalid' : parties ? 'Success' : 'Fail';
+  // In Asterisk's order of fields (ast_attended_transfer_to_json).
   const event: CoreEventOf<'BridgeAttendedTransfer'> = {
     type: 'BridgeAttendedTransfer',
     timestamp: formatAriDate(),
     transferer_first_leg: firstLeg.snapshot(),
     transferer_second_leg: secondLeg.snapshot(),
+    result,
+    // Asterisk 22 raises it with is_external false for a SIP phone's REFER with Replaces (captured):
+    // res_pjsip_refer hands the two channels to the bridging core as any attended transfer.
+    is_external: false,
     ...(firstPeer ? { transferee: firstPeer.snapshot() } : {}),
     ...(secondPeer ? { transfer_target: secondPeer.snapshot() } : {}),
-    result,
-    is_external: true,
+    ...(firstBridge ? { transferer_first_leg_bridge: firstBridge } : {}),
+    ...(secondBridge ? { transferer_second_leg_bridge: secondBridge } : {}),
     // The transferee took the second leg's place next to the target: Asterisk's bridge swap.
     destination_type: parties ? 'bridge' : 'fail',
+    ...(parties && secondBridge ? { destination_bridge: secondBridge.id } : {}),
   };
   firstLeg.publishEvent(event, scopeOf(firstLeg, secondLeg, firstPeer, secondPeer));
   return result;

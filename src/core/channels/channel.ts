@@ -226,6 +226,23 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.raise('ChannelConnectedLine');
   }
 
+  /**
+   * Moves to `location` with a new caller id and connected line in one step, as app_dial stages a
+   * callee's snapshot before calling it: ARI derives ChannelDialplan, ChannelCallerId and
+   * ChannelConnectedLine from that one snapshot, so the first already shows the new identity and
+   * the other two follow, each only when its part really changed.
+   */
+  stageIdentity(location: DialplanLocation, identity: { readonly caller?: CallerId; readonly connected?: CallerId }): void {
+    const differs = (now: Readonly<CallerId>, next: CallerId | undefined): next is CallerId => next !== undefined && (now.name !== next.name || now.number !== next.number);
+    const callerChanged = differs(this.caller, identity.caller);
+    const connectedChanged = differs(this.connected, identity.connected);
+    if (callerChanged) this.caller = { ...this.caller, ...identity.caller };
+    if (connectedChanged) this.connected = { ...this.connected, ...identity.connected };
+    this.setDialplan(location);
+    if (callerChanged) this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
+    if (connectedChanged) this.raise('ChannelConnectedLine');
+  }
+
   /** Moves the dialplan position to an application; ChannelDialplan when Asterisk would raise it (ChannelDialplanRun). */
   setDialplan(location: DialplanLocation): void {
     const next = { ...location };

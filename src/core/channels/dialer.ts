@@ -26,18 +26,31 @@ export interface DialOptions {
    * DIALSTATUS and DIALEDPEER* first.
    */
   readonly answering?: () => void;
+  /**
+   * The Dial events after the first carry an empty `dialstring`, as app_dial publishes its
+   * outcomes (captured against Asterisk 22); originate and /dial (main/dial.c) keep it.
+   */
+  readonly dialstringOnlyAtStart?: boolean;
 }
 
-function raiseDial(peer: Channel, options: DialOptions, dialstatus: string): void {
-  const event: CoreEventOf<'Dial'> = { type: 'Dial', timestamp: formatAriDate(), peer: peer.snapshot(), dialstring: options.dialstring, dialstatus };
-  const channelIds = [peer.id];
-  if (options.caller && !options.caller.destroyed) {
-    event.caller = options.caller.snapshot();
-    channelIds.push(options.caller.id);
-  }
-  // Dial carries `peer` (and `caller`), not `channel`.
-  peer.publishEvent(event, { channelIds });
+function raiseDial(peer: Channel, options: DialOptions, dialstatus: string, dialstring = options.dialstring): void {
+  const caller = options.caller && !options.caller.destroyed ? options.caller : undefined;
+  // In Asterisk's order of fields (ast_channel_publish_dial_forward): `forward` is always there,
+  // empty without a forward; Dial carries `peer` (and `caller`), not `channel`.
+  const event: CoreEventOf<'Dial'> = {
+    type: 'Dial',
+    timestamp: formatAriDate(),
+    dialstatus,
+    forward: '',
+    dialstring,
+    ...(caller ? { caller: caller.snapshot() } : {}),
+    peer: peer.snapshot(),
+  };
+  peer.publishEvent(event, { channelIds: caller ? [peer.id, caller.id] : [peer.id] });
 }
+
+/** The dialstring of a Dial event after the first (app_dial's outcomes carry none). */
+const laterDialstring = (options: DialOptions): string => (options.dialstringOnlyAtStart ? '' : options.dialstring);
 
 /** Starts the call and resolves with its outcome; the peer is hung up unless it answered. */
 export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
@@ -52,7 +65,7 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
       peer.off('hangup', onHangup);
       peer.off('remote-indication', onIndication);
       if (status === 'ANSWER') options.answering?.();
-      if (!peer.destroyed) raiseDial(peer, options, status);
+      if (!peer.destroyed) raiseDial(peer, options, status, laterDialstring(options));
       resolve(status);
     };
     const onAnswered = (): void => finish('ANSWER');
@@ -63,7 +76,7 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
         if (timer) clearTimeout(timer);
         peer.off('answered', onAnswered);
         peer.off('remote-indication', onIndication);
-        raiseDial(peer, options, dialStatusForCause(cause));
+        raiseDial(peer, options, dialStatusForCause(cause), laterDialstring(options));
         resolve(dialStatusForCause(cause));
       }
     };
@@ -72,8 +85,8 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
       else if (indication === 'congestion') peer.hangup(CAUSE.congestion);
       // Asterisk's dialer reports each ringing and progress indication as a Dial status of its own,
       // which is how an app learns the far end rings (and that answering now is still refused).
-      else if (options.reportProgress && indication === 'ringing') raiseDial(peer, options, 'RINGING');
-      else if (options.reportProgress && indication === 'progress') raiseDial(peer, options, 'PROGRESS');
+      else if (options.reportProgress && indication === 'ringing') raiseDial(peer, options, 'RINGING', laterDialstring(options));
+      else if (options.reportProgress && indication === 'progress') raiseDial(peer, options, 'PROGRESS', laterDialstring(options));
     };
     peer.on('answered', onAnswered);
     peer.on('hangup', onHangup);

@@ -5,7 +5,11 @@ import type { Channel } from './channel.ts';
 import { InvalidError } from '../errors.ts';
 import { MAX_CHANNEL_VARIABLES } from '../variable-limits.ts';
 
-export function inheritFromCaller(channel: Channel, caller: Channel): void {
+/**
+ * `connectedLine: false` leaves the connected line to the caller of this function (app_dial stages
+ * it with the callee's caller id, see Channel.stageIdentity).
+ */
+export function inheritFromCaller(channel: Channel, caller: Channel, { connectedLine = true }: { readonly connectedLine?: boolean } = {}): void {
   for (const name of caller.variableNames()) {
     const value = caller.getVariable(name);
     if (value === undefined || !name.startsWith('_')) continue;
@@ -20,6 +24,6 @@ export function inheritFromCaller(channel: Channel, caller: Channel): void {
       throw error;
     }
   }
-  if (caller.caller.name || caller.caller.number) channel.setConnected({ ...caller.caller });
+  if (connectedLine && (caller.caller.name || caller.caller.number)) channel.setConnected({ ...caller.caller });
   channel.language = caller.language;
 }

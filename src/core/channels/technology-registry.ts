@@ -204,7 +204,7 @@ export class Technologies {
       enterApplication: (channel, app, options) => this.#enterApplication(channel, app, options),
       raiseTransfer: (channel, request) => this.#raiseTransfer(channel, request),
       transfers: {
-        blind: (transferer, destination) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel)),
+        blind: (transferer, destination, transfereeVariables) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel), transfereeVariables),
         attended: (firstLeg, secondLeg) => attendedTransfer(firstLeg, secondLeg),
         canReplace: (existing) => TwoPartyCall.of(existing) !== undefined,
         replace: (existing, replacement) => replaceChannel(existing, replacement),

@@ -257,8 +257,11 @@ export interface TechnologyApplication {
 
 /** Transfers a technology carries out for its far end (SIP REFER, INVITE with Replaces). */
 export interface TechnologyTransfers {
-  /** The peer of `transferer` runs the dialplan at `destination`; the transferer is hung up. */
-  blind(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>): TransferResult;
+  /**
+   * The peer of `transferer` runs the dialplan at `destination`; the transferer is hung up.
+   * `transfereeVariables` are set on the transferee first (what the protocol tells its dialplan).
+   */
+  blind(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>, transfereeVariables?: ReadonlyArray<readonly [string, string]>): TransferResult;
   /** The peers of the transferer's two legs are connected; both legs are hung up. */
   attended(firstLeg: Channel, secondLeg: Channel): TransferResult;
   /** Whether `existing` is in a call another channel could take its place in. */

@@ -11,7 +11,9 @@
 // is hung up; a party a blind transfer sends elsewhere runs the dialplan there; a transferer, or
 // a party another channel replaced, is hung up.
 import type { BasicBridge } from '../bridges/basic-bridge.ts';
+import type { Model } from '../../spec/index.ts';
 import { CAUSE } from './causes.ts';
+import { InvalidError } from '../errors.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import { connectMedia, type MediaConnection } from './direct-connect.ts';
 import type { Indication } from './driver.ts';
@@ -24,8 +26,11 @@ export type PartyExit =
   | { readonly kind: 'peer-hungup'; readonly cause: number }
   /** A blind transfer sends it to `location` (priority 1). */
   | { readonly kind: 'redirected'; readonly location: Pick<DialplanLocation, 'context' | 'exten'> }
-  /** It transferred its peer away, or another channel took its place: it is done. */
-  | { readonly kind: 'done' };
+  /**
+   * It transferred its peer away, or another channel took its place: it is done. `unrequested`: a
+   * party nobody owns is hung up with no hang-up request (a blind transferer, as Asterisk destroys it).
+   */
+  | { readonly kind: 'done'; readonly unrequested?: boolean };
 
 interface Seat {
   call: TwoPartyCall;
@@ -67,6 +72,11 @@ export class TwoPartyCall {
 
   /** The parties' media while they are wired together. */
   #media: MediaConnection | undefined;
+
+  /** The bridge ARI sees the call as, as it is now (a transfer event shows it from before the transfer). */
+  bridgeSnapshot(): Model<'Bridge'> | undefined {
+    return this.#bridge?.snapshot();
+  }
 
   private constructor(a: Channel, b: Channel, bridge: BasicBridge | undefined) {
     this.#parties = [a, b];
@@ -136,14 +146,32 @@ export class TwoPartyCall {
    * Blind transfer by `transferer`: its peer leaves for `location`, and the transferer is done.
    * Returns the transferee. `enterDialplan` runs the transferee there when nobody owns it.
    */
-  blindTransfer(transferer: Channel, location: Pick<DialplanLocation, 'context' | 'exten'>, enterDialplan: (channel: Channel) => void): Channel | undefined {
+  blindTransfer(
+    transferer: Channel,
+    location: Pick<DialplanLocation, 'context' | 'exten'>,
+    enterDialplan: (channel: Channel) => void,
+    transfereeVariables: ReadonlyArray<readonly [string, string]> = [],
+  ): Channel | undefined {
     const transferee = this.peerOf(transferer);
     if (!transferee) return undefined;
+    // Asterisk's bridging core takes the transferer off hold first (ChannelUnhold, held or not).
+    transferer.unheldByFarEnd();
+    // Each learns the other's name where its dialplan can read it, the transferee first; then what
+    // the technology leaves on the transferee (SIP: SIPTRANSFER, SIPREFERTOHDR, ...).
+    transferee.setSystemVariable('BLINDTRANSFER', transferer.name);
+    transferer.setSystemVariable('BLINDTRANSFER', transferee.name);
+    for (const [name, value] of transfereeVariables) {
+      try {
+        transferee.setVariable(name, value);
+      } catch (error) {
+        // A transferee full of variables (count or bytes) goes without the rest, as inheritance does.
+        if (error instanceof InvalidError) break;
+        throw error;
+      }
+    }
     this.#releaseHold(transferer, transferee);
     this.#dissolve(transferer);
-    // Asterisk leaves the transferer's name where the transferee's dialplan can read it.
-    transferee.setSystemVariable('BLINDTRANSFER', transferer.name);
-    this.#exit(transferer, { kind: 'done' });
+    this.#exit(transferer, { kind: 'done', unrequested: true });
     const owned = this.#exit(transferee, { kind: 'redirected', location });
     if (!owned) {
       transferee.setLocation({ context: location.context, exten: location.exten, priority: 1 });
@@ -156,7 +184,10 @@ export class TwoPartyCall {
 
   /**
    * Attended transfer: `firstLeg` and `secondLeg` (the transferer's two calls) leave, the peer of
-   * the first (transferee) takes the second's place next to its peer (target).
+   * the first (transferee) takes the second's place next to its peer (target). In Asterisk's order
+   * (captured): both legs taken off hold, ATTENDEDTRANSFER on the first leg and the transferee, the
+   * transferee leaves its bridge, the second leg leaves the target's and the transferee enters it,
+   * then the first leg leaves and its bridge is destroyed.
    */
   static attendedTransfer(firstLeg: Channel, secondLeg: Channel): AttendedTransferParties | undefined {
     const first = TwoPartyCall.of(firstLeg);
@@ -165,12 +196,18 @@ export class TwoPartyCall {
     const transferee = first.peerOf(firstLeg);
     const target = second.peerOf(secondLeg);
     if (!transferee || !target || transferee.hangingUp || target.hangingUp) return undefined;
-    first.#releaseHold(firstLeg, transferee);
-    first.#dissolve(firstLeg);
-    first.#exit(firstLeg, { kind: 'done' });
+    firstLeg.unheldByFarEnd();
+    secondLeg.unheldByFarEnd();
+    firstLeg.setSystemVariable('ATTENDEDTRANSFER', transferee.name);
     transferee.setSystemVariable('ATTENDEDTRANSFER', firstLeg.name);
-    target.setSystemVariable('ATTENDEDTRANSFER', secondLeg.name);
+    first.#releaseHold(firstLeg, transferee);
+    first.#bridge?.holdTechnology(first.#technology());
+    first.#unwire();
+    first.#holding.clear();
+    first.#bridge?.release(transferee);
     second.#swap(secondLeg, transferee);
+    first.#bridge?.dissolve(firstLeg);
+    first.#exit(firstLeg, { kind: 'done' });
     return { transferee, target };
   }
 
@@ -280,7 +317,7 @@ export class TwoPartyCall {
     } else if (exit.kind === 'done') {
       // After what the transfer's requester is told now (a SIP NOTIFY in the transferer's dialog).
       queueMicrotask(() => {
-        if (!party.hangingUp) party.hangup(CAUSE.normal);
+        if (!party.hangingUp) party.hangup(CAUSE.normal, exit.unrequested ? { unrequested: true } : {});
       });
     }
     return false;

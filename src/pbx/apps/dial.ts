@@ -9,7 +9,7 @@
 // call behind it relays media directly (two-party-call.ts). DIAL* variables are blanked as Dial
 // starts and the call's times left in ANSWEREDTIME / DIALEDTIME (and their _MS twins) as it ends.
 import { CAUSE, SOFT_HANGUP } from '../../core/channels/causes.ts';
-import type { Channel } from '../../core/channels/channel.ts';
+import type { CallerId, Channel } from '../../core/channels/channel.ts';
 import { dial, type DialStatus } from '../../core/channels/dialer.ts';
 import { connectChannels } from '../../core/channels/direct-connect.ts';
 import { TwoPartyCall } from '../../core/channels/two-party-call.ts';
@@ -190,7 +190,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
         claimed = leg;
         markAnswered(channel, leg);
       };
-      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering }).then((status) => {
+      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true }).then((status) => {
         if (status === 'ANSWER') {
           if (settled || channel.hangingUp) {
             // Lost the race to another leg, or there is no caller left to connect to.
@@ -204,6 +204,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
         if (--pending === 0) settle(undefined);
       });
     }
+    if (legs.length === 1 && !settled) showCalleeToCaller(channel, legs[0]!.peer);
   });
 }
 
@@ -231,8 +232,8 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
       // app_dial leaves the number dialed on the callee (its DIALEDPEERNUMBER) before anything else.
       const dialstring = target.slice(target.indexOf('/') + 1);
       peer.setSystemVariable('DIALEDPEERNUMBER', dialstring);
-      peer.setDialplan({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' });
-      inheritFromCaller(peer, channel);
+      inheritFromCaller(peer, channel, { connectedLine: false });
+      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
       legs.push({ peer, dialstring });
     } catch (err) {
       unavailable++;
@@ -244,6 +245,31 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
     }
   }
   return { legs, unavailable };
+}
+
+/**
+ * What app_dial gives a callee before calling it: a callee its technology left without a caller
+ * number shows the extension dialed (with the caller's connected-line name, there being no hint
+ * name), so that the caller learns whom it calls; the connected line is the caller's own caller id.
+ */
+function dialedIdentity(peer: Channel, caller: Channel): { caller?: CallerId; connected?: CallerId } {
+  const identity: { caller?: CallerId; connected?: CallerId } = {};
+  if (!peer.caller.number) identity.caller = { name: peer.caller.name || caller.connected.name, number: caller.location.exten };
+  if (caller.caller.name || caller.caller.number) identity.connected = { name: caller.caller.name, number: caller.caller.number };
+  return identity;
+}
+
+/**
+ * A single destination: app_dial tells the caller at once whom it calls (the callee's caller id as
+ * its connected line), after the Dial event that starts the call. Captured against Asterisk 22 for
+ * a SIP caller with a caller id (docs/differences.md); a caller without one (a Local `;2` from an
+ * originate) got no such update there, so none is made for it here either.
+ */
+function showCalleeToCaller(channel: Channel, peer: Channel): void {
+  if (channel.hangingUp || peer.hangingUp) return;
+  if (!channel.caller.name && !channel.caller.number) return;
+  const { name, number } = peer.caller;
+  if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
 }
 
 /**
