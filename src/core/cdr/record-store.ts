@@ -146,6 +146,8 @@ export class RecordStore {
         // What the thread never took is written here, before what was queued since.
         this.#pendingCdr = [...unhandled.flatMap((batch) => batch.cdrs), ...this.#pendingCdr];
         this.#pendingCel = [...unhandled.flatMap((batch) => batch.cels), ...this.#pendingCel];
+        while (this.#pendingCdr.length > RecordStore.MAX_PENDING) this.#dropped += dropOldest(this.#pendingCdr);
+        while (this.#pendingCel.length > RecordStore.MAX_PENDING) this.#dropped += dropOldest(this.#pendingCel);
       },
     });
     this.#thread = thread;

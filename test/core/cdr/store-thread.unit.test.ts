@@ -127,6 +127,27 @@ describe('RecordStore with a writer thread', () => {
     database.close();
   });
 
+  test('a thread that cannot start hands its batches back: the store writes them itself, nothing lost', async () => {
+    const errors: unknown[] = [];
+    const store = new RecordStore(RETENTION, RETENTION, (e) => errors.push(e));
+    const database = openDatabase(join(dir, 'e.sqlite'));
+    store.attach(database, { thread: true });
+    // Gone before the thread (still loading) prepares its insert: it reports and ends.
+    database.exec('DROP TABLE cdr');
+    store.addCdr(record({ src: 'handed back' }));
+    store.flush();
+    assert.equal(store.threaded, false);
+    assert.equal(store.pending, 1, 'not lost: back in the queue (the store itself could not write it either)');
+    createRecordTables(database);
+    store.flush();
+    assert.deepEqual(store.queryCdr({ limit: 10, offset: 0 }).records.map((r) => r.src), ['handed back']);
+    assert.equal(store.dropped, 0);
+    await until(() => errors.some((e) => /could not open the database/.test(String(e))), 'the thread to report why it ended');
+    store.close();
+    await store.closed;
+    database.close();
+  });
+
   test('switched off, the store writes itself again and its totals carry on', async () => {
     const store = new RecordStore(RETENTION, RETENTION, (e) => assert.fail(String(e)));
     const database = openDatabase(join(dir, 'd.sqlite'));
