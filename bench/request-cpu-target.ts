@@ -56,6 +56,9 @@ lines.on('line', (line) => {
     cpuUs: cpu.user + cpu.system,
     // The kernel's part (socket writes and reads over loopback, the database's file writes).
     systemUs: cpu.system,
+    // The main thread's alone (the event loop that runs the calls), without worker threads' (the
+    // call-record writer's, media workers').
+    mainThreadUs: mainThreadCpuUs(),
     rss: memory.rss,
     heapUsed: memory.heapUsed,
     external: memory.external,
@@ -67,6 +70,25 @@ lines.on('line', (line) => {
   process.stdout.write(`${JSON.stringify(answer)}\n`);
 });
 lines.on('close', () => void probe.stop().finally(() => process.exit(0)));
+
+/**
+ * The main thread's CPU (user + kernel) from /proc/self/task/<pid>/stat, in µs: 10 ms steps (the
+ * kernel's clock ticks), so measure over a few seconds of work. Undefined off Linux.
+ */
+function mainThreadCpuUs(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1');
+    // Fields after the command name (which may hold spaces) start at its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * (1_000_000 / CLOCK_TICKS_PER_SECOND) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux build this runs on (getconf CLK_TCK). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 async function startServerTarget(): Promise<Probe> {
   // PATCHBAY_BENCH_ROOT: a compiled server (npm run build's dist/, or an older build to compare

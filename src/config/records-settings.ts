@@ -16,6 +16,10 @@ export const CDR_SETTINGS = section({
   initiated_seconds: boolean({ default: false, doc: 'Round billsec up from half a second (cdr.conf `initiatedseconds`)' }),
   channel_default_enabled: boolean({ default: true, doc: 'Records are made for every channel unless `CDR_PROP(disable)` says otherwise; `false`: only where the dialplan sets `CDR_PROP(disable)=0` (cdr.conf `channeldefaultenabled`)' }),
   sqlite: boolean({ default: true, doc: 'Keep records in the `cdr` table of `<dirs.data>/patchbay.sqlite` (what the read API and `patchbay cdr` serve)' }),
+  sqlite_thread: boolean({
+    default: false,
+    doc: 'Insert the CDR and CEL rows from a worker thread with its own connection to the database, off the event loop that runs the calls (reads, flushes and shutdown still find every row). About 2 µs less of the event loop per row, about 3 µs more CPU in all: for hosts with idle cores, or tables large enough that the retention sweep would hold the event loop',
+  }),
   csv: section({
     enabled: boolean({ default: true, doc: "Append records to `<dirs.logs>/cdr-csv/Master.csv` as Asterisk's cdr_csv does" }),
     use_gmt_time: boolean({ default: false, doc: 'Times in UTC rather than local time (`[csv] usegmtime`)' }),

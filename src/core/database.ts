@@ -75,6 +75,12 @@ export class SqliteDatabase {
     return this.#database.open;
   }
 
+  /** The file, for another connection to it (a worker thread's); undefined for a database in memory or a temporary one. */
+  get file(): string | undefined {
+    const name = this.#database.name;
+    return this.#database.memory || name === '' ? undefined : name;
+  }
+
   get inTransaction(): boolean {
     return this.#database.inTransaction;
   }

@@ -20,6 +20,8 @@ export interface CallRecordsSettings {
     readonly initiatedSeconds: boolean;
     readonly channelDefaultEnabled: boolean;
     readonly sqlite: boolean;
+    /** Rows inserted by a writer thread (record-writer-thread.ts) rather than the event loop. */
+    readonly sqliteThread: boolean;
     readonly csv: CsvOptions & { readonly enabled: boolean };
     readonly retentionDays: number;
     readonly maxRows: number;
@@ -135,6 +137,7 @@ export class CallRecords {
     this.store.setRetention(this.#cdrRetention, { days: settings.cel.retentionDays, maxRows: settings.cel.maxRows });
     // Queued rows are written before the new retention sweeps the tables.
     this.store.flush();
+    this.store.useThread(settings.cdr.sqliteThread);
     if (this.store.open) this.#expire();
     if (csvChanged) await replacedCsv?.flush();
   }
@@ -169,20 +172,24 @@ export class CallRecords {
     if (this.#flushTimer) return;
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = undefined;
-      // One bounded batch per turn of the event loop; what is left goes at the next turn.
-      this.store.flushBatch();
       void this.#csv?.flush();
-      if (this.store.pending > 0 && this.store.open) this.#flushSoon();
+      this.#flushBatch();
     }, this.#settings.cdr.flushMs);
     this.#flushTimer.unref();
   }
 
-  #flushSoon(): void {
-    if (this.#flushTimer) return;
+  /**
+   * One bounded batch per turn of the event loop; what is left goes at the next turn. A batch that
+   * could not go (a failing disk, a writer thread a whole queue behind) is tried again a flush
+   * interval later, not at the next turn, which would spin the event loop.
+   */
+  #flushBatch(): void {
+    const moved = this.store.flushBatch();
+    if (this.store.waiting === 0 || !this.store.open) return;
+    if (!moved) return this.#scheduleFlush();
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = undefined;
-      this.store.flushBatch();
-      if (this.store.pending > 0 && this.store.open) this.#flushSoon();
+      this.#flushBatch();
     }, 0);
     this.#flushTimer.unref();
   }
@@ -194,7 +201,7 @@ export class CallRecords {
   }
 
   start(database: SqliteDatabase): void {
-    this.store.attach(database);
+    this.store.attach(database, { thread: this.#settings.cdr.sqliteThread });
     this.quality.attach(database);
     this.#expire();
     this.#expiryTimer = setInterval(() => this.#expire(), EXPIRY_INTERVAL_MS);
@@ -214,7 +221,7 @@ export class CallRecords {
     this.#expiryTimer = undefined;
     this.store.close();
     this.quality.close();
-    await this.#csv?.flush();
+    await Promise.all([this.#csv?.flush(), this.store.closed]);
   }
 
   queryCdr(query: CdrQuery): ReturnType<RecordStore['queryCdr']> {

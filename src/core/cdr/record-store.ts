@@ -1,9 +1,14 @@
 // The `cdr` and `cel` tables of the server's database: records are queued as calls end and written
 // in one transaction per flush (a timer, never the event that finished the call), old rows are
-// deleted by age and count, and the read API pages through them.
+// deleted by age and count, and the read API pages through them. With a writer thread
+// (`cdr.sqlite_thread`) the flush hands the rows over instead and the thread inserts them; reads
+// and every guarantee (a read after a flush finds the rows, bounded queues, errors reported, rows
+// written at shutdown) stay the same.
 import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../database.ts';
 import type { CallDetailRecord, CelEvent, Disposition } from './record.ts';
+import { cdrRow, celRow, createRecordTables, insertStatements, MAX_ROWS_PER_TRANSACTION, writeRows, type InsertStatements } from './record-rows.ts';
+import { RecordWriterThread } from './record-writer-thread.ts';
 
 export interface Retention {
   readonly days: number;
@@ -34,27 +39,17 @@ export interface CelQuery {
 export type StoredCdr = CallDetailRecord & { readonly id: number };
 export type StoredCel = CelEvent & { readonly id: number };
 
-const CDR_COLUMNS = [
-  'accountcode', 'src', 'dst', 'dcontext', 'clid', 'channel', 'dstchannel', 'lastapp', 'lastdata', 'start', 'answer', 'end',
-  'duration', 'billsec', 'disposition', 'amaflags', 'uniqueid', 'linkedid', 'userfield', 'peeraccount', 'sequence', 'variables',
-] as const;
-const CEL_COLUMNS = [
-  'eventtype', 'eventtime', 'userdeftype', 'cid_name', 'cid_num', 'cid_ani', 'cid_rdnis', 'cid_dnid', 'exten', 'context', 'channame',
-  'appname', 'appdata', 'amaflags', 'accountcode', 'peeraccount', 'uniqueid', 'linkedid', 'userfield', 'peer', 'extra',
-] as const;
-
-/** Rows one transaction writes at most: about 20 ms of the event loop. */
-const MAX_ROWS_PER_TRANSACTION = 2000;
-
-const quoted = (names: readonly string[]): string => names.map((name) => `"${name}"`).join(', ');
-
-interface Statements {
-  readonly insertCdr: Statement;
-  readonly insertCel: Statement;
+interface Statements extends InsertStatements {
   readonly expireCdr: Statement;
   readonly expireCel: Statement;
   readonly trimCdr: Statement;
   readonly trimCel: Statement;
+}
+
+/** A batch's records, kept until the writer thread has taken it. */
+interface HandedRecords {
+  readonly cdrs: CallDetailRecord[];
+  readonly cels: CelEvent[];
 }
 
 export class RecordStore {
@@ -62,10 +57,16 @@ export class RecordStore {
   #statements: Statements | undefined;
   #pendingCdr: CallDetailRecord[] = [];
   #pendingCel: CelEvent[] = [];
+  /** The writer thread, while rows go through one. */
+  #thread: RecordWriterThread<HandedRecords> | undefined;
+  /** The thread's ending, for close's caller to wait for. */
+  #threadClosed: Promise<void> = Promise.resolve();
   /** Rows queued at most: beyond, the oldest pending are dropped (a stuck disk must not grow the heap). */
   static readonly MAX_PENDING = 100_000;
-  dropped = 0;
-  written = 0;
+  #dropped = 0;
+  #written = 0;
+  /** Threads rows were handed to that have not ended yet (the current one, one closing after a reload). */
+  readonly #threads = new Set<RecordWriterThread<HandedRecords>>();
 
   constructor(
     private cdrRetention: Retention,
@@ -84,85 +85,166 @@ export class RecordStore {
     return this.#database !== undefined;
   }
 
-  attach(database: SqliteDatabase): void {
-    database.exec(`CREATE TABLE IF NOT EXISTS cdr (id INTEGER PRIMARY KEY AUTOINCREMENT,
-      accountcode TEXT, src TEXT, dst TEXT, dcontext TEXT, clid TEXT, channel TEXT, dstchannel TEXT, lastapp TEXT, lastdata TEXT,
-      start INTEGER, answer INTEGER, "end" INTEGER, duration INTEGER, billsec INTEGER, disposition TEXT, amaflags TEXT,
-      uniqueid TEXT, linkedid TEXT, userfield TEXT, peeraccount TEXT, sequence INTEGER, variables TEXT)`);
-    database.exec('CREATE INDEX IF NOT EXISTS cdr_start ON cdr (start)');
-    database.exec(`CREATE TABLE IF NOT EXISTS cel (id INTEGER PRIMARY KEY AUTOINCREMENT,
-      eventtype TEXT, eventtime INTEGER, userdeftype TEXT, cid_name TEXT, cid_num TEXT, cid_ani TEXT, cid_rdnis TEXT, cid_dnid TEXT,
-      exten TEXT, context TEXT, channame TEXT, appname TEXT, appdata TEXT, amaflags INTEGER, accountcode TEXT, peeraccount TEXT,
-      uniqueid TEXT, linkedid TEXT, userfield TEXT, peer TEXT, extra TEXT)`);
-    database.exec('CREATE INDEX IF NOT EXISTS cel_time ON cel (eventtime)');
-    database.exec('CREATE INDEX IF NOT EXISTS cel_linkedid ON cel (linkedid)');
+  /**
+   * Creates the tables and writes through `database`; with `thread`, rows are inserted by a writer
+   * thread on its own connection to the same file (a database in memory has no file to share: the
+   * store then writes itself).
+   */
+  attach(database: SqliteDatabase, options: { thread?: boolean } = {}): void {
+    createRecordTables(database);
     this.#database = database;
     // Prepared once and dropped at close: no statement is made per write or left to the collector.
     this.#statements = {
-      insertCdr: database.prepare(`INSERT INTO cdr (${quoted(CDR_COLUMNS)}) VALUES (${CDR_COLUMNS.map(() => '?').join(', ')})`),
-      insertCel: database.prepare(`INSERT INTO cel (${quoted(CEL_COLUMNS)}) VALUES (${CEL_COLUMNS.map(() => '?').join(', ')})`),
+      ...insertStatements(database),
       expireCdr: database.prepare('DELETE FROM cdr WHERE start < ?'),
       expireCel: database.prepare('DELETE FROM cel WHERE eventtime < ?'),
       trimCdr: database.prepare('DELETE FROM cdr WHERE id <= (SELECT id FROM cdr ORDER BY id DESC LIMIT 1 OFFSET ?)'),
       trimCel: database.prepare('DELETE FROM cel WHERE id <= (SELECT id FROM cel ORDER BY id DESC LIMIT 1 OFFSET ?)'),
     };
+    if (options.thread) this.#startThread(database);
   }
 
-  /** Writes what is pending, then forgets the database (the caller closes it). */
+  /** Writes what is pending, then forgets the database (the caller closes it after `closed`). */
   close(): void {
     this.flush();
+    this.#stopThread();
     this.#statements = undefined;
     this.#database = undefined;
   }
 
+  /** Resolves when a writer thread the store had has ended (at once without one). */
+  get closed(): Promise<void> {
+    return this.#threadClosed;
+  }
+
+  /**
+   * Rows through a writer thread from now (a reload's `cdr.sqlite_thread`), or written here again:
+   * what is queued is written first, either way.
+   */
+  useThread(thread: boolean): void {
+    if (thread === (this.#thread !== undefined) || !this.#database) return;
+    this.flush();
+    if (thread) this.#startThread(this.#database);
+    else this.#stopThread();
+  }
+
+  get threaded(): boolean {
+    return this.#thread !== undefined;
+  }
+
+  #startThread(database: SqliteDatabase): void {
+    const file = database.file;
+    if (file === undefined) return;
+    const thread = new RecordWriterThread<HandedRecords>(file, RecordStore.MAX_PENDING, {
+      onError: this.onError,
+      onGone: (unhandled, lostRows) => {
+        this.#retire(thread);
+        // Its totals are kept here from now, so they never go back.
+        this.#threads.delete(thread);
+        this.#written += thread.written;
+        this.#dropped += thread.dropped + lostRows;
+        // What the thread never took is written here, before what was queued since.
+        this.#pendingCdr = [...unhandled.flatMap((batch) => batch.cdrs), ...this.#pendingCdr];
+        this.#pendingCel = [...unhandled.flatMap((batch) => batch.cels), ...this.#pendingCel];
+        while (this.#pendingCdr.length > RecordStore.MAX_PENDING) this.#dropped += dropOldest(this.#pendingCdr);
+        while (this.#pendingCel.length > RecordStore.MAX_PENDING) this.#dropped += dropOldest(this.#pendingCel);
+      },
+    });
+    this.#thread = thread;
+    this.#threads.add(thread);
+  }
+
+  #stopThread(): void {
+    const thread = this.#thread;
+    if (!thread) return;
+    this.#threadClosed = thread.close();
+    this.#retire(thread);
+  }
+
+  /** Rows are written here from now on. */
+  #retire(thread: RecordWriterThread<HandedRecords>): void {
+    if (this.#thread === thread) this.#thread = undefined;
+  }
+
+  get written(): number {
+    let written = this.#written;
+    for (const thread of this.#threads) written += thread.written;
+    return written;
+  }
+
+  get dropped(): number {
+    let dropped = this.#dropped;
+    for (const thread of this.#threads) dropped += thread.dropped;
+    return dropped;
+  }
+
   addCdr(record: CallDetailRecord): void {
     this.#pendingCdr.push(record);
-    if (this.#pendingCdr.length > RecordStore.MAX_PENDING) this.dropped += dropOldest(this.#pendingCdr);
+    if (this.#pendingCdr.length > RecordStore.MAX_PENDING) this.#dropped += dropOldest(this.#pendingCdr);
   }
 
   addCel(event: CelEvent): void {
     this.#pendingCel.push(event);
-    if (this.#pendingCel.length > RecordStore.MAX_PENDING) this.dropped += dropOldest(this.#pendingCel);
+    if (this.#pendingCel.length > RecordStore.MAX_PENDING) this.#dropped += dropOldest(this.#pendingCel);
   }
 
+  /** Rows not yet written: queued here, and handed to a writer thread and not written yet. */
   get pending(): number {
+    return this.waiting + (this.#thread?.pending ?? 0);
+  }
+
+  /** Rows waiting here for the next flush (with a writer thread: not yet handed to it). */
+  get waiting(): number {
     return this.#pendingCdr.length + this.#pendingCel.length;
   }
 
-  /** Writes every queued row, a bounded batch per transaction. */
+  /** Writes every queued row, a bounded batch per transaction; with a writer thread, waits until it has. */
   flush(): void {
-    while (this.pending > 0 && this.open) {
-      const before = this.pending;
-      this.flushBatch();
-      if (this.pending >= before) return;
+    while (this.waiting > 0 && this.open) {
+      if (!this.flushBatch()) break;
+    }
+    const thread = this.#thread;
+    if (thread && !thread.waitHandled() && !thread.usable) {
+      // The thread went while this waited: what it never took comes back here and is written now.
+      thread.abandon();
+      this.flush();
     }
   }
 
   /**
    * Writes up to `maxRows` queued rows in one transaction (so one flush never holds the event loop
-   * for long); on failure the rows stay queued for the next flush.
+   * for long); on failure the rows stay queued for the next flush. False when nothing could go
+   * (a failed write, a writer thread that is a whole queue behind): the caller waits before trying again.
    */
-  flushBatch(maxRows = MAX_ROWS_PER_TRANSACTION): void {
+  flushBatch(maxRows = MAX_ROWS_PER_TRANSACTION): boolean {
     const statements = this.#statements;
     const database = this.#database;
-    if (!statements || !database || this.pending === 0) return;
+    if (!statements || !database || this.waiting === 0) return false;
+    const thread = this.#thread;
+    if (thread && !thread.usable) thread.abandon();
+    else if (thread) {
+      // A thread that has fallen behind by a whole queue gets no more until it catches up: the rows
+      // wait here, where the bound drops the oldest (a stuck disk must not grow either queue).
+      if (thread.pending >= RecordStore.MAX_PENDING) return false;
+      const cdrs = this.#pendingCdr.splice(0, maxRows);
+      const cels = this.#pendingCel.splice(0, Math.max(0, maxRows - cdrs.length));
+      // One JSON text per table: one string through the structured clone, not an object per row.
+      const cdrText = cdrs.length > 0 ? JSON.stringify(cdrs.map(cdrRow)) : '';
+      const celText = cels.length > 0 ? JSON.stringify(cels.map(celRow)) : '';
+      thread.hand(cdrText, celText, cdrs.length + cels.length, { cdrs, cels });
+      return true;
+    }
     const cdrs = this.#pendingCdr.slice(0, maxRows);
     const cels = this.#pendingCel.slice(0, Math.max(0, maxRows - cdrs.length));
     try {
-      database.transaction(() => {
-        for (const r of cdrs) {
-          statements.insertCdr.run(
-            r.accountcode, r.src, r.dst, r.dcontext, r.clid, r.channel, r.dstchannel, r.lastapp, r.lastdata, r.start, r.answer, r.end,
-            r.duration, r.billsec, r.disposition, r.amaflags, r.uniqueid, r.linkedid, r.userfield, r.peeraccount, r.sequence, JSON.stringify(r.variables),
-          );
-        }
-        for (const e of cels) statements.insertCel.run(...CEL_COLUMNS.map((column) => e[column]));
-      })();
+      writeRows(database, statements, cdrs.map(cdrRow), cels.map(celRow));
       this.#pendingCdr.splice(0, cdrs.length);
       this.#pendingCel.splice(0, cels.length);
-      this.written += cdrs.length + cels.length;
+      this.#written += cdrs.length + cels.length;
+      return true;
     } catch (error) {
       this.onError(error);
+      return false;
     }
   }
 
@@ -170,6 +252,13 @@ export class RecordStore {
   expire(): void {
     const statements = this.#statements;
     if (!statements) return;
+    const thread = this.#thread;
+    if (thread?.usable) {
+      // In order after the rows handed before it, and off this thread (a large table's delete is slow).
+      const now = this.now();
+      thread.expire(now - this.cdrRetention.days * 86_400_000, now - this.celRetention.days * 86_400_000, this.cdrRetention.maxRows, this.celRetention.maxRows);
+      return;
+    }
     try {
       const now = this.now();
       statements.expireCdr.run(now - this.cdrRetention.days * 86_400_000);
