@@ -100,4 +100,7 @@ export interface WorkerLoadReport {
   readonly mixes?: number;
   /** Recordings this worker writes now. */
   readonly recordings?: number;
+  /** This worker's V8 heap, used and reserved, in bytes (v8.getHeapStatistics in the worker: the main thread cannot read another isolate's). */
+  readonly heapUsedBytes?: number;
+  readonly heapTotalBytes?: number;
 }
