@@ -88,6 +88,30 @@ describe('sender', () => {
     assert.equal(sender.packets, 3);
     assert.equal(sender.octets, 480);
   });
+
+  test('a G.711 ring is sized for its 20 ms frames; a bigger payload (reflected, a longer frame) grows it once and comes out whole', () => {
+    const sender = new RtpSender(new RtpPayloadCoder('ulaw'), { ssrc: 7, sequence: 0, timestamp: 0 });
+    const header = new RtpHeader();
+    const frame = new Int16Array(160).fill(1000);
+    const small = sender.audio(frame, 1);
+    assert.equal(small, RTP_HEADER_BYTES + 160);
+    assert.ok(sender.packet.length < RTP_HEADER_BYTES + 160 + 64, `slot of ${sender.packet.length} bytes for a 160-byte payload`);
+    const first = sender.packet;
+    // A far end with 60 ms packets, reflected as they came: the whole payload goes out.
+    const reflected = Buffer.alloc(480, 0x5a);
+    const length = sender.copy(reflected, 0, reflected.length, 480, false, 2);
+    assert.equal(parseRtpPacket(sender.packet, length, header), true);
+    assert.equal(header.payloadBytes, 480);
+    assert.ok(sender.packet.subarray(header.payloadStart, header.payloadStart + 480).every((byte) => byte === 0x5a));
+    // The packet built before the growth is left as it was (it may still be in flight).
+    assert.equal(parseRtpPacket(first, small, header), true);
+    assert.equal(header.payloadBytes, 160);
+    // Longer than the most a packet carries: cut to it, as before.
+    const huge = Buffer.alloc(4000, 1);
+    assert.equal(sender.copy(huge, 0, huge.length, 960, false, 3), RTP_HEADER_BYTES + 1280);
+    // A 40 ms frame coded: its 320 bytes fit.
+    assert.equal(sender.audio(new Int16Array(320).fill(-1000), 4), RTP_HEADER_BYTES + 320);
+  });
 });
 
 describe('receiver statistics (RFC 3550)', () => {
