@@ -7,7 +7,7 @@
 // The pool also sets up a bridge mixed in the workers (mix()): the worker holding most of its
 // members mixes, and each member of another worker gets a pair of shared rings to it.
 import { Worker } from 'node:worker_threads';
-import type { SampleRate } from '../frame.ts';
+import { samplesPerFrame, type SampleRate } from '../frame.ts';
 import type { MixHandle } from '../mix.ts';
 import type { RtpStreamTotals, StreamClock } from '../rtp/stream.ts';
 import { MixLegMemory } from './mix-leg-memory.ts';
@@ -61,6 +61,11 @@ export interface OpenRequest {
   readonly nearWorker?: number;
   /** A WebRTC call's stream: ICE-lite and SRTP in the worker, this DTLS handshake on the main thread. */
   readonly secure?: RemoteSecureMedia;
+  /**
+   * The highest rate the stream may receive audio at (its codecs' highest, whatever a re-INVITE
+   * agrees later): its received frames' slots are sized for it. Absent: 48 kHz.
+   */
+  readonly maxReceiveRate?: SampleRate;
 }
 
 /** One worker's load as GET /metrics shows it. */
@@ -144,12 +149,13 @@ export class MediaWorkerPool {
     const slot = this.#withRoom(request.nearWorker) ?? this.#leastLoaded();
     if (!slot?.worker) return undefined;
     const id = this.#nextId++;
-    const memory = StreamMemory.create();
+    const receivedSamples = samplesPerFrame(request.maxReceiveRate ?? 48000);
+    const memory = StreamMemory.create(receivedSamples);
     const [portStart, portEnd] = this.#portsOf(slot.index, request.portStart, request.portEnd);
     return new Promise<RemoteRtpStream>((resolve, reject) => {
       slot.pending.set(id, { request, memory, resolve, reject });
       const secure = request.secure ? { secure: request.secure.ice.local } : {};
-      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer, ...secure });
+      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer, receivedSamples, ...secure });
     });
   }
 

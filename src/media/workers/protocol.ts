@@ -28,6 +28,8 @@ export type ToWorker =
       readonly portEnd: number;
       readonly options: WorkerStreamOptions;
       readonly memory: SharedArrayBuffer;
+      /** The longest frame `memory`'s received ring holds (stream-memory.ts); absent: a 48 kHz frame's. */
+      readonly receivedSamples?: number;
       /** A WebRTC call's stream (worker-secure-socket.ts): the ICE credentials our SDP carries. */
       readonly secure?: IceCredentials;
     }

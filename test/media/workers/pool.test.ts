@@ -98,6 +98,26 @@ describe('media worker pool', () => {
     assert.equal(e.lost.length, 0);
   });
 
+  test('a G.711-only call\'s stream memory holds 8 kHz received frames: they reach the main thread', async () => {
+    const e = events();
+    const stream = await openWhenReady(workers.pool, { ...request(e), maxReceiveRate: 8000 });
+    const peer = await loopbackSocket();
+    try {
+      stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
+      let sequence = 0;
+      const talking = setInterval(() => peer.send(rtpPacket(sequence++, 3000), stream.localPort, '127.0.0.1'), 20);
+      try {
+        await waitFor(() => e.frames.filter((v) => v === ulawToLinear(linearToUlaw(3000))).length >= 15, 'received frames on the main thread');
+      } finally {
+        clearInterval(talking);
+      }
+    } finally {
+      stream.close();
+      peer.close();
+    }
+    assert.equal(e.lost.length, 0);
+  });
+
   test('a looping stream sends the far end its own audio back and the main thread sees none of it', async () => {
     const e = events();
     const stream = await openWhenReady(workers.pool, request(e));
