@@ -1,6 +1,6 @@
 // What one media-worker stream holds (issue 25, "Memory per call"): opens N streams in a
 // MediaWorkerHost in this process, as a media worker does for N echo calls (PCMU, jitter buffer,
-// RTCP pair, looping), lets packets flow through each for a few seconds, then prints heap used,
+// RTCP pair, looping, shared memory sized for G.711), lets packets flow through each for a few seconds, then prints heap used,
 // external (ArrayBuffers) and RSS per stream after a full GC, and the heap's retained self size by
 // constructor per stream (from a heap snapshot), biggest first.
 // Usage: node --expose-gc --import tsx bench/worker-stream-memory.ts [--streams 300] [--seconds 3] [--top 25]
@@ -64,7 +64,7 @@ packet[1] = 0;
 const before = figures();
 const sizesBefore = sizesByConstructor();
 for (let id = 1; id <= streams; id++) {
-  host.handle({ type: 'open', id, host: '127.0.0.1', portStart: 30000, portEnd: 39999, options: { rtcpIntervalMs: 5000, strictRtp: true, probation: 4, symmetric: false, jitterBuffer: { minDelayMs: 20, maxDelayMs: 200 } }, memory: StreamMemory.create().buffer });
+  host.handle({ type: 'open', id, host: '127.0.0.1', portStart: 30000, portEnd: 39999, options: { rtcpIntervalMs: 5000, strictRtp: true, probation: 4, symmetric: false, jitterBuffer: { minDelayMs: 20, maxDelayMs: 200 } }, memory: StreamMemory.create(160).buffer, receivedSamples: 160 });
 }
 while (posted.filter((message) => message.type === 'opened' || message.type === 'open-failed').length < streams) await sleep(10);
 const ports = new Map<number, number>();
