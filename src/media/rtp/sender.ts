@@ -75,7 +75,8 @@ export class RtpSender {
    * Packets still in flight keep their old buffer: the views are dropped, not reused.
    */
   #makeRoom(payloadBytes: number): void {
-    if (payloadBytes <= this.#room) return;
+    // At the most already (a payload beyond it is cut or refused where it is made): never again.
+    if (payloadBytes <= this.#room || this.#room >= MAX_PAYLOAD_BYTES) return;
     this.#room = MAX_PAYLOAD_BYTES;
     this.#ring = RtpSender.#slots(MAX_PAYLOAD_BYTES);
   }

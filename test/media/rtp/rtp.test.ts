@@ -111,6 +111,21 @@ describe('sender', () => {
     assert.equal(sender.copy(huge, 0, huge.length, 960, false, 3), RTP_HEADER_BYTES + 1280);
     // A 40 ms frame coded: its 320 bytes fit.
     assert.equal(sender.audio(new Int16Array(320).fill(-1000), 4), RTP_HEADER_BYTES + 320);
+    // Grown to the most, the ring is made no more, whatever comes: the slots go round as before.
+    const slots = new Set<ArrayBufferLike>();
+    for (let tick = 5; tick < 5 + 32; tick++) {
+      sender.copy(huge, 0, huge.length, tick * 160, false, tick);
+      slots.add(sender.packet.buffer);
+    }
+    assert.equal(slots.size, 1, 'one ring buffer under every slot');
+    // A frame whose payload is past the most (20 ms of 48 kHz L16) does not make a ring per packet either.
+    const wide = new RtpSender(new RtpPayloadCoder('slin48'), { ssrc: 8, sequence: 0, timestamp: 0 });
+    const wideSlots = new Set<ArrayBufferLike>();
+    for (let tick = 1; tick <= 32; tick++) {
+      wide.audio(new Int16Array(960), tick);
+      wideSlots.add(wide.packet.buffer);
+    }
+    assert.equal(wideSlots.size, 1, 'one ring buffer for every packet');
   });
 });
 
