@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { CpuMeter, RunQueueMeter, rssMiB, ThreadCpuMeter } from './process-meter.ts';
 import { legFigures, snapshotLegs, type LegFigures, type LegSnapshot } from './sip-capacity-legs.ts';
 import { scrapeMetrics, type MetricsSnapshot } from './prometheus-text.ts';
+import { memorySplit, type MemorySplit } from './memory-split.ts';
 import { startSipp, type SippProcess, type SippResult } from './sipp-run.ts';
 import { EXTENSIONS } from './sip-capacity-target.ts';
 import { startConferenceApp, type ConferenceApp } from './sip-capacity-conference.ts';
@@ -118,6 +119,8 @@ export interface StepResult {
   readonly mixedStreams: number;
   readonly bridges: number;
   readonly rss: { readonly serverMiB: number; readonly peakMiB: number; readonly perCallKiB: number };
+  /** The server's memory split at the window's end (bench/memory-split.ts). */
+  readonly memory: MemorySplit;
   /**
    * What reached the server from the SIPp instances over the window, in % of 50 packets/s on each
    * channel they feed: below 100 when SIPp (or the kernel) falls behind. SIPp 3.6 counts RTP only
@@ -286,6 +289,7 @@ export async function runStep(plan: StepPlan): Promise<StepResult> {
       mixedStreams,
       bridges: conference?.bridges ?? 0,
       rss: { serverMiB, peakMiB, perCallKiB: ((serverMiB - plan.idleRssMiB) * 1024) / calls },
+      memory: memorySplit(after),
       sippDeliveredPercent: percent(rtp.received, up * PACKETS_PER_SECOND * ((after.at - before.at) / 1000)),
       clean: problems.length === 0,
       problems,

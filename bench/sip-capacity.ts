@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, rssMiB } from './process-meter.ts';
 import { scrapeMetrics } from './prometheus-text.ts';
+import { describeMemorySplit, memorySplit, type MemorySplit } from './memory-split.ts';
 import { freeUdpPort } from './sipp-run.ts';
 import { ANSWERER, CLEAN_PERCENT, runStep, type ScenarioName, type StepResult } from './sip-capacity-step.ts';
 import { EXTENSIONS, SERVER_RTP_PORTS } from './sip-capacity-target.ts';
@@ -90,7 +91,7 @@ async function waitIdle(url: string, timeoutMs: number): Promise<number> {
 const fixed = (value: number, digits: number): string => value.toFixed(digits);
 const maybe = (value: number | null, digits: number, unit = ''): string => (value === null ? '-' : `${value.toFixed(digits)}${unit}`);
 
-function printStep(step: StepResult): void {
+function printStep(step: StepResult, idleMemory: MemorySplit): void {
   const { rtp, cpu, rss } = step;
   console.log(`  ${step.scenario} ${step.calls} calls: ${step.upChannels}/${step.expectedChannels} channels Up in ${fixed(step.setupSeconds, 1)} s (${fixed(step.setupRate, 1)} calls/s), failed ${step.failed} — ${step.clean ? 'clean' : `NOT CLEAN: ${step.problems.join('; ')}`}`);
   if (!step.measured) {
@@ -99,6 +100,7 @@ function printStep(step: StepResult): void {
   }
   console.log(`    server RTP over ${fixed(step.windowSeconds, 1)} s: ${rtp.received} in, ${rtp.sent} out; lost ${fixed(rtp.lostPercent, 3)} %, late ${fixed(rtp.latePercent, 3)} %, ${step.scenario === 'playback' ? 'below 50/s' : 'not sent back'} ${fixed(rtp.shortPercent, 3)} % (beyond the reading's ±1 packet a channel); concealed ${fixed(rtp.concealedPercent, 3)} %; max jitter ${fixed(rtp.jitterMaxMs, 1)} ms; clock wake-ups > 20 ms late ${fixed(rtp.clockLatePercent, 2)} %, ticks dropped ${rtp.clockSkippedTicks}; event-loop lag p99 ${fixed(rtp.eventLoopLagP99Ms, 1)} ms`);
   console.log(`    CPU (% of one core): server ${fixed(cpu.server, 1)} (${fixed(cpu.perHundredCalls, 1)} per 100 calls; main thread ${fixed(cpu.main, 1)}, media workers ${maybe(cpu.workers, 1)}), SIPp caller ${fixed(cpu.caller, 1)}, SIPp answerer ${maybe(cpu.answerer, 1)}; the server's main thread waited for a core ${fixed(cpu.serverWaited, 1)} % of the time; server RSS ${fixed(rss.serverMiB, 0)} MiB (peak ${fixed(rss.peakMiB, 0)}, ${fixed(rss.perCallKiB, 0)} KiB per call)`);
+  console.log(`    memory: ${describeMemorySplit(step.memory, idleMemory, step.calls)}`);
   if (step.legs) {
     const legs = Object.entries(step.legs).map(([leg, figures]) => `${leg} ${figures.legs} legs: ${figures.received} in, ${figures.sent} out, lost ${fixed(figures.lostPercent, 3)} %`);
     console.log(`    per leg: ${legs.join('; ')}; streams relayed in the workers: ${step.relayedStreams}`);
@@ -153,18 +155,21 @@ async function runBench(): Promise<void> {
   const target = await startTarget(track, { maxCalls: Math.max(...steps), uas: `${ANSWERER.address}:${answererPort}`, workers, relay, workerPlayback, workerMix, workerRecording, dataDir: join(work, 'server') });
   const summaries: ScenarioSummary[] = [];
   try {
+    // The workers report their heaps once a second: wait for a report before reading the idle split.
+    await sleep(1500);
     const idleRssMiB = rssMiB(target.pid);
+    const idleMemory = memorySplit(await scrapeMetrics(target.url));
     const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
     console.log(`bench:sip-capacity — Patchbay pid ${target.pid}, SIP udp 127.0.0.1:${target.sipPort}, RTP ${SERVER_RTP_PORTS.start}–${SERVER_RTP_PORTS.end}; media.workers ${workers === null ? 'not set' : `${workers} (${target.workers})`}, worker relay ${relay ? 'on' : 'off'}, worker playback ${workerPlayback ? 'on' : 'off'}, worker mix ${workerMix ? 'on' : 'off'}, worker recording ${workerRecording ? 'on' : 'off'}`);
     console.log(`steps ${steps.join(', ')} calls held ${hold} s, placed at ${rate}/s; scenarios ${scenarios.join(', ')}; clean: no failed call, < ${CLEAN_PERCENT} % lost + late, < ${CLEAN_PERCENT} % not sent`);
-    console.log(`machine: ${os.cpus().length} cores, load average ${load} (shared: figures are noisy); server RSS idle ${idleRssMiB.toFixed(0)} MiB`);
+    console.log(`machine: ${os.cpus().length} cores, load average ${load} (shared: figures are noisy); server RSS idle ${idleRssMiB.toFixed(0)} MiB; ${describeMemorySplit(idleMemory, idleMemory, 1)}`);
     for (const scenario of scenarios) {
       console.log(`\n${scenario} (extension ${EXTENSIONS[scenario]}):`);
       const results: StepResult[] = [];
       for (const calls of steps) {
         const step = await runStep({ scenario, calls, holdSeconds: hold, rate, work, url: target.url, sipTarget: `127.0.0.1:${target.sipPort}`, serverPid: target.pid, answererPort, idleRssMiB, track });
         results.push(step);
-        printStep(step);
+        printStep(step, idleMemory);
         const left = await waitIdle(target.url, 60_000);
         if (left > 0) console.log(`    ${left} SIP calls still live a minute after the step`);
         // Failed calls end the ramp (a bigger step only fails more, and slower); lost or late

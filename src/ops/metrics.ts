@@ -212,6 +212,8 @@ export class Metrics {
       workerGauge('patchbay_media_worker_mixed_streams', 'Streams of each media worker whose audio a bridge mix in the media workers takes (mixed there or in another worker), over its last report', (load) => load.mixedStreams ?? 0);
       workerGauge('patchbay_media_worker_mixes', 'Bridges each media worker mixes, over its last report', (load) => load.mixes ?? 0);
       workerGauge('patchbay_media_worker_recordings', 'Recordings each media worker writes, over its last report', (load) => load.recordings ?? 0);
+      workerGauge('patchbay_media_worker_heap_used_bytes', 'V8 heap each media worker\'s isolate uses, over its last report', (load) => load.heapUsedBytes ?? 0);
+      workerGauge('patchbay_media_worker_heap_total_bytes', 'V8 heap each media worker\'s isolate has reserved, over its last report', (load) => load.heapTotalBytes ?? 0);
       workerGauge('patchbay_media_worker_restarts', 'Times each media worker was started again after it died', (load) => load.restarts);
       sipGauge('patchbay_sip_auth_blocked_sources', 'Source addresses refused unchecked right now after too many failed SIP digest guesses', (stats) => stats.authBlockedSources);
       sipGauge('patchbay_sip_auth_blocked_endpoints', 'Endpoints refused unchecked right now (but from addresses they authenticated from) after too many failed guesses', (stats) => stats.authBlockedEndpoints);

@@ -6,6 +6,7 @@
  */
 import { randomBytes as randomBytesSync } from 'node:crypto';
 import { formatHost, formatUri, parseHostPort, parseNameAddr, parseParams, parseUri, type NameAddr, type Uri } from './uri.ts';
+import { ownedUtf8 } from '../util/owned-buffer.ts';
 
 export const MAGIC_COOKIE = 'z9hG4bK';
 
@@ -393,7 +394,7 @@ export class SipRequest extends SipMessage {
       this.uriText = '';
     }
     for (const [n, v] of headers) this.add(n, v);
-    if (body !== undefined) this.body = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    if (body !== undefined) this.body = typeof body === 'string' ? ownedUtf8(body) : body;
   }
 
   isRequest(): this is SipRequest {
@@ -421,7 +422,7 @@ export class SipResponse extends SipMessage {
     this.status = status;
     this.reason = reason;
     for (const [n, v] of headers) this.add(n, v);
-    if (body !== undefined) this.body = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    if (body !== undefined) this.body = typeof body === 'string' ? ownedUtf8(body) : body;
   }
 
   isRequest(): this is SipRequest {

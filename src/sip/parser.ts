@@ -6,6 +6,7 @@
  */
 import { MAX_CSEQ, SipRequest, SipResponse, headerKey, parseCSeq, parseVia, splitList, type SipMessage } from './message.ts';
 import { parseNameAddr, parseUri } from './uri.ts';
+import { ownedCopy } from '../util/owned-buffer.ts';
 
 export interface ParserLimits {
   /** Whole message, headers and body (default 65,535 bytes). */
@@ -146,7 +147,8 @@ function parseUnsafe(buf: Buffer, limits: ParserLimits, stream: boolean): ParseR
     bodyLength = n;
   }
   if (bodyLength > limits.maxBodySize) return fail('body too large', request, 413);
-  if (bodyLength > 0) message.body = Buffer.from(buf.subarray(end.bodyStart, end.bodyStart + bodyLength));
+  // A copy of its own: an INVITE's body lives as long as its call (owned-buffer.ts says why not the pool).
+  if (bodyLength > 0) message.body = ownedCopy(buf.subarray(end.bodyStart, end.bodyStart + bodyLength));
   return { ok: true, message };
 }
 

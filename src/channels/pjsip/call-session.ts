@@ -22,6 +22,7 @@ import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/
 import type { Destination } from '../../sip/transport.ts';
 import { supportedValue, understoodTags, type SessionExtensionOptions } from './session-extensions.ts';
 import { RtpTimeout, type RtpActivity } from './rtp-timeout.ts';
+import { ownedUtf8 } from '../../util/owned-buffer.ts';
 
 type Headers = Array<[string, string]>;
 
@@ -97,7 +98,8 @@ export class CallSession {
     const response = tx.createResponse(status);
     for (const [name, value] of [...headers, ...(status >= 200 ? this.answerHeaders() : this.supported())]) response.add(name, value);
     if (sdp) {
-      response.body = Buffer.from(sdp);
+      // Its own bytes, not a pool slice: the transaction keeps the answer until it ends (owned-buffer.ts).
+      response.body = ownedUtf8(sdp);
       response.set('Content-Type', 'application/sdp');
     }
     if (status >= 200) tx.respond(response);

@@ -21,6 +21,9 @@ import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { MediaWorkerPool, type WorkerLoad } from '../../media/workers/pool.ts';
 import type { WorkerStreamOptions } from '../../media/workers/protocol.ts';
 import { mayAgreeOnOpus } from './opus-placement.ts';
+import { OPUS_LINEAR_RATE } from '../../media/stream-coder.ts';
+import type { SampleRate } from '../../media/frame.ts';
+import type { SdpCodec } from '../../sip/sdp/offer-answer.ts';
 
 /** Strict-RTP stranger warnings: at most this many lines per window; the rest are counted into the next line. */
 const STRANGER_WARNINGS_PER_WINDOW = 10;
@@ -140,6 +143,7 @@ export class CallStreams {
       portStart: this.#ports.start,
       portEnd: this.#ports.end,
       options: this.#streamOptions(call),
+      maxReceiveRate: highestAudioRate(call.codecs),
       totals: this.#totals,
       ...(call.nearWorker === undefined ? {} : { nearWorker: call.nearWorker }),
       events: {
@@ -254,4 +258,21 @@ export class CallStreams {
       `strict RTP: dropping RTP from ${address}:${port} on ${channel ?? 'a SIP call'} (not the call's far end)`,
     );
   }
+}
+
+/** The linear audio rate each SDP codec is received at (stream-coder.ts: G.722 16 kHz, Opus 48 kHz). */
+const AUDIO_RATE: Readonly<Record<SdpCodec, SampleRate>> = { ulaw: 8000, alaw: 8000, g722: 16000, opus: OPUS_LINEAR_RATE };
+
+/**
+ * The highest rate a call's stream may receive at: only the endpoint's codecs can be agreed, by
+ * the first offer or any re-INVITE, so its worker memory's received slots are sized for them (a
+ * G.711 call's 160 samples instead of 960: 13 KiB of shared memory a call).
+ */
+export function highestAudioRate(codecs: readonly SdpCodec[]): SampleRate {
+  let rate: SampleRate = 8000;
+  for (const codec of codecs) {
+    const codecRate = AUDIO_RATE[codec] ?? 48000;
+    if (codecRate > rate) rate = codecRate;
+  }
+  return rate;
 }

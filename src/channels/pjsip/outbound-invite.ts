@@ -9,6 +9,7 @@ import type { ClientHandlers, ClientTransaction, TransactionLayer } from '../../
 import type { Destination } from '../../sip/transport.ts';
 import type { Uri } from '../../sip/uri.ts';
 import { nameAddr } from './addresses.ts';
+import { ownedUtf8 } from '../../util/owned-buffer.ts';
 
 /** To tags of an outbound call's early dialogs (forks) remembered, at most: a peer cannot grow the set. */
 const MAX_EARLY_TAGS = 16;
@@ -42,7 +43,8 @@ export function inviteRequest(content: InviteContent): SipRequest {
     ['User-Agent', content.userAgent],
   ]);
   for (const [name, value] of content.headers) request.add(name, value);
-  request.body = Buffer.from(content.offer);
+  // Its own bytes, not a pool slice: the INVITE is kept as long as its call (owned-buffer.ts).
+  request.body = ownedUtf8(content.offer);
   request.set('Content-Type', 'application/sdp');
   return request;
 }

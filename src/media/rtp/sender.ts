@@ -14,8 +14,17 @@ import { MAX_PROTECTION_OVERHEAD } from './protection.ts';
  * (the next tick). Either way it has left long before this many 20 ms packets follow it.
  */
 const RING_SIZE = 16;
-/** Room for the largest payload coded here (20 ms of slin16) and more, and SRTP's trailer. */
-const MAX_PACKET_BYTES = RTP_HEADER_BYTES + 1280 + MAX_PROTECTION_OVERHEAD;
+/** The largest payload a packet carries: more than any coded here (20 ms of slin16) needs. */
+const MAX_PAYLOAD_BYTES = 1280;
+/**
+ * The slots' payload room at first for a sample codec: its 20 ms frame (G.711: 160 bytes), so a
+ * G.711 stream's ring is 16 × 204 bytes instead of 16 × 1,324 (issue 25, memory per call).
+ */
+function firstPayloadRoom(coder: RtpPayloadCoder): number {
+  const frameBytes = coder.bytesFor(samplesPerFrame(coder.rate));
+  // Frame codecs (G.722, Opus) say 0: their packets' sizes are the encoder's, so they get the most at once.
+  return frameBytes > 0 ? Math.min(frameBytes, MAX_PAYLOAD_BYTES) : MAX_PAYLOAD_BYTES;
+}
 
 export interface RtpSenderOptions {
   readonly ssrc?: number;
@@ -28,7 +37,10 @@ export class RtpSender {
   readonly #coder: RtpPayloadCoder;
   /** Timestamp units in one 20 ms frame. */
   readonly #frameUnits: number;
-  readonly #ring: Buffer[];
+  /** The slots, views of one buffer; they grow to MAX_PAYLOAD_BYTES once if a bigger payload comes (#room). */
+  #ring: Buffer[];
+  /** Payload bytes each slot has room for now. */
+  #room: number;
   #slot = 0;
   #sequence: number;
   #timestamp: number;
@@ -45,8 +57,28 @@ export class RtpSender {
     this.ssrc = options.ssrc ?? randomInt(0, 0x1_0000_0000);
     this.#sequence = options.sequence ?? randomInt(0, RTP_SEQ_MOD);
     this.#timestamp = options.timestamp ?? randomInt(0, 0x1_0000_0000);
-    this.#ring = Array.from({ length: RING_SIZE }, () => Buffer.alloc(MAX_PACKET_BYTES));
+    this.#room = firstPayloadRoom(coder);
+    this.#ring = RtpSender.#slots(this.#room);
     this.packet = this.#ring[0];
+  }
+
+  static #slots(payloadRoom: number): Buffer[] {
+    const slotBytes = RTP_HEADER_BYTES + payloadRoom + MAX_PROTECTION_OVERHEAD;
+    const memory = Buffer.alloc(RING_SIZE * slotBytes);
+    return Array.from({ length: RING_SIZE }, (_, slot) => memory.subarray(slot * slotBytes, (slot + 1) * slotBytes));
+  }
+
+  /**
+   * Room in every slot for `payloadBytes` (at most MAX_PAYLOAD_BYTES): the ring is made anew at
+   * the most there is once, the first time a packet bigger than the first room comes (a far end
+   * reflected or relayed with a longer ptime, telephone events past the frame); never again after.
+   * Packets still in flight keep their old buffer: the views are dropped, not reused.
+   */
+  #makeRoom(payloadBytes: number): void {
+    // At the most already (a payload beyond it is cut or refused where it is made): never again.
+    if (payloadBytes <= this.#room || this.#room >= MAX_PAYLOAD_BYTES) return;
+    this.#room = MAX_PAYLOAD_BYTES;
+    this.#ring = RtpSender.#slots(MAX_PAYLOAD_BYTES);
   }
 
   /** The sequence number of the next packet. */
@@ -93,7 +125,8 @@ export class RtpSender {
    * go on from that timestamp.
    */
   copy(source: Buffer, start: number, end: number, timestamp: number, marker: boolean, tick: number): number {
-    const bytes = Math.min(end - start, MAX_PACKET_BYTES - RTP_HEADER_BYTES - MAX_PROTECTION_OVERHEAD);
+    const bytes = Math.min(end - start, MAX_PAYLOAD_BYTES);
+    this.#makeRoom(bytes);
     this.#timestamp = timestamp >>> 0;
     this.#lastTick = tick;
     const packet = this.#next();
@@ -104,6 +137,8 @@ export class RtpSender {
 
   /** Builds the audio packet of media clock tick `tick` into `packet`; returns its length. */
   audio(samples: Int16Array, tick: number): number {
+    // A sample codec's payload is known before coding (a longer frame than 20 ms takes more room).
+    this.#makeRoom(this.#coder.bytesFor(samples.length));
     const marker = this.#advance(tick);
     const packet = this.#next();
     writeRtpHeader(packet, marker, this.#coder.payloadType, this.#sequence, this.#timestamp, this.ssrc);

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { MediaWorkerHost } from './worker-host.ts';
 import { routeWorkerOutput } from './worker-console.ts';
 import type { ToWorker } from './protocol.ts';
@@ -42,7 +43,9 @@ if (port) {
     const seconds = (now - lastAt) / 1000;
     const cpuNow = threadCpuSeconds();
     const cpu = cpuNow !== undefined && lastCpu !== undefined && seconds > 0 ? (cpuNow - lastCpu) / seconds : -1;
-    port.postMessage({ type: 'load', load: host.load(seconds, utilization.utilization, cpu) });
+    // The worker's own heap: what its streams hold beside the main thread's (bench/sip-capacity prints both).
+    const heap = getHeapStatistics();
+    port.postMessage({ type: 'load', load: { ...host.load(seconds, utilization.utilization, cpu), heapUsedBytes: heap.used_heap_size, heapTotalBytes: heap.total_heap_size } });
     lastAt = now;
     lastCpu = cpuNow;
   }, LOAD_REPORT_MS);

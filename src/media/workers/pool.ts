@@ -7,7 +7,7 @@
 // The pool also sets up a bridge mixed in the workers (mix()): the worker holding most of its
 // members mixes, and each member of another worker gets a pair of shared rings to it.
 import { Worker } from 'node:worker_threads';
-import type { SampleRate } from '../frame.ts';
+import { samplesPerFrame, type SampleRate } from '../frame.ts';
 import type { MixHandle } from '../mix.ts';
 import type { RtpStreamTotals, StreamClock } from '../rtp/stream.ts';
 import { MixLegMemory } from './mix-leg-memory.ts';
@@ -61,6 +61,11 @@ export interface OpenRequest {
   readonly nearWorker?: number;
   /** A WebRTC call's stream: ICE-lite and SRTP in the worker, this DTLS handshake on the main thread. */
   readonly secure?: RemoteSecureMedia;
+  /**
+   * The highest rate the stream may receive audio at (its codecs' highest, whatever a re-INVITE
+   * agrees later): its received frames' slots are sized for it. Absent: 48 kHz.
+   */
+  readonly maxReceiveRate?: SampleRate;
 }
 
 /** One worker's load as GET /metrics shows it. */
@@ -144,12 +149,13 @@ export class MediaWorkerPool {
     const slot = this.#withRoom(request.nearWorker) ?? this.#leastLoaded();
     if (!slot?.worker) return undefined;
     const id = this.#nextId++;
-    const memory = StreamMemory.create();
+    const receivedSamples = samplesPerFrame(request.maxReceiveRate ?? 48000);
+    const memory = StreamMemory.create(receivedSamples);
     const [portStart, portEnd] = this.#portsOf(slot.index, request.portStart, request.portEnd);
     return new Promise<RemoteRtpStream>((resolve, reject) => {
       slot.pending.set(id, { request, memory, resolve, reject });
       const secure = request.secure ? { secure: request.secure.ice.local } : {};
-      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer, ...secure });
+      this.#post(slot, { type: 'open', id, host: request.host, portStart, portEnd, options: request.options, memory: memory.buffer, receivedSamples, ...secure });
     });
   }
 
@@ -169,6 +175,8 @@ export class MediaWorkerPool {
       mixedStreams: slot.load?.mixedStreams ?? 0,
       mixes: slot.load?.mixes ?? 0,
       recordings: slot.load?.recordings ?? 0,
+      heapUsedBytes: slot.load?.heapUsedBytes ?? 0,
+      heapTotalBytes: slot.load?.heapTotalBytes ?? 0,
     }));
   }
 
@@ -444,6 +452,27 @@ export class MediaWorkerPool {
 }
 
 /**
+ * The young generation a media worker's heap may grow to, MiB. V8 grows it to its most (3 × a
+ * 16 MiB semi-space on 64-bit) under a worker's steady stream of short-lived objects (each received
+ * datagram's Buffer and address), and keeps it: 60 MiB of two workers' RSS at 500 echo calls,
+ * more than their streams' own memory. What survives a scavenge is tiny (the streams preallocate),
+ * so a small young generation scavenges more often for about the same CPU (docs/performance.md,
+ * "Memory per call (stop 36)").
+ */
+export const WORKER_YOUNG_GENERATION_MB = 4;
+
+/**
+ * The worker's resourceLimits: WORKER_YOUNG_GENERATION_MB, or `override` where it is a number
+ * (PATCHBAY_MEDIA_WORKER_YOUNG_MB, a diagnostic switch for the bench's before/after, not a
+ * setting): 0 leaves V8's default.
+ */
+export function workerHeapLimits(override: string | undefined): { resourceLimits?: { maxYoungGenerationSizeMb: number } } {
+  const asked = override === undefined || override === '' ? WORKER_YOUNG_GENERATION_MB : Number(override);
+  if (!Number.isFinite(asked) || asked <= 0) return {};
+  return { resourceLimits: { maxYoungGenerationSizeMb: Math.min(Math.max(asked, 1), 256) } };
+}
+
+/**
  * A media worker thread. From dist/ the compiled entry runs as is; from src/ (tests and benches
  * under tsx) a .ts entry needs tsx in the worker too: it is registered there first, then the entry
  * imported — passing `--import tsx` in execArgv is not enough on Node 20.
@@ -463,8 +492,9 @@ function spawnMediaWorker(): Worker {
   // a ping (docs/performance.md, issue 25, fourth pass on ping). The worker's console output comes
   // as 'console' messages instead (media-worker.ts).
   const stdio = { stdout: true, stderr: true };
-  if (!fromSource) return new Worker(entry, { execArgv: [], env, ...stdio });
+  const limits = workerHeapLimits(process.env.PATCHBAY_MEDIA_WORKER_YOUNG_MB);
+  if (!fromSource) return new Worker(entry, { execArgv: [], env, ...stdio, ...limits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(bootstrap, { eval: true, execArgv: [], env, ...stdio });
+  return new Worker(bootstrap, { eval: true, execArgv: [], env, ...stdio, ...limits });
 }

@@ -28,6 +28,8 @@ export type ToWorker =
       readonly portEnd: number;
       readonly options: WorkerStreamOptions;
       readonly memory: SharedArrayBuffer;
+      /** The longest frame `memory`'s received ring holds (stream-memory.ts); absent: a 48 kHz frame's. */
+      readonly receivedSamples?: number;
       /** A WebRTC call's stream (worker-secure-socket.ts): the ICE credentials our SDP carries. */
       readonly secure?: IceCredentials;
     }
@@ -100,4 +102,7 @@ export interface WorkerLoadReport {
   readonly mixes?: number;
   /** Recordings this worker writes now. */
   readonly recordings?: number;
+  /** This worker's V8 heap, used and reserved, in bytes (v8.getHeapStatistics in the worker: the main thread cannot read another isolate's). */
+  readonly heapUsedBytes?: number;
+  readonly heapTotalBytes?: number;
 }

@@ -2,8 +2,12 @@
 // frames (worker → main), the ring of frames to send (main → worker) and the stream's figures
 // (its RTP statistics, jitter buffer and strict-RTP counts), which the worker rewrites every tick
 // so that the main thread reads them at once, without asking. One SharedArrayBuffer per stream,
-// made when the stream opens.
-import { FrameRing } from './frame-ring.ts';
+// made when the stream opens. The received ring's slots hold the largest frame the call may
+// receive (its codecs' highest rate: 160 samples for a G.711-only call, 960 with Opus); the ring
+// of frames to send keeps 48 kHz slots, since the main thread writes frames of any rate (a bridge,
+// a prompt) and the worker converts them.
+import { FrameRing, MAX_FRAME_SAMPLES } from './frame-ring.ts';
+import { samplesPerFrame } from '../frame.ts';
 import { RTP_STATISTICS_FIELDS } from '../rtp/statistics.ts';
 
 /** Received frames the main thread may fall behind by before the worker drops (160 ms). */
@@ -34,21 +38,28 @@ export class StreamMemory {
   readonly toSend: FrameRing;
   readonly figures: Float64Array;
 
-  static bytes(): number {
-    return FrameRing.bytes(RECEIVED_SLOTS) + FrameRing.bytes(TO_SEND_SLOTS) + FIGURE_COUNT * 8;
+  /** Bytes of a stream's memory whose received frames are `receivedSamples` long at most. */
+  static bytes(receivedSamples = MAX_FRAME_SAMPLES): number {
+    return FrameRing.bytes(RECEIVED_SLOTS, receivedSamples) + FrameRing.bytes(TO_SEND_SLOTS) + FIGURE_COUNT * 8;
   }
 
   /** A new, zeroed memory (the main thread makes it and hands it to the worker). */
-  static create(): StreamMemory {
-    return new StreamMemory(new SharedArrayBuffer(StreamMemory.bytes()));
+  static create(receivedSamples = MAX_FRAME_SAMPLES): StreamMemory {
+    return new StreamMemory(new SharedArrayBuffer(StreamMemory.bytes(receivedSamples)), receivedSamples);
   }
 
-  constructor(buffer: SharedArrayBuffer) {
-    if (buffer.byteLength !== StreamMemory.bytes()) throw new RangeError('stream memory of the wrong size');
+  constructor(buffer: SharedArrayBuffer, receivedSamples = MAX_FRAME_SAMPLES) {
+    if (!isReceivedFrameLength(receivedSamples)) throw new RangeError(`received frames of ${receivedSamples} samples are no engine frame's`);
+    if (buffer.byteLength !== StreamMemory.bytes(receivedSamples)) throw new RangeError('stream memory of the wrong size');
     this.buffer = buffer;
-    this.received = new FrameRing(buffer, 0, RECEIVED_SLOTS);
-    const toSendAt = FrameRing.bytes(RECEIVED_SLOTS);
+    this.received = new FrameRing(buffer, 0, RECEIVED_SLOTS, receivedSamples);
+    const toSendAt = FrameRing.bytes(RECEIVED_SLOTS, receivedSamples);
     this.toSend = new FrameRing(buffer, toSendAt, TO_SEND_SLOTS);
     this.figures = new Float64Array(buffer, toSendAt + FrameRing.bytes(TO_SEND_SLOTS), FIGURE_COUNT);
   }
+}
+
+/** A 20 ms frame's length at one of the engine's rates (what the received ring may be sized for). */
+export function isReceivedFrameLength(samples: unknown): samples is number {
+  return samples === samplesPerFrame(8000) || samples === samplesPerFrame(16000) || samples === samplesPerFrame(24000) || samples === samplesPerFrame(48000);
 }

@@ -203,7 +203,7 @@ export class MediaWorkerHost {
     let memory: StreamMemory;
     let sockets;
     try {
-      memory = new StreamMemory(message.memory);
+      memory = new StreamMemory(message.memory, message.receivedSamples);
       sockets = await this.#range(message.portStart, message.portEnd).bindPair(message.host);
     } catch (error) {
       this.post({ type: 'open-failed', id, reason: error instanceof Error ? error.message : String(error) });

@@ -3,6 +3,7 @@
 import { REASON_PHRASES, createResponse, newTag, type SipRequest, type SipResponse } from '../message.ts';
 import { responseDestination, type Source } from '../transport.ts';
 import { Transaction, type Retransmission2xx, type TransactionHost } from './transaction.ts';
+import { ownedUtf8 } from '../../util/owned-buffer.ts';
 
 export class ServerTransaction extends Transaction {
   lastResponse?: SipResponse;
@@ -99,7 +100,7 @@ export class ServerTransaction extends Transaction {
     const response = this.createResponse(status, reason);
     for (const [n, v] of headers) response.add(n, v);
     if (body !== undefined) {
-      response.body = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+      response.body = typeof body === 'string' ? ownedUtf8(body) : body;
       if (contentType) response.set('Content-Type', contentType);
     }
     this.respond(response);

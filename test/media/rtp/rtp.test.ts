@@ -88,6 +88,45 @@ describe('sender', () => {
     assert.equal(sender.packets, 3);
     assert.equal(sender.octets, 480);
   });
+
+  test('a G.711 ring is sized for its 20 ms frames; a bigger payload (reflected, a longer frame) grows it once and comes out whole', () => {
+    const sender = new RtpSender(new RtpPayloadCoder('ulaw'), { ssrc: 7, sequence: 0, timestamp: 0 });
+    const header = new RtpHeader();
+    const frame = new Int16Array(160).fill(1000);
+    const small = sender.audio(frame, 1);
+    assert.equal(small, RTP_HEADER_BYTES + 160);
+    assert.ok(sender.packet.length < RTP_HEADER_BYTES + 160 + 64, `slot of ${sender.packet.length} bytes for a 160-byte payload`);
+    const first = sender.packet;
+    // A far end with 60 ms packets, reflected as they came: the whole payload goes out.
+    const reflected = Buffer.alloc(480, 0x5a);
+    const length = sender.copy(reflected, 0, reflected.length, 480, false, 2);
+    assert.equal(parseRtpPacket(sender.packet, length, header), true);
+    assert.equal(header.payloadBytes, 480);
+    assert.ok(sender.packet.subarray(header.payloadStart, header.payloadStart + 480).every((byte) => byte === 0x5a));
+    // The packet built before the growth is left as it was (it may still be in flight).
+    assert.equal(parseRtpPacket(first, small, header), true);
+    assert.equal(header.payloadBytes, 160);
+    // Longer than the most a packet carries: cut to it, as before.
+    const huge = Buffer.alloc(4000, 1);
+    assert.equal(sender.copy(huge, 0, huge.length, 960, false, 3), RTP_HEADER_BYTES + 1280);
+    // A 40 ms frame coded: its 320 bytes fit.
+    assert.equal(sender.audio(new Int16Array(320).fill(-1000), 4), RTP_HEADER_BYTES + 320);
+    // Grown to the most, the ring is made no more, whatever comes: the slots go round as before.
+    const slots = new Set<ArrayBufferLike>();
+    for (let tick = 5; tick < 5 + 32; tick++) {
+      sender.copy(huge, 0, huge.length, tick * 160, false, tick);
+      slots.add(sender.packet.buffer);
+    }
+    assert.equal(slots.size, 1, 'one ring buffer under every slot');
+    // A frame whose payload is past the most (20 ms of 48 kHz L16) does not make a ring per packet either.
+    const wide = new RtpSender(new RtpPayloadCoder('slin48'), { ssrc: 8, sequence: 0, timestamp: 0 });
+    const wideSlots = new Set<ArrayBufferLike>();
+    for (let tick = 1; tick <= 32; tick++) {
+      wide.audio(new Int16Array(960), tick);
+      wideSlots.add(wide.packet.buffer);
+    }
+    assert.equal(wideSlots.size, 1, 'one ring buffer for every packet');
+  });
 });
 
 describe('receiver statistics (RFC 3550)', () => {

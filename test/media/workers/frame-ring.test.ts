@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FrameCache, FrameRing } from '../../../src/media/workers/frame-ring.ts';
+import { StreamMemory } from '../../../src/media/workers/stream-memory.ts';
 
 function ring(slots = 4): { ring: FrameRing; buffer: SharedArrayBuffer } {
   const buffer = new SharedArrayBuffer(FrameRing.bytes(slots));
@@ -92,5 +93,23 @@ describe('frame ring', () => {
     assert.equal(r.size, 0, 'the slot is passed over');
     assert.equal(r.push(8000, frameOf(8000, 4)), true);
     assert.equal(r.pop(new FrameCache())?.samples[159], 4);
+  });
+});
+
+describe('stream memory', () => {
+  test('sized for the call\'s received frames: a G.711 call\'s is smaller, its frames to send stay 48 kHz, and a longer received frame is refused and counted', () => {
+    assert.ok(StreamMemory.bytes(160) < StreamMemory.bytes() - 12_000, `${StreamMemory.bytes(160)} against ${StreamMemory.bytes()}`);
+    const narrow = StreamMemory.create(160);
+    const shared = new StreamMemory(narrow.buffer, 160);
+    const cache = new FrameCache();
+    assert.equal(narrow.received.push(8000, new Int16Array(160).fill(7)), true);
+    assert.equal(narrow.received.push(16000, new Int16Array(320)), false);
+    assert.equal(shared.received.dropped, 1);
+    assert.equal(shared.received.pop(cache)?.samples[159], 7);
+    assert.equal(narrow.toSend.push(48000, new Int16Array(960).fill(3)), true);
+    assert.equal(shared.toSend.pop(cache)?.samples[959], 3);
+    // A size that is no frame's, or a buffer of another size, is refused.
+    assert.throws(() => StreamMemory.create(100), RangeError);
+    assert.throws(() => new StreamMemory(narrow.buffer), RangeError);
   });
 });

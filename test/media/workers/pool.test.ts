@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { linearToUlaw, ulawToLinear } from '../../../src/media/g711.ts';
 import type { Frame } from '../../../src/media/frame.ts';
 import { RtpStreamTotals } from '../../../src/media/rtp/stream.ts';
-import type { OpenRequest } from '../../../src/media/workers/pool.ts';
+import { workerHeapLimits, WORKER_YOUNG_GENERATION_MB, type OpenRequest } from '../../../src/media/workers/pool.ts';
 import type { RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
 import { loopbackSocket, openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
@@ -98,6 +98,26 @@ describe('media worker pool', () => {
     assert.equal(e.lost.length, 0);
   });
 
+  test('a G.711-only call\'s stream memory holds 8 kHz received frames: they reach the main thread', async () => {
+    const e = events();
+    const stream = await openWhenReady(workers.pool, { ...request(e), maxReceiveRate: 8000 });
+    const peer = await loopbackSocket();
+    try {
+      stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: peer.address().port, direction: 'sendrecv' });
+      let sequence = 0;
+      const talking = setInterval(() => peer.send(rtpPacket(sequence++, 3000), stream.localPort, '127.0.0.1'), 20);
+      try {
+        await waitFor(() => e.frames.filter((v) => v === ulawToLinear(linearToUlaw(3000))).length >= 15, 'received frames on the main thread');
+      } finally {
+        clearInterval(talking);
+      }
+    } finally {
+      stream.close();
+      peer.close();
+    }
+    assert.equal(e.lost.length, 0);
+  });
+
   test('a looping stream sends the far end its own audio back and the main thread sees none of it', async () => {
     const e = events();
     const stream = await openWhenReady(workers.pool, request(e));
@@ -161,6 +181,14 @@ describe('media worker pool', () => {
     assert.notEqual(d.workerIndex, onC);
     c.close();
     d.close();
+  });
+
+  test('each worker reports its own heap, kept to a small young generation', async () => {
+    await waitFor(() => workers.pool.loads().every((load) => (load.heapUsedBytes ?? 0) > 0 && (load.heapTotalBytes ?? 0) >= (load.heapUsedBytes ?? 0)), 'a heap report from each worker', 30_000);
+    assert.deepEqual(workerHeapLimits(undefined), { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+    assert.deepEqual(workerHeapLimits('0'), {});
+    assert.deepEqual(workerHeapLimits('junk'), {});
+    assert.deepEqual(workerHeapLimits('100000'), { resourceLimits: { maxYoungGenerationSizeMb: 256 } });
   });
 
   test('a worker that dies ends its streams (onLost, once) and is started again; the other worker goes on', async () => {
