@@ -52,6 +52,21 @@ for (const line of report.split('\n')) {
   if (match) rows.push({ samples: Number(match[2]), symbol: match[3]!.replace(/\[\.\] |\[k\] /, '').trim() });
 }
 rows.sort((a, b) => b.samples - a.samples);
+// By thread: the main thread is the request path; the others are V8's helpers (GC, compilation) and,
+// in a server, its media workers and the password thread.
+const byThread = new Map<string, number>();
+let mainKernel = 0;
+for (const line of execFileSync('perf', ['script', '-i', data, '-F', 'tid,ip,dso'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }).split('\n')) {
+  const [id, , dso = ''] = line.trim().split(/\s+/);
+  if (!id) continue;
+  byThread.set(id, (byThread.get(id) ?? 0) + 1);
+  // The kernel's part (socket reads and writes, scheduling): it moves with the machine's load.
+  if (id === String(child.pid) && dso.includes('kernel')) mainKernel++;
+}
+const mainSamples = byThread.get(String(child.pid)) ?? 0;
+const otherSamples = [...byThread.values()].reduce((sum, count) => sum + count, 0) - mainSamples;
+const perPing = (samples: number): string => ((samples * 100) / total).toFixed(2);
+console.log(`main thread ${perPing(mainSamples)} µs per ping (user space ${perPing(mainSamples - mainKernel)}, kernel ${perPing(mainKernel)}), other threads ${perPing(otherSamples)} (${byThread.size - 1} threads)`);
 const sampled = rows.reduce((sum, row) => sum + row.samples, 0);
 console.log(`perf: ${((sampled * 100) / total).toFixed(2)} µs sampled per ping; by symbol (self):`);
 for (const { samples, symbol } of rows.slice(0, top)) console.log(`${((samples * 100) / total).toFixed(3).padStart(7)} µs  ${symbol.slice(0, 150)}`);
