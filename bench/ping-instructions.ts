@@ -6,6 +6,8 @@
 // (callgrind_control -i on/off) and prints instructions (Ir) per ping, all threads of the process,
 // user space only (the kernel's socket work is not counted). Valgrind runs every thread in turn and
 // the JIT's code under its own translation, so the target is ~50× slower: use a few thousand pings.
+// Caveat (docs/performance.md, fifth pass on ping): a mark-compact or recompilation landing in the
+// window still moves one build's count by up to 10 % between runs; compare several runs.
 // Usage: npx tsx bench/ping-instructions.ts --kind server|floor|hosted [--server dist] [--pings 5000 --warmup 5000]
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
