@@ -16,8 +16,11 @@ export interface ConnectionLimits {
 /** What the guard did, for the log and the metrics. */
 export type ConnectionRefusal = 'total' | 'per-address';
 
-interface Tracked {
+/** A connection the guard counts. `headerReceived` hands it back, so a request sets its flags without a second lookup. */
+export interface TrackedConnection {
   readonly key: string;
+  /** The client's address as the socket gave it when admitted (a request asks for it to authenticate). */
+  readonly address: string | undefined;
   /** Set once a request on it was authenticated: such a connection is never evicted for a newcomer. */
   authenticated: boolean;
   headerTimer: NodeJS.Timeout | undefined;
@@ -38,7 +41,7 @@ export function addressKey(address: string | undefined): string {
 export class ConnectionGuard {
   private readonly limits: ConnectionLimits;
   /** In acceptance order: the first unauthenticated one is the oldest, evicted first. */
-  private readonly open = new Map<Socket, Tracked>();
+  private readonly open = new Map<Socket, TrackedConnection>();
   private readonly perAddress = new Map<string, number>();
   private readonly onRefuse: (reason: ConnectionRefusal, address: string | undefined) => void;
 
@@ -57,11 +60,12 @@ export class ConnectionGuard {
    * a client with credentials; refused when every connection is authenticated.
    */
   admit(socket: Socket): void {
-    const key = addressKey(socket.remoteAddress);
+    const address = socket.remoteAddress;
+    const key = addressKey(address);
     const fromAddress = this.perAddress.get(key) ?? 0;
     if (fromAddress >= this.limits.maxPerAddress) return this.refuse(socket, 'per-address');
     if (this.open.size >= this.limits.maxConnections && !this.evictOldestUnauthenticated()) return this.refuse(socket, 'total');
-    const tracked: Tracked = { key, authenticated: false, headerTimer: undefined };
+    const tracked: TrackedConnection = { key, address, authenticated: false, headerTimer: undefined };
     tracked.headerTimer = setTimeout(() => socket.destroy(), this.limits.headerTimeoutMs);
     tracked.headerTimer.unref();
     this.open.set(socket, tracked);
@@ -69,19 +73,29 @@ export class ConnectionGuard {
     socket.once('close', () => this.forget(socket));
   }
 
-  /** Its first request header arrived: the header deadline no longer applies. */
-  headerReceived(socket: Socket): void {
+  /**
+   * A request header arrived: the header deadline no longer applies. Returns the connection's record
+   * (undefined when the guard does not count it) for `markAuthenticated`: a ping looked its socket up
+   * twice in this map, a hash-table probe each (docs/performance.md, issue 25, fifth pass on ping).
+   */
+  headerReceived(socket: Socket): TrackedConnection | undefined {
     const tracked = this.open.get(socket);
     if (tracked?.headerTimer) {
       clearTimeout(tracked.headerTimer);
       tracked.headerTimer = undefined;
     }
+    return tracked;
   }
 
   /** A request on it carried valid credentials. */
   authenticated(socket: Socket): void {
     const tracked = this.open.get(socket);
     if (tracked) tracked.authenticated = true;
+  }
+
+  /** `authenticated()` for a record `headerReceived` returned (a forgotten one changes nothing). */
+  static markAuthenticated(tracked: TrackedConnection | undefined): void {
+    if (tracked !== undefined) tracked.authenticated = true;
   }
 
   private evictOldestUnauthenticated(): boolean {

@@ -7,7 +7,7 @@ import type { AriUser, PatchbayConfig } from '../config/config.ts';
 import { Authenticator, type AuthResult } from './auth.ts';
 import { NO_HEADERS, type AriResponse, type Dispatcher } from './dispatcher.ts';
 import { LogThrottle } from '../util/log-throttle.ts';
-import { ConnectionGuard } from './connection-guard.ts';
+import { ConnectionGuard, type TrackedConnection } from './connection-guard.ts';
 
 export const ARI_PREFIX = '/ari';
 const ARI_PATH = `${ARI_PREFIX}/`;
@@ -112,6 +112,8 @@ class TrackedResponse extends ServerResponse implements RequestMeta {
   started = 0;
   method = '';
   pathname = '';
+  /** The connection guard's record of its socket (looked up once, when the request header arrived). */
+  guardRecord: TrackedConnection | undefined = undefined;
 }
 
 const JSON_TYPE = 'application/json';
@@ -179,7 +181,7 @@ export class AriHttpServer {
     this.server = http.createServer({ ServerResponse: TrackedResponse }, (request, response) => {
       // Here rather than in a listener of its own: with two 'request' listeners Node.js copies the
       // listener list on every request.
-      this.connections.headerReceived(request.socket);
+      response.guardRecord = this.connections.headerReceived(request.socket);
       try {
         if (!takePrefix(request, prefix)) return this.send(response, { status: 404, headers: {}, json: { message: 'Not found' } });
         this.handle(request, response);
@@ -250,7 +252,10 @@ export class AriHttpServer {
       return this.send(response, { status: 404, headers: {}, json: { message: 'Resource not found' } });
     }
     const meta = known ?? this.track(response, method, pathname);
-    const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, request.socket.remoteAddress);
+    // The address the guard kept when it admitted the connection: the socket's getter per request is
+    // one more polymorphic call on Node.js's side (a socket's peer does not change).
+    const address = response.guardRecord !== undefined ? response.guardRecord.address : request.socket.remoteAddress;
+    const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, address);
     // A crypt hash is being checked off the event loop: carry on with its answer.
     if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result, meta)).catch((err: unknown) => this.failed(response, err));
     if (auth.kind !== 'ok') {
@@ -258,7 +263,7 @@ export class AriHttpServer {
       return this.send(response, this.authFailure(auth));
     }
     if (meta) meta.user = auth.user.name;
-    this.connections.authenticated(request.socket);
+    ConnectionGuard.markAuthenticated(response.guardRecord);
     // Most requests carry no body: they are dispatched at once, without a closure to wait for one.
     if (!hasBody(request)) return this.dispatch(request, response, method, pathname, query, auth.user, meta, undefined);
     this.readBody(request).then(

@@ -53,6 +53,14 @@ export class Router {
    */
   private readonly cache = new Map<string, Map<string, RouteResult>>();
   private cached = 0;
+  /**
+   * The last route answered, checked before the cache: a request's path is a new string, so a cache
+   * probe hashed it every time, where comparing it with the last path is a length check and a memcmp
+   * (a poller repeats one path). Paths are no secret, so the early-exit comparison gives nothing away.
+   */
+  private lastMethod = '';
+  private lastPath = '';
+  private lastResult: RouteResult | undefined;
 
   add(resource: ResourceDecl, operation: OperationDecl, method: HttpMethod, path: string): void {
     let node = this.root;
@@ -77,9 +85,16 @@ export class Router {
 
   /** `path` is relative to /ari and still percent-encoded, e.g. `/channels/abc/play`. */
   route(method: string, path: string): RouteResult {
+    if (this.lastResult !== undefined && this.lastPath === path && this.lastMethod === method) return this.lastResult;
     let byPath = this.cache.get(method);
     const cached = byPath?.get(path);
-    if (cached) return cached;
+    if (cached) {
+      // Three fields, not an object: a client alternating two paths would make one per request.
+      this.lastMethod = method;
+      this.lastPath = path;
+      this.lastResult = cached;
+      return cached;
+    }
     const result = this.resolve(method, path);
     if (!byPath) {
       // Methods are whatever a client sends: only a known few get a cache of their own.

@@ -42,6 +42,15 @@ export class RequestHistogram extends Histogram<Label> {
   private readonly bounds: readonly number[];
   private readonly metricName: string;
   private readonly helpText: string;
+  /**
+   * The series of the last request, with its labels: clients repeat one operation (a poller's ping, a
+   * burst of the same call), and its operation and method are the same string objects each time (the
+   * route's name, Node.js's method constants), so the three map probes become three comparisons.
+   */
+  private lastOperation = '';
+  private lastMethod = '';
+  private lastStatus = 0;
+  private lastSeries: Series | undefined;
 
   constructor(name: string, help: string, buckets: readonly number[], registers: NonNullable<ConstructorParameters<typeof Histogram>[0]['registers']>) {
     super({ name, help, labelNames: ['operation', 'method', 'status'], buckets: [...buckets], registers });
@@ -57,6 +66,18 @@ export class RequestHistogram extends Histogram<Label> {
    */
   observeRequest(operation: string, method: string, status: number, seconds: number): void {
     if (!Number.isFinite(seconds)) return;
+    const last = this.lastSeries;
+    const series = last !== undefined && this.lastOperation === operation && this.lastMethod === method && this.lastStatus === status ? last : this.seriesOf(operation, method, status);
+    const bounds = this.bounds;
+    let bucket = 0;
+    while (bucket < bounds.length && seconds > bounds[bucket]!) bucket++;
+    // Past the last bound: counted in +Inf only (the count), as prom-client does.
+    if (bucket < bounds.length) series.counts[bucket]! += 1;
+    series.sum += seconds;
+    series.count += 1;
+  }
+
+  private seriesOf(operation: string, method: string, status: number): Series {
     const byOperation = (this.byOperation ??= new Map());
     let byMethod = byOperation.get(operation);
     if (!byMethod) byOperation.set(operation, (byMethod = new Map()));
@@ -67,18 +88,19 @@ export class RequestHistogram extends Histogram<Label> {
       series = { labels: { operation, method, status: String(status) }, counts: new Float64Array(this.bounds.length), sum: 0, count: 0 };
       byStatus.set(status, series);
     }
-    const bounds = this.bounds;
-    let bucket = 0;
-    while (bucket < bounds.length && seconds > bounds[bucket]!) bucket++;
-    // Past the last bound: counted in +Inf only (the count), as prom-client does.
-    if (bucket < bounds.length) series.counts[bucket]! += 1;
-    series.sum += seconds;
-    series.count += 1;
+    // Fields, not an object: alternating operations would make one per request.
+    this.lastOperation = operation;
+    this.lastMethod = method;
+    this.lastStatus = status;
+    this.lastSeries = series;
+    return series;
   }
 
   override reset(): void {
     super.reset();
     this.byOperation?.clear();
+    // Its series is no longer counted (the constructor's reset() runs before this field exists).
+    if (this.byOperation !== undefined) this.lastSeries = undefined;
   }
 
   /** What the registry renders (and get() reshapes for JSON): the series counted here, as prom-client lays them out. */
