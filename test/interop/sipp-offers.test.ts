@@ -4,7 +4,9 @@
 // - UPDATE offers in a confirmed call (RFC 3311 §5.2): a new port and codec order (the server's
 //   RTP moves there, in PCMA), hold and unhold (ChannelHold, ChannelUnhold);
 // - an UPDATE offer in the early dialog, after a reliable 183 PRACKed (RFC 3311 §5.1, RFC 3262):
-//   answered, and the call's media goes where it said once answered;
+//   answered, and the call's media goes where it said once answered; one before the INVITE's offer
+//   was answered (after a reliable 180 without SDP) is refused 500 with Retry-After (RFC 3311 §5.2,
+//   as Asterisk's stack refuses it) and changes nothing;
 // - DTMF as SIP INFO both ways (dtmf_mode=info): the server's INFOs pace the scenarios, SIPp's
 //   application/dtmf-relay INFO raises ChannelDtmfReceived.
 // Skipped with a message when sipp (or sox, for the audio) is not installed.
@@ -24,7 +26,7 @@ before(async () => {
   if (!HAVE_SIPP) return;
   setup = await startSippServer(
     'sipp-offers',
-    `[offers-in]\nexten => 100,1,Stasis(${APP})\nexten => 200,1,Progress()\n same => n,Stasis(${APP})\n`,
+    `[offers-in]\nexten => 100,1,Stasis(${APP})\nexten => 200,1,Progress()\n same => n,Stasis(${APP})\nexten => 300,1,Ringing()\n same => n,Stasis(${APP})\n`,
     {
       endpoint: {
         // A gateway: u-law only, as the scenario offers.
@@ -78,6 +80,34 @@ async function assertPcmaTone(sink: { packets: Buffer[] }, what: string): Promis
 /** The SDP body of a traced response (after the blank line). */
 const bodyOf = (message: string | undefined): string => (message ?? '').split(/\r?\n\r?\n/).slice(1).join('\n');
 
+/**
+ * A call from SIPp as alice running `scenario` to `exten`, its new offers naming a sink's port:
+ * `steps` drive the answered-or-not channel `id`; then the app hangs up, and SIPp's run is returned
+ * once it passed.
+ */
+async function callWithSink(scenario: string, exten: string, steps: (id: string, sink: { packets: Buffer[] }) => Promise<void>): Promise<SippRun> {
+  const sink = await rtpSink();
+  try {
+    const run = sipp(scenario, ['-s', exten, '-set', 'caller', 'alice', '-set', 'rtpport', String(sink.port)]);
+    let id = '';
+    try {
+      id = (await nextEvent(startOf('alice'))).channel.id as string;
+      await steps(id, sink);
+    } catch (error) {
+      // SIPp ends by itself on a message its scenario did not expect: say what it saw.
+      const ended = await Promise.race([run.done, new Promise<undefined>((resolve) => setTimeout(resolve, 5000))]);
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\nSIPp's last messages: ${ended ? ended.messages.slice(-3000) : 'none, still running'}`, { cause: error });
+    }
+    assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+    await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    return result;
+  } finally {
+    sink.close();
+  }
+}
+
 describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
   for (const type of ['mixed', 'alternative']) {
     test(`a multipart/${type} INVITE (SDP beside ISUP) is answered from its SDP part and the gateway's tone is heard`, { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 90_000 }, async () => {
@@ -109,11 +139,7 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
   }
 
   test('UPDATE offers mid-call: a new port and codec order moves the RTP there in PCMA; sendonly holds, sendrecv resumes; INFO DTMF both ways', { timeout: 90_000 }, async () => {
-    const sink = await rtpSink();
-    try {
-      const run = sipp('update-offer.xml', ['-s', '100', '-set', 'caller', 'alice', '-set', 'rtpport', String(sink.port)]);
-      const start = await nextEvent(startOf('alice'));
-      const id = start.channel.id as string;
+    const result = await callWithSink('update-offer.xml', '100', async (id, sink) => {
       assert.equal((await post(`/channels/${id}/answer`)).status, 204);
       const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
       assert.equal(play.status, 201, await play.text());
@@ -127,28 +153,18 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
       await nextEvent((e) => e.type === 'ChannelUnhold' && e.channel?.id === id);
       const digit = await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id);
       assert.equal(digit.digit, '5', 'SIPp\'s INFO digit');
-      assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
-      await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
-      const result = await run.done;
-      assert.equal(result.status, 0, result.output);
-      const answers = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ UPDATE/im.test(m));
-      assert.equal(answers.length, 3, 'three UPDATEs answered 200');
-      assert.match(bodyOf(answers[0]), /^m=audio \d+ RTP\/AVP 8 0\s*$/m, 'the answer follows the UPDATE\'s new order (no telephone-event: dtmf_mode=info)');
-      assert.match(bodyOf(answers[1]), /^a=recvonly/m, 'hold answered recvonly');
-      assert.match(bodyOf(answers[2]), /^a=sendrecv/m, 'unhold answered sendrecv');
-      const infos = tracedMessages(result, /^INFO /).filter((m) => /^Content-Type:\s*application\/dtmf-relay/im.test(m));
-      assert.deepEqual(infos.map((m) => /^Signal=(\S+)/m.exec(m)?.[1]), ['1', '2', '3', '5']);
-    } finally {
-      sink.close();
-    }
+    });
+    const answers = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ UPDATE/im.test(m));
+    assert.equal(answers.length, 3, 'three UPDATEs answered 200');
+    assert.match(bodyOf(answers[0]), /^m=audio \d+ RTP\/AVP 8 0\s*$/m, 'the answer follows the UPDATE\'s new order (no telephone-event: dtmf_mode=info)');
+    assert.match(bodyOf(answers[1]), /^a=recvonly/m, 'hold answered recvonly');
+    assert.match(bodyOf(answers[2]), /^a=sendrecv/m, 'unhold answered sendrecv');
+    const infos = tracedMessages(result, /^INFO /).filter((m) => /^Content-Type:\s*application\/dtmf-relay/im.test(m));
+    assert.deepEqual(infos.map((m) => /^Signal=(\S+)/m.exec(m)?.[1]), ['1', '2', '3', '5']);
   });
 
   test('an UPDATE offer in the early dialog (after a reliable 183, PRACKed) is answered, and the answered call\'s media goes where it said', { timeout: 90_000 }, async () => {
-    const sink = await rtpSink();
-    try {
-      const run = sipp('update-early.xml', ['-s', '200', '-set', 'caller', 'alice', '-set', 'rtpport', String(sink.port)]);
-      const start = await nextEvent(startOf('alice'));
-      const id = start.channel.id as string;
+    const result = await callWithSink('update-early.xml', '200', async (id, sink) => {
       // SIPp's early INFO (digit 4) comes after its UPDATE was answered.
       const digit = await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id);
       assert.equal(digit.digit, '4');
@@ -156,16 +172,28 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
       const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
       assert.equal(play.status, 201, await play.text());
       await assertPcmaTone(sink, 'the port of the early UPDATE');
-      assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
-      await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
-      const result = await run.done;
-      assert.equal(result.status, 0, result.output);
-      const [early] = tracedMessages(result, /^SIP\/2\.0 183/);
-      assert.match(early ?? '', /^RSeq:\s*\d+/im, 'the 183 is reliable');
-      const [updated] = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ UPDATE/im.test(m));
-      assert.match(bodyOf(updated), /^m=audio \d+ RTP\/AVP 8 0\s*$/m, 'the early UPDATE\'s answer follows its order');
-    } finally {
-      sink.close();
-    }
+    });
+    const [early] = tracedMessages(result, /^SIP\/2\.0 183/);
+    assert.match(early ?? '', /^RSeq:\s*\d+/im, 'the 183 is reliable');
+    const [updated] = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ UPDATE/im.test(m));
+    assert.match(bodyOf(updated), /^m=audio \d+ RTP\/AVP 8 0\s*$/m, 'the early UPDATE\'s answer follows its order');
+  });
+
+  test('an UPDATE offer while the INVITE\'s offer is unanswered (reliable 180, no SDP) is refused 500 with Retry-After, and the 200 answers the INVITE\'s offer', { timeout: 90_000 }, async () => {
+    let stray = 0;
+    const result = await callWithSink('update-unanswered.xml', '300', async (id, sink) => {
+      // SIPp's early INFO (digit 6) comes after its UPDATE was refused.
+      const digit = await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id);
+      assert.equal(digit.digit, '6');
+      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+      stray = sink.packets.length;
+    });
+    const [refused] = tracedMessages(result, /^SIP\/2\.0 500/);
+    assert.match(refused ?? '', /^CSeq:\s*\d+ UPDATE/im);
+    assert.match(refused ?? '', /^Retry-After:\s*\d+/im);
+    const [ok] = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ INVITE/im.test(m));
+    assert.match(bodyOf(ok), /^m=audio \d+ RTP\/AVP 0 8\s*$/m, 'the 200 answers the INVITE\'s offer (PCMU first, as offered)');
+    assert.equal(stray, 0, 'no RTP went to the refused offer\'s port');
   });
 });
