@@ -4,7 +4,8 @@
 // - UPDATE offers in a confirmed call (RFC 3311 §5.2): a new port and codec order (the server's
 //   RTP moves there, in PCMA), hold and unhold (ChannelHold, ChannelUnhold);
 // - an UPDATE offer in the early dialog, after a reliable 183 PRACKed (RFC 3311 §5.1, RFC 3262):
-//   answered, and the call's media goes where it said once answered; one before the INVITE's offer
+//   answered, and early media (a tone played before the answer), then the answered call's, go where
+//   it said; one before the INVITE's offer
 //   was answered (after a reliable 180 without SDP) is refused 500 with Retry-After (RFC 3311 §5.2,
 //   as Asterisk's stack refuses it) and changes nothing;
 // - DTMF as SIP INFO both ways (dtmf_mode=info): the server's INFOs pace the scenarios, SIPp's
@@ -163,15 +164,21 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
     assert.deepEqual(infos.map((m) => /^Signal=(\S+)/m.exec(m)?.[1]), ['1', '2', '3', '5']);
   });
 
-  test('an UPDATE offer in the early dialog (after a reliable 183, PRACKed) is answered, and the answered call\'s media goes where it said', { timeout: 90_000 }, async () => {
+  test('an UPDATE offer in the early dialog (after a reliable 183, PRACKed) is answered: early media, then the answered call\'s, go where it said', { timeout: 90_000 }, async () => {
     const result = await callWithSink('update-early.xml', '200', async (id, sink) => {
       // SIPp's early INFO (digit 4) comes after its UPDATE was answered.
       const digit = await nextEvent((e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === id);
       assert.equal(digit.digit, '4');
-      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      // Early media: the tone goes to the UPDATE's port before the answer.
       const play = await post(`/channels/${id}/play?media=${encodeURIComponent('tone:1000')}`);
       assert.equal(play.status, 201, await play.text());
-      await assertPcmaTone(sink, 'the port of the early UPDATE');
+      await assertPcmaTone(sink, 'the port of the early UPDATE, before the answer');
+      const unanswered = (await (await post(`/channels/${id}`, 'GET')).json()) as Json;
+      assert.notEqual(unanswered.state, 'Up', 'still unanswered while the early media flowed');
+      assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+      await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+      sink.packets.length = 0;
+      await assertPcmaTone(sink, 'the port of the early UPDATE, after the answer');
     });
     const [early] = tracedMessages(result, /^SIP\/2\.0 183/);
     assert.match(early ?? '', /^RSeq:\s*\d+/im, 'the 183 is reliable');
