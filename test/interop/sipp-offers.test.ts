@@ -8,6 +8,8 @@
 //   it said; one before the INVITE's offer
 //   was answered (after a reliable 180 without SDP) is refused 500 with Retry-After (RFC 3311 §5.2,
 //   as Asterisk's stack refuses it) and changes nothing;
+// - a caller refreshing its session timer (RFC 4028) by UPDATE without SDP: granted again, and the
+//   call outlives the point where an unrefreshed session ends;
 // - DTMF as SIP INFO both ways (dtmf_mode=info): the server's INFOs pace the scenarios, SIPp's
 //   application/dtmf-relay INFO raises ChannelDtmfReceived.
 // Skipped with a message when sipp (or sox, for the audio) is not installed.
@@ -50,7 +52,7 @@ after(async () => {
 
 const nextEvent = (match: (event: Json) => boolean, timeoutMs = 15_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
 const post = (path: string, method = 'POST'): Promise<Response> => setup.server.ari(path, { method });
-const sipp = (scenario: string, args: string[]): { done: Promise<SippRun> } => runSipp(scenario, [setup.target(), ...args], { cwd: setup.work, timeoutMs: 45_000, trace: true });
+const sipp = (scenario: string, args: string[], timeoutMs = 45_000): { done: Promise<SippRun> } => runSipp(scenario, [setup.target(), ...args], { cwd: setup.work, timeoutMs, trace: true });
 const startOf = (caller: string) => (e: Json) => e.type === 'StasisStart' && String(e.channel?.name).startsWith(`PJSIP/${caller}-`);
 
 /** The 1 kHz amplitude of the samples' loudest second (8 kHz audio). */
@@ -202,5 +204,21 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
     const [ok] = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ INVITE/im.test(m));
     assert.match(bodyOf(ok), /^m=audio \d+ RTP\/AVP 0 8\s*$/m, 'the 200 answers the INVITE\'s offer (PCMU first, as offered)');
     assert.equal(stray, 0, 'no RTP went to the refused offer\'s port');
+  });
+
+  test('a caller refreshing its session timer by UPDATE without SDP is granted refresher=uac again and keeps the call past the expiry point', { timeout: 150_000 }, async () => {
+    const run = sipp('session-timer-peer-update.xml', ['-s', '100', '-set', 'caller', 'alice'], 120_000);
+    const start = await nextEvent(startOf('alice'));
+    const id = start.channel.id as string;
+    assert.equal((await post(`/channels/${id}/answer`)).status, 204);
+    // SIPp hangs up at about 70 s, 10 s after an unrefreshed session would have been ended (60 s).
+    const destroyed = await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id, 120_000);
+    assert.equal(destroyed.cause, 16, 'the caller hung up normally; the session did not expire');
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    const [refreshed] = tracedMessages(result, /^SIP\/2\.0 200/).filter((m) => /^CSeq:\s*\d+ UPDATE/im.test(m));
+    assert.match(refreshed ?? '', /^Session-Expires:\s*90;refresher=uac/im);
+    assert.match(refreshed ?? '', /^Content-Length:\s*0/im, 'a refresh only: no SDP in its 200');
+    assert.equal(tracedMessages(result, /^BYE /).length, 1, 'one BYE, the caller\'s');
   });
 });
