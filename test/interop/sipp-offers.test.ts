@@ -7,7 +7,8 @@
 //   answered, and early media (a tone played before the answer), then the answered call's, go where
 //   it said; one before the INVITE's offer
 //   was answered (after a reliable 180 without SDP) is refused 500 with Retry-After (RFC 3311 §5.2,
-//   as Asterisk's stack refuses it) and changes nothing;
+//   as Asterisk's stack refuses it) and changes nothing; a callee's before it answered our INVITE's
+//   offer is refused 491;
 // - a caller refreshing its session timer (RFC 4028) by UPDATE without SDP: granted again, and the
 //   call outlives the point where an unrefreshed session ends;
 // - DTMF as SIP INFO both ways (dtmf_mode=info): the server's INFOs pace the scenarios, SIPp's
@@ -20,9 +21,11 @@ import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { alawToLinear } from '../../src/media/g711.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, sipp as runSipp, startSippServer, tracedMessages, waitFor, writeSippTone, type Json, type SippRun, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, waitFor, writeSippTone, type Json, type SippRun, type SippServer } from './sipp-peer.ts';
 
 const APP = 'offers-app';
+/** Where SIPp plays bob, the callee (his static contact). */
+const BOB_PORT = randomPort();
 let setup: SippServer;
 
 before(async () => {
@@ -36,8 +39,9 @@ before(async () => {
         gateway: { context: 'offers-in', allow: 'ulaw', aors: 'gateway' },
         // Both G.711 laws (the UPDATE reorders them); DTMF as INFO (it paces the scenarios).
         alice: { context: 'offers-in', allow: 'ulaw,alaw', aors: 'alice', dtmf_mode: 'info' },
+        bob: { context: 'offers-in', allow: 'ulaw', aors: 'bob' },
       },
-      aor: { gateway: { max_contacts: 1 }, alice: { max_contacts: 1 } },
+      aor: { gateway: { max_contacts: 1 }, alice: { max_contacts: 1 }, bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
     },
     APP,
   );
@@ -220,5 +224,21 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
     assert.match(refreshed ?? '', /^Session-Expires:\s*90;refresher=uac/im);
     assert.match(refreshed ?? '', /^Content-Length:\s*0/im, 'a refresh only: no SDP in its 200');
     assert.equal(tracedMessages(result, /^BYE /).length, 1, 'one BYE, the caller\'s');
+  });
+
+  test('a callee\'s UPDATE offer in the early dialog, before it answered our INVITE\'s offer, is refused 491; its 200 then answers the call', { timeout: 90_000 }, async () => {
+    const callee = runSipp('answer-update-early.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 45_000, trace: true });
+    // SIPp binds its port as it starts; the INVITE must not come before.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const created = await post(`/channels?endpoint=PJSIP/bob&app=${APP}`);
+    const body = await created.text();
+    assert.equal(created.status, 200, body);
+    const id = (JSON.parse(body) as Json).id as string;
+    await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up', 20_000);
+    assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+    const result = await callee.done;
+    assert.equal(result.status, 0, result.output);
+    const [refused] = tracedMessages(result, /^SIP\/2\.0 491/);
+    assert.match(refused ?? '', /^CSeq:\s*1 UPDATE/im, 'the UPDATE was refused 491');
   });
 });

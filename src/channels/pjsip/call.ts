@@ -287,6 +287,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       headers: [...identityHeaders, ...dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const), ...this.#session.inviteHeaders()],
     });
     this.#invite?.send(request, this.#inviteHandlers);
+    this.#sdp.exchange.oursSent();
     if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
   }
 
@@ -342,6 +343,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
       if (status === 200) this.#responseHeaders = sessionHeadersOf(response.headers);
       this.#takeAnswer(response, true);
+      // A 2xx ends our INVITE's offer/answer whether or not it carried the answer.
+      this.#sdp.exchange.closed();
       if (this.#ended || this.channel.hangingUp) {
         this.#requests.bye(16);
         return;
@@ -363,6 +366,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const early = this.#earlyAnswer;
     if (this.#sdp.negotiated && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
     if (!this.#sdp.takeAnswer(response.body)) return;
+    this.#sdp.exchange.closed();
     if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
   }
 
