@@ -61,7 +61,7 @@ after(async () => {
   await setup.close();
 });
 
-const nextEvent = (match: (event: Json) => boolean, timeoutMs = 15_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
+const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
 
 /** Answers the next call from `caller` and collects the digits it raises until it ends. */
 async function digitsOfCall(caller: string): Promise<string[]> {

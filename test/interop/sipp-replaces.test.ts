@@ -30,7 +30,7 @@ after(async () => {
   await setup.close();
 });
 
-const nextEvent = (match: (event: Json) => boolean, timeoutMs = 15_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
+const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
 const sipp = (scenario: string, args: string[], port?: number): { done: Promise<SippRun> } => runSipp(scenario, args, { cwd: setup.work, timeoutMs: 45_000, trace: true, ...(port ? { port } : {}) });
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
 
