@@ -3,9 +3,9 @@
  * that our answer has not gone out for yet, or our offer whose answer has not come. RFC 3311 §5.2
  * says how an UPDATE carrying another offer meanwhile is refused, and Asterisk's stack refuses it
  * so: 500 with a Retry-After while the far end's offer is unanswered (an UPDATE right after a
- * reliable 180 without SDP), 491 while ours waits (an offer in our 2xx awaiting its ACK). Taking
- * it instead would answer two offers at once and leave the far end's first one answered by the
- * wrong body.
+ * reliable 180 without SDP), 491 while ours waits (our INVITE's, before the callee answered it,
+ * or the one in our 2xx awaiting its ACK). Taking it instead would answer two offers at once and
+ * leave the first one answered by the wrong body.
  */
 
 export type OpenExchange = 'none' | 'theirs' | 'ours';
