@@ -2,7 +2,7 @@
 // -m 1) from a given local address and port, and reports its exit status and the end of its
 // output. Also the small waits every such test needs (the next ARI event that matches).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ export const HAVE_SOX = spawnSync('sox', ['--version'], { encoding: 'utf8' }).er
 export interface SippRun {
   readonly status: number | null;
   readonly output: string;
+  /** Every SIP message SIPp sent and received, when run with `trace` (-trace_msg); else empty. */
+  readonly messages: string;
 }
 
 export interface SippOptions {
@@ -28,6 +30,8 @@ export interface SippOptions {
   /** Working directory (audio.wav for rtp_stream, message logs). */
   readonly cwd: string;
   readonly timeoutMs?: number;
+  /** Keep every message SIPp sends and receives (SippRun.messages, read with tracedMessages()). */
+  readonly trace?: boolean;
 }
 
 /** A random port unlikely to collide with the other tests' (SIPp binds it itself). */
@@ -39,12 +43,24 @@ export function randomPort(): number {
 export function sipp(scenario: string, args: readonly string[], options: SippOptions): { done: Promise<SippRun>; port: number } {
   const port = options.port ?? randomPort();
   const timeout = Math.round((options.timeoutMs ?? 20_000) / 1000);
-  const child = spawn('sipp', ['-sf', join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', ...args], { cwd: options.cwd });
+  const messageFile = join(options.cwd, `${scenario}-${port}.messages.log`);
+  const trace = options.trace ? ['-trace_msg', '-message_file', messageFile] : [];
+  const child = spawn('sipp', ['-sf', join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', ...trace, ...args], { cwd: options.cwd });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-  const done = new Promise<SippRun>((resolve) => child.on('exit', (status) => resolve({ status, output: output.slice(-2000) })));
+  const done = new Promise<SippRun>((resolve) =>
+    child.on('exit', (status) => resolve({ status, output: output.slice(-2000), messages: options.trace && existsSync(messageFile) ? readFileSync(messageFile, 'latin1') : '' })),
+  );
   return { done, port };
+}
+
+/** The SIP messages of a traced SIPp run whose first line matches `firstLine`, in order. */
+export function tracedMessages(run: SippRun, firstLine: RegExp): string[] {
+  return run.messages
+    .split(/-{20,}.*\r?\n/)
+    .map((block) => block.replace(/^(?:\s*\r?\n)+/, '').replace(/^.*(?:message (?:received|sent)|UDP message).*\r?\n/gim, '').trimStart())
+    .filter((block) => firstLine.test(block.split(/\r?\n/)[0] ?? ''));
 }
 
 /** The next event matching `match` (others are skipped), within `timeoutMs`. */

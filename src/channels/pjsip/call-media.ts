@@ -29,6 +29,7 @@ import { RemoteRtpStream } from '../../media/workers/remote-stream.ts';
 import type { RemoteSecureMedia } from '../../media/workers/remote-secure-media.ts';
 import { dtlsRole, type SecureLocalMedia } from '../../sip/sdp/webrtc.ts';
 import { dtmfInband } from './dtmf-info.ts';
+import { OfferExchange } from '../../sip/sdp/offer-exchange.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
 export interface SdpOptions {
@@ -60,6 +61,8 @@ export function unansweredLimitFor(address: string | undefined, signalling: stri
 }
 
 export class CallMedia {
+  /** The offer/answer exchange still open, if any: an UPDATE's offer meanwhile is refused (offer-exchange.ts). */
+  readonly exchange = new OfferExchange();
   #negotiated: NegotiatedMedia | undefined;
   #localSdp: string | undefined;
   #version = 1;

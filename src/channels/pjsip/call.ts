@@ -169,6 +169,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (this.side.offer && this.side.offer.length > 0) {
       const answer = this.#sdp.answer(this.side.offer, false);
       if (!answer.ok) return answer;
+      this.#sdp.exchange.theirsReceived();
     } else this.#sdp.offer(false); // late offer: the answer comes in the ACK
     const tx = this.side.tx;
     // A 2xx waits for the PRACK of every reliable 1xx (RFC 3262 §3); one never PRACKed refuses the call (5xx).
@@ -205,6 +206,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   #acked(ack: SipRequest): void {
     this.#ackReceived = true;
+    this.#sdp.exchange.closed();
     // A late offer is answered in the ACK (its SDP, or a multipart's SDP part).
     if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
   }
@@ -254,6 +256,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (this.side.kind !== 'inbound') return;
     const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['Server', this.services.userAgent]];
     this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
+    // Our SDP answers the INVITE's offer, or is our offer when it had none (answered in the ACK).
+    if (withSdp && this.side.offer?.length) this.#sdp.exchange.closed();
+    else if (withSdp) this.#sdp.exchange.oursSent();
   }
 
   // ---- outbound -------------------------------------------------------------------------------
@@ -282,6 +287,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       headers: [...identityHeaders, ...dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const), ...this.#session.inviteHeaders()],
     });
     this.#invite?.send(request, this.#inviteHandlers);
+    this.#sdp.exchange.oursSent();
     if (this.#pendingHangup !== undefined) this.hangup(this.#pendingHangup);
   }
 
@@ -337,6 +343,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
       if (status === 200) this.#responseHeaders = sessionHeadersOf(response.headers);
       this.#takeAnswer(response, true);
+      // A 2xx ends our INVITE's offer/answer whether or not it carried the answer.
+      this.#sdp.exchange.closed();
       if (this.#ended || this.channel.hangingUp) {
         this.#requests.bye(16);
         return;
@@ -358,6 +366,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const early = this.#earlyAnswer;
     if (this.#sdp.negotiated && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
     if (!this.#sdp.takeAnswer(response.body)) return;
+    this.#sdp.exchange.closed();
     if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
   }
 
@@ -424,6 +433,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const refresh = this.#session.refreshRequest(request);
     const offer = sessionDescriptionOf(request);
     if (!refresh.ok) return void tx.reply(refresh.status, undefined, refresh.headers);
+    const busy = request.method === 'UPDATE' && offer.length > 0 ? this.#sdp.exchange.refusal() : undefined;
+    if (busy) return void tx.reply(busy.status, busy.reason, busy.headers);
     if (request.method === 'UPDATE' && offer.length === 0) {
       tx.reply(200, undefined, [['Allow', ALLOW], ...refresh.headers]);
       return refresh.refreshed();
@@ -433,7 +444,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
       if (!answer.ok) return void tx.reply(answer.status);
     } else {
       this.#sdp.offer(true);
+      this.#sdp.exchange.oursSent();
       tx.onAck = (ack) => {
+        this.#sdp.exchange.closed();
         if (!this.#sdp.takeAnswer(sessionDescriptionOf(ack))) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
       };
     }

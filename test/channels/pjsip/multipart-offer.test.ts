@@ -3,38 +3,19 @@
 // (found by the live hostile sweep, live-sweep.test.ts). A multipart without an SDP part, or of
 // another multipart type, is still 415 with Accept: application/sdp.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { HostilePeer, plainSdp, statusOf, type PeerDialog } from '../../helpers/hostile-peer.ts';
+import { test } from 'node:test';
+import { plainSdp, statusOf, type PeerDialog } from '../../helpers/hostile-peer.ts';
 import { sipHeader } from '../../helpers/sip-inbox.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useHoldServer } from './hold-server.ts';
 
-let dir: string;
-let server: TestServer;
-let peer: HostilePeer;
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'patchbay-multipart-'));
-  const dialplan = join(dir, 'extensions.conf');
-  writeFileSync(dialplan, '[default]\nexten => hold,1,Answer()\n same => n,Wait(60)\n');
-  server = await startTestServer({ dialplan: { file: dialplan }, config_objects: { res_pjsip: { endpoint: { anonymous: { context: 'default', allow: 'ulaw' } } } } });
-  peer = await HostilePeer.open('UDP', server.core.pjsip.port);
-});
-
-after(async () => {
-  peer?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const held = useHoldServer('multipart');
 
 const multipart = (sdp: string | undefined): string =>
   ['--sep', 'Content-Type: application/isup;version=itu-t92+', 'Content-Disposition: signal;handling=optional', '', '\u0001\u0010\u0000', ...(sdp === undefined ? [] : ['--sep', 'Content-Type: application/sdp', '', sdp]), '--sep--', ''].join('\r\n');
 
 async function invite(body: string, contentType: string): Promise<string | undefined> {
-  const sent = peer.send({ method: 'INVITE', body, contentType });
-  return peer.finalFor(sent.callId, sent.cseq, 'INVITE', 15_000);
+  const sent = held.peer.send({ method: 'INVITE', body, contentType });
+  return held.peer.finalFor(sent.callId, sent.cseq, 'INVITE', 15_000);
 }
 
 test('a multipart/mixed INVITE with an SDP part is answered from that part; a multipart re-INVITE too', async () => {
@@ -50,13 +31,13 @@ test('a multipart/mixed INVITE with an SDP part is answered from that part; a mu
     inviteCseq: Number(sipHeader(final!, 'cseq')!.split(' ')[0]),
     cseq: Number(sipHeader(final!, 'cseq')!.split(' ')[0]),
   };
-  peer.ack(dialog, dialog.inviteCseq);
-  const reinvite = peer.inDialog(dialog, { method: 'INVITE', body: multipart(plainSdp(40102).replace('a=sendrecv', 'a=sendonly')), contentType: 'multipart/alternative; boundary="sep"' });
-  const answer = await peer.request(reinvite);
+  held.peer.ack(dialog, dialog.inviteCseq);
+  const reinvite = held.peer.inDialog(dialog, { method: 'INVITE', body: multipart(plainSdp(40102).replace('a=sendrecv', 'a=sendonly')), contentType: 'multipart/alternative; boundary="sep"' });
+  const answer = await held.peer.request(reinvite);
   assert.equal(answer && statusOf(answer), 200);
   assert.match(answer ?? '', /^a=recvonly/m, 'the SDP part of the re-INVITE was the offer (hold)');
-  peer.ack(dialog, Number(reinvite.cseq));
-  assert.equal(await peer.hangUp(dialog), 200);
+  held.peer.ack(dialog, Number(reinvite.cseq));
+  assert.equal(await held.peer.hangUp(dialog), 200);
 });
 
 test('a multipart without an SDP part, or multipart/related, is still 415', async () => {
@@ -69,5 +50,5 @@ test('a multipart without an SDP part, or multipart/related, is still 415', asyn
     assert.equal(final && statusOf(final), 415, type);
     assert.match(final ?? '', /^Accept: application\/sdp/m);
   }
-  assert.equal(server.core.channels.list().length, 0);
+  assert.equal(held.server.core.channels.list().length, 0);
 });
