@@ -5,6 +5,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import WebSocket from 'ws';
+import { ariRequest, type AriAnswer } from './ari-request.ts';
 
 /** The bench's ARI user: Patchbay's bench targets have it; another server (bench/external-target.ts) may name its own. */
 const BENCH_USER = 'asterisk:asterisk';
@@ -22,18 +23,7 @@ export async function cycleClient(url: string, inflight: number, user = BENCH_US
   const AUTH = `Basic ${Buffer.from(user).toString('base64')}`;
   const base = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: inflight + 4 });
-  const request = (method: string, path: string): Promise<{ status: number; body: string }> =>
-    new Promise((resolve, reject) => {
-      const req = http.request({ host: base.hostname, port: base.port, method, path, agent, headers: { authorization: AUTH } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      });
-      req.setTimeout(STEP_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out`)));
-      req.on('error', reject);
-      req.end();
-    });
+  const request = (method: string, path: string): Promise<AriAnswer> => ariRequest({ base, authorization: AUTH, timeoutMs: STEP_TIMEOUT_MS, agent }, method, path);
   type Wanted = 'StasisStart' | 'ChannelDestroyed';
   const seen = new Map<string, Set<string>>();
   const waiters = new Map<string, { type: Wanted; resolve: () => void }>();

@@ -16,6 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { ariRequest, type AriAnswer } from './ari-request.ts';
 import { runTarget } from './target.ts';
 import { natsServerInstalled, startNatsServer, type NatsServer } from '../test/helpers/nats-server.ts';
 
@@ -75,19 +76,8 @@ function stopMember(member: Member): Promise<void> {
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function request(url: string, method: string, path: string): Promise<{ status: number; body: string }> {
-  const base = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: base.hostname, port: base.port, method, path, agent, headers: { authorization: AUTH } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.setTimeout(STEP_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
+function request(url: string, method: string, path: string): Promise<AriAnswer> {
+  return ariRequest({ base: new URL(url), authorization: AUTH, timeoutMs: STEP_TIMEOUT_MS, agent }, method, path);
 }
 
 /** An application's event WebSocket that resolves waits for (channel id, event type). */

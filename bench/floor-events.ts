@@ -7,7 +7,7 @@
 // every frame belongs to it) and the POST answer; the floor then builds the same JSON per cycle
 // (instantiate: fresh objects, fresh ids, names and timestamps, serialised each time — no cached
 // buffer), so its frames have the server's count, sizes and shapes.
-import http from 'node:http';
+import { ariRequest, type AriAnswer } from './ari-request.ts';
 import WebSocket from 'ws';
 import { once } from 'node:events';
 
@@ -20,19 +20,7 @@ export interface CycleTemplate {
   readonly frames: readonly { readonly after: 'originate' | 'hangup'; readonly event: Record<string, unknown> }[];
 }
 
-function request(base: URL, method: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: base.hostname, port: base.port, method, path, headers: { authorization: AUTH } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
+const request = (base: URL, method: string, path: string): Promise<AriAnswer> => ariRequest({ base, authorization: AUTH, timeoutMs: 10_000 }, method, path);
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

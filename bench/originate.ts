@@ -14,6 +14,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { ariRequest, type AriAnswer } from './ari-request.ts';
 import { runTarget } from './target.ts';
 
 const { values } = parseArgs({
@@ -55,22 +56,7 @@ async function runBench(): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: inflight + 4 });
 
   /** One HTTP request with keep-alive; resolves with status and body text. */
-  function request(method: string, path: string): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: base.hostname, port: base.port, method, path, agent, headers: { authorization: AUTH } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-          res.on('error', reject);
-        },
-      );
-      req.setTimeout(STEP_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out`)));
-      req.on('error', reject);
-      req.end();
-    });
-  }
+  const request = (method: string, path: string): Promise<AriAnswer> => ariRequest({ base, authorization: AUTH, timeoutMs: STEP_TIMEOUT_MS, agent }, method, path);
 
   // Events may arrive before the HTTP answer naming the channel: remember what each channel saw.
   type Wanted = 'StasisStart' | 'ChannelDestroyed';

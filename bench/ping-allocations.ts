@@ -9,13 +9,11 @@
 //   2. The compiled server alone in this process under V8's sampling heap profiler (collected objects
 //      counted too): bytes per ping by the nearest of the server's own functions up the stack.
 // Usage: npm run build && npx tsx bench/ping-allocations.ts [--pings 20000] [--root dist] [--path /ari/asterisk/ping]
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { printLargest, profileAllocations, startQuietServer } from './allocation-profile.ts';
+import { startTargetProcess } from './target-process.ts';
 
 const { values } = parseArgs({ options: { pings: { type: 'string', default: '20000' }, root: { type: 'string', default: 'dist' }, path: { type: 'string', default: '/ari/asterisk/ping' } } });
 const pings = Math.min(Math.max(Math.floor(Number(values.pings)) || 0, 1000), 200_000);
@@ -25,23 +23,10 @@ const path = values.path!.startsWith('/') ? values.path! : '/ari/asterisk/ping';
 
 /** Bytes the target's heap grew by per ping, with no collection in between (a 256 MB young generation). */
 async function bytesPerPing(kind: 'server' | 'floor'): Promise<number> {
-  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128', '--import', 'tsx', script, kind], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, PATCHBAY_BENCH_ROOT: root },
-  });
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const next = async (): Promise<string> => {
-    const { value, done } = await lines.next();
-    if (done) throw new Error(`the ${kind} target exited`);
-    return value as string;
-  };
-  const ask = async (command: 'stats' | 'gc'): Promise<number> => {
-    child.stdin!.write(`${command}\n`);
-    return (JSON.parse(await next()) as { heapUsed: number }).heapUsed;
-  };
+  const target = await startTargetProcess({ name: kind, role: kind, nodeArgs: ['--min-semi-space-size=128', '--max-semi-space-size=128'], env: { ...process.env, PATCHBAY_BENCH_ROOT: root } });
+  const ask = async (command: 'stats' | 'gc'): Promise<number> => (await target.ask<{ heapUsed: number }>(command)).heapUsed;
   try {
-    const url = `${await next()}${path}`;
+    const url = `${target.url}${path}`;
     await autocannon({ url, connections: 20, amount: 3000, headers: { authorization: AUTH } }); // warm-up
     // Small rounds, each after a full collection, so the young generation never fills; the least is
     // kept (a timer or sampler of the server's that ran during a round only adds).
@@ -57,8 +42,7 @@ async function bytesPerPing(kind: 'server' | 'floor'): Promise<number> {
     }
     return least;
   } finally {
-    child.stdin!.end();
-    await once(child, 'exit');
+    await target.stop();
   }
 }
 

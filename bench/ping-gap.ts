@@ -14,13 +14,11 @@
 //                          docs/performance.md); a variant named NAME@STEPS has its own (floor@wgs)
 //        [--node /path/to/node]   (the targets' Node.js; the driver's own by default)
 // Variants: see VARIANTS below; --variant adds one of your own (repeatable).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { measurePings, startTargetProcess, type TargetProcess } from './target-process.ts';
 
 interface Variant {
   readonly name: string;
@@ -94,57 +92,18 @@ const chosen: Variant[] = [
 for (const { steps } of chosen) if (!/^[wgsi]{0,8}$/.test(steps ?? '')) throw new Error(`steps '${steps}': letters w, g, s and i only`);
 const AUTH = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
 
-interface Running {
-  readonly url: string;
-  /** --trace-gc's lines printed so far (the target's stdout carries them between its answers). */
-  readonly gcLines: string[];
-  cpu(command?: 'stats' | 'gc'): Promise<number>;
-  stop(): Promise<void>;
-}
-
-async function start(variant: Variant): Promise<Running> {
-  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
+/** A variant's target process: request-cpu-target.ts with its extras, overrides, flags and build. */
+async function start(variant: Variant): Promise<TargetProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_FLOOR_EXTRAS: variant.extras ?? '', PATCHBAY_BENCH_OVERRIDES: variant.overrides || '{}' };
   if (variant.root ?? root) env.PATCHBAY_BENCH_ROOT = variant.root ?? root;
   else delete env.PATCHBAY_BENCH_ROOT;
-  const flags = [...(variant.nodeArgs ?? '').split(' ').filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
-  const child: ChildProcess = spawn(nodeBinary, [...flags, '--expose-gc', '--import', 'tsx', script, variant.role], { stdio: ['pipe', 'pipe', 'inherit'], env });
-  const iterator = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const gcLines: string[] = [];
-  const next = async (): Promise<string> => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    try {
-      for (;;) {
-        const { value, done } = await iterator.next();
-        if (done) throw new Error(`the ${variant.name} target exited`);
-        const line = value as string;
-        // The protocol's lines are a URL or JSON; V8's traces (--trace-gc, --trace-deopt …) are kept aside.
-        if (line.startsWith('http') || line.startsWith('{')) return line;
-        gcLines.push(line);
-      }
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-  const url = await next();
-  return {
-    url,
-    gcLines,
-    async cpu(command = 'stats') {
-      child.stdin!.write(`${command}\n`);
-      return (JSON.parse(await next()) as { cpuUs: number }).cpuUs;
-    },
-    async stop() {
-      const exited = once(child, 'exit');
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  const nodeArgs = [...(variant.nodeArgs ?? '').split(' ').filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
+  return startTargetProcess({ name: variant.name, role: variant.role, nodeArgs, node: nodeBinary, env, answerTimeoutMs: 30_000 });
 }
 
-/** Process CPU µs per ping, after the variant's steps (--steps). */
+/** The target's process CPU so far, in µs (after a full collection with `gc`). */
+const cpuOf = async (target: TargetProcess, command: 'stats' | 'gc' = 'stats'): Promise<number> => (await target.ask<{ cpuUs: number }>(command)).cpuUs;
+
 /** Collections in --trace-gc lines: count and ms of scavenges and of mark-compacts. */
 interface GcFigures {
   scavenges: number;
@@ -168,31 +127,29 @@ function gcFigures(lines: readonly string[]): GcFigures {
 }
 const gcSums = new Map<string, GcFigures & { pings: number; last: string }>();
 
-async function pingCost(target: Running, steps: string, name: string): Promise<number> {
+/** Process CPU µs per ping, after the variant's steps (--steps). */
+async function pingCost(target: TargetProcess, steps: string, name: string): Promise<number> {
   const url = `${target.url}/ari/asterisk/ping`;
   const headers = { authorization: AUTH };
-  const stepsFrom = target.gcLines.length;
+  const stepsFrom = target.traceLines.length;
   for (const step of steps) {
     if (step === 'w' && warmup > 0) await autocannon({ url, connections, amount: warmup, headers });
-    else if (step === 'g') await target.cpu('gc');
+    else if (step === 'g') await cpuOf(target, 'gc');
     else if (step === 's' || step === 'i') await new Promise((resolve) => setTimeout(resolve, step === 's' ? 500 : 3000));
   }
-  const before = await target.cpu();
-  const gcFrom = target.gcLines.length;
-  const result = await autocannon({ url, connections, amount: pings, headers, sampleInt: 10 });
-  const after = await target.cpu();
+  let gcFrom = target.traceLines.length;
+  const run = await measurePings({ url: target.url, authorization: AUTH, connections, amount: pings, cpuUs: () => cpuOf(target), started: () => (gcFrom = target.traceLines.length) });
   if (values['trace-gc']) {
-    const window = target.gcLines.slice(gcFrom);
+    const window = target.traceLines.slice(gcFrom);
     // Mark-compacts before the measured pings (start-up's not counted), by reason: what state the code met.
-    const before = target.gcLines.slice(stepsFrom, gcFrom).filter((line) => !line.includes('Scavenge'));
+    const before = target.traceLines.slice(stepsFrom, gcFrom).filter((line) => !line.includes('Scavenge'));
     if (process.env.PING_GAP_TRACE_LINES) console.log(`  ${name}: ${window.length} trace lines in the measured pings; ${window.filter((line) => !line.includes('Scavenge')).slice(0, 12).join('\n    ')}`);
     if (before.length > 0) console.log(`  ${name}: before the measured pings: ${before.map((line) => line.replace(/^\[[^\]]*\]\s*/, '').replace(/\(average mu.*?\)/, '').slice(0, 140)).join(' | ')}`);
     const figures = gcFigures(window);
     const sum = gcSums.get(name) ?? { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0, pings: 0, last: '' };
-    gcSums.set(name, { scavenges: sum.scavenges + figures.scavenges, scavengeMs: sum.scavengeMs + figures.scavengeMs, markCompacts: sum.markCompacts + figures.markCompacts, markCompactMs: sum.markCompactMs + figures.markCompactMs, pings: sum.pings + result.requests.total, last: window.at(-1) ?? sum.last });
+    gcSums.set(name, { scavenges: sum.scavenges + figures.scavenges, scavengeMs: sum.scavengeMs + figures.scavengeMs, markCompacts: sum.markCompacts + figures.markCompacts, markCompactMs: sum.markCompactMs + figures.markCompactMs, pings: sum.pings + run.requests, last: window.at(-1) ?? sum.last });
   }
-  if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return (after - before) / result.requests.total;
+  return run.cpuUs / run.requests;
 }
 
 const figures = new Map<string, number[]>(chosen.map(({ name }) => [name, []]));

@@ -25,9 +25,7 @@
 //        [--server dist --baseline ../main/dist] [--floor same-events|six-events|both|none] [--hosted-floor]
 //        [--external http://127.0.0.1:18088 --external-pid PID --external-auth user:pass --external-name asterisk]
 //        [--subscribe-all 10 --rate 200 --hold 20]
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createInterface, type Interface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -37,6 +35,7 @@ import WebSocket from 'ws';
 import { cycleClient } from './ari-cycle-client.ts';
 import { captureCycle } from './floor-events.ts';
 import { externalOptions, externalStats } from './external-target.ts';
+import { measurePings, startTargetProcess } from './target-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -133,7 +132,6 @@ function externalTarget(): Target {
 
 async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   if (kind === 'external') return externalTarget();
-  const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const env: NodeJS.ProcessEnv = { ...process.env, PATCHBAY_BENCH_ROOT: roots[kind] };
   if (!roots[kind]) delete env.PATCHBAY_BENCH_ROOT;
   // Overrides price a feature on the server: the baseline runs as configured (--baseline dist
@@ -142,32 +140,8 @@ async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   const role = isFloor(kind) ? 'floor' : kind === 'hosted' ? 'hosted' : 'server';
   // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
   const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', script, role, floorMode], { stdio: ['pipe', 'pipe', 'inherit'], env });
-  const lines: Interface = createInterface({ input: child.stdout! });
-  const iterator = lines[Symbol.asyncIterator]();
-  const next = async (): Promise<string> => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    const { value, done } = await iterator.next();
-    clearTimeout(timer);
-    if (done) throw new Error(`the ${kind} target exited`);
-    return value as string;
-  };
-  const url = await next();
-  return {
-    url,
-    user: BENCH_USER,
-    async stats(command = 'stats') {
-      child.stdin!.write(`${command}\n`);
-      return JSON.parse(await next()) as Stats;
-    },
-    async stop() {
-      const exited = once(child, 'exit');
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  const target = await startTargetProcess({ name: kind, role, floorMode, nodeArgs, env, answerTimeoutMs: 30_000 });
+  return { url: target.url, user: BENCH_USER, stats: (command = 'stats') => target.ask<Stats>(command), stop: () => target.stop() };
 }
 
 /** CPU the target spends doing nothing (timers, media clock), in µs per second of wall time. */
@@ -188,19 +162,10 @@ async function idleCost(target: Target): Promise<number> {
  * it would have spent idle over the same wall time.
  */
 async function pingCost(target: Target, idleUsPerSecond: number): Promise<{ us: number; net: number; p99: number; perSecond: number }> {
-  const url = `${target.url}/ari/asterisk/ping`;
-  const headers = { authorization: basic(target.user) };
-  await autocannon({ url, connections, amount: Math.min(2000, pings), headers }); // warm-up
-  const before = await target.stats();
-  const began = performance.now();
-  // autocannon ends a run of `amount` requests only at its next sample tick (1 s by default): at 10,000
-  // req/s that made the wall time, and so req/s, up to 50 % off. Ticks of 10 ms keep it within 1 %.
-  const result = await autocannon({ url, connections, amount: pings, headers, sampleInt: 10 });
-  const seconds = (performance.now() - began) / 1000;
-  const after = await target.stats();
-  if (result.errors + result.non2xx > 0) throw new Error(`ping: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  const used = after.cpuUs - before.cpuUs;
-  return { us: used / result.requests.total, net: (used - idleUsPerSecond * seconds) / result.requests.total, p99: result.latency.p99, perSecond: result.requests.total / seconds };
+  const authorization = basic(target.user);
+  await autocannon({ url: `${target.url}/ari/asterisk/ping`, connections, amount: Math.min(2000, pings), headers: { authorization } }); // warm-up
+  const run = await measurePings({ url: target.url, authorization, connections, amount: pings, cpuUs: async () => (await target.stats()).cpuUs });
+  return { us: run.cpuUs / run.requests, net: (run.cpuUs - idleUsPerSecond * run.seconds) / run.requests, p99: run.p99, perSecond: run.requests / run.seconds };
 }
 
 const percentile = (values: number[], p: number): number => {

@@ -7,6 +7,7 @@
 // - `resumable`: its connection asked for the grace period, so a member serving a forwarded request
 //   naming it reads the entry afresh (it may have gone away a moment ago).
 import { MAX_ORDERED_GROUP } from './event-order.ts';
+import { parseJsonObjectText } from '../util/json-object.ts';
 import { subjectToken } from './wire.ts';
 
 const MAX_NAME = 256;
@@ -24,14 +25,9 @@ const isName = (value: unknown): value is string => typeof value === 'string' &&
 
 /** The entry under `key`, or undefined when it is not one (hostile or broken: ignored). */
 export function parseAnnouncement(key: string, value: string): AppAnnouncement | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
-  const { node, app, group, away, held_until: heldUntil, resumable } = parsed as Record<string, unknown>;
+  const parsed = parseJsonObjectText(value);
+  if (typeof parsed === 'string') return undefined;
+  const { node, app, group, away, held_until: heldUntil, resumable } = parsed;
   if (!isName(node) || !isName(app) || subjectToken(app) !== key) return undefined;
   // A group that is not a short list of names is left out: the events are then not ordered together.
   const groupOk = Array.isArray(group) && group.length <= MAX_ORDERED_GROUP && group.every(isName) && group.includes(app);

@@ -10,6 +10,7 @@
 // own order, and its stream position for resuming, are untouched (events are only held, in order).
 import { randomUUID } from 'node:crypto';
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import { parseJsonObjectText } from '../util/json-object.ts';
 
 /** The NATS header carrying the tag. */
 export const ORDER_HEADER = 'Pb-Order';
@@ -34,14 +35,9 @@ export interface OrderTag {
 
 export function parseOrderTag(value: string | undefined): OrderTag | undefined {
   if (value === undefined || value.length === 0 || value.length > MAX_TAG_CHARS) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
-  const { s, n, h, a } = parsed as Record<string, unknown>;
+  const parsed = parseJsonObjectText(value);
+  if (typeof parsed === 'string') return undefined;
+  const { s, n, h, a } = parsed;
   if (typeof s !== 'string' || s.length === 0 || s.length > 128) return undefined;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) return undefined;
   if (typeof h !== 'string' || h.length > 256) return undefined;

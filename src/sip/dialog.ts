@@ -36,6 +36,30 @@ function contactUri(message: SipMessage): Uri | undefined {
   return contacts[0].uri;
 }
 
+/** What both sides take alike from the dialog-creating request and the response (§12.1.1, §12.1.2). */
+interface CreatingExchange {
+  readonly callId: string;
+  /** The request's CSeq number. */
+  readonly cseq: number;
+  /** The request's From and the response's To, tags included. */
+  readonly from: string;
+  readonly to: string;
+  /** A sips Request-URI makes the dialog secure. */
+  readonly secure: boolean;
+  /** A 1xx makes an early dialog, a 2xx a confirmed one. */
+  readonly state: DialogState;
+}
+
+/** Undefined when the exchange lacks what any dialog needs. */
+function creatingExchange(request: SipRequest, response: SipResponse): CreatingExchange | undefined {
+  const callId = request.callId();
+  const cseq = request.cseq();
+  const from = request.get('from');
+  const to = response.get('to');
+  if (!callId || !cseq || !from || !to) return undefined;
+  return { callId, cseq: cseq.seq, from, to, secure: request.uri.kind === 'sip' && request.uri.scheme === 'sips', state: response.status >= 200 ? 'confirmed' : 'early' };
+}
+
 export class Dialog implements DialogInit {
   callId: string;
   localTag: string;
@@ -73,51 +97,24 @@ export class Dialog implements DialogInit {
    * tag → early, 2xx → confirmed). Returns undefined when the request lacks what a dialog needs.
    */
   static asUas(request: SipRequest, response: SipResponse): Dialog | undefined {
-    const callId = request.callId();
+    const exchange = creatingExchange(request, response);
     const remoteTag = request.fromTag();
     const localTag = response.toTag();
     const target = contactUri(request);
-    const cseq = request.cseq();
-    const from = request.get('from');
-    const to = response.get('to');
-    if (!callId || !remoteTag || !localTag || !target || !cseq || !from || !to) return undefined;
-    return new Dialog({
-      callId,
-      localTag,
-      remoteTag,
-      localParty: to,
-      remoteParty: from,
-      localSeq: initialSeq(),
-      remoteSeq: cseq.seq,
-      remoteTarget: target,
-      routeSet: request.values('record-route'),
-      secure: request.uri.kind === 'sip' && request.uri.scheme === 'sips',
-      state: response.status >= 200 ? 'confirmed' : 'early',
-    });
+    if (!exchange || !remoteTag || !localTag || !target) return undefined;
+    const { callId, cseq, from, to, secure, state } = exchange;
+    return new Dialog({ callId, localTag, remoteTag, localParty: to, remoteParty: from, localSeq: initialSeq(), remoteSeq: cseq, remoteTarget: target, routeSet: request.values('record-route'), secure, state });
   }
 
   /** UAC side (§12.1.2): from the request we sent and a 1xx (with To tag) or 2xx received. */
   static asUac(request: SipRequest, response: SipResponse): Dialog | undefined {
-    const callId = request.callId();
+    const exchange = creatingExchange(request, response);
     const localTag = request.fromTag();
     const remoteTag = response.toTag();
     const target = contactUri(response);
-    const cseq = request.cseq();
-    const from = request.get('from');
-    const to = response.get('to');
-    if (!callId || !localTag || !remoteTag || !target || !cseq || !from || !to) return undefined;
-    return new Dialog({
-      callId,
-      localTag,
-      remoteTag,
-      localParty: from,
-      remoteParty: to,
-      localSeq: cseq.seq,
-      remoteTarget: target,
-      routeSet: response.values('record-route').reverse(),
-      secure: request.uri.kind === 'sip' && request.uri.scheme === 'sips',
-      state: response.status >= 200 ? 'confirmed' : 'early',
-    });
+    if (!exchange || !localTag || !remoteTag || !target) return undefined;
+    const { callId, cseq, from, to, secure, state } = exchange;
+    return new Dialog({ callId, localTag, remoteTag, localParty: from, remoteParty: to, localSeq: cseq, remoteTarget: target, routeSet: response.values('record-route').reverse(), secure, state });
   }
 
   /**

@@ -110,10 +110,36 @@ function story(frames: readonly Json[], caller: string, callee: string): string[
 
 const BLANKED = DIAL_VARIABLES.map((name) => `Varset caller ${name}=`);
 
-test('Dial() through Local: the basic bridge, BRIDGEPEER and the DIAL* variables as Asterisk 22 raises them; ARI lists the bridge and may not operate on it', async () => {
-  const id = `dialbridge-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dial@dialbridge')}&app=${HOLDER}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+/**
+ * Originates `Local/<exten>@dialbridge` into the holding application: the caller is its `;2`
+ * (`<id>-2`), which runs the Dial. Returns the `;1`'s id.
+ */
+async function originateDial(exten: string): Promise<string> {
+  const id = `${exten}-${Date.now()}`;
+  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent(`Local/${exten}@dialbridge`)}&app=${HOLDER}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(originated.status, 200);
+  return id;
+}
+
+/** The bridge dissolving: both lose BRIDGEPEER, then leave, `first` (the one whose leaving ended the call) first. */
+const dissolved = (first: string, second: string): string[] => [`Varset ${first} BRIDGEPEER=`, `Varset ${second} BRIDGEPEER=`, `ChannelLeftBridge ${first} [1]`, `ChannelLeftBridge ${second} [0]`];
+
+/** After the bridge: its destruction, the call's times and DIALSTATUS, and the end of both parties. */
+const AFTER_THE_BRIDGE = [
+  'BridgeDestroyed [0]',
+  'Varset caller ANSWEREDTIME=<n>',
+  'Varset caller ANSWEREDTIME_MS=<n>',
+  'Varset caller DIALEDTIME=<n>',
+  'Varset caller DIALEDTIME_MS=<n>',
+  'Varset caller DIALSTATUS=ANSWER',
+  'Destroyed callee',
+  // Dial() returns -1: the caller's dialplan run ends, announced once (no request of Dial's own).
+  'HangupRequest caller 16 soft',
+  'Destroyed caller',
+];
+
+test('Dial() through Local: the basic bridge, BRIDGEPEER and the DIAL* variables as Asterisk 22 raises them; ARI lists the bridge and may not operate on it', async () => {
+  const id = await originateDial('dial');
   const frames: Json[] = [];
   await collectUntil(frames, (frame) => frame.type === 'ChannelVarset' && frame.variable === 'BRIDGEPEER' && short(frame.channel.name) === 'Local/dial@dialbridge;2');
 
@@ -168,19 +194,8 @@ test('Dial() through Local: the basic bridge, BRIDGEPEER and the DIAL* variables
     `Varset caller BRIDGEPEER=${entered[0].channel.name}`,
     // DELETE of ;1: its partner (the caller) gets the queued request, and leaves first.
     'HangupRequest caller 16',
-    'Varset caller BRIDGEPEER=',
-    'Varset callee BRIDGEPEER=',
-    'ChannelLeftBridge caller [1]',
-    'ChannelLeftBridge callee [0]',
-    'BridgeDestroyed [0]',
-    'Varset caller ANSWEREDTIME=<n>',
-    'Varset caller ANSWEREDTIME_MS=<n>',
-    'Varset caller DIALEDTIME=<n>',
-    'Varset caller DIALEDTIME_MS=<n>',
-    'Varset caller DIALSTATUS=ANSWER',
-    'Destroyed callee',
-    'HangupRequest caller 16 soft',
-    'Destroyed caller',
+    ...dissolved('caller', 'callee'),
+    ...AFTER_THE_BRIDGE,
   ]);
 
   // The callee, left alone in the dissolved bridge, is hung up outright: no hang-up request of its
@@ -203,39 +218,20 @@ test('Dial() through Local: the basic bridge, BRIDGEPEER and the DIAL* variables
 });
 
 test('Dial() through Local, the callee hangs up: it leaves the bridge first, and each side raises one APPUNLOAD hang-up request', async () => {
-  const id = `dialshort-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@dialbridge')}&app=${HOLDER}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
-  assert.equal(originated.status, 200);
+  const id = await originateDial('dialshort');
   const frames: Json[] = [];
   await collectUntil(frames, (frame) => frame.type === 'ChannelDestroyed' && frame.channel.id === `${id}-2`);
 
   const lines = story(frames, 'Local/dialshort@dialbridge;2', 'Local/short@dialbridge;1');
   const end = lines.slice(lines.indexOf('Varset callee BRIDGEPEER='));
-  assert.deepEqual(end, [
-    'Varset callee BRIDGEPEER=',
-    'Varset caller BRIDGEPEER=',
-    'ChannelLeftBridge callee [1]',
-    'ChannelLeftBridge caller [0]',
-    'BridgeDestroyed [0]',
-    'Varset caller ANSWEREDTIME=<n>',
-    'Varset caller ANSWEREDTIME_MS=<n>',
-    'Varset caller DIALEDTIME=<n>',
-    'Varset caller DIALEDTIME_MS=<n>',
-    'Varset caller DIALSTATUS=ANSWER',
-    'Destroyed callee',
-    // Dial() returns -1: the caller's dialplan run ends, announced once (no request of Dial's own).
-    'HangupRequest caller 16 soft',
-    'Destroyed caller',
-  ]);
+  assert.deepEqual(end, [...dissolved('callee', 'caller'), ...AFTER_THE_BRIDGE]);
   // Hangup() on the callee's ;2: only its dialplan run's end is announced (cause 16, soft).
   const requests = frames.filter((frame) => frame.type === 'ChannelHangupRequest' && short(frame.channel.name) === 'Local/short@dialbridge;2');
   assert.deepEqual(requests.map((frame) => [frame.cause, frame.soft]), [[16, true]]);
 });
 
 test('Hangup(17): its channel announces only the end of its dialplan run (16, soft); the partner hears 17, both are destroyed with 17', async () => {
-  const id = `hangup-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@dialbridge')}&app=${HOLDER}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
-  assert.equal(originated.status, 200);
+  const id = await originateDial('hangup');
   const frames: Json[] = [];
   const destroyed = new Set<string>();
   const ours = (frame: Json): boolean => frame.channel?.id === id || frame.channel?.id === `${id}-2`;

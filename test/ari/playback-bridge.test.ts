@@ -2,30 +2,24 @@
 // wait `enqueued` and never play at the same time, and the queue's controls answer 409 / 404 as
 // the spec's table says. The bridges are made through the core (the bridge resource is tested on
 // its own); everything about the playbacks goes through HTTP and the event WebSocket.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Bridge } from '../../src/core/bridges/bridge.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
-import { Capture, control, pair, play, playbackEvent, playbackEvents, post, status, toneAmplitude, type Json, type Pair } from './playback-helpers.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { Capture, control, pair, play, playbackEvent, playbackEvents, post, startPromptsOnlyServer, status, toneAmplitude, type Json, type Pair, type PlaybackServer } from './playback-helpers.ts';
 
 const APP = 'pb-bridge';
 
+let started: PlaybackServer | undefined;
 let server: TestServer;
 let events: EventSocket;
 
 before(async () => {
-  // Only the generated prompts (a 250 ms 1 kHz beep): an installed Asterisk beep.wav would win otherwise.
-  server = await startTestServer({ dirs: { sounds: [mkdtempSync(join(tmpdir(), 'patchbay-no-sounds-'))] } });
-  events = await server.events(`app=${APP}`);
+  started = await startPromptsOnlyServer(APP);
+  ({ server, events } = started);
 });
 
-after(async () => {
-  await events?.close();
-  await server?.stop();
-});
+after(() => started?.stop());
 
 /** A mixing bridge holding the ;1 halves of two Local pairs (so the app is subscribed to it). */
 async function bridgeOfTwo(id: string): Promise<{ bridge: Bridge; a: Pair; b: Pair }> {

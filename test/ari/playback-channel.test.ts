@@ -1,12 +1,9 @@
 // Playback to a channel over real ARI: POST /channels/{id}/play answers 201 with Location, the
 // events follow the spec's states at real speed, the audio reaches the channel's far end, and the
 // controls, stop, queueing, failures and the error statuses behave as Asterisk's.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
 import {
   Capture,
   control,
@@ -17,26 +14,25 @@ import {
   playbackEvents,
   post,
   sleep,
+  startPromptsOnlyServer,
   status,
   toneAmplitude,
   type Json,
+  type PlaybackServer,
 } from './playback-helpers.ts';
 
 const APP = 'pb-chan';
 
+let started: PlaybackServer | undefined;
 let server: TestServer;
 let events: EventSocket;
 
 before(async () => {
-  // Only the generated prompts (a 250 ms 1 kHz beep): an installed Asterisk beep.wav would win otherwise.
-  server = await startTestServer({ dirs: { sounds: [mkdtempSync(join(tmpdir(), 'patchbay-no-sounds-'))] } });
-  events = await server.events(`app=${APP}`);
+  started = await startPromptsOnlyServer(APP);
+  ({ server, events } = started);
 });
 
-after(async () => {
-  await events?.close();
-  await server?.stop();
-});
+after(() => started?.stop());
 
 async function hangup(id: string): Promise<void> {
   assert.equal(await status(server, `/channels/${id}`, { method: 'DELETE' }), 204);

@@ -2,11 +2,40 @@
 // pairs whose ;1 half is in that application, event waits by playback id, and audio capture on a
 // channel with a tone-energy measure.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { goertzelPower } from '../../src/media/goertzel.ts';
-import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 export type Json = Record<string, any>;
+
+export interface PlaybackServer {
+  readonly server: TestServer;
+  /** The event socket of the application the tests' channels are in. */
+  readonly events: EventSocket;
+  stop(): Promise<void>;
+}
+
+/**
+ * A server whose only sounds are the generated prompts (a 250 ms 1 kHz beep: an installed Asterisk
+ * beep.wav would win otherwise), with an event socket for `app`.
+ */
+export async function startPromptsOnlyServer(app: string): Promise<PlaybackServer> {
+  const sounds = mkdtempSync(join(tmpdir(), 'patchbay-no-sounds-'));
+  const server = await startTestServer({ dirs: { sounds: [sounds] } });
+  const events = await server.events(`app=${app}`);
+  return {
+    server,
+    events,
+    async stop() {
+      await events.close();
+      await server.stop();
+      rmSync(sounds, { recursive: true, force: true });
+    },
+  };
+}
 
 export interface Pair {
   readonly one: Channel;

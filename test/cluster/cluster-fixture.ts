@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { natsServerInstalled } from '../helpers/nats-server.ts';
-import { AUTH, type EventSocket } from '../helpers/server.ts';
+import { AUTH, startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 // The suites read loosely typed JSON answers and events.
 export type Json = Record<string, any>;
@@ -37,6 +37,34 @@ export function dialplanDir(prefix: string, dialplan: string): string {
 /** A member's settings: its server id, the suite's dialplan in `dir`, and the cluster on `natsUrl` (plus `cluster`'s own keys). */
 export function memberSettings(natsUrl: string, dir: string, node: string, serverId: string, cluster: Json = {}): Json {
   return { server_id: serverId, dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: natsUrl, node_id: node, ...cluster } };
+}
+
+/** A suite's three members by name, set as each starts (a failed start leaves the rest undefined). */
+export type ThreeMembers = Record<'a' | 'b' | 'c', TestServer | undefined>;
+
+/**
+ * Starts members A, B and C in turn on the suite's dialplan in `dir` (server ids
+ * 02:00:00:00:<idDigit>0:01, …1:01, …2:01, so suites do not share one), then waits until each sees
+ * all three and knows `app`, whose event socket the caller opened on its home.
+ */
+export async function startThreeMembers(servers: ThreeMembers, natsUrl: string, dir: string, idDigit: number, cluster: Json): Promise<void> {
+  let n = 0;
+  for (const name of ['a', 'b', 'c'] as const) {
+    servers[name] = await startTestServer(memberSettings(natsUrl, dir, `node${name.toUpperCase()}`, `02:00:00:00:${idDigit}${n++}:01`, cluster));
+  }
+}
+
+/** Each member sees all three and knows `app` (its home's subscription has reached NATS). */
+export async function untilThreeKnow(servers: ThreeMembers, app: string): Promise<void> {
+  for (const server of [servers.a!, servers.b!, servers.c!]) {
+    await untilMembersSeen(server.url, 3);
+    await untilApplicationKnown(server, app);
+  }
+}
+
+/** Stops C, then B, then A: those that started. */
+export async function stopThreeMembers(servers: ThreeMembers): Promise<void> {
+  for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
 }
 
 /** What a member answers on /admin/cluster (members, contacts, media legs, shared state…). */

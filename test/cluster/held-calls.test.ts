@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { dialplanDir, type Json, NO_NATS, until as pollUntil, untilMembersSeen } from './cluster-fixture.ts';
+import { dialplanDir, type Json, NO_NATS, stopThreeMembers, type ThreeMembers, until as pollUntil, untilMembersSeen } from './cluster-fixture.ts';
 
 const DIALPLAN = `[held]
 exten => park,1,Answer()
@@ -31,7 +31,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe('calls wait for an away application on every member', { skip }, () => {
   let nats: NatsServer;
   let dir: string;
-  const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
+  const servers: ThreeMembers = { a: undefined, b: undefined, c: undefined };
   const a = (): TestServer => servers.a!;
   const b = (): TestServer => servers.b!;
   const c = (): TestServer => servers.c!;
@@ -59,7 +59,7 @@ describe('calls wait for an away application on every member', { skip }, () => {
   });
 
   after(async () => {
-    for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
+    await stopThreeMembers(servers);
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -10,7 +10,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { READ_YOUR_WRITES_MS } from '../../src/cluster/kv-seen.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
-import { clusterStatus, type Json, NO_NATS, until } from './cluster-fixture.ts';
+import { clusterStatus, type Json, NO_NATS, stopThreeMembers, type ThreeMembers, until } from './cluster-fixture.ts';
 
 const skip = NO_NATS;
 const ROUNDS = 30;
@@ -19,7 +19,7 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 describe('read-your-writes of dynamic configuration and device states across cluster members', { skip }, () => {
   let nats: NatsServer;
   let nc: NatsConnection;
-  const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
+  const servers: ThreeMembers = { a: undefined, b: undefined, c: undefined };
   const members = async (server: TestServer): Promise<number> => (await clusterStatus(server.url)).members.length;
 
   before(async () => {
@@ -34,7 +34,7 @@ describe('read-your-writes of dynamic configuration and device states across clu
 
   after(async () => {
     await nc?.close();
-    for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
+    await stopThreeMembers(servers);
     await nats?.stop();
   });
 

@@ -10,12 +10,12 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '@nats-io/transport-node';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
 import { silentFrames, spanBounds, timed } from '../ari/recordings-helpers.ts';
-import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
+import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, NO_NATS, startThreeMembers, stopThreeMembers, type ThreeMembers, until, untilThreeKnow } from './cluster-fixture.ts';
 
 const APP = 'xrec';
 // tone-600-dtmf sends '#' once the global XREC_GO is 1 (set through any member: globals are shared).
@@ -41,7 +41,7 @@ const SLOW_ANSWER_MS = 20_000;
 describe('recording across cluster members', { skip }, () => {
   let nats: NatsServer;
   let dir: string;
-  const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
+  const servers: ThreeMembers = { a: undefined, b: undefined, c: undefined };
   let app: EventSocket;
   const events = (): Json[] => app.messages as Json[];
   const legsHeld = (server: TestServer): Promise<number> => mediaLegsHeld(server.url);
@@ -51,21 +51,15 @@ describe('recording across cluster members', { skip }, () => {
   before(async () => {
     dir = dialplanDir('patchbay-cluster-xrec-', DIALPLAN);
     nats = await startNatsServer();
-    let n = 0;
-    for (const name of ['a', 'b', 'c'] as const) {
-      servers[name] = await startTestServer(memberSettings(nats.url, dir, `node${name.toUpperCase()}`, `02:00:00:00:8${n++}:01`, { failure_seconds: 3, request_timeout_ms: SLOW_ANSWER_MS }));
-    }
+    await startThreeMembers(servers, nats.url, dir, 8, { failure_seconds: 3, request_timeout_ms: SLOW_ANSWER_MS });
     // The application's home is C: the bridge's events (B) and the channels' (A, C) reach it through the stream.
     app = await servers.c!.events(`app=${APP}`);
-    for (const server of [servers.a!, servers.b!, servers.c!]) {
-      await untilMembersSeen(server.url, 3);
-      await untilApplicationKnown(server, APP);
-    }
+    await untilThreeKnow(servers, APP);
   });
 
   after(async () => {
     await app?.close();
-    for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
+    await stopThreeMembers(servers);
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

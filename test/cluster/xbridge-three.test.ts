@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
-import { dialplanDir, type Json, mediaLegsHeld, memberSettings, NO_NATS, until, untilApplicationKnown, untilMembersSeen } from './cluster-fixture.ts';
+import { dialplanDir, type Json, mediaLegsHeld, NO_NATS, startThreeMembers, stopThreeMembers, type ThreeMembers, until, untilThreeKnow } from './cluster-fixture.ts';
 
 const APP = 'x3';
 const DIALPLAN = `[x3]
@@ -25,7 +25,7 @@ const skip = NO_NATS;
 describe('a bridge of one member mixing channels of two others', { skip }, () => {
   let nats: NatsServer;
   let dir: string;
-  const servers: Record<'a' | 'b' | 'c', TestServer | undefined> = { a: undefined, b: undefined, c: undefined };
+  const servers: ThreeMembers = { a: undefined, b: undefined, c: undefined };
   let app: EventSocket;
   const events = (): Json[] => app.messages as Json[];
   const legsHeld = (server: TestServer): Promise<number> => mediaLegsHeld(server.url);
@@ -33,20 +33,14 @@ describe('a bridge of one member mixing channels of two others', { skip }, () =>
   before(async () => {
     dir = dialplanDir('patchbay-cluster-xbridge3-', DIALPLAN);
     nats = await startNatsServer();
-    let n = 0;
-    for (const name of ['a', 'b', 'c'] as const) {
-      servers[name] = await startTestServer(memberSettings(nats.url, dir, `node${name.toUpperCase()}`, `02:00:00:00:7${n++}:01`, { failure_seconds: 3 }));
-    }
+    await startThreeMembers(servers, nats.url, dir, 7, { failure_seconds: 3 });
     app = await servers.b!.events(`app=${APP}`);
-    for (const server of [servers.a!, servers.b!, servers.c!]) {
-      await untilMembersSeen(server.url, 3);
-      await untilApplicationKnown(server, APP);
-    }
+    await untilThreeKnow(servers, APP);
   });
 
   after(async () => {
     await app?.close();
-    for (const server of [servers.c, servers.b, servers.a]) await server?.stop();
+    await stopThreeMembers(servers);
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -12,7 +12,7 @@ import { goertzelPower } from '../../src/media/goertzel.ts';
 import { readWavFile } from '../../src/media/wav-reader.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
-import { channelName, collectUntil, originate, startPbxServer, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
+import { channelName, collectUntil, originate, startWatchedPbx, stopWatchedPbx, type AriEvent, type PbxServer } from './pbx-helpers.ts';
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const otherMonth = MONTHS[(new Date().getMonth() + 6) % 12];
@@ -75,13 +75,9 @@ exten => s,1,Answer()
 let pbx: PbxServer;
 let events: EventSocket;
 before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
-  events = await watchAll(pbx.server);
+  ({ pbx, events } = await startWatchedPbx(DIALPLAN));
 });
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+after(() => stopWatchedPbx({ pbx, events }));
 
 const userEvents = (seen: readonly AriEvent[], channel: Channel, name: string): Record<string, string>[] =>
   seen.filter((event) => event.type === 'ChannelUserevent' && channelName(event) === channel.name && event.eventname === name).map((event) => event.userevent as Record<string, string>);

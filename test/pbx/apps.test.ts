@@ -12,10 +12,10 @@ import {
   channelOf,
   dialplanTrace,
   originate,
-  startPbxServer,
+  startWatchedPbx,
+  stopWatchedPbx,
   untilDestroyed,
   varsets,
-  watchAll,
   type PbxServer,
 } from './pbx-helpers.ts';
 
@@ -61,13 +61,9 @@ exten => playback-noanswer,1,Playback(one&two,noanswer)
 let pbx: PbxServer;
 let events: EventSocket;
 before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
-  events = await watchAll(pbx.server);
+  ({ pbx, events } = await startWatchedPbx(DIALPLAN));
 });
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+after(() => stopWatchedPbx({ pbx, events }));
 
 describe('substitution in application arguments', () => {
   test('${EXTEN}, ${CONTEXT}, ${CHANNEL}, ${CALLERID(num)}, ${UNIQUEID}, $[...], substrings and [globals]', async () => {

@@ -10,23 +10,19 @@ import {
   collectUntil,
   dialplanTrace,
   originate,
-  startPbxServer,
+  startWatchedPbx,
+  stopWatchedPbx,
   untilDestroyed,
   varsets,
-  watchAll,
   type PbxServer,
 } from './pbx-helpers.ts';
 
 let pbx: PbxServer;
 let events: EventSocket;
 before(async () => {
-  pbx = await startPbxServer(null);
-  events = await watchAll(pbx.server);
+  ({ pbx, events } = await startWatchedPbx(null));
 });
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+after(() => stopWatchedPbx({ pbx, events }));
 
 describe('default dialplan', () => {
   test('echo: frames written into the ;1 half come back out of it, and DTMF too; # ends Echo', async () => {

@@ -41,6 +41,29 @@ export function watchAll(server: TestServer, app = 'pbx-watch'): Promise<EventSo
   return server.events(`app=${app}&subscribeAll=true`);
 }
 
+/** A server on a dialplan and a watcher of all its events: what most suites start once for all their tests. */
+export interface WatchedPbx {
+  readonly pbx: PbxServer;
+  readonly events: EventSocket;
+}
+
+/** startPbxServer, then watchAll on it (the server is stopped again if the watcher cannot connect). */
+export async function startWatchedPbx(dialplan: string | null): Promise<WatchedPbx> {
+  const pbx = await startPbxServer(dialplan);
+  try {
+    return { pbx, events: await watchAll(pbx.server) };
+  } catch (error) {
+    await pbx.stop();
+    throw error;
+  }
+}
+
+/** Closes the watcher, then stops the server; either may be missing (a before() that failed). */
+export async function stopWatchedPbx({ pbx, events }: Partial<WatchedPbx>): Promise<void> {
+  await events?.close();
+  await pbx?.stop();
+}
+
 /** Collects events until `done` holds for one of them (included), or fails after `timeoutMs`. */
 export async function collectUntil(events: EventSocket, done: (event: AriEvent) => boolean, timeoutMs = 3000): Promise<AriEvent[]> {
   const deadline = Date.now() + timeoutMs;

@@ -8,7 +8,7 @@ import type { Channel } from '../../src/core/channels/channel.ts';
 import { readWavFile } from '../../src/media/wav-reader.ts';
 import { dateFormatPrompts } from '../../src/pbx/apps/say.ts';
 import type { EventSocket } from '../helpers/server.ts';
-import { channelName, collectUntil, originate, startPbxServer, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
+import { channelName, collectUntil, originate, startWatchedPbx, stopWatchedPbx, type AriEvent, type PbxServer } from './pbx-helpers.ts';
 
 const SOUNDS = '/usr/share/asterisk/sounds/en';
 const installed = existsSync(`${SOUNDS}/digits/1.wav`) && existsSync(`${SOUNDS}/digits/day-4.wav`);
@@ -43,13 +43,9 @@ exten => 7,1,UserEvent(Bg,which: seven in \${CONTEXT})
 let pbx: PbxServer;
 let events: EventSocket;
 before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
-  events = await watchAll(pbx.server);
+  ({ pbx, events } = await startWatchedPbx(DIALPLAN));
 });
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+after(() => stopWatchedPbx({ pbx, events }));
 
 const destroyedOf = (channel: Channel) => (event: AriEvent) => event.type === 'ChannelDestroyed' && channelName(event) === channel.name;
 const bgEvents = (seen: readonly AriEvent[], channel: Channel): Record<string, string>[] =>

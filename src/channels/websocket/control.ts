@@ -2,6 +2,7 @@
 // plain text (`COMMAND[ <argument>]`, events as `EVENT key:value ...`) or JSON (`{"command": ...}`,
 // events as compact objects starting with `event` and `channel_id`), per channel.
 import type { ControlFormat } from './dial-string.ts';
+import { parseJsonObjectText } from '../../util/json-object.ts';
 
 /** Longer TEXT frames are ignored (Asterisk's limit, also for pretty-printed JSON). */
 export const MAX_COMMAND_BYTES = 128;
@@ -32,14 +33,8 @@ export type ParsedCommand =
 /** Reads one TEXT frame (already bounded and trimmed by the caller) in `format`. */
 export function parseCommand(text: string, format: ControlFormat): ParsedCommand {
   if (format === 'json') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return { kind: 'unparsable' };
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { kind: 'unparsable' };
-    const fields = parsed as Record<string, unknown>;
+    const fields = parseJsonObjectText(text);
+    if (typeof fields === 'string') return { kind: 'unparsable' };
     const name = Object.hasOwn(fields, 'command') && typeof fields.command === 'string' ? fields.command : '';
     if (!COMMAND_SET.has(name)) return { kind: 'unknown', name };
     const correlation = Object.hasOwn(fields, 'correlation_id') ? fields.correlation_id : undefined;

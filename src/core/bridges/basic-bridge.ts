@@ -18,6 +18,21 @@ export interface BasicBridgeEnvironment {
   destroyed(bridge: BasicBridge): void;
 }
 
+/** What the bridge shows of the two-party call behind it (two-party-call.ts). */
+export interface BridgedCall {
+  /**
+   * The call's parties in the order they joined it; during a swap the one joining is listed
+   * after the one leaving until the bridge has moved them.
+   */
+  parties(): readonly Channel[];
+  /**
+   * Asterisk's technology for two parties: simple_bridge, or native_rtp once both are RTP calls
+   * whose media is relayed between them without the core (its smart bridge switches after both
+   * entered, so the enter events still show simple_bridge).
+   */
+  technology(): string;
+}
+
 /** What events and REST answers show of the bridge; the same for every basic bridge. */
 const BASIC_BRIDGE_SHAPE = {
   bridge_type: 'mixing',
@@ -33,23 +48,20 @@ const PEER_CALL_ID_VARIABLE = 'BRIDGEPVTCALLID';
 export class BasicBridge {
   readonly id = randomUUID();
   readonly creationtime = new Date();
-  /** Members in the order they entered: the `channels` of every snapshot. */
-  readonly #members: Channel[] = [];
+  /** The call the bridge shows (attach); none yet: no members, simple_bridge. */
+  #call: BridgedCall | undefined;
   #destroyed = false;
-  /** What carries the audio, asked by the call behind the bridge (setTechnologyProbe). */
-  #technologyProbe: () => string = () => 'simple_bridge';
   /** The technology the bridge keeps showing while it dissolves (holdTechnology). */
   #heldTechnology: string | undefined;
 
   constructor(private readonly env: BasicBridgeEnvironment) {}
 
   /**
-   * Asterisk's technology for two parties: simple_bridge, or native_rtp once both are RTP calls
-   * whose media is relayed between them without the core (its smart bridge switches after both
-   * entered, so the enter events still show simple_bridge). The call behind the bridge knows.
+   * The call behind the bridge: who is in the bridge and what carries the audio are read from it,
+   * so the bridge keeps no list of its own that could disagree with the call's parties.
    */
-  setTechnologyProbe(probe: () => string): void {
-    this.#technologyProbe = probe;
+  attach(call: BridgedCall): void {
+    this.#call = call;
   }
 
   /** The bridge is coming apart: it shows `technology` from now on, whatever its media becomes. */
@@ -58,7 +70,7 @@ export class BasicBridge {
   }
 
   technology(): string {
-    return this.#heldTechnology ?? this.#technologyProbe();
+    return this.#heldTechnology ?? this.#call?.technology() ?? 'simple_bridge';
   }
 
   get destroyed(): boolean {
@@ -69,12 +81,20 @@ export class BasicBridge {
     return BASIC_BRIDGE_SHAPE.name;
   }
 
+  /**
+   * The call's parties that entered and have not left, in the order they joined the call: the
+   * `channels` of every snapshot. A party hanging up as the call began never enters.
+   */
+  members(): Channel[] {
+    return this.#call?.parties().filter((party) => party.bridgeId === this.id) ?? [];
+  }
+
   channelIds(): string[] {
-    return this.#members.map((member) => member.id);
+    return this.members().map((member) => member.id);
   }
 
   has(channel: Channel): boolean {
-    return this.#members.includes(channel);
+    return channel.bridgeId === this.id && this.#call?.parties().includes(channel) === true;
   }
 
   snapshot(): Model<'Bridge'> {
@@ -94,10 +114,12 @@ export class BasicBridge {
     this.env.publish(created, this.#scope());
   }
 
-  /** `channel` enters; once two are in, each one's BRIDGEPEER names the other (bridge_reconfigured). */
+  /**
+   * `channel`, one of the call's parties, enters; once two are in, each one's BRIDGEPEER names the
+   * other (bridge_reconfigured).
+   */
   enter(channel: Channel): void {
-    if (this.#destroyed || this.has(channel)) return;
-    this.#members.push(channel);
+    if (this.#destroyed || this.has(channel) || !this.#call?.parties().includes(channel)) return;
     channel.bridgeId = this.id;
     this.#publishMembership('ChannelEnteredBridge', channel);
     clearTransferVariables(channel);
@@ -106,20 +128,20 @@ export class BasicBridge {
 
   /**
    * `leaving` goes and `joining` takes its place (a transfer, an INVITE with Replaces): the one
-   * leaving loses its BRIDGEPEER, the new pair gets theirs.
+   * leaving loses its BRIDGEPEER, the new pair gets theirs. The call lists both while this runs;
+   * the bridge shows whichever of them is in it at each step.
    */
   swap(leaving: Channel, joining: Channel): void {
-    if (this.#destroyed || !this.has(leaving)) return;
+    if (this.#destroyed || !this.has(leaving) || !this.#call?.parties().includes(joining)) return;
     clearPeerVariables(leaving);
     // The one swapped out leaves before the other enters (captured: an attended transfer's second leg).
     this.#remove(leaving);
-    this.#members.push(joining);
     joining.bridgeId = this.id;
     this.#publishMembership('ChannelEnteredBridge', joining);
     clearTransferVariables(joining);
     this.#setPeerVariables();
     // The new pair learn whom they talk to: the one who stayed first (captured after an attended transfer).
-    const stays = this.#members.find((member) => member !== joining);
+    const stays = this.members().find((member) => member !== joining);
     if (stays) {
       showCallerAsConnected(stays, joining);
       showCallerAsConnected(joining, stays);
@@ -142,7 +164,8 @@ export class BasicBridge {
    */
   dissolve(first?: Channel): void {
     if (this.#destroyed) return;
-    const order = first && this.has(first) ? [first, ...this.#members.filter((member) => member !== first)] : [...this.#members];
+    const members = this.members();
+    const order = first && members.includes(first) ? [first, ...members.filter((member) => member !== first)] : members;
     for (const member of order) clearPeerVariables(member);
     for (const member of order) this.#remove(member);
     this.#destroyed = true;
@@ -152,17 +175,16 @@ export class BasicBridge {
   }
 
   #remove(channel: Channel): void {
-    const index = this.#members.indexOf(channel);
-    if (index < 0) return;
-    this.#members.splice(index, 1);
-    if (channel.bridgeId === this.id) channel.bridgeId = undefined;
+    if (channel.bridgeId !== this.id) return;
+    channel.bridgeId = undefined;
     this.#publishMembership('ChannelLeftBridge', channel);
   }
 
   /** Two parties: the first entered is told the second's name first (set_bridge_peer_vars_2party). */
   #setPeerVariables(): void {
-    if (this.#members.length !== 2) return;
-    const [first, second] = this.#members;
+    const members = this.members();
+    if (members.length !== 2) return;
+    const [first, second] = members;
     setPeerVariables(first, second);
     setPeerVariables(second, first);
   }

@@ -10,7 +10,7 @@
 // a transferee): then the call does what Asterisk's basic bridge would. A party whose peer hung up
 // is hung up; a party a blind transfer sends elsewhere runs the dialplan there; a transferer, or
 // a party another channel replaced, is hung up.
-import type { BasicBridge } from '../bridges/basic-bridge.ts';
+import type { BasicBridge, BridgedCall } from '../bridges/basic-bridge.ts';
 import type { Model } from '../../spec/index.ts';
 import { CAUSE } from './causes.ts';
 import { InvalidError } from '../errors.ts';
@@ -61,7 +61,12 @@ export interface AttendedTransferParties {
 }
 
 export class TwoPartyCall {
-  #parties: [Channel, Channel];
+  /**
+   * The parties in the order they joined the call (`b`, then `a`, then whoever a swap brought in):
+   * the one list of who is in the call. The basic bridge shows those of them that entered it, in
+   * this order, so the two cannot disagree.
+   */
+  #parties: Channel[];
   #unwire: () => void = () => undefined;
   /** The exits of the parties connected with an owner. */
   readonly #exits = new Map<Channel, Promise<PartyExit>>();
@@ -79,9 +84,14 @@ export class TwoPartyCall {
   }
 
   private constructor(a: Channel, b: Channel, bridge: BasicBridge | undefined) {
-    this.#parties = [a, b];
+    this.#parties = [b, a];
     this.#bridge = bridge;
-    bridge?.setTechnologyProbe(() => this.#technology());
+    bridge?.attach(this.#bridgedView());
+  }
+
+  /** What the bridge reads of the call (basic-bridge.ts). */
+  #bridgedView(): BridgedCall {
+    return { parties: () => this.#parties, technology: () => this.#technology() };
   }
 
   /**
@@ -123,13 +133,11 @@ export class TwoPartyCall {
     return seats.get(channel)?.call;
   }
 
-  get parties(): readonly [Channel, Channel] {
-    return this.#parties;
-  }
-
   peerOf(channel: Channel): Channel | undefined {
-    const [a, b] = this.#parties;
-    return channel === a ? b : channel === b ? a : undefined;
+    // Three are listed only inside a swap, while the bridge moves them: nobody has one peer then.
+    if (this.#parties.length !== 2) return undefined;
+    const [first, second] = this.#parties;
+    return channel === first ? second : channel === second ? first : undefined;
   }
 
   /**
@@ -225,7 +233,8 @@ export class TwoPartyCall {
   // ---- inside ----------------------------------------------------------------------------------
 
   #wire(): void {
-    const [a, b] = this.#parties;
+    // The latest to join first: connect's `a` (Dial's caller), after a swap the one it brought in.
+    const [b, a] = this.#parties;
     const media = connectMedia(a, b);
     this.#media = media;
     const onHangupA = (): void => this.#partyHungUp(a);
@@ -278,11 +287,13 @@ export class TwoPartyCall {
     if (!stays) return;
     this.#unwire();
     this.#releaseHold(leaving, stays);
-    this.#parties = this.#parties[0] === leaving ? [joining, stays] : [stays, joining];
     const seat = seats.get(joining);
     if (seat) seat.call = this;
     else seats.set(joining, { call: this });
+    // Both listed while the bridge moves them (it shows whichever is in it at each step), then only the new pair.
+    this.#parties = [stays, leaving, joining];
     this.#bridge?.swap(leaving, joining);
+    this.#parties = [stays, joining];
     this.#exit(leaving, { kind: 'done' });
     this.#wire();
     if (joining.hangingUp || stays.hangingUp) this.#partyHungUp(joining.hangingUp ? joining : stays);

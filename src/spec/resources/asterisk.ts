@@ -1,6 +1,7 @@
 // Server management: system information, modules, log channels, global variables and dynamic
 // (sorcery) configuration objects. Paths follow real ARI (/asterisk/...).
 import type { ResourceDecl } from '../types.ts';
+import { noVariableName } from './shared.ts';
 
 const configClass = { name: 'configClass', description: 'Configuration class of the object.', in: 'path', dataType: 'string', required: true } as const;
 const objectType = { name: 'objectType', description: 'Type of the object within its class.', in: 'path', dataType: 'string', required: true } as const;
@@ -214,7 +215,7 @@ export const asterisk = {
       since: ['12.0.0'],
       params: [{ name: 'variable', description: 'Name of the variable.', in: 'query', dataType: 'string', required: true }],
       responseClass: 'Variable',
-      errors: [{ code: 400, reason: 'No variable name given.' }],
+      errors: [noVariableName],
     },
     {
       nickname: 'setGlobalVar',
@@ -227,7 +228,7 @@ export const asterisk = {
         { name: 'value', description: 'New value; the variable is cleared when absent.', in: 'query', dataType: 'string' },
       ],
       responseClass: 'void',
-      errors: [{ code: 400, reason: 'No variable name given.' }],
+      errors: [noVariableName],
     },
   ],
 } as const satisfies ResourceDecl;

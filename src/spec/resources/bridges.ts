@@ -1,6 +1,6 @@
 // Bridges: creation, membership, variables, video source, music on hold, playback and recording.
 import type { ResourceDecl } from '../types.ts';
-import { recordingOptionParams } from './shared.ts';
+import { noVariableName, noVariableNames, noVariables, recordingOptionParams, variableValueParam, variablesSetBody } from './shared.ts';
 
 const bridgeId = { name: 'bridgeId', description: 'Id of the bridge.', in: 'path', dataType: 'string', required: true } as const;
 
@@ -132,7 +132,7 @@ export const bridges = {
       params: [bridgeId, variableName],
       responseClass: 'Variable',
       errors: [
-        { code: 400, reason: 'No variable name given.' },
+        noVariableName,
         { code: 404, reason: 'Bridge or variable not found.' },
         notInStasis,
       ],
@@ -146,11 +146,11 @@ export const bridges = {
       params: [
         bridgeId,
         variableName,
-        { name: 'value', description: 'Value to set; the variable is cleared when absent.', in: 'query', dataType: 'string' },
+        variableValueParam,
         { name: 'report_events', description: 'Whether to include the variable in later bridge events.', in: 'query', dataType: 'boolean', defaultValue: false },
       ],
       responseClass: 'void',
-      errors: [{ code: 400, reason: 'No variable name given.' }, noBridge, notInStasis],
+      errors: [noVariableName, noBridge, notInStasis],
     },
     {
       nickname: 'getBridgeVars',
@@ -164,7 +164,7 @@ export const bridges = {
       ],
       responseClass: 'Variables',
       errors: [
-        { code: 400, reason: 'No variable names given.' },
+        noVariableNames,
         { code: 404, reason: 'Bridge or variable not found.' },
         notInStasis,
       ],
@@ -177,16 +177,10 @@ export const bridges = {
       since: ['20.20.0', '22.10.0', '23.4.0'],
       params: [
         bridgeId,
-        {
-          name: 'variables',
-          description: 'Body object "variables": names mapped to values (or to {value, report_events}).',
-          in: 'body',
-          dataType: 'containers',
-          required: true,
-        },
+        variablesSetBody,
       ],
       responseClass: 'void',
-      errors: [{ code: 400, reason: 'No variables given.' }, noBridge, notInStasis],
+      errors: [noVariables, noBridge, notInStasis],
     },
     {
       nickname: 'addChannel',

@@ -30,6 +30,9 @@ export const badMedia = { code: 400, reason: 'Media list or a media URI beyond i
 /** The standard trio of errors for operations on a channel controlled by an application. */
 export const controlErrors = [noChannel, notInStasis, badState] as const;
 
+/** What both originate operations answer when they cannot (POST /channels, POST /channels/{channelId}). */
+export const originateErrors = [badParams, noLabel, { code: 409, reason: 'Channel id already in use.' }, atCapacity] as const;
+
 export const originateParams = {
   endpoint: { name: 'endpoint', description: 'Endpoint to dial, as technology/resource.', in: 'query', dataType: 'string', required: true },
   extension: { name: 'extension', description: 'Dialplan extension to run once answered.', in: 'query', dataType: 'string' },
@@ -45,6 +48,23 @@ export const originateParams = {
   originator: { name: 'originator', description: 'Channel whose linked id and capabilities the new channel takes; excludes formats.', in: 'query', dataType: 'string' },
   formats: { name: 'formats', description: 'Comma-separated format names to offer; excludes originator.', in: 'query', dataType: 'string' },
 } as const;
+
+/** Whom originate dials and where the answered channel goes, with its variables: both originate operations, in this order. */
+export const originateDestinationParams = [
+  originateParams.endpoint,
+  originateParams.extension,
+  originateParams.context,
+  originateParams.priority,
+  originateParams.label,
+  originateParams.app,
+  originateParams.appArgs,
+  originateParams.callerId,
+  originateParams.timeout,
+  variablesBody,
+] as const;
+
+/** The second half's id and the new channel's capabilities: after the channel's own id wherever a channel is made. */
+export const creationParams = [originateParams.otherChannelId, originateParams.originator, originateParams.formats] as const;
 
 export const playMedia = { name: 'media', description: 'Media URIs to play, in order.', in: 'query', dataType: 'string', required: true, allowMultiple: true } as const;
 export const playLang = { name: 'lang', description: 'Language of the sounds; the channel language when absent.', in: 'query', dataType: 'string' } as const;

@@ -1,7 +1,7 @@
 // Channels: origination, call control, media, recording, variables, snooping and external media.
 import type { ResourceDecl } from '../types.ts';
-import { recordingOptionParams } from './shared.ts';
-import { atCapacity, badMedia, badParams, badState, channelId, controlErrors, directionParam, noChannel, noLabel, notInStasis, originateParams, playbackIdPath, playLang, playMedia, playOffsetms, playSkipms, snoopApp, snoopAppArgs, snoopIdPath, snoopSpy, snoopWhisper, variablesBody } from './channel-params.ts';
+import { noVariableName, noVariableNames, noVariables, recordingOptionParams, variableValueParam, variablesSetBody } from './shared.ts';
+import { atCapacity, badMedia, badParams, badState, channelId, controlErrors, creationParams, directionParam, noChannel, notInStasis, originateDestinationParams, originateErrors, originateParams, playbackIdPath, playLang, playMedia, playOffsetms, playSkipms, snoopApp, snoopAppArgs, snoopIdPath, snoopSpy, snoopWhisper, variablesBody } from './channel-params.ts';
 
 export const channels = {
   name: 'channels',
@@ -25,28 +25,12 @@ export const channels = {
       summary: 'Create and dial a new channel.',
       since: ['12.0.0'],
       params: [
-        originateParams.endpoint,
-        originateParams.extension,
-        originateParams.context,
-        originateParams.priority,
-        originateParams.label,
-        originateParams.app,
-        originateParams.appArgs,
-        originateParams.callerId,
-        originateParams.timeout,
-        variablesBody,
+        ...originateDestinationParams,
         originateParams.channelId,
-        originateParams.otherChannelId,
-        originateParams.originator,
-        originateParams.formats,
+        ...creationParams,
       ],
       responseClass: 'Channel',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        noLabel,
-        { code: 409, reason: 'Channel id already in use.' },
-        atCapacity,
-      ],
+      errors: originateErrors,
     },
     {
       nickname: 'create',
@@ -59,9 +43,7 @@ export const channels = {
         { name: 'app', description: 'Application that receives the channel.', in: 'query', dataType: 'string', required: true },
         { name: 'appArgs', description: 'Arguments passed to the application, comma-separated.', in: 'query', dataType: 'string' },
         originateParams.channelId,
-        originateParams.otherChannelId,
-        originateParams.originator,
-        originateParams.formats,
+        ...creationParams,
         variablesBody,
       ],
       responseClass: 'Channel',
@@ -85,27 +67,11 @@ export const channels = {
       since: ['12.2.0'],
       params: [
         { name: 'channelId', description: 'Id to give the new channel.', in: 'path', dataType: 'string', required: true },
-        originateParams.endpoint,
-        originateParams.extension,
-        originateParams.context,
-        originateParams.priority,
-        originateParams.label,
-        originateParams.app,
-        originateParams.appArgs,
-        originateParams.callerId,
-        originateParams.timeout,
-        variablesBody,
-        originateParams.otherChannelId,
-        originateParams.originator,
-        originateParams.formats,
+        ...originateDestinationParams,
+        ...creationParams,
       ],
       responseClass: 'Channel',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        noLabel,
-        { code: 409, reason: 'Channel id already in use.' },
-        atCapacity,
-      ],
+      errors: originateErrors,
     },
     {
       nickname: 'hangup',
@@ -395,7 +361,7 @@ export const channels = {
       ],
       responseClass: 'Variable',
       errors: [
-        { code: 400, reason: 'No variable name given.' },
+        noVariableName,
         { code: 404, reason: 'Channel or variable not found.' },
         notInStasis,
       ],
@@ -409,11 +375,11 @@ export const channels = {
       params: [
         channelId,
         { name: 'variable', description: 'Name of the variable or function.', in: 'query', dataType: 'string', required: true },
-        { name: 'value', description: 'Value to set; the variable is cleared when absent.', in: 'query', dataType: 'string' },
+        variableValueParam,
         { name: 'report_events', description: 'Whether to include the variable in later channel events.', in: 'query', dataType: 'boolean', defaultValue: false },
       ],
       responseClass: 'void',
-      errors: [{ code: 400, reason: 'No variable name given.' }, noChannel, notInStasis],
+      errors: [noVariableName, noChannel, notInStasis],
     },
     {
       nickname: 'getChannelVars',
@@ -427,7 +393,7 @@ export const channels = {
       ],
       responseClass: 'Variables',
       errors: [
-        { code: 400, reason: 'No variable names given.' },
+        noVariableNames,
         { code: 404, reason: 'Channel or variable not found.' },
         notInStasis,
       ],
@@ -440,16 +406,10 @@ export const channels = {
       since: ['20.20.0', '22.10.0', '23.4.0'],
       params: [
         channelId,
-        {
-          name: 'variables',
-          description: 'Body object "variables": names mapped to values (or to {value, report_events}).',
-          in: 'body',
-          dataType: 'containers',
-          required: true,
-        },
+        variablesSetBody,
       ],
       responseClass: 'void',
-      errors: [{ code: 400, reason: 'No variables given.' }, noChannel, notInStasis],
+      errors: [noVariables, noChannel, notInStasis],
     },
     {
       nickname: 'snoopChannel',

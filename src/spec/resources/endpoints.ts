@@ -4,6 +4,14 @@ import type { ResourceDecl } from '../types.ts';
 const tech = { name: 'tech', description: 'Technology of the endpoint (e.g. PJSIP).', in: 'path', dataType: 'string', required: true } as const;
 const resource = { name: 'resource', description: 'Resource name of the endpoint within its technology.', in: 'path', dataType: 'string', required: true } as const;
 const variables = { name: 'variables', description: 'Body object "variables": extra key/value pairs sent with the message.', in: 'body', dataType: 'containers' } as const;
+const sender = { name: 'from', description: 'Sender URI.', in: 'query', dataType: 'string', required: true } as const;
+const messageBody = { name: 'body', description: 'Text of the message.', in: 'query', dataType: 'string' } as const;
+const toSelf = { name: 'to_self', description: 'Whether refer_to names an endpoint of this server.', in: 'query', dataType: 'boolean', defaultValue: false } as const;
+/** What an operation naming an endpoint answers when it cannot. */
+const endpointErrors = [
+  { code: 400, reason: 'Invalid parameters.' },
+  { code: 404, reason: 'Endpoint not found.' },
+] as const;
 
 export const endpoints = {
   name: 'endpoints',
@@ -28,15 +36,12 @@ export const endpoints = {
       since: ['13.0.0'],
       params: [
         { name: 'to', description: 'Destination URI, in the form technology:resource.', in: 'query', dataType: 'string', required: true },
-        { name: 'from', description: 'Sender URI.', in: 'query', dataType: 'string', required: true },
-        { name: 'body', description: 'Text of the message.', in: 'query', dataType: 'string' },
+        sender,
+        messageBody,
         variables,
       ],
       responseClass: 'void',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        { code: 404, reason: 'Endpoint not found.' },
-      ],
+      errors: endpointErrors,
       successStatus: 202,
     },
     {
@@ -47,16 +52,13 @@ export const endpoints = {
       since: ['18.20.0', '20.5.0'],
       params: [
         { name: 'to', description: 'Destination URI receiving the REFER, in the form technology:resource.', in: 'query', dataType: 'string', required: true },
-        { name: 'from', description: 'Sender URI.', in: 'query', dataType: 'string', required: true },
+        sender,
         { name: 'refer_to', description: 'URI the destination is asked to contact.', in: 'query', dataType: 'string', required: true },
-        { name: 'to_self', description: 'Whether refer_to names an endpoint of this server.', in: 'query', dataType: 'boolean', defaultValue: false },
+        toSelf,
         variables,
       ],
       responseClass: 'void',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        { code: 404, reason: 'Endpoint not found.' },
-      ],
+      errors: endpointErrors,
       successStatus: 202,
     },
     {
@@ -77,10 +79,7 @@ export const endpoints = {
       since: ['12.0.0'],
       params: [tech, resource],
       responseClass: 'Endpoint',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        { code: 404, reason: 'Endpoint not found.' },
-      ],
+      errors: endpointErrors,
     },
     {
       nickname: 'sendMessageToEndpoint',
@@ -91,15 +90,12 @@ export const endpoints = {
       params: [
         tech,
         resource,
-        { name: 'from', description: 'Sender URI.', in: 'query', dataType: 'string', required: true },
-        { name: 'body', description: 'Text of the message.', in: 'query', dataType: 'string' },
+        sender,
+        messageBody,
         variables,
       ],
       responseClass: 'void',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        { code: 404, reason: 'Endpoint not found.' },
-      ],
+      errors: endpointErrors,
       successStatus: 202,
     },
     {
@@ -111,16 +107,13 @@ export const endpoints = {
       params: [
         tech,
         resource,
-        { name: 'from', description: 'Sender URI.', in: 'query', dataType: 'string', required: true },
+        sender,
         { name: 'refer_to', description: 'URI the endpoint is asked to contact.', in: 'query', dataType: 'string', required: true },
-        { name: 'to_self', description: 'Whether refer_to names an endpoint of this server.', in: 'query', dataType: 'boolean', defaultValue: false },
+        toSelf,
         variables,
       ],
       responseClass: 'void',
-      errors: [
-        { code: 400, reason: 'Invalid parameters.' },
-        { code: 404, reason: 'Endpoint not found.' },
-      ],
+      errors: endpointErrors,
       successStatus: 202,
     },
   ],

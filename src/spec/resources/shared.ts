@@ -1,4 +1,5 @@
-// Parameters that channels and bridges declare alike (recording limits and behaviour), declared once.
+// Parameters and errors that channels and bridges declare alike (recording limits and behaviour, their
+// variables), declared once.
 
 /** The recording options after `name`/`format` (and the bridge's `recorder_format`). */
 export const recordingOptionParams = [
@@ -42,3 +43,19 @@ export const recordingOptionParams = [
     aliases: ['terminate_on'],
   },
 ] as const;
+
+/** The value a setChannelVar / setBridgeVar sets. */
+export const variableValueParam = { name: 'value', description: 'Value to set; the variable is cleared when absent.', in: 'query', dataType: 'string' } as const;
+
+/** The body of setChannelVars / setBridgeVars. */
+export const variablesSetBody = {
+  name: 'variables',
+  description: 'Body object "variables": names mapped to values (or to {value, report_events}).',
+  in: 'body',
+  dataType: 'containers',
+  required: true,
+} as const;
+
+export const noVariableName = { code: 400, reason: 'No variable name given.' } as const;
+export const noVariableNames = { code: 400, reason: 'No variable names given.' } as const;
+export const noVariables = { code: 400, reason: 'No variables given.' } as const;

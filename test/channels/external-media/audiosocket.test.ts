@@ -10,7 +10,8 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, type LocalCall, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
+import { bridgeWithLocal, endBridged, hangupIfUp, sleep, toneBlocks, toneOutThenLeave, waitUntil, type BridgedExternal } from './external-media-helpers.ts';
 
 const APP = 'ext-audiosocket';
 
@@ -47,16 +48,6 @@ function message(kind: number, payload: Uint8Array = new Uint8Array(0)): Buffer 
 
 function uuidBytes(uuid: string): Buffer {
   return Buffer.from(uuid.replaceAll('-', ''), 'hex');
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what: string, condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await sleep(5);
-  }
 }
 
 /** One connection Patchbay made to the test server: every byte and message it sent, and its end. */
@@ -164,19 +155,6 @@ function decodeS16le(payload: Buffer): Int16Array {
   return out;
 }
 
-/** The blocks that carry the tone, edges dropped, joined. */
-function toneBlocks(blocks: readonly Int16Array[], threshold: number): { samples: Int16Array; count: number } {
-  const loud = blocks.filter((block) => Math.sqrt(meanSquare(block)) > threshold);
-  const inner = loud.slice(1, -1);
-  const samples = new Int16Array(inner.reduce((sum, block) => sum + block.length, 0));
-  let offset = 0;
-  for (const block of inner) {
-    samples.set(block, offset);
-    offset += block.length;
-  }
-  return { samples, count: loud.length };
-}
-
 /**
  * Sends a continuous 8 kHz tone as 0x10 messages of `messageMs`, paced by the wall clock as a
  * media server would. Every `splitEvery`-th message is written in two pieces, the first ending
@@ -225,18 +203,11 @@ async function createExternal(peer: AudioSocketPeer, query: Record<string, strin
 }
 
 /** An AudioSocket channel and a Local call in one mixing bridge. */
-async function bridged(peer: AudioSocketPeer, name: string, query: Record<string, string> = {}): Promise<{ ext: External; local: LocalCall; bridgeId: string }> {
-  const ext = await createExternal(peer, { channelId: `${name}-ext`, ...query });
-  const local = await localCall(server, log, APP, `${name}-local`);
-  const bridgeId = `${name}-bridge`;
-  await expectStatus(server, `/bridges/${bridgeId}?type=mixing`, 200);
-  await expectStatus(server, `/bridges/${bridgeId}/addChannel?channel=${ext.id},${local.one.id}`, 204);
-  return { ext, local, bridgeId };
+async function bridged(peer: AudioSocketPeer, name: string, query: Record<string, string> = {}): Promise<BridgedExternal<External>> {
+  return bridgeWithLocal(server, log, APP, await createExternal(peer, { channelId: `${name}-ext`, ...query }), name);
 }
 
-async function hangup(id: string): Promise<void> {
-  if (server.core.channels.get(id)) await expectStatus(server, `/channels/${id}`, 204, 'DELETE');
-}
+const hangup = (id: string): Promise<void> => hangupIfUp(server, id);
 
 // ---- tests --------------------------------------------------------------------------------------
 
@@ -328,9 +299,7 @@ describe('audio from the AudioSocket server to the Local party', () => {
     const tonal = heard.frames.filter((frame) => Math.sqrt(meanSquare(frame.samples)) > 2000).map((frame) => frame.tick);
     assert.equal(new Set(tonal).size, tonal.length, 'one frame per media clock tick');
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('direction out: audio received is not heard', async () => {
@@ -341,9 +310,7 @@ describe('audio from the AudioSocket server to the Local party', () => {
     await ticks(server, 5);
     heard.stop();
     assert.equal(toneBlocks(heard.frames.map((frame) => frame.samples), 500).count, 0);
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 });
 
@@ -351,12 +318,7 @@ describe('audio from the Local party to the AudioSocket server', () => {
   test('a 600 Hz tone arrives as 0x10 messages of 320 bytes of little-endian 8 kHz audio', async () => {
     const peer = await AudioSocketPeer.open();
     const { ext, local, bridgeId } = await bridged(peer, 'as-out');
-    const tone = toneWriter(server, (frame) => local.two.write(frame), 600, 6000);
-    await ticks(server, 50);
-    tone.stop();
-    await ticks(server, 5);
-    await expectStatus(server, `/bridges/${bridgeId}/removeChannel?channel=${ext.id}`, 204);
-    await sleep(50);
+    await toneOutThenLeave(server, { ext, local, bridgeId });
 
     const { connection } = ext;
     assert.equal(connection.messages[0].kind, KIND.uuid, 'the UUID came first');
@@ -372,9 +334,7 @@ describe('audio from the Local party to the AudioSocket server', () => {
     const swapped = decoded.samples.map((sample) => ((sample & 0xff) << 8) | ((sample >> 8) & 0xff));
     assert.ok(measure(swapped, 600).purity < 0.5, 'byte-swapped, the tone would be lost');
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('direction in: no audio is sent', async () => {
@@ -385,9 +345,7 @@ describe('audio from the Local party to the AudioSocket server', () => {
     tone.stop();
     await sleep(30);
     assert.equal(ext.connection.of(KIND.audio).length, 0);
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 });
 
@@ -411,9 +369,7 @@ describe('DTMF', () => {
     await sleep(30);
     assert.equal(log.since(mark).filter(isEvent('ChannelDtmfReceived', ext.id)).length, 3);
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('digits sent on the channel (ARI and through the bridge) leave as 0x03', async () => {
@@ -430,9 +386,7 @@ describe('DTMF', () => {
       digits.map((entry) => entry.payload.toString('latin1')),
       ['1', '*', '9'],
     );
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 });
 

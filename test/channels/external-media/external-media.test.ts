@@ -10,7 +10,8 @@ import { alawEncode, ulawDecode, ulawEncode } from '../../../src/media/g711.ts';
 import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, type LocalCall, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
+import { bridgeWithLocal, endBridged, hangupIfUp, toneBlocks, toneOutThenLeave, waitUntil, type BridgedExternal } from './external-media-helpers.ts';
 
 const APP = 'ext-media';
 
@@ -157,30 +158,6 @@ function decodeUlaw(payload: Buffer): Int16Array {
   return out;
 }
 
-/** The frames of a capture (or decoded packets) that carry the tone, edges dropped, joined. */
-function toneBlocks(blocks: readonly Int16Array[], threshold: number): { samples: Int16Array; count: number } {
-  const loud = blocks.filter((block) => Math.sqrt(meanSquare(block)) > threshold);
-  const inner = loud.slice(1, -1);
-  const size = inner.reduce((sum, block) => sum + block.length, 0);
-  const samples = new Int16Array(size);
-  let offset = 0;
-  for (const block of inner) {
-    samples.set(block, offset);
-    offset += block.length;
-  }
-  return { samples, count: loud.length };
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
-
 /**
  * Waits until what a capture heard has played out: something loud, then 8 quiet frames. On a
  * loaded machine packets arrive in bursts and the adaptive jitter buffer holds more of them, so a
@@ -208,18 +185,11 @@ async function createExternal(peer: RtpPeer, query: Record<string, string> = {},
 }
 
 /** An external media channel and a Local call in one mixing bridge. */
-async function bridged(peer: RtpPeer, name: string, query: Record<string, string> = {}): Promise<{ ext: External; local: LocalCall; bridgeId: string }> {
-  const ext = await createExternal(peer, { channelId: `${name}-ext`, ...query });
-  const local = await localCall(server, log, APP, `${name}-local`);
-  const bridgeId = `${name}-bridge`;
-  await expectStatus(server, `/bridges/${bridgeId}?type=mixing`, 200);
-  await expectStatus(server, `/bridges/${bridgeId}/addChannel?channel=${ext.id},${local.one.id}`, 204);
-  return { ext, local, bridgeId };
+async function bridged(peer: RtpPeer, name: string, query: Record<string, string> = {}): Promise<BridgedExternal<External>> {
+  return bridgeWithLocal(server, log, APP, await createExternal(peer, { channelId: `${name}-ext`, ...query }), name);
 }
 
-async function hangup(id: string): Promise<void> {
-  if (server.core.channels.get(id)) await expectStatus(server, `/channels/${id}`, 204, 'DELETE');
-}
+const hangup = (id: string): Promise<void> => hangupIfUp(server, id);
 
 function canBind(port: number): Promise<boolean> {
   const probe = dgram.createSocket('udp4');
@@ -311,9 +281,7 @@ describe('RTP from the external host to the Local party', () => {
     assert.equal(stats.channel_uniqueid, ext.id);
     assert.ok(Number.isFinite(stats.rxjitter) && stats.rxjitter >= 0 && stats.rxjitter < 0.05, `rx jitter ${stats.rxjitter} s`);
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('alaw in 10 ms packets and slin in 30 ms packets are re-framed into 20 ms frames', async () => {
@@ -330,9 +298,7 @@ describe('RTP from the external host to the Local party', () => {
       const m = measure(tone.samples, 1000);
       assert.ok(Math.abs(m.amplitude - 8000) < 8000 * 0.04, `${format}: amplitude ${m.amplitude.toFixed(0)}`);
       assert.ok(m.purity > 0.97, `${format}: purity ${(m.purity * 100).toFixed(1)}% (a click at every re-framed packet would lower it)`);
-      await hangup(ext.id);
-      await finish(server, [local], [bridgeId]);
-      await peer.close();
+      await endBridged(server, { ext, local, bridgeId }, peer);
     }
   });
 
@@ -348,9 +314,7 @@ describe('RTP from the external host to the Local party', () => {
     const m = measure(tone.samples, 1000);
     assert.ok(Math.abs(m.amplitude - 8000) < 8000 * 0.04, `amplitude ${m.amplitude.toFixed(0)}`);
     assert.ok(m.purity > 0.97, `purity ${(m.purity * 100).toFixed(1)}%`);
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('packets from any other address are ignored; a sequence gap counts as loss; another payload type is not played', async () => {
@@ -389,9 +353,7 @@ describe('RTP from the external host to the Local party', () => {
     assert.equal(stats.rxploss, 3);
     heard.stop();
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
     await stranger.close();
   });
 });
@@ -400,12 +362,7 @@ describe('RTP from the Local party to the external host', () => {
   test('ulaw: a 600 Hz tone arrives as RTP with correct headers', async () => {
     const peer = await RtpPeer.open();
     const { ext, local, bridgeId } = await bridged(peer, 'out-ulaw');
-    const tone = toneWriter(server, (frame) => local.two.write(frame), 600, 6000);
-    await ticks(server, 50);
-    tone.stop();
-    await ticks(server, 5);
-    await expectStatus(server, `/bridges/${bridgeId}/removeChannel?channel=${ext.id}`, 204);
-    await sleep(50);
+    await toneOutThenLeave(server, { ext, local, bridgeId });
 
     const packets = peer.packets;
     assert.ok(packets.length >= 50, `${packets.length} packets`);
@@ -436,20 +393,13 @@ describe('RTP from the Local party to the external host', () => {
     assert.equal(stats.rxcount, 0);
     assert.equal(stats.remote_ssrc, 0);
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('slin16: 320 big-endian samples per packet, payload type 118, timestamps by 320', async () => {
     const peer = await RtpPeer.open();
     const { ext, local, bridgeId } = await bridged(peer, 'out-slin16', { format: 'slin16' });
-    const tone = toneWriter(server, (frame) => local.two.write(frame), 600, 6000);
-    await ticks(server, 50);
-    tone.stop();
-    await ticks(server, 5);
-    await expectStatus(server, `/bridges/${bridgeId}/removeChannel?channel=${ext.id}`, 204);
-    await sleep(50);
+    await toneOutThenLeave(server, { ext, local, bridgeId });
 
     const packets = peer.packets;
     assert.ok(packets.length >= 50, `${packets.length} packets`);
@@ -469,9 +419,7 @@ describe('RTP from the Local party to the external host', () => {
     const swapped = decoded.samples.map((sample) => ((sample & 0xff) << 8) | ((sample >> 8) & 0xff));
     assert.ok(purity(swapped) < 0.5, `byte-swapped, 600 Hz would carry only ${(purity(swapped) * 100).toFixed(1)}%`);
 
-    await hangup(ext.id);
-    await finish(server, [local], [bridgeId]);
-    await peer.close();
+    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('direction in sends nothing; direction out sends but plays nothing it receives', async () => {

@@ -5,81 +5,32 @@
 // a phone that authenticated before still gets in while its endpoint is blocked for everyone else.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import dgram from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
-import { digestHa1, digestResponse } from '../../../src/sip/auth/digest.ts';
-import { SipResponse } from '../../../src/sip/message.ts';
-import { parseMessage } from '../../../src/sip/parser.ts';
+import type { SipResponse } from '../../../src/sip/message.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { challengeOf, registerAuthorization, UdpRegistrant } from '../../helpers/udp-registrant.ts';
 
-/** A UDP sender of REGISTERs from one local address; each send resolves with the final response. */
-class Registrant {
-  readonly socket = dgram.createSocket('udp4');
-  port = 0;
-  #cseq = 0;
-  #waiter: ((response: SipResponse) => void) | undefined;
-
-  constructor(readonly address: string, readonly serverPort: number) {}
-
-  async start(): Promise<this> {
-    this.socket.on('message', (data) => {
-      const parsed = parseMessage(data);
-      if (parsed.ok && parsed.message instanceof SipResponse && parsed.message.status >= 200) this.#waiter?.(parsed.message);
-    });
-    await new Promise<void>((resolve) => this.socket.bind(0, this.address, () => resolve()));
-    this.port = this.socket.address().port;
-    return this;
-  }
-
-  close(): void {
-    this.socket.close();
+/** REGISTERs from one local address, each with a fresh Call-ID (a guesser's). */
+class Registrant extends UdpRegistrant {
+  constructor(address: string, serverPort: number) {
+    super(serverPort, address);
   }
 
   /** A fresh challenge: realm and nonce. */
   async challenge(user: string): Promise<{ realm: string; nonce: string }> {
     const response = await this.send(user);
     assert.equal(response.status, 401);
-    const header = response.get('www-authenticate') ?? '';
-    const param = (name: string) => new RegExp(`${name}="?([^",]*)"?`, 'i').exec(header)?.[1] ?? '';
-    return { realm: param('realm'), nonce: param('nonce') };
+    return challengeOf(response);
   }
 
   /** REGISTER answering `nonce` with `password`; the status. */
   async guess(user: string, password: string, nonce?: string, realm = 'asterisk'): Promise<number> {
     const theNonce = nonce ?? (await this.challenge(user)).nonce;
-    const uri = `sip:127.0.0.1:${this.serverPort}`;
-    const cnonce = randomBytes(4).toString('hex');
-    const answer = digestResponse('MD5', digestHa1('MD5', user, realm, password), { method: 'REGISTER', uri, nonce: theNonce, qop: 'auth', nc: '00000001', cnonce });
-    const authorization = `Digest username="${user}", realm="${realm}", nonce="${theNonce}", uri="${uri}", response="${answer}", algorithm=MD5, qop=auth, nc=00000001, cnonce="${cnonce}"`;
-    return (await this.send(user, authorization)).status;
+    return (await this.send(user, registerAuthorization(user, password, realm, theNonce, this.registrarUri))).status;
   }
 
   send(user: string, authorization?: string): Promise<SipResponse> {
-    this.#cseq++;
-    const lines = [
-      `REGISTER sip:127.0.0.1:${this.serverPort} SIP/2.0`,
-      `Via: SIP/2.0/UDP ${this.address}:${this.port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
-      'Max-Forwards: 70',
-      `From: <sip:${user}@127.0.0.1>;tag=${randomBytes(4).toString('hex')}`,
-      `To: <sip:${user}@127.0.0.1>`,
-      `Call-ID: ${randomBytes(8).toString('hex')}`,
-      `CSeq: ${this.#cseq} REGISTER`,
-      `Contact: <sip:${user}@${this.address}:${this.port}>`,
-      'Expires: 60',
-      ...(authorization ? [`Authorization: ${authorization}`] : []),
-      'Content-Length: 0',
-      '',
-      '',
-    ];
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no answer to REGISTER')), 3000);
-      this.#waiter = (response) => {
-        clearTimeout(timer);
-        this.#waiter = undefined;
-        resolve(response);
-      };
-      this.socket.send(lines.join('\r\n'), this.serverPort, '127.0.0.1');
-    });
+    return this.sendRegister({ user, callId: randomBytes(8).toString('hex'), expires: 60, authorization });
   }
 }
 

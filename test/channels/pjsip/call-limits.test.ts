@@ -2,12 +2,12 @@
 // the `anonymous` endpoint, and its live calls are capped by sip.max_calls_per_endpoint — the INVITE
 // past the cap gets 486 Busy Here and takes no RTP port, with one log line.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { rawInviteText } from '../../helpers/sip-inbox.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let dir: string;
@@ -41,24 +41,7 @@ after(async () => {
 });
 
 function invite(callId: string): void {
-  const port = server.core.pjsip.port!;
-  const local = socket.address().port;
-  const sdp = ['v=0', 'o=x 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n');
-  const text = [
-    `INVITE sip:hold@127.0.0.1:${port} SIP/2.0`,
-    `Via: SIP/2.0/UDP 127.0.0.1:${local};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
-    'Max-Forwards: 70',
-    `From: <sip:stranger@127.0.0.1>;tag=${randomBytes(4).toString('hex')}`,
-    `To: <sip:hold@127.0.0.1:${port}>`,
-    `Call-ID: ${callId}`,
-    'CSeq: 1 INVITE',
-    `Contact: <sip:stranger@127.0.0.1:${local}>`,
-    'Content-Type: application/sdp',
-    `Content-Length: ${Buffer.byteLength(sdp)}`,
-    '',
-    sdp,
-  ].join('\r\n');
-  socket.send(text, port, '127.0.0.1');
+  socket.send(rawInviteText({ serverPort: server.core.pjsip.port!, localPort: socket.address().port, user: 'hold', fromUser: 'stranger', callId }), server.core.pjsip.port!, '127.0.0.1');
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {

@@ -4,94 +4,40 @@
 // pjsip.conf (templates included) are listed by GET /endpoints.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import dgram from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { registerPjsipConfigTypes } from '../../../src/channels/pjsip/config/store-types.ts';
 import { DynamicConfig } from '../../../src/core/dynamic-config/store.ts';
-import { digestHa1, digestResponse } from '../../../src/sip/auth/digest.ts';
 import { pjsipAttributeNames } from '../../../src/channels/pjsip/config/index.ts';
-import { parseMessage } from '../../../src/sip/parser.ts';
-import { SipResponse } from '../../../src/sip/message.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
+import { challengeOf, registerAuthorization, UdpRegistrant } from '../../helpers/udp-registrant.ts';
 
 const json = (body: unknown): RequestInit => ({ method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const fields = (record: Record<string, string>) => ({ fields: Object.entries(record).map(([attribute, value]) => ({ attribute, value })) });
 
-/** A UDP phone of a few lines: REGISTER with digest (MD5, qop=auth), answers nothing else. */
-class Phone {
-  readonly socket = dgram.createSocket('udp4');
-  port = 0;
-  #cseq = 0;
+/** A UDP phone of a few lines: REGISTER with digest (MD5, qop=auth) in one Call-ID, answers nothing else. */
+class Phone extends UdpRegistrant {
   readonly #callId = randomBytes(8).toString('hex');
-  #waiter: ((response: SipResponse) => void) | undefined;
 
   constructor(
     readonly user: string,
     readonly password: string,
-    readonly serverPort: number,
-  ) {}
-
-  async start(): Promise<this> {
-    this.socket.on('message', (data) => {
-      const parsed = parseMessage(data);
-      if (parsed.ok && parsed.message instanceof SipResponse && parsed.message.status >= 200) this.#waiter?.(parsed.message);
-    });
-    await new Promise<void>((resolve) => this.socket.bind(0, '127.0.0.1', () => resolve()));
-    this.port = this.socket.address().port;
-    return this;
-  }
-
-  close(): void {
-    this.socket.close();
+    serverPort: number,
+  ) {
+    super(serverPort);
   }
 
   /** REGISTER (answering one digest challenge); resolves with the final status. */
   async register(expires: number): Promise<number> {
-    let response = await this.#send(expires);
+    const request = { user: this.user, callId: this.#callId, expires };
+    let response = await this.sendRegister(request);
     if (response.status === 401) {
-      const challenge = response.get('www-authenticate') ?? '';
-      const param = (name: string) => new RegExp(`${name}="?([^",]*)"?`, 'i').exec(challenge)?.[1] ?? '';
-      const realm = param('realm');
-      const nonce = param('nonce');
-      const uri = `sip:127.0.0.1:${this.serverPort}`;
-      const cnonce = randomBytes(4).toString('hex');
-      const ha1 = digestHa1('MD5', this.user, realm, this.password);
-      const answer = digestResponse('MD5', ha1, { method: 'REGISTER', uri, nonce, qop: 'auth', nc: '00000001', cnonce });
-      const authorization = `Digest username="${this.user}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${answer}", algorithm=MD5, qop=auth, nc=00000001, cnonce="${cnonce}"`;
-      response = await this.#send(expires, authorization);
+      const { realm, nonce } = challengeOf(response);
+      response = await this.sendRegister({ ...request, authorization: registerAuthorization(this.user, this.password, realm, nonce, this.registrarUri) });
     }
     return response.status;
-  }
-
-  #send(expires: number, authorization?: string): Promise<SipResponse> {
-    this.#cseq++;
-    const lines = [
-      `REGISTER sip:127.0.0.1:${this.serverPort} SIP/2.0`,
-      `Via: SIP/2.0/UDP 127.0.0.1:${this.port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
-      'Max-Forwards: 70',
-      `From: <sip:${this.user}@127.0.0.1>;tag=${randomBytes(4).toString('hex')}`,
-      `To: <sip:${this.user}@127.0.0.1>`,
-      `Call-ID: ${this.#callId}`,
-      `CSeq: ${this.#cseq} REGISTER`,
-      `Contact: <sip:${this.user}@127.0.0.1:${this.port}>`,
-      `Expires: ${expires}`,
-      ...(authorization ? [`Authorization: ${authorization}`] : []),
-      'Content-Length: 0',
-      '',
-      '',
-    ];
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no answer to REGISTER')), 3000);
-      this.#waiter = (response) => {
-        clearTimeout(timer);
-        this.#waiter = undefined;
-        resolve(response);
-      };
-      this.socket.send(lines.join('\r\n'), this.serverPort, '127.0.0.1');
-    });
   }
 }
 

@@ -4,41 +4,29 @@
 // started server, which afterwards still answers a well-behaved peer from another address.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { digestHa1, digestResponse } from '../../../src/sip/auth/digest.ts';
 import { HostilePeer, statusOf, type PeerDialog } from '../../helpers/hostile-peer.ts';
 import { parsePrometheus, sumOf } from '../../helpers/prometheus.ts';
 import { sipHeader } from '../../helpers/sip-inbox.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
+import { ALICE_PASSWORD, pollUntil, startSweepServer, type SweepServer } from './live-sweep-server.ts';
 
-let dir: string;
+let started: SweepServer | undefined;
 let server: TestServer;
 const peers: HostilePeer[] = [];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'patchbay-live-bounds-'));
-  const dialplan = join(dir, 'extensions.conf');
-  writeFileSync(dialplan, '[default]\nexten => hold,1,Answer()\n same => n,Wait(60)\n');
-  server = await startTestServer({
-    dialplan: { file: dialplan },
-    sip: { max_calls_per_endpoint: 4, tcp: { max_connections_per_source: 4, first_message_timeout_seconds: 2 }, failed_auth: { max_per_source: 4, max_per_endpoint: 100 } },
-    config_objects: {
-      res_pjsip: {
-        endpoint: { anonymous: { context: 'default', allow: 'ulaw' }, alice: { context: 'default', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
-        auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 's3cret' } },
-        aor: { alice: { max_contacts: '5' } },
-      },
-    },
+  started = await startSweepServer('patchbay-live-bounds-', 'exten => hold,1,Answer()\n same => n,Wait(60)\n', {
+    tcp: { max_connections_per_source: 4, first_message_timeout_seconds: 2 },
+    failed_auth: { max_per_source: 4, max_per_endpoint: 100 },
   });
+  server = started.server;
 });
 
 after(async () => {
   for (const peer of peers) peer.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await started?.stop();
 });
 
 async function open(transport: 'UDP' | 'TCP', address = '127.0.0.1'): Promise<HostilePeer> {
@@ -48,11 +36,7 @@ async function open(transport: 'UDP' | 'TCP', address = '127.0.0.1'): Promise<Ho
 }
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  if (!(await pollUntil(condition, timeoutMs))) throw new Error(`timed out waiting for ${what}`);
 }
 
 /** A well-behaved OPTIONS from another address must get 200. */
@@ -171,7 +155,7 @@ describe('live sweep: hostile Authorization', () => {
   const good = (nonce: string, realm: string, nc = '00000001'): string => {
     const uri = `sip:127.0.0.1:${server.core.pjsip.port}`;
     const cnonce = randomBytes(4).toString('hex');
-    const response = digestResponse('MD5', digestHa1('MD5', 'alice', realm, 's3cret'), { method: 'REGISTER', uri, nonce, qop: 'auth', nc, cnonce });
+    const response = digestResponse('MD5', digestHa1('MD5', 'alice', realm, ALICE_PASSWORD), { method: 'REGISTER', uri, nonce, qop: 'auth', nc, cnonce });
     return `Digest username="alice", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=${nc}, cnonce="${cnonce}"`;
   };
 

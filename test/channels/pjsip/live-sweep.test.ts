@@ -9,15 +9,13 @@
 // values; every case runs once per transport, and PATCHBAY_SWEEP_EXTRA more seeded picks run on top
 // (default 0, so the test count and length stay the same from run to run).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HostilePeer, statusOf, type PeerTransport } from '../../helpers/hostile-peer.ts';
 import { parsePrometheus, sumOf } from '../../helpers/prometheus.ts';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { TestServer } from '../../helpers/server.ts';
 import { sweepCases, type SweepCase } from './live-sweep-cases.ts';
 import { pick, seeded, type Random } from './live-sweep-sdp.ts';
+import { pollUntil as until, startSweepServer, type SweepServer } from './live-sweep-server.ts';
 
 const SEED = Number(process.env.PATCHBAY_SWEEP_SEED ?? 0x5eed35);
 /** PATCHBAY_SWEEP_ONLY (a regular expression) runs only the cases it matches: to reproduce one. */
@@ -26,39 +24,17 @@ const EXTRA = Math.max(0, Math.min(10_000, Number(process.env.PATCHBAY_SWEEP_EXT
 /** What a crash looks like in the log: an uncaught exception, or a JavaScript error escaping a handler. */
 const CRASH = /uncaught|unhandled|TypeError|RangeError|ReferenceError|SyntaxError|Maximum call stack|Cannot read prop/;
 
-let dir: string;
+let started: SweepServer | undefined;
 let server: TestServer;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'patchbay-live-sweep-'));
-  const dialplan = join(dir, 'extensions.conf');
-  writeFileSync(dialplan, '[default]\nexten => hold,1,Answer()\n same => n,Wait(60)\nexten => ring,1,Ringing()\n same => n,Wait(60)\nexten => alice,hint,PJSIP/alice\n');
-  server = await startTestServer({
-    dialplan: { file: dialplan },
-    sip: { max_calls_per_endpoint: 4 },
-    config_objects: {
-      res_pjsip: {
-        endpoint: { anonymous: { context: 'default', allow: 'ulaw' }, alice: { context: 'default', allow: 'ulaw', auth: 'alice-auth', aors: 'alice' } },
-        auth: { 'alice-auth': { auth_type: 'userpass', username: 'alice', password: 's3cret' } },
-        aor: { alice: { max_contacts: '5' } },
-      },
-    },
-  });
+  started = await startSweepServer('patchbay-live-sweep-', 'exten => hold,1,Answer()\n same => n,Wait(60)\nexten => ring,1,Ringing()\n same => n,Wait(60)\nexten => alice,hint,PJSIP/alice\n');
+  server = started.server;
 });
 
 after(async () => {
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await started?.stop();
 });
-
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function metrics(): Promise<Map<string, number>> {
   return parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());

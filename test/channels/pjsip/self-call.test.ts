@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findFile, wavSamples } from '../../helpers/recorded-audio.ts';
+import { rawInviteText } from '../../helpers/sip-inbox.ts';
 import { AUTH, startTestServer, type EventSocket, type TestServer } from '../../helpers/server.ts';
 import { tonePower } from '../../helpers/tone-power.ts';
 
@@ -205,24 +206,7 @@ describe('merged requests (RFC 3261 §8.2.2.2)', () => {
   after(() => socket.close());
 
   function invite(callId: string, fromTag: string, branch: string): void {
-    const port = server.core.pjsip.port;
-    const local = socket.address().port;
-    const sdp = ['v=0', 'o=x 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n');
-    const text = [
-      `INVITE sip:hold@127.0.0.1:${port} SIP/2.0`,
-      `Via: SIP/2.0/UDP 127.0.0.1:${local};branch=${branch};rport`,
-      'Max-Forwards: 70',
-      `From: <sip:forker@127.0.0.1>;tag=${fromTag}`,
-      `To: <sip:hold@127.0.0.1:${port}>`,
-      `Call-ID: ${callId}`,
-      'CSeq: 1 INVITE',
-      `Contact: <sip:forker@127.0.0.1:${local}>`,
-      'Content-Type: application/sdp',
-      `Content-Length: ${Buffer.byteLength(sdp)}`,
-      '',
-      sdp,
-    ].join('\r\n');
-    socket.send(text, port, '127.0.0.1');
+    socket.send(rawInviteText({ serverPort: server.core.pjsip.port, localPort: socket.address().port, user: 'hold', fromUser: 'forker', callId, branch, fromTag }), server.core.pjsip.port, '127.0.0.1');
   }
 
   const finalOf = (branch: string): number | undefined => statuses.find((entry) => entry.branch === branch && entry.status >= 200)?.status;

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { rawInviteText } from '../../helpers/sip-inbox.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let dir: string;
@@ -55,24 +56,7 @@ after(async () => {
 });
 
 function invite(user: string, callId: string, fromUser = 'stranger'): void {
-  const port = server.core.pjsip.port;
-  const local = socket.address().port;
-  const sdp = ['v=0', 'o=x 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n');
-  const text = [
-    `INVITE sip:${user}@127.0.0.1:${port} SIP/2.0`,
-    `Via: SIP/2.0/UDP 127.0.0.1:${local};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
-    'Max-Forwards: 70',
-    `From: <sip:${fromUser}@127.0.0.1>;tag=${randomBytes(4).toString('hex')}`,
-    `To: <sip:${user}@127.0.0.1:${port}>`,
-    `Call-ID: ${callId}`,
-    'CSeq: 1 INVITE',
-    `Contact: <sip:${fromUser}@127.0.0.1:${local}>`,
-    'Content-Type: application/sdp',
-    `Content-Length: ${Buffer.byteLength(sdp)}`,
-    '',
-    sdp,
-  ].join('\r\n');
-  socket.send(text, port, '127.0.0.1');
+  socket.send(rawInviteText({ serverPort: server.core.pjsip.port, localPort: socket.address().port, user, fromUser, callId }), server.core.pjsip.port, '127.0.0.1');
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
