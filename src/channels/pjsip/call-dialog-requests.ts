@@ -23,7 +23,23 @@ export interface DialogRoute {
   readonly relayedFlow: ForeignFlow | undefined;
 }
 
+/**
+ * Another usage of the call's dialog (RFC 5057): a REFER's implicit subscription (refer-progress.ts).
+ * Its requests go out while the dialog lasts, even after the call itself ended, and the call's BYE
+ * waits until every usage is released, so that the far end hears the subscription's end first.
+ */
+export interface DialogUsage {
+  /** As CallDialogRequests.send; `onTimeout` when no final response came (Timer F). */
+  send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean;
+  /** Idempotent; the last release sends the BYE the call asked for meanwhile. */
+  release(): void;
+}
+
 export class CallDialogRequests {
+  /** Usages holding the dialog open, and the BYE's cause once the call asked for it meanwhile. */
+  #usages = 0;
+  #heldByeCause: number | undefined;
+
   constructor(
     private readonly services: Pick<CallEnvironment, 'layer' | 'log'>,
     private readonly route: DialogRoute,
@@ -51,6 +67,10 @@ export class CallDialogRequests {
   bye(cause: number): void {
     const dialog = this.route.dialog;
     if (!dialog || dialog.state === 'terminated') return;
+    if (this.#usages > 0) {
+      this.#heldByeCause ??= cause;
+      return;
+    }
     dialog.state = 'terminated';
     const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
     const hop = this.hop(dialog);
@@ -67,8 +87,34 @@ export class CallDialogRequests {
    * here); false when there is no dialog.
    */
   send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
+    if (this.route.ended) return false;
+    return this.#sendInDialog(method, headers, body, contentType, onFinal);
+  }
+
+  /** A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is over. */
+  usage(): DialogUsage | undefined {
     const dialog = this.route.dialog;
-    if (!dialog || dialog.state === 'terminated' || this.route.ended) return false;
+    if (!dialog || dialog.state === 'terminated') return undefined;
+    this.#usages++;
+    let released = false;
+    return {
+      send: (method, headers, body, contentType, onFinal, onTimeout) => !released && this.#sendInDialog(method, headers, body, contentType, onFinal, onTimeout),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#usages--;
+        const cause = this.#heldByeCause;
+        if (this.#usages === 0 && cause !== undefined) {
+          this.#heldByeCause = undefined;
+          this.bye(cause);
+        }
+      },
+    };
+  }
+
+  #sendInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean {
+    const dialog = this.route.dialog;
+    if (!dialog || dialog.state === 'terminated') return false;
     const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
     const hop = this.hop(dialog);
     if (!hop) return false;
@@ -83,7 +129,7 @@ export class CallDialogRequests {
       onFinal?.(response);
     };
     try {
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' ? { onResponse } : {});
+      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || onTimeout ? { onResponse, ...(onTimeout ? { onTimeout } : {}) } : {});
     } catch (error) {
       this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
       return false;
