@@ -35,10 +35,17 @@ export interface DialogUsage {
   release(): void;
 }
 
+/**
+ * Longest a usage holds the call's BYE back, as Asterisk's deferred session end after a REFER
+ * (60 s): then the BYE goes and the dialog, with whatever usage was left, is over.
+ */
+export const HELD_BYE_MS = 60_000;
+
 export class CallDialogRequests {
   /** Usages holding the dialog open, and the BYE's cause once the call asked for it meanwhile. */
   #usages = 0;
   #heldByeCause: number | undefined;
+  #heldByeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly services: Pick<CallEnvironment, 'layer' | 'log'>,
@@ -67,10 +74,13 @@ export class CallDialogRequests {
   bye(cause: number): void {
     const dialog = this.route.dialog;
     if (!dialog || dialog.state === 'terminated') return;
-    if (this.#usages > 0) {
-      this.#heldByeCause ??= cause;
+    if (this.#usages > 0 && this.#heldByeTimer === undefined) {
+      this.#heldByeCause = cause;
+      this.#heldByeTimer = setTimeout(() => this.#sendHeldBye(), HELD_BYE_MS);
+      this.#heldByeTimer.unref();
       return;
     }
+    if (this.#usages > 0) return;
     dialog.state = 'terminated';
     const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
     const hop = this.hop(dialog);
@@ -102,14 +112,20 @@ export class CallDialogRequests {
       release: () => {
         if (released) return;
         released = true;
-        this.#usages--;
-        const cause = this.#heldByeCause;
-        if (this.#usages === 0 && cause !== undefined) {
-          this.#heldByeCause = undefined;
-          this.bye(cause);
-        }
+        this.#usages = Math.max(0, this.#usages - 1);
+        if (this.#usages === 0) this.#sendHeldBye();
       },
     };
+  }
+
+  /** The BYE held for the usages, once they are released or at HELD_BYE_MS. */
+  #sendHeldBye(): void {
+    const cause = this.#heldByeCause;
+    clearTimeout(this.#heldByeTimer);
+    this.#heldByeCause = undefined;
+    if (cause === undefined) return;
+    this.#usages = 0;
+    this.bye(cause);
   }
 
   #sendInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean {
