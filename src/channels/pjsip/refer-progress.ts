@@ -140,9 +140,13 @@ const INDICATED: Partial<Record<Indication, { status: number; final: boolean }>>
  */
 export function watchTransferee(transferee: Channel, progress: ReferProgress): void {
   if (transferee.hangingUp) return progress.finish(503);
+  // An indication repeated (Ringing(), then Dial()'s ringing) is news once: Asterisk keeps a
+  // channel's visible indication and does not indicate it again (checked: one 180).
+  let shown: Indication | undefined;
   const onIndicated = (indication: Indication): void => {
     const news = INDICATED[indication];
-    if (!news) return;
+    if (!news || indication === shown) return;
+    shown = indication;
     if (news.final) progress.finish(news.status);
     else progress.progress(news.status);
   };
