@@ -29,7 +29,7 @@ const DIALPLAN = [
   ' same => n,Hangup()',
   'exten => 220,1,Busy(2)',
   // Nothing said or played to the transferee before it hangs up: 503.
-  'exten => 230,1,Wait(2)',
+  'exten => 230,1,Wait(4)',
   ' same => n,Hangup()',
   // Audio to the transferee: 200.
   'exten => 240,1,Playback(tone)',
@@ -157,7 +157,7 @@ describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sen
       await nextEvent(suite.events, (e) => e.type === 'Dial' && named('PJSIP/bob-')(e.peer) && e.dialstatus === 'ANSWER', 15_000);
       assert.match(await alice.request(dialog, 'REFER', ['Refer-To: <sip:230@127.0.0.1>']), /^SIP\/2\.0 202/);
       await nextEvent(suite.events, (e) => e.type === 'BridgeBlindTransfer', 10_000);
-      // bob waits 2 s in 230 before hanging up: nothing reaches alice meanwhile (a slow machine only delays it more).
+      // bob waits 4 s in 230 before hanging up: nothing reaches alice meanwhile (a slow machine only delays it more).
       await assert.rejects(alice.nextMessage(/^NOTIFY /, 1000), 'no NOTIFY before the transferee\'s outcome');
       const trying = await alice.nextMessage(/^NOTIFY /, 15_000);
       assert.match(trying, /\r\n\r\nSIP\/2\.0 100 Trying/);
