@@ -23,7 +23,30 @@ export interface DialogRoute {
   readonly relayedFlow: ForeignFlow | undefined;
 }
 
+/**
+ * Another usage of the call's dialog (RFC 5057): a REFER's implicit subscription (refer-progress.ts).
+ * Its requests go out while the dialog lasts, even after the call itself ended, and the call's BYE
+ * waits until every usage is released, so that the far end hears the subscription's end first.
+ */
+export interface DialogUsage {
+  /** As CallDialogRequests.send; `onTimeout` when no final response came (Timer F). */
+  send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean;
+  /** Idempotent; the last release sends the BYE the call asked for meanwhile. */
+  release(): void;
+}
+
+/**
+ * Longest a usage holds the call's BYE back, as Asterisk's deferred session end after a REFER
+ * (60 s): then the BYE goes and the dialog, with whatever usage was left, is over.
+ */
+export const HELD_BYE_MS = 60_000;
+
 export class CallDialogRequests {
+  /** Usages holding the dialog open, and the BYE's cause once the call asked for it meanwhile. */
+  #usages = 0;
+  #heldByeCause: number | undefined;
+  #heldByeTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly services: Pick<CallEnvironment, 'layer' | 'log'>,
     private readonly route: DialogRoute,
@@ -51,6 +74,13 @@ export class CallDialogRequests {
   bye(cause: number): void {
     const dialog = this.route.dialog;
     if (!dialog || dialog.state === 'terminated') return;
+    if (this.#usages > 0 && this.#heldByeTimer === undefined) {
+      this.#heldByeCause = cause;
+      this.#heldByeTimer = setTimeout(() => this.#sendHeldBye(), HELD_BYE_MS);
+      this.#heldByeTimer.unref();
+      return;
+    }
+    if (this.#usages > 0) return;
     dialog.state = 'terminated';
     const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
     const hop = this.hop(dialog);
@@ -67,8 +97,40 @@ export class CallDialogRequests {
    * here); false when there is no dialog.
    */
   send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
+    if (this.route.ended) return false;
+    return this.#sendInDialog(method, headers, body, contentType, onFinal);
+  }
+
+  /** A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is over. */
+  usage(): DialogUsage | undefined {
     const dialog = this.route.dialog;
-    if (!dialog || dialog.state === 'terminated' || this.route.ended) return false;
+    if (!dialog || dialog.state === 'terminated') return undefined;
+    this.#usages++;
+    let released = false;
+    return {
+      send: (method, headers, body, contentType, onFinal, onTimeout) => !released && this.#sendInDialog(method, headers, body, contentType, onFinal, onTimeout),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#usages = Math.max(0, this.#usages - 1);
+        if (this.#usages === 0) this.#sendHeldBye();
+      },
+    };
+  }
+
+  /** The BYE held for the usages, once they are released or at HELD_BYE_MS. */
+  #sendHeldBye(): void {
+    const cause = this.#heldByeCause;
+    clearTimeout(this.#heldByeTimer);
+    this.#heldByeCause = undefined;
+    if (cause === undefined) return;
+    this.#usages = 0;
+    this.bye(cause);
+  }
+
+  #sendInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean {
+    const dialog = this.route.dialog;
+    if (!dialog || dialog.state === 'terminated') return false;
     const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
     const hop = this.hop(dialog);
     if (!hop) return false;
@@ -83,7 +145,7 @@ export class CallDialogRequests {
       onFinal?.(response);
     };
     try {
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' ? { onResponse } : {});
+      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || onTimeout ? { onResponse, ...(onTimeout ? { onTimeout } : {}) } : {});
     } catch (error) {
       this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
       return false;

@@ -37,7 +37,7 @@ import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
-import { CallDialogRequests, type DialogRoute } from './call-dialog-requests.ts';
+import { CallDialogRequests, type DialogRoute, type DialogUsage } from './call-dialog-requests.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
@@ -535,6 +535,11 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   transferProgress(state: TransferProgressState): void {
     this.onTransferProgress?.(state);
+  }
+
+  /** Another usage of the call's dialog, a REFER's subscription (call-dialog-requests.ts); undefined without a dialog. */
+  dialogUsage(): DialogUsage | undefined {
+    return this.#requests.usage();
   }
 
   /** Sends a request in the call's dialog (call-dialog-requests.ts); false when there is none. */

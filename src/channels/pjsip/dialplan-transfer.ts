@@ -1,7 +1,10 @@
 // A REFER on a call the dialplan runs (Dial), completed as Asterisk's res_pjsip_refer does without
-// ARI: the REFER is accepted (202) with a NOTIFY "100 Trying", the transfer is carried out by the
-// core, and a final NOTIFY reports its outcome as a sipfrag (200 OK, or 400/403/404/500); then the
-// transferer is hung up (BYE).
+// ARI: the REFER is accepted (202), the transfer is carried out by the core, and the implicit
+// subscription's NOTIFYs (refer-progress.ts) report its outcome as sipfrags in Asterisk's order:
+// "100 Trying" held back until there is news, then the transferee's progress for a blind transfer
+// (200 once it is answered, joins a bridge or is sent audio; 503 when it hangs up first), the
+// outcome at once for an attended or a failed one (400/403/404/500). The transferer's BYE, when
+// the core hangs it up, waits for the subscription's end.
 // - Blind (Refer-To without Replaces): the transferer's peer runs the dialplan at Refer-To's user
 //   part (user options cut off, `s` when empty) in TRANSFER_CONTEXT, else the endpoint's context;
 //   404 when that extension does not exist.
@@ -11,26 +14,17 @@
 // `Refer-Sub: false` (RFC 4488): no NOTIFYs, the REFER's final response carries the outcome.
 import type { TransferResult } from '../../core/channels/call-transfers.ts';
 import type { Channel } from '../../core/channels/channel.ts';
+import { TwoPartyCall } from '../../core/channels/two-party-call.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { formatUri } from '../../sip/uri.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import type { SipCall } from './call.ts';
 import type { ParsedReferTo } from './refer.ts';
+import { reasonPhrase, ReferProgress, watchTransferee } from './refer-progress.ts';
 import type { PjsipRuntime } from './runtime.ts';
 
 /** The SIP status of a transfer's outcome (Asterisk's xfer_response_code2sip). */
 const STATUS_OF_RESULT: Readonly<Record<TransferResult, number>> = { Success: 200, Invalid: 400, 'Not Permitted': 403, Fail: 500 };
-const REASONS: Readonly<Record<number, string>> = {
-  100: 'Trying',
-  200: 'OK',
-  400: 'Bad Request',
-  403: 'Forbidden',
-  404: 'Not Found',
-  481: 'Call/Transaction Does Not Exist',
-  500: 'Server Internal Error',
-  503: 'Service Unavailable',
-};
-
 /** A transfer context or extension longer than this is not looked up (a peer's bytes). */
 const MAX_EXTEN_LENGTH = 256;
 
@@ -62,34 +56,43 @@ export class DialplanTransfer {
 
   /** Carries out a REFER received on `call` whose channel is in the dialplan. */
   refer(call: SipCall, channel: Channel, referTo: ParsedReferTo, subscribed: boolean, tx: ServerTransaction): void {
-    if (subscribed) {
-      tx.reply(202, 'Accepted');
-      this.#notify(call, 100, false);
-    }
-    const status = this.#transfer(call, channel, referTo, tx.request.get('referred-by') ?? tx.request.get('b'));
-    if (!subscribed) tx.reply(status, REASONS[status], [['Refer-Sub', 'false']]);
-    else this.#notify(call, status, true);
+    // The subscription holds the dialog from the 202 on: a BYE the transfer causes waits for its last NOTIFY.
+    const usage = subscribed ? call.dialogUsage() : undefined;
+    if (subscribed && !usage) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+    const progress = usage ? new ReferProgress(usage, nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))) : undefined;
+    if (progress) tx.reply(202, 'Accepted');
+    const { status, transferee } = this.#transfer(call, channel, referTo, tx.request.get('referred-by') ?? tx.request.get('b'));
+    if (!progress) tx.reply(status, reasonPhrase(status), [['Refer-Sub', 'false']]);
+    else if (status === 200 && transferee) watchTransferee(transferee, progress);
+    else progress.finish(status);
     this.#runtime.log?.info({ channel: channel.name, status, attended: referTo.replaces !== undefined }, 'REFER in a dialplan call');
   }
 
-  /** The transfer itself; the SIP status reporting its outcome. */
-  #transfer(call: SipCall, channel: Channel, referTo: ParsedReferTo, referredBy: string | undefined): number {
+  /** The transfer itself: the SIP status reporting its outcome and, for a blind one, whom it moved. */
+  #transfer(call: SipCall, channel: Channel, referTo: ParsedReferTo, referredBy: string | undefined): { status: number; transferee?: Channel } {
     const context = this.#runtime.context;
-    if (!context) return 503;
+    if (!context) return { status: 503 };
     const transferContext = this.#transferContext(call, channel);
     const variables = transfereeVariables(transferContext, referTo, referredBy);
     if (referTo.replaces) {
       const other = this.#runtime.calls.replaced(referTo.replaces);
       if (other && other !== call) {
-        if (!other.channel || other.channel.hangingUp) return 503;
-        return STATUS_OF_RESULT[context.transfers.attended(channel, other.channel)];
+        if (!other.channel || other.channel.hangingUp) return { status: 503 };
+        return { status: STATUS_OF_RESULT[context.transfers.attended(channel, other.channel)] };
       }
-      if (!context.extensionExists(transferContext, 'external_replaces')) return 404;
-      return STATUS_OF_RESULT[context.transfers.blind(channel, { context: transferContext, exten: 'external_replaces' }, variables)];
+      if (!context.extensionExists(transferContext, 'external_replaces')) return { status: 404 };
+      return this.#blind(channel, transferContext, 'external_replaces', variables);
     }
     const exten = referTo.destination === '' ? 's' : referTo.destination;
-    if (exten.length > MAX_EXTEN_LENGTH || !context.extensionExists(transferContext, exten)) return 404;
-    return STATUS_OF_RESULT[context.transfers.blind(channel, { context: transferContext, exten }, variables)];
+    if (exten.length > MAX_EXTEN_LENGTH || !context.extensionExists(transferContext, exten)) return { status: 404 };
+    return this.#blind(channel, transferContext, exten, variables);
+  }
+
+  #blind(channel: Channel, transferContext: string, exten: string, variables: Array<[string, string]>): { status: number; transferee?: Channel } {
+    // The peer before the transfer: the channel whose progress the subscription then follows.
+    const transferee = TwoPartyCall.of(channel)?.peerOf(channel);
+    const result = this.#runtime.context?.transfers.blind(channel, { context: transferContext, exten }, variables) ?? 'Fail';
+    return { status: STATUS_OF_RESULT[result], ...(transferee ? { transferee } : {}) };
   }
 
   /** TRANSFER_CONTEXT on the transferer's channel, else its endpoint's context. */
@@ -97,18 +100,5 @@ export class DialplanTransfer {
     const variable = channel.getVariable('TRANSFER_CONTEXT');
     if (variable && variable.length <= MAX_EXTEN_LENGTH) return variable;
     return this.#runtime.config.endpoints.get(call.endpointId)?.context ?? channel.location.context;
-  }
-
-  #notify(call: SipCall, status: number, final: boolean): void {
-    call.requestInDialog(
-      'NOTIFY',
-      [
-        ['Event', 'refer'],
-        ['Subscription-State', final ? 'terminated;reason=noresource' : 'active;expires=60'],
-        ['Contact', nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))],
-      ],
-      `SIP/2.0 ${status} ${REASONS[status] ?? ''}\r\n`,
-      'message/sipfrag;version=2.0',
-    );
   }
 }

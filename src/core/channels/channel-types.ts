@@ -49,6 +49,13 @@ export interface ChannelInternalEvents {
   /** The channel left Stasis control (for any reason). */
   'stasis-left': { app: string };
   answered: undefined;
+  /**
+   * Told to the far end (Dial()'s ringing to its caller, Busy(), an answer…), before the technology
+   * acts on it: a SIP transfer's progress NOTIFYs follow what its transferee is told (refer-progress.ts).
+   */
+  indicated: Indication;
+  /** The channel entered a bridge (its bridgeId was set by the bridging core). */
+  'bridge-entered': { bridgeId: string };
   /** The far end indicated a condition (ringing, busy, ...). */
   'remote-indication': Indication;
   /** Text received from the far end (in-call messages). */

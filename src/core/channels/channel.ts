@@ -73,8 +73,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
   dialable = false;
-  /** The bridge the channel is in, if any (set by the bridging core). */
-  bridgeId: string | undefined;
+  #bridgeId: string | undefined;
   hangupCause: number | undefined;
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
@@ -115,6 +114,16 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.table = env.table;
     this.functions = env.functions;
     this.driver = driver(this);
+  }
+
+  /** The bridge the channel is in, if any (set by the bridging core); entering one is told as `bridge-entered`. */
+  get bridgeId(): string | undefined {
+    return this.#bridgeId;
+  }
+
+  set bridgeId(bridgeId: string | undefined) {
+    this.#bridgeId = bridgeId;
+    if (bridgeId !== undefined) this.emit('bridge-entered', { bridgeId });
   }
 
   get hangingUp(): boolean {
@@ -189,6 +198,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   indicate(indication: Indication, musicClass?: string): void {
     if (this.hangingUp) return;
+    this.emit('indicated', indication);
     this.driver.indicate(indication, musicClass);
   }
 

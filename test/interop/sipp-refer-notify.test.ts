@@ -1,0 +1,175 @@
+// The NOTIFYs a transferring phone gets for a blind transfer in a Dial() call, in Asterisk 22's
+// order (res_pjsip_refer; docs/sip.md "Transfers (REFER)"): after the 202 nothing until the
+// transferee's news, then "100 Trying" with it; ringing (180) keeps the subscription active; the
+// outcome ends it: 200 when the transferee joins a bridge or is sent audio, 486 busy, 503 when it
+// hangs up first. Only then the BYE. The transferor is SIPp (refer-notify-sequence.xml, the NOTIFYs
+// read back from its message trace); one held-back check uses the raw test phone. The transferee
+// is SIPp bob, called by Dial(); carol rings and answers the Dial() of extension 210. The
+// same scenario against Asterisk 22.10.1 gave the same NOTIFYs for each destination (docs/sip.md).
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { RawPhone } from './raw-phone.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+
+const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
+const BOB_PORT = randomPort();
+const CAROL_PORT = BOB_PORT + 9 > 65000 ? BOB_PORT - 9 : BOB_PORT + 9;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const DIALPLAN = [
+  '[phones]',
+  'exten => 300,1,Dial(PJSIP/bob,20)',
+  ' same => n,Hangup()',
+  // Ringing to the transferee first, then a call that carol answers: 180, then 200 when bridged.
+  'exten => 210,1,Ringing()',
+  ' same => n,Wait(1)',
+  ' same => n,Dial(PJSIP/carol,20)',
+  ' same => n,Hangup()',
+  'exten => 220,1,Busy(2)',
+  // Nothing said or played to the transferee before it hangs up: 503.
+  'exten => 230,1,Wait(4)',
+  ' same => n,Hangup()',
+  // Audio to the transferee: 200.
+  'exten => 240,1,Playback(tone)',
+  ' same => n,Hangup()',
+  '',
+].join('\n');
+
+let suite: SippServer;
+
+before(async () => {
+  if (SKIP) return;
+  suite = await startSippServer(
+    'refer-notify',
+    DIALPLAN,
+    {
+      endpoint: {
+        alice: { context: 'phones', allow: 'ulaw' },
+        bob: { context: 'phones', allow: 'ulaw', aors: 'bob' },
+        carol: { context: 'phones', allow: 'ulaw', aors: 'carol' },
+      },
+      aor: {
+        bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` },
+        carol: { contact: `sip:carol@127.0.0.1:${CAROL_PORT}` },
+      },
+    },
+    'watcher',
+    (work) => {
+      const sounds = join(work, 'sounds');
+      mkdirSync(join(sounds, 'en'), { recursive: true });
+      // 1 s of a 500 Hz tone, signed linear 8 kHz.
+      const samples = new Int16Array(8000).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 500 * i) / 8000)));
+      writeFileSync(join(sounds, 'en', 'tone.sln'), Buffer.from(samples.buffer));
+      return { dirs: { sounds } };
+    },
+  );
+  writeSippTone(suite.work, 1000, 4, 0.5);
+});
+
+after(async () => {
+  if (SKIP) return;
+  await suite.close();
+});
+
+const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
+
+/** The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and Subscription-State. */
+function receivedNotifies(traceFile: string): Array<{ frag: string; state: string }> {
+  const trace = readFileSync(traceFile, 'latin1');
+  return trace
+    .split(/^-{10,}.*$/m)
+    .filter((entry) => /message received/.test(entry))
+    .map((entry) => entry.slice(entry.indexOf(':') + 1).trimStart())
+    .filter((message) => message.startsWith('NOTIFY '))
+    .map((message) => ({
+      frag: /\r?\n\r?\n(SIP\/2\.0 [^\r\n]*)/.exec(message)?.[1] ?? '',
+      state: /^Subscription-State:\s*([^\r\n]*)/im.exec(message)?.[1]?.trim() ?? '',
+    }));
+}
+
+/** SIPp alice calls 300 (bob answers), REFERs bob to `target`; her NOTIFYs and the transfer event. */
+async function transferTo(target: string, extraPeers: Array<Promise<unknown>> = []): Promise<{ notifies: Array<{ frag: string; state: string }>; transfer: Json }> {
+  const trace = join(suite.work, `alice-${target}.log`);
+  const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 40_000 });
+  await sleep(300);
+  const alice = sipp('refer-notify-sequence.xml', [suite.target(), '-s', '300', '-set', 'caller', 'alice', '-set', 'target', target, '-trace_msg', '-message_file', trace], { cwd: suite.work, timeoutMs: 40_000 });
+  const transfer = await nextEvent(suite.events, (e) => e.type === 'BridgeBlindTransfer', 20_000);
+  const aliceRun = await alice.done;
+  assert.equal(aliceRun.status, 0, aliceRun.output);
+  // bob ends with the destination's Hangup() (or the test's), whichever the extension does.
+  const bobChannel = suite.server.core.channels.get(transfer.transferee.id);
+  if (bobChannel && !bobChannel.hangingUp) bobChannel.hangup(16);
+  const [bobRun] = await Promise.all([bob.done, ...extraPeers]);
+  assert.equal(bobRun.status, 0, bobRun.output);
+  return { notifies: receivedNotifies(trace), transfer };
+}
+
+describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sends them (SIPp transferor)', { skip: SKIP }, () => {
+  test('the transferee hears ringing, then is bridged with carol: NOTIFY 100, 180 (active), 200 (terminated), then BYE', { timeout: 90_000 }, async () => {
+    const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
+    const { notifies, transfer } = await transferTo('210', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
+    assert.equal(transfer.result, 'Success');
+    assert.ok(named('PJSIP/bob-')(transfer.transferee));
+    assert.deepEqual(
+      notifies.map((n) => n.frag),
+      ['SIP/2.0 100 Trying', 'SIP/2.0 180 Ringing', 'SIP/2.0 200 OK'],
+    );
+    assert.match(notifies[0].state, /^active;expires=(59\d|600)$/);
+    assert.match(notifies[1].state, /^active;expires=\d+$/);
+    assert.equal(notifies[2].state, 'terminated;reason=noresource');
+  });
+
+  test('the transferee is sent Busy(): NOTIFY 100, then 486 Busy Here (terminated)', { timeout: 90_000 }, async () => {
+    const { notifies } = await transferTo('220');
+    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+      ['SIP/2.0 100 Trying', 'active;expires=N'],
+      ['SIP/2.0 486 Busy Here', 'terminated;reason=noresource'],
+    ]);
+  });
+
+  test('the transferee hangs up before anything reached it: NOTIFY 100, then 503 Service Unavailable (terminated)', { timeout: 90_000 }, async () => {
+    const { notifies } = await transferTo('230');
+    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+      ['SIP/2.0 100 Trying', 'active;expires=N'],
+      ['SIP/2.0 503 Service Unavailable', 'terminated;reason=noresource'],
+    ]);
+  });
+
+  test('audio played to the transferee: NOTIFY 100, then 200 OK (terminated)', { timeout: 90_000 }, async () => {
+    const { notifies } = await transferTo('240');
+    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+      ['SIP/2.0 100 Trying', 'active;expires=N'],
+      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
+    ]);
+  });
+
+  test('"100 Trying" is held back until the outcome: no NOTIFY while the transferee waits, then 100 and 503, then the BYE', { timeout: 90_000 }, async () => {
+    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 40_000 });
+    await sleep(300);
+    const alice = new RawPhone('alice');
+    await alice.open();
+    alice.serverPort = suite.server.core.pjsip.port;
+    try {
+      const { dialog, final } = await alice.call('300');
+      assert.match(final, /^SIP\/2\.0 200/);
+      await nextEvent(suite.events, (e) => e.type === 'Dial' && named('PJSIP/bob-')(e.peer) && e.dialstatus === 'ANSWER', 15_000);
+      assert.match(await alice.request(dialog, 'REFER', ['Refer-To: <sip:230@127.0.0.1>']), /^SIP\/2\.0 202/);
+      await nextEvent(suite.events, (e) => e.type === 'BridgeBlindTransfer', 10_000);
+      // bob waits 4 s in 230 before hanging up: nothing reaches alice meanwhile (a slow machine only delays it more).
+      await assert.rejects(alice.nextMessage(/^NOTIFY /, 1000), 'no NOTIFY before the transferee\'s outcome');
+      const trying = await alice.nextMessage(/^NOTIFY /, 15_000);
+      assert.match(trying, /\r\n\r\nSIP\/2\.0 100 Trying/);
+      assert.match(trying, /^Subscription-State:\s*active;expires=\d+/im);
+      const outcome = await alice.nextMessage(/^NOTIFY /, 5000);
+      assert.match(outcome, /\r\n\r\nSIP\/2\.0 503 Service Unavailable/);
+      assert.match(outcome, /^Subscription-State:\s*terminated;reason=noresource/im);
+      await alice.nextMessage(/^BYE /, 5000, (m) => m.includes(dialog.callId));
+      const bobRun = await bob.done;
+      assert.equal(bobRun.status, 0, bobRun.output);
+    } finally {
+      alice.close();
+    }
+  });
+});
