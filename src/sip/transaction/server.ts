@@ -76,14 +76,16 @@ export class ServerTransaction extends Transaction {
         this.state = 'accepted';
         this.startTimer('L', 64 * t1, () => this.terminate());
         this.retransmission = this.layer.retransmit2xx(response, this.source, {
+          // These closures must not name `response`: V8 gives all closures of this call one
+          // context, so Timer L's would keep the 2xx for 64*T1 after its ACK.
           onAck: (ack) => {
             const onAck = this.onAck;
-            this.released2xx(response);
+            this.released2xx();
             onAck?.(ack);
           },
           onTimeout: () => {
             const onTimeout = this.onTimeout;
-            this.released2xx(response);
+            this.released2xx();
             onTimeout?.();
           },
         });
@@ -126,9 +128,10 @@ export class ServerTransaction extends Transaction {
    * to send, so neither the response nor the retransmission's closures need stay with the
    * transaction for the rest of Timer L (or of the call that holds it).
    */
-  private released2xx(response: SipResponse | undefined): void {
+  private released2xx(): void {
     this.retransmission = undefined;
-    if (this.lastResponse === response) this.lastResponse = undefined;
+    // In Accepted (or after it) the last response is a 2xx: nothing resends it any more.
+    this.lastResponse = undefined;
     // Timer L and the 2xx's own 64*T1 end together: an ended transaction kept its 2xx handlers
     // for this moment only (see terminated()).
     if (this.state === 'terminated') this.onAck = this.onTimeout = undefined;
@@ -200,6 +203,6 @@ export class ServerTransaction extends Transaction {
     const retransmission = this.retransmission;
     if (!retransmission) return;
     retransmission.stop();
-    if (this.state === 'accepted' || this.state === 'terminated') this.released2xx(this.lastResponse);
+    if (this.state === 'accepted' || this.state === 'terminated') this.released2xx();
   }
 }
