@@ -6,6 +6,12 @@ import { Transaction, type Retransmission2xx, type TransactionHost } from './tra
 import { ownedUtf8 } from '../../util/owned-buffer.ts';
 
 export class ServerTransaction extends Transaction {
+  /**
+   * The last response sent, while the transaction may still send it again: let go once an INVITE's
+   * 2xx was ACKed (RFC 6026's Accepted state only absorbs retransmitted INVITEs; nothing is resent)
+   * and when the transaction ends. A call keeps its INVITE's transaction for its whole life (for the
+   * source and the To tag), so a 200 OK held here would be held for as long as the call.
+   */
   lastResponse?: SipResponse;
   /** To tag used in the responses, reused for the 487 sent on CANCEL. */
   toTag?: string;
@@ -70,8 +76,18 @@ export class ServerTransaction extends Transaction {
         this.state = 'accepted';
         this.startTimer('L', 64 * t1, () => this.terminate());
         this.retransmission = this.layer.retransmit2xx(response, this.source, {
-          onAck: (ack) => this.onAck?.(ack),
-          onTimeout: () => this.onTimeout?.(),
+          // These closures must not name `response`: V8 gives all closures of this call one
+          // context, so Timer L's would keep the 2xx for 64*T1 after its ACK.
+          onAck: (ack) => {
+            const onAck = this.onAck;
+            this.released2xx();
+            onAck?.(ack);
+          },
+          onTimeout: () => {
+            const onTimeout = this.onTimeout;
+            this.released2xx();
+            onTimeout?.();
+          },
         });
         return;
       }
@@ -105,6 +121,20 @@ export class ServerTransaction extends Transaction {
     }
     this.respond(response);
     return response;
+  }
+
+  /**
+   * The 2xx is no longer retransmitted (ACKed, or 64*T1 passed): the Accepted state has nothing more
+   * to send, so neither the response nor the retransmission's closures need stay with the
+   * transaction for the rest of Timer L (or of the call that holds it).
+   */
+  private released2xx(): void {
+    this.retransmission = undefined;
+    // In Accepted (or after it) the last response is a 2xx: nothing resends it any more.
+    this.lastResponse = undefined;
+    // Timer L and the 2xx's own 64*T1 end together: an ended transaction kept its 2xx handlers
+    // for this moment only (see terminated()).
+    if (this.state === 'terminated') this.onAck = this.onTimeout = undefined;
   }
 
   private retransmitG(): void {
@@ -158,10 +188,21 @@ export class ServerTransaction extends Transaction {
     } catch {
       /* ignore */
     }
+    // An ended transaction answers nothing more; what it held would otherwise live as long as
+    // whoever still holds the transaction (a call holds its INVITE's). Its source, To tag and
+    // request stay: a call reads them. A 2xx still awaiting its ACK (Timer L ends with it, not
+    // before it) keeps the response and the ACK/timeout handlers until released2xx.
+    this.onCancel = this.onTransportError = this.onTerminated = undefined;
+    if (this.retransmission) return;
+    this.lastResponse = undefined;
+    this.onAck = this.onTimeout = undefined;
   }
 
   /** Stops the 2xx retransmission (the UAS core got the ACK some other way, or gave up). */
   stop2xx(): void {
-    this.retransmission?.stop();
+    const retransmission = this.retransmission;
+    if (!retransmission) return;
+    retransmission.stop();
+    if (this.state === 'accepted' || this.state === 'terminated') this.released2xx();
   }
 }
