@@ -312,14 +312,20 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     return [...this.variables.keys()];
   }
 
-  /** Copies every variable of `source` without raising events (a technology handing a call on). */
-  copyVariablesFrom(source: Channel): void {
+  /**
+   * Copies every variable of `source` (a technology handing a call on). With `announce`, each copy
+   * raises its ChannelVarset, the newest first, as Asterisk's unreal call setup publishes them.
+   */
+  copyVariablesFrom(source: Channel, announce = false): void {
+    const copied: [string, string][] = [];
     for (const [name, value] of source.variables) {
       const full = this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name);
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
+      if (announce) copied.push([name, value]);
     }
     this.snapshotChanged();
+    for (let index = copied.length - 1; index >= 0; index--) this.raise('ChannelVarset', { variable: copied[index][0], value: copied[index][1] });
   }
 
   // ---- media ----------------------------------------------------------------------------------

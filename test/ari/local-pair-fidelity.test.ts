@@ -3,11 +3,15 @@
 // Asterisk's Local halves run on threads of their own, so some frames race there; what is asserted
 // is the order Asterisk showed in most runs, and all of what it showed in every run:
 // - `;2` runs Answer(), Hangup(17): `;2`'s request (16, soft: the end of its dialplan run), `;1`'s
-//   queued request (17), `;2` destroyed (19 runs of 20 with `;1` in another application, 11 of 12 in the watching one), then its StasisEnd, `;1`'s STASISSTATUS SUCCESS and its
-//   ChannelDestroyed (17 both);
+//   queued request (17), `;2` destroyed (19 runs of 20 with `;1` in another application, 11 of 12
+//   in the watching one), then `;1`'s StasisEnd, STASISSTATUS SUCCESS and ChannelDestroyed (17 both);
 // - `;2` in Stasis() from the dialplan is DELETEd: `;2`'s request (32, soft), its StasisEnd and
 //   STASISSTATUS, its APPUNLOAD request (16, soft), `;1`'s queued request (16), `;2` destroyed
-//   (13 runs of 15), then `;1`'s StasisEnd, STASISSTATUS and ChannelDestroyed.
+//   (13 runs of 15), then `;1`'s StasisEnd, STASISSTATUS and ChannelDestroyed;
+// - Dial() through Local (dialbridge35's dialshort capture): the callee's `;2` announces its copy of
+//   the callee `;1`'s DIALEDPEERNUMBER as it is called (before the Dial event: app_dial calls, then
+//   publishes), and the caller's `;1` gets CHANLOCALSTATUS (its `;2`'s DIALSTATUS) just before
+//   the request its `;2`'s hang-up queues.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +26,10 @@ exten => hangup,1,Answer()
  same => n,Hangup(17)
 exten => stasis,1,Answer()
  same => n,Stasis(${APP})
+exten => dialshort,1,Dial(Local/short@local-order)
+exten => short,1,Answer()
+ same => n,Wait(0.5)
+ same => n,Hangup()
 `;
 
 type Json = Record<string, any>;
@@ -114,5 +122,38 @@ test('DELETE of a ;2 in Stasis() from the dialplan: ;2 leaves and is destroyed b
     'StasisEnd ;1',
     'STASISSTATUS ;1 SUCCESS',
     'ChannelDestroyed ;1 16',
+  ]);
+});
+
+test('Dial() through Local: the callee ;2 is announced its copy of DIALEDPEERNUMBER; the caller ;1 gets CHANLOCALSTATUS before its queued hang-up', async () => {
+  const id = `lo-dial-${Date.now()}`;
+  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  assert.equal(originated.status, 200);
+  const frames: Json[] = [];
+  await untilBothDestroyed(id, frames);
+  const lines: string[] = [];
+  const who = (name: string | undefined): string => (name ?? '').replace(/-[0-9a-f]{8};/, ';');
+  for (const frame of frames) {
+    const name = who(frame.channel?.name);
+    if (frame.type === 'ChannelVarset' && ['DIALEDPEERNUMBER', 'CHANLOCALSTATUS'].includes(frame.variable)) lines.push(`Varset ${name} ${frame.variable}=${frame.value}`);
+    if (frame.type === 'Dial' && frame.dialstatus === '') lines.push(`Dial ${who(frame.peer.name)}`);
+    if (frame.type === 'ChannelHangupRequest' && name.startsWith('Local/dialshort')) lines.push(`HangupRequest ${name} ${frame.cause}${frame.soft ? ' soft' : ''}`);
+    if ((frame.type === 'ChannelDestroyed' || frame.type === 'StasisEnd') && name.startsWith('Local/dialshort')) lines.push(`${frame.type} ${name}`);
+  }
+  // As captured (dialbridge35 dialshort): the copy is announced on ;2 as the callee is called, before
+  // its Dial event; the caller's ;1 hears how its ;2's Dial() ended just before its queued request.
+  assert.deepEqual(lines, [
+    'Dial Local/dialshort@local-order;1',
+    'Varset Local/dialshort@local-order;2 DIALEDPEERNUMBER=',
+    'Varset Local/short@local-order;1 DIALEDPEERNUMBER=short@local-order',
+    'Varset Local/short@local-order;2 DIALEDPEERNUMBER=short@local-order',
+    'Dial Local/short@local-order;1',
+    'Varset Local/dialshort@local-order;2 DIALEDPEERNUMBER=short@local-order',
+    'HangupRequest Local/dialshort@local-order;2 16 soft',
+    'Varset Local/dialshort@local-order;1 CHANLOCALSTATUS=ANSWER',
+    'HangupRequest Local/dialshort@local-order;1 16',
+    'ChannelDestroyed Local/dialshort@local-order;2',
+    'StasisEnd Local/dialshort@local-order;1',
+    'ChannelDestroyed Local/dialshort@local-order;1',
   ]);
 });
