@@ -4,7 +4,8 @@
 // list bounded to 10 names: src/core/bridges/bridge-peers.ts), so the work of the k-th join grows
 // with k; this bench shows by how much. The events go to a subscribe-all application that
 // serialises each one (as its WebSocket would), so the fan-out is counted.
-// Usage: npx tsx bench/bridge-join.ts [--sizes 10,100,500] [--rounds 3]
+// Usage: node --expose-gc --import tsx bench/bridge-join.ts [--sizes 10,100,500] [--rounds 3]
+// (rounds vary a lot on a loaded machine: compare the least of several, alternating with a baseline build).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +50,8 @@ for (const size of SIZES) {
     for (let made = 0; made < size; made += 50) channels.push(...(await Promise.all(Array.from({ length: Math.min(50, size - made) }, () => call()))));
     const bridge = core.bridges.create({ types: ['mixing'] });
     bytes = 0;
+    // A collection now rather than in the middle of the joins (run with --expose-gc).
+    (globalThis as { gc?: () => void }).gc?.();
     const joinStart = cpuUs();
     for (const channel of channels) core.bridges.addChannel(bridge, channel, {});
     const joinUs = cpuUs() - joinStart;
