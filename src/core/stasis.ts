@@ -175,7 +175,12 @@ export class Stasis {
     // With replace_channel after it, `channel` is not the last field: serialised whole then.
     if (options.replaceChannel) event.replace_channel = options.replaceChannel.snapshot();
     this.applications.sendTo(app, event, options.replaceChannel ? undefined : channel);
-    channel.once('hangup', () => this.leave(channel));
+    channel.once('hangup', ({ noticedLater }) => {
+      // Hung up by its Local partner: it leaves once that partner is destroyed, as Asterisk's
+      // Stasis thread notices the queued hang-up only then (captured: docs/differences.md).
+      if (noticedLater) channel.once('destroying', () => this.leave(channel));
+      else this.leave(channel);
+    });
   }
 
   /** Releases the channel from its application, raising StasisEnd. */

@@ -16,9 +16,14 @@ import { LocalChainBudget } from './chains.ts';
 
 /** One half's view of the pair: what it sends to its far end arrives at `other`. */
 class LocalHalf implements ChannelDriver {
+  /**
+   * `self`, for the `;2` half only: hanging up first, it tells `;1` how the Dial() it ran ended
+   * (CHANLOCALSTATUS, as Asterisk's ast_unreal_hangup does for the outgoing side).
+   */
   constructor(
     private readonly other: () => Channel,
     private readonly onCall: () => void,
+    private readonly self?: Channel,
   ) {}
 
   call(): void {
@@ -32,7 +37,10 @@ class LocalHalf implements ChannelDriver {
 
   hangup(cause: number): void {
     const other = this.other();
-    if (!other.hangingUp) other.hangup(cause, { fromFarEnd: true });
+    if (other.hangingUp) return;
+    const dialStatus = this.self?.getVariable('DIALSTATUS');
+    if (dialStatus !== undefined) other.setSystemVariable('CHANLOCALSTATUS', dialStatus);
+    other.hangup(cause, { fromFarEnd: true });
   }
 
   indicate(indication: Indication, musicClass?: string): void {
@@ -125,9 +133,9 @@ export class LocalTechnology implements ChannelTechnology {
             if (started || !two) return;
             started = true;
             const other = two;
-            // As chan_local's call: the ;2 half takes every variable of ;1, and the two identities cross
+            // As chan_local's call: the ;2 half takes every variable of ;1 (each announced), and the two identities cross
             // (what ;1 is connected to calls in on ;2; ;1's own identity is what ;2 is connected to).
-            other.copyVariablesFrom(self);
+            other.copyVariablesFrom(self, true);
             const callerOfTwo = self.connected.number || self.connected.name ? self.connected : self.caller;
             other.caller = { ...callerOfTwo };
             other.connected = { ...self.caller };
@@ -149,7 +157,7 @@ export class LocalTechnology implements ChannelTechnology {
         language,
         location: { context, exten, priority: 1 },
       },
-      () => new LocalHalf(() => one, () => undefined),
+      (self) => new LocalHalf(() => one, () => undefined, self),
     );
     one.peer = two;
     two.peer = one;

@@ -11,6 +11,7 @@ import type { Channel } from '../channels/channel.ts';
 import type { Model } from '../../spec/index.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
+import { clearPeerVariables, setPeerVariables, unsetVariable } from './bridge-peers.ts';
 
 export interface BasicBridgeEnvironment {
   publish(event: CoreEvent, scope: EventScope): void;
@@ -40,10 +41,6 @@ const BASIC_BRIDGE_SHAPE = {
   creator: '',
   name: '',
 } as const;
-
-/** The channel variables a bridge keeps on its parties (ast_bridge_vars_set). */
-const PEER_VARIABLE = 'BRIDGEPEER';
-const PEER_CALL_ID_VARIABLE = 'BRIDGEPVTCALLID';
 
 export class BasicBridge {
   readonly id = randomUUID();
@@ -202,20 +199,6 @@ export class BasicBridge {
     return { bridgeIds: [this.id], channelIds: [] };
   }
 }
-
-/** BRIDGEPEER, and BRIDGEPVTCALLID where the peer's technology has a call id of its own (a SIP Call-ID). */
-function setPeerVariables(channel: Channel, peer: Channel): void {
-  if (channel.hangingUp) return;
-  channel.setSystemVariable(PEER_VARIABLE, peer.name);
-  if (peer.protocolId) channel.setSystemVariable(PEER_CALL_ID_VARIABLE, peer.protocolId);
-  else unsetVariable(channel, PEER_CALL_ID_VARIABLE);
-}
-
-function clearPeerVariables(channel: Channel): void {
-  unsetVariable(channel, PEER_VARIABLE);
-  unsetVariable(channel, PEER_CALL_ID_VARIABLE);
-}
-
 /** `channel`'s connected line becomes `peer`'s caller id, announced only when it changes. */
 function showCallerAsConnected(channel: Channel, peer: Channel): void {
   if (channel.hangingUp) return;
@@ -227,9 +210,4 @@ function showCallerAsConnected(channel: Channel, peer: Channel): void {
 function clearTransferVariables(channel: Channel): void {
   unsetVariable(channel, 'BLINDTRANSFER');
   unsetVariable(channel, 'ATTENDEDTRANSFER');
-}
-
-/** Asterisk announces an unset (ChannelVarset with "") only for a variable that had a value. */
-function unsetVariable(channel: Channel, name: string): void {
-  if (channel.getVariable(name)) channel.setSystemVariable(name, undefined);
 }

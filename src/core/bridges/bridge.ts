@@ -8,6 +8,7 @@ import { mixBuffersAt, type BridgeAudioSource, type BridgeEventName, type Bridge
 import { nativeRateOf } from '../channels/native-rate.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { BridgeOffload } from './bridge-offload.ts';
+import { BridgePeers } from './bridge-peers.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { RaiseArgs, RaisedFields } from '../../spec/events.ts';
@@ -81,6 +82,15 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   private readonly offload = new BridgeOffload(() => this.mixRate, (byMix) => this.blocksRelay(byMix), () => this.emit('technology-mix', this));
   /** Mix listeners that are recordings a technology mix can write itself (addMixListener's `recording`). */
   private recordingListeners = 0;
+  /** BRIDGEPEER/BRIDGEPVTCALLID on the members, in Asterisk's member order (bridge-peers.ts). */
+  private readonly peers: BridgePeers;
+  /** The technology a dissolving bridge keeps showing as its members leave (Asterisk does not reconfigure it). */
+  private dissolvingTechnology: string | undefined;
+  /**
+   * The technology a member's ChannelEnteredBridge/ChannelLeftBridge shows: the one from before
+   * its join or leave, as Asterisk's smart bridge switches technology only after publishing them.
+   */
+  private membershipTechnology: string | undefined;
 
   constructor(env: BridgeEnvironment, init: BridgeInit) {
     super();
@@ -94,6 +104,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.flags = init.flags ?? [];
     this.defaultMute = init.defaultMute ?? false;
     this.defaultAbsorbDtmf = init.defaultAbsorbDtmf ?? false;
+    this.peers = new BridgePeers(this.type === 'holding');
   }
 
   /**
@@ -101,6 +112,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
    * video SFU) need the mixer, holding bridges have their own.
    */
   technology(): string {
+    if (this.membershipTechnology) return this.membershipTechnology;
+    if (this.dissolvingTechnology) return this.dissolvingTechnology;
     if (this.type === 'holding') return 'holding_bridge';
     return this.videoMode === 'sfu' || this.members.size > 2 ? 'softmix' : 'simple_bridge';
   }
@@ -201,6 +214,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       this.offload.update();
       return;
     }
+    const technologyBefore = this.technology();
     const audio = new MemberAudio(nativeRateOf(channel), this.mixRate);
     const member: Member = {
       channel,
@@ -226,7 +240,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     channel.once('stasis-leaving', member.onStasisLeft);
     channel.on('remote-indication', member.onIndication);
     this.env.memberJoined(this, channel);
-    this.publishMembership('ChannelEnteredBridge', channel);
+    this.publishMembership('ChannelEnteredBridge', channel, technologyBefore);
+    this.peers.joined(channel, this.technology() !== technologyBefore);
     if (this.members.size === 2) this.updateConnectedLines();
     this.settleRelay();
   }
@@ -254,6 +269,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   remove(channel: Channel, announce = true): boolean {
     const member = this.members.get(channel.id);
     if (!member) return false;
+    const technologyBefore = this.technology();
     this.members.delete(channel.id);
     this.ticksToFormatCheck = 0;
     if (channel.bridgeId === this.id) channel.bridgeId = undefined;
@@ -265,7 +281,14 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     if (member.holding) this.passHold(member, 'unhold');
     if (this.videoSourceId === channel.id) this.videoSourceId = undefined;
     this.settleRelay();
-    if (announce) this.publishMembership('ChannelLeftBridge', channel);
+    if (announce) {
+      // A dissolving bridge cleared every member's variables already and tells no one again.
+      if (!this.dissolvingTechnology) this.peers.leaving(channel);
+      this.publishMembership('ChannelLeftBridge', channel, technologyBefore);
+      if (!this.dissolvingTechnology) this.peers.left();
+    } else {
+      this.peers.forget(channel);
+    }
     this.env.memberLeft(this, channel);
     return true;
   }
@@ -310,8 +333,13 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     return this.members.get(channel.id)?.roles ?? [];
   }
 
-  private publishMembership(type: 'ChannelEnteredBridge' | 'ChannelLeftBridge', channel: Channel): void {
-    this.raise(type, { channel: channel.snapshot() }, [channel.id]);
+  private publishMembership(type: 'ChannelEnteredBridge' | 'ChannelLeftBridge', channel: Channel, technology: string): void {
+    this.membershipTechnology = technology;
+    try {
+      this.raise(type, { channel: channel.snapshot() }, [channel.id]);
+    } finally {
+      this.membershipTechnology = undefined;
+    }
   }
 
   /**
@@ -539,6 +567,10 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
 
   destroy(): void {
     if (this.destroyedAlready) return;
+    // As Asterisk's bridge_dissolve: every member loses BRIDGEPEER first, then each leaves (in its
+    // member order), the technology unchanged to the end.
+    this.dissolvingTechnology = this.technology();
+    for (const channel of this.peers.dissolve()) this.remove(channel);
     for (const member of [...this.members.values()]) this.remove(member.channel);
     this.destroyedAlready = true;
     this.offload.stop();

@@ -38,7 +38,17 @@ export interface ChannelInternalEvents {
   state: ChannelState;
   dtmf: { digit: string; durationMs: number };
   /** The channel is hanging up; listeners release what they hold on it (bridges, media, waits). */
-  hangup: { cause: number };
+  hangup: {
+    cause: number;
+    /**
+     * Queued by another channel's hang-up (a Local partner's): the thread owning this channel in
+     * Asterisk notices it only later, after that partner is destroyed, so what the channel does
+     * itself as it notices (leaving its Stasis application) waits for `destroying`.
+     */
+    noticedLater?: boolean;
+  };
+  /** The channel is being destroyed: just before its ChannelDestroyed. */
+  destroying: undefined;
   /**
    * The channel is hanging up, before any `hangup` listener runs: what plays to it stops first, so
    * its playbacks finish before it leaves its bridge and application (as Asterisk's do).

@@ -13,7 +13,7 @@ import { ChannelAudioPath } from './channel-audio-path.ts';
 import { ChannelDialplanRun } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
-import { carryOutHangup } from './hangup-chain.ts';
+import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
@@ -312,14 +312,20 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     return [...this.variables.keys()];
   }
 
-  /** Copies every variable of `source` without raising events (a technology handing a call on). */
-  copyVariablesFrom(source: Channel): void {
+  /**
+   * Copies every variable of `source` (a technology handing a call on). With `announce`, each copy
+   * raises its ChannelVarset, the newest first, as Asterisk's unreal call setup publishes them.
+   */
+  copyVariablesFrom(source: Channel, announce = false): void {
+    const copied: [string, string][] = [];
     for (const [name, value] of source.variables) {
       const full = this.variables.size >= MAX_CHANNEL_VARIABLES && !this.variables.has(name);
       if (full || !this.variables.hasRoom(name, value, this.env.maxVariableBytes)) break;
       this.variables.store(name, value);
+      if (announce) copied.push([name, value]);
     }
     this.snapshotChanged();
+    for (let index = copied.length - 1; index >= 0; index--) this.raise('ChannelVarset', { variable: copied[index][0], value: copied[index][1] });
   }
 
   // ---- media ----------------------------------------------------------------------------------
@@ -476,8 +482,9 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     const soft = options.soft;
     const fromFarEnd = options.fromFarEnd === true;
     const requested = options.unrequested !== true;
+    const noticedLater = fromFarEnd && requestedByAnotherHangup();
     carryOutHangup({
-      release: () => this.release(soft, fromFarEnd, requested),
+      release: () => this.release(soft, fromFarEnd, requested, noticedLater),
       destroy: () => this.destroy(),
       // A hang-up queued by the technology is noticed later by the thread owning the channel.
       destroyAfterRequester: fromFarEnd,
@@ -490,7 +497,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * An `unrequested` one is not announced: a channel hung up outright, as Asterisk's ast_hangup of
    * a bridge's party nobody asked to hang up (Dial()'s callee once the caller left).
    */
-  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean, requested: boolean): void {
+  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean, requested: boolean, noticedLater: boolean): void {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
@@ -506,7 +513,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
       this.env.reportError(error, this, 'ChannelHangupRequest');
     }
     this.emit('media-stopping', undefined);
-    this.emit('hangup', { cause });
+    this.emit('hangup', noticedLater ? { cause, noticedLater } : { cause });
     if (fromFarEnd) return;
     // Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup).
     this.endDialplanRun();
@@ -530,6 +537,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.#audio.clear();
+    this.emit('destroying', undefined);
     try {
       const techCause = this.hangupTechCause;
       this.endDialplanRun();

@@ -91,12 +91,19 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
     peer.on('answered', onAnswered);
     peer.on('hangup', onHangup);
     peer.on('remote-indication', onIndication);
-    raiseDial(peer, options, '');
     if (options.timeoutMs && options.timeoutMs > 0) {
       timer = setTimeout(() => peer.hangup(CAUSE.noAnswer), timerDelay(options.timeoutMs));
       timer.unref();
     }
-    if (peer.answered) finish('ANSWER');
-    else peer.driver.call();
+    if (peer.answered) {
+      raiseDial(peer, options, '');
+      finish('ANSWER');
+      return;
+    }
+    // The call is placed, then announced, as app_dial and ast_dial publish the Dial event after
+    // ast_call: what the technology does as it calls (a Local ;2 announcing the variables it takes
+    // from ;1) comes first. A call that failed at once has announced its final status already.
+    peer.driver.call();
+    if (!settled) raiseDial(peer, options, '');
   });
 }

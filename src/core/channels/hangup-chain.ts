@@ -29,6 +29,11 @@ interface HangupWork {
 /** Hangups requested while a hangup is being carried out; undefined when none is. */
 let hangupsRequested: HangupWork[] | undefined;
 
+/** Whether a hang-up being carried out requests this one (a Local partner's), rather than the network or a client. */
+export function requestedByAnotherHangup(): boolean {
+  return hangupsRequested !== undefined;
+}
+
 /**
  * Carries a hangup out, or queues it when one is being carried out already. Every queued hangup
  * is finished before the outermost call returns; a channel is destroyed after the channels its own

@@ -51,7 +51,9 @@ export class VariableStore implements Iterable<[string, string]> {
   /** Sets or unsets, without any check. */
   store(name: string, value: string | undefined): void {
     this.#bytes += this.change(name, value);
-    if (value === undefined) this.#values.delete(name);
-    else this.#values.set(name, value);
+    // Set again, a variable becomes the newest (Asterisk re-inserts it at its list's head): the
+    // order a Local call's copies are announced in (Channel.copyVariablesFrom).
+    this.#values.delete(name);
+    if (value !== undefined) this.#values.set(name, value);
   }
 }
