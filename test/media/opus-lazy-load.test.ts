@@ -24,8 +24,8 @@ function codeOneFrame(): number {
   const length = coder.encoder.encode(tone, tone.length, packet, 0);
   assert.ok(length > 0, 'the first encoder codes');
   const samples = coder.decoder.decode(packet, 0, length, new Int16Array(5760));
-  coder.encoder.release();
-  coder.decoder.release();
+  coder.encoder.release?.();
+  coder.decoder.release?.();
   return samples;
 }
 
