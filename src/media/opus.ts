@@ -9,7 +9,12 @@
 // A media worker runs the package's WebAssembly build (src/media/workers/pool.ts says why), whose
 // coders live in a heap that grows and never shrinks: release() frees a stream's coders when the
 // stream ends rather than when the garbage collector gets to them (the native build frees on its own).
-import { Decoder, Encoder } from '@evan/opus';
+// The package is loaded at the first Opus coder, not with this module: loading it compiles and
+// instantiates its WebAssembly in a worker (≈ 5 MiB resident and 16 MiB of reserved memory each) or
+// maps the native addon on the main thread (≈ 1.5 MiB), which a server whose calls never agree on
+// Opus need not hold (docs/performance.md, "The idle server's memory (stop 36)").
+import { createRequire } from 'node:module';
+import type { Decoder, Encoder } from '@evan/opus';
 import type { SampleRate } from './frame.ts';
 
 /** What the far end's fmtp asks of what we send (RFC 7587 §6.1); absent values keep libopus's defaults. */
@@ -24,6 +29,27 @@ export interface OpusSendSettings {
   readonly dtx?: boolean;
   /** cbr=1: the far end wants a constant bit rate. */
   readonly cbr?: boolean;
+}
+
+type OpusPackage = typeof import('@evan/opus');
+let opusPackage: OpusPackage | undefined;
+
+/**
+ * @evan/opus, loaded on first use. Synchronously, through require (the package is CommonJS; its
+ * ES entry only re-exports it), so a stream's coders are still made where the stream is: the first
+ * Opus stream of a thread pays the load once (a few milliseconds of CPU).
+ */
+function opus(): OpusPackage {
+  if (opusPackage === undefined) {
+    const loaded: OpusPackage = createRequire(import.meta.url)('@evan/opus');
+    opusPackage = loaded;
+  }
+  return opusPackage;
+}
+
+/** Whether this thread has loaded libopus yet (tests check that an idle server has not). */
+export function opusLoaded(): boolean {
+  return opusPackage !== undefined;
 }
 
 /**
@@ -79,7 +105,7 @@ export class OpusStreamEncoder {
 
   #encoderNow(): Encoder {
     if (!this.#encoder) {
-      this.#encoder = new Encoder({ channels: 1, sample_rate: this.rate, application: 'voip' });
+      this.#encoder = new (opus().Encoder)({ channels: 1, sample_rate: this.rate, application: 'voip' });
       applySettings(this.#encoder, this.#settings);
     }
     return this.#encoder;
@@ -147,7 +173,7 @@ export class OpusStreamDecoder {
   readonly maxSamples: number;
 
   constructor(readonly rate: SampleRate) {
-    this.#decoder = new Decoder({ channels: 1, sample_rate: rate });
+    this.#decoder = new (opus().Decoder)({ channels: 1, sample_rate: rate });
     this.maxSamples = (rate * MAX_PACKET_MS) / 1000;
   }
 

@@ -4,7 +4,8 @@
 // self-signed one is what every WebRTC server uses; one per process is enough (as Asterisk does).
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { CipherContext, HashAlgorithm, NamedCurveAlgorithm, SignatureAlgorithm, type SignatureHash } from 'werift-dtls/lib/dtls/src/index.js';
+import type { SignatureHash } from 'werift-dtls/lib/dtls/src/index.js';
+import { weriftDtls } from './werift-dtls.ts';
 
 export interface DtlsIdentity {
   readonly certPem: string;
@@ -15,12 +16,21 @@ export interface DtlsIdentity {
 }
 
 /** ECDSA P-256 with SHA-256: what browsers generate themselves, cheap to sign with per handshake. */
-const ECDSA_SHA256: SignatureHash = { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 };
-const RSA_SHA256: SignatureHash = { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.rsa_1 };
+function ecdsaSha256(): SignatureHash {
+  const { HashAlgorithm, SignatureAlgorithm } = weriftDtls();
+  return { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.ecdsa_3 };
+}
+
+function rsaSha256(): SignatureHash {
+  const { HashAlgorithm, SignatureAlgorithm } = weriftDtls();
+  return { hash: HashAlgorithm.sha256_4, signature: SignatureAlgorithm.rsa_1 };
+}
 
 export async function generateDtlsIdentity(): Promise<DtlsIdentity> {
-  const { certPem, keyPem } = await CipherContext.createSelfSignedCertificateWithKey(ECDSA_SHA256, NamedCurveAlgorithm.secp256r1_23);
-  return { certPem, keyPem, fingerprint: fingerprintOf(certPem), signatureHash: ECDSA_SHA256 };
+  const { CipherContext, NamedCurveAlgorithm } = weriftDtls();
+  const signatureHash = ecdsaSha256();
+  const { certPem, keyPem } = await CipherContext.createSelfSignedCertificateWithKey(signatureHash, NamedCurveAlgorithm.secp256r1_23);
+  return { certPem, keyPem, fingerprint: fingerprintOf(certPem), signatureHash };
 }
 
 /** dtls_cert_file and dtls_private_key (PEM); throws with the file's problem. */
@@ -29,7 +39,7 @@ export function readDtlsIdentity(certFile: string, keyFile: string): DtlsIdentit
   const keyPem = readFileSync(keyFile, 'utf8');
   const certificate = new X509Certificate(certPem);
   const ec = certificate.publicKey.asymmetricKeyType === 'ec';
-  return { certPem, keyPem, fingerprint: fingerprintOf(certPem), signatureHash: ec ? ECDSA_SHA256 : RSA_SHA256 };
+  return { certPem, keyPem, fingerprint: fingerprintOf(certPem), signatureHash: ec ? ecdsaSha256() : rsaSha256() };
 }
 
 function fingerprintOf(certPem: string): string {

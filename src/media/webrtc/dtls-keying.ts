@@ -6,9 +6,10 @@
 // in a media worker (workers/remote-secure-media.ts, which carries the records as messages): the
 // handshake is a handful of records per call, not worth a DTLS stack in every worker.
 import type { AddressInfo } from 'node:net';
-import { DtlsClient, DtlsServer, type DtlsSocket } from 'werift-dtls/lib/dtls/src/index.js';
+import type { DtlsSocket } from 'werift-dtls/lib/dtls/src/index.js';
 import { SRTP_SUITES, type SrtpMasterKey } from '../srtp/suites.ts';
 import { derFingerprint, type DtlsIdentity } from './dtls-identity.ts';
+import { weriftDtls } from './werift-dtls.ts';
 
 /** DTLS records kept while the far end's SDP is not read yet (its ClientHello may beat the answer). */
 const MAX_EARLY_RECORDS = 16;
@@ -142,6 +143,7 @@ export class DtlsKeying {
       certificateRequest: true,
       extendedMasterSecret: true,
     };
+    const { DtlsClient, DtlsServer } = weriftDtls();
     const dtls = role === 'server' ? new DtlsServer(options) : new DtlsClient(options);
     this.#dtls = dtls;
     dtls.onConnect.subscribe(() => this.#connected(dtls));
@@ -160,7 +162,7 @@ export class DtlsKeying {
   }
 
   #run(dtls: DtlsSocket): void {
-    if (dtls instanceof DtlsClient) dtls.connect().catch((error: unknown) => this.#fail(`DTLS: ${error instanceof Error ? error.message : String(error)}`));
+    if (dtls instanceof weriftDtls().DtlsClient) dtls.connect().catch((error: unknown) => this.#fail(`DTLS: ${error instanceof Error ? error.message : String(error)}`));
     this.#handshakeTimer = setTimeout(() => {
       if (!this.#keyed) this.#fail(`DTLS handshake did not finish${this.#lastError ? ` (last error: ${this.#lastError})` : ''}`);
     }, this.#options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
