@@ -5,7 +5,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DeepPartialYaml } from '../src/config/config.ts';
 
 export interface TargetPlan {
@@ -110,8 +110,12 @@ function overrides(plan: TargetPlan, dataDir: string, dialplanFile: string, pjsi
 
 async function main(): Promise<void> {
   const plan = JSON.parse(process.argv[2] ?? '{}') as TargetPlan;
-  const { loadConfig, ConfigError } = await import('../src/config/config.ts');
-  const { startServer } = await import('../src/server.ts');
+  // PATCHBAY_BENCH_ROOT (the bench's --server): a compiled server, as production runs it; the
+  // sources through tsx otherwise.
+  const compiled = process.env.PATCHBAY_BENCH_ROOT;
+  const module = (path: string): string => (compiled ? pathToFileURL(join(compiled, `${path}.js`)).href : `../src/${path}.ts`);
+  const { loadConfig, ConfigError } = (await import(module('config/config'))) as typeof import('../src/config/config.ts');
+  const { startServer } = (await import(module('server'))) as typeof import('../src/server.ts');
   const dataDir = plan.dataDir;
   mkdirSync(dataDir, { recursive: true });
   const dialplanFile = join(dataDir, 'extensions.conf');

@@ -27,11 +27,11 @@
 // is written on the main thread, as before the recording fast path.
 // Bounded: every step ends within its calls' length plus a minute; Ctrl-C and errors kill every
 // process the bench started. --json prints the results as one JSON line at the end.
-// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua,conference --rate 100 --workers 2 --relay off --worker-playback off --worker-mix off --worker-recording off]
+// Usage: npm run bench:sip-capacity [-- --steps 100,200,500 --hold 20 --scenarios echo,playback,b2bua,conference --rate 100 --workers 2 --relay off --worker-playback off --worker-mix off --worker-recording off --server dist]
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, rssMiB } from './process-meter.ts';
@@ -54,8 +54,12 @@ const { values } = parseArgs({
     'worker-mix': { type: 'string', default: 'on' },
     'worker-recording': { type: 'string', default: 'on' },
     json: { type: 'boolean', default: false },
+    // A compiled server (npm run build's dist/): what production runs. Without it the server runs
+    // from the sources through tsx, whose compiler costs memory a production server does not hold.
+    server: { type: 'string' },
   },
 });
+if (values.server !== undefined) process.env.PATCHBAY_BENCH_ROOT = resolvePath(values.server);
 
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
 const MAX_CALLS = 5000;

@@ -18,11 +18,11 @@
 // reading must not eat the hold), so each may be off by a packet or so a channel: that much is allowed for.
 // Usage: npx tsx bench/sip-side-by-side.ts --external-sip 127.0.0.77:5060 --external http://127.0.0.1:18088
 //        --external-pid PID [--external-auth asterisk:asterisk --external-name asterisk]
-//        [--steps 200,500 --hold 20 --rate 50 --scenarios echo,playback,b2bua --workers N --only patchbay|external --sample 100]
+//        [--steps 200,500 --hold 20 --rate 50 --scenarios echo,playback,b2bua --workers N --only patchbay|external --sample 100 --server dist]
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { externalOptions } from './external-target.ts';
@@ -47,8 +47,12 @@ const { values } = parseArgs({
     'external-pid': { type: 'string' },
     'external-auth': { type: 'string' },
     'external-name': { type: 'string' },
+    // A compiled server (npm run build's dist/): what production runs. Without it the server runs
+    // from the sources through tsx, whose compiler costs memory a production server does not hold.
+    server: { type: 'string' },
   },
 });
+if (values.server !== undefined) process.env.PATCHBAY_BENCH_ROOT = resolvePath(values.server);
 
 const clamp = (value: string, min: number, max: number): number => Math.min(Math.max(Math.floor(Number(value)) || min, min), max);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
