@@ -80,10 +80,9 @@ describe('offer glare (491 Request Pending) with SIPp', { skip: HAVE_SIPP ? fals
     });
     const result = await run.done;
     assert.equal(result.status, 0, result.output);
-    const refusals = tracedMessages(result, /^SIP\/2\.0 491/);
-    assert.equal(refusals.length, 2, `both crossing offers refused 491 (${id})`);
-    assert.match(refusals[0] ?? '', /^CSeq:\s*2 UPDATE/im, 'the UPDATE');
-    assert.match(refusals[1] ?? '', /^CSeq:\s*3 INVITE/im, 'the re-INVITE');
+    // A 491 comes again for a retransmitted request, or until its ACK (Timer G): one per CSeq counts.
+    const refused = new Set(tracedMessages(result, /^SIP\/2\.0 491/).map((message) => /^CSeq:\s*(.+?)\s*$/im.exec(message)?.[1]));
+    assert.deepEqual([...refused], ['2 UPDATE', '3 INVITE'], `both crossing offers refused 491 (${id})`);
     const ours = tracedMessages(result, /^INVITE /).filter((message) => /^a=sendonly/m.test(message));
     assert.ok(ours.length >= 1, 'our hold re-INVITE reached SIPp (once, or retransmitted before its 100)');
   });
