@@ -3,7 +3,7 @@
 // answer, 500 with a Retry-After of 0–10 s while the far end's is unanswered, nothing once closed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OfferExchange } from '../../src/sip/sdp/offer-exchange.ts';
+import { glareRetryDelayMs, OfferExchange } from '../../src/sip/sdp/offer-exchange.ts';
 
 test('no exchange open: another offer may be answered', () => {
   assert.equal(new OfferExchange().refusal(), undefined);
@@ -26,4 +26,27 @@ test('our offer awaiting its answer: 491 Request Pending, until the answer comes
   assert.deepEqual(exchange.refusal(), { status: 491, reason: 'Request Pending', headers: [] });
   exchange.closed();
   assert.equal(exchange.open, 'none');
+});
+
+test('the wait before sending again an offer refused 491 (RFC 3261 §14.1): 2.1–4 s in 10 ms steps when we own the Call-ID, else 0–2 s', () => {
+  assert.equal(glareRetryDelayMs(true, () => 0), 2100);
+  assert.equal(glareRetryDelayMs(true, () => 0.9999999), 4000);
+  assert.equal(glareRetryDelayMs(true, () => 1), 4000, 'bounded whatever the draw');
+  assert.equal(glareRetryDelayMs(false, () => 0), 0);
+  assert.equal(glareRetryDelayMs(false, () => 0.9999999), 2000);
+  assert.equal(glareRetryDelayMs(false, () => 0.5) % 10, 0, 'in steps of 10 ms');
+});
+
+test('a 491 to our offer closes the exchange and resends it after the wait; a newer offer, or the end, cancels the retry', async () => {
+  const exchange = new OfferExchange();
+  exchange.oursSent();
+  let resent = 0;
+  exchange.retryAfterGlare(false, () => resent++, () => 0);
+  assert.equal(exchange.open, 'none', 'refused: our offer is no longer open');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(resent, 1, 'sent again after the (here 0 ms) wait');
+  exchange.retryAfterGlare(false, () => resent++, () => 0.5);
+  exchange.cancelRetry();
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  assert.equal(resent, 1, 'a cancelled retry is not sent');
 });

@@ -94,11 +94,11 @@ export class CallDialogRequests {
 
   /**
    * Sends a request in the dialog (NOTIFY of a transfer, a hold re-INVITE, whose 2xx is ACKed
-   * here); false when there is no dialog.
+   * here); false when there is no dialog. `onNoResponse`: no final response came (Timer B/F).
    */
-  send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void): boolean {
+  send(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onNoResponse?: () => void): boolean {
     if (this.route.ended) return false;
-    return this.#sendInDialog(method, headers, body, contentType, onFinal);
+    return this.#sendInDialog(method, headers, body, contentType, onFinal, onNoResponse);
   }
 
   /** A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is over. */

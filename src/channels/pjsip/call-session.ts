@@ -196,7 +196,8 @@ export class CallSession {
    * without a body when the far end allows UPDATE, else a re-INVITE with our current SDP, unchanged
    * (its 2xx is ACKed, each retransmission too, and its answer goes to `answered`). The 2xx restarts
    * the timer; a 408 or 481, or no answer at all, is `failed` (§10: the session is over). Any other
-   * refusal (491 …) leaves the session to expire unless a later refresh succeeds.
+   * refusal goes to `refused` (a 491 is glare: the call sends the refresh again, offer-exchange.ts);
+   * the session expires unless a later refresh succeeds. Returns the method sent, if it went.
    */
   sendRefresh(
     layer: TransactionLayer,
@@ -204,8 +205,8 @@ export class CallSession {
     hop: Destination,
     headers: Headers,
     sdp: string,
-    outcome: { answered(body: Buffer): void; failed(): void },
-  ): void {
+    outcome: { answered(body: Buffer): void; failed(): void; refused(status: number): void },
+  ): 'UPDATE' | 'INVITE' | undefined {
     const interval = this.#terms?.interval ?? this.#options.sessionTimers.sessionExpires;
     const byUpdate = this.#peerAllowsUpdate;
     const request = dialog.createRequest(byUpdate ? 'UPDATE' : 'INVITE', {
@@ -219,6 +220,7 @@ export class CallSession {
           if (response.status < 200) return;
           if (response.status >= 300) {
             if (response.status === 408 || response.status === 481) outcome.failed();
+            else outcome.refused(response.status);
             return;
           }
           if (!byUpdate) void layer.sendAck(dialog.createAck(response.cseq()?.seq ?? dialog.localSeq), hop).catch(() => undefined);
@@ -231,7 +233,9 @@ export class CallSession {
       });
     } catch {
       // The transport refused it at once: the expiry timer ends the session if nothing else refreshes it.
+      return undefined;
     }
+    return byUpdate ? 'UPDATE' : 'INVITE';
   }
 
   close(): void {

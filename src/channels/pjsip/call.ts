@@ -38,6 +38,7 @@ import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
 import { CallDialogRequests, type DialogRoute, type DialogUsage } from './call-dialog-requests.ts';
+import { CallOffers } from './call-offers.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import type { CallEnvironment, CallMediaOptions, Side } from './call-types.ts';
@@ -75,6 +76,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   readonly #hold: CallHold;
   /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
   readonly #requests: CallDialogRequests;
+  /** Our re-INVITEs and session refreshes, and what a 491 to them does (call-offers.ts). */
+  readonly #offers: CallOffers;
   readonly #workerMedia: CallWorkerMedia;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
@@ -103,7 +106,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
     const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
-    this.#session = new CallSession(mediaOptions, { refresh: () => this.#sendRefresh(expired), expire: expired, rtp });
+    this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
+    const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#contact()], ['Allow', ALLOW]];
+    this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, expired }, this.#sdp, this.#session, this.#requests);
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
 
@@ -433,7 +438,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const refresh = this.#session.refreshRequest(request);
     const offer = sessionDescriptionOf(request);
     if (!refresh.ok) return void tx.reply(refresh.status, undefined, refresh.headers);
-    const busy = request.method === 'UPDATE' && offer.length > 0 ? this.#sdp.exchange.refusal() : undefined;
+    // A re-INVITE, or an UPDATE's offer, crossing an open exchange (ours: glare) is refused.
+    const busy = request.method === 'INVITE' || offer.length > 0 ? this.#sdp.exchange.refusal() : undefined;
     if (busy) return void tx.reply(busy.status, busy.reason, busy.headers);
     if (request.method === 'UPDATE' && offer.length === 0) {
       tx.reply(200, undefined, [['Allow', ALLOW], ...refresh.headers]);
@@ -455,16 +461,6 @@ export class SipCall implements ChannelDriver, DialogRoute {
     // Hold or unhold from the far end (the media of its offer, after our answer went out).
     const media = this.#sdp.negotiated;
     if (offer.length > 0 && media) this.#hold.farEndOffered(media);
-  }
-
-  /** We are the refresher (RFC 4028 §7.4): an UPDATE, or a re-INVITE with our current SDP, keeps the session alive. */
-  #sendRefresh(failed: () => void): void {
-    const dialog = this.dialog;
-    const hop = dialog && this.#requests.hop(dialog);
-    const sdp = this.#sdp.localSdp;
-    if (!dialog || !hop || dialog.state !== 'confirmed' || this.#ended || !sdp) return;
-    const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['User-Agent', this.services.userAgent]];
-    this.#session.sendRefresh(this.services.layer, dialog, hop, headers, sdp, { answered: (body) => !this.#ended && this.#sdp.takeAnswer(body), failed });
   }
 
   /** The session is over on our side (no ACK for our 2xx, no PRACK, no refresh: RFC 4028 §10): BYE, the channel ends with `cause`. */
@@ -549,11 +545,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken. */
   reinvite(direction: MediaDirection): boolean {
-    if (!this.stream || this.#ended) return false;
-    const sdp = this.#sdp.offer(true, { direction });
-    return this.requestInDialog('INVITE', [['Contact', this.#contact()], ['Allow', ALLOW], ...this.#session.supported()], sdp, 'application/sdp', (response) => {
-      if (response.status < 300 && !this.#ended) this.#sdp.takeAnswer(response.body, direction);
-    });
+    return this.#offers.reinvite(direction);
   }
 
   sendDigit(digit: string, durationMs: number): void {
@@ -611,6 +603,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     }
     this.#ended = true;
     this.#session.close();
+    this.#offers.close();
     this.stream?.close();
     this.services.forget(this);
   }

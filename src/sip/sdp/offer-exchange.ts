@@ -6,6 +6,12 @@
  * reliable 180 without SDP), 491 while ours waits (our INVITE's, before the callee answered it,
  * or the one in our 2xx awaiting its ACK). Taking it instead would answer two offers at once and
  * leave the first one answered by the wrong body.
+ *
+ * Our own offers in the confirmed dialog (a hold re-INVITE, a session refresh re-INVITE) are open
+ * exchanges too: a re-INVITE or UPDATE offer from the far end that crosses one is glare, refused
+ * 491 (RFC 3261 §14.2, RFC 3311 §5.2), as pjsip's inv_session refuses it. When the far end refuses
+ * ours 491, ours is sent again after the random wait of RFC 3261 §14.1 (glareRetryDelayMs), and
+ * only one such retry waits at a time: a newer offer of ours replaces it.
  */
 
 export type OpenExchange = 'none' | 'theirs' | 'ours';
@@ -19,8 +25,19 @@ export interface OfferRefusal {
 /** The longest Retry-After (s) of a refusal, as RFC 3311 §5.2 bounds it (chosen at random below it). */
 const MAX_RETRY_AFTER_SECONDS = 10;
 
+/**
+ * How long to wait before sending again an offer the far end refused 491 (RFC 3261 §14.1), in
+ * steps of 10 ms: 2.1–4 s when we chose the Call-ID (we placed the call), else 0–2 s, so the two
+ * ends of a glare do not retry at the same moment again.
+ */
+export function glareRetryDelayMs(ownsCallId: boolean, random: () => number = Math.random): number {
+  const [from, steps] = ownsCallId ? [2100, 190] : [0, 200];
+  return from + Math.min(steps, Math.floor(random() * (steps + 1))) * 10;
+}
+
 export class OfferExchange {
   #open: OpenExchange = 'none';
+  #retry: NodeJS.Timeout | undefined;
 
   get open(): OpenExchange {
     return this.#open;
@@ -39,6 +56,26 @@ export class OfferExchange {
   /** The answer went out or came, or the exchange ended without one (an ACK without SDP). */
   closed(): void {
     this.#open = 'none';
+  }
+
+  /**
+   * The far end refused our offer 491: `resend` runs after the RFC 3261 §14.1 wait unless another
+   * offer of ours, or the end of the call (stop), comes first.
+   */
+  retryAfterGlare(ownsCallId: boolean, resend: () => void, random: () => number = Math.random): void {
+    this.#open = 'none';
+    this.cancelRetry();
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      resend();
+    }, glareRetryDelayMs(ownsCallId, random));
+    this.#retry.unref();
+  }
+
+  /** A retry waiting after a 491 is no longer wanted (a newer offer of ours, or the call ended). */
+  cancelRetry(): void {
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = undefined;
   }
 
   /** How to refuse another offer from the far end now, or undefined when it may be answered. */
