@@ -5,33 +5,14 @@
 // Usage: npx tsx bench/heap-snapshot-diff.ts before.heapsnapshot after.heapsnapshot [--calls 200] [--top 40]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { sizesByName, type Snapshot } from './heap-snapshot-sizes.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { calls: { type: 'string', default: '1' }, top: { type: 'string', default: '40' } } });
 if (positionals.length !== 2) throw new Error('usage: heap-snapshot-diff.ts before.heapsnapshot after.heapsnapshot [--calls N] [--top N]');
 const calls = Math.max(1, Number(values.calls) || 1);
 const top = Math.min(Math.max(Number(values.top) || 40, 1), 500);
 
-interface Snapshot { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] }
 
-/** Self size and count by constructor name (objects and native nodes), or by node type for the rest. */
-export function sizesByName(snapshot: Snapshot): Map<string, { count: number; bytes: number }> {
-  const fields = snapshot.snapshot.meta.node_fields;
-  const width = fields.length;
-  const typeAt = fields.indexOf('type');
-  const nameAt = fields.indexOf('name');
-  const sizeAt = fields.indexOf('self_size');
-  const types = snapshot.snapshot.meta.node_types[0];
-  const sizes = new Map<string, { count: number; bytes: number }>();
-  for (let i = 0; i < snapshot.nodes.length; i += width) {
-    const type = types[snapshot.nodes[i + typeAt]];
-    const name = type === 'object' || type === 'native' ? snapshot.strings[snapshot.nodes[i + nameAt]] : `(${type})`;
-    const entry = sizes.get(name) ?? { count: 0, bytes: 0 };
-    entry.count += 1;
-    entry.bytes += snapshot.nodes[i + sizeAt];
-    sizes.set(name, entry);
-  }
-  return sizes;
-}
 
 const read = (file: string): Map<string, { count: number; bytes: number }> => sizesByName(JSON.parse(readFileSync(file, 'utf8')) as Snapshot);
 const before = read(positionals[0]);

@@ -13,6 +13,7 @@ import v8 from 'node:v8';
 import { MediaWorkerHost } from '../src/media/workers/worker-host.ts';
 import { StreamMemory } from '../src/media/workers/stream-memory.ts';
 import type { FromWorker } from '../src/media/workers/protocol.ts';
+import { sizesByName, type Snapshot } from './heap-snapshot-sizes.ts';
 
 const { values } = parseArgs({ options: { streams: { type: 'string', default: '300' }, seconds: { type: 'string', default: '3' }, top: { type: 'string', default: '25' } } });
 const streams = Math.min(Math.max(Number(values.streams) || 300, 1), 2000);
@@ -34,24 +35,9 @@ function figures(): Figures {
 function sizesByConstructor(): Map<string, { count: number; bytes: number }> {
   const file = join(tmpdir(), `worker-stream-memory-${process.pid}.heapsnapshot`);
   v8.writeHeapSnapshot(file);
-  const snapshot = JSON.parse(readFileSync(file, 'utf8')) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
   rmSync(file, { force: true });
-  const fields = snapshot.snapshot.meta.node_fields;
-  const width = fields.length;
-  const typeAt = fields.indexOf('type');
-  const nameAt = fields.indexOf('name');
-  const sizeAt = fields.indexOf('self_size');
-  const types = snapshot.snapshot.meta.node_types[0];
-  const sizes = new Map<string, { count: number; bytes: number }>();
-  for (let i = 0; i < snapshot.nodes.length; i += width) {
-    const type = types[snapshot.nodes[i + typeAt]];
-    const name = type === 'object' || type === 'native' ? snapshot.strings[snapshot.nodes[i + nameAt]] : `(${type})`;
-    const entry = sizes.get(name) ?? { count: 0, bytes: 0 };
-    entry.count += 1;
-    entry.bytes += snapshot.nodes[i + sizeAt];
-    sizes.set(name, entry);
-  }
-  return sizes;
+  return sizesByName(snapshot);
 }
 
 const posted: FromWorker[] = [];

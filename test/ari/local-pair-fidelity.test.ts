@@ -13,11 +13,9 @@
 //   publishes), and the caller's `;1` gets CHANLOCALSTATUS (its `;2`'s DIALSTATUS) just before
 //   the request its `;2`'s hang-up queues.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { startWatchedDialplan, type WatchedDialplanServer } from '../helpers/dialplan-server.ts';
 
 const APP = 'local-order-app';
 const DIALPLAN = `
@@ -34,21 +32,17 @@ exten => short,1,Answer()
 
 type Json = Record<string, any>;
 
+let fixture: WatchedDialplanServer | undefined;
 let server: TestServer;
-let dir: string;
 let watcher: EventSocket;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'patchbay-local-order-'));
-  writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
-  server = await startTestServer({ dialplan: { file: join(dir, 'extensions.conf') } });
-  watcher = await server.events(`app=${APP}&subscribeAll=true`);
+  fixture = await startWatchedDialplan(DIALPLAN, `app=${APP}&subscribeAll=true`);
+  ({ server, events: watcher } = fixture);
 });
 
 after(async () => {
-  await watcher?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** Frames about the pair, read until both halves are destroyed (generous waits for a loaded machine). */

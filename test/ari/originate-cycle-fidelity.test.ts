@@ -4,11 +4,9 @@
 // when the position moves, ;1 shown as AppDial2, DELETE's soft hang-up with cause 32, and the Local
 // pair's hang-up (;2's queued request, ;1 destroyed, ;2's soft end of its dialplan run, ;2 destroyed).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { startWatchedDialplan, type WatchedDialplanServer } from '../helpers/dialplan-server.ts';
 
 const DIALPLAN = `
 [default]
@@ -19,21 +17,17 @@ const APP = 'cycle-fidelity';
 
 type Json = Record<string, any>;
 
+let fixture: WatchedDialplanServer | undefined;
 let server: TestServer;
-let dir: string;
 let events: EventSocket;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'patchbay-cycle-fidelity-'));
-  writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
-  server = await startTestServer({ dialplan: { file: join(dir, 'extensions.conf') } });
-  events = await server.events(`app=${APP}`);
+  fixture = await startWatchedDialplan(DIALPLAN, `app=${APP}`);
+  ({ server, events } = fixture);
 });
 
 after(async () => {
-  await events?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** Collects frames until `last` matches, waiting generously for a loaded machine. */

@@ -14,11 +14,9 @@
 //   ChannelHangupRequest, before its ChannelLeftBridge; a member moved to another bridge is
 //   cleared, leaves, enters the other and is told its new peer after the one already there.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { EventSocket, TestServer } from '../helpers/server.ts';
+import { startWatchedDialplan, type WatchedDialplanServer } from '../helpers/dialplan-server.ts';
 
 const DIALPLAN = `
 [default]
@@ -29,21 +27,29 @@ const APP = 'bridge-peer-app';
 
 type Json = Record<string, any>;
 
+/** A, B and C joining a mixing bridge one after another, as Asterisk 22 tells them (the newcomer first in each list). */
+const THREE_JOIN = [
+    'Entered A simple_bridge [1]',
+    'Entered B simple_bridge [2]',
+    'A BRIDGEPEER=B',
+    'B BRIDGEPEER=A',
+    'Entered C simple_bridge [3]',
+    'C BRIDGEPEER=A,B',
+    'A BRIDGEPEER=C,B',
+    'B BRIDGEPEER=C,A',
+];
+
+let fixture: WatchedDialplanServer | undefined;
 let server: TestServer;
-let dir: string;
 let watcher: EventSocket;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'patchbay-bridge-peer-'));
-  writeFileSync(join(dir, 'extensions.conf'), DIALPLAN);
-  server = await startTestServer({ dialplan: { file: join(dir, 'extensions.conf') } });
-  watcher = await server.events(`app=${APP}&subscribeAll=true`);
+  fixture = await startWatchedDialplan(DIALPLAN, `app=${APP}&subscribeAll=true`);
+  ({ server, events: watcher } = fixture);
 });
 
 after(async () => {
-  await watcher?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** One scenario's channels and bridges; frames are read into `frames` as steps wait for them. */
@@ -154,14 +160,7 @@ test('a mixing bridge of two, then three, members leaving one by one and the bri
   await s.until((frame) => frame.type === 'BridgeDestroyed');
   assert.deepEqual(s.story(), [
     'BridgeCreated simple_bridge',
-    'Entered A simple_bridge [1]',
-    'Entered B simple_bridge [2]',
-    'A BRIDGEPEER=B',
-    'B BRIDGEPEER=A',
-    'Entered C simple_bridge [3]',
-    'C BRIDGEPEER=A,B',
-    'A BRIDGEPEER=C,B',
-    'B BRIDGEPEER=C,A',
+    ...THREE_JOIN,
     'A BRIDGEPEER=',
     'Left A softmix [2]',
     'C BRIDGEPEER=B',
@@ -187,14 +186,7 @@ test('three added in one request, the bridge deleted: every BRIDGEPEER cleared b
   await s.until((frame) => frame.type === 'BridgeDestroyed');
   assert.deepEqual(s.story(), [
     'BridgeCreated simple_bridge',
-    'Entered A simple_bridge [1]',
-    'Entered B simple_bridge [2]',
-    'A BRIDGEPEER=B',
-    'B BRIDGEPEER=A',
-    'Entered C simple_bridge [3]',
-    'C BRIDGEPEER=A,B',
-    'A BRIDGEPEER=C,B',
-    'B BRIDGEPEER=C,A',
+    ...THREE_JOIN,
     'C BRIDGEPEER=',
     'A BRIDGEPEER=',
     'B BRIDGEPEER=',
