@@ -92,6 +92,7 @@ aors=trunk
 from_user=5551234
 from_domain=sip.carrier.example
 direct_media=yes
+refer_blind_progress=no
 
 [trunk]
 type=aor
@@ -223,11 +224,24 @@ describe('pjsip.conf', () => {
     expect(/^pjsip\.conf:31: \[alice\] codec g729 is not supported by Patchbay/);
     expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_diversion' is not implemented by Patchbay; ignored$/);
     expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);
+    expect(/^pjsip\.conf:\d+: \[trunk\] refer_blind_progress=no is not implemented/);
     expect(/^pjsip\.conf:\d+: \[acl-1\] type=acl is not implemented by Patchbay/);
     expect(/^pjsip\.conf:\d+: \[oddity\] unknown type 'frobnicator'; section kept/);
     assert.equal(config.unknown.length, 1);
     assert.equal(config.unknown[0].id, 'oddity');
     for (const line of warnings) assert.doesNotMatch(line, /\n/);
+  });
+});
+
+describe('refer_blind_progress', () => {
+  test('yes (what Patchbay does) is taken without a warning; no is named', () => {
+    const section = (value: string) => `[phone]\ntype=endpoint\nrefer_blind_progress=${value}\n`;
+    const yes = loadPjsipConf(section('yes'), 'pjsip.conf');
+    assert.deepEqual(yes.errors, []);
+    assert.deepEqual(yes.warnings.filter((line) => line.includes('refer_blind_progress')), []);
+    const no = loadPjsipConf(section('no'), 'pjsip.conf');
+    assert.ok(no.warnings.some((line) => /\[phone\] refer_blind_progress=no is not implemented/.test(line)), no.warnings.join('\n'));
+    assert.deepEqual(loadPjsipConf(section('maybe'), 'pjsip.conf').config.endpoints.has('phone'), false);
   });
 });
 

@@ -179,6 +179,12 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       if (result.value) report.warn('direct_media=yes is not implemented by Patchbay: media always flows through the server');
       draft.directMedia = false;
     }),
+    // The dialplan transfer's NOTIFYs follow the transferee (channels/pjsip/refer-progress.ts), which is `yes`.
+    refer_blind_progress: custom<EndpointDraft>({ default: 'yes', doc: 'Always `yes` in effect: a blind transfer\'s NOTIFYs follow the transferee (`no`, 200 at once, is a warning).' }, (_draft, value, report) => {
+      const result = parseBool(value);
+      if (!result.ok) return report.fail(result.error);
+      if (!result.value) report.warn('refer_blind_progress=no is not implemented by Patchbay: a blind transfer\'s NOTIFYs follow the transferee');
+    }),
     callerid: custom<EndpointDraft>({ doc: 'Caller id of calls from the endpoint (`"Name" <number>`).' }, (draft, value, report) => {
       const result = parseCallerId(value);
       if (!result.ok) return report.fail(result.error);
