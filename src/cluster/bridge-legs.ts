@@ -440,7 +440,8 @@ export class ClusterBridgeLegs {
         },
         // The real bridge's id (ids are unique in the cluster): the channel's bridgeId here names the
         // bridge it is in, as on one server; a move to another bridge of this member changes it.
-        { id: request.bridge ?? `${LEG_TECHNOLOGY}-${request.leg}`, name: '', type: 'mixing', videoMode: 'none' },
+        // No BRIDGEPEER from it: its other member is the leg end, not a peer (the real bridge is elsewhere).
+        { id: request.bridge ?? `${LEG_TECHNOLOGY}-${request.leg}`, name: '', type: 'mixing', videoMode: 'none', peerVariables: false },
       );
       const side: ChannelSide = {
         kind: 'channel',

@@ -35,8 +35,15 @@ interface ChannelLeg {
   readonly leg: string;
   readonly peer: string;
   readonly channelId: string;
+  /** The channel's application at the open: it hears of the leave from here whatever the copy says. */
+  readonly app: string | undefined;
   copy: BridgeCopy | undefined;
   sent: string;
+}
+
+/** `apps` with the channel's own application in it (once). */
+function withOwnApp(apps: readonly string[], app: string | undefined): readonly string[] {
+  return app === undefined || apps.includes(app) ? apps : [...apps, app];
 }
 
 /** A leg on the bridge's member: the bridge its stand-in is in, what was last described of it. */
@@ -93,8 +100,8 @@ export class LegEvents {
   channelLegOpened(leg: string, peer: string, channel: Channel, snapshot: Model<'Channel'>, described: OpenLeg['described']): void {
     const channelId = channel.id;
     const app = channel.stasis?.app;
-    const copy = described && { snapshot: described.bridge as Model<'Bridge'>, apps: app === undefined || described.apps.includes(app) ? described.apps : [...described.apps, app] };
-    const entry: ChannelLeg = { leg, peer, channelId, copy, sent: JSON.stringify(snapshot) };
+    const copy = described && { snapshot: described.bridge as Model<'Bridge'>, apps: withOwnApp(described.apps, app) };
+    const entry: ChannelLeg = { leg, peer, channelId, app, copy, sent: JSON.stringify(snapshot) };
     this.#channelLegs.set(leg, entry);
     this.#byChannel.set(channelId, entry);
   }
@@ -109,7 +116,11 @@ export class LegEvents {
   /** The bridge's member described the stand-in's bridge (checked by the wire decoder). */
   described(message: LegBridge): void {
     const entry = this.#channelLegs.get(message.leg);
-    if (entry) entry.copy = { snapshot: message.bridge as Model<'Bridge'>, apps: message.apps };
+    // A description made before the stand-in was in the bridge there (its application not yet
+    // subscribed to it) must not drop the channel's own application: the leave announced here
+    // reaches it anyway (through its channel), and the bridge's member must count it as told, or it
+    // raises a second ChannelLeftBridge to it (announceMissed).
+    if (entry) entry.copy = { snapshot: message.bridge as Model<'Bridge'>, apps: withOwnApp(message.apps, entry.app) };
   }
 
   /**
@@ -183,7 +194,9 @@ export class LegEvents {
     const missed = this.#listeners(bridge.id).filter((app) => !announcedTo.includes(app));
     if (missed.length === 0) return;
     const event = leftBridgeEvent(channel, { snapshot: bridge.eventSnapshot(), apps: missed });
-    this.#core.applications.publish(event, { channelIds: [channel.id], bridgeIds: [bridge.id], applications: missed });
+    // Only to those: the others (the channel's own application above all, subscribed here to the
+    // bridge through the stand-in) had it from the channel's member already.
+    this.#core.applications.publish(event, { only: missed });
   }
 
   /** The applications that hear a bridge's events on this member (its subscribers, its channels' applications). */

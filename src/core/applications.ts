@@ -27,6 +27,11 @@ export interface EventScope {
   readonly deviceNames?: readonly string[];
   /** Applications that receive the event whatever their subscriptions. */
   readonly applications?: readonly string[];
+  /**
+   * Exactly these applications and no other, whatever the fields above and their subscriptions
+   * say (an event some applications already had from elsewhere, raised for the ones that missed it).
+   */
+  readonly only?: readonly string[];
 }
 
 /** How a registration behaves once its connection is gone. */
@@ -141,6 +146,7 @@ export class Application {
   }
 
   wants(scope: EventScope): boolean {
+    if (scope.only) return scope.only.includes(this.name);
     if (this.subscribeAll) return true;
     if (scope.applications?.includes(this.name)) return true;
     if (matches(this.subscriptions.channel, scope.channelIds)) return true;

@@ -131,6 +131,10 @@ describe("events of a channel in a bridge of another member, each way it leaves"
     await waitEvent(other, 'c9 leaving q9 (other application)', (event) => event.type === 'ChannelLeftBridge' && event.channel?.id === 'c9', since[1]);
     await settle();
     assert.deepEqual(story(mine, 'c9', since[0]), ['ChannelEnteredBridge q9', 'ChannelLeftBridge q9', 'StasisEnd']);
+    // The hidden bridge holding the channel with its leg end on its own member names no peer: the
+    // leg end is not one (it set BRIDGEPEER=ClusterLeg/… on the channel before).
+    const legPeers = of(mine).slice(since[0]).filter((event) => event.type === 'ChannelVarset' && event.channel?.id === 'c9' && String(event.value).startsWith('ClusterLeg/'));
+    assert.deepEqual(legPeers, []);
     assert.deepEqual(lefts(other, 'c9', since[1]).map((left) => left.bridge.channels), [['d9']]);
     await noLegs();
     await ok(b, '/channels/c9', 'DELETE');

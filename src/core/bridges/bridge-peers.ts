@@ -47,7 +47,15 @@ export function unsetVariable(channel: Channel, name: string): void {
 export class BridgePeers {
   #order: Channel[] = [];
 
-  constructor(private readonly holding: boolean) {}
+  /**
+   * `holding`: a holding bridge (clears the variables, sets none). `silent`: a bridge nobody sees
+   * (a cluster media leg's hidden bridge, whose other member is a leg end, not a peer): keeps its
+   * order and never touches a variable.
+   */
+  constructor(
+    private readonly holding: boolean,
+    private readonly silent = false,
+  ) {}
 
   /** In Asterisk's list order: the order a dissolving bridge clears and lets go of its members. */
   members(): readonly Channel[] {
@@ -60,6 +68,7 @@ export class BridgePeers {
     else this.#order.push(channel);
     // A holding bridge clears them on every member; only the newcomer can hold one (the others
     // were cleared as they came in), so only it is looked at.
+    if (this.silent) return;
     if (this.holding) clearPeerVariables(channel);
     else this.#reconfigure();
   }
@@ -67,7 +76,7 @@ export class BridgePeers {
   /** `channel` is leaving (before its ChannelLeftBridge): it loses both variables. */
   leaving(channel: Channel): void {
     this.forget(channel);
-    clearPeerVariables(channel);
+    if (!this.silent) clearPeerVariables(channel);
   }
 
   /** `channel` is gone without a word (a cluster stand-in whose own member announced its leave). */
@@ -78,14 +87,14 @@ export class BridgePeers {
 
   /** A member left (after its ChannelLeftBridge): the others are told again. */
   left(): void {
-    if (!this.holding) this.#reconfigure();
+    if (!this.holding && !this.silent) this.#reconfigure();
   }
 
   /** The bridge dissolves: every member loses both variables, in list order, before any leaves. */
   dissolve(): Channel[] {
     const order = this.#order;
     this.#order = [];
-    for (const channel of order) clearPeerVariables(channel);
+    if (!this.silent) for (const channel of order) clearPeerVariables(channel);
     return order;
   }
 

@@ -62,6 +62,8 @@ export interface BridgeInit {
   readonly defaultAbsorbDtmf?: boolean;
   /** Requested type tokens beyond the base type (dtmf_events, proxy_media, ...), kept for reference. */
   readonly flags?: readonly string[];
+  /** False: the bridge sets no BRIDGEPEER/BRIDGEPVTCALLID (a bridge nobody sees, e.g. a cluster media leg's). */
+  readonly peerVariables?: boolean;
 }
 
 /** The bridge's working buffers, 20 ms at its mix rate; made again only when that rate changes. */

@@ -104,7 +104,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.flags = init.flags ?? [];
     this.defaultMute = init.defaultMute ?? false;
     this.defaultAbsorbDtmf = init.defaultAbsorbDtmf ?? false;
-    this.peers = new BridgePeers(this.type === 'holding');
+    this.peers = new BridgePeers(this.type === 'holding', init.peerVariables === false);
   }
 
   /**
