@@ -13,11 +13,14 @@ const moduleUrl = new URL('../../../src/media/workers/worker-console.ts', import
 async function runWorker(body: string): Promise<{ messages: string[]; stderr: string; stdout: string }> {
   // As pool.ts starts a worker from source: tsx registered in the thread, then the module imported.
   const tsx = import.meta.resolve('tsx/esm/api');
+  // The timer holds the thread's event loop open while the imports run: the loader hooks tsx
+  // registers answer from a thread of their own, and a loop with nothing else in it may end first.
   const source = `const { parentPort } = require('node:worker_threads');
+const keepAlive = setTimeout(() => {}, 60000);
 import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(moduleUrl)}); }).then(({ routeWorkerOutput }) => {
   routeWorkerOutput(parentPort);
   ${body}
-  setTimeout(() => parentPort.postMessage({ type: 'done' }), 300);
+  setTimeout(() => { clearTimeout(keepAlive); parentPort.postMessage({ type: 'done' }); }, 300);
 });`;
   const worker = new Worker(source, { eval: true, execArgv: [], stdout: true, stderr: true });
   const messages: string[] = [];
@@ -25,7 +28,9 @@ import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${J
   let stdout = '';
   worker.stderr.on('data', (chunk: Buffer) => { stderr += chunk; });
   worker.stdout.on('data', (chunk: Buffer) => { stdout += chunk; });
-  const done = new Promise<void>((resolve) => {
+  const done = new Promise<void>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the worker ended (code ${code}) before it was done; stderr: ${stderr}`)));
     worker.on('message', (message: { type: string; text?: string }) => {
       if (message.type === 'console' && message.text !== undefined) messages.push(message.text);
       if (message.type === 'done') resolve();
