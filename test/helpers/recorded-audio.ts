@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { meanSquare } from '../../src/media/energy.ts';
 
 /** The first file called `name` below `dir`, depth first; undefined when there is none (yet). */
 export function findFile(dir: string, name: string): string | undefined {
@@ -36,4 +37,22 @@ export function wavSamples(file: string): Int16Array {
     offset += 8 + size + (size & 1);
   }
   return new Int16Array(0);
+}
+
+/**
+ * The frequency of `samples` by zero crossings, counted in loud 10 ms blocks only: a gap the jitter
+ * buffer filled with silence on a loaded machine does not pull the figure down.
+ */
+export function loudZeroCrossingFrequency(samples: Int16Array, rate: number): number {
+  const block = rate / 100;
+  const threshold = meanSquare(samples) / 10;
+  let crossings = 0;
+  let counted = 0;
+  for (let start = 0; start + block <= samples.length; start += block) {
+    if (meanSquare(samples, start, start + block) < threshold) continue;
+    // From the block's first sample, so a crossing at a block boundary counts too.
+    for (let i = Math.max(1, start); i < start + block; i++) if (samples[i - 1] < 0 !== samples[i] < 0) crossings++;
+    counted += start === 0 ? block - 1 : block;
+  }
+  return counted === 0 ? 0 : (crossings / 2) * (rate / counted);
 }

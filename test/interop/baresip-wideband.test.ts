@@ -18,30 +18,13 @@ import { readWavFile } from '../../src/media/wav-reader.ts';
 import { BARESIP_MODULES, ctrl, HAVE_BARESIP, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { loudZeroCrossingFrequency } from '../helpers/recorded-audio.ts';
 import { RawPhone } from './raw-phone.ts';
 
 const TONE_HZ = 6000;
 const MODULES = ['g722.so', 'opus.so', 'sndfile.so'];
 const missing = MODULES.filter((module) => !existsSync(join(BARESIP_MODULES, module)));
 const skip = !HAVE_BARESIP ? 'baresip is not installed (Debian package baresip)' : missing.length > 0 ? `baresip modules missing: ${missing.join(', ')}` : false;
-
-/**
- * The frequency of `samples` by zero crossings, counted in loud 10 ms blocks only: a gap the jitter
- * buffer filled with silence on a loaded machine does not pull the figure down.
- */
-function zeroCrossingFrequency(samples: Int16Array, rate: number): number {
-  const block = rate / 100;
-  const threshold = meanSquare(samples) / 10;
-  let crossings = 0;
-  let counted = 0;
-  for (let start = 0; start + block <= samples.length; start += block) {
-    if (meanSquare(samples, start, start + block) < threshold) continue;
-    // From the block's first sample, so a crossing at a block boundary counts too.
-    for (let i = Math.max(1, start); i < start + block; i++) if (samples[i - 1] < 0 !== samples[i] < 0) crossings++;
-    counted += start === 0 ? block - 1 : block;
-  }
-  return counted === 0 ? 0 : (crossings / 2) * (rate / counted);
-}
 
 type Codec = 'G722/16000/1' | 'opus/48000/2';
 
@@ -157,7 +140,7 @@ describe('baresip wideband calls to Echo()', { skip }, () => {
       assert.ok(total > 1e5, `something came back (mean square ${total.toFixed(0)})`);
       const share = goertzelPower(tail, TONE_HZ, heard.rate) / total;
       assert.ok(share > 0.5, `6 kHz is ${(share * 100).toFixed(0)} % of what baresip hears`);
-      const frequency = zeroCrossingFrequency(tail, heard.rate);
+      const frequency = loudZeroCrossingFrequency(tail, heard.rate);
       assert.ok(Math.abs(frequency - TONE_HZ) < 150, `the echo's tone is at ${frequency.toFixed(0)} Hz`);
       process.stdout.write(`${codec}: 6 kHz is ${(share * 100).toFixed(1)} % of the echo, zero crossings at ${frequency.toFixed(0)} Hz\n`);
     });
@@ -185,7 +168,7 @@ describe('baresip wideband calls to Echo()', { skip }, () => {
         assert.ok(audio.length >= 8000, `${audio.length} samples of PCMU reached the G.711 phone`);
         const share = goertzelPower(audio, 1000, 8000) / Math.max(1, meanSquare(audio));
         assert.ok(share > 0.8, `1 kHz is ${(share * 100).toFixed(0)} % of what the G.711 phone hears`);
-        const frequency = zeroCrossingFrequency(audio, 8000);
+        const frequency = loudZeroCrossingFrequency(audio, 8000);
         assert.ok(Math.abs(frequency - 1000) < 50, `the tone arrives at ${frequency.toFixed(0)} Hz`);
       } finally {
         bob.close();
