@@ -13,6 +13,7 @@
 // over TCP our Contact says so and in-dialog requests reuse the call's connection.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelDriver, Indication, TransferProgressState } from '../../core/channels/technology.ts';
+import { setRtpQualityVariables } from '../../core/rtp-quality-variables.ts';
 import type { Frame, SampleRate } from '../../media/frame.ts';
 import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
@@ -602,6 +603,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
       return;
     }
     this.#ended = true;
+    // chan_pjsip's session end (and its hangup): the stream's last figures stay in RTPAUDIOQOS*,
+    // before the far end's hang-up is announced, so a hangup handler reads them.
+    if (this.channel !== undefined) setRtpQualityVariables(this.channel);
     this.#session.close();
     this.#offers.close();
     this.stream?.close();
