@@ -1,6 +1,6 @@
 // RTPAUDIOQOS and its companions: the channel variables a call's RTP figures are left in as the call
-// ends, for hangup handlers, the CDR (`${RTPAUDIOQOS}` in a userfield) and ARI applications (one
-// ChannelVarset each). Asterisk 22 sets them from its RTP instance's statistics (rtp_engine.c's
+// ends, for the dialplan's hangup handlers and `h` extension (`${RTPAUDIOQOS}`) and ARI applications
+// (one ChannelVarset each). Asterisk 22 sets them from its RTP instance's statistics (rtp_engine.c's
 // quality strings) when chan_pjsip's session ends (a BYE, a CANCEL, a failure: before the hang-up is
 // queued), when ARI deletes the channel (before the soft hang-up) and when the technology hangs up
 // (after the hang-up request, before the channel is destroyed); whichever comes first wins, since a

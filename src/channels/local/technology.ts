@@ -133,10 +133,9 @@ export class LocalTechnology implements ChannelTechnology {
             if (started || !two) return;
             started = true;
             const other = two;
-            // As chan_local's call: the ;2 half takes every variable of ;1 (each announced), and the two identities cross
-            // (what ;1 is connected to calls in on ;2; ;1's own identity is what ;2 is connected to).
-            // The identities cross in one staged snapshot after the copies are announced
-            // (ast_unreal_call_setup): ;2's ChannelCallerId and ChannelConnectedLine where they change.
+            // As chan_local's call (ast_unreal_call_setup): the ;2 half takes every variable of ;1 (each announced),
+            // then the two identities cross in one staged snapshot (what ;1 is connected to calls in on ;2; ;1's own
+            // identity is what ;2 is connected to): ;2's ChannelCallerId and ChannelConnectedLine where they change.
             other.copyVariablesFrom(self, true);
             const connectedOfOne = self.connected.number || self.connected.name ? self.connected : undefined;
             // Without a connected party on ;1, ;2 shows ;1's own caller id as its caller (Asterisk leaves
