@@ -78,7 +78,7 @@ function assertQuality(varsets: Json[]): void {
   assert.ok(Number(rxcount) >= 20, `rxcount ${rxcount}`);
   // Loopback: a lost packet would be the machine's load, not the network; bound it loosely.
   assert.ok(Number(lp) < Number(rxcount), `lp ${lp}`);
-  assert.ok(Number(rxjitter) < 1, `rxjitter ${rxjitter}`);
+  assert.ok(Number(rxjitter) < 2, `rxjitter ${rxjitter}`);
   assert.equal(Number(rlp), 0, 'SIPp sends no RTCP: nothing reported lost');
   assert.equal(Number(rtt), 0, 'SIPp sends no RTCP: no round trip measured');
 }
@@ -122,7 +122,8 @@ describe('RTPAUDIOQOS variables as a SIP call ends', { skip: HAVE_SIPP && HAVE_S
   });
 
   test('a member of a two-member bridge: each variable, then its BRIDGED copy on the peer', { timeout: 120_000 }, async () => {
-    const first = call('call-hangup.xml', 'stasis', ['-d', '8000']);
+    // Long enough for the second call and the bridge on a loaded machine: the BYE must come while both are bridged.
+    const first = call('call-hangup.xml', 'stasis', ['-d', '12000']);
     const events: Json[] = [];
     const a = (await nextEvent(peer.events, (event) => (events.push(event), event.type === 'StasisStart'), 20_000)).channel.id as string;
     const second = call('call-wait-bye.xml', 'stasis');
@@ -130,6 +131,7 @@ describe('RTPAUDIOQOS variables as a SIP call ends', { skip: HAVE_SIPP && HAVE_S
     const bridge = (await (await peer.server.ari('/bridges?type=mixing', { method: 'POST' })).json()) as { id: string };
     assert.equal((await peer.server.ari(`/bridges/${bridge.id}/addChannel?channel=${a},${b}`, { method: 'POST' })).status, 204);
     await receivedSome(a);
+    assert.equal(peer.server.channel(a)?.bridgeId, bridge.id, 'both bridged before the first call ends');
     await untilDestroyed(a, events);
     assert.equal((await first.done).status, 0);
     const qos = events.filter((event) => event.type === 'ChannelVarset' && String(event.variable).startsWith('RTPAUDIOQOS'));
