@@ -4,7 +4,8 @@
 // - ARI DELETE: the five variables, then ChannelHangupRequest 32 soft, StasisEnd, ...
 // - a member of a two-member bridge: each variable on the channel, then its *BRIDGED copy on the
 //   peer; the peer, hung up later alone in the bridge, gets its own five and nobody a *BRIDGED one;
-// - the dialplan's `h` extension reads ${RTPAUDIOQOS} after the far end's BYE.
+// - the dialplan's `h` extension reads ${RTPAUDIOQOS} after the far end's BYE;
+// - a ringing call the far end cancels had no media agreed: no RTPAUDIOQOS at all.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
@@ -15,6 +16,8 @@ const DIALPLAN = `
 exten => stasis,1,Answer()
  same => n,Stasis(${APP})
 exten => wait,1,Goto(qos-h,wait,1)
+exten => ring,1,Ringing()
+ same => n,Wait(30)
 
 [qos-h]
 exten => wait,1,Answer()
@@ -166,5 +169,15 @@ describe('RTPAUDIOQOS variables as a SIP call ends', { skip: HAVE_SIPP && HAVE_S
       return value ? value : undefined;
     }, 20_000);
     assert.match(seen, FORMATS.RTPAUDIOQOS);
+  });
+
+  test('a ringing call cancelled by the far end: no media was agreed, no RTPAUDIOQOS', { timeout: 90_000 }, async () => {
+    const run = call('cancel-ringing.xml', 'ring', ['-d', '1500']);
+    const events: Json[] = [];
+    // (The events of the calls before are still queued: this call's channel is the one dialling `ring`.)
+    const created = await nextEvent(peer.events, (event) => event.type === 'ChannelCreated' && event.channel?.dialplan?.exten === 'ring', 20_000);
+    await untilDestroyed(created.channel.id, events);
+    assert.equal((await run.done).status, 0);
+    assert.deepEqual(qosOf(events, created.channel.id), []);
   });
 });

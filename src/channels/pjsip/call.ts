@@ -583,8 +583,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#sdp.negotiated?.codec;
   }
 
+  /** Once the media is agreed (an answer sent or taken, early or final), as chan_pjsip's glue: a cancelled unanswered call has none. */
   rtpStatistics(): RtpStatistics | undefined {
-    return this.stream?.statistics();
+    return this.#answered || this.#progressSent || this.#earlyAnswer ? this.stream?.statistics() : undefined;
   }
 
   /** Called by the stream on each media clock tick with received audio. */
@@ -603,8 +604,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       return;
     }
     this.#ended = true;
-    // chan_pjsip's session end (and its hangup): the stream's last figures stay in RTPAUDIOQOS*,
-    // before the far end's hang-up is announced, so a hangup handler reads them.
+    // chan_pjsip's session end and hangup: the stream's last figures in RTPAUDIOQOS*, before a far end's hang-up is announced.
     if (this.channel !== undefined) setRtpQualityVariables(this.channel);
     this.#session.close();
     this.#offers.close();
