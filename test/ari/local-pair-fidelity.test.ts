@@ -151,3 +151,54 @@ test('Dial() through Local: the callee ;2 is announced its copy of DIALEDPEERNUM
     'ChannelDestroyed Local/dialshort@local-order;1',
   ]);
 });
+
+// The callee's identity crossing a Local pair as it is called (core_unreal's staged snapshot, captured
+// from Asterisk 22.10.1: dialbridge35's dial capture and qos37's originate with a caller id): `;2`
+// announces the copies of `;1`'s variables, then ChannelCallerId (only when `;1` has a connected
+// party: it becomes `;2`'s caller) and ChannelConnectedLine (`;1`'s caller id becomes `;2`'s
+// connected line), each only when it changed, then the Dial event follows.
+function identityStory(frames: readonly Json[], names: (name: string) => string | undefined): string[] {
+  const lines: string[] = [];
+  for (const frame of frames) {
+    const name = names(frame.channel?.name ?? frame.peer?.name ?? '');
+    if (!name) continue;
+    if (frame.type === 'ChannelVarset' && frame.variable === 'DIALEDPEERNUMBER') lines.push(`Varset ${name} ${frame.variable}=${frame.value}`);
+    if (frame.type === 'ChannelCallerId') lines.push(`CallerId ${name} ${frame.channel.caller.name}<${frame.channel.caller.number}>`);
+    if (frame.type === 'ChannelConnectedLine') lines.push(`ConnectedLine ${name} ${frame.channel.connected.name}<${frame.channel.connected.number}>`);
+    if (frame.type === 'Dial' && frame.dialstatus === '') lines.push(`Dial ${name}`);
+  }
+  return lines;
+}
+
+test('Dial() through Local: the callee ;2 takes the callee ;1\'s caller id as its connected line (ChannelConnectedLine) before the Dial event', async () => {
+  const id = `lo-colp-${Date.now()}`;
+  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  assert.equal(originated.status, 200);
+  const frames: Json[] = [];
+  await untilBothDestroyed(id, frames);
+  const callee = (name: string): string | undefined => (name.startsWith('Local/short@local-order-') ? name.replace(/-[0-9a-f]{8};/, ';') : undefined);
+  assert.deepEqual(identityStory(frames, callee), [
+    'Varset Local/short@local-order;1 DIALEDPEERNUMBER=short@local-order',
+    'CallerId Local/short@local-order;1 <dialshort>',
+    'Varset Local/short@local-order;2 DIALEDPEERNUMBER=short@local-order',
+    'ConnectedLine Local/short@local-order;2 <dialshort>',
+    'Dial Local/short@local-order;1',
+  ]);
+  const connectedLine = frames.find((frame) => frame.type === 'ChannelConnectedLine' && callee(frame.channel.name) === 'Local/short@local-order;2')!;
+  assert.deepEqual(connectedLine.channel.connected, { name: '', number: 'dialshort' });
+  // As captured: ;2 still Ring, before its dialplan runs (no application yet), the snapshot's fields in Asterisk's order.
+  assert.deepEqual(Object.keys(connectedLine.channel), ['id', 'name', 'state', 'protocol_id', 'caller', 'connected', 'accountcode', 'dialplan', 'creationtime', 'language']);
+  assert.equal(connectedLine.channel.state, 'Ring');
+  assert.deepEqual(connectedLine.channel.dialplan, { context: 'local-order', exten: 'short', priority: 1, app_name: '', app_data: '' });
+});
+
+test('originate of a Local pair with a caller id: ;2 raises ChannelCallerId, then ChannelConnectedLine, before the Dial event', async () => {
+  const id = `lo-cid-${Date.now()}`;
+  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2&callerId=${encodeURIComponent('"Alice" <555>')}`, { method: 'POST' });
+  assert.equal(originated.status, 200);
+  const frames: Json[] = [];
+  await untilBothDestroyed(id, frames);
+  const pair = (name: string): string | undefined => (name.startsWith('Local/hangup@local-order-') ? name.replace(/-[0-9a-f]{8};/, ';') : undefined);
+  const lines = identityStory(frames, pair).filter((line) => !line.startsWith('CallerId Local/hangup@local-order;1') && !line.startsWith('ConnectedLine Local/hangup@local-order;1'));
+  assert.deepEqual(lines, ['CallerId Local/hangup@local-order;2 Alice<555>', 'ConnectedLine Local/hangup@local-order;2 Alice<555>', 'Dial Local/hangup@local-order;1']);
+});

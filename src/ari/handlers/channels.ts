@@ -18,6 +18,7 @@ import {
 } from '../../control/channel-control.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 import { SOFT_HANGUP } from '../../core/channels/causes.ts';
+import { setRtpQualityVariables } from '../../core/rtp-quality-variables.ts';
 import { checkRoomForVariables, createChannel, dialCreated, originate, parseVariables, splitAppArgs, type OriginateRequest } from '../../control/originate.ts';
 import { AriError, defineHandlers, type RequestContext } from '../handler.ts';
 import type { Model } from '../../spec/index.ts';
@@ -56,6 +57,8 @@ export const channelsHandlers = defineHandlers('channels', {
 
   hangup: ({ channelId, reason, reason_code }, { core }) => {
     const channel = findChannel(core.channels, channelId);
+    // As resource_channels.c: the RTP figures are left in RTPAUDIOQOS* before the hang-up is requested.
+    setRtpQualityVariables(channel);
     // ast_softhangup(AST_SOFTHANGUP_EXPLICIT): ChannelHangupRequest's cause is that flag (32).
     channel.hangup(hangupCause(reason, reason_code), { soft: SOFT_HANGUP.explicit });
   },

@@ -133,12 +133,15 @@ export class LocalTechnology implements ChannelTechnology {
             if (started || !two) return;
             started = true;
             const other = two;
-            // As chan_local's call: the ;2 half takes every variable of ;1 (each announced), and the two identities cross
-            // (what ;1 is connected to calls in on ;2; ;1's own identity is what ;2 is connected to).
+            // As chan_local's call (ast_unreal_call_setup): the ;2 half takes every variable of ;1 (each announced),
+            // then the two identities cross in one staged snapshot (what ;1 is connected to calls in on ;2; ;1's own
+            // identity is what ;2 is connected to): ;2's ChannelCallerId and ChannelConnectedLine where they change.
             other.copyVariablesFrom(self, true);
-            const callerOfTwo = self.connected.number || self.connected.name ? self.connected : self.caller;
-            other.caller = { ...callerOfTwo };
-            other.connected = { ...self.caller };
+            const connectedOfOne = self.connected.number || self.connected.name ? self.connected : undefined;
+            // Without a connected party on ;1, ;2 shows ;1's own caller id as its caller (Asterisk leaves
+            // it empty and says nothing; docs/differences.md): taken without an event, as Asterisk raises none.
+            if (!connectedOfOne) other.caller = { ...self.caller };
+            other.takeIdentity({ caller: connectedOfOne && { ...connectedOfOne }, connected: { ...self.caller } });
             // The dialplan runs after the caller has finished setting the call up.
             setImmediate(() => {
               if (!other.hangingUp) running.enterDialplan(other);

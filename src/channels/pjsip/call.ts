@@ -13,6 +13,7 @@
 // over TCP our Contact says so and in-dialog requests reuse the call's connection.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelDriver, Indication, TransferProgressState } from '../../core/channels/technology.ts';
+import { setRtpQualityVariables } from '../../core/rtp-quality-variables.ts';
 import type { Frame, SampleRate } from '../../media/frame.ts';
 import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
@@ -582,8 +583,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#sdp.negotiated?.codec;
   }
 
+  /** Once the media is agreed (an answer sent or taken, early or final), as chan_pjsip's glue: a cancelled unanswered call has none. */
   rtpStatistics(): RtpStatistics | undefined {
-    return this.stream?.statistics();
+    return this.#answered || this.#progressSent || this.#earlyAnswer ? this.stream?.statistics() : undefined;
   }
 
   /** Called by the stream on each media clock tick with received audio. */
@@ -602,6 +604,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
       return;
     }
     this.#ended = true;
+    // chan_pjsip's session end and hangup: the stream's last figures in RTPAUDIOQOS*, before a far end's hang-up is announced.
+    if (this.channel !== undefined) setRtpQualityVariables(this.channel);
     this.#session.close();
     this.#offers.close();
     this.stream?.close();

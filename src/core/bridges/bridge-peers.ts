@@ -19,8 +19,22 @@ const PEER_CALL_ID_VARIABLE = 'BRIDGEPVTCALLID';
 /** Asterisk's MAX_BRIDGEPEER_CHANS: the names a multi-party BRIDGEPEER is made from (10 peers + self). */
 const MAX_PEER_LIST_MEMBERS = 11;
 
+/**
+ * Each member of a two-member bridge and the other, as Asterisk's ast_channel_bridge_peer answers it
+ * (the RTPAUDIOQOS*BRIDGED variables go to that peer). Weak: a forgotten channel takes its entry along.
+ */
+const twoMemberPeers = new WeakMap<Channel, Channel>();
+
+/** The other member of the two-member bridge `channel` is in; undefined alone or among more. */
+export function bridgePeerOf(channel: Channel): Channel | undefined {
+  const peer = twoMemberPeers.get(channel);
+  if (!peer || channel.bridgeId === undefined || peer.bridgeId !== channel.bridgeId || peer.destroyed) return undefined;
+  return peer;
+}
+
 /** BRIDGEPEER, and BRIDGEPVTCALLID where the peer's technology has a call id of its own (a SIP Call-ID). */
 export function setPeerVariables(channel: Channel, peer: Channel): void {
+  twoMemberPeers.set(channel, peer);
   if (channel.hangingUp) return;
   channel.setSystemVariable(PEER_VARIABLE, peer.name);
   if (peer.protocolId) channel.setSystemVariable(PEER_CALL_ID_VARIABLE, peer.protocolId);
@@ -28,6 +42,7 @@ export function setPeerVariables(channel: Channel, peer: Channel): void {
 }
 
 export function clearPeerVariables(channel: Channel): void {
+  twoMemberPeers.delete(channel);
   unsetVariable(channel, PEER_VARIABLE);
   unsetVariable(channel, PEER_CALL_ID_VARIABLE);
 }
@@ -114,6 +129,7 @@ export class BridgePeers {
       // Past the listed members the last list made is kept, as Asterisk's fill loop stops there.
       if (index < listed.length) value = names.filter((_, other) => other !== index).join(',');
       const channel = order[index];
+      twoMemberPeers.delete(channel);
       if (channel.hangingUp) continue;
       channel.setSystemVariable(PEER_VARIABLE, value);
       unsetVariable(channel, PEER_CALL_ID_VARIABLE);

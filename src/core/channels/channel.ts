@@ -20,6 +20,12 @@ import type { Endable } from '../../util/lifecycle.ts';
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 
+/** A caller id and a connected line a channel takes together (either may be left as it is). */
+export interface ChannelIdentity {
+  readonly caller?: CallerId;
+  readonly connected?: CallerId;
+}
+
 /** A consumer of the audio a channel receives from its far end. Called on the media clock. */
 export type FrameListener = (frame: Frame, channel: Channel) => void;
 
@@ -242,15 +248,33 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * ChannelConnectedLine from that one snapshot, so the first already shows the new identity and
    * the other two follow, each only when its part really changed.
    */
-  stageIdentity(location: DialplanLocation, identity: { readonly caller?: CallerId; readonly connected?: CallerId }): void {
-    const differs = (now: Readonly<CallerId>, next: CallerId | undefined): next is CallerId => next !== undefined && (now.name !== next.name || now.number !== next.number);
-    const callerChanged = differs(this.caller, identity.caller);
-    const connectedChanged = differs(this.connected, identity.connected);
-    if (callerChanged) this.caller = { ...this.caller, ...identity.caller };
-    if (connectedChanged) this.connected = { ...this.connected, ...identity.connected };
+  stageIdentity(location: DialplanLocation, identity: ChannelIdentity): void {
+    const changed = this.#takeIdentity(identity);
     this.setDialplan(location);
-    if (callerChanged) this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
-    if (connectedChanged) this.raise('ChannelConnectedLine');
+    this.#announceIdentity(changed);
+  }
+
+  /**
+   * A new caller id and connected line in one step (a Local `;2` taking `;1`'s across as it is
+   * called, core_unreal's staged snapshot): ChannelCallerId, then ChannelConnectedLine, each only
+   * when that part really changed.
+   */
+  takeIdentity(identity: ChannelIdentity): void {
+    this.#announceIdentity(this.#takeIdentity(identity));
+  }
+
+  #takeIdentity(identity: ChannelIdentity): { caller: boolean; connected: boolean } {
+    const differs = (now: Readonly<CallerId>, next: CallerId | undefined): next is CallerId => next !== undefined && (now.name !== next.name || now.number !== next.number);
+    const caller = differs(this.caller, identity.caller);
+    const connected = differs(this.connected, identity.connected);
+    if (caller) this.caller = { ...this.caller, ...identity.caller };
+    if (connected) this.connected = { ...this.connected, ...identity.connected };
+    return { caller, connected };
+  }
+
+  #announceIdentity(changed: { caller: boolean; connected: boolean }): void {
+    if (changed.caller) this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
+    if (changed.connected) this.raise('ChannelConnectedLine');
   }
 
   /** Moves the dialplan position to an application; ChannelDialplan when Asterisk would raise it (ChannelDialplanRun). */
