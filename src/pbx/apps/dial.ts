@@ -163,7 +163,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     };
     channel.once('hangup', onCallerHangup);
     for (const leg of legs) {
-      // Progress from the called side reaches the caller, ringing once, while it is unanswered.
+      // Progress from the called side reaches the caller, ringing once.
       const forwarder = (indication: Indication): void => {
         if (indication === 'ringing' && !ringTimed) {
           ringTimed = true;
@@ -172,13 +172,15 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
           progressTimed = true;
           setDuration(channel, 'PROGRESSTIME', sinceCreated(leg.peer));
         }
-        if (channel.answered || channel.hangingUp) return;
+        if (channel.hangingUp) return;
+        // An answered caller is told too, as app_dial does: its phone hears nothing of it, but a
+        // blind transfer's REFER subscription following it reports 180/183 (refer-progress.ts).
         if (indication === 'ringing' && !sentRinging) {
           sentRinging = true;
           channel.indicate('ringing');
         } else if (indication === 'progress') {
           channel.indicate('progress');
-          if (earlyMedia && !early && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
+          if (earlyMedia && !early && !channel.answered && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
         }
       };
       forwarders.set(leg.peer, forwarder);
