@@ -40,6 +40,9 @@ const DIALPLAN = [
   // Only Dial(): carol's ringing reaches the (answered) transferee, then her answer.
   'exten => 250,1,Dial(PJSIP/carol,20)',
   ' same => n,Hangup()',
+  // The application's transfers (ari-only handling).
+  'exten => 500,1,Stasis(watcher)',
+  ' same => n,Hangup()',
   '',
 ].join('\n');
 
@@ -81,13 +84,23 @@ after(async () => {
 
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
 
+/** The messages SIPp received, in order, from its message trace, with their time of day (ms). */
+function receivedTimed(traceFile: string): Array<{ at: number; message: string }> {
+  const trace = readFileSync(traceFile, 'latin1');
+  const entries = trace.split(/^(?=-{10,})/m);
+  return entries
+    .filter((entry) => /message received/.test(entry))
+    .map((entry) => {
+      const clock = /(\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(entry.split('\n')[0] ?? '');
+      const at = clock ? ((Number(clock[1]) * 60 + Number(clock[2])) * 60 + Number(clock[3])) * 1000 + Number(clock[4]) : Number.NaN;
+      const body = entry.slice(entry.indexOf('\n') + 1);
+      return { at, message: body.slice(body.indexOf(':') + 1).trimStart() };
+    });
+}
+
 /** The messages SIPp received, in order, from its message trace. */
 function receivedMessages(traceFile: string): string[] {
-  const trace = readFileSync(traceFile, 'latin1');
-  return trace
-    .split(/^-{10,}.*$/m)
-    .filter((entry) => /message received/.test(entry))
-    .map((entry) => entry.slice(entry.indexOf(':') + 1).trimStart());
+  return receivedTimed(traceFile).map(({ message }) => message);
 }
 
 /** The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and Subscription-State. */
@@ -224,5 +237,40 @@ describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sen
     } finally {
       alice.close();
     }
+  });
+});
+
+describe('REFER on a channel in Stasis: the application carries the transfer out (Asterisk\'s ari-only handling, captured)', { skip: SKIP }, () => {
+  test('202 and ChannelTransfer, no NOTIFY until transfer_progress; then 100 (active), 200 (terminated) and ChannelTransfer with each state; the phone hangs up', { timeout: 90_000 }, async () => {
+    const trace = join(suite.work, 'alice-stasis.log');
+    const alice = sipp('refer-notify-sequence.xml', [suite.target(), '-s', '500', '-set', 'caller', 'alice', '-set', 'target', '200', '-set', 'ender', 'phone', '-trace_msg', '-message_file', trace], { cwd: suite.work, timeoutMs: 40_000 });
+    const start = await nextEvent(suite.events, (e) => e.type === 'StasisStart' && named('PJSIP/alice-')(e.channel), 15_000);
+    const id = String(start.channel.id);
+    assert.equal((await suite.server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+    const transfer = await nextEvent(suite.events, (e) => e.type === 'ChannelTransfer', 15_000);
+    assert.equal(transfer.state, undefined, 'no state in the first event');
+    assert.equal(transfer.refer_to.requested_destination.destination, '200');
+    assert.equal(transfer.referred_by.source_channel.id, id);
+    // The application takes its time: the phone hears nothing meanwhile (checked from the trace's clock).
+    await sleep(1500);
+    assert.equal((await suite.server.ari(`/channels/${id}/transfer_progress?states=channel_progress`, { method: 'POST' })).status, 204);
+    assert.equal((await nextEvent(suite.events, (e) => e.type === 'ChannelTransfer', 10_000)).state, 'channel_progress');
+    assert.equal((await suite.server.ari(`/channels/${id}/transfer_progress?states=channel_answered`, { method: 'POST' })).status, 204);
+    assert.equal((await nextEvent(suite.events, (e) => e.type === 'ChannelTransfer', 10_000)).state, 'channel_answered');
+    const gone = await nextEvent(suite.events, (e) => e.type === 'ChannelDestroyed' && e.channel?.id === id, 20_000);
+    assert.equal(gone.cause, 16, 'the phone\'s BYE');
+    const run = await alice.done;
+    assert.equal(run.status, 0, run.output);
+    assert.deepEqual(receivedNotifies(trace).map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+      ['SIP/2.0 100 Trying', 'active;expires=N'],
+      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
+    ]);
+    const timed = receivedTimed(trace);
+    const accepted = timed.find(({ message }) => /^SIP\/2\.0 202/.test(message));
+    const firstNotify = timed.find(({ message }) => message.startsWith('NOTIFY '));
+    assert.ok(accepted && firstNotify);
+    const gap = (firstNotify.at - accepted.at + 86_400_000) % 86_400_000;
+    assert.ok(gap >= 1000, `the first NOTIFY ${gap} ms after the 202: held back until the application's report`);
+    assert.deepEqual(timed.filter(({ message }) => message.startsWith('BYE ')), [], 'the phone hung up');
   });
 });

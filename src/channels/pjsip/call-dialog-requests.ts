@@ -170,17 +170,22 @@ export class CallDialogRequests {
     return this.#sendInDialog(method, headers, body, contentType, onFinal, onNoResponse);
   }
 
-  /** A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is over. */
-  usage(): DialogUsage | undefined {
+  /**
+   * A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is
+   * over. `holdsBye: false`: its requests go out while the dialog lasts, but the call's BYE does
+   * not wait for it (a REFER an application handles: Asterisk's ari-only transfers defer nothing).
+   */
+  usage(holdsBye = true): DialogUsage | undefined {
     const dialog = this.route.dialog;
     if (!dialog || dialog.state === 'terminated') return undefined;
-    this.#usages++;
+    if (holdsBye) this.#usages++;
     let released = false;
     return {
       send: (method, headers, body, contentType, onFinal, onTimeout) => !released && this.#sendInDialog(method, headers, body, contentType, onFinal, onTimeout),
       release: () => {
         if (released) return;
         released = true;
+        if (!holdsBye) return;
         this.#usages = Math.max(0, this.#usages - 1);
         if (this.#usages === 0 && this.#deferral === undefined) this.#sendHeldBye();
       },

@@ -544,8 +544,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   /** Another usage of the call's dialog, a REFER's subscription (call-dialog-requests.ts); undefined without a dialog. */
-  dialogUsage(): DialogUsage | undefined {
-    return this.#requests.usage();
+  dialogUsage(holdsBye = true): DialogUsage | undefined {
+    return this.#requests.usage(holdsBye);
   }
 
   /** Sends a request in the call's dialog (call-dialog-requests.ts); false when there is none. */
