@@ -156,8 +156,20 @@ describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sen
     assert.equal(notifies[2].state, 'terminated;reason=noresource');
   });
 
-  test('the transferee runs Dial() and carol rings: the ringing reaches the answered transferee, NOTIFY 100, 180 (active), then 200 (terminated) at her answer', { timeout: 90_000 }, async () => {
+  test('the transferee runs Dial() and carol rings, then answers: the ringing reaches the answered transferee, NOTIFY 100, 180 (active), then 200 (terminated)', { timeout: 90_000 }, async () => {
     const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
+    const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
+    assert.equal(transfer.result, 'Success');
+    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+      ['SIP/2.0 100 Trying', 'active;expires=N'],
+      ['SIP/2.0 180 Ringing', 'active;expires=N'],
+      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
+    ]);
+  });
+
+  test('carol rings and does not answer: the transferee hears ringback in band, which reports 200 while she still rings, as Asterisk', { timeout: 90_000 }, async () => {
+    const carol = sipp('ring-wait-cancel.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
+    // Before the transferee's hangup (transferTo's) cancels her, carol has rung and alice heard the 200.
     const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
     assert.equal(transfer.result, 'Success');
     assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
