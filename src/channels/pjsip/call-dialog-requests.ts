@@ -41,11 +41,28 @@ export interface DialogUsage {
  */
 export const HELD_BYE_MS = 60_000;
 
+/**
+ * How long a REFER the dialplan carried out leaves the transferer's dialog to the phone, as
+ * res_pjsip_session's ast_sip_session_defer_termination (60 s from the REFER): a transferring
+ * phone hangs up itself after the final NOTIFY; only one that does not is sent BYE, then.
+ */
+export const TERMINATION_DEFERRAL_MS = 60_000;
+
+/** A deferred termination (CallDialogRequests.deferTermination). */
+export interface TerminationDeferral {
+  /** The transfer failed: the call ends as it would have, with the BYE it asked for meanwhile. Idempotent. */
+  cancel(): void;
+}
+
 export class CallDialogRequests {
   /** Usages holding the dialog open, and the BYE's cause once the call asked for it meanwhile. */
   #usages = 0;
   #heldByeCause: number | undefined;
   #heldByeTimer: NodeJS.Timeout | undefined;
+  /** A REFER's deferred termination: the BYE is the phone's to send until this fires. */
+  #deferral: NodeJS.Timeout | undefined;
+  /** Told once no BYE is held any more (sent, or the far end's came): the call forgets its dialog. */
+  #onByeSettled: (() => void) | undefined;
 
   constructor(
     private readonly services: Pick<CallEnvironment, 'layer' | 'log'>,
@@ -70,26 +87,78 @@ export class CallDialogRequests {
     return hop;
   }
 
-  /** BYE with the Q.850 cause as Reason; the dialog is terminated whether or not it can be sent. */
+  /**
+   * BYE with the Q.850 cause as Reason; the dialog is terminated whether or not it can be sent.
+   * Held while a usage or a deferred termination lasts (then `holdingBye` is true).
+   */
   bye(cause: number): void {
     const dialog = this.route.dialog;
     if (!dialog || dialog.state === 'terminated') return;
-    if (this.#usages > 0 && this.#heldByeTimer === undefined) {
-      this.#heldByeCause = cause;
-      this.#heldByeTimer = setTimeout(() => this.#sendHeldBye(), HELD_BYE_MS);
-      this.#heldByeTimer.unref();
+    if (this.#deferral !== undefined || this.#usages > 0) {
+      this.#heldByeCause ??= cause;
+      if (this.#deferral === undefined) this.#holdForUsages();
       return;
     }
-    if (this.#usages > 0) return;
-    dialog.state = 'terminated';
-    const bye = dialog.createRequest('BYE', { headers: [['Reason', `Q.850;cause=${cause}`]] });
-    const hop = this.hop(dialog);
-    if (!hop) return;
-    try {
-      this.services.layer.sendRequest(bye, hop, {});
-    } catch (error) {
-      this.services.log.debug({ err: error }, 'BYE not sent');
-    }
+    this.#sendBye(dialog, cause);
+  }
+
+  /** Whether the call asked for a BYE that is held back: its dialog outlives it until onByeSettled. */
+  get holdingBye(): boolean {
+    return this.#heldByeCause !== undefined;
+  }
+
+  /** `settled` once no BYE is held any more (at once when none is). */
+  onByeSettled(settled: () => void): void {
+    if (!this.holdingBye) return settled();
+    this.#onByeSettled = settled;
+  }
+
+  /**
+   * The far end's BYE: a BYE held back is not sent any more, a deferred termination is over. The
+   * usages may still send (Asterisk goes on notifying in the dialog after it).
+   */
+  endedByFarEnd(): void {
+    clearTimeout(this.#deferral);
+    this.#deferral = undefined;
+    clearTimeout(this.#heldByeTimer);
+    this.#heldByeTimer = undefined;
+    this.#heldByeCause = undefined;
+    this.#settled();
+  }
+
+  /**
+   * A REFER is being carried out: the call's BYE is held back for TERMINATION_DEFERRAL_MS (the
+   * phone ends the dialog itself), then sent without a Reason, as Asterisk's deferred session
+   * termination does; undefined without a dialog or when one is deferred already.
+   */
+  deferTermination(): TerminationDeferral | undefined {
+    const dialog = this.route.dialog;
+    if (!dialog || dialog.state === 'terminated' || this.#deferral !== undefined) return undefined;
+    const deferral = setTimeout(() => {
+      if (this.#deferral !== deferral) return;
+      this.#deferral = undefined;
+      // Asterisk's deferred BYE goes whatever the subscription is doing, with no Reason (the channel is gone).
+      if (this.#heldByeCause === undefined) return;
+      clearTimeout(this.#heldByeTimer);
+      this.#heldByeTimer = undefined;
+      this.#heldByeCause = undefined;
+      this.#usages = 0;
+      const current = this.route.dialog;
+      if (current && current.state !== 'terminated') this.#sendBye(current, undefined);
+      this.#settled();
+    }, TERMINATION_DEFERRAL_MS);
+    deferral.unref();
+    this.#deferral = deferral;
+    return {
+      cancel: () => {
+        if (this.#deferral !== deferral) return;
+        clearTimeout(deferral);
+        this.#deferral = undefined;
+        if (this.#heldByeCause === undefined) return;
+        if (this.#usages > 0) this.#holdForUsages();
+        else this.#sendHeldBye();
+      },
+    };
   }
 
   /**
@@ -101,31 +170,65 @@ export class CallDialogRequests {
     return this.#sendInDialog(method, headers, body, contentType, onFinal, onNoResponse);
   }
 
-  /** A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is over. */
-  usage(): DialogUsage | undefined {
+  /**
+   * A usage of the dialog besides the call's own (see DialogUsage); undefined once the dialog is
+   * over. `holdsBye: false`: its requests go out while the dialog lasts, but the call's BYE does
+   * not wait for it (a REFER an application handles: Asterisk's ari-only transfers defer nothing).
+   */
+  usage(holdsBye = true): DialogUsage | undefined {
     const dialog = this.route.dialog;
     if (!dialog || dialog.state === 'terminated') return undefined;
-    this.#usages++;
+    if (holdsBye) this.#usages++;
     let released = false;
     return {
       send: (method, headers, body, contentType, onFinal, onTimeout) => !released && this.#sendInDialog(method, headers, body, contentType, onFinal, onTimeout),
       release: () => {
         if (released) return;
         released = true;
+        if (!holdsBye) return;
         this.#usages = Math.max(0, this.#usages - 1);
-        if (this.#usages === 0) this.#sendHeldBye();
+        if (this.#usages === 0 && this.#deferral === undefined) this.#sendHeldBye();
       },
     };
+  }
+
+  /** Usages hold the BYE asked for, HELD_BYE_MS at most. */
+  #holdForUsages(): void {
+    if (this.#heldByeTimer !== undefined) return;
+    this.#heldByeTimer = setTimeout(() => this.#sendHeldBye(), HELD_BYE_MS);
+    this.#heldByeTimer.unref();
   }
 
   /** The BYE held for the usages, once they are released or at HELD_BYE_MS. */
   #sendHeldBye(): void {
     const cause = this.#heldByeCause;
     clearTimeout(this.#heldByeTimer);
+    this.#heldByeTimer = undefined;
     this.#heldByeCause = undefined;
     if (cause === undefined) return;
     this.#usages = 0;
-    this.bye(cause);
+    const dialog = this.route.dialog;
+    if (dialog && dialog.state !== 'terminated') this.#sendBye(dialog, cause);
+    this.#settled();
+  }
+
+  /** The BYE itself, with the cause as Reason when there is one; the dialog is over. */
+  #sendBye(dialog: Dialog, cause: number | undefined): void {
+    dialog.state = 'terminated';
+    const bye = dialog.createRequest('BYE', cause === undefined ? {} : { headers: [['Reason', `Q.850;cause=${cause}`]] });
+    const hop = this.hop(dialog);
+    if (!hop) return;
+    try {
+      this.services.layer.sendRequest(bye, hop, {});
+    } catch (error) {
+      this.services.log.debug({ err: error }, 'BYE not sent');
+    }
+  }
+
+  #settled(): void {
+    const settled = this.#onByeSettled;
+    this.#onByeSettled = undefined;
+    settled?.();
   }
 
   #sendInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean {

@@ -38,7 +38,7 @@ import { sipChannelInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
-import { CallDialogRequests, type DialogRoute, type DialogUsage } from './call-dialog-requests.ts';
+import { CallDialogRequests, type DialogRoute, type DialogUsage, type TerminationDeferral } from './call-dialog-requests.ts';
 import { CallOffers } from './call-offers.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
@@ -393,9 +393,13 @@ export class SipCall implements ChannelDriver, DialogRoute {
       tx.reply(500, 'Server Internal Error');
       return;
     }
+    // Ended, the call only lingers for the BYE it holds back: the far end's BYE is all it takes.
+    if (this.#ended && request.method !== 'BYE') return void tx.reply(481, 'Call/Transaction Does Not Exist');
     switch (request.method) {
       case 'BYE': {
         tx.reply(200);
+        // A BYE of ours held back (a REFER's deferred termination) is not sent any more.
+        this.#requests.endedByFarEnd();
         this.#finish();
         if (!this.channel.hangingUp) this.channel.hangup(causeFromReason(request.get('reason'), 16), { fromFarEnd: true });
         return;
@@ -534,9 +538,14 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.onTransferProgress?.(state);
   }
 
+  /** A REFER's deferred termination (call-dialog-requests.ts): the phone ends the dialog; undefined without one. */
+  deferTermination(): TerminationDeferral | undefined {
+    return this.#requests.deferTermination();
+  }
+
   /** Another usage of the call's dialog, a REFER's subscription (call-dialog-requests.ts); undefined without a dialog. */
-  dialogUsage(): DialogUsage | undefined {
-    return this.#requests.usage();
+  dialogUsage(holdsBye = true): DialogUsage | undefined {
+    return this.#requests.usage(holdsBye);
   }
 
   /** Sends a request in the call's dialog (call-dialog-requests.ts); false when there is none. */
@@ -609,7 +618,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.#session.close();
     this.#offers.close();
     this.stream?.close();
-    this.services.forget(this);
+    // A BYE held back keeps the dialog known (the far end's BYE gets its 200) until it is settled.
+    this.#requests.onByeSettled(() => this.services.forget(this));
   }
 }
 

@@ -3,8 +3,9 @@
 // subscription's NOTIFYs (refer-progress.ts) report its outcome as sipfrags in Asterisk's order:
 // "100 Trying" held back until there is news, then the transferee's progress for a blind transfer
 // (200 once it is answered, joins a bridge or is sent audio; 503 when it hangs up first), the
-// outcome at once for an attended or a failed one (400/403/404/500). The transferer's BYE, when
-// the core hangs it up, waits for the subscription's end.
+// outcome at once for an attended or a failed one (400/403/404/500). After a transfer carried out,
+// the transferer's dialog is left to the phone to end with its BYE, as Asterisk's deferred session
+// termination does; Patchbay's BYE goes only if the phone has not sent one 60 s after the REFER.
 // - Blind (Refer-To without Replaces): the transferer's peer runs the dialplan at Refer-To's user
 //   part (user options cut off, `s` when empty) in TRANSFER_CONTEXT, else the endpoint's context;
 //   404 when that extension does not exist.
@@ -61,7 +62,11 @@ export class DialplanTransfer {
     if (subscribed && !usage) return void tx.reply(481, 'Call/Transaction Does Not Exist');
     const progress = usage ? new ReferProgress(usage, nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))) : undefined;
     if (progress) tx.reply(202, 'Accepted');
+    // The transferer's dialog is the phone's to end (Asterisk defers the session's termination
+    // around the transfer): its BYE, once the transfer hung the channel up, waits for the phone's.
+    const deferral = call.deferTermination();
     const { status, transferee } = this.#transfer(call, channel, referTo, tx.request.get('referred-by') ?? tx.request.get('b'));
+    if (status !== 200) deferral?.cancel();
     if (!progress) tx.reply(status, reasonPhrase(status), [['Refer-Sub', 'false']]);
     else if (status === 200 && transferee) watchTransferee(transferee, progress);
     else progress.finish(status);

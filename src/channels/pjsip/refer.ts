@@ -3,13 +3,15 @@
 //   NOTIFYs from the far end; ReferSubscriptions remembers their Call-IDs (bounded, for a while)
 //   so that those NOTIFYs are answered 200 instead of 481.
 // - on a call, received: the transfer is the application's (as Asterisk with
-//   PJSIP_TRANSFER_HANDLING(ari-only)): ChannelTransfer is raised, the REFER accepted with 202 and
-//   a NOTIFY "100 Trying" sent; ARI transfer_progress turns into NOTIFYs with the sipfrag status
-//   (100, 200, 503, 603) and a ChannelTransfer carrying the state.
+//   PJSIP_TRANSFER_HANDLING(ari-only)): ChannelTransfer is raised and the REFER accepted with 202;
+//   ARI transfer_progress turns into NOTIFYs with the sipfrag status (100, 200, 503, 603; the
+//   "100 Trying" held back until the first, as refer-progress.ts) and a ChannelTransfer carrying
+//   the state.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { TransferProgressState, TransferRequest } from '../../core/channels/technology.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import { parseNameAddr, type SipUri } from '../../sip/uri.ts';
+import type { ReferProgress } from './refer-progress.ts';
 
 /** Outgoing REFER subscriptions remembered at most, and for how long. */
 const MAX_SUBSCRIPTIONS = 1024;
@@ -99,12 +101,15 @@ export function parseReplaces(text: string): ReplacesValue | undefined {
   return { callId: callId.trim(), ...(toTag ? { toTag } : {}), ...(fromTag ? { fromTag } : {}), ...(earlyOnly ? { earlyOnly } : {}) };
 }
 
-/** What a sipfrag reports for each transfer_progress state, and whether the subscription ends. */
-export const SIPFRAG: Readonly<Record<TransferProgressState, { status: string; final: boolean }>> = {
-  channel_progress: { status: '100 Trying', final: false },
-  channel_answered: { status: '200 OK', final: true },
-  channel_unavailable: { status: '503 Service Unavailable', final: true },
-  channel_declined: { status: '603 Declined', final: true },
+/**
+ * The sipfrag status each transfer_progress state reports, and whether the subscription ends: as
+ * res_pjsip_refer's ari-only frame hook (progress 100, success 200, unavailable 503, failed 603).
+ */
+export const SIPFRAG: Readonly<Record<TransferProgressState, { status: number; final: boolean }>> = {
+  channel_progress: { status: 100, final: false },
+  channel_answered: { status: 200, final: true },
+  channel_unavailable: { status: 503, final: true },
+  channel_declined: { status: 603, final: true },
 };
 
 /** A transfer received on a call, handled by the application. */
@@ -114,7 +119,7 @@ export class IncomingTransfer {
   constructor(
     readonly channel: Channel,
     readonly request: Omit<TransferRequest, 'state'>,
-    /** false when the REFER said `Refer-Sub: false`: no NOTIFYs. */
-    readonly subscribed: boolean,
+    /** The REFER's subscription; undefined when it said `Refer-Sub: false` (no NOTIFYs). */
+    readonly progress: ReferProgress | undefined,
   ) {}
 }

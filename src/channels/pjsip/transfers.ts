@@ -6,6 +6,7 @@ import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { SipCall } from './call.ts';
 import { IncomingTransfer, parseReferTo, SIPFRAG } from './refer.ts';
+import { ReferProgress } from './refer-progress.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import { DialplanTransfer } from './dialplan-transfer.ts';
 import { type PjsipRuntime } from './runtime.ts';
@@ -29,7 +30,8 @@ export class CallTransfers {
 
   /**
    * A REFER on a call. In Stasis the application handles the transfer (Asterisk's ari-only
-   * transfer handling): ChannelTransfer, 202, NOTIFY 100 Trying. Outside, the dialplan does.
+   * transfer handling): ChannelTransfer and 202; no NOTIFY until the application reports progress
+   * (captured: Asterisk 22 sends none before). Outside, the dialplan does.
    */
   #referOnCall(call: SipCall, request: SipRequest, tx: ServerTransaction): void {
     const context = this.#runtime.context;
@@ -41,6 +43,9 @@ export class CallTransfers {
     if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
     const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
     if (!channel.stasis) return this.#dialplan.refer(call, channel, referTo, subscribed, tx);
+    // The application decides the channel's fate: its BYE does not wait for the subscription.
+    const usage = subscribed ? call.dialogUsage(false) : undefined;
+    if (subscribed && !usage) return void tx.reply(481, 'Call/Transaction Does Not Exist');
     const replaced = referTo.replaces ? this.#runtime.calls.replaced(referTo.replaces)?.channel : undefined;
     const transfer = new IncomingTransfer(
       channel,
@@ -57,34 +62,24 @@ export class CallTransfers {
           : {}),
         ...(replaced && replaced !== channel ? { destinationChannel: replaced } : {}),
       },
-      subscribed,
+      usage ? new ReferProgress(usage, nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))) : undefined,
     );
     this.#transfers.set(call, transfer);
     tx.reply(202, 'Accepted', subscribed ? [] : [['Refer-Sub', 'false']]);
     context.raiseTransfer(channel, transfer.request);
-    if (subscribed) this.#notifyTransfer(call, 'channel_progress');
   }
 
-  /** ARI transfer_progress: a NOTIFY with the sipfrag status, and ChannelTransfer with the state. */
+  /**
+   * ARI transfer_progress: a NOTIFY with the sipfrag status ("100 Trying" first when not sent yet;
+   * nothing once the subscription is over) and ChannelTransfer with the state.
+   */
   #transferProgress(call: SipCall, state: TransferProgressState): void {
     const transfer = this.#transfers.get(call);
     if (!transfer || transfer.done) return;
-    if (SIPFRAG[state].final) transfer.done = true;
-    if (transfer.subscribed) this.#notifyTransfer(call, state);
-    this.#runtime.context?.raiseTransfer(transfer.channel, { ...transfer.request, state });
-  }
-
-  #notifyTransfer(call: SipCall, state: TransferProgressState): void {
     const { status, final } = SIPFRAG[state];
-    call.requestInDialog(
-      'NOTIFY',
-      [
-        ['Event', 'refer'],
-        ['Subscription-State', final ? 'terminated;reason=noresource' : 'active;expires=60'],
-        ['Contact', nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))],
-      ],
-      `SIP/2.0 ${status}\r\n`,
-      'message/sipfrag;version=2.0',
-    );
+    if (final) transfer.done = true;
+    if (final) transfer.progress?.finish(status);
+    else transfer.progress?.progress(status);
+    this.#runtime.context?.raiseTransfer(transfer.channel, { ...transfer.request, state });
   }
 }

@@ -126,12 +126,33 @@ interface RingOutcome {
 }
 
 /**
+ * Plays the ring tone of the channel's zone to it until the returned stop is called; undefined
+ * when nothing can play. As Asterisk's core does for ringing indicated to an answered channel
+ * (ast_indicate emulating it with ast_playtones_start): a blind transferee whose Dial() rings hears
+ * ringback, and that audio is what makes its REFER subscription report 200 (refer-progress.ts).
+ */
+type InbandRingback = (channel: Channel) => (() => void) | undefined;
+
+function inbandRingbackOf(services: PbxServices): InbandRingback {
+  return (channel) => {
+    const engine = services.playbacks;
+    if (!engine || channel.hangingUp) return undefined;
+    try {
+      const playback = engine.playOnChannel(channel, { media: ['tone:ring'], language: channel.language, internal: true });
+      return () => engine.stopPlayback(playback);
+    } catch {
+      return undefined; // No ringback is no reason to fail the Dial().
+    }
+  };
+}
+
+/**
  * Calls every leg at once; resolves with the one that answered first, if any. With `earlyMedia`
  * (one leg, no ringing of our own), the callee's progress connects the media of the two channels
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean, earlyMedia: boolean): Promise<RingOutcome> {
+function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean, earlyMedia: boolean, inbandRingback: InbandRingback): Promise<RingOutcome> {
   return new Promise((resolve) => {
     let pending = legs.length;
     let settled = false;
@@ -143,6 +164,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     let ringTimed = false;
     let progressTimed = false;
     let early: { peer: Channel; disconnect: () => void } | undefined;
+    let stopRingback: (() => void) | undefined;
     // Armed before the legs' own timers (same delay), so it has fired when they end.
     const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
     timer?.unref();
@@ -151,6 +173,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      stopRingback?.();
       channel.off('hangup', onCallerHangup);
       for (const [peer, forwarder] of forwarders) peer.off('remote-indication', forwarder);
       const kept = early && winner?.peer === early.peer ? early.disconnect : undefined;
@@ -163,7 +186,7 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     };
     channel.once('hangup', onCallerHangup);
     for (const leg of legs) {
-      // Progress from the called side reaches the caller, ringing once, while it is unanswered.
+      // Progress from the called side reaches the caller, ringing once.
       const forwarder = (indication: Indication): void => {
         if (indication === 'ringing' && !ringTimed) {
           ringTimed = true;
@@ -172,13 +195,17 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
           progressTimed = true;
           setDuration(channel, 'PROGRESSTIME', sinceCreated(leg.peer));
         }
-        if (channel.answered || channel.hangingUp) return;
+        if (channel.hangingUp) return;
+        // An answered caller is told too, as app_dial does: its phone hears nothing of it, but a
+        // blind transfer's REFER subscription following it reports 180/183 (refer-progress.ts).
         if (indication === 'ringing' && !sentRinging) {
           sentRinging = true;
           channel.indicate('ringing');
+          // Its technology shows an answered caller nothing: it hears the ringing in band instead.
+          if (channel.answered && !early) stopRingback = inbandRingback(channel);
         } else if (indication === 'progress') {
           channel.indicate('progress');
-          if (earlyMedia && !early && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
+          if (earlyMedia && !early && !channel.answered && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
         }
       };
       forwarders.set(leg.peer, forwarder);
@@ -330,7 +357,7 @@ export const dialApplication: DialplanApplication = {
     }
     const ringBack = options.has('r') && !channel.answered;
     if (ringBack) channel.indicate('ringing');
-    const { winner, timedOut, earlyMedia } = await ring(channel, legs, timeoutMs, ringBack, legs.length === 1 && !ringBack);
+    const { winner, timedOut, earlyMedia } = await ring(channel, legs, timeoutMs, ringBack, legs.length === 1 && !ringBack, inbandRingbackOf(services));
 
     if (!winner) {
       if (channel.hangingUp) {

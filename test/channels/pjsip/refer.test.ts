@@ -1,7 +1,7 @@
 // REFER both ways. On a call in Stasis, a phone's REFER (blind, then attended with Replaces) is
-// accepted with 202 and NOTIFY "100 Trying", raises ChannelTransfer (destination, the requesting
-// channel, its bridge), and POST /channels/{id}/transfer_progress sends the sipfrag NOTIFYs and
-// raises ChannelTransfer with the state. Out of a call, POST /endpoints/refer and
+// accepted with 202, raises ChannelTransfer (destination, the requesting channel, its bridge), and
+// POST /channels/{id}/transfer_progress sends the sipfrag NOTIFYs ("100 Trying" held back until the
+// first, as Asterisk 22's ari-only handling: captured) and raises ChannelTransfer with the state. Out of a call, POST /endpoints/refer and
 // /endpoints/PJSIP/{id}/refer send a REFER to the endpoint's contact (Refer-To, display name,
 // extra headers, to_self), and the far end's NOTIFYs are answered 200; errors are ARI's.
 import assert from 'node:assert/strict';
@@ -148,7 +148,7 @@ describe('REFER', () => {
     return (await events.nextOfType(type, 5000)) as Json;
   }
 
-  test('a blind transfer on a call in Stasis: 202, NOTIFY 100, ChannelTransfer; transfer_progress → NOTIFY 200 and the state', async () => {
+  test('a blind transfer on a call in Stasis: 202, ChannelTransfer, no NOTIFY yet; transfer_progress → NOTIFY 100 then 200, and the state', async () => {
     const port = server.core.pjsip.port;
     bob.invite(port);
     const start = await event('StasisStart');
@@ -160,12 +160,6 @@ describe('REFER', () => {
 
     const response = await bob.refer(port, '<sip:200@127.0.0.1>', ['Referred-By: <sip:bob@127.0.0.1>']);
     assert.match(response, /^SIP\/2\.0 202/);
-    const trying = await bob.next(/^NOTIFY /);
-    assert.match(trying, /^Event:\s*refer/im);
-    assert.match(trying, /^Subscription-State:\s*active/im);
-    assert.match(trying, /^Content-Type:\s*message\/sipfrag/im);
-    assert.match(trying, /\r\n\r\nSIP\/2\.0 100 Trying/);
-    assert.match(trying, new RegExp(`^Call-ID:\\s*${bob.callId}`, 'im'));
 
     const transfer = await event('ChannelTransfer');
     assert.equal(transfer.state, undefined, 'no state in the first event');
@@ -178,7 +172,15 @@ describe('REFER', () => {
     assert.equal((await post(`/channels/${channelId}/transfer_progress?states=bogus`)).status, 400);
     assert.equal((await post('/channels/nope/transfer_progress?states=channel_answered')).status, 404);
 
+    // Nothing reaches the phone until the application reports (Asterisk sends no NOTIFY before).
+    assert.equal(bob.messages.filter((m) => m.startsWith('NOTIFY')).length, 0);
     assert.equal((await post(`/channels/${channelId}/transfer_progress?states=channel_answered`)).status, 204);
+    const trying = await bob.next(/^NOTIFY /);
+    assert.match(trying, /^Event:\s*refer/im);
+    assert.match(trying, /^Subscription-State:\s*active;expires=(59\d|600)\r?$/im);
+    assert.match(trying, /^Content-Type:\s*message\/sipfrag/im);
+    assert.match(trying, /\r\n\r\nSIP\/2\.0 100 Trying/);
+    assert.match(trying, new RegExp(`^Call-ID:\\s*${bob.callId}`, 'im'));
     const done = await bob.next(/^NOTIFY /);
     assert.match(done, /^Subscription-State:\s*terminated/im);
     assert.match(done, /\r\n\r\nSIP\/2\.0 200 OK/);
@@ -201,12 +203,15 @@ describe('REFER', () => {
       { parameter_name: 'from', parameter_value: '22' },
       { parameter_name: 'to', parameter_value: '11' },
     ]);
-    await bob.next(/^NOTIFY /);
     // A second REFER while one is pending: 491.
     assert.match(await bob.refer(port, '<sip:400@127.0.0.1>'), /^SIP\/2\.0 491/);
+    // Progress first: "100 Trying", active.
+    assert.equal((await post(`/channels/${channelId}/transfer_progress?states=channel_progress`)).status, 204);
+    assert.match(await bob.next(/^NOTIFY /), /\r\n\r\nSIP\/2\.0 100 Trying/);
+    assert.equal((await event('ChannelTransfer')).state, 'channel_progress');
     // unavailable is reported as channel_declined (as Asterisk renders it), sipfrag 503.
     assert.equal((await post(`/channels/${channelId}/transfer_progress?states=channel_unavailable`)).status, 204);
-    assert.match(await bob.next(/^NOTIFY /), /SIP\/2\.0 503/);
+    assert.match(await bob.next(/^NOTIFY /), /SIP\/2\.0 503 Service Unavailable/);
     assert.equal((await event('ChannelTransfer')).state, 'channel_declined');
     // A REFER without Refer-To: 400.
     assert.match(await bob.refer(port, ''), /^SIP\/2\.0 400/);
