@@ -2,7 +2,8 @@
 // beside a bare node:http server answering the same JSON, in the same run. Bounded in time.
 // req/s is wall clock and swings with the machine's load; "CPU/req" (the target process's user+sys
 // CPU from /proc over the measured run, divided by the requests answered) does not, so on a shared
-// machine its ratio is the fairer one.
+// machine its ratio is the fairer one. It counts all the process does meanwhile: with runs much
+// shorter than the default 5 s, the server's start (its media workers load for 1-5 s) is still in it.
 // Usage: npm run bench [-- --seconds 5 --connections 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
