@@ -1,6 +1,9 @@
 // Per-frame cost of the media hot paths. The headline figure is one 20 ms
 // bridge tick for three μ-law parties: decode every party, mix, and encode
 // each party's "everyone but me" mix. Run: npx tsx bench/media.ts
+// ns/frame is wall clock: on a shared machine a run preempted by other processes reads slower.
+// "CPU" beside it is the process's user+sys time over the same loop (process.cpuUsage, which
+// counts the collector's threads too), so it moves far less with the machine's load.
 import { ulawDecode, ulawEncode } from '../src/media/g711.ts';
 import { accumulate, clearSum, mixMinus } from '../src/media/mix.ts';
 import { SAMPLES_PER_FRAME_16K, SAMPLES_PER_FRAME_8K } from '../src/media/frame.ts';
@@ -34,15 +37,23 @@ function bridgeTick(): void {
   }
 }
 
-function nsPerCall(work: () => void, iterations: number): number {
-  for (let i = 0; i < iterations / 10; i++) work();
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < iterations; i++) work();
-  return Number(process.hrtime.bigint() - started) / iterations;
+interface PerCall {
+  readonly wallNs: number;
+  readonly cpuNs: number;
 }
 
-function report(label: string, ns: number): void {
-  console.log(`${label.padEnd(48)} ${ns.toFixed(0).padStart(7)} ns/frame  (${((ns / 20e6) * 100).toFixed(4)}% of a 20 ms tick)`);
+function nsPerCall(work: () => void, iterations: number): PerCall {
+  for (let i = 0; i < iterations / 10; i++) work();
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) work();
+  const wallNs = Number(process.hrtime.bigint() - started) / iterations;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { wallNs, cpuNs: ((cpu.user + cpu.system) * 1000) / iterations };
+}
+
+function report(label: string, { wallNs, cpuNs }: PerCall): void {
+  console.log(`${label.padEnd(48)} ${wallNs.toFixed(0).padStart(7)} ns/frame  (${((wallNs / 20e6) * 100).toFixed(4)}% of a 20 ms tick)  CPU ${cpuNs.toFixed(0).padStart(7)} ns/frame`);
 }
 
 report(`decode+mix+encode, ${PARTIES} μ-law parties`, nsPerCall(bridgeTick, MEASURED_ITERATIONS));
