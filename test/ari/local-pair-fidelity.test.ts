@@ -160,7 +160,7 @@ function identityStory(frames: readonly Json[], names: (name: string) => string 
 
 test('Dial() through Local: the callee ;2 takes the callee ;1\'s caller id as its connected line (ChannelConnectedLine) before the Dial event', async () => {
   const id = `lo-colp-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   await untilBothDestroyed(id, frames);
@@ -182,7 +182,7 @@ test('Dial() through Local: the callee ;2 takes the callee ;1\'s caller id as it
 
 test('originate of a Local pair with a caller id: ;2 raises ChannelCallerId, then ChannelConnectedLine, before the Dial event', async () => {
   const id = `lo-cid-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2&callerId=${encodeURIComponent('"Alice" <555>')}`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2&callerId=${encodeURIComponent('"Alice" <555>')}`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   await untilBothDestroyed(id, frames);
