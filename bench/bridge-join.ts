@@ -6,38 +6,17 @@
 // serialises each one (as its WebSocket would), so the fan-out is counted.
 // Usage: node --expose-gc --import tsx bench/bridge-join.ts [--sizes 10,100,500] [--rounds 3]
 // (rounds vary a lot on a loaded machine: compare the least of several, alternating with a baseline build).
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { loadConfig } from '../src/config/config.ts';
-import { PatchbayCore } from '../src/server.ts';
 import type { Channel } from '../src/core/channels/channel.ts';
-import { originate } from '../src/control/originate.ts';
+import { startInProcessCore } from './in-process-core.ts';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10,100,500' }, rounds: { type: 'string', default: '3' } } });
 const SIZES = values.sizes.split(',').map((entry) => Math.min(Math.max(Math.floor(Number(entry)) || 0, 2), 2000));
 const ROUNDS = Math.min(Math.max(Math.floor(Number(values.rounds)) || 3, 1), 10);
 const APP = 'bench';
 
-const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-bridge-join-'));
-const config = loadConfig({
-  path: null,
-  env: {},
-  overrides: { dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
-});
-const core = new PatchbayCore({ config, log: pino({ level: 'warn' }) });
-await core.start();
 let bytes = 0;
-core.applications.register(APP, { deliver: (_app, event, json) => void (bytes += (json ?? JSON.stringify(event)).length) }, true);
-
-async function call(): Promise<Channel> {
-  const origination = originate(core, { endpoint: 'Local/answer@default', app: APP });
-  const status = await origination.outcome;
-  if (status !== 'ANSWER' || !origination.channel.stasis) throw new Error(`originate ended ${status}`);
-  return origination.channel;
-}
+const { core, call, stop } = await startInProcessCore('bridge-join', APP, { deliver: (_app, event, json) => void (bytes += (json ?? JSON.stringify(event)).length) }, true);
 
 const cpuUs = (): number => {
   const usage = process.cpuUsage();
@@ -64,6 +43,5 @@ for (const size of SIZES) {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
-await core.stop();
-rmSync(dataDir, { recursive: true, force: true });
+await stop();
 process.exit(0);

@@ -17,17 +17,12 @@
 // tick (from its first listener to its last); and the CPU of the process (process.cpuUsage) per
 // bridge. Bounded: K at most 5000, ~5 s per window, at most 3 windows per K, 120 s in all.
 // Usage: npm run bench:bridges [-- --counts 100,250,500,750,1000 --seconds 5 --parties 2]
-import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { loadConfig } from '../src/config/config.ts';
-import { PatchbayCore } from '../src/server.ts';
 import type { Bridge } from '../src/core/bridges/bridge.ts';
 import type { Channel } from '../src/core/channels/channel.ts';
-import { originate } from '../src/control/originate.ts';
 import { samplesPerFrame, type Frame } from '../src/media/frame.ts';
+import { startInProcessCore } from './in-process-core.ts';
 
 const { values } = parseArgs({
   options: {
@@ -51,16 +46,8 @@ const APP = 'bench';
 const RATE = 8000;
 const PERIOD_MS = 20;
 
-const dataDir = mkdtempSync(join(os.tmpdir(), 'patchbay-bench-bridges-'));
-const config = loadConfig({
-  path: null,
-  env: {},
-  overrides: { dirs: { data: dataDir }, ari: { developer_mode: false }, logging: { console: false, level: 'warn' } },
-});
-const core = new PatchbayCore({ config, log: pino({ level: 'warn' }) });
-await core.start();
 // A Stasis application whose events go nowhere: the calls enter it as they would for an ARI app.
-core.applications.register(APP, { deliver() {} }, false);
+const { core, call, stop } = await startInProcessCore('bridges', APP, { deliver() {} }, false);
 
 // ---- the parties ----------------------------------------------------------------------------
 
@@ -88,13 +75,6 @@ interface BenchBridge {
 }
 
 const bridges: BenchBridge[] = [];
-
-async function call(): Promise<Channel> {
-  const origination = originate(core, { endpoint: 'Local/answer@default', app: APP });
-  const status = await origination.outcome;
-  if (status !== 'ANSWER' || !origination.channel.stasis) throw new Error(`originate ended ${status}`);
-  return origination.channel;
-}
 
 function listen(party: Party, expected: number): void {
   party.far.addFrameListener((frame) => {
@@ -242,8 +222,7 @@ try {
   core.media.offTick(onTick);
   core.media.offTick(onTickEnd);
   const channels = core.channels.size;
-  await core.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
   if (core.channels.size !== 0) console.error(`channels left after stop: ${core.channels.size} (of ${channels})`);
 }
 

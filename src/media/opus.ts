@@ -13,9 +13,9 @@
 // instantiates its WebAssembly in a worker (≈ 5 MiB resident and 16 MiB of reserved memory each) or
 // maps the native addon on the main thread (≈ 1.5 MiB), which a server whose calls never agree on
 // Opus need not hold (docs/performance.md, "The idle server's memory (stop 36)").
-import { createRequire } from 'node:module';
 import type { Decoder, Encoder } from '@evan/opus';
 import type { SampleRate } from './frame.ts';
+import { loadOnFirstUse } from '../util/load-on-first-use.ts';
 
 /** What the far end's fmtp asks of what we send (RFC 7587 §6.1); absent values keep libopus's defaults. */
 export interface OpusSendSettings {
@@ -32,24 +32,17 @@ export interface OpusSendSettings {
 }
 
 type OpusPackage = typeof import('@evan/opus');
-let opusPackage: OpusPackage | undefined;
-
 /**
- * @evan/opus, loaded on first use. Synchronously, through require (the package is CommonJS; its
- * ES entry only re-exports it), so a stream's coders are still made where the stream is: the first
- * Opus stream of a thread pays the load once (a few milliseconds of CPU).
+ * @evan/opus, loaded on first use, synchronously (the package is CommonJS; its ES entry only
+ * re-exports it), so a stream's coders are still made where the stream is: the first Opus stream
+ * of a thread pays the load once (a few milliseconds of CPU).
  */
-function opus(): OpusPackage {
-  if (opusPackage === undefined) {
-    const loaded: OpusPackage = createRequire(import.meta.url)('@evan/opus');
-    opusPackage = loaded;
-  }
-  return opusPackage;
-}
+const opusPackage = loadOnFirstUse<OpusPackage>('@evan/opus', import.meta.url);
+const opus = (): OpusPackage => opusPackage.get();
 
 /** Whether this thread has loaded libopus yet (tests check that an idle server has not). */
 export function opusLoaded(): boolean {
-  return opusPackage !== undefined;
+  return opusPackage.loaded();
 }
 
 /**

@@ -3,10 +3,10 @@
 // hears nothing of itself (mix-minus). Holding-bridge roles, member mute and DTMF absorption are
 // checked on the audio and digits that really arrive.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { AUDIO_BY_TICKS, cleanUpAfterFailureInCluster, unlessCluster } from '../helpers/cluster-server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from './bridges-helpers.ts';
+import { capture, EventLog, expectStatus, finish, isEvent, localCall, measure, appServerInSuite, ticks, toneWriter } from './bridges-helpers.ts';
 
 const APP = 'bridge-audio';
 
@@ -15,15 +15,8 @@ let server: TestServer;
 // Through a cluster, a failed test's channels on A and C would fail every later leak check too.
 afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let log: EventLog;
-let socket: Awaited<ReturnType<TestServer['events']>>;
 
-before(async () => {
-  ({ server, socket, log } = await startAppServer(APP));
-});
-
-after(async () => {
-  await stopAppServer({ server, socket });
-});
+appServerInSuite(APP, (started) => ({ server, log } = started));
 
 describe('a mixing bridge of two Local calls', () => {
   test('a 1 kHz tone written into call A is heard by call B at its frequency and level, then silence; A hears nothing of itself', unlessCluster(AUDIO_BY_TICKS), async () => {

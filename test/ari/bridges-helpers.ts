@@ -2,6 +2,7 @@
 // event log that can be searched and awaited, and audio helpers that write tones into channels on
 // the media clock and capture what channels deliver, with measures taken by Goertzel's algorithm.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { meanSquare } from '../../src/media/energy.ts';
 import { goertzelPower, powerToAmplitude } from '../../src/media/goertzel.ts';
@@ -76,6 +77,23 @@ export async function startAppServer(app: string): Promise<AppServer> {
 export async function stopAppServer(started: { readonly server?: TestServer; readonly socket?: EventSocket }): Promise<void> {
   await started.socket?.close();
   await started.server?.stop();
+}
+
+/**
+ * Registers `before`/`after` hooks in the current suite (or file): the app server starts before its
+ * tests and is handed to `started` (the file keeps its own variables; a set-up of its own may follow
+ * there), and stops after them, once `beforeStop` (peers of the file's own to close) has run.
+ */
+export function appServerInSuite(app: string, started: (appServer: AppServer) => unknown, beforeStop?: () => Promise<void>): void {
+  let running: AppServer | undefined;
+  before(async () => {
+    running = await startAppServer(app);
+    await started(running);
+  });
+  after(async () => {
+    await beforeStop?.();
+    await stopAppServer(running ?? {});
+  });
 }
 
 export const isEvent =

@@ -2,10 +2,10 @@
 // BridgeDestroyed, type validation, membership events in order, the errors of addChannel and
 // removeChannel, the video-source state machine and bridge variables.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { cleanUpAfterFailureInCluster } from '../helpers/cluster-server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { EventLog, expectStatus, finish, isEvent, localCall, startAppServer, stopAppServer } from './bridges-helpers.ts';
+import { EventLog, expectStatus, finish, isEvent, localCall, appServerInSuite } from './bridges-helpers.ts';
 
 const APP = 'bridges-app';
 const DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}$/;
@@ -15,16 +15,11 @@ let server: TestServer;
 // Through a cluster, a failed test's channels on A and C would fail every later leak check too.
 afterEach((t) => cleanUpAfterFailureInCluster(server, t));
 let log: EventLog;
-let socket: Awaited<ReturnType<TestServer['events']>>;
 
-before(async () => {
-  ({ server, socket, log } = await startAppServer(APP));
+appServerInSuite(APP, async (started) => {
+  ({ server, log } = started);
   // Bridges made through ARI belong to no application: subscribe to all of them to see their life.
   await expectStatus(server, `/applications/${APP}/subscription?eventSource=bridge:`, 200);
-});
-
-after(async () => {
-  await stopAppServer({ server, socket });
 });
 
 describe('create, list, get, destroy', () => {

@@ -13,9 +13,8 @@
 //   publishes), and the caller's `;1` gets CHANLOCALSTATUS (its `;2`'s DIALSTATUS) just before
 //   the request its `;2`'s hang-up queues.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { EventSocket, TestServer } from '../helpers/server.ts';
-import { startWatchedDialplan, type WatchedDialplanServer } from '../helpers/dialplan-server.ts';
+import { test } from 'node:test';
+import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
 
 const APP = 'local-order-app';
 const DIALPLAN = `
@@ -32,24 +31,13 @@ exten => short,1,Answer()
 
 type Json = Record<string, any>;
 
-let fixture: WatchedDialplanServer | undefined;
-let server: TestServer;
-let watcher: EventSocket;
-
-before(async () => {
-  fixture = await startWatchedDialplan(DIALPLAN, `app=${APP}&subscribeAll=true`);
-  ({ server, events: watcher } = fixture);
-});
-
-after(async () => {
-  await fixture?.close();
-});
+const watched = watchDialplanInSuite(DIALPLAN, `app=${APP}&subscribeAll=true`);
 
 /** Frames about the pair, read until both halves are destroyed (generous waits for a loaded machine). */
 async function untilBothDestroyed(id: string, frames: Json[]): Promise<void> {
   const destroyed = new Set<string>();
   for (;;) {
-    const frame = (await watcher.next(20_000)) as Json;
+    const frame = (await watched.events.next(20_000)) as Json;
     frames.push(frame);
     if (frame.type === 'ChannelDestroyed' && (frame.channel.id === id || frame.channel.id === `${id}-2`)) destroyed.add(frame.channel.id);
     if (destroyed.size === 2) return;
@@ -80,7 +68,7 @@ function story(frames: readonly Json[], id: string): string[] {
 
 test('Hangup(17) on a ;2 whose ;1 is in an application: ;2 is destroyed first, then ;1 leaves and is destroyed', async () => {
   const id = `lo-hangup-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   await untilBothDestroyed(id, frames);
@@ -96,14 +84,14 @@ test('Hangup(17) on a ;2 whose ;1 is in an application: ;2 is destroyed first, t
 
 test('DELETE of a ;2 in Stasis() from the dialplan: ;2 leaves and is destroyed before ;1 leaves its application', async () => {
   const id = `lo-stasis-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/stasis@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/stasis@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   for (let started = 0; started < 2; ) {
-    const frame = (await watcher.next(20_000)) as Json;
+    const frame = (await watched.events.next(20_000)) as Json;
     if (frame.type === 'StasisStart' && (frame.channel.id === id || frame.channel.id === `${id}-2`)) started++;
   }
-  const deleted = await server.ari(`/channels/${id}-2`, { method: 'DELETE' });
+  const deleted = await watched.server.ari(`/channels/${id}-2`, { method: 'DELETE' });
   assert.equal(deleted.status, 204);
   await untilBothDestroyed(id, frames);
   assert.deepEqual(story(frames, id), [
@@ -121,7 +109,7 @@ test('DELETE of a ;2 in Stasis() from the dialplan: ;2 leaves and is destroyed b
 
 test('Dial() through Local: the callee ;2 is announced its copy of DIALEDPEERNUMBER; the caller ;1 gets CHANLOCALSTATUS before its queued hang-up', async () => {
   const id = `lo-dial-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   await untilBothDestroyed(id, frames);
@@ -172,7 +160,7 @@ function identityStory(frames: readonly Json[], names: (name: string) => string 
 
 test('Dial() through Local: the callee ;2 takes the callee ;1\'s caller id as its connected line (ChannelConnectedLine) before the Dial event', async () => {
   const id = `lo-colp-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/dialshort@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   await untilBothDestroyed(id, frames);
@@ -194,7 +182,7 @@ test('Dial() through Local: the callee ;2 takes the callee ;1\'s caller id as it
 
 test('originate of a Local pair with a caller id: ;2 raises ChannelCallerId, then ChannelConnectedLine, before the Dial event', async () => {
   const id = `lo-cid-${Date.now()}`;
-  const originated = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2&callerId=${encodeURIComponent('"Alice" <555>')}`, { method: 'POST' });
+  const originated = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/hangup@local-order')}&app=${APP}&channelId=${id}&otherChannelId=${id}-2&callerId=${encodeURIComponent('"Alice" <555>')}`, { method: 'POST' });
   assert.equal(originated.status, 200);
   const frames: Json[] = [];
   await untilBothDestroyed(id, frames);

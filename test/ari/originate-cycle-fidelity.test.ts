@@ -4,9 +4,8 @@
 // when the position moves, ;1 shown as AppDial2, DELETE's soft hang-up with cause 32, and the Local
 // pair's hang-up (;2's queued request, ;1 destroyed, ;2's soft end of its dialplan run, ;2 destroyed).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { EventSocket, TestServer } from '../helpers/server.ts';
-import { startWatchedDialplan, type WatchedDialplanServer } from '../helpers/dialplan-server.ts';
+import { test } from 'node:test';
+import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
 
 const DIALPLAN = `
 [default]
@@ -17,23 +16,12 @@ const APP = 'cycle-fidelity';
 
 type Json = Record<string, any>;
 
-let fixture: WatchedDialplanServer | undefined;
-let server: TestServer;
-let events: EventSocket;
-
-before(async () => {
-  fixture = await startWatchedDialplan(DIALPLAN, `app=${APP}`);
-  ({ server, events } = fixture);
-});
-
-after(async () => {
-  await fixture?.close();
-});
+const watched = watchDialplanInSuite(DIALPLAN, `app=${APP}`);
 
 /** Collects frames until `last` matches, waiting generously for a loaded machine. */
 async function collectUntil(frames: Json[], last: (frame: Json) => boolean): Promise<void> {
   for (;;) {
-    const frame = (await events.next(20_000)) as Json;
+    const frame = (await watched.events.next(20_000)) as Json;
     frames.push(frame);
     if (last(frame)) return;
   }
@@ -47,7 +35,7 @@ const place = (frame: Json): string => {
 };
 
 test('an originate cycle raises the 15 frames Asterisk 22 raises, in its order, with its fields', async () => {
-  const response = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/answer@default')}&app=${APP}`, { method: 'POST' });
+  const response = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/answer@default')}&app=${APP}`, { method: 'POST' });
   assert.equal(response.status, 200);
   const channel = (await response.json()) as Json;
   // ast_dial's prerun marked the channel before the response was written.
@@ -57,10 +45,10 @@ test('an originate cycle raises the 15 frames Asterisk 22 raises, in its order, 
   await collectUntil(frames, (frame) => frame.type === 'StasisStart');
   // ;2 moves on to Wait once its far end (;1) has the answer; let it get there before the DELETE.
   await collectUntil(frames, (frame) => frame.type === 'ChannelDialplan' && frame.dialplan_app === 'Wait');
-  const deleted = await server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
+  const deleted = await watched.server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
   assert.equal(deleted.status, 204);
   await collectUntil(frames, (frame) => frame.type === 'ChannelDestroyed' && half(frame) === ';2');
-  assert.deepEqual(await events.quiet(300), [], 'nothing after ;2 is destroyed');
+  assert.deepEqual(await watched.events.quiet(300), [], 'nothing after ;2 is destroyed');
 
   const story = frames.map((frame) => `${frame.type} ${half(frame)}`);
   // The first two come from two threads in Asterisk and arrive in either order there.

@@ -3,23 +3,17 @@
 // the spec's table says. The bridges are made through the core (the bridge resource is tested on
 // its own); everything about the playbacks goes through HTTP and the event WebSocket.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Bridge } from '../../src/core/bridges/bridge.ts';
 import type { EventSocket, TestServer } from '../helpers/server.ts';
-import { Capture, control, pair, play, playbackEvent, playbackEvents, post, startPromptsOnlyServer, status, toneAmplitude, type Json, type Pair, type PlaybackServer } from './playback-helpers.ts';
+import { Capture, control, pair, play, playbackEvent, playbackEvents, post, promptsOnlyServerInSuite, status, toneAmplitude, type Json, type Pair } from './playback-helpers.ts';
 
 const APP = 'pb-bridge';
 
-let started: PlaybackServer | undefined;
 let server: TestServer;
 let events: EventSocket;
 
-before(async () => {
-  started = await startPromptsOnlyServer(APP);
-  ({ server, events } = started);
-});
-
-after(() => started?.stop());
+promptsOnlyServerInSuite(APP, (started) => ({ server, events } = started));
 
 /** A mixing bridge holding the ;1 halves of two Local pairs (so the app is subscribed to it). */
 async function bridgeOfTwo(id: string): Promise<{ bridge: Bridge; a: Pair; b: Pair }> {

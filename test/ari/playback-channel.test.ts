@@ -2,7 +2,7 @@
 // events follow the spec's states at real speed, the audio reaches the channel's far end, and the
 // controls, stop, queueing, failures and the error statuses behave as Asterisk's.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { EventSocket, TestServer } from '../helpers/server.ts';
 import {
   Capture,
@@ -14,7 +14,7 @@ import {
   playbackEvents,
   post,
   sleep,
-  startPromptsOnlyServer,
+  promptsOnlyServerInSuite,
   status,
   toneAmplitude,
   type Json,
@@ -23,16 +23,10 @@ import {
 
 const APP = 'pb-chan';
 
-let started: PlaybackServer | undefined;
 let server: TestServer;
 let events: EventSocket;
 
-before(async () => {
-  started = await startPromptsOnlyServer(APP);
-  ({ server, events } = started);
-});
-
-after(() => started?.stop());
+promptsOnlyServerInSuite(APP, (started) => ({ server, events } = started));
 
 async function hangup(id: string): Promise<void> {
   assert.equal(await status(server, `/channels/${id}`, { method: 'DELETE' }), 204);

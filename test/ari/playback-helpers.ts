@@ -2,6 +2,7 @@
 // pairs whose ;1 half is in that application, event waits by playback id, and audio capture on a
 // channel with a tone-energy measure.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,19 @@ export async function startPromptsOnlyServer(app: string): Promise<PlaybackServe
       rmSync(sounds, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Registers `before`/`after` hooks in the current suite (or file): a prompts-only server for `app`
+ * starts before its tests and is handed to `started`, and stops after them.
+ */
+export function promptsOnlyServerInSuite(app: string, started: (playbackServer: PlaybackServer) => unknown): void {
+  let running: PlaybackServer | undefined;
+  before(async () => {
+    running = await startPromptsOnlyServer(app);
+    started(running);
+  });
+  after(() => running?.stop());
 }
 
 export interface Pair {

@@ -14,9 +14,8 @@
 //   ChannelHangupRequest, before its ChannelLeftBridge; a member moved to another bridge is
 //   cleared, leaves, enters the other and is told its new peer after the one already there.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { EventSocket, TestServer } from '../helpers/server.ts';
-import { startWatchedDialplan, type WatchedDialplanServer } from '../helpers/dialplan-server.ts';
+import { test } from 'node:test';
+import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
 
 const DIALPLAN = `
 [default]
@@ -39,18 +38,7 @@ const THREE_JOIN = [
     'B BRIDGEPEER=C,A',
 ];
 
-let fixture: WatchedDialplanServer | undefined;
-let server: TestServer;
-let watcher: EventSocket;
-
-before(async () => {
-  fixture = await startWatchedDialplan(DIALPLAN, `app=${APP}&subscribeAll=true`);
-  ({ server, events: watcher } = fixture);
-});
-
-after(async () => {
-  await fixture?.close();
-});
+const watched = watchDialplanInSuite(DIALPLAN, `app=${APP}&subscribeAll=true`);
 
 /** One scenario's channels and bridges; frames are read into `frames` as steps wait for them. */
 class Scenario {
@@ -64,7 +52,7 @@ class Scenario {
     for (let index = 0; index < count; index++) {
       const id = `${this.stamp}-${String.fromCharCode(65 + index)}`;
       this.ids.push(id);
-      const answer = await server.ari(`/channels?endpoint=${encodeURIComponent('Local/answer@default')}&formats=ulaw&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
+      const answer = await watched.server.ari(`/channels?endpoint=${encodeURIComponent('Local/answer@default')}&formats=ulaw&app=${APP}&channelId=${id}&otherChannelId=${id}-2`, { method: 'POST' });
       assert.equal(answer.status, 200);
       const started = await this.until((frame) => frame.type === 'StasisStart' && frame.channel.id === id);
       this.letters.set(started.channel.name, String.fromCharCode(65 + index));
@@ -72,14 +60,14 @@ class Scenario {
   }
 
   async request(method: string, path: string, status = 204): Promise<void> {
-    const answer = await server.ari(path, { method });
+    const answer = await watched.server.ari(path, { method });
     assert.equal(answer.status, status, `${method} ${path}: ${await answer.text()}`);
   }
 
   /** Reads frames until one matches; generous waits for a loaded machine. */
   async until(last: (frame: Json) => boolean): Promise<Json> {
     for (;;) {
-      const frame = (await watcher.next(20_000)) as Json;
+      const frame = (await watched.events.next(20_000)) as Json;
       this.frames.push(frame);
       if (last(frame)) return frame;
     }

@@ -5,11 +5,11 @@
 // driver that refuses one direction leaves neither relayed. The bridge mixes nothing while relayed.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Bridge, type BridgeEnvironment } from '../../src/core/bridges/bridge.ts';
+import type { Bridge } from '../../src/core/bridges/bridge.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { connectChannels } from '../../src/core/channels/direct-connect.ts';
 import type { ChannelDriver } from '../../src/core/channels/driver.ts';
-import { frameOf, kernel, RecordingDriver, type Kernel } from './kernel-helpers.ts';
+import { frameOf, kernel, unitBridge, RecordingDriver, type Kernel } from './kernel-helpers.ts';
 
 /** A driver that can relay (unless told to refuse) and remembers to whom. */
 class RelayDriver extends RecordingDriver {
@@ -33,15 +33,7 @@ function relayChannel(k: Kernel): { channel: Channel; driver: RelayDriver } {
 const relayed = (a: RelayDriver, b: RelayDriver): boolean => a.relayingTo === b && b.relayingTo === a;
 const released = (a: RelayDriver, b: RelayDriver): boolean => a.relayingTo === undefined && b.relayingTo === undefined;
 
-function bridgeOf(k: Kernel): Bridge {
-  const env: BridgeEnvironment = {
-    publish: (event, scope) => k.applications.publish(event, scope),
-    memberJoined: () => undefined,
-    memberLeft: () => undefined,
-    destroyed: () => undefined,
-  };
-  return new Bridge(env, { id: `relay-bridge-${++serial}`, name: 'relay', type: 'mixing', videoMode: 'talker' });
-}
+const bridgeOf = (k: Kernel): Bridge => unitBridge(k, { id: `relay-bridge-${++serial}`, name: 'relay', type: 'mixing', videoMode: 'talker' });
 
 describe('two-party audio relay', () => {
   test('a connected pair is relayed while nothing else takes the audio: listener, hook, mute and generator each stop it, and it starts again after', () => {

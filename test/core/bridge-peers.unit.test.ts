@@ -4,19 +4,11 @@
 // bridge.c set_bridge_peer_vars_multiparty), and a holding bridge clearing a stale value.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Bridge, type BridgeEnvironment } from '../../src/core/bridges/bridge.ts';
+import type { Bridge } from '../../src/core/bridges/bridge.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import { kernel, unitChannel, type Kernel } from './kernel-helpers.ts';
+import { kernel, unitBridge, unitChannel, type Kernel } from './kernel-helpers.ts';
 
-function bridgeOf(k: Kernel, type: 'mixing' | 'holding'): Bridge {
-  const env: BridgeEnvironment = {
-    publish: (event, scope) => k.applications.publish(event, scope),
-    memberJoined: () => undefined,
-    memberLeft: () => undefined,
-    destroyed: () => undefined,
-  };
-  return new Bridge(env, { id: `peers-${type}`, name: '', type, videoMode: 'talker' });
-}
+const bridgeOf = (k: Kernel, type: 'mixing' | 'holding'): Bridge => unitBridge(k, { id: `peers-${type}`, name: '', type, videoMode: 'talker' });
 
 function sipLike(k: Kernel, callId: string): Channel {
   const { channel } = unitChannel(k, { state: 'Up' });

@@ -3,16 +3,12 @@
 // must end a recording made with terminateOn and its application hear the recording's end.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Bridge } from '../../src/core/bridges/bridge.ts';
 import { BridgeSource } from '../../src/core/recordings/sources.ts';
-import { kernel, unitChannel } from './kernel-helpers.ts';
+import { kernel, unitBridge, unitChannel } from './kernel-helpers.ts';
 
 test("a bridge recording hears the DTMF of a member this server's table does not hold, and counts its application", () => {
   const here = kernel();
-  const bridge = new Bridge(
-    { publish: (event, scope) => here.applications.publish(event, scope), memberJoined: () => undefined, memberLeft: () => undefined, destroyed: () => undefined },
-    { id: 'recorded', name: '', type: 'mixing', videoMode: 'none' },
-  );
+  const bridge = unitBridge(here, { id: 'recorded', name: '', type: 'mixing', videoMode: 'none' });
   const local = unitChannel(here, { state: 'Up' }).channel;
   // Held by another table (another member's, as the in-process cluster of the ARI tests has it; a
   // leg's stand-in is in none at all).

@@ -4,11 +4,11 @@
 // a click, a dropout or anything left behind.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Bridge, type BridgeEnvironment } from '../../src/core/bridges/bridge.ts';
+import type { Bridge } from '../../src/core/bridges/bridge.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import { samplesPerFrame, type Frame, type SampleRate } from '../../src/media/frame.ts';
 import { goertzelPower, powerToAmplitude } from '../../src/media/goertzel.ts';
-import { kernel, RecordingDriver, type Kernel } from './kernel-helpers.ts';
+import { kernel, RecordingDriver, unitBridge, type Kernel } from './kernel-helpers.ts';
 
 /** A driver speaking a format of a given rate (what a wideband technology's nativeFormat says). */
 class FormatDriver extends RecordingDriver {
@@ -24,13 +24,7 @@ let serial = 0;
 
 function bridgeOf(): { k: Kernel; bridge: Bridge } {
   const k = kernel();
-  const env: BridgeEnvironment = {
-    publish: (event, scope) => k.applications.publish(event, scope),
-    memberJoined: () => {},
-    memberLeft: () => {},
-    destroyed: () => {},
-  };
-  return { k, bridge: new Bridge(env, { id: 'wide-bridge', name: 'wide', type: 'mixing', videoMode: 'none' }) };
+  return { k, bridge: unitBridge(k, { id: 'wide-bridge', name: 'wide', type: 'mixing', videoMode: 'none' }) };
 }
 
 function join(k: Kernel, bridge: Bridge, format: string): { channel: Channel; driver: FormatDriver } {

@@ -7,6 +7,8 @@ import type { Channel, ChannelFunctions } from '../../src/core/channels/channel.
 import { Channels } from '../../src/core/channels/channels.ts';
 import { InvalidError } from '../../src/core/errors.ts';
 import type { ChannelDriver, Indication } from '../../src/core/channels/technology.ts';
+import { Bridge } from '../../src/core/bridges/bridge.ts';
+import type { BridgeInit } from '../../src/core/bridges/bridge-types.ts';
 
 export const APP = 'unit';
 
@@ -52,6 +54,14 @@ export function kernel(options: { maxChannels?: number } = {}): Kernel {
     errors,
     types: (aboutId) => events.filter((event) => aboutId === undefined || about(event, aboutId)).map((event) => event.type),
   };
+}
+
+/**
+ * A bridge on the kernel that no bridge table holds: its events go to the kernel's applications;
+ * its joins, leaves and end concern no one else.
+ */
+export function unitBridge(k: Kernel, init: BridgeInit): Bridge {
+  return new Bridge({ publish: (event, scope) => k.applications.publish(event, scope), memberJoined: () => undefined, memberLeft: () => undefined, destroyed: () => undefined }, init);
 }
 
 function idOf(value: unknown): string | undefined {

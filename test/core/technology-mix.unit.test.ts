@@ -8,13 +8,13 @@
 // member that said nothing hearing everyone.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Bridge, type BridgeEnvironment } from '../../src/core/bridges/bridge.ts';
+import type { Bridge } from '../../src/core/bridges/bridge.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { ChannelDriver } from '../../src/core/channels/driver.ts';
 import type { Frame, SampleRate } from '../../src/media/frame.ts';
 import type { MixHandle } from '../../src/media/mix.ts';
 import { LocalParty, WorkerMix } from '../../src/media/workers/worker-mix.ts';
-import { frameOf, kernel, RecordingDriver, type Kernel } from './kernel-helpers.ts';
+import { frameOf, kernel, unitBridge, RecordingDriver, type Kernel } from './kernel-helpers.ts';
 
 /** A driver whose technology can mix (unless told to refuse): the first member is asked for all. */
 class MixDriver extends RecordingDriver {
@@ -37,15 +37,7 @@ function mixChannel(k: Kernel): { channel: Channel; driver: MixDriver } {
   return { channel, driver };
 }
 
-function bridgeOf(k: Kernel): Bridge {
-  const env: BridgeEnvironment = {
-    publish: (event, scope) => k.applications.publish(event, scope),
-    memberJoined: () => undefined,
-    memberLeft: () => undefined,
-    destroyed: () => undefined,
-  };
-  return new Bridge(env, { id: `mix-bridge-${++serial}`, name: 'mix', type: 'mixing', videoMode: 'talker' });
-}
+const bridgeOf = (k: Kernel): Bridge => unitBridge(k, { id: `mix-bridge-${++serial}`, name: 'mix', type: 'mixing', videoMode: 'talker' });
 
 /** The mix that runs now (asked of the first member's driver), or undefined. */
 const mixOf = (first: MixDriver): readonly ChannelDriver[] | undefined => first.mixing;

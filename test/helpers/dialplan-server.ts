@@ -1,9 +1,10 @@
 // A test server that runs a dialplan of the test's own (written to a file of its own, as an admin's
 // extensions.conf would be) with one event socket open before the test starts: the set-up the
-// ARI fidelity tests share.
+// ARI fidelity tests share (watchDialplanInSuite starts and closes it around a suite).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from './server.ts';
 
 export interface WatchedDialplanServer {
@@ -37,4 +38,36 @@ export async function startWatchedDialplan(dialplan: string, eventQuery: string)
     removeDir();
     throw error;
   }
+}
+
+/** The running server of a suite's watched dialplan; read it inside the suite's tests (after its `before`). */
+export interface WatchedDialplanSuite {
+  readonly server: TestServer;
+  readonly events: EventSocket;
+}
+
+/**
+ * Registers `before`/`after` hooks in the current suite (or file) that start a server on `dialplan`
+ * watched through `/events?<eventQuery>`, and close it: the head every ARI fidelity test file shares.
+ */
+export function watchDialplanInSuite(dialplan: string, eventQuery: string): WatchedDialplanSuite {
+  let fixture: WatchedDialplanServer | undefined;
+  before(async () => {
+    fixture = await startWatchedDialplan(dialplan, eventQuery);
+  });
+  after(async () => {
+    await fixture?.close();
+  });
+  const running = (): WatchedDialplanServer => {
+    if (!fixture) throw new Error('the watched dialplan server is not running: read it inside a test of its suite');
+    return fixture;
+  };
+  return {
+    get server() {
+      return running().server;
+    },
+    get events() {
+      return running().events;
+    },
+  };
 }

@@ -6,7 +6,7 @@
 // Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HAVE_SIPP, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, type Json, type SippRun, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, callSippCallee, explained, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, type Json, type SippCallee, type SippRun, type SippServer } from './sipp-peer.ts';
 
 const APP = 'glare-app';
 /** Where SIPp plays bob, the callee (his static contact). */
@@ -38,17 +38,8 @@ after(async () => {
 // Generous: on a loaded 2-core machine SIPp's first INVITE may reach the app seconds late.
 const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
 const post = (path: string, method = 'POST'): Promise<Response> => setup.server.ari(path, { method });
-
-/** Runs `work`; when it fails, the error says what SIPp saw last. */
-async function explained<T>(run: { done: Promise<SippRun> }, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const ended = await Promise.race([run.done, new Promise<undefined>((resolve) => setTimeout(resolve, 5000))]);
-    const seen = ended ? `SIPp ended (status ${ended.status}); its last messages:\n${ended.messages.slice(-3000)}\n${ended.output.slice(-600)}` : 'SIPp is still running';
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${seen}`, { cause: error });
-  }
-}
+/** Bob as the server calls him: SIPp at his static contact. */
+const BOB: SippCallee = { port: BOB_PORT, endpoint: 'PJSIP/bob', app: APP, eventTimeoutMs: 30_000 };
 
 /** When SIPp received each message whose first line matches `firstLine` (ms since the epoch), from its -trace_msg log. */
 function receivedTimes(run: SippRun, firstLine: RegExp): number[] {
@@ -88,22 +79,12 @@ describe('offer glare (491 Request Pending) with SIPp', { skip: HAVE_SIPP ? fals
   });
 
   test('our re-INVITE refused 491 by the far end is sent again 2.1–4 s later (we own the Call-ID), and its answer is taken', { timeout: 90_000 }, async () => {
-    const callee = runSipp('glare-refuse-retry.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
-    // SIPp binds its port as it starts; the INVITE must not come before.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await explained(callee, async () => {
-      const created = await post(`/channels?endpoint=PJSIP/bob&app=${APP}`);
-      const body = await created.text();
-      assert.equal(created.status, 200, body);
-      const id = (JSON.parse(body) as Json).id as string;
-      await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+    const result = await callSippCallee(setup, BOB, 'glare-refuse-retry.xml', async (id) => {
       assert.equal((await post(`/channels/${id}/hold`)).status, 204);
       // SIPp hangs up once the retried re-INVITE is answered and ACKed.
       const destroyed = await nextEvent((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id, 60_000);
       assert.equal(destroyed.cause, 16, 'the callee hung up normally');
     });
-    const result = await callee.done;
-    assert.equal(result.status, 0, result.output);
     // A retransmission (a slow SIPp on a loaded machine) is the same CSeq: the first arrival of each counts.
     const cseq = (message: string | undefined): number => Number(/^CSeq:\s*(\d+)/im.exec(message ?? '')?.[1]);
     const invites = tracedMessages(result, /^INVITE /);

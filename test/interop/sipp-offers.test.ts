@@ -21,7 +21,7 @@ import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { alawToLinear } from '../../src/media/g711.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, waitFor, writeSippTone, type Json, type SippRun, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, callSippCallee, explained, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, waitFor, writeSippTone, type Json, type SippCallee, type SippRun, type SippServer } from './sipp-peer.ts';
 
 const APP = 'offers-app';
 /** Where SIPp plays bob, the callee (his static contact). */
@@ -57,6 +57,8 @@ after(async () => {
 // Generous: on a loaded 2-core machine SIPp's first INVITE may reach the app seconds late.
 const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
 const post = (path: string, method = 'POST'): Promise<Response> => setup.server.ari(path, { method });
+/** Bob as the server calls him: SIPp at his static contact. */
+const BOB: SippCallee = { port: BOB_PORT, endpoint: 'PJSIP/bob', app: APP, eventTimeoutMs: 30_000 };
 const sipp = (scenario: string, args: string[], timeoutMs = 60_000): { done: Promise<SippRun> } => runSipp(scenario, [setup.target(), ...args], { cwd: setup.work, timeoutMs, trace: true });
 const startOf = (caller: string) => (e: Json) => e.type === 'StasisStart' && String(e.channel?.name).startsWith(`PJSIP/${caller}-`);
 
@@ -87,17 +89,6 @@ async function assertPcmaTone(sink: { packets: Buffer[] }, what: string): Promis
 
 /** The SDP body of a traced response (after the blank line). */
 const bodyOf = (message: string | undefined): string => (message ?? '').split(/\r?\n\r?\n/).slice(1).join('\n');
-
-/** Runs `work` beside SIPp's `run`; when it fails, the error says what SIPp saw last (it ends by itself on a message its scenario did not expect). */
-async function explained<T>(run: { done: Promise<SippRun> }, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const ended = await Promise.race([run.done, new Promise<undefined>((resolve) => setTimeout(resolve, 5000))]);
-    const seen = ended ? `SIPp ended (status ${ended.status}); its last messages:\n${ended.messages.slice(-3000)}\n${ended.output.slice(-600)}` : 'SIPp is still running';
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${seen}`, { cause: error });
-  }
-}
 
 /**
  * A call from SIPp as alice running `scenario` to `exten`, its new offers naming a sink's port:
@@ -240,19 +231,9 @@ describe('offers in multipart bodies and UPDATEs, with SIPp', { skip: HAVE_SIPP 
   });
 
   test('a callee\'s UPDATE offer in the early dialog, before it answered our INVITE\'s offer, is refused 491; its 200 then answers the call', { timeout: 90_000 }, async () => {
-    const callee = runSipp('answer-update-early.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
-    // SIPp binds its port as it starts; the INVITE must not come before.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await explained(callee, async () => {
-      const created = await post(`/channels?endpoint=PJSIP/bob&app=${APP}`);
-      const body = await created.text();
-      assert.equal(created.status, 200, body);
-      const id = (JSON.parse(body) as Json).id as string;
-      await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
+    const result = await callSippCallee(setup, BOB, 'answer-update-early.xml', async (id) => {
       assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
     });
-    const result = await callee.done;
-    assert.equal(result.status, 0, result.output);
     const [refused] = tracedMessages(result, /^SIP\/2\.0 491/);
     assert.match(refused ?? '', /^CSeq:\s*1 UPDATE/im, 'the UPDATE was refused 491');
   });

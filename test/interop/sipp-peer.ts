@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import assert from 'node:assert/strict';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -123,4 +124,49 @@ export async function startSippServer(name: string, dialplan: string, resPjsip: 
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
 export function writeSippTone(work: string, hz: number, seconds: number, volume: number): void {
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', String(seconds), 'sine', String(hz), 'vol', String(volume)]);
+}
+
+/** Runs `work` beside SIPp's `run`; when it fails, the error says what SIPp saw last (it ends by itself on a message its scenario did not expect). */
+export async function explained<T>(run: { done: Promise<SippRun> }, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const ended = await Promise.race([run.done, new Promise<undefined>((resolve) => setTimeout(resolve, 5000))]);
+    const seen = ended ? `SIPp ended (status ${ended.status}); its last messages:\n${ended.messages.slice(-3000)}\n${ended.output.slice(-600)}` : 'SIPp is still running';
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${seen}`, { cause: error });
+  }
+}
+
+/** SIPp playing a callee the server calls: where SIPp listens, and who the server calls there. */
+export interface SippCallee {
+  /** The port of the endpoint's static contact, SIPp's local port. */
+  readonly port: number;
+  /** `PJSIP/<endpoint>`, the ARI originate's endpoint. */
+  readonly endpoint: string;
+  /** The application the originated channel enters. */
+  readonly app: string;
+  /** How long the next event may take (generous: a loaded machine). */
+  readonly eventTimeoutMs: number;
+}
+
+/**
+ * Starts SIPp as `callee` on `scenario` (test/sip/scenarios/, traced), originates a call to it from ARI and waits until it is answered; then
+ * `answered` drives the call (channel `id`) until SIPp's scenario ends it. Returns SIPp's run, whose
+ * exit status was 0; a failure on the way says what SIPp saw last.
+ */
+export async function callSippCallee(setup: SippServer, callee: SippCallee, scenario: string, answered: (id: string) => Promise<void>): Promise<SippRun> {
+  const run = sipp(scenario, [], { cwd: setup.work, port: callee.port, timeoutMs: 60_000, trace: true });
+  // SIPp binds its port as it starts; the INVITE must not come before.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await explained(run, async () => {
+    const created = await setup.server.ari(`/channels?endpoint=${callee.endpoint}&app=${callee.app}`, { method: 'POST' });
+    const body = await created.text();
+    assert.equal(created.status, 200, body);
+    const id = (JSON.parse(body) as Json).id as string;
+    await nextEvent(setup.events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up', callee.eventTimeoutMs);
+    await answered(id);
+  });
+  const result = await run.done;
+  assert.equal(result.status, 0, result.output);
+  return result;
 }

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeWav } from '../../src/media/wav-reader.ts';
 import { RtpToneEnd, sendRfc4733 } from '../helpers/rtp-tone.ts';
+import { eachHearsTheRest } from '../helpers/mix-hearing.ts';
 import { tonePower } from '../helpers/tone-power.ts';
 import { AUTH, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, nextEvent, sipp, startSippServer, waitFor, type Json, type SippServer } from './sipp-peer.ts';
@@ -82,20 +83,8 @@ class Conference {
   }
 }
 
-/** Over the last second: `listener` hears every tone of `others` loud, and its own at most faintly. */
-function hearsOthers(listener: Phone, others: readonly Phone[]): boolean {
-  const now = Date.now();
-  const samples = listener.end.samples(now - 1000, now);
-  if (samples.length < 30 * 160) return false;
-  const own = tonePower(samples, listener.hz, 8000);
-  return others.every((other) => {
-    const power = tonePower(samples, other.hz, 8000);
-    return power > 1e6 && power > 20 * own;
-  });
-}
-
 async function everyoneHearsTheRest(phones: readonly Phone[], what: string): Promise<void> {
-  await waitFor(what, () => (phones.every((p) => hearsOthers(p, phones.filter((other) => other !== p))) ? true : undefined), 20_000);
+  await waitFor(what, () => (eachHearsTheRest(phones) ? true : undefined), 20_000);
 }
 
 /** The longest silence between the PCMU packets a phone received from `from` to `to` (ms since the epoch). */

@@ -19,6 +19,7 @@ import type { EventSocket, TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 import { RawPhone } from './raw-phone.ts';
+import { PacedRtpSender, telephoneEvent } from './paced-rtp-sender.ts';
 
 let setup: SippServer;
 let work: string;
@@ -252,25 +253,12 @@ describe('playback made in the media worker', { skip: NO_SIPP_OR_SOX }, () => {
       const heard = phone.received.slice(-20).map((packet) => packet.payload);
       assert.ok(share(heard, 600, 20) > 0.5, 'the first tone of the file');
       // RFC 4733: a few audio packets for the server to learn the source, then digit 5 (three end packets).
-      const ssrc = 0x5eed1234;
-      let sequence = 1000;
-      let timestamp = 8000;
-      const send = async (payloadType: number, payload: Buffer, marker = false): Promise<void> => {
-        const header = Buffer.alloc(12);
-        header[0] = 0x80;
-        header[1] = (marker ? 0x80 : 0) | payloadType;
-        header.writeUInt16BE(sequence++ & 0xffff, 2);
-        header.writeUInt32BE(timestamp >>> 0, 4);
-        header.writeUInt32BE(ssrc, 8);
-        await new Promise<void>((resolve) => phone.rtp.send(Buffer.concat([header, payload]), rtpPort, '127.0.0.1', () => resolve()));
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      };
-      for (let i = 0; i < 10; i++, timestamp += 160) await send(0, Buffer.alloc(160, 0xff));
-      const event = (duration: number, end: boolean): Buffer => Buffer.from([5, (end ? 0x80 : 0) | 10, duration >> 8, duration & 0xff]);
-      await send(101, event(160, false), true);
-      await send(101, event(320, false));
-      await send(101, event(480, false));
-      for (let i = 0; i < 3; i++) await send(101, event(800, true));
+      const rtp = new PacedRtpSender(phone, rtpPort, 0x5eed1234, { sequence: 1000, timestamp: 8000 });
+      await rtp.ulawSilence(10);
+      await rtp.send(101, telephoneEvent(5, 160, false), true);
+      await rtp.send(101, telephoneEvent(5, 320, false));
+      await rtp.send(101, telephoneEvent(5, 480, false));
+      for (let i = 0; i < 3; i++) await rtp.send(101, telephoneEvent(5, 800, true));
       const pressed = Date.now();
       await phone.nextMessage(/^BYE /, 15_000);
       // The file is 10 s long: a BYE within a few seconds is the digit's doing.

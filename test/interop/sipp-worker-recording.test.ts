@@ -17,6 +17,7 @@ import { AUTH, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 import { callSdpElsewhere, NO_SIPP_OR_SOX, stasisChannelOf, waitForWorkers, type SdpElsewhereCall } from './sipp-worker-calls.ts';
 import { RawPhone } from './raw-phone.ts';
+import { PacedRtpSender, telephoneEvent } from './paced-rtp-sender.ts';
 
 let setup: SippServer;
 let work: string;
@@ -196,27 +197,14 @@ describe('recordings written in the media worker', { skip: NO_SIPP_OR_SOX }, () 
       assert.ok(silent.length >= 8000 && silent.length <= 8000 * 2, `a second of silence (${silent.length} samples)`);
 
       // RFC 4733: a few audio packets for the server to learn the source, the recording, then digit #.
-      const ssrc = 0x5eed4321;
-      let sequence = 100;
-      let timestamp = 1600;
-      const send = async (payloadType: number, payload: Buffer, marker = false): Promise<void> => {
-        const header = Buffer.alloc(12);
-        header[0] = 0x80;
-        header[1] = (marker ? 0x80 : 0) | payloadType;
-        header.writeUInt16BE(sequence++ & 0xffff, 2);
-        header.writeUInt32BE(timestamp >>> 0, 4);
-        header.writeUInt32BE(ssrc, 8);
-        await new Promise<void>((resolve) => phone.rtp.send(Buffer.concat([header, payload]), rtpPort, '127.0.0.1', () => resolve()));
-        await sleep(20);
-      };
-      for (let i = 0; i < 10; i++, timestamp += 160) await send(0, Buffer.alloc(160, 0xff));
+      const rtp = new PacedRtpSender(phone, rtpPort, 0x5eed4321, { sequence: 100, timestamp: 1600 });
+      await rtp.ulawSilence(10);
       await record(channelId, 'worker-digit', '&terminate_on=%23');
       await waitFor('the worker to write the recording', () => (inWorker('worker-digit') ? true : undefined));
-      for (let i = 0; i < 25; i++, timestamp += 160) await send(0, Buffer.alloc(160, 0xff));
-      const event = (duration: number, end: boolean): Buffer => Buffer.from([11, (end ? 0x80 : 0) | 10, duration >> 8, duration & 0xff]);
-      await send(101, event(160, false), true);
-      await send(101, event(320, false));
-      for (let i = 0; i < 3; i++) await send(101, event(640, true));
+      await rtp.ulawSilence(25);
+      await rtp.send(101, telephoneEvent(11, 160, false), true);
+      await rtp.send(101, telephoneEvent(11, 320, false));
+      for (let i = 0; i < 3; i++) await rtp.send(101, telephoneEvent(11, 640, true));
       const finished: Json = await nextEvent(events, (e) => e.type === 'RecordingFinished' && e.recording.name === 'worker-digit', 10_000);
       assert.equal(finished.recording.state, 'done');
       assert.ok((await stored('worker-digit')).length > 0);

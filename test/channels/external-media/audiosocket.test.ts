@@ -7,27 +7,25 @@
 // the core.
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, measure, appServerInSuite, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
 import { bridgeWithLocal, endBridged, hangupIfUp, sleep, toneBlocks, toneOutThenLeave, waitUntil, type BridgedExternal } from './external-media-helpers.ts';
 
 const APP = 'ext-audiosocket';
 
 let server: TestServer;
 let log: EventLog;
-let socket: Awaited<ReturnType<TestServer['events']>>;
 
-before(async () => {
-  ({ server, socket, log } = await startAppServer(APP));
-});
-
-after(async () => {
-  // Peers left open by a failed test would keep the test process alive.
-  for (const peer of AudioSocketPeer.live) await peer.close();
-  await stopAppServer({ server, socket });
-});
+appServerInSuite(
+  APP,
+  (started) => ({ server, log } = started),
+  async () => {
+    // Peers left open by a failed test would keep the test process alive.
+    for (const peer of AudioSocketPeer.live) await peer.close();
+  },
+);
 
 // ---- the AudioSocket server ---------------------------------------------------------------------
 

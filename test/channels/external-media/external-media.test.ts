@@ -5,27 +5,20 @@
 // (closed on hangup and on shutdown) are checked on the wire and in the core.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { alawEncode, ulawDecode, ulawEncode } from '../../../src/media/g711.ts';
 import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
 import { meanSquare } from '../../../src/media/energy.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, startAppServer, stopAppServer, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
+import { call, capture, EventLog, expectStatus, finish, isEvent, localCall, measure, appServerInSuite, ticks, toneWriter } from '../../ari/bridges-helpers.ts';
 import { bridgeWithLocal, endBridged, hangupIfUp, toneBlocks, toneOutThenLeave, waitUntil, type BridgedExternal } from './external-media-helpers.ts';
 
 const APP = 'ext-media';
 
 let server: TestServer;
 let log: EventLog;
-let socket: Awaited<ReturnType<TestServer['events']>>;
 
-before(async () => {
-  ({ server, socket, log } = await startAppServer(APP));
-});
-
-after(async () => {
-  await stopAppServer({ server, socket });
-});
+appServerInSuite(APP, (started) => ({ server, log } = started));
 
 // ---- the external media server ------------------------------------------------------------------
 

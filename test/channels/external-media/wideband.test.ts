@@ -10,27 +10,20 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ulawDecode } from '../../../src/media/g711.ts';
 import { goertzelPower, powerToAmplitude } from '../../../src/media/goertzel.ts';
 import { meanSquare } from '../../../src/media/energy.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { EventLog, expectStatus, isEvent, startAppServer, stopAppServer } from '../../ari/bridges-helpers.ts';
+import { EventLog, expectStatus, isEvent, appServerInSuite } from '../../ari/bridges-helpers.ts';
 import { decodeSlin, MediaApp } from '../websocket/media-websocket-helpers.ts';
 
 const APP = 'wideband-media';
 
 let server: TestServer;
 let log: EventLog;
-let socket: Awaited<ReturnType<TestServer['events']>>;
 
-before(async () => {
-  ({ server, socket, log } = await startAppServer(APP));
-});
-
-after(async () => {
-  await stopAppServer({ server, socket });
-});
+appServerInSuite(APP, (started) => ({ server, log } = started));
 
 /** An external media server's UDP socket on 127.0.0.1, keeping the payloads of the RTP it receives. */
 class RtpPeer {

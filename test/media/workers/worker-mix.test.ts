@@ -12,6 +12,7 @@ import { describe, test } from 'node:test';
 import type { MediaWorkerPool, OpenRequest } from '../../../src/media/workers/pool.ts';
 import type { RemoteRtpStream, RemoteStreamEvents } from '../../../src/media/workers/remote-stream.ts';
 import { RtpToneEnd } from '../../helpers/rtp-tone.ts';
+import { eachHearsTheRest, hearsOthers } from '../../helpers/mix-hearing.ts';
 import { tonePower } from '../../helpers/tone-power.ts';
 import { openWhenReady, randomPortBase, useWorkerPool, waitFor } from './worker-fixture.ts';
 
@@ -54,20 +55,8 @@ async function party(pool: MediaWorkerPool, hz: number, nearWorker?: number): Pr
   return { stream, end, events: e, hz };
 }
 
-/** Over the last second: `listener` hears every tone of `others` loud, and its own at most faintly. */
-function hearsOthers(listener: Party, others: readonly Party[]): boolean {
-  const now = Date.now();
-  const samples = listener.end.samples(now - 1000, now);
-  if (samples.length < 30 * 160) return false;
-  const own = tonePower(samples, listener.hz, 8000);
-  return others.every((other) => {
-    const power = tonePower(samples, other.hz, 8000);
-    return power > 1e6 && power > 20 * own;
-  });
-}
-
 async function everyoneHearsTheRest(parties: readonly Party[], what: string): Promise<void> {
-  await waitFor(() => parties.every((p) => hearsOthers(p, parties.filter((other) => other !== p))), what);
+  await waitFor(() => eachHearsTheRest(parties), what);
 }
 
 /** A far end speaking G.722 (payload type 9): sends a 16 kHz tone, keeps what it hears decoded at 16 kHz. */
@@ -197,7 +186,7 @@ describe('a bridge mixed in the media workers', () => {
       wide.startTone(TONES[3], c.localPort);
       const mix = a.stream.mixWith([a.stream, b.stream, c], 16000);
       assert.ok(mix);
-      const wideTone = { hz: TONES[3] } as Party;
+      const wideTone = { hz: TONES[3] };
       await waitFor(() => hearsOthers(a, [b, wideTone]) && hearsOthers(b, [a, wideTone]), 'the µ-law members hear each other and the G.722 member');
       await waitFor(() => {
         const heard = wide.lastSecond();

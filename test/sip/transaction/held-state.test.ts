@@ -3,26 +3,12 @@
 // TU's handlers must not stay with it after the ACK or the transaction's end — while the protocol
 // (2xx retransmissions until the ACK, the no-ACK report after 64*T1) stays as it was.
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
-import type { ServerTransaction, TransactionUser } from '../../../src/sip/transaction/index.ts';
-import { UdpPeer, request, startStack, waitUntil, type Stack } from '../helpers.ts';
+import { describe, it } from 'node:test';
+import type { ServerTransaction } from '../../../src/sip/transaction/index.ts';
+import { request, waitUntil } from '../helpers.ts';
+import { stacksClosedAfterEachTest } from './stack-fixture.ts';
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function stack(tu: Partial<TransactionUser> = {}): Promise<Stack> {
-  const s = await startStack({ onRequest: () => undefined, ...tu });
-  cleanups.push(() => s.close());
-  return s;
-}
-
-async function peer(): Promise<UdpPeer> {
-  const p = await new UdpPeer().start();
-  cleanups.push(() => p.close());
-  return p;
-}
+const { stack, peer } = stacksClosedAfterEachTest();
 
 describe('server transactions let go of what they no longer send', () => {
   it('INVITE: the 2xx is kept until its ACK, then let go; the To tag and source stay', async () => {

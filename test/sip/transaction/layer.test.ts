@@ -3,28 +3,14 @@
  * T2 = 100 ms, T4 = 100 ms): retransmission schedules are counted packet by packet.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { SipRequest, SipResponse, createResponse, parseVia, type SipMessage } from '../../../src/sip/message.ts';
 import { responseDestination } from '../../../src/sip/transport.ts';
-import type { ClientTransaction, ServerTransaction, TransactionUser } from '../../../src/sip/transaction/index.ts';
-import { FAST, TcpPeer, UdpPeer, checkSchedule, recordSends, request, sleep, startStack, waitUntil, type Stack } from '../helpers.ts';
+import type { ClientTransaction, ServerTransaction } from '../../../src/sip/transaction/index.ts';
+import { FAST, TcpPeer, checkSchedule, recordSends, request, sleep, waitUntil } from '../helpers.ts';
+import { stacksClosedAfterEachTest } from './stack-fixture.ts';
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function stack(tu: Partial<TransactionUser> = {}, options: Parameters<typeof startStack>[1] = {}): Promise<Stack> {
-  const s = await startStack({ onRequest: () => undefined, ...tu }, options);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-async function peer(): Promise<UdpPeer> {
-  const p = await new UdpPeer().start();
-  cleanups.push(() => p.close());
-  return p;
-}
+const { stack, peer, closeAfterTest } = stacksClosedAfterEachTest();
 
 function outgoing(method: string, peerPort: number): SipRequest {
   return new SipRequest(method, `sip:peer@127.0.0.1:${peerPort}`, [
@@ -159,7 +145,7 @@ describe('client transactions', () => {
       c.on('data', (d) => received.push(d.toString()));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => {
+    closeAfterTest(() => {
       for (const c of sockets) c.destroy();
       return new Promise((r) => server.close(r));
     });
@@ -177,7 +163,7 @@ describe('client transactions', () => {
     const net = await import('node:net');
     const server = net.createServer((c) => c.once('data', () => c.destroy()));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise((r) => server.close(r)));
+    closeAfterTest(() => new Promise((r) => server.close(r)));
     const port = (server.address() as { port: number }).port;
     let error: Error | undefined;
     const started = Date.now();
@@ -426,7 +412,7 @@ describe('TCP', () => {
     });
     const c = new TcpPeer();
     await c.connect(s.tcpPort);
-    cleanups.push(() => c.close());
+    closeAfterTest(() => c.close());
     const wire = Buffer.from('\r\n\r\n' + request('OPTIONS', { port: c.port, transport: 'TCP' }) + request('MESSAGE', { port: c.port, transport: 'TCP', body: 'hello over tcp' }));
     for (let i = 0; i < wire.length; i += 17) {
       c.write(wire.subarray(i, i + 17));
@@ -443,19 +429,19 @@ describe('TCP', () => {
     const s = await stack({ onRequest: (_r, tx) => void tx.reply(200) }, { transport: { maxConnections: 3, limits: { maxMessageSize: 2048 } } });
     const big = new TcpPeer();
     await big.connect(s.tcpPort);
-    cleanups.push(() => big.close());
+    closeAfterTest(() => big.close());
     big.write('OPTIONS sip:x SIP/2.0\r\nX-Pad: ' + 'a'.repeat(4000));
     await waitUntil(() => big.closed, 2000, 'oversized header section closes');
     const noLength = new TcpPeer();
     await noLength.connect(s.tcpPort);
-    cleanups.push(() => noLength.close());
+    closeAfterTest(() => noLength.close());
     noLength.write(request('OPTIONS', { port: 1, transport: 'TCP' }).replace(/Content-Length: \d+\r\n/, ''));
     await waitUntil(() => noLength.closed, 2000, 'missing Content-Length closes');
     const peers: TcpPeer[] = [];
     for (let i = 0; i < 6; i++) {
       const c = new TcpPeer();
       await c.connect(s.tcpPort);
-      cleanups.push(() => c.close());
+      closeAfterTest(() => c.close());
       peers.push(c);
     }
     await sleep(50);
@@ -467,7 +453,7 @@ describe('TCP', () => {
     const s = await stack({}, { transport: { idleTimeoutMs: 100 } });
     const c = new TcpPeer();
     await c.connect(s.tcpPort);
-    cleanups.push(() => c.close());
+    closeAfterTest(() => c.close());
     await waitUntil(() => c.closed, 2000, 'idle close');
     await waitUntil(() => s.transport.connectionCount === 0);
   });
