@@ -58,7 +58,7 @@ import { CallTransfers } from './transfers.ts';
 import { SubscriptionServer } from './subscriptions/server.ts';
 import { UnsolicitedMwi } from './subscriptions/unsolicited-mwi.ts';
 import { registerPjsipWithCore } from './dialplan.ts';
-import { isWebSocketSource, listenersOf, webSocketTransportOf } from './listeners.ts';
+import { isWebSocketSource, listenersOf, outboundNatOf, webSocketTransportOf } from './listeners.ts';
 
 export type { SipStats } from './stats.ts';
 
@@ -87,6 +87,10 @@ export class PjsipTechnology implements ChannelTechnology {
   #unwatchDirectory: (() => void) | undefined;
   #host = '127.0.0.1';
   #publicHost = '127.0.0.1';
+  /** The host SIP over WebSocket writes in Via and Contact (external when configured: no per-destination rewriting there). */
+  #webSocketHost = '127.0.0.1';
+  /** `#mediaAddress` is an external address written for every destination (no per-destination rewriting). */
+  #mediaAddressExternal = false;
   #mediaAddress = '127.0.0.1';
   #port = 0;
   /** The live calls, found by dialog (Call-ID and tags): see call-registry.ts. */
@@ -132,6 +136,9 @@ export class PjsipTechnology implements ChannelTechnology {
       portOf: (protocol, listener) => technology.#transport?.port(protocol, listener),
       get mediaAddress() {
         return technology.#mediaAddress;
+      },
+      get mediaAddressExternalEverywhere() {
+        return technology.#mediaAddressExternal;
       },
       get unansweredMediaMs() {
         return technology.#context?.config.sip.rtpUnansweredMs ?? 0;
@@ -358,7 +365,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
     const listeners = this.#listeners(settings);
-    const webSocket = webSocketTransportOf([...this.#config.transports.values()], this.#publicHost, settings.tcp, log);
+    const webSocket = webSocketTransportOf([...this.#config.transports.values()], this.#webSocketHost, settings.tcp, log);
     const { transport, layer } = openSipListeners(
       listeners,
       {
@@ -448,8 +455,14 @@ export class PjsipTechnology implements ChannelTechnology {
     const first = transports[0];
     const wildcard = (host: string) => host === '0.0.0.0' || host === '::';
     const boundHost = first && !wildcard(first.bind.host) ? first.bind.host : this.#host;
-    this.#publicHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
-    this.#mediaAddress = first?.externalMediaAddress || settings.externalAddress || this.#host;
+    // Behind NAT with local networks (or an external port), messages are written with the local
+    // addresses and the transport puts in the external ones per destination (listeners.ts outboundNatOf).
+    const perDestination = first !== undefined && outboundNatOf(first, settings.externalAddress) !== undefined;
+    this.#webSocketHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
+    this.#publicHost = perDestination ? boundHost : this.#webSocketHost;
+    const externalMedia = perDestination ? undefined : first?.externalMediaAddress || settings.externalAddress || undefined;
+    this.#mediaAddressExternal = externalMedia !== undefined;
+    this.#mediaAddress = externalMedia ?? (wildcard(this.#host) && perDestination ? boundHost : this.#host);
     // ws/wss transports listen on the HTTP server (listeners.ts webSocketTransportOf); with only those, UDP and TCP stay the YAML way.
     const sockets = transports.filter((transport) => !isWebSocketSource(transport.protocol));
     if (sockets.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
@@ -458,7 +471,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** The HTTP server listens: its address goes in the Via and Contact of what is sent over WebSockets. */
   webSocketListening(port: number): void {
-    this.#transport?.webSocket?.advertise(this.#publicHost, port);
+    this.#transport?.webSocket?.advertise(this.#webSocketHost, port);
   }
 
   /**

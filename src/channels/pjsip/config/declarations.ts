@@ -200,7 +200,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     force_rport: bool('forceRport', { default: 'yes', doc: 'Answer to the source port whatever Via says; no: to the Via\'s port unless it asks for rport.' }),
     rewrite_contact: bool('rewriteContact', { default: 'no', doc: 'Take the Contact of registrations and calls as their source address, port and transport.' }),
     allow_overlap: bool('allowOverlap', { default: 'yes', doc: 'An INVITE to a number that could still match an extension after more digits is answered 484 Address Incomplete (no: 404).' }),
-    media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP.', implemented: false }),
+    media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP (c=, o=) instead of the transport\'s; towards a destination outside `local_net` a transport\'s `external_media_address` still replaces it when it is inside a local network, and everywhere when no `local_net` is set.' }),
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     media_encryption: custom<EndpointDraft>(
@@ -448,15 +448,15 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
       doc: '`udp`, `tcp`, `tls`, or `ws`/`wss`: SIP over WebSocket for browsers on the HTTP server\'s `/ws` (its `bind` is not used); others leave the transport out, with a warning.',
     }),
     bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
-    external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
-    external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
-    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'Port written in Via and Contact (0: the bound port).', implemented: false }, (draft, value, report) => {
+    external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP c= and o= lines towards destinations outside `local_net` (every destination without one), replacing a local address only.' }),
+    external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in the Contact of requests and responses (not of REGISTER responses or a 302 to INVITE) and the Via of requests towards destinations outside `local_net` (every destination without one).' }),
+    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'With `external_signaling_address`: the port written with it in Contact and Via (0: the bound port).' }, (draft, value, report) => {
       const result = parseInteger(value, 0, 65535);
       if (!result.ok) return report.fail(result.error);
       if (result.value === 0) delete draft.externalSignalingPort;
       else draft.externalSignalingPort = result.value;
     }),
-    local_net: listOf('localNet', parseNetwork, { doc: 'Networks the external addresses are not used for.', implemented: false }),
+    local_net: listOf('localNet', parseNetwork, { doc: 'Networks whose destinations see the local addresses in Via, Contact and SDP, not the external ones (a list; none: every destination is outside).' }),
     ...TLS_TRANSPORT_OPTIONS,
   },
   finish(draft, report) {
