@@ -357,6 +357,7 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     objects.watch((config) => {
       this.#config = config;
+      if (this.#layer) this.#layer.maxForwards = config.global.maxForwards;
       this.#objects?.dropOrphanBindings(this.#registrar);
       this.#syncQualify();
       this.#registrations?.sync(config);
@@ -397,6 +398,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.sipTrace.attach((text, fields) => log.info({ ...fields, sipTrace: true }, text));
     this.#transport = transport;
     this.#layer = layer;
+    layer.maxForwards = this.#config.global.maxForwards;
     try {
       await transport.start();
     } catch (error) {

@@ -558,7 +558,7 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
     default_realm: text('defaultRealm', { default: 'asterisk', doc: 'Realm of Patchbay\'s challenges.' }),
     user_agent: text('userAgent', { default: 'Patchbay', doc: 'User-Agent and Server header.' }),
     default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
-    max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of requests Patchbay sends.', implemented: false }),
+    max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of every request Patchbay sends (in and out of dialog, ACK and CANCEL included).' }),
     keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between keep-alives on connections.', implemented: false }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
   },

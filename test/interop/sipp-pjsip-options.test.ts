@@ -1,0 +1,140 @@
+// pjsip.conf options a peer sees, checked with SIPp. A transport behind NAT with local networks, as Asterisk's res_pjsip_nat writes it, against two
+// SIPp peers: 127.0.0.2 is inside `local_net` (a phone on the LAN, with Patchbay's own 127.0.0.1),
+// 127.0.0.3 is not (a provider on the internet). The transport has external_signaling_address / external_signaling_port /
+// external_media_address (documentation addresses nobody listens on: only what is written in the
+// messages is checked, SIPp answers to the source address). The LAN peer sees only the local
+// address in Contact, Via and SDP; the internet peer sees the external ones — in the Contact of our
+// responses and of our requests, the Via of our requests, and the SDP's c= and o= lines.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { HAVE_SIPP, nextEvent, ofChannel, randomPort, sipp, startSippServer, tracedMessages, type Json, type SippServer } from './sipp-peer.ts';
+
+const LAN = '127.0.0.2';
+const WAN = '127.0.0.3';
+const EXTERNAL_SIGNALING = '198.51.100.7';
+const EXTERNAL_PORT = 5099;
+const EXTERNAL_MEDIA = '198.51.100.8';
+
+let peer: SippServer;
+
+before(async () => {
+  if (!HAVE_SIPP) return;
+  peer = await startSippServer(
+    'sip-local-net',
+    '[from-peers]\nexten => 100,1,Stasis(localnet-app)\n',
+    {
+      transport: {
+        'transport-nat': {
+          protocol: 'udp',
+          bind: '127.0.0.1:0',
+          external_signaling_address: EXTERNAL_SIGNALING,
+          external_signaling_port: String(EXTERNAL_PORT),
+          external_media_address: EXTERNAL_MEDIA,
+          // Our own address is local too (as 192.168.0.0/16 holds both the server and the phones of a LAN):
+          // only a local address in SDP is replaced by the external one (Asterisk's rule).
+          local_net: `127.0.0.1/32, ${LAN}/32`,
+        },
+      },
+      endpoint: {
+        lan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'lan' },
+        wan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'wan' },
+      },
+      aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 } },
+      global: { global: { max_forwards: '42' } },
+      identify: { lan: { endpoint: 'lan', match: LAN }, wan: { endpoint: 'wan', match: WAN } },
+    },
+    'localnet-app',
+  );
+});
+
+after(async () => {
+  if (HAVE_SIPP) await peer.close();
+});
+
+/** Header lines of a traced SIP message (folded, case-insensitive name). */
+function header(message: string, name: string): string {
+  const line = message.split(/\r?\n/).find((text) => text.toLowerCase().startsWith(`${name.toLowerCase()}:`));
+  assert.ok(line, `no ${name} in:\n${message}`);
+  return line.slice(name.length + 1).trim();
+}
+
+/** The SDP lines of a traced message that start with `prefix`. */
+function sdpLines(message: string, prefix: string): string[] {
+  return message.split(/\r?\n/).filter((line) => line.startsWith(prefix));
+}
+
+/** The peer at `address` calls extension 100; the app answers and hangs up; resolves with what the peer received. */
+async function callIn(address: string): Promise<{ ok: string; bye: string }> {
+  const run = sipp('call-silent-wait-bye.xml', [peer.target(), '-s', '100', '-set', 'caller', `peer-${address}`], { cwd: peer.work, address, port: randomPort(), timeoutMs: 30_000, trace: true });
+  const start = await nextEvent(peer.events, (event) => event.type === 'StasisStart', 20_000);
+  const id = (start.channel as Json).id as string;
+  assert.equal((await peer.server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+  await nextEvent(peer.events, (event) => event.type === 'ChannelStateChange' && event.channel?.id === id && event.channel.state === 'Up', 20_000);
+  assert.equal((await peer.server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+  await nextEvent(peer.events, ofChannel('ChannelDestroyed', id), 20_000);
+  const result = await run.done;
+  assert.equal(result.status, 0, result.output);
+  const [ok] = tracedMessages(result, /^SIP\/2\.0 200/);
+  const [bye] = tracedMessages(result, /^BYE /);
+  assert.ok(ok && bye, result.messages);
+  return { ok, bye };
+}
+
+/** An originated call to the peer at `address` (a static contact there); resolves with the INVITE and BYE it received. */
+async function callOut(endpoint: string, address: string): Promise<{ invite: string; bye: string }> {
+  const port = randomPort();
+  const run = sipp('nat-answer.xml', ['-s', endpoint, '-set', 'natted', `${address}:${port}`], { cwd: peer.work, address, port, timeoutMs: 30_000, trace: true });
+  // SIPp binds its socket as it starts: give it a moment before the INVITE is on its way (the INVITE is retransmitted anyway).
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const response = await peer.server.ari(`/channels?endpoint=${encodeURIComponent(`PJSIP/${endpoint}/sip:${endpoint}@${address}:${port}`)}&app=localnet-app`, { method: 'POST' });
+  const channel = (await response.json()) as Json;
+  assert.equal(response.status, 200, JSON.stringify(channel));
+  await nextEvent(peer.events, (event) => event.type === 'StasisStart' && event.channel?.id === channel.id, 20_000);
+  assert.equal((await peer.server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
+  await nextEvent(peer.events, ofChannel('ChannelDestroyed', channel.id), 20_000);
+  const result = await run.done;
+  assert.equal(result.status, 0, result.output);
+  const [invite] = tracedMessages(result, /^INVITE /);
+  const [bye] = tracedMessages(result, /^BYE /);
+  assert.ok(invite && bye, result.messages);
+  return { invite, bye };
+}
+
+describe('local_net with external addresses (SIPp on two addresses)', { skip: !HAVE_SIPP && 'sipp not installed' }, () => {
+  test('a peer inside local_net sees the local address in the 200\'s Contact and SDP and in the BYE\'s Via', async () => {
+    const local = `127.0.0.1:${peer.server.core.pjsip.port}`;
+    const { ok, bye } = await callIn(LAN);
+    assert.match(header(ok, 'Contact'), new RegExp(`@${local.replace(/\./g, '\\.')}[;>]`));
+    assert.deepEqual(sdpLines(ok, 'c='), ['c=IN IP4 127.0.0.1']);
+    assert.match(sdpLines(ok, 'o=')[0] ?? '', / IN IP4 127\.0\.0\.1$/);
+    assert.match(header(bye, 'Via'), new RegExp(`^SIP/2\\.0/UDP ${local.replace(/\./g, '\\.')};`));
+    assert.doesNotMatch(ok + bye, /198\.51\.100\./);
+  });
+
+  test('a peer outside local_net sees the external signalling address and port in Contact and Via, the external media address in c= and o=', async () => {
+    const { ok, bye } = await callIn(WAN);
+    assert.equal(header(bye, 'Max-Forwards'), '42');
+    assert.match(header(ok, 'Contact'), new RegExp(`@${EXTERNAL_SIGNALING.replace(/\./g, '\\.')}:${EXTERNAL_PORT}[;>]`));
+    assert.deepEqual(sdpLines(ok, 'c='), [`c=IN IP4 ${EXTERNAL_MEDIA}`]);
+    assert.match(sdpLines(ok, 'o=')[0] ?? '', new RegExp(` IN IP4 ${EXTERNAL_MEDIA.replace(/\./g, '\\.')}$`));
+    assert.match(header(bye, 'Via'), new RegExp(`^SIP/2\\.0/UDP ${EXTERNAL_SIGNALING.replace(/\./g, '\\.')}:${EXTERNAL_PORT};`));
+  });
+
+  test('our INVITE to a peer outside local_net names the external addresses (Via, Contact, SDP offer); to a peer inside, the local ones', async () => {
+    const wan = await callOut('wan', WAN);
+    assert.match(header(wan.invite, 'Via'), new RegExp(`^SIP/2\\.0/UDP ${EXTERNAL_SIGNALING.replace(/\./g, '\\.')}:${EXTERNAL_PORT};`));
+    assert.match(header(wan.invite, 'Contact'), new RegExp(`@${EXTERNAL_SIGNALING.replace(/\./g, '\\.')}:${EXTERNAL_PORT}[;>]`));
+    assert.deepEqual(sdpLines(wan.invite, 'c='), [`c=IN IP4 ${EXTERNAL_MEDIA}`]);
+    assert.match(header(wan.bye, 'Via'), new RegExp(`^SIP/2\\.0/UDP ${EXTERNAL_SIGNALING.replace(/\./g, '\\.')}:${EXTERNAL_PORT};`));
+    // global max_forwards: every request we send.
+    assert.equal(header(wan.invite, 'Max-Forwards'), '42');
+    assert.equal(header(wan.bye, 'Max-Forwards'), '42');
+
+    const lan = await callOut('lan', LAN);
+    const local = `127.0.0.1:${peer.server.core.pjsip.port}`.replace(/\./g, '\\.');
+    assert.match(header(lan.invite, 'Via'), new RegExp(`^SIP/2\\.0/UDP ${local};`));
+    assert.match(header(lan.invite, 'Contact'), new RegExp(`@${local}[;>]`));
+    assert.deepEqual(sdpLines(lan.invite, 'c='), ['c=IN IP4 127.0.0.1']);
+    assert.doesNotMatch(lan.invite + lan.bye, /198\.51\.100\./);
+  });
+});
