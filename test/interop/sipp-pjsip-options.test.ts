@@ -38,8 +38,10 @@ before(async () => {
       endpoint: {
         lan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'lan' },
         wan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'wan' },
+        shortnonce: { context: 'from-peers', allow: 'ulaw', auth: 'shortnonce', aors: 'shortnonce' },
       },
-      aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 } },
+      aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 }, shortnonce: { max_contacts: 1 } },
+      auth: { shortnonce: { auth_type: 'userpass', username: 'shortnonce', password: 'fleeting', nonce_lifetime: '3' } },
       global: { global: { max_forwards: '42' } },
       identify: { lan: { endpoint: 'lan', match: LAN }, wan: { endpoint: 'wan', match: WAN } },
     },
@@ -136,5 +138,17 @@ describe('local_net with external addresses (SIPp on two addresses)', { skip: !H
     assert.match(header(lan.invite, 'Contact'), new RegExp(`@${local}[;>]`));
     assert.deepEqual(sdpLines(lan.invite, 'c='), ['c=IN IP4 127.0.0.1']);
     assert.doesNotMatch(lan.invite + lan.bye, /198\.51\.100\./);
+  });
+});
+
+describe('auth nonce_lifetime (SIPp)', { skip: !HAVE_SIPP && 'sipp not installed' }, () => {
+  test('credentials on a nonce older than nonce_lifetime get 401 with stale=true; the new challenge then passes', async () => {
+    // From 127.0.0.4: neither local_net peer's identify matches, the endpoint is found by username.
+    const run = await sipp('register-stale-nonce.xml', [peer.target(), '-s', 'shortnonce', '-au', 'shortnonce', '-ap', 'fleeting'], { cwd: peer.work, address: '127.0.0.4', timeoutMs: 30_000, trace: true }).done;
+    assert.equal(run.status, 0, run.output);
+    const challenges = tracedMessages(run, /^SIP\/2\.0 401/);
+    assert.equal(challenges.length, 2, run.messages);
+    assert.doesNotMatch(header(challenges[0]!, 'WWW-Authenticate'), /stale/);
+    assert.match(header(challenges[1]!, 'WWW-Authenticate'), /stale=true/);
   });
 });

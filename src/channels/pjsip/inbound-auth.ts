@@ -72,8 +72,9 @@ export class InboundAuthenticator {
       lookup: (username) => {
         const auth = blocked ? undefined : auths.find((candidate) => candidate.username === username);
         if (!auth) return undefined;
-        if (auth.authType === 'md5' && auth.md5Cred) return { md5Cred: auth.md5Cred };
-        return { password: auth.password ?? '' };
+        // Its nonce_lifetime: a nonce older than that is stale (401 with stale=true), as Asterisk checks it per auth.
+        if (auth.authType === 'md5' && auth.md5Cred) return { md5Cred: auth.md5Cred, nonceLifetime: auth.nonceLifetime };
+        return { password: auth.password ?? '', nonceLifetime: auth.nonceLifetime };
       },
     });
     if (result.ok) {

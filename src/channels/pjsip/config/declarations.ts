@@ -336,7 +336,7 @@ export const AUTH = declareObject<PjsipAuth, Draft<PjsipAuth>>({
     password: optional('password', (value) => ({ ok: true, value }), { doc: 'Password (auth_type=userpass).' }),
     md5_cred: optionalText('md5Cred', { doc: 'Hex MD5 of `username:realm:password` (auth_type=md5).' }),
     realm: optionalText('realm', { doc: 'Realm of the credentials when registering out (inbound challenges use global `default_realm`).' }),
-    nonce_lifetime: int('nonceLifetime', 1, 86_400, { default: '32', doc: 'Seconds a challenge\'s nonce stays valid.', implemented: false }),
+    nonce_lifetime: int('nonceLifetime', 1, 86_400, { default: '32', doc: 'Seconds a challenge\'s nonce stays valid for these credentials: an older one, even with the right password, is answered 401 with a new challenge marked stale=true.' }),
   },
   finish(draft, report) {
     if (draft.username === '') report.error('username', 'is required');
