@@ -157,6 +157,11 @@ export class SipTransportSet implements SipSender {
     return failures;
   }
 
+  /** CRLF keep-alives on every listener's TCP and TLS connections every `seconds` (0: none). */
+  setKeepAliveInterval(seconds: number): void {
+    for (const { transport } of this.#listeners) transport.setKeepAliveInterval(seconds);
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.#listeners.map(({ transport }) => transport.close()), this.webSocket?.close()]);
   }

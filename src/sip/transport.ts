@@ -107,6 +107,7 @@ export class SipTransport implements SipSender {
   #tls: TlsMaterial | undefined;
   readonly #tlsSettings: TlsSettings | undefined;
   readonly #nat: OutboundNat | undefined;
+  #keepAlive: NodeJS.Timeout | undefined;
   private readonly streams: Record<StreamProtocol, StreamConnections>;
   private closing = false;
 
@@ -312,8 +313,25 @@ export class SipTransport implements SipSender {
     return '127.0.0.1';
   }
 
+  /**
+   * Sends a CRLF keep-alive on the TCP and TLS connections every `seconds` (pjsip.conf global
+   * `keep_alive_interval`; 0: none), so that NATs and firewalls on the way keep them open.
+   */
+  setKeepAliveInterval(seconds: number): void {
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
+    if (!(seconds > 0) || this.closing) return;
+    this.#keepAlive = setInterval(() => {
+      this.streams.TCP.keepAlive();
+      this.streams.TLS.keepAlive();
+    }, seconds * 1000);
+    this.#keepAlive.unref();
+  }
+
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
     this.streams.TCP.closeAll();
     this.streams.TLS.closeAll();
     const servers = [this.tcp, this.tlsServer];

@@ -6,6 +6,7 @@
 // address in Contact, Via and SDP; the internet peer sees the external ones — in the Contact of our
 // responses and of our requests, the Via of our requests, and the SDP's c= and o= lines.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { HAVE_SIPP, nextEvent, ofChannel, randomPort, sipp, startSippServer, tracedMessages, type Json, type SippServer } from './sipp-peer.ts';
 
@@ -34,6 +35,7 @@ before(async () => {
           // only a local address in SDP is replaced by the external one (Asterisk's rule).
           local_net: `127.0.0.1/32, ${LAN}/32`,
         },
+        'transport-tcp': { protocol: 'tcp', bind: '127.0.0.1:0' },
       },
       endpoint: {
         lan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'lan' },
@@ -42,7 +44,7 @@ before(async () => {
       },
       aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 }, shortnonce: { max_contacts: 1 } },
       auth: { shortnonce: { auth_type: 'userpass', username: 'shortnonce', password: 'fleeting', nonce_lifetime: '3' } },
-      global: { global: { max_forwards: '42' } },
+      global: { global: { max_forwards: '42', keep_alive_interval: '1' } },
       identify: { lan: { endpoint: 'lan', match: LAN }, wan: { endpoint: 'wan', match: WAN } },
     },
     'localnet-app',
@@ -150,5 +152,40 @@ describe('auth nonce_lifetime (SIPp)', { skip: !HAVE_SIPP && 'sipp not installed
     assert.equal(challenges.length, 2, run.messages);
     assert.doesNotMatch(header(challenges[0]!, 'WWW-Authenticate'), /stale/);
     assert.match(header(challenges[1]!, 'WWW-Authenticate'), /stale=true/);
+  });
+});
+
+describe('global keep_alive_interval (a raw TCP peer)', { skip: !HAVE_SIPP && 'sipp not installed' }, () => {
+  test('a TCP connection that carried SIP receives CRLF CRLF keep-alives every interval', async () => {
+    const tcp = peer.server.core.pjsip.listeners().find((listener) => listener.protocol === 'TCP');
+    assert.ok(tcp?.port, JSON.stringify(peer.server.core.pjsip.listeners()));
+    const socket = net.connect({ host: '127.0.0.1', port: tcp.port, localAddress: '127.0.0.4' });
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    try {
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      const local = `127.0.0.4:${socket.localPort}`;
+      socket.write(
+        [`OPTIONS sip:127.0.0.1:${tcp.port} SIP/2.0`, `Via: SIP/2.0/TCP ${local};branch=z9hG4bK-keepalive-1`, 'Max-Forwards: 70', `From: <sip:probe@${local}>;tag=ka1`, `To: <sip:127.0.0.1:${tcp.port}>`, 'Call-ID: keepalive-probe-1', 'CSeq: 1 OPTIONS', 'Content-Length: 0', '', ''].join('\r\n'),
+      );
+      // The answer, then (the interval is 1 s) the keep-alive right after it.
+      const deadline = Date.now() + 15_000;
+      let answerLength: number | undefined;
+      for (;;) {
+        const text = received.toString('latin1');
+        const end = text.indexOf('\r\n\r\n');
+        if (answerLength === undefined && end >= 0) {
+          assert.match(text, /^SIP\/2\.0 \d{3} /);
+          const length = Number(/\r\nContent-Length:\s*(\d+)/i.exec(text.slice(0, end))?.[1] ?? '0');
+          answerLength = end + 4 + length;
+        }
+        if (answerLength !== undefined && received.length >= answerLength + 4) break;
+        assert.ok(Date.now() < deadline, `no keep-alive after the answer: ${JSON.stringify(text)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(received.subarray(answerLength, answerLength + 4).toString('latin1'), '\r\n\r\n');
+    } finally {
+      socket.destroy();
+    }
   });
 });

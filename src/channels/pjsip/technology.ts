@@ -358,6 +358,7 @@ export class PjsipTechnology implements ChannelTechnology {
     objects.watch((config) => {
       this.#config = config;
       if (this.#layer) this.#layer.maxForwards = config.global.maxForwards;
+      this.#transport?.setKeepAliveInterval(config.global.keepAliveInterval);
       this.#objects?.dropOrphanBindings(this.#registrar);
       this.#syncQualify();
       this.#registrations?.sync(config);
@@ -416,6 +417,7 @@ export class PjsipTechnology implements ChannelTechnology {
       log.error({ err: error, listeners: where }, `${this.#unavailable}; SIP is unavailable (the default port; configure sip.port or a transport to make this fatal)`);
       return;
     }
+    transport.setKeepAliveInterval(this.#config.global.keepAliveInterval);
     // Media (and its worker threads) only once SIP listens: a start-up that fails leaves no worker behind.
     this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)), context.config.media.workers);
     const bound = transport.listeners();

@@ -559,7 +559,7 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
     user_agent: text('userAgent', { default: 'Patchbay', doc: 'User-Agent and Server header.' }),
     default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
     max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of every request Patchbay sends (in and out of dialog, ACK and CANCEL included).' }),
-    keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between keep-alives on connections.', implemented: false }),
+    keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between CRLF keep-alives on every TCP and TLS connection that carries SIP (0: none), keeping NAT bindings on the way open; the idle limit still counts only what the peer sends.' }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
   },
   finish: (draft) => draft,
