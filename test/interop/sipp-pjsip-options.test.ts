@@ -41,9 +41,14 @@ before(async () => {
         lan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'lan' },
         wan: { context: 'from-peers', allow: 'ulaw', transport: 'transport-nat', aors: 'wan' },
         shortnonce: { context: 'from-peers', allow: 'ulaw', auth: 'shortnonce', aors: 'shortnonce' },
+        guarded: { context: 'from-peers', allow: 'ulaw', auth: 'guarded' },
+        probe: { context: 'from-peers', allow: 'ulaw', auth: 'guarded', allow_unauthenticated_options: 'yes' },
       },
       aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 }, shortnonce: { max_contacts: 1 } },
-      auth: { shortnonce: { auth_type: 'userpass', username: 'shortnonce', password: 'fleeting', nonce_lifetime: '3' } },
+      auth: {
+        shortnonce: { auth_type: 'userpass', username: 'shortnonce', password: 'fleeting', nonce_lifetime: '3' },
+        guarded: { auth_type: 'userpass', username: 'guarded', password: 'sentinel' },
+      },
       global: { global: { max_forwards: '42', keep_alive_interval: '1' } },
       identify: { lan: { endpoint: 'lan', match: LAN }, wan: { endpoint: 'wan', match: WAN } },
     },
@@ -187,5 +192,15 @@ describe('global keep_alive_interval (a raw TCP peer)', { skip: !HAVE_SIPP && 's
     } finally {
       socket.destroy();
     }
+  });
+});
+
+describe('endpoint allow_unauthenticated_options (SIPp)', { skip: !HAVE_SIPP && 'sipp not installed' }, () => {
+  test('an endpoint with an auth has its OPTIONS challenged (401, then 200 with credentials); with allow_unauthenticated_options=yes, 200 at once', async () => {
+    const challenged = await sipp('options-challenged.xml', [peer.target(), '-s', 'guarded', '-au', 'guarded', '-ap', 'sentinel'], { cwd: peer.work, address: '127.0.0.4', timeoutMs: 20_000 }).done;
+    assert.equal(challenged.status, 0, challenged.output);
+    // options.xml's From user is `probe`: the endpoint that allows unauthenticated OPTIONS.
+    const allowed = await sipp('options.xml', [peer.target()], { cwd: peer.work, address: '127.0.0.4', timeoutMs: 20_000 }).done;
+    assert.equal(allowed.status, 0, allowed.output);
   });
 });

@@ -49,6 +49,34 @@ export class InboundAuthenticator {
   }
 
   /**
+   * Whether an OPTIONS outside a dialog may be answered: as Asterisk, an endpoint that names an
+   * auth is asked for credentials unless it has `allow_unauthenticated_options`; a sender no
+   * endpoint matches is answered without (Patchbay answers everyone's pings). False when it has
+   * been answered (401, 403).
+   */
+  admitOptions(request: SipRequest, tx: ServerTransaction): boolean {
+    // Nothing to identify when no endpoint would be challenged (the common ping path stays a lookup-free 200).
+    if (!this.#anyOptionsChallenged()) return true;
+    const endpoint = this.#identifier.identify(request, tx.source);
+    if (!endpoint || endpoint.auth.length === 0 || endpoint.allowUnauthenticatedOptions) return true;
+    if (!endpoint.forceRport) unforceRport(request);
+    return this.#authenticate(request, tx, endpoint);
+  }
+
+  #optionsChallengedIn: { readonly config: unknown; readonly any: boolean } | undefined;
+
+  /** Whether some endpoint has an auth and not allow_unauthenticated_options (kept per configuration). */
+  #anyOptionsChallenged(): boolean {
+    const config = this.#runtime.config;
+    if (this.#optionsChallengedIn?.config !== config) {
+      let any = false;
+      for (const endpoint of config.endpoints.values()) if (endpoint.auth.length > 0 && !endpoint.allowUnauthenticatedOptions) any = true;
+      this.#optionsChallengedIn = { config, any };
+    }
+    return this.#optionsChallengedIn.any;
+  }
+
+  /**
    * Digest authentication for endpoints that name an auth. Returns true when the request may go
    * on; otherwise it has been answered (401 with a challenge, or 403).
    */

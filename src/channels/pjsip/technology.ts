@@ -542,6 +542,7 @@ export class PjsipTechnology implements ChannelTechnology {
     }
     switch (request.method) {
       case 'OPTIONS':
+        if (!this.#auth.admitOptions(request, tx)) return;
         tx.reply(200, undefined, [
           ['Allow', ALLOW],
           ['Accept', 'application/sdp, text/plain'],

@@ -217,7 +217,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     }),
     srtp_tag_32: bool('srtpTag32', { default: 'no', doc: 'Offer AES_CM_128_HMAC_SHA1_32 before AES_CM_128_HMAC_SHA1_80.' }),
     outbound_proxy: sipUri('outboundProxy', 'Proxy the INVITEs to the endpoint are sent through (named in a Route header).', true),
-    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge (Patchbay never challenges OPTIONS outside a dialog).', implemented: false }),
+    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer this endpoint\'s OPTIONS outside a dialog without a challenge; no: an endpoint with an `auth` is challenged (401) like for any other request.' }),
     send_pai: bool('sendPai', { default: 'no', doc: 'Send P-Asserted-Identity.' }),
     send_rpid: bool('sendRpid', { default: 'no', doc: 'Send Remote-Party-ID.' }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
