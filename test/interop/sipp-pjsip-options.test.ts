@@ -43,11 +43,15 @@ before(async () => {
         shortnonce: { context: 'from-peers', allow: 'ulaw', auth: 'shortnonce', aors: 'shortnonce' },
         guarded: { context: 'from-peers', allow: 'ulaw', auth: 'guarded' },
         probe: { context: 'from-peers', allow: 'ulaw', auth: 'guarded', allow_unauthenticated_options: 'yes' },
+        'carol@example.net': { context: 'from-peers', allow: 'ulaw', auth: 'carol', aors: 'carol@example.net' },
       },
-      aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 }, shortnonce: { max_contacts: 1 } },
+      // SIPp writes the server's address as the domain of From and To: it stands for example.net.
+      domain_alias: { '127.0.0.1': { domain: 'example.net' } },
+      aor: { lan: { max_contacts: 1 }, wan: { max_contacts: 1 }, shortnonce: { max_contacts: 1 }, 'carol@example.net': { max_contacts: 1 } },
       auth: {
         shortnonce: { auth_type: 'userpass', username: 'shortnonce', password: 'fleeting', nonce_lifetime: '3' },
         guarded: { auth_type: 'userpass', username: 'guarded', password: 'sentinel' },
+        carol: { auth_type: 'userpass', username: 'carol', password: 'aliased' },
       },
       global: { global: { max_forwards: '42', keep_alive_interval: '1' } },
       identify: { lan: { endpoint: 'lan', match: LAN }, wan: { endpoint: 'wan', match: WAN } },
@@ -202,5 +206,14 @@ describe('endpoint allow_unauthenticated_options (SIPp)', { skip: !HAVE_SIPP && 
     // options.xml's From user is `probe`: the endpoint that allows unauthenticated OPTIONS.
     const allowed = await sipp('options.xml', [peer.target()], { cwd: peer.work, address: '127.0.0.4', timeoutMs: 20_000 }).done;
     assert.equal(allowed.status, 0, allowed.output);
+  });
+});
+
+describe('domain_alias (SIPp)', { skip: !HAVE_SIPP && 'sipp not installed' }, () => {
+  test('carol@127.0.0.1 registers as the endpoint and AOR carol@example.net, 127.0.0.1 being an alias of example.net', async () => {
+    const run = await sipp('register-digest.xml', [peer.target(), '-s', 'carol', '-au', 'carol', '-ap', 'aliased'], { cwd: peer.work, address: '127.0.0.4', timeoutMs: 20_000 }).done;
+    assert.equal(run.status, 0, run.output);
+    const endpoint = (await (await peer.server.ari(`/endpoints/PJSIP/${encodeURIComponent('carol@example.net')}`)).json()) as Json;
+    assert.equal(endpoint.state, 'online', JSON.stringify(endpoint));
   });
 });

@@ -525,7 +525,7 @@ export const DOMAIN_ALIAS = declareObject<PjsipDomainAlias, Draft<PjsipDomainAli
   type: 'domain_alias',
   initial: (id) => ({ type: 'domain_alias', id, domain: '' }),
   options: {
-    domain: text('domain', { doc: 'The domain the section name is an alias of.', implemented: false }),
+    domain: text('domain', { doc: 'The domain the section name is an alias of: a request from `user@<section name>` is from the endpoint `user@<domain>` when there is one (else `user`), and a REGISTER to it binds the AOR `user@<domain>`.' }),
   },
   finish(draft, report) {
     if (draft.domain === '') report.error('domain', 'is required');
