@@ -203,11 +203,18 @@ export class StreamConnections {
   /**
    * A CRLF keep-alive (RFC 5626 §3.5.1's ping, what pjsip sends) on every connection that carries
    * SIP: ours, and incoming ones that have sent a whole message — a silent connection is never
-   * kept open by it (the first-message timer still closes it).
+   * kept open by it (the first-message timer still closes it). A connection whose peer has sent
+   * nothing for the idle limit is closed instead: keep-alives are no sign of life from the peer.
    */
   keepAlive(): void {
+    const now = Date.now();
     for (const conn of this.#connections.values()) {
       if (conn.closed || (conn.inbound && !conn.heard)) continue;
+      // Our writes hold the socket's own idle timer off: the peer's silence is judged here.
+      if (now - conn.lastReceivedAt >= this.limits.idleTimeoutMs) {
+        conn.socket.destroy();
+        continue;
+      }
       try {
         this.write(conn, KEEP_ALIVE);
       } catch {
@@ -247,10 +254,9 @@ export class StreamConnections {
     this.#connections.set(key, conn);
     const socket = conn.socket;
     socket.setNoDelay(true);
-    // The socket's timer also counts what we write (keep-alives): closed only when nothing arrived for the idle time.
-    socket.setTimeout(this.limits.idleTimeoutMs, () => {
-      if (Date.now() - conn.lastReceivedAt >= this.limits.idleTimeoutMs) socket.destroy();
-    });
+    // Idle: nothing in or out for the limit. Our keep-alives hold this timer off, so keepAlive()
+    // closes a connection whose peer has sent nothing for the limit itself.
+    socket.setTimeout(this.limits.idleTimeoutMs, () => socket.destroy());
     const source = this.#source(conn.remoteAddress, conn.remotePort, conn);
     socket.on('data', (chunk: Buffer) => {
       conn.lastReceivedAt = Date.now();
