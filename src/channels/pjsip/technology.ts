@@ -12,7 +12,7 @@
 // - In-dialog requests reach a call only with its Call-ID and both tags, else 481 (RFC 3261 §12.2.2).
 // - SUBSCRIBE → subscriptions/server.ts (dialog, presence, message-summary), in its dialog too;
 //   unsolicited MWI to contacts of endpoints with mailboxes= → subscriptions/unsolicited-mwi.ts.
-// - OPTIONS: 200. BYE: 481. Another method RFCs define: 405; one they do not: 501.
+// - OPTIONS: 200 (an endpoint with an auth is challenged first unless allow_unauthenticated_options). BYE: 481. Another method RFCs define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
 import type { PatchbayConfig } from '../../config/config.ts';
 import { SipTrace } from '../../sip/trace.ts';
