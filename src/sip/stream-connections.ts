@@ -12,6 +12,9 @@ import type { Source, TcpConnection } from './transport-types.ts';
 
 export type StreamProtocol = 'TCP' | 'TLS';
 
+/** What a keep-alive writes: a double CRLF, as Asterisk's transport management sends. */
+const KEEP_ALIVE = Buffer.from('\r\n\r\n');
+
 export interface StreamLimits {
   maxConnections: number;
   maxConnectionsPerSource: number;
@@ -37,6 +40,8 @@ export class Connection implements TcpConnection {
   /** A whole SIP message arrived on it: no longer a silent connection that may be evicted. */
   heard = false;
   firstMessageTimer: NodeJS.Timeout | undefined;
+  /** When bytes last arrived: the idle limit counts from it (our keep-alives are no sign of life from the peer). */
+  lastReceivedAt = Date.now();
   constructor(
     readonly protocol: StreamProtocol,
     readonly socket: net.Socket,
@@ -195,6 +200,29 @@ export class StreamConnections {
     conn.socket.write(data);
   }
 
+  /**
+   * A CRLF keep-alive (RFC 5626 §3.5.1's ping, what pjsip sends) on every connection that carries
+   * SIP: ours, and incoming ones that have sent a whole message — a silent connection is never
+   * kept open by it (the first-message timer still closes it). A connection whose peer has sent
+   * nothing for the idle limit is closed instead: keep-alives are no sign of life from the peer.
+   */
+  keepAlive(): void {
+    const now = Date.now();
+    for (const conn of this.#connections.values()) {
+      if (conn.closed || (conn.inbound && !conn.heard)) continue;
+      // Our writes hold the socket's own idle timer off: the peer's silence is judged here.
+      if (now - conn.lastReceivedAt >= this.limits.idleTimeoutMs) {
+        conn.socket.destroy();
+        continue;
+      }
+      try {
+        this.write(conn, KEEP_ALIVE);
+      } catch {
+        // closed for a full write buffer: its close event cleans up
+      }
+    }
+  }
+
   closeAll(): void {
     this.#closing = true;
     for (const conn of this.#connections.values()) conn.socket.destroy();
@@ -226,9 +254,12 @@ export class StreamConnections {
     this.#connections.set(key, conn);
     const socket = conn.socket;
     socket.setNoDelay(true);
+    // Idle: nothing in or out for the limit. Our keep-alives hold this timer off, so keepAlive()
+    // closes a connection whose peer has sent nothing for the limit itself.
     socket.setTimeout(this.limits.idleTimeoutMs, () => socket.destroy());
     const source = this.#source(conn.remoteAddress, conn.remotePort, conn);
     socket.on('data', (chunk: Buffer) => {
+      conn.lastReceivedAt = Date.now();
       const { frames, pings, error } = conn.framer.push(chunk);
       for (let p = 0; p < pings; p++) {
         try {

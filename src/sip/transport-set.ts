@@ -9,6 +9,7 @@
  */
 import { isForeignFlow } from './foreign-flow.ts';
 import type { SipMessage, SipResponse } from './message.ts';
+import type { OutboundNat } from './outbound-nat.ts';
 import type { TlsSettings } from './tls-material.ts';
 import { SipWebSocketTransport, type WebSocketTransportOptions } from './websocket-transport.ts';
 import { SipTransport, type Destination, type SipSender, type Source, type TcpConnection, type TransportHandlers, type TransportOptions, type TransportProtocol } from './transport.ts';
@@ -23,6 +24,8 @@ export interface ListenerSettings {
   readonly port: number;
   /** Host written in Via and Contact (NAT), else the bind address. */
   readonly publicHost?: string;
+  /** External addresses per destination (outbound-nat.ts), when the transport is behind NAT with local networks or an external port. */
+  readonly nat?: OutboundNat;
   /** A TLS listener's certificates and policy (also used for the TLS connections it opens). */
   readonly tls?: TlsSettings;
 }
@@ -52,6 +55,7 @@ export class SipTransportSet implements SipSender {
           ...(settings.publicHost ? { publicHost: settings.publicHost } : {}),
           ...(settings.protocols.includes('TLS') ? { tlsPort: settings.port } : {}),
           ...(settings.tls ? { tls: settings.tls } : {}),
+          ...(settings.nat ? { nat: settings.nat } : {}),
         },
         handlers,
       ),
@@ -151,6 +155,11 @@ export class SipTransportSet implements SipSender {
       }
     }
     return failures;
+  }
+
+  /** CRLF keep-alives on every listener's TCP and TLS connections every `seconds` (0: none). */
+  setKeepAliveInterval(seconds: number): void {
+    for (const { transport } of this.#listeners) transport.setKeepAliveInterval(seconds);
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import tls from 'node:tls';
+import { applyOutboundNat, type OutboundNat } from './outbound-nat.ts';
 import { createResponse, type SipMessage, type SipResponse, type Via } from './message.ts';
 import { DEFAULT_LIMITS, parseMessage, type ParserLimits } from './parser.ts';
 import { Connection, StreamConnections, type StreamProtocol } from './stream-connections.ts';
@@ -57,6 +58,12 @@ export interface TransportOptions {
   maxTlsHandshakes?: number;
   /** Host written in Via and Contact (default: the bind address; set for NAT). */
   publicHost?: string;
+  /**
+   * External addresses written in what is sent to destinations outside the local networks
+   * (outbound-nat.ts; pjsip.conf `local_net`, `external_*`): messages are written with the local
+   * addresses and rewritten per destination when they leave.
+   */
+  nat?: OutboundNat;
   limits?: Partial<ParserLimits>;
   /**
    * Live connections per stream protocol, in and out (default 1024). At the limit a new incoming connection takes the
@@ -86,7 +93,7 @@ export interface TransportHandlers {
   onConnectionClosed?(connection: TcpConnection): void;
 }
 
-type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls'>> & { publicHost?: string; name?: string };
+type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls' | 'nat'>> & { publicHost?: string; name?: string };
 
 export class SipTransport implements SipSender {
   handlers: TransportHandlers = {};
@@ -99,6 +106,8 @@ export class SipTransport implements SipSender {
   /** The TLS certificates in force (replaced by reloadTls). */
   #tls: TlsMaterial | undefined;
   readonly #tlsSettings: TlsSettings | undefined;
+  readonly #nat: OutboundNat | undefined;
+  #keepAlive: NodeJS.Timeout | undefined;
   private readonly streams: Record<StreamProtocol, StreamConnections>;
   private closing = false;
 
@@ -121,6 +130,7 @@ export class SipTransport implements SipSender {
       name: options.name,
     };
     this.#tlsSettings = options.tls;
+    this.#nat = options.nat;
     const events = {
       frame: (data: Buffer, source: Source) => this.receive(data, source, true),
       drop: (reason: string, source: Source) => this.handlers.onDrop?.(reason, source),
@@ -260,7 +270,7 @@ export class SipTransport implements SipSender {
    * transport cannot (no socket, connection refused or closed, TLS refused, message too large).
    */
   async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
-    const data = message.serialize();
+    const data = (this.#nat ? applyOutboundNat(message, dest.host, this.#nat) : message).serialize();
     if (data.length > this.limits.maxMessageSize) throw new Error('message too large to send');
     return this.sendRaw(data, dest);
   }
@@ -303,8 +313,25 @@ export class SipTransport implements SipSender {
     return '127.0.0.1';
   }
 
+  /**
+   * Sends a CRLF keep-alive on the TCP and TLS connections every `seconds` (pjsip.conf global
+   * `keep_alive_interval`; 0: none), so that NATs and firewalls on the way keep them open.
+   */
+  setKeepAliveInterval(seconds: number): void {
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
+    if (!(seconds > 0) || this.closing) return;
+    this.#keepAlive = setInterval(() => {
+      this.streams.TCP.keepAlive();
+      this.streams.TLS.keepAlive();
+    }, seconds * 1000);
+    this.#keepAlive.unref();
+  }
+
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
     this.streams.TCP.closeAll();
     this.streams.TLS.closeAll();
     const servers = [this.tcp, this.tlsServer];

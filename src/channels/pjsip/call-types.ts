@@ -25,6 +25,11 @@ export interface CallEnvironment {
   /** The bound port of the named listener of a protocol (else the first of it): a TCP/TLS Contact names it. */
   portOf?(protocol: TransportProtocol, listener?: string): number | undefined;
   readonly mediaAddress: string;
+  /**
+   * Whether `mediaAddress` is an external address written towards every destination (no
+   * `local_net`): an endpoint's `media_address` gives way to it, as Asterisk's NAT hook rewrites it.
+   */
+  readonly mediaAddressExternalEverywhere?: boolean;
   readonly userAgent: string;
   /** Ms media may go unanswered to an SDP address that is not the signalling's (sip.rtp_unanswered_ms); 0 = no limit. */
   readonly unansweredMediaMs: number;
@@ -55,6 +60,8 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly forceRport?: boolean;
   /** Seconds without RTP from the far end before the call is hung up (endpoint `rtp_timeout`; 0 = never). */
   readonly rtpTimeout?: number;
+  /** The address written in this endpoint's SDP instead of the transport's (endpoint `media_address`). */
+  readonly mediaAddress?: string;
 }
 
 /**

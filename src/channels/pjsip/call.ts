@@ -102,7 +102,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
     this.#requests = new CallDialogRequests(services, this);
     this.#workerMedia = new CallWorkerMedia(this, services);
-    this.#sdp = new CallMedia(codecs, mediaOptions, () => services.mediaAddress, () => this.stream, (address) =>
+    this.#sdp = new CallMedia(codecs, mediaOptions, () => (mediaOptions.mediaAddress !== undefined && !services.mediaAddressExternalEverywhere ? mediaOptions.mediaAddress : services.mediaAddress), () => this.stream, (address) =>
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');

@@ -5,8 +5,20 @@
 // header identifier, so an identify's match_header works with the default order.
 import type { SipRequest } from '../../sip/message.ts';
 import type { Source } from '../../sip/transport.ts';
-import { identifyMatchesAddress, type PjsipEndpoint } from './config/index.ts';
+import { identifyMatchesAddress, type PjsipConfig, type PjsipEndpoint } from './config/index.ts';
 import type { PjsipRuntime } from './runtime.ts';
+
+/**
+ * The object names a user of a domain may have, in Asterisk's order (multi-domain): `user@domain`,
+ * then `user@<the domain it is an alias of>` (a domain_alias section named after the domain), then
+ * `user` alone.
+ */
+export function namesInDomain(user: string, domain: string, config: Pick<PjsipConfig, 'domainAliases'>): string[] {
+  if (domain === '') return [user];
+  const host = domain.toLowerCase();
+  const alias = config.domainAliases.get(host) ?? config.domainAliases.get(domain);
+  return [`${user}@${host}`, ...(alias && alias.domain !== '' ? [`${user}@${alias.domain}`] : []), user];
+}
 
 export class EndpointIdentifier {
   readonly #runtime: PjsipRuntime;
@@ -32,8 +44,10 @@ export class EndpointIdentifier {
         const from = request.from()?.uri;
         const user = from && from.kind === 'sip' ? from.user : undefined;
         if (user) {
-          const endpoint = config.endpoints.get(user);
-          if (endpoint && (endpoint.identifyBy.includes('username') || endpoint.identifyBy.includes('auth_username'))) return endpoint;
+          for (const name of namesInDomain(user, from?.kind === 'sip' ? from.host : '', config)) {
+            const endpoint = config.endpoints.get(name);
+            if (endpoint && (endpoint.identifyBy.includes('username') || endpoint.identifyBy.includes('auth_username'))) return endpoint;
+          }
         }
       } else if (method === 'anonymous') {
         const endpoint = config.endpoints.get('anonymous');

@@ -49,6 +49,34 @@ export class InboundAuthenticator {
   }
 
   /**
+   * Whether an OPTIONS outside a dialog may be answered: as Asterisk, an endpoint that names an
+   * auth is asked for credentials unless it has `allow_unauthenticated_options`; a sender no
+   * endpoint matches is answered without (Patchbay answers everyone's pings). False when it has
+   * been answered (401, 403).
+   */
+  admitOptions(request: SipRequest, tx: ServerTransaction): boolean {
+    // Nothing to identify when no endpoint would be challenged (the common ping path stays a lookup-free 200).
+    if (!this.#anyOptionsChallenged()) return true;
+    const endpoint = this.#identifier.identify(request, tx.source);
+    if (!endpoint || endpoint.auth.length === 0 || endpoint.allowUnauthenticatedOptions) return true;
+    if (!endpoint.forceRport) unforceRport(request);
+    return this.#authenticate(request, tx, endpoint);
+  }
+
+  #optionsChallengedIn: { readonly config: unknown; readonly any: boolean } | undefined;
+
+  /** Whether some endpoint has an auth and not allow_unauthenticated_options (kept per configuration). */
+  #anyOptionsChallenged(): boolean {
+    const config = this.#runtime.config;
+    if (this.#optionsChallengedIn?.config !== config) {
+      let any = false;
+      for (const endpoint of config.endpoints.values()) if (endpoint.auth.length > 0 && !endpoint.allowUnauthenticatedOptions) any = true;
+      this.#optionsChallengedIn = { config, any };
+    }
+    return this.#optionsChallengedIn.any;
+  }
+
+  /**
    * Digest authentication for endpoints that name an auth. Returns true when the request may go
    * on; otherwise it has been answered (401 with a challenge, or 403).
    */
@@ -72,8 +100,9 @@ export class InboundAuthenticator {
       lookup: (username) => {
         const auth = blocked ? undefined : auths.find((candidate) => candidate.username === username);
         if (!auth) return undefined;
-        if (auth.authType === 'md5' && auth.md5Cred) return { md5Cred: auth.md5Cred };
-        return { password: auth.password ?? '' };
+        // Its nonce_lifetime: a nonce older than that is stale (401 with stale=true), as Asterisk checks it per auth.
+        if (auth.authType === 'md5' && auth.md5Cred) return { md5Cred: auth.md5Cred, nonceLifetime: auth.nonceLifetime };
+        return { password: auth.password ?? '', nonceLifetime: auth.nonceLifetime };
       },
     });
     if (result.ok) {

@@ -6,6 +6,8 @@ import type { ListenerSettings } from '../../sip/transport-set.ts';
 import type { TlsSettings } from '../../sip/tls-material.ts';
 import type { TransportProtocol } from '../../sip/transport.ts';
 import type { WebSocketTransportOptions } from '../../sip/websocket-transport.ts';
+import type { OutboundNat } from '../../sip/outbound-nat.ts';
+import { networkContains } from './config/values.ts';
 import type { PjsipTransport } from './config/index.ts';
 
 /** The SIP protocol of a transport section. */
@@ -33,10 +35,34 @@ export function tlsSettingsOf(transport: PjsipTransport): TlsSettings | undefine
   };
 }
 
+/**
+ * The external addresses of a transport applied per destination as Asterisk's res_pjsip_nat
+ * (sip/outbound-nat.ts), when they depend on the destination (`local_net`) or add a port
+ * (`external_signaling_port`); undefined otherwise — then the external addresses, if any, are
+ * simply written in everything sent (no local network: every destination is outside). The YAML
+ * `sip.externalAddress` stands for both external addresses when the transport names none.
+ */
+export function outboundNatOf(transport: PjsipTransport, externalAddress: string | undefined): OutboundNat | undefined {
+  const signalingHost = transport.externalSignalingAddress || externalAddress || undefined;
+  const mediaHost = transport.externalMediaAddress || externalAddress || undefined;
+  if (signalingHost === undefined && mediaHost === undefined) return undefined;
+  const signalingPort = signalingHost === undefined ? undefined : transport.externalSignalingPort;
+  if (transport.localNet.length === 0 && signalingPort === undefined) return undefined;
+  const localNets = transport.localNet;
+  return {
+    ...(signalingHost !== undefined ? { signalingHost } : {}),
+    ...(signalingPort !== undefined ? { signalingPort } : {}),
+    ...(mediaHost !== undefined ? { mediaHost } : {}),
+    ...(localNets.length > 0 ? { isLocal: (address: string) => localNets.some((network) => networkContains(network, address)) } : {}),
+  };
+}
+
 /** One listener per transport section, at its `bind`. */
 export function listenersOf(transports: readonly PjsipTransport[], externalAddress: string | undefined): ListenerSettings[] {
   return transports.map((transport) => {
-    const publicHost = transport.externalSignalingAddress || externalAddress;
+    const nat = outboundNatOf(transport, externalAddress);
+    // With per-destination rewriting the local address is written and the external one put in on the way out.
+    const publicHost = nat ? undefined : transport.externalSignalingAddress || externalAddress;
     const tls = tlsSettingsOf(transport);
     return {
       name: transport.id,
@@ -44,6 +70,7 @@ export function listenersOf(transports: readonly PjsipTransport[], externalAddre
       host: transport.bind.host,
       port: transport.bind.port,
       ...(publicHost ? { publicHost } : {}),
+      ...(nat ? { nat } : {}),
       ...(tls ? { tls } : {}),
     };
   });

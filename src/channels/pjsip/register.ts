@@ -9,6 +9,7 @@ import type { BindingSource } from '../../sip/registrar.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { TransportProtocol } from '../../sip/transport.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
+import { namesInDomain } from './identify.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { type PjsipRuntime } from './runtime.ts';
 
@@ -26,7 +27,9 @@ export class RegisterServer {
     if (!endpoint) return;
     const to = request.to()?.uri;
     const aorName = to && to.kind === 'sip' ? to.user : undefined;
-    const aorId = aorName && endpoint.aors.includes(aorName) ? aorName : endpoint.aors.length === 1 && aorName === endpoint.id ? endpoint.aors[0] : undefined;
+    // Multi-domain as Asterisk: the AOR `user@domain`, then `user@<aliased domain>`, then `user`.
+    const named = aorName ? namesInDomain(aorName, to?.kind === 'sip' ? to.host : '', this.#runtime.config).find((name) => endpoint.aors.includes(name)) : undefined;
+    const aorId = named ?? (endpoint.aors.length === 1 && aorName === endpoint.id ? endpoint.aors[0] : undefined);
     const aor = aorId === undefined ? undefined : this.#runtime.config.aors.get(aorId);
     if (!aor) {
       tx.reply(404, 'Not Found');

@@ -12,7 +12,7 @@
 // - In-dialog requests reach a call only with its Call-ID and both tags, else 481 (RFC 3261 §12.2.2).
 // - SUBSCRIBE → subscriptions/server.ts (dialog, presence, message-summary), in its dialog too;
 //   unsolicited MWI to contacts of endpoints with mailboxes= → subscriptions/unsolicited-mwi.ts.
-// - OPTIONS: 200. BYE: 481. Another method RFCs define: 405; one they do not: 501.
+// - OPTIONS: 200 (an endpoint with an auth is challenged first unless allow_unauthenticated_options). BYE: 481. Another method RFCs define: 405; one they do not: 501.
 // - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
 import type { PatchbayConfig } from '../../config/config.ts';
 import { SipTrace } from '../../sip/trace.ts';
@@ -58,7 +58,7 @@ import { CallTransfers } from './transfers.ts';
 import { SubscriptionServer } from './subscriptions/server.ts';
 import { UnsolicitedMwi } from './subscriptions/unsolicited-mwi.ts';
 import { registerPjsipWithCore } from './dialplan.ts';
-import { isWebSocketSource, listenersOf, webSocketTransportOf } from './listeners.ts';
+import { isWebSocketSource, listenersOf, outboundNatOf, webSocketTransportOf } from './listeners.ts';
 
 export type { SipStats } from './stats.ts';
 
@@ -87,6 +87,10 @@ export class PjsipTechnology implements ChannelTechnology {
   #unwatchDirectory: (() => void) | undefined;
   #host = '127.0.0.1';
   #publicHost = '127.0.0.1';
+  /** The host SIP over WebSocket writes in Via and Contact (external when configured: no per-destination rewriting there). */
+  #webSocketHost = '127.0.0.1';
+  /** `#mediaAddress` is an external address written for every destination (no per-destination rewriting). */
+  #mediaAddressExternal = false;
   #mediaAddress = '127.0.0.1';
   #port = 0;
   /** The live calls, found by dialog (Call-ID and tags): see call-registry.ts. */
@@ -132,6 +136,9 @@ export class PjsipTechnology implements ChannelTechnology {
       portOf: (protocol, listener) => technology.#transport?.port(protocol, listener),
       get mediaAddress() {
         return technology.#mediaAddress;
+      },
+      get mediaAddressExternalEverywhere() {
+        return technology.#mediaAddressExternal;
       },
       get unansweredMediaMs() {
         return technology.#context?.config.sip.rtpUnansweredMs ?? 0;
@@ -350,6 +357,8 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     objects.watch((config) => {
       this.#config = config;
+      if (this.#layer) this.#layer.maxForwards = config.global.maxForwards;
+      this.#transport?.setKeepAliveInterval(config.global.keepAliveInterval);
       this.#objects?.dropOrphanBindings(this.#registrar);
       this.#syncQualify();
       this.#registrations?.sync(config);
@@ -358,7 +367,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
     const listeners = this.#listeners(settings);
-    const webSocket = webSocketTransportOf([...this.#config.transports.values()], this.#publicHost, settings.tcp, log);
+    const webSocket = webSocketTransportOf([...this.#config.transports.values()], this.#webSocketHost, settings.tcp, log);
     const { transport, layer } = openSipListeners(
       listeners,
       {
@@ -390,6 +399,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.sipTrace.attach((text, fields) => log.info({ ...fields, sipTrace: true }, text));
     this.#transport = transport;
     this.#layer = layer;
+    layer.maxForwards = this.#config.global.maxForwards;
     try {
       await transport.start();
     } catch (error) {
@@ -407,6 +417,7 @@ export class PjsipTechnology implements ChannelTechnology {
       log.error({ err: error, listeners: where }, `${this.#unavailable}; SIP is unavailable (the default port; configure sip.port or a transport to make this fatal)`);
       return;
     }
+    transport.setKeepAliveInterval(this.#config.global.keepAliveInterval);
     // Media (and its worker threads) only once SIP listens: a start-up that fails leaves no worker behind.
     this.#streams.configure(this.#host, new RtpPortRange(settings.rtpPortStart, Math.max(settings.rtpPortStart + 2, settings.rtpPortEnd)), context.config.media.workers);
     const bound = transport.listeners();
@@ -448,8 +459,14 @@ export class PjsipTechnology implements ChannelTechnology {
     const first = transports[0];
     const wildcard = (host: string) => host === '0.0.0.0' || host === '::';
     const boundHost = first && !wildcard(first.bind.host) ? first.bind.host : this.#host;
-    this.#publicHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
-    this.#mediaAddress = first?.externalMediaAddress || settings.externalAddress || this.#host;
+    // Behind NAT with local networks (or an external port), messages are written with the local
+    // addresses and the transport puts in the external ones per destination (listeners.ts outboundNatOf).
+    const perDestination = first !== undefined && outboundNatOf(first, settings.externalAddress) !== undefined;
+    this.#webSocketHost = first?.externalSignalingAddress || settings.externalAddress || boundHost;
+    this.#publicHost = perDestination ? boundHost : this.#webSocketHost;
+    const externalMedia = perDestination ? undefined : first?.externalMediaAddress || settings.externalAddress || undefined;
+    this.#mediaAddressExternal = externalMedia !== undefined;
+    this.#mediaAddress = externalMedia ?? (wildcard(this.#host) && perDestination ? boundHost : this.#host);
     // ws/wss transports listen on the HTTP server (listeners.ts webSocketTransportOf); with only those, UDP and TCP stay the YAML way.
     const sockets = transports.filter((transport) => !isWebSocketSource(transport.protocol));
     if (sockets.length === 0) return [{ name: 'sip', protocols: ['UDP', 'TCP'], host: this.#host, port: settings.port, publicHost: this.#publicHost }];
@@ -458,7 +475,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   /** The HTTP server listens: its address goes in the Via and Contact of what is sent over WebSockets. */
   webSocketListening(port: number): void {
-    this.#transport?.webSocket?.advertise(this.#publicHost, port);
+    this.#transport?.webSocket?.advertise(this.#webSocketHost, port);
   }
 
   /**
@@ -525,6 +542,7 @@ export class PjsipTechnology implements ChannelTechnology {
     }
     switch (request.method) {
       case 'OPTIONS':
+        if (!this.#auth.admitOptions(request, tx)) return;
         tx.reply(200, undefined, [
           ['Allow', ALLOW],
           ['Accept', 'application/sdp, text/plain'],

@@ -8,7 +8,10 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 export type DigestAlgorithm = 'MD5' | 'SHA-256';
 
 /** Credentials of one auth object: a plaintext password or Asterisk's `md5_cred` (hex MD5 of `username:realm:password`). */
-export type DigestSecret = { readonly password: string } | { readonly md5Cred: string };
+export type DigestSecret = ({ readonly password: string } | { readonly md5Cred: string }) & {
+  /** Seconds this user's nonces stay valid (pjsip.conf auth `nonce_lifetime`); default the authenticator's. */
+  readonly nonceLifetime?: number;
+};
 
 /** The directives of one `Digest` credentials value, names lower-cased. */
 export interface DigestAuthorization {
@@ -271,6 +274,8 @@ export class DigestAuthenticator {
   private readonly counts = new Map<string, number>();
   /** Issue time of the newest nonce evicted from `counts`; nonces not newer are stale when unknown. */
   private evictedUpTo = -1;
+  /** The longest lifetime a nonce was accepted with: counts are kept at least that long. */
+  private longestLifetimeMs: number;
 
   constructor(options: DigestOptions) {
     this.realm = options.realm;
@@ -278,6 +283,7 @@ export class DigestAuthenticator {
     this.algorithms = algorithms.length > 0 ? [...new Set(algorithms)] : ['MD5'];
     const lifetime = options.nonceLifetime ?? DEFAULT_NONCE_LIFETIME;
     this.nonceLifetimeMs = Number.isFinite(lifetime) && lifetime > 0 ? Math.round(lifetime * 1000) : DEFAULT_NONCE_LIFETIME * 1000;
+    this.longestLifetimeMs = this.nonceLifetimeMs;
     this.secret = options.secret && options.secret.length > 0 ? Buffer.from(options.secret) : randomBytes(32);
     this.opaque = toBase64Url(createHmac('sha256', this.secret).update(`opaque:${this.realm}`).digest().subarray(0, 12));
     this.allowNoQop = options.allowNoQop ?? true;
@@ -359,8 +365,11 @@ export class DigestAuthenticator {
     if (!secret) return { ok: false, reason: 'unknown-user', username };
     if (!ha1 || !matches) return { ok: false, reason: 'bad-response', username };
 
+    const own = secret.nonceLifetime;
+    const lifetimeMs = own !== undefined && Number.isFinite(own) && own > 0 ? Math.round(own * 1000) : this.nonceLifetimeMs;
     const age = this.now() - issuedAt;
-    if (age > this.nonceLifetimeMs) return { ok: false, reason: 'stale', username };
+    if (age > lifetimeMs) return { ok: false, reason: 'stale', username };
+    if (lifetimeMs > this.longestLifetimeMs) this.longestLifetimeMs = lifetimeMs;
 
     if (credentials.qop !== undefined) {
       const count = Number.parseInt(credentials.nc as string, 16);
@@ -384,7 +393,7 @@ export class DigestAuthenticator {
   private remember(nonce: string, count: number, issuedAt: number): void {
     this.counts.delete(nonce);
     this.counts.set(nonce, count);
-    const expiredBefore = this.now() - this.nonceLifetimeMs;
+    const expiredBefore = this.now() - this.longestLifetimeMs;
     for (const [oldest] of this.counts) {
       if (this.counts.size <= this.maxTracked) {
         const time = this.nonceTime(oldest);

@@ -35,7 +35,8 @@ export function buildAckForNon2xx(request: SipRequest, response: SipResponse): S
   if (to !== undefined) ack.add('To', to);
   ack.add('CSeq', `${request.cseq()?.seq ?? 1} ACK`);
   for (const route of request.getAll('route')) ack.add('Route', route);
-  ack.add('Max-Forwards', '70');
+  // The INVITE's (a configured max_forwards, else 70).
+  ack.add('Max-Forwards', request.get('max-forwards') ?? '70');
   return ack;
 }
 

@@ -86,7 +86,7 @@ export class TransactionLayer implements ClientTransactionHost {
     if (!via?.branch) throw new Error('request without a Via branch');
     const key = clientKey(via.branch, request.method);
     if (this.clients.has(key)) throw new Error('a client transaction with this branch exists');
-    if (!request.has('max-forwards')) request.set('Max-Forwards', '70');
+    this.#setMaxForwards(request);
     const tx = new ClientTransaction(this, key, request, destination, handlers);
     this.clients.set(key, tx);
     tx.start();
@@ -96,8 +96,20 @@ export class TransactionLayer implements ClientTransactionHost {
   /** Sends an ACK for a 2xx (or any request outside a transaction). */
   async sendAck(ack: SipRequest, destination: Destination): Promise<void> {
     if (!ack.has('via')) this.addVia(ack, destination.transport, destination.listener, destination.connection);
-    if (!ack.has('max-forwards')) ack.set('Max-Forwards', '70');
+    this.#setMaxForwards(ack);
     await this.transport.send(ack, destination);
+  }
+
+  /**
+   * Max-Forwards of every request sent (pjsip.conf global `max_forwards`): when set it replaces
+   * whatever the request was written with, as Asterisk adds it as a global request header;
+   * undefined: 70 where the request names none.
+   */
+  maxForwards: number | undefined;
+
+  #setMaxForwards(request: SipRequest): void {
+    if (this.maxForwards !== undefined) request.set('Max-Forwards', String(this.maxForwards));
+    else if (!request.has('max-forwards')) request.set('Max-Forwards', '70');
   }
 
   /**

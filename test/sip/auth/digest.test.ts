@@ -205,6 +205,18 @@ describe('DigestAuthenticator', () => {
     clock -= 32_001;
   });
 
+  test('a user\'s own nonce lifetime (pjsip.conf auth nonce_lifetime) decides when its nonce is stale', () => {
+    const a = auth();
+    const [, md5] = a.challenge();
+    const withLifetime = (seconds: number) => (name: string) => (name === 'alice' ? { password: 's3cret', nonceLifetime: seconds } : undefined);
+    const credentials = answer(md5, { username: 'alice', password: 's3cret', method: 'INVITE', uri: 'u' });
+    clock += 5_001;
+    assert.equal((a.verify({ method: 'INVITE', authorization: credentials, lookup: withLifetime(5) }) as { reason: string }).reason, 'stale');
+    clock += 40_000;
+    assert.equal(a.verify({ method: 'INVITE', authorization: credentials, lookup: withLifetime(60) }).ok, true);
+    clock -= 45_001;
+  });
+
   test('nonce counts must grow; the table stays bounded and forgotten nonces are stale', () => {
     const a = new DigestAuthenticator({ realm: 'patchbay', secret: Buffer.from('k'), now, maxTrackedNonces: 3 });
     const md5 = a.challenge()[1];

@@ -200,7 +200,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     force_rport: bool('forceRport', { default: 'yes', doc: 'Answer to the source port whatever Via says; no: to the Via\'s port unless it asks for rport.' }),
     rewrite_contact: bool('rewriteContact', { default: 'no', doc: 'Take the Contact of registrations and calls as their source address, port and transport.' }),
     allow_overlap: bool('allowOverlap', { default: 'yes', doc: 'An INVITE to a number that could still match an extension after more digits is answered 484 Address Incomplete (no: 404).' }),
-    media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP.', implemented: false }),
+    media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP (c=, o=) instead of the transport\'s; towards a destination outside `local_net` a transport\'s `external_media_address` still replaces it when it is inside a local network, and everywhere when no `local_net` is set.' }),
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     media_encryption: custom<EndpointDraft>(
@@ -217,7 +217,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     }),
     srtp_tag_32: bool('srtpTag32', { default: 'no', doc: 'Offer AES_CM_128_HMAC_SHA1_32 before AES_CM_128_HMAC_SHA1_80.' }),
     outbound_proxy: sipUri('outboundProxy', 'Proxy the INVITEs to the endpoint are sent through (named in a Route header).', true),
-    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer OPTIONS without a challenge (Patchbay never challenges OPTIONS outside a dialog).', implemented: false }),
+    allow_unauthenticated_options: bool('allowUnauthenticatedOptions', { default: 'no', doc: 'Answer this endpoint\'s OPTIONS outside a dialog without a challenge; no: an endpoint with an `auth` is challenged (401) like for any other request.' }),
     send_pai: bool('sendPai', { default: 'no', doc: 'Send P-Asserted-Identity.' }),
     send_rpid: bool('sendRpid', { default: 'no', doc: 'Send Remote-Party-ID.' }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
@@ -336,7 +336,7 @@ export const AUTH = declareObject<PjsipAuth, Draft<PjsipAuth>>({
     password: optional('password', (value) => ({ ok: true, value }), { doc: 'Password (auth_type=userpass).' }),
     md5_cred: optionalText('md5Cred', { doc: 'Hex MD5 of `username:realm:password` (auth_type=md5).' }),
     realm: optionalText('realm', { doc: 'Realm of the credentials when registering out (inbound challenges use global `default_realm`).' }),
-    nonce_lifetime: int('nonceLifetime', 1, 86_400, { default: '32', doc: 'Seconds a challenge\'s nonce stays valid.', implemented: false }),
+    nonce_lifetime: int('nonceLifetime', 1, 86_400, { default: '32', doc: 'Seconds a challenge\'s nonce stays valid for these credentials: an older one, even with the right password, is answered 401 with a new challenge marked stale=true.' }),
   },
   finish(draft, report) {
     if (draft.username === '') report.error('username', 'is required');
@@ -448,15 +448,15 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
       doc: '`udp`, `tcp`, `tls`, or `ws`/`wss`: SIP over WebSocket for browsers on the HTTP server\'s `/ws` (its `bind` is not used); others leave the transport out, with a warning.',
     }),
     bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
-    external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP (the first transport\'s).' }),
-    external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in Via and Contact (the first transport\'s).' }),
-    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'Port written in Via and Contact (0: the bound port).', implemented: false }, (draft, value, report) => {
+    external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP c= and o= lines towards destinations outside `local_net` (every destination without one), replacing a local address only.' }),
+    external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in the Contact of requests and responses (not of REGISTER responses or a 302 to INVITE) and the Via of requests towards destinations outside `local_net` (every destination without one).' }),
+    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'With `external_signaling_address`: the port written with it in Contact and Via (0: the bound port).' }, (draft, value, report) => {
       const result = parseInteger(value, 0, 65535);
       if (!result.ok) return report.fail(result.error);
       if (result.value === 0) delete draft.externalSignalingPort;
       else draft.externalSignalingPort = result.value;
     }),
-    local_net: listOf('localNet', parseNetwork, { doc: 'Networks the external addresses are not used for.', implemented: false }),
+    local_net: listOf('localNet', parseNetwork, { doc: 'Networks whose destinations see the local addresses in Via, Contact and SDP, not the external ones (a list; none: every destination is outside).' }),
     ...TLS_TRANSPORT_OPTIONS,
   },
   finish(draft, report) {
@@ -525,7 +525,7 @@ export const DOMAIN_ALIAS = declareObject<PjsipDomainAlias, Draft<PjsipDomainAli
   type: 'domain_alias',
   initial: (id) => ({ type: 'domain_alias', id, domain: '' }),
   options: {
-    domain: text('domain', { doc: 'The domain the section name is an alias of.', implemented: false }),
+    domain: text('domain', { doc: 'The domain the section name is an alias of: a request from `user@<section name>` is from the endpoint `user@<domain>` when there is one (else `user`), and a REGISTER to it binds the AOR `user@<domain>`.' }),
   },
   finish(draft, report) {
     if (draft.domain === '') report.error('domain', 'is required');
@@ -558,8 +558,8 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
     default_realm: text('defaultRealm', { default: 'asterisk', doc: 'Realm of Patchbay\'s challenges.' }),
     user_agent: text('userAgent', { default: 'Patchbay', doc: 'User-Agent and Server header.' }),
     default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
-    max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of requests Patchbay sends.', implemented: false }),
-    keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between keep-alives on connections.', implemented: false }),
+    max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of every request Patchbay sends (in and out of dialog, ACK and CANCEL included).' }),
+    keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between CRLF keep-alives on every TCP and TLS connection that carries SIP (0: none), keeping NAT bindings on the way open; the idle limit still counts only what the peer sends.' }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
   },
   finish: (draft) => draft,
