@@ -56,6 +56,20 @@ export interface ChannelFunctions {
   registerWriter(name: string, writer: FunctionWriter): void;
 }
 
+/**
+ * Hang-up logic run on a hung-up channel before it is destroyed (the dialplan's `h` extension,
+ * run by the dialplan executor that owns the channel, as Asterisk's PBX thread runs it before
+ * ast_hangup). Shared by every channel its owner runs: it holds no channel of its own.
+ */
+export interface HangupLogic {
+  /**
+   * Asked once a hang-up is announced and the channel released: true when the owner runs its
+   * logic now and calls channel.finishHangup() after (the technology is told and ChannelDestroyed
+   * raised only then); false when there is none to run.
+   */
+  takesOver(channel: Channel): boolean;
+}
+
 /** What a channel needs from the rest of the core. */
 export interface ChannelEnvironment {
   /** The table the channel belongs to (the core's Channels); scopes per-core registrations. */
@@ -111,6 +125,13 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.emit('media-path', undefined);
   });
   private destroyedAlready = false;
+  /** Set by the dialplan run owning the channel: hang-up logic to run before the channel is destroyed. */
+  hangupLogic: HangupLogic | undefined;
+  /**
+   * Hang-up logic took the hang-up over (HangupLogic.takesOver): what is left of it, the
+   * technology told (unless the far end hung up) and ChannelDestroyed, waits for finishHangup().
+   */
+  #finishDeferred: { readonly fromFarEnd: boolean } | undefined;
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
@@ -538,14 +559,60 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     }
     this.emit('media-stopping', undefined);
     this.emit('hangup', noticedLater ? { cause, noticedLater } : { cause });
+    if (this.#hangupLogicTakesOver()) {
+      this.#finishDeferred = { fromFarEnd };
+      return;
+    }
     if (fromFarEnd) return;
-    // Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup).
+    this.tellTechnology(cause);
+  }
+
+  /** Whether hang-up logic runs before the rest of the hang-up; asked once. */
+  #hangupLogicTakesOver(): boolean {
+    const logic = this.hangupLogic;
+    this.hangupLogic = undefined;
+    if (!logic) return false;
+    try {
+      return logic.takesOver(this);
+    } catch (error) {
+      this.env.reportError(error, this, 'hang-up logic');
+      return false;
+    }
+  }
+
+  /** Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup). */
+  private tellTechnology(cause: number): void {
     this.endDialplanRun();
     try {
       this.driver.hangup(cause);
     } catch (error) {
       this.env.reportError(error, this, 'technology hangup');
     }
+  }
+
+  /**
+   * The dialplan run that owns the channel ends, hung up: its soft APPUNLOAD hang-up request, once
+   * (before the `h` extension runs, as __ast_pbx_run's ast_softhangup precedes it).
+   */
+  announceDialplanEnd(): void {
+    this.endDialplanRun();
+  }
+
+  /**
+   * Hang-up logic that took the hang-up over is done: the technology is told (a far end that hung
+   * up knows already) and the channel destroyed, as ast_hangup after __ast_pbx_run's `h`. Hang-ups
+   * this causes (a Local partner's) are carried out first, as any release's are.
+   */
+  finishHangup(): void {
+    const deferred = this.#finishDeferred;
+    if (!deferred) return;
+    this.#finishDeferred = undefined;
+    carryOutHangup({
+      release: () => {
+        if (!deferred.fromFarEnd) this.tellTechnology(this.hangupCause ?? CAUSE.normal);
+      },
+      destroy: () => this.destroy(),
+    });
   }
 
   /** The soft hang-up that ends a dialplan run (AST_SOFTHANGUP_APPUNLOAD), once. */
@@ -557,7 +624,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
   private destroy(): void {
-    if (this.destroyedAlready) return;
+    // Hang-up logic runs first; finishHangup() destroys the channel after it.
+    if (this.destroyedAlready || this.#finishDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.#audio.clear();
