@@ -24,7 +24,7 @@ exten => hang,1,Answer()
  same => n,Hangup()
 exten => h,1,NoOp(h starts \${CDR(userfield)})
  same => n,Set(CDR(userfield)=from-h)
- same => n,UserEvent(HExten,uf: \${CDR(userfield)})
+ same => n,UserEvent(HExten,uf: \${CDR(userfield)},qos: \${IF(\$[\${LEN(\${RTPAUDIOQOS})} > 0]?set:empty)})
  same => n,Wait(1000)
  same => n,UserEvent(AfterWait)
 `;
@@ -61,7 +61,7 @@ async function hangupStory(channelId: string, seen: Json[]): Promise<string[]> {
       case 'ChannelDialplan':
         return [`Dialplan ${where}`];
       case 'ChannelUserevent':
-        return [`Userevent ${event.eventname} uf=${event.userevent.uf}`];
+        return [`Userevent ${event.eventname} uf=${event.userevent.uf} qos=${event.userevent.qos}`];
       case 'ChannelDestroyed':
         return [`Destroyed ${where}`];
       default:
@@ -70,7 +70,11 @@ async function hangupStory(channelId: string, seen: Json[]): Promise<string[]> {
   });
 }
 
-const H_STEPS = ['Dialplan @h,1 NoOp', 'Dialplan @h,2 Set', 'Dialplan @h,3 UserEvent', 'Userevent HExten uf=from-h', 'Dialplan @h,4 Wait'];
+/**
+ * The `h` steps; `qos` whether ${RTPAUDIOQOS} was set when they ran: yes after the far end's BYE or
+ * an ARI DELETE, not after Hangup() (chan_pjsip sets it as the technology hangs up, after `h`).
+ */
+const hSteps = (qos: 'set' | 'empty'): string[] => ['Dialplan @h,1 NoOp', 'Dialplan @h,2 Set', 'Dialplan @h,3 UserEvent', `Userevent HExten uf=from-h qos=${qos}`, 'Dialplan @h,4 Wait'];
 
 async function assertRecord(channelName: string, lastapp: string, lastdata: string): Promise<void> {
   const record = await waitFor('the record', () => posted.find((r) => r.channel === channelName), 20_000);
@@ -86,7 +90,7 @@ describe('the h extension of a SIP call', { skip: HAVE_SIPP && HAVE_SOX ? false 
     const run = call('call-hangup.xml', 'bye', ['-d', '2000']);
     const start = await nextEvent(peer.events, (event) => (seen.push(event), event.type === 'ChannelCreated' && event.channel?.name.startsWith('PJSIP/bob-')), 20_000);
     // Asterisk's request for a BYE has no `cause`; Patchbay's carries 16 (a known difference: docs/differences.md).
-    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 16', 'HangupRequest 16 soft', ...H_STEPS, 'Destroyed @h,4 ']);
+    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 16', 'HangupRequest 16 soft', ...hSteps('set'), 'Destroyed @h,4 ']);
     assert.equal((await run.done).status, 0);
     await assertRecord(start.channel.name, 'Wait', '30');
   });
@@ -96,7 +100,7 @@ describe('the h extension of a SIP call', { skip: HAVE_SIPP && HAVE_SOX ? false 
     const run = call('call-wait-bye.xml', 'bye');
     const start = await nextEvent(peer.events, (event) => (seen.push(event), event.type === 'ChannelDialplan' && event.dialplan_app === 'Wait' && event.channel?.name.startsWith('PJSIP/bob-')), 20_000);
     assert.equal((await peer.server.ari(`/channels/${start.channel.id}`, { method: 'DELETE' })).status, 204);
-    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 32 soft', 'HangupRequest 16 soft', ...H_STEPS, 'Destroyed @h,4 ']);
+    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 32 soft', 'HangupRequest 16 soft', ...hSteps('set'), 'Destroyed @h,4 ']);
     assert.equal((await run.done).status, 0);
     await assertRecord(start.channel.name, 'Wait', '30');
   });
@@ -105,7 +109,7 @@ describe('the h extension of a SIP call', { skip: HAVE_SIPP && HAVE_SOX ? false 
     const seen: Json[] = [];
     const run = call('call-wait-bye.xml', 'hang');
     const start = await nextEvent(peer.events, (event) => (seen.push(event), event.type === 'ChannelCreated' && event.channel?.name.startsWith('PJSIP/bob-')), 20_000);
-    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 16 soft', ...H_STEPS, 'Destroyed @h,4 ']);
+    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 16 soft', ...hSteps('empty'), 'Destroyed @h,4 ']);
     assert.equal((await run.done).status, 0);
     await assertRecord(start.channel.name, 'Hangup', '');
   });
