@@ -140,7 +140,7 @@ export class Pbx {
   private async run(channel: Channel): Promise<void> {
     this.running.add(channel);
     channel.setDialplanOwned(true);
-    channel.hangupLogic = this.hangupLogic;
+    channel.setHangupLogic(this.hangupLogic);
     try {
       let steps = 0;
       while (!channel.hangingUp) {
@@ -188,7 +188,7 @@ export class Pbx {
       // up) still runs it, after it was destroyed.
       else if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
     } finally {
-      if (channel.hangupLogic === this.hangupLogic) channel.hangupLogic = undefined;
+      channel.setHangupLogic(undefined);
       this.running.delete(channel);
       if (!channel.hangingUp) channel.setDialplanOwned(false);
     }

@@ -10,13 +10,14 @@ import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { ChannelSnapshotFields } from './channel-snapshot.ts';
 import { ChannelAudioPath } from './channel-audio-path.ts';
-import { ChannelDialplanRun } from './dialplan-run.ts';
+import { ChannelDialplanRun, type HangupLogic } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
+export type { HangupLogic } from './dialplan-run.ts';
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 
@@ -54,20 +55,6 @@ export interface ChannelFunctions {
   write(channel: Channel, name: string, args: string, value: string): void;
   /** Registers the setter of function `name` (case-insensitive) that a subsystem owns. */
   registerWriter(name: string, writer: FunctionWriter): void;
-}
-
-/**
- * Hang-up logic run on a hung-up channel before it is destroyed (the dialplan's `h` extension,
- * run by the dialplan executor that owns the channel, as Asterisk's PBX thread runs it before
- * ast_hangup). Shared by every channel its owner runs: it holds no channel of its own.
- */
-export interface HangupLogic {
-  /**
-   * Asked once a hang-up is announced and the channel released: true when the owner runs its
-   * logic now and calls channel.finishHangup() after (the technology is told and ChannelDestroyed
-   * raised only then); false when there is none to run.
-   */
-  takesOver(channel: Channel): boolean;
 }
 
 /** What a channel needs from the rest of the core. */
@@ -125,13 +112,6 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.emit('media-path', undefined);
   });
   private destroyedAlready = false;
-  /** Set by the dialplan run owning the channel: hang-up logic to run before the channel is destroyed. */
-  hangupLogic: HangupLogic | undefined;
-  /**
-   * Hang-up logic took the hang-up over (HangupLogic.takesOver): what is left of it, the
-   * technology told (unless the far end hung up) and ChannelDestroyed, waits for finishHangup().
-   */
-  #finishDeferred: { readonly fromFarEnd: boolean } | undefined;
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
@@ -559,25 +539,19 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     }
     this.emit('media-stopping', undefined);
     this.emit('hangup', noticedLater ? { cause, noticedLater } : { cause });
-    if (this.#hangupLogicTakesOver()) {
-      this.#finishDeferred = { fromFarEnd };
-      return;
+    try {
+      // The rest waits for finishHangup() when the owning dialplan run has an `h` extension to run first.
+      if (this.#dialplanRun.takeHangupOver(this, fromFarEnd)) return;
+    } catch (error) {
+      this.env.reportError(error, this, 'hang-up logic');
     }
     if (fromFarEnd) return;
     this.tellTechnology(cause);
   }
 
-  /** Whether hang-up logic runs before the rest of the hang-up; asked once. */
-  #hangupLogicTakesOver(): boolean {
-    const logic = this.hangupLogic;
-    this.hangupLogic = undefined;
-    if (!logic) return false;
-    try {
-      return logic.takesOver(this);
-    } catch (error) {
-      this.env.reportError(error, this, 'hang-up logic');
-      return false;
-    }
+  /** The dialplan run owning the channel names the hang-up logic to run before it is destroyed (undefined: none). */
+  setHangupLogic(logic: HangupLogic | undefined): void {
+    this.#dialplanRun.hangupLogic = logic;
   }
 
   /** Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup). */
@@ -590,23 +564,18 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     }
   }
 
-  /**
-   * The dialplan run that owns the channel ends, hung up: its soft APPUNLOAD hang-up request, once
-   * (before the `h` extension runs, as __ast_pbx_run's ast_softhangup precedes it).
-   */
+  /** The owning dialplan run ends, hung up: its soft APPUNLOAD request, once (before `h`, as in __ast_pbx_run). */
   announceDialplanEnd(): void {
     this.endDialplanRun();
   }
 
   /**
-   * Hang-up logic that took the hang-up over is done: the technology is told (a far end that hung
-   * up knows already) and the channel destroyed, as ast_hangup after __ast_pbx_run's `h`. Hang-ups
-   * this causes (a Local partner's) are carried out first, as any release's are.
+   * Hang-up logic that took the hang-up over is done: the technology is told (unless the far end
+   * hung up) and the channel destroyed after the hang-ups that causes, as ast_hangup after `h`.
    */
   finishHangup(): void {
-    const deferred = this.#finishDeferred;
+    const deferred = this.#dialplanRun.takeDeferredHangup();
     if (!deferred) return;
-    this.#finishDeferred = undefined;
     carryOutHangup({
       release: () => {
         if (!deferred.fromFarEnd) this.tellTechnology(this.hangupCause ?? CAUSE.normal);
@@ -625,7 +594,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
   private destroy(): void {
     // Hang-up logic runs first; finishHangup() destroys the channel after it.
-    if (this.destroyedAlready || this.#finishDeferred) return;
+    if (this.destroyedAlready || this.#dialplanRun.hangupDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.#audio.clear();
