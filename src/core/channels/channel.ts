@@ -490,9 +490,13 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   // ---- hangup ---------------------------------------------------------------------------------
 
-  /** Hangs up with normal clearing (the lifecycle verb, see util/lifecycle.ts). */
+  /**
+   * Hangs up with normal clearing (the lifecycle verb, see util/lifecycle.ts). Called again while
+   * the `h` extension still runs (a shutdown's second pass), it destroys the channel without waiting.
+   */
   end(): void {
-    this.hangup(CAUSE.normal);
+    if (this.hangingUp) this.finishHangup();
+    else this.hangup(CAUSE.normal);
   }
 
   /**
