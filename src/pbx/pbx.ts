@@ -35,6 +35,13 @@ const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', prior
  */
 export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
+/** A hung-up channel's `h` extension to run before it is destroyed: the timer that destroys it all the same. */
+interface PendingHangupLogic {
+  readonly timer: NodeJS.Timeout;
+  /** The timer fired: the channel was destroyed without waiting for the extension. */
+  expired: boolean;
+}
+
 export class Pbx {
   private readonly applications = new Map<string, DialplanApplication>();
   private readonly running = new WeakSet<Channel>();
@@ -46,7 +53,7 @@ export class Pbx {
    * Hung-up channels whose `h` extension runs before they are destroyed: the timer that destroys
    * them all the same if it has not ended by then (expired once it did).
    */
-  private readonly hangupLogicPending = new WeakMap<Channel, { timer: NodeJS.Timeout; expired: boolean }>();
+  private readonly hangupLogicPending = new WeakMap<Channel, PendingHangupLogic>();
   /** Ids of the channels running their `h` extension before being destroyed (usually none). */
   private readonly inHangupLogicIds = new Set<string>();
   /** Told by a channel this executor runs once its hang-up is announced (one object for all of them). */
@@ -279,12 +286,13 @@ export class Pbx {
    */
   private takeHangupOver(channel: Channel): boolean {
     if (channel.stasis || channel.location.exten === 'h' || !this.hasHangupExtension(channel)) return false;
-    const pending = { expired: false, timer: setTimeout(() => {
+    const expire = (): void => {
       pending.expired = true;
       this.inHangupLogicIds.delete(channel.id);
       this.services.log.warn({ channel: channel.name }, `the h extension of ${channel.name} did not end in ${HANGUP_LOGIC_LIMIT_MS} ms: destroying the channel`);
       channel.finishHangup();
-    }, HANGUP_LOGIC_LIMIT_MS) };
+    };
+    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false };
     pending.timer.unref();
     this.hangupLogicPending.set(channel, pending);
     return true;
@@ -298,12 +306,13 @@ export class Pbx {
    * As __ast_pbx_run ends a hung-up channel: the soft APPUNLOAD hang-up request, the `h`
    * extension, then the channel is destroyed (ChannelDestroyed, the CDR posted).
    */
-  private async runHangupLogic(channel: Channel, pending: { timer: NodeJS.Timeout; expired: boolean }): Promise<void> {
+  private async runHangupLogic(channel: Channel, pending: PendingHangupLogic): Promise<void> {
     try {
       if (!pending.expired) {
         channel.announceDialplanEnd();
         this.inHangupLogicIds.add(channel.id);
-        await this.runHangupExtension(channel, () => pending.expired);
+        // A shutdown may destroy the channel meanwhile (a second end()): the extension stops then.
+        await this.runHangupExtension(channel, () => pending.expired || channel.destroyed);
       }
     } finally {
       clearTimeout(pending.timer);

@@ -3,7 +3,7 @@
 // hang-up request, before ChannelDestroyed, its Wait(1000) returning at once; the CDR is posted
 // after it, so the userfield it writes reaches the record. Expected sequences: what Asterisk 22.10.1
 // sent for the same flows (captured: /work/tools/hext37-captures/ast-bye.txt, ast-delete.txt,
-// ast-dialplan-hangup.txt).
+// ast-dialplan-hangup.txt, ast-stasis-bye.txt).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
@@ -13,6 +13,7 @@ const DIALPLAN = `
 [hext-in]
 exten => bye,1,Goto(hext,bye,1)
 exten => hang,1,Goto(hext,hang,1)
+exten => stasis,1,Goto(hext,stasis,1)
 
 [hext]
 exten => bye,1,Answer()
@@ -22,6 +23,9 @@ exten => hang,1,Answer()
  same => n,Set(CDR(userfield)=main)
  same => n,Wait(2)
  same => n,Hangup()
+exten => stasis,1,Answer()
+ same => n,Set(CDR(userfield)=main)
+ same => n,Stasis(hext-watch)
 exten => h,1,NoOp(h starts \${CDR(userfield)})
  same => n,Set(CDR(userfield)=from-h)
  same => n,UserEvent(HExten,uf: \${CDR(userfield)},qos: \${IF(\$[\${LEN(\${RTPAUDIOQOS})} > 0]?set:empty)})
@@ -64,6 +68,8 @@ async function hangupStory(channelId: string, seen: Json[]): Promise<string[]> {
         return [`Userevent ${event.eventname} uf=${event.userevent.uf} qos=${event.userevent.qos}`];
       case 'ChannelDestroyed':
         return [`Destroyed ${where}`];
+      case 'StasisEnd':
+        return ['StasisEnd'];
       default:
         return [];
     }
@@ -112,5 +118,14 @@ describe('the h extension of a SIP call', { skip: HAVE_SIPP && HAVE_SOX ? false 
     assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 16 soft', ...hSteps('empty'), 'Destroyed @h,4 ']);
     assert.equal((await run.done).status, 0);
     await assertRecord(start.channel.name, 'Hangup', '');
+  });
+
+  test('the caller\'s BYE while in Stasis() from the dialplan: StasisEnd, APPUNLOAD, h, then ChannelDestroyed', { timeout: 90_000 }, async () => {
+    const seen: Json[] = [];
+    const run = call('call-hangup.xml', 'stasis', ['-d', '2000']);
+    const start = await nextEvent(peer.events, (event) => (seen.push(event), event.type === 'StasisStart' && event.channel?.name.startsWith('PJSIP/bob-')), 20_000);
+    assert.deepEqual(await hangupStory(start.channel.id, seen), ['HangupRequest 16', 'StasisEnd', 'HangupRequest 16 soft', ...hSteps('set'), 'Destroyed @h,4 ']);
+    assert.equal((await run.done).status, 0);
+    await assertRecord(start.channel.name, 'Stasis', 'hext-watch');
   });
 });
