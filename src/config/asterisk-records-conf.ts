@@ -22,7 +22,8 @@ const CDR_GENERAL: Readonly<Record<string, string>> = {
 };
 /** [general] options whose default is all Patchbay does: only a non-default value is worth a warning. */
 const CDR_DEFAULT_ONLY: Readonly<Record<string, boolean>> = {
-  endbeforehexten: false,
+  // Asterisk 22's default (cdr.c DEFAULT_END_BEFORE_H_EXTEN): records end as the `h` extension starts.
+  endbeforehexten: true,
   ignorestatechanges: false,
   ignoredialchanges: false,
   canceldispositionenabled: false,
@@ -65,7 +66,8 @@ export function readCdrConf(im: ConfImporter): void {
       const key = CDR_GENERAL[name];
       if (key) im.set(key, truthy(entry.value), at);
       else if (name in CDR_DEFAULT_ONLY) {
-        if (truthy(entry.value) !== CDR_DEFAULT_ONLY[name]) im.warn(`${at}: ${name}=${entry.value.trim().slice(0, 20)} is not supported by Patchbay (it behaves as ${name}=no)`);
+        const onlyValue = CDR_DEFAULT_ONLY[name] ? 'yes' : 'no';
+        if (truthy(entry.value) !== CDR_DEFAULT_ONLY[name]) im.warn(`${at}: ${name}=${entry.value.trim().slice(0, 20)} is not supported by Patchbay (it behaves as ${name}=${onlyValue})`);
       } else if (CDR_BATCH.has(name)) im.warn(`${at}: ${name} is not used: Patchbay always writes records in batches (cdr.flush_ms)`);
       else im.warn(`${at}: option ${name} is not supported by Patchbay`);
     }

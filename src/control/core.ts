@@ -75,6 +75,7 @@ export class Core extends Kernel {
       const channel = this.channels.get(id);
       return channel !== undefined && gosubDepth(channel) > 0;
     };
+    this.records.cdr.inHangupLogic = (id) => this.pbx.inHangupLogic(id);
     this.stasis.onContinue((channel) => this.pbx.start(channel));
     this.#messageDialplans = new MessageDialplans(this.channels, (channel) => this.pbx.start(channel));
   }

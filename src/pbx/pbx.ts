@@ -1,7 +1,7 @@
 // The dialplan executor: walks a channel through its context/extension/priorities, running each
 // step's application with substituted arguments and raising ChannelDialplan as it goes.
 import { CAUSE, SOFT_HANGUP } from '../core/channels/causes.ts';
-import type { Channel } from '../core/channels/channel.ts';
+import type { Channel, HangupLogic } from '../core/channels/channel.ts';
 import { splitArgs } from '../dialplan/args.ts';
 import { substitute } from '../dialplan/substitute.ts';
 import type { DialplanStep } from '../dialplan/dialplan.ts';
@@ -18,6 +18,11 @@ import { defaultHangupCause } from './hangup-cause.ts';
 const STEPS_BEFORE_YIELD = 64;
 /** Steps the `h` extension may run after a hangup (it cannot wait on the channel, only compute). */
 const MAX_HANGUP_STEPS = 200;
+/**
+ * The longest a hung-up channel waits for its `h` extension before it is destroyed all the same:
+ * applications return at once on a hung-up channel, so only a fault holds it this long.
+ */
+const HANGUP_LOGIC_LIMIT_MS = 10_000;
 /** Steps a subroutine run outside the dialplan (a pre-dial handler) may take before it is abandoned. */
 const MAX_SUBROUTINE_STEPS = 1000;
 /** Where the Return of such a subroutine lands: a context no dialplan can name (it has a NUL). */
@@ -30,6 +35,13 @@ const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', prior
  */
 export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
+/** A hung-up channel's `h` extension to run before it is destroyed: the timer that destroys it all the same. */
+interface PendingHangupLogic {
+  readonly timer: NodeJS.Timeout;
+  /** The timer fired: the channel was destroyed without waiting for the extension. */
+  expired: boolean;
+}
+
 export class Pbx {
   private readonly applications = new Map<string, DialplanApplication>();
   private readonly running = new WeakSet<Channel>();
@@ -37,6 +49,15 @@ export class Pbx {
   private readonly redirected = new WeakSet<Channel>();
   /** Channels running each application right now (by lower-case name): its module's use count. */
   private readonly users = new Map<string, number>();
+  /**
+   * Hung-up channels whose `h` extension runs before they are destroyed: the timer that destroys
+   * them all the same if it has not ended by then (expired once it did).
+   */
+  private readonly hangupLogicPending = new WeakMap<Channel, PendingHangupLogic>();
+  /** Ids of the channels running their `h` extension before being destroyed (usually none). */
+  private readonly inHangupLogicIds = new Set<string>();
+  /** Told by a channel this executor runs once its hang-up is announced (one object for all of them). */
+  private readonly hangupLogic: HangupLogic = { takesOver: (channel) => this.takeHangupOver(channel) };
 
   constructor(private readonly services: PbxServices) {
     // The executor's own writable functions: LOCAL() lives on the Gosub stack, TIMEOUT() here.
@@ -126,6 +147,7 @@ export class Pbx {
   private async run(channel: Channel): Promise<void> {
     this.running.add(channel);
     channel.setDialplanOwned(true);
+    channel.setHangupLogic(this.hangupLogic);
     try {
       let steps = 0;
       while (!channel.hangingUp) {
@@ -167,8 +189,13 @@ export class Pbx {
       // Asterisk announces it as the soft hang-up that ends every dialplan run (APPUNLOAD).
       if (!channel.hangingUp && !channel.stasis) channel.hangup(defaultHangupCause(channel), { soft: SOFT_HANGUP.appUnload });
       // Still marked running, so a late start() cannot run the `h` extension a second time.
-      if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
+      const pending = this.hangupLogicPending.get(channel);
+      if (pending) await this.runHangupLogic(channel, pending);
+      // A channel whose hang-up the `h` extension could not take over (one in Stasis when it hung
+      // up) still runs it, after it was destroyed.
+      else if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
     } finally {
+      channel.setHangupLogic(undefined);
       this.running.delete(channel);
       if (!channel.hangingUp) channel.setDialplanOwned(false);
     }
@@ -253,16 +280,65 @@ export class Pbx {
   }
 
   /**
-   * The `h` extension of the context the call ended in, run after the hangup as Asterisk does
-   * (applications that wait return at once on a hung-up channel). Bounded in steps.
+   * A channel this executor runs hung up: whether its `h` extension runs before it is destroyed
+   * (the context it is in has one, and it is not running it already nor held by Stasis). If so,
+   * the run finishes the hang-up once the extension ended, or a timer does if it never ends.
    */
-  private async runHangupExtension(channel: Channel): Promise<void> {
+  private takeHangupOver(channel: Channel): boolean {
+    if (channel.stasis || channel.location.exten === 'h' || !this.hasHangupExtension(channel)) return false;
+    const expire = (): void => {
+      pending.expired = true;
+      this.inHangupLogicIds.delete(channel.id);
+      this.services.log.warn({ channel: channel.name }, `the h extension of ${channel.name} did not end in ${HANGUP_LOGIC_LIMIT_MS} ms: destroying the channel`);
+      channel.finishHangup();
+    };
+    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false };
+    pending.timer.unref();
+    this.hangupLogicPending.set(channel, pending);
+    return true;
+  }
+
+  private hasHangupExtension(channel: Channel): boolean {
+    return this.services.dialplan().exists(channel.location.context, 'h', 1, channel.caller.number || undefined);
+  }
+
+  /**
+   * As __ast_pbx_run ends a hung-up channel: the soft APPUNLOAD hang-up request, the `h`
+   * extension, then the channel is destroyed (ChannelDestroyed, the CDR posted).
+   */
+  private async runHangupLogic(channel: Channel, pending: PendingHangupLogic): Promise<void> {
+    try {
+      if (!pending.expired) {
+        channel.announceDialplanEnd();
+        this.inHangupLogicIds.add(channel.id);
+        // A shutdown may destroy the channel meanwhile (a second end()): the extension stops then.
+        await this.runHangupExtension(channel, () => pending.expired || channel.destroyed);
+      }
+    } finally {
+      clearTimeout(pending.timer);
+      this.hangupLogicPending.delete(channel);
+      channel.finishHangup();
+      this.inHangupLogicIds.delete(channel.id);
+    }
+  }
+
+  /** Whether the channel runs its `h` extension before being destroyed now (its CDRs have ended then). */
+  inHangupLogic(channelId: string): boolean {
+    return this.inHangupLogicIds.size > 0 && this.inHangupLogicIds.has(channelId);
+  }
+
+  /**
+   * The `h` extension of the context the call ended in, run after the hangup as Asterisk does
+   * (applications that wait return at once on a hung-up channel). Bounded in steps, and stopped
+   * when `abandoned` says the channel was destroyed without waiting for it.
+   */
+  private async runHangupExtension(channel: Channel, abandoned: () => boolean = () => false): Promise<void> {
     const dialplan = this.services.dialplan();
     const callerId = channel.caller.number || undefined;
     let { context } = channel.location;
     if (channel.location.exten === 'h' || !dialplan.exists(context, 'h', 1, callerId)) return;
     channel.setLocation({ exten: 'h', priority: 1 });
-    for (let steps = 0; steps < MAX_HANGUP_STEPS; steps++) {
+    for (let steps = 0; steps < MAX_HANGUP_STEPS && !abandoned(); steps++) {
       ({ context } = channel.location);
       const step = dialplan.find(context, channel.location.exten, channel.location.priority, callerId);
       if (!step) return;

@@ -32,7 +32,7 @@ test('defaults: CDRs on (SQLite and Master.csv, unanswered=no, congestion=no), C
 
 test('cdr.conf [general] and [csv], cdr_csv.conf and cel.conf are read; the rest is named', () => {
   const dir = dirWith('full', {
-    'cdr.conf': ['[general]', 'enable = yes', 'unanswered = yes', 'congestion = yes', 'endbeforehexten = yes', 'batch = yes', 'frobnicate = 1', '', '[csv]', 'usegmtime = yes', 'loguniqueid = yes', 'newcdrcolumns = yes', 'silly = 1', '', '[radius]', 'radiuscfg => /x', ''].join('\n'),
+    'cdr.conf': ['[general]', 'enable = yes', 'unanswered = yes', 'congestion = yes', 'endbeforehexten = no', 'batch = yes', 'frobnicate = 1', '', '[csv]', 'usegmtime = yes', 'loguniqueid = yes', 'newcdrcolumns = yes', 'silly = 1', '', '[radius]', 'radiuscfg => /x', ''].join('\n'),
     'cdr_csv.conf': ['[csv]', 'loguserfield = yes', ''].join('\n'),
     'cel.conf': ['[general]', 'enable = yes', 'apps = dial,park', 'events = APP_START,CHAN_START,CHAN_END,ANSWER,HANGUP,BRIDGE_ENTER,BRIDGE_EXIT', 'dateformat = %F', '', '[manager]', 'enabled = yes', ''].join('\n'),
   });
@@ -47,7 +47,7 @@ test('cdr.conf [general] and [csv], cdr_csv.conf and cel.conf are read; the rest
   assert.deepEqual(config.cel.apps, ['dial', 'park']);
   assert.deepEqual(config.cel.events, ['APP_START', 'CHAN_START', 'CHAN_END', 'ANSWER', 'HANGUP', 'BRIDGE_ENTER', 'BRIDGE_EXIT']);
   assert.deepEqual(config.warnings, [
-    'cdr.conf:5: endbeforehexten=yes is not supported by Patchbay (it behaves as endbeforehexten=no)',
+    'cdr.conf:5: endbeforehexten=no is not supported by Patchbay (it behaves as endbeforehexten=yes)',
     'cdr.conf:6: batch is not used: Patchbay always writes records in batches (cdr.flush_ms)',
     'cdr.conf:7: option frobnicate is not supported by Patchbay',
     'cdr.conf:13: [csv] option silly is not supported by Patchbay',

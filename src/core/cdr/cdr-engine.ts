@@ -109,6 +109,12 @@ export class CdrEngine {
    */
   inSubroutine: ((channelId: string) => boolean) | undefined;
 
+  /**
+   * Told by the composition above the kernel: whether a hung-up channel runs its hang-up logic
+   * (the `h` extension) now. Absent: never.
+   */
+  inHangupLogic: ((channelId: string) => boolean) | undefined;
+
   #inSubroutine(cdr: CdrObject): boolean {
     return this.inSubroutine?.(cdr.partyA.id) ?? false;
   }
@@ -126,6 +132,17 @@ export class CdrEngine {
     const view = this.#channels.get(snapshot.id);
     const chain = this.#chains.get(snapshot.id);
     if (!view || !chain) return;
+    if (this.inHangupLogic?.(view.id)) {
+      // endbeforehexten (yes in Asterisk 22): the records end as the `h` extension starts and do not
+      // follow it (lastapp stays the call's); they are posted when the channel is destroyed, so
+      // CDR(userfield) written in `h` still reaches the newest.
+      for (const cdr of chain) {
+        if (cdr.state === 'finalized') continue;
+        cdr.checkAnswer(now);
+        cdr.finalize(now);
+      }
+      return;
+    }
     const moved = view.update(snapshot);
     if (hangupCause !== undefined && !view.hangupCause) view.hangupCause = hangupCause;
     let allReject = true;

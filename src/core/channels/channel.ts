@@ -10,13 +10,14 @@ import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { ChannelSnapshotFields } from './channel-snapshot.ts';
 import { ChannelAudioPath } from './channel-audio-path.ts';
-import { ChannelDialplanRun } from './dialplan-run.ts';
+import { ChannelDialplanRun, type HangupLogic } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
+export type { HangupLogic } from './dialplan-run.ts';
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 
@@ -489,9 +490,13 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   // ---- hangup ---------------------------------------------------------------------------------
 
-  /** Hangs up with normal clearing (the lifecycle verb, see util/lifecycle.ts). */
+  /**
+   * Hangs up with normal clearing (the lifecycle verb, see util/lifecycle.ts). Called again while
+   * the `h` extension still runs (a shutdown's second pass), it destroys the channel without waiting.
+   */
   end(): void {
-    this.hangup(CAUSE.normal);
+    if (this.hangingUp) this.finishHangup();
+    else this.hangup(CAUSE.normal);
   }
 
   /**
@@ -538,14 +543,49 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     }
     this.emit('media-stopping', undefined);
     this.emit('hangup', noticedLater ? { cause, noticedLater } : { cause });
+    try {
+      // The rest waits for finishHangup() when the owning dialplan run has an `h` extension to run first.
+      if (this.#dialplanRun.takeHangupOver(this, fromFarEnd)) return;
+    } catch (error) {
+      this.env.reportError(error, this, 'hang-up logic');
+    }
     if (fromFarEnd) return;
-    // Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup).
+    this.tellTechnology(cause);
+  }
+
+  /** The dialplan run owning the channel names the hang-up logic to run before it is destroyed (undefined: none). */
+  setHangupLogic(logic: HangupLogic | undefined): void {
+    this.#dialplanRun.hangupLogic = logic;
+  }
+
+  /** Hung up from here, the dialplan run ends before the technology is told (__ast_pbx_run, then ast_hangup). */
+  private tellTechnology(cause: number): void {
     this.endDialplanRun();
     try {
       this.driver.hangup(cause);
     } catch (error) {
       this.env.reportError(error, this, 'technology hangup');
     }
+  }
+
+  /** The owning dialplan run ends, hung up: its soft APPUNLOAD request, once (before `h`, as in __ast_pbx_run). */
+  announceDialplanEnd(): void {
+    this.endDialplanRun();
+  }
+
+  /**
+   * Hang-up logic that took the hang-up over is done: the technology is told (unless the far end
+   * hung up) and the channel destroyed after the hang-ups that causes, as ast_hangup after `h`.
+   */
+  finishHangup(): void {
+    const deferred = this.#dialplanRun.takeDeferredHangup();
+    if (!deferred) return;
+    carryOutHangup({
+      release: () => {
+        if (!deferred.fromFarEnd) this.tellTechnology(this.hangupCause ?? CAUSE.normal);
+      },
+      destroy: () => this.destroy(),
+    });
   }
 
   /** The soft hang-up that ends a dialplan run (AST_SOFTHANGUP_APPUNLOAD), once. */
@@ -557,7 +597,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
   private destroy(): void {
-    if (this.destroyedAlready) return;
+    // Hang-up logic runs first; finishHangup() destroys the channel after it.
+    if (this.destroyedAlready || this.#dialplanRun.hangupDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.#audio.clear();

@@ -3,6 +3,21 @@
 // channel (Asterisk's PBX thread) is announced. The rules only; the Channel moves the position and
 // raises the events they call for.
 import type { DialplanLocation } from './channel-types.ts';
+import type { Channel } from './channel.ts';
+
+/**
+ * Hang-up logic run on a hung-up channel before it is destroyed: the dialplan's `h` extension, run
+ * by the dialplan executor owning the channel, as Asterisk's PBX thread runs it before ast_hangup.
+ * One object serves every channel its owner runs.
+ */
+export interface HangupLogic {
+  /**
+   * Asked once the hang-up is announced and listeners released the channel: true when the owner
+   * runs its logic now and calls channel.finishHangup() after it (the technology is told and
+   * ChannelDestroyed raised only then); false when there is none to run.
+   */
+  takesOver(channel: Channel): boolean;
+}
 
 /** The application a snapshot shows. */
 type ShownApplication = Pick<DialplanLocation, 'appName' | 'appData'>;
@@ -18,6 +33,10 @@ export class ChannelDialplanRun {
   #applicationBefore: ShownApplication | undefined;
   /** A soft APPUNLOAD hang-up was announced already (by the run's end or by whoever hung up so). */
   #endAnnounced = false;
+  /** Hang-up logic the owning run has (the `h` extension), asked once the channel hangs up. */
+  hangupLogic: HangupLogic | undefined;
+  /** The hang-up logic took the hang-up over: the technology told (unless the far end hung up) and ChannelDestroyed wait. */
+  #deferredHangup: { readonly fromFarEnd: boolean } | undefined;
   /** The position and application the last application start showed (undefined: none yet, the creation one). */
   #shown: Readonly<DialplanLocation> | undefined;
 
@@ -35,6 +54,27 @@ export class ChannelDialplanRun {
     if (!next.appName) return false;
     const samePlace = before.context === next.context && before.exten === next.exten && before.priority === next.priority;
     return !(samePlace && before.appName);
+  }
+
+  /** The channel hung up: whether hang-up logic takes the rest of the hang-up over (asked once). */
+  takeHangupOver(channel: Channel, fromFarEnd: boolean): boolean {
+    const logic = this.hangupLogic;
+    this.hangupLogic = undefined;
+    if (!logic?.takesOver(channel)) return false;
+    this.#deferredHangup = { fromFarEnd };
+    return true;
+  }
+
+  /** Whether the rest of the hang-up waits for hang-up logic. */
+  get hangupDeferred(): boolean {
+    return this.#deferredHangup !== undefined;
+  }
+
+  /** The hang-up logic is done: what was deferred (undefined when nothing was), no longer deferred. */
+  takeDeferredHangup(): { readonly fromFarEnd: boolean } | undefined {
+    const deferred = this.#deferredHangup;
+    this.#deferredHangup = undefined;
+    return deferred;
   }
 
   /** A dialplan run takes the channel over at `current`, or lets it go without a hang-up. */
