@@ -43,8 +43,10 @@ async function ok(method: string, path: string, status = 204): Promise<Response>
 
 async function refused(method: string, path: string, status: number, message?: string): Promise<Json> {
   const response = await call(method, path);
-  const body = (await response.json()) as Json;
-  assert.equal(response.status, status, `${method} ${path}: ${JSON.stringify(body)}`);
+  // The status first: a success (204, no body) must fail as what it is, not as unparsable JSON.
+  const text = await response.text();
+  assert.equal(response.status, status, `${method} ${path}: ${response.status} ${text}`);
+  const body = JSON.parse(text) as Json;
   if (message !== undefined) assert.equal(body.message, message);
   return body;
 }
@@ -274,11 +276,20 @@ describe('live recording controls', () => {
     const { one, two } = await pair();
     const heard: Int16Array[] = [];
     two.addFrameListener((frame) => heard.push(Int16Array.from(frame.samples)));
+    // The beep plays on the media clock. Held still, it keeps the recording queued for as long as
+    // the four controls take: on a loaded machine (CI) they took longer than the 250 ms it plays,
+    // and a pause answered 204 (the recording had started), not 409.
+    const media = server.mediaOf(one);
+    media.stop();
     const requestedAt = Date.now();
-    const body = await record(one.id, 'name=beep1&format=wav&beep=true');
-    assert.equal(body.state, 'queued');
-    for (const operation of ['pause', 'unpause', 'mute', 'unmute']) {
-      await refused('POST', `/recordings/live/beep1/${operation}`, 409, 'Recording not in session');
+    try {
+      const body = await record(one.id, 'name=beep1&format=wav&beep=true');
+      assert.equal(body.state, 'queued');
+      for (const operation of ['pause', 'unpause', 'mute', 'unmute']) {
+        await refused('POST', `/recordings/live/beep1/${operation}`, 409, 'Recording not in session');
+      }
+    } finally {
+      media.start();
     }
     await started('beep1');
     assert.ok(Date.now() - requestedAt >= 230, `the recording starts after the beep (${Date.now() - requestedAt} ms)`);
