@@ -508,9 +508,16 @@ describe('the file is valid whenever the recording ends', () => {
 
   test('a file that appears before the recording can start fails it (RecordingFailed, cause) and is left alone', async () => {
     const { one } = await pair();
-    // The beep holds the recording in queued for 250 ms; meanwhile the name gets taken.
-    await record(one.id, 'name=racy1&format=wav&beep=true');
-    writeFileSync(fileOf('racy1'), 'someone else');
+    // The beep holds the recording in queued for 250 ms; meanwhile the name gets taken. The media
+    // clock is held still until it is, so a loaded machine cannot play the beep out first.
+    const media = server.mediaOf(one);
+    media.stop();
+    try {
+      await record(one.id, 'name=racy1&format=wav&beep=true');
+      writeFileSync(fileOf('racy1'), 'someone else');
+    } finally {
+      media.start();
+    }
     const failed = await nextEvent(events, 'RecordingFailed', recordingNamed('racy1'));
     assert.equal(failed.recording.state, 'failed');
     assert.equal(failed.recording.cause, 'Recording file already exists');
