@@ -105,8 +105,6 @@ describe('recording a channel', () => {
     feeder.stop();
     assert.equal(done.recording.state, 'done');
     assert.equal(done.recording.target_uri, `channel:${one.id}`);
-    assert.equal(done.recording.duration, 1);
-    assert.equal(done.recording.total_duration, 1);
     assert.equal(done.recording.talking_duration, undefined, 'no silence detection was asked for');
     await refused('GET', '/recordings/live/tone1', 404, 'Recording not found');
 
@@ -119,6 +117,11 @@ describe('recording a channel', () => {
     const shortest = stopSentAt - startedAt - 40;
     const longest = stoppedBy - requestedAt + 40;
     assert.ok(recordedMs >= shortest && recordedMs <= longest, `recorded ${recordedMs} ms; the wall clock allows ${shortest}–${longest} ms`);
+    // Whole seconds of what was written: 1 for the second slept on an idle machine, but a loaded
+    // one (CI) may answer the stop late, and the file and the durations then agree on more.
+    assert.equal(done.recording.duration, Math.round(recordedMs / 1000));
+    assert.equal(done.recording.total_duration, done.recording.duration);
+    assert.ok(done.recording.duration >= 1);
     // Skip the first frames (the tone may start a tick late) and measure the rest.
     const level = toneAmplitude(wav.samples, 1000, 8000, 320, wav.samples.length);
     assert.ok(Math.abs(level - 8000) < 400, `1 kHz at peak ${level.toFixed(0)}`);
