@@ -10,7 +10,7 @@ import type { Channel } from '../../src/core/channels/channel.ts';
 import { readAudioFile } from '../../src/media/audio-file.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { unlessCluster } from '../helpers/cluster-server.ts';
-import { nextEvent, parseWav, recordingNamed, silentFrames, sleep, spanBounds, timed, ToneFeeder, toneAmplitude, type Json } from './recordings-helpers.ts';
+import { droppedTicksSince, nextEvent, parseWav, recordingNamed, silentFrames, sleep, spanBounds, timed, ToneFeeder, toneAmplitude, watchDroppedTicks, type Json } from './recordings-helpers.ts';
 
 const APP = 'rec-app';
 
@@ -23,6 +23,8 @@ before(async () => {
   server = await startTestServer();
   recordingsDir = server.config.dirs.recordings;
   events = await server.events(`app=${APP}`);
+  const members = server.clusterMembers ? [server.clusterMembers.a, server.clusterMembers.b, server.clusterMembers.c] : [server];
+  watchDroppedTicks(...members.map((member) => member.core.media.clock));
 });
 
 after(async () => {
@@ -87,20 +89,18 @@ describe('recording a channel', () => {
     // The recording runs somewhere between these wall-clock bounds: it starts after the request
     // is sent and before RecordingStarted arrives, and stops after the stop request is sent and
     // before its answer. On a loaded machine either gap may be long, so it is measured, not assumed.
-    const requestedAt = Date.now();
-    const body = await record(one.id, 'name=tone1&format=wav');
-    assert.deepEqual(body, { name: 'tone1', format: 'wav', target_uri: `channel:${one.id}`, state: 'queued' });
-    const start = await started('tone1');
-    assert.equal(start.recording.state, 'recording');
-    assert.equal(start.application, APP);
-    const startedAt = Date.now();
+    const begun = await timed(async () => {
+      const body = await record(one.id, 'name=tone1&format=wav');
+      assert.deepEqual(body, { name: 'tone1', format: 'wav', target_uri: `channel:${one.id}`, state: 'queued' });
+      const start = await started('tone1');
+      assert.equal(start.recording.state, 'recording');
+      assert.equal(start.application, APP);
+    });
     await sleep(1000);
     const live = (await (await ok('GET', '/recordings/live/tone1', 200)).json()) as Json;
     assert.equal(live.state, 'recording');
     assert.equal(live.duration, live.total_duration);
-    const stopSentAt = Date.now();
-    await ok('POST', '/recordings/live/tone1/stop');
-    const stoppedBy = Date.now();
+    const stopped = await timed(() => ok('POST', '/recordings/live/tone1/stop'));
     const done = await finished('tone1');
     feeder.stop();
     assert.equal(done.recording.state, 'done');
@@ -113,9 +113,7 @@ describe('recording a channel', () => {
     assert.equal(wav.byteRate, 16000);
     assert.equal(wav.dataSize % 320, 0, 'whole 20 ms frames');
     const recordedMs = (wav.dataSize / 2 / 8000) * 1000;
-    // One 20 ms frame of slack at each end (the media clock ticks in frames).
-    const shortest = stopSentAt - startedAt - 40;
-    const longest = stoppedBy - requestedAt + 40;
+    const { shortest, longest } = spanBounds(begun, stopped);
     assert.ok(recordedMs >= shortest && recordedMs <= longest, `recorded ${recordedMs} ms; the wall clock allows ${shortest}–${longest} ms`);
     // Whole seconds of what was written: 1 for the second slept on an idle machine, but a loaded
     // one (CI) may answer the stop late, and the file and the durations then agree on more.
@@ -412,19 +410,18 @@ describe('ifExists and conflicts', () => {
 
     feeder.tone(600, 8000);
     // As for tone1: the appended part lasts between these measured wall-clock bounds.
-    const requestedAt = Date.now();
-    await record(one.id, 'name=exist1&format=wav&if_exists=APPEND');
-    await started('exist1');
-    const startedAt = Date.now();
+    const appending = await timed(async () => {
+      await record(one.id, 'name=exist1&format=wav&if_exists=APPEND');
+      await started('exist1');
+    });
     await sleep(400);
-    const stopSentAt = Date.now();
-    await ok('POST', '/recordings/live/exist1/stop');
-    const stoppedBy = Date.now();
+    const stopped = await timed(() => ok('POST', '/recordings/live/exist1/stop'));
     const appended = parseWav(readFileSync(fileOf('exist1')));
     feeder.stop();
     const addedMs = ((appended.dataSize - overwritten.dataSize) / 16000) * 1000;
-    const shortest = Math.min(350, stopSentAt - startedAt - 40);
-    const longest = Math.max(500, stoppedBy - requestedAt + 40);
+    const bounds = spanBounds(appending, stopped);
+    const shortest = Math.min(350, bounds.shortest);
+    const longest = Math.max(500, bounds.longest);
     assert.ok(addedMs >= shortest && addedMs <= longest, `append added ${addedMs} ms; the wall clock allows ${shortest}–${longest} ms`);
     assert.deepEqual(appended.samples.subarray(0, overwritten.samples.length), overwritten.samples, 'the old audio is kept as it was');
     const tail = appended.samples.subarray(overwritten.samples.length + 320);
@@ -500,7 +497,7 @@ describe('the file is valid whenever the recording ends', () => {
     const ms = (live.dataSize / 16000) * 1000;
     // Never ahead of the wall clock, and at most about a second (50 ticks) behind it: 600–1750 ms
     // after a 1700 ms sleep on an idle machine, measured rather than assumed under load.
-    const shortest = readAt - begun.answeredAt - 1100;
+    const shortest = readAt - begun.answeredAt - 1100 - 20 * droppedTicksSince(begun);
     const longest = Date.now() - begun.sentAt + 40;
     assert.ok(ms >= shortest && ms <= longest, `flushed ${ms} ms; the wall clock allows ${shortest}–${longest} ms`);
     assert.ok(toneAmplitude(live.samples, 1000, 8000, 320, live.samples.length) > 7500);
