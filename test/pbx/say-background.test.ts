@@ -77,7 +77,7 @@ describe('Say applications', () => {
 
   test('SayDigits and SayUnixTime play the prompts at real speed; a bad SayNumber is a warning', { skip: !installed && 'Asterisk English prompts not installed' }, async () => {
     const call = originate(pbx.server, 'Local/digits@say');
-    const seen = await collectUntil(events, destroyedOf(call.two), 8000);
+    const seen = await collectUntil(events, destroyedOf(call.two), 15_000);
     const at = (app: string): number =>
       Date.parse(String(seen.find((event) => event.type === 'ChannelDialplan' && channelName(event) === call.two.name && event.dialplan_app === app)?.timestamp));
     const seconds = (prompt: string): number => {
@@ -102,7 +102,7 @@ describe('Background options', () => {
       ['missing', { state: 'Up', status: 'FAILED' }],
     ] as const) {
       const call = originate(pbx.server, `Local/${exten}@bg`);
-      const seen = await collectUntil(events, destroyedOf(call.two), 5000);
+      const seen = await collectUntil(events, destroyedOf(call.two), 15_000);
       assert.deepEqual(bgEvents(seen, call.two), [expected], exten);
     }
   });
@@ -111,7 +111,7 @@ describe('Background options', () => {
     const call = originate(pbx.server, 'Local/m@bg');
     await collectUntil(events, (event) => event.type === 'ChannelDialplan' && channelName(event) === call.two.name && event.dialplan_app === 'Background');
     await sendDtmf(call.one, '51');
-    const seen = await collectUntil(events, destroyedOf(call.two), 5000);
+    const seen = await collectUntil(events, destroyedOf(call.two), 15_000);
     assert.deepEqual(bgEvents(seen, call.two), [{ which: 'one' }]);
   });
 
@@ -119,7 +119,7 @@ describe('Background options', () => {
     const call = originate(pbx.server, 'Local/other@bg');
     await collectUntil(events, (event) => event.type === 'ChannelDialplan' && channelName(event) === call.two.name && event.dialplan_app === 'Background');
     await sendDtmf(call.one, '7');
-    const seen = await collectUntil(events, destroyedOf(call.two), 5000);
+    const seen = await collectUntil(events, destroyedOf(call.two), 15_000);
     assert.deepEqual(bgEvents(seen, call.two), [{ which: 'seven in elsewhere' }]);
   });
 });
