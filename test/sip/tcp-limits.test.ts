@@ -44,7 +44,7 @@ describe('SIP TCP connection limits', () => {
 
   it('one address gets maxConnectionsPerSource; another is still served', async () => {
     stack = await startStack({ onRequest: (_r, tx) => void tx.reply(200) }, { transport: { maxConnections: 8, maxConnectionsPerSource: 4, firstMessageTimeoutMs: FIRST_MESSAGE_TIMEOUT_MS } });
-    const flood = [];
+    const flood: Client[] = [];
     for (let i = 0; i < 6; i++) flood.push(await open('127.0.0.1'));
     // The fifth and sixth are closed at once; "at once" is when the stack gets to them.
     await waitUntil(() => flood[4]!.closed && flood[5]!.closed, 10_000, 'the connections over the per-address cap closed');
@@ -61,7 +61,7 @@ describe('SIP TCP connection limits', () => {
   });
 
   it('at the total cap a silent connection makes room for one that speaks SIP', async () => {
-    const silent = [];
+    const silent: Client[] = [];
     for (let i = 0; i < 7; i++) silent.push(await open(`127.0.0.${10 + (i % 3)}`));
     await sleep(50);
     assert.equal(silent.filter((c) => c.closed).length, 0, '7 silent + the phone = 8');
