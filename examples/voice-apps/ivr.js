@@ -11,14 +11,11 @@
 //     no key: sound:vm-goodbye and hang up (cause 16)
 //
 // Run it beside a Patchbay whose dialplan sends calls to Stasis(ivr-demo) (extensions.conf here):
-//   node examples/voice-apps/ivr.js          (IVR_BROKEN=1: a wrong key hangs up, for the demo of a failing test;
-//                                             IVR_MENU_TIMEOUT_MS: the menu's wait for a key, 2000 by default)
+//   node examples/voice-apps/ivr.js          (IVR_BROKEN=1: a wrong key hangs up, for the demo of a failing test)
 import { randomUUID } from 'node:crypto';
 import { ariFromEnv, connectAri } from './ari.js';
 
-// IVR_MENU_TIMEOUT_MS: how long the menu waits for a key (2 s). A test that only presses keys sets
-// it longer: on a loaded machine the key can reach the app more than 2 s after the menu ended.
-const MENU_TIMEOUT_MS = Number(process.env.IVR_MENU_TIMEOUT_MS) > 0 ? Number(process.env.IVR_MENU_TIMEOUT_MS) : 2000;
+const MENU_TIMEOUT_MS = 2000;
 
 export async function startIvr(options = ariFromEnv(), { broken = false } = {}) {
   const calls = new Map();
