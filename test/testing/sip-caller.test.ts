@@ -3,7 +3,7 @@
 // comes in as endpoint "callers" to 100@apps, the example IVR. Both SIP stacks are Patchbay's.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -34,6 +34,8 @@ after(async () => {
   await stopExampleApp(ivr);
   await callers?.stop();
   await apps?.stop();
+  // Kept only when a failure left something in it.
+  if (readdirSync(artifacts).length === 0) rmSync(artifacts, { recursive: true, force: true });
 });
 
 test('call() dials a sip: URI from a PJSIP endpoint: the menu heard through µ-law RTP, DTMF as RFC 4733, caller id and headers sent', async () => {
