@@ -96,7 +96,10 @@ export class Membership {
     this.beat();
     this.beatTimer = setInterval(() => this.beat(), HEARTBEAT_MS);
     this.beatTimer.unref();
-    this.checkTimer = setInterval(() => this.check(), 250);
+    // Judged after the loop's poll phase: timers run before I/O, so after a stall of this process
+    // (a loaded machine) the heartbeats that came meanwhile still wait unread when the timer fires,
+    // and a check then would declare live members dead. setImmediate runs once they are read.
+    this.checkTimer = setInterval(() => setImmediate(() => this.checkTimer !== undefined && this.check()), 250);
     this.checkTimer.unref();
   }
 
@@ -104,6 +107,7 @@ export class Membership {
     clearInterval(this.beatTimer);
     clearInterval(this.checkTimer);
     this.beatTimer = undefined;
+    this.checkTimer = undefined;
     this.subscription?.unsubscribe();
     // The last heartbeat says so: the others take this member out at once instead of waiting for
     // its heartbeats to be missed (and logging a death).

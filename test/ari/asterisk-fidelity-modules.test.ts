@@ -96,7 +96,7 @@ describe('modules (item 8)', () => {
     assert.equal((await module('app_echo.so')).use_count, 0);
     await status('POST', '/channels/echoer?endpoint=Local/echo@modules&app=fid-modules&otherChannelId=echoer-2');
     await eventFor('StasisStart', 'echoer');
-    const deadline = Date.now() + 3000;
+    const deadline = Date.now() + 15_000;
     while ((await module('app_echo.so')).use_count !== 1) {
       assert.ok(Date.now() < deadline, 'the ;2 half runs Echo()');
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -328,7 +328,7 @@ describe('origination details', () => {
 
   test('originate into an application that is not registered: the channel is hung up once answered', async () => {
     const channel = (await ok('POST', '/channels?endpoint=Local/answer@default&app=ghost-app'))!;
-    const deadline = Date.now() + 3000;
+    const deadline = Date.now() + 15_000;
     while (server.channel(channel.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.equal(server.channel(channel.id), undefined);
   });

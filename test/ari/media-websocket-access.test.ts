@@ -87,7 +87,7 @@ test('a read-only user sees the id blank: channel snapshots, variables, function
     ];
     // REST over the viewer's events WebSocket.
     viewerEvents.send(JSON.stringify({ type: 'RESTRequest', request_id: 'r1', method: 'GET', uri: 'channels/media-access-3' }));
-    const deadline = Date.now() + 3000;
+    const deadline = Date.now() + 15_000;
     while (!seen.some((text) => text.includes('RESTResponse')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(seen.some((text) => text.includes('RESTResponse')), 'the REST answer came');
     assert.ok(seen.some((text) => text.includes('ChannelVarset')), 'subscribeAll events came');

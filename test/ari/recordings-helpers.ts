@@ -160,21 +160,54 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 export interface Exchange {
   readonly sentAt: number;
   readonly answeredAt: number;
+  /** The watched media clocks' dropped ticks when the request was sent, and when it was answered. */
+  readonly droppedBefore: number;
+  readonly droppedAfter: number;
+}
+
+/** What `timed` reads of a media clock: how many ticks it dropped after a stall. */
+interface DroppingClock {
+  readonly skippedTicks: number;
+}
+
+const watchedClocks = new Set<DroppingClock>();
+
+/**
+ * Counts the ticks these media clocks drop in the spans `timed` measures. A clock stalled longer
+ * than its catch-up limit (a loaded machine) drops the missing ticks: no frame is fed or recorded
+ * for them, so a recording is that much shorter than the wall-clock span, and rightly so.
+ */
+export function watchDroppedTicks(...clocks: DroppingClock[]): void {
+  for (const clock of clocks) watchedClocks.add(clock);
+}
+
+function droppedTicks(): number {
+  let dropped = 0;
+  for (const clock of watchedClocks) dropped += clock.skippedTicks;
+  return dropped;
+}
+
+/** Ticks the watched clocks dropped since `from` was sent. */
+export function droppedTicksSince(from: Exchange): number {
+  return droppedTicks() - from.droppedBefore;
 }
 
 /** Runs `request`, noting when it was sent and when it was answered. */
 export async function timed<T>(request: () => Promise<T>): Promise<Exchange & { readonly result: T }> {
+  const droppedBefore = droppedTicks();
   const sentAt = Date.now();
   const result = await request();
-  return { sentAt, answeredAt: Date.now(), result };
+  return { sentAt, answeredAt: Date.now(), droppedBefore, droppedAfter: droppedTicks(), result };
 }
 
 /**
  * Bounds in ms of audio the server wrote from `from` to `to`, as the wall clock allows them: at
  * least from `from`'s answer to `to`'s sending, at most from `from`'s sending to `to`'s answer,
  * with a 20 ms frame of slack at each end (the media clock ticks in frames). On a loaded machine
- * either gap may be long, so it is measured, not assumed.
+ * either gap may be long, so it is measured, not assumed; so are the 20 ms ticks the watched
+ * clocks dropped in between (watchDroppedTicks), which lower the least.
  */
 export function spanBounds(from: Exchange, to: Exchange): { shortest: number; longest: number } {
-  return { shortest: to.sentAt - from.answeredAt - 40, longest: to.answeredAt - from.sentAt + 40 };
+  const dropped = to.droppedAfter - from.droppedBefore;
+  return { shortest: to.sentAt - from.answeredAt - 40 - 20 * dropped, longest: to.answeredAt - from.sentAt + 40 };
 }

@@ -47,7 +47,7 @@ async function socketOf(user: { name: string; password: string }, app: string) {
     async rest(method: string, uri: string): Promise<number> {
       const id = `r${next++}`;
       ws.send(JSON.stringify({ type: 'RESTRequest', request_id: id, method, uri }));
-      const deadline = Date.now() + 3000;
+      const deadline = Date.now() + 15_000;
       while (!answers.has(id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       return Number(answers.get(id)?.status_code ?? 0);
     },
@@ -55,7 +55,7 @@ async function socketOf(user: { name: string; password: string }, app: string) {
 }
 
 async function until(what: string, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 3000;
+  const deadline = Date.now() + 15_000;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));

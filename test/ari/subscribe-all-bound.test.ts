@@ -45,7 +45,12 @@ test('beyond max_subscribe_all_apps, subscribeAll upgrades and subscriptions to 
   assert.equal(one.status, 200);
   // An application that is already wide may reconnect wide.
   sockets[1]!.close();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Once the server has seen it go (200 ms were not always enough on a loaded machine).
+  const away = async (): Promise<boolean> => {
+    const response = await server.ari('/applications/wide3');
+    return response.status === 404 || ((await response.json()) as { connected?: boolean }).connected === false;
+  };
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline && !(await away()); ) await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(await connect('app=wide3&subscribeAll=true'), 101);
 });
 

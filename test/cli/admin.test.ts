@@ -34,14 +34,37 @@ function tempDir(): string {
 }
 
 async function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<Result> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdminCommand(args, { ...env, ...extraEnv }, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
+  return start(args, extraEnv, signal).done;
+}
+
+/** A command running in-process whose output so far can be read while it runs (for `events`). */
+interface Running {
+  readonly output: Result;
+  readonly done: Promise<Result>;
+}
+
+function start(args: string[], extraEnv: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Running {
+  const output = { code: -1, stdout: '', stderr: '' };
+  const done = runAdminCommand(args, { ...env, ...extraEnv }, {
+    stdout: (t) => void (output.stdout += t),
+    stderr: (t) => void (output.stderr += t),
     signal,
-  });
-  return { code, stdout, stderr };
+  }).then((code) => ({ ...output, code }));
+  return { output, done };
+}
+
+/**
+ * Polls until `check` holds (a loaded machine gives no fixed delay that is always enough); the
+ * assertion after it says what was missing.
+ */
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline && !(await check()); ) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** The `events` commands' private applications (patchbay-cli-…) the server lists. */
+async function cliApplications(): Promise<string[]> {
+  const apps = (await (await server.ari('/applications')).json()) as { name: string }[];
+  return apps.map((app) => app.name).filter((name) => name.startsWith('patchbay-cli-'));
 }
 
 before(async () => {
@@ -181,16 +204,22 @@ describe('admin CLI in-process', () => {
   test('events prints one readable line per event, filtered by --app', async () => {
     const controller = new AbortController();
     const apps = await server.events('app=watched-app,other-app');
-    const pending = run(['events', '--app', 'watched-app'], {}, controller.signal);
-    await new Promise((r) => setTimeout(r, 300));
+    const pending = start(['events', '--app', 'watched-app'], {}, controller.signal);
+    // The CLI says it listens once its event WebSocket is open, and the server registers its
+    // subscription before it answers the upgrade: what happens after that line is seen.
+    await until(() => pending.output.stderr.includes('listening'));
+    assert.match(pending.output.stderr, /listening for events/);
     const other = (await (await server.ari('/channels?endpoint=Local/answer@default&app=other-app', { method: 'POST' })).json()) as { id: string };
     const watched = (await (await server.ari('/channels?endpoint=Local/answer@default&app=watched-app', { method: 'POST' })).json()) as { id: string; name: string };
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => pending.output.stdout.includes(' StasisStart '));
     await server.ari(`/channels/${watched.id}`, { method: 'DELETE' });
     await server.ari(`/channels/${other.id}`, { method: 'DELETE' });
-    await new Promise((r) => setTimeout(r, 300));
+    // The other channel's events would come before or beside the watched one's last: wait for
+    // both channels to be gone, then for the watched one's ChannelDestroyed line.
+    await until(async () => server.channel(other.id) === undefined && server.channel(watched.id) === undefined);
+    await until(() => / ChannelDestroyed /.test(pending.output.stdout));
     controller.abort();
-    const result = await pending;
+    const result = await pending.done;
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trim().split('\n');
     assert.ok(lines.length >= 1, result.stdout);
@@ -200,8 +229,12 @@ describe('admin CLI in-process', () => {
     }
     assert.ok(lines.some((l) => / ChannelDestroyed /.test(l)), result.stdout);
 
+    const earlier = new Set(await cliApplications());
     const limited = run(['events', '--limit', '1', '--json']);
-    await new Promise((r) => setTimeout(r, 300));
+    // --json prints no "listening" line: the CLI's new application in the list says it is subscribed.
+    const subscribed = async (): Promise<boolean> => (await cliApplications()).some((name) => !earlier.has(name));
+    await until(subscribed);
+    assert.ok(await subscribed(), 'the events command subscribed');
     const third = (await (await server.ari('/channels?endpoint=Local/answer@default&app=other-app', { method: 'POST' })).json()) as { id: string };
     const one = await limited;
     assert.equal(one.code, 0, one.stderr);
@@ -249,14 +282,12 @@ async function serverAsProcess() {
   const url = `http://127.0.0.1:${port}/ari`;
   const auth = `Basic ${Buffer.from('asterisk:asterisk').toString('base64')}`;
   let up = false;
-  for (let i = 0; i < 200 && !up; i++) {
-    up = await fetch(`${url}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false);
-    if (!up) await new Promise((r) => setTimeout(r, 100));
-  }
+  // The server compiles its sources under tsx at start: 60 s leaves room for a loaded CI machine.
+  await until(async () => (up = await fetch(`${url}/asterisk/ping`, { headers: { authorization: auth } }).then((r) => r.ok, () => false)), 60_000);
   assert.ok(up, 'the server process answers');
   // The pidfile is written just after the listeners open; on a loaded machine that can be a moment
   // after the first answer, and `patchbay stop` needs it.
-  for (let i = 0; i < 200 && readPidFile(join(dir, 'data')) === null; i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => readPidFile(join(dir, 'data')) !== null);
   return { dir, port, serverEnv, serverProcess, url, auth };
 }
 
@@ -272,13 +303,14 @@ describe('admin CLI as a process', () => {
     const events = spawnNode([ADMIN_MAIN, 'events'], { PATCHBAY_HTTP_PORT: String(server.address.port) }, tempDir());
     let stderr = '';
     events.child.stderr!.on('data', (d) => (stderr += String(d)));
-    for (let i = 0; i < 100 && !stderr.includes('listening'); i++) await new Promise((r) => setTimeout(r, 100));
+    // A process of its own under tsx: on a loaded machine its start alone can take many seconds.
+    await until(() => stderr.includes('listening'), 60_000);
     assert.match(stderr, /listening for events/);
     let stdout = '';
     events.child.stdout!.on('data', (d) => (stdout += String(d)));
     const app = await server.events('app=process-app');
     const channel = (await (await server.ari('/channels?endpoint=Local/answer@default&app=process-app', { method: 'POST' })).json()) as { id: string; name: string };
-    for (let i = 0; i < 50 && !stdout.includes('ChannelCreated'); i++) await new Promise((r) => setTimeout(r, 100));
+    await until(() => stdout.includes('ChannelCreated'));
     events.child.kill('SIGINT');
     const result = await events.done;
     assert.equal(result.code, 0, result.stderr);

@@ -73,12 +73,14 @@ describe('patchbay stop --gracefully on a cluster member', { skip }, () => {
       'http: { bind: 127.0.0.1 }',
       'sip: { port: 0 }',
       `dialplan: { file: ${JSON.stringify(join(dir, 'extensions.conf'))} }`,
-      `cluster: { nats_url: ${JSON.stringify(nats.url)}, node_id: nodeA, failure_seconds: 3 }`,
+      // A leaves with a last heartbeat that says so (no wait on failure_seconds); 10 s keeps a
+      // member process stalled for seconds on a loaded machine from being declared dead instead.
+      `cluster: { nats_url: ${JSON.stringify(nats.url)}, node_id: nodeA, failure_seconds: 10 }`,
       '',
     ].join('\n'));
     aEnv = { PATCHBAY_CONFIG: join(dir, 'a.yaml'), PATCHBAY_HTTP_PORT: String(port), PATCHBAY_DATA_DIR: join(dir, 'data-a') };
     a = spawnNode([SERVER_MAIN], aEnv, dir);
-    b = await startTestServer({ server_id: '02:00:00:00:4b:01', dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: 'nodeB', failure_seconds: 3 } });
+    b = await startTestServer({ server_id: '02:00:00:00:4b:01', dialplan: { file: join(dir, 'extensions.conf') }, cluster: { nats_url: nats.url, node_id: 'nodeB', failure_seconds: 10 } });
     nc = await connect({ servers: nats.url });
     await until('B sees A', async () => ((await admin('cluster')).members as Json[]).some((m) => m.node === 'nodeA'), 60_000);
     await until('A wrote its pidfile', () => readPidFile(join(dir, 'data-a')) !== null);

@@ -14,7 +14,7 @@ import type { EventSocket, TestServer } from '../helpers/server.ts';
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts';
 import { findFile, wavSamples } from '../helpers/recorded-audio.ts';
 import { tonePower } from '../helpers/tone-power.ts';
-import { silentFrames, spanBounds, timed } from '../ari/recordings-helpers.ts';
+import { silentFrames, spanBounds, timed, watchDroppedTicks } from '../ari/recordings-helpers.ts';
 import { clusterStatus, dialplanDir, type Json, mediaLegsHeld, NO_NATS, startThreeMembers, stopThreeMembers, type ThreeMembers, until, untilThreeKnow } from './cluster-fixture.ts';
 
 const APP = 'xrec';
@@ -52,6 +52,7 @@ describe('recording across cluster members', { skip }, () => {
     dir = dialplanDir('patchbay-cluster-xrec-', DIALPLAN);
     nats = await startNatsServer();
     await startThreeMembers(servers, nats.url, dir, 8, { failure_seconds: 3, request_timeout_ms: SLOW_ANSWER_MS });
+    watchDroppedTicks(servers.a!.core.media.clock, servers.b!.core.media.clock, servers.c!.core.media.clock);
     // The application's home is C: the bridge's events (B) and the channels' (A, C) reach it through the stream.
     app = await servers.c!.events(`app=${APP}`);
     await untilThreeKnow(servers, APP);

@@ -37,11 +37,17 @@ describe('a browser registered over WebSocket through member A, called from memb
       throw new Error(`${what}: ${String(error)}; page: ${JSON.stringify(await pageState())}; B: ${notes}`);
     });
   }
+  /** The next event of `type`; a timeout says which one and what came instead (CI once gave only "timed out"). */
   async function nextEvent(type: string, timeoutMs = 60_000): Promise<Json> {
     const deadline = Date.now() + timeoutMs;
+    const skipped: string[] = [];
     for (;;) {
-      const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
+      const event = (await events.next(Math.max(1, deadline - Date.now())).catch(async (error: unknown) => {
+        const notes = b.logLines.filter((line) => /WebRTC|DTLS|record|"level":(40|50)/i.test(line)).slice(-8).join('');
+        throw new Error(`no ${type} in ${timeoutMs} ms (${String(error)}); events instead: ${skipped.join(', ') || 'none'}; page: ${JSON.stringify(await pageState())}; B: ${notes}`);
+      })) as Json;
       if (event.type === type) return event;
+      if (skipped.length < 50) skipped.push(String(event.type));
     }
   }
 

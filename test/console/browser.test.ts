@@ -166,7 +166,10 @@ describe('web console in Chromium', { skip }, () => {
 
     // Its timeline shows how it got there, in order.
     await firstRow.locator('button[data-action="timeline"]').click();
+    // The timeline fills as the events come: the first ChannelDialplan (AppDial2) can be shown
+    // before the one entering Stasis(demo) (CI once read it in between). Wait for the last one.
     await page.waitForSelector('#timeline tbody tr[data-event="ChannelDialplan"]');
+    await page.waitForFunction(() => document.querySelector('#timeline tbody')?.textContent?.includes('Stasis(demo)') === true);
     const events = await page.$$eval('#timeline tbody tr', (rows) => rows.map((r) => r.getAttribute('data-event')));
     assert.ok(events.indexOf('ChannelCreated') < events.indexOf('ChannelStateChange'), events.join(','));
     assert.ok(events.indexOf('ChannelStateChange') < events.lastIndexOf('ChannelDialplan'), events.join(','));

@@ -37,7 +37,8 @@ test('a recording is listed with the channel it recorded and its call, also afte
   assert.equal(created.status, 200);
   const channel = (await created.json()) as { id: string; name: string };
   await waitFor('the channel in the application', () => (first.core.channels.get(channel.id) ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // In the application (its StasisStart), not 200 ms later: a loaded machine may take longer.
+  await events.nextOfType('StasisStart', 15_000);
   const record = await first.ari(`/channels/${channel.id}/record?name=origin-test&format=wav`, { method: 'POST' });
   assert.equal(record.status, 201, await record.text());
   await new Promise((resolve) => setTimeout(resolve, 300));

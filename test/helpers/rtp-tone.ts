@@ -99,15 +99,24 @@ export class RtpToneEnd {
 /**
  * What a stretch of audio holds: its loud part's frequency (by zero crossings) and the amplitude
  * there of the frequency `expected` (Goertzel, so a different tone of the same loudness scores low).
+ * The amplitude is the median of the 20 ms frames' (one packet each): a sender that skips or
+ * repeats a frame on a loaded machine restarts the tone's phase there, and one Goertzel over the
+ * whole run would add the pieces out of phase and read a fraction of the tone's real amplitude.
  */
 export function dominantTone(samples: Int16Array, expected: number): { frequency: number; amplitude: number; loudSamples: number } {
   const loud = loudestRun(samples);
   let crossings = 0;
   for (let i = 1; i < loud.length; i++) if ((loud[i - 1] < 0) !== (loud[i] < 0)) crossings++;
   const frequency = loud.length === 0 ? 0 : (crossings / 2) * (8000 / loud.length);
-  const amplitude = loud.length === 0 ? 0 : Math.sqrt(2 * goertzelPower(loud, expected, 8000));
+  const frameAmplitudes: number[] = [];
+  for (let start = 0; start + FRAME <= loud.length; start += FRAME) frameAmplitudes.push(Math.sqrt(2 * goertzelPower(loud, expected, 8000, start, start + FRAME)));
+  frameAmplitudes.sort((a, b) => a - b);
+  const amplitude = frameAmplitudes.length === 0 ? 0 : frameAmplitudes[frameAmplitudes.length >> 1];
   return { frequency, amplitude, loudSamples: loud.length };
 }
+
+/** One 20 ms packet of PCMU at 8 kHz. */
+const FRAME = 160;
 
 /** The longest run of 20 ms frames with energy. */
 function loudestRun(samples: Int16Array): Int16Array {

@@ -161,6 +161,9 @@ function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<s
   return out;
 }
 
+/** How long next() and nextOfType() wait unless told (was 2 s, too short under CI load). */
+const DEFAULT_EVENT_WAIT_MS = 10_000;
+
 /** A connected event WebSocket that queues incoming messages for `next()`. */
 export class EventSocket {
   readonly messages: Record<string, unknown>[] = [];
@@ -184,8 +187,12 @@ export class EventSocket {
     });
   }
 
-  /** The next message, waiting up to `timeoutMs`. */
-  next(timeoutMs = 2000): Promise<Record<string, unknown>> {
+  /**
+   * The next message, waiting up to `timeoutMs`. 10 s by default: an event comes within
+   * milliseconds on an idle machine and seconds later on a loaded one (CI); the bound only ends a
+   * test that would otherwise hang. A test that an event must NOT come uses quiet().
+   */
+  next(timeoutMs = DEFAULT_EVENT_WAIT_MS): Promise<Record<string, unknown>> {
     const queued = this.messages.shift();
     if (queued) return Promise.resolve(queued);
     return new Promise((resolve, reject) => {
@@ -202,7 +209,7 @@ export class EventSocket {
   }
 
   /** Waits for the next message of the given type, skipping others. */
-  async nextOfType(type: string, timeoutMs = 2000): Promise<Record<string, unknown>> {
+  async nextOfType(type: string, timeoutMs = DEFAULT_EVENT_WAIT_MS): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const message = await this.next(Math.max(1, deadline - Date.now()));

@@ -41,6 +41,11 @@ interface CallPlan {
   readonly serverPort?: (port: number) => void;
   /** Sound directories of the server (the default ones otherwise). */
   readonly sounds?: string;
+  /**
+   * Resolves once the audio to listen to flows (default: as soon as baresip's channel exists). A
+   * call Dial()led on must first ring and be answered, which on a loaded machine can take seconds.
+   */
+  readonly flowing?: () => Promise<void>;
 }
 
 interface CallResult {
@@ -101,6 +106,7 @@ async function wideCall(plan: CallPlan): Promise<CallResult> {
       const list = (await (await server.ari('/channels')).json()) as Array<{ id: string; name: string }>;
       return list.find((entry) => entry.name.startsWith('PJSIP/alice-'));
     });
+    await plan.flowing?.();
     const from = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const to = Date.now();
@@ -162,6 +168,8 @@ describe('baresip wideband calls to Echo()', { skip }, () => {
             aor: { bob: { contact: `sip:bob@127.0.0.1:${bob.sipPort}` } },
           },
           serverPort: (port) => (bob.serverPort = port),
+          // The three seconds listened to start once the bridge carries audio to the G.711 phone.
+          flowing: async () => void (await waitFor('PCMU at the G.711 phone', async () => (bob.received.some((packet) => packet.payloadType === 0) ? true : undefined))),
         });
         assert.equal(heard.nativeFormat, codec.startsWith('G722') ? 'g722' : 'opus');
         const audio = bob.audioBetween(heard.from + 1000, heard.to);

@@ -104,7 +104,8 @@ test('SDES-SRTP in a media worker through re-INVITEs: the same keys go on, a new
     phone.rtp.send(first[6]!, serverRtpPort, '127.0.0.1');
     await waitFor('the replay after the same keys refused', async () => ((await refused()) - before === 2 ? true : undefined), 10_000);
     const from = phone.packets.length;
-    await sleep(600);
+    // Ten packets take 200 ms on an idle machine; a loaded one sends them later: counted, not timed.
+    await waitFor('ten packets after the re-INVITE', () => (phone.packets.length - from >= 12 ? true : undefined), 15_000);
     assert.ok(authentic(new SrtpSession(phone.key, ours), phone.packets.slice(from)) >= 10, 'our packets still authenticate (same ROC and index)');
 
     // A new phone key of the other suite: our key of that suite answers, the worker sends under it.
@@ -114,9 +115,15 @@ test('SDES-SRTP in a media worker through re-INVITEs: the same keys go on, a new
     assert.match(rekeyed, /^SIP\/2\.0 200 /);
     const third = answeredKey(rekeyed);
     assert.equal(third.suite, 'AES_CM_128_HMAC_SHA1_32');
-    await sleep(400);
-    const later = phone.packets.length;
-    await sleep(600);
+    // The worker seals under the new key once it has the answer's: from its first packet under it
+    // (a loaded machine took longer than the 400 ms this once slept), every packet is.
+    const rekeyedAt = phone.packets.length;
+    const underNewKey = (packet: Buffer): boolean => authentic(new SrtpSession(phone.key, third), [packet]) === 1;
+    const later = await waitFor('a packet under the new key', () => {
+      const index = phone.packets.findIndex((packet, at) => at >= rekeyedAt && underNewKey(packet));
+      return index >= 0 ? index : undefined;
+    }, 15_000);
+    await waitFor('ten packets after the re-key', () => (phone.packets.length - later >= 10 ? true : undefined), 15_000);
     const after = phone.packets.slice(later);
     assert.ok(after.length >= 10);
     assert.equal(authentic(new SrtpSession(phone.key, third), after), after.length, 'packets after the re-key authenticate under our new key');

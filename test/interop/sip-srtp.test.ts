@@ -38,6 +38,11 @@ class SdesPhone extends RawPhone {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls until `check` holds, at most 15 s; the assertion after it says what was missing. */
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline && !check(); ) await sleep(50);
+}
+
 /** The server's a=crypto in an SDP answer: its tag and key. */
 function answeredKey(message: string): { tag: number; key: SrtpMasterKey } {
   const match = /^a=crypto:(\d+) (AES_CM_128_HMAC_SHA1_(?:80|32)) inline:([A-Za-z0-9+/]{40})\s*$/m.exec(message);
@@ -113,7 +118,8 @@ describe('SDES-SRTP calls (raw phone)', () => {
       assert.equal(ours.tag, 1);
       assert.equal(ours.key.suite, 'AES_CM_128_HMAC_SHA1_80');
       const session = new SrtpSession(caller.key, ours.key);
-      await sleep(1500);
+      // About 75 packets in 1.5 s on an idle machine; a loaded one sends them later, not fewer.
+      await until(() => caller.packets.length > 40);
       const sealed = caller.packets.map(({ packet }) => Buffer.from(packet));
       assert.ok(sealed.length > 40, `${sealed.length} packets from the server`);
       assert.ok(sealed.every((packet) => packet.length === 172 + 10 || packet[1] >= 200), 'SRTP packets of 160 bytes of audio and an 80-bit tag');
@@ -164,8 +170,9 @@ describe('SDES-SRTP calls (raw phone)', () => {
       const third = answeredKey(rekeyed);
       assert.equal(third.key.suite, 'AES_CM_128_HMAC_SHA1_32', 'the suite of the new offer');
       const from = caller.packets.length;
-      await sleep(600);
-      const later = caller.packets.slice(from).map(({ packet }) => packet).filter((packet) => packet[1] < 200);
+      const rtpSince = (): Buffer[] => caller.packets.slice(from).map(({ packet }) => packet).filter((packet) => packet[1] < 200);
+      await until(() => rtpSince().length > 10);
+      const later = rtpSince();
       assert.ok(later.length > 10);
       const receiver = new SrtpSession(caller.key, third.key);
       assert.ok(later.every((packet) => receiver.unprotectRtp(packet, packet.length) === 172), 'packets after the re-key decrypt with the 32-bit suite key');

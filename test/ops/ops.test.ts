@@ -4,6 +4,11 @@ import { after, before, describe, test } from 'node:test';
 import { parsePrometheus, sumOf } from '../helpers/prometheus.ts';
 import { AUTH, startTestServer, type TestServer } from '../helpers/server.ts';
 
+/** Polls until `check` holds, at most `timeoutMs`; the assertion after it says what was missing. */
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline && !check(); ) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 describe('ops routes', () => {
   let server: TestServer;
   before(async () => {
@@ -47,7 +52,7 @@ describe('ops routes', () => {
     assert.equal(during.get('patchbay_websocket_clients'), 1);
     assert.ok(sumOf(during, 'patchbay_events_sent_total') >= 1);
     assert.equal((await server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
-    for (let i = 0; i < 50; i++) {
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
       if (sumOf(await metrics(), 'patchbay_channels', 'technology="Local"') === before) return void (await socket.close());
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -56,8 +61,9 @@ describe('ops routes', () => {
 
   test('at debug, each ARI request is logged with method, path, status, time and user, never credentials', async () => {
     await fetch(`${server.url}/ari/asterisk/info?api_key=asterisk:asterisk`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lines = server.logLines.filter((line) => line.includes('"ARI request"') && line.includes('/ari/asterisk/info'));
+    const logged = (): string[] => server.logLines.filter((line) => line.includes('"ARI request"') && line.includes('/ari/asterisk/info'));
+    await until(() => logged().length >= 1);
+    const lines = logged();
     assert.ok(lines.length >= 1);
     const record = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
     assert.equal(record.method, 'GET');
@@ -72,9 +78,12 @@ describe('ops routes', () => {
   test('a dialplan step is logged as Asterisk does: Executing [exten@context:priority] App(args)', async () => {
     const created = await server.ari('/channels?endpoint=Local/answer@default&app=ops-test', { method: 'POST' });
     const { id } = (await created.json()) as { id: string };
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The ;2 half runs the dialplan after the originate is answered: wait for its first step
+    // (a fixed 100 ms was not always enough on a loaded machine), then hang up.
+    const executing = (): boolean => server.logLines.some((line) => /Executing \[answer@default:1\] \w+\(/.test(line));
+    await until(executing);
     await server.ari(`/channels/${id}`, { method: 'DELETE' });
-    assert.ok(server.logLines.some((line) => /Executing \[answer@default:1\] \w+\(/.test(line)), 'no Executing line');
+    assert.ok(executing(), 'no Executing line');
   });
 
   test('one output: each record is written once', () => {

@@ -84,7 +84,7 @@ describe('the load-time check', () => {
     const events = await watchAll(server);
     try {
       const call = originate(server, 'Local/100@main');
-      const seen = await collectUntil(events, (event) => event.type === 'ChannelDestroyed' && channelName(event) === call.two.name, 5000);
+      const seen = await collectUntil(events, (event) => event.type === 'ChannelDestroyed' && channelName(event) === call.two.name, 15_000);
       const destroyed = seen.find((event) => event.type === 'ChannelDestroyed' && channelName(event) === call.two.name);
       assert.equal(destroyed?.cause, 38);
       assert.ok(

@@ -65,7 +65,9 @@ export async function stopWatchedPbx({ pbx, events }: Partial<WatchedPbx>): Prom
 }
 
 /** Collects events until `done` holds for one of them (included), or fails after `timeoutMs`. */
-export async function collectUntil(events: EventSocket, done: (event: AriEvent) => boolean, timeoutMs = 3000): Promise<AriEvent[]> {
+// 15 s by default: a call's dialplan takes a second or two on an idle machine, many more on a loaded
+// one (CI); the bound only ends a test that would otherwise hang.
+export async function collectUntil(events: EventSocket, done: (event: AriEvent) => boolean, timeoutMs = 15_000): Promise<AriEvent[]> {
   const deadline = Date.now() + timeoutMs;
   const seen: AriEvent[] = [];
   for (;;) {
@@ -83,7 +85,7 @@ export async function collectUntil(events: EventSocket, done: (event: AriEvent) 
 }
 
 /** Collects events until each predicate has held for some event. */
-export function collectUntilAll(events: EventSocket, predicates: readonly ((event: AriEvent) => boolean)[], timeoutMs = 3000): Promise<AriEvent[]> {
+export function collectUntilAll(events: EventSocket, predicates: readonly ((event: AriEvent) => boolean)[], timeoutMs = 15_000): Promise<AriEvent[]> {
   const pending = new Set(predicates);
   return collectUntil(
     events,

@@ -38,7 +38,8 @@ export interface Received {
   at: number;
 }
 
-export async function waitUntil(predicate: () => boolean, timeoutMs = 3000, what = 'condition'): Promise<void> {
+/** Polls until `predicate` holds; 15 s by default (3 s ran out under CI load; only a failing test waits that long). */
+export async function waitUntil(predicate: () => boolean, timeoutMs = 15_000, what = 'condition'): Promise<void> {
   const start = Date.now();
   while (!predicate()) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);

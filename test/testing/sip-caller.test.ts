@@ -3,6 +3,9 @@
 // comes in as endpoint "callers" to 100@apps, the example IVR. Both SIP stacks are Patchbay's.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { call } from '../../src/testing/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -11,6 +14,7 @@ import { VOICE_APPS, startExampleApp, stopExampleApp } from './voice-apps-helper
 let apps: TestServer;
 let callers: TestServer;
 let ivr: ChildProcess | undefined;
+const artifacts = mkdtempSync(join(tmpdir(), 'patchbay-sip-caller-'));
 
 before(async () => {
   apps = await startTestServer({
@@ -30,6 +34,8 @@ after(async () => {
   await stopExampleApp(ivr);
   await callers?.stop();
   await apps?.stop();
+  // Kept only when a failure left something in it.
+  if (readdirSync(artifacts).length === 0) rmSync(artifacts, { recursive: true, force: true });
 });
 
 test('call() dials a sip: URI from a PJSIP endpoint: the menu heard through µ-law RTP, DTMF as RFC 4733, caller id and headers sent', async () => {
@@ -52,8 +58,12 @@ test('call() dials a sip: URI from a PJSIP endpoint: the menu heard through µ-l
     // Between two servers in this one busy process the RTP leg loses a packet now and then, which
     // the jitter buffer conceals: the prompts are asked for with a lower threshold than on a LAN.
     steps: [{ expect_audio: { prompt: 'dir-welcome', timeout: '5s', threshold: 0.45 } }, { send_dtmf: '1' }, { expect_audio: { prompt: 'hello-world', threshold: 0.45 } }, { expect_hangup: { cause: 16 } }],
+    // A failure keeps what the caller heard and its events (flaky under CI load, cause not found
+    // yet: after the 1 the call ends with hello-world not heard); the events go into the message.
+    artifactsDir: artifacts,
   });
-  assert.ok(result.passed, `${result.error}\n${JSON.stringify(result.steps, null, 1)}`);
+  const transcript = !result.passed && result.transcript && existsSync(result.transcript) ? readFileSync(result.transcript, 'utf8').split('\n').slice(-40).join('\n') : '';
+  assert.ok(result.passed, `${result.error}\n${JSON.stringify(result.steps, null, 1)}\nheard: ${result.recording ?? '-'}\n${transcript}`);
   assert.match(result.steps[0]!.detail ?? '', /^score \d\.\d\d, heard from/);
   assert.deepEqual(await arrived, { caller: '3001', header: '42' });
   await watcher.close();

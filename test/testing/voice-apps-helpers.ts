@@ -17,7 +17,8 @@ export async function startExampleApp(server: TestServer, script: string, env: R
   let output = '';
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));
-  for (const deadline = Date.now() + 10_000; !output.includes('waiting for calls'); ) {
+  // 30 s: a node process's start on a loaded machine can take many seconds.
+  for (const deadline = Date.now() + 30_000; !output.includes('waiting for calls'); ) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${script} did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runTestCommand } from '../../src/cli/test-command.ts';
@@ -66,7 +66,12 @@ describe('the example IVR and echo bot', () => {
     const failed = result.calls.filter((c) => !c.passed);
     assert.deepEqual(failed.map((c) => `${c.name}: ${c.error}`), []);
     assert.equal(result.calls.length, 50);
-    if (sideBySide) assert.ok(result.wallMs < 10_000, `50 calls took ${result.wallMs} ms\n${summaryText(result)}`);
+    // The 10 s hold for all 50 side by side unless the machine is overloaded (a 1-minute load above
+    // twice its cores, as with several suites at once on 2 cores): then 50 real-time calls cannot,
+    // and a run that passed every scenario but slowly says nothing of the server.
+    const overloaded = loadavg()[0]! > 2 * availableParallelism();
+    if (sideBySide && result.wallMs >= 10_000 && overloaded) t.diagnostic(`${result.wallMs} ms for 50 calls at load ${loadavg()[0]!.toFixed(1)}: the 10 s is not judged`);
+    else if (sideBySide) assert.ok(result.wallMs < 10_000, `50 calls took ${result.wallMs} ms\n${summaryText(result)}`);
     // Every step has its timing; the transfer scenario saw the queue's bridge event.
     const transfer = result.calls.find((c) => c.scenario === 'ivr transfer to queue')!;
     assert.ok(transfer.steps.every((s) => s.passed && s.ms >= 0));

@@ -111,6 +111,22 @@ function toneSamples(blocks: readonly Int16Array[], rms: number): Int16Array {
 const BOTH_RMS = AMPLITUDE;
 const LOW_RMS = AMPLITUDE / Math.SQRT2;
 
+/**
+ * Waits until the tone heard has stopped growing for `quietMs` (bounded): the bridge's last frames
+ * of it come within a few ticks of the last packet on an idle machine, seconds later on a loaded
+ * one. (Silence goes on after it, so the count is of the tone's blocks, not of packets.)
+ */
+async function untilSettled(count: () => number, quietMs = 300, timeoutMs = 10_000): Promise<void> {
+  let last = -1;
+  let changedAt = Date.now();
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+    const now = count();
+    if (now !== last) [last, changedAt] = [now, Date.now()];
+    else if (now > 0 && Date.now() - changedAt >= quietMs) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 function amplitudeAt(samples: Int16Array, frequency: number, rate: number): number {
   return powerToAmplitude(goertzelPower(samples, frequency, rate, 0, samples.length));
 }
@@ -125,14 +141,25 @@ test('slin16, slin24 and ulaw external media in one bridge: 24 kHz mix, 6 kHz re
   await expectStatus(server, '/bridges/wb-bridge/addChannel?channel=wb-slin16,wb-slin24,wb-ulaw', 204);
 
   await sendWidebandTone(p16, wide.localPort, 50);
-  // What the bridge sends back arrives within a few ticks of the last packet.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const slin24Blocks = (): Int16Array[] =>
+    p24.payloads.filter((packet) => packet.payloadType === 123).map(({ payload }) => Int16Array.from({ length: payload.length >> 1 }, (_, i) => payload.readInt16BE(i * 2)));
+  const ulawBlocks = (): Int16Array[] =>
+    p8.payloads
+      .filter((packet) => packet.payloadType === 0)
+      .map(({ payload }) => {
+        const samples = new Int16Array(payload.length);
+        ulawDecode(payload, samples);
+        return samples;
+      });
+  // What the bridge sends back arrives within a few ticks of the last packet (more under load):
+  // wait for the tone to stop coming (the parties get silence after it).
+  await untilSettled(() => toneSamples(slin24Blocks(), BOTH_RMS).length + toneSamples(ulawBlocks(), LOW_RMS).length);
   assert.equal(server.core.bridges.get('wb-bridge')?.rate, 24000, 'the bridge mixes at the highest member rate');
 
   // The slin24 party: 20 ms packets of 480 samples, payload type 123, both components at full level.
   const at24 = p24.payloads.filter((packet) => packet.payloadType === 123);
   assert.ok(at24.length > 0 && at24.every((packet) => packet.payload.length === 960), 'slin24 packets of 480 samples');
-  const heard24 = toneSamples(at24.map(({ payload }) => Int16Array.from({ length: payload.length / 2 }, (_, i) => payload.readInt16BE(i * 2))), BOTH_RMS);
+  const heard24 = toneSamples(slin24Blocks(), BOTH_RMS);
   assert.ok(heard24.length >= 24000 * 0.4, `${heard24.length} samples of tone at 24 kHz`);
   const six24 = amplitudeAt(heard24, 6000, 24000);
   const one24 = amplitudeAt(heard24, LOW, 24000);
@@ -143,14 +170,7 @@ test('slin16, slin24 and ulaw external media in one bridge: 24 kHz mix, 6 kHz re
   // and the power is all in the 1.1 kHz (nothing else above the noise of G.711).
   const at8 = p8.payloads.filter((packet) => packet.payloadType === 0);
   assert.ok(at8.length > 0 && at8.every((packet) => packet.payload.length === 160), 'ulaw packets of 160 samples');
-  const heard8 = toneSamples(
-    at8.map(({ payload }) => {
-      const samples = new Int16Array(payload.length);
-      ulawDecode(payload, samples);
-      return samples;
-    }),
-    LOW_RMS,
-  );
+  const heard8 = toneSamples(ulawBlocks(), LOW_RMS);
   assert.ok(heard8.length >= 8000 * 0.4, `${heard8.length} samples of tone at 8 kHz`);
   const one8 = amplitudeAt(heard8, LOW, 8000);
   const alias = amplitudeAt(heard8, 2000, 8000);
@@ -206,9 +226,10 @@ test('an AudioSocket channel of format slin16 carries 16 kHz audio (0x12 message
   await expectStatus(server, '/bridges/wb-as-bridge/addChannel?channel=wb-as-rtp,wb-as', 204);
 
   await sendWidebandTone(p16, wide.localPort, 40);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const audioSocketBlocks = (): Int16Array[] => audioSocket.audio.map((payload) => Int16Array.from({ length: payload.length / 2 }, (_, i) => payload.readInt16LE(i * 2)));
+  await untilSettled(() => toneSamples(audioSocketBlocks(), BOTH_RMS).length);
   assert.ok(audioSocket.audio.length > 0 && audioSocket.audio.every((payload) => payload.length === 640), '0x12 messages of 320 samples');
-  const heard = toneSamples(audioSocket.audio.map((payload) => Int16Array.from({ length: payload.length / 2 }, (_, i) => payload.readInt16LE(i * 2))), BOTH_RMS);
+  const heard = toneSamples(audioSocketBlocks(), BOTH_RMS);
   assert.ok(heard.length >= 16000 * 0.4, `${heard.length} samples of tone at 16 kHz`);
   const six = amplitudeAt(heard, 6000, 16000);
   assert.ok(Math.abs(six - AMPLITUDE) < AMPLITUDE * 0.05, `6 kHz over AudioSocket: ${six.toFixed(0)}`);
@@ -234,7 +255,7 @@ test('a WebSocket media channel of format slin24 carries 24 kHz audio (960-byte 
   await expectStatus(server, '/bridges/wb-ws-bridge/addChannel?channel=wb-ws-rtp,wb-ws', 204);
 
   await sendWidebandTone(p16, wide.localPort, 40);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await untilSettled(() => toneSamples(app.audio.map((bytes) => decodeSlin(bytes)), BOTH_RMS).length);
   assert.ok(app.audio.length > 0, 'binary audio frames');
   const heard = toneSamples(app.audio.map((bytes) => decodeSlin(bytes)), BOTH_RMS);
   assert.ok(heard.length >= 24000 * 0.4, `${heard.length} samples of tone at 24 kHz`);

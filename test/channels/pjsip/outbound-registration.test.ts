@@ -117,7 +117,7 @@ describe('outbound registration against SIPp as registrar', { skip: HAVE_SIPP ? 
       retry_interval: '60',
       max_random_initial_delay: '0',
     });
-    await waitUntil(() => statusOf(server, 'provider')?.status === 'Registered', 5000, 'Registered').catch((error: unknown) => {
+    await waitUntil(() => statusOf(server, 'provider')?.status === 'Registered', 20_000, 'Registered').catch((error: unknown) => {
       child.kill();
       console.error(output.slice(-3000), server.logLines.slice(-10).join(''));
       throw error;
@@ -185,7 +185,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
   });
 
   test('a SHA-256 challenge is answered with SHA-256 and verified by the registrar', async () => {
-    await waitUntil(() => statusOf(server!, 'sha')?.status === 'Registered', 5000, 'sha Registered');
+    await waitUntil(() => statusOf(server!, 'sha')?.status === 'Registered', 20_000, 'sha Registered');
     const [first, second] = registrars.sha.requests;
     assert.equal(first!.authorization().length, 0);
     const credentials = second!.authorization()[0] ?? '';
@@ -199,7 +199,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
   });
 
   test('temporary failures are retried after retry_interval until the registrar accepts', async () => {
-    await waitUntil(() => statusOf(server!, 'flaky')?.status === 'Registered', 6000, 'flaky Registered');
+    await waitUntil(() => statusOf(server!, 'flaky')?.status === 'Registered', 20_000, 'flaky Registered');
     const requests = registrars.flaky.requests;
     // 503, 503, then 401 and the answer: four REGISTERs; each retry waits retry_interval (1 s).
     assert.equal(requests.length, 4);
@@ -207,12 +207,12 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
   });
 
   test('max_retries bounds the attempts; 403 and refused credentials are Rejected at once', async () => {
-    await waitUntil(() => statusOf(server!, 'down')?.status === 'Rejected', 6000, 'down Rejected');
+    await waitUntil(() => statusOf(server!, 'down')?.status === 'Rejected', 20_000, 'down Rejected');
     assert.equal(registrars.down.requests.length, 3, 'the first attempt and max_retries=2 retries');
     assert.equal(statusOf(server!, 'down')?.lastCode, 503);
-    await waitUntil(() => statusOf(server!, 'forbidden')?.status === 'Rejected', 3000, 'forbidden Rejected');
+    await waitUntil(() => statusOf(server!, 'forbidden')?.status === 'Rejected', 20_000, 'forbidden Rejected');
     assert.equal(registrars.forbidden.requests.length, 1);
-    await waitUntil(() => statusOf(server!, 'wrong')?.status === 'Rejected', 3000, 'wrong Rejected');
+    await waitUntil(() => statusOf(server!, 'wrong')?.status === 'Rejected', 20_000, 'wrong Rejected');
     assert.equal(registrars.wrong.requests.length, 2, 'challenge, one answer, refused: no retry (auth_rejection_permanent)');
     // Nothing more is sent once Rejected.
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -222,7 +222,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
   });
 
   test('a registrar that calls every answer stale gets a bounded number of REGISTERs, not one per round trip', async () => {
-    await waitUntil(() => statusOf(server!, 'stale')?.status === 'Rejected', 6000, 'stale Rejected');
+    await waitUntil(() => statusOf(server!, 'stale')?.status === 'Rejected', 20_000, 'stale Rejected');
     // Per attempt: the first REGISTER, the answer to its challenge and 3 answers to stale ones;
     // max_retries=1 makes two attempts.
     assert.equal(registrars.stale.requests.length, 10);
@@ -231,7 +231,7 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
   });
 
   test('line=yes: the Contact carries a line token, and a request to it is from the registration\'s endpoint', async () => {
-    await waitUntil(() => statusOf(server!, 'lined')?.status === 'Registered', 5000, 'lined Registered');
+    await waitUntil(() => statusOf(server!, 'lined')?.status === 'Registered', 20_000, 'lined Registered');
     const contact = /<([^>]+)>/.exec(registrars.lined.requests.at(-1)!.get('contact') ?? '')?.[1] ?? '';
     assert.match(contact, /^sip:trunkline@127\.0\.0\.1:\d+;line=[0-9a-f]{12}$/);
     const events = await server!.events('app=line-watch');
@@ -252,10 +252,10 @@ describe('outbound registration: SHA-256, retries, rejection, unregistration at 
       const received = (await events.nextOfType('TextMessageReceived', 3000)) as Record<string, any>;
       assert.equal(received.endpoint.resource, 'trunk');
       assert.equal(received.message.body, 'hello');
-      await waitUntil(() => answers.some((text) => text.startsWith('SIP/2.0 202')), 2000, '202');
+      await waitUntil(() => answers.some((text) => text.startsWith('SIP/2.0 202')), 20_000, '202');
       // Without the token the sender is unknown: challenged.
       send(contact.replace(/;line=.*$/, ''), 'z9hG4bKline2');
-      await waitUntil(() => answers.some((text) => text.startsWith('SIP/2.0 401')), 2000, '401');
+      await waitUntil(() => answers.some((text) => text.startsWith('SIP/2.0 401')), 20_000, '401');
       provider.close();
     } finally {
       await events.close();

@@ -134,9 +134,13 @@ describe('qualify: OPTIONS to the contacts of qualified AORs', () => {
 
     // Probes repeat at about qualify_frequency (1 s, less up to 10 % of jitter).
     const before = trunkPeer.options.length;
+    const waitedFrom = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 2600));
     const probes = trunkPeer.options.slice(before);
-    assert.ok(probes.length >= 2 && probes.length <= 4, `${probes.length} probes in 2.6 s`);
+    // At most one per 0.9 s of the time that really passed (a loaded machine wakes this test late),
+    // and one more that may have been on its way.
+    const waited = Date.now() - waitedFrom;
+    assert.ok(probes.length >= 2 && probes.length <= Math.ceil(waited / 900) + 1, `${probes.length} probes in ${waited} ms`);
     assert.equal(new Set(trunkPeer.options.map((o) => o.request.callId())).size, trunkPeer.options.length);
 
     trunkPeer.answering = false;

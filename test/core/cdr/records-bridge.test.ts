@@ -32,7 +32,7 @@ describe('CDR and CEL of a bridged call', () => {
     const response = await pbx.server.ari('/channels?endpoint=Local/talk@cdr-bridge&app=cdr-app', { method: 'POST' });
     assert.equal(response.status, 200);
     const id = ((await response.json()) as { id: string }).id;
-    await collectUntil(events, (e: AriEvent) => e.type === 'StasisStart' && (e.channel as { id: string }).id === id, 5000);
+    await collectUntil(events, (e: AriEvent) => e.type === 'StasisStart' && (e.channel as { id: string }).id === id, 15_000);
     return id;
   }
 

@@ -81,7 +81,9 @@ test('SRTP both ways on a stream, SRTCP on the RTCP port, forged and replayed pa
     const bad = Buffer.from(rr.subarray(0, length));
     bad[length - 1] ^= 1;
     peerRtcp.send(bad, rtcp.address().port, '127.0.0.1');
-    await pause(100);
+    // Both read (bounded) rather than 100 ms later: the socket is read when a loaded loop gets to it.
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && (stream.rtcp.received < before + 1 || stream.srtpRefusedPackets < 3); ) await pause(10);
+    await pause(50);
     assert.equal(stream.rtcp.received, before + 1);
     assert.equal(stream.srtpRefusedPackets, 3);
   } finally {
