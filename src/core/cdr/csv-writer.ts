@@ -33,20 +33,49 @@ function escaped(value: string): string {
   return value.includes('"') ? value.replace(/"/g, '""') : value;
 }
 
+/**
+ * The pieces of the line being built, reused by every line (csvLine runs to its end without
+ * yielding). Joined once into a flat string: a template of some forty pieces made a chain of
+ * intermediate strings (≈ 1.3 KB a line) that measuring the line then flattened into a copy.
+ */
+const pieces: (string | number)[] = [];
+
+/** Adds a quoted text field and the separator after it. */
+function quoted(value: string, separator: string): void {
+  pieces.push(escaped(value), separator);
+}
+
+/** Adds a time field and the separator after it: an empty time is an empty field, not "" (append_date writes only the comma). */
+function time(ms: number, useGmtTime: boolean, separator: string): void {
+  if (ms) pieces.push('"', formatCdrTime(ms, useGmtTime), '"', separator);
+  else pieces.push(separator);
+}
+
 /** One Master.csv line (with its newline), or undefined when it is too long, as cdr_csv drops it. */
 export function csvLine(record: CallDetailRecord, options: CsvOptions): string | undefined {
-  // An empty time is an empty field, not "" (append_date writes only the comma).
-  const date = (ms: number): string => (ms ? `"${formatCdrTime(ms, options.useGmtTime)}"` : '');
-  // Built as one string (an array of the fields and its join made two copies of every field).
-  let line =
-    `"${escaped(record.accountcode)}","${escaped(record.src)}","${escaped(record.dst)}","${escaped(record.dcontext)}","${escaped(record.clid)}",` +
-    `"${escaped(record.channel)}","${escaped(record.dstchannel)}","${escaped(record.lastapp)}","${escaped(record.lastdata)}",` +
-    `${date(record.start)},${date(record.answer)},${date(record.end)},${record.duration},${record.billsec},` +
-    `"${escaped(record.disposition)}","${AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION'}"`;
-  if (options.logUniqueId) line += `,"${escaped(record.uniqueid)}"`;
-  if (options.logUserField) line += `,"${escaped(record.userfield)}"`;
-  if (options.newCdrColumns) line += `,"${escaped(record.peeraccount)}","${escaped(record.linkedid)}",${record.sequence}`;
-  line += '\n';
+  pieces.length = 0;
+  pieces.push('"');
+  quoted(record.accountcode, '","');
+  quoted(record.src, '","');
+  quoted(record.dst, '","');
+  quoted(record.dcontext, '","');
+  quoted(record.clid, '","');
+  quoted(record.channel, '","');
+  quoted(record.dstchannel, '","');
+  quoted(record.lastapp, '","');
+  quoted(record.lastdata, '",');
+  time(record.start, options.useGmtTime, ',');
+  time(record.answer, options.useGmtTime, ',');
+  time(record.end, options.useGmtTime, ',');
+  pieces.push(record.duration, ',', record.billsec, ',"');
+  quoted(record.disposition, '","');
+  pieces.push(AMA_FLAGS.includes(record.amaflags) ? record.amaflags : 'DOCUMENTATION', '"');
+  if (options.logUniqueId) pieces.push(',"', escaped(record.uniqueid), '"');
+  if (options.logUserField) pieces.push(',"', escaped(record.userfield), '"');
+  if (options.newCdrColumns) pieces.push(',"', escaped(record.peeraccount), '","', escaped(record.linkedid), '",', record.sequence);
+  pieces.push('\n');
+  const line = pieces.join('');
+  pieces.length = 0;
   return Buffer.byteLength(line) < MAX_LINE_BYTES - 5 ? line : undefined;
 }
 
