@@ -140,6 +140,8 @@ export class DerivedDeviceStates {
    * call of one phone) share a name, whose key was made again for each of them.
    */
   private readonly keys = new Map<string, string | undefined>();
+  /** Device key → its technology and resource (see endpointOf), bounded as `keys` is. */
+  private readonly endpointParts = new Map<string, readonly [string, string]>();
   /** Device key → the last state computed for it, for the devices that have channels or an endpoint. */
   private readonly known = new Map<string, DeviceStateValue>();
   /** Device key → the name events carry (the endpoint's id, or the first channel's device name). */
@@ -172,8 +174,23 @@ export class DerivedDeviceStates {
   }
 
   private endpointState(key: string): EndpointState | undefined {
-    const slash = key.indexOf('/');
-    return this.endpoints.state(key.slice(0, slash), key.slice(slash + 1));
+    const parts = this.endpointOf(key);
+    return this.endpoints.state(parts[0], parts[1]);
+  }
+
+  /**
+   * A device key split into technology and resource, kept: every channel event of a device asks,
+   * and the two slices were two new strings each time (six a Local pair).
+   */
+  private endpointOf(key: string): readonly [string, string] {
+    let parts = this.endpointParts.get(key);
+    if (parts === undefined) {
+      if (this.endpointParts.size >= MAX_MEMOISED_KEYS) this.endpointParts.clear();
+      const slash = key.indexOf('/');
+      parts = [key.slice(0, slash), key.slice(slash + 1)];
+      this.endpointParts.set(key, parts);
+    }
+    return parts;
   }
 
   private compute(key: string, endpointState: EndpointState | undefined): DeviceStateValue {

@@ -106,7 +106,9 @@ export class TypedEmitter<Events extends EventMap> {
       this.#listeners.delete(event);
       return;
     }
-    const next = entries.slice(0, index).concat(entries.slice(index + 1));
+    // One new array (two slices and their concat made three); the old one may be mid-emit.
+    const next = new Array<Entry>(entries.length - 1);
+    for (let i = 0, j = 0; i < entries.length; i++) if (i !== index) next[j++] = entries[i];
     this.#listeners.set(event, next);
   }
 }

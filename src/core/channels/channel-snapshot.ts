@@ -35,6 +35,12 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   #accountcode = '';
   #language: string;
   #location: Readonly<DialplanLocation>;
+  /**
+   * The snapshot's `dialplan` object for the location it was made from: the location is replaced,
+   * never changed in place, so snapshots taken while it stays (a state change, a variable) share it.
+   */
+  #dialplanShown: Model<'Channel'>['dialplan'] | undefined;
+  #dialplanShownOf: Readonly<DialplanLocation> | undefined;
   /** The snapshot while nothing it shows changes, and its text once an event needed it. */
   readonly #kept = new KeptSnapshot();
   readonly #settings: SnapshotSettings;
@@ -169,16 +175,12 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
       name: this.name,
       state: this.state,
       protocol_id: this.protocolId,
-      caller: { ...this.caller },
-      connected: { ...this.connected },
+      // The caller and connected objects are replaced, never changed in place (Readonly), and a
+      // snapshot is never written to: it shows them as they are instead of copying them.
+      caller: this.caller,
+      connected: this.connected,
       accountcode: this.accountcode,
-      dialplan: {
-        context: this.location.context,
-        exten: this.location.exten,
-        priority: this.location.priority,
-        app_name: this.location.appName,
-        app_data: this.location.appData,
-      },
+      dialplan: this.dialplanShown(),
       creationtime: (this.#creationText ??= formatAriDate(this.creationtime)),
       language: this.language,
     };
@@ -191,6 +193,13 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     const rdnis = this.variables.get('__CALLER_RDNIS');
     if (rdnis) snapshot.caller_rdnis = rdnis;
     return snapshot;
+  }
+
+  private dialplanShown(): Model<'Channel'>['dialplan'] {
+    const location = this.#location;
+    if (this.#dialplanShown !== undefined && this.#dialplanShownOf === location) return this.#dialplanShown;
+    this.#dialplanShownOf = location;
+    return (this.#dialplanShown = { context: location.context, exten: location.exten, priority: location.priority, app_name: location.appName, app_data: location.appData });
   }
 
   /**

@@ -249,7 +249,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * ChannelConnectedLine from that one snapshot, so the first already shows the new identity and
    * the other two follow, each only when its part really changed.
    */
-  stageIdentity(location: DialplanLocation, identity: ChannelIdentity): void {
+  stageIdentity(location: Readonly<DialplanLocation>, identity: ChannelIdentity): void {
     const changed = this.#takeIdentity(identity);
     this.setDialplan(location);
     this.#announceIdentity(changed);
@@ -278,11 +278,14 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     if (changed.connected) this.raise('ChannelConnectedLine');
   }
 
-  /** Moves the dialplan position to an application; ChannelDialplan when Asterisk would raise it (ChannelDialplanRun). */
-  setDialplan(location: DialplanLocation): void {
-    const next = { ...location };
-    const announce = this.#dialplanRun.startsApplication(this.location, next);
-    this.location = next;
+  /**
+   * Moves the dialplan position to an application; ChannelDialplan when Asterisk would raise it
+   * (ChannelDialplanRun). The channel keeps `location` itself (a location is replaced, never
+   * changed in place): the caller hands over an object it does not change afterwards.
+   */
+  setDialplan(location: Readonly<DialplanLocation>): void {
+    const announce = this.#dialplanRun.startsApplication(this.location, location);
+    this.location = location;
     if (announce) this.raise('ChannelDialplan', { dialplan_app: location.appName, dialplan_app_data: location.appData });
   }
 
