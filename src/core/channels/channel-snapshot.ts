@@ -9,7 +9,10 @@ import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { VariableStore } from './variable-store.ts';
 import { KeptSnapshot } from './kept-snapshot.ts';
-import type { CallerId, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation } from './channel-types.ts';
+import type { CallerId, ChannelIdentity, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, IdentityChange } from './channel-types.ts';
+
+const CALLER_CHANGED: IdentityChange = { caller: true, connected: false };
+const CONNECTED_CHANGED: IdentityChange = { caller: false, connected: true };
 
 /** What the snapshot needs from the channel's table. */
 interface SnapshotSettings {
@@ -110,6 +113,38 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   set connected(value: Readonly<CallerId>) {
     this.#connected = value;
     this.#kept.changed();
+  }
+
+  /** Raises ChannelCallerId / ChannelConnectedLine for what changed: the channel raises its events. */
+  protected abstract announceIdentity(changed: IdentityChange): void;
+
+  setCaller(caller: Partial<CallerId>): void {
+    this.caller = { ...this.caller, ...caller };
+    this.announceIdentity(CALLER_CHANGED);
+  }
+
+  setConnected(connected: Partial<CallerId>): void {
+    this.connected = { ...this.connected, ...connected };
+    this.announceIdentity(CONNECTED_CHANGED);
+  }
+
+  /**
+   * A new caller id and connected line in one step (a Local `;2` taking `;1`'s across as it is
+   * called, core_unreal's staged snapshot): ChannelCallerId, then ChannelConnectedLine, each only
+   * when that part really changed.
+   */
+  takeIdentity(identity: ChannelIdentity): void {
+    this.announceIdentity(this.adoptIdentity(identity));
+  }
+
+  /** Takes the parts of `identity` that differ from the channel's, without announcing them. */
+  protected adoptIdentity(identity: ChannelIdentity): IdentityChange {
+    const differs = (now: Readonly<CallerId>, next: CallerId | undefined): next is CallerId => next !== undefined && (now.name !== next.name || now.number !== next.number);
+    const caller = differs(this.caller, identity.caller);
+    const connected = differs(this.connected, identity.connected);
+    if (caller) this.caller = { ...this.caller, ...identity.caller };
+    if (connected) this.connected = { ...this.connected, ...identity.connected };
+    return { caller, connected };
   }
 
   get accountcode(): string {

@@ -88,3 +88,15 @@ export interface StasisControl {
   app: string;
   args: string[];
 }
+
+/** A caller id and a connected line a channel takes together (either may be left as it is). */
+export interface ChannelIdentity {
+  readonly caller?: CallerId;
+  readonly connected?: CallerId;
+}
+
+/** Which parts of a channel's identity a change touched: each is one ARI event. */
+export interface IdentityChange {
+  readonly caller: boolean;
+  readonly connected: boolean;
+}

@@ -18,14 +18,8 @@ import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
 export type { HangupLogic } from './dialplan-run.ts';
-export type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
-import type { AudioHookDirection, CallerId, ChannelEventName, ChannelInit, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
-
-/** A caller id and a connected line a channel takes together (either may be left as it is). */
-export interface ChannelIdentity {
-  readonly caller?: CallerId;
-  readonly connected?: CallerId;
-}
+export type { AudioHookDirection, CallerId, ChannelEventName, ChannelIdentity, IdentityChange, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
+import type { AudioHookDirection, ChannelEventName, ChannelIdentity, ChannelInit, ChannelState, DialplanLocation, IdentityChange, StasisControl } from './channel-types.ts';
 
 /** A consumer of the audio a channel receives from its far end. Called on the media clock. */
 export type FrameListener = (frame: Frame, channel: Channel) => void;
@@ -233,16 +227,6 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.raise('ChannelUnhold');
   }
 
-  setCaller(caller: Partial<CallerId>): void {
-    this.caller = { ...this.caller, ...caller };
-    this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
-  }
-
-  setConnected(connected: Partial<CallerId>): void {
-    this.connected = { ...this.connected, ...connected };
-    this.raise('ChannelConnectedLine');
-  }
-
   /**
    * Moves to `location` with a new caller id and connected line in one step, as app_dial stages a
    * callee's snapshot before calling it: ARI derives ChannelDialplan, ChannelCallerId and
@@ -250,30 +234,12 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * the other two follow, each only when its part really changed.
    */
   stageIdentity(location: Readonly<DialplanLocation>, identity: ChannelIdentity): void {
-    const changed = this.#takeIdentity(identity);
+    const changed = this.adoptIdentity(identity);
     this.setDialplan(location);
-    this.#announceIdentity(changed);
+    this.announceIdentity(changed);
   }
 
-  /**
-   * A new caller id and connected line in one step (a Local `;2` taking `;1`'s across as it is
-   * called, core_unreal's staged snapshot): ChannelCallerId, then ChannelConnectedLine, each only
-   * when that part really changed.
-   */
-  takeIdentity(identity: ChannelIdentity): void {
-    this.#announceIdentity(this.#takeIdentity(identity));
-  }
-
-  #takeIdentity(identity: ChannelIdentity): { caller: boolean; connected: boolean } {
-    const differs = (now: Readonly<CallerId>, next: CallerId | undefined): next is CallerId => next !== undefined && (now.name !== next.name || now.number !== next.number);
-    const caller = differs(this.caller, identity.caller);
-    const connected = differs(this.connected, identity.connected);
-    if (caller) this.caller = { ...this.caller, ...identity.caller };
-    if (connected) this.connected = { ...this.connected, ...identity.connected };
-    return { caller, connected };
-  }
-
-  #announceIdentity(changed: { caller: boolean; connected: boolean }): void {
+  protected announceIdentity(changed: IdentityChange): void {
     if (changed.caller) this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
     if (changed.connected) this.raise('ChannelConnectedLine');
   }
