@@ -290,6 +290,8 @@ describe('audio from the AudioSocket server to the Local party', () => {
     await ticks(server, 10);
     heard.stop();
     const skipped = server.core.media.clock.skippedTicks - skippedBefore;
+    // Ended before the audio is judged: a failure here must not leave channels to the next tests.
+    await endBridged(server, { ext, local, bridgeId }, peer);
 
     const tone = toneBlocks(heard.frames.map((frame) => frame.samples), 2000);
     assert.ok(tone.count >= 58 - skipped && tone.count <= 61, `${tone.count} tone frames for 1.2 s (${skipped} ticks dropped by a stalled clock)`);
@@ -300,8 +302,6 @@ describe('audio from the AudioSocket server to the Local party', () => {
     // One frame per tick: no tick delivered twice.
     const tonal = heard.frames.filter((frame) => Math.sqrt(meanSquare(frame.samples)) > 2000).map((frame) => frame.tick);
     assert.equal(new Set(tonal).size, tonal.length, 'one frame per media clock tick');
-
-    await endBridged(server, { ext, local, bridgeId }, peer);
   });
 
   test('direction out: audio received is not heard', async () => {
