@@ -7,10 +7,13 @@
 // at once; the `;2` runs the dialplan at Refer-To's user; the transferer stays in the application
 // until its phone's BYE. SIPp alice is the transferer (refer-notify-sequence.xml, NOTIFYs read from
 // its trace), SIPp bob the other party (answer-incoming.xml), originated by the test into the bridge.
+// A raw phone checks the rest: a target that does not exist gets 404 (no 202, nothing moves), and a
+// transferer whose phone never hangs up is hung up 60 s after the REFER (our BYE, StasisEnd).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { RawPhone } from './raw-phone.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
@@ -156,5 +159,55 @@ describe('a blind REFER from a channel in a Stasis bridge: Asterisk\'s default h
     await ari(`/bridges/${bridge.id}`, 'DELETE');
     const bobRun = await bob.done;
     assert.equal(bobRun.status, 0, bobRun.output);
+  });
+
+  test('a target that does not exist: 404 and nothing moves; then a transfer and a phone that never hangs up: Patchbay\'s BYE 60 s after the REFER, StasisEnd', { timeout: 180_000 }, async () => {
+    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 150_000 });
+    await sleep(300);
+    const alice = new RawPhone('alice');
+    await alice.open();
+    alice.serverPort = suite.server.core.pjsip.port;
+    try {
+      const calling = alice.call('500');
+      const aliceStart = await nextEvent(suite.events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000);
+      const aliceId = String(aliceStart.channel.id);
+      const bridge = (await (await ari('/bridges?type=mixing')).json()) as Json;
+      const originated = (await (await ari('/channels?endpoint=PJSIP/bob&app=desk')).json()) as Json;
+      const bobId = String(originated.id);
+      await nextEvent(suite.events, (e) => e.type === 'StasisStart' && e.channel?.id === bobId, 20_000);
+      assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${bobId}`)).status, 204);
+      assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${aliceId}`)).status, 204);
+      assert.equal((await ari(`/channels/${aliceId}/answer`)).status, 204);
+      const { dialog, final } = await calling;
+      assert.match(final, /^SIP\/2\.0 200/);
+
+      assert.match(await alice.request(dialog, 'REFER', ['Refer-To: <sip:999@127.0.0.1>']), /^SIP\/2\.0 404/);
+      const afterRefused = (await (await ari(`/bridges/${bridge.id}`, 'GET')).json()) as Json;
+      assert.deepEqual([...afterRefused.channels].sort(), [aliceId, bobId].sort(), 'nobody moved');
+
+      const referredAt = Date.now();
+      assert.match(await alice.request(dialog, 'REFER', ['Refer-To: <sip:260@127.0.0.1>']), /^SIP\/2\.0 202/);
+      const transfer = await nextEvent(suite.events, (e) => e.type === 'BridgeBlindTransfer', 20_000);
+      assert.equal(transfer.channel.id, aliceId);
+      assert.equal(transfer.result, 'Success');
+      assert.match(await alice.nextMessage(/^NOTIFY /, 10_000), /\r\n\r\nSIP\/2\.0 100 Trying/);
+      assert.match(await alice.nextMessage(/^NOTIFY /, 10_000), /\r\n\r\nSIP\/2\.0 200 OK/);
+
+      // The phone says nothing more: Asterisk's deferred session end sends a BYE 60 s after the REFER.
+      const bye = await alice.nextMessage(/^BYE /, 90_000, (m) => m.includes(dialog.callId));
+      assert.ok(Date.now() - referredAt >= 55_000, `the BYE came ${Date.now() - referredAt} ms after the REFER`);
+      assert.ok(bye.length > 0);
+      const end = await nextEvent(suite.events, (e) => e.type === 'StasisEnd' && e.channel?.id === aliceId, 20_000);
+      assert.equal(end.channel.id, aliceId);
+
+      assert.equal((await ari(`/channels/${bobId}`, 'DELETE')).status, 204);
+      // The `;1` ended 30 s in, with its `;2`'s Hangup().
+      await ari(`/channels/${transfer.replace_channel.id}`, 'DELETE');
+      await ari(`/bridges/${bridge.id}`, 'DELETE');
+      const bobRun = await bob.done;
+      assert.equal(bobRun.status, 0, bobRun.output);
+    } finally {
+      alice.close();
+    }
   });
 });
