@@ -10,6 +10,7 @@ import type { SessionHeaders } from './headers.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { splitArgs } from '../../dialplan/args.ts';
 import { SipCall } from './call.ts';
+import { transferHandlingFunction } from './transfer-handling.ts';
 
 /** Where the functions are listed in docs/dialplan-functions.md. */
 const DOCS_SECTION = 'SIP headers';
@@ -120,4 +121,5 @@ export const sipFunctions: readonly TechnologyFunction[] = [
       return names.length === 0 ? undefined : names.join(',');
     },
   },
+  transferHandlingFunction,
 ];

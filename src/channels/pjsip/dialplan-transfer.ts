@@ -25,9 +25,9 @@ import { reasonPhrase, ReferProgress, watchTransferee } from './refer-progress.t
 import type { PjsipRuntime } from './runtime.ts';
 
 /** The SIP status of a transfer's outcome (Asterisk's xfer_response_code2sip). */
-const STATUS_OF_RESULT: Readonly<Record<TransferResult, number>> = { Success: 200, Invalid: 400, 'Not Permitted': 403, Fail: 500 };
+export const STATUS_OF_RESULT: Readonly<Record<TransferResult, number>> = { Success: 200, Invalid: 400, 'Not Permitted': 403, Fail: 500 };
 /** A transfer context or extension longer than this is not looked up (a peer's bytes). */
-const MAX_EXTEN_LENGTH = 256;
+export const MAX_EXTEN_LENGTH = 256;
 
 /** Longest Referred-By kept for the transferee's dialplan (a peer's bytes). */
 const MAX_REFERRED_BY_LENGTH = 1024;
@@ -37,7 +37,7 @@ const MAX_REFERRED_BY_LENGTH = 1024;
  * SIPTRANSFER, SIPREFERRINGCONTEXT, the Referred-By header as sent (inherited by whom it dials,
  * hence `__`) when there is one, and Refer-To's URI.
  */
-function transfereeVariables(transferContext: string, referTo: ParsedReferTo, referredBy: string | undefined): Array<[string, string]> {
+export function transfereeVariables(transferContext: string, referTo: ParsedReferTo, referredBy: string | undefined): Array<[string, string]> {
   const variables: Array<[string, string]> = [
     ['SIPTRANSFER', 'yes'],
     ['SIPREFERRINGCONTEXT', transferContext],
@@ -100,10 +100,14 @@ export class DialplanTransfer {
     return { status: STATUS_OF_RESULT[result], ...(transferee ? { transferee } : {}) };
   }
 
-  /** TRANSFER_CONTEXT on the transferer's channel, else its endpoint's context. */
   #transferContext(call: SipCall, channel: Channel): string {
-    const variable = channel.getVariable('TRANSFER_CONTEXT');
-    if (variable && variable.length <= MAX_EXTEN_LENGTH) return variable;
-    return this.#runtime.config.endpoints.get(call.endpointId)?.context ?? channel.location.context;
+    return transferContextOf(this.#runtime, call, channel);
   }
+}
+
+/** TRANSFER_CONTEXT on the transferer's channel, else its endpoint's context (Asterisk's DETERMINE_TRANSFER_CONTEXT). */
+export function transferContextOf(runtime: PjsipRuntime, call: SipCall, channel: Channel): string {
+  const variable = channel.getVariable('TRANSFER_CONTEXT');
+  if (variable && variable.length <= MAX_EXTEN_LENGTH) return variable;
+  return runtime.config.endpoints.get(call.endpointId)?.context ?? channel.location.context;
 }

@@ -1,4 +1,5 @@
-// REFER received on a call: on a channel in Stasis the transfer is the application's (Asterisk's
+// REFER received on a call: on a channel in Stasis a blind transfer from a bridge is carried out as
+// Asterisk's default handling does (stasis-refer.ts), any other is the application's (Asterisk's
 // ari-only transfer handling); on one the dialplan runs (Dial) it is carried out there
 // (dialplan-transfer.ts). See refer.ts for the REFER parts and the subscriptions both directions use.
 import type { TransferProgressState } from '../../core/channels/technology.ts';
@@ -9,6 +10,7 @@ import { IncomingTransfer, parseReferTo, SIPFRAG } from './refer.ts';
 import { ReferProgress } from './refer-progress.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import { DialplanTransfer } from './dialplan-transfer.ts';
+import { StasisBridgeRefer } from './stasis-refer.ts';
 import { type PjsipRuntime } from './runtime.ts';
 
 export class CallTransfers {
@@ -16,10 +18,12 @@ export class CallTransfers {
   /** Transfers the far end asked for on a call (REFER), handled by the application. */
   readonly #transfers = new WeakMap<SipCall, IncomingTransfer>();
   readonly #dialplan: DialplanTransfer;
+  readonly #stasisBridge: StasisBridgeRefer;
 
   constructor(runtime: PjsipRuntime) {
     this.#runtime = runtime;
     this.#dialplan = new DialplanTransfer(runtime);
+    this.#stasisBridge = new StasisBridgeRefer(runtime);
   }
 
   /** Every call, inbound or outbound, takes REFERs and ARI transfer_progress through here. */
@@ -29,9 +33,10 @@ export class CallTransfers {
   }
 
   /**
-   * A REFER on a call. In Stasis the application handles the transfer (Asterisk's ari-only
-   * transfer handling): ChannelTransfer and 202; no NOTIFY until the application reports progress
-   * (captured: Asterisk 22 sends none before). Outside, the dialplan does.
+   * A REFER on a call. In Stasis, a blind one from a bridge is carried out by the core unless the
+   * channel chose `ari-only` (stasis-refer.ts); otherwise the application handles the transfer
+   * (Asterisk's ari-only transfer handling): ChannelTransfer and 202; no NOTIFY until the
+   * application reports progress (captured: Asterisk 22 sends none before). Outside, the dialplan does.
    */
   #referOnCall(call: SipCall, request: SipRequest, tx: ServerTransaction): void {
     const context = this.#runtime.context;
@@ -43,6 +48,7 @@ export class CallTransfers {
     if (pending && !pending.done) return void tx.reply(491, 'Request Pending');
     const subscribed = !/^\s*false/i.test(request.get('refer-sub') ?? '');
     if (!channel.stasis) return this.#dialplan.refer(call, channel, referTo, subscribed, tx);
+    if (this.#stasisBridge.handles(call, channel, referTo)) return this.#stasisBridge.refer(call, channel, referTo, subscribed, tx);
     // The application decides the channel's fate: its BYE does not wait for the subscription.
     const usage = subscribed ? call.dialogUsage(false) : undefined;
     if (subscribed && !usage) return void tx.reply(481, 'Call/Transaction Does Not Exist');

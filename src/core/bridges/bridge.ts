@@ -265,6 +265,20 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     update(second.channel, firstCaller);
   }
 
+  /**
+   * `replacement` takes `existing`'s seat (its roles and options), as Asterisk's bridge transfer
+   * swaps a Local channel in for the transferer: ChannelLeftBridge for it, then ChannelEnteredBridge
+   * for the replacement. False when `existing` is no member (nothing changes).
+   */
+  replace(existing: Channel, replacement: Channel): boolean {
+    const member = this.members.get(existing.id);
+    if (!member || this.destroyedAlready || replacement.hangingUp) return false;
+    const options: MemberOptions = { roles: member.roles, absorbDtmf: member.absorbDtmf, mute: member.mute, inhibitConnectedLineUpdates: member.inhibitColp };
+    this.remove(existing);
+    this.add(replacement, options);
+    return true;
+  }
+
   /** Takes a channel out; without `announce`, silently (a stand-in whose leave its own member announced). */
   remove(channel: Channel, announce = true): boolean {
     const member = this.members.get(channel.id);

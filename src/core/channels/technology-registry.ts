@@ -17,6 +17,7 @@ import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
 import { attendedTransfer, blindTransfer, replaceChannel } from './call-transfers.ts';
 import { CAUSE } from './causes.ts';
+import { stasisBridgeBlindTransfer, type StasisBridgeTransferDeps } from './stasis-bridge-transfer.ts';
 import { TwoPartyCall } from './two-party-call.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import type { Channels } from './channels.ts';
@@ -206,6 +207,7 @@ export class Technologies {
       transfers: {
         blind: (transferer, destination, transfereeVariables) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel), transfereeVariables),
         attended: (firstLeg, secondLeg) => attendedTransfer(firstLeg, secondLeg),
+        blindInStasisBridge: (transferer, destination, variables) => stasisBridgeBlindTransfer(this.#stasisTransferDeps(), transferer, destination, variables),
         canReplace: (existing) => TwoPartyCall.of(existing) !== undefined,
         replace: (existing, replacement) => replaceChannel(existing, replacement),
       },
@@ -316,6 +318,25 @@ export class Technologies {
       referred_by: { source_channel: channel.snapshot(), ...surroundings(channel) },
     };
     channel.publishEvent(event);
+  }
+
+  /** What a transfer out of an application's bridge needs of the core. */
+  #stasisTransferDeps(): StasisBridgeTransferDeps {
+    const services = this.#services;
+    return {
+      bridgeOf: (channel) => (channel.bridgeId ? services.bridges?.get(channel.bridgeId) : undefined),
+      channel: (id) => services.channels.get(id),
+      // Asterisk's bridging core asks for a Local channel by name too (ast_request("Local")).
+      requestLocal: (destination, requestor) => {
+        const local = this.get('Local');
+        if (!local?.request || !this.isRunning(local)) throw new Error('the Local channel technology is not running');
+        return local.request({ resource: `${destination.exten}@${destination.context}`, requestor });
+      },
+      enterApplication: (channel, app, replaced) => {
+        channel.setDialplan({ ...channel.location, appName: 'Stasis', appData: app });
+        return services.stasis.enter(channel, app, [], { replaceChannel: replaced }) !== false;
+      },
+    };
   }
 
   #enterDialplan(channel: Channel, location: Partial<DialplanLocation> | undefined): void {

@@ -17,6 +17,7 @@ import type { ExtensionState, ExtensionStateChange } from '../extension-state-ty
 import type { MailboxSnapshot } from '../mailboxes.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type { TransferResult } from './call-transfers.ts';
+import type { StasisBridgeTransferOutcome } from './stasis-bridge-transfer.ts';
 import type { ChannelDriver, TransferProgressState } from './driver.ts';
 
 // A technology implements the driver too: re-exported so that the whole contract reads from here.
@@ -262,6 +263,16 @@ export interface TechnologyTransfers {
    * `transfereeVariables` are set on the transferee first (what the protocol tells its dialplan).
    */
   blind(transferer: Channel, destination: Pick<DialplanLocation, 'context' | 'exten'>, transfereeVariables?: ReadonlyArray<readonly [string, string]>): TransferResult;
+  /**
+   * Asterisk's default blind transfer from an application's bridge: a Local channel to
+   * `destination` takes the transferer's seat (stasis-bridge-transfer.ts); the transferer stays in
+   * its application.
+   */
+  blindInStasisBridge(
+    transferer: Channel,
+    destination: Pick<DialplanLocation, 'context' | 'exten'>,
+    variables?: ReadonlyArray<readonly [string, string]>,
+  ): StasisBridgeTransferOutcome;
   /** The peers of the transferer's two legs are connected; both legs are hung up. */
   attended(firstLeg: Channel, secondLeg: Channel): TransferResult;
   /** Whether `existing` is in a call another channel could take its place in. */

@@ -1,0 +1,68 @@
+// A blind REFER on a channel in an application's bridge, with Asterisk's default transfer handling
+// (PJSIP_TRANSFER_HANDLING not `ari-only`, transfer-handling.ts), as captured from Asterisk 22.10.1:
+// the core swaps a Local channel to the Refer-To target into the transferer's seat
+// (core/channels/stasis-bridge-transfer.ts: StasisStart with replace_channel, the swap,
+// BridgeBlindTransfer), then the REFER gets 202 and the subscription NOTIFY 100 and 200 at once —
+// the transfer is done as far as the phone is concerned, whatever the new call does. The
+// transferer stays in its application until its phone's BYE; if none came 60 s after the REFER,
+// its channel is hung up (Asterisk's deferred session end), which sends our BYE.
+import { CAUSE } from '../../core/channels/causes.ts';
+import type { Channel } from '../../core/channels/channel.ts';
+import type { ServerTransaction } from '../../sip/transaction/index.ts';
+import { nameAddr, plainSipUri } from './addresses.ts';
+import { TERMINATION_DEFERRAL_MS } from './call-dialog-requests.ts';
+import type { SipCall } from './call.ts';
+import { MAX_EXTEN_LENGTH, STATUS_OF_RESULT, transferContextOf, transfereeVariables } from './dialplan-transfer.ts';
+import type { ParsedReferTo } from './refer.ts';
+import { reasonPhrase, ReferProgress } from './refer-progress.ts';
+import type { PjsipRuntime } from './runtime.ts';
+import { transferHandlingOf } from './transfer-handling.ts';
+
+export class StasisBridgeRefer {
+  readonly #runtime: PjsipRuntime;
+
+  constructor(runtime: PjsipRuntime) {
+    this.#runtime = runtime;
+  }
+
+  /**
+   * Whether Patchbay carries this REFER out itself: a blind one (no Replaces), the default handling,
+   * the channel in a bridge. Attended transfers and channels in no bridge stay the application's.
+   */
+  handles(call: SipCall, channel: Channel, referTo: ParsedReferTo): boolean {
+    return referTo.replaces === undefined && transferHandlingOf(call) === 'core' && channel.bridgeId !== undefined;
+  }
+
+  refer(call: SipCall, channel: Channel, referTo: ParsedReferTo, subscribed: boolean, tx: ServerTransaction): void {
+    const context = this.#runtime.context;
+    if (!context) return void tx.reply(503, 'Service Unavailable');
+    const transferContext = transferContextOf(this.#runtime, call, channel);
+    // Refer-To without a user part goes to `s`, as res_pjsip_refer's blind request does.
+    const exten = referTo.destination === '' ? 's' : referTo.destination;
+    if (exten.length > MAX_EXTEN_LENGTH || !context.extensionExists(transferContext, exten)) return void tx.reply(404, 'Not Found');
+    const referredBy = tx.request.get('referred-by') ?? tx.request.get('b');
+    const variables = transfereeVariables(transferContext, referTo, referredBy);
+    const { result } = context.transfers.blindInStasisBridge(channel, { context: transferContext, exten }, variables);
+    const status = STATUS_OF_RESULT[result];
+    this.#runtime.log?.info({ channel: channel.name, status, exten, context: transferContext }, 'REFER in a Stasis bridge');
+    // A transfer that did not happen is the REFER's final answer (Asterisk sends no 202 then).
+    if (status !== 200) return void tx.reply(status, reasonPhrase(status));
+    const usage = subscribed ? call.dialogUsage(false) : undefined;
+    if (!usage) tx.reply(subscribed ? 202 : 200, subscribed ? 'Accepted' : 'OK', subscribed ? [] : [['Refer-Sub', 'false']]);
+    else {
+      tx.reply(202, 'Accepted');
+      // Done for the phone at once: 100 (active) then 200 (terminated), as captured.
+      new ReferProgress(usage, nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))).finish(200);
+    }
+    this.#endLater(channel);
+  }
+
+  /** The transferer's phone should hang up; if it has not 60 s after the REFER, Patchbay does. */
+  #endLater(channel: Channel): void {
+    const timer = setTimeout(() => {
+      if (!channel.hangingUp) channel.hangup(CAUSE.normal);
+    }, TERMINATION_DEFERRAL_MS);
+    timer.unref();
+    channel.once('hangup', () => clearTimeout(timer));
+  }
+}
