@@ -1,6 +1,7 @@
 // SIP channels in a Stasis mixing bridge, against what Asterisk 22.10.1 sent a subscribe-all
 // application for the same flow (three SIPp calls as endpoint `load` into Stasis, answered by the
 // application; docs/differences.md "SIP channels in Stasis bridges"):
+//   each call: ChannelCreated, ChannelVarset SIPDOMAIN (the Request-URI's host), ChannelDialplan, …;
 //   A and B bridged: BRIDGEPEER and BRIDGEPVTCALLID (the other's SIP Call-ID) on both, then each
 //   party's ChannelConnectedLine (the other's caller id);
 //   C added: comma lists, BRIDGEPVTCALLID cleared on A and B;
@@ -78,6 +79,9 @@ describe('SIP channels in a Stasis mixing bridge (Asterisk 22 capture)', { skip:
       assert.match(channel.name, /^PJSIP\/load-[0-9a-f]{8}$/);
       assert.match(party.callId, /@127\.0\.0\.1$/, 'protocol_id is the SIP Call-ID');
     }
+    // As chan_pjsip: SIPDOMAIN (the Request-URI's host) between ChannelCreated and ChannelDialplan, no other variable.
+    const opening = events.filter((event) => event.channel?.id === a.id).slice(0, 5).map((event) => `${event.type}${event.variable ? ` ${event.variable}=${event.value}` : ''}`);
+    assert.deepEqual(opening, ['ChannelCreated', 'ChannelVarset SIPDOMAIN=127.0.0.1', 'ChannelDialplan', 'ChannelVarset STASISSTATUS=', 'StasisStart']);
     const nameOf = (party: { id: string }) => peer.server.channel(party.id)!.name;
     const [nameA, nameB] = [nameOf(a), nameOf(b)];
 
