@@ -7,7 +7,7 @@
 //   C added: comma lists, BRIDGEPVTCALLID cleared on A and B;
 //   A removed: A's BRIDGEPEER cleared, ChannelLeftBridge, C and B told each other with Call-IDs, and
 //   C — whose connected line was still empty — gets ChannelConnectedLine (B's did not change: none);
-//   C's BYE: ChannelHangupRequest, its variables cleared, ChannelLeftBridge, StasisEnd, … ChannelDestroyed;
+//   C's BYE: ChannelHangupRequest (no cause field: chan_pjsip queues it without one), its variables cleared, ChannelLeftBridge, StasisEnd, … ChannelDestroyed;
 //   the bridge deleted: B cleared, ChannelLeftBridge, BridgeDestroyed.
 // Asterisk sets the same BRIDGEPEER values two or three times at each two-party reconfiguration
 // (its native_rtp switch reconfigures again); Patchbay sets them once: repeats are left out here.
@@ -141,7 +141,10 @@ describe('SIP channels in a Stasis mixing bridge (Asterisk 22 capture)', { skip:
       'ChannelHangupRequest C soft',
       'ChannelDestroyed C',
     ]);
+    const byeRequest = events.find((event) => event.type === 'ChannelHangupRequest' && event.channel?.id === c.id)!;
+    assert.equal('cause' in byeRequest, false, 'chan_pjsip queues the BYE\'s hang-up without a cause');
     const destroyed = events.find((event) => event.type === 'ChannelDestroyed' && event.channel?.id === c.id)!;
+    assert.equal(destroyed.cause, 16);
     assert.deepEqual(destroyed.channel.connected, { name: 'SIPp Caller', number: 'load' }, 'the snapshot keeps the connected line the bridge gave it');
 
     mark = events.length;
