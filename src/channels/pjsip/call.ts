@@ -401,7 +401,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
         // A BYE of ours held back (a REFER's deferred termination) is not sent any more.
         this.#requests.endedByFarEnd();
         this.#finish();
-        if (!this.channel.hangingUp) this.channel.hangup(causeFromReason(request.get('reason'), 16), { fromFarEnd: true });
+        // chan_pjsip queues the BYE's hang-up without a cause: its ChannelHangupRequest has none.
+        if (!this.channel.hangingUp) this.channel.hangup(causeFromReason(request.get('reason'), 16), { fromFarEnd: true, causeUnannounced: true });
         return;
       }
       case 'INVITE':

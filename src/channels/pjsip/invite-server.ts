@@ -141,7 +141,10 @@ export class InviteServer {
       const status = error instanceof UnavailableError ? 503 : 500;
       return void tx.reply(status);
     }
-    channel.setSystemVariable('SIPCALLID', callId);
+    // chan_pjsip sets SIPDOMAIN, the Request-URI's host, before the dialplan starts (clients see its
+    // ChannelVarset between ChannelCreated and ChannelDialplan); the Call-ID is the snapshot's
+    // protocol_id and ${CHANNEL(pjsip,call-id)}, no variable.
+    if (target.kind === 'sip') channel.setSystemVariable('SIPDOMAIN', target.host);
     if (!replaced) return void context.enterDialplan(channel);
     channel.answer();
     if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);

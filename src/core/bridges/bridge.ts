@@ -254,6 +254,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
   private updateConnectedLines(): void {
     const [first, second] = [...this.members.values()];
     if (first.inhibitColp || second.inhibitColp) return;
+    // As Asterisk's bridge_reconfigured_connected_line_update: a party being hung up stops both updates.
+    if (first.channel.hangingUp || second.channel.hangingUp) return;
     const update = (channel: Channel, { name, number }: CallerId): void => {
       if (channel.hangingUp) return;
       if (channel.connected.name === name && channel.connected.number === number) return;
@@ -300,6 +302,9 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       if (!this.dissolvingTechnology) this.peers.leaving(channel);
       this.publishMembership('ChannelLeftBridge', channel, technologyBefore);
       if (!this.dissolvingTechnology) this.peers.left();
+      // Back to two parties (a third left): Asterisk reconfigures the bridge as a 1:1 one again and
+      // exchanges the connected lines once more — the one that joined last learns who it now talks to.
+      if (!this.dissolvingTechnology && this.type !== 'holding' && this.members.size === 2) this.updateConnectedLines();
     } else {
       this.peers.forget(channel);
     }

@@ -473,7 +473,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * bridges let it go), then the technology is told and ChannelDestroyed is raised. Hangups this
    * one causes are queued, not recursed into (hangup-chain.ts).
    */
-  hangup(cause: number = CAUSE.normal, options: { soft?: SoftHangupFlag; fromFarEnd?: boolean; techCause?: number; unrequested?: boolean } = {}): void {
+  hangup(cause: number = CAUSE.normal, options: { soft?: SoftHangupFlag; fromFarEnd?: boolean; techCause?: number; unrequested?: boolean; causeUnannounced?: boolean } = {}): void {
     if (this.hangingUp) return;
     this.hangupCause = cause;
     if (options.techCause) this.hangupTechCause = options.techCause;
@@ -481,8 +481,11 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     const fromFarEnd = options.fromFarEnd === true;
     const requested = options.unrequested !== true;
     const noticedLater = fromFarEnd && requestedByAnotherHangup();
+    // A hang-up the technology queues without a cause (ast_queue_hangup: chan_pjsip's BYE) is
+    // announced without one; the channel still ends with `cause`.
+    const announcedCause = options.causeUnannounced === true ? undefined : cause;
     carryOutHangup({
-      release: () => this.release(soft, fromFarEnd, requested, noticedLater),
+      release: () => this.release(soft, fromFarEnd, requested, noticedLater, announcedCause),
       destroy: () => this.destroy(),
       // A hang-up queued by the technology is noticed later by the thread owning the channel.
       destroyAfterRequester: fromFarEnd,
@@ -495,14 +498,15 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * An `unrequested` one is not announced: a channel hung up outright, as Asterisk's ast_hangup of
    * a bridge's party nobody asked to hang up (Dial()'s callee once the caller left).
    */
-  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean, requested: boolean, noticedLater: boolean): void {
+  private release(soft: SoftHangupFlag | undefined, fromFarEnd: boolean, requested: boolean, noticedLater: boolean, announcedCause: number | undefined): void {
     const cause = this.hangupCause ?? CAUSE.normal;
     try {
       const techCause = this.hangupTechCause;
       if (soft === SOFT_HANGUP.appUnload) this.#dialplanRun.endAnnounced();
       if (requested) {
+        const eventCause = soft ?? announcedCause;
         this.raise('ChannelHangupRequest', {
-          cause: soft ?? cause,
+          ...(eventCause !== undefined ? { cause: eventCause } : {}),
           ...(techCause ? { tech_cause: techCause } : {}),
           ...(soft !== undefined ? { soft: true } : {}),
         });
