@@ -248,7 +248,15 @@ export class CallDialogRequests {
       onFinal?.(response);
     };
     try {
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || onTimeout ? { onResponse, ...(onTimeout ? { onTimeout } : {}) } : {});
+      // A transport that fails the request is no final response either (RFC 3261 §8.1.3.1: a 503, here silence).
+      const noResponse =
+        onTimeout &&
+        ((): void => {
+          if (finished) return;
+          finished = true;
+          onTimeout();
+        });
+      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || noResponse ? { onResponse, ...(noResponse ? { onTimeout: noResponse, onTransportError: noResponse } : {}) } : {});
     } catch (error) {
       this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
       return false;

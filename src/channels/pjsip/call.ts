@@ -106,10 +106,11 @@ export class SipCall implements ChannelDriver, DialogRoute {
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
+    const ended = (cause: number, why: string): void => this.#endSession(cause, why);
     const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
     const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#contact()], ['Allow', ALLOW]];
-    this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, expired }, this.#sdp, this.#session, this.#requests);
+    this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, ended }, this.#sdp, this.#session, this.#requests);
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
 
@@ -458,7 +459,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
       this.#sdp.exchange.oursSent();
       tx.onAck = (ack) => {
         this.#sdp.exchange.closed();
-        if (!this.#sdp.takeAnswer(sessionDescriptionOf(ack))) this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
+        if (this.#sdp.takeAnswer(sessionDescriptionOf(ack))) return;
+        this.services.log.info({ channel: this.channel.name }, 'SIP: the ACK did not answer our offer; media unchanged');
+        this.#sdp.withdrawOffer();
       };
     }
     tx.reply(200, undefined, [['Contact', this.#contact()], ['Allow', ALLOW], ...refresh.headers], this.#sdp.localSdp, 'application/sdp');
@@ -553,9 +556,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#requests.send(method, headers, body, contentType, onFinal);
   }
 
-  /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken. */
-  reinvite(direction: MediaDirection): boolean {
-    return this.#offers.reinvite(direction);
+  /** A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken, a refusal told to `refused`. */
+  reinvite(direction: MediaDirection, refused?: () => void): boolean {
+    return this.#offers.reinvite(direction, refused);
   }
 
   sendDigit(digit: string, durationMs: number): void {
