@@ -18,7 +18,7 @@ import type { MediaDirection } from '../../sip/sdp/index.ts';
 import { failedOffer, type OfferFailure } from '../../sip/sdp/offer-exchange.ts';
 import type { CallMedia } from './call-media.ts';
 import type { CallSession } from './call-session.ts';
-import type { CallDialogRequests } from './call-dialog-requests.ts';
+import type { CallDialogRequests, InDialogSender } from './call-dialog-requests.ts';
 import type { CallEnvironment } from './call-types.ts';
 import { causeForStatus } from './causes.ts';
 
@@ -52,7 +52,7 @@ export class CallOffers {
   #intervalRaised = false;
 
   constructor(
-    private readonly services: Pick<CallEnvironment, 'layer' | 'log' | 'userAgent'>,
+    private readonly services: Pick<CallEnvironment, 'log' | 'userAgent'> & { readonly layer: InDialogSender },
     private readonly call: OfferingCall,
     private readonly terms: OfferTerms,
     private readonly sdp: CallMedia,
@@ -102,7 +102,7 @@ export class CallOffers {
       answered: (body) => {
         this.#intervalRaised = false;
         if (offered) exchange.closed();
-        if (!this.call.ended) this.sdp.takeAnswer(body);
+        if (body && !this.call.ended) this.sdp.takeAnswer(body);
       },
       failed: (response, askedInterval) => this.#refreshFailed(response, askedInterval, offered),
     });

@@ -209,18 +209,19 @@ export class CallSession {
   /**
    * Sends the refresh (we are the refresher, RFC 4028 §7.4), asking to stay refresher: an UPDATE
    * without a body when the far end allows UPDATE, else a re-INVITE with our current SDP, unchanged
-   * (its 2xx is ACKed, each retransmission too, and its answer goes to `answered`). The 2xx restarts
+   * (its 2xx is ACKed, each retransmission too, and its answer goes to `answered`; an UPDATE's 2xx
+   * goes there without a body). The 2xx restarts
    * the timer. A final refusal, or none at all (`response` undefined: no answer, or the transport
    * failed), goes to `failed` with the interval it asked for; the call decides what it means
    * (call-offers.ts). Returns the method sent, if it went.
    */
   sendRefresh(
-    layer: TransactionLayer,
+    layer: Pick<TransactionLayer, 'sendRequest' | 'sendAck'>,
     dialog: Dialog,
     hop: Destination,
     headers: Headers,
     sdp: string,
-    outcome: { answered(body: Buffer): void; failed(response: SipResponse | undefined, askedInterval: number): void },
+    outcome: { answered(body: Buffer | undefined): void; failed(response: SipResponse | undefined, askedInterval: number): void },
   ): 'UPDATE' | 'INVITE' | undefined {
     const interval = Math.max(this.#terms?.interval ?? this.#options.sessionTimers.sessionExpires, this.#peerMinSe);
     const settings = { ...this.#options.sessionTimers, minSe: Math.max(this.#options.sessionTimers.minSe, this.#peerMinSe) };
@@ -247,7 +248,7 @@ export class CallSession {
           if (!byUpdate) void layer.sendAck(dialog.createAck(response.cseq()?.seq ?? dialog.localSeq), hop).catch(() => undefined);
           if (finished) return;
           finished = true;
-          if (!byUpdate) outcome.answered(response.body);
+          outcome.answered(byUpdate ? undefined : response.body);
           this.acceptedByFarEnd(response);
         },
         onTimeout: noResponse,
