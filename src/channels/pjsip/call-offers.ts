@@ -12,6 +12,8 @@
 // - anything else (488, 500, 403 …): the offer is void and the session goes on as before it: our SDP
 //   is again the one in force (call-media.ts), the stream was never moved, and a hold that was
 //   refused is no hold (hold.ts).
+// No offer of ours goes while another is open (RFC 3261 §14.1): a hold re-INVITE or a refresh due
+// then waits OFFER_WAIT_MS and tries again.
 import type { Dialog } from '../../sip/dialog.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import type { MediaDirection } from '../../sip/sdp/index.ts';
@@ -42,14 +44,16 @@ export interface OfferTerms {
 
 /** How long a refresh refused 503 waits before it goes again (pjsip's PJSIP_SESS_TIMER_RETRY_DELAY). */
 export const REFRESH_RETRY_AFTER_503_MS = 10_000;
-/** How long a refresh due while another offer is open waits before it tries again (pjsip's 1 s). */
-export const REFRESH_POSTPONED_MS = 1_000;
+/** How long an offer of ours due while another offer is open waits before it tries again (pjsip's 1 s for a refresh). */
+export const OFFER_WAIT_MS = 1_000;
 
 export class CallOffers {
   /** A refresh waiting (after a 503, or for an open exchange to close). */
   #refreshLater: NodeJS.Timeout | undefined;
   /** A refresh went again after a 422: a second 422 in a row is not followed (pjsip's loop guard). */
   #intervalRaised = false;
+  /** A re-INVITE of ours waiting for the offer open now to close; a newer one replaces it. */
+  #reinviteLater: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly services: Pick<CallEnvironment, 'log' | 'userAgent'> & { readonly layer: InDialogSender },
@@ -65,9 +69,20 @@ export class CallOffers {
    * `refused`: the far end refused it (or answered it unusably) and the session goes on as before.
    */
   reinvite(direction: MediaDirection, refused: () => void = () => undefined): boolean {
-    if (!this.call.stream || this.call.ended) return false;
-    const sdp = this.sdp.offer(true, { direction });
+    if (!this.call.stream || this.call.ended || this.call.dialog?.state !== 'confirmed') return false;
+    this.#cancelReinviteLater();
     const exchange = this.sdp.exchange;
+    // Never two offers at once (RFC 3261 §14.1): while one is open (our refresh, the far end's offer
+    // not answered yet) this one waits, as Asterisk delays a re-INVITE until the transaction ends.
+    if (exchange.open !== 'none') {
+      this.#reinviteLater = setTimeout(() => {
+        this.#reinviteLater = undefined;
+        if (!this.reinvite(direction, refused)) refused();
+      }, OFFER_WAIT_MS);
+      this.#reinviteLater.unref();
+      return true;
+    }
+    const sdp = this.sdp.offer(true, { direction });
     const again = (): void => void this.reinvite(direction, refused);
     const onFinal = (response: SipResponse): void => {
       if (response.status >= 300) return this.#failed(failedOffer(response), 're-INVITE', again, refused);
@@ -95,7 +110,7 @@ export class CallOffers {
     if (!dialog || !hop || dialog.state !== 'confirmed' || this.call.ended || !sdp) return;
     const exchange = this.sdp.exchange;
     // A re-INVITE must not cross another offer of the session (RFC 3261 §14.1): as pjsip, try again shortly.
-    if (!this.session.refreshesByUpdate && exchange.open !== 'none') return this.#refreshAfter(REFRESH_POSTPONED_MS);
+    if (!this.session.refreshesByUpdate && exchange.open !== 'none') return this.#refreshAfter(OFFER_WAIT_MS);
     let offered = false;
     const headers: Array<[string, string]> = [...this.terms.dialogHeaders(), ['User-Agent', this.services.userAgent]];
     const sent = this.session.sendRefresh(this.services.layer, dialog, hop, headers, sdp, {
@@ -170,9 +185,15 @@ export class CallOffers {
     this.sdp.exchange.oursSent();
   }
 
-  /** The call ended: a retry or refresh still waiting is not sent. */
+  #cancelReinviteLater(): void {
+    if (this.#reinviteLater) clearTimeout(this.#reinviteLater);
+    this.#reinviteLater = undefined;
+  }
+
+  /** The call ended: a retry, refresh or re-INVITE still waiting is not sent. */
   close(): void {
     this.sdp.exchange.cancelRetry();
     this.#cancelRefreshLater();
+    this.#cancelReinviteLater();
   }
 }

@@ -1,14 +1,14 @@
 // Our offers in a confirmed dialog refused (call-offers.ts), the cases SIPp's tests do not reach in
 // a few seconds: a re-INVITE never answered or lost by the transport ends the call (cause 18); a
 // refresh answered 502 ends it (27), one answered 503 goes again 10 s later, one due while another
-// offer is open waits 1 s; a second 422 in a row is not followed; a 488 restores our SDP and tells
+// offer is open waits 1 s, and so does a hold re-INVITE; a second 422 in a row is not followed; a 488 restores our SDP and tells
 // the hold. A fake transaction layer keeps what is sent and answers it by hand.
 import assert from 'node:assert/strict';
 import { afterEach, test, mock } from 'node:test';
 import pino from 'pino';
 import { CallDialogRequests, type InDialogSender } from '../../../src/channels/pjsip/call-dialog-requests.ts';
 import { CallMedia } from '../../../src/channels/pjsip/call-media.ts';
-import { CallOffers, REFRESH_POSTPONED_MS, REFRESH_RETRY_AFTER_503_MS } from '../../../src/channels/pjsip/call-offers.ts';
+import { CallOffers, OFFER_WAIT_MS, REFRESH_RETRY_AFTER_503_MS } from '../../../src/channels/pjsip/call-offers.ts';
 import { CallSession } from '../../../src/channels/pjsip/call-session.ts';
 import { Dialog } from '../../../src/sip/dialog.ts';
 import { SipResponse, type SipRequest } from '../../../src/sip/message.ts';
@@ -113,7 +113,7 @@ test('a refresh due while our re-INVITE is unanswered waits, and goes once the e
   offers.refresh();
   assert.equal(sent.length, 1, 'no second INVITE transaction while the first is open');
   answer(0, 500);
-  mock.timers.tick(REFRESH_POSTPONED_MS);
+  mock.timers.tick(OFFER_WAIT_MS);
   assert.equal(sent.length, 2);
   assert.equal(sent[1]?.request.method, 'INVITE');
 });
@@ -129,4 +129,18 @@ test('a refresh refused 422 goes again with the Min-SE asked; a second 422 in a 
   answer(1, 422, [['Min-SE', '7200']]);
   assert.equal(sent.length, 2, 'no loop of 422s');
   assert.equal(ends.length, 0);
+});
+
+test('a hold re-INVITE while our refresh is unanswered waits for it (no two INVITE transactions), then goes', () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  const { sent, offers, answer } = harness();
+  offers.refresh();
+  assert.equal(offers.reinvite('sendonly'), true, 'it will go');
+  assert.equal(sent.length, 1);
+  mock.timers.tick(OFFER_WAIT_MS);
+  assert.equal(sent.length, 1, 'still waiting: the refresh is unanswered');
+  answer(0, 200);
+  mock.timers.tick(OFFER_WAIT_MS);
+  assert.equal(sent.length, 2);
+  assert.match(sent[1]?.request.body.toString() ?? '', /^a=sendonly/m);
 });
