@@ -13,7 +13,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { HAVE_SIPP, nextEvent as nextEventOn, randomPort, SCENARIOS, sipp as runSipp, startSippServer, tracedMessages, type Json, type SippRun, type SippServer } from './sipp-peer.ts';
+import {
+  callSippCallee, explained, HAVE_SIPP, nextEvent as nextEventOn, ofChannel, randomPort, SCENARIOS, sipp as runSipp, startSippServer, tracedMessages,
+  type Json, type SippCallee, type SippRun, type SippServer,
+} from './sipp-peer.ts';
 
 const APP = 'reinvite-errors-app';
 /** Where SIPp plays bob, the callee (his static contact). */
@@ -46,18 +49,6 @@ after(async () => {
 // Generous: on a loaded 2-core machine SIPp's messages may reach the app seconds late.
 const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
 const ari = (path: string, method = 'POST'): Promise<Response> => setup.server.ari(path, { method });
-const ofChannel = (type: string, id: string) => (e: Json) => e.type === type && e.channel?.id === id;
-
-/** Runs `work`; when it fails, the error says what SIPp saw last. */
-async function explained<T>(run: { done: Promise<SippRun> }, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const ended = await Promise.race([run.done, new Promise<undefined>((resolve) => setTimeout(resolve, 5000))]);
-    const seen = ended ? `SIPp ended (status ${ended.status}); its last messages:\n${ended.messages.slice(-3000)}\n${ended.output.slice(-600)}` : 'SIPp is still running';
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${seen}`, { cause: error });
-  }
-}
 
 /**
  * A copy of `scenario` in the work directory with its [$status] and [$reason] written in (SIPp takes
@@ -69,23 +60,8 @@ function withStatus(scenario: string, status: string, reason: string): string {
   return copy;
 }
 
-/** SIPp as bob running `scenario` with `args`; the server calls him from ARI and `steps` drive the answered channel. */
-async function callBob(scenario: string, args: string[], steps: (id: string) => Promise<void>): Promise<SippRun> {
-  const callee = runSipp(scenario, args, { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
-  // SIPp binds its port as it starts; the INVITE must not come before.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  await explained(callee, async () => {
-    const created = await ari(`/channels?endpoint=PJSIP/bob&app=${APP}`);
-    const body = await created.text();
-    assert.equal(created.status, 200, body);
-    const id = (JSON.parse(body) as Json).id as string;
-    await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up');
-    await steps(id);
-  });
-  const result = await callee.done;
-  assert.equal(result.status, 0, result.output);
-  return result;
-}
+/** Bob as the server calls him: SIPp at his static contact. */
+const BOB: SippCallee = { port: BOB_PORT, endpoint: 'PJSIP/bob', app: APP, eventTimeoutMs: 30_000 };
 
 /** The o= version of a traced message's SDP. */
 const sdpVersion = (message: string | undefined): number => Number(/^o=\S+ \S+ (\d+)/m.exec(message ?? '')?.[1]);
@@ -114,7 +90,7 @@ describe('our re-INVITEs refused, and multipart re-INVITEs, with SIPp', { skip: 
     ['500', 'Server Internal Error'],
   ] as const) {
     test(`a hold re-INVITE refused ${status} leaves the session as it was: an unhold sends nothing, the next hold re-INVITEs again`, { timeout: 90_000 }, async () => {
-      const result = await callBob(withStatus('reinvite-refused.xml', status, reason), [], async (id) => {
+      const result = await callSippCallee(setup, BOB, withStatus('reinvite-refused.xml', status, reason), async (id) => {
         assert.equal((await ari(`/channels/${id}/hold`)).status, 204);
         // SIPp's INFO digit 1 comes once our refusal was ACKed: the call is still up.
         const cue = await nextEvent(ofChannel('ChannelDtmfReceived', id));
@@ -141,7 +117,7 @@ describe('our re-INVITEs refused, and multipart re-INVITEs, with SIPp', { skip: 
     ['481', 'Call/Transaction Does Not Exist', 127],
   ] as const) {
     test(`a hold re-INVITE answered ${status} ends the dialog: BYE, and the channel ends with cause ${cause}`, { timeout: 90_000 }, async () => {
-      const result = await callBob(withStatus('reinvite-dialog-gone.xml', status, reason), [], async (id) => {
+      const result = await callSippCallee(setup, BOB, withStatus('reinvite-dialog-gone.xml', status, reason), async (id) => {
         assert.equal((await ari(`/channels/${id}/hold`)).status, 204);
         const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id), 60_000);
         assert.equal(destroyed.cause, cause, `chan_pjsip's cause for ${status}`);
