@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
@@ -40,13 +40,13 @@ export function randomPort(): number {
   return 20000 + Math.floor(Math.random() * 20000);
 }
 
-/** Starts SIPp on `scenario` with `args` (the remote target and -set/-s options among them). */
+/** Starts SIPp on `scenario` (a file of SCENARIOS, or an absolute path: a test's own copy) with `args` (the remote target and -set/-s options among them). */
 export function sipp(scenario: string, args: readonly string[], options: SippOptions): { done: Promise<SippRun>; port: number } {
   const port = options.port ?? randomPort();
   const timeout = Math.round((options.timeoutMs ?? 20_000) / 1000);
-  const messageFile = join(options.cwd, `${scenario}-${port}.messages.log`);
+  const messageFile = join(options.cwd, `${basename(scenario)}-${port}.messages.log`);
   const trace = options.trace ? ['-trace_msg', '-message_file', messageFile] : [];
-  const child = spawn('sipp', ['-sf', join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', ...trace, ...args], { cwd: options.cwd });
+  const child = spawn('sipp', ['-sf', isAbsolute(scenario) ? scenario : join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', ...trace, ...args], { cwd: options.cwd });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));

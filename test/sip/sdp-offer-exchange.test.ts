@@ -3,7 +3,8 @@
 // answer, 500 with a Retry-After of 0–10 s while the far end's is unanswered, nothing once closed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { glareRetryDelayMs, OfferExchange } from '../../src/sip/sdp/offer-exchange.ts';
+import { SipResponse } from '../../src/sip/message.ts';
+import { failedOffer, glareRetryDelayMs, OfferExchange } from '../../src/sip/sdp/offer-exchange.ts';
 
 test('no exchange open: another offer may be answered', () => {
   assert.equal(new OfferExchange().refusal(), undefined);
@@ -49,4 +50,18 @@ test('a 491 to our offer closes the exchange and resends it after the wait; a ne
   exchange.cancelRetry();
   await new Promise((resolve) => setTimeout(resolve, 1100));
   assert.equal(resent, 1, 'a cancelled retry is not sent');
+});
+
+test('a refusal of our offer (RFC 3261 §14.1, §12.2.1.2, RFC 5057, RFC 4028 §6): glare, the dialog gone, a longer interval asked, or the session as before', () => {
+  assert.deepEqual(failedOffer(new SipResponse(491, 'Request Pending')), { kind: 'glare' });
+  assert.deepEqual(failedOffer(new SipResponse(408, 'Request Timeout')), { kind: 'dialog-gone', status: 408 });
+  assert.deepEqual(failedOffer(new SipResponse(481, 'Call/Transaction Does Not Exist')), { kind: 'dialog-gone', status: 481 });
+  assert.deepEqual(failedOffer(undefined), { kind: 'dialog-gone', status: 408 }, 'no response at all is a 408');
+  for (const status of [488, 500, 403, 503, 606]) assert.deepEqual(failedOffer(new SipResponse(status, 'No')), { kind: 'refused', status });
+  const tooSmall = new SipResponse(422, 'Session Interval Too Small', [['Min-SE', '120']]);
+  assert.deepEqual(failedOffer(tooSmall, 90), { kind: 'interval-too-small', minSe: 120 });
+  assert.deepEqual(failedOffer(tooSmall), { kind: 'refused', status: 422 }, 'a 422 to an offer that asked no interval (a hold) is a refusal');
+  assert.deepEqual(failedOffer(tooSmall, 120), { kind: 'refused', status: 422 }, 'a Min-SE no larger than asked cannot be met by asking again');
+  assert.deepEqual(failedOffer(new SipResponse(422, 'Session Interval Too Small'), 90), { kind: 'refused', status: 422 }, 'a 422 without Min-SE');
+  assert.deepEqual(failedOffer(new SipResponse(422, 'Session Interval Too Small', [['Min-SE', '99999999999']]), 90), { kind: 'refused', status: 422 }, 'an absurd Min-SE');
 });

@@ -6,8 +6,12 @@ import type { Dialog } from '../../sip/dialog.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import { connectionServes, type Destination, type TcpConnection } from '../../sip/transport.ts';
 import type { ForeignFlow } from '../../sip/foreign-flow.ts';
+import type { TransactionLayer } from '../../sip/transaction/index.ts';
 import type { CallEnvironment } from './call-types.ts';
 import { dtmfRelayBody } from './dtmf-info.ts';
+
+/** What a call's requests in its dialog need of the transaction layer: sending them, and the ACK of a 2xx. */
+export type InDialogSender = Pick<TransactionLayer, 'sendRequest' | 'sendAck'>;
 
 /** What the requests need to know of their call, read at each send (the dialog and the connection change); SipCall is one. */
 export interface DialogRoute {
@@ -65,7 +69,7 @@ export class CallDialogRequests {
   #onByeSettled: (() => void) | undefined;
 
   constructor(
-    private readonly services: Pick<CallEnvironment, 'layer' | 'log'>,
+    private readonly services: Pick<CallEnvironment, 'log'> & { readonly layer: InDialogSender },
     private readonly route: DialogRoute,
   ) {}
 
@@ -248,7 +252,15 @@ export class CallDialogRequests {
       onFinal?.(response);
     };
     try {
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || onTimeout ? { onResponse, ...(onTimeout ? { onTimeout } : {}) } : {});
+      // A transport that fails the request is no final response either (RFC 3261 §8.1.3.1: a 503, here silence).
+      const noResponse =
+        onTimeout &&
+        ((): void => {
+          if (finished) return;
+          finished = true;
+          onTimeout();
+        });
+      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || noResponse ? { onResponse, ...(noResponse ? { onTimeout: noResponse, onTransportError: noResponse } : {}) } : {});
     } catch (error) {
       this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
       return false;

@@ -65,6 +65,8 @@ export class CallMedia {
   readonly exchange = new OfferExchange();
   #negotiated: NegotiatedMedia | undefined;
   #localSdp: string | undefined;
+  /** Our SDP in force before an offer of ours still unanswered: what a refused offer leaves (RFC 3261 §14.1). */
+  #beforeOffer: string | undefined;
   #version = 1;
   readonly #sessionId = String(Math.floor(Math.random() * 1e9));
   /** Our SDES keys (media_encryption=sdes), made at the first offer or answer. */
@@ -102,6 +104,7 @@ export class CallMedia {
     if (!answer.ok) return answer;
     if (fresh) this.#version += 1;
     this.#localSdp = answer.sdp;
+    this.#beforeOffer = undefined;
     this.#apply(answer.media);
     return { ok: true };
   }
@@ -113,6 +116,8 @@ export class CallMedia {
    * is); `direction` is the one we want (hold passthrough), sendrecv by default.
    */
   offer(fresh: boolean, options: { readonly coreCodecs?: readonly string[]; readonly direction?: MediaDirection } = {}): string {
+    // The first of several unanswered offers (a 491's retry) keeps what was in force before them all.
+    if (fresh) this.#beforeOffer ??= this.#localSdp;
     if (fresh) this.#version += 1;
     const { coreCodecs, direction } = options;
     const codecs = coreCodecs ? offerCodecs(this.codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.codecs;
@@ -123,8 +128,22 @@ export class CallMedia {
   /** Takes the far end's answer to our last offer (made with `direction`); false when it is unusable (the media stays as it was). */
   takeAnswer(answer: Buffer, direction?: MediaDirection): boolean {
     const accepted = acceptAnswer(answer, { ...this.#local(), ...(direction ? { direction } : {}) });
-    if (accepted.ok) this.#apply(accepted.media);
+    if (accepted.ok) {
+      this.#beforeOffer = undefined;
+      this.#apply(accepted.media);
+    }
     return accepted.ok;
+  }
+
+  /**
+   * Our last offer came to nothing (refused, or its 2xx or ACK carried no usable answer): the session
+   * goes on as before it (RFC 3261 §14.1, RFC 3264 §8), so our SDP is again the one in force then, for
+   * a later refresh to repeat. The stream was never moved (only an answer does that), and the o=
+   * version stays counted: the next offer's is higher than the refused one's.
+   */
+  withdrawOffer(): void {
+    if (this.#beforeOffer !== undefined) this.#localSdp = this.#beforeOffer;
+    this.#beforeOffer = undefined;
   }
 
   #local(): LocalMedia {

@@ -42,6 +42,8 @@ export class CallSession {
   #earlyInvite: SipRequest | undefined;
   /** The far end's Allow lists UPDATE: our refreshes are UPDATEs without SDP, as pjsip sends them, not re-INVITEs. */
   #peerAllowsUpdate = false;
+  /** The Min-SE of the far end's last 422 to a refresh of ours (0: none): our refreshes ask for no less. */
+  #peerMinSe = 0;
 
   readonly #options: SessionExtensionOptions;
   /** The endpoint's rtp_timeout: like the session timer, it runs from the answer until the call ends. */
@@ -191,45 +193,66 @@ export class CallSession {
     this.#start(uacSessionTimer(response, this.#options.sessionTimers, this.#terms?.interval), 'uac');
   }
 
+  /** Whether our refresh is an UPDATE without SDP (the far end allows UPDATE), which offers nothing. */
+  get refreshesByUpdate(): boolean {
+    return this.#peerAllowsUpdate;
+  }
+
+  /**
+   * The far end refused a refresh 422 with this Min-SE (RFC 4028 §6): later refreshes ask for at
+   * least that interval, and say so in their own Min-SE, as pjsip raises its setting.
+   */
+  raiseMinSe(minSe: number): void {
+    this.#peerMinSe = Math.max(this.#peerMinSe, minSe);
+  }
+
   /**
    * Sends the refresh (we are the refresher, RFC 4028 §7.4), asking to stay refresher: an UPDATE
    * without a body when the far end allows UPDATE, else a re-INVITE with our current SDP, unchanged
-   * (its 2xx is ACKed, each retransmission too, and its answer goes to `answered`). The 2xx restarts
-   * the timer; a 408 or 481, or no answer at all, is `failed` (§10: the session is over). Any other
-   * refusal goes to `refused` (a 491 is glare: the call sends the refresh again, offer-exchange.ts);
-   * the session expires unless a later refresh succeeds. Returns the method sent, if it went.
+   * (its 2xx is ACKed, each retransmission too, and its answer goes to `answered`; an UPDATE's 2xx
+   * goes there without a body). The 2xx restarts
+   * the timer. A final refusal, or none at all (`response` undefined: no answer, or the transport
+   * failed), goes to `failed` with the interval it asked for; the call decides what it means
+   * (call-offers.ts). Returns the method sent, if it went.
    */
   sendRefresh(
-    layer: TransactionLayer,
+    layer: Pick<TransactionLayer, 'sendRequest' | 'sendAck'>,
     dialog: Dialog,
     hop: Destination,
     headers: Headers,
     sdp: string,
-    outcome: { answered(body: Buffer): void; failed(): void; refused(status: number): void },
+    outcome: { answered(body: Buffer | undefined): void; failed(response: SipResponse | undefined, askedInterval: number): void },
   ): 'UPDATE' | 'INVITE' | undefined {
-    const interval = this.#terms?.interval ?? this.#options.sessionTimers.sessionExpires;
+    const interval = Math.max(this.#terms?.interval ?? this.#options.sessionTimers.sessionExpires, this.#peerMinSe);
+    const settings = { ...this.#options.sessionTimers, minSe: Math.max(this.#options.sessionTimers.minSe, this.#peerMinSe) };
     const byUpdate = this.#peerAllowsUpdate;
     const request = dialog.createRequest(byUpdate ? 'UPDATE' : 'INVITE', {
-      headers: [...headers, ...this.supported(), ...uacTimerHeaders(this.#options.sessionTimers, interval, 'uac')],
+      headers: [...headers, ...this.supported(), ...uacTimerHeaders(settings, interval, 'uac')],
       ...(byUpdate ? {} : { body: sdp, contentType: 'application/sdp' }),
     });
-    let accepted = false;
+    let finished = false;
+    const noResponse = (): void => {
+      if (finished) return;
+      finished = true;
+      outcome.failed(undefined, interval);
+    };
     try {
       layer.sendRequest(request, hop, {
         onResponse: (response) => {
           if (response.status < 200) return;
           if (response.status >= 300) {
-            if (response.status === 408 || response.status === 481) outcome.failed();
-            else outcome.refused(response.status);
-            return;
+            if (finished) return;
+            finished = true;
+            return outcome.failed(response, interval);
           }
           if (!byUpdate) void layer.sendAck(dialog.createAck(response.cseq()?.seq ?? dialog.localSeq), hop).catch(() => undefined);
-          if (accepted) return;
-          accepted = true;
-          if (!byUpdate) outcome.answered(response.body);
+          if (finished) return;
+          finished = true;
+          outcome.answered(byUpdate ? undefined : response.body);
           this.acceptedByFarEnd(response);
         },
-        onTimeout: () => outcome.failed(),
+        onTimeout: noResponse,
+        onTransportError: noResponse,
       });
     } catch {
       // The transport refused it at once: the expiry timer ends the session if nothing else refreshes it.

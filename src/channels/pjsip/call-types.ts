@@ -12,6 +12,9 @@ import type { OutboundIdentityOptions } from './caller-identity.ts';
 import type { SdpOptions } from './call-media.ts';
 import type { SessionExtensionOptions } from './session-extensions.ts';
 
+/** The methods a call's dialog takes (Allow in its INVITEs, responses and refusals). */
+export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE, INFO, UPDATE, REFER, NOTIFY, SUBSCRIBE';
+
 /**
  * The technology's services a call uses, but for the two that name the call itself (call.ts's
  * CallServices adds them): parts of a call (hold.ts) take this without depending on the call.

@@ -5,7 +5,10 @@
 //   connected to (Dial's peer), as Asterisk queues AST_CONTROL_HOLD.
 // - The peer holds (indicate hold): with moh_passthrough=no (Asterisk's default) the far end hears
 //   music on hold generated here until unhold; with moh_passthrough=yes the far end is re-INVITEd
-//   sendonly (hold) and sendrecv (unhold) instead, and hears what its phone plays.
+//   sendonly (hold) and sendrecv (unhold) instead, and hears what its phone plays. When the far end
+//   refuses that re-INVITE (488, 500 …: RFC 3261 §14.1, the session stays as it was) the far end's
+//   state is what it was before: a later hold re-INVITEs again, a later unhold sends nothing. The
+//   channel's own hold (ARI, CHANNEL(onhold)) stays as asked, as Asterisk's does.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { MediaDirection, NegotiatedMedia } from '../../sip/sdp/index.ts';
 import type { CallEnvironment } from './call-types.ts';
@@ -14,8 +17,8 @@ import type { CallEnvironment } from './call-types.ts';
 export interface HoldableCall {
   readonly channel: Channel | undefined;
   readonly ended: boolean;
-  /** A re-INVITE offering `direction`; false when there is no dialog to send it in. */
-  reinvite(direction: MediaDirection): boolean;
+  /** A re-INVITE offering `direction`; false when there is no dialog to send it in. `refused`: the far end refused it. */
+  reinvite(direction: MediaDirection, refused: () => void): boolean;
 }
 
 /** The music class a holding phone suggests: Asterisk's moh_suggest default (the option is not read). */
@@ -36,6 +39,8 @@ export class CallHold {
   }
   /** The peer holds the far end (music plays, or the far end was re-INVITEd sendonly). */
   #holdingFarEnd = false;
+  /** Counts the passthrough re-INVITEs: only the refusal of the latest one undoes its change. */
+  #passthroughOffers = 0;
 
   constructor(
     private readonly call: HoldableCall,
@@ -64,7 +69,14 @@ export class CallHold {
     if (hold === this.#holdingFarEnd) return;
     this.#holdingFarEnd = hold;
     if (this.passthrough) {
-      if (!this.call.reinvite(hold ? 'sendonly' : 'sendrecv')) this.services.log.debug({ channel: channel.name }, 'hold passthrough: no dialog to re-INVITE');
+      const offer = ++this.#passthroughOffers;
+      const refused = (): void => {
+        if (offer === this.#passthroughOffers) this.#holdingFarEnd = !hold;
+      };
+      if (!this.call.reinvite(hold ? 'sendonly' : 'sendrecv', refused)) {
+        this.#holdingFarEnd = !hold;
+        this.services.log.debug({ channel: channel.name }, 'hold passthrough: no dialog to re-INVITE');
+      }
       return;
     }
     const moh = this.services.musicOnHold;

@@ -12,7 +12,14 @@
  * 491 (RFC 3261 §14.2, RFC 3311 §5.2), as pjsip's inv_session refuses it. When the far end refuses
  * ours 491, ours is sent again after the random wait of RFC 3261 §14.1 (glareRetryDelayMs), and
  * only one such retry waits at a time: a newer offer of ours replaces it.
+ *
+ * Any other final refusal of our offer is read by failedOffer() (RFC 3261 §14.1, §12.2.1.2,
+ * RFC 5057 §5.1): 408 or 481 (or no response at all) means the dialog is gone and the session must
+ * end; 422 with a Min-SE asks for a longer session interval (RFC 4028 §6); anything else leaves
+ * the session as it was before the offer, as if it had never been made.
  */
+import type { SipResponse } from '../message.ts';
+import { retryIntervalAfter422 } from '../session-timer.ts';
 
 export type OpenExchange = 'none' | 'theirs' | 'ours';
 
@@ -87,4 +94,29 @@ export class OfferExchange {
     }
     return undefined;
   }
+}
+
+/** What a final non-2xx response to our offer (a re-INVITE, or a session refresh) means for the session. */
+export type OfferFailure =
+  /** 491: glare, the offer goes again after the RFC 3261 §14.1 wait. */
+  | { readonly kind: 'glare' }
+  /** 408, 481 (RFC 3261 §12.2.1.2, RFC 5057 §5.1), or no response: the dialog is over; end it with BYE. */
+  | { readonly kind: 'dialog-gone'; readonly status: number }
+  /** 422 with a Min-SE larger than we asked (RFC 4028 §6): ask again with it. */
+  | { readonly kind: 'interval-too-small'; readonly minSe: number }
+  /** Any other refusal (488, 500, 403…, a 422 without a usable Min-SE): the session goes on as before the offer. */
+  | { readonly kind: 'refused'; readonly status: number };
+
+/**
+ * Reads a final non-2xx `response` to our offer; undefined `response`: none came (Timer B/F, or the
+ * transport failed), which RFC 3261 §14.1 treats as a 408. `askedInterval`: the Session-Expires we
+ * asked for, when the request carried one.
+ */
+export function failedOffer(response: SipResponse | undefined, askedInterval?: number): OfferFailure {
+  const status = response?.status ?? 408;
+  if (status === 491) return { kind: 'glare' };
+  if (status === 408 || status === 481) return { kind: 'dialog-gone', status };
+  const minSe = status === 422 && response && askedInterval !== undefined ? retryIntervalAfter422(response, askedInterval) : undefined;
+  if (minSe !== undefined) return { kind: 'interval-too-small', minSe };
+  return { kind: 'refused', status };
 }
