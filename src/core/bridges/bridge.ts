@@ -9,10 +9,11 @@ import { nativeRateOf } from '../channels/native-rate.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
 import { BridgeOffload } from './bridge-offload.ts';
 import { BridgePeers } from './bridge-peers.ts';
+import { exchangeConnectedLines } from './connected-lines.ts';
 import type { CoreEvent, EventScope } from '../applications.ts';
 import type { Model } from '../../spec/index.ts';
 import type { RaiseArgs, RaisedFields } from '../../spec/events.ts';
-import type { CallerId, Channel } from '../channels/channel.ts';
+import type { Channel } from '../channels/channel.ts';
 import type { Indication } from '../channels/technology.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { TypedEmitter } from '../../util/typed-emitter.ts';
@@ -242,29 +243,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.env.memberJoined(this, channel);
     this.publishMembership('ChannelEnteredBridge', channel, technologyBefore);
     this.peers.joined(channel, this.technology() !== technologyBefore);
-    if (this.members.size === 2) this.updateConnectedLines();
+    if (this.members.size === 2) exchangeConnectedLines(this.members.values());
     this.settleRelay();
-  }
-
-  /**
-   * In a two-party bridge each party's connected line becomes the other's caller id, as Asterisk's
-   * bridge reconfiguration does; a party that entered with inhibitConnectedLineUpdates stops it.
-   * ChannelConnectedLine is raised only for a party whose connected line really changes.
-   */
-  private updateConnectedLines(): void {
-    const [first, second] = [...this.members.values()];
-    if (first.inhibitColp || second.inhibitColp) return;
-    // As Asterisk's bridge_reconfigured_connected_line_update: a party being hung up stops both updates.
-    if (first.channel.hangingUp || second.channel.hangingUp) return;
-    const update = (channel: Channel, { name, number }: CallerId): void => {
-      if (channel.hangingUp) return;
-      if (channel.connected.name === name && channel.connected.number === number) return;
-      channel.setConnected({ name, number });
-    };
-    const firstCaller = { ...first.channel.caller };
-    const secondCaller = { ...second.channel.caller };
-    update(first.channel, secondCaller);
-    update(second.channel, firstCaller);
   }
 
   /**
@@ -304,7 +284,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       if (!this.dissolvingTechnology) this.peers.left();
       // Back to two parties (a third left): Asterisk reconfigures the bridge as a 1:1 one again and
       // exchanges the connected lines once more — the one that joined last learns who it now talks to.
-      if (!this.dissolvingTechnology && this.type !== 'holding' && this.members.size === 2) this.updateConnectedLines();
+      if (!this.dissolvingTechnology && this.type !== 'holding' && this.members.size === 2) exchangeConnectedLines(this.members.values());
     } else {
       this.peers.forget(channel);
     }

@@ -10,16 +10,18 @@ import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { ChannelSnapshotFields } from './channel-snapshot.ts';
 import { ChannelAudioPath } from './channel-audio-path.ts';
-import { ChannelDialplanRun, type HangupLogic } from './dialplan-run.ts';
+import { ChannelDialplanRun, type HangupLogic as RunHangupLogic } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
-export type { HangupLogic } from './dialplan-run.ts';
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelIdentity, IdentityChange, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 import type { AudioHookDirection, ChannelEventName, ChannelIdentity, ChannelInit, ChannelState, DialplanLocation, IdentityChange, StasisControl } from './channel-types.ts';
+
+/** Hang-up logic (the dialplan's `h` extension) a dialplan run gives the channels it owns: see dialplan-run.ts. */
+export type HangupLogic = RunHangupLogic<Channel>;
 
 /** A consumer of the audio a channel receives from its far end. Called on the media clock. */
 export type FrameListener = (frame: Frame, channel: Channel) => void;
@@ -80,7 +82,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   hangupTechCause: number | undefined;
   onHold = false;
   /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
-  readonly #dialplanRun = new ChannelDialplanRun();
+  readonly #dialplanRun = new ChannelDialplanRun<Channel>();
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.

@@ -3,26 +3,26 @@
 // channel (Asterisk's PBX thread) is announced. The rules only; the Channel moves the position and
 // raises the events they call for.
 import type { DialplanLocation } from './channel-types.ts';
-import type { Channel } from './channel.ts';
 
 /**
  * Hang-up logic run on a hung-up channel before it is destroyed: the dialplan's `h` extension, run
  * by the dialplan executor owning the channel, as Asterisk's PBX thread runs it before ast_hangup.
- * One object serves every channel its owner runs.
+ * One object serves every channel its owner runs. Generic in the channel it is handed, so these
+ * rules need not import the Channel that uses them (channel.ts names it for Channel).
  */
-export interface HangupLogic {
+export interface HangupLogic<C> {
   /**
    * Asked once the hang-up is announced and listeners released the channel: true when the owner
    * runs its logic now and calls channel.finishHangup() after it (the technology is told and
    * ChannelDestroyed raised only then); false when there is none to run.
    */
-  takesOver(channel: Channel): boolean;
+  takesOver(channel: C): boolean;
 }
 
 /** The application a snapshot shows. */
 type ShownApplication = Pick<DialplanLocation, 'appName' | 'appData'>;
 
-export class ChannelDialplanRun {
+export class ChannelDialplanRun<C> {
   /**
    * A dialplan run owns the channel: its end is announced as a soft hang-up (APPUNLOAD) before
    * ChannelDestroyed, and a hang-up from the far end destroys the channel after the one that
@@ -34,7 +34,7 @@ export class ChannelDialplanRun {
   /** A soft APPUNLOAD hang-up was announced already (by the run's end or by whoever hung up so). */
   #endAnnounced = false;
   /** Hang-up logic the owning run has (the `h` extension), asked once the channel hangs up. */
-  hangupLogic: HangupLogic | undefined;
+  hangupLogic: HangupLogic<C> | undefined;
   /** The hang-up logic took the hang-up over: the technology told (unless the far end hung up) and ChannelDestroyed wait. */
   #deferredHangup: { readonly fromFarEnd: boolean } | undefined;
   /** The position and application the last application start showed (undefined: none yet, the creation one). */
@@ -57,7 +57,7 @@ export class ChannelDialplanRun {
   }
 
   /** The channel hung up: whether hang-up logic takes the rest of the hang-up over (asked once). */
-  takeHangupOver(channel: Channel, fromFarEnd: boolean): boolean {
+  takeHangupOver(channel: C, fromFarEnd: boolean): boolean {
     const logic = this.hangupLogic;
     this.hangupLogic = undefined;
     if (!logic?.takesOver(channel)) return false;
