@@ -14,6 +14,11 @@
 // - A new SSRC, a timestamp jump beyond the ring, or three packets in a row far behind playout
 //   (the sender's timeline stepped back) restart the buffer; a jump forward within the ring
 //   moves the playout point at once.
+// - Three packets in a row too late for even the maximum delay, while nothing is left to play,
+//   mean the packets' transit stepped up (a sender that stalled and kept its timestamps going on
+//   from before, as the media clock does when it drops ticks): the baseline forgets the smaller
+//   transits of before and playout moves back onto the packets. Without that, the baseline only
+//   forgot them when its window ran out (2–4 s) and every packet until then was dropped as late.
 // - Bounded: the ring holds the maximum delay twice over plus half a second, rounded up to a
 //   power of two (so timestamps map to slots across the 32-bit wrap). Nothing is allocated per
 //   packet or per frame.
@@ -36,6 +41,8 @@ const CONCEAL_FRAMES = 3;
 /** Packets in a row this far behind playout (the maximum delay plus half a second) restart the buffer. */
 const FAR_BEHIND_RUN = 3;
 const FAR_BEHIND_EXTRA_MS = 500;
+/** Packets in a row later than the maximum delay, with nothing left to play, that move the baseline onto them. */
+const STEP_RUN = 3;
 /** How far the estimated tick time may creep towards a late tick per tick, ms (see #tickTime). */
 const TICK_OFFSET_CREEP_MS = 1;
 
@@ -63,6 +70,9 @@ export class JitterBuffer {
   #hasPlayed = false;
   #concealRun = 0;
   #farBehindRun = 0;
+  #stepRun = 0;
+  /** Where the newest audio written ends (unwrapped): at or before playout, nothing is left to play. */
+  #writtenEnd = 0;
   #ticksSinceShrink = 0;
   #target: number;
 
@@ -72,6 +82,8 @@ export class JitterBuffer {
   #previousMinTransit = Number.POSITIVE_INFINITY;
   #peak = 0;
   #previousPeak = 0;
+  /** The transit of the packet measured last. */
+  #lastTransit = 0;
 
   // The tick clock estimate (see #tickTime).
   #ticks = 0;
@@ -81,7 +93,7 @@ export class JitterBuffer {
   late = 0;
   /** Frames made up for missing audio. */
   concealed = 0;
-  /** Restarts (new SSRC, timestamp jumps). */
+  /** Restarts (new SSRC, timestamp jumps) and baselines moved onto a step in the packets' transit. */
   resyncs = 0;
   /** Frames dropped or inserted to follow the target delay. */
   shrinks = 0;
@@ -129,6 +141,8 @@ export class JitterBuffer {
     this.#hasPlayed = false;
     this.#concealRun = 0;
     this.#farBehindRun = 0;
+    this.#stepRun = 0;
+    this.#writtenEnd = 0;
     this.#minTransit = Number.POSITIVE_INFINITY;
     this.#previousMinTransit = Number.POSITIVE_INFINITY;
     this.#peak = 0;
@@ -170,11 +184,16 @@ export class JitterBuffer {
         offset = 0;
       }
     } else this.#farBehindRun = 0;
-    this.#measure(this.#playExt + offset, arrivalMs);
+    const excess = this.#measure(this.#playExt + offset, arrivalMs);
     if (offset + count <= 0) {
-      this.late += 1;
-      return;
-    }
+      if (!this.#steppedUp(excess, offset)) {
+        this.late += 1;
+        return;
+      }
+      offset = 0;
+    } else this.#stepRun = 0;
+    const end = this.#playExt + offset + count;
+    if (end > this.#writtenEnd) this.#writtenEnd = end;
     const ring = this.#ring;
     const filled = this.#filled;
     const mask = this.#mask;
@@ -185,8 +204,34 @@ export class JitterBuffer {
     }
   }
 
-  /** Updates the baseline transit and jitter peak with one packet. */
-  #measure(extTimestamp: number, arrivalMs: number): void {
+  /**
+   * A late packet `offset` samples before playout: the third in a row too late for the maximum
+   * delay while the buffer has run dry is a step up in transit (see the header). The baseline
+   * moves onto it and playout back to it (the next tick aligns it to the target delay), so it and
+   * the packets after it are kept. Only the window's minima are forgotten: its peak keeps the delay
+   * up until it ages out, and when the run was the old part of a burst (a network or reader stall)
+   * the burst's newer packets, with their smaller transits, bring the baseline back down at once.
+   * Returns whether it moved (the packet is then no longer late).
+   */
+  #steppedUp(excess: number, offset: number): boolean {
+    if (excess <= this.#maxDelay || this.#writtenEnd > this.#playExt) {
+      this.#stepRun = 0;
+      return false;
+    }
+    if (++this.#stepRun < STEP_RUN) return false;
+    this.#stepRun = 0;
+    this.resyncs += 1;
+    this.#minTransit = this.#lastTransit;
+    this.#previousMinTransit = Number.POSITIVE_INFINITY;
+    // Backwards: every slot behind playout is empty already (taken or skipped).
+    this.#move(offset);
+    this.#writtenEnd = this.#playExt;
+    this.#aligned = false;
+    return true;
+  }
+
+  /** Updates the baseline transit and jitter peak with one packet; returns its transit's excess over the baseline. */
+  #measure(extTimestamp: number, arrivalMs: number): number {
     const elapsed = arrivalMs - this.#windowStartMs;
     if (elapsed >= WINDOW_MS) {
       // A new half-window; after a long silence both halves are stale.
@@ -198,11 +243,13 @@ export class JitterBuffer {
       this.#windowStartMs = arrivalMs;
     }
     const transit = arrivalMs * this.#samplesPerMs - extTimestamp;
+    this.#lastTransit = transit;
     if (transit < this.#minTransit) this.#minTransit = transit;
     const excess = transit - this.#baseline();
     if (excess > this.#peak) this.#peak = excess;
     const wanted = Math.max(this.#peak, this.#previousPeak) + this.frameSamples;
     this.#target = Math.min(this.#maxDelay, Math.max(this.#minDelay, Math.round(wanted)));
+    return excess;
   }
 
   #baseline(): number {
