@@ -43,6 +43,10 @@ const FAR_BEHIND_RUN = 3;
 const FAR_BEHIND_EXTRA_MS = 500;
 /** Packets in a row later than the maximum delay, with nothing left to play, that move the baseline onto them. */
 const STEP_RUN = 3;
+/** No tick and no packet for this long, ms: this thread stalled (ticks come every 20 ms). */
+const OWN_STALL_MS = 50;
+/** Packets read this soon after the end of such a stall came during it, ms. */
+const FRAME_SLACK_MS = 20;
 /** How far the estimated tick time may creep towards a late tick per tick, ms (see #tickTime). */
 const TICK_OFFSET_CREEP_MS = 1;
 
@@ -82,8 +86,11 @@ export class JitterBuffer {
   #previousMinTransit = Number.POSITIVE_INFINITY;
   #peak = 0;
   #previousPeak = 0;
-  /** The transit of the packet measured last. */
-  #lastTransit = 0;
+
+  // This thread's own stalls (see #dateArrival).
+  #aliveMs = Number.NEGATIVE_INFINITY;
+  #stallFromMs = 0;
+  #stallEndMs = Number.NEGATIVE_INFINITY;
 
   // The tick clock estimate (see #tickTime).
   #ticks = 0;
@@ -184,9 +191,11 @@ export class JitterBuffer {
         offset = 0;
       }
     } else this.#farBehindRun = 0;
-    const excess = this.#measure(this.#playExt + offset, arrivalMs);
+    const extTimestamp = this.#playExt + offset;
+    this.#measure(extTimestamp, this.#dateArrival(extTimestamp, arrivalMs));
     if (offset + count <= 0) {
-      if (!this.#steppedUp(excess, offset)) {
+      // As read, not as dated: a step in transit shows in a burst too.
+      if (!this.#steppedUp(arrivalMs * this.#samplesPerMs - extTimestamp, offset)) {
         this.late += 1;
         return;
       }
@@ -205,7 +214,7 @@ export class JitterBuffer {
   }
 
   /**
-   * A late packet `offset` samples before playout: the third in a row too late for the maximum
+   * A late packet `offset` samples before playout, with `transit` as read: the third in a row too late for the maximum
    * delay while the buffer has run dry is a step up in transit (see the header). The baseline
    * moves onto it and playout back to it (the next tick aligns it to the target delay), so it and
    * the packets after it are kept. Only the window's minima are forgotten: its peak keeps the delay
@@ -213,15 +222,15 @@ export class JitterBuffer {
    * the burst's newer packets, with their smaller transits, bring the baseline back down at once.
    * Returns whether it moved (the packet is then no longer late).
    */
-  #steppedUp(excess: number, offset: number): boolean {
-    if (excess <= this.#maxDelay || this.#writtenEnd > this.#playExt) {
+  #steppedUp(transit: number, offset: number): boolean {
+    if (transit - this.#baseline() <= this.#maxDelay || this.#writtenEnd > this.#playExt) {
       this.#stepRun = 0;
       return false;
     }
     if (++this.#stepRun < STEP_RUN) return false;
     this.#stepRun = 0;
     this.resyncs += 1;
-    this.#minTransit = this.#lastTransit;
+    this.#minTransit = transit;
     this.#previousMinTransit = Number.POSITIVE_INFINITY;
     // Backwards: every slot behind playout is empty already (taken or skipped).
     this.#move(offset);
@@ -230,8 +239,33 @@ export class JitterBuffer {
     return true;
   }
 
-  /** Updates the baseline transit and jitter peak with one packet; returns its transit's excess over the baseline. */
-  #measure(extTimestamp: number, arrivalMs: number): number {
+  /** Notes that this thread runs at `nowMs`; a long silence before it was a stall of its own. */
+  #alive(nowMs: number): void {
+    if (nowMs - this.#aliveMs > OWN_STALL_MS) {
+      this.#stallFromMs = this.#aliveMs;
+      this.#stallEndMs = nowMs;
+    }
+    if (nowMs > this.#aliveMs) this.#aliveMs = nowMs;
+  }
+
+  /**
+   * The arrival time to measure a packet by. Packets read right after a stall of this thread
+   * (within a frame of its end) came some time during it, unread: their read time would measure
+   * the stall as network jitter and grow the delay by it (a hold, heard as silence). They are
+   * dated on time instead (the baseline transit), yet not before the stall began nor after they
+   * were read.
+   */
+  #dateArrival(extTimestamp: number, arrivalMs: number): number {
+    this.#alive(arrivalMs);
+    if (arrivalMs - this.#stallEndMs > FRAME_SLACK_MS) return arrivalMs;
+    const baseline = this.#baseline();
+    if (baseline === Number.POSITIVE_INFINITY) return arrivalMs;
+    const onTime = (extTimestamp + baseline) / this.#samplesPerMs;
+    return Math.max(this.#stallFromMs, Math.min(arrivalMs, onTime));
+  }
+
+  /** Updates the baseline transit and jitter peak with one packet. */
+  #measure(extTimestamp: number, arrivalMs: number): void {
     const elapsed = arrivalMs - this.#windowStartMs;
     if (elapsed >= WINDOW_MS) {
       // A new half-window; after a long silence both halves are stale.
@@ -243,13 +277,11 @@ export class JitterBuffer {
       this.#windowStartMs = arrivalMs;
     }
     const transit = arrivalMs * this.#samplesPerMs - extTimestamp;
-    this.#lastTransit = transit;
     if (transit < this.#minTransit) this.#minTransit = transit;
     const excess = transit - this.#baseline();
     if (excess > this.#peak) this.#peak = excess;
     const wanted = Math.max(this.#peak, this.#previousPeak) + this.frameSamples;
     this.#target = Math.min(this.#maxDelay, Math.max(this.#minDelay, Math.round(wanted)));
-    return excess;
   }
 
   #baseline(): number {
@@ -298,6 +330,7 @@ export class JitterBuffer {
    * play (before the first audio, and after a gap once concealment ran out).
    */
   next(nowMs: number): Frame | undefined {
+    this.#alive(nowMs);
     const tickTime = this.#tickTime(nowMs);
     if (!this.#started) return undefined;
     const frame = this.frameSamples;

@@ -176,6 +176,18 @@ describe('jitter buffer after an event-loop stall', () => {
     assertFewLost(heard, STALL_AT + 800 + RESUME_MS);
   });
 
+  for (const stallMs of [100, 150]) {
+    test(`the reader (or both) stalls ${stallMs} ms, within the clock's catch-up: not taken for network jitter, no hold, the delay stays least`, () => {
+      for (const scenario of [{ readerStalls: [[STALL_AT, STALL_AT + stallMs]] as const }, { readerStalls: [[STALL_AT, STALL_AT + stallMs]] as const, senderStalls: [[STALL_AT, STALL_AT + stallMs]] as const }]) {
+        const heard = simulate(scenario);
+        const resumed = resumedAfter(heard, STALL_AT + stallMs);
+        assert.ok(resumed <= 2 * FRAME_MS, `heard again ${resumed} ms after the stall`);
+        assert.equal(heard.buffer.stretches, 0, 'playout was never held');
+        assert.ok(heard.buffer.targetDelayMs <= 40, `target delay ${heard.buffer.targetDelayMs} ms`);
+      }
+    });
+  }
+
   test('no stall: every packet played once, in order, nothing late, no resync', () => {
     const heard = simulate({});
     const order = heard.played.flatMap((p) => (p.packet === undefined ? [] : [p.packet]));
