@@ -261,7 +261,7 @@ export class JitterBuffer {
     const baseline = this.#baseline();
     if (baseline === Number.POSITIVE_INFINITY) return arrivalMs;
     const onTime = (extTimestamp + baseline) / this.#samplesPerMs;
-    return Math.max(this.#stallFromMs, Math.min(arrivalMs, onTime));
+    return Math.min(arrivalMs, Math.max(this.#stallFromMs, onTime));
   }
 
   /** Updates the baseline transit and jitter peak with one packet. */
