@@ -19,6 +19,8 @@
 //   from before, as the media clock does when it drops ticks): the baseline forgets the smaller
 //   transits of before and playout moves back onto the packets. Without that, the baseline only
 //   forgot them when its window ran out (2–4 s) and every packet until then was dropped as late.
+// - Packets read right after a stall of this thread are dated on time, not by their read (see
+//   #dateArrival): the stall was ours, and measured as network jitter it grew the delay by a hold.
 // - Bounded: the ring holds the maximum delay twice over plus half a second, rounded up to a
 //   power of two (so timestamps map to slots across the 32-bit wrap). Nothing is allocated per
 //   packet or per frame.
