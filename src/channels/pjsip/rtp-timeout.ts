@@ -2,7 +2,7 @@
 // RTP for that many seconds, while it is not holding the call, is hung up (cause 44, requested
 // channel unavailable) — a phone that vanished without a BYE must not hold a channel and a port
 // pair for ever. Checked once a second against the stream's received-packet count, so the media
-// path itself does no extra work.
+// path itself does no extra work, and only after the sockets were read (see start()).
 
 /** What the check reads of a call. */
 export interface RtpActivity {
@@ -32,9 +32,15 @@ export class RtpTimeout {
     if (this.#limitMs === 0 || this.#timer) return;
     this.#quietSince = now;
     this.#lastCount = this.#activity.received();
-    this.#timer = setInterval(() => this.check(), 1000);
+    // Looked at after the loop's poll phase: Node runs due timers before it reads the sockets, so
+    // after a stall of this process (a loaded machine) the packets that came meanwhile still wait
+    // unread when the interval fires, and a check then would hang up a live call. setImmediate
+    // runs once they are read (libuv reads a few dozen datagrams a socket per pass: one is enough).
+    this.#timer = setInterval(() => setImmediate(this.#checkNow), 1000);
     this.#timer.unref();
   }
+
+  readonly #checkNow = (): void => this.check();
 
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);

@@ -14,6 +14,13 @@
 // - A new SSRC, a timestamp jump beyond the ring, or three packets in a row far behind playout
 //   (the sender's timeline stepped back) restart the buffer; a jump forward within the ring
 //   moves the playout point at once.
+// - Three packets in a row too late for even the maximum delay, while nothing is left to play,
+//   mean the packets' transit stepped up (a sender that stalled and kept its timestamps going on
+//   from before, as the media clock does when it drops ticks): the baseline forgets the smaller
+//   transits of before and playout moves back onto the packets. Without that, the baseline only
+//   forgot them when its window ran out (2–4 s) and every packet until then was dropped as late.
+// - Packets read right after a stall of this thread are dated on time, not by their read (see
+//   #dateArrival): the stall was ours, and measured as network jitter it grew the delay by a hold.
 // - Bounded: the ring holds the maximum delay twice over plus half a second, rounded up to a
 //   power of two (so timestamps map to slots across the 32-bit wrap). Nothing is allocated per
 //   packet or per frame.
@@ -36,6 +43,12 @@ const CONCEAL_FRAMES = 3;
 /** Packets in a row this far behind playout (the maximum delay plus half a second) restart the buffer. */
 const FAR_BEHIND_RUN = 3;
 const FAR_BEHIND_EXTRA_MS = 500;
+/** Packets in a row later than the maximum delay, with nothing left to play, that move the baseline onto them. */
+const STEP_RUN = 3;
+/** No tick and no packet for this long, ms: this thread stalled (ticks come every 20 ms). */
+const OWN_STALL_MS = 50;
+/** Packets read this soon after the end of such a stall came during it, ms. */
+const FRAME_SLACK_MS = 20;
 /** How far the estimated tick time may creep towards a late tick per tick, ms (see #tickTime). */
 const TICK_OFFSET_CREEP_MS = 1;
 
@@ -63,6 +76,9 @@ export class JitterBuffer {
   #hasPlayed = false;
   #concealRun = 0;
   #farBehindRun = 0;
+  #stepRun = 0;
+  /** Where the newest audio written ends (unwrapped): at or before playout, nothing is left to play. */
+  #writtenEnd = 0;
   #ticksSinceShrink = 0;
   #target: number;
 
@@ -73,6 +89,11 @@ export class JitterBuffer {
   #peak = 0;
   #previousPeak = 0;
 
+  // This thread's own stalls (see #dateArrival).
+  #aliveMs = Number.NEGATIVE_INFINITY;
+  #stallFromMs = 0;
+  #stallEndMs = Number.NEGATIVE_INFINITY;
+
   // The tick clock estimate (see #tickTime).
   #ticks = 0;
   #tickOffset = Number.POSITIVE_INFINITY;
@@ -81,7 +102,7 @@ export class JitterBuffer {
   late = 0;
   /** Frames made up for missing audio. */
   concealed = 0;
-  /** Restarts (new SSRC, timestamp jumps). */
+  /** Restarts (new SSRC, timestamp jumps) and baselines moved onto a step in the packets' transit. */
   resyncs = 0;
   /** Frames dropped or inserted to follow the target delay. */
   shrinks = 0;
@@ -129,6 +150,8 @@ export class JitterBuffer {
     this.#hasPlayed = false;
     this.#concealRun = 0;
     this.#farBehindRun = 0;
+    this.#stepRun = 0;
+    this.#writtenEnd = 0;
     this.#minTransit = Number.POSITIVE_INFINITY;
     this.#previousMinTransit = Number.POSITIVE_INFINITY;
     this.#peak = 0;
@@ -170,11 +193,18 @@ export class JitterBuffer {
         offset = 0;
       }
     } else this.#farBehindRun = 0;
-    this.#measure(this.#playExt + offset, arrivalMs);
+    const extTimestamp = this.#playExt + offset;
+    this.#measure(extTimestamp, this.#dateArrival(extTimestamp, arrivalMs));
     if (offset + count <= 0) {
-      this.late += 1;
-      return;
-    }
+      // As read, not as dated: a step in transit shows in a burst too.
+      if (!this.#steppedUp(arrivalMs * this.#samplesPerMs - extTimestamp, offset)) {
+        this.late += 1;
+        return;
+      }
+      offset = 0;
+    } else this.#stepRun = 0;
+    const end = this.#playExt + offset + count;
+    if (end > this.#writtenEnd) this.#writtenEnd = end;
     const ring = this.#ring;
     const filled = this.#filled;
     const mask = this.#mask;
@@ -183,6 +213,57 @@ export class JitterBuffer {
       ring[slot] = samples[i];
       filled[slot] = 1;
     }
+  }
+
+  /**
+   * A late packet `offset` samples before playout, with `transit` as read: the third in a row too late for the maximum
+   * delay while the buffer has run dry is a step up in transit (see the header). The baseline
+   * moves onto it and playout back to it (the next tick aligns it to the target delay), so it and
+   * the packets after it are kept. Only the window's minima are forgotten: its peak keeps the delay
+   * up until it ages out, and when the run was the old part of a burst (a network or reader stall)
+   * the burst's newer packets, with their smaller transits, bring the baseline back down at once.
+   * Returns whether it moved (the packet is then no longer late).
+   */
+  #steppedUp(transit: number, offset: number): boolean {
+    if (transit - this.#baseline() <= this.#maxDelay || this.#writtenEnd > this.#playExt) {
+      this.#stepRun = 0;
+      return false;
+    }
+    if (++this.#stepRun < STEP_RUN) return false;
+    this.#stepRun = 0;
+    this.resyncs += 1;
+    this.#minTransit = transit;
+    this.#previousMinTransit = Number.POSITIVE_INFINITY;
+    // Backwards: every slot behind playout is empty already (taken or skipped).
+    this.#move(offset);
+    this.#writtenEnd = this.#playExt;
+    this.#aligned = false;
+    return true;
+  }
+
+  /** Notes that this thread runs at `nowMs`; a long silence before it was a stall of its own. */
+  #alive(nowMs: number): void {
+    if (nowMs - this.#aliveMs > OWN_STALL_MS) {
+      this.#stallFromMs = this.#aliveMs;
+      this.#stallEndMs = nowMs;
+    }
+    if (nowMs > this.#aliveMs) this.#aliveMs = nowMs;
+  }
+
+  /**
+   * The arrival time to measure a packet by. Packets read right after a stall of this thread
+   * (within a frame of its end) came some time during it, unread: their read time would measure
+   * the stall as network jitter and grow the delay by it (a hold, heard as silence). They are
+   * dated on time instead (the baseline transit), yet not before the stall began nor after they
+   * were read.
+   */
+  #dateArrival(extTimestamp: number, arrivalMs: number): number {
+    this.#alive(arrivalMs);
+    if (arrivalMs - this.#stallEndMs > FRAME_SLACK_MS) return arrivalMs;
+    const baseline = this.#baseline();
+    if (baseline === Number.POSITIVE_INFINITY) return arrivalMs;
+    const onTime = (extTimestamp + baseline) / this.#samplesPerMs;
+    return Math.min(arrivalMs, Math.max(this.#stallFromMs, onTime));
   }
 
   /** Updates the baseline transit and jitter peak with one packet. */
@@ -251,6 +332,7 @@ export class JitterBuffer {
    * play (before the first audio, and after a gap once concealment ran out).
    */
   next(nowMs: number): Frame | undefined {
+    this.#alive(nowMs);
     const tickTime = this.#tickTime(nowMs);
     if (!this.#started) return undefined;
     const frame = this.frameSamples;
