@@ -10,10 +10,11 @@
 // rings and answers the Dial() of extensions 210 and 250. The same scenario against Asterisk
 // 22.10.1 gave the same NOTIFYs for each destination, and its BYE 60 s after the REFER (docs/sip.md).
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
+import { receivedMessages, receivedNotifies, receivedTimed } from './sipp-trace.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
@@ -83,35 +84,6 @@ after(async () => {
 });
 
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
-
-/** The messages SIPp received, in order, from its message trace, with their time of day (ms). */
-function receivedTimed(traceFile: string): Array<{ at: number; message: string }> {
-  const trace = readFileSync(traceFile, 'latin1');
-  const entries = trace.split(/^(?=-{10,})/m);
-  return entries
-    .filter((entry) => /message received/.test(entry))
-    .map((entry) => {
-      const clock = /(\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(entry.split('\n')[0] ?? '');
-      const at = clock ? ((Number(clock[1]) * 60 + Number(clock[2])) * 60 + Number(clock[3])) * 1000 + Number(clock[4]) : Number.NaN;
-      const body = entry.slice(entry.indexOf('\n') + 1);
-      return { at, message: body.slice(body.indexOf(':') + 1).trimStart() };
-    });
-}
-
-/** The messages SIPp received, in order, from its message trace. */
-function receivedMessages(traceFile: string): string[] {
-  return receivedTimed(traceFile).map(({ message }) => message);
-}
-
-/** The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and Subscription-State. */
-function receivedNotifies(traceFile: string): Array<{ frag: string; state: string }> {
-  return receivedMessages(traceFile)
-    .filter((message) => message.startsWith('NOTIFY '))
-    .map((message) => ({
-      frag: /\r?\n\r?\n(SIP\/2\.0 [^\r\n]*)/.exec(message)?.[1] ?? '',
-      state: /^Subscription-State:\s*([^\r\n]*)/im.exec(message)?.[1]?.trim() ?? '',
-    }));
-}
 
 /**
  * SIPp alice calls 300 (bob answers), REFERs bob to `target`; her NOTIFYs, the transfer event and
