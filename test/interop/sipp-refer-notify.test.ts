@@ -112,6 +112,21 @@ async function transferTo(
   return { notifies: receivedNotifies(trace), transfer, received: receivedMessages(trace), transferAt, aliceEndedAt };
 }
 
+/**
+ * SIPp carol runs `scenario` for the transferee's Dial() at 250: the transfer succeeds and alice hears
+ * NOTIFY 100 and 180 (active), then 200 (terminated), whether carol answers or only rings.
+ */
+async function transferToCarolRunning(scenario: string): Promise<void> {
+  const carol = sipp(scenario, [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
+  const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
+  assert.equal(transfer.result, 'Success');
+  assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+    ['SIP/2.0 100 Trying', 'active;expires=N'],
+    ['SIP/2.0 180 Ringing', 'active;expires=N'],
+    ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
+  ]);
+}
+
 describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sends them (SIPp transferor)', { skip: SKIP }, () => {
   test('the transferee hears ringing, then is bridged with carol: NOTIFY 100, 180 (active), 200 (terminated); the phone\'s BYE gets 200 and Patchbay sends none', { timeout: 90_000 }, async () => {
     const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
@@ -129,26 +144,12 @@ describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sen
   });
 
   test('the transferee runs Dial() and carol rings, then answers: the ringing reaches the answered transferee, NOTIFY 100, 180 (active), then 200 (terminated)', { timeout: 90_000 }, async () => {
-    const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
-    const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
-    assert.equal(transfer.result, 'Success');
-    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
-      ['SIP/2.0 100 Trying', 'active;expires=N'],
-      ['SIP/2.0 180 Ringing', 'active;expires=N'],
-      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
-    ]);
+    await transferToCarolRunning('answer-incoming.xml');
   });
 
   test('carol rings and does not answer: the transferee hears ringback in band, which reports 200 while she still rings, as Asterisk', { timeout: 90_000 }, async () => {
-    const carol = sipp('ring-wait-cancel.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
     // Before the transferee's hangup (transferTo's) cancels her, carol has rung and alice heard the 200.
-    const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
-    assert.equal(transfer.result, 'Success');
-    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
-      ['SIP/2.0 100 Trying', 'active;expires=N'],
-      ['SIP/2.0 180 Ringing', 'active;expires=N'],
-      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
-    ]);
+    await transferToCarolRunning('ring-wait-cancel.xml');
   });
 
   test('a phone that never hangs up: its channel is destroyed with the transfer (cause 16), Patchbay\'s BYE comes 60 s after the REFER, without Reason', { timeout: 180_000 }, async () => {
