@@ -121,6 +121,20 @@ export async function startSippServer(name: string, dialplan: string, resPjsip: 
   };
 }
 
+/**
+ * res_pjsip objects for SIPp phones in `context`, each offering u-law only: a phone with a port is
+ * also reachable (an AOR of its name with a contact on 127.0.0.1:port); one without only calls in.
+ */
+export function sippPhones(phones: Record<string, number | undefined>, context = 'phones'): Json {
+  const endpoint: Json = {};
+  const aor: Json = {};
+  for (const [name, port] of Object.entries(phones)) {
+    endpoint[name] = port === undefined ? { context, allow: 'ulaw' } : { context, allow: 'ulaw', aors: name };
+    if (port !== undefined) aor[name] = { contact: `sip:${name}@127.0.0.1:${port}` };
+  }
+  return { endpoint, aor };
+}
+
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
 export function writeSippTone(work: string, hz: number, seconds: number, volume: number): void {
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', String(seconds), 'sine', String(hz), 'vol', String(volume)]);

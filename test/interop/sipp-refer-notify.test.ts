@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
 import { receivedMessages, receivedNotifies, receivedTimed } from './sipp-trace.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -54,17 +54,7 @@ before(async () => {
   suite = await startSippServer(
     'refer-notify',
     DIALPLAN,
-    {
-      endpoint: {
-        alice: { context: 'phones', allow: 'ulaw' },
-        bob: { context: 'phones', allow: 'ulaw', aors: 'bob' },
-        carol: { context: 'phones', allow: 'ulaw', aors: 'carol' },
-      },
-      aor: {
-        bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` },
-        carol: { contact: `sip:carol@127.0.0.1:${CAROL_PORT}` },
-      },
-    },
+    sippPhones({ alice: undefined, bob: BOB_PORT, carol: CAROL_PORT }),
     'watcher',
     (work) => {
       const sounds = join(work, 'sounds');

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
 import { receivedNotifies } from './sipp-trace.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -38,13 +38,7 @@ before(async () => {
   suite = await startSippServer(
     'stasis-refer',
     DIALPLAN,
-    {
-      endpoint: {
-        alice: { context: 'phones', allow: 'ulaw' },
-        bob: { context: 'phones', allow: 'ulaw', aors: 'bob' },
-      },
-      aor: { bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
-    },
+    sippPhones({ alice: undefined, bob: BOB_PORT }),
     'desk',
   );
   writeSippTone(suite.work, 1000, 4, 0.5);
