@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../../src/core/channels/technology.ts';
+import type { ChannelDriver, ChannelRequest, Indication } from '../../src/core/channels/technology.ts';
 import type { Frame } from '../../src/media/frame.ts';
 import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
+import { SeamTechnology } from './seam-technology-helpers.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -32,26 +33,16 @@ class FarEnd implements ChannelDriver {
   }
 }
 
-class TransferTechnology implements ChannelTechnology {
+class TransferTechnology extends SeamTechnology {
   readonly name = 'XFER';
   readonly description = 'Far ends for transfer tests';
   readonly module = { name: 'chan_xfer.so', description: 'Transfer test driver' };
   readonly farEnds = new Map<string, FarEnd>();
-  context: TechnologyContext | undefined;
-  #sequence = 0;
-
-  start(context: TechnologyContext): void {
-    this.context = context;
-  }
-
-  stop(): void {
-    this.context = undefined;
-  }
 
   #create(resource: string, direction: 'inbound' | 'outbound'): Channel {
     let farEnd: FarEnd | undefined;
     const channel = this.context!.channels.create(
-      { name: `XFER/${resource}-${++this.#sequence}`, technology: this.name, direction, state: direction === 'inbound' ? 'Ring' : 'Down' },
+      { name: this.nextName(resource), technology: this.name, direction, state: direction === 'inbound' ? 'Ring' : 'Down' },
       (created) => (farEnd = new FarEnd(created)),
     );
     this.farEnds.set(channel.id, farEnd!);

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, TechnologyContext } from '../../src/core/channels/technology.ts';
+import type { ChannelDriver, ChannelRequest } from '../../src/core/channels/technology.ts';
 import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
+import { SeamTechnology } from './seam-technology-helpers.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -21,28 +22,18 @@ class QuietFarEnd implements ChannelDriver {
   writeFrame(): void {}
 }
 
-class DeskTechnology implements ChannelTechnology {
+class DeskTechnology extends SeamTechnology {
   readonly name = 'DESK';
   readonly description = 'Desk phones for Stasis bridge transfer tests';
   readonly module = { name: 'chan_desk.so', description: 'Stasis transfer test driver' };
-  context: TechnologyContext | undefined;
-  #sequence = 0;
-
-  start(context: TechnologyContext): void {
-    this.context = context;
-  }
-
-  stop(): void {
-    this.context = undefined;
-  }
 
   request(request: ChannelRequest): Channel {
-    return this.context!.channels.create({ name: `DESK/${request.resource}-${++this.#sequence}`, technology: this.name, direction: 'outbound', state: 'Down' }, () => new QuietFarEnd());
+    return this.context!.channels.create({ name: this.nextName(request.resource), technology: this.name, direction: 'outbound', state: 'Down' }, () => new QuietFarEnd());
   }
 
   /** `resource` calls 100 (the application). */
   incoming(resource: string): Channel {
-    const channel = this.context!.channels.create({ name: `DESK/${resource}-${++this.#sequence}`, technology: this.name, direction: 'inbound', state: 'Ring' }, () => new QuietFarEnd());
+    const channel = this.context!.channels.create({ name: this.nextName(resource), technology: this.name, direction: 'inbound', state: 'Ring' }, () => new QuietFarEnd());
     this.context!.enterDialplan(channel, { context: 'phones', exten: '100', priority: 1 });
     return channel;
   }
