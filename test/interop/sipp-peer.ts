@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { basename, isAbsolute, join } from 'node:path';
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -133,6 +134,39 @@ export function sippPhones(phones: Record<string, number | undefined>, context =
     if (port !== undefined) aor[name] = { contact: `sip:${name}@127.0.0.1:${port}` };
   }
   return { endpoint, aor };
+}
+
+/**
+ * Registers `before`/`after` hooks in the current file (or suite) that run `start` and close what it
+ * started, unless `skip` says why not (SIPp or sox missing). The returned server reads the started
+ * one: use it inside the tests only, after `before` has run.
+ */
+export function sippServerInSuite(skip: string | false, start: () => Promise<SippServer>): SippServer {
+  let started: SippServer | undefined;
+  before(async () => {
+    if (skip) return;
+    started = await start();
+  });
+  after(async () => {
+    await started?.close();
+  });
+  const running = (): SippServer => {
+    if (!started) throw new Error('the SIPp test server is not running: read it inside a test of its suite');
+    return started;
+  };
+  return {
+    get work() {
+      return running().work;
+    },
+    get server() {
+      return running().server;
+    },
+    get events() {
+      return running().events;
+    },
+    target: () => running().target(),
+    close: () => running().close(),
+  };
 }
 
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */

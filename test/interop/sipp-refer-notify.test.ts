@@ -12,10 +12,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
 import { receivedMessages, receivedNotifies, receivedTimed } from './sipp-trace.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -47,11 +47,8 @@ const DIALPLAN = [
   '',
 ].join('\n');
 
-let suite: SippServer;
-
-before(async () => {
-  if (SKIP) return;
-  suite = await startSippServer(
+const suite = sippServerInSuite(SKIP, async () => {
+  const started = await startSippServer(
     'refer-notify',
     DIALPLAN,
     sippPhones({ alice: undefined, bob: BOB_PORT, carol: CAROL_PORT }),
@@ -65,12 +62,8 @@ before(async () => {
       return { dirs: { sounds } };
     },
   );
-  writeSippTone(suite.work, 1000, 4, 0.5);
-});
-
-after(async () => {
-  if (SKIP) return;
-  await suite.close();
+  writeSippTone(started.work, 1000, 4, 0.5);
+  return started;
 });
 
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);

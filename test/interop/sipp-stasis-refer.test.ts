@@ -11,10 +11,10 @@
 // transferer whose phone never hangs up is hung up 60 s after the REFER (our BYE, StasisEnd).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
 import { receivedNotifies } from './sipp-trace.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -31,22 +31,15 @@ const DIALPLAN = [
   '',
 ].join('\n');
 
-let suite: SippServer;
-
-before(async () => {
-  if (SKIP) return;
-  suite = await startSippServer(
+const suite = sippServerInSuite(SKIP, async () => {
+  const started = await startSippServer(
     'stasis-refer',
     DIALPLAN,
     sippPhones({ alice: undefined, bob: BOB_PORT }),
     'desk',
   );
-  writeSippTone(suite.work, 1000, 4, 0.5);
-});
-
-after(async () => {
-  if (SKIP) return;
-  await suite.close();
+  writeSippTone(started.work, 1000, 4, 0.5);
+  return started;
 });
 
 const ari = (path: string, method = 'POST') => suite.server.ari(path, { method });
