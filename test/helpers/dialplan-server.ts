@@ -4,8 +4,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer, type TestServerOptions } from './server.ts';
+import { fixtureInSuite } from './suite-fixture.ts';
 
 export interface WatchedDialplanServer {
   readonly server: TestServer;
@@ -54,23 +54,5 @@ export interface WatchedDialplanSuite {
  * watched through `/events?<eventQuery>`, and close it: the head every ARI fidelity test file shares.
  */
 export function watchDialplanInSuite(dialplan: string, eventQuery: string, options: WatchedDialplanOptions = {}): WatchedDialplanSuite {
-  let fixture: WatchedDialplanServer | undefined;
-  before(async () => {
-    fixture = await startWatchedDialplan(dialplan, eventQuery, options);
-  });
-  after(async () => {
-    await fixture?.close();
-  });
-  const running = (): WatchedDialplanServer => {
-    if (!fixture) throw new Error('the watched dialplan server is not running: read it inside a test of its suite');
-    return fixture;
-  };
-  return {
-    get server() {
-      return running().server;
-    },
-    get events() {
-      return running().events;
-    },
-  };
+  return fixtureInSuite('the watched dialplan server', () => startWatchedDialplan(dialplan, eventQuery, options), (fixture) => fixture.close());
 }

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { basename, isAbsolute, join } from 'node:path';
 import assert from 'node:assert/strict';
-import { after, before } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { fixtureInSuite } from '../helpers/suite-fixture.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = Record<string, any>;
@@ -142,31 +142,7 @@ export function sippPhones(phones: Record<string, number | undefined>, context =
  * one: use it inside the tests only, after `before` has run.
  */
 export function sippServerInSuite(skip: string | false, start: () => Promise<SippServer>): SippServer {
-  let started: SippServer | undefined;
-  before(async () => {
-    if (skip) return;
-    started = await start();
-  });
-  after(async () => {
-    await started?.close();
-  });
-  const running = (): SippServer => {
-    if (!started) throw new Error('the SIPp test server is not running: read it inside a test of its suite');
-    return started;
-  };
-  return {
-    get work() {
-      return running().work;
-    },
-    get server() {
-      return running().server;
-    },
-    get events() {
-      return running().events;
-    },
-    target: () => running().target(),
-    close: () => running().close(),
-  };
+  return fixtureInSuite('the SIPp test server', async () => (skip ? undefined : start()), (server) => server.close());
 }
 
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
