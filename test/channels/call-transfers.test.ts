@@ -4,14 +4,12 @@
 // Checks who ends up connected, who is hung up, where the dialplan goes on, the events, and that
 // a far end's hold reaches the other party and leaves with a transferer.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, Indication, TechnologyContext } from '../../src/core/channels/technology.ts';
+import type { ChannelDriver, ChannelRequest, Indication } from '../../src/core/channels/technology.ts';
 import type { Frame } from '../../src/media/frame.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
+import { SeamTechnology } from './seam-technology-helpers.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -35,26 +33,16 @@ class FarEnd implements ChannelDriver {
   }
 }
 
-class TransferTechnology implements ChannelTechnology {
+class TransferTechnology extends SeamTechnology {
   readonly name = 'XFER';
   readonly description = 'Far ends for transfer tests';
   readonly module = { name: 'chan_xfer.so', description: 'Transfer test driver' };
   readonly farEnds = new Map<string, FarEnd>();
-  context: TechnologyContext | undefined;
-  #sequence = 0;
-
-  start(context: TechnologyContext): void {
-    this.context = context;
-  }
-
-  stop(): void {
-    this.context = undefined;
-  }
 
   #create(resource: string, direction: 'inbound' | 'outbound'): Channel {
     let farEnd: FarEnd | undefined;
     const channel = this.context!.channels.create(
-      { name: `XFER/${resource}-${++this.#sequence}`, technology: this.name, direction, state: direction === 'inbound' ? 'Ring' : 'Down' },
+      { name: this.nextName(resource), technology: this.name, direction, state: direction === 'inbound' ? 'Ring' : 'Down' },
       (created) => (farEnd = new FarEnd(created)),
     );
     this.farEnds.set(channel.id, farEnd!);
@@ -73,43 +61,28 @@ class TransferTechnology implements ChannelTechnology {
   }
 }
 
-let work: string;
-let server: TestServer;
-let xfer: TransferTechnology;
-let events: EventSocket;
+const xfer = new TransferTechnology();
+const dialplan = [
+  '[phones]',
+  'exten => 100,1,Dial(XFER/bob)',
+  ' same => n,Hangup()',
+  'exten => 200,1,Dial(XFER/carol)',
+  ' same => n,Hangup()',
+  'exten => 300,1,Dial(XFER/dave,,g)',
+  ' same => n,Set(AFTER=yes)',
+  ' same => n,Wait(5)',
+  '',
+].join('\n');
+const watched = watchDialplanInSuite(dialplan, 'app=watcher&subscribeAll=true', { technologies: [xfer] });
 
-before(async () => {
-  work = mkdtempSync(join(tmpdir(), 'patchbay-xfer-'));
-  const dialplan = join(work, 'extensions.conf');
-  writeFileSync(
-    dialplan,
-    ['[phones]', 'exten => 100,1,Dial(XFER/bob)', ' same => n,Hangup()', 'exten => 200,1,Dial(XFER/carol)', ' same => n,Hangup()', 'exten => 300,1,Dial(XFER/dave,,g)', ' same => n,Set(AFTER=yes)', ' same => n,Wait(5)', ''].join('\n'),
-  );
-  xfer = new TransferTechnology();
-  server = await startTestServer({ dialplan: { file: dialplan } } as never, { technologies: [xfer] });
-  events = await server.events('app=watcher&subscribeAll=true');
-});
-
-after(async () => {
-  await events?.close();
-  await server?.stop();
-  rmSync(work, { recursive: true, force: true });
-});
-
-async function nextEvent(match: (event: Json) => boolean, timeoutMs = 5000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    if (match(event)) return event;
-  }
-}
+const nextEvent = (match: (event: Json) => boolean, timeoutMs = 5000): Promise<Json> => watched.events.nextMatching(match, timeoutMs);
 
 /** `from` calls `exten`; resolves with the caller's channel and the callee's once answered. */
 async function answeredCall(from: string, exten: string): Promise<{ caller: Channel; callee: Channel }> {
   const caller = xfer.incoming(from, exten);
   const dial = await nextEvent((e) => e.type === 'Dial' && e.caller?.id === caller.id && e.dialstatus === 'ANSWER');
   await new Promise((resolve) => setImmediate(resolve));
-  return { caller, callee: server.core.channels.get(dial.peer.id)! };
+  return { caller, callee: watched.server.core.channels.get(dial.peer.id)! };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
@@ -184,7 +157,7 @@ describe('transfers and hold in Dial() calls, through the technology seam', () =
   });
 
   test('the basic bridge ARI sees follows the call: a replacement and an attended transfer re-seat it, BRIDGEPEER names the new peer', async () => {
-    const bridgeOf = (channel: Channel) => server.core.bridges.listShown().find((bridge) => bridge.channelIds().includes(channel.id));
+    const bridgeOf = (channel: Channel) => watched.server.core.bridges.listShown().find((bridge) => bridge.channelIds().includes(channel.id));
     const { caller, callee } = await answeredCall('alice', '100');
     const bridge = bridgeOf(caller);
     assert.ok(bridge, 'the Dial() call is in a bridge');

@@ -4,13 +4,11 @@
 // of them: a Local `;1` takes its seat (StasisStart with replace_channel), the transferer stays in the
 // application out of the bridge, BridgeBlindTransfer names the transferee only in a two-party bridge.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, TechnologyContext } from '../../src/core/channels/technology.ts';
-import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import type { ChannelDriver, ChannelRequest } from '../../src/core/channels/technology.ts';
+import { watchDialplanInSuite } from '../helpers/dialplan-server.ts';
+import { SeamTechnology } from './seam-technology-helpers.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -24,62 +22,30 @@ class QuietFarEnd implements ChannelDriver {
   writeFrame(): void {}
 }
 
-class DeskTechnology implements ChannelTechnology {
+class DeskTechnology extends SeamTechnology {
   readonly name = 'DESK';
   readonly description = 'Desk phones for Stasis bridge transfer tests';
   readonly module = { name: 'chan_desk.so', description: 'Stasis transfer test driver' };
-  context: TechnologyContext | undefined;
-  #sequence = 0;
-
-  start(context: TechnologyContext): void {
-    this.context = context;
-  }
-
-  stop(): void {
-    this.context = undefined;
-  }
 
   request(request: ChannelRequest): Channel {
-    return this.context!.channels.create({ name: `DESK/${request.resource}-${++this.#sequence}`, technology: this.name, direction: 'outbound', state: 'Down' }, () => new QuietFarEnd());
+    return this.context!.channels.create({ name: this.nextName(request.resource), technology: this.name, direction: 'outbound', state: 'Down' }, () => new QuietFarEnd());
   }
 
   /** `resource` calls 100 (the application). */
   incoming(resource: string): Channel {
-    const channel = this.context!.channels.create({ name: `DESK/${resource}-${++this.#sequence}`, technology: this.name, direction: 'inbound', state: 'Ring' }, () => new QuietFarEnd());
+    const channel = this.context!.channels.create({ name: this.nextName(resource), technology: this.name, direction: 'inbound', state: 'Ring' }, () => new QuietFarEnd());
     this.context!.enterDialplan(channel, { context: 'phones', exten: '100', priority: 1 });
     return channel;
   }
 }
 
-let work: string;
-let server: TestServer;
-let desk: DeskTechnology;
-let events: EventSocket;
+const desk = new DeskTechnology();
+const dialplan = ['[phones]', 'exten => 100,1,Stasis(desk)', 'exten => 260,1,Answer()', ' same => n,Wait(20)', ''].join('\n');
+const watched = watchDialplanInSuite(dialplan, 'app=desk&subscribeAll=true', { technologies: [desk] });
 
-before(async () => {
-  work = mkdtempSync(join(tmpdir(), 'patchbay-stasis-xfer-'));
-  const dialplan = join(work, 'extensions.conf');
-  writeFileSync(dialplan, ['[phones]', 'exten => 100,1,Stasis(desk)', 'exten => 260,1,Answer()', ' same => n,Wait(20)', ''].join('\n'));
-  desk = new DeskTechnology();
-  server = await startTestServer({ dialplan: { file: dialplan } } as never, { technologies: [desk] });
-  events = await server.events('app=desk&subscribeAll=true');
-});
+const nextEvent = (match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> => watched.events.nextMatching(match, timeoutMs);
 
-after(async () => {
-  await events?.close();
-  await server?.stop();
-  rmSync(work, { recursive: true, force: true });
-});
-
-async function nextEvent(match: (event: Json) => boolean, timeoutMs = 10_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    if (match(event)) return event;
-  }
-}
-
-const post = (path: string) => server.ari(path, { method: 'POST' });
+const post = (path: string) => watched.server.ari(path, { method: 'POST' });
 
 /** Far ends in the application, in a new mixing bridge; its id. */
 async function bridged(...names: string[]): Promise<{ bridgeId: string; channels: Channel[] }> {
@@ -117,7 +83,7 @@ describe('a blind transfer out of a Stasis bridge (Asterisk\'s default REFER han
     // The `;2` runs the dialplan at the target: its Answer() brings `;1` up.
     await nextEvent((e) => e.type === 'ChannelStateChange' && e.channel?.id === one.id && e.channel.state === 'Up');
     for (const channel of [alice, bob, one]) channel.hangup();
-    await server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
+    await watched.server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
   });
 
   test('three parties: no transferee named; not in a bridge: Invalid, nothing raised', async () => {
@@ -134,6 +100,6 @@ describe('a blind transfer out of a Stasis bridge (Asterisk\'s default REFER han
     await nextEvent((e) => e.type === 'StasisStart' && e.channel?.id === lone.id);
     assert.equal(desk.context!.transfers.blindInStasisBridge(lone, { context: 'phones', exten: '260' }).result, 'Invalid');
     for (const channel of [...channels, outcome.replacement!, lone]) channel.hangup();
-    await server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
+    await watched.server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
   });
 });

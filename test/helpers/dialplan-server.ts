@@ -4,8 +4,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before } from 'node:test';
-import { startTestServer, type EventSocket, type TestServer } from './server.ts';
+import { startTestServer, type EventSocket, type TestServer, type TestServerOptions } from './server.ts';
+import { fixtureInSuite } from './suite-fixture.ts';
 
 export interface WatchedDialplanServer {
   readonly server: TestServer;
@@ -14,14 +14,17 @@ export interface WatchedDialplanServer {
   close(): Promise<void>;
 }
 
+/** What a watched dialplan's server runs beside the dialplan (a test's own channel technologies). */
+export type WatchedDialplanOptions = Pick<TestServerOptions, 'technologies'>;
+
 /** Starts a server on `dialplan` and opens `/events?<eventQuery>` on it. */
-export async function startWatchedDialplan(dialplan: string, eventQuery: string): Promise<WatchedDialplanServer> {
+export async function startWatchedDialplan(dialplan: string, eventQuery: string, options: WatchedDialplanOptions = {}): Promise<WatchedDialplanServer> {
   const dir = mkdtempSync(join(tmpdir(), 'patchbay-dialplan-'));
   const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
   writeFileSync(join(dir, 'extensions.conf'), dialplan);
   let server: TestServer | undefined;
   try {
-    server = await startTestServer({ dialplan: { file: join(dir, 'extensions.conf') } });
+    server = await startTestServer({ dialplan: { file: join(dir, 'extensions.conf') } }, options);
     const events = await server.events(eventQuery);
     const started = server;
     return {
@@ -50,24 +53,6 @@ export interface WatchedDialplanSuite {
  * Registers `before`/`after` hooks in the current suite (or file) that start a server on `dialplan`
  * watched through `/events?<eventQuery>`, and close it: the head every ARI fidelity test file shares.
  */
-export function watchDialplanInSuite(dialplan: string, eventQuery: string): WatchedDialplanSuite {
-  let fixture: WatchedDialplanServer | undefined;
-  before(async () => {
-    fixture = await startWatchedDialplan(dialplan, eventQuery);
-  });
-  after(async () => {
-    await fixture?.close();
-  });
-  const running = (): WatchedDialplanServer => {
-    if (!fixture) throw new Error('the watched dialplan server is not running: read it inside a test of its suite');
-    return fixture;
-  };
-  return {
-    get server() {
-      return running().server;
-    },
-    get events() {
-      return running().events;
-    },
-  };
+export function watchDialplanInSuite(dialplan: string, eventQuery: string, options: WatchedDialplanOptions = {}): WatchedDialplanSuite {
+  return fixtureInSuite('the watched dialplan server', () => startWatchedDialplan(dialplan, eventQuery, options), (fixture) => fixture.close());
 }

@@ -217,6 +217,15 @@ export class EventSocket {
     }
   }
 
+  /** Waits for the next message `match` accepts, skipping others. */
+  async nextMatching(match: (message: Record<string, unknown>) => boolean, timeoutMs = DEFAULT_EVENT_WAIT_MS): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const message = await this.next(Math.max(1, deadline - Date.now()));
+      if (match(message)) return message;
+    }
+  }
+
   /** Asserts nothing arrives within `ms`; returns what did arrive. */
   async quiet(ms = 200): Promise<Record<string, unknown>[]> {
     await new Promise((resolve) => setTimeout(resolve, ms));

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { basename, isAbsolute, join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { fixtureInSuite } from '../helpers/suite-fixture.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = Record<string, any>;
@@ -119,6 +120,29 @@ export async function startSippServer(name: string, dialplan: string, resPjsip: 
       rmSync(work, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * res_pjsip objects for SIPp phones in `context`, each offering u-law only: a phone with a port is
+ * also reachable (an AOR of its name with a contact on 127.0.0.1:port); one without only calls in.
+ */
+export function sippPhones(phones: Record<string, number | undefined>, context = 'phones'): Json {
+  const endpoint: Json = {};
+  const aor: Json = {};
+  for (const [name, port] of Object.entries(phones)) {
+    endpoint[name] = port === undefined ? { context, allow: 'ulaw' } : { context, allow: 'ulaw', aors: name };
+    if (port !== undefined) aor[name] = { contact: `sip:${name}@127.0.0.1:${port}` };
+  }
+  return { endpoint, aor };
+}
+
+/**
+ * Registers `before`/`after` hooks in the current file (or suite) that run `start` and close what it
+ * started, unless `skip` says why not (SIPp or sox missing). The returned server reads the started
+ * one: use it inside the tests only, after `before` has run.
+ */
+export function sippServerInSuite(skip: string | false, start: () => Promise<SippServer>): SippServer {
+  return fixtureInSuite('the SIPp test server', async () => (skip ? undefined : start()), (server) => server.close());
 }
 
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */

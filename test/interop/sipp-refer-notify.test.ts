@@ -10,11 +10,12 @@
 // rings and answers the Dial() of extensions 210 and 250. The same scenario against Asterisk
 // 22.10.1 gave the same NOTIFYs for each destination, and its BYE 60 s after the REFER (docs/sip.md).
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { receivedMessages, receivedNotifies, receivedTimed } from './sipp-trace.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -46,24 +47,11 @@ const DIALPLAN = [
   '',
 ].join('\n');
 
-let suite: SippServer;
-
-before(async () => {
-  if (SKIP) return;
-  suite = await startSippServer(
+const suite = sippServerInSuite(SKIP, async () => {
+  const started = await startSippServer(
     'refer-notify',
     DIALPLAN,
-    {
-      endpoint: {
-        alice: { context: 'phones', allow: 'ulaw' },
-        bob: { context: 'phones', allow: 'ulaw', aors: 'bob' },
-        carol: { context: 'phones', allow: 'ulaw', aors: 'carol' },
-      },
-      aor: {
-        bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` },
-        carol: { contact: `sip:carol@127.0.0.1:${CAROL_PORT}` },
-      },
-    },
+    sippPhones({ alice: undefined, bob: BOB_PORT, carol: CAROL_PORT }),
     'watcher',
     (work) => {
       const sounds = join(work, 'sounds');
@@ -74,44 +62,11 @@ before(async () => {
       return { dirs: { sounds } };
     },
   );
-  writeSippTone(suite.work, 1000, 4, 0.5);
-});
-
-after(async () => {
-  if (SKIP) return;
-  await suite.close();
+  writeSippTone(started.work, 1000, 4, 0.5);
+  return started;
 });
 
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
-
-/** The messages SIPp received, in order, from its message trace, with their time of day (ms). */
-function receivedTimed(traceFile: string): Array<{ at: number; message: string }> {
-  const trace = readFileSync(traceFile, 'latin1');
-  const entries = trace.split(/^(?=-{10,})/m);
-  return entries
-    .filter((entry) => /message received/.test(entry))
-    .map((entry) => {
-      const clock = /(\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(entry.split('\n')[0] ?? '');
-      const at = clock ? ((Number(clock[1]) * 60 + Number(clock[2])) * 60 + Number(clock[3])) * 1000 + Number(clock[4]) : Number.NaN;
-      const body = entry.slice(entry.indexOf('\n') + 1);
-      return { at, message: body.slice(body.indexOf(':') + 1).trimStart() };
-    });
-}
-
-/** The messages SIPp received, in order, from its message trace. */
-function receivedMessages(traceFile: string): string[] {
-  return receivedTimed(traceFile).map(({ message }) => message);
-}
-
-/** The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and Subscription-State. */
-function receivedNotifies(traceFile: string): Array<{ frag: string; state: string }> {
-  return receivedMessages(traceFile)
-    .filter((message) => message.startsWith('NOTIFY '))
-    .map((message) => ({
-      frag: /\r?\n\r?\n(SIP\/2\.0 [^\r\n]*)/.exec(message)?.[1] ?? '',
-      state: /^Subscription-State:\s*([^\r\n]*)/im.exec(message)?.[1]?.trim() ?? '',
-    }));
-}
 
 /**
  * SIPp alice calls 300 (bob answers), REFERs bob to `target`; her NOTIFYs, the transfer event and
@@ -140,6 +95,21 @@ async function transferTo(
   return { notifies: receivedNotifies(trace), transfer, received: receivedMessages(trace), transferAt, aliceEndedAt };
 }
 
+/**
+ * SIPp carol runs `scenario` for the transferee's Dial() at 250: the transfer succeeds and alice hears
+ * NOTIFY 100 and 180 (active), then 200 (terminated), whether carol answers or only rings.
+ */
+async function transferToCarolRunning(scenario: string): Promise<void> {
+  const carol = sipp(scenario, [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
+  const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
+  assert.equal(transfer.result, 'Success');
+  assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
+    ['SIP/2.0 100 Trying', 'active;expires=N'],
+    ['SIP/2.0 180 Ringing', 'active;expires=N'],
+    ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
+  ]);
+}
+
 describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sends them (SIPp transferor)', { skip: SKIP }, () => {
   test('the transferee hears ringing, then is bridged with carol: NOTIFY 100, 180 (active), 200 (terminated); the phone\'s BYE gets 200 and Patchbay sends none', { timeout: 90_000 }, async () => {
     const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
@@ -157,26 +127,12 @@ describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sen
   });
 
   test('the transferee runs Dial() and carol rings, then answers: the ringing reaches the answered transferee, NOTIFY 100, 180 (active), then 200 (terminated)', { timeout: 90_000 }, async () => {
-    const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
-    const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
-    assert.equal(transfer.result, 'Success');
-    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
-      ['SIP/2.0 100 Trying', 'active;expires=N'],
-      ['SIP/2.0 180 Ringing', 'active;expires=N'],
-      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
-    ]);
+    await transferToCarolRunning('answer-incoming.xml');
   });
 
   test('carol rings and does not answer: the transferee hears ringback in band, which reports 200 while she still rings, as Asterisk', { timeout: 90_000 }, async () => {
-    const carol = sipp('ring-wait-cancel.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
     // Before the transferee's hangup (transferTo's) cancels her, carol has rung and alice heard the 200.
-    const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
-    assert.equal(transfer.result, 'Success');
-    assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
-      ['SIP/2.0 100 Trying', 'active;expires=N'],
-      ['SIP/2.0 180 Ringing', 'active;expires=N'],
-      ['SIP/2.0 200 OK', 'terminated;reason=noresource'],
-    ]);
+    await transferToCarolRunning('ring-wait-cancel.xml');
   });
 
   test('a phone that never hangs up: its channel is destroyed with the transfer (cause 16), Patchbay\'s BYE comes 60 s after the REFER, without Reason', { timeout: 180_000 }, async () => {

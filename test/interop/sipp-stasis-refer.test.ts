@@ -10,11 +10,11 @@
 // A raw phone checks the rest: a target that does not exist gets 404 (no 202, nothing moves), and a
 // transferer whose phone never hangs up is hung up 60 s after the REFER (our BYE, StasisEnd).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { receivedNotifies } from './sipp-trace.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -31,44 +31,34 @@ const DIALPLAN = [
   '',
 ].join('\n');
 
-let suite: SippServer;
-
-before(async () => {
-  if (SKIP) return;
-  suite = await startSippServer(
+const suite = sippServerInSuite(SKIP, async () => {
+  const started = await startSippServer(
     'stasis-refer',
     DIALPLAN,
-    {
-      endpoint: {
-        alice: { context: 'phones', allow: 'ulaw' },
-        bob: { context: 'phones', allow: 'ulaw', aors: 'bob' },
-      },
-      aor: { bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
-    },
+    sippPhones({ alice: undefined, bob: BOB_PORT }),
     'desk',
   );
-  writeSippTone(suite.work, 1000, 4, 0.5);
-});
-
-after(async () => {
-  if (SKIP) return;
-  await suite.close();
+  writeSippTone(started.work, 1000, 4, 0.5);
+  return started;
 });
 
 const ari = (path: string, method = 'POST') => suite.server.ari(path, { method });
 
-/** The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and Subscription-State. */
-function receivedNotifies(traceFile: string): Array<{ frag: string; state: string }> {
-  return readFileSync(traceFile, 'latin1')
-    .split(/^(?=-{10,})/m)
-    .filter((entry) => /message received/.test(entry))
-    .map((entry) => entry.slice(entry.indexOf('\n') + 1))
-    .map((body) => body.slice(body.indexOf(':') + 1).trimStart())
-    .filter((message) => message.startsWith('NOTIFY '))
-    .map((message) => ({
-      frag: /\r?\n\r?\n(SIP\/2\.0 [^\r\n]*)/.exec(message)?.[1] ?? '',
-      state: /^Subscription-State:\s*([^\r\n]*)/im.exec(message)?.[1]?.trim() ?? '',
-    }));
+/**
+ * After alice's call reached the application (not yet answered): a mixing bridge, bob originated
+ * into the application, both in the bridge, then alice answered (her REFER follows her ACK at once).
+ */
+async function aliceAndBobBridged(): Promise<{ aliceId: string; bobId: string; bridge: Json }> {
+  const aliceStart = await nextEvent(suite.events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000);
+  const aliceId = String(aliceStart.channel.id);
+  const bridge = (await (await ari('/bridges?type=mixing')).json()) as Json;
+  const originated = (await (await ari('/channels?endpoint=PJSIP/bob&app=desk')).json()) as Json;
+  const bobId = String(originated.id);
+  await nextEvent(suite.events, (e) => e.type === 'StasisStart' && e.channel?.id === bobId, 20_000);
+  assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${bobId}`)).status, 204);
+  assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${aliceId}`)).status, 204);
+  assert.equal((await ari(`/channels/${aliceId}/answer`)).status, 204);
+  return { aliceId, bobId, bridge };
 }
 
 describe('a blind REFER from a channel in a Stasis bridge: Asterisk\'s default handling (captured)', { skip: SKIP }, () => {
@@ -77,16 +67,7 @@ describe('a blind REFER from a channel in a Stasis bridge: Asterisk\'s default h
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 60_000 });
     await sleep(300);
     const alice = sipp('refer-notify-sequence.xml', [suite.target(), '-s', '500', '-set', 'caller', 'alice', '-set', 'target', '260', '-set', 'ender', 'phone', '-trace_msg', '-message_file', trace], { cwd: suite.work, timeoutMs: 60_000 });
-    const aliceStart = await nextEvent(suite.events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000);
-    const aliceId = String(aliceStart.channel.id);
-    // Both in the bridge before alice is answered: her REFER follows her ACK at once.
-    const bridge = (await (await ari('/bridges?type=mixing')).json()) as Json;
-    const originated = (await (await ari('/channels?endpoint=PJSIP/bob&app=desk')).json()) as Json;
-    const bobId = String(originated.id);
-    await nextEvent(suite.events, (e) => e.type === 'StasisStart' && e.channel?.id === bobId, 20_000);
-    assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${bobId}`)).status, 204);
-    assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${aliceId}`)).status, 204);
-    assert.equal((await ari(`/channels/${aliceId}/answer`)).status, 204);
+    const { aliceId, bobId, bridge } = await aliceAndBobBridged();
 
     // Everything the application receives until the transfer event, in order.
     const seen: Json[] = [];
@@ -169,15 +150,7 @@ describe('a blind REFER from a channel in a Stasis bridge: Asterisk\'s default h
     alice.serverPort = suite.server.core.pjsip.port;
     try {
       const calling = alice.call('500');
-      const aliceStart = await nextEvent(suite.events, (e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000);
-      const aliceId = String(aliceStart.channel.id);
-      const bridge = (await (await ari('/bridges?type=mixing')).json()) as Json;
-      const originated = (await (await ari('/channels?endpoint=PJSIP/bob&app=desk')).json()) as Json;
-      const bobId = String(originated.id);
-      await nextEvent(suite.events, (e) => e.type === 'StasisStart' && e.channel?.id === bobId, 20_000);
-      assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${bobId}`)).status, 204);
-      assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${aliceId}`)).status, 204);
-      assert.equal((await ari(`/channels/${aliceId}/answer`)).status, 204);
+      const { aliceId, bobId, bridge } = await aliceAndBobBridged();
       const { dialog, final } = await calling;
       assert.match(final, /^SIP\/2\.0 200/);
 

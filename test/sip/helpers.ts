@@ -154,3 +154,23 @@ export function checkSchedule(times: number[], expectedGaps: number[], what: str
     if (gap < expectedGaps[i] - 3) throw new Error(`${what}: gap ${i} is ${gap} ms, expected ≥ ${expectedGaps[i]} (gaps ${gaps.join(', ')})`);
   });
 }
+
+/** A raw TCP connection to the SIP listener, keeping what it received and whether it was closed. */
+export interface TcpClient {
+  readonly socket: net.Socket;
+  closed: boolean;
+  text: string;
+}
+
+/** Connects to the SIP TCP listener on `port` (from `localAddress`, when given: one client host each). */
+export function connectTcp(port: number, localAddress?: string): Promise<TcpClient> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
+    const client: TcpClient = { socket, closed: false, text: '' };
+    socket.on('data', (data) => (client.text += data.toString('latin1')));
+    socket.on('close', () => (client.closed = true));
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve(client));
+    socket.once('error', reject);
+  });
+}

@@ -2,31 +2,12 @@
 // that carried SIP gets them; a silent connection never does (so they cannot keep it open); and the
 // idle limit still closes a connection whose peer sends nothing, keep-alives or not.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, describe, it } from 'node:test';
-import { request, sleep, startStack, waitUntil, type Stack } from './helpers.ts';
-
-interface Client {
-  readonly socket: net.Socket;
-  closed: boolean;
-  text: string;
-}
-
-function connect(port: number): Promise<Client> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    const client: Client = { socket, closed: false, text: '' };
-    socket.on('data', (data) => (client.text += data.toString('latin1')));
-    socket.on('close', () => (client.closed = true));
-    socket.on('error', () => undefined);
-    socket.once('connect', () => resolve(client));
-    socket.once('error', reject);
-  });
-}
+import { connectTcp, request, sleep, startStack, waitUntil, type Stack, type TcpClient } from './helpers.ts';
 
 describe('SIP TCP keep-alives', () => {
   let stack: Stack | undefined;
-  const clients: Client[] = [];
+  const clients: TcpClient[] = [];
   after(async () => {
     for (const client of clients) client.socket.destroy();
     await stack?.close();
@@ -36,8 +17,8 @@ describe('SIP TCP keep-alives', () => {
     // Idle limit 3 s, keep-alives every 0.5 s: several keep-alives fall inside the idle time.
     stack = await startStack({ onRequest: (_r, tx) => void tx.reply(200) }, { transport: { idleTimeoutMs: 3000, firstMessageTimeoutMs: 20_000 } });
     stack.transport.setKeepAliveInterval(0.5);
-    const phone = await connect(stack.tcpPort);
-    const silent = await connect(stack.tcpPort);
+    const phone = await connectTcp(stack.tcpPort);
+    const silent = await connectTcp(stack.tcpPort);
     clients.push(phone, silent);
     phone.socket.write(request('OPTIONS', { port: phone.socket.localPort!, transport: 'TCP' }));
     await waitUntil(() => phone.text.includes('SIP/2.0 200'), 10_000, 'the answer');

@@ -3,27 +3,8 @@
 // at the total cap a silent connection makes room for a client that speaks SIP — so 1,024 idle
 // sockets from one host no longer lock every other TCP client out.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, describe, it } from 'node:test';
-import { request, sleep, startStack, waitUntil, type Stack } from './helpers.ts';
-
-interface Client {
-  readonly socket: net.Socket;
-  closed: boolean;
-  text: string;
-}
-
-function connect(port: number, localAddress: string): Promise<Client> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
-    const client: Client = { socket, closed: false, text: '' };
-    socket.on('data', (data) => (client.text += data.toString('latin1')));
-    socket.on('close', () => (client.closed = true));
-    socket.on('error', () => undefined);
-    socket.once('connect', () => resolve(client));
-    socket.once('error', reject);
-  });
-}
+import { connectTcp, request, sleep, startStack, waitUntil, type Stack, type TcpClient } from './helpers.ts';
 
 // Long enough that the connections kept open stay open while a loaded machine opens seven more
 // (it was 400 ms), short enough for the test of the timeout to be quick.
@@ -31,9 +12,9 @@ const FIRST_MESSAGE_TIMEOUT_MS = 2000;
 
 describe('SIP TCP connection limits', () => {
   let stack: Stack;
-  const clients: Client[] = [];
-  const open = async (address: string): Promise<Client> => {
-    const client = await connect(stack.tcpPort, address);
+  const clients: TcpClient[] = [];
+  const open = async (address: string): Promise<TcpClient> => {
+    const client = await connectTcp(stack.tcpPort, address);
     clients.push(client);
     return client;
   };
@@ -44,7 +25,7 @@ describe('SIP TCP connection limits', () => {
 
   it('one address gets maxConnectionsPerSource; another is still served', async () => {
     stack = await startStack({ onRequest: (_r, tx) => void tx.reply(200) }, { transport: { maxConnections: 8, maxConnectionsPerSource: 4, firstMessageTimeoutMs: FIRST_MESSAGE_TIMEOUT_MS } });
-    const flood: Client[] = [];
+    const flood: TcpClient[] = [];
     for (let i = 0; i < 6; i++) flood.push(await open('127.0.0.1'));
     // The fifth and sixth are closed at once; "at once" is when the stack gets to them.
     await waitUntil(() => flood[4]!.closed && flood[5]!.closed, 10_000, 'the connections over the per-address cap closed');
@@ -61,7 +42,7 @@ describe('SIP TCP connection limits', () => {
   });
 
   it('at the total cap a silent connection makes room for one that speaks SIP', async () => {
-    const silent: Client[] = [];
+    const silent: TcpClient[] = [];
     for (let i = 0; i < 7; i++) silent.push(await open(`127.0.0.${10 + (i % 3)}`));
     await sleep(50);
     assert.equal(silent.filter((c) => c.closed).length, 0, '7 silent + the phone = 8');

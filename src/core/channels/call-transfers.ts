@@ -3,6 +3,7 @@
 // bridging core raises for them: BridgeBlindTransfer and BridgeAttendedTransfer, to the
 // applications watching any of the channels involved (`is_external`: a protocol asked).
 import type { CoreEventOf } from '../../spec/events.ts';
+import type { Model } from '../../spec/index.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import { TwoPartyCall } from './two-party-call.ts';
@@ -32,7 +33,29 @@ export function blindTransfer(
   const bridge = call?.bridgeSnapshot();
   const transferee = call?.blindTransfer(transferer, destination, startDialplan, transfereeVariables);
   const result: TransferResult = !call ? 'Invalid' : transferee ? 'Success' : 'Fail';
-  const event: CoreEventOf<'BridgeBlindTransfer'> = {
+  const event = blindTransferEvent({ transferer, destination, result, transferee, bridge });
+  transferer.publishEvent(event, scopeOf(transferer, transferee));
+  return result;
+}
+
+/** What a protocol-asked blind transfer reports, whichever kind of bridge the transferer was in. */
+export interface BlindTransferReport {
+  readonly transferer: Channel;
+  readonly destination: Pick<DialplanLocation, 'context' | 'exten'>;
+  readonly result: TransferResult;
+  readonly transferee?: Channel;
+  /** The channel that took the transferer's seat (a Stasis bridge's Local `;1`). */
+  readonly replacement?: Channel;
+  readonly bridge?: Model<'Bridge'>;
+}
+
+/**
+ * BridgeBlindTransfer in Asterisk's order of fields (captured), shared by the two-party call's and
+ * the Stasis bridge's transfers so both raise the same shape.
+ */
+export function blindTransferEvent(report: BlindTransferReport): CoreEventOf<'BridgeBlindTransfer'> {
+  const { transferer, destination, result, transferee, replacement, bridge } = report;
+  return {
     type: 'BridgeBlindTransfer',
     timestamp: formatAriDate(),
     channel: transferer.snapshot(),
@@ -41,10 +64,9 @@ export function blindTransfer(
     result,
     is_external: true,
     ...(transferee ? { transferee: transferee.snapshot() } : {}),
+    ...(replacement ? { replace_channel: replacement.snapshot() } : {}),
     ...(bridge ? { bridge } : {}),
   };
-  transferer.publishEvent(event, scopeOf(transferer, transferee));
-  return result;
 }
 
 /**

@@ -5,10 +5,8 @@
 // `replace_channel`) and takes the transferer's seat in the bridge, its `;2` runs the dialplan at
 // the destination, and BridgeBlindTransfer is raised. The transferer itself stays in its
 // application, out of the bridge: its technology decides when it ends.
-import type { CoreEventOf } from '../../spec/events.ts';
 import type { Model } from '../../spec/index.ts';
-import { formatAriDate } from '../../util/ari-date.ts';
-import type { TransferResult } from './call-transfers.ts';
+import { blindTransferEvent, type TransferResult } from './call-transfers.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 
 /** The part of an application's bridge the transfer works with. */
@@ -78,19 +76,14 @@ export function stasisBridgeBlindTransfer(
   return publish('Success', replacement);
 
   function publish(result: TransferResult, seated?: Channel): StasisBridgeTransferOutcome {
-    // In Asterisk's order of fields (captured).
-    const event: CoreEventOf<'BridgeBlindTransfer'> = {
-      type: 'BridgeBlindTransfer',
-      timestamp: formatAriDate(),
-      channel: transferer.snapshot(),
-      exten: destination.exten,
-      context: destination.context,
+    const event = blindTransferEvent({
+      transferer,
+      destination,
       result,
-      is_external: true,
-      ...(transferee ? { transferee: transferee.snapshot() } : {}),
-      ...(seated ? { replace_channel: seated.snapshot() } : {}),
+      transferee,
+      replacement: seated,
       bridge: bridge!.eventSnapshot(),
-    };
+    });
     const channelIds = [transferer.id, ...(transferee ? [transferee.id] : []), ...(seated ? [seated.id] : [])];
     transferer.publishEvent(event, { channelIds, bridgeIds: [bridge!.id] });
     return { result, ...(seated ? { replacement: seated } : {}) };
