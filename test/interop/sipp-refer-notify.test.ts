@@ -10,7 +10,7 @@
 // rings and answers the Dial() of extensions 210 and 250. The same scenario against Asterisk
 // 22.10.1 gave the same NOTIFYs for each destination, and its BYE 60 s after the REFER (docs/sip.md).
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { RawPhone } from './raw-phone.ts';
@@ -86,7 +86,8 @@ async function transferTo(
   const transferAt = Date.now();
   const aliceRun = await alice.done;
   const aliceEndedAt = Date.now();
-  assert.equal(aliceRun.status, 0, aliceRun.output);
+  // A rare failure (≈ 1 run in 10 under load, cause not yet found) keeps what alice received in its message.
+  if (aliceRun.status !== 0) assert.fail(`${aliceRun.output}\nalice received, in order:\n${existsSync(trace) ? receivedMessages(trace).join('\n----\n') : '(no trace)'}`);
   // bob ends with the destination's Hangup() (or the test's), whichever the extension does.
   const bobChannel = suite.server.core.channels.get(transfer.transferee.id);
   if (bobChannel && !bobChannel.hangingUp) bobChannel.hangup(16);
