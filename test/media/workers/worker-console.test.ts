@@ -23,6 +23,9 @@ import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${J
   setTimeout(() => { clearTimeout(keepAlive); parentPort.postMessage({ type: 'done' }); }, 300);
 });`;
   const worker = new Worker(source, { eval: true, execArgv: [], stdout: true, stderr: true });
+  // Listened for from the start: the worker ends on its own once done, and an 'exit' listener added
+  // after that would wait for ever (Node 22 in CI: the event loop then ended with the test pending).
+  const exited = once(worker, 'exit');
   const messages: string[] = [];
   let stderr = '';
   let stdout = '';
@@ -37,7 +40,7 @@ import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${J
     });
   });
   await done;
-  await Promise.all([worker.terminate(), once(worker, 'exit')]);
+  await Promise.all([worker.terminate(), exited]);
   return { messages, stderr, stdout };
 }
 
