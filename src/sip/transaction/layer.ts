@@ -147,7 +147,9 @@ export class TransactionLayer implements ClientTransactionHost {
       if (this.pending2xx.get(key) === entry) this.pending2xx.delete(key);
     };
     const entry: Pending2xx = { key, stop, handlers };
-    const tick = (): void => {
+    // As a transaction's timers: the ACK that arrived during a stall of this process is read first.
+    const tick = (): void => void setImmediate(() => timer !== undefined && retransmit());
+    const retransmit = (): void => {
       if (Date.now() - started >= 64 * t1 - 1) {
         stop();
         try {

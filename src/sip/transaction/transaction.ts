@@ -68,9 +68,15 @@ export abstract class Transaction {
 
   protected startTimer(name: string, ms: number, fire: () => void): void {
     this.stopTimer(name);
+    // Node runs due timers before it reads the sockets: after a stall of this process the response
+    // that ends a retransmission (or beats a timeout) may sit unread, and firing at once would send
+    // a needless retransmission (a peer then sees a NOTIFY twice). The timer fires after the reads.
     const timer = setTimeout(() => {
-      this.timers.delete(name);
-      if (this.state !== 'terminated') fire();
+      setImmediate(() => {
+        if (this.timers.get(name) !== timer) return; // stopped or re-armed by what was read
+        this.timers.delete(name);
+        if (this.state !== 'terminated') fire();
+      });
     }, ms);
     timer.unref?.();
     this.timers.set(name, timer);
