@@ -47,12 +47,17 @@ export function sipp(scenario: string, args: readonly string[], options: SippOpt
   const timeout = Math.round((options.timeoutMs ?? 20_000) / 1000);
   const messageFile = join(options.cwd, `${basename(scenario)}-${port}.messages.log`);
   const trace = options.trace ? ['-trace_msg', '-message_file', messageFile] : [];
-  const child = spawn('sipp', ['-sf', isAbsolute(scenario) ? scenario : join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', ...trace, ...args], { cwd: options.cwd });
+  // SIPp's own account of a failure (which message was unexpected, and where), told with its output.
+  const errorFile = join(options.cwd, `${basename(scenario)}-${port}.errors.log`);
+  const child = spawn('sipp', ['-sf', isAbsolute(scenario) ? scenario : join(SCENARIOS, scenario), '-i', options.address ?? '127.0.0.1', '-p', String(port), '-m', '1', '-nostdin', '-timeout', `${timeout}s`, '-timeout_error', '-trace_err', '-error_file', errorFile, ...trace, ...args], { cwd: options.cwd });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
   const done = new Promise<SippRun>((resolve) =>
-    child.on('exit', (status) => resolve({ status, output: output.slice(-2000), messages: options.trace && existsSync(messageFile) ? readFileSync(messageFile, 'latin1') : '' })),
+    child.on('exit', (status) => {
+      const errors = status !== 0 && existsSync(errorFile) ? `\nSIPp's errors:\n${readFileSync(errorFile, 'latin1').slice(-2500)}` : '';
+      resolve({ status, output: output.slice(-2000) + errors, messages: options.trace && existsSync(messageFile) ? readFileSync(messageFile, 'latin1') : '' });
+    }),
   );
   return { done, port };
 }

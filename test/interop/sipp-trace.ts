@@ -21,10 +21,19 @@ export function receivedMessages(traceFile: string): string[] {
   return receivedTimed(traceFile).map(({ message }) => message);
 }
 
-/** The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and Subscription-State. */
+/**
+ * The NOTIFYs SIPp received, in order, from its message trace: sipfrag status line and
+ * Subscription-State. A retransmission (the same Call-ID and CSeq again: UDP, our 200 was late) is
+ * the same request and counted once.
+ */
 export function receivedNotifies(traceFile: string): Array<{ frag: string; state: string }> {
+  const seen = new Set<string>();
   return receivedMessages(traceFile)
     .filter((message) => message.startsWith('NOTIFY '))
+    .filter((message) => {
+      const key = `${/^Call-ID:\s*(.*)$/im.exec(message)?.[1]?.trim()} ${/^CSeq:\s*(.*)$/im.exec(message)?.[1]?.trim()}`;
+      return !seen.has(key) && Boolean(seen.add(key));
+    })
     .map((message) => ({
       frag: /\r?\n\r?\n(SIP\/2\.0 [^\r\n]*)/.exec(message)?.[1] ?? '',
       state: /^Subscription-State:\s*([^\r\n]*)/im.exec(message)?.[1]?.trim() ?? '',

@@ -163,7 +163,8 @@ describe('a call between two stacks over UDP', () => {
     let byeStatus = 0;
     uac.layer.sendRequest(dialog!.createRequest('BYE'), dialog!.nextHop()!, { onResponse: (r) => (byeStatus = r.status) });
     await waitUntil(() => byeStatus === 200 && byeSeen);
-    assert.deepEqual(statuses.filter((s) => s !== 100), [180, 200]);
+    // A 2xx retransmitted before the ACK reached the UAS (a loaded machine) is the same answer again.
+    assert.deepEqual(statuses.filter((s, i) => s !== 100 && s !== statuses[i - 1]), [180, 200]);
     assert.equal(uasDialogs.size, 0);
     await waitUntil(() => uac.layer.size === 0 && uas.layer.size === 0, 3000, 'all transactions ended');
   });
