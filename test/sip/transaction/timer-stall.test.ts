@@ -1,0 +1,83 @@
+// A client transaction through a stall of this process: the far end answered during the stall, and
+// its 200 waits unread when Timer E comes due — Node runs due timers before it reads the sockets —
+// so the timer must fire after the reads, or the request goes out again (a phone then sees a NOTIFY
+// twice; SIPp scenarios fail on it). The far end is a worker thread, which answers while the main
+// thread is blocked. Before the fix the retransmission left in the timers phase right after the stall.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { SipRequest, type SipResponse } from '../../../src/sip/message.ts';
+import { startStack, waitUntil } from '../helpers.ts';
+
+const T1 = 200;
+const STALL_MS = 4 * T1;
+
+/**
+ * A thread answering every SIP request on a UDP port with 200 OK, counting the requests. Shared
+ * cells: [0] requests received, [1] set by the main thread once it stalls (the answer waits for
+ * it, so that it arrives during the stall), [2] answers sent.
+ */
+function startAnsweringPeer(cells: Int32Array): Worker {
+  const source = `
+    const dgram = require('node:dgram');
+    const { parentPort, workerData } = require('node:worker_threads');
+    const cells = new Int32Array(workerData);
+    const socket = dgram.createSocket('udp4');
+    socket.on('message', (data, from) => {
+      const text = data.toString('latin1');
+      if (text.startsWith('SIP/2.0')) return;
+      Atomics.add(cells, 0, 1);
+      const keep = text.split('\\r\\n').filter((line) => /^(Via|From|To|Call-ID|CSeq):/i.test(line));
+      const answer = Buffer.from(['SIP/2.0 200 OK', ...keep, 'Content-Length: 0', '', ''].join('\\r\\n'), 'latin1');
+      const send = () => socket.send(answer, from.port, from.address, () => Atomics.add(cells, 2, 1));
+      const whenStalled = () => (Atomics.load(cells, 1) === 1 ? send() : setTimeout(whenStalled, 1));
+      whenStalled();
+    });
+    socket.bind(0, '127.0.0.1', () => parentPort.postMessage({ port: socket.address().port }));
+    parentPort.on('message', () => {
+      socket.close();
+      parentPort.close();
+    });
+  `;
+  return new Worker(source, { eval: true, workerData: cells.buffer });
+}
+
+/** Blocks this thread for `ms`, and on until the peer has sent its answer (a loaded machine may starve it). */
+function blockFor(ms: number, cells: Int32Array): void {
+  Atomics.store(cells, 1, 1);
+  const until = performance.now() + ms;
+  while (performance.now() < until || Atomics.load(cells, 2) === 0) {
+    // The stall: nothing else runs on this thread.
+  }
+}
+
+test(`a request answered during a ${STALL_MS} ms stall of the process is not retransmitted (T1 ${T1} ms)`, async () => {
+  const cells = new Int32Array(new SharedArrayBuffer(12));
+  const peer = startAnsweringPeer(cells);
+  const [{ port }] = (await once(peer, 'message')) as [{ port: number }];
+  const stack = await startStack({ onRequest: (_request, tx) => void tx.reply(481) }, { timers: { t1: T1 } });
+  try {
+    const notify = new SipRequest('NOTIFY', `sip:phone@127.0.0.1:${port}`, [
+      ['From', '<sip:patchbay@127.0.0.1>;tag=a1'],
+      ['To', '<sip:phone@127.0.0.1>;tag=b2'],
+      ['Call-ID', 'timer-stall'],
+      ['CSeq', '7 NOTIFY'],
+      ['Event', 'refer'],
+    ]);
+    const statuses: number[] = [];
+    stack.layer.sendRequest(notify, { transport: 'UDP', host: '127.0.0.1', port }, { onResponse: (r: SipResponse) => void statuses.push(r.status) });
+    // Once the request has reached the peer, the process stalls past Timer E while the peer answers it.
+    await waitUntil(() => Atomics.load(cells, 0) === 1, 10_000, 'the NOTIFY at the peer');
+    blockFor(STALL_MS, cells);
+    await waitUntil(() => statuses.includes(200), 10_000, 'the 200');
+    // Long enough for a retransmission already due, or one more Timer E, to reach the peer.
+    await new Promise((resolve) => setTimeout(resolve, 3 * T1));
+    assert.equal(Atomics.load(cells, 0), 1, 'the NOTIFY reached the peer once');
+    assert.deepEqual(statuses, [200]);
+  } finally {
+    peer.postMessage('close');
+    Atomics.store(cells, 1, 1);
+    await stack.close();
+  }
+});
