@@ -103,6 +103,10 @@ describe('channel names are numbered per technology, from 0', () => {
     const first = await inboundCall();
     assert.equal(first.name, 'PJSIP/alice-00000000');
     assert.match(first.id, /\.0$/, 'the first channel id ends .0, as Asterisk uniqueid');
+    // Snoop channels have a counter of their own too (res_stasis_snoop's).
+    const snoop = await post(`/channels/${first.id}/snoop?app=${APP}&spy=in`);
+    assert.equal(snoop.name, `Snoop/${first.id}-00000000`);
+    assert.equal((await nextStasisStart()).channel.name, snoop.name);
 
     assert.deepEqual(await localPair(), ['Local/500@phones-00000000;1', 'Local/500@phones-00000000;2']);
 
