@@ -240,7 +240,7 @@ export function createSnoop(services: SnoopServices, target: Channel, request: S
   const snoop = new Snoop(target, services.media, request.spy, request.whisper);
   const channel = channels.create({
     id: request.snoopId || undefined,
-    name: `Snoop/${target.id}-${channels.newNameSuffix()}`,
+    name: `Snoop/${target.id}-${channels.newNameSuffix('Snoop')}`,
     technology: 'Snoop',
     direction: 'inbound',
     state: 'Up',

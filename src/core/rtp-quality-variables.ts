@@ -39,16 +39,17 @@ function spread(indent: number, pairs: ReadonlyArray<readonly [string, number]>)
 }
 
 /**
- * The five quality strings, named as the variables that hold them. Patchbay keeps no media
- * experience score: rxmes, txmes and the MES spreads are 0, as Asterisk shows them before its first
- * RTCP report. rxjitter is the jitter measured here and txjitter the far end's RTCP figure (Asterisk
- * shows these two the other way round; docs/differences.md).
+ * The five quality strings, named as the variables that hold them. The media experience scores
+ * are placed as Asterisk places them: `rxmes` is the far end's view of our stream and `txmes` ours of
+ * its stream, while RTPAUDIOQOSMES's `rx` spread is ours and its `tx` spread the far end's (all 0
+ * before the first RTCP report). rxjitter is the jitter measured here and txjitter the far end's
+ * RTCP figure (Asterisk shows these two the other way round; docs/differences.md).
  */
 export function rtpQualityStrings(stats: RtpStatistics): ReadonlyArray<readonly [string, string]> {
   const quality =
     `ssrc=${unsigned(stats.local_ssrc)};themssrc=${unsigned(stats.remote_ssrc)};lp=${unsigned(stats.rxploss)};` +
     `rxjitter=${fixed(stats.rxjitter)};rxcount=${unsigned(stats.rxcount)};txjitter=${fixed(stats.txjitter)};` +
-    `txcount=${unsigned(stats.txcount)};rlp=${unsigned(stats.txploss)};rtt=${fixed(stats.rtt)};rxmes=${fixed(0)};txmes=${fixed(0)}`;
+    `txcount=${unsigned(stats.txcount)};rlp=${unsigned(stats.txploss)};rtt=${fixed(stats.rtt)};rxmes=${fixed(stats.rxmes)};txmes=${fixed(stats.txmes)}`;
   const jitter = spread(0, [
     ['minrxjitter', stats.local_minjitter], ['maxrxjitter', stats.local_maxjitter], ['avgrxjitter', stats.local_normdevjitter], ['stdevrxjitter', stats.local_stdevjitter],
     ['mintxjitter', stats.remote_minjitter], ['maxtxjitter', stats.remote_maxjitter], ['avgtxjitter', stats.remote_normdevjitter], ['stdevtxjitter', stats.remote_stdevjitter],
@@ -58,7 +59,10 @@ export function rtpQualityStrings(stats: RtpStatistics): ReadonlyArray<readonly 
     ['mintxlost', stats.remote_minrxploss], ['maxtxlost', stats.remote_maxrxploss], ['avgtxlost', stats.remote_normdevrxploss], ['stdevtxlost', stats.remote_stdevrxploss],
   ]);
   const rtt = spread(5, [['minrtt', stats.minrtt], ['maxrtt', stats.maxrtt], ['avgrtt', stats.normdevrtt], ['stdevrtt', stats.stdevrtt]]);
-  const mes = spread(3, [['minrxmes', 0], ['maxrxmes', 0], ['avgrxmes', 0], ['stdevrxmes', 0], ['mintxmes', 0], ['maxtxmes', 0], ['avgtxmes', 0], ['stdevtxmes', 0]]);
+  const mes = spread(3, [
+    ['minrxmes', stats.local_minmes], ['maxrxmes', stats.local_maxmes], ['avgrxmes', stats.local_normdevmes], ['stdevrxmes', stats.local_stdevmes],
+    ['mintxmes', stats.remote_minmes], ['maxtxmes', stats.remote_maxmes], ['avgtxmes', stats.remote_normdevmes], ['stdevtxmes', stats.remote_stdevmes],
+  ]);
   return [
     ['RTPAUDIOQOS', quality],
     ['RTPAUDIOQOSJITTER', jitter],

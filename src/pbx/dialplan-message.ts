@@ -104,7 +104,7 @@ export const MAX_MESSAGE_DIALPLANS = 64;
 
 /**
  * Runs the dialplan for received messages, as Asterisk's message queue does: each on a channel of
- * its own (`Message/ast_msg_queue-<n>`, state Up, no media) at `context`/`exten`, priority 1, where
+ * its own (`Message/ast_msg_queue`, all alike, state Up, no media) at `context`/`exten`, priority 1, where
  * MESSAGE() and MESSAGE_DATA() read the message; the channel hangs up when the dialplan ends. One
  * per core, so the bound on messages in the dialplan at once is each server's own.
  */
@@ -112,14 +112,15 @@ export class MessageDialplans {
   #running = 0;
 
   constructor(
-    private readonly channels: Pick<Channels, 'create' | 'newNameSuffix'>,
+    private readonly channels: Pick<Channels, 'create'>,
     private readonly startDialplan: (channel: Channel) => void,
   ) {}
 
   run(message: TextMessage, location: { readonly context: string; readonly exten: string }): void {
     if (this.#running >= MAX_MESSAGE_DIALPLANS) throw new UnavailableError('Too many messages in the dialplan');
     const channel = this.channels.create({
-      name: `Message/ast_msg_queue-${this.channels.newNameSuffix()}`,
+      // Asterisk's message queue names every such channel alike, without a number.
+      name: 'Message/ast_msg_queue',
       technology: 'Message',
       direction: 'inbound',
       state: 'Up',

@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { startTestServer, type EventSocket } from '../helpers/server.ts';
 import { freePort, freeSipPhonePort } from '../helpers/ports.ts';
 import { loudZeroCrossingFrequency } from '../helpers/recorded-audio.ts';
+import { mediaExperienceScore } from '../../src/media/rtp/media-experience.ts';
 
 import { ctrl, HAVE_BARESIP, type Json, nextOfType, showBaresipOutput, spawnBaresip, stopBaresip, waitFor, writeBaresipHome } from '../helpers/baresip.ts';
 
@@ -78,6 +79,13 @@ test(
       assert.ok(statistics.txjitter < 0.05, `jitter baresip sees ${statistics.txjitter}`);
       assert.ok(statistics.rxjitter < 0.05, `jitter we see ${statistics.rxjitter}`);
       assert.ok(statistics.remote_ssrc !== 0 && statistics.local_ssrc !== 0);
+      // The media experience score of our stream from baresip's reports, as Asterisk figures it from
+      // the same figures (all of them changed only by its reports), and ours of its stream.
+      const remoteMes = mediaExperienceScore(statistics.normdevrtt, statistics.txjitter, statistics.remote_stdevjitter, statistics.remote_normdevrxploss);
+      assert.equal(statistics.rxmes, Math.trunc(remoteMes), `rxmes ${statistics.rxmes}, the formula ${remoteMes}`);
+      assert.ok(statistics.rxmes >= 80 && statistics.rxmes <= 88, `a loopback call without loss scores high: rxmes ${statistics.rxmes}`);
+      assert.ok(statistics.remote_minmes > 0 && statistics.remote_minmes <= statistics.remote_maxmes);
+      assert.ok(statistics.txmes > 50 && statistics.txmes <= 88 && statistics.local_maxmes > 0, `txmes ${statistics.txmes}, local_maxmes ${statistics.local_maxmes}`);
       process.stdout.write(`# baresip rtp_statistics: ${JSON.stringify(statistics)}\n`);
 
       assert.equal((await server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);

@@ -54,7 +54,8 @@ export const externalMediaHandlers = defineHandlers('channels', {
     if (!channel.driver.rtpStatistics) throw new AriError(403, 'Unsupported channel type');
     const statistics = channel.driver.rtpStatistics();
     if (!statistics) throw new AriError(404, 'RTP info not found');
-    return { ...statistics, channel_uniqueid: channel.id } as Model<'RTPstat'>;
+    // Asterisk writes the two scores as JSON integers (truncated), their spreads as reals.
+    return { ...statistics, txmes: Math.trunc(statistics.txmes), rxmes: Math.trunc(statistics.rxmes), channel_uniqueid: channel.id } as Model<'RTPstat'>;
   },
 });
 

@@ -1,5 +1,5 @@
 // External media over AudioSocket (ARI `externalMedia` with encapsulation audiosocket, transport
-// tcp, connection type client): an `AudioSocket/<host:port>/<uuid>` channel whose far end is an
+// tcp, connection type client): an `AudioSocket/<host:port>-<uuid>` channel whose far end is an
 // AudioSocket server reached over a real TCP connection.
 //
 // The protocol: every message is a 1-byte kind, a 2-byte big-endian payload length, then the
@@ -347,7 +347,8 @@ export class AudioSocketTechnology extends ExternalMediaTechnology<net.Socket, A
   }
 
   protected channelName(request: ExternalMediaRequest): string {
-    return `AudioSocket/${request.externalHost}/${request.data ?? ''}`;
+    // chan_audiosocket names it `AudioSocket/<destination>-<uuid>` from its dial string `<destination>/<uuid>`.
+    return `AudioSocket/${request.externalHost}-${request.data ?? ''}`;
   }
 
   protected createSession(channel: Channel, socket: net.Socket, request: ExternalMediaRequest, context: TechnologyContext, onClose: (session: MediaSession) => void): AudioSocketSession {

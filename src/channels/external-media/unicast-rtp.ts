@@ -166,7 +166,9 @@ export class UnicastRtpTechnology extends ExternalMediaTechnology<dgram.Socket, 
   }
 
   protected channelName(request: ExternalMediaRequest, context: TechnologyContext): string {
-    return `UnicastRTP/${request.externalHost}-${context.channels.newNameSuffix()}`;
+    // Asterisk's chan_rtp prints the address of the RTP instance (`%p`, `0x…`): unique among the
+    // live channels and meaningless beyond; this prints the technology's own count in that form.
+    return `UnicastRTP/${request.externalHost}-0x${context.channels.newNameSuffix('UnicastRTP')}`;
   }
 
   protected createSession(channel: Channel, socket: dgram.Socket, request: ExternalMediaRequest, context: TechnologyContext, onClose: (session: MediaSession) => void): RtpSession {

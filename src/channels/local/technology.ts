@@ -110,7 +110,8 @@ export class LocalTechnology implements ChannelTechnology {
     const twoId = request.otherChannelId || secondHalfId(request.channelId);
     channels.checkId(twoId);
     this.#chains.claim(request.requestor?.linkedId, running.config.localMaxDescendants, request.resource);
-    const base = `Local/${exten}@${context}-${channels.newNameSuffix()}`;
+    // core_unreal's counter, which Asterisk's bridge media channels (Announcer/, Recorder/) share.
+    const base = `Local/${exten}@${context}-${channels.newNameSuffix('unreal')}`;
     const language = request.requestor?.language;
     let started = false;
     // Each half's driver speaks to the other half, made just after it.

@@ -78,7 +78,7 @@ export class Dialer {
     const channel = context.channels.create(
       {
         ...(request.channelId ? { id: request.channelId } : {}),
-        name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix()}`,
+        name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix('PJSIP')}`,
         technology: 'PJSIP',
         endpointResource: endpoint.id,
         direction: 'outbound',

@@ -123,7 +123,7 @@ export class InviteServer {
     try {
       channel = context.channels.create(
         {
-          name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix()}`,
+          name: `PJSIP/${endpoint.id}-${context.channels.newNameSuffix('PJSIP')}`,
           technology: 'PJSIP',
           endpointResource: endpoint.id,
           direction: 'inbound',

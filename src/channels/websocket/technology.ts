@@ -91,7 +91,8 @@ export class WebSocketTechnology implements ChannelTechnology {
     }
     if (dial.badControlFormat) context.log.warn({ resource: request.resource }, "WebSocket f() takes plain-text or json; using plain-text");
     const connectionId = dial.incoming ? crypto.randomBytes(24).toString('base64url') : dial.connection;
-    const suffix = context.channels.newNameSuffix().replace(/^-/, '');
+    // chan_websocket prints its instance's address (`%p`); this, the technology's own count in that form.
+    const suffix = context.channels.newNameSuffix('WebSocket');
     let session: WebSocketSession | undefined;
     const channel = context.channels.create(
       {

@@ -52,7 +52,14 @@ export class Channels implements EndableCollection {
   /** The dialplan functions of the core; subsystems register the setters they own here. */
   readonly functions: ChannelFunctions;
   private idSequence = 0;
-  private nameSequence = 0;
+  /**
+   * The counters of channel names, by the counter's name: in Asterisk each technology module
+   * numbers its own channels from 0 (chan_pjsip's `chan_idx`, core_unreal's `name_sequence`
+   * shared by Local and the bridge media channels, res_stasis_snoop's `chan_idx`), so
+   * `PJSIP/alice-00000000` and `Local/s@default-00000000;1` can both be the first of their kind.
+   * Per table, so a restart counts from 0 again as Asterisk does.
+   */
+  private readonly nameCounters = new Map<string, number>();
 
   /** What every channel of the table needs from it: one object for them all, not one per channel. */
   private readonly environment: ChannelEnvironment;
@@ -124,16 +131,20 @@ export class Channels implements EndableCollection {
    */
   idPrefix = '';
 
-  /** A fresh unique id in Asterisk's form. */
+  /** A fresh unique id in Asterisk's form; the sequence starts at 0, as Asterisk's `uniqueint`. */
   newId(): string {
-    this.idSequence += 1;
-    return `${this.idPrefix}${Math.floor(Date.now() / 1000)}.${this.idSequence}`;
+    const sequence = this.idSequence++;
+    return `${this.idPrefix}${Math.floor(Date.now() / 1000)}.${sequence}`;
   }
 
-  /** The sequence suffix technologies put in channel names (`-0000001a`). */
-  newNameSuffix(): string {
-    this.nameSequence = (this.nameSequence + 1) >>> 0;
-    return this.nameSequence.toString(16).padStart(8, '0');
+  /**
+   * The next number of the channel-name counter `counter` (0 first, wrapping after 2^32 as
+   * Asterisk's unsigned counter), as the 8 hex digits of Asterisk's `%08x` (`0000001a`).
+   */
+  newNameSuffix(counter: string): string {
+    const next = this.nameCounters.get(counter) ?? 0;
+    this.nameCounters.set(counter, (next + 1) >>> 0);
+    return next.toString(16).padStart(8, '0');
   }
 
   /** Throws ConflictError if a channel id cannot be used. */

@@ -138,8 +138,11 @@ export interface TechnologyChannels {
   checkId(id: string | undefined): void;
   /** Throws UnavailableError when `count` more channels would exceed max_channels. */
   checkCapacity(count: number): void;
-  /** The sequence suffix technologies put in channel names (`-0000001a`). */
-  newNameSuffix(): string;
+  /**
+   * The next number of the technology's own channel-name counter `counter` (from 0 per server
+   * start, as each Asterisk module counts its own) as 8 hex digits (`0000001a`).
+   */
+  newNameSuffix(counter: string): string;
   get(idOrName: string): Channel | undefined;
 }
 

@@ -51,6 +51,8 @@ export class RtpReceiverStats {
   #jitter = 0;
   /** The jitter after each packet, in seconds. */
   readonly jitterSpread = new Spread();
+  /** Packets lost in the interval takeFractionLost() closed last (0 when more came than expected). */
+  intervalLost = 0;
 
   /** `clockRate`: the payload's RTP timestamp rate. */
   constructor(private readonly clockRate: number) {}
@@ -135,7 +137,7 @@ export class RtpReceiverStats {
 
   /**
    * The fraction lost since the previous call, as the 8-bit fixed-point number of a receiver
-   * report (A.3); each call starts a new interval.
+   * report (A.3); each call starts a new interval (its count of lost packets: intervalLost).
    */
   takeFractionLost(): number {
     const expected = this.expected;
@@ -144,6 +146,7 @@ export class RtpReceiverStats {
     const receivedInterval = this.#received - this.#receivedPrior;
     this.#receivedPrior = this.#received;
     const lostInterval = expectedInterval - receivedInterval;
+    this.intervalLost = lostInterval > 0 ? lostInterval : 0;
     return expectedInterval === 0 || lostInterval <= 0 ? 0 : Math.floor((lostInterval << 8) / expectedInterval);
   }
 }

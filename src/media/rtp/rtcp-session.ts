@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { NtpTime, readRtcpCompound, ReportBlock, RtcpReading, writeBye, writeReceiverReport, writeSdesCname, writeSenderReport } from './rtcp-packet.ts';
 import { Spread, type RtpReceiverStats } from './receiver-stats.ts';
 import { MAX_PROTECTION_OVERHEAD } from './protection.ts';
+import { mediaExperienceScore } from './media-experience.ts';
 import type { RtpSender } from './sender.ts';
 
 /** Room for SR + one block + SDES with the longest CNAME + BYE. */
@@ -20,11 +21,17 @@ export interface RtcpFigures {
   readonly remoteJitter: number;
   readonly remoteJitterSpread: Spread;
   readonly remoteLostSpread: Spread;
-  /** Our cumulative loss at each report we sent. */
+  /** The packets we lost in each interval between our reports, as Asterisk's `rxlost` samples. */
   readonly localLostSpread: Spread;
   /** Last round-trip time, seconds; 0 before one was measured. */
   readonly rtt: number;
   readonly rttSpread: Spread;
+  /** The media experience score of the stream we receive, as of our last report (media-experience.ts); 0 before it. */
+  readonly localMes: number;
+  readonly localMesSpread: Spread;
+  /** The score of our stream from the far end's last report block about it; 0 before one. */
+  readonly remoteMes: number;
+  readonly remoteMesSpread: Spread;
 }
 
 export class RtcpSession implements RtcpFigures {
@@ -49,6 +56,10 @@ export class RtcpSession implements RtcpFigures {
   readonly remoteLostSpread = new Spread();
   readonly localLostSpread = new Spread();
   readonly rttSpread = new Spread();
+  localMes = 0;
+  readonly localMesSpread = new Spread();
+  remoteMes = 0;
+  readonly remoteMesSpread = new Spread();
   /** Reports sent and compound packets accepted from the far end. */
   sent = 0;
   received = 0;
@@ -99,8 +110,20 @@ export class RtcpSession implements RtcpFigures {
       block.lastSr = 0;
       block.delaySinceLastSr = 0;
     }
-    this.localLostSpread.add(block.cumulativeLost);
+    this.localLostSpread.add(receiver.intervalLost);
     return block;
+  }
+
+  /**
+   * The score of the stream we receive, as Asterisk figures it each time it writes a report (after
+   * the loss of the interval is counted): mean round trip, the current jitter and its deviation,
+   * the mean loss per interval.
+   */
+  #scoreLocal(receiver: RtpReceiverStats | undefined): void {
+    const jitter = receiver?.started ? receiver.jitterSeconds : 0;
+    const jitterStdev = receiver?.started ? receiver.jitterSpread.stdev : 0;
+    this.localMes = mediaExperienceScore(this.rttSpread.mean, jitter, jitterStdev, this.localLostSpread.mean);
+    this.localMesSpread.add(this.localMes);
   }
 
   /**
@@ -113,6 +136,7 @@ export class RtcpSession implements RtcpFigures {
     this.#schedule(nowMs);
     const packet = this.packet;
     const block = this.#fillBlock(receiver, nowMs);
+    this.#scoreLocal(receiver);
     let length: number;
     // A new sender (the codec changed) starts its counts again.
     if (sender !== this.#lastSender) {
@@ -159,6 +183,9 @@ export class RtcpSession implements RtcpFigures {
           this.rttSpread.add(this.rtt);
         }
       }
+      // The score of our stream as the far end sees it: from its latest jitter and the spreads.
+      this.remoteMes = mediaExperienceScore(this.rttSpread.mean, this.remoteJitter, this.remoteJitterSpread.stdev, this.remoteLostSpread.mean);
+      this.remoteMesSpread.add(this.remoteMes);
     }
     if (reading.bye) this.remoteBye = true;
     return true;

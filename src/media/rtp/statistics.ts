@@ -37,6 +37,21 @@ export interface RtpStatistics {
   minrtt: number;
   normdevrtt: number;
   stdevrtt: number;
+  /**
+   * Media experience scores (media-experience.ts), named as Asterisk's: `txmes` is the score of the
+   * stream we receive, figured at each report we send (`local_*mes` its spread); `rxmes` that of our
+   * stream from the far end's reports (`remote_*mes`). Unrounded here; ARI shows the two as integers.
+   */
+  txmes: number;
+  rxmes: number;
+  remote_maxmes: number;
+  remote_minmes: number;
+  remote_normdevmes: number;
+  remote_stdevmes: number;
+  local_maxmes: number;
+  local_minmes: number;
+  local_normdevmes: number;
+  local_stdevmes: number;
 }
 
 export function rtpStatistics(sender: RtpSender, receiver: RtpReceiverStats, rtcp?: RtcpFigures): RtpStatistics {
@@ -45,6 +60,8 @@ export function rtpStatistics(sender: RtpSender, receiver: RtpReceiverStats, rtc
   const remoteLost = rtcp?.remoteLostSpread;
   const localLost = rtcp?.localLostSpread;
   const rtt = rtcp?.rttSpread;
+  const remoteMes = rtcp?.remoteMesSpread;
+  const localMes = rtcp?.localMesSpread;
   return {
     txcount: sender.packets,
     rxcount: receiver.packets,
@@ -77,6 +94,16 @@ export function rtpStatistics(sender: RtpSender, receiver: RtpReceiverStats, rtc
     minrtt: rtt?.min ?? 0,
     normdevrtt: rtt?.mean ?? 0,
     stdevrtt: rtt?.stdev ?? 0,
+    txmes: rtcp?.localMes ?? 0,
+    rxmes: rtcp?.remoteMes ?? 0,
+    remote_maxmes: remoteMes?.max ?? 0,
+    remote_minmes: remoteMes?.min ?? 0,
+    remote_normdevmes: remoteMes?.mean ?? 0,
+    remote_stdevmes: remoteMes?.stdev ?? 0,
+    local_maxmes: localMes?.max ?? 0,
+    local_minmes: localMes?.min ?? 0,
+    local_normdevmes: localMes?.mean ?? 0,
+    local_stdevmes: localMes?.stdev ?? 0,
   };
 }
 
@@ -88,6 +115,8 @@ export const RTP_STATISTICS_FIELDS = [
   'local_maxrxploss', 'local_minrxploss', 'local_normdevrxploss', 'local_stdevrxploss',
   'remote_maxrxploss', 'remote_minrxploss', 'remote_normdevrxploss', 'remote_stdevrxploss',
   'rtt', 'maxrtt', 'minrtt', 'normdevrtt', 'stdevrtt',
+  'txmes', 'rxmes', 'remote_maxmes', 'remote_minmes', 'remote_normdevmes', 'remote_stdevmes',
+  'local_maxmes', 'local_minmes', 'local_normdevmes', 'local_stdevmes',
 ] as const satisfies ReadonlyArray<keyof RtpStatistics>;
 
 /**
@@ -112,7 +141,11 @@ export function writeRtpStatistics(sender: RtpSender, receiver: RtpReceiverStats
   i = writeSpread(rtcp.localLostSpread, into, i);
   i = writeSpread(rtcp.remoteLostSpread, into, i);
   into[i++] = rtcp.rtt;
-  writeSpread(rtcp.rttSpread, into, i);
+  i = writeSpread(rtcp.rttSpread, into, i);
+  into[i++] = rtcp.localMes;
+  into[i++] = rtcp.remoteMes;
+  i = writeSpread(rtcp.remoteMesSpread, into, i);
+  writeSpread(rtcp.localMesSpread, into, i);
 }
 
 function writeSpread(spread: { readonly max: number; readonly min: number; readonly mean: number; readonly stdev: number }, into: Float64Array, at: number): number {

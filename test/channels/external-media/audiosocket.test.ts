@@ -216,7 +216,7 @@ describe('creating an AudioSocket channel', () => {
     const ext = await createExternal(peer, { channelId: 'as-create' }, { variables: { GREETING: 'hello' } });
     const { json, connection } = ext;
     assert.equal(json.id, 'as-create');
-    assert.equal(json.name, `AudioSocket/${peer.host}/${UUID}`);
+    assert.equal(json.name, `AudioSocket/${peer.host}-${UUID}`);
     assert.equal(json.state, 'Up');
     assert.equal(json.channelvars.local_address, '127.0.0.1');
     assert.ok(ext.localPort > 0 && ext.localPort < 65536, `local port ${ext.localPort}`);
@@ -253,7 +253,7 @@ describe('creating an AudioSocket channel', () => {
     const peer = await AudioSocketPeer.open();
     const upper = UUID.toUpperCase();
     const ext = await createExternal(peer, { data: upper });
-    assert.equal(ext.json.name, `AudioSocket/${peer.host}/${upper}`);
+    assert.equal(ext.json.name, `AudioSocket/${peer.host}-${upper}`);
     await waitUntil('the UUID arrives', () => ext.connection.messages.length >= 1);
     assert.deepEqual(ext.connection.messages[0], { kind: KIND.uuid, payload: uuidBytes(UUID) });
     await hangup(ext.id);

@@ -204,7 +204,7 @@ describe('creating an external media channel', () => {
     const ext = await createExternal(peer, { channelId: 'ext-create', data: 'one,two' }, { variables: { GREETING: 'hello', SHOWN: { value: 'yes', report_events: true } } });
     const { json } = ext;
     assert.equal(json.id, 'ext-create');
-    assert.match(json.name, new RegExp(`^UnicastRTP/127\\.0\\.0\\.1:${peer.port}-[0-9a-f]{8}$`));
+    assert.match(json.name, new RegExp(`^UnicastRTP/127\\.0\\.0\\.1:${peer.port}-0x[0-9a-f]{8}$`));
     assert.equal(json.state, 'Up');
     assert.equal(json.channelvars.UNICASTRTP_LOCAL_ADDRESS, '127.0.0.1');
     assert.equal(json.channelvars.local_address, '127.0.0.1');

@@ -12,6 +12,7 @@ import dgram from 'node:dgram';
 import { describe, test } from 'node:test';
 import { DtmfDetector } from '../../../src/media/dtmf.ts';
 import { linearToUlaw } from '../../../src/media/g711.ts';
+import { mediaExperienceScore } from '../../../src/media/rtp/media-experience.ts';
 import { sumOf } from '../../helpers/prometheus.ts';
 import { dtmfTones, rtcpParts, waitFor } from './media-phone.ts';
 import { useMediaServer, type Json } from './media-server.ts';
@@ -112,14 +113,36 @@ describe('SIP call media', () => {
       assert.equal(statistics.local_ssrc, rtpSsrc);
       assert.equal(statistics.remote_ssrc, phone.ssrc);
       assert.equal(statistics.channel_uniqueid, id);
+      // Media experience scores, as Asterisk figures them: the phone's RR (one, so its jitter's
+      // deviation is 0) scores our stream from its round trip, 5 ms jitter and 2 lost; ARI shows the
+      // score as an integer, its spread as reals. Ours of the phone's stream came with each report sent.
+      const remoteMes = mediaExperienceScore(statistics.normdevrtt, 0.005, 0, 2);
+      assert.equal(statistics.rxmes, Math.trunc(remoteMes), `rxmes ${statistics.rxmes}, the formula ${remoteMes}`);
+      assert.ok(Math.abs(statistics.remote_maxmes - remoteMes) < 1e-9 && statistics.remote_minmes === statistics.remote_maxmes, `remote_*mes ${statistics.remote_minmes}..${statistics.remote_maxmes}`);
+      assert.equal(statistics.remote_stdevmes, 0);
+      assert.ok(statistics.rxmes > 50 && statistics.rxmes < 90, `a 0.2 s round trip with loss scores below a clean call: ${statistics.rxmes}`);
+      assert.ok(Number.isInteger(statistics.txmes) && statistics.txmes > 50 && statistics.txmes <= 89, `txmes ${statistics.txmes}`);
+      assert.ok(statistics.local_minmes > 50 && statistics.local_maxmes <= 89 && statistics.local_minmes <= statistics.local_maxmes, `local_*mes ${statistics.local_minmes}..${statistics.local_maxmes}`);
       // /metrics sums the live calls' counts: the lost packets and what they are a share of.
       const live = await scrapeUntil('the live call\'s packets', (samples) => sumOf(samples, 'patchbay_sip_rtp_received_packets') === 30);
       assert.equal(sumOf(live, 'patchbay_sip_rtp_lost_packets'), 3);
       assert.ok(sumOf(live, 'patchbay_sip_rtp_sent_packets') >= statistics.txcount);
 
-      // Hang-up: an RTCP BYE reaches the phone's RTCP port.
+      // Hang-up: an RTCP BYE reaches the phone's RTCP port; the quality variables carry the scores.
       const before = phone.rtcpIn.length;
-      await hangUp(phone, id);
+      const varsets = new Map<string, string>();
+      assert.equal((await post(`/channels/${id}`, 'DELETE')).status, 204);
+      await phone.nextMessage(/^BYE /);
+      await nextEvent((e) => {
+        if (e.type === 'ChannelVarset' && e.channel?.id === id) varsets.set(e.variable, e.value);
+        return e.type === 'ChannelDestroyed' && e.channel?.id === id;
+      });
+      const pad = (value: number): string => value.toFixed(6).padStart(10, '0');
+      assert.match(varsets.get('RTPAUDIOQOS') ?? '', new RegExp(`;rxmes=${remoteMes.toFixed(6).replace('.', '\\.')};txmes=\\d+\\.\\d{6}$`));
+      const mesText = varsets.get('RTPAUDIOQOSMES') ?? '';
+      assert.match(mesText, new RegExp(`   mintxmes=${pad(remoteMes).replace('.', '\\.')};   maxtxmes=${pad(remoteMes).replace('.', '\\.')};`));
+      const minrxmes = Number(/minrxmes=([\d.]+);/.exec(mesText)?.[1]);
+      assert.ok(minrxmes > 50 && minrxmes <= 89, `RTPAUDIOQOSMES ${mesText}`);
       const bye = await waitFor('RTCP BYE', () => phone.rtcpIn.slice(before).find((r) => rtcpParts(r.data).some((part) => part.type === 203)), 3000);
       assert.equal(rtcpParts(bye.data).find((part) => part.type === 203)!.ssrc, rtpSsrc);
 

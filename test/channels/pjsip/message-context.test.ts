@@ -21,6 +21,7 @@ const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === unde
 const DIALPLAN = `[texts]
 exten => echo,1,Set(MESSAGE(body)=echo: \${MESSAGE(body)} (\${MESSAGE_DATA(X-Priority)}))
  same => n,Set(MESSAGE_DATA(X-Reply)=yes)
+ same => n,Set(GLOBAL(LAST_CHANNEL)=\${CHANNEL})
  same => n,MessageSend(pjsip:texter,"Echo" <sip:echo@patchbay>)
  same => n,Set(GLOBAL(LAST_STATUS)=\${MESSAGE_SEND_STATUS})
  same => n,Set(GLOBAL(LAST_FROM)=\${MESSAGE(from)})
@@ -107,6 +108,7 @@ describe('message_context runs the dialplan for out-of-call MESSAGEs', { skip: H
     assert.equal(await globalVar('LAST_STATUS'), 'SUCCESS');
     assert.match(await globalVar('LAST_FROM'), /sip:texter@127\.0\.0\.1/);
     assert.equal(await globalVar('LAST_TO'), 'pjsip:echo');
+    assert.equal(await globalVar('LAST_CHANNEL'), 'Message/ast_msg_queue', 'named as Asterisk names every message channel');
   });
 
   test('MessageSend to an endpoint without a contact reaches the ARI application subscribed to it', async () => {
