@@ -8,13 +8,17 @@
 // NOTIFY 100 and 200 (terminated). Also: a second leg in a Dial() call (the dialplan), and
 // PJSIP_TRANSFER_HANDLING(ari-only), which leaves the transfer to the application (ChannelTransfer
 // with refer_to's requested_destination naming the call to replace).
-// SIPp alice makes both calls in one scenario (refer-attended.xml), SIPp bob and carol answer.
+// SIPp alice makes both calls in one scenario (refer-attended.xml), SIPp bob and carol answer. A raw
+// phone checks the rest: `Refer-Sub: false` (the outcome as the REFER's response, no NOTIFY) and
+// that the link carries audio (carol, a raw phone, hears the tone SIPp bob streams).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { dominantTone } from '../helpers/rtp-tone.ts';
+import { RawPhone } from './raw-phone.ts';
 import { receivedMessages, receivedNotifies } from './sipp-trace.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, writeSippTone, type Json } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -276,5 +280,57 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
       for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
       for (const run of [await bob.done, await carol.done]) assert.equal(run.status, 0, run.output);
     });
+  });
+
+  test('Refer-Sub: false: 200 with Refer-Sub: false and no NOTIFY; the link carries audio: carol hears bob\'s tone through the Local pair', { timeout: 150_000 }, async () => {
+    const from = consumed.length;
+    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
+    await sleep(300);
+    const alice = new RawPhone('alice');
+    const carol = new RawPhone('carol');
+    await alice.open();
+    await carol.open(CAROL_PORT);
+    alice.serverPort = suite.server.core.pjsip.port;
+    carol.serverPort = suite.server.core.pjsip.port;
+    try {
+      const callingFirst = alice.call('500');
+      const first = await bridgedWith('bob', from);
+      const a = await callingFirst;
+      assert.match(a.final, /^SIP\/2\.0 200/);
+      const callingSecond = alice.call('500');
+      const second = await bridgedWith('carol', from, new Set([first.aliceId]));
+      const b = await callingSecond;
+      assert.match(b.final, /^SIP\/2\.0 200/);
+
+      const replaces = encodeURIComponent(`${b.dialog.callId};to-tag=${b.dialog.remoteTag};from-tag=${b.dialog.localTag}`);
+      const linkedAt = Date.now();
+      const answer = await alice.request(a.dialog, 'REFER', [`Refer-To: <sip:500@127.0.0.1?Replaces=${replaces}>`, 'Refer-Sub: false']);
+      assert.match(answer, /^SIP\/2\.0 200/);
+      assert.match(answer, /^Refer-Sub:\s*false/im);
+      const transfer = await eventMatching((e) => e.type === 'BridgeAttendedTransfer', 30_000, from);
+      assert.deepEqual([transfer.result, transfer.destination_type], ['Success', 'link']);
+      await alice.nextMessage(/^BYE /, 10_000, (m) => m.includes(b.dialog.callId));
+
+      // bob's tone reaches carol: bob → first bridge → ;1 → ;2 → second bridge → carol.
+      const heard = await waitFor('bob\'s tone at carol', () => {
+        const tone = dominantTone(carol.audioBetween(linkedAt, Date.now()), 1000);
+        return tone.loudSamples >= 4000 ? tone : undefined;
+      }, 30_000);
+      assert.ok(Math.abs(heard.frequency - 1000) < 100, `carol hears ${heard.frequency} Hz`);
+      // Nothing of the subscription: a check that something does not happen keeps a short, fixed wait.
+      await assert.rejects(alice.nextMessage(/^NOTIFY /, 1000));
+
+      assert.match(await alice.request(a.dialog, 'BYE'), /^SIP\/2\.0 200/);
+      await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 30_000, from);
+      // The Local pair ends as one: hanging `;1` up ends `;2`.
+      assert.equal((await ari(`/channels/${transfer.destination_link_first_leg.id}`, 'DELETE')).status, 204);
+      for (const id of [first.calleeId, second.calleeId]) await ari(`/channels/${id}`, 'DELETE');
+      for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
+      const bobRun = await bob.done;
+      assert.equal(bobRun.status, 0, bobRun.output);
+    } finally {
+      alice.close();
+      carol.close();
+    }
   });
 });
