@@ -91,7 +91,7 @@ export function linkedAttendedTransfer(deps: StasisBridgeTransferDeps, firstLeg:
     firstLeg.publishEvent(event, { channelIds: involved.map((channel) => channel.id), bridgeIds });
     return result;
   };
-  if (!first || !second || first.kind === 'application' && second.kind === 'application' && first.bridge === second.bridge) return report('Invalid');
+  if (!first || !second || (first.kind === 'application' && second.kind === 'application' && first.bridge === second.bridge)) return report('Invalid');
   // Both legs are taken off hold (ast_bridge_channel_write_unhold), then marked as the bridging
   // core marks an attended transfer's first bridge: the first leg names its bridge peer, every
   // other member names the first leg.
