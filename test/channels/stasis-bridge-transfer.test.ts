@@ -103,3 +103,53 @@ describe('a blind transfer out of a Stasis bridge (Asterisk\'s default REFER han
     await watched.server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
   });
 });
+
+// The attended transfer a SIP REFER with Replaces asks for when the transferer's legs sit in
+// applications' bridges (stasis-bridge-attended.ts): a Local pair links the two bridges.
+describe('an attended transfer between Stasis bridges (Asterisk\'s default REFER handling), through the technology seam', () => {
+  test('three parties on the first side: the Local halves take both seats, no transferee named, the second leg hung up, the first left in the application', async () => {
+    const first = await bridged('gina', 'hank', 'ivan');
+    const second = await bridged('gina2', 'judy');
+    const [gina, hank, ivan] = first.channels as [Channel, Channel, Channel];
+    const [gina2, judy] = second.channels as [Channel, Channel];
+    assert.equal(desk.context!.transfers.canLink(gina2), true);
+    assert.equal(desk.context!.transfers.attended(gina, gina2), 'Success');
+    const transfer = await nextEvent((e) => e.type === 'BridgeAttendedTransfer');
+    assert.equal(transfer.transferee, undefined, 'a bridge of three names no transferee');
+    assert.equal(transfer.transfer_target.id, judy.id);
+    assert.equal(transfer.destination_type, 'link');
+    const one = transfer.destination_link_first_leg as Json;
+    const two = transfer.destination_link_second_leg as Json;
+    assert.deepEqual([...transfer.transferer_first_leg_bridge.channels].sort(), [gina.id, hank.id, ivan.id].sort(), 'the first bridge as it was');
+    // Every other member of the first bridge is marked with the first leg; `;1` too.
+    for (const member of [hank, ivan]) assert.equal(member.getVariable('ATTENDEDTRANSFER'), gina.name);
+    const local = watched.server.core.channels.get(String(one.id))!;
+    assert.equal(local.getVariable('ATTENDEDTRANSFER'), gina.name);
+    assert.equal(local.peer?.id, two.id, 'the two halves of one Local pair');
+    assert.equal(local.bridgeId, first.bridgeId);
+    assert.equal(local.peer?.bridgeId, second.bridgeId);
+    assert.deepEqual([local.state, local.peer?.state], ['Up', 'Up']);
+    assert.equal(gina.bridgeId, undefined);
+    assert.equal(gina.stasis?.app, 'desk', 'the first leg stays in the application');
+    assert.equal(gina.hangingUp, false);
+    assert.equal(gina2.hangingUp, true, 'the second leg is hung up');
+    for (const channel of [gina, hank, ivan, judy, local]) channel.hangup();
+    for (const bridgeId of [first.bridgeId, second.bridgeId]) await watched.server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
+  });
+
+  test('both legs in one bridge: Invalid, nothing moves; a leg in no bridge cannot be linked from', async () => {
+    const { bridgeId, channels } = await bridged('kate', 'kate2', 'liam');
+    const [kate, kate2] = channels as [Channel, Channel, Channel];
+    assert.equal(desk.context!.transfers.attended(kate, kate2), 'Invalid');
+    const transfer = await nextEvent((e) => e.type === 'BridgeAttendedTransfer');
+    assert.deepEqual([transfer.result, transfer.destination_type], ['Invalid', 'fail']);
+    assert.equal(kate.bridgeId, bridgeId);
+    assert.equal(kate2.bridgeId, bridgeId);
+    assert.equal(kate2.hangingUp, false, 'an invalid transfer hangs nobody up');
+    const lone = desk.incoming('mona');
+    await nextEvent((e) => e.type === 'StasisStart' && e.channel?.id === lone.id);
+    assert.equal(desk.context!.transfers.canLink(lone), false);
+    for (const channel of [...channels, lone]) channel.hangup();
+    await watched.server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' });
+  });
+});

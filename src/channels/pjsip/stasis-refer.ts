@@ -1,5 +1,8 @@
-// A blind REFER on a channel in an application's bridge, with Asterisk's default transfer handling
-// (PJSIP_TRANSFER_HANDLING not `ari-only`, transfer-handling.ts), as captured from Asterisk 22.10.1:
+// A REFER on a channel in an application's bridge, with Asterisk's default transfer handling
+// (PJSIP_TRANSFER_HANDLING not `ari-only`, transfer-handling.ts). An attended one (Replaces naming
+// another of our calls in a bridge) links the two bridges with a Local pair, as Asterisk's bridging
+// core does for Stasis bridges (core/channels/stasis-bridge-attended.ts; #attended below). A blind
+// one goes as captured from Asterisk 22.10.1:
 // the core swaps a Local channel to the Refer-To target into the transferer's seat
 // (core/channels/stasis-bridge-transfer.ts: StasisStart with replace_channel, the swap,
 // BridgeBlindTransfer), then the REFER gets 202 and the subscription NOTIFY 100 and 200 at once —
@@ -26,16 +29,23 @@ export class StasisBridgeRefer {
   }
 
   /**
-   * Whether Patchbay carries this REFER out itself: a blind one (no Replaces), the default handling,
-   * the channel in a bridge. Attended transfers and channels in no bridge stay the application's.
+   * Whether Patchbay carries this REFER out itself: the default handling, the channel in a bridge,
+   * and either blind (no Replaces) or attended with Replaces naming another of our calls whose
+   * channel is in a bridge too (an application's or a Dial() call). The rest (ari-only, a channel in
+   * no bridge, a Replaces naming a call we do not have or one in no bridge) stays the application's.
    */
   handles(call: SipCall, channel: Channel, referTo: ParsedReferTo): boolean {
-    return referTo.replaces === undefined && transferHandlingOf(call) === 'core' && channel.bridgeId !== undefined;
+    if (transferHandlingOf(call) !== 'core' || channel.bridgeId === undefined) return false;
+    if (referTo.replaces === undefined) return true;
+    const other = this.#runtime.calls.replaced(referTo.replaces);
+    const second = other && other !== call ? other.channel : undefined;
+    return second !== undefined && !second.hangingUp && (this.#runtime.context?.transfers.canLink(second) ?? false);
   }
 
   refer(call: SipCall, channel: Channel, referTo: ParsedReferTo, subscribed: boolean, tx: ServerTransaction): void {
     const context = this.#runtime.context;
     if (!context) return void tx.reply(503, 'Service Unavailable');
+    if (referTo.replaces) return this.#attended(call, channel, referTo, subscribed, tx);
     const transferContext = transferContextOf(this.#runtime, call, channel);
     // Refer-To without a user part goes to `s`, as res_pjsip_refer's blind request does.
     const exten = referTo.destination === '' ? 's' : referTo.destination;
@@ -55,6 +65,29 @@ export class StasisBridgeRefer {
       new ReferProgress(usage, nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))).finish(200);
     }
     this.#endLater(channel);
+  }
+
+  /**
+   * An attended REFER (res_pjsip_refer's refer_incoming_attended_request, the transfer itself the
+   * core's linkedAttendedTransfer): 202 first, then the transfer (the second leg's BYE goes out
+   * with its hang-up), then NOTIFY 100 and the outcome (terminated). With `Refer-Sub: false` the
+   * outcome is the REFER's final response. A first leg that stays in its application is ended as
+   * after a blind transfer: by its phone, or 60 s after the REFER.
+   */
+  #attended(call: SipCall, channel: Channel, referTo: ParsedReferTo, subscribed: boolean, tx: ServerTransaction): void {
+    const context = this.#runtime.context!;
+    const second = referTo.replaces ? this.#runtime.calls.replaced(referTo.replaces)?.channel : undefined;
+    if (!second || second.hangingUp) return void tx.reply(503, 'Service Unavailable');
+    const usage = subscribed ? call.dialogUsage(false) : undefined;
+    if (subscribed && !usage) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+    const progress = usage ? new ReferProgress(usage, nameAddr(plainSipUri('patchbay', this.#runtime.publicHost, this.#runtime.port))) : undefined;
+    if (progress) tx.reply(202, 'Accepted');
+    const result = context.transfers.attended(channel, second);
+    const status = STATUS_OF_RESULT[result];
+    this.#runtime.log?.info({ channel: channel.name, second: second.name, status }, 'attended REFER in a Stasis bridge');
+    if (progress) progress.finish(status);
+    else tx.reply(status, reasonPhrase(status), [['Refer-Sub', 'false']]);
+    if (status === 200 && !channel.hangingUp) this.#endLater(channel);
   }
 
   /** The transferer's phone should hang up; if it has not 60 s after the REFER, Patchbay does. */

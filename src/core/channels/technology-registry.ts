@@ -17,6 +17,7 @@ import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
 import { attendedTransfer, blindTransfer, replaceChannel } from './call-transfers.ts';
 import { CAUSE } from './causes.ts';
+import { canLinkFrom, linkedAttendedTransfer } from './stasis-bridge-attended.ts';
 import { stasisBridgeBlindTransfer, type StasisBridgeTransferDeps } from './stasis-bridge-transfer.ts';
 import { TwoPartyCall } from './two-party-call.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
@@ -206,7 +207,11 @@ export class Technologies {
       raiseTransfer: (channel, request) => this.#raiseTransfer(channel, request),
       transfers: {
         blind: (transferer, destination, transfereeVariables) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel), transfereeVariables),
-        attended: (firstLeg, secondLeg) => attendedTransfer(firstLeg, secondLeg),
+        // Two Dial() calls: the transferee moves into the target's bridge; any leg in an
+        // application's bridge: the bridges are linked by a Local pair (stasis-bridge-attended.ts).
+        attended: (firstLeg, secondLeg) =>
+          TwoPartyCall.of(firstLeg) && TwoPartyCall.of(secondLeg) ? attendedTransfer(firstLeg, secondLeg) : linkedAttendedTransfer(this.#stasisTransferDeps(), firstLeg, secondLeg),
+        canLink: (leg) => canLinkFrom(this.#stasisTransferDeps(), leg),
         blindInStasisBridge: (transferer, destination, variables) => stasisBridgeBlindTransfer(this.#stasisTransferDeps(), transferer, destination, variables),
         canReplace: (existing) => TwoPartyCall.of(existing) !== undefined,
         replace: (existing, replacement) => replaceChannel(existing, replacement),

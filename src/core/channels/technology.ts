@@ -276,8 +276,15 @@ export interface TechnologyTransfers {
     destination: Pick<DialplanLocation, 'context' | 'exten'>,
     variables?: ReadonlyArray<readonly [string, string]>,
   ): StasisBridgeTransferOutcome;
-  /** The peers of the transferer's two legs are connected; both legs are hung up. */
+  /**
+   * The peers of the transferer's two legs are connected. Between two Dial() calls the first peer
+   * moves next to the second and both legs are hung up; when a leg is in an application's bridge,
+   * a Local pair takes both legs' seats (stasis-bridge-attended.ts), the second leg is hung up and
+   * a first leg in an application stays there.
+   */
   attended(firstLeg: Channel, secondLeg: Channel): TransferResult;
+  /** Whether `leg` is in a bridge (an application's, or a Dial() call) an attended transfer can link from. */
+  canLink(leg: Channel): boolean;
   /** Whether `existing` is in a call another channel could take its place in. */
   canReplace(existing: Channel): boolean;
   /** `replacement` takes `existing`'s place in its call, `existing` is hung up; false when it is in none. */
