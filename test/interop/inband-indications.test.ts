@@ -1,6 +1,6 @@
 // Indications on an answered SIP call, heard in band as Asterisk 22's core makes them: chan_pjsip
 // cannot send a 180, 486 or 503 once the call is Up, so Ringing(), Busy(), Congestion() and ARI's
-// ring play the tone of the channel's tone zone as RTP instead; ring_stop ends it, Progress() plays
+// ring play the tone of the channel's tone zone (CHANNEL(tonezone), the endpoint's tone_zone) as RTP instead; ring_stop ends it, Progress() plays
 // nothing and leaves it playing. A raw phone (raw-phone.ts) calls and its received PCMU is
 // analysed: the tone's frequencies (Goertzel in 10 Hz bins over the tone's runs) and its cadence in
 // 20 ms packets, which the media clock makes one after the other (a stalled tick makes none, so
@@ -24,6 +24,8 @@ let work: string;
 let server: TestServer;
 let events: EventSocket;
 const alice = new RawPhone('alice');
+/** A phone of an endpoint with tone_zone=uk. */
+const bob = new RawPhone('bob');
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'patchbay-inband-'));
@@ -45,30 +47,36 @@ before(async () => {
       ' same => n,Set(CHANNEL(tonezone)=de)',
       ' same => n,Ringing()',
       ' same => n,Wait(60)',
+      'exten => 614,1,Answer()',
+      ' same => n,Ringing()',
+      ' same => n,Wait(60)',
       'exten => 620,1,Answer()',
       ' same => n,Stasis(ringer)',
       '',
     ].join('\n'),
   );
   await alice.open();
+  await bob.open();
   server = await startTestServer({
-    config_objects: { res_pjsip: { endpoint: { alice: { context: 'phones', allow: 'ulaw' } } } },
+    config_objects: { res_pjsip: { endpoint: { alice: { context: 'phones', allow: 'ulaw' }, bob: { context: 'phones', allow: 'ulaw', tone_zone: 'uk' } } } },
     dialplan: { file: dialplanFile },
   } as never);
   alice.serverPort = server.core.pjsip.port;
+  bob.serverPort = server.core.pjsip.port;
   events = await server.events('app=ringer');
 });
 
 after(async () => {
   alice.close();
+  bob.close();
   await events?.close();
   await server?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 
-/** The 20 ms PCMU packets alice received on this call so far, decoded, in arrival order. */
-function framesSince(from: number): Int16Array[] {
-  return alice.received
+/** The 20 ms PCMU packets `phone` received on this call so far, decoded, in arrival order. */
+function framesSince(from: number, phone: RawPhone): Int16Array[] {
+  return phone.received
     .filter((packet) => packet.at >= from && packet.payloadType === 0 && packet.payload.length === FRAME)
     .map((packet) => {
       const samples = new Int16Array(FRAME);
@@ -80,10 +88,10 @@ function framesSince(from: number): Int16Array[] {
 const loud = (frame: Int16Array): boolean => Math.sqrt(meanSquare(frame)) > LOUD_RMS;
 
 /** Waits (bounded) until `count` packets followed the first loud one; returns them from there. */
-async function toneFrames(from: number, count: number, timeoutMs = 45_000): Promise<Int16Array[]> {
+async function toneFrames(from: number, count: number, phone = alice, timeoutMs = 45_000): Promise<Int16Array[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const frames = framesSince(from);
+    const frames = framesSince(from, phone);
     const first = frames.findIndex(loud);
     if (first >= 0 && frames.length - first >= count) return frames.slice(first, first + count);
     if (Date.now() > deadline) assert.fail(`after ${timeoutMs} ms: ${frames.length} packets, first loud at ${first}; wanted ${count} from there`);
@@ -139,14 +147,14 @@ function assertRun(lengths: readonly number[], index: number, expected: number, 
  * Alice calls `extension`, which answers; `check` runs on the call, which she hangs up whatever
  * came of it (a call left up would go on sending to her one RTP port during the next test).
  */
-async function onCall(extension: string, check: (from: number, dialog: PhoneDialog) => Promise<void>): Promise<void> {
+async function onCall(extension: string, check: (from: number, dialog: PhoneDialog) => Promise<void>, phone = alice): Promise<void> {
   const from = Date.now();
-  const { dialog, final } = await alice.call(extension);
+  const { dialog, final } = await phone.call(extension);
   assert.match(final, /^SIP\/2\.0 200/);
   try {
     await check(from, dialog);
   } finally {
-    assert.match(await alice.request(dialog, 'BYE'), /^SIP\/2\.0 200/);
+    assert.match(await phone.request(dialog, 'BYE'), /^SIP\/2\.0 200/);
   }
 }
 
@@ -193,6 +201,22 @@ describe('indications on an answered SIP call are heard in band (Asterisk 22 cor
       assertRun(lengths, 1, 200, 'the pause after it');
       assertFrequencies(loudAudio(frames), [425], [480, 620]);
     });
+  });
+
+  test("an endpoint with tone_zone=uk: Ringing() after Answer() plays the UK ring tone, 400+450 Hz, 0.4 s on, 0.2 s off, 0.4 s on, 2 s off", { timeout: 90_000 }, async () => {
+    await onCall(
+      '614',
+      async (from) => {
+        const frames = await toneFrames(from, 160, bob);
+        const lengths = runs(frames);
+        assertRun(lengths, 0, 20, 'the first ring');
+        assertRun(lengths, 1, 10, 'the short pause');
+        assertRun(lengths, 2, 20, 'the second ring');
+        assertRun(lengths, 3, 100, 'the long pause');
+        assertFrequencies(loudAudio(frames), [400, 450], [480, 620]);
+      },
+      bob,
+    );
   });
 
   test('ARI POST /channels/{id}/ring on an answered SIP channel plays the ring tone; DELETE .../ring ends it', { timeout: 90_000 }, async () => {
