@@ -8,8 +8,11 @@ import type { Channel } from './channels/channel.ts';
 import { nativeRateOf } from './channels/native-rate.ts';
 import type { MediaEngine } from './media-engine.ts';
 
-/** Highest first: a playback interrupts music on hold, which replaces silence. */
-export const GENERATOR_KINDS = ['playback', 'moh', 'silence'] as const;
+/**
+ * Highest first: a playback interrupts music on hold, which replaces silence. `tones` are what the
+ * core plays for an indication the technology could not show (indication-tones.ts).
+ */
+export const GENERATOR_KINDS = ['playback', 'tones', 'moh', 'silence'] as const;
 export type GeneratorKind = (typeof GENERATOR_KINDS)[number];
 
 export interface AudioGenerator {
@@ -74,9 +77,14 @@ export class ChannelGenerators {
     if (!slots) return;
     if (generator) slots.generators.set(kind, generator);
     else slots.generators.delete(kind);
+    // Indication tones are interruptible, as Asterisk starts them (ast_playtones_start(…, 1)): a
+    // file or music on hold started on the channel ends them rather than waiting under them.
+    const interrupted = generator && (kind === 'playback' || kind === 'moh') ? slots.generators.get('tones') : undefined;
+    if (interrupted) slots.generators.delete('tones');
     // The generator that rested the channel is gone: whoever is left speaks on the next tick.
     if (previous && slots.resting === previous) this.wake(slots);
     previous?.stopped?.('removed');
+    interrupted?.stopped?.('removed');
     this.settle(slots);
   }
 

@@ -45,6 +45,7 @@ import { ChannelBroadcasts } from './broadcasts.ts';
 import { Bridges } from './bridges/bridges.ts';
 import { ensureBuiltinSounds, generatedSoundsDir } from './builtin-sounds.ts';
 import { ChannelGenerators } from './channel-generators.ts';
+import { IndicationTones } from './indication-tones.ts';
 import { MediaEngine } from './media-engine.ts';
 import { Recordings } from './recordings/recordings.ts';
 import { MusicOnHold } from './moh.ts';
@@ -123,6 +124,8 @@ export abstract class Kernel {
   /** The one media clock: bridges, generators, playbacks and recordings tick on it. */
   readonly media: MediaEngine;
   readonly generators: ChannelGenerators;
+  /** What the core plays in band for an indication a channel's technology could not show. */
+  readonly indicationTones: IndicationTones;
   readonly bridges: Bridges;
   readonly sounds: Sounds;
   /** Live recordings of channels and bridges, and the stored recordings on disk. */
@@ -190,6 +193,8 @@ export abstract class Kernel {
       maxChannels: options.config.maxChannels || automaticChannelLimit(),
       maxVariableBytes: options.config.variables.maxChannelBytes,
       functions: options.functions,
+      // Called only once channels exist, after the tones below are made.
+      inbandIndication: (channel, indication) => this.indicationTones.emulate(channel, indication),
       reportError: (err, channel, during) => this.log.error({ err, channel: channel.name }, `channel ${during} failed; carrying on`),
     });
     this.objects.register('channel', (id) => this.channels.get(id)?.snapshot());
@@ -210,6 +215,7 @@ export abstract class Kernel {
       onError: (err) => this.log.error({ err }, 'media clock listener failed'),
     });
     this.generators = new ChannelGenerators(this.media);
+    this.indicationTones = new IndicationTones(this.generators);
     this.bridges = new Bridges(
       this.applications,
       this.media,

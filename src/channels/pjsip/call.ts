@@ -435,9 +435,16 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.#session.answered();
   }
 
-  indicate(indication: Indication, musicClass?: string): void {
+  /** False where chan_pjsip's indicate returns -1: the core then plays the tone in band or stops it. */
+  indicate(indication: Indication, musicClass?: string): boolean | void {
     if (indication === 'hold' || indication === 'unhold') return this.#hold.indicate(indication, musicClass);
-    if (this.side.kind !== 'inbound' || this.#answered || this.#ended) return;
+    // Nothing on the wire stops an indication: the tone the core plays for one ends.
+    if (indication === 'stop') return false;
+    if (this.#ended) return;
+    // An answered call has no 180, 183, 486 or 503 left to send: ringing, busy and congestion are
+    // heard in band instead (progress plays nothing), as chan_pjsip refuses them once Up.
+    if (this.channel.state === 'Up') return false;
+    if (this.side.kind !== 'inbound' || this.#answered) return;
     if (indication === 'ringing') this.#respond(180, false);
     else if (indication === 'progress' && !this.#progressSent) {
       this.#progressSent = true;

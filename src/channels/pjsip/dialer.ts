@@ -92,6 +92,8 @@ export class Dialer {
       },
       (created) => call.attach(created),
     );
+    // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
+    channel.toneZone = endpoint.toneZone;
     runtime.calls.add(call);
     return channel;
   }

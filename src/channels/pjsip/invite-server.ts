@@ -145,6 +145,8 @@ export class InviteServer {
     // ChannelVarset between ChannelCreated and ChannelDialplan); the Call-ID is the snapshot's
     // protocol_id and ${CHANNEL(pjsip,call-id)}, no variable.
     if (target.kind === 'sip') channel.setSystemVariable('SIPDOMAIN', target.host);
+    // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
+    channel.toneZone = endpoint.toneZone;
     if (!replaced) return void context.enterDialplan(channel);
     channel.answer();
     if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);

@@ -65,6 +65,11 @@ export interface ChannelEnvironment {
   readonly channelvars: readonly string[];
   readonly defaultLanguage: string;
   readonly maxVariableBytes: number; // most bytes of variables the channel holds (`variables.max_channel_bytes`)
+  /**
+   * An indication the channel's technology could not show (its driver's indicate returned false):
+   * the core plays its tone in band, or with `stop` ends it. Absent: nothing is heard.
+   */
+  inbandIndication?(channel: Channel, indication: Indication): void;
   /** Called once, after ChannelDestroyed. */
   destroyed(channel: Channel): void;
   /** A listener or technology failed while the channel was being notified; the channel goes on. */
@@ -81,6 +86,11 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
   onHold = false;
+  /**
+   * The country whose tones the core plays for an indication the technology cannot show
+   * (CHANNEL(tonezone), Asterisk's ast_channel_zone); undefined: the default zone.
+   */
+  toneZone: string | undefined;
   /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
   readonly #dialplanRun = new ChannelDialplanRun<Channel>();
   /**
@@ -202,7 +212,16 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   indicate(indication: Indication, musicClass?: string): void {
     if (this.hangingUp) return;
     this.emit('indicated', indication);
-    this.driver.indicate(indication, musicClass);
+    // What the technology cannot show, the core plays in band (ringing, busy, congestion) or stops.
+    if (this.driver.indicate(indication, musicClass) === false) this.env.inbandIndication?.(this, indication);
+  }
+
+  /**
+   * Ends the tone the core plays for an indication its technology could not show, without telling
+   * the far end anything: app_dial clears the caller's generator so when a callee answers.
+   */
+  endInbandIndication(): void {
+    this.env.inbandIndication?.(this, 'stop');
   }
 
   hold(musicClass?: string): void {

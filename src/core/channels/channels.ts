@@ -7,7 +7,7 @@ import { Notifier } from '../../util/typed-emitter.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import type { CoreEventOf } from '../../spec/events.ts';
 import { Channel, type ChannelEnvironment, type ChannelFunctions, type ChannelInit } from './channel.ts';
-import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory } from './technology.ts';
+import type { ChannelDriver, ChannelRequest, ChannelTechnology, DriverFactory, Indication } from './technology.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
 /** The driver of a channel without a far end: whatever the core asks of it goes nowhere. */
@@ -33,6 +33,8 @@ export interface ChannelsOptions {
   readonly maxVariableBytes?: number;
   /** The dialplan functions of the core, which every channel of the table carries. */
   readonly functions: ChannelFunctions;
+  /** Plays (or stops) in band what a channel's technology could not indicate (ChannelEnvironment.inbandIndication). */
+  readonly inbandIndication?: (channel: Channel, indication: Indication) => void;
   /** A listener or technology failed while a channel was being notified (the channel went on). */
   readonly reportError?: (error: unknown, channel: Channel, during: string) => void;
 }
@@ -74,6 +76,7 @@ export class Channels implements EndableCollection {
       channelvars: this.options.channelvars,
       defaultLanguage: this.options.defaultLanguage,
       maxVariableBytes: this.options.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES,
+      inbandIndication: options.inbandIndication,
       destroyed: (gone) => this.forget(gone),
       reportError: (error, failed, during) => this.reportError(error, failed, during),
     };

@@ -25,7 +25,12 @@ export interface ChannelDriver {
   answer(): void;
   /** The channel is going away; release the far end with this cause. */
   hangup(cause: number): void;
-  indicate(indication: Indication, musicClass?: string): void;
+  /**
+   * Shows the far end an indication. `false`: the technology cannot show this one now (a SIP call
+   * already answered has no 180 or 486 left to send: chan_pjsip's indicate returns -1), and the
+   * core makes it heard in band instead (indication-tones.ts), as Asterisk's ast_indicate_data does.
+   */
+  indicate(indication: Indication, musicClass?: string): boolean | void;
   /** A whole DTMF digit towards the far end. */
   sendDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */

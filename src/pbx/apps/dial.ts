@@ -126,33 +126,12 @@ interface RingOutcome {
 }
 
 /**
- * Plays the ring tone of the channel's zone to it until the returned stop is called; undefined
- * when nothing can play. As Asterisk's core does for ringing indicated to an answered channel
- * (ast_indicate emulating it with ast_playtones_start): a blind transferee whose Dial() rings hears
- * ringback, and that audio is what makes its REFER subscription report 200 (refer-progress.ts).
- */
-type InbandRingback = (channel: Channel) => (() => void) | undefined;
-
-function inbandRingbackOf(services: PbxServices): InbandRingback {
-  return (channel) => {
-    const engine = services.playbacks;
-    if (!engine || channel.hangingUp) return undefined;
-    try {
-      const playback = engine.playOnChannel(channel, { media: ['tone:ring'], language: channel.language, internal: true });
-      return () => engine.stopPlayback(playback);
-    } catch {
-      return undefined; // No ringback is no reason to fail the Dial().
-    }
-  };
-}
-
-/**
  * Calls every leg at once; resolves with the one that answered first, if any. With `earlyMedia`
  * (one leg, no ringing of our own), the callee's progress connects the media of the two channels
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean, earlyMedia: boolean, inbandRingback: InbandRingback): Promise<RingOutcome> {
+function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean, earlyMedia: boolean): Promise<RingOutcome> {
   return new Promise((resolve) => {
     let pending = legs.length;
     let settled = false;
@@ -164,7 +143,6 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
     let ringTimed = false;
     let progressTimed = false;
     let early: { peer: Channel; disconnect: () => void } | undefined;
-    let stopRingback: (() => void) | undefined;
     // Armed before the legs' own timers (same delay), so it has fired when they end.
     const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
     timer?.unref();
@@ -173,7 +151,6 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
-      stopRingback?.();
       channel.off('hangup', onCallerHangup);
       for (const [peer, forwarder] of forwarders) peer.off('remote-indication', forwarder);
       const kept = early && winner?.peer === early.peer ? early.disconnect : undefined;
@@ -196,13 +173,16 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
           setDuration(channel, 'PROGRESSTIME', sinceCreated(leg.peer));
         }
         if (channel.hangingUp) return;
-        // An answered caller is told too, as app_dial does: its phone hears nothing of it, but a
-        // blind transfer's REFER subscription following it reports 180/183 (refer-progress.ts).
+        // An answered caller is told too, as app_dial does: its technology cannot show it, so the
+        // core plays it the ring tone in band (indication-tones.ts), and a blind transfer's REFER
+        // subscription following it reports 180, then 200 with that audio (refer-progress.ts).
         if (indication === 'ringing' && !sentRinging) {
           sentRinging = true;
           channel.indicate('ringing');
-          // Its technology shows an answered caller nothing: it hears the ringing in band instead.
-          if (channel.answered && !early) stopRingback = inbandRingback(channel);
+        } else if (indication === 'stop' && legs.length === 1 && !alreadyRinging) {
+          // A single callee stopped its indications (app_dial's -1): so does the caller.
+          sentRinging = false;
+          channel.indicate('stop');
         } else if (indication === 'progress') {
           channel.indicate('progress');
           if (earlyMedia && !early && !channel.answered && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
@@ -355,9 +335,13 @@ export const dialApplication: DialplanApplication = {
       setVariable(channel, 'DIALSTATUS', 'CHANUNAVAIL');
       return 'next';
     }
-    const ringBack = options.has('r') && !channel.answered;
+    // r: ringing at once, heard in band by an answered caller, and stopped when Dial() ends.
+    const ringBack = options.has('r');
     if (ringBack) channel.indicate('ringing');
-    const { winner, timedOut, earlyMedia } = await ring(channel, legs, timeoutMs, ringBack, legs.length === 1 && !ringBack, inbandRingbackOf(services));
+    const { winner, timedOut, earlyMedia } = await ring(channel, legs, timeoutMs, ringBack, legs.length === 1 && !ringBack);
+    // Without r, the ring tone an answered caller heard while nobody answered goes on after Dial()
+    // (until a file, another indication or the hang-up), as app_dial leaves it.
+    if (ringBack) channel.indicate('stop');
 
     if (!winner) {
       if (channel.hangingUp) {
@@ -371,6 +355,8 @@ export const dialApplication: DialplanApplication = {
     }
 
     const { peer } = winner;
+    // app_dial clears the caller's generator at the answer: a ring tone of its own ends.
+    channel.endInbandIndication();
     if (!channel.answered) channel.answer();
     // The early media's connection gives way to the call's own (which also passes hold and transfers).
     earlyMedia?.();

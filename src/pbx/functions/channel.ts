@@ -3,6 +3,7 @@
 import type { CallerId, Channel } from '../../core/channels/channel.ts';
 import { causeText } from '../../core/channels/causes.ts';
 import { InvalidError } from '../../core/errors.ts';
+import { getToneZone, TONE_ZONE_COUNTRIES } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
@@ -111,13 +112,22 @@ const CHANNEL_READERS: ReadonlyMap<string, (channel: Channel) => string> = new M
   ['musicclass', (channel) => channel.getVariable('__MUSICCLASS') ?? 'default'],
   ['onhold', (channel) => (channel.onHold ? '1' : '0')],
   ['endpoint', (channel) => channel.endpointId ?? ''],
+  ['tonezone', (channel) => channel.toneZone ?? ''],
 ]);
 
 const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => void> = new Map<string, (channel: Channel, value: string) => void>([
   ['language', (channel, value) => void (channel.language = value)],
   ['accountcode', (channel, value) => void (channel.accountcode = value)],
   ['musicclass', (channel, value) => channel.setSystemVariable('__MUSICCLASS', value)],
+  ['tonezone', (channel, value) => void (channel.toneZone = knownToneZone(value))],
 ]);
+
+/** A tone zone's country as CHANNEL(tonezone) takes it: one Patchbay knows, else refused as Asterisk refuses it. */
+function knownToneZone(value: string): string {
+  const zone = getToneZone(value.trim());
+  if (!zone) throw new InvalidError(`Unknown country code '${value.slice(0, 64)}' for tonezone (known: ${TONE_ZONE_COUNTRIES.join(', ')})`);
+  return zone.country;
+}
 
 function hangupCauseOf(call: FunctionCall, name: string): number | undefined {
   const recent = call.services?.recentHangups.get(name);
@@ -159,7 +169,7 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode and musicclass are writable.',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode, musicclass and tonezone (a country of Patchbay\'s tone zones: us, uk, de, fr, it, jp) are writable.',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();

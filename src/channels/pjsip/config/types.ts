@@ -60,6 +60,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly trustIdOutbound: boolean;
   readonly transport?: string;
   readonly language?: string;
+  /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
+  readonly toneZone?: string;
   readonly rtpSymmetric: boolean;
   readonly forceRport: boolean;
   readonly rewriteContact: boolean;
