@@ -196,6 +196,8 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
   private readsFunctions(): boolean {
     for (const name of this.#settings.channelvars) if (name.includes('(')) return true;
+    // Asked for every snapshot built; most channels report no variables (no Set iterator then).
+    if (this.reportedVariables.size === 0) return false;
     for (const name of this.reportedVariables) if (name.includes('(')) return true;
     return false;
   }
