@@ -73,3 +73,26 @@ export interface SplitEventText {
   tail: string;
   bytes: number;
 }
+
+/**
+ * The text of one event, serialised once for every application it goes to (one publish): with
+ * many applications subscribed to everything, stringifying the same event for each was most of
+ * the cost of a call.
+ */
+export interface SharedText {
+  /** The event's text, or its first part when `tail` is not empty. */
+  text: string | undefined;
+  /** The rest of the event's text after `text` (see EventTextSource.splitEventText), or ''/undefined. */
+  tail?: string | undefined;
+  /** UTF-8 bytes of `text` and `tail`, once measured. */
+  bytes?: number | undefined;
+  /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
+  source?: EventTextSource | undefined;
+  /** Where a source writes the text's parts (one object per holder); without it the text is made whole. */
+  readonly split?: SplitEventText;
+}
+
+/** A SharedText holder with nothing in it yet. */
+export function emptySharedText(source?: EventTextSource): SharedText {
+  return { text: undefined, tail: '', bytes: undefined, source, split: { head: '', tail: '', bytes: 0 } };
+}

@@ -13,7 +13,10 @@
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
-import type { ApplicationSink, EventTextSource, SplitEventText } from './application-sink.ts';
+import type { ApplicationSink, SharedText } from './application-sink.ts';
+
+// Declared beside the sink's types (the router fills it); named here too, where it was first.
+export { emptySharedText, type SharedText } from './application-sink.ts';
 import { ApplicationLog, ReusedMessage, spliceDeliveryFields, type LoggedEvent } from './event-log-ring.ts';
 import { splicedLength } from '../util/websocket-text-frame.ts';
 
@@ -570,29 +573,6 @@ function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   // Always an object's text; the check keeps the splice honest if that ever changes.
   const last = shared?.tail ? shared.tail : text;
   return text.length >= 2 && text.charCodeAt(0) === 0x7b && last.charCodeAt(last.length - 1) === 0x7d ? text : undefined;
-}
-
-/**
- * The text of one event, serialised once for every application it goes to (one publish): with
- * many applications subscribed to everything, stringifying the same event for each was most of
- * the cost of a call.
- */
-export interface SharedText {
-  /** The event's text, or its first part when `tail` is not empty. */
-  text: string | undefined;
-  /** The rest of the event's text after `text` (see EventTextSource.splitEventText), or ''/undefined. */
-  tail?: string | undefined;
-  /** UTF-8 bytes of `text` and `tail`, once measured. */
-  bytes?: number | undefined;
-  /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
-  source?: EventTextSource | undefined;
-  /** Where a source writes the text's parts (one object per holder); without it the text is made whole. */
-  readonly split?: SplitEventText;
-}
-
-/** A SharedText holder with nothing in it yet. */
-export function emptySharedText(source?: EventTextSource): SharedText {
-  return { text: undefined, tail: '', bytes: undefined, source, split: { head: '', tail: '', bytes: 0 } };
 }
 
 interface PendingRow {
