@@ -140,7 +140,7 @@ async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   const role = isFloor(kind) ? 'floor' : kind === 'hosted' ? 'hosted' : 'server';
   // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
   const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const target = await startTargetProcess({ name: kind, role, floorMode, nodeArgs, env, answerTimeoutMs: 30_000 });
+  const target = await startTargetProcess({ name: kind, role, floorMode, nodeArgs, env, answerTimeoutMs: 120_000 });
   return { url: target.url, user: BENCH_USER, stats: (command = 'stats') => target.ask<Stats>(command), stop: () => target.stop() };
 }
 

@@ -193,7 +193,7 @@ class EventConnection implements ApplicationSink, StreamOutput, RestOverWebSocke
     // Developer mode checks the message against its model, a read-only user's is redacted: as text.
     if (this.owner.developerMode || this.user.readOnly || message.fields === '') return this.deliver(application, event, message.text(), message.sequence);
     if (!this.streams.accepts(application, message.sequence)) return;
-    this.sendFrame(splicedTextFrame(message.body, message.bodyBytes, message.fields, message.fieldsBytes, message.sequence));
+    this.sendFrame(splicedTextFrame(message.body, message.tail, message.bodyBytes, message.fields, message.fieldsBytes, message.sequence));
   }
 
   send(message: Record<string, unknown>): void {

@@ -27,9 +27,18 @@ export interface ApplicationSink {
  * it during the call and keeps nothing of it but what `text()` returns.
  */
 export interface LoggedMessage {
-  /** The event's own text (`{…}`, shared by every application it goes to), or the whole message. */
+  /**
+   * The event's own text (`{…}`, shared by every application it goes to), or the whole message;
+   * when `tail` is not empty, only the text's first part (`{…` without the closing brace).
+   */
   readonly body: string;
-  /** UTF-8 bytes of `body`. */
+  /**
+   * The rest of the event's text after `body` (a channel's kept snapshot and the closing brace),
+   * or ''. Kept apart so that the message is measured and written without first being joined into
+   * one string, which measuring or writing would copy flat.
+   */
+  readonly tail: string;
+  /** UTF-8 bytes of `body` and `tail` together. */
   readonly bodyBytes: number;
   /** `,"application":…,"asterisk_id":…,"sequence":`, or '' when `body` is the whole message. */
   readonly fields: string;
@@ -49,4 +58,41 @@ export interface LoggedMessage {
  */
 export interface EventTextSource {
   eventText(event: CoreEvent): string | undefined;
+  /**
+   * Optional: the same text in two flat parts written into `into` (true), or false to have the
+   * text made by eventText. Joining kept parts makes a chained string, and counting its bytes or
+   * writing it into a frame copies it flat first (≈ 1 KB of garbage per event); the parts are
+   * counted and written one by one instead.
+   */
+  splitEventText?(event: CoreEvent, into: SplitEventText): boolean;
+}
+
+/** An event's text as `head` + `tail`, both flat strings, and its UTF-8 bytes. */
+export interface SplitEventText {
+  head: string;
+  tail: string;
+  bytes: number;
+}
+
+/**
+ * The text of one event, serialised once for every application it goes to (one publish): with
+ * many applications subscribed to everything, stringifying the same event for each was most of
+ * the cost of a call.
+ */
+export interface SharedText {
+  /** The event's text, or its first part when `tail` is not empty. */
+  text: string | undefined;
+  /** The rest of the event's text after `text` (see EventTextSource.splitEventText), or ''/undefined. */
+  tail?: string | undefined;
+  /** UTF-8 bytes of `text` and `tail`, once measured. */
+  bytes?: number | undefined;
+  /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
+  source?: EventTextSource | undefined;
+  /** Where a source writes the text's parts (one object per holder); without it the text is made whole. */
+  readonly split?: SplitEventText;
+}
+
+/** A SharedText holder with nothing in it yet. */
+export function emptySharedText(source?: EventTextSource): SharedText {
+  return { text: undefined, tail: '', bytes: undefined, source, split: { head: '', tail: '', bytes: 0 } };
 }

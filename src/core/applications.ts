@@ -3,7 +3,7 @@
 // applications that control or subscribe to the objects it concerns.
 import { InvalidError, NotFoundError, UnavailableError, UnprocessableError } from './errors.ts';
 import type { ApplicationSink, EventTextSource } from './application-sink.ts';
-import type { EventLog, SharedText } from './event-log.ts';
+import { emptySharedText, type EventLog, type SharedText } from './event-log.ts';
 import { formatAriDate } from '../util/ari-date.ts';
 import type { CoreEvent } from '../spec/events.ts';
 
@@ -165,8 +165,9 @@ export class Application {
   }
 
   passesFilter(type: string): boolean {
-    if (this.disallowed.some((entry) => entry.type === type)) return false;
-    return this.allowed.length === 0 || this.allowed.some((entry) => entry.type === type);
+    // Asked for every event and application: plain loops, where `some` made a closure per call.
+    if (this.disallowed.length > 0 && listsType(this.disallowed, type)) return false;
+    return this.allowed.length === 0 || listsType(this.allowed, type);
   }
 
   snapshot(): ApplicationSnapshot {
@@ -442,8 +443,9 @@ export class Applications {
     // The holder of that text is reused from event to event (no object per event); a publish
     // from inside a delivery (a sink reacting at once) takes a fresh one so as not to clobber it.
     const outermost = !this.publishing;
-    const shared: SharedText = outermost ? this.sharedText : { text: undefined };
+    const shared: SharedText = outermost ? this.sharedText : emptySharedText();
     shared.text = undefined;
+    shared.tail = '';
     shared.bytes = undefined;
     shared.source = text;
     this.publishing = true;
@@ -456,14 +458,16 @@ export class Applications {
         this.publishing = false;
         // The text is not held past its event.
         shared.text = undefined;
+        shared.tail = '';
         shared.bytes = undefined;
         shared.source = undefined;
+        shared.split!.head = shared.split!.tail = '';
       }
     }
   }
 
   /** The serialised text of the event being published, shared by its applications (see publish). */
-  private readonly sharedText: SharedText = { text: undefined };
+  private readonly sharedText: SharedText = emptySharedText();
   private publishing = false;
 
   /**
@@ -485,7 +489,7 @@ export class Applications {
   /** Sends an event to one application only, ignoring subscriptions. */
   sendTo(name: string, event: CoreEvent, text?: EventTextSource): void {
     const app = this.apps.get(name);
-    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event, text ? { text: undefined, source: text } : undefined);
+    if (app && (app.sink || this.eventLog)) this.deliverTo(app, event, text ? emptySharedText(text) : undefined);
   }
 
   private deliverTo(app: Application, event: CoreEvent, shared?: SharedText): void {
@@ -498,6 +502,12 @@ export class Applications {
     if (source.id === ALL || source.kind === 'deviceState') return true;
     return this.objectExists(source.kind, source.id);
   }
+}
+
+/** Whether a filter list names the event type. */
+function listsType(entries: readonly EventTypeFilter[], type: string): boolean {
+  for (let i = 0; i < entries.length; i++) if (entries[i]!.type === type) return true;
+  return false;
 }
 
 function parseFilterList(key: string, value: unknown): EventTypeFilter[] {

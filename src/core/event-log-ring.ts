@@ -148,14 +148,16 @@ export function spliceDeliveryFields(body: string, deliveryFields: string, seque
  */
 export class ReusedMessage implements LoggedMessage {
   body = '';
+  tail = '';
   bodyBytes = 0;
   fields = '';
   fieldsBytes = 0;
   sequence = 0;
   bytes = 0;
 
-  set(body: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number, bytes: number): this {
+  set(body: string, tail: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number, bytes: number): this {
     this.body = body;
+    this.tail = tail;
     this.bodyBytes = bodyBytes;
     this.fields = fields;
     this.fieldsBytes = fieldsBytes;
@@ -165,12 +167,14 @@ export class ReusedMessage implements LoggedMessage {
   }
 
   text(): string {
-    return this.fields === '' ? this.body : spliceDeliveryFields(this.body, this.fields, this.sequence);
+    const body = this.tail === '' ? this.body : this.body + this.tail;
+    return this.fields === '' ? body : spliceDeliveryFields(body, this.fields, this.sequence);
   }
 
   /** Lets go of the texts once the event is delivered (the object outlives them). */
   clear(): void {
     this.body = '';
+    this.tail = '';
     this.fields = '';
   }
 }

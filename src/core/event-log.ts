@@ -13,7 +13,10 @@
 import type { Statement as SqliteStatement } from 'better-sqlite3';
 import type { SqliteDatabase } from './database.ts';
 import type { CoreEvent } from '../spec/events.ts';
-import type { ApplicationSink, EventTextSource } from './application-sink.ts';
+import type { ApplicationSink, SharedText } from './application-sink.ts';
+
+// Declared beside the sink's types (the router fills it); named here too, where it was first.
+export { emptySharedText, type SharedText } from './application-sink.ts';
 import { ApplicationLog, ReusedMessage, spliceDeliveryFields, type LoggedEvent } from './event-log-ring.ts';
 import { splicedLength } from '../util/websocket-text-frame.ts';
 
@@ -146,21 +149,24 @@ export class EventLog {
     const now = this.now();
     log.lastActivity = now;
     const body = eventBody(event, shared);
+    const tail = shared?.tail ?? '';
     // A nested delivery (a sink that raises an event at once) must not clobber the outer message.
     const message = this.message.body === '' ? this.message : new ReusedMessage();
     if (body !== undefined && body.length > 2) {
       // The ring keeps the event's own text, the same string for every application it went to, and
       // splices the delivery fields back when it is read again: with N subscribe-all applications,
       // one copy of each event is held instead of N. Sizes are counted, not measured on a joined text.
+      // A text in two parts is held joined (a chained string, flattened only if it is read again)
+      // and handed to the transport in its parts.
       const bodyBytes = shared ? (shared.bytes ??= Buffer.byteLength(body)) : Buffer.byteLength(body);
       const bytes = splicedLength(bodyBytes, log.deliveryFieldsBytes, sequence);
-      message.set(body, bodyBytes, log.deliveryFields, log.deliveryFieldsBytes, sequence, bytes);
-      log.pushBody(now, body, bytes);
+      message.set(body, tail, bodyBytes, log.deliveryFields, log.deliveryFieldsBytes, sequence, bytes);
+      log.pushBody(now, tail === '' ? body : body + tail, bytes);
     } else {
       // An event relayed from another cluster member keeps that member's asterisk_id (its owner).
-      const json = body !== undefined ? spliceDeliveryFields(body, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence });
+      const json = body !== undefined ? spliceDeliveryFields(tail === '' ? body : body + tail, log.deliveryFields, sequence) : JSON.stringify({ ...event, application, asterisk_id: ownerId(event) ?? this.serverId, sequence });
       const bytes = Buffer.byteLength(json);
-      message.set(json, bytes, '', 0, sequence, bytes);
+      message.set(json, '', bytes, '', 0, sequence, bytes);
       log.push(now, json, bytes);
     }
     this.totalBytes += message.bytes;
@@ -554,24 +560,19 @@ function eventBody(event: CoreEvent, shared?: SharedText): string | undefined {
   if ('application' in fields || 'asterisk_id' in fields || 'sequence' in fields || 'toJSON' in fields) return undefined;
   let text = shared?.text;
   if (text === undefined) {
-    text = shared?.source?.eventText(event) ?? JSON.stringify(event);
+    const source = shared?.source;
+    if (shared?.split && source?.splitEventText?.(event, shared.split)) {
+      text = shared.split.head;
+      shared.tail = shared.split.tail;
+      shared.bytes = shared.split.bytes;
+    } else {
+      text = source?.eventText(event) ?? JSON.stringify(event);
+    }
     if (shared) shared.text = text;
   }
   // Always an object's text; the check keeps the splice honest if that ever changes.
-  return text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d ? text : undefined;
-}
-
-/**
- * The text of one event, serialised once for every application it goes to (one publish): with
- * many applications subscribed to everything, stringifying the same event for each was most of
- * the cost of a call.
- */
-export interface SharedText {
-  text: string | undefined;
-  /** UTF-8 bytes of `text`, once measured. */
-  bytes?: number | undefined;
-  /** Makes `text` from kept parts when it is first needed (see EventTextSource). */
-  source?: EventTextSource | undefined;
+  const last = shared?.tail ? shared.tail : text;
+  return text.length >= 2 && text.charCodeAt(0) === 0x7b && last.charCodeAt(last.length - 1) === 0x7d ? text : undefined;
 }
 
 interface PendingRow {

@@ -46,17 +46,20 @@ export function splicedLength(bodyBytes: number, fieldsBytes: number, sequence: 
 }
 
 /**
- * The frame carrying `body` (a JSON object's text) with `fields` and the decimal `sequence` put
- * before its closing brace, written part by part: joining the strings first made one string per
- * frame, which writing then flattened into another. `bodyBytes` and `fieldsBytes` are the parts'
- * UTF-8 lengths (the caller knows them). The digits are written without making a string.
+ * The frame carrying `body` + `tail` (a JSON object's text; `tail` may be '') with `fields` and
+ * the decimal `sequence` put before its closing brace, written part by part: joining the strings
+ * first made one string per frame, which writing then flattened into another. `bodyBytes` (body
+ * and tail) and `fieldsBytes` are the parts' UTF-8 lengths (the caller knows them). The digits are
+ * written without making a string.
  */
-export function splicedTextFrame(body: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number): Buffer {
+export function splicedTextFrame(body: string, tail: string, bodyBytes: number, fields: string, fieldsBytes: number, sequence: number): Buffer {
   const length = splicedLength(bodyBytes, fieldsBytes, sequence);
   const offset = headerLength(length);
   const frame = textFrameFor(length);
-  // The body's closing brace is overwritten by the fields, and written again at the end.
-  let at = offset + frame.write(body, offset, 'utf8') - 1;
+  // The text's closing brace is overwritten by the fields, and written again at the end.
+  let at = offset + frame.write(body, offset, 'utf8');
+  if (tail !== '') at += frame.write(tail, at, 'utf8');
+  at--;
   at += frame.write(fields, at, 'utf8');
   const digits = digitsOf(sequence);
   for (let i = digits - 1, rest = sequence; i >= 0; i--, rest = Math.floor(rest / 10)) frame[at + i] = 0x30 + (rest % 10);

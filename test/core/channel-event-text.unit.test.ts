@@ -7,6 +7,8 @@ import { Applications } from '../../src/core/applications.ts';
 import { Channels } from '../../src/core/channels/channels.ts';
 import type { ChannelFunctions } from '../../src/core/channels/channel.ts';
 import { EventLog } from '../../src/core/event-log.ts';
+import type { LoggedMessage } from '../../src/core/application-sink.ts';
+import { splicedTextFrame } from '../../src/util/websocket-text-frame.ts';
 import { InvalidError } from '../../src/core/errors.ts';
 import type { CoreEvent } from '../../src/spec/events.ts';
 import { Stasis } from '../../src/core/stasis.ts';
@@ -14,12 +16,32 @@ import { RecordingDriver } from './kernel-helpers.ts';
 
 const SERVER_ID = 'server-1';
 
-function table(channelvars: readonly string[] = [], functions?: ChannelFunctions) {
+/** The text a frame carries (header of 2, 4 or 10 bytes; server frames are unmasked). */
+function frameText(frame: Buffer): string {
+  const length = frame[1]! & 0x7f;
+  return frame.subarray(length < 126 ? 2 : length === 126 ? 4 : 10).toString('utf8');
+}
+
+/**
+ * @param parts the applications take their messages in parts and write them into frames, as the
+ * event WebSocket does (the text is then read back from the frame, and its size checked).
+ */
+function table(channelvars: readonly string[] = [], functions?: ChannelFunctions, parts = false) {
   const delivered: { event: CoreEvent; text: string; sequence: number; application: string }[] = [];
+  const counts = { split: 0 };
   const applications = new Applications(() => true);
   applications.eventLog = new EventLog({ maxEvents: 1000, maxBytes: 1 << 24, maxAgeSeconds: 60, maxApplications: 10, maxTotalBytes: 1 << 26 }, SERVER_ID);
   for (const name of ['first', 'second']) {
-    applications.register(name, { deliver: (application, event, text, sequence) => delivered.push({ event, text: text!, sequence: sequence!, application }) }, true);
+    const deliver = (application: string, event: CoreEvent, text?: string, sequence?: number) => delivered.push({ event, text: text!, sequence: sequence!, application });
+    const deliverMessage = (application: string, event: CoreEvent, message: LoggedMessage) => {
+      const text = frameText(splicedTextFrame(message.body, message.tail, message.bodyBytes, message.fields, message.fieldsBytes, message.sequence));
+      assert.equal(Buffer.byteLength(text), message.bytes);
+      if (message.tail !== '') counts.split++;
+      assert.equal(text, message.text());
+      assert.equal(text, applications.eventLog!.text(application, message.sequence), 'the held text is the sent one');
+      delivered.push({ event, text, sequence: message.sequence, application });
+    };
+    applications.register(name, parts ? { deliver: () => assert.fail('taken in parts'), deliverMessage } : { deliver }, true);
   }
   const channels = new Channels({
     applications,
@@ -36,7 +58,7 @@ function table(channelvars: readonly string[] = [], functions?: ChannelFunctions
       throw error;
     },
   });
-  return { applications, channels, delivered };
+  return { applications, channels, delivered, counts };
 }
 
 function assertWholeText(delivered: { event: CoreEvent; text: string; sequence: number; application: string }[]): void {
@@ -69,6 +91,22 @@ describe('channel event text from the kept snapshot', () => {
     const caller = delivered.filter(({ event }) => event.type === 'ChannelHangupRequest').map(({ event }) => ('channel' in event ? event.channel : undefined));
     assert.equal(caller[0]?.caller_rdnis, '5551234');
     assert.deepEqual(caller[0]?.channelvars, { PLAIN: 'plain "quoted" \u00e9\u{1f600}', QUOTED: '' });
+  });
+
+  test('taken in parts and written into frames, the events are the same bytes as the whole event', () => {
+    const { channels, delivered, counts } = table(['PLAIN'], undefined, true);
+    const channel = channels.create({ name: 'Unit/text-6', technology: 'Unit', direction: 'inbound', state: 'Ring' }, () => new RecordingDriver());
+    channel.setDialplan({ context: 'default', exten: 's', priority: 1, appName: 'Answer', appData: '' });
+    channel.answer();
+    channel.setVariable('PLAIN', 'é "q" \u{1f600}');
+    channel.hold('default');
+    channel.unhold();
+    channel.userEvent('Ping', { a: 'ü' });
+    channel.hangup();
+    assertWholeText(delivered);
+    assert.ok(delivered.length >= 16);
+    // Events after the first of each snapshot carry its kept text as the tail.
+    assert.ok(counts.split >= 4, `${counts.split} events in parts`);
   });
 
   test('an unchanged channel hands out the same snapshot; a change makes a new one and leaves the old as it was', () => {

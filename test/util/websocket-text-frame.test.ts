@@ -35,7 +35,12 @@ test('a spliced frame carries the body with the fields and the sequence before i
       const expected = `${body.slice(0, -1)}${fields}${sequence}}`;
       const bodyBytes = Buffer.byteLength(body);
       assert.equal(splicedLength(bodyBytes, fieldsBytes, sequence), Buffer.byteLength(expected));
-      assert.deepEqual(read(splicedTextFrame(body, bodyBytes, fields, fieldsBytes, sequence)), { fin: true, opcode: 1, masked: false, text: expected });
+      assert.deepEqual(read(splicedTextFrame(body, '', bodyBytes, fields, fieldsBytes, sequence)), { fin: true, opcode: 1, masked: false, text: expected });
+      // The same text in two parts (a kept channel snapshot's tail), split anywhere.
+      for (const cut of [1, body.length >> 1, body.length - 1]) {
+        const frame = splicedTextFrame(body.slice(0, cut), body.slice(cut), bodyBytes, fields, fieldsBytes, sequence);
+        assert.deepEqual(read(frame), { fin: true, opcode: 1, masked: false, text: expected });
+      }
     }
   }
 });

@@ -9,6 +9,7 @@ import { TypedEmitter } from '../../util/typed-emitter.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { VariableStore } from './variable-store.ts';
 import { KeptSnapshot } from './kept-snapshot.ts';
+import type { SplitEventText } from '../application-sink.ts';
 import type { CallerId, ChannelIdentity, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, IdentityChange } from './channel-types.ts';
 
 const CALLER_CHANGED: IdentityChange = { caller: true, connected: false };
@@ -195,6 +196,8 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
   private readsFunctions(): boolean {
     for (const name of this.#settings.channelvars) if (name.includes('(')) return true;
+    // Asked for every snapshot built; most channels report no variables (no Set iterator then).
+    if (this.reportedVariables.size === 0) return false;
     for (const name of this.reportedVariables) if (name.includes('(')) return true;
     return false;
   }
@@ -202,6 +205,11 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   /** The JSON text of an event this channel raised, from its kept snapshot's text (see KeptSnapshot). */
   eventText(event: CoreEvent): string | undefined {
     return this.#kept.eventText(event);
+  }
+
+  /** The same text in two parts (see KeptSnapshot.splitEventText). */
+  splitEventText(event: CoreEvent, into: SplitEventText): boolean {
+    return this.#kept.splitEventText(event, into);
   }
 
   private buildSnapshot(): Model<'Channel'> {

@@ -4,21 +4,26 @@
 // spliced in from the text made for the first event that carried it.
 import type { CoreEvent } from '../../spec/events.ts';
 import type { Model } from '../../spec/index.ts';
+import type { SplitEventText } from '../application-sink.ts';
 
 /** Where a snapshot's text starts in an event's text (`channel` is the event's last field). */
 const CHANNEL_FIELD = ',"channel":{"id":';
-const CHANNEL_FIELD_NAME_LENGTH = ',"channel":'.length;
 
-/** A snapshot at one version, and its JSON text once an event needed it. */
+/** A snapshot at one version, and its text once an event needed it. */
 interface Kept {
   readonly version: number;
   readonly snapshot: Model<'Channel'>;
-  text: string | undefined;
+  /** `,"channel":{…}}`: the end of an event's text from its `channel` field on. */
+  tail: string | undefined;
+  /** UTF-8 bytes of `tail`. */
+  tailBytes: number;
 }
 
 export class KeptSnapshot {
   #version = 0;
   #kept: Kept | undefined;
+  /** Filled by splitEventText for eventText (one object for every event). */
+  readonly #split: SplitEventText = { head: '', tail: '', bytes: 0 };
 
   /** Something a snapshot shows changed: the next snapshot is built anew. */
   changed(): void {
@@ -36,7 +41,7 @@ export class KeptSnapshot {
    * may change with no write to the channel, such as one reading dialplan functions).
    */
   keep(snapshot: Model<'Channel'> | undefined): void {
-    this.#kept = snapshot === undefined ? undefined : { version: this.#version, snapshot, text: undefined };
+    this.#kept = snapshot === undefined ? undefined : { version: this.#version, snapshot, tail: undefined, tailBytes: 0 };
   }
 
   /**
@@ -45,18 +50,37 @@ export class KeptSnapshot {
    * otherwise (the caller serialises the event whole).
    */
   eventText(event: CoreEvent): string | undefined {
+    const split = this.#split;
+    if (!this.splitEventText(event, split)) return undefined;
+    const text = split.tail === '' ? split.head : split.head + split.tail;
+    split.head = split.tail = '';
+    return text;
+  }
+
+  /**
+   * The same text as eventText, in two flat parts: the event's other fields (`{…`) and the kept
+   * snapshot's `,"channel":{…}}`. The first event of a snapshot is serialised whole (`head`, with
+   * `tail` empty) and the snapshot's part kept as a slice of it (no copy); false when the event
+   * does not carry the kept snapshot.
+   */
+  splitEventText(event: CoreEvent, into: SplitEventText): boolean {
     const kept = this.#kept;
     const holder = event as { channel?: Model<'Channel'> | undefined };
     const snapshot = holder.channel;
-    if (kept === undefined || snapshot !== kept.snapshot) return undefined;
-    if (kept.text === undefined) {
-      // The first event of this snapshot is serialised whole, and the snapshot's text is kept as a
-      // slice of it (no copy). `,"channel":{"id":` cannot occur inside the snapshot's own text: a
-      // quote inside a JSON string is escaped, and none of its objects has a field `channel`.
+    if (kept === undefined || snapshot !== kept.snapshot) return false;
+    if (kept.tail === undefined) {
+      // `,"channel":{"id":` cannot occur inside the snapshot's own text: a quote inside a JSON
+      // string is escaped, and none of its objects has a field `channel`.
       const whole = JSON.stringify(event);
       const at = whole.lastIndexOf(CHANNEL_FIELD);
-      if (at > 0) kept.text = whole.slice(at + CHANNEL_FIELD_NAME_LENGTH, -1);
-      return whole;
+      if (at > 0) {
+        kept.tail = whole.slice(at);
+        kept.tailBytes = Buffer.byteLength(kept.tail);
+      }
+      into.head = whole;
+      into.tail = '';
+      into.bytes = Buffer.byteLength(whole);
+      return true;
     }
     // The event's other fields alone: the field is emptied for the one synchronous stringify
     // (an undefined field is left out; deleting it would turn the object into a slow dictionary).
@@ -67,6 +91,17 @@ export class KeptSnapshot {
     } finally {
       holder.channel = snapshot;
     }
-    return head.length > 2 ? `${head.slice(0, -1)},"channel":${kept.text}}` : `{"channel":${kept.text}}`;
+    if (head.length > 2) {
+      // The head without its closing brace: a slice of a flat string is flat (no copy).
+      into.head = head.slice(0, -1);
+      into.tail = kept.tail;
+      into.bytes = Buffer.byteLength(head) - 1 + kept.tailBytes;
+    } else {
+      // `{}`: the tail's leading comma goes (no event is without fields; kept for honesty).
+      into.head = `{${kept.tail.slice(1)}`;
+      into.tail = '';
+      into.bytes = kept.tailBytes;
+    }
+    return true;
   }
 }
