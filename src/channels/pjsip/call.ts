@@ -44,6 +44,7 @@ import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
+import { DialogAuth } from './dialog-auth.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -104,7 +105,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
-    this.#requests = new CallDialogRequests(services, this);
+    const credentials = side.kind === 'outbound' ? side.credentials : (side.credentials ?? []);
+    this.#requests = new CallDialogRequests(services, this, new DialogAuth(services, credentials, () => this.#invite?.challengesAnswered ?? 0));
     this.#workerMedia = new CallWorkerMedia(this, services);
     this.#sdp = new CallMedia(codecs, mediaOptions, () => (mediaOptions.mediaAddress !== undefined && !services.mediaAddressExternalEverywhere ? mediaOptions.mediaAddress : services.mediaAddress), () => this.stream, (address) =>
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
