@@ -31,7 +31,7 @@ import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
-import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
+import { cancelReason, causeForStatus, causeFromReason, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
 import { sipChannelInfo } from './channel-info.ts';
@@ -212,17 +212,22 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (this.side.kind === 'inbound' && this.#answered && !this.#ackReceived) this.#endSession(18, 'no ACK for the 200 OK');
   }
 
+  /**
+   * The caller CANCELled: 487 to its INVITE, and the channel ends as chan_pjsip ends a session
+   * whose INVITE got 487 — the CANCEL's Reason when it gives one (res_pjsip_rfc3326), else the
+   * cause of 487 (127, interworking) — its hang-up queued without a cause, as for a BYE.
+   */
   #farEndCancelled(cancel: SipRequest): void {
     if (this.side.kind !== 'inbound' || this.#answered) return;
     this.side.tx.reply(487, 'Request Terminated');
-    this.#endedByFarEnd(causeFromReason(cancel.get('reason'), 16));
+    this.#hungUpByFarEnd(causeFromReason(cancel.get('reason'), causeForStatus(487)));
   }
 
-  /** The far end's BYE: a BYE of ours held back (a REFER's deferred termination) is not sent any more, and the call is over. */
+  /** The far end's BYE (or CANCEL): a BYE of ours held back (a REFER's deferred termination) is not sent any more, and the call is over. */
   #hungUpByFarEnd(cause: number): void {
     this.#requests.endedByFarEnd();
     this.#finish();
-    // chan_pjsip queues the BYE's hang-up without a cause: its ChannelHangupRequest has none.
+    // chan_pjsip queues the session end's hang-up without a cause: its ChannelHangupRequest has none.
     if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true, causeUnannounced: true });
   }
 
@@ -469,7 +474,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       this.#finish();
       return;
     }
-    if (!this.#answered) inviteTx.cancel();
+    if (!this.#answered) inviteTx.cancel({}, cancelReason(cause));
     else this.#requests.bye(cause);
     this.#finish();
   }
