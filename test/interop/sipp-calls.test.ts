@@ -225,9 +225,10 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
     const id = (start.channel as Json).id as string;
     assert.equal((await post(`/channels/${id}/ring`)).status, 204);
-    // chan_pjsip ends the session with the INVITE's 487 (hangup_sip2cause: 127) and queues the hang-up without a cause.
+    // chan_pjsip ends the session with the INVITE's 487: cause 127 (hangup_sip2cause), tech_cause 487.
     const request = await nextEvent(ofChannel('ChannelHangupRequest', id));
-    assert.equal(request.cause, undefined);
+    assert.equal(request.cause, 127);
+    assert.equal(request.tech_cause, 487);
     const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id));
     assert.equal(destroyed.cause, 127);
     const result = await run.done;

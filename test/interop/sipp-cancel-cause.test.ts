@@ -1,31 +1,34 @@
 // A caller that CANCELs its INVITE while Dial() rings a callee, both real SIP peers (SIPp): the
 // cause Patchbay reports is chan_pjsip's. Asterisk 22 ends the caller's session with the INVITE's
-// 487 and queues its hang-up without a cause; with no Reason in the CANCEL the channel's cause is
-// hangup_sip2cause(487) = 127 (interworking), else the Reason's (res_pjsip_rfc3326: Q.850 first,
-// else SIP mapped as a status). app_dial then reports DIALSTATUS=CANCEL and hangs the ringing
-// callee up with the caller's cause, which our CANCEL to it carries as Reason.
-// Seen here: the caller's ChannelHangupRequest (no cause) and ChannelDestroyed cause, HANGUPCAUSE
-// and DIALSTATUS in the `h` extension, the callee's ChannelDestroyed cause and the Reason of the
-// CANCEL the callee received.
+// 487: with no Reason in the CANCEL the channel's cause is hangup_sip2cause(487) = 127
+// (interworking), else the Reason's (res_pjsip_rfc3326: Q.850 first, else SIP mapped as a status);
+// its tech_cause is 487, and ast_queue_hangup publishes both in ChannelHangupRequest. app_dial then
+// reports DIALSTATUS=CANCEL and hangs the ringing callee up with the caller's cause, which our
+// CANCEL to it carries as Reason.
+// Seen here: the caller's ChannelHangupRequest and ChannelDestroyed causes, HANGUPCAUSE and
+// DIALSTATUS in the `h` extension, the callee's ChannelDestroyed cause and the Reason of the CANCEL
+// the callee received. Also a BYE with a Reason: its cause is the channel's, announced.
 // Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { explained, HAVE_SIPP, nextEvent as nextEventOn, ofChannel, randomPort, SCENARIOS, sipp, startSippServer, tracedMessages, type Json, type SippServer } from './sipp-peer.ts';
+import { explained, HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, ofChannel, randomPort, SCENARIOS, sipp, startSippServer, tracedMessages, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const APP = 'cancel-cause-app';
 const BOB_PORT = randomPort();
 let setup: SippServer;
 
 before(async () => {
-  if (!HAVE_SIPP) return;
+  if (!HAVE_SIPP || !HAVE_SOX) return;
   setup = await startSippServer(
     'sipp-cancel-cause',
     [
       '[cancel-in]',
       'exten => 200,1,Dial(PJSIP/bob,30)',
       ' same => n,Hangup()',
+      'exten => 300,1,Answer()',
+      ' same => n,Wait(30)',
       'exten => h,1,UserEvent(CancelEnded,dialstatus: ${DIALSTATUS},hangupcause: ${HANGUPCAUSE})',
       '',
     ].join('\n'),
@@ -35,10 +38,12 @@ before(async () => {
     },
     APP,
   );
+  // The BYE test's caller streams this tone while its call lasts.
+  if (HAVE_SOX) writeSippTone(setup.work, 440, 5, 0.5);
 });
 
 after(async () => {
-  if (!HAVE_SIPP) return;
+  if (!HAVE_SIPP || !HAVE_SOX) return;
   await setup.close();
 });
 
@@ -55,7 +60,7 @@ function cancelScenario(reason: string | undefined): string {
   return copy;
 }
 
-describe('a caller CANCELs while Dial() rings: the causes chan_pjsip and app_dial report', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
+describe('a caller CANCELs while Dial() rings: the causes chan_pjsip and app_dial report', { skip: HAVE_SIPP && HAVE_SOX ? false : 'sipp or sox is not installed' }, () => {
   for (const [reason, cause] of [
     [undefined, 127],
     ['Q.850;cause=31', 31],
@@ -77,7 +82,10 @@ describe('a caller CANCELs while Dial() rings: the causes chan_pjsip and app_dia
         assert.equal(destroyed.cause, cause, "the caller's ChannelDestroyed cause");
         const [request] = seen.filter((e) => e.type === 'ChannelHangupRequest' && e.channel?.id === caller);
         assert.ok(request, 'the CANCEL raised a hang-up request');
-        assert.equal('cause' in request ? request.cause : undefined, undefined, "chan_pjsip queues the session end's hang-up without a cause");
+        assert.equal(request.cause, cause, "the hang-up request carries the channel's cause");
+        assert.equal(request.tech_cause, 487, 'and the 487 as tech_cause');
+        assert.equal(request.soft, undefined);
+        assert.equal(destroyed.tech_cause, 487);
         const callee = seen.find((e) => e.type === 'ChannelDestroyed' && String(e.channel?.name).startsWith('PJSIP/bob-')) ?? (await nextEvent((e) => e.type === 'ChannelDestroyed' && String(e.channel?.name).startsWith('PJSIP/bob-')));
         assert.equal(callee.cause, cause, "the callee is hung up with the caller's cause");
       });
@@ -88,4 +96,22 @@ describe('a caller CANCELs while Dial() rings: the causes chan_pjsip and app_dia
       assert.match(cancel ?? '', new RegExp(`^Reason:\\s*Q\\.850;cause=${cause}\\s*$`, 'im'), 'our CANCEL to the callee carries the cause');
     });
   }
+
+  test("a BYE with Reason Q.850;cause=17: the channel's cause, announced in its hang-up request", { timeout: 90_000 }, async () => {
+    const copy = join(setup.work, 'call-hangup-reason.xml');
+    const original = readFileSync(join(SCENARIOS, 'call-hangup.xml'), 'utf8');
+    const text = original.replace('      CSeq: 10 BYE\n', '      CSeq: 10 BYE\n      Reason: Q.850;cause=17\n');
+    assert.notEqual(text, original, 'the Reason went into the BYE');
+    writeFileSync(copy, text);
+    const alice = sipp(copy, [setup.target(), '-s', '300', '-set', 'caller', 'alice', '-d', '500', '-mp', String(2 * Math.floor(randomPort() / 2))], { cwd: setup.work, timeoutMs: 60_000 });
+    await explained(alice, async () => {
+      const caller = (await nextEvent((e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('PJSIP/alice-'))).channel.id as string;
+      const request = await nextEvent(ofChannel('ChannelHangupRequest', caller));
+      assert.equal(request.cause, 17);
+      assert.equal(request.soft, undefined);
+      const destroyed = await nextEvent(ofChannel('ChannelDestroyed', caller));
+      assert.equal(destroyed.cause, 17);
+    });
+    assert.equal((await alice.done).status, 0);
+  });
 });

@@ -117,7 +117,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
     const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#contact()], ['Allow', ALLOW]];
     this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, ended }, this.#sdp, this.#session, this.#requests);
-    const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#contact(), hungUp: (cause: number) => this.#hungUpByFarEnd(cause) };
+    const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#contact(), hungUp: (cause: number | undefined) => this.#hungUpByFarEnd(cause) };
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
@@ -214,27 +214,32 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   /**
    * The caller CANCELled: 487 to its INVITE, and the channel ends as chan_pjsip ends a session
-   * whose INVITE got 487 — the CANCEL's Reason when it gives one (res_pjsip_rfc3326), else the
-   * cause of 487 (127, interworking) — its hang-up queued without a cause, as for a BYE.
+   * whose INVITE got 487: its cause is the CANCEL's Reason when it gives one (res_pjsip_rfc3326),
+   * else that of 487 (127, interworking), and 487 is its tech_cause; both are in its
+   * ChannelHangupRequest, as ast_queue_hangup publishes the causes the channel has.
    */
   #farEndCancelled(cancel: SipRequest): void {
     if (this.side.kind !== 'inbound' || this.#answered) return;
     this.side.tx.reply(487, 'Request Terminated');
-    this.#hungUpByFarEnd(causeFromReason(cancel.get('reason'), causeForStatus(487)));
+    this.#endedByFarEnd(causeFromReason(cancel.get('reason'), causeForStatus(487)), 487);
   }
 
-  /** The far end's BYE (or CANCEL): a BYE of ours held back (a REFER's deferred termination) is not sent any more, and the call is over. */
-  #hungUpByFarEnd(cause: number): void {
+  /**
+   * The far end's BYE: a BYE of ours held back (a REFER's deferred termination) is not sent any
+   * more, and the call is over. Its Reason's cause, if any, is the channel's; without one the
+   * channel has no cause when chan_pjsip queues the hang-up, so its ChannelHangupRequest has none
+   * (and the channel ends with 16).
+   */
+  #hungUpByFarEnd(cause: number | undefined): void {
     this.#requests.endedByFarEnd();
     this.#finish();
-    // chan_pjsip queues the session end's hang-up without a cause: its ChannelHangupRequest has none.
-    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true, causeUnannounced: true });
+    if (!this.channel.hangingUp) this.channel.hangup(cause ?? 16, { fromFarEnd: true, causeUnannounced: cause === undefined });
   }
 
-  /** The far end ended the call (CANCEL, BYE, a final refusal of our INVITE): over here too, and the channel hangs up with `cause`. */
-  #endedByFarEnd(cause: number): void {
+  /** The far end ended the call (CANCEL, a final refusal of our INVITE): over here too, and the channel hangs up with `cause` (and the SIP status as `techCause`). */
+  #endedByFarEnd(cause: number, techCause?: number): void {
     this.#finish();
-    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true });
+    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true, ...(techCause ? { techCause } : {}) });
   }
 
   #acked(ack: SipRequest): void {
