@@ -6,12 +6,14 @@
 //   the retry's method and URI, nc=00000001 for each new nonce); the hold goes through;
 // - credentials refused (a second challenge from the same realm, not stale): no third try, the hold
 //   re-INVITE counts as refused and the call goes on; the BYE challenged twice is not sent a third time;
-// - an endpoint without outbound_auth: a challenge is the request's answer, nothing is retried.
+// - an endpoint without outbound_auth: a challenge is the request's answer, nothing is retried;
+// - the session refresh of a call that came in (an UPDATE, the caller allowing it) challenged 407:
+//   retried once with credentials from the calling endpoint's outbound_auth.
 // Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { callSippCallee, HAVE_SIPP, nextEvent as nextEventOn, ofChannel, randomPort, startSippServer, type Json, type SippCallee, type SippRun, type SippServer } from './sipp-peer.ts';
+import { callSippCallee, explained, HAVE_SIPP, nextEvent as nextEventOn, ofChannel, randomPort, sipp, startSippServer, type Json, type SippCallee, type SippRun, type SippServer } from './sipp-peer.ts';
 
 const APP = 'dialog-auth-app';
 const PROVIDER_PORT = randomPort();
@@ -30,6 +32,8 @@ before(async () => {
         provider: { ...callee, aors: 'provider', outbound_auth: 'provider-auth' },
         strict: { ...callee, aors: 'strict', outbound_auth: 'provider-auth' },
         plain: { ...callee, aors: 'plain' },
+        // A caller whose own requests the server's are challenged too (timers=yes: the server refreshes).
+        erin: { context: 'dialog-auth', allow: 'ulaw', outbound_auth: 'provider-auth' },
       },
       auth: { 'provider-auth': { auth_type: 'userpass', username: 'trunkuser', password: 'trunkpass' } },
       aor: {
@@ -139,6 +143,26 @@ describe('our requests in the dialog challenged, with SIPp as the provider', { s
     assert.equal(destroyed?.cause, 16);
     assert.equal(requests(result, /^INVITE /).length, 3, 'the INVITE, the hold re-INVITE and one retry');
     assert.equal(requests(result, /^BYE /).length, 2, 'the BYE and one retry');
+  });
+
+  test("the session refresh (UPDATE) of an incoming call challenged 407 goes again with the caller endpoint's credentials", { timeout: 150_000 }, async () => {
+    const run = sipp('session-refresh-challenged.xml', [setup.target(), '-s', '100', '-set', 'caller', 'erin'], { cwd: setup.work, timeoutMs: 120_000, trace: true });
+    await explained(run, async () => {
+      const start = await nextEvent((e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/erin-'));
+      const id = start.channel.id as string;
+      assert.equal((await ari(`/channels/${id}/answer`)).status, 204);
+      // The refresh is due at half the 90 s interval; SIPp's INFO cue follows its 200 to the retry.
+      assert.equal((await nextEvent(ofChannel('ChannelDtmfReceived', id), 90_000)).digit, '1');
+      assert.equal((await ari(`/channels/${id}`, 'DELETE')).status, 204);
+    });
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    const updates = requests(result, /^UPDATE /);
+    assert.equal(updates.length, 2, 'the refresh and its one retry');
+    assert.ok(cseqOf(updates[1]) > cseqOf(updates[0]));
+    assertSameDialog(updates[0], updates[1]);
+    assertCredentials(updates[1], 'Proxy-Authorization', 'r3fr35h');
+    assert.match(header(updates[1], 'Session-Expires') ?? '', /^90/, 'the retry still refreshes the session');
   });
 
   test('an endpoint without outbound_auth: the challenged re-INVITE and BYE are not retried', { timeout: 120_000 }, async () => {
