@@ -220,15 +220,17 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(result.status, 0, result.output);
   });
 
-  test('a ringing call cancelled by the peer: 200 to the CANCEL, 487 to the INVITE, the channel hung up with cause 16', { timeout: 60_000 }, async () => {
+  test('a ringing call cancelled by the peer: 200 to the CANCEL, 487 to the INVITE, the channel hung up with cause 127', { timeout: 60_000 }, async () => {
     const run = sipp('cancel-ringing.xml', [target(), '-s', '100', '-set', 'caller', 'bob', '-d', '500']);
     const start = await nextEvent((e) => e.type === 'StasisStart' && e.application === 'sip-app');
     const id = (start.channel as Json).id as string;
     assert.equal((await post(`/channels/${id}/ring`)).status, 204);
+    // chan_pjsip ends the session with the INVITE's 487: cause 127 (hangup_sip2cause), tech_cause 487.
     const request = await nextEvent(ofChannel('ChannelHangupRequest', id));
-    assert.equal(request.cause, 16);
+    assert.equal(request.cause, 127);
+    assert.equal(request.tech_cause, 487);
     const destroyed = await nextEvent(ofChannel('ChannelDestroyed', id));
-    assert.equal(destroyed.cause, 16);
+    assert.equal(destroyed.cause, 127);
     const result = await run.done;
     assert.equal(result.status, 0, result.output);
   });

@@ -6,8 +6,9 @@ import type { Dialog } from '../../sip/dialog.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import { connectionServes, type Destination, type TcpConnection } from '../../sip/transport.ts';
 import type { ForeignFlow } from '../../sip/foreign-flow.ts';
-import type { TransactionLayer } from '../../sip/transaction/index.ts';
+import type { ClientTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { CallEnvironment } from './call-types.ts';
+import type { DialogAuth } from './dialog-auth.ts';
 import { dtmfRelayBody } from './dtmf-info.ts';
 
 /** What a call's requests in its dialog need of the transaction layer: sending them, and the ACK of a 2xx. */
@@ -71,7 +72,14 @@ export class CallDialogRequests {
   constructor(
     private readonly services: Pick<CallEnvironment, 'log'> & { readonly layer: InDialogSender },
     private readonly route: DialogRoute,
+    /** The endpoint's outbound_auth answers to challenges of these requests (dialog-auth.ts); none: a challenge fails them. */
+    private readonly auth?: DialogAuth,
   ) {}
+
+  /** What sends in `dialog` (our requests, the session refresh): through the challenge answers when the call has them. */
+  sender(dialog: Dialog): InDialogSender {
+    return this.auth ? this.auth.sender(this.services.layer, dialog) : this.services.layer;
+  }
 
   /**
    * Where a request in the dialog goes: its next hop, from the call's listener, over the connection its INVITE
@@ -223,7 +231,7 @@ export class CallDialogRequests {
     const hop = this.hop(dialog);
     if (!hop) return;
     try {
-      this.services.layer.sendRequest(bye, hop, {});
+      this.sender(dialog).sendRequest(bye, hop, {});
     } catch (error) {
       this.services.log.debug({ err: error }, 'BYE not sent');
     }
@@ -241,12 +249,12 @@ export class CallDialogRequests {
     const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
     const hop = this.hop(dialog);
     if (!hop) return false;
-    const seq = request.cseq()?.seq ?? 0;
     let finished = false;
-    const onResponse = (response: SipResponse): void => {
+    const onResponse = (response: SipResponse, tx: ClientTransaction): void => {
       if (response.status < 200) return;
-      // Every 2xx to a re-INVITE is ACKed (retransmissions too); the first final one is reported.
-      if (method === 'INVITE' && response.status < 300) void this.services.layer.sendAck(dialog.createAck(seq), hop).catch(() => undefined);
+      // Every 2xx to a re-INVITE is ACKed (retransmissions too), with the CSeq of the try it answers
+      // (a challenged re-INVITE went again with a new one); the first final response is reported.
+      if (method === 'INVITE' && response.status < 300) void this.services.layer.sendAck(dialog.createAck(tx.request.cseq()?.seq ?? dialog.localSeq), hop).catch(() => undefined);
       if (finished) return;
       finished = true;
       onFinal?.(response);
@@ -260,7 +268,7 @@ export class CallDialogRequests {
           finished = true;
           onTimeout();
         });
-      this.services.layer.sendRequest(request, hop, onFinal || method === 'INVITE' || noResponse ? { onResponse, ...(noResponse ? { onTimeout: noResponse, onTransportError: noResponse } : {}) } : {});
+      this.sender(dialog).sendRequest(request, hop, onFinal || method === 'INVITE' || noResponse ? { onResponse, ...(noResponse ? { onTimeout: noResponse, onTransportError: noResponse } : {}) } : {});
     } catch (error) {
       this.services.log.debug({ err: error, method }, 'in-dialog request not sent');
       return false;

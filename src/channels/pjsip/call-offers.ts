@@ -113,7 +113,8 @@ export class CallOffers {
     if (!this.session.refreshesByUpdate && exchange.open !== 'none') return this.#refreshAfter(OFFER_WAIT_MS);
     let offered = false;
     const headers: Array<[string, string]> = [...this.terms.dialogHeaders(), ['User-Agent', this.services.userAgent]];
-    const sent = this.session.sendRefresh(this.services.layer, dialog, hop, headers, sdp, {
+    // Through the endpoint's outbound_auth: a challenged refresh goes again with credentials (dialog-auth.ts).
+    const sent = this.session.sendRefresh(this.requests.sender(dialog), dialog, hop, headers, sdp, {
       answered: (body) => {
         this.#intervalRaised = false;
         if (offered) exchange.closed();

@@ -238,14 +238,14 @@ export class CallSession {
     };
     try {
       layer.sendRequest(request, hop, {
-        onResponse: (response) => {
+        onResponse: (response, tx) => {
           if (response.status < 200) return;
           if (response.status >= 300) {
             if (finished) return;
             finished = true;
             return outcome.failed(response, interval);
           }
-          if (!byUpdate) void layer.sendAck(dialog.createAck(response.cseq()?.seq ?? dialog.localSeq), hop).catch(() => undefined);
+          if (!byUpdate) void layer.sendAck(dialog.createAck(tx.request.cseq()?.seq ?? dialog.localSeq), hop).catch(() => undefined);
           if (finished) return;
           finished = true;
           outcome.answered(byUpdate ? undefined : response.body);

@@ -87,4 +87,5 @@ export interface OutboundSide {
   readonly nearWorker?: number;
 }
 
-export type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer } | OutboundSide;
+/** Inbound: the INVITE, and the endpoint's outbound_auth credentials for the challenges to our requests in its dialog. */
+export type Side = { kind: 'inbound'; invite: SipRequest; tx: ServerTransaction; offer?: Buffer; credentials?: readonly DigestCredentials[] } | OutboundSide;

@@ -31,7 +31,7 @@ import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
-import { causeForStatus, causeFromReason, statusForCause } from './causes.ts';
+import { cancelReason, causeForStatus, causeFromReason, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
 import { sipChannelInfo } from './channel-info.ts';
@@ -44,6 +44,7 @@ import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
+import { DialogAuth } from './dialog-auth.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -104,7 +105,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
-    this.#requests = new CallDialogRequests(services, this);
+    const credentials = side.kind === 'outbound' ? side.credentials : (side.credentials ?? []);
+    this.#requests = new CallDialogRequests(services, this, new DialogAuth(services, credentials, () => this.#invite?.challengesAnswered ?? 0));
     this.#workerMedia = new CallWorkerMedia(this, services);
     this.#sdp = new CallMedia(codecs, mediaOptions, () => (mediaOptions.mediaAddress !== undefined && !services.mediaAddressExternalEverywhere ? mediaOptions.mediaAddress : services.mediaAddress), () => this.stream, (address) =>
       unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
@@ -115,7 +117,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
     const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#contact()], ['Allow', ALLOW]];
     this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, ended }, this.#sdp, this.#session, this.#requests);
-    const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#contact(), hungUp: (cause: number) => this.#hungUpByFarEnd(cause) };
+    const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#contact(), hungUp: (cause: number | undefined) => this.#hungUpByFarEnd(cause) };
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
@@ -210,24 +212,34 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (this.side.kind === 'inbound' && this.#answered && !this.#ackReceived) this.#endSession(18, 'no ACK for the 200 OK');
   }
 
+  /**
+   * The caller CANCELled: 487 to its INVITE, and the channel ends as chan_pjsip ends a session
+   * whose INVITE got 487: its cause is the CANCEL's Reason when it gives one (res_pjsip_rfc3326),
+   * else that of 487 (127, interworking), and 487 is its tech_cause; both are in its
+   * ChannelHangupRequest, as ast_queue_hangup publishes the causes the channel has.
+   */
   #farEndCancelled(cancel: SipRequest): void {
     if (this.side.kind !== 'inbound' || this.#answered) return;
     this.side.tx.reply(487, 'Request Terminated');
-    this.#endedByFarEnd(causeFromReason(cancel.get('reason'), 16));
+    this.#endedByFarEnd(causeFromReason(cancel.get('reason'), causeForStatus(487)), 487);
   }
 
-  /** The far end's BYE: a BYE of ours held back (a REFER's deferred termination) is not sent any more, and the call is over. */
-  #hungUpByFarEnd(cause: number): void {
+  /**
+   * The far end's BYE: a BYE of ours held back (a REFER's deferred termination) is not sent any
+   * more, and the call is over. Its Reason's cause, if any, is the channel's; without one the
+   * channel has no cause when chan_pjsip queues the hang-up, so its ChannelHangupRequest has none
+   * (and the channel ends with 16).
+   */
+  #hungUpByFarEnd(cause: number | undefined): void {
     this.#requests.endedByFarEnd();
     this.#finish();
-    // chan_pjsip queues the BYE's hang-up without a cause: its ChannelHangupRequest has none.
-    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true, causeUnannounced: true });
+    if (!this.channel.hangingUp) this.channel.hangup(cause ?? 16, { fromFarEnd: true, causeUnannounced: cause === undefined });
   }
 
-  /** The far end ended the call (CANCEL, BYE, a final refusal of our INVITE): over here too, and the channel hangs up with `cause`. */
-  #endedByFarEnd(cause: number): void {
+  /** The far end ended the call (CANCEL, a final refusal of our INVITE): over here too, and the channel hangs up with `cause` (and the SIP status as `techCause`). */
+  #endedByFarEnd(cause: number, techCause?: number): void {
     this.#finish();
-    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true });
+    if (!this.channel.hangingUp) this.channel.hangup(cause, { fromFarEnd: true, ...(techCause ? { techCause } : {}) });
   }
 
   #acked(ack: SipRequest): void {
@@ -474,7 +486,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       this.#finish();
       return;
     }
-    if (!this.#answered) inviteTx.cancel();
+    if (!this.#answered) inviteTx.cancel({}, cancelReason(cause));
     else this.#requests.bye(cause);
     this.#finish();
   }

@@ -72,8 +72,9 @@ export function causeForStatus(status: number): number {
     case 486:
     case 600:
       return 17;
+    // Request Terminated (the INVITE CANCELled): interworking, as chan_pjsip ends such a session.
     case 487:
-      return 16;
+      return 127;
     case 488:
     case 606:
       return 58;
@@ -91,12 +92,31 @@ export function causeForStatus(status: number): number {
       return 21;
     default:
       if (status >= 500) return 41;
+      // Not a failure (Reason: SIP;cause=200, a CANCEL's "Call completed elsewhere"): normal clearing.
+      if (status < 400) return 16;
       return 127;
   }
 }
 
-/** The cause a far end gave in `Reason: Q.850;cause=N`, if any. */
+/**
+ * The cause a far end gave in a Reason header (RFC 3326), as res_pjsip_rfc3326 reads a BYE's, a
+ * CANCEL's or a refusal's: `Q.850;cause=N` (its low 7 bits) first, else `SIP;cause=N` mapped as a
+ * status; `fallback` without either.
+ */
 export function causeFromReason(value: string | undefined, fallback: number): number {
-  const match = value === undefined ? null : /Q\.850\s*;\s*cause\s*=\s*(\d{1,3})/i.exec(value);
-  return match ? Number(match[1]) : fallback;
+  if (value === undefined) return fallback;
+  const q850 = /Q\.850\s*;\s*cause\s*=\s*(\d{1,3})\b/i.exec(value);
+  const q850Cause = q850 ? Number(q850[1]) & 0x7f : 0;
+  if (q850Cause !== 0) return q850Cause;
+  const sip = /SIP\s*;\s*cause\s*=\s*(\d{3})\b/i.exec(value);
+  return sip ? causeForStatus(Number(sip[1])) : fallback;
+}
+
+/**
+ * The Reason headers of our CANCEL for a hang-up with `cause`, as res_pjsip_rfc3326 writes them: the
+ * Q.850 cause, after "Call completed elsewhere" when another callee answered (cause 26).
+ */
+export function cancelReason(cause: number): Array<[string, string]> {
+  const q850: [string, string] = ['Reason', `Q.850;cause=${cause & 0x7f}`];
+  return cause === 26 ? [['Reason', 'SIP;cause=200;text="Call completed elsewhere"'], q850] : [q850];
 }

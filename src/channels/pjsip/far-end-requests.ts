@@ -34,8 +34,8 @@ export interface FarEndTerms {
   readonly rewriteContact: boolean;
   /** Our Contact, for the 2xx to a re-INVITE. */
   contact(): string;
-  /** The far end hung up (BYE, its Reason's cause or 16): a BYE of ours held back is not sent, the call is over and the channel ends. */
-  hungUp(cause: number): void;
+  /** The far end hung up (BYE, its Reason's cause; undefined without one): a BYE of ours held back is not sent, the call is over and the channel ends. */
+  hungUp(cause: number | undefined): void;
 }
 
 /** The parts of the call the answers move: its SDP, its session extensions, its hold. */
@@ -67,7 +67,7 @@ export class FarEndRequests {
     switch (request.method) {
       case 'BYE':
         tx.reply(200);
-        return this.terms.hungUp(causeFromReason(request.get('reason'), 16));
+        return this.terms.hungUp(causeFromReason(request.get('reason'), 0) || undefined);
       case 'INVITE':
       case 'UPDATE': {
         const refusal = refuseNonSdpBody(request);

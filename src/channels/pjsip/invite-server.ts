@@ -22,6 +22,7 @@ import { refuseNonSdpBody } from '../../sip/request-checks.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
+import { outboundCredentials } from './outbound-credentials.ts';
 import { inboundCallerId } from './caller-identity.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
@@ -102,7 +103,7 @@ export class InviteServer {
       if (!context.transfers.canReplace(other.channel)) return void tx.reply(503, 'Service Unavailable');
       replaced = other.channel;
     }
-    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: sessionDescriptionOf(request) }, endpoint.codecs, endpoint.id, options);
+    const call = new SipCall(runtime.services, { kind: 'inbound', invite: request, tx, offer: sessionDescriptionOf(request), credentials: outboundCredentials(runtime.config, endpoint.outboundAuth) }, endpoint.codecs, endpoint.id, options);
     this.#transfers.wire(call);
     if (!calls.add(call)) return void tx.reply(482, 'Loop Detected');
     let prepared;

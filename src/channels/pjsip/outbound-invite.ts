@@ -90,6 +90,11 @@ export class OutboundInvite {
     return outcome;
   }
 
+  /** Challenges to the INVITE answered (the call's requests in its dialog count them against the same bound). */
+  get challengesAnswered(): number {
+    return this.#challenges?.retries ?? 0;
+  }
+
   /** A 1xx with a To tag opened an early dialog (a fork). */
   provisional(response: SipResponse): void {
     const remoteTag = response.toTag();

@@ -157,9 +157,11 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       if (early && !kept) early.disconnect();
       resolve({ winner, timedOut, earlyMedia: kept });
     };
-    // The caller gave up: every leg still ringing is cancelled.
+    // The caller gave up: every leg still ringing is cancelled with the caller's cause (app_dial's
+    // hang-up tree after a cancel: a CANCELled SIP caller's 127 reaches the callees, 16 without one).
     const onCallerHangup = (): void => {
-      for (const { peer } of legs) if (!peer.hangingUp) peer.hangup(CAUSE.normal);
+      const cause = channel.hangupCause || CAUSE.normal;
+      for (const { peer } of legs) if (!peer.hangingUp) peer.hangup(cause);
     };
     channel.once('hangup', onCallerHangup);
     for (const leg of legs) {

@@ -48,10 +48,10 @@ export class RequestChallenges {
 
   /**
    * The retry of `sent` that answers `challenge` (a 401 or 407 to it), or why there is none. The
-   * retry has CSeq + 1 and the same Call-ID, tags, Route and body; the caller sends it in a new
-   * client transaction.
+   * retry has CSeq + 1 (or `seq`: a dialog's next, when other requests went in it meanwhile) and the
+   * same Call-ID, tags, Route and body; the caller sends it in a new client transaction.
    */
-  retry(sent: SipRequest, challenge: SipResponse): ChallengeOutcome {
+  retry(sent: SipRequest, challenge: SipResponse, seq?: number): ChallengeOutcome {
     const proxy = challenge.status === 407;
     if (challenge.status !== 401 && !proxy) return { ok: false, reason: 'not-a-challenge' };
     if (this.#retries >= MAX_CHALLENGES) return { ok: false, reason: 'too-many' };
@@ -74,17 +74,17 @@ export class RequestChallenges {
       if (this.#answers.has(realm) && !chosen.challenge.stale) return { ok: false, reason: 'rejected' };
       this.#answers.set(realm, { header: proxy ? 'Proxy-Authorization' : 'Authorization', ...chosen, nc: 0 });
     }
-    const seq = sent.cseq()?.seq ?? 1;
-    if (seq >= 2 ** 31 - 1) return { ok: false, reason: 'too-many' };
+    const next = seq ?? (sent.cseq()?.seq ?? 1) + 1;
+    if (next > 2 ** 31 - 1) return { ok: false, reason: 'too-many' };
     const retry = new SipRequest(sent.method, sent.uri);
     retry.uriText = sent.uriText;
     for (const header of sent.headers) {
       if (NOT_COPIED.has(header.name.toLowerCase())) continue;
       retry.add(header.name, header.value);
       // CSeq goes where it was, right after Call-ID, for readability of traces.
-      if (header.name.toLowerCase() === 'call-id' || header.name.toLowerCase() === 'i') retry.add('CSeq', `${seq + 1} ${sent.method}`);
+      if (header.name.toLowerCase() === 'call-id' || header.name.toLowerCase() === 'i') retry.add('CSeq', `${next} ${sent.method}`);
     }
-    if (!retry.has('cseq')) retry.add('CSeq', `${seq + 1} ${sent.method}`);
+    if (!retry.has('cseq')) retry.add('CSeq', `${next} ${sent.method}`);
     const uri = sent.uriText || formatUri(sent.uri);
     for (const answer of this.#answers.values()) {
       answer.nc++;

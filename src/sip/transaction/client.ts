@@ -28,6 +28,8 @@ export class ClientTransaction extends Transaction {
   private ackRequest?: SipRequest;
   private interval: number;
   private cancelWanted?: ClientHandlers;
+  /** What the CANCEL carries besides §9.1's headers. */
+  private cancelHeaders: ReadonlyArray<readonly [string, string]> = [];
   cancelTransaction?: ClientTransactionLike;
 
   constructor(
@@ -163,9 +165,13 @@ export class ClientTransaction extends Transaction {
     }
   }
 
-  /** Sends a CANCEL for this INVITE (§9.1), now if a provisional response arrived, else once one does. */
-  cancel(handlers: ClientHandlers = {}): void {
+  /**
+   * Sends a CANCEL for this INVITE (§9.1), now if a provisional response arrived, else once one
+   * does; `headers` are added to it (a Reason, RFC 3326).
+   */
+  cancel(handlers: ClientHandlers = {}, headers: ReadonlyArray<readonly [string, string]> = []): void {
     if (!this.isInvite || this.cancelWanted || this.cancelTransaction) return;
+    this.cancelHeaders = headers;
     if (this.state === 'proceeding') {
       this.cancelWanted = handlers;
       this.sendCancel();
@@ -177,7 +183,9 @@ export class ClientTransaction extends Transaction {
     this.cancelWanted = undefined;
     if (this.cancelTransaction) return;
     try {
-      this.cancelTransaction = this.host.sendRequest(buildCancel(this.request), this.destination, handlers);
+      const cancel = buildCancel(this.request);
+      for (const [name, value] of this.cancelHeaders) cancel.add(name, value);
+      this.cancelTransaction = this.host.sendRequest(cancel, this.destination, handlers);
     } catch (err) {
       this.safe(() => handlers.onTransportError?.(err as Error, this));
     }
