@@ -5,7 +5,7 @@
 // Stasis `;1` of an ARI originate) runs the handlers ARI pushed on it the same way.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { channelName, channelOf, collectUntil, startWatchedPbx, stopWatchedPbx, type AriEvent } from './pbx-helpers.ts';
+import { channelName, channelOf, collectUntil, collectUntilAll, startWatchedPbx, stopWatchedPbx, type AriEvent } from './pbx-helpers.ts';
 import type { EventSocket } from '../helpers/server.ts';
 import type { PbxServer } from './pbx-helpers.ts';
 
@@ -35,6 +35,11 @@ exten => loop,1,Answer()
  same => n,Set(CHANNEL(hangup_handler_push)=handlers,spin,1)
  same => n,Wait(30)
 exten => plain,1,Answer()
+ same => n,Wait(30)
+exten => dialer,1,Dial(Local/callee@hh,,b(hh^push-callee^1(from-b)))
+exten => push-callee,1,Set(CHANNEL(hangup_handler_push)=handlers,s,1(\${ARG1},callee))
+ same => n,Return()
+exten => callee,1,Answer()
  same => n,Wait(30)
 exten => local,1,UserEvent(Handler,which: \${ARG1},where: \${CONTEXT})
  same => n,Return()
@@ -149,6 +154,37 @@ describe('hang-up handlers', () => {
       'Handler loops= n=1 var= which=from-ari',
       'ChannelDestroyed',
     ]);
+  });
+
+  test('a handler a Dial() pre-dial handler (b()) pushes on the callee runs when the callee hangs up, before its ChannelDestroyed', { timeout: 60_000 }, async () => {
+    const response = await pbx.server.ari('/channels?endpoint=Local/dialer@hh&app=pbx-watch', { method: 'POST' });
+    assert.equal(response.status, 200);
+    const { id: one, name: oneName } = (await response.json()) as { id: string; name: string };
+    const two = oneName.replace(/;1$/, ';2');
+    // The callee `Local/callee@hh-…;1` is Dial()'s: no dialplan runs on it; its `;2` answers and
+    // waits, and only then is the caller's `;1` answered into the application.
+    let calleeTwo = '';
+    await collectUntilAll(events, [
+      (event) => event.type === 'StasisStart' && channelOf(event).id === one,
+      (event) => {
+        const waiting = event.type === 'ChannelDialplan' && channelName(event).startsWith('Local/callee@hh-') && event.dialplan_app === 'Wait';
+        if (waiting) calleeTwo = channelName(event);
+        return waiting;
+      },
+    ]);
+    const callee = calleeTwo.replace(/;2$/, ';1');
+    await hangUpFirstHalf(one);
+    const destroyed = new Set<string>();
+    const seen = await collectUntil(
+      events,
+      (event) => {
+        if (event.type === 'ChannelDestroyed') destroyed.add(channelName(event));
+        return [oneName, two, callee, calleeTwo].every((name) => destroyed.has(name));
+      },
+      30_000,
+    );
+    const story = seen.filter((event) => channelName(event) === callee && (event.type === 'ChannelUserevent' || event.type === 'ChannelDestroyed')).map(describe2);
+    assert.deepEqual(story, ['Handler loops= n=callee var= which=from-b', 'ChannelDestroyed']);
   });
 
   test('a handler is not run on a channel whose stack was wiped from ARI', { timeout: 60_000 }, async () => {
