@@ -212,8 +212,9 @@ export class Pbx {
       const pending = this.hangupLogicPending.get(channel);
       if (pending) await this.runHangupLogic(channel, pending);
       // A channel whose hang-up the `h` extension could not take over (one in Stasis when it hung
-      // up) still runs it, after it was destroyed, and then the handlers it may have pushed.
-      else if (channel.hangingUp && !channel.stasis) {
+      // up) still runs it, after it was destroyed (and after its handlers, which could), then the
+      // handlers `h` may have pushed.
+      if (!pending?.runsExtension && channel.hangingUp && !channel.stasis) {
         await this.runHangupExtension(channel);
         await this.runHangupHandlers(channel, () => false);
       }
