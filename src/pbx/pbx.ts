@@ -328,7 +328,11 @@ export class Pbx {
    * gets it run here), or a timer does if it never ends.
    */
   private takeHangupOver(channel: Channel): boolean {
-    const runsExtension = this.owned.has(channel) && !channel.stasis && channel.location.exten !== 'h' && this.hasHangupExtension(channel);
+    const owned = this.owned.has(channel);
+    // A run whose channel is still in Stasis() (hung up by its Local partner) ends only once the
+    // channel is destroyed: it runs `h` and the handlers after that instead (see run()).
+    if (owned && channel.stasis) return false;
+    const runsExtension = owned && channel.location.exten !== 'h' && this.hasHangupExtension(channel);
     if (!runsExtension && !this.hangupHandlers.has(channel)) return false;
     const expire = (): void => {
       pending.expired = true;

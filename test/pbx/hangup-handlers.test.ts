@@ -36,6 +36,9 @@ exten => loop,1,Answer()
  same => n,Wait(30)
 exten => plain,1,Answer()
  same => n,Wait(30)
+exten => instasis,1,Answer()
+ same => n,Set(CHANNEL(hangup_handler_push)=handlers,s,1(in-stasis))
+ same => n,Stasis(pbx-watch)
 exten => dialer,1,Dial(Local/callee@hh,,b(hh^push-callee^1(from-b)))
 exten => push-callee,1,Set(CHANNEL(hangup_handler_push)=handlers,s,1(\${ARG1},callee))
  same => n,Return()
@@ -185,6 +188,27 @@ describe('hang-up handlers', () => {
     );
     const story = seen.filter((event) => channelName(event) === callee && (event.type === 'ChannelUserevent' || event.type === 'ChannelDestroyed')).map(describe2);
     assert.deepEqual(story, ['Handler loops= n=callee var= which=from-b', 'ChannelDestroyed']);
+  });
+
+  test('a channel in Stasis() hung up by its Local partner runs h, then its handlers, once destroyed (as h alone)', { timeout: 60_000 }, async () => {
+    const response = await pbx.server.ari('/channels?endpoint=Local/instasis@hh&app=pbx-watch', { method: 'POST' });
+    assert.equal(response.status, 200);
+    const { id: one, name: oneName } = (await response.json()) as { id: string; name: string };
+    const two = oneName.replace(/;1$/, ';2');
+    await collectUntilAll(events, [
+      (event) => event.type === 'StasisStart' && channelOf(event).id === one,
+      (event) => event.type === 'StasisStart' && channelName(event) === two,
+    ]);
+    await hangUpFirstHalf(one);
+    // Its Stasis() lets it go only once it is destroyed: `h`, then the handler, run after that, as
+    // the `h` extension alone does (docs/dialplan.md, The h extension).
+    const destroyed = await collectUntil(events, (event) => event.type === 'ChannelDestroyed' && channelName(event) === two, 15_000);
+    assert.ok(!destroyed.some((event) => event.type === 'ChannelUserevent' && channelName(event) === two));
+    const after = await collectUntil(events, (event) => event.type === 'ChannelUserevent' && channelName(event) === two && event.eventname === 'Handler', 15_000);
+    assert.deepEqual(after.filter((event) => event.type === 'ChannelUserevent' && channelName(event) === two).map(describe2), [
+      'HExten',
+      'Handler loops= n= var= which=in-stasis',
+    ]);
   });
 
   test('a handler is not run on a channel whose stack was wiped from ARI', { timeout: 60_000 }, async () => {
