@@ -211,6 +211,29 @@ describe('hang-up handlers', () => {
     ]);
   });
 
+  test('a Stasis channel no dialplan runs, hung up by its Local partner, runs the handler ARI pushed before its ChannelDestroyed', { timeout: 60_000 }, async () => {
+    const { one, oneName, two } = await originate('plain');
+    await untilWaiting(two);
+    const variable = encodeURIComponent('CHANNEL(hangup_handler_push)');
+    assert.equal((await pbx.server.ari(`/channels/${one}/variable?variable=${variable}&value=${encodeURIComponent('handlers,s,1(partner-gone)')}`, { method: 'POST' })).status, 204);
+    const twoId = String(pbx.server.core.channels.list().find((channel) => channel.name === two)?.id);
+    assert.equal((await pbx.server.ari(`/channels/${twoId}`, { method: 'DELETE' })).status, 204);
+    const destroyed = new Set<string>();
+    const seen = await collectUntil(
+      events,
+      (event) => {
+        if (event.type === 'ChannelDestroyed') destroyed.add(channelName(event));
+        return destroyed.has(oneName) && destroyed.has(two);
+      },
+      30_000,
+    );
+    const story = seen.filter((event) => channelName(event) === oneName && ['StasisEnd', 'ChannelUserevent', 'ChannelDestroyed'].includes(event.type)).map(describe2);
+    // Asterisk raises StasisEnd before the handler here (its Stasis() returns, then ast_hangup runs
+    // them); Patchbay after it (docs/differences.md, Hang-up handlers): only the end is asserted.
+    assert.deepEqual(story.filter((line) => line !== 'StasisEnd'), ['Handler loops= n= var= which=partner-gone', 'ChannelDestroyed']);
+    assert.equal(story.at(-1), 'ChannelDestroyed');
+  });
+
   test('a handler is not run on a channel whose stack was wiped from ARI', { timeout: 60_000 }, async () => {
     const { one, oneName, two } = await originate('plain');
     await untilWaiting(two);
