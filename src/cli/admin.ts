@@ -57,6 +57,8 @@ Commands:
   core show version                the server's version
   core show uptime                 time since start and since the last reload
   core show channels count         active channels, active calls, calls processed
+  core show hanguphandlers <channel>|all
+                                   hang-up handlers of one channel, or of every channel
   core set debug <0-10|off>        log at debug (trace from 5) on the server; off: the configured level
   logger rotate                    rotate every log file (log channels and patchbay.log)
   cdr                              stored call detail records, newest first (--since, --until,

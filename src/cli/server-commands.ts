@@ -16,7 +16,7 @@ export type ServerCommand = (target: Target, args: string[], values: AdminValues
 /** The words each command takes, for usage lines and the shell's completion. */
 export const SERVER_COMMAND_WORDS: Readonly<Record<string, readonly string[][]>> = Object.freeze({
   pjsip: [['show', 'endpoints'], ['show', 'endpoint'], ['show', 'contacts'], ['show', 'registrations'], ['show', 'transports']],
-  core: [['show', 'version'], ['show', 'uptime'], ['show', 'channels', 'count'], ['set', 'debug']],
+  core: [['show', 'version'], ['show', 'uptime'], ['show', 'channels', 'count'], ['show', 'hanguphandlers'], ['set', 'debug']],
   logger: [['rotate']],
   sip: [['trace', 'on'], ['trace', 'off'], ['trace']],
   cdr: [],
@@ -114,6 +114,7 @@ async function core(target: Target, args: string[], values: AdminValues, out: Co
     return EXIT.ok;
   }
   if (verb !== 'show' || extra !== undefined) throw usage('core');
+  if (what === 'hanguphandlers') return hangupHandlers(target, third, values, out);
   const valid = (what === 'version' || what === 'uptime') ? third === undefined : what === 'channels' && (third === undefined || third === 'count');
   if (!valid) throw usage('core');
   const status = (await adminRequest(target, 'GET', '/core/status', `core show ${what}`)) as Row;
@@ -128,6 +129,24 @@ async function core(target: Target, args: string[], values: AdminValues, out: Co
     const plural = (n: unknown, word: string): string => `${str(n)} ${word}${Number(n) === 1 ? '' : 's'}`;
     out.stdout(`${plural(status.channels, 'active channel')}\n${plural(status.calls, 'active call')}\n${plural(status.calls_processed, 'call')} processed\n`);
   }
+  return EXIT.ok;
+}
+
+/** `core show hanguphandlers <channel>|all`, in Asterisk's columns: the channel named on its first handler's line. */
+async function hangupHandlers(target: Target, channel: string | undefined, values: AdminValues, out: CommandOutput): Promise<number> {
+  if (channel === undefined) throw new CliError('usage: patchbay core show hanguphandlers <channel>|all', EXIT.usage);
+  const path = channel === 'all' ? '/core/hanguphandlers' : `/core/hanguphandlers/${encodeURIComponent(channel)}`;
+  const channels = (await adminRequest(target, 'GET', path, `channel ${channel}`)) as Row[];
+  if (values.json) {
+    out.stdout(json(channels));
+    return EXIT.ok;
+  }
+  const line = (first: string, second: string): string => `${first.padEnd(30)} ${second}\n`;
+  let text = line('Channel', 'Handler');
+  for (const { channel: name, handlers } of channels) {
+    (Array.isArray(handlers) ? handlers : []).forEach((handler, index) => (text += line(index === 0 ? str(name) : '', str(handler))));
+  }
+  out.stdout(text);
   return EXIT.ok;
 }
 

@@ -70,6 +70,7 @@ export class Core extends Kernel {
       shared: new WeakMap(),
       recentHangups: this.recentHangups,
       records: this.records,
+      hangupHandlers: this.pbx.hangupHandlers,
     });
     this.records.cdr.inSubroutine = (id) => {
       const channel = this.channels.get(id);

@@ -1,6 +1,6 @@
 // The admin routes (`/admin/...`) behind the CLI commands ARI has no operation for, the
 // `asterisk -rx` habits: `pjsip show endpoints|endpoint X|contacts|registrations|transports`,
-// `core show version|uptime|channels count`, `core set debug`, `logger rotate` and `sip trace`.
+// `core show version|uptime|channels count|hanguphandlers`, `core set debug`, `logger rotate` and `sip trace`.
 // Reading needs ARI credentials (a read-only user may); changing something needs a read-write user.
 // Every answer is JSON; names come from the client and are only ever looked up, never interpreted.
 import type { PjsipTechnology } from '../channels/pjsip/technology.ts';
@@ -86,6 +86,8 @@ export class AdminRoutes {
         return { status: 200, body: this.#recordings() };
       case 'GET core/status':
         return { status: 200, body: this.#status() };
+      case 'GET core/hanguphandlers':
+        return path.length === 2 ? this.#hangupHandlers() : path.length === 3 ? this.#hangupHandlers(path[2]!) : notFound('Resource not found');
       case 'PUT core/debug':
         return this.#debug(query.get('level'));
       case 'POST logger/rotate':
@@ -151,6 +153,26 @@ export class AdminRoutes {
 
   #endpointState(id: string): string {
     return this.services.core.endpoints.get('PJSIP', id)?.state ?? 'unknown';
+  }
+
+  /**
+   * `core show hanguphandlers <channel>|all`: each channel's hang-up handlers, the one to run first
+   * first; all channels (those with none left out, as Asterisk prints nothing for them) or one.
+   */
+  #hangupHandlers(name?: string): AdminAnswer {
+    const { core } = this.services;
+    const handlersOf = (channel: { readonly name: string }, handlers: string[]) => ({ channel: channel.name, handlers });
+    if (name !== undefined) {
+      const channel = core.channels.get(name) ?? core.channels.list().find((candidate) => candidate.name === name);
+      if (!channel) return notFound('Channel does not exist.');
+      return { status: 200, body: [handlersOf(channel, core.pbx.hangupHandlers.list(channel))] };
+    }
+    const body = [];
+    for (const channel of core.channels.list()) {
+      const handlers = core.pbx.hangupHandlers.list(channel);
+      if (handlers.length > 0) body.push(handlersOf(channel, handlers));
+    }
+    return { status: 200, body };
   }
 
   #channelsOf(endpoint: string) {

@@ -10,6 +10,7 @@ import type { DeviceStates } from '../core/device-states.ts';
 import type { ExtensionStates } from '../core/extension-states.ts';
 import type { GlobalVariables } from '../core/global-vars.ts';
 import type { CallRecords } from '../core/cdr/call-records.ts';
+import type { HangupHandlers } from './hangup-handlers.ts';
 
 export interface FunctionServices {
   readonly globals: GlobalVariables;
@@ -28,6 +29,8 @@ export interface FunctionServices {
   readonly records?: CallRecords;
   /** Hang-up causes of recently ended channels, by channel name (HANGUPCAUSE()). */
   readonly recentHangups: ReadonlyMap<string, { readonly cause: number; readonly linkedId: string }>;
+  /** The channels' hang-up handler stacks (CHANNEL(hangup_handler_push)); absent without a dialplan executor. */
+  readonly hangupHandlers?: HangupHandlers;
 }
 
 /**

@@ -13,14 +13,16 @@ import { resolveGoto } from './apps/goto.ts';
 import type { PbxServices } from './application-services.ts';
 import { writeTimeout } from './timeouts.ts';
 import { defaultHangupCause } from './hangup-cause.ts';
+import { HangupHandlers } from './hangup-handlers.ts';
 
 /** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
 const STEPS_BEFORE_YIELD = 64;
-/** Steps the `h` extension may run after a hangup (it cannot wait on the channel, only compute). */
+/** Steps the `h` extension, and each hang-up handler, may run after a hangup (it cannot wait on the channel, only compute). */
 const MAX_HANGUP_STEPS = 200;
 /**
- * The longest a hung-up channel waits for its `h` extension before it is destroyed all the same:
- * applications return at once on a hung-up channel, so only a fault holds it this long.
+ * The longest a hung-up channel waits for its `h` extension and hang-up handlers, together, before
+ * it is destroyed all the same: applications return at once on a hung-up channel, so only a fault
+ * (or a handler that loops) holds it this long.
  */
 const HANGUP_LOGIC_LIMIT_MS = 10_000;
 /** Steps a subroutine run outside the dialplan (a pre-dial handler) may take before it is abandoned. */
@@ -35,16 +37,25 @@ const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', prior
  */
 export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
-/** A hung-up channel's `h` extension to run before it is destroyed: the timer that destroys it all the same. */
+/**
+ * A hung-up channel's `h` extension and hang-up handlers to run before it is destroyed: the timer
+ * that destroys it all the same.
+ */
 interface PendingHangupLogic {
   readonly timer: NodeJS.Timeout;
   /** The timer fired: the channel was destroyed without waiting for the extension. */
   expired: boolean;
+  /** The `h` extension runs first (a dialplan run owns the channel and its context has one). */
+  readonly runsExtension: boolean;
+  /** Begun already: whoever finds it pending (the run's end, a subroutine's, a timer) runs it once. */
+  started: boolean;
 }
 
 export class Pbx {
   private readonly applications = new Map<string, DialplanApplication>();
   private readonly running = new WeakSet<Channel>();
+  /** Channels a dialplan run (start()) owns, which runs their hang-up logic once its loop ends. */
+  private readonly owned = new WeakSet<Channel>();
   /** Channels moved elsewhere while an application ran (TIMEOUT(absolute) to `T`). */
   private readonly redirected = new WeakSet<Channel>();
   /** Channels running each application right now (by lower-case name): its module's use count. */
@@ -58,6 +69,14 @@ export class Pbx {
   private readonly inHangupLogicIds = new Set<string>();
   /** Told by a channel this executor runs once its hang-up is announced (one object for all of them). */
   private readonly hangupLogic: HangupLogic = { takesOver: (channel) => this.takeHangupOver(channel) };
+  /**
+   * The channels' hang-up handler stacks (CHANNEL(hangup_handler_push)). A channel given its first
+   * handler is given this executor's hang-up logic too, so that one no dialplan runs (a Stasis
+   * channel, a Dial() callee) runs them before it is destroyed, as Asterisk's ast_hangup does.
+   */
+  readonly hangupHandlers = new HangupHandlers((channel) => {
+    if (!channel.hangingUp) channel.setHangupLogic(this.hangupLogic);
+  });
 
   constructor(private readonly services: PbxServices) {
     // The executor's own writable functions: LOCAL() lives on the Gosub stack, TIMEOUT() here.
@@ -146,6 +165,7 @@ export class Pbx {
 
   private async run(channel: Channel): Promise<void> {
     this.running.add(channel);
+    this.owned.add(channel);
     channel.setDialplanOwned(true);
     channel.setHangupLogic(this.hangupLogic);
     try {
@@ -192,10 +212,16 @@ export class Pbx {
       const pending = this.hangupLogicPending.get(channel);
       if (pending) await this.runHangupLogic(channel, pending);
       // A channel whose hang-up the `h` extension could not take over (one in Stasis when it hung
-      // up) still runs it, after it was destroyed.
-      else if (channel.hangingUp && !channel.stasis) await this.runHangupExtension(channel);
+      // up) still runs it, after it was destroyed (and after its handlers, which could), then the
+      // handlers `h` may have pushed.
+      if (!pending?.runsExtension && channel.hangingUp && !channel.stasis) {
+        await this.runHangupExtension(channel);
+        await this.runHangupHandlers(channel, () => false);
+      }
     } finally {
-      channel.setHangupLogic(undefined);
+      // A channel that leaves the dialplan alive keeps the hook while it has handlers to run.
+      channel.setHangupLogic(this.hangupHandlers.has(channel) && !channel.hangingUp ? this.hangupLogic : undefined);
+      this.owned.delete(channel);
       this.running.delete(channel);
       if (!channel.hangingUp) channel.setDialplanOwned(false);
     }
@@ -242,19 +268,36 @@ export class Pbx {
    */
   async runSubroutine(channel: Channel, target: string): Promise<boolean> {
     if (this.running.has(channel) || channel.hangingUp) return false;
+    this.running.add(channel);
+    try {
+      return await this.runRoutine(channel, target, MAX_SUBROUTINE_STEPS, () => channel.hangingUp, 'subroutine');
+    } finally {
+      this.running.delete(channel);
+      // The channel hung up meanwhile with hang-up handlers to run: their turn now the subroutine is done.
+      const pending = this.hangupLogicPending.get(channel);
+      if (pending && !this.owned.has(channel)) void this.runHangupLogic(channel, pending);
+    }
+  }
+
+  /**
+   * A subroutine as app_stack's internal Gosub runs it: a frame with the arguments (${ARGn}), the
+   * steps from `target` until its Return (at most `maxSteps`, stopping early when `stop` says so),
+   * then the frames it left dropped and the channel's location put back. False when the
+   * destination does not exist or the run failed.
+   */
+  private async runRoutine(channel: Channel, target: string, maxSteps: number, stop: () => boolean, what: string): Promise<boolean> {
     const { target: where, args } = splitTarget(target);
     const destination = resolveGoto(channel, this.services, where);
     if ('error' in destination) {
-      this.services.log.warn({ channel: channel.name }, `subroutine ${where} not run: ${destination.error}`);
+      this.services.log.warn({ channel: channel.name }, `${what} ${where} not run: ${destination.error}`);
       return false;
     }
     const saved = channel.location;
     const depth = gosubDepth(channel);
-    this.running.add(channel);
     try {
       pushFrame(channel, SUBROUTINE_END, args);
       channel.setLocation(destination);
-      for (let steps = 1; steps <= MAX_SUBROUTINE_STEPS && !channel.hangingUp; steps++) {
+      for (let steps = 1; steps <= maxSteps && !stop(); steps++) {
         const { context, exten, priority } = channel.location;
         if (context === SUBROUTINE_END.context) return true;
         const step = this.services.dialplan().find(context, exten, priority, channel.caller.number || undefined);
@@ -265,36 +308,43 @@ export class Pbx {
         if (steps % STEPS_BEFORE_YIELD === 0) await new Promise((resolve) => setImmediate(resolve));
       }
       if (channel.location.context !== SUBROUTINE_END.context) {
-        this.services.log.warn({ channel: channel.name }, `subroutine ${where} ended without Return`);
+        this.services.log.warn({ channel: channel.name }, `${what} ${where} ended without Return`);
       }
       return true;
     } catch (error) {
-      this.services.log.warn({ err: error, channel: channel.name }, `subroutine ${where} failed`);
+      this.services.log.warn({ err: error, channel: channel.name }, `${what} ${where} failed`);
       return false;
     } finally {
       // Frames the subroutine left (no Return) are dropped, restoring their ${ARGn}.
       while (gosubDepth(channel) > depth) popFrame(channel);
       channel.setLocation(saved);
-      this.running.delete(channel);
     }
   }
 
   /**
-   * A channel this executor runs hung up: whether its `h` extension runs before it is destroyed
-   * (the context it is in has one, and it is not running it already nor held by Stasis). If so,
-   * the run finishes the hang-up once the extension ended, or a timer does if it never ends.
+   * A channel hung up with hang-up logic to run before it is destroyed: the `h` extension of the
+   * context a dialplan run owning it is in (not running it already, nor held by Stasis), and its
+   * hang-up handlers. The run finishes the hang-up once its loop ended (a channel no run owns
+   * gets it run here), or a timer does if it never ends.
    */
   private takeHangupOver(channel: Channel): boolean {
-    if (channel.stasis || channel.location.exten === 'h' || !this.hasHangupExtension(channel)) return false;
+    const owned = this.owned.has(channel);
+    // A run whose channel is still in Stasis() (hung up by its Local partner) ends only once the
+    // channel is destroyed: it runs `h` and the handlers after that instead (see run()).
+    if (owned && channel.stasis) return false;
+    const runsExtension = owned && channel.location.exten !== 'h' && this.hasHangupExtension(channel);
+    if (!runsExtension && !this.hangupHandlers.has(channel)) return false;
     const expire = (): void => {
       pending.expired = true;
       this.inHangupLogicIds.delete(channel.id);
-      this.services.log.warn({ channel: channel.name }, `the h extension of ${channel.name} did not end in ${HANGUP_LOGIC_LIMIT_MS} ms: destroying the channel`);
+      this.services.log.warn({ channel: channel.name }, `the hang-up logic of ${channel.name} did not end in ${HANGUP_LOGIC_LIMIT_MS} ms: destroying the channel`);
       channel.finishHangup();
     };
-    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false };
+    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false, runsExtension, started: false };
     pending.timer.unref();
     this.hangupLogicPending.set(channel, pending);
+    // Asked from within the hang-up being carried out: the handlers run once it has been.
+    if (!this.running.has(channel)) setImmediate(() => void this.runHangupLogic(channel, pending));
     return true;
   }
 
@@ -303,17 +353,24 @@ export class Pbx {
   }
 
   /**
-   * As __ast_pbx_run ends a hung-up channel: the soft APPUNLOAD hang-up request, the `h`
-   * extension, then the channel is destroyed (ChannelDestroyed, the CDR posted).
+   * As __ast_pbx_run then ast_hangup end a hung-up channel: the soft APPUNLOAD hang-up request (a
+   * dialplan run's), the `h` extension, the hang-up handlers, then the channel is destroyed
+   * (ChannelDestroyed, the CDR posted).
    */
   private async runHangupLogic(channel: Channel, pending: PendingHangupLogic): Promise<void> {
+    if (pending.started) return;
+    pending.started = true;
     try {
       if (!pending.expired) {
         channel.announceDialplanEnd();
         this.inHangupLogicIds.add(channel.id);
-        // A shutdown may destroy the channel meanwhile (a second end()): the extension stops then.
-        await this.runHangupExtension(channel, () => pending.expired || channel.destroyed);
+        // A shutdown may destroy the channel meanwhile (a second end()): the logic stops then.
+        const abandoned = (): boolean => pending.expired || channel.destroyed;
+        if (pending.runsExtension) await this.runHangupExtension(channel, abandoned);
+        await this.runHangupHandlers(channel, abandoned);
       }
+    } catch (err) {
+      this.services.log.warn({ err, channel: channel.name }, 'the hang-up logic failed');
     } finally {
       clearTimeout(pending.timer);
       this.hangupLogicPending.delete(channel);
@@ -322,7 +379,23 @@ export class Pbx {
     }
   }
 
-  /** Whether the channel runs its `h` extension before being destroyed now (its CDRs have ended then). */
+  /**
+   * The channel's hang-up handlers, last pushed first, each taken off its stack as it starts (so
+   * it runs at most once, and one pushed meanwhile runs too), as ast_pbx_hangup_handler_run.
+   * Each is a subroutine of its own on the hung-up channel, bounded in steps.
+   */
+  private async runHangupHandlers(channel: Channel, abandoned: () => boolean): Promise<void> {
+    for (let handler = this.hangupHandlers.take(channel); handler !== undefined; handler = this.hangupHandlers.take(channel)) {
+      if (abandoned()) {
+        this.hangupHandlers.wipe(channel, '');
+        return;
+      }
+      this.services.log.debug({ channel: channel.name }, `${channel.name} runs hang-up handler ${handler}`);
+      await this.runRoutine(channel, handler, MAX_HANGUP_STEPS, abandoned, 'hang-up handler');
+    }
+  }
+
+  /** Whether the channel runs its `h` extension or hang-up handlers before being destroyed now (its CDRs have ended then). */
   inHangupLogic(channelId: string): boolean {
     return this.inHangupLogicIds.size > 0 && this.inHangupLogicIds.has(channelId);
   }

@@ -167,6 +167,21 @@ describe('core, logger and sip trace', () => {
     assert.equal(describeSeconds(0), '0 seconds');
   });
 
+  test('core show hanguphandlers: a channel\'s handlers, as Asterisk prints them', async () => {
+    const variables = { 'CHANNEL(hangup_handler_push)': 'cleanup,s,1(one)' };
+    const response = await server.ari('/channels?endpoint=Local/echo@default&extension=echo&context=default', { method: 'POST', body: JSON.stringify({ variables }), headers: { 'content-type': 'application/json' } });
+    assert.equal(response.status, 200);
+    const { id, name } = (await response.json()) as { id: string; name: string };
+    const expected = `${'Channel'.padEnd(30)} Handler\n${name.padEnd(30)} cleanup,s,1(one)\n`;
+    assert.equal((await run(['core', 'show', 'hanguphandlers', name])).stdout, expected);
+    assert.ok((await run(['core', 'show', 'hanguphandlers', 'all'])).stdout.includes(`${name.padEnd(30)} cleanup,s,1(one)\n`));
+    const missing = await run(['core', 'show', 'hanguphandlers', 'PJSIP/nobody-00000000']);
+    assert.notEqual(missing.code, EXIT.ok);
+    assert.match(missing.stderr, /Channel does not exist/);
+    assert.equal((await run(['core', 'show', 'hanguphandlers'])).code, EXIT.usage);
+    await server.ari(`/channels/${id}`, { method: 'DELETE' });
+  });
+
   test('core set debug turns debug on everywhere, off returns to the configured level', async () => {
     const on = await run(['core', 'set', 'debug', '3']);
     assert.equal(on.stdout, 'log level is now debug\n');
@@ -291,7 +306,7 @@ describe('command line', () => {
     assert.deepEqual(complete('pj'), [['pjsip'], 'pj']);
     assert.deepEqual(complete('pjsip show con'), [['contacts'], 'con']);
     assert.deepEqual(complete('core '), [['set', 'show'], '']);
-    assert.deepEqual(complete('core show '), [['channels', 'uptime', 'version'], '']);
+    assert.deepEqual(complete('core show '), [['channels', 'hanguphandlers', 'uptime', 'version'], '']);
     assert.deepEqual(splitWords(`sip trace on "a b" 'c'`), ['sip', 'trace', 'on', 'a b', 'c']);
     const dir = mkdtempSync(join(tmpdir(), 'patchbay-shell-'));
     dirs.push(dir);

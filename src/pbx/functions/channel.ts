@@ -129,6 +129,22 @@ function knownToneZone(value: string): string {
   return zone.country;
 }
 
+/**
+ * The write-only items that change the channel's hang-up handler stack (func_channel's
+ * hangup_handler_*): push stacks the value; pop and wipe drop the top one or all first, then push
+ * the value if there is one.
+ */
+const HANGUP_HANDLER_ITEMS = new Set(['hangup_handler_push', 'hangup_handler_pop', 'hangup_handler_wipe']);
+
+function writeHangupHandler(call: FunctionCall, item: string, value: string): void {
+  const channel = channelOf(call, 'CHANNEL');
+  const handlers = call.services?.hangupHandlers;
+  if (!handlers) throw new InvalidError('Hang-up handlers need the dialplan executor');
+  if (item === 'hangup_handler_push') handlers.push(channel, value);
+  else if (item === 'hangup_handler_pop') handlers.pop(channel, value);
+  else handlers.wipe(channel, value);
+}
+
 function hangupCauseOf(call: FunctionCall, name: string): number | undefined {
   const recent = call.services?.recentHangups.get(name);
   if (recent) return recent.cause;
@@ -169,7 +185,7 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode, musicclass and tonezone (a country of Patchbay\'s tone zones: us, uk, de, fr, it, jp) are writable.',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode, musicclass and tonezone (a country of Patchbay\'s tone zones: us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();
@@ -183,7 +199,9 @@ export const channelFunctions: readonly DialplanFunction[] = [
       return CHANNEL_READERS.get(item)?.(channelOf(call, 'CHANNEL'));
     },
     write(call, value) {
-      const writer = CHANNEL_WRITERS.get(call.args.trim().toLowerCase());
+      const item = call.args.trim().toLowerCase();
+      if (HANGUP_HANDLER_ITEMS.has(item)) return writeHangupHandler(call, item, value);
+      const writer = CHANNEL_WRITERS.get(item);
       if (!writer) throw new InvalidError(`CHANNEL(${call.args.slice(0, 64)}) cannot be written`);
       writer(channelOf(call, 'CHANNEL'), value);
     },
