@@ -35,11 +35,22 @@ const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', prior
  */
 export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
+/**
+ * Where a channel's `h` extension starts: its first step and the context it was found in. Found
+ * once per hang-up and handed on, so the extension is not looked up again to be run.
+ */
+interface HangupStart {
+  readonly step: DialplanStep;
+  readonly context: string;
+}
+
 /** A hung-up channel's `h` extension to run before it is destroyed: the timer that destroys it all the same. */
 interface PendingHangupLogic {
   readonly timer: NodeJS.Timeout;
   /** The timer fired: the channel was destroyed without waiting for the extension. */
   expired: boolean;
+  /** The extension found when the hang-up was taken over. */
+  readonly start: HangupStart;
 }
 
 export class Pbx {
@@ -285,21 +296,26 @@ export class Pbx {
    * the run finishes the hang-up once the extension ended, or a timer does if it never ends.
    */
   private takeHangupOver(channel: Channel): boolean {
-    if (channel.stasis || channel.location.exten === 'h' || !this.hasHangupExtension(channel)) return false;
+    if (channel.stasis || channel.location.exten === 'h') return false;
+    const start = this.hangupStart(channel);
+    if (!start) return false;
     const expire = (): void => {
       pending.expired = true;
       this.inHangupLogicIds.delete(channel.id);
       this.services.log.warn({ channel: channel.name }, `the h extension of ${channel.name} did not end in ${HANGUP_LOGIC_LIMIT_MS} ms: destroying the channel`);
       channel.finishHangup();
     };
-    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false };
+    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false, start };
     pending.timer.unref();
     this.hangupLogicPending.set(channel, pending);
     return true;
   }
 
-  private hasHangupExtension(channel: Channel): boolean {
-    return this.services.dialplan().exists(channel.location.context, 'h', 1, channel.caller.number || undefined);
+  /** The first step of the `h` extension of the context the channel is in, if it has one: the one lookup of a hang-up. */
+  private hangupStart(channel: Channel): HangupStart | undefined {
+    const { context } = channel.location;
+    const step = this.services.dialplan().find(context, 'h', 1, channel.caller.number || undefined);
+    return step && { step, context };
   }
 
   /**
@@ -312,7 +328,7 @@ export class Pbx {
         channel.announceDialplanEnd();
         this.inHangupLogicIds.add(channel.id);
         // A shutdown may destroy the channel meanwhile (a second end()): the extension stops then.
-        await this.runHangupExtension(channel, () => pending.expired || channel.destroyed);
+        await this.runHangupExtension(channel, pending.start, () => pending.expired || channel.destroyed);
       }
     } finally {
       clearTimeout(pending.timer);
@@ -330,17 +346,20 @@ export class Pbx {
   /**
    * The `h` extension of the context the call ended in, run after the hangup as Asterisk does
    * (applications that wait return at once on a hung-up channel). Bounded in steps, and stopped
-   * when `abandoned` says the channel was destroyed without waiting for it.
+   * when `abandoned` says the channel was destroyed without waiting for it. `found` is where the
+   * extension starts when the hang-up was taken over; it counts while the channel is still in that
+   * context (else the extension is looked up where the channel is now).
    */
-  private async runHangupExtension(channel: Channel, abandoned: () => boolean = () => false): Promise<void> {
+  private async runHangupExtension(channel: Channel, found?: HangupStart, abandoned: () => boolean = () => false): Promise<void> {
+    if (channel.location.exten === 'h') return;
+    const start = found && found.context === channel.location.context ? found : this.hangupStart(channel);
+    if (!start) return;
     const dialplan = this.services.dialplan();
     const callerId = channel.caller.number || undefined;
-    let { context } = channel.location;
-    if (channel.location.exten === 'h' || !dialplan.exists(context, 'h', 1, callerId)) return;
     channel.setLocation({ exten: 'h', priority: 1 });
     for (let steps = 0; steps < MAX_HANGUP_STEPS && !abandoned(); steps++) {
-      ({ context } = channel.location);
-      const step = dialplan.find(context, channel.location.exten, channel.location.priority, callerId);
+      const { context, exten, priority } = channel.location;
+      const step = steps === 0 ? start.step : dialplan.find(context, exten, priority, callerId);
       if (!step) return;
       let outcome: AppOutcome;
       try {
