@@ -2,6 +2,7 @@
 // deadlines on the monotonic high-resolution clock rather than by chaining
 // 20 ms timeouts, so timer lateness never accumulates into drift: a late
 // wake-up runs the overdue ticks back to back and the schedule stays put.
+// Those catch-up ticks run after the loop has read the sockets (see onTimer).
 import { FRAME_MS } from './frame.ts';
 
 export type TickListener = (tick: number) => void;
@@ -51,12 +52,17 @@ export class MediaClock {
   private droppedTicks = 0;
   private isRunning = false;
   private timer: NodeJS.Timeout | undefined;
+  /** A late wake-up's catch-up, waiting for the loop to read the sockets (see onTimer). */
+  private catchUp: NodeJS.Immediate | undefined;
   private nextDueNs = 0n;
+  /** A wake-up this late has more than one tick due: the process stalled. */
+  private readonly catchUpLatenessNs: bigint;
 
   constructor(options: MediaClockOptions = {}) {
     this.periodMs = options.periodMs ?? FRAME_MS;
     this.manual = options.manual ?? false;
     this.periodNs = BigInt(Math.round(this.periodMs * 1e6));
+    this.catchUpLatenessNs = this.periodNs - EARLY_MARGIN_NS;
     this.maxCatchUpTicks = options.maxCatchUpTicks ?? DEFAULT_MAX_CATCH_UP_TICKS;
     this.onListenerError = options.onListenerError ?? reportToConsole;
   }
@@ -107,6 +113,10 @@ export class MediaClock {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
+    if (this.catchUp !== undefined) {
+      clearImmediate(this.catchUp);
+      this.catchUp = undefined;
+    }
   }
 
   /** Delivers one tick to every listener now. */
@@ -134,11 +144,39 @@ export class MediaClock {
     this.timer.unref();
   }
 
+  /**
+   * A wake-up with one tick due runs it at once. A later one means this process stalled (a loaded
+   * machine, a long GC pause), and the packets that came meanwhile still wait unread: Node runs due
+   * timers before it polls the sockets. Ticks run now would mix and play without them (and a jitter
+   * buffer would then find them late), so the catch-up waits for setImmediate, which runs once the
+   * loop has read them. Only late wake-ups pay for it; an on-time tick allocates nothing more.
+   */
   private readonly onTimer = (): void => {
     this.timer = undefined;
     if (!this.isRunning) return;
     const now = process.hrtime.bigint();
-    if (this.onLateness && now >= this.nextDueNs) this.onLateness(Number(now - this.nextDueNs) / 1e9);
+    if (now >= this.nextDueNs) {
+      const latenessNs = now - this.nextDueNs;
+      if (this.onLateness) this.onLateness(Number(latenessNs) / 1e9);
+      if (latenessNs >= this.catchUpLatenessNs) {
+        this.catchUp = setImmediate(this.onCatchUp);
+        return;
+      }
+    }
+    // Written here rather than shared with onCatchUp: handing `now` to another function makes V8
+    // allocate it, 16 bytes a wake-up (bench/clock-wakeup-cost.ts).
+    while (this.isRunning && now + EARLY_MARGIN_NS >= this.nextDueNs) {
+      this.tick();
+      this.nextDueNs += this.periodNs;
+    }
+    if (this.isRunning) this.schedule();
+  };
+
+  /** A late wake-up's ticks, once the sockets were read: at most maxCatchUpTicks back to back, the rest dropped. */
+  private readonly onCatchUp = (): void => {
+    this.catchUp = undefined;
+    if (!this.isRunning) return;
+    const now = process.hrtime.bigint();
     if (now >= this.nextDueNs) {
       const due = (now - this.nextDueNs) / this.periodNs + 1n;
       const excess = due - BigInt(this.maxCatchUpTicks);

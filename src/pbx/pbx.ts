@@ -38,6 +38,16 @@ const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', prior
 export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
 /**
+/**
+ * Where a channel's `h` extension starts: its first step and the context it was found in. Found
+ * once per hang-up and handed on, so the extension is not looked up again to be run.
+ */
+interface HangupStart {
+  readonly step: DialplanStep;
+  readonly context: string;
+}
+
+/**
  * A hung-up channel's `h` extension and hang-up handlers to run before it is destroyed: the timer
  * that destroys it all the same.
  */
@@ -45,8 +55,8 @@ interface PendingHangupLogic {
   readonly timer: NodeJS.Timeout;
   /** The timer fired: the channel was destroyed without waiting for the extension. */
   expired: boolean;
-  /** The `h` extension runs first (a dialplan run owns the channel and its context has one). */
-  readonly runsExtension: boolean;
+  /** The `h` extension, which runs first (a dialplan run owns the channel and its context has one). */
+  readonly start: HangupStart | undefined;
   /** Begun already: whoever finds it pending (the run's end, a subroutine's, a timer) runs it once. */
   started: boolean;
 }
@@ -214,7 +224,7 @@ export class Pbx {
       // A channel whose hang-up the `h` extension could not take over (one in Stasis when it hung
       // up) still runs it, after it was destroyed (and after its handlers, which could), then the
       // handlers `h` may have pushed.
-      if (!pending?.runsExtension && channel.hangingUp && !channel.stasis) {
+      if (!pending?.start && channel.hangingUp && !channel.stasis) {
         await this.runHangupExtension(channel);
         await this.runHangupHandlers(channel, () => false);
       }
@@ -332,15 +342,15 @@ export class Pbx {
     // A run whose channel is still in Stasis() (hung up by its Local partner) ends only once the
     // channel is destroyed: it runs `h` and the handlers after that instead (see run()).
     if (owned && channel.stasis) return false;
-    const runsExtension = owned && channel.location.exten !== 'h' && this.hasHangupExtension(channel);
-    if (!runsExtension && !this.hangupHandlers.has(channel)) return false;
+    const start = owned && channel.location.exten !== 'h' ? this.hangupStart(channel) : undefined;
+    if (!start && !this.hangupHandlers.has(channel)) return false;
     const expire = (): void => {
       pending.expired = true;
       this.inHangupLogicIds.delete(channel.id);
       this.services.log.warn({ channel: channel.name }, `the hang-up logic of ${channel.name} did not end in ${HANGUP_LOGIC_LIMIT_MS} ms: destroying the channel`);
       channel.finishHangup();
     };
-    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false, runsExtension, started: false };
+    const pending: PendingHangupLogic = { timer: setTimeout(expire, HANGUP_LOGIC_LIMIT_MS), expired: false, start, started: false };
     pending.timer.unref();
     this.hangupLogicPending.set(channel, pending);
     // Asked from within the hang-up being carried out: the handlers run once it has been.
@@ -348,8 +358,11 @@ export class Pbx {
     return true;
   }
 
-  private hasHangupExtension(channel: Channel): boolean {
-    return this.services.dialplan().exists(channel.location.context, 'h', 1, channel.caller.number || undefined);
+  /** The first step of the `h` extension of the context the channel is in, if it has one: the one lookup of a hang-up. */
+  private hangupStart(channel: Channel): HangupStart | undefined {
+    const { context } = channel.location;
+    const step = this.services.dialplan().find(context, 'h', 1, channel.caller.number || undefined);
+    return step && { step, context };
   }
 
   /**
@@ -366,7 +379,7 @@ export class Pbx {
         this.inHangupLogicIds.add(channel.id);
         // A shutdown may destroy the channel meanwhile (a second end()): the logic stops then.
         const abandoned = (): boolean => pending.expired || channel.destroyed;
-        if (pending.runsExtension) await this.runHangupExtension(channel, abandoned);
+        if (pending.start) await this.runHangupExtension(channel, pending.start, abandoned);
         await this.runHangupHandlers(channel, abandoned);
       }
     } catch (err) {
@@ -403,17 +416,20 @@ export class Pbx {
   /**
    * The `h` extension of the context the call ended in, run after the hangup as Asterisk does
    * (applications that wait return at once on a hung-up channel). Bounded in steps, and stopped
-   * when `abandoned` says the channel was destroyed without waiting for it.
+   * when `abandoned` says the channel was destroyed without waiting for it. `found` is where the
+   * extension starts when the hang-up was taken over; it counts while the channel is still in that
+   * context (else the extension is looked up where the channel is now).
    */
-  private async runHangupExtension(channel: Channel, abandoned: () => boolean = () => false): Promise<void> {
+  private async runHangupExtension(channel: Channel, found?: HangupStart, abandoned: () => boolean = () => false): Promise<void> {
+    if (channel.location.exten === 'h') return;
+    const start = found && found.context === channel.location.context ? found : this.hangupStart(channel);
+    if (!start) return;
     const dialplan = this.services.dialplan();
     const callerId = channel.caller.number || undefined;
-    let { context } = channel.location;
-    if (channel.location.exten === 'h' || !dialplan.exists(context, 'h', 1, callerId)) return;
     channel.setLocation({ exten: 'h', priority: 1 });
     for (let steps = 0; steps < MAX_HANGUP_STEPS && !abandoned(); steps++) {
-      ({ context } = channel.location);
-      const step = dialplan.find(context, channel.location.exten, channel.location.priority, callerId);
+      const { context, exten, priority } = channel.location;
+      const step = steps === 0 ? start.step : dialplan.find(context, exten, priority, callerId);
       if (!step) return;
       let outcome: AppOutcome;
       try {

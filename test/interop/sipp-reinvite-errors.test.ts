@@ -12,39 +12,25 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
-  callSippCallee, explained, HAVE_SIPP, nextEvent as nextEventOn, ofChannel, randomPort, SCENARIOS, sipp as runSipp, startSippServer, tracedMessages,
-  type Json, type SippCallee, type SippRun, type SippServer,
+  callSippCallee, explained, HAVE_SIPP, nextEvent as nextEventOn, ofChannel, randomPort, SCENARIOS, sipp as runSipp, sippPhones, sippServerInSuite, startSippServer,
+  tracedMessages, type Json, type SippCallee, type SippRun,
 } from './sipp-peer.ts';
 
 const APP = 'reinvite-errors-app';
 /** Where SIPp plays bob, the callee (his static contact). */
 const BOB_PORT = randomPort();
-let setup: SippServer;
+const SKIP = HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)';
 
-before(async () => {
-  if (!HAVE_SIPP) return;
-  setup = await startSippServer(
-    'sipp-reinvite-errors',
-    `[reinvite-in]\nexten => 100,1,Stasis(${APP})\n`,
-    {
-      // Hold from ARI re-INVITEs the phone (sendonly) instead of playing music to it.
-      endpoint: {
-        bob: { context: 'reinvite-in', allow: 'ulaw', aors: 'bob', moh_passthrough: 'yes' },
-        alice: { context: 'reinvite-in', allow: 'ulaw', aors: 'alice', moh_passthrough: 'yes' },
-        gateway: { context: 'reinvite-in', allow: 'ulaw', aors: 'gateway' },
-      },
-      aor: { bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` }, alice: { max_contacts: 1 }, gateway: { max_contacts: 1 } },
-    },
-    APP,
-  );
-});
+/** The u-law phones: bob called at his contact, alice and the gateway calling in; hold from ARI re-INVITEs bob and alice (sendonly) instead of playing music to them. */
+function phones(): Json {
+  const objects = sippPhones({ bob: BOB_PORT, alice: undefined, gateway: undefined }, 'reinvite-in');
+  for (const name of ['bob', 'alice']) objects.endpoint[name].moh_passthrough = 'yes';
+  return objects;
+}
 
-after(async () => {
-  if (!HAVE_SIPP) return;
-  await setup.close();
-});
+const setup = sippServerInSuite(SKIP, () => startSippServer('sipp-reinvite-errors', `[reinvite-in]\nexten => 100,1,Stasis(${APP})\n`, phones(), APP));
 
 // Generous: on a loaded 2-core machine SIPp's messages may reach the app seconds late.
 const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
@@ -84,7 +70,7 @@ function firstOfEach(messages: string[]): string[] {
   return [...seen.values()];
 }
 
-describe('our re-INVITEs refused, and multipart re-INVITEs, with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)' }, () => {
+describe('our re-INVITEs refused, and multipart re-INVITEs, with SIPp', { skip: SKIP }, () => {
   for (const [status, reason] of [
     ['488', 'Not Acceptable Here'],
     ['500', 'Server Internal Error'],

@@ -63,10 +63,15 @@ describe('MediaClock in manual mode', () => {
  * The clock's time and timer, simulated: process.hrtime.bigint reads `nowMs`, and the one timer
  * the clock keeps fires when the test says, as late as the test wants. So what is asserted (the
  * schedule, catch-up, the bound on it) is counted, not timed: a loaded machine cannot change it.
+ * A catch-up the clock leaves to setImmediate runs right after the timer, as the loop's check phase
+ * would once the sockets were polled (no time passes in between).
  */
 class SimulatedTime {
   nowMs = 1_000;
   #pending: { run: () => void; dueMs: number } | undefined;
+  #immediate: (() => void) | undefined;
+  /** How many wake-ups left their ticks to setImmediate. */
+  deferred = 0;
 
   constructor(t: TestContext) {
     t.mock.method(process.hrtime, 'bigint', () => BigInt(Math.round(this.nowMs * 1e6)));
@@ -76,6 +81,12 @@ class SimulatedTime {
     };
     t.mock.method(globalThis, 'setTimeout', setTimer);
     t.mock.method(globalThis, 'clearTimeout', () => (this.#pending = undefined));
+    t.mock.method(globalThis, 'setImmediate', (run: () => void) => {
+      this.#immediate = run;
+      this.deferred++;
+      return {};
+    });
+    t.mock.method(globalThis, 'clearImmediate', () => (this.#immediate = undefined));
   }
 
   get timerPending(): boolean {
@@ -89,6 +100,26 @@ class SimulatedTime {
     this.#pending = undefined;
     this.nowMs = Math.max(this.nowMs, pending.dueMs + lateMs);
     pending.run();
+    const immediate = this.#immediate;
+    this.#immediate = undefined;
+    immediate?.();
+  }
+
+  /** Fires the timer `lateMs` late but stops before the check phase: what ran in the timers phase. */
+  fireTimerOnly(lateMs: number): void {
+    const pending = this.#pending;
+    assert.ok(pending, 'the clock keeps a timer while it runs');
+    this.#pending = undefined;
+    this.nowMs = Math.max(this.nowMs, pending.dueMs + lateMs);
+    pending.run();
+  }
+
+  /** Runs what the clock left to setImmediate (the check phase). */
+  runImmediate(): void {
+    const immediate = this.#immediate;
+    assert.ok(immediate, 'a catch-up waits for setImmediate');
+    this.#immediate = undefined;
+    immediate();
   }
 }
 
@@ -112,8 +143,39 @@ describe('MediaClock with its timer (simulated time)', () => {
       assert.ok(late >= -1 && late < 10, `tick ${n} ${late} ms off schedule`);
     });
     assert.equal(clock.skippedTicks, 0);
+    assert.equal(time.deferred, 0, 'a wake-up with one tick due runs it in the timer');
     clock.stop();
     assert.equal(time.timerPending, false, 'stop() clears the timer');
+  });
+
+  it('leaves the catch-up ticks of a late wake-up until the sockets were read (setImmediate), then runs them', (t) => {
+    const time = new SimulatedTime(t);
+    const clock = new MediaClock();
+    let ticks = 0;
+    clock.add(() => ticks++);
+    clock.start();
+    time.fire();
+    assert.equal(ticks, 1);
+    // Three ticks due (a 45 ms late wake-up): none runs in the timers phase, all three after the poll.
+    time.fireTimerOnly(45);
+    assert.equal(ticks, 1, 'no tick in the timers phase');
+    assert.equal(time.timerPending, false, 'no second timer while the catch-up waits');
+    time.runImmediate();
+    assert.equal(ticks, 4);
+    assert.equal(time.timerPending, true, 'the schedule goes on');
+    clock.stop();
+  });
+
+  it('stop() while a catch-up waits: it never runs', (t) => {
+    const time = new SimulatedTime(t);
+    const clock = new MediaClock();
+    let ticks = 0;
+    clock.add(() => ticks++);
+    clock.start();
+    time.fireTimerOnly(100);
+    clock.stop();
+    assert.throws(() => time.runImmediate(), /a catch-up waits/, 'stop() cleared it');
+    assert.equal(ticks, 0);
   });
 
   it('catches up after a stall, bounded by maxCatchUpTicks', (t) => {

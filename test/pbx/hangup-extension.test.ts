@@ -142,4 +142,24 @@ describe('the h extension runs before the channel is destroyed', () => {
     assert.equal(record.userfield, 'from-h');
     assert.equal(record.lastapp, 'Hangup');
   });
+
+  test('the h extension is looked up once per hang-up: the step found when the hang-up is taken over is the one run', { timeout: 60_000 }, async () => {
+    // Counts the dialplan's lookups of h,1 (every lookup of an extension goes through find) while one call ends.
+    const dialplan = pbx.server.core.dialplan;
+    const find = dialplan.find;
+    let lookups = 0;
+    dialplan.find = function (context, exten, priority, callerId) {
+      if (exten === 'h' && priority === 1) lookups++;
+      return find.call(this, context, exten, priority, callerId);
+    };
+    try {
+      const { two } = await originate('hang');
+      const seen = await untilBothDestroyed(two);
+      assert.ok(seen.includes('ChannelDialplan Local/hang@hext;2 @h,1 NoOp'), 'the h extension ran');
+      assert.ok(seen.indexOf('ChannelDialplan Local/hang@hext;2 @h,4 Wait') < seen.indexOf('ChannelDestroyed Local/hang@hext;2 16 @h,4 '), 'before ChannelDestroyed');
+      assert.equal(lookups, 1, 'one lookup of h for the one hang-up that runs it');
+    } finally {
+      dialplan.find = find;
+    }
+  });
 });

@@ -112,21 +112,13 @@ export class LocalTechnology implements ChannelTechnology {
     this.#chains.claim(request.requestor?.linkedId, running.config.localMaxDescendants, request.resource);
     // core_unreal's counter, which Asterisk's bridge media channels (Announcer/, Recorder/) share.
     const base = `Local/${exten}@${context}-${channels.newNameSuffix('unreal')}`;
-    const language = request.requestor?.language;
+    // The halves share everything but their id, name suffix, direction, state and driver.
+    const shared = { technology: 'Local', language: request.requestor?.language, location: { context, exten, priority: 1 } };
     let started = false;
     // Each half's driver speaks to the other half, made just after it.
     let two: Channel | undefined;
     const one = channels.create(
-      {
-        id: request.channelId,
-        name: `${base};1`,
-        technology: 'Local',
-        direction: 'outbound',
-        state: 'Down',
-        linkedId: request.requestor?.linkedId,
-        language,
-        location: { context, exten, priority: 1 },
-      },
+      { ...shared, id: request.channelId, name: `${base};1`, direction: 'outbound', state: 'Down', linkedId: request.requestor?.linkedId },
       (self) =>
         new LocalHalf(
           () => two!,
@@ -141,8 +133,9 @@ export class LocalTechnology implements ChannelTechnology {
             const connectedOfOne = self.connected.number || self.connected.name ? self.connected : undefined;
             // Without a connected party on ;1, ;2 shows ;1's own caller id as its caller (Asterisk leaves
             // it empty and says nothing; docs/differences.md): taken without an event, as Asterisk raises none.
-            if (!connectedOfOne) other.caller = { ...self.caller };
-            other.takeIdentity({ caller: connectedOfOne && { ...connectedOfOne }, connected: { ...self.caller } });
+            // Caller ids are replaced, never changed in place, so ;1's are handed over as they are (takeIdentity copies what it takes).
+            if (!connectedOfOne) other.caller = self.caller;
+            other.takeIdentity({ caller: connectedOfOne, connected: self.caller });
             // The dialplan runs after the caller has finished setting the call up.
             setImmediate(() => {
               if (!other.hangingUp) running.enterDialplan(other);
@@ -151,16 +144,7 @@ export class LocalTechnology implements ChannelTechnology {
         ),
     );
     two = channels.create(
-      {
-        id: twoId,
-        name: `${base};2`,
-        technology: 'Local',
-        direction: 'inbound',
-        state: 'Ring',
-        linkedId: one.linkedId,
-        language,
-        location: { context, exten, priority: 1 },
-      },
+      { ...shared, id: twoId, name: `${base};2`, direction: 'inbound', state: 'Ring', linkedId: one.linkedId },
       (self) => new LocalHalf(() => one, () => undefined, self),
     );
     one.peer = two;
