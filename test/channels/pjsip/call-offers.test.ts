@@ -50,7 +50,7 @@ function harness(options: { timers?: boolean } = {}) {
   const answer = (index: number, status: number, headers: Array<[string, string]> = []): void => {
     const request = sent[index]?.request;
     assert.ok(request, `request ${index} was sent`);
-    sent[index]?.handlers.onResponse?.(new SipResponse(status, 'Answer', [['CSeq', request.get('cseq') ?? ''], ...headers]), {} as ClientTransaction);
+    sent[index]?.handlers.onResponse?.(new SipResponse(status, 'Answer', [['CSeq', request.get('cseq') ?? ''], ...headers]), { request } as unknown as ClientTransaction);
   };
   return { sent, sdp, offers, ends, answer };
 }
