@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { RtpTimeout } from '../../../src/channels/pjsip/rtp-timeout.ts';
+import { blockThread } from '../../helpers/block-thread.ts';
 
 const TIMEOUT_SECONDS = 1;
 const STALL_MS = 2_500;
@@ -26,13 +27,6 @@ function startSender(port: number): Worker {
     parentPort.postMessage('sending');
   `;
   return new Worker(source, { eval: true });
-}
-
-function blockFor(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // The stall: nothing else runs on this thread.
-  }
 }
 
 test(`a ${STALL_MS} ms stall of the process with packets still coming does not trip a ${TIMEOUT_SECONDS} s rtp_timeout`, async () => {
@@ -54,7 +48,7 @@ test(`a ${STALL_MS} ms stall of the process with packets still coming does not t
     if (!stalled) {
       stalled = true;
       setImmediate(() => {
-        blockFor(STALL_MS);
+        blockThread(STALL_MS);
         stallEnd = Date.now();
       });
     }

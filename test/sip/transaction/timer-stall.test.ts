@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { SipRequest, type SipResponse } from '../../../src/sip/message.ts';
+import { blockThread } from '../../helpers/block-thread.ts';
 import { startStack, waitUntil } from '../helpers.ts';
 
 const T1 = 200;
@@ -43,15 +44,6 @@ function startAnsweringPeer(cells: Int32Array): Worker {
   return new Worker(source, { eval: true, workerData: cells.buffer });
 }
 
-/** Blocks this thread for `ms`, and on until the peer has sent its answer (a loaded machine may starve it). */
-function blockFor(ms: number, cells: Int32Array): void {
-  Atomics.store(cells, 1, 1);
-  const until = performance.now() + ms;
-  while (performance.now() < until || Atomics.load(cells, 2) === 0) {
-    // The stall: nothing else runs on this thread.
-  }
-}
-
 test(`a request answered during a ${STALL_MS} ms stall of the process is not retransmitted (T1 ${T1} ms)`, async () => {
   const cells = new Int32Array(new SharedArrayBuffer(12));
   const peer = startAnsweringPeer(cells);
@@ -69,7 +61,8 @@ test(`a request answered during a ${STALL_MS} ms stall of the process is not ret
     stack.layer.sendRequest(notify, { transport: 'UDP', host: '127.0.0.1', port }, { onResponse: (r: SipResponse) => void statuses.push(r.status) });
     // Once the request has reached the peer, the process stalls past Timer E while the peer answers it.
     await waitUntil(() => Atomics.load(cells, 0) === 1, 10_000, 'the NOTIFY at the peer');
-    blockFor(STALL_MS, cells);
+    Atomics.store(cells, 1, 1); // the peer answers now, during the stall
+    blockThread(STALL_MS, () => Atomics.load(cells, 2) === 0);
     await waitUntil(() => statuses.includes(200), 10_000, 'the 200');
     // Long enough for a retransmission already due, or one more Timer E, to reach the peer.
     await new Promise((resolve) => setTimeout(resolve, 3 * T1));
