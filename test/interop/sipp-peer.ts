@@ -150,6 +150,21 @@ export function sippServerInSuite(skip: string | false, start: () => Promise<Sip
   return fixtureInSuite('the SIPp test server', async () => (skip ? undefined : start()), (server) => server.close());
 }
 
+/**
+ * SIPp calling `exten` of `setup` as `caller` on `scenario` (one that streams audio.wav once
+ * answered), from its own SIP port and an even media port of its own.
+ */
+export function sippCall(setup: SippServer, caller: string, scenario: string, exten: string, extra: readonly string[] = []): { done: Promise<SippRun>; port: number } {
+  const mediaPort = 2 * Math.floor(randomPort() / 2);
+  return sipp(scenario, [setup.target(), '-s', exten, '-set', 'caller', caller, '-mp', String(mediaPort), ...extra], { cwd: setup.work, timeoutMs: 60_000 });
+}
+
+/** Reads `setup`'s events into `seen` until `channelId`'s ChannelDestroyed (included); returns `seen`. */
+export async function eventsUntilDestroyed(setup: SippServer, channelId: string, seen: Json[], timeoutMs = 45_000): Promise<Json[]> {
+  await nextEvent(setup.events, (event) => (seen.push(event), event.type === 'ChannelDestroyed' && event.channel?.id === channelId), timeoutMs);
+  return seen;
+}
+
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */
 export function writeSippTone(work: string, hz: number, seconds: number, volume: number): void {
   spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-e', 'u-law', join(work, 'audio.wav'), 'synth', String(seconds), 'sine', String(hz), 'vol', String(volume)]);
