@@ -3,15 +3,21 @@
 //   a blind transfer to the `external_replaces` extension of the transfer context (404 without
 //   one), whose dialplan finds the Replaces in SIPREPLACESHDR; a PJSIP channel it dials sends it as
 //   the INVITE's Replaces header, with the REFER's Referred-By (res_pjsip_refer's outgoing supplement).
+// - ATTENDED_TRANSFER_COMPLETE_SOUND (named on the second leg, else the first): played to the
+//   target when an attended REFER completes, as ast_bridge_transfer_attended does.
 // - The transferer's phone hanging up (BYE) before the subscription's last NOTIFY: the NOTIFYs go on
 //   in the dialog after it (the subscription keeps pjsip's dialog), as in Asterisk.
 // SIPp bob answers as the transferee; alice (the transferer) and carol (the target) are raw phones,
 // which hold a dialog across several requests and show every header they receive.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { goertzelPower } from '../../src/media/goertzel.ts';
 import { sipHeader } from '../helpers/sip-inbox.ts';
 import { RawPhone } from './raw-phone.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, writeSippTone, type Json } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
@@ -28,6 +34,10 @@ const DIALPLAN = [
   'exten => 260,1,Wait(5)',
   ' same => n,Playback(beep)',
   ' same => n,Hangup()',
+  // The second call of an attended transfer names the sound its target hears when it completes.
+  'exten => 610,1,Set(ATTENDED_TRANSFER_COMPLETE_SOUND=xferdone)',
+  ' same => n,Dial(PJSIP/carol)',
+  ' same => n,Hangup()',
   'exten => external_replaces,1,Dial(PJSIP/carol)',
   ' same => n,Hangup()',
   '[nowhere]',
@@ -36,7 +46,12 @@ const DIALPLAN = [
 ].join('\n');
 
 const suite = sippServerInSuite(SKIP, async () => {
-  const started = await startSippServer('refer-replaces', DIALPLAN, sippPhones({ alice: undefined, bob: BOB_PORT, carol: CAROL_PORT }), 'desk');
+  const started = await startSippServer('refer-replaces', DIALPLAN, sippPhones({ alice: undefined, bob: BOB_PORT, carol: CAROL_PORT }), 'desk', (work) => {
+    // xferdone: a 600 Hz tone, told apart from bob's 1000 Hz.
+    mkdirSync(join(work, 'sounds', 'en'), { recursive: true });
+    spawnSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', join(work, 'sounds', 'en', 'xferdone.wav'), 'synth', '1.5', 'sine', '600', 'vol', '0.5']);
+    return { dirs: { sounds: [join(work, 'sounds')] } };
+  });
   writeSippTone(started.work, 1000, 4, 0.5);
   return started;
 });
@@ -159,6 +174,55 @@ describe('the transferer\'s BYE before the last NOTIFY', { skip: SKIP }, () => {
       assert.equal(bobRun.status, 0, bobRun.output);
     } finally {
       alice.close();
+    }
+  });
+});
+
+/** How many 20 ms frames of `samples` carry `hz` loudly (amplitude over 1000). */
+function framesOf(samples: Int16Array, hz: number): number {
+  let frames = 0;
+  for (let start = 0; start + 160 <= samples.length; start += 160) if (Math.sqrt(2 * goertzelPower(samples, hz, 8000, start, start + 160)) > 1000) frames++;
+  return frames;
+}
+
+describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
+  test('an attended REFER between two Dial() calls: the target hears the sound the second leg names, then the transferee', { timeout: 150_000 }, async () => {
+    const from = consumed.length;
+    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
+    await sleep(300);
+    const alice = await phone('alice');
+    const carol = await phone('carol', CAROL_PORT);
+    try {
+      const a = await alice.call('600');
+      assert.match(a.final, /^SIP\/2\.0 200/);
+      const b = await alice.call('610');
+      assert.match(b.final, /^SIP\/2\.0 200/);
+      const replaces = encodeURIComponent(`${b.dialog.callId};to-tag=${b.dialog.remoteTag};from-tag=${b.dialog.localTag}`);
+      const referred = Date.now();
+      assert.match(await alice.request(a.dialog, 'REFER', [`Refer-To: <sip:610@127.0.0.1?Replaces=${replaces}>`]), /^SIP\/2\.0 202/);
+      const transfer = await eventMatching((e) => e.type === 'BridgeAttendedTransfer', 30_000, from);
+      assert.deepEqual([transfer.result, transfer.destination_type], ['Success', 'bridge']);
+      assert.match(String(transfer.transfer_target.name), /^PJSIP\/carol-/);
+
+      // carol hears the 600 Hz sound (1.5 s; counted from half a second of it), then bob's 1000 Hz.
+      await waitFor('the completion sound at carol', () => (framesOf(carol.audioBetween(referred, Date.now()), 600) >= 25 ? true : undefined), 30_000);
+      await waitFor('bob\'s tone at carol after it', () => (framesOf(carol.audioBetween(referred, Date.now()), 1000) >= 25 ? true : undefined), 30_000);
+      const heard = carol.audioBetween(referred, Date.now());
+      const firstOf = (hz: number) => {
+        for (let start = 0; start + 160 <= heard.length; start += 160) if (Math.sqrt(2 * goertzelPower(heard, hz, 8000, start, start + 160)) > 1000) return start;
+        return Infinity;
+      };
+      assert.ok(firstOf(600) < firstOf(1000), 'the sound comes first');
+
+      // The second call gets our BYE; the first is the phone's to end. bob and carol talk on.
+      await alice.nextMessage(/^BYE /, 20_000, (m) => m.includes(b.dialog.callId));
+      assert.match(await alice.request(a.dialog, 'BYE'), /^SIP\/2\.0 200/);
+      assert.equal((await ari(`/channels/${transfer.transfer_target.id}`, 'DELETE')).status, 204);
+      const bobRun = await bob.done;
+      assert.equal(bobRun.status, 0, bobRun.output);
+    } finally {
+      alice.close();
+      carol.close();
     }
   });
 });
