@@ -225,4 +225,51 @@ describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
       carol.close();
     }
   });
+  test('an attended REFER between application bridges (a Local link): the target hears the sound the first leg names', { timeout: 150_000 }, async () => {
+    const from = consumed.length;
+    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
+    await sleep(300);
+    const alice = await phone('alice');
+    const carol = await phone('carol', CAROL_PORT);
+    try {
+      // Each of alice's calls into the application, bridged with bob then carol.
+      const bridged = async (callee: string, known: ReadonlySet<string>) => {
+        const calling = alice.call('500');
+        const start = await eventMatching((e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-') && !known.has(e.channel.id), 20_000, from);
+        const aliceId = String(start.channel.id);
+        const bridge = (await (await ari('/bridges?type=mixing')).json()) as Json;
+        const originated = (await (await ari(`/channels?endpoint=PJSIP/${callee}&app=desk`)).json()) as Json;
+        await eventMatching((e) => e.type === 'StasisStart' && e.channel?.id === originated.id, 20_000, from);
+        assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${originated.id}`)).status, 204);
+        assert.equal((await ari(`/bridges/${bridge.id}/addChannel?channel=${aliceId}`)).status, 204);
+        assert.equal((await ari(`/channels/${aliceId}/answer`)).status, 204);
+        const call = await calling;
+        assert.match(call.final, /^SIP\/2\.0 200/);
+        return { aliceId, calleeId: String(originated.id), bridge, dialog: call.dialog };
+      };
+      const first = await bridged('bob', new Set());
+      const second = await bridged('carol', new Set([first.aliceId]));
+      // Named on the first leg only: Asterisk looks there when the second leg names none.
+      assert.equal((await ari(`/channels/${first.aliceId}/variable?variable=ATTENDED_TRANSFER_COMPLETE_SOUND&value=xferdone`)).status, 204);
+
+      const replaces = encodeURIComponent(`${second.dialog.callId};to-tag=${second.dialog.remoteTag};from-tag=${second.dialog.localTag}`);
+      const referred = Date.now();
+      assert.match(await alice.request(first.dialog, 'REFER', [`Refer-To: <sip:500@127.0.0.1?Replaces=${replaces}>`]), /^SIP\/2\.0 202/);
+      const transfer = await eventMatching((e) => e.type === 'BridgeAttendedTransfer', 30_000, from);
+      assert.deepEqual([transfer.result, transfer.destination_type], ['Success', 'link']);
+      await waitFor('the completion sound at carol', () => (framesOf(carol.audioBetween(referred, Date.now()), 600) >= 25 ? true : undefined), 30_000);
+
+      await alice.nextMessage(/^BYE /, 20_000, (m) => m.includes(second.dialog.callId));
+      assert.match(await alice.request(first.dialog, 'BYE'), /^SIP\/2\.0 200/);
+      await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 30_000, from);
+      assert.equal((await ari(`/channels/${transfer.destination_link_first_leg.id}`, 'DELETE')).status, 204);
+      for (const id of [first.calleeId, second.calleeId]) await ari(`/channels/${id}`, 'DELETE');
+      for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
+      const bobRun = await bob.done;
+      assert.equal(bobRun.status, 0, bobRun.output);
+    } finally {
+      alice.close();
+      carol.close();
+    }
+  });
 });
