@@ -24,7 +24,7 @@ import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
 import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
-import { dialplanHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
+import { dialplanHeaders, referHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientHandlers, ServerTransaction } from '../../sip/transaction/index.ts';
 import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
@@ -320,9 +320,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
     const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag());
+    const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
-      headers: [...identityHeaders, ...dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const), ...this.#session.inviteHeaders()],
+      headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...this.#session.inviteHeaders()],
     });
     this.#invite?.send(request, this.#inviteHandlers);
     this.#sdp.exchange.oursSent();
