@@ -31,7 +31,7 @@ import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
-import { cancelReason, causeForStatus, causeFromReason, statusForCause } from './causes.ts';
+import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
 import { sipChannelInfo } from './channel-info.ts';
@@ -42,6 +42,7 @@ import { CallDialogRequests, type DialogRoute, type DialogUsage, type Terminatio
 import { CallOffers } from './call-offers.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
+import { RedirectTargets, forwardOf } from './redirect-targets.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
@@ -77,6 +78,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
+  /** Outbound, once a 3xx came: the targets of the INVITE (redirect-targets.ts). */
+  #redirects: RedirectTargets | undefined;
   readonly #hold: CallHold;
   /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
   readonly #requests: CallDialogRequests;
@@ -393,7 +396,43 @@ export class SipCall implements ChannelDriver, DialogRoute {
       return;
     }
     if ((status === 401 || status === 407) && this.#retryWithCredentials(response)) return;
-    this.#outboundFailed(causeFromReason(response.get('reason'), causeForStatus(status)));
+    if (status < 400 ? this.#redirected(response) : status < 600 && this.#redirects !== undefined && this.#followRedirect()) return;
+    // chan_pjsip: the refusal's status is the channel's tech_cause, its cause the status mapped (or the Reason's).
+    this.#outboundFailed(causeFromReason(response.get('reason'), causeForStatus(status)), status);
+  }
+
+  /**
+   * A 3xx to our INVITE, as res_pjsip_session's on_redirected takes it (pjsip offers it the best
+   * Contact not tried yet): with redirect_method=uri_pjsip the INVITE goes there on this same call;
+   * otherwise the channel is left forwarded (its call forward, which Dial() follows: the Contact's
+   * user, or PJSIP/<endpoint>/<Contact URI> with uri_core) and the call fails. True when followed.
+   */
+  #redirected(response: SipResponse): boolean {
+    if (this.side.kind !== 'outbound' || this.#answered || this.#ended || this.channel.hangingUp) return false;
+    this.#redirects ??= new RedirectTargets(this.side.target);
+    this.#redirects.add(response);
+    const method = this.mediaOptions.redirectMethod ?? 'user';
+    if (method === 'uri_pjsip') return this.#followRedirect();
+    const target = this.#redirects.next();
+    if (target) this.channel.callForward = forwardOf(target, method, this.endpointId);
+    return false;
+  }
+
+  /**
+   * redirect_method=uri_pjsip: the INVITE to the next target (after a 3xx, or a 4xx/5xx from a
+   * target a redirect named, as pjsip recurses); false when none is left or the redirects are spent.
+   */
+  #followRedirect(): boolean {
+    const redirects = this.#redirects;
+    if (this.side.kind !== 'outbound' || !redirects || this.mediaOptions.redirectMethod !== 'uri_pjsip') return false;
+    if (this.#answered || this.#ended || this.channel.hangingUp) return false;
+    for (let target = redirects.follow(); target; target = redirects.follow()) {
+      const destination = this.side.redirectDestination?.(target);
+      if (!destination) continue;
+      this.services.log.info({ channel: this.channel.name, target: forwardOf(target, 'uri_core', this.endpointId) }, 'SIP: INVITE redirected');
+      if (this.#invite?.redirect(target, destination, this.#inviteHandlers)) return true;
+    }
+    return false;
   }
 
   /**
@@ -409,8 +448,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
   }
 
-  #outboundFailed(cause: number): void {
-    if (!this.#answered) this.#endedByFarEnd(cause);
+  #outboundFailed(cause: number, techCause?: number): void {
+    if (!this.#answered) this.#endedByFarEnd(cause, techCause);
   }
 
   // ---- in-dialog requests from the far end ------------------------------------------------------
@@ -475,7 +514,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   hangup(cause: number): void {
     if (this.#ended) return;
     if (this.side.kind === 'inbound') {
-      if (!this.#answered) this.side.tx.reply(statusForCause(cause), undefined, [['Reason', `Q.850;cause=${cause}`]]);
+      if (!this.#answered) this.side.tx.reply(statusForCause(cause), undefined, reasonHeaders(cause, this.mediaOptions.suppressQ850ReasonHeaders));
       else this.#requests.bye(cause);
       this.#finish();
       return;
@@ -487,7 +526,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       this.#finish();
       return;
     }
-    if (!this.#answered) inviteTx.cancel({}, cancelReason(cause));
+    if (!this.#answered) inviteTx.cancel({}, reasonHeaders(cause, this.mediaOptions.suppressQ850ReasonHeaders));
     else this.#requests.bye(cause);
     this.#finish();
   }
