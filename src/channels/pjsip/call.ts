@@ -29,6 +29,7 @@ import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientHandlers, ServerTransaction } from '../../sip/transaction/index.ts';
 import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
+import type { SipUri } from '../../sip/uri.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
@@ -42,7 +43,7 @@ import { CallDialogRequests, type DialogRoute, type DialogUsage, type Terminatio
 import { CallOffers } from './call-offers.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
-import { RedirectTargets, forwardOf } from './redirect-targets.ts';
+import { InviteRedirects } from './redirect-targets.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
@@ -79,7 +80,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #ackReceived = false;
   #pendingHangup: number | undefined;
   /** Outbound, once a 3xx came: the targets of the INVITE (redirect-targets.ts). */
-  #redirects: RedirectTargets | undefined;
+  #redirects: InviteRedirects | undefined;
   readonly #hold: CallHold;
   /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
   readonly #requests: CallDialogRequests;
@@ -396,43 +397,28 @@ export class SipCall implements ChannelDriver, DialogRoute {
       return;
     }
     if ((status === 401 || status === 407) && this.#retryWithCredentials(response)) return;
-    if (status < 400 ? this.#redirected(response) : status < 600 && this.#redirects !== undefined && this.#followRedirect()) return;
+    if (status < 600 && this.#redirected(response)) return;
     // chan_pjsip: the refusal's status is the channel's tech_cause, its cause the status mapped (or the Reason's).
     this.#outboundFailed(causeFromReason(response.get('reason'), causeForStatus(status)), status);
   }
 
   /**
-   * A 3xx to our INVITE, as res_pjsip_session's on_redirected takes it (pjsip offers it the best
-   * Contact not tried yet): with redirect_method=uri_pjsip the INVITE goes there on this same call;
-   * otherwise the channel is left forwarded (its call forward, which Dial() follows: the Contact's
-   * user, or PJSIP/<endpoint>/<Contact URI> with uri_core) and the call fails. True when followed.
+   * A 3xx to our INVITE (true when followed on this call, redirect_method=uri_pjsip), or a 4xx/5xx
+   * from a target a redirect named (the next one is tried, as pjsip recurses): see redirect-targets.ts.
+   * Not followed, a 3xx leaves the channel its call forward, which Dial() follows.
    */
   #redirected(response: SipResponse): boolean {
     if (this.side.kind !== 'outbound' || this.#answered || this.#ended || this.channel.hangingUp) return false;
-    this.#redirects ??= new RedirectTargets(this.side.target);
-    this.#redirects.add(response);
-    const method = this.mediaOptions.redirectMethod ?? 'user';
-    if (method === 'uri_pjsip') return this.#followRedirect();
-    const target = this.#redirects.next();
-    if (target) this.channel.callForward = forwardOf(target, method, this.endpointId);
-    return false;
-  }
-
-  /**
-   * redirect_method=uri_pjsip: the INVITE to the next target (after a 3xx, or a 4xx/5xx from a
-   * target a redirect named, as pjsip recurses); false when none is left or the redirects are spent.
-   */
-  #followRedirect(): boolean {
-    const redirects = this.#redirects;
-    if (this.side.kind !== 'outbound' || !redirects || this.mediaOptions.redirectMethod !== 'uri_pjsip') return false;
-    if (this.#answered || this.#ended || this.channel.hangingUp) return false;
-    for (let target = redirects.follow(); target; target = redirects.follow()) {
-      const destination = this.side.redirectDestination?.(target);
-      if (!destination) continue;
-      this.services.log.info({ channel: this.channel.name, target: forwardOf(target, 'uri_core', this.endpointId) }, 'SIP: INVITE redirected');
-      if (this.#invite?.redirect(target, destination, this.#inviteHandlers)) return true;
-    }
-    return false;
+    const { target, redirectDestination } = this.side;
+    const resend = (to: SipUri): boolean => {
+      const destination = redirectDestination?.(to);
+      return destination !== undefined && (this.#invite?.redirect(to, destination, this.#inviteHandlers) ?? false);
+    };
+    if (response.status >= 400) return this.#redirects?.retry(resend) ?? false;
+    this.#redirects ??= new InviteRedirects(target, this.mediaOptions.redirectMethod ?? 'user', this.endpointId);
+    const outcome = this.#redirects.redirected(response, resend);
+    if (outcome !== true) this.channel.callForward = outcome;
+    return outcome === true;
   }
 
   /**

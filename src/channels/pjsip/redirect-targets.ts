@@ -86,3 +86,36 @@ export class RedirectTargets {
     return target;
   }
 }
+
+/**
+ * What 3xx responses do to one outbound call, as res_pjsip_session's on_redirected decides with
+ * pjsip offering it the best target not tried: redirect_method=uri_pjsip follows it (`resend`: the
+ * INVITE again to that target, false when it cannot go there: the next one is taken); otherwise
+ * the call ends with the channel forwarded to the target's user, or PJSIP/<endpoint>/<URI>.
+ */
+export class InviteRedirects {
+  readonly #targets: RedirectTargets;
+
+  constructor(
+    first: Uri,
+    private readonly method: 'user' | 'uri_core' | 'uri_pjsip',
+    private readonly endpointId: string,
+  ) {
+    this.#targets = new RedirectTargets(first);
+  }
+
+  /** A 3xx: true when followed, else the call forward the channel is left ('' when there is none). */
+  redirected(response: SipResponse, resend: (target: SipUri) => boolean): true | string {
+    this.#targets.add(response);
+    if (this.method === 'uri_pjsip') return this.retry(resend) || '';
+    const target = this.#targets.next();
+    return target ? forwardOf(target, this.method, this.endpointId) : '';
+  }
+
+  /** The next target after a refusal (uri_pjsip only); false when none is left or the redirects are spent. */
+  retry(resend: (target: SipUri) => boolean): boolean {
+    if (this.method !== 'uri_pjsip') return false;
+    for (let target = this.#targets.follow(); target; target = this.#targets.follow()) if (resend(target)) return true;
+    return false;
+  }
+}
