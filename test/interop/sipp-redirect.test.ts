@@ -19,6 +19,8 @@ exten => 100,1,Dial(PJSIP/bob,30)
  same => n,Hangup()
 exten => 101,1,Dial(PJSIP/bob,30,i)
  same => n,Hangup()
+exten => 102,1,Dial(PJSIP/bobc,30)
+ same => n,Hangup()
 exten => 200,1,Busy(5)
 `;
 
@@ -28,6 +30,8 @@ const RES_PJSIP = {
     alice: { context: 'redir', allow: 'ulaw' },
     bob,
     bobp: { ...bob, redirect_method: 'uri_pjsip' },
+    bobc: { ...bob, redirect_method: 'uri_core' },
+    bobq: { ...bob, suppress_q850_reason_headers: 'yes' },
   },
   aor: { bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
 };
@@ -65,8 +69,8 @@ async function eventsUntil(last: (event: Json) => boolean): Promise<Json[]> {
 const destroyedNamed = (prefix: string) => (event: Json) => event.type === 'ChannelDestroyed' && String(event.channel?.name).startsWith(prefix);
 
 /** alice (SIPp) dials `exten`; the events until her channel is destroyed, and both SIPps' runs. */
-async function dialFromPhone(exten: string): Promise<Json[]> {
-  const phone = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', `<sip:200@127.0.0.1:${BOB_PORT}>`]);
+async function dialFromPhone(exten: string, contact = `<sip:200@127.0.0.1:${BOB_PORT}>`): Promise<Json[]> {
+  const phone = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', contact]);
   const caller = sipp('call-expect-refusal.xml', [setup.target(), '-s', exten, '-set', 'caller', 'alice'], { cwd: setup.work, timeoutMs: 60_000 });
   const events = await eventsUntil(destroyedNamed('PJSIP/alice-'));
   const [called, redirected] = await Promise.all([caller.done, phone.done]);
@@ -118,6 +122,22 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     assert.ok(busy > forward);
     assert.equal(events[busy]!.dialstring, '200@redir');
     assert.ok(!events.some((e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('Local/')), 'no Local channel');
+    const status = events.filter((e) => e.type === 'ChannelVarset' && e.variable === 'DIALSTATUS' && String(e.channel?.name).startsWith('PJSIP/alice-')).at(-1);
+    assert.equal(status?.value, 'BUSY');
+  });
+
+  test('redirect_method=uri_core, Dial() from a phone: the forward is PJSIP/<endpoint>/<Contact URI>, called as it is', { timeout: 150_000 }, async () => {
+    const carol = await callee('busy-incoming.xml', CAROL_PORT);
+    const events = await dialFromPhone('102', `<sip:200@127.0.0.1:${CAROL_PORT}>`);
+    const dial = events[indexOf(events, (e) => e.type === 'Dial' && e.forward !== '' && e.forward !== undefined, 'Dial event with a forward')]!;
+    assert.equal(dial.forward, `PJSIP/bobc/sip:200@127.0.0.1:${CAROL_PORT}`);
+    assert.match(dial.forwarded.name, /^PJSIP\/bobc-/);
+    const started = events.find((e) => e.type === 'Dial' && e.peer?.id === dial.forwarded.id && e.dialstatus === '');
+    assert.equal(started?.dialstring, `bobc/sip:200@127.0.0.1:${CAROL_PORT}`);
+    const run = await carol.done;
+    assert.equal(run.status, 0, run.output);
+    assert.match(tracedMessages(run, /^INVITE /)[0]!, /^INVITE sip:200@127\.0\.0\.1:\d+ SIP\/2\.0/);
+    // carol was busy: so is the Dial.
     const status = events.filter((e) => e.type === 'ChannelVarset' && e.variable === 'DIALSTATUS' && String(e.channel?.name).startsWith('PJSIP/alice-')).at(-1);
     assert.equal(status?.value, 'BUSY');
   });
@@ -179,5 +199,25 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     const events = await eventsUntil((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
     assert.equal(events.at(-1)!.cause, 23);
     assert.equal((await redirector.done).status, 0);
+  });
+});
+
+describe('suppress_q850_reason_headers (res_pjsip_rfc3326)', { skip: HAVE_SIPP ? false : 'sipp is not installed' }, () => {
+  /** Originates a call to `endpoint`, hangs it up from ARI while it rings, and gives the CANCEL SIPp received. */
+  async function cancelled(endpoint: string): Promise<string> {
+    const phone = await callee('ring-wait-cancel.xml', BOB_PORT);
+    const created = await setup.server.ari(`/channels?endpoint=${endpoint}&app=${APP}`, { method: 'POST' });
+    const id = ((await created.json()) as Json).id as string;
+    await nextEvent(setup.events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Ringing', 60_000);
+    assert.equal((await setup.server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    await nextEvent(setup.events, (e) => e.type === 'ChannelDestroyed' && e.channel?.id === id, 60_000);
+    const run = await phone.done;
+    assert.equal(run.status, 0, run.output);
+    return tracedMessages(run, /^CANCEL /)[0]!;
+  }
+
+  test('our CANCEL carries Reason: Q.850;cause=16 by default, and none with the option set', { timeout: 150_000 }, async () => {
+    assert.match(await cancelled('PJSIP/bob'), /^Reason:\s*Q\.850;cause=16\s*$/im);
+    assert.doesNotMatch(await cancelled('PJSIP/bobq'), /^Reason:/im);
   });
 });
