@@ -21,6 +21,8 @@ exten => 101,1,Dial(PJSIP/bob,30,i)
  same => n,Hangup()
 exten => 102,1,Dial(PJSIP/bobc,30)
  same => n,Hangup()
+exten => 103,1,Dial(PJSIP/bobp,30)
+ same => n,Hangup()
 exten => 200,1,Busy(5)
 `;
 
@@ -167,6 +169,7 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     await nextEvent(setup.events, (e) => e.type === 'ChannelStateChange' && e.channel?.id === id && e.channel.state === 'Up', 60_000);
     const hungUp = await setup.server.ari(`/channels/${id}`, { method: 'DELETE' });
     assert.equal(hungUp.status, 204);
+    await eventsUntil((e) => e.type === 'ChannelDestroyed' && e.channel?.id === id);
     const [redirected, answered] = await Promise.all([redirector.done, carol.done]);
     assert.equal(redirected.status, 0, redirected.output);
     assert.equal(answered.status, 0, answered.output);
@@ -178,6 +181,21 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     assert.equal(header(followed!, 'Call-ID'), header(first!, 'Call-ID'));
     assert.equal(header(followed!, 'From'), header(first!, 'From'));
     assert.equal(header(followed!, 'CSeq'), '2 INVITE');
+  });
+
+  test('redirect_method=uri_pjsip, Dial() from a phone: the callee channel itself reaches the highest-q Contact, which answers; no forward', { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 150_000 }, async () => {
+    const contacts = `<sip:low@127.0.0.1:${randomPort()}>;q=0.1, <sip:carol@127.0.0.1:${CAROL_PORT}>;q=0.7`;
+    const redirector = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', contacts]);
+    const carol = await callee('answer-incoming.xml', CAROL_PORT);
+    const caller = sipp('call-hangup.xml', [setup.target(), '-s', '103', '-set', 'caller', 'alice', '-d', '500'], { cwd: setup.work, timeoutMs: 60_000 });
+    const events = await eventsUntil(destroyedNamed('PJSIP/alice-'));
+    for (const [who, run] of [['alice', await caller.done], ['bob', await redirector.done], ['carol', await carol.done]] as const) assert.equal(run.status, 0, `${who}: ${run.output}`);
+    const dials = events.filter((e) => e.type === 'Dial' && String(e.caller?.name).startsWith('PJSIP/alice-'));
+    assert.ok(dials.every((e) => e.forward === '' && e.forwarded === undefined), 'no forward');
+    assert.deepEqual(dials.map((e) => e.dialstatus), ['', 'ANSWER']);
+    assert.equal(dials[0]!.peer.id, dials[1]!.peer.id, 'the same callee channel');
+    assert.match(dials[1]!.peer.name, /^PJSIP\/bobp-/);
+    await waitFor('every channel to end', () => (setup.server.core.channels.size === 0 ? true : undefined), 30_000);
   });
 
   test('redirect_method=uri_pjsip against a redirect server that never ends: five redirects followed, then the call fails with cause 23', { timeout: 150_000 }, async () => {
