@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SipResponse } from '../../../src/sip/message.ts';
 import { parseUri, type SipUri } from '../../../src/sip/uri.ts';
-import { forwardOf, MAX_REDIRECT_CONTACTS, MAX_REDIRECT_HOPS, RedirectTargets } from '../../../src/channels/pjsip/redirect-targets.ts';
+import { forwardOf, InviteRedirects, MAX_REDIRECT_CONTACTS, MAX_REDIRECT_HOPS, RedirectTargets } from '../../../src/channels/pjsip/redirect-targets.ts';
 
 const moved = (...contacts: string[]): SipResponse => new SipResponse(302, 'Moved Temporarily', contacts.map((value) => ['Contact', value] as [string, string]));
 const first = parseUri('sip:bob@192.0.2.1:5060')!;
@@ -51,4 +51,21 @@ test("the call forward a redirect leaves: the user part (79 characters at most, 
   assert.equal(forwardOf(uri, 'uri_core', 'bob'), 'PJSIP/bob/sip:200@192.0.2.1:5062;transport=tcp');
   assert.equal(forwardOf(parseUri('sip:192.0.2.1') as SipUri, 'user', 'bob'), '');
   assert.equal(forwardOf(parseUri(`sip:${'9'.repeat(300)}@192.0.2.1`) as SipUri, 'user', 'bob').length, 79);
+});
+
+test('InviteRedirects: user and uri_core leave a forward; uri_pjsip resends to the best target, then the next after a refusal, skipping one it cannot reach', () => {
+  assert.equal(new InviteRedirects(first, 'user', 'bob').redirected(moved('<sip:300@192.0.2.2>;q=0.5', '<sip:200@192.0.2.3>'), () => true), '200');
+  assert.equal(new InviteRedirects(first, 'uri_core', 'bob').redirected(moved('<sip:200@192.0.2.3>'), () => true), 'PJSIP/bob/sip:200@192.0.2.3');
+  assert.equal(new InviteRedirects(first, 'user', 'bob').redirected(moved('<tel:200>'), () => true), '', 'no SIP target: no forward');
+  const sent: Array<string | undefined> = [];
+  const resend = (to: SipUri): boolean => {
+    sent.push(to.user);
+    return to.user !== 'unreachable';
+  };
+  const redirects = new InviteRedirects(first, 'uri_pjsip', 'bob');
+  assert.equal(redirects.redirected(moved('<sip:b@192.0.2.3>;q=0.5, <sip:unreachable@192.0.2.9>;q=0.9, <sip:a@192.0.2.2>;q=0.7'), resend), true);
+  assert.deepEqual(sent, ['unreachable', 'a']);
+  assert.equal(redirects.retry(resend), true, 'a refused: b');
+  assert.equal(redirects.retry(resend), false, 'none left');
+  assert.equal(new InviteRedirects(first, 'user', 'bob').retry(resend), false, 'only uri_pjsip follows');
 });
