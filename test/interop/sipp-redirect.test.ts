@@ -1,7 +1,8 @@
 // A callee answering our INVITE with 302 (SIPp), as Asterisk 22 takes it per the endpoint's
 // redirect_method: `user` (the default) leaves the channel forwarded to the Contact's user and
 // hangs it up with cause 23; Dial() from a SIPp phone then calls Local/<user>@<context> with the Dial
-// events of a forward (or refuses it with option i: BUSY), an ARI originate simply fails.
+// events of a forward (or refuses it with option i: BUSY) and the caller reads HANGUPCAUSE 23 of the
+// forwarding callee; an ARI originate simply fails.
 // `uri_pjsip` sends the INVITE to the best Contact by q on the same channel, each URI once and five
 // redirects at most.
 import assert from 'node:assert/strict';
@@ -22,6 +23,9 @@ exten => 101,1,Dial(PJSIP/bob,30,i)
 exten => 102,1,Dial(PJSIP/bobc,30)
  same => n,Hangup()
 exten => 103,1,Dial(PJSIP/bobp,30)
+ same => n,Hangup()
+exten => 104,1,Dial(PJSIP/bob,30)
+ same => n,Stasis(${APP})
  same => n,Hangup()
 exten => 200,1,Busy(5)
 `;
@@ -113,6 +117,25 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     // The forward rang Busy(): that is the Dial's outcome.
     const status = events.filter((e) => e.type === 'ChannelVarset' && e.variable === 'DIALSTATUS' && String(e.channel?.name).startsWith('PJSIP/alice-')).at(-1);
     assert.equal(status?.value, 'BUSY');
+  });
+
+  test('after the forward, the caller reads HANGUPCAUSE(<the forwarding callee>,ast) 23 and DIALSTATUS BUSY', { timeout: 150_000 }, async () => {
+    const phone = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', `<sip:200@127.0.0.1:${BOB_PORT}>`]);
+    const caller = sipp('call-expect-refusal.xml', [setup.target(), '-s', '104', '-set', 'caller', 'alice'], { cwd: setup.work, timeoutMs: 60_000 });
+    const events = await eventsUntil((e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'));
+    const alice = events.at(-1)!.channel.id as string;
+    const forwarding = events.find((e) => e.type === 'Dial' && e.forward === '200')!.peer.name as string;
+    const read = async (variable: string): Promise<string> => {
+      const response = await setup.server.ari(`/channels/${alice}/variable?variable=${encodeURIComponent(variable)}`);
+      assert.equal(response.status, 200, variable);
+      return ((await response.json()) as Json).value as string;
+    };
+    assert.equal(await read(`HANGUPCAUSE(${forwarding},ast)`), '23');
+    assert.equal(await read('DIALSTATUS'), 'BUSY');
+    assert.equal((await setup.server.ari(`/channels/${alice}`, { method: 'DELETE' })).status, 204);
+    await eventsUntil(destroyedNamed('PJSIP/alice-'));
+    for (const run of [await caller.done, await phone.done]) assert.equal(run.status, 0, run.output);
+    await waitFor('every channel to end', () => (setup.server.core.channels.size === 0 ? true : undefined), 30_000);
   });
 
   test('Dial() option i: the forward is refused (Dial event with forward, no forwarded, then BUSY), DIALSTATUS BUSY, no Local channel', { timeout: 150_000 }, async () => {
