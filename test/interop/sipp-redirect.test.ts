@@ -6,9 +6,8 @@
 // `uri_pjsip` sends the INVITE to the best Contact by q on the same channel, each URI once and five
 // redirects at most.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippServerInSuite, startSippServer, tracedMessages, waitFor, writeSippTone, type Json, type SippRun } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippCall, sippListening, sippServerInSuite, startSippServer, tracedMessages, waitFor, writeSippTone, type Json, type SippRun } from './sipp-peer.ts';
 
 const BOB_PORT = randomPort();
 const CAROL_PORT = BOB_PORT === 39_999 ? 20_000 : BOB_PORT + 1;
@@ -48,17 +47,11 @@ const setup = sippServerInSuite(HAVE_SIPP ? false : 'sipp is not installed', asy
   return started;
 });
 
-/** Whether SIPp holds UDP `port` yet, read from the kernel's socket table (never by binding it). */
-async function udpPortHeld(port: number): Promise<true | undefined> {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  const table = await readFile('/proc/net/udp', 'utf8').catch(() => '');
-  return table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(`:${hex}`)) ? true : undefined;
-}
-
 /** A SIPp callee on `port` running `scenario`, once it listens. */
 async function callee(scenario: string, port: number, args: string[] = []): Promise<{ done: Promise<SippRun> }> {
-  const run = sipp(scenario, args, { cwd: setup.work, port, timeoutMs: 60_000, trace: true });
-  await waitFor(`SIPp listening on ${port}`, () => udpPortHeld(port), 20_000);
+  // A media port of its own: SIPp's default one may be another SIPp's.
+  const run = sipp(scenario, ['-mp', String(2 * Math.floor(randomPort() / 2)), ...args], { cwd: setup.work, port, timeoutMs: 60_000, trace: true });
+  await sippListening(port);
   return run;
 }
 
@@ -77,7 +70,7 @@ const destroyedNamed = (prefix: string) => (event: Json) => event.type === 'Chan
 /** alice (SIPp) dials `exten`; the events until her channel is destroyed, and both SIPps' runs. */
 async function dialFromPhone(exten: string, contact = `<sip:200@127.0.0.1:${BOB_PORT}>`): Promise<Json[]> {
   const phone = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', contact]);
-  const caller = sipp('call-expect-refusal.xml', [setup.target(), '-s', exten, '-set', 'caller', 'alice'], { cwd: setup.work, timeoutMs: 60_000 });
+  const caller = sippCall(setup, 'alice', 'call-expect-refusal.xml', exten);
   const events = await eventsUntil(destroyedNamed('PJSIP/alice-'));
   const [called, redirected] = await Promise.all([caller.done, phone.done]);
   assert.equal(called.status, 0, `caller: ${called.output}`);
@@ -121,7 +114,7 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
 
   test('after the forward, the caller reads HANGUPCAUSE(<the forwarding callee>,ast) 23 and DIALSTATUS BUSY', { timeout: 150_000 }, async () => {
     const phone = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', `<sip:200@127.0.0.1:${BOB_PORT}>`]);
-    const caller = sipp('call-expect-refusal.xml', [setup.target(), '-s', '104', '-set', 'caller', 'alice'], { cwd: setup.work, timeoutMs: 60_000 });
+    const caller = sippCall(setup, 'alice', 'call-expect-refusal.xml', '104');
     const events = await eventsUntil((e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'));
     const alice = events.at(-1)!.channel.id as string;
     const forwarding = events.find((e) => e.type === 'Dial' && e.forward === '200')!.peer.name as string;
@@ -210,7 +203,7 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     const contacts = `<sip:low@127.0.0.1:${randomPort()}>;q=0.1, <sip:carol@127.0.0.1:${CAROL_PORT}>;q=0.7`;
     const redirector = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', contacts]);
     const carol = await callee('answer-incoming.xml', CAROL_PORT);
-    const caller = sipp('call-hangup.xml', [setup.target(), '-s', '103', '-set', 'caller', 'alice', '-d', '500'], { cwd: setup.work, timeoutMs: 60_000 });
+    const caller = sippCall(setup, 'alice', 'call-hangup.xml', '103', ['-d', '500']);
     const events = await eventsUntil(destroyedNamed('PJSIP/alice-'));
     for (const [who, run] of [['alice', await caller.done], ['bob', await redirector.done], ['carol', await carol.done]] as const) assert.equal(run.status, 0, `${who}: ${run.output}`);
     const dials = events.filter((e) => e.type === 'Dial' && String(e.caller?.name).startsWith('PJSIP/alice-'));
