@@ -3,6 +3,7 @@
 // output. Also the small waits every such test needs (the next ARI event that matches).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { basename, isAbsolute, join } from 'node:path';
@@ -90,6 +91,24 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * Waits until something (SIPp) holds UDP `port`, read from the kernel's socket table, so that
+ * looking never takes the port from under a SIPp that is binding it. Where there is no /proc, a pause.
+ */
+export async function sippListening(port: number, timeoutMs = 20_000): Promise<void> {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const held = async (): Promise<true | undefined> => {
+    try {
+      const table = await readFile('/proc/net/udp', 'utf8');
+      return table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex)) ? true : undefined;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return true;
+    }
+  };
+  await waitFor(`SIPp listening on ${port}`, held, timeoutMs);
 }
 
 /** A server for SIPp to call: its work directory (extensions.conf written there), SIP target and app events. */

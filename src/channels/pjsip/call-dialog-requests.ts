@@ -2,6 +2,7 @@
 // the ACK of a 2xx) and where they go. Kept apart from call.ts, which decides when to send them:
 // this file knows the dialog's next hop over the call's listener and connection, nothing of the
 // call's offer/answer or its channel.
+import { reasonHeaders } from './causes.ts';
 import type { Dialog } from '../../sip/dialog.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import { connectionServes, type Destination, type TcpConnection } from '../../sip/transport.ts';
@@ -26,6 +27,8 @@ export interface DialogRoute {
   readonly signallingConnection: TcpConnection | undefined;
   /** Another cluster member's connection to the phone, when the call runs over one. */
   readonly relayedFlow: ForeignFlow | undefined;
+  /** The endpoint's options the BYE's Reason depends on (suppress_q850_reason_headers). */
+  readonly options?: { readonly suppressQ850ReasonHeaders?: boolean };
 }
 
 /**
@@ -234,7 +237,7 @@ export class CallDialogRequests {
   #sendBye(dialog: Dialog, cause: number | undefined): void {
     dialog.state = 'terminated';
     this.#byeSentIn = dialog;
-    const bye = dialog.createRequest('BYE', cause === undefined ? {} : { headers: [['Reason', `Q.850;cause=${cause}`]] });
+    const bye = dialog.createRequest('BYE', cause === undefined ? {} : { headers: reasonHeaders(cause, this.route.options?.suppressQ850ReasonHeaders) });
     const hop = this.hop(dialog);
     if (!hop) return;
     try {

@@ -53,6 +53,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   hangupCause: number | undefined;
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
+  /** Where the far end sent the call instead (a SIP 3xx; Asterisk's call_forward): Dial() calls it. */
+  callForward = '';
   onHold = false;
   /**
    * The country whose tones the core plays for an indication the technology cannot show

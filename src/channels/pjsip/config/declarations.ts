@@ -149,6 +149,8 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     trustIdInbound: false,
     trustIdOutbound: false,
     mohPassthrough: false,
+    redirectMethod: 'user',
+    suppressQ850ReasonHeaders: false,
     rel100: 'yes',
     timers: 'yes',
     timersMinSe: 90,
@@ -231,6 +233,11 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
     trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send identity headers of private callers.', implemented: false }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
+    redirect_method: choice('redirectMethod', ['user', 'uri_core', 'uri_pjsip'], {
+      default: 'user',
+      doc: "A 3xx to a call's INVITE: `user` ends the call forwarded to the Contact's user (Dial() calls `Local/<user>@<FORWARD_CONTEXT or context>`), `uri_core` to `PJSIP/<endpoint>/<Contact URI>`; `uri_pjsip` sends the INVITE to the Contact on the same channel (by q, each URI once, at most 5 redirects).",
+    }),
+    suppress_q850_reason_headers: bool('suppressQ850ReasonHeaders', { default: 'no', doc: 'No `Reason: Q.850;cause=N` header on the BYE, CANCEL and refusals sent to the endpoint.' }),
     '100rel': choice('rel100', ['no', 'yes', 'required', 'peer_supported'], {
       default: 'yes',
       doc: 'Reliable provisional responses (RFC 3262): `yes` sends 1xx reliably when the caller requires it and PRACKs reliable 1xx; `peer_supported` also when it only supports it; `required` insists (421); `no` refuses (420).',

@@ -91,6 +91,10 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly outgoingCallOfferPref: OutgoingOfferPref;
   /** Hold from the peer is passed to the endpoint by re-INVITE instead of playing it music on hold. */
   readonly mohPassthrough: boolean;
+  /** What a 3xx to our INVITE does: forward to its Contact's user or URI (Dial() follows), or follow it ourselves. */
+  readonly redirectMethod: RedirectMethod;
+  /** No `Reason: Q.850` on our BYE, CANCEL and refusals (res_pjsip_rfc3326). */
+  readonly suppressQ850ReasonHeaders: boolean;
   /** codec_prefs_incoming_offer / codec_prefs_outgoing_offer, when set: they win over the *_call_offer_pref options. */
   readonly codecPrefsIncomingOffer?: CodecPreference;
   readonly codecPrefsOutgoingOffer?: CodecPreference;
@@ -113,6 +117,9 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
   readonly notifyEarlyInuseRinging: boolean;
 }
+
+/** redirect_method: `user` (Dial() forwards to the Contact's user), `uri_core` (to PJSIP/<endpoint>/<Contact>), `uri_pjsip` (the INVITE follows the Contact). */
+export type RedirectMethod = 'user' | 'uri_core' | 'uri_pjsip';
 
 export interface PjsipAor {
   readonly type: 'aor';
