@@ -52,24 +52,26 @@ export class SipAcl {
   readonly #log: Logger;
   /** The address being checked (IPv6 needs 16 bytes); reused, so a check allocates nothing. */
   readonly #scratch = new Uint8Array(16);
-  readonly #sourceLog = new LogThrottle(LOG_INTERVAL_MS);
-  readonly #contactLog = new LogThrottle(LOG_INTERVAL_MS);
+  readonly #sourceLog: LogThrottle;
+  readonly #contactLog: LogThrottle;
 
   /**
    * The sections compiled against the named ACLs; undefined when there is nothing to check.
-   * `problems` gets one line per ACL name that refers to nothing.
+   * `problems` gets one line per ACL name that refers to nothing; `now` is the log throttle's clock.
    */
-  static compile(acls: Iterable<PjsipAcl>, named: ReadonlyMap<string, NamedRules>, log: Logger, problems: string[]): SipAcl | undefined {
+  static compile(acls: Iterable<PjsipAcl>, named: ReadonlyMap<string, NamedRules>, log: Logger, problems: string[], now: () => number = Date.now): SipAcl | undefined {
     const compiled: CompiledAcl[] = [];
     for (const acl of acls) {
       const source = chains(acl.rules, acl.acl, named, problems, acl.id);
       const contact = chains(acl.contactRules, acl.contactAcl, named, problems, acl.id);
       if (source.length > 0 || contact.length > 0) compiled.push({ id: acl.id, source, contact });
     }
-    return compiled.length > 0 ? new SipAcl(compiled, log) : undefined;
+    return compiled.length > 0 ? new SipAcl(compiled, log, now) : undefined;
   }
 
-  private constructor(acls: CompiledAcl[], log: Logger) {
+  private constructor(acls: CompiledAcl[], log: Logger, now: () => number) {
+    this.#sourceLog = new LogThrottle(LOG_INTERVAL_MS, now);
+    this.#contactLog = new LogThrottle(LOG_INTERVAL_MS, now);
     this.#acls = acls;
     this.#anyContact = acls.some((acl) => acl.contact.length > 0);
     this.#log = log;
