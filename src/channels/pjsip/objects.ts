@@ -121,6 +121,11 @@ export class PjsipObjects {
     return built.value;
   }
 
+  /** Objects of `type` the dynamic configuration holds that could not be built (their errors were logged). */
+  unbuilt(type: 'acl'): string[] {
+    return this.#context.configObjects.list(CONFIG_CLASS, type).map(({ id }) => id).filter((id) => !this.#config.acls.has(id));
+  }
+
   /** Rebuilds on every change of a res_pjsip object and hands the new configuration over. */
   watch(onConfig: (config: PjsipConfig) => void): void {
     this.#unsubscribe?.();

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { SipMessage, SipRequest } from '../../sip/message.ts';
 import type { Source } from '../../sip/transport-types.ts';
 import type { TransactionLayer } from '../../sip/transaction/index.ts';
-import { readAddressInto, rulesAllowBytes, type AclRule } from '../../util/acl.ts';
+import { parseAclRule, readAddressInto, rulesAllowBytes, type AclRule } from '../../util/acl.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import type { NamedAcl } from '../../config/ari-users.ts';
 import { readAclConfBeside, settingsAcls, type NamedRules } from './acl-conf.ts';
@@ -151,19 +151,26 @@ export class SipAcl {
   }
 }
 
+/** What a section that could not be built becomes, as in Asterisk: a chain refusing every address. */
+const BLOCK_ALL: readonly AclRule[] = ['0.0.0.0/0', '::/0'].map((entry) => parseAclRule(entry, false) as AclRule);
+
 /**
  * The ACL of a configuration: its `type=acl` sections against acl.conf beside `pjsipConf` (read now)
- * and the settings' named ACLs. Problems are logged once per build; undefined when nothing is checked.
+ * and the settings' named ACLs. A section that could not be built (`unbuilt`: a bad entry in the
+ * YAML's config_objects; pjsip.conf's stop start-up instead) blocks everything, as Asterisk's
+ * res_pjsip_acl does. Problems are logged once per build; undefined when nothing is checked.
  */
-export function buildSipAcl(config: PjsipConfig, pjsipConf: string | null | undefined, settingsNamed: ReadonlyMap<string, NamedAcl>, log: Logger): SipAcl | undefined {
-  if (config.acls.size === 0) return undefined;
+export function buildSipAcl(config: PjsipConfig, unbuilt: readonly string[], pjsipConf: string | null | undefined, settingsNamed: ReadonlyMap<string, NamedAcl>, log: Logger): SipAcl | undefined {
+  const blocked: PjsipAcl[] = unbuilt.map((id) => ({ type: 'acl', id, rules: BLOCK_ALL, acl: [], contactRules: [], contactAcl: [] }));
+  if (blocked.length > 0) log.error(`There is an error in ACL configuration (${unbuilt.join(', ')}). Blocking ALL SIP traffic.`);
+  if (config.acls.size === 0 && blocked.length === 0) return undefined;
   const read = readAclConfBeside(pjsipConf);
   const named = settingsAcls(settingsNamed);
   for (const [key, acl] of read.acls) named.set(key, acl);
   for (const line of read.errors) log.error(line);
   for (const line of read.warnings) log.warn(line);
   const problems: string[] = [];
-  const acl = SipAcl.compile(config.acls.values(), named, log, problems);
+  const acl = SipAcl.compile([...config.acls.values(), ...blocked], named, log, problems);
   for (const line of problems) log.error(line);
   return acl;
 }

@@ -316,7 +316,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const objects = new PjsipObjects(context, log);
     this.#objects = objects;
     this.#config = objects.load();
-    this.#acl = buildSipAcl(this.#config, settings.pjsipConf, context.config.ari.acls, log);
+    this.#acl = buildSipAcl(this.#config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
     const realm = this.#config.global.defaultRealm || 'asterisk';
     this.#inviteServer.maxCallsPerEndpoint = settings.maxCallsPerEndpoint;
     const failed = settings.failedAuth;
@@ -362,7 +362,7 @@ export class PjsipTechnology implements ChannelTechnology {
     objects.watch((config) => {
       this.#config = config;
       // A reload's ACL (and acl.conf read again) applies to the next request.
-      this.#acl = buildSipAcl(config, settings.pjsipConf, context.config.ari.acls, log);
+      this.#acl = buildSipAcl(config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
       if (this.#layer) this.#layer.maxForwards = config.global.maxForwards;
       this.#transport?.setKeepAliveInterval(config.global.keepAliveInterval);
       this.#objects?.dropOrphanBindings(this.#registrar);

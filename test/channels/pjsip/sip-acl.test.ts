@@ -147,13 +147,13 @@ describe('the check', () => {
       const { log, lines } = capture();
       const problems: string[] = [];
       const settings = new Map([['ops', { permit: [{ sense: 'permit' as const, entry: '198.51.100.0/24', order: 0 }], deny: [{ sense: 'deny' as const, entry: '0.0.0.0/0', order: -1 }] }]]);
-      const office = buildSipAcl(configOf('[a]\ntype=acl\nacl=Office\n'), join(dir, 'pjsip.conf'), new Map(), log)!;
+      const office = buildSipAcl(configOf('[a]\ntype=acl\nacl=Office\n'), [], join(dir, 'pjsip.conf'), new Map(), log)!;
       assert.equal(office.refuses(request(), from('192.0.2.10')), false);
       assert.equal(office.refuses(request(), from('203.0.113.1')), true);
-      const ops = buildSipAcl(configOf('[a]\ntype=acl\nacl=ops\n'), join(dir, 'pjsip.conf'), settings, log)!;
+      const ops = buildSipAcl(configOf('[a]\ntype=acl\nacl=ops\n'), [], join(dir, 'pjsip.conf'), settings, log)!;
       assert.equal(ops.refuses(request(), from('198.51.100.1')), false);
       assert.equal(ops.refuses(request(), from('192.0.2.10')), true);
-      const broken = buildSipAcl(configOf('[a]\ntype=acl\nacl=broken\n'), join(dir, 'pjsip.conf'), new Map(), log)!;
+      const broken = buildSipAcl(configOf('[a]\ntype=acl\nacl=broken\n'), [], join(dir, 'pjsip.conf'), new Map(), log)!;
       assert.equal(broken.refuses(request(), from('192.0.2.10')), true);
       const missing = SipAcl.compile(configOf('[a]\ntype=acl\nacl=nowhere\n').acls.values(), new Map(), log, problems)!;
       assert.equal(missing.refuses(request(), from('192.0.2.10')), true);
