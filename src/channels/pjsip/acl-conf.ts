@@ -21,7 +21,7 @@ export interface NamedRules {
   readonly invalid: boolean;
 }
 
-export interface AclConfRead {
+interface AclConfRead {
   /** By lower-cased name (Asterisk compares ACL names without case). */
   readonly acls: ReadonlyMap<string, NamedRules>;
   readonly errors: string[];

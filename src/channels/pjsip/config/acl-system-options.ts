@@ -10,7 +10,7 @@ import type { PjsipAcl, PjsipSystem } from './types.ts';
 import { parseBool, parseInteger, shown, splitList } from './values.ts';
 
 /** Most rules (or named ACLs) one list of one section holds; more is refused at start-up. */
-export const MAX_ACL_RULES = MAX_LIST_ITEMS;
+const MAX_ACL_RULES = MAX_LIST_ITEMS;
 const ACL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 type AclDraft = Draft<PjsipAcl>;
