@@ -407,6 +407,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#transport = transport;
     this.#layer = layer;
     layer.maxForwards = this.#config.global.maxForwards;
+    layer.rport = !this.#config.system.disableRport;
     try {
       await transport.start();
     } catch (error) {

@@ -199,10 +199,10 @@ describe('the check', () => {
 
 describe('type=system', () => {
   test('timer_t1 and timer_b as Asterisk bounds them; thread pool sizes noted; others named', () => {
-    const loaded = loadPjsipConf('[system]\ntype=system\ntimer_t1=50\ntimer_b=1000\nthreadpool_max_size=10\ndisable_rport=yes\nfollow_early_media_fork=no\n', 'pjsip.conf');
+    const loaded = loadPjsipConf('[system]\ntype=system\ntimer_t1=50\ntimer_b=1000\nthreadpool_max_size=10\ncompact_headers=yes\nfollow_early_media_fork=no\n', 'pjsip.conf');
     assert.deepEqual(loaded.errors, []);
     assert.deepEqual([loaded.config.system.timerT1, loaded.config.system.timerB], [100, 6400]);
-    for (const pattern of [/Timer T1 setting is too low\. Setting to 100/, /Timer B setting is too low\. Setting to 6400/, /threadpool_max_size has no meaning for Patchbay/, /disable_rport=yes is not implemented/, /'follow_early_media_fork' is not implemented/]) {
+    for (const pattern of [/Timer T1 setting is too low\. Setting to 100/, /Timer B setting is too low\. Setting to 6400/, /threadpool_max_size has no meaning for Patchbay/, /compact_headers=yes is not implemented/, /'follow_early_media_fork' is not implemented/]) {
       assert.ok(loaded.warnings.some((line) => pattern.test(line)), `${pattern}: ${loaded.warnings.join(' | ')}`);
     }
     assert.deepEqual([configOf('').system.timerT1, configOf('').system.timerB], [500, 32000]);

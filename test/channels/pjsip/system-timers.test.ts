@@ -8,17 +8,21 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { startTestServer } from '../../helpers/server.ts';
 
-test('timer_t1=100 and timer_b=9000: a silent callee is retransmitted to and given up at Timer B, not the default 32 s', async () => {
+test('timer_t1=100, timer_b=9000, disable_rport=yes: a silent callee (asked without rport) is retransmitted to and given up at Timer B, not the default 32 s', async () => {
   const silent = createSocket('udp4');
   const received: number[] = [];
+  const vias: string[] = [];
   silent.on('message', (message) => {
-    if (message.toString('latin1').startsWith('INVITE ')) received.push(Date.now());
+    const text = message.toString('latin1');
+    if (!text.startsWith('INVITE ')) return;
+    received.push(Date.now());
+    vias.push(/^Via:(.*)$/im.exec(text)?.[1]?.trim() ?? '');
   });
   silent.bind(0, '127.0.0.1');
   await once(silent, 'listening');
   const port = silent.address().port;
   const server = await startTestServer({
-    config_objects: { res_pjsip: { system: { system: { timer_t1: '100', timer_b: '9000' } }, endpoint: { mute: { context: 'default', allow: 'ulaw', aors: 'mute' } }, aor: { mute: { contact: `sip:mute@127.0.0.1:${port}` } } } },
+    config_objects: { res_pjsip: { system: { system: { timer_t1: '100', timer_b: '9000', disable_rport: 'yes' } }, endpoint: { mute: { context: 'default', allow: 'ulaw', aors: 'mute' } }, aor: { mute: { contact: `sip:mute@127.0.0.1:${port}` } } } },
   } as never);
   const events = await server.events('app=timers');
   try {
@@ -33,6 +37,8 @@ test('timer_t1=100 and timer_b=9000: a silent callee is retransmitted to and giv
     const took = Date.now() - started;
     assert.ok(took >= 8500, `given up after ${took} ms, before Timer B`);
     assert.ok(took < 25_000, `given up after ${took} ms: the default Timer B (32 s), not timer_b`);
+    assert.match(vias[0]!, /;branch=z9hG4bK/);
+    assert.doesNotMatch(vias[0]!, /rport/, 'disable_rport=yes: no rport in Via');
     assert.ok(received.length >= 2, `the INVITE was sent ${received.length} times: it is retransmitted until Timer B`);
   } finally {
     await events.close();

@@ -5,7 +5,7 @@
 // "deny everything"; here the object cannot be built, which stops start-up and refuses a reload
 // (objects.ts), so no section is ever left out silently.
 import { parseAclRule, type AclRule } from '../../../util/acl.ts';
-import { custom, declareObject, int, MAX_LIST_ITEMS, type Draft, type Option } from './options.ts';
+import { bool, custom, declareObject, int, MAX_LIST_ITEMS, type Draft, type Option } from './options.ts';
 import type { PjsipAcl, PjsipSystem } from './types.ts';
 import { parseBool, parseInteger, shown, splitList } from './values.ts';
 
@@ -85,7 +85,7 @@ const notActedOn = (name: string, fallback: 'yes' | 'no', keeps: boolean | undef
   });
 
 export function defaultPjsipSystem(id = 'system'): PjsipSystem {
-  return { type: 'system', id, timerT1: 500, timerB: 32000 };
+  return { type: 'system', id, timerT1: 500, timerB: 32000, disableRport: false };
 }
 
 const POOLS = ['minimum_size', 'initial_size', 'auto_increment', 'idle_timeout', 'max_size'] as const;
@@ -105,7 +105,7 @@ export const SYSTEM = declareObject<PjsipSystem, SystemDraft>({
       ]).filter(([name]) => name !== 'threadpool_minimum_size'),
     ),
     disable_tcp_switch: notActedOn('disable_tcp_switch', 'yes', true, 'Always `yes` in effect: a request larger than the MTU stays on UDP (`no`, switching to TCP, is a warning).', 'requests stay on their transport whatever their size'),
-    disable_rport: notActedOn('disable_rport', 'no', false, 'Always `no` in effect: the Via of Patchbay\'s requests asks for rport (`yes` is a warning).', 'the Via of every request asks for rport'),
+    disable_rport: bool('disableRport', { default: 'no', doc: '`yes`: the Via of the requests Patchbay sends does not ask for rport (RFC 3581). Read at start.' }),
     follow_early_media_fork: notActedOn('follow_early_media_fork', 'yes', undefined, 'Not implemented (named when set): the first fork\'s early SDP is the early media, and the media follows the fork that answers (see *Forked answers*).', ''),
     accept_multiple_sdp_answers: notActedOn('accept_multiple_sdp_answers', 'no', undefined, 'Not implemented (named when set): a 2xx whose SDP differs from the early answer\'s sets the media again (see *Forked answers*).', ''),
   },

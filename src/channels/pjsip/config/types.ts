@@ -234,6 +234,8 @@ export interface PjsipSystem {
   readonly timerT1: number;
   /** Timer B (and F): how long a client transaction waits for a final answer, ms (at least 64*T1). */
   readonly timerB: number;
+  /** `disable_rport`: the Via of Patchbay's requests does not ask for rport. */
+  readonly disableRport: boolean;
 }
 
 export type PjsipObject =
