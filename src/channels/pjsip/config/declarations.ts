@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
+import { ACL, SYSTEM } from './acl-system-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -582,13 +583,11 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
 
 /** The object types Patchbay builds, by Asterisk's type name, in the order docs list them. */
 export const PJSIP_TYPES = new Map<string, ObjectType<PjsipObject>>(
-  [ENDPOINT, AOR, AUTH, IDENTIFY, TRANSPORT, REGISTRATION, DOMAIN_ALIAS, GLOBAL].map((declared) => [declared.type, declared]),
+  [ENDPOINT, AOR, AUTH, IDENTIFY, TRANSPORT, REGISTRATION, DOMAIN_ALIAS, GLOBAL, ACL, SYSTEM].map((declared) => [declared.type, declared]),
 );
 
 /** Types Asterisk has that Patchbay ignores (a warning, no error). */
 export const IGNORED_TYPES: ReadonlySet<string> = new Set([
-  'system',
-  'acl',
   'contact',
   'phoneprov',
   'resource_list',

@@ -4,6 +4,7 @@ import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
 import type { TlsSettings } from '../../../sip/tls-material.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
+import type { AclRule } from '../../../util/acl.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
 export interface RawField {
@@ -218,7 +219,35 @@ export interface PjsipGlobal {
   readonly defaultVoicemailExtension?: string;
 }
 
+/**
+ * `type=acl` (res_pjsip_acl): who may send requests at all. `rules` are the permit/deny lines in the
+ * order written (a deny is a rule whose `allow` is false), `acl` the acl.conf sections that must
+ * also allow; the `contact` pair is the same for the hosts of a request's Contact headers.
+ */
+export interface PjsipAcl {
+  readonly type: 'acl';
+  readonly id: string;
+  readonly rules: readonly AclRule[];
+  readonly acl: readonly string[];
+  readonly contactRules: readonly AclRule[];
+  readonly contactAcl: readonly string[];
+}
+
+/** `type=system`: the transaction timers (read at start, as Asterisk does not reload the section). */
+export interface PjsipSystem {
+  readonly type: 'system';
+  readonly id: string;
+  /** T1 in ms (at least 100). */
+  readonly timerT1: number;
+  /** Timer B (and F): how long a client transaction waits for a final answer, ms (at least 64*T1). */
+  readonly timerB: number;
+  /** `disable_rport`: the Via of Patchbay's requests does not ask for rport. */
+  readonly disableRport: boolean;
+}
+
 export type PjsipObject =
+  | PjsipAcl
+  | PjsipSystem
   | PjsipEndpoint
   | PjsipAor
   | PjsipAuth
@@ -238,6 +267,10 @@ export interface PjsipConfig {
   readonly domainAliases: ReadonlyMap<string, PjsipDomainAlias>;
   /** The `global` section, or the defaults when there is none. */
   readonly global: PjsipGlobal;
+  /** Every `type=acl` section: a request must pass all of them. */
+  readonly acls: ReadonlyMap<string, PjsipAcl>;
+  /** The `system` section, or the defaults when there is none. */
+  readonly system: PjsipSystem;
   /** Sections of types Patchbay does not know, kept as read (each named in a warning). */
   readonly unknown: readonly RawPjsipObject[];
 }
