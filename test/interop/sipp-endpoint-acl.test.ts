@@ -2,7 +2,8 @@
 // loopback addresses, as Asterisk 22's distributor: a request identified to the endpoint from a
 // refused address (or with a refused Contact host) is handled as from no endpoint — a 401 challenge,
 // no channel, no ARI event — while the same endpoint calls as usual from a permitted address; a
-// named ACL of acl.conf (beside pjsip.conf) refuses too; and an OPTIONS is challenged, not answered.
+// named ACL of acl.conf (beside pjsip.conf) refuses too; an OPTIONS is challenged, not answered; and
+// an endpoint created through ARI's dynamic configuration with permit/deny is screened the same way.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -99,5 +100,25 @@ describe('endpoint ACLs against SIPp (pjsip_distributor.c)', { skip }, () => {
     assert.doesNotMatch(refused.messages, /SIP\/2\.0 200 /, 'no credentials pass for a refused endpoint');
     const answered = await sipp('options.xml', [peer.target()], { cwd: peer.work, address: '127.0.0.5', timeoutMs: 30_000 }).done;
     assert.equal(answered.status, 0, `an OPTIONS from no endpoint is answered, as before: ${answered.output}`);
+  });
+
+  test('an endpoint created through ARI with deny and permit fields: refused address challenged, permitted one calls', async () => {
+    const created = await peer.server.ari('/asterisk/config/dynamic/res_pjsip/endpoint/frank', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ fields: [{ attribute: 'context', value: 'phones' }, { attribute: 'allow', value: 'ulaw' }, { attribute: 'deny', value: '0.0.0.0/0' }, { attribute: 'permit', value: '127.0.0.8' }] }),
+    });
+    assert.equal(created.status, 200, await created.text());
+    const refused = await sipp('endpoint-acl-challenged.xml', [peer.target(), '-s', '100', '-set', 'caller', 'frank', '-mp', media()], { cwd: peer.work, address: '127.0.0.9', timeoutMs: 60_000, trace: true }).done;
+    assert.equal(refused.status, 0, refused.output);
+    assert.doesNotMatch(refused.messages, /SIP\/2\.0 (18\d|200|403) /);
+    const run = sipp('call-wait-bye.xml', [peer.target(), '-s', '100', '-set', 'caller', 'frank', '-mp', media()], { cwd: peer.work, address: '127.0.0.8', timeoutMs: 60_000 });
+    await explained(run, async () => {
+      const created = await nextEvent(peer.events, (event) => event.type === 'ChannelCreated', 30_000);
+      assert.match(String(created.channel?.name), /^PJSIP\/frank-/);
+      const hangup = await peer.server.ari(`/channels/${created.channel.id as string}`, { method: 'DELETE' });
+      assert.equal(hangup.status, 204);
+    });
+    assert.equal((await run.done).status, 0);
   });
 });

@@ -76,11 +76,13 @@ export const NO_ACL: AclLists = { rules: [], acl: [], contactRules: [], contactA
  * challenge, as Asterisk's artificial endpoint), so a refusal does not tell the endpoint exists.
  */
 export const ENDPOINT_ACL_OPTIONS = {
-  permit: aclRules(endpointLists, 'rules', true, `Source addresses the endpoint's requests may come from: ${ENTRY_DOC}; with \`deny\`, in the order written, the last match wins. A request identified to the endpoint from another address is handled as from no endpoint (401 challenge; credentials never pass).`),
-  deny: aclRules(endpointLists, 'rules', false, `Source addresses the endpoint's requests may not come from: ${ENTRY_DOC}.`),
+  // Asterisk's order of the fields (deny before permit): objects from the YAML or ARI, one value per
+  // option, are applied in this order, so `deny=0.0.0.0/0` + `permit=10.0.0.0/8` means what it says.
+  deny: aclRules(endpointLists, 'rules', false, `Source addresses the endpoint's requests may not come from: ${ENTRY_DOC}; with \`permit\`, in the order written (in the YAML and ARI: deny, then permit), the last match wins. A request identified to the endpoint from a refused address is handled as from no endpoint (401 challenge; credentials never pass).`),
+  permit: aclRules(endpointLists, 'rules', true, 'Source addresses the endpoint\'s requests may come from, as `deny`.'),
   acl: aclNames(endpointLists, 'acl', 'acl.conf sections the source address of the endpoint\'s requests must also pass (acl.conf beside pjsip.conf, else `ari.acls`).'),
-  contact_permit: aclRules(endpointLists, 'contactRules', true, 'Contact header hosts allowed in the endpoint\'s requests, as `permit` (IP literals; a host name is not resolved).'),
   contact_deny: aclRules(endpointLists, 'contactRules', false, 'Contact header hosts refused in the endpoint\'s requests, as `deny`.'),
+  contact_permit: aclRules(endpointLists, 'contactRules', true, 'Contact header hosts allowed in the endpoint\'s requests, as `permit` (IP literals; a host name is not resolved).'),
   contact_acl: aclNames(endpointLists, 'contactAcl', 'acl.conf sections the Contact hosts of the endpoint\'s requests must also pass.'),
 };
 
