@@ -6,6 +6,8 @@
 // the floor before issue 25's fairness fix). It prints its URL, then answers one JSON line on stdout per line on stdin:
 //   `stats`  → { cpuUs, systemUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
 //   `gc`     → the same after a full collection (needs --expose-gc)
+// Both also carry `collector` (V8's collections since start by kind, and their pauses) and `heap`
+// (V8's spaces), so a round can say how many collections it ran and what the old space grew by.
 // and exits when stdin ends. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
 import http from 'node:http';
 import os from 'node:os';
@@ -13,6 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -47,6 +51,36 @@ const started: Probe = kind === 'server' ? await startServerTarget() : kind === 
 const probe: Probe = extras ? { ...started, stop: async () => void (await Promise.all([started.stop(), extras.stop()])) } : started;
 process.stdout.write(`${probe.url}\n`);
 
+/**
+ * V8's collections since start, by kind, with their pauses (ms): counted from the `gc` performance
+ * entries (one per collection, tens per second under load: no cost the rounds can see). The forced
+ * collection the `gc` command makes is counted too; the driver reads before and after the measured
+ * cycles, where none is forced.
+ */
+const collector = { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0, incremental: 0, incrementalMs: 0, weak: 0, weakMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = ((entry as { detail?: unknown }).detail as { kind?: number } | undefined)?.kind;
+    if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) (collector.scavenges++, (collector.scavengeMs += entry.duration));
+    else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) (collector.markCompacts++, (collector.markCompactMs += entry.duration));
+    else if (kind === perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL) (collector.incremental++, (collector.incrementalMs += entry.duration));
+    else (collector.weak++, (collector.weakMs += entry.duration));
+  }
+}).observe({ entryTypes: ['gc'] });
+
+/** Used bytes of V8's old, code, large-object and new spaces. */
+function heapSpaces(): Record<string, number> {
+  const spaces: Record<string, number> = {};
+  for (const space of v8.getHeapSpaceStatistics()) spaces[space.space_name] = space.space_used_size;
+  const heap = v8.getHeapStatistics();
+  return { ...spaces, totalHeapSize: heap.total_heap_size, mallocedMemory: heap.malloced_memory, externalMemory: heap.external_memory };
+}
+
+function kernelCounts(): Record<string, number> {
+  const usage = process.resourceUsage();
+  return { minorPageFaults: usage.minorPageFault, majorPageFaults: usage.majorPageFault, voluntarySwitches: usage.voluntaryContextSwitches, involuntarySwitches: usage.involuntaryContextSwitches, fsWrites: usage.fsWrite };
+}
+
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line === 'gc') globalThis.gc?.();
@@ -66,6 +100,11 @@ lines.on('line', (line) => {
     eventLog: probe.eventLog(),
     queues: probe.queues(),
     limits: probe.limits(),
+    collector: { ...collector },
+    heap: heapSpaces(),
+    // Counts the kernel keeps: page faults (the heap's pages mapped anew), context switches (a
+    // thread that waited: the collector's helpers, a write that blocked) and file writes.
+    usage: kernelCounts(),
   };
   process.stdout.write(`${JSON.stringify(answer)}\n`);
 });

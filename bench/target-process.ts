@@ -43,18 +43,33 @@ export async function startTargetProcess(launch: TargetLaunch): Promise<TargetPr
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const args = [...(launch.nodeArgs ?? []), '--expose-gc', '--import', 'tsx', script, launch.role, ...(launch.floorMode === undefined ? [] : [launch.floorMode])];
   const child = spawn(launch.node ?? process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'], env: launch.env ?? process.env });
-  const iterator = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  // Read by a listener, never paused: V8's tracing (--trace-deopt, --trace-gc) writes to the same pipe
+  // while the driver awaits a round, and an iterator's backpressure (it pauses past 1,024 unread
+  // lines) would fill the pipe and block the target mid-round.
   const traceLines: string[] = [];
+  const answers: string[] = [];
+  let waiting: ((line: string | undefined) => void) | undefined;
+  let exited = false;
+  const lines = createInterface({ input: child.stdout });
+  lines.on('line', (line) => {
+    if (!line.startsWith('http') && !line.startsWith('{')) return void traceLines.push(line);
+    if (waiting) waiting(line);
+    else answers.push(line);
+  });
+  lines.on('close', () => {
+    exited = true;
+    waiting?.(undefined);
+  });
   const next = async (): Promise<string> => {
     const timer = launch.answerTimeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), launch.answerTimeoutMs);
     try {
-      for (;;) {
-        const { value, done } = await iterator.next();
-        if (done) throw new Error(`the ${launch.name} target exited`);
-        const line = value as string;
-        if (line.startsWith('http') || line.startsWith('{')) return line;
-        traceLines.push(line);
-      }
+      const queued = answers.shift();
+      if (queued !== undefined) return queued;
+      if (exited) throw new Error(`the ${launch.name} target exited`);
+      const line = await new Promise<string | undefined>((resolve) => (waiting = resolve));
+      waiting = undefined;
+      if (line === undefined) throw new Error(`the ${launch.name} target exited`);
+      return line;
     } finally {
       clearTimeout(timer);
     }
