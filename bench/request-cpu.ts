@@ -91,7 +91,7 @@ interface Stats {
   queues?: { connections: number; messages: number; bytes: number };
   limits?: { maxEvents: number; maxBytes: number; maxTotalBytes: number; maxApplications: number; maxAgeSeconds: number; maxQueuedMessages: number; maxQueuedBytes: number };
   /** V8's collections since start by kind, and their pauses in ms (older target scripts: absent). */
-  collector?: { scavenges: number; scavengeMs: number; markCompacts: number; markCompactMs: number; incremental: number; incrementalMs: number; weak: number; weakMs: number };
+  collector?: { scavenges: number; scavengeMs: number; markCompacts: number; markCompactMs: number; incremental: number; incrementalMs: number; weak: number; weakMs: number; promotedBytes?: number; survivedBytes?: number; compactedBytes?: number; oldAllocatedBytes?: number };
   /** Used bytes per V8 space (`old_space`, `new_space`, `code_space`, `large_object_space` …). */
   heap?: Record<string, number>;
   /** The kernel's counts for the process: page faults, context switches, file writes. */
@@ -205,7 +205,7 @@ async function cycleCost(target: Target): Promise<{ us: number; systemUs: number
  * "Seventh pass on the originate cycle"). Collections per 1,000 cycles by kind and their pauses in µs per
  * cycle; the old space's growth over the round (what survived scavenges: promoted, not yet collected);
  * with V8 tracing on (PATCHBAY_BENCH_SERVER_NODE_ARGS='--trace-deopt --trace-opt'), deoptimisations and
- * optimisations per 1,000 cycles.
+ * optimising compiles per 1,000 cycles, and the compiles' time.
  */
 function roundWork(before: Stats, after: Stats, traced: readonly string[], count: number): string {
   const a = before.collector;
@@ -213,23 +213,29 @@ function roundWork(before: Stats, after: Stats, traced: readonly string[], count
   if (!a || !b) return '';
   const per1000 = (value: number): string => ((value * 1000) / count).toFixed(1);
   const pauseUs = (ms: number): string => ((ms * 1000) / count).toFixed(1);
-  const oldBefore = before.heap?.old_space ?? 0;
-  const oldAfter = after.heap?.old_space ?? 0;
+  const kb = (bytes: number): string => (bytes / count / 1024).toFixed(1);
   let text =
-    `  collector per 1,000 cycles: ${per1000(b.scavenges - a.scavenges)} scavenges (${pauseUs(b.scavengeMs - a.scavengeMs)} µs/cycle paused), ` +
+    `  collector per 1,000 cycles: ${per1000(b.scavenges - a.scavenges)} scavenges (${pauseUs(b.scavengeMs - a.scavengeMs)} µs/cycle), ` +
     `${per1000(b.markCompacts - a.markCompacts)} mark-compacts (${pauseUs(b.markCompactMs - a.markCompactMs)} µs/cycle), ${per1000(b.incremental - a.incremental)} incremental steps (${pauseUs(b.incrementalMs - a.incrementalMs)} µs/cycle); ` +
-    `old space ${MB(oldBefore)} → ${MB(oldAfter)} (${(((oldAfter - oldBefore) / count)).toFixed(0)} B/cycle), code space ${MB(before.heap?.code_space ?? 0)} → ${MB(after.heap?.code_space ?? 0)}, heap used ${MB(after.heapUsed)}`;
+    `per cycle ${kb((b.promotedBytes ?? 0) - (a.promotedBytes ?? 0))} KB promoted, ${kb((b.survivedBytes ?? 0) - (a.survivedBytes ?? 0))} KB copied in the young generation, ${kb((b.oldAllocatedBytes ?? 0) - (a.oldAllocatedBytes ?? 0))} KB allocated in the old space, ${kb((b.compactedBytes ?? 0) - (a.compactedBytes ?? 0))} KB freed by mark-compacts; ` +
+    `old space ${MB(before.heap?.old_space ?? 0)} → ${MB(after.heap?.old_space ?? 0)}, heap used ${MB(after.heapUsed)}`;
   const u = before.usage;
   const v = after.usage;
   if (u && v) text += `; per cycle ${(((v.minorPageFaults - u.minorPageFaults) / count)).toFixed(2)} page faults, ${(((v.voluntarySwitches - u.voluntarySwitches) / count)).toFixed(2)} voluntary and ${(((v.involuntarySwitches - u.involuntarySwitches) / count)).toFixed(2)} involuntary switches, ${(((v.fsWrites - u.fsWrites) / count)).toFixed(3)} file writes`;
   if (traced.length > 0) {
     let deopts = 0;
     let optimised = 0;
+    let compileMs = 0;
     for (const line of traced) {
-      if (line.includes('bailout (kind:') || line.startsWith('[deoptimizing')) deopts++;
-      else if (line.startsWith('[completed optimizing') || line.startsWith('[completed compiling')) optimised++;
+      if (line.startsWith('[bailout (kind:') || line.startsWith('[marking dependent code')) deopts++;
+      else if (line.startsWith('[completed compiling')) {
+        optimised++;
+        // "took 0.163, 1.285, 0.056 ms": the compile job's three phases, wall time (mostly a background thread's).
+        const took = /took ([\d.]+), ([\d.]+), ([\d.]+) ms/.exec(line);
+        if (took) compileMs += Number(took[1]) + Number(took[2]) + Number(took[3]);
+      }
     }
-    text += `; V8 trace: ${per1000(deopts)} deopts, ${per1000(optimised)} optimisations per 1,000 cycles`;
+    text += `; V8 trace per 1,000 cycles: ${per1000(deopts)} deopts, ${per1000(optimised)} optimising compiles (${pauseUs(compileMs)} µs/cycle compiling)`;
   }
   return text;
 }
