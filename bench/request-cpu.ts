@@ -17,6 +17,11 @@
 // (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
 // same with Node.js flags (`--max-semi-space-size=32`). PATCHBAY_BENCH_FLOOR_EXTRAS adds one suspect of the
 // process's cost to the floor and the hosted floor (bench/floor-extras.ts; bench/ping-gap.ts bisects with it).
+// Under each round's figures a second line says what the round made the target's collector and kernel do
+// (collections by kind, bytes promoted, copied, allocated old and compacted, page faults, context switches,
+// file writes) and, with PATCHBAY_BENCH_SERVER_NODE_ARGS='--trace-opt --trace-deopt', V8's deopts and
+// optimising compiles: counts the load does not move, so a round dearer than its neighbour says why
+// (docs/performance.md, "Seventh pass on the originate cycle").
 // --external URL --external-pid PID adds an ARI server the bench did not start (an Asterisk on this
 // machine, say) to the same rounds: its CPU comes from /proc/<pid>/stat (bench/external-target.ts),
 // its user from --external-auth (asterisk:asterisk by default); its dialplan must have the bench's
