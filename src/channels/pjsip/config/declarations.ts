@@ -135,6 +135,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     directMedia: false,
     identifyBy: ['username', 'ip'],
     rtpSymmetric: false,
+    inbandProgress: false,
     forceRport: true,
     rewriteContact: false,
     allowOverlap: true,
@@ -202,6 +203,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       if (zone) draft.toneZone = zone.country;
       else delete draft.toneZone;
     }),
+    inband_progress: bool('inbandProgress', { default: 'no', doc: 'Ringing before the answer is sent as 183 Session Progress with SDP and the ring tone is heard in band, instead of a 180.' }),
     from_user: optionalText('fromUser', { doc: 'User part of the From of calls to the endpoint.' }),
     from_domain: optionalText('fromDomain', { doc: 'Host part of the From of calls to the endpoint.' }),
     rtp_symmetric: bool('rtpSymmetric', { default: 'no', doc: 'Send RTP (and RTCP) to where the far end\'s comes from once learned; no: to the SDP\'s address.' }),
