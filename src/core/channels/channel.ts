@@ -348,7 +348,22 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    this.driver.writeFrame(this.#audio.outgoing(frame, this));
+    this.#audio.writtenByOther();
+    this.writeGenerated(frame);
+  }
+
+  /** A generator's frame (channel-generators.ts): unlike write(), it leaves an interruptible generator playing. */
+  writeGenerated(frame: Frame): void {
+    if (!this.hangingUp) this.driver.writeFrame(this.#audio.outgoing(frame, this));
+  }
+
+  /** Ends the generator playing at the first frame written by anyone else (an indication tone); see ChannelAudioPath. */
+  get interruptOnWrite(): (() => void) | undefined {
+    return this.#audio.interruptOnWrite;
+  }
+
+  set interruptOnWrite(end: (() => void) | undefined) {
+    this.#audio.interruptOnWrite = end;
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
