@@ -118,6 +118,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.emit('media-path', undefined);
   });
   private destroyedAlready = false;
+  /** The hang-up was noticed (hangup-noticed raised), once. */
+  private noticedHangup = false;
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
@@ -606,8 +608,14 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
   private destroy(): void {
-    // Hang-up logic runs first; finishHangup() destroys the channel after it.
-    if (this.destroyedAlready || this.#dialplanRun.hangupDeferred) return;
+    if (this.destroyedAlready) return;
+    // Asterisk's ast_hangup would start here: what the channel's owner does first (StasisEnd) comes
+    // before the hang-up logic, which runs first; finishHangup() destroys the channel after it.
+    if (!this.noticedHangup) {
+      this.noticedHangup = true;
+      this.emit('hangup-noticed', undefined);
+    }
+    if (this.#dialplanRun.hangupDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.#audio.clear();
