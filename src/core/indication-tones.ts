@@ -9,7 +9,7 @@
 import type { SampleRate } from '../media/frame.ts';
 import { ToneGenerator } from '../media/tone-generator.ts';
 import type { ToneList } from '../media/tones.ts';
-import { DEFAULT_TONE_ZONE, resolveTone, type ToneName } from '../media/tonezones.ts';
+import { defaultToneZone, resolveTone, type ToneName } from '../media/tonezones.ts';
 import type { AudioGenerator, ChannelGenerators } from './channel-generators.ts';
 import type { Channel } from './channels/channel.ts';
 import type { Indication } from './channels/driver.ts';
@@ -60,7 +60,7 @@ export class IndicationTones {
     // A bridge's audio interrupts the tone at once in Asterisk (an interruptible generator ends at
     // the first frame written to the channel): a bridged channel hears the bridge, not the tone.
     if (channel.bridgeId !== undefined) return;
-    const tones = resolveTone(name, channel.toneZone ?? DEFAULT_TONE_ZONE) ?? resolveTone(name, DEFAULT_TONE_ZONE);
+    const tones = resolveTone(name, channel.toneZone ?? defaultToneZone()) ?? resolveTone(name, defaultToneZone());
     if (!tones) return;
     this.stop(channel);
     const tone = new IndicationTone(tones, nativeRateOf(channel), () => this.#forget(channel, tone));

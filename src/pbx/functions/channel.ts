@@ -3,7 +3,7 @@
 import type { CallerId, Channel } from '../../core/channels/channel.ts';
 import { causeText } from '../../core/channels/causes.ts';
 import { InvalidError } from '../../core/errors.ts';
-import { getToneZone, TONE_ZONE_COUNTRIES } from '../../media/tonezones.ts';
+import { getToneZone, toneZoneCountries } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
@@ -125,7 +125,7 @@ const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => 
 /** A tone zone's country as CHANNEL(tonezone) takes it: one Patchbay knows, else refused as Asterisk refuses it. */
 function knownToneZone(value: string): string {
   const zone = getToneZone(value.trim());
-  if (!zone) throw new InvalidError(`Unknown country code '${value.slice(0, 64)}' for tonezone (known: ${TONE_ZONE_COUNTRIES.join(', ')})`);
+  if (!zone) throw new InvalidError(`Unknown country code '${value.slice(0, 64)}' for tonezone (known: ${toneZoneCountries().join(', ')})`);
   return zone.country;
 }
 

@@ -23,7 +23,7 @@ import type {
   PjsipTransport,
 } from './types.ts';
 import type { TlsMethod } from '../../../sip/tls-material.ts';
-import { getToneZone, TONE_ZONE_COUNTRIES } from '../../../media/tonezones.ts';
+import { getToneZone, toneZoneCountries } from '../../../media/tonezones.ts';
 import {
   MAX_LIST_ITEMS,
   bool,
@@ -196,10 +196,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     dtmf_mode: choice('dtmfMode', DTMF_MODES, { default: 'rfc4733', doc: 'How DTMF is sent and received.' }),
     identify_by: choices('identifyBy', IDENTIFY_BY, { default: 'username,ip', doc: 'Whether the From user (`username`, `auth_username`) may identify the endpoint.' }),
     language: optionalText('language', { doc: 'Language of the endpoint\'s channels (sound prompts).' }),
-    tone_zone: custom<EndpointDraft>({ doc: `Tone zone of the endpoint's channels (${TONE_ZONE_COUNTRIES.join(', ')}): the tones indications are heard in band with.` }, (draft, value, report) => {
+    tone_zone: custom<EndpointDraft>({ doc: `Tone zone of the endpoint's channels (${toneZoneCountries().join(', ')}): the tones indications are heard in band with.` }, (draft, value, report) => {
       const zone = getToneZone(value.trim());
       // As chan_pjsip, an unknown country leaves the channels in the default zone (it is only named).
-      if (!zone && value.trim() !== '') report.warn(`tone_zone ${shown(value)} is not a known tone zone (${TONE_ZONE_COUNTRIES.join(', ')}): the default applies`);
+      if (!zone && value.trim() !== '') report.warn(`tone_zone ${shown(value)} is not a known tone zone (${toneZoneCountries().join(', ')}): the default applies`);
       if (zone) draft.toneZone = zone.country;
       else delete draft.toneZone;
     }),
