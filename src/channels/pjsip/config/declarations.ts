@@ -196,7 +196,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     dtmf_mode: choice('dtmfMode', DTMF_MODES, { default: 'rfc4733', doc: 'How DTMF is sent and received.' }),
     identify_by: choices('identifyBy', IDENTIFY_BY, { default: 'username,ip', doc: 'Whether the From user (`username`, `auth_username`) may identify the endpoint.' }),
     language: optionalText('language', { doc: 'Language of the endpoint\'s channels (sound prompts).' }),
-    tone_zone: custom<EndpointDraft>({ doc: `Tone zone of the endpoint's channels (${toneZoneCountries().join(', ')}): the tones indications are heard in band with.` }, (draft, value, report) => {
+    tone_zone: custom<EndpointDraft>({ doc: `Tone zone of the endpoint's channels (a country of indications.conf, else of the built-in ${toneZoneCountries().join(', ')}): the tones indications are heard in band with.` }, (draft, value, report) => {
       const zone = getToneZone(value.trim());
       // As chan_pjsip, an unknown country leaves the channels in the default zone (it is only named).
       if (!zone && value.trim() !== '') report.warn(`tone_zone ${shown(value)} is not a known tone zone (${toneZoneCountries().join(', ')}): the default applies`);
