@@ -133,7 +133,7 @@ function byCountry(zones: readonly ToneZone[]): ReadonlyMap<string, ToneZone> {
 }
 
 /** The built-in default country; an indications.conf's `[general] country=` replaces it. */
-export const DEFAULT_TONE_ZONE = 'us';
+const DEFAULT_TONE_ZONE = 'us';
 
 // The zones in force, for the whole process: the built-in ones, or those an indications.conf
 // defined (installToneZones, at start-up), as Asterisk's ast_tone_zones container.
