@@ -83,7 +83,7 @@ function pjsipConfObjects(config: PatchbayConfig, log: Logger): ConfigObjectTree
   const file = config.sip.pjsipConf;
   if (!file) return undefined;
   const read = readPjsipConfObjects(file);
-  if (read.fatal.length > 0) throw new ConfigError('sip.pjsip_conf', `${read.fatal[0]}${read.fatal.length > 1 ? ` (and ${read.fatal.length - 1} more)` : ''}; an identify that cannot be read stops start-up`);
+  if (read.fatal.length > 0) throw new ConfigError('sip.pjsip_conf', `${read.fatal[0]}${read.fatal.length > 1 ? ` (and ${read.fatal.length - 1} more)` : ''}; an identify or acl that cannot be read stops start-up`);
   for (const line of read.errors) log.error(line);
   for (const line of read.warnings) log.warn(line);
   return read.tree;

@@ -284,6 +284,7 @@ export abstract class Kernel {
       hint: (context, exten) => this.#dialplan.hint(context, exten),
       mailboxes: this.mailboxes,
       bridges: this.bridges,
+      playSound: (channel, sound) => void this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }),
       musicOnHold: {
         start: (channel, musicClass) => this.moh.startOnChannel(this.generators, channel, musicClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),

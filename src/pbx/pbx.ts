@@ -13,7 +13,7 @@ import { resolveGoto } from './apps/goto.ts';
 import type { PbxServices } from './application-services.ts';
 import { writeTimeout } from './timeouts.ts';
 import { defaultHangupCause } from './hangup-cause.ts';
-import { HangupHandlers } from './hangup-handlers.ts';
+import { HangupHandlers, MAX_HANGUP_HANDLERS } from './hangup-handlers.ts';
 
 /** Steps run without a pause before the executor yields, so a dialplan loop cannot starve the server. */
 const STEPS_BEFORE_YIELD = 64;
@@ -37,7 +37,6 @@ const SUBROUTINE_END = { context: '\u0000subroutine-end', exten: 'return', prior
  */
 export const UNKNOWN_APPLICATION_CAUSE = CAUSE.failure;
 
-/**
 /**
  * Where a channel's `h` extension starts: its first step and the context it was found in. Found
  * once per hang-up and handed on, so the extension is not looked up again to be run.
@@ -398,13 +397,22 @@ export class Pbx {
    * Each is a subroutine of its own on the hung-up channel, bounded in steps.
    */
   private async runHangupHandlers(channel: Channel, abandoned: () => boolean): Promise<void> {
+    let ran = 0;
     for (let handler = this.hangupHandlers.take(channel); handler !== undefined; handler = this.hangupHandlers.take(channel)) {
-      if (abandoned()) {
+      // A handler that pushes a handler (itself, say) would keep the stack from ever emptying: at
+      // most a full stack's worth run in one hang-up (Asterisk has no bound; its channel thread
+      // would spin for ever).
+      if (abandoned() || ran === MAX_HANGUP_HANDLERS) {
+        if (!abandoned()) this.services.log.warn({ channel: channel.name }, `${channel.name} ran ${MAX_HANGUP_HANDLERS} hang-up handlers: the ones left are dropped`);
         this.hangupHandlers.wipe(channel, '');
         return;
       }
+      ran++;
       this.services.log.debug({ channel: channel.name }, `${channel.name} runs hang-up handler ${handler}`);
       await this.runRoutine(channel, handler, MAX_HANGUP_STEPS, abandoned, 'hang-up handler');
+      // A short handler awaits no I/O: without a turn of the loop between handlers, the 10 s timer
+      // and every other call would wait for all of them.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

@@ -3,7 +3,7 @@
 // callbacks after the fact.
 import { TransactionLayer, type TransactionLayerOptions, type TransactionUser } from './transaction/index.ts';
 import { SipTransportSet, type ListenerSettings } from './transport-set.ts';
-import type { SipMessage } from './message.ts';
+import type { SipMessage, SipRequest } from './message.ts';
 import { SipTransport, type Source, type TcpConnection, type TransportHandlers, type TransportOptions } from './transport.ts';
 import type { SipTrace } from './trace.ts';
 import type { WebSocketTransportOptions } from './websocket-transport.ts';
@@ -34,6 +34,11 @@ export function openSipStack(transportOptions: TransportOptions, tu: Transaction
  * sees it), and each closed connection. A cluster member relays such flows (foreign-flow.ts).
  */
 export interface ListenerHooks {
+  /**
+   * A request looked at before anything else (res_pjsip_acl's place): true when it was answered or
+   * dropped there, and the layer never sees it (no transaction, no dialog is made for it).
+   */
+  screen?(request: SipRequest, source: Source): boolean;
   divert?(message: SipMessage, source: Source): boolean;
   connectionClosed?(connection: TcpConnection): void;
 }
@@ -52,6 +57,7 @@ export function openSipListeners(
   const handlers: TransportHandlers = {
     onMessage: (message, source) => {
       trace?.received(message, source);
+      if (hooks.screen !== undefined && message.isRequest() && hooks.screen(message, source)) return;
       // Only what came on a connection can belong to another server's flow: UDP costs one check.
       if (source.connection !== undefined && hooks.divert?.(message, source)) return;
       layer.receive(message, source);

@@ -9,13 +9,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { HAVE_SIPP, HAVE_SOX, randomPort, sipp, waitFor } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, randomPort, sipp, sippListening, waitFor } from './sipp-peer.ts';
 
 const BOB_PORT = randomPort();
 
@@ -75,26 +74,11 @@ beforeEach(() => {
 
 const target = (): string => `127.0.0.1:${server.core.pjsip.port}`;
 
-/**
- * Whether something (SIPp) holds UDP `port`: read from the kernel's socket table, so that looking
- * never takes the port from under a SIPp that is binding it. Where there is no /proc, a pause.
- */
-async function udpPortHeld(port: number): Promise<boolean> {
-  try {
-    const table = await readFile('/proc/net/udp', 'utf8');
-    const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
-    return table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex.trim()));
-  } catch {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    return true;
-  }
-}
-
 /** bob's phone runs `scenario`; alice calls `exten` with `callerScenario`; both must succeed. */
 async function call(exten: string, scenario: string | undefined, callerScenario = 'call-expect-refusal.xml'): Promise<void> {
   const phone = scenario ? sipp(scenario, [], { cwd: work, port: BOB_PORT, timeoutMs: 30_000 }) : undefined;
   // The call must not reach bob's port before SIPp listens there (a loaded machine starts it slowly).
-  if (phone) await waitFor("bob's SIPp listening", async () => ((await udpPortHeld(BOB_PORT)) ? true : undefined), 15_000);
+  if (phone) await sippListening(BOB_PORT);
   const caller = sipp(callerScenario, [target(), '-s', exten, '-set', 'caller', 'alice'], { cwd: work, timeoutMs: 30_000 });
   const called = await caller.done;
   assert.equal(called.status, 0, `caller: ${called.output}`);
@@ -168,7 +152,7 @@ describe('CDRs of unanswered SIP calls through Dial(PJSIP/...), as Asterisk 22 w
   test('answered: ANSWERED, answer when bob answered, billsec the talk time, dstchannel and Dial', { skip: HAVE_SOX ? false : 'sox is not installed', timeout: 90_000 }, async () => {
     // bob answers and waits for a BYE, and so does alice: the call is ended from ARI, on bob's channel, 1.5 s after the answer.
     const phone = sipp('answer-incoming.xml', [], { cwd: work, port: BOB_PORT, timeoutMs: 30_000 });
-    await waitFor("bob's SIPp listening", async () => ((await udpPortHeld(BOB_PORT)) ? true : undefined), 15_000);
+    await sippListening(BOB_PORT);
     const caller = sipp('call-wait-bye.xml', [target(), '-s', '305', '-set', 'caller', 'alice'], { cwd: work, timeoutMs: 30_000 });
     const bob = await waitFor('bob up', () => server.core.channels.list().find((c) => c.name.startsWith('PJSIP/bob-') && c.state === 'Up'), 20_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));

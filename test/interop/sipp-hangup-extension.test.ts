@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { hangupStory as storyOf } from './hangup-story.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sippCall, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const DIALPLAN = `
 [hext-in]
@@ -47,34 +48,15 @@ after(async () => {
   if (HAVE_SIPP) await peer.close();
 });
 
-function call(scenario: string, exten: string, extra: string[] = []) {
-  const mediaPort = 2 * Math.floor(randomPort() / 2);
-  return sipp(scenario, [peer.target(), '-s', exten, '-set', 'caller', 'bob', '-mp', String(mediaPort), ...extra], { cwd: peer.work, timeoutMs: 60_000 });
-}
+const call = (scenario: string, exten: string, extra: string[] = []) => sippCall(peer, 'bob', scenario, exten, extra);
 
 /** The call's events from its first hang-up request to its ChannelDestroyed, as the capture lists them (quality variables aside). */
-async function hangupStory(channelId: string, seen: Json[]): Promise<string[]> {
-  await nextEvent(peer.events, (event) => (seen.push(event), event.type === 'ChannelDestroyed' && event.channel?.id === channelId), 45_000);
-  const own = seen.filter((event) => event.channel?.id === channelId);
-  const first = own.findIndex((event) => event.type === 'ChannelHangupRequest');
-  return own.slice(first).flatMap((event): string[] => {
-    const where = `@${event.channel.dialplan.exten},${event.channel.dialplan.priority} ${event.channel.dialplan.app_name}`;
-    switch (event.type) {
-      case 'ChannelHangupRequest':
-        return [`HangupRequest${'cause' in event ? ` ${event.cause}` : ''}${event.soft ? ' soft' : ''}`];
-      case 'ChannelDialplan':
-        return [`Dialplan ${where}`];
-      case 'ChannelUserevent':
-        return [`Userevent ${event.eventname} uf=${event.userevent.uf} qos=${event.userevent.qos}`];
-      case 'ChannelDestroyed':
-        return [`Destroyed ${where}`];
-      case 'StasisEnd':
-        return ['StasisEnd'];
-      default:
-        return [];
-    }
+const hangupStory = (channelId: string, seen: Json[]): Promise<string[]> =>
+  storyOf(peer, channelId, seen, {
+    where: (dialplan) => `@${dialplan.exten},${dialplan.priority} ${dialplan.app_name}`,
+    userevent: (event) => `Userevent ${event.eventname} uf=${event.userevent.uf} qos=${event.userevent.qos}`,
+    destroyed: (where) => `Destroyed ${where}`,
   });
-}
 
 /**
  * The `h` steps; `qos` whether ${RTPAUDIOQOS} was set when they ran: yes after the far end's BYE or

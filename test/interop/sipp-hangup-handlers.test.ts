@@ -6,7 +6,8 @@
 // ChannelDestroyed, and the phone still gets its BYE.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { hangupStory as storyOf } from './hangup-story.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, sippCall, startSippServer, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const DIALPLAN = `
 [hh-in]
@@ -42,34 +43,15 @@ after(async () => {
   if (HAVE_SIPP) await peer.close();
 });
 
-function call(scenario: string, exten: string, extra: string[] = []) {
-  const mediaPort = 2 * Math.floor(randomPort() / 2);
-  return sipp(scenario, [peer.target(), '-s', exten, '-set', 'caller', 'bob', '-mp', String(mediaPort), ...extra], { cwd: peer.work, timeoutMs: 60_000 });
-}
+const call = (scenario: string, exten: string, extra: string[] = []) => sippCall(peer, 'bob', scenario, exten, extra);
 
 /** The call's events from its first hang-up request to its ChannelDestroyed, one line each. */
-async function hangupStory(channelId: string, seen: Json[]): Promise<string[]> {
-  await nextEvent(peer.events, (event) => (seen.push(event), event.type === 'ChannelDestroyed' && event.channel?.id === channelId), 45_000);
-  const own = seen.filter((event) => event.channel?.id === channelId);
-  const first = own.findIndex((event) => event.type === 'ChannelHangupRequest');
-  return own.slice(first).flatMap((event): string[] => {
-    const where = `@${event.channel.dialplan.context},${event.channel.dialplan.exten},${event.channel.dialplan.priority} ${event.channel.dialplan.app_name}`;
-    switch (event.type) {
-      case 'ChannelHangupRequest':
-        return [`HangupRequest${'cause' in event ? ` ${event.cause}` : ''}${event.soft ? ' soft' : ''}`];
-      case 'ChannelDialplan':
-        return [`Dialplan ${where}`];
-      case 'ChannelUserevent':
-        return [event.eventname === 'HangupHandler' ? `Userevent ${event.eventname} ${event.userevent.which} ${event.userevent.who} ${event.userevent.cause}` : `Userevent ${event.eventname}`];
-      case 'ChannelDestroyed':
-        return ['Destroyed'];
-      case 'StasisEnd':
-        return ['StasisEnd'];
-      default:
-        return [];
-    }
+const hangupStory = (channelId: string, seen: Json[]): Promise<string[]> =>
+  storyOf(peer, channelId, seen, {
+    where: (dialplan) => `@${dialplan.context},${dialplan.exten},${dialplan.priority} ${dialplan.app_name}`,
+    userevent: (event) => (event.eventname === 'HangupHandler' ? `Userevent ${event.eventname} ${event.userevent.which} ${event.userevent.who} ${event.userevent.cause}` : `Userevent ${event.eventname}`),
+    destroyed: () => 'Destroyed',
   });
-}
 
 /** One handler's steps on the hung-up channel, and what its UserEvent says. */
 const handlerSteps = (which: string, who: string): string[] => [

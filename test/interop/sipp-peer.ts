@@ -3,6 +3,7 @@
 // output. Also the small waits every such test needs (the next ARI event that matches).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { basename, isAbsolute, join } from 'node:path';
@@ -92,6 +93,24 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/**
+ * Waits until something (SIPp) holds UDP `port`, read from the kernel's socket table, so that
+ * looking never takes the port from under a SIPp that is binding it. Where there is no /proc, a pause.
+ */
+export async function sippListening(port: number, timeoutMs = 20_000): Promise<void> {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const held = async (): Promise<true | undefined> => {
+    try {
+      const table = await readFile('/proc/net/udp', 'utf8');
+      return table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex)) ? true : undefined;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return true;
+    }
+  };
+  await waitFor(`SIPp listening on ${port}`, held, timeoutMs);
+}
+
 /** A server for SIPp to call: its work directory (extensions.conf written there), SIP target and app events. */
 export interface SippServer {
   readonly work: string;
@@ -148,6 +167,21 @@ export function sippPhones(phones: Record<string, number | undefined>, context =
  */
 export function sippServerInSuite(skip: string | false, start: () => Promise<SippServer>): SippServer {
   return fixtureInSuite('the SIPp test server', async () => (skip ? undefined : start()), (server) => server.close());
+}
+
+/**
+ * SIPp calling `exten` of `setup` as `caller` on `scenario` (one that streams audio.wav once
+ * answered), from its own SIP port and an even media port of its own.
+ */
+export function sippCall(setup: SippServer, caller: string, scenario: string, exten: string, extra: readonly string[] = []): { done: Promise<SippRun>; port: number } {
+  const mediaPort = 2 * Math.floor(randomPort() / 2);
+  return sipp(scenario, [setup.target(), '-s', exten, '-set', 'caller', caller, '-mp', String(mediaPort), ...extra], { cwd: setup.work, timeoutMs: 60_000 });
+}
+
+/** Reads `setup`'s events into `seen` until `channelId`'s ChannelDestroyed (included); returns `seen`. */
+export async function eventsUntilDestroyed(setup: SippServer, channelId: string, seen: Json[], timeoutMs = 45_000): Promise<Json[]> {
+  await nextEvent(setup.events, (event) => (seen.push(event), event.type === 'ChannelDestroyed' && event.channel?.id === channelId), timeoutMs);
+  return seen;
 }
 
 /** Writes `audio.wav` in `work`, the u-law sine SIPp streams (`-mp` scenarios play it). */

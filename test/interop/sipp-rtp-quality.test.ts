@@ -8,7 +8,7 @@
 // - a ringing call the far end cancels had no media agreed: no RTPAUDIOQOS at all.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
+import { eventsUntilDestroyed, HAVE_SIPP, HAVE_SOX, nextEvent, sippCall, startSippServer, waitFor, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const APP = 'qos';
 const DIALPLAN = `
@@ -48,16 +48,10 @@ after(async () => {
 });
 
 /** SIPp calling `exten` as bob, streaming audio.wav, from its own SIP and media ports. */
-function call(scenario: string, exten: string, extra: string[] = []) {
-  const mediaPort = 2 * Math.floor(randomPort() / 2);
-  return sipp(scenario, [peer.target(), '-s', exten, '-set', 'caller', 'bob', '-mp', String(mediaPort), ...extra], { cwd: peer.work, timeoutMs: 60_000 });
-}
+const call = (scenario: string, exten: string, extra: string[] = []) => sippCall(peer, 'bob', scenario, exten, extra);
 
 /** Every event up to `channelId`'s ChannelDestroyed (the ones before it kept in `into`). */
-async function untilDestroyed(channelId: string, into: Json[]): Promise<Json[]> {
-  await nextEvent(peer.events, (event) => (into.push(event), event.type === 'ChannelDestroyed' && event.channel?.id === channelId), 45_000);
-  return into;
-}
+const untilDestroyed = (channelId: string, into: Json[]): Promise<Json[]> => eventsUntilDestroyed(peer, channelId, into);
 
 /** Waits until the channel received some RTP (its rtp_statistics), so the figures are worth checking. */
 async function receivedSome(channelId: string): Promise<void> {

@@ -124,16 +124,56 @@ function assertAliceSaw(trace: string): void {
   assert.equal(notifies[1]!.state, 'terminated;reason=noresource');
 }
 
+/** SIPp answering the server's calls to a phone whose contact is at `port`. */
+const answering = (port: number) => sipp('answer-incoming.xml', [], { cwd: suite.work, port, timeoutMs: 90_000 });
+
+/** One attended REFER run: where its events start, SIPp bob and carol answering, SIPp alice calling. */
+interface AttendedRun {
+  readonly from: number;
+  readonly bob: ReturnType<typeof answering>;
+  readonly carol: ReturnType<typeof answering>;
+  readonly alice: ReturnType<typeof startAlice>;
+}
+
+/**
+ * bob and carol answer, then alice calls `first` and `second` and REFERs her first call to her
+ * second (refer-attended.xml); `work` drives the calls, a failure showing the end of alice's trace.
+ */
+async function attendedRefer(first: string, second: string, work: (run: AttendedRun) => Promise<void>): Promise<void> {
+  const from = consumed.length;
+  const bob = answering(BOB_PORT);
+  const carol = answering(CAROL_PORT);
+  // SIPp binds its port as it starts; the server's INVITE to it must not come before.
+  await sleep(300);
+  const alice = startAlice(first, second);
+  await showingAlice(alice.trace, () => work({ from, bob, carol, alice }));
+}
+
+/** Alice's two calls into the application, the first bridged with bob, the second with carol. */
+async function bothBridged(from: number): Promise<{ first: Awaited<ReturnType<typeof bridgedWith>>; second: Awaited<ReturnType<typeof bridgedWith>> }> {
+  const first = await bridgedWith('bob', from);
+  const second = await bridgedWith('carol', from, new Set([first.aliceId]));
+  return { first, second };
+}
+
+/** Alice's scenario ended as it expects, and she saw the REFER's 202, one BYE and the two NOTIFYs. */
+async function aliceEnded(alice: AttendedRun['alice']): Promise<void> {
+  const aliceRun = await alice.done;
+  assert.equal(aliceRun.status, 0, aliceRun.output);
+  assertAliceSaw(alice.trace);
+}
+
+/** Ends the callees' channels and the bridges a test made, then bob's and carol's SIPp runs ended as expected. */
+async function endCallees(run: AttendedRun, calleeIds: readonly string[], bridges: readonly Json[]): Promise<void> {
+  for (const id of calleeIds) assert.equal((await ari(`/channels/${id}`, 'DELETE')).status, 204);
+  for (const bridge of bridges) await ari(`/bridges/${bridge.id}`, 'DELETE');
+  for (const callee of [await run.bob.done, await run.carol.done]) assert.equal(callee.status, 0, callee.output);
+}
+
 describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default handling (a Local link)', { skip: SKIP }, () => {
   test('both calls in application bridges: ;2 and ;1 take the legs\' seats (StasisStart replace_channel), the second leg hangs up, BridgeAttendedTransfer link; 202, BYE, NOTIFY 100 and 200', { timeout: 150_000 }, async () => {
-    const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 90_000 });
-    await sleep(300);
-    const alice = startAlice('500', '500');
-    await showingAlice(alice.trace, async () => {
-      const first = await bridgedWith('bob', from);
-      const second = await bridgedWith('carol', from, new Set([first.aliceId]));
+    await attendedRefer('500', '500', async (run) => {
+      const { first, second } = await bothBridged(run.from);
 
       const seen = await eventsUntil((e) => e.type === 'BridgeAttendedTransfer');
       assert.equal(seen.filter((e) => e.type === 'ChannelTransfer').length, 0, 'no ChannelTransfer: the core carries the transfer out');
@@ -184,26 +224,17 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
       // The second leg ends (StasisEnd, ChannelDestroyed); alice hangs the first up after the NOTIFYs.
       await eventMatching((e) => e.type === 'ChannelDestroyed' && e.channel?.id === second.aliceId, 20_000);
       await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 60_000);
-      const aliceRun = await alice.done;
-      assert.equal(aliceRun.status, 0, aliceRun.output);
-      assertAliceSaw(alice.trace);
+      await aliceEnded(run.alice);
 
       // The link is one Local pair: hanging ;1 up ends ;2 with it.
       assert.equal((await ari(`/channels/${one.id}`, 'DELETE')).status, 204);
       await eventMatching((e) => e.type === 'ChannelDestroyed' && e.channel?.id === two.id, 20_000);
-      for (const id of [first.calleeId, second.calleeId]) assert.equal((await ari(`/channels/${id}`, 'DELETE')).status, 204);
-      for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
-      for (const run of [await bob.done, await carol.done]) assert.equal(run.status, 0, run.output);
+      await endCallees(run, [first.calleeId, second.calleeId], [first.bridge, second.bridge]);
     });
   });
 
   test('the second call in the dialplan (Dial): ;1 enters the application in the first leg\'s seat, ;2 takes the second leg\'s place next to the callee; BridgeAttendedTransfer link', { timeout: 150_000 }, async () => {
-    const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 90_000 });
-    await sleep(300);
-    const alice = startAlice('500', '600');
-    await showingAlice(alice.trace, async () => {
+    await attendedRefer('500', '600', async ({ from, bob, carol, alice }) => {
       const first = await bridgedWith('bob', from);
       // The Dial() call's basic bridge: alice's second call and carol in it.
       const dialed = await eventMatching((e) => e.type === 'ChannelEnteredBridge' && String(e.channel?.name).startsWith('PJSIP/alice-') && e.channel.id !== first.aliceId, 30_000, from);
@@ -228,9 +259,7 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
       indexOf(seen, (e) => e.type === 'ChannelHangupRequest' && e.channel.id === secondId, 'the second leg is hung up');
 
       await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 60_000);
-      const aliceRun = await alice.done;
-      assert.equal(aliceRun.status, 0, aliceRun.output);
-      assertAliceSaw(alice.trace);
+      await aliceEnded(alice);
 
       // carol's call now ends with the link: hanging ;1 up hangs ;2 up, and its Dial() call carol (her BYE).
       assert.equal((await ari(`/channels/${one.id}`, 'DELETE')).status, 204);
@@ -244,14 +273,8 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
   });
 
   test('ari-only: ChannelTransfer names the call to replace (protocol_id, from/to tags, destination_channel, its peer and bridge); nothing moves until the application acts', { timeout: 150_000 }, async () => {
-    const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    const carol = sipp('answer-incoming.xml', [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 90_000 });
-    await sleep(300);
-    const alice = startAlice('700', '500');
-    await showingAlice(alice.trace, async () => {
-      const first = await bridgedWith('bob', from);
-      const second = await bridgedWith('carol', from, new Set([first.aliceId]));
+    await attendedRefer('700', '500', async (run) => {
+      const { first, second } = await bothBridged(run.from);
 
       const seen = await eventsUntil((e) => e.type === 'ChannelTransfer');
       assert.equal(seen.filter((e) => e.type === 'BridgeAttendedTransfer' || e.type === 'ChannelLeftBridge').length, 0, 'the core does nothing');
@@ -273,18 +296,14 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
       await eventMatching((e) => e.type === 'ChannelDestroyed' && e.channel?.id === second.aliceId, 20_000);
       assert.equal((await ari(`/channels/${first.aliceId}/transfer_progress?states=channel_answered`)).status, 204);
       await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 60_000);
-      const aliceRun = await alice.done;
-      assert.equal(aliceRun.status, 0, aliceRun.output);
-      assertAliceSaw(alice.trace);
-      for (const id of [first.calleeId, second.calleeId]) assert.equal((await ari(`/channels/${id}`, 'DELETE')).status, 204);
-      for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
-      for (const run of [await bob.done, await carol.done]) assert.equal(run.status, 0, run.output);
+      await aliceEnded(run.alice);
+      await endCallees(run, [first.calleeId, second.calleeId], [first.bridge, second.bridge]);
     });
   });
 
   test('Refer-Sub: false: 200 with Refer-Sub: false and no NOTIFY; the link carries audio: carol hears bob\'s tone through the Local pair', { timeout: 150_000 }, async () => {
     const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
+    const bob = answering(BOB_PORT);
     await sleep(300);
     const alice = new RawPhone('alice');
     const carol = new RawPhone('carol');

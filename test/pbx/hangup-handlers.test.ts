@@ -36,6 +36,9 @@ exten => loop,1,Answer()
  same => n,Wait(30)
 exten => plain,1,Answer()
  same => n,Wait(30)
+exten => repush,1,Answer()
+ same => n,Set(CHANNEL(hangup_handler_push)=handlers,again,1)
+ same => n,Wait(30)
 exten => instasis,1,Answer()
  same => n,Set(CHANNEL(hangup_handler_push)=handlers,s,1(in-stasis))
  same => n,Stasis(pbx-watch)
@@ -54,6 +57,9 @@ exten => s,1,UserEvent(Handler,which: \${ARG1},n: \${ARG2},var: \${MYVAR},loops:
  same => n,Return()
 exten => spin,1,Set(N=$[\${N}+1])
  same => n,Goto(1)
+exten => again,1,UserEvent(Again)
+ same => n,Set(CHANNEL(hangup_handler_push)=handlers,again,1)
+ same => n,Return()
 `;
 
 let pbx: PbxServer;
@@ -142,6 +148,15 @@ describe('hang-up handlers', () => {
     await hangUpFirstHalf(one);
     // spin's two steps a turn: 100 turns in 200 steps.
     assert.deepEqual(await endOf(oneName, two), ['HExten', 'Handler loops=100 n= var= which=after-loop', 'ChannelDestroyed']);
+  });
+
+  test('a handler that pushes itself again runs 100 times in one hang-up, not without end; the server goes on', { timeout: 60_000 }, async () => {
+    const { one, oneName, two } = await originate('repush');
+    await untilWaiting(two);
+    await hangUpFirstHalf(one);
+    const story = await endOf(oneName, two);
+    assert.deepEqual(story, ['HExten', ...Array<string>(100).fill('Again'), 'ChannelDestroyed']);
+    assert.equal((await pbx.server.ari('/channels')).status, 200);
   });
 
   test('a handler ARI pushes on a Stasis channel no dialplan runs runs before its ChannelDestroyed', { timeout: 60_000 }, async () => {

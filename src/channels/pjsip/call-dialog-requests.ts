@@ -2,6 +2,7 @@
 // the ACK of a 2xx) and where they go. Kept apart from call.ts, which decides when to send them:
 // this file knows the dialog's next hop over the call's listener and connection, nothing of the
 // call's offer/answer or its channel.
+import { reasonHeaders } from './causes.ts';
 import type { Dialog } from '../../sip/dialog.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import { connectionServes, type Destination, type TcpConnection } from '../../sip/transport.ts';
@@ -26,12 +27,18 @@ export interface DialogRoute {
   readonly signallingConnection: TcpConnection | undefined;
   /** Another cluster member's connection to the phone, when the call runs over one. */
   readonly relayedFlow: ForeignFlow | undefined;
+  /** The endpoint's options the BYE's Reason depends on (suppress_q850_reason_headers). */
+  readonly options?: { readonly suppressQ850ReasonHeaders?: boolean };
 }
 
 /**
  * Another usage of the call's dialog (RFC 5057): a REFER's implicit subscription (refer-progress.ts).
  * Its requests go out while the dialog lasts, even after the call itself ended, and the call's BYE
  * waits until every usage is released, so that the far end hears the subscription's end first.
+ * A usage still live when our BYE goes anyway (HELD_BYE_MS, the deferred termination, or one that
+ * holds no BYE) goes on sending in the dialog, as Asterisk's REFER subscription keeps pjsip's
+ * dialog past the session's BYE; the usage itself is bounded (refer-progress.ts: 600 s, or the
+ * far end's 481).
  */
 export interface DialogUsage {
   /** As CallDialogRequests.send; `onTimeout` when no final response came (Timer F). */
@@ -68,6 +75,8 @@ export class CallDialogRequests {
   #deferral: NodeJS.Timeout | undefined;
   /** Told once no BYE is held any more (sent, or the far end's came): the call forgets its dialog. */
   #onByeSettled: (() => void) | undefined;
+  /** The dialog our BYE ended: the usages still live may send in it (see DialogUsage). */
+  #byeSentIn: Dialog | undefined;
 
   constructor(
     private readonly services: Pick<CallEnvironment, 'log'> & { readonly layer: InDialogSender },
@@ -193,7 +202,7 @@ export class CallDialogRequests {
     if (holdsBye) this.#usages++;
     let released = false;
     return {
-      send: (method, headers, body, contentType, onFinal, onTimeout) => !released && this.#sendInDialog(method, headers, body, contentType, onFinal, onTimeout),
+      send: (method, headers, body, contentType, onFinal, onTimeout) => !released && this.#sendInDialog(method, headers, body, contentType, onFinal, onTimeout, true),
       release: () => {
         if (released) return;
         released = true;
@@ -227,7 +236,8 @@ export class CallDialogRequests {
   /** The BYE itself, with the cause as Reason when there is one; the dialog is over. */
   #sendBye(dialog: Dialog, cause: number | undefined): void {
     dialog.state = 'terminated';
-    const bye = dialog.createRequest('BYE', cause === undefined ? {} : { headers: [['Reason', `Q.850;cause=${cause}`]] });
+    this.#byeSentIn = dialog;
+    const bye = dialog.createRequest('BYE', cause === undefined ? {} : { headers: reasonHeaders(cause, this.route.options?.suppressQ850ReasonHeaders) });
     const hop = this.hop(dialog);
     if (!hop) return;
     try {
@@ -243,9 +253,9 @@ export class CallDialogRequests {
     settled?.();
   }
 
-  #sendInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void): boolean {
+  #sendInDialog(method: string, headers: Array<[string, string]>, body?: string, contentType?: string, onFinal?: (response: SipResponse) => void, onTimeout?: () => void, usage = false): boolean {
     const dialog = this.route.dialog;
-    if (!dialog || dialog.state === 'terminated') return false;
+    if (!dialog || (dialog.state === 'terminated' && !(usage && dialog === this.#byeSentIn))) return false;
     const request = dialog.createRequest(method, { headers, ...(body !== undefined ? { body, contentType } : {}) });
     const hop = this.hop(dialog);
     if (!hop) return false;

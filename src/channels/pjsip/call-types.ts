@@ -7,7 +7,7 @@ import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
 import type { SipRequest } from '../../sip/message.ts';
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination, TransportProtocol } from '../../sip/transport.ts';
-import type { Uri } from '../../sip/uri.ts';
+import type { SipUri, Uri } from '../../sip/uri.ts';
 import type { OutboundIdentityOptions } from './caller-identity.ts';
 import type { SdpOptions } from './call-media.ts';
 import type { SessionExtensionOptions } from './session-extensions.ts';
@@ -67,6 +67,10 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly mediaAddress?: string;
   /** Ringing before the answer is a 183 with SDP and the ring tone in band, not a 180 (endpoint `inband_progress`). */
   readonly inbandProgress?: boolean;
+  /** What a 3xx to our INVITE does (endpoint `redirect_method`; default `user`). */
+  readonly redirectMethod?: 'user' | 'uri_core' | 'uri_pjsip';
+  /** No Q.850 Reason on our BYE, CANCEL and refusals (endpoint `suppress_q850_reason_headers`). */
+  readonly suppressQ850ReasonHeaders?: boolean;
 }
 
 /**
@@ -87,6 +91,8 @@ export interface OutboundSide {
    * placed there when it has room, so that the two legs can be relayed inside it.
    */
   readonly nearWorker?: number;
+  /** Where an INVITE redirected to `uri` goes (redirect_method=uri_pjsip): the outbound proxy still, else the URI's address; undefined: unreachable. */
+  readonly redirectDestination?: (uri: SipUri) => Destination | undefined;
 }
 
 /** Inbound: the INVITE, and the endpoint's outbound_auth credentials for the challenges to our requests in its dialog. */

@@ -24,14 +24,15 @@ import { belongsToDialog, Dialog } from '../../sip/dialog.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
 import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/message.ts';
-import { dialplanHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
+import { dialplanHeaders, referHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientHandlers, ServerTransaction } from '../../sip/transaction/index.ts';
 import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
+import type { SipUri } from '../../sip/uri.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
-import { cancelReason, causeForStatus, causeFromReason, statusForCause } from './causes.ts';
+import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
 import { sipChannelInfo } from './channel-info.ts';
@@ -42,6 +43,7 @@ import { CallDialogRequests, type DialogRoute, type DialogUsage, type Terminatio
 import { CallOffers } from './call-offers.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
+import { InviteRedirects } from './redirect-targets.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
@@ -77,6 +79,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
+  /** Outbound, once a 3xx came: the targets of the INVITE (redirect-targets.ts). */
+  #redirects: InviteRedirects | undefined;
   readonly #hold: CallHold;
   /** BYE, NOTIFY, INFO, re-INVITEs in the dialog, and their next hop. */
   readonly #requests: CallDialogRequests;
@@ -320,9 +324,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
     const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag());
+    const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
-      headers: [...identityHeaders, ...dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const), ...this.#session.inviteHeaders()],
+      headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...this.#session.inviteHeaders()],
     });
     this.#invite?.send(request, this.#inviteHandlers);
     this.#sdp.exchange.oursSent();
@@ -392,7 +397,28 @@ export class SipCall implements ChannelDriver, DialogRoute {
       return;
     }
     if ((status === 401 || status === 407) && this.#retryWithCredentials(response)) return;
-    this.#outboundFailed(causeFromReason(response.get('reason'), causeForStatus(status)));
+    if (status < 600 && this.#redirected(response)) return;
+    // chan_pjsip: the refusal's status is the channel's tech_cause, its cause the status mapped (or the Reason's).
+    this.#outboundFailed(causeFromReason(response.get('reason'), causeForStatus(status)), status);
+  }
+
+  /**
+   * A 3xx to our INVITE (true when followed on this call, redirect_method=uri_pjsip), or a 4xx/5xx
+   * from a target a redirect named (the next one is tried, as pjsip recurses): see redirect-targets.ts.
+   * Not followed, a 3xx leaves the channel its call forward, which Dial() follows.
+   */
+  #redirected(response: SipResponse): boolean {
+    if (this.side.kind !== 'outbound' || this.#answered || this.#ended || this.channel.hangingUp) return false;
+    const { target, redirectDestination } = this.side;
+    const resend = (to: SipUri): boolean => {
+      const destination = redirectDestination?.(to);
+      return destination !== undefined && (this.#invite?.redirect(to, destination, this.#inviteHandlers) ?? false);
+    };
+    if (response.status >= 400) return this.#redirects?.retry(resend) ?? false;
+    this.#redirects ??= new InviteRedirects(target, this.mediaOptions.redirectMethod ?? 'user', this.endpointId);
+    const outcome = this.#redirects.redirected(response, resend);
+    if (outcome !== true) this.channel.callForward = outcome;
+    return outcome === true;
   }
 
   /**
@@ -408,8 +434,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
   }
 
-  #outboundFailed(cause: number): void {
-    if (!this.#answered) this.#endedByFarEnd(cause);
+  #outboundFailed(cause: number, techCause?: number): void {
+    if (!this.#answered) this.#endedByFarEnd(cause, techCause);
   }
 
   // ---- in-dialog requests from the far end ------------------------------------------------------
@@ -485,7 +511,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   hangup(cause: number): void {
     if (this.#ended) return;
     if (this.side.kind === 'inbound') {
-      if (!this.#answered) this.side.tx.reply(statusForCause(cause), undefined, [['Reason', `Q.850;cause=${cause}`]]);
+      if (!this.#answered) this.side.tx.reply(statusForCause(cause), undefined, reasonHeaders(cause, this.mediaOptions.suppressQ850ReasonHeaders));
       else this.#requests.bye(cause);
       this.#finish();
       return;
@@ -497,7 +523,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       this.#finish();
       return;
     }
-    if (!this.#answered) inviteTx.cancel({}, cancelReason(cause));
+    if (!this.#answered) inviteTx.cancel({}, reasonHeaders(cause, this.mediaOptions.suppressQ850ReasonHeaders));
     else this.#requests.bye(cause);
     this.#finish();
   }

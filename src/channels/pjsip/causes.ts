@@ -2,100 +2,90 @@
 // of an INVITE refused for a cause, the cause of an INVITE the far end refused, and the cause a
 // far end gave in a Reason header.
 /**
- * Q.850 cause → SIP final status for a call refused before it was answered (Asterisk's
- * hangup_cause2sip; a cause it does not list, normal clearing among them, ends the INVITE with
- * 603 Decline as Asterisk's session termination does).
+ * Q.850 cause → SIP final status for a call refused before it was answered, row for row Asterisk
+ * 22's hangup_cause2sip (chan_pjsip.c); a cause it does not list (normal clearing among them)
+ * gives 0 there, and ast_sip_session_terminate ends the INVITE with 603 Decline for 0.
  */
+const STATUS_FOR_CAUSE: ReadonlyMap<number, number> = new Map([
+  [23, 302], // redirected to a new destination
+  [1, 404], // unallocated number
+  [2, 404], // no route to the transit network
+  [3, 404], // no route to destination
+  [34, 503], // congestion
+  [42, 503], // switching equipment congestion
+  [18, 408], // no user responding
+  [19, 480], // no answer
+  [20, 480], // subscriber absent (unregistered)
+  [21, 403], // call rejected
+  [22, 410], // number changed
+  [31, 480], // normal, unspecified
+  [28, 484], // invalid number format
+  [17, 486], // user busy
+  [38, 500], // network out of order (AST_CAUSE_FAILURE)
+  [29, 501], // facility rejected
+  [66, 503], // channel type not implemented
+  [27, 502], // destination out of order
+  [58, 488], // bearer capability not available (no common codec)
+  [127, 500], // interworking
+]);
+
 export function statusForCause(cause: number): number {
-  switch (cause) {
-    case 1: // unallocated number
-    case 2:
-    case 3:
-      return 404;
-    case 17:
-      return 486;
-    case 18:
-      return 408;
-    case 19:
-      return 480;
-    case 20:
-      return 480;
-    case 21:
-      return 403;
-    case 22:
-      return 410;
-    case 27:
-      return 502;
-    case 28:
-      return 484;
-    case 29:
-      return 501;
-    case 31:
-      return 480;
-    case 34:
-    case 38:
-    case 41:
-    case 42:
-    case 44:
-    case 47:
-      return 503;
-    case 58:
-    case 65:
-    case 88:
-      return 488;
-    case 127:
-      return 500;
-    default:
-      return 603;
-  }
+  return STATUS_FOR_CAUSE.get(cause) ?? 603;
 }
 
-/** SIP final status from the far end → Q.850 cause (Asterisk's hangup_sip2cause). */
+/**
+ * SIP final status from the far end → Q.850 cause, row for row Asterisk 22's
+ * ast_sip_hangup_sip2cause (res_pjsip.c); its fallbacks by class follow the table.
+ */
+const CAUSE_FOR_STATUS: ReadonlyMap<number, number> = new Map([
+  [302, 23], // redirect: redirected to a new destination
+  [401, 21],
+  [403, 21],
+  [404, 1],
+  [405, 127],
+  [407, 21],
+  [408, 18],
+  [409, 41], // conflict: temporary failure
+  [410, 22], // gone: number changed
+  [411, 127],
+  [413, 127],
+  [414, 127],
+  [415, 127],
+  [420, 3], // bad extension: no route to destination
+  [480, 19],
+  [481, 127],
+  [482, 127],
+  [483, 19], // too many hops: no answer (as Asterisk has it)
+  [484, 28],
+  [485, 1], // ambiguous: unallocated
+  [486, 17],
+  // Request Terminated (the INVITE CANCELled): interworking, as chan_pjsip ends such a session.
+  [487, 127],
+  [488, 58],
+  [491, 127],
+  [493, 127],
+  [500, 38], // server internal error: network out of order (AST_CAUSE_FAILURE)
+  [501, 29],
+  [502, 27],
+  [503, 34],
+  [504, 102],
+  [505, 127],
+  [600, 17],
+  [603, 21],
+  [604, 1], // does not exist anywhere: unallocated
+  [606, 58],
+]);
+
 export function causeForStatus(status: number): number {
-  switch (status) {
-    case 401:
-    case 402:
-    case 403:
-    case 407:
-      return 21;
-    case 404:
-    case 410:
-      return 1;
-    case 408:
-      return 18;
-    case 480:
-      return 19;
-    case 483:
-      return 25;
-    case 484:
-      return 28;
-    case 486:
-    case 600:
-      return 17;
-    // Request Terminated (the INVITE CANCELled): interworking, as chan_pjsip ends such a session.
-    case 487:
-      return 127;
-    case 488:
-    case 606:
-      return 58;
-    case 500:
-      return 127;
-    case 501:
-      return 29;
-    case 502:
-      return 27;
-    case 503:
-      return 34;
-    case 504:
-      return 102;
-    case 603:
-      return 21;
-    default:
-      if (status >= 500) return 41;
-      // Not a failure (Reason: SIP;cause=200, a CANCEL's "Call completed elsewhere"): normal clearing.
-      if (status < 400) return 16;
-      return 127;
-  }
+  const cause = CAUSE_FOR_STATUS.get(status);
+  if (cause !== undefined) return cause;
+  // Another 4xx: something wrong with our request; another 5xx: the far end's trouble; another
+  // 6xx: a global 4xx. Anything else (Reason: SIP;cause=200, a CANCEL's "Call completed
+  // elsewhere", another 3xx) is normal clearing.
+  if (status >= 400 && status < 500) return 127;
+  if (status >= 500 && status < 600) return 34;
+  if (status >= 600 && status < 700) return 127;
+  return 16;
 }
 
 /**
@@ -113,10 +103,16 @@ export function causeFromReason(value: string | undefined, fallback: number): nu
 }
 
 /**
- * The Reason headers of our CANCEL for a hang-up with `cause`, as res_pjsip_rfc3326 writes them: the
- * Q.850 cause, after "Call completed elsewhere" when another callee answered (cause 26).
+ * The Reason headers of our BYE, CANCEL or refusal for a hang-up with `cause`, as res_pjsip_rfc3326
+ * writes them: the Q.850 cause (its low 7 bits), unless the endpoint has
+ * suppress_q850_reason_headers, after "Call completed elsewhere" when another callee answered
+ * (cause 26), which is sent either way.
  */
-export function cancelReason(cause: number): Array<[string, string]> {
-  const q850: [string, string] = ['Reason', `Q.850;cause=${cause & 0x7f}`];
-  return cause === 26 ? [['Reason', 'SIP;cause=200;text="Call completed elsewhere"'], q850] : [q850];
+export function reasonHeaders(cause: number, suppressQ850 = false): Array<[string, string]> {
+  const headers: Array<[string, string]> = cause === 26 ? [['Reason', 'SIP;cause=200;text="Call completed elsewhere"']] : [];
+  if (!suppressQ850) headers.push(['Reason', `Q.850;cause=${cause & 0x7f}`]);
+  return headers;
 }
+
+/** The Reason headers of our CANCEL (reasonHeaders without suppression). */
+export const cancelReason = (cause: number): Array<[string, string]> => reasonHeaders(cause);

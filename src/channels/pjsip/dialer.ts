@@ -72,6 +72,8 @@ export class Dialer {
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
       coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),
       ...(nearWorker === undefined ? {} : { nearWorker }),
+      // A redirected INVITE still goes through the outbound proxy or the phone's connection; else to the Contact's address.
+      redirectDestination: (uri) => (viaProxy || isForeignFlow(destination.connection) ? destination : this.destinationOf(uri, endpoint)),
     };
     const call = new SipCall(runtime.services, side, endpoint.codecs, endpoint.id, { ...endpoint, ...endpointSessionOptions(endpoint) });
     this.#transfers.wire(call);

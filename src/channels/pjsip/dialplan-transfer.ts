@@ -20,7 +20,7 @@ import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { formatUri } from '../../sip/uri.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import type { SipCall } from './call.ts';
-import type { ParsedReferTo } from './refer.ts';
+import { formatReplaces, type ParsedReferTo } from './refer.ts';
 import { reasonPhrase, ReferProgress, watchTransferee } from './refer-progress.ts';
 import type { PjsipRuntime } from './runtime.ts';
 
@@ -35,7 +35,9 @@ const MAX_REFERRED_BY_LENGTH = 1024;
 /**
  * What res_pjsip_refer leaves on a blind transfer's transferee for its dialplan (captured):
  * SIPTRANSFER, SIPREFERRINGCONTEXT, the Referred-By header as sent (inherited by whom it dials,
- * hence `__`) when there is one, and Refer-To's URI.
+ * hence `__`) when there is one, for a Replaces naming a call we do not have (`external_replaces`)
+ * that Replaces (inherited too: the INVITE of a PJSIP channel it dials carries it, headers.ts
+ * referHeaders), and Refer-To's URI as a request URI (pjsip prints no `?headers` there).
  */
 export function transfereeVariables(transferContext: string, referTo: ParsedReferTo, referredBy: string | undefined): Array<[string, string]> {
   const variables: Array<[string, string]> = [
@@ -44,7 +46,8 @@ export function transfereeVariables(transferContext: string, referTo: ParsedRefe
   ];
   const by = referredBy?.trim();
   if (by && by.length <= MAX_REFERRED_BY_LENGTH) variables.push(['__SIPREFERREDBYHDR', by]);
-  variables.push(['SIPREFERTOHDR', formatUri(referTo.uri)]);
+  if (referTo.replaces) variables.push(['__SIPREPLACESHDR', formatReplaces(referTo.replaces)]);
+  variables.push(['SIPREFERTOHDR', formatUri({ ...referTo.uri, headers: new Map() })]);
   return variables;
 }
 

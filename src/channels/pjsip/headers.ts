@@ -174,3 +174,25 @@ export function dialplanHeaders(channel: Channel, added: SessionHeaders, log: Lo
   }
   return headers;
 }
+
+/**
+ * What a transfer's dialplan tells the INVITE of a PJSIP channel it dials, as res_pjsip_refer's
+ * outgoing supplement: Replaces from SIPREPLACESHDR (an `external_replaces` transfer) and
+ * Referred-By from SIPREFERREDBYHDR, each unless the INVITE has that header already (PJSIP_HEADER,
+ * SIPADDHEADER) or the value is unfit for a header.
+ */
+export function referHeaders(channel: Channel, present: ReadonlyArray<readonly [string, string]>): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  for (const [variable, name] of [['SIPREPLACESHDR', 'Replaces'], ['SIPREFERREDBYHDR', 'Referred-By']] as const) {
+    // Inherited from the transferee that dialed (`__NAME`), as the dialplan reads it by its bare name.
+    const value = channel.getVariable(variable) ?? channel.getVariable(`__${variable}`) ?? channel.getVariable(`_${variable}`);
+    if (!value || present.some(([other]) => canonicalName(other) === canonicalName(name))) continue;
+    try {
+      checkHeaderValue(name, value);
+    } catch {
+      continue;
+    }
+    headers.push([name, value]);
+  }
+  return headers;
+}

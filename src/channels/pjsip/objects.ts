@@ -50,7 +50,8 @@ export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; er
   for (const object of read.objects) {
     const { errors } = buildPjsipObject(object);
     invalid.push(...errors);
-    if (object.type === 'identify') fatal.push(...errors);
+    // An ACL left out would open the door it was written to close: as fatal as an identify.
+    if (object.type === 'identify' || object.type === 'acl') fatal.push(...errors);
   }
   const types: Record<string, Record<string, Record<string, string>>> = Object.create(null) as Record<string, Record<string, Record<string, string>>>;
   for (const object of read.objects) {
@@ -66,6 +67,14 @@ export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; er
       if (field.name === 'disallow' && object.type === 'endpoint' && Object.hasOwn(fields, 'allow')) {
         const negated = field.value.split(',').map((item) => item.trim()).filter((item) => item !== '').map((item) => (item.startsWith('!') ? item.slice(1) : `!${item}`));
         if (negated.length > 0) fields.allow = [fields.allow, ...negated].filter((item) => item !== '').join(',');
+        continue;
+      }
+      // An ACL's permit and deny lines are one chain in the order written (the last match wins): a
+      // record keeps them as one `permit` list, each deny entry written as its inverse (`!`).
+      if (object.type === 'acl' && (field.name === 'deny' || field.name === 'contact_deny')) {
+        const name = field.name === 'deny' ? 'permit' : 'contact_permit';
+        const inverted = field.value.split(',').map((item) => item.trim()).filter((item) => item !== '').map((item) => (item.startsWith('!') ? item.slice(1) : `!${item}`)).join(',');
+        if (inverted !== '') fields[name] = Object.hasOwn(fields, name) && fields[name] !== '' ? `${fields[name]},${inverted}` : inverted;
         continue;
       }
       const adds = pjsipOption(object.type, field.name)?.list === true && Object.hasOwn(fields, field.name) && fields[field.name] !== '';
@@ -110,6 +119,11 @@ export class PjsipObjects {
     this.#previous = this.#config;
     this.#config = built.value;
     return built.value;
+  }
+
+  /** Objects of `type` the dynamic configuration holds that could not be built (their errors were logged). */
+  unbuilt(type: 'acl'): string[] {
+    return this.#context.configObjects.list(CONFIG_CLASS, type).map(({ id }) => id).filter((id) => !this.#config.acls.has(id));
   }
 
   /** Rebuilds on every change of a res_pjsip object and hands the new configuration over. */

@@ -49,8 +49,12 @@ export function inviteRequest(content: InviteContent): SipRequest {
   return request;
 }
 
+/** Headers of an INVITE not carried into the one following a redirect: the new transaction's and the old target's answers. */
+const NOT_REDIRECTED = new Set(['via', 'v', 'cseq', 'authorization', 'proxy-authorization']);
+
 export class OutboundInvite {
   #request: SipRequest | undefined;
+  #destination: Destination;
   #transaction: ClientTransaction | undefined;
   /** The challenges answered so far, created at the first. */
   #challenges: RequestChallenges | undefined;
@@ -59,9 +63,11 @@ export class OutboundInvite {
 
   constructor(
     private readonly layer: Pick<TransactionLayer, 'sendRequest'>,
-    private readonly destination: Destination,
+    destination: Destination,
     private readonly credentials: readonly DigestCredentials[],
-  ) {}
+  ) {
+    this.#destination = destination;
+  }
 
   /** The INVITE last sent (the first, or one answering a challenge). */
   get request(): SipRequest | undefined {
@@ -74,7 +80,32 @@ export class OutboundInvite {
 
   send(request: SipRequest, handlers: ClientHandlers): void {
     this.#request = request;
-    this.#transaction = this.layer.sendRequest(request, this.destination, handlers);
+    this.#transaction = this.layer.sendRequest(request, this.#destination, handlers);
+  }
+
+  /**
+   * A 3xx followed (redirect_method=uri_pjsip): the INVITE again to `target`, at `destination`, in a
+   * new transaction, as pjsip restarts its session: the same Call-ID, From tag and To, the next CSeq,
+   * without the old target's credentials (a challenge from the new one is answered afresh) and
+   * without the early dialogs of the target that redirected.
+   */
+  redirect(target: Uri, destination: Destination, handlers: ClientHandlers): boolean {
+    const sent = this.#request;
+    const seq = (sent?.cseq()?.seq ?? 1) + 1;
+    if (!sent || seq > 2 ** 31 - 1) return false;
+    const request = new SipRequest('INVITE', target);
+    for (const header of sent.headers) {
+      if (NOT_REDIRECTED.has(header.name.toLowerCase())) continue;
+      request.add(header.name, header.value);
+      if (header.name.toLowerCase() === 'call-id' || header.name.toLowerCase() === 'i') request.add('CSeq', `${seq} INVITE`);
+    }
+    if (!request.has('cseq')) request.add('CSeq', `${seq} INVITE`);
+    request.body = sent.body;
+    this.#challenges = undefined;
+    this.#earlyTags.clear();
+    this.#destination = destination;
+    this.send(request, handlers);
+    return true;
   }
 
   /**

@@ -75,6 +75,8 @@ export function parseReferTo(request: SipRequest): ParsedReferTo | undefined {
       return undefined;
     }
     replaces = parseReplaces(text);
+    // A Replaces that is no Replaces header: 400, as res_pjsip_refer (not a blind transfer).
+    if (!replaces) return undefined;
   }
   // The user part, without user options (`200;phone-context=…`), as Asterisk matches it.
   const destination = (uri.user ?? '').split(';')[0] ?? '';
@@ -99,6 +101,17 @@ export function parseReplaces(text: string): ReplacesValue | undefined {
   const fromTag = param('from-tag');
   const earlyOnly = params.some((item) => item.trim().toLowerCase() === 'early-only');
   return { callId: callId.trim(), ...(toTag ? { toTag } : {}), ...(fromTag ? { fromTag } : {}), ...(earlyOnly ? { earlyOnly } : {}) };
+}
+
+/**
+ * A Replaces as pjsip prints the header's value (SIPREPLACESHDR): the Call-ID, `to-tag`, `from-tag`,
+ * then `early-only`; a tag the REFER did not give is left out.
+ */
+export function formatReplaces(replaces: ReplacesValue): string {
+  let text = replaces.callId;
+  if (replaces.toTag !== undefined) text += `;to-tag=${replaces.toTag}`;
+  if (replaces.fromTag !== undefined) text += `;from-tag=${replaces.fromTag}`;
+  return replaces.earlyOnly ? `${text};early-only` : text;
 }
 
 /**

@@ -1,7 +1,8 @@
 // A REFER on a channel in an application's bridge, with Asterisk's default transfer handling
 // (PJSIP_TRANSFER_HANDLING not `ari-only`, transfer-handling.ts). An attended one (Replaces naming
 // another of our calls in a bridge) links the two bridges with a Local pair, as Asterisk's bridging
-// core does for Stasis bridges (core/channels/stasis-bridge-attended.ts; #attended below). A blind
+// core does for Stasis bridges (core/channels/stasis-bridge-attended.ts; #attended below). One whose
+// Replaces names a call we do not have is a blind transfer to `external_replaces`. A blind
 // one goes as captured from Asterisk 22.10.1:
 // the core swaps a Local channel to the Refer-To target into the transferer's seat
 // (core/channels/stasis-bridge-transfer.ts: StasisStart with replace_channel, the swap,
@@ -30,25 +31,36 @@ export class StasisBridgeRefer {
 
   /**
    * Whether Patchbay carries this REFER out itself: the default handling, the channel in a bridge,
-   * and either blind (no Replaces) or attended with Replaces naming another of our calls whose
-   * channel is in a bridge too (an application's or a Dial() call). The rest (ari-only, a channel in
-   * no bridge, a Replaces naming a call we do not have or one in no bridge) stays the application's.
+   * and either blind (no Replaces), attended with Replaces naming another of our calls whose channel
+   * is in a bridge too (an application's or a Dial() call), or with Replaces naming a call we do not
+   * have (a blind transfer to `external_replaces`). The rest (ari-only, a channel in no bridge, a
+   * Replaces naming our call in no bridge) stays the application's.
    */
   handles(call: SipCall, channel: Channel, referTo: ParsedReferTo): boolean {
     if (transferHandlingOf(call) !== 'core' || channel.bridgeId === undefined) return false;
     if (referTo.replaces === undefined) return true;
     const other = this.#runtime.calls.replaced(referTo.replaces);
-    const second = other && other !== call ? other.channel : undefined;
+    if (!other) return true;
+    const second = other !== call ? other.channel : undefined;
     return second !== undefined && !second.hangingUp && (this.#runtime.context?.transfers.canLink(second) ?? false);
   }
 
   refer(call: SipCall, channel: Channel, referTo: ParsedReferTo, subscribed: boolean, tx: ServerTransaction): void {
     const context = this.#runtime.context;
     if (!context) return void tx.reply(503, 'Service Unavailable');
-    if (referTo.replaces) return this.#attended(call, channel, referTo, subscribed, tx);
     const transferContext = transferContextOf(this.#runtime, call, channel);
+    if (referTo.replaces) {
+      // Replaces naming a dialog on another server: a blind transfer to `external_replaces`, whose
+      // dialplan finds the Replaces in SIPREPLACESHDR (res_pjsip_refer's remote-session branch).
+      if (!this.#runtime.calls.replaced(referTo.replaces)) return this.#blind(call, channel, referTo, subscribed, tx, transferContext, 'external_replaces');
+      return this.#attended(call, channel, referTo, subscribed, tx);
+    }
     // Refer-To without a user part goes to `s`, as res_pjsip_refer's blind request does.
-    const exten = referTo.destination === '' ? 's' : referTo.destination;
+    return this.#blind(call, channel, referTo, subscribed, tx, transferContext, referTo.destination === '' ? 's' : referTo.destination);
+  }
+
+  #blind(call: SipCall, channel: Channel, referTo: ParsedReferTo, subscribed: boolean, tx: ServerTransaction, transferContext: string, exten: string): void {
+    const context = this.#runtime.context!;
     if (exten.length > MAX_EXTEN_LENGTH || !context.extensionExists(transferContext, exten)) return void tx.reply(404, 'Not Found');
     const referredBy = tx.request.get('referred-by') ?? tx.request.get('b');
     const variables = transfereeVariables(transferContext, referTo, referredBy);

@@ -22,6 +22,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
+import { buildSipAcl, type SipAcl } from './sip-acl.ts';
 import { Registrar } from '../../sip/registrar.ts';
 import type { ContactDirectory } from './contact-directory.ts';
 import { listContacts, type ContactRow } from './contact-listing.ts';
@@ -79,6 +80,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #config: PjsipConfig = buildPjsipConfig([]).value;
   #registrar = new Registrar();
   #objects: PjsipObjects | undefined;
+  /** The `type=acl` sections compiled (sip-acl.ts): undefined when there are none. */
+  #acl: SipAcl | undefined;
   #qualifier: ContactQualifier | undefined;
   #registrations: OutboundRegistrations | undefined;
   #contactDirectory: ContactDirectory | undefined;
@@ -313,6 +316,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const objects = new PjsipObjects(context, log);
     this.#objects = objects;
     this.#config = objects.load();
+    this.#acl = buildSipAcl(this.#config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
     const realm = this.#config.global.defaultRealm || 'asterisk';
     this.#inviteServer.maxCallsPerEndpoint = settings.maxCallsPerEndpoint;
     const failed = settings.failedAuth;
@@ -357,6 +361,8 @@ export class PjsipTechnology implements ChannelTechnology {
     });
     objects.watch((config) => {
       this.#config = config;
+      // A reload's ACL (and acl.conf read again) applies to the next request.
+      this.#acl = buildSipAcl(config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
       if (this.#layer) this.#layer.maxForwards = config.global.maxForwards;
       this.#transport?.setKeepAliveInterval(config.global.keepAliveInterval);
       this.#objects?.dropOrphanBindings(this.#registrar);
@@ -375,7 +381,8 @@ export class PjsipTechnology implements ChannelTechnology {
         onAck: () => undefined,
         onDrop: (reason, source) => log.debug({ reason, source: `${source.address}:${source.port}` }, 'SIP request refused'),
       },
-      {},
+      // The system section's timers are read at start, as Asterisk does not reload them.
+      { timers: { t1: this.#config.system.timerT1, timerB: this.#config.system.timerB } },
       (reason, source, status) => {
         if (/^too many (TCP|TLS) (connections|handshakes)/.test(reason)) {
           // A flood of connections: one line per interval, with how many were refused meanwhile.
@@ -392,7 +399,7 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       this.sipTrace,
       webSocket,
-      { divert: (message, source) => this.#flowRelay?.divert(message, source) ?? false, connectionClosed: (connection) => this.#flowRelay?.connectionClosed(connection) },
+      { screen: (request, source) => this.#acl?.screen(request, source, this.#layer) ?? false, divert: (message, source) => this.#flowRelay?.divert(message, source) ?? false, connectionClosed: (connection) => this.#flowRelay?.connectionClosed(connection) },
     );
     // A browser's registrations live as long as its WebSocket: nothing can reach it once that closes.
     transport.webSocket?.onClosed((connection) => this.#registrar.removeWhere((binding) => isWebSocketSource(binding.source.transport) && binding.source.address === connection.remoteAddress && binding.source.port === connection.remotePort));
@@ -400,6 +407,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#transport = transport;
     this.#layer = layer;
     layer.maxForwards = this.#config.global.maxForwards;
+    layer.rport = !this.#config.system.disableRport;
     try {
       await transport.start();
     } catch (error) {

@@ -1,6 +1,7 @@
-// REFER received on a call: on a channel in Stasis a blind transfer from a bridge, and an attended
-// one naming another of our calls in a bridge, are carried out as Asterisk's default handling does
-// (stasis-refer.ts), any other is the application's (Asterisk's ari-only transfer handling); on one the dialplan runs (Dial) it is carried out there
+// REFER received on a call: on a channel in Stasis a blind transfer from a bridge, an attended one
+// naming another of our calls in a bridge, and one whose Replaces names a call we do not have
+// (external_replaces), are carried out as Asterisk's default handling does (stasis-refer.ts), any
+// other is the application's (Asterisk's ari-only transfer handling); on one the dialplan runs (Dial) it is carried out there
 // (dialplan-transfer.ts). See refer.ts for the REFER parts and the subscriptions both directions use.
 import type { TransferProgressState } from '../../core/channels/technology.ts';
 import type { SipRequest } from '../../sip/message.ts';
@@ -33,8 +34,8 @@ export class CallTransfers {
   }
 
   /**
-   * A REFER on a call. In Stasis, a blind one from a bridge, or an attended one between bridged
-   * calls, is carried out by the core unless the channel chose `ari-only` (stasis-refer.ts); otherwise the application handles the transfer
+   * A REFER on a call. In Stasis, a blind one from a bridge, an attended one between bridged
+   * calls, or one naming a call we do not have, is carried out by the core unless the channel chose `ari-only` (stasis-refer.ts); otherwise the application handles the transfer
    * (Asterisk's ari-only transfer handling): ChannelTransfer and 202; no NOTIFY until the
    * application reports progress (captured: Asterisk 22 sends none before). Outside, the dialplan does.
    */

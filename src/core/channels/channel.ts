@@ -2,11 +2,12 @@
 // state, variables and dialplan position, raises the ARI channel events, carries out its hangup,
 // and moves audio frames and DTMF between its technology (the far end) and whatever consumes it
 // here. What ARI shows of it (identity, snapshot fields, the kept snapshot) is its base class in
-// channel-snapshot.ts; the audio path is channel-audio-path.ts; the dialplan-run rules dialplan-run.ts.
+// channel-snapshot.ts; the audio path is channel-audio-path.ts; the dialplan-run rules dialplan-run.ts;
+// what it needs of its core channel-environment.ts.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
-import type { EventTextSource } from '../application-sink.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
+import type { ChannelEnvironmentOf, ChannelFunctionsOf, FunctionWriterOf } from './channel-environment.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
 import { ChannelSnapshotFields } from './channel-snapshot.ts';
 import { ChannelAudioPath } from './channel-audio-path.ts';
@@ -34,47 +35,14 @@ export type FrameListener = (frame: Frame, channel: Channel) => void;
  */
 export type AudioHook = (frame: Frame, channel: Channel) => Frame;
 
-export type FunctionWriter = (channel: Channel, args: string, value: string) => void;
+/** A setter of a dialplan function on a channel (channel-environment.ts). */
+export type FunctionWriter = FunctionWriterOf<Channel>;
 
-/**
- * The dialplan functions of the core a channel belongs to, as the kernel sees them. The kernel has
- * no dialplan of its own: it only carries this table so that code holding a channel reaches its
- * own core's functions (two servers in one process never share them). The dialplan floor above
- * (src/pbx/function-registry.ts) provides the table; kernel subsystems register the setters they
- * own on it (TALK_DETECT is the media engine's). Declared beside the channel because both name
- * each other.
- */
-export interface ChannelFunctions {
-  /** A function's value on the channel; undefined when unknown, unreadable or refused. */
-  read(channel: Channel, name: string, args: string): string | undefined;
-  /** Writes a function on the channel; InvalidError when it cannot be written. */
-  write(channel: Channel, name: string, args: string, value: string): void;
-  /** Registers the setter of function `name` (case-insensitive) that a subsystem owns. */
-  registerWriter(name: string, writer: FunctionWriter): void;
-}
+/** The dialplan functions of the core a channel belongs to, as the kernel sees them (channel-environment.ts). */
+export type ChannelFunctions = ChannelFunctionsOf<Channel>;
 
-/** What a channel needs from the rest of the core. */
-export interface ChannelEnvironment {
-  /** The table the channel belongs to (the core's Channels); scopes per-core registrations. */
-  readonly table: object;
-  /** The dialplan functions of the table's core. */
-  readonly functions: ChannelFunctions;
-  /** `text` makes the event's JSON text when an application needs it (see Channel.eventText). */
-  publish(event: CoreEvent, scope: EventScope, text?: EventTextSource): void;
-  /** Variables every snapshot carries (the `channelvars` setting). */
-  readonly channelvars: readonly string[];
-  readonly defaultLanguage: string;
-  readonly maxVariableBytes: number; // most bytes of variables the channel holds (`variables.max_channel_bytes`)
-  /**
-   * An indication the channel's technology could not show (its driver's indicate returned false):
-   * the core plays its tone in band, or with `stop` ends it. Absent: nothing is heard.
-   */
-  inbandIndication?(channel: Channel, indication: Indication): void;
-  /** Called once, after ChannelDestroyed. */
-  destroyed(channel: Channel): void;
-  /** A listener or technology failed while the channel was being notified; the channel goes on. */
-  reportError(error: unknown, channel: Channel, during: string): void;
-}
+/** What a channel needs from the rest of the core (channel-environment.ts). */
+export type ChannelEnvironment = ChannelEnvironmentOf<Channel>;
 
 export class Channel extends ChannelSnapshotFields implements Endable {
   /** The Stasis application controlling the channel, if any. */
@@ -85,6 +53,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   hangupCause: number | undefined;
   /** The technology's own reason for the hangup (chan_websocket's close code), reported as tech_cause. */
   hangupTechCause: number | undefined;
+  /** Where the far end sent the call instead (a SIP 3xx; Asterisk's call_forward): Dial() calls it. */
+  callForward = '';
   onHold = false;
   /**
    * The country whose tones the core plays for an indication the technology cannot show

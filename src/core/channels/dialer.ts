@@ -31,22 +31,46 @@ export interface DialOptions {
    * outcomes (captured against Asterisk 22); originate and /dial (main/dial.c) keep it.
    */
   readonly dialstringOnlyAtStart?: boolean;
+  /**
+   * The peer hung up forwarded (its technology left a call forward: a SIP 3xx): true when the
+   * caller takes the forward (app_dial's do_forward), which raises the Dial events itself; the
+   * peer's own final Dial event is then not raised.
+   */
+  readonly forwarded?: (peer: Channel) => boolean;
+  /** Called once the peer is called, before the Dial event that starts it (a forward announces itself there). */
+  readonly afterCall?: () => void;
 }
 
-function raiseDial(peer: Channel, options: DialOptions, dialstatus: string, dialstring = options.dialstring): void {
+function raiseDial(peer: Channel, options: DialOptions, dialstatus: string, dialstring = options.dialstring, forward?: { to: string; channel: Channel | undefined }): void {
   const caller = options.caller && !options.caller.destroyed ? options.caller : undefined;
+  const forwarded = forward?.channel;
   // In Asterisk's order of fields (ast_channel_publish_dial_forward): `forward` is always there,
   // empty without a forward; Dial carries `peer` (and `caller`), not `channel`.
   const event: CoreEventOf<'Dial'> = {
     type: 'Dial',
     timestamp: formatAriDate(),
     dialstatus,
-    forward: '',
+    forward: forward?.to ?? '',
     dialstring,
     ...(caller ? { caller: caller.snapshot() } : {}),
     peer: peer.snapshot(),
+    ...(forwarded ? { forwarded: forwarded.snapshot() } : {}),
   };
-  peer.publishEvent(event, { channelIds: caller ? [peer.id, caller.id] : [peer.id] });
+  const channelIds = [peer.id, ...(caller ? [caller.id] : []), ...(forwarded ? [forwarded.id] : [])];
+  peer.publishEvent(event, { channelIds });
+}
+
+/**
+ * The Dial event of a forward (ast_channel_publish_dial_forward): the peer that forwarded, the
+ * channel made for the forward (none when it was refused), `forward` where it went, status CANCEL.
+ */
+export function raiseDialForward(peer: Channel, caller: Channel | undefined, forwarded: Channel | undefined, forward: string): void {
+  raiseDial(peer, { dialstring: '', ...(caller ? { caller } : {}) }, 'CANCEL', '', { to: forward, channel: forwarded });
+}
+
+/** A Dial event with a status of the caller's own making (app_dial's ast_channel_publish_dial). */
+export function raiseDialStatus(peer: Channel, caller: Channel | undefined, dialstring: string, dialstatus: string): void {
+  raiseDial(peer, { dialstring, ...(caller ? { caller } : {}) }, dialstatus);
 }
 
 /** The dialstring of a Dial event after the first (app_dial's outcomes carry none). */
@@ -76,6 +100,7 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
         if (timer) clearTimeout(timer);
         peer.off('answered', onAnswered);
         peer.off('remote-indication', onIndication);
+        if (peer.callForward !== '' && options.forwarded?.(peer)) return resolve(dialStatusForCause(cause));
         raiseDial(peer, options, dialStatusForCause(cause), laterDialstring(options));
         resolve(dialStatusForCause(cause));
       }
@@ -104,6 +129,7 @@ export function dial(peer: Channel, options: DialOptions): Promise<DialStatus> {
     // ast_call: what the technology does as it calls (a Local ;2 announcing the variables it takes
     // from ;1) comes first. A call that failed at once has announced its final status already.
     peer.driver.call();
+    options.afterCall?.();
     if (!settled) raiseDial(peer, options, '');
   });
 }

@@ -18,6 +18,7 @@ import type { Stasis } from '../stasis.ts';
 import { attendedTransfer, blindTransfer, replaceChannel } from './call-transfers.ts';
 import { CAUSE } from './causes.ts';
 import { canLinkFrom, linkedAttendedTransfer } from './stasis-bridge-attended.ts';
+import { playTransferCompleteSound, type PlaySound } from './transfer-complete-sound.ts';
 import { stasisBridgeBlindTransfer, type StasisBridgeTransferDeps } from './stasis-bridge-transfer.ts';
 import { TwoPartyCall } from './two-party-call.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
@@ -78,6 +79,8 @@ export interface TechnologyServices {
   /** Hints as written, from the dialplan as it stands now. */
   readonly hint: (context: string, exten: string) => string | undefined;
   readonly mailboxes: Mailboxes;
+  /** Plays a sound to a channel (an attended transfer's ATTENDED_TRANSFER_COMPLETE_SOUND). */
+  readonly playSound?: PlaySound;
 }
 
 /** What a running technology registered through its context, undone when it stops. */
@@ -209,8 +212,10 @@ export class Technologies {
         blind: (transferer, destination, transfereeVariables) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel), transfereeVariables),
         // Two Dial() calls: the transferee moves into the target's bridge; any leg in an
         // application's bridge: the bridges are linked by a Local pair (stasis-bridge-attended.ts).
-        attended: (firstLeg, secondLeg) =>
-          TwoPartyCall.of(firstLeg) && TwoPartyCall.of(secondLeg) ? attendedTransfer(firstLeg, secondLeg) : linkedAttendedTransfer(this.#stasisTransferDeps(), firstLeg, secondLeg),
+        attended: (firstLeg, secondLeg) => {
+          playTransferCompleteSound(firstLeg, secondLeg, this.#bridgeFellows(secondLeg), services.playSound);
+          return TwoPartyCall.of(firstLeg) && TwoPartyCall.of(secondLeg) ? attendedTransfer(firstLeg, secondLeg) : linkedAttendedTransfer(this.#stasisTransferDeps(), firstLeg, secondLeg);
+        },
         canLink: (leg) => canLinkFrom(this.#stasisTransferDeps(), leg),
         blindInStasisBridge: (transferer, destination, variables) => stasisBridgeBlindTransfer(this.#stasisTransferDeps(), transferer, destination, variables),
         canReplace: (existing) => TwoPartyCall.of(existing) !== undefined,
@@ -326,6 +331,14 @@ export class Technologies {
   }
 
   /** What a transfer out of an application's bridge needs of the core. */
+  /** Who else is in `channel`'s bridge: its Dial() call's peer, or an application's bridge's other members. */
+  #bridgeFellows(channel: Channel): Channel[] {
+    const peer = TwoPartyCall.of(channel)?.peerOf(channel);
+    if (peer) return [peer];
+    const bridge = channel.bridgeId ? this.#services.bridges?.get(channel.bridgeId) : undefined;
+    return (bridge?.channelIds() ?? []).filter((id) => id !== channel.id).flatMap((id) => this.#services.channels.get(id) ?? []);
+  }
+
   #stasisTransferDeps(): StasisBridgeTransferDeps {
     const services = this.#services;
     return {

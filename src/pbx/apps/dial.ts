@@ -2,7 +2,10 @@
 // channels for the dialplan channel; the first to answer is connected to it, the others are hung
 // up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does. Options: b() runs
 // a pre-dial handler (a Gosub) on each callee before it is called (PJSIP_HEADER(add) goes there),
-// g carries on after the callee hangs up, r indicates ringing. A single callee's early media (after
+// g carries on after the callee hangs up, i ignores forwards, r indicates ringing. A callee that
+// forwards the call (a SIP 3xx leaves it a call forward) is replaced by a channel to where it points,
+// as app_dial's do_forward: `Local/<forward>@<FORWARD_CONTEXT or its context>`, or the tech/data
+// given, with the Dial events of a forward. A single callee's early media (after
 // its progress) reaches the caller before the answer; when nobody answers, the callees' cause stays
 // with the caller for its hangup (a busy callee's 486 reaches the phone that called). The answered
 // pair is put in a basic bridge ARI sees, as app_dial's ast_bridge_call does (basic-bridge.ts); the
@@ -10,7 +13,7 @@
 // starts and the call's times left in ANSWEREDTIME / DIALEDTIME (and their _MS twins) as it ends.
 import { CAUSE, SOFT_HANGUP } from '../../core/channels/causes.ts';
 import type { CallerId, Channel } from '../../core/channels/channel.ts';
-import { dial, type DialStatus } from '../../core/channels/dialer.ts';
+import { dial, raiseDialForward, raiseDialStatus, type DialStatus } from '../../core/channels/dialer.ts';
 import { connectChannels } from '../../core/channels/direct-connect.ts';
 import { TwoPartyCall } from '../../core/channels/two-party-call.ts';
 import type { Indication } from '../../core/channels/technology.ts';
@@ -21,7 +24,7 @@ import { presetHangupCause } from '../hangup-cause.ts';
 import { timerDelay } from '../../util/timer-delay.ts';
 
 /** Options that Dial acts on; the others are accepted and ignored. */
-const SUPPORTED_OPTIONS = new Set(['b', 'g', 'r']);
+const SUPPORTED_OPTIONS = new Set(['b', 'g', 'i', 'r']);
 
 /** Splits Dial's option string: single letters, each optionally followed by `(arguments)`. */
 export function parseDialOptions(text: string): Map<string, string> {
@@ -51,6 +54,23 @@ interface Leg {
   readonly peer: Channel;
   /** The dial string without the technology, as the Dial event and DIALEDPEERNUMBER carry it. */
   readonly dialstring: string;
+  /** The leg that took this one's place when its callee forwarded the call. */
+  forwardedTo?: Leg;
+  /** A forward not followed: refused by option i (busy), or no channel for it (unavailable). */
+  forwardedAs?: 'busy' | 'nochan';
+}
+
+/** Forwards one Dial() follows (Asterisk's default Max-Forwards, which each forward spends); further ones fail the leg. */
+const MAX_FORWARDS = 20;
+
+/**
+ * Where a forwarded callee sends the call (app_dial's do_forward): a `tech/data` forward as it
+ * is, otherwise `Local/<forward>@<context>` in the callee's FORWARD_CONTEXT, else its context.
+ */
+function forwardTarget(peer: Channel): string {
+  const to = peer.callForward;
+  if (to.includes('/')) return to;
+  return `Local/${to}@${peer.getVariable('FORWARD_CONTEXT') || peer.location.context}`;
 }
 
 /** How app_dial's handle_cause counts a leg that ended without answering. */
@@ -77,8 +97,8 @@ function failureStatus(legs: readonly Leg[], unavailable: number): DialStatus {
   let busy = 0;
   let congestion = 0;
   let nochan = unavailable;
-  for (const { peer } of legs) {
-    const kind = classify(peer.hangupCause);
+  for (const { peer, forwardedAs } of legs) {
+    const kind = forwardedAs ?? classify(peer.hangupCause);
     if (kind === 'busy') busy++;
     else if (kind === 'congestion') congestion++;
     else if (kind === 'nochan') nochan++;
@@ -131,7 +151,8 @@ interface RingOutcome {
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, alreadyRinging: boolean, earlyMedia: boolean): Promise<RingOutcome> {
+function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; earlyMedia: boolean }, forwarding: { ignore: boolean }): Promise<RingOutcome> {
+  const { timeoutMs, alreadyRinging, earlyMedia } = timing;
   return new Promise((resolve) => {
     let pending = legs.length;
     let settled = false;
@@ -164,7 +185,9 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       for (const { peer } of legs) if (!peer.hangingUp) peer.hangup(cause);
     };
     channel.once('hangup', onCallerHangup);
-    for (const leg of legs) {
+    // Starts a leg: its indications reach the caller, and it is dialed (`afterCall`: a forward's
+    // Dial event, between the call and the Dial event that starts it).
+    const start = (leg: Leg, afterCall?: () => void): void => {
       // Progress from the called side reaches the caller, ringing once.
       const forwarder = (indication: Indication): void => {
         if (indication === 'ringing' && !ringTimed) {
@@ -192,14 +215,15 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
       };
       forwarders.set(leg.peer, forwarder);
       leg.peer.on('remote-indication', forwarder);
-    }
-    for (const leg of legs) {
       const answering = (): void => {
         if (claimed || settled || channel.hangingUp) return;
         claimed = leg;
         markAnswered(channel, leg);
       };
-      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true }).then((status) => {
+      const forwarded = (): boolean => forward(leg);
+      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true, forwarded, ...(afterCall ? { afterCall } : {}) }).then((status) => {
+        // A leg forwarded to a new channel: the new leg's outcome is the one counted.
+        if (leg.forwardedTo) return;
         if (status === 'ANSWER') {
           if (settled || channel.hangingUp) {
             // Lost the race to another leg, or there is no caller left to connect to.
@@ -212,7 +236,53 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
         }
         if (--pending === 0) settle(undefined);
       });
-    }
+    };
+    // A callee hung up forwarded (a SIP 3xx): app_dial's do_forward, true when it took the forward.
+    let forwards = 0;
+    const forward = (leg: Leg): boolean => {
+      if (settled || channel.hangingUp) return false;
+      const original = leg.peer;
+      const to = original.callForward;
+      const target = forwardTarget(original);
+      const data = target.slice(target.indexOf('/') + 1);
+      services.log.info({ channel: channel.name, forwarder: original.name, target }, 'Dial: call forwarded');
+      if (forwarding.ignore) {
+        // Option i: the forward is refused, and the callee counts as busy.
+        raiseDialForward(original, channel, undefined, to);
+        raiseDialStatus(original, channel, data, 'BUSY');
+        leg.forwardedAs = 'busy';
+        return true;
+      }
+      let peer: Channel | undefined;
+      if (forwards < MAX_FORWARDS) {
+        try {
+          peer = services.channels.request(target, { requestor: channel });
+        } catch (err) {
+          services.log.warn({ channel: channel.name, target, err: (err as Error).message }, 'Dial: forwarding failed to create a channel');
+        }
+      } else services.log.warn({ channel: channel.name, target }, `Dial: more than ${MAX_FORWARDS} forwards, not followed`);
+      if (!peer) {
+        raiseDialStatus(original, channel, data, 'BUSY');
+        leg.forwardedAs = 'nochan';
+        return true;
+      }
+      forwards++;
+      // As app_dial sets the forward's channel up: the caller's inherited variables, who forwarded it, AppDial.
+      inheritFromCaller(peer, channel, { connectedLine: false });
+      peer.setSystemVariable('FORWARDERNAME', original.name);
+      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
+      const next: Leg = { peer, dialstring: data };
+      leg.forwardedTo = next;
+      legs[legs.indexOf(leg)] = next;
+      // A single callee's ringing is over (app_dial stops the caller's indication): the forward rings anew.
+      if (legs.length === 1 && !alreadyRinging && !channel.hangingUp) {
+        sentRinging = false;
+        channel.indicate('stop');
+      }
+      start(next, () => raiseDialForward(original, channel, peer, to));
+      return true;
+    };
+    for (const leg of [...legs]) start(leg);
     if (legs.length === 1 && !settled) showCalleeToCaller(channel, legs[0]!.peer);
   });
 }
@@ -224,7 +294,8 @@ function ring(channel: Channel, legs: readonly Leg[], timeoutMs: number, already
  */
 function calleesCause(legs: readonly Leg[], timedOut: boolean): number | undefined {
   if (timedOut) return undefined;
-  const causes = legs.map(({ peer }) => peer.hangupCause).filter((cause) => cause !== undefined);
+  // A forward not followed leaves the caller's cause alone, as app_dial's do_forward.
+  const causes = legs.filter((leg) => !leg.forwardedAs).map(({ peer }) => peer.hangupCause).filter((cause) => cause !== undefined);
   if (causes.includes(CAUSE.busy)) return CAUSE.busy;
   if (causes.includes(CAUSE.congestion)) return CAUSE.congestion;
   return causes.at(-1);
@@ -291,7 +362,7 @@ function hangUpAtEnd(channel: Channel, cause: number): void {
 
 export const dialApplication: DialplanApplication = {
   name: 'Dial',
-  synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS); options b(pre-dial handler), g, r',
+  synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS), following their call forwards; options b(pre-dial handler), g, i, r',
   async execute(channel, [targetList, timeout, optionText], services): Promise<AppOutcome> {
     // Blanked first, whatever follows (a hung-up caller, bad arguments), as app_dial does.
     for (const name of DIAL_VARIABLES) setVariable(channel, name, '');
@@ -340,7 +411,8 @@ export const dialApplication: DialplanApplication = {
     // r: ringing at once, heard in band by an answered caller, and stopped when Dial() ends.
     const ringBack = options.has('r');
     if (ringBack) channel.indicate('ringing');
-    const { winner, timedOut, earlyMedia } = await ring(channel, legs, timeoutMs, ringBack, legs.length === 1 && !ringBack);
+    const timing = { timeoutMs, alreadyRinging: ringBack, earlyMedia: legs.length === 1 && !ringBack };
+    const { winner, timedOut, earlyMedia } = await ring(channel, services, legs, timing, { ignore: options.has('i') });
     // Without r, the ring tone an answered caller heard while nobody answered goes on after Dial()
     // (until a file, another indication or the hang-up), as app_dial leaves it.
     if (ringBack) channel.indicate('stop');

@@ -50,14 +50,14 @@ export class ClientTransaction extends Transaction {
 
   /** Starts the transaction: sends the request and arms the timers. */
   start(): void {
-    const { t1 } = this.layer.timers;
+    const { t1, timerB = 64 * t1 } = this.layer.timers;
     this.transmit(this.request);
     if (this.isInvite) {
       if (!this.reliable) this.startTimer('A', t1, () => this.retransmitA());
-      this.startTimer('B', 64 * t1, () => this.timeout());
+      this.startTimer('B', timerB, () => this.timeout());
     } else {
       if (!this.reliable) this.startTimer('E', t1, () => this.retransmitE());
-      this.startTimer('F', 64 * t1, () => this.timeout());
+      this.startTimer('F', timerB, () => this.timeout());
     }
   }
 

@@ -107,6 +107,9 @@ export class TransactionLayer implements ClientTransactionHost {
    */
   maxForwards: number | undefined;
 
+  /** Whether the Via of each request asks for rport (RFC 3581); pjsip.conf system `disable_rport=yes` turns it off. */
+  rport = true;
+
   #setMaxForwards(request: SipRequest): void {
     if (this.maxForwards !== undefined) request.set('Max-Forwards', String(this.maxForwards));
     else if (!request.has('max-forwards')) request.set('Max-Forwards', '70');
@@ -118,7 +121,7 @@ export class TransactionLayer implements ClientTransactionHost {
    */
   addVia(request: SipRequest, transport: Destination['transport'], listener?: string, connection?: TcpConnection): void {
     const local = isForeignFlow(connection) ? connection.advertised : this.transport.localAddress(transport, listener);
-    request.prepend('Via', formatVia({ protocol: 'SIP/2.0', transport, host: local.host, port: local.port, params: new Map<string, string | null>([['branch', newBranch()], ['rport', null]]) }));
+    request.prepend('Via', formatVia({ protocol: 'SIP/2.0', transport, host: local.host, port: local.port, params: new Map<string, string | null>(this.rport ? [['branch', newBranch()], ['rport', null]] : [['branch', newBranch()]]) }));
   }
 
   /** Answers a request without a transaction (e.g. 503 beyond the limit). */

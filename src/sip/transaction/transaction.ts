@@ -20,6 +20,8 @@ export interface TimerSettings {
   trying: number;
   /** Longest an INVITE client transaction stays in Proceeding without a final response (default 180 s, like Timer C). */
   timerC: number;
+  /** Timer B and F: how long a client transaction waits for a final response (default 64*T1; pjsip.conf system `timer_b`). */
+  timerB?: number;
 }
 
 export const DEFAULT_TIMERS: TimerSettings = { t1: 500, t2: 4000, t4: 5000, timerD: 32000, trying: 200, timerC: 180_000 };

@@ -124,9 +124,9 @@ expiration=600
 type=domain_alias
 domain=pbx.local
 
-[acl-1]
-type=acl
-deny=0.0.0.0/0
+[prov-1]
+type=phoneprov
+MAC=000000000000
 
 [oddity]
 type=frobnicator
@@ -225,7 +225,7 @@ describe('pjsip.conf', () => {
     expect(/^pjsip\.conf:52: \[alice\] endpoint option 'send_diversion' is not implemented by Patchbay; ignored$/);
     expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);
     expect(/^pjsip\.conf:\d+: \[trunk\] refer_blind_progress=no is not implemented/);
-    expect(/^pjsip\.conf:\d+: \[acl-1\] type=acl is not implemented by Patchbay/);
+    expect(/^pjsip\.conf:\d+: \[prov-1\] type=phoneprov is not implemented by Patchbay/);
     expect(/^pjsip\.conf:\d+: \[oddity\] unknown type 'frobnicator'; section kept/);
     assert.equal(config.unknown.length, 1);
     assert.equal(config.unknown[0].id, 'oddity');

@@ -1,7 +1,8 @@
 // CallDialogRequests (src/channels/pjsip/call-dialog-requests.ts) lending its dialog to another
 // usage, a REFER's subscription: the usage's requests go out after the call ended, the call's BYE
 // waits for the usage's release, and at most HELD_BYE_MS (Asterisk's 60 s deferred session end);
-// after that BYE the usage can send nothing more. A REFER's deferred termination (Asterisk's
+// a usage still live after that BYE goes on sending in the dialog (Asterisk's REFER subscription
+// keeps pjsip's dialog past the BYE), a released one sends nothing. A REFER's deferred termination (Asterisk's
 // ast_sip_session_defer_termination) leaves the BYE to the far end for TERMINATION_DEFERRAL_MS.
 import assert from 'node:assert/strict';
 import { describe, mock, test } from 'node:test';
@@ -45,7 +46,7 @@ describe('CallDialogRequests: a usage holds the BYE back', () => {
     assert.equal(usage.send('NOTIFY', []), false);
   });
 
-  test(`bounded: the held BYE goes after ${HELD_BYE_MS / 1000} s, and the usage is over with the dialog`, () => {
+  test(`bounded: the held BYE goes after ${HELD_BYE_MS / 1000} s; the usage still live goes on notifying after it, as Asterisk's`, () => {
     mock.timers.enable({ apis: ['setTimeout'] });
     try {
       const { requests, sent } = setUp();
@@ -56,9 +57,11 @@ describe('CallDialogRequests: a usage holds the BYE back', () => {
       assert.deepEqual(sent, []);
       mock.timers.tick(1);
       assert.deepEqual(sent, ['BYE']);
-      assert.equal(usage.send('NOTIFY', []), false);
+      assert.equal(usage.send('NOTIFY', []), true, 'the subscription outlives our BYE');
+      assert.equal(requests.send('INFO', []), false, 'the call itself sends nothing after its BYE');
       usage.release();
-      assert.deepEqual(sent, ['BYE'], 'one BYE');
+      assert.equal(usage.send('NOTIFY', []), false, 'nothing once released');
+      assert.deepEqual(sent, ['BYE', 'NOTIFY'], 'one BYE');
     } finally {
       mock.timers.reset();
     }

@@ -4,6 +4,7 @@
 // twice; SIPp scenarios fail on it). The far end is a worker thread, which answers while the main
 // thread is blocked. Before the fix the retransmission left in the timers phase right after the stall.
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
@@ -71,6 +72,40 @@ test(`a request answered during a ${STALL_MS} ms stall of the process is not ret
   } finally {
     peer.postMessage('close');
     Atomics.store(cells, 1, 1);
+    await stack.close();
+  }
+});
+
+test('a transaction ended in the timers phase in which its Timer E came due sends nothing more, and nothing of it is left', async () => {
+  const peer = dgram.createSocket('udp4');
+  peer.bind(0, '127.0.0.1');
+  await once(peer, 'listening');
+  let received = 0;
+  peer.on('message', () => (received += 1));
+  const stack = await startStack({ onRequest: (_request, tx) => void tx.reply(481) }, { timers: { t1: T1 } });
+  try {
+    const notify = new SipRequest('NOTIFY', `sip:phone@127.0.0.1:${peer.address().port}`, [
+      ['From', '<sip:patchbay@127.0.0.1>;tag=a1'],
+      ['To', '<sip:phone@127.0.0.1>;tag=b2'],
+      ['Call-ID', 'timer-ended'],
+      ['CSeq', '8 NOTIFY'],
+      ['Event', 'refer'],
+    ]);
+    const tx = stack.layer.sendRequest(notify, { transport: 'UDP', host: '127.0.0.1', port: peer.address().port }, {});
+    // Armed after Timer E with the same delay: once a stall made both due, Node runs E's callback
+    // first and this one next in the same timers phase, so the transaction ends between E's firing
+    // and the deferred retransmission (which must then not go out).
+    setTimeout(() => tx.terminate(), T1);
+    blockThread(2 * T1);
+    await waitUntil(() => received >= 1, 10_000, 'the NOTIFY at the peer');
+    // Nothing may come after it: a check that something does not happen keeps a short, fixed wait.
+    await new Promise((resolve) => setTimeout(resolve, 3 * T1));
+    assert.equal(received, 1, 'sent once, not retransmitted after it ended');
+    assert.equal(tx.state, 'terminated');
+    assert.deepEqual(tx.runningTimers, []);
+    assert.deepEqual(stack.layer.counts, { clients: 0, servers: 0, pending2xx: 0 });
+  } finally {
+    peer.close();
     await stack.close();
   }
 });

@@ -3,8 +3,10 @@
 // errors (one line each, naming where, the object and the key); options Patchbay does not implement
 // are warnings (one line each) and are otherwise ignored. Never throws.
 import { defaultPjsipGlobal, IGNORED_TYPES, PJSIP_TYPES } from './declarations.ts';
+import { defaultPjsipSystem } from './acl-system-options.ts';
 import type { OptionInfo } from './options.ts';
 import type {
+  PjsipAcl,
   PjsipAor,
   PjsipAuth,
   PjsipConfig,
@@ -14,6 +16,7 @@ import type {
   PjsipIdentify,
   PjsipObject,
   PjsipRegistration,
+  PjsipSystem,
   PjsipTransport,
   RawField,
   RawPjsipObject,
@@ -140,8 +143,10 @@ export function buildPjsipConfig(objects: readonly RawPjsipObject[]): BuildResul
     transport: new Map<string, PjsipTransport>(),
     registration: new Map<string, PjsipRegistration>(),
     domain_alias: new Map<string, PjsipDomainAlias>(),
+    acl: new Map<string, PjsipAcl>(),
   };
   let global: PjsipGlobal | undefined;
+  let system: PjsipSystem | undefined;
   const unknown: RawPjsipObject[] = [];
   if (objects.length > MAX_OBJECTS) errors.push(`more than ${MAX_OBJECTS} res_pjsip objects; the rest are ignored`);
 
@@ -158,6 +163,11 @@ export function buildPjsipConfig(objects: readonly RawPjsipObject[]): BuildResul
     if (object.type === 'global') {
       if (global) errors.push(`${label(raw)}: [${object.id}] a second global section (the first was [${global.id}])`);
       else global = object;
+      continue;
+    }
+    if (object.type === 'system') {
+      if (system) errors.push(`${label(raw)}: [${object.id}] a second system section (the first was [${system.id}])`);
+      else system = object;
       continue;
     }
     const map = maps[object.type] as Map<string, PjsipObject>;
@@ -198,6 +208,8 @@ export function buildPjsipConfig(objects: readonly RawPjsipObject[]): BuildResul
       registrations: maps.registration,
       domainAliases: maps.domain_alias,
       global: global ?? defaultPjsipGlobal(),
+      acls: maps.acl,
+      system: system ?? defaultPjsipSystem(),
       unknown,
     },
   };

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
+import { ACL, SYSTEM } from './acl-system-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -150,6 +151,8 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     trustIdInbound: false,
     trustIdOutbound: false,
     mohPassthrough: false,
+    redirectMethod: 'user',
+    suppressQ850ReasonHeaders: false,
     rel100: 'yes',
     timers: 'yes',
     timersMinSe: 90,
@@ -233,6 +236,11 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
     trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send identity headers of private callers.', implemented: false }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
+    redirect_method: choice('redirectMethod', ['user', 'uri_core', 'uri_pjsip'], {
+      default: 'user',
+      doc: "A 3xx to a call's INVITE: `user` ends the call forwarded to the Contact's user (Dial() calls `Local/<user>@<FORWARD_CONTEXT or context>`), `uri_core` to `PJSIP/<endpoint>/<Contact URI>`; `uri_pjsip` sends the INVITE to the Contact on the same channel (by q, each URI once, at most 5 redirects).",
+    }),
+    suppress_q850_reason_headers: bool('suppressQ850ReasonHeaders', { default: 'no', doc: 'No `Reason: Q.850;cause=N` header on the BYE, CANCEL and refusals sent to the endpoint.' }),
     '100rel': choice('rel100', ['no', 'yes', 'required', 'peer_supported'], {
       default: 'yes',
       doc: 'Reliable provisional responses (RFC 3262): `yes` sends 1xx reliably when the caller requires it and PRACKs reliable 1xx; `peer_supported` also when it only supports it; `required` insists (421); `no` refuses (420).',
@@ -577,13 +585,11 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
 
 /** The object types Patchbay builds, by Asterisk's type name, in the order docs list them. */
 export const PJSIP_TYPES = new Map<string, ObjectType<PjsipObject>>(
-  [ENDPOINT, AOR, AUTH, IDENTIFY, TRANSPORT, REGISTRATION, DOMAIN_ALIAS, GLOBAL].map((declared) => [declared.type, declared]),
+  [ENDPOINT, AOR, AUTH, IDENTIFY, TRANSPORT, REGISTRATION, DOMAIN_ALIAS, GLOBAL, ACL, SYSTEM].map((declared) => [declared.type, declared]),
 );
 
 /** Types Asterisk has that Patchbay ignores (a warning, no error). */
 export const IGNORED_TYPES: ReadonlySet<string> = new Set([
-  'system',
-  'acl',
   'contact',
   'phoneprov',
   'resource_list',

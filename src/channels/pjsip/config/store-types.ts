@@ -10,10 +10,11 @@ import { PJSIP_TYPES } from './declarations.ts';
 export const PJSIP_CONFIG_CLASS = 'res_pjsip';
 
 /**
- * Objects that only make sense at start (a transport's sockets, the global section) are read from
- * files only; the rest may also be created, changed and deleted through ARI (SQLite).
+ * Objects that only make sense at start (a transport's sockets, the global and system sections) are
+ * read from files only, and so are ACLs (res_pjsip_acl reads pjsip.conf only: a PUT must not open or
+ * shut the door); the rest may also be created, changed and deleted through ARI (SQLite).
  */
-const FILE_ONLY_TYPES = new Set(['transport', 'global', 'domain_alias']);
+const FILE_ONLY_TYPES = new Set(['transport', 'global', 'domain_alias', 'system', 'acl']);
 
 export function pjsipConfigTypes(): ConfigTypeRegistration[] {
   return [...PJSIP_TYPES.values()].map((declared) => {

@@ -4,6 +4,7 @@ import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
 import type { TlsSettings } from '../../../sip/tls-material.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
+import type { AclRule } from '../../../util/acl.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
 export interface RawField {
@@ -93,6 +94,10 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly outgoingCallOfferPref: OutgoingOfferPref;
   /** Hold from the peer is passed to the endpoint by re-INVITE instead of playing it music on hold. */
   readonly mohPassthrough: boolean;
+  /** What a 3xx to our INVITE does: forward to its Contact's user or URI (Dial() follows), or follow it ourselves. */
+  readonly redirectMethod: RedirectMethod;
+  /** No `Reason: Q.850` on our BYE, CANCEL and refusals (res_pjsip_rfc3326). */
+  readonly suppressQ850ReasonHeaders: boolean;
   /** codec_prefs_incoming_offer / codec_prefs_outgoing_offer, when set: they win over the *_call_offer_pref options. */
   readonly codecPrefsIncomingOffer?: CodecPreference;
   readonly codecPrefsOutgoingOffer?: CodecPreference;
@@ -115,6 +120,9 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
   readonly notifyEarlyInuseRinging: boolean;
 }
+
+/** redirect_method: `user` (Dial() forwards to the Contact's user), `uri_core` (to PJSIP/<endpoint>/<Contact>), `uri_pjsip` (the INVITE follows the Contact). */
+export type RedirectMethod = 'user' | 'uri_core' | 'uri_pjsip';
 
 export interface PjsipAor {
   readonly type: 'aor';
@@ -213,7 +221,35 @@ export interface PjsipGlobal {
   readonly defaultVoicemailExtension?: string;
 }
 
+/**
+ * `type=acl` (res_pjsip_acl): who may send requests at all. `rules` are the permit/deny lines in the
+ * order written (a deny is a rule whose `allow` is false), `acl` the acl.conf sections that must
+ * also allow; the `contact` pair is the same for the hosts of a request's Contact headers.
+ */
+export interface PjsipAcl {
+  readonly type: 'acl';
+  readonly id: string;
+  readonly rules: readonly AclRule[];
+  readonly acl: readonly string[];
+  readonly contactRules: readonly AclRule[];
+  readonly contactAcl: readonly string[];
+}
+
+/** `type=system`: the transaction timers (read at start, as Asterisk does not reload the section). */
+export interface PjsipSystem {
+  readonly type: 'system';
+  readonly id: string;
+  /** T1 in ms (at least 100). */
+  readonly timerT1: number;
+  /** Timer B (and F): how long a client transaction waits for a final answer, ms (at least 64*T1). */
+  readonly timerB: number;
+  /** `disable_rport`: the Via of Patchbay's requests does not ask for rport. */
+  readonly disableRport: boolean;
+}
+
 export type PjsipObject =
+  | PjsipAcl
+  | PjsipSystem
   | PjsipEndpoint
   | PjsipAor
   | PjsipAuth
@@ -233,6 +269,10 @@ export interface PjsipConfig {
   readonly domainAliases: ReadonlyMap<string, PjsipDomainAlias>;
   /** The `global` section, or the defaults when there is none. */
   readonly global: PjsipGlobal;
+  /** Every `type=acl` section: a request must pass all of them. */
+  readonly acls: ReadonlyMap<string, PjsipAcl>;
+  /** The `system` section, or the defaults when there is none. */
+  readonly system: PjsipSystem;
   /** Sections of types Patchbay does not know, kept as read (each named in a warning). */
   readonly unknown: readonly RawPjsipObject[];
 }

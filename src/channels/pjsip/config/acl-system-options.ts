@@ -1,0 +1,123 @@
+// The `acl` (res_pjsip_acl) and `system` (res_pjsip/config_system.c) object types. An ACL section's
+// permit/deny lines are one ordered list, as Asterisk appends each line to one rule chain; its
+// `acl=` names (acl.conf sections) are resolved where the rules are applied (../sip-acl.ts), since
+// acl.conf is not part of the res_pjsip objects. A bad entry is an error: Asterisk turns it into
+// "deny everything"; here the object cannot be built, which stops start-up and refuses a reload
+// (objects.ts), so no section is ever left out silently.
+import { parseAclRule, type AclRule } from '../../../util/acl.ts';
+import { bool, custom, declareObject, int, MAX_LIST_ITEMS, type Draft, type Option } from './options.ts';
+import type { PjsipAcl, PjsipSystem } from './types.ts';
+import { parseBool, parseInteger, shown, splitList } from './values.ts';
+
+/** Most rules (or named ACLs) one list of one section holds; more is refused at start-up. */
+const MAX_ACL_RULES = MAX_LIST_ITEMS;
+const ACL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+type AclDraft = Draft<PjsipAcl>;
+
+/** `permit`/`deny` (or their `contact_` forms): each comma-separated entry appended in order. */
+function aclRules(key: 'rules' | 'contactRules', permit: boolean, doc: string): Option<AclDraft> {
+  return custom<AclDraft>({ list: true, doc }, (draft, value, report) => {
+    const rules: AclRule[] = [...draft[key]];
+    for (const item of splitList(value)) {
+      if (rules.length >= MAX_ACL_RULES) return report.fail(`more than ${MAX_ACL_RULES} permit/deny entries in one section (split them over several type=acl sections)`);
+      const rule = parseAclRule(item, permit);
+      if (typeof rule === 'string') return report.fail(`bad ACL entry ${shown(item)}: ${rule}`);
+      rules.push(rule);
+    }
+    draft[key] = rules;
+  });
+}
+
+/** `acl`/`contact_acl`: acl.conf section names, appended; a name twice is an error, as in Asterisk. */
+function aclNames(key: 'acl' | 'contactAcl', doc: string): Option<AclDraft> {
+  return custom<AclDraft>({ list: true, doc }, (draft, value, report) => {
+    const names = [...draft[key]];
+    for (const name of splitList(value)) {
+      if (!ACL_NAME.test(name)) return report.fail(`${shown(name)} is not an ACL name (1–64 letters, digits, _, . or -)`);
+      if (names.some((known) => known.toLowerCase() === name.toLowerCase())) return report.fail(`named ACL ${shown(name)} occurs multiple times`);
+      if (names.length >= MAX_ACL_RULES) return report.fail(`more than ${MAX_ACL_RULES} named ACLs`);
+      names.push(name);
+    }
+    draft[key] = names;
+  });
+}
+
+const ENTRY_DOC = 'comma-separated `[!]address[/mask]` (IPv4 or IPv6, mask as prefix length or netmask; `!` inverts)';
+
+export const ACL = declareObject<PjsipAcl, AclDraft>({
+  type: 'acl',
+  initial: (id) => ({ type: 'acl', id, rules: [], acl: [], contactRules: [], contactAcl: [] }),
+  options: {
+    permit: aclRules('rules', true, `Source addresses allowed: ${ENTRY_DOC}; with \`deny\`, in the order written, the last match wins.`),
+    deny: aclRules('rules', false, `Source addresses refused (403, before anything else): ${ENTRY_DOC}.`),
+    acl: aclNames('acl', 'acl.conf sections the source address must also pass (acl.conf beside pjsip.conf, else `ari.acls`).'),
+    contact_permit: aclRules('contactRules', true, `Contact header hosts allowed, as \`permit\` (IP literals; a host name is not resolved).`),
+    contact_deny: aclRules('contactRules', false, 'Contact header hosts refused (403), as `deny`.'),
+    contact_acl: aclNames('contactAcl', 'acl.conf sections the Contact hosts must also pass.'),
+  },
+  finish: (draft) => draft,
+});
+
+// ---- system -----------------------------------------------------------------------------------
+
+type SystemDraft = Draft<PjsipSystem>;
+
+const TIMER_T1_MIN = 100;
+
+/** A pool size of Asterisk's threads: checked as Asterisk reads it, and named as meaningless here. */
+const poolSize = (name: string, fallback: string): Option<SystemDraft> =>
+  custom<SystemDraft>({ default: fallback, doc: 'Accepted and ignored: Patchbay runs SIP on Node.js\'s event loop, it has no PJSIP thread pool (a start-up note says so).' }, (_draft, value, report) => {
+    const result = parseInteger(value, 0, 2_147_483_647);
+    if (!result.ok) return report.fail(result.error);
+    report.warn(`system option ${name} has no meaning for Patchbay (no PJSIP thread pool: SIP runs on the event loop); ignored`);
+  });
+
+/**
+ * A yes/no of Asterisk's that Patchbay does not act on: checked as a yes/no, and named at start-up
+ * when it asks for other than what Patchbay does (`keeps`; undefined: named whatever its value).
+ */
+const notActedOn = (name: string, fallback: 'yes' | 'no', keeps: boolean | undefined, doc: string, behaviour: string): Option<SystemDraft> =>
+  custom<SystemDraft>({ default: fallback, doc, implemented: keeps !== undefined }, (_draft, value, report) => {
+    const result = parseBool(value);
+    if (!result.ok) return report.fail(result.error);
+    if (keeps !== undefined && result.value !== keeps) report.warn(`system option ${name}=${value.trim()} is not implemented by Patchbay: ${behaviour}`);
+  });
+
+export function defaultPjsipSystem(id = 'system'): PjsipSystem {
+  return { type: 'system', id, timerT1: 500, timerB: 32000, disableRport: false };
+}
+
+const POOLS = ['minimum_size', 'initial_size', 'auto_increment', 'idle_timeout', 'max_size'] as const;
+const POOL_DEFAULTS: Record<(typeof POOLS)[number], string> = { minimum_size: '4', initial_size: '4', auto_increment: '1', idle_timeout: '60', max_size: '50' };
+
+export const SYSTEM = declareObject<PjsipSystem, SystemDraft>({
+  type: 'system',
+  initial: defaultPjsipSystem,
+  options: {
+    timer_t1: int('timerT1', 0, 2_147_483_647, { default: '500', doc: 'T1 of the SIP transactions (ms): retransmissions start at T1 and double; below 100 is raised to 100 with a warning. Read at start (as Asterisk, not at reload).' }),
+    timer_b: int('timerB', 0, 2_147_483_647, { default: '32000', doc: 'Timer B and F (ms): how long a request of Patchbay\'s waits for a final answer; below 64×T1 is raised to it with a warning. Read at start.' }),
+    compact_headers: notActedOn('compact_headers', 'no', false, 'Always `no` in effect: Patchbay writes full header names (`yes` is a warning).', 'header names are written in full'),
+    ...Object.fromEntries(
+      POOLS.flatMap((pool) => [
+        [`threadpool_${pool}`, poolSize(`threadpool_${pool}`, POOL_DEFAULTS[pool])],
+        [`taskpool_${pool}`, poolSize(`taskpool_${pool}`, POOL_DEFAULTS[pool])],
+      ]).filter(([name]) => name !== 'threadpool_minimum_size'),
+    ),
+    disable_tcp_switch: notActedOn('disable_tcp_switch', 'yes', true, 'Always `yes` in effect: a request larger than the MTU stays on UDP (`no`, switching to TCP, is a warning).', 'requests stay on their transport whatever their size'),
+    disable_rport: bool('disableRport', { default: 'no', doc: '`yes`: the Via of the requests Patchbay sends does not ask for rport (RFC 3581). Read at start.' }),
+    follow_early_media_fork: notActedOn('follow_early_media_fork', 'yes', undefined, 'Not implemented (named when set): the first fork\'s early SDP is the early media, and the media follows the fork that answers (see *Forked answers*).', ''),
+    accept_multiple_sdp_answers: notActedOn('accept_multiple_sdp_answers', 'no', undefined, 'Not implemented (named when set): a 2xx whose SDP differs from the early answer\'s sets the media again (see *Forked answers*).', ''),
+  },
+  finish(draft, report) {
+    if (draft.timerT1 < TIMER_T1_MIN) {
+      report.warn(`Timer T1 setting is too low. Setting to ${TIMER_T1_MIN}`);
+      draft.timerT1 = TIMER_T1_MIN;
+    }
+    if (draft.timerB < 64 * draft.timerT1) {
+      report.warn(`Timer B setting is too low. Setting to ${64 * draft.timerT1}`);
+      draft.timerB = 64 * draft.timerT1;
+    }
+    return draft;
+  },
+});
