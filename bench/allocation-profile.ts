@@ -49,12 +49,16 @@ export interface Allocations {
   readonly byServerFunction: ReadonlyMap<string, number>;
 }
 
-/** Runs `workload` under the sampling heap profiler (one sample per `samplingInterval` bytes) and attributes what it allocated. */
-export async function profileAllocations(root: string, samplingInterval: number, workload: () => Promise<unknown>): Promise<Allocations> {
+/**
+ * Runs `workload` under the sampling heap profiler (one sample per `samplingInterval` bytes) and attributes what it allocated.
+ * `survivors`: only what outlived the young generation (promoted: still held, or collected later by a
+ * mark-compact), which is what a scavenge copies and the old space must collect.
+ */
+export async function profileAllocations(root: string, samplingInterval: number, workload: () => Promise<unknown>, survivors = false): Promise<Allocations> {
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', { samplingInterval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await session.post('HeapProfiler.startSampling', { samplingInterval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
   await workload();
   const { profile } = await session.post('HeapProfiler.stopSampling');
   session.disconnect();

@@ -3,16 +3,20 @@
 // event log) or `hosted` (the floor, served from inside a running server process). The floor's events per cycle come from its third argument: `same-events:FILE` (a
 // cycle the server answered, bench/floor-events.ts: the same 13 frames, built and serialised per
 // cycle) or `six-events:TYPES` (the `;1` half's event types only, with a small channel snapshot:
-// the floor before issue 25's fairness fix). It prints its URL, then answers one JSON line on stdout per line on stdin:
+// the floor before issue 25's fairness fix). It sends its URL, then answers each command with one
+// message (over the IPC channel when it has one, else one JSON line on stdout per line on stdin):
 //   `stats`  → { cpuUs, systemUs, rss, heapUsed, external, arrayBuffers, eventLog?, queues?, limits? }  (CPU of this process, µs)
 //   `gc`     → the same after a full collection (needs --expose-gc)
-// and exits when stdin ends. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
+// Both also carry `collector` (V8's collections since start by kind, their cost and the bytes they
+// moved), `heap` (V8's spaces) and `usage` (the kernel's counts), so a round can say what its
+// collector did. It exits when the channel (or stdin) closes. Measuring CPU inside the process gives µs, not /proc's 10 ms ticks.
 import http from 'node:http';
 import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
+import v8 from 'node:v8';
 import { Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -45,14 +49,100 @@ interface Probe {
 const extras = kind === 'server' ? undefined : await startFloorExtras(process.env.PATCHBAY_BENCH_FLOOR_EXTRAS ?? '', process.env.PATCHBAY_BENCH_ROOT);
 const started: Probe = kind === 'server' ? await startServerTarget() : kind === 'hosted' ? await startHostedFloor() : await startFloor();
 const probe: Probe = extras ? { ...started, stop: async () => void (await Promise.all([started.stop(), extras.stop()])) } : started;
-process.stdout.write(`${probe.url}\n`);
+// Over the IPC channel when the driver opened one (bench/target-process.ts), stdin/stdout otherwise
+// (the benches that spawn this script themselves). The channel writes and reads its pipe without
+// Node's stream functions: a `stats` answered through process.stdout and a line read from stdin
+// ran Writable.write, writeOrBuffer, onwrite, Readable.push and read on a pipe's socket, and V8
+// deoptimised those same functions, which the server's every HTTP answer and event frame runs
+// (optimised for its TCP sockets), at each read of the figures: the measured cycles then began in
+// unoptimised stream code (docs/performance.md, "Seventh pass on the originate cycle").
+const overIpc = typeof process.send === 'function';
+if (overIpc) process.send!({ url: probe.url });
+else process.stdout.write(`${probe.url}\n`);
 
-const lines = createInterface({ input: process.stdin });
-lines.on('line', (line) => {
+/**
+ * V8's collections since start, by kind, with their cost (ms, as V8 times them) and what moved:
+ * bytes the scavenges promoted into the old spaces (what outlived two young collections: held
+ * long enough to need a mark-compact to die), bytes left in the young generation after each
+ * scavenge (survivors copied), bytes allocated straight into the old spaces between collections
+ * (pretenured objects, large objects, code), and bytes the mark-compacts freed. Read from v8.GCProfiler (heap
+ * statistics before and after every collection; tens a second under load), folded at every
+ * `stats` and `gc` line. The forced collection the `gc` command makes is counted too; the driver
+ * reads before and after the measured cycles, where none is forced.
+ */
+const collector = { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0, incremental: 0, incrementalMs: 0, weak: 0, weakMs: 0, promotedBytes: 0, survivedBytes: 0, compactedBytes: 0, oldAllocatedBytes: 0 };
+/** The old spaces' used bytes after the last collection seen: what they hold more before the next was allocated there directly (pretenured, large objects, code). */
+let oldAfterLast: number | undefined;
+type GcSpaces = { spaceName: string; spaceUsedSize: number }[];
+const oldBytes = (spaces: GcSpaces): number => {
+  let bytes = 0;
+  for (const space of spaces) if (space.spaceName === 'old_space' || space.spaceName === 'large_object_space' || space.spaceName === 'code_space') bytes += space.spaceUsedSize;
+  return bytes;
+};
+const youngBytes = (spaces: GcSpaces): number => {
+  let bytes = 0;
+  for (const space of spaces) if (space.spaceName === 'new_space' || space.spaceName === 'new_large_object_space') bytes += space.spaceUsedSize;
+  return bytes;
+};
+let profiler = new v8.GCProfiler();
+profiler.start();
+function foldCollections(): void {
+  const profile = profiler.stop() as unknown as { statistics: { gcType: string; cost: number; beforeGC: { heapSpaceStatistics: GcSpaces }; afterGC: { heapSpaceStatistics: GcSpaces } }[] } | undefined;
+  profiler = new v8.GCProfiler();
+  profiler.start();
+  for (const entry of profile?.statistics ?? []) {
+    const ms = entry.cost / 1000;
+    const before = entry.beforeGC.heapSpaceStatistics;
+    const after = entry.afterGC.heapSpaceStatistics;
+    if (oldAfterLast !== undefined) collector.oldAllocatedBytes += Math.max(0, oldBytes(before) - oldAfterLast);
+    oldAfterLast = oldBytes(after);
+    if (entry.gcType === 'Scavenge' || entry.gcType === 'MinorMarkSweep') {
+      collector.scavenges++;
+      collector.scavengeMs += ms;
+      collector.promotedBytes += Math.max(0, oldBytes(after) - oldBytes(before));
+      collector.survivedBytes += youngBytes(after);
+    } else if (entry.gcType === 'MarkSweepCompact') {
+      collector.markCompacts++;
+      collector.markCompactMs += ms;
+      collector.compactedBytes += Math.max(0, oldBytes(before) - oldBytes(after));
+    } else if (entry.gcType === 'IncrementalMarking') (collector.incremental++, (collector.incrementalMs += ms));
+    else (collector.weak++, (collector.weakMs += ms));
+  }
+}
+
+/** Used bytes of V8's old, code, large-object and new spaces. */
+function heapSpaces(): Record<string, number> {
+  const spaces: Record<string, number> = {};
+  for (const space of v8.getHeapSpaceStatistics()) spaces[space.space_name] = space.space_used_size;
+  const heap = v8.getHeapStatistics();
+  return { ...spaces, totalHeapSize: heap.total_heap_size, mallocedMemory: heap.malloced_memory, externalMemory: heap.external_memory };
+}
+
+function kernelCounts(): Record<string, number> {
+  const usage = process.resourceUsage();
+  return { minorPageFaults: usage.minorPageFault, majorPageFaults: usage.majorPageFault, voluntarySwitches: usage.voluntaryContextSwitches, involuntarySwitches: usage.involuntaryContextSwitches, fsWrites: usage.fsWrite };
+}
+
+const stop = (): void => void probe.stop().finally(() => process.exit(0));
+if (overIpc) {
+  // Returns nothing: EventEmitter.emit hands a listener's non-undefined result to its promise
+  // check (`addCatch`), a call the server's listeners never reach, and reaching it deoptimised emit,
+  // the hottest function the server has, at every read of the figures.
+  process.on('message', (command) => void process.send!(answer(String(command))));
+  process.on('disconnect', stop);
+} else {
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => process.stdout.write(`${JSON.stringify(answer(line))}\n`));
+  lines.on('close', stop);
+}
+
+/** The figures `stats` and `gc` answer. */
+function answer(line: string): Record<string, unknown> {
   if (line === 'gc') globalThis.gc?.();
+  foldCollections();
   const cpu = process.cpuUsage();
   const memory = process.memoryUsage();
-  const answer = {
+  return {
     cpuUs: cpu.user + cpu.system,
     // The kernel's part (socket writes and reads over loopback, the database's file writes).
     systemUs: cpu.system,
@@ -66,10 +156,13 @@ lines.on('line', (line) => {
     eventLog: probe.eventLog(),
     queues: probe.queues(),
     limits: probe.limits(),
+    collector: { ...collector },
+    heap: heapSpaces(),
+    // Counts the kernel keeps: page faults (the heap's pages mapped anew), context switches (a
+    // thread that waited: the collector's helpers, a write that blocked) and file writes.
+    usage: kernelCounts(),
   };
-  process.stdout.write(`${JSON.stringify(answer)}\n`);
-});
-lines.on('close', () => void probe.stop().finally(() => process.exit(0)));
+}
 
 /**
  * The main thread's CPU (user + kernel) from /proc/self/task/<pid>/stat, in µs: 10 ms steps (the

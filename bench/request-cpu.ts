@@ -17,6 +17,11 @@
 // (with --baseline dist, the same build as configured runs beside it); PATCHBAY_BENCH_SERVER_NODE_ARGS does the
 // same with Node.js flags (`--max-semi-space-size=32`). PATCHBAY_BENCH_FLOOR_EXTRAS adds one suspect of the
 // process's cost to the floor and the hosted floor (bench/floor-extras.ts; bench/ping-gap.ts bisects with it).
+// Under each round's figures a second line says what the round made the target's collector and kernel do
+// (collections by kind, bytes promoted, copied, allocated old and compacted, page faults, context switches,
+// file writes) and, with PATCHBAY_BENCH_SERVER_NODE_ARGS='--trace-opt --trace-deopt', V8's deopts and
+// optimising compiles: counts the load does not move, so a round dearer than its neighbour says why
+// (docs/performance.md, "Seventh pass on the originate cycle").
 // --external URL --external-pid PID adds an ARI server the bench did not start (an Asterisk on this
 // machine, say) to the same rounds: its CPU comes from /proc/<pid>/stat (bench/external-target.ts),
 // its user from --external-auth (asterisk:asterisk by default); its dialplan must have the bench's
@@ -90,6 +95,12 @@ interface Stats {
   eventLog?: { applications: number; events: number; bytes: number; slots: number; appended: number; evicted: number };
   queues?: { connections: number; messages: number; bytes: number };
   limits?: { maxEvents: number; maxBytes: number; maxTotalBytes: number; maxApplications: number; maxAgeSeconds: number; maxQueuedMessages: number; maxQueuedBytes: number };
+  /** V8's collections since start by kind, and their pauses in ms (older target scripts: absent). */
+  collector?: { scavenges: number; scavengeMs: number; markCompacts: number; markCompactMs: number; incremental: number; incrementalMs: number; weak: number; weakMs: number; promotedBytes?: number; survivedBytes?: number; compactedBytes?: number; oldAllocatedBytes?: number };
+  /** Used bytes per V8 space (`old_space`, `new_space`, `code_space`, `large_object_space` …). */
+  heap?: Record<string, number>;
+  /** The kernel's counts for the process: page faults, context switches, file writes. */
+  usage?: { minorPageFaults: number; majorPageFaults: number; voluntarySwitches: number; involuntarySwitches: number; fsWrites: number };
 }
 
 interface Target {
@@ -97,6 +108,8 @@ interface Target {
   /** The ARI user (`user:password`) its requests carry. */
   readonly user: string;
   stats(command?: 'stats' | 'gc'): Promise<Stats>;
+  /** Lines of V8 tracing it printed so far (PATCHBAY_BENCH_SERVER_NODE_ARGS='--trace-deopt …'); none otherwise. */
+  traceLines(): readonly string[];
   stop(): Promise<void>;
 }
 
@@ -126,6 +139,7 @@ function externalTarget(): Target {
     url,
     user: auth,
     stats: async () => externalStats(pid),
+    traceLines: () => [],
     stop: async () => undefined,
   };
 }
@@ -141,7 +155,7 @@ async function startTarget(kind: Kind, floorMode = ''): Promise<Target> {
   // PATCHBAY_BENCH_SERVER_NODE_ARGS: Node.js flags for the server alone (say a V8 heap setting), priced like overrides.
   const nodeArgs = kind === 'server' ? (process.env.PATCHBAY_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
   const target = await startTargetProcess({ name: kind, role, floorMode, nodeArgs, env, answerTimeoutMs: 120_000 });
-  return { url: target.url, user: BENCH_USER, stats: (command = 'stats') => target.ask<Stats>(command), stop: () => target.stop() };
+  return { url: target.url, user: BENCH_USER, stats: (command = 'stats') => target.ask<Stats>(command), traceLines: () => target.traceLines, stop: () => target.stop() };
 }
 
 /** CPU the target spends doing nothing (timers, media clock), in µs per second of wall time. */
@@ -174,18 +188,61 @@ const percentile = (values: number[], p: number): number => {
 };
 
 /** CPU µs the target spends per originate cycle with `inflight` in flight, and the cycle p99. */
-async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; mainUs: number; p99: number; perSecond: number }> {
+async function cycleCost(target: Target): Promise<{ us: number; systemUs: number; mainUs: number; p99: number; perSecond: number; work: string }> {
   const client = await cycleClient(target.url, inflight, target.user);
   try {
     if (cycleWarmup > 0) await client.run(cycleWarmup === 500 ? Math.min(500, cycles) : cycleWarmup, inflight);
     const before = await target.stats();
+    const tracedBefore = target.traceLines().length;
     const { durations, seconds } = await client.run(cycles, inflight);
     const after = await target.stats();
     const mainUs = ((after.mainThreadUs ?? Number.NaN) - (before.mainThreadUs ?? Number.NaN)) / durations.length;
-    return { us: (after.cpuUs - before.cpuUs) / durations.length, systemUs: ((after.systemUs ?? 0) - (before.systemUs ?? 0)) / durations.length, mainUs, p99: percentile(durations, 99), perSecond: durations.length / seconds };
+    const work = roundWork(before, after, target.traceLines().slice(tracedBefore), durations.length);
+    return { us: (after.cpuUs - before.cpuUs) / durations.length, systemUs: ((after.systemUs ?? 0) - (before.systemUs ?? 0)) / durations.length, mainUs, p99: percentile(durations, 99), perSecond: durations.length / seconds, work };
   } finally {
     client.close();
   }
+}
+
+/**
+ * What a round of cycles made the target's collector and compiler do: measures the load does not move
+ * (counts, bytes), beside its CPU, so a round dearer than its neighbours says why (issue 25, docs/performance.md
+ * "Seventh pass on the originate cycle"). Collections per 1,000 cycles by kind and their pauses in µs per
+ * cycle; the old space's growth over the round (what survived scavenges: promoted, not yet collected);
+ * with V8 tracing on (PATCHBAY_BENCH_SERVER_NODE_ARGS='--trace-deopt --trace-opt'), deoptimisations and
+ * optimising compiles per 1,000 cycles, and the compiles' time.
+ */
+function roundWork(before: Stats, after: Stats, traced: readonly string[], count: number): string {
+  const a = before.collector;
+  const b = after.collector;
+  if (!a || !b) return '';
+  const per1000 = (value: number): string => ((value * 1000) / count).toFixed(1);
+  const pauseUs = (ms: number): string => ((ms * 1000) / count).toFixed(1);
+  const kb = (bytes: number): string => (bytes / count / 1024).toFixed(1);
+  let text =
+    `  collector per 1,000 cycles: ${per1000(b.scavenges - a.scavenges)} scavenges (${pauseUs(b.scavengeMs - a.scavengeMs)} µs/cycle), ` +
+    `${per1000(b.markCompacts - a.markCompacts)} mark-compacts (${pauseUs(b.markCompactMs - a.markCompactMs)} µs/cycle), ${per1000(b.incremental - a.incremental)} incremental steps (${pauseUs(b.incrementalMs - a.incrementalMs)} µs/cycle); ` +
+    `per cycle ${kb((b.promotedBytes ?? 0) - (a.promotedBytes ?? 0))} KB promoted, ${kb((b.survivedBytes ?? 0) - (a.survivedBytes ?? 0))} KB copied in the young generation, ${kb((b.oldAllocatedBytes ?? 0) - (a.oldAllocatedBytes ?? 0))} KB allocated in the old space, ${kb((b.compactedBytes ?? 0) - (a.compactedBytes ?? 0))} KB freed by mark-compacts; ` +
+    `old space ${MB(before.heap?.old_space ?? 0)} → ${MB(after.heap?.old_space ?? 0)}, heap used ${MB(after.heapUsed)}`;
+  const u = before.usage;
+  const v = after.usage;
+  if (u && v) text += `; per cycle ${(((v.minorPageFaults - u.minorPageFaults) / count)).toFixed(2)} page faults, ${(((v.voluntarySwitches - u.voluntarySwitches) / count)).toFixed(2)} voluntary and ${(((v.involuntarySwitches - u.involuntarySwitches) / count)).toFixed(2)} involuntary switches, ${(((v.fsWrites - u.fsWrites) / count)).toFixed(3)} file writes`;
+  if (traced.length > 0) {
+    let deopts = 0;
+    let optimised = 0;
+    let compileMs = 0;
+    for (const line of traced) {
+      if (line.startsWith('[bailout (kind:') || line.startsWith('[marking dependent code')) deopts++;
+      else if (line.startsWith('[completed compiling')) {
+        optimised++;
+        // "took 0.163, 1.285, 0.056 ms": the compile job's three phases, wall time (mostly a background thread's).
+        const took = /took ([\d.]+), ([\d.]+), ([\d.]+) ms/.exec(line);
+        if (took) compileMs += Number(took[1]) + Number(took[2]) + Number(took[3]);
+      }
+    }
+    text += `; V8 trace per 1,000 cycles: ${per1000(deopts)} deopts, ${per1000(optimised)} optimising compiles (${pauseUs(compileMs)} µs/cycle compiling)`;
+  }
+  return text;
 }
 
 const MB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
@@ -323,6 +380,7 @@ for (let round = 0; round < rounds; round++) {
         `round ${round + 1} ${label(kind).padEnd(8)} load ${load}  idle ${(idle / 1000).toFixed(1)} ms/s  ping ${ping.us.toFixed(1).padStart(5)} µs/req (${ping.net.toFixed(1)} net of idle, p99 ${ping.p99} ms, ${ping.perSecond.toFixed(0)} req/s)   cycle ${cycle.us.toFixed(0).padStart(5)} µs/cycle (${cycle.systemUs.toFixed(0)} in the kernel, ${cycle.mainUs.toFixed(0)} on the main thread), p99 ${cycle.p99.toFixed(1)} ms, ${cycle.perSecond.toFixed(0)}/s at ${inflight} in flight`,
       );
       console.log(rows.at(-1));
+      if (cycle.work) console.log(cycle.work);
     } finally {
       await target.stop();
     }

@@ -1,6 +1,6 @@
 // The driver's side of bench/request-cpu-target.ts: starts one target process (`server`, `floor`
-// or `hosted`), reads the URL it prints, asks it `stats` or `gc` over its stdin (one JSON line
-// back) and stops it by closing stdin. Also the measure the CPU benches share: pings against a
+// or `hosted`), reads the URL it sends, asks it `stats` or `gc` over the IPC channel (one message
+// back) and stops it by closing the channel. Also the measure the CPU benches share: pings against a
 // target with its own CPU read before and after. Used by request-cpu.ts, ping-gap.ts and
 // ping-allocations.ts, so the line protocol and the ping measure live in one place.
 import { spawn } from 'node:child_process';
@@ -35,43 +35,58 @@ export interface TargetProcess {
   readonly traceLines: string[];
   /** Sends `command` and returns the JSON line it answers. */
   ask<T>(command: 'stats' | 'gc'): Promise<T>;
-  /** Closes its stdin and waits for it to exit (killed after 10 s). */
+  /** Closes its IPC channel and waits for it to exit (killed after 10 s). */
   stop(): Promise<void>;
 }
 
 export async function startTargetProcess(launch: TargetLaunch): Promise<TargetProcess> {
   const script = new URL('./request-cpu-target.ts', import.meta.url).pathname;
   const args = [...(launch.nodeArgs ?? []), '--expose-gc', '--import', 'tsx', script, launch.role, ...(launch.floorMode === undefined ? [] : [launch.floorMode])];
-  const child = spawn(launch.node ?? process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'], env: launch.env ?? process.env });
-  const iterator = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  // The figures come over the IPC channel (request-cpu-target.ts says why); stdout carries only
+  // what V8 prints (--trace-gc, --trace-deopt …).
+  const child = spawn(launch.node ?? process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: launch.env ?? process.env });
+  // Read by a listener, never paused: an iterator's backpressure (it pauses past 1,024 unread lines)
+  // would fill the pipe while the driver awaits a round and block the target mid-round.
   const traceLines: string[] = [];
-  const next = async (): Promise<string> => {
+  createInterface({ input: child.stdout! }).on('line', (line) => void traceLines.push(line));
+  const answers: unknown[] = [];
+  let waiting: ((message: unknown) => void) | undefined;
+  let exited = false;
+  child.on('message', (message) => {
+    if (waiting) waiting(message);
+    else answers.push(message);
+  });
+  child.on('exit', () => {
+    exited = true;
+    waiting?.(undefined);
+  });
+  const next = async (): Promise<unknown> => {
     const timer = launch.answerTimeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), launch.answerTimeoutMs);
     try {
-      for (;;) {
-        const { value, done } = await iterator.next();
-        if (done) throw new Error(`the ${launch.name} target exited`);
-        const line = value as string;
-        if (line.startsWith('http') || line.startsWith('{')) return line;
-        traceLines.push(line);
-      }
+      if (answers.length > 0) return answers.shift();
+      if (exited) throw new Error(`the ${launch.name} target exited`);
+      const message = await new Promise<unknown>((resolve) => (waiting = resolve));
+      waiting = undefined;
+      if (message === undefined) throw new Error(`the ${launch.name} target exited`);
+      return message;
     } finally {
       clearTimeout(timer);
     }
   };
-  const url = await next();
+  const { url } = (await next()) as { url: string };
   return {
     url,
     traceLines,
     async ask<T>(command: 'stats' | 'gc'): Promise<T> {
-      child.stdin.write(`${command}\n`);
-      return JSON.parse(await next()) as T;
+      child.send(command);
+      return (await next()) as T;
     },
     async stop() {
-      const exited = once(child, 'exit');
-      child.stdin.end();
+      if (exited) return;
+      const exit = once(child, 'exit');
+      child.disconnect();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
+      await exit;
       clearTimeout(timer);
     },
   };

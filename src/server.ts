@@ -1,4 +1,5 @@
 // Assembles a running Patchbay: the core, the ARI dispatcher, the HTTP server and the event WebSocket.
+import { loadIndicationsConf } from './core/indications-conf.ts';
 import type { PjsipTechnology } from './channels/pjsip/technology.ts';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type PatchbayConfig } from './config/config.ts';
@@ -147,6 +148,8 @@ export async function startServer(config: PatchbayConfig, options: StartOptions 
   const log = createLogger(config, { destination: options.logDestination, alsoTo: logChannels.createPinoDestination() });
   // What asterisk_config_dir holds that Patchbay does not understand: one line each, never silently.
   for (const line of config.warnings) log.warn(line);
+  // The tone zones in force (indications.conf from asterisk_config_dir, else the built-in ones).
+  for (const line of loadIndicationsConf(config.origin.asteriskDir)) log.warn(line);
   const core = new PatchbayCore({ config, log, logChannels, technologies: options.technologies });
   await core.start();
   // A cluster member's (set once the server listens) and the graceful-stop state it announces.

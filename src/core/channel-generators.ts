@@ -160,7 +160,7 @@ export class ChannelGenerators {
       const generator = slots.generators.get(kind);
       if (!generator) continue;
       if (generator.fill(slots.frame.samples, rate)) {
-        slots.channel.write(slots.frame);
+        slots.channel.writeGenerated(slots.frame);
         return;
       }
       // Finished by itself: drop it and let the next kind speak on the next tick.

@@ -3,12 +3,13 @@
 // congestion (a SIP call already answered has no 180, 486 or 503 left to send), the tone of the
 // channel's tone zone plays to the far end instead, until another such indication replaces it,
 // `stop` (ARI's ring_stop, Asterisk's indication -1) ends it, a file or music on hold starts on the
-// channel (channel-generators.ts), the channel enters a bridge, or it hangs up. Progress and the
+// channel (channel-generators.ts), the channel enters a bridge, anything else writes a frame to it
+// (Echo(), a callee's early media: the tone is interruptible), or it hangs up. Progress and the
 // other indications play nothing and leave a tone playing, as there.
 import type { SampleRate } from '../media/frame.ts';
 import { ToneGenerator } from '../media/tone-generator.ts';
 import type { ToneList } from '../media/tones.ts';
-import { DEFAULT_TONE_ZONE, resolveTone, type ToneName } from '../media/tonezones.ts';
+import { defaultToneZone, resolveTone, type ToneName } from '../media/tonezones.ts';
 import type { AudioGenerator, ChannelGenerators } from './channel-generators.ts';
 import type { Channel } from './channels/channel.ts';
 import type { Indication } from './channels/driver.ts';
@@ -41,8 +42,8 @@ class IndicationTone implements AudioGenerator {
 }
 
 export class IndicationTones {
-  /** The channels a tone plays to, with what ends it when they enter a bridge. */
-  readonly #playing = new Map<Channel, { readonly tone: IndicationTone; readonly onBridge: () => void }>();
+  /** The channels a tone plays to, with what ends it (their entering a bridge, a frame written by another). */
+  readonly #playing = new Map<Channel, { readonly tone: IndicationTone; readonly end: () => void }>();
 
   constructor(private readonly generators: ChannelGenerators) {}
 
@@ -59,14 +60,17 @@ export class IndicationTones {
     // A bridge's audio interrupts the tone at once in Asterisk (an interruptible generator ends at
     // the first frame written to the channel): a bridged channel hears the bridge, not the tone.
     if (channel.bridgeId !== undefined) return;
-    const tones = resolveTone(name, channel.toneZone ?? DEFAULT_TONE_ZONE) ?? resolveTone(name, DEFAULT_TONE_ZONE);
+    const tones = resolveTone(name, channel.toneZone ?? defaultToneZone()) ?? resolveTone(name, defaultToneZone());
     if (!tones) return;
     this.stop(channel);
     const tone = new IndicationTone(tones, nativeRateOf(channel), () => this.#forget(channel, tone));
-    const onBridge = (): void => this.stop(channel);
-    this.#playing.set(channel, { tone, onBridge });
-    channel.once('bridge-entered', onBridge);
+    const end = (): void => this.stop(channel);
+    this.#playing.set(channel, { tone, end });
+    channel.once('bridge-entered', end);
     this.generators.set(channel, 'tones', tone);
+    // Interruptible, as ast_playtones_start(…, 1) starts it: a frame anyone else writes (Echo()'s,
+    // a callee's early media) ends it and goes out.
+    if (this.#playing.get(channel)?.tone === tone) channel.interruptOnWrite = end;
   }
 
   /** Ends the channel's indication tone, if one plays. */
@@ -81,6 +85,7 @@ export class IndicationTones {
     const playing = this.#playing.get(channel);
     if (playing?.tone !== tone) return;
     this.#playing.delete(channel);
-    channel.off('bridge-entered', playing.onBridge);
+    channel.off('bridge-entered', playing.end);
+    if (channel.interruptOnWrite === playing.end) channel.interruptOnWrite = undefined;
   }
 }

@@ -178,7 +178,7 @@ export class Stasis {
     channel.once('hangup', ({ noticedLater }) => {
       // Hung up by its Local partner: it leaves once that partner is destroyed, as Asterisk's
       // Stasis thread notices the queued hang-up only then (captured: docs/differences.md).
-      if (noticedLater) channel.once('destroying', () => this.leave(channel));
+      if (noticedLater) channel.once('hangup-noticed', () => this.leave(channel));
       else this.leave(channel);
     });
   }

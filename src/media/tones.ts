@@ -87,3 +87,23 @@ export function parseToneList(text: string): ToneList | undefined {
   }
   return { parts, repeatFrom: parts.findIndex((part) => !part.once) };
 }
+
+/** One part as Asterisk's ast_tone_zone_part_parse reads it: `f1[+f2][/ms]`, `f1*f2[/ms]`, `Mn[+Mn][/ms]`, `Mn*Mn[/ms]`. */
+const ASTERISK_PART = /^!?\s*(?:\d{1,10}(?:[+*]\d{1,10})?|M\d{1,3}(?:[+*]M\d{1,3})?)(?:\/\d{1,10})?$/;
+
+/**
+ * A tone list written as Asterisk's ast_playtones_start reads it, made this module's: parts split at
+ * `|` when the text has one, else at `,`, up to the first empty part (where Asterisk stops). Returns
+ * the list, or the first part Asterisk could not parse (which it would skip at each play).
+ */
+export function asteriskToneList(text: string): { readonly list: string } | { readonly unparsable: string } {
+  const parts: string[] = [];
+  for (const raw of text.split(text.includes('|') ? '|' : ',')) {
+    const part = raw.trim();
+    if (part === '') break;
+    if (!ASTERISK_PART.test(part)) return { unparsable: part };
+    parts.push(part);
+  }
+  if (parts.length === 0) return { unparsable: text.trim() };
+  return { list: parts.join(',') };
+}

@@ -21,7 +21,8 @@ export interface ToneZone {
   readonly description: string;
   /** Ring on/off pattern in ms, for phones that ring locally. */
   readonly ringCadence: readonly number[];
-  readonly tones: Readonly<Record<ToneName, string>>;
+  /** Tone lists by name: the indications' (ToneName) and any other an indications.conf names. */
+  readonly tones: Readonly<Record<string, string>>;
 }
 
 // Three short beeps, then the steady tone: the common "stutter" recall tone.
@@ -32,7 +33,8 @@ function stutter(frequencies: string): string {
 
 const SPECIAL_INFORMATION_TONE = '!950/330,!1400/330,!1800/330,0';
 
-const zones: readonly ToneZone[] = [
+/** The zones built in, in force when no indications.conf is read. */
+const BUILT_IN_ZONES: readonly ToneZone[] = [
   {
     country: 'us',
     description: 'United States / North America',
@@ -126,30 +128,53 @@ const zones: readonly ToneZone[] = [
   },
 ];
 
-const zonesByCountry: ReadonlyMap<string, ToneZone> = new Map(zones.map((zone) => [zone.country, zone]));
-
-export const DEFAULT_TONE_ZONE = 'us';
-
-export const TONE_ZONE_COUNTRIES: readonly string[] = zones.map((zone) => zone.country);
-
-export function getToneZone(country: string): ToneZone | undefined {
-  return zonesByCountry.get(country.toLowerCase());
+function byCountry(zones: readonly ToneZone[]): ReadonlyMap<string, ToneZone> {
+  return new Map(zones.map((zone) => [zone.country.toLowerCase(), zone]));
 }
 
-function isToneName(name: string): name is ToneName {
-  return (TONE_NAMES as readonly string[]).includes(name);
+/** The built-in default country; an indications.conf's `[general] country=` replaces it. */
+const DEFAULT_TONE_ZONE = 'us';
+
+// The zones in force, for the whole process: the built-in ones, or those an indications.conf
+// defined (installToneZones, at start-up), as Asterisk's ast_tone_zones container.
+let zonesByCountry = byCountry(BUILT_IN_ZONES);
+let defaultCountry = DEFAULT_TONE_ZONE;
+
+/**
+ * Puts `zones` in force with `country` as the default (Asterisk's indications.conf): undefined puts
+ * the built-in zones back. A default that is no zone's is the first zone's country, as Asterisk's.
+ */
+export function installToneZones(zones: readonly ToneZone[] | undefined, country?: string): void {
+  const chosen = zones === undefined || zones.length === 0 ? BUILT_IN_ZONES : zones;
+  zonesByCountry = byCountry(chosen);
+  const wanted = (zones === undefined ? DEFAULT_TONE_ZONE : country)?.toLowerCase();
+  defaultCountry = wanted !== undefined && zonesByCountry.has(wanted) ? wanted : chosen[0]!.country.toLowerCase();
+}
+
+/** The country whose tones a channel without a zone of its own hears. */
+export function defaultToneZone(): string {
+  return defaultCountry;
+}
+
+/** The countries of the zones in force. */
+export function toneZoneCountries(): string[] {
+  return [...zonesByCountry.keys()];
+}
+
+export function getToneZone(country: string): ToneZone | undefined {
+  return zonesByCountry.get(country.trim().toLowerCase());
 }
 
 /**
- * Resolves a tone by indication name in a zone, or else as a literal tone
- * list. Undefined for an unknown zone or an unparsable list.
+ * Resolves a tone by name in a zone (an indication's, or any other the zone names, as Asterisk's
+ * ast_get_indication_tone), or else as a literal tone list. Undefined for an unknown zone's
+ * indication or an unparsable list.
  */
-export function resolveTone(nameOrList: string, country: string = DEFAULT_TONE_ZONE): ToneList | undefined {
+export function resolveTone(nameOrList: string, country: string = defaultCountry): ToneList | undefined {
   const name = nameOrList.trim().toLowerCase();
-  if (isToneName(name)) {
-    const zone = getToneZone(country);
-    return zone === undefined ? undefined : parseToneList(zone.tones[name]);
-  }
+  const zone = getToneZone(country);
+  if (zone !== undefined && Object.hasOwn(zone.tones, name)) return parseToneList(zone.tones[name]!);
+  if ((TONE_NAMES as readonly string[]).includes(name)) return undefined;
   return parseToneList(nameOrList);
 }
 
@@ -157,9 +182,9 @@ export function resolveTone(nameOrList: string, country: string = DEFAULT_TONE_Z
  * Resolves the part of a `tone:` media URI after the scheme, e.g.
  * `ring;tonezone=fr` or `440+480/2000,0/4000`.
  */
-export function resolveToneMedia(resource: string, defaultCountry: string = DEFAULT_TONE_ZONE): ToneList | undefined {
+export function resolveToneMedia(resource: string, zone: string = defaultCountry): ToneList | undefined {
   const [tone, ...options] = resource.split(';');
-  let country = defaultCountry;
+  let country = zone;
   for (const option of options) {
     const [key, value] = option.split('=');
     if (key?.trim().toLowerCase() === 'tonezone' && value !== undefined) country = value.trim();

@@ -1,7 +1,7 @@
 // The core's in-band indications without a server: a technology that cannot show ringing, busy or
 // congestion (its indicate returns false, as chan_pjsip's -1 on an answered call) has the zone's
 // tone played to it frame by frame on the media clock; stop, another tone, a playback, music on
-// hold, entering a bridge and the hang-up end or replace it; progress leaves it; a technology that
+// hold, entering a bridge, a frame written by anyone else and the hang-up end or replace it; progress leaves it; a technology that
 // shows the indication itself gets no tone.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -108,6 +108,28 @@ describe('indication tones (Asterisk core emulation of an indication the driver 
     up.bridgeId = 'bridge-1';
     assert.equal(tones.playing(up), false);
     up.indicate('busy');
+    assert.equal(tones.playing(up), false);
+  });
+
+  test('a frame anyone else writes (Echo(), early media) ends the tone and goes out itself, as an interruptible generator in ast_write', () => {
+    const { media, tones, channel } = setUp();
+    const { channel: up, driver } = channel();
+    up.indicate('ringing');
+    ticks(media, 3);
+    assert.equal(driver.frames.length, 3, 'the tone plays');
+    const echoed = { rate: 8000 as const, samples: new Int16Array(160).fill(1234) };
+    up.write(echoed);
+    assert.equal(tones.playing(up), false, 'the first foreign frame ended the tone');
+    assert.equal(up.generatorActive, false);
+    assert.equal(driver.frames.length, 4);
+    assert.equal(driver.frames[3]!.samples[0], 1234, 'the written frame went out');
+    ticks(media, 5);
+    assert.equal(driver.frames.length, 4, 'no tone after it');
+    // A new indication plays again, and is again interruptible.
+    up.indicate('busy');
+    ticks(media, 2);
+    assert.equal(driver.frames.length, 6);
+    up.write(echoed);
     assert.equal(tones.playing(up), false);
   });
 

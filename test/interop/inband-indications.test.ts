@@ -1,7 +1,7 @@
 // Indications on an answered SIP call, heard in band as Asterisk 22's core makes them: chan_pjsip
 // cannot send a 180, 486 or 503 once the call is Up, so Ringing(), Busy(), Congestion() and ARI's
 // ring play the tone of the channel's tone zone (CHANNEL(tonezone), the endpoint's tone_zone) as RTP instead; ring_stop ends it, Progress() plays
-// nothing and leaves it playing. A raw phone (raw-phone.ts) calls and its received PCMU is
+// nothing and leaves it playing, the first frame Echo() writes ends it. A raw phone (raw-phone.ts) calls and its received PCMU is
 // analysed: the tone's frequencies (Goertzel in 10 Hz bins over the tone's runs) and its cadence in
 // 20 ms packets, which the media clock makes one after the other (a stalled tick makes none, so
 // the cadence counted in packets holds on a loaded machine).
@@ -11,9 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { meanSquare } from '../../src/media/energy.ts';
-import { ulawDecode } from '../../src/media/g711.ts';
+import { ulawDecode, ulawEncode } from '../../src/media/g711.ts';
+import { goertzelPower } from '../../src/media/goertzel.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { tonePower } from '../helpers/tone-power.ts';
+import { PacedRtpSender } from './paced-rtp-sender.ts';
 import { RawPhone, type PhoneDialog } from './raw-phone.ts';
 
 const FRAME = 160;
@@ -50,6 +52,10 @@ before(async () => {
       'exten => 614,1,Answer()',
       ' same => n,Ringing()',
       ' same => n,Wait(60)',
+      // Echo() writes what it hears: its first frame ends the tone (interruptible, as Asterisk's).
+      'exten => 615,1,Answer()',
+      ' same => n,Ringing()',
+      ' same => n,Echo()',
       'exten => 620,1,Answer()',
       ' same => n,Stasis(ringer)',
       '',
@@ -217,6 +223,43 @@ describe('indications on an answered SIP call are heard in band (Asterisk 22 cor
       },
       bob,
     );
+  });
+
+  test('Ringing() then Echo(): the first frame Echo() writes back ends the ring tone, and the echo goes out alone', { timeout: 90_000 }, async () => {
+    const from = Date.now();
+    const { dialog, final } = await alice.call('615');
+    assert.match(final, /^SIP\/2\.0 200/);
+    try {
+      await toneFrames(from, 10);
+      // The phone speaks a 1 kHz tone; Echo() sends it back.
+      const port = Number(/^m=audio (\d+)/m.exec(final)?.[1]);
+      const sender = new PacedRtpSender(alice, port, 0x1234, { sequence: 1, timestamp: 0 });
+      const speech = new Int16Array(FRAME);
+      const payload = Buffer.alloc(FRAME);
+      for (let i = 0; i < 60; i++, sender.timestamp += FRAME) {
+        for (let n = 0; n < FRAME; n++) speech[n] = Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (i * FRAME + n)) / 8000));
+        ulawEncode(speech, payload);
+        await sender.send(0, payload);
+      }
+      const isEcho = (frame: Int16Array): boolean => goertzelPower(frame, 1000, 8000) > 10 * goertzelPower(frame, 440, 8000);
+      let frames: Int16Array[] = [];
+      let first = -1;
+      const deadline = Date.now() + 30_000;
+      while (first < 0 || frames.length - first < 40) {
+        assert.ok(Date.now() < deadline, `the echo came back: ${frames.length} packets, first echoed at ${first}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        frames = framesSince(from, alice);
+        first = frames.findIndex(isEcho);
+      }
+      assert.ok(frames.slice(0, first).some(loud), 'the ring tone played before');
+      const after = frames.slice(first, first + 40);
+      const audio = new Int16Array(after.length * FRAME);
+      after.forEach((frame, index) => audio.set(frame, index * FRAME));
+      const powers = Object.fromEntries([1000, 440, 480].map((f) => [f, Math.round(tonePower(audio, f, 8000))]));
+      assert.ok(powers[440]! < powers[1000]! / 100 && powers[480]! < powers[1000]! / 100, `only the echo after its first frame, no ring tone: ${JSON.stringify(powers)}`);
+    } finally {
+      assert.match(await alice.request(dialog, 'BYE'), /^SIP\/2\.0 200/);
+    }
   });
 
   test('ARI POST /channels/{id}/ring on an answered SIP channel plays the ring tone; DELETE .../ring ends it', { timeout: 90_000 }, async () => {

@@ -12,6 +12,8 @@ import { echo } from '../../src/pbx/apps/echo.ts';
 /** The part of a channel Echo() uses. */
 class FakeChannel extends TypedEmitter<ChannelInternalEvents> {
   hangingUp = false;
+  generatorActive = false;
+  interruptOnWrite: (() => void) | undefined;
   hooks = 0;
   listeners: FrameListener[] = [];
   written: Frame[] = [];
@@ -93,5 +95,18 @@ describe('Echo() fast path', () => {
       channel.hangUp();
       assert.equal(await done, 'stop');
     }
+  });
+
+  test('under a generator the echo is dropped (PlayTones(), a playback), as ast_write; an interruptible one (an indication tone) lets it through', async () => {
+    const channel = new FakeChannel(false);
+    const run = echo.execute(channel as never, [], {} as never, '');
+    channel.generatorActive = true;
+    channel.deliver(frame);
+    assert.equal(channel.written.length, 0, 'dropped under a tone PlayTones() plays');
+    channel.interruptOnWrite = () => undefined;
+    channel.deliver(frame);
+    assert.equal(channel.written.length, 1, 'through an indication tone (which the write ends)');
+    channel.hangUp();
+    assert.equal(await run, 'stop');
   });
 });

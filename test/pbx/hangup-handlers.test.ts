@@ -226,7 +226,7 @@ describe('hang-up handlers', () => {
     ]);
   });
 
-  test('a Stasis channel no dialplan runs, hung up by its Local partner, runs the handler ARI pushed before its ChannelDestroyed', { timeout: 60_000 }, async () => {
+  test('a Stasis channel no dialplan runs, hung up by its Local partner: StasisEnd, then the handler ARI pushed, then ChannelDestroyed (Asterisk order)', { timeout: 60_000 }, async () => {
     const { one, oneName, two } = await originate('plain');
     await untilWaiting(two);
     const variable = encodeURIComponent('CHANNEL(hangup_handler_push)');
@@ -243,10 +243,11 @@ describe('hang-up handlers', () => {
       30_000,
     );
     const story = seen.filter((event) => channelName(event) === oneName && ['StasisEnd', 'ChannelUserevent', 'ChannelDestroyed'].includes(event.type)).map(describe2);
-    // Asterisk raises StasisEnd before the handler here (its Stasis() returns, then ast_hangup runs
-    // them); Patchbay after it (docs/differences.md, Hang-up handlers): only the end is asserted.
-    assert.deepEqual(story.filter((line) => line !== 'StasisEnd'), ['Handler loops= n= var= which=partner-gone', 'ChannelDestroyed']);
-    assert.equal(story.at(-1), 'ChannelDestroyed');
+    // As Asterisk: the channel's Stasis thread notices the hang-up once the partner is destroyed and
+    // ends the application (StasisEnd), then ast_hangup runs the handler, then the channel is destroyed.
+    assert.deepEqual(story, ['StasisEnd', 'Handler loops= n= var= which=partner-gone', 'ChannelDestroyed']);
+    const order = seen.filter((event) => (event.type === 'ChannelDestroyed' && channelName(event) === two) || (event.type === 'StasisEnd' && channelName(event) === oneName)).map((event) => `${event.type} ${channelName(event)}`);
+    assert.deepEqual(order, [`ChannelDestroyed ${two}`, `StasisEnd ${oneName}`], 'the partner is destroyed before the channel leaves its application');
   });
 
   test('a handler is not run on a channel whose stack was wiped from ARI', { timeout: 60_000 }, async () => {

@@ -65,6 +65,8 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly rtpTimeout?: number;
   /** The address written in this endpoint's SDP instead of the transport's (endpoint `media_address`). */
   readonly mediaAddress?: string;
+  /** Ringing before the answer is a 183 with SDP and the ring tone in band, not a 180 (endpoint `inband_progress`). */
+  readonly inbandProgress?: boolean;
   /** What a 3xx to our INVITE does (endpoint `redirect_method`; default `user`). */
   readonly redirectMethod?: 'user' | 'uri_core' | 'uri_pjsip';
   /** No Q.850 Reason on our BYE, CANCEL and refusals (endpoint `suppress_q850_reason_headers`). */

@@ -483,12 +483,23 @@ export class SipCall implements ChannelDriver, DialogRoute {
     // heard in band instead (progress plays nothing), as chan_pjsip refuses them once Up.
     if (this.channel.state === 'Up') return false;
     if (this.side.kind !== 'inbound' || this.#answered) return;
+    // Ringing with inband_progress, or once a 183 sent our SDP (pjsip's negotiation done), is a
+    // 183 and the ring tone in band, as chan_pjsip answers -1 and sends 183 rather than 180.
+    if (indication === 'ringing' && (this.mediaOptions.inbandProgress === true || this.#progressSent)) {
+      this.#sendProgress();
+      return false;
+    }
     if (indication === 'ringing') this.#respond(180, false);
-    else if (indication === 'progress' && !this.#progressSent) {
-      this.#progressSent = true;
-      this.#respond(183, true);
-    } else if (indication === 'busy') this.#refuse(17);
+    else if (indication === 'progress') this.#sendProgress();
+    else if (indication === 'busy') this.#refuse(17);
     else if (indication === 'congestion') this.#refuse(34);
+  }
+
+  /** The one 183 with SDP of the call (Progress(), in-band ringing): early media flows from then on. */
+  #sendProgress(): void {
+    if (this.#progressSent) return;
+    this.#progressSent = true;
+    this.#respond(183, true);
   }
 
   /** Busy()/Congestion() unanswered: the final response ends the session, so the channel too (as chan_pjsip), once indicate() returned. */

@@ -96,6 +96,21 @@ export class ChannelAudioPath<C> {
     return this.#generatorActive;
   }
 
+  /**
+   * What ends the interruptible generator playing (an indication tone) at the first frame anyone
+   * else writes, as Asterisk's AST_FLAG_WRITE_INT: ast_write deactivates such a generator and lets
+   * the frame through (a generator that is not interruptible keeps playing and the frame is dropped).
+   */
+  interruptOnWrite: (() => void) | undefined;
+
+  /** A frame written by something other than the channel's generators: an interruptible one ends first. */
+  writtenByOther(): void {
+    const end = this.interruptOnWrite;
+    if (end === undefined) return;
+    this.interruptOnWrite = undefined;
+    end();
+  }
+
   set generatorActive(active: boolean) {
     if (active === this.#generatorActive) return;
     this.#generatorActive = active;

@@ -43,10 +43,15 @@ export interface ChannelInternalEvents {
     /**
      * Queued by another channel's hang-up (a Local partner's): the thread owning this channel in
      * Asterisk notices it only later, after that partner is destroyed, so what the channel does
-     * itself as it notices (leaving its Stasis application) waits for `destroying`.
+     * itself as it notices (leaving its Stasis application) waits for `hangup-noticed`.
      */
     noticedLater?: boolean;
   };
+  /**
+   * The thread owning the channel in Asterisk would notice its hang-up now: the channel is destroyed
+   * next, or its hang-up logic (handlers, `h`) runs first and it is destroyed after that.
+   */
+  'hangup-noticed': undefined;
   /** The channel is being destroyed: just before its ChannelDestroyed. */
   destroying: undefined;
   /**

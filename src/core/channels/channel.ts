@@ -88,6 +88,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.emit('media-path', undefined);
   });
   private destroyedAlready = false;
+  /** The hang-up was noticed (hangup-noticed raised), once. */
+  private noticedHangup = false;
 
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
@@ -318,7 +320,22 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    this.driver.writeFrame(this.#audio.outgoing(frame, this));
+    this.#audio.writtenByOther();
+    this.writeGenerated(frame);
+  }
+
+  /** A generator's frame (channel-generators.ts): unlike write(), it leaves an interruptible generator playing. */
+  writeGenerated(frame: Frame): void {
+    if (!this.hangingUp) this.driver.writeFrame(this.#audio.outgoing(frame, this));
+  }
+
+  /** Ends the generator playing at the first frame written by anyone else (an indication tone); see ChannelAudioPath. */
+  get interruptOnWrite(): (() => void) | undefined {
+    return this.#audio.interruptOnWrite;
+  }
+
+  set interruptOnWrite(end: (() => void) | undefined) {
+    this.#audio.interruptOnWrite = end;
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
@@ -561,8 +578,14 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** Second half: ChannelDestroyed, and the table forgets the channel, whatever failed before. */
   private destroy(): void {
-    // Hang-up logic runs first; finishHangup() destroys the channel after it.
-    if (this.destroyedAlready || this.#dialplanRun.hangupDeferred) return;
+    if (this.destroyedAlready) return;
+    // Asterisk's ast_hangup would start here: what the channel's owner does first (StasisEnd) comes
+    // before the hang-up logic, which runs first; finishHangup() destroys the channel after it.
+    if (!this.noticedHangup) {
+      this.noticedHangup = true;
+      this.emit('hangup-noticed', undefined);
+    }
+    if (this.#dialplanRun.hangupDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
     this.#audio.clear();

@@ -20,9 +20,10 @@ export function connectChannels(a: Channel, b: Channel): () => void {
 /** connectChannels, also telling whether the technologies relay the audio themselves (audio-relay.ts). */
 export function connectMedia(a: Channel, b: Channel): MediaConnection {
   const forward = (to: Channel): { frame: FrameListener; dtmf: (digit: { digit: string; durationMs: number }) => void } => ({
-    // A channel hearing media of its own (music on hold while held) hears that instead, as in a bridge.
+    // A channel hearing media of its own (music on hold while held) hears that instead, as in a
+    // bridge; an interruptible one (an indication tone: ringing before early media) gives way.
     frame: (frame: Frame) => {
-      if (!to.generatorActive) to.write(frame);
+      if (!to.generatorActive || to.interruptOnWrite !== undefined) to.write(frame);
     },
     dtmf: ({ digit, durationMs }) => {
       if (!to.hangingUp) to.driver.sendDigit(digit, durationMs);

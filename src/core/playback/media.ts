@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { readAudioFile } from '../../media/audio-file.ts';
 import { isSampleRate, type SampleRate } from '../../media/frame.ts';
 import { resampleAll } from '../../media/resample.ts';
-import { DEFAULT_TONE_ZONE, resolveToneMedia } from '../../media/tonezones.ts';
+import { resolveToneMedia } from '../../media/tonezones.ts';
 import type { Sounds } from '../sounds.ts';
 import { mediaUriProblem } from './media-limits.ts';
 import { PcmSource, PLAYBACK_RATE, PromptSequenceSource, ToneSource, type MediaSource } from './media-source.ts';
@@ -43,7 +43,7 @@ export function openMedia(uri: string, language: string, offsetMs: number, conte
       return pcmFrom([file], offsetMs, rate);
     }
     case 'tone': {
-      const tones = resolveToneMedia(resource, DEFAULT_TONE_ZONE);
+      const tones = resolveToneMedia(resource);
       if (!tones) return { failure: `Unknown tone: ${resource}` };
       return { source: new ToneSource(tones, rate) };
     }

@@ -3,7 +3,8 @@
 // Fast path: when nothing else takes the channel's audio and its technology can loop it (a SIP
 // call whose media runs in a media worker), the technology sends the audio back by itself and no
 // frame reaches this thread; as soon as something taps the channel (a snoop, a listener, a hook)
-// the echo goes back to frame by frame, so the tap hears the caller.
+// the echo goes back to frame by frame, so the tap hears the caller. A tone the core plays for an
+// indication ends at the first echoed frame; under any other generator the echo is dropped (ast_write).
 import type { FrameListener } from '../../core/channels/channel.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 
@@ -13,7 +14,11 @@ export const echo: DialplanApplication = {
   execute(channel): Promise<AppOutcome> {
     if (channel.hangingUp) return Promise.resolve('stop');
     return new Promise((resolve) => {
-      const onFrame: FrameListener = (frame, from) => from.write(frame);
+      // As ast_write under a generator: an interruptible one (an indication tone) gives way to the
+      // echo; while another plays (PlayTones()'s, a playback) the echoed frame is dropped.
+      const onFrame: FrameListener = (frame, from) => {
+        if (!from.generatorActive || from.interruptOnWrite !== undefined) from.write(frame);
+      };
       let looping = false;
       const finish = (outcome: AppOutcome): void => {
         if (looping) channel.driver.loopAudio?.(false);

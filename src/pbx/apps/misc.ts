@@ -166,7 +166,9 @@ export const playTones: DialplanApplication = {
     if (!engine) return 'next';
     const previous = tonePlaybacks.get(channel);
     if (previous) engine.stopPlayback(previous);
-    tonePlaybacks.set(channel, engine.playOnChannel(channel, { media: [`tone:${tone}`], language: channel.language, internal: true }));
+    // A name is looked up in the channel's tone zone (CHANNEL(tonezone)), as app_playtones does.
+    const zone = channel.toneZone === undefined || tone.includes(';') ? '' : `;tonezone=${channel.toneZone}`;
+    tonePlaybacks.set(channel, engine.playOnChannel(channel, { media: [`tone:${tone}${zone}`], language: channel.language, internal: true }));
     return 'next';
   },
 };

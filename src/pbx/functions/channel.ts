@@ -3,7 +3,7 @@
 import type { CallerId, Channel } from '../../core/channels/channel.ts';
 import { causeText } from '../../core/channels/causes.ts';
 import { InvalidError } from '../../core/errors.ts';
-import { getToneZone, TONE_ZONE_COUNTRIES } from '../../media/tonezones.ts';
+import { getToneZone, toneZoneCountries } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
@@ -125,7 +125,7 @@ const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => 
 /** A tone zone's country as CHANNEL(tonezone) takes it: one Patchbay knows, else refused as Asterisk refuses it. */
 function knownToneZone(value: string): string {
   const zone = getToneZone(value.trim());
-  if (!zone) throw new InvalidError(`Unknown country code '${value.slice(0, 64)}' for tonezone (known: ${TONE_ZONE_COUNTRIES.join(', ')})`);
+  if (!zone) throw new InvalidError(`Unknown country code '${value.slice(0, 64)}' for tonezone (known: ${toneZoneCountries().join(', ')})`);
   return zone.country;
 }
 
@@ -185,7 +185,7 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode, musicclass and tonezone (a country of Patchbay\'s tone zones: us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode, musicclass and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();

@@ -24,7 +24,7 @@ import type {
   PjsipTransport,
 } from './types.ts';
 import type { TlsMethod } from '../../../sip/tls-material.ts';
-import { getToneZone, TONE_ZONE_COUNTRIES } from '../../../media/tonezones.ts';
+import { getToneZone, toneZoneCountries } from '../../../media/tonezones.ts';
 import {
   MAX_LIST_ITEMS,
   bool,
@@ -137,6 +137,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     directMedia: false,
     identifyBy: ['username', 'ip'],
     rtpSymmetric: false,
+    inbandProgress: false,
     forceRport: true,
     rewriteContact: false,
     allowOverlap: true,
@@ -199,13 +200,14 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     dtmf_mode: choice('dtmfMode', DTMF_MODES, { default: 'rfc4733', doc: 'How DTMF is sent and received.' }),
     identify_by: choices('identifyBy', IDENTIFY_BY, { default: 'username,ip', doc: 'Whether the From user (`username`, `auth_username`) may identify the endpoint.' }),
     language: optionalText('language', { doc: 'Language of the endpoint\'s channels (sound prompts).' }),
-    tone_zone: custom<EndpointDraft>({ doc: `Tone zone of the endpoint's channels (${TONE_ZONE_COUNTRIES.join(', ')}): the tones indications are heard in band with.` }, (draft, value, report) => {
+    tone_zone: custom<EndpointDraft>({ doc: `Tone zone of the endpoint's channels (a country of indications.conf, else of the built-in ${toneZoneCountries().join(', ')}): the tones indications are heard in band with.` }, (draft, value, report) => {
       const zone = getToneZone(value.trim());
       // As chan_pjsip, an unknown country leaves the channels in the default zone (it is only named).
-      if (!zone && value.trim() !== '') report.warn(`tone_zone ${shown(value)} is not a known tone zone (${TONE_ZONE_COUNTRIES.join(', ')}): the default applies`);
+      if (!zone && value.trim() !== '') report.warn(`tone_zone ${shown(value)} is not a known tone zone (${toneZoneCountries().join(', ')}): the default applies`);
       if (zone) draft.toneZone = zone.country;
       else delete draft.toneZone;
     }),
+    inband_progress: bool('inbandProgress', { default: 'no', doc: 'Ringing before the answer is sent as 183 Session Progress with SDP and the ring tone is heard in band, instead of a 180.' }),
     from_user: optionalText('fromUser', { doc: 'User part of the From of calls to the endpoint.' }),
     from_domain: optionalText('fromDomain', { doc: 'Host part of the From of calls to the endpoint.' }),
     rtp_symmetric: bool('rtpSymmetric', { default: 'no', doc: 'Send RTP (and RTCP) to where the far end\'s comes from once learned; no: to the SDP\'s address.' }),

@@ -65,6 +65,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly language?: string;
   /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
   readonly toneZone?: string;
+  /** inband_progress: ringing before the answer is sent as 183 with SDP and heard in band (chan_pjsip). */
+  readonly inbandProgress: boolean;
   readonly rtpSymmetric: boolean;
   readonly forceRport: boolean;
   readonly rewriteContact: boolean;
