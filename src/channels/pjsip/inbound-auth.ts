@@ -60,13 +60,13 @@ export class InboundAuthenticator {
    * been answered (401, 403).
    */
   admitOptions(request: SipRequest, tx: ServerTransaction): boolean {
-    // Nothing to identify when no endpoint would be challenged (the common ping path stays a lookup-free 200).
+    // Nothing to identify when no endpoint would be challenged and none has an ACL (the common ping
+    // path stays a lookup-free 200).
     const acls = this.#acls();
     if (!this.#anyOptionsChallenged() && !acls) return true;
-    const identified = this.#identifier.identify(request, tx.source);
+    const endpoint = this.#identifier.identify(request, tx.source);
     // Refused by its endpoint's ACL: challenged as Asterisk's artificial endpoint is (never answered 200).
-    if (identified && acls?.refuses(identified, request, tx.source)) return this.#authenticate(request, tx, undefined);
-    const endpoint = identified;
+    if (endpoint && acls?.refuses(endpoint, request, tx.source)) return this.#authenticate(request, tx, undefined);
     if (!endpoint || endpoint.auth.length === 0 || endpoint.allowUnauthenticatedOptions) return true;
     if (!endpoint.forceRport) unforceRport(request);
     return this.#authenticate(request, tx, endpoint);
