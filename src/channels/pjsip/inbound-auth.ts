@@ -1,4 +1,5 @@
-// Who may send us REGISTER, INVITE and MESSAGE: the request's endpoint is identified, then digest
+// Who may send us REGISTER, INVITE and MESSAGE: the request's endpoint is identified, its own ACL
+// checked (endpoint-acl.ts: a refused request goes on as from no endpoint), then digest
 // authentication is asked of endpoints that name an auth (res_pjsip's inbound authentication).
 import { DigestAuthenticator, type DigestAlgorithm } from '../../sip/auth/digest.ts';
 import type { SipRequest } from '../../sip/message.ts';
@@ -6,6 +7,7 @@ import { unforceRport } from '../../sip/transport.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { EndpointIdentifier } from './identify.ts';
+import type { EndpointAcls } from './endpoint-acl.ts';
 import type { PjsipRuntime } from './runtime.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { SipAuthFailures, type SipAuthFailureLimits } from './auth-failures.ts';
@@ -16,15 +18,18 @@ const DEFAULT_LIMITS: SipAuthFailureLimits = { maxPerSource: 10, maxPerEndpoint:
 export class InboundAuthenticator {
   readonly #runtime: PjsipRuntime;
   readonly #identifier: EndpointIdentifier;
+  /** The endpoints' own ACLs of the running configuration (rebuilt with it). */
+  readonly #acls: () => EndpointAcls | undefined;
   #digest = new DigestAuthenticator({ realm: 'asterisk' });
   #failures = new SipAuthFailures(DEFAULT_LIMITS);
   /** One line per interval at most: a guesser makes hundreds of failures a second. */
   readonly #failureLog = new LogThrottle(10_000);
   readonly #blockLog = { source: new LogThrottle(10_000), endpoint: new LogThrottle(10_000) };
 
-  constructor(runtime: PjsipRuntime, identifier: EndpointIdentifier) {
+  constructor(runtime: PjsipRuntime, identifier: EndpointIdentifier, acls: () => EndpointAcls | undefined = () => undefined) {
     this.#runtime = runtime;
     this.#identifier = identifier;
+    this.#acls = acls;
   }
 
   /** Guesses failed and refused since start, and blocks now, for GET /metrics. */
@@ -42,7 +47,7 @@ export class InboundAuthenticator {
 
   /** The endpoint the request is from once identified and authenticated; undefined when it has been answered. */
   admit(request: SipRequest, tx: ServerTransaction): PjsipEndpoint | undefined {
-    const endpoint = this.#identifier.identify(request, tx.source);
+    const endpoint = this.#identify(request, tx);
     // force_rport=no: responses (the challenge included) go to the port the Via names.
     if (endpoint && !endpoint.forceRport) unforceRport(request);
     return this.#authenticate(request, tx, endpoint) ? endpoint : undefined;
@@ -55,12 +60,22 @@ export class InboundAuthenticator {
    * been answered (401, 403).
    */
   admitOptions(request: SipRequest, tx: ServerTransaction): boolean {
-    // Nothing to identify when no endpoint would be challenged (the common ping path stays a lookup-free 200).
-    if (!this.#anyOptionsChallenged()) return true;
+    // Nothing to identify when no endpoint would be challenged and none has an ACL (the common ping
+    // path stays a lookup-free 200).
+    const acls = this.#acls();
+    if (!this.#anyOptionsChallenged() && !acls) return true;
     const endpoint = this.#identifier.identify(request, tx.source);
+    // Refused by its endpoint's ACL: challenged as Asterisk's artificial endpoint is (never answered 200).
+    if (endpoint && acls?.refuses(endpoint, request, tx.source)) return this.#authenticate(request, tx, undefined);
     if (!endpoint || endpoint.auth.length === 0 || endpoint.allowUnauthenticatedOptions) return true;
     if (!endpoint.forceRport) unforceRport(request);
     return this.#authenticate(request, tx, endpoint);
+  }
+
+  /** The request's endpoint, or undefined when none matches or its own ACL refuses the request. */
+  #identify(request: SipRequest, tx: ServerTransaction): PjsipEndpoint | undefined {
+    const endpoint = this.#identifier.identify(request, tx.source);
+    return endpoint && this.#acls()?.refuses(endpoint, request, tx.source) ? undefined : endpoint;
   }
 
   #optionsChallengedIn: { readonly config: unknown; readonly any: boolean } | undefined;

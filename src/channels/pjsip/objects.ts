@@ -69,9 +69,9 @@ export function readPjsipConfObjects(file: string): { tree: ConfigObjectTree; er
         if (negated.length > 0) fields.allow = [fields.allow, ...negated].filter((item) => item !== '').join(',');
         continue;
       }
-      // An ACL's permit and deny lines are one chain in the order written (the last match wins): a
+      // An ACL's (or an endpoint's) permit and deny lines are one chain in the order written (the last match wins): a
       // record keeps them as one `permit` list, each deny entry written as its inverse (`!`).
-      if (object.type === 'acl' && (field.name === 'deny' || field.name === 'contact_deny')) {
+      if ((object.type === 'acl' || object.type === 'endpoint') && (field.name === 'deny' || field.name === 'contact_deny')) {
         const name = field.name === 'deny' ? 'permit' : 'contact_permit';
         const inverted = field.value.split(',').map((item) => item.trim()).filter((item) => item !== '').map((item) => (item.startsWith('!') ? item.slice(1) : `!${item}`)).join(',');
         if (inverted !== '') fields[name] = Object.hasOwn(fields, name) && fields[name] !== '' ? `${fields[name]},${inverted}` : inverted;

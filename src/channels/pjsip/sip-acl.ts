@@ -10,14 +10,15 @@
 // and lets through one that does not resolve). Refusals are logged as Asterisk logs them (a NOTICE
 // naming the ACL, a WARNING naming the source), at most one pair a second with a count of the rest.
 import type { Logger } from 'pino';
-import type { SipMessage, SipRequest } from '../../sip/message.ts';
+import type { SipRequest } from '../../sip/message.ts';
 import type { Source } from '../../sip/transport-types.ts';
 import type { TransactionLayer } from '../../sip/transaction/index.ts';
 import { parseAclRule, readAddressInto, rulesAllowBytes, type AclRule } from '../../util/acl.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
+import { formatUri } from '../../sip/uri.ts';
 import type { NamedAcl } from '../../config/ari-users.ts';
 import { readAclConfBeside, settingsAcls, type NamedRules } from './acl-conf.ts';
-import type { PjsipAcl, PjsipConfig } from './config/types.ts';
+import type { AclLists, PjsipAcl, PjsipConfig } from './config/types.ts';
 
 /** One chain of an ACL list: the section's own lines (`''`, Asterisk's BASELINE) or a named ACL. */
 interface Chain {
@@ -54,22 +55,25 @@ export class SipAcl {
   readonly #scratch = new Uint8Array(16);
   readonly #sourceLog: LogThrottle;
   readonly #contactLog: LogThrottle;
+  /** An endpoint's own ACL logs as pjsip_distributor.c does (the request, "Not match Endpoint ACL"); undefined for type=acl. */
+  readonly #endpoint: boolean;
 
   /**
    * The sections compiled against the named ACLs; undefined when there is nothing to check.
    * `problems` gets one line per ACL name that refers to nothing; `now` is the log throttle's clock.
    */
-  static compile(acls: Iterable<PjsipAcl>, named: ReadonlyMap<string, NamedRules>, log: Logger, problems: string[], now: () => number = Date.now): SipAcl | undefined {
+  static compile(acls: Iterable<AclLists & { readonly id: string }>, named: ReadonlyMap<string, NamedRules>, log: Logger, problems: string[], now: () => number = Date.now, endpoint = false): SipAcl | undefined {
     const compiled: CompiledAcl[] = [];
     for (const acl of acls) {
       const source = chains(acl.rules, acl.acl, named, problems, acl.id);
       const contact = chains(acl.contactRules, acl.contactAcl, named, problems, acl.id);
       if (source.length > 0 || contact.length > 0) compiled.push({ id: acl.id, source, contact });
     }
-    return compiled.length > 0 ? new SipAcl(compiled, log, now) : undefined;
+    return compiled.length > 0 ? new SipAcl(compiled, log, now, endpoint) : undefined;
   }
 
-  private constructor(acls: CompiledAcl[], log: Logger, now: () => number) {
+  private constructor(acls: CompiledAcl[], log: Logger, now: () => number, endpoint: boolean) {
+    this.#endpoint = endpoint;
     this.#sourceLog = new LogThrottle(LOG_INTERVAL_MS, now);
     this.#contactLog = new LogThrottle(LOG_INTERVAL_MS, now);
     this.#acls = acls;
@@ -96,16 +100,16 @@ export class SipAcl {
       if (acl.source.length > 0) {
         const failed = this.#failedChain(acl.source, scratch, length);
         if (failed) {
-          this.#refused(this.#sourceLog, 'SIP ACL: ', failed, source.address, `${source.address.includes(':') ? `[${source.address}]` : source.address}:${source.port}`);
+          this.#refused(this.#sourceLog, 'SIP ACL: ', failed, source.address, request, source);
           return true;
         }
       }
     }
-    return this.#anyContact && this.#contactRefused(request);
+    return this.#anyContact && this.#contactRefused(request, source);
   }
 
   /** Contact ACLs, only when some section has them: each Contact's IP host in turn. */
-  #contactRefused(message: SipMessage): boolean {
+  #contactRefused(message: SipRequest, source: Source): boolean {
     if (!message.has('contact')) return false;
     const contacts = message.contacts();
     if (contacts === 'wildcard') return false;
@@ -118,7 +122,7 @@ export class SipAcl {
         if (acl.contact.length === 0) continue;
         const failed = this.#failedChain(acl.contact, this.#scratch, length);
         if (failed) {
-          this.#refused(this.#contactLog, 'SIP Contact ACL: ', failed, host, `${host.includes(':') ? `[${host}]` : host}:0`);
+          this.#refused(this.#contactLog, 'SIP Contact ACL: ', failed, host, message, source);
           return true;
         }
       }
@@ -140,13 +144,22 @@ export class SipAcl {
     return undefined;
   }
 
-  #refused(throttle: LogThrottle, prefix: string, chain: Chain, address: string, withPort: string): void {
+  #refused(throttle: LogThrottle, prefix: string, chain: Chain, address: string, request: SipRequest, source: Source): void {
     throttle.run((suppressed) => {
       const more = suppressed > 0 ? { suppressed } : {};
       const name = chain.name === '' ? '(BASELINE)' : chain.name;
       if (chain.invalid) this.#log.warn(more, `${prefix}Rejecting '${address}' due to use of an invalid ACL '${name}'.`);
       else this.#log.info(more, `${prefix}Rejecting '${address}' due to a failure to pass ACL '${name}'`);
-      this.#log.warn(more, `Incoming SIP message from ${withPort} did not pass ACL test`);
+      const sender = `${source.address.includes(':') ? `[${source.address}]` : source.address}:${source.port}`;
+      if (!this.#endpoint) {
+        // res_pjsip_acl names the Contact host (port 0) for a Contact refusal, the source otherwise.
+        const named = prefix === 'SIP ACL: ' ? sender : `${address.includes(':') ? `[${address}]` : address}:0`;
+        this.#log.warn(more, `Incoming SIP message from ${named} did not pass ACL test`);
+        return;
+      }
+      const from = request.from()?.uri;
+      const what = prefix === 'SIP ACL: ' ? 'Not match Endpoint ACL' : 'Not match Endpoint Contact ACL';
+      this.#log.info(more, `Request '${request.method}' from '${from ? `<${formatUri(from)}>` : ''}' failed for '${sender}' (callid: ${request.callId() ?? ''}) - ${what}`);
     });
   }
 }
@@ -161,14 +174,25 @@ const BLOCK_ALL: readonly AclRule[] = ['0.0.0.0/0', '::/0'].map((entry) => parse
  * res_pjsip_acl does. Problems are logged once per build; undefined when nothing is checked.
  */
 export function buildSipAcl(config: PjsipConfig, unbuilt: readonly string[], pjsipConf: string | null | undefined, settingsNamed: ReadonlyMap<string, NamedAcl>, log: Logger): SipAcl | undefined {
-  const blocked: PjsipAcl[] = unbuilt.map((id) => ({ type: 'acl', id, rules: BLOCK_ALL, acl: [], contactRules: [], contactAcl: [] }));
-  if (blocked.length > 0) log.error(`There is an error in ACL configuration (${unbuilt.join(', ')}). Blocking ALL SIP traffic.`);
-  if (config.acls.size === 0 && blocked.length === 0) return undefined;
+  if (config.acls.size === 0 && unbuilt.length === 0) return undefined;
+  return compileSections(config, unbuilt, readNamedAcls(pjsipConf, settingsNamed, log), log);
+}
+
+/** acl.conf beside `pjsipConf` (read now; its problems logged) over the settings' named ACLs. */
+export function readNamedAcls(pjsipConf: string | null | undefined, settingsNamed: ReadonlyMap<string, NamedAcl>, log: Logger): Map<string, NamedRules> {
   const read = readAclConfBeside(pjsipConf);
   const named = settingsAcls(settingsNamed);
   for (const [key, acl] of read.acls) named.set(key, acl);
   for (const line of read.errors) log.error(line);
   for (const line of read.warnings) log.warn(line);
+  return named;
+}
+
+/** The `type=acl` sections (and the `unbuilt` ones, blocking everything) against the named ACLs. */
+export function compileSections(config: PjsipConfig, unbuilt: readonly string[], named: ReadonlyMap<string, NamedRules>, log: Logger): SipAcl | undefined {
+  const blocked: PjsipAcl[] = unbuilt.map((id) => ({ type: 'acl', id, rules: BLOCK_ALL, acl: [], contactRules: [], contactAcl: [] }));
+  if (blocked.length > 0) log.error(`There is an error in ACL configuration (${unbuilt.join(', ')}). Blocking ALL SIP traffic.`);
+  if (config.acls.size === 0 && blocked.length === 0) return undefined;
   const problems: string[] = [];
   const acl = SipAcl.compile([...config.acls.values(), ...blocked], named, log, problems);
   for (const line of problems) log.error(line);

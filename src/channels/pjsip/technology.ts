@@ -22,7 +22,7 @@ import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
 import type { SipRequest } from '../../sip/message.ts';
-import { buildSipAcl, type SipAcl } from './sip-acl.ts';
+import { buildSipAcls, type SipAcls } from './endpoint-acl.ts';
 import { Registrar } from '../../sip/registrar.ts';
 import type { ContactDirectory } from './contact-directory.ts';
 import { listContacts, type ContactRow } from './contact-listing.ts';
@@ -80,8 +80,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #config: PjsipConfig = buildPjsipConfig([]).value;
   #registrar = new Registrar();
   #objects: PjsipObjects | undefined;
-  /** The `type=acl` sections compiled (sip-acl.ts): undefined when there are none. */
-  #acl: SipAcl | undefined;
+  /** The `type=acl` sections (sip-acl.ts) and the endpoints' own ACLs (endpoint-acl.ts) compiled. */
+  #acl: SipAcls | undefined;
   #qualifier: ContactQualifier | undefined;
   #registrations: OutboundRegistrations | undefined;
   #contactDirectory: ContactDirectory | undefined;
@@ -210,7 +210,7 @@ export class PjsipTechnology implements ChannelTechnology {
     };
     const runtime = this.#runtime;
     this.#streams = new CallStreams(runtime, (seconds) => this.onCallRoundTrip?.(seconds));
-    this.#auth = new InboundAuthenticator(runtime, new EndpointIdentifier(runtime));
+    this.#auth = new InboundAuthenticator(runtime, new EndpointIdentifier(runtime), () => this.#acl?.endpoints);
     const transfers = new CallTransfers(runtime);
     this.#dialer = new Dialer(runtime, transfers);
     this.#registerServer = new RegisterServer(runtime, this.#auth);
@@ -316,7 +316,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const objects = new PjsipObjects(context, log);
     this.#objects = objects;
     this.#config = objects.load();
-    this.#acl = buildSipAcl(this.#config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
+    this.#acl = buildSipAcls(this.#config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
     const realm = this.#config.global.defaultRealm || 'asterisk';
     this.#inviteServer.maxCallsPerEndpoint = settings.maxCallsPerEndpoint;
     const failed = settings.failedAuth;
@@ -362,7 +362,7 @@ export class PjsipTechnology implements ChannelTechnology {
     objects.watch((config) => {
       this.#config = config;
       // A reload's ACL (and acl.conf read again) applies to the next request.
-      this.#acl = buildSipAcl(config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
+      this.#acl = buildSipAcls(config, objects.unbuilt('acl'), settings.pjsipConf, context.config.ari.acls, log);
       if (this.#layer) this.#layer.maxForwards = config.global.maxForwards;
       this.#transport?.setKeepAliveInterval(config.global.keepAliveInterval);
       this.#objects?.dropOrphanBindings(this.#registrar);
@@ -399,7 +399,7 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       this.sipTrace,
       webSocket,
-      { screen: (request, source) => this.#acl?.screen(request, source, this.#layer) ?? false, divert: (message, source) => this.#flowRelay?.divert(message, source) ?? false, connectionClosed: (connection) => this.#flowRelay?.connectionClosed(connection) },
+      { screen: (request, source) => this.#acl?.sections?.screen(request, source, this.#layer) ?? false, divert: (message, source) => this.#flowRelay?.divert(message, source) ?? false, connectionClosed: (connection) => this.#flowRelay?.connectionClosed(connection) },
     );
     // A browser's registrations live as long as its WebSocket: nothing can reach it once that closes.
     transport.webSocket?.onClosed((connection) => this.#registrar.removeWhere((binding) => isWebSocketSource(binding.source.transport) && binding.source.address === connection.remoteAddress && binding.source.port === connection.remotePort));

@@ -6,7 +6,7 @@
 // (objects.ts), so no section is ever left out silently.
 import { parseAclRule, type AclRule } from '../../../util/acl.ts';
 import { bool, custom, declareObject, int, MAX_LIST_ITEMS, type Draft, type Option } from './options.ts';
-import type { PjsipAcl, PjsipSystem } from './types.ts';
+import type { AclLists, PjsipAcl, PjsipEndpoint, PjsipSystem } from './types.ts';
 import { parseBool, parseInteger, shown, splitList } from './values.ts';
 
 /** Most rules (or named ACLs) one list of one section holds; more is refused at start-up. */
@@ -14,32 +14,41 @@ const MAX_ACL_RULES = MAX_LIST_ITEMS;
 const ACL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 type AclDraft = Draft<PjsipAcl>;
+type Lists = { -readonly [K in keyof AclLists]: AclLists[K] };
+/** Where a draft keeps its four lists: a type=acl section is them; an endpoint has them in `acls`. */
+type ListsOf<D> = (draft: D) => Lists;
+
+const sectionLists: ListsOf<AclDraft> = (draft) => draft;
+// Copied before a change: a draft's lists may be its template's object.
+const endpointLists: ListsOf<Draft<PjsipEndpoint>> = (draft) => (draft.acls = { ...draft.acls });
 
 /** `permit`/`deny` (or their `contact_` forms): each comma-separated entry appended in order. */
-function aclRules(key: 'rules' | 'contactRules', permit: boolean, doc: string): Option<AclDraft> {
-  return custom<AclDraft>({ list: true, doc }, (draft, value, report) => {
-    const rules: AclRule[] = [...draft[key]];
+function aclRules<D>(lists: ListsOf<D>, key: 'rules' | 'contactRules', permit: boolean, doc: string): Option<D> {
+  return custom<D>({ list: true, doc }, (draft, value, report) => {
+    const target = lists(draft);
+    const rules: AclRule[] = [...target[key]];
     for (const item of splitList(value)) {
       if (rules.length >= MAX_ACL_RULES) return report.fail(`more than ${MAX_ACL_RULES} permit/deny entries in one section (split them over several type=acl sections)`);
       const rule = parseAclRule(item, permit);
       if (typeof rule === 'string') return report.fail(`bad ACL entry ${shown(item)}: ${rule}`);
       rules.push(rule);
     }
-    draft[key] = rules;
+    target[key] = rules;
   });
 }
 
 /** `acl`/`contact_acl`: acl.conf section names, appended; a name twice is an error, as in Asterisk. */
-function aclNames(key: 'acl' | 'contactAcl', doc: string): Option<AclDraft> {
-  return custom<AclDraft>({ list: true, doc }, (draft, value, report) => {
-    const names = [...draft[key]];
+function aclNames<D>(lists: ListsOf<D>, key: 'acl' | 'contactAcl', doc: string): Option<D> {
+  return custom<D>({ list: true, doc }, (draft, value, report) => {
+    const target = lists(draft);
+    const names = [...target[key]];
     for (const name of splitList(value)) {
       if (!ACL_NAME.test(name)) return report.fail(`${shown(name)} is not an ACL name (1–64 letters, digits, _, . or -)`);
       if (names.some((known) => known.toLowerCase() === name.toLowerCase())) return report.fail(`named ACL ${shown(name)} occurs multiple times`);
       if (names.length >= MAX_ACL_RULES) return report.fail(`more than ${MAX_ACL_RULES} named ACLs`);
       names.push(name);
     }
-    draft[key] = names;
+    target[key] = names;
   });
 }
 
@@ -49,15 +58,33 @@ export const ACL = declareObject<PjsipAcl, AclDraft>({
   type: 'acl',
   initial: (id) => ({ type: 'acl', id, rules: [], acl: [], contactRules: [], contactAcl: [] }),
   options: {
-    permit: aclRules('rules', true, `Source addresses allowed: ${ENTRY_DOC}; with \`deny\`, in the order written, the last match wins.`),
-    deny: aclRules('rules', false, `Source addresses refused (403, before anything else): ${ENTRY_DOC}.`),
-    acl: aclNames('acl', 'acl.conf sections the source address must also pass (acl.conf beside pjsip.conf, else `ari.acls`).'),
-    contact_permit: aclRules('contactRules', true, `Contact header hosts allowed, as \`permit\` (IP literals; a host name is not resolved).`),
-    contact_deny: aclRules('contactRules', false, 'Contact header hosts refused (403), as `deny`.'),
-    contact_acl: aclNames('contactAcl', 'acl.conf sections the Contact hosts must also pass.'),
+    permit: aclRules(sectionLists, 'rules', true, `Source addresses allowed: ${ENTRY_DOC}; with \`deny\`, in the order written, the last match wins.`),
+    deny: aclRules(sectionLists, 'rules', false, `Source addresses refused (403, before anything else): ${ENTRY_DOC}.`),
+    acl: aclNames(sectionLists, 'acl', 'acl.conf sections the source address must also pass (acl.conf beside pjsip.conf, else `ari.acls`).'),
+    contact_permit: aclRules(sectionLists, 'contactRules', true, `Contact header hosts allowed, as \`permit\` (IP literals; a host name is not resolved).`),
+    contact_deny: aclRules(sectionLists, 'contactRules', false, 'Contact header hosts refused (403), as `deny`.'),
+    contact_acl: aclNames(sectionLists, 'contactAcl', 'acl.conf sections the Contact hosts must also pass.'),
   },
   finish: (draft) => draft,
 });
+
+export const NO_ACL: AclLists = { rules: [], acl: [], contactRules: [], contactAcl: [] };
+
+/**
+ * An endpoint's own ACL (pjsip_configuration.c's endpoint_acl_handler): the same lists, checked once
+ * a request is identified to the endpoint; one that fails is handled as from no endpoint (a
+ * challenge, as Asterisk's artificial endpoint), so a refusal does not tell the endpoint exists.
+ */
+export const ENDPOINT_ACL_OPTIONS = {
+  // Asterisk's order of the fields (deny before permit): objects from the YAML or ARI, one value per
+  // option, are applied in this order, so `deny=0.0.0.0/0` + `permit=10.0.0.0/8` means what it says.
+  deny: aclRules(endpointLists, 'rules', false, `Source addresses the endpoint's requests may not come from: ${ENTRY_DOC}; with \`permit\`, in the order written (in the YAML and ARI: deny, then permit), the last match wins. A request identified to the endpoint from a refused address is handled as from no endpoint (401 challenge; credentials never pass).`),
+  permit: aclRules(endpointLists, 'rules', true, 'Source addresses the endpoint\'s requests may come from, as `deny`.'),
+  acl: aclNames(endpointLists, 'acl', 'acl.conf sections the source address of the endpoint\'s requests must also pass (acl.conf beside pjsip.conf, else `ari.acls`).'),
+  contact_deny: aclRules(endpointLists, 'contactRules', false, 'Contact header hosts refused in the endpoint\'s requests, as `deny`.'),
+  contact_permit: aclRules(endpointLists, 'contactRules', true, 'Contact header hosts allowed in the endpoint\'s requests, as `permit` (IP literals; a host name is not resolved).'),
+  contact_acl: aclNames(endpointLists, 'contactAcl', 'acl.conf sections the Contact hosts of the endpoint\'s requests must also pass.'),
+};
 
 // ---- system -----------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
-import { ACL, SYSTEM } from './acl-system-options.ts';
+import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -132,6 +132,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     auth: [],
     outboundAuth: [],
     aors: [],
+    acls: NO_ACL,
     dtmfMode: 'rfc4733',
     directMedia: false,
     identifyBy: ['username', 'ip'],
@@ -287,6 +288,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
     notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
+    ...ENDPOINT_ACL_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,
   },

@@ -45,6 +45,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly auth: readonly string[];
   readonly outboundAuth: readonly string[];
   readonly aors: readonly string[];
+  /** permit/deny/acl and their contact_ forms: checked once a request is identified (endpoint-acl.ts). */
+  readonly acls: AclLists;
   readonly dtmfMode: DtmfMode;
   /** Always false in effect: Patchbay anchors media (a warning says so when set to yes). */
   readonly directMedia: boolean;
@@ -226,13 +228,17 @@ export interface PjsipGlobal {
  * order written (a deny is a rule whose `allow` is false), `acl` the acl.conf sections that must
  * also allow; the `contact` pair is the same for the hosts of a request's Contact headers.
  */
-export interface PjsipAcl {
-  readonly type: 'acl';
-  readonly id: string;
+/** The four lists of an ACL: a `type=acl` section's, or an endpoint's own (`acls`). */
+export interface AclLists {
   readonly rules: readonly AclRule[];
   readonly acl: readonly string[];
   readonly contactRules: readonly AclRule[];
   readonly contactAcl: readonly string[];
+}
+
+export interface PjsipAcl extends AclLists {
+  readonly type: 'acl';
+  readonly id: string;
 }
 
 /** `type=system`: the transaction timers (read at start, as Asterisk does not reload the section). */
