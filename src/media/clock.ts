@@ -31,7 +31,8 @@ const NS_PER_MS = 1_000_000n;
 // millisecond early; running a tick that is due within this margin avoids a
 // pointless extra 1 ms timeout.
 const EARLY_MARGIN_NS = 1n * NS_PER_MS;
-const DEFAULT_MAX_CATCH_UP_TICKS = 10;
+/** Ticks a late wake-up runs back to back at most; a consumer of their frames must hold this many (stream-memory.ts). */
+export const DEFAULT_MAX_CATCH_UP_TICKS = 10;
 
 function reportToConsole(error: unknown): void {
   console.error('media clock listener failed:', error);

@@ -3,8 +3,9 @@
 // ring play the tone of the channel's tone zone (CHANNEL(tonezone), the endpoint's tone_zone) as RTP instead; ring_stop ends it, Progress() plays
 // nothing and leaves it playing, the first frame Echo() writes ends it. A raw phone (raw-phone.ts) calls and its received PCMU is
 // analysed: the tone's frequencies (Goertzel in 10 Hz bins over the tone's runs) and its cadence in
-// 20 ms packets, which the media clock makes one after the other (a stalled tick makes none, so
-// the cadence counted in packets holds on a loaded machine).
+// 20 ms packets, which the media clock makes one after the other (a stalled tick makes none, and
+// the ticks of a catch-up burst all reach the media worker, so the cadence counted in packets holds
+// on a loaded machine: inband-tone-stall.test.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -141,7 +142,7 @@ function assertFrequencies(audio: Int16Array, present: readonly number[], absent
 
 /**
  * Asserts a run is about `expected` packets long: 5 % or 2 packets either way, whichever is more
- * (a tone part need not end on a packet, and a machine loaded past its media clock loses a few).
+ * (a tone part need not end on a packet).
  */
 function assertRun(lengths: readonly number[], index: number, expected: number, what: string): void {
   const length = lengths[index];

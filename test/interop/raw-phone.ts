@@ -18,6 +18,9 @@ export interface PhoneDialog {
 export interface ReceivedRtp {
   readonly at: number;
   readonly payloadType: number;
+  /** The RTP header's sequence number and timestamp: where the packet belongs whenever it came. */
+  readonly sequence: number;
+  readonly timestamp: number;
   readonly payload: Buffer;
 }
 
@@ -40,7 +43,7 @@ export class RawPhone {
     await new Promise<void>((resolve) => this.rtp.bind(0, '127.0.0.1', resolve));
     this.sip.on('message', (message) => this.#receive(message.toString('latin1')));
     this.rtp.on('message', (packet) => {
-      if (packet.length > 12) this.received.push({ at: Date.now(), payloadType: packet[1] & 0x7f, payload: packet.subarray(12) });
+      if (packet.length > 12) this.received.push({ at: Date.now(), payloadType: packet[1] & 0x7f, sequence: packet.readUInt16BE(2), timestamp: packet.readUInt32BE(4), payload: packet.subarray(12) });
     });
   }
 

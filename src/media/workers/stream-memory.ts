@@ -7,13 +7,20 @@
 // of frames to send keeps 48 kHz slots, since the main thread writes frames of any rate (a bridge,
 // a prompt) and the worker converts them.
 import { FrameRing, MAX_FRAME_SAMPLES } from './frame-ring.ts';
+import { DEFAULT_MAX_CATCH_UP_TICKS } from '../clock.ts';
 import { samplesPerFrame } from '../frame.ts';
 import { RTP_STATISTICS_FIELDS } from '../rtp/statistics.ts';
 
 /** Received frames the main thread may fall behind by before the worker drops (160 ms). */
 export const RECEIVED_SLOTS = 8;
-/** Frames to send waiting for the worker's next tick (it takes them all at each). */
-export const TO_SEND_SLOTS = 4;
+/**
+ * Frames to send waiting for the worker's next tick (it takes them all at each). After a stall the
+ * main thread's clock runs up to DEFAULT_MAX_CATCH_UP_TICKS ticks back to back, each writing a frame
+ * before the worker can take any: the ring holds a whole burst and a few worker ticks more, so the
+ * frames go out late rather than never, as a stalled Asterisk thread's would. (It held 4: a burst
+ * cut a tone's cadence by up to 6 packets on a loaded machine.) A power of two (frame-ring.ts).
+ */
+export const TO_SEND_SLOTS = 2 ** Math.ceil(Math.log2(DEFAULT_MAX_CATCH_UP_TICKS + 4));
 
 /** Where each figure is in `figures`. */
 export const FIGURE = {
