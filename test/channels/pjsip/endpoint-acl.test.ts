@@ -7,35 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import pino from 'pino';
 import { buildPjsipConfig, loadPjsipConf, type PjsipConfig } from '../../../src/channels/pjsip/config/index.ts';
 import { readPjsipConfObjects } from '../../../src/channels/pjsip/objects.ts';
 import { buildSipAcls, EndpointAcls } from '../../../src/channels/pjsip/endpoint-acl.ts';
-import { SipRequest } from '../../../src/sip/message.ts';
-import type { Source } from '../../../src/sip/transport-types.ts';
+import { aclRequest, capture, configOf, from } from './acl-fixtures.ts';
 
-const configOf = (text: string): PjsipConfig => {
-  const loaded = loadPjsipConf(text, 'pjsip.conf');
-  assert.deepEqual(loaded.errors, []);
-  return loaded.config;
-};
-
-function capture(): { log: pino.Logger; lines: { level: number; msg: string; suppressed?: number }[] } {
-  const lines: { level: number; msg: string; suppressed?: number }[] = [];
-  const log = pino({ level: 'debug' }, { write: (text: string) => void lines.push(JSON.parse(text) as { level: number; msg: string }) });
-  return { log, lines };
-}
-
-const request = (contact?: string): SipRequest =>
-  new SipRequest('INVITE', 'sip:100@example.org', [
-    ['Via', 'SIP/2.0/UDP 192.0.2.1:5060;branch=z9hG4bK1'],
-    ['From', '"Bob" <sip:bob@example.org>;tag=1'],
-    ['To', '<sip:100@example.org>'],
-    ['Call-ID', 'c1'],
-    ['CSeq', '1 INVITE'],
-    ...(contact ? ([['Contact', contact]] as [string, string][]) : []),
-  ]);
-const from = (address: string, port = 5060): Source => ({ transport: 'UDP', address, port });
+const request = (contact?: string) => aclRequest('INVITE', contact);
 
 const ENDPOINTS = '[bob]\ntype=endpoint\nallow=ulaw\ndeny=0.0.0.0/0\npermit=127.0.0.0/8\ndeny=127.0.0.5,!127.0.0.0/30\n[open]\ntype=endpoint\nallow=ulaw\n';
 

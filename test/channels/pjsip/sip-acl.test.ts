@@ -7,37 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import pino from 'pino';
 import { buildPjsipConfig, loadPjsipConf, type PjsipConfig } from '../../../src/channels/pjsip/config/index.ts';
 import { readPjsipConfObjects } from '../../../src/channels/pjsip/objects.ts';
 import { buildSipAcl, SipAcl } from '../../../src/channels/pjsip/sip-acl.ts';
 import { readAclConfBeside } from '../../../src/channels/pjsip/acl-conf.ts';
-import { SipRequest } from '../../../src/sip/message.ts';
-import type { Source } from '../../../src/sip/transport-types.ts';
+import { aclRequest, capture, configOf, from } from './acl-fixtures.ts';
 import { parseAddress, readAddressInto } from '../../../src/util/acl.ts';
 
-const configOf = (text: string): PjsipConfig => {
-  const loaded = loadPjsipConf(text, 'pjsip.conf');
-  assert.deepEqual(loaded.errors, []);
-  return loaded.config;
-};
-
-function capture(): { log: pino.Logger; lines: { level: number; msg: string; suppressed?: number }[] } {
-  const lines: { level: number; msg: string; suppressed?: number }[] = [];
-  const log = pino({ level: 'debug' }, { write: (text: string) => void lines.push(JSON.parse(text) as { level: number; msg: string }) });
-  return { log, lines };
-}
-
-const request = (contact?: string): SipRequest =>
-  new SipRequest('REGISTER', 'sip:example.org', [
-    ['Via', 'SIP/2.0/UDP 192.0.2.1:5060;branch=z9hG4bK1'],
-    ['From', '<sip:a@example.org>;tag=1'],
-    ['To', '<sip:a@example.org>'],
-    ['Call-ID', 'c1'],
-    ['CSeq', '1 REGISTER'],
-    ...(contact ? ([['Contact', contact]] as [string, string][]) : []),
-  ]);
-const from = (address: string, port = 5060): Source => ({ transport: 'UDP', address, port });
+const request = (contact?: string) => aclRequest('REGISTER', contact);
 
 function gate(text: string, named = new Map(), log = capture().log, now: () => number = Date.now): SipAcl {
   const problems: string[] = [];
