@@ -17,12 +17,11 @@ import { describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { sipHeader } from '../helpers/sip-inbox.ts';
 import { RawPhone } from './raw-phone.ts';
-import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippListening, sippPhones, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
 const CAROL_PORT = BOB_PORT === 39999 ? 20000 : BOB_PORT + 1;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const DIALPLAN = [
   '[phones]',
@@ -82,7 +81,7 @@ describe('REFER with Replaces naming a dialog on another server: a blind transfe
   test('in a Stasis bridge: 404 without external_replaces in the transfer context; with it, BridgeBlindTransfer to external_replaces, NOTIFY 100 and 200, and the target\'s INVITE carries the Replaces and Referred-By', { timeout: 150_000 }, async () => {
     const from = consumed.length;
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sleep(300);
+    await sippListening(BOB_PORT);
     const alice = await phone('alice');
     const carol = await phone('carol', CAROL_PORT);
     try {
@@ -154,7 +153,7 @@ describe('the transferer\'s BYE before the last NOTIFY', { skip: SKIP }, () => {
   test('a blind REFER in a Dial() call, the phone hangs up at once: its BYE gets 200, and NOTIFY 100 and 200 still come in the dialog once the transferee has news', { timeout: 150_000 }, async () => {
     const from = consumed.length;
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sleep(300);
+    await sippListening(BOB_PORT);
     const alice = await phone('alice');
     try {
       const a = await alice.call('600');
@@ -189,7 +188,7 @@ describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
   test('an attended REFER between two Dial() calls: the target hears the sound the second leg names, then the transferee', { timeout: 150_000 }, async () => {
     const from = consumed.length;
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sleep(300);
+    await sippListening(BOB_PORT);
     const alice = await phone('alice');
     const carol = await phone('carol', CAROL_PORT);
     try {
@@ -228,7 +227,7 @@ describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
   test('an attended REFER between application bridges (a Local link): the target hears the sound the first leg names', { timeout: 150_000 }, async () => {
     const from = consumed.length;
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sleep(300);
+    await sippListening(BOB_PORT);
     const alice = await phone('alice');
     const carol = await phone('carol', CAROL_PORT);
     try {
