@@ -19,6 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { RawPhone } from './raw-phone.ts';
+import { sippListening } from './sipp-peer.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -146,7 +147,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
   test('blind transfer: SIPp alice REFERs bob to 200 → 202, NOTIFYs until 200, alice\'s BYE; bob runs Dial(PJSIP/carol); BridgeBlindTransfer', { timeout: 90_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
     const carol = sipp('answer-incoming.xml', [], CAROL_PORT);
-    await sleep(300);
+    await Promise.all([sippListening(BOB_PORT), sippListening(CAROL_PORT)]);
     const alice = sipp('refer-notify-sequence.xml', [target(), '-s', '300', '-set', 'caller', 'alice', '-set', 'target', '200', '-set', 'ender', 'phone']);
     const transfer = await nextEvent((e) => e.type === 'BridgeBlindTransfer');
     assert.equal(transfer.result, 'Success');
@@ -168,7 +169,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
 
   test('blind transfer by the called party: dave REFERs alice to 200 → alice\'s dialplan goes on there (Dial(PJSIP/carol)); dave gets NOTIFY 200, his BYE 200', { timeout: 90_000 }, async () => {
     const carol = sipp('answer-incoming.xml', [], CAROL_PORT);
-    await sleep(300);
+    await sippListening(CAROL_PORT);
     const alice = sipp('call-wait-bye.xml', [target(), '-s', '400', '-set', 'caller', 'alice']);
     const invite = await dave.nextMessage(/^INVITE /, 10_000, (m) => /^a=sendrecv/m.test(m));
     const callId = /^(?:call-id|i):\s*(\S+)/im.exec(invite)?.[1] ?? '';
@@ -200,7 +201,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
 
   test('a REFER to an extension that does not exist: NOTIFY 404, the call goes on', { timeout: 60_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
-    await sleep(300);
+    await sippListening(BOB_PORT);
     const alice = new RawPhone('alice');
     await alice.open();
     alice.serverPort = server.core.pjsip.port;
@@ -252,7 +253,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
   test('attended transfer: alice calls bob and carol, REFERs bob to carol with Replaces → bob talks to carol, alice\'s second call gets BYE, her BYE ends the first; BridgeAttendedTransfer', { timeout: 90_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
     const carol = sipp('answer-incoming.xml', [], CAROL_PORT);
-    await sleep(300);
+    await Promise.all([sippListening(BOB_PORT), sippListening(CAROL_PORT)]);
     const alice = new RawPhone('alice');
     await alice.open();
     alice.serverPort = server.core.pjsip.port;
@@ -297,7 +298,7 @@ describe('SIP PBX behaviour with real peers', { skip: SKIP }, () => {
 
   test('INVITE with Replaces: a second phone takes over alice\'s call with bob; alice gets BYE; 481 for an unknown dialog', { timeout: 60_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
-    await sleep(300);
+    await sippListening(BOB_PORT);
     const alice = new RawPhone('alice');
     const desk = new RawPhone('alice');
     await alice.open();

@@ -85,7 +85,7 @@ async function startParties(exten: string): Promise<Parties> {
   const caller = await new RtpToneEnd().open();
   const callee = await new RtpToneEnd().open();
   const calleeRun = sipp('b2bua-callee.xml', ['-set', 'mport', String(callee.port)], { cwd: work, port: BOB_PORT, timeoutMs: 120_000 });
-  await sleep(300);
+  await calleeRun.listening;
   const callerRun = sipp('b2bua-caller.xml', [target(), '-s', exten, '-set', 'caller', 'alice', '-set', 'mport', String(caller.port)], { cwd: work, timeoutMs: 120_000 });
   return {
     caller,

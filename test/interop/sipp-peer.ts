@@ -42,8 +42,12 @@ export function randomPort(): number {
   return 20000 + Math.floor(Math.random() * 20000);
 }
 
-/** Starts SIPp on `scenario` (a file of SCENARIOS, or an absolute path: a test's own copy) with `args` (the remote target and -set/-s options among them). */
-export function sipp(scenario: string, args: readonly string[], options: SippOptions): { done: Promise<SippRun>; port: number } {
+/**
+ * Starts SIPp on `scenario` (a file of SCENARIOS, or an absolute path: a test's own copy) with `args`
+ * (the remote target and -set/-s options among them). `listening` settles once SIPp holds its port:
+ * a test that makes the server call SIPp awaits it, since a loaded machine starts SIPp late.
+ */
+export function sipp(scenario: string, args: readonly string[], options: SippOptions): { done: Promise<SippRun>; port: number; listening: Promise<void> } {
   const port = options.port ?? randomPort();
   const timeout = Math.round((options.timeoutMs ?? 20_000) / 1000);
   const messageFile = join(options.cwd, `${basename(scenario)}-${port}.messages.log`);
@@ -60,7 +64,10 @@ export function sipp(scenario: string, args: readonly string[], options: SippOpt
       resolve({ status, output: output.slice(-2000) + errors, messages: options.trace && existsSync(messageFile) ? readFileSync(messageFile, 'latin1') : '' });
     }),
   );
-  return { done, port };
+  // Ready for the server's requests: SIPp holds its port (or has already ended, which `done` tells).
+  const listening = Promise.race([sippListening(port), done.then(() => undefined)]);
+  listening.catch(() => undefined); // told to whoever awaits it; unawaited, not an unhandled rejection
+  return { done, port, listening };
 }
 
 /** The SIP messages of a traced SIPp run whose first line matches `firstLine`, in order. */

@@ -79,7 +79,7 @@ async function transferTo(
   const trace = join(suite.work, `alice-${target}-${ender}.log`);
   const sippTimeout = ender === 'server' ? 120_000 : 40_000;
   const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: sippTimeout });
-  await sleep(300);
+  await bob.listening;
   const alice = sipp('refer-notify-sequence.xml', [suite.target(), '-s', '300', '-set', 'caller', 'alice', '-set', 'target', target, '-set', 'ender', ender, '-trace_msg', '-message_file', trace], { cwd: suite.work, timeoutMs: sippTimeout });
   const transfer = await nextEvent(suite.events, (e) => e.type === 'BridgeBlindTransfer', 20_000);
   const transferAt = Date.now();
@@ -108,6 +108,7 @@ async function transferTo(
  */
 async function transferToCarolRunning(scenario: string): Promise<void> {
   const carol = sipp(scenario, [], { cwd: suite.work, port: CAROL_PORT, timeoutMs: 40_000 });
+  await carol.listening;
   const { notifies, transfer } = await transferTo('250', [carol.done.then((run) => assert.equal(run.status, 0, run.output))]);
   assert.equal(transfer.result, 'Success');
   assert.deepEqual(notifies.map((n) => [n.frag, n.state.replace(/=\d+$/, '=N')]), [
@@ -189,7 +190,7 @@ describe('REFER NOTIFYs of a blind transfer in a Dial() call, as Asterisk 22 sen
 
   test('"100 Trying" is held back until the outcome: no NOTIFY while the transferee waits, then 100 and 503; no BYE from Patchbay, the phone\'s gets 200', { timeout: 90_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 40_000 });
-    await sleep(300);
+    await bob.listening;
     const alice = new RawPhone('alice');
     await alice.open();
     alice.serverPort = suite.server.core.pjsip.port;

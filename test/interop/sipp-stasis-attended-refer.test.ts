@@ -23,7 +23,6 @@ import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServe
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
 const CAROL_PORT = BOB_PORT === 39999 ? 20000 : BOB_PORT + 1;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const DIALPLAN = [
   '[phones]',
@@ -144,7 +143,7 @@ async function attendedRefer(first: string, second: string, work: (run: Attended
   const bob = answering(BOB_PORT);
   const carol = answering(CAROL_PORT);
   // SIPp binds its port as it starts; the server's INVITE to it must not come before.
-  await sleep(300);
+  await Promise.all([bob.listening, carol.listening]);
   const alice = startAlice(first, second);
   await showingAlice(alice.trace, () => work({ from, bob, carol, alice }));
 }
@@ -304,7 +303,7 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
   test('Refer-Sub: false: 200 with Refer-Sub: false and no NOTIFY; the link carries audio: carol hears bob\'s tone through the Local pair', { timeout: 150_000 }, async () => {
     const from = consumed.length;
     const bob = answering(BOB_PORT);
-    await sleep(300);
+    await bob.listening;
     const alice = new RawPhone('alice');
     const carol = new RawPhone('carol');
     await alice.open();

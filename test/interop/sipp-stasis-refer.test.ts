@@ -18,7 +18,6 @@ import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServe
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
 const BOB_PORT = randomPort();
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const DIALPLAN = [
   '[phones]',
@@ -65,7 +64,7 @@ describe('a blind REFER from a channel in a Stasis bridge: Asterisk\'s default h
   test('a Local ;1 takes the transferer\'s seat (StasisStart replace_channel), BridgeBlindTransfer, NOTIFY 100 and 200 at once; the transferer stays until its BYE', { timeout: 120_000 }, async () => {
     const trace = join(suite.work, 'alice.log');
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 60_000 });
-    await sleep(300);
+    await bob.listening;
     const alice = sipp('refer-notify-sequence.xml', [suite.target(), '-s', '500', '-set', 'caller', 'alice', '-set', 'target', '260', '-set', 'ender', 'phone', '-trace_msg', '-message_file', trace], { cwd: suite.work, timeoutMs: 60_000 });
     const { aliceId, bobId, bridge } = await aliceAndBobBridged();
 
@@ -144,7 +143,7 @@ describe('a blind REFER from a channel in a Stasis bridge: Asterisk\'s default h
 
   test('a target that does not exist: 404 and nothing moves; then a transfer and a phone that never hangs up: Patchbay\'s BYE 60 s after the REFER, StasisEnd', { timeout: 180_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 150_000 });
-    await sleep(300);
+    await bob.listening;
     const alice = new RawPhone('alice');
     await alice.open();
     alice.serverPort = suite.server.core.pjsip.port;
