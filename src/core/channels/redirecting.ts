@@ -31,7 +31,7 @@ const UNKNOWN_REASON: RedirectingReason = Object.freeze({ code: 0, text: '' });
 export const NOT_REDIRECTED: Redirecting = Object.freeze({ orig: NOBODY, from: NOBODY, to: NOBODY, count: 0, reason: UNKNOWN_REASON, origReason: UNKNOWN_REASON });
 
 /** The name REDIRECTING(reason) reads for each code (Asterisk's ast_redirecting_reason_name), by code. */
-export const REDIRECTING_REASON_NAMES: readonly string[] = [
+const REDIRECTING_REASON_NAMES: readonly string[] = [
   'unknown', 'cfb', 'cfnr', 'unavailable', 'cfu', 'time_of_day', 'dnd', 'deflection', 'follow_me', 'out_of_order', 'away', 'cf_dte', 'send_to_vm',
 ];
 
