@@ -24,7 +24,7 @@ export const TO_SEND_SLOTS = 2 ** Math.ceil(Math.log2(DEFAULT_MAX_CATCH_UP_TICKS
  * the main thread leaves the worker's frames waiting until the clock's catch-up burst (up to
  * DEFAULT_MAX_CATCH_UP_TICKS ticks back to back) takes them one a tick: the ring holds a whole
  * burst and a few ticks more, as the ring to send does. (It held 8: with the backlog cut at every
- * tick, a 190 ms stall lost 3 to 8 of its ≈ 10 frames; test/interop/worker-receive-stall.test.ts.)
+ * tick, a 190 ms stall lost 3 to 8 of its ≈ 10 frames; test/interop/worker-receive-stall.measure.ts.)
  */
 export const RECEIVED_SLOTS = TO_SEND_SLOTS;
 
