@@ -51,6 +51,7 @@ export class MediaClock {
   /** Told, at each wake-up, how late (in seconds) the timer fired for the due tick (metrics). */
   onLateness: ((seconds: number) => void) | undefined;
   private droppedTicks = 0;
+  private inCatchUp = false;
   private isRunning = false;
   private timer: NodeJS.Timeout | undefined;
   /** A late wake-up's catch-up, waiting for the loop to read the sockets (see onTimer). */
@@ -75,6 +76,14 @@ export class MediaClock {
   /** Ticks delivered so far. */
   get ticks(): number {
     return this.tickCount;
+  }
+
+  /**
+   * True while the ticks of a late wake-up run back to back (the catch-up after a stall): a reader
+   * of frames that waited meanwhile takes them one a tick now, rather than cutting them as a backlog.
+   */
+  get catchingUp(): boolean {
+    return this.inCatchUp;
   }
 
   /** Ticks skipped after stalls longer than the catch-up limit. */
@@ -186,9 +195,14 @@ export class MediaClock {
         this.nextDueNs += excess * this.periodNs;
       }
     }
-    while (this.isRunning && now + EARLY_MARGIN_NS >= this.nextDueNs) {
-      this.tick();
-      this.nextDueNs += this.periodNs;
+    this.inCatchUp = true;
+    try {
+      while (this.isRunning && now + EARLY_MARGIN_NS >= this.nextDueNs) {
+        this.tick();
+        this.nextDueNs += this.periodNs;
+      }
+    } finally {
+      this.inCatchUp = false;
     }
     if (this.isRunning) this.schedule();
   };

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
+import { sippListening } from './sipp-peer.ts';
 
 const SCENARIOS = fileURLToPath(new URL('../sip/scenarios/', import.meta.url));
 const HAVE_SIPP = spawnSync('sipp', ['-v'], { encoding: 'utf8' }).error === undefined;
@@ -180,7 +181,8 @@ describe('pjsip.conf with a real peer', { skip: HAVE_SIPP ? false : 'sipp is not
     const scenario = join(work, 'answer-via-tcp.xml');
     writeFileSync(scenario, answerCheckingVia(`SIP/2.0/TCP 127\\.0\\.0\\.1:${TCP_PORT};`));
     const phone = sipp(scenario, undefined, ['-t', 't1'], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // bob's TCP port listens before the INVITE's connection is tried (refused at once, else).
+    await Promise.race([sippListening(BOB_PORT, 20_000, 'tcp'), phone]);
     const response = await server.ari('/channels?endpoint=PJSIP/bob&app=conf-app&appArgs=dialled', { method: 'POST' });
     const channel = (await response.json()) as Json;
     assert.equal(response.status, 200, JSON.stringify(channel));

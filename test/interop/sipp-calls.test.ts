@@ -237,7 +237,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
 
   test('an application originates to bob (static contact, SIPp answers): Ringing, then Up, the callee\'s tone recorded, then the app hangs up with BYE', { timeout: 60_000 }, async () => {
     const run = sipp('answer-incoming.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await run.listening;
     const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app&appArgs=dialled');
     const channel = (await response.json()) as Json;
     assert.equal(response.status, 200, JSON.stringify(channel));
@@ -278,7 +278,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(sent.status, 0, sent.output);
 
     const receive = sipp('message-receive.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await receive.listening;
     const out = await server.ari(`/endpoints/sendMessage?to=pjsip:bob&from=${encodeURIComponent('sip:app@patchbay')}&body=hi%20bob`, { method: 'PUT' });
     assert.equal(out.status, 202, await out.text());
     const got = await receive.done;
@@ -402,7 +402,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
 
   test('originating to bob who is busy: 486 ends the channel with cause 17 (user busy)', { timeout: 60_000 }, async () => {
     const run = sipp('busy-incoming.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await run.listening;
     const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app');
     const channel = (await response.json()) as Json;
     assert.equal(response.status, 200, JSON.stringify(channel));
@@ -416,7 +416,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     const originate = (variables: Record<string, string>): Promise<Response> =>
       server.ari('/channels?endpoint=PJSIP/bob&app=sip-app', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ variables }) });
     const run = sipp('headers-incoming.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await run.listening;
     const response = await originate({ 'PJSIP_HEADER(add,X-Trace)': 'abc' });
     const channel = (await response.json()) as Json;
     assert.equal(response.status, 200, JSON.stringify(channel));
@@ -425,7 +425,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
     assert.equal(result.status, 0, result.output);
     // The control: the same scenario refuses an INVITE without the header.
     const control = sipp('headers-incoming.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await control.listening;
     const plain = (await (await originate({})).json()) as Json;
     const failed = await control.done;
     assert.notEqual(failed.status, 0, failed.output);
@@ -435,7 +435,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
 
   test('the app hangs up an outbound call while it rings: CANCEL, and the channel ends', { timeout: 60_000 }, async () => {
     const run = sipp('ring-wait-cancel.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await run.listening;
     const response = await post('/channels?endpoint=PJSIP/bob&app=sip-app');
     const channel = (await response.json()) as Json;
     assert.equal(response.status, 200, JSON.stringify(channel));
@@ -498,7 +498,7 @@ describe('SIP interop with SIPp', { skip: HAVE_SIPP ? false : 'sipp is not insta
 
   test('Dial(PJSIP/bob) in the dialplan: alice (digest) calls 300, SIPp bob answers, the caller\'s BYE ends both legs', { timeout: 60_000 }, async () => {
     const callee = sipp('answer-incoming.xml', [], 20_000, BOB_PORT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await callee.listening;
     const caller = sipp('call-hangup-auth.xml', [target(), '-s', '300', '-set', 'caller', 'alice', '-au', 'alice', '-ap', 'wonderland', '-d', '2000']);
     const begin = await nextEvent((e) => e.type === 'Dial' && String(e.peer?.name).startsWith('PJSIP/bob-'));
     assert.match(begin.caller.name, /^PJSIP\/alice-/);

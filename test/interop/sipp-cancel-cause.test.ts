@@ -70,7 +70,7 @@ describe('a caller CANCELs while Dial() rings: the causes chan_pjsip and app_dia
       const seen: Json[] = [];
       const bob = sipp('ring-wait-cancel.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
       // SIPp binds its port as it starts; Dial's INVITE must not come before.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await bob.listening;
       const alice = sipp(cancelScenario(reason), [setup.target(), '-s', '200', '-set', 'caller', 'alice', '-d', '500'], { cwd: setup.work, timeoutMs: 60_000 });
       await explained(alice, async () => {
         const collect = (match: (event: Json) => boolean) => nextEvent((event) => (seen.push(event), match(event)));

@@ -65,7 +65,9 @@ export function sipp(scenario: string, args: readonly string[], options: SippOpt
     }),
   );
   // Ready for the server's requests: SIPp holds its port (or has already ended, which `done` tells).
-  const listening = Promise.race([sippListening(port), done.then(() => undefined)]);
+  // Over TCP or TLS (-t t1, tn, l1, ln) it must listen: a connection tried before is refused at once.
+  const transport = args[args.indexOf('-t') + 1];
+  const listening = Promise.race([sippListening(port, 20_000, args.includes('-t') && /^[tl]/.test(transport ?? '') ? 'tcp' : 'udp'), done.then(() => undefined)]);
   listening.catch(() => undefined); // told to whoever awaits it; unawaited, not an unhandled rejection
   return { done, port, listening };
 }
@@ -101,15 +103,21 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /**
- * Waits until something (SIPp) holds UDP `port`, read from the kernel's socket table, so that
- * looking never takes the port from under a SIPp that is binding it. Where there is no /proc, a pause.
+ * Waits until something (SIPp) holds UDP `port` (or, for `tcp`, listens on TCP `port`: state 0A),
+ * read from the kernel's socket table, so that looking never takes the port from under a SIPp that
+ * is binding it. Where there is no /proc, a pause.
  */
-export async function sippListening(port: number, timeoutMs = 20_000): Promise<void> {
+export async function sippListening(port: number, timeoutMs = 20_000, transport: 'udp' | 'tcp' = 'udp'): Promise<void> {
   const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   const held = async (): Promise<true | undefined> => {
     try {
-      const table = await readFile('/proc/net/udp', 'utf8');
-      return table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex)) ? true : undefined;
+      const table = await readFile(`/proc/net/${transport}`, 'utf8');
+      return table.split('\n').some((line) => {
+        const fields = line.trim().split(/\s+/);
+        return fields[1]?.endsWith(hex) === true && (transport === 'udp' || fields[3] === '0A');
+      })
+        ? true
+        : undefined;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));
       return true;
@@ -227,7 +235,7 @@ export interface SippCallee {
 export async function callSippCallee(setup: SippServer, callee: SippCallee, scenario: string, answered: (id: string) => Promise<void>): Promise<SippRun> {
   const run = sipp(scenario, [], { cwd: setup.work, port: callee.port, timeoutMs: 60_000, trace: true });
   // SIPp binds its port as it starts; the INVITE must not come before.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await run.listening;
   await explained(run, async () => {
     const created = await setup.server.ari(`/channels?endpoint=${callee.endpoint}&app=${callee.app}`, { method: 'POST' });
     const body = await created.text();

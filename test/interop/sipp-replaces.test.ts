@@ -5,7 +5,7 @@
 // bob stays, and bob's hang-up reaches the desk phone. Skipped when sipp or sox is not installed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, writeSippTone, type Json, type SippRun, type SippServer } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, nextEvent as nextEventOn, randomPort, sipp as runSipp, startSippServer, tracedMessages, writeSippTone, type Json, type SippServer } from './sipp-peer.ts';
 
 const APP = 'replaces-app';
 const BOB_PORT = randomPort();
@@ -31,7 +31,7 @@ after(async () => {
 });
 
 const nextEvent = (match: (event: Json) => boolean, timeoutMs = 30_000): Promise<Json> => nextEventOn(setup.events, match, timeoutMs);
-const sipp = (scenario: string, args: string[], port?: number): { done: Promise<SippRun> } => runSipp(scenario, args, { cwd: setup.work, timeoutMs: 45_000, trace: true, ...(port ? { port } : {}) });
+const sipp = (scenario: string, args: string[], port?: number): ReturnType<typeof runSipp> => runSipp(scenario, args, { cwd: setup.work, timeoutMs: 45_000, trace: true, ...(port ? { port } : {}) });
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
 
 /** CHANNEL(pjsip,`item`) of channel `id`, read over ARI. */
@@ -45,7 +45,7 @@ describe('INVITE with Replaces from SIPp', { skip: !HAVE_SIPP ? 'sipp is not ins
   test('a second phone takes over alice\'s call with bob: 200 for it, BYE for alice, bob\'s hang-up reaches it', { timeout: 90_000 }, async () => {
     const bob = sipp('answer-incoming.xml', [], BOB_PORT);
     // bob's SIPp listens before alice's call reaches Dial (it binds its port at start).
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await bob.listening;
     const alice = sipp('call-wait-bye.xml', [setup.target(), '-s', '300', '-set', 'caller', 'alice']);
     const dial = await nextEvent((e) => e.type === 'Dial' && named('PJSIP/bob-')(e.peer) && e.dialstatus === 'ANSWER');
     const aliceId = dial.caller?.id as string;

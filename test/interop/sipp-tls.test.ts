@@ -90,7 +90,8 @@ describe('SIP over TLS with SIPp', { skip: HAVE_SIPP ? NO_OPENSSL : 'SIPp is not
 
   test('Patchbay calls a sips: contact: verified TLS, sips: Request-URI and TLS Via, ACK and BYE on the same connection', { timeout: 60_000 }, async () => {
     const run = sipp('tls-answer.xml', ['-t', 't1', '-set', 'contact', `sips:sipp@127.0.0.1:${calleeRelay.port}`], { cwd: peer.work, port: calleePort });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Its TCP port listens before the call's connection is tried (refused at once, else).
+    await run.listening;
     const response = await peer.server.ari('/channels?endpoint=PJSIP/callee&app=tls-app', { method: 'POST' });
     const channel = (await response.json()) as Json;
     assert.equal(response.status, 200, JSON.stringify(channel));

@@ -100,7 +100,7 @@ export class CallStreams {
 
   #clock(): StreamClock {
     const media = this.#runtime.context!.media;
-    return { get ticks() { return media.clock.ticks; }, get skippedTicks() { return media.clock.skippedTicks; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
+    return { get ticks() { return media.clock.ticks; }, get skippedTicks() { return media.clock.skippedTicks; }, get catchingUp() { return media.clock.catchingUp; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
   }
 
   /** The technology's stream settings (the endpoint's rtp_symmetric). */

@@ -107,6 +107,8 @@ export interface StreamClock {
    * time passed without a tick, which the jitter buffer's playout must follow. Absent: none.
    */
   readonly skippedTicks?: number;
+  /** The tick running is one of a catch-up burst after a stall (MediaClock.catchingUp). Absent: never. */
+  readonly catchingUp?: boolean;
   onTick(listener: () => void): void;
   offTick(listener: () => void): void;
 }

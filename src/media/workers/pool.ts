@@ -447,7 +447,8 @@ export class MediaWorkerPool {
 
   readonly #tick = (): void => {
     const draining = this.#draining;
-    for (let i = 0; i < draining.length; i++) draining[i].deliver();
+    const catchingUp = this.#options.clock.catchingUp === true;
+    for (let i = 0; i < draining.length; i++) draining[i].deliver(catchingUp);
   };
 }
 

@@ -23,7 +23,11 @@ import { RemoteRecorder, type RecordEnd } from './worker-recorder.ts';
 import { workerSrtpKeys } from './worker-srtp.ts';
 import type { RemoteSecureMedia } from './remote-secure-media.ts';
 
-/** Received frames the main thread lets wait before it drops the oldest, to bound the delay after a stall. */
+/**
+ * Received frames the main thread lets wait at an on-time tick before it drops the oldest, to bound
+ * the delay after a stall longer than its clock's catch-up burst (whose ticks take the frames that
+ * waited, one each, as the main thread's own streams do).
+ */
 const MAX_RECEIVED_BACKLOG = 3;
 
 export interface RemoteStreamEvents {
@@ -268,11 +272,15 @@ export class RemoteRtpStream implements CallRtpStream, JitterFigures {
     this.link.post({ type: 'close', id: this.id });
   }
 
-  /** Each main media clock tick: the next received frame to the call (after a stall, the backlog is cut). */
-  deliver(): void {
+  /**
+   * Each main media clock tick: the next received frame to the call. The ticks of a catch-up burst
+   * (`catchingUp`) take what waited during the stall one each; what still waits at the next on-time
+   * tick beyond MAX_RECEIVED_BACKLOG is cut (a stall longer than the burst).
+   */
+  deliver(catchingUp = false): void {
     if (this.#closed) return;
     const ring = this.memory.received;
-    while (ring.size > MAX_RECEIVED_BACKLOG) ring.skip();
+    if (!catchingUp) while (ring.size > MAX_RECEIVED_BACKLOG) ring.skip();
     const frame = ring.pop(this.#frames);
     if (frame) this.events.onFrame(frame);
   }

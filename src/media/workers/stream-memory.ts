@@ -11,8 +11,6 @@ import { DEFAULT_MAX_CATCH_UP_TICKS } from '../clock.ts';
 import { samplesPerFrame } from '../frame.ts';
 import { RTP_STATISTICS_FIELDS } from '../rtp/statistics.ts';
 
-/** Received frames the main thread may fall behind by before the worker drops (160 ms). */
-export const RECEIVED_SLOTS = 8;
 /**
  * Frames to send waiting for the worker's next tick (it takes them all at each). After a stall the
  * main thread's clock runs up to DEFAULT_MAX_CATCH_UP_TICKS ticks back to back, each writing a frame
@@ -21,6 +19,14 @@ export const RECEIVED_SLOTS = 8;
  * cut a tone's cadence by up to 6 packets on a loaded machine.) A power of two (frame-ring.ts).
  */
 export const TO_SEND_SLOTS = 2 ** Math.ceil(Math.log2(DEFAULT_MAX_CATCH_UP_TICKS + 4));
+/**
+ * Received frames the main thread may fall behind by before the worker drops (320 ms). A stall of
+ * the main thread leaves the worker's frames waiting until the clock's catch-up burst (up to
+ * DEFAULT_MAX_CATCH_UP_TICKS ticks back to back) takes them one a tick: the ring holds a whole
+ * burst and a few ticks more, as the ring to send does. (It held 8: with the backlog cut at every
+ * tick, a 190 ms stall lost 3 to 8 of its ≈ 10 frames; test/interop/worker-receive-stall.measure.ts.)
+ */
+export const RECEIVED_SLOTS = TO_SEND_SLOTS;
 
 /** Where each figure is in `figures`. */
 export const FIGURE = {
