@@ -12,6 +12,9 @@ import { KeptSnapshot } from './kept-snapshot.ts';
 import type { SplitEventText } from '../application-sink.ts';
 import type { CallerId, ChannelIdentity, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, IdentityChange } from './channel-types.ts';
 
+/** The caller id and connected line of a channel that has none: shared, as they are replaced, never changed in place (not frozen: a frozen object has a shape of its own, and every snapshot and event reads these). */
+const NO_PARTY: Readonly<CallerId> = { name: '', number: '' };
+
 const CALLER_CHANGED: IdentityChange = { caller: true, connected: false };
 const CONNECTED_CHANGED: IdentityChange = { caller: false, connected: true };
 
@@ -28,14 +31,15 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   readonly technology: string;
   readonly endpointResource: string | undefined;
   readonly direction: 'inbound' | 'outbound';
-  readonly creationtime = new Date();
+  /** When the channel was made (ms since the epoch): a number, not a Date held for the channel's life. */
+  readonly #createdAt = Date.now();
   /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
   #creationText: string | undefined;
   readonly linkedId: string;
   #protocolId: string;
   #state: ChannelState;
   #caller: Readonly<CallerId>;
-  #connected: Readonly<CallerId> = { name: '', number: '' };
+  #connected: Readonly<CallerId> = NO_PARTY;
   #accountcode = '';
   #language: string;
   #location: Readonly<DialplanLocation>;
@@ -70,9 +74,14 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     this.#state = init.state;
     this.linkedId = init.linkedId ?? init.id;
     this.#language = init.language ?? settings.defaultLanguage;
-    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
+    this.#caller = init.caller === undefined ? NO_PARTY : { ...init.caller };
     this.#protocolId = init.protocolId ?? '';
     this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+  }
+
+  /** When the channel was made. */
+  get creationtime(): Date {
+    return new Date(this.#createdAt);
   }
 
   /** Reads dialplan function `name` on the channel (a `channelvars` entry such as `CHANNEL(language)`). */
@@ -234,7 +243,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
       connected: this.connected,
       accountcode: this.accountcode,
       dialplan: this.dialplanShown(),
-      creationtime: (this.#creationText ??= formatAriDate(this.creationtime)),
+      creationtime: (this.#creationText ??= formatAriDate(new Date(this.#createdAt))),
       language: this.language,
     };
     const channelvars = this.#settings.channelvars;

@@ -82,11 +82,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  /**
-   * Listeners, hooks, mutes and the generator flag; a change is told as media-tapped / media-path.
-   * Made at its first use (#audioPath): a channel whose audio nothing here takes (a Local pair in an
-   * originate) holds none, where the path and its closure lived as long as the call.
-   */
+  /** Listeners, hooks, mutes, generator flag (media-tapped / media-path on a change); made at first use: most channels need none. */
   #audio: ChannelAudioPath<Channel> | undefined;
   private destroyedAlready = false;
   /** The hang-up was noticed (hangup-noticed raised), once. */
@@ -334,9 +330,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** A generator's frame (channel-generators.ts): unlike write(), it leaves an interruptible generator playing. */
   writeGenerated(frame: Frame): void {
-    if (this.hangingUp) return;
     const audio = this.#audio;
-    this.driver.writeFrame(audio === undefined ? frame : audio.outgoing(frame, this));
+    if (!this.hangingUp) this.driver.writeFrame(audio === undefined ? frame : audio.outgoing(frame, this));
   }
 
   /** Ends the generator playing at the first frame written by anyone else (an indication tone); see ChannelAudioPath. */
@@ -352,7 +347,6 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   /** Audio from the far end; the technology calls this once per received frame. */
   deliver(frame: Frame): void {
     if (this.hangingUp) return;
-    // Without a path nothing here takes the far end's audio.
     this.#audio?.deliver(frame, this);
   }
 
