@@ -126,6 +126,8 @@ class DeviceChannels {
   }
 }
 
+const NO_KEYS: readonly string[] = [];
+
 export class DerivedDeviceStates {
   /** Device key → its live channels. */
   private readonly channelsByDevice = new Map<string, DeviceChannels>();
@@ -142,6 +144,8 @@ export class DerivedDeviceStates {
   private readonly keys = new Map<string, string | undefined>();
   /** Device key → its technology and resource (see endpointOf), bounded as `keys` is. */
   private readonly endpointParts = new Map<string, readonly [string, string]>();
+  /** Device key → the list of that key alone (see keysOf), bounded as `keys` is. */
+  private readonly singleKeys = new Map<string, readonly string[]>();
   /** Device key → the last state computed for it, for the devices that have channels or an endpoint. */
   private readonly known = new Map<string, DeviceStateValue>();
   /** Device key → the name events carry (the endpoint's id, or the first channel's device name). */
@@ -217,9 +221,9 @@ export class DerivedDeviceStates {
     const deviceName = deviceNameOfChannel(channel.name);
     const endpointKey = endpointId === undefined ? undefined : this.keyOf(endpointId);
     const deviceKey = this.keyOf(deviceName);
-    const keys: string[] = [];
-    if (endpointKey !== undefined) this.addDevice(channel, keys, endpointKey, endpointId!);
-    if (deviceKey !== undefined && deviceKey !== endpointKey) this.addDevice(channel, keys, deviceKey, deviceName);
+    if (endpointKey !== undefined) this.nameDevice(endpointKey, endpointId!);
+    if (deviceKey !== undefined && deviceKey !== endpointKey) this.nameDevice(deviceKey, deviceName);
+    const keys = this.keysOf(endpointKey, deviceKey === endpointKey ? undefined : deviceKey);
     const counted: CountedChannel = { state: channelDeviceState(channel.state), keys };
     this.counted.set(channel, counted);
     for (const key of keys) {
@@ -232,9 +236,25 @@ export class DerivedDeviceStates {
     channel.on('state', () => this.channelStateChanged(channel, counted));
   }
 
-  private addDevice(channel: Channel, keys: string[], key: string, name: string): void {
+  private nameDevice(key: string, name: string): void {
     if (!this.names.has(key)) this.names.set(key, name);
-    keys.push(key);
+  }
+
+  /**
+   * A channel's device keys, in the order it counts in them. Mostly one key, whose list is shared by
+   * every channel of that device (read, never written): a list per channel lived as long as the call.
+   */
+  private keysOf(first: string | undefined, second: string | undefined): readonly string[] {
+    if (first !== undefined && second !== undefined) return [first, second];
+    const only = first ?? second;
+    if (only === undefined) return NO_KEYS;
+    let keys = this.singleKeys.get(only);
+    if (keys === undefined) {
+      if (this.singleKeys.size >= MAX_MEMOISED_KEYS) this.singleKeys.clear();
+      keys = [only];
+      this.singleKeys.set(only, keys);
+    }
+    return keys;
   }
 
   private channelStateChanged(channel: Channel, counted: CountedChannel): void {

@@ -33,7 +33,8 @@ function reportToConsole(error: unknown, event: string): void {
 }
 
 export class TypedEmitter<Events extends EventMap> {
-  readonly #listeners = new Map<string, readonly Entry[]>();
+  /** Made at the first listener: an emitter nobody listens to (many per call) holds no table. */
+  #listeners: Map<string, readonly Entry[]> | undefined;
   #onListenerError: ListenerErrorReporter;
 
   constructor(onListenerError: ListenerErrorReporter = reportToConsole) {
@@ -57,7 +58,7 @@ export class TypedEmitter<Events extends EventMap> {
 
   /** Removes the most recently added registration of `listener` (as node:events does). */
   off<E extends keyof Events & string>(event: E, listener: (payload: Events[E]) => void): this {
-    const entries = this.#listeners.get(event);
+    const entries = this.#listeners?.get(event);
     if (!entries) return this;
     for (let i = entries.length - 1; i >= 0; i--) {
       if (entries[i].listener === listener) {
@@ -70,17 +71,19 @@ export class TypedEmitter<Events extends EventMap> {
 
   /** How many listeners `event` has (tests and diagnostics). */
   listenerCount<E extends keyof Events & string>(event: E): number {
-    return this.#listeners.get(event)?.length ?? 0;
+    return this.#listeners?.get(event)?.length ?? 0;
   }
 
   protected emit<E extends keyof Events & string>(event: E, payload: Events[E]): void {
-    const entries = this.#listeners.get(event) ?? EMPTY;
+    const listeners = this.#listeners;
+    if (listeners === undefined) return;
+    const entries = listeners.get(event) ?? EMPTY;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i];
       if (entry.once) {
         if (entry.fired) continue;
         entry.fired = true;
-        const current = this.#listeners.get(event);
+        const current = listeners.get(event);
         const index = current ? current.indexOf(entry) : -1;
         if (current && index >= 0) this.#removeAt(event, current, index);
       }
@@ -97,19 +100,21 @@ export class TypedEmitter<Events extends EventMap> {
   }
 
   #add(event: string, entry: Entry): void {
-    const entries = this.#listeners.get(event) ?? EMPTY;
-    this.#listeners.set(event, [...entries, entry]);
+    const listeners = (this.#listeners ??= new Map());
+    const entries = listeners.get(event) ?? EMPTY;
+    listeners.set(event, [...entries, entry]);
   }
 
   #removeAt(event: string, entries: readonly Entry[], index: number): void {
+    const listeners = this.#listeners!;
     if (entries.length === 1) {
-      this.#listeners.delete(event);
+      listeners.delete(event);
       return;
     }
     // One new array (two slices and their concat made three); the old one may be mid-emit.
     const next = new Array<Entry>(entries.length - 1);
     for (let i = 0, j = 0; i < entries.length; i++) if (i !== index) next[j++] = entries[i];
-    this.#listeners.set(event, next);
+    listeners.set(event, next);
   }
 }
 

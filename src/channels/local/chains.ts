@@ -33,13 +33,14 @@ export class LocalChainBudget {
     if (!chain) this.#chains.set(key, (chain = { made: 0, live: 0 }));
     const counted = chain;
     counted.made++;
-    for (const half of [one, two]) {
-      counted.live++;
-      half.once('hangup', () => {
-        counted.live--;
-        if (counted.live === 0 && this.#chains.get(key) === counted) this.#chains.delete(key);
-      });
-    }
+    counted.live += 2;
+    // One listener for both halves (each calls it once): it lives as long as the call.
+    const hungUp = (): void => {
+      counted.live--;
+      if (counted.live === 0 && this.#chains.get(key) === counted) this.#chains.delete(key);
+    };
+    one.once('hangup', hungUp);
+    two.once('hangup', hungUp);
   }
 
   /** Chains with a live Local channel (for tests and metrics). */

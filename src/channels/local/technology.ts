@@ -14,20 +14,64 @@ import { InvalidError, UnavailableError } from '../../core/errors.ts';
 import { MAX_CHANNEL_ID_LENGTH } from '../../core/channels/channels.ts';
 import { LocalChainBudget } from './chains.ts';
 
-/** One half's view of the pair: what it sends to its far end arrives at `other`. */
+/**
+ * What the two halves of a pair share: each other, and whether `;1` was called. One object per pair
+ * that the halves' drivers point at, rather than a closure per half and purpose: these live as long as
+ * the call and were copied by every scavenge inside it (docs/performance.md, eighth pass).
+ */
+class LocalPair {
+  /** Set as soon as `;1` is made, before anything can reach its driver. */
+  one!: Channel;
+  /** Made just after `;1`: undefined while `;1`'s creation is announced. */
+  two: Channel | undefined;
+  #started = false;
+
+  constructor(private readonly running: TechnologyContext) {}
+
+  /** `;1` is called: `;2` takes it across (once) and runs the dialplan. */
+  call(): void {
+    const other = this.two;
+    if (this.#started || !other) return;
+    this.#started = true;
+    const self = this.one;
+    // As chan_local's call (ast_unreal_call_setup): the ;2 half takes every variable of ;1 (each announced),
+    // then the two identities cross in one staged snapshot (what ;1 is connected to calls in on ;2; ;1's own
+    // identity is what ;2 is connected to): ;2's ChannelCallerId and ChannelConnectedLine where they change.
+    other.copyVariablesFrom(self, true);
+    const connectedOfOne = self.connected.number || self.connected.name ? self.connected : undefined;
+    // Without a connected party on ;1, ;2 shows ;1's own caller id as its caller (Asterisk leaves
+    // it empty and says nothing; docs/differences.md): taken without an event, as Asterisk raises none.
+    // Caller ids are replaced, never changed in place, so ;1's are handed over as they are (takeIdentity copies what it takes).
+    if (!connectedOfOne) other.caller = self.caller;
+    other.takeIdentity({ caller: connectedOfOne, connected: self.caller });
+    // ast_unreal_call_setup copies ;1's redirecting party to ;2 as well.
+    other.redirecting = self.redirecting;
+    // The dialplan runs after the caller has finished setting the call up.
+    const running = this.running;
+    setImmediate(() => {
+      if (!other.hangingUp) running.enterDialplan(other);
+    });
+  }
+}
+
+/** One half's view of the pair: what it sends to its far end arrives at the other half. */
 class LocalHalf implements ChannelDriver {
   /**
-   * `self`, for the `;2` half only: hanging up first, it tells `;1` how the Dial() it ran ended
+   * `self` is the `;2` half when `isTwo`: hanging up first, it tells `;1` how the Dial() it ran ended
    * (CHANLOCALSTATUS, as Asterisk's ast_unreal_hangup does for the outgoing side).
    */
   constructor(
-    private readonly other: () => Channel,
-    private readonly onCall: () => void,
-    private readonly self?: Channel,
+    private readonly pair: LocalPair,
+    private readonly isTwo: boolean,
+    private readonly self: Channel,
   ) {}
 
+  private other(): Channel {
+    return this.isTwo ? this.pair.one : this.pair.two!;
+  }
+
   call(): void {
-    this.onCall();
+    if (!this.isTwo) this.pair.call();
   }
 
   answer(): void {
@@ -38,7 +82,7 @@ class LocalHalf implements ChannelDriver {
   hangup(cause: number): void {
     const other = this.other();
     if (other.hangingUp) return;
-    const dialStatus = this.self?.getVariable('DIALSTATUS');
+    const dialStatus = this.isTwo ? this.self.getVariable('DIALSTATUS') : undefined;
     if (dialStatus !== undefined) other.setSystemVariable('CHANLOCALSTATUS', dialStatus);
     other.hangup(cause, { fromFarEnd: true });
   }
@@ -114,41 +158,13 @@ export class LocalTechnology implements ChannelTechnology {
     const base = `Local/${exten}@${context}-${channels.newNameSuffix('unreal')}`;
     // The halves share everything but their id, name suffix, direction, state and driver.
     const shared = { technology: 'Local', language: request.requestor?.language, location: { context, exten, priority: 1 } };
-    let started = false;
-    // Each half's driver speaks to the other half, made just after it.
-    let two: Channel | undefined;
+    // Each half's driver speaks to the other half through the pair, `;2` made just after `;1`.
+    const pair = new LocalPair(running);
     const one = channels.create(
       { ...shared, id: request.channelId, name: `${base};1`, direction: 'outbound', state: 'Down', linkedId: request.requestor?.linkedId },
-      (self) =>
-        new LocalHalf(
-          () => two!,
-          () => {
-            if (started || !two) return;
-            started = true;
-            const other = two;
-            // As chan_local's call (ast_unreal_call_setup): the ;2 half takes every variable of ;1 (each announced),
-            // then the two identities cross in one staged snapshot (what ;1 is connected to calls in on ;2; ;1's own
-            // identity is what ;2 is connected to): ;2's ChannelCallerId and ChannelConnectedLine where they change.
-            other.copyVariablesFrom(self, true);
-            const connectedOfOne = self.connected.number || self.connected.name ? self.connected : undefined;
-            // Without a connected party on ;1, ;2 shows ;1's own caller id as its caller (Asterisk leaves
-            // it empty and says nothing; docs/differences.md): taken without an event, as Asterisk raises none.
-            // Caller ids are replaced, never changed in place, so ;1's are handed over as they are (takeIdentity copies what it takes).
-            if (!connectedOfOne) other.caller = self.caller;
-            other.takeIdentity({ caller: connectedOfOne, connected: self.caller });
-            // ast_unreal_call_setup copies ;1's redirecting party to ;2 as well.
-            other.redirecting = self.redirecting;
-            // The dialplan runs after the caller has finished setting the call up.
-            setImmediate(() => {
-              if (!other.hangingUp) running.enterDialplan(other);
-            });
-          },
-        ),
+      (self) => new LocalHalf(pair, false, (pair.one = self)),
     );
-    two = channels.create(
-      { ...shared, id: twoId, name: `${base};2`, direction: 'inbound', state: 'Ring', linkedId: one.linkedId },
-      (self) => new LocalHalf(() => one, () => undefined, self),
-    );
+    const two = (pair.two = channels.create({ ...shared, id: twoId, name: `${base};2`, direction: 'inbound', state: 'Ring', linkedId: one.linkedId }, (self) => new LocalHalf(pair, true, self)));
     one.peer = two;
     two.peer = one;
     one.localDepth = depth;

@@ -423,7 +423,7 @@ export class CdrEngine {
     if (!chain) return false;
     const now = this.#now();
     for (const cdr of chain) {
-      if (!keepVariables) cdr.variables.clear();
+      if (!keepVariables) cdr.clearVariables();
       cdr.start = now;
       cdr.end = 0;
       cdr.answer = 0;

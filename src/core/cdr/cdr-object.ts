@@ -5,6 +5,9 @@ import type { ChannelView } from './channel-view.ts';
 import { DISPOSITION_CODE, mergeCallerId, type CallDetailRecord, type Disposition } from './record.ts';
 
 /** cdr.c's states: Single (alone), Dial (dialing party B), DialedPending (dial answered, not yet bridged), Bridge, Finalized. */
+/** A posted record's variables when it has none: shared, frozen (a record is read, never written). */
+const NO_VARIABLES: Readonly<Record<string, string>> = Object.freeze({});
+
 export type CdrState = 'single' | 'dial' | 'dialedPending' | 'bridge' | 'finalized';
 
 /** What a party B was when the record last saw it (a copy: party B may be gone when the record posts). */
@@ -43,7 +46,21 @@ export class CdrObject {
   /** AST_CDR_FLAG_PARTY_A (CDR_PROP(party_a)). */
   partyAFlag = false;
   userfield = '';
-  readonly variables = new Map<string, string>();
+  /**
+   * CDR(name)=value variables: made at the first one written (most records have none, and an
+   * empty Map per record outlived the young generation with the call; docs/performance.md, eighth pass).
+   */
+  #variables: Map<string, string> | undefined;
+
+  /** The record's variables, made on first use (CDR() reads and writes them). */
+  get variables(): Map<string, string> {
+    return (this.#variables ??= new Map());
+  }
+
+  /** Forgets every variable (ResetCDR without `v`). */
+  clearVariables(): void {
+    this.#variables = undefined;
+  }
 
   constructor(
     readonly partyA: ChannelView,
@@ -66,7 +83,7 @@ export class CdrObject {
     next.exten = last.exten;
     next.disabled = last.disabled;
     next.userfield = last.userfield;
-    for (const [name, value] of last.variables) next.variables.set(name, value);
+    if (last.#variables !== undefined) next.#variables = new Map(last.#variables);
     return next;
   }
 
@@ -147,7 +164,7 @@ export class CdrObject {
       userfield: this.userfield,
       peeraccount: this.partyB?.accountcode ?? '',
       sequence: this.sequence,
-      variables: Object.fromEntries(this.variables),
+      variables: this.#variables === undefined ? NO_VARIABLES : Object.fromEntries(this.#variables),
     };
   }
 

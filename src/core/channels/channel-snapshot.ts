@@ -13,6 +13,9 @@ import type { SplitEventText } from '../application-sink.ts';
 import { NOT_REDIRECTED, type Redirecting } from './redirecting.ts';
 import type { CallerId, ChannelIdentity, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, IdentityChange } from './channel-types.ts';
 
+/** The caller id and connected line of a channel that has none: shared, as they are replaced, never changed in place (not frozen: a frozen object has a shape of its own, and every snapshot and event reads these). */
+const NO_PARTY: Readonly<CallerId> = { name: '', number: '' };
+
 const CALLER_CHANGED: IdentityChange = { caller: true, connected: false };
 const CONNECTED_CHANGED: IdentityChange = { caller: false, connected: true };
 
@@ -29,14 +32,15 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   readonly technology: string;
   readonly endpointResource: string | undefined;
   readonly direction: 'inbound' | 'outbound';
-  readonly creationtime = new Date();
+  /** When the channel was made (ms since the epoch): a number, not a Date held for the channel's life. */
+  readonly #createdAt = Date.now();
   /** creationtime as ARI writes it, once: each event's snapshot carries it (a Local pair's halves missed formatAriDate's one entry). */
   #creationText: string | undefined;
   readonly linkedId: string;
   #protocolId: string;
   #state: ChannelState;
   #caller: Readonly<CallerId>;
-  #connected: Readonly<CallerId> = { name: '', number: '' };
+  #connected: Readonly<CallerId> = NO_PARTY;
   #redirecting: Redirecting = NOT_REDIRECTED;
   #accountcode = '';
   #language: string;
@@ -52,8 +56,12 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   readonly #settings: SnapshotSettings;
   /** The channel's variables: `channelvars` are shown from them. */
   protected readonly variables = new VariableStore();
-  /** Variables set with reportEvents: every snapshot shows them beside `channelvars`. */
-  protected readonly reportedVariables = new Set<string>();
+  /**
+   * Variables set with reportEvents: every snapshot shows them beside `channelvars`. Made at the
+   * first such variable: most channels never have one, and an empty Set per channel outlived the
+   * young generation with the call (docs/performance.md, eighth pass).
+   */
+  #reportedVariables: Set<string> | undefined;
   /** A `channelvars` function is being read (a read that raised an event must not read it again). */
   #readingReportedFunction = false;
 
@@ -68,9 +76,14 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     this.#state = init.state;
     this.linkedId = init.linkedId ?? init.id;
     this.#language = init.language ?? settings.defaultLanguage;
-    this.#caller = { ...(init.caller ?? { name: '', number: '' }) };
+    this.#caller = init.caller === undefined ? NO_PARTY : { ...init.caller };
     this.#protocolId = init.protocolId ?? '';
     this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
+  }
+
+  /** When the channel was made. */
+  get creationtime(): Date {
+    return new Date(this.#createdAt);
   }
 
   /** Reads dialplan function `name` on the channel (a `channelvars` entry such as `CHANNEL(language)`). */
@@ -208,12 +221,18 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     return snapshot;
   }
 
+  /** Every snapshot shows variable `name` from now on (a variable set with reportEvents). */
+  protected reportVariable(name: string): void {
+    (this.#reportedVariables ??= new Set()).add(name);
+  }
+
   /** Whether a reported variable is a dialplan function (`CHANNEL(language)`), read afresh every time. */
   private readsFunctions(): boolean {
     for (const name of this.#settings.channelvars) if (name.includes('(')) return true;
     // Asked for every snapshot built; most channels report no variables (no Set iterator then).
-    if (this.reportedVariables.size === 0) return false;
-    for (const name of this.reportedVariables) if (name.includes('(')) return true;
+    const reported = this.#reportedVariables;
+    if (reported === undefined) return false;
+    for (const name of reported) if (name.includes('(')) return true;
     return false;
   }
 
@@ -239,11 +258,12 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
       connected: this.connected,
       accountcode: this.accountcode,
       dialplan: this.dialplanShown(),
-      creationtime: (this.#creationText ??= formatAriDate(this.creationtime)),
+      creationtime: (this.#creationText ??= formatAriDate(new Date(this.#createdAt))),
       language: this.language,
     };
     const channelvars = this.#settings.channelvars;
-    const names = channelvars.length === 0 && this.reportedVariables.size === 0 ? undefined : new Set([...channelvars, ...this.reportedVariables]);
+    const reported = this.#reportedVariables;
+    const names = channelvars.length === 0 && reported === undefined ? undefined : new Set(reported === undefined ? channelvars : [...channelvars, ...reported]);
     if (names) {
       // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
       snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.reportedValue(name)]));

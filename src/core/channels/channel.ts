@@ -82,11 +82,8 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  /** Listeners, hooks, mutes and the generator flag; a change is told as media-tapped / media-path. */
-  readonly #audio = new ChannelAudioPath<Channel>((tapped) => {
-    if (tapped) this.emit('media-tapped', undefined);
-    this.emit('media-path', undefined);
-  });
+  /** Listeners, hooks, mutes, generator flag (media-tapped / media-path on a change); made at first use: most channels need none. */
+  #audio: ChannelAudioPath<Channel> | undefined;
   private destroyedAlready = false;
   /** The hang-up was noticed (hangup-noticed raised), once. */
   private noticedHangup = false;
@@ -282,7 +279,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     this.variables.store(name, value);
     // channelvars come from the variables.
     this.snapshotChanged();
-    if (reportEvents) this.reportedVariables.add(name);
+    if (reportEvents) this.reportVariable(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });
   }
 
@@ -317,72 +314,81 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   // ---- media ----------------------------------------------------------------------------------
 
+  #audioPath(): ChannelAudioPath<Channel> {
+    return (this.#audio ??= new ChannelAudioPath<Channel>((tapped) => {
+      if (tapped) this.emit('media-tapped', undefined);
+      this.emit('media-path', undefined);
+    }));
+  }
+
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    this.#audio.writtenByOther();
+    this.#audio?.writtenByOther();
     this.writeGenerated(frame);
   }
 
   /** A generator's frame (channel-generators.ts): unlike write(), it leaves an interruptible generator playing. */
   writeGenerated(frame: Frame): void {
-    if (!this.hangingUp) this.driver.writeFrame(this.#audio.outgoing(frame, this));
+    const audio = this.#audio;
+    if (!this.hangingUp) this.driver.writeFrame(audio === undefined ? frame : audio.outgoing(frame, this));
   }
 
   /** Ends the generator playing at the first frame written by anyone else (an indication tone); see ChannelAudioPath. */
   get interruptOnWrite(): (() => void) | undefined {
-    return this.#audio.interruptOnWrite;
+    return this.#audio?.interruptOnWrite;
   }
 
   set interruptOnWrite(end: (() => void) | undefined) {
-    this.#audio.interruptOnWrite = end;
+    if (end === undefined && this.#audio === undefined) return;
+    this.#audioPath().interruptOnWrite = end;
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
   deliver(frame: Frame): void {
     if (this.hangingUp) return;
-    this.#audio.deliver(frame, this);
+    this.#audio?.deliver(frame, this);
   }
 
   addFrameListener(listener: FrameListener): void {
-    this.#audio.addFrameListener(listener);
+    this.#audioPath().addFrameListener(listener);
   }
 
   removeFrameListener(listener: FrameListener): void {
-    this.#audio.removeFrameListener(listener);
+    this.#audioPath().removeFrameListener(listener);
   }
 
   addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    this.#audio.addAudioHook(direction, hook);
+    this.#audioPath().addAudioHook(direction, hook);
   }
 
   removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    this.#audio.removeAudioHook(direction, hook);
+    this.#audioPath().removeAudioHook(direction, hook);
   }
 
   get mutedIn(): boolean {
-    return this.#audio.mutedIn;
+    return this.#audio?.mutedIn ?? false;
   }
 
   set mutedIn(muted: boolean) {
-    this.#audio.mutedIn = muted;
+    if (muted || this.#audio !== undefined) this.#audioPath().mutedIn = muted;
   }
 
   get mutedOut(): boolean {
-    return this.#audio.mutedOut;
+    return this.#audio?.mutedOut ?? false;
   }
 
   set mutedOut(muted: boolean) {
-    this.#audio.mutedOut = muted;
+    if (muted || this.#audio !== undefined) this.#audioPath().mutedOut = muted;
   }
 
   /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
   get generatorActive(): boolean {
-    return this.#audio.generatorActive;
+    return this.#audio?.generatorActive ?? false;
   }
 
   set generatorActive(active: boolean) {
-    this.#audio.generatorActive = active;
+    if (active || this.#audio !== undefined) this.#audioPath().generatorActive = active;
   }
 
   /**
@@ -390,12 +396,12 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    * takes or changes the channel's audio: a second listener, a hook, a mute, a generator.
    */
   mediaTappedBesides(own: FrameListener): boolean {
-    return this.#audio.tappedBesides(own);
+    return this.#audio?.tappedBesides(own) ?? false;
   }
 
   /** Whether anything but `own` needs the far end's audio here (a listener, a read hook, a mute in); what is sent does not count. */
   receivedAudioTakenBesides(own: FrameListener): boolean {
-    return this.#audio.receivedTakenBesides(own);
+    return this.#audio?.receivedTakenBesides(own) ?? false;
   }
 
   /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
@@ -405,7 +411,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
 
   /** As mediaTapped, generators aside: the playback fast path plays only to a channel where nothing takes or changes the audio. */
   get audioTapped(): boolean {
-    return this.#audio.audioTapped;
+    return this.#audio?.audioTapped ?? false;
   }
 
   /** The far end indicated a condition; ringing moves an outbound channel to Ringing. */
@@ -588,7 +594,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     if (this.#dialplanRun.hangupDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
-    this.#audio.clear();
+    this.#audio?.clear();
     this.emit('destroying', undefined);
     try {
       const techCause = this.hangupTechCause;

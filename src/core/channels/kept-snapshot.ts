@@ -9,21 +9,23 @@ import type { SplitEventText } from '../application-sink.ts';
 /** Where a snapshot's text starts in an event's text (`channel` is the event's last field). */
 const CHANNEL_FIELD = ',"channel":{"id":';
 
-/** A snapshot at one version, and its text once an event needed it. */
-interface Kept {
-  readonly version: number;
-  readonly snapshot: Model<'Channel'>;
-  /** `,"channel":{…}}`: the end of an event's text from its `channel` field on. */
-  tail: string | undefined;
-  /** UTF-8 bytes of `tail`. */
-  tailBytes: number;
-}
+/**
+ * Filled by splitEventText for eventText and emptied before it returns: one object for every
+ * channel (JavaScript runs one eventText at a time, and it calls no code of a channel's).
+ */
+const SCRATCH: SplitEventText = { head: '', tail: '', bytes: 0 };
 
 export class KeptSnapshot {
   #version = 0;
-  #kept: Kept | undefined;
-  /** Filled by splitEventText for eventText (one object for every event). */
-  readonly #split: SplitEventText = { head: '', tail: '', bytes: 0 };
+  // The snapshot kept at one version and its text once an event needed it, held in fields of
+  // their own rather than an object per version: they live as long as the channel.
+  /** The version #snapshot was kept at; -1: none kept. */
+  #keptVersion = -1;
+  #snapshot: Model<'Channel'> | undefined;
+  /** `,"channel":{…}}`: the end of an event's text from its `channel` field on. */
+  #tail: string | undefined;
+  /** UTF-8 bytes of `#tail`. */
+  #tailBytes = 0;
 
   /** Something a snapshot shows changed: the next snapshot is built anew. */
   changed(): void {
@@ -32,8 +34,7 @@ export class KeptSnapshot {
 
   /** The snapshot kept for the current version, if any. */
   current(): Model<'Channel'> | undefined {
-    const kept = this.#kept;
-    return kept !== undefined && kept.version === this.#version ? kept.snapshot : undefined;
+    return this.#keptVersion === this.#version ? this.#snapshot : undefined;
   }
 
   /**
@@ -41,7 +42,10 @@ export class KeptSnapshot {
    * may change with no write to the channel, such as one reading dialplan functions).
    */
   keep(snapshot: Model<'Channel'> | undefined): void {
-    this.#kept = snapshot === undefined ? undefined : { version: this.#version, snapshot, tail: undefined, tailBytes: 0 };
+    this.#keptVersion = snapshot === undefined ? -1 : this.#version;
+    this.#snapshot = snapshot;
+    this.#tail = undefined;
+    this.#tailBytes = 0;
   }
 
   /**
@@ -50,7 +54,7 @@ export class KeptSnapshot {
    * otherwise (the caller serialises the event whole).
    */
   eventText(event: CoreEvent): string | undefined {
-    const split = this.#split;
+    const split = SCRATCH;
     if (!this.splitEventText(event, split)) return undefined;
     const text = split.tail === '' ? split.head : split.head + split.tail;
     split.head = split.tail = '';
@@ -64,18 +68,19 @@ export class KeptSnapshot {
    * does not carry the kept snapshot.
    */
   splitEventText(event: CoreEvent, into: SplitEventText): boolean {
-    const kept = this.#kept;
     const holder = event as { channel?: Model<'Channel'> | undefined };
     const snapshot = holder.channel;
-    if (kept === undefined || snapshot !== kept.snapshot) return false;
-    if (kept.tail === undefined) {
+    if (this.#snapshot === undefined || snapshot !== this.#snapshot) return false;
+    const tail = this.#tail;
+    if (tail === undefined) {
       // `,"channel":{"id":` cannot occur inside the snapshot's own text: a quote inside a JSON
       // string is escaped, and none of its objects has a field `channel`.
       const whole = JSON.stringify(event);
       const at = whole.lastIndexOf(CHANNEL_FIELD);
       if (at > 0) {
-        kept.tail = whole.slice(at);
-        kept.tailBytes = Buffer.byteLength(kept.tail);
+        const kept = whole.slice(at);
+        this.#tail = kept;
+        this.#tailBytes = Buffer.byteLength(kept);
       }
       into.head = whole;
       into.tail = '';
@@ -94,13 +99,13 @@ export class KeptSnapshot {
     if (head.length > 2) {
       // The head without its closing brace: a slice of a flat string is flat (no copy).
       into.head = head.slice(0, -1);
-      into.tail = kept.tail;
-      into.bytes = Buffer.byteLength(head) - 1 + kept.tailBytes;
+      into.tail = tail;
+      into.bytes = Buffer.byteLength(head) - 1 + this.#tailBytes;
     } else {
       // `{}`: the tail's leading comma goes (no event is without fields; kept for honesty).
-      into.head = `{${kept.tail.slice(1)}`;
+      into.head = `{${tail.slice(1)}`;
       into.tail = '';
-      into.bytes = kept.tailBytes;
+      into.bytes = this.#tailBytes;
     }
     return true;
   }

@@ -2,12 +2,19 @@
 // they change, so the `variables.max_channel_bytes` check costs nothing per write.
 import { tooManyVariableBytes, variableSize } from '../variable-limits.ts';
 
+/** What a store without variables iterates (shared, never written). */
+const NO_VALUES: ReadonlyMap<string, string> = new Map();
+
 export class VariableStore implements Iterable<[string, string]> {
-  readonly #values = new Map<string, string>();
+  /**
+   * Made at the first variable set: many channels (a Local pair's `;1`) never hold one, and an
+   * empty Map per channel outlived the young generation with the call (docs/performance.md, eighth pass).
+   */
+  #values: Map<string, string> | undefined;
   #bytes = 0;
 
   get size(): number {
-    return this.#values.size;
+    return this.#values?.size ?? 0;
   }
 
   /** What the variables hold, in bytes. */
@@ -16,24 +23,24 @@ export class VariableStore implements Iterable<[string, string]> {
   }
 
   get(name: string): string | undefined {
-    return this.#values.get(name);
+    return this.#values?.get(name);
   }
 
   has(name: string): boolean {
-    return this.#values.has(name);
+    return this.#values?.has(name) ?? false;
   }
 
   keys(): IterableIterator<string> {
-    return this.#values.keys();
+    return (this.#values ?? NO_VALUES).keys();
   }
 
   [Symbol.iterator](): IterableIterator<[string, string]> {
-    return this.#values.entries();
+    return (this.#values ?? NO_VALUES).entries();
   }
 
   /** How much setting `name` to `value` (undefined: unsetting) would change `bytes`. */
   change(name: string, value: string | undefined): number {
-    const old = this.#values.get(name);
+    const old = this.#values?.get(name);
     return (value === undefined ? 0 : variableSize(name, value)) - (old === undefined ? 0 : variableSize(name, old));
   }
 
@@ -53,7 +60,12 @@ export class VariableStore implements Iterable<[string, string]> {
     this.#bytes += this.change(name, value);
     // Set again, a variable becomes the newest (Asterisk re-inserts it at its list's head): the
     // order a Local call's copies are announced in (Channel.copyVariablesFrom).
-    this.#values.delete(name);
-    if (value !== undefined) this.#values.set(name, value);
+    if (value === undefined) {
+      this.#values?.delete(name);
+      return;
+    }
+    const values = (this.#values ??= new Map());
+    values.delete(name);
+    values.set(name, value);
   }
 }
