@@ -552,8 +552,18 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#offers.reinvite(direction, refused);
   }
 
+  /** The call's SDP side, whose codecs and DTMF mode PJSIP_MEDIA_OFFER and PJSIP_DTMF_MODE write (session-functions.ts). */
+  get sessionMedia(): CallMedia {
+    return this.#sdp;
+  }
+
+  /** PJSIP_SEND_SESSION_REFRESH: a fresh offer in a re-INVITE or an UPDATE; false without a confirmed dialog. */
+  refreshSession(method: 'INVITE' | 'UPDATE'): boolean {
+    return this.#offers.reinvite(this.#hold.offeredDirection, undefined, method);
+  }
+
   sendDigit(digit: string, durationMs: number): void {
-    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#requests.infoDigit(digit, durationMs);
+    if (dtmfByInfo(this.#sdp.dtmfMode, this.#sdp.negotiated)) this.#requests.infoDigit(digit, durationMs);
     else this.stream?.sendDigit(digit, durationMs);
   }
 
