@@ -95,6 +95,11 @@ export class CallMedia {
     this.#dtmfMode = options.dtmfMode;
   }
 
+  /** Our media address as our SDP writes it (CHANNEL(rtp,src)). */
+  get mediaAddress(): string {
+    return this.address();
+  }
+
   /** The codecs of our next offer (PJSIP_MEDIA_OFFER's read). */
   get codecs(): readonly SdpCodec[] {
     return this.#codecs;

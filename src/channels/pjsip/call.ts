@@ -35,7 +35,7 @@ import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
-import { sipChannelInfo } from './channel-info.ts';
+import { sipChannelInfo, sipMediaInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
@@ -163,10 +163,19 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#invite?.inEarlyDialog(request, this.callId) ?? false;
   }
 
-  /** CHANNEL(pjsip,item) (the driver's channelInfo hook): see channel-info.ts. */
-  channelInfo(item: string): string | undefined {
-    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#invite?.request;
-    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: this.side.kind === 'inbound', ...(this.side.kind === 'outbound' ? { target: this.side.target } : {}) });
+  /** CHANNEL(pjsip,item), and (`bare`) CHANNEL(rtp|rtcp,…), CHANNEL(endpoint|aor|contact) (the driver's channelInfo hook): see channel-info.ts. */
+  channelInfo(item: string, bare = false): string | undefined {
+    const side = this.side;
+    if (bare) {
+      const stream = this.stream;
+      const local = stream ? { address: this.#sdp.mediaAddress, port: stream.localPort } : undefined;
+      const facts = { endpointId: this.endpointId, contact: side.kind === 'outbound' ? side.contact : undefined, local, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd };
+      return sipMediaInfo(item, { ...facts, statistics: () => stream?.statistics() });
+    }
+    const invite = side.kind === 'inbound' ? side.invite : this.#invite?.request;
+    const remote = side.kind === 'inbound' ? side.tx.source : { address: side.destination.host, port: side.destination.port };
+    const local = { address: this.services.signallingHost, port: this.services.signallingPort };
+    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: side.kind === 'inbound', ...(side.kind === 'outbound' ? { target: side.target } : {}), local, remote });
   }
 
   /** Binds the channel (the driver factory calls this before ChannelCreated). */

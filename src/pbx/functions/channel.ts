@@ -192,11 +192,13 @@ export const channelFunctions: readonly DialplanFunction[] = [
       // A technology's own items, CHANNEL(<technology>,item), answered by the channel's driver
       // (Asterisk's func_channel_read); another technology's name reads as nothing.
       const comma = item.indexOf(',');
-      if (comma > 0) {
-        const channel = channelOf(call, 'CHANNEL');
-        return channel.technology.toLowerCase() === item.slice(0, comma).trim() ? channel.driver.channelInfo?.(item.slice(comma + 1).trim()) : undefined;
-      }
-      return CHANNEL_READERS.get(item)?.(channelOf(call, 'CHANNEL'));
+      const channel = channelOf(call, 'CHANNEL');
+      if (comma > 0 && channel.technology.toLowerCase() === item.slice(0, comma).trim()) return channel.driver.channelInfo?.(item.slice(comma + 1).trim());
+      // Items a technology answers without its name (chan_pjsip's endpoint, rtp,…, rtcp,…): the
+      // technology first, as Asterisk hands the items its core lacks to the channel's technology.
+      const own = channel.driver.channelInfo?.(item, true);
+      if (own !== undefined || comma > 0) return own;
+      return CHANNEL_READERS.get(item)?.(channel);
     },
     write(call, value) {
       const item = call.args.trim().toLowerCase();
