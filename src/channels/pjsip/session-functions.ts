@@ -10,7 +10,7 @@ import { isSdpCodec, SDP_CODECS, type SdpCodec } from '../../sip/sdp/offer-answe
 import { SipCall } from './call.ts';
 import type { DtmfMode } from './config/types.ts';
 
-const DOCS_SECTION = 'SIP headers';
+const DOCS_SECTION = 'PJSIP sessions';
 /** Most items of a codec list taken from the dialplan. */
 const MAX_CODEC_ITEMS = 64;
 const DTMF_MODES: readonly DtmfMode[] = ['rfc4733', 'inband', 'info', 'auto', 'auto_info'];
