@@ -166,16 +166,11 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /** CHANNEL(pjsip,item), and (`bare`) CHANNEL(rtp|rtcp,…), CHANNEL(endpoint|aor|contact) (the driver's channelInfo hook): see channel-info.ts. */
   channelInfo(item: string, bare = false): string | undefined {
     const side = this.side;
-    if (bare) {
-      const stream = this.stream;
-      const local = stream ? { address: this.#sdp.mediaAddress, port: stream.localPort } : undefined;
-      const facts = { endpointId: this.endpointId, contact: side.kind === 'outbound' ? side.contact : undefined, local, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd };
-      return sipMediaInfo(item, { ...facts, statistics: () => stream?.statistics() });
-    }
+    const out = side.kind === 'outbound' ? side : undefined;
+    if (bare) return sipMediaInfo(item, { endpointId: this.endpointId, contact: out?.contact, mediaAddress: this.#sdp.mediaAddress, stream: this.stream, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd });
     const invite = side.kind === 'inbound' ? side.invite : this.#invite?.request;
-    const remote = side.kind === 'inbound' ? side.tx.source : { address: side.destination.host, port: side.destination.port };
-    const local = { address: this.services.signallingHost, port: this.services.signallingPort };
-    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: side.kind === 'inbound', ...(side.kind === 'outbound' ? { target: side.target } : {}), local, remote });
+    const remote = side.kind === 'outbound' ? { address: side.destination.host, port: side.destination.port } : side.tx.source;
+    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: !out, ...(out ? { target: out.target } : {}), local: { address: this.services.signallingHost, port: this.services.signallingPort }, remote });
   }
 
   /** Binds the channel (the driver factory calls this before ChannelCreated). */

@@ -65,11 +65,12 @@ export interface CallMediaFacts {
   readonly endpointId: string;
   /** The AOR and contact an outgoing call to `PJSIP/endpoint` took (Asterisk leaves both empty otherwise). */
   readonly contact: { readonly aor: string; readonly id: string } | undefined;
-  /** Our media address as our SDP writes it, and the stream's port; undefined before the stream. */
-  readonly local: { readonly address: string; readonly port: number } | undefined;
+  /** Our media address as our SDP writes it. */
+  readonly mediaAddress: string;
+  /** The call's RTP stream: its port and statistics; undefined before it is bound. */
+  readonly stream: { readonly localPort: number; statistics(): RtpStatistics | undefined } | undefined;
   readonly negotiated: NegotiatedMedia | undefined;
   readonly heldByFarEnd: boolean;
-  statistics(): RtpStatistics | undefined;
 }
 
 const QUALITY_OF: Readonly<Record<string, string>> = { all: 'RTPAUDIOQOS', all_jitter: 'RTPAUDIOQOSJITTER', all_loss: 'RTPAUDIOQOSLOSS', all_rtt: 'RTPAUDIOQOSRTT', all_mes: 'RTPAUDIOQOSMES' };
@@ -106,11 +107,11 @@ export function sipMediaInfo(item: string, facts: CallMediaFacts): string | unde
 }
 
 function rtpItem(type: string, facts: CallMediaFacts): string | undefined {
-  const { local, negotiated } = facts;
-  if (!local) return undefined;
+  const { stream, negotiated } = facts;
+  if (!stream) return undefined;
   switch (type) {
     case 'src':
-      return hostPort(local.address, local.port);
+      return hostPort(facts.mediaAddress, stream.localPort);
     case 'dest':
       return negotiated?.remoteAddress === undefined ? '' : hostPort(negotiated.remoteAddress, negotiated.remotePort);
     case 'direct':
@@ -126,7 +127,7 @@ function rtpItem(type: string, facts: CallMediaFacts): string | undefined {
 }
 
 function rtcpItem(type: string, facts: CallMediaFacts): string | undefined {
-  const stats = facts.statistics();
+  const stats = facts.stream?.statistics();
   if (!stats) return undefined;
   const quality = QUALITY_OF[type.toLowerCase()];
   if (quality) return rtpQualityStrings(stats).find(([name]) => name === quality)?.[1];

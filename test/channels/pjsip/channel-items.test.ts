@@ -13,10 +13,10 @@ function facts(overrides: Partial<CallMediaFacts> = {}): CallMediaFacts {
   return {
     endpointId: 'alice',
     contact: { aor: 'alice', id: 'alice;@abc' },
-    local: { address: '127.0.0.1', port: 10000 },
+    mediaAddress: '127.0.0.1',
+    stream: { localPort: 10000, statistics: () => stats },
     negotiated: { remoteAddress: '127.0.0.5', remotePort: 6000 } as unknown as NegotiatedMedia,
     heldByFarEnd: false,
-    statistics: () => stats,
     ...overrides,
   };
 }
@@ -38,7 +38,7 @@ describe('CHANNEL(rtp|rtcp|endpoint|aor|contact) of a PJSIP channel', () => {
     assert.equal(sipMediaInfo('rtp,src,video', facts()), undefined);
     assert.equal(sipMediaInfo('rtp,bogus', facts()), undefined);
     assert.equal(sipMediaInfo('rtp', facts()), undefined);
-    assert.equal(sipMediaInfo('rtp,src', facts({ local: undefined })), undefined);
+    assert.equal(sipMediaInfo('rtp,src', facts({ stream: undefined })), undefined);
   });
   test('rtcp: one figure, or a whole quality string', () => {
     assert.equal(sipMediaInfo('rtcp,txcount', facts()), '50');
@@ -46,7 +46,7 @@ describe('CHANNEL(rtp|rtcp|endpoint|aor|contact) of a PJSIP channel', () => {
     assert.equal(sipMediaInfo('rtcp,rxjitter', facts()), '0.012500');
     assert.match(sipMediaInfo('rtcp,all', facts()) ?? '', /^ssrc=4000000000;themssrc=.*;rxcount=48;.*txcount=50;/);
     assert.equal(sipMediaInfo('rtcp,nosuchfigure', facts()), undefined);
-    assert.equal(sipMediaInfo('rtcp,txcount', facts({ statistics: () => undefined })), undefined);
+    assert.equal(sipMediaInfo('rtcp,txcount', facts({ stream: { localPort: 1, statistics: () => undefined } })), undefined);
   });
 });
 
