@@ -100,7 +100,8 @@ function configuredField(source: PjsipObjectSource, type: 'endpoint' | 'aor', id
   const option = PJSIP_TYPES.get(type)?.options.get(field);
   if (!option) return undefined;
   const set = source.fieldsOf(type, id);
-  return set && Object.hasOwn(set, field) ? set[field] : option.default;
+  // A YAML value may be a number or a boolean: the dialplan reads text.
+  return set && Object.hasOwn(set, field) ? String(set[field]) : option.default;
 }
 
 /** Asterisk's labels of a contact's status (ast_sip_get_contact_status_label): an unqualified contact is Unknown. */
