@@ -3,10 +3,12 @@
 // caller goes); PJSIP_MEDIA_OFFER in a Dial pre-dial handler changes the SDP of the INVITE SIPp
 // receives; and on an answered call PJSIP_SEND_SESSION_REFRESH sends an UPDATE and a re-INVITE, and
 // PJSIP_DTMF_MODE a re-INVITE without telephone-event, each carrying the codecs PJSIP_MEDIA_OFFER
-// set — with CHANNEL(rtp,…), CHANNEL(endpoint) and CHANNEL(pjsip,remote_addr) read through ARI.
+// set — with CHANNEL(rtp,…), CHANNEL(endpoint) and CHANNEL(pjsip,remote_addr) read through ARI; and
+// the registered contacts read with PJSIP_AOR, PJSIP_CONTACT, PJSIP_ENDPOINT and PJSIP_PARSE_URI.
 // Every wait is for an event or a state (a loaded machine): SIPp is awaited until it holds its
 // port, each answer SIPp gives is followed through the channel's codec before the next offer.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { explained, HAVE_SIPP, nextEvent, randomPort, sipp, sippServerInSuite, startSippServer, tracedMessages, waitFor, type Json } from './sipp-peer.ts';
 
@@ -93,6 +95,16 @@ describe('chan_pjsip dialplan functions with SIPp phones', { skip: SKIP }, () =>
     assert.equal(created.status, 200, body);
     const local = (JSON.parse(body) as Json).id as string;
     assert.equal(await variable(local, 'PJSIP_DIAL_CONTACTS(alice)'), phones.map((port) => `PJSIP/alice/sip:alice@127.0.0.1:${port}`).join('&'));
+    // The registered contacts as res_pjsip's object functions show them (Asterisk's ids: aor;@md5(uri)).
+    const uris = phones.map((port) => `sip:alice@127.0.0.1:${port}`);
+    const ids = uris.map((uri) => `alice;@${createHash('md5').update(uri).digest('hex')}`);
+    assert.equal(await variable(local, 'PJSIP_AOR(alice,contact)'), ids.join(','));
+    assert.equal(await variable(local, 'PJSIP_AOR(alice,max_contacts)'), '2');
+    assert.equal(await variable(local, `PJSIP_CONTACT(${ids[1]},uri)`), uris[1]);
+    assert.equal(await variable(local, `PJSIP_CONTACT(${ids[1]},user_agent)`), 'SIPp');
+    assert.equal(await variable(local, `PJSIP_CONTACT(${ids[1]},status)`), 'Unknown');
+    assert.equal(await variable(local, 'PJSIP_ENDPOINT(alice,context)'), 'phones');
+    assert.equal(await variable(local, `PJSIP_PARSE_URI(${uris[0]},port)`), String(phones[0]));
     // Both PJSIP channels ring before the caller goes.
     const rung = new Set<string>();
     await explained(ringing[0], () =>
