@@ -38,7 +38,7 @@ const setup = sippServerInSuite(SKIP, () =>
     endpoint: {
       alice: { context: 'phones', allow: 'ulaw', aors: 'alice' },
       bob: { context: 'phones', allow: 'ulaw,alaw', aors: 'bob' },
-      carol: { context: 'phones', allow: 'ulaw' },
+      carol: { context: 'phones', allow: 'ulaw,alaw' },
     },
     aor: { alice: { max_contacts: 2 }, bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
   }, APP),
@@ -148,7 +148,7 @@ describe('chan_pjsip dialplan functions with SIPp phones', { skip: SKIP }, () =>
       const started = await nextEvent(setup.events, (event) => event.type === 'StasisStart' && String(event.channel?.name).startsWith('PJSIP/carol-'), EVENT_MS);
       const id = started.channel.id as string;
       const codec = (expected: string) => waitFor(`the channel's codec ${expected}`, async () => ((await variable(id, 'CHANNEL(audionativeformat)')) === expected ? true : undefined), EVENT_MS);
-      assert.equal(await variable(id, 'PJSIP_MEDIA_OFFER(audio)'), 'ulaw');
+      assert.equal(await variable(id, 'PJSIP_MEDIA_OFFER(audio)'), 'ulaw,alaw', 'the endpoint\'s allow');
       assert.equal(await setVariable(id, 'PJSIP_MEDIA_OFFER(audio)', 'alaw'), 204);
       // Refused (4xx) until the dialog is confirmed by SIPp's ACK; then the UPDATE goes.
       await waitFor('the UPDATE sent', async () => ((await setVariable(id, 'PJSIP_SEND_SESSION_REFRESH()', 'update')) === 204 ? true : undefined), EVENT_MS);

@@ -49,7 +49,7 @@ export const sessionFunctions: readonly TechnologyFunction[] = [
     name: 'PJSIP_MEDIA_OFFER',
     syntax: 'PJSIP_MEDIA_OFFER(audio|video)',
     summary:
-      'The audio codecs of the channel\'s next offer, comma-separated; written (`ulaw,alaw`, `all`, `!g722`), they replace them: an outgoing channel\'s INVITE when set in a Dial b() pre-dial handler, else the next re-INVITE or UPDATE (PJSIP_SEND_SESSION_REFRESH). Patchbay carries no video: video reads empty and a write is ignored.',
+      'The audio codecs of the channel\'s next offer, comma-separated; written (`ulaw,alaw`, `all`, `!g722`; those the endpoint allows), they replace them: an outgoing channel\'s INVITE when set in a Dial b() pre-dial handler, else the next re-INVITE or UPDATE (PJSIP_SEND_SESSION_REFRESH). Patchbay carries no video: video reads empty and a write is ignored.',
     docsSection: DOCS_SECTION,
     read(call) {
       const { sip } = sipCallOf(call, 'PJSIP_MEDIA_OFFER');
@@ -58,8 +58,10 @@ export const sessionFunctions: readonly TechnologyFunction[] = [
     write(call, value) {
       const { sip } = sipCallOf(call, 'PJSIP_MEDIA_OFFER');
       if (call.args.trim() !== 'audio') return;
-      const codecs = codecList(value);
-      if (codecs.length === 0) throw new InvalidError(`PJSIP_MEDIA_OFFER(audio): none of '${value.slice(0, 64)}' is a codec Patchbay carries`);
+      // Only codecs the endpoint allows: the call's RTP stream was placed and sized for those
+      // (opus-placement.ts, the receive rate) when it opened.
+      const codecs = codecList(value).filter((codec) => sip.codecs.includes(codec));
+      if (codecs.length === 0) throw new InvalidError(`PJSIP_MEDIA_OFFER(audio): none of '${value.slice(0, 64)}' is a codec endpoint ${sip.endpointId} allows`);
       sip.sessionMedia.codecs = codecs;
     },
   },
