@@ -74,8 +74,15 @@ export class CallMedia {
   /** The stream's SRTP, once an offer/answer agreed keys; re-keyed in place by later ones. */
   #srtp: SrtpSession | undefined;
 
+  /** The codecs our offers and answers carry: the endpoint's, until PJSIP_MEDIA_OFFER writes others. */
+  #codecs: readonly SdpCodec[];
+  /** Written by PJSIP_MEDIA_OFFER: our offers carry exactly these, not merged with the calling side's. */
+  #codecsWritten = false;
+  /** The endpoint's dtmf_mode, until PJSIP_DTMF_MODE writes another. */
+  #dtmfMode: DtmfMode;
+
   constructor(
-    private readonly codecs: readonly SdpCodec[],
+    codecs: readonly SdpCodec[],
     private readonly options: SdpOptions,
     /** Our media address (c= and o=), read when a body is written. */
     private readonly address: () => string,
@@ -83,7 +90,38 @@ export class CallMedia {
     private readonly stream: () => CallRtpStream | undefined,
     /** Ms media may go unanswered to a far end's address (see StreamParameters.unansweredLimitMs); undefined: no limit. */
     private readonly unansweredLimit: (address: string | undefined) => number | undefined = () => undefined,
-  ) {}
+  ) {
+    this.#codecs = codecs;
+    this.#dtmfMode = options.dtmfMode;
+  }
+
+  /** Our media address as our SDP writes it (CHANNEL(rtp,src)). */
+  get mediaAddress(): string {
+    return this.address();
+  }
+
+  /** The codecs of our next offer (PJSIP_MEDIA_OFFER's read). */
+  get codecs(): readonly SdpCodec[] {
+    return this.#codecs;
+  }
+
+  /**
+   * PJSIP_MEDIA_OFFER's write: the codecs of our next offer, as given (an outgoing call's INVITE when
+   * written before it goes, in a pre-dial handler; else the next re-INVITE or UPDATE of ours).
+   */
+  set codecs(codecs: readonly SdpCodec[]) {
+    this.#codecs = codecs;
+    this.#codecsWritten = true;
+  }
+
+  get dtmfMode(): DtmfMode {
+    return this.#dtmfMode;
+  }
+
+  /** PJSIP_DTMF_MODE's write: how digits go from now on; the next offer or answer says it in its SDP. */
+  set dtmfMode(mode: DtmfMode) {
+    this.#dtmfMode = mode;
+  }
 
   /** What the last completed offer/answer agreed. */
   get negotiated(): NegotiatedMedia | undefined {
@@ -120,7 +158,7 @@ export class CallMedia {
     if (fresh) this.#beforeOffer ??= this.#localSdp;
     if (fresh) this.#version += 1;
     const { coreCodecs, direction } = options;
-    const codecs = coreCodecs ? offerCodecs(this.codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.codecs;
+    const codecs = coreCodecs && !this.#codecsWritten ? offerCodecs(this.#codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.#codecs;
     this.#localSdp = buildOffer({ ...this.#local(), codecs, ...(direction ? { direction } : {}) });
     return this.#localSdp;
   }
@@ -153,12 +191,12 @@ export class CallMedia {
       keep,
       address: this.address(),
       port: this.stream()?.localPort ?? 9,
-      codecs: this.codecs,
+      codecs: this.#codecs,
       sessionId: this.#sessionId,
       sessionVersion: this.#version,
       userAgent: 'Patchbay',
       // inband and info carry no telephone-events, so none are offered (as Asterisk).
-      ...(this.options.dtmfMode === 'inband' || this.options.dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
+      ...(this.#dtmfMode === 'inband' || this.#dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
       rtcpMux: this.options.rtcpMux,
       ...(this.#localSdes() ? { sdes: this.#localSdes() } : {}),
       ...this.#secure(),
@@ -232,7 +270,7 @@ export class CallMedia {
       remoteRtcpPort: media.remoteRtcpPort,
       rtcpMux: media.rtcpMux,
       direction: media.direction,
-      inbandDtmf: dtmfInband(this.options.dtmfMode, media),
+      inbandDtmf: dtmfInband(this.#dtmfMode, media),
       unansweredLimitMs: this.unansweredLimit(remoteAddress),
       // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake; in a worker, the worker's socket); else SDES's, or none.
       protection: socket instanceof SecureMediaSocket ? socket : socket ? undefined : this.#protection(media),

@@ -67,8 +67,9 @@ export class CallOffers {
   /**
    * A re-INVITE offering `direction` (hold passthrough: sendonly, then sendrecv); the answer is taken.
    * `refused`: the far end refused it (or answered it unusably) and the session goes on as before.
+   * `method` UPDATE (PJSIP_SEND_SESSION_REFRESH(update)) carries the same offer in an UPDATE (RFC 3311).
    */
-  reinvite(direction: MediaDirection, refused: () => void = () => undefined): boolean {
+  reinvite(direction: MediaDirection, refused: () => void = () => undefined, method: 'INVITE' | 'UPDATE' = 'INVITE'): boolean {
     if (!this.call.stream || this.call.ended || this.call.dialog?.state !== 'confirmed') return false;
     this.#cancelReinviteLater();
     const exchange = this.sdp.exchange;
@@ -77,13 +78,13 @@ export class CallOffers {
     if (exchange.open !== 'none') {
       this.#reinviteLater = setTimeout(() => {
         this.#reinviteLater = undefined;
-        if (!this.reinvite(direction, refused)) refused();
+        if (!this.reinvite(direction, refused, method)) refused();
       }, OFFER_WAIT_MS);
       this.#reinviteLater.unref();
       return true;
     }
     const sdp = this.sdp.offer(true, { direction });
-    const again = (): void => void this.reinvite(direction, refused);
+    const again = (): void => void this.reinvite(direction, refused, method);
     const onFinal = (response: SipResponse): void => {
       if (response.status >= 300) return this.#failed(failedOffer(response), 're-INVITE', again, refused);
       exchange.closed();
@@ -93,7 +94,7 @@ export class CallOffers {
       this.sdp.withdrawOffer();
       refused();
     };
-    const sent = this.requests.send('INVITE', [...this.terms.dialogHeaders(), ...this.session.supported()], sdp, 'application/sdp', onFinal, () =>
+    const sent = this.requests.send(method, [...this.terms.dialogHeaders(), ...this.session.supported()], sdp, 'application/sdp', onFinal, () =>
       this.#failed(failedOffer(undefined), 're-INVITE', again, refused),
     );
     if (sent) this.#opened();

@@ -91,6 +91,8 @@ export interface OutboundSide {
    * placed there when it has room, so that the two legs can be relayed inside it.
    */
   readonly nearWorker?: number;
+  /** The AOR and contact (its Asterisk id) a call to `PJSIP/endpoint` took: CHANNEL(aor), CHANNEL(contact). */
+  readonly contact?: { readonly aor: string; readonly id: string };
   /** Where an INVITE redirected to `uri` goes (redirect_method=uri_pjsip): the outbound proxy still, else the URI's address; undefined: unreachable. */
   readonly redirectDestination?: (uri: SipUri) => Destination | undefined;
 }

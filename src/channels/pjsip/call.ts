@@ -35,7 +35,7 @@ import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
-import { sipChannelInfo } from './channel-info.ts';
+import { sipChannelInfo, sipMediaInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
@@ -164,10 +164,14 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#invite?.inEarlyDialog(request, this.callId) ?? false;
   }
 
-  /** CHANNEL(pjsip,item) (the driver's channelInfo hook): see channel-info.ts. */
-  channelInfo(item: string): string | undefined {
-    const invite = this.side.kind === 'inbound' ? this.side.invite : this.#invite?.request;
-    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: this.side.kind === 'inbound', ...(this.side.kind === 'outbound' ? { target: this.side.target } : {}) });
+  /** CHANNEL(pjsip,item), and (`bare`) CHANNEL(rtp|rtcp,…), CHANNEL(endpoint|aor|contact) (the driver's channelInfo hook): see channel-info.ts. */
+  channelInfo(item: string, bare = false): string | undefined {
+    const side = this.side;
+    const out = side.kind === 'outbound' ? side : undefined;
+    if (bare) return sipMediaInfo(item, { endpointId: this.endpointId, contact: out?.contact, mediaAddress: this.#sdp.mediaAddress, stream: this.stream, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd });
+    const invite = side.kind === 'inbound' ? side.invite : this.#invite?.request;
+    const remote = side.kind === 'outbound' ? { address: side.destination.host, port: side.destination.port } : side.tx.source;
+    return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: !out, ...(out ? { target: out.target } : {}), local: { address: this.services.signallingHost, port: this.services.signallingPort }, remote });
   }
 
   /** Binds the channel (the driver factory calls this before ChannelCreated). */
@@ -563,8 +567,18 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.#offers.reinvite(direction, refused);
   }
 
+  /** The call's SDP side, whose codecs and DTMF mode PJSIP_MEDIA_OFFER and PJSIP_DTMF_MODE write (session-functions.ts). */
+  get sessionMedia(): CallMedia {
+    return this.#sdp;
+  }
+
+  /** PJSIP_SEND_SESSION_REFRESH: a fresh offer in a re-INVITE or an UPDATE; false without a confirmed dialog. */
+  refreshSession(method: 'INVITE' | 'UPDATE'): boolean {
+    return this.#offers.reinvite(this.#hold.offeredDirection, undefined, method);
+  }
+
   sendDigit(digit: string, durationMs: number): void {
-    if (dtmfByInfo(this.mediaOptions.dtmfMode, this.#sdp.negotiated)) this.#requests.infoDigit(digit, durationMs);
+    if (dtmfByInfo(this.#sdp.dtmfMode, this.#sdp.negotiated)) this.#requests.infoDigit(digit, durationMs);
     else this.stream?.sendDigit(digit, durationMs);
   }
 

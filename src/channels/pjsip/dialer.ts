@@ -17,6 +17,7 @@ import { SipCall, type OutboundSide } from './call.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
+import { contactId } from './object-functions.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { SharedContact } from './contact-directory.ts';
 import { transportProtocol } from './listeners.ts';
@@ -38,7 +39,7 @@ export class Dialer {
     const runtime = this.#runtime;
     const context = runtime.context;
     if (!context || !runtime.layer) throw new UnavailableError('SIP is not running');
-    const { endpoint, user, uri, through } = this.resolve(request.resource, true);
+    const { endpoint, user, uri, through, contact } = this.resolve(request.resource, true);
     // An outbound_proxy takes the INVITE (named in a Route header); the Request-URI stays the target.
     // A phone reached over another server's connection is reached only there: no proxy in between.
     const proxy = endpoint.outboundProxy && !through ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
@@ -46,7 +47,7 @@ export class Dialer {
     const destination = through ? this.flowDestination(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     try {
-      return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy);
+      return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy, contact);
     } catch (error) {
       // A flow through another member that no call took is given back at once (it counts against a bound).
       if (isForeignFlow(destination.connection)) destination.connection.release();
@@ -55,7 +56,7 @@ export class Dialer {
   }
 
   /** The call and its channel, once its destination is known. */
-  #place(context: TechnologyContext, request: ChannelRequest, endpoint: PjsipEndpoint, destination: Destination, target: SipUri, viaProxy: SipUri | undefined): Channel {
+  #place(context: TechnologyContext, request: ChannelRequest, endpoint: PjsipEndpoint, destination: Destination, target: SipUri, viaProxy: SipUri | undefined, contact: OutboundSide['contact']): Channel {
     const runtime = this.#runtime;
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     // The codecs of the calling side (outgoing_call_offer_pref's "remote"): ARI's formats, else what the requesting channel carries.
@@ -72,6 +73,7 @@ export class Dialer {
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
       coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),
       ...(nearWorker === undefined ? {} : { nearWorker }),
+      ...(contact ? { contact } : {}),
       // A redirected INVITE still goes through the outbound proxy or the phone's connection; else to the Contact's address.
       redirectDestination: (uri) => (viaProxy || isForeignFlow(destination.connection) ? destination : this.destinationOf(uri, endpoint)),
     };
@@ -105,7 +107,7 @@ export class Dialer {
    * (calls and MESSAGEs), the newest contact may be one another server holds over a connection:
    * `through` names it, and the request goes over that server's connection (flow-relay.ts).
    */
-  resolve(resource: string, relayed = false): { endpoint: PjsipEndpoint; user?: string; uri: SipUri; through?: SharedContact } {
+  resolve(resource: string, relayed = false): { endpoint: PjsipEndpoint; user?: string; uri: SipUri; through?: SharedContact; contact?: OutboundSide['contact'] } {
     const slash = resource.indexOf('/');
     const head = slash < 0 ? resource : resource.slice(0, slash);
     const explicit = slash < 0 ? undefined : resource.slice(slash + 1);
@@ -123,13 +125,15 @@ export class Dialer {
     const newest = this.#newestContact(endpoint, relayed && this.#runtime.flowRelay !== undefined);
     if (newest?.through) return { endpoint, user, uri: newest.uri, through: newest.through };
     const uri = newest?.uri;
+    // CHANNEL(aor) and CHANNEL(contact) of the call: the AOR and contact taken (Asterisk's session aor/contact).
+    const contact = newest ? { aor: newest.aor, id: contactId(newest.aor, newest.text, newest.permanent) } : undefined;
     if (!uri) {
       // Registered only over a connection that another server holds: said plainly (docs/cluster.md).
       const elsewhere = endpoint.aors.flatMap((aorId) => this.#runtime.contactDirectory?.contactsOf(aorId) ?? [])[0];
       if (elsewhere) throw new UnavailableError(`PJSIP/${endpoint.id} is registered over ${elsewhere.transport.toUpperCase()} through cluster member ${elsewhere.holder} only: call it from there`);
       throw new UnavailableError(`No reachable contact for endpoint PJSIP/${endpoint.id}`);
     }
-    return { endpoint, user, uri };
+    return { endpoint, user, uri, ...(contact ? { contact } : {}) };
   }
 
   /**
@@ -142,34 +146,38 @@ export class Dialer {
     return this.#newestContact(endpoint, false)?.uri;
   }
 
+  /** contactOf with where it came from: its AOR, its text as stored, and whether it is configured (`contact=`). */
+
   /** contactOf, where with `relayed` a contact another server holds over a connection with a flow address counts too (`through`). */
-  #newestContact(endpoint: PjsipEndpoint, relayed: boolean): { uri: SipUri; through?: SharedContact } | undefined {
+  #newestContact(endpoint: PjsipEndpoint, relayed: boolean): { uri: SipUri; through?: SharedContact; aor: string; text: string; permanent: boolean } | undefined {
     const { qualifier, registrar, config, contactDirectory } = this.#runtime;
     // Contacts that qualifying found Unreachable are skipped, as Asterisk skips unavailable ones.
     const unreachable = (aor: string, uri: string): boolean => qualifier?.state(aor, uri)?.status === 'Unreachable';
     let newest: Pick<Binding, 'uri' | 'expiresAt'> | undefined;
     let through: SharedContact | undefined;
+    let newestAor = '';
     for (const aorId of endpoint.aors) {
       for (const binding of registrar.lookup(aorId)) {
         if (unreachable(aorId, binding.uri)) continue;
-        if (!newest || binding.expiresAt >= newest.expiresAt) [newest, through] = [binding, undefined];
+        if (!newest || binding.expiresAt >= newest.expiresAt) [newest, through, newestAor] = [binding, undefined, aorId];
       }
       for (const shared of contactDirectory?.contactsOf(aorId) ?? []) {
         const overConnection = shared.transport !== 'udp';
         if (overConnection && (!relayed || shared.flow === undefined)) continue;
-        if (!newest || shared.expiresAt > newest.expiresAt) [newest, through] = [shared, overConnection ? shared : undefined];
+        if (!newest || shared.expiresAt > newest.expiresAt) [newest, through, newestAor] = [shared, overConnection ? shared : undefined, aorId];
       }
     }
     if (newest) {
       const parsed = parseUri(newest.uri);
-      if (parsed && parsed.kind === 'sip') return through ? { uri: parsed, through } : { uri: parsed };
+      const found = { aor: newestAor, text: newest.uri, permanent: false };
+      if (parsed && parsed.kind === 'sip') return through ? { uri: parsed, through, ...found } : { uri: parsed, ...found };
     }
     for (const aorId of endpoint.aors) {
       for (const contact of config.aors.get(aorId)?.contacts ?? []) {
         const text = contact.replace(/^<|>$/g, '');
         if (unreachable(aorId, text)) continue;
         const parsed = parseUri(text);
-        if (parsed && parsed.kind === 'sip') return { uri: parsed };
+        if (parsed && parsed.kind === 'sip') return { uri: parsed, aor: aorId, text, permanent: true };
       }
     }
     return undefined;

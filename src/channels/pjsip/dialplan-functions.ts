@@ -10,6 +10,7 @@ import type { SessionHeaders } from './headers.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { splitArgs } from '../../dialplan/args.ts';
 import { SipCall } from './call.ts';
+import { sessionFunctions } from './session-functions.ts';
 import { transferHandlingFunction } from './transfer-handling.ts';
 
 /** Where the functions are listed in docs/dialplan-functions.md. */
@@ -122,4 +123,5 @@ export const sipFunctions: readonly TechnologyFunction[] = [
     },
   },
   transferHandlingFunction,
+  ...sessionFunctions,
 ];

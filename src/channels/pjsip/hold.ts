@@ -39,6 +39,11 @@ export class CallHold {
   }
   /** The peer holds the far end (music plays, or the far end was re-INVITEd sendonly). */
   #holdingFarEnd = false;
+
+  /** The direction an offer of ours says now: sendonly while a passthrough hold lasts. */
+  get offeredDirection(): MediaDirection {
+    return this.passthrough && this.#holdingFarEnd ? 'sendonly' : 'sendrecv';
+  }
   /** Counts the passthrough re-INVITEs: only the refusal of the latest one undoes its change. */
   #passthroughOffers = 0;
 

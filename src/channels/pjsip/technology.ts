@@ -59,6 +59,7 @@ import { CallTransfers } from './transfers.ts';
 import { SubscriptionServer } from './subscriptions/server.ts';
 import { UnsolicitedMwi } from './subscriptions/unsolicited-mwi.ts';
 import { registerPjsipWithCore } from './dialplan.ts';
+import { objectSourceOf } from './object-functions.ts';
 import { isWebSocketSource, listenersOf, outboundNatOf, webSocketTransportOf } from './listeners.ts';
 
 export type { SipStats } from './stats.ts';
@@ -308,7 +309,7 @@ export class PjsipTechnology implements ChannelTechnology {
 
   async start(context: TechnologyContext): Promise<void> {
     this.#context = context;
-    registerPjsipWithCore(context);
+    registerPjsipWithCore(context, objectSourceOf(this.#runtime));
     const log = context.log.child({ module: 'chan_pjsip' });
     this.#log = log;
     const settings = context.config.sip;

@@ -94,8 +94,9 @@ export interface ChannelDriver {
   nativeFormat?(): string | undefined;
   /**
    * The technology's own items of CHANNEL(<technology>,item) (Asterisk's func_channel_read hook):
-   * protocol facts such as a call identifier. Undefined for an item it does not know; technologies
-   * without such items leave it out.
+   * protocol facts such as a call identifier. With `bare`, an item CHANNEL(item) named without the
+   * technology (chan_pjsip's `rtp,dest`, `endpoint`), asked before the core's own readers. Undefined
+   * for an item it does not know; technologies without such items leave it out.
    */
-  channelInfo?(item: string): string | undefined;
+  channelInfo?(item: string, bare?: boolean): string | undefined;
 }

@@ -187,18 +187,20 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s); language, accountcode, musicclass and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s, and those a PJSIP channel answers without the prefix: endpoint, aor, contact, rtp,…, rtcp,…); language, accountcode, musicclass and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();
       // A technology's own items, CHANNEL(<technology>,item), answered by the channel's driver
       // (Asterisk's func_channel_read); another technology's name reads as nothing.
       const comma = item.indexOf(',');
-      if (comma > 0) {
-        const channel = channelOf(call, 'CHANNEL');
-        return channel.technology.toLowerCase() === item.slice(0, comma).trim() ? channel.driver.channelInfo?.(item.slice(comma + 1).trim()) : undefined;
-      }
-      return CHANNEL_READERS.get(item)?.(channelOf(call, 'CHANNEL'));
+      const channel = channelOf(call, 'CHANNEL');
+      if (comma > 0 && channel.technology.toLowerCase() === item.slice(0, comma).trim()) return channel.driver.channelInfo?.(item.slice(comma + 1).trim());
+      // Items a technology answers without its name (chan_pjsip's endpoint, rtp,…, rtcp,…): the
+      // technology first, as Asterisk hands the items its core lacks to the channel's technology.
+      const own = channel.driver.channelInfo?.(item, true);
+      if (own !== undefined || comma > 0) return own;
+      return CHANNEL_READERS.get(item)?.(channel);
     },
     write(call, value) {
       const item = call.args.trim().toLowerCase();
