@@ -43,6 +43,9 @@ before(async () => {
       '[phones]',
       'exten => 640,1,Dial(PJSIP/bob,30)',
       ' same => n,Hangup()',
+      // bob answers as progress-ring-answer.xml: 183 with SDP, 180, the answer 4 s later.
+      'exten => 643,1,Dial(PJSIP/bob,30)',
+      ' same => n,Hangup()',
       'exten => 641,1,Ringing()',
       ' same => n,Wait(4)',
       ' same => n,Answer()',
@@ -140,6 +143,14 @@ describe('ringing before the answer heard in band (chan_pjsip inband_progress)',
 
   test('inband_progress=no, Progress() then Ringing(): the 183 already sent our SDP, so ringing is a second 183 and heard in band, not a 180', { timeout: 90_000 }, async () => {
     await ringsInBand(alice, '642', undefined, undefined, 2);
+  });
+
+  test("inband_progress=no, Dial() to a SIPp callee sending 183 with SDP, then 180: the caller gets its early media's 183, a second 183 for the ringing and the ring tone in band", { timeout: 90_000 }, async () => {
+    const bob = sipp('progress-ring-answer.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
+    await bob.listening;
+    await explained(bob, () => ringsInBand(alice, '643', undefined, undefined, 2));
+    const run = await bob.done;
+    assert.equal(run.status, 0, run.output);
   });
 
   test("tone_zone=xx, a country of indications.conf: the ring tone before the answer is that file's, 500 Hz", { timeout: 90_000 }, async () => {
