@@ -33,10 +33,7 @@ before(async () => {
   await carol.open();
   await alice.open();
   await erin.open();
-  writeFileSync(
-    join(asteriskDir, 'indications.conf'),
-    ['[general]', 'country=us', '', '[us]', 'description = United States', 'ringcadence = 2000,4000', 'ring = 440+480/2000,0/4000', '', '[xx]', 'description = A test country', 'ring = 500/1000|0/1000', ''].join('\n'),
-  );
+  writeIndications('us');
   setup = await startSippServer(
     'inband-progress',
     [
@@ -82,6 +79,18 @@ after(async () => {
   await setup?.close();
   rmSync(asteriskDir, { recursive: true, force: true });
 });
+
+/** Writes the indications.conf with two countries, `country` the default. */
+function writeIndications(country: string): void {
+  const zones = ['[us]', 'description = United States', 'ringcadence = 2000,4000', 'ring = 440+480/2000,0/4000', '', '[xx]', 'description = A test country', 'ring = 500/1000|0/1000', ''];
+  writeFileSync(join(asteriskDir, 'indications.conf'), ['[general]', `country=${country}`, '', ...zones].join('\n'));
+}
+
+/** `module reload indications` through ARI. */
+async function reloadIndications(): Promise<void> {
+  const response = await setup.server.ari('/asterisk/modules/indications', { method: 'PUT' });
+  assert.equal(response.status, 204, await response.text());
+}
 
 /** The 20 ms PCMU packets `phone` received between `from` and `to`, decoded, in arrival order. */
 function frames(phone: RawPhone, from: number, to: number): Int16Array[] {
@@ -155,6 +164,20 @@ describe('ringing before the answer heard in band (chan_pjsip inband_progress)',
 
   test("tone_zone=xx, a country of indications.conf: the ring tone before the answer is that file's, 500 Hz", { timeout: 90_000 }, async () => {
     await ringsInBand(erin, '641', [500], [440, 480]);
+  });
+
+  test('module reload indications: a new default country rings new calls with its tone; a file that cannot be parsed keeps the zones in force', { timeout: 120_000 }, async () => {
+    try {
+      writeIndications('xx');
+      await reloadIndications();
+      await ringsInBand(carol, '641', [500], [440, 480]);
+      writeFileSync(join(asteriskDir, 'indications.conf'), '[general]\ncountry=us\n[us\ndescription = broken\n');
+      await reloadIndications();
+      await ringsInBand(carol, '641', [500], [440, 480]);
+    } finally {
+      writeIndications('us');
+      await reloadIndications();
+    }
   });
 
   test('inband_progress=no, Ringing() alone is still a 180 without SDP and no audio', { timeout: 90_000 }, async () => {
