@@ -2,8 +2,9 @@
 // its message trace: each Progress() is a 183 (pjsip sends a copy of its last provisional, so a
 // second 183, and any 18x after the first 183, repeats the SDP); Ringing() once our SDP went out is a
 // 183 heard in band, or a 180 with the global allow_sending_180_after_183. Dial() passes a SIPp
-// callee's 183 and 180 on as app_dial does: its progress without `r`, its ringing once, and with `r`
-// only the ringing Dial() indicated itself. Each suite's server is its own: the option is global.
+// callee's 183 and 180 on as app_dial does (chan_pjsip reads a 180 with SDP as progress): its
+// progress without `r`, its ringing once, and with `r` only the ringing Dial() indicated itself.
+// Each suite's server is its own: the option is global.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { explained, HAVE_SIPP, randomPort, sipp, startSippServer, tracedMessages, type SippRun, type SippServer } from './sipp-peer.ts';
@@ -96,6 +97,10 @@ describe('18x before the answer (chan_pjsip, allow_sending_180_after_183=no, the
 
   test("Dial() without r, the callee's 183 with SDP then 180: the caller gets 183, then 183 again for the ringing", { timeout: 120_000 }, async () => {
     assertProvisionals(await call(setup, '652', { scenario: 'progress-ring-answer.xml', port: bobPort }), [183, 183]);
+  });
+
+  test("Dial() without r, the callee's 180 with SDP (its early media): the caller gets a 183 with SDP, no 180", { timeout: 120_000 }, async () => {
+    assertProvisionals(await call(setup, '652', { scenario: 'ring-sdp-answer.xml', port: bobPort }), [183]);
   });
 
   test("Dial() with r, the callee's 183 with SDP then 180: the caller gets Dial()'s own 180 only", { timeout: 120_000 }, async () => {

@@ -362,11 +362,14 @@ export class SipCall implements ChannelDriver, DialogRoute {
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
       const invite = this.#invite?.request;
       if (invite) this.#session.prack1xx(this.services.layer, invite, response, (early) => this.#requests.hop(early), this.services.userAgent);
-      if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
-      else if (status === 183) {
+      // As chan_pjsip: a 180 with SDP is progress (early media) and the channel Ringing, one without
+      // is ringing; a 183 is progress with or without SDP; 181 and 182 tell the channel nothing.
+      const early = status === 183 || (status === 180 && sessionDescriptionOf(response).length > 0 && /^\s*(?:application\/sdp|multipart\/)/i.test(response.contentType() ?? ''));
+      if (status === 180 && early && this.channel.state !== 'Up') this.channel.setState('Ringing');
+      if (early) {
         this.#takeAnswer(response, false);
         this.channel.remoteIndication('progress');
-      }
+      } else if (status === 180) this.channel.remoteIndication('ringing');
       return;
     }
     if (status < 300) {
