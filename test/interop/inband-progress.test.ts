@@ -140,7 +140,7 @@ describe('ringing before the answer heard in band (chan_pjsip inband_progress)',
   test('inband_progress=yes, Dial() to a SIPp callee that rings 5 s: the caller gets 183 with SDP, no 180, and the ring tone as early media', { timeout: 90_000 }, async () => {
     const bob = sipp('ring-pause-answer.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
     // SIPp binds its port as it starts; Dial's INVITE must not come before.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await bob.listening;
     await explained(bob, () => ringsInBand(carol, '640'));
     const run = await bob.done;
     assert.equal(run.status, 0, run.output);
