@@ -48,7 +48,8 @@ export function loadIndicationsConf(dir: string | null, options: { reload?: bool
   const keeping = options.reload === true ? 'the tone zones in force stay' : 'the built-in tone zones stay';
   const sections = dir === null ? undefined : readSections(path.join(dir, FILE), warn, keeping);
   if (sections === undefined) {
-    if (options.reload === true) warn(`${FILE}: not reloaded; ${keeping}`);
+    // Without a configuration directory there is nothing to reload, and nothing to say each time.
+    if (options.reload === true && dir !== null) warn(`${FILE}: not reloaded; ${keeping}`);
     else installToneZones(undefined);
     return warnings;
   }
