@@ -56,7 +56,8 @@ function provisionals(run: SippRun): Array<{ status: number; sdp: string | undef
 async function call(setup: SippServer, extension: string, bob?: { scenario: string; port: number }): Promise<Array<{ status: number; sdp: string | undefined }>> {
   const callee = bob ? sipp(bob.scenario, [], { cwd: setup.work, port: bob.port, timeoutMs: 90_000, trace: true }) : undefined;
   if (callee) await callee.listening;
-  const caller = sipp('call-provisionals.xml', [setup.target(), '-s', extension, '-set', 'caller', 'alice', '-mp', String(2 * Math.floor(randomPort() / 2))], { cwd: setup.work, timeoutMs: 90_000, trace: true });
+  // -nr: no INVITE resent on a loaded machine, which the server would answer with its last 18x again (an 18x more to count).
+  const caller = sipp('call-provisionals.xml', [setup.target(), '-s', extension, '-set', 'caller', 'alice', '-mp', String(2 * Math.floor(randomPort() / 2)), '-nr'], { cwd: setup.work, timeoutMs: 90_000, trace: true });
   const run = await (callee ? explained(callee, () => caller.done) : caller.done);
   assert.equal(run.status, 0, run.output + run.messages.slice(-3000));
   if (callee) {
@@ -100,7 +101,11 @@ describe('18x before the answer (chan_pjsip, allow_sending_180_after_183=no, the
   });
 
   test("Dial() without r, the callee's 180 with SDP (its early media): the caller gets a 183 with SDP, no 180", { timeout: 120_000 }, async () => {
-    assertProvisionals(await call(setup, '652', { scenario: 'ring-sdp-answer.xml', port: bobPort }), [183]);
+    const got = await call(setup, '652', { scenario: 'ring-sdp-answer.xml', port: bobPort });
+    // One 183 a 180 with SDP; a loaded SIPp answering our INVITE late has it resent, and its 180
+    // again is progress again (another 183): how many is not the point, that none is a 180 is.
+    assert.ok(got.length >= 1, 'a 183');
+    assertProvisionals(got, got.map(() => 183));
   });
 
   test("Dial() with r, the callee's 183 with SDP then 180: the caller gets Dial()'s own 180 only", { timeout: 120_000 }, async () => {
