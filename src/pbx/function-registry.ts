@@ -12,6 +12,7 @@ import type { DialplanFunction, FunctionCall, FunctionServices } from './functio
 import { astdbFunctions } from './functions/astdb.ts';
 import { messageFunctions } from './functions/message.ts';
 import { channelFunctions } from './functions/channel.ts';
+import { redirectingFunctions } from './functions/redirecting.ts';
 import { executorFunctions } from './functions/executor.ts';
 import { logicFunctions } from './functions/logic.ts';
 import { stateFunctions } from './functions/state.ts';
@@ -29,6 +30,7 @@ export const BUILTIN_FUNCTIONS: readonly DialplanFunction[] = [
   ...timeFunctions,
   ...variableFunctions,
   ...channelFunctions,
+  ...redirectingFunctions,
   ...executorFunctions,
   ...stateFunctions,
   ...astdbFunctions,

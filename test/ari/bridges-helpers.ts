@@ -39,7 +39,7 @@ export class EventLog {
   }
 
   /** The first event from `from` on (already received or still to come) that matches. */
-  waitFor(what: string, match: (event: AriEvent) => boolean, from = 0, timeoutMs = 3000): Promise<AriEvent> {
+  waitFor(what: string, match: (event: AriEvent) => boolean, from = 0, timeoutMs = 10_000): Promise<AriEvent> {
     const seen = this.all.slice(from).find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {

@@ -23,7 +23,7 @@ after(async () => {
   await server.stop();
 });
 
-async function waitForOutput(pattern: RegExp, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitForOutput(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(output)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${output}`);

@@ -79,7 +79,7 @@ export async function startApp(options: Parameters<typeof AppServer.start>[0] = 
 
 export const bodyOf = (message: Message): unknown => JSON.parse(String(message.message_body));
 
-export async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+export async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

@@ -91,9 +91,10 @@ describe('per-call connections', () => {
     const got = await conn.rest('GET', `channels/${channel.id}`);
     assert.equal(got.status_code, 200);
     assert.equal(got.application, ephemeral);
+    // Timed from before the request: the server's linger starts when it handles it, never earlier.
+    const opened = Date.now();
     const continued = await conn.rest('POST', `channels/${channel.id}/continue`);
     assert.equal(continued.status_code, 204);
-    const opened = Date.now();
     // Trailing events still arrive: the dialplan goes on (STASISSTATUS=SUCCESS) and hangs up.
     const trailing = await conn.until((m) => m.type === 'ChannelDestroyed');
     assert.ok(trailing.some((m) => m.type === 'StasisEnd'));

@@ -214,7 +214,7 @@ describe('persistent connection', () => {
     const ping = await new Promise<Buffer>((resolve) => conn.socket.once('ping', resolve));
     assert.equal(ping.toString(), 'WS_CLIENT_PING');
     // Not answered: the next interval finds the probe unanswered, closes and reconnects.
-    const again = await app.nextConnection(4000);
+    const again = await app.nextConnection(15_000);
     const registered = await again.next();
     assert.equal(registered.type, 'ApplicationRegistered');
     assert.equal(registered.application, 'alpha');

@@ -75,7 +75,7 @@ describe('channel event text from the kept snapshot', () => {
     channel.setDialplan({ context: 'default', exten: 's', priority: 1, appName: 'Answer', appData: '' });
     channel.answer();
     channel.setVariable('PLAIN', 'plain "quoted" \u00e9\u{1f600}');
-    channel.setVariable('__CALLER_RDNIS', '5551234');
+    channel.redirecting = { ...channel.redirecting, from: { name: '', number: '5551234' } };
     channel.setCaller({ name: 'Caller "Q"', number: '100' });
     channel.setConnected({ number: '200' });
     channel.accountcode = 'acct';

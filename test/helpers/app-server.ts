@@ -26,7 +26,7 @@ export class AppConnection {
     this.closed = new Promise((resolve) => socket.on('close', (code) => resolve(code)));
   }
 
-  next(timeoutMs = 3000): Promise<Message> {
+  next(timeoutMs = 15_000): Promise<Message> {
     const queued = this.messages.shift();
     if (queued) return Promise.resolve(queued);
     return new Promise((resolve, reject) => {
@@ -43,7 +43,7 @@ export class AppConnection {
   }
 
   /** Messages until one satisfies `done` (included). */
-  async until(done: (message: Message) => boolean, timeoutMs = 5000): Promise<Message[]> {
+  async until(done: (message: Message) => boolean, timeoutMs = 15_000): Promise<Message[]> {
     const deadline = Date.now() + timeoutMs;
     const seen: Message[] = [];
     for (;;) {
@@ -115,7 +115,7 @@ export class AppServer {
 
   /** The next connection (or one already made and not yet taken with this method). */
   private taken = 0;
-  nextConnection(timeoutMs = 5000): Promise<AppConnection> {
+  nextConnection(timeoutMs = 15_000): Promise<AppConnection> {
     if (this.taken < this.connections.length) return Promise.resolve(this.connections[this.taken++]!);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no connection in time')), timeoutMs);

@@ -310,6 +310,23 @@ describe('channel functions', () => {
     assert.throws(() => writeChannelFunction(channel, 'CALLERID', 'bogus', '1'), /Unknown CALLERID field/);
   });
 
+  test('REDIRECTING: parties, reason and count read and written as func_callerid; CALLERID(rdnis) is its from number', () => {
+    writeChannelFunction(channel, 'REDIRECTING', 'from-all', '"Desk" <6006>');
+    writeChannelFunction(channel, 'REDIRECTING', 'to-num', '7007');
+    writeChannelFunction(channel, 'REDIRECTING', 'orig-name', 'First');
+    writeChannelFunction(channel, 'REDIRECTING', 'reason', 'unconditional');
+    writeChannelFunction(channel, 'REDIRECTING', 'orig-reason,i', '2');
+    writeChannelFunction(channel, 'REDIRECTING', 'count', '3');
+    assert.equal(sub('${REDIRECTING(from-name)}|${REDIRECTING(from-num)}|${REDIRECTING(to-all)}|${REDIRECTING(orig-name)}'), 'Desk|6006|7007|First');
+    assert.equal(sub('${REDIRECTING(reason)}|${REDIRECTING(orig-reason)}|${REDIRECTING(count)}|${REDIRECTING(priv-from-num)}|${CALLERID(rdnis)}'), 'cfu|cfnr|3||6006');
+    assert.equal(channel.snapshot().caller_rdnis, '6006');
+    writeChannelFunction(channel, 'REDIRECTING', 'reason', 'gone fishing');
+    assert.equal(sub('${REDIRECTING(reason)}'), 'gone fishing');
+    assert.throws(() => writeChannelFunction(channel, 'REDIRECTING', 'count', 'many'), /Unknown redirecting count/);
+    assert.throws(() => writeChannelFunction(channel, 'REDIRECTING', 'bogus-num', '1'), /Unknown redirecting data type/);
+    assert.equal(readChannelFunction(channel, 'REDIRECTING', 'bogus'), undefined);
+  });
+
   test('CONNECTEDLINE and CHANNEL', () => {
     writeChannelFunction(channel, 'CONNECTEDLINE', 'all', '"Desk" <100>');
     assert.equal(sub('${CONNECTEDLINE(name)}|${CONNECTEDLINE(num)}'), 'Desk|100');

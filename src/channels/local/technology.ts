@@ -136,6 +136,8 @@ export class LocalTechnology implements ChannelTechnology {
             // Caller ids are replaced, never changed in place, so ;1's are handed over as they are (takeIdentity copies what it takes).
             if (!connectedOfOne) other.caller = self.caller;
             other.takeIdentity({ caller: connectedOfOne, connected: self.caller });
+            // ast_unreal_call_setup copies ;1's redirecting party to ;2 as well.
+            other.redirecting = self.redirecting;
             // The dialplan runs after the caller has finished setting the call up.
             setImmediate(() => {
               if (!other.hangingUp) running.enterDialplan(other);

@@ -44,6 +44,7 @@ import { CallOffers } from './call-offers.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import { InviteRedirects } from './redirect-targets.ts';
+import { redirectingOfResponse } from './diversion.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
@@ -325,7 +326,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
-    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag());
+    const redirect = { redirecting: this.channel.redirecting, target };
+    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag(), redirect);
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
@@ -362,8 +364,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
       const invite = this.#invite?.request;
       if (invite) this.#session.prack1xx(this.services.layer, invite, response, (early) => this.#requests.hop(early), this.services.userAgent);
+      // A 181 says who the call was forwarded from and to (its Diversion), nothing more to the channel.
+      if (status === 181) this.#noteRedirecting(response);
       // As chan_pjsip: a 180 with SDP is progress (early media) and the channel Ringing, one without
-      // is ringing; a 183 is progress with or without SDP; 181 and 182 tell the channel nothing.
+      // is ringing; a 183 is progress with or without SDP; 181 and 182 are no indication.
       const early = status === 183 || (status === 180 && sessionDescriptionOf(response).length > 0 && /^\s*(?:application\/sdp|multipart\/)/i.test(response.contentType() ?? ''));
       if (status === 180 && early && this.channel.state !== 'Up') this.channel.setState('Ringing');
       if (early) {
@@ -421,9 +425,17 @@ export class SipCall implements ChannelDriver, DialogRoute {
     };
     if (response.status >= 400) return this.#redirects?.retry(resend) ?? false;
     this.#redirects ??= new InviteRedirects(target, this.mediaOptions.redirectMethod ?? 'user', this.endpointId);
+    this.#noteRedirecting(response);
     const outcome = this.#redirects.redirected(response, resend);
     if (outcome !== true) this.channel.callForward = outcome;
     return outcome === true;
+  }
+
+  /** A 302 or 181 says who the call was forwarded from and to: the channel's redirecting party (diversion.ts). */
+  #noteRedirecting(response: SipResponse): void {
+    if (this.side.kind !== 'outbound') return;
+    const redirecting = redirectingOfResponse(response, this.channel.redirecting, this.side.identity.self);
+    if (redirecting) this.channel.redirecting = redirecting;
   }
 
   /**

@@ -10,10 +10,13 @@
 // `default_from_user` stands in when there is no number to send). `send_pai` / `send_rpid` add
 // P-Asserted-Identity (RFC 3325) / Remote-Party-ID with the same identity. Patchbay keeps no
 // presentation (every id is "allowed"), so `trust_id_outbound`, which in Asterisk lets restricted
-// ids out, changes nothing.
+// ids out, changes nothing. A redirected channel's Diversion / History-Info join these headers
+// (diversion.ts).
 import type { CallerId } from '../../core/channels/channel.ts';
+import type { Redirecting } from '../../core/channels/redirecting.ts';
 import type { SipRequest } from '../../sip/message.ts';
-import { parseNameAddr, type NameAddr } from '../../sip/uri.ts';
+import { parseNameAddr, type NameAddr, type Uri } from '../../sip/uri.ts';
+import { redirectingHeaders } from './diversion.ts';
 import { nameAddr, plainSipUri } from './addresses.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 
@@ -28,6 +31,10 @@ export interface OutboundIdentityOptions {
   readonly defaultFromUser: string;
   readonly sendPai: boolean;
   readonly sendRpid: boolean;
+  readonly sendDiversion: boolean;
+  readonly sendHistoryInfo: boolean;
+  /** The endpoint's own caller id (Asterisk's session id): who a 302 without Diversion says redirected the call. */
+  readonly self?: Readonly<CallerId>;
 }
 
 export function outboundIdentityOptions(endpoint: PjsipEndpoint, defaultFromUser: string): OutboundIdentityOptions {
@@ -37,11 +44,23 @@ export function outboundIdentityOptions(endpoint: PjsipEndpoint, defaultFromUser
     defaultFromUser,
     sendPai: endpoint.sendPai,
     sendRpid: endpoint.sendRpid,
+    sendDiversion: endpoint.sendDiversion,
+    sendHistoryInfo: endpoint.sendHistoryInfo,
+    ...(endpoint.callerId?.number ? { self: { name: endpoint.callerId.name ?? '', number: endpoint.callerId.number } } : {}),
   };
 }
 
-/** The From value (with `tag`) and identity headers of an outbound INVITE for caller id `id`. */
-export function outboundIdentity(options: OutboundIdentityOptions, id: CallerId, localHost: string, tag: string): { from: string; headers: Array<[string, string]> } {
+/**
+ * The From value (with `tag`) and identity headers of an outbound INVITE for caller id `id`, with
+ * the Diversion / History-Info of the channel's redirecting party towards `redirect.target`.
+ */
+export function outboundIdentity(
+  options: OutboundIdentityOptions,
+  id: CallerId,
+  localHost: string,
+  tag: string,
+  redirect?: { readonly redirecting: Redirecting; readonly target: Uri },
+): { from: string; headers: Array<[string, string]> } {
   const host = options.fromDomain ?? localHost;
   const name = cleanPart(id.name);
   const number = cleanPart(id.number);
@@ -55,6 +74,7 @@ export function outboundIdentity(options: OutboundIdentityOptions, id: CallerId,
     if (options.sendPai) headers.push(['P-Asserted-Identity', asserted]);
     if (options.sendRpid) headers.push(['Remote-Party-ID', nameAddr(plainSipUri(number, host), [['party', 'calling'], ['privacy', 'off'], ['screen', 'no']], name)]);
   }
+  if (redirect) headers.push(...redirectingHeaders(options, redirect.redirecting, host, redirect.target));
   return { from, headers };
 }
 

@@ -24,6 +24,7 @@ import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
 import { inboundCallerId } from './caller-identity.ts';
+import { redirectingOfRequest } from './diversion.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
 import { MAX_CALLS, type PjsipRuntime } from './runtime.ts';
@@ -146,6 +147,9 @@ export class InviteServer {
     // ChannelVarset between ChannelCreated and ChannelDialplan); the Call-ID is the snapshot's
     // protocol_id and ${CHANNEL(pjsip,call-id)}, no variable.
     if (target.kind === 'sip') channel.setSystemVariable('SIPDOMAIN', target.host);
+    // res_pjsip_diversion: a provider's Diversion / History-Info is the channel's redirecting party.
+    const redirecting = redirectingOfRequest(request, channel.redirecting);
+    if (redirecting) channel.redirecting = redirecting;
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
     if (!replaced) return void context.enterDialplan(channel);

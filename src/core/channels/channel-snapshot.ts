@@ -10,6 +10,7 @@ import { formatAriDate } from '../../util/ari-date.ts';
 import { VariableStore } from './variable-store.ts';
 import { KeptSnapshot } from './kept-snapshot.ts';
 import type { SplitEventText } from '../application-sink.ts';
+import { NOT_REDIRECTED, type Redirecting } from './redirecting.ts';
 import type { CallerId, ChannelIdentity, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, IdentityChange } from './channel-types.ts';
 
 const CALLER_CHANGED: IdentityChange = { caller: true, connected: false };
@@ -36,6 +37,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   #state: ChannelState;
   #caller: Readonly<CallerId>;
   #connected: Readonly<CallerId> = { name: '', number: '' };
+  #redirecting: Redirecting = NOT_REDIRECTED;
   #accountcode = '';
   #language: string;
   #location: Readonly<DialplanLocation>;
@@ -48,7 +50,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   /** The snapshot while nothing it shows changes, and its text once an event needed it. */
   readonly #kept = new KeptSnapshot();
   readonly #settings: SnapshotSettings;
-  /** The channel's variables: `channelvars` and caller_rdnis are shown from them. */
+  /** The channel's variables: `channelvars` are shown from them. */
   protected readonly variables = new VariableStore();
   /** Variables set with reportEvents: every snapshot shows them beside `channelvars`. */
   protected readonly reportedVariables = new Set<string>();
@@ -114,6 +116,19 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   set connected(value: Readonly<CallerId>) {
     this.#connected = value;
     this.#kept.changed();
+  }
+
+  /**
+   * The redirecting party (redirecting.ts), replaced as a whole: its `from` number is the
+   * snapshot's caller_rdnis, as Asterisk's snapshot takes it.
+   */
+  get redirecting(): Redirecting {
+    return this.#redirecting;
+  }
+
+  set redirecting(value: Redirecting) {
+    if (value.from.number !== this.#redirecting.from.number) this.#kept.changed();
+    this.#redirecting = value;
   }
 
   /** Raises ChannelCallerId / ChannelConnectedLine for what changed: the channel raises its events. */
@@ -233,7 +248,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
       // fromEntries defines own properties, so a variable named `__proto__` is a key like any other.
       snapshot.channelvars = Object.fromEntries(Array.from(names, (name) => [name, this.reportedValue(name)]));
     }
-    const rdnis = this.variables.get('__CALLER_RDNIS');
+    const rdnis = this.#redirecting.from.number;
     if (rdnis) snapshot.caller_rdnis = rdnis;
     return snapshot;
   }

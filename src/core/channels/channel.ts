@@ -280,7 +280,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
    */
   setSystemVariable(name: string, value: string | undefined, reportEvents = false): void {
     this.variables.store(name, value);
-    // channelvars and caller_rdnis come from the variables.
+    // channelvars come from the variables.
     this.snapshotChanged();
     if (reportEvents) this.reportedVariables.add(name);
     this.raise('ChannelVarset', { variable: name, value: value ?? '' });

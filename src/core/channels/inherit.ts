@@ -1,6 +1,7 @@
 // What a dialed channel takes from the channel that dials it (ast_channel_inherit_variables and
 // main/dial.c): `__NAME` variables keep their prefix and go on being inherited, `_NAME` ones arrive
-// as NAME; the dialer's identity becomes the connected line; the language follows.
+// as NAME; the dialer's identity becomes the connected line; the language and the redirecting
+// party follow (app_dial and main/dial.c copy the caller's redirecting onto each callee).
 import type { Channel } from './channel.ts';
 import { InvalidError } from '../errors.ts';
 import { MAX_CHANNEL_VARIABLES } from '../variable-limits.ts';
@@ -26,4 +27,5 @@ export function inheritFromCaller(channel: Channel, caller: Channel, { connected
   }
   if (connectedLine && (caller.caller.name || caller.caller.number)) channel.setConnected({ ...caller.caller });
   channel.language = caller.language;
+  channel.redirecting = caller.redirecting;
 }

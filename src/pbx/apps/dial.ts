@@ -20,6 +20,7 @@ import type { Indication } from '../../core/channels/technology.ts';
 import type { AppOutcome, DialplanApplication } from '../application.ts';
 import type { PbxServices } from '../application-services.ts';
 import { inheritFromCaller } from '../../core/channels/inherit.ts';
+import type { Redirecting } from '../../core/channels/redirecting.ts';
 import { presetHangupCause } from '../hangup-cause.ts';
 import { timerDelay } from '../../util/timer-delay.ts';
 
@@ -71,6 +72,17 @@ function forwardTarget(peer: Channel): string {
   const to = peer.callForward;
   if (to.includes('/')) return to;
   return `Local/${to}@${peer.getVariable('FORWARD_CONTEXT') || peer.location.context}`;
+}
+
+/**
+ * The redirecting party of a forward's channel (app_dial's do_forward): the forwarding callee's,
+ * which its technology filled from the redirect (a SIP 3xx's Diversion, To and Contact); a call
+ * not redirected before is now redirected from the extension the caller dialed.
+ */
+function forwardedRedirecting(original: Channel, caller: Channel): Redirecting {
+  const redirecting = original.redirecting;
+  if (redirecting.from.number) return redirecting;
+  return { ...redirecting, from: { ...redirecting.from, number: caller.location.exten } };
 }
 
 /** How app_dial's handle_cause counts a leg that ended without answering. */
@@ -271,6 +283,9 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       forwards++;
       // As app_dial sets the forward's channel up: the caller's inherited variables, who forwarded it, AppDial.
       inheritFromCaller(peer, channel, { connectedLine: false });
+      peer.redirecting = forwardedRedirecting(original, channel);
+      // ast_channel_update_redirecting: the caller learns the call was redirected (no 181 is sent, docs/differences.md).
+      channel.redirecting = peer.redirecting;
       peer.setSystemVariable('FORWARDERNAME', original.name);
       peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
       const next: Leg = { peer, dialstring: data };

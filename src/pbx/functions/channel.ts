@@ -7,8 +7,6 @@ import { getToneZone, toneZoneCountries } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
-/** The redirecting number the channel snapshot reports as `caller_rdnis`. */
-const RDNIS_VARIABLE = '__CALLER_RDNIS';
 const ANI_VARIABLE = '__CALLER_ANI';
 const ANI_NAME_VARIABLE = '__CALLER_ANI_NAME';
 const DNID_VARIABLE = '__CALLER_DNID';
@@ -19,7 +17,7 @@ function formatAll(party: CallerId): string {
   return party.name ? `"${party.name}" <${party.number}>` : party.number;
 }
 
-function partyField(party: CallerId, field: string): string | undefined {
+export function partyField(party: CallerId, field: string): string | undefined {
   switch (field.trim().toLowerCase()) {
     case 'name':
       return party.name;
@@ -49,7 +47,7 @@ function partyField(party: CallerId, field: string): string | undefined {
   }
 }
 
-/** Caller fields beyond the party the channel models: ANI, DNID and RDNIS live in variables. */
+/** Caller fields beyond the party the channel models: ANI and DNID live in variables, RDNIS is the redirecting party's from number (as func_callerid). */
 function callerExtra(channel: Channel, field: string): string | undefined {
   switch (field.trim().toLowerCase()) {
     case 'ani':
@@ -61,7 +59,7 @@ function callerExtra(channel: Channel, field: string): string | undefined {
     case 'dnid-num':
       return channel.getVariable(DNID_VARIABLE) ?? '';
     case 'rdnis':
-      return channel.getVariable(RDNIS_VARIABLE) ?? '';
+      return channel.redirecting.from.number;
     default:
       return undefined;
   }
@@ -73,11 +71,10 @@ const CALLER_EXTRA_VARIABLES: ReadonlyMap<string, string> = new Map([
   ['ani-name', ANI_NAME_VARIABLE],
   ['dnid', DNID_VARIABLE],
   ['dnid-num', DNID_VARIABLE],
-  ['rdnis', RDNIS_VARIABLE],
 ]);
 
 /** What writing `CALLERID(field)` changes; `all` takes `"Name" <number>`. */
-function parseParty(name: string, field: string, value: string): Partial<CallerId> {
+export function parseParty(name: string, field: string, value: string): Partial<CallerId> {
   switch (field.trim().toLowerCase()) {
     case 'name':
       return { name: value };
@@ -165,6 +162,11 @@ export const channelFunctions: readonly DialplanFunction[] = [
     write(call, value) {
       const channel = channelOf(call, 'CALLERID');
       const args = call.args;
+      if (args.trim().toLowerCase() === 'rdnis') {
+        checkVariableValue(`CALLERID(${args})`, value);
+        channel.redirecting = { ...channel.redirecting, from: { ...channel.redirecting.from, number: value } };
+        return;
+      }
       const extra = CALLER_EXTRA_VARIABLES.get(args.trim().toLowerCase());
       if (extra) {
         checkVariableValue(`CALLERID(${args})`, value);

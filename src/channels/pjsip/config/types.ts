@@ -57,6 +57,9 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   /** Add P-Asserted-Identity / Remote-Party-ID with the caller's id to outbound INVITEs. */
   readonly sendPai: boolean;
   readonly sendRpid: boolean;
+  /** Add Diversion (res_pjsip_diversion) to INVITEs of a redirected channel / History-Info to every INVITE. */
+  readonly sendDiversion: boolean;
+  readonly sendHistoryInfo: boolean;
   /** Take an inbound call's caller id from its P-Asserted-Identity / Remote-Party-ID. */
   readonly trustIdInbound: boolean;
   /** Send restricted ids too (Patchbay has no restricted ids: no effect). */
