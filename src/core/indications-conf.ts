@@ -32,16 +32,25 @@ const TONE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** Most warning lines (a hostile file must not flood the log). */
 const MAX_WARNINGS = 200;
 
-/** Reads `dir`/indications.conf (none: null) and puts its zones in force; returns the start-up warnings. */
-export function loadIndicationsConf(dir: string | null): string[] {
+/**
+ * Reads `dir`/indications.conf (none: null) and puts its zones in force; returns the warnings. On a
+ * `reload` (`module reload indications`), as Asterisk's load_indications: a file missing, unreadable
+ * or that cannot be parsed keeps the zones in force, and so (Patchbay's choice) does one without a
+ * valid country, where Asterisk would be left with none; otherwise the file's zones replace them and
+ * new tones use them (tones playing go on).
+ */
+export function loadIndicationsConf(dir: string | null, options: { reload?: boolean } = {}): string[] {
   const warnings: string[] = [];
   const warn = (line: string): void => {
     if (warnings.length < MAX_WARNINGS) warnings.push(line);
     else if (warnings.length === MAX_WARNINGS) warnings.push(`${FILE}: more warnings left out`);
   };
-  const sections = dir === null ? undefined : readSections(path.join(dir, FILE), warn);
+  const keeping = options.reload === true ? 'the tone zones in force stay' : 'the built-in tone zones stay';
+  const sections = dir === null ? undefined : readSections(path.join(dir, FILE), warn, keeping);
   if (sections === undefined) {
-    installToneZones(undefined);
+    // Without a configuration directory there is nothing to reload, and nothing to say each time.
+    if (options.reload === true && dir !== null) warn(`${FILE}: not reloaded; ${keeping}`);
+    else installToneZones(undefined);
     return warnings;
   }
   const zones = new Map<string, ToneZone>();
@@ -67,8 +76,8 @@ export function loadIndicationsConf(dir: string | null): string[] {
     if (zone) zones.set(zone.country, zone);
   }
   if (zones.size === 0) {
-    warn(`${FILE}: no valid country; the built-in tone zones stay`);
-    installToneZones(undefined);
+    warn(`${FILE}: no valid country; ${keeping}`);
+    if (options.reload !== true) installToneZones(undefined);
     return warnings;
   }
   const list = [...zones.values()];
@@ -79,19 +88,19 @@ export function loadIndicationsConf(dir: string | null): string[] {
 }
 
 /** The file's sections; undefined (with a warning unless it is missing) when it cannot be used. */
-function readSections(file: string, warn: (line: string) => void): ConfigSection[] | undefined {
+function readSections(file: string, warn: (line: string) => void, keeping: string): ConfigSection[] | undefined {
   let text: string;
   try {
     const stat = fs.statSync(file);
     if (!stat.isFile()) return undefined;
     if (stat.size > MAX_FILE_BYTES) {
-      warn(`${FILE}: larger than ${MAX_FILE_BYTES} bytes; not read, the built-in tone zones stay`);
+      warn(`${FILE}: larger than ${MAX_FILE_BYTES} bytes; not read, ${keeping}`);
       return undefined;
     }
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') warn(`${FILE}: cannot be read (${code ?? String(error)}); the built-in tone zones stay`);
+    if (code !== 'ENOENT') warn(`${FILE}: cannot be read (${code ?? String(error)}); ${keeping}`);
     return undefined;
   }
   try {
@@ -100,7 +109,7 @@ function readSections(file: string, warn: (line: string) => void): ConfigSection
       onDirective: (directive, where) => warn(`${FILE}:${where.line}: ${directive.split(/\s/, 1)[0]!.slice(0, 40)} is not supported; line ignored`),
     });
   } catch (error) {
-    warn(`${(error as Error).message.slice(0, 200)}; ${FILE} not read, the built-in tone zones stay`);
+    warn(`${(error as Error).message.slice(0, 200)}; ${FILE} not read, ${keeping}`);
     return undefined;
   }
 }

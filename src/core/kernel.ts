@@ -53,6 +53,7 @@ import { TalkDetection } from './talk-detect.ts';
 import { Playbacks } from './playback/playbacks.ts';
 import { Sounds } from './sounds.ts';
 import { CallRecords } from './cdr/call-records.ts';
+import { loadIndicationsConf } from './indications-conf.ts';
 import { RecordingOrigins } from './recordings/recording-origins.ts';
 import { readFileSync } from 'node:fs';
 
@@ -311,6 +312,19 @@ export abstract class Kernel {
     ] as const) {
       this.modules.register({ name, description, supportLevel: 'core', load: () => undefined, unload: () => undefined, canUnload: () => false, reload: () => this.reloadCallRecords?.() });
     }
+
+    // Asterisk's built-in `module reload indications`: indications.conf read again (indications-conf.ts).
+    this.modules.register({
+      name: 'indications',
+      description: 'Indication tone zones (indications.conf)',
+      supportLevel: 'core',
+      load: () => undefined,
+      unload: () => undefined,
+      canUnload: () => false,
+      reload: () => {
+        for (const line of loadIndicationsConf(this.config.origin.asteriskDir, { reload: true })) this.log.warn(line);
+      },
+    });
 
     registerBuiltinModules(this.modules, {
       setSqliteConfigWrites: (enabled) => {

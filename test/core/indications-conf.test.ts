@@ -123,4 +123,23 @@ describe('indications.conf', () => {
     assert.match(loadIndicationsConf(dir).join('\n'), /too many entries/);
     assert.ok(getToneZone('us'));
   });
+
+  test('a reload replaces the zones in force; a reload of a file missing, unparsable or without a valid country keeps them', () => {
+    write(['[general]', 'country = nl', '', '[nl]', 'description = Netherlands', 'ring = 425/1000,0/4000', ''].join('\n'));
+    assert.deepEqual(loadIndicationsConf(dir), []);
+    write(['[general]', 'country = se', '', '[se]', 'description = Sweden', 'ring = 425/1000,0/5000', ''].join('\n'));
+    assert.deepEqual(loadIndicationsConf(dir, { reload: true }), []);
+    assert.equal(defaultToneZone(), 'se');
+    assert.deepEqual(toneZoneCountries(), ['se']);
+    for (const text of ['[general]\ncountry = us\n[us\ndescription = broken\n', '[xx]\nring = 440\n']) {
+      write(text);
+      const warnings = loadIndicationsConf(dir, { reload: true });
+      assert.ok(warnings.some((line) => line.includes('the tone zones in force stay')), warnings.join('\n'));
+      assert.equal(defaultToneZone(), 'se');
+      assert.deepEqual(toneZoneCountries(), ['se']);
+    }
+    rmSync(join(dir, 'indications.conf'));
+    assert.ok(loadIndicationsConf(dir, { reload: true }).some((line) => line.includes('not reloaded; the tone zones in force stay')));
+    assert.deepEqual(toneZoneCountries(), ['se']);
+  });
 });

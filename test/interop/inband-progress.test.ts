@@ -33,21 +33,21 @@ before(async () => {
   await carol.open();
   await alice.open();
   await erin.open();
-  writeFileSync(
-    join(asteriskDir, 'indications.conf'),
-    ['[general]', 'country=us', '', '[us]', 'description = United States', 'ringcadence = 2000,4000', 'ring = 440+480/2000,0/4000', '', '[xx]', 'description = A test country', 'ring = 500/1000|0/1000', ''].join('\n'),
-  );
+  writeIndications('us');
   setup = await startSippServer(
     'inband-progress',
     [
       '[phones]',
       'exten => 640,1,Dial(PJSIP/bob,30)',
       ' same => n,Hangup()',
+      // bob answers as progress-ring-answer.xml: 183 with SDP, 180, the answer 4 s later.
+      'exten => 643,1,Dial(PJSIP/bob,30)',
+      ' same => n,Hangup()',
       'exten => 641,1,Ringing()',
       ' same => n,Wait(4)',
       ' same => n,Answer()',
       ' same => n,Wait(30)',
-      // Without inband_progress: a 183 with SDP first, then Ringing() is a 183 and in band too.
+      // Without inband_progress: a 183 with SDP first, then Ringing() is another 183 and in band too.
       'exten => 642,1,Progress()',
       ' same => n,Ringing()',
       ' same => n,Wait(4)',
@@ -80,6 +80,18 @@ after(async () => {
   rmSync(asteriskDir, { recursive: true, force: true });
 });
 
+/** Writes the indications.conf with two countries, `country` the default. */
+function writeIndications(country: string): void {
+  const zones = ['[us]', 'description = United States', 'ringcadence = 2000,4000', 'ring = 440+480/2000,0/4000', '', '[xx]', 'description = A test country', 'ring = 500/1000|0/1000', ''];
+  writeFileSync(join(asteriskDir, 'indications.conf'), ['[general]', `country=${country}`, '', ...zones].join('\n'));
+}
+
+/** `module reload indications` through ARI. */
+async function reloadIndications(): Promise<void> {
+  const response = await setup.server.ari('/asterisk/modules/indications', { method: 'PUT' });
+  assert.equal(response.status, 204, await response.text());
+}
+
 /** The 20 ms PCMU packets `phone` received between `from` and `to`, decoded, in arrival order. */
 function frames(phone: RawPhone, from: number, to: number): Int16Array[] {
   return phone.received
@@ -97,7 +109,7 @@ const loud = (frame: Int16Array): boolean => Math.sqrt(meanSquare(frame)) > LOUD
  * Calls `extension` from `phone`: asserts the 183 with SDP and no 180, that the audio before the
  * 200 is the ring tone (`present` frequencies, by default the US 440+480 Hz, none of `absent`), then hangs up.
  */
-async function ringsInBand(phone: RawPhone, extension: string, present: readonly number[] = [440, 480], absent: readonly number[] = [350, 620]): Promise<void> {
+async function ringsInBand(phone: RawPhone, extension: string, present: readonly number[] = [440, 480], absent: readonly number[] = [350, 620], progresses = 1): Promise<void> {
   const from = Date.now();
   const { dialog, final } = await phone.call(extension);
   const answeredAt = Date.now();
@@ -106,7 +118,9 @@ async function ringsInBand(phone: RawPhone, extension: string, present: readonly
     const progress = await phone.nextMessage(/^SIP\/2\.0 183/, 1000, (m) => m.includes(dialog.callId));
     assert.match(progress, /\r\nContent-Type: application\/sdp\r\n/i, 'the 183 carries SDP');
     assert.match(progress, /\r\nm=audio \d+ RTP\/AVP 0/, 'the 183 carries the answer to the offer');
-    await assert.rejects(phone.nextMessage(/^SIP\/2\.0 18[01]/, 300, (m) => m.includes(dialog.callId)), 'no 180 (and one 183)');
+    // Each indication chan_pjsip turns into a 183 sends one, repeating the first's SDP (pjsip copies its last provisional).
+    for (let more = 1; more < progresses; more++) assert.equal((await phone.nextMessage(/^SIP\/2\.0 183/, 1000, (m) => m.includes(dialog.callId))).split('\r\n\r\n')[1], progress.split('\r\n\r\n')[1]);
+    await assert.rejects(phone.nextMessage(/^SIP\/2\.0 18[013]/, 300, (m) => m.includes(dialog.callId)), `no 180, and ${progresses} 183`);
     const early = frames(phone, from, answeredAt);
     const tone = early.filter(loud);
     // The first ring is 1 or 2 s (50 or 100 packets); the answer comes four or five seconds after it began.
@@ -126,7 +140,7 @@ describe('ringing before the answer heard in band (chan_pjsip inband_progress)',
   test('inband_progress=yes, Dial() to a SIPp callee that rings 5 s: the caller gets 183 with SDP, no 180, and the ring tone as early media', { timeout: 90_000 }, async () => {
     const bob = sipp('ring-pause-answer.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
     // SIPp binds its port as it starts; Dial's INVITE must not come before.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await bob.listening;
     await explained(bob, () => ringsInBand(carol, '640'));
     const run = await bob.done;
     assert.equal(run.status, 0, run.output);
@@ -136,12 +150,34 @@ describe('ringing before the answer heard in band (chan_pjsip inband_progress)',
     await ringsInBand(carol, '641');
   });
 
-  test('inband_progress=no, Progress() then Ringing(): the 183 already sent our SDP, so ringing is heard in band, not a 180', { timeout: 90_000 }, async () => {
-    await ringsInBand(alice, '642');
+  test('inband_progress=no, Progress() then Ringing(): the 183 already sent our SDP, so ringing is a second 183 and heard in band, not a 180', { timeout: 90_000 }, async () => {
+    await ringsInBand(alice, '642', undefined, undefined, 2);
+  });
+
+  test("inband_progress=no, Dial() to a SIPp callee sending 183 with SDP, then 180: the caller gets its early media's 183, a second 183 for the ringing and the ring tone in band", { timeout: 90_000 }, async () => {
+    const bob = sipp('progress-ring-answer.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
+    await bob.listening;
+    await explained(bob, () => ringsInBand(alice, '643', undefined, undefined, 2));
+    const run = await bob.done;
+    assert.equal(run.status, 0, run.output);
   });
 
   test("tone_zone=xx, a country of indications.conf: the ring tone before the answer is that file's, 500 Hz", { timeout: 90_000 }, async () => {
     await ringsInBand(erin, '641', [500], [440, 480]);
+  });
+
+  test('module reload indications: a new default country rings new calls with its tone; a file that cannot be parsed keeps the zones in force', { timeout: 120_000 }, async () => {
+    try {
+      writeIndications('xx');
+      await reloadIndications();
+      await ringsInBand(carol, '641', [500], [440, 480]);
+      writeFileSync(join(asteriskDir, 'indications.conf'), '[general]\ncountry=us\n[us\ndescription = broken\n');
+      await reloadIndications();
+      await ringsInBand(carol, '641', [500], [440, 480]);
+    } finally {
+      writeIndications('us');
+      await reloadIndications();
+    }
   });
 
   test('inband_progress=no, Ringing() alone is still a 180 without SDP and no audio', { timeout: 90_000 }, async () => {

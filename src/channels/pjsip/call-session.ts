@@ -87,6 +87,11 @@ export class CallSession {
     this.#noteAllow(invite);
   }
 
+  /** Whether this INVITE's 1xx go reliably (100rel agreed). */
+  get reliableProvisionals(): boolean {
+    return this.#sender !== undefined;
+  }
+
   /** Whether a reliable 1xx waits for its PRACK (the 2xx must wait too). */
   get provisionalPending(): boolean {
     return this.#sender?.pending === true;

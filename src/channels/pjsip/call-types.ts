@@ -34,6 +34,8 @@ export interface CallEnvironment {
    */
   readonly mediaAddressExternalEverywhere?: boolean;
   readonly userAgent: string;
+  /** The global allow_sending_180_after_183: Ringing once early media is negotiated (or with inband_progress) sends 180, not 183. */
+  readonly allowSending180After183?: boolean;
   /** Ms media may go unanswered to an SDP address that is not the signalling's (sip.rtp_unanswered_ms); 0 = no limit. */
   readonly unansweredMediaMs: number;
   /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */

@@ -299,10 +299,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
     return this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport;
   }
 
-  #respond(status: number, withSdp: boolean): void {
+  /** A response to the INVITE; `repeated`: its SDP went before (an exchange it already closed or opened). */
+  #respond(status: number, withSdp: boolean, repeated = false): void {
     if (this.side.kind !== 'inbound') return;
     const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['Server', this.services.userAgent]];
     this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
+    if (repeated) return;
     // Our SDP answers the INVITE's offer, or is our offer when it had none (answered in the ACK).
     if (withSdp && this.side.offer?.length) this.#sdp.exchange.closed();
     else if (withSdp) this.#sdp.exchange.oursSent();
@@ -366,12 +368,16 @@ export class SipCall implements ChannelDriver, DialogRoute {
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
       const invite = this.#invite?.request;
       if (invite) this.#session.prack1xx(this.services.layer, invite, response, (early) => this.#requests.hop(early), this.services.userAgent);
+      // A 181 says who the call was forwarded from and to (its Diversion), nothing more to the channel.
       if (status === 181) this.#noteRedirecting(response);
-      if (status === 180 || status === 181 || status === 182) this.channel.remoteIndication('ringing');
-      else if (status === 183) {
+      // As chan_pjsip: a 180 with SDP is progress (early media) and the channel Ringing, one without
+      // is ringing; a 183 is progress with or without SDP; 181 and 182 are no indication.
+      const early = status === 183 || (status === 180 && sessionDescriptionOf(response).length > 0 && /^\s*(?:application\/sdp|multipart\/)/i.test(response.contentType() ?? ''));
+      if (status === 180 && early && this.channel.state !== 'Up') this.channel.setState('Ringing');
+      if (early) {
         this.#takeAnswer(response, false);
         this.channel.remoteIndication('progress');
-      }
+      } else if (status === 180) this.channel.remoteIndication('ringing');
       return;
     }
     if (status < 300) {
@@ -498,23 +504,31 @@ export class SipCall implements ChannelDriver, DialogRoute {
     // heard in band instead (progress plays nothing), as chan_pjsip refuses them once Up.
     if (this.channel.state === 'Up') return false;
     if (this.side.kind !== 'inbound' || this.#answered) return;
-    // Ringing with inband_progress, or once a 183 sent our SDP (pjsip's negotiation done), is a
-    // 183 and the ring tone in band, as chan_pjsip answers -1 and sends 183 rather than 180.
+    // Ringing with inband_progress, or once a 183 sent our SDP (pjsip's negotiation done), is heard
+    // in band, as chan_pjsip answers -1: it goes out as a 183, or a 180 with the global
+    // allow_sending_180_after_183.
     if (indication === 'ringing' && (this.mediaOptions.inbandProgress === true || this.#progressSent)) {
-      this.#sendProgress();
+      this.#provisional(this.services.allowSending180After183 === true ? 180 : 183);
       return false;
     }
-    if (indication === 'ringing') this.#respond(180, false);
-    else if (indication === 'progress') this.#sendProgress();
+    if (indication === 'ringing') this.#provisional(180);
+    else if (indication === 'progress') this.#provisional(183);
     else if (indication === 'busy') this.#refuse(17);
     else if (indication === 'congestion') this.#refuse(34);
   }
 
-  /** The one 183 with SDP of the call (Progress(), in-band ringing): early media flows from then on. */
-  #sendProgress(): void {
-    if (this.#progressSent) return;
-    this.#progressSent = true;
-    this.#respond(183, true);
+  /**
+   * A 180 or 183 as pjsip_inv_answer makes it: each indication sends one (Progress() twice is two
+   * 183s), and each is a copy of the last, so once a 183 carried our SDP every later 18x (a 180 too)
+   * repeats it, unless they go reliably (100rel), where the SDP went once.
+   */
+  #provisional(status: 180 | 183): void {
+    if (status === 183 && !this.#progressSent) {
+      this.#progressSent = true;
+      this.#respond(183, true);
+    } else if (this.#progressSent && !this.#session.reliableProvisionals) {
+      this.#respond(status, true, true);
+    } else this.#respond(status, false);
   }
 
   /** Busy()/Congestion() unanswered: the final response ends the session, so the channel too (as chan_pjsip), once indicate() returned. */

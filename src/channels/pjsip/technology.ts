@@ -151,6 +151,9 @@ export class PjsipTechnology implements ChannelTechnology {
       get userAgent() {
         return technology.#config.global.userAgent || USER_AGENT;
       },
+      get allowSending180After183() {
+        return technology.#config.global.allowSending180After183;
+      },
       get musicOnHold() {
         return technology.#context?.musicOnHold;
       },

@@ -221,7 +221,9 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
           sentRinging = false;
           channel.indicate('stop');
         } else if (indication === 'progress') {
-          channel.indicate('progress');
+          // As app_dial: with r the caller keeps its ringing, no progress; of several callees,
+          // progress reaches the caller only until one has rung.
+          if (!alreadyRinging && (legs.length === 1 || !sentRinging)) channel.indicate('progress');
           if (earlyMedia && !early && !channel.answered && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
         }
       };

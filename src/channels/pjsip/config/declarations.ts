@@ -568,6 +568,7 @@ export function defaultPjsipGlobal(id = 'global'): PjsipGlobal {
     defaultFromUser: 'asterisk',
     maxForwards: 70,
     keepAliveInterval: 90,
+    allowSending180After183: false,
   };
 }
 
@@ -584,6 +585,10 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
     default_from_user: text('defaultFromUser', { default: 'asterisk', doc: 'From user of requests without one.' }),
     max_forwards: int('maxForwards', 1, 255, { default: '70', doc: 'Max-Forwards of every request Patchbay sends (in and out of dialog, ACK and CANCEL included).' }),
     keep_alive_interval: int('keepAliveInterval', 0, 86_400, { default: '90', doc: 'Seconds between CRLF keep-alives on every TCP and TLS connection that carries SIP (0: none), keeping NAT bindings on the way open; the idle limit still counts only what the peer sends.' }),
+    allow_sending_180_after_183: bool('allowSending180After183', {
+      default: 'no',
+      doc: 'Ringing on an unanswered call whose 183 already went out (or on an `inband_progress` endpoint) is sent as 180 Ringing rather than another 183; the ring tone is still played in band.',
+    }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
   },
   finish: (draft) => draft,

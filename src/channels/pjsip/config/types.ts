@@ -222,6 +222,8 @@ export interface PjsipGlobal {
   readonly defaultFromUser: string;
   readonly maxForwards: number;
   readonly keepAliveInterval: number;
+  /** allow_sending_180_after_183: Ringing after our 183 (or with inband_progress) is a 180, not another 183. */
+  readonly allowSending180After183: boolean;
   /** Message-Account user of MWI when the AOR (solicited) or endpoint (unsolicited) names none. */
   readonly defaultVoicemailExtension?: string;
 }
