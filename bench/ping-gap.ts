@@ -98,7 +98,7 @@ async function start(variant: Variant): Promise<TargetProcess> {
   if (variant.root ?? root) env.PATCHBAY_BENCH_ROOT = variant.root ?? root;
   else delete env.PATCHBAY_BENCH_ROOT;
   const nodeArgs = [...(variant.nodeArgs ?? '').split(' ').filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
-  return startTargetProcess({ name: variant.name, role: variant.role, nodeArgs, node: nodeBinary, env, answerTimeoutMs: 30_000 });
+  return startTargetProcess({ name: variant.name, role: variant.role, nodeArgs, node: nodeBinary, env, answerTimeoutMs: 120_000 });
 }
 
 /** The target's process CPU so far, in µs (after a full collection with `gc`). */

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import v8 from 'node:v8';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -84,6 +85,23 @@ const youngBytes = (spaces: GcSpaces): number => {
   for (const space of spaces) if (space.spaceName === 'new_space' || space.spaceName === 'new_large_object_space') bytes += space.spaceUsedSize;
   return bytes;
 };
+/**
+ * PATCHBAY_BENCH_LOOP_DELAY=1: the event loop's delays between two reads of the figures (a 1 ms
+ * timer; perf_hooks.monitorEventLoopDelay), so a round's cycle p99 can be set beside the longest
+ * stalls of the target's loop (a collection, a timer's burst of work, a database flush) — issue 25's
+ * p99 at 50 in flight. Off by default: its timer is work the floor's figures never had.
+ */
+const loopDelay = process.env.PATCHBAY_BENCH_LOOP_DELAY === '1' ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
+loopDelay?.enable();
+function loopDelays(): { p50: number; p99: number; max: number; over10: number } | undefined {
+  if (!loopDelay) return undefined;
+  const figures = { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6, over10: 0 };
+  // Samples whose delay passed 10 ms (beyond the timer's own 1 ms): stalls every call in flight waits out.
+  for (const [percentile, value] of loopDelay.percentiles) if (value > 11e6) figures.over10 = Math.max(figures.over10, 100 - percentile);
+  figures.over10 = (figures.over10 / 100) * loopDelay.count;
+  loopDelay.reset();
+  return figures;
+}
 let profiler = new v8.GCProfiler();
 profiler.start();
 function foldCollections(): void {
@@ -157,6 +175,7 @@ function answer(line: string): Record<string, unknown> {
     queues: probe.queues(),
     limits: probe.limits(),
     collector: { ...collector },
+    loopDelay: loopDelays(),
     heap: heapSpaces(),
     // Counts the kernel keeps: page faults (the heap's pages mapped anew), context switches (a
     // thread that waited: the collector's helpers, a write that blocked) and file writes.

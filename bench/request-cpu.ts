@@ -22,6 +22,9 @@
 // file writes) and, with PATCHBAY_BENCH_SERVER_NODE_ARGS='--trace-opt --trace-deopt', V8's deopts and
 // optimising compiles: counts the load does not move, so a round dearer than its neighbour says why
 // (docs/performance.md, "Seventh pass on the originate cycle").
+// PATCHBAY_BENCH_LOOP_DELAY=1 adds to that line the target's event-loop delays over the measured cycles
+// (p50, p99, max of a 1 ms timer's lateness), set beside the cycle p99: whether the tail is stalls of the
+// loop or calls queued behind ordinary work (docs/performance.md, "Sixth pass on ping (stop 40)").
 // --external URL --external-pid PID adds an ARI server the bench did not start (an Asterisk on this
 // machine, say) to the same rounds: its CPU comes from /proc/<pid>/stat (bench/external-target.ts),
 // its user from --external-auth (asterisk:asterisk by default); its dialplan must have the bench's
@@ -97,6 +100,8 @@ interface Stats {
   limits?: { maxEvents: number; maxBytes: number; maxTotalBytes: number; maxApplications: number; maxAgeSeconds: number; maxQueuedMessages: number; maxQueuedBytes: number };
   /** V8's collections since start by kind, and their pauses in ms (older target scripts: absent). */
   collector?: { scavenges: number; scavengeMs: number; markCompacts: number; markCompactMs: number; incremental: number; incrementalMs: number; weak: number; weakMs: number; promotedBytes?: number; survivedBytes?: number; compactedBytes?: number; oldAllocatedBytes?: number };
+  /** The event loop's delays since the previous read, ms (PATCHBAY_BENCH_LOOP_DELAY=1 only). */
+  loopDelay?: { p50: number; p99: number; max: number; over10: number };
   /** Used bytes per V8 space (`old_space`, `new_space`, `code_space`, `large_object_space` …). */
   heap?: Record<string, number>;
   /** The kernel's counts for the process: page faults, context switches, file writes. */
@@ -224,6 +229,8 @@ function roundWork(before: Stats, after: Stats, traced: readonly string[], count
     `${per1000(b.markCompacts - a.markCompacts)} mark-compacts (${pauseUs(b.markCompactMs - a.markCompactMs)} µs/cycle), ${per1000(b.incremental - a.incremental)} incremental steps (${pauseUs(b.incrementalMs - a.incrementalMs)} µs/cycle); ` +
     `per cycle ${kb((b.promotedBytes ?? 0) - (a.promotedBytes ?? 0))} KB promoted, ${kb((b.survivedBytes ?? 0) - (a.survivedBytes ?? 0))} KB copied in the young generation, ${kb((b.oldAllocatedBytes ?? 0) - (a.oldAllocatedBytes ?? 0))} KB allocated in the old space, ${kb((b.compactedBytes ?? 0) - (a.compactedBytes ?? 0))} KB freed by mark-compacts; ` +
     `old space ${MB(before.heap?.old_space ?? 0)} → ${MB(after.heap?.old_space ?? 0)}, heap used ${MB(after.heapUsed)}`;
+  const delay = after.loopDelay;
+  if (delay) text += `; event loop delay (1 ms timer) p50 ${delay.p50.toFixed(1)} ms, p99 ${delay.p99.toFixed(1)} ms, max ${delay.max.toFixed(1)} ms, ≈ ${delay.over10.toFixed(0)} samples over 10 ms`;
   const u = before.usage;
   const v = after.usage;
   if (u && v) text += `; per cycle ${(((v.minorPageFaults - u.minorPageFaults) / count)).toFixed(2)} page faults, ${(((v.voluntarySwitches - u.voluntarySwitches) / count)).toFixed(2)} voluntary and ${(((v.involuntarySwitches - u.involuntarySwitches) / count)).toFixed(2)} involuntary switches, ${(((v.fsWrites - u.fsWrites) / count)).toFixed(3)} file writes`;

@@ -50,7 +50,13 @@ export class Dispatcher {
   readonly router = new Router();
   readonly swagger: SwaggerDocuments;
   private readonly options: DispatcherOptions;
-  private readonly moduleByResource = new Map<string, string>();
+  /**
+   * What a route needs at every request, found once when it is added: its handler (a string-keyed
+   * map probe and a megamorphic property load per request before) and the module it belongs to.
+   * Keyed by the router's target object, the one route() answers with. The handler tables are
+   * fixed when the dispatcher is made.
+   */
+  private readonly routes = new Map<RouteTarget, { readonly handler: AnyHandler | undefined; readonly module: string }>();
   /** A cluster member's forwarding (server.ts sets it when `cluster.nats_url` is configured). */
   forwarder: RequestForwarder | undefined;
 
@@ -58,10 +64,11 @@ export class Dispatcher {
     this.options = options;
     this.swagger = new SwaggerDocuments(options.resources);
     for (const resource of options.resources) {
-      this.moduleByResource.set(resource.name, options.moduleOf(resource.name));
+      const module = options.moduleOf(resource.name);
       for (const operation of resource.operations) {
-        this.router.add(resource, operation, operation.method, operation.path);
-        for (const alias of operation.aliases ?? []) this.router.add(resource, operation, alias.method, alias.path);
+        const added = [this.router.add(resource, operation, operation.method, operation.path)];
+        for (const alias of operation.aliases ?? []) added.push(this.router.add(resource, operation, alias.method, alias.path));
+        for (const target of added) this.routes.set(target, { handler: this.handlerFor(target), module });
       }
     }
   }
@@ -85,7 +92,8 @@ export class Dispatcher {
     const { target, pathParams } = routed;
     if (request.meta) request.meta.operation = target.name;
     const { core, log } = this.options;
-    if (!core.modules.isRunning(this.moduleByResource.get(target.resource.name)!)) return NOT_FOUND;
+    const route = this.routes.get(target)!;
+    if (!core.modules.isRunning(route.module)) return NOT_FOUND;
     if (target.operation.upgrade === 'websocket') return error(426, 'Upgrade to a WebSocket is required');
     if (this.forwarder !== undefined && request.forwarded !== true) {
       const remote = this.forwarder.forward(request, target, pathParams);
@@ -106,7 +114,7 @@ export class Dispatcher {
         form = new Map(new URLSearchParams(request.body.toString('utf8')));
       }
     }
-    const handler = this.handlerFor(target);
+    const handler = route.handler;
     let params: ReturnType<typeof parseParams>;
     try {
       // An operation without parameters (ping, list operations) has nothing to parse: no sources object is built.

@@ -1,5 +1,9 @@
 // The HTTP front door: authentication, CORS, body limits, then the dispatcher.
-import http, { ServerResponse, type IncomingMessage } from 'node:http';
+import http, { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+// Imported rather than read from the global object: there `performance` and `Buffer` are accessors
+// (a getter call per use), and the request path uses both on every request.
+import { performance } from 'node:perf_hooks';
+import { Buffer } from 'node:buffer';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -155,9 +159,23 @@ function hasNone(headers: Record<string, string>): boolean {
   return true;
 }
 
-function hasBody(request: IncomingMessage): boolean {
-  const declared = request.headers['content-length'];
-  return declared !== undefined ? declared !== '0' : request.headers['transfer-encoding'] !== undefined;
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  const declared = headers['content-length'];
+  return declared !== undefined ? declared !== '0' : headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * The query of a request target without one. Never changed: nothing on the request path writes to a
+ * request's query (REST over WebSocket builds its own), and a request without a query made one per
+ * request. Its writers throw, so a change meant for one request cannot reach the next.
+ */
+const EMPTY_QUERY: URLSearchParams = new URLSearchParams('');
+for (const name of ['append', 'delete', 'set', 'sort'] as const) {
+  Object.defineProperty(EMPTY_QUERY, name, {
+    value: () => {
+      throw new TypeError('the shared empty query of a request is read-only');
+    },
+  });
 }
 
 export class AriHttpServer {
@@ -231,9 +249,11 @@ export class AriHttpServer {
     const target = request.url ?? '/';
     const queryStart = target.indexOf('?');
     const pathname = queryStart < 0 ? target : target.slice(0, queryStart);
-    const query = new URLSearchParams(queryStart < 0 ? '' : target.slice(queryStart + 1));
+    const query = queryStart < 0 ? EMPTY_QUERY : new URLSearchParams(target.slice(queryStart + 1));
     const method = request.method ?? 'GET';
-    if (request.headers.origin) this.addCors(request, response);
+    // Read once: `request.headers` is a getter on Node.js's side, and this path reads five of them.
+    const headers = request.headers;
+    if (headers.origin) this.addCors(request, response);
     const isAri = pathname.startsWith(ARI_PATH) || pathname === ARI_PREFIX;
     if (!isAri && this.options.ops && (pathname === '/metrics' || pathname === '/health')) return this.handleOps(request, response, pathname, query, method, checked);
     if (!isAri && this.options.ops?.admin && pathname.startsWith(ADMIN_PATH)) return this.handleAdmin(request, response, pathname, query, method, checked);
@@ -255,7 +275,7 @@ export class AriHttpServer {
     // The address the guard kept when it admitted the connection: the socket's getter per request is
     // one more polymorphic call on Node.js's side (a socket's peer does not change).
     const address = response.guardRecord !== undefined ? response.guardRecord.address : request.socket.remoteAddress;
-    const auth = checked ?? this.options.authenticator.authenticate(request.headers, query, method, address);
+    const auth = checked ?? this.options.authenticator.authenticate(headers, query, method, address);
     // A crypt hash is being checked off the event loop: carry on with its answer.
     if (auth instanceof Promise) return void auth.then((result) => this.handle(request, response, result, meta)).catch((err: unknown) => this.failed(response, err));
     if (auth.kind !== 'ok') {
@@ -265,15 +285,15 @@ export class AriHttpServer {
     if (meta) meta.user = auth.user.name;
     ConnectionGuard.markAuthenticated(response.guardRecord);
     // Most requests carry no body: they are dispatched at once, without a closure to wait for one.
-    if (!hasBody(request)) return this.dispatch(request, response, method, pathname, query, auth.user, meta, undefined);
+    if (!hasBody(headers)) return this.dispatch(headers, response, method, pathname, query, auth.user, meta, undefined);
     this.readBody(request).then(
-      (body) => this.dispatch(request, response, method, pathname, query, auth.user, meta, body),
+      (body) => this.dispatch(headers, response, method, pathname, query, auth.user, meta, body),
       (tooLarge: Error) => this.send(response, { status: 413, headers: { Connection: 'close' }, json: { message: tooLarge.message } }),
     );
   }
 
   private dispatch(
-    request: IncomingMessage,
+    headers: IncomingHttpHeaders,
     response: TrackedResponse,
     method: string,
     pathname: string,
@@ -287,10 +307,10 @@ export class AriHttpServer {
       method,
       path: pathname.slice(ARI_PREFIX.length),
       query,
-      contentType: request.headers['content-type'],
+      contentType: headers['content-type'],
       body,
       user,
-      origin: this.originOf(request),
+      origin: this.originOf(headers.host, response.req),
       transport: 'http',
     });
     if (result instanceof Promise) result.then((answer) => this.send(response, answer), (err: unknown) => this.failed(response, err));
@@ -301,8 +321,7 @@ export class AriHttpServer {
    * originOf(), remembered for the last Host header: clients send the same one on every request, and
    * the text was built (and a WeakMap asked for the prefix) per request.
    */
-  private originOf(request: IncomingMessage): string | undefined {
-    const host = request.headers.host;
+  private originOf(host: string | undefined, request: IncomingMessage): string | undefined {
     if (host === undefined) return undefined;
     if (host !== this.lastOrigin.host) this.lastOrigin = { host, origin: originOf(request)! };
     return this.lastOrigin.origin;

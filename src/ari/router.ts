@@ -62,7 +62,8 @@ export class Router {
   private lastPath = '';
   private lastResult: RouteResult | undefined;
 
-  add(resource: ResourceDecl, operation: OperationDecl, method: HttpMethod, path: string): void {
+  /** Adds a route; returns its target (the object route() answers with for it, every time). */
+  add(resource: ResourceDecl, operation: OperationDecl, method: HttpMethod, path: string): RouteTarget {
     let node = this.root;
     const pathParamNames: string[] = [];
     for (const segment of splitPath(path)) {
@@ -80,7 +81,9 @@ export class Router {
       }
     }
     if (node.methods.has(method)) throw new Error(`duplicate route ${method} ${path}`);
-    node.methods.set(method, { resource, operation, pathParamNames, name: `${resource.name}.${operation.nickname}` });
+    const target: RouteTarget = { resource, operation, pathParamNames, name: `${resource.name}.${operation.nickname}` };
+    node.methods.set(method, target);
+    return target;
   }
 
   /** `path` is relative to /ari and still percent-encoded, e.g. `/channels/abc/play`. */
