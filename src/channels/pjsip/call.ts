@@ -440,9 +440,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   // ---- in-dialog requests from the far end ------------------------------------------------------
 
-  /** A request inside this call's dialog (BYE, re-INVITE, INFO, ...); the caller checked matches(). Answered in far-end-requests.ts. */
-  inDialog(request: SipRequest, tx: ServerTransaction): void {
-    this.#farEnd.answer(request, tx);
+  /**
+   * A request inside this call's dialog (BYE, re-INVITE, INFO, ...); the caller checked matches(). Answered in far-end-requests.ts,
+   * `aclRefused` (the endpoint's ACL refused it) without the endpoint's rewrite_contact.
+   */
+  inDialog(request: SipRequest, tx: ServerTransaction, aclRefused = false): void {
+    this.#farEnd.answer(request, tx, aclRefused);
   }
 
   /** The session is over on our side (no ACK for our 2xx, no PRACK, no refresh: RFC 4028 §10): BYE, the channel ends with `cause`. */

@@ -544,8 +544,11 @@ export class PjsipTechnology implements ChannelTechnology {
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
       }
-      if (call.options.forceRport === false) unforceRport(request);
-      call.inDialog(request, tx);
+      // The call's endpoint's own ACL, as Asterisk's distributor checks it on every request: a
+      // refusal is logged and the request answered, as from Asterisk's artificial endpoint (inbound-auth.ts).
+      const refused = this.#auth.refusedInDialog(call.endpointId, request, tx.source);
+      if (!refused && call.options.forceRport === false) unforceRport(request);
+      call.inDialog(request, tx, refused);
       return;
     }
     switch (request.method) {
