@@ -3,7 +3,8 @@
 // refused address (or with a refused Contact host) is handled as from no endpoint — a 401 challenge,
 // no channel, no ARI event — while the same endpoint calls as usual from a permitted address; a
 // named ACL of acl.conf (beside pjsip.conf) refuses too; an OPTIONS is challenged, not answered; and
-// an endpoint created through ARI's dynamic configuration with permit/deny is screened the same way.
+// an endpoint created through ARI's dynamic configuration with permit/deny is screened the same way;
+// requests in a call's dialog that the ACL refuses are logged and answered, as in Asterisk.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +43,12 @@ contact_permit=192.0.2.128/25
 [carol]
 type=aor
 max_contacts=2
+
+[erin]
+type=endpoint
+context=phones
+allow=ulaw
+contact_deny=192.0.2.0/24
 `;
 
 const ACL_CONF = `
@@ -100,6 +107,24 @@ describe('endpoint ACLs against SIPp (pjsip_distributor.c)', { skip }, () => {
     assert.doesNotMatch(refused.messages, /SIP\/2\.0 200 /, 'no credentials pass for a refused endpoint');
     const answered = await sipp('options.xml', [peer.target()], { cwd: peer.work, address: '127.0.0.5', timeoutMs: 30_000 }).done;
     assert.equal(answered.status, 0, `an OPTIONS from no endpoint is answered, as before: ${answered.output}`);
+  });
+
+  test("requests in a call's dialog whose Contact host the endpoint's contact_deny refuses are answered as Asterisk's dialog layer does, the refusal logged", async () => {
+    // pjsip_distributor.c checks the dialog's endpoint on every request, but pjsip's dialog layer
+    // takes a request in a dialog before the authenticator: the re-INVITE and the BYE get their 200.
+    const logged = peer.server.logLines.length;
+    const run = sipp('endpoint-acl-in-dialog.xml', [peer.target(), '-s', '100', '-set', 'caller', 'erin', '-set', 'contact_host', '192.0.2.7', '-mp', media()], { cwd: peer.work, timeoutMs: 60_000, trace: true });
+    await explained(run, async () => {
+      const created = await nextEvent(peer.events, (event) => event.type === 'ChannelCreated' && /^PJSIP\/erin-/.test(String(event.channel?.name)), 30_000);
+      const destroyed = await nextEvent(peer.events, (event) => event.type === 'ChannelDestroyed' && event.channel?.id === created.channel.id, 45_000);
+      assert.equal(destroyed.cause, 16, 'the BYE ended the call (normal clearing)');
+    });
+    const done = await run.done;
+    assert.equal(done.status, 0, done.output);
+    assert.doesNotMatch(done.messages, /SIP\/2\.0 (401|403|481) /, 'nothing in the dialog was refused');
+    const lines = peer.server.logLines.slice(logged).join('');
+    assert.match(lines, /SIP Contact ACL: Rejecting '192\.0\.2\.7' due to a failure to pass ACL '\(BASELINE\)'/);
+    assert.match(lines, /Request 'INVITE' from '<sip:erin@127\.0\.0\.1:\d+>' failed for '127\.0\.0\.1:\d+' \(callid: [^)]+\) - Not match Endpoint Contact ACL/);
   });
 
   test('an endpoint created through ARI with deny and permit fields: refused address challenged, permitted one calls', async () => {

@@ -17,6 +17,7 @@ import { describe, test } from 'node:test';
 import { goertzelPower } from '../../src/media/goertzel.ts';
 import { sipHeader } from '../helpers/sip-inbox.ts';
 import { RawPhone } from './raw-phone.ts';
+import { endTransferLink } from './stasis-transfer-cleanup.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippListening, sippPhones, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
 
 const SKIP = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : false;
@@ -77,13 +78,17 @@ async function phone(user: string, port = 0): Promise<RawPhone> {
   return raw;
 }
 
+/** SIPp bob answering on BOB_PORT, awaited until it holds its port, and the raw phones alice and carol. */
+async function bobAliceCarol(): Promise<{ bob: ReturnType<typeof sipp>; alice: RawPhone; carol: RawPhone }> {
+  const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
+  await sippListening(BOB_PORT);
+  return { bob, alice: await phone('alice'), carol: await phone('carol', CAROL_PORT) };
+}
+
 describe('REFER with Replaces naming a dialog on another server: a blind transfer to external_replaces', { skip: SKIP }, () => {
   test('in a Stasis bridge: 404 without external_replaces in the transfer context; with it, BridgeBlindTransfer to external_replaces, NOTIFY 100 and 200, and the target\'s INVITE carries the Replaces and Referred-By', { timeout: 150_000 }, async () => {
     const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sippListening(BOB_PORT);
-    const alice = await phone('alice');
-    const carol = await phone('carol', CAROL_PORT);
+    const { bob, alice, carol } = await bobAliceCarol();
     try {
       const calling = alice.call('500');
       const start = await eventMatching((e) => e.type === 'StasisStart' && String(e.channel?.name).startsWith('PJSIP/alice-'), 20_000, from);
@@ -187,10 +192,7 @@ function framesOf(samples: Int16Array, hz: number): number {
 describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
   test('an attended REFER between two Dial() calls: the target hears the sound the second leg names, then the transferee', { timeout: 150_000 }, async () => {
     const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sippListening(BOB_PORT);
-    const alice = await phone('alice');
-    const carol = await phone('carol', CAROL_PORT);
+    const { bob, alice, carol } = await bobAliceCarol();
     try {
       const a = await alice.call('600');
       assert.match(a.final, /^SIP\/2\.0 200/);
@@ -226,10 +228,7 @@ describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
   });
   test('an attended REFER between application bridges (a Local link): the target hears the sound the first leg names', { timeout: 150_000 }, async () => {
     const from = consumed.length;
-    const bob = sipp('answer-incoming.xml', [], { cwd: suite.work, port: BOB_PORT, timeoutMs: 90_000 });
-    await sippListening(BOB_PORT);
-    const alice = await phone('alice');
-    const carol = await phone('carol', CAROL_PORT);
+    const { bob, alice, carol } = await bobAliceCarol();
     try {
       // Each of alice's calls into the application, bridged with bob then carol.
       const bridged = async (callee: string, known: ReadonlySet<string>) => {
@@ -261,11 +260,7 @@ describe('ATTENDED_TRANSFER_COMPLETE_SOUND', { skip: SKIP }, () => {
       await alice.nextMessage(/^BYE /, 20_000, (m) => m.includes(second.dialog.callId));
       assert.match(await alice.request(first.dialog, 'BYE'), /^SIP\/2\.0 200/);
       await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 30_000, from);
-      assert.equal((await ari(`/channels/${transfer.destination_link_first_leg.id}`, 'DELETE')).status, 204);
-      for (const id of [first.calleeId, second.calleeId]) await ari(`/channels/${id}`, 'DELETE');
-      for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
-      const bobRun = await bob.done;
-      assert.equal(bobRun.status, 0, bobRun.output);
+      await endTransferLink(suite, transfer, [first, second], bob);
     } finally {
       alice.close();
       carol.close();

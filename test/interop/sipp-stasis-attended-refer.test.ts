@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { dominantTone } from '../helpers/rtp-tone.ts';
 import { RawPhone } from './raw-phone.ts';
+import { endTransferLink } from './stasis-transfer-cleanup.ts';
 import { receivedMessages, receivedNotifies } from './sipp-trace.ts';
 import { HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippPhones, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
 
@@ -340,12 +341,7 @@ describe('an attended REFER from channels in Stasis bridges: Asterisk\'s default
 
       assert.match(await alice.request(a.dialog, 'BYE'), /^SIP\/2\.0 200/);
       await eventMatching((e) => e.type === 'StasisEnd' && e.channel?.id === first.aliceId, 30_000, from);
-      // The Local pair ends as one: hanging `;1` up ends `;2`.
-      assert.equal((await ari(`/channels/${transfer.destination_link_first_leg.id}`, 'DELETE')).status, 204);
-      for (const id of [first.calleeId, second.calleeId]) await ari(`/channels/${id}`, 'DELETE');
-      for (const bridge of [first.bridge, second.bridge]) await ari(`/bridges/${bridge.id}`, 'DELETE');
-      const bobRun = await bob.done;
-      assert.equal(bobRun.status, 0, bobRun.output);
+      await endTransferLink(suite, transfer, [first, second], bob);
     } finally {
       alice.close();
       carol.close();

@@ -30,6 +30,7 @@ import type { RemoteSecureMedia } from '../../media/workers/remote-secure-media.
 import { dtlsRole, type SecureLocalMedia } from '../../sip/sdp/webrtc.ts';
 import { dtmfInband } from './dtmf-info.ts';
 import { OfferExchange } from '../../sip/sdp/offer-exchange.ts';
+import type { SipResponse } from '../../sip/message.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
 export interface SdpOptions {
@@ -68,6 +69,8 @@ export class CallMedia {
   /** Our SDP in force before an offer of ours still unanswered: what a refused offer leaves (RFC 3261 §14.1). */
   #beforeOffer: string | undefined;
   #version = 1;
+  /** The early answer (183) to our INVITE the media follows until a 2xx: its To tag (its fork) and SDP. */
+  #earlyAnswer: { tag: string | undefined; body: Buffer } | undefined;
   readonly #sessionId = String(Math.floor(Math.random() * 1e9));
   /** Our SDES keys (media_encryption=sdes), made at the first offer or answer. */
   #sdes: LocalSdes | undefined;
@@ -171,6 +174,24 @@ export class CallMedia {
       this.#apply(accepted.media);
     }
     return accepted.ok;
+  }
+
+  /**
+   * The SDP of a 183 or 2xx to our INVITE. The first early answer sets the media; the 2xx's SDP replaces it when
+   * it differs, as when another fork (another To tag) answers than the one heard in early media.
+   */
+  takeInviteAnswer(response: SipResponse, final: boolean): void {
+    if (response.body.length === 0) return;
+    const early = this.#earlyAnswer;
+    if (this.#negotiated && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
+    if (!this.takeAnswer(response.body)) return;
+    this.exchange.closed();
+    if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
+  }
+
+  /** Whether a 183 to our INVITE brought the media (its answer taken before the call was answered). */
+  get earlyAnswered(): boolean {
+    return this.#earlyAnswer !== undefined;
   }
 
   /**

@@ -27,11 +27,10 @@ import { newCallId, newTag, SipRequest, type SipResponse } from '../../sip/messa
 import { dialplanHeaders, referHeaders, SessionHeaders, sessionHeadersOf } from './headers.ts';
 import type { MediaDirection, SdpCodec } from '../../sip/sdp/index.ts';
 import type { ClientHandlers, ServerTransaction } from '../../sip/transaction/index.ts';
-import { isForeignFlow, type ForeignFlow } from '../../sip/foreign-flow.ts';
+import type { ForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Destination, Source, TcpConnection } from '../../sip/transport.ts';
 import type { SipUri } from '../../sip/uri.ts';
 import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
-import { contactUri, isSipsUri, nameAddr } from './addresses.ts';
 import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
@@ -41,6 +40,7 @@ import { CallMedia, unansweredLimitFor } from './call-media.ts';
 import { CallSession } from './call-session.ts';
 import { CallDialogRequests, type DialogRoute, type DialogUsage, type TerminationDeferral } from './call-dialog-requests.ts';
 import { CallOffers } from './call-offers.ts';
+import { CallRoute } from './call-route.ts';
 import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import { InviteRedirects } from './redirect-targets.ts';
@@ -75,8 +75,6 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #ended = false;
   /** Outbound: our INVITE, its transaction, challenges and early dialogs (outbound-invite.ts). */
   readonly #invite: OutboundInvite | undefined;
-  /** The early answer (183) the media follows until a 2xx: its To tag (its fork) and SDP. */
-  #earlyAnswer: { tag: string | undefined; body: Buffer } | undefined;
   #progressSent = false;
   #ackReceived = false;
   #pendingHangup: number | undefined;
@@ -90,6 +88,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /** The far end's requests in the dialog, answered (far-end-requests.ts). */
   readonly #farEnd: FarEndRequests;
   readonly #workerMedia: CallWorkerMedia;
+  /** Where the signalling runs, and our Contact there (call-route.ts). */
+  readonly #route: CallRoute;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
@@ -109,6 +109,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   ) {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
+    this.#route = new CallRoute(services, side, endpointId, this.#invite);
     this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
     const credentials = side.kind === 'outbound' ? side.credentials : (side.credentials ?? []);
     this.#requests = new CallDialogRequests(services, this, new DialogAuth(services, credentials, () => this.#invite?.challengesAnswered ?? 0));
@@ -120,9 +121,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const ended = (cause: number, why: string): void => this.#endSession(cause, why);
     const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
-    const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#contact()], ['Allow', ALLOW]];
+    const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#route.contact()], ['Allow', ALLOW]];
     this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, ended }, this.#sdp, this.#session, this.#requests);
-    const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#contact(), hungUp: (cause: number | undefined) => this.#hungUpByFarEnd(cause) };
+    const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#route.contact(), hungUp: (cause: number | undefined) => this.#hungUpByFarEnd(cause) };
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
   }
@@ -258,20 +259,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
   }
 
-  /** Our Contact over the call's transport, at the port of the listener it runs on (addresses.ts contactUri). */
-  #contact(): string {
-    const [transport, side] = [this.signallingTransport, this.side];
-    // Over another server's connection the phone sees that server only (foreign-flow.ts).
-    const flow = this.relayedFlow;
-    if (flow) return nameAddr(contactUri(this.endpointId, flow.advertised.host, flow.advertised.port, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
-    const port = transport === 'UDP' ? undefined : this.services.portOf?.(transport, side.kind === 'inbound' ? side.tx.source.listener : side.destination.listener);
-    return nameAddr(contactUri(this.endpointId, this.services.signallingHost, port ?? this.services.signallingPort, transport, isSipsUri(side.kind === 'inbound' ? side.invite.uri : side.target)));
-  }
-
   /** The other server's connection this call runs over (a phone registered through another cluster member), if any. */
   get relayedFlow(): ForeignFlow | undefined {
-    const connection = this.side.kind === 'outbound' ? this.side.destination.connection : undefined;
-    return isForeignFlow(connection) ? connection : undefined;
+    return this.#route.relayedFlow;
   }
 
   /**
@@ -284,25 +274,23 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.#endSession(27, 'the connection to the phone closed (through another cluster member)');
   }
 
-  /** The listener the call runs on, if named (DialogRoute). */
+  // Where the INVITE came or went, as DialogRoute asks (call-route.ts).
   get signallingListener(): string | undefined {
-    return this.side.kind === 'inbound' ? this.side.tx.source.listener : this.side.destination.listener;
+    return this.#route.listener;
   }
 
-  /** The TCP/TLS connection the INVITE came or went on, if any (DialogRoute). */
   get signallingConnection(): TcpConnection | undefined {
-    return this.side.kind === 'inbound' ? this.side.tx.source.connection : this.#invite?.transaction?.connection;
+    return this.#route.connection;
   }
 
-  /** The transport the INVITE came or went on (DialogRoute). */
   get signallingTransport(): Destination['transport'] {
-    return this.side.kind === 'outbound' ? this.side.destination.transport : this.side.tx.source.transport;
+    return this.#route.transport;
   }
 
   /** A response to the INVITE; `repeated`: its SDP went before (an exchange it already closed or opened). */
   #respond(status: number, withSdp: boolean, repeated = false): void {
     if (this.side.kind !== 'inbound') return;
-    const headers: Array<[string, string]> = [['Contact', this.#contact()], ['Allow', ALLOW], ['Server', this.services.userAgent]];
+    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent]];
     this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
     if (repeated) return;
     // Our SDP answers the INVITE's offer, or is our offer when it had none (answered in the ACK).
@@ -334,7 +322,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag(), redirect);
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
-      target, route, from, callId: this.callId, contact: this.#contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
+      target, route, from, callId: this.callId, contact: this.#route.contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
       headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...this.#session.inviteHeaders()],
     });
     this.#invite?.send(request, this.#inviteHandlers);
@@ -375,7 +363,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       const early = status === 183 || (status === 180 && sessionDescriptionOf(response).length > 0 && /^\s*(?:application\/sdp|multipart\/)/i.test(response.contentType() ?? ''));
       if (status === 180 && early && this.channel.state !== 'Up') this.channel.setState('Ringing');
       if (early) {
-        this.#takeAnswer(response, false);
+        this.#sdp.takeInviteAnswer(response, false);
         this.channel.remoteIndication('progress');
       } else if (status === 180) this.channel.remoteIndication('ringing');
       return;
@@ -398,7 +386,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
       this.#answered = true;
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
       if (status === 200) this.#responseHeaders = sessionHeadersOf(response.headers);
-      this.#takeAnswer(response, true);
+      this.#sdp.takeInviteAnswer(response, true);
       // A 2xx ends our INVITE's offer/answer whether or not it carried the answer.
       this.#sdp.exchange.closed();
       if (this.#ended || this.channel.hangingUp) {
@@ -442,28 +430,18 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (redirecting) this.channel.redirecting = redirecting;
   }
 
-  /**
-   * The SDP of a 183 or 2xx. The first early answer sets the media; the 2xx's SDP replaces it when
-   * it differs, as when another fork (another To tag) answers than the one heard in early media.
-   */
-  #takeAnswer(response: SipResponse, final: boolean): void {
-    if (response.body.length === 0) return;
-    const early = this.#earlyAnswer;
-    if (this.#sdp.negotiated && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
-    if (!this.#sdp.takeAnswer(response.body)) return;
-    this.#sdp.exchange.closed();
-    if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
-  }
-
   #outboundFailed(cause: number, techCause?: number): void {
     if (!this.#answered) this.#endedByFarEnd(cause, techCause);
   }
 
   // ---- in-dialog requests from the far end ------------------------------------------------------
 
-  /** A request inside this call's dialog (BYE, re-INVITE, INFO, ...); the caller checked matches(). Answered in far-end-requests.ts. */
-  inDialog(request: SipRequest, tx: ServerTransaction): void {
-    this.#farEnd.answer(request, tx);
+  /**
+   * A request inside this call's dialog (BYE, re-INVITE, INFO, ...); the caller checked matches(). Answered in far-end-requests.ts,
+   * `aclRefused` (the endpoint's ACL refused it) without the endpoint's rewrite_contact.
+   */
+  inDialog(request: SipRequest, tx: ServerTransaction, aclRefused = false): void {
+    this.#farEnd.answer(request, tx, aclRefused);
   }
 
   /** The session is over on our side (no ACK for our 2xx, no PRACK, no refresh: RFC 4028 §10): BYE, the channel ends with `cause`. */
@@ -627,7 +605,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   /** Once the media is agreed (an answer sent or taken, early or final), as chan_pjsip's glue: a cancelled unanswered call has none. */
   rtpStatistics(): RtpStatistics | undefined {
-    return this.#answered || this.#progressSent || this.#earlyAnswer ? this.stream?.statistics() : undefined;
+    return this.#answered || this.#progressSent || this.#sdp.earlyAnswered ? this.stream?.statistics() : undefined;
   }
 
   /** Called by the stream on each media clock tick with received audio. */

@@ -5,6 +5,8 @@
 // challenged 401, and no credentials pass, so the answer does not tell that the endpoint exists.
 // The refusal is only in the log: "SIP ACL: Rejecting ..." and "Request 'INVITE' from '<sip:...>'
 // failed for 'address:port' (callid: ...) - Not match Endpoint ACL".
+// A request in a dialog (a call's, a subscription's) is checked against the ACL of the dialog's
+// endpoint too and logged the same way, but it goes on (inbound-auth.ts, refusedInDialog).
 //
 // Each endpoint's lists are compiled once per configuration (start, reload, a change through ARI)
 // with sip-acl.ts's compiler, so the check is a map lookup and the allocation-free rule walk.
@@ -40,7 +42,12 @@ export class EndpointAcls {
 
   /** Whether the endpoint's own ACL refuses a request identified to it (logged as Asterisk does). */
   refuses(endpoint: PjsipEndpoint, request: SipRequest, source: Source): boolean {
-    const acl = this.#byEndpoint.get(endpoint.id);
+    return this.refusesFor(endpoint.id, request, source);
+  }
+
+  /** The same by the endpoint's id (a dialog keeps only that). */
+  refusesFor(endpointId: string, request: SipRequest, source: Source): boolean {
+    const acl = this.#byEndpoint.get(endpointId);
     return acl !== undefined && acl.refuses(request, source);
   }
 }

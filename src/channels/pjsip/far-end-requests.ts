@@ -53,10 +53,14 @@ export class FarEndRequests {
     private readonly parts: FarEndParts,
   ) {}
 
-  /** A request inside the call's dialog (BYE, re-INVITE, INFO, ...), answered on `tx`. */
-  answer(request: SipRequest, tx: ServerTransaction): void {
+  /**
+   * A request inside the call's dialog (BYE, re-INVITE, INFO, ...), answered on `tx`. One the
+   * endpoint's ACL refused (`aclRefused`) is answered all the same, as Asterisk's dialog layer does,
+   * but with the NAT handling of Asterisk's artificial endpoint: its Contact is not rewritten.
+   */
+  answer(request: SipRequest, tx: ServerTransaction, aclRefused = false): void {
     // A target refresh from behind NAT (re-INVITE, UPDATE) keeps the dialog at the source address.
-    if (this.terms.rewriteContact) rewriteContactToSource(request, tx.source);
+    if (this.terms.rewriteContact && !aclRefused) rewriteContactToSource(request, tx.source);
     const dialog = this.call.dialog;
     if (dialog && dialog.receiveRequest(request) === 'lower') {
       tx.reply(500, 'Server Internal Error');

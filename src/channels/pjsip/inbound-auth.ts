@@ -1,9 +1,10 @@
 // Who may send us REGISTER, INVITE and MESSAGE: the request's endpoint is identified, its own ACL
 // checked (endpoint-acl.ts: a refused request goes on as from no endpoint), then digest
-// authentication is asked of endpoints that name an auth (res_pjsip's inbound authentication).
+// authentication is asked of endpoints that name an auth (res_pjsip's inbound authentication). A
+// request in a dialog has its dialog's endpoint's ACL checked, and a refusal logged, only.
 import { DigestAuthenticator, type DigestAlgorithm } from '../../sip/auth/digest.ts';
 import type { SipRequest } from '../../sip/message.ts';
-import { unforceRport } from '../../sip/transport.ts';
+import { unforceRport, type Source } from '../../sip/transport.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 import type { EndpointIdentifier } from './identify.ts';
@@ -70,6 +71,18 @@ export class InboundAuthenticator {
     if (!endpoint || endpoint.auth.length === 0 || endpoint.allowUnauthenticatedOptions) return true;
     if (!endpoint.forceRport) unforceRport(request);
     return this.#authenticate(request, tx, endpoint);
+  }
+
+  /**
+   * Whether the own ACL of the endpoint a dialog belongs to (a call's, a subscription's) refuses a
+   * request in that dialog; logged as any refusal. pjsip_distributor.c checks every request with an
+   * endpoint, the dialog's included, and swaps in its artificial endpoint, but pjsip's dialog layer
+   * takes an in-dialog request before Asterisk's authenticator could challenge it: the request is
+   * answered as usual, only the NAT handling is the artificial endpoint's (force_rport, no
+   * rewrite_contact), which the caller applies when this is true.
+   */
+  refusedInDialog(endpointId: string, request: SipRequest, source: Source): boolean {
+    return this.#acls()?.refusesFor(endpointId, request, source) === true;
   }
 
   /** The request's endpoint, or undefined when none matches or its own ACL refuses the request. */

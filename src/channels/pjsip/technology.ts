@@ -4,16 +4,11 @@
 // configuration (the YAML `config_objects.res_pjsip`, an Asterisk `pjsip.conf` given as
 // `sip.pjsip_conf`, and objects PUT through ARI), live: see objects.ts.
 //
-// This file owns the SIP stack's lifetime and the state the roles share (runtime.ts), and hands
-// each request to the role that plays it:
-// - REGISTER → register.ts; INVITE → invite-server.ts; MESSAGE → messaging.ts; all three first
-//   identified (identify.ts) and authenticated (inbound-auth.ts).
-// - In a dialog → the call (call.ts), REFER on it → transfers.ts; NOTIFYs of REFERs we sent → refer-sender.ts.
-// - In-dialog requests reach a call only with its Call-ID and both tags, else 481 (RFC 3261 §12.2.2).
-// - SUBSCRIBE → subscriptions/server.ts (dialog, presence, message-summary), in its dialog too;
-//   unsolicited MWI to contacts of endpoints with mailboxes= → subscriptions/unsolicited-mwi.ts.
-// - OPTIONS: 200 (an endpoint with an auth is challenged first unless allow_unauthenticated_options). BYE: 481. Another method RFCs define: 405; one they do not: 501.
-// - Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
+// This file owns the SIP stack's lifetime, the state the roles share (runtime.ts) and the roles;
+// request-router.ts hands each request to the role that plays it (register.ts, invite-server.ts,
+// messaging.ts, subscriptions/server.ts — dialog, presence, message-summary —, the calls).
+// Unsolicited MWI to contacts of endpoints with mailboxes= → subscriptions/unsolicited-mwi.ts.
+// Dialling → dialer.ts; ARI messages and refers out → messaging.ts, refer-sender.ts; GET /metrics → stats.ts.
 import type { PatchbayConfig } from '../../config/config.ts';
 import { SipTrace } from '../../sip/trace.ts';
 import { SipLadder } from './sip-ladder.ts';
@@ -21,25 +16,22 @@ import type { Logger } from 'pino';
 import type { Channel } from '../../core/channels/channel.ts';
 import type { ChannelRequest, ChannelTechnology, TechnologyContext } from '../../core/channels/technology.ts';
 import { RtpPortRange } from '../../media/rtp/port-range.ts';
-import type { SipRequest } from '../../sip/message.ts';
 import { buildSipAcls, type SipAcls } from './endpoint-acl.ts';
 import { Registrar } from '../../sip/registrar.ts';
 import type { ContactDirectory } from './contact-directory.ts';
 import { listContacts, type ContactRow } from './contact-listing.ts';
 import type { FlowRelay } from './flow-relay.ts';
 import { TechnologyFlowHost } from './flow-host.ts';
-import { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
+import { TransactionLayer } from '../../sip/transaction/index.ts';
 import type { ListenerSettings, SipTransportSet } from '../../sip/transport-set.ts';
 import { openSipListeners } from '../../sip/stack.ts';
-import { unforceRport, type TransportProtocol } from '../../sip/transport.ts';
+import type { TransportProtocol } from '../../sip/transport.ts';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { refuseUnserved } from '../../sip/request-checks.ts';
 import { LogThrottle } from '../../util/log-throttle.ts';
 import { parseUri } from '../../sip/uri.ts';
-import { ALLOW, type CallServices, type SipCall } from './call.ts';
+import type { CallServices, SipCall } from './call.ts';
 import { CallRegistry } from './call-registry.ts';
-import { SUPPORTED_ALL } from './session-extensions.ts';
 import { CallStreams } from './call-streams.ts';
 import type { MediaWorkerPool } from '../../media/workers/pool.ts';
 import { buildPjsipConfig, type PjsipConfig } from './config/index.ts';
@@ -52,6 +44,7 @@ import { PjsipObjects } from './objects.ts';
 import { ContactQualifier } from './qualify.ts';
 import { ReferSender } from './refer-sender.ts';
 import { RegisterServer } from './register.ts';
+import { RequestRouter } from './request-router.ts';
 import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
 import { USER_AGENT, type PjsipRuntime } from './runtime.ts';
 import { collectSipStats, type SipStats } from './stats.ts';
@@ -104,13 +97,14 @@ export class PjsipTechnology implements ChannelTechnology {
   readonly #streams: CallStreams;
   readonly #auth: InboundAuthenticator;
   readonly #tcpRefusalLog = new LogThrottle(10_000);
-  readonly #registerServer: RegisterServer;
   readonly #inviteServer: InviteServer;
   readonly #messaging: SipMessaging;
   readonly #dialer: Dialer;
   readonly #referSender: ReferSender;
   readonly #subscriptions: SubscriptionServer;
   readonly #unsolicitedMwi: UnsolicitedMwi;
+  /** Who answers each request (request-router.ts). */
+  readonly #router: RequestRouter;
   /**
    * A call's media ended with a round-trip time measured by RTCP: the last one, in seconds (the
    * server feeds GET /metrics' histogram with it).
@@ -217,13 +211,14 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#auth = new InboundAuthenticator(runtime, new EndpointIdentifier(runtime), () => this.#acl?.endpoints);
     const transfers = new CallTransfers(runtime);
     this.#dialer = new Dialer(runtime, transfers);
-    this.#registerServer = new RegisterServer(runtime, this.#auth);
     this.#inviteServer = new InviteServer(runtime, this.#auth, transfers);
     this.#messaging = new SipMessaging(runtime, this.#auth, this.#dialer);
     this.#referSender = new ReferSender(runtime, this.#dialer);
     // Each asks the other: a mailbox sent unsolicited refuses a SUBSCRIBE for it, one subscribed to is not sent unsolicited.
     this.#unsolicitedMwi = new UnsolicitedMwi(runtime, this.#dialer, (endpointId, mailbox) => this.#subscriptions.solicits(endpointId, mailbox));
     this.#subscriptions = new SubscriptionServer(runtime, this.#auth, (endpoint, mailbox) => this.#unsolicitedMwi.covers(endpoint, mailbox));
+    const roles = { auth: this.#auth, registerServer: new RegisterServer(runtime, this.#auth), inviteServer: this.#inviteServer, messaging: this.#messaging, referSender: this.#referSender, subscriptions: this.#subscriptions };
+    this.#router = new RequestRouter(runtime, roles);
   }
 
   /**
@@ -381,7 +376,7 @@ export class PjsipTechnology implements ChannelTechnology {
     const { transport, layer } = openSipListeners(
       listeners,
       {
-        onRequest: (request, tx) => this.#onRequest(request, tx),
+        onRequest: (request, tx) => this.#router.handle(request, tx),
         onAck: () => undefined,
         onDrop: (reason, source) => log.debug({ reason, source: `${source.address}:${source.port}` }, 'SIP request refused'),
       },
@@ -521,69 +516,6 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#transport = undefined;
     this.#context?.messages.setTransport(undefined);
     this.#context = undefined;
-  }
-
-  // ---- requests ---------------------------------------------------------------------------------
-
-  #onRequest(request: SipRequest, tx: ServerTransaction): void {
-    try {
-      this.#route(request, tx);
-    } catch (error) {
-      this.#log?.error({ err: error, method: request.method }, 'SIP request handling failed');
-      tx.reply(500);
-    }
-  }
-
-  #route(request: SipRequest, tx: ServerTransaction): void {
-    const inDialog = request.toTag() !== undefined;
-    if (inDialog) {
-      // By dialog: a request sharing only the Call-ID (a forged or stale BYE, the other leg of a
-      // call to ourselves) is no request of that call.
-      const call = this.#calls.inDialog(request);
-      if (!call) {
-        // A refresh or an unsubscribe of a subscription.
-        if (this.#subscriptions.inDialog(request, tx)) return;
-        // The NOTIFYs of a REFER we sent (its implicit subscription).
-        if (this.#referSender.answerNotify(request, tx)) return;
-        tx.reply(481, 'Call/Transaction Does Not Exist');
-        return;
-      }
-      if (call.options.forceRport === false) unforceRport(request);
-      call.inDialog(request, tx);
-      return;
-    }
-    switch (request.method) {
-      case 'OPTIONS':
-        if (!this.#auth.admitOptions(request, tx)) return;
-        tx.reply(200, undefined, [
-          ['Allow', ALLOW],
-          ['Accept', 'application/sdp, text/plain'],
-          ['Supported', SUPPORTED_ALL],
-          ['Allow-Events', this.#subscriptions.served.join(', ')],
-          ['Server', this.#config.global.userAgent || USER_AGENT],
-        ]);
-        return;
-      case 'SUBSCRIBE':
-        this.#subscriptions.subscribe(request, tx);
-        return;
-      case 'REGISTER':
-        this.#registerServer.register(request, tx);
-        return;
-      case 'INVITE':
-        void this.#inviteServer.invite(request, tx);
-        return;
-      case 'MESSAGE':
-        this.#messaging.receive(request, tx);
-        return;
-      case 'BYE':
-        tx.reply(481, 'Call/Transaction Does Not Exist');
-        return;
-      default: {
-        // Methods not served: 405, unknown ones 501.
-        const refusal = refuseUnserved(request, ALLOW, this.#subscriptions.served);
-        tx.reply(refusal.status, refusal.reason, refusal.headers);
-      }
-    }
   }
 
   /** Endpoints with at least one binding on one of their AORs are online. */

@@ -3,11 +3,11 @@
 // it (`implemented: false` = parsed, validated, and named in a start-up warning when set), and its
 // line in docs/sip.md. pjsip.conf, the YAML `config_objects` and ARI's dynamic configuration all
 // go through these (build.ts, store-types.ts); docs/sip.md's option table is generated from them.
-import { isIP } from 'node:net';
 import { isSdpCodec, type SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../sip/sdp/codec-preference.ts';
 import { parseCodecPrefs } from './session-values.ts';
 import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.ts';
+import { TRANSPORT } from './transport-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -21,9 +21,7 @@ import type {
   PjsipIdentify,
   PjsipObject,
   PjsipRegistration,
-  PjsipTransport,
 } from './types.ts';
-import type { TlsMethod } from '../../../sip/tls-material.ts';
 import { getToneZone, toneZoneCountries } from '../../../media/tonezones.ts';
 import {
   MAX_LIST_ITEMS,
@@ -43,14 +41,11 @@ import {
   type ObjectType,
 } from './options.ts';
 import {
-  isHostName,
+  parseAddress,
   parseBool,
   parseCallerId,
   parseDecimal,
-  parseHostPort,
   parseIdentifyMatch,
-  parseInteger,
-  parseNetwork,
   parseSipUri,
   shown,
   splitList,
@@ -70,11 +65,6 @@ const SUPPORTED_CODECS: readonly SdpCodec[] = ['ulaw', 'alaw', 'g722', 'opus'];
 const DTMF_MODES: readonly DtmfMode[] = ['rfc4733', 'inband', 'info', 'auto', 'auto_info'];
 const IDENTIFY_BY: readonly IdentifyBy[] = ['username', 'auth_username', 'ip', 'header', 'request_uri'];
 const IDENTIFIERS: readonly IdentifierMethod[] = ['ip', 'username', 'anonymous', 'header', 'auth_username', 'request_uri'];
-
-const address = (value: string): Parsed<string> => {
-  const trimmed = value.trim();
-  return isIP(trimmed) || isHostName(trimmed) ? { ok: true, value: trimmed } : { ok: false, error: `${shown(value)} is not an address or host name` };
-};
 
 // ---- endpoint ---------------------------------------------------------------------------------
 
@@ -216,7 +206,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     force_rport: bool('forceRport', { default: 'yes', doc: 'Answer to the source port whatever Via says; no: to the Via\'s port unless it asks for rport.' }),
     rewrite_contact: bool('rewriteContact', { default: 'no', doc: 'Take the Contact of registrations and calls as their source address, port and transport.' }),
     allow_overlap: bool('allowOverlap', { default: 'yes', doc: 'An INVITE to a number that could still match an extension after more digits is answered 484 Address Incomplete (no: 404).' }),
-    media_address: optional('mediaAddress', address, { doc: 'Address written in the endpoint\'s SDP (c=, o=) instead of the transport\'s; towards a destination outside `local_net` a transport\'s `external_media_address` still replaces it when it is inside a local network, and everywhere when no `local_net` is set.' }),
+    media_address: optional('mediaAddress', parseAddress, { doc: 'Address written in the endpoint\'s SDP (c=, o=) instead of the transport\'s; towards a destination outside `local_net` a transport\'s `external_media_address` still replaces it when it is inside a local network, and everywhere when no `local_net` is set.' }),
     rtp_timeout: int('rtpTimeout', 0, 86_400, { default: '0', doc: 'Hang up an answered call after this many seconds without RTP from the far end while it does not hold the call (cause 44).' }),
     rtcp_mux: bool('rtcpMux', { default: 'no', doc: 'RTCP on the RTP port (RFC 5761) when the far end offers it.' }),
     media_encryption: custom<EndpointDraft>(
@@ -410,90 +400,6 @@ export const IDENTIFY = declareObject<PjsipIdentify, Draft<PjsipIdentify>>({
       if (item.kind === 'host') report.warn(`match=${item.host}: host names are not resolved by Patchbay (addresses and networks are); this item matches nothing`);
     }
     return draft;
-  },
-});
-
-// ---- transport --------------------------------------------------------------------------------
-
-const TRANSPORT_PROTOCOLS = ['udp', 'tcp', 'tls', 'ws', 'wss', 'flow'] as const;
-type TransportDraft = Omit<Draft<PjsipTransport>, 'protocol'> & { protocol: (typeof TRANSPORT_PROTOCOLS)[number] };
-
-function parseBind(value: string): Parsed<{ host: string; port: number }> {
-  // Port 0: a free port chosen at start (tests; Asterisk itself wants a real one).
-  const anyPort = isIP(value.trim()) ? null : /^(.+):0$/.exec(value.trim());
-  const result = parseHostPort(anyPort ? anyPort[1] : value);
-  if (!result.ok) return result;
-  if (!isIP(result.value.host)) return { ok: false, error: `${shown(value)}: bind needs an IP address` };
-  return { ok: true, value: { host: result.value.host, port: anyPort ? 0 : (result.value.port ?? 5060) } };
-}
-
-// Asterisk's `method` words; sslv2 and sslv3 are refused by OpenSSL 3 (and so by node:tls).
-const TLS_METHODS = ['default', 'unspecified', 'sslv23', 'tlsv1', 'tlsv1_1', 'tlsv1_2', 'tlsv1_3', 'sslv2', 'sslv3'] as const;
-
-function parseTlsMethod(value: string): Parsed<TlsMethod> {
-  const word = value.trim().toLowerCase();
-  if (word === 'sslv2' || word === 'sslv3') return { ok: false, error: `${shown(value)}: SSLv2 and SSLv3 are not supported (use tlsv1_2, tlsv1_3 or sslv23)` };
-  const known = TLS_METHODS.find((method): method is TlsMethod => method === word);
-  return known ? { ok: true, value: known } : { ok: false, error: `${shown(value)} is not one of ${TLS_METHODS.join(', ')}` };
-}
-
-/** The options of a `protocol=tls` transport (read on any transport, used by TLS ones). */
-const TLS_TRANSPORT_OPTIONS = {
-  cert_file: optionalText('certFile', { doc: 'PEM certificate (chain) the TLS transport presents, as server and as client. Required with `protocol=tls`; re-read at reload.' }),
-  priv_key_file: optionalText('privKeyFile', { doc: 'PEM private key of `cert_file`. Required with `protocol=tls`.' }),
-  password: optionalText('password', { doc: 'Passphrase of an encrypted `priv_key_file`.' }),
-  ca_list_file: optionalText('caListFile', { doc: 'PEM file of the CAs peer certificates are checked against (`verify_server`, `verify_client`).' }),
-  ca_list_path: optionalText('caListPath', { doc: 'Directory of PEM CA certificates, read as `ca_list_file` is.' }),
-  method: parsed('method', parseTlsMethod, { default: 'sslv23', doc: 'TLS version: `tlsv1_2`, `tlsv1_3` (only that one), or `sslv23`/`default`: the best both sides have (TLS 1.2 or 1.3).' }),
-  cipher: optionalText('cipher', { doc: 'OpenSSL cipher names, comma separated (else OpenSSL\'s defaults).' }),
-  verify_server: bool('verifyServer', { default: 'no', doc: 'Check the certificate of servers Patchbay connects to against the CA list, and their host name (sent as SNI).' }),
-  verify_client: bool('verifyClient', { default: 'no', doc: 'Check a certificate a client presents against the CA list (one without a certificate is still let in).' }),
-  require_client_cert: bool('requireClientCert', { default: 'no', doc: 'Refuse TLS clients without a valid certificate.' }),
-  allow_wildcard_certs: bool('allowWildcardCerts', { default: 'no', doc: 'With `verify_server`, accept a wildcard certificate (`*.example.com`) for the host name.' }),
-};
-
-export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
-  type: 'transport',
-  initial: (id) => ({
-    type: 'transport',
-    id,
-    protocol: 'udp',
-    bind: { host: '0.0.0.0', port: 5060 },
-    localNet: [],
-    method: 'sslv23',
-    verifyServer: false,
-    verifyClient: false,
-    requireClientCert: false,
-    allowWildcardCerts: false,
-  }),
-  options: {
-    protocol: choice('protocol', TRANSPORT_PROTOCOLS, {
-      default: 'udp',
-      doc: '`udp`, `tcp`, `tls`, or `ws`/`wss`: SIP over WebSocket for browsers on the HTTP server\'s `/ws` (its `bind` is not used); others leave the transport out, with a warning.',
-    }),
-    bind: parsed('bind', parseBind, { default: '0.0.0.0:5060', doc: 'Address and port the transport listens on; with any transport configured, `sip.bind`/`sip.port` are not used.' }),
-    external_media_address: optional('externalMediaAddress', address, { doc: 'Address written in SDP c= and o= lines towards destinations outside `local_net` (every destination without one), replacing a local address only.' }),
-    external_signaling_address: optional('externalSignalingAddress', address, { doc: 'Address written in the Contact of requests and responses (not of REGISTER responses or a 302 to INVITE) and the Via of requests towards destinations outside `local_net` (every destination without one).' }),
-    external_signaling_port: custom<TransportDraft>({ default: '0', doc: 'With `external_signaling_address`: the port written with it in Contact and Via (0: the bound port).' }, (draft, value, report) => {
-      const result = parseInteger(value, 0, 65535);
-      if (!result.ok) return report.fail(result.error);
-      if (result.value === 0) delete draft.externalSignalingPort;
-      else draft.externalSignalingPort = result.value;
-    }),
-    local_net: listOf('localNet', parseNetwork, { doc: 'Networks whose destinations see the local addresses in Via, Contact and SDP, not the external ones (a list; none: every destination is outside).' }),
-    ...TLS_TRANSPORT_OPTIONS,
-  },
-  finish(draft, report) {
-    const { protocol } = draft;
-    if (protocol !== 'udp' && protocol !== 'tcp' && protocol !== 'tls' && protocol !== 'ws' && protocol !== 'wss') {
-      report.warn(`protocol=${protocol} is not implemented by Patchbay (udp, tcp, tls, ws and wss are); transport ignored`);
-      return undefined;
-    }
-    if (protocol === 'tls') {
-      if (draft.certFile === undefined) report.error('cert_file', 'is required with protocol=tls');
-      if (draft.privKeyFile === undefined) report.error('priv_key_file', 'is required with protocol=tls');
-    }
-    return { ...draft, protocol };
   },
 });
 

@@ -82,6 +82,12 @@ export function isHostName(value: string): boolean {
   return HOST_NAME.test(value);
 }
 
+/** An IP address or a host name, as the options naming where media or signalling go take it. */
+export function parseAddress(value: string): Parsed<string> {
+  const trimmed = value.trim();
+  return isIP(trimmed) || isHostName(trimmed) ? ok(trimmed) : fail(`${shown(value)} is not an address or host name`);
+}
+
 export interface HostPort {
   readonly host: string;
   readonly port?: number;

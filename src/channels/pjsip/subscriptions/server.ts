@@ -160,6 +160,8 @@ export class SubscriptionServer {
   inDialog(request: SipRequest, tx: ServerTransaction): boolean {
     const subscription = this.#byDialog.get(keyOfIncoming(request) ?? '');
     if (!subscription) return false;
+    // Its endpoint's own ACL is checked as on any request; a refusal is only logged (inbound-auth.ts).
+    this.#auth.refusedInDialog(subscription.endpointId, request, tx.source);
     if (request.method !== 'SUBSCRIBE') {
       tx.reply(405, undefined, [['Allow', 'SUBSCRIBE']]);
       return true;
