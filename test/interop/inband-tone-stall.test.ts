@@ -7,14 +7,13 @@
 // process, so blocking this thread stalls its main thread while the media workers go on; the raw
 // phone's socket keeps what arrives meanwhile.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { meanSquare } from '../../src/media/energy.ts';
 import { ulawDecode } from '../../src/media/g711.ts';
 import { blockThread } from '../helpers/block-thread.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startOneWorkerServer } from './one-worker-server.ts';
 import { RawPhone, type ReceivedRtp } from './raw-phone.ts';
 
 const FRAME = 160;
@@ -28,23 +27,7 @@ let server: TestServer;
 const phone = new RawPhone('alice');
 
 before(async () => {
-  work = mkdtempSync(join(tmpdir(), 'patchbay-tone-stall-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, ['[phones]', 'exten => 611,1,Answer()', ' same => n,Busy()', ''].join('\n'));
-  await phone.open();
-  // At least one media worker, whatever the suite's PATCHBAY_MEDIA_WORKERS: the frames cross to it.
-  server = await startTestServer({
-    media: { workers: 1 },
-    config_objects: { res_pjsip: { endpoint: { alice: { context: 'phones', allow: 'ulaw' } } } },
-    dialplan: { file: dialplanFile },
-  } as never);
-  phone.serverPort = server.core.pjsip.port;
-  // A call made while the worker still loads runs its stream here instead (and would show nothing of the crossing).
-  const deadline = Date.now() + 60_000;
-  while (!server.core.pjsip.mediaWorkers?.loads().some((load) => load.running)) {
-    assert.ok(Date.now() < deadline, 'the media worker started');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  ({ work, server } = await startOneWorkerServer('tone-stall', ['exten => 611,1,Answer()', ' same => n,Busy()'], phone));
 });
 
 after(async () => {

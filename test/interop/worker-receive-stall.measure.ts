@@ -16,15 +16,14 @@
 // against 1–7 dropped ticks, so it cannot be a deterministic test as it stands.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { ulawDecode } from '../../src/media/g711.ts';
 import type { Frame } from '../../src/media/frame.ts';
 import { blockThread } from '../helpers/block-thread.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startOneWorkerServer } from './one-worker-server.ts';
 import { RawPhone } from './raw-phone.ts';
 
 /** Within the clock's catch-up burst (10 ticks): every tick it held up runs, none is dropped. */
@@ -38,23 +37,7 @@ let server: TestServer;
 const phone = new RawPhone('alice');
 
 before(async () => {
-  work = mkdtempSync(join(tmpdir(), 'patchbay-receive-stall-'));
-  const dialplanFile = join(work, 'extensions.conf');
-  writeFileSync(dialplanFile, ['[phones]', 'exten => 612,1,Answer()', ' same => n,Wait(120)', ''].join('\n'));
-  await phone.open();
-  // At least one media worker, whatever the suite's PATCHBAY_MEDIA_WORKERS: the frames cross from it.
-  server = await startTestServer({
-    media: { workers: 1 },
-    config_objects: { res_pjsip: { endpoint: { alice: { context: 'phones', allow: 'ulaw' } } } },
-    dialplan: { file: dialplanFile },
-  } as never);
-  phone.serverPort = server.core.pjsip.port;
-  // A call made while the worker still loads runs its stream here instead (and would show nothing of the crossing).
-  const deadline = Date.now() + 60_000;
-  while (!server.core.pjsip.mediaWorkers?.loads().some((load) => load.running)) {
-    assert.ok(Date.now() < deadline, 'the media worker started');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  ({ work, server } = await startOneWorkerServer('receive-stall', ['exten => 612,1,Answer()', ' same => n,Wait(120)'], phone));
 });
 
 after(async () => {
