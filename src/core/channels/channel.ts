@@ -2,15 +2,15 @@
 // state, variables and dialplan position, raises the ARI channel events, carries out its hangup,
 // and moves audio frames and DTMF between its technology (the far end) and whatever consumes it
 // here. What ARI shows of it (identity, snapshot fields, the kept snapshot) is its base class in
-// channel-snapshot.ts; the audio path is channel-audio-path.ts; the dialplan-run rules dialplan-run.ts;
-// what it needs of its core channel-environment.ts.
+// channel-snapshot.ts; what takes or changes its audio (listeners, hooks, mutes, a generator) the
+// base class above that, channel-audio-taps.ts, whose audio path is channel-audio-path.ts; the
+// dialplan-run rules dialplan-run.ts; what it needs of its core channel-environment.ts.
 import type { Frame } from '../../media/frame.ts';
 import type { EventScope } from '../applications.ts';
 import type { CoreEvent, RaiseArgs, RaisedFields } from '../../spec/events.ts';
 import type { ChannelEnvironmentOf, ChannelFunctionsOf, FunctionWriterOf } from './channel-environment.ts';
 import { MAX_CHANNEL_VARIABLES, tooManyChannelVariables } from '../variable-limits.ts';
-import { ChannelSnapshotFields } from './channel-snapshot.ts';
-import { ChannelAudioPath } from './channel-audio-path.ts';
+import { ChannelAudioTaps } from './channel-audio-taps.ts';
 import { ChannelDialplanRun, type HangupLogic as RunHangupLogic } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
@@ -19,7 +19,7 @@ import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelIdentity, IdentityChange, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
-import type { AudioHookDirection, ChannelEventName, ChannelIdentity, ChannelInit, ChannelState, DialplanLocation, IdentityChange, StasisControl } from './channel-types.ts';
+import type { ChannelEventName, ChannelIdentity, ChannelInit, ChannelState, DialplanLocation, IdentityChange, StasisControl } from './channel-types.ts';
 
 /** Hang-up logic (the dialplan's `h` extension) a dialplan run gives the channels it owns: see dialplan-run.ts. */
 export type HangupLogic = RunHangupLogic<Channel>;
@@ -44,7 +44,7 @@ export type ChannelFunctions = ChannelFunctionsOf<Channel>;
 /** What a channel needs from the rest of the core (channel-environment.ts). */
 export type ChannelEnvironment = ChannelEnvironmentOf<Channel>;
 
-export class Channel extends ChannelSnapshotFields implements Endable {
+export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   /** The Stasis application controlling the channel, if any. */
   stasis: StasisControl | undefined;
   /** Made by POST /channels/create: may be dialed later. */
@@ -82,8 +82,6 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   readonly table: object;
   /** The dialplan functions of the channel's core (read and written through it). */
   readonly functions: ChannelFunctions;
-  /** Listeners, hooks, mutes, generator flag (media-tapped / media-path on a change); made at first use: most channels need none. */
-  #audio: ChannelAudioPath<Channel> | undefined;
   private destroyedAlready = false;
   /** The hang-up was noticed (hangup-noticed raised), once. */
   private noticedHangup = false;
@@ -313,105 +311,26 @@ export class Channel extends ChannelSnapshotFields implements Endable {
   }
 
   // ---- media ----------------------------------------------------------------------------------
+  // The per-frame path; what else takes or changes the audio is the base class's (channel-audio-taps.ts).
 
-  #audioPath(): ChannelAudioPath<Channel> {
-    return (this.#audio ??= new ChannelAudioPath<Channel>((tapped) => {
-      if (tapped) this.emit('media-tapped', undefined);
-      this.emit('media-path', undefined);
-    }));
-  }
 
   /** Audio towards the far end. */
   write(frame: Frame): void {
     if (this.hangingUp) return;
-    this.#audio?.writtenByOther();
+    this.audio?.writtenByOther();
     this.writeGenerated(frame);
   }
 
   /** A generator's frame (channel-generators.ts): unlike write(), it leaves an interruptible generator playing. */
   writeGenerated(frame: Frame): void {
-    const audio = this.#audio;
+    const audio = this.audio;
     if (!this.hangingUp) this.driver.writeFrame(audio === undefined ? frame : audio.outgoing(frame, this));
-  }
-
-  /** Ends the generator playing at the first frame written by anyone else (an indication tone); see ChannelAudioPath. */
-  get interruptOnWrite(): (() => void) | undefined {
-    return this.#audio?.interruptOnWrite;
-  }
-
-  set interruptOnWrite(end: (() => void) | undefined) {
-    if (end === undefined && this.#audio === undefined) return;
-    this.#audioPath().interruptOnWrite = end;
   }
 
   /** Audio from the far end; the technology calls this once per received frame. */
   deliver(frame: Frame): void {
     if (this.hangingUp) return;
-    this.#audio?.deliver(frame, this);
-  }
-
-  addFrameListener(listener: FrameListener): void {
-    this.#audioPath().addFrameListener(listener);
-  }
-
-  removeFrameListener(listener: FrameListener): void {
-    this.#audioPath().removeFrameListener(listener);
-  }
-
-  addAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    this.#audioPath().addAudioHook(direction, hook);
-  }
-
-  removeAudioHook(direction: AudioHookDirection, hook: AudioHook): void {
-    this.#audioPath().removeAudioHook(direction, hook);
-  }
-
-  get mutedIn(): boolean {
-    return this.#audio?.mutedIn ?? false;
-  }
-
-  set mutedIn(muted: boolean) {
-    if (muted || this.#audio !== undefined) this.#audioPath().mutedIn = muted;
-  }
-
-  get mutedOut(): boolean {
-    return this.#audio?.mutedOut ?? false;
-  }
-
-  set mutedOut(muted: boolean) {
-    if (muted || this.#audio !== undefined) this.#audioPath().mutedOut = muted;
-  }
-
-  /** A channel-level generator (playback, music on hold, silence) owns what the channel hears. */
-  get generatorActive(): boolean {
-    return this.#audio?.generatorActive ?? false;
-  }
-
-  set generatorActive(active: boolean) {
-    if (active || this.#audio !== undefined) this.#audioPath().generatorActive = active;
-  }
-
-  /**
-   * Whether anything but `own` (the one listener of whoever connects the channel to another)
-   * takes or changes the channel's audio: a second listener, a hook, a mute, a generator.
-   */
-  mediaTappedBesides(own: FrameListener): boolean {
-    return this.#audio?.tappedBesides(own) ?? false;
-  }
-
-  /** Whether anything but `own` needs the far end's audio here (a listener, a read hook, a mute in); what is sent does not count. */
-  receivedAudioTakenBesides(own: FrameListener): boolean {
-    return this.#audio?.receivedTakenBesides(own) ?? false;
-  }
-
-  /** Something other than the technology takes or changes the channel's audio (a listener, a hook, a mute, a generator). */
-  get mediaTapped(): boolean {
-    return this.audioTapped || this.generatorActive;
-  }
-
-  /** As mediaTapped, generators aside: the playback fast path plays only to a channel where nothing takes or changes the audio. */
-  get audioTapped(): boolean {
-    return this.#audio?.audioTapped ?? false;
+    this.audio?.deliver(frame, this);
   }
 
   /** The far end indicated a condition; ringing moves an outbound channel to Ringing. */
@@ -594,7 +513,7 @@ export class Channel extends ChannelSnapshotFields implements Endable {
     if (this.#dialplanRun.hangupDeferred) return;
     const cause = this.hangupCause ?? CAUSE.normal;
     this.destroyedAlready = true;
-    this.#audio?.clear();
+    this.audio?.clear();
     this.emit('destroying', undefined);
     try {
       const techCause = this.hangupTechCause;
