@@ -1,28 +1,15 @@
-// A live, stateful hostile-input sweep: a started server is driven over raw UDP and TCP sockets
-// into odd dialog states with hostile content (live-sweep-cases.ts, live-sweep-sdp.ts). After every
-// case the server must answer OPTIONS and GET /ari/asterisk/ping, must have logged no crash, must
-// hold no channel or SIP call, and must not have answered a malformed message with 5xx (RFC 3261
-// asks for 400 or silence). At the end the SIP gauges (calls, subscriptions, transactions) must be
-// back to zero once the transaction timers ran out.
-//
-// Seeded: PATCHBAY_SWEEP_SEED (default 0x5eed35) orders the cases and picks each one's hostile
-// values; every case runs once per transport, and PATCHBAY_SWEEP_EXTRA more seeded picks run on top
-// (default 0, so the test count and length stay the same from run to run).
+// A live, stateful hostile-input sweep: a started server is driven over raw UDP (here) and TCP
+// (live-sweep-tcp.test.ts) sockets into odd dialog states with hostile content (live-sweep-cases.ts,
+// live-sweep-sdp.ts, run by live-sweep-run.ts). After every case the server must answer OPTIONS and
+// GET /ari/asterisk/ping, must have logged no crash, must hold no channel or SIP call, and must not
+// have answered a malformed message with 5xx (RFC 3261 asks for 400 or silence). At the end the SIP
+// gauges (calls, subscriptions, transactions) must be back to zero once the transaction timers ran out.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HostilePeer, statusOf, type PeerTransport } from '../../helpers/hostile-peer.ts';
-import { parsePrometheus, sumOf } from '../../helpers/prometheus.ts';
+import { sumOf } from '../../helpers/prometheus.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { sweepCases, type SweepCase } from './live-sweep-cases.ts';
-import { pick, seeded, type Random } from './live-sweep-sdp.ts';
+import { channelCount, metrics, sweep } from './live-sweep-run.ts';
 import { pollUntil as until, startSweepServer, type SweepServer } from './live-sweep-server.ts';
-
-const SEED = Number(process.env.PATCHBAY_SWEEP_SEED ?? 0x5eed35);
-/** PATCHBAY_SWEEP_ONLY (a regular expression) runs only the cases it matches: to reproduce one. */
-const ONLY = process.env.PATCHBAY_SWEEP_ONLY ? new RegExp(process.env.PATCHBAY_SWEEP_ONLY) : undefined;
-const EXTRA = Math.max(0, Math.min(10_000, Number(process.env.PATCHBAY_SWEEP_EXTRA ?? 0)));
-/** What a crash looks like in the log: an uncaught exception, or a JavaScript error escaping a handler. */
-const CRASH = /uncaught|unhandled|TypeError|RangeError|ReferenceError|SyntaxError|Maximum call stack|Cannot read prop/;
 
 let started: SweepServer | undefined;
 let server: TestServer;
@@ -36,92 +23,19 @@ after(async () => {
   await started?.stop();
 });
 
-async function metrics(): Promise<Map<string, number>> {
-  return parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());
-}
-
-async function channelCount(): Promise<number> {
-  const list = (await (await server.ari('/channels')).json()) as unknown[];
-  return list.length;
-}
-
-/** The checks after a case; each failure is a finding (the sweep goes on, and reports them all). */
-async function checkAfter(peer: HostilePeer, testCase: SweepCase, logFrom: number, responsesFrom: number, findings: string[]): Promise<void> {
-  const label = `${peer.transport} "${testCase.name}"`;
-  // The case's requests were built by hand; a 5xx to one is a finding unless RFC 3261 asks for it.
-  const serverErrors = peer.responses.slice(responsesFrom).filter((r) => r.status >= 500 && r.status < 600);
-  if (!testCase.allow5xx && serverErrors.length > 0) findings.push(`${label}: answered ${serverErrors.map((r) => `${r.status} to ${r.cseq}`).join(', ')}`);
-  // A TCP case may have made the server close the connection (framing): OPTIONS then goes over a fresh one.
-  const prober = peer.closed ? await HostilePeer.open(peer.transport, server.core.pjsip.port) : peer;
-  const options = await prober.request({ method: 'OPTIONS' }, 10_000);
-  if (prober !== peer) prober.close();
-  if (!options || statusOf(options) !== 200) findings.push(`${label}: OPTIONS afterwards got ${options ? statusOf(options) : 'no answer'}`);
-  const ping = await server.ari('/asterisk/ping');
-  if (ping.status !== 200) findings.push(`${label}: GET /ari/asterisk/ping afterwards got ${ping.status}`);
-  const crashes = server.logLines.slice(logFrom).filter((line) => CRASH.test(line));
-  if (crashes.length > 0) findings.push(`${label}: crash in the log: ${crashes[0].slice(0, 600)}`);
-  if (!(await until(async () => (await channelCount()) === 0, 15_000))) {
-    findings.push(`${label}: ${await channelCount()} channel(s) left after the case`);
-    for (const channel of server.allChannels()) await server.ari(`/channels/${channel.id}`, { method: 'DELETE' });
-  }
-  if (!(await until(async () => sumOf(await metrics(), 'patchbay_sip_calls') === 0, 15_000))) findings.push(`${label}: patchbay_sip_calls stays above 0`);
-}
-
-/** Every case once (in a seeded order), then EXTRA seeded picks. */
-function schedule(random: Random, cases: readonly SweepCase[]): SweepCase[] {
-  const order = [...cases];
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  for (let i = 0; i < EXTRA; i++) order.push(pick(random, cases));
-  return order;
-}
-
-async function sweep(transport: PeerTransport): Promise<void> {
-  const random = seeded(SEED ^ (transport === 'UDP' ? 0 : 0x7c9));
-  const port = server.core.pjsip.port;
-  // A UDP datagram holds the whole request (65,507 bytes at most); the parser takes 65,535 a message.
-  const budget = transport === 'UDP' ? 30_000 : 60_000;
-  const findings: string[] = [];
-  let peer = await HostilePeer.open(transport, port);
-  let answered = 0;
-  try {
-    for (const testCase of schedule(random, sweepCases(port))) {
-      if (ONLY && !ONLY.test(testCase.name)) continue;
-      if (peer.closed) peer = await HostilePeer.open(transport, port);
-      const logFrom = server.logLines.length;
-      const responsesFrom = peer.responses.length;
-      await testCase.run({ peer, random, budget, finding: (what) => findings.push(`${transport} "${testCase.name}": ${what}`) });
-      await checkAfter(peer, testCase, logFrom, responsesFrom, findings);
-      const answers = peer.responses.slice(responsesFrom);
-      answered += answers.filter((r) => r.status === 200 && / INVITE$/.test(r.cseq)).length;
-      if (process.env.PATCHBAY_SWEEP_VERBOSE) {
-        console.log(`${transport} ${testCase.name}: ${answers.map((r) => `${r.status} ${r.cseq.replace(/^\d+ /, '')}`).join(', ')}`);
-        if (ONLY) for (const line of server.logLines.slice(logFrom)) console.log(`  ${line.slice(0, 400).trim()}`);
-      }
-    }
-  } finally {
-    peer.close();
-  }
-  assert.deepEqual(findings, []);
-  // Not vacuous: most cases ran inside a call the server answered.
-  if (!ONLY) assert.ok(answered >= 40, `only ${answered} INVITEs answered 200`);
+/** The SIP gauges back to zero once the transaction timers ran out (Timer J: 32 s after a UDP answer). */
+async function drained(): Promise<void> {
+  const done = await until(async () => {
+    const samples = await metrics(server);
+    return ['patchbay_sip_calls', 'patchbay_sip_subscriptions', 'patchbay_sip_transactions'].every((name) => sumOf(samples, name) === 0);
+  }, 60_000);
+  const samples = await metrics(server);
+  assert.ok(done, `left: calls ${sumOf(samples, 'patchbay_sip_calls')}, subscriptions ${sumOf(samples, 'patchbay_sip_subscriptions')}, transactions ${sumOf(samples, 'patchbay_sip_transactions')}`);
+  assert.equal(await channelCount(server), 0);
 }
 
 describe('live hostile-input sweep of SIP dialogs', () => {
-  it('over UDP: every case leaves the server answering, crash-free and holding nothing', { timeout: 300_000 }, () => sweep('UDP'));
+  it('over UDP: every case leaves the server answering, crash-free and holding nothing', { timeout: 300_000 }, () => sweep(server, 'UDP'));
 
-  it('over TCP: every case leaves the server answering, crash-free and holding nothing', { timeout: 300_000 }, () => sweep('TCP'));
-
-  it('afterwards the SIP gauges are back to zero once the transaction timers ran out', { timeout: 120_000 }, async () => {
-    // Timer J keeps a UDP non-INVITE server transaction 32 s (64*T1) after its answer.
-    const drained = await until(async () => {
-      const samples = await metrics();
-      return ['patchbay_sip_calls', 'patchbay_sip_subscriptions', 'patchbay_sip_transactions'].every((name) => sumOf(samples, name) === 0);
-    }, 60_000);
-    const samples = await metrics();
-    assert.ok(drained, `left: calls ${sumOf(samples, 'patchbay_sip_calls')}, subscriptions ${sumOf(samples, 'patchbay_sip_subscriptions')}, transactions ${sumOf(samples, 'patchbay_sip_transactions')}`);
-    assert.equal(await channelCount(), 0);
-  });
+  it('afterwards the SIP gauges are back to zero once the transaction timers ran out', { timeout: 120_000 }, () => drained());
 });

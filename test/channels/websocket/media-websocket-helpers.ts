@@ -64,6 +64,19 @@ export class MediaApp {
     return new Promise((resolve, reject) => this.ws.send(data, (error) => (error ? reject(error) : resolve())));
   }
 
+  /**
+   * Sends the messages in one TCP write: the socket is corked around them, so Patchbay reads them
+   * in one chunk and handles them in one turn, within one rate window however loaded the machine
+   * is (message by message, a loaded sender spreads them over seconds). `ws` keeps its socket private.
+   */
+  burst(messages: readonly string[]): Promise<void> {
+    const socket = (this.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.cork();
+    const sent = Promise.all(messages.map((message) => this.send(message)));
+    socket.uncork();
+    return sent.then(() => undefined);
+  }
+
   waitClosed(): Promise<void> {
     return waitUntil('the media WebSocket closes', () => this.closeCode !== undefined);
   }
