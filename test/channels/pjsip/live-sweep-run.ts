@@ -24,6 +24,20 @@ export async function metrics(server: TestServer): Promise<Map<string, number>> 
   return parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());
 }
 
+/** The dialplan both sweeps run against: a call held answered, one held ringing, and alice's hint. */
+export const SWEEP_EXTENSIONS = 'exten => hold,1,Answer()\n same => n,Wait(60)\nexten => ring,1,Ringing()\n same => n,Wait(60)\nexten => alice,hint,PJSIP/alice\n';
+
+/** The SIP gauges back to zero once the transaction timers ran out (Timer J: 32 s after a UDP answer), and no channel left. */
+export async function drained(server: TestServer): Promise<void> {
+  const done = await until(async () => {
+    const samples = await metrics(server);
+    return ['patchbay_sip_calls', 'patchbay_sip_subscriptions', 'patchbay_sip_transactions'].every((name) => sumOf(samples, name) === 0);
+  }, 60_000);
+  const samples = await metrics(server);
+  assert.ok(done, `left: calls ${sumOf(samples, 'patchbay_sip_calls')}, subscriptions ${sumOf(samples, 'patchbay_sip_subscriptions')}, transactions ${sumOf(samples, 'patchbay_sip_transactions')}`);
+  assert.equal(await channelCount(server), 0);
+}
+
 export async function channelCount(server: TestServer): Promise<number> {
   const list = (await (await server.ari('/channels')).json()) as unknown[];
   return list.length;

@@ -4,18 +4,16 @@
 // GET /ari/asterisk/ping, must have logged no crash, must hold no channel or SIP call, and must not
 // have answered a malformed message with 5xx (RFC 3261 asks for 400 or silence). At the end the SIP
 // gauges (calls, subscriptions, transactions) must be back to zero once the transaction timers ran out.
-import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sumOf } from '../../helpers/prometheus.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { channelCount, metrics, sweep } from './live-sweep-run.ts';
-import { pollUntil as until, startSweepServer, type SweepServer } from './live-sweep-server.ts';
+import { drained, sweep, SWEEP_EXTENSIONS } from './live-sweep-run.ts';
+import { startSweepServer, type SweepServer } from './live-sweep-server.ts';
 
 let started: SweepServer | undefined;
 let server: TestServer;
 
 before(async () => {
-  started = await startSweepServer('patchbay-live-sweep-', 'exten => hold,1,Answer()\n same => n,Wait(60)\nexten => ring,1,Ringing()\n same => n,Wait(60)\nexten => alice,hint,PJSIP/alice\n');
+  started = await startSweepServer('patchbay-live-sweep-', SWEEP_EXTENSIONS);
   server = started.server;
 });
 
@@ -23,19 +21,8 @@ after(async () => {
   await started?.stop();
 });
 
-/** The SIP gauges back to zero once the transaction timers ran out (Timer J: 32 s after a UDP answer). */
-async function drained(): Promise<void> {
-  const done = await until(async () => {
-    const samples = await metrics(server);
-    return ['patchbay_sip_calls', 'patchbay_sip_subscriptions', 'patchbay_sip_transactions'].every((name) => sumOf(samples, name) === 0);
-  }, 60_000);
-  const samples = await metrics(server);
-  assert.ok(done, `left: calls ${sumOf(samples, 'patchbay_sip_calls')}, subscriptions ${sumOf(samples, 'patchbay_sip_subscriptions')}, transactions ${sumOf(samples, 'patchbay_sip_transactions')}`);
-  assert.equal(await channelCount(server), 0);
-}
-
 describe('live hostile-input sweep of SIP dialogs', () => {
   it('over UDP: every case leaves the server answering, crash-free and holding nothing', { timeout: 300_000 }, () => sweep(server, 'UDP'));
 
-  it('afterwards the SIP gauges are back to zero once the transaction timers ran out', { timeout: 120_000 }, () => drained());
+  it('afterwards the SIP gauges are back to zero once the transaction timers ran out', { timeout: 120_000 }, () => drained(server));
 });
