@@ -152,6 +152,8 @@ export class InviteServer {
     if (redirecting) channel.redirecting = redirecting;
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
+    // and its call and pickup groups (call pickup).
+    if (endpoint.groups) channel.groups = endpoint.groups;
     if (!replaced) return void context.enterDialplan(channel);
     channel.answer();
     if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);
