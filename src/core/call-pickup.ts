@@ -8,7 +8,7 @@ import { findByGroup, pickUp } from './channels/pickup.ts';
 import type { PickupFeatures } from './features-conf.ts';
 import type { Logger } from 'pino';
 
-export interface CallPickupDeps {
+interface CallPickupDeps {
   readonly channels: Channels;
   readonly log: Logger;
   /** Plays a sound to a channel and resolves when it ends (or could not play). */

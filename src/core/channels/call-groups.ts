@@ -4,10 +4,10 @@
 // are bounded because they come from configuration and from the dialplan (CHANNEL(namedcallgroup)).
 
 /** The highest group number (ast_get_group ignores the others). */
-export const MAX_GROUP = 63;
+const MAX_GROUP = 63;
 /** Named groups one set holds, and the longest name: a dialplan cannot grow a channel without end. */
 export const MAX_NAMED_GROUPS = 64;
-export const MAX_GROUP_NAME = 80;
+const MAX_GROUP_NAME = 80;
 
 /** The four group sets of a channel (Asterisk: callgroup, pickupgroup, namedcallgroup, namedpickupgroup). */
 export interface CallGroups {

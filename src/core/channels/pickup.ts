@@ -7,7 +7,7 @@ import type { Channel } from './channel.ts';
 import { groupsMeet } from './call-groups.ts';
 
 /** Connects `picker` where the ringing channel was; false when the call is gone or already answered. */
-export type PickupHandler = (picker: Channel) => boolean;
+type PickupHandler = (picker: Channel) => boolean;
 
 const offers = new WeakMap<Channel, PickupHandler>();
 /** Channels a pickup is under way for (Asterisk's pickup-active datastore): a second picker loses. */
@@ -22,7 +22,7 @@ export function offerPickup(target: Channel, handler: PickupHandler): () => void
 }
 
 /** ast_can_pickup: offered, ringing (or still down: a phone that sends 183 and no 180), not already being picked up. */
-export function canPickup(target: Channel): boolean {
+function canPickup(target: Channel): boolean {
   if (!offers.has(target) || target.hangingUp || picking.has(target)) return false;
   return target.state === 'Ringing' || target.state === 'Ring' || target.state === 'Down';
 }
