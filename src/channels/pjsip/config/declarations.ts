@@ -237,7 +237,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     send_diversion: bool('sendDiversion', { default: 'yes', doc: 'Send a Diversion header (RFC 5806) with the redirecting party of a channel that was redirected (REDIRECTING(count) above 0) on its INVITE.' }),
     send_history_info: bool('sendHistoryInfo', { default: 'no', doc: 'Send History-Info headers (RFC 7044) with the redirecting party on the INVITE: the original target (index 1), and the redirected-to party (index 1.1, with its cause) when it has a number.' }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
-    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send a restricted caller\'s id on: the From keeps it (still shown as Anonymous) and P-Asserted-Identity / Remote-Party-ID carry it with `Privacy: id` / `privacy=full`; no: only an allowed id is sent.' }),
+    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send a restricted caller\'s id in P-Asserted-Identity (with `Privacy: id`) / Remote-Party-ID (`privacy=full`) as send_pai / send_rpid ask; its From is Anonymous either way. no: only an allowed id is sent.' }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
     redirect_method: choice('redirectMethod', ['user', 'uri_core', 'uri_pjsip'], {
       default: 'user',

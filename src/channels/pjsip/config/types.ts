@@ -62,7 +62,7 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly sendHistoryInfo: boolean;
   /** Take an inbound call's caller id from its P-Asserted-Identity / Remote-Party-ID. */
   readonly trustIdInbound: boolean;
-  /** Send a restricted id's identity headers (and its name and number in From, anonymised for display). */
+  /** Send a restricted id's identity headers (PAI with Privacy: id, RPID privacy=full); its From is anonymous anyway. */
   readonly trustIdOutbound: boolean;
   /** callerid_privacy: the presentation (an AST_PRES_* value) of the endpoint's own id and of an untrusted caller's. */
   readonly callerIdPrivacy: number;
