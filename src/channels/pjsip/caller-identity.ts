@@ -18,7 +18,7 @@
 // (diversion.ts).
 import type { CallerId } from '../../core/channels/channel.ts';
 import {
-  bothPresentation, combinedPresentation, isRestricted, PRES_ALLOWED_NOT_SCREENED, PRES_PROHIB_NOT_SCREENED, PRESENTATION_ALLOWED,
+  bothPresentation, isRestricted, passedScreen, PRES_ALLOWED_NOT_SCREENED, PRES_PASSED_SCREEN, PRES_PROHIB_NOT_SCREENED, PRESENTATION_ALLOWED,
   type PartyPresentation,
 } from '../../core/channels/presentation.ts';
 import type { Redirecting } from '../../core/channels/redirecting.ts';
@@ -115,8 +115,7 @@ export function identityHeaders(options: OutboundIdentityOptions, id: CallerId, 
     if (restricted) headers.push(['Privacy', 'id']);
   }
   if (options.sendRpid) {
-    const screened = (combinedPresentation(presentation) & 0x03) === 0x01;
-    const params: Array<[string, string]> = [['party', 'calling'], ['privacy', restricted ? 'full' : 'off'], ['screen', screened ? 'yes' : 'no']];
+    const params: Array<[string, string]> = [['party', 'calling'], ['privacy', restricted ? 'full' : 'off'], ['screen', passedScreen(presentation) ? 'yes' : 'no']];
     headers.push(['Remote-Party-ID', nameAddr(plainSipUri(number, host), params, name)]);
   }
   return headers;
@@ -155,7 +154,7 @@ function assertedByRpid(request: SipRequest): InboundCaller | undefined {
   const parsed = idFromHeader(request.get('remote-party-id'));
   if (!parsed?.id.number) return undefined;
   const privacy = parsed.params.get('privacy')?.toLowerCase() === 'full' ? PRES_PROHIB_NOT_SCREENED : PRES_ALLOWED_NOT_SCREENED;
-  const screen = parsed.params.get('screen')?.toLowerCase() === 'yes' ? 0x01 : 0x00;
+  const screen = parsed.params.get('screen')?.toLowerCase() === 'yes' ? PRES_PASSED_SCREEN : 0;
   return { id: parsed.id, presentation: bothPresentation(privacy | screen) };
 }
 

@@ -13,9 +13,9 @@ const UNAVAILABLE = 0x40;
 const SCREENING = 0x03;
 
 export const PRES_ALLOWED_NOT_SCREENED = 0x00;
-export const PRES_ALLOWED_PASSED_SCREEN = 0x01;
 export const PRES_PROHIB_NOT_SCREENED = 0x20;
-export const PRES_PROHIB_PASSED_SCREEN = 0x21;
+/** The screening bits of a number that passed screening (RPID's `screen=yes`). */
+export const PRES_PASSED_SCREEN = 0x01;
 /** Asterisk's AST_PRES_NUMBER_NOT_AVAILABLE: what `unavailable` is parsed as. */
 export const PRES_UNAVAILABLE = 0x43;
 
@@ -102,6 +102,11 @@ export function combinedPresentation(party: PartyPresentation): number {
   const screening = numberRank === 3 ? 0 : number & SCREENING;
   const value = nameRank < numberRank ? (nameRank === 3 ? UNAVAILABLE : name & RESTRICTION) : numberValue;
   return value === UNAVAILABLE ? PRES_UNAVAILABLE : value | screening;
+}
+
+/** Whether the party's number passed screening, as its combined value says. */
+export function passedScreen(party: PartyPresentation): boolean {
+  return (combinedPresentation(party) & SCREENING) === PRES_PASSED_SCREEN;
 }
 
 /** Whether the party may not be shown (restricted or unavailable), as res_pjsip reads it. */

@@ -76,7 +76,7 @@ function presentationField(presentation: PartyPresentation, field: string): stri
  * undefined when `field` is not a presentation. A value that is neither a name nor a number is
  * refused and the presentation stays, as func_callerid logs it and leaves it unchanged.
  */
-export function writtenPresentation(name: string, presentation: PartyPresentation, field: string, value: string): PartyPresentation | undefined {
+function writtenPresentation(name: string, presentation: PartyPresentation, field: string, value: string): PartyPresentation | undefined {
   const part = presentationPart(field);
   if (part === undefined) return undefined;
   const parsed = parsePresentation(value);
