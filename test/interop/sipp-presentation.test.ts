@@ -5,7 +5,8 @@
 // `"Anonymous" <sip:anonymous@anonymous.invalid>`, and the caller's P-Asserted-Identity with
 // `Privacy: id` and Remote-Party-ID with `privacy=full` only towards an endpoint with
 // trust_id_outbound. A caller the dialplan makes private with Set(CALLERID(pres)=prohib) is sent the
-// same way. Each callee refuses with 486 so the call ends without media.
+// same way, also through a Local pair (Dial() hands the presentation to `;1`, `;1` to `;2`).
+// Each callee refuses with 486 so the call ends without media.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -25,6 +26,12 @@ const DIALPLAN = [
   ' same => n,Hangup()',
   'exten => 3,1,Set(CALLERID(pres)=prohib)',
   ' same => n,Set(SEEN=${CALLERID(pres)}|${CALLERID(num)})',
+  ' same => n,Dial(PJSIP/trusting,30)',
+  ' same => n,Hangup()',
+  'exten => 4,1,Set(CALLERID(pres)=prohib)',
+  ' same => n,Dial(Local/5@in,30)',
+  ' same => n,Hangup()',
+  'exten => 5,1,Set(SEEN=${CALLERID(pres)}|${CALLERID(num)})',
   ' same => n,Dial(PJSIP/trusting,30)',
   ' same => n,Hangup()',
   '',
@@ -101,5 +108,13 @@ describe('caller presentation over SIP (SIPp)', { skip: !HAVE_SIPP && 'sipp is n
     assert.match(header(invite, 'P-Asserted-Identity') ?? '', /^"Front Desk" <sip:1001@[^>]+>$/, invite);
     assert.equal(header(invite, 'Privacy'), 'id', invite);
     assert.match(header(invite, 'Remote-Party-ID') ?? '', /;privacy=full;screen=no$/, invite);
+  });
+
+  test('through a Local pair: the private caller is private on ;2 and at the SIP callee', async () => {
+    const { seen, invite } = await callThrough('phone', 'call-expect-busy.xml', '4', TRUSTING_PORT);
+    assert.equal(seen, 'prohib|1001');
+    assert.match(header(invite, 'From') ?? '', /^"Anonymous" <sip:anonymous@anonymous\.invalid>;tag=/);
+    assert.match(header(invite, 'P-Asserted-Identity') ?? '', /^"Front Desk" <sip:1001@[^>]+>$/, invite);
+    assert.equal(header(invite, 'Privacy'), 'id', invite);
   });
 });
