@@ -67,19 +67,20 @@ function header(message: string, name: string): string | undefined {
 
 /**
  * `caller` calls `exten` (refused busy by the SIPp callee on `port`): what the dialplan saw
- * (SEEN) and the INVITE the callee received.
+ * (SEEN), the INVITE the callee received and the events up to SEEN's ChannelVarset.
  */
-async function callThrough(caller: string, scenario: string, exten: string, port: number): Promise<{ seen: string; invite: string }> {
+async function callThrough(caller: string, scenario: string, exten: string, port: number): Promise<{ seen: string; invite: string; events: Json[] }> {
   const callee = sipp('busy-incoming.xml', [setup.target()], { cwd: setup.work, port, trace: true, timeoutMs: 90_000 });
   await callee.listening;
   const call = sippCall(setup, caller, scenario, exten);
-  const seen = await explained(call, () => nextEvent(setup.events, (event) => event.type === 'ChannelVarset' && event.variable === 'SEEN', 60_000));
+  const events: Json[] = [];
+  const seen = await explained(call, () => nextEvent(setup.events, (event) => (events.push(event), event.type === 'ChannelVarset' && event.variable === 'SEEN'), 60_000));
   const [calling, called] = await Promise.all([call.done, callee.done]);
   assert.equal(calling.status, 0, `the caller's SIPp: ${calling.output}`);
   assert.equal(called.status, 0, `the callee's SIPp: ${called.output}`);
   const invite = tracedMessages(called, /^INVITE /)[0];
   assert.ok(invite, `the callee received no INVITE: ${called.messages.slice(-2000)}`);
-  return { seen: String(seen.value), invite };
+  return { seen: String(seen.value), invite, events };
 }
 
 describe('caller presentation over SIP (SIPp)', { skip: !HAVE_SIPP && 'sipp is not installed' }, () => {
@@ -111,8 +112,12 @@ describe('caller presentation over SIP (SIPp)', { skip: !HAVE_SIPP && 'sipp is n
   });
 
   test('through a Local pair: the private caller is private on ;2 and at the SIP callee', async () => {
-    const { seen, invite } = await callThrough('phone', 'call-expect-busy.xml', '4', TRUSTING_PORT);
+    const { seen, invite, events } = await callThrough('phone', 'call-expect-busy.xml', '4', TRUSTING_PORT);
     assert.equal(seen, 'prohib|1001');
+    // ;2 takes ;1's connected party as its caller: ARI's ChannelCallerId says it is prohibited.
+    const callerId = events.find((event) => event.type === 'ChannelCallerId' && /^Local\/5@in-.*;2$/.test(event.channel?.name ?? ''));
+    assert.ok(callerId, `no ChannelCallerId on ;2: ${events.map((event) => `${event.type} ${event.channel?.name ?? ''}`).join(', ')}`);
+    assert.deepEqual([callerId.caller_presentation, callerId.caller_presentation_txt], [35, 'Presentation Prohibited, Network Number']);
     assert.match(header(invite, 'From') ?? '', /^"Anonymous" <sip:anonymous@anonymous\.invalid>;tag=/);
     assert.match(header(invite, 'P-Asserted-Identity') ?? '', /^"Front Desk" <sip:1001@[^>]+>$/, invite);
     assert.equal(header(invite, 'Privacy'), 'id', invite);
