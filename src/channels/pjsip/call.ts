@@ -316,9 +316,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { target, identity, route } = this.side;
     // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
     const { connected, caller } = this.channel;
-    const id = connected.number || connected.name ? connected : caller;
+    const useConnected = connected.number !== '' || connected.name !== '';
+    const id = useConnected ? connected : caller;
+    const presentation = useConnected ? this.channel.connectedPresentation : this.channel.callerPresentation;
     const redirect = { redirecting: this.channel.redirecting, target };
-    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag(), redirect);
+    const host = this.relayedFlow?.advertised.host ?? this.services.signallingHost;
+    const { from, headers: identityHeaders } = outboundIdentity(identity, id, host, newTag(), redirect, presentation);
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#route.contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,

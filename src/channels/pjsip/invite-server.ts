@@ -25,7 +25,7 @@ import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
-import { inboundCallerId } from './caller-identity.ts';
+import { inboundCaller } from './caller-identity.ts';
 import { redirectingOfRequest } from './diversion.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
@@ -126,6 +126,7 @@ export class InviteServer {
       call.stream?.close();
       return void tx.reply(prepared.status, prepared.reason);
     }
+    const caller = inboundCaller(request, endpoint);
     let channel: Channel;
     try {
       channel = context.channels.create(
@@ -135,7 +136,8 @@ export class InviteServer {
           endpointResource: endpoint.id,
           direction: 'inbound',
           state: 'Ring',
-          caller: inboundCallerId(request, endpoint),
+          caller: caller.id,
+          callerPresentation: caller.presentation,
           location: { context: endpoint.context, exten, priority: 1 },
           protocolId: callId,
           ...(endpoint.language ? { language: endpoint.language } : {}),

@@ -203,6 +203,7 @@ export class BasicBridge {
 function showCallerAsConnected(channel: Channel, peer: Channel): void {
   if (channel.hangingUp) return;
   const { name, number } = peer.caller;
+  channel.connectedPresentation = peer.callerPresentation;
   if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
 }
 

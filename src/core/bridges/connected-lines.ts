@@ -15,12 +15,15 @@ export function exchangeConnectedLines(members: Iterable<BridgeMember>): void {
   if (first.channel.hangingUp || second.channel.hangingUp) return;
   const firstCaller = { ...first.channel.caller };
   const secondCaller = { ...second.channel.caller };
-  update(first.channel, secondCaller);
-  update(second.channel, firstCaller);
+  const firstPresentation = first.channel.callerPresentation;
+  update(first.channel, secondCaller, second.channel.callerPresentation);
+  update(second.channel, firstCaller, firstPresentation);
 }
 
-function update(channel: Channel, { name, number }: CallerId): void {
+function update(channel: Channel, { name, number }: CallerId, presentation: number): void {
   if (channel.hangingUp) return;
+  // The presentation travels with the party; alone it raises no event (as Asterisk compares name and number).
+  channel.connectedPresentation = presentation;
   if (channel.connected.name === name && channel.connected.number === number) return;
   channel.setConnected({ name, number });
 }

@@ -14,6 +14,7 @@ import { ChannelAudioTaps } from './channel-audio-taps.ts';
 import { ChannelDialplanRun, type HangupLogic as RunHangupLogic } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
+import { combinedPresentation, describePresentation } from './presentation.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
@@ -231,7 +232,10 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   }
 
   protected announceIdentity(changed: IdentityChange): void {
-    if (changed.caller) this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
+    if (changed.caller) {
+      const presentation = combinedPresentation(this.callerPresentation);
+      this.raise('ChannelCallerId', { caller_presentation: presentation, caller_presentation_txt: describePresentation(presentation) });
+    }
     if (changed.connected) this.raise('ChannelConnectedLine');
   }
 

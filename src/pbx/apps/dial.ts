@@ -374,6 +374,8 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
  */
 function dialedIdentity(peer: Channel, caller: Channel): { caller?: CallerId; connected?: CallerId } {
   const identity: { caller?: CallerId; connected?: CallerId } = {};
+  // The callee's connected party is the caller, with the caller's presentation (a number, no event of its own).
+  peer.connectedPresentation = caller.callerPresentation;
   if (!peer.caller.number) identity.caller = { name: peer.caller.name || caller.connected.name, number: caller.location.exten };
   if (caller.caller.name || caller.caller.number) identity.connected = { name: caller.caller.name, number: caller.caller.number };
   return identity;
@@ -389,6 +391,7 @@ function showCalleeToCaller(channel: Channel, peer: Channel): void {
   if (channel.hangingUp || peer.hangingUp) return;
   if (!channel.caller.name && !channel.caller.number) return;
   const { name, number } = peer.caller;
+  channel.connectedPresentation = peer.callerPresentation;
   if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
 }
 

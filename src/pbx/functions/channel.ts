@@ -6,19 +6,24 @@ import { InvalidError } from '../../core/errors.ts';
 import { getToneZone, toneZoneCountries } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
 import { formatGroupNames, formatGroupNumbers, parseGroupNames, parseGroupNumbers } from '../../core/channels/call-groups.ts';
+import {
+  bothPresentation, combinedPresentation, namePresentation, numberPresentation, parsePresentation, presentationName, PRESENTATION_ALLOWED,
+  withNamePresentation, withNumberPresentation, type PartyPresentation,
+} from '../../core/channels/presentation.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
 const ANI_VARIABLE = '__CALLER_ANI';
 const ANI_NAME_VARIABLE = '__CALLER_ANI_NAME';
 const DNID_VARIABLE = '__CALLER_DNID';
-/** Presentation as Asterisk names it; Patchbay always presents (ChannelCallerId says so too). */
-const PRESENTATION = 'allowed_not_screened';
 
 function formatAll(party: CallerId): string {
   return party.name ? `"${party.name}" <${party.number}>` : party.number;
 }
 
-export function partyField(party: CallerId, field: string): string | undefined {
+/** A party's field; `presentation` (presentation.ts) answers pres, name-pres and num-pres. */
+export function partyField(party: CallerId, field: string, presentation: PartyPresentation = PRESENTATION_ALLOWED): string | undefined {
+  const shown = presentationField(presentation, field);
+  if (shown !== undefined) return shown;
   switch (field.trim().toLowerCase()) {
     case 'name':
       return party.name;
@@ -28,10 +33,6 @@ export function partyField(party: CallerId, field: string): string | undefined {
     case 'all':
     case '':
       return formatAll(party);
-    case 'pres':
-    case 'name-pres':
-    case 'num-pres':
-      return PRESENTATION;
     case 'name-valid':
       return party.name === '' ? '0' : '1';
     case 'num-valid':
@@ -46,6 +47,44 @@ export function partyField(party: CallerId, field: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Which presentation a field names, as func_callerid reads `pres[entation]` after name- or num[ber]-. */
+function presentationPart(field: string): 'both' | 'name' | 'number' | undefined {
+  const [first = '', second, extra] = field.trim().toLowerCase().split('-');
+  if (extra !== undefined) return undefined;
+  if (second === undefined) return first.startsWith('pres') ? 'both' : undefined;
+  if (!second.startsWith('pres')) return undefined;
+  if (first === 'name') return 'name';
+  return first.startsWith('num') ? 'number' : undefined;
+}
+
+function presentationField(presentation: PartyPresentation, field: string): string | undefined {
+  switch (presentationPart(field)) {
+    case 'both':
+      return presentationName(combinedPresentation(presentation));
+    case 'name':
+      return presentationName(namePresentation(presentation));
+    case 'number':
+      return presentationName(numberPresentation(presentation));
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The party's presentation after writing `value` to `field` (pres sets both name and number), or
+ * undefined when `field` is not a presentation. A value that is neither a name nor a number is
+ * refused and the presentation stays, as func_callerid logs it and leaves it unchanged.
+ */
+function writtenPresentation(name: string, presentation: PartyPresentation, field: string, value: string): PartyPresentation | undefined {
+  const part = presentationPart(field);
+  if (part === undefined) return undefined;
+  const parsed = parsePresentation(value);
+  if (parsed === undefined) throw new InvalidError(`Unknown ${name} presentation '${value.slice(0, 64)}', value unchanged`);
+  if (part === 'name') return withNamePresentation(presentation, parsed);
+  if (part === 'number') return withNumberPresentation(presentation, parsed);
+  return bothPresentation(parsed);
 }
 
 /** Caller fields beyond the party the channel models: ANI and DNID live in variables, RDNIS is the redirecting party's from number (as func_callerid). */
@@ -163,11 +202,11 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CALLERID',
     syntax: 'CALLERID(field)',
-    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, tag...; name, num, all, ani, dnid and rdnis are writable.',
+    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, name-pres, num-pres, tag...; name, num, all, ani, dnid, rdnis and the presentations (allowed_not_screened ... prohib, unavailable, or a number) are writable; a SIP channel sends a restricted caller as Anonymous (docs/sip.md).',
     category: 'channel',
     read(call) {
       const channel = channelOf(call, 'CALLERID');
-      return partyField(channel.caller, call.args) ?? callerExtra(channel, call.args);
+      return partyField(channel.caller, call.args, channel.callerPresentation) ?? callerExtra(channel, call.args);
     },
     write(call, value) {
       const channel = channelOf(call, 'CALLERID');
@@ -183,16 +222,27 @@ export const channelFunctions: readonly DialplanFunction[] = [
         channel.setSystemVariable(extra, value);
         return;
       }
-      channel.setCaller(parseParty('CALLERID', args, value));
+      // A presentation alone raises no ChannelCallerId: Asterisk compares only name and number.
+      const presentation = writtenPresentation('CALLERID', channel.callerPresentation, args, value);
+      if (presentation !== undefined) channel.callerPresentation = presentation;
+      else channel.setCaller(parseParty('CALLERID', args, value));
     },
   },
   {
     name: 'CONNECTEDLINE',
     syntax: 'CONNECTEDLINE(field)',
-    summary: 'The connected party: name, num, all, pres, tag...; name, num and all are writable.',
+    summary: 'The connected party: name, num, all, pres, name-pres, num-pres, tag...; name, num, all and the presentations are writable.',
     category: 'channel',
-    read: (call) => partyField(channelOf(call, 'CONNECTEDLINE').connected, call.args),
-    write: (call, value) => channelOf(call, 'CONNECTEDLINE').setConnected(parseParty('CONNECTEDLINE', call.args, value)),
+    read(call) {
+      const channel = channelOf(call, 'CONNECTEDLINE');
+      return partyField(channel.connected, call.args, channel.connectedPresentation);
+    },
+    write(call, value) {
+      const channel = channelOf(call, 'CONNECTEDLINE');
+      const presentation = writtenPresentation('CONNECTEDLINE', channel.connectedPresentation, call.args, value);
+      if (presentation !== undefined) channel.connectedPresentation = presentation;
+      else channel.setConnected(parseParty('CONNECTEDLINE', call.args, value));
+    },
   },
   {
     name: 'CHANNEL',

@@ -24,6 +24,7 @@ import type {
 } from './types.ts';
 import { getToneZone, toneZoneCountries } from '../../../media/tonezones.ts';
 import { NO_GROUPS, parseGroupNames, parseGroupNumbers, type CallGroups } from '../../../core/channels/call-groups.ts';
+import { parsePresentation, PRES_ALLOWED_NOT_SCREENED } from '../../../core/channels/presentation.ts';
 import {
   MAX_LIST_ITEMS,
   bool,
@@ -158,6 +159,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     sendHistoryInfo: false,
     trustIdInbound: false,
     trustIdOutbound: false,
+    callerIdPrivacy: PRES_ALLOWED_NOT_SCREENED,
     mohPassthrough: false,
     redirectMethod: 'user',
     suppressQ850ReasonHeaders: false,
@@ -204,6 +206,12 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       if (result.value.name === undefined && result.value.number === undefined) delete draft.callerId;
       else draft.callerId = result.value;
     }),
+    // res_pjsip: the presentation of the endpoint's own id, name and number alike (a name or a number).
+    callerid_privacy: custom<EndpointDraft>({ default: 'allowed_not_screened', doc: 'Presentation of calls from the endpoint whose id is not taken from a trusted P-Asserted-Identity / Remote-Party-ID: `allowed_not_screened` ... `prohib`, `unavailable`, or its number; a restricted caller is sent on as Anonymous.' }, (draft, value, report) => {
+      const presentation = parsePresentation(value);
+      if (presentation === undefined) return report.fail(`${shown(value)} is not a presentation (allowed_not_screened, allowed_passed_screen, allowed_failed_screen, allowed, prohib_not_screened, prohib_passed_screen, prohib_failed_screen, prohib, unavailable or a number)`);
+      draft.callerIdPrivacy = presentation;
+    }),
     dtmf_mode: choice('dtmfMode', DTMF_MODES, { default: 'rfc4733', doc: 'How DTMF is sent and received.' }),
     identify_by: choices('identifyBy', IDENTIFY_BY, { default: 'username,ip', doc: 'Whether the From user (`username`, `auth_username`) may identify the endpoint.' }),
     language: optionalText('language', { doc: 'Language of the endpoint\'s channels (sound prompts).' }),
@@ -244,7 +252,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     send_diversion: bool('sendDiversion', { default: 'yes', doc: 'Send a Diversion header (RFC 5806) with the redirecting party of a channel that was redirected (REDIRECTING(count) above 0) on its INVITE.' }),
     send_history_info: bool('sendHistoryInfo', { default: 'no', doc: 'Send History-Info headers (RFC 7044) with the redirecting party on the INVITE: the original target (index 1), and the redirected-to party (index 1.1, with its cause) when it has a number.' }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
-    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send identity headers of private callers.', implemented: false }),
+    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send a restricted caller\'s id in P-Asserted-Identity (with `Privacy: id`) / Remote-Party-ID (`privacy=full`) as send_pai / send_rpid ask; its From is Anonymous either way. no: only an allowed id is sent.' }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
     redirect_method: choice('redirectMethod', ['user', 'uri_core', 'uri_pjsip'], {
       default: 'user',

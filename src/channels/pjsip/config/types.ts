@@ -63,8 +63,10 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly sendHistoryInfo: boolean;
   /** Take an inbound call's caller id from its P-Asserted-Identity / Remote-Party-ID. */
   readonly trustIdInbound: boolean;
-  /** Send restricted ids too (Patchbay has no restricted ids: no effect). */
+  /** Send a restricted id's identity headers (PAI with Privacy: id, RPID privacy=full); its From is anonymous anyway. */
   readonly trustIdOutbound: boolean;
+  /** callerid_privacy: the presentation (an AST_PRES_* value) of the endpoint's own id and of an untrusted caller's. */
+  readonly callerIdPrivacy: number;
   readonly transport?: string;
   readonly language?: string;
   /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
