@@ -367,6 +367,8 @@ function showCalleeToCaller(channel: Channel, peer: Channel): void {
   if (!channel.caller.name && !channel.caller.number) return;
   const { name, number } = peer.caller;
   if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
+  // Indicated to the caller's technology as app_dial's update_connected_line_from_peer does.
+  channel.indicateConnectedLine('answer');
 }
 
 /**
