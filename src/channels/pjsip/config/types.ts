@@ -64,6 +64,11 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly trustIdInbound: boolean;
   /** Send restricted ids too (Patchbay has no restricted ids: no effect). */
   readonly trustIdOutbound: boolean;
+  /** Connected line over SIP (connected-line.ts): updates sent, their method, updates taken, before the answer at once. */
+  readonly sendConnectedLine: boolean;
+  readonly connectedLineMethod: 'invite' | 'reinvite' | 'update';
+  readonly trustConnectedLine: boolean;
+  readonly rpidImmediate: boolean;
   readonly transport?: string;
   readonly language?: string;
   /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
