@@ -25,6 +25,7 @@ const RES_PJSIP = {
     alicu: { ...phone, send_pai: 'yes', connected_line_method: 'update' },
     alicn: { ...phone, send_pai: 'yes', send_connected_line: 'no' },
     alicp: phone,
+    alicr: { ...phone, send_pai: 'yes', rpid_immediate: 'yes' },
     bob: { ...phone, aors: 'bob', trust_id_inbound: 'yes' },
   },
   aor: { bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
@@ -98,6 +99,16 @@ describe('connected line over SIP, as chan_pjsip sends and res_pjsip_caller_id r
     const updates = requestsTo(result!, 'UPDATE');
     assert.equal(updates.length, 1, result!.messages.slice(-3000));
     assert.deepEqual(headerLines(updates[0]!, 'P-Asserted-Identity').map((line) => line.replace(/@[^>;]+/, '@HOST')), [BOB]);
+  });
+
+  test('rpid_immediate=yes: before the answer, Dial()\'s update of the caller goes at once as a 180 naming bob, though bob never rang; then the update after the answer', { timeout: 180_000 }, async () => {
+    const callee = await bob('colp-callee-answer.xml');
+    const alice = caller('alicr', 'colp-caller.xml', ['-set', 'allow', WITH_UPDATE]);
+    const [result] = (await finish('alicr', [alice, callee])).results;
+    const ringing = tracedMessages(result!, /^SIP\/2\.0 180/);
+    assert.ok(ringing.length >= 1, result!.messages.slice(-3000));
+    assert.deepEqual(headerLines(ringing[0]!, 'P-Asserted-Identity').map((line) => line.replace(/@[^>;]+/, '@HOST')), [BOB]);
+    assert.equal(requestsTo(result!, 'UPDATE').length, 1);
   });
 
   test('send_connected_line=no: no re-INVITE or UPDATE once answered, and the 200 OK carries no P-Asserted-Identity', { timeout: 180_000 }, async () => {

@@ -32,7 +32,7 @@ const MAX_ID_PART = 80;
 const MAX_HEADER_READ = 1024;
 
 /** What the connected line reads of its call at each step (SipCall is one). */
-export interface ConnectedLineCall {
+interface ConnectedLineCall {
   readonly channel: Channel;
   readonly ended: boolean;
   /** The phone called us (we are the UAS): RPID says `party=called`, and rpid_immediate applies. */
@@ -44,7 +44,7 @@ export interface ConnectedLineCall {
 }
 
 /** How the connected line goes out: through the call's requests and responses. */
-export interface ConnectedLineSending {
+interface ConnectedLineSending {
   /** The far end's Allow lists UPDATE (call-session.ts). */
   peerAllowsUpdate(): boolean;
   /** A re-INVITE with our SDP (its identity headers come from dialogHeaders); false when none could go. */
