@@ -13,6 +13,8 @@
 // 481 when no dialog matches, 486 for `early-only` on a confirmed one, 503 when the replaced
 // channel is in no two-party call (Asterisk would move the new channel into its place; Patchbay
 // does not).
+// An INVITE to the pickup extension (features.conf pickupexten, *8) runs no dialplan: it picks up a
+// ringing call of the endpoint's pickup groups (core/call-pickup.ts), or is refused 403.
 import type { Channel } from '../../core/channels/channel.ts';
 import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
@@ -80,7 +82,10 @@ export class InviteServer {
     // allow_overlap), without a channel. An INVITE with Replaces names a call, not an extension.
     const target = request.uri;
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
-    if (request.get('replaces') === undefined && !context.extensionExists(endpoint.context, exten)) {
+    // The pickup extension (features.conf pickupexten) is taken whatever the dialplan holds, as
+    // res_pjsip_session does: the call picks up a ringing call of the endpoint's pickup groups.
+    const picking = request.get('replaces') === undefined && context.pickup.extension !== '' && exten === context.pickup.extension;
+    if (request.get('replaces') === undefined && !picking && !context.extensionExists(endpoint.context, exten)) {
       const incomplete = endpoint.allowOverlap && context.extensionCanMatch(endpoint.context, exten);
       this.#refusedLog.run((suppressed) =>
         runtime.log?.info(
@@ -153,10 +158,32 @@ export class InviteServer {
     if (redirecting) channel.redirecting = redirecting;
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
+    // and its call and pickup groups (call pickup).
+    if (endpoint.groups) channel.groups = endpoint.groups;
+    if (picking) return void this.#pickUp(channel);
     if (!replaced) return void context.enterDialplan(channel);
     channel.answer();
     if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);
     else runtime.log?.info({ channel: channel.name, replaced: replaced.name }, 'INVITE with Replaces: the new call takes the old one\'s place');
+  }
+
+  /**
+   * chan_pjsip's call pickup supplement: no dialplan runs; the channel picks up a ringing call or,
+   * when there is none (after features.conf's pickupfailsound), is hung up as rejected (21: 403
+   * before an answer). A channel that picked up stays in the call it took over.
+   */
+  #pickUp(channel: Channel): void {
+    const context = this.#runtime.context;
+    if (!context) return void channel.hangup(CAUSE.rejected);
+    void context.pickup.call(channel).then(
+      (picked) => {
+        if (!picked && !channel.hangingUp) channel.hangup(CAUSE.rejected);
+      },
+      (error: unknown) => {
+        this.#runtime.log?.warn({ err: error, channel: channel.name }, 'call pickup failed');
+        if (!channel.hangingUp) channel.hangup(CAUSE.rejected);
+      },
+    );
   }
 
   #callsOf(endpointId: string): number {

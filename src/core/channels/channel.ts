@@ -17,6 +17,7 @@ import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts'
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, ConnectedLineSource, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
+import { NO_GROUPS, type CallGroups } from './call-groups.ts';
 
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelIdentity, IdentityChange, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 import type { ChannelEventName, ChannelIdentity, ChannelInit, ChannelState, DialplanLocation, IdentityChange, StasisControl } from './channel-types.ts';
@@ -61,6 +62,8 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
    * (CHANNEL(tonezone), Asterisk's ast_channel_zone); undefined: the default zone.
    */
   toneZone: string | undefined;
+  /** Its call and pickup groups (call-groups.ts): a technology sets them from its endpoint, CHANNEL(callgroup) etc. change them. */
+  groups: Readonly<CallGroups> = NO_GROUPS;
   /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
   readonly #dialplanRun = new ChannelDialplanRun<Channel>();
   /** The connected line last indicated to the technology (Asterisk's connected_indicated), with its source. */

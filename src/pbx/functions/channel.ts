@@ -5,6 +5,7 @@ import { causeText } from '../../core/channels/causes.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { getToneZone, toneZoneCountries } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
+import { formatGroupNames, formatGroupNumbers, parseGroupNames, parseGroupNumbers } from '../../core/channels/call-groups.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
 const ANI_VARIABLE = '__CALLER_ANI';
@@ -110,6 +111,10 @@ const CHANNEL_READERS: ReadonlyMap<string, (channel: Channel) => string> = new M
   ['onhold', (channel) => (channel.onHold ? '1' : '0')],
   ['endpoint', (channel) => channel.endpointId ?? ''],
   ['tonezone', (channel) => channel.toneZone ?? ''],
+  ['callgroup', (channel) => formatGroupNumbers(channel.groups.callGroup)],
+  ['pickupgroup', (channel) => formatGroupNumbers(channel.groups.pickupGroup)],
+  ['namedcallgroup', (channel) => formatGroupNames(channel.groups.namedCallGroups)],
+  ['namedpickupgroup', (channel) => formatGroupNames(channel.groups.namedPickupGroups)],
 ]);
 
 const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => void> = new Map<string, (channel: Channel, value: string) => void>([
@@ -117,6 +122,11 @@ const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => 
   ['accountcode', (channel, value) => void (channel.accountcode = value)],
   ['musicclass', (channel, value) => channel.setSystemVariable('__MUSICCLASS', value)],
   ['tonezone', (channel, value) => void (channel.toneZone = knownToneZone(value))],
+  // As func_channel: the value is read as the configuration's groups are (pieces Asterisk skips are skipped).
+  ['callgroup', (channel, value) => void (channel.groups = { ...channel.groups, callGroup: parseGroupNumbers(value) })],
+  ['pickupgroup', (channel, value) => void (channel.groups = { ...channel.groups, pickupGroup: parseGroupNumbers(value) })],
+  ['namedcallgroup', (channel, value) => void (channel.groups = { ...channel.groups, namedCallGroups: parseGroupNames(value) })],
+  ['namedpickupgroup', (channel, value) => void (channel.groups = { ...channel.groups, namedPickupGroups: parseGroupNames(value) })],
 ]);
 
 /** A tone zone's country as CHANNEL(tonezone) takes it: one Patchbay knows, else refused as Asterisk refuses it. */
@@ -187,7 +197,7 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s, and those a PJSIP channel answers without the prefix: endpoint, aor, contact, rtp,…, rtcp,…); language, accountcode, musicclass and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, callgroup, pickupgroup, namedcallgroup, namedpickupgroup, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s, and those a PJSIP channel answers without the prefix: endpoint, aor, contact, rtp,…, rtcp,…); language, accountcode, musicclass, the four groups (`1,3-5`; names comma-separated) and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();

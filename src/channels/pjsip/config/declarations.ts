@@ -23,6 +23,7 @@ import type {
   PjsipRegistration,
 } from './types.ts';
 import { getToneZone, toneZoneCountries } from '../../../media/tonezones.ts';
+import { NO_GROUPS, parseGroupNames, parseGroupNumbers, type CallGroups } from '../../../core/channels/call-groups.ts';
 import {
   MAX_LIST_ITEMS,
   bool,
@@ -99,6 +100,20 @@ const codecs = (allow: boolean, doc: string) =>
   });
 
 const sipUri = <K extends string>(key: K, doc: string, implemented = true) => optional(key, parseSipUri, { doc, implemented });
+
+/**
+ * call_group, pickup_group, named_call_group, named_pickup_group: one of the endpoint's groups, as
+ * chan_pjsip reads them (ast_get_group, ast_get_namedgroups); a piece Asterisk would skip is a warning.
+ */
+const group = (field: keyof CallGroups, doc: string) =>
+  custom<EndpointDraft>({ doc }, (draft, value, report) => {
+    const problems: string[] = [];
+    const groups = { ...(draft.groups ?? NO_GROUPS) };
+    if (field === 'callGroup' || field === 'pickupGroup') groups[field] = parseGroupNumbers(value, problems);
+    else groups[field] = parseGroupNames(value, problems);
+    for (const problem of problems) report.warn(problem);
+    draft.groups = groups;
+  });
 
 /** Longest mailbox name (`1000@default`); ARI's mailbox names are free text, bounded the same way. */
 const MAX_MAILBOX_NAME = 255;
@@ -302,6 +317,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
     notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
+    call_group: group('callGroup', 'Call groups of the endpoint\'s channels (numbers 0-63, ranges: `1,3-5`): a channel ringing it may be picked up by a channel whose pickup group shares one (docs/dialplan.md, Call pickup).'),
+    pickup_group: group('pickupGroup', 'Pickup groups of the endpoint\'s channels (numbers 0-63, ranges): the ringing channels whose call group shares one may be picked up from it (`Pickup()`, the pickup extension).'),
+    named_call_group: group('namedCallGroups', 'Named call groups of the endpoint\'s channels (comma-separated names), matched against named pickup groups.'),
+    named_pickup_group: group('namedPickupGroups', 'Named pickup groups of the endpoint\'s channels (comma-separated names), matched against named call groups.'),
     ...ENDPOINT_ACL_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,

@@ -5,6 +5,7 @@ import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
 import type { TlsSettings } from '../../../sip/tls-material.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
 import type { AclRule } from '../../../util/acl.ts';
+import type { CallGroups } from '../../../core/channels/call-groups.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
 export interface RawField {
@@ -73,6 +74,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly language?: string;
   /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
   readonly toneZone?: string;
+  /** call_group, pickup_group (64-bit masks) and named_call_group, named_pickup_group: the endpoint's channels' groups (call pickup). */
+  readonly groups?: CallGroups;
   /** inband_progress: ringing before the answer is sent as 183 with SDP and heard in band (chan_pjsip). */
   readonly inbandProgress: boolean;
   readonly rtpSymmetric: boolean;
