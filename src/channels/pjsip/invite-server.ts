@@ -25,7 +25,7 @@ import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
-import { inboundCaller } from './caller-identity.ts';
+import { inboundCaller, outboundIdentityOptions } from './caller-identity.ts';
 import { redirectingOfRequest } from './diversion.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
@@ -61,7 +61,8 @@ export class InviteServer {
     if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
     if (endpoint.rewriteContact) rewriteContactToSource(request, tx.source);
     // Extensions it requires that the endpoint lacks, or lacks that the endpoint requires: 420, 421, 422.
-    const options = { ...endpoint, ...endpointSessionOptions(endpoint) };
+    // identity: how our headers name the party the phone talks to (connected-line.ts).
+    const options = { ...endpoint, ...endpointSessionOptions(endpoint), identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser) };
     const extensionRefusal = refuseInvite(request, options);
     if (extensionRefusal) return void tx.reply(extensionRefusal.status, undefined, extensionRefusal.headers);
     const callId = request.callId() ?? '';

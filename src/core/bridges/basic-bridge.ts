@@ -121,6 +121,7 @@ export class BasicBridge {
     this.#publishMembership('ChannelEnteredBridge', channel);
     clearTransferVariables(channel);
     this.#setPeerVariables();
+    this.#indicateConnectedLines();
   }
 
   /**
@@ -143,6 +144,7 @@ export class BasicBridge {
       showCallerAsConnected(stays, joining);
       showCallerAsConnected(joining, stays);
     }
+    this.#indicateConnectedLines();
   }
 
   /**
@@ -175,6 +177,17 @@ export class BasicBridge {
     if (channel.bridgeId !== this.id) return;
     channel.bridgeId = undefined;
     this.#publishMembership('ChannelLeftBridge', channel);
+  }
+
+  /**
+   * Two parties: each one's technology is told whom it talks to (bridge_reconfigured's connected-line
+   * update; a SIP phone gets a re-INVITE or UPDATE), the first entered first. The connected lines
+   * themselves were set by Dial() or the swap; a party told the same before is not told again.
+   */
+  #indicateConnectedLines(): void {
+    const members = this.members();
+    if (members.length !== 2) return;
+    for (const member of members) member.indicateConnectedLine('bridge');
   }
 
   /** Two parties: the first entered is told the second's name first (set_bridge_peer_vars_2party). */

@@ -6,7 +6,8 @@ import type { BridgeMember } from './bridge-types.ts';
 /**
  * In a two-party bridge each party's connected line becomes the other's caller id; a party that
  * entered with inhibitConnectedLineUpdates stops it. ChannelConnectedLine is raised only for a
- * party whose connected line really changes. `members` are the bridge's two members.
+ * party whose connected line really changes; each party's technology is told it (a SIP phone gets
+ * a re-INVITE or UPDATE) unless it was told the same before. `members` are the bridge's two members.
  */
 export function exchangeConnectedLines(members: Iterable<BridgeMember>): void {
   const [first, second] = [...members];
@@ -18,6 +19,9 @@ export function exchangeConnectedLines(members: Iterable<BridgeMember>): void {
   const firstPresentation = first.channel.callerPresentation;
   update(first.channel, secondCaller, second.channel.callerPresentation);
   update(second.channel, firstCaller, firstPresentation);
+  // Each party's technology is told whom it talks to (the bridge queues both updates).
+  first.channel.indicateConnectedLine('bridge');
+  second.channel.indicateConnectedLine('bridge');
 }
 
 function update(channel: Channel, { name, number }: CallerId, presentation: number): void {

@@ -16,7 +16,7 @@ import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
 import { combinedPresentation, describePresentation } from './presentation.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
-import type { ChannelDriver, Indication } from './driver.ts';
+import type { ChannelDriver, ConnectedLineSource, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 import { NO_GROUPS, type CallGroups } from './call-groups.ts';
 
@@ -67,6 +67,8 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   groups: Readonly<CallGroups> = NO_GROUPS;
   /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
   readonly #dialplanRun = new ChannelDialplanRun<Channel>();
+  /** The connected line last indicated to the technology (Asterisk's connected_indicated), with its source. */
+  #indicatedConnected: { readonly name: string; readonly number: string; readonly source: ConnectedLineSource } | undefined;
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.
@@ -193,6 +195,21 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
    */
   endInbandIndication(): void {
     this.env.inbandIndication?.(this, 'stop');
+  }
+
+  /**
+   * Tells the technology whom the far end now talks to (ast_indicate_data with
+   * AST_CONTROL_CONNECTED_LINE): the channel's connected line, unless it and `source` are those
+   * indicated last (Asterisk drops such a redundant update). Setting the connected line alone
+   * (a callee's staged identity, inheritance) indicates nothing.
+   */
+  indicateConnectedLine(source: ConnectedLineSource): void {
+    if (this.hangingUp) return;
+    const { name, number } = this.connected;
+    const last = this.#indicatedConnected;
+    if (last && last.name === name && last.number === number && last.source === source) return;
+    this.#indicatedConnected = { name, number, source };
+    this.driver.connectedLine?.({ name, number });
   }
 
   hold(musicClass?: string): void {

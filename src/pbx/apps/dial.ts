@@ -393,6 +393,8 @@ function showCalleeToCaller(channel: Channel, peer: Channel): void {
   const { name, number } = peer.caller;
   channel.connectedPresentation = peer.callerPresentation;
   if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
+  // Indicated to the caller's technology as app_dial's update_connected_line_from_peer does.
+  channel.indicateConnectedLine('answer');
 }
 
 /**

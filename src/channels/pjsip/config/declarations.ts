@@ -160,6 +160,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     trustIdInbound: false,
     trustIdOutbound: false,
     callerIdPrivacy: PRES_ALLOWED_NOT_SCREENED,
+    sendConnectedLine: true,
+    connectedLineMethod: 'invite',
+    trustConnectedLine: true,
+    rpidImmediate: false,
     mohPassthrough: false,
     redirectMethod: 'user',
     suppressQ850ReasonHeaders: false,
@@ -253,6 +257,22 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     send_history_info: bool('sendHistoryInfo', { default: 'no', doc: 'Send History-Info headers (RFC 7044) with the redirecting party on the INVITE: the original target (index 1), and the redirected-to party (index 1.1, with its cause) when it has a number.' }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
     trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send a restricted caller\'s id in P-Asserted-Identity (with `Privacy: id`) / Remote-Party-ID (`privacy=full`) as send_pai / send_rpid ask; its From is Anonymous either way. no: only an allowed id is sent.' }),
+    send_connected_line: bool('sendConnectedLine', {
+      default: 'yes',
+      doc: 'Tell the endpoint whom it talks to once that changes (a Dial() answer, a bridge, a transfer): a re-INVITE or UPDATE with P-Asserted-Identity / Remote-Party-ID (only with `send_pai` or `send_rpid`, for a party with a number); `no` also leaves them out of the responses after the first provisional.',
+    }),
+    connected_line_method: choice('connectedLineMethod', ['invite', 'reinvite', 'update'], {
+      default: 'invite',
+      doc: 'How the connected-line update goes: `invite` (or `reinvite`) a re-INVITE with our SDP, `update` an UPDATE without SDP; as Asterisk, an UPDATE whenever the endpoint\'s Allow lists UPDATE.',
+    }),
+    trust_connected_line: bool('trustConnectedLine', {
+      default: 'yes',
+      doc: 'With `trust_id_inbound`: a P-Asserted-Identity / Remote-Party-ID in the endpoint\'s re-INVITE, UPDATE or responses to our INVITE becomes its channel\'s caller id and the other party\'s connected line.',
+    }),
+    rpid_immediate: bool('rpidImmediate', {
+      default: 'no',
+      doc: 'Before the answer, a connected-line update goes at once as a 180 (183 with `inband_progress`, or once ringing) carrying the identity headers.',
+    }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
     redirect_method: choice('redirectMethod', ['user', 'uri_core', 'uri_pjsip'], {
       default: 'user',

@@ -67,6 +67,11 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly trustIdOutbound: boolean;
   /** callerid_privacy: the presentation (an AST_PRES_* value) of the endpoint's own id and of an untrusted caller's. */
   readonly callerIdPrivacy: number;
+  /** Connected line over SIP (connected-line.ts): updates sent, their method, updates taken, before the answer at once. */
+  readonly sendConnectedLine: boolean;
+  readonly connectedLineMethod: 'invite' | 'reinvite' | 'update';
+  readonly trustConnectedLine: boolean;
+  readonly rpidImmediate: boolean;
   readonly transport?: string;
   readonly language?: string;
   /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
