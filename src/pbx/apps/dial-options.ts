@@ -9,6 +9,7 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['a', 'a: the caller is answered when the callee answers (Patchbay always does so)'],
   ['b', 'b(context^exten^priority[(args)]): a pre-dial handler on each callee'],
   ['c', 'c: callees cancelled because the caller gave up are hung up "answered elsewhere" (26)'],
+  ['D', 'D([called][:calling][:progress]): DTMF to the callee and the caller at the answer, to the callee at its progress'],
   ['g', 'g: the caller goes on in the dialplan after the callee hangs up'],
   ['i', 'i: call forwards are not followed'],
   ['m', 'm[(class)]: music on hold to the caller instead of ringing until a callee answers'],
