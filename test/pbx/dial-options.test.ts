@@ -12,6 +12,14 @@ import type { EventSocket } from '../helpers/server.ts';
 import { assertNoChannels, channelName, channelOf, collectUntil, originate, startPbxServer, untilDestroyed, varsets, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
 
 const DIALPLAN = `
+[callee-sub]
+exten => s,1,Set(GOSUB_RESULT=\${ARG1})
+ same => n,Return(ret-\${ARG2})
+
+[callee-goto]
+exten => s,1,Set(GOSUB_RESULT=GOTO:opts^landed^1)
+ same => n,Return()
+
 [opts]
 exten => held,1,Ringing()
  same => n,Wait(60)
@@ -36,6 +44,22 @@ exten => digits,1,Dial(Local/quiet@opts,,D(12:34))
 
 exten => losers,1,Dial(Local/held@opts&Local/quiet@opts,,Q(NO_ANSWER))
 exten => cancel,1,Dial(Local/held@opts,,c)
+
+exten => announce,1,Dial(Local/quiet@opts,,A(beep:beep))
+
+exten => ubusy,1,Dial(Local/quiet@opts,,U(callee-sub^BUSY^b))
+ same => n,Set(RESULT=\${DIALSTATUS}:\${GOSUB_RETVAL})
+ same => n,Hangup()
+exten => ucontinue,1,Dial(Local/quiet@opts,,U(callee-sub^CONTINUE^c))
+ same => n,Set(RESULT=\${DIALSTATUS}:\${GOSUB_RETVAL})
+ same => n,Hangup()
+exten => uabort,1,Dial(Local/quiet@opts,,U(callee-sub^ABORT^a))
+ same => n,Set(RESULT=not reached)
+exten => ugoto,1,Dial(Local/quiet@opts,,U(callee-goto))
+ same => n,Set(RESULT=not reached)
+exten => landed,1,Set(RESULT=landed:\${DIALSTATUS})
+ same => n,Hangup()
+exten => ubridge,1,Dial(Local/quiet@opts,,U(callee-sub^^r))
 
 exten => unsupported,1,Dial(Local/echo@opts,,tTgy)
  same => n,Hangup()
@@ -228,6 +252,61 @@ describe('Dial options', () => {
     assertNoChannels(pbx.server);
   });
 
+  test('A(beep:beep): the callee and the caller each hear the file when the callee answers, then they are bridged', async () => {
+    const call = originate(pbx.server, 'Local/announce@opts');
+    const atCaller = listenTo(call.one);
+    const callee = await calleeOf(call.two);
+    const atCallee = listenTo(callee.peer!);
+    const entered = await collectUntil(events, (event) => event.type === 'ChannelEnteredBridge' && channelName(event) === call.two.name, 20_000);
+    assert.ok(entered.length > 0);
+    // Before the bridge only the announcements send audio (the callee's Wait() sends none).
+    assert.ok(measure(atCaller.samples(), 1000).rms > 100, `the caller heard the beep (rms ${measure(atCaller.samples(), 1000).rms.toFixed(0)})`);
+    assert.ok(measure(atCallee.samples(), 1000).rms > 100, `the callee heard the beep (rms ${measure(atCallee.samples(), 1000).rms.toFixed(0)})`);
+    atCaller.stop();
+    atCallee.stop();
+    call.one.hangup();
+    await untilDestroyed(events, [call.one, call.two, callee, callee.peer!], 15_000);
+    assertNoChannels(pbx.server);
+  });
+
+  test('U(): the callee subroutine’s GOSUB_RESULT — BUSY and CONTINUE go on, ABORT ends both, GOTO moves the caller, none bridges', async () => {
+    // The callee may be gone before its Dial event is read: the four channels are waited for by name.
+    const run = async (exten: string): Promise<{ seen: AriEvent[]; call: ReturnType<typeof originate> }> => {
+      const call = originate(pbx.server, `Local/${exten}@opts`);
+      const seen = await collectUntil(events, isDialTo(call.two));
+      const calleeName = String((seen.at(-1)!.peer as Record<string, unknown>).name);
+      const waiting = new Set([call.one.name, call.two.name, calleeName, calleeName.replace(/;1$/, ';2')]);
+      seen.push(
+        ...(await collectUntil(
+          events,
+          (event) => {
+            if (event.type === 'ChannelDestroyed') waiting.delete(channelName(event));
+            return waiting.size === 0;
+          },
+          20_000,
+        )),
+      );
+      return { seen, call };
+    };
+    const busy = await run('ubusy');
+    assert.deepEqual(varsets(busy.seen, busy.call.two.name, 'RESULT'), ['BUSY:ret-b']);
+    const going = await run('ucontinue');
+    assert.deepEqual(varsets(going.seen, going.call.two.name, 'RESULT'), ['ANSWER:ret-c']);
+    const abort = await run('uabort');
+    assert.deepEqual(varsets(abort.seen, abort.call.two.name, 'RESULT'), []);
+    assert.ok(!abort.seen.some((event) => event.type === 'ChannelEnteredBridge'), 'never bridged');
+    const moved = await run('ugoto');
+    assert.deepEqual(varsets(moved.seen, moved.call.two.name, 'RESULT'), ['landed:ANSWER']);
+
+    const bridged = originate(pbx.server, 'Local/ubridge@opts');
+    const callee = await calleeOf(bridged.two);
+    await collectUntil(events, (event) => event.type === 'ChannelEnteredBridge' && channelName(event) === bridged.two.name, 20_000);
+    assert.equal(bridged.two.getVariable('GOSUB_RETVAL'), 'ret-r');
+    bridged.one.hangup();
+    await untilDestroyed(events, [bridged.one, bridged.two, callee, callee.peer!], 15_000);
+    assertNoChannels(pbx.server);
+  });
+
   test('options Patchbay does not act on are named once per dialplan line, at load and at run', async () => {
     const warnings = (): string[] =>
       pbx.server.logLines
@@ -238,7 +317,7 @@ describe('Dial options', () => {
     assert.ok(load.some((line) => /extensions\.conf:\d+: Dial option 't' is not supported: in-call DTMF features are not supported$/.test(line)), load.join('\n'));
     assert.ok(load.some((line) => /: Dial option 'T' is not supported/.test(line)));
     assert.ok(load.some((line) => /: Dial option 'y' is unknown \(app_dial has no such option\) and is ignored$/.test(line)));
-    assert.ok(!load.some((line) => /option '[gmrSDQc]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
+    assert.ok(!load.some((line) => /option '[gmrSDQcAU]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
 
     for (let run = 0; run < 2; run++) {
       const call = originate(pbx.server, 'Local/dynamic@opts');

@@ -6,6 +6,7 @@ import { splitArgs } from '../../dialplan/args.ts';
 
 /** The letters Dial() acts on, with what the docs say of each. */
 export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
+  ['A', 'A(x[:y]): file x played to the callee and y to the caller when the callee answers, before the bridge'],
   ['a', 'a: the caller is answered when the callee answers (Patchbay always does so)'],
   ['b', 'b(context^exten^priority[(args)]): a pre-dial handler on each callee'],
   ['c', 'c: callees cancelled because the caller gave up are hung up "answered elsewhere" (26)'],
@@ -16,6 +17,7 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['Q', 'Q(cause): the cause the other callees are hung up with when one answers'],
   ['r', 'r[(tone)]: ringing (or a tone of the zone) to the caller at once'],
   ['S', 'S(x): the callee is hung up x seconds after it answers'],
+  ['U', 'U(context[^arg...]): a subroutine on the callee before the bridge; its GOSUB_RESULT (BUSY, CONGESTION, CHANUNAVAIL, CONTINUE, ABORT, GOTO:) decides'],
 ]);
 
 /** Why a letter of app_dial is not acted on (named once per dialplan line). */

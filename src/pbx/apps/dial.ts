@@ -27,6 +27,7 @@ import { presetHangupCause } from '../hangup-cause.ts';
 import { timerDelay } from '../../util/timer-delay.ts';
 import { checkDialData, IMPLEMENTED_DIAL_OPTIONS, parseDialOptions, parseHangupCause, unsupportedAtRun } from './dial-options.ts';
 import { startCallerAudio } from './dial-caller-audio.ts';
+import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './dial-before-bridge.ts';
 import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, sendAnswerDigits } from './dial-answered.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 
@@ -362,6 +363,33 @@ function hangUpAtEnd(channel: Channel, cause: number): void {
   if (!channel.hangingUp) channel.hangup(cause, { soft: SOFT_HANGUP.appUnload });
 }
 
+/**
+ * The answered callee is not bridged: a party hung up before (during A's announcements or D's
+ * digits), or U's subroutine asked otherwise (GOSUB_RESULT). The callee is hung up; the caller
+ * goes on as app_dial lets it: with the status given, at the GOTO's place, or (ABORT, a party
+ * gone) only with g.
+ */
+function endBeforeBridge(channel: Channel, peer: Channel, outcome: CalleeGosubOutcome, goOn: boolean): AppOutcome {
+  const peerCause = peer.hangupCause ?? CAUSE.normal;
+  if (!peer.hangingUp) peer.hangup(CAUSE.normal);
+  if (channel.hangingUp) return 'stop';
+  switch (outcome.kind) {
+    case 'status':
+      setVariable(channel, 'DIALSTATUS', outcome.status);
+      return 'next';
+    case 'continue':
+      return 'next';
+    case 'goto':
+      channel.setLocation(outcome.location);
+      return 'jump';
+    case 'abort':
+    case 'bridge':
+      if (goOn) return 'next';
+      hangUpAtEnd(channel, outcome.kind === 'abort' ? CAUSE.normal : peerCause);
+      return 'stop';
+  }
+}
+
 export const dialApplication: DialplanApplication = {
   name: 'Dial',
   synopsis: `Calls one or more devices and connects the first to answer (DIALSTATUS), following their call forwards; options ${[...IMPLEMENTED_DIAL_OPTIONS.keys()].join(', ')}`,
@@ -449,6 +477,19 @@ export const dialApplication: DialplanApplication = {
     if (!channel.answered) channel.answer();
     // The early media's connection gives way to the call's own (which also passes hold and transfers).
     earlyMedia?.();
+    // A, U, S, D between the answer and the bridge, in app_dial's order.
+    const announcement = options.get('A');
+    if (announcement) await playAnnouncements(channel, peer, services, announcement);
+    const gosub = options.get('U');
+    const outcome: CalleeGosubOutcome = gosub && !peer.hangingUp && !channel.hangingUp ? await runCalleeGosub(channel, peer, services, gosub) : { kind: 'bridge' };
+    // S(x): the callee is hung up x seconds after it answered.
+    const disarm = stopAfter === undefined || outcome.kind !== 'bridge' ? undefined : armDurationStop(peer, stopAfter);
+    // D: the digits to the callee, then to the caller, before they are connected.
+    if (outcome.kind === 'bridge') await sendAnswerDigits(channel, peer, digits);
+    if (outcome.kind !== 'bridge' || peer.hangingUp || channel.hangingUp) {
+      disarm?.();
+      return endBeforeBridge(channel, peer, outcome, options.has('g'));
+    }
     // The basic bridge ARI sees (none where the services have no bridges): created, then the
     // callee's cleared extension shows as it enters.
     const bridge = services.bridges?.createBasic();
@@ -461,11 +502,7 @@ export const dialApplication: DialplanApplication = {
       setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
       setVariable(channel, 'DIALSTATUS', 'ANSWER');
     };
-    // D: the digits to the callee, then to the caller, before they are connected (app_dial).
-    await sendAnswerDigits(channel, peer, digits);
     const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
-    // S(x): the callee is hung up x seconds after it answered.
-    const disarm = stopAfter === undefined ? undefined : armDurationStop(peer, stopAfter);
     const exit = await call.exitOf(channel);
     disarm?.();
     switch (exit.kind) {
