@@ -40,6 +40,13 @@ exten => stop,1,Dial(Local/echo@opts,,gS(1))
 exten => stop0,1,Dial(Local/echo@opts,,S(0))
  same => n,Set(RESULT=not reached)
 
+exten => limit,1,Set(LIMIT_WARNING_FILE=beep)
+ same => n,Dial(Local/quiet@opts,,gL(3000:2000))
+ same => n,Set(RESULT=\${DIALSTATUS}:\${ANSWEREDTIME})
+ same => n,Hangup()
+exten => limit0,1,Dial(Local/echo@opts,,L(0))
+ same => n,Set(RESULT=not reached)
+
 exten => digits,1,Dial(Local/quiet@opts,,D(12:34))
 
 exten => losers,1,Dial(Local/held@opts&Local/quiet@opts,,Q(NO_ANSWER))
@@ -215,6 +222,28 @@ describe('Dial options', () => {
     assertNoChannels(pbx.server);
   });
 
+  test('L(3000:2000) with LIMIT_WARNING_FILE: the caller hears the warning during the call, which ends after 3 s; L(0) is refused', async () => {
+    const call = originate(pbx.server, 'Local/limit@opts');
+    const heard = listenTo(call.one);
+    const seen: AriEvent[] = [];
+    const callee = await calleeOf(call.two, seen);
+    seen.push(...(await untilDestroyed(events, [call.one, call.two, callee, callee.peer!], 20_000)));
+    // The callee's Wait() sends nothing: the audio the caller got is the warning.
+    assert.ok(measure(heard.samples(), 1000).rms > 100, `the warning was heard (rms ${measure(heard.samples(), 1000).rms.toFixed(0)})`);
+    heard.stop();
+    const [result] = varsets(seen, call.two.name, 'RESULT');
+    const [status, answered] = result!.split(':');
+    assert.equal(status, 'ANSWER');
+    assert.ok(Number(answered) >= 3 && Number(answered) <= 15, `ANSWEREDTIME ${answered}`);
+    assert.equal(destroyedCause(seen, callee), 16);
+
+    const refused = originate(pbx.server, 'Local/limit0@opts');
+    const ended = await untilDestroyed(events, [refused.one, refused.two], 15_000);
+    assert.deepEqual(varsets(ended, refused.two.name, 'RESULT'), []);
+    assert.ok(pbx.server.logLines.some((line) => line.includes('Bridge does not accept L(0)')));
+    assertNoChannels(pbx.server);
+  });
+
   test('D(12:34): 1 and 2 reach the callee, then 3 and 4 the caller, before the two are bridged', async () => {
     const call = originate(pbx.server, 'Local/digits@opts');
     const callee = await calleeOf(call.two);
@@ -317,7 +346,7 @@ describe('Dial options', () => {
     assert.ok(load.some((line) => /extensions\.conf:\d+: Dial option 't' is not supported: in-call DTMF features are not supported$/.test(line)), load.join('\n'));
     assert.ok(load.some((line) => /: Dial option 'T' is not supported/.test(line)));
     assert.ok(load.some((line) => /: Dial option 'y' is unknown \(app_dial has no such option\) and is ignored$/.test(line)));
-    assert.ok(!load.some((line) => /option '[gmrSDQcAU]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
+    assert.ok(!load.some((line) => /option '[gmrSDQcAUL]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
 
     for (let run = 0; run < 2; run++) {
       const call = originate(pbx.server, 'Local/dynamic@opts');

@@ -13,6 +13,7 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['D', 'D([called][:calling][:progress]): DTMF to the callee and the caller at the answer, to the callee at its progress'],
   ['g', 'g: the caller goes on in the dialplan after the callee hangs up'],
   ['i', 'i: call forwards are not followed'],
+  ['L', 'L(x[:y[:z]]): the answered call lasts x ms at most; LIMIT_WARNING_FILE y ms before the end, every z ms; LIMIT_CONNECT_FILE, LIMIT_TIMEOUT_FILE'],
   ['m', 'm[(class)]: music on hold to the caller instead of ringing until a callee answers'],
   ['Q', 'Q(cause): the cause the other callees are hung up with when one answers'],
   ['r', 'r[(tone)]: ringing (or a tone of the zone) to the caller at once'],

@@ -28,6 +28,7 @@ import { timerDelay } from '../../util/timer-delay.ts';
 import { checkDialData, IMPLEMENTED_DIAL_OPTIONS, parseDialOptions, parseHangupCause, unsupportedAtRun } from './dial-options.ts';
 import { startCallerAudio } from './dial-caller-audio.ts';
 import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './dial-before-bridge.ts';
+import { armCallLimit, parseCallLimit } from './dial-limit.ts';
 import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, sendAnswerDigits } from './dial-answered.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 
@@ -419,6 +420,12 @@ export const dialApplication: DialplanApplication = {
       services.log.warn({ channel: channel.name }, `Dial does not accept S(${options.get('S')})`);
       return 'stop';
     }
+    // L(x[:y[:z]]) replaces S, as app_dial's ast_bridge_timelimit undoes S.
+    const callLimit = parseCallLimit(options.get('L'));
+    if (callLimit === 'invalid') {
+      services.log.warn({ channel: channel.name }, `Bridge does not accept L(${options.get('L')})`);
+      return 'stop';
+    }
     const loserCause = options.has('Q') ? parseHangupCause(options.get('Q')!) : undefined;
     if (options.has('Q') && loserCause === undefined) services.log.warn({ channel: channel.name }, `Invalid cause given to Dial(...Q(<cause>)): "${options.get('Q')}"`);
     const digits = parseDialDigits(options.get('D'));
@@ -483,11 +490,11 @@ export const dialApplication: DialplanApplication = {
     const gosub = options.get('U');
     const outcome: CalleeGosubOutcome = gosub && !peer.hangingUp && !channel.hangingUp ? await runCalleeGosub(channel, peer, services, gosub) : { kind: 'bridge' };
     // S(x): the callee is hung up x seconds after it answered.
-    const disarm = stopAfter === undefined || outcome.kind !== 'bridge' ? undefined : armDurationStop(peer, stopAfter);
+    const disarmStop = stopAfter === undefined || callLimit !== undefined || outcome.kind !== 'bridge' ? undefined : armDurationStop(peer, stopAfter);
     // D: the digits to the callee, then to the caller, before they are connected.
     if (outcome.kind === 'bridge') await sendAnswerDigits(channel, peer, digits);
     if (outcome.kind !== 'bridge' || peer.hangingUp || channel.hangingUp) {
-      disarm?.();
+      disarmStop?.();
       return endBeforeBridge(channel, peer, outcome, options.has('g'));
     }
     // The basic bridge ARI sees (none where the services have no bridges): created, then the
@@ -503,8 +510,14 @@ export const dialApplication: DialplanApplication = {
       setVariable(channel, 'DIALSTATUS', 'ANSWER');
     };
     const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
+    // L: the limit runs from the bridge, with its sounds.
+    const disarmLimit = callLimit === undefined ? undefined : armCallLimit(channel, peer, services, callLimit);
+    const disarm = (): void => {
+      disarmStop?.();
+      disarmLimit?.();
+    };
     const exit = await call.exitOf(channel);
-    disarm?.();
+    disarm();
     switch (exit.kind) {
       case 'hungup':
         // The call hung the callee up with the caller's cause.
