@@ -4,6 +4,7 @@
 // the callees, and the options Patchbay does not act on named in the log, at load and at run.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { Indication } from '../../src/core/channels/technology.ts';
 import type { Frame } from '../../src/media/frame.ts';
@@ -46,6 +47,15 @@ exten => limit,1,Set(LIMIT_WARNING_FILE=beep)
  same => n,Hangup()
 exten => limit0,1,Dial(Local/echo@opts,,L(0))
  same => n,Set(RESULT=not reached)
+
+exten => short,1,Answer()
+ same => n,Hangup()
+exten => cdrreset,1,Answer()
+ same => n,Wait(1.1)
+ same => n,Dial(Local/short@opts,,C)
+exten => cdrkept,1,Answer()
+ same => n,Wait(1.1)
+ same => n,Dial(Local/short@opts)
 
 exten => digits,1,Dial(Local/quiet@opts,,D(12:34))
 
@@ -244,6 +254,28 @@ describe('Dial options', () => {
     assertNoChannels(pbx.server);
   });
 
+  test('C: the caller\'s record starts again as Dial() starts (without C it counts the second before)', async () => {
+    const posted: CallDetailRecord[] = [];
+    pbx.server.core.records.onRecord((record) => posted.push(record));
+    const recordOf = async (exten: string): Promise<CallDetailRecord> => {
+      const call = originate(pbx.server, `Local/${exten}@opts`);
+      await untilDestroyed(events, [call.one, call.two], 20_000);
+      for (let tries = 0; tries < 300; tries++) {
+        await pbx.server.core.records.flush();
+        const found = posted.find((record) => record.channel === call.two.name);
+        if (found) return found;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`no record of ${call.two.name}`);
+    };
+    const kept = await recordOf('cdrkept');
+    assert.ok(kept.duration >= 1, `without C: duration ${kept.duration}`);
+    const reset = await recordOf('cdrreset');
+    assert.equal(reset.lastapp, 'Dial');
+    assert.ok(reset.duration < kept.duration, `with C: duration ${reset.duration} (without: ${kept.duration})`);
+    assertNoChannels(pbx.server);
+  });
+
   test('D(12:34): 1 and 2 reach the callee, then 3 and 4 the caller, before the two are bridged', async () => {
     const call = originate(pbx.server, 'Local/digits@opts');
     const callee = await calleeOf(call.two);
@@ -346,7 +378,7 @@ describe('Dial options', () => {
     assert.ok(load.some((line) => /extensions\.conf:\d+: Dial option 't' is not supported: in-call DTMF features are not supported$/.test(line)), load.join('\n'));
     assert.ok(load.some((line) => /: Dial option 'T' is not supported/.test(line)));
     assert.ok(load.some((line) => /: Dial option 'y' is unknown \(app_dial has no such option\) and is ignored$/.test(line)));
-    assert.ok(!load.some((line) => /option '[gmrSDQcAUL]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
+    assert.ok(!load.some((line) => /option '[gmrSDQcAULC]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
 
     for (let run = 0; run < 2; run++) {
       const call = originate(pbx.server, 'Local/dynamic@opts');

@@ -9,6 +9,7 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['A', 'A(x[:y]): file x played to the callee and y to the caller when the callee answers, before the bridge'],
   ['a', 'a: the caller is answered when the callee answers (Patchbay always does so)'],
   ['b', 'b(context^exten^priority[(args)]): a pre-dial handler on each callee'],
+  ['C', "C: the caller's call records are reset (times start again) before the callees are dialed"],
   ['c', 'c: callees cancelled because the caller gave up are hung up "answered elsewhere" (26)'],
   ['D', 'D([called][:calling][:progress]): DTMF to the callee and the caller at the answer, to the callee at its progress'],
   ['g', 'g: the caller goes on in the dialplan after the callee hangs up'],

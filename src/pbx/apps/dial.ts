@@ -429,6 +429,8 @@ export const dialApplication: DialplanApplication = {
     const loserCause = options.has('Q') ? parseHangupCause(options.get('Q')!) : undefined;
     if (options.has('Q') && loserCause === undefined) services.log.warn({ channel: channel.name }, `Invalid cause given to Dial(...Q(<cause>)): "${options.get('Q')}"`);
     const digits = parseDialDigits(options.get('D'));
+    // C: the caller's call records start again now, as app_dial's ast_cdr_reset before dialing.
+    if (options.has('C')) services.records?.cdr.reset(channel.id, false);
     const seconds = Number.parseFloat(timeout ?? '');
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 
