@@ -101,7 +101,7 @@ const NAMED_AT_RUN_LIMIT = 10_000;
 export function unsupportedAtRun(where: string, optionText: string, options: ReadonlyMap<string, string>): string[] {
   const lines = unsupportedDialOptions(options);
   if (lines.length === 0) return lines;
-  const key = `${where}\u0000${optionText}`;
+  const key = `${where}\u0000${optionText.slice(0, 256)}`;
   if (namedAtRun.has(key)) return [];
   if (namedAtRun.size >= NAMED_AT_RUN_LIMIT) namedAtRun.clear();
   namedAtRun.add(key);
