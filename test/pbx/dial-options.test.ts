@@ -62,7 +62,7 @@ exten => digits,1,Dial(Local/quiet@opts,,D(12:34))
 exten => losers,1,Dial(Local/held@opts&Local/quiet@opts,,Q(NO_ANSWER))
 exten => cancel,1,Dial(Local/held@opts,,c)
 
-exten => announce,1,Dial(Local/quiet@opts,,A(beep:beep))
+exten => announce,1,Dial(Local/held@opts,,A(beep:beep))
 
 exten => ubusy,1,Dial(Local/quiet@opts,,U(callee-sub^BUSY^b))
  same => n,Set(RESULT=\${DIALSTATUS}:\${GOSUB_RETVAL})
@@ -106,6 +106,27 @@ async function calleeOf(caller: Channel, seen?: AriEvent[]): Promise<Channel> {
   const callee = pbx.server.core.channels.get(String((event.peer as Record<string, unknown>).name));
   assert.ok(callee, 'the callee exists');
   return callee;
+}
+
+/**
+ * The callee's name from its Dial event, then every event until the caller's pair and the callee's
+ * pair are destroyed (by name: a callee that ends by itself may be gone before its event is read).
+ */
+async function untilCallEnds(caller: ReturnType<typeof originate>, timeoutMs = 20_000): Promise<{ seen: AriEvent[]; calleeName: string }> {
+  const seen = await collectUntil(events, isDialTo(caller.two));
+  const calleeName = String((seen.at(-1)!.peer as Record<string, unknown>).name);
+  const waiting = new Set([caller.one.name, caller.two.name, calleeName, calleeName.replace(/;1$/, ';2')]);
+  seen.push(
+    ...(await collectUntil(
+      events,
+      (event) => {
+        if (event.type === 'ChannelDestroyed') waiting.delete(channelName(event));
+        return waiting.size === 0;
+      },
+      timeoutMs,
+    )),
+  );
+  return { seen, calleeName };
 }
 
 /** What reaches a channel: its frames' samples (copied) and its far end's indications. */
@@ -215,15 +236,13 @@ describe('Dial options', () => {
 
   test('S(1): the callee is hung up a second after it answered; with g the caller goes on, ANSWEREDTIME ≥ 1', async () => {
     const call = originate(pbx.server, 'Local/stop@opts');
-    const seen: AriEvent[] = [];
-    const callee = await calleeOf(call.two, seen);
-    seen.push(...(await untilDestroyed(events, [call.one, call.two, callee, callee.peer!], 20_000)));
+    const { seen, calleeName } = await untilCallEnds(call);
     const [result] = varsets(seen, call.two.name, 'RESULT');
     const [status, answered, dialed] = result!.split(':');
     assert.equal(status, 'ANSWER');
     assert.ok(Number(answered) >= 1 && Number(answered) <= 10, `ANSWEREDTIME ${answered}`);
     assert.ok(Number(dialed) >= Number(answered), `DIALEDTIME ${dialed}`);
-    assert.equal(destroyedCause(seen, callee), 16, 'the callee ends with normal clearing');
+    assert.equal(seen.find((event) => event.type === 'ChannelDestroyed' && channelName(event) === calleeName)?.cause, 16, 'the callee ends with normal clearing');
 
     const refused = originate(pbx.server, 'Local/stop0@opts');
     const ended = await untilDestroyed(events, [refused.one, refused.two], 15_000);
@@ -235,9 +254,7 @@ describe('Dial options', () => {
   test('L(3000:2000) with LIMIT_WARNING_FILE: the caller hears the warning during the call, which ends after 3 s; L(0) is refused', async () => {
     const call = originate(pbx.server, 'Local/limit@opts');
     const heard = listenTo(call.one);
-    const seen: AriEvent[] = [];
-    const callee = await calleeOf(call.two, seen);
-    seen.push(...(await untilDestroyed(events, [call.one, call.two, callee, callee.peer!], 20_000)));
+    const { seen, calleeName } = await untilCallEnds(call);
     // The callee's Wait() sends nothing: the audio the caller got is the warning.
     assert.ok(measure(heard.samples(), 1000).rms > 100, `the warning was heard (rms ${measure(heard.samples(), 1000).rms.toFixed(0)})`);
     heard.stop();
@@ -245,7 +262,7 @@ describe('Dial options', () => {
     const [status, answered] = result!.split(':');
     assert.equal(status, 'ANSWER');
     assert.ok(Number(answered) >= 3 && Number(answered) <= 15, `ANSWEREDTIME ${answered}`);
-    assert.equal(destroyedCause(seen, callee), 16);
+    assert.equal(seen.find((event) => event.type === 'ChannelDestroyed' && channelName(event) === calleeName)?.cause, 16);
 
     const refused = originate(pbx.server, 'Local/limit0@opts');
     const ended = await untilDestroyed(events, [refused.one, refused.two], 15_000);
@@ -318,6 +335,8 @@ describe('Dial options', () => {
     const atCaller = listenTo(call.one);
     const callee = await calleeOf(call.two);
     const atCallee = listenTo(callee.peer!);
+    // Answered once both are listened to, so neither misses the start of its announcement.
+    callee.peer!.answer();
     const entered = await collectUntil(events, (event) => event.type === 'ChannelEnteredBridge' && channelName(event) === call.two.name, 20_000);
     assert.ok(entered.length > 0);
     // Before the bridge only the announcements send audio (the callee's Wait() sends none).
@@ -334,20 +353,7 @@ describe('Dial options', () => {
     // The callee may be gone before its Dial event is read: the four channels are waited for by name.
     const run = async (exten: string): Promise<{ seen: AriEvent[]; call: ReturnType<typeof originate> }> => {
       const call = originate(pbx.server, `Local/${exten}@opts`);
-      const seen = await collectUntil(events, isDialTo(call.two));
-      const calleeName = String((seen.at(-1)!.peer as Record<string, unknown>).name);
-      const waiting = new Set([call.one.name, call.two.name, calleeName, calleeName.replace(/;1$/, ';2')]);
-      seen.push(
-        ...(await collectUntil(
-          events,
-          (event) => {
-            if (event.type === 'ChannelDestroyed') waiting.delete(channelName(event));
-            return waiting.size === 0;
-          },
-          20_000,
-        )),
-      );
-      return { seen, call };
+      return { seen: (await untilCallEnds(call)).seen, call };
     };
     const busy = await run('ubusy');
     assert.deepEqual(varsets(busy.seen, busy.call.two.name, 'RESULT'), ['BUSY:ret-b']);
