@@ -108,6 +108,7 @@ export class Core extends Kernel {
       isApplication: (name) => this.pbx.application(name) !== undefined,
       isFunction: (name) => this.functions.has(name),
       outsideFunctions: FUNCTIONS_WITH_OUTSIDE_EFFECTS,
+      checkApplicationData: (name, data) => this.pbx.application(name)?.checkData?.(data) ?? [],
     });
     for (const warning of check.warnings) this.log.warn(warning);
     if (check.warnings.length > 0) this.log.warn(check.summary);

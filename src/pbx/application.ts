@@ -18,4 +18,9 @@ export interface DialplanApplication {
   readonly synopsis?: string;
   /** `args` is the application data after variable substitution, split with splitArgs. */
   execute(channel: Channel, args: string[], services: PbxServices, rawData: string): Promise<AppOutcome> | AppOutcome;
+  /**
+   * What the load-time dialplan check says of a line's data (options this server does not act
+   * on), one sentence each; the check prefixes the line's place.
+   */
+  checkData?(data: string): string[];
 }

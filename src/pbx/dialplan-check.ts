@@ -13,6 +13,8 @@ export interface DialplanCheckInput {
   isFunction(name: string): boolean;
   /** Functions not provided on purpose (they act outside the server). */
   readonly outsideFunctions: ReadonlySet<string>;
+  /** What an application says of its data on a line (Dial's options it does not act on). */
+  checkApplicationData?(name: string, data: string): string[];
 }
 
 export interface DialplanCheck {
@@ -69,6 +71,7 @@ export function checkDialplan(parsed: ParsedDialplan, input: DialplanCheckInput)
       for (const step of extension.steps) {
         const at = `${step.file ?? parsed.file}:${step.line}`;
         application(step.app, at);
+        for (const line of input.checkApplicationData?.(step.app, step.appData) ?? []) warnings.push(`${at}: ${line}`);
         for (const match of step.appData.matchAll(FUNCTION_CALL)) func(match[1], at);
         const app = step.app.toLowerCase();
         if (WRITERS.has(app)) {

@@ -3,7 +3,8 @@
 // second 183, and any 18x after the first 183, repeats the SDP); Ringing() once our SDP went out is a
 // 183 heard in band, or a 180 with the global allow_sending_180_after_183. Dial() passes a SIPp
 // callee's 183 and 180 on as app_dial does (chan_pjsip reads a 180 with SDP as progress): its
-// progress without `r`, its ringing once, and with `r` only the ringing Dial() indicated itself.
+// progress without `r`, its ringing once, and with `r` only the ringing Dial() indicated itself;
+// with `m` or `r(tone)` Dial()'s own 183 (its music or tone as early media) and never a 180.
 // Each suite's server is its own: the option is global.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -24,6 +25,10 @@ const DIALPLAN = [
   'exten => 652,1,Dial(PJSIP/bob,30)',
   ' same => n,Hangup()',
   'exten => 653,1,Dial(PJSIP/bob,30,r)',
+  ' same => n,Hangup()',
+  'exten => 654,1,Dial(PJSIP/bob,30,m)',
+  ' same => n,Hangup()',
+  'exten => 655,1,Dial(PJSIP/bob,30,r(busy))',
   ' same => n,Hangup()',
   '',
 ].join('\n');
@@ -110,6 +115,14 @@ describe('18x before the answer (chan_pjsip, allow_sending_180_after_183=no, the
 
   test("Dial() with r, the callee's 183 with SDP then 180: the caller gets Dial()'s own 180 only", { timeout: 120_000 }, async () => {
     assertProvisionals(await call(setup, '653', { scenario: 'progress-ring-answer.xml', port: bobPort }), [180]);
+  });
+
+  test("Dial() with m, the callee's 183 with SDP then 180: Dial()'s own 183 (the music as early media), the callee's progress again, never its ringing", { timeout: 120_000 }, async () => {
+    assertProvisionals(await call(setup, '654', { scenario: 'progress-ring-answer.xml', port: bobPort }), [183, 183]);
+  });
+
+  test("Dial() with r(busy), the callee's 183 with SDP then 180: Dial()'s own 183 for the tone only", { timeout: 120_000 }, async () => {
+    assertProvisionals(await call(setup, '655', { scenario: 'progress-ring-answer.xml', port: bobPort }), [183]);
   });
 });
 

@@ -1,8 +1,10 @@
 // Dial(Tech/resource[&Tech2/resource2...][,timeout[,options]]): calls one or more outbound
 // channels for the dialplan channel; the first to answer is connected to it, the others are hung
-// up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does. Options: b() runs
-// a pre-dial handler (a Gosub) on each callee before it is called (PJSIP_HEADER(add) goes there),
-// g carries on after the callee hangs up, i ignores forwards, r indicates ringing. A callee that
+// up (answered elsewhere). The outcome is left in DIALSTATUS, as app_dial does. Options
+// (dial-options.ts lists them and names those not acted on): b() runs a pre-dial handler (a Gosub)
+// on each callee before it is called (PJSIP_HEADER(add) goes there), g carries on after the callee
+// hangs up, i ignores forwards, m/r give the caller music or ringing (dial-caller-audio.ts), D and
+// S act on the answered call (dial-answered.ts), Q and c choose the causes callees end with. A callee that
 // forwards the call (a SIP 3xx leaves it a call forward) is replaced by a channel to where it points,
 // as app_dial's do_forward: `Local/<forward>@<FORWARD_CONTEXT or its context>`, or the tech/data
 // given, with the Dial events of a forward. A single callee's early media (after
@@ -24,33 +26,14 @@ import type { Redirecting } from '../../core/channels/redirecting.ts';
 import { presetHangupCause } from '../hangup-cause.ts';
 import { timerDelay } from '../../util/timer-delay.ts';
 import { offerPickup } from '../../core/channels/pickup.ts';
+import { checkDialData, IMPLEMENTED_DIAL_OPTIONS, parseDialOptions, parseHangupCause, unsupportedAtRun } from './dial-options.ts';
+import { startCallerAudio } from './dial-caller-audio.ts';
+import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './dial-before-bridge.ts';
+import { armCallLimit, parseCallLimit } from './dial-limit.ts';
+import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, sendAnswerDigits } from './dial-answered.ts';
+import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 
-/** Options that Dial acts on; the others are accepted and ignored. */
-const SUPPORTED_OPTIONS = new Set(['b', 'g', 'i', 'r']);
-
-/** Splits Dial's option string: single letters, each optionally followed by `(arguments)`. */
-export function parseDialOptions(text: string): Map<string, string> {
-  const options = new Map<string, string>();
-  for (let i = 0; i < text.length; i++) {
-    const letter = text[i];
-    if (letter.trim() === '') continue;
-    let argument = '';
-    if (text[i + 1] === '(') {
-      // The matching parenthesis: b(handler^s^1(arg1^arg2)) nests one.
-      let depth = 0;
-      let close = -1;
-      for (let j = i + 1; j < text.length && close < 0; j++) {
-        if (text[j] === '(') depth++;
-        else if (text[j] === ')' && --depth === 0) close = j;
-      }
-      const end = close < 0 ? text.length : close;
-      argument = text.slice(i + 2, end);
-      i = end;
-    }
-    options.set(letter, argument);
-  }
-  return options;
-}
+export { parseDialOptions } from './dial-options.ts';
 
 interface Leg {
   readonly peer: Channel;
@@ -166,8 +149,8 @@ interface RingOutcome {
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; earlyMedia: boolean }, forwarding: { ignore: boolean }): Promise<RingOutcome> {
-  const { timeoutMs, alreadyRinging, earlyMedia } = timing;
+function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelCause: number | undefined; loserCause: number }): Promise<RingOutcome> {
+  const { timeoutMs, alreadyRinging, entertained, earlyMedia, progressDigits } = timing;
   return new Promise((resolve) => {
     let pending = legs.length;
     let settled = false;
@@ -198,7 +181,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     // The caller gave up: every leg still ringing is cancelled with the caller's cause (app_dial's
     // hang-up tree after a cancel: a CANCELled SIP caller's 127 reaches the callees, 16 without one).
     const onCallerHangup = (): void => {
-      const cause = channel.hangupCause || CAUSE.normal;
+      const cause = forwarding.cancelCause ?? (channel.hangupCause || CAUSE.normal);
       for (const { peer } of legs) if (!peer.hangingUp) peer.hangup(cause);
     };
     channel.once('hangup', onCallerHangup);
@@ -218,10 +201,11 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
         // An answered caller is told too, as app_dial does: its technology cannot show it, so the
         // core plays it the ring tone in band (indication-tones.ts), and a blind transfer's REFER
         // subscription following it reports 180, then 200 with that audio (refer-progress.ts).
-        if (indication === 'ringing' && !sentRinging) {
+        // With m or r(tone) the caller hears Dial's own audio: no callee's ringing reaches it.
+        if (indication === 'ringing' && !sentRinging && !entertained) {
           sentRinging = true;
           channel.indicate('ringing');
-        } else if (indication === 'stop' && legs.length === 1 && !alreadyRinging) {
+        } else if (indication === 'stop' && legs.length === 1 && !alreadyRinging && !entertained) {
           // A single callee stopped its indications (app_dial's -1): so does the caller.
           sentRinging = false;
           channel.indicate('stop');
@@ -230,6 +214,8 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
           // progress reaches the caller only until one has rung.
           if (!alreadyRinging && (legs.length === 1 || !sentRinging)) channel.indicate('progress');
           if (earlyMedia && !early && !channel.answered && !leg.peer.hangingUp) early = { peer: leg.peer, disconnect: connectChannels(channel, leg.peer) };
+          // D(::progress): digits to the callee at its progress.
+          if (progressDigits !== '' && !leg.peer.hangingUp) void sendDtmf(leg.peer, progressDigits, { between: DIAL_DTMF_BETWEEN_MS });
         }
       };
       forwarders.set(leg.peer, forwarder);
@@ -249,7 +235,8 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
             // Lost the race to another leg, or there is no caller left to connect to.
             leg.peer.hangup(settled ? CAUSE.answeredElsewhere : CAUSE.normal);
           } else {
-            for (const other of legs) if (other !== leg && !other.peer.hangingUp) other.peer.hangup(CAUSE.answeredElsewhere);
+            // Q(cause): the others end with that cause instead of "answered elsewhere".
+            for (const other of legs) if (other !== leg && !other.peer.hangingUp) other.peer.hangup(forwarding.loserCause);
             settle(leg);
             return;
           }
@@ -315,7 +302,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       leg.forwardedTo = next;
       legs[legs.indexOf(leg)] = next;
       // A single callee's ringing is over (app_dial stops the caller's indication): the forward rings anew.
-      if (legs.length === 1 && !alreadyRinging && !channel.hangingUp) {
+      if (legs.length === 1 && !alreadyRinging && !entertained && !channel.hangingUp) {
         sentRinging = false;
         channel.indicate('stop');
       }
@@ -405,9 +392,37 @@ function hangUpAtEnd(channel: Channel, cause: number): void {
   if (!channel.hangingUp) channel.hangup(cause, { soft: SOFT_HANGUP.appUnload });
 }
 
+/**
+ * The answered callee is not bridged: a party hung up before (during A's announcements or D's
+ * digits), or U's subroutine asked otherwise (GOSUB_RESULT). The callee is hung up; the caller
+ * goes on as app_dial lets it: with the status given, at the GOTO's place, or (ABORT, a party
+ * gone) only with g.
+ */
+function endBeforeBridge(channel: Channel, peer: Channel, outcome: CalleeGosubOutcome, goOn: boolean): AppOutcome {
+  const peerCause = peer.hangupCause ?? CAUSE.normal;
+  if (!peer.hangingUp) peer.hangup(CAUSE.normal);
+  if (channel.hangingUp) return 'stop';
+  switch (outcome.kind) {
+    case 'status':
+      setVariable(channel, 'DIALSTATUS', outcome.status);
+      return 'next';
+    case 'continue':
+      return 'next';
+    case 'goto':
+      channel.setLocation(outcome.location);
+      return 'jump';
+    case 'abort':
+    case 'bridge':
+      if (goOn) return 'next';
+      hangUpAtEnd(channel, outcome.kind === 'abort' ? CAUSE.normal : peerCause);
+      return 'stop';
+  }
+}
+
 export const dialApplication: DialplanApplication = {
   name: 'Dial',
-  synopsis: 'Calls one or more devices and connects the first to answer (DIALSTATUS), following their call forwards; options b(pre-dial handler), g, i, r',
+  synopsis: `Calls one or more devices and connects the first to answer (DIALSTATUS), following their call forwards; options ${[...IMPLEMENTED_DIAL_OPTIONS.keys()].join(', ')}`,
+  checkData: checkDialData,
   async execute(channel, [targetList, timeout, optionText], services): Promise<AppOutcome> {
     // Blanked first, whatever follows (a hung-up caller, bad arguments), as app_dial does.
     for (const name of DIAL_VARIABLES) setVariable(channel, name, '');
@@ -426,9 +441,24 @@ export const dialApplication: DialplanApplication = {
       return 'stop';
     }
     const options = parseDialOptions(optionText ?? '');
-    for (const letter of options.keys()) {
-      if (!SUPPORTED_OPTIONS.has(letter)) services.log.debug({ channel: channel.name, option: letter }, 'Dial option ignored');
+    const where = `${channel.location.context},${channel.location.exten},${channel.location.priority}`;
+    for (const line of unsupportedAtRun(where, optionText ?? '', options)) services.log.warn({ channel: channel.name, at: where }, line);
+    const stopAfter = durationStop(options.get('S'));
+    if (stopAfter === 'invalid') {
+      services.log.warn({ channel: channel.name }, `Dial does not accept S(${options.get('S')})`);
+      return 'stop';
     }
+    // L(x[:y[:z]]) replaces S, as app_dial's ast_bridge_timelimit undoes S.
+    const callLimit = parseCallLimit(options.get('L'));
+    if (callLimit === 'invalid') {
+      services.log.warn({ channel: channel.name }, `Bridge does not accept L(${options.get('L')})`);
+      return 'stop';
+    }
+    const loserCause = options.has('Q') ? parseHangupCause(options.get('Q')!) : undefined;
+    if (options.has('Q') && loserCause === undefined) services.log.warn({ channel: channel.name }, `Invalid cause given to Dial(...Q(<cause>)): "${options.get('Q')}"`);
+    const digits = parseDialDigits(options.get('D'));
+    // C: the caller's call records start again now, as app_dial's ast_cdr_reset before dialing.
+    if (options.has('C')) services.records?.cdr.reset(channel.id, false);
     const seconds = Number.parseFloat(timeout ?? '');
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 
@@ -453,14 +483,19 @@ export const dialApplication: DialplanApplication = {
       setVariable(channel, 'DIALSTATUS', 'CHANUNAVAIL');
       return 'next';
     }
-    // r: ringing at once, heard in band by an answered caller, and stopped when Dial() ends.
-    const ringBack = options.has('r');
-    if (ringBack) channel.indicate('ringing');
-    const timing = { timeoutMs, alreadyRinging: ringBack, earlyMedia: legs.length === 1 && !ringBack };
-    const { winner, timedOut, earlyMedia } = await ring(channel, services, legs, timing, { ignore: options.has('i') });
-    // Without r, the ring tone an answered caller heard while nobody answered goes on after Dial()
-    // (until a file, another indication or the hang-up), as app_dial leaves it.
-    if (ringBack) channel.indicate('stop');
+    // m, r: what the caller hears of Dial itself, ended when Dial() ends or a callee answers.
+    const callerAudio = startCallerAudio(channel, services, options);
+    const { ringBack, entertained } = callerAudio;
+    const timing = { timeoutMs, alreadyRinging: ringBack, entertained, earlyMedia: legs.length === 1 && !ringBack && !entertained, progressDigits: digits.progress };
+    const { winner, timedOut, earlyMedia } = await ring(channel, services, legs, timing, {
+      ignore: options.has('i'),
+      // c: callees cancelled because the caller gave up are told it was answered elsewhere.
+      cancelCause: options.has('c') ? CAUSE.answeredElsewhere : undefined,
+      loserCause: loserCause ?? CAUSE.answeredElsewhere,
+    });
+    // Without r or m, the ring tone an answered caller heard while nobody answered goes on after
+    // Dial() (until a file, another indication or the hang-up), as app_dial leaves it.
+    callerAudio.stop();
 
     if (!winner) {
       if (channel.hangingUp) {
@@ -479,6 +514,19 @@ export const dialApplication: DialplanApplication = {
     if (!channel.answered) channel.answer();
     // The early media's connection gives way to the call's own (which also passes hold and transfers).
     earlyMedia?.();
+    // A, U, S, D between the answer and the bridge, in app_dial's order.
+    const announcement = options.get('A');
+    if (announcement) await playAnnouncements(channel, peer, services, announcement);
+    const gosub = options.get('U');
+    const outcome: CalleeGosubOutcome = gosub && !peer.hangingUp && !channel.hangingUp ? await runCalleeGosub(channel, peer, services, gosub) : { kind: 'bridge' };
+    // S(x): the callee is hung up x seconds after it answered.
+    const disarmStop = stopAfter === undefined || callLimit !== undefined || outcome.kind !== 'bridge' ? undefined : armDurationStop(peer, stopAfter);
+    // D: the digits to the callee, then to the caller, before they are connected.
+    if (outcome.kind === 'bridge') await sendAnswerDigits(channel, peer, digits);
+    if (outcome.kind !== 'bridge' || peer.hangingUp || channel.hangingUp) {
+      disarmStop?.();
+      return endBeforeBridge(channel, peer, outcome, options.has('g'));
+    }
     // The basic bridge ARI sees (none where the services have no bridges): created, then the
     // callee's cleared extension shows as it enters.
     const bridge = services.bridges?.createBasic();
@@ -492,7 +540,14 @@ export const dialApplication: DialplanApplication = {
       setVariable(channel, 'DIALSTATUS', 'ANSWER');
     };
     const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
+    // L: the limit runs from the bridge, with its sounds.
+    const disarmLimit = callLimit === undefined ? undefined : armCallLimit(channel, peer, services, callLimit);
+    const disarm = (): void => {
+      disarmStop?.();
+      disarmLimit?.();
+    };
     const exit = await call.exitOf(channel);
+    disarm();
     switch (exit.kind) {
       case 'hungup':
         // The call hung the callee up with the caller's cause.
