@@ -64,16 +64,6 @@ export class EarlyAnswers {
 
   constructor(private readonly options: () => EarlyAnswerOptions) {}
 
-  /** Whether an answer came yet. */
-  get answered(): boolean {
-    return this.#done !== undefined;
-  }
-
-  /** Whether the answer in force came in an 18x (early media). */
-  get early(): boolean {
-    return this.#done?.early === true;
-  }
-
   /** What a response's SDP does; `taken` must follow when it is to be applied (and was usable). */
   judge(response: AnswerResponse): AnswerVerdict {
     const done = this.#done;
