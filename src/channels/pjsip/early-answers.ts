@@ -43,7 +43,7 @@ export function earlyAnswerOptions(
 }
 
 /** One SDP-carrying response to our INVITE, as the rules read it. */
-export interface AnswerResponse {
+interface AnswerResponse {
   readonly status: number;
   /** Its To tag: the fork (early dialog) it comes from. */
   readonly tag: string | undefined;
@@ -56,7 +56,7 @@ export interface AnswerResponse {
  * fork's answer: the media moves to another far end), `update` (the same dialog's new SDP), `noted`
  * (taken as the session's answer, but the endpoint keeps the media where it is), `ignored`.
  */
-export type AnswerVerdict = 'first' | 'fork' | 'update' | 'noted' | 'ignored';
+type AnswerVerdict = 'first' | 'fork' | 'update' | 'noted' | 'ignored';
 
 /** The answer in force for one call's INVITE: which response set it. */
 export class EarlyAnswers {
