@@ -17,6 +17,17 @@ const COMPACT: Record<string, string> = {
   x: 'session-expires', y: 'identity',
 };
 
+/**
+ * The compact names Patchbay writes with `compact_headers=yes` (pjsip's `use_compact_form`): those
+ * of the headers pjsip itself gives a short name, its core's (RFC 3261 §7.3.3, §20) and those of its
+ * event and session-timer modules. Refer-To, Referred-By and the rest pjsip writes as generic
+ * headers, in full, and so does Patchbay.
+ */
+const WRITTEN_COMPACT: Readonly<Record<string, string>> = {
+  via: 'v', from: 'f', to: 't', 'call-id': 'i', contact: 'm', 'content-type': 'c', 'content-encoding': 'e',
+  subject: 's', supported: 'k', event: 'o', 'allow-events': 'u', 'session-expires': 'x',
+};
+
 const CANONICAL: Record<string, string> = {
   'call-id': 'Call-ID', cseq: 'CSeq', 'www-authenticate': 'WWW-Authenticate', 'mime-version': 'MIME-Version',
 };
@@ -355,16 +366,19 @@ export abstract class SipMessage {
     return this.getAll('proxy-authenticate');
   }
 
-  /** Wire form: start line, headers (Content-Length set to the body's length), CRLF, body. */
-  serialize(): Buffer {
+  /**
+   * Wire form: start line, headers (Content-Length set to the body's length), CRLF, body. `compact`
+   * (system `compact_headers`): the headers that have a compact name pjsip writes are written with it.
+   */
+  serialize(compact = false): Buffer {
     let head = this.startLine() + '\r\n';
     for (const h of this.headers) {
       if (h.key === 'content-length') continue;
       // a value given by the TU with a line break must not inject headers
       const value = /[\r\n]/.test(h.value) ? h.value.replace(/[\r\n]+[ \t]*/g, ' ') : h.value;
-      head += `${h.name}: ${value}\r\n`;
+      head += `${(compact ? WRITTEN_COMPACT[h.key] : undefined) ?? h.name}: ${value}\r\n`;
     }
-    head += `Content-Length: ${this.body.length}\r\n\r\n`;
+    head += `${compact ? 'l' : 'Content-Length'}: ${this.body.length}\r\n\r\n`;
     const headBuf = Buffer.from(head, 'utf8');
     return this.body.length === 0 ? headBuf : Buffer.concat([headBuf, this.body]);
   }

@@ -38,11 +38,11 @@ export class SipTransportSet implements SipSender {
   constructor(
     listeners: readonly ListenerSettings[],
     handlers: TransportHandlers = {},
-    options: Pick<TransportOptions, 'limits' | 'forceRport' | 'maxConnections' | 'maxConnectionsPerSource' | 'idleTimeoutMs' | 'firstMessageTimeoutMs'> = {},
+    options: Pick<TransportOptions, 'limits' | 'forceRport' | 'maxConnections' | 'maxConnectionsPerSource' | 'idleTimeoutMs' | 'firstMessageTimeoutMs' | 'compactHeaders'> = {},
     webSocket?: WebSocketTransportOptions,
   ) {
     if (listeners.length === 0) throw new Error('no SIP listener');
-    this.webSocket = webSocket ? new SipWebSocketTransport({ limits: options.limits, ...webSocket }, handlers) : undefined;
+    this.webSocket = webSocket ? new SipWebSocketTransport({ limits: options.limits, ...(options.compactHeaders ? { compactHeaders: true } : {}), ...webSocket }, handlers) : undefined;
     this.#listeners = listeners.map((settings) => ({
       settings,
       transport: new SipTransport(

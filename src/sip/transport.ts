@@ -64,6 +64,8 @@ export interface TransportOptions {
    * addresses and rewritten per destination when they leave.
    */
   nat?: OutboundNat;
+  /** Write the compact header names (pjsip.conf system `compact_headers`), RFC 3261 §7.3.3. */
+  compactHeaders?: boolean;
   limits?: Partial<ParserLimits>;
   /**
    * Live connections per stream protocol, in and out (default 1024). At the limit a new incoming connection takes the
@@ -93,7 +95,7 @@ export interface TransportHandlers {
   onConnectionClosed?(connection: TcpConnection): void;
 }
 
-type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls' | 'nat'>> & { publicHost?: string; name?: string };
+type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls' | 'nat' | 'compactHeaders'>> & { publicHost?: string; name?: string };
 
 export class SipTransport implements SipSender {
   handlers: TransportHandlers = {};
@@ -107,6 +109,7 @@ export class SipTransport implements SipSender {
   #tls: TlsMaterial | undefined;
   readonly #tlsSettings: TlsSettings | undefined;
   readonly #nat: OutboundNat | undefined;
+  readonly #compact: boolean;
   #keepAlive: NodeJS.Timeout | undefined;
   private readonly streams: Record<StreamProtocol, StreamConnections>;
   private closing = false;
@@ -131,6 +134,7 @@ export class SipTransport implements SipSender {
     };
     this.#tlsSettings = options.tls;
     this.#nat = options.nat;
+    this.#compact = options.compactHeaders === true;
     const events = {
       frame: (data: Buffer, source: Source) => this.receive(data, source, true),
       drop: (reason: string, source: Source) => this.handlers.onDrop?.(reason, source),
@@ -270,7 +274,7 @@ export class SipTransport implements SipSender {
    * transport cannot (no socket, connection refused or closed, TLS refused, message too large).
    */
   async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
-    const data = (this.#nat ? applyOutboundNat(message, dest.host, this.#nat) : message).serialize();
+    const data = (this.#nat ? applyOutboundNat(message, dest.host, this.#nat) : message).serialize(this.#compact);
     if (data.length > this.limits.maxMessageSize) throw new Error('message too large to send');
     return this.sendRaw(data, dest);
   }

@@ -32,6 +32,8 @@ export interface WebSocketTransportOptions {
   /** Name written into the Source of what arrives (the pjsip.conf transport section's). */
   readonly name?: string;
   readonly limits?: Partial<ParserLimits>;
+  /** Write the compact header names (pjsip.conf system `compact_headers`). */
+  readonly compactHeaders?: boolean;
   /** Connections at once, all sources together (default 1024). */
   readonly maxConnections?: number;
   /** Connections at once from one address (default 32). */
@@ -88,6 +90,7 @@ export class SipWebSocketTransport {
       pingIntervalSeconds: options.pingIntervalSeconds ?? 30,
       secure: options.secure ?? false,
       maxWriteBuffer: options.maxWriteBuffer ?? 1 << 20,
+      compactHeaders: options.compactHeaders ?? false,
     };
     this.#server = new WebSocketServer({
       noServer: true,
@@ -161,7 +164,7 @@ export class SipWebSocketTransport {
 
   /** Sends a request or response over the connection the destination names, else the one open to its address and port. */
   async send(message: SipMessage, dest: Destination): Promise<TcpConnection | undefined> {
-    const data = message.serialize();
+    const data = message.serialize(this.#options.compactHeaders);
     if (data.length > this.limits.maxMessageSize) throw new Error('message too large to send');
     const named = dest.connection instanceof WebSocketConnection && !dest.connection.closed ? dest.connection : undefined;
     const connection = named ?? this.#connections.get(`${normalizeAddress(dest.host)}:${dest.port}`);

@@ -7,6 +7,7 @@
 // INVITE; whether the call was answered and how it ends stay the call's (InviteTerms).
 import type { Channel } from '../../core/channels/channel.ts';
 import { Dialog } from '../../sip/dialog.ts';
+import { hasOptionTag } from '../../sip/extensions.ts';
 import type { SipRequest, SipResponse } from '../../sip/message.ts';
 import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { rewriteContactToSource } from '../../sip/nat.ts';
@@ -62,7 +63,7 @@ export class InviteResponses {
     private readonly side: OutboundSide,
     /** Our INVITE, its transaction, challenges and early dialogs (outbound-invite.ts). */
     private readonly invite: OutboundInvite,
-    private readonly options: Pick<CallMediaOptions, 'rewriteContact' | 'redirectMethod'>,
+    private readonly options: Pick<CallMediaOptions, 'rewriteContact' | 'redirectMethod' | 'ignore183WithoutSdp'>,
     private readonly endpointId: string,
   ) {}
 
@@ -96,14 +97,17 @@ export class InviteResponses {
       if (invite) session.prack1xx(this.services.layer, invite, response, (early) => requests.hop(early), this.services.userAgent);
       // A 181 says who the call was forwarded from and to (its Diversion), nothing more to the channel.
       if (status === 181) this.#noteRedirecting(response);
+      // As pjsip, the SDP of any 1xx of an early dialog is an answer (early-answers.ts decides
+      // whether a later one replaces the one in force).
+      const withSdp = carriesSdp(response);
+      if (withSdp && response.toTag() !== undefined) sdp.takeInviteAnswer(response, isReliable(response));
       // As chan_pjsip: a 180 with SDP is progress (early media) and the channel Ringing, one without
-      // is ringing; a 183 is progress with or without SDP; 181 and 182 are no indication.
-      const early = status === 183 || (status === 180 && sessionDescriptionOf(response).length > 0 && /^\s*(?:application\/sdp|multipart\/)/i.test(response.contentType() ?? ''));
+      // is ringing; a 183 is progress with or without SDP (without, none with the endpoint's
+      // ignore_183_without_sdp); 181 and 182 are no indication.
+      const early = (status === 183 && (withSdp || this.options.ignore183WithoutSdp !== true)) || (status === 180 && withSdp);
       if (status === 180 && early && channel.state !== 'Up') channel.setState('Ringing');
-      if (early) {
-        sdp.takeInviteAnswer(response, false);
-        channel.remoteIndication('progress');
-      } else if (status === 180) channel.remoteIndication('ringing');
+      if (early) channel.remoteIndication('progress');
+      else if (status === 180) channel.remoteIndication('ringing');
       return;
     }
     if (status < 300) {
@@ -126,7 +130,7 @@ export class InviteResponses {
       this.terms.answered();
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
       if (status === 200) this.#headers = sessionHeadersOf(response.headers);
-      sdp.takeInviteAnswer(response, true);
+      sdp.takeInviteAnswer(response, false);
       // A 2xx ends our INVITE's offer/answer whether or not it carried the answer.
       sdp.exchange.closed();
       if (this.call.ended || channel.hangingUp) {
@@ -179,4 +183,14 @@ export class InviteResponses {
     const redirecting = redirectingOfResponse(response, this.call.channel.redirecting, this.side.identity.self);
     if (redirecting) this.call.channel.redirecting = redirecting;
   }
+}
+
+/** Whether a response carries an SDP (its body, or a multipart body's part), as pjsip finds one. */
+function carriesSdp(response: SipResponse): boolean {
+  return sessionDescriptionOf(response).length > 0 && /^\s*(?:application\/sdp|multipart\/)/i.test(response.contentType() ?? '');
+}
+
+/** A 1xx sent reliably (RFC 3262): Require: 100rel with an RSeq, as pjsip_100rel_is_reliable reads it. */
+function isReliable(response: SipResponse): boolean {
+  return hasOptionTag(response, 'require', '100rel') && response.get('rseq') !== undefined;
 }

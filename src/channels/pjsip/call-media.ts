@@ -31,6 +31,8 @@ import { dtlsRole, type SecureLocalMedia } from '../../sip/sdp/webrtc.ts';
 import { dtmfInband } from './dtmf-info.ts';
 import { OfferExchange } from '../../sip/sdp/offer-exchange.ts';
 import type { SipResponse } from '../../sip/message.ts';
+import { sessionDescriptionOf } from '../../sip/multipart.ts';
+import { DEFAULT_EARLY_ANSWER_OPTIONS, EarlyAnswers, type EarlyAnswerOptions } from './early-answers.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
 export interface SdpOptions {
@@ -50,6 +52,8 @@ export interface SdpOptions {
   /** WebRTC media (webrtc-options.ts): the SDP says so when the stream's socket is a SecureMediaSocket. */
   readonly useAvpf?: boolean;
   readonly dtlsSetup?: 'actpass' | 'active' | 'passive';
+  /** No a=rtpmap for static payload types (the system's compact_headers, as Asterisk writes its SDP then). */
+  readonly omitStaticRtpmap?: boolean;
 }
 
 /**
@@ -69,8 +73,10 @@ export class CallMedia {
   /** Our SDP in force before an offer of ours still unanswered: what a refused offer leaves (RFC 3261 §14.1). */
   #beforeOffer: string | undefined;
   #version = 1;
-  /** The early answer (183) to our INVITE the media follows until a 2xx: its To tag (its fork) and SDP. */
-  #earlyAnswer: { tag: string | undefined; body: Buffer } | undefined;
+  /** Which response to our INVITE set the answer in force, and whether a later one may replace it (early-answers.ts). */
+  readonly #answers: EarlyAnswers;
+  /** An 18x to our INVITE brought the media before the call was answered. */
+  #earlyAnswered = false;
   readonly #sessionId = String(Math.floor(Math.random() * 1e9));
   /** Our SDES keys (media_encryption=sdes), made at the first offer or answer. */
   #sdes: LocalSdes | undefined;
@@ -93,7 +99,10 @@ export class CallMedia {
     private readonly stream: () => CallRtpStream | undefined,
     /** Ms media may go unanswered to a far end's address (see StreamParameters.unansweredLimitMs); undefined: no limit. */
     private readonly unansweredLimit: (address: string | undefined) => number | undefined = () => undefined,
+    /** The system's and the endpoint's follow_early_media_fork and accept_multiple_sdp_answers, read at each later answer. */
+    earlyAnswerOptions: () => EarlyAnswerOptions = () => DEFAULT_EARLY_ANSWER_OPTIONS,
   ) {
+    this.#answers = new EarlyAnswers(earlyAnswerOptions);
     this.#codecs = codecs;
     this.#dtmfMode = options.dtmfMode;
   }
@@ -166,32 +175,43 @@ export class CallMedia {
     return this.#localSdp;
   }
 
-  /** Takes the far end's answer to our last offer (made with `direction`); false when it is unusable (the media stays as it was). */
-  takeAnswer(answer: Buffer, direction?: MediaDirection): boolean {
+  /**
+   * Takes the far end's answer to our last offer (made with `direction`); false when it is unusable
+   * (the media stays as it was). `otherFarEnd`: it comes from another party than the answer before
+   * it (another fork of our INVITE), whose RTP still coming is dropped from now on.
+   */
+  takeAnswer(answer: Buffer, direction?: MediaDirection, otherFarEnd = false): boolean {
     const accepted = acceptAnswer(answer, { ...this.#local(), ...(direction ? { direction } : {}) });
     if (accepted.ok) {
       this.#beforeOffer = undefined;
-      this.#apply(accepted.media);
+      this.#apply(accepted.media, otherFarEnd);
     }
     return accepted.ok;
   }
 
   /**
-   * The SDP of a 183 or 2xx to our INVITE. The first early answer sets the media; the 2xx's SDP replaces it when
-   * it differs, as when another fork (another To tag) answers than the one heard in early media.
+   * The SDP of a 1xx or 2xx to our INVITE (`reliable`: a 1xx sent with 100rel). The first answer sets
+   * the media; a later one from another fork or from the same early dialog replaces it only as
+   * pjsip and res_pjsip_session let it (early-answers.ts: follow_early_media_fork,
+   * accept_multiple_sdp_answers).
    */
-  takeInviteAnswer(response: SipResponse, final: boolean): void {
-    if (response.body.length === 0) return;
-    const early = this.#earlyAnswer;
-    if (this.#negotiated && (!final || !early || (early.tag === response.toTag() && early.body.equals(response.body)))) return;
-    if (!this.takeAnswer(response.body)) return;
-    this.exchange.closed();
-    if (!final) this.#earlyAnswer = { tag: response.toTag(), body: response.body };
+  takeInviteAnswer(response: SipResponse, reliable: boolean): void {
+    const body = sessionDescriptionOf(response);
+    if (body.length === 0) return;
+    const answer = { status: response.status, tag: response.toTag(), reliable };
+    const verdict = this.#answers.judge(answer);
+    if (verdict === 'ignored') return;
+    if (verdict !== 'noted') {
+      if (!this.takeAnswer(body, undefined, verdict === 'fork')) return;
+      this.exchange.closed();
+      if (verdict === 'first' && response.status < 200) this.#earlyAnswered = true;
+    }
+    this.#answers.taken(answer);
   }
 
   /** Whether a 183 to our INVITE brought the media (its answer taken before the call was answered). */
   get earlyAnswered(): boolean {
-    return this.#earlyAnswer !== undefined;
+    return this.#earlyAnswered;
   }
 
   /**
@@ -219,6 +239,7 @@ export class CallMedia {
       // inband and info carry no telephone-events, so none are offered (as Asterisk).
       ...(this.#dtmfMode === 'inband' || this.#dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
       rtcpMux: this.options.rtcpMux,
+      ...(this.options.omitStaticRtpmap === true ? { omitStaticRtpmap: true } : {}),
       ...(this.#localSdes() ? { sdes: this.#localSdes() } : {}),
       ...this.#secure(),
     };
@@ -265,7 +286,7 @@ export class CallMedia {
     return this.#srtp;
   }
 
-  #apply(media: NegotiatedMedia): void {
+  #apply(media: NegotiatedMedia, otherFarEnd = false): void {
     this.#negotiated = media;
     const socket = webRtcMediaOf(this.stream());
     const security = media.security;
@@ -295,6 +316,7 @@ export class CallMedia {
       unansweredLimitMs: this.unansweredLimit(remoteAddress),
       // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake; in a worker, the worker's socket); else SDES's, or none.
       protection: socket instanceof SecureMediaSocket ? socket : socket ? undefined : this.#protection(media),
+      ...(otherFarEnd ? { otherFarEnd: true } : {}),
     });
   }
 }

@@ -36,6 +36,10 @@ export interface CallEnvironment {
   readonly userAgent: string;
   /** The global allow_sending_180_after_183: Ringing once early media is negotiated (or with inband_progress) sends 180, not 183. */
   readonly allowSending180After183?: boolean;
+  /** The system section's compact_headers (read at start): our SDP leaves out the rtpmap of static payload types, as Asterisk's. */
+  readonly compactHeaders?: boolean;
+  /** The system section's follow_early_media_fork and accept_multiple_sdp_answers: pjsip's gate on a later SDP answer to our INVITE. */
+  readonly systemEarlyAnswers?: { readonly followEarlyMediaFork: boolean; readonly acceptMultipleSdpAnswers: boolean };
   /** Ms media may go unanswered to an SDP address that is not the signalling's (sip.rtp_unanswered_ms); 0 = no limit. */
   readonly unansweredMediaMs: number;
   /** Music on hold for a held channel (moh_passthrough=no); undefined before the technology starts. */
@@ -83,6 +87,11 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly mediaAddress?: string;
   /** Ringing before the answer is a 183 with SDP and the ring tone in band, not a 180 (endpoint `inband_progress`). */
   readonly inbandProgress?: boolean;
+  /** A 183 without SDP to our INVITE is no progress (endpoint `ignore_183_without_sdp`). */
+  readonly ignore183WithoutSdp?: boolean;
+  /** A later SDP answer to our INVITE from another fork / the same early dialog moves the media (endpoint options; early-answers.ts). */
+  readonly followEarlyMediaFork?: boolean;
+  readonly acceptMultipleSdpAnswers?: boolean;
   /** What a 3xx to our INVITE does (endpoint `redirect_method`; default `user`). */
   readonly redirectMethod?: 'user' | 'uri_core' | 'uri_pjsip';
   /** No Q.850 Reason on our BYE, CANCEL and refusals (endpoint `suppress_q850_reason_headers`). */

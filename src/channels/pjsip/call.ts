@@ -46,6 +46,7 @@ import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from '.
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
 import { ConnectedLine } from './connected-line.ts';
+import { earlyAnswerOptions } from './early-answers.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -114,8 +115,15 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const credentials = side.kind === 'outbound' ? side.credentials : (side.credentials ?? []);
     this.#requests = new CallDialogRequests(services, this, new DialogAuth(services, credentials, () => this.#invite?.challengesAnswered ?? 0));
     this.#workerMedia = new CallWorkerMedia(this, services);
-    this.#sdp = new CallMedia(codecs, mediaOptions, () => (mediaOptions.mediaAddress !== undefined && !services.mediaAddressExternalEverywhere ? mediaOptions.mediaAddress : services.mediaAddress), () => this.stream, (address) =>
-      unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
+    // With the system's compact_headers our SDP is compact too, as Asterisk's (no rtpmap for static payload types).
+    const sdpOptions = services.compactHeaders === true ? { ...mediaOptions, omitStaticRtpmap: true } : mediaOptions;
+    this.#sdp = new CallMedia(
+      codecs,
+      sdpOptions,
+      () => (mediaOptions.mediaAddress !== undefined && !services.mediaAddressExternalEverywhere ? mediaOptions.mediaAddress : services.mediaAddress),
+      () => this.stream,
+      (address) => unansweredLimitFor(address, this.side.kind === 'inbound' ? this.side.tx.source.address : this.side.destination.host, services.unansweredMediaMs),
+      () => earlyAnswerOptions(services, mediaOptions),
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
     const ended = (cause: number, why: string): void => this.#endSession(cause, why);

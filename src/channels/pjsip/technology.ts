@@ -84,6 +84,8 @@ export class PjsipTechnology implements ChannelTechnology {
   #unwatchDirectory: (() => void) | undefined;
   #host = '127.0.0.1';
   #publicHost = '127.0.0.1';
+  /** The system section's compact_headers, read at start (the transports write with it from then on). */
+  #compactHeaders = false;
   /** The host SIP over WebSocket writes in Via and Contact (external when configured: no per-destination rewriting there). */
   #webSocketHost = '127.0.0.1';
   /** `#mediaAddress` is an external address written for every destination (no per-destination rewriting). */
@@ -147,6 +149,14 @@ export class PjsipTechnology implements ChannelTechnology {
       },
       get allowSending180After183() {
         return technology.#config.global.allowSending180After183;
+      },
+      get compactHeaders() {
+        return technology.#compactHeaders;
+      },
+      // pjsip's gate on later SDP answers, as the system section says now.
+      get systemEarlyAnswers() {
+        const { followEarlyMediaFork, acceptMultipleSdpAnswers } = technology.#config.system;
+        return { followEarlyMediaFork, acceptMultipleSdpAnswers };
       },
       get musicOnHold() {
         return technology.#context?.musicOnHold;
@@ -372,6 +382,7 @@ export class PjsipTechnology implements ChannelTechnology {
     this.#host = settings.bind || context.config.http.bind;
     if (this.#host === 'localhost') this.#host = '127.0.0.1';
     const listeners = this.#listeners(settings);
+    this.#compactHeaders = this.#config.system.compactHeaders;
     const webSocket = webSocketTransportOf([...this.#config.transports.values()], this.#webSocketHost, settings.tcp, log);
     const { transport, layer } = openSipListeners(
       listeners,
@@ -391,6 +402,7 @@ export class PjsipTechnology implements ChannelTechnology {
         log.debug({ reason, source: `${source.address}:${source.port}`, status }, 'SIP message dropped');
       },
       {
+        compactHeaders: this.#compactHeaders,
         maxConnections: settings.tcp.maxConnections,
         maxConnectionsPerSource: settings.tcp.maxConnectionsPerSource,
         idleTimeoutMs: settings.tcp.idleTimeoutSeconds * 1000,

@@ -25,6 +25,8 @@ export class RtpSourceLearning {
    */
   #previousAddress: string | undefined;
   #previousPort = 0;
+  /** The previous source is another party's (a fork not followed): refused, never a candidate. */
+  #previousRefused = false;
 
   /**
    * @param strict learn only while learning, then lock (false: every sender is taken at once)
@@ -53,11 +55,13 @@ export class RtpSourceLearning {
 
   /**
    * The far end's SDP gave a new media address (the call's first, or a re-INVITE moving it): send
-   * there and learn the source again; the source learned so far is still heard meanwhile.
+   * there and learn the source again; the source learned so far is still heard meanwhile, unless
+   * `otherParty` (another fork's SDP): then it is refused, and cannot be learned back.
    */
-  restart(address: string | undefined, port: number, first: boolean): void {
+  restart(address: string | undefined, port: number, first: boolean, otherParty = false): void {
     this.#previousAddress = first ? undefined : this.#address;
     this.#previousPort = first ? 0 : this.#port;
+    this.#previousRefused = otherParty;
     this.#address = address;
     this.#port = port;
     this.#learning = true;
@@ -76,6 +80,7 @@ export class RtpSourceLearning {
    */
   accept(address: string, port: number, sequence: number, farEndSends: boolean): boolean {
     const fromTarget = port === this.#port && address === this.#address;
+    if (!fromTarget && this.#previousRefused && port === this.#previousPort && address === this.#previousAddress) return false;
     if (!this.strict) {
       if (!fromTarget) this.#switchTo(address, port);
       return true;

@@ -42,6 +42,13 @@ export interface StreamParameters {
    * checked before it is read; a packet that fails is dropped and counted. Absent: plain RTP.
    */
   readonly protection?: MediaProtection;
+  /**
+   * The SDP is another party's than the one before (another fork of a forked INVITE answered): the
+   * source learned from the previous one is not heard any more, nor learned again — its RTP still
+   * coming is dropped as a stranger's. Absent: the same far end moved its media (still heard while
+   * learning anew).
+   */
+  readonly otherFarEnd?: boolean;
 }
 
 /** How the technology configured the stream's media handling. */

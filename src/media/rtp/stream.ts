@@ -171,7 +171,7 @@ export class RtpStream {
     if (moved) {
       this.#sdpAddress = parameters.remoteAddress;
       this.#sdpPort = parameters.remotePort;
-      this.#source.restart(parameters.remoteAddress, parameters.remotePort, first);
+      this.#source.restart(parameters.remoteAddress, parameters.remotePort, first, parameters.otherFarEnd === true);
       this.#heardFarEnd = false;
       this.#unansweredSince = undefined;
     }

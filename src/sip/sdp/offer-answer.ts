@@ -80,6 +80,8 @@ export interface LocalMedia {
   readonly sdes?: LocalSdes;
   /** WebRTC media (webrtc.ts: ICE, DTLS-SRTP, BUNDLE, rtcp-mux): only UDP/TLS/RTP/SAVP(F) audio is accepted then. */
   readonly secure?: SecureLocalMedia;
+  /** No a=rtpmap for the static payload types (0–34, RFC 3551), as pjsip's compact form writes SDP. */
+  readonly omitStaticRtpmap?: boolean;
 }
 
 /** What a completed offer/answer agreed, from our point of view. */
@@ -181,6 +183,9 @@ function sessionOf(local: LocalMedia, media: MediaDescription[], bundled?: strin
   };
 }
 
+/** The last payload type RFC 3551 assigns statically (its rtpmap may be left out). */
+const LAST_STATIC_PAYLOAD_TYPE = 34;
+
 function audioMedia(
   local: LocalMedia,
   codecs: ReadonlyArray<{ codec: SdpCodec; payloadType: number }>,
@@ -211,7 +216,7 @@ function audioMedia(
     port: local.port,
     protocol: security.protocol,
     payloads: rtp.map((entry) => entry.payload).join(' '),
-    rtp,
+    rtp: local.omitStaticRtpmap === true ? rtp.filter((entry) => entry.payload > LAST_STATIC_PAYLOAD_TYPE) : rtp,
     fmtp,
     ptime,
     direction,

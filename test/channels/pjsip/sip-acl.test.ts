@@ -175,13 +175,16 @@ describe('the check', () => {
 });
 
 describe('type=system', () => {
-  test('timer_t1 and timer_b as Asterisk bounds them; thread pool sizes noted; others named', () => {
-    const loaded = loadPjsipConf('[system]\ntype=system\ntimer_t1=50\ntimer_b=1000\nthreadpool_max_size=10\ncompact_headers=yes\nfollow_early_media_fork=no\n', 'pjsip.conf');
+  test('timer_t1 and timer_b as Asterisk bounds them; thread pool sizes noted; compact headers and the early answers read', () => {
+    const loaded = loadPjsipConf('[system]\ntype=system\ntimer_t1=50\ntimer_b=1000\nthreadpool_max_size=10\ncompact_headers=yes\nfollow_early_media_fork=no\naccept_multiple_sdp_answers=yes\n', 'pjsip.conf');
     assert.deepEqual(loaded.errors, []);
     assert.deepEqual([loaded.config.system.timerT1, loaded.config.system.timerB], [100, 6400]);
-    for (const pattern of [/Timer T1 setting is too low\. Setting to 100/, /Timer B setting is too low\. Setting to 6400/, /threadpool_max_size has no meaning for Patchbay/, /compact_headers=yes is not implemented/, /'follow_early_media_fork' is not implemented/]) {
+    for (const pattern of [/Timer T1 setting is too low\. Setting to 100/, /Timer B setting is too low\. Setting to 6400/, /threadpool_max_size has no meaning for Patchbay/]) {
       assert.ok(loaded.warnings.some((line) => pattern.test(line)), `${pattern}: ${loaded.warnings.join(' | ')}`);
     }
+    assert.ok(!loaded.warnings.some((line) => /compact_headers|follow_early_media_fork|accept_multiple_sdp_answers/.test(line)), loaded.warnings.join(' | '));
+    const { compactHeaders, followEarlyMediaFork, acceptMultipleSdpAnswers } = loaded.config.system;
+    assert.deepEqual({ compactHeaders, followEarlyMediaFork, acceptMultipleSdpAnswers }, { compactHeaders: true, followEarlyMediaFork: false, acceptMultipleSdpAnswers: true });
     assert.deepEqual([configOf('').system.timerT1, configOf('').system.timerB], [500, 32000]);
     assert.ok(loadPjsipConf('[system]\ntype=system\ntimer_t1=soon\n', 'pjsip.conf').errors.some((line) => /\[system\] timer_t1/.test(line)));
   });

@@ -162,6 +162,44 @@ describe('strict RTP (one stream, sockets of its own)', () => {
     }
   });
 
+  test('another fork\'s SDP (otherFarEnd): the fork left behind is dropped at once and never learned back, strict or not', async () => {
+    for (const strictRtp of [true, false]) {
+      const range = new RtpPortRange(30_000 + 2 * Math.floor(Math.random() * 10_000), 60_000);
+      const socket = await range.bind('127.0.0.1');
+      const stream = new RtpStream(socket, new ManualClock(), { onFrame: () => undefined, onDigit: () => undefined }, { strictRtp, probation: 4, symmetric: true });
+      const forkA = await loopbackSocket();
+      const forkB = await loopbackSocket();
+      const at = new Map<dgram.Socket, number>([[forkA, 0], [forkB, 0]]);
+      for (const end of at.keys()) end.on('message', () => at.set(end, at.get(end)! + 1));
+      const until = async (what: string, check: () => boolean): Promise<void> => {
+        const deadline = Date.now() + 15_000;
+        while (!check() && Date.now() < deadline) await settle(10);
+        assert.ok(check(), `${what} (strictRtp ${strictRtp})`);
+      };
+      try {
+        stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: forkA.address().port, direction: 'sendrecv' });
+        for (let i = 0; i < 5; i++) forkA.send(pcmu(100 + i, 1), stream.localPort, '127.0.0.1');
+        await until('fork A heard', () => (stream.statistics()?.rxcount ?? 0) === 5);
+        const heard = stream.statistics()?.rxcount ?? 0;
+        stream.configure({ codec: 'ulaw', payloadType: 0, remoteAddress: '127.0.0.1', remotePort: forkB.address().port, direction: 'sendrecv', otherFarEnd: true });
+        // Fork A goes on with its announcement, more packets in sequence than probation asks.
+        for (let i = 0; i < 8; i++) forkA.send(pcmu(105 + i, 1), stream.localPort, '127.0.0.1');
+        await until('fork A\'s packets dropped', () => stream.strangerPackets === 8);
+        assert.equal((stream.statistics()?.rxcount ?? 0), heard, 'nothing of fork A is heard after the switch');
+        stream.writeFrame({ rate: 8000, samples: new Int16Array(160) });
+        await until('our audio reaches fork B', () => at.get(forkB) === 1);
+        assert.equal(at.get(forkA), 0, 'nothing goes back to fork A');
+        for (let i = 0; i < 4; i++) forkB.send(pcmu(700 + i, 2), stream.localPort, '127.0.0.1');
+        await until('fork B heard', () => (stream.statistics()?.rxcount ?? 0) === heard + 4);
+        assert.equal(stream.strangerPackets, 8);
+      } finally {
+        stream.close();
+        forkA.close();
+        forkB.close();
+      }
+    }
+  });
+
   test('while learning, a source that sends out of sequence is not taken, nor anyone when the far end said it sends nothing; strict_rtp off follows any sender', async () => {
     for (const [strictRtp, direction, sequences] of [
       [true, 'sendrecv', [10, 12, 14, 16, 18, 20]],

@@ -112,7 +112,7 @@ const notActedOn = (name: string, fallback: 'yes' | 'no', keeps: boolean | undef
   });
 
 export function defaultPjsipSystem(id = 'system'): PjsipSystem {
-  return { type: 'system', id, timerT1: 500, timerB: 32000, disableRport: false };
+  return { type: 'system', id, timerT1: 500, timerB: 32000, disableRport: false, compactHeaders: false, followEarlyMediaFork: true, acceptMultipleSdpAnswers: false };
 }
 
 const POOLS = ['minimum_size', 'initial_size', 'auto_increment', 'idle_timeout', 'max_size'] as const;
@@ -124,7 +124,7 @@ export const SYSTEM = declareObject<PjsipSystem, SystemDraft>({
   options: {
     timer_t1: int('timerT1', 0, 2_147_483_647, { default: '500', doc: 'T1 of the SIP transactions (ms): retransmissions start at T1 and double; below 100 is raised to 100 with a warning. Read at start (as Asterisk, not at reload).' }),
     timer_b: int('timerB', 0, 2_147_483_647, { default: '32000', doc: 'Timer B and F (ms): how long a request of Patchbay\'s waits for a final answer; below 64×T1 is raised to it with a warning. Read at start.' }),
-    compact_headers: notActedOn('compact_headers', 'no', false, 'Always `no` in effect: Patchbay writes full header names (`yes` is a warning).', 'header names are written in full'),
+    compact_headers: bool('compactHeaders', { default: 'no', doc: '`yes`: the requests and responses Patchbay sends use the compact header names pjsip writes (`v`, `f`, `t`, `i`, `m`, `l`, `c`, `e`, `s`, `k`, `o`, `u`, `x`), and its SDP leaves out the `a=rtpmap` of static payload types. Read at start.' }),
     ...Object.fromEntries(
       POOLS.flatMap((pool) => [
         [`threadpool_${pool}`, poolSize(`threadpool_${pool}`, POOL_DEFAULTS[pool])],
@@ -133,8 +133,14 @@ export const SYSTEM = declareObject<PjsipSystem, SystemDraft>({
     ),
     disable_tcp_switch: notActedOn('disable_tcp_switch', 'yes', true, 'Always `yes` in effect: a request larger than the MTU stays on UDP (`no`, switching to TCP, is a warning).', 'requests stay on their transport whatever their size'),
     disable_rport: bool('disableRport', { default: 'no', doc: '`yes`: the Via of the requests Patchbay sends does not ask for rport (RFC 3581). Read at start.' }),
-    follow_early_media_fork: notActedOn('follow_early_media_fork', 'yes', undefined, 'Not implemented (named when set): the first fork\'s early SDP is the early media, and the media follows the fork that answers (see *Forked answers*).', ''),
-    accept_multiple_sdp_answers: notActedOn('accept_multiple_sdp_answers', 'no', undefined, 'Not implemented (named when set): a 2xx whose SDP differs from the early answer\'s sets the media again (see *Forked answers*).', ''),
+    follow_early_media_fork: bool('followEarlyMediaFork', {
+      default: 'yes',
+      doc: 'An 18x with SDP from another fork (another To tag) after the early media\'s is taken as the answer (pjsip\'s gate; the endpoint\'s `follow_early_media_fork` then decides whether the media moves); `no`: ignored. A 2xx from another fork is taken whatever its value.',
+    }),
+    accept_multiple_sdp_answers: bool('acceptMultipleSdpAnswers', {
+      default: 'no',
+      doc: 'A later SDP in an 18x or the 2xx of the early dialog whose unreliable 18x set the media is taken (pjsip\'s gate; the endpoint\'s `accept_multiple_sdp_answers` then decides); `no`: ignored.',
+    }),
   },
   finish(draft, report) {
     if (draft.timerT1 < TIMER_T1_MIN) {

@@ -144,6 +144,9 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     identifyBy: ['username', 'ip'],
     rtpSymmetric: false,
     inbandProgress: false,
+    followEarlyMediaFork: true,
+    acceptMultipleSdpAnswers: false,
+    ignore183WithoutSdp: false,
     forceRport: true,
     rewriteContact: false,
     allowOverlap: true,
@@ -227,6 +230,15 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       else delete draft.toneZone;
     }),
     inband_progress: bool('inbandProgress', { default: 'no', doc: 'Ringing before the answer is sent as 183 Session Progress with SDP and the ring tone is heard in band, instead of a 180.' }),
+    follow_early_media_fork: bool('followEarlyMediaFork', {
+      default: 'yes',
+      doc: 'On calls to the endpoint, an SDP answer from another fork (another To tag) after the early media\'s moves the media to it: a later 18x (when the system section\'s `follow_early_media_fork` is yes too) or the 2xx. `no`: the media stays where the first early answer put it, also when another fork answers (see *Forked answers*).',
+    }),
+    accept_multiple_sdp_answers: bool('acceptMultipleSdpAnswers', {
+      default: 'no',
+      doc: 'On calls to the endpoint, a later SDP in an 18x or the 2xx of the early dialog whose unreliable (no 100rel) 18x set the media is applied, when the system section\'s `accept_multiple_sdp_answers` is yes too; `no`: ignored (see *Forked answers*).',
+    }),
+    ignore_183_without_sdp: bool('ignore183WithoutSdp', { default: 'no', doc: 'A 183 Session Progress without SDP to a call to the endpoint is not passed on as progress (chan_pjsip).' }),
     from_user: optionalText('fromUser', { doc: 'User part of the From of calls to the endpoint.' }),
     from_domain: optionalText('fromDomain', { doc: 'Host part of the From of calls to the endpoint.' }),
     rtp_symmetric: bool('rtpSymmetric', { default: 'no', doc: 'Send RTP (and RTCP) to where the far end\'s comes from once learned; no: to the SDP\'s address.' }),

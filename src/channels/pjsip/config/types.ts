@@ -80,6 +80,15 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions {
   readonly groups?: CallGroups;
   /** inband_progress: ringing before the answer is sent as 183 with SDP and heard in band (chan_pjsip). */
   readonly inbandProgress: boolean;
+  /**
+   * follow_early_media_fork / accept_multiple_sdp_answers: whether our INVITE's media follows a later
+   * SDP answer from another fork / from the same early dialog (early-answers.ts), where the system
+   * section lets it be taken at all.
+   */
+  readonly followEarlyMediaFork: boolean;
+  readonly acceptMultipleSdpAnswers: boolean;
+  /** ignore_183_without_sdp: a 183 without SDP to our INVITE is no progress (chan_pjsip). */
+  readonly ignore183WithoutSdp: boolean;
   readonly rtpSymmetric: boolean;
   readonly forceRport: boolean;
   readonly rewriteContact: boolean;
@@ -266,6 +275,15 @@ export interface PjsipSystem {
   readonly timerB: number;
   /** `disable_rport`: the Via of Patchbay's requests does not ask for rport. */
   readonly disableRport: boolean;
+  /** `compact_headers`: what Patchbay sends uses the compact header names. Read at start. */
+  readonly compactHeaders: boolean;
+  /**
+   * `follow_early_media_fork` / `accept_multiple_sdp_answers`: pjsip's own gate on a later SDP answer
+   * to an INVITE (another fork's 18x / the same early dialog's 18x or 2xx); the endpoint's options decide
+   * after it.
+   */
+  readonly followEarlyMediaFork: boolean;
+  readonly acceptMultipleSdpAnswers: boolean;
 }
 
 export type PjsipObject =
