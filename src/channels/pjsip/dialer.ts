@@ -14,6 +14,7 @@ import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { SipCall, type OutboundSide } from './call.ts';
+import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
@@ -92,10 +93,11 @@ export class Dialer {
         location: { context: endpoint.context },
         protocolId: call.callId,
         ...(request.requestor ? { linkedId: request.requestor.snapshot().id } : {}),
-        ...(endpoint.language ? { language: endpoint.language } : {}),
+        ...endpointChannelInit(endpoint),
       },
       (created) => call.attach(created),
     );
+    setEndpointVariables(channel, endpoint);
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
     runtime.calls.add(call);

@@ -78,6 +78,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     this.#language = init.language ?? settings.defaultLanguage;
     this.#caller = init.caller === undefined ? NO_PARTY : { ...init.caller };
     this.#protocolId = init.protocolId ?? '';
+    this.#accountcode = init.accountcode ?? '';
     this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
   }
 

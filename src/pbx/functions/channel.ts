@@ -60,6 +60,8 @@ function callerExtra(channel: Channel, field: string): string | undefined {
       return channel.getVariable(DNID_VARIABLE) ?? '';
     case 'rdnis':
       return channel.redirecting.from.number;
+    case 'tag':
+      return channel.callerTag;
     default:
       return undefined;
   }
@@ -153,11 +155,12 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CALLERID',
     syntax: 'CALLERID(field)',
-    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, tag...; name, num, all, ani, dnid and rdnis are writable.',
+    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, tag (an endpoint\'s callerid_tag)...; name, num, all, ani, dnid, rdnis and tag are writable.',
     category: 'channel',
     read(call) {
       const channel = channelOf(call, 'CALLERID');
-      return partyField(channel.caller, call.args) ?? callerExtra(channel, call.args);
+      // The tag is the channel's, not the party's (partyField answers CONNECTEDLINE's, which Patchbay keeps none of).
+      return callerExtra(channel, call.args) ?? partyField(channel.caller, call.args);
     },
     write(call, value) {
       const channel = channelOf(call, 'CALLERID');
@@ -165,6 +168,11 @@ export const channelFunctions: readonly DialplanFunction[] = [
       if (args.trim().toLowerCase() === 'rdnis') {
         checkVariableValue(`CALLERID(${args})`, value);
         channel.redirecting = { ...channel.redirecting, from: { ...channel.redirecting.from, number: value } };
+        return;
+      }
+      if (args.trim().toLowerCase() === 'tag') {
+        checkVariableValue(`CALLERID(${args})`, value);
+        channel.callerTag = value;
         return;
       }
       const extra = CALLER_EXTRA_VARIABLES.get(args.trim().toLowerCase());

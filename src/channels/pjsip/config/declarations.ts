@@ -8,6 +8,7 @@ import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../si
 import { parseCodecPrefs } from './session-values.ts';
 import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.ts';
 import { TRANSPORT } from './transport-options.ts';
+import { CHANNEL_DEFAULTS, CHANNEL_ENDPOINT_OPTIONS } from './channel-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -159,6 +160,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregateMwi: true,
     notifyEarlyInuseRinging: false,
     ...WEBRTC_DEFAULTS,
+    ...CHANNEL_DEFAULTS,
   }),
   options: {
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
@@ -283,6 +285,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
     notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
     ...ENDPOINT_ACL_OPTIONS,
+    ...CHANNEL_ENDPOINT_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,
   },

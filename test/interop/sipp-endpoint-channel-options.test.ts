@@ -1,0 +1,118 @@
+// The endpoint options that give each of its channels something of its own, as chan_pjsip does,
+// with SIPp as the phone: set_var (several lines in pjsip.conf, `__` inheritance kept in the name,
+// escapes decoded), accountcode (ChannelCreated, CHANNEL(accountcode), the CDR) and callerid_tag
+// (CALLERID(tag)), on a call from the phone and on one the server places to it.
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
+import { HAVE_SIPP, HAVE_SOX, callSippCallee, nextEvent, ofChannel, randomPort, sipp, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
+
+const APP = 'endpoint-vars-app';
+const CALLEE_PORT = randomPort();
+const records: CallDetailRecord[] = [];
+
+const DIALPLAN = [
+  '[billing]',
+  // What the dialplan sees of the endpoint's options, in one variable the test reads over ARI.
+  'exten => 300,1,Set(SEEN=${TRUNK}|${GREETING}|${CHANNEL(accountcode)}|${CALLERID(tag)})',
+  ` same => n,Stasis(${APP})`,
+  ' same => n,Hangup()',
+  '',
+].join('\n');
+
+/** pjsip.conf as an Asterisk admin writes it: set_var on several lines, one of them written again. */
+function pjsipConf(work: string): Json {
+  const dir = join(work, 'asterisk');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'pjsip.conf'),
+    [
+      '[billed]',
+      'type = endpoint',
+      'context = billing',
+      'allow = ulaw',
+      'accountcode = acct-7',
+      'callerid_tag = north-desk',
+      'set_var = __TRUNK=south',
+      'set_var = GREETING=hello\\tworld',
+      'set_var = __TRUNK=east',
+      '',
+      '[callee]',
+      'type = endpoint',
+      'context = billing',
+      'allow = ulaw',
+      'aors = callee',
+      'accountcode = acct-out',
+      'callerid_tag = callee-tag',
+      'set_var = _ROUTE=via-ari',
+      '',
+      '[callee]',
+      'type = aor',
+      `contact = sip:callee@127.0.0.1:${CALLEE_PORT}`,
+      '',
+    ].join('\n'),
+  );
+  return { asterisk_config_dir: dir };
+}
+
+const setup = sippServerInSuite(HAVE_SIPP && HAVE_SOX ? false : 'sipp or sox is not installed', async () => {
+  const started = await startSippServer('endpoint-vars', DIALPLAN, {}, APP, pjsipConf);
+  writeSippTone(started.work, 440, 4, 0.3);
+  started.server.core.records.onRecord((record) => records.push(record));
+  return started;
+});
+
+async function variable(id: string, name: string): Promise<string> {
+  const response = await setup.server.ari(`/channels/${id}/variable?variable=${encodeURIComponent(name)}`);
+  const body = (await response.json()) as Json;
+  assert.equal(response.status, 200, JSON.stringify(body));
+  return body.value as string;
+}
+
+describe('set_var, accountcode and callerid_tag on the endpoint\'s channels (SIPp)', { skip: HAVE_SIPP && HAVE_SOX ? false : 'sipp or sox is not installed' }, () => {
+  test('a call from the phone: the variables set as the channel is made, before SIPDOMAIN; accountcode in every snapshot and the CDR; CALLERID(tag)', { timeout: 120_000 }, async () => {
+    const seen: Json[] = [];
+    const run = sipp('call-silent-wait-bye.xml', [setup.target(), '-s', '300', '-set', 'caller', 'billed'], { cwd: setup.work, port: randomPort(), timeoutMs: 60_000 });
+    const start = await nextEvent(setup.events, (event) => (seen.push(event), event.type === 'StasisStart' && event.channel?.name?.startsWith('PJSIP/billed-')), 45_000);
+    const id = start.channel.id as string;
+    assert.equal(start.channel.accountcode, 'acct-7');
+    assert.equal(await variable(id, 'SEEN'), 'east|hello\tworld|acct-7|north-desk');
+    assert.equal(await variable(id, 'CALLERID(tag)'), 'north-desk');
+    const mine = seen.filter((event) => event.channel?.id === id);
+    assert.equal(mine[0]?.type, 'ChannelCreated');
+    assert.equal(mine[0]?.channel.accountcode, 'acct-7', 'the channel is made with the account');
+    const sets = mine.filter((event) => event.type === 'ChannelVarset').map((event) => `${event.variable}=${event.value}`);
+    // The name keeps its inheritance prefix; the line written again kept its first place.
+    assert.deepEqual(sets.slice(0, 3), ['__TRUNK=east', 'GREETING=hello\tworld', 'SIPDOMAIN=127.0.0.1']);
+    // The phone's scenario is a call answered, then hung up by the far end.
+    assert.equal((await setup.server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+    await nextEvent(setup.events, (event) => event.type === 'ChannelStateChange' && event.channel?.id === id && event.channel.state === 'Up', 45_000);
+    assert.equal((await setup.server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    await nextEvent(setup.events, ofChannel('ChannelDestroyed', id), 45_000);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    const record = await waitFor('the CDR', () => records.find((r) => r.channel === start.channel.name), 30_000);
+    assert.equal(record.accountcode, 'acct-7');
+  });
+
+  test('a call the server places to the endpoint: its channel has the account, the tag and the variables of its endpoint', { timeout: 120_000 }, async () => {
+    let id = '';
+    let name = '';
+    await callSippCallee(setup, { port: CALLEE_PORT, endpoint: 'PJSIP/callee', app: APP, eventTimeoutMs: 45_000 }, 'answer-incoming.xml', async (answered) => {
+      id = answered;
+      const channel = (await (await setup.server.ari(`/channels/${id}`)).json()) as Json;
+      name = channel.name as string;
+      assert.equal(channel.accountcode, 'acct-out');
+      assert.equal(await variable(id, 'ROUTE'), 'via-ari');
+      assert.equal(await variable(id, '_ROUTE'), 'via-ari');
+      assert.equal(await variable(id, 'CALLERID(tag)'), 'callee-tag');
+      assert.equal(await variable(id, 'CHANNEL(accountcode)'), 'acct-out');
+      assert.equal((await setup.server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+      await nextEvent(setup.events, ofChannel('ChannelDestroyed', id), 45_000);
+    });
+    const record = await waitFor('the CDR', () => records.find((r) => r.channel === name), 30_000);
+    assert.equal(record.accountcode, 'acct-out');
+  });
+});
