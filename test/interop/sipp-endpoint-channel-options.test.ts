@@ -1,13 +1,14 @@
 // The endpoint options that give each of its channels something of its own, as chan_pjsip does,
 // with SIPp as the phone: set_var (several lines in pjsip.conf, `__` inheritance kept in the name,
 // escapes decoded), accountcode (ChannelCreated, CHANNEL(accountcode), the CDR) and callerid_tag
-// (CALLERID(tag)), on a call from the phone and on one the server places to it.
+// (CALLERID(tag)), on a call from the phone and on one the server places to it; allow_transfer=no
+// (a REFER answered 603, the call left as it was).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
-import { HAVE_SIPP, HAVE_SOX, callSippCallee, nextEvent, ofChannel, randomPort, sipp, sippServerInSuite, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
+import { HAVE_SIPP, HAVE_SOX, callSippCallee, nextEvent, ofChannel, randomPort, sipp, sippServerInSuite, tracedMessages, startSippServer, waitFor, writeSippTone, type Json } from './sipp-peer.ts';
 
 const APP = 'endpoint-vars-app';
 const CALLEE_PORT = randomPort();
@@ -19,6 +20,7 @@ const DIALPLAN = [
   'exten => 300,1,Set(SEEN=${TRUNK}|${GREETING}|${CHANNEL(accountcode)}|${CALLERID(tag)})',
   ` same => n,Stasis(${APP})`,
   ' same => n,Hangup()',
+  `exten => 400,1,Stasis(${APP})`,
   '',
 ].join('\n');
 
@@ -47,6 +49,12 @@ function pjsipConf(work: string): Json {
       'accountcode = acct-out',
       'callerid_tag = callee-tag',
       'set_var = _ROUTE=via-ari',
+      '',
+      '[locked]',
+      'type = endpoint',
+      'context = billing',
+      'allow = ulaw',
+      'allow_transfer = no',
       '',
       '[callee]',
       'type = aor',
@@ -114,5 +122,24 @@ describe('set_var, accountcode and callerid_tag on the endpoint\'s channels (SIP
     });
     const record = await waitFor('the CDR', () => records.find((r) => r.channel === name), 30_000);
     assert.equal(record.accountcode, 'acct-out');
+  });
+
+  test('allow_transfer=no: the phone\'s REFER is answered 603 Decline, the application sees no transfer, and the call goes on until the phone hangs up', { timeout: 120_000 }, async () => {
+    const seen: Json[] = [];
+    const run = sipp('refer-refused.xml', [setup.target(), '-s', '400', '-set', 'caller', 'locked'], { cwd: setup.work, port: randomPort(), timeoutMs: 60_000, trace: true });
+    const start = await nextEvent(setup.events, (event) => event.type === 'StasisStart' && event.channel?.name?.startsWith('PJSIP/locked-'), 45_000);
+    const id = start.channel.id as string;
+    assert.equal((await setup.server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+    // The phone hangs up only once its REFER was refused: the BYE's hang-up request is after it.
+    const hangup = await nextEvent(setup.events, (event) => (seen.push(event), event.type === 'ChannelHangupRequest' && event.channel?.id === id), 45_000);
+    assert.equal(hangup.cause, undefined, 'the BYE, not a transfer, ended the call');
+    await nextEvent(setup.events, ofChannel('ChannelDestroyed', id), 45_000);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
+    assert.deepEqual(seen.filter((event) => event.type === 'ChannelTransfer'), []);
+    const [refusal] = tracedMessages(result, /^SIP\/2\.0 603 /);
+    assert.ok(refusal, result.messages);
+    assert.match(refusal, /^CSeq:\s*2 REFER/im);
+    assert.deepEqual(tracedMessages(result, /^NOTIFY /), []);
   });
 });

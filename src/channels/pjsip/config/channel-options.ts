@@ -2,7 +2,7 @@
 // makes it (set_var, accountcode, callerid_tag), and those that bound what its channels may do
 // (device_state_busy_at, allow_transfer). Kept beside declarations.ts so that the endpoint's
 // other rows stay as they were.
-import { custom, optional } from './options.ts';
+import { bool, custom, int, optional } from './options.ts';
 import { shown, type Parsed } from './values.ts';
 
 /** One `set_var=NAME=value`: the variable set on every channel of the endpoint as it is made. */
@@ -16,10 +16,16 @@ export interface ChannelEndpointOptions {
   readonly channelVars: readonly EndpointChannelVar[];
   readonly accountcode?: string;
   readonly callerIdTag?: string;
+  /** device_state_busy_at: the endpoint's device is BUSY once it has this many channels (0: never). */
+  readonly deviceStateBusyAt: number;
+  /** allow_transfer: a REFER from the endpoint is taken (no: answered 603). */
+  readonly allowTransfer: boolean;
 }
 
 export const CHANNEL_DEFAULTS: ChannelEndpointOptions = {
   channelVars: [],
+  deviceStateBusyAt: 0,
+  allowTransfer: true,
 };
 
 /** Most set_var lines an endpoint keeps. */
@@ -116,4 +122,5 @@ export const CHANNEL_ENDPOINT_OPTIONS = {
   ),
   accountcode: optional('accountcode', boundedText(MAX_ACCOUNTCODE), { doc: 'The account code of every channel of the endpoint as it is made: CHANNEL(accountcode), ARI\'s `accountcode`, the CDR\'s and CEL\'s.' }),
   callerid_tag: optional('callerIdTag', boundedText(MAX_TAG), { doc: 'CALLERID(tag) of the endpoint\'s channels as they are made (sent to no peer).' }),
+  allow_transfer: bool('allowTransfer', { default: 'yes', doc: 'A REFER (blind or attended transfer) from the endpoint is taken; no: it is answered 603 Decline and nothing else happens to the call.' }),
 };
