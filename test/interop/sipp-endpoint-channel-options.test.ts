@@ -1,7 +1,8 @@
 // The endpoint options that give each of its channels something of its own, as chan_pjsip does,
 // with SIPp as the phone: set_var (several lines in pjsip.conf, `__` inheritance kept in the name,
 // escapes decoded), accountcode (ChannelCreated, CHANNEL(accountcode), the CDR) and callerid_tag
-// (CALLERID(tag)), on a call from the phone and on one the server places to it; allow_transfer=no
+// (CALLERID(tag)), on a call from the phone and on one the server places to it; device_state_busy_at;
+// allow_transfer=no
 // (a REFER answered 603, the call left as it was).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -50,6 +51,12 @@ function pjsipConf(work: string): Json {
       'callerid_tag = callee-tag',
       'set_var = _ROUTE=via-ari',
       '',
+      '[busy1]',
+      'type = endpoint',
+      'context = billing',
+      'allow = ulaw',
+      'device_state_busy_at = 1',
+      '',
       '[locked]',
       'type = endpoint',
       'context = billing',
@@ -88,6 +95,7 @@ describe('set_var, accountcode and callerid_tag on the endpoint\'s channels (SIP
     assert.equal(start.channel.accountcode, 'acct-7');
     assert.equal(await variable(id, 'SEEN'), 'east|hello\tworld|acct-7|north-desk');
     assert.equal(await variable(id, 'CALLERID(tag)'), 'north-desk');
+    assert.equal(await variable(id, 'DEVICE_STATE(PJSIP/billed)'), 'INUSE', 'no device_state_busy_at: the channels\' states');
     const mine = seen.filter((event) => event.channel?.id === id);
     assert.equal(mine[0]?.type, 'ChannelCreated');
     assert.equal(mine[0]?.channel.accountcode, 'acct-7', 'the channel is made with the account');
@@ -141,5 +149,19 @@ describe('set_var, accountcode and callerid_tag on the endpoint\'s channels (SIP
     assert.ok(refusal, result.messages);
     assert.match(refusal, /^CSeq:\s*2 REFER/im);
     assert.deepEqual(tracedMessages(result, /^NOTIFY /), []);
+  });
+
+  test('device_state_busy_at=1: the endpoint\'s device is BUSY with its one call, ringing as answered', { timeout: 120_000 }, async () => {
+    const run = sipp('call-silent-wait-bye.xml', [setup.target(), '-s', '400', '-set', 'caller', 'busy1'], { cwd: setup.work, port: randomPort(), timeoutMs: 60_000 });
+    const start = await nextEvent(setup.events, (event) => event.type === 'StasisStart' && event.channel?.name?.startsWith('PJSIP/busy1-'), 45_000);
+    const id = start.channel.id as string;
+    assert.equal(await variable(id, 'DEVICE_STATE(PJSIP/busy1)'), 'BUSY', 'ringing in, one channel in use');
+    assert.equal((await setup.server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+    await nextEvent(setup.events, (event) => event.type === 'ChannelStateChange' && event.channel?.id === id && event.channel.state === 'Up', 45_000);
+    assert.equal(await variable(id, 'DEVICE_STATE(PJSIP/busy1)'), 'BUSY', 'answered');
+    assert.equal((await setup.server.ari(`/channels/${id}`, { method: 'DELETE' })).status, 204);
+    await nextEvent(setup.events, ofChannel('ChannelDestroyed', id), 45_000);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
   });
 });

@@ -122,5 +122,6 @@ export const CHANNEL_ENDPOINT_OPTIONS = {
   ),
   accountcode: optional('accountcode', boundedText(MAX_ACCOUNTCODE), { doc: 'The account code of every channel of the endpoint as it is made: CHANNEL(accountcode), ARI\'s `accountcode`, the CDR\'s and CEL\'s.' }),
   callerid_tag: optional('callerIdTag', boundedText(MAX_TAG), { doc: 'CALLERID(tag) of the endpoint\'s channels as they are made (sent to no peer).' }),
+  device_state_busy_at: int('deviceStateBusyAt', 0, 100_000, { default: '0', doc: 'The endpoint\'s device state is BUSY once this many of its channels are in use (any state but Down), whatever their states: DEVICE_STATE(PJSIP/<id>), hints, DeviceStateChanged; 0: never.' }),
   allow_transfer: bool('allowTransfer', { default: 'yes', doc: 'A REFER (blind or attended transfer) from the endpoint is taken; no: it is answered 603 Decline and nothing else happens to the call.' }),
 };
