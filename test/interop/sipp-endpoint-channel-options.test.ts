@@ -2,7 +2,7 @@
 // with SIPp as the phone: set_var (several lines in pjsip.conf, `__` inheritance kept in the name,
 // escapes decoded), accountcode (ChannelCreated, CHANNEL(accountcode), the CDR) and callerid_tag
 // (CALLERID(tag)), on a call from the phone and on one the server places to it; device_state_busy_at;
-// allow_transfer=no
+// user_eq_phone; allow_transfer=no
 // (a REFER answered 603, the call left as it was).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,8 @@ import { HAVE_SIPP, HAVE_SOX, callSippCallee, nextEvent, ofChannel, randomPort, 
 
 const APP = 'endpoint-vars-app';
 const CALLEE_PORT = randomPort();
+let TRUNK_PORT = randomPort();
+while (TRUNK_PORT === CALLEE_PORT) TRUNK_PORT = randomPort();
 const records: CallDetailRecord[] = [];
 
 const DIALPLAN = [
@@ -62,6 +64,18 @@ function pjsipConf(work: string): Json {
       'context = billing',
       'allow = ulaw',
       'allow_transfer = no',
+      '',
+      '[phonetrunk]',
+      'type = endpoint',
+      'context = billing',
+      'allow = ulaw',
+      'aors = phonetrunk',
+      'user_eq_phone = yes',
+      'callerid = "Desk" <+15550100>',
+      '',
+      '[phonetrunk]',
+      'type = aor',
+      `contact = sip:phonetrunk@127.0.0.1:${TRUNK_PORT}`,
       '',
       '[callee]',
       'type = aor',
@@ -163,5 +177,32 @@ describe('set_var, accountcode and callerid_tag on the endpoint\'s channels (SIP
     await nextEvent(setup.events, ofChannel('ChannelDestroyed', id), 45_000);
     const result = await run.done;
     assert.equal(result.status, 0, result.output);
+  });
+
+  test('user_eq_phone=yes: our INVITE to a number carries ;user=phone on its Request-URI, To and From; a user that is no number is left alone', { timeout: 120_000 }, async () => {
+    /** ARI calls `user@phonetrunk` as the caller `+15550100`; SIPp answers; resolves with the INVITE SIPp got. */
+    const inviteTo = async (user: string): Promise<string> => {
+      const run = sipp('answer-incoming.xml', [], { cwd: setup.work, port: TRUNK_PORT, timeoutMs: 60_000, trace: true });
+      await run.listening;
+      const created = await setup.server.ari(`/channels?endpoint=${encodeURIComponent(`PJSIP/${user}@phonetrunk`)}&app=${APP}&callerId=${encodeURIComponent('+15550100')}`, { method: 'POST' });
+      const channel = (await created.json()) as Json;
+      assert.equal(created.status, 200, JSON.stringify(channel));
+      await nextEvent(setup.events, (event) => event.type === 'ChannelStateChange' && event.channel?.id === channel.id && event.channel.state === 'Up', 45_000);
+      assert.equal((await setup.server.ari(`/channels/${channel.id}`, { method: 'DELETE' })).status, 204);
+      await nextEvent(setup.events, ofChannel('ChannelDestroyed', channel.id), 45_000);
+      const result = await run.done;
+      assert.equal(result.status, 0, result.output);
+      const [invite] = tracedMessages(result, /^INVITE /);
+      assert.ok(invite, result.messages);
+      return invite;
+    };
+    const invite = await inviteTo('5551234');
+    assert.match(invite, /^INVITE sip:5551234@127\.0\.0\.1:\d+;user=phone SIP\/2\.0/);
+    assert.match(invite, /^To:\s*<sip:5551234@127\.0\.0\.1:\d+;user=phone>/im);
+    assert.match(invite, /^From:[^\r\n]*<sip:\+15550100@[^>;]+;user=phone>;tag=/im);
+    const plain = await inviteTo('desk-7');
+    assert.match(plain, /^INVITE sip:desk-7@127\.0\.0\.1:\d+ SIP\/2\.0/);
+    assert.match(plain, /^To:\s*<sip:desk-7@127\.0\.0\.1:\d+>/im);
+    assert.match(plain, /^From:[^\r\n]*<sip:\+15550100@[^>;]+;user=phone>;tag=/im, 'the From\'s user is still a number');
   });
 });

@@ -97,6 +97,8 @@ export interface OutboundSide {
   readonly contact?: { readonly aor: string; readonly id: string };
   /** Where an INVITE redirected to `uri` goes (redirect_method=uri_pjsip): the outbound proxy still, else the URI's address; undefined: unreachable. */
   readonly redirectDestination?: (uri: SipUri) => Destination | undefined;
+  /** user_eq_phone: the From's URI takes `;user=phone` when its user is a number (the target was marked by the dialer). */
+  readonly userEqPhone?: boolean;
 }
 
 /** Inbound: the INVITE, and the endpoint's outbound_auth credentials for the challenges to our requests in its dialog. */

@@ -32,6 +32,7 @@ import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
+import { nameAddrWithUserPhone } from './user-eq-phone.ts';
 import { sipChannelInfo, sipMediaInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
@@ -318,7 +319,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { connected, caller } = this.channel;
     const id = connected.number || connected.name ? connected : caller;
     const redirect = { redirecting: this.channel.redirecting, target };
-    const { from, headers: identityHeaders } = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag(), redirect);
+    const identified = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag(), redirect);
+    const { headers: identityHeaders } = identified;
+    const from = this.side.userEqPhone ? nameAddrWithUserPhone(identified.from) : identified.from;
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#route.contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,

@@ -15,6 +15,7 @@ import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { SipCall, type OutboundSide } from './call.ts';
 import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
+import { withUserPhone } from './user-eq-phone.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
@@ -48,7 +49,9 @@ export class Dialer {
     const destination = through ? this.flowDestination(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     try {
-      return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy, contact);
+      const target = user !== undefined ? { ...uri, user } : uri;
+      // user_eq_phone marks the Request-URI (and so the To) once the destination is known from the URI as it was.
+      return this.#place(context, request, endpoint, destination, endpoint.userEqPhone ? withUserPhone(target) : target, viaProxy, contact);
     } catch (error) {
       // A flow through another member that no call took is given back at once (it counts against a bound).
       if (isForeignFlow(destination.connection)) destination.connection.release();
@@ -70,6 +73,7 @@ export class Dialer {
       target,
       destination,
       identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser),
+      ...(endpoint.userEqPhone ? { userEqPhone: true } : {}),
       ...(viaProxy ? { route: nameAddr(viaProxy) } : {}),
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
       coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),

@@ -20,12 +20,15 @@ export interface ChannelEndpointOptions {
   readonly deviceStateBusyAt: number;
   /** allow_transfer: a REFER from the endpoint is taken (no: answered 603). */
   readonly allowTransfer: boolean;
+  /** user_eq_phone: `;user=phone` on our INVITE's Request-URI, To and From whose user is a number. */
+  readonly userEqPhone: boolean;
 }
 
 export const CHANNEL_DEFAULTS: ChannelEndpointOptions = {
   channelVars: [],
   deviceStateBusyAt: 0,
   allowTransfer: true,
+  userEqPhone: false,
 };
 
 /** Most set_var lines an endpoint keeps. */
@@ -123,5 +126,6 @@ export const CHANNEL_ENDPOINT_OPTIONS = {
   accountcode: optional('accountcode', boundedText(MAX_ACCOUNTCODE), { doc: 'The account code of every channel of the endpoint as it is made: CHANNEL(accountcode), ARI\'s `accountcode`, the CDR\'s and CEL\'s.' }),
   callerid_tag: optional('callerIdTag', boundedText(MAX_TAG), { doc: 'CALLERID(tag) of the endpoint\'s channels as they are made (sent to no peer).' }),
   device_state_busy_at: int('deviceStateBusyAt', 0, 100_000, { default: '0', doc: 'The endpoint\'s device state is BUSY once this many of its channels are in use (any state but Down), whatever their states: DEVICE_STATE(PJSIP/<id>), hints, DeviceStateChanged; 0: never.' }),
+  user_eq_phone: bool('userEqPhone', { default: 'no', doc: 'Our INVITEs to the endpoint carry `;user=phone` on the Request-URI, To and From whose user is a telephone number (an optional `+`, then only 0-9 # * A-D).' }),
   allow_transfer: bool('allowTransfer', { default: 'yes', doc: 'A REFER (blind or attended transfer) from the endpoint is taken; no: it is answered 603 Decline and nothing else happens to the call.' }),
 };
