@@ -2,7 +2,7 @@
 // with SIPp as the phone: set_var (several lines in pjsip.conf, `__` inheritance kept in the name,
 // escapes decoded), accountcode (ChannelCreated, CHANNEL(accountcode), the CDR) and callerid_tag
 // (CALLERID(tag)), on a call from the phone and on one the server places to it; device_state_busy_at;
-// user_eq_phone; allow_transfer=no
+// user_eq_phone; moh_suggest; allow_transfer=no
 // (a REFER answered 603, the call left as it was).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -58,6 +58,12 @@ function pjsipConf(work: string): Json {
       'context = billing',
       'allow = ulaw',
       'device_state_busy_at = 1',
+      '',
+      '[jazzy]',
+      'type = endpoint',
+      'context = billing',
+      'allow = ulaw',
+      'moh_suggest = jazz',
       '',
       '[locked]',
       'type = endpoint',
@@ -204,5 +210,18 @@ describe('set_var, accountcode and callerid_tag on the endpoint\'s channels (SIP
     assert.match(plain, /^INVITE sip:desk-7@127\.0\.0\.1:\d+ SIP\/2\.0/);
     assert.match(plain, /^To:\s*<sip:desk-7@127\.0\.0\.1:\d+>/im);
     assert.match(plain, /^From:[^\r\n]*<sip:\+15550100@[^>;]+;user=phone>;tag=/im, 'the From\'s user is still a number');
+  });
+
+  test('moh_suggest=jazz: the phone\'s hold re-INVITE raises ChannelHold with musicclass jazz', { timeout: 120_000 }, async () => {
+    const run = sipp('hold-resume.xml', [setup.target(), '-s', '400', '-set', 'caller', 'jazzy'], { cwd: setup.work, port: randomPort(), timeoutMs: 60_000 });
+    const start = await nextEvent(setup.events, (event) => event.type === 'StasisStart' && event.channel?.name?.startsWith('PJSIP/jazzy-'), 45_000);
+    const id = start.channel.id as string;
+    assert.equal((await setup.server.ari(`/channels/${id}/answer`, { method: 'POST' })).status, 204);
+    const hold = await nextEvent(setup.events, ofChannel('ChannelHold', id), 45_000);
+    assert.equal(hold.musicclass, 'jazz');
+    await nextEvent(setup.events, ofChannel('ChannelUnhold', id), 45_000);
+    await nextEvent(setup.events, ofChannel('ChannelDestroyed', id), 45_000);
+    const result = await run.done;
+    assert.equal(result.status, 0, result.output);
   });
 });

@@ -57,6 +57,8 @@ export interface CallEnvironment {
 export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOptions>, Partial<Pick<WebRtcEndpointOptions, 'dtlsVerify' | 'dtlsCertFile' | 'dtlsPrivateKey'>> {
   /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
   readonly mohPassthrough?: boolean;
+  /** The music class the far end's hold suggests to its peer (endpoint `moh_suggest`, default `default`). */
+  readonly mohSuggest?: string;
   /** Send RTP where the far end's comes from (endpoint `rtp_symmetric`, default no). */
   readonly rtpSymmetric?: boolean;
   /** The far end's Contact is the address its messages come from (endpoint `rewrite_contact`). */

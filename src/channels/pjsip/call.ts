@@ -106,7 +106,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
     this.#route = new CallRoute(services, side, endpointId, this.#invite);
-    this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
+    this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true, mediaOptions.mohSuggest);
     const credentials = side.kind === 'outbound' ? side.credentials : (side.credentials ?? []);
     this.#requests = new CallDialogRequests(services, this, new DialogAuth(services, credentials, () => this.#invite?.challengesAnswered ?? 0));
     this.#workerMedia = new CallWorkerMedia(this, services);

@@ -2,7 +2,7 @@
 // makes it (set_var, accountcode, callerid_tag), and those that bound what its channels may do
 // (device_state_busy_at, allow_transfer). Kept beside declarations.ts so that the endpoint's
 // other rows stay as they were.
-import { bool, custom, int, optional } from './options.ts';
+import { bool, custom, int, optional, parsed } from './options.ts';
 import { shown, type Parsed } from './values.ts';
 
 /** One `set_var=NAME=value`: the variable set on every channel of the endpoint as it is made. */
@@ -20,6 +20,8 @@ export interface ChannelEndpointOptions {
   readonly deviceStateBusyAt: number;
   /** allow_transfer: a REFER from the endpoint is taken (no: answered 603). */
   readonly allowTransfer: boolean;
+  /** moh_suggest: the music class the endpoint's hold suggests (`default`). */
+  readonly mohSuggest: string;
   /** user_eq_phone: `;user=phone` on our INVITE's Request-URI, To and From whose user is a number. */
   readonly userEqPhone: boolean;
 }
@@ -29,6 +31,7 @@ export const CHANNEL_DEFAULTS: ChannelEndpointOptions = {
   deviceStateBusyAt: 0,
   allowTransfer: true,
   userEqPhone: false,
+  mohSuggest: 'default',
 };
 
 /** Most set_var lines an endpoint keeps. */
@@ -126,6 +129,7 @@ export const CHANNEL_ENDPOINT_OPTIONS = {
   accountcode: optional('accountcode', boundedText(MAX_ACCOUNTCODE), { doc: 'The account code of every channel of the endpoint as it is made: CHANNEL(accountcode), ARI\'s `accountcode`, the CDR\'s and CEL\'s.' }),
   callerid_tag: optional('callerIdTag', boundedText(MAX_TAG), { doc: 'CALLERID(tag) of the endpoint\'s channels as they are made (sent to no peer).' }),
   device_state_busy_at: int('deviceStateBusyAt', 0, 100_000, { default: '0', doc: 'The endpoint\'s device state is BUSY once this many of its channels are in use (any state but Down), whatever their states: DEVICE_STATE(PJSIP/<id>), hints, DeviceStateChanged; 0: never.' }),
+  moh_suggest: parsed('mohSuggest', (value) => boundedText(MAX_TAG)(value.trim() === '' ? 'default' : value), { default: 'default', doc: 'The music class the endpoint\'s hold (a sendonly, inactive or no-address offer) suggests: ChannelHold\'s `musicclass` (empty: `default`).' }),
   user_eq_phone: bool('userEqPhone', { default: 'no', doc: 'Our INVITEs to the endpoint carry `;user=phone` on the Request-URI, To and From whose user is a telephone number (an optional `+`, then only 0-9 # * A-D).' }),
   allow_transfer: bool('allowTransfer', { default: 'yes', doc: 'A REFER (blind or attended transfer) from the endpoint is taken; no: it is answered 603 Decline and nothing else happens to the call.' }),
 };
