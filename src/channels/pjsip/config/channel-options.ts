@@ -1,7 +1,8 @@
 // The endpoint options that give each channel of the endpoint something of its own as chan_pjsip
-// makes it (set_var, accountcode, callerid_tag), and those that bound what its channels may do
-// (device_state_busy_at, allow_transfer). Kept beside declarations.ts so that the endpoint's
-// other rows stay as they were.
+// makes it (set_var, accountcode, callerid_tag), those that bound what its channels may do
+// (device_state_busy_at, allow_transfer), and what its calls say of it (moh_suggest in its hold,
+// user_eq_phone on our INVITE's URIs). Kept beside declarations.ts so that the endpoint's other
+// rows stay as they were.
 import { bool, custom, int, optional, parsed } from './options.ts';
 import { shown, type Parsed } from './values.ts';
 
