@@ -11,6 +11,7 @@ import type { ResourceDecl } from '../spec/types.ts';
 import { SwaggerDocuments } from './swagger.ts';
 import type { RequestForwarder } from './forwarding.ts';
 import type { AriRequest, AriResponse } from './request-types.ts';
+import { parseBoundedJson } from '../util/json-object.ts';
 
 export type { AriRequest, AriResponse } from './request-types.ts';
 
@@ -105,11 +106,10 @@ export class Dispatcher {
     if (request.body && request.body.length > 0) {
       const type = (request.contentType ?? '').split(';')[0].trim().toLowerCase();
       if (type === 'application/json') {
-        try {
-          json = JSON.parse(request.body.toString('utf8'));
-        } catch {
-          return error(400, 'Error parsing request body');
-        }
+        // Too deep a nesting is a parse error too, as jansson's depth limit makes it in Asterisk.
+        const read = parseBoundedJson(request.body.toString('utf8'));
+        if (read === undefined) return error(400, 'Error parsing request body');
+        json = read.value;
       } else if (type === 'application/x-www-form-urlencoded') {
         form = new Map(new URLSearchParams(request.body.toString('utf8')));
       }

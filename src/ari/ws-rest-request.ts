@@ -4,6 +4,8 @@
 // that a client sees the same answer from either server. Everything in the frame is hostile: no
 // field is trusted for its type, and the number of query parameters is bounded.
 
+import { parseBoundedJson } from '../util/json-object.ts';
+
 /** The methods Asterisk knows (ast_get_http_method_from_string: exact, case-sensitive). */
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS']);
 /** Query parameters one request may carry (its uri's query and `query_strings` together). */
@@ -59,13 +61,13 @@ function pathOf(uri: string): string {
  * anything else must be a RESTRequest Asterisk would take.
  */
 export function readRestFrame(text: string): RestFrame {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
+  // A nesting deeper than jansson's limit is unparseable for Asterisk too.
+  const read = parseBoundedJson(text);
+  if (read === undefined) {
     // Asterisk answers this one without a body, the failure named in the reason phrase.
     return { ok: false, refusal: { echo: NO_ECHO, status: 400, reason: 'Failed to parse request message JSON' } };
   }
+  const parsed = read.value;
   // A JSON value that is no object has no fields: no 'type'.
   const fields: Record<string, unknown> = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   if (fields.type === 'Ack') return { ack: fields };
@@ -94,11 +96,7 @@ export function readRestFrame(text: string): RestFrame {
   const contentType = stringOr(fields.content_type);
   if (contentType === '') return refuse("No 'content_type' for 'message_body'.");
   if (contentType === JSON_TYPE) {
-    try {
-      JSON.parse(body);
-    } catch {
-      return refuse(`Unable to parse 'message_body' as '${JSON_TYPE}'.`);
-    }
+    if (parseBoundedJson(body) === undefined) return refuse(`Unable to parse 'message_body' as '${JSON_TYPE}'.`);
   } else if (contentType !== FORM) {
     return refuse('Unknown content type.');
   }

@@ -29,6 +29,8 @@ import { ModuleRegistry } from './modules.ts';
 import { ObjectDirectory } from './objects.ts';
 import { Channels } from './channels/channels.ts';
 import { Technologies } from './channels/technology-registry.ts';
+import { CallPickup } from './call-pickup.ts';
+import { loadFeaturesConf } from './features-conf.ts';
 import type { ChannelTechnology, TechnologyApplication, TechnologyFunction } from './channels/technology.ts';
 import type { TechnologyDialplan } from './channels/technology-registry.ts';
 import type { TextMessage } from './messages.ts';
@@ -128,6 +130,8 @@ export abstract class Kernel {
   /** What the core plays in band for an indication a channel's technology could not show. */
   readonly indicationTones: IndicationTones;
   readonly bridges: Bridges;
+  /** The pickup extension and its sounds (features.conf), read at start. */
+  readonly callPickup: CallPickup;
   readonly sounds: Sounds;
   /** Live recordings of channels and bridges, and the stored recordings on disk. */
   readonly recordings: Recordings;
@@ -269,6 +273,19 @@ export abstract class Kernel {
       this.#recentHangups.set(channel.name, { cause: channel.hangupCause ?? 0, linkedId: channel.linkedId });
       if (this.#recentHangups.size > MAX_RECENT_HANGUPS) this.#recentHangups.delete(this.#recentHangups.keys().next().value!);
     });
+    const features = loadFeaturesConf(options.config.origin.asteriskDir);
+    for (const line of features.warnings) this.log.warn(line);
+    this.callPickup = new CallPickup(features.features, {
+      channels: this.channels,
+      log: this.log,
+      playAndWait: async (channel, sound) => {
+        try {
+          await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }));
+        } catch (error) {
+          this.log.warn({ channel: channel.name, sound, err: (error as Error).message }, 'pickup sound not played');
+        }
+      },
+    });
     this.technologies = new Technologies({
       channels: this.channels,
       media: this.media,
@@ -285,6 +302,7 @@ export abstract class Kernel {
       hint: (context, exten) => this.#dialplan.hint(context, exten),
       mailboxes: this.mailboxes,
       bridges: this.bridges,
+      pickup: this.callPickup,
       playSound: (channel, sound) => void this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }),
       musicOnHold: {
         start: (channel, musicClass) => this.moh.startOnChannel(this.generators, channel, musicClass),

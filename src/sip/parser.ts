@@ -89,7 +89,17 @@ function parseUnsafe(buf: Buffer, limits: ParserLimits, stream: boolean): ParseR
   const rawLines = headText.split(/\r?\n/);
   if (rawLines[rawLines.length - 1] === '') rawLines.pop();
   const startLine = rawLines[0];
-  if (startLine.length > limits.maxLineLength) return fail('start line too long');
+  if (startLine.length > limits.maxLineLength) {
+    if (startLine.startsWith('SIP/')) return fail('start line too long');
+    // A request is still answered (RFC 3261 §21.4.12: 414 when its Request-URI is what is long), so
+    // that its sender stops retransmitting instead of meeting silence; its headers route the answer.
+    const firstSpace = startLine.indexOf(' ');
+    const lastSpace = startLine.lastIndexOf(' ');
+    const method = startLine.slice(0, Math.max(firstSpace, 0));
+    const partial = new SipRequest(TOKEN.test(method) ? method : 'UNKNOWN', 'sip:invalid');
+    if (readHeaders(partial, rawLines, limits)) return fail('start line too long');
+    return fail('start line too long', partial, lastSpace - firstSpace - 1 > limits.maxUriLength ? 414 : 400);
+  }
 
   let message: SipMessage;
   let request: SipRequest | undefined;

@@ -44,3 +44,18 @@ test('every operation answers hostile parameters with a status below 500 (or 501
   assert.equal((await server.ari('/asterisk/ping')).status, 200);
   assert.deepEqual(problems, []);
 });
+
+test('a JSON body nested deeper than 2048 levels is "Error parsing request body", as jansson refuses it in Asterisk', async () => {
+  const post = async (body: string): Promise<[number, unknown]> => {
+    const response = await server.ari('/asterisk/variable?variable=DEPTH', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return [response.status, await response.json()];
+  };
+  const nested = (depth: number): string => `{"value":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+  // 2048 levels are parsed: the handler reads the body and refuses its value's type, not its JSON.
+  const [atBound, atBoundBody] = await post(nested(2048));
+  assert.notDeepEqual([atBound, atBoundBody], [400, { message: 'Error parsing request body' }]);
+  assert.deepEqual(await post(nested(2049)), [400, { message: 'Error parsing request body' }]);
+  // Close to the body limit in brackets alone: refused the same way, and the server goes on.
+  assert.deepEqual(await post('['.repeat(500_000) + ']'.repeat(500_000)), [400, { message: 'Error parsing request body' }]);
+  assert.equal((await server.ari('/asterisk/ping')).status, 200);
+});

@@ -137,6 +137,25 @@ describe('RESTRequest shapes over the event WebSocket (as Asterisk 22 answers th
     events.close();
   });
 
+  it('a frame or a message_body nested deeper than 2048 levels is unparseable, as jansson makes it in Asterisk', async () => {
+    const events = await RawEvents.open('depth');
+    const deep = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
+    events.socket.send(`{"type":"RESTRequest","method":"GET","uri":"asterisk/ping","x":${deep(2048)}}`);
+    const request = { type: 'RESTRequest', method: 'POST', uri: 'asterisk/variable', content_type: 'application/json', request_id: 'deep' };
+    events.socket.send(JSON.stringify({ ...request, message_body: `{"variable":"A","x":${deep(2048)}}` }));
+    events.socket.send(JSON.stringify({ ...request, request_id: 'bound', message_body: `{"variable":"A","value":"1","x":${deep(2047)}}` }));
+    const [frame, body, bound] = await events.responses(3);
+    assert.equal(frame?.status_code, 400);
+    assert.equal(frame?.reason_phrase, 'Failed to parse request message JSON');
+    assert.equal(body?.status_code, 400);
+    assert.deepEqual(bodyOf(body), { message: "Unable to parse 'message_body' as 'application/json'." });
+    // 2048 levels in all (the body's object and 2047 arrays) are read and the request is carried out.
+    assert.equal(bound?.request_id, 'bound');
+    assert.equal(bound?.status_code, 204);
+    events.close();
+    await stillAnswering();
+  });
+
   it('hostile but well-formed: a query in the uri is split off (and not echoed), huge and odd values are answered', async () => {
     const events = await RawEvents.open('odd-values');
     const requests = [

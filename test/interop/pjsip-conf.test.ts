@@ -110,6 +110,7 @@ function writeAsteriskDir(dir: string): void {
       'type = identify',
       'endpoint = acme',
       'match_header = X-Trunk-Id: acme-1',
+      'srv_lookups = no',
       '',
     ].join('\n'),
   );
@@ -197,7 +198,9 @@ describe('pjsip.conf with a real peer', { skip: HAVE_SIPP ? false : 'sipp is not
 
   test('options parsed but not implemented are named in start-up warnings', () => {
     const warnings = server.logLines.filter((line) => /"level":40/.test(line)).join('\n');
-    assert.match(warnings, /\[vip\] endpoint option 'trust_id_outbound' is not implemented by Patchbay; ignored/);
+    assert.match(warnings, /identify option 'srv_lookups' is not implemented by Patchbay; ignored/);
+    // trust_id_outbound is implemented (a restricted caller's identity headers): set on vip, never warned about.
+    assert.doesNotMatch(warnings, /option 'trust_id_outbound' is not implemented/);
     // media_address is implemented (the endpoint's SDP address): set in the section, never warned about.
     assert.doesNotMatch(warnings, /option 'media_address' is not implemented/);
     // callerid is implemented (the endpoint's caller id on its calls): set in the section, never warned about.

@@ -310,6 +310,28 @@ describe('channel functions', () => {
     assert.throws(() => writeChannelFunction(channel, 'CALLERID', 'bogus', '1'), /Unknown CALLERID field/);
   });
 
+  test('CALLERID and CONNECTEDLINE presentation: names and numbers written, combined as func_callerid, bad values refused and kept', () => {
+    assert.equal(sub('${CALLERID(pres)}|${CALLERID(name-pres)}|${CALLERID(num-pres)}|${CONNECTEDLINE(pres)}'), 'allowed_not_screened|allowed_not_screened|allowed_not_screened|allowed_not_screened');
+    writeChannelFunction(channel, 'CALLERID', 'pres', 'PROHIB');
+    assert.equal(sub('${CALLERID(pres)}|${CALLERID(name-pres)}|${CALLERID(num-pres)}'), 'prohib|prohib|prohib');
+    // The more private part decides; the number's screening is kept.
+    writeChannelFunction(channel, 'CALLERID', 'num-pres', 'allowed_passed_screen');
+    assert.equal(sub('${CALLERID(pres)}|${CALLERID(num-pres)}'), 'prohib_passed_screen|allowed_passed_screen');
+    writeChannelFunction(channel, 'CALLERID', 'name-pres', '0');
+    assert.equal(sub('${CALLERID(pres)}'), 'allowed_passed_screen');
+    writeChannelFunction(channel, 'CALLERID', 'pres', 'unavailable');
+    assert.equal(sub('${CALLERID(pres)}'), 'unavailable');
+    // 99 has no name; its restriction bits are no known one, which combines as unavailable.
+    writeChannelFunction(channel, 'CALLERID', 'presentation', '99');
+    assert.equal(sub('${CALLERID(pres)}'), 'unavailable');
+    assert.throws(() => writeChannelFunction(channel, 'CALLERID', 'pres', 'secret'), /Unknown CALLERID presentation 'secret', value unchanged/);
+    assert.equal(sub('${CALLERID(num-pres)}'), 'unknown');
+    writeChannelFunction(channel, 'CALLERID', 'pres', 'allowed_not_screened');
+    writeChannelFunction(channel, 'CONNECTEDLINE', 'pres', 'prohib_not_screened');
+    assert.equal(sub('${CONNECTEDLINE(pres)}|${CALLERID(pres)}'), 'prohib_not_screened|allowed_not_screened');
+    writeChannelFunction(channel, 'CONNECTEDLINE', 'pres', 'allowed_not_screened');
+  });
+
   test('REDIRECTING: parties, reason and count read and written as func_callerid; CALLERID(rdnis) is its from number', () => {
     writeChannelFunction(channel, 'REDIRECTING', 'from-all', '"Desk" <6006>');
     writeChannelFunction(channel, 'REDIRECTING', 'to-num', '7007');

@@ -163,6 +163,13 @@ describe('SIP message parser', () => {
     const r = bad(longUri);
     assert.equal(r.status, 414);
     assert.equal(r.canRespond, true);
+    // A request line past the line bound is still answered: 414 when the URI is what is long, else 400.
+    const lineUri = bad(INVITE.replace('INVITE sip:bob@', `INVITE sip:${'b'.repeat(20_000)}@`));
+    assert.deepEqual([lineUri.status, lineUri.canRespond], [414, true]);
+    const lineVersion = bad(INVITE.replace('SIP/2.0\r\nVia', `SIP/2.0${'x'.repeat(20_000)}\r\nVia`));
+    assert.deepEqual([lineVersion.status, lineVersion.canRespond], [400, true]);
+    const lineResponse = bad(`SIP/2.0 200 ${'O'.repeat(20_000)}\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n\r\n`);
+    assert.equal(lineResponse.canRespond, false);
   });
   it('answers 400 only when the request can be routed back', () => {
     const noCallId = bad(INVITE.replace(/Call-ID: .*\r\n/, ''));

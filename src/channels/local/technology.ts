@@ -43,6 +43,9 @@ class LocalPair {
     // it empty and says nothing; docs/differences.md): taken without an event, as Asterisk raises none.
     // Caller ids are replaced, never changed in place, so ;1's are handed over as they are (takeIdentity copies what it takes).
     if (!connectedOfOne) other.caller = self.caller;
+    // The presentations cross with the parties (numbers, set before the events that may show them).
+    other.callerPresentation = connectedOfOne ? self.connectedPresentation : self.callerPresentation;
+    other.connectedPresentation = self.callerPresentation;
     other.takeIdentity({ caller: connectedOfOne, connected: self.caller });
     // ast_unreal_call_setup copies ;1's redirecting party to ;2 as well.
     other.redirecting = self.redirecting;

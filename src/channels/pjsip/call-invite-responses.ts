@@ -37,6 +37,8 @@ export interface InviteTerms {
   answered(): void;
   /** The INVITE failed (refused, no response, a transport error): the channel ends with `cause`, unless answered. */
   failed(cause: number, techCause?: number): void;
+  /** A 1xx or the first 2xx may assert who answers (connected-line.ts). */
+  identity?(response: SipResponse): void;
 }
 
 /** The parts of the call the responses move: its SDP, its session extensions, its requests in the dialog. */
@@ -88,6 +90,7 @@ export class InviteResponses {
     if (this.options.rewriteContact && source && status < 300) rewriteContactToSource(response, source);
     if (status < 200) {
       this.invite.provisional(response);
+      if (status > 100) this.terms.identity?.(response);
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
       const invite = this.invite.request;
       if (invite) session.prack1xx(this.services.layer, invite, response, (early) => requests.hop(early), this.services.userAgent);
@@ -118,6 +121,8 @@ export class InviteResponses {
       const hop = requests.hop(dialog);
       if (hop) void this.services.layer.sendAck(ack, hop).catch(() => undefined);
       if (this.terms.isAnswered()) return;
+      // Who answered, before the answer itself (res_pjsip_caller_id's response supplement runs first).
+      this.terms.identity?.(response);
       this.terms.answered();
       // As res_pjsip_header_funcs: the headers of a 200 (not another 2xx) are kept.
       if (status === 200) this.#headers = sessionHeadersOf(response.headers);

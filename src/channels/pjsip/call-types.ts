@@ -54,7 +54,21 @@ export interface CallEnvironment {
  * The endpoint options that shape a call's media and where its signalling goes (invite-server.ts and
  * dialer.ts add the session options, endpointSessionOptions: codec preferences, 100rel, timers).
  */
-export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOptions>, Partial<Pick<WebRtcEndpointOptions, 'dtlsVerify' | 'dtlsCertFile' | 'dtlsPrivateKey'>> {
+/** The endpoint's options connected line over SIP reads (connected-line.ts), named as the endpoint's fields. */
+export interface ConnectedLineOptions {
+  readonly sendConnectedLine?: boolean;
+  readonly connectedLineMethod?: 'invite' | 'reinvite' | 'update';
+  readonly trustConnectedLine?: boolean;
+  readonly rpidImmediate?: boolean;
+  readonly sendPai?: boolean;
+  readonly sendRpid?: boolean;
+  readonly trustIdInbound?: boolean;
+  readonly inbandProgress?: boolean;
+}
+
+export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOptions>, Partial<Pick<WebRtcEndpointOptions, 'dtlsVerify' | 'dtlsCertFile' | 'dtlsPrivateKey'>>, ConnectedLineOptions {
+  /** The endpoint's identity options (caller-identity.ts): how the connected line is named in our headers. */
+  readonly identity?: OutboundIdentityOptions;
   /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
   readonly mohPassthrough?: boolean;
   /** The music class the far end's hold suggests to its peer (endpoint `moh_suggest`, default `default`). */

@@ -46,6 +46,7 @@ import { InviteResponses } from './call-invite-responses.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
+import { ConnectedLine } from './connected-line.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -88,6 +89,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
   readonly #workerMedia: CallWorkerMedia;
   /** Where the signalling runs, and our Contact there (call-route.ts). */
   readonly #route: CallRoute;
+  /** Whom the phone talks to, sent and taken (connected-line.ts). */
+  readonly #connectedLine: ConnectedLine;
+  /** A provisional response went to the phone's INVITE (pjsip's EARLY state). */
+  #provisionalSent = false;
   readonly callId: string;
   /** PJSIP_HEADER's list: the INVITE's headers (inbound), the ones to add to ours (outbound). */
   readonly #headers: SessionHeaders;
@@ -117,12 +122,35 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const ended = (cause: number, why: string): void => this.#endSession(cause, why);
     const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number) => this.#endSession(44, `no RTP for ${s} s (rtp_timeout)`) };
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
-    const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#route.contact()], ['Allow', ALLOW]];
+    // Our INVITEs and UPDATEs in the dialog name the connected line, as res_pjsip_caller_id adds it to each.
+    const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#route.contact()], ['Allow', ALLOW], ...this.#connectedLine.requestHeaders()];
     this.#offers = new CallOffers(services, this, { ownsCallId: side.kind === 'outbound', dialogHeaders, ended }, this.#sdp, this.#session, this.#requests);
     const farEndTerms = { rewriteContact: mediaOptions.rewriteContact === true, contact: () => this.#route.contact(), hungUp: (cause: number | undefined) => this.#hungUpByFarEnd(cause) };
+    const call = this;
+    const lineCall = {
+      get channel() { return call.channel; },
+      get ended() { return call.#ended; },
+      inbound: side.kind === 'inbound',
+      get confirmed() { return call.dialog?.state === 'confirmed' && (side.kind === 'outbound' || call.#ackReceived); },
+      host: () => this.relayedFlow?.advertised.host ?? services.signallingHost,
+    };
+    this.#connectedLine = new ConnectedLine(mediaOptions, side.kind === 'outbound' ? side.identity : mediaOptions.identity, lineCall, {
+      peerAllowsUpdate: () => this.#session.refreshesByUpdate,
+      reinvite: () => this.#offers.reinvite(this.#hold.offeredDirection),
+      update: (onFinal, onNoResponse) => this.#requests.send('UPDATE', dialogHeaders(), undefined, undefined, onFinal, onNoResponse),
+      provisional: (status) => this.#provisional(status),
+    });
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
-    const inviteTerms = { isAnswered: () => this.#answered, answered: () => void (this.#answered = true), failed: (cause: number, techCause?: number) => this.#outboundFailed(cause, techCause) };
+    const inviteTerms = {
+      isAnswered: () => this.#answered,
+      answered: () => {
+        this.#answered = true;
+        queueMicrotask(() => this.#connectedLine.dialogConfirmed());
+      },
+      failed: (cause: number, techCause?: number) => this.#outboundFailed(cause, techCause),
+      identity: (response: SipResponse) => this.#connectedLine.received(response),
+    };
     const inviteParts = { sdp: this.#sdp, session: this.#session, requests: this.#requests };
     this.#responses = side.kind === 'outbound' && this.#invite ? new InviteResponses(services, this, inviteTerms, inviteParts, side, this.#invite, mediaOptions, endpointId) : undefined;
   }
@@ -253,7 +281,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   #acked(ack: SipRequest): void {
+    const first = !this.#ackReceived;
     this.#ackReceived = true;
+    if (first) queueMicrotask(() => this.#connectedLine.dialogConfirmed());
     this.#sdp.exchange.closed();
     // A late offer is answered in the ACK (its SDP, or a multipart's SDP part).
     if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
@@ -290,7 +320,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /** A response to the INVITE; `repeated`: its SDP went before (an exchange it already closed or opened). */
   #respond(status: number, withSdp: boolean, repeated = false): void {
     if (this.side.kind !== 'inbound') return;
-    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent]];
+    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent], ...this.#connectedLine.responseHeaders(this.#provisionalSent)];
+    if (status < 200) this.#provisionalSent = true;
     this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
     if (repeated) return;
     // Our SDP answers the INVITE's offer, or is our offer when it had none (answered in the ACK).
@@ -317,9 +348,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const { target, identity, route } = this.side;
     // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
     const { connected, caller } = this.channel;
-    const id = connected.number || connected.name ? connected : caller;
+    const useConnected = connected.number !== '' || connected.name !== '';
+    const id = useConnected ? connected : caller;
+    const presentation = useConnected ? this.channel.connectedPresentation : this.channel.callerPresentation;
     const redirect = { redirecting: this.channel.redirecting, target };
-    const identified = outboundIdentity(identity, id, this.relayedFlow?.advertised.host ?? this.services.signallingHost, newTag(), redirect);
+    const host = this.relayedFlow?.advertised.host ?? this.services.signallingHost;
+    const identified = outboundIdentity(identity, id, host, newTag(), redirect, presentation);
     const { headers: identityHeaders } = identified;
     const from = this.side.userEqPhone ? nameAddrWithUserPhone(identified.from) : identified.from;
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
@@ -344,6 +378,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
    */
   inDialog(request: SipRequest, tx: ServerTransaction, aclRefused = false): void {
     this.#farEnd.answer(request, tx, aclRefused);
+    // A trusted phone's identity in its re-INVITE or UPDATE (res_pjsip_caller_id).
+    if (request.method === 'INVITE' || request.method === 'UPDATE') this.#connectedLine.received(request);
   }
 
   /** The session is over on our side (no ACK for our 2xx, no PRACK, no refresh: RFC 4028 §10): BYE, the channel ends with `cause`. */
@@ -395,6 +431,11 @@ export class SipCall implements ChannelDriver, DialogRoute {
     else if (indication === 'progress') this.#provisional(183);
     else if (indication === 'busy') this.#refuse(17);
     else if (indication === 'congestion') this.#refuse(34);
+  }
+
+  /** The core indicated the channel's connected line: the phone is told (connected-line.ts). */
+  connectedLine(): void {
+    this.#connectedLine.indicated();
   }
 
   /**
@@ -530,6 +571,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     if (this.channel !== undefined) setRtpQualityVariables(this.channel);
     this.#session.close();
     this.#offers.close();
+    this.#connectedLine.close();
     this.stream?.close();
     // A BYE held back keeps the dialog known (the far end's BYE gets its 200) until it is settled.
     this.#requests.onByeSettled(() => this.services.forget(this));

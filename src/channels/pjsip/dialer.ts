@@ -104,6 +104,8 @@ export class Dialer {
     setEndpointVariables(channel, endpoint);
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
+    // and its call and pickup groups (call pickup).
+    if (endpoint.groups) channel.groups = endpoint.groups;
     runtime.calls.add(call);
     return channel;
   }

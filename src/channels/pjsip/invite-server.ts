@@ -13,6 +13,8 @@
 // 481 when no dialog matches, 486 for `early-only` on a confirmed one, 503 when the replaced
 // channel is in no two-party call (Asterisk would move the new channel into its place; Patchbay
 // does not).
+// An INVITE to the pickup extension (features.conf pickupexten, *8) runs no dialplan: it picks up a
+// ringing call of the endpoint's pickup groups (core/call-pickup.ts), or is refused 403.
 import type { Channel } from '../../core/channels/channel.ts';
 import { UnavailableError } from '../../core/errors.ts';
 import type { SipRequest } from '../../sip/message.ts';
@@ -24,7 +26,7 @@ import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
 import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
-import { inboundCallerId } from './caller-identity.ts';
+import { inboundCaller, outboundIdentityOptions } from './caller-identity.ts';
 import { redirectingOfRequest } from './diversion.ts';
 import { parseReplaces } from './refer.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
@@ -60,7 +62,8 @@ export class InviteServer {
     if (refusal) return void tx.reply(refusal.status, refusal.reason, refusal.headers);
     if (endpoint.rewriteContact) rewriteContactToSource(request, tx.source);
     // Extensions it requires that the endpoint lacks, or lacks that the endpoint requires: 420, 421, 422.
-    const options = { ...endpoint, ...endpointSessionOptions(endpoint) };
+    // identity: how our headers name the party the phone talks to (connected-line.ts).
+    const options = { ...endpoint, ...endpointSessionOptions(endpoint), identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser) };
     const extensionRefusal = refuseInvite(request, options);
     if (extensionRefusal) return void tx.reply(extensionRefusal.status, undefined, extensionRefusal.headers);
     const callId = request.callId() ?? '';
@@ -80,7 +83,10 @@ export class InviteServer {
     // allow_overlap), without a channel. An INVITE with Replaces names a call, not an extension.
     const target = request.uri;
     const exten = target.kind === 'sip' && target.user ? target.user : 's';
-    if (request.get('replaces') === undefined && !context.extensionExists(endpoint.context, exten)) {
+    // The pickup extension (features.conf pickupexten) is taken whatever the dialplan holds, as
+    // res_pjsip_session does: the call picks up a ringing call of the endpoint's pickup groups.
+    const picking = request.get('replaces') === undefined && context.pickup.extension !== '' && exten === context.pickup.extension;
+    if (request.get('replaces') === undefined && !picking && !context.extensionExists(endpoint.context, exten)) {
       const incomplete = endpoint.allowOverlap && context.extensionCanMatch(endpoint.context, exten);
       this.#refusedLog.run((suppressed) =>
         runtime.log?.info(
@@ -122,6 +128,7 @@ export class InviteServer {
       call.stream?.close();
       return void tx.reply(prepared.status, prepared.reason);
     }
+    const caller = inboundCaller(request, endpoint);
     let channel: Channel;
     try {
       channel = context.channels.create(
@@ -131,7 +138,8 @@ export class InviteServer {
           endpointResource: endpoint.id,
           direction: 'inbound',
           state: 'Ring',
-          caller: inboundCallerId(request, endpoint),
+          caller: caller.id,
+          callerPresentation: caller.presentation,
           location: { context: endpoint.context, exten, priority: 1 },
           protocolId: callId,
           ...endpointChannelInit(endpoint),
@@ -155,10 +163,32 @@ export class InviteServer {
     if (redirecting) channel.redirecting = redirecting;
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
+    // and its call and pickup groups (call pickup).
+    if (endpoint.groups) channel.groups = endpoint.groups;
+    if (picking) return void this.#pickUp(channel);
     if (!replaced) return void context.enterDialplan(channel);
     channel.answer();
     if (!context.transfers.replace(replaced, channel)) channel.hangup(CAUSE.normal);
     else runtime.log?.info({ channel: channel.name, replaced: replaced.name }, 'INVITE with Replaces: the new call takes the old one\'s place');
+  }
+
+  /**
+   * chan_pjsip's call pickup supplement: no dialplan runs; the channel picks up a ringing call or,
+   * when there is none (after features.conf's pickupfailsound), is hung up as rejected (21: 403
+   * before an answer). A channel that picked up stays in the call it took over.
+   */
+  #pickUp(channel: Channel): void {
+    const context = this.#runtime.context;
+    if (!context) return void channel.hangup(CAUSE.rejected);
+    void context.pickup.call(channel).then(
+      (picked) => {
+        if (!picked && !channel.hangingUp) channel.hangup(CAUSE.rejected);
+      },
+      (error: unknown) => {
+        this.#runtime.log?.warn({ err: error, channel: channel.name }, 'call pickup failed');
+        if (!channel.hangingUp) channel.hangup(CAUSE.rejected);
+      },
+    );
   }
 
   #callsOf(endpointId: string): number {

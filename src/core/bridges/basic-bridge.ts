@@ -121,6 +121,7 @@ export class BasicBridge {
     this.#publishMembership('ChannelEnteredBridge', channel);
     clearTransferVariables(channel);
     this.#setPeerVariables();
+    this.#indicateConnectedLines();
   }
 
   /**
@@ -143,6 +144,7 @@ export class BasicBridge {
       showCallerAsConnected(stays, joining);
       showCallerAsConnected(joining, stays);
     }
+    this.#indicateConnectedLines();
   }
 
   /**
@@ -177,6 +179,17 @@ export class BasicBridge {
     this.#publishMembership('ChannelLeftBridge', channel);
   }
 
+  /**
+   * Two parties: each one's technology is told whom it talks to (bridge_reconfigured's connected-line
+   * update; a SIP phone gets a re-INVITE or UPDATE), the first entered first. The connected lines
+   * themselves were set by Dial() or the swap; a party told the same before is not told again.
+   */
+  #indicateConnectedLines(): void {
+    const members = this.members();
+    if (members.length !== 2) return;
+    for (const member of members) member.indicateConnectedLine('bridge');
+  }
+
   /** Two parties: the first entered is told the second's name first (set_bridge_peer_vars_2party). */
   #setPeerVariables(): void {
     const members = this.members();
@@ -203,6 +216,7 @@ export class BasicBridge {
 function showCallerAsConnected(channel: Channel, peer: Channel): void {
   if (channel.hangingUp) return;
   const { name, number } = peer.caller;
+  channel.connectedPresentation = peer.callerPresentation;
   if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
 }
 

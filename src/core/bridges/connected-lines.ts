@@ -6,7 +6,8 @@ import type { BridgeMember } from './bridge-types.ts';
 /**
  * In a two-party bridge each party's connected line becomes the other's caller id; a party that
  * entered with inhibitConnectedLineUpdates stops it. ChannelConnectedLine is raised only for a
- * party whose connected line really changes. `members` are the bridge's two members.
+ * party whose connected line really changes; each party's technology is told it (a SIP phone gets
+ * a re-INVITE or UPDATE) unless it was told the same before. `members` are the bridge's two members.
  */
 export function exchangeConnectedLines(members: Iterable<BridgeMember>): void {
   const [first, second] = [...members];
@@ -15,12 +16,18 @@ export function exchangeConnectedLines(members: Iterable<BridgeMember>): void {
   if (first.channel.hangingUp || second.channel.hangingUp) return;
   const firstCaller = { ...first.channel.caller };
   const secondCaller = { ...second.channel.caller };
-  update(first.channel, secondCaller);
-  update(second.channel, firstCaller);
+  const firstPresentation = first.channel.callerPresentation;
+  update(first.channel, secondCaller, second.channel.callerPresentation);
+  update(second.channel, firstCaller, firstPresentation);
+  // Each party's technology is told whom it talks to (the bridge queues both updates).
+  first.channel.indicateConnectedLine('bridge');
+  second.channel.indicateConnectedLine('bridge');
 }
 
-function update(channel: Channel, { name, number }: CallerId): void {
+function update(channel: Channel, { name, number }: CallerId, presentation: number): void {
   if (channel.hangingUp) return;
+  // The presentation travels with the party; alone it raises no event (as Asterisk compares name and number).
+  channel.connectedPresentation = presentation;
   if (channel.connected.name === name && channel.connected.number === number) return;
   channel.setConnected({ name, number });
 }

@@ -11,6 +11,7 @@ import { VariableStore } from './variable-store.ts';
 import { KeptSnapshot } from './kept-snapshot.ts';
 import type { SplitEventText } from '../application-sink.ts';
 import { NOT_REDIRECTED, type Redirecting } from './redirecting.ts';
+import { PRESENTATION_ALLOWED, type PartyPresentation } from './presentation.ts';
 import type { CallerId, ChannelIdentity, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, IdentityChange } from './channel-types.ts';
 
 /** The caller id and connected line of a channel that has none: shared, as they are replaced, never changed in place (not frozen: a frozen object has a shape of its own, and every snapshot and event reads these). */
@@ -41,6 +42,14 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
   #state: ChannelState;
   #caller: Readonly<CallerId>;
   #connected: Readonly<CallerId> = NO_PARTY;
+  /**
+   * The caller's and the connected party's presentation (presentation.ts: name and number packed
+   * in one number, 0 = allowed). Plain numbers, so a channel whose parties are shown holds no
+   * object for them; no snapshot shows them (ARI's ChannelCallerId carries the caller's), and as in
+   * Asterisk a change of presentation alone raises no event.
+   */
+  callerPresentation: PartyPresentation;
+  connectedPresentation: PartyPresentation = PRESENTATION_ALLOWED;
   #redirecting: Redirecting = NOT_REDIRECTED;
   #accountcode = '';
   #language: string;
@@ -77,6 +86,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     this.linkedId = init.linkedId ?? init.id;
     this.#language = init.language ?? settings.defaultLanguage;
     this.#caller = init.caller === undefined ? NO_PARTY : { ...init.caller };
+    this.callerPresentation = init.callerPresentation ?? PRESENTATION_ALLOWED;
     this.#protocolId = init.protocolId ?? '';
     this.#accountcode = init.accountcode ?? '';
     this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };

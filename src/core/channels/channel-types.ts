@@ -28,6 +28,8 @@ export interface ChannelInit {
   readonly linkedId?: string;
   readonly language?: string;
   readonly caller?: CallerId;
+  /** The caller's presentation (presentation.ts); allowed when not given. */
+  readonly callerPresentation?: number;
   readonly location?: Partial<DialplanLocation>;
   readonly protocolId?: string;
   /** The account the channel's calls are billed to (ARI's `accountcode`, CDR's), as its technology gives it. */

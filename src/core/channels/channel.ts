@@ -14,9 +14,11 @@ import { ChannelAudioTaps } from './channel-audio-taps.ts';
 import { ChannelDialplanRun, type HangupLogic as RunHangupLogic } from './dialplan-run.ts';
 import { formatAriDate } from '../../util/ari-date.ts';
 import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts';
+import { combinedPresentation, describePresentation } from './presentation.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
-import type { ChannelDriver, Indication } from './driver.ts';
+import type { ChannelDriver, ConnectedLineSource, Indication } from './driver.ts';
 import type { Endable } from '../../util/lifecycle.ts';
+import { NO_GROUPS, type CallGroups } from './call-groups.ts';
 
 export type { AudioHookDirection, CallerId, ChannelEventName, ChannelIdentity, IdentityChange, ChannelInit, ChannelInternalEvents, ChannelState, DialplanLocation, StasisControl } from './channel-types.ts';
 import type { ChannelEventName, ChannelIdentity, ChannelInit, ChannelState, DialplanLocation, IdentityChange, StasisControl } from './channel-types.ts';
@@ -61,8 +63,12 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
    * (CHANNEL(tonezone), Asterisk's ast_channel_zone); undefined: the default zone.
    */
   toneZone: string | undefined;
+  /** Its call and pickup groups (call-groups.ts): a technology sets them from its endpoint, CHANNEL(callgroup) etc. change them. */
+  groups: Readonly<CallGroups> = NO_GROUPS;
   /** Whether a dialplan run owns the channel, and when its moves raise ChannelDialplan (dialplan-run.ts). */
   readonly #dialplanRun = new ChannelDialplanRun<Channel>();
+  /** The connected line last indicated to the technology (Asterisk's connected_indicated), with its source. */
+  #indicatedConnected: { readonly name: string; readonly number: string; readonly source: ConnectedLineSource } | undefined;
   /**
    * The technology side of the channel (its far end). Given when the channel is created, before
    * ChannelCreated is raised, so a channel never exists without one.
@@ -195,6 +201,21 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
     this.env.inbandIndication?.(this, 'stop');
   }
 
+  /**
+   * Tells the technology whom the far end now talks to (ast_indicate_data with
+   * AST_CONTROL_CONNECTED_LINE): the channel's connected line, unless it and `source` are those
+   * indicated last (Asterisk drops such a redundant update). Setting the connected line alone
+   * (a callee's staged identity, inheritance) indicates nothing.
+   */
+  indicateConnectedLine(source: ConnectedLineSource): void {
+    if (this.hangingUp) return;
+    const { name, number } = this.connected;
+    const last = this.#indicatedConnected;
+    if (last && last.name === name && last.number === number && last.source === source) return;
+    this.#indicatedConnected = { name, number, source };
+    this.driver.connectedLine?.({ name, number });
+  }
+
   hold(musicClass?: string): void {
     this.onHold = true;
     this.indicate('hold', musicClass);
@@ -232,7 +253,10 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   }
 
   protected announceIdentity(changed: IdentityChange): void {
-    if (changed.caller) this.raise('ChannelCallerId', { caller_presentation: 0, caller_presentation_txt: 'Presentation Allowed, Not Screened' });
+    if (changed.caller) {
+      const presentation = combinedPresentation(this.callerPresentation);
+      this.raise('ChannelCallerId', { caller_presentation: presentation, caller_presentation_txt: describePresentation(presentation) });
+    }
     if (changed.connected) this.raise('ChannelConnectedLine');
   }
 

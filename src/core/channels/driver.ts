@@ -14,6 +14,14 @@ import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../
  */
 export type Indication = 'ringing' | 'progress' | 'busy' | 'congestion' | 'hold' | 'unhold' | 'answer' | 'stop';
 
+/**
+ * Where a connected-line indication comes from (Asterisk's connected-line update source): a
+ * callee's identity given to its caller by Dial() (`answer`), the far end's own update (`answer`
+ * too, as chan_pjsip marks it), or a bridge telling each party whom it now talks to (`bridge`).
+ * Part of what makes an indication new: the same party from another source is indicated again.
+ */
+export type ConnectedLineSource = 'answer' | 'bridge';
+
 /** ARI transfer_progress `states`. */
 export type TransferProgressState = 'channel_progress' | 'channel_answered' | 'channel_unavailable' | 'channel_declined';
 
@@ -31,6 +39,12 @@ export interface ChannelDriver {
    * core makes it heard in band instead (indication-tones.ts), as Asterisk's ast_indicate_data does.
    */
   indicate(indication: Indication, musicClass?: string): boolean | void;
+  /**
+   * The channel's connected line was indicated (Asterisk's AST_CONTROL_CONNECTED_LINE): the party
+   * the far end now talks to, e.g. a SIP re-INVITE or UPDATE naming it. Told only when it differs
+   * from the last one indicated (Channel.indicateConnectedLine). Technologies without it leave it out.
+   */
+  connectedLine?(connected: Readonly<{ name: string; number: string }>): void;
   /** A whole DTMF digit towards the far end. */
   sendDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */

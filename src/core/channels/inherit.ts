@@ -25,6 +25,7 @@ export function inheritFromCaller(channel: Channel, caller: Channel, { connected
       throw error;
     }
   }
+  if (connectedLine) channel.connectedPresentation = caller.callerPresentation;
   if (connectedLine && (caller.caller.name || caller.caller.number)) channel.setConnected({ ...caller.caller });
   channel.language = caller.language;
   channel.redirecting = caller.redirecting;

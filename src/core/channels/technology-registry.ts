@@ -34,6 +34,7 @@ import type {
   ExternalMediaSupport,
   TechnologyApplication,
   TechnologyContext,
+  TechnologyPickup,
   TechnologyFunction,
   TransferRequest,
 } from './technology.ts';
@@ -79,9 +80,14 @@ export interface TechnologyServices {
   /** Hints as written, from the dialplan as it stands now. */
   readonly hint: (context: string, exten: string) => string | undefined;
   readonly mailboxes: Mailboxes;
+  /** Call pickup by the pickup extension. */
+  readonly pickup?: TechnologyPickup;
   /** Plays a sound to a channel (an attended transfer's ATTENDED_TRANSFER_COMPLETE_SOUND). */
   readonly playSound?: PlaySound;
 }
+
+/** A core without call pickup: no extension, nothing picked up. */
+const NO_PICKUP: TechnologyPickup = { extension: '', call: () => Promise.resolve(false) };
 
 /** What a running technology registered through its context, undone when it stops. */
 interface Running {
@@ -221,6 +227,7 @@ export class Technologies {
         canReplace: (existing) => TwoPartyCall.of(existing) !== undefined,
         replace: (existing, replacement) => replaceChannel(existing, replacement),
       },
+      pickup: services.pickup ?? NO_PICKUP,
       musicOnHold: {
         start: (channel, musicClass) => {
           try {

@@ -317,6 +317,14 @@ export interface TechnologyMailboxes {
   onChange(listener: (name: string) => void): () => void;
 }
 
+/** The pickup extension and the pickup it starts (Asterisk's ast_pickup_call). */
+export interface TechnologyPickup {
+  /** The extension that picks up (empty: none), as features.conf says now. */
+  readonly extension: string;
+  /** Picks up a ringing call of the channel's pickup groups; false (after the fail sound, if any) when none. */
+  call(channel: Channel): Promise<boolean>;
+}
+
 /** What the core gives a technology when it starts. */
 export interface TechnologyContext {
   readonly channels: TechnologyChannels;
@@ -338,6 +346,8 @@ export interface TechnologyContext {
   readonly transfers: TechnologyTransfers;
   /** Music on hold on a channel (a held party hears it); nothing when music on hold is not running. */
   readonly musicOnHold: TechnologyMusicOnHold;
+  /** Call pickup as a phone dialing the pickup extension does it (features.conf pickupexten; call-pickup.ts). */
+  readonly pickup: TechnologyPickup;
   readonly endpoints: TechnologyEndpoints;
   readonly messages: TechnologyMessages;
   readonly configObjects: TechnologyConfigObjects;

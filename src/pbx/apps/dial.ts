@@ -23,6 +23,7 @@ import { inheritFromCaller } from '../../core/channels/inherit.ts';
 import type { Redirecting } from '../../core/channels/redirecting.ts';
 import { presetHangupCause } from '../hangup-cause.ts';
 import { timerDelay } from '../../util/timer-delay.ts';
+import { offerPickup } from '../../core/channels/pickup.ts';
 
 /** Options that Dial acts on; the others are accepted and ignored. */
 const SUPPORTED_OPTIONS = new Set(['b', 'g', 'i', 'r']);
@@ -59,6 +60,8 @@ interface Leg {
   forwardedTo?: Leg;
   /** A forward not followed: refused by option i (busy), or no channel for it (unavailable). */
   forwardedAs?: 'busy' | 'nochan';
+  /** The leg is a channel that picked a ringing callee up: it keeps its own dialplan position. */
+  readonly pickedUp?: true;
 }
 
 /** Forwards one Dial() follows (Asterisk's default Max-Forwards, which each forward spends); further ones fail the leg. */
@@ -180,10 +183,12 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
     timer?.unref();
     const forwarders = new Map<Channel, (indication: Indication) => void>();
+    const withdrawals: (() => void)[] = [];
     const settle = (winner: Leg | undefined): void => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      for (const withdraw of withdrawals) withdraw();
       channel.off('hangup', onCallerHangup);
       for (const [peer, forwarder] of forwarders) peer.off('remote-indication', forwarder);
       const kept = early && winner?.peer === early.peer ? early.disconnect : undefined;
@@ -229,6 +234,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       };
       forwarders.set(leg.peer, forwarder);
       leg.peer.on('remote-indication', forwarder);
+      withdrawals.push(offerPickup(leg.peer, (picker) => pickedUp(leg, picker)));
       const answering = (): void => {
         if (claimed || settled || channel.hangingUp) return;
         claimed = leg;
@@ -250,6 +256,23 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
         }
         if (--pending === 0) settle(undefined);
       });
+    };
+    // Another channel picked a ringing callee up (Pickup(), the pickup extension: core/channels/pickup.ts).
+    // Asterisk masquerades the picker into the callee, which app_dial then sees answer; here the
+    // picker is the callee that answered, and every leg is cancelled as answered elsewhere.
+    const pickedUp = (leg: Leg, picker: Channel): boolean => {
+      if (claimed || settled || channel.hangingUp) return false;
+      const taken: Leg = { peer: picker, dialstring: leg.dialstring, pickedUp: true };
+      claimed = taken;
+      // As markAnswered, but the picker keeps its own dialplan position (its Pickup() is running).
+      setVariable(channel, 'DIALSTATUS', 'ANSWER');
+      setVariable(channel, 'DIALEDPEERNAME', picker.name);
+      setVariable(channel, 'DIALEDPEERNUMBER', leg.dialstring);
+      for (const other of legs) if (!other.peer.hangingUp) other.peer.hangup(CAUSE.answeredElsewhere);
+      // The callees' Dial events said CANCEL as they ended; the picker's says who answered.
+      raiseDialStatus(picker, channel, '', 'ANSWER');
+      settle(taken);
+      return true;
     };
     // A callee hung up forwarded (a SIP 3xx): app_dial's do_forward, true when it took the forward.
     let forwards = 0;
@@ -351,6 +374,8 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
  */
 function dialedIdentity(peer: Channel, caller: Channel): { caller?: CallerId; connected?: CallerId } {
   const identity: { caller?: CallerId; connected?: CallerId } = {};
+  // The callee's connected party is the caller, with the caller's presentation (a number, no event of its own).
+  peer.connectedPresentation = caller.callerPresentation;
   if (!peer.caller.number) identity.caller = { name: peer.caller.name || caller.connected.name, number: caller.location.exten };
   if (caller.caller.name || caller.caller.number) identity.connected = { name: caller.caller.name, number: caller.caller.number };
   return identity;
@@ -366,7 +391,10 @@ function showCalleeToCaller(channel: Channel, peer: Channel): void {
   if (channel.hangingUp || peer.hangingUp) return;
   if (!channel.caller.name && !channel.caller.number) return;
   const { name, number } = peer.caller;
+  channel.connectedPresentation = peer.callerPresentation;
   if (channel.connected.name !== name || channel.connected.number !== number) channel.setConnected({ name, number });
+  // Indicated to the caller's technology as app_dial's update_connected_line_from_peer does.
+  channel.indicateConnectedLine('answer');
 }
 
 /**
@@ -454,7 +482,7 @@ export const dialApplication: DialplanApplication = {
     // The basic bridge ARI sees (none where the services have no bridges): created, then the
     // callee's cleared extension shows as it enters.
     const bridge = services.bridges?.createBasic();
-    if (!peer.hangingUp) peer.setDialplan(peer.location);
+    if (!peer.hangingUp && !winner.pickedUp) peer.setDialplan(peer.location);
     // The bridge is gone: the call's times, then DIALSTATUS again (end_bridge_callback, then
     // app_dial's exit), at once, while a caller that hung up still exists.
     const onOwnerExit = (): void => {

@@ -19,6 +19,7 @@ import { mixMonitor, stopMixMonitor } from './mixmonitor.ts';
 import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
 import { playback } from './playback.ts';
+import { pickup, pickupChan } from './pickup.ts';
 import { sayAlphaApp, sayDigitsApp, sayNumberApp, sayUnixTime } from './say.ts';
 import { stasis } from './stasis.ts';
 import { stasisBroadcast } from './stasis-broadcast.ts';
@@ -73,6 +74,8 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     dbDel,
     dbDelTree,
     messageSend,
+    pickup,
+    pickupChan,
   ];
 }
 

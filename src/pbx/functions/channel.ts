@@ -5,19 +5,25 @@ import { causeText } from '../../core/channels/causes.ts';
 import { InvalidError } from '../../core/errors.ts';
 import { getToneZone, toneZoneCountries } from '../../media/tonezones.ts';
 import { checkVariableValue } from '../../core/variable-limits.ts';
+import { formatGroupNames, formatGroupNumbers, parseGroupNames, parseGroupNumbers } from '../../core/channels/call-groups.ts';
+import {
+  bothPresentation, combinedPresentation, namePresentation, numberPresentation, parsePresentation, presentationName, PRESENTATION_ALLOWED,
+  withNamePresentation, withNumberPresentation, type PartyPresentation,
+} from '../../core/channels/presentation.ts';
 import { channelOf, type DialplanFunction, type FunctionCall } from '../function-services.ts';
 
 const ANI_VARIABLE = '__CALLER_ANI';
 const ANI_NAME_VARIABLE = '__CALLER_ANI_NAME';
 const DNID_VARIABLE = '__CALLER_DNID';
-/** Presentation as Asterisk names it; Patchbay always presents (ChannelCallerId says so too). */
-const PRESENTATION = 'allowed_not_screened';
 
 function formatAll(party: CallerId): string {
   return party.name ? `"${party.name}" <${party.number}>` : party.number;
 }
 
-export function partyField(party: CallerId, field: string): string | undefined {
+/** A party's field; `presentation` (presentation.ts) answers pres, name-pres and num-pres. */
+export function partyField(party: CallerId, field: string, presentation: PartyPresentation = PRESENTATION_ALLOWED): string | undefined {
+  const shown = presentationField(presentation, field);
+  if (shown !== undefined) return shown;
   switch (field.trim().toLowerCase()) {
     case 'name':
       return party.name;
@@ -27,10 +33,6 @@ export function partyField(party: CallerId, field: string): string | undefined {
     case 'all':
     case '':
       return formatAll(party);
-    case 'pres':
-    case 'name-pres':
-    case 'num-pres':
-      return PRESENTATION;
     case 'name-valid':
       return party.name === '' ? '0' : '1';
     case 'num-valid':
@@ -45,6 +47,44 @@ export function partyField(party: CallerId, field: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Which presentation a field names, as func_callerid reads `pres[entation]` after name- or num[ber]-. */
+function presentationPart(field: string): 'both' | 'name' | 'number' | undefined {
+  const [first = '', second, extra] = field.trim().toLowerCase().split('-');
+  if (extra !== undefined) return undefined;
+  if (second === undefined) return first.startsWith('pres') ? 'both' : undefined;
+  if (!second.startsWith('pres')) return undefined;
+  if (first === 'name') return 'name';
+  return first.startsWith('num') ? 'number' : undefined;
+}
+
+function presentationField(presentation: PartyPresentation, field: string): string | undefined {
+  switch (presentationPart(field)) {
+    case 'both':
+      return presentationName(combinedPresentation(presentation));
+    case 'name':
+      return presentationName(namePresentation(presentation));
+    case 'number':
+      return presentationName(numberPresentation(presentation));
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The party's presentation after writing `value` to `field` (pres sets both name and number), or
+ * undefined when `field` is not a presentation. A value that is neither a name nor a number is
+ * refused and the presentation stays, as func_callerid logs it and leaves it unchanged.
+ */
+function writtenPresentation(name: string, presentation: PartyPresentation, field: string, value: string): PartyPresentation | undefined {
+  const part = presentationPart(field);
+  if (part === undefined) return undefined;
+  const parsed = parsePresentation(value);
+  if (parsed === undefined) throw new InvalidError(`Unknown ${name} presentation '${value.slice(0, 64)}', value unchanged`);
+  if (part === 'name') return withNamePresentation(presentation, parsed);
+  if (part === 'number') return withNumberPresentation(presentation, parsed);
+  return bothPresentation(parsed);
 }
 
 /** Caller fields beyond the party the channel models: ANI and DNID live in variables, RDNIS is the redirecting party's from number (as func_callerid). */
@@ -112,6 +152,10 @@ const CHANNEL_READERS: ReadonlyMap<string, (channel: Channel) => string> = new M
   ['onhold', (channel) => (channel.onHold ? '1' : '0')],
   ['endpoint', (channel) => channel.endpointId ?? ''],
   ['tonezone', (channel) => channel.toneZone ?? ''],
+  ['callgroup', (channel) => formatGroupNumbers(channel.groups.callGroup)],
+  ['pickupgroup', (channel) => formatGroupNumbers(channel.groups.pickupGroup)],
+  ['namedcallgroup', (channel) => formatGroupNames(channel.groups.namedCallGroups)],
+  ['namedpickupgroup', (channel) => formatGroupNames(channel.groups.namedPickupGroups)],
 ]);
 
 const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => void> = new Map<string, (channel: Channel, value: string) => void>([
@@ -119,6 +163,11 @@ const CHANNEL_WRITERS: ReadonlyMap<string, (channel: Channel, value: string) => 
   ['accountcode', (channel, value) => void (channel.accountcode = value)],
   ['musicclass', (channel, value) => channel.setSystemVariable('__MUSICCLASS', value)],
   ['tonezone', (channel, value) => void (channel.toneZone = knownToneZone(value))],
+  // As func_channel: the value is read as the configuration's groups are (pieces Asterisk skips are skipped).
+  ['callgroup', (channel, value) => void (channel.groups = { ...channel.groups, callGroup: parseGroupNumbers(value) })],
+  ['pickupgroup', (channel, value) => void (channel.groups = { ...channel.groups, pickupGroup: parseGroupNumbers(value) })],
+  ['namedcallgroup', (channel, value) => void (channel.groups = { ...channel.groups, namedCallGroups: parseGroupNames(value) })],
+  ['namedpickupgroup', (channel, value) => void (channel.groups = { ...channel.groups, namedPickupGroups: parseGroupNames(value) })],
 ]);
 
 /** A tone zone's country as CHANNEL(tonezone) takes it: one Patchbay knows, else refused as Asterisk refuses it. */
@@ -155,12 +204,12 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CALLERID',
     syntax: 'CALLERID(field)',
-    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, tag (an endpoint\'s callerid_tag)...; name, num, all, ani, dnid, rdnis and tag are writable.',
+    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, name-pres, num-pres, tag (an endpoint\'s callerid_tag)...; name, num, all, ani, dnid, rdnis, tag and the presentations (allowed_not_screened ... prohib, unavailable, or a number) are writable; a SIP channel sends a restricted caller as Anonymous (docs/sip.md).',
     category: 'channel',
     read(call) {
       const channel = channelOf(call, 'CALLERID');
       // The tag is the channel's, not the party's (partyField answers CONNECTEDLINE's, which Patchbay keeps none of).
-      return callerExtra(channel, call.args) ?? partyField(channel.caller, call.args);
+      return callerExtra(channel, call.args) ?? partyField(channel.caller, call.args, channel.callerPresentation);
     },
     write(call, value) {
       const channel = channelOf(call, 'CALLERID');
@@ -181,21 +230,32 @@ export const channelFunctions: readonly DialplanFunction[] = [
         channel.setSystemVariable(extra, value);
         return;
       }
-      channel.setCaller(parseParty('CALLERID', args, value));
+      // A presentation alone raises no ChannelCallerId: Asterisk compares only name and number.
+      const presentation = writtenPresentation('CALLERID', channel.callerPresentation, args, value);
+      if (presentation !== undefined) channel.callerPresentation = presentation;
+      else channel.setCaller(parseParty('CALLERID', args, value));
     },
   },
   {
     name: 'CONNECTEDLINE',
     syntax: 'CONNECTEDLINE(field)',
-    summary: 'The connected party: name, num, all, pres, tag...; name, num and all are writable.',
+    summary: 'The connected party: name, num, all, pres, name-pres, num-pres, tag...; name, num, all and the presentations are writable.',
     category: 'channel',
-    read: (call) => partyField(channelOf(call, 'CONNECTEDLINE').connected, call.args),
-    write: (call, value) => channelOf(call, 'CONNECTEDLINE').setConnected(parseParty('CONNECTEDLINE', call.args, value)),
+    read(call) {
+      const channel = channelOf(call, 'CONNECTEDLINE');
+      return partyField(channel.connected, call.args, channel.connectedPresentation);
+    },
+    write(call, value) {
+      const channel = channelOf(call, 'CONNECTEDLINE');
+      const presentation = writtenPresentation('CONNECTEDLINE', channel.connectedPresentation, call.args, value);
+      if (presentation !== undefined) channel.connectedPresentation = presentation;
+      else channel.setConnected(parseParty('CONNECTEDLINE', call.args, value));
+    },
   },
   {
     name: 'CHANNEL',
     syntax: 'CHANNEL(item)',
-    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s, and those a PJSIP channel answers without the prefix: endpoint, aor, contact, rtp,…, rtcp,…); language, accountcode, musicclass and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
+    summary: 'A channel property: name, uniqueid, linkedid, state, language, accountcode, channeltype, context, exten, priority, hangupcause, audionativeformat, musicclass, onhold, endpoint, tonezone, callgroup, pickupgroup, namedcallgroup, namedpickupgroup, and `<technology>,item`: the channel technology\'s own items (docs/sip.md lists PJSIP\'s, and those a PJSIP channel answers without the prefix: endpoint, aor, contact, rtp,…, rtcp,…); language, accountcode, musicclass, the four groups (`1,3-5`; names comma-separated) and tonezone (a country of the tone zones in force: indications.conf\'s, else the built-in us, uk, de, fr, it, jp) are writable; hangup_handler_push, hangup_handler_pop and hangup_handler_wipe are write-only and change the channel\'s hang-up handler stack (docs/dialplan.md, Hang-up handlers).',
     category: 'channel',
     read(call) {
       const item = call.args.trim().toLowerCase();

@@ -52,7 +52,7 @@ function written(current: Redirecting, item: string, value: string): Redirecting
     if (!/^\d{1,9}$/.test(count)) throw new InvalidError(`Unknown redirecting count '${value.slice(0, 64)}', value unchanged`);
     return { ...current, count: Number(count) };
   }
-  // Private parties and presentation are accepted and kept nowhere (Patchbay keeps no presentation).
+  // Private parties and their presentation are accepted and kept nowhere (only the caller and the connected line keep one).
   if (item.startsWith('pres') || item.startsWith('priv-')) return current;
   const party = partyItem(item);
   if (!party) throw new InvalidError(`Unknown redirecting data type '${item.slice(0, 64)}'`);

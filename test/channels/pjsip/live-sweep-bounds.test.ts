@@ -98,6 +98,21 @@ describe('live sweep: TCP framing', () => {
   });
 });
 
+describe('live sweep: overlong request lines', () => {
+  it('a request line past 8 KiB is answered 414 (a long Request-URI) over UDP and TCP, not met with silence', async () => {
+    for (const transport of ['UDP', 'TCP'] as const) {
+      const peer = await open(transport);
+      const params = Array.from({ length: 3000 }, (_, i) => `p${i}=1`).join(';');
+      const answer = await peer.request({ method: 'OPTIONS', uri: `sip:hold@127.0.0.1:${server.core.pjsip.port};${params}` }, 10_000);
+      assert.equal(answer && statusOf(answer), 414, transport);
+      // The connection is still good for the next request.
+      const next = await peer.request({ method: 'OPTIONS' }, 10_000);
+      assert.equal(next && statusOf(next), 200, transport);
+      peer.close();
+    }
+  });
+});
+
 describe('live sweep: per-source bounds', () => {
   it('TCP connections from one address stop at max_connections_per_source; another address is served', async () => {
     const flood: HostilePeer[] = [];

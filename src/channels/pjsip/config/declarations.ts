@@ -24,6 +24,8 @@ import type {
   PjsipRegistration,
 } from './types.ts';
 import { getToneZone, toneZoneCountries } from '../../../media/tonezones.ts';
+import { NO_GROUPS, parseGroupNames, parseGroupNumbers, type CallGroups } from '../../../core/channels/call-groups.ts';
+import { parsePresentation, PRES_ALLOWED_NOT_SCREENED } from '../../../core/channels/presentation.ts';
 import {
   MAX_LIST_ITEMS,
   bool,
@@ -101,6 +103,20 @@ const codecs = (allow: boolean, doc: string) =>
 
 const sipUri = <K extends string>(key: K, doc: string, implemented = true) => optional(key, parseSipUri, { doc, implemented });
 
+/**
+ * call_group, pickup_group, named_call_group, named_pickup_group: one of the endpoint's groups, as
+ * chan_pjsip reads them (ast_get_group, ast_get_namedgroups); a piece Asterisk would skip is a warning.
+ */
+const group = (field: keyof CallGroups, doc: string) =>
+  custom<EndpointDraft>({ doc }, (draft, value, report) => {
+    const problems: string[] = [];
+    const groups = { ...(draft.groups ?? NO_GROUPS) };
+    if (field === 'callGroup' || field === 'pickupGroup') groups[field] = parseGroupNumbers(value, problems);
+    else groups[field] = parseGroupNames(value, problems);
+    for (const problem of problems) report.warn(problem);
+    draft.groups = groups;
+  });
+
 /** Longest mailbox name (`1000@default`); ARI's mailbox names are free text, bounded the same way. */
 const MAX_MAILBOX_NAME = 255;
 
@@ -144,6 +160,11 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     sendHistoryInfo: false,
     trustIdInbound: false,
     trustIdOutbound: false,
+    callerIdPrivacy: PRES_ALLOWED_NOT_SCREENED,
+    sendConnectedLine: true,
+    connectedLineMethod: 'invite',
+    trustConnectedLine: true,
+    rpidImmediate: false,
     mohPassthrough: false,
     redirectMethod: 'user',
     suppressQ850ReasonHeaders: false,
@@ -191,6 +212,12 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       if (result.value.name === undefined && result.value.number === undefined) delete draft.callerId;
       else draft.callerId = result.value;
     }),
+    // res_pjsip: the presentation of the endpoint's own id, name and number alike (a name or a number).
+    callerid_privacy: custom<EndpointDraft>({ default: 'allowed_not_screened', doc: 'Presentation of calls from the endpoint whose id is not taken from a trusted P-Asserted-Identity / Remote-Party-ID: `allowed_not_screened` ... `prohib`, `unavailable`, or its number; a restricted caller is sent on as Anonymous.' }, (draft, value, report) => {
+      const presentation = parsePresentation(value);
+      if (presentation === undefined) return report.fail(`${shown(value)} is not a presentation (allowed_not_screened, allowed_passed_screen, allowed_failed_screen, allowed, prohib_not_screened, prohib_passed_screen, prohib_failed_screen, prohib, unavailable or a number)`);
+      draft.callerIdPrivacy = presentation;
+    }),
     dtmf_mode: choice('dtmfMode', DTMF_MODES, { default: 'rfc4733', doc: 'How DTMF is sent and received.' }),
     identify_by: choices('identifyBy', IDENTIFY_BY, { default: 'username,ip', doc: 'Whether the From user (`username`, `auth_username`) may identify the endpoint.' }),
     language: optionalText('language', { doc: 'Language of the endpoint\'s channels (sound prompts).' }),
@@ -231,7 +258,23 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     send_diversion: bool('sendDiversion', { default: 'yes', doc: 'Send a Diversion header (RFC 5806) with the redirecting party of a channel that was redirected (REDIRECTING(count) above 0) on its INVITE.' }),
     send_history_info: bool('sendHistoryInfo', { default: 'no', doc: 'Send History-Info headers (RFC 7044) with the redirecting party on the INVITE: the original target (index 1), and the redirected-to party (index 1.1, with its cause) when it has a number.' }),
     trust_id_inbound: bool('trustIdInbound', { default: 'no', doc: 'Take the caller id from P-Asserted-Identity / Remote-Party-ID.' }),
-    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send identity headers of private callers.', implemented: false }),
+    trust_id_outbound: bool('trustIdOutbound', { default: 'no', doc: 'Send a restricted caller\'s id in P-Asserted-Identity (with `Privacy: id`) / Remote-Party-ID (`privacy=full`) as send_pai / send_rpid ask; its From is Anonymous either way. no: only an allowed id is sent.' }),
+    send_connected_line: bool('sendConnectedLine', {
+      default: 'yes',
+      doc: 'Tell the endpoint whom it talks to once that changes (a Dial() answer, a bridge, a transfer): a re-INVITE or UPDATE with P-Asserted-Identity / Remote-Party-ID (only with `send_pai` or `send_rpid`, for a party with a number); `no` also leaves them out of the responses after the first provisional.',
+    }),
+    connected_line_method: choice('connectedLineMethod', ['invite', 'reinvite', 'update'], {
+      default: 'invite',
+      doc: 'How the connected-line update goes: `invite` (or `reinvite`) a re-INVITE with our SDP, `update` an UPDATE without SDP; as Asterisk, an UPDATE whenever the endpoint\'s Allow lists UPDATE.',
+    }),
+    trust_connected_line: bool('trustConnectedLine', {
+      default: 'yes',
+      doc: 'With `trust_id_inbound`: a P-Asserted-Identity / Remote-Party-ID in the endpoint\'s re-INVITE, UPDATE or responses to our INVITE becomes its channel\'s caller id and the other party\'s connected line.',
+    }),
+    rpid_immediate: bool('rpidImmediate', {
+      default: 'no',
+      doc: 'Before the answer, a connected-line update goes at once as a 180 (183 with `inband_progress`, or once ringing) carrying the identity headers.',
+    }),
     moh_passthrough: bool('mohPassthrough', { default: 'no', doc: 'Hold from the other party re-INVITEs the endpoint (sendonly, then sendrecv) instead of playing it music on hold.' }),
     redirect_method: choice('redirectMethod', ['user', 'uri_core', 'uri_pjsip'], {
       default: 'user',
@@ -284,6 +327,10 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
     notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
+    call_group: group('callGroup', 'Call groups of the endpoint\'s channels (numbers 0-63, ranges: `1,3-5`): a channel ringing it may be picked up by a channel whose pickup group shares one (docs/dialplan.md, Call pickup).'),
+    pickup_group: group('pickupGroup', 'Pickup groups of the endpoint\'s channels (numbers 0-63, ranges): the ringing channels whose call group shares one may be picked up from it (`Pickup()`, the pickup extension).'),
+    named_call_group: group('namedCallGroups', 'Named call groups of the endpoint\'s channels (comma-separated names), matched against named pickup groups.'),
+    named_pickup_group: group('namedPickupGroups', 'Named pickup groups of the endpoint\'s channels (comma-separated names), matched against named call groups.'),
     ...ENDPOINT_ACL_OPTIONS,
     ...CHANNEL_ENDPOINT_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.

@@ -6,6 +6,7 @@ import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
 import type { TlsSettings } from '../../../sip/tls-material.ts';
 import type { HostPort, IdentifyMatch, IpNetwork } from './values.ts';
 import type { AclRule } from '../../../util/acl.ts';
+import type { CallGroups } from '../../../core/channels/call-groups.ts';
 
 /** One `name=value` of an object, in the order written; `where` names its origin (`pjsip.conf:12`). */
 export interface RawField {
@@ -63,12 +64,21 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOpt
   readonly sendHistoryInfo: boolean;
   /** Take an inbound call's caller id from its P-Asserted-Identity / Remote-Party-ID. */
   readonly trustIdInbound: boolean;
-  /** Send restricted ids too (Patchbay has no restricted ids: no effect). */
+  /** Send a restricted id's identity headers (PAI with Privacy: id, RPID privacy=full); its From is anonymous anyway. */
   readonly trustIdOutbound: boolean;
+  /** callerid_privacy: the presentation (an AST_PRES_* value) of the endpoint's own id and of an untrusted caller's. */
+  readonly callerIdPrivacy: number;
+  /** Connected line over SIP (connected-line.ts): updates sent, their method, updates taken, before the answer at once. */
+  readonly sendConnectedLine: boolean;
+  readonly connectedLineMethod: 'invite' | 'reinvite' | 'update';
+  readonly trustConnectedLine: boolean;
+  readonly rpidImmediate: boolean;
   readonly transport?: string;
   readonly language?: string;
   /** tone_zone: the country whose tones the endpoint's channels hear for indications played in band. */
   readonly toneZone?: string;
+  /** call_group, pickup_group (64-bit masks) and named_call_group, named_pickup_group: the endpoint's channels' groups (call pickup). */
+  readonly groups?: CallGroups;
   /** inband_progress: ringing before the answer is sent as 183 with SDP and heard in band (chan_pjsip). */
   readonly inbandProgress: boolean;
   readonly rtpSymmetric: boolean;
