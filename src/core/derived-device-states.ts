@@ -121,6 +121,11 @@ class DeviceChannels {
     return ringing && inUse ? 'RINGINUSE' : result;
   }
 
+  /** Channels in use: all but those Down (Asterisk counts every state but Down and Reserved). */
+  inUse(): number {
+    return this.channels.size - (this.counts.get('NOT_INUSE') ?? 0);
+  }
+
   private count(state: DeviceStateValue, delta: number): void {
     this.counts.set(state, (this.counts.get(state) ?? 0) + delta);
   }
@@ -201,6 +206,10 @@ export class DerivedDeviceStates {
     const base = endpointDeviceState(endpointState);
     const device = this.channelsByDevice.get(key);
     if (!device || device.channels.size === 0) return base;
+    // An endpoint may be BUSY at a number of channels in use, whatever their states (chan_pjsip's device_state_busy_at).
+    const parts = this.endpointOf(key);
+    const busyAt = this.endpoints.busyAt(parts[0], parts[1]);
+    if (busyAt > 0 && device.inUse() >= busyAt) return 'BUSY';
     const aggregate = device.aggregate();
     return aggregate === 'INVALID' ? base : aggregate;
   }

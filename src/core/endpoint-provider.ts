@@ -31,4 +31,9 @@ export interface EndpointProvider {
   watch(listener: EndpointChangeListener): () => void;
   /** Sets an endpoint's state (a registration came or went), for providers whose states are set from outside. */
   setState?(resource: string, state: EndpointState): void;
+  /**
+   * How many channels in use make the endpoint's device BUSY whatever their states (chan_pjsip's
+   * device_state_busy_at); 0 or absent: never.
+   */
+  busyAt?(resource: string): number;
 }

@@ -125,6 +125,11 @@ export class Endpoints {
     return resource === '' ? undefined : this.provider(technology)?.get(resource)?.state;
   }
 
+  /** The channels in use at which the endpoint's device is BUSY (EndpointProvider.busyAt); 0: never. */
+  busyAt(technology: string, resource: string): number {
+    return resource === '' ? 0 : (this.provider(technology)?.busyAt?.(resource) ?? 0);
+  }
+
   /**
    * Looks an endpoint up by its event-source id: `TECH/resource`, or `TECH` for the
    * technology-level endpoint. The technology must be spelled as registered, since subscriptions

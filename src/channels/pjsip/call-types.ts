@@ -75,6 +75,8 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly identity?: OutboundIdentityOptions;
   /** Hold from the peer re-INVITEs this far end (endpoint `moh_passthrough`) instead of playing it music. */
   readonly mohPassthrough?: boolean;
+  /** The music class the far end's hold suggests to its peer (endpoint `moh_suggest`, default `default`). */
+  readonly mohSuggest?: string;
   /** Send RTP where the far end's comes from (endpoint `rtp_symmetric`, default no). */
   readonly rtpSymmetric?: boolean;
   /** The far end's Contact is the address its messages come from (endpoint `rewrite_contact`). */
@@ -120,6 +122,8 @@ export interface OutboundSide {
   readonly contact?: { readonly aor: string; readonly id: string };
   /** Where an INVITE redirected to `uri` goes (redirect_method=uri_pjsip): the outbound proxy still, else the URI's address; undefined: unreachable. */
   readonly redirectDestination?: (uri: SipUri) => Destination | undefined;
+  /** user_eq_phone: the From's URI takes `;user=phone` when its user is a number (the target was marked by the dialer). */
+  readonly userEqPhone?: boolean;
 }
 
 /** Inbound: the INVITE, and the endpoint's outbound_auth credentials for the challenges to our requests in its dialog. */

@@ -32,6 +32,7 @@ import type { CallRtpStream } from '../../media/rtp/call-stream.ts';
 import { causeForStatus, causeFromReason, reasonHeaders, statusForCause } from './causes.ts';
 import { dtmfByInfo } from './dtmf-info.ts';
 import { outboundIdentity } from './caller-identity.ts';
+import { nameAddrWithUserPhone } from './user-eq-phone.ts';
 import { sipChannelInfo, sipMediaInfo } from './channel-info.ts';
 import { CallHold } from './hold.ts';
 import { CallMedia, unansweredLimitFor } from './call-media.ts';
@@ -111,7 +112,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     this.callId = side.kind === 'inbound' ? (side.invite.callId() ?? newCallId()) : newCallId();
     this.#invite = side.kind === 'outbound' ? new OutboundInvite(services.layer, side.destination, side.credentials) : undefined;
     this.#route = new CallRoute(services, side, endpointId, this.#invite);
-    this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true);
+    this.#hold = new CallHold(this, services, mediaOptions.mohPassthrough === true, mediaOptions.mohSuggest);
     const credentials = side.kind === 'outbound' ? side.credentials : (side.credentials ?? []);
     this.#requests = new CallDialogRequests(services, this, new DialogAuth(services, credentials, () => this.#invite?.challengesAnswered ?? 0));
     this.#workerMedia = new CallWorkerMedia(this, services);
@@ -360,7 +361,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const presentation = useConnected ? this.channel.connectedPresentation : this.channel.callerPresentation;
     const redirect = { redirecting: this.channel.redirecting, target };
     const host = this.relayedFlow?.advertised.host ?? this.services.signallingHost;
-    const { from, headers: identityHeaders } = outboundIdentity(identity, id, host, newTag(), redirect, presentation);
+    const identified = outboundIdentity(identity, id, host, newTag(), redirect, presentation);
+    const { headers: identityHeaders } = identified;
+    const from = this.side.userEqPhone ? nameAddrWithUserPhone(identified.from) : identified.from;
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#route.contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,

@@ -14,6 +14,8 @@ import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseUri, type SipUri } from '../../sip/uri.ts';
 import { SipCall, type OutboundSide } from './call.ts';
+import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
+import { withUserPhone } from './user-eq-phone.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
@@ -47,7 +49,9 @@ export class Dialer {
     const destination = through ? this.flowDestination(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     try {
-      return this.#place(context, request, endpoint, destination, user !== undefined ? { ...uri, user } : uri, viaProxy, contact);
+      const target = user !== undefined ? { ...uri, user } : uri;
+      // user_eq_phone marks the Request-URI (and so the To) once the destination is known from the URI as it was.
+      return this.#place(context, request, endpoint, destination, endpoint.userEqPhone ? withUserPhone(target) : target, viaProxy, contact);
     } catch (error) {
       // A flow through another member that no call took is given back at once (it counts against a bound).
       if (isForeignFlow(destination.connection)) destination.connection.release();
@@ -69,6 +73,7 @@ export class Dialer {
       target,
       destination,
       identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser),
+      ...(endpoint.userEqPhone ? { userEqPhone: true } : {}),
       ...(viaProxy ? { route: nameAddr(viaProxy) } : {}),
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
       coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),
@@ -92,10 +97,11 @@ export class Dialer {
         location: { context: endpoint.context },
         protocolId: call.callId,
         ...(request.requestor ? { linkedId: request.requestor.snapshot().id } : {}),
-        ...(endpoint.language ? { language: endpoint.language } : {}),
+        ...endpointChannelInit(endpoint),
       },
       (created) => call.attach(created),
     );
+    setEndpointVariables(channel, endpoint);
     // chan_pjsip gives the channel its endpoint's tone_zone (ast_channel_zone).
     channel.toneZone = endpoint.toneZone;
     // and its call and pickup groups (call pickup).

@@ -25,6 +25,7 @@ export function registerPjsipDialplan(registrar: DialplanRegistrar, objects: () 
 
 /** Everything PJSIP adds to the core, for as long as the technology runs (the context undoes it at stop). */
 export function registerPjsipWithCore(context: TechnologyContext, objects: () => PjsipObjectSource | undefined): void {
-  context.endpoints.register(new PjsipEndpoints(context.configObjects));
+  const busyAt = (id: string) => objects()?.config.endpoints.get(id)?.deviceStateBusyAt ?? 0;
+  context.endpoints.register(new PjsipEndpoints(context.configObjects, busyAt));
   registerPjsipDialplan(context, objects);
 }

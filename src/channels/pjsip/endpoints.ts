@@ -16,10 +16,13 @@ export class PjsipEndpoints implements EndpointProvider {
   private readonly states = new Map<string, EndpointState>();
   private readonly listeners = new Set<EndpointChangeListener>();
   private readonly config: TechnologyConfigObjects;
+  /** device_state_busy_at of an endpoint as built (0: never), read from the running technology. */
+  private readonly busyAtOf: (resource: string) => number;
 
   /** Follows the configuration's endpoint objects until the technology stops (the context unsubscribes). */
-  constructor(config: TechnologyConfigObjects) {
+  constructor(config: TechnologyConfigObjects, busyAt: (resource: string) => number = () => 0) {
     this.config = config;
+    this.busyAtOf = busyAt;
     config.onChange((change) => this.configChanged(change));
   }
 
@@ -44,6 +47,10 @@ export class PjsipEndpoints implements EndpointProvider {
     if (state === 'offline') this.states.delete(resource);
     else this.states.set(resource, state);
     this.notify({ kind: 'state', resource, previous });
+  }
+
+  busyAt(resource: string): number {
+    return this.busyAtOf(resource);
   }
 
   private exists(resource: string): boolean {

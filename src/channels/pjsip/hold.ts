@@ -21,7 +21,7 @@ export interface HoldableCall {
   reinvite(direction: MediaDirection, refused: () => void): boolean;
 }
 
-/** The music class a holding phone suggests: Asterisk's moh_suggest default (the option is not read). */
+/** The music class a holding phone suggests when its endpoint names none: Asterisk's moh_suggest default. */
 const SUGGESTED_MUSIC_CLASS = 'default';
 
 /** Whether an offer's media puts us on hold: they do not want to receive, or gave no address. */
@@ -51,6 +51,8 @@ export class CallHold {
     private readonly call: HoldableCall,
     private readonly services: Pick<CallEnvironment, 'log' | 'musicOnHold'>,
     private readonly passthrough: boolean,
+    /** The endpoint's moh_suggest: the class its hold suggests (ChannelHold's musicclass, what its peer plays). */
+    private readonly suggestedClass: string = SUGGESTED_MUSIC_CLASS,
   ) {}
 
   /** The far end's re-INVITE offer was answered with `media`. */
@@ -61,7 +63,7 @@ export class CallHold {
     const channel = this.call.channel;
     if (!channel || channel.hangingUp) return;
     // Asterisk names the endpoint's moh_suggest (default `default`) as the class to play.
-    if (held) channel.heldByFarEnd(SUGGESTED_MUSIC_CLASS);
+    if (held) channel.heldByFarEnd(this.suggestedClass);
     else channel.unheldByFarEnd();
     channel.remoteIndication(held ? 'hold' : 'unhold');
   }

@@ -24,6 +24,7 @@ import { refuseNonSdpBody } from '../../sip/request-checks.ts';
 import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { CAUSE } from '../../core/channels/causes.ts';
 import { SipCall } from './call.ts';
+import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
 import { inboundCaller, outboundIdentityOptions } from './caller-identity.ts';
 import { redirectingOfRequest } from './diversion.ts';
@@ -141,7 +142,7 @@ export class InviteServer {
           callerPresentation: caller.presentation,
           location: { context: endpoint.context, exten, priority: 1 },
           protocolId: callId,
-          ...(endpoint.language ? { language: endpoint.language } : {}),
+          ...endpointChannelInit(endpoint),
         },
         (created) => call.attach(created),
       );
@@ -151,6 +152,8 @@ export class InviteServer {
       const status = error instanceof UnavailableError ? 503 : 500;
       return void tx.reply(status);
     }
+    // set_var first: chan_pjsip sets them as it makes the channel.
+    setEndpointVariables(channel, endpoint);
     // chan_pjsip sets SIPDOMAIN, the Request-URI's host, before the dialplan starts (clients see its
     // ChannelVarset between ChannelCreated and ChannelDialplan); the Call-ID is the snapshot's
     // protocol_id and ${CHANNEL(pjsip,call-id)}, no variable.

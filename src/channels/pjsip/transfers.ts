@@ -43,6 +43,11 @@ export class CallTransfers {
     const context = this.#runtime.context;
     const channel = call.channel;
     if (!context || !channel || channel.hangingUp) return void tx.reply(481, 'Call/Transaction Does Not Exist');
+    // allow_transfer=no: refused before the REFER is even read, as res_pjsip_refer does.
+    if (this.#runtime.config.endpoints.get(call.endpointId)?.allowTransfer === false) {
+      this.#runtime.log?.warn({ endpoint: call.endpointId }, 'transfer attempt blocked by the endpoint\'s allow_transfer=no');
+      return void tx.reply(603, 'Decline');
+    }
     const referTo = parseReferTo(request);
     if (!referTo) return void tx.reply(400, 'Bad Refer-To');
     const pending = this.#transfers.get(call);

@@ -88,6 +88,7 @@ export abstract class ChannelSnapshotFields extends TypedEmitter<ChannelInternal
     this.#caller = init.caller === undefined ? NO_PARTY : { ...init.caller };
     this.callerPresentation = init.callerPresentation ?? PRESENTATION_ALLOWED;
     this.#protocolId = init.protocolId ?? '';
+    this.#accountcode = init.accountcode ?? '';
     this.#location = { context: 'default', exten: 's', priority: 1, appName: '', appData: '', ...init.location };
   }
 

@@ -32,6 +32,10 @@ export interface ChannelInit {
   readonly callerPresentation?: number;
   readonly location?: Partial<DialplanLocation>;
   readonly protocolId?: string;
+  /** The account the channel's calls are billed to (ARI's `accountcode`, CDR's), as its technology gives it. */
+  readonly accountcode?: string;
+  /** CALLERID(tag): a label the caller party carries that no protocol sends (chan_pjsip's callerid_tag). */
+  readonly callerTag?: string;
 }
 
 export type AudioHookDirection = 'read' | 'write';

@@ -92,9 +92,13 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   /** The hang-up was noticed (hangup-noticed raised), once. */
   private noticedHangup = false;
 
+  /** CALLERID(tag): kept with the caller but shown by no event or protocol, as Asterisk's party id tag. */
+  callerTag: string;
+
   /** `driver` makes the channel's driver; it is called once, before anything is announced. */
   constructor(env: ChannelEnvironment, init: ChannelInit, driver: (channel: Channel) => ChannelDriver) {
     super(env, init);
+    this.callerTag = init.callerTag ?? '';
     this.setListenerErrorReporter((error, event) => env.reportError(error, this, `'${event}' listener`));
     this.env = env;
     this.table = env.table;

@@ -100,6 +100,8 @@ function callerExtra(channel: Channel, field: string): string | undefined {
       return channel.getVariable(DNID_VARIABLE) ?? '';
     case 'rdnis':
       return channel.redirecting.from.number;
+    case 'tag':
+      return channel.callerTag;
     default:
       return undefined;
   }
@@ -202,11 +204,12 @@ export const channelFunctions: readonly DialplanFunction[] = [
   {
     name: 'CALLERID',
     syntax: 'CALLERID(field)',
-    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, name-pres, num-pres, tag...; name, num, all, ani, dnid, rdnis and the presentations (allowed_not_screened ... prohib, unavailable, or a number) are writable; a SIP channel sends a restricted caller as Anonymous (docs/sip.md).',
+    summary: 'The caller: name, num, all ("Name" <num>), ani, ani-name, dnid, rdnis, pres, name-pres, num-pres, tag (an endpoint\'s callerid_tag)...; name, num, all, ani, dnid, rdnis, tag and the presentations (allowed_not_screened ... prohib, unavailable, or a number) are writable; a SIP channel sends a restricted caller as Anonymous (docs/sip.md).',
     category: 'channel',
     read(call) {
       const channel = channelOf(call, 'CALLERID');
-      return partyField(channel.caller, call.args, channel.callerPresentation) ?? callerExtra(channel, call.args);
+      // The tag is the channel's, not the party's (partyField answers CONNECTEDLINE's, which Patchbay keeps none of).
+      return callerExtra(channel, call.args) ?? partyField(channel.caller, call.args, channel.callerPresentation);
     },
     write(call, value) {
       const channel = channelOf(call, 'CALLERID');
@@ -214,6 +217,11 @@ export const channelFunctions: readonly DialplanFunction[] = [
       if (args.trim().toLowerCase() === 'rdnis') {
         checkVariableValue(`CALLERID(${args})`, value);
         channel.redirecting = { ...channel.redirecting, from: { ...channel.redirecting.from, number: value } };
+        return;
+      }
+      if (args.trim().toLowerCase() === 'tag') {
+        checkVariableValue(`CALLERID(${args})`, value);
+        channel.callerTag = value;
         return;
       }
       const extra = CALLER_EXTRA_VARIABLES.get(args.trim().toLowerCase());

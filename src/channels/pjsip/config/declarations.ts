@@ -8,6 +8,7 @@ import { DEFAULT_ANSWER_PREFERENCE, DEFAULT_OFFER_PREFERENCE } from '../../../si
 import { parseCodecPrefs } from './session-values.ts';
 import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.ts';
 import { TRANSPORT } from './transport-options.ts';
+import { CHANNEL_DEFAULTS, CHANNEL_ENDPOINT_OPTIONS } from './channel-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -183,6 +184,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregateMwi: true,
     notifyEarlyInuseRinging: false,
     ...WEBRTC_DEFAULTS,
+    ...CHANNEL_DEFAULTS,
   }),
   options: {
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
@@ -342,6 +344,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     named_call_group: group('namedCallGroups', 'Named call groups of the endpoint\'s channels (comma-separated names), matched against named pickup groups.'),
     named_pickup_group: group('namedPickupGroups', 'Named pickup groups of the endpoint\'s channels (comma-separated names), matched against named call groups.'),
     ...ENDPOINT_ACL_OPTIONS,
+    ...CHANNEL_ENDPOINT_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,
   },
