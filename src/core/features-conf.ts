@@ -3,9 +3,7 @@
 // phone dials to pick up a ringing call of its pickup group; `pickupsound`, played to the picker
 // once it is connected; `pickupfailsound`, played to a picker that found nothing. Every other
 // option and section is named once at start-up as not implemented. Never throws on the file.
-import fs from 'node:fs';
-import path from 'node:path';
-import { readConfigSections, type ConfigSection } from '../config/conf/reader.ts';
+import { readOptionalConfFile } from '../config/conf/optional-file.ts';
 
 const FILE = 'features.conf';
 /** Largest features.conf read (Asterisk's sample is about 40 kB). */
@@ -34,7 +32,9 @@ export function loadFeaturesConf(dir: string | null): { features: PickupFeatures
     if (warnings.length < MAX_WARNINGS) warnings.push(line);
     else if (warnings.length === MAX_WARNINGS) warnings.push(`${FILE}: more warnings left out`);
   };
-  const sections = dir === null ? undefined : readSections(path.join(dir, FILE), warn);
+  const sections = dir === null
+    ? undefined
+    : readOptionalConfFile(dir, { name: FILE, maxBytes: MAX_FILE_BYTES, maxEntries: MAX_ENTRIES, keeping: 'the defaults apply (pickupexten *8)', warn });
   if (!sections) return { features: DEFAULT_PICKUP_FEATURES, warnings };
   let { pickupExten, pickupSound, pickupFailSound } = DEFAULT_PICKUP_FEATURES;
   for (const section of sections) {
@@ -58,31 +58,4 @@ export function loadFeaturesConf(dir: string | null): { features: PickupFeatures
     }
   }
   return { features: { pickupExten, pickupSound, pickupFailSound }, warnings };
-}
-
-/** The file's sections; undefined (with a warning unless it is missing) when it cannot be used. */
-function readSections(file: string, warn: (line: string) => void): ConfigSection[] | undefined {
-  let text: string;
-  try {
-    const stat = fs.statSync(file);
-    if (!stat.isFile()) return undefined;
-    if (stat.size > MAX_FILE_BYTES) {
-      warn(`${FILE}: larger than ${MAX_FILE_BYTES} bytes; not read, the defaults apply (pickupexten *8)`);
-      return undefined;
-    }
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') warn(`${FILE}: cannot be read (${code ?? String(error)}); the defaults apply`);
-    return undefined;
-  }
-  try {
-    return readConfigSections(text, FILE, {
-      maxEntries: MAX_ENTRIES,
-      onDirective: (directive, where) => warn(`${FILE}:${where.line}: ${directive.split(/\s/, 1)[0]!.slice(0, 40)} is not supported; line ignored`),
-    });
-  } catch (error) {
-    warn(`${(error as Error).message.slice(0, 200)}; ${FILE} not read, the defaults apply`);
-    return undefined;
-  }
 }

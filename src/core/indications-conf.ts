@@ -6,9 +6,8 @@
 // those stay. A tone list Asterisk could not parse, a country without a description or a tone, a
 // ring cadence value that is no number are named in one start-up line each and left out; a file
 // too big or unreadable leaves the built-in zones. Never throws on the file's contents.
-import fs from 'node:fs';
-import path from 'node:path';
-import { readConfigSections, type ConfigSection } from '../config/conf/reader.ts';
+import type { ConfigSection } from '../config/conf/reader.ts';
+import { readOptionalConfFile } from '../config/conf/optional-file.ts';
 import { asteriskToneList, parseToneList } from '../media/tones.ts';
 import { installToneZones, type ToneZone } from '../media/tonezones.ts';
 
@@ -46,7 +45,7 @@ export function loadIndicationsConf(dir: string | null, options: { reload?: bool
     else if (warnings.length === MAX_WARNINGS) warnings.push(`${FILE}: more warnings left out`);
   };
   const keeping = options.reload === true ? 'the tone zones in force stay' : 'the built-in tone zones stay';
-  const sections = dir === null ? undefined : readSections(path.join(dir, FILE), warn, keeping);
+  const sections = dir === null ? undefined : readOptionalConfFile(dir, { name: FILE, maxBytes: MAX_FILE_BYTES, maxEntries: MAX_ENTRIES, keeping, warn });
   if (sections === undefined) {
     // Without a configuration directory there is nothing to reload, and nothing to say each time.
     if (options.reload === true && dir !== null) warn(`${FILE}: not reloaded; ${keeping}`);
@@ -85,33 +84,6 @@ export function loadIndicationsConf(dir: string | null, options: { reload?: bool
   else if (!zones.has(country.toLowerCase())) warn(`${FILE}: [general] country=${country.slice(0, 40)} is no country of the file; the default tone zone is the first, ${list[0]!.country}`);
   installToneZones(list, country);
   return warnings;
-}
-
-/** The file's sections; undefined (with a warning unless it is missing) when it cannot be used. */
-function readSections(file: string, warn: (line: string) => void, keeping: string): ConfigSection[] | undefined {
-  let text: string;
-  try {
-    const stat = fs.statSync(file);
-    if (!stat.isFile()) return undefined;
-    if (stat.size > MAX_FILE_BYTES) {
-      warn(`${FILE}: larger than ${MAX_FILE_BYTES} bytes; not read, ${keeping}`);
-      return undefined;
-    }
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') warn(`${FILE}: cannot be read (${code ?? String(error)}); ${keeping}`);
-    return undefined;
-  }
-  try {
-    return readConfigSections(text, FILE, {
-      maxEntries: MAX_ENTRIES,
-      onDirective: (directive, where) => warn(`${FILE}:${where.line}: ${directive.split(/\s/, 1)[0]!.slice(0, 40)} is not supported; line ignored`),
-    });
-  } catch (error) {
-    warn(`${(error as Error).message.slice(0, 200)}; ${FILE} not read, ${keeping}`);
-    return undefined;
-  }
 }
 
 /** One country's section, as parse_tone_zone reads it; undefined (named) when it has no description or no tone. */
