@@ -55,7 +55,7 @@ callerid="Alice Liddell" <1001>
 message_context=messages
 allow=!alaw
 language=en
-rpid_immediate=yes
+one_touch_recording=yes
 
 [alice]
 type=auth
@@ -222,7 +222,7 @@ describe('pjsip.conf', () => {
     expect(/^pjsip\.conf:23: #include is not supported by Patchbay; line ignored/);
     expect(/^pjsip\.conf:18: \[transport-flow\] protocol=flow is not implemented/);
     expect(/^pjsip\.conf:31: \[alice\] codec g729 is not supported by Patchbay/);
-    expect(/^pjsip\.conf:52: \[alice\] endpoint option 'rpid_immediate' is not implemented by Patchbay; ignored$/);
+    expect(/^pjsip\.conf:52: \[alice\] endpoint option 'one_touch_recording' is not implemented by Patchbay; ignored$/);
     expect(/^pjsip\.conf:\d+: \[trunk\] direct_media=yes is not implemented/);
     expect(/^pjsip\.conf:\d+: \[trunk\] refer_blind_progress=no is not implemented/);
     expect(/^pjsip\.conf:\d+: \[prov-1\] type=phoneprov is not implemented by Patchbay/);
