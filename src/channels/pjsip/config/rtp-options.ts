@@ -28,4 +28,8 @@ export const RTP_ENDPOINT_OPTIONS = {
     default: '0',
     doc: 'Hang up an answered call after this many seconds without RTP from the far end while it holds the call (sendonly or inactive); cause 44, as `rtp_timeout`. 0: a held call is never hung up for silence.',
   }),
+  rtp_keepalive: int('rtpKeepalive', 0, 86_400, {
+    default: '0',
+    doc: 'When nothing was sent on a call\'s RTP stream for this many seconds (silence, a hold), one comfort-noise packet (payload type 13, level -127 dBov) goes to the far end, as res_rtp_asterisk\'s keepalive. 0: none.',
+  }),
 };
