@@ -9,7 +9,7 @@ import { parseCodecPrefs } from './session-values.ts';
 import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.ts';
 import { TRANSPORT } from './transport-options.ts';
 import { CHANNEL_DEFAULTS, CHANNEL_ENDPOINT_OPTIONS } from './channel-options.ts';
-import { RTP_DEFAULTS, RTP_ENDPOINT_OPTIONS } from './rtp-options.ts';
+import { preferredCodecOnlyConflict, RTP_DEFAULTS, RTP_ENDPOINT_OPTIONS } from './rtp-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -356,6 +356,8 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     if (!codecsGiven) report.warn('no allow= given: the endpoint has no codecs and cannot carry calls');
     else if (endpoint.codecs.length === 0) report.warn(`allow= leaves no codec Patchbay supports (${SUPPORTED_CODECS.join(', ')}): calls cannot be set up`);
     if (endpoint.context === '') report.error('context', 'must not be empty');
+    const codecConflict = preferredCodecOnlyConflict(endpoint);
+    if (codecConflict) report.error('preferred_codec_only', codecConflict);
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
     const webrtc = applyWebRtc(endpoint);
     for (const warning of webRtcWarnings(webrtc)) report.warn(warning);
