@@ -6,7 +6,8 @@
 //   remote_first  the offer's first common codec only:     0 101    → PCMU
 //   local         allow='s order, every common codec:      9 0 101  → G.722
 //   local_first   allow='s first common codec only:        9 101    → G.722
-// and codec_prefs_incoming_offer (Asterisk 18+'s form) wins over it when both are set. The codec the
+// and codec_prefs_incoming_offer (Asterisk 18+'s form) wins over it when both are set;
+// preferred_codec_only=yes answers as local_first (res_pjsip sets that preference for it). The codec the
 // channel runs is read with CHANNEL(audionativeformat); the answer from SIPp's message trace.
 // Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
@@ -26,6 +27,9 @@ const CASES = {
   localfirst: { options: { incoming_call_offer_pref: 'local_first' }, formats: '9 101', codec: 'g722' },
   // The Asterisk 18+ form set beside the old one: it decides.
   configured: { options: { incoming_call_offer_pref: 'remote', codec_prefs_incoming_offer: 'prefer: configured, operation: intersect, keep: all, transcode: allow' }, formats: '9 0 101', codec: 'g722' },
+  // preferred_codec_only is local_first, whether incoming_call_offer_pref is left alone or set to local.
+  preferredonly: { options: { preferred_codec_only: 'yes' }, formats: '9 101', codec: 'g722' },
+  preferredlocal: { options: { preferred_codec_only: 'yes', incoming_call_offer_pref: 'local' }, formats: '9 101', codec: 'g722' },
 } as const;
 
 let peer: SippServer;

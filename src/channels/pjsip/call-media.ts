@@ -54,6 +54,8 @@ export interface SdpOptions {
   readonly dtlsSetup?: 'actpass' | 'active' | 'passive';
   /** No a=rtpmap for static payload types (the system's compact_headers, as Asterisk writes its SDP then). */
   readonly omitStaticRtpmap?: boolean;
+  /** Endpoint `rtp_keepalive`: seconds of nothing sent before a comfort-noise packet goes (0 or absent: none). */
+  readonly rtpKeepalive?: number;
 }
 
 /**
@@ -317,6 +319,7 @@ export class CallMedia {
       // WebRTC: the socket is the protection (SRTP keyed by its DTLS handshake; in a worker, the worker's socket); else SDES's, or none.
       protection: socket instanceof SecureMediaSocket ? socket : socket ? undefined : this.#protection(media),
       ...(otherFarEnd ? { otherFarEnd: true } : {}),
+      ...((this.options.rtpKeepalive ?? 0) > 0 ? { keepaliveMs: (this.options.rtpKeepalive ?? 0) * 1000 } : {}),
     });
   }
 }

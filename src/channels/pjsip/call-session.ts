@@ -21,7 +21,7 @@ import {
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { supportedValue, understoodTags, type SessionExtensionOptions } from './session-extensions.ts';
-import { RtpTimeout, type RtpActivity } from './rtp-timeout.ts';
+import { RtpTimeout, type RtpActivity, type RtpSilence } from './rtp-timeout.ts';
 import { ownedUtf8 } from '../../util/owned-buffer.ts';
 
 type Headers = Array<[string, string]>;
@@ -51,17 +51,19 @@ export class CallSession {
 
   /**
    * `endpoint`: the endpoint's `100rel` and `timers` options; both off when it has none (a call made without an endpoint);
-   * its `rtp_timeout` applies when `handlers.rtp` reads the call's media.
+   * its `rtp_timeout` and `rtp_timeout_hold` apply when `handlers.rtp` reads the call's media.
    */
   constructor(
-    endpoint: Partial<SessionExtensionOptions> & { readonly rtpTimeout?: number },
-    handlers: { refresh(): void; expire(): void; rtp?: RtpActivity & { silent(seconds: number): void } },
+    endpoint: Partial<SessionExtensionOptions> & { readonly rtpTimeout?: number; readonly rtpTimeoutHold?: number },
+    handlers: { refresh(): void; expire(): void; rtp?: RtpActivity & { silent(seconds: number, when: RtpSilence): void } },
   ) {
     const { reliableProvisionals, sessionTimers } = endpoint;
     this.#options = reliableProvisionals && sessionTimers ? { reliableProvisionals, sessionTimers } : NO_SESSION_EXTENSIONS;
     this.#timer = new SessionTimer(handlers);
     const rtp = handlers.rtp;
-    if (rtp && (endpoint.rtpTimeout ?? 0) > 0) this.#rtpTimeout = new RtpTimeout(endpoint.rtpTimeout ?? 0, rtp, (seconds) => rtp.silent(seconds));
+    const active = endpoint.rtpTimeout ?? 0;
+    const hold = endpoint.rtpTimeoutHold ?? 0;
+    if (rtp && (active > 0 || hold > 0)) this.#rtpTimeout = new RtpTimeout(active, rtp, (seconds, when) => rtp.silent(seconds, when), hold);
   }
 
   /** `Supported` for every INVITE and response of the call. */

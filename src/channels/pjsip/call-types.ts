@@ -85,6 +85,8 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly forceRport?: boolean;
   /** Seconds without RTP from the far end before the call is hung up (endpoint `rtp_timeout`; 0 = never). */
   readonly rtpTimeout?: number;
+  /** Seconds without RTP from the far end while it holds the call before it is hung up (endpoint `rtp_timeout_hold`; 0 = never). */
+  readonly rtpTimeoutHold?: number;
   /** The address written in this endpoint's SDP instead of the transport's (endpoint `media_address`). */
   readonly mediaAddress?: string;
   /** Ringing before the answer is a 183 with SDP and the ring tone in band, not a 180 (endpoint `inband_progress`). */

@@ -3,6 +3,10 @@
 // channel unavailable) — a phone that vanished without a BYE must not hold a channel and a port
 // pair for ever. Checked once a second against the stream's received-packet count, so the media
 // path itself does no extra work, and only after the sockets were read (see start()).
+// rtp_timeout_hold is the same watch while the far end holds the call (res_pjsip_sdp_rtp sets the
+// RTP instance's timeout to it when the stream is held): a held phone sends nothing, so only a
+// longer limit of its own may end it. A change between held and not held starts the quiet time
+// again, as the renegotiation resets the instance's timeout in Asterisk.
 
 /** What the check reads of a call. */
 export interface RtpActivity {
@@ -12,26 +16,36 @@ export interface RtpActivity {
   held(): boolean;
 }
 
+/** Why a call was found silent: which of the two limits passed. */
+export type RtpSilence = 'active' | 'held';
+
 export class RtpTimeout {
   readonly #limitMs: number;
+  readonly #holdLimitMs: number;
   readonly #activity: RtpActivity;
-  readonly #expire: (seconds: number) => void;
+  readonly #expire: (seconds: number, when: RtpSilence) => void;
   #timer: NodeJS.Timeout | undefined;
   #lastCount: number | undefined;
   #quietSince = 0;
+  #wasHeld = false;
 
-  /** `seconds` 0 turns the check off (the default, as in Asterisk). */
-  constructor(seconds: number, activity: RtpActivity, expire: (seconds: number) => void) {
+  /**
+   * `seconds` (rtp_timeout) applies while the call is not held, `holdSeconds` (rtp_timeout_hold)
+   * while the far end holds it; 0 turns either check off (the default, as in Asterisk).
+   */
+  constructor(seconds: number, activity: RtpActivity, expire: (seconds: number, when: RtpSilence) => void, holdSeconds = 0) {
     this.#limitMs = Math.max(0, seconds) * 1000;
+    this.#holdLimitMs = Math.max(0, holdSeconds) * 1000;
     this.#activity = activity;
     this.#expire = expire;
   }
 
   /** The call was answered: start watching. */
   start(now = Date.now()): void {
-    if (this.#limitMs === 0 || this.#timer) return;
+    if ((this.#limitMs === 0 && this.#holdLimitMs === 0) || this.#timer) return;
     this.#quietSince = now;
     this.#lastCount = this.#activity.received();
+    this.#wasHeld = this.#activity.held();
     // Looked at after the loop's poll phase: Node runs due timers before it reads the sockets, so
     // after a stall of this process (a loaded machine) the packets that came meanwhile still wait
     // unread when the interval fires, and a check then would hang up a live call. setImmediate
@@ -51,14 +65,17 @@ export class RtpTimeout {
   check(now = Date.now()): void {
     if (!this.#timer) return;
     const count = this.#activity.received();
-    if (this.#activity.held() || count !== this.#lastCount) {
+    const held = this.#activity.held();
+    const limitMs = held ? this.#holdLimitMs : this.#limitMs;
+    if (limitMs === 0 || held !== this.#wasHeld || count !== this.#lastCount) {
       this.#lastCount = count;
+      this.#wasHeld = held;
       this.#quietSince = now;
       return;
     }
-    if (now - this.#quietSince >= this.#limitMs) {
+    if (now - this.#quietSince >= limitMs) {
       this.stop();
-      this.#expire(this.#limitMs / 1000);
+      this.#expire(limitMs / 1000, held ? 'held' : 'active');
     }
   }
 }

@@ -49,6 +49,12 @@ export interface StreamParameters {
    * learning anew).
    */
   readonly otherFarEnd?: boolean;
+  /**
+   * When nothing was sent on the stream for this many milliseconds, one comfort-noise packet goes
+   * (the endpoint's rtp_keepalive, as res_rtp_asterisk sends it), so that a NAT binding or a far
+   * end's own RTP timeout stays open through silence or a hold. Absent or 0: none.
+   */
+  readonly keepaliveMs?: number;
 }
 
 /** How the technology configured the stream's media handling. */

@@ -95,6 +95,8 @@ export class RtpStream {
   #skippedTicksSeen: number;
   /** The clock tick of the last frame the channel wrote: relayed packets give way to it (see #takeRelayed). */
   #wroteTick = -2;
+  /** The clock tick of the last packet sent (rtp_keepalive counts from it; from the first configure before any). */
+  #sentTick = -1;
 
   constructor(
     socket: MediaSocket,
@@ -155,6 +157,7 @@ export class RtpStream {
     const previousCoders = this.#receiveCoders;
     const previousCoder = this.#coder;
     this.#parameters = parameters;
+    if (first) this.#sentTick = this.clock.ticks;
     if (codecChanged || !this.#coder) {
       this.#coder = new RtpPayloadCoder(parameters.codec, parameters.payloadType, parameters.coderOptions);
       const previous = this.#sender;
@@ -333,6 +336,19 @@ export class RtpStream {
     // No callback: Node then neither schedules one per packet nor reports send errors (an
     // unreachable far end is not fatal to the call), which is what the callback did by doing nothing.
     if (size > 0) this.socket.send(packet, 0, size, this.#sendPort(), this.#sendAddress()!);
+    this.#sentTick = this.clock.ticks;
+  }
+
+  /**
+   * rtp_keepalive: nothing sent for the interval, one comfort-noise packet (RFC 3389, static payload
+   * type 13, marker set, the lowest level: -127 dBov) goes, as res_rtp_asterisk's keepalive does. It
+   * goes whatever the direction (a hold included): it keeps a NAT binding open, it carries no audio.
+   */
+  #keepalive(sender: RtpSender, keepaliveMs: number): void {
+    if (this.clock.ticks - this.#sentTick < Math.ceil(keepaliveMs / FRAME_MS)) return;
+    if (this.#sendAddress() === undefined || this.#sendPort() <= 0 || !this.#withinUnansweredLimit()) return;
+    const length = sender.other(COMFORT_NOISE_PT, true, undefined, this.clock.ticks, writeSilentComfortNoise);
+    this.#send(sender.packet, length);
   }
 
   /** Where media goes: the learned source with symmetric RTP, else the SDP's address. */
@@ -378,6 +394,8 @@ export class RtpStream {
         }
       }
     }
+    const keepaliveMs = parameters?.keepaliveMs;
+    if (sender && keepaliveMs !== undefined && keepaliveMs > 0) this.#keepalive(sender, keepaliveMs);
     const now = performance.now();
     const skipped = this.clock.skippedTicks ?? 0;
     if (skipped !== this.#skippedTicksSeen) {
@@ -510,4 +528,15 @@ export class RtpStream {
 
 function ignoreSocketError(): void {
   // ICMP port unreachable and the like: the stream goes on.
+}
+
+/** The static payload type of comfort noise (RFC 3551). */
+const COMFORT_NOISE_PT = 13;
+/** Milliseconds of one media clock tick. */
+const FRAME_MS = 20;
+
+/** A comfort-noise payload of one byte: the noise level, 127 (-127 dBov: silence). */
+function writeSilentComfortNoise(dst: Buffer, offset: number): number {
+  dst[offset] = 127;
+  return 1;
 }

@@ -233,6 +233,22 @@ describe('pjsip.conf', () => {
   });
 });
 
+describe('preferred_codec_only', () => {
+  const section = (extra: string) => `[phone]\ntype=endpoint\nallow=ulaw\npreferred_codec_only=yes\n${extra}`;
+  test('alone or beside incoming_call_offer_pref=local it loads; beside another incoming preference the endpoint is refused, as Asterisk refuses it', () => {
+    for (const extra of ['', 'incoming_call_offer_pref=local\n']) {
+      const loaded = loadPjsipConf(section(extra), 'pjsip.conf');
+      assert.deepEqual(loaded.errors, []);
+      assert.equal(loaded.config.endpoints.get('phone')?.preferredCodecOnly, true);
+    }
+    for (const extra of ['incoming_call_offer_pref=remote_first\n', 'codec_prefs_incoming_offer=prefer: pending, operation: intersect, keep: all, transcode: allow\n']) {
+      const refused = loadPjsipConf(section(extra), 'pjsip.conf');
+      assert.ok(refused.errors.some((line) => /preferred_codec_only/.test(line)), `${extra}: ${refused.errors.join('\n')}`);
+      assert.equal(refused.config.endpoints.has('phone'), false);
+    }
+  });
+});
+
 describe('refer_blind_progress', () => {
   test('yes (what Patchbay does) is taken without a warning; no is named', () => {
     const section = (value: string) => `[phone]\ntype=endpoint\nrefer_blind_progress=${value}\n`;

@@ -1,12 +1,16 @@
 // The rtp_timeout check on its own (no server, the clock given by the test): silence counts only
-// while the call is not held, any new packet restarts the count, 0 never starts, stop() ends it.
+// while the call is not held (rtp_timeout_hold's limit while it is), any new packet and any change
+// between held and not held restarts the count, 0 never starts, stop() ends it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RtpTimeout } from '../../../src/channels/pjsip/rtp-timeout.ts';
 
-function watch(seconds: number) {
-  const state = { received: 0 as number | undefined, held: false, expired: [] as number[] };
-  const timeout = new RtpTimeout(seconds, { received: () => state.received, held: () => state.held }, (s) => state.expired.push(s));
+function watch(seconds: number, holdSeconds = 0) {
+  const state = { received: 0 as number | undefined, held: false, expired: [] as number[], when: [] as string[] };
+  const timeout = new RtpTimeout(seconds, { received: () => state.received, held: () => state.held }, (s, when) => {
+    state.expired.push(s);
+    state.when.push(when);
+  }, holdSeconds);
   return { state, timeout };
 }
 
@@ -21,10 +25,12 @@ test('silence for the whole timeout expires once, with the seconds; packets and 
   state.held = true;
   timeout.check(10_000); // held: silence is expected
   state.held = false;
-  timeout.check(11_000);
-  assert.deepEqual(state.expired, []);
+  timeout.check(11_000); // resumed: quiet since 11 s
   timeout.check(12_000);
+  assert.deepEqual(state.expired, []);
+  timeout.check(13_000);
   assert.deepEqual(state.expired, [2]);
+  assert.deepEqual(state.when, ['active']);
   timeout.check(20_000);
   assert.deepEqual(state.expired, [2], 'expires once');
   timeout.stop();
@@ -40,4 +46,33 @@ test('0 never starts; stop() before the end means no expiry', () => {
   stopped.timeout.stop();
   stopped.timeout.check(100_000);
   assert.deepEqual(stopped.state.expired, []);
+});
+
+test('rtp_timeout_hold: silence while held expires after its own limit; not held, only rtp_timeout counts', () => {
+  const { state, timeout } = watch(30, 2);
+  timeout.start(0);
+  timeout.check(20_000); // 20 s quiet, not held: under rtp_timeout
+  state.held = true;
+  timeout.check(21_000); // held now: quiet since 21 s, whatever came before
+  timeout.check(22_000);
+  assert.deepEqual(state.expired, []);
+  timeout.check(23_000);
+  assert.deepEqual(state.expired, [2]);
+  assert.deepEqual(state.when, ['held']);
+});
+
+test('rtp_timeout_hold alone: a call not held is never hung up for silence; a packet while held restarts the count', () => {
+  const { state, timeout } = watch(0, 3);
+  timeout.start(0);
+  timeout.check(100_000);
+  assert.deepEqual(state.expired, []);
+  state.held = true;
+  timeout.check(101_000);
+  state.received = 1; // a held phone may still send (comfort noise, a keepalive)
+  timeout.check(103_000);
+  timeout.check(105_000);
+  assert.deepEqual(state.expired, []);
+  timeout.check(106_000);
+  assert.deepEqual(state.expired, [3]);
+  assert.deepEqual(state.when, ['held']);
 });

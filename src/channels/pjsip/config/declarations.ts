@@ -9,6 +9,7 @@ import { parseCodecPrefs } from './session-values.ts';
 import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.ts';
 import { TRANSPORT } from './transport-options.ts';
 import { CHANNEL_DEFAULTS, CHANNEL_ENDPOINT_OPTIONS } from './channel-options.ts';
+import { preferredCodecOnlyConflict, RTP_DEFAULTS, RTP_ENDPOINT_OPTIONS } from './rtp-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -184,6 +185,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     aggregateMwi: true,
     notifyEarlyInuseRinging: false,
     ...WEBRTC_DEFAULTS,
+    ...RTP_DEFAULTS,
     ...CHANNEL_DEFAULTS,
   }),
   options: {
@@ -345,6 +347,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     named_pickup_group: group('namedPickupGroups', 'Named pickup groups of the endpoint\'s channels (comma-separated names), matched against named call groups.'),
     ...ENDPOINT_ACL_OPTIONS,
     ...CHANNEL_ENDPOINT_OPTIONS,
+    ...RTP_ENDPOINT_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,
   },
@@ -353,6 +356,8 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     if (!codecsGiven) report.warn('no allow= given: the endpoint has no codecs and cannot carry calls');
     else if (endpoint.codecs.length === 0) report.warn(`allow= leaves no codec Patchbay supports (${SUPPORTED_CODECS.join(', ')}): calls cannot be set up`);
     if (endpoint.context === '') report.error('context', 'must not be empty');
+    const codecConflict = preferredCodecOnlyConflict(endpoint);
+    if (codecConflict) report.error('preferred_codec_only', codecConflict);
     if (endpoint.timersSessExpires < endpoint.timersMinSe) report.error('timers_sess_expires', `${endpoint.timersSessExpires} is below timers_min_se ${endpoint.timersMinSe}`);
     const webrtc = applyWebRtc(endpoint);
     for (const warning of webRtcWarnings(webrtc)) report.warn(warning);

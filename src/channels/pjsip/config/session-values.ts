@@ -48,6 +48,9 @@ export function parseCodecPrefs(value: string, base: CodecPreference, offer: boo
   return ok(result);
 }
 
+/** The answer's codecs under preferred_codec_only: allow='s first codec the offer has. */
+const PREFERRED_CODEC_ONLY: CodecPreference = { prefer: 'local', operation: 'intersect', keep: 'first' };
+
 /** What a call needs of its endpoint's session options. */
 export interface EndpointSessionOptions {
   readonly reliableProvisionals: ReliableProvisionalMode;
@@ -60,7 +63,8 @@ export function endpointSessionOptions(endpoint: PjsipEndpoint): EndpointSession
   return {
     reliableProvisionals: endpoint.rel100,
     sessionTimers: { mode: endpoint.timers === 'forced' ? 'always' : endpoint.timers, minSe: endpoint.timersMinSe, sessionExpires: endpoint.timersSessExpires },
-    incomingOfferPref: endpoint.codecPrefsIncomingOffer ?? incomingPreference(endpoint.incomingCallOfferPref),
+    // preferred_codec_only is local_first (a conflicting preference refused the endpoint at load).
+    incomingOfferPref: endpoint.preferredCodecOnly ? PREFERRED_CODEC_ONLY : (endpoint.codecPrefsIncomingOffer ?? incomingPreference(endpoint.incomingCallOfferPref)),
     outgoingOfferPref: endpoint.codecPrefsOutgoingOffer ?? outgoingPreference(endpoint.outgoingCallOfferPref),
   };
 }
