@@ -47,6 +47,8 @@ export interface Allocations {
   readonly underServer: number;
   readonly bySelf: ReadonlyMap<string, number>;
   readonly byServerFunction: ReadonlyMap<string, number>;
+  /** What V8's builtins (`Map#set`, `Array#push`, …: no script of their own) allocated, by builtin and the server function that called it. */
+  readonly byBuiltinCaller: ReadonlyMap<string, number>;
 }
 
 /**
@@ -70,6 +72,7 @@ function attribute(head: ProfileNode, root: string): Allocations {
     `${functionName || '(anonymous)'} ${url.replace(/^file:\/\//, '').replace(`${root}/`, 'dist/').replace(/.*node_modules\//, '')}:${lineNumber + 1}`;
   const bySelf = new Map<string, number>();
   const byServerFunction = new Map<string, number>();
+  const byBuiltinCaller = new Map<string, number>();
   let total = 0;
   let underServer = 0;
   const walk = (node: ProfileNode, nearestServer: string | undefined): void => {
@@ -81,12 +84,16 @@ function attribute(head: ProfileNode, root: string): Allocations {
       if (serverFunction) {
         underServer += node.selfSize;
         byServerFunction.set(serverFunction, (byServerFunction.get(serverFunction) ?? 0) + node.selfSize);
+        if (node.callFrame.url === '') {
+          const site = `${here} <- ${serverFunction}`;
+          byBuiltinCaller.set(site, (byBuiltinCaller.get(site) ?? 0) + node.selfSize);
+        }
       }
     }
     for (const child of node.children) walk(child, serverFunction);
   };
   walk(head, undefined);
-  return { total, underServer, bySelf, byServerFunction };
+  return { total, underServer, bySelf, byServerFunction, byBuiltinCaller };
 }
 
 /** The `count` largest entries, in bytes per `per` (a ping, a cycle), right-aligned to `width`. */

@@ -28,6 +28,8 @@ try {
   printLargest(allocations.bySelf, cycles, 30, 7);
   console.log('\nby the nearest server function up the stack, bytes per cycle:');
   printLargest(allocations.byServerFunction, cycles, 30, 7);
+  console.log('\nby builtin (Map#set, Array#push, …) and the server function that called it, bytes per cycle:');
+  printLargest(allocations.byBuiltinCaller, cycles, 20, 7);
 } finally {
   client.close();
   await server.stop();

@@ -163,6 +163,9 @@ export class DerivedDeviceStates {
     this.deviceStates = options.deviceStates;
     options.channels.onCreated((channel) => this.channelCreated(channel));
     options.channels.onDestroyed((channel) => this.channelDestroyed(channel));
+    // One listener for every channel's state: a listener per channel (its closure, its entry and
+    // the channel's listener table) lived as long as the call.
+    options.channels.onStateChanged((channel) => this.channelStateChanged(channel));
     options.endpoints.onChange((change) => {
       const key = keyOf(change.id);
       if (!key) return;
@@ -242,7 +245,6 @@ export class DerivedDeviceStates {
       device.add(channel, counted.state);
       this.refresh(key, before);
     }
-    channel.on('state', () => this.channelStateChanged(channel, counted));
   }
 
   private nameDevice(key: string, name: string): void {
@@ -266,9 +268,11 @@ export class DerivedDeviceStates {
     return keys;
   }
 
-  private channelStateChanged(channel: Channel, counted: CountedChannel): void {
+  private channelStateChanged(channel: Channel): void {
     if (channel.destroyed) return;
-    if (this.counted.get(channel) !== counted) return;
+    // A channel counted since its creation (one whose state changed before ChannelCreated is not yet).
+    const counted = this.counted.get(channel);
+    if (counted === undefined) return;
     const from = counted.state;
     const to = channelDeviceState(channel.state);
     if (from !== to) {

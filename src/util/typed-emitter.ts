@@ -108,7 +108,9 @@ export class TypedEmitter<Events extends EventMap> {
   #removeAt(event: string, entries: readonly Entry[], index: number): void {
     const listeners = this.#listeners!;
     if (entries.length === 1) {
-      listeners.delete(event);
+      // The event's key stays, with no listeners: deleting it could shrink the table, and a shrink
+      // makes a new one (the event names are the emitter's declared few, so nothing grows).
+      listeners.set(event, EMPTY);
       return;
     }
     // One new array (two slices and their concat made three); the old one may be mid-emit.

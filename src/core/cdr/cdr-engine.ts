@@ -25,8 +25,6 @@ const FINAL_DIAL_STATUSES = new Set(['ANSWER', 'BUSY', 'CANCEL', 'NOANSWER', 'CO
 export class CdrEngine {
   /** Live channels by id. */
   readonly #channels = new Map<string, ChannelView>();
-  /** Each live channel's records as party A, oldest first (Asterisk's chain under active_cdrs_master). */
-  readonly #chains = new Map<string, CdrObject[]>();
   /** The live records each channel is party B of, so an event about a channel touches only its own calls. */
   readonly #asPartyB = new Map<string, Set<CdrObject>>();
   #sequence = 0;
@@ -95,7 +93,8 @@ export class CdrEngine {
     this.#channels.set(view.id, view);
     const first = this.#newRecord(view, now);
     first.disabled = !this.#options.channelDefaultEnabled;
-    this.#chains.set(view.id, [first]);
+    // A list of exactly one (a first push into an empty list would make room for seventeen).
+    view.chain = [first];
   }
 
   /** ChannelCreated carries no linkedid; a channel takes its own id until the core says otherwise. */
@@ -122,6 +121,11 @@ export class CdrEngine {
   /** Told by the core: the linkedid of a live channel (its snapshot does not carry it). */
   linkedIdOf: ((channelId: string) => string | undefined) | undefined;
 
+  /** A live channel's records as party A (ChannelView.chain), undefined when it is not live. */
+  #chainOf(channelId: string): CdrObject[] | undefined {
+    return this.#channels.get(channelId)?.chain;
+  }
+
   #newRecord(view: ChannelView, now: number): CdrObject {
     this.#sequence += 1;
     return new CdrObject(view, this.#sequence - 1, now, this.#rules);
@@ -130,7 +134,7 @@ export class CdrEngine {
   /** handle_channel_snapshot_update_message: party A follows the channel; a finished chain forks on new dialplan. */
   #snapshot(snapshot: Model<'Channel'>, now: number, hangupCause?: number): void {
     const view = this.#channels.get(snapshot.id);
-    const chain = this.#chains.get(snapshot.id);
+    const chain = this.#chainOf(snapshot.id);
     if (!view || !chain) return;
     if (this.inHangupLogic?.(view.id)) {
       // endbeforehexten (yes in Asterisk 22): the records end as the `h` extension starts and do not
@@ -187,7 +191,7 @@ export class CdrEngine {
 
   #destroyed(snapshot: Model<'Channel'>, cause: number, now: number): void {
     const view = this.#channels.get(snapshot.id);
-    const chain = this.#chains.get(snapshot.id);
+    const chain = this.#chainOf(snapshot.id);
     if (!view || !chain) return;
     view.update(snapshot);
     view.hangupCause ||= cause;
@@ -196,7 +200,6 @@ export class CdrEngine {
       cdr.checkAnswer(now);
       cdr.finalize(now);
     }
-    this.#chains.delete(view.id);
     this.#channels.delete(view.id);
     // cdr_object_finalize_party_b: a call whose party B is gone is over too.
     for (const cdr of this.#asPartyB.get(view.id) ?? []) {
@@ -238,7 +241,7 @@ export class CdrEngine {
     if (!peerView) return;
     if (caller && status === '') peerView.dialed = true;
     const owner = caller ?? peer;
-    const chain = this.#chains.get(owner.id);
+    const chain = this.#chainOf(owner.id);
     const ownerView = this.#channels.get(owner.id);
     if (!chain || !ownerView) return;
     ownerView.update(owner);
@@ -285,7 +288,7 @@ export class CdrEngine {
 
   /** handle_standard_bridge_enter_message: the records of the channel enter, then the pairings with everyone in the bridge. */
   #enteredBridge(channelId: string, bridge: Model<'Bridge'>, now: number): void {
-    const chain = this.#chains.get(channelId);
+    const chain = this.#chainOf(channelId);
     const view = this.#channels.get(channelId);
     if (!chain || !view) return;
     let handled: CdrObject | undefined;
@@ -311,13 +314,13 @@ export class CdrEngine {
   /** handle_bridge_pairings / bridge_candidate_process: each other party of the bridge gets a record with the newcomer. */
   #pairings(cdr: CdrObject, bridge: Model<'Bridge'>, now: number): void {
     for (const otherId of bridge.channels) {
-      const chain = this.#chains.get(otherId);
+      const chain = this.#chainOf(otherId);
       if (!chain) continue;
       for (const candidate of chain) {
         if (candidate.bridge !== bridge.id) continue;
         if (candidate.partyA.id === cdr.partyA.id || cdr.partyB?.id === candidate.partyA.id) break;
         if (firstParty(cdr.partyA, cdr.partyAFlag, candidate.partyA, candidate.partyAFlag) === 'left') {
-          this.#appendBridged(this.#chains.get(cdr.partyA.id), cdr, candidate.partyA, bridge.id, now);
+          this.#appendBridged(this.#chainOf(cdr.partyA.id), cdr, candidate.partyA, bridge.id, now);
         } else if (candidate.partyB && candidate.partyB.id !== cdr.partyA.id) {
           this.#appendBridged(chain, candidate, cdr.partyA, bridge.id, now);
         } else {
@@ -348,7 +351,7 @@ export class CdrEngine {
     if (bridge.channels.length <= 1) return true;
     for (const otherId of bridge.channels) {
       if (otherId === cdr.partyA.id) continue;
-      for (const candidate of this.#chains.get(otherId) ?? []) {
+      for (const candidate of this.#chainOf(otherId) ?? []) {
         if (candidate.state !== 'bridge' || candidate.bridge !== bridge.id) continue;
         if (this.#compare(cdr, candidate)) return true;
       }
@@ -379,7 +382,7 @@ export class CdrEngine {
     cdr.state = 'bridge';
     const b = cdr.partyB;
     if (!b || bridge.channels.length <= 1) return;
-    for (const candidate of this.#chains.get(b.id) ?? []) {
+    for (const candidate of this.#chainOf(b.id) ?? []) {
       if (candidate.state !== 'bridge' || candidate.bridge !== bridge.id) continue;
       if (!candidate.partyB) candidate.finish(now);
       return;
@@ -389,7 +392,7 @@ export class CdrEngine {
   /** bridge_state_process_bridge_leave and the party B side (cdr_object_party_b_left_bridge_cb). */
   #leftBridge(channelId: string, bridgeId: string, now: number): void {
     let left = false;
-    for (const cdr of this.#chains.get(channelId) ?? []) {
+    for (const cdr of this.#chainOf(channelId) ?? []) {
       if (cdr.state !== 'bridge' || cdr.bridge !== bridgeId) continue;
       cdr.finalize(now);
       cdr.bridge = '';
@@ -405,7 +408,7 @@ export class CdrEngine {
 
   /** The record CDR() reads: the newest unfinished one of the channel, else its newest. */
   current(channelId: string): CdrObject | undefined {
-    const chain = this.#chains.get(channelId);
+    const chain = this.#chainOf(channelId);
     if (!chain) return undefined;
     for (let i = chain.length - 1; i >= 0; i--) if (chain[i]!.state !== 'finalized') return chain[i];
     return chain[chain.length - 1];
@@ -413,13 +416,13 @@ export class CdrEngine {
 
   /** The records a write applies to: every unfinished one, and the newest (ast_cdr_setvar). */
   writable(channelId: string): CdrObject[] {
-    const chain = this.#chains.get(channelId) ?? [];
+    const chain = this.#chainOf(channelId) ?? [];
     return chain.filter((cdr, i) => cdr.state !== 'finalized' || i === chain.length - 1);
   }
 
   /** ResetCDR: every record of the channel starts again now (ast_cdr_reset); `keepVariables` is option v. */
   reset(channelId: string, keepVariables: boolean): boolean {
-    const chain = this.#chains.get(channelId);
+    const chain = this.#chainOf(channelId);
     if (!chain) return false;
     const now = this.#now();
     for (const cdr of chain) {
@@ -434,7 +437,7 @@ export class CdrEngine {
 
   /** CDR_PROP(disable) and NoCDR: every record of the channel, and those it will make, (not) posted. */
   setDisabled(channelId: string, disabled: boolean): boolean {
-    const chain = this.#chains.get(channelId);
+    const chain = this.#chainOf(channelId);
     if (!chain) return false;
     for (const cdr of chain) cdr.disabled = disabled;
     return true;
@@ -442,7 +445,7 @@ export class CdrEngine {
 
   /** CDR_PROP(party_a): the channel's newest record prefers it as party A in bridges. */
   setPartyA(channelId: string, flag: boolean): boolean {
-    const chain = this.#chains.get(channelId);
+    const chain = this.#chainOf(channelId);
     if (!chain) return false;
     chain[chain.length - 1]!.partyAFlag = flag;
     return true;

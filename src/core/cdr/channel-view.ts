@@ -2,6 +2,7 @@
 // event carries: Asterisk's engines work from the same snapshots (struct ast_channel_snapshot).
 import type { Model } from '../../spec/index.ts';
 import type { AmaFlags } from './record.ts';
+import type { CdrObject } from './cdr-object.ts';
 
 export class ChannelView {
   readonly id: string;
@@ -24,6 +25,12 @@ export class ChannelView {
   hangupCause = 0;
   dead = false;
   amaflags: AmaFlags = 'DOCUMENTATION';
+  /**
+   * The CDR engine's: this channel's records as party A, oldest first (Asterisk's chain under
+   * active_cdrs_master). Held here rather than in a table of its own beside the engine's table of
+   * views: a second table keyed by channel grew, shrank and was re-hashed as calls came and went.
+   */
+  chain: CdrObject[] = [];
 
   constructor(snapshot: Model<'Channel'>, linkedid: string, now: number) {
     this.id = snapshot.id;

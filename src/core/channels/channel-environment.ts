@@ -47,6 +47,12 @@ export interface ChannelEnvironmentOf<C> {
   inbandIndication?(channel: C, indication: Indication): void;
   /** Called once, after ChannelDestroyed. */
   destroyed(channel: C): void;
+  /**
+   * The channel's state changed (after its ChannelStateChange, before its own `state` listeners):
+   * one hook for every channel of the table, so that a subsystem following every channel's state
+   * (derived device states) holds no listener per channel. Absent: nobody is told.
+   */
+  stateChanged?(channel: C): void;
   /** A listener or technology failed while the channel was being notified; the channel goes on. */
   reportError(error: unknown, channel: C, during: string): void;
 }

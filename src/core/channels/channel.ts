@@ -174,6 +174,7 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
     // The first answer only: Dial()'s ANSWEREDTIME counts from it (ast_channel_get_up_time_ms).
     if (state === 'Up') this.answeredAt ??= Date.now();
     this.raise('ChannelStateChange');
+    this.env.stateChanged?.(this);
     this.emit('state', state);
     if (state === 'Up') this.emit('answered', undefined);
   }

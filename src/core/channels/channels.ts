@@ -48,7 +48,7 @@ export class Channels implements EndableCollection {
   private readonly options: ChannelsOptions;
   /** Channels appearing and going, told to every listener even when one throws (reported). */
   #refusing: string | undefined;
-  private readonly lifecycle = new Notifier<{ created: Channel; destroyed: Channel }>((error, event, channel) =>
+  private readonly lifecycle = new Notifier<{ created: Channel; destroyed: Channel; state: Channel }>((error, event, channel) =>
     this.reportError(error, channel as Channel, `channel ${event} listener`),
   );
   /** The dialplan functions of the core; subsystems register the setters they own here. */
@@ -78,6 +78,7 @@ export class Channels implements EndableCollection {
       maxVariableBytes: this.options.maxVariableBytes ?? DEFAULT_CHANNEL_VARIABLE_BYTES,
       inbandIndication: options.inbandIndication,
       destroyed: (gone) => this.forget(gone),
+      stateChanged: (changed) => this.lifecycle.emit('state', changed),
       reportError: (error, failed, during) => this.reportError(error, failed, during),
     };
   }
@@ -107,6 +108,14 @@ export class Channels implements EndableCollection {
 
   onDestroyed(listener: ChannelListener): void {
     this.lifecycle.on('destroyed', listener);
+  }
+
+  /**
+   * Told of every channel's state change, after its ChannelStateChange and before the listeners
+   * the channel itself holds: one listener for all channels instead of one per channel.
+   */
+  onStateChanged(listener: ChannelListener): void {
+    this.lifecycle.on('state', listener);
   }
 
   /** Listens for channels created or destroyed; returns what stops listening. */

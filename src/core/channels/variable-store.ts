@@ -12,6 +12,8 @@ export class VariableStore implements Iterable<[string, string]> {
    */
   #values: Map<string, string> | undefined;
   #bytes = 0;
+  /** The name set last (the Map's last key), when known: setting it again moves nothing. */
+  #newest: string | undefined;
 
   get size(): number {
     return this.#values?.size ?? 0;
@@ -61,11 +63,18 @@ export class VariableStore implements Iterable<[string, string]> {
     // Set again, a variable becomes the newest (Asterisk re-inserts it at its list's head): the
     // order a Local call's copies are announced in (Channel.copyVariablesFrom).
     if (value === undefined) {
+      if (name === this.#newest) this.#newest = undefined;
       this.#values?.delete(name);
       return;
     }
     const values = (this.#values ??= new Map());
-    values.delete(name);
+    // The newest already: set in place. A delete and insert would leave a deleted entry, and
+    // enough of them re-hash the table into a new one (a variable set again and again, such as
+    // a status an application sets at each step, made a new table every few sets).
+    if (name !== this.#newest) {
+      values.delete(name);
+      this.#newest = name;
+    }
     values.set(name, value);
   }
 }
