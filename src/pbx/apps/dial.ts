@@ -32,6 +32,7 @@ import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './di
 import { armCallLimit, parseCallLimit } from './dial-limit.ts';
 import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, sendAnswerDigits } from './dial-answered.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
+import { armCalleeHangupExtension, calleeGoesOn, sendBothTo } from './dial-after-bridge.ts';
 
 export { parseDialOptions } from './dial-options.ts';
 
@@ -398,9 +399,10 @@ function hangUpAtEnd(channel: Channel, cause: number): void {
  * goes on as app_dial lets it: with the status given, at the GOTO's place, or (ABORT, a party
  * gone) only with g.
  */
-function endBeforeBridge(channel: Channel, peer: Channel, outcome: CalleeGosubOutcome, goOn: boolean): AppOutcome {
+function endBeforeBridge(channel: Channel, peer: Channel, outcome: CalleeGosubOutcome, goOn: boolean, peerGoesOn: ((peer: Channel) => boolean) | undefined): AppOutcome {
   const peerCause = peer.hangupCause ?? CAUSE.normal;
-  if (!peer.hangingUp) peer.hangup(CAUSE.normal);
+  // F: a callee still up goes on in the dialplan, as app_dial's error path starts its after-bridge goto.
+  if (!peer.hangingUp && !peerGoesOn?.(peer)) peer.hangup(CAUSE.normal);
   if (channel.hangingUp) return 'stop';
   switch (outcome.kind) {
     case 'status':
@@ -441,7 +443,8 @@ export const dialApplication: DialplanApplication = {
       return 'stop';
     }
     const options = parseDialOptions(optionText ?? '');
-    const where = `${channel.location.context},${channel.location.exten},${channel.location.priority}`;
+    const at = { context: channel.location.context, exten: channel.location.exten, priority: channel.location.priority };
+    const where = `${at.context},${at.exten},${at.priority}`;
     for (const line of unsupportedAtRun(where, optionText ?? '', options)) services.log.warn({ channel: channel.name, at: where }, line);
     const stopAfter = durationStop(options.get('S'));
     if (stopAfter === 'invalid') {
@@ -517,15 +520,26 @@ export const dialApplication: DialplanApplication = {
     // A, U, S, D between the answer and the bridge, in app_dial's order.
     const announcement = options.get('A');
     if (announcement) await playAnnouncements(channel, peer, services, announcement);
+    // G(place): both go into the dialplan instead of being bridged (app_dial's OPT_GOTO, after A).
+    const both = options.get('G');
+    if (both && !winner.pickedUp && !peer.hangingUp && !channel.hangingUp) {
+      const went = sendBothTo(channel, peer, both, services);
+      if (went === 'next') peer.hangup(CAUSE.normal);
+      return went;
+    }
     const gosub = options.get('U');
     const outcome: CalleeGosubOutcome = gosub && !peer.hangingUp && !channel.hangingUp ? await runCalleeGosub(channel, peer, services, gosub) : { kind: 'bridge' };
     // S(x): the callee is hung up x seconds after it answered.
     const disarmStop = stopAfter === undefined || callLimit !== undefined || outcome.kind !== 'bridge' ? undefined : armDurationStop(peer, stopAfter);
     // D: the digits to the callee, then to the caller, before they are connected.
     if (outcome.kind === 'bridge') await sendAnswerDigits(channel, peer, digits);
+    // e and F: where the callee goes once the call ends (app_dial's setup_peer_after_bridge_goto).
+    // A picker keeps its own dialplan run: neither applies to it.
+    if (!winner.pickedUp) armCalleeHangupExtension(options, channel, peer, services);
+    const peerGoesOn = winner.pickedUp ? undefined : calleeGoesOn(options, at, services);
     if (outcome.kind !== 'bridge' || peer.hangingUp || channel.hangingUp) {
       disarmStop?.();
-      return endBeforeBridge(channel, peer, outcome, options.has('g'));
+      return endBeforeBridge(channel, peer, outcome, options.has('g'), peerGoesOn);
     }
     // The basic bridge ARI sees (none where the services have no bridges): created, then the
     // callee's cleared extension shows as it enters.
@@ -539,7 +553,7 @@ export const dialApplication: DialplanApplication = {
       setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
       setVariable(channel, 'DIALSTATUS', 'ANSWER');
     };
-    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
+    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit, ...(peerGoesOn ? { goesOn: peerGoesOn } : {}) });
     // L: the limit runs from the bridge, with its sounds.
     const disarmLimit = callLimit === undefined ? undefined : armCallLimit(channel, peer, services, callLimit);
     const disarm = (): void => {
