@@ -291,6 +291,16 @@ export class Pbx {
   }
 
   /**
+   * Runs a subroutine on a channel whose dialplan run is in an application (Dial's B() on the
+   * caller), as ast_app_exec_sub does: bounded in steps, the location put back after. False when
+   * no run of this executor has the channel, or the destination does not exist.
+   */
+  async runSubroutineWithin(channel: Channel, target: string): Promise<boolean> {
+    if (!this.owned.has(channel) || channel.hangingUp) return false;
+    return this.runRoutine(channel, target, MAX_SUBROUTINE_STEPS, () => channel.hangingUp, 'subroutine');
+  }
+
+  /**
    * A subroutine as app_stack's internal Gosub runs it: a frame with the arguments (${ARGn}), the
    * steps from `target` until its Return (at most `maxSteps`, stopping early when `stop` says so),
    * then the frames it left dropped and the channel's location put back. False when the

@@ -1,6 +1,7 @@
 // Dial()'s options for where the answered callee goes, end to end on Local channels: F (the
 // callee goes on at the caller's next priority when the caller hangs up), F(place), G(place) (both
-// go into the dialplan at the answer, unbridged) and e (the callee runs the caller's context's `h`).
+// go into the dialplan at the answer, unbridged), e (the callee runs the caller's context's `h`),
+// and B (a pre-dial handler on the caller).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
@@ -35,6 +36,13 @@ exten => gmissing,1,Dial(Local/quiet@goon,,G(goon^nowhere^1))
  same => n,Set(SIDE=next)
  same => n,Hangup()
 
+exten => bcaller,1,Dial(Local/quiet@goon,,B(predial^s^1(x^y)))
+ same => n,Set(AFTER=\${PRE})
+
+[predial]
+exten => s,1,Set(PRE=\${ARG1}\${ARG2}-\${CONTEXT})
+ same => n,Return()
+
 [hctx]
 exten => quiet,1,Answer()
  same => n,Wait(60)
@@ -54,6 +62,9 @@ after(async () => {
 });
 
 const peerName = (event: AriEvent): string => String((event.peer as Record<string, unknown> | undefined)?.name ?? '');
+/** A Dial event of `caller`'s with this status (the originate's own Dial events have no caller). */
+const isDialOf = (caller: Channel, status: string) => (event: AriEvent): boolean =>
+  event.type === 'Dial' && event.dialstatus === status && String((event.caller as Record<string, unknown> | undefined)?.name) === caller.name;
 
 /**
  * Starts the call, waits until caller and callee are bridged (or, with `bridged` false, until the
@@ -61,7 +72,7 @@ const peerName = (event: AriEvent): string => String((event.peer as Record<strin
  */
 async function answered(exten: string, bridged = true): Promise<{ call: ReturnType<typeof originate>; callee: string; seen: AriEvent[] }> {
   const call = originate(pbx.server, `Local/${exten}`);
-  const seen = await collectUntil(events, (event) => event.type === 'Dial' && event.dialstatus === 'ANSWER' && String((event.caller as Record<string, unknown>).name) === call.two.name, 20_000);
+  const seen = await collectUntil(events, isDialOf(call.two, 'ANSWER'), 20_000);
   const callee = peerName(seen.at(-1)!);
   if (bridged) seen.push(...(await collectUntil(events, (event) => event.type === 'ChannelEnteredBridge' && channelName(event) === call.two.name, 20_000)));
   return { call, callee, seen };
@@ -143,6 +154,21 @@ describe('Dial options e, F, G', () => {
     quiet.hangup();
     const ended = await untilGone([...pair(other.call), ...both(other.callee)]);
     assert.deepEqual(varsets(ended, other.callee, 'HRAN'), [other.callee]);
+    assertNoChannels(pbx.server);
+  });
+
+  test('B(context^exten^priority(args)): the caller runs the handler before any callee exists, then dials', async () => {
+    const call = originate(pbx.server, 'Local/bcaller@goon');
+    const seen = await collectUntil(events, isDialOf(call.two, ''), 20_000);
+    const callee = peerName(seen.at(-1)!);
+    assert.deepEqual(varsets(seen, call.two.name, 'PRE'), ['xy-predial'], 'the handler ran first, with its arguments');
+    assert.ok(dialplanTrace(seen, call.two.name).includes('Set(PRE=xy-predial)@predial,s,1'));
+    assert.ok(!seen.some((event) => event.type === 'ChannelCreated' && channelName(event) === callee && seen.indexOf(event) < seen.findIndex((e) => e.type === 'ChannelVarset' && e.variable === 'PRE')), 'no callee before the handler');
+    const quiet = pbx.server.core.channels.get(callee.replace(/;1$/, ';2'));
+    assert.ok(quiet);
+    quiet.hangup();
+    const ended = await untilGone([...pair(call), ...both(callee)]);
+    assert.deepEqual(varsets(ended, call.two.name, 'AFTER'), [], 'without g the caller ends with the callee');
     assertNoChannels(pbx.server);
   });
 });

@@ -8,6 +8,7 @@ import { splitArgs } from '../../dialplan/args.ts';
 export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['A', 'A(x[:y]): file x played to the callee and y to the caller when the callee answers, before the bridge'],
   ['a', 'a: the caller is answered when the callee answers (Patchbay always does so)'],
+  ['B', 'B(context^exten^priority[(args)]): a pre-dial handler on the caller, before the callees are created'],
   ['b', 'b(context^exten^priority[(args)]): a pre-dial handler on each callee'],
   ['C', "C: the caller's call records are reset (times start again) before the callees are dialed"],
   ['c', 'c: callees cancelled because the caller gave up are hung up "answered elsewhere" (26)'],

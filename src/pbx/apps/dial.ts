@@ -462,6 +462,16 @@ export const dialApplication: DialplanApplication = {
     const digits = parseDialDigits(options.get('D'));
     // C: the caller's call records start again now, as app_dial's ast_cdr_reset before dialing.
     if (options.has('C')) services.records?.cdr.reset(channel.id, false);
+    // B(context^exten^priority[(args)]): a pre-dial handler on the caller, before the callees exist.
+    const callerPreDial = options.get('B');
+    if (callerPreDial) {
+      if (!services.runSubroutineWithin) services.log.warn({ channel: channel.name }, 'Dial: pre-dial handlers are not available');
+      else await services.runSubroutineWithin(channel, callerPreDial.replaceAll('^', ','));
+      if (channel.hangingUp) {
+        setVariable(channel, 'DIALSTATUS', 'CANCEL');
+        return 'stop';
+      }
+    }
     const seconds = Number.parseFloat(timeout ?? '');
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 
