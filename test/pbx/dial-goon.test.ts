@@ -1,7 +1,7 @@
 // Dial()'s options for where the answered callee goes, end to end on Local channels: F (the
 // callee goes on at the caller's next priority when the caller hangs up), F(place), G(place) (both
 // go into the dialplan at the answer, unbridged), e (the callee runs the caller's context's `h`),
-// and B (a pre-dial handler on the caller).
+// B (a pre-dial handler on the caller), f and o (the caller ids the callee is given).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
@@ -38,6 +38,20 @@ exten => gmissing,1,Dial(Local/quiet@goon,,G(goon^nowhere^1))
 
 exten => bcaller,1,Dial(Local/quiet@goon,,B(predial^s^1(x^y)))
  same => n,Set(AFTER=\${PRE})
+
+exten => showcid,1,Set(SEEN=\${CALLERID(name)}|\${CALLERID(num)})
+ same => n,Answer()
+ same => n,Wait(60)
+exten => fx,1,Set(CALLERID(all)=Alice <100>)
+ same => n,Dial(Local/showcid@goon,,f(Bob <200>))
+exten => fplain,1,Set(CALLERID(all)=Alice <100>)
+ same => n,Dial(Local/showcid@goon,,f)
+exten => ocaller,1,Set(CALLERID(all)=Alice <100>)
+ same => n,Dial(Local/showcid@goon,,o)
+exten => ogiven,1,Set(CALLERID(all)=Alice <100>)
+ same => n,Dial(Local/showcid@goon,,o(Carol <300>))
+exten => nocid,1,Set(CALLERID(all)=Alice <100>)
+ same => n,Dial(Local/showcid@goon)
 
 [predial]
 exten => s,1,Set(PRE=\${ARG1}\${ARG2}-\${CONTEXT})
@@ -169,6 +183,29 @@ describe('Dial options e, F, G', () => {
     quiet.hangup();
     const ended = await untilGone([...pair(call), ...both(callee)]);
     assert.deepEqual(varsets(ended, call.two.name, 'AFTER'), [], 'without g the caller ends with the callee');
+    assertNoChannels(pbx.server);
+  });
+
+  test('f(x) and o[(x)]: the callee is sent x as caller id; o gives the callee itself the caller id the caller sees', async () => {
+    const run = async (exten: string): Promise<{ seen: string; peer: string }> => {
+      const call = originate(pbx.server, `Local/${exten}@goon`);
+      const seen = await collectUntil(events, isDialOf(call.two, ''), 20_000);
+      const dialEvent = seen.at(-1)!;
+      const callee = peerName(dialEvent);
+      const peerCaller = (dialEvent.peer as Record<string, Record<string, unknown>>).caller!;
+      const half = callee.replace(/;1$/, ';2');
+      const shown = await collectUntil(events, (event) => event.type === 'ChannelVarset' && channelName(event) === half && event.variable === 'SEEN', 20_000);
+      pbx.server.core.channels.get(half)?.hangup();
+      await untilGone([...pair(call), ...both(callee)]);
+      return { seen: String(shown.at(-1)!.value), peer: `${String(peerCaller.name)}|${String(peerCaller.number)}` };
+    };
+    // Without options the callee hears the caller, and shows the extension dialed.
+    assert.deepEqual(await run('nocid'), { seen: 'Alice|100', peer: '|nocid' });
+    assert.deepEqual(await run('fx'), { seen: 'Bob|200', peer: '|fx' });
+    // f alone changes only what a forward's channel is sent.
+    assert.deepEqual(await run('fplain'), { seen: 'Alice|100', peer: '|fplain' });
+    assert.deepEqual(await run('ocaller'), { seen: 'Alice|100', peer: 'Alice|100' });
+    assert.deepEqual(await run('ogiven'), { seen: 'Alice|100', peer: 'Carol|300' });
     assertNoChannels(pbx.server);
   });
 });

@@ -32,6 +32,7 @@ import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './di
 import { armCallLimit, parseCallLimit } from './dial-limit.ts';
 import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, sendAnswerDigits } from './dial-answered.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
+import { dialCallerIds, dialedIdentity, type DialCallerIds } from './dial-caller-id.ts';
 import { armCalleeHangupExtension, calleeGoesOn, sendBothTo } from './dial-after-bridge.ts';
 
 export { parseDialOptions } from './dial-options.ts';
@@ -150,7 +151,7 @@ interface RingOutcome {
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelCause: number | undefined; loserCause: number }): Promise<RingOutcome> {
+function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelCause: number | undefined; loserCause: number; ids: DialCallerIds }): Promise<RingOutcome> {
   const { timeoutMs, alreadyRinging, entertained, earlyMedia, progressDigits } = timing;
   return new Promise((resolve) => {
     let pending = legs.length;
@@ -298,7 +299,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       // ast_channel_update_redirecting: the caller learns the call was redirected (no 181 is sent, docs/differences.md).
       channel.redirecting = peer.redirecting;
       peer.setSystemVariable('FORWARDERNAME', original.name);
-      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
+      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel, forwarding.ids, true));
       const next: Leg = { peer, dialstring: data };
       leg.forwardedTo = next;
       legs[legs.indexOf(leg)] = next;
@@ -329,7 +330,7 @@ function calleesCause(legs: readonly Leg[], timedOut: boolean): number | undefin
   return causes.at(-1);
 }
 
-function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[]): { legs: Leg[]; unavailable: number } {
+function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[], ids: DialCallerIds): { legs: Leg[]; unavailable: number } {
   const legs: Leg[] = [];
   let unavailable = 0;
   for (const target of targets) {
@@ -341,7 +342,7 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
       const dialstring = target.slice(target.indexOf('/') + 1);
       peer.setSystemVariable('DIALEDPEERNUMBER', dialstring);
       inheritFromCaller(peer, channel, { connectedLine: false });
-      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
+      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel, ids, false));
       legs.push({ peer, dialstring });
     } catch (err) {
       unavailable++;
@@ -353,20 +354,6 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
     }
   }
   return { legs, unavailable };
-}
-
-/**
- * What app_dial gives a callee before calling it: a callee its technology left without a caller
- * number shows the extension dialed (with the caller's connected-line name, there being no hint
- * name), so that the caller learns whom it calls; the connected line is the caller's own caller id.
- */
-function dialedIdentity(peer: Channel, caller: Channel): { caller?: CallerId; connected?: CallerId } {
-  const identity: { caller?: CallerId; connected?: CallerId } = {};
-  // The callee's connected party is the caller, with the caller's presentation (a number, no event of its own).
-  peer.connectedPresentation = caller.callerPresentation;
-  if (!peer.caller.number) identity.caller = { name: peer.caller.name || caller.connected.name, number: caller.location.exten };
-  if (caller.caller.name || caller.caller.number) identity.connected = { name: caller.caller.name, number: caller.caller.number };
-  return identity;
 }
 
 /**
@@ -462,6 +449,8 @@ export const dialApplication: DialplanApplication = {
     const digits = parseDialDigits(options.get('D'));
     // C: the caller's call records start again now, as app_dial's ast_cdr_reset before dialing.
     if (options.has('C')) services.records?.cdr.reset(channel.id, false);
+    // o, f: the callees' caller ids, read from the caller before B runs, as app_dial reads them.
+    const ids = dialCallerIds(options, channel);
     // B(context^exten^priority[(args)]): a pre-dial handler on the caller, before the callees exist.
     const callerPreDial = options.get('B');
     if (callerPreDial) {
@@ -475,7 +464,7 @@ export const dialApplication: DialplanApplication = {
     const seconds = Number.parseFloat(timeout ?? '');
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 
-    let { legs, unavailable } = requestLegs(channel, services, targets);
+    let { legs, unavailable } = requestLegs(channel, services, targets, ids);
     // b(context^exten^priority[(arg1^...)]): a pre-dial handler on each callee before it is called.
     const preDial = options.get('b');
     if (preDial && legs.length > 0) {
@@ -505,6 +494,7 @@ export const dialApplication: DialplanApplication = {
       // c: callees cancelled because the caller gave up are told it was answered elsewhere.
       cancelCause: options.has('c') ? CAUSE.answeredElsewhere : undefined,
       loserCause: loserCause ?? CAUSE.answeredElsewhere,
+      ids,
     });
     // Without r or m, the ring tone an answered caller heard while nobody answered goes on after
     // Dial() (until a file, another indication or the hang-up), as app_dial leaves it.
