@@ -4,7 +4,9 @@
 // (dial-options.ts lists them and names those not acted on): b() runs a pre-dial handler (a Gosub)
 // on each callee before it is called (PJSIP_HEADER(add) goes there), g carries on after the callee
 // hangs up, i ignores forwards, m/r give the caller music or ringing (dial-caller-audio.ts), D and
-// S act on the answered call (dial-answered.ts), Q and c choose the causes callees end with. A callee that
+// S act on the answered call (dial-answered.ts), Q and c choose the causes callees end with, B runs
+// a pre-dial handler on the caller, o and f set the callees' caller ids (dial-caller-id.ts), e, F
+// and G say where the answered callee goes (dial-after-bridge.ts). A callee that
 // forwards the call (a SIP 3xx leaves it a call forward) is replaced by a channel to where it points,
 // as app_dial's do_forward: `Local/<forward>@<FORWARD_CONTEXT or its context>`, or the tech/data
 // given, with the Dial events of a forward. A single callee's early media (after
