@@ -1,7 +1,8 @@
 // Dial()'s options for where the answered callee goes, end to end on Local channels: F (the
 // callee goes on at the caller's next priority when the caller hangs up), F(place), G(place) (both
 // go into the dialplan at the answer, unbridged), e (the callee runs the caller's context's `h`),
-// B (a pre-dial handler on the caller), f and o (the caller ids the callee is given).
+// B (a pre-dial handler on the caller), f and o (the caller ids the callee is given), I (no
+// connected-line update to the caller while the callee rings).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
@@ -50,6 +51,8 @@ exten => ocaller,1,Set(CALLERID(all)=Alice <100>)
  same => n,Dial(Local/showcid@goon,,o)
 exten => ogiven,1,Set(CALLERID(all)=Alice <100>)
  same => n,Dial(Local/showcid@goon,,o(Carol <300>))
+exten => icid,1,Set(CALLERID(all)=Alice <100>)
+ same => n,Dial(Local/showcid@goon,,I)
 exten => nocid,1,Set(CALLERID(all)=Alice <100>)
  same => n,Dial(Local/showcid@goon)
 
@@ -206,6 +209,23 @@ describe('Dial options e, F, G', () => {
     assert.deepEqual(await run('fplain'), { seen: 'Alice|100', peer: '|fplain' });
     assert.deepEqual(await run('ocaller'), { seen: 'Alice|100', peer: 'Alice|100' });
     assert.deepEqual(await run('ogiven'), { seen: 'Alice|100', peer: 'Carol|300' });
+    assertNoChannels(pbx.server);
+  });
+
+  test('I: the caller is not told whom it calls while the callee rings (without I, a ChannelConnectedLine)', async () => {
+    const updates = async (exten: string): Promise<AriEvent[]> => {
+      const call = originate(pbx.server, `Local/${exten}@goon`);
+      const seen = await collectUntil(events, isDialOf(call.two, ''), 20_000);
+      const callee = peerName(seen.at(-1)!);
+      const half = callee.replace(/;1$/, ';2');
+      // The callee's dialplan runs after the update Dial() makes at once (none with I).
+      const ringing = await collectUntil(events, (event) => event.type === 'ChannelVarset' && channelName(event) === half && event.variable === 'SEEN', 20_000);
+      pbx.server.core.channels.get(half)?.hangup();
+      await untilGone([...pair(call), ...both(callee)]);
+      return ringing.filter((event) => event.type === 'ChannelConnectedLine' && channelName(event) === call.two.name);
+    };
+    assert.ok((await updates('nocid')).length > 0, 'without I the caller learns whom it calls');
+    assert.deepEqual(await updates('icid'), []);
     assertNoChannels(pbx.server);
   });
 });

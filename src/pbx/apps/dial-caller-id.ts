@@ -13,6 +13,8 @@ export interface DialCallerIds {
   readonly forced?: CallerId;
   /** f without x: only forwards' channels are sent it (app_dial's legacy force_forwards_only). */
   readonly forcedOnForwardsOnly: boolean;
+  /** I: the caller is not told whom it calls while the callees ring (no connected-line update). */
+  readonly ignoreConnectedLine: boolean;
 }
 
 /** A caller id written in an option, bounded (a dialplan may give anything). */
@@ -27,6 +29,7 @@ export function dialCallerIds(options: ReadonlyMap<string, string>, caller: Chan
     // f alone: the extension the caller dialed (no hint name: Patchbay has no hint names to give).
     ...(f === undefined ? {} : { forced: f === '' ? { name: '', number: caller.location.exten } : parsed(f) }),
     forcedOnForwardsOnly: f === '',
+    ignoreConnectedLine: options.has('I'),
   };
 }
 

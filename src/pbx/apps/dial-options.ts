@@ -18,6 +18,7 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['f', "f[(x)]: the callee is sent caller id x (name <number>) instead of the caller's; f alone sends a forward's channel the dialed extension"],
   ['G', 'G(context^exten^priority): at the answer the caller goes there and the callee to the next priority; they are not bridged'],
   ['g', 'g: the caller goes on in the dialplan after the callee hangs up'],
+  ['I', 'I: the caller is not told whom it calls (no connected-line update) while the callee rings'],
   ['i', 'i: call forwards are not followed'],
   ['L', 'L(x[:y[:z]]): the answered call lasts x ms at most; LIMIT_WARNING_FILE y ms before the end, every z ms; LIMIT_CONNECT_FILE, LIMIT_TIMEOUT_FILE'],
   ['m', 'm[(class)]: music on hold to the caller instead of ringing until a callee answers'],

@@ -314,7 +314,8 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       return true;
     };
     for (const leg of [...legs]) start(leg);
-    if (legs.length === 1 && !settled) showCalleeToCaller(channel, legs[0]!.peer);
+    // I: no connected-line update from the callee reaches the caller while it rings.
+    if (legs.length === 1 && !settled && !forwarding.ids.ignoreConnectedLine) showCalleeToCaller(channel, legs[0]!.peer);
   });
 }
 
