@@ -27,6 +27,7 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['r', 'r[(tone)]: ringing (or a tone of the zone) to the caller at once'],
   ['S', 'S(x): the callee is hung up x seconds after it answers'],
   ['U', 'U(context[^arg...]): a subroutine on the callee before the bridge; its GOSUB_RESULT (BUSY, CONGESTION, CHANUNAVAIL, CONTINUE, ABORT, GOTO:) decides'],
+  ['z', 'z: a call forward followed cancels the dial timeout'],
 ]);
 
 /** Why a letter of app_dial is not acted on (named once per dialplan line). */

@@ -153,7 +153,7 @@ interface RingOutcome {
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelCause: number | undefined; loserCause: number; ids: DialCallerIds }): Promise<RingOutcome> {
+function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelTimeout: boolean; cancelCause: number | undefined; loserCause: number; ids: DialCallerIds }): Promise<RingOutcome> {
   const { timeoutMs, alreadyRinging, entertained, earlyMedia, progressDigits } = timing;
   return new Promise((resolve) => {
     let pending = legs.length;
@@ -191,6 +191,8 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     channel.once('hangup', onCallerHangup);
     // Starts a leg: its indications reach the caller, and it is dialed (`afterCall`: a forward's
     // Dial event, between the call and the Dial event that starts it).
+    /** z: a forward followed cancels the timeout, for the forward's leg and Dial's own (app_dial's `to = -1`). */
+    let legTimeoutMs = timeoutMs;
     const start = (leg: Leg, afterCall?: () => void): void => {
       // Progress from the called side reaches the caller, ringing once.
       const forwarder = (indication: Indication): void => {
@@ -231,7 +233,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
         markAnswered(channel, leg);
       };
       const forwarded = (): boolean => forward(leg);
-      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true, forwarded, ...(afterCall ? { afterCall } : {}) }).then((status) => {
+      void dial(leg.peer, { timeoutMs: legTimeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true, forwarded, ...(afterCall ? { afterCall } : {}) }).then((status) => {
         // A leg forwarded to a new channel: the new leg's outcome is the one counted.
         if (leg.forwardedTo) return;
         if (status === 'ANSWER') {
@@ -309,6 +311,10 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       if (legs.length === 1 && !alreadyRinging && !entertained && !channel.hangingUp) {
         sentRinging = false;
         channel.indicate('stop');
+      }
+      if (forwarding.cancelTimeout) {
+        legTimeoutMs = 0;
+        if (timer) clearTimeout(timer);
       }
       start(next, () => raiseDialForward(original, channel, peer, to));
       return true;
@@ -494,6 +500,7 @@ export const dialApplication: DialplanApplication = {
     const timing = { timeoutMs, alreadyRinging: ringBack, entertained, earlyMedia: legs.length === 1 && !ringBack && !entertained, progressDigits: digits.progress };
     const { winner, timedOut, earlyMedia } = await ring(channel, services, legs, timing, {
       ignore: options.has('i'),
+      cancelTimeout: options.has('z'),
       // c: callees cancelled because the caller gave up are told it was answered elsewhere.
       cancelCause: options.has('c') ? CAUSE.answeredElsewhere : undefined,
       loserCause: loserCause ?? CAUSE.answeredElsewhere,
