@@ -50,6 +50,9 @@ export class Core extends Kernel {
       // The technology's word first (a Local device is available when its extension exists), as ChanIsAvail always did.
       deviceState: (device) => this.technologies.deviceState(device) ?? this.derivedDeviceStates.state(device),
       runSubroutine: (channel, target) => this.pbx.runSubroutine(channel, target),
+      runSubroutineWithin: (channel, target) => this.pbx.runSubroutineWithin(channel, target),
+      startDialplan: (channel) => this.pbx.start(channel),
+      hangupExtensionIn: (channel, context) => this.pbx.hangupExtensionIn(channel, context),
       bridges: this.bridges,
       records: this.records,
       musicOnHold: {

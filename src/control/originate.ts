@@ -17,6 +17,7 @@ import { checkVariable, MAX_CHANNEL_VARIABLES, MAX_VARIABLES_PER_REQUEST, tooMan
 import { dial } from '../core/channels/dialer.ts';
 import { inheritFromCaller } from '../core/channels/inherit.ts';
 import { KNOWN_CODEC_NAMES } from '../media/codecs.ts';
+import { parseCallerId } from '../util/caller-id.ts';
 
 /** What origination needs from the core (the Core itself provides all of it). */
 export interface OriginateServices {
@@ -112,31 +113,6 @@ export function checkRoomForVariables(channel: Channel, assignments: readonly Va
   if (bytes > limit && bytes > held) {
     throw tooManyVariableBytes('channel', limit, 'variables.max_channel_bytes', [...finalValues.keys()].pop() ?? '');
   }
-}
-
-const SHRINKABLE_NUMBER = /^[0-9*#+()\-. ]+$/;
-const PHONE_NUMBER = /^[0-9*#+]+$/;
-
-/** Drops the punctuation of a number written for people (`+1 (555) 123-4567` → `+15551234567`). */
-function shrinkNumber(number: string): string {
-  return SHRINKABLE_NUMBER.test(number) ? number.replace(/[()\-. ]/g, '') : number;
-}
-
-/**
- * Parses a caller id as Asterisk's ast_callerid_parse does: `"name" <number>`, `name <number>`,
- * `<number>`, a bare number, or a bare name.
- */
-export function parseCallerId(text: string): CallerId {
-  const open = text.lastIndexOf('<');
-  const close = text.lastIndexOf('>');
-  if (open >= 0 && close > open) {
-    const name = text.slice(0, open).trim().replace(/^"(.*)"$/, '$1').trim();
-    return { name, number: shrinkNumber(text.slice(open + 1, close).trim()) };
-  }
-  const trimmed = text.trim();
-  const shrunk = shrinkNumber(trimmed);
-  if (shrunk !== '' && PHONE_NUMBER.test(shrunk)) return { name: '', number: shrunk };
-  return { name: trimmed.replace(/^"(.*)"$/, '$1'), number: '' };
 }
 
 /** Splits `formats` into names of the codec table; an unknown one is InvalidError. */

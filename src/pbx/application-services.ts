@@ -36,6 +36,18 @@ export interface PbxServices {
    * the dialplan, until its Return (Dial's b() pre-dial handler); false when it could not start.
    */
   runSubroutine?(channel: Channel, target: string): Promise<boolean>;
+  /**
+   * Runs a subroutine on a channel from within the application its dialplan run is running
+   * (Dial's B() pre-dial handler on the caller), until its Return; the location is put back.
+   */
+  runSubroutineWithin?(channel: Channel, target: string): Promise<boolean>;
+  /** Runs the dialplan on a channel none runs yet, from its location (Dial's F and G send the callee there). */
+  startDialplan?(channel: Channel): void;
+  /**
+   * Runs the `h` extension of `context` on a channel no dialplan runs when it hangs up (Dial's e on
+   * the callee, as Asterisk's after-bridge h exten); nothing when the context has none.
+   */
+  hangupExtensionIn?(channel: Channel, context: string): void;
   /** Basic bridges, for the answered calls of Dial() (ARI shows them); none: Dial's calls have no bridge. */
   readonly bridges?: { createBasic(): BasicBridge };
   /** Call records (ResetCDR, NoCDR, CELGenUserEvent). */

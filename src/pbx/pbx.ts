@@ -76,6 +76,8 @@ export class Pbx {
   private readonly hangupLogicPending = new WeakMap<Channel, PendingHangupLogic>();
   /** Ids of the channels running their `h` extension before being destroyed (usually none). */
   private readonly inHangupLogicIds = new Set<string>();
+  /** Channels no run owns that run the `h` extension of this context when they hang up (Dial's e). */
+  private readonly hangupContexts = new WeakMap<Channel, string>();
   /** Told by a channel this executor runs once its hang-up is announced (one object for all of them). */
   private readonly hangupLogic: HangupLogic = { takesOver: (channel) => this.takeHangupOver(channel) };
   /**
@@ -289,6 +291,16 @@ export class Pbx {
   }
 
   /**
+   * Runs a subroutine on a channel whose dialplan run is in an application (Dial's B() on the
+   * caller), as ast_app_exec_sub does: bounded in steps, the location put back after. False when
+   * no run of this executor has the channel, or the destination does not exist.
+   */
+  async runSubroutineWithin(channel: Channel, target: string): Promise<boolean> {
+    if (!this.owned.has(channel) || channel.hangingUp) return false;
+    return this.runRoutine(channel, target, MAX_SUBROUTINE_STEPS, () => channel.hangingUp, 'subroutine');
+  }
+
+  /**
    * A subroutine as app_stack's internal Gosub runs it: a frame with the arguments (${ARGn}), the
    * steps from `target` until its Return (at most `maxSteps`, stopping early when `stop` says so),
    * then the frames it left dropped and the channel's location put back. False when the
@@ -331,6 +343,17 @@ export class Pbx {
   }
 
   /**
+   * A channel no dialplan runs (Dial's callee with option e) runs the `h` extension of `context`
+   * when it hangs up, as Asterisk's after-bridge h exten: set on the channel then, before it is
+   * destroyed. A run started on the channel meanwhile uses its own context instead.
+   */
+  hangupExtensionIn(channel: Channel, context: string): void {
+    if (channel.hangingUp) return;
+    this.hangupContexts.set(channel, context);
+    channel.setHangupLogic(this.hangupLogic);
+  }
+
+  /**
    * A channel hung up with hang-up logic to run before it is destroyed: the `h` extension of the
    * context a dialplan run owning it is in (not running it already, nor held by Stasis), and its
    * hang-up handlers. The run finishes the hang-up once its loop ended (a channel no run owns
@@ -341,7 +364,10 @@ export class Pbx {
     // A run whose channel is still in Stasis() (hung up by its Local partner) ends only once the
     // channel is destroyed: it runs `h` and the handlers after that instead (see run()).
     if (owned && channel.stasis) return false;
-    const start = owned && channel.location.exten !== 'h' ? this.hangupStart(channel) : undefined;
+    const hangupContext = owned ? undefined : this.hangupContexts.get(channel);
+    // Dial's e: the channel is put in the context whose `h` it runs, as ast_pbx_h_exten_run does.
+    if (hangupContext !== undefined && channel.location.exten !== 'h') channel.setLocation({ context: hangupContext });
+    const start = (owned || hangupContext !== undefined) && channel.location.exten !== 'h' ? this.hangupStart(channel) : undefined;
     if (!start && !this.hangupHandlers.has(channel)) return false;
     const expire = (): void => {
       pending.expired = true;

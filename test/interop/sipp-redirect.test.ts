@@ -1,7 +1,7 @@
 // A callee answering our INVITE with 302 (SIPp), as Asterisk 22 takes it per the endpoint's
 // redirect_method: `user` (the default) leaves the channel forwarded to the Contact's user and
 // hangs it up with cause 23; Dial() from a SIPp phone then calls Local/<user>@<context> with the Dial
-// events of a forward (or refuses it with option i: BUSY) and the caller reads HANGUPCAUSE 23 of the
+// events of a forward (or refuses it with option i: BUSY; option z cancels the timeout for it) and the caller reads HANGUPCAUSE 23 of the
 // forwarding callee; an ARI originate simply fails.
 // `uri_pjsip` sends the INVITE to the best Contact by q on the same channel, each URI once and five
 // redirects at most.
@@ -26,7 +26,12 @@ exten => 103,1,Dial(PJSIP/bobp,30)
 exten => 104,1,Dial(PJSIP/bob,30)
  same => n,Stasis(${APP})
  same => n,Hangup()
+exten => 105,1,Dial(PJSIP/bob,3,z)
+ same => n,Hangup()
 exten => 200,1,Busy(5)
+exten => 201,1,Ringing()
+ same => n,Wait(6)
+ same => n,Busy(5)
 `;
 
 const bob = { context: 'redir', allow: 'ulaw', aors: 'bob' };
@@ -140,6 +145,16 @@ describe('302 to our INVITE, as Asterisk 22 handles it', { skip: HAVE_SIPP ? fal
     assert.ok(busy > forward);
     assert.equal(events[busy]!.dialstring, '200@redir');
     assert.ok(!events.some((e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('Local/')), 'no Local channel');
+    const status = events.filter((e) => e.type === 'ChannelVarset' && e.variable === 'DIALSTATUS' && String(e.channel?.name).startsWith('PJSIP/alice-')).at(-1);
+    assert.equal(status?.value, 'BUSY');
+  });
+
+  test('Dial() option z: the forward cancels the 3 s timeout, so the forward (busy after 6 s) decides: DIALSTATUS BUSY, not NOANSWER', { timeout: 150_000 }, async () => {
+    const events = await dialFromPhone('105', `<sip:201@127.0.0.1:${BOB_PORT}>`);
+    const forward = indexOf(events, (e) => e.type === 'Dial' && e.forward === '201', 'Dial event with forward 201');
+    const busy = indexOf(events, (e) => e.type === 'Dial' && e.dialstatus === 'BUSY', 'Dial event BUSY');
+    assert.ok(busy > forward);
+    assert.ok(String(events[busy]!.peer?.name).startsWith('Local/201@redir-'), String(events[busy]!.peer?.name));
     const status = events.filter((e) => e.type === 'ChannelVarset' && e.variable === 'DIALSTATUS' && String(e.channel?.name).startsWith('PJSIP/alice-')).at(-1);
     assert.equal(status?.value, 'BUSY');
   });

@@ -384,7 +384,7 @@ describe('Dial options', () => {
     assert.ok(load.some((line) => /extensions\.conf:\d+: Dial option 't' is not supported: in-call DTMF features are not supported$/.test(line)), load.join('\n'));
     assert.ok(load.some((line) => /: Dial option 'T' is not supported/.test(line)));
     assert.ok(load.some((line) => /: Dial option 'y' is unknown \(app_dial has no such option\) and is ignored$/.test(line)));
-    assert.ok(!load.some((line) => /option '[gmrSDQcAULC]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
+    assert.ok(!load.some((line) => /option '[gmrSDQcAULCBeFfGoIz]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
 
     for (let run = 0; run < 2; run++) {
       const call = originate(pbx.server, 'Local/dynamic@opts');

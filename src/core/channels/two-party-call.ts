@@ -49,6 +49,11 @@ export interface ConnectOptions {
    * party still exists: Dial() leaves the call's times there, as Asterisk's end_bridge_callback.
    */
   readonly onOwnerExit?: (exit: PartyExit) => void;
+  /**
+   * Offered a party nobody owns whose peer hung up, before it is hung up: true when it takes the
+   * party on (Dial's F sends the callee on in the dialplan, as Asterisk's after-bridge goto).
+   */
+  readonly goesOn?: (party: Channel) => boolean;
 }
 
 /** The call each channel is in; a party keeps its seat (and owner) when it moves to another call. */
@@ -74,6 +79,9 @@ export class TwoPartyCall {
   readonly #holding = new Set<Channel>();
   /** The bridge ARI sees the call as, if any; it carries no media. */
   readonly #bridge: BasicBridge | undefined;
+
+  /** Offered a party nobody owns whose peer hung up (connect's `goesOn`). */
+  #goesOn: ((party: Channel) => boolean) | undefined;
 
   /** The parties' media while they are wired together. */
   #media: MediaConnection | undefined;
@@ -109,8 +117,9 @@ export class TwoPartyCall {
    * that hangs up at once is reported too). With a `bridge`, `b` enters it first, then `a`, as
    * ast_bridge_call puts the called party in before the caller.
    */
-  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], { bridge, onOwnerExit }: ConnectOptions = {}): TwoPartyCall {
+  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], { bridge, onOwnerExit, goesOn }: ConnectOptions = {}): TwoPartyCall {
     const call = new TwoPartyCall(a, b, bridge);
+    call.#goesOn = goesOn;
     for (const party of [a, b]) {
       const seat: Seat = seats.get(party) ?? { call };
       seat.call = call;
@@ -322,6 +331,7 @@ export class TwoPartyCall {
       return true;
     }
     if (exit.kind === 'peer-hungup') {
+      if (!party.hangingUp && this.#goesOn?.(party)) return false;
       // Hung up outright, with no hang-up request, as a basic bridge's independent party is
       // (Asterisk's ast_hangup after the bridge dissolved).
       if (!party.hangingUp) party.hangup(exit.cause, { unrequested: true });

@@ -8,18 +8,26 @@ import { splitArgs } from '../../dialplan/args.ts';
 export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['A', 'A(x[:y]): file x played to the callee and y to the caller when the callee answers, before the bridge'],
   ['a', 'a: the caller is answered when the callee answers (Patchbay always does so)'],
+  ['B', 'B(context^exten^priority[(args)]): a pre-dial handler on the caller, before the callees are created'],
   ['b', 'b(context^exten^priority[(args)]): a pre-dial handler on each callee'],
   ['C', "C: the caller's call records are reset (times start again) before the callees are dialed"],
   ['c', 'c: callees cancelled because the caller gave up are hung up "answered elsewhere" (26)'],
   ['D', 'D([called][:calling][:progress]): DTMF to the callee and the caller at the answer, to the callee at its progress'],
+  ['e', "e: the callee runs the h extension of the caller's context when the call ends"],
+  ['F', "F[(context^exten^priority)]: a callee still up when the caller hangs up goes on at the caller's next priority (or there)"],
+  ['f', "f[(x)]: the callee is sent caller id x (name <number>) instead of the caller's; f alone sends a forward's channel the dialed extension"],
+  ['G', 'G(context^exten^priority): at the answer the caller goes there and the callee to the next priority; they are not bridged'],
   ['g', 'g: the caller goes on in the dialplan after the callee hangs up'],
+  ['I', 'I: the caller is not told whom it calls (no connected-line update) while the callee rings'],
   ['i', 'i: call forwards are not followed'],
   ['L', 'L(x[:y[:z]]): the answered call lasts x ms at most; LIMIT_WARNING_FILE y ms before the end, every z ms; LIMIT_CONNECT_FILE, LIMIT_TIMEOUT_FILE'],
   ['m', 'm[(class)]: music on hold to the caller instead of ringing until a callee answers'],
+  ['o', "o[(x)]: the callee's own caller id (what the caller sees it as) is x, or the caller's caller id, instead of the dialed extension"],
   ['Q', 'Q(cause): the cause the other callees are hung up with when one answers'],
   ['r', 'r[(tone)]: ringing (or a tone of the zone) to the caller at once'],
   ['S', 'S(x): the callee is hung up x seconds after it answers'],
   ['U', 'U(context[^arg...]): a subroutine on the callee before the bridge; its GOSUB_RESULT (BUSY, CONGESTION, CHANUNAVAIL, CONTINUE, ABORT, GOTO:) decides'],
+  ['z', 'z: a call forward followed cancels the dial timeout'],
 ]);
 
 /** Why a letter of app_dial is not acted on (named once per dialplan line). */

@@ -4,7 +4,9 @@
 // (dial-options.ts lists them and names those not acted on): b() runs a pre-dial handler (a Gosub)
 // on each callee before it is called (PJSIP_HEADER(add) goes there), g carries on after the callee
 // hangs up, i ignores forwards, m/r give the caller music or ringing (dial-caller-audio.ts), D and
-// S act on the answered call (dial-answered.ts), Q and c choose the causes callees end with. A callee that
+// S act on the answered call (dial-answered.ts), Q and c choose the causes callees end with, B runs
+// a pre-dial handler on the caller, o and f set the callees' caller ids (dial-caller-id.ts), e, F
+// and G say where the answered callee goes (dial-after-bridge.ts). A callee that
 // forwards the call (a SIP 3xx leaves it a call forward) is replaced by a channel to where it points,
 // as app_dial's do_forward: `Local/<forward>@<FORWARD_CONTEXT or its context>`, or the tech/data
 // given, with the Dial events of a forward. A single callee's early media (after
@@ -32,6 +34,8 @@ import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './di
 import { armCallLimit, parseCallLimit } from './dial-limit.ts';
 import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, sendAnswerDigits } from './dial-answered.ts';
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
+import { dialCallerIds, dialedIdentity, type DialCallerIds } from './dial-caller-id.ts';
+import { armCalleeHangupExtension, calleeGoesOn, sendBothTo } from './dial-after-bridge.ts';
 
 export { parseDialOptions } from './dial-options.ts';
 
@@ -149,7 +153,7 @@ interface RingOutcome {
  * before the answer, as app_dial passes a single callee's early media (a provider's announcement,
  * its ringback tone) to the caller and the caller's audio to it.
  */
-function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelCause: number | undefined; loserCause: number }): Promise<RingOutcome> {
+function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { timeoutMs: number; alreadyRinging: boolean; entertained: boolean; earlyMedia: boolean; progressDigits: string }, forwarding: { ignore: boolean; cancelTimeout: boolean; cancelCause: number | undefined; loserCause: number; ids: DialCallerIds }): Promise<RingOutcome> {
   const { timeoutMs, alreadyRinging, entertained, earlyMedia, progressDigits } = timing;
   return new Promise((resolve) => {
     let pending = legs.length;
@@ -187,6 +191,8 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     channel.once('hangup', onCallerHangup);
     // Starts a leg: its indications reach the caller, and it is dialed (`afterCall`: a forward's
     // Dial event, between the call and the Dial event that starts it).
+    /** z: a forward followed cancels the timeout, for the forward's leg and Dial's own (app_dial's `to = -1`). */
+    let legTimeoutMs = timeoutMs;
     const start = (leg: Leg, afterCall?: () => void): void => {
       // Progress from the called side reaches the caller, ringing once.
       const forwarder = (indication: Indication): void => {
@@ -227,7 +233,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
         markAnswered(channel, leg);
       };
       const forwarded = (): boolean => forward(leg);
-      void dial(leg.peer, { timeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true, forwarded, ...(afterCall ? { afterCall } : {}) }).then((status) => {
+      void dial(leg.peer, { timeoutMs: legTimeoutMs, caller: channel, dialstring: leg.dialstring, answering, dialstringOnlyAtStart: true, forwarded, ...(afterCall ? { afterCall } : {}) }).then((status) => {
         // A leg forwarded to a new channel: the new leg's outcome is the one counted.
         if (leg.forwardedTo) return;
         if (status === 'ANSWER') {
@@ -297,7 +303,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       // ast_channel_update_redirecting: the caller learns the call was redirected (no 181 is sent, docs/differences.md).
       channel.redirecting = peer.redirecting;
       peer.setSystemVariable('FORWARDERNAME', original.name);
-      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
+      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel, forwarding.ids, true));
       const next: Leg = { peer, dialstring: data };
       leg.forwardedTo = next;
       legs[legs.indexOf(leg)] = next;
@@ -306,11 +312,16 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
         sentRinging = false;
         channel.indicate('stop');
       }
+      if (forwarding.cancelTimeout) {
+        legTimeoutMs = 0;
+        if (timer) clearTimeout(timer);
+      }
       start(next, () => raiseDialForward(original, channel, peer, to));
       return true;
     };
     for (const leg of [...legs]) start(leg);
-    if (legs.length === 1 && !settled) showCalleeToCaller(channel, legs[0]!.peer);
+    // I: no connected-line update from the callee reaches the caller while it rings.
+    if (legs.length === 1 && !settled && !forwarding.ids.ignoreConnectedLine) showCalleeToCaller(channel, legs[0]!.peer);
   });
 }
 
@@ -328,7 +339,7 @@ function calleesCause(legs: readonly Leg[], timedOut: boolean): number | undefin
   return causes.at(-1);
 }
 
-function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[]): { legs: Leg[]; unavailable: number } {
+function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[], ids: DialCallerIds): { legs: Leg[]; unavailable: number } {
   const legs: Leg[] = [];
   let unavailable = 0;
   for (const target of targets) {
@@ -340,7 +351,7 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
       const dialstring = target.slice(target.indexOf('/') + 1);
       peer.setSystemVariable('DIALEDPEERNUMBER', dialstring);
       inheritFromCaller(peer, channel, { connectedLine: false });
-      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel));
+      peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel, ids, false));
       legs.push({ peer, dialstring });
     } catch (err) {
       unavailable++;
@@ -352,20 +363,6 @@ function requestLegs(channel: Channel, services: PbxServices, targets: readonly 
     }
   }
   return { legs, unavailable };
-}
-
-/**
- * What app_dial gives a callee before calling it: a callee its technology left without a caller
- * number shows the extension dialed (with the caller's connected-line name, there being no hint
- * name), so that the caller learns whom it calls; the connected line is the caller's own caller id.
- */
-function dialedIdentity(peer: Channel, caller: Channel): { caller?: CallerId; connected?: CallerId } {
-  const identity: { caller?: CallerId; connected?: CallerId } = {};
-  // The callee's connected party is the caller, with the caller's presentation (a number, no event of its own).
-  peer.connectedPresentation = caller.callerPresentation;
-  if (!peer.caller.number) identity.caller = { name: peer.caller.name || caller.connected.name, number: caller.location.exten };
-  if (caller.caller.name || caller.caller.number) identity.connected = { name: caller.caller.name, number: caller.caller.number };
-  return identity;
 }
 
 /**
@@ -398,9 +395,10 @@ function hangUpAtEnd(channel: Channel, cause: number): void {
  * goes on as app_dial lets it: with the status given, at the GOTO's place, or (ABORT, a party
  * gone) only with g.
  */
-function endBeforeBridge(channel: Channel, peer: Channel, outcome: CalleeGosubOutcome, goOn: boolean): AppOutcome {
+function endBeforeBridge(channel: Channel, peer: Channel, outcome: CalleeGosubOutcome, goOn: boolean, peerGoesOn: ((peer: Channel) => boolean) | undefined): AppOutcome {
   const peerCause = peer.hangupCause ?? CAUSE.normal;
-  if (!peer.hangingUp) peer.hangup(CAUSE.normal);
+  // F: a callee still up goes on in the dialplan, as app_dial's error path starts its after-bridge goto.
+  if (!peer.hangingUp && !peerGoesOn?.(peer)) peer.hangup(CAUSE.normal);
   if (channel.hangingUp) return 'stop';
   switch (outcome.kind) {
     case 'status':
@@ -441,7 +439,8 @@ export const dialApplication: DialplanApplication = {
       return 'stop';
     }
     const options = parseDialOptions(optionText ?? '');
-    const where = `${channel.location.context},${channel.location.exten},${channel.location.priority}`;
+    const at = { context: channel.location.context, exten: channel.location.exten, priority: channel.location.priority };
+    const where = `${at.context},${at.exten},${at.priority}`;
     for (const line of unsupportedAtRun(where, optionText ?? '', options)) services.log.warn({ channel: channel.name, at: where }, line);
     const stopAfter = durationStop(options.get('S'));
     if (stopAfter === 'invalid') {
@@ -459,10 +458,22 @@ export const dialApplication: DialplanApplication = {
     const digits = parseDialDigits(options.get('D'));
     // C: the caller's call records start again now, as app_dial's ast_cdr_reset before dialing.
     if (options.has('C')) services.records?.cdr.reset(channel.id, false);
+    // o, f: the callees' caller ids, read from the caller before B runs, as app_dial reads them.
+    const ids = dialCallerIds(options, channel);
+    // B(context^exten^priority[(args)]): a pre-dial handler on the caller, before the callees exist.
+    const callerPreDial = options.get('B');
+    if (callerPreDial) {
+      if (!services.runSubroutineWithin) services.log.warn({ channel: channel.name }, 'Dial: pre-dial handlers are not available');
+      else await services.runSubroutineWithin(channel, callerPreDial.replaceAll('^', ','));
+      if (channel.hangingUp) {
+        setVariable(channel, 'DIALSTATUS', 'CANCEL');
+        return 'stop';
+      }
+    }
     const seconds = Number.parseFloat(timeout ?? '');
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 
-    let { legs, unavailable } = requestLegs(channel, services, targets);
+    let { legs, unavailable } = requestLegs(channel, services, targets, ids);
     // b(context^exten^priority[(arg1^...)]): a pre-dial handler on each callee before it is called.
     const preDial = options.get('b');
     if (preDial && legs.length > 0) {
@@ -489,9 +500,11 @@ export const dialApplication: DialplanApplication = {
     const timing = { timeoutMs, alreadyRinging: ringBack, entertained, earlyMedia: legs.length === 1 && !ringBack && !entertained, progressDigits: digits.progress };
     const { winner, timedOut, earlyMedia } = await ring(channel, services, legs, timing, {
       ignore: options.has('i'),
+      cancelTimeout: options.has('z'),
       // c: callees cancelled because the caller gave up are told it was answered elsewhere.
       cancelCause: options.has('c') ? CAUSE.answeredElsewhere : undefined,
       loserCause: loserCause ?? CAUSE.answeredElsewhere,
+      ids,
     });
     // Without r or m, the ring tone an answered caller heard while nobody answered goes on after
     // Dial() (until a file, another indication or the hang-up), as app_dial leaves it.
@@ -517,15 +530,26 @@ export const dialApplication: DialplanApplication = {
     // A, U, S, D between the answer and the bridge, in app_dial's order.
     const announcement = options.get('A');
     if (announcement) await playAnnouncements(channel, peer, services, announcement);
+    // G(place): both go into the dialplan instead of being bridged (app_dial's OPT_GOTO, after A).
+    const both = options.get('G');
+    if (both && !winner.pickedUp && !peer.hangingUp && !channel.hangingUp) {
+      const went = sendBothTo(channel, peer, both, services);
+      if (went === 'next') peer.hangup(CAUSE.normal);
+      return went;
+    }
     const gosub = options.get('U');
     const outcome: CalleeGosubOutcome = gosub && !peer.hangingUp && !channel.hangingUp ? await runCalleeGosub(channel, peer, services, gosub) : { kind: 'bridge' };
     // S(x): the callee is hung up x seconds after it answered.
     const disarmStop = stopAfter === undefined || callLimit !== undefined || outcome.kind !== 'bridge' ? undefined : armDurationStop(peer, stopAfter);
     // D: the digits to the callee, then to the caller, before they are connected.
     if (outcome.kind === 'bridge') await sendAnswerDigits(channel, peer, digits);
+    // e and F: where the callee goes once the call ends (app_dial's setup_peer_after_bridge_goto).
+    // A picker keeps its own dialplan run: neither applies to it.
+    if (!winner.pickedUp) armCalleeHangupExtension(options, channel, peer, services);
+    const peerGoesOn = winner.pickedUp ? undefined : calleeGoesOn(options, at, services);
     if (outcome.kind !== 'bridge' || peer.hangingUp || channel.hangingUp) {
       disarmStop?.();
-      return endBeforeBridge(channel, peer, outcome, options.has('g'));
+      return endBeforeBridge(channel, peer, outcome, options.has('g'), peerGoesOn);
     }
     // The basic bridge ARI sees (none where the services have no bridges): created, then the
     // callee's cleared extension shows as it enters.
@@ -539,7 +563,7 @@ export const dialApplication: DialplanApplication = {
       setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
       setVariable(channel, 'DIALSTATUS', 'ANSWER');
     };
-    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit });
+    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit, ...(peerGoesOn ? { goesOn: peerGoesOn } : {}) });
     // L: the limit runs from the bridge, with its sounds.
     const disarmLimit = callLimit === undefined ? undefined : armCallLimit(channel, peer, services, callLimit);
     const disarm = (): void => {
