@@ -41,7 +41,7 @@ export function headerKey(name: string): string {
 /** A conventional spelling for a header name (`call-id` → `Call-ID`, `content-length` → `Content-Length`). */
 export function canonicalName(name: string): string {
   const key = headerKey(name);
-  return CANONICAL[key] ?? key.replace(/(^|-)([a-z])/g, (_m, dash: string, ch: string) => dash + ch.toUpperCase());
+  return (Object.hasOwn(CANONICAL, key) ? CANONICAL[key] : undefined) ?? key.replace(/(^|-)([a-z])/g, (_m, dash: string, ch: string) => dash + ch.toUpperCase());
 }
 
 /** Headers whose values are comma-separated lists (RFC 3261 §7.3.1), so a line can hold several. */
@@ -376,7 +376,8 @@ export abstract class SipMessage {
       if (h.key === 'content-length') continue;
       // a value given by the TU with a line break must not inject headers
       const value = /[\r\n]/.test(h.value) ? h.value.replace(/[\r\n]+[ \t]*/g, ' ') : h.value;
-      head += `${(compact ? WRITTEN_COMPACT[h.key] : undefined) ?? h.name}: ${value}\r\n`;
+      // Own keys only: a header named `constructor` or `__proto__` must not read Object's members.
+      head += `${compact && Object.hasOwn(WRITTEN_COMPACT, h.key) ? WRITTEN_COMPACT[h.key] : h.name}: ${value}\r\n`;
     }
     head += `${compact ? 'l' : 'Content-Length'}: ${this.body.length}\r\n\r\n`;
     const headBuf = Buffer.from(head, 'utf8');

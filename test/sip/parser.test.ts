@@ -254,4 +254,15 @@ describe('compact header names written (system compact_headers)', () => {
     assert.deepEqual(again.message.body, message.body);
     assert.equal(message.serialize().toString('utf8').includes('\r\nVia: '), true, 'without compact the names are as written');
   });
+
+  it('writes a header named like an Object member (constructor, __proto__) as it was named', () => {
+    const parsed = parseMessage(Buffer.from(INVITE));
+    assert.ok(parsed.ok);
+    const message = parsed.message;
+    message.add('Constructor', 'a');
+    message.add('__proto__', 'b');
+    const text = message.serialize(true).toString('utf8');
+    assert.ok(text.includes('\r\nConstructor: a\r\n'), text);
+    assert.ok(text.includes('\r\n__proto__: b\r\n'), text);
+  });
 });
