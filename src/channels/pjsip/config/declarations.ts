@@ -10,6 +10,7 @@ import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.
 import { TRANSPORT } from './transport-options.ts';
 import { CHANNEL_DEFAULTS, CHANNEL_ENDPOINT_OPTIONS } from './channel-options.ts';
 import { preferredCodecOnlyConflict, RTP_DEFAULTS, RTP_ENDPOINT_OPTIONS } from './rtp-options.ts';
+import { MEDIA_DEFAULTS, MEDIA_ENDPOINT_OPTIONS } from './media-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -87,6 +88,14 @@ const codecs = (allow: boolean, doc: string) =>
       if (item.startsWith('!')) {
         adding = !adding;
         item = item.slice(1).trim();
+      }
+      // `ulaw:30`: the codec with its framing (ms per packet), as Asterisk's allow reads it.
+      const framed = /^([a-z0-9]+):(\d{1,4})$/.exec(item);
+      if (framed) {
+        item = framed[1];
+        if (adding && Number(framed[2]) !== 20 && (isSdpCodec(item) || item === 'all')) {
+          report.warn(`allow=${framed[0]}: a framing of ${framed[2]} ms is not implemented (Patchbay sends 20 ms packets and asks a=ptime:20); ${item} is allowed`);
+        }
       }
       if (item === 'all') {
         list = adding ? [...list, ...SUPPORTED_CODECS.filter((codec) => !list.includes(codec))] : [];
@@ -187,6 +196,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     ...WEBRTC_DEFAULTS,
     ...RTP_DEFAULTS,
     ...CHANNEL_DEFAULTS,
+    ...MEDIA_DEFAULTS,
   }),
   options: {
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
@@ -348,6 +358,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     ...ENDPOINT_ACL_OPTIONS,
     ...CHANNEL_ENDPOINT_OPTIONS,
     ...RTP_ENDPOINT_OPTIONS,
+    ...MEDIA_ENDPOINT_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,
   },

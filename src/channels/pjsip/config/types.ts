@@ -1,6 +1,7 @@
 // Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
 import type { WebRtcEndpointOptions } from './webrtc-options.ts';
 import type { RtpEndpointOptions } from './rtp-options.ts';
+import type { MediaEndpointOptions } from './media-options.ts';
 import type { ChannelEndpointOptions } from './channel-options.ts';
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
@@ -38,7 +39,7 @@ export type IncomingOfferPref = 'local' | 'local_first' | 'remote' | 'remote_fir
 export type OutgoingOfferPref = 'local' | 'local_merge' | 'local_first' | 'remote' | 'remote_merge' | 'remote_first';
 export type IdentifierMethod = 'ip' | 'username' | 'anonymous' | 'header' | 'auth_username' | 'request_uri';
 
-export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOptions, RtpEndpointOptions {
+export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOptions, RtpEndpointOptions, MediaEndpointOptions {
   readonly type: 'endpoint';
   readonly id: string;
   readonly context: string;
