@@ -144,6 +144,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOpt
   readonly aggregateMwi: boolean;
   /** From user of unsolicited MWI NOTIFYs. */
   readonly mwiFromUser?: string;
+  /** `incoming_mwi_mailbox` (`mailbox@context`): an unsolicited MWI NOTIFY from the endpoint sets this mailbox's counts. */
+  readonly incomingMwiMailbox?: string;
   /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
   readonly notifyEarlyInuseRinging: boolean;
 }
