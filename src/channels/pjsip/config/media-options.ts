@@ -96,7 +96,7 @@ export const MEDIA_ENDPOINT_OPTIONS = {
   ),
   bind_rtp_to_media_address: bool('bindRtpToMediaAddress', {
     default: 'no',
-    doc: 'The RTP and RTCP sockets of the endpoint\'s calls bind to its `media_address` (which must be an address of this host) instead of the SIP bind address, so media leaves from the address the SDP names.',
+    doc: 'The RTP and RTCP sockets of the endpoint\'s calls bind to its `media_address` instead of the SIP bind address, so media leaves from the address the SDP names. It must be an address of this host: otherwise no socket binds and the endpoint\'s calls fail, as in Asterisk.',
   }),
   media_use_received_transport: bool('mediaUseReceivedTransport', {
     default: 'no',
