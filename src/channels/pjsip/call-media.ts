@@ -56,6 +56,13 @@ export interface SdpOptions {
   readonly omitStaticRtpmap?: boolean;
   /** Endpoint `rtp_keepalive`: seconds of nothing sent before a comfort-noise packet goes (0 or absent: none). */
   readonly rtpKeepalive?: number;
+  /** Endpoint `sdp_owner` and `sdp_session`: our o= user and s= line (absent: Patchbay's name for both). */
+  readonly sdpOwner?: string;
+  readonly sdpSession?: string;
+  /** Endpoint `use_ptime`: the answer carries the offer's a=ptime; else our own. */
+  readonly usePtime?: boolean;
+  /** Endpoint `force_avp`: WebRTC lines named RTP/SAVP(F). */
+  readonly forceAvp?: boolean;
 }
 
 /**
@@ -238,6 +245,9 @@ export class CallMedia {
       sessionId: this.#sessionId,
       sessionVersion: this.#version,
       userAgent: 'Patchbay',
+      ...(this.options.sdpOwner === undefined ? {} : { owner: this.options.sdpOwner }),
+      ...(this.options.sdpSession === undefined ? {} : { sessionName: this.options.sdpSession }),
+      answerPtime: this.options.usePtime === true ? 'offer' : 'local',
       // inband and info carry no telephone-events, so none are offered (as Asterisk).
       ...(this.#dtmfMode === 'inband' || this.#dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
       rtcpMux: this.options.rtcpMux,
@@ -262,6 +272,7 @@ export class CallMedia {
         setup: this.options.dtlsSetup ?? 'actpass',
         candidates: addresses.map((address) => ({ address, port: stream.localPort })),
         avpf: this.options.useAvpf ?? true,
+        forceAvp: this.options.forceAvp === true,
       },
     };
   }

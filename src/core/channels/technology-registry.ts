@@ -27,6 +27,7 @@ import { splitArgs } from '../../dialplan/args.ts';
 import type { DeviceStateValue } from '../device-states.ts';
 import type { ExtensionStateChange, ExtensionStates } from '../extension-states.ts';
 import type { Mailboxes } from '../mailboxes.ts';
+import { UnavailableError } from '../errors.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type {
   ChannelTechnology,
@@ -295,6 +296,16 @@ export class Technologies {
       },
       mailboxes: {
         get: (name) => services.mailboxes.find(name),
+        publish: (name, oldMessages, newMessages) => {
+          try {
+            services.mailboxes.update(name, oldMessages, newMessages);
+            return true;
+          } catch (error) {
+            // max_mailboxes reached: not stored, and the sender is told so.
+            if (error instanceof UnavailableError) return false;
+            throw error;
+          }
+        },
         onChange: (listener) => {
           const unsubscribe = services.mailboxes.onChange(listener);
           const remove = () => {

@@ -1,6 +1,7 @@
 // Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
 import type { WebRtcEndpointOptions } from './webrtc-options.ts';
 import type { RtpEndpointOptions } from './rtp-options.ts';
+import type { MediaEndpointOptions } from './media-options.ts';
 import type { ChannelEndpointOptions } from './channel-options.ts';
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
@@ -38,7 +39,7 @@ export type IncomingOfferPref = 'local' | 'local_first' | 'remote' | 'remote_fir
 export type OutgoingOfferPref = 'local' | 'local_merge' | 'local_first' | 'remote' | 'remote_merge' | 'remote_first';
 export type IdentifierMethod = 'ip' | 'username' | 'anonymous' | 'header' | 'auth_username' | 'request_uri';
 
-export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOptions, RtpEndpointOptions {
+export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOptions, RtpEndpointOptions, MediaEndpointOptions {
   readonly type: 'endpoint';
   readonly id: string;
   readonly context: string;
@@ -143,6 +144,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOpt
   readonly aggregateMwi: boolean;
   /** From user of unsolicited MWI NOTIFYs. */
   readonly mwiFromUser?: string;
+  /** `incoming_mwi_mailbox` (`mailbox@context`): an unsolicited MWI NOTIFY from the endpoint sets this mailbox's counts. */
+  readonly incomingMwiMailbox?: string;
   /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
   readonly notifyEarlyInuseRinging: boolean;
 }
