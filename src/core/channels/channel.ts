@@ -255,7 +255,7 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
 
   protected announceIdentity(changed: IdentityChange): void {
     if (changed.caller) {
-      const presentation = combinedPresentation(this.callerPresentation);
+      const presentation = combinedPresentation(this.callerPresentation, this.caller.name !== '', this.caller.number !== '');
       this.raise('ChannelCallerId', { caller_presentation: presentation, caller_presentation_txt: describePresentation(presentation) });
     }
     if (changed.connected) this.raise('ChannelConnectedLine');
