@@ -17,6 +17,7 @@ import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts'
 import { combinedPresentation, describePresentation } from './presentation.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, ConnectedLineSource, Indication } from './driver.ts';
+import type { Redirecting } from './redirecting.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 import { NO_GROUPS, type CallGroups } from './call-groups.ts';
 
@@ -215,6 +216,24 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
     if (last && last.name === name && last.number === number && last.source === source) return;
     this.#indicatedConnected = { name, number, source };
     this.driver.connectedLine?.({ name, number });
+  }
+
+  /**
+   * The channel's redirecting party becomes `redirecting` and its technology is told
+   * (ast_channel_update_redirecting, ast_indicate_data with AST_CONTROL_REDIRECTING): setting
+   * `redirecting` alone (inheritance, REDIRECTING() with `i`) indicates nothing.
+   */
+  indicateRedirecting(redirecting: Redirecting): void {
+    if (this.hangingUp) return;
+    this.redirecting = redirecting;
+    this.driver.redirecting?.(redirecting);
+  }
+
+  /** The far end said the call was forwarded: its redirecting party is kept, and whoever listens (Dial()) is told. */
+  remoteRedirecting(redirecting: Redirecting): void {
+    if (this.hangingUp) return;
+    this.redirecting = redirecting;
+    this.emit('remote-redirecting', redirecting);
   }
 
   hold(musicClass?: string): void {
