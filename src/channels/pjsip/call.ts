@@ -48,7 +48,6 @@ import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from '.
 import { redirectingResponseHeaders } from './diversion.ts';
 import { withSupportedTag } from './session-extensions.ts';
 import { TAG_HISTINFO } from '../../sip/extensions.ts';
-import type { Redirecting } from '../../core/channels/redirecting.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
 import { ConnectedLine } from './connected-line.ts';
@@ -454,12 +453,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
    * Diversion / History-Info (res_pjsip_diversion), a copy of the last 18x's SDP as #provisional
    * makes it; an answered call is told nothing, as chan_pjsip's indicate.
    */
-  redirecting(redirecting: Redirecting): void {
+  redirecting(): void {
     if (this.side.kind !== 'inbound' || this.#ended || this.#answered || this.channel.state === 'Up') return;
     const { invite } = this.side;
     const options = this.mediaOptions.identity ?? { sendDiversion: true, sendHistoryInfo: false };
     const host = this.relayedFlow?.advertised.host ?? this.services.signallingHost;
-    const extra = redirectingResponseHeaders(options, redirecting, invite.from()?.uri, invite.to()?.uri, host);
+    const extra = redirectingResponseHeaders(options, this.channel.redirecting, invite.from()?.uri, invite.to()?.uri, host);
     const repeat = this.#progressSent && !this.#session.reliableProvisionals;
     this.#respond(181, repeat, repeat, extra);
   }

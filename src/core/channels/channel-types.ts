@@ -1,7 +1,6 @@
 // The shapes around a channel: its state names, caller id and dialplan position, how it is made, and the internal events its owner and consumers listen to.
 import type { EventsWithField } from '../../spec/events.ts';
 import type { Indication } from './driver.ts';
-import type { Redirecting } from './redirecting.ts';
 
 export type ChannelState = 'Down' | 'Rsrvd' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy';
 
@@ -80,8 +79,8 @@ export interface ChannelInternalEvents {
   'bridge-entered': { bridgeId: string };
   /** The far end indicated a condition (ringing, busy, ...). */
   'remote-indication': Indication;
-  /** The far end said the call was forwarded (a SIP 181): the channel's redirecting party, already set. */
-  'remote-redirecting': Redirecting;
+  /** The far end said the call was forwarded (a SIP 181): the channel's redirecting party is already the new one. */
+  'remote-redirecting': undefined;
   /** Text received from the far end (in-call messages). */
   text: string;
   /** The dialplan executor moved the channel (TIMEOUT(absolute) to `T`): a waiting application stops. */

@@ -226,14 +226,14 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   indicateRedirecting(redirecting: Redirecting): void {
     if (this.hangingUp) return;
     this.redirecting = redirecting;
-    this.driver.redirecting?.(redirecting);
+    this.driver.redirecting?.();
   }
 
   /** The far end said the call was forwarded: its redirecting party is kept, and whoever listens (Dial()) is told. */
   remoteRedirecting(redirecting: Redirecting): void {
     if (this.hangingUp) return;
     this.redirecting = redirecting;
-    this.emit('remote-redirecting', redirecting);
+    this.emit('remote-redirecting', undefined);
   }
 
   hold(musicClass?: string): void {

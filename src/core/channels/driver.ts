@@ -7,7 +7,6 @@ import type { MixHandle } from '../../media/mix.ts';
 import type { RtpStatistics } from '../../media/rtp/statistics.ts';
 import type { SharedSound, SoundPlayback } from '../../media/shared-sound.ts';
 import type { OffloadedRecording, OffloadEnded, RecordingHandover } from '../../media/recording-writer.ts';
-import type { Redirecting } from './redirecting.ts';
 
 /**
  * Conditions a channel can indicate to its far end. `stop` ends whatever indication is in
@@ -47,11 +46,11 @@ export interface ChannelDriver {
    */
   connectedLine?(connected: Readonly<{ name: string; number: string }>): void;
   /**
-   * The channel's redirecting party was indicated (Asterisk's AST_CONTROL_REDIRECTING): the call
-   * was forwarded, e.g. a SIP caller not answered yet is sent a 181 naming where to. Technologies
-   * without it leave it out.
+   * The channel's redirecting party (`Channel.redirecting`, already the new one) was indicated
+   * (Asterisk's AST_CONTROL_REDIRECTING): the call was forwarded, e.g. a SIP caller not answered
+   * yet is sent a 181 naming where to. Technologies without it leave it out.
    */
-  redirecting?(redirecting: Redirecting): void;
+  redirecting?(): void;
   /** A whole DTMF digit towards the far end. */
   sendDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */

@@ -170,7 +170,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
     timer?.unref();
     const forwarders = new Map<Channel, (indication: Indication) => void>();
-    const redirectors = new Map<Channel, (redirecting: Redirecting) => void>();
+    const redirectors = new Map<Channel, () => void>();
     const withdrawals: (() => void)[] = [];
     const settle = (winner: Leg | undefined): void => {
       if (settled) return;
@@ -230,9 +230,9 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       leg.peer.on('remote-indication', forwarder);
       // A single callee's redirect (a SIP 181) reaches the caller unless I, as app_dial passes
       // AST_CONTROL_REDIRECTING on; its ringing may be indicated anew after.
-      const passOn = (redirecting: Redirecting): void => {
+      const passOn = (): void => {
         if (legs.length !== 1 || forwarding.ids.ignoreConnectedLine || channel.hangingUp) return;
-        channel.indicateRedirecting(redirecting);
+        channel.indicateRedirecting(leg.peer.redirecting);
         sentRinging = alreadyRinging;
       };
       redirectors.set(leg.peer, passOn);
