@@ -45,6 +45,9 @@ import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import { InviteResponses } from './call-invite-responses.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
+import { redirectingResponseHeaders } from './diversion.ts';
+import { withSupportedTag } from './session-extensions.ts';
+import { TAG_HISTINFO } from '../../sip/extensions.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
 import { ConnectedLine } from './connected-line.ts';
@@ -327,11 +330,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   /** A response to the INVITE; `repeated`: its SDP went before (an exchange it already closed or opened). */
-  #respond(status: number, withSdp: boolean, repeated = false): void {
+  #respond(status: number, withSdp: boolean, repeated = false, extra: Array<[string, string]> = []): void {
     if (this.side.kind !== 'inbound') return;
-    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent], ...this.#connectedLine.responseHeaders(this.#provisionalSent)];
+    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent], ...this.#connectedLine.responseHeaders(this.#provisionalSent), ...extra];
     if (status < 200) this.#provisionalSent = true;
-    this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
+    // A 181 names History-Info in Supported, as res_pjsip_diversion's every 181 and 3xx.
+    this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined, status === 181 ? TAG_HISTINFO : undefined);
     if (repeated) return;
     // Our SDP answers the INVITE's offer, or is our offer when it had none (answered in the ACK).
     if (withSdp && this.side.offer?.length) this.#sdp.exchange.closed();
@@ -368,7 +372,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#route.contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
-      headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...this.#session.inviteHeaders()],
+      // Every INVITE names History-Info in Supported, as res_pjsip_diversion adds it.
+      headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...withSupportedTag(this.#session.inviteHeaders(), TAG_HISTINFO)],
     });
     this.#responses?.send(request);
     this.#sdp.exchange.oursSent();
@@ -440,6 +445,22 @@ export class SipCall implements ChannelDriver, DialogRoute {
     else if (indication === 'progress') this.#provisional(183);
     else if (indication === 'busy') this.#refuse(17);
     else if (indication === 'congestion') this.#refuse(34);
+  }
+
+  /**
+   * The core indicated the channel's redirecting party (a Dial() forward, a callee's 181,
+   * REDIRECTING() without `i`): a caller not answered yet gets 181 Call Is Being Forwarded with
+   * Diversion / History-Info (res_pjsip_diversion), a copy of the last 18x's SDP as #provisional
+   * makes it; an answered call is told nothing, as chan_pjsip's indicate.
+   */
+  redirecting(): void {
+    if (this.side.kind !== 'inbound' || this.#ended || this.#answered || this.channel.state === 'Up') return;
+    const { invite } = this.side;
+    const options = this.mediaOptions.identity ?? { sendDiversion: true, sendHistoryInfo: false };
+    const host = this.relayedFlow?.advertised.host ?? this.services.signallingHost;
+    const extra = redirectingResponseHeaders(options, this.channel.redirecting, invite.from()?.uri, invite.to()?.uri, host);
+    const repeat = this.#progressSent && !this.#session.reliableProvisionals;
+    this.#respond(181, repeat, repeat, extra);
   }
 
   /** The core indicated the channel's connected line: the phone is told (connected-line.ts). */

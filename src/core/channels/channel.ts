@@ -17,6 +17,7 @@ import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts'
 import { combinedPresentation, describePresentation } from './presentation.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, ConnectedLineSource, Indication } from './driver.ts';
+import type { Redirecting } from './redirecting.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 import { NO_GROUPS, type CallGroups } from './call-groups.ts';
 
@@ -217,6 +218,24 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
     this.driver.connectedLine?.({ name, number });
   }
 
+  /**
+   * The channel's redirecting party becomes `redirecting` and its technology is told
+   * (ast_channel_update_redirecting, ast_indicate_data with AST_CONTROL_REDIRECTING): setting
+   * `redirecting` alone (inheritance, REDIRECTING() with `i`) indicates nothing.
+   */
+  indicateRedirecting(redirecting: Redirecting): void {
+    if (this.hangingUp) return;
+    this.redirecting = redirecting;
+    this.driver.redirecting?.();
+  }
+
+  /** The far end said the call was forwarded: its redirecting party is kept, and whoever listens (Dial()) is told. */
+  remoteRedirecting(redirecting: Redirecting): void {
+    if (this.hangingUp) return;
+    this.redirecting = redirecting;
+    this.emit('remote-redirecting', undefined);
+  }
+
   hold(musicClass?: string): void {
     this.onHold = true;
     this.indicate('hold', musicClass);
@@ -255,7 +274,7 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
 
   protected announceIdentity(changed: IdentityChange): void {
     if (changed.caller) {
-      const presentation = combinedPresentation(this.callerPresentation);
+      const presentation = combinedPresentation(this.callerPresentation, this.caller.name !== '', this.caller.number !== '');
       this.raise('ChannelCallerId', { caller_presentation: presentation, caller_presentation_txt: describePresentation(presentation) });
     }
     if (changed.connected) this.raise('ChannelConnectedLine');

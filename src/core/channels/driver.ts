@@ -45,6 +45,12 @@ export interface ChannelDriver {
    * from the last one indicated (Channel.indicateConnectedLine). Technologies without it leave it out.
    */
   connectedLine?(connected: Readonly<{ name: string; number: string }>): void;
+  /**
+   * The channel's redirecting party (`Channel.redirecting`, already the new one) was indicated
+   * (Asterisk's AST_CONTROL_REDIRECTING): the call was forwarded, e.g. a SIP caller not answered
+   * yet is sent a 181 naming where to. Technologies without it leave it out.
+   */
+  redirecting?(): void;
   /** A whole DTMF digit towards the far end. */
   sendDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */
