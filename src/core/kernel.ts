@@ -285,6 +285,13 @@ export abstract class Kernel {
         if (this.#parsedDialplan) this.#dialplan = this.#indexDialplan(this.#parsedDialplan);
       },
       extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
+      announce: async (channel, media) => {
+        try {
+          await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [media], language: channel.language, internal: true }));
+        } catch (error) {
+          this.log.warn({ channel: channel.name, media, err: (error as Error).message }, 'parking announcement not played');
+        }
+      },
     });
     this.#dialplan = this.loadDialplan();
     this.extensionStates = new ExtensionStates({
@@ -327,6 +334,9 @@ export abstract class Kernel {
       mailboxes: this.mailboxes,
       bridges: this.bridges,
       pickup: this.callPickup,
+      // res_parking's parking_is_exten_park: a blind transfer to an extension whose first priority is Park().
+      parkingTransfer: ({ context, exten }) =>
+        this.#dialplan.find(context, exten, 1)?.app.toLowerCase() === 'park' ? (transferer, transferee) => this.parking.takeParker(transferer, transferee) : undefined,
       playSound: (channel, sound) => void this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }),
       musicOnHold: {
         start: (channel, musicClass) => this.moh.startOnChannel(this.generators, channel, musicClass),

@@ -142,6 +142,7 @@ describe('call parking (res_parking) with SIP phones', () => {
     const bobDialog = await bobIn;
     await eventsUntil((e) => e.type === 'ChannelEnteredBridge' && named('PJSIP/alice-')(e.channel));
     assert.equal(await deviceState('park:701@parkedcalls'), 'NOT_INUSE');
+    const referAt = Date.now();
     assert.match(await bob.request(bobDialog, 'REFER', ['Refer-To: <sip:700@127.0.0.1>', 'Referred-By: <sip:bob@127.0.0.1>']), /^SIP\/2\.0 202/);
     const frames = await eventsUntil((e) => e.type === 'ChannelEnteredBridge' && named('PJSIP/alice-')(e.channel) && e.bridge.bridge_type === 'holding');
     const parked = frames.at(-1)!;
@@ -150,10 +151,12 @@ describe('call parking (res_parking) with SIP phones', () => {
     assert.equal(inUse?.device_state.state, 'INUSE', 'the space turned InUse as alice was parked');
     assert.equal(await deviceState('park:701@parkedcalls'), 'INUSE');
     assert.equal(server.core.extensionStates.state('100', 'phones'), 'INUSE', 'the hint park:701@parkedcalls');
-    // The transfer succeeded: the sipfrag 200 reaches bob, whose channel is gone; his phone ends the dialog.
+    assert.ok(!frames.some((e) => e.type === 'ChannelDestroyed' && named('PJSIP/bob-')(e.channel)), 'bob stays up to hear the space, as Asterisk\'s parker');
+    // The transfer succeeded: the sipfrag 200 reaches bob, who hears the space (SayDigits 701), then his channel is hung up.
     await bob.nextMessage(/^NOTIFY /, 15_000, (m) => /SIP\/2\.0 200/.test(m.split('\r\n\r\n')[1] ?? ''));
-    await until(() => !server.core.channels.list().some((c) => c.name.startsWith('PJSIP/bob-')));
-    assert.equal(server.core.channels.list().filter((c) => c.name.startsWith('PJSIP/bob-')).length, 0, 'bob\'s call ended');
+    const bobGone = await eventsUntil((e) => e.type === 'ChannelDestroyed' && named('PJSIP/bob-')(e.channel));
+    assert.equal(bobGone.filter((e) => e.type === 'ChannelHangupRequest' && named('PJSIP/bob-')(e.channel)).length, 0, 'hung up without a request, as a transferer');
+    assert.ok(bob.audioBetween(referAt, Date.now()).some((sample) => Math.abs(sample) > 2000), 'bob heard the space');
     assert.match(await bob.request(bobDialog, 'BYE'), /^SIP\/2\.0 (200|481)/);
     // Music on hold reaches alice's RTP socket: packets after she was parked carrying sound.
     const parkedAt = Date.now();

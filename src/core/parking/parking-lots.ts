@@ -11,12 +11,15 @@
 import type { Logger } from 'pino';
 import type { Bridge } from '../bridges/bridge.ts';
 import type { Bridges } from '../bridges/bridges.ts';
+import { CAUSE } from '../channels/causes.ts';
 import type { Channel } from '../channels/channel.ts';
 import type { DeviceStates, DeviceStateValue } from '../device-states.ts';
 import { DEFAULT_LOT, type ParkingConfig, type ParkingLotConfig } from './parking-conf.ts';
 
 /** The context Asterisk adds the call-back extensions of timed-out parked calls to. */
 export const PARK_DIAL_CONTEXT = 'park-dial';
+/** How long a parking transfer's transferer waits for its transferee to be parked, at most. */
+const PARKER_WAIT_MS = 30_000;
 /** Most park-dial extensions kept (one per parker whose call came back; the oldest goes first). */
 const MAX_PARK_DIAL = 1_000;
 const DEVICE_PREFIX = 'park:';
@@ -68,6 +71,8 @@ export interface ParkingDeps {
   dialplanChanged(): void;
   /** Whether an extension exists (the comeback context's). */
   extensionExists(context: string, exten: string): boolean;
+  /** Plays media (`digits:701`, `sound:pbx-parkingfailed`) to a channel; resolves when it ends. */
+  announce(channel: Channel, media: string): Promise<void>;
 }
 
 /** Asterisk's ast_channel_name_to_dial_string: the name up to its last `-` (PJSIP/bob-00000001 → PJSIP/bob). */
@@ -92,6 +97,8 @@ export class ParkingLots {
   readonly #nextSpace = new Map<string, number>();
   /** The park-dial extensions: flattened parker → `dial,seconds` for Dial(). */
   readonly #parkDial = new Map<string, string>();
+  /** Parking transfers' transferers waiting for their transferee's space (undefined: it was not parked). */
+  readonly #parkers = new Map<Channel, (space: number | undefined) => void>();
 
   constructor(config: ParkingConfig, deps: ParkingDeps) {
     this.#config = config;
@@ -133,6 +140,37 @@ export class ParkingLots {
    * settles when its stay ends.
    */
   reserve(channel: Channel, request: ParkRequest): { space: number; lot: ParkingLotConfig; enter: () => Promise<ParkedOutcome> } | string {
+    const taken = this.#take(channel, request);
+    this.#parkers.get(channel)?.(typeof taken === 'string' ? undefined : taken.space);
+    return taken;
+  }
+
+  /**
+   * A parking transfer (a blind transfer to a parkext): `parker`, left up by the transfer, hears
+   * the space `parkee` gets (pbx-parkingfailed when it gets none), then is hung up, as Asterisk's
+   * parker_parked_call_message_response with hangup_after.
+   */
+  takeParker(parker: Channel, parkee: Channel): void {
+    let done = false;
+    const finish = async (space: number | undefined): Promise<void> => {
+      if (done) return;
+      done = true;
+      clearTimeout(bound);
+      if (this.#parkers.get(parkee) === waiter) this.#parkers.delete(parkee);
+      try {
+        if (!parker.hangingUp) await this.#deps.announce(parker, space === undefined ? 'sound:pbx-parkingfailed' : `digits:${space}`);
+      } finally {
+        if (!parker.hangingUp) parker.hangup(CAUSE.normal, { unrequested: true });
+      }
+    };
+    const bound = setTimeout(() => void finish(undefined), PARKER_WAIT_MS);
+    const waiter = (space: number | undefined): void => void finish(space);
+    this.#parkers.set(parkee, waiter);
+    // The transferee hung up before it was parked: the parker is told the parking failed.
+    parkee.once('hangup', () => void finish(undefined));
+  }
+
+  #take(channel: Channel, request: ParkRequest): { space: number; lot: ParkingLotConfig; enter: () => Promise<ParkedOutcome> } | string {
     const lotName = request.lot || this.lotNameOf(channel);
     const lot = this.#config.lots.get(lotName);
     if (!lot) return `Cannot park ${channel.name}: lot ${lotName} unknown`;
