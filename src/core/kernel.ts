@@ -285,13 +285,7 @@ export abstract class Kernel {
         if (this.#parsedDialplan) this.#dialplan = this.#indexDialplan(this.#parsedDialplan);
       },
       extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
-      announce: async (channel, media) => {
-        try {
-          await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [media], language: channel.language, internal: true }));
-        } catch (error) {
-          this.log.warn({ channel: channel.name, media, err: (error as Error).message }, 'parking announcement not played');
-        }
-      },
+      announce: (channel, media) => this.#playToEnd(channel, media, 'parking announcement not played'),
     });
     this.#dialplan = this.loadDialplan();
     this.extensionStates = new ExtensionStates({
@@ -309,13 +303,7 @@ export abstract class Kernel {
     this.callPickup = new CallPickup(features.features, {
       channels: this.channels,
       log: this.log,
-      playAndWait: async (channel, sound) => {
-        try {
-          await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }));
-        } catch (error) {
-          this.log.warn({ channel: channel.name, sound, err: (error as Error).message }, 'pickup sound not played');
-        }
-      },
+      playAndWait: (channel, sound) => this.#playToEnd(channel, `sound:${sound}`, 'pickup sound not played'),
     });
     this.technologies = new Technologies({
       channels: this.channels,
@@ -473,6 +461,15 @@ export abstract class Kernel {
     const changes = diffConfigObjects(before, tree);
     this.dynamicConfig.replaceBackend(new FileBackend(mergeConfigObjects(tree, this.config.configObjects)), changes);
     return changes.length;
+  }
+
+  /** Plays `media` to a channel and resolves when it ends; a failure is a warning (`what`). */
+  async #playToEnd(channel: Channel, media: string, what: string): Promise<void> {
+    try {
+      await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [media], language: channel.language, internal: true }));
+    } catch (error) {
+      this.log.warn({ channel: channel.name, media, err: (error as Error).message }, what);
+    }
   }
 
   /** The dialplan as read, with the extensions the parking lots register (res_parking's registrar). */

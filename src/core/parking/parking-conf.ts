@@ -14,9 +14,9 @@ const FILE = 'res_parking.conf';
 const MAX_FILE_BYTES = 256 * 1024;
 const MAX_ENTRIES = 5_000;
 /** Most parking lots: each registers extensions and holds a bridge. */
-export const MAX_LOTS = 100;
+const MAX_LOTS = 100;
 /** Most spaces in one lot: each space is an extension (and a hint) in the lot's context. */
-export const MAX_SPACES = 1_000;
+const MAX_SPACES = 1_000;
 /** Most warning lines (a hostile file must not flood the log). */
 const MAX_WARNINGS = 100;
 /** An extension: dial digits and the characters a dialplan extension may hold, bounded. */
@@ -98,7 +98,7 @@ export function loadParkingConf(dir: string | null): { config: ParkingConfig; wa
 }
 
 /** The lots of res_parking.conf's sections; what cannot be used is warned about and left at its default. */
-export function parkingConfigOf(sections: readonly ConfigSection[], warn: (line: string) => void): ParkingConfig {
+function parkingConfigOf(sections: readonly ConfigSection[], warn: (line: string) => void): ParkingConfig {
   const lots = new Map<string, ParkingLotConfig>();
   for (const section of sections) {
     if (section.template) continue;

@@ -25,7 +25,7 @@ const MAX_PARK_DIAL = 1_000;
 const DEVICE_PREFIX = 'park:';
 
 /** How a parked call's stay ended, for the Park() that waits on it. */
-export type ParkedOutcome =
+type ParkedOutcome =
   | { readonly kind: 'retrieved'; readonly by: Channel }
   | { readonly kind: 'timeout'; readonly location: { readonly context: string; readonly exten: string; readonly priority: number } | undefined }
   | { readonly kind: 'hungup' };
@@ -46,7 +46,7 @@ export interface ParkRequest {
 }
 
 /** A parked call, as the lot keeps it. */
-export interface ParkedCall {
+interface ParkedCall {
   readonly channel: Channel;
   readonly lot: ParkingLotConfig;
   readonly space: number;
@@ -61,7 +61,7 @@ interface Stay extends ParkedCall {
   readonly onHangup: () => void;
 }
 
-export interface ParkingDeps {
+interface ParkingDeps {
   readonly bridges: Bridges;
   readonly deviceStates: DeviceStates;
   readonly log: Logger;
@@ -82,7 +82,7 @@ export function dialStringOfChannelName(name: string): string {
 }
 
 /** Asterisk's flatten_dial_string: every `/` becomes `_` (an extension name). */
-export function flattenDialString(dial: string): string {
+function flattenDialString(dial: string): string {
   return dial.replaceAll('/', '_');
 }
 
