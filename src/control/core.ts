@@ -55,6 +55,7 @@ export class Core extends Kernel {
       hangupExtensionIn: (channel, context) => this.pbx.hangupExtensionIn(channel, context),
       bridges: this.bridges,
       records: this.records,
+      parking: this.parking,
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),
