@@ -216,7 +216,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     }),
     disable_direct_media_on_nat: bool('disableDirectMediaOnNat', {
       default: 'no',
-      doc: 'No direct media while the far end is behind NAT: its signalling or (with `rtp_symmetric`) its RTP comes from another address than its SDP names.',
+      doc: 'No direct media while the far end is behind NAT: with `force_rport` or `rtp_symmetric`, its signalling comes from another address than its SDP names.',
     }),
     // The dialplan transfer's NOTIFYs follow the transferee (channels/pjsip/refer-progress.ts), which is `yes`.
     refer_blind_progress: custom<EndpointDraft>({ default: 'yes', doc: 'Always `yes` in effect: a blind transfer\'s NOTIFYs follow the transferee (`no`, 200 at once, is a warning).' }, (_draft, value, report) => {
