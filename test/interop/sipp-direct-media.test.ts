@@ -2,19 +2,22 @@
 // alice Dial()s bob; once the two are connected each is re-INVITEd with an offer whose c=/m= name
 // the other's RTP address, so their media goes between them; an ARI snoop on alice needs her audio
 // on the server, so both are re-INVITEd back to the server's own address (the port each was given
-// first) before the call ends. Skipped with a message when sipp is not installed.
+// first) before the call ends. The same with the two in an ARI application's mixing bridge, brought
+// back by a recording of the bridge. Skipped with a message when sipp is not installed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { SipCall } from '../../src/channels/pjsip/call.ts';
 import { HAVE_SIPP, explained, nextEvent, randomPort, sipp, sippServerInSuite, startSippServer, tracedMessages, waitFor, type Json } from './sipp-peer.ts';
 
 const APP = 'direct-media-app';
 const BOB_PORT = randomPort();
+let bridgeId = '';
 const skip = HAVE_SIPP ? false : 'sipp is not installed (Debian package sip-tester)';
 
 const setup = sippServerInSuite(skip, () =>
   startSippServer(
     'sipp-direct-media',
-    `[phones]\nexten => 200,1,Dial(PJSIP/bob)\n same => n,Hangup()\n`,
+    `[phones]\nexten => 200,1,Dial(PJSIP/bob)\n same => n,Hangup()\nexten => 300,1,Stasis(${APP})\n`,
     {
       endpoint: {
         alice: { context: 'phones', allow: 'ulaw', direct_media: 'yes' },
@@ -36,32 +39,49 @@ function mediaOf(message: string | undefined): string {
 /** Whether a SIP message of a trace carries SDP. */
 const withSdp = (message: string): boolean => /^m=audio/m.test(message);
 
-test('two direct_media phones: each is re-INVITEd to the other\'s RTP address, and a snoop brings both back to the server', { skip, timeout: 150_000 }, async () => {
+/**
+ * Whether a SIP channel's last offer of ours names `port` (default: its own RTP port) and was answered:
+ * sent (our SDP is it) and no offer open. A refused one restores the SDP before it, so never settles.
+ */
+function settled(id: string, port?: number): boolean {
+  const call = setup.server.core.channels.get(id)?.driver as SipCall | undefined;
+  const media = call?.sessionMedia;
+  const expected = port ?? call?.stream?.localPort;
+  return media !== undefined && media.exchange.open === 'none' && new RegExp(`^m=audio ${expected} `, 'm').test(media.localSdp ?? '');
+}
+
+/** CHANNEL(<item>) of a channel, read over ARI ('' when unreadable). */
+async function variable(id: string, name: string): Promise<string> {
+  const response = await setup.server.ari(`/channels/${id}/variable?variable=${encodeURIComponent(name)}`);
+  return response.status === 200 ? String(((await response.json()) as Json).value) : '';
+}
+
+/**
+ * Alice (SIPp) calls `exten`, bob (SIPp) answers a call from the server; `connect` puts the two
+ * together (given the ids of alice's channel, and `callBob`, which makes the server call bob and
+ * gives his channel's id) and `back` starts what needs the media here. Checks what each phone was
+ * offered: the other's RTP address, then the server's again.
+ */
+async function directAndBack(exten: string, connect: (aliceId: string) => Promise<string>, back: (aliceId: string, bobId: string) => Promise<void>): Promise<void> {
   const aliceMedia = 2 * Math.floor(randomPort() / 2);
   let bobMedia = 2 * Math.floor(randomPort() / 2);
   while (bobMedia === aliceMedia) bobMedia = 2 * Math.floor(randomPort() / 2);
   const bob = sipp('direct-media-callee.xml', [setup.target(), '-set', 'me', 'bob', '-mp', String(bobMedia)], { cwd: setup.work, port: BOB_PORT, timeoutMs: 90_000, trace: true });
   await bob.listening;
-  const alice = sipp('direct-media-caller.xml', [setup.target(), '-s', '200', '-set', 'caller', 'alice', '-set', 'me', 'alice', '-mp', String(aliceMedia)], { cwd: setup.work, timeoutMs: 90_000, trace: true });
-  const variable = async (id: string, name: string): Promise<string> => {
-    const response = await setup.server.ari(`/channels/${id}/variable?variable=${encodeURIComponent(name)}`);
-    return response.status === 200 ? String(((await response.json()) as Json).value) : '';
-  };
+  const alice = sipp('direct-media-caller.xml', [setup.target(), '-s', exten, '-set', 'caller', 'alice', '-set', 'me', 'alice', '-mp', String(aliceMedia)], { cwd: setup.work, timeoutMs: 90_000, trace: true });
   await explained(alice, () =>
     explained(bob, async () => {
-      const created = (name: string) => (event: Json) => event.type === 'ChannelCreated' && String(event.channel?.name).startsWith(name);
-      const aliceId = (await nextEvent(setup.events, created('PJSIP/alice-'), 60_000)).channel.id as string;
-      const bobId = (await nextEvent(setup.events, created('PJSIP/bob-'), 60_000)).channel.id as string;
-      // Both legs point their far ends at each other (CHANNEL(rtp,direct), as chan_pjsip's).
+      const aliceId = (await nextEvent(setup.events, (event) => event.type === 'ChannelCreated' && String(event.channel?.name).startsWith('PJSIP/alice-'), 60_000)).channel.id as string;
+      const bobId = await connect(aliceId);
+      // Both legs point their far ends at each other (CHANNEL(rtp,direct), as chan_pjsip's), and both phones answered.
       await waitFor('both legs direct', async () => ((await variable(aliceId, 'CHANNEL(rtp,direct)')) === `127.0.0.1:${bobMedia}` && (await variable(bobId, 'CHANNEL(rtp,direct)')) === `127.0.0.1:${aliceMedia}` ? true : undefined), 60_000);
-      // The snoop needs alice's audio here: direct media ends on both legs.
-      const snoop = await setup.server.ari(`/channels/${aliceId}/snoop?spy=both&app=${APP}`, { method: 'POST' });
-      assert.equal(snoop.status, 200, await snoop.clone().text());
+      await waitFor('both direct offers answered', () => (settled(aliceId, bobMedia) && settled(bobId, aliceMedia) ? true : undefined), 60_000);
+      await back(aliceId, bobId);
       await waitFor('both legs back', async () => ((await variable(aliceId, 'CHANNEL(rtp,direct)')) === '' && (await variable(bobId, 'CHANNEL(rtp,direct)')) === '' ? true : undefined), 60_000);
-      // SIPp hangs up nothing itself: the call ends from here once both answered the way back.
-      await waitFor('alice answered both re-INVITEs', async () => ((await variable(aliceId, 'CHANNEL(rtp,dest)')) !== '' ? true : undefined), 30_000);
-      const ended = await setup.server.ari(`/channels/${aliceId}`, { method: 'DELETE' });
-      assert.equal(ended.status, 204);
+      // Hung up from here once both phones answered the way back (the scenarios end on a BYE).
+      await waitFor('both offers back answered', () => (settled(aliceId) && settled(bobId) ? true : undefined), 60_000);
+      assert.equal((await setup.server.ari(`/channels/${aliceId}`, { method: 'DELETE' })).status, 204);
+      if (exten !== '200') assert.equal((await setup.server.ari(`/channels/${bobId}`, { method: 'DELETE' })).status, 204);
     }),
   );
   const [aliceRun, bobRun] = await Promise.all([alice.done, bob.done]);
@@ -82,4 +102,38 @@ test('two direct_media phones: each is re-INVITEd to the other\'s RTP address, a
   const versions = aliceOffers.map((message) => Number(/^o=\S+ \S+ (\d+)/m.exec(message)?.[1]));
   assert.ok(versions[1]! > versions[0]!, `o= versions ${versions.join(', ')}`);
   assert.match(aliceOffers[0] ?? '', /^m=audio \d+ RTP\/AVP 0( 101)?\r?$/m);
+}
+
+test('two direct_media phones: each is re-INVITEd to the other\'s RTP address, and a snoop brings both back to the server', { skip, timeout: 150_000 }, async () => {
+  await directAndBack(
+    '200',
+    async () => (await nextEvent(setup.events, (event) => event.type === 'ChannelCreated' && String(event.channel?.name).startsWith('PJSIP/bob-'), 60_000)).channel.id as string,
+    async (aliceId) => {
+      // The snoop needs alice's audio here: direct media ends on both legs.
+      const snoop = await setup.server.ari(`/channels/${aliceId}/snoop?spy=both&app=${APP}`, { method: 'POST' });
+      assert.equal(snoop.status, 200, await snoop.text());
+    },
+  );
+});
+
+test('an ARI application\'s two-party bridge goes direct, and a recording of the bridge brings the media back', { skip, timeout: 150_000 }, async () => {
+  await directAndBack(
+    '300',
+    async (aliceId) => {
+      await nextEvent(setup.events, (event) => event.type === 'StasisStart' && event.channel?.id === aliceId, 60_000);
+      assert.equal((await setup.server.ari(`/channels/${aliceId}/answer`, { method: 'POST' })).status, 204);
+      const created = await setup.server.ari(`/channels?endpoint=PJSIP/bob&app=${APP}`, { method: 'POST' });
+      const bobId = ((await created.json()) as Json).id as string;
+      await nextEvent(setup.events, (event) => event.type === 'ChannelStateChange' && event.channel?.id === bobId && event.channel.state === 'Up', 60_000);
+      const bridge = await setup.server.ari('/bridges?type=mixing', { method: 'POST' });
+      bridgeId = ((await bridge.json()) as Json).id as string;
+      assert.equal((await setup.server.ari(`/bridges/${bridgeId}/addChannel?channel=${aliceId},${bobId}`, { method: 'POST' })).status, 204);
+      return bobId;
+    },
+    async () => {
+      const recording = await setup.server.ari(`/bridges/${bridgeId}/record?name=direct-back&format=wav`, { method: 'POST' });
+      assert.equal(recording.status, 201, await recording.text());
+    },
+  );
+  assert.equal((await setup.server.ari(`/bridges/${bridgeId}`, { method: 'DELETE' })).status, 204);
 });
