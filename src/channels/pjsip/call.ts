@@ -49,7 +49,7 @@ import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
 import { ConnectedLine } from './connected-line.ts';
 import { earlyAnswerOptions } from './early-answers.ts';
-import { CallDirectMedia, type DirectMediaCall } from './direct-media.ts';
+import { CallDirectMedia, directMediaCall, type DirectMediaCall } from './direct-media.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -90,7 +90,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /** The far end's requests in the dialog, answered (far-end-requests.ts). */
   readonly #farEnd: FarEndRequests;
   readonly #workerMedia: CallWorkerMedia;
-  /** Direct media (direct-media.ts): the far end sent to the other leg's far end; `#directLeg` is what the other leg's decision reads of this one. */
+  /** Direct media (direct-media.ts); `#directLeg` is what the other leg's decision reads of this one. */
   readonly #direct: CallDirectMedia;
   readonly #directLeg: DirectMediaCall;
   /** Where the signalling runs, and our Contact there (call-route.ts). */
@@ -153,18 +153,11 @@ export class SipCall implements ChannelDriver, DialogRoute {
       update: (onFinal, onNoResponse) => this.#requests.send('UPDATE', dialogHeaders(), undefined, undefined, onFinal, onNoResponse),
       provisional: (status) => this.#provisional(status),
     });
-    this.#directLeg = {
-      options: mediaOptions,
-      get negotiated() { return call.#sdp.negotiated; },
-      get dtmfMode() { return call.#sdp.dtmfMode; },
-      signallingAddress: side.kind === 'inbound' ? side.tx.source.address : side.destination.host,
-      get held() { return call.#hold.heldByFarEnd; },
-      outbound: side.kind === 'outbound',
-      get ended() { return call.#ended; },
-      get confirmed() { return lineCall.confirmed; },
-      setTarget: (target) => void (this.#sdp.directTarget = target),
-      offer: (method, refused) => this.#offers.reinvite(this.#hold.offeredDirection, refused, method),
-    };
+    const signallingAddress = side.kind === 'inbound' ? side.tx.source.address : side.destination.host;
+    this.#directLeg = directMediaCall({ options: mediaOptions, sdp: this.#sdp, hold: this.#hold, offers: this.#offers }, signallingAddress, side.kind === 'outbound', {
+      ended: () => this.#ended,
+      confirmed: () => lineCall.confirmed,
+    });
     this.#direct = new CallDirectMedia(this.#directLeg);
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);

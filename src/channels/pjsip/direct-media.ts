@@ -8,7 +8,7 @@
 // version each (RFC 3264 §8), a 491 retried, a refusal leaving the media where it was.
 // What each leg must have (bridge_native_rtp's compatibility checks, as far as SIP goes) is
 // directMediaRefusal's: a refusal names why, and the core keeps the media here.
-import type { NegotiatedMedia, SdpCodec } from '../../sip/sdp/index.ts';
+import type { MediaDirection, NegotiatedMedia, SdpCodec } from '../../sip/sdp/index.ts';
 import type { DtmfMode } from './config/types.ts';
 import { dtmfInband } from './dtmf-info.ts';
 
@@ -77,6 +77,31 @@ export interface DirectMediaCall extends DirectMediaLeg {
   setTarget(target: DirectTarget | undefined): void;
   /** Sends a fresh offer with the current target (a re-INVITE or an UPDATE); false when none can go. */
   offer(method: 'INVITE' | 'UPDATE', refused: () => void): boolean;
+}
+
+/** The parts of a SIP call direct media reads and moves (its SDP side, its hold, its offers). */
+export interface DirectMediaParts {
+  readonly options: DirectMediaOptions;
+  readonly sdp: { readonly negotiated: NegotiatedMedia | undefined; readonly dtmfMode: DtmfMode; directTarget: DirectTarget | undefined };
+  readonly hold: { readonly heldByFarEnd: boolean; readonly offeredDirection: MediaDirection };
+  readonly offers: { reinvite(direction: MediaDirection, refused: () => void, method: 'INVITE' | 'UPDATE'): boolean };
+}
+
+/** A SIP call as direct media sees it, from its parts (call.ts). */
+export function directMediaCall(parts: DirectMediaParts, signallingAddress: string, outbound: boolean, state: { ended(): boolean; confirmed(): boolean }): DirectMediaCall {
+  const { sdp, hold, offers } = parts;
+  return {
+    options: parts.options,
+    get negotiated() { return sdp.negotiated; },
+    get dtmfMode() { return sdp.dtmfMode; },
+    signallingAddress,
+    get held() { return hold.heldByFarEnd; },
+    outbound,
+    get ended() { return state.ended(); },
+    get confirmed() { return state.confirmed(); },
+    setTarget: (target) => void (sdp.directTarget = target),
+    offer: (method, refused) => offers.reinvite(hold.offeredDirection, refused, method),
+  };
 }
 
 export class CallDirectMedia {
