@@ -543,6 +543,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   writeFrame(frame: Frame): void {
+    if (this.#direct.peerSendsHere) return;
     this.stream?.writeFrame(frame);
   }
 

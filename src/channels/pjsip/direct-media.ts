@@ -32,6 +32,8 @@ export interface DirectMediaLeg {
   readonly signallingAddress: string;
   /** Hold either way: the far end holds, or a passthrough hold of ours is in force. */
   readonly held: boolean;
+  /** This leg's far end was asked to send to the other leg's far end (its direct offer went). */
+  readonly sendsDirect?: boolean;
 }
 
 /** Where a far end is asked to send its media instead of to us. */
@@ -96,6 +98,7 @@ export function directMediaCall(parts: DirectMediaParts, signallingAddress: stri
     get dtmfMode() { return sdp.dtmfMode; },
     signallingAddress,
     get held() { return hold.heldByFarEnd; },
+    get sendsDirect() { return sdp.directTarget !== undefined; },
     outbound,
     get ended() { return state.ended(); },
     get confirmed() { return state.confirmed(); },
@@ -111,6 +114,8 @@ export class CallDirectMedia {
   #pending = false;
   /** direct_media_glare_mitigation applies to the first direct offer of a call only. */
   #firstOffer = true;
+  /** The other leg while the core asks for direct media (undefined: none asked). */
+  #peer: DirectMediaLeg | undefined;
 
   constructor(private readonly call: DirectMediaCall) {}
 
@@ -119,15 +124,24 @@ export class CallDirectMedia {
     return this.#target !== undefined;
   }
 
+  /**
+   * The other leg's far end sends its media straight to ours: what the core would write to our far
+   * end meanwhile (a two-party bridge's silence) is not sent, or it would reach the phone as a second
+   * stream. With glare mitigation the other leg may still send here: then ours goes on.
+   */
+  get peerSendsHere(): boolean {
+    return this.#peer?.sendsDirect === true;
+  }
+
   /** The core's ask (ChannelDriver.remoteMedia): `peer` its other leg (null: not a SIP call), undefined: back to us. */
   point(peer: DirectMediaLeg | null | undefined): boolean {
-    if (peer === undefined) {
+    if (peer === undefined || peer === null || this.call.ended || directMediaRefusal(this.call, peer) !== undefined) {
+      this.#peer = undefined;
+      if (peer !== undefined) return false;
       this.#move(undefined);
       return true;
     }
-    if (peer === null || this.call.ended) return false;
-    const refusal = directMediaRefusal(this.call, peer);
-    if (refusal !== undefined) return false;
+    this.#peer = peer;
     const media = peer.negotiated;
     if (!media || media.remoteAddress === undefined) return false;
     const target = { address: media.remoteAddress, port: media.remotePort, codec: media.codec };

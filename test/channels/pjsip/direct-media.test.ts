@@ -95,6 +95,18 @@ describe('direct media: the offers', () => {
     assert.equal(offers.length, 1);
   });
 
+  test('while the other leg\'s far end sends straight to ours, nothing of ours is written to it', () => {
+    const { call } = fakeCall();
+    const direct = new CallDirectMedia(call);
+    const sending = { ...peer, sendsDirect: false };
+    direct.point(sending);
+    assert.equal(direct.peerSendsHere, false, 'the other leg was not re-INVITEd (glare mitigation): ours goes on');
+    sending.sendsDirect = true;
+    assert.equal(direct.peerSendsHere, true);
+    direct.point(undefined);
+    assert.equal(direct.peerSendsHere, false, 'taken back: ours goes at once');
+  });
+
   test('a refused offer leaves the far end where it was: our SDP names us again', () => {
     const { call, offers, state } = fakeCall();
     const direct = new CallDirectMedia(call);
