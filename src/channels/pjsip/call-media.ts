@@ -33,6 +33,7 @@ import { OfferExchange } from '../../sip/sdp/offer-exchange.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { DEFAULT_EARLY_ANSWER_OPTIONS, EarlyAnswers, type EarlyAnswerOptions } from './early-answers.ts';
+import type { DirectTarget } from './direct-media.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
 export interface SdpOptions {
@@ -98,6 +99,8 @@ export class CallMedia {
   #codecsWritten = false;
   /** The endpoint's dtmf_mode, until PJSIP_DTMF_MODE writes another. */
   #dtmfMode: DtmfMode;
+  /** Direct media (direct-media.ts): the other leg's far end, which our offers and answers name instead of us. */
+  #directTarget: DirectTarget | undefined;
 
   constructor(
     codecs: readonly SdpCodec[],
@@ -119,6 +122,15 @@ export class CallMedia {
   /** Our media address as our SDP writes it (CHANNEL(rtp,src)). */
   get mediaAddress(): string {
     return this.address();
+  }
+
+  /** Where our SDP points the far end's media instead of at us (direct media); undefined: at us. */
+  get directTarget(): DirectTarget | undefined {
+    return this.#directTarget;
+  }
+
+  set directTarget(target: DirectTarget | undefined) {
+    this.#directTarget = target;
   }
 
   /** The codecs of our next offer (PJSIP_MEDIA_OFFER's read). */
@@ -179,7 +191,8 @@ export class CallMedia {
     if (fresh) this.#beforeOffer ??= this.#localSdp;
     if (fresh) this.#version += 1;
     const { coreCodecs, direction } = options;
-    const codecs = coreCodecs && !this.#codecsWritten ? offerCodecs(this.#codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.#codecs;
+    const direct = this.#directTarget;
+    const codecs = direct ? [direct.codec] : coreCodecs && !this.#codecsWritten ? offerCodecs(this.#codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.#codecs;
     this.#localSdp = buildOffer({ ...this.#local(), codecs, ...(direction ? { direction } : {}) });
     return this.#localSdp;
   }
@@ -236,12 +249,14 @@ export class CallMedia {
 
   #local(): LocalMedia {
     const { prefer, keep } = this.options.incomingOfferPref ?? DEFAULT_ANSWER_PREFERENCE;
+    const direct = this.#directTarget;
     return {
       prefer,
       keep,
-      address: this.address(),
-      port: this.stream()?.localPort ?? 9,
-      codecs: this.#codecs,
+      // Direct media names the other leg's far end, with the one codec both already use (no transcoding between them).
+      address: direct?.address ?? this.address(),
+      port: direct?.port ?? this.stream()?.localPort ?? 9,
+      codecs: direct ? [direct.codec] : this.#codecs,
       sessionId: this.#sessionId,
       sessionVersion: this.#version,
       userAgent: 'Patchbay',

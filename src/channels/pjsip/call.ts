@@ -52,6 +52,7 @@ import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
 import { ConnectedLine } from './connected-line.ts';
 import { earlyAnswerOptions } from './early-answers.ts';
+import { CallDirectMedia, directMediaCall, type DirectMediaCall } from './direct-media.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -92,6 +93,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /** The far end's requests in the dialog, answered (far-end-requests.ts). */
   readonly #farEnd: FarEndRequests;
   readonly #workerMedia: CallWorkerMedia;
+  /** Direct media (direct-media.ts); `#directLeg` is what the other leg's decision reads of this one. */
+  readonly #direct: CallDirectMedia;
+  readonly #directLeg: DirectMediaCall;
   /** Where the signalling runs, and our Contact there (call-route.ts). */
   readonly #route: CallRoute;
   /** Whom the phone talks to, sent and taken (connected-line.ts). */
@@ -152,13 +156,22 @@ export class SipCall implements ChannelDriver, DialogRoute {
       update: (onFinal, onNoResponse) => this.#requests.send('UPDATE', dialogHeaders(), undefined, undefined, onFinal, onNoResponse),
       provisional: (status) => this.#provisional(status),
     });
+    const signallingAddress = side.kind === 'inbound' ? side.tx.source.address : side.destination.host;
+    this.#directLeg = directMediaCall({ options: mediaOptions, sdp: this.#sdp, hold: this.#hold, offers: this.#offers }, signallingAddress, side.kind === 'outbound', {
+      ended: () => this.#ended,
+      confirmed: () => lineCall.confirmed,
+    });
+    this.#direct = new CallDirectMedia(this.#directLeg);
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
     const inviteTerms = {
       isAnswered: () => this.#answered,
       answered: () => {
         this.#answered = true;
-        queueMicrotask(() => this.#connectedLine.dialogConfirmed());
+        queueMicrotask(() => {
+          this.#connectedLine.dialogConfirmed();
+          this.#direct.confirmed();
+        });
       },
       failed: (cause: number, techCause?: number) => this.#outboundFailed(cause, techCause),
       identity: (response: SipResponse) => this.#connectedLine.received(response),
@@ -209,7 +222,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   channelInfo(item: string, bare = false): string | undefined {
     const side = this.side;
     const out = side.kind === 'outbound' ? side : undefined;
-    if (bare) return sipMediaInfo(item, { endpointId: this.endpointId, contact: out?.contact, mediaAddress: this.#sdp.mediaAddress, stream: this.stream, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd });
+    if (bare) return sipMediaInfo(item, { endpointId: this.endpointId, contact: out?.contact, mediaAddress: this.#sdp.mediaAddress, stream: this.stream, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd, directTarget: this.#sdp.directTarget });
     const invite = side.kind === 'inbound' ? side.invite : this.#invite?.request;
     const remote = side.kind === 'outbound' ? { address: side.destination.host, port: side.destination.port } : side.tx.source;
     return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: !out, ...(out ? { target: out.target } : {}), local: { address: this.services.signallingHost, port: this.services.signallingPort }, remote });
@@ -295,7 +308,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #acked(ack: SipRequest): void {
     const first = !this.#ackReceived;
     this.#ackReceived = true;
-    if (first) queueMicrotask(() => this.#connectedLine.dialogConfirmed());
+    if (first) queueMicrotask(() => {
+      this.#connectedLine.dialogConfirmed();
+      this.#direct.confirmed();
+    });
     this.#sdp.exchange.closed();
     // A late offer is answered in the ACK (its SDP, or a multipart's SDP part).
     if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
@@ -548,6 +564,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   writeFrame(frame: Frame): void {
+    if (this.#direct.peerSendsHere) return;
     this.stream?.writeFrame(frame);
   }
 
@@ -558,6 +575,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   relayAudio(peer: ChannelDriver | undefined): boolean {
     return this.#workerMedia.relay(peer === undefined ? undefined : peer instanceof SipCall ? peer : null);
+  }
+
+  remoteMedia(peer: ChannelDriver | undefined): boolean {
+    return this.#direct.point(peer === undefined ? undefined : peer instanceof SipCall ? peer.#directLeg : null);
   }
 
   mixAudio(members: readonly ChannelDriver[], rate: SampleRate): MixHandle | undefined {

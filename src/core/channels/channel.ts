@@ -237,27 +237,42 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
   }
 
   hold(musicClass?: string): void {
-    this.onHold = true;
+    this.#setHold(true);
     this.indicate('hold', musicClass);
     this.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
   }
 
   unhold(): void {
-    this.onHold = false;
+    this.#setHold(false);
     this.indicate('unhold');
     this.raise('ChannelUnhold');
   }
 
   /** The far end put the call on hold (a Local partner's hold): no indication goes back to it. */
   heldByFarEnd(musicClass?: string): void {
-    this.onHold = true;
+    this.#setHold(true);
     this.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
   }
 
   /** The far end took the call off hold. */
   unheldByFarEnd(): void {
-    this.onHold = false;
+    this.#setHold(false);
     this.raise('ChannelUnhold');
+  }
+
+  /** A held channel's media comes back through the core (direct media ends: remote-media.ts looks again on media-path). */
+  #setHold(held: boolean): void {
+    if (this.onHold === held) return;
+    this.onHold = held;
+    this.emit('media-path', undefined);
+  }
+
+  /**
+   * The technology's own conditions for carrying the audio itself changed (a codec, the far end's
+   * address, its NAT): a relay or direct media between two technologies looks again (audio-relay.ts).
+   */
+  mediaPathChanged(): void {
+    this.emit('media-path', undefined);
   }
 
   /**

@@ -69,6 +69,16 @@ export interface ChannelDriver {
    */
   relayAudio?(peer: ChannelDriver | undefined): boolean;
   /**
+   * Remote media (Asterisk's RTP glue, bridge_native_rtp): while given a peer, the technology asks
+   * its far end to send its media straight to `peer`'s far end and back (a SIP re-INVITE naming the
+   * other's RTP address), so none reaches the server. Asked again on every change that may matter,
+   * and must then be idempotent; false when the two cannot now (another technology, no common codec,
+   * SRTP, in-band DTMF, NAT, the endpoint's direct_media=no …); undefined: the media comes back here.
+   * remote-media.ts decides when: both sides at once, only while nothing else needs the audio here.
+   * Technologies that never can leave it out.
+   */
+  remoteMedia?(peer: ChannelDriver | undefined): boolean;
+  /**
    * The technologies mix the audio of `members` (this driver among them) themselves, each far end
    * hearing the others at `rate`, and no frame reaches the channels (technology-mix.ts decides
    * when: nothing else takes the audio of any of them); stop() on the handle gives the audio back.

@@ -152,6 +152,9 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     acls: NO_ACL,
     dtmfMode: 'rfc4733',
     directMedia: false,
+    directMediaMethod: 'invite',
+    directMediaGlareMitigation: 'none',
+    disableDirectMediaOnNat: false,
     identifyBy: ['username', 'ip'],
     rtpSymmetric: false,
     inbandProgress: false,
@@ -209,11 +212,21 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       doc: 'Credentials for 401/407 challenges to requests Patchbay sends: INVITEs are retried once per realm (registrations use the registration\'s own).',
     }),
     transport: optionalText('transport', { doc: 'The transport whose socket (and protocol, unless the contact names one) sends requests to the endpoint.' }),
-    direct_media: custom<EndpointDraft>({ default: 'no', doc: 'Always `no` in effect: media flows through Patchbay (`yes` is a warning).' }, (draft, value, report) => {
-      const result = parseBool(value);
-      if (!result.ok) return report.fail(result.error);
-      if (result.value) report.warn('direct_media=yes is not implemented by Patchbay: media always flows through the server');
-      draft.directMedia = false;
+    direct_media: bool('directMedia', {
+      default: 'no',
+      doc: 'In a two-party bridge with another such endpoint and nothing of the server on the media, each far end is re-INVITEd to send its RTP straight to the other (docs/sip.md, Direct media); Asterisk\'s default is `yes`.',
+    }),
+    direct_media_method: choice('directMediaMethod', ['invite', 'reinvite', 'update'], {
+      default: 'invite',
+      doc: 'How direct media is offered and taken back: `invite` (or `reinvite`) a re-INVITE, `update` an UPDATE with SDP.',
+    }),
+    direct_media_glare_mitigation: choice('directMediaGlareMitigation', ['none', 'outgoing', 'incoming'], {
+      default: 'none',
+      doc: 'The first direct-media offer is not sent on the endpoint\'s calls of this direction (`outgoing`: calls the server placed; `incoming`: calls it received): the other leg\'s alone moves the media, so the two far ends do not re-INVITE each other across.',
+    }),
+    disable_direct_media_on_nat: bool('disableDirectMediaOnNat', {
+      default: 'no',
+      doc: 'No direct media while the far end is behind NAT: with `force_rport` or `rtp_symmetric`, its signalling comes from another address than its SDP names.',
     }),
     // The dialplan transfer's NOTIFYs follow the transferee (channels/pjsip/refer-progress.ts), which is `yes`.
     refer_blind_progress: custom<EndpointDraft>({ default: 'yes', doc: 'Always `yes` in effect: a blind transfer\'s NOTIFYs follow the transferee (`no`, 200 at once, is a warning).' }, (_draft, value, report) => {

@@ -52,8 +52,11 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOpt
   /** permit/deny/acl and their contact_ forms: checked once a request is identified (endpoint-acl.ts). */
   readonly acls: AclLists;
   readonly dtmfMode: DtmfMode;
-  /** Always false in effect: Patchbay anchors media (a warning says so when set to yes). */
+  /** Direct media (direct-media.ts): the far end's RTP may go straight to the other party of a two-party bridge. */
   readonly directMedia: boolean;
+  readonly directMediaMethod: 'invite' | 'reinvite' | 'update';
+  readonly directMediaGlareMitigation: 'none' | 'outgoing' | 'incoming';
+  readonly disableDirectMediaOnNat: boolean;
   readonly identifyBy: readonly IdentifyBy[];
   readonly callerId?: { readonly name?: string; readonly number?: string };
   readonly fromUser?: string;
