@@ -383,6 +383,10 @@ export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
     minimumExpiration: 60,
     maximumExpiration: 7200,
     mailboxes: [],
+    removeUnavailable: false,
+    qualify2xxOnly: false,
+    authenticateQualify: false,
+    supportPath: false,
   }),
   options: {
     max_contacts: int('maxContacts', 0, 1000, { default: '0', doc: 'Most registered contacts (0: no limit).' }),
@@ -396,6 +400,10 @@ export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
     outbound_proxy: sipUri('outboundProxy', 'Proxy requests to the contacts are sent through.', false),
     mailboxes: mailboxList('Mailboxes a `message-summary` SUBSCRIBE to the AOR (its name, or its voicemail_extension, as the request\'s user) reports.'),
     voicemail_extension: optionalText('voicemailExtension', { doc: 'User of the Message-Account URI of MWI subscriptions to the AOR; a SUBSCRIBE to it finds the AOR.' }),
+    remove_unavailable: bool('removeUnavailable', { default: 'no', doc: 'A registration beyond max_contacts first replaces contacts whose qualify failed (Unavailable), the soonest to expire first; without remove_existing it is refused (403) only when those do not make room.' }),
+    qualify_2xx_only: bool('qualify2xxOnly', { default: 'no', doc: 'Only a 2xx answer to the qualify OPTIONS makes the contact Reachable; any other final answer makes it Unreachable.' }),
+    authenticate_qualify: bool('authenticateQualify', { default: 'no', doc: 'Accepted with no effect, as in Asterisk 22: a 401/407 to a qualify OPTIONS is always answered once with the outbound_auth of the first endpoint naming the AOR, and the answer to that counts.' }),
+    support_path: bool('supportPath', { default: 'no', doc: 'RFC 3327: the Path of a REGISTER (which must then say `Supported: path`, else 420) is stored with its contacts and echoed in the 200 with `Supported: path`; calls and qualify OPTIONS to such a contact go to the first Path hop, with the Path as Route.' }),
   },
   finish(draft, report) {
     const { minimumExpiration: min, maximumExpiration: max, defaultExpiration: def } = draft;
@@ -472,6 +480,24 @@ export const IDENTIFY = declareObject<PjsipIdentify, Draft<PjsipIdentify>>({
 
 // ---- registration -----------------------------------------------------------------------------
 
+/** A header value written as given: printable, one line, bounded (it goes on the wire as is). */
+function parseHeaderText(value: string): Parsed<string> {
+  const text = value.trim();
+  // eslint-disable-next-line no-control-regex
+  if (text === '' || text.length > 255 || /[\x00-\x1f\x7f]/.test(text)) return { ok: false, error: `${shown(value)} is not a header value (1 to 255 printable characters)` };
+  return { ok: true, value: text };
+}
+
+/** contact_header_params: `name[=value]` pairs separated by `;` (a leading `;` dropped), values as tokens or quoted strings. */
+function parseContactHeaderParams(value: string): Parsed<string> {
+  const text = value.trim().replace(/^;/, '');
+  const param = /^[A-Za-z0-9!%*_+`'~.-]+(?:=(?:[A-Za-z0-9!%*_+`'~.:\[\]-]+|"(?:[^"\\\r\n]|\\.)*"))?$/;
+  if (text === '' || text.length > 255 || !text.split(';').every((piece) => param.test(piece.trim()))) {
+    return { ok: false, error: `${shown(value)} is not a list of header parameters (name or name=value, separated by ;)` };
+  }
+  return { ok: true, value: text.split(';').map((piece) => piece.trim()).join(';') };
+}
+
 const seconds = <K extends string>(key: K, min: number, fallback: string, doc: string) => int(key, min, 2_147_483_647, { default: fallback, doc });
 
 export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistration>>({
@@ -490,6 +516,7 @@ export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistra
     authRejectionPermanent: true,
     line: false,
     maxRandomInitialDelay: 10,
+    supportPath: false,
   }),
   options: {
     server_uri: parsed('serverUri', parseSipUri, { doc: 'The registrar.' }),
@@ -507,6 +534,9 @@ export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistra
     line: bool('line', { default: 'no', doc: 'Requests to the registered Contact are from `endpoint`.' }),
     endpoint: optionalText('endpoint', { doc: 'The endpoint of `line=yes`.' }),
     max_random_initial_delay: int('maxRandomInitialDelay', 0, 3600, { default: '10', doc: 'Random delay before the first REGISTER (seconds).' }),
+    user_agent: optional('userAgent', parseHeaderText, { doc: 'User-Agent header of this registration\'s REGISTERs (else global `user_agent`).' }),
+    contact_header_params: optional('contactHeaderParams', parseContactHeaderParams, { doc: 'Header parameters written after the `>` of the registered Contact (`+sip.instance="<urn:…>";reg-id=1`), as given, without the leading `;`.' }),
+    support_path: bool('supportPath', { default: 'no', doc: 'REGISTERs say `Supported: path` (RFC 3327), so that proxies on the way may add a Path.' }),
   },
   finish(draft, report) {
     if (draft.serverUri === '') report.error('server_uri', 'is required');

@@ -167,6 +167,14 @@ export interface PjsipAor {
   readonly mailboxes: readonly string[];
   /** User of the Message-Account URI of those subscriptions (and a resource name that finds this AOR). */
   readonly voicemailExtension?: string;
+  /** With max_contacts reached, unavailable (qualify failed) contacts make room first. */
+  readonly removeUnavailable: boolean;
+  /** Only a 2xx answer to a qualify OPTIONS makes the contact Reachable. */
+  readonly qualify2xxOnly: boolean;
+  /** Accepted for Asterisk's sake: a challenged qualify is always answered with the endpoint's outbound_auth. */
+  readonly authenticateQualify: boolean;
+  /** RFC 3327: a REGISTER's Path is stored and requests to the contact are routed through it. */
+  readonly supportPath: boolean;
 }
 
 export interface PjsipAuth {
@@ -226,6 +234,12 @@ export interface PjsipRegistration {
   readonly endpoint?: string;
   /** Seconds: the first REGISTER goes out after a random delay up to this (Asterisk default 10). */
   readonly maxRandomInitialDelay: number;
+  /** User-Agent of this registration's REGISTERs (else global user_agent). */
+  readonly userAgent?: string;
+  /** Header parameters after the Contact's `>`, without the leading `;`. */
+  readonly contactHeaderParams?: string;
+  /** `Supported: path` in the REGISTERs. */
+  readonly supportPath: boolean;
 }
 
 export interface PjsipDomainAlias {
