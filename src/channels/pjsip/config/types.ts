@@ -213,6 +213,15 @@ export interface PjsipTransport extends TlsSettings {
   readonly externalSignalingAddress?: string;
   readonly externalSignalingPort?: number;
   readonly localNet: readonly IpNetwork[];
+  /** tcp_keepalive_enable: the kernel's keep-alive probes on TCP and TLS connections. */
+  readonly tcpKeepaliveEnable: boolean;
+  /** Seconds idle before the first probe. */
+  readonly tcpKeepaliveIdleTime: number;
+  /** Parsed only: Node sets neither the probe interval nor the count. */
+  readonly tcpKeepaliveIntervalTime: number;
+  readonly tcpKeepaliveProbeCount: number;
+  readonly symmetricTransport: boolean;
+  readonly allowReload: boolean;
 }
 
 export interface PjsipRegistration {
