@@ -572,6 +572,14 @@ export function defaultPjsipGlobal(id = 'global'): PjsipGlobal {
     maxForwards: 70,
     keepAliveInterval: 90,
     allowSending180After183: false,
+    ignoreUriUserOptions: false,
+    useCalleridContact: false,
+    norefersub: true,
+    allCodecsOnEmptyReinvite: false,
+    mwiDisableInitialUnsolicited: false,
+    unidentifiedRequestCount: 5,
+    unidentifiedRequestPeriod: 5,
+    unidentifiedRequestPruneInterval: 30,
   };
 }
 
@@ -593,6 +601,16 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
       doc: 'Ringing on an unanswered call whose 183 already went out (or on an `inband_progress` endpoint) is sent as 180 Ringing rather than another 183; the ring tone is still played in band.',
     }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
+    regcontext: optionalText('regcontext', { doc: 'Context where a registered endpoint gets `exten => <endpoint>,1,Noop(<endpoint>)` while it is online.', implemented: false }),
+    default_outbound_endpoint: optionalText('defaultOutboundEndpoint', { doc: 'Endpoint of out-of-dialog requests sent to a URI without one.', implemented: false }),
+    ignore_uri_user_options: bool('ignoreUriUserOptions', { default: 'no', doc: 'Strip `;user=phone`-style options from the user part of request URIs before matching extensions.', implemented: false }),
+    use_callerid_contact: bool('useCalleridContact', { default: 'no', doc: 'The user of the Contact of outgoing calls is the caller id number.', implemented: false }),
+    norefersub: bool('norefersub', { default: 'yes', doc: 'Advertise RFC 4488 REFER subscription suppression (`Supported: norefersub`).', implemented: false }),
+    all_codecs_on_empty_reinvite: bool('allCodecsOnEmptyReinvite', { default: 'no', doc: 'The answer to a re-INVITE without SDP offers every allowed codec, not only the call\'s.', implemented: false }),
+    mwi_disable_initial_unsolicited: bool('mwiDisableInitialUnsolicited', { default: 'no', doc: 'No unsolicited MWI NOTIFY to every endpoint at start (Patchbay sends none at start anyway).', implemented: false }),
+    unidentified_request_count: int('unidentifiedRequestCount', 1, 1_000_000, { default: '5', doc: 'Requests from an unknown source within unidentified_request_period that are logged as a security event.', implemented: false }),
+    unidentified_request_period: int('unidentifiedRequestPeriod', 1, 86_400, { default: '5', doc: 'Seconds over which unidentified requests are counted.', implemented: false }),
+    unidentified_request_prune_interval: int('unidentifiedRequestPruneInterval', 1, 86_400, { default: '30', doc: 'Seconds between prunes of the unidentified-request table.', implemented: false }),
   },
   finish: (draft) => draft,
 });

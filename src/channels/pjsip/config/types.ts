@@ -270,6 +270,17 @@ export interface PjsipGlobal {
   readonly allowSending180After183: boolean;
   /** Message-Account user of MWI when the AOR (solicited) or endpoint (unsolicited) names none. */
   readonly defaultVoicemailExtension?: string;
+  // Declared for Asterisk's pjsip.conf, parsed and validated, not acted on (named at start-up when set).
+  readonly regcontext?: string;
+  readonly defaultOutboundEndpoint?: string;
+  readonly ignoreUriUserOptions: boolean;
+  readonly useCalleridContact: boolean;
+  readonly norefersub: boolean;
+  readonly allCodecsOnEmptyReinvite: boolean;
+  readonly mwiDisableInitialUnsolicited: boolean;
+  readonly unidentifiedRequestCount: number;
+  readonly unidentifiedRequestPeriod: number;
+  readonly unidentifiedRequestPruneInterval: number;
 }
 
 /**
