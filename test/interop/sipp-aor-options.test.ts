@@ -6,6 +6,9 @@
 // the Path's first hop with the Path as Route) and a registration's user_agent,
 // contact_header_params and support_path in its REGISTER.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { HAVE_SIPP, nextEvent, randomPort, sipp, startSippServer, tracedMessages, type Json, type SippServer } from './sipp-peer.ts';
 
@@ -17,6 +20,7 @@ const QUALIFY = { qualify_frequency: '1', qualify_timeout: '1' };
 let peer: SippServer;
 let registrar: ReturnType<typeof sipp>;
 let registrarPort: number;
+let registrarWork: string;
 const seen: Json[] = [];
 
 /** The next ContactStatusChange of `aor` with `status` (events kept in `seen` are looked at first). */
@@ -38,7 +42,8 @@ before(async () => {
   if (!HAVE_SIPP) return;
   // The provider's registrar listens before the server starts and registers (max_random_initial_delay 0).
   registrarPort = randomPort();
-  registrar = sipp('registrar-options.xml', [], { cwd: '/tmp', port: registrarPort, timeoutMs: 90_000, trace: false });
+  registrarWork = mkdtempSync(join(tmpdir(), 'patchbay-registrar-options-'));
+  registrar = sipp('registrar-options.xml', [], { cwd: registrarWork, port: registrarPort, timeoutMs: 90_000 });
   await registrar.listening;
   peer = await startSippServer(
     'aor-options',
@@ -74,7 +79,10 @@ before(async () => {
 });
 
 after(async () => {
-  if (HAVE_SIPP) await peer.close();
+  if (!HAVE_SIPP) return;
+  await peer.close();
+  await registrar.done;
+  rmSync(registrarWork, { recursive: true, force: true });
 });
 
 describe('aor options on the wire', { skip }, () => {
