@@ -1,6 +1,6 @@
 // Registrar bindings (RFC 3261 §10.3) for address-of-record objects with Asterisk's `aor` rules:
 // `max_contacts`, `remove_existing`, `minimum_expiration`, `maximum_expiration`,
-// `default_expiration`. Pure bookkeeping on already-parsed REGISTER requests: it knows nothing of
+// `default_expiration`, `remove_unavailable`. Pure bookkeeping on already-parsed REGISTER requests: it knows nothing of
 // transports, authentication or endpoints. Expiry is driven by the caller's clock (`now`), and a
 // single timer per registrar fires the nearest expiry.
 
@@ -10,6 +10,8 @@ export interface AorRules {
   readonly minimumExpiration: number;
   readonly maximumExpiration: number;
   readonly defaultExpiration: number;
+  /** remove_unavailable: contacts the request calls unavailable make room first (see register()). */
+  readonly removeUnavailable?: boolean;
 }
 
 export const DEFAULT_AOR_RULES: AorRules = Object.freeze({
@@ -69,6 +71,8 @@ export interface RegisterRequest {
   readonly userAgent?: string;
   readonly source: BindingSource;
   readonly path?: readonly string[];
+  /** Whether an existing binding is unavailable (its qualify failed): asked only with remove_unavailable. */
+  readonly unavailable?: (binding: Binding) => boolean;
 }
 
 export type RegisterOutcome =
@@ -214,10 +218,23 @@ export class Registrar {
       }
     }
     const limit = Math.min(rules.maxContacts > 0 ? rules.maxContacts : MAX_BINDINGS_PER_AOR, MAX_BINDINGS_PER_AOR);
+    const renewed = new Set(planned.map((entry) => entry.key));
+    if (next.size > limit && rules.removeUnavailable && request.unavailable) {
+      // remove_unavailable, as res_pjsip_registrar: the unavailable bindings this request does not
+      // renew go first, the soonest to expire first; without remove_existing only when they are
+      // enough to make room (else the REGISTER is refused and nothing is removed).
+      const unavailable = [...next].filter(([key, binding]) => !renewed.has(key) && request.unavailable!(binding)).sort((a, b) => a[1].expiresAt - b[1].expiresAt);
+      if (rules.removeExisting || next.size - unavailable.length <= limit) {
+        for (const [key, binding] of unavailable) {
+          if (next.size <= limit) break;
+          next.delete(key);
+          removed.push(binding);
+        }
+      }
+    }
     if (next.size > limit) {
       if (!rules.removeExisting) return { status: 403, reason: 'Maximum number of contacts reached' };
       // remove_existing: the oldest bindings not renewed by this request make room.
-      const renewed = new Set(planned.map((entry) => entry.key));
       for (const [key, binding] of next) {
         if (next.size <= limit) break;
         if (renewed.has(key)) continue;

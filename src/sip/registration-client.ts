@@ -39,6 +39,10 @@ export interface RegistrationSettings {
   /** Where REGISTERs go (the server URI's host, or the outbound proxy). */
   readonly destination: Destination;
   readonly userAgent: string;
+  /** Header parameters written after our Contact's `>` (contact_header_params), without the leading `;`. */
+  readonly contactHeaderParams?: string;
+  /** Option tags of a Supported header (support_path: `path`). */
+  readonly supported?: readonly string[];
   /** Milliseconds before the first REGISTER (max_random_initial_delay, drawn by the caller). */
   readonly initialDelayMs: number;
 }
@@ -164,10 +168,11 @@ export class OutboundRegistration {
       ['To', `<${aor}>`],
       ['Call-ID', this.#callId],
       ['CSeq', `${this.#cseq} REGISTER`],
-      ['Contact', `<${settings.contact}>`],
+      ['Contact', `<${settings.contact}>${settings.contactHeaderParams ? `;${settings.contactHeaderParams}` : ''}`],
       ['Expires', String(expires)],
       ['User-Agent', settings.userAgent],
       ['Allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS, MESSAGE'],
+      ...(settings.supported && settings.supported.length > 0 ? [['Supported', settings.supported.join(', ')] as [string, string]] : []),
     ]);
     if (this.#auth) {
       const auth = this.#auth;

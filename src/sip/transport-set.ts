@@ -28,6 +28,8 @@ export interface ListenerSettings {
   readonly nat?: OutboundNat;
   /** A TLS listener's certificates and policy (also used for the TLS connections it opens). */
   readonly tls?: TlsSettings;
+  /** TCP keep-alive idle time of the listener's connections in milliseconds (transport tcp_keepalive_*). */
+  readonly tcpKeepAliveMs?: number;
 }
 
 export class SipTransportSet implements SipSender {
@@ -56,6 +58,7 @@ export class SipTransportSet implements SipSender {
           ...(settings.protocols.includes('TLS') ? { tlsPort: settings.port } : {}),
           ...(settings.tls ? { tls: settings.tls } : {}),
           ...(settings.nat ? { nat: settings.nat } : {}),
+          ...(settings.tcpKeepAliveMs ? { tcpKeepAliveMs: settings.tcpKeepAliveMs } : {}),
         },
         handlers,
       ),

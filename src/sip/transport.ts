@@ -76,6 +76,8 @@ export interface TransportOptions {
   maxConnectionsPerSource?: number;
   /** A TCP or TLS connection idle this long is closed (default 120 s). */
   idleTimeoutMs?: number;
+  /** TCP keep-alive probes on every TCP and TLS connection after this idle time (tcp_keepalive_enable; Node sets no interval or count). */
+  tcpKeepAliveMs?: number;
   /** An incoming connection that has not sent a whole SIP message in this time (TLS handshake included) is closed (default 10 s). */
   firstMessageTimeoutMs?: number;
   /** Unsent bytes on a connection beyond which it is closed (default 1 MiB). */
@@ -95,7 +97,7 @@ export interface TransportHandlers {
   onConnectionClosed?(connection: TcpConnection): void;
 }
 
-type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls' | 'nat' | 'compactHeaders'>> & { publicHost?: string; name?: string };
+type ResolvedOptions = Required<Omit<TransportOptions, 'limits' | 'publicHost' | 'name' | 'tls' | 'nat' | 'compactHeaders' | 'tcpKeepAliveMs'>> & { publicHost?: string; name?: string };
 
 export class SipTransport implements SipSender {
   handlers: TransportHandlers = {};
@@ -111,6 +113,7 @@ export class SipTransport implements SipSender {
   readonly #nat: OutboundNat | undefined;
   readonly #compact: boolean;
   #keepAlive: NodeJS.Timeout | undefined;
+  readonly #tcpKeepAliveMs: number | undefined;
   private readonly streams: Record<StreamProtocol, StreamConnections>;
   private closing = false;
 
@@ -135,6 +138,7 @@ export class SipTransport implements SipSender {
     this.#tlsSettings = options.tls;
     this.#nat = options.nat;
     this.#compact = options.compactHeaders === true;
+    this.#tcpKeepAliveMs = options.tcpKeepAliveMs;
     const events = {
       frame: (data: Buffer, source: Source) => this.receive(data, source, true),
       drop: (reason: string, source: Source) => this.handlers.onDrop?.(reason, source),
@@ -188,6 +192,7 @@ export class SipTransport implements SipSender {
       const port = tcpPort === -1 ? (this.udp?.address().port ?? 5060) : tcpPort;
       // No server.maxConnections: admit() counts, and may evict a silent connection to make room.
       const server = net.createServer((socket) => {
+        this.#tcpKeepAlive(socket);
         const admission = this.streams.TCP.admit(socket);
         if (admission) this.streams.TCP.adopt(admission, socket);
       });
@@ -207,6 +212,7 @@ export class SipTransport implements SipSender {
   async #listenTls(port: number, host: string): Promise<net.Server> {
     const pool = this.streams.TLS;
     const server = net.createServer((raw) => {
+      this.#tcpKeepAlive(raw);
       const material = this.#tls;
       if (!material || pool.pendingCount >= this.options.maxTlsHandshakes) {
         this.handlers.onDrop?.('too many TLS handshakes in progress', { transport: 'TLS', address: raw.remoteAddress ?? '', port: raw.remotePort ?? 0 });
@@ -383,6 +389,12 @@ export class SipTransport implements SipSender {
 
   // ---- connecting out
 
+  /** The kernel's keep-alive probes on a connection, when the transport asks for them (tcp_keepalive_enable). */
+  #tcpKeepAlive(socket: net.Socket): void {
+    const ms = this.#tcpKeepAliveMs;
+    if (ms !== undefined && ms > 0) socket.setKeepAlive(true, ms);
+  }
+
   /** The local address outgoing connections bind to: the listener's, unless it is a wildcard. */
   #localBind(): string | undefined {
     const host = this.options.host;
@@ -393,6 +405,7 @@ export class SipTransport implements SipSender {
     return new Promise<net.Socket>((resolve, reject) => {
       const localAddress = this.#localBind();
       const socket = net.connect({ host, port, ...(localAddress ? { localAddress } : {}) });
+      this.#tcpKeepAlive(socket);
       const timer = setTimeout(() => socket.destroy(new Error('connect timeout')), 10_000);
       socket.once('error', (err) => {
         clearTimeout(timer);

@@ -124,3 +124,39 @@ test('a rewritten contact keeps what the phone wrote (for the 200 OK); findByUri
   assert.equal(registrar.findByUri('sip:alice@203.0.113.7:40123;transport=tcp'), undefined, 'not once expired');
   registrar.close();
 });
+
+test('remove_unavailable: with max_contacts reached an unavailable contact makes room, the soonest to expire first', () => {
+  const down = new Set(['sip:a@h1', 'sip:a@h2']);
+  const unavailable = (binding: { uri: string }) => down.has(binding.uri);
+  const { registrar, register } = setup({ maxContacts: 3, removeUnavailable: true });
+  register([{ uri: 'sip:a@h1' }], { expires: 600 });
+  register([{ uri: 'sip:a@h2' }], { expires: 300 });
+  register([{ uri: 'sip:a@h3' }], { expires: 300 });
+  const outcome = register([{ uri: 'sip:a@h4' }], { expires: 300, unavailable });
+  assert.equal(outcome.status, 200);
+  assert.deepEqual(registrar.lookup('alice').map((b) => b.uri), ['sip:a@h1', 'sip:a@h3', 'sip:a@h4']);
+  registrar.close();
+});
+
+test('remove_unavailable without remove_existing refuses (and removes nothing) when the unavailable contacts are not enough', () => {
+  const { registrar, register } = setup({ maxContacts: 1, removeUnavailable: true });
+  register([{ uri: 'sip:a@h1' }]);
+  const refused = register([{ uri: 'sip:a@h2' }], { unavailable: () => false });
+  assert.equal(refused.status, 403);
+  // Without the option the unavailable contact is kept and the REGISTER refused.
+  const plain = setup({ maxContacts: 1 });
+  plain.register([{ uri: 'sip:a@h1' }]);
+  assert.equal(plain.register([{ uri: 'sip:a@h2' }], { unavailable: () => true }).status, 403);
+  assert.deepEqual(registrar.lookup('alice').map((b) => b.uri), ['sip:a@h1']);
+  registrar.close();
+  plain.registrar.close();
+});
+
+test('remove_unavailable with remove_existing replaces an unavailable contact before the oldest one', () => {
+  const { registrar, register } = setup({ maxContacts: 2, removeExisting: true, removeUnavailable: true });
+  register([{ uri: 'sip:a@h1' }]);
+  register([{ uri: 'sip:a@h2' }]);
+  assert.equal(register([{ uri: 'sip:a@h3' }], { unavailable: (binding) => binding.uri === 'sip:a@h2' }).status, 200);
+  assert.deepEqual(registrar.lookup('alice').map((b) => b.uri), ['sip:a@h1', 'sip:a@h3']);
+  registrar.close();
+});

@@ -12,7 +12,7 @@ import { uriDestination } from '../../sip/dialog.ts';
 import { isForeignFlow } from '../../sip/foreign-flow.ts';
 import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
-import { parseUri, type SipUri } from '../../sip/uri.ts';
+import { parseNameAddr, parseUri, type SipUri } from '../../sip/uri.ts';
 import { SipCall, type OutboundSide } from './call.ts';
 import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
 import { withUserPhone } from './user-eq-phone.ts';
@@ -44,14 +44,17 @@ export class Dialer {
     const { endpoint, user, uri, through, contact } = this.resolve(request.resource, true);
     // An outbound_proxy takes the INVITE (named in a Route header); the Request-URI stays the target.
     // A phone reached over another server's connection is reached only there: no proxy in between.
-    const proxy = endpoint.outboundProxy && !through ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
+    // A contact registered with a Path (the AOR's support_path) is reached through it, as res_pjsip_path
+    // sets it as the request's outbound proxy: the first hop takes the INVITE, the whole Path is its Route.
+    const path = contact && !through ? this.pathOf(uri) : undefined;
+    const proxy = path ? path.first : endpoint.outboundProxy && !through ? parseUri(endpoint.outboundProxy.replace(/^<|>$/g, '')) : undefined;
     const viaProxy = proxy && proxy.kind === 'sip' ? proxy : undefined;
     const destination = through ? this.flowDestination(through, uri) : this.destinationOf(viaProxy ?? uri, endpoint);
     if (!destination) throw new UnavailableError(`No reachable contact for endpoint ${endpoint.id}`);
     try {
       const target = user !== undefined ? { ...uri, user } : uri;
       // user_eq_phone marks the Request-URI (and so the To) once the destination is known from the URI as it was.
-      return this.#place(context, request, endpoint, destination, endpoint.userEqPhone ? withUserPhone(target) : target, viaProxy, contact);
+      return this.#place(context, request, endpoint, destination, endpoint.userEqPhone ? withUserPhone(target) : target, viaProxy, contact, path?.route);
     } catch (error) {
       // A flow through another member that no call took is given back at once (it counts against a bound).
       if (isForeignFlow(destination.connection)) destination.connection.release();
@@ -60,7 +63,7 @@ export class Dialer {
   }
 
   /** The call and its channel, once its destination is known. */
-  #place(context: TechnologyContext, request: ChannelRequest, endpoint: PjsipEndpoint, destination: Destination, target: SipUri, viaProxy: SipUri | undefined, contact: OutboundSide['contact']): Channel {
+  #place(context: TechnologyContext, request: ChannelRequest, endpoint: PjsipEndpoint, destination: Destination, target: SipUri, viaProxy: SipUri | undefined, contact: OutboundSide['contact'], route?: string): Channel {
     const runtime = this.#runtime;
     if (runtime.calls.size >= MAX_CALLS) throw new UnavailableError('Too many SIP calls');
     // The codecs of the calling side (outgoing_call_offer_pref's "remote"): ARI's formats, else what the requesting channel carries.
@@ -74,7 +77,7 @@ export class Dialer {
       destination,
       identity: outboundIdentityOptions(endpoint, runtime.config.global.defaultFromUser),
       ...(endpoint.userEqPhone ? { userEqPhone: true } : {}),
-      ...(viaProxy ? { route: nameAddr(viaProxy) } : {}),
+      ...(route !== undefined ? { route } : viaProxy ? { route: nameAddr(viaProxy) } : {}),
       credentials: outboundCredentials(runtime.config, endpoint.outboundAuth),
       coreCodecs: request.formats ?? (requestorFormat ? [requestorFormat] : []),
       ...(nearWorker === undefined ? {} : { nearWorker }),
@@ -189,6 +192,17 @@ export class Dialer {
       }
     }
     return undefined;
+  }
+
+  /**
+   * The Path a registered contact came with, when its AOR has support_path: its first hop (where
+   * requests to the contact are sent) and the Route that names every hop. Undefined otherwise.
+   */
+  pathOf(uri: SipUri): { first: SipUri; route: string } | undefined {
+    const binding = this.#runtime.registrar.findByUri(formatContactUri(uri));
+    if (!binding || binding.path.length === 0 || this.#runtime.config.aors.get(binding.aor)?.supportPath !== true) return undefined;
+    const first = parseNameAddr(binding.path[0])?.uri;
+    return first && first.kind === 'sip' ? { first, route: binding.path.join(', ') } : undefined;
   }
 
   /**

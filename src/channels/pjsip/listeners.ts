@@ -72,6 +72,7 @@ export function listenersOf(transports: readonly PjsipTransport[], externalAddre
       ...(publicHost ? { publicHost } : {}),
       ...(nat ? { nat } : {}),
       ...(tls ? { tls } : {}),
+      ...(transport.tcpKeepaliveEnable ? { tcpKeepAliveMs: transport.tcpKeepaliveIdleTime * 1000 } : {}),
     };
   });
 }

@@ -135,8 +135,11 @@ function contactField(source: PjsipObjectSource, contact: ContactView, field: st
       return String(aor?.qualifyFrequency ?? 0);
     case 'qualify_timeout':
       return String(aor?.qualifyTimeout ?? 3);
+    // A contact carries its AOR's qualify settings, as location.c copies them.
     case 'qualify_2xx_only':
+      return aor?.qualify2xxOnly ? 'yes' : 'no';
     case 'authenticate_qualify':
+      return aor?.authenticateQualify ? 'yes' : 'no';
     case 'prune_on_boot':
       return 'no';
     case 'outbound_proxy':

@@ -12,6 +12,7 @@ import { includeReader } from '../../dialplan/includes.ts';
 import type { RawField, RawPjsipObject } from './config/types.ts';
 import type { BindingChange, Registrar } from '../../sip/registrar.ts';
 import type { QualifyState, QualifyTarget } from './qualify.ts';
+import { outboundCredentials } from './outbound-credentials.ts';
 
 /** The qualify status of a contact, undefined when its AOR is not qualified. */
 export type QualifyLookup = (aor: string, uri: string) => QualifyState | undefined;
@@ -173,8 +174,17 @@ export class PjsipObjects {
     const targets: QualifyTarget[] = [];
     for (const aor of this.#config.aors.values()) {
       if (aor.qualifyFrequency <= 0) continue;
-      const base = { aor: aor.id, frequency: aor.qualifyFrequency, timeout: aor.qualifyTimeout > 0 ? aor.qualifyTimeout : 3 };
-      for (const binding of registrar.lookup(aor.id)) targets.push({ ...base, uri: binding.uri });
+      // A challenge is answered with the outbound_auth of the first endpoint naming the AOR (Asterisk qualifies as that endpoint).
+      const endpoint = this.#endpointsOf(aor.id)[0];
+      const credentials = endpoint && endpoint.outboundAuth.length > 0 ? outboundCredentials(this.#config, endpoint.outboundAuth) : undefined;
+      const base = {
+        aor: aor.id,
+        frequency: aor.qualifyFrequency,
+        timeout: aor.qualifyTimeout > 0 ? aor.qualifyTimeout : 3,
+        ...(aor.qualify2xxOnly ? { only2xx: true } : {}),
+        ...(credentials ? { credentials } : {}),
+      };
+      for (const binding of registrar.lookup(aor.id)) targets.push({ ...base, uri: binding.uri, ...(aor.supportPath && binding.path.length > 0 ? { path: binding.path } : {}) });
       for (const contact of aor.contacts) targets.push({ ...base, uri: contact.replace(/^<|>$/g, '') });
     }
     return targets;

@@ -1,14 +1,20 @@
 // Qualifying contacts, as Asterisk's res_pjsip does for AORs with `qualify_frequency` > 0: every
 // contact of such an AOR (registered or static `contact=`) gets an OPTIONS every
 // `qualify_frequency` seconds; any response within `qualify_timeout` seconds makes it Reachable
-// (with the round trip measured), no response or a transport error Unreachable. Probes are jittered
+// (with the round trip measured), no response or a transport error Unreachable; with the AOR's
+// `qualify_2xx_only` only a 2xx is Reachable. A 401/407 is answered once per challenge with the
+// credentials of the target (the outbound_auth of an endpoint naming the AOR, as Asterisk's
+// out-of-dialog requests always do) and the answer to that counts. A contact registered with a
+// Path (support_path) is probed through it. Probes are jittered
 // so that many contacts do not fire together, and at most MAX_IN_FLIGHT are outstanding at once
 // (the others wait a moment). Knows nothing of endpoints or events: it reports status changes.
 import type { Logger } from 'pino';
 import { newCallId, newTag, SipRequest } from '../../sip/message.ts';
-import type { ClientTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
+import type { ClientHandlers, ClientTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
-import { parseUri } from '../../sip/uri.ts';
+import { formatUri, parseNameAddr, parseUri } from '../../sip/uri.ts';
+import type { DigestCredentials } from '../../sip/auth/digest-client.ts';
+import { RequestChallenges } from '../../sip/auth/request-challenges.ts';
 
 export type QualifyStatus = 'Unknown' | 'Reachable' | 'Unreachable';
 
@@ -21,6 +27,12 @@ export interface QualifyTarget {
   readonly frequency: number;
   /** Seconds a probe waits for a response. */
   readonly timeout: number;
+  /** qualify_2xx_only: a final answer other than 2xx is Unreachable. */
+  readonly only2xx?: boolean;
+  /** Credentials answering a challenge to the OPTIONS (none: the challenge is the answer). */
+  readonly credentials?: readonly DigestCredentials[];
+  /** The Path the contact registered with (support_path): the probe goes to its first hop, with it as Route. */
+  readonly path?: readonly string[];
 }
 
 export interface QualifyState {
@@ -135,7 +147,9 @@ export class ContactQualifier {
     if (this.#inFlight >= MAX_IN_FLIGHT) return this.#schedule(entry, POSTPONE_MS + Math.floor(Math.random() * POSTPONE_MS));
     const { target } = entry;
     const uri = parseUri(target.uri.replace(/^<|>$/g, ''));
-    const destination = uri && uri.kind === 'sip' ? this.#services.destinationOf(target.uri) : undefined;
+    const firstHop = target.path && target.path.length > 0 ? parseNameAddr(target.path[0])?.uri : undefined;
+    const hop = firstHop && firstHop.kind === 'sip' ? firstHop : undefined;
+    const destination = uri && uri.kind === 'sip' ? this.#services.destinationOf(hop ? formatUri(hop) : target.uri) : undefined;
     if (!uri || uri.kind !== 'sip' || !destination) {
       this.#result(entry, 'Unreachable', 0);
       return this.#next(entry);
@@ -149,6 +163,7 @@ export class ContactQualifier {
       ['Max-Forwards', '70'],
       ['User-Agent', this.#services.userAgent],
       ['Accept', 'application/sdp'],
+      ...(hop && target.path ? [['Route', target.path.join(', ')] as [string, string]] : []),
     ]);
     const started = process.hrtime.bigint();
     this.#inFlight++;
@@ -159,14 +174,37 @@ export class ContactQualifier {
       this.#result(entry, status, usec);
       this.#next(entry);
     };
+    let challenges: RequestChallenges | undefined;
+    let last = request;
+    const handlers: ClientHandlers = {
+      onResponse: (response, tx) => {
+        // Only the outstanding try counts: a challenged one is over, a stopped probe's answer is late.
+        if (response.status < 200 || entry.probe !== tx) return;
+        if ((response.status === 401 || response.status === 407) && target.credentials && target.credentials.length > 0) {
+          challenges ??= new RequestChallenges(target.credentials);
+          const outcome = challenges.retry(last, response);
+          if (outcome.ok) {
+            try {
+              // The same probe, answered: the in-flight count and the deadline carry over.
+              last = outcome.request;
+              entry.probe = layer.sendRequest(outcome.request, destination, handlers);
+              return;
+            } catch (error) {
+              this.#services.log.debug({ err: error, contact: target.uri }, 'authenticated qualify OPTIONS not sent');
+            }
+          }
+        }
+        settle(target.only2xx && response.status >= 300 ? 'Unreachable' : 'Reachable', false);
+      },
+      onTimeout: (tx) => {
+        if (entry.probe === tx) settle('Unreachable', false);
+      },
+      onTransportError: (_error, tx) => {
+        if (entry.probe === tx) settle('Unreachable', false);
+      },
+    };
     try {
-      entry.probe = layer.sendRequest(request, destination, {
-        onResponse: (response) => {
-          if (response.status >= 200) settle('Reachable', false);
-        },
-        onTimeout: () => settle('Unreachable', false),
-        onTransportError: () => settle('Unreachable', false),
-      });
+      entry.probe = layer.sendRequest(request, destination, handlers);
     } catch (error) {
       // The transaction table is full: try again later rather than call the contact unreachable.
       this.#inFlight--;

@@ -142,7 +142,10 @@ export class OutboundRegistrations {
         authRejectionPermanent: registration.authRejectionPermanent,
         credentials,
         destination,
-        userAgent: this.#services.userAgent,
+        // user_agent of the registration replaces the global one in its REGISTERs only.
+        userAgent: registration.userAgent ?? this.#services.userAgent,
+        ...(registration.contactHeaderParams ? { contactHeaderParams: registration.contactHeaderParams } : {}),
+        ...(registration.supportPath ? { supported: ['path'] } : {}),
         initialDelayMs: Math.floor(Math.random() * registration.maxRandomInitialDelay * 1000),
       },
       {

@@ -418,6 +418,10 @@ export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
     minimumExpiration: 60,
     maximumExpiration: 7200,
     mailboxes: [],
+    removeUnavailable: false,
+    qualify2xxOnly: false,
+    authenticateQualify: false,
+    supportPath: false,
   }),
   options: {
     max_contacts: int('maxContacts', 0, 1000, { default: '0', doc: 'Most registered contacts (0: no limit).' }),
@@ -431,6 +435,10 @@ export const AOR = declareObject<PjsipAor, Draft<PjsipAor>>({
     outbound_proxy: sipUri('outboundProxy', 'Proxy requests to the contacts are sent through.', false),
     mailboxes: mailboxList('Mailboxes a `message-summary` SUBSCRIBE to the AOR (its name, or its voicemail_extension, as the request\'s user) reports.'),
     voicemail_extension: optionalText('voicemailExtension', { doc: 'User of the Message-Account URI of MWI subscriptions to the AOR; a SUBSCRIBE to it finds the AOR.' }),
+    remove_unavailable: bool('removeUnavailable', { default: 'no', doc: 'A registration beyond max_contacts first replaces contacts whose qualify failed (Unavailable), the soonest to expire first; without remove_existing it is refused (403) only when those do not make room.' }),
+    qualify_2xx_only: bool('qualify2xxOnly', { default: 'no', doc: 'Only a 2xx answer to the qualify OPTIONS makes the contact Reachable; any other final answer makes it Unreachable.' }),
+    authenticate_qualify: bool('authenticateQualify', { default: 'no', doc: 'Accepted with no effect, as in Asterisk 22: a 401/407 to a qualify OPTIONS is always answered once with the outbound_auth of the first endpoint naming the AOR, and the answer to that counts.' }),
+    support_path: bool('supportPath', { default: 'no', doc: 'RFC 3327: the Path of a REGISTER (which must then say `Supported: path`, else 420) is stored with its contacts and echoed in the 200 with `Supported: path`; calls and qualify OPTIONS to such a contact go to the first Path hop, with the Path as Route.' }),
   },
   finish(draft, report) {
     const { minimumExpiration: min, maximumExpiration: max, defaultExpiration: def } = draft;
@@ -507,6 +515,24 @@ export const IDENTIFY = declareObject<PjsipIdentify, Draft<PjsipIdentify>>({
 
 // ---- registration -----------------------------------------------------------------------------
 
+/** A header value written as given: printable, one line, bounded (it goes on the wire as is). */
+function parseHeaderText(value: string): Parsed<string> {
+  const text = value.trim();
+  // eslint-disable-next-line no-control-regex
+  if (text === '' || text.length > 255 || /[\x00-\x1f\x7f]/.test(text)) return { ok: false, error: `${shown(value)} is not a header value (1 to 255 printable characters)` };
+  return { ok: true, value: text };
+}
+
+/** contact_header_params: `name[=value]` pairs separated by `;` (a leading `;` dropped), values as tokens or quoted strings. */
+function parseContactHeaderParams(value: string): Parsed<string> {
+  const text = value.trim().replace(/^;/, '');
+  const param = /^[A-Za-z0-9!%*_+`'~.-]+(?:=(?:[A-Za-z0-9!%*_+`'~.:\[\]-]+|"(?:[^"\\\r\n]|\\.)*"))?$/;
+  if (text === '' || text.length > 255 || !text.split(';').every((piece) => param.test(piece.trim()))) {
+    return { ok: false, error: `${shown(value)} is not a list of header parameters (name or name=value, separated by ;)` };
+  }
+  return { ok: true, value: text.split(';').map((piece) => piece.trim()).join(';') };
+}
+
 const seconds = <K extends string>(key: K, min: number, fallback: string, doc: string) => int(key, min, 2_147_483_647, { default: fallback, doc });
 
 export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistration>>({
@@ -525,6 +551,7 @@ export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistra
     authRejectionPermanent: true,
     line: false,
     maxRandomInitialDelay: 10,
+    supportPath: false,
   }),
   options: {
     server_uri: parsed('serverUri', parseSipUri, { doc: 'The registrar.' }),
@@ -542,6 +569,9 @@ export const REGISTRATION = declareObject<PjsipRegistration, Draft<PjsipRegistra
     line: bool('line', { default: 'no', doc: 'Requests to the registered Contact are from `endpoint`.' }),
     endpoint: optionalText('endpoint', { doc: 'The endpoint of `line=yes`.' }),
     max_random_initial_delay: int('maxRandomInitialDelay', 0, 3600, { default: '10', doc: 'Random delay before the first REGISTER (seconds).' }),
+    user_agent: optional('userAgent', parseHeaderText, { doc: 'User-Agent header of this registration\'s REGISTERs (else global `user_agent`).' }),
+    contact_header_params: optional('contactHeaderParams', parseContactHeaderParams, { doc: 'Header parameters written after the `>` of the registered Contact (`+sip.instance="<urn:…>";reg-id=1`), as given, without the leading `;`.' }),
+    support_path: bool('supportPath', { default: 'no', doc: 'REGISTERs say `Supported: path` (RFC 3327), so that proxies on the way may add a Path.' }),
   },
   finish(draft, report) {
     if (draft.serverUri === '') report.error('server_uri', 'is required');
@@ -577,6 +607,14 @@ export function defaultPjsipGlobal(id = 'global'): PjsipGlobal {
     maxForwards: 70,
     keepAliveInterval: 90,
     allowSending180After183: false,
+    ignoreUriUserOptions: false,
+    useCalleridContact: false,
+    norefersub: true,
+    allCodecsOnEmptyReinvite: false,
+    mwiDisableInitialUnsolicited: false,
+    unidentifiedRequestCount: 5,
+    unidentifiedRequestPeriod: 5,
+    unidentifiedRequestPruneInterval: 30,
   };
 }
 
@@ -598,6 +636,16 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
       doc: 'Ringing on an unanswered call whose 183 already went out (or on an `inband_progress` endpoint) is sent as 180 Ringing rather than another 183; the ring tone is still played in band.',
     }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
+    regcontext: optionalText('regcontext', { doc: 'Context where a registered endpoint gets `exten => <endpoint>,1,Noop(<endpoint>)` while it is online.', implemented: false }),
+    default_outbound_endpoint: optionalText('defaultOutboundEndpoint', { doc: 'Endpoint of out-of-dialog requests sent to a URI without one.', implemented: false }),
+    ignore_uri_user_options: bool('ignoreUriUserOptions', { default: 'no', doc: 'Strip `;user=phone`-style options from the user part of request URIs before matching extensions.', implemented: false }),
+    use_callerid_contact: bool('useCalleridContact', { default: 'no', doc: 'The user of the Contact of outgoing calls is the caller id number.', implemented: false }),
+    norefersub: bool('norefersub', { default: 'yes', doc: 'Advertise RFC 4488 REFER subscription suppression (`Supported: norefersub`).', implemented: false }),
+    all_codecs_on_empty_reinvite: bool('allCodecsOnEmptyReinvite', { default: 'no', doc: 'The answer to a re-INVITE without SDP offers every allowed codec, not only the call\'s.', implemented: false }),
+    mwi_disable_initial_unsolicited: bool('mwiDisableInitialUnsolicited', { default: 'no', doc: 'No unsolicited MWI NOTIFY to every endpoint at start (Patchbay sends none at start anyway).', implemented: false }),
+    unidentified_request_count: int('unidentifiedRequestCount', 1, 1_000_000, { default: '5', doc: 'Requests from an unknown source within unidentified_request_period that are logged as a security event.', implemented: false }),
+    unidentified_request_period: int('unidentifiedRequestPeriod', 1, 86_400, { default: '5', doc: 'Seconds over which unidentified requests are counted.', implemented: false }),
+    unidentified_request_prune_interval: int('unidentifiedRequestPruneInterval', 1, 86_400, { default: '30', doc: 'Seconds between prunes of the unidentified-request table.', implemented: false }),
   },
   finish: (draft) => draft,
 });

@@ -4,7 +4,7 @@
 // its options are the listeners' (../listeners.ts), not an endpoint's or a registration's.
 import { isIP } from 'node:net';
 import type { TlsMethod } from '../../../sip/tls-material.ts';
-import { bool, choice, custom, declareObject, listOf, optional, optionalText, parsed, type Draft } from './options.ts';
+import { bool, choice, custom, declareObject, int, listOf, optional, optionalText, parsed, type Draft } from './options.ts';
 import type { PjsipTransport } from './types.ts';
 import { parseAddress, parseHostPort, parseInteger, parseNetwork, shown, type Parsed } from './values.ts';
 
@@ -58,6 +58,12 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
     verifyClient: false,
     requireClientCert: false,
     allowWildcardCerts: false,
+    tcpKeepaliveEnable: false,
+    tcpKeepaliveIdleTime: 30,
+    tcpKeepaliveIntervalTime: 1,
+    tcpKeepaliveProbeCount: 5,
+    symmetricTransport: false,
+    allowReload: false,
   }),
   options: {
     protocol: choice('protocol', TRANSPORT_PROTOCOLS, {
@@ -75,6 +81,12 @@ export const TRANSPORT = declareObject<PjsipTransport, TransportDraft>({
     }),
     local_net: listOf('localNet', parseNetwork, { doc: 'Networks whose destinations see the local addresses in Via, Contact and SDP, not the external ones (a list; none: every destination is outside).' }),
     ...TLS_TRANSPORT_OPTIONS,
+    tcp_keepalive_enable: bool('tcpKeepaliveEnable', { default: 'no', doc: 'The kernel\'s TCP keep-alive probes on the TCP and TLS connections of this transport (accepted and opened), so that a dead peer or NAT binding is found.' }),
+    tcp_keepalive_idle_time: int('tcpKeepaliveIdleTime', 1, 86_400, { default: '30', doc: 'Seconds a connection is idle before the first keep-alive probe.' }),
+    tcp_keepalive_interval_time: int('tcpKeepaliveIntervalTime', 1, 86_400, { default: '1', doc: 'Seconds between probes: Node.js cannot set it (the system\'s value is used).', implemented: false }),
+    tcp_keepalive_probe_count: int('tcpKeepaliveProbeCount', 1, 100, { default: '5', doc: 'Unanswered probes before the connection is dropped: Node.js cannot set it (the system\'s value is used).', implemented: false }),
+    symmetric_transport: bool('symmetricTransport', { default: 'no', doc: 'Requests to a phone go over the transport its REGISTER came on (the `x-ast-txp` Contact parameter).', implemented: false }),
+    allow_reload: bool('allowReload', { default: 'no', doc: 'Whether a reload may change this transport.', implemented: false }),
   },
   finish(draft, report) {
     const { protocol } = draft;

@@ -173,6 +173,14 @@ export interface PjsipAor {
   readonly mailboxes: readonly string[];
   /** User of the Message-Account URI of those subscriptions (and a resource name that finds this AOR). */
   readonly voicemailExtension?: string;
+  /** With max_contacts reached, unavailable (qualify failed) contacts make room first. */
+  readonly removeUnavailable: boolean;
+  /** Only a 2xx answer to a qualify OPTIONS makes the contact Reachable. */
+  readonly qualify2xxOnly: boolean;
+  /** Accepted for Asterisk's sake: a challenged qualify is always answered with the endpoint's outbound_auth. */
+  readonly authenticateQualify: boolean;
+  /** RFC 3327: a REGISTER's Path is stored and requests to the contact are routed through it. */
+  readonly supportPath: boolean;
 }
 
 export interface PjsipAuth {
@@ -211,6 +219,15 @@ export interface PjsipTransport extends TlsSettings {
   readonly externalSignalingAddress?: string;
   readonly externalSignalingPort?: number;
   readonly localNet: readonly IpNetwork[];
+  /** tcp_keepalive_enable: the kernel's keep-alive probes on TCP and TLS connections. */
+  readonly tcpKeepaliveEnable: boolean;
+  /** Seconds idle before the first probe. */
+  readonly tcpKeepaliveIdleTime: number;
+  /** Parsed only: Node sets neither the probe interval nor the count. */
+  readonly tcpKeepaliveIntervalTime: number;
+  readonly tcpKeepaliveProbeCount: number;
+  readonly symmetricTransport: boolean;
+  readonly allowReload: boolean;
 }
 
 export interface PjsipRegistration {
@@ -232,6 +249,12 @@ export interface PjsipRegistration {
   readonly endpoint?: string;
   /** Seconds: the first REGISTER goes out after a random delay up to this (Asterisk default 10). */
   readonly maxRandomInitialDelay: number;
+  /** User-Agent of this registration's REGISTERs (else global user_agent). */
+  readonly userAgent?: string;
+  /** Header parameters after the Contact's `>`, without the leading `;`. */
+  readonly contactHeaderParams?: string;
+  /** `Supported: path` in the REGISTERs. */
+  readonly supportPath: boolean;
 }
 
 export interface PjsipDomainAlias {
@@ -253,6 +276,17 @@ export interface PjsipGlobal {
   readonly allowSending180After183: boolean;
   /** Message-Account user of MWI when the AOR (solicited) or endpoint (unsolicited) names none. */
   readonly defaultVoicemailExtension?: string;
+  // Declared for Asterisk's pjsip.conf, parsed and validated, not acted on (named at start-up when set).
+  readonly regcontext?: string;
+  readonly defaultOutboundEndpoint?: string;
+  readonly ignoreUriUserOptions: boolean;
+  readonly useCalleridContact: boolean;
+  readonly norefersub: boolean;
+  readonly allCodecsOnEmptyReinvite: boolean;
+  readonly mwiDisableInitialUnsolicited: boolean;
+  readonly unidentifiedRequestCount: number;
+  readonly unidentifiedRequestPeriod: number;
+  readonly unidentifiedRequestPruneInterval: number;
 }
 
 /**
