@@ -12,6 +12,7 @@ import type { AstDb } from '../core/astdb.ts';
 import type { ChannelBroadcasts } from '../core/broadcasts.ts';
 import type { CallRecords } from '../core/cdr/call-records.ts';
 import type { BasicBridge } from '../core/bridges/basic-bridge.ts';
+import type { BridgeFeatures } from '../core/bridge-features.ts';
 
 export interface PbxServices {
   readonly channels: Channels;
@@ -50,6 +51,8 @@ export interface PbxServices {
   hangupExtensionIn?(channel: Channel, context: string): void;
   /** Basic bridges, for the answered calls of Dial() (ARI shows them); none: Dial's calls have no bridge. */
   readonly bridges?: { createBasic(): BasicBridge };
+  /** The in-call DTMF features of Dial()'s bridge (features.conf; Dial's t, T, h, H); none: digits just cross. */
+  readonly features?: Pick<BridgeFeatures, 'forParties'>;
   /** Call records (ResetCDR, NoCDR, CELGenUserEvent). */
   readonly records?: CallRecords;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */
