@@ -14,7 +14,7 @@ import { explained, HAVE_SIPP, HAVE_SOX, nextEvent, randomPort, sipp, sippCall, 
 
 const SIPP_CAPTURES = '/usr/share/sip-tester';
 const CAPTURE = (key: string): string => join(SIPP_CAPTURES, `dtmf_2833_${key === '#' ? 'pound' : key === '*' ? 'star' : key}.pcap`);
-const HAVE_CAPTURES = ['#', '*', '0', '1', '2'].every((key) => existsSync(CAPTURE(key)));
+const HAVE_CAPTURES = ['#', '*', '0', '1', '2', '5'].every((key) => existsSync(CAPTURE(key)));
 const BOB_PORT = randomPort();
 const APP = 'dtmf-features';
 const skip = !HAVE_SIPP ? 'sipp is not installed' : !HAVE_SOX ? 'sox is not installed' : !HAVE_CAPTURES ? "SIPp's RFC 4733 captures are missing" : false;
@@ -24,6 +24,8 @@ const DIALPLAN = `
 exten => 100,1,Dial(PJSIP/bob,30,tT)
  same => n,Hangup()
 exten => 101,1,Dial(PJSIP/bob,30,h)
+ same => n,Hangup()
+exten => 102,1,Dial(PJSIP/bob,30,hH)
  same => n,Hangup()
 exten => 201,1,Answer()
  same => n,Wait(1)
@@ -89,5 +91,24 @@ describe('in-call DTMF features with SIPp phones', { skip }, () => {
     assert.equal(bobRun.status, 0, bobRun.output);
     const aliceRun = await alice.done;
     assert.equal(aliceRun.status, 0, aliceRun.output);
+  });
+
+  test('Dial(...,hH) with disconnect => *0: bob presses * 5 → the held * and then 5 reach the caller in order; nobody is hung up', { timeout: 90_000 }, async () => {
+    bobPresses(['*', '5']);
+    const bob = sipp('answer-press-2-keys.xml', [], { cwd: setup.work, port: BOB_PORT, timeoutMs: 60_000, trace: true });
+    await bob.listening;
+    // The caller is a Local channel whose ;1 is in the application: what crosses the bridge to ;2 reaches it as ChannelDtmfReceived.
+    const created = await setup.server.ari(`/channels?endpoint=${encodeURIComponent('Local/102@phones')}&app=${APP}`, { method: 'POST' });
+    assert.equal(created.status, 200, await created.clone().text());
+    const callerId = ((await created.json()) as Json).id as string;
+    await explained(bob, async () => {
+      await nextEvent(setup.events, (e) => e.type === 'StasisStart' && e.channel?.id === callerId, 45_000);
+      const first = await nextEvent(setup.events, (e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === callerId, 45_000);
+      const second = await nextEvent(setup.events, (e) => e.type === 'ChannelDtmfReceived' && e.channel?.id === callerId, 45_000);
+      assert.deepEqual([first.digit, second.digit], ['*', '5']);
+      assert.equal((await setup.server.ari(`/channels/${callerId}`, { method: 'DELETE' })).status, 204);
+    });
+    const bobRun = await bob.done;
+    assert.equal(bobRun.status, 0, bobRun.output);
   });
 });
