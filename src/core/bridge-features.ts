@@ -104,7 +104,7 @@ export class BridgeFeatures {
     call.suspendMedia();
     transferee.indicate('hold');
     const context = transferer.getVariable('TRANSFER_CONTEXT')?.trim() || transferer.location.context;
-    const exten = await this.#grabTransfer(transferer, context);
+    const exten = await this.#grabTransfer(transferer, context, () => call.has(transferer));
     // The call came apart meanwhile (either hung up): nothing is left to transfer.
     if (!call.has(transferer) || transferer.hangingUp || transferee.hangingUp) {
       if (!transferee.hangingUp) transferee.indicate('unhold');
@@ -121,7 +121,7 @@ export class BridgeFeatures {
   }
 
   /** grab_transfer: the extension the transferer chose, or undefined (none valid, or it hung up). */
-  async #grabTransfer(channel: Channel, context: string): Promise<string | undefined> {
+  async #grabTransfer(channel: Channel, context: string, stillIn: () => boolean): Promise<string | undefined> {
     const callerId = channel.caller.number || undefined;
     const override = channel.getVariable('TRANSFER_EXTEN')?.trim();
     if (override) {
@@ -131,12 +131,14 @@ export class BridgeFeatures {
     const options = this.config.options;
     let first = options.transferAnnounceSound ? await this.#playUntilDigit(channel, options.transferAnnounceSound) : '';
     for (let attempt = 1; attempt <= options.transferDialAttempts; attempt++) {
-      if (channel.hangingUp) return undefined;
+      // The call came apart under the transferer (its peer hung up): nothing more is played to it.
+      if (channel.hangingUp || !stillIn()) return undefined;
       const dialled = await this.#dialTone(channel, context, first, callerId);
       first = '';
       if (dialled === undefined) return undefined;
       if (dialled !== '' && this.deps.exists(context, dialled, callerId)) return dialled;
       this.deps.log.info({ channel: channel.name }, dialled === '' ? `Channel ${channel.name}: Dialed no digits.` : `Channel ${channel.name}: Dialed '${dialled}@${context}' does not exist.`);
+      if (!stillIn()) return undefined;
       const sound = attempt < options.transferDialAttempts ? options.transferRetrySound : options.transferInvalidSound;
       if (sound) await this.#playUntilDigit(channel, sound, false);
     }
