@@ -34,9 +34,6 @@ export const DEFAULT_PICKUP_FEATURES: PickupFeatures = { pickupExten: '*8', pick
 /** The built-in features of [featuremap]. */
 export type FeatureName = 'blindxfer' | 'disconnect' | 'automixmon' | 'atxfer' | 'parkcall' | 'automon';
 
-/** The features the two-party bridge carries out; the others are parsed and named as not implemented. */
-export const ACTING_FEATURES: ReadonlySet<FeatureName> = new Set(['blindxfer', 'disconnect', 'automixmon']);
-
 /** The DTMF code of each feature; empty: the feature has no code (it cannot be pressed). */
 export type FeatureMap = Readonly<Record<FeatureName, string>>;
 
