@@ -222,8 +222,12 @@ export class AriHttpServer {
       socket.on('error', () => socket.destroy());
       rejectUpgrade(socket, 404, 'Not found');
     });
-    this.server.on('clientError', (_err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return;
+      // A request line and headers past Node.js's 16 KiB are too large, not malformed: 431 (RFC 6585 §5)
+      // tells a client that shortening them would help; anything else the parser refused is a 400.
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     });
   }
 

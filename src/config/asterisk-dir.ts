@@ -4,7 +4,8 @@
 // the YAML file, the environment and overrides take precedence over. Every option, section or
 // file it does not understand is named in one warning line (`ari.conf:7: ...`), never dropped
 // silently. Never throws on the files' contents: a file that cannot be read or parsed is a warning.
-// indications.conf is read by the core as it starts (core/indications-conf.ts), not into settings.
+// indications.conf is read by the core as it starts (core/indications-conf.ts), not into settings;
+// so is res_parking.conf (core/parking/parking-conf.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { readConfigSections, type ConfigSection } from './conf/reader.ts';
@@ -20,7 +21,7 @@ const MAX_ENTRIES = 100_000;
 const MAX_WARNINGS = 500;
 
 /** The files Patchbay reads from the directory; any other `*.conf` there is named as not read. */
-export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf', 'cdr.conf', 'cdr_csv.conf', 'cel.conf', 'indications.conf', 'features.conf'] as const;
+export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf', 'cdr.conf', 'cdr_csv.conf', 'cel.conf', 'indications.conf', 'res_parking.conf', 'features.conf'] as const;
 
 export interface AsteriskDirImport {
   /** YAML-shaped settings (snake_case keys), to be merged beneath the YAML file. */

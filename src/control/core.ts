@@ -56,6 +56,7 @@ export class Core extends Kernel {
       bridges: this.bridges,
       features: this.bridgeFeatures,
       records: this.records,
+      parking: this.parking,
       musicOnHold: {
         start: (channel, mohClass) => this.moh.startOnChannel(this.generators, channel, mohClass),
         stop: (channel) => this.moh.stopOnChannel(this.generators, channel),

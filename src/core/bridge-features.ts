@@ -116,7 +116,7 @@ export class BridgeFeatures {
       return;
     }
     this.deps.log.info({ channel: transferer.name }, `Channel ${transferer.name}: Blind transfer target '${exten}@${context}'`);
-    const result = blindTransfer(transferer, { context, exten }, (channel) => this.deps.startDialplan(channel), [], { external: false });
+    const result = blindTransfer(transferer, { context, exten }, (channel) => this.deps.startDialplan(channel), [], undefined, { external: false });
     if (result !== 'Success') call.resumeMedia();
   }
 

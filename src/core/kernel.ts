@@ -59,6 +59,9 @@ import { CallRecords } from './cdr/call-records.ts';
 import { loadIndicationsConf } from './indications-conf.ts';
 import { RecordingOrigins } from './recordings/recording-origins.ts';
 import { readFileSync } from 'node:fs';
+import { loadParkingConf } from './parking/parking-conf.ts';
+import { ParkingLots } from './parking/parking-lots.ts';
+import { withParkingExtensions } from './parking/parking-extensions.ts';
 
 /** How many ended channels HANGUPCAUSE() remembers. */
 const MAX_RECENT_HANGUPS = 1024;
@@ -131,6 +134,8 @@ export abstract class Kernel {
   /** What the core plays in band for an indication a channel's technology could not show. */
   readonly indicationTones: IndicationTones;
   readonly bridges: Bridges;
+  /** The parking lots (res_parking.conf) and their parked calls. */
+  readonly parking: ParkingLots;
   /** The pickup extension and its sounds (features.conf), read at start. */
   readonly callPickup: CallPickup;
   /** The in-call DTMF features of Dial()'s bridges (features.conf), read at start. */
@@ -265,6 +270,26 @@ export abstract class Kernel {
     this.objects.register('endpoint', (id) => this.endpoints.lookup(id));
     this.messages = new MessageRouter({ endpoints: this.endpoints, applications: this.applications });
     this.derivedDeviceStates = new DerivedDeviceStates({ channels: this.channels, endpoints: this.endpoints, deviceStates: this.deviceStates });
+    const parkingConf = loadParkingConf(options.config.origin.asteriskDir);
+    for (const line of parkingConf.warnings) this.log.warn(line);
+    this.parking = new ParkingLots(parkingConf.config, {
+      bridges: this.bridges,
+      deviceStates: this.deviceStates,
+      log: this.log,
+      startMusic: (bridge, mohClass) => {
+        try {
+          this.moh.startOnBridge(bridge, mohClass);
+        } catch (error) {
+          this.log.warn({ bridge: bridge.id, mohClass, err: (error as Error).message }, 'parked music class not started; the default music plays');
+        }
+      },
+      // A parked call came back: its park-dial extension joins the dialplan (the file is not read again).
+      dialplanChanged: () => {
+        if (this.#parsedDialplan) this.#dialplan = this.#indexDialplan(this.#parsedDialplan);
+      },
+      extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
+      announce: (channel, media) => this.#playToEnd(channel, media, 'parking announcement not played'),
+    });
     this.#dialplan = this.loadDialplan();
     this.extensionStates = new ExtensionStates({
       deviceStates: this.deviceStates,
@@ -281,13 +306,7 @@ export abstract class Kernel {
     this.callPickup = new CallPickup(features.features, {
       channels: this.channels,
       log: this.log,
-      playAndWait: async (channel, sound) => {
-        try {
-          await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }));
-        } catch (error) {
-          this.log.warn({ channel: channel.name, sound, err: (error as Error).message }, 'pickup sound not played');
-        }
-      },
+      playAndWait: (channel, sound) => this.#playToEnd(channel, `sound:${sound}`, 'pickup sound not played'),
     });
     this.bridgeFeatures = new BridgeFeatures(features.bridgeFeatures, {
       log: this.log,
@@ -317,6 +336,9 @@ export abstract class Kernel {
       mailboxes: this.mailboxes,
       bridges: this.bridges,
       pickup: this.callPickup,
+      // res_parking's parking_is_exten_park: a blind transfer to an extension whose first priority is Park().
+      parkingTransfer: ({ context, exten }) =>
+        this.#dialplan.find(context, exten, 1)?.app.toLowerCase() === 'park' ? (transferer, transferee) => this.parking.takeParker(transferer, transferee) : undefined,
       playSound: (channel, sound) => void this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true }),
       musicOnHold: {
         start: (channel, musicClass) => this.moh.startOnChannel(this.generators, channel, musicClass),
@@ -344,6 +366,23 @@ export abstract class Kernel {
     ] as const) {
       this.modules.register({ name, description, supportLevel: 'core', load: () => undefined, unload: () => undefined, canUnload: () => false, reload: () => this.reloadCallRecords?.() });
     }
+
+    // `module reload res_parking.so`: res_parking.conf read again; the lots' extensions follow.
+    this.modules.register({
+      name: 'res_parking.so',
+      description: 'Call Parking Resource (res_parking.conf)',
+      supportLevel: 'core',
+      load: () => undefined,
+      unload: () => undefined,
+      canUnload: () => false,
+      reload: () => {
+        const reread = loadParkingConf(this.config.origin.asteriskDir);
+        for (const line of reread.warnings) this.log.warn(line);
+        this.parking.configure(reread.config);
+        if (this.#parsedDialplan) this.#dialplan = this.#indexDialplan(this.#parsedDialplan);
+        this.extensionStates.watchHints();
+      },
+    });
 
     // Asterisk's built-in `module reload indications`: indications.conf read again (indications-conf.ts).
     this.modules.register({
@@ -438,13 +477,28 @@ export abstract class Kernel {
     return changes.length;
   }
 
+  /** Plays `media` to a channel and resolves when it ends; a failure is a warning (`what`). */
+  async #playToEnd(channel: Channel, media: string, what: string): Promise<void> {
+    try {
+      await this.playbacks.finished(this.playbacks.playOnChannel(channel, { media: [media], language: channel.language, internal: true }));
+    } catch (error) {
+      this.log.warn({ channel: channel.name, media, err: (error as Error).message }, what);
+    }
+  }
+
+  /** The dialplan as read, with the extensions the parking lots register (res_parking's registrar). */
+  #indexDialplan(parsed: ParsedDialplan): Dialplan {
+    const merged = withParkingExtensions(parsed, this.parking.config, this.parking.parkDialExtensions, (line) => this.log.warn(line));
+    return new Dialplan(merged, { isIncludeActive: (include) => isIncludeActiveNow(include, this.log) });
+  }
+
   /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */
   private loadDialplan(): Dialplan {
     const file = this.config.dialplan.file;
     const parsed = file ? parseDialplan(readFileSync(file, 'utf8'), file, { include: includeReader(file) }) : parseDialplan(DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE);
     this.#parsedDialplan = parsed;
     for (const warning of parsed.warnings ?? []) this.log.warn(warning);
-    const dialplan = new Dialplan(parsed, { isIncludeActive: (include) => isIncludeActiveNow(include, this.log) });
+    const dialplan = this.#indexDialplan(parsed);
     // [globals] become global variables, as pbx_config sets them (a reload overwrites, clearglobalvars=no).
     let refused = 0;
     let reason = '';
@@ -523,6 +577,7 @@ export abstract class Kernel {
     for (const failure of await this.technologies.stopAll()) this.log.warn({ err: failure }, 'channel technology failed to stop');
     // A channel a technology finished creating meanwhile goes too.
     this.channels.endAll();
+    this.parking.clear();
     this.bridges.endAll();
     this.playbacks.endAll();
     this.talkDetection.stop();

@@ -13,6 +13,7 @@ import type { ChannelBroadcasts } from '../core/broadcasts.ts';
 import type { CallRecords } from '../core/cdr/call-records.ts';
 import type { BasicBridge } from '../core/bridges/basic-bridge.ts';
 import type { BridgeFeatures } from '../core/bridge-features.ts';
+import type { ParkingLots } from '../core/parking/parking-lots.ts';
 
 export interface PbxServices {
   readonly channels: Channels;
@@ -53,6 +54,8 @@ export interface PbxServices {
   readonly bridges?: { createBasic(): BasicBridge };
   /** The in-call DTMF features of Dial()'s bridge (features.conf; Dial's t, T, h, H); none: digits just cross. */
   readonly features?: Pick<BridgeFeatures, 'forParties'>;
+  /** The parking lots (Park(), ParkedCall()); none: this server parks no calls. */
+  readonly parking?: ParkingLots;
   /** Call records (ResetCDR, NoCDR, CELGenUserEvent). */
   readonly records?: CallRecords;
   /** Music on hold on a channel (MusicOnHold()); start throws when it is not available. */

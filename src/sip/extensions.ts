@@ -8,6 +8,8 @@ import type { SipMessage } from './message.ts';
 export const TAG_100REL = '100rel';
 /** Session timers, RFC 4028. */
 export const TAG_TIMER = 'timer';
+/** History-Info (RFC 7044): named in Supported of the INVITEs, 3xx and 181 Asterisk's res_pjsip_diversion sends. */
+export const TAG_HISTINFO = 'histinfo';
 
 /** Option tags read from one header of one message, at most; more are ignored. */
 const MAX_TAGS = 32;

@@ -4,7 +4,7 @@
  * for lookup; the names are kept as written for serialization. Accessors that parse (Via, From,
  * CSeq …) return undefined for values they cannot read — they never throw.
  */
-import { randomBytes as randomBytesSync } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { formatHost, formatUri, parseHostPort, parseNameAddr, parseParams, parseUri, type NameAddr, type Uri } from './uri.ts';
 import { ownedUtf8 } from '../util/owned-buffer.ts';
 
@@ -464,10 +464,23 @@ export const REASON_PHRASES: Record<number, string> = {
 };
 
 /** Characters for tags and branches. */
+const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+/**
+ * Random bytes drawn a page at a time: every request and response we make takes a tag or a branch,
+ * and one crypto call per token was a tenth of a SUBSCRIBE flood's cost (fuzz42's profile).
+ */
+const randomPool = Buffer.alloc(4096);
+let randomUsed = randomPool.length;
+
 function randomToken(bytes: number): string {
+  if (randomUsed + bytes > randomPool.length) {
+    randomFillSync(randomPool);
+    randomUsed = 0;
+  }
   let out = '';
-  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-  for (const b of randomBytesSync(bytes)) out += alphabet[b % alphabet.length];
+  for (let i = 0; i < bytes; i++) out += TOKEN_ALPHABET[randomPool[randomUsed + i] % TOKEN_ALPHABET.length];
+  // Spent bytes are never handed out twice.
+  randomUsed += bytes;
   return out;
 }
 

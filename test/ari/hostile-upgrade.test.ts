@@ -70,3 +70,13 @@ test('a read-only user cannot take an application from a read-write user, but ma
     await shared.stop();
   }
 });
+
+test('a request whose headers pass 16 KiB is 431 (too large, not malformed), one without a method 400, and the server lives on', async () => {
+  const big = await rawRequest(server.url, ['GET /ari/asterisk/ping HTTP/1.1', 'Host: 127.0.0.1', `Authorization: ${AUTH}`, `X-Filler: ${'x'.repeat(20_000)}`], 10_000);
+  assert.match(big, /^HTTP\/1\.1 431 /);
+  const many = await rawRequest(server.url, ['GET /ari/asterisk/ping HTTP/1.1', 'Host: 127.0.0.1', ...Array.from({ length: 2000 }, (_, i) => `X-H${i}: ${'y'.repeat(10)}`)], 10_000);
+  assert.match(many, /^HTTP\/1\.1 431 /);
+  const garbage = await rawRequest(server.url, ['\x01\x02 nonsense', 'Host: 127.0.0.1'], 10_000);
+  assert.match(garbage, /^HTTP\/1\.1 400 /);
+  assert.equal((await server.ari('/asterisk/ping')).status, 200);
+});

@@ -117,4 +117,19 @@ describe('play request bounds', () => {
     assert.equal((await playbackEvent(events, 'PlaybackFinished', alias.id)).playback.state, 'complete');
     await server.ari(`/channels/${one.id}`, { method: 'DELETE' });
   });
+
+  test('a failed playback of a 16,000-character media URI is logged with its first 256 characters and its length', async () => {
+    const { one } = await pair(server, events, APP, 'pbb-log');
+    const media = `sound:${'n'.repeat(16_000)}`;
+    const { status, body } = await playJson(one.id, media);
+    assert.equal(status, 201, JSON.stringify(body));
+    assert.equal((await playbackEvent(events, 'PlaybackFinished', body.id)).playback.state, 'failed');
+    const line = server.logLines.find((text) => text.includes('Playback failed') && text.includes(String(body.id)));
+    assert.ok(line, 'the failure is logged');
+    const record = JSON.parse(line) as { media: string; mediaLength: number; msg: string };
+    assert.equal(record.mediaLength, media.length);
+    assert.equal(record.media, `${media.slice(0, 256)}…`);
+    assert.ok(line.length < 2000, `log line of ${line.length} characters`);
+    await server.ari(`/channels/${one.id}`, { method: 'DELETE' });
+  });
 });

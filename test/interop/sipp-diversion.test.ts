@@ -31,6 +31,13 @@ exten => 103,1,Set(ARG_ENDPOINT=bobh)
 exten => 104,1,Dial(PJSIP/bob,30)
  same => n,Set(${SEEN})
  same => n,Hangup()
+exten => 105,1,Dial(PJSIP/bob,30)
+ same => n,Set(${SEEN})
+ same => n,Hangup()
+exten => 106,1,Set(REDIRECTING(to-num,i)=106)
+ same => n,Set(REDIRECTING(count,i)=1)
+ same => n,Dial(PJSIP/bob,30)
+ same => n,Hangup()
 exten => 200,1,Dial(PJSIP/carol,30)
  same => n,Hangup()
 `;
@@ -56,15 +63,22 @@ async function callee(scenario: string, port: number, args: string[] = []): Prom
 }
 
 /** alice (SIPp, `scenario`) calls `exten`; the events until her channel is destroyed, once every SIPp ended well. */
-async function callFromAlice(scenario: string, exten: string, callees: Array<{ done: Promise<SippRun> }>): Promise<{ events: Json[]; runs: SippRun[] }> {
-  const caller = sippCall(setup, 'alice', scenario, exten);
+async function callFromAlice(scenario: string, exten: string, callees: Array<{ done: Promise<SippRun> }>, started?: { done: Promise<SippRun> }): Promise<{ events: Json[]; runs: SippRun[] }> {
+  const caller = started ?? sippCall(setup, 'alice', scenario, exten);
   const events: Json[] = [];
   await nextEvent(setup.events, (event) => (events.push(event), event.type === 'ChannelDestroyed' && String(event.channel?.name).startsWith('PJSIP/alice-')), 60_000);
   const [called, ...runs] = await Promise.all([caller.done, ...callees.map((run) => run.done)]);
   assert.equal(called!.status, 0, `alice: ${called!.output}`);
   for (const run of runs) assert.equal(run.status, 0, run.output);
   await waitFor('every channel to end', () => (setup.server.core.channels.size === 0 ? true : undefined), 30_000);
-  return { events, runs };
+  return { events, runs: started ? [called!, ...runs] : runs };
+}
+
+/** alice calls `exten` running `scenario` with her messages traced; the events until her channel is destroyed, and her run. */
+async function tracedCallFromAlice(scenario: string, exten: string, callees: Array<{ done: Promise<SippRun> }>): Promise<{ events: Json[]; alice: SippRun; runs: SippRun[] }> {
+  const caller = sipp(scenario, [setup.target(), '-s', exten, '-set', 'caller', 'alice', '-mp', String(2 * Math.floor(randomPort() / 2))], { cwd: setup.work, timeoutMs: 60_000, trace: true });
+  const { events, runs } = await callFromAlice(scenario, exten, callees, caller);
+  return { events, alice: runs[0]!, runs: runs.slice(1) };
 }
 
 /** The value of the last `SEEN` set on alice's channel. */
@@ -116,5 +130,42 @@ describe('Diversion and REDIRECTING across SIP, as res_pjsip_diversion', { skip:
     const [invite] = tracedMessages(runs[0]!, /^INVITE /);
     assert.ok(invite, 'carol got an INVITE');
     assert.deepEqual(headerLines(invite, 'Diversion').map((line) => line.replace(/@[^>;]+/, '@HOST')), ['<sip:bob@HOST>;reason=unknown']);
+  });
+
+  test("a callee's 302 followed by Dial(): the unanswered caller gets 181 Call Is Being Forwarded with Diversion naming the forward's target, and every INVITE names histinfo in Supported", { timeout: 150_000 }, async () => {
+    const carol = await callee('busy-incoming.xml', CAROL_PORT);
+    const bob = await callee('redirect-302.xml', BOB_PORT, ['-set', 'contact', `<sip:200@127.0.0.1:${BOB_PORT}>`]);
+    const { alice, runs } = await tracedCallFromAlice('call-expect-181-refusal.xml', '104', [carol, bob]);
+    const forwarded = tracedMessages(alice, /^SIP\/2\.0 181 /);
+    assert.equal(forwarded.length, 1, 'one 181, at the forward');
+    // res_pjsip_diversion: the redirected-to party on the URI of alice's own From, the reason's SIP name; histinfo in Supported.
+    assert.deepEqual(headerLines(forwarded[0]!, 'Diversion').map((line) => line.replace(/@[^>;]+/, '@HOST')), ['<sip:200@HOST>;reason=unknown']);
+    assert.ok(headerLines(forwarded[0]!, 'Supported').some((line) => /\bhistinfo\b/.test(line)), forwarded[0]);
+    for (const run of runs) {
+      const [invite] = tracedMessages(run, /^INVITE /);
+      assert.ok(invite && headerLines(invite, 'Supported').some((line) => /\bhistinfo\b/.test(line)), invite);
+    }
+  });
+
+  test("a callee's 181 with Diversion: Dial() passes it on, the caller gets its own 181 naming the Diversion's party, and its REDIRECTING is the callee's", { timeout: 150_000 }, async () => {
+    const bob = await callee('forward-181-busy.xml', BOB_PORT);
+    const { events, alice } = await tracedCallFromAlice('call-expect-181-refusal.xml', '105', [bob]);
+    // As res_pjsip_diversion reads a 181: from its To (bob), to its Diversion; the Diversion's reason is not read (unknown).
+    assert.equal(seen(events), '|bob|300|unknown|1|bob');
+    const forwarded = tracedMessages(alice, /^SIP\/2\.0 181 /);
+    assert.equal(forwarded.length, 1, 'one 181');
+    assert.deepEqual(headerLines(forwarded[0]!, 'Diversion').map((line) => line.replace(/@[^>;]+/, '@HOST')), ['"Voicemail" <sip:300@HOST>;reason=unknown']);
+  });
+
+  test('REDIRECTING() written without i sends the unanswered caller a 181 each time (Diversion once count is set); with i, none', { timeout: 150_000 }, async () => {
+    const bob = await callee('busy-incoming.xml', BOB_PORT);
+    const { alice } = await tracedCallFromAlice('call-expect-181-refusal.xml', '102', [bob]);
+    const forwarded = tracedMessages(alice, /^SIP\/2\.0 181 /);
+    // The 181 names where the call went (the to party), and only once the count makes it a redirect.
+    assert.equal(forwarded.length, 5, 'one 181 per REDIRECTING() written');
+    assert.deepEqual(forwarded.map((message) => headerLines(message, 'Diversion').map((line) => line.replace(/@[^>;]+/, '@HOST')).join()), ['', '', '', '', '<sip:101@HOST>;reason=no-answer']);
+    const bob2 = await callee('busy-incoming.xml', BOB_PORT);
+    const quiet = await tracedCallFromAlice('call-expect-refusal.xml', '106', [bob2]);
+    assert.deepEqual(tracedMessages(quiet.alice, /^SIP\/2\.0 181 /), []);
   });
 });

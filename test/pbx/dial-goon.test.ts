@@ -4,10 +4,10 @@
 // B (a pre-dial handler on the caller), f and o (the caller ids the callee is given), I (no
 // connected-line update to the caller while the callee rings).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { EventSocket } from '../helpers/server.ts';
-import { assertNoChannels, channelName, collectUntil, dialplanTrace, originate, startPbxServer, varsets, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
+import { assertNoChannels, channelName, collectUntil, dialplanTrace, originate, varsets, type AriEvent, type PbxServer, withPbxEvents } from './pbx-helpers.ts';
 
 const DIALPLAN = `
 [goon]
@@ -69,14 +69,7 @@ exten => h,1,Set(HRAN=\${CHANNEL(name)})
 
 let pbx: PbxServer;
 let events: EventSocket;
-before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
-  events = await watchAll(pbx.server);
-});
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+withPbxEvents(DIALPLAN, (started) => ({ pbx, events } = started));
 
 const peerName = (event: AriEvent): string => String((event.peer as Record<string, unknown> | undefined)?.name ?? '');
 /** A Dial event of `caller`'s with this status (the originate's own Dial events have no caller). */

@@ -3,14 +3,14 @@
 // S(x) ending the answered call, D's digits on each side before the bridge, Q and c's causes for
 // the callees, and the options Patchbay does not act on named in the log, at load and at run.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { CallDetailRecord } from '../../src/core/cdr/record.ts';
 import type { Channel } from '../../src/core/channels/channel.ts';
 import type { Indication } from '../../src/core/channels/technology.ts';
 import type { Frame } from '../../src/media/frame.ts';
 import { measure } from '../ari/bridges-helpers.ts';
 import type { EventSocket } from '../helpers/server.ts';
-import { assertNoChannels, channelName, channelOf, collectUntil, originate, startPbxServer, untilDestroyed, varsets, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
+import { assertNoChannels, channelName, channelOf, collectUntil, originate, untilDestroyed, varsets, type AriEvent, type PbxServer, withPbxEvents } from './pbx-helpers.ts';
 
 const DIALPLAN = `
 [callee-sub]
@@ -86,14 +86,7 @@ exten => dynamic,1,Set(OPTS=Xk)
 
 let pbx: PbxServer;
 let events: EventSocket;
-before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
-  events = await watchAll(pbx.server);
-});
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+withPbxEvents(DIALPLAN, (started) => ({ pbx, events } = started));
 
 const isDialTo = (caller: Channel) => (event: AriEvent) =>
   event.type === 'Dial' && event.caller !== undefined && String((event.caller as Record<string, unknown>).name) === caller.name && event.dialstatus === '';

@@ -311,7 +311,16 @@ describe('channel functions', () => {
   });
 
   test('CALLERID and CONNECTEDLINE presentation: names and numbers written, combined as func_callerid, bad values refused and kept', () => {
-    assert.equal(sub('${CALLERID(pres)}|${CALLERID(name-pres)}|${CALLERID(num-pres)}|${CONNECTEDLINE(pres)}'), 'allowed_not_screened|allowed_not_screened|allowed_not_screened|allowed_not_screened');
+    // A connected line never set has no valid name or number: unavailable, as ast_party_id_presentation.
+    assert.equal(sub('${CALLERID(pres)}|${CALLERID(name-pres)}|${CALLERID(num-pres)}|${CONNECTEDLINE(pres)}|${CONNECTEDLINE(num-pres)}'), 'allowed_not_screened|allowed_not_screened|allowed_not_screened|unavailable|allowed_not_screened');
+    const anonymous = core.channels.create({
+      name: 'Test/fn-no-caller-id', technology: 'Test', direction: 'inbound', state: 'Up',
+      caller: { name: '', number: '' }, location: { context: 'funcs', exten: '100', priority: 2 },
+    });
+    assert.equal(sub('${CALLERID(pres)}|${CALLERID(num-pres)}|${CALLERID(name-valid)}', anonymous), 'unavailable|allowed_not_screened|0');
+    writeChannelFunction(anonymous, 'CALLERID', 'name', 'Dora');
+    assert.equal(sub('${CALLERID(pres)}', anonymous), 'allowed_not_screened', 'a valid name with no number: the name decides, unscreened');
+    anonymous.hangup();
     writeChannelFunction(channel, 'CALLERID', 'pres', 'PROHIB');
     assert.equal(sub('${CALLERID(pres)}|${CALLERID(name-pres)}|${CALLERID(num-pres)}'), 'prohib|prohib|prohib');
     // The more private part decides; the number's screening is kept.
@@ -328,7 +337,10 @@ describe('channel functions', () => {
     assert.equal(sub('${CALLERID(num-pres)}'), 'unknown');
     writeChannelFunction(channel, 'CALLERID', 'pres', 'allowed_not_screened');
     writeChannelFunction(channel, 'CONNECTEDLINE', 'pres', 'prohib_not_screened');
+    assert.equal(sub('${CONNECTEDLINE(pres)}|${CONNECTEDLINE(name-pres)}'), 'unavailable|prohib_not_screened', 'still no valid part');
+    writeChannelFunction(channel, 'CONNECTEDLINE', 'name', 'Carol');
     assert.equal(sub('${CONNECTEDLINE(pres)}|${CALLERID(pres)}'), 'prohib_not_screened|allowed_not_screened');
+    writeChannelFunction(channel, 'CONNECTEDLINE', 'name', '');
     writeChannelFunction(channel, 'CONNECTEDLINE', 'pres', 'allowed_not_screened');
   });
 

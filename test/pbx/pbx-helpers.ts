@@ -2,6 +2,7 @@
 // temporary extensions.conf, an event WebSocket subscribed to everything, and calls placed
 // through the core the way originate does (request a channel, dial it).
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +63,19 @@ export async function startWatchedPbx(dialplan: string | null): Promise<WatchedP
 export async function stopWatchedPbx({ pbx, events }: Partial<WatchedPbx>): Promise<void> {
   await events?.close();
   await pbx?.stop();
+}
+
+/**
+ * Registers the file's before() and after(): a watched server on `dialplan` for all its tests,
+ * handed to `started` once up (the suite keeps `pbx` and `events` as it likes), stopped at the end.
+ */
+export function withPbxEvents(dialplan: string | null, started: (watched: WatchedPbx) => void): void {
+  let watched: WatchedPbx | undefined;
+  before(async () => {
+    watched = await startWatchedPbx(dialplan);
+    started(watched);
+  });
+  after(() => stopWatchedPbx(watched ?? {}));
 }
 
 /** Collects events until `done` holds for one of them (included), or fails after `timeoutMs`. */

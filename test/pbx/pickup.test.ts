@@ -3,9 +3,9 @@
 // when its callee is picked up (DIALSTATUS, DIALEDPEERNAME, the Dial events, cause 26), and a
 // Pickup() that finds nothing going on in the dialplan. SIP phones: test/interop/sipp-call-pickup.test.ts.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { EventSocket } from '../helpers/server.ts';
-import { channelName, channelOf, collectUntil, collectUntilAll, originate, startPbxServer, watchAll, type AriEvent, type PbxServer } from './pbx-helpers.ts';
+import { channelName, channelOf, collectUntil, collectUntilAll, originate, type AriEvent, type PbxServer, withPbxEvents } from './pbx-helpers.ts';
 
 const DIALPLAN = `
 [pickup-test]
@@ -45,14 +45,7 @@ exten => outside,1,Set(CHANNEL(pickupgroup)=5)
 
 let pbx: PbxServer;
 let events: EventSocket;
-before(async () => {
-  pbx = await startPbxServer(DIALPLAN);
-  events = await watchAll(pbx.server);
-});
-after(async () => {
-  await events.close();
-  await pbx.stop();
-});
+withPbxEvents(DIALPLAN, (started) => ({ pbx, events } = started));
 
 const isUserEvent = (name: string) => (event: AriEvent) => event.type === 'ChannelUserevent' && event.eventname === name;
 

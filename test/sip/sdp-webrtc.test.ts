@@ -95,3 +95,17 @@ test('hostile ICE and DTLS values are not taken', () => {
   assert.equal(security.setup, undefined);
   assert.equal(security.mid, undefined);
 });
+
+test('force_avp: our offer and answer name RTP/SAVPF, and an offer naming RTP/SAVPF with a fingerprint is taken as DTLS', () => {
+  const forced: LocalMedia = { ...local, secure: { ...local.secure!, forceAvp: true } };
+  assert.equal(parse(buildOffer(forced)).media[0]!.protocol, 'RTP/SAVPF');
+  assert.equal(parse(buildOffer({ ...forced, secure: { ...forced.secure!, avpf: false } })).media[0]!.protocol, 'RTP/SAVP');
+  const answered = answerOffer(chromeOffer, forced);
+  assert.ok(answered.ok);
+  assert.equal(parse(answered.sdp).media[0]!.protocol, 'RTP/SAVPF');
+  const avpOffer = answerOffer(chromeOffer.replace(/UDP\/TLS\/RTP\/SAVPF/g, 'RTP/SAVPF'), forced);
+  assert.ok(avpOffer.ok, JSON.stringify(avpOffer));
+  assert.equal(avpOffer.media.security?.setup, 'active');
+  // Without force_avp, RTP/SAVPF is no DTLS line.
+  assert.equal(answerOffer(chromeOffer.replace(/UDP\/TLS\/RTP\/SAVPF/g, 'RTP/SAVPF'), local).ok, false);
+});

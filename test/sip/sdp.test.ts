@@ -52,6 +52,28 @@ describe('buildOffer', () => {
   });
 });
 
+describe('sdp_owner, sdp_session and use_ptime', () => {
+  test('owner and sessionName replace the o= user and s= line; the owner loses spaces, an empty s= is a space', () => {
+    const offer = buildOffer({ ...LOCAL, owner: 'pbx', sessionName: 'Call Centre' });
+    assert.match(offer, /^v=0\r\no=pbx 42 7 IN IP4 192\.0\.2\.10\r\ns=Call Centre\r\n/);
+    assert.match(buildOffer({ ...LOCAL, owner: 'a b', sessionName: '' }), /^v=0\r\no=ab 42 7 IN IP4 192\.0\.2\.10\r\ns= \r\n/);
+    assert.match(buildOffer({ ...LOCAL, owner: '' }), /^v=0\r\no=- 42 7 /);
+  });
+
+  test("answerPtime local: the answer carries our 20 whatever the offer's 30; offer: the offer's", () => {
+    const local = answerOffer(PHONE_OFFER, { ...LOCAL, answerPtime: 'local' });
+    assert.ok(local.ok);
+    assert.match(local.sdp, /a=ptime:20\r\n/);
+    assert.equal(local.media.ptime, 30, 'what the far end asked for is still known');
+    const offer = answerOffer(PHONE_OFFER, { ...LOCAL, answerPtime: 'offer' });
+    assert.ok(offer.ok);
+    assert.match(offer.sdp, /a=ptime:30\r\n/);
+    const noPtime = answerOffer(PHONE_OFFER.replace('a=ptime:30\r\n', ''), { ...LOCAL, answerPtime: 'offer' });
+    assert.ok(noPtime.ok);
+    assert.match(noPtime.sdp, /a=ptime:20\r\n/);
+  });
+});
+
 describe('answerOffer', () => {
   test('our order by default, remote payload types kept, telephone-event with the remote pt, remote ptime', () => {
     const result = answerOffer(PHONE_OFFER, LOCAL);

@@ -95,8 +95,9 @@ export class InviteResponses {
       // A reliable 1xx (Require: 100rel, RSeq) is PRACKed in its early dialog (RFC 3262 §4).
       const invite = this.invite.request;
       if (invite) session.prack1xx(this.services.layer, invite, response, (early) => requests.hop(early), this.services.userAgent);
-      // A 181 says who the call was forwarded from and to (its Diversion), nothing more to the channel.
-      if (status === 181) this.#noteRedirecting(response);
+      // A 181 says who the call was forwarded from and to (its Diversion): the channel's party, and
+      // Dial() passes it on to its caller (res_pjsip_diversion queues the redirecting update).
+      if (status === 181) this.#noteRedirecting(response, true);
       // As pjsip, the SDP of any 1xx of an early dialog is an answer (early-answers.ts decides
       // whether a later one replaces the one in force).
       const withSdp = carriesSdp(response);
@@ -178,10 +179,11 @@ export class InviteResponses {
     return outcome === true;
   }
 
-  /** A 302 or 181 says who the call was forwarded from and to: the channel's redirecting party (diversion.ts). */
-  #noteRedirecting(response: SipResponse): void {
+  /** A 302 or 181 says who the call was forwarded from and to: the channel's redirecting party (diversion.ts); `told`: listeners hear of it. */
+  #noteRedirecting(response: SipResponse, told = false): void {
     const redirecting = redirectingOfResponse(response, this.call.channel.redirecting, this.side.identity.self);
-    if (redirecting) this.call.channel.redirecting = redirecting;
+    if (redirecting && told) this.call.channel.remoteRedirecting(redirecting);
+    else if (redirecting) this.call.channel.redirecting = redirecting;
   }
 }
 

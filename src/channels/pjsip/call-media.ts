@@ -33,6 +33,7 @@ import { OfferExchange } from '../../sip/sdp/offer-exchange.ts';
 import type { SipResponse } from '../../sip/message.ts';
 import { sessionDescriptionOf } from '../../sip/multipart.ts';
 import { DEFAULT_EARLY_ANSWER_OPTIONS, EarlyAnswers, type EarlyAnswerOptions } from './early-answers.ts';
+import type { DirectTarget } from './direct-media.ts';
 
 /** The endpoint options that shape the SDP (a PjsipEndpoint has them). */
 export interface SdpOptions {
@@ -56,6 +57,13 @@ export interface SdpOptions {
   readonly omitStaticRtpmap?: boolean;
   /** Endpoint `rtp_keepalive`: seconds of nothing sent before a comfort-noise packet goes (0 or absent: none). */
   readonly rtpKeepalive?: number;
+  /** Endpoint `sdp_owner` and `sdp_session`: our o= user and s= line (absent: Patchbay's name for both). */
+  readonly sdpOwner?: string;
+  readonly sdpSession?: string;
+  /** Endpoint `use_ptime`: the answer carries the offer's a=ptime; else our own. */
+  readonly usePtime?: boolean;
+  /** Endpoint `force_avp`: WebRTC lines named RTP/SAVP(F). */
+  readonly forceAvp?: boolean;
 }
 
 /**
@@ -91,6 +99,8 @@ export class CallMedia {
   #codecsWritten = false;
   /** The endpoint's dtmf_mode, until PJSIP_DTMF_MODE writes another. */
   #dtmfMode: DtmfMode;
+  /** Direct media (direct-media.ts): the other leg's far end, which our offers and answers name instead of us. */
+  #directTarget: DirectTarget | undefined;
 
   constructor(
     codecs: readonly SdpCodec[],
@@ -112,6 +122,15 @@ export class CallMedia {
   /** Our media address as our SDP writes it (CHANNEL(rtp,src)). */
   get mediaAddress(): string {
     return this.address();
+  }
+
+  /** Where our SDP points the far end's media instead of at us (direct media); undefined: at us. */
+  get directTarget(): DirectTarget | undefined {
+    return this.#directTarget;
+  }
+
+  set directTarget(target: DirectTarget | undefined) {
+    this.#directTarget = target;
   }
 
   /** The codecs of our next offer (PJSIP_MEDIA_OFFER's read). */
@@ -172,7 +191,8 @@ export class CallMedia {
     if (fresh) this.#beforeOffer ??= this.#localSdp;
     if (fresh) this.#version += 1;
     const { coreCodecs, direction } = options;
-    const codecs = coreCodecs && !this.#codecsWritten ? offerCodecs(this.#codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.#codecs;
+    const direct = this.#directTarget;
+    const codecs = direct ? [direct.codec] : coreCodecs && !this.#codecsWritten ? offerCodecs(this.#codecs, coreCodecs, this.options.outgoingOfferPref ?? DEFAULT_OFFER_PREFERENCE) : this.#codecs;
     this.#localSdp = buildOffer({ ...this.#local(), codecs, ...(direction ? { direction } : {}) });
     return this.#localSdp;
   }
@@ -229,15 +249,20 @@ export class CallMedia {
 
   #local(): LocalMedia {
     const { prefer, keep } = this.options.incomingOfferPref ?? DEFAULT_ANSWER_PREFERENCE;
+    const direct = this.#directTarget;
     return {
       prefer,
       keep,
-      address: this.address(),
-      port: this.stream()?.localPort ?? 9,
-      codecs: this.#codecs,
+      // Direct media names the other leg's far end, with the one codec both already use (no transcoding between them).
+      address: direct?.address ?? this.address(),
+      port: direct?.port ?? this.stream()?.localPort ?? 9,
+      codecs: direct ? [direct.codec] : this.#codecs,
       sessionId: this.#sessionId,
       sessionVersion: this.#version,
       userAgent: 'Patchbay',
+      ...(this.options.sdpOwner === undefined ? {} : { owner: this.options.sdpOwner }),
+      ...(this.options.sdpSession === undefined ? {} : { sessionName: this.options.sdpSession }),
+      answerPtime: this.options.usePtime === true ? 'offer' : 'local',
       // inband and info carry no telephone-events, so none are offered (as Asterisk).
       ...(this.#dtmfMode === 'inband' || this.#dtmfMode === 'info' ? { telephoneEvent: false as const } : {}),
       rtcpMux: this.options.rtcpMux,
@@ -262,6 +287,7 @@ export class CallMedia {
         setup: this.options.dtlsSetup ?? 'actpass',
         candidates: addresses.map((address) => ({ address, port: stream.localPort })),
         avpf: this.options.useAvpf ?? true,
+        forceAvp: this.options.forceAvp === true,
       },
     };
   }

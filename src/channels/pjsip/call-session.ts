@@ -20,7 +20,7 @@ import {
 } from '../../sip/session-timer.ts';
 import type { ServerTransaction, TransactionLayer } from '../../sip/transaction/index.ts';
 import type { Destination } from '../../sip/transport.ts';
-import { supportedValue, understoodTags, type SessionExtensionOptions } from './session-extensions.ts';
+import { supportedValue, understoodTags, withSupportedTag, type SessionExtensionOptions } from './session-extensions.ts';
 import { RtpTimeout, type RtpActivity, type RtpSilence } from './rtp-timeout.ts';
 import { ownedUtf8 } from '../../util/owned-buffer.ts';
 
@@ -101,11 +101,12 @@ export class CallSession {
 
   /**
    * A response to the INVITE with `headers` and our `sdp`: with Supported (and the granted session
-   * timer on a 2xx); a provisional one reliably when agreed.
+   * timer on a 2xx), naming `alsoSupported` too when given; a provisional one reliably when agreed.
    */
-  respond(tx: ServerTransaction, status: number, headers: Headers, sdp: string | undefined): void {
+  respond(tx: ServerTransaction, status: number, headers: Headers, sdp: string | undefined, alsoSupported?: string): void {
     const response = tx.createResponse(status);
-    for (const [name, value] of [...headers, ...(status >= 200 ? this.answerHeaders() : this.supported())]) response.add(name, value);
+    const own = status >= 200 ? this.answerHeaders() : this.supported();
+    for (const [name, value] of [...headers, ...(alsoSupported ? withSupportedTag(own, alsoSupported) : own)]) response.add(name, value);
     if (sdp) {
       // Its own bytes, not a pool slice: the transaction keeps the answer until it ends (owned-buffer.ts).
       response.body = ownedUtf8(sdp);

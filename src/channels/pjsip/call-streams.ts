@@ -103,6 +103,12 @@ export class CallStreams {
     return { get ticks() { return media.clock.ticks; }, get skippedTicks() { return media.clock.skippedTicks; }, get catchingUp() { return media.clock.catchingUp; }, onTick: (listener: () => void) => media.onTick(listener), offTick: (listener: () => void) => media.offTick(listener) };
   }
 
+  /** Where the call's sockets bind: the endpoint's media_address with bind_rtp_to_media_address (res_pjsip_sdp_rtp's create_rtp), else the SIP bind address. */
+  #bindHost(call: SipCall): string {
+    const { bindRtpToMediaAddress, mediaAddress } = call.options;
+    return bindRtpToMediaAddress === true && mediaAddress !== undefined ? mediaAddress : this.#host;
+  }
+
   /** The technology's stream settings (the endpoint's rtp_symmetric). */
   #streamOptions(call: SipCall): WorkerStreamOptions {
     const sip = this.#runtime.context!.config.sip;
@@ -139,7 +145,7 @@ export class CallStreams {
   #openInWorker(pool: MediaWorkerPool, call: SipCall, secure: RemoteSecureMedia | undefined): Promise<CallRtpStream> | undefined {
     return pool.open({
       ...(secure ? { secure } : {}),
-      host: this.#host,
+      host: this.#bindHost(call),
       portStart: this.#ports.start,
       portEnd: this.#ports.end,
       options: this.#streamOptions(call),
@@ -163,7 +169,7 @@ export class CallStreams {
   }
 
   async #openHere(call: SipCall): Promise<RtpStream> {
-    const sockets = await this.#ports.bindPair(this.#host);
+    const sockets = await this.#ports.bindPair(this.#bindHost(call));
     const clock = this.#clock();
     const socket = call.options.mediaEncryption === 'dtls' ? await this.#secure(call, sockets.rtp) : sockets.rtp;
     const stream: RtpStream = new RtpStream(socket, clock, {

@@ -89,6 +89,8 @@ export interface CallMediaOptions extends SdpOptions, Partial<SessionExtensionOp
   readonly rtpTimeoutHold?: number;
   /** The address written in this endpoint's SDP instead of the transport's (endpoint `media_address`). */
   readonly mediaAddress?: string;
+  /** The call's RTP sockets bind to `mediaAddress` (endpoint `bind_rtp_to_media_address`). */
+  readonly bindRtpToMediaAddress?: boolean;
   /** Ringing before the answer is a 183 with SDP and the ring tone in band, not a 180 (endpoint `inband_progress`). */
   readonly inbandProgress?: boolean;
   /** A 183 without SDP to our INVITE is no progress (endpoint `ignore_183_without_sdp`). */

@@ -45,10 +45,14 @@ import { CallWorkerMedia } from './call-worker-media.ts';
 import { inviteRequest, OutboundInvite } from './outbound-invite.ts';
 import { InviteResponses } from './call-invite-responses.ts';
 import { ALLOW, type CallEnvironment, type CallMediaOptions, type Side } from './call-types.ts';
+import { redirectingResponseHeaders } from './diversion.ts';
+import { withSupportedTag } from './session-extensions.ts';
+import { TAG_HISTINFO } from '../../sip/extensions.ts';
 import { FarEndRequests } from './far-end-requests.ts';
 import { DialogAuth } from './dialog-auth.ts';
 import { ConnectedLine } from './connected-line.ts';
 import { earlyAnswerOptions } from './early-answers.ts';
+import { CallDirectMedia, directMediaCall, type DirectMediaCall } from './direct-media.ts';
 // The types a call is built from (call-types.ts), for importers of the call too.
 export type { CallMediaOptions, OutboundSide } from './call-types.ts';
 export { ALLOW } from './call-types.ts';
@@ -89,6 +93,9 @@ export class SipCall implements ChannelDriver, DialogRoute {
   /** The far end's requests in the dialog, answered (far-end-requests.ts). */
   readonly #farEnd: FarEndRequests;
   readonly #workerMedia: CallWorkerMedia;
+  /** Direct media (direct-media.ts); `#directLeg` is what the other leg's decision reads of this one. */
+  readonly #direct: CallDirectMedia;
+  readonly #directLeg: DirectMediaCall;
   /** Where the signalling runs, and our Contact there (call-route.ts). */
   readonly #route: CallRoute;
   /** Whom the phone talks to, sent and taken (connected-line.ts). */
@@ -149,13 +156,22 @@ export class SipCall implements ChannelDriver, DialogRoute {
       update: (onFinal, onNoResponse) => this.#requests.send('UPDATE', dialogHeaders(), undefined, undefined, onFinal, onNoResponse),
       provisional: (status) => this.#provisional(status),
     });
+    const signallingAddress = side.kind === 'inbound' ? side.tx.source.address : side.destination.host;
+    this.#directLeg = directMediaCall({ options: mediaOptions, sdp: this.#sdp, hold: this.#hold, offers: this.#offers }, signallingAddress, side.kind === 'outbound', {
+      ended: () => this.#ended,
+      confirmed: () => lineCall.confirmed,
+    });
+    this.#direct = new CallDirectMedia(this.#directLeg);
     this.#farEnd = new FarEndRequests(services, this, farEndTerms, { sdp: this.#sdp, session: this.#session, hold: this.#hold });
     this.#headers = side.kind === 'inbound' ? sessionHeadersOf(side.invite.headers) : new SessionHeaders([]);
     const inviteTerms = {
       isAnswered: () => this.#answered,
       answered: () => {
         this.#answered = true;
-        queueMicrotask(() => this.#connectedLine.dialogConfirmed());
+        queueMicrotask(() => {
+          this.#connectedLine.dialogConfirmed();
+          this.#direct.confirmed();
+        });
       },
       failed: (cause: number, techCause?: number) => this.#outboundFailed(cause, techCause),
       identity: (response: SipResponse) => this.#connectedLine.received(response),
@@ -206,7 +222,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   channelInfo(item: string, bare = false): string | undefined {
     const side = this.side;
     const out = side.kind === 'outbound' ? side : undefined;
-    if (bare) return sipMediaInfo(item, { endpointId: this.endpointId, contact: out?.contact, mediaAddress: this.#sdp.mediaAddress, stream: this.stream, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd });
+    if (bare) return sipMediaInfo(item, { endpointId: this.endpointId, contact: out?.contact, mediaAddress: this.#sdp.mediaAddress, stream: this.stream, negotiated: this.#sdp.negotiated, heldByFarEnd: this.#hold.heldByFarEnd, directTarget: this.#sdp.directTarget });
     const invite = side.kind === 'inbound' ? side.invite : this.#invite?.request;
     const remote = side.kind === 'outbound' ? { address: side.destination.host, port: side.destination.port } : side.tx.source;
     return sipChannelInfo(item, { callId: this.callId, dialog: this.dialog, invite, inbound: !out, ...(out ? { target: out.target } : {}), local: { address: this.services.signallingHost, port: this.services.signallingPort }, remote });
@@ -292,7 +308,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
   #acked(ack: SipRequest): void {
     const first = !this.#ackReceived;
     this.#ackReceived = true;
-    if (first) queueMicrotask(() => this.#connectedLine.dialogConfirmed());
+    if (first) queueMicrotask(() => {
+      this.#connectedLine.dialogConfirmed();
+      this.#direct.confirmed();
+    });
     this.#sdp.exchange.closed();
     // A late offer is answered in the ACK (its SDP, or a multipart's SDP part).
     if (ack.body.length > 0 && !this.#sdp.negotiated) this.#sdp.takeAnswer(sessionDescriptionOf(ack));
@@ -327,11 +346,12 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   /** A response to the INVITE; `repeated`: its SDP went before (an exchange it already closed or opened). */
-  #respond(status: number, withSdp: boolean, repeated = false): void {
+  #respond(status: number, withSdp: boolean, repeated = false, extra: Array<[string, string]> = []): void {
     if (this.side.kind !== 'inbound') return;
-    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent], ...this.#connectedLine.responseHeaders(this.#provisionalSent)];
+    const headers: Array<[string, string]> = [['Contact', this.#route.contact()], ['Allow', ALLOW], ['Server', this.services.userAgent], ...this.#connectedLine.responseHeaders(this.#provisionalSent), ...extra];
     if (status < 200) this.#provisionalSent = true;
-    this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined);
+    // A 181 names History-Info in Supported, as res_pjsip_diversion's every 181 and 3xx.
+    this.#session.respond(this.side.tx, status, headers, withSdp ? this.#sdp.localSdp : undefined, status === 181 ? TAG_HISTINFO : undefined);
     if (repeated) return;
     // Our SDP answers the INVITE's offer, or is our offer when it had none (answered in the ACK).
     if (withSdp && this.side.offer?.length) this.#sdp.exchange.closed();
@@ -368,7 +388,8 @@ export class SipCall implements ChannelDriver, DialogRoute {
     const added = dialplanHeaders(this.channel, this.#headers, this.services.log).map(({ name, value }) => [name, value] as const);
     const request = inviteRequest({
       target, route, from, callId: this.callId, contact: this.#route.contact(), allow: ALLOW, userAgent: this.services.userAgent, offer,
-      headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...this.#session.inviteHeaders()],
+      // Every INVITE names History-Info in Supported, as res_pjsip_diversion adds it.
+      headers: [...identityHeaders, ...added, ...referHeaders(this.channel, added), ...withSupportedTag(this.#session.inviteHeaders(), TAG_HISTINFO)],
     });
     this.#responses?.send(request);
     this.#sdp.exchange.oursSent();
@@ -440,6 +461,22 @@ export class SipCall implements ChannelDriver, DialogRoute {
     else if (indication === 'progress') this.#provisional(183);
     else if (indication === 'busy') this.#refuse(17);
     else if (indication === 'congestion') this.#refuse(34);
+  }
+
+  /**
+   * The core indicated the channel's redirecting party (a Dial() forward, a callee's 181,
+   * REDIRECTING() without `i`): a caller not answered yet gets 181 Call Is Being Forwarded with
+   * Diversion / History-Info (res_pjsip_diversion), a copy of the last 18x's SDP as #provisional
+   * makes it; an answered call is told nothing, as chan_pjsip's indicate.
+   */
+  redirecting(): void {
+    if (this.side.kind !== 'inbound' || this.#ended || this.#answered || this.channel.state === 'Up') return;
+    const { invite } = this.side;
+    const options = this.mediaOptions.identity ?? { sendDiversion: true, sendHistoryInfo: false };
+    const host = this.relayedFlow?.advertised.host ?? this.services.signallingHost;
+    const extra = redirectingResponseHeaders(options, this.channel.redirecting, invite.from()?.uri, invite.to()?.uri, host);
+    const repeat = this.#progressSent && !this.#session.reliableProvisionals;
+    this.#respond(181, repeat, repeat, extra);
   }
 
   /** The core indicated the channel's connected line: the phone is told (connected-line.ts). */
@@ -527,6 +564,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
   }
 
   writeFrame(frame: Frame): void {
+    if (this.#direct.peerSendsHere) return;
     this.stream?.writeFrame(frame);
   }
 
@@ -537,6 +575,10 @@ export class SipCall implements ChannelDriver, DialogRoute {
 
   relayAudio(peer: ChannelDriver | undefined): boolean {
     return this.#workerMedia.relay(peer === undefined ? undefined : peer instanceof SipCall ? peer : null);
+  }
+
+  remoteMedia(peer: ChannelDriver | undefined): boolean {
+    return this.#direct.point(peer === undefined ? undefined : peer instanceof SipCall ? peer.#directLeg : null);
   }
 
   mixAudio(members: readonly ChannelDriver[], rate: SampleRate): MixHandle | undefined {

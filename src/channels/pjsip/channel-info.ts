@@ -71,6 +71,8 @@ export interface CallMediaFacts {
   readonly stream: { readonly localPort: number; statistics(): RtpStatistics | undefined } | undefined;
   readonly negotiated: NegotiatedMedia | undefined;
   readonly heldByFarEnd: boolean;
+  /** Where direct media sent the far end's RTP (direct-media.ts); undefined: to us. */
+  readonly directTarget?: { readonly address: string; readonly port: number } | undefined;
 }
 
 const QUALITY_OF: Readonly<Record<string, string>> = { all: 'RTPAUDIOQOS', all_jitter: 'RTPAUDIOQOSJITTER', all_loss: 'RTPAUDIOQOSLOSS', all_rtt: 'RTPAUDIOQOSRTT', all_mes: 'RTPAUDIOQOSMES' };
@@ -115,8 +117,8 @@ function rtpItem(type: string, facts: CallMediaFacts): string | undefined {
     case 'dest':
       return negotiated?.remoteAddress === undefined ? '' : hostPort(negotiated.remoteAddress, negotiated.remotePort);
     case 'direct':
-      // Patchbay's media never goes directly between two phones.
-      return '';
+      // Where direct media sent the far end's RTP (the other leg's far end), empty while it comes here.
+      return facts.directTarget ? hostPort(facts.directTarget.address, facts.directTarget.port) : '';
     case 'secure':
       return negotiated?.srtp || negotiated?.security ? '1' : '0';
     case 'hold':

@@ -75,26 +75,53 @@ export function redirectingHeaders(
   toUri: Uri,
 ): Array<[string, string]> {
   const headers: Array<[string, string]> = [];
-  const from = redirecting.from;
-  if (options.sendDiversion && redirecting.count > 0 && from.number) {
-    const reason = reasonText(redirecting.reason);
-    // A token or a whole quoted string goes as it is; anything else is quoted (without its own quotes).
-    const quoted = /^[A-Za-z0-9\-.!%*_+`'~]+$/.test(reason) || /^"[^"\\]*"$/.test(reason) ? reason : `"${reason.replace(/["\\]/g, '')}"`;
-    headers.push(['Diversion', nameAddr(sipUriOn(fromHost, clean(from.number)), [['reason', quoted]], clean(from.name) || undefined)]);
-  }
-  if (options.sendHistoryInfo && toUri.kind === 'sip') {
-    // Without a redirecting party, the first entry is the original target: the To URI itself.
-    const first = from.number ? { ...toUri, user: clean(from.number) } : toUri;
-    headers.push(['History-Info', nameAddr(first, [['index', '1']], from.number ? clean(from.name) || undefined : undefined)]);
-    const to = redirecting.to;
-    if (to.number) {
-      const cause = SIP_REASONS[redirecting.reason.code]?.[1] ?? 404;
-      const params = new Map(toUri.params);
-      params.set('cause', String(cause));
-      headers.push(['History-Info', nameAddr({ ...toUri, user: clean(to.number), params }, [['index', '1.1']], clean(to.name) || undefined)]);
-    }
-  }
+  // A request names the party the call was redirected from.
+  if (options.sendDiversion && redirecting.count > 0) pushDiversion(headers, redirecting.from, redirecting.reason, sipUriOn(fromHost, ''));
+  if (options.sendHistoryInfo) pushHistoryInfo(headers, redirecting, toUri);
   return headers;
+}
+
+/**
+ * The Diversion / History-Info headers of a 181 (or 3xx) to an INVITE we received, as
+ * res_pjsip_diversion's outgoing response: the Diversion names where the call went (the `to`
+ * party) on the URI of the INVITE's From; History-Info as in a request, on its To URI.
+ */
+export function redirectingResponseHeaders(
+  options: { readonly sendDiversion: boolean; readonly sendHistoryInfo: boolean },
+  redirecting: Redirecting,
+  fromUri: Uri | undefined,
+  toUri: Uri | undefined,
+  host: string,
+): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  const base = fromUri?.kind === 'sip' ? { ...fromUri, headers: new Map<string, string>() } : sipUriOn(host, '');
+  if (options.sendDiversion && redirecting.count > 0) pushDiversion(headers, redirecting.to, redirecting.reason, base);
+  if (options.sendHistoryInfo && toUri) pushHistoryInfo(headers, redirecting, toUri);
+  return headers;
+}
+
+/** Diversion naming `party` (a number is needed) with the reason, on `base` with the party's number as user. */
+function pushDiversion(headers: Array<[string, string]>, party: Readonly<CallerId>, reasonOf: RedirectingReason, base: Uri & { kind: 'sip' }): void {
+  if (!party.number) return;
+  const reason = reasonText(reasonOf);
+  // A token or a whole quoted string goes as it is; anything else is quoted (without its own quotes).
+  const quoted = /^[A-Za-z0-9\-.!%*_+`'~]+$/.test(reason) || /^"[^"\\]*"$/.test(reason) ? reason : `"${reason.replace(/["\\]/g, '')}"`;
+  headers.push(['Diversion', nameAddr({ ...base, user: clean(party.number) }, [['reason', quoted]], clean(party.name) || undefined)]);
+}
+
+/** The History-Info pair: the party redirected from (index 1; without one, the To URI itself) and, with a number, the one redirected to (index 1.1, with its cause). */
+function pushHistoryInfo(headers: Array<[string, string]>, redirecting: Redirecting, toUri: Uri): void {
+  if (toUri.kind !== 'sip') return;
+  const from = redirecting.from;
+  const first = from.number ? { ...toUri, user: clean(from.number) } : toUri;
+  headers.push(['History-Info', nameAddr(first, [['index', '1']], from.number ? clean(from.name) || undefined : undefined)]);
+  const to = redirecting.to;
+  if (to.number) {
+    const cause = SIP_REASONS[redirecting.reason.code]?.[1] ?? 404;
+    const params = new Map(toUri.params);
+    params.set('cause', String(cause));
+    headers.push(['History-Info', nameAddr({ ...toUri, user: clean(to.number), params }, [['index', '1.1']], clean(to.name) || undefined)]);
+  }
 }
 
 /** The reason as Diversion writes it: the text a peer or the dialplan gave, else the code's SIP name. */
@@ -102,7 +129,7 @@ function reasonText(reason: RedirectingReason): string {
   return reason.text || (SIP_REASONS[reason.code]?.[0] ?? 'unknown');
 }
 
-function sipUriOn(host: string, user: string): Uri {
+function sipUriOn(host: string, user: string): Uri & { kind: 'sip' } {
   return { kind: 'sip', scheme: 'sip', user, host, params: new Map(), headers: new Map() };
 }
 

@@ -138,5 +138,7 @@ export class FarEndRequests {
     // Hold or unhold from the far end (the media of its offer, after our answer went out).
     const media = sdp.negotiated;
     if (offer.length > 0 && media) hold.farEndOffered(media);
+    // Its new media (an address, a codec) may change where direct media sends the other leg's far end.
+    if (offer.length > 0) this.call.channel.mediaPathChanged();
   }
 }

@@ -5,6 +5,7 @@
 //   REFERs we sent → refer-sender.ts. The dialog's endpoint's own ACL is checked on each (inbound-auth.ts).
 // - REGISTER → register.ts; INVITE → invite-server.ts; MESSAGE → messaging.ts; all three first
 //   identified (identify.ts) and authenticated (inbound-auth.ts). SUBSCRIBE → subscriptions/server.ts.
+// - An unsolicited MWI NOTIFY (application/simple-message-summary) → incoming-mwi.ts.
 // - OPTIONS: 200 (an endpoint with an auth is challenged first unless allow_unauthenticated_options).
 //   BYE: 481. Another method RFCs define: 405; one they do not: 501.
 // A request whose handling throws is answered 500 and logged, never left unanswered.
@@ -14,6 +15,7 @@ import type { ServerTransaction } from '../../sip/transaction/index.ts';
 import { unforceRport } from '../../sip/transport.ts';
 import { ALLOW } from './call-types.ts';
 import type { InboundAuthenticator } from './inbound-auth.ts';
+import { isMwiNotify, type IncomingMwi } from './incoming-mwi.ts';
 import type { InviteServer } from './invite-server.ts';
 import type { SipMessaging } from './messaging.ts';
 import type { ReferSender } from './refer-sender.ts';
@@ -30,6 +32,7 @@ export interface RequestRoles {
   readonly messaging: SipMessaging;
   readonly referSender: ReferSender;
   readonly subscriptions: SubscriptionServer;
+  readonly incomingMwi: IncomingMwi;
 }
 
 export class RequestRouter {
@@ -97,6 +100,10 @@ export class RequestRouter {
         tx.reply(481, 'Call/Transaction Does Not Exist');
         return;
       default: {
+        if (isMwiNotify(request)) {
+          this.roles.incomingMwi.receive(request, tx);
+          return;
+        }
         // Methods not served: 405, unknown ones 501.
         const refusal = refuseUnserved(request, ALLOW, subscriptions.served);
         tx.reply(refusal.status, refusal.reason, refusal.headers);

@@ -30,6 +30,24 @@ export function supportedValue(options: SessionExtensionOptions): string | undef
   return tags.length > 0 ? tags.join(', ') : undefined;
 }
 
+/**
+ * `headers` with `tag` named in their Supported line, a Supported line added when there is none
+ * (res_pjsip_diversion's add_supported): a tag already there is not named twice.
+ */
+export function withSupportedTag(headers: ReadonlyArray<readonly [string, string]>, tag: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  let named = false;
+  for (const [name, value] of headers) {
+    if (!named && name.toLowerCase() === 'supported') {
+      named = true;
+      const tags = value.split(',').map((item) => item.trim().toLowerCase());
+      out.push([name, tags.includes(tag) ? value : `${value}, ${tag}`]);
+    } else out.push([name, value]);
+  }
+  if (!named) out.push(['Supported', tag]);
+  return out;
+}
+
 export interface InviteRefusal {
   readonly status: 420 | 421 | 422;
   readonly headers: Array<[string, string]>;

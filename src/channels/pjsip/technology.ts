@@ -44,6 +44,7 @@ import { PjsipObjects } from './objects.ts';
 import { ContactQualifier } from './qualify.ts';
 import { ReferSender } from './refer-sender.ts';
 import { RegisterServer } from './register.ts';
+import { IncomingMwi } from './incoming-mwi.ts';
 import { RequestRouter } from './request-router.ts';
 import { OutboundRegistrations, type RegistrationInfo } from './registrations.ts';
 import { USER_AGENT, type PjsipRuntime } from './runtime.ts';
@@ -227,7 +228,7 @@ export class PjsipTechnology implements ChannelTechnology {
     // Each asks the other: a mailbox sent unsolicited refuses a SUBSCRIBE for it, one subscribed to is not sent unsolicited.
     this.#unsolicitedMwi = new UnsolicitedMwi(runtime, this.#dialer, (endpointId, mailbox) => this.#subscriptions.solicits(endpointId, mailbox));
     this.#subscriptions = new SubscriptionServer(runtime, this.#auth, (endpoint, mailbox) => this.#unsolicitedMwi.covers(endpoint, mailbox));
-    const roles = { auth: this.#auth, registerServer: new RegisterServer(runtime, this.#auth), inviteServer: this.#inviteServer, messaging: this.#messaging, referSender: this.#referSender, subscriptions: this.#subscriptions };
+    const roles = { auth: this.#auth, registerServer: new RegisterServer(runtime, this.#auth), inviteServer: this.#inviteServer, messaging: this.#messaging, referSender: this.#referSender, subscriptions: this.#subscriptions, incomingMwi: new IncomingMwi(runtime, this.#auth) };
     this.#router = new RequestRouter(runtime, roles);
   }
 

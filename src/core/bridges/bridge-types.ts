@@ -64,6 +64,8 @@ export interface BridgeInit {
   readonly flags?: readonly string[];
   /** False: the bridge sets no BRIDGEPEER/BRIDGEPVTCALLID (a bridge nobody sees, e.g. a cluster media leg's). */
   readonly peerVariables?: boolean;
+  /** Who made the bridge, as ARI shows it (`bridge_class`, `creator`); default a Stasis application's. */
+  readonly maker?: { readonly bridgeClass: string; readonly creator: string };
 }
 
 /** The bridge's working buffers, 20 ms at its mix rate; made again only when that rate changes. */

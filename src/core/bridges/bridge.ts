@@ -55,6 +55,8 @@ const FORMAT_CHECK_TICKS = 25;
 export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endable {
   readonly id: string;
   readonly name: string;
+  /** Who made it, as ARI shows it (a Stasis application unless a core module says otherwise). */
+  readonly #maker: { readonly bridgeClass: string; readonly creator: string };
   readonly type: BridgeType;
   readonly creationtime = new Date();
   readonly flags: readonly string[];
@@ -100,6 +102,7 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
     this.env = env;
     this.id = init.id;
     this.name = init.name;
+    this.#maker = init.maker ?? { bridgeClass: 'stasis', creator: 'Stasis' };
     this.type = init.type;
     this.videoMode = init.videoMode;
     this.flags = init.flags ?? [];
@@ -164,8 +167,8 @@ export class Bridge extends TypedEmitter<BridgeInternalEvents> implements Endabl
       id: this.id,
       technology: this.technology(),
       bridge_type: this.type,
-      bridge_class: 'stasis',
-      creator: 'Stasis',
+      bridge_class: this.#maker.bridgeClass,
+      creator: this.#maker.creator,
       name: this.name,
       channels: this.channelIds(),
       video_mode: this.videoMode,

@@ -21,6 +21,8 @@ export interface CreateBridgeOptions {
   readonly types?: readonly string[];
   readonly mute?: boolean;
   readonly absorbDtmf?: boolean;
+  /** A bridge a core module makes (a parking lot's): what ARI shows as its class and creator. */
+  readonly maker?: { readonly bridgeClass: string; readonly creator: string };
 }
 
 /** Resolves a list of type tokens into a base type and video mode; throws InvalidError for impossible sets. */
@@ -91,7 +93,7 @@ export class Bridges implements EndableCollection {
           this.applications.forgetObject('bridge', gone.id);
         },
       },
-      { id, name: options.name ?? '', type, videoMode, flags, defaultMute: options.mute, defaultAbsorbDtmf: options.absorbDtmf },
+      { id, name: options.name ?? '', type, videoMode, flags, defaultMute: options.mute, defaultAbsorbDtmf: options.absorbDtmf, ...(options.maker ? { maker: options.maker } : {}) },
     );
     this.byId.set(id, bridge);
     this.media.onTick(tick);

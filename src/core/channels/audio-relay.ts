@@ -8,11 +8,15 @@
 // one appears the technologies give the audio back to the channels, and the owner's frame-by-frame
 // path carries it from the next tick; when it goes, the relay starts again. DTMF is not relayed:
 // digits still reach the channels (ChannelDtmfReceived, Dial features) and the owner passes them on.
+// Under the same conditions the technologies may go further and have the far ends send to each other
+// (remote-media.ts, direct media); the relay stays engaged meanwhile for what still arrives here.
 import type { Channel, FrameListener } from './channel.ts';
+import { RemoteMedia } from './remote-media.ts';
 
 export class AudioRelay {
   #engaged = false;
   #stopped = false;
+  readonly #remote: RemoteMedia;
   /** Engagements so far (tests and the curious: did the relay come back after a recording?). */
   engagements = 0;
 
@@ -27,6 +31,7 @@ export class AudioRelay {
     private readonly ownB: FrameListener,
     private readonly blocked: () => boolean = () => false,
   ) {
+    this.#remote = new RemoteMedia(a, b);
     a.on('media-path', this.update);
     b.on('media-path', this.update);
     this.update();
@@ -35,6 +40,16 @@ export class AudioRelay {
   /** The technologies pass the audio between them now. */
   get engaged(): boolean {
     return this.#engaged;
+  }
+
+  /** The far ends send their media to each other (direct media), none of it through here. */
+  get direct(): boolean {
+    return this.#remote.direct;
+  }
+
+  /** Times the far ends were sent to each other. */
+  get directions(): number {
+    return this.#remote.directions;
   }
 
   /** Looks again whether the relay may run, and starts or stops it. Called on every change that may matter. */
@@ -47,6 +62,7 @@ export class AudioRelay {
       !this.blocked() &&
       !a.mediaTappedBesides(this.ownA) &&
       !b.mediaTappedBesides(this.ownB);
+    this.#remote.update(wanted);
     if (wanted === this.#engaged) return;
     if (!wanted) {
       this.#release();
@@ -69,6 +85,7 @@ export class AudioRelay {
     this.#stopped = true;
     this.a.off('media-path', this.update);
     this.b.off('media-path', this.update);
+    this.#remote.update(false);
     this.#release();
   }
 

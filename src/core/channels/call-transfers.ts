@@ -20,19 +20,23 @@ function scopeOf(...channels: ReadonlyArray<Channel | undefined>): { channelIds:
 
 /**
  * `transferer`'s peer goes to `destination` (priority 1) and the transferer is done. Invalid when
- * the transferer is in no two-party call (Asterisk: not bridged).
+ * the transferer is in no two-party call (Asterisk: not bridged). `parker`: the destination parks
+ * (its first priority is Park()); the transferer is left up and handed over with the transferee,
+ * to hear the space before it is hung up (Asterisk's parking blind transfer).
  */
 export function blindTransfer(
   transferer: Channel,
   destination: Pick<DialplanLocation, 'context' | 'exten'>,
   startDialplan: StartDialplan,
   transfereeVariables: ReadonlyArray<readonly [string, string]> = [],
+  parker?: (transferer: Channel, transferee: Channel) => void,
   { external = true }: { readonly external?: boolean } = {},
 ): TransferResult {
   const call = TwoPartyCall.of(transferer);
   // The bridge as it was before the transfer (both parties in it), as Asterisk's event shows it.
   const bridge = call?.bridgeSnapshot();
-  const transferee = call?.blindTransfer(transferer, destination, startDialplan, transfereeVariables);
+  const transferee = call?.blindTransfer(transferer, destination, startDialplan, transfereeVariables, parker !== undefined);
+  if (transferee && parker) parker(transferer, transferee);
   const result: TransferResult = !call ? 'Invalid' : transferee ? 'Success' : 'Fail';
   const event = blindTransferEvent({ transferer, destination, result, transferee, bridge, external });
   transferer.publishEvent(event, scopeOf(transferer, transferee));

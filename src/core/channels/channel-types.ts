@@ -79,6 +79,8 @@ export interface ChannelInternalEvents {
   'bridge-entered': { bridgeId: string };
   /** The far end indicated a condition (ringing, busy, ...). */
   'remote-indication': Indication;
+  /** The far end said the call was forwarded (a SIP 181): the channel's redirecting party is already the new one. */
+  'remote-redirecting': undefined;
   /** Text received from the far end (in-call messages). */
   text: string;
   /** The dialplan executor moved the channel (TIMEOUT(absolute) to `T`): a waiting application stops. */

@@ -17,6 +17,7 @@ import { causeText, CAUSE, SOFT_HANGUP, type SoftHangupFlag } from './causes.ts'
 import { combinedPresentation, describePresentation } from './presentation.ts';
 import { carryOutHangup, requestedByAnotherHangup } from './hangup-chain.ts';
 import type { ChannelDriver, ConnectedLineSource, Indication } from './driver.ts';
+import type { Redirecting } from './redirecting.ts';
 import type { Endable } from '../../util/lifecycle.ts';
 import { NO_GROUPS, type CallGroups } from './call-groups.ts';
 
@@ -217,28 +218,61 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
     this.driver.connectedLine?.({ name, number });
   }
 
+  /**
+   * The channel's redirecting party becomes `redirecting` and its technology is told
+   * (ast_channel_update_redirecting, ast_indicate_data with AST_CONTROL_REDIRECTING): setting
+   * `redirecting` alone (inheritance, REDIRECTING() with `i`) indicates nothing.
+   */
+  indicateRedirecting(redirecting: Redirecting): void {
+    if (this.hangingUp) return;
+    this.redirecting = redirecting;
+    this.driver.redirecting?.();
+  }
+
+  /** The far end said the call was forwarded: its redirecting party is kept, and whoever listens (Dial()) is told. */
+  remoteRedirecting(redirecting: Redirecting): void {
+    if (this.hangingUp) return;
+    this.redirecting = redirecting;
+    this.emit('remote-redirecting', undefined);
+  }
+
   hold(musicClass?: string): void {
-    this.onHold = true;
+    this.#setHold(true);
     this.indicate('hold', musicClass);
     this.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
   }
 
   unhold(): void {
-    this.onHold = false;
+    this.#setHold(false);
     this.indicate('unhold');
     this.raise('ChannelUnhold');
   }
 
   /** The far end put the call on hold (a Local partner's hold): no indication goes back to it. */
   heldByFarEnd(musicClass?: string): void {
-    this.onHold = true;
+    this.#setHold(true);
     this.raise('ChannelHold', musicClass ? { musicclass: musicClass } : {});
   }
 
   /** The far end took the call off hold. */
   unheldByFarEnd(): void {
-    this.onHold = false;
+    this.#setHold(false);
     this.raise('ChannelUnhold');
+  }
+
+  /** A held channel's media comes back through the core (direct media ends: remote-media.ts looks again on media-path). */
+  #setHold(held: boolean): void {
+    if (this.onHold === held) return;
+    this.onHold = held;
+    this.emit('media-path', undefined);
+  }
+
+  /**
+   * The technology's own conditions for carrying the audio itself changed (a codec, the far end's
+   * address, its NAT): a relay or direct media between two technologies looks again (audio-relay.ts).
+   */
+  mediaPathChanged(): void {
+    this.emit('media-path', undefined);
   }
 
   /**
@@ -255,7 +289,7 @@ export class Channel extends ChannelAudioTaps<Channel> implements Endable {
 
   protected announceIdentity(changed: IdentityChange): void {
     if (changed.caller) {
-      const presentation = combinedPresentation(this.callerPresentation);
+      const presentation = combinedPresentation(this.callerPresentation, this.caller.name !== '', this.caller.number !== '');
       this.raise('ChannelCallerId', { caller_presentation: presentation, caller_presentation_txt: describePresentation(presentation) });
     }
     if (changed.connected) this.raise('ChannelConnectedLine');

@@ -45,6 +45,12 @@ export interface ChannelDriver {
    * from the last one indicated (Channel.indicateConnectedLine). Technologies without it leave it out.
    */
   connectedLine?(connected: Readonly<{ name: string; number: string }>): void;
+  /**
+   * The channel's redirecting party (`Channel.redirecting`, already the new one) was indicated
+   * (Asterisk's AST_CONTROL_REDIRECTING): the call was forwarded, e.g. a SIP caller not answered
+   * yet is sent a 181 naming where to. Technologies without it leave it out.
+   */
+  redirecting?(): void;
   /** A whole DTMF digit towards the far end. */
   sendDigit(digit: string, durationMs: number): void;
   /** One 20 ms frame towards the far end. Must not keep a reference to `frame.samples`. */
@@ -62,6 +68,16 @@ export interface ChannelDriver {
    * workers); undefined: the audio comes back to the channel. Technologies that never can leave it out.
    */
   relayAudio?(peer: ChannelDriver | undefined): boolean;
+  /**
+   * Remote media (Asterisk's RTP glue, bridge_native_rtp): while given a peer, the technology asks
+   * its far end to send its media straight to `peer`'s far end and back (a SIP re-INVITE naming the
+   * other's RTP address), so none reaches the server. Asked again on every change that may matter,
+   * and must then be idempotent; false when the two cannot now (another technology, no common codec,
+   * SRTP, in-band DTMF, NAT, the endpoint's direct_media=no …); undefined: the media comes back here.
+   * remote-media.ts decides when: both sides at once, only while nothing else needs the audio here.
+   * Technologies that never can leave it out.
+   */
+  remoteMedia?(peer: ChannelDriver | undefined): boolean;
   /**
    * The technologies mix the audio of `members` (this driver among them) themselves, each far end
    * hearing the others at `rate`, and no frame reaches the channels (technology-mix.ts decides

@@ -90,13 +90,15 @@ export function withNumberPresentation(party: PartyPresentation, value: number):
 /**
  * The party's one presentation, as ast_party_id_presentation combines the two: the more private
  * of name and number decides (restricted before allowed before unavailable), with the number's
- * screening. Patchbay keeps no "valid" flag, so both parts always count.
+ * screening. A part that is not valid (Patchbay keeps no flag: its text is empty, what
+ * `name-valid`/`num-valid` read) ranks last as unavailable, so a party with neither name nor
+ * number is `unavailable`, as Asterisk's channel without a caller id; by default both count.
  */
-export function combinedPresentation(party: PartyPresentation): number {
+export function combinedPresentation(party: PartyPresentation, nameValid = true, numberValid = true): number {
   const name = namePresentation(party);
   const number = numberPresentation(party);
-  const nameRank = rank(name & RESTRICTION);
-  const numberRank = rank(number & RESTRICTION);
+  const nameRank = nameValid ? rank(name & RESTRICTION) : 3;
+  const numberRank = numberValid ? rank(number & RESTRICTION) : 3;
   // An unknown restriction value counts as unavailable, unscreened.
   const numberValue = numberRank === 3 ? UNAVAILABLE : number & RESTRICTION;
   const screening = numberRank === 3 ? 0 : number & SCREENING;

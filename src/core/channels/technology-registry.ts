@@ -27,6 +27,7 @@ import { splitArgs } from '../../dialplan/args.ts';
 import type { DeviceStateValue } from '../device-states.ts';
 import type { ExtensionStateChange, ExtensionStates } from '../extension-states.ts';
 import type { Mailboxes } from '../mailboxes.ts';
+import { UnavailableError } from '../errors.ts';
 import type { VariableAssignment } from '../variable-limits.ts';
 import type {
   ChannelTechnology,
@@ -82,6 +83,11 @@ export interface TechnologyServices {
   readonly mailboxes: Mailboxes;
   /** Call pickup by the pickup extension. */
   readonly pickup?: TechnologyPickup;
+  /**
+   * For a blind transfer's destination that parks (its first priority is Park()): what takes the
+   * transferer over (it hears the space, then is hung up); undefined for any other destination.
+   */
+  parkingTransfer?(destination: Pick<DialplanLocation, 'context' | 'exten'>): ((transferer: Channel, transferee: Channel) => void) | undefined;
   /** Plays a sound to a channel (an attended transfer's ATTENDED_TRANSFER_COMPLETE_SOUND). */
   readonly playSound?: PlaySound;
 }
@@ -215,7 +221,8 @@ export class Technologies {
       enterApplication: (channel, app, options) => this.#enterApplication(channel, app, options),
       raiseTransfer: (channel, request) => this.#raiseTransfer(channel, request),
       transfers: {
-        blind: (transferer, destination, transfereeVariables) => blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel), transfereeVariables),
+        blind: (transferer, destination, transfereeVariables) =>
+          blindTransfer(transferer, destination, (channel) => services.dialplan.start(channel), transfereeVariables, services.parkingTransfer?.(destination)),
         // Two Dial() calls: the transferee moves into the target's bridge; any leg in an
         // application's bridge: the bridges are linked by a Local pair (stasis-bridge-attended.ts).
         attended: (firstLeg, secondLeg) => {
@@ -295,6 +302,16 @@ export class Technologies {
       },
       mailboxes: {
         get: (name) => services.mailboxes.find(name),
+        publish: (name, oldMessages, newMessages) => {
+          try {
+            services.mailboxes.update(name, oldMessages, newMessages);
+            return true;
+          } catch (error) {
+            // max_mailboxes reached: not stored, and the sender is told so.
+            if (error instanceof UnavailableError) return false;
+            throw error;
+          }
+        },
         onChange: (listener) => {
           const unsubscribe = services.mailboxes.onChange(listener);
           const remove = () => {

@@ -313,6 +313,11 @@ export interface TechnologyExtensionStates {
 export interface TechnologyMailboxes {
   /** The counts of a mailbox; undefined when there is none. */
   get(name: string): MailboxSnapshot | undefined;
+  /**
+   * Sets a mailbox's counts (made when new), as ARI's PUT does: what an external voicemail tells in
+   * an MWI NOTIFY (Asterisk's ast_publish_mwi_state). False when they could not be stored (max_mailboxes reached).
+   */
+  publish(name: string, oldMessages: number, newMessages: number): boolean;
   /** Called with the name of each mailbox set or deleted; returns the unsubscribe. Removed when the technology stops. */
   onChange(listener: (name: string) => void): () => void;
 }

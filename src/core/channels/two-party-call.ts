@@ -31,7 +31,7 @@ export type PartyExit =
    * It transferred its peer away, or another channel took its place: it is done. `unrequested`: a
    * party nobody owns is hung up with no hang-up request (a blind transferer, as Asterisk destroys it).
    */
-  | { readonly kind: 'done'; readonly unrequested?: boolean };
+  | { readonly kind: 'done'; readonly unrequested?: boolean; readonly kept?: boolean };
 
 interface Seat {
   call: TwoPartyCall;
@@ -200,12 +200,15 @@ export class TwoPartyCall {
   /**
    * Blind transfer by `transferer`: its peer leaves for `location`, and the transferer is done.
    * Returns the transferee. `enterDialplan` runs the transferee there when nobody owns it.
+   * `keepTransferer`: a transferer nobody owns is left up, for whoever asked to hang it up later (a
+   * parking transfer tells it the space first, as Asterisk's).
    */
   blindTransfer(
     transferer: Channel,
     location: Pick<DialplanLocation, 'context' | 'exten'>,
     enterDialplan: (channel: Channel) => void,
     transfereeVariables: ReadonlyArray<readonly [string, string]> = [],
+    keepTransferer = false,
   ): Channel | undefined {
     const transferee = this.peerOf(transferer);
     if (!transferee) return undefined;
@@ -226,7 +229,7 @@ export class TwoPartyCall {
     }
     this.#releaseHold(transferer, transferee);
     this.#dissolve(transferer);
-    this.#exit(transferer, { kind: 'done', unrequested: true });
+    this.#exit(transferer, { kind: 'done', unrequested: true, kept: keepTransferer });
     const owned = this.#exit(transferee, { kind: 'redirected', location });
     if (!owned) {
       transferee.setLocation({ context: location.context, exten: location.exten, priority: 1 });
@@ -384,7 +387,7 @@ export class TwoPartyCall {
       // Hung up outright, with no hang-up request, as a basic bridge's independent party is
       // (Asterisk's ast_hangup after the bridge dissolved).
       if (!party.hangingUp) party.hangup(exit.cause, { unrequested: true });
-    } else if (exit.kind === 'done') {
+    } else if (exit.kind === 'done' && !exit.kept) {
       // After what the transfer's requester is told now (a SIP NOTIFY in the transferer's dialog).
       queueMicrotask(() => {
         if (!party.hangingUp) party.hangup(CAUSE.normal, exit.unrequested ? { unrequested: true } : {});

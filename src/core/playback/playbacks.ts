@@ -22,6 +22,9 @@ import { PlaybackEntry } from './playback-entry.ts';
 import { ChannelPlaybackOffload } from './offload.ts';
 import type { EndableCollection } from '../../util/lifecycle.ts';
 
+/** Characters of a media URI (and of the reason it failed) a failed playback's warning keeps. */
+const MAX_LOGGED_URI = 256;
+
 export interface PlaybacksOptions {
   readonly applications: Applications;
   readonly generators: ChannelGenerators;
@@ -58,8 +61,12 @@ export class Playbacks implements EndableCollection {
     this.hooks = {
       open: (uri, language, offsetMs, rate) => openMedia(uri, language, offsetMs, { sounds: options.sounds, findRecording: options.findRecording }, rate),
       raise: (playback, type) => this.raised(playback, type),
-      failedItem: (playback, uri, reason) =>
-        options.log.warn({ playback: playback.id, target: playback.targetUri, media: uri }, `Playback failed for ${uri}: ${reason}`),
+      failedItem: (playback, uri, reason) => {
+        // A client's media URI may be as long as its request (16 KiB): the log keeps its start and says how long it was.
+        const media = uri.length > MAX_LOGGED_URI ? `${uri.slice(0, MAX_LOGGED_URI)}…` : uri;
+        const why = reason.length > MAX_LOGGED_URI ? `${reason.slice(0, MAX_LOGGED_URI)}…` : reason;
+        options.log.warn({ playback: playback.id, target: playback.targetUri, media, ...(media === uri ? {} : { mediaLength: uri.length }) }, `Playback failed for ${media}: ${why}`);
+      },
       stop: (playback) => this.stopPlayback(playback),
     };
   }

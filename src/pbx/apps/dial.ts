@@ -170,6 +170,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     const timer = timeoutMs > 0 ? setTimeout(() => (timedOut = true), timerDelay(timeoutMs)) : undefined;
     timer?.unref();
     const forwarders = new Map<Channel, (indication: Indication) => void>();
+    const redirectors = new Map<Channel, () => void>();
     const withdrawals: (() => void)[] = [];
     const settle = (winner: Leg | undefined): void => {
       if (settled) return;
@@ -178,6 +179,7 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       for (const withdraw of withdrawals) withdraw();
       channel.off('hangup', onCallerHangup);
       for (const [peer, forwarder] of forwarders) peer.off('remote-indication', forwarder);
+      for (const [peer, passOn] of redirectors) peer.off('remote-redirecting', passOn);
       const kept = early && winner?.peer === early.peer ? early.disconnect : undefined;
       if (early && !kept) early.disconnect();
       resolve({ winner, timedOut, earlyMedia: kept });
@@ -226,6 +228,15 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       };
       forwarders.set(leg.peer, forwarder);
       leg.peer.on('remote-indication', forwarder);
+      // A single callee's redirect (a SIP 181) reaches the caller unless I, as app_dial passes
+      // AST_CONTROL_REDIRECTING on; its ringing may be indicated anew after.
+      const passOn = (): void => {
+        if (legs.length !== 1 || forwarding.ids.ignoreConnectedLine || channel.hangingUp) return;
+        channel.indicateRedirecting(leg.peer.redirecting);
+        sentRinging = alreadyRinging;
+      };
+      redirectors.set(leg.peer, passOn);
+      leg.peer.on('remote-redirecting', passOn);
       withdrawals.push(offerPickup(leg.peer, (picker) => pickedUp(leg, picker)));
       const answering = (): void => {
         if (claimed || settled || channel.hangingUp) return;
@@ -300,8 +311,9 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
       // As app_dial sets the forward's channel up: the caller's inherited variables, who forwarded it, AppDial.
       inheritFromCaller(peer, channel, { connectedLine: false });
       peer.redirecting = forwardedRedirecting(original, channel);
-      // ast_channel_update_redirecting: the caller learns the call was redirected (no 181 is sent, docs/differences.md).
-      channel.redirecting = peer.redirecting;
+      // ast_channel_update_redirecting, for a single callee without I: the caller learns the call
+      // was redirected, and its technology tells the far end (a SIP caller not answered: 181).
+      if (legs.length === 1 && !forwarding.ids.ignoreConnectedLine) channel.indicateRedirecting(peer.redirecting);
       peer.setSystemVariable('FORWARDERNAME', original.name);
       peer.stageIdentity({ ...peer.location, exten: channel.location.exten, appName: 'AppDial', appData: '(Outgoing Line)' }, dialedIdentity(peer, channel, forwarding.ids, true));
       const next: Leg = { peer, dialstring: data };

@@ -20,6 +20,7 @@ import { record } from './record.ts';
 import { musicOnHold } from './music-on-hold.ts';
 import { playback } from './playback.ts';
 import { pickup, pickupChan } from './pickup.ts';
+import { park, parkedCall } from './parking.ts';
 import { sayAlphaApp, sayDigitsApp, sayNumberApp, sayUnixTime } from './say.ts';
 import { stasis } from './stasis.ts';
 import { stasisBroadcast } from './stasis-broadcast.ts';
@@ -76,6 +77,8 @@ export function dialplanApplications(lookup: ApplicationLookup): DialplanApplica
     messageSend,
     pickup,
     pickupChan,
+    park,
+    parkedCall,
   ];
 }
 

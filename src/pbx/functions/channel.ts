@@ -22,7 +22,7 @@ function formatAll(party: CallerId): string {
 
 /** A party's field; `presentation` (presentation.ts) answers pres, name-pres and num-pres. */
 export function partyField(party: CallerId, field: string, presentation: PartyPresentation = PRESENTATION_ALLOWED): string | undefined {
-  const shown = presentationField(presentation, field);
+  const shown = presentationField(party, presentation, field);
   if (shown !== undefined) return shown;
   switch (field.trim().toLowerCase()) {
     case 'name':
@@ -59,10 +59,11 @@ function presentationPart(field: string): 'both' | 'name' | 'number' | undefined
   return first.startsWith('num') ? 'number' : undefined;
 }
 
-function presentationField(presentation: PartyPresentation, field: string): string | undefined {
+function presentationField(party: CallerId, presentation: PartyPresentation, field: string): string | undefined {
   switch (presentationPart(field)) {
     case 'both':
-      return presentationName(combinedPresentation(presentation));
+      // A name or number never given does not count (ast_party_id_presentation's valid flags).
+      return presentationName(combinedPresentation(presentation, party.name !== '', party.number !== ''));
     case 'name':
       return presentationName(namePresentation(presentation));
     case 'number':

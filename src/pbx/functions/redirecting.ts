@@ -1,8 +1,9 @@
 // REDIRECTING(): the channel's redirecting party (core/channels/redirecting.ts) as func_callerid
 // reads and writes it. Items are dash-joined: orig-, from- and to- with a party field (name, num,
 // all, pres...), reason, orig-reason, count, pres, and priv-orig-/priv-from-/priv-to- (Patchbay
-// keeps no private parties: they read as nothing). A second argument `i` asks Asterisk not to
-// send the update to the far end; Patchbay sends no redirecting update on a write either way.
+// keeps no private parties: they read as nothing). Each write is indicated to the channel's
+// technology (a SIP caller not answered yet gets a 181 with Diversion), unless a second argument
+// has `i`, as func_callerid's ast_channel_update_redirecting / ast_channel_set_redirecting.
 import type { Channel } from '../../core/channels/channel.ts';
 import type { CallerId } from '../../core/channels/channel-types.ts';
 import { parseRedirectingReason, redirectingReasonName, type Redirecting } from '../../core/channels/redirecting.ts';
@@ -20,6 +21,12 @@ const PRESENTATION = 'allowed_not_screened';
 function itemOf(args: string): string {
   const comma = args.indexOf(',');
   return (comma < 0 ? args : args.slice(0, comma)).trim().toLowerCase();
+}
+
+/** The options after the item: `REDIRECTING(from-num,i)` → `i`. */
+function optionsOf(args: string): string {
+  const comma = args.indexOf(',');
+  return comma < 0 ? '' : args.slice(comma + 1).trim().toLowerCase();
 }
 
 /** `from-num` → the party and its field; undefined for an item that names no party. */
@@ -64,13 +71,15 @@ export const redirectingFunctions: readonly DialplanFunction[] = [
   {
     name: 'REDIRECTING',
     syntax: 'REDIRECTING(item[,i])',
-    summary: 'The redirecting party: orig-, from- and to- with name, num or all; reason, orig-reason (cfu, cfb, cfnr, unavailable, deflection... or the text given), count, pres; priv-* read empty. Writable; a SIP channel sends it as Diversion / History-Info (docs/sip.md).',
+    summary: 'The redirecting party: orig-, from- and to- with name, num or all; reason, orig-reason (cfu, cfb, cfnr, unavailable, deflection... or the text given), count, pres; priv-* read empty. Writable; each write is sent to the far end (a SIP caller not answered gets a 181) unless the option i is given; a SIP channel sends it as Diversion / History-Info (docs/sip.md).',
     category: 'channel',
     read: (call) => read(channelOf(call, 'REDIRECTING'), itemOf(call.args)),
     write(call, value) {
       const channel = channelOf(call, 'REDIRECTING');
       checkVariableValue(`REDIRECTING(${call.args.slice(0, 64)})`, value);
-      channel.redirecting = written(channel.redirecting, itemOf(call.args), value);
+      const updated = written(channel.redirecting, itemOf(call.args), value);
+      if (optionsOf(call.args).includes('i')) channel.redirecting = updated;
+      else channel.indicateRedirecting(updated);
     },
   },
 ];

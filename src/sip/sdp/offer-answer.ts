@@ -13,7 +13,7 @@ import type { OpusSendSettings } from '../../media/opus.ts';
 import { OPUS_LOCAL_FMTP, readOpusFmtp } from './opus-fmtp.ts';
 import { readSdp, type MediaDirection, type RemoteMedia } from './session.ts';
 import { acceptSecurity, answerSecurity, isRtpAudioProfile, offerSecurity, type LocalSdes, type MediaSecurity, type NegotiatedSrtp } from './sdes.ts';
-import { answerSetup, isDtlsProtocol, secureMediaAttributes, secureSessionAttributes, type DtlsSetup, type RemoteSecurity, type SecureLocalMedia } from './webrtc.ts';
+import { answerSetup, isSecureProfile, secureMediaAttributes, secureSessionAttributes, type DtlsSetup, type RemoteSecurity, type SecureLocalMedia } from './webrtc.ts';
 
 export type { MediaDirection } from './session.ts';
 
@@ -70,6 +70,15 @@ export interface LocalMedia {
   readonly sessionVersion?: number;
   /** o= user name and s= line. Default "Patchbay". */
   readonly userAgent?: string;
+  /** The o= user name when not userAgent's (endpoint `sdp_owner`): no spaces, RFC 8866 §5.2. */
+  readonly owner?: string;
+  /** The s= line when not userAgent's (endpoint `sdp_session`). */
+  readonly sessionName?: string;
+  /**
+   * The a=ptime of an answer: the offer's (`offer`, endpoint `use_ptime=yes`) or our own `ptime`
+   * (`local`, as res_pjsip_sdp_rtp writes its framing when use_ptime is off). Default 'offer'.
+   */
+  readonly answerPtime?: 'offer' | 'local';
   /** Whose order wins when answering. Default 'local'. */
   readonly prefer?: 'local' | 'remote';
   /** When answering, list every common codec (default) or only the first in the chosen order. */
@@ -170,12 +179,15 @@ function orderedCodecs(codecs: readonly SdpCodec[]): SdpCodec[] {
 function sessionOf(local: LocalMedia, media: MediaDescription[], bundled?: string): SessionDescription {
   const ipVer = isIPv6(local.address) ? 6 : 4;
   const name = (local.userAgent ?? 'Patchbay').replace(/[^\x21-\x7e]/g, '') || 'Patchbay';
+  // o= names no spaces; s= is text (a lone space when empty, RFC 8866 §5.3). Config already refused control characters.
+  const owner = local.owner === undefined ? name : local.owner.replace(/[^\x21-\x7e]/g, '') || '-';
+  const sessionName = local.sessionName === undefined ? name : local.sessionName.replace(/[^\x20-\x7e]/g, '') || ' ';
   const sessionId = /^\d{1,20}$/.test(local.sessionId ?? '') ? (local.sessionId as string) : String(Math.floor(Math.random() * 2 ** 31));
   const version = Number.isSafeInteger(local.sessionVersion) && (local.sessionVersion as number) >= 0 ? (local.sessionVersion as number) : 1;
   return {
     version: 0,
-    origin: { username: name, sessionId, sessionVersion: version, netType: 'IN', ipVer, address: local.address },
-    name,
+    origin: { username: owner, sessionId, sessionVersion: version, netType: 'IN', ipVer, address: local.address },
+    name: sessionName,
     timing: { start: 0, stop: 0 },
     connection: { version: ipVer, ip: local.address },
     ...(local.secure && bundled !== undefined ? secureSessionAttributes(bundled) : {}),
@@ -277,9 +289,9 @@ function commonCodecs(media: RemoteMedia, ours: readonly SdpCodec[], prefer: 'lo
   return ours.flatMap((codec) => remote.filter((entry) => entry.codec === codec));
 }
 
-/** An RTP/AVP or RTP/SAVP audio line; with WebRTC media, a DTLS one (UDP/TLS/RTP/SAVP or SAVPF). */
-function usableAudio(media: RemoteMedia, secure = false): boolean {
-  return media.type === 'audio' && media.port !== 0 && (secure ? isDtlsProtocol(media.protocol) : isRtpAudioProfile(media.protocol));
+/** An RTP/AVP or RTP/SAVP audio line; with WebRTC media, a DTLS one (UDP/TLS/RTP/SAVP or SAVPF; RTP/SAVP(F) too with force_avp). */
+function usableAudio(media: RemoteMedia, secure?: SecureLocalMedia): boolean {
+  return media.type === 'audio' && media.port !== 0 && (secure ? isSecureProfile(media.protocol, secure.forceAvp) : isRtpAudioProfile(media.protocol));
 }
 
 function negotiated(
@@ -331,7 +343,7 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
   let bundled: string | undefined;
   const lines: MediaDescription[] = [];
   for (const media of read.session.media) {
-    if (!chosen && usableAudio(media, local.secure !== undefined)) {
+    if (!chosen && usableAudio(media, local.secure)) {
       const common = commonCodecs(media, ours, prefer);
       const codecs = local.keep === 'first' ? common.slice(0, 1) : common;
       // The transport must suit the endpoint's media_encryption (sdes.ts), else the line is refused.
@@ -341,8 +353,8 @@ export function answerOffer(offer: string | Uint8Array | undefined, local: Local
       if (security?.ok) {
         const event = ourEventPt === undefined ? undefined : remoteTelephoneEvent(media, SDP_CODECS[codecs[0].codec].clockRate);
         const direction = answerDirection(media.direction, local.direction ?? 'sendrecv');
-        // We send what the far end asked for: its ptime when it gave one.
-        const ptime = media.ptime ?? local.ptime ?? DEFAULT_PTIME;
+        // use_ptime: the offer's ptime when it gave one; else ours, as Asterisk writes its own framing.
+        const ptime = (local.answerPtime ?? 'offer') === 'offer' ? (media.ptime ?? local.ptime ?? DEFAULT_PTIME) : (local.ptime ?? DEFAULT_PTIME);
         // WebRTC: RTCP always on the one bundled port (browsers require it).
         const mux = (local.rtcpMux === true || local.secure !== undefined) && media.rtcpMux;
         const secured = local.secure ? { setup: answerSetup(media.security.setup, local.secure.setup), mid: media.security.mid ?? String(media.index) } : undefined;
@@ -378,7 +390,7 @@ export function acceptAnswer(answer: string | Uint8Array | undefined, offered: L
   // We offer exactly one m= line, so the answer must have exactly one (RFC 3264 §6).
   if (read.session.media.length !== 1) return { ok: false, reason: 'answer does not have one m= line for our one offered line' };
   const [media] = read.session.media;
-  if (!usableAudio(media, offered.secure !== undefined)) return { ok: false, reason: 'audio stream refused' };
+  if (!usableAudio(media, offered.secure)) return { ok: false, reason: 'audio stream refused' };
   const codecs = commonCodecs(media, orderedCodecs(offered.codecs), 'remote');
   if (codecs.length === 0) return { ok: false, reason: 'answer chose no codec we offered' };
   const security = acceptSecurity(media, offered.sdes);

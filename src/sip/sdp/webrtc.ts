@@ -29,6 +29,8 @@ export interface SecureLocalMedia {
   readonly candidates: ReadonlyArray<{ readonly address: string; readonly port: number }>;
   /** RTP/SAVPF (use_avpf) rather than RTP/SAVP. */
   readonly avpf: boolean;
+  /** Endpoint `force_avp`: our lines name RTP/SAVP(F), not UDP/TLS/RTP/SAVP(F), and offers naming those are taken as DTLS too. */
+  readonly forceAvp?: boolean;
 }
 
 const MAX_CANDIDATES = 32;
@@ -39,6 +41,16 @@ const SETUPS: readonly DtlsSetup[] = ['actpass', 'active', 'passive'];
 /** Whether an m= line's protocol is DTLS-SRTP media (RFC 5764 §8: UDP/TLS/RTP/SAVP, or SAVPF with feedback). */
 export function isDtlsProtocol(protocol: string): boolean {
   return /^UDP\/TLS\/RTP\/SAVPF?$/i.test(protocol);
+}
+
+/** The profile of our secure line: the DTLS one, or with force_avp the plain SRTP one older WebRTC gateways name (ast_sdp_get_rtp_profile). */
+export function secureProfile(local: Pick<SecureLocalMedia, 'avpf' | 'forceAvp'>): string {
+  return `${local.forceAvp === true ? '' : 'UDP/TLS/'}RTP/SAVP${local.avpf ? 'F' : ''}`;
+}
+
+/** Whether a line may carry our DTLS media: a DTLS profile, or with force_avp RTP/SAVP(F) too (Asterisk then takes the offer's profile as it comes). */
+export function isSecureProfile(protocol: string, forceAvp = false): boolean {
+  return isDtlsProtocol(protocol) || (forceAvp && /^RTP\/SAVPF?$/i.test(protocol));
 }
 
 /** Whether an m= line's protocol carries RTP (payload types as formats). */
@@ -92,7 +104,7 @@ export function dtlsRole(ours: DtlsSetup, theirs: DtlsSetup | undefined): 'clien
 export function secureMediaAttributes(local: SecureLocalMedia, setup: DtlsSetup, mid: string): Partial<MediaDescription> {
   const [hashName, hash] = local.fingerprint.split(' ');
   return {
-    protocol: local.avpf ? 'UDP/TLS/RTP/SAVPF' : 'UDP/TLS/RTP/SAVP',
+    protocol: secureProfile(local),
     iceUfrag: local.iceUfrag,
     icePwd: local.icePwd,
     fingerprint: { type: hashName!, hash: hash! },

@@ -33,6 +33,7 @@ describe('CHANNEL(rtp|rtcp|endpoint|aor|contact) of a PJSIP channel', () => {
     assert.equal(sipMediaInfo('rtp,dest,audio', facts()), '127.0.0.5:6000');
     assert.equal(sipMediaInfo('rtp,dest', facts({ negotiated: { remoteAddress: '::1', remotePort: 7 } as unknown as NegotiatedMedia })), '[::1]:7');
     assert.equal(sipMediaInfo('rtp,direct', facts()), '');
+    assert.equal(sipMediaInfo('rtp,direct', facts({ directTarget: { address: '127.0.0.9', port: 4000 } })), '127.0.0.9:4000');
     assert.equal(sipMediaInfo('rtp,secure', facts()), '0');
     assert.equal(sipMediaInfo('rtp,hold', facts({ heldByFarEnd: true })), '1');
     assert.equal(sipMediaInfo('rtp,src,video', facts()), undefined);

@@ -10,6 +10,7 @@ import { ACL, ENDPOINT_ACL_OPTIONS, NO_ACL, SYSTEM } from './acl-system-options.
 import { TRANSPORT } from './transport-options.ts';
 import { CHANNEL_DEFAULTS, CHANNEL_ENDPOINT_OPTIONS } from './channel-options.ts';
 import { preferredCodecOnlyConflict, RTP_DEFAULTS, RTP_ENDPOINT_OPTIONS } from './rtp-options.ts';
+import { MEDIA_DEFAULTS, MEDIA_ENDPOINT_OPTIONS } from './media-options.ts';
 import { applyWebRtc, WEBRTC_DEFAULTS, WEBRTC_ENDPOINT_OPTIONS, webRtcWarnings } from './webrtc-options.ts';
 import type {
   DtmfMode,
@@ -88,6 +89,14 @@ const codecs = (allow: boolean, doc: string) =>
         adding = !adding;
         item = item.slice(1).trim();
       }
+      // `ulaw:30`: the codec with its framing (ms per packet), as Asterisk's allow reads it.
+      const framed = /^([a-z0-9]+):(\d{1,4})$/.exec(item);
+      if (framed) {
+        item = framed[1];
+        if (adding && Number(framed[2]) !== 20 && (isSdpCodec(item) || item === 'all')) {
+          report.warn(`allow=${framed[0]}: a framing of ${framed[2]} ms is not implemented (Patchbay sends 20 ms packets and asks a=ptime:20); ${item} is allowed`);
+        }
+      }
       if (item === 'all') {
         list = adding ? [...list, ...SUPPORTED_CODECS.filter((codec) => !list.includes(codec))] : [];
       } else if (isSdpCodec(item)) {
@@ -143,6 +152,9 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     acls: NO_ACL,
     dtmfMode: 'rfc4733',
     directMedia: false,
+    directMediaMethod: 'invite',
+    directMediaGlareMitigation: 'none',
+    disableDirectMediaOnNat: false,
     identifyBy: ['username', 'ip'],
     rtpSymmetric: false,
     inbandProgress: false,
@@ -187,6 +199,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     ...WEBRTC_DEFAULTS,
     ...RTP_DEFAULTS,
     ...CHANNEL_DEFAULTS,
+    ...MEDIA_DEFAULTS,
   }),
   options: {
     context: text('context', { default: 'default', doc: 'Dialplan context of inbound calls.' }),
@@ -199,11 +212,21 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
       doc: 'Credentials for 401/407 challenges to requests Patchbay sends: INVITEs are retried once per realm (registrations use the registration\'s own).',
     }),
     transport: optionalText('transport', { doc: 'The transport whose socket (and protocol, unless the contact names one) sends requests to the endpoint.' }),
-    direct_media: custom<EndpointDraft>({ default: 'no', doc: 'Always `no` in effect: media flows through Patchbay (`yes` is a warning).' }, (draft, value, report) => {
-      const result = parseBool(value);
-      if (!result.ok) return report.fail(result.error);
-      if (result.value) report.warn('direct_media=yes is not implemented by Patchbay: media always flows through the server');
-      draft.directMedia = false;
+    direct_media: bool('directMedia', {
+      default: 'no',
+      doc: 'In a two-party bridge with another such endpoint and nothing of the server on the media, each far end is re-INVITEd to send its RTP straight to the other (docs/sip.md, Direct media); Asterisk\'s default is `yes`.',
+    }),
+    direct_media_method: choice('directMediaMethod', ['invite', 'reinvite', 'update'], {
+      default: 'invite',
+      doc: 'How direct media is offered and taken back: `invite` (or `reinvite`) a re-INVITE, `update` an UPDATE with SDP.',
+    }),
+    direct_media_glare_mitigation: choice('directMediaGlareMitigation', ['none', 'outgoing', 'incoming'], {
+      default: 'none',
+      doc: 'The first direct-media offer is not sent on the endpoint\'s calls of this direction (`outgoing`: calls the server placed; `incoming`: calls it received): the other leg\'s alone moves the media, so the two far ends do not re-INVITE each other across.',
+    }),
+    disable_direct_media_on_nat: bool('disableDirectMediaOnNat', {
+      default: 'no',
+      doc: 'No direct media while the far end is behind NAT: with `force_rport` or `rtp_symmetric`, its signalling comes from another address than its SDP names.',
     }),
     // The dialplan transfer's NOTIFYs follow the transferee (channels/pjsip/refer-progress.ts), which is `yes`.
     refer_blind_progress: custom<EndpointDraft>({ default: 'yes', doc: 'Always `yes` in effect: a blind transfer\'s NOTIFYs follow the transferee (`no`, 200 at once, is a warning).' }, (_draft, value, report) => {
@@ -340,6 +363,17 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     voicemail_extension: optionalText('voicemailExtension', { doc: 'User of the Message-Account URI in unsolicited MWI.' }),
     aggregate_mwi: bool('aggregateMwi', { default: 'yes', doc: 'One unsolicited MWI NOTIFY with the sum of all `mailboxes`; no: one per mailbox.' }),
     mwi_from_user: optionalText('mwiFromUser', { doc: 'From user of unsolicited MWI NOTIFYs.' }),
+    incoming_mwi_mailbox: custom<EndpointDraft>(
+      { doc: 'Mailbox (`mailbox@context`) whose counts an unsolicited MWI NOTIFY from the endpoint (an external voicemail\'s `application/simple-message-summary`) sets, as ARI\'s `PUT /mailboxes` does: answered 200; 404 without this option, without an `@` in it, or with a body without `Voice-Message`.' },
+      (draft, value, report) => {
+        const name = value.trim();
+        // eslint-disable-next-line no-control-regex
+        if (name.length > MAX_MAILBOX_NAME || /[\x00-\x1f\x7f]/.test(name)) return report.fail(`${shown(value)} is not a mailbox name (at most ${MAX_MAILBOX_NAME} printable characters)`);
+        if (name === '') return void delete draft.incomingMwiMailbox;
+        if (!name.includes('@')) report.warn(`incoming_mwi_mailbox ${shown(name)} has no @context: the endpoint's MWI NOTIFYs are answered 404, as Asterisk answers them`);
+        draft.incomingMwiMailbox = name;
+      },
+    ),
     notify_early_inuse_ringing: bool('notifyEarlyInuseRinging', { default: 'no', doc: 'dialog-info shows an extension ringing while in use as early (ringing); no: confirmed.' }),
     call_group: group('callGroup', 'Call groups of the endpoint\'s channels (numbers 0-63, ranges: `1,3-5`): a channel ringing it may be picked up by a channel whose pickup group shares one (docs/dialplan.md, Call pickup).'),
     pickup_group: group('pickupGroup', 'Pickup groups of the endpoint\'s channels (numbers 0-63, ranges): the ringing channels whose call group shares one may be picked up from it (`Pickup()`, the pickup extension).'),
@@ -348,6 +382,7 @@ export const ENDPOINT = declareObject<PjsipEndpoint, EndpointDraft>({
     ...ENDPOINT_ACL_OPTIONS,
     ...CHANNEL_ENDPOINT_OPTIONS,
     ...RTP_ENDPOINT_OPTIONS,
+    ...MEDIA_ENDPOINT_OPTIONS,
     // Asterisk registers the WebRTC fields after the others, so they come last in ARI's dynamic configuration too.
     ...WEBRTC_ENDPOINT_OPTIONS,
   },

@@ -3,7 +3,8 @@
 // keepalive on an idle stream (rtp_keepalive), and how our SDP answer is shaped
 // (preferred_codec_only, use_ptime). Kept beside declarations.ts so the endpoint's other options
 // stay as they were.
-import { bool, int } from './options.ts';
+import { bool, custom, int } from './options.ts';
+import { parseBool } from './values.ts';
 
 export interface RtpEndpointOptions {
   /** Seconds without RTP while the far end holds the call before hanging up; 0 = never. */
@@ -12,7 +13,7 @@ export interface RtpEndpointOptions {
   readonly rtpKeepalive: number;
   /** Our SDP answer names only the first codec of `allow` the offer has (plus telephone-event): incoming_call_offer_pref local_first. */
   readonly preferredCodecOnly: boolean;
-  /** Our SDP answer carries the offer's a=ptime, and our packets that many milliseconds. */
+  /** Our SDP answer carries the offer's a=ptime rather than our own 20 (the packets we send stay 20 ms). */
   readonly usePtime: boolean;
 }
 
@@ -32,6 +33,18 @@ export const RTP_ENDPOINT_OPTIONS = {
     default: 'no',
     doc: 'The answer to an incoming offer names only the first codec of `allow` the offer has (with telephone-event), as incoming_call_offer_pref `local_first`, which it sets; an endpoint that also sets another incoming_call_offer_pref (or codec_prefs_incoming_offer) is refused, as Asterisk refuses it.',
   }),
+  use_ptime: custom<{ usePtime: boolean }>(
+    {
+      default: 'no',
+      doc: 'The answer to an offer with `a=ptime` carries the offer\'s ptime; `no`: our own (20), as Asterisk writes its framing. Patchbay sends 20 ms packets either way (it receives any ptime): with `yes` that is named at start-up.',
+    },
+    (draft, value, report) => {
+      const parsed = parseBool(value);
+      if (!parsed.ok) return report.fail(parsed.error);
+      draft.usePtime = parsed.value;
+      if (parsed.value) report.warn('use_ptime=yes: the answer carries the offer\'s a=ptime, but Patchbay\'s packets stay 20 ms (re-packetising to the offer\'s ptime is not implemented)');
+    },
+  ),
   rtp_keepalive: int('rtpKeepalive', 0, 86_400, {
     default: '0',
     doc: 'When nothing was sent on a call\'s RTP stream for this many seconds (silence, a hold), one comfort-noise packet (payload type 13, level -127 dBov) goes to the far end, as res_rtp_asterisk\'s keepalive. 0: none.',

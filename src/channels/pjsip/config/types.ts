@@ -1,6 +1,7 @@
 // Typed res_pjsip objects, named after Asterisk's attributes (camelCase here, snake_case in the files).
 import type { WebRtcEndpointOptions } from './webrtc-options.ts';
 import type { RtpEndpointOptions } from './rtp-options.ts';
+import type { MediaEndpointOptions } from './media-options.ts';
 import type { ChannelEndpointOptions } from './channel-options.ts';
 import type { SdpCodec } from '../../../sip/sdp/offer-answer.ts';
 import type { CodecPreference } from '../../../sip/sdp/codec-preference.ts';
@@ -38,7 +39,7 @@ export type IncomingOfferPref = 'local' | 'local_first' | 'remote' | 'remote_fir
 export type OutgoingOfferPref = 'local' | 'local_merge' | 'local_first' | 'remote' | 'remote_merge' | 'remote_first';
 export type IdentifierMethod = 'ip' | 'username' | 'anonymous' | 'header' | 'auth_username' | 'request_uri';
 
-export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOptions, RtpEndpointOptions {
+export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOptions, RtpEndpointOptions, MediaEndpointOptions {
   readonly type: 'endpoint';
   readonly id: string;
   readonly context: string;
@@ -51,8 +52,11 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOpt
   /** permit/deny/acl and their contact_ forms: checked once a request is identified (endpoint-acl.ts). */
   readonly acls: AclLists;
   readonly dtmfMode: DtmfMode;
-  /** Always false in effect: Patchbay anchors media (a warning says so when set to yes). */
+  /** Direct media (direct-media.ts): the far end's RTP may go straight to the other party of a two-party bridge. */
   readonly directMedia: boolean;
+  readonly directMediaMethod: 'invite' | 'reinvite' | 'update';
+  readonly directMediaGlareMitigation: 'none' | 'outgoing' | 'incoming';
+  readonly disableDirectMediaOnNat: boolean;
   readonly identifyBy: readonly IdentifyBy[];
   readonly callerId?: { readonly name?: string; readonly number?: string };
   readonly fromUser?: string;
@@ -143,6 +147,8 @@ export interface PjsipEndpoint extends WebRtcEndpointOptions, ChannelEndpointOpt
   readonly aggregateMwi: boolean;
   /** From user of unsolicited MWI NOTIFYs. */
   readonly mwiFromUser?: string;
+  /** `incoming_mwi_mailbox` (`mailbox@context`): an unsolicited MWI NOTIFY from the endpoint sets this mailbox's counts. */
+  readonly incomingMwiMailbox?: string;
   /** An extension ringing while in use is shown as an early dialog (ringing) in dialog-info; no: confirmed. */
   readonly notifyEarlyInuseRinging: boolean;
 }

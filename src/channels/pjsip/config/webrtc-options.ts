@@ -18,6 +18,8 @@ export interface WebRtcEndpointOptions {
   readonly dtlsCertFile?: string;
   readonly dtlsPrivateKey?: string;
   readonly bundle: boolean;
+  /** force_avp: our DTLS lines name RTP/SAVP(F), and offers naming those are taken for DTLS too. */
+  readonly forceAvp: boolean;
 }
 
 export const WEBRTC_DEFAULTS: WebRtcEndpointOptions = {
@@ -29,6 +31,7 @@ export const WEBRTC_DEFAULTS: WebRtcEndpointOptions = {
   dtlsFingerprint: 'sha-256',
   dtlsAutoGenerateCert: false,
   bundle: false,
+  forceAvp: false,
 };
 
 export const WEBRTC_ENDPOINT_OPTIONS = {
@@ -41,6 +44,10 @@ export const WEBRTC_ENDPOINT_OPTIONS = {
   dtls_auto_generate_cert: bool('dtlsAutoGenerateCert', { default: 'no', doc: 'Use a certificate generated at start (ECDSA P-256, one per process).' }),
   dtls_cert_file: readableFile('dtlsCertFile', { doc: 'PEM certificate for DTLS (instead of a generated one); also holds the key when dtls_private_key is not given, as in Asterisk.' }),
   dtls_private_key: readableFile('dtlsPrivateKey', { doc: 'PEM private key of dtls_cert_file (default: read from dtls_cert_file).' }),
+  force_avp: bool('forceAvp', {
+    default: 'no',
+    doc: 'DTLS-SRTP media (media_encryption=dtls) is offered and answered as RTP/SAVP (RTP/SAVPF with use_avpf) rather than UDP/TLS/RTP/SAVP(F), and an offer naming RTP/SAVP(F) is accepted for it, as Asterisk\'s force_avp; plain RTP and SDES keep their profiles.',
+  }),
   bundle: bool('bundle', { default: 'no', doc: 'BUNDLE (RFC 8843) of the one audio stream; other streams are refused with port 0.' }),
 };
 
