@@ -42,7 +42,8 @@ export function connectMedia(a: Channel, b: Channel, intercept?: DigitIntercepto
   b.addFrameListener(bToA.frame);
   a.on('dtmf', aToB.dtmf);
   b.on('dtmf', bToA.dtmf);
-  const relay = new AudioRelay(a, b, aToB.frame, bToA.frame);
+  // Digits read for features must keep reaching the server: no direct media then.
+  const relay = new AudioRelay(a, b, aToB.frame, bToA.frame, undefined, intercept === undefined);
   let connected = true;
   const disconnect = (): void => {
     if (!connected) return;
