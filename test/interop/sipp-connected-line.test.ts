@@ -16,6 +16,10 @@ const DIALPLAN = `
 [colp]
 exten => 100,1,Dial(PJSIP/bob,30)
  same => n,Hangup()
+exten => 101,1,Dial(PJSIP/bobc,30)
+ same => n,Hangup()
+; What the caller's dialplan reads of its connected line once the call is over.
+exten => h,1,Set(SEEN=\${CONNECTEDLINE(name)}|\${CONNECTEDLINE(num)})
 `;
 
 const phone = { context: 'colp', allow: 'ulaw' };
@@ -27,6 +31,8 @@ const RES_PJSIP = {
     alicp: phone,
     alicr: { ...phone, send_pai: 'yes', rpid_immediate: 'yes' },
     bob: { ...phone, aors: 'bob', trust_id_inbound: 'yes' },
+    // A callee with a callerid of its own: its outbound channel starts with it (chan_pjsip's).
+    bobc: { ...phone, aors: 'bob', callerid: '"Bob" <200>' },
   },
   aor: { bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
 };
@@ -35,9 +41,10 @@ const setup = sippServerInSuite(HAVE_SIPP ? false : 'sipp is not installed', () 
 
 /**
  * How alice's update names bob: his channel's caller id, which Dial() gives a callee without a caller
- * number of its own: the extension dialled (Patchbay does not take the callee endpoint's callerid).
+ * number of its own: the extension dialled. bobc's endpoint has a callerid, which his channel keeps.
  */
 const BOB = '<sip:100@HOST>';
+const BOBC = '"Bob" <sip:200@HOST>';
 const WITHOUT_UPDATE = 'INVITE, ACK, CANCEL, BYE, OPTIONS';
 const WITH_UPDATE = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE';
 
@@ -51,9 +58,9 @@ async function bob(scenario: string, args: string[] = []): Promise<{ done: Promi
 }
 
 /** `caller` (SIPp, `scenario`, traced) calls 100. */
-function caller(name: string, scenario: string, extra: string[] = []): { done: Promise<SippRun> } {
+function caller(name: string, scenario: string, extra: string[] = [], exten = '100'): { done: Promise<SippRun> } {
   const mediaPort = 2 * Math.floor(randomPort() / 2);
-  return sipp(scenario, [setup.target(), '-s', '100', '-set', 'caller', name, '-mp', String(mediaPort), ...extra], { cwd: setup.work, timeoutMs: 60_000, trace: true });
+  return sipp(scenario, [setup.target(), '-s', exten, '-set', 'caller', name, '-mp', String(mediaPort), ...extra], { cwd: setup.work, timeoutMs: 60_000, trace: true });
 }
 
 /** Reads events until `caller`'s channel is destroyed; every SIPp must end well and every channel go. */
@@ -79,6 +86,23 @@ describe('connected line over SIP, as chan_pjsip sends and res_pjsip_caller_id r
     assert.deepEqual(headerLines(reinvites[0]!, 'P-Asserted-Identity').map((line) => line.replace(/@[^>;]+/, '@HOST')), [BOB]);
     assert.match(reinvites[0]!, /\r?\n\r?\nv=0/, 'the re-INVITE offers our SDP');
     assert.equal(requestsTo(result!, 'UPDATE').length, 0);
+  });
+
+  test("the callee's endpoint has callerid \"Bob\" <200>: alice's connected line becomes it (ChannelConnectedLine, CONNECTEDLINE) and her update names it", { timeout: 180_000 }, async () => {
+    const callee = await bob('answer-incoming.xml');
+    const alice = caller('alice', 'colp-caller.xml', ['-set', 'allow', WITH_UPDATE], '101');
+    const events: Json[] = [];
+    const connected = await nextEvent(setup.events, (e) => (events.push(e), e.type === 'ChannelConnectedLine' && String(e.channel?.name).startsWith('PJSIP/alice-') && e.channel?.connected?.number === '200'), 60_000);
+    assert.equal(connected.channel.connected.name, 'Bob');
+    const created = events.find((e) => e.type === 'ChannelCreated' && String(e.channel?.name).startsWith('PJSIP/bobc-'));
+    assert.deepEqual(created?.channel?.caller, { name: 'Bob', number: '200' }, 'bobc is created with his endpoint\'s callerid');
+    const { result } = await finish('alice', [alice, callee], events).then((done) => ({ result: done.results[0]! }));
+    const seen = events.find((e) => e.type === 'ChannelVarset' && e.variable === 'SEEN' && String(e.channel?.name).startsWith('PJSIP/alice-'));
+    assert.equal(seen?.value, 'Bob|200', 'CONNECTEDLINE(name) and (num) on alice');
+    const updates = requestsTo(result, 'UPDATE');
+    assert.equal(updates.length, 1, result.messages.slice(-3000));
+    assert.deepEqual(headerLines(updates[0]!, 'P-Asserted-Identity').map((line) => line.replace(/@[^>;]+/, '@HOST')), [BOBC]);
+    assert.ok(!events.some((e) => e.type === 'ChannelConnectedLine' && String(e.channel?.name).startsWith('PJSIP/alice-') && e.channel?.connected?.number === '101'), 'alice is never told the extension she dialled');
   });
 
   test("alice's Allow lists UPDATE: the update is an UPDATE without SDP (chan_pjsip's rule), though connected_line_method=invite", { timeout: 180_000 }, async () => {

@@ -15,7 +15,7 @@ before(async () => {
   if (!HAVE_SIPP || !HAVE_SOX) return;
   setup = await startSippServer(
     'sipp-replaces',
-    '[replaces-in]\nexten => 300,1,Dial(PJSIP/bob,20)\n same => n,Hangup()\n',
+    '[replaces-in]\nexten => 300,1,Dial(PJSIP/bob,20)\n same => n,Hangup()\nexten => 301,1,Answer()\n same => n,Wait(60)\n',
     {
       endpoint: { alice: { context: 'replaces-in', allow: 'ulaw', aors: 'alice' }, bob: { context: 'replaces-in', allow: 'ulaw', aors: 'bob' } },
       aor: { alice: { max_contacts: 2 }, bob: { contact: `sip:bob@127.0.0.1:${BOB_PORT}` } },
@@ -69,5 +69,20 @@ describe('INVITE with Replaces from SIPp', { skip: !HAVE_SIPP ? 'sipp is not ins
     assert.match(ok ?? '', /^m=audio \d+ RTP\/AVP 0/m, 'the takeover answered with SDP');
     const bobRun = await bob.done;
     assert.equal(bobRun.status, 0, bobRun.output);
+  });
+
+  test('a Replaces naming a call in no bridge (running dialplan) is refused 503; the call stays (Asterisk would masquerade, docs/differences.md)', { timeout: 90_000 }, async () => {
+    const alice = sipp('call-wait-bye.xml', [setup.target(), '-s', '301', '-set', 'caller', 'alice']);
+    const up = await nextEvent((e) => e.type === 'ChannelStateChange' && named('PJSIP/alice-')(e.channel) && e.channel?.state === 'Up');
+    const aliceId = up.channel.id as string;
+    const [callId, serverTag, aliceTag] = await Promise.all(['call-id', 'local_tag', 'remote_tag'].map((item) => pjsipItem(aliceId, item)));
+    const desk = sipp('call-replaces-refused.xml', [setup.target(), '-s', '301', '-set', 'caller', 'alice', '-set', 'replaces', `${callId};to-tag=${serverTag};from-tag=${aliceTag}`]);
+    const deskRun = await desk.done;
+    assert.equal(deskRun.status, 0, `the desk phone was refused 503: ${deskRun.output}`);
+    const still = await setup.server.ari(`/channels/${aliceId}`);
+    assert.equal(still.status, 200, "alice's call goes on");
+    assert.equal((await setup.server.ari(`/channels/${aliceId}`, { method: 'DELETE' })).status, 204);
+    const aliceRun = await alice.done;
+    assert.equal(aliceRun.status, 0, `alice got BYE: ${aliceRun.output}`);
   });
 });

@@ -14,7 +14,7 @@ import type { Binding } from '../../sip/registrar.ts';
 import type { Destination } from '../../sip/transport.ts';
 import { parseNameAddr, parseUri, type SipUri } from '../../sip/uri.ts';
 import { SipCall, type OutboundSide } from './call.ts';
-import { endpointChannelInit, setEndpointVariables } from './endpoint-channel.ts';
+import { endpointChannelInit, outboundCaller, setEndpointVariables } from './endpoint-channel.ts';
 import { withUserPhone } from './user-eq-phone.ts';
 import { formatContactUri, nameAddr } from './addresses.ts';
 import { outboundIdentityOptions } from './caller-identity.ts';
@@ -101,6 +101,7 @@ export class Dialer {
         protocolId: call.callId,
         ...(request.requestor ? { linkedId: request.requestor.snapshot().id } : {}),
         ...endpointChannelInit(endpoint),
+        ...outboundCaller(endpoint),
       },
       (created) => call.attach(created),
     );

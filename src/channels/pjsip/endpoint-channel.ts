@@ -1,7 +1,8 @@
 // What a channel takes from its endpoint as chan_pjsip makes it (chan_pjsip_new), in and out alike:
 // the language, accountcode and caller tag it is created with (so ChannelCreated shows them), then
 // the endpoint's set_var variables, each a ChannelVarset before anything else happens to it.
-import type { Channel } from '../../core/channels/channel.ts';
+import type { CallerId, Channel } from '../../core/channels/channel.ts';
+import { bothPresentation } from '../../core/channels/presentation.ts';
 import type { PjsipEndpoint } from './config/index.ts';
 
 /** The fields of the channel's creation that come from its endpoint. */
@@ -10,6 +11,21 @@ export function endpointChannelInit(endpoint: PjsipEndpoint): { language?: strin
     ...(endpoint.language ? { language: endpoint.language } : {}),
     ...(endpoint.accountcode ? { accountcode: endpoint.accountcode } : {}),
     ...(endpoint.callerIdTag ? { callerTag: endpoint.callerIdTag } : {}),
+  };
+}
+
+/**
+ * An outbound channel's own caller id: its endpoint's `callerid` with the presentation of its
+ * `callerid_privacy` (res_pjsip_session copies the endpoint's id into an outgoing session, and
+ * chan_pjsip_new names the channel's caller from it), so that Dial() keeps it and the caller's
+ * connected line becomes it, as Asterisk's; none without a `callerid`.
+ */
+export function outboundCaller(endpoint: PjsipEndpoint): { caller?: CallerId; callerPresentation?: number } {
+  const configured = endpoint.callerId;
+  if (!configured?.number && !configured?.name) return {};
+  return {
+    caller: { name: configured.name ?? '', number: configured.number ?? '' },
+    callerPresentation: bothPresentation(endpoint.callerIdPrivacy),
   };
 }
 

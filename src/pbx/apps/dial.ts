@@ -14,7 +14,8 @@
 // with the caller for its hangup (a busy callee's 486 reaches the phone that called). The answered
 // pair is put in a basic bridge ARI sees, as app_dial's ast_bridge_call does (basic-bridge.ts); the
 // call behind it relays media directly (two-party-call.ts). DIAL* variables are blanked as Dial
-// starts and the call's times left in ANSWEREDTIME / DIALEDTIME (and their _MS twins) as it ends.
+// starts and the call's times left in ANSWEREDTIME / DIALEDTIME (and their _MS twins) as it ends
+// (dial-status.ts).
 import { CAUSE, SOFT_HANGUP } from '../../core/channels/causes.ts';
 import type { CallerId, Channel } from '../../core/channels/channel.ts';
 import { dial, raiseDialForward, raiseDialStatus, type DialStatus } from '../../core/channels/dialer.ts';
@@ -36,20 +37,9 @@ import { armDurationStop, DIAL_DTMF_BETWEEN_MS, durationStop, parseDialDigits, s
 import { sendDtmf } from '../../core/channels/dtmf-sender.ts';
 import { dialCallerIds, dialedIdentity, type DialCallerIds } from './dial-caller-id.ts';
 import { armCalleeHangupExtension, calleeGoesOn, sendBothTo } from './dial-after-bridge.ts';
+import { calleesCause, DIAL_VARIABLES, failureStatus, markAnswered, setDuration, setVariable, sinceCreated, type Leg } from './dial-status.ts';
 
 export { parseDialOptions } from './dial-options.ts';
-
-interface Leg {
-  readonly peer: Channel;
-  /** The dial string without the technology, as the Dial event and DIALEDPEERNUMBER carry it. */
-  readonly dialstring: string;
-  /** The leg that took this one's place when its callee forwarded the call. */
-  forwardedTo?: Leg;
-  /** A forward not followed: refused by option i (busy), or no channel for it (unavailable). */
-  forwardedAs?: 'busy' | 'nochan';
-  /** The leg is a channel that picked a ringing callee up: it keeps its own dialplan position. */
-  readonly pickedUp?: true;
-}
 
 /** Forwards one Dial() follows (Asterisk's default Max-Forwards, which each forward spends); further ones fail the leg. */
 const MAX_FORWARDS = 20;
@@ -73,69 +63,6 @@ function forwardedRedirecting(original: Channel, caller: Channel): Redirecting {
   const redirecting = original.redirecting;
   if (redirecting.from.number) return redirecting;
   return { ...redirecting, from: { ...redirecting.from, number: caller.location.exten } };
-}
-
-/** How app_dial's handle_cause counts a leg that ended without answering. */
-function classify(cause: number | undefined): 'busy' | 'congestion' | 'nochan' | 'other' {
-  switch (cause) {
-    case CAUSE.busy:
-      return 'busy';
-    case CAUSE.congestion:
-      return 'congestion';
-    case CAUSE.noAnswer:
-    case CAUSE.normal:
-    case undefined:
-      return 'other';
-    default:
-      return 'nochan';
-  }
-}
-
-/**
- * The DIALSTATUS when nobody answered: BUSY, CONGESTION or CHANUNAVAIL only when every line
- * failed that way (busy first), NOANSWER otherwise ("our status will at least be NOANSWER").
- */
-function failureStatus(legs: readonly Leg[], unavailable: number): DialStatus {
-  let busy = 0;
-  let congestion = 0;
-  let nochan = unavailable;
-  for (const { peer, forwardedAs } of legs) {
-    const kind = forwardedAs ?? classify(peer.hangupCause);
-    if (kind === 'busy') busy++;
-    else if (kind === 'congestion') congestion++;
-    else if (kind === 'nochan') nochan++;
-  }
-  if (busy + congestion + nochan !== legs.length + unavailable) return 'NOANSWER';
-  return busy > 0 ? 'BUSY' : congestion > 0 ? 'CONGESTION' : 'CHANUNAVAIL';
-}
-
-function setVariable(channel: Channel, name: string, value: string): void {
-  if (!channel.destroyed) channel.setSystemVariable(name, value);
-}
-
-/** The variables Dial() blanks before anything else, in app_dial's order (ChannelVarset "" each). */
-const DIAL_VARIABLES = ['DIALSTATUS', 'DIALEDPEERNUMBER', 'DIALEDPEERNAME', 'ANSWEREDTIME', 'ANSWEREDTIME_MS', 'DIALEDTIME', 'DIALEDTIME_MS', 'RINGTIME', 'RINGTIME_MS', 'PROGRESSTIME', 'PROGRESSTIME_MS'] as const;
-
-/** A duration as app_dial leaves it: whole seconds in `base`, milliseconds in `base`_MS. */
-function setDuration(channel: Channel, base: string, ms: number): void {
-  const whole = Math.max(0, Math.trunc(ms));
-  setVariable(channel, base, String(Math.trunc(whole / 1000)));
-  setVariable(channel, `${base}_MS`, String(whole));
-}
-
-/** Milliseconds since the callee was created, for RINGTIME and PROGRESSTIME. */
-const sinceCreated = (peer: Channel): number => Date.now() - peer.creationtime.getTime();
-
-/**
- * The callee answered and is the one: DIALSTATUS and the peer's name and number are set before the
- * Dial event says ANSWER, and the callee's extension is cleared (app_dial, wait_for_answer), which
- * its next snapshots show.
- */
-function markAnswered(channel: Channel, leg: Leg): void {
-  setVariable(channel, 'DIALSTATUS', 'ANSWER');
-  setVariable(channel, 'DIALEDPEERNAME', leg.peer.name);
-  setVariable(channel, 'DIALEDPEERNUMBER', leg.dialstring);
-  leg.peer.setLocation({ exten: '' });
 }
 
 /** What ringing the legs came to: the leg that answered, if any, and how the others ended. */
@@ -335,20 +262,6 @@ function ring(channel: Channel, services: PbxServices, legs: Leg[], timing: { ti
     // I: no connected-line update from the callee reaches the caller while it rings.
     if (legs.length === 1 && !settled && !forwarding.ids.ignoreConnectedLine) showCalleeToCaller(channel, legs[0]!.peer);
   });
-}
-
-/**
- * The cause the caller keeps when nobody answered (app_dial sets the caller's hangupcause from its
- * callees): a busy callee's 17 before a congested one's 34 before whatever the last one ended
- * with; none when Dial's own timeout ended the ringing.
- */
-function calleesCause(legs: readonly Leg[], timedOut: boolean): number | undefined {
-  if (timedOut) return undefined;
-  // A forward not followed leaves the caller's cause alone, as app_dial's do_forward.
-  const causes = legs.filter((leg) => !leg.forwardedAs).map(({ peer }) => peer.hangupCause).filter((cause) => cause !== undefined);
-  if (causes.includes(CAUSE.busy)) return CAUSE.busy;
-  if (causes.includes(CAUSE.congestion)) return CAUSE.congestion;
-  return causes.at(-1);
 }
 
 function requestLegs(channel: Channel, services: PbxServices, targets: readonly string[], ids: DialCallerIds): { legs: Leg[]; unavailable: number } {
