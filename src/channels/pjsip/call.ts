@@ -136,7 +136,7 @@ export class SipCall implements ChannelDriver, DialogRoute {
     );
     const expired = (): void => this.#endSession(causeForStatus(408), 'session timer expired without a refresh');
     const ended = (cause: number, why: string): void => this.#endSession(cause, why);
-    const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, silent: (s: number, when: RtpSilence) => this.#endSession(44, when === 'held' ? `no RTP for ${s} s while held (rtp_timeout_hold)` : `no RTP for ${s} s (rtp_timeout)`) };
+    const rtp = { received: () => this.stream?.statistics()?.rxcount, held: () => this.#hold.heldByFarEnd, direct: () => this.#direct.direct, silent: (s: number, when: RtpSilence) => this.#endSession(44, when === 'held' ? `no RTP for ${s} s while held (rtp_timeout_hold)` : `no RTP for ${s} s (rtp_timeout)`) };
     this.#session = new CallSession(mediaOptions, { refresh: () => this.#offers.refresh(), expire: expired, rtp });
     // Our INVITEs and UPDATEs in the dialog name the connected line, as res_pjsip_caller_id adds it to each.
     const dialogHeaders = (): Array<[string, string]> => [['Contact', this.#route.contact()], ['Allow', ALLOW], ...this.#connectedLine.requestHeaders()];
