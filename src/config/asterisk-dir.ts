@@ -21,7 +21,7 @@ const MAX_ENTRIES = 100_000;
 const MAX_WARNINGS = 500;
 
 /** The files Patchbay reads from the directory; any other `*.conf` there is named as not read. */
-export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf', 'cdr.conf', 'cdr_csv.conf', 'cel.conf', 'indications.conf', 'res_parking.conf'] as const;
+export const READ_FILES = ['asterisk.conf', 'http.conf', 'ari.conf', 'acl.conf', 'websocket_client.conf', 'chan_websocket.conf', 'extensions.conf', 'pjsip.conf', 'musiconhold.conf', 'cdr.conf', 'cdr_csv.conf', 'cel.conf', 'indications.conf', 'res_parking.conf', 'features.conf'] as const;
 
 export interface AsteriskDirImport {
   /** YAML-shaped settings (snake_case keys), to be merged beneath the YAML file. */

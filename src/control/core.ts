@@ -54,6 +54,7 @@ export class Core extends Kernel {
       startDialplan: (channel) => this.pbx.start(channel),
       hangupExtensionIn: (channel, context) => this.pbx.hangupExtensionIn(channel, context),
       bridges: this.bridges,
+      features: this.bridgeFeatures,
       records: this.records,
       parking: this.parking,
       musicOnHold: {

@@ -73,6 +73,21 @@ export class IndicationTones {
     if (this.#playing.get(channel)?.tone === tone) channel.interruptOnWrite = end;
   }
 
+  /**
+   * A tone of the channel's zone the core plays by itself (a blind transferer's dial tone), even in
+   * a bridge, and not ended by frames written: the returned function ends it.
+   */
+  playTone(channel: Channel, name: ToneName): () => void {
+    const tones = resolveTone(name, channel.toneZone ?? defaultToneZone()) ?? resolveTone(name, defaultToneZone());
+    if (!tones || channel.hangingUp) return () => undefined;
+    this.stop(channel);
+    const tone = new IndicationTone(tones, nativeRateOf(channel), () => undefined);
+    this.generators.set(channel, 'tones', tone);
+    return () => {
+      if (this.generators.get(channel, 'tones') === tone) this.generators.set(channel, 'tones', undefined);
+    };
+  }
+
   /** Ends the channel's indication tone, if one plays. */
   stop(channel: Channel): void {
     const playing = this.#playing.get(channel);

@@ -31,6 +31,7 @@ import { Channels } from './channels/channels.ts';
 import { Technologies } from './channels/technology-registry.ts';
 import { CallPickup } from './call-pickup.ts';
 import { loadFeaturesConf } from './features-conf.ts';
+import { BridgeFeatures } from './bridge-features.ts';
 import type { ChannelTechnology, TechnologyApplication, TechnologyFunction } from './channels/technology.ts';
 import type { TechnologyDialplan } from './channels/technology-registry.ts';
 import type { TextMessage } from './messages.ts';
@@ -137,6 +138,8 @@ export abstract class Kernel {
   readonly parking: ParkingLots;
   /** The pickup extension and its sounds (features.conf), read at start. */
   readonly callPickup: CallPickup;
+  /** The in-call DTMF features of Dial()'s bridges (features.conf), read at start. */
+  readonly bridgeFeatures: BridgeFeatures;
   readonly sounds: Sounds;
   /** Live recordings of channels and bridges, and the stored recordings on disk. */
   readonly recordings: Recordings;
@@ -304,6 +307,17 @@ export abstract class Kernel {
       channels: this.channels,
       log: this.log,
       playAndWait: (channel, sound) => this.#playToEnd(channel, `sound:${sound}`, 'pickup sound not played'),
+    });
+    this.bridgeFeatures = new BridgeFeatures(features.bridgeFeatures, {
+      log: this.log,
+      play: (channel, sound) => {
+        const playback = this.playbacks.playOnChannel(channel, { media: [`sound:${sound}`], language: channel.language, internal: true });
+        return { done: this.playbacks.finished(playback).then(() => undefined), stop: () => this.playbacks.stopPlayback(playback) };
+      },
+      playTone: (channel, tone) => this.indicationTones.playTone(channel, tone),
+      exists: (context, exten, callerId) => this.#dialplan.exists(context, exten, 1, callerId),
+      matchMore: (context, exten, callerId) => this.#dialplan.matchMore(context, exten, callerId),
+      startDialplan: (channel) => this.startDialplan(channel),
     });
     this.technologies = new Technologies({
       channels: this.channels,

@@ -12,6 +12,7 @@ import type { AstDb } from '../core/astdb.ts';
 import type { ChannelBroadcasts } from '../core/broadcasts.ts';
 import type { CallRecords } from '../core/cdr/call-records.ts';
 import type { BasicBridge } from '../core/bridges/basic-bridge.ts';
+import type { BridgeFeatures } from '../core/bridge-features.ts';
 import type { ParkingLots } from '../core/parking/parking-lots.ts';
 
 export interface PbxServices {
@@ -51,6 +52,8 @@ export interface PbxServices {
   hangupExtensionIn?(channel: Channel, context: string): void;
   /** Basic bridges, for the answered calls of Dial() (ARI shows them); none: Dial's calls have no bridge. */
   readonly bridges?: { createBasic(): BasicBridge };
+  /** The in-call DTMF features of Dial()'s bridge (features.conf; Dial's t, T, h, H); none: digits just cross. */
+  readonly features?: Pick<BridgeFeatures, 'forParties'>;
   /** The parking lots (Park(), ParkedCall()); none: this server parks no calls. */
   readonly parking?: ParkingLots;
   /** Call records (ResetCDR, NoCDR, CELGenUserEvent). */

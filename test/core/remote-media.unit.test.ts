@@ -50,3 +50,23 @@ test('direct media runs while nothing else takes the audio, ends for a listener 
   assert.equal(relay.direct, false);
   assert.equal(askedA.at(-1), undefined);
 });
+
+test('a pair whose digits are read for in-call features (Dial t, T, h, H) is never sent direct', async () => {
+  const { connectMedia } = await import('../../src/core/channels/direct-connect.ts');
+  const k = kernel();
+  const a = unitChannel(k);
+  const b = unitChannel(k);
+  const askedA = remoteCapable(a.driver, { value: true });
+  const askedB = remoteCapable(b.driver, { value: true });
+  // Without features the same pair goes direct at once.
+  const plain = connectMedia(a.channel, b.channel);
+  assert.deepEqual(askedA, [b.driver]);
+  plain.disconnect();
+  askedA.length = 0;
+  askedB.length = 0;
+  const withFeatures = connectMedia(a.channel, b.channel, () => false);
+  a.channel.mediaPathChanged();
+  assert.equal(askedA.filter((peer) => peer !== undefined).length, 0);
+  assert.equal(askedB.filter((peer) => peer !== undefined).length, 0);
+  withFeatures.disconnect();
+});

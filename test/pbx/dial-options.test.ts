@@ -78,9 +78,9 @@ exten => landed,1,Set(RESULT=landed:\${DIALSTATUS})
  same => n,Hangup()
 exten => ubridge,1,Dial(Local/quiet@opts,,U(callee-sub^^r))
 
-exten => unsupported,1,Dial(Local/echo@opts,,tTgy)
+exten => unsupported,1,Dial(Local/echo@opts,,xXgy)
  same => n,Hangup()
-exten => dynamic,1,Set(OPTS=Hk)
+exten => dynamic,1,Set(OPTS=Xk)
  same => n,Dial(Local/echo@opts,,\${OPTS})
 `;
 
@@ -374,10 +374,10 @@ describe('Dial options', () => {
         .filter((entry) => entry.level === 40)
         .map((entry) => entry.msg);
     const load = warnings().filter((line) => line.includes('Dial option'));
-    assert.ok(load.some((line) => /extensions\.conf:\d+: Dial option 't' is not supported: in-call DTMF features are not supported$/.test(line)), load.join('\n'));
-    assert.ok(load.some((line) => /: Dial option 'T' is not supported/.test(line)));
+    assert.ok(load.some((line) => /extensions\.conf:\d+: Dial option 'x' is not supported: one-touch MixMonitor recording by DTMF \(automixmon\) is not supported$/.test(line)), load.join('\n'));
+    assert.ok(load.some((line) => /: Dial option 'X' is not supported/.test(line)));
     assert.ok(load.some((line) => /: Dial option 'y' is unknown \(app_dial has no such option\) and is ignored$/.test(line)));
-    assert.ok(!load.some((line) => /option '[gmrSDQcAULCBeFfGoIz]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
+    assert.ok(!load.some((line) => /option '[gmrSDQcAULCBeFfGoIztThHwW]'/.test(line)), `implemented options are not named: ${load.join('\n')}`);
 
     for (let run = 0; run < 2; run++) {
       const call = originate(pbx.server, 'Local/dynamic@opts');
@@ -385,8 +385,8 @@ describe('Dial options', () => {
       call.one.hangup();
       await untilDestroyed(events, [call.one, call.two, callee, callee.peer!], 15_000);
     }
-    const atRun = warnings().filter((line) => line.startsWith("Dial option 'H'") || line.startsWith("Dial option 'k'"));
-    assert.deepEqual(atRun, ["Dial option 'H' is not supported: in-call DTMF features are not supported", "Dial option 'k' is not supported: in-call DTMF features are not supported"], 'once for the line, not once per call');
+    const atRun = warnings().filter((line) => line.startsWith("Dial option 'X'") || line.startsWith("Dial option 'k'"));
+    assert.deepEqual(atRun, ["Dial option 'X' is not supported: one-touch MixMonitor recording by DTMF (automixmon) is not supported", "Dial option 'k' is not supported: call parking by DTMF (parkcall) is not supported"], 'once for the line, not once per call');
     assertNoChannels(pbx.server);
   });
 });

@@ -30,6 +30,12 @@ export class AudioRelay {
     private readonly ownA: FrameListener,
     private readonly ownB: FrameListener,
     private readonly blocked: () => boolean = () => false,
+    /**
+     * Whether the far ends may be sent to each other: not while in-call DTMF features read the
+     * digits (Dial's t, T, h, H…), which would then never reach the server — Asterisk's native RTP
+     * bridge likewise refuses a pair with DTMF hooks.
+     */
+    private readonly directAllowed = true,
   ) {
     this.#remote = new RemoteMedia(a, b);
     a.on('media-path', this.update);
@@ -62,7 +68,7 @@ export class AudioRelay {
       !this.blocked() &&
       !a.mediaTappedBesides(this.ownA) &&
       !b.mediaTappedBesides(this.ownB);
-    this.#remote.update(wanted);
+    this.#remote.update(wanted && this.directAllowed);
     if (wanted === this.#engaged) return;
     if (!wanted) {
       this.#release();

@@ -30,6 +30,7 @@ export function blindTransfer(
   startDialplan: StartDialplan,
   transfereeVariables: ReadonlyArray<readonly [string, string]> = [],
   parker?: (transferer: Channel, transferee: Channel) => void,
+  { external = true }: { readonly external?: boolean } = {},
 ): TransferResult {
   const call = TwoPartyCall.of(transferer);
   // The bridge as it was before the transfer (both parties in it), as Asterisk's event shows it.
@@ -37,7 +38,7 @@ export function blindTransfer(
   const transferee = call?.blindTransfer(transferer, destination, startDialplan, transfereeVariables, parker !== undefined);
   if (transferee && parker) parker(transferer, transferee);
   const result: TransferResult = !call ? 'Invalid' : transferee ? 'Success' : 'Fail';
-  const event = blindTransferEvent({ transferer, destination, result, transferee, bridge });
+  const event = blindTransferEvent({ transferer, destination, result, transferee, bridge, external });
   transferer.publishEvent(event, scopeOf(transferer, transferee));
   return result;
 }
@@ -51,6 +52,8 @@ export interface BlindTransferReport {
   /** The channel that took the transferer's seat (a Stasis bridge's Local `;1`). */
   readonly replacement?: Channel;
   readonly bridge?: Model<'Bridge'>;
+  /** A protocol asked (a SIP REFER), as by default; false for a DTMF feature of the bridge. */
+  readonly external?: boolean;
 }
 
 /**
@@ -58,7 +61,7 @@ export interface BlindTransferReport {
  * the Stasis bridge's transfers so both raise the same shape.
  */
 export function blindTransferEvent(report: BlindTransferReport): CoreEventOf<'BridgeBlindTransfer'> {
-  const { transferer, destination, result, transferee, replacement, bridge } = report;
+  const { transferer, destination, result, transferee, replacement, bridge, external = true } = report;
   return {
     type: 'BridgeBlindTransfer',
     timestamp: formatAriDate(),
@@ -66,7 +69,7 @@ export function blindTransferEvent(report: BlindTransferReport): CoreEventOf<'Br
     exten: destination.exten,
     context: destination.context,
     result,
-    is_external: true,
+    is_external: external,
     ...(transferee ? { transferee: transferee.snapshot() } : {}),
     ...(replacement ? { replace_channel: replacement.snapshot() } : {}),
     ...(bridge ? { bridge } : {}),

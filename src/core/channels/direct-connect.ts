@@ -18,24 +18,32 @@ export function connectChannels(a: Channel, b: Channel): () => void {
 }
 
 /** connectChannels, also telling whether the technologies relay the audio themselves (audio-relay.ts). */
-export function connectMedia(a: Channel, b: Channel): MediaConnection {
-  const forward = (to: Channel): { frame: FrameListener; dtmf: (digit: { digit: string; durationMs: number }) => void } => ({
+/**
+ * A digit's last stop before it crosses: true when it was taken (a feature code, held back);
+ * the call's in-call features (two-party-call.ts) read the digits so.
+ */
+export type DigitInterceptor = (from: Channel, digit: string, durationMs: number) => boolean;
+
+export function connectMedia(a: Channel, b: Channel, intercept?: DigitInterceptor): MediaConnection {
+  const forward = (from: Channel, to: Channel): { frame: FrameListener; dtmf: (digit: { digit: string; durationMs: number }) => void } => ({
     // A channel hearing media of its own (music on hold while held) hears that instead, as in a
     // bridge; an interruptible one (an indication tone: ringing before early media) gives way.
     frame: (frame: Frame) => {
       if (!to.generatorActive || to.interruptOnWrite !== undefined) to.write(frame);
     },
     dtmf: ({ digit, durationMs }) => {
+      if (intercept?.(from, digit, durationMs) === true) return;
       if (!to.hangingUp) to.driver.sendDigit(digit, durationMs);
     },
   });
-  const aToB = forward(b);
-  const bToA = forward(a);
+  const aToB = forward(a, b);
+  const bToA = forward(b, a);
   a.addFrameListener(aToB.frame);
   b.addFrameListener(bToA.frame);
   a.on('dtmf', aToB.dtmf);
   b.on('dtmf', bToA.dtmf);
-  const relay = new AudioRelay(a, b, aToB.frame, bToA.frame);
+  // Digits read for features must keep reaching the server: no direct media then.
+  const relay = new AudioRelay(a, b, aToB.frame, bToA.frame, undefined, intercept === undefined);
   let connected = true;
   const disconnect = (): void => {
     if (!connected) return;

@@ -16,6 +16,7 @@ import { CAUSE } from './causes.ts';
 import { InvalidError } from '../errors.ts';
 import type { Channel, DialplanLocation } from './channel.ts';
 import { connectMedia, type MediaConnection } from './direct-connect.ts';
+import type { FeatureDigits } from './feature-digits.ts';
 import type { Indication } from './driver.ts';
 
 /** How a party left its call. */
@@ -54,6 +55,11 @@ export interface ConnectOptions {
    * party on (Dial's F sends the callee on in the dialplan, as Asterisk's after-bridge goto).
    */
   readonly goesOn?: (party: Channel) => boolean;
+  /**
+   * The in-call DTMF features of the parties that have any (Dial's t, T, h, H, x, X): each reads
+   * its party's digits before they cross. Made once the call exists (a feature acts on it).
+   */
+  readonly features?: (call: TwoPartyCall) => ReadonlyMap<Channel, FeatureDigits>;
 }
 
 /** The call each channel is in; a party keeps its seat (and owner) when it moves to another call. */
@@ -85,6 +91,12 @@ export class TwoPartyCall {
 
   /** The parties' media while they are wired together. */
   #media: MediaConnection | undefined;
+  /** Set once unwired (the media may not come back on resumeMedia). */
+  #unwired = false;
+  /** The parties' feature readers (connect's `features`); none: digits just cross. */
+  #features: ReadonlyMap<Channel, FeatureDigits> | undefined;
+  /** A feature runs on a party (a blind transfer's dialling): the media stays apart until it ends. */
+  #suspended = false;
 
   /** The bridge ARI sees the call as, as it is now (a transfer event shows it from before the transfer). */
   bridgeSnapshot(): Model<'Bridge'> | undefined {
@@ -117,9 +129,10 @@ export class TwoPartyCall {
    * that hangs up at once is reported too). With a `bridge`, `b` enters it first, then `a`, as
    * ast_bridge_call puts the called party in before the caller.
    */
-  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], { bridge, onOwnerExit, goesOn }: ConnectOptions = {}): TwoPartyCall {
+  static connect(a: Channel, b: Channel, owners: readonly Channel[] = [], { bridge, onOwnerExit, goesOn, features }: ConnectOptions = {}): TwoPartyCall {
     const call = new TwoPartyCall(a, b, bridge);
     call.#goesOn = goesOn;
+    call.#features = features?.(call);
     for (const party of [a, b]) {
       const seat: Seat = seats.get(party) ?? { call };
       seat.call = call;
@@ -155,6 +168,31 @@ export class TwoPartyCall {
    */
   exitOf(channel: Channel): Promise<PartyExit> {
     return this.#exits.get(channel) ?? Promise.resolve(channel.hangingUp ? { kind: 'hungup' } : { kind: 'done' });
+  }
+
+  /** Whether `channel` is one of the call's two parties now. */
+  has(channel: Channel): boolean {
+    return this.peerOf(channel) !== undefined;
+  }
+
+  /**
+   * A feature takes a party aside (Asterisk suspends the bridge channel while a DTMF hook runs):
+   * the two no longer hear each other until resumeMedia(). Nothing when the call is coming apart.
+   */
+  suspendMedia(): void {
+    if (this.#suspended || this.#parties.length !== 2) return;
+    this.#suspended = true;
+    this.#media?.disconnect();
+    this.#media = undefined;
+  }
+
+  /** The feature is over and both are still here: they hear each other again. */
+  resumeMedia(): void {
+    if (!this.#suspended) return;
+    this.#suspended = false;
+    if (this.#parties.length !== 2 || this.#unwired) return;
+    const [b, a] = this.#parties;
+    if (!a.hangingUp && !b.hangingUp) this.#media = this.#connectMedia(a, b);
   }
 
   // ---- transfers -------------------------------------------------------------------------------
@@ -247,8 +285,9 @@ export class TwoPartyCall {
   #wire(): void {
     // The latest to join first: connect's `a` (Dial's caller), after a swap the one it brought in.
     const [b, a] = this.#parties;
-    const media = connectMedia(a, b);
-    this.#media = media;
+    this.#unwired = false;
+    this.#suspended = false;
+    this.#media = this.#connectMedia(a, b);
     const onHangupA = (): void => this.#partyHungUp(a);
     const onHangupB = (): void => this.#partyHungUp(b);
     const onIndicationA = (indication: Indication): void => this.#passHold(a, b, indication);
@@ -258,14 +297,22 @@ export class TwoPartyCall {
     a.on('remote-indication', onIndicationA);
     b.on('remote-indication', onIndicationB);
     this.#unwire = () => {
-      media.disconnect();
+      this.#media?.disconnect();
       this.#media = undefined;
+      this.#unwired = true;
       a.off('hangup', onHangupA);
       b.off('hangup', onHangupB);
       a.off('remote-indication', onIndicationA);
       b.off('remote-indication', onIndicationB);
       this.#unwire = () => undefined;
     };
+  }
+
+  /** The parties' audio and DTMF, their digits read for features first when they have any. */
+  #connectMedia(a: Channel, b: Channel): MediaConnection {
+    const features = this.#features;
+    if (!features || features.size === 0) return connectMedia(a, b);
+    return connectMedia(a, b, (from, digit, durationMs) => features.get(from)?.digit(digit, durationMs) === true);
   }
 
   /** A hold or unhold from one party's far end is indicated to the other, as a bridge passes it on. */
@@ -298,6 +345,7 @@ export class TwoPartyCall {
     const stays = this.peerOf(leaving);
     if (!stays) return;
     this.#unwire();
+    this.#features?.get(leaving)?.stop();
     this.#releaseHold(leaving, stays);
     const seat = seats.get(joining);
     if (seat) seat.call = this;
@@ -313,6 +361,7 @@ export class TwoPartyCall {
 
   /** The call comes apart: `first` (who caused it) leaves the bridge first. */
   #dissolve(first: Channel): void {
+    for (const reader of this.#features?.values() ?? []) reader.stop();
     // The bridge leaves and is destroyed showing the technology it had (native_rtp stays in Asterisk's last events).
     this.#bridge?.holdTechnology(this.#technology());
     this.#unwire();

@@ -3,6 +3,7 @@
 // must say what it will not get: every letter Patchbay does not act on is named once per dialplan
 // line, at load (the dialplan check asks `checkData`) and at run (a letter only a variable gave).
 import { splitArgs } from '../../dialplan/args.ts';
+import type { FeatureName } from '../../core/features-conf.ts';
 
 /** The letters Dial() acts on, with what the docs say of each. */
 export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
@@ -18,6 +19,8 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['f', "f[(x)]: the callee is sent caller id x (name <number>) instead of the caller's; f alone sends a forward's channel the dialed extension"],
   ['G', 'G(context^exten^priority): at the answer the caller goes there and the callee to the next priority; they are not bridged'],
   ['g', 'g: the caller goes on in the dialplan after the callee hangs up'],
+  ['H', 'H: the caller may hang up the call with the disconnect code of features.conf ([featuremap] disconnect, * by default)'],
+  ['h', 'h: the callee may hang up the call with the disconnect code of features.conf ([featuremap] disconnect, * by default)'],
   ['I', 'I: the caller is not told whom it calls (no connected-line update) while the callee rings'],
   ['i', 'i: call forwards are not followed'],
   ['L', 'L(x[:y[:z]]): the answered call lasts x ms at most; LIMIT_WARNING_FILE y ms before the end, every z ms; LIMIT_CONNECT_FILE, LIMIT_TIMEOUT_FILE'],
@@ -26,22 +29,20 @@ export const IMPLEMENTED_DIAL_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['Q', 'Q(cause): the cause the other callees are hung up with when one answers'],
   ['r', 'r[(tone)]: ringing (or a tone of the zone) to the caller at once'],
   ['S', 'S(x): the callee is hung up x seconds after it answers'],
+  ['T', 'T: the caller may blind-transfer the callee with the blindxfer code of features.conf (# by default); atxfer is not implemented'],
+  ['t', 't: the callee may blind-transfer the caller with the blindxfer code of features.conf (# by default); atxfer is not implemented'],
   ['U', 'U(context[^arg...]): a subroutine on the callee before the bridge; its GOSUB_RESULT (BUSY, CONGESTION, CHANUNAVAIL, CONTINUE, ABORT, GOTO:) decides'],
+  ['W', 'W: the caller may use one-touch recording (automon): Asterisk 22 has no automon any more, so the code does nothing and its digits cross, as there'],
+  ['w', 'w: the callee may use one-touch recording (automon): Asterisk 22 has no automon any more, so the code does nothing and its digits cross, as there'],
   ['z', 'z: a call forward followed cancels the dial timeout'],
 ]);
 
 /** Why a letter of app_dial is not acted on (named once per dialplan line). */
 const REASONS: ReadonlyMap<string, string> = new Map([
-  ['h', 'in-call DTMF features are not supported'],
-  ['H', 'in-call DTMF features are not supported'],
-  ['k', 'in-call DTMF features are not supported'],
-  ['K', 'in-call DTMF features are not supported'],
-  ['t', 'in-call DTMF features are not supported'],
-  ['T', 'in-call DTMF features are not supported'],
-  ['w', 'in-call DTMF features are not supported'],
-  ['W', 'in-call DTMF features are not supported'],
-  ['x', 'in-call DTMF features are not supported'],
-  ['X', 'in-call DTMF features are not supported'],
+  ['k', 'call parking by DTMF (parkcall) is not supported'],
+  ['K', 'call parking by DTMF (parkcall) is not supported'],
+  ['x', 'one-touch MixMonitor recording by DTMF (automixmon) is not supported'],
+  ['X', 'one-touch MixMonitor recording by DTMF (automixmon) is not supported'],
   ['n', 'call screening and privacy are not supported'],
   ['N', 'call screening and privacy are not supported'],
   ['p', 'call screening and privacy are not supported'],
@@ -145,4 +146,31 @@ export function parseHangupCause(text: string): number | undefined {
   if (!/^\d{1,3}$/.test(word)) return undefined;
   const cause = Number(word);
   return cause <= 127 ? cause : undefined;
+}
+
+/** The feature each Dial() / BRIDGE_FEATURES letter gives (upper case: the caller; lower: the callee). */
+const FEATURE_OF_LETTER: ReadonlyMap<string, readonly FeatureName[]> = new Map<string, readonly FeatureName[]>([
+  ['t', ['blindxfer', 'atxfer']],
+  ['h', ['disconnect']],
+  ['x', ['automixmon']],
+  ['w', ['automon']],
+  ['k', ['parkcall']],
+]);
+
+/**
+ * The in-call features the caller and the callee may use: Dial()'s letters, then the caller's
+ * BRIDGE_FEATURES (as Asterisk's pre-bridge set-up adds its letters to the same flags).
+ */
+export function dialFeatureRights(options: ReadonlyMap<string, string>, bridgeFeatures: string | undefined): { caller: Set<FeatureName>; callee: Set<FeatureName> } {
+  const caller = new Set<FeatureName>();
+  const callee = new Set<FeatureName>();
+  const add = (letter: string): void => {
+    const names = FEATURE_OF_LETTER.get(letter.toLowerCase());
+    if (!names) return;
+    const party = letter === letter.toUpperCase() ? caller : callee;
+    for (const name of names) party.add(name);
+  };
+  for (const letter of options.keys()) add(letter);
+  for (const letter of (bridgeFeatures ?? '').slice(0, 64)) add(letter);
+  return { caller, callee };
 }

@@ -28,7 +28,7 @@ import type { Redirecting } from '../../core/channels/redirecting.ts';
 import { presetHangupCause } from '../hangup-cause.ts';
 import { timerDelay } from '../../util/timer-delay.ts';
 import { offerPickup } from '../../core/channels/pickup.ts';
-import { checkDialData, IMPLEMENTED_DIAL_OPTIONS, parseDialOptions, parseHangupCause, unsupportedAtRun } from './dial-options.ts';
+import { checkDialData, dialFeatureRights, IMPLEMENTED_DIAL_OPTIONS, parseDialOptions, parseHangupCause, unsupportedAtRun } from './dial-options.ts';
 import { startCallerAudio } from './dial-caller-audio.ts';
 import { playAnnouncements, runCalleeGosub, type CalleeGosubOutcome } from './dial-before-bridge.ts';
 import { armCallLimit, parseCallLimit } from './dial-limit.ts';
@@ -575,7 +575,9 @@ export const dialApplication: DialplanApplication = {
       setDuration(channel, 'DIALEDTIME', now - channel.creationtime.getTime());
       setVariable(channel, 'DIALSTATUS', 'ANSWER');
     };
-    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit, ...(peerGoesOn ? { goesOn: peerGoesOn } : {}) });
+    const rights = dialFeatureRights(options, channel.getVariable('BRIDGE_FEATURES'));
+    const features = services.features?.forParties(new Map([[channel, rights.caller], [peer, rights.callee]]));
+    const call = TwoPartyCall.connect(channel, peer, [channel], { bridge, onOwnerExit, ...(peerGoesOn ? { goesOn: peerGoesOn } : {}), ...(features ? { features } : {}) });
     // L: the limit runs from the bridge, with its sounds.
     const disarmLimit = callLimit === undefined ? undefined : armCallLimit(channel, peer, services, callLimit);
     const disarm = (): void => {
