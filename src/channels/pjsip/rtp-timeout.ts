@@ -7,6 +7,10 @@
 // RTP instance's timeout to it when the stream is held): a held phone sends nothing, so only a
 // longer limit of its own may end it. A change between held and not held starts the quiet time
 // again, as the renegotiation resets the instance's timeout in Asterisk.
+// While the call's media is direct (direct-media.ts: its far end was asked to send to the other
+// leg's far end) no RTP comes here by design: res_pjsip_sdp_rtp's rtp_check_timeout skips an RTP
+// instance that is natively bridged, and so is the check here; when the media returns the count
+// starts again from then, so the direct time never counts as silence.
 
 /** What the check reads of a call. */
 export interface RtpActivity {
@@ -14,6 +18,8 @@ export interface RtpActivity {
   received(): number | undefined;
   /** The far end holds the call (sendonly/inactive): silence is expected then. */
   held(): boolean;
+  /** The far end sends its media to another leg's far end, not to us (direct media): no silence counts. */
+  direct?(): boolean;
 }
 
 /** Why a call was found silent: which of the two limits passed. */
@@ -28,6 +34,7 @@ export class RtpTimeout {
   #lastCount: number | undefined;
   #quietSince = 0;
   #wasHeld = false;
+  #wasDirect = false;
 
   /**
    * `seconds` (rtp_timeout) applies while the call is not held, `holdSeconds` (rtp_timeout_hold)
@@ -46,6 +53,7 @@ export class RtpTimeout {
     this.#quietSince = now;
     this.#lastCount = this.#activity.received();
     this.#wasHeld = this.#activity.held();
+    this.#wasDirect = this.#activity.direct?.() === true;
     // Looked at after the loop's poll phase: Node runs due timers before it reads the sockets, so
     // after a stall of this process (a loaded machine) the packets that came meanwhile still wait
     // unread when the interval fires, and a check then would hang up a live call. setImmediate
@@ -66,10 +74,12 @@ export class RtpTimeout {
     if (!this.#timer) return;
     const count = this.#activity.received();
     const held = this.#activity.held();
+    const direct = this.#activity.direct?.() === true;
     const limitMs = held ? this.#holdLimitMs : this.#limitMs;
-    if (limitMs === 0 || held !== this.#wasHeld || count !== this.#lastCount) {
+    if (direct || direct !== this.#wasDirect || limitMs === 0 || held !== this.#wasHeld || count !== this.#lastCount) {
       this.#lastCount = count;
       this.#wasHeld = held;
+      this.#wasDirect = direct;
       this.#quietSince = now;
       return;
     }

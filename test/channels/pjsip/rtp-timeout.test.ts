@@ -1,13 +1,14 @@
 // The rtp_timeout check on its own (no server, the clock given by the test): silence counts only
 // while the call is not held (rtp_timeout_hold's limit while it is), any new packet and any change
-// between held and not held restarts the count, 0 never starts, stop() ends it.
+// between held and not held restarts the count, 0 never starts, stop() ends it; while the media is
+// direct nothing counts, and its return starts the count again.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RtpTimeout } from '../../../src/channels/pjsip/rtp-timeout.ts';
 
 function watch(seconds: number, holdSeconds = 0) {
-  const state = { received: 0 as number | undefined, held: false, expired: [] as number[], when: [] as string[] };
-  const timeout = new RtpTimeout(seconds, { received: () => state.received, held: () => state.held }, (s, when) => {
+  const state = { received: 0 as number | undefined, held: false, direct: false, expired: [] as number[], when: [] as string[] };
+  const timeout = new RtpTimeout(seconds, { received: () => state.received, held: () => state.held, direct: () => state.direct }, (s, when) => {
     state.expired.push(s);
     state.when.push(when);
   }, holdSeconds);
@@ -75,4 +76,26 @@ test('rtp_timeout_hold alone: a call not held is never hung up for silence; a pa
   timeout.check(106_000);
   assert.deepEqual(state.expired, [3]);
   assert.deepEqual(state.when, ['held']);
+});
+
+test('direct media: no RTP while direct never expires; the count starts again when the media returns', () => {
+  const { state, timeout } = watch(2, 2);
+  timeout.start(0);
+  timeout.check(1_000);
+  state.direct = true; // re-INVITEd to the other phone: nothing comes here by design
+  timeout.check(1_500);
+  timeout.check(10_000);
+  timeout.check(60_000);
+  state.held = true; // held while direct: rtp_timeout_hold does not count either
+  timeout.check(70_000);
+  state.held = false;
+  timeout.check(80_000);
+  assert.deepEqual(state.expired, []);
+  state.direct = false; // back to us: quiet since 81 s, not since 1 s
+  timeout.check(81_000);
+  timeout.check(82_000);
+  assert.deepEqual(state.expired, []);
+  timeout.check(83_000);
+  assert.deepEqual(state.expired, [2]);
+  assert.deepEqual(state.when, ['active']);
 });
