@@ -9,12 +9,12 @@ import { HAVE_SIPP, nextEvent, sipp, sippCall, startSippServer, tracedMessages, 
 const skip = HAVE_SIPP ? false : 'SIPp is not installed';
 const APP = 'regcontext-app';
 
-// Answered when the regcontext holds the dialled endpoint's extension, else 404 (cause 1).
+// Answered when the regcontext holds the dialled endpoint's extension (the caller hangs up), else 404 (cause 1).
 const DIALPLAN = `[phones]
 exten => _[a-z].,1,GotoIf(\${DIALPLAN_EXISTS(regs,\${EXTEN},1)}?online)
  same => n,Hangup(1)
  same => n(online),Answer()
- same => n,Hangup()
+ same => n,Wait(60)
 `;
 
 let peer: SippServer;
@@ -25,7 +25,7 @@ function aliceIs(status: string): Promise<Json> {
 }
 
 async function callAnswered(): Promise<void> {
-  const run = await sippCall(peer, 'caller', 'call-wait-bye.xml', 'alice').done;
+  const run = await sippCall(peer, 'caller', 'call-hangup.xml', 'alice', ['-d', '300']).done;
   assert.equal(run.status, 0, run.output);
 }
 
