@@ -62,6 +62,7 @@ import { readFileSync } from 'node:fs';
 import { loadParkingConf } from './parking/parking-conf.ts';
 import { ParkingLots } from './parking/parking-lots.ts';
 import { withParkingExtensions } from './parking/parking-extensions.ts';
+import { RuntimeExtensions } from './runtime-extensions.ts';
 
 /** How many ended channels HANGUPCAUSE() remembers. */
 const MAX_RECENT_HANGUPS = 1024;
@@ -164,6 +165,9 @@ export abstract class Kernel {
   readonly recordingOrigins: RecordingOrigins;
   #dialplan: Dialplan;
   #parsedDialplan: ParsedDialplan | undefined;
+  #reindexQueued = false;
+  /** Extensions modules add while running (a regcontext's), merged at each indexing. */
+  readonly runtimeExtensions = new RuntimeExtensions(() => this.#queueReindex());
   /** Log channels handed in by the caller outlive the core; only our own are closed at stop. */
   readonly #ownsLogChannels: boolean;
   #database: SqliteDatabase | undefined;
@@ -460,6 +464,7 @@ export abstract class Kernel {
       registerApplication: (application) => this.registerTechnologyApplication(application),
       extensionExists: (context, exten) => this.#dialplan.exists(context, exten),
       extensionCanMatch: (context, exten) => this.#dialplan.canMatch(context, exten),
+      extensions: this.runtimeExtensions,
     };
   }
 
@@ -486,9 +491,23 @@ export abstract class Kernel {
     }
   }
 
-  /** The dialplan as read, with the extensions the parking lots register (res_parking's registrar). */
+  /**
+   * Run-time extensions changed: the dialplan is indexed again once the current task ends, so
+   * that many registrations arriving together cost one indexing.
+   */
+  #queueReindex(): void {
+    if (this.#reindexQueued) return;
+    this.#reindexQueued = true;
+    queueMicrotask(() => {
+      this.#reindexQueued = false;
+      if (this.#parsedDialplan) this.#dialplan = this.#indexDialplan(this.#parsedDialplan);
+    });
+  }
+
+  /** The dialplan as read, with the extensions the parking lots register (res_parking's registrar) and the run-time ones. */
   #indexDialplan(parsed: ParsedDialplan): Dialplan {
-    const merged = withParkingExtensions(parsed, this.parking.config, this.parking.parkDialExtensions, (line) => this.log.warn(line));
+    const withParking = withParkingExtensions(parsed, this.parking.config, this.parking.parkDialExtensions, (line) => this.log.warn(line));
+    const merged = this.runtimeExtensions.mergeInto(withParking);
     return new Dialplan(merged, { isIncludeActive: (include) => isIncludeActiveNow(include, this.log) });
   }
 

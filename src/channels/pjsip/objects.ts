@@ -13,6 +13,7 @@ import type { RawField, RawPjsipObject } from './config/types.ts';
 import type { BindingChange, Registrar } from '../../sip/registrar.ts';
 import type { QualifyState, QualifyTarget } from './qualify.ts';
 import { outboundCredentials } from './outbound-credentials.ts';
+import { RegContext } from './regcontext.ts';
 
 /** The qualify status of a contact, undefined when its AOR is not qualified. */
 export type QualifyLookup = (aor: string, uri: string) => QualifyState | undefined;
@@ -96,10 +97,12 @@ export class PjsipObjects {
   readonly #logged = new Set<string>();
   /** Endpoints reported reachable (PeerStatusChange). */
   readonly #reachable = new Set<string>();
+  readonly #regcontext: RegContext;
 
   constructor(context: TechnologyContext, log: Logger) {
     this.#context = context;
     this.#log = log;
+    this.#regcontext = new RegContext(context.dialplanExtensions);
   }
 
   get config(): PjsipConfig {
@@ -140,6 +143,7 @@ export class PjsipObjects {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#reachable.clear();
+    this.#regcontext.close();
   }
 
   /**
@@ -239,6 +243,7 @@ export class PjsipObjects {
       this.#reachable.delete(id);
       context.endpoints.publish('PJSIP', id, { type: 'PeerStatusChange', peer: { peer_status: 'Unreachable', time: String(Math.floor(Date.now() / 1000)) } });
     }
+    this.#regcontext.update(this.#config.global.regcontext, this.#reachable);
   }
 
   #endpointsOf(aor: string): PjsipEndpoint[] {

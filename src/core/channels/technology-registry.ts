@@ -15,6 +15,7 @@ import type { MediaEngine } from '../media-engine.ts';
 import type { MessageRouter, TextMessage } from '../messages.ts';
 import type { ModuleRegistry } from '../modules.ts';
 import type { Stasis } from '../stasis.ts';
+import type { RuntimeExtensions } from '../runtime-extensions.ts';
 import { attendedTransfer, blindTransfer, replaceChannel } from './call-transfers.ts';
 import { CAUSE } from './causes.ts';
 import { canLinkFrom, linkedAttendedTransfer } from './stasis-bridge-attended.ts';
@@ -58,6 +59,8 @@ export interface TechnologyDialplan {
   extensionExists(context: string, exten: string): boolean;
   /** Whether `exten` matches, or could after more digits (Asterisk's canmatch). */
   extensionCanMatch(context: string, exten: string): boolean;
+  /** Extensions added while running (a registrar's), kept across dialplan reloads. */
+  readonly extensions: RuntimeExtensions;
 }
 
 export interface TechnologyServices {
@@ -286,6 +289,7 @@ export class Technologies {
       },
       extensionExists: (context, exten) => services.dialplan.extensionExists(context, exten),
       extensionCanMatch: (context, exten) => services.dialplan.extensionCanMatch(context, exten),
+      dialplanExtensions: services.dialplan.extensions,
       extensionStates: {
         hint: (context, exten) => services.hint(context, exten),
         state: (context, exten) => services.extensionStates.state(exten, context),

@@ -5,6 +5,7 @@
 // was started with: the only way it reaches into the core, and the way it adds to it (endpoints,
 // dialplan functions and applications, a message transport), undone when it stops. The core asks
 // it of its devices' states (deviceState) and a channel's driver of its own CHANNEL() items.
+import type { RuntimeExtensions } from '../runtime-extensions.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../../config/config.ts';
 import type { EndpointProvider, EndpointState } from '../endpoint-provider.ts';
@@ -367,6 +368,8 @@ export interface TechnologyContext {
   extensionExists(context: string, exten: string): boolean;
   /** Whether `exten` matches in `context` now or could after more digits (Asterisk's canmatch). */
   extensionCanMatch(context: string, exten: string): boolean;
+  /** Extensions the technology adds while running (a regcontext's), kept across dialplan reloads. */
+  readonly dialplanExtensions: RuntimeExtensions;
   readonly extensionStates: TechnologyExtensionStates;
   readonly mailboxes: TechnologyMailboxes;
 }

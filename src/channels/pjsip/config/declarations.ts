@@ -636,7 +636,7 @@ export const GLOBAL = declareObject<PjsipGlobal, Draft<PjsipGlobal>>({
       doc: 'Ringing on an unanswered call whose 183 already went out (or on an `inband_progress` endpoint) is sent as 180 Ringing rather than another 183; the ring tone is still played in band.',
     }),
     default_voicemail_extension: optionalText('defaultVoicemailExtension', { doc: 'Message-Account user of MWI for AORs and endpoints without a voicemail_extension.' }),
-    regcontext: optionalText('regcontext', { doc: 'Context where a registered endpoint gets `exten => <endpoint>,1,Noop(<endpoint>)` while it is online.', implemented: false }),
+    regcontext: optionalText('regcontext', { doc: 'Context (made when the dialplan has none) where an endpoint gets `exten => <endpoint>,1,Noop(<endpoint>)` while it is online (a contact registered, or a static one reachable); an extension the dialplan has already wins. Kept across `dialplan reload`.' }),
     default_outbound_endpoint: optionalText('defaultOutboundEndpoint', { doc: 'Endpoint of out-of-dialog requests sent to a URI without one.', implemented: false }),
     ignore_uri_user_options: bool('ignoreUriUserOptions', { default: 'no', doc: 'Strip `;user=phone`-style options from the user part of request URIs before matching extensions.', implemented: false }),
     use_callerid_contact: bool('useCalleridContact', { default: 'no', doc: 'The user of the Contact of outgoing calls is the caller id number.', implemented: false }),

@@ -276,8 +276,9 @@ export interface PjsipGlobal {
   readonly allowSending180After183: boolean;
   /** Message-Account user of MWI when the AOR (solicited) or endpoint (unsolicited) names none. */
   readonly defaultVoicemailExtension?: string;
-  // Declared for Asterisk's pjsip.conf, parsed and validated, not acted on (named at start-up when set).
+  /** Context of the `exten => <endpoint>,1,Noop(<endpoint>)` of each online endpoint. */
   readonly regcontext?: string;
+  // Declared for Asterisk's pjsip.conf, parsed and validated, not acted on (named at start-up when set).
   readonly defaultOutboundEndpoint?: string;
   readonly ignoreUriUserOptions: boolean;
   readonly useCalleridContact: boolean;
