@@ -1,6 +1,6 @@
 // The first INVITE of a call we place, as chan_pjsip writes it: whom it says is calling (the
-// connected line Dial() gave the callee channel, else the channel's own caller id, with its
-// presentation and the redirecting party), the headers the dialplan added (PJSIP_HEADER) and the
+// connected line Dial() or an originate gave the callee channel, with its presentation, and the
+// redirecting party), the headers the dialplan added (PJSIP_HEADER) and the
 // REFER ones, and the session's (100rel, session timers) with History-Info in Supported, as
 // res_pjsip_diversion adds it to every INVITE. call.ts sends it; outbound-invite.ts writes it.
 import type { Logger } from 'pino';
@@ -31,11 +31,12 @@ export interface FirstInviteParts {
 
 export function firstInvite(channel: Channel, side: OutboundSide, parts: FirstInviteParts): SipRequest {
   const { target, identity, route } = side;
-  // Dial() connects the callee channel to its caller; an originated channel has its own caller id.
-  const { connected, caller } = channel;
-  const useConnected = connected.number !== '' || connected.name !== '';
-  const id = useConnected ? connected : caller;
-  const presentation = useConnected ? channel.connectedPresentation : channel.callerPresentation;
+  // res_pjsip_session's set_from_header reads the connected line only: Dial() connects the callee
+  // channel to its caller, an ARI originate's callerId sets it too. The channel's own caller id is
+  // its endpoint's `callerid` (who is called), never sent as the caller: with no connected line
+  // From names default_from_user.
+  const id = channel.connected;
+  const presentation = channel.connectedPresentation;
   const redirect = { redirecting: channel.redirecting, target };
   const identified = outboundIdentity(identity, id, parts.host, newTag(), redirect, presentation);
   const from = side.userEqPhone ? nameAddrWithUserPhone(identified.from) : identified.from;
