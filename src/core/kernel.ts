@@ -4,7 +4,6 @@
 // (src/control/core.ts) implements; technologies are handed over and reach it only through their
 // context (channels/technology.ts).
 import { automaticChannelLimit } from '../util/resource-limits.ts';
-import { InvalidError } from './errors.ts';
 import type { Logger } from 'pino';
 import type { PatchbayConfig } from '../config/config.ts';
 import { Applications } from './applications.ts';
@@ -38,11 +37,8 @@ import type { TextMessage } from './messages.ts';
 import type { VariableAssignment } from './variable-limits.ts';
 import type { Channel, ChannelFunctions } from './channels/channel.ts';
 import { Dialplan } from '../dialplan/dialplan.ts';
-import { DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE } from '../dialplan/default-dialplan.ts';
-import { includeReader } from '../dialplan/includes.ts';
-import type { ParsedDialplan, ParsedInclude } from '../dialplan/parsed.ts';
-import { parseDialplan } from '../dialplan/parser.ts';
-import { parseTimeSpec, timeSpecMatches, type TimeSpec } from '../dialplan/time-spec.ts';
+import type { ParsedDialplan } from '../dialplan/parsed.ts';
+import { indexDialplan, readDialplan, setDialplanGlobals } from './kernel-dialplan.ts';
 import { Stasis } from './stasis.ts';
 import { ChannelBroadcasts } from './broadcasts.ts';
 import { Bridges } from './bridges/bridges.ts';
@@ -58,10 +54,8 @@ import { Sounds } from './sounds.ts';
 import { CallRecords } from './cdr/call-records.ts';
 import { loadIndicationsConf } from './indications-conf.ts';
 import { RecordingOrigins } from './recordings/recording-origins.ts';
-import { readFileSync } from 'node:fs';
 import { loadParkingConf } from './parking/parking-conf.ts';
 import { ParkingLots } from './parking/parking-lots.ts';
-import { withParkingExtensions } from './parking/parking-extensions.ts';
 import { RuntimeExtensions } from './runtime-extensions.ts';
 
 /** How many ended channels HANGUPCAUSE() remembers. */
@@ -506,32 +500,16 @@ export abstract class Kernel {
 
   /** The dialplan as read, with the extensions the parking lots register (res_parking's registrar) and the run-time ones. */
   #indexDialplan(parsed: ParsedDialplan): Dialplan {
-    const withParking = withParkingExtensions(parsed, this.parking.config, this.parking.parkDialExtensions, (line) => this.log.warn(line));
-    const merged = this.runtimeExtensions.mergeInto(withParking);
-    return new Dialplan(merged, { isIncludeActive: (include) => isIncludeActiveNow(include, this.log) });
+    return indexDialplan(parsed, this.parking, this.runtimeExtensions, this.log);
   }
 
   /** The configured extensions.conf, or the embedded default. A syntax error names file and line. */
   private loadDialplan(): Dialplan {
-    const file = this.config.dialplan.file;
-    const parsed = file ? parseDialplan(readFileSync(file, 'utf8'), file, { include: includeReader(file) }) : parseDialplan(DEFAULT_DIALPLAN, DEFAULT_DIALPLAN_FILE);
+    const parsed = readDialplan(this.config.dialplan.file);
     this.#parsedDialplan = parsed;
     for (const warning of parsed.warnings ?? []) this.log.warn(warning);
     const dialplan = this.#indexDialplan(parsed);
-    // [globals] become global variables, as pbx_config sets them (a reload overwrites, clearglobalvars=no).
-    let refused = 0;
-    let reason = '';
-    for (const [name, value] of dialplan.globals) {
-      try {
-        this.globalVars.set(name, value);
-      } catch (error) {
-        // More [globals] than MAX_GLOBAL_VARIABLES (or a name or value too long): the dialplan still loads.
-        if (!(error instanceof InvalidError)) throw error;
-        refused += 1;
-        reason ||= error.message;
-      }
-    }
-    if (refused > 0) this.log.warn(`[globals]: ${refused} variables not set (${reason})`);
+    setDialplanGlobals(dialplan, this.globalVars, this.log);
     return dialplan;
   }
 
@@ -617,22 +595,4 @@ export abstract class Kernel {
     this.#database = undefined;
     if (this.#ownsLogChannels) await this.logChannels.close();
   }
-}
-
-/** Parsed time restrictions of includes, by their text (a bad one is reported once, then never applies). */
-const includeTimes = new Map<string, TimeSpec | null>();
-
-function isIncludeActiveNow(include: ParsedInclude, log: { warn(message: string): void }): boolean {
-  if (!include.timing) return true;
-  let spec = includeTimes.get(include.timing);
-  if (spec === undefined) {
-    try {
-      spec = parseTimeSpec(include.timing);
-    } catch (error) {
-      log.warn(`include => ${include.context},${include.timing} at line ${include.line}: ${(error as Error).message}; the include never applies`);
-      spec = null;
-    }
-    if (includeTimes.size < 1024) includeTimes.set(include.timing, spec);
-  }
-  return spec !== null && timeSpecMatches(spec);
 }
