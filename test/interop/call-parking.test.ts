@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { RawPhone, type PhoneDialog } from './raw-phone.ts';
+import { answeredInvite, channelsDrained, eventsUntilMatch } from './raw-phone-suite.ts';
 import { PacedRtpSender } from './paced-rtp-sender.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -77,32 +78,14 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function eventsUntil(match: (event: Json) => boolean, timeoutMs = 20_000): Promise<Json[]> {
-  const deadline = Date.now() + timeoutMs;
-  const seen: Json[] = [];
-  for (;;) {
-    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    seen.push(event);
-    if (match(event)) return seen;
-  }
-}
+const eventsUntil = (match: (event: Json) => boolean, timeoutMs = 20_000): Promise<Json[]> => eventsUntilMatch(events, match, timeoutMs);
 
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
 
-async function answered(phone: RawPhone): Promise<PhoneDialog> {
-  const invite = await phone.nextMessage(/^INVITE /, 15_000, (m) => /^a=sendrecv/m.test(m));
-  const callId = /^(?:call-id|i):\s*(\S+)/im.exec(invite)?.[1] ?? '';
-  return phone.answeredDialog(callId, invite);
-}
+const answered = (phone: RawPhone): Promise<PhoneDialog> => answeredInvite(phone, 15_000);
 
-async function drained(): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (server.core.channels.list().length > 0) {
-    if (Date.now() > deadline) throw new Error(`channels left: ${server.core.channels.list().map((c) => c.name).join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await events.quiet(500);
-}
+/** Waits until the channels of this test are gone, so the next one starts from nothing. */
+const drained = (): Promise<void> => channelsDrained(server, events, 20_000);
 
 async function deviceState(name: string): Promise<string> {
   const response = await server.ari(`/deviceStates/${encodeURIComponent(name)}`);

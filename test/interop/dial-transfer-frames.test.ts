@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { startTestServer, type EventSocket, type TestServer } from '../helpers/server.ts';
 import { RawPhone, type PhoneDialog } from './raw-phone.ts';
+import { answeredInvite, channelsDrained, eventsUntilMatch } from './raw-phone-suite.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -55,35 +56,14 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Every event up to and including the first that matches. */
-async function eventsUntil(match: (event: Json) => boolean, timeoutMs = 15_000): Promise<Json[]> {
-  const deadline = Date.now() + timeoutMs;
-  const seen: Json[] = [];
-  for (;;) {
-    const event = (await events.next(Math.max(1, deadline - Date.now()))) as Json;
-    seen.push(event);
-    if (match(event)) return seen;
-  }
-}
+const eventsUntil = (match: (event: Json) => boolean, timeoutMs = 15_000): Promise<Json[]> => eventsUntilMatch(events, match, timeoutMs);
 
 const named = (prefix: string) => (channel: Json | undefined) => String(channel?.name ?? '').startsWith(prefix);
 
-/** The phone's answered dialog for the next INVITE it gets. */
-async function answered(phone: RawPhone): Promise<PhoneDialog> {
-  const invite = await phone.nextMessage(/^INVITE /, 10_000, (m) => /^a=sendrecv/m.test(m));
-  const callId = /^(?:call-id|i):\s*(\S+)/im.exec(invite)?.[1] ?? '';
-  return phone.answeredDialog(callId, invite);
-}
+const answered = (phone: RawPhone): Promise<PhoneDialog> => answeredInvite(phone, 10_000);
 
 /** Waits until the channels of this test are gone, so the next one starts from nothing. */
-async function drained(): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (server.core.channels.list().length > 0) {
-    if (Date.now() > deadline) throw new Error(`channels left: ${server.core.channels.list().map((c) => c.name).join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await events.quiet(500);
-}
+const drained = (): Promise<void> => channelsDrained(server, events, 15_000);
 
 describe('Dial() between SIP phones: identity, hold and transfers as Asterisk 22 raises them', () => {
   // Each test starts with no channel and no event left from the one before (even a failed one).
