@@ -24,7 +24,7 @@ const FINAL_DIAL_STATUSES = new Set(['ANSWER', 'BUSY', 'CANCEL', 'NOANSWER', 'CO
 
 export class CdrEngine {
   /** Live channels by id. */
-  readonly #channels = new Map<string, ChannelView>();
+  readonly #channels = new Map<string, ChannelView<CdrObject>>();
   /** The live records each channel is party B of, so an event about a channel touches only its own calls. */
   readonly #asPartyB = new Map<string, Set<CdrObject>>();
   #sequence = 0;
@@ -50,7 +50,7 @@ export class CdrEngine {
     return this.#channels.size;
   }
 
-  channel(id: string): ChannelView | undefined {
+  channel(id: string): ChannelView<CdrObject> | undefined {
     return this.#channels.get(id);
   }
 
@@ -89,7 +89,7 @@ export class CdrEngine {
 
   #created(snapshot: Model<'Channel'>, now: number): void {
     if (this.#channels.has(snapshot.id)) return;
-    const view = new ChannelView(snapshot, this.#linkedIdOf(snapshot), now);
+    const view = new ChannelView<CdrObject>(snapshot, this.#linkedIdOf(snapshot), now);
     this.#channels.set(view.id, view);
     const first = this.#newRecord(view, now);
     first.disabled = !this.#options.channelDefaultEnabled;

@@ -2,9 +2,9 @@
 // event carries: Asterisk's engines work from the same snapshots (struct ast_channel_snapshot).
 import type { Model } from '../../spec/index.ts';
 import type { AmaFlags } from './record.ts';
-import type { CdrObject } from './cdr-object.ts';
 
-export class ChannelView {
+/** `Chained`: the record type the CDR engine keeps in `chain` (a parameter, so that this file needs none of the engine's types). */
+export class ChannelView<Chained = unknown> {
   readonly id: string;
   name: string;
   callerName = '';
@@ -30,7 +30,7 @@ export class ChannelView {
    * active_cdrs_master). Held here rather than in a table of its own beside the engine's table of
    * views: a second table keyed by channel grew, shrank and was re-hashed as calls came and went.
    */
-  chain: CdrObject[] = [];
+  chain: Chained[] = [];
 
   constructor(snapshot: Model<'Channel'>, linkedid: string, now: number) {
     this.id = snapshot.id;
