@@ -421,6 +421,10 @@ describe('dynamic configuration objects', () => {
         { attribute: 'outbound_proxy', value: '' },
         { attribute: 'mailboxes', value: '' },
         { attribute: 'voicemail_extension', value: '' },
+        { attribute: 'remove_unavailable', value: 'no' },
+        { attribute: 'qualify_2xx_only', value: 'no' },
+        { attribute: 'authenticate_qualify', value: 'no' },
+        { attribute: 'support_path', value: 'no' },
       ]);
     });
 

@@ -68,6 +68,10 @@ describe('DynamicConfig', () => {
       { attribute: 'outbound_proxy', value: '' },
       { attribute: 'mailboxes', value: '' },
       { attribute: 'voicemail_extension', value: '' },
+      { attribute: 'remove_unavailable', value: 'no' },
+      { attribute: 'qualify_2xx_only', value: 'no' },
+      { attribute: 'authenticate_qualify', value: 'no' },
+      { attribute: 'support_path', value: 'no' },
     ]);
     assert.deepEqual(store.get('res_pjsip', 'aor', 'bob'), created);
   });
