@@ -1,6 +1,6 @@
 // The first INVITE of a call we place, as chan_pjsip writes it: whom it says is calling (the
-// connected line Dial() or an originate gave the callee channel, with its presentation, and the
-// redirecting party), the headers the dialplan added (PJSIP_HEADER) and the
+// connected line Dial() or an originate gave the callee channel, else a caller id set on the
+// channel other than its endpoint's own, with its presentation, and the redirecting party), the headers the dialplan added (PJSIP_HEADER) and the
 // REFER ones, and the session's (100rel, session timers) with History-Info in Supported, as
 // res_pjsip_diversion adds it to every INVITE. call.ts sends it; outbound-invite.ts writes it.
 import type { Logger } from 'pino';
@@ -29,14 +29,21 @@ export interface FirstInviteParts {
   readonly log: Logger;
 }
 
+/** No caller to send: From names default_from_user. */
+const NO_ID = { name: '', number: '' } as const;
+
 export function firstInvite(channel: Channel, side: OutboundSide, parts: FirstInviteParts): SipRequest {
   const { target, identity, route } = side;
-  // res_pjsip_session's set_from_header reads the connected line only: Dial() connects the callee
-  // channel to its caller, an ARI originate's callerId sets it too. The channel's own caller id is
-  // its endpoint's `callerid` (who is called), never sent as the caller: with no connected line
-  // From names default_from_user.
-  const id = channel.connected;
-  const presentation = channel.connectedPresentation;
+  // Dial() connects the callee channel to its caller, an ARI originate's callerId sets it too. With
+  // no connected line the channel's own caller id is sent (CALLERID() set in an originate's
+  // variables), but not while it is still its endpoint's `callerid`, which names who is called
+  // (res_pjsip_session's outgoing session id): From then names default_from_user.
+  const { connected, caller } = channel;
+  const useConnected = connected.number !== '' || connected.name !== '';
+  const self = identity.self;
+  const callerIsOwn = self !== undefined && caller.number === self.number && caller.name === self.name;
+  const id = useConnected ? connected : callerIsOwn ? NO_ID : caller;
+  const presentation = useConnected ? channel.connectedPresentation : channel.callerPresentation;
   const redirect = { redirecting: channel.redirecting, target };
   const identified = outboundIdentity(identity, id, parts.host, newTag(), redirect, presentation);
   const from = side.userEqPhone ? nameAddrWithUserPhone(identified.from) : identified.from;
