@@ -7,7 +7,7 @@
 // built-in feature, with Asterisk 22's defaults (blindxfer #, disconnect *, the others none).
 // Every other option and section is named once at start-up as not implemented; a feature that is
 // parsed but not carried out (atxfer, parkcall, automon) is named too. Never throws on the file.
-import { readOptionalConfFile } from '../config/conf/optional-file.ts';
+import { boundedWarnings, readOptionalConfFile } from '../config/conf/optional-file.ts';
 
 const FILE = 'features.conf';
 /** Largest features.conf read (Asterisk's sample is about 40 kB). */
@@ -106,11 +106,7 @@ export interface FeaturesConf {
 
 /** Reads `dir`/features.conf (missing or no directory: Asterisk's defaults); returns the options and the warnings. */
 export function loadFeaturesConf(dir: string | null): FeaturesConf {
-  const warnings: string[] = [];
-  const warn = (line: string): void => {
-    if (warnings.length < MAX_WARNINGS) warnings.push(line);
-    else if (warnings.length === MAX_WARNINGS) warnings.push(`${FILE}: more warnings left out`);
-  };
+  const { warnings, warn } = boundedWarnings(FILE, MAX_WARNINGS);
   const sections = dir === null
     ? undefined
     : readOptionalConfFile(dir, { name: FILE, maxBytes: MAX_FILE_BYTES, maxEntries: MAX_ENTRIES, keeping: 'the defaults apply (pickupexten *8, blindxfer #, disconnect *)', warn });

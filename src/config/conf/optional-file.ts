@@ -43,3 +43,13 @@ export function readOptionalConfFile(dir: string, options: OptionalFileOptions):
     return undefined;
   }
 }
+
+/** A warning list bounded at `max` lines, then one line saying more were left out (a hostile file cannot grow it). */
+export function boundedWarnings(file: string, max: number): { readonly warnings: string[]; readonly warn: (line: string) => void } {
+  const warnings: string[] = [];
+  const warn = (line: string): void => {
+    if (warnings.length < max) warnings.push(line);
+    else if (warnings.length === max) warnings.push(`${file}: more warnings left out`);
+  };
+  return { warnings, warn };
+}

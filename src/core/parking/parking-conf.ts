@@ -6,7 +6,7 @@
 // `comebackdialtime` (30 s), `parkedmusicclass`, `findslot` (first|next), `parkext_exclusive`,
 // `parkinghints`. The DTMF-feature options (`parkedplay`, `parkedcalltransfers`, …) and
 // `parkeddynamic` are read and named once as not implemented. Never throws on the file.
-import { readOptionalConfFile } from '../../config/conf/optional-file.ts';
+import { boundedWarnings, readOptionalConfFile } from '../../config/conf/optional-file.ts';
 import type { ConfigSection } from '../../config/conf/reader.ts';
 
 const FILE = 'res_parking.conf';
@@ -86,11 +86,7 @@ const yes = (value: string): boolean | undefined => {
 
 /** Reads `dir`/res_parking.conf (missing or no directory: the default lot only); returns the lots and the warnings. */
 export function loadParkingConf(dir: string | null): { config: ParkingConfig; warnings: string[] } {
-  const warnings: string[] = [];
-  const warn = (line: string): void => {
-    if (warnings.length < MAX_WARNINGS) warnings.push(line);
-    else if (warnings.length === MAX_WARNINGS) warnings.push(`${FILE}: more warnings left out`);
-  };
+  const { warnings, warn } = boundedWarnings(FILE, MAX_WARNINGS);
   const sections = dir === null
     ? undefined
     : readOptionalConfFile(dir, { name: FILE, maxBytes: MAX_FILE_BYTES, maxEntries: MAX_ENTRIES, keeping: 'only the default parking lot, without extensions', warn });
